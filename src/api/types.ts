@@ -1,0 +1,90 @@
+import type { Schema } from './schema/types.js';
+
+/** A JSON object as it travels through the API (decoded request body or stored object). */
+export type JSONValue = string | number | boolean | null | JSONValue[] | { [key: string]: JSONValue };
+export type JSONObject = { [key: string]: JSONValue };
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: JSONObject[];
+  managedFields?: JSONObject[];
+  [key: string]: JSONValue | undefined;
+}
+
+/** Any API object: type meta + object meta + the rest. */
+export interface ApiObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [key: string]: JSONValue | ObjectMeta | undefined;
+}
+
+export interface FieldError {
+  /** JSON-path-like field path, e.g. `metadata.name`, `spec.containers[0].image` */
+  field: string;
+  /** Kubernetes cause types: FieldValueRequired, FieldValueInvalid, FieldValueNotSupported, FieldValueDuplicate, FieldValueTooLong, FieldValueForbidden, FieldValueTypeInvalid */
+  type: string;
+  message: string;
+}
+
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description?: string;
+  priority?: number;
+  /** the cell for one object */
+  cell: (obj: ApiObject) => string | number | boolean | null;
+}
+
+/**
+ * Per-kind behaviour (the Kubernetes "strategy"): small, optional hooks
+ * around the generic store. Everything else comes from the schema.
+ */
+export interface Strategy {
+  /** fill defaults not expressible as schema `default`s */
+  default?(obj: ApiObject): void;
+  /** extra validation beyond the schema */
+  validate?(obj: ApiObject): FieldError[];
+  validateUpdate?(obj: ApiObject, old: ApiObject): FieldError[];
+  prepareForCreate?(obj: ApiObject): void;
+  prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
+  /** extra Table columns after Name (Age is added last by the table printer) */
+  columns?: TableColumn[];
+  /** per-kind field selector fields, e.g. `spec.nodeName` on pods */
+  selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
+}
+
+export type Scope = 'Namespaced' | 'Cluster';
+
+/** One kind as served at one group/version. */
+export interface ResourceDefinition {
+  /** '' for the core group */
+  group: string;
+  version: string;
+  kind: string;
+  /** plural resource name used in URLs */
+  resource: string;
+  singular: string;
+  scope: Scope;
+  shortNames?: string[];
+  categories?: string[];
+  /** verbs served; defaults to the full CRUD set */
+  verbs?: string[];
+  /** OpenAPI v3 schema of the kind (type meta and metadata included) */
+  schema: Schema;
+  strategy: Strategy;
+  /** sub-resources served (e.g. `status`) */
+  subresources?: string[];
+}

@@ -1,0 +1,160 @@
+// The revisioned key-value store: the shape etcd's mvcc layer has.
+// One global revision, +1 per committed write (a txn with at least one put or
+// delete is one write; a txn that changes nothing does not advance it).
+// The API layer turns the store revision into `metadata.resourceVersion`
+// (spec 000 §4.6: resource versions are opaque to clients).
+
+export interface KeyValue {
+  key: string;
+  value: Uint8Array;
+  /** revision of the write that created this incarnation of the key */
+  createRevision: number;
+  /** revision of the last write to the key */
+  modRevision: number;
+  /** number of writes since creation (1 after create) */
+  version: number;
+}
+
+export type CompareTarget = 'mod' | 'create' | 'version';
+export type CompareOp = '=' | '!=' | '<' | '>';
+
+/** Compare on a key. An absent key has mod = create = version = 0. */
+export interface Compare {
+  key: string;
+  target: CompareTarget;
+  op: CompareOp;
+  value: number;
+}
+
+export type Op =
+  | { type: 'put'; key: string; value: Uint8Array }
+  | { type: 'delete'; key: string }
+  | { type: 'get'; key: string };
+
+export interface TxnRequest {
+  compare: Compare[];
+  success: Op[];
+  failure: Op[];
+}
+
+export type OpResult =
+  | { type: 'put'; prevKv?: KeyValue; kv: KeyValue }
+  | { type: 'delete'; prevKv?: KeyValue; deleted: boolean }
+  | { type: 'get'; kv?: KeyValue };
+
+export interface TxnResult {
+  succeeded: boolean;
+  /** store revision after the txn (unchanged when nothing was written) */
+  revision: number;
+  results: OpResult[];
+}
+
+export interface RangeRequest {
+  /** start key (inclusive) */
+  key: string;
+  /** end key (exclusive); absent = only `key` itself. Use prefixEnd(p) for a prefix. */
+  end?: string;
+  /** maximum number of kvs returned; 0/absent = no limit */
+  limit?: number;
+  /** read at this revision; 0/absent = current */
+  revision?: number;
+  countOnly?: boolean;
+}
+
+export interface RangeResult {
+  kvs: KeyValue[];
+  /** total number of keys in the range at that revision (ignores limit) */
+  count: number;
+  /** true when limit cut the result short */
+  more: boolean;
+  /** the revision the range was served at (the store's current revision when unset) */
+  revision: number;
+}
+
+export interface StoreEvent {
+  type: 'put' | 'delete';
+  /** for delete: key with empty value, modRevision = the delete's revision */
+  kv: KeyValue;
+  prevKv?: KeyValue;
+}
+
+/** One committed write as seen by watchers: all events share `revision`. */
+export interface AppliedWrite {
+  revision: number;
+  /** wall-clock milliseconds recorded in the log entry (deterministic on replay) */
+  time: number;
+  events: StoreEvent[];
+}
+
+export interface WatchRequest {
+  key: string;
+  end?: string;
+  /** deliver events with revision >= startRevision; 0/absent = only future events */
+  startRevision?: number;
+}
+
+export interface Watcher {
+  cancel(): void;
+}
+
+/** Log entries of the replicated state machine. Encoded with msgpackr. */
+export type Command =
+  | { type: 'txn'; txn: TxnRequest; time: number }
+  | { type: 'compact'; revision: number; time: number };
+
+export type CommandResult =
+  | { type: 'txn'; result: TxnResult }
+  | { type: 'compact'; revision: number };
+
+export class CompactedError extends Error {
+  constructor(
+    readonly requested: number,
+    readonly compactRevision: number,
+  ) {
+    super(`required revision ${requested} has been compacted (compacted at ${compactRevision})`);
+    this.name = 'CompactedError';
+  }
+}
+
+export class FutureRevisionError extends Error {
+  constructor(
+    readonly requested: number,
+    readonly current: number,
+  ) {
+    super(`required revision ${requested} is a future revision (current ${current})`);
+    this.name = 'FutureRevisionError';
+  }
+}
+
+/**
+ * What the API layer needs from storage. The single-node implementation
+ * writes commands to its own write-ahead log; the Raft implementation
+ * proposes them to the cluster. Both apply them to the same MVCC state machine.
+ */
+export interface RevisionedStore {
+  /** current (applied) revision */
+  readonly revision: number;
+  /** the oldest revision still readable */
+  readonly compactRevision: number;
+  txn(req: TxnRequest): Promise<TxnResult>;
+  range(req: RangeRequest): RangeResult;
+  /**
+   * A revision that is at least as new as every write acknowledged anywhere
+   * before the call (ReadIndex on Raft; the current revision on one node).
+   */
+  readIndex(): Promise<number>;
+  /** waits until the applied revision reaches `revision` or the timeout ends; resolves true when reached */
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean>;
+  watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher;
+  /** observe every applied write, in order (the watch cache feeds from this) */
+  onApplied(listener: (write: AppliedWrite) => void): () => void;
+  compact(revision: number): Promise<void>;
+  /** health of the storage (for /readyz and /livez) */
+  healthy(): boolean;
+  close(): Promise<void>;
+}
+
+/** The smallest key greater than every key with the given prefix. */
+export function prefixEnd(prefix: string): string {
+  return prefix + '\uffff';
+}
