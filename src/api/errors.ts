@@ -1,0 +1,157 @@
+// Every error the API returns is a `Status` object (spec 000 §7). The body
+// structure is "not shown" by the specification; we use the Kubernetes shape
+// that real clients decode (kind Status, apiVersion v1, status Failure,
+// message, reason, details, code) — documented in docs/errors.md.
+
+import type { FieldError } from './types.js';
+
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+export interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Failure' | 'Success';
+  message: string;
+  reason: string;
+  details?: StatusDetails;
+  code: number;
+}
+
+export class StatusError extends Error {
+  readonly headers: Record<string, string> = {};
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly details?: StatusDetails,
+  ) {
+    super(message);
+    this.name = 'StatusError';
+  }
+
+  toStatus(): Status {
+    const s: Status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      code: this.code,
+    };
+    if (this.details) s.details = this.details;
+    return s;
+  }
+}
+
+/** `configmaps` or `leases.coordination.orch.io` as Kubernetes prints a group resource. */
+export function qualifiedResource(resource: string, group: string): string {
+  return group ? `${resource}.${group}` : resource;
+}
+
+export function notFound(resource: string, group: string, name: string): StatusError {
+  return new StatusError(404, 'NotFound', `${qualifiedResource(resource, group)} "${name}" not found`, {
+    name,
+    group: group || undefined,
+    kind: resource,
+  });
+}
+
+export function alreadyExists(resource: string, group: string, name: string): StatusError {
+  return new StatusError(409, 'AlreadyExists', `${qualifiedResource(resource, group)} "${name}" already exists`, {
+    name,
+    group: group || undefined,
+    kind: resource,
+  });
+}
+
+export function conflict(resource: string, group: string, name: string, why: string): StatusError {
+  return new StatusError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualifiedResource(resource, group)} "${name}": ${why}`,
+    { name, group: group || undefined, kind: resource },
+  );
+}
+
+export const STALE_OBJECT = 'the object has been modified; please apply your changes to the latest version and try again';
+
+export function invalid(kind: string, group: string, name: string, errors: FieldError[]): StatusError {
+  const list = errors.map((e) => `${e.field}: ${e.message}`);
+  const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
+  return new StatusError(422, 'Invalid', `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${summary}`, {
+    name,
+    group: group || undefined,
+    kind,
+    causes: errors.map((e) => ({ reason: e.type, message: e.message, field: e.field })),
+  });
+}
+
+export function badRequest(message: string, causes?: StatusCause[]): StatusError {
+  return new StatusError(400, 'BadRequest', message, causes ? { causes } : undefined);
+}
+
+export function methodNotAllowed(message: string): StatusError {
+  return new StatusError(405, 'MethodNotAllowed', message);
+}
+
+export function notAcceptable(message: string): StatusError {
+  return new StatusError(406, 'NotAcceptable', message);
+}
+
+export function unsupportedMediaType(message: string): StatusError {
+  return new StatusError(415, 'UnsupportedMediaType', message);
+}
+
+export function requestEntityTooLarge(message: string): StatusError {
+  return new StatusError(413, 'RequestEntityTooLarge', message);
+}
+
+export function gone(message: string): StatusError {
+  return new StatusError(410, 'Expired', message);
+}
+
+export function forbidden(message: string, details?: StatusDetails): StatusError {
+  return new StatusError(403, 'Forbidden', message, details);
+}
+
+export function unauthorized(message = 'Unauthorized'): StatusError {
+  return new StatusError(401, 'Unauthorized', message);
+}
+
+export function tooLargeResourceVersion(requested: string, current: number): StatusError {
+  const e = new StatusError(
+    504,
+    'Timeout',
+    `Too large resource version: ${requested}, current: ${current}`,
+    { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+  );
+  e.headers['Retry-After'] = '1';
+  return e;
+}
+
+export function serviceUnavailable(message: string): StatusError {
+  return new StatusError(503, 'ServiceUnavailable', message);
+}
+
+export function internalError(message: string): StatusError {
+  return new StatusError(500, 'InternalError', `Internal error occurred: ${message}`);
+}
+
+export function notFoundPath(): StatusError {
+  return new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+}

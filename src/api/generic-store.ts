@@ -1,0 +1,382 @@
+// One generic store serves every kind (the Kubernetes apiserver pattern):
+// keys, encoding, optimistic concurrency on the store's mod revision, and the
+// metadata rules common to all objects. Per-kind behaviour comes from the
+// definition's schema and strategy only.
+
+import type { KeyValue, RevisionedStore } from '../store/types.js';
+import { CompactedError, FutureRevisionError, prefixEnd } from '../store/types.js';
+import {
+  STALE_OBJECT,
+  StatusError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  forbidden,
+  gone,
+  invalid,
+  notFound,
+  tooLargeResourceVersion,
+} from './errors.js';
+import { clone, deepEqual, generateName, metaOf, newUid, nowTimestamp } from './meta.js';
+import { apiVersionOf } from './registry.js';
+import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
+
+/** How long a request waits for a resource version newer than the store has applied (spec 000 §4.6) */
+export const TOO_LARGE_RV_WAIT_MS = 3000;
+
+export interface WriteOptions {
+  dryRun: boolean;
+  /** spec 000 §4.8; defaults to Warn */
+  fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
+  /** duplicate fields the decoder found in the request body */
+  duplicateFields?: string[];
+}
+
+/** Schema-driven admission steps, provided by the schema engine. */
+export interface ObjectAdmission {
+  /** prune unknown fields (returned as paths), apply defaults, check types and required fields */
+  admit(def: ResourceDefinition, obj: ApiObject): { errors: FieldError[]; unknownFields: string[] };
+  /** object metadata rules (name syntax, labels, annotations, namespace presence) */
+  validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[];
+}
+
+/** Hooks that run inside every write (managedFields bookkeeping lives here). */
+export interface WriteHooks {
+  /** called for create and update with the final object before it is stored */
+  beforeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined): void;
+}
+
+export function storageKey(def: ResourceDefinition, namespace: string, name: string): string {
+  const g = def.group || 'core';
+  return def.scope === 'Namespaced' ? `/registry/${g}/${def.resource}/${namespace}/${name}` : `/registry/${g}/${def.resource}/${name}`;
+}
+
+export function storagePrefix(def: ResourceDefinition, namespace: string): string {
+  const g = def.group || 'core';
+  return def.scope === 'Namespaced' && namespace
+    ? `/registry/${g}/${def.resource}/${namespace}/`
+    : `/registry/${g}/${def.resource}/`;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** the stored form: the object without its resourceVersion (that is the key's mod revision) */
+export function encodeObject(obj: ApiObject): Uint8Array {
+  const meta = obj.metadata;
+  const rv = meta?.resourceVersion;
+  if (meta && rv !== undefined) delete meta.resourceVersion;
+  const bytes = encoder.encode(JSON.stringify(obj));
+  if (meta && rv !== undefined) meta.resourceVersion = rv;
+  return bytes;
+}
+
+export function decodeObject(kv: KeyValue): ApiObject {
+  const obj = JSON.parse(decoder.decode(kv.value)) as ApiObject;
+  metaOf(obj).resourceVersion = String(kv.modRevision);
+  return obj;
+}
+
+/** maps store errors to API errors (410 for compacted, 504 for future revisions) */
+export function storeErrorToStatus(err: unknown, requested?: string): never {
+  if (err instanceof CompactedError) {
+    throw gone(`The resourceVersion for the provided list is too old.`);
+  }
+  if (err instanceof FutureRevisionError) {
+    throw tooLargeResourceVersion(requested ?? String(err.requested), err.current);
+  }
+  throw err;
+}
+
+export class GenericStore {
+  constructor(
+    readonly def: ResourceDefinition,
+    readonly store: RevisionedStore,
+    private readonly admission: ObjectAdmission,
+    private readonly hooks: WriteHooks = {},
+    private readonly namespaceExists: (ns: string) => 'Active' | 'Terminating' | undefined = () => 'Active',
+  ) {}
+
+  key(namespace: string, name: string): string {
+    return storageKey(this.def, namespace, name);
+  }
+
+  /** waits for `rv` to be applied; 504 "Too large resource version" after a short wait */
+  async ensureRevision(rv: number, raw: string): Promise<void> {
+    if (rv <= this.store.revision) return;
+    const ok = await this.store.waitForRevision(rv, TOO_LARGE_RV_WAIT_MS);
+    if (!ok) throw tooLargeResourceVersion(raw, this.store.revision);
+  }
+
+  readRaw(namespace: string, name: string): KeyValue | undefined {
+    return this.store.range({ key: this.key(namespace, name) }).kvs[0];
+  }
+
+  /** get (spec 000 §4.6 get table): unset = most recent (consistent), 0 = any, N = not older than N */
+  async get(namespace: string, name: string, rv?: { value: number; raw: string }): Promise<ApiObject> {
+    if (rv === undefined) {
+      const idx = await this.store.readIndex();
+      await this.store.waitForRevision(idx, TOO_LARGE_RV_WAIT_MS);
+    } else if (rv.value > 0) {
+      await this.ensureRevision(rv.value, rv.raw);
+    }
+    const kv = this.readRaw(namespace, name);
+    if (!kv) throw notFound(this.def.resource, this.def.group, name);
+    return decodeObject(kv);
+  }
+
+  private async checkNamespace(namespace: string): Promise<void> {
+    if (this.def.scope !== 'Namespaced') return;
+    const state = this.namespaceExists(namespace);
+    if (state === undefined) throw notFound('namespaces', '', namespace);
+    if (state === 'Terminating') {
+      throw forbidden(
+        `${this.def.resource} "${''}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+        { name: namespace, kind: 'namespaces' },
+      );
+    }
+  }
+
+  /** validation shared by create and update; throws 422 Invalid */
+  private validate(obj: ApiObject, old: ApiObject | undefined, name: string, opts: WriteOptions): string[] {
+    const { errors, unknownFields } = this.admission.admit(this.def, obj);
+    // type errors are decoding errors: 400, like a Kubernetes strict decode failure (spec 000 §7)
+    const typeErrors = errors.filter((e) => e.type === 'FieldValueTypeInvalid');
+    if (typeErrors.length > 0) {
+      throw badRequest(
+        `${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: ${typeErrors
+          .map((e) => `${e.field}: ${e.message}`)
+          .join(', ')}`,
+        typeErrors.map((e) => ({ reason: e.type, message: e.message, field: e.field })),
+      );
+    }
+    if (opts.fieldValidation === 'Strict') {
+      const problems = [
+        ...unknownFields.map((f) => `unknown field "${f}"`),
+        ...(opts.duplicateFields ?? []).map((f) => `duplicate field "${f}"`),
+      ];
+      if (problems.length > 0) throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+    }
+    const metaErrors = this.admission.validateMeta(this.def, obj);
+    const strategyErrors = old
+      ? (this.def.strategy.validateUpdate?.(obj, old) ?? this.def.strategy.validate?.(obj) ?? [])
+      : (this.def.strategy.validate?.(obj) ?? []);
+    const all = [...metaErrors, ...errors, ...strategyErrors];
+    if (all.length > 0) throw invalid(this.def.kind, this.def.group, name, all);
+    return unknownFields;
+  }
+
+  /**
+   * Create (POST). `obj` has passed decoding and field validation already.
+   * Returns the stored object and the unknown fields that were pruned.
+   */
+  async create(namespace: string, obj: ApiObject, opts: WriteOptions): Promise<{ object: ApiObject; unknownFields: string[] }> {
+    const meta = metaOf(obj);
+    if (meta.resourceVersion !== undefined && meta.resourceVersion !== '') {
+      throw badRequest('resourceVersion should not be set on objects to be created');
+    }
+    if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
+    if (this.def.scope === 'Namespaced') meta.namespace = namespace;
+    else delete meta.namespace;
+    const name = meta.name ?? '';
+    this.def.strategy.default?.(obj);
+    meta.uid = newUid();
+    meta.creationTimestamp = nowTimestamp();
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.resourceVersion;
+    if (meta.generation === undefined || this.def.schema.properties?.spec) meta.generation = 1;
+    this.def.strategy.prepareForCreate?.(obj);
+    const unknownFields = this.validate(obj, undefined, name, opts);
+    await this.checkNamespace(namespace);
+    this.hooks.beforeWrite?.(this.def, obj, undefined);
+    const key = this.key(namespace, name);
+    if (opts.dryRun) {
+      if (this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
+      return { object: obj, unknownFields };
+    }
+    const res = await this.store.txn({
+      compare: [{ key, target: 'create', op: '=', value: 0 }],
+      success: [{ type: 'put', key, value: encodeObject(obj) }],
+      failure: [],
+    });
+    if (!res.succeeded) throw alreadyExists(this.def.resource, this.def.group, name);
+    meta.resourceVersion = String(res.revision);
+    return { object: obj, unknownFields };
+  }
+
+  /**
+   * The optimistic-concurrency loop every mutation of an existing object uses
+   * (Kubernetes' GuaranteedUpdate): read, transform, compare-and-swap on the
+   * mod revision; retry when someone else wrote in between, unless the
+   * caller pinned a resourceVersion (then it is a 409).
+   */
+  async guaranteedUpdate(
+    namespace: string,
+    name: string,
+    opts: WriteOptions & { createIfAbsent?: boolean },
+    transform: (current: ApiObject | undefined) => ApiObject,
+  ): Promise<{ object: ApiObject; created: boolean; unknownFields: string[] }> {
+    const key = this.key(namespace, name);
+    for (let attempt = 0; ; attempt++) {
+      const kv = this.readRaw(namespace, name);
+      const current = kv ? decodeObject(kv) : undefined;
+      if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
+      const next = transform(current ? clone(current) : undefined);
+      if (!current) {
+        const meta = metaOf(next);
+        delete meta.resourceVersion;
+        const r = await this.create(namespace, next, opts);
+        return { ...r, created: true };
+      }
+      const pinned = metaOf(next).resourceVersion;
+      if (pinned !== undefined && pinned !== '' && pinned !== current.metadata!.resourceVersion) {
+        throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+      }
+      const unknownFields = this.prepareUpdate(next, current, name, opts);
+      // a no-op write is not written and does not advance the resource version
+      if (deepEqual(stripVolatile(next), stripVolatile(current))) {
+        return { object: current, created: false, unknownFields };
+      }
+      await this.checkNamespaceForUpdate(namespace);
+      this.hooks.beforeWrite?.(this.def, next, current);
+      if (opts.dryRun) return { object: next, created: false, unknownFields };
+      // the last finalizer removed from a terminating object removes it (spec 000 §3.1)
+      const removeNow = next.metadata?.deletionTimestamp !== undefined && (next.metadata?.finalizers?.length ?? 0) === 0;
+      const res = await this.store.txn({
+        compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }],
+        success: removeNow ? [{ type: 'delete', key }] : [{ type: 'put', key, value: encodeObject(next) }],
+        failure: [],
+      });
+      if (!res.succeeded) {
+        if (pinned) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+        if (attempt > 50) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+        continue;
+      }
+      metaOf(next).resourceVersion = String(res.revision);
+      return { object: next, created: false, unknownFields };
+    }
+  }
+
+  private async checkNamespaceForUpdate(namespace: string): Promise<void> {
+    if (this.def.scope !== 'Namespaced') return;
+    if (this.namespaceExists(namespace) === undefined) throw notFound('namespaces', '', namespace);
+  }
+
+  /** carries the immutable metadata over from the stored object, then validates */
+  private prepareUpdate(next: ApiObject, current: ApiObject, name: string, opts: WriteOptions): string[] {
+    const meta = metaOf(next);
+    const cur = current.metadata!;
+    if (meta.name !== undefined && meta.name !== name) {
+      throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    }
+    meta.name = name;
+    if (this.def.scope === 'Namespaced') meta.namespace = cur.namespace;
+    meta.uid = cur.uid;
+    meta.creationTimestamp = cur.creationTimestamp;
+    if (cur.deletionTimestamp !== undefined) {
+      meta.deletionTimestamp = cur.deletionTimestamp;
+      if (cur.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = cur.deletionGracePeriodSeconds;
+    } else {
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+    }
+    if (meta.generateName === undefined && cur.generateName !== undefined) meta.generateName = cur.generateName;
+    meta.generation = cur.generation;
+    this.def.strategy.default?.(next);
+    this.def.strategy.prepareForUpdate?.(next, current);
+    const unknownFields = this.validate(next, current, name, opts);
+    // generation counts changes to the desired state (everything but metadata and status)
+    if (cur.generation !== undefined && !deepEqual(specOf(next), specOf(current))) {
+      meta.generation = (cur.generation ?? 0) + 1;
+    }
+    return unknownFields;
+  }
+
+  /** delete (spec 000 §3.1, §4.10): finalizers make it a mark; otherwise the key goes */
+  async delete(
+    namespace: string,
+    name: string,
+    opts: WriteOptions & { preconditions?: { uid?: string; resourceVersion?: string }; gracePeriodSeconds?: number },
+  ): Promise<{ object: ApiObject; deleted: boolean }> {
+    const key = this.key(namespace, name);
+    for (let attempt = 0; ; attempt++) {
+      const kv = this.readRaw(namespace, name);
+      if (!kv) throw notFound(this.def.resource, this.def.group, name);
+      const current = decodeObject(kv);
+      const pre = opts.preconditions;
+      if (pre?.uid && pre.uid !== current.metadata?.uid) {
+        throw conflict(
+          this.def.resource,
+          this.def.group,
+          name,
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`,
+        );
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
+        throw conflict(
+          this.def.resource,
+          this.def.group,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
+        );
+      }
+      const finalizers = current.metadata?.finalizers ?? [];
+      if (finalizers.length > 0) {
+        if (current.metadata?.deletionTimestamp) return { object: current, deleted: false };
+        const next = clone(current);
+        const meta = metaOf(next);
+        meta.deletionTimestamp = nowTimestamp();
+        meta.deletionGracePeriodSeconds = opts.gracePeriodSeconds ?? 0;
+        if (opts.dryRun) return { object: next, deleted: false };
+        const res = await this.store.txn({
+          compare: [{ key, target: 'mod', op: '=', value: kv.modRevision }],
+          success: [{ type: 'put', key, value: encodeObject(next) }],
+          failure: [],
+        });
+        if (!res.succeeded) {
+          if (attempt > 50) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+          continue;
+        }
+        meta.resourceVersion = String(res.revision);
+        return { object: next, deleted: false };
+      }
+      if (opts.dryRun) return { object: current, deleted: true };
+      const res = await this.store.txn({
+        compare: [{ key, target: 'mod', op: '=', value: kv.modRevision }],
+        success: [{ type: 'delete', key }],
+        failure: [],
+      });
+      if (!res.succeeded) {
+        if (pre?.resourceVersion || attempt > 50) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+        continue;
+      }
+      return { object: current, deleted: true };
+    }
+  }
+
+  get apiVersion(): string {
+    return apiVersionOf(this.def);
+  }
+
+  rangeKeys(namespace: string): { key: string; end: string } {
+    const p = storagePrefix(this.def, namespace);
+    return { key: p, end: prefixEnd(p) };
+  }
+}
+
+function specOf(o: ApiObject): unknown {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
+  return rest;
+}
+
+/** fields that differ between two reads without being a change (resourceVersion, managedFields times) */
+function stripVolatile(o: ApiObject): ApiObject {
+  const c = { ...o, metadata: { ...(o.metadata ?? {}) } };
+  delete c.metadata.resourceVersion;
+  return c;
+}
+
+export function isStatusError(e: unknown): e is StatusError {
+  return e instanceof StatusError;
+}

@@ -1,0 +1,66 @@
+import type { UserInfo } from '../auth/types.js';
+import type { ResourceDefinition } from './types.js';
+
+/** What the gateway learned from the URL (spec 000 §4.1), as Kubernetes' RequestInfo. */
+export interface RequestInfo {
+  isResourceRequest: boolean;
+  path: string;
+  /** get list watch create update patch delete deletecollection (or the lower-case HTTP method for non-resource requests) */
+  verb: string;
+  apiPrefix?: 'api' | 'apis';
+  group: string;
+  version: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+}
+
+/** The response representation the client negotiated (spec 000 §4.3). */
+export interface Negotiated {
+  format: 'json' | 'yaml' | 'cbor';
+  /** set when the client asked for `as=Table` */
+  table?: { group: string; version: string };
+  pretty: boolean;
+}
+
+export interface ApiRequest {
+  info: RequestInfo;
+  def: ResourceDefinition;
+  query: URLSearchParams;
+  headers: Map<string, string>;
+  /** decoded body bytes, if any */
+  body?: Uint8Array;
+  contentType: string;
+  user: UserInfo;
+  accept: Negotiated;
+  /** set by the gateway when the client goes away */
+  signal: AbortSignal;
+}
+
+export interface ApiResponse {
+  status: number;
+  /** an object to encode in the negotiated format */
+  body: unknown;
+  headers?: Record<string, string>;
+  /** `Warning: 299 - "<text>"` headers (spec 000 §4.8) */
+  warnings?: string[];
+}
+
+/** A long-running response (watch) that pushes encoded events. */
+export interface StreamResponse {
+  stream: true;
+  status: number;
+  contentType: string;
+  /** starts producing; `write` returns false when the client is not keeping up */
+  start(sink: StreamSink): void;
+  /** the client went away or the server is shutting down */
+  stop(): void;
+}
+
+export interface StreamSink {
+  write(chunk: Uint8Array | string): boolean;
+  /** the number of bytes queued but not yet written to the socket */
+  backlog(): number;
+  end(): void;
+}

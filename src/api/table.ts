@@ -1,0 +1,107 @@
+// Table representation (spec 000 §2.3): `Accept: application/json;as=Table;g=meta.<domain>;v=v1`.
+// Kinds without columns get the default two-column table (Name, Created At);
+// kinds with strategy columns get Name, the columns, and Age as kubectl shows.
+
+import type { ApiObject, ResourceDefinition, TableColumn } from './types.js';
+
+export interface TableOptions {
+  group: string;
+  version: string;
+  /** `includeObject` query: None | Metadata (default) | Object */
+  includeObject: 'None' | 'Metadata' | 'Object';
+  now?: number;
+}
+
+export interface ListMetaLike {
+  resourceVersion?: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+const NAME_COLUMN = {
+  name: 'Name',
+  type: 'string',
+  format: 'name',
+  description:
+    'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated.',
+  priority: 0,
+};
+
+export function toTable(def: ResourceDefinition, objects: ApiObject[], listMeta: ListMetaLike, opts: TableOptions): object {
+  const now = opts.now ?? Date.now();
+  const custom = def.strategy.columns;
+  const columnDefinitions: object[] = [NAME_COLUMN];
+  const cells: ((o: ApiObject) => unknown)[] = [(o) => o.metadata?.name ?? ''];
+  if (custom && custom.length > 0) {
+    for (const c of custom) {
+      columnDefinitions.push(columnDef(c));
+      cells.push(c.cell);
+    }
+    columnDefinitions.push({
+      name: 'Age',
+      type: 'string',
+      format: '',
+      description:
+        'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.',
+      priority: 0,
+    });
+    cells.push((o) => age(o.metadata?.creationTimestamp, now));
+  } else {
+    columnDefinitions.push({
+      name: 'Created At',
+      type: 'date',
+      format: '',
+      description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+      priority: 0,
+    });
+    cells.push((o) => o.metadata?.creationTimestamp ?? null);
+  }
+  const metaGroup = opts.group;
+  const rows = objects.map((o) => {
+    const row: Record<string, unknown> = { cells: cells.map((f) => f(o)) };
+    if (opts.includeObject === 'Object') row.object = o;
+    else if (opts.includeObject === 'Metadata') {
+      row.object = {
+        kind: 'PartialObjectMetadata',
+        apiVersion: `${metaGroup}/${opts.version}`,
+        metadata: o.metadata ?? {},
+      };
+    }
+    return row;
+  });
+  const metadata: Record<string, unknown> = {};
+  if (listMeta.resourceVersion !== undefined) metadata.resourceVersion = listMeta.resourceVersion;
+  if (listMeta.continue) metadata.continue = listMeta.continue;
+  if (listMeta.remainingItemCount !== undefined) metadata.remainingItemCount = listMeta.remainingItemCount;
+  return { kind: 'Table', apiVersion: `${metaGroup}/${opts.version}`, metadata, columnDefinitions, rows };
+}
+
+function columnDef(c: TableColumn): object {
+  return { name: c.name, type: c.type, format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 };
+}
+
+/** kubectl's short human duration (e.g. 45s, 12m, 3h5m, 2d, 1y) */
+export function humanDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60 * 2) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 10) return s % 60 === 0 ? `${m}m` : `${m}m${s % 60}s`;
+  if (m < 60 * 3) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 8) return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`;
+  if (h < 48) return `${h}h`;
+  if (h < 24 * 8) return h % 24 === 0 ? `${Math.floor(h / 24)}d` : `${Math.floor(h / 24)}d${h % 24}h`;
+  if (h < 24 * 365 * 2) return `${Math.floor(h / 24)}d`;
+  const y = Math.floor(h / 24 / 365);
+  if (y < 8) {
+    const d = Math.floor(h / 24) % 365;
+    return d === 0 ? `${y}y` : `${y}y${d}d`;
+  }
+  return `${y}y`;
+}
+
+function age(ts: string | undefined, now: number): string {
+  if (!ts) return '<unknown>';
+  const t = Date.parse(ts);
+  return Number.isNaN(t) ? '<unknown>' : humanDuration(now - t);
+}
