@@ -1,0 +1,78 @@
+// The revisions of one key, oldest first: what etcd's keyIndex records
+// (generations of create..tombstone), flattened into one sorted list.
+
+import type { KeyValue } from './types.js';
+
+export interface VersionEntry {
+  /** revision of this write */
+  rev: number;
+  /** create revision of the incarnation (0 for a tombstone) */
+  create: number;
+  /** version within the incarnation (0 for a tombstone) */
+  version: number;
+  /** null = tombstone (the key was deleted at `rev`) */
+  value: Uint8Array | null;
+}
+
+export class KeyHistory {
+  /** sorted by rev, strictly increasing */
+  entries: VersionEntry[] = [];
+
+  constructor(readonly key: string) {}
+
+  get latest(): VersionEntry | undefined {
+    return this.entries[this.entries.length - 1];
+  }
+
+  /** Index of the last entry with rev <= `rev`, or -1. */
+  indexAt(rev: number): number {
+    const e = this.entries;
+    // Fast path: reads at the current revision hit the last entry.
+    if (e.length > 0 && e[e.length - 1].rev <= rev) return e.length - 1;
+    let lo = 0;
+    let hi = e.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (e[mid].rev <= rev) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo - 1;
+  }
+
+  /** The live value at `rev`, or undefined when absent/deleted then. */
+  at(rev: number): VersionEntry | undefined {
+    const i = this.indexAt(rev);
+    if (i < 0) return undefined;
+    const entry = this.entries[i];
+    return entry.value === null ? undefined : entry;
+  }
+
+  /**
+   * Drops history not needed to read at revisions >= `rev`: entries older
+   * than `rev` except the newest of them when it is live (it is the value at
+   * `rev` for a key not written at `rev`, and the prevKv of the key's first
+   * write at or after `rev`).
+   */
+  compact(rev: number): void {
+    const i = this.indexAt(rev - 1); // newest entry older than rev
+    if (i < 0) return;
+    const keepFrom = this.entries[i].value === null ? i + 1 : i;
+    if (keepFrom > 0) this.entries.splice(0, keepFrom);
+  }
+
+  /** True when compaction could drop something (more than one entry, or a tombstone). */
+  get compactable(): boolean {
+    const n = this.entries.length;
+    return n > 1 || (n === 1 && this.entries[0].value === null);
+  }
+}
+
+export function toKeyValue(key: string, entry: VersionEntry): KeyValue {
+  return {
+    key,
+    value: entry.value ?? new Uint8Array(0),
+    createRevision: entry.create,
+    modRevision: entry.rev,
+    version: entry.version,
+  };
+}

@@ -1,0 +1,420 @@
+// The single-node revisioned store: a write-ahead log of `Command`s in level,
+// applied in log order to the MVCC state machine (docs/store.md).
+//
+// Write path: txn() encodes a command and queues it; one writer at a time
+// appends everything queued as one level batch with sync (group commit), then
+// applies the entries in index order and acknowledges each. A write is thus
+// durable before it is visible or acknowledged, and txn compares are judged
+// at apply time in log order (compare-and-swap is safe under concurrency).
+
+import { mkdir } from 'node:fs/promises';
+import { decodeCommand, encodeCommand } from './codec.js';
+import { LevelCommandLog, MemoryCommandLog, type CommandLog } from './command-log.js';
+import { MvccState, type KeyFilter } from './mvcc-state.js';
+import { validateTxnRequest } from './txn-validation.js';
+import {
+  CompactedError,
+  FutureRevisionError,
+  type AppliedWrite,
+  type Command,
+  type CommandResult,
+  type RangeRequest,
+  type RangeResult,
+  type RevisionedStore,
+  type TxnRequest,
+  type TxnResult,
+  type WatchRequest,
+  type Watcher,
+} from './types.js';
+
+export interface LocalStoreOptions {
+  /** history kept readable/watchable, ms (spec 000 §8: default 5 minutes) */
+  historyMs?: number;
+  /** take a snapshot (and drop the log it covers) every this many log entries */
+  snapshotEvery?: number;
+  /** how often auto-compaction runs, ms; 0 disables it */
+  compactIntervalMs?: number;
+  /** wall clock for command times and auto-compaction (tests inject one) */
+  now?: () => number;
+}
+
+export interface LocalStoreStats {
+  /** synced log batches written (one per group commit) */
+  syncBatches: number;
+  /** log entries written */
+  entriesWritten: number;
+  snapshots: number;
+  /** log index covered by the latest snapshot */
+  snapshotIndex: number;
+  appliedIndex: number;
+  revision: number;
+  compactRevision: number;
+  /** keys with retained history */
+  indexedKeys: number;
+}
+
+export class StoreClosedError extends Error {
+  constructor() {
+    super('store is closed');
+    this.name = 'StoreClosedError';
+  }
+}
+
+interface Proposal {
+  bytes: Uint8Array;
+  resolve: (r: CommandResult) => void;
+  reject: (e: Error) => void;
+}
+
+interface RevisionWaiter {
+  revision: number;
+  resolve: (reached: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
+type AppliedListener = (write: AppliedWrite) => void;
+
+export class LocalStore implements RevisionedStore {
+  private queue: Proposal[] = [];
+  private flushing: Promise<void> | undefined;
+  private nextIndex: number;
+  private closed = false;
+  private closePromise: Promise<void> | undefined;
+  private writeError: Error | undefined;
+  private readonly listeners = new Set<AppliedListener>();
+  private readonly watchErrorHandlers = new Set<{ onError: (err: Error) => void }>();
+  private readonly waiters = new Set<RevisionWaiter>();
+  private snapshotInFlight: Promise<void> | undefined;
+  private snapshotIndex: number;
+  private compactTimer: NodeJS.Timeout | undefined;
+  private readonly counters = { syncBatches: 0, entriesWritten: 0, snapshots: 0 };
+  private readonly historyMs: number;
+  private readonly snapshotEvery: number;
+  private readonly now: () => number;
+
+  private constructor(
+    private readonly state: MvccState,
+    private readonly log: CommandLog,
+    opts: LocalStoreOptions,
+  ) {
+    this.historyMs = opts.historyMs ?? 300_000;
+    this.snapshotEvery = Math.max(1, opts.snapshotEvery ?? 10_000);
+    this.now = opts.now ?? Date.now;
+    this.nextIndex = state.appliedIndex + 1;
+    this.snapshotIndex = state.appliedIndex;
+    state.setWriteListener((w) => this.fanOut(w));
+    const interval = opts.compactIntervalMs ?? Math.max(1000, Math.min(60_000, Math.floor(this.historyMs / 4)));
+    if (interval > 0) {
+      this.compactTimer = setInterval(() => this.autoCompact(), interval);
+      this.compactTimer.unref();
+    }
+  }
+
+  /** Opens (creating if needed) the store in `dir`: latest snapshot, then the log after it. */
+  static async open(dir: string, opts: LocalStoreOptions = {}): Promise<LocalStore> {
+    await mkdir(dir, { recursive: true });
+    return LocalStore.start(await LevelCommandLog.open(dir), opts);
+  }
+
+  /** A store without disk (no durability), for tests of upper layers. */
+  static async openInMemory(opts: LocalStoreOptions = {}): Promise<LocalStore> {
+    return LocalStore.start(new MemoryCommandLog(), opts);
+  }
+
+  private static async start(log: CommandLog, opts: LocalStoreOptions): Promise<LocalStore> {
+    try {
+      const snap = await log.loadSnapshot();
+      const state = snap ? MvccState.restore(snap) : new MvccState();
+      const snapIndex = state.appliedIndex;
+      // Entries written but not applied before a crash are replayed too: they
+      // were durable, only their acknowledgement was lost.
+      for (const e of await log.readAfter(state.appliedIndex)) state.apply(e.index, e.cmd);
+      const store = new LocalStore(state, log, opts);
+      store.snapshotIndex = snapIndex;
+      return store;
+    } catch (err) {
+      await log.close().catch(() => {});
+      throw err;
+    }
+  }
+
+  get revision(): number {
+    return this.state.revision;
+  }
+
+  get compactRevision(): number {
+    return this.state.compactRevision;
+  }
+
+  stats(): LocalStoreStats {
+    return {
+      ...this.counters,
+      snapshotIndex: this.snapshotIndex,
+      appliedIndex: this.state.appliedIndex,
+      revision: this.state.revision,
+      compactRevision: this.state.compactRevision,
+      indexedKeys: this.state.indexedKeys,
+    };
+  }
+
+  async txn(req: TxnRequest): Promise<TxnResult> {
+    validateTxnRequest(req);
+    const r = await this.propose({ type: 'txn', txn: req, time: this.now() });
+    if (r.type !== 'txn') throw new Error('unexpected command result');
+    return r.result;
+  }
+
+  range(req: RangeRequest): RangeResult {
+    return this.state.range(req);
+  }
+
+  async readIndex(): Promise<number> {
+    // One node: every acknowledged write is already applied.
+    return this.state.revision;
+  }
+
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.state.revision >= revision) return Promise.resolve(true);
+    if (this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter: RevisionWaiter = {
+        revision,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.delete(waiter);
+          resolve(false);
+        }, timeoutMs),
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  /**
+   * Delivers writes with revision >= startRevision touching [key, end):
+   * retained history first, then live writes, in order, without gap or
+   * duplicate. The history is captured synchronously here and delivery starts
+   * in a microtask (so the caller holds the Watcher before the first callback).
+   * A start below the compact revision fails with CompactedError (via onError
+   * when given, else thrown) — spec 000 §7: 410 for a too-old version.
+   */
+  watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
+    const start = req.startRevision !== undefined && req.startRevision > 0 ? req.startRevision : this.state.revision + 1;
+    const noop: Watcher = { cancel() {} };
+    if (this.closed) {
+      const err = new StoreClosedError();
+      if (onError) {
+        onError(err);
+        return noop;
+      }
+      throw err;
+    }
+    if (start < this.state.compactRevision) {
+      const err = new CompactedError(start, this.state.compactRevision);
+      if (onError) {
+        onError(err);
+        return noop;
+      }
+      throw err;
+    }
+    const filter = rangeFilter(req.key, req.end);
+    let backlog: AppliedWrite[] | null = this.state.writesSince(start, filter);
+    let cancelled = false;
+    const errorHandler = onError && { onError };
+    const cancel = (): void => {
+      cancelled = true;
+      this.listeners.delete(listener);
+      if (errorHandler) this.watchErrorHandlers.delete(errorHandler);
+    };
+    const deliver = (w: AppliedWrite): void => {
+      if (cancelled) return;
+      try {
+        onEvents(w);
+      } catch (err) {
+        cancel();
+        onError?.(err instanceof Error ? err : new Error(String(err)));
+      }
+    };
+    const listener: AppliedListener = (w) => {
+      if (w.revision < start) return;
+      const filtered = filterWrite(w, filter);
+      if (!filtered) return;
+      if (backlog) backlog.push(filtered);
+      else deliver(filtered);
+    };
+    this.listeners.add(listener);
+    if (errorHandler) this.watchErrorHandlers.add(errorHandler);
+    queueMicrotask(() => {
+      const pending = backlog!;
+      for (let i = 0; i < pending.length; i++) deliver(pending[i]);
+      backlog = null;
+    });
+    return { cancel };
+  }
+
+  onApplied(listener: (write: AppliedWrite) => void): () => void {
+    // Wrap so the same function can subscribe twice and unsubscribe once.
+    const wrapped: AppliedListener = (w) => listener(w);
+    this.listeners.add(wrapped);
+    return () => {
+      this.listeners.delete(wrapped);
+    };
+  }
+
+  async compact(revision: number): Promise<void> {
+    if (revision > this.state.revision) throw new FutureRevisionError(revision, this.state.revision);
+    if (revision <= this.state.compactRevision) return;
+    await this.propose({ type: 'compact', revision, time: this.now() });
+  }
+
+  healthy(): boolean {
+    return !this.closed && this.writeError === undefined;
+  }
+
+  close(): Promise<void> {
+    this.closePromise ??= this.doClose();
+    return this.closePromise;
+  }
+
+  private async doClose(): Promise<void> {
+    this.closed = true;
+    if (this.compactTimer) clearInterval(this.compactTimer);
+    // Proposals accepted before close are still written and acknowledged.
+    while (this.flushing) await this.flushing;
+    while (this.snapshotInFlight) await this.snapshotInFlight;
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.resolve(this.state.revision >= w.revision);
+    }
+    this.waiters.clear();
+    this.listeners.clear();
+    const handlers = [...this.watchErrorHandlers];
+    this.watchErrorHandlers.clear();
+    for (const h of handlers) h.onError(new StoreClosedError());
+    await this.log.close();
+  }
+
+  private propose(cmd: Command): Promise<CommandResult> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    // Encode now: the caller may reuse its buffers after txn() returns, and
+    // what is applied must be exactly what the log holds.
+    const bytes = encodeCommand(cmd);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ bytes, resolve, reject });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (this.flushing) return; // the running loop picks the new proposals up
+    // Start in a microtask so proposals made in the same tick share the first batch.
+    this.flushing = Promise.resolve()
+      .then(() => this.flushLoop())
+      .finally(() => {
+        this.flushing = undefined;
+        if (this.queue.length > 0) this.kick();
+      });
+  }
+
+  /** Group commit: everything queued while a batch is being synced goes out in the next batch. */
+  private async flushLoop(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      const first = this.nextIndex;
+      const entries = batch.map((p, i) => ({ index: first + i, bytes: p.bytes }));
+      try {
+        await this.log.append(entries);
+      } catch (err) {
+        this.writeError = err instanceof Error ? err : new Error(String(err));
+        for (const p of batch) p.reject(this.writeError);
+        continue;
+      }
+      this.writeError = undefined;
+      this.nextIndex = first + batch.length;
+      this.counters.syncBatches += 1;
+      this.counters.entriesWritten += batch.length;
+      for (let i = 0; i < batch.length; i++) {
+        let result: CommandResult;
+        try {
+          result = this.state.apply(entries[i].index, decodeCommand(entries[i].bytes));
+        } catch (err) {
+          batch[i].reject(err instanceof Error ? err : new Error(String(err)));
+          continue;
+        }
+        batch[i].resolve(result);
+      }
+      this.maybeSnapshot();
+    }
+  }
+
+  private fanOut(w: AppliedWrite): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(w);
+      } catch (err) {
+        // A faulty observer must not break the apply loop.
+        console.error('store: applied-write listener failed', err);
+      }
+    }
+    for (const waiter of this.waiters) {
+      if (waiter.revision <= w.revision) {
+        clearTimeout(waiter.timer);
+        this.waiters.delete(waiter);
+        waiter.resolve(true);
+      }
+    }
+  }
+
+  private maybeSnapshot(): void {
+    if (this.snapshotInFlight) return;
+    if (this.state.appliedIndex - this.snapshotIndex < this.snapshotEvery) return;
+    const index = this.state.appliedIndex;
+    const bytes = this.state.snapshot(); // taken synchronously: a consistent cut at `index`
+    this.snapshotInFlight = this.log
+      .saveSnapshot(bytes, index)
+      .then(() => {
+        this.snapshotIndex = index;
+        this.counters.snapshots += 1;
+      })
+      .catch((err: unknown) => {
+        // The log still holds everything; a later snapshot retries.
+        console.error('store: snapshot failed', err);
+      })
+      .finally(() => {
+        this.snapshotInFlight = undefined;
+      });
+  }
+
+  /** Keeps `historyMs` of history: compacts at the newest revision written before now - historyMs. */
+  private autoCompact(): void {
+    if (this.closed) return;
+    const target = this.state.newestRevisionAtOrBefore(this.now() - this.historyMs);
+    if (target === undefined || target <= this.state.compactRevision) return;
+    this.propose({ type: 'compact', revision: target, time: this.now() }).catch(() => {
+      // reported through healthy(); the next tick retries
+    });
+  }
+
+  /** Runs one auto-compaction check now (tests; the timer does the same). */
+  runAutoCompaction(): Promise<void> {
+    this.autoCompact();
+    return this.flushing ?? Promise.resolve();
+  }
+}
+
+export function rangeFilter(key: string, end: string | undefined): KeyFilter {
+  return end === undefined ? (k) => k === key : (k) => k >= key && k < end;
+}
+
+function filterWrite(w: AppliedWrite, filter: KeyFilter): AppliedWrite | undefined {
+  let all = true;
+  for (const e of w.events) {
+    if (!filter(e.kv.key)) {
+      all = false;
+      break;
+    }
+  }
+  if (all) return w;
+  const events = w.events.filter((e) => filter(e.kv.key));
+  return events.length > 0 ? { revision: w.revision, time: w.time, events } : undefined;
+}

@@ -1,0 +1,388 @@
+// The MVCC state machine: etcd's mvcc layer in memory.
+//
+// Deterministic by construction: the only inputs are the commands and their
+// log indices (commands carry their own `time`), so every replica that applies
+// the same sequence reaches the same state and emits the same writes. No I/O,
+// no clock, no randomness in here (docs/store.md "State machine").
+//
+// Revision accounting: one global revision, +1 per txn whose chosen branch
+// changed at least one key; all events of that txn share the revision. The
+// API layer exposes it as `metadata.resourceVersion` (spec 000 §4.6).
+
+import { asUint8Array, decodeMsgpack, encodeMsgpack } from './codec.js';
+import { KeyHistory, toKeyValue, type VersionEntry } from './key-history.js';
+import { SortedKeyIndex } from './sorted-key-index.js';
+import {
+  CompactedError,
+  FutureRevisionError,
+  type AppliedWrite,
+  type Command,
+  type CommandResult,
+  type Compare,
+  type KeyValue,
+  type OpResult,
+  type RangeRequest,
+  type RangeResult,
+  type StoreEvent,
+  type TxnRequest,
+  type TxnResult,
+} from './types.js';
+
+/** The keys one write revision touched, in first-touch order; its events are rebuilt from key histories. */
+interface ChangeRecord {
+  rev: number;
+  /** the command's time, as recorded in the log */
+  time: number;
+  /** max(time of every write so far): monotonic, for time→revision lookups */
+  indexTime: number;
+  keys: string[];
+}
+
+const SNAPSHOT_FORMAT = 1;
+
+interface SnapshotData {
+  format: number;
+  revision: number;
+  compactRevision: number;
+  appliedIndex: number;
+  /** alternating key, flat entries [rev, create, version, value|null, ...] */
+  keys: Array<string | Array<number | Uint8Array | null>>;
+  /** [rev, time, indexTime, keys] */
+  changes: Array<[number, number, number, string[]]>;
+}
+
+export type KeyFilter = (key: string) => boolean;
+
+export class MvccState {
+  private readonly index = new SortedKeyIndex();
+  private readonly histories = new Map<string, KeyHistory>();
+  /** keys whose history compaction may shrink (more than one entry, or a tombstone) */
+  private readonly compactable = new Set<string>();
+  /** one record per write revision >= compactRevision, contiguous */
+  private changes: ChangeRecord[] = [];
+  private _revision = 0;
+  private _compactRevision = 0;
+  private _appliedIndex = 0;
+  private writeListener: ((write: AppliedWrite) => void) | undefined;
+
+  /** current revision (0 before the first write) */
+  get revision(): number {
+    return this._revision;
+  }
+
+  /** the oldest readable revision (reads below it fail with CompactedError) */
+  get compactRevision(): number {
+    return this._compactRevision;
+  }
+
+  /** the log index of the last applied command (0 = none) */
+  get appliedIndex(): number {
+    return this._appliedIndex;
+  }
+
+  /** number of keys with retained history (live or tombstoned, not yet compacted) */
+  get indexedKeys(): number {
+    return this.index.size;
+  }
+
+  /**
+   * Set by the owner (LocalStore, the Raft node) to observe every applied
+   * write synchronously, in order. Called after the state is updated.
+   */
+  setWriteListener(listener: ((write: AppliedWrite) => void) | undefined): void {
+    this.writeListener = listener;
+  }
+
+  /**
+   * Applies the command at log `index` (strictly increasing; gaps allowed
+   * because Raft logs carry entries that are not commands).
+   */
+  apply(index: number, cmd: Command): CommandResult {
+    if (!(index > this._appliedIndex)) {
+      throw new Error(`log index ${index} is not after the last applied index ${this._appliedIndex}`);
+    }
+    this._appliedIndex = index;
+    if (cmd.type === 'compact') {
+      // Clamp instead of throwing: apply must never fail on a replica
+      // (the proposer validated it against its own, possibly older, view).
+      const target = Math.min(cmd.revision, this._revision);
+      return { type: 'compact', revision: this.compact(target) };
+    }
+    return { type: 'txn', result: this.applyTxn(cmd.txn, cmd.time) };
+  }
+
+  private applyTxn(txn: TxnRequest, time: number): TxnResult {
+    const succeeded = txn.compare.every((c) => this.compareHolds(c));
+    const ops = succeeded ? txn.success : txn.failure;
+    const rev = this._revision + 1;
+    const results: OpResult[] = [];
+    /** live entry of each written key before this txn */
+    const before = new Map<string, VersionEntry | undefined>();
+    const touched: string[] = [];
+
+    for (const op of ops) {
+      if (op.type === 'get') {
+        const cur = this.liveLatest(op.key);
+        results.push({ type: 'get', kv: cur && toKeyValue(op.key, cur) });
+      } else if (op.type === 'put') {
+        let h = this.histories.get(op.key);
+        if (!h) {
+          h = new KeyHistory(op.key);
+          this.histories.set(op.key, h);
+          this.index.insert(op.key);
+        }
+        const cur = this.liveLatest(op.key);
+        if (!before.has(op.key)) {
+          before.set(op.key, cur);
+          touched.push(op.key);
+        }
+        const entry: VersionEntry = {
+          rev,
+          create: cur ? cur.create : rev,
+          version: cur ? cur.version + 1 : 1,
+          value: op.value,
+        };
+        if (h.latest?.rev === rev) h.entries[h.entries.length - 1] = entry;
+        else h.entries.push(entry);
+        results.push({ type: 'put', prevKv: cur && toKeyValue(op.key, cur), kv: toKeyValue(op.key, entry) });
+      } else {
+        const h = this.histories.get(op.key);
+        const cur = this.liveLatest(op.key);
+        if (!h || !cur) {
+          results.push({ type: 'delete', deleted: false });
+          continue;
+        }
+        if (!before.has(op.key)) {
+          before.set(op.key, cur);
+          touched.push(op.key);
+        }
+        const tomb: VersionEntry = { rev, create: 0, version: 0, value: null };
+        if (h.latest?.rev === rev) {
+          // Written earlier in this txn: if the key did not exist before the
+          // txn, the net effect is nothing at all.
+          if (before.get(op.key)) h.entries[h.entries.length - 1] = tomb;
+          else h.entries.pop();
+        } else {
+          h.entries.push(tomb);
+        }
+        results.push({ type: 'delete', prevKv: toKeyValue(op.key, cur), deleted: true });
+      }
+    }
+
+    if (touched.length === 0) return { succeeded, revision: this._revision, results };
+
+    const events: StoreEvent[] = [];
+    const keys: string[] = [];
+    for (const key of touched) {
+      const h = this.histories.get(key)!;
+      const last = h.latest;
+      if (last === undefined || last.rev !== rev) {
+        // created and deleted within the txn: no net change
+        if (h.entries.length === 0) this.dropKey(key);
+        continue;
+      }
+      keys.push(key);
+      this.compactable.add(key);
+      const prev = before.get(key);
+      events.push({
+        type: last.value === null ? 'delete' : 'put',
+        kv: toKeyValue(key, last),
+        prevKv: prev && toKeyValue(key, prev),
+      });
+    }
+    if (events.length === 0) return { succeeded, revision: this._revision, results };
+
+    this._revision = rev;
+    const prevIndexTime = this.changes.length > 0 ? this.changes[this.changes.length - 1].indexTime : 0;
+    this.changes.push({ rev, time, indexTime: Math.max(prevIndexTime, time), keys });
+    this.writeListener?.({ revision: rev, time, events });
+    return { succeeded, revision: rev, results };
+  }
+
+  private compareHolds(c: Compare): boolean {
+    const cur = this.liveLatest(c.key);
+    const actual = cur === undefined ? 0 : c.target === 'mod' ? cur.rev : c.target === 'create' ? cur.create : cur.version;
+    switch (c.op) {
+      case '=':
+        return actual === c.value;
+      case '!=':
+        return actual !== c.value;
+      case '<':
+        return actual < c.value;
+      case '>':
+        return actual > c.value;
+      default:
+        return false;
+    }
+  }
+
+  private liveLatest(key: string): VersionEntry | undefined {
+    const last = this.histories.get(key)?.latest;
+    return last && last.value !== null ? last : undefined;
+  }
+
+  private dropKey(key: string): void {
+    this.histories.delete(key);
+    this.index.delete(key);
+    this.compactable.delete(key);
+  }
+
+  /** Checks a read revision (0/absent = current) and returns the revision to serve. */
+  resolveReadRevision(revision: number | undefined): number {
+    if (revision === undefined || revision === 0) return this._revision;
+    if (!Number.isInteger(revision) || revision < 0) throw new RangeError(`invalid revision ${revision}`);
+    if (revision > this._revision) throw new FutureRevisionError(revision, this._revision);
+    if (revision < this._compactRevision) throw new CompactedError(revision, this._compactRevision);
+    return revision;
+  }
+
+  range(req: RangeRequest): RangeResult {
+    const rev = this.resolveReadRevision(req.revision);
+    const limit = req.limit !== undefined && req.limit > 0 ? req.limit : Infinity;
+    const kvs: KeyValue[] = [];
+    let count = 0;
+    const visit = (key: string): void => {
+      const entry = this.histories.get(key)!.at(rev);
+      if (!entry) return;
+      count += 1;
+      if (!req.countOnly && kvs.length < limit) kvs.push(toKeyValue(key, entry));
+    };
+    if (req.end === undefined) {
+      if (this.histories.has(req.key)) visit(req.key);
+    } else if (req.end > req.key) {
+      this.index.scan(req.key, req.end, visit);
+    }
+    return { kvs, count, more: !req.countOnly && count > kvs.length, revision: rev };
+  }
+
+  /** The value of one key at `revision` (0/absent = current). */
+  get(key: string, revision?: number): KeyValue | undefined {
+    return this.range({ key, revision }).kvs[0];
+  }
+
+  /**
+   * Drops history older than `revision`: reads at revisions >= it keep
+   * working, reads below fail with CompactedError. Returns the compact
+   * revision afterwards (unchanged when `revision` is not newer).
+   */
+  compact(revision: number): number {
+    if (revision > this._revision) throw new FutureRevisionError(revision, this._revision);
+    if (revision <= this._compactRevision) return this._compactRevision;
+    for (const key of this.compactable) {
+      const h = this.histories.get(key);
+      if (!h) {
+        this.compactable.delete(key);
+        continue;
+      }
+      h.compact(revision);
+      if (h.entries.length === 0) this.dropKey(key);
+      else if (!h.compactable) this.compactable.delete(key);
+    }
+    if (this.changes.length > 0) {
+      const drop = Math.min(revision - this.changes[0].rev, this.changes.length);
+      if (drop > 0) this.changes.splice(0, drop);
+    }
+    this._compactRevision = revision;
+    return revision;
+  }
+
+  /**
+   * The writes with revision >= `startRevision`, oldest first, rebuilt from
+   * the retained history (events in the order the txn first touched each
+   * key, with prevKv). With a filter, events on other keys are dropped and
+   * writes left without events are skipped.
+   */
+  writesSince(startRevision: number, filter?: KeyFilter): AppliedWrite[] {
+    if (startRevision < this._compactRevision) throw new CompactedError(startRevision, this._compactRevision);
+    const out: AppliedWrite[] = [];
+    if (this.changes.length === 0) return out;
+    const first = this.changes[0].rev;
+    for (let i = Math.max(0, startRevision - first); i < this.changes.length; i++) {
+      const w = this.rebuildWrite(this.changes[i], filter);
+      if (w) out.push(w);
+    }
+    return out;
+  }
+
+  private rebuildWrite(rec: ChangeRecord, filter: KeyFilter | undefined): AppliedWrite | undefined {
+    const events: StoreEvent[] = [];
+    for (const key of rec.keys) {
+      if (filter && !filter(key)) continue;
+      const h = this.histories.get(key)!;
+      const i = h.indexAt(rec.rev);
+      const entry = h.entries[i];
+      const prev = i > 0 ? h.entries[i - 1] : undefined;
+      events.push({
+        type: entry.value === null ? 'delete' : 'put',
+        kv: toKeyValue(key, entry),
+        prevKv: prev && prev.value !== null ? toKeyValue(key, prev) : undefined,
+      });
+    }
+    return events.length > 0 ? { revision: rec.rev, time: rec.time, events } : undefined;
+  }
+
+  /**
+   * The newest retained revision written at or before `timeMs` (by the times
+   * recorded in the log), or undefined when every retained write is newer.
+   * Auto-compaction uses it to keep a time window of history (spec 000 §8:
+   * watch history retained, default 5 minutes).
+   */
+  newestRevisionAtOrBefore(timeMs: number): number | undefined {
+    const c = this.changes;
+    let lo = 0;
+    let hi = c.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (c[mid].indexTime <= timeMs) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo === 0 ? undefined : c[lo - 1].rev;
+  }
+
+  /** Encodes the whole state (including the last applied log index) with msgpackr. */
+  snapshot(): Uint8Array {
+    const keys: SnapshotData['keys'] = [];
+    this.index.scan('', undefined, (key) => {
+      const flat: Array<number | Uint8Array | null> = [];
+      for (const e of this.histories.get(key)!.entries) flat.push(e.rev, e.create, e.version, e.value);
+      keys.push(key, flat);
+    });
+    const data: SnapshotData = {
+      format: SNAPSHOT_FORMAT,
+      revision: this._revision,
+      compactRevision: this._compactRevision,
+      appliedIndex: this._appliedIndex,
+      keys,
+      changes: this.changes.map((c) => [c.rev, c.time, c.indexTime, c.keys]),
+    };
+    return encodeMsgpack(data);
+  }
+
+  static restore(bytes: Uint8Array): MvccState {
+    const data = decodeMsgpack(bytes) as SnapshotData;
+    if (data.format !== SNAPSHOT_FORMAT) throw new Error(`unsupported snapshot format ${String(data.format)}`);
+    const s = new MvccState();
+    s._revision = data.revision;
+    s._compactRevision = data.compactRevision;
+    s._appliedIndex = data.appliedIndex;
+    for (let i = 0; i < data.keys.length; i += 2) {
+      const key = data.keys[i] as string;
+      const flat = data.keys[i + 1] as Array<number | Uint8Array | null>;
+      const h = new KeyHistory(key);
+      for (let j = 0; j < flat.length; j += 4) {
+        const value = flat[j + 3] as Uint8Array | null;
+        h.entries.push({
+          rev: flat[j] as number,
+          create: flat[j + 1] as number,
+          version: flat[j + 2] as number,
+          value: value === null ? null : asUint8Array(value),
+        });
+      }
+      s.histories.set(key, h);
+      s.index.insert(key);
+      if (h.compactable) s.compactable.add(key);
+    }
+    s.changes = data.changes.map(([rev, time, indexTime, keys]) => ({ rev, time, indexTime, keys }));
+    return s;
+  }
+}
