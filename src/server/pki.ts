@@ -1,0 +1,342 @@
+// The cluster's own small public-key infrastructure: one CA, the API server's
+// serving certificate and an administrator client certificate.
+//
+// Client certificates authenticate users by subject: CN = user name, each O =
+// a group (spec 001_bdb487117be0ea8a.txt §5.3). The admin certificate is in
+// group `system:masters`, the group the default authorizer lets do anything.
+//
+// Keys are ECDSA P-256 (PKCS#8 PEM): accepted by Go's crypto/tls (kubectl)
+// and by OpenSSL (Node). Files are written atomically with mode 0600 inside a
+// 0700 directory.
+import { X509Certificate as NodeX509Certificate, createPrivateKey, createPublicKey, webcrypto } from 'node:crypto';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isIP } from 'node:net';
+import type * as X509 from '@peculiar/x509';
+
+type X509Module = typeof X509;
+let x509Loading: Promise<X509Module> | undefined;
+
+/**
+ * @peculiar/x509 depends on tsyringe, which refuses to load unless a
+ * `Reflect.getMetadata` polyfill is present (the `reflect-metadata` package,
+ * not a dependency of this project). tsyringe only reads constructor
+ * parameter metadata, which x509's classes do not have, so a minimal
+ * per-target store is enough. The library is loaded lazily, after the shim.
+ */
+function loadX509(): Promise<X509Module> {
+  x509Loading ??= (async () => {
+    installReflectMetadataShim();
+    const mod = (await import('@peculiar/x509')) as X509Module;
+    // Node's webcrypto is a complete WebCrypto; the library types it as the DOM `Crypto`.
+    mod.cryptoProvider.set(webcrypto as unknown as Parameters<typeof mod.cryptoProvider.set>[0]);
+    return mod;
+  })();
+  return x509Loading;
+}
+
+function installReflectMetadataShim(): void {
+  type MetadataReflect = typeof Reflect & {
+    getMetadata?: (key: unknown, target: object) => unknown;
+    getOwnMetadata?: (key: unknown, target: object) => unknown;
+    defineMetadata?: (key: unknown, value: unknown, target: object) => void;
+  };
+  const r = Reflect as MetadataReflect;
+  if (typeof r.getMetadata === 'function') return;
+  const store = new WeakMap<object, Map<unknown, unknown>>();
+  r.getOwnMetadata = (key, target) => store.get(target)?.get(key);
+  r.defineMetadata = (key, value, target) => {
+    let m = store.get(target);
+    if (!m) store.set(target, (m = new Map()));
+    m.set(key, value);
+  };
+  r.getMetadata = (key, target) => {
+    for (let t: object | null = target; t !== null; t = Object.getPrototypeOf(t) as object | null) {
+      const m = store.get(t);
+      if (m?.has(key)) return m.get(key);
+    }
+    return undefined;
+  };
+}
+
+const KEY_ALGORITHM: webcrypto.EcKeyGenParams = { name: 'ECDSA', namedCurve: 'P-256' };
+const SIGNING_ALGORITHM: webcrypto.EcdsaParams = { name: 'ECDSA', hash: 'SHA-256' };
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Leaf certificates closer than this to expiry are reissued on start. */
+const RENEW_BEFORE_MS = 30 * DAY_MS;
+const CA_DAYS = 3650;
+const LEAF_DAYS = 365;
+
+export const ADMIN_COMMON_NAME = 'orch-admin';
+export const ADMIN_ORGANIZATION = 'system:masters';
+export const DEFAULT_SERVING_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '::1'];
+
+/** A certificate and its private key, both PEM. */
+export interface CertificateAndKey {
+  certPem: string;
+  keyPem: string;
+}
+
+export interface PkiPaths {
+  dir: string;
+  caCert: string;
+  caKey: string;
+  servingCert: string;
+  servingKey: string;
+  adminCert: string;
+  adminKey: string;
+}
+
+export interface Pki {
+  paths: PkiPaths;
+  ca: CertificateAndKey;
+  serving: CertificateAndKey;
+  admin: CertificateAndKey;
+}
+
+export interface EnsurePkiOptions {
+  /** DNS names and IP addresses the serving certificate must cover. */
+  hosts?: string[];
+}
+
+export interface ClientCertificateRequest {
+  /** becomes the user name (spec 001 §5.3) */
+  commonName: string;
+  /** each becomes a group (spec 001 §5.3) */
+  organizations?: string[];
+  /** validity in days; default 365 */
+  days?: number;
+}
+
+export function pkiPaths(dir: string): PkiPaths {
+  return {
+    dir,
+    caCert: join(dir, 'ca.crt'),
+    caKey: join(dir, 'ca.key'),
+    servingCert: join(dir, 'apiserver.crt'),
+    servingKey: join(dir, 'apiserver.key'),
+    adminCert: join(dir, 'admin.crt'),
+    adminKey: join(dir, 'admin.key'),
+  };
+}
+
+/**
+ * Create the PKI under `dir` on first start and reuse it afterwards. The CA is
+ * never replaced while both of its files exist; leaf certificates are reissued
+ * when missing, not issued by the current CA, close to expiry, or (serving
+ * certificate) not covering every requested host.
+ */
+export async function ensurePki(dir: string, opts: EnsurePkiOptions = {}): Promise<Pki> {
+  const hosts = opts.hosts && opts.hosts.length > 0 ? opts.hosts : [...DEFAULT_SERVING_HOSTS];
+  const paths = pkiPaths(dir);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+
+  let ca = await readPair(paths.caCert, paths.caKey);
+  let caIsNew = false;
+  if (!ca || !pairMatches(ca)) {
+    ca = await createCa();
+    await writePair(paths.caCert, paths.caKey, ca);
+    caIsNew = true;
+  }
+  const caNode = new NodeX509Certificate(ca.certPem);
+  const now = Date.now();
+
+  let serving = caIsNew ? undefined : await readPair(paths.servingCert, paths.servingKey);
+  if (!serving || !leafIsUsable(serving, caNode, now) || !coversHosts(serving.certPem, hosts)) {
+    serving = await issueCertificate(ca, {
+      subject: [{ CN: ['orch-apiserver'] }],
+      days: LEAF_DAYS,
+      usage: 'server',
+      hosts,
+    });
+    await writePair(paths.servingCert, paths.servingKey, serving);
+  }
+
+  let admin = caIsNew ? undefined : await readPair(paths.adminCert, paths.adminKey);
+  if (!admin || !leafIsUsable(admin, caNode, now)) {
+    admin = await issueClientCertificate(
+      { ca },
+      { commonName: ADMIN_COMMON_NAME, organizations: [ADMIN_ORGANIZATION], days: LEAF_DAYS },
+    );
+    await writePair(paths.adminCert, paths.adminKey, admin);
+  }
+
+  return { paths, ca, serving, admin };
+}
+
+/** Read an existing PKI without creating or repairing anything. */
+export async function loadPki(dir: string): Promise<Pki> {
+  const paths = pkiPaths(dir);
+  const [ca, serving, admin] = await Promise.all([
+    readPair(paths.caCert, paths.caKey),
+    readPair(paths.servingCert, paths.servingKey),
+    readPair(paths.adminCert, paths.adminKey),
+  ]);
+  if (!ca || !serving || !admin) {
+    throw new Error(`incomplete PKI in ${dir}: run the server once to create it`);
+  }
+  return { paths, ca, serving, admin };
+}
+
+/** Issue a client certificate (extended key usage clientAuth) signed by the cluster CA. */
+export async function issueClientCertificate(
+  pki: Pick<Pki, 'ca'>,
+  req: ClientCertificateRequest,
+): Promise<CertificateAndKey> {
+  if (req.commonName.length === 0) throw new Error('client certificate needs a common name');
+  // One RDN per attribute keeps the organizations in the order given.
+  const subject: X509.JsonName = [{ CN: [req.commonName] }];
+  for (const o of req.organizations ?? []) subject.push({ O: [o] });
+  return issueCertificate(pki.ca, { subject, days: req.days ?? LEAF_DAYS, usage: 'client' });
+}
+
+// ---------------------------------------------------------------------------
+
+interface IssueParams {
+  subject: X509.JsonName;
+  days: number;
+  usage: 'server' | 'client';
+  hosts?: string[];
+}
+
+async function createCa(): Promise<CertificateAndKey> {
+  const x509 = await loadX509();
+  const keys = (await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const notBefore = backdated();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: randomSerial(),
+    name: [{ CN: [`orch-ca@${Math.floor(notBefore.getTime() / 1000)}`] }],
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + CA_DAYS * DAY_MS),
+    signingAlgorithm: SIGNING_ALGORITHM,
+    keys,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return { certPem: cert.toString('pem') + '\n', keyPem: await exportKeyPem(keys.privateKey) };
+}
+
+async function issueCertificate(ca: CertificateAndKey, p: IssueParams): Promise<CertificateAndKey> {
+  const x509 = await loadX509();
+  const caCert = new x509.X509Certificate(ca.certPem);
+  const caKey = await importKeyPem(ca.keyPem);
+  const keys = (await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const notBefore = backdated();
+  const extensions: X509.Extension[] = [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    // ECDSA keys only sign (no key encipherment), in TLS 1.2 and 1.3 alike.
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+    new x509.ExtendedKeyUsageExtension(
+      [p.usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth],
+      false,
+    ),
+    await x509.AuthorityKeyIdentifierExtension.create(caCert.publicKey),
+    await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+  ];
+  if (p.hosts && p.hosts.length > 0) {
+    extensions.push(
+      new x509.SubjectAlternativeNameExtension(
+        p.hosts.map((h) => ({ type: isIP(h) ? ('ip' as const) : ('dns' as const), value: h })),
+        false,
+      ),
+    );
+  }
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: randomSerial(),
+    subject: p.subject,
+    // The issuer must be the CA's subject exactly as encoded, so that chain
+    // building matches it.
+    issuer: caCert.subjectName,
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + p.days * DAY_MS),
+    signingAlgorithm: SIGNING_ALGORITHM,
+    publicKey: keys.publicKey,
+    signingKey: caKey,
+    extensions,
+  });
+  return { certPem: cert.toString('pem') + '\n', keyPem: await exportKeyPem(keys.privateKey) };
+}
+
+function leafIsUsable(pair: CertificateAndKey, ca: NodeX509Certificate, now: number): boolean {
+  try {
+    if (!pairMatches(pair)) return false;
+    const cert = new NodeX509Certificate(pair.certPem);
+    if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return false;
+    return Date.parse(cert.validTo) - now > RENEW_BEFORE_MS;
+  } catch {
+    return false;
+  }
+}
+
+/** The certificate carries the public half of the key (a crash between the two writes could leave them mismatched). */
+function pairMatches(pair: CertificateAndKey): boolean {
+  try {
+    const fromKey = createPublicKey(createPrivateKey(pair.keyPem)).export({ type: 'spki', format: 'der' });
+    const fromCert = new NodeX509Certificate(pair.certPem).publicKey.export({ type: 'spki', format: 'der' });
+    return fromKey.equals(fromCert);
+  } catch {
+    return false;
+  }
+}
+
+function coversHosts(certPem: string, hosts: string[]): boolean {
+  const cert = new NodeX509Certificate(certPem);
+  return hosts.every((h) =>
+    isIP(h) ? cert.checkIP(h) !== undefined : cert.checkHost(h, { subject: 'never' }) !== undefined,
+  );
+}
+
+/** Five minutes in the past, so that a client whose clock lags a little accepts a fresh certificate. */
+function backdated(): Date {
+  return new Date(Date.now() - 5 * 60 * 1000);
+}
+
+function randomSerial(): string {
+  const bytes = webcrypto.getRandomValues(new Uint8Array(16));
+  bytes[0] &= 0x7f; // positive INTEGER (RFC 5280 §4.1.2.2)
+  if (bytes[0] === 0) bytes[0] = 1;
+  return Buffer.from(bytes).toString('hex');
+}
+
+async function exportKeyPem(key: webcrypto.CryptoKey): Promise<string> {
+  const x509 = await loadX509();
+  const der = await webcrypto.subtle.exportKey('pkcs8', key);
+  return x509.PemConverter.encode(der, 'PRIVATE KEY') + '\n';
+}
+
+async function importKeyPem(pem: string): Promise<webcrypto.CryptoKey> {
+  const x509 = await loadX509();
+  const der = x509.PemConverter.decodeFirst(pem);
+  return webcrypto.subtle.importKey('pkcs8', der, KEY_ALGORITHM, false, ['sign']);
+}
+
+async function readPair(certPath: string, keyPath: string): Promise<CertificateAndKey | undefined> {
+  try {
+    const [certPem, keyPem] = await Promise.all([readFile(certPath, 'utf8'), readFile(keyPath, 'utf8')]);
+    return { certPem, keyPem };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+async function writePair(certPath: string, keyPath: string, pair: CertificateAndKey): Promise<void> {
+  // A crash between the two writes leaves a mismatched pair, which the next
+  // start detects (pairMatches) and reissues.
+  await writeFileAtomic(keyPath, pair.keyPem);
+  await writeFileAtomic(certPath, pair.certPem);
+}
+
+async function writeFileAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  await writeFile(tmp, text, { mode: 0o600 });
+  await chmod(tmp, 0o600); // mode is masked by umask on create
+  await rename(tmp, path);
+}
