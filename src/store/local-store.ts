@@ -105,7 +105,7 @@ export class LocalStore implements RevisionedStore {
     state.setWriteListener((w) => this.fanOut(w));
     const interval = opts.compactIntervalMs ?? Math.max(1000, Math.min(60_000, Math.floor(this.historyMs / 4)));
     if (interval > 0) {
-      this.compactTimer = setInterval(() => this.autoCompact(), interval);
+      this.compactTimer = setInterval(() => void this.autoCompact(), interval);
       this.compactTimer.unref();
     }
   }
@@ -386,19 +386,21 @@ export class LocalStore implements RevisionedStore {
   }
 
   /** Keeps `historyMs` of history: compacts at the newest revision written before now - historyMs. */
-  private autoCompact(): void {
-    if (this.closed) return;
+  private autoCompact(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     const target = this.state.newestRevisionAtOrBefore(this.now() - this.historyMs);
-    if (target === undefined || target <= this.state.compactRevision) return;
-    this.propose({ type: 'compact', revision: target, time: this.now() }).catch(() => {
-      // reported through healthy(); the next tick retries
-    });
+    if (target === undefined || target <= this.state.compactRevision) return Promise.resolve();
+    return this.propose({ type: 'compact', revision: target, time: this.now() }).then(
+      () => {},
+      () => {
+        // a failed write shows in healthy(); the next tick retries
+      },
+    );
   }
 
-  /** Runs one auto-compaction check now (tests; the timer does the same). */
+  /** Runs one auto-compaction check now and waits for it (tests; the timer does the same). */
   runAutoCompaction(): Promise<void> {
-    this.autoCompact();
-    return this.flushing ?? Promise.resolve();
+    return this.autoCompact();
   }
 }
 
