@@ -30,6 +30,10 @@ export interface WriteOptions {
   fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
   /** duplicate fields the decoder found in the request body */
   duplicateFields?: string[];
+  /** field manager for managedFields (spec 000 §4.9) */
+  manager?: string;
+  /** `Apply` when server-side apply computed managedFields itself */
+  operation?: 'Apply' | 'Update';
 }
 
 /** Schema-driven admission steps, provided by the schema engine. */
@@ -43,7 +47,9 @@ export interface ObjectAdmission {
 /** Hooks that run inside every write (managedFields bookkeeping lives here). */
 export interface WriteHooks {
   /** called for create and update with the final object before it is stored */
-  beforeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined): void;
+  beforeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): void;
+  /** may refuse a delete (e.g. the built-in namespaces) */
+  beforeDelete?(def: ResourceDefinition, obj: ApiObject): void;
 }
 
 export function storageKey(def: ResourceDefinition, namespace: string, name: string): string {
@@ -189,7 +195,7 @@ export class GenericStore {
     this.def.strategy.prepareForCreate?.(obj);
     const unknownFields = this.validate(obj, undefined, name, opts);
     await this.checkNamespace(namespace);
-    this.hooks.beforeWrite?.(this.def, obj, undefined);
+    this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
     const key = this.key(namespace, name);
     if (opts.dryRun) {
       if (this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
@@ -239,10 +245,10 @@ export class GenericStore {
         return { object: current, created: false, unknownFields };
       }
       await this.checkNamespaceForUpdate(namespace);
-      this.hooks.beforeWrite?.(this.def, next, current);
+      this.hooks.beforeWrite?.(this.def, next, current, opts);
       if (opts.dryRun) return { object: next, created: false, unknownFields };
       // the last finalizer removed from a terminating object removes it (spec 000 §3.1)
-      const removeNow = next.metadata?.deletionTimestamp !== undefined && (next.metadata?.finalizers?.length ?? 0) === 0;
+      const removeNow = next.metadata?.deletionTimestamp !== undefined && this.finalizersOf(next).length === 0;
       const res = await this.store.txn({
         compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }],
         success: removeNow ? [{ type: 'delete', key }] : [{ type: 'put', key, value: encodeObject(next) }],
@@ -304,6 +310,7 @@ export class GenericStore {
       const kv = this.readRaw(namespace, name);
       if (!kv) throw notFound(this.def.resource, this.def.group, name);
       const current = decodeObject(kv);
+      this.hooks.beforeDelete?.(this.def, current);
       const pre = opts.preconditions;
       if (pre?.uid && pre.uid !== current.metadata?.uid) {
         throw conflict(
@@ -321,13 +328,14 @@ export class GenericStore {
           `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
         );
       }
-      const finalizers = current.metadata?.finalizers ?? [];
+      const finalizers = this.finalizersOf(current);
       if (finalizers.length > 0) {
         if (current.metadata?.deletionTimestamp) return { object: current, deleted: false };
         const next = clone(current);
         const meta = metaOf(next);
         meta.deletionTimestamp = nowTimestamp();
         meta.deletionGracePeriodSeconds = opts.gracePeriodSeconds ?? 0;
+        this.def.strategy.prepareForDelete?.(next);
         if (opts.dryRun) return { object: next, deleted: false };
         const res = await this.store.txn({
           compare: [{ key, target: 'mod', op: '=', value: kv.modRevision }],
@@ -353,6 +361,12 @@ export class GenericStore {
       }
       return { object: current, deleted: true };
     }
+  }
+
+  finalizersOf(obj: ApiObject): string[] {
+    const own = obj.metadata?.finalizers ?? [];
+    const extra = this.def.strategy.extraFinalizers?.(obj) ?? [];
+    return extra.length === 0 ? own : [...own, ...extra];
   }
 
   get apiVersion(): string {

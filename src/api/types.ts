@@ -62,6 +62,13 @@ export interface Strategy {
   prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
   /** extra Table columns after Name (Age is added last by the table printer) */
   columns?: TableColumn[];
+  /**
+   * finalizers the kind keeps outside metadata.finalizers (a Namespace's
+   * spec.finalizers): the object stays until these are gone too (spec 000 §3.1)
+   */
+  extraFinalizers?(obj: ApiObject): string[];
+  /** changes made when a delete marks the object (e.g. Namespace phase Terminating) */
+  prepareForDelete?(obj: ApiObject): void;
   /** per-kind field selector fields, e.g. `spec.nodeName` on pods */
   selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
 }
@@ -87,4 +94,11 @@ export interface ResourceDefinition {
   strategy: Strategy;
   /** sub-resources served (e.g. `status`) */
   subresources?: string[];
+  /**
+   * metadata.name syntax (Kubernetes' per-kind NameFn); default DNS1123Subdomain.
+   * Namespaces use DNS1123Label, Services DNS1035Label, RBAC objects PathSegment.
+   */
+  nameValidation?: NameValidation;
 }
+
+export type NameValidation = 'DNS1123Subdomain' | 'DNS1123Label' | 'DNS1035Label' | 'PathSegment';

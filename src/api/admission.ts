@@ -1,0 +1,28 @@
+// Schema-driven admission of an object (spec 000 §4.8): defaults from the
+// schema, then structural validation that prunes unknown fields, then the
+// object-metadata rules. The per-kind strategy runs after this in the store.
+
+import type { ObjectAdmission } from './generic-store.js';
+import { compileSchema } from './schema/compile.js';
+import { applyCompiledDefaults } from './schema/defaults.js';
+import { validateObjectMeta } from './schema/object-meta.js';
+import type { Definitions } from './schema/types.js';
+import { validateCompiled } from './schema/validate.js';
+import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
+
+export class SchemaAdmission implements ObjectAdmission {
+  constructor(private readonly defs: Definitions) {}
+
+  admit(def: ResourceDefinition, obj: ApiObject): { errors: FieldError[]; unknownFields: string[] } {
+    const compiled = compileSchema(def.schema, this.defs);
+    applyCompiledDefaults(obj, compiled);
+    return validateCompiled(obj, compiled);
+  }
+
+  validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[] {
+    return validateObjectMeta(obj.metadata ?? {}, {
+      namespaced: def.scope === 'Namespaced',
+      nameIsDNSLabel: def.group === '' && def.resource === 'namespaces',
+    });
+  }
+}

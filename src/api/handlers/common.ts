@@ -1,0 +1,127 @@
+// Request decoding shared by the write verbs: body formats (spec 000 §4.3),
+// type meta checks, dry run (§4.7) and field validation levels (§4.8).
+
+import { parse as parseYaml } from 'yaml';
+import { badRequest, unsupportedMediaType } from '../errors.js';
+import { apiVersionOf } from '../registry.js';
+import type { ApiRequest } from '../request.js';
+import { findDuplicateFields, findDuplicateFieldsYaml } from '../schema/duplicates.js';
+import type { ApiObject } from '../types.js';
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export function mediaType(contentType: string): string {
+  const semi = contentType.indexOf(';');
+  return (semi >= 0 ? contentType.slice(0, semi) : contentType).trim().toLowerCase();
+}
+
+export function bodyText(req: ApiRequest): string {
+  if (!req.body || req.body.length === 0) throw badRequest('the request body is empty; an object was expected');
+  try {
+    return decoder.decode(req.body);
+  } catch {
+    throw badRequest('the request body is not valid UTF-8');
+  }
+}
+
+/** Parses a JSON or YAML body to a plain value and reports duplicate keys. */
+export function parseBody(req: ApiRequest, allowed: string[] = ['application/json', 'application/yaml']): {
+  value: unknown;
+  duplicates: string[];
+} {
+  const type = mediaType(req.contentType || 'application/json');
+  if (!allowed.includes(type)) {
+    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${allowed.join(', ')}`);
+  }
+  const text = bodyText(req);
+  if (type === 'application/yaml') {
+    let value: unknown;
+    try {
+      value = parseYaml(text, { uniqueKeys: false, maxAliasCount: 100 });
+    } catch (e) {
+      throw badRequest(`error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
+    }
+    return { value, duplicates: findDuplicateFieldsYaml(text) };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`the request body could not be decoded as JSON: ${(e as Error).message}`);
+  }
+  return { value, duplicates: findDuplicateFields(text) };
+}
+
+/** Decodes the body as an object of the endpoint's kind (type meta checked, then defaulted). */
+export function decodeObjectBody(req: ApiRequest): { obj: ApiObject; duplicates: string[] } {
+  const { value, duplicates } = parseBody(req);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw badRequest(`the body of the request must be a single ${req.def.kind} object`);
+  }
+  const obj = value as ApiObject;
+  const expectedApiVersion = apiVersionOf(req.def);
+  if (obj.apiVersion !== undefined && obj.apiVersion !== '' && obj.apiVersion !== expectedApiVersion) {
+    throw badRequest(
+      `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${expectedApiVersion})`,
+    );
+  }
+  if (obj.kind !== undefined && obj.kind !== '' && obj.kind !== req.def.kind) {
+    throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${req.def.kind})`);
+  }
+  if (obj.metadata !== undefined && (obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata))) {
+    throw badRequest(`${req.def.kind} in version "${req.def.version}" cannot be handled as a ${req.def.kind}: metadata must be an object`);
+  }
+  obj.apiVersion = expectedApiVersion;
+  obj.kind = req.def.kind;
+  return { obj, duplicates };
+}
+
+/** `dryRun` query (spec 000 §4.7): absent/empty or `All`; anything else is 400. */
+export function parseDryRun(q: URLSearchParams, fromBody?: unknown): boolean {
+  const values = [...q.getAll('dryRun'), ...(Array.isArray(fromBody) ? fromBody.map(String) : [])];
+  let dry = false;
+  for (const v of values) {
+    if (v === '') continue;
+    if (v === 'All') dry = true;
+    else throw badRequest(`Invalid dry run value: dryRun: Unsupported value: "${v}": supported values: "All"`);
+  }
+  return dry;
+}
+
+/** `fieldValidation` query (spec 000 §4.8): default Warn. */
+export function parseFieldValidation(q: URLSearchParams): FieldValidation {
+  const v = q.get('fieldValidation');
+  if (v === null || v === '') return 'Warn';
+  if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
+  throw badRequest(`fieldValidation: Unsupported value: "${v}": supported values: "Ignore", "Warn", "Strict"`);
+}
+
+/** the Warning header texts for the Warn level */
+export function fieldWarnings(level: FieldValidation, unknown: string[], duplicates: string[]): string[] {
+  if (level !== 'Warn') return [];
+  return [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
+}
+
+/** checks the namespace in the body against the URL (400 on mismatch) */
+export function checkNamespace(req: ApiRequest, obj: ApiObject): void {
+  const ns = obj.metadata?.namespace;
+  if (req.def.scope === 'Namespaced') {
+    if (ns !== undefined && ns !== '' && ns !== req.info.namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+  }
+}
+
+export function boolParam(q: URLSearchParams, name: string): boolean {
+  const v = q.get(name);
+  return v === 'true' || v === '1' || (v === '' && q.has(name));
+}
+
+export function intParam(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
+  return Number(v);
+}

@@ -1,0 +1,157 @@
+// PATCH on an object path (spec 000 §4.3, §4.4, §4.9): the Content-Type
+// selects JSON Patch, JSON Merge Patch, Strategic Merge Patch or server-side
+// apply. A resourceVersion the patch sets is a precondition; otherwise the
+// patch is re-applied on the latest object when a concurrent write wins.
+
+import { parse as parseYaml } from 'yaml';
+import { serverSideApply } from '../apply/apply.js';
+import { conflictStatusError } from '../apply/conflict-status.js';
+import { StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../errors.js';
+import { nowTimestamp } from '../meta.js';
+import { PatchError, UnsupportedPatchType, applyPatch } from '../patch/index.js';
+import { apiVersionOf } from '../registry.js';
+import type { ApiRequest, ApiResponse } from '../request.js';
+import type { ApiObject } from '../types.js';
+import type { HandlerContext } from './context.js';
+import { bodyText, boolParam, fieldWarnings, mediaType, parseDryRun, parseFieldValidation } from './common.js';
+import { fieldManagerOf } from './create.js';
+import { findDuplicateFieldsYaml } from '../schema/duplicates.js';
+
+const PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+];
+
+export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
+  const type = mediaType(req.contentType);
+  if (!PATCH_TYPES.includes(type)) {
+    throw unsupportedMediaType(
+      `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
+    );
+  }
+  const dryRun = parseDryRun(req.query);
+  const fieldValidation = parseFieldValidation(req.query);
+  const force = boolParam(req.query, 'force');
+  if (type === 'application/apply-patch+yaml') return applyHandler(ctx, req, { dryRun, fieldValidation, force });
+  if (req.query.has('force')) {
+    throw invalid('PatchOptions', `meta.${ctx.registry.apiDomain}`, '', [
+      { field: 'force', type: 'FieldValueInvalid', message: 'Invalid value: true: may not be specified for non-apply patch' },
+    ]);
+  }
+  const text = bodyText(req);
+  const gs = ctx.storeFor(req.def);
+  const { name, namespace } = req.info;
+  const r = await gs.guaranteedUpdate(namespace, name, { dryRun, fieldValidation, manager: fieldManagerOf(req) }, (current) => {
+    const cur = current!;
+    const currentRv = cur.metadata?.resourceVersion;
+    let patched: ApiObject;
+    try {
+      patched = applyPatch(type, cur, text, req.def.schema, ctx.registry.defs) as ApiObject;
+    } catch (e) {
+      throw patchErrorToStatus(e, req);
+    }
+    if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) {
+      throw badRequest('the patch must produce an object');
+    }
+    if (patched.apiVersion !== cur.apiVersion || patched.kind !== cur.kind) {
+      throw badRequest('the patch must not change apiVersion or kind');
+    }
+    const meta = (patched.metadata ??= {});
+    if (meta.name !== name) throw badRequest(`metadata.name: Invalid value: "${String(meta.name)}": field is immutable`);
+    // only a resourceVersion the patch itself set is a precondition
+    if (meta.resourceVersion === currentRv) delete meta.resourceVersion;
+    return patched;
+  });
+  return { status: 200, body: r.object, warnings: fieldWarnings(fieldValidation, r.unknownFields, []) };
+}
+
+async function applyHandler(
+  ctx: HandlerContext,
+  req: ApiRequest,
+  opts: { dryRun: boolean; fieldValidation: 'Ignore' | 'Warn' | 'Strict'; force: boolean },
+): Promise<ApiResponse> {
+  const manager = req.query.get('fieldManager');
+  if (!manager) {
+    throw invalid('PatchOptions', `meta.${ctx.registry.apiDomain}`, '', [
+      { field: 'fieldManager', type: 'FieldValueRequired', message: 'Required value: is required for apply patch' },
+    ]);
+  }
+  const text = bodyText(req);
+  let config: unknown;
+  try {
+    config = parseYaml(text, { uniqueKeys: false, maxAliasCount: 100 });
+  } catch (e) {
+    throw badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw badRequest('the apply configuration must be an object');
+  }
+  const cfg = config as ApiObject;
+  const apiVersion = apiVersionOf(req.def);
+  if (cfg.apiVersion !== apiVersion) {
+    throw badRequest(`the API version in the data (${String(cfg.apiVersion ?? '')}) does not match the expected API version (${apiVersion})`);
+  }
+  if (cfg.kind !== req.def.kind) {
+    throw badRequest(`the kind in the data (${String(cfg.kind ?? '')}) does not match the expected kind (${req.def.kind})`);
+  }
+  const meta = cfg.metadata;
+  if (meta?.managedFields !== undefined) throw badRequest('metadata.managedFields must be nil');
+  if (meta?.name !== undefined && meta.name !== req.info.name) {
+    throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${req.info.name})`);
+  }
+  if (req.def.scope === 'Namespaced' && meta?.namespace !== undefined && meta.namespace !== req.info.namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  const duplicates = findDuplicateFieldsYaml(text);
+  if (opts.fieldValidation === 'Strict' && duplicates.length > 0) {
+    throw badRequest(`strict decoding error: ${duplicates.map((f) => `duplicate field "${f}"`).join(', ')}`);
+  }
+  const gs = ctx.storeFor(req.def);
+  const r = await gs.guaranteedUpdate(
+    req.info.namespace,
+    req.info.name,
+    { ...opts, duplicateFields: duplicates, createIfAbsent: true, manager, operation: 'Apply' },
+    (current) => {
+      const currentRv = current?.metadata?.resourceVersion;
+      const result = serverSideApply({
+        live: current,
+        config: cfg,
+        manager,
+        force: opts.force,
+        apiVersion,
+        now: nowTimestamp(),
+        schema: req.def.schema,
+        defs: ctx.registry.defs,
+      });
+      if (result.conflicts.length > 0) throw conflictStatusError(result.conflicts, apiVersion);
+      const out = result.object;
+      const m = (out.metadata ??= {});
+      m.name = req.info.name;
+      if (req.def.scope === 'Namespaced') m.namespace = req.info.namespace;
+      // a resourceVersion in the configuration is a precondition (spec 000 §4.3)
+      if (current && m.resourceVersion === currentRv && cfg.metadata?.resourceVersion === undefined) delete m.resourceVersion;
+      if (!current) delete m.resourceVersion;
+      return out;
+    },
+  );
+  return {
+    status: r.created ? 201 : 200,
+    body: r.object,
+    warnings: fieldWarnings(opts.fieldValidation, r.unknownFields, duplicates),
+  };
+}
+
+function patchErrorToStatus(e: unknown, req: ApiRequest): Error {
+  if (e instanceof StatusError) return e;
+  if (e instanceof UnsupportedPatchType) {
+    return unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.filter((t) => !t.includes('strategic')).join(', ')}`);
+  }
+  if (e instanceof PatchError) {
+    // a failed JSON Patch `test` is a conflict with the current state; anything else is a bad patch
+    if (e.reason === 'TestFailed') return conflict(req.def.resource, req.def.group, req.info.name, e.message);
+    return new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: ${e.message}`);
+  }
+  return badRequest(`the patch could not be applied: ${(e as Error)?.message ?? String(e)}`);
+}

@@ -1,0 +1,33 @@
+import { badRequest } from '../errors.js';
+import type { ApiRequest, ApiResponse } from '../request.js';
+import type { HandlerContext } from './context.js';
+import { checkNamespace, decodeObjectBody, fieldWarnings, parseDryRun, parseFieldValidation } from './common.js';
+import { fieldManagerOf } from './create.js';
+
+/**
+ * PUT on an object path (spec 000 §4.1, §4.4): the full object; a stale
+ * resourceVersion is 409; an absent object is created.
+ */
+export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
+  const dryRun = parseDryRun(req.query);
+  const fieldValidation = parseFieldValidation(req.query);
+  const { obj, duplicates } = decodeObjectBody(req);
+  checkNamespace(req, obj);
+  const bodyName = obj.metadata?.name;
+  if (bodyName !== undefined && bodyName !== req.info.name) {
+    throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${req.info.name})`);
+  }
+  obj.metadata = { ...(obj.metadata ?? {}), name: req.info.name };
+  const gs = ctx.storeFor(req.def);
+  const r = await gs.guaranteedUpdate(
+    req.info.namespace,
+    req.info.name,
+    { dryRun, fieldValidation, duplicateFields: duplicates, createIfAbsent: true, manager: fieldManagerOf(req) },
+    () => obj,
+  );
+  return {
+    status: r.created ? 201 : 200,
+    body: r.object,
+    warnings: fieldWarnings(fieldValidation, r.unknownFields, duplicates),
+  };
+}

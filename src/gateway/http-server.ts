@@ -1,0 +1,306 @@
+// The uWebSockets.js transport: reads requests (with a body size limit),
+// writes responses (corked, optionally gzip), and runs long-lived chunked
+// streams with back-pressure accounting. It knows nothing of the API.
+
+import uws from 'uWebSockets.js';
+import { promisify } from 'node:util';
+import { gzip as gzipCb } from 'node:zlib';
+import type { StreamSink } from '../api/request.js';
+
+const gzip = promisify(gzipCb);
+
+export interface IncomingRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  /** lower-case header names; repeated headers joined with ", " */
+  headers: Map<string, string>;
+  /** the PROXY-protocol source address the TLS terminator stamped on this connection ('' when none) */
+  proxiedAddress: string;
+  body: Uint8Array;
+  signal: AbortSignal;
+}
+
+export interface PlainResponse {
+  stream?: false;
+  status: number;
+  headers: [string, string][];
+  body: Uint8Array | string;
+  /** compress when the client accepts gzip and the body is large */
+  compressible?: boolean;
+}
+
+export interface StreamingResponse {
+  stream: true;
+  status: number;
+  headers: [string, string][];
+  start(sink: StreamSink): void;
+  stop(): void;
+}
+
+export type OutgoingResponse = PlainResponse | StreamingResponse;
+
+export interface HttpServerOptions {
+  /** unix socket path (behind the TLS terminator) or a TCP port on host */
+  listen: { unixPath: string } | { host: string; port: number };
+  maxBodyBytes: number;
+  /** bodies at least this large are gzipped when the client accepts it (Kubernetes uses 128 KiB) */
+  gzipMinBytes?: number;
+  handle(req: IncomingRequest): Promise<OutgoingResponse>;
+  /** the response for a body over the limit */
+  tooLarge(limit: number): PlainResponse;
+}
+
+export interface HttpServer {
+  port: number;
+  /** open streaming responses */
+  readonly openStreams: number;
+  /** stop accepting; streams are stopped; resolves when in-flight requests finish or the timeout ends */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No Content',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Request Entity Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
+
+function statusLine(code: number): string {
+  return `${code} ${STATUS_TEXT[code] ?? 'Status'}`;
+}
+
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
+  const app = uws.App();
+  let listenSocket: uws.us_listen_socket | undefined;
+  let inflight = 0;
+  let closing = false;
+  const streams = new Map<StreamingResponse, StreamSink>();
+  const gzipMin = opts.gzipMinBytes ?? 128 * 1024;
+  let idleResolve: (() => void) | undefined;
+
+  app.any('/*', (res, req) => {
+    const method = req.getMethod().toUpperCase();
+    const path = req.getUrl();
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const headers = new Map<string, string>();
+    req.forEach((k, v) => {
+      const prev = headers.get(k);
+      headers.set(k, prev === undefined ? v : `${prev}, ${v}`);
+    });
+    const proxiedAddress = Buffer.from(res.getProxiedRemoteAddressAsText()).toString();
+    const ctrl = new AbortController();
+    let aborted = false;
+    const abortHooks: (() => void)[] = [];
+    res.onAborted(() => {
+      aborted = true;
+      ctrl.abort();
+      for (const h of abortHooks) h();
+    });
+    inflight++;
+
+    const finish = () => {
+      inflight--;
+      if (closing && inflight === 0) idleResolve?.();
+    };
+
+    const respond = (out: OutgoingResponse) => {
+      if (aborted) {
+        if (out.stream) out.stop();
+        finish();
+        return;
+      }
+      if (out.stream) {
+        runStream(res, out, () => aborted, finish, abortHooks);
+        return;
+      }
+      const acceptsGzip = /\bgzip\b/.test(headers.get('accept-encoding') ?? '');
+      const body = out.body;
+      const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+      if (out.compressible && acceptsGzip && size >= gzipMin) {
+        gzip(typeof body === 'string' ? Buffer.from(body) : body).then(
+          (z) => write(out, z, true),
+          () => write(out, body, false),
+        );
+      } else write(out, body, false);
+    };
+
+    const write = (out: PlainResponse, body: Uint8Array | string, gzipped: boolean) => {
+      if (!aborted) {
+        res.cork(() => {
+          res.writeStatus(statusLine(out.status));
+          for (const [k, v] of out.headers) res.writeHeader(k, v);
+          if (gzipped) res.writeHeader('Content-Encoding', 'gzip');
+          if (closing) res.writeHeader('Connection', 'close');
+          res.end(body, false);
+        });
+      }
+      finish();
+    };
+
+    const dispatch = (body: Uint8Array) => {
+      opts
+        .handle({ method, path, query, headers, proxiedAddress, body, signal: ctrl.signal })
+        .then(respond, (err: unknown) => {
+          respond({
+            status: 500,
+            headers: [['Content-Type', 'application/json']],
+            body: JSON.stringify({
+              kind: 'Status',
+              apiVersion: 'v1',
+              metadata: {},
+              status: 'Failure',
+              message: `Internal error occurred: ${(err as Error)?.message ?? String(err)}`,
+              reason: 'InternalError',
+              code: 500,
+            }),
+          });
+        });
+    };
+
+    if (!METHODS_WITH_BODY.has(method)) {
+      dispatch(new Uint8Array(0));
+      return;
+    }
+    const declared = Number(headers.get('content-length') ?? '0');
+    if (declared > opts.maxBodyBytes) {
+      // answer at once and drop the connection rather than read a body we refuse
+      const out = opts.tooLarge(opts.maxBodyBytes);
+      res.cork(() => {
+        res.writeStatus(statusLine(out.status));
+        for (const [k, v] of out.headers) res.writeHeader(k, v);
+        res.end(out.body, true);
+      });
+      aborted = true;
+      finish();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let refused = false;
+    res.onData((chunk, isLast) => {
+      if (refused) return;
+      total += chunk.byteLength;
+      if (total > opts.maxBodyBytes) {
+        refused = true;
+        if (!aborted) {
+          const out = opts.tooLarge(opts.maxBodyBytes);
+          res.cork(() => {
+            res.writeStatus(statusLine(out.status));
+            for (const [k, v] of out.headers) res.writeHeader(k, v);
+            res.end(out.body, true);
+          });
+          aborted = true;
+        }
+        finish();
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback: copy it
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) dispatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
+  });
+
+  function runStream(
+    res: uws.HttpResponse,
+    out: StreamingResponse,
+    isAborted: () => boolean,
+    finish: () => void,
+    abortHooks: (() => void)[],
+  ) {
+    let queued = 0;
+    let ended = false;
+    res.cork(() => {
+      res.writeStatus(statusLine(out.status));
+      for (const [k, v] of out.headers) res.writeHeader(k, v);
+      // headers go out before the first event so clients see the watch start
+      res.write('');
+    });
+    const base = res.getWriteOffset();
+    const done = () => {
+      if (ended) return;
+      ended = true;
+      streams.delete(out);
+      finish();
+    };
+    abortHooks.push(() => {
+      out.stop();
+      done();
+    });
+    const sink: StreamSink = {
+      write(chunk) {
+        if (ended || isAborted()) return false;
+        queued += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
+        let ok = false;
+        res.cork(() => {
+          ok = res.write(chunk);
+        });
+        return ok;
+      },
+      backlog() {
+        if (ended || isAborted()) return 0;
+        return Math.max(0, queued - (res.getWriteOffset() - base));
+      },
+      end() {
+        if (ended) return;
+        if (!isAborted()) res.cork(() => res.end());
+        done();
+      },
+    };
+    streams.set(out, sink);
+    out.start(sink);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    const cb = (s: uws.us_listen_socket | false) => {
+      if (!s) reject(new Error(`cannot listen on ${JSON.stringify(opts.listen)}`));
+      else {
+        listenSocket = s;
+        resolve();
+      }
+    };
+    if ('unixPath' in opts.listen) app.listen_unix(cb, opts.listen.unixPath);
+    else app.listen(opts.listen.host, opts.listen.port, cb);
+  });
+
+  return {
+    port: 'unixPath' in opts.listen ? 0 : uws.us_socket_local_port(listenSocket!),
+    get openStreams() {
+      return streams.size;
+    },
+    async close(timeoutMs = 10_000) {
+      closing = true;
+      if (listenSocket) uws.us_listen_socket_close(listenSocket);
+      listenSocket = undefined;
+      // graceful shutdown ends watches cleanly: the stream stops producing, then its response ends
+      for (const [s, sink] of [...streams]) {
+        s.stop();
+        sink.end();
+      }
+      if (inflight > 0) {
+        await new Promise<void>((resolve) => {
+          idleResolve = resolve;
+          setTimeout(resolve, timeoutMs).unref();
+        });
+      }
+      app.close();
+    },
+  };
+}

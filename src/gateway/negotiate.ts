@@ -1,0 +1,62 @@
+// Content negotiation (spec 000 §4.3): the first acceptable type of the
+// Accept list wins; a list with nothing we serve is 406.
+
+import { notAcceptable } from '../api/errors.js';
+import type { Negotiated } from '../api/request.js';
+
+interface MediaRange {
+  type: string;
+  params: Map<string, string>;
+}
+
+export function parseAccept(header: string | undefined): MediaRange[] {
+  if (!header || header.trim() === '') return [{ type: '*/*', params: new Map() }];
+  return header.split(',').map((part) => {
+    const [type, ...params] = part.split(';');
+    const m = new Map<string, string>();
+    for (const p of params) {
+      const eq = p.indexOf('=');
+      if (eq > 0) m.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim().replace(/^"|"$/g, ''));
+    }
+    return { type: (type ?? '').trim().toLowerCase(), params: m };
+  });
+}
+
+/**
+ * Picks the representation. `metaGroups` are the groups accepted for
+ * `as=Table` (meta.<domain>, plus meta.k8s.io so that unmodified kubectl gets tables).
+ */
+export function negotiate(
+  header: string | undefined,
+  opts: { metaGroups: string[]; allowTable: boolean; pretty: boolean; cbor?: boolean },
+): Negotiated {
+  for (const r of parseAccept(header)) {
+    const as = r.params.get('as');
+    if (as !== undefined) {
+      if (as === 'Table' && opts.allowTable && (r.type === 'application/json' || r.type === 'application/yaml')) {
+        const g = r.params.get('g') ?? '';
+        const v = r.params.get('v') ?? '';
+        if (opts.metaGroups.includes(g) && (v === 'v1' || v === 'v1beta1')) {
+          return { format: r.type === 'application/yaml' ? 'yaml' : 'json', table: { group: g, version: v }, pretty: opts.pretty };
+        }
+      }
+      // other `as=` forms (PartialObjectMetadata, aggregated discovery) are not served: fall through
+      continue;
+    }
+    switch (r.type) {
+      case 'application/json':
+      case 'application/*':
+      case '*/*':
+      case '*':
+        return { format: 'json', pretty: opts.pretty };
+      case 'application/yaml':
+        return { format: 'yaml', pretty: opts.pretty };
+      case 'application/cbor':
+        if (opts.cbor) return { format: 'cbor', pretty: false };
+        continue;
+      default:
+        continue;
+    }
+  }
+  throw notAcceptable(`only the following media types are accepted: application/json, application/yaml${opts.cbor ? ', application/cbor' : ''}`);
+}

@@ -1,0 +1,179 @@
+// The request pipeline (docs/architecture.md): HTTP parsing and content
+// negotiation here, then authentication → authorization → the verb handler of
+// the registry (or the watch service) → encoding of the response.
+
+import { stringify as toYaml } from 'yaml';
+import { StatusError, forbidden, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../api/errors.js';
+import type { HandlerContext } from '../api/handlers/context.js';
+import { handleCreate } from '../api/handlers/create.js';
+import { handleDelete } from '../api/handlers/delete.js';
+import { handleDeleteCollection } from '../api/handlers/deletecollection.js';
+import { handleGet } from '../api/handlers/get.js';
+import { handleList } from '../api/handlers/list.js';
+import { handlePatch } from '../api/handlers/patch.js';
+import { handleUpdate } from '../api/handlers/update.js';
+import type { ApiRequest, ApiResponse, Negotiated, StreamResponse } from '../api/request.js';
+import type { AuthenticationChain } from '../auth/authn/chain.js';
+import type { Authorizer } from '../auth/authz/types.js';
+import type { PeerCertificate } from '../auth/types.js';
+import type { WatchService } from '../watch/service.js';
+import type { HealthChecks } from './health.js';
+import type { IncomingRequest, OutgoingResponse, PlainResponse } from './http-server.js';
+import { negotiate } from './negotiate.js';
+import { parseRequestInfo } from './request-info.js';
+
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/** discovery, OpenAPI, version and other documents that are not resources */
+export type NonResourceHandler = (
+  path: string,
+  query: URLSearchParams,
+  accept: Negotiated,
+) => Promise<{ status: number; body: unknown } | undefined> | { status: number; body: unknown } | undefined;
+
+export interface RouterOptions {
+  ctx: HandlerContext;
+  apiDomain: string;
+  authn: AuthenticationChain;
+  authz: Authorizer;
+  health: HealthChecks;
+  watch: WatchService;
+  nonResource: NonResourceHandler;
+  peerFor(proxiedAddress: string): PeerCertificate | undefined;
+  /** server logging of unexpected errors */
+  log?: (msg: string) => void;
+}
+
+type Handler = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
+
+const HANDLERS: Record<string, Handler> = {
+  get: handleGet,
+  list: handleList,
+  create: handleCreate,
+  update: handleUpdate,
+  patch: handlePatch,
+  delete: handleDelete,
+  deletecollection: handleDeleteCollection,
+};
+
+export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Promise<OutgoingResponse> {
+  const metaGroups = [`meta.${opts.apiDomain}`, 'meta.k8s.io'];
+  return async (http) => {
+    let accept: Negotiated = { format: 'json', pretty: false };
+    try {
+      const health = await opts.health.serve(http.path, http.query);
+      if (health) {
+        return { status: health.status, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff']], body: health.body };
+      }
+      const info = parseRequestInfo(http.method, http.path, http.query);
+      const pretty = http.query.get('pretty') === 'true' || http.query.get('pretty') === '1';
+      accept = negotiate(http.headers.get('accept'), {
+        metaGroups,
+        allowTable: info.verb === 'get' || info.verb === 'list' || info.verb === 'watch',
+        pretty,
+      });
+      const peer = opts.peerFor(http.proxiedAddress);
+      const authn = await opts.authn.authenticate({ headers: http.headers, peer, path: http.path });
+      if ('error' in authn) {
+        return encode(401, new StatusError(401, 'Unauthorized', authn.error).toStatus(), accept);
+      }
+      const user = authn.user;
+      const decision = await opts.authz.authorize({
+        user,
+        verb: info.verb,
+        isResourceRequest: info.isResourceRequest,
+        path: http.path,
+        apiGroup: info.group,
+        apiVersion: info.version,
+        namespace: info.namespace,
+        resource: info.resource,
+        subresource: info.subresource,
+        name: info.name,
+      });
+      if (decision.decision !== 'allow') {
+        throw forbidden(
+          `User "${user.username}" cannot ${info.verb} resource "${info.resource}" in API group "${info.group}"${info.namespace ? ` in the namespace "${info.namespace}"` : ''}`,
+        );
+      }
+      if (!info.isResourceRequest) {
+        if (http.method !== 'GET' && http.method !== 'HEAD') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+        const doc = await opts.nonResource(http.path, http.query, accept);
+        if (!doc) throw notFoundPath();
+        if (typeof doc.body === 'string') {
+          return { status: doc.status, headers: [['Content-Type', 'text/plain; charset=utf-8']], body: doc.body };
+        }
+        return encode(doc.status, doc.body, accept, [], true);
+      }
+      const def = opts.ctx.registry.lookup(info.group, info.version, info.resource);
+      if (!def) throw notFoundPath();
+      if (info.subresource !== '' && !(def.subresources ?? []).includes(info.subresource)) throw notFoundPath();
+      if (def.scope === 'Cluster' && info.namespace !== '') throw notFoundPath();
+      const verbs = def.verbs ?? ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+      if (!verbs.includes(info.verb)) {
+        throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+      }
+      const req: ApiRequest = {
+        info,
+        def,
+        query: http.query,
+        headers: http.headers,
+        body: http.body,
+        contentType: http.headers.get('content-type') ?? '',
+        user,
+        accept,
+        signal: http.signal,
+      };
+      if (info.verb === 'watch') {
+        const stream: StreamResponse = opts.watch.serve(req, opts.ctx.storeFor(def));
+        return {
+          stream: true,
+          status: stream.status,
+          headers: [['Content-Type', stream.contentType], ['Cache-Control', 'no-cache, private']],
+          start: (sink) => stream.start(sink),
+          stop: () => stream.stop(),
+        };
+      }
+      const handler = HANDLERS[info.verb];
+      if (!handler) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+      const res = await handler(opts.ctx, req);
+      return encode(res.status, res.body, accept, res.warnings, info.verb === 'get' || info.verb === 'list', res.headers);
+    } catch (e) {
+      if (e instanceof StatusError) return encode(e.code, e.toStatus(), accept, [], false, e.headers);
+      opts.log?.(`unexpected error serving ${http.method} ${http.path}: ${(e as Error)?.stack ?? String(e)}`);
+      const err = internalError((e as Error)?.message ?? String(e));
+      return encode(err.code, err.toStatus(), accept);
+    }
+  };
+}
+
+export function tooLargeResponse(limit: number): PlainResponse {
+  const e = requestEntityTooLarge(`the request body is larger than the limit of ${limit} bytes`);
+  return { status: 413, headers: [['Content-Type', 'application/json']], body: JSON.stringify(e.toStatus()) };
+}
+
+/** Warning header values are quoted-strings (RFC 7234 §5.5) */
+function warningHeader(text: string): string {
+  return `299 - "${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+}
+
+function encode(
+  status: number,
+  body: unknown,
+  accept: Negotiated,
+  warnings: string[] = [],
+  compressible = false,
+  extra: Record<string, string> = {},
+): PlainResponse {
+  const headers: [string, string][] = [];
+  let text: string;
+  if (accept.format === 'yaml') {
+    headers.push(['Content-Type', 'application/yaml']);
+    text = toYaml(body);
+  } else {
+    headers.push(['Content-Type', 'application/json']);
+    text = accept.pretty ? JSON.stringify(body, null, 2) + '\n' : JSON.stringify(body);
+  }
+  for (const w of warnings) headers.push(['Warning', warningHeader(w)]);
+  for (const [k, v] of Object.entries(extra)) headers.push([k, v]);
+  return { status, headers, body: text, compressible };
+}

@@ -1,0 +1,227 @@
+// Composition root: builds the layers (store → registry → watch → gateway)
+// and wires them together. Nothing below imports from here.
+
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { SchemaAdmission } from '../api/admission.js';
+import { StatusError, forbidden } from '../api/errors.js';
+import { GenericStore, decodeObject, storageKey } from '../api/generic-store.js';
+import type { HandlerContext } from '../api/handlers/context.js';
+import { builtinDefinitions, sharedDefinitions } from '../api/kinds/index.js';
+import { ContinueTokens } from '../api/list.js';
+import { Registry } from '../api/registry.js';
+import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import { AuthenticationChain, type Authenticator } from '../auth/authn/chain.js';
+import { authenticateClientCertificate } from '../auth/authn/x509.js';
+import { AllowAllAuthorizer } from '../auth/authz/types.js';
+import { NamespaceController, NAMESPACE_FINALIZER } from '../controllers/namespace.js';
+import { HealthChecks } from '../gateway/health.js';
+import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
+import { MAX_BODY_BYTES, createRouter, tooLargeResponse } from '../gateway/router.js';
+import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
+import { LocalStore } from '../store/local-store.js';
+import type { RevisionedStore } from '../store/types.js';
+import { WatchService } from '../watch/service.js';
+import { managedFieldsHooks } from './managed-fields.js';
+import { nonResourceHandler } from './non-resource.js';
+import { ensurePki } from './pki.js';
+import { writeKubeconfig } from './kubeconfig.js';
+
+export interface ServerOptions {
+  dataDir: string;
+  bindAddress: string;
+  /** 0 = ephemeral (tests) */
+  securePort: number;
+  apiDomain: string;
+  /** extra DNS names / IPs for the serving certificate */
+  tlsSans?: string[];
+  /** watch history window, ms (spec 000 §8: default 5 minutes) */
+  watchWindowMs?: number;
+  /** how long in-flight requests get on shutdown */
+  shutdownTimeoutMs?: number;
+  log?: (msg: string) => void;
+}
+
+export interface RunningServer {
+  port: number;
+  url: string;
+  kubeconfigPath: string;
+  store: RevisionedStore;
+  registry: Registry;
+  watch: WatchService;
+  caPem: string;
+  adminCertPem: string;
+  adminKeyPem: string;
+  /** graceful: readiness false, in-flight requests finish, watches end, store closes */
+  shutdown(): Promise<void>;
+}
+
+/** namespaces that exist from the start and may not be deleted */
+export const BUILTIN_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease'];
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  const dataDir = resolve(opts.dataDir);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await mkdir(join(dataDir, 'run'), { recursive: true, mode: 0o700 });
+
+  const hosts = ['localhost', '127.0.0.1', '::1', ...(opts.tlsSans ?? [])];
+  if (opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::' && !hosts.includes(opts.bindAddress)) hosts.push(opts.bindAddress);
+  const pki = await ensurePki(join(dataDir, 'pki'), { hosts });
+
+  const store = await LocalStore.open(join(dataDir, 'store'));
+  const defs = sharedDefinitions(opts.apiDomain);
+  const registry = new Registry(opts.apiDomain, defs, builtinDefinitions(opts.apiDomain).map(withLifecycle));
+  const admission = new SchemaAdmission(defs);
+  const nsDef = registry.lookup('', 'v1', 'namespaces')!;
+  const namespaceState = (ns: string): 'Active' | 'Terminating' | undefined => {
+    const kv = store.range({ key: storageKey(nsDef, '', ns) }).kvs[0];
+    if (!kv) return undefined;
+    return decodeObject(kv).metadata?.deletionTimestamp ? 'Terminating' : 'Active';
+  };
+  const hooks = {
+    ...managedFieldsHooks(defs),
+    beforeDelete(def: ResourceDefinition, obj: ApiObject) {
+      if (def === nsDef && BUILTIN_NAMESPACES.includes(obj.metadata?.name ?? '')) {
+        throw forbidden(`namespaces "${obj.metadata?.name}" is forbidden: this namespace may not be deleted`, {
+          name: obj.metadata?.name,
+          kind: 'namespaces',
+        });
+      }
+    },
+  };
+  const stores = new Map<ResourceDefinition, GenericStore>();
+  const storeFor = (def: ResourceDefinition): GenericStore => {
+    let gs = stores.get(def);
+    if (!gs) {
+      gs = new GenericStore(def, store, admission, hooks, namespaceState);
+      stores.set(def, gs);
+    }
+    return gs;
+  };
+  const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens() };
+
+  const health = new HealthChecks();
+  let shuttingDown = false;
+  const started = new Set<string>();
+  health.add({ name: 'ping', check: () => undefined });
+  health.add({ name: 'log', check: () => undefined });
+  health.add({ name: 'etcd', check: () => (store.healthy() ? undefined : 'the store is not healthy') });
+  for (const hook of ['bootstrap-namespaces', 'start-watch-cache', 'start-namespace-controller']) {
+    health.add({ name: `poststarthook/${hook}`, check: () => (started.has(hook) ? undefined : 'not finished') });
+  }
+  health.add({ name: 'shutdown', check: () => (shuttingDown ? 'process is shutting down' : undefined) }, 'ready');
+
+  await bootstrapNamespaces(storeFor(nsDef));
+  started.add('bootstrap-namespaces');
+  const watch = new WatchService(store, { windowMs: opts.watchWindowMs });
+  started.add('start-watch-cache');
+  const nsController = new NamespaceController(store, registry, storeFor, log);
+  nsController.start();
+  started.add('start-namespace-controller');
+
+  const authenticators: Authenticator[] = [
+    { name: 'x509', authenticate: (req) => authenticateClientCertificate(req.peer) },
+  ];
+  const authn = new AuthenticationChain(authenticators, true);
+  log('WARNING: authorization is allow-all: every authenticated or anonymous request is permitted (the RBAC authorizer is not built yet)');
+
+  let front: TlsFront | undefined;
+  const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
+  const router = createRouter({
+    ctx,
+    apiDomain: opts.apiDomain,
+    authn,
+    authz: new AllowAllAuthorizer(),
+    health,
+    watch,
+    nonResource: nonResourceHandler(registry),
+    peerFor: (addr) => front?.peerFor(addr),
+    log,
+  });
+  const http: HttpServer = await startHttpServer({
+    listen: { unixPath: socketPath },
+    maxBodyBytes: MAX_BODY_BYTES,
+    handle: router,
+    tooLarge: tooLargeResponse,
+  });
+  front = await startTlsFront({
+    host: opts.bindAddress,
+    port: opts.securePort,
+    key: pki.serving.keyPem,
+    cert: pki.serving.certPem,
+    clientCA: pki.ca.certPem,
+    backendSocketPath: socketPath,
+  });
+  const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
+  const url = `https://${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;
+  const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
+  await writeKubeconfig(kubeconfigPath, {
+    server: url,
+    caPem: pki.ca.certPem,
+    clientCertPem: pki.admin.certPem,
+    clientKeyPem: pki.admin.keyPem,
+  });
+
+  let done: Promise<void> | undefined;
+  return {
+    port: front.port,
+    url,
+    kubeconfigPath,
+    store,
+    registry,
+    watch,
+    caPem: pki.ca.certPem,
+    adminCertPem: pki.admin.certPem,
+    adminKeyPem: pki.admin.keyPem,
+    shutdown() {
+      done ??= (async () => {
+        shuttingDown = true;
+        nsController.stop();
+        watch.close();
+        await http.close(opts.shutdownTimeoutMs ?? 10_000);
+        await front!.close({ graceful: true, timeoutMs: 2000 });
+        await store.close();
+      })();
+      return done;
+    },
+  };
+}
+
+/** the Namespace lifecycle (spec 000 §3.1): spec.finalizers keeps a deleted namespace Terminating */
+function withLifecycle(def: ResourceDefinition): ResourceDefinition {
+  if (def.group !== '' || def.resource !== 'namespaces') return def;
+  const base = def.strategy;
+  return {
+    ...def,
+    strategy: {
+      ...base,
+      default(obj) {
+        base.default?.(obj);
+        const spec = (obj.spec ??= {}) as { finalizers?: string[] };
+        if (spec.finalizers === undefined) spec.finalizers = [NAMESPACE_FINALIZER];
+        const status = (obj.status ??= {}) as { phase?: string };
+        if (status.phase === undefined) status.phase = 'Active';
+      },
+      extraFinalizers(obj) {
+        return ((obj.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []).slice();
+      },
+      prepareForDelete(obj) {
+        base.prepareForDelete?.(obj);
+        const status = (obj.status ??= {}) as { phase?: string };
+        status.phase = 'Terminating';
+      },
+    },
+  };
+}
+
+async function bootstrapNamespaces(gs: GenericStore): Promise<void> {
+  for (const name of BUILTIN_NAMESPACES) {
+    if (gs.readRaw('', name)) continue;
+    try {
+      await gs.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false });
+    } catch (e) {
+      if (!(e instanceof StatusError && e.code === 409)) throw e;
+    }
+  }
+}
