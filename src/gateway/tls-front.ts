@@ -1,0 +1,315 @@
+// TLS terminator in front of the uWebSockets.js gateway.
+//
+// uWS can terminate TLS itself but does not give JavaScript the client
+// certificate, and clients authenticate by X.509 certificate (spec
+// 001_bdb487117be0ea8a.txt §5.3: CN = user name, O = groups). So a Node `tls`
+// server terminates TLS, and for every TLS connection opens one plain
+// connection to the uWS app on a unix socket, first writing a PROXY protocol
+// v2 header whose *source address* is a synthetic IPv6 address (fdXX::/8, 120
+// random bits) naming this connection. uWS parses the header; the gateway
+// reads `res.getProxiedRemoteAddressAsText()` and calls `peerFor()` with it to
+// learn who is on the other end. See docs/tls.md for why this is safe.
+//
+// This sits on the watch fan-out path (many long-lived connections), so the
+// per-connection state is one map entry holding the socket; the certificate
+// is decoded lazily on the first lookup and then cached.
+import { randomFillSync } from 'node:crypto';
+import { connect as netConnect, type Socket } from 'node:net';
+import { createServer, type Server, type TLSSocket } from 'node:tls';
+import type { PeerCertificate } from '../auth/types.js';
+
+export interface TlsFrontOptions {
+  host: string;
+  /** 0 = ephemeral */
+  port: number;
+  key: string | Buffer;
+  cert: string | Buffer;
+  /** PEM bundle of CAs that sign client certificates (`--client-ca-file`, spec 001 §5.3) */
+  clientCA?: string | Buffer;
+  /** unix socket the uWS app listens on (`app.listen_unix`) */
+  backendSocketPath: string;
+}
+
+export interface TlsConnectionInfo {
+  /** the client's real address, for audit and logs */
+  remoteAddress: string | undefined;
+  remotePort: number | undefined;
+  peer: PeerCertificate | undefined;
+}
+
+export interface TlsCloseOptions {
+  /** stop accepting and let open connections finish by themselves (default false: destroy them) */
+  graceful?: boolean;
+  /** with `graceful`, destroy whatever is still open after this long */
+  timeoutMs?: number;
+}
+
+export interface TlsFront {
+  /** the port actually bound */
+  readonly port: number;
+  /** the client certificate of the connection named by a proxied address, if it presented one */
+  peerFor(proxiedAddressText: string): PeerCertificate | undefined;
+  /** everything known about the connection named by a proxied address */
+  connectionFor(proxiedAddressText: string): TlsConnectionInfo | undefined;
+  /** open TLS connections that completed the handshake */
+  readonly connections: number;
+  /** failed TLS handshakes since start (they are otherwise ignored) */
+  readonly handshakeErrors: number;
+  close(opts?: TlsCloseOptions): Promise<void>;
+}
+
+// --- PROXY protocol v2 (haproxy proxy-protocol.txt §2.2) --------------------
+
+const PROXY_V2_SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);
+/** version 2, command PROXY */
+const PROXY_V2_VERSION_COMMAND = 0x21;
+/** AF_INET6, SOCK_STREAM */
+const PROXY_V2_TCP6 = 0x21;
+const IPV6_ADDRESS_BLOCK_LENGTH = 36;
+export const PROXY_V2_TCP6_HEADER_LENGTH = 16 + IPV6_ADDRESS_BLOCK_LENGTH;
+const SRC_OFFSET = 16;
+const DST_OFFSET = 32;
+const SRC_PORT_OFFSET = 48;
+const DST_PORT_OFFSET = 50;
+/** first byte of every connection id: the IPv6 unique-local range fd00::/8 */
+const ID_PREFIX = 0xfd;
+/** destination address written into every header (fd00::1); uWS ignores it */
+const DESTINATION = Buffer.from('fd000000000000000000000000000001', 'hex');
+
+/** A PROXY v2 TCP-over-IPv6 header. */
+export function encodeProxyV2Header(src: Uint8Array, dst: Uint8Array, srcPort: number, dstPort: number): Buffer {
+  if (src.length !== 16 || dst.length !== 16) throw new Error('PROXY v2 IPv6 addresses are 16 bytes');
+  const h = Buffer.allocUnsafe(PROXY_V2_TCP6_HEADER_LENGTH);
+  PROXY_V2_SIGNATURE.copy(h, 0);
+  h[12] = PROXY_V2_VERSION_COMMAND;
+  h[13] = PROXY_V2_TCP6;
+  h.writeUInt16BE(IPV6_ADDRESS_BLOCK_LENGTH, 14);
+  h.set(src, SRC_OFFSET);
+  h.set(dst, DST_OFFSET);
+  h.writeUInt16BE(srcPort & 0xffff, SRC_PORT_OFFSET);
+  h.writeUInt16BE(dstPort & 0xffff, DST_PORT_OFFSET);
+  return h;
+}
+
+/** A fresh, unguessable connection id: fd followed by 15 random bytes (120 bits). */
+export function newConnectionId(): Buffer {
+  const id = Buffer.allocUnsafe(16);
+  id[0] = ID_PREFIX;
+  randomFillSync(id, 1, 15);
+  return id;
+}
+
+/**
+ * The text uWS returns from `getProxiedRemoteAddressAsText()` for a connection
+ * id: 8 groups of 4 lowercase hex digits (e.g. `fd00:0000:...:0001:e240`).
+ * This is the canonical form the front's map is keyed by.
+ */
+export function proxiedAddressFor(id: Uint8Array): string {
+  if (id.length !== 16) throw new Error('connection id must be 16 bytes');
+  const hex = Buffer.from(id.buffer, id.byteOffset, 16).toString('hex');
+  let out = hex.slice(0, 4);
+  for (let i = 4; i < 32; i += 4) out += ':' + hex.slice(i, i + 4);
+  return out;
+}
+
+const CANONICAL_RE = /^[0-9a-f]{4}(?::[0-9a-f]{4}){7}$/;
+
+/**
+ * Parse any textual IPv6 address (full or `::`-compressed, any case) into the
+ * 16-byte connection id, or undefined when it is not an IPv6 address.
+ * Embedded IPv4 (`::ffff:1.2.3.4`) is not a connection id and is rejected.
+ */
+export function parseProxiedAddress(text: string): Buffer | undefined {
+  const t = text.toLowerCase();
+  if (CANONICAL_RE.test(t)) return Buffer.from(t.replace(/:/g, ''), 'hex');
+  const halves = t.split('::');
+  if (halves.length > 2) return undefined;
+  const parse = (part: string): string[] | undefined => {
+    if (part === '') return [];
+    const groups = part.split(':');
+    return groups.every((g) => /^[0-9a-f]{1,4}$/.test(g)) ? groups : undefined;
+  };
+  const head = parse(halves[0]!);
+  const tail = halves.length === 2 ? parse(halves[1]!) : [];
+  if (!head || !tail) return undefined;
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail];
+  return Buffer.from(groups.map((g) => g.padStart(4, '0')).join(''), 'hex');
+}
+
+function canonicalKey(text: string): string | undefined {
+  if (text.length === 39 && CANONICAL_RE.test(text)) return text;
+  const id = parseProxiedAddress(text);
+  return id ? proxiedAddressFor(id) : undefined;
+}
+
+// --- the front ---------------------------------------------------------------
+
+interface Connection {
+  socket: TLSSocket;
+  /** undefined = not decoded yet; null = no certificate presented */
+  peer: PeerCertificate | null | undefined;
+}
+
+export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
+  const hasClientCA = opts.clientCA !== undefined && String(opts.clientCA).trim() !== '';
+  const connections = new Map<string, Connection>();
+  const backends = new Set<Socket>();
+  let handshakeErrors = 0;
+  let boundPort = 0;
+
+  const server: Server = createServer({
+    key: opts.key,
+    cert: opts.cert,
+    ...(hasClientCA ? { ca: opts.clientCA } : {}),
+    // Ask for a certificate but accept connections without one or with one
+    // that does not verify: such clients may still authenticate by token or
+    // be anonymous; an unverified certificate is answered 401 by the gateway.
+    requestCert: true,
+    rejectUnauthorized: false,
+    // Only HTTP/1.1: Go clients (kubectl) would otherwise negotiate h2,
+    // which the uWS gateway does not speak.
+    ALPNProtocols: ['http/1.1'],
+    minVersion: 'TLSv1.2',
+    noDelay: true,
+    // Detect vanished peers on long-lived watch connections.
+    keepAlive: true,
+    keepAliveInitialDelay: 60_000,
+  });
+
+  server.on('tlsClientError', () => {
+    handshakeErrors++;
+  });
+
+  server.on('secureConnection', (tlsSocket: TLSSocket) => {
+    const id = newConnectionId();
+    const key = proxiedAddressFor(id);
+    const header = encodeProxyV2Header(id, DESTINATION, tlsSocket.remotePort ?? 0, boundPort);
+    const backend = netConnect({ path: opts.backendSocketPath });
+    connections.set(key, { socket: tlsSocket, peer: undefined });
+    backends.add(backend);
+
+    let failed = false;
+    const fail = (): void => {
+      if (failed) return;
+      failed = true;
+      tlsSocket.destroy();
+      backend.destroy();
+    };
+    tlsSocket.on('error', fail);
+    backend.on('error', fail);
+    tlsSocket.on('close', () => {
+      connections.delete(key);
+      // Nobody is left to read what the backend might still send.
+      backend.destroy();
+    });
+    backend.on('close', () => {
+      backends.delete(backend);
+      // A clean backend end has already been forwarded by the pipe (which
+      // flushes buffered data first); end() is a no-op then and otherwise
+      // closes the client side politely.
+      if (!tlsSocket.destroyed) tlsSocket.end();
+    });
+
+    // The header goes first; writes made before the unix socket connects are
+    // buffered in order. pipe() gives back-pressure in both directions.
+    backend.write(header);
+    tlsSocket.pipe(backend);
+    backend.pipe(tlsSocket);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const address = server.address();
+  boundPort = typeof address === 'object' && address !== null ? address.port : opts.port;
+  // Errors after listening (e.g. EMFILE on accept) must not crash the process.
+  server.on('error', () => undefined);
+
+  const lookup = (text: string): Connection | undefined => {
+    const direct = connections.get(text);
+    if (direct) return direct;
+    const key = canonicalKey(text);
+    return key === undefined || key === text ? undefined : connections.get(key);
+  };
+
+  const peerOf = (c: Connection): PeerCertificate | undefined => {
+    if (c.peer === undefined) c.peer = decodePeer(c.socket, hasClientCA);
+    return c.peer ?? undefined;
+  };
+
+  let closing: Promise<void> | undefined;
+
+  return {
+    get port() {
+      return boundPort;
+    },
+    get connections() {
+      return connections.size;
+    },
+    get handshakeErrors() {
+      return handshakeErrors;
+    },
+    peerFor(text) {
+      const c = lookup(text);
+      return c ? peerOf(c) : undefined;
+    },
+    connectionFor(text) {
+      const c = lookup(text);
+      if (!c) return undefined;
+      return { remoteAddress: c.socket.remoteAddress, remotePort: c.socket.remotePort, peer: peerOf(c) };
+    },
+    close(closeOpts = {}) {
+      closing ??= new Promise<void>((resolve) => {
+        const destroyAll = (): void => {
+          for (const c of connections.values()) c.socket.destroy();
+          for (const b of backends) b.destroy();
+        };
+        let timer: NodeJS.Timeout | undefined;
+        server.close(() => {
+          if (timer) clearTimeout(timer);
+          resolve();
+        });
+        if (!closeOpts.graceful) destroyAll();
+        else if (closeOpts.timeoutMs !== undefined) {
+          timer = setTimeout(destroyAll, closeOpts.timeoutMs);
+          timer.unref();
+        }
+      });
+      return closing;
+    },
+  };
+}
+
+/** What the handshake established about the client certificate, or null when none was presented. */
+function decodePeer(socket: TLSSocket, hasClientCA: boolean): PeerCertificate | null {
+  const cert = socket.getPeerCertificate(false);
+  if (!cert || !cert.raw) return null;
+  const subject = (cert.subject ?? {}) as unknown as Record<string, string | string[] | undefined>;
+  const verified = hasClientCA && socket.authorized;
+  let verifyError: string | undefined;
+  if (!hasClientCA) verifyError = 'no client certificate authority configured';
+  else if (!verified) verifyError = String(socket.authorizationError ?? 'certificate not verified');
+  return {
+    verified,
+    ...(verifyError !== undefined ? { verifyError } : {}),
+    commonName: firstValue(subject['CN']) ?? '',
+    organizations: allValues(subject['O']),
+    raw: new Uint8Array(cert.raw),
+  };
+}
+
+function firstValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function allValues(v: string | string[] | undefined): string[] {
+  if (v === undefined) return [];
+  return Array.isArray(v) ? [...v] : [v];
+}
