@@ -74,6 +74,9 @@ interface RevisionWaiter {
 
 type AppliedListener = (write: AppliedWrite) => void;
 
+/** Upper bound of entries per group-commit batch. */
+const MAX_BATCH_ENTRIES = 1024;
+
 export class LocalStore implements RevisionedStore {
   private queue: Proposal[] = [];
   private flushing: Promise<void> | undefined;
@@ -318,8 +321,15 @@ export class LocalStore implements RevisionedStore {
   /** Group commit: everything queued while a batch is being synced goes out in the next batch. */
   private async flushLoop(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.queue;
-      this.queue = [];
+      let batch: Proposal[];
+      if (this.queue.length <= MAX_BATCH_ENTRIES) {
+        batch = this.queue;
+        this.queue = [];
+      } else {
+        // Bound one batch so a burst cannot make a single huge write that
+        // delays every writer in it (and holds all their bytes at once).
+        batch = this.queue.splice(0, MAX_BATCH_ENTRIES);
+      }
       const first = this.nextIndex;
       const entries = batch.map((p, i) => ({ index: first + i, bytes: p.bytes }));
       try {
