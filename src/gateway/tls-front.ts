@@ -156,7 +156,11 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
   const hasClientCA = opts.clientCA !== undefined && String(opts.clientCA).trim() !== '';
   const connections = new Map<string, Connection>();
   const backends = new Set<Socket>();
+  /** every accepted TCP socket, including those still in the handshake, so that close() can end them */
+  const accepted = new Set<Socket>();
   let handshakeErrors = 0;
+  /** set while close() waits for the last connections to finish */
+  let checkDrained: (() => void) | undefined;
   let boundPort = 0;
 
   const server: Server = createServer({
@@ -182,6 +186,11 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     handshakeErrors++;
   });
 
+  server.on('connection', (raw: Socket) => {
+    accepted.add(raw);
+    raw.once('close', () => accepted.delete(raw));
+  });
+
   server.on('secureConnection', (tlsSocket: TLSSocket) => {
     const id = newConnectionId();
     const key = proxiedAddressFor(id);
@@ -203,9 +212,11 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       connections.delete(key);
       // Nobody is left to read what the backend might still send.
       backend.destroy();
+      checkDrained?.();
     });
     backend.on('close', () => {
       backends.delete(backend);
+      checkDrained?.();
       // A clean backend end has already been forwarded by the pipe (which
       // flushes buffered data first); end() is a no-op then and otherwise
       // closes the client side politely.
@@ -269,12 +280,22 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       closing ??= new Promise<void>((resolve) => {
         const destroyAll = (): void => {
           for (const c of connections.values()) c.socket.destroy();
+          for (const raw of accepted) raw.destroy();
           for (const b of backends) b.destroy();
         };
         let timer: NodeJS.Timeout | undefined;
-        server.close(() => {
+        let serverClosed = false;
+        // Done when the listener is closed and every connection pair has
+        // finished its own 'close' handling (map entry and backend gone).
+        checkDrained = () => {
+          if (!serverClosed || connections.size > 0 || backends.size > 0) return;
           if (timer) clearTimeout(timer);
+          checkDrained = undefined;
           resolve();
+        };
+        server.close(() => {
+          serverClosed = true;
+          checkDrained?.();
         });
         if (!closeOpts.graceful) destroyAll();
         else if (closeOpts.timeoutMs !== undefined) {

@@ -371,6 +371,91 @@ describe('TLS front: transport', () => {
   });
 });
 
+describe('TLS front: close', () => {
+  it('close() ends established and still-handshaking connections', async () => {
+    const f = await startTlsFront({
+      host: '127.0.0.1',
+      port: 0,
+      key: pki.serving.keyPem,
+      cert: pki.serving.certPem,
+      clientCA: pki.ca.certPem,
+      backendSocketPath: socketPath,
+    });
+    fronts.push(f);
+    // one connection that never starts its handshake
+    const idle = netConnect({ host: '127.0.0.1', port: f.port });
+    const idleClosed = new Promise<void>((resolve) => idle.on('close', () => resolve()).on('error', () => undefined));
+    await new Promise<void>((resolve) => idle.once('connect', () => resolve()));
+    // one established TLS connection
+    const tlsSock = tlsConnect({ host: '127.0.0.1', port: f.port, servername: 'localhost', ca: pki.ca.certPem });
+    const tlsClosed = new Promise<void>((resolve) => tlsSock.on('close', () => resolve()).on('error', () => undefined));
+    await new Promise<void>((resolve) => tlsSock.once('secureConnect', () => resolve()));
+    await vi.waitFor(() => expect(f.connections).toBe(1), { timeout: 10_000 });
+
+    await f.close();
+    await Promise.all([idleClosed, tlsClosed]);
+    expect(f.connections).toBe(0);
+    const refused = await new Promise<string>((resolve) => {
+      const s = netConnect({ host: '127.0.0.1', port: f.port });
+      s.on('connect', () => {
+        s.destroy();
+        resolve('connected');
+      });
+      s.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+    });
+    expect(refused).toBe('ECONNREFUSED');
+  });
+});
+
+describe('TLS front: graceful close', () => {
+  const startFront = async () => {
+    const f = await startTlsFront({
+      host: '127.0.0.1',
+      port: 0,
+      key: pki.serving.keyPem,
+      cert: pki.serving.certPem,
+      clientCA: pki.ca.certPem,
+      backendSocketPath: socketPath,
+    });
+    fronts.push(f);
+    const sock = tlsConnect({ host: '127.0.0.1', port: f.port, servername: 'localhost', ca: pki.ca.certPem, ...admin() });
+    const sockClosed = new Promise<void>((resolve) => sock.on('close', () => resolve()).on('error', () => undefined));
+    await new Promise<void>((resolve) => sock.once('secureConnect', () => resolve()));
+    return { f, sock, sockClosed };
+  };
+
+  it('keeps serving open connections, refuses new ones, and finishes when they end', async () => {
+    const { f, sock, sockClosed } = await startFront();
+    let closed = false;
+    const closing = f.close({ graceful: true }).then(() => {
+      closed = true;
+    });
+    const addr = await whoamiOn(sock);
+    expect(f.peerFor(addr)?.commonName).toBe('orch-admin');
+    const refused = await new Promise<string>((resolve) => {
+      const s = netConnect({ host: '127.0.0.1', port: f.port });
+      s.on('connect', () => {
+        s.destroy();
+        resolve('connected');
+      });
+      s.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+    });
+    expect(refused).toBe('ECONNREFUSED');
+    expect(closed).toBe(false); // our connection is still open
+    sock.end();
+    await closing;
+    await sockClosed;
+    expect(f.connections).toBe(0);
+  });
+
+  it('destroys connections still open after timeoutMs', async () => {
+    const { f, sockClosed } = await startFront();
+    await f.close({ graceful: true, timeoutMs: 50 });
+    await sockClosed;
+    expect(f.connections).toBe(0);
+  });
+});
+
 describe('kubectl through the front', () => {
   it('kubectl get --raw /hello authenticates with the admin certificate', async () => {
     const kubeconfig = join(dir, 'kube', 'config');
