@@ -1,0 +1,409 @@
+// The watch service: serves `GET <collection>?watch=1` (spec 000 §4.5, §4.6
+// watch table) from per-type watch caches fed by the store's applied writes.
+//
+// Fan-out (docs/watch.md): applying a write only updates the cache (decode,
+// state, window); delivery to watchers runs in a batched dispatch pass right
+// after, per cache, through a per-namespace index of watchers, and every
+// watcher that sees an event in the same representation gets the same bytes.
+
+import { type Status, StatusError, badRequest, gone, notAcceptable, serviceUnavailable } from '../api/errors.js';
+import { storagePrefix } from '../api/generic-store.js';
+import type { GenericStore } from '../api/generic-store.js';
+import { apiVersionOf } from '../api/registry.js';
+import type { ApiRequest, StreamResponse, StreamSink } from '../api/request.js';
+import { compileFieldSelector } from '../api/selectors/fields.js';
+import { SelectorParseError, matchesLabels } from '../api/selectors/labels.js';
+import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import type { AppliedWrite, RevisionedStore } from '../store/types.js';
+import { prefixEnd } from '../store/types.js';
+import { WatchCache, typePrefixOf } from './cache.js';
+import { CborWatchEncoder, INITIAL_EVENTS_END, JsonWatchEncoder, TableWatchEncoder, type WatchEncoder } from './encode.js';
+import { type StartPlan, type WatchParams, parseWatchParams, startPlan } from './params.js';
+import { type EndReason, type ObjectFilter, type PassMemo, Watcher } from './watcher.js';
+import { HistoryWindow } from './window.js';
+
+export interface WatchServiceOptions {
+  /** how long history is kept (spec 000 §8: default 5 minutes) */
+  windowMs?: number;
+  /** the most events one type's window keeps */
+  windowMaxEvents?: number;
+  /** mean interval between BOOKMARK events (jittered ±10%) */
+  bookmarkIntervalMs?: number;
+  /** a watcher whose socket backlog exceeds this is ended with 410 */
+  maxBacklogBytes?: number;
+  /** the watch duration when the client gives no timeoutSeconds (Kubernetes: random in [30, 60) minutes) */
+  defaultTimeoutMs?: () => number;
+  /** `<domain>/initial-events-end` is set next to `k8s.io/initial-events-end` (spec: orch.io) */
+  apiDomain?: string;
+  now?: () => number;
+}
+
+export interface WatchServiceStats {
+  /** open watch streams (live or still starting) */
+  watchers: number;
+  /** watch caches (one per watched resource type) */
+  caches: number;
+  /** events retained across all windows */
+  windowEvents: number;
+  /** objects held across all caches */
+  cachedObjects: number;
+  /** the last applied revision the service has seen */
+  revision: number;
+  /** watchers ended because they fell behind */
+  slowWatchersEnded: number;
+  /** events written to watchers (including initial events and bookmarks) */
+  eventsSent: number;
+}
+
+interface RevisionWaiter {
+  revision: number;
+  resolve: (reached: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
+interface RingEntry {
+  revision: number;
+  time: number;
+  write: AppliedWrite;
+}
+
+const MINUTE = 60_000;
+
+export class WatchService {
+  private readonly windowMs: number;
+  private readonly windowMaxEvents: number;
+  private readonly bookmarkIntervalMs: number;
+  private readonly maxBacklogBytes: number;
+  private readonly defaultTimeoutMs: () => number;
+  private readonly initialEventsEnd: Record<string, string>;
+  private readonly now: () => number;
+
+  private revision: number;
+  /** the revision through which every cache's events have been dispatched */
+  private dispatchedRevision: number;
+  private dispatchScheduled = false;
+  private readonly dirty = new Set<WatchCache<Watcher>>();
+  private readonly caches = new Map<string, WatchCache<Watcher>>();
+  /** recent raw writes, so a cache created later can backfill its window */
+  private readonly ring: HistoryWindow<RingEntry>;
+  /** every open watch (starting or live) -> its cache */
+  private readonly open = new Map<Watcher, WatchCache<Watcher>>();
+  private readonly waiters = new Set<RevisionWaiter>();
+  private readonly unsubscribe: () => void;
+  private readonly ticker: NodeJS.Timeout;
+  private closed = false;
+  private slowEnded = 0;
+  private eventsSentByEnded = 0;
+
+  constructor(
+    private readonly store: RevisionedStore,
+    opts: WatchServiceOptions = {},
+  ) {
+    this.windowMs = opts.windowMs ?? 5 * MINUTE;
+    this.windowMaxEvents = opts.windowMaxEvents ?? 100_000;
+    this.bookmarkIntervalMs = opts.bookmarkIntervalMs ?? MINUTE;
+    this.maxBacklogBytes = opts.maxBacklogBytes ?? 10 * 1024 * 1024;
+    this.defaultTimeoutMs = opts.defaultTimeoutMs ?? (() => 30 * MINUTE * (1 + Math.random()));
+    const domain = opts.apiDomain ?? 'orch.io';
+    this.initialEventsEnd = { [INITIAL_EVENTS_END]: 'true', [`${domain}/initial-events-end`]: 'true' };
+    this.now = opts.now ?? Date.now;
+    this.revision = store.revision;
+    this.dispatchedRevision = this.revision;
+    this.ring = new HistoryWindow<RingEntry>(this.revision, this.windowMs, this.windowMaxEvents);
+    this.unsubscribe = store.onApplied((w) => this.onApplied(w));
+    const tick = Math.max(5, Math.min(1000, this.bookmarkIntervalMs / 4, this.windowMs / 4));
+    this.ticker = setInterval(() => this.maintain(), tick);
+    this.ticker.unref();
+  }
+
+  // ---- feeding ------------------------------------------------------------
+
+  private onApplied(w: AppliedWrite): void {
+    this.revision = w.revision;
+    this.ring.push({ revision: w.revision, time: w.time, write: w });
+    for (const ev of w.events) {
+      const prefix = typePrefixOf(ev.kv.key);
+      if (prefix === undefined) continue;
+      const cache = this.caches.get(prefix);
+      if (!cache) continue;
+      if (cache.apply(ev, w.revision, w.time)) this.dirty.add(cache);
+    }
+    if (this.dirty.size > 0) this.scheduleDispatch();
+    else if (!this.dispatchScheduled) this.dispatchedRevision = this.revision;
+    this.releaseWaiters();
+  }
+
+  private scheduleDispatch(): void {
+    if (this.dispatchScheduled) return;
+    this.dispatchScheduled = true;
+    // batch every write applied in this turn of the event loop into one pass
+    setImmediate(() => this.dispatch());
+  }
+
+  private dispatch(): void {
+    this.dispatchScheduled = false;
+    for (const cache of this.dirty) {
+      const events = cache.takePending();
+      const memo: PassMemo = new Map();
+      for (const ev of events) {
+        for (const w of cache.watchersFor(ev.namespace)) {
+          if (ev.revision > w.sentRevision) w.deliver(ev, memo);
+        }
+      }
+    }
+    this.dirty.clear();
+    this.dispatchedRevision = this.revision;
+  }
+
+  private releaseWaiters(): void {
+    for (const waiter of this.waiters) {
+      if (waiter.revision <= this.revision) {
+        clearTimeout(waiter.timer);
+        this.waiters.delete(waiter);
+        waiter.resolve(true);
+      }
+    }
+  }
+
+  /** resolves true once the cache has seen `revision`, false at the timeout or on close */
+  private waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.revision >= revision) return Promise.resolve(true);
+    if (this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter: RevisionWaiter = {
+        revision,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.delete(waiter);
+          resolve(false);
+        }, timeoutMs),
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** The watch cache of a type; created on first use, its window backfilled from the recent-writes ring. */
+  cacheFor(def: ResourceDefinition): WatchCache<Watcher> {
+    const prefix = storagePrefix(def, '');
+    let cache = this.caches.get(prefix);
+    if (cache) return cache;
+    // range and ring are both synchronous views at this.revision: no write can slip in between
+    const state = this.store.range({ key: prefix, end: prefixEnd(prefix) });
+    this.ring.prune(this.now());
+    cache = new WatchCache<Watcher>(prefix, def.scope === 'Namespaced', state.kvs, this.ring.floor, {
+      maxAgeMs: this.windowMs,
+      maxEvents: this.windowMaxEvents,
+    });
+    for (const entry of this.ring.since(this.ring.floor) ?? []) {
+      for (const ev of entry.write.events) {
+        if (ev.kv.key.startsWith(prefix)) cache.backfill(ev, entry.revision, entry.time);
+      }
+    }
+    this.caches.set(prefix, cache);
+    return cache;
+  }
+
+  // ---- serving ------------------------------------------------------------
+
+  /**
+   * Validates the request and returns the stream; errors that can be known
+   * before streaming are thrown as StatusError (a normal error response).
+   */
+  serve(req: ApiRequest, gs: GenericStore): StreamResponse {
+    if (this.closed) throw serviceUnavailable('the server is shutting down');
+    const def = gs.def;
+    if (req.accept.format === 'yaml') {
+      // Kubernetes has no YAML watch stream (spec 000 §4.3)
+      throw notAcceptable('only the following media types are accepted: application/json, application/json;stream=watch');
+    }
+    const params = parseWatchParams(req.query);
+    const filter = buildFilter(def, params);
+    const encoder = this.encoderFor(req, def);
+    const plan = startPlan(params);
+    const namespace = def.scope === 'Namespaced' ? req.info.namespace : '';
+    const cache = this.cacheFor(def);
+    const timeoutMs = params.timeoutSeconds !== undefined ? params.timeoutSeconds * 1000 : this.defaultTimeoutMs();
+    let watcher: Watcher | undefined;
+    let stopped = false;
+
+    return {
+      stream: true,
+      status: 200,
+      contentType: encoder.contentType,
+      start: (sink: StreamSink) => {
+        if (stopped || watcher) return;
+        if (this.closed) {
+          sink.end();
+          return;
+        }
+        let timer: NodeJS.Timeout | undefined;
+        const w = new Watcher({
+          namespace,
+          filter,
+          encoder,
+          sink,
+          allowBookmarks: params.allowWatchBookmarks,
+          maxBacklogBytes: this.maxBacklogBytes,
+          onEnd: (ended, why) => this.onWatcherEnd(ended, why, timer),
+        });
+        watcher = w;
+        this.open.set(w, cache);
+        // timeoutSeconds: end the stream cleanly (spec 000 §4.2)
+        timer = setTimeout(() => w.end('timeout'), timeoutMs);
+        timer.unref();
+        void this.begin(w, cache, plan, Date.now() + timeoutMs);
+      },
+      stop: () => {
+        stopped = true;
+        watcher?.stop();
+      },
+    };
+  }
+
+  private encoderFor(req: ApiRequest, def: ResourceDefinition): WatchEncoder {
+    const apiVersion = apiVersionOf(def);
+    if (req.accept.table) {
+      const inc = req.query.get('includeObject') ?? 'Metadata';
+      if (inc !== 'None' && inc !== 'Metadata' && inc !== 'Object') {
+        throw badRequest(`includeObject: Unsupported value: "${inc}": supported values: "None", "Metadata", "Object"`);
+      }
+      return new TableWatchEncoder(def, apiVersion, req.accept.table, inc);
+    }
+    if (req.accept.format === 'cbor') return new CborWatchEncoder(apiVersion, def.kind);
+    return new JsonWatchEncoder(apiVersion, def.kind);
+  }
+
+  /** waits as the plan requires, then registers the watcher (synchronously, so no event is missed or doubled) */
+  private async begin(w: Watcher, cache: WatchCache<Watcher>, plan: StartPlan, deadline: number): Promise<void> {
+    try {
+      let target = 0;
+      if (plan.consistent) target = await this.store.readIndex();
+      if (plan.notOlderThan !== undefined) target = Math.max(target, plan.notOlderThan);
+      if (target > this.revision) {
+        const reached = await this.waitForRevision(target, Math.max(0, deadline - Date.now()));
+        if (!reached) {
+          // spec 000 §4.6: a watch on a too large version may wait until the request times out
+          w.end(this.closed ? 'closed' : 'timeout');
+          return;
+        }
+      }
+      if (w.isEnded) return;
+      this.register(w, cache, plan);
+    } catch (err) {
+      const status = err instanceof StatusError ? err.toStatus() : internalStatus(err);
+      w.fail(status);
+    }
+  }
+
+  private register(w: Watcher, cache: WatchCache<Watcher>, plan: StartPlan): void {
+    const rev = this.revision;
+    if (plan.initialEvents) {
+      w.sendInitial(cache.snapshot(w.namespace));
+      if (plan.initialEventsEndBookmark) w.bookmark(rev, this.initialEventsEnd);
+    } else if (plan.after !== undefined) {
+      cache.window.prune(this.now());
+      const events = cache.window.since(plan.after);
+      if (events === undefined) {
+        // Kubernetes answers a too-old watch with an ERROR event carrying 410 Expired in a 200 stream;
+        // client-go and @kubernetes/client-node re-list on it
+        w.fail(gone(`too old resource version: ${plan.after} (${cache.window.floor})`).toStatus());
+        return;
+      }
+      for (const ev of events) if (!w.deliver(ev)) return;
+    }
+    if (w.isEnded) return;
+    w.sentRevision = rev;
+    w.nextBookmarkAt = this.nextBookmarkTime();
+    w.goLive();
+    cache.addWatcher(w);
+  }
+
+  private nextBookmarkTime(): number {
+    return Date.now() + this.bookmarkIntervalMs * (0.9 + 0.2 * Math.random());
+  }
+
+  private onWatcherEnd(w: Watcher, why: EndReason, timer: NodeJS.Timeout | undefined): void {
+    if (timer) clearTimeout(timer);
+    const cache = this.open.get(w);
+    this.open.delete(w);
+    cache?.removeWatcher(w);
+    if (why === 'slow') this.slowEnded++;
+    this.eventsSentByEnded += w.eventsSent;
+  }
+
+  /** periodic: bookmarks for watchers that asked for them, and pruning of aged history */
+  private maintain(): void {
+    const now = this.now();
+    this.ring.prune(now);
+    for (const cache of this.caches.values()) cache.window.prune(now);
+    const wall = Date.now();
+    // bookmarks mark "everything up to this revision was sent" (spec 000 §4.5): only dispatched revisions qualify
+    const delivered = this.dispatchScheduled ? this.dispatchedRevision : this.revision;
+    for (const w of this.open.keys()) {
+      if (!w.allowBookmarks || !w.isLive || w.nextBookmarkAt > wall) continue;
+      w.nextBookmarkAt = this.nextBookmarkTime();
+      w.bookmark(Math.max(w.sentRevision, delivered));
+    }
+  }
+
+  /** ends every watch cleanly and stops observing the store (server shutdown) */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.ticker);
+    this.unsubscribe();
+    for (const waiter of this.waiters) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(false);
+    }
+    this.waiters.clear();
+    for (const w of [...this.open.keys()]) w.end('closed');
+  }
+
+  stats(): WatchServiceStats {
+    let windowEvents = 0;
+    let cachedObjects = 0;
+    for (const c of this.caches.values()) {
+      windowEvents += c.window.size;
+      cachedObjects += c.size;
+    }
+    let eventsSent = this.eventsSentByEnded;
+    for (const w of this.open.keys()) eventsSent += w.eventsSent;
+    return {
+      watchers: this.open.size,
+      caches: this.caches.size,
+      windowEvents,
+      cachedObjects,
+      revision: this.revision,
+      slowWatchersEnded: this.slowEnded,
+      eventsSent,
+    };
+  }
+}
+
+function buildFilter(def: ResourceDefinition, p: WatchParams): ObjectFilter | undefined {
+  const labels = p.labelSelector;
+  let fields: ((o: ApiObject) => boolean) | undefined;
+  if (p.fieldSelector.length > 0) {
+    try {
+      fields = compileFieldSelector(def, p.fieldSelector);
+    } catch (e) {
+      if (e instanceof SelectorParseError) throw badRequest(e.message);
+      throw e;
+    }
+  }
+  if (labels.length === 0 && !fields) return undefined;
+  return (o) => (labels.length === 0 || matchesLabels(labels, o.metadata?.labels)) && (!fields || fields(o));
+}
+
+function internalStatus(err: unknown): Status {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`,
+    reason: 'InternalError',
+    code: 500,
+  };
+}

@@ -1,0 +1,205 @@
+// One watch stream: its filter, its encoder and its sink. Decides which event
+// type this watcher sees (selector transitions, spec 000 §4.2/§6), writes
+// shared encodings, and ends itself when the client falls too far behind.
+
+import type { Status } from '../api/errors.js';
+import type { StreamSink } from '../api/request.js';
+import type { ApiObject } from '../api/types.js';
+import { type CacheEvent, type CachedObject, deletedObject } from './cache.js';
+import type { WatchEncoder } from './encode.js';
+
+export type ObjectFilter = (obj: ApiObject) => boolean;
+
+/** encodings valid for one dispatch pass only (non-durable encoders, e.g. tables) */
+export type PassMemo = Map<CacheEvent, Map<string, Buffer>>;
+
+export interface WatcherOptions {
+  namespace: string;
+  /** undefined = every object matches */
+  filter?: ObjectFilter;
+  encoder: WatchEncoder;
+  sink: StreamSink;
+  allowBookmarks: boolean;
+  /** the sink backlog (bytes) beyond which this watcher is ended; the initial burst adds its own size to the allowance */
+  maxBacklogBytes: number;
+  /** called once when the watcher ends for any reason */
+  onEnd: (w: Watcher, why: EndReason) => void;
+}
+
+export type EndReason = 'stopped' | 'timeout' | 'closed' | 'slow' | 'error';
+
+export class Watcher {
+  readonly namespace: string;
+  readonly allowBookmarks: boolean;
+  /** every event with a revision <= this was covered by the starting state or replay */
+  sentRevision = 0;
+  /** when the next bookmark is due (ms) */
+  nextBookmarkAt = 0;
+  private ended = false;
+  private live = false;
+  private allowance: number;
+  eventsSent = 0;
+
+  constructor(private readonly opts: WatcherOptions) {
+    this.namespace = opts.namespace;
+    this.allowBookmarks = opts.allowBookmarks;
+    this.allowance = opts.maxBacklogBytes;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  get isLive(): boolean {
+    return this.live && !this.ended;
+  }
+
+  matches(obj: ApiObject | undefined): boolean {
+    if (!obj) return false;
+    return this.opts.filter ? this.opts.filter(obj) : true;
+  }
+
+  /** synthetic ADDED events for the starting state (spec 000 §4.6 watch table) */
+  sendInitial(objects: CachedObject[]): void {
+    const enc = this.opts.encoder;
+    let bytes = 0;
+    for (const o of objects) {
+      if (this.ended) return;
+      if (!this.matches(o.object)) continue;
+      const key = `ADDED|${enc.shareKey()}`;
+      let b: Buffer | undefined;
+      if (enc.durable) {
+        b = o.encodings?.get(key);
+        if (!b) {
+          b = enc.objectEvent('ADDED', o.object);
+          (o.encodings ??= new Map()).set(key, b);
+        }
+      } else b = enc.objectEvent('ADDED', o.object);
+      enc.sentObjectEvent();
+      bytes += b.length;
+      this.write(b);
+    }
+    // the initial burst may sit in the socket buffer for a while; it is not "falling behind"
+    this.allowance += bytes;
+  }
+
+  /** replayed or live event; returns false when the watcher ended */
+  deliver(ev: CacheEvent, memo?: PassMemo): boolean {
+    if (this.ended) return false;
+    const type = this.eventTypeFor(ev);
+    if (type === undefined) return true;
+    const enc = this.opts.encoder;
+    const key = `${type}|${enc.shareKey()}`;
+    let store: Map<string, Buffer> | undefined;
+    if (enc.durable) store = ev.encodings ??= new Map();
+    else if (memo) {
+      store = memo.get(ev);
+      if (!store) {
+        store = new Map();
+        memo.set(ev, store);
+      }
+    }
+    let b = store?.get(key);
+    if (!b) {
+      b = enc.objectEvent(type, type === 'DELETED' ? deletedObject(ev) : ev.object!);
+      store?.set(key, b);
+    }
+    enc.sentObjectEvent();
+    this.write(b);
+    return this.checkBacklog();
+  }
+
+  /**
+   * What this watcher sees of an event: a MODIFIED that moves an object into
+   * the selection is ADDED, out of it is DELETED (with the old object at the
+   * new revision), as a Kubernetes watch with a selector does.
+   */
+  eventTypeFor(ev: CacheEvent): 'ADDED' | 'MODIFIED' | 'DELETED' | undefined {
+    if (!this.opts.filter) return ev.type;
+    switch (ev.type) {
+      case 'ADDED':
+        return this.matches(ev.object) ? 'ADDED' : undefined;
+      case 'DELETED':
+        return this.matches(ev.prev) ? 'DELETED' : undefined;
+      case 'MODIFIED': {
+        const now = this.matches(ev.object);
+        const before = this.matches(ev.prev);
+        if (now && before) return 'MODIFIED';
+        if (now) return 'ADDED';
+        if (before) return 'DELETED';
+        return undefined;
+      }
+    }
+  }
+
+  bookmark(resourceVersion: number, annotations?: Record<string, string>): void {
+    if (this.ended) return;
+    this.write(this.opts.encoder.bookmark(String(resourceVersion), annotations));
+    this.checkBacklog();
+  }
+
+  /** the watch is live: events are dispatched to it from now on */
+  goLive(): void {
+    this.live = true;
+  }
+
+  /** a final ERROR event, then the end of the stream */
+  fail(status: Status, why: EndReason = 'error'): void {
+    if (this.ended) return;
+    this.write(this.opts.encoder.error(status));
+    this.finish(why, true);
+  }
+
+  /** ends the stream cleanly (timeout, server shutdown) */
+  end(why: EndReason): void {
+    this.finish(why, true);
+  }
+
+  /** the client went away: free everything, leave the sink alone (the gateway owns the socket) */
+  stop(): void {
+    this.finish('stopped', false);
+  }
+
+  private finish(why: EndReason, endSink: boolean): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (endSink) {
+      try {
+        this.opts.sink.end();
+      } catch {
+        // the socket may be gone already
+      }
+    }
+    this.opts.onEnd(this, why);
+  }
+
+  private write(b: Buffer): void {
+    this.eventsSent++;
+    try {
+      // `false` means the socket is backed up; the backlog check below decides what to do about it
+      this.opts.sink.write(b);
+    } catch {
+      this.finish('stopped', false);
+    }
+  }
+
+  /** a watcher whose unsent bytes grow past the allowance is ended with 410 so the client re-lists (docs/watch.md) */
+  private checkBacklog(): boolean {
+    if (this.ended) return false;
+    const backlog = this.opts.sink.backlog();
+    if (backlog <= this.allowance) return true;
+    this.fail(
+      {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `watcher fell behind (${backlog} bytes not yet sent, limit ${this.allowance}); re-list and watch again`,
+        reason: 'Expired',
+        code: 410,
+      },
+      'slow',
+    );
+    return false;
+  }
+}

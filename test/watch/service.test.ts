@@ -1,0 +1,357 @@
+// Watch semantics of spec 000 §2.5, §4.5, §4.6 (watch table), §6, §7 against
+// a real LocalStore; the sink stands for the gateway's socket.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { StatusError } from '../../src/api/errors.js';
+import type { LocalStore } from '../../src/store/local-store.js';
+import { WatchService, type WatchServiceOptions } from '../../src/watch/service.js';
+import {
+  RecordingSink,
+  cleanupDirs,
+  configMaps,
+  del,
+  genericStore,
+  openStore,
+  put,
+  request,
+  sleep,
+  until,
+  widgets,
+} from './helpers.js';
+
+const open: { store: LocalStore; svc: WatchService }[] = [];
+
+async function setup(opts: WatchServiceOptions = {}): Promise<{ store: LocalStore; svc: WatchService }> {
+  const store = await openStore();
+  const svc = new WatchService(store, opts);
+  open.push({ store, svc });
+  return { store, svc };
+}
+
+afterEach(async () => {
+  for (const { store, svc } of open.splice(0)) {
+    svc.close();
+    await store.close();
+  }
+  await cleanupDirs();
+});
+
+function watch(
+  svc: WatchService,
+  store: LocalStore,
+  query: Record<string, string>,
+  opts: Parameters<typeof request>[2] = {},
+  def = configMaps,
+): { sink: RecordingSink; stop: () => void } {
+  const resp = svc.serve(request(def, query, opts), genericStore(def, store));
+  const sink = new RecordingSink();
+  resp.start(sink);
+  return { sink, stop: () => resp.stop() };
+}
+
+function statusOf(fn: () => unknown): number {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof StatusError) return e.code;
+    throw e;
+  }
+  return 200;
+}
+
+describe('watch: event types and order (spec 000 §2.5, §6)', () => {
+  it('resourceVersion unset: synthetic ADDED for the current state in key order, then every change in order', async () => {
+    const { store, svc } = await setup();
+    await put(store, configMaps, 'a', 'b-second');
+    await put(store, configMaps, 'a', 'a-first');
+    const { sink } = watch(svc, store, {});
+    await until(() => sink.events().length === 2);
+    const r1 = await put(store, configMaps, 'a', 'c', { data: { k: 'v' } });
+    const r2 = await put(store, configMaps, 'a', 'c', { data: { k: 'w' } });
+    const r3 = await del(store, configMaps, 'a', 'c');
+    await until(() => sink.events().length === 5);
+    expect(sink.summary()).toEqual(['ADDED a-first', 'ADDED b-second', 'ADDED c', 'MODIFIED c', 'DELETED c']);
+    const ev = sink.events();
+    expect(ev.map((e) => e.object.metadata?.resourceVersion).slice(2)).toEqual([String(r1), String(r2), String(r3)]);
+    // the DELETED object is the last state stamped with the delete's revision
+    expect(ev[4]!.object.data).toEqual({ k: 'w' });
+    for (const e of ev) {
+      expect(e.object.kind).toBe('ConfigMap');
+      expect(e.object.apiVersion).toBe('v1');
+    }
+    expect(sink.text().endsWith('\n')).toBe(true);
+    expect(svc.stats().watchers).toBe(1);
+  });
+
+  it('a namespace watch sees only its namespace; an all-namespaces watch sees all', async () => {
+    const { store, svc } = await setup();
+    const inA = watch(svc, store, { resourceVersion: '0' }, { namespace: 'a' });
+    const all = watch(svc, store, { resourceVersion: '0' });
+    await put(store, configMaps, 'a', 'x');
+    await put(store, configMaps, 'b', 'y');
+    await put(store, configMaps, 'a', 'z');
+    await until(() => all.sink.events().length === 3);
+    await until(() => inA.sink.events().length === 2);
+    expect(inA.sink.summary()).toEqual(['ADDED x', 'ADDED z']);
+    expect(all.sink.events().map((e) => e.object.metadata?.namespace)).toEqual(['a', 'b', 'a']);
+  });
+
+  it('cluster-scoped types are watched as a whole', async () => {
+    const { store, svc } = await setup();
+    await put(store, widgets, '', 'w1', { spec: { size: 1 } });
+    const { sink } = watch(svc, store, {}, {}, widgets);
+    await put(store, widgets, '', 'w2', { spec: { size: 2 } });
+    await until(() => sink.events().length === 2);
+    expect(sink.summary()).toEqual(['ADDED w1', 'ADDED w2']);
+    expect(sink.events()[0]!.object.apiVersion).toBe('example.orch.io/v1');
+  });
+});
+
+describe('watch: selectors (spec 000 §4.2)', () => {
+  it('MODIFIED events that move an object into or out of the label selector become ADDED or DELETED', async () => {
+    const { store, svc } = await setup();
+    await put(store, configMaps, 'a', 'o', { labels: { app: 'web' } });
+    const { sink } = watch(svc, store, { labelSelector: 'app=web' }, { namespace: 'a' });
+    await until(() => sink.events().length === 1);
+    const out = await put(store, configMaps, 'a', 'o', { labels: { app: 'db' } }); // leaves
+    await put(store, configMaps, 'a', 'o', { labels: { app: 'db' }, data: { x: '1' } }); // invisible
+    await put(store, configMaps, 'a', 'o', { labels: { app: 'web' } }); // enters
+    await put(store, configMaps, 'a', 'o', { labels: { app: 'web' }, data: { x: '2' } }); // stays
+    await put(store, configMaps, 'a', 'other'); // never matches
+    await del(store, configMaps, 'a', 'o');
+    await until(() => sink.events().length === 5);
+    expect(sink.summary()).toEqual(['ADDED o', 'DELETED o', 'ADDED o', 'MODIFIED o', 'DELETED o']);
+    const leaving = sink.events()[1]!;
+    // the object that left is shown in its last matching state, at the revision it left
+    expect(leaving.object.metadata?.resourceVersion).toBe(String(out));
+    expect((leaving.object.metadata as { labels?: Record<string, string> }).labels).toEqual({ app: 'web' });
+  });
+
+  it('field selectors filter events; unsupported fields and bad selectors are 400', async () => {
+    const { store, svc } = await setup();
+    const { sink } = watch(svc, store, { resourceVersion: '0', fieldSelector: 'spec.color=red' }, {}, widgets);
+    await put(store, widgets, '', 'r', { spec: { color: 'red' } });
+    await put(store, widgets, '', 'b', { spec: { color: 'blue' } });
+    await put(store, widgets, '', 'b', { spec: { color: 'red' } });
+    await until(() => sink.events().length === 2);
+    expect(sink.summary()).toEqual(['ADDED r', 'ADDED b']);
+    expect(statusOf(() => svc.serve(request(widgets, { fieldSelector: 'spec.shape=x' }), genericStore(widgets, store)))).toBe(400);
+    expect(statusOf(() => svc.serve(request(widgets, { labelSelector: 'a in (' }), genericStore(widgets, store)))).toBe(400);
+  });
+});
+
+describe('watch: resourceVersion (spec 000 §4.6 watch table)', () => {
+  it('N: only the changes after N, no synthetic events', async () => {
+    const { store, svc } = await setup();
+    await put(store, configMaps, 'a', 'before');
+    const n = await put(store, configMaps, 'a', 'at-n');
+    await put(store, configMaps, 'a', 'after');
+    const { sink } = watch(svc, store, { resourceVersion: String(n) });
+    await put(store, configMaps, 'a', 'live');
+    await until(() => sink.events().length === 2);
+    expect(sink.summary()).toEqual(['ADDED after', 'ADDED live']);
+  });
+
+  it('0: synthetic ADDED events for the current state, then changes', async () => {
+    const { store, svc } = await setup();
+    await put(store, configMaps, 'a', 'x');
+    const { sink } = watch(svc, store, { resourceVersion: '0' });
+    await put(store, configMaps, 'a', 'x', { data: { a: 'b' } });
+    await until(() => sink.events().length === 2);
+    expect(sink.summary()).toEqual(['ADDED x', 'MODIFIED x']);
+  });
+
+  it('a version older than the window ends with an ERROR event carrying 410 Expired', async () => {
+    const { store, svc } = await setup({ windowMs: 30 });
+    const old = await put(store, configMaps, 'a', 'x');
+    svc.cacheFor(configMaps);
+    const newer = await put(store, configMaps, 'a', 'y');
+    await sleep(80);
+    const { sink } = watch(svc, store, { resourceVersion: String(old) });
+    await until(() => sink.ended);
+    const ev = sink.events();
+    expect(ev).toHaveLength(1);
+    expect(ev[0]!.type).toBe('ERROR');
+    expect(ev[0]!.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
+    expect(ev[0]!.object.message).toBe(`too old resource version: ${old} (${newer})`);
+    // the newest version is still servable after the history aged out
+    const fresh = watch(svc, store, { resourceVersion: String(newer) });
+    await put(store, configMaps, 'a', 'z');
+    await until(() => fresh.sink.events().length === 1);
+    expect(fresh.sink.summary()).toEqual(['ADDED z']);
+    expect(svc.stats().watchers).toBe(1);
+  });
+
+  it('a version newer than the cache waits for it', async () => {
+    const { store, svc } = await setup();
+    const now = await put(store, configMaps, 'a', 'x');
+    const { sink } = watch(svc, store, { resourceVersion: String(now + 2) });
+    await put(store, configMaps, 'a', 'p'); // now+1: before the requested version
+    await put(store, configMaps, 'a', 'q'); // now+2: the requested version itself
+    await put(store, configMaps, 'a', 'r');
+    await until(() => sink.events().length === 1);
+    expect(sink.summary()).toEqual(['ADDED r']);
+  });
+
+  it('a cache created after writes backfills its window from the service history', async () => {
+    const { store, svc } = await setup();
+    const n = await put(store, configMaps, 'a', 'one');
+    await put(store, configMaps, 'a', 'two');
+    await del(store, configMaps, 'a', 'one');
+    expect(svc.stats().caches).toBe(0);
+    const { sink } = watch(svc, store, { resourceVersion: String(n) });
+    await until(() => sink.events().length === 2);
+    expect(sink.summary()).toEqual(['ADDED two', 'DELETED one']);
+  });
+
+  it('invalid combinations are 400; YAML streams are 406', async () => {
+    const { store, svc } = await setup();
+    const gs = genericStore(configMaps, store);
+    const serve = (q: Record<string, string>) => () => svc.serve(request(configMaps, q), gs);
+    expect(statusOf(serve({ sendInitialEvents: 'true' }))).toBe(400);
+    expect(statusOf(serve({ sendInitialEvents: 'true', resourceVersionMatch: 'Exact', resourceVersion: '1' }))).toBe(400);
+    expect(statusOf(serve({ resourceVersionMatch: 'NotOlderThan', resourceVersion: '1' }))).toBe(400);
+    expect(statusOf(serve({ resourceVersion: 'abc' }))).toBe(400);
+    expect(statusOf(serve({ timeoutSeconds: 'x' }))).toBe(400);
+    expect(statusOf(serve({ sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' }))).toBe(200);
+    expect(statusOf(() => svc.serve(request(configMaps, {}, { accept: { format: 'yaml' } }), gs))).toBe(406);
+  });
+});
+
+describe('watch: streaming lists and bookmarks (spec 000 §4.5)', () => {
+  it('sendInitialEvents: ADDED for all objects, then a bookmark with k8s.io/initial-events-end, then changes', async () => {
+    const { store, svc } = await setup();
+    await put(store, configMaps, 'a', 'x');
+    const synced = await put(store, configMaps, 'a', 'y');
+    const { sink } = watch(svc, store, {
+      sendInitialEvents: 'true',
+      resourceVersionMatch: 'NotOlderThan',
+      allowWatchBookmarks: 'true',
+    });
+    await until(() => sink.events().length === 3);
+    await put(store, configMaps, 'a', 'z');
+    await until(() => sink.events().length === 4);
+    const ev = sink.events();
+    expect(ev.map((e) => e.type)).toEqual(['ADDED', 'ADDED', 'BOOKMARK', 'ADDED']);
+    expect(ev[2]!.object).toEqual({
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: {
+        resourceVersion: String(synced),
+        annotations: { 'k8s.io/initial-events-end': 'true', 'orch.io/initial-events-end': 'true' },
+      },
+    });
+  });
+
+  it('sendInitialEvents with a resourceVersion waits until the state is not older than it', async () => {
+    const { store, svc } = await setup();
+    const now = await put(store, configMaps, 'a', 'x');
+    const { sink } = watch(svc, store, {
+      sendInitialEvents: 'true',
+      resourceVersionMatch: 'NotOlderThan',
+      resourceVersion: String(now + 1),
+      allowWatchBookmarks: 'true',
+    });
+    await sleep(20);
+    expect(sink.events()).toHaveLength(0);
+    await put(store, configMaps, 'a', 'y');
+    await until(() => sink.events().length === 3);
+    expect(sink.events().map((e) => `${e.type} ${e.object.metadata?.name ?? e.object.metadata?.resourceVersion}`)).toEqual([
+      'ADDED x',
+      'ADDED y',
+      `BOOKMARK ${now + 1}`,
+    ]);
+  });
+
+  it('periodic bookmarks carry only kind, apiVersion and resourceVersion, and advance with writes to other types', async () => {
+    const { store, svc } = await setup({ bookmarkIntervalMs: 20 });
+    const { sink } = watch(svc, store, { resourceVersion: '0', allowWatchBookmarks: 'true' });
+    const other = await put(store, widgets, '', 'elsewhere');
+    await until(() => sink.events().some((e) => e.type === 'BOOKMARK' && e.object.metadata?.resourceVersion === String(other)));
+    const bm = sink.events().find((e) => e.type === 'BOOKMARK')!;
+    expect(Object.keys(bm.object).sort()).toEqual(['apiVersion', 'kind', 'metadata']);
+    expect(Object.keys(bm.object.metadata!)).toEqual(['resourceVersion']);
+    // without allowWatchBookmarks there are none
+    const quiet = watch(svc, store, { resourceVersion: '0' });
+    await sleep(60);
+    expect(quiet.sink.events()).toHaveLength(0);
+  });
+});
+
+describe('watch: stream lifecycle', () => {
+  it('timeoutSeconds ends the stream cleanly', async () => {
+    const { store, svc } = await setup();
+    const { sink } = watch(svc, store, { resourceVersion: '0', timeoutSeconds: '1' });
+    await until(() => sink.ended, 5000);
+    expect(sink.events().filter((e) => e.type === 'ERROR')).toHaveLength(0);
+    expect(svc.stats().watchers).toBe(0);
+  });
+
+  it('stop() frees the watcher at once and nothing more is written', async () => {
+    const { store, svc } = await setup();
+    const { sink, stop } = watch(svc, store, { resourceVersion: '0' });
+    expect(svc.stats().watchers).toBe(1);
+    stop();
+    expect(svc.stats().watchers).toBe(0);
+    await put(store, configMaps, 'a', 'x');
+    await sleep(10);
+    expect(sink.chunks).toHaveLength(0);
+  });
+
+  it('close() ends every stream, including one still waiting for its version', async () => {
+    const { store, svc } = await setup();
+    const a = watch(svc, store, { resourceVersion: '0' });
+    const b = watch(svc, store, { resourceVersion: '999' });
+    expect(svc.stats().watchers).toBe(2);
+    svc.close();
+    await until(() => a.sink.ended && b.sink.ended);
+    expect(svc.stats().watchers).toBe(0);
+    expect(() => svc.serve(request(configMaps, {}), genericStore(configMaps, store))).toThrow(StatusError);
+  });
+});
+
+describe('watch: fan-out', () => {
+  it('a slow watcher is ended with 410 while a fast one receives every event', async () => {
+    const { store, svc } = await setup({ maxBacklogBytes: 2000 });
+    const fast = watch(svc, store, { resourceVersion: '0' });
+    const slow = watch(svc, store, { resourceVersion: '0' });
+    slow.sink.stall();
+    for (let i = 0; i < 40; i++) await put(store, configMaps, 'a', `o${i}`, { data: { pad: 'x'.repeat(100) } });
+    await until(() => fast.sink.events().length === 40);
+    expect(fast.sink.summary()).toEqual(Array.from({ length: 40 }, (_, i) => `ADDED o${i}`));
+    expect(slow.sink.ended).toBe(true);
+    const last = slow.sink.events().at(-1)!;
+    expect(last.type).toBe('ERROR');
+    expect(last.object).toMatchObject({ code: 410, reason: 'Expired' });
+    expect(last.object.message).toContain('re-list and watch again');
+    expect(slow.sink.events().length).toBeLessThan(40);
+    const stats = svc.stats();
+    expect(stats.slowWatchersEnded).toBe(1);
+    expect(stats.watchers).toBe(1);
+  });
+
+  it('watchers of the same representation share the very same encoded bytes', async () => {
+    const { store, svc } = await setup();
+    const a = watch(svc, store, { resourceVersion: '0' });
+    const b = watch(svc, store, { resourceVersion: '0' }, { namespace: 'n' });
+    await put(store, configMaps, 'n', 'x');
+    await until(() => a.sink.chunks.length === 1 && b.sink.chunks.length === 1);
+    expect(a.sink.chunks[0]).toBe(b.sink.chunks[0]);
+  });
+
+  it('table watches get one row per event; only the first carries column definitions', async () => {
+    const { store, svc } = await setup();
+    await put(store, widgets, '', 'w1', { spec: { size: 3 } });
+    const { sink } = watch(svc, store, {}, { accept: { table: { group: 'meta.orch.io', version: 'v1' } } }, widgets);
+    await put(store, widgets, '', 'w2', { spec: { size: 5 } });
+    await until(() => sink.events().length === 2);
+    const [first, second] = sink.events() as { type: string; object: { kind: string; columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] } }[];
+    expect(first!.object.kind).toBe('Table');
+    expect(first!.object.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Size', 'Age']);
+    expect(first!.object.rows).toHaveLength(1);
+    expect(first!.object.rows[0]!.cells.slice(0, 2)).toEqual(['w1', 3]);
+    expect(second!.type).toBe('ADDED');
+    expect(second!.object.columnDefinitions).toEqual([]);
+    expect(second!.object.rows[0]!.cells.slice(0, 2)).toEqual(['w2', 5]);
+  });
+});
