@@ -1,0 +1,242 @@
+// The host-facing wrapper of the Raft core: turns the protocol state machine
+// (raft.ts) into the Ready/advance interface documented in types.ts.
+
+import { entrySize } from './log.js';
+import { Raft } from './raft.js';
+import {
+  NONE,
+  ProposalDroppedError,
+  type ConfChange,
+  type Entry,
+  type HardState,
+  type Message,
+  type NodeId,
+  type PersistentState,
+  type ProgressStatus,
+  type RaftConfig,
+  type Ready,
+  type Snapshot,
+  type SoftState,
+  type Status,
+  decodeConfChange,
+  encodeConfChange,
+} from './types.js';
+
+const EMPTY_STATE: PersistentState = { hardState: { term: 0, vote: NONE, commit: 0 }, entries: [] };
+
+function sameHardState(a: HardState, b: HardState): boolean {
+  return a.term === b.term && a.vote === b.vote && a.commit === b.commit;
+}
+
+export class RawNode {
+  /** the protocol state machine; exposed read-only for diagnostics and tests */
+  readonly raft: Raft;
+  private prevSoft: SoftState;
+  private prevHard: HardState;
+  private outstanding: Ready | undefined;
+  private readonly maxCommittedSize: number;
+
+  /**
+   * A node restarted from what its host persisted, or (with no state) a
+   * brand-new node that joins an existing cluster: it knows no configuration
+   * and waits to be contacted by a leader.
+   */
+  constructor(cfg: RaftConfig, state: PersistentState = EMPTY_STATE) {
+    this.raft = new Raft(cfg, state);
+    this.prevSoft = this.raft.softState();
+    this.prevHard = state.hardState;
+    this.maxCommittedSize = cfg.maxCommittedSizePerReady ?? Infinity;
+  }
+
+  /**
+   * A brand-new node of a brand-new cluster. The initial membership is
+   * written as conf-change entries 1..n of term 1 (as etcd does) so that nodes
+   * added later learn it from the log like any other change; the first Ready
+   * persists them.
+   */
+  static bootstrap(cfg: RaftConfig, voters: NodeId[]): RawNode {
+    if (voters.length === 0) throw new Error('raft: bootstrap needs at least one voter');
+    const node = new RawNode(cfg);
+    const r = node.raft;
+    if (r.log.lastIndex() !== 0) throw new Error('raft: bootstrap of a non-empty node');
+    const ents: Entry[] = voters.map((id, i) => ({
+      term: 1,
+      index: i + 1,
+      type: 'confChange',
+      data: encodeConfChange({ type: 'addNode', nodeId: id }),
+    }));
+    r.becomeFollower(1, NONE);
+    r.log.append(ents);
+    r.log.commitTo(ents.length);
+    // The configuration takes effect now; the entries are still handed to
+    // the host as committed entries (re-applying an addNode of a member is a
+    // no-op).
+    for (const e of ents) r.applyConfChange(decodeConfChange(e.data), e.index);
+    return node;
+  }
+
+  // ---------------------------------------------------------------- inputs
+
+  /** one logical clock tick (the host calls it every tick interval) */
+  tick(): void {
+    this.raft.tick();
+  }
+
+  /** start an election now (tests, or an operator forcing one) */
+  campaign(): void {
+    this.raft.hup('election');
+  }
+
+  /** a message from a peer */
+  step(m: Message): void {
+    if (m.to !== this.raft.id) return;
+    try {
+      this.raft.step(m);
+    } catch (err) {
+      // a forwarded proposal that cannot be accepted is dropped (the
+      // proposer times out and retries, as with a lost message)
+      if (err instanceof ProposalDroppedError) return;
+      throw err;
+    }
+  }
+
+  /** Propose `data` for the log. Throws ProposalDroppedError when it cannot be accepted; acceptance is not commitment. */
+  propose(data: Uint8Array): void {
+    this.proposeEntry({ term: 0, index: 0, type: 'normal', data });
+  }
+
+  /** Propose a single-member membership change; at most one may be pending. */
+  proposeConfChange(cc: ConfChange): void {
+    this.proposeEntry({ term: 0, index: 0, type: 'confChange', data: encodeConfChange(cc) });
+  }
+
+  private proposeEntry(e: Entry): void {
+    const r = this.raft;
+    r.step({ type: 'propose', from: r.id, to: r.id, term: 0, entries: [e] });
+  }
+
+  /** ask the leader (directly or via this follower) to hand leadership to `to` */
+  transferLeadership(to: NodeId): void {
+    const r = this.raft;
+    r.step({ type: 'transferLeader', from: r.id, to: r.id, term: 0, transferee: to });
+  }
+
+  /** Linearizable read: a ReadState with this context appears in a later Ready (or never, if leadership is lost: retry). */
+  readIndex(context: string): void {
+    const r = this.raft;
+    r.step({ type: 'readIndex', from: r.id, to: r.id, term: 0, context });
+  }
+
+  /**
+   * The host's state machine has a snapshot at `index` (<= applied) whose
+   * image is `data`: drop the log up to it. Returns the snapshot, which the
+   * host must persist before it drops its own copy of those entries.
+   */
+  compact(index: number, data: Uint8Array): Snapshot {
+    const r = this.raft;
+    const term = r.log.term(index);
+    if (term === undefined || index <= r.log.snapIndex) throw new Error(`raft: cannot compact at ${index}`);
+    const snap: Snapshot = { metadata: { index, term, confState: r.confStateAt(index) }, data };
+    r.log.compact(snap);
+    r.pruneConfHistory(index);
+    return snap;
+  }
+
+  reportSnapshot(to: NodeId, ok: boolean): void {
+    this.raft.reportSnapshot(to, ok);
+  }
+
+  reportUnreachable(to: NodeId): void {
+    this.raft.reportUnreachable(to);
+  }
+
+  // ---------------------------------------------------------------- outputs
+
+  hasReady(): boolean {
+    const r = this.raft;
+    if (this.outstanding) return false;
+    const soft = r.softState();
+    return (
+      soft.leader !== this.prevSoft.leader ||
+      soft.role !== this.prevSoft.role ||
+      !sameHardState(r.hardState(), this.prevHard) ||
+      r.log.hasUnstable() ||
+      r.log.pendingSnapshot !== undefined ||
+      r.msgs.length > 0 ||
+      r.readStates.length > 0 ||
+      r.log.hasNextCommitted()
+    );
+  }
+
+  /** What to persist, send and apply now (types.ts: the Ready/advance contract). */
+  ready(): Ready | undefined {
+    if (this.outstanding) throw new Error('raft: ready() called again before advance()');
+    if (!this.hasReady()) return undefined;
+    const r = this.raft;
+    const rd: Ready = {
+      entries: r.log.unstableEntries(),
+      committedEntries: r.log.nextCommitted(this.maxCommittedSize),
+      messages: r.msgs,
+      readStates: r.readStates,
+    };
+    r.msgs = [];
+    r.readStates = [];
+    const soft = r.softState();
+    if (soft.leader !== this.prevSoft.leader || soft.role !== this.prevSoft.role) {
+      rd.softState = soft;
+      this.prevSoft = soft;
+    }
+    const hard = r.hardState();
+    if (!sameHardState(hard, this.prevHard)) {
+      rd.hardState = hard;
+      this.prevHard = hard;
+    }
+    if (r.log.pendingSnapshot) rd.snapshot = r.log.pendingSnapshot;
+    this.outstanding = rd;
+    return rd;
+  }
+
+  /** The host has persisted, sent and applied everything in `rd`. */
+  advance(rd: Ready): void {
+    if (rd !== this.outstanding) throw new Error('raft: advance() with a Ready that is not the outstanding one');
+    this.outstanding = undefined;
+    const r = this.raft;
+    const log = r.log;
+    if (rd.snapshot) {
+      if (log.pendingSnapshot === rd.snapshot) log.pendingSnapshot = undefined;
+      if (rd.snapshot.metadata.index > log.applied) log.applied = rd.snapshot.metadata.index;
+    }
+    if (rd.entries.length > 0) {
+      const last = rd.entries[rd.entries.length - 1];
+      log.stableTo(last.index, last.term);
+    }
+    for (const e of rd.committedEntries) {
+      log.appliedTo(e.index);
+      if (e.type === 'confChange') r.applyConfChange(decodeConfChange(e.data), e.index);
+    }
+  }
+
+  status(): Status {
+    const r = this.raft;
+    const progress: Record<NodeId, ProgressStatus> = {};
+    if (r.role === 'leader') {
+      for (const [id, pr] of r.prs) progress[id] = { match: pr.match, next: pr.next, state: pr.state };
+    }
+    return {
+      id: r.id,
+      term: r.term,
+      vote: r.vote,
+      commit: r.log.committed,
+      applied: r.log.applied,
+      leader: r.lead,
+      role: r.role,
+      lastIndex: r.log.lastIndex(),
+      firstIndex: r.log.firstIndex(),
+      voters: [...r.voters].sort(),
+      leadTransferee: r.leadTransferee,
+      progress,
+    };
+  }
+}
+
+export { entrySize };
