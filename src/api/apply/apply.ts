@@ -24,6 +24,7 @@ import {
   reconcileWithSchema,
   removeItems,
   toFieldSet,
+  toNodeSet,
   validateConfig,
   withoutManagedFields,
   type TypeContext,
@@ -132,13 +133,15 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
   // Prune what the applier gave up, unless someone (the applier's new
   // configuration included) still owns it or something below it.
   if (last && !last.set.isEmpty()) {
-    let keep = configSet.union(SYSTEM_FIELDS);
+    // Everything the configuration mentions stays, containers included (an
+    // applied `items: []` keeps the list), so a second apply is a no-op.
+    let keep = toNodeSet(config as JSONObject, ctx).union(SYSTEM_FIELDS);
     for (const o of others) keep = keep.union(o.set);
     const drop = last.set.withAncestors().difference(keep.withAncestors());
     if (!drop.isEmpty()) merged = removeItems(merged, drop, ctx);
   }
 
-  const cmp = compareObjects(liveClean, merged, ctx);
+  const cmp = compareObjects(liveClean ?? {}, merged, ctx);
   const changed = cmp.modified.union(cmp.added);
   const conflicts: Conflict[] = [];
   const taken = new Map<ManagerEntry, FieldSet>();
@@ -237,7 +240,8 @@ export function recordUpdate(args: UpdateArgs): ApiObject {
   }
   entries = entries.map((e) => ({ ...e, set: reconcileWithSchema(e.set, ctx) }));
 
-  const liveClean = live === undefined ? undefined : withoutManagedFields(live as JSONObject);
+  // a create compares against the empty object, so maps and lists it adds are owned themselves
+  const liveClean = live === undefined ? {} : withoutManagedFields(live as JSONObject);
   const cmp = compareObjects(liveClean, updatedClean, ctx);
   const changed = stripSystemFields(cmp.modified.union(cmp.added));
   const lost = cmp.modified.union(cmp.added).union(cmp.removed);

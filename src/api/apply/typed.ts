@@ -231,8 +231,21 @@ export function toFieldSet(obj: JSONValue | undefined, ctx: TypeContext): FieldS
   return out;
 }
 
-function walkSet(v: JSONValue, schema: Schema | undefined, path: PathElement[], out: FieldSet, defs: Definitions | undefined): void {
+/**
+ * Collects the field set of `v` at `path`. With `everyNode`, maps and lists
+ * are inserted themselves too (what Kubernetes' comparison does for a
+ * subtree present on one side only).
+ */
+function walkSet(
+  v: JSONValue,
+  schema: Schema | undefined,
+  path: PathElement[],
+  out: FieldSet,
+  defs: Definitions | undefined,
+  everyNode = false,
+): void {
   const node = classify(schema, v, defs);
+  if (everyNode) out.insert(path);
   switch (node.t) {
     case 'scalar':
     case 'atomic':
@@ -241,7 +254,7 @@ function walkSet(v: JSONValue, schema: Schema | undefined, path: PathElement[], 
     case 'struct': {
       for (const [k, cv] of Object.entries(v as JSONObject)) {
         const childPath = [...path, fieldPE(k)];
-        walkSet(cv, fieldSchema(node, k), childPath, out, defs);
+        walkSet(cv, fieldSchema(node, k), childPath, out, defs, everyNode);
         // undeclared keys, nulls and empty objects are owned themselves
         if (!isDeclared(node, k) || cv === null || (isObject(cv) && Object.keys(cv).length === 0)) out.insert(childPath);
       }
@@ -250,12 +263,24 @@ function walkSet(v: JSONValue, schema: Schema | undefined, path: PathElement[], 
     case 'list': {
       (v as JSONValue[]).forEach((item, i) => {
         const childPath = [...path, itemPEOrIndex(node, item, i, defs)];
-        walkSet(item, node.elem, childPath, out, defs);
+        walkSet(item, node.elem, childPath, out, defs, everyNode);
         out.insert(childPath);
       });
       return;
     }
   }
+}
+
+/**
+ * Every node of an object as a path — fields, maps, lists and items,
+ * containers included. An applied configuration keeps all of these in place
+ * when pruning, so applying it a second time changes nothing.
+ */
+export function toNodeSet(obj: JSONValue | undefined, ctx: TypeContext): FieldSet {
+  const out = new FieldSet();
+  if (obj === undefined) return out;
+  walkSet(withoutManagedFields(obj), rootSchema(ctx), [], out, ctx.defs, true);
+  return out;
 }
 
 export interface Comparison {
@@ -302,9 +327,7 @@ function walkCompare(
 ): void {
   if (a === undefined && b === undefined) return;
   if (a === undefined || b === undefined) {
-    const target = a === undefined ? out.added : out.removed;
-    target.insert(path);
-    walkSet((a ?? b)!, schema, path, target, defs);
+    walkSet((a ?? b)!, schema, path, a === undefined ? out.added : out.removed, defs, true);
     return;
   }
   const na = classify(schema, a, defs);
