@@ -49,4 +49,12 @@ describe('createMergePatch', () => {
     out.o.x = 5;
     expect(a.o.x).toBe(1);
   });
+
+  it('treats __proto__ as an ordinary member', () => {
+    const patch = JSON.parse('{"__proto__": {"polluted": true}}') as JSONValue;
+    const out = applyMergePatch({}, patch) as Record<string, unknown>;
+    expect(Object.keys(out)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
 });
