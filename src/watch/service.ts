@@ -157,28 +157,28 @@ export class WatchService {
 
   private releaseWaiters(): void {
     for (const waiter of this.waiters) {
-      if (waiter.revision <= this.revision) {
-        clearTimeout(waiter.timer);
-        this.waiters.delete(waiter);
-        waiter.resolve(true);
-      }
+      if (waiter.revision <= this.revision) waiter.resolve(true);
     }
   }
 
-  /** resolves true once the cache has seen `revision`, false at the timeout or on close */
-  private waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+  /**
+   * Resolves true once the service has seen `revision`, false at the timeout,
+   * on close, or when `cancelled` fires (a watcher that went away frees its wait at once).
+   */
+  waitForRevision(revision: number, timeoutMs: number, cancelled?: AbortSignal): Promise<boolean> {
     if (this.revision >= revision) return Promise.resolve(true);
-    if (this.closed) return Promise.resolve(false);
+    if (this.closed || cancelled?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
-      const waiter: RevisionWaiter = {
-        revision,
-        resolve,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          resolve(false);
-        }, timeoutMs),
+      const done = (reached: boolean): void => {
+        clearTimeout(waiter.timer);
+        this.waiters.delete(waiter);
+        cancelled?.removeEventListener('abort', onAbort);
+        resolve(reached);
       };
+      const onAbort = (): void => done(false);
+      const waiter: RevisionWaiter = { revision, resolve: done, timer: setTimeout(() => done(false), timeoutMs) };
       this.waiters.add(waiter);
+      cancelled?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
@@ -186,7 +186,10 @@ export class WatchService {
   cacheFor(def: ResourceDefinition): WatchCache<Watcher> {
     const prefix = storagePrefix(def, '');
     let cache = this.caches.get(prefix);
-    if (cache) return cache;
+    if (cache) {
+      cache.lastUsed = Date.now();
+      return cache;
+    }
     // range and ring are both synchronous views at this.revision: no write can slip in between
     const state = this.store.range({ key: prefix, end: prefixEnd(prefix) });
     this.ring.prune(this.now());
@@ -201,6 +204,11 @@ export class WatchService {
     }
     this.caches.set(prefix, cache);
     return cache;
+  }
+
+  /** the revision of the last write the service has applied to its caches */
+  get cacheRevision(): number {
+    return this.revision;
   }
 
   // ---- serving ------------------------------------------------------------
@@ -225,6 +233,11 @@ export class WatchService {
     const timeoutMs = params.timeoutSeconds !== undefined ? params.timeoutSeconds * 1000 : this.defaultTimeoutMs();
     let watcher: Watcher | undefined;
     let stopped = false;
+    // the gateway calls stop(); the request's abort signal is honoured as well
+    req.signal.addEventListener('abort', () => {
+      stopped = true;
+      watcher?.stop();
+    }, { once: true });
 
     return {
       stream: true,
@@ -237,6 +250,7 @@ export class WatchService {
           return;
         }
         let timer: NodeJS.Timeout | undefined;
+        const endSignal = new AbortController();
         const w = new Watcher({
           namespace,
           filter,
@@ -244,14 +258,17 @@ export class WatchService {
           sink,
           allowBookmarks: params.allowWatchBookmarks,
           maxBacklogBytes: this.maxBacklogBytes,
-          onEnd: (ended, why) => this.onWatcherEnd(ended, why, timer),
+          onEnd: (ended, why) => {
+            endSignal.abort();
+            this.onWatcherEnd(ended, why, timer);
+          },
         });
         watcher = w;
         this.open.set(w, cache);
         // timeoutSeconds: end the stream cleanly (spec 000 §4.2)
         timer = setTimeout(() => w.end('timeout'), timeoutMs);
         timer.unref();
-        void this.begin(w, cache, plan, Date.now() + timeoutMs);
+        void this.begin(w, cache, plan, Date.now() + timeoutMs, endSignal.signal);
       },
       stop: () => {
         stopped = true;
@@ -274,13 +291,13 @@ export class WatchService {
   }
 
   /** waits as the plan requires, then registers the watcher (synchronously, so no event is missed or doubled) */
-  private async begin(w: Watcher, cache: WatchCache<Watcher>, plan: StartPlan, deadline: number): Promise<void> {
+  private async begin(w: Watcher, cache: WatchCache<Watcher>, plan: StartPlan, deadline: number, ended: AbortSignal): Promise<void> {
     try {
       let target = 0;
       if (plan.consistent) target = await this.store.readIndex();
       if (plan.notOlderThan !== undefined) target = Math.max(target, plan.notOlderThan);
       if (target > this.revision) {
-        const reached = await this.waitForRevision(target, Math.max(0, deadline - Date.now()));
+        const reached = await this.waitForRevision(target, Math.max(0, deadline - Date.now()), ended);
         if (!reached) {
           // spec 000 §4.6: a watch on a too large version may wait until the request times out
           w.end(this.closed ? 'closed' : 'timeout');
@@ -326,7 +343,10 @@ export class WatchService {
     if (timer) clearTimeout(timer);
     const cache = this.open.get(w);
     this.open.delete(w);
-    cache?.removeWatcher(w);
+    if (cache) {
+      cache.removeWatcher(w);
+      cache.lastUsed = Date.now();
+    }
     if (why === 'slow') this.slowEnded++;
     this.eventsSentByEnded += w.eventsSent;
   }
@@ -334,9 +354,15 @@ export class WatchService {
   /** periodic: bookmarks for watchers that asked for them, and pruning of aged history */
   private maintain(): void {
     const now = this.now();
-    this.ring.prune(now);
-    for (const cache of this.caches.values()) cache.window.prune(now);
     const wall = Date.now();
+    this.ring.prune(now);
+    const inUse = new Set(this.open.values());
+    for (const [prefix, cache] of this.caches) {
+      cache.window.prune(now);
+      // an unwatched cache costs memory and decode work on every write; the
+      // ring still holds the window's history, so a later cache loses nothing
+      if (!inUse.has(cache) && !cache.hasPending && wall - cache.lastUsed > this.windowMs) this.caches.delete(prefix);
+    }
     // bookmarks mark "everything up to this revision was sent" (spec 000 §4.5): only dispatched revisions qualify
     const delivered = this.dispatchScheduled ? this.dispatchedRevision : this.revision;
     for (const w of this.open.keys()) {
@@ -352,11 +378,7 @@ export class WatchService {
     this.closed = true;
     clearInterval(this.ticker);
     this.unsubscribe();
-    for (const waiter of this.waiters) {
-      clearTimeout(waiter.timer);
-      waiter.resolve(false);
-    }
-    this.waiters.clear();
+    for (const waiter of [...this.waiters]) waiter.resolve(false);
     for (const w of [...this.open.keys()]) w.end('closed');
   }
 
