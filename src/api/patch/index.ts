@@ -2,7 +2,7 @@
 // apply (`application/apply-patch+yaml`) is handled by src/api/apply, not here.
 
 import type { Definitions, Schema } from '../schema/types.js';
-import type { JSONValue } from '../types.js';
+import type { ApiObject, JSONValue } from '../types.js';
 import { PatchError, UnsupportedPatchType } from './errors.js';
 import { applyJsonPatch } from './json-patch.js';
 import { applyMergePatch } from './merge-patch.js';
@@ -31,7 +31,7 @@ export const SUPPORTED_PATCH_TYPES: readonly string[] = [JSON_PATCH, MERGE_PATCH
  */
 export function applyPatch(
   contentType: string,
-  original: JSONValue,
+  original: JSONValue | ApiObject,
   patchBody: Uint8Array | string,
   schema?: Schema,
   defs?: Definitions,
@@ -42,13 +42,15 @@ export function applyPatch(
     throw new UnsupportedPatchType(type, `strategic merge patch is not supported for this resource (no schema); use ${MERGE_PATCH} or ${JSON_PATCH}`);
   }
   const patch = parseBody(patchBody);
+  // an ApiObject is JSON whose optional members may be `undefined`; the engines treat those as absent
+  const doc = original as JSONValue;
   switch (type) {
     case JSON_PATCH:
-      return applyJsonPatch(original, patch);
+      return applyJsonPatch(doc, patch);
     case MERGE_PATCH:
-      return applyMergePatch(original, patch);
+      return applyMergePatch(doc, patch);
     default:
-      return applyStrategicMergePatch(original, patch, schema!, defs ?? {});
+      return applyStrategicMergePatch(doc, patch, schema!, defs ?? {});
   }
 }
 

@@ -12,7 +12,10 @@ export function deepClone<T extends JSONValue>(v: T): T {
   if (Array.isArray(v)) return v.map((e) => deepClone(e)) as T;
   if (isObject(v)) {
     const out: JSONObject = {};
-    for (const k of Object.keys(v)) setProp(out, k, deepClone(v[k]!));
+    for (const k of Object.keys(v)) {
+      // typed API objects may carry `undefined` members; JSON has no such value
+      if (v[k] !== undefined) setProp(out, k, deepClone(v[k]!));
+    }
     return out as T;
   }
   return v;
