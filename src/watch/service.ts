@@ -230,7 +230,8 @@ export class WatchService {
     const plan = startPlan(params);
     const namespace = def.scope === 'Namespaced' ? req.info.namespace : '';
     const cache = this.cacheFor(def);
-    const timeoutMs = params.timeoutSeconds !== undefined ? params.timeoutSeconds * 1000 : this.defaultTimeoutMs();
+    // setTimeout fires at once beyond 2^31-1 ms, so very long timeouts are clamped (~24.8 days)
+    const timeoutMs = Math.min(2 ** 31 - 1, params.timeoutSeconds !== undefined ? params.timeoutSeconds * 1000 : this.defaultTimeoutMs());
     let watcher: Watcher | undefined;
     let stopped = false;
     // the gateway calls stop(); the request's abort signal is honoured as well
