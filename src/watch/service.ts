@@ -233,12 +233,13 @@ export class WatchService {
     // setTimeout fires at once beyond 2^31-1 ms, so very long timeouts are clamped (~24.8 days)
     const timeoutMs = Math.min(2 ** 31 - 1, params.timeoutSeconds !== undefined ? params.timeoutSeconds * 1000 : this.defaultTimeoutMs());
     let watcher: Watcher | undefined;
-    let stopped = false;
     // the gateway calls stop(); the request's abort signal is honoured as well
-    req.signal.addEventListener('abort', () => {
+    let stopped = req.signal.aborted;
+    const onAbort = (): void => {
       stopped = true;
       watcher?.stop();
-    }, { once: true });
+    };
+    req.signal.addEventListener('abort', onAbort, { once: true });
 
     return {
       stream: true,
