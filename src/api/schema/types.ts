@@ -20,6 +20,9 @@ export interface Schema {
   minimum?: number;
   maximum?: number;
   maxLength?: number;
+  /** with `required`, a string shorter than this reports `Required value` (Kubernetes built-in validation treats "" as absent) */
+  minLength?: number;
+  maxItems?: number;
   pattern?: string;
   /** reference to a shared definition by name (e.g. `io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta`) */
   $ref?: string;

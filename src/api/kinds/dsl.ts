@@ -1,0 +1,87 @@
+// Small constructors that keep the kind files data-like: a kind is a schema
+// written with these plus a strategy. Every helper returns a plain Schema.
+
+import type { Schema } from '../schema/types.js';
+
+type Extra = Partial<Schema>;
+
+export const str = (description: string, extra: Extra = {}): Schema => ({ type: 'string', description, ...extra });
+export const int32 = (description: string, extra: Extra = {}): Schema => ({ type: 'integer', format: 'int32', description, ...extra });
+export const int64 = (description: string, extra: Extra = {}): Schema => ({ type: 'integer', format: 'int64', description, ...extra });
+export const bool = (description: string, extra: Extra = {}): Schema => ({ type: 'boolean', description, ...extra });
+export const num = (description: string, extra: Extra = {}): Schema => ({ type: 'number', format: 'double', description, ...extra });
+export const time = (description: string): Schema => ({ type: 'string', format: 'date-time', description });
+export const enumOf = (description: string, values: string[], extra: Extra = {}): Schema => ({
+  type: 'string',
+  description: `${description}\n\nPossible enum values: ${values.map((v) => `"${v}"`).join(', ')}`,
+  enum: values,
+  ...extra,
+});
+
+export const ref = (name: string, description?: string, extra: Extra = {}): Schema =>
+  description === undefined ? { $ref: name, ...extra } : { $ref: name, description, ...extra };
+
+export const obj = (description: string, properties: Record<string, Schema>, required?: string[], extra: Extra = {}): Schema => {
+  const s: Schema = { type: 'object', description, properties, ...extra };
+  if (required && required.length > 0) s.required = required;
+  return s;
+};
+
+/** an object whose inner structure is accepted as-is (rarely-used deep sub-structures) */
+export const opaque = (description: string): Schema => ({
+  type: 'object',
+  description,
+  'x-orch-preserve-unknown-fields': true,
+});
+
+export const strMap = (description: string, extra: Extra = {}): Schema => ({
+  type: 'object',
+  description,
+  additionalProperties: { type: 'string' },
+  ...extra,
+});
+
+export const mapOf = (description: string, values: Schema, extra: Extra = {}): Schema => ({
+  type: 'object',
+  description,
+  additionalProperties: values,
+  ...extra,
+});
+
+export const atomicList = (description: string, items: Schema, extra: Extra = {}): Schema => ({
+  type: 'array',
+  description,
+  items,
+  'x-orch-list-type': 'atomic',
+  ...extra,
+});
+
+export const setList = (description: string, items: Schema, extra: Extra = {}): Schema => ({
+  type: 'array',
+  description,
+  items,
+  'x-orch-list-type': 'set',
+  ...extra,
+});
+
+/** a list-map keyed by `keys`; `mergeKey` adds the strategic-merge-patch markers */
+export const listMap = (description: string, items: Schema, keys: string[], mergeKey?: string, extra: Extra = {}): Schema => {
+  const s: Schema = { type: 'array', description, items, 'x-orch-list-type': 'map', 'x-orch-list-map-keys': keys, ...extra };
+  if (mergeKey) {
+    s['x-orch-patch-strategy'] = 'merge';
+    s['x-orch-patch-merge-key'] = mergeKey;
+  }
+  return s;
+};
+
+/** a list with a strategic-merge key but no declared list type (Kubernetes' many such lists) */
+export const mergeList = (description: string, items: Schema, mergeKey: string, extra: Extra = {}): Schema => ({
+  type: 'array',
+  description,
+  items,
+  'x-orch-patch-strategy': 'merge',
+  'x-orch-patch-merge-key': mergeKey,
+  ...extra,
+});
+
+export const intOrString = (description: string): Schema => ({ description, 'x-orch-int-or-string': true });

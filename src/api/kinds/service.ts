@@ -1,0 +1,180 @@
+// core/v1 Service: a named abstraction of a set of pods behind ports.
+// IP allocation is not done here; the strategy defaults targetPort to port
+// and checks port/name rules.
+
+import type { SchemaNames } from '../schema/naming.js';
+import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
+import { column, get, getArray, getObject, getString } from './columns.js';
+import { atomicList, bool, enumOf, int32, intOrString, listMap, obj, str, strMap, time } from './dsl.js';
+import { kindSchema } from './meta.js';
+
+export function serviceDefinition(n: SchemaNames): ResourceDefinition {
+  const servicePort = obj('A port the service exposes.', {
+    name: str('Name of the port, a DNS label; required when there are several ports.'),
+    protocol: enumOf('IP protocol of the port.', ['SCTP', 'TCP', 'UDP'], { default: 'TCP' }),
+    appProtocol: str('Application protocol of the port.'),
+    port: int32('Port the service exposes.'),
+    targetPort: intOrString('Port number or name on the pods; defaults to port.'),
+    nodePort: int32('Port on every node for NodePort and LoadBalancer services.'),
+  }, ['port']);
+  return {
+    group: '',
+    version: 'v1',
+    kind: 'Service',
+    resource: 'services',
+    singular: 'service',
+    scope: 'Namespaced',
+    shortNames: ['svc'],
+    categories: ['all'],
+    subresources: ['status', 'proxy'],
+    nameValidation: 'DNS1035Label',
+    schema: kindSchema(n, 'Service is a named abstraction of a software service: a port proxies to pods chosen by a selector.', {
+      spec: obj('Desired behaviour of the service.', {
+        ports: listMap('Ports the service exposes.', servicePort, ['port', 'protocol'], 'port'),
+        selector: strMap('Labels of the pods traffic is routed to; empty means endpoints are managed externally.', { 'x-orch-map-type': 'atomic' }),
+        clusterIP: str('Virtual IP of the service; "None" for a headless service. Usually assigned by the server.'),
+        clusterIPs: atomicList('Virtual IPs of the service, at most one per IP family.', { type: 'string' }),
+        type: enumOf('How the service is exposed.', ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'], { default: 'ClusterIP' }),
+        externalIPs: atomicList('External IPs for which nodes accept traffic for this service.', { type: 'string' }),
+        sessionAffinity: enumOf('Session affinity.', ['ClientIP', 'None'], { default: 'None' }),
+        loadBalancerIP: str('Deprecated: requested load balancer IP.'),
+        loadBalancerSourceRanges: atomicList('Client IP ranges allowed through the load balancer.', { type: 'string' }),
+        externalName: str('DNS name returned as a CNAME for ExternalName services.'),
+        externalTrafficPolicy: enumOf('Routing of external traffic.', ['Cluster', 'Local']),
+        healthCheckNodePort: int32('Health check node port for Local external traffic policy.'),
+        publishNotReadyAddresses: bool('Publish addresses of pods that are not ready.'),
+        sessionAffinityConfig: obj('Session affinity settings.', {
+          clientIP: obj('ClientIP affinity settings.', { timeoutSeconds: int32('Sticky session time, 1 to 86400 seconds.') }),
+        }),
+        ipFamilies: atomicList('IP families (IPv4, IPv6) assigned to the service.', { type: 'string' }),
+        ipFamilyPolicy: enumOf('Dual-stack policy.', ['PreferDualStack', 'RequireDualStack', 'SingleStack']),
+        allocateLoadBalancerNodePorts: bool('Allocate node ports for LoadBalancer services.'),
+        loadBalancerClass: str('Class of the load balancer implementation.'),
+        internalTrafficPolicy: enumOf('Routing of cluster-internal traffic.', ['Cluster', 'Local']),
+        trafficDistribution: str('Preference for distributing traffic to endpoints.'),
+      }),
+      status: obj('Most recently observed status of the service.', {
+        loadBalancer: obj('Current state of the load balancer.', {
+          ingress: atomicList('Ingress points of the load balancer.', obj('One ingress point.', {
+            ip: str('IP address.'),
+            hostname: str('Host name.'),
+            ipMode: str('How the IP is handled.'),
+            ports: atomicList('Port status.', obj('One port status.', { port: int32('Port.'), protocol: str('Protocol.'), error: str('Error.') }, ['port', 'protocol'])),
+          })),
+        }),
+        conditions: listMap('Current service state.', obj('A condition.', {
+          type: str('Condition type.'),
+          status: str('True, False or Unknown.'),
+          observedGeneration: { type: 'integer', format: 'int64', description: 'Generation the condition was set for.' },
+          lastTransitionTime: time('Last change.'),
+          reason: str('Machine-readable reason.'),
+          message: str('Human-readable details.'),
+        }, ['type', 'status', 'lastTransitionTime', 'reason', 'message']), ['type'], 'type'),
+      }),
+    }),
+    strategy: {
+      default: defaultService,
+      validate: validateService,
+      validateUpdate: (o, old) => {
+        const errs = validateService(o);
+        const before = getString(old, 'spec', 'clusterIP');
+        const after = getString(o, 'spec', 'clusterIP');
+        if (before && after !== undefined && after !== before) {
+          errs.push({ field: 'spec.clusterIP', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(after)}: field is immutable` });
+        }
+        return errs;
+      },
+      columns: [
+        column('Type', 'string', (o) => getString(o, 'spec', 'type') ?? 'ClusterIP', { description: 'The type of the service' }),
+        column('Cluster-IP', 'string', (o) => getString(o, 'spec', 'clusterIP') || '<none>', { description: 'The cluster IP of the service' }),
+        column('External-IP', 'string', externalIP, { description: 'The external IPs of the service' }),
+        column('Port(s)', 'string', portsCell, { description: 'The ports exposed by the service' }),
+        column('Selector', 'string', selectorCell, { priority: 1, description: 'The label selector of the service' }),
+      ],
+    },
+  };
+}
+
+type Obj = Record<string, JSONValue>;
+
+function defaultService(o: ApiObject): void {
+  const spec = getObject(o, 'spec');
+  if (!spec) return;
+  for (const p of getArray(spec, 'ports')) {
+    if (p && typeof p === 'object' && !Array.isArray(p) && p.targetPort === undefined && typeof p.port === 'number') p.targetPort = p.port;
+  }
+  if (spec.type !== 'ExternalName' && spec.internalTrafficPolicy === undefined) spec.internalTrafficPolicy = 'Cluster';
+  if ((spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.externalTrafficPolicy === undefined) spec.externalTrafficPolicy = 'Cluster';
+  if (spec.sessionAffinity === 'ClientIP' && spec.sessionAffinityConfig === undefined) {
+    spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 10800 } };
+  }
+}
+
+function validateService(o: ApiObject): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = getObject(o, 'spec') ?? {};
+  const type = typeof spec.type === 'string' ? spec.type : 'ClusterIP';
+  const ports = getArray(spec, 'ports') as Obj[];
+  if (type === 'ExternalName') {
+    if (!spec.externalName) errs.push({ field: 'spec.externalName', type: 'FieldValueRequired', message: 'Required value' });
+  } else if (ports.length === 0 && spec.clusterIP !== 'None') {
+    errs.push({ field: 'spec.ports', type: 'FieldValueRequired', message: 'Required value' });
+  }
+  const names = new Set<string>();
+  ports.forEach((p, i) => {
+    const name = typeof p?.name === 'string' ? p.name : '';
+    if (ports.length > 1 && !name) errs.push({ field: `spec.ports[${i}].name`, type: 'FieldValueRequired', message: 'Required value' });
+    if (name) {
+      if (names.has(name)) errs.push({ field: `spec.ports[${i}].name`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(name)}` });
+      names.add(name);
+    }
+    for (const f of ['port', 'nodePort'] as const) {
+      const v = p?.[f];
+      if (typeof v === 'number' && (v < 1 || v > 65535) && !(f === 'nodePort' && v === 0)) {
+        errs.push({ field: `spec.ports[${i}].${f}`, type: 'FieldValueInvalid', message: `Invalid value: ${v}: must be between 1 and 65535, inclusive` });
+      }
+    }
+    if (typeof p?.nodePort === 'number' && p.nodePort !== 0 && type === 'ClusterIP') {
+      errs.push({ field: `spec.ports[${i}].nodePort`, type: 'FieldValueForbidden', message: 'Forbidden: may not be used when `type` is \'ClusterIP\'' });
+    }
+  });
+  return errs;
+}
+
+function externalIP(o: ApiObject): string {
+  const type = getString(o, 'spec', 'type') ?? 'ClusterIP';
+  const ext = getArray(o, 'spec', 'externalIPs').map(String);
+  switch (type) {
+    case 'ExternalName':
+      return getString(o, 'spec', 'externalName') ?? '<none>';
+    case 'LoadBalancer': {
+      const lb = getArray(o, 'status', 'loadBalancer', 'ingress').map((i) => getString(i, 'ip') ?? getString(i, 'hostname') ?? '').filter(Boolean);
+      const all = [...lb, ...ext];
+      return all.length > 0 ? all.join(',') : '<pending>';
+    }
+    default:
+      return ext.length > 0 ? ext.join(',') : '<none>';
+  }
+}
+
+function portsCell(o: ApiObject): string {
+  const ports = getArray(o, 'spec', 'ports');
+  if (ports.length === 0) return '<none>';
+  return ports
+    .map((p) => {
+      const port = get(p, 'port');
+      const proto = getString(p, 'protocol') ?? 'TCP';
+      const node = get(p, 'nodePort');
+      return typeof node === 'number' && node > 0 ? `${String(port)}:${node}/${proto}` : `${String(port)}/${proto}`;
+    })
+    .join(',');
+}
+
+function selectorCell(o: ApiObject): string {
+  const sel = getObject(o, 'spec', 'selector');
+  if (!sel || Object.keys(sel).length === 0) return '<none>';
+  return Object.keys(sel)
+    .sort()
+    .map((k) => `${k}=${String(sel[k])}`)
+    .join(',');
+}

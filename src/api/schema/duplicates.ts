@@ -1,0 +1,135 @@
+// Duplicate-field detection for request bodies (spec 000 §4.8): JSON.parse
+// and YAML loaders silently keep the last of two equal keys, so the raw text
+// is scanned separately. Paths are JSON paths as Kubernetes' strict decoder
+// prints them (`metadata.name`, `spec.containers[0].name`), ready for
+// `duplicate field "<path>"`.
+
+import { isMap, isScalar, isSeq, parseAllDocuments, type Node as YamlNode } from 'yaml';
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const LBRACE = 123;
+const RBRACE = 125;
+const LBRACKET = 91;
+const RBRACKET = 93;
+const COMMA = 44;
+
+interface Frame {
+  /** null for arrays */
+  keys: Set<string> | null;
+  index: number;
+  /** this container's own path */
+  path: string;
+  /** last key read in an object frame (the pending value's key) */
+  key: string;
+}
+
+/**
+ * Paths of duplicated keys in a JSON document. A linear scan with no value
+ * decoding: only object keys are materialised. Malformed JSON yields whatever
+ * was found before the error (the JSON parser reports the syntax error).
+ */
+export function findDuplicateFields(jsonText: string): string[] {
+  const out: string[] = [];
+  const stack: Frame[] = [];
+  const s = jsonText;
+  const n = s.length;
+  let i = 0;
+  // after a key's ':' the next container/value belongs to that key
+  let expectKey = false;
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    if (c === QUOTE) {
+      // scan the string
+      let j = i + 1;
+      let escaped = false;
+      while (j < n) {
+        const d = s.charCodeAt(j);
+        if (d === BACKSLASH) {
+          escaped = true;
+          j += 2;
+          continue;
+        }
+        if (d === QUOTE) break;
+        j++;
+      }
+      if (expectKey) {
+        const top = stack[stack.length - 1];
+        let key = s.slice(i + 1, j);
+        if (escaped) {
+          try {
+            key = JSON.parse(s.slice(i, j + 1)) as string;
+          } catch {
+            // malformed escape: compare raw text
+          }
+        }
+        if (top.keys!.has(key)) out.push(childPath(top.path, key));
+        else top.keys!.add(key);
+        top.key = key;
+        expectKey = false;
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c === LBRACE || c === LBRACKET) {
+      const parent = stack.length > 0 ? stack[stack.length - 1] : undefined;
+      let path = '';
+      if (parent) path = parent.keys ? childPath(parent.path, parent.key) : `${parent.path}[${parent.index}]`;
+      stack.push({ keys: c === LBRACE ? new Set() : null, index: 0, path, key: '' });
+      expectKey = c === LBRACE;
+      i++;
+      continue;
+    }
+    if (c === RBRACE || c === RBRACKET) {
+      stack.pop();
+      expectKey = false;
+      i++;
+      continue;
+    }
+    if (c === COMMA) {
+      const top = stack[stack.length - 1];
+      if (top) {
+        if (top.keys) expectKey = true;
+        else top.index++;
+      }
+      i++;
+      continue;
+    }
+    i++;
+  }
+  return out;
+}
+
+function childPath(parent: string, key: string): string {
+  return parent === '' ? key : `${parent}.${key}`;
+}
+
+/**
+ * Paths of duplicated keys in a YAML text (every document of a stream; later
+ * documents' paths are prefixed with nothing, as each is a separate object).
+ */
+export function findDuplicateFieldsYaml(text: string): string[] {
+  const out: string[] = [];
+  for (const doc of parseAllDocuments(text, { uniqueKeys: false })) {
+    if ('contents' in doc && doc.contents) walkYaml(doc.contents as YamlNode, '', out);
+  }
+  return out;
+}
+
+function walkYaml(node: YamlNode, path: string, out: string[]): void {
+  if (isMap(node)) {
+    const seen = new Set<string>();
+    for (const pair of node.items) {
+      const k = pair.key;
+      const key = isScalar(k) ? String(k.value) : String(k);
+      const p = childPath(path, key);
+      if (seen.has(key)) out.push(p);
+      else seen.add(key);
+      if (pair.value && typeof pair.value === 'object') walkYaml(pair.value as YamlNode, p, out);
+    }
+  } else if (isSeq(node)) {
+    node.items.forEach((item, idx) => {
+      if (item && typeof item === 'object') walkYaml(item as YamlNode, `${path}[${idx}]`, out);
+    });
+  }
+}

@@ -1,0 +1,329 @@
+// Structural validation of a decoded object against its kind's schema, run on
+// every write (spec 000 §4.8): field types are always validated, required
+// fields must be present, and unknown fields are collected and pruned (dropped)
+// unless a `x-orch-preserve-unknown-fields` node stops pruning below it.
+//
+// One recursive walk; field paths live on a segment stack and are rendered to
+// strings only when something is reported.
+
+import type { FieldError } from '../types.js';
+import { type CompiledSchema, compileSchema } from './compile.js';
+import type { Definitions, Schema } from './types.js';
+
+export interface ValidateOptions {
+  /** remove unknown fields from the object (default true, spec 000 §4.8) */
+  prune?: boolean;
+  /** drop `null` values of non-nullable fields, as Kubernetes decoding does (default true) */
+  dropNulls?: boolean;
+}
+
+export interface ValidationResult {
+  errors: FieldError[];
+  /** JSON paths of the unknown fields, Kubernetes style: `spec.foo`, `spec.containers[0].bar` */
+  unknownFields: string[];
+}
+
+const SEG_PROP = 0;
+const SEG_INDEX = 1;
+const SEG_KEY = 2;
+
+class Walk {
+  readonly errors: FieldError[] = [];
+  readonly unknownFields: string[] = [];
+  private readonly segs: (string | number)[] = [];
+  private readonly kinds: number[] = [];
+
+  constructor(
+    private readonly prune: boolean,
+    private readonly dropNulls: boolean,
+  ) {}
+
+  /** Kubernetes field.Path rendering: `a.b[0].c[key]` */
+  fieldPath(): string {
+    let out = '';
+    for (let i = 0; i < this.segs.length; i++) {
+      const k = this.kinds[i];
+      if (k === SEG_PROP) out += out === '' ? (this.segs[i] as string) : `.${this.segs[i] as string}`;
+      else out += `[${this.segs[i]}]`;
+    }
+    return out;
+  }
+
+  /** JSON path as strict decoding reports it: map keys are `.key` */
+  jsonPath(extra: string): string {
+    let out = '';
+    for (let i = 0; i < this.segs.length; i++) {
+      const k = this.kinds[i];
+      if (k === SEG_INDEX) out += `[${this.segs[i]}]`;
+      else out += out === '' ? (this.segs[i] as string) : `.${this.segs[i] as string}`;
+    }
+    return out === '' ? extra : `${out}.${extra}`;
+  }
+
+  private push(seg: string | number, kind: number): void {
+    this.segs.push(seg);
+    this.kinds.push(kind);
+  }
+
+  private pop(): void {
+    this.segs.pop();
+    this.kinds.pop();
+  }
+
+  private typeError(expected: string, actual: string): void {
+    const p = this.fieldPath();
+    this.errors.push({
+      field: p,
+      type: 'FieldValueTypeInvalid',
+      message: `Invalid value: "${actual}": ${p} in body must be of type ${expected}: "${actual}"`,
+    });
+  }
+
+  private invalid(value: unknown, detail: string, type = 'FieldValueInvalid'): void {
+    this.errors.push({ field: this.fieldPath(), type, message: `Invalid value: ${badValue(value)}: ${detail}` });
+  }
+
+  value(v: unknown, s: CompiledSchema): void {
+    if (s.intOrString) {
+      if (typeof v === 'string') {
+        if (s.format === 'quantity' && !QUANTITY.test(v)) this.quantityError(v);
+        return;
+      }
+      if (typeof v === 'number' && (Number.isInteger(v) || (s.format === 'quantity' && Number.isFinite(v)))) return;
+      this.typeError(s.format === 'quantity' ? 'quantity' : 'int-or-string', jsonType(v));
+      return;
+    }
+    switch (s.type) {
+      case 'object':
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) return this.typeError('object', jsonType(v));
+        this.object(v as Record<string, unknown>, s);
+        return;
+      case 'array':
+        if (!Array.isArray(v)) return this.typeError('array', jsonType(v));
+        this.array(v, s);
+        return;
+      case 'string':
+        if (typeof v !== 'string') {
+          // Quantity accepts JSON numbers (Kubernetes' resource.Quantity unmarshalling)
+          if (s.format === 'quantity' && typeof v === 'number' && Number.isFinite(v)) return;
+          return this.typeError('string', jsonType(v));
+        }
+        this.string(v, s);
+        return;
+      case 'integer':
+        if (typeof v !== 'number' || !Number.isInteger(v)) return this.typeError('integer', jsonType(v));
+        this.numeric(v, s);
+        return;
+      case 'number':
+        if (typeof v !== 'number') return this.typeError('number', jsonType(v));
+        this.numeric(v, s);
+        return;
+      case 'boolean':
+        if (typeof v !== 'boolean') return this.typeError('boolean', jsonType(v));
+        if (s.enumValues) this.enumCheck(v, s.enumValues);
+        return;
+      default:
+        // untyped: an object with properties, or anything (preserve-unknown / embedded)
+        if (v !== null && typeof v === 'object' && !Array.isArray(v) && (s.properties || s.additional)) {
+          this.object(v as Record<string, unknown>, s);
+        } else if (Array.isArray(v) && s.items) {
+          this.array(v, s);
+        }
+    }
+  }
+
+  private quantityError(v: string): void {
+    const p = this.fieldPath();
+    this.errors.push({
+      field: p,
+      type: 'FieldValueTypeInvalid',
+      message: `Invalid value: "${v}": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+    });
+  }
+
+  private string(v: string, s: CompiledSchema): void {
+    const f = s.format;
+    if (f !== undefined) {
+      if (f === 'byte') {
+        const bad = base64Error(v);
+        if (bad >= 0) {
+          this.errors.push({
+            field: this.fieldPath(),
+            type: 'FieldValueTypeInvalid',
+            message: `illegal base64 data at input byte ${bad}`,
+          });
+          return;
+        }
+      } else if (f === 'date-time') {
+        if (!DATE_TIME.test(v) || Number.isNaN(Date.parse(v))) return this.typeError('date-time', v);
+      } else if (f === 'quantity') {
+        if (!QUANTITY.test(v)) return this.quantityError(v);
+      }
+    }
+    if (s.enumValues) this.enumCheck(v, s.enumValues);
+    if (s.maxLength !== undefined && v.length > s.maxLength) {
+      this.errors.push({
+        field: this.fieldPath(),
+        type: 'FieldValueTooLong',
+        message: `Too long: may not be more than ${s.maxLength} bytes`,
+      });
+    }
+    if (s.pattern !== undefined && !s.pattern.test(v)) {
+      this.invalid(v, `${this.fieldPath()} in body should match '${s.pattern.source}'`);
+    }
+  }
+
+  private numeric(v: number, s: CompiledSchema): void {
+    if (s.enumValues) this.enumCheck(v, s.enumValues);
+    if (s.minimum !== undefined && v < s.minimum) {
+      this.invalid(v, `${this.fieldPath()} in body should be greater than or equal to ${s.minimum}`);
+    }
+    if (s.maximum !== undefined && v > s.maximum) {
+      this.invalid(v, `${this.fieldPath()} in body should be less than or equal to ${s.maximum}`);
+    }
+  }
+
+  private enumCheck(v: unknown, values: readonly unknown[]): void {
+    for (let i = 0; i < values.length; i++) if (values[i] === v) return;
+    let supported = '';
+    for (let i = 0; i < values.length; i++) supported += (i ? ', ' : '') + JSON.stringify(values[i]);
+    this.errors.push({
+      field: this.fieldPath(),
+      type: 'FieldValueNotSupported',
+      message: `Unsupported value: ${badValue(v)}: supported values: ${supported}`,
+    });
+  }
+
+  private array(v: unknown[], s: CompiledSchema): void {
+    const items = s.items;
+    if (s.maxItems !== undefined && v.length > s.maxItems) {
+      this.errors.push({
+        field: this.fieldPath(),
+        type: 'FieldValueTooMany',
+        message: `Too many: ${v.length}: must have at most ${s.maxItems} items`,
+      });
+    }
+    if (!items) return;
+    for (let i = 0; i < v.length; i++) {
+      const item = v[i];
+      this.push(i, SEG_INDEX);
+      if (item === null && !items.nullable) {
+        // a null item decodes to nothing usable: report it like a type mismatch
+        if (items.type !== undefined || items.intOrString) this.typeError(items.intOrString ? 'int-or-string' : items.type!, 'null');
+      } else if (item !== null) this.value(item, items);
+      this.pop();
+    }
+  }
+
+  private object(obj: Record<string, unknown>, s: CompiledSchema): void {
+    const props = s.properties;
+    const additional = s.additional;
+    for (const k in obj) {
+      let child: CompiledSchema | true | undefined = props?.get(k);
+      let kind = SEG_PROP;
+      if (child === undefined && additional !== undefined) {
+        child = additional;
+        kind = SEG_KEY;
+      }
+      if (child === undefined) {
+        if (s.preserveUnknown || (s.embedded && (k === 'apiVersion' || k === 'kind' || k === 'metadata'))) continue;
+        this.unknownFields.push(this.jsonPath(k));
+        if (this.prune) delete obj[k];
+        continue;
+      }
+      if (child === true) continue;
+      const v = obj[k];
+      if (v === null) {
+        if (!child.nullable && this.dropNulls) delete obj[k];
+        continue;
+      }
+      this.push(k, kind);
+      this.value(v, child);
+      this.pop();
+    }
+    const req = s.required;
+    if (req !== undefined) {
+      for (let i = 0; i < req.length; i++) {
+        const r = req[i];
+        const v = obj[r];
+        let missing = v === undefined || v === null;
+        if (!missing && v === '') {
+          const min = props?.get(r)?.minLength;
+          missing = min !== undefined && min > 0;
+        }
+        if (missing) {
+          this.push(r, SEG_PROP);
+          this.errors.push({ field: this.fieldPath(), type: 'FieldValueRequired', message: 'Required value' });
+          this.pop();
+        }
+      }
+    }
+  }
+}
+
+/**
+ * Validates (and by default prunes) `obj` in place against `schema`.
+ * `$ref`s resolve against `defs`; the compiled form is cached per schema.
+ */
+export function validateAgainstSchema(
+  obj: unknown,
+  schema: Schema,
+  defs: Definitions,
+  opts: ValidateOptions = {},
+): ValidationResult {
+  return validateCompiled(obj, compileSchema(schema, defs), opts);
+}
+
+export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: ValidateOptions = {}): ValidationResult {
+  const w = new Walk(opts.prune !== false, opts.dropNulls !== false);
+  if (obj !== null && obj !== undefined) w.value(obj, compiled);
+  return { errors: w.errors, unknownFields: w.unknownFields };
+}
+
+/** the type word JSON Schema validators print for a value */
+function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+/** how Kubernetes prints a bad value in `Invalid value: <v>` */
+export function badValue(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
+
+/** RFC 3339 date-time (seconds, optional fraction, Z or offset) */
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Kubernetes resource.Quantity syntax */
+const QUANTITY = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
+
+/**
+ * Standard base64 with padding, as Go's encoding/json decodes []byte (CR and LF
+ * are ignored). Returns the offset of the first illegal byte, or -1.
+ */
+export function base64Error(s: string): number {
+  let n = 0;
+  let pad = 0;
+  let lastIndex = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 10 || c === 13) continue;
+    lastIndex = i;
+    if (c === 61 /* = */) {
+      pad++;
+      if (pad > 2) return i;
+      n++;
+      continue;
+    }
+    if (pad > 0) return i;
+    const ok = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47;
+    if (!ok) return i;
+    n++;
+  }
+  if (n % 4 !== 0) return n === 0 ? -1 : lastIndex - (n % 4) + 1;
+  return -1;
+}
