@@ -19,7 +19,7 @@ import {
 } from './errors.js';
 import { clone, deepEqual, generateName, metaOf, newUid, nowTimestamp } from './meta.js';
 import { apiVersionOf } from './registry.js';
-import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
+import type { ApiObject, FieldError, ObjectMeta, ResourceDefinition } from './types.js';
 
 /** How long a request waits for a resource version newer than the store has applied (spec 000 §4.6) */
 export const TOO_LARGE_RV_WAIT_MS = 3000;
@@ -289,6 +289,7 @@ export class GenericStore {
     }
     if (meta.generateName === undefined && cur.generateName !== undefined) meta.generateName = cur.generateName;
     meta.generation = cur.generation;
+    canonicalManagedFieldTimes(meta);
     this.def.strategy.default?.(next);
     this.def.strategy.prepareForUpdate?.(next, current);
     const unknownFields = this.validate(next, current, name, opts);
@@ -376,6 +377,22 @@ export class GenericStore {
   rangeKeys(namespace: string): { key: string; end: string } {
     const p = storagePrefix(this.def, namespace);
     return { key: p, end: prefixEnd(p) };
+  }
+}
+
+/**
+ * Clients re-encode the times they read (e.g. `…:27.000Z` from a Date);
+ * store them in the canonical second-precision form so a replace that
+ * changes nothing is recognised as a no-op.
+ */
+function canonicalManagedFieldTimes(meta: ObjectMeta): void {
+  const mf = meta.managedFields;
+  if (!Array.isArray(mf)) return;
+  for (const e of mf) {
+    if (e && typeof e === 'object' && typeof e.time === 'string') {
+      const t = Date.parse(e.time);
+      if (!Number.isNaN(t)) e.time = nowTimestamp(t);
+    }
   }
 }
 

@@ -86,6 +86,8 @@ function statusLine(code: number): string {
 }
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** bodies over the limit are read and dropped up to this size, then the connection is closed */
+const DISCARD_LIMIT = 64 * 1024 * 1024;
 
 export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const app = uws.App();
@@ -180,15 +182,19 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       return;
     }
     const declared = Number(headers.get('content-length') ?? '0');
-    if (declared > opts.maxBodyBytes) {
-      // answer at once and drop the connection rather than read a body we refuse
+    const refuse = (close: boolean) => {
+      if (aborted) return;
       const out = opts.tooLarge(opts.maxBodyBytes);
       res.cork(() => {
         res.writeStatus(statusLine(out.status));
         for (const [k, v] of out.headers) res.writeHeader(k, v);
-        res.end(out.body, true);
+        res.end(out.body, close);
       });
       aborted = true;
+    };
+    if (declared > DISCARD_LIMIT) {
+      // answer at once and drop the connection rather than read a body we refuse
+      refuse(true);
       finish();
       return;
     }
@@ -199,17 +205,14 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       if (refused) return;
       total += chunk.byteLength;
       if (total > opts.maxBodyBytes) {
-        refused = true;
-        if (!aborted) {
-          const out = opts.tooLarge(opts.maxBodyBytes);
-          res.cork(() => {
-            res.writeStatus(statusLine(out.status));
-            for (const [k, v] of out.headers) res.writeHeader(k, v);
-            res.end(out.body, true);
-          });
-          aborted = true;
+        // read and discard the rest so the client sees the 413 instead of a reset; past the
+        // discard limit, stop reading and close
+        chunks.length = 0;
+        if (total > DISCARD_LIMIT || isLast) {
+          refused = true;
+          refuse(!isLast);
+          finish();
         }
-        finish();
         return;
       }
       // uWS reuses the chunk's memory after this callback: copy it
@@ -300,7 +303,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
           setTimeout(resolve, timeoutMs).unref();
         });
       }
-      app.close();
+      (app as unknown as { close(): void }).close();
     },
   };
 }

@@ -29,7 +29,10 @@ export type NonResourceHandler = (
   path: string,
   query: URLSearchParams,
   accept: Negotiated,
-) => Promise<{ status: number; body: unknown } | undefined> | { status: number; body: unknown } | undefined;
+) => Promise<NonResourceDoc | undefined> | NonResourceDoc | undefined;
+
+/** `raw` is sent as is (pre-serialised documents such as OpenAPI); `body` is encoded as negotiated */
+export type NonResourceDoc = { status: number; body: unknown; raw?: { contentType: string; text: string } };
 
 export interface RouterOptions {
   ctx: HandlerContext;
@@ -99,6 +102,7 @@ export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Pro
         if (http.method !== 'GET' && http.method !== 'HEAD') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
         const doc = await opts.nonResource(http.path, http.query, accept);
         if (!doc) throw notFoundPath();
+        if (doc.raw) return { status: doc.status, headers: [['Content-Type', doc.raw.contentType]], body: doc.raw.text, compressible: true };
         if (typeof doc.body === 'string') {
           return { status: doc.status, headers: [['Content-Type', 'text/plain; charset=utf-8']], body: doc.body };
         }
@@ -132,6 +136,10 @@ export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Pro
           start: (sink) => stream.start(sink),
           stop: () => stream.stop(),
         };
+      }
+      // POST names a collection; PUT and PATCH name an object (spec 000 §4.1)
+      if ((info.verb === 'create' && info.name !== '' && info.subresource === '') || ((info.verb === 'update' || info.verb === 'patch') && info.name === '')) {
+        throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       }
       const handler = HANDLERS[info.verb];
       if (!handler) throw methodNotAllowed(`the server does not allow this method on the requested resource`);

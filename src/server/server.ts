@@ -114,7 +114,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   await bootstrapNamespaces(storeFor(nsDef));
   started.add('bootstrap-namespaces');
-  const watch = new WatchService(store, { windowMs: opts.watchWindowMs });
+  const watch = new WatchService(store, { windowMs: opts.watchWindowMs, apiDomain: opts.apiDomain });
   started.add('start-watch-cache');
   const nsController = new NamespaceController(store, registry, storeFor, log);
   nsController.start();

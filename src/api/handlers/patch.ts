@@ -151,6 +151,7 @@ function patchErrorToStatus(e: unknown, req: ApiRequest): Error {
   if (e instanceof PatchError) {
     // a failed JSON Patch `test` is a conflict with the current state; anything else is a bad patch
     if (e.reason === 'TestFailed') return conflict(req.def.resource, req.def.group, req.info.name, e.message);
+    if (e.reason === 'Malformed') return badRequest(`the patch body could not be decoded: ${e.message}`);
     return new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: ${e.message}`);
   }
   return badRequest(`the patch could not be applied: ${(e as Error)?.message ?? String(e)}`);

@@ -1,0 +1,99 @@
+// Starts a real orch server on an ephemeral loopback port in a temp data dir,
+// and offers a raw HTTPS client authenticated with the admin certificate.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type RunningServer, type ServerOptions, startServer } from '../../src/server/server.js';
+
+export interface TestServer {
+  server: RunningServer;
+  dataDir: string;
+  request(method: string, path: string, opts?: RequestOpts): Promise<RawResponse>;
+  stop(keepData?: boolean): Promise<void>;
+}
+
+export interface RequestOpts {
+  body?: string | Buffer | object;
+  headers?: Record<string, string>;
+  /** send no client certificate */
+  anonymous?: boolean;
+  cert?: { certPem: string; keyPem: string };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  raw: Buffer;
+  json<T = Record<string, unknown>>(): T;
+}
+
+export async function startTestServer(opts: Partial<ServerOptions> & { dataDir?: string } = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'orch-test-')));
+  const server = await startServer({
+    dataDir,
+    bindAddress: '127.0.0.1',
+    securePort: 0,
+    apiDomain: 'orch.io',
+    log: () => {},
+    ...opts,
+  });
+  return {
+    server,
+    dataDir,
+    request: (method, path, o = {}) => rawRequest(server, method, path, o),
+    async stop(keepData = false) {
+      await server.shutdown();
+      if (!keepData) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function rawRequest(server: RunningServer, method: string, path: string, o: RequestOpts = {}): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const body =
+      o.body === undefined ? undefined : typeof o.body === 'string' || Buffer.isBuffer(o.body) ? o.body : JSON.stringify(o.body);
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['Content-Type'] = 'application/json';
+    }
+    if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
+    const cert = o.anonymous ? undefined : (o.cert ?? { certPem: server.adminCertPem, keyPem: server.adminKeyPem });
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        method,
+        path,
+        headers,
+        ca: server.caPem,
+        cert: cert?.certPem,
+        key: cert?.keyPem,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks);
+          const text = raw.toString('utf8');
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text,
+            raw,
+            json<T>() {
+              return JSON.parse(text) as T;
+            },
+          });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
