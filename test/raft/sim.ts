@@ -73,7 +73,7 @@ export class SimNode {
   appliedIndex = 0;
   /** ReadIndex results by context */
   reads = new Map<string, number>();
-  /** applied index at the moment each read state was received */
+  /** crash right after the next Ready is persisted (before its messages are sent) */
   crashAfterNextPersist = false;
   /** removed from the simulation (e.g. after being removed from the cluster) */
   stopped = false;
@@ -110,6 +110,12 @@ export class SimNetwork {
   private cut = new Set<string>();
   /** snapshot delivery outcomes for the sender's host to report (the transport's job) */
   snapshotReports: { from: NodeId; to: NodeId; ok: boolean }[] = [];
+  /** a test hook: a message for which it returns false is dropped */
+  filter: ((m: Message) => boolean) | undefined;
+  /** when set, every message handed to the network is appended here */
+  log: Message[] | undefined;
+  /** messages handed to the network, by type (for tests and coverage statistics) */
+  readonly sentByType = new Map<Message['type'], number>();
 
   constructor(private readonly rand: () => number) {}
 
@@ -137,7 +143,9 @@ export class SimNetwork {
   }
 
   send(m: Message): void {
-    if (this.blocked(m.from, m.to) || this.rand() < this.dropRate) {
+    this.sentByType.set(m.type, (this.sentByType.get(m.type) ?? 0) + 1);
+    this.log?.push(m);
+    if (this.blocked(m.from, m.to) || (this.filter !== undefined && !this.filter(m)) || this.rand() < this.dropRate) {
       this.dropped(m);
       return;
     }
@@ -486,7 +494,10 @@ export class Sim {
     this.net.heal();
     this.net.dropRate = 0;
     this.net.dupRate = 0;
-    for (const n of this.nodes.values()) if (!n.up && !n.stopped) this.restart(n.id);
+    for (const n of this.nodes.values()) {
+      n.crashAfterNextPersist = false;
+      if (!n.up && !n.stopped) this.restart(n.id);
+    }
   }
 
   // ------------------------------------------------------------ invariants
