@@ -92,8 +92,14 @@ export interface ResourceDefinition {
   /** OpenAPI v3 schema of the kind (type meta and metadata included) */
   schema: Schema;
   strategy: Strategy;
-  /** sub-resources served (e.g. `status`) */
+  /** sub-resources served (e.g. `status`, `token`) */
   subresources?: string[];
+  /**
+   * Verb handlers that replace the generic ones, keyed by verb, for virtual
+   * kinds (TokenReview: `create` that stores nothing) and by
+   * `<subresource>/<verb>` for sub-resources (`token/create`).
+   */
+  handlers?: Record<string, VerbHandler>;
   /**
    * metadata.name syntax (Kubernetes' per-kind NameFn); default DNS1123Subdomain.
    * Namespaces use DNS1123Label, Services DNS1035Label, RBAC objects PathSegment.
@@ -102,3 +108,9 @@ export interface ResourceDefinition {
 }
 
 export type NameValidation = 'DNS1123Subdomain' | 'DNS1123Label' | 'DNS1035Label' | 'PathSegment';
+
+/** a handler for one verb of one kind, with the server's HandlerContext */
+export type VerbHandler = (
+  ctx: import('./handlers/context.js').HandlerContext,
+  req: import('./request.js').ApiRequest,
+) => Promise<import('./request.js').ApiResponse>;

@@ -138,10 +138,12 @@ export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Pro
         };
       }
       // POST names a collection; PUT and PATCH name an object (spec 000 §4.1)
-      if ((info.verb === 'create' && info.name !== '' && info.subresource === '') || ((info.verb === 'update' || info.verb === 'patch') && info.name === '')) {
+      if ((info.verb === 'create' && info.name !== '' && info.subresource === '' && !def.handlers?.create) || ((info.verb === 'update' || info.verb === 'patch') && info.name === '')) {
         throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       }
-      const handler = HANDLERS[info.verb];
+      const override = def.handlers?.[info.subresource ? `${info.subresource}/${info.verb}` : info.verb];
+      if (info.subresource && !override && info.subresource !== 'status') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+      const handler = override ?? HANDLERS[info.verb];
       if (!handler) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       const res = await handler(opts.ctx, req);
       return encode(res.status, res.body, accept, res.warnings, info.verb === 'get' || info.verb === 'list', res.headers);
