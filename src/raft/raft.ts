@@ -186,13 +186,15 @@ export class Raft {
     this.lead = this.id;
     this.role = 'leader';
     this.prs.get(this.id)?.becomeReplicate();
-    // Conf changes in the uncommitted tail may still be pending: no new one
-    // until everything up to here is applied (etcd's rule, which also makes
-    // single-member changes safe across leader changes).
-    this.pendingConfIndex = this.log.lastIndex();
     // thesis §6.4 / Raft §5.4.2: an empty entry of the new term lets the
     // leader learn and advance the commit index.
     this.appendEntries([{ term: 0, index: 0, type: 'normal', data: new Uint8Array(0) }]);
+    // No conf change until everything up to and including that entry is
+    // applied: conf changes in the uncommitted tail may still be pending, and
+    // a leader must commit an entry of its own term before it changes the
+    // membership (the fix to single-server changes from the raft-dev list,
+    // 2015; etcd only waits for the tail before the empty entry).
+    this.pendingConfIndex = this.log.lastIndex();
   }
 
   // ---------------------------------------------------------------- ticks
