@@ -10,7 +10,6 @@ import {
   enumOf,
   int32,
   int64,
-  intOrString,
   listMap,
   mapOf,
   mergeList,
@@ -212,12 +211,12 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     [c('ExecAction')]: obj('Run a command.', { command: strings('Command line to execute inside the container; not run in a shell.') }),
     [c('HTTPGetAction')]: obj('An HTTP GET request.', {
       path: str('Path to access.'),
-      port: intOrString('Port number or name.'),
+      port: ref(n.intOrString, 'Port number or name.'),
       host: str('Host name; defaults to the pod IP.'),
       scheme: enumOf('Scheme.', ['HTTP', 'HTTPS'], { default: 'HTTP' }),
       httpHeaders: atomicList('Custom request headers.', obj('One header.', { name: str('Header name.'), value: str('Header value.') }, ['name', 'value'])),
     }, ['port']),
-    [c('TCPSocketAction')]: obj('A TCP connection.', { port: intOrString('Port number or name.'), host: str('Host; defaults to the pod IP.') }, ['port']),
+    [c('TCPSocketAction')]: obj('A TCP connection.', { port: ref(n.intOrString, 'Port number or name.'), host: str('Host; defaults to the pod IP.') }, ['port']),
     [c('Probe')]: obj('A health check performed against a container.', {
       exec: ref(c('ExecAction'), 'Run a command.'),
       httpGet: ref(c('HTTPGetAction'), 'Perform an HTTP GET.'),

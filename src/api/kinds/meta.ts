@@ -115,6 +115,10 @@ export function metaDefinitions(n: SchemaNames): Definitions {
       ['type', 'object'],
     ),
     [n.meta('Patch')]: { type: 'object', description: 'A patch body; its form depends on the Content-Type (spec 000 §4.3).' },
+    [n.intOrString]: {
+      description: 'An integer or a string, e.g. a port number or a port name.',
+      'x-orch-int-or-string': true,
+    },
     [n.quantity]: {
       description:
         'A fixed-point quantity such as 100m, 1.5, 128Mi or 1G, written as a string or a number.',

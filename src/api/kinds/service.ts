@@ -5,7 +5,7 @@
 import type { SchemaNames } from '../schema/naming.js';
 import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
 import { column, get, getArray, getObject, getString } from './columns.js';
-import { atomicList, bool, enumOf, int32, intOrString, listMap, obj, str, strMap, time } from './dsl.js';
+import { atomicList, bool, enumOf, int32, listMap, obj, ref, str, strMap, time } from './dsl.js';
 import { kindSchema } from './meta.js';
 
 export function serviceDefinition(n: SchemaNames): ResourceDefinition {
@@ -14,7 +14,7 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
     protocol: enumOf('IP protocol of the port.', ['SCTP', 'TCP', 'UDP'], { default: 'TCP' }),
     appProtocol: str('Application protocol of the port.'),
     port: int32('Port the service exposes.'),
-    targetPort: intOrString('Port number or name on the pods; defaults to port.'),
+    targetPort: ref(n.intOrString, 'Port number or name on the pods; defaults to port.'),
     nodePort: int32('Port on every node for NodePort and LoadBalancer services.'),
   }, ['port']);
   return {

@@ -42,6 +42,10 @@ export class SchemaNames {
     return `${this.rev}.apimachinery.pkg.api.resource.Quantity`;
   }
 
+  get intOrString(): string {
+    return `${this.rev}.apimachinery.pkg.util.intstr.IntOrString`;
+  }
+
   /** `rbac.authorization.<domain>` etc. */
   group(prefix: string): string {
     return `${prefix}.${this.apiDomain}`;
