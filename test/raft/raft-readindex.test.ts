@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/raft/prng.js';
 import { RawNode } from '../../src/raft/raw-node.js';
+import type { Ready } from '../../src/raft/types.js';
 import { Sim } from './sim.js';
 
 const ABC = ['a', 'b', 'c'];
@@ -59,8 +60,8 @@ describe('raft ReadIndex', () => {
   it('a new leader answers only after committing an entry of its own term', () => {
     // a leader of term 3 restarted with commit behind its log
     const rn = RawNode.bootstrap({ id: 'a', electionTick: 10, heartbeatTick: 1, random: mulberry32(1) }, ['a', 'b', 'c']);
-    const drain = (): ReturnType<RawNode['ready']>[] => {
-      const out = [];
+    const drain = (): Ready[] => {
+      const out: Ready[] = [];
       for (let rd = rn.ready(); rd; rd = rn.ready()) {
         out.push(rd);
         rn.advance(rd);

@@ -10,7 +10,7 @@
 
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { actionArb, runSchedule } from './schedule.js';
+import { actionArb, runSchedule, variantArb } from './schedule.js';
 
 // CI budget: a few seconds. RAFT_PROPERTY_RUNS=2000 for a deeper local search.
 const EXTRA = Number(process.env.RAFT_PROPERTY_RUNS ?? 0);
@@ -20,8 +20,8 @@ const RUNS5 = EXTRA || 100;
 describe('raft safety under generated fault schedules', () => {
   it('3-node clusters', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.array(actionArb(3), { minLength: 20, maxLength: 80, size: 'max' }), (seed, actions) => {
-        runSchedule(3, seed, actions);
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.array(actionArb(3), { minLength: 20, maxLength: 80, size: 'max' }), variantArb, (seed, actions, variant) => {
+        runSchedule(3, seed, actions, variant);
       }),
       { numRuns: RUNS3 },
     );
@@ -29,8 +29,8 @@ describe('raft safety under generated fault schedules', () => {
 
   it('5-node clusters', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.array(actionArb(5), { minLength: 20, maxLength: 80, size: 'max' }), (seed, actions) => {
-        runSchedule(5, seed, actions);
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.array(actionArb(5), { minLength: 20, maxLength: 80, size: 'max' }), variantArb, (seed, actions, variant) => {
+        runSchedule(5, seed, actions, variant);
       }),
       { numRuns: RUNS5 },
     );

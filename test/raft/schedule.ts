@@ -43,9 +43,22 @@ export function actionArb(size: number): fc.Arbitrary<Action> {
   );
 }
 
-export function runSchedule(size: number, seed: number, actions: Action[]): void {
+/** protocol options varied by the generator */
+export interface Variant {
+  preVote: boolean;
+  checkQuorum: boolean;
+  maxInflightMsgs: number;
+}
+
+export const variantArb: fc.Arbitrary<Variant> = fc.record({
+  preVote: fc.boolean(),
+  checkQuorum: fc.boolean(),
+  maxInflightMsgs: fc.constantFrom(1, 4, 64),
+});
+
+export function runSchedule(size: number, seed: number, actions: Action[], variant: Variant = { preVote: true, checkQuorum: true, maxInflightMsgs: 4 }): void {
   const ids = Array.from({ length: size }, (_, i) => `n${i}`);
-  const sim = new Sim({ ids, seed, electionTick: 10, heartbeatTick: 2, maxSizePerMsg: 64, maxInflightMsgs: 4 });
+  const sim = new Sim({ ids, seed, electionTick: 10, heartbeatTick: 2, maxSizePerMsg: 64, ...variant });
   let reads = 0;
   for (const a of actions) {
     switch (a.k) {
