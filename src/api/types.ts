@@ -101,6 +101,11 @@ export interface ResourceDefinition {
    */
   handlers?: Record<string, VerbHandler>;
   /**
+   * true for kinds defined by custom resource definitions: strategic merge
+   * patch is refused for them with 415 (spec 000 §4.3).
+   */
+  customResource?: boolean;
+  /**
    * metadata.name syntax (Kubernetes' per-kind NameFn); default DNS1123Subdomain.
    * Namespaces use DNS1123Label, Services DNS1035Label, RBAC objects PathSegment.
    */

@@ -40,6 +40,12 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
       { field: 'force', type: 'FieldValueInvalid', message: 'Invalid value: true: may not be specified for non-apply patch' },
     ]);
   }
+  // strategic merge needs the patch strategies of built-in types; custom resources refuse it (spec 000 §4.3)
+  if (type === 'application/strategic-merge-patch+json' && req.def.customResource) {
+    throw unsupportedMediaType(
+      `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.filter((t) => !t.includes('strategic')).join(', ')}`,
+    );
+  }
   const text = bodyText(req);
   const gs = ctx.storeFor(req.def);
   const { name, namespace } = req.info;
