@@ -22,6 +22,7 @@ export class SchemaAdmission implements ObjectAdmission {
   validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[] {
     return validateObjectMeta(obj.metadata ?? {}, {
       namespaced: def.scope === 'Namespaced',
+      nameValidation: def.nameValidation,
       nameIsDNSLabel: def.group === '' && def.resource === 'namespaces',
     });
   }
