@@ -12,8 +12,9 @@ import { handleGet } from '../api/handlers/get.js';
 import { handleList } from '../api/handlers/list.js';
 import { handlePatch } from '../api/handlers/patch.js';
 import { handleUpdate } from '../api/handlers/update.js';
-import type { ApiRequest, ApiResponse, Negotiated, StreamResponse } from '../api/request.js';
+import type { ApiRequest, ApiResponse, Negotiated, RequestInfo, StreamResponse } from '../api/request.js';
 import type { AuthenticationChain } from '../auth/authn/chain.js';
+import { applyImpersonation } from '../auth/authn/impersonation.js';
 import type { Authorizer } from '../auth/authz/types.js';
 import type { PeerCertificate } from '../auth/types.js';
 import type { WatchService } from '../watch/service.js';
@@ -45,6 +46,8 @@ export interface RouterOptions {
   peerFor(proxiedAddress: string): PeerCertificate | undefined;
   /** server logging of unexpected errors */
   log?: (msg: string) => void;
+  /** called once per request with its outcome (metrics) */
+  observe?: (info: RequestInfo, code: number, seconds: number) => void;
 }
 
 type Handler = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
@@ -60,6 +63,24 @@ const HANDLERS: Record<string, Handler> = {
 };
 
 export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Promise<OutgoingResponse> {
+  const route = createRoute(opts);
+  if (!opts.observe) return route;
+  const observe = opts.observe;
+  return async (http) => {
+    const t0 = performance.now();
+    const out = await route(http);
+    let info: RequestInfo;
+    try {
+      info = parseRequestInfo(http.method, http.path, http.query);
+    } catch {
+      info = { isResourceRequest: false, path: http.path, verb: http.method.toLowerCase(), group: '', version: '', namespace: '', resource: '', subresource: '', name: '' };
+    }
+    observe(info, out.status, (performance.now() - t0) / 1000);
+    return out;
+  };
+}
+
+function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<OutgoingResponse> {
   const metaGroups = [`meta.${opts.apiDomain}`, 'meta.k8s.io'];
   return async (http) => {
     let accept: Negotiated = { format: 'json', pretty: false };
@@ -80,7 +101,8 @@ export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Pro
       if ('error' in authn) {
         return encode(401, new StatusError(401, 'Unauthorized', authn.error).toStatus(), accept);
       }
-      const user = authn.user;
+      // spec 001 §5.10: Impersonate-* headers, checked through the authorizer
+      const user = await applyImpersonation(authn.user, http.headers, opts.authz, opts.apiDomain);
       const decision = await opts.authz.authorize({
         user,
         verb: info.verb,

@@ -23,6 +23,7 @@ import { LocalStore } from '../store/local-store.js';
 import type { RevisionedStore } from '../store/types.js';
 import { WatchService } from '../watch/service.js';
 import { managedFieldsHooks } from './managed-fields.js';
+import { ServerMetrics } from './metrics.js';
 import { nonResourceHandler } from './non-resource.js';
 import { ensurePki } from './pki.js';
 import { writeKubeconfig } from './kubeconfig.js';
@@ -37,6 +38,10 @@ export interface ServerOptions {
   tlsSans?: string[];
   /** watch history window, ms (spec 000 §8: default 5 minutes) */
   watchWindowMs?: number;
+  /** mean interval between watch BOOKMARK events, ms (default 60 s; tests shorten it) */
+  watchBookmarkIntervalMs?: number;
+  /** continue-token lifetime, ms (spec 000 §8: default 5 minutes; tests shorten it) */
+  continueTokenTtlMs?: number;
   /** how long in-flight requests get on shutdown */
   shutdownTimeoutMs?: number;
   log?: (msg: string) => void;
@@ -99,7 +104,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
     return gs;
   };
-  const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens() };
+  const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(undefined, opts.continueTokenTtlMs) };
 
   const health = new HealthChecks();
   let shuttingDown = false;
@@ -114,7 +119,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   await bootstrapNamespaces(storeFor(nsDef));
   started.add('bootstrap-namespaces');
-  const watch = new WatchService(store, { windowMs: opts.watchWindowMs, apiDomain: opts.apiDomain });
+  const watch = new WatchService(store, { windowMs: opts.watchWindowMs, bookmarkIntervalMs: opts.watchBookmarkIntervalMs, apiDomain: opts.apiDomain });
+  ctx.watch = watch;
   started.add('start-watch-cache');
   const nsController = new NamespaceController(store, registry, storeFor, log);
   nsController.start();
@@ -126,6 +132,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const authn = new AuthenticationChain(authenticators, true);
   log('WARNING: authorization is allow-all: every authenticated or anonymous request is permitted (the RBAC authorizer is not built yet)');
 
+  const metrics = new ServerMetrics();
+  metrics.gauge('orch_store_revision', 'The applied revision of the store.', () => store.revision);
+  metrics.gauge('orch_store_compact_revision', 'The oldest revision still readable.', () => store.compactRevision);
+  metrics.gauge('orch_watchers', 'Open watch streams.', () => watch.stats().watchers);
+
   let front: TlsFront | undefined;
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
   const router = createRouter({
@@ -135,7 +146,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     authz: new AllowAllAuthorizer(),
     health,
     watch,
-    nonResource: nonResourceHandler(registry),
+    nonResource: nonResourceHandler(registry, metrics),
+    observe: (info, code, seconds) => metrics.observe(info, code, seconds),
     peerFor: (addr) => front?.peerFor(addr),
     log,
   });

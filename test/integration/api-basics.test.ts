@@ -277,3 +277,15 @@ describe('identity', () => {
     expect(r.json()).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
   });
 });
+
+describe('metrics', () => {
+  it('exposes request counters and store gauges in Prometheus format', async () => {
+    await t.request('GET', '/api/v1/namespaces/default');
+    const r = await t.request('GET', '/metrics');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toContain('text/plain');
+    expect(r.text).toMatch(/apiserver_request_total\{verb="GET",group="",version="v1",resource="namespaces",subresource="",code="200"\} \d+/);
+    const rev = /orch_store_revision (\d+)/.exec(r.text);
+    expect(Number(rev?.[1])).toBeGreaterThan(0);
+  });
+});

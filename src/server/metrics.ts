@@ -1,0 +1,54 @@
+// The /metrics endpoint (Prometheus text format, prom-client). Request
+// metrics use the Kubernetes names so existing dashboards and the
+// deprecation rules of spec 000 §9.2 (Rule 11) apply to them.
+
+import client from 'prom-client';
+import type { RequestInfo } from '../api/request.js';
+
+export class ServerMetrics {
+  readonly registry = new client.Registry();
+  private readonly requests: client.Counter<'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'code'>;
+  private readonly latency: client.Histogram<'verb' | 'group' | 'version' | 'resource'>;
+
+  constructor() {
+    this.requests = new client.Counter({
+      name: 'apiserver_request_total',
+      help: 'Counter of apiserver requests broken out for each verb, API resource and HTTP response code.',
+      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'code'],
+      registers: [this.registry],
+    });
+    this.latency = new client.Histogram({
+      name: 'apiserver_request_duration_seconds',
+      help: 'Response latency distribution in seconds for each verb, group, version and resource.',
+      labelNames: ['verb', 'group', 'version', 'resource'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [this.registry],
+    });
+    client.collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** a gauge computed when scraped (store revision, watchers, Raft state, …) */
+  gauge(name: string, help: string, read: () => number): void {
+    new client.Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
+  observe(info: RequestInfo, code: number, seconds: number): void {
+    // watches are long-running: their duration is not a latency
+    const verb = info.isResourceRequest ? info.verb.toUpperCase() : info.verb.toUpperCase();
+    this.requests.inc({ verb, group: info.group, version: info.version, resource: info.resource, subresource: info.subresource, code: String(code) });
+    if (info.verb !== 'watch') {
+      this.latency.observe({ verb, group: info.group, version: info.version, resource: info.resource }, seconds);
+    }
+  }
+
+  async render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
