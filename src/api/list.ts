@@ -152,6 +152,11 @@ export async function listObjects(gs: GenericStore, p: ListParams, tokens: Conti
   const range = gs.rangeKeys(p.namespace);
   let start = sem.kind === 'continue' ? sem.start : range.key;
   const end = range.end;
+  // a genuine token from another collection (another namespace, another
+  // type) must not read outside this request's key range (spec 000 §4.5)
+  if (sem.kind === 'continue' && (start < range.key || start >= end)) {
+    throw badRequest('continue key is not valid: the token was issued for a different collection');
+  }
   const filtered = p.labelSelector.length > 0 || p.fieldSelector.length > 0;
   const matchField = p.fieldSelector.length > 0 ? compileFieldSelector(gs.def, p.fieldSelector) : undefined;
   const limit = p.limit !== undefined && p.limit > 0 ? p.limit : 0;
@@ -160,7 +165,6 @@ export async function listObjects(gs: GenericStore, p: ListParams, tokens: Conti
   const name = exactName(p.fieldSelector);
   if (name !== undefined && (p.namespace || gs.def.scope === 'Cluster') && sem.kind !== 'continue') {
     const key = gs.key(p.namespace, name);
-    start = key;
     const single = read(store, { key, revision: readRev }, p.resourceVersion);
     const items = single.kvs.map(decodeObject).filter((o) => keep(o));
     return { items, resourceVersion: String(single.revision) };

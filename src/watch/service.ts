@@ -374,6 +374,18 @@ export class WatchService {
     }
   }
 
+  /**
+   * Ends every open watch with an ERROR event of 410 Expired, so each client
+   * clears its cache, lists again and watches from the new version (spec 000
+   * §4.5) — what an operator wants after rebuilding caches, and how tests force
+   * informers through their re-list path. Returns how many watches it ended.
+   */
+  expireWatchers(message = 'the watch cache was reset; re-list and watch again'): number {
+    const all = [...this.open.keys()];
+    for (const w of all) w.fail(gone(message).toStatus());
+    return all.length;
+  }
+
   /** ends every watch cleanly and stops observing the store (server shutdown) */
   close(): void {
     if (this.closed) return;

@@ -1,5 +1,6 @@
 import { badRequest } from '../errors.js';
-import { listObjects } from '../list.js';
+import { type ListResult, listObjects, listSemantics } from '../list.js';
+import { listMostRecentFromCache } from '../../watch/consistent-read.js';
 import { apiVersionOf } from '../registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import { parseFieldSelector } from '../selectors/fields.js';
@@ -42,9 +43,16 @@ export function listParams(req: ApiRequest): ListParams {
 export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
   const params = listParams(req);
   const gs = ctx.storeFor(req.def);
-  let result;
+  let result: ListResult | undefined;
   try {
-    result = await listObjects(gs, params, ctx.tokens);
+    // spec 000 §4.6: an unpaged "Most Recent" list may be served from the
+    // watch cache once it has caught up to the ReadIndex; a paged one reads
+    // the store, whose MVCC history keeps the first chunk's revision readable
+    const unpaged = params.limit === undefined || params.limit === 0;
+    if (ctx.watch && unpaged && listSemantics(params, ctx.tokens).kind === 'mostRecent') {
+      result = await listMostRecentFromCache(ctx.watch, gs, params);
+    }
+    result ??= await listObjects(gs, params, ctx.tokens);
   } catch (e) {
     if (e instanceof SelectorParseError) throw badRequest(e.message);
     throw e;
