@@ -1,0 +1,46 @@
+// `--api-domain k8s.io`: every group carrying the product word is renamed so
+// unmodified Kubernetes clients use every group (issue 2, item 3).
+
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestServer, startTestServer } from '../helpers/server.js';
+
+const exec = promisify(execFile);
+let t: TestServer;
+
+beforeAll(async () => {
+  t = await startTestServer({ apiDomain: 'k8s.io' });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('api domain k8s.io', () => {
+  it('serves the groups under k8s.io in discovery', async () => {
+    const groups = (await t.request('GET', '/apis')).json<{ groups: { name: string }[] }>().groups.map((g) => g.name);
+    expect(groups).toEqual(expect.arrayContaining(['coordination.k8s.io', 'events.k8s.io', 'rbac.authorization.k8s.io']));
+    expect(groups.some((g) => g.includes('orch.io'))).toBe(false);
+  });
+
+  it('client-node typed clients work for every built-in group', async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(t.server.kubeconfigPath);
+    const coord = kc.makeApiClient(k8s.CoordinationV1Api);
+    const lease = await coord.createNamespacedLease({
+      namespace: 'orch-node-lease',
+      body: { metadata: { name: 'node-a' }, spec: { holderIdentity: 'node-a', leaseDurationSeconds: 40 } },
+    });
+    expect(lease.apiVersion).toBe('coordination.k8s.io/v1');
+    const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+    await rbac.createClusterRole({ body: { metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
+    const roles = await rbac.listClusterRole();
+    expect(roles.items.map((r) => r.metadata?.name)).toContain('reader');
+  });
+
+  it('kubectl uses the renamed groups', async () => {
+    const { stdout } = await exec('kubectl', ['--kubeconfig', t.server.kubeconfigPath, 'get', 'leases', '-A', '-o', 'name']);
+    expect(stdout.trim()).toBe('lease.coordination.k8s.io/node-a');
+  });
+});
