@@ -16,7 +16,8 @@ export type Action =
   | { k: 'net'; drop: number; dup: number; delay: number }
   | { k: 'compact'; node: number }
   | { k: 'transfer'; node: number; to: number }
-  | { k: 'read'; node: number };
+  | { k: 'read'; node: number }
+  | { k: 'conf'; node: number; target: number; add: boolean };
 
 export function actionArb(size: number): fc.Arbitrary<Action> {
   const node = fc.integer({ min: 0, max: size - 1 });
@@ -40,6 +41,7 @@ export function actionArb(size: number): fc.Arbitrary<Action> {
     { weight: 2, arbitrary: fc.record({ k: fc.constant('compact' as const), node }) },
     { weight: 1, arbitrary: fc.record({ k: fc.constant('transfer' as const), node, to: node }) },
     { weight: 1, arbitrary: fc.record({ k: fc.constant('read' as const), node }) },
+    { weight: 1, arbitrary: fc.record({ k: fc.constant('conf' as const), node, target: node, add: fc.boolean() }) },
   );
 }
 
@@ -60,6 +62,17 @@ export function runSchedule(size: number, seed: number, actions: Action[], varia
   const ids = Array.from({ length: size }, (_, i) => `n${i}`);
   const sim = new Sim({ ids, seed, electionTick: 10, heartbeatTick: 2, maxSizePerMsg: 64, ...variant });
   let reads = 0;
+  const readFloor = new Map<string, number>();
+  const checkReads = (): void => {
+    for (const n of sim.nodes.values()) {
+      for (const [ctx, index] of n.reads) {
+        const floor = readFloor.get(ctx);
+        if (floor !== undefined && index < floor) throw new Error(`ReadIndex ${ctx} on ${n.id} returned ${index} < committed ${floor}`);
+      }
+    }
+  };
+  const added: string[] = [];
+  const removed = new Set<string>();
   for (const a of actions) {
     switch (a.k) {
       case 'steps':
@@ -112,38 +125,85 @@ export function runSchedule(size: number, seed: number, actions: Action[], varia
       }
       case 'read': {
         const n = sim.node(ids[a.node]);
-        if (n.up) n.raw.readIndex(`r${reads++}`);
+        if (n.up) {
+          // linearizability of ReadIndex: the answer must cover every entry
+          // already known committed when the read was issued
+          const ctx = `r${reads++}`;
+          readFloor.set(ctx, Math.max(0, ...sim.committed.keys()));
+          n.raw.readIndex(ctx);
+        }
         sim.settle();
+        break;
+      }
+      case 'conf': {
+        // membership changes: add a brand-new node, or remove one of the
+        // original nodes (at most size-2 of them)
+        const proposer = ids[a.node];
+        if (!sim.node(proposer).up) break;
+        if (a.add) {
+          if (added.length >= 2) break;
+          const id = `x${added.length}`;
+          added.push(id);
+          sim.addNode(id);
+          sim.proposeConfChange(proposer, { type: 'addNode', nodeId: id });
+        } else {
+          const target = ids[a.target];
+          if (removed.has(target) || removed.size >= size - 2) break;
+          removed.add(target);
+          sim.proposeConfChange(proposer, { type: 'removeNode', nodeId: target });
+        }
         break;
       }
     }
     sim.checkInvariants();
+    checkReads();
   }
 
   // liveness: heal everything and let the cluster converge
   sim.healAll();
   sim.net.maxExtraDelay = 1;
-  const converged = sim.runUntil(() => sim.stableLeader() !== undefined && sim.allApplied(), 1500);
+  // the members: the configuration of the stable leader
+  const members = (): string[] => {
+    const l = sim.stableLeader();
+    return l === undefined ? [] : sim.node(l).raw.status().voters;
+  };
+  // an operator shuts down nodes once they are removed (a removed node that
+  // missed its removal would otherwise keep campaigning, thesis §4.2.3)
+  const decommission = (): void => {
+    const m = members();
+    if (m.length === 0) return;
+    for (const id of removed) if (!m.includes(id) && !sim.node(id).stopped) sim.stop(id);
+  };
+  const converged = sim.runUntil(() => {
+    decommission();
+    const m = members();
+    return m.length > 0 && sim.allApplied(m);
+  }, 1500);
   if (!converged) {
     throw new Error(`no convergence: ${describeCluster(sim)}`);
   }
-  sim.checkStateMachines();
+  sim.checkStateMachines(members());
   // and the cluster still makes progress
   // A proposal may be dropped (a transfer is in progress) or lost (its
   // leader is deposed before committing it): a client retries.
   let done = false;
   for (let attempt = 0; attempt < 10 && !done; attempt++) {
     const proposed = sim.runUntil(() => {
+      decommission();
       const l = sim.stableLeader();
       return l !== undefined && sim.propose(l, `final${attempt}`);
     }, 100);
     if (!proposed) continue;
-    done = sim.runUntil(() => sim.allApplied() && ids.every((id) => sim.appliedData(id).some((d) => d.startsWith('final'))), 100);
+    done = sim.runUntil(() => {
+      decommission();
+      const m = members();
+      return m.length > 0 && sim.allApplied(m) && m.every((id) => sim.appliedData(id).some((d) => d.startsWith('final')));
+    }, 100);
   }
   if (!done) throw new Error(`a proposal after convergence was not applied everywhere: ${describeCluster(sim)}`);
-  sim.checkStateMachines();
+  checkReads();
+  sim.checkStateMachines(members());
 }
-
 
 function describeCluster(sim: Sim): string {
   const st = sim.upNodes().map((n) => n.raw.status());

@@ -551,18 +551,20 @@ export class Sim {
     }
   }
 
-  /** liveness: every committed entry is applied on every live node (true when it is) */
-  allApplied(): boolean {
+  /** liveness: every committed entry is applied on every live node (of `ids`) */
+  allApplied(ids?: NodeId[]): boolean {
     const maxCommitted = Math.max(0, ...this.committed.keys());
     for (const n of this.upNodes()) {
+      if (ids && !ids.includes(n.id)) continue;
       if (n.appliedIndex < maxCommitted) return false;
     }
     return true;
   }
 
-  /** every node's state machine holds exactly the committed entries (throws otherwise) */
-  checkStateMachines(): void {
+  /** every live node's (of `ids`) state machine holds exactly the committed entries (throws otherwise) */
+  checkStateMachines(ids?: NodeId[]): void {
     for (const n of this.upNodes()) {
+      if (ids && !ids.includes(n.id)) continue;
       for (const a of n.sm) {
         const c = this.committed.get(a.index);
         if (c && c.key !== entryKey(a)) throw new InvariantViolation(`node ${n.id}: state machine differs at ${a.index}`);
