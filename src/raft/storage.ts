@@ -1,0 +1,179 @@
+// Durable Raft state of one member: log entries, hard state and the latest
+// snapshot, in one level database, encoded with msgpackr (docs/raft.md
+// "Storage").
+//
+// Layout (sublevels, binary keys and values):
+//   log!<8-byte big-endian index>  -> msgpackr([term, type, data])
+//   meta!hardState                 -> msgpackr(HardState)
+//   meta!snapshot                  -> msgpackr(Snapshot)  (metadata + state-machine image)
+//
+// Ready contract (src/raft/types.ts step 1): everything a Ready asks to
+// persist is written as ONE level batch with `sync: true` (fsync) before its
+// messages leave, so a vote or an append acknowledgement is never promised
+// for state a crash could lose (Raft §5, Figure 2 "updated on stable storage
+// before responding to RPCs").
+
+import { Level } from 'level';
+import { asUint8Array, decodeMsgpack, encodeMsgpack, logIndexFromKey, logKey } from '../store/codec.js';
+import { NONE, type Entry, type EntryType, type HardState, type PersistentState, type Snapshot } from './types.js';
+
+type Bytes = Uint8Array;
+type StoredEntry = [term: number, type: EntryType, data: Uint8Array];
+type BatchOp =
+  | { type: 'put'; sublevel: Sub; key: Bytes; value: Bytes }
+  | { type: 'del'; sublevel: Sub; key: Bytes };
+
+function binarySublevel(db: Level<Bytes, Bytes>, name: string) {
+  return db.sublevel<Bytes, Bytes>(name, { keyEncoding: 'view', valueEncoding: 'view' });
+}
+type Sub = ReturnType<typeof binarySublevel>;
+
+const HARD_STATE_KEY = new TextEncoder().encode('hardState');
+const SNAPSHOT_KEY = new TextEncoder().encode('snapshot');
+
+/** What one Ready asks to persist (a subset of Ready). */
+export interface PersistRequest {
+  hardState?: HardState;
+  entries: Entry[];
+  snapshot?: Snapshot;
+}
+
+export interface RaftStorageStats {
+  /** synced batches written */
+  syncs: number;
+  entriesWritten: number;
+  firstIndex: number;
+  lastIndex: number;
+  snapshotIndex: number;
+}
+
+export class RaftStorage {
+  /** persisted log spans [firstIndex, lastIndex]; empty when lastIndex < firstIndex */
+  private firstIndex = 1;
+  private lastIndex = 0;
+  private snapshotIndex = 0;
+  private syncs = 0;
+  private entriesWritten = 0;
+  /** writes are serialized: a later batch may depend on the index bookkeeping of an earlier one */
+  private tail: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly db: Level<Bytes, Bytes>,
+    private readonly log: Sub,
+    private readonly meta: Sub,
+  ) {}
+
+  static async open(dir: string): Promise<RaftStorage> {
+    const db = new Level<Bytes, Bytes>(dir, { keyEncoding: 'view', valueEncoding: 'view' });
+    await db.open();
+    return new RaftStorage(db, binarySublevel(db, 'log'), binarySublevel(db, 'meta'));
+  }
+
+  /** Everything persisted, for RawNode's constructor (entries after the snapshot, contiguous). */
+  async load(): Promise<PersistentState & { empty: boolean }> {
+    const hsBytes = await this.meta.get(HARD_STATE_KEY);
+    const snapBytes = await this.meta.get(SNAPSHOT_KEY);
+    const hardState: HardState = hsBytes ? (decodeMsgpack(hsBytes) as HardState) : { term: 0, vote: NONE, commit: 0 };
+    const snapshot = snapBytes ? decodeSnapshot(snapBytes) : undefined;
+    this.snapshotIndex = snapshot?.metadata.index ?? 0;
+    const entries: Entry[] = [];
+    for await (const [k, v] of this.log.iterator({ gt: logKey(this.snapshotIndex) })) {
+      const index = logIndexFromKey(k);
+      // only a contiguous run is meaningful; a gap would mean a torn write (cannot happen with one batch per Ready)
+      if (entries.length > 0 && index !== entries[entries.length - 1].index + 1) break;
+      if (entries.length === 0 && index !== this.snapshotIndex + 1) break;
+      const [term, type, data] = decodeMsgpack(v) as StoredEntry;
+      entries.push({ term, index, type, data: asUint8Array(data) });
+    }
+    this.firstIndex = this.snapshotIndex + 1;
+    this.lastIndex = entries.length > 0 ? entries[entries.length - 1].index : this.snapshotIndex;
+    const empty = !hsBytes && !snapshot && entries.length === 0;
+    return { hardState, snapshot, entries, empty };
+  }
+
+  /**
+   * Persists a Ready's snapshot, entries and hard state as one synced batch.
+   * A snapshot replaces the whole log; entries overwrite every persisted
+   * entry from entries[0].index on.
+   */
+  save(req: PersistRequest): Promise<void> {
+    if (!req.hardState && !req.snapshot && req.entries.length === 0) return Promise.resolve();
+    return this.enqueue(async () => {
+      const ops: BatchOp[] = [];
+      let first = this.firstIndex;
+      let last = this.lastIndex;
+      let snapIndex = this.snapshotIndex;
+      if (req.snapshot) {
+        for (let i = first; i <= last; i++) ops.push({ type: 'del', sublevel: this.log, key: logKey(i) });
+        ops.push({ type: 'put', sublevel: this.meta, key: SNAPSHOT_KEY, value: encodeMsgpack(req.snapshot) });
+        snapIndex = req.snapshot.metadata.index;
+        first = snapIndex + 1;
+        last = snapIndex;
+      }
+      if (req.entries.length > 0) {
+        const from = req.entries[0].index;
+        const newLast = req.entries[req.entries.length - 1].index;
+        // drop a conflicting suffix beyond the new end (Raft §5.3)
+        for (let i = Math.max(newLast + 1, first); i <= last; i++) ops.push({ type: 'del', sublevel: this.log, key: logKey(i) });
+        for (const e of req.entries) {
+          const stored: StoredEntry = [e.term, e.type, e.data];
+          ops.push({ type: 'put', sublevel: this.log, key: logKey(e.index), value: encodeMsgpack(stored) });
+        }
+        if (from < first) first = from;
+        last = newLast;
+      }
+      if (req.hardState) ops.push({ type: 'put', sublevel: this.meta, key: HARD_STATE_KEY, value: encodeMsgpack(req.hardState) });
+      await this.db.batch(ops, { sync: true });
+      this.firstIndex = first;
+      this.lastIndex = last;
+      this.snapshotIndex = snapIndex;
+      this.syncs += 1;
+      this.entriesWritten += req.entries.length;
+    });
+  }
+
+  /**
+   * Persists a snapshot the host took itself (RawNode.compact) and drops the
+   * log it covers; entries after it stay. Synced.
+   */
+  saveSnapshot(snap: Snapshot): Promise<void> {
+    return this.enqueue(async () => {
+      const idx = snap.metadata.index;
+      if (idx <= this.snapshotIndex) return;
+      const ops: BatchOp[] = [{ type: 'put', sublevel: this.meta, key: SNAPSHOT_KEY, value: encodeMsgpack(snap) }];
+      const upTo = Math.min(idx, this.lastIndex);
+      for (let i = this.firstIndex; i <= upTo; i++) ops.push({ type: 'del', sublevel: this.log, key: logKey(i) });
+      await this.db.batch(ops, { sync: true });
+      this.snapshotIndex = idx;
+      this.firstIndex = idx + 1;
+      if (this.lastIndex < idx) this.lastIndex = idx;
+      this.syncs += 1;
+    });
+  }
+
+  stats(): RaftStorageStats {
+    return {
+      syncs: this.syncs,
+      entriesWritten: this.entriesWritten,
+      firstIndex: this.firstIndex,
+      lastIndex: this.lastIndex,
+      snapshotIndex: this.snapshotIndex,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.tail.catch(() => {});
+    await this.db.close();
+  }
+
+  private enqueue(fn: () => Promise<void>): Promise<void> {
+    const run = this.tail.then(fn);
+    this.tail = run.catch(() => {});
+    return run;
+  }
+}
+
+function decodeSnapshot(bytes: Uint8Array): Snapshot {
+  const s = decodeMsgpack(bytes) as Snapshot;
+  return { metadata: s.metadata, data: asUint8Array(s.data) };
+}

@@ -1,0 +1,453 @@
+// gRPC transport between control-plane members (docs/raft.md "Transport";
+// schema proto/raft.proto).
+//
+// Every member listens on its peer port and keeps one client stream open to
+// each other member; Raft messages travel as msgpackr bytes inside a proto
+// `Envelope`. A broken stream is re-opened with exponential backoff and
+// jitter. Messages to a peer whose stream is down are dropped (Raft tolerates
+// loss: heartbeats and appends are retried by the protocol) and the host is
+// told the peer is unreachable so the leader probes it again.
+//
+// Fault injection (chaos tests): a FaultInjector decides per peer name whether
+// a message is dropped or delayed, applied to outgoing AND incoming traffic,
+// so isolating one member needs a rule on that member only. It is changeable
+// at run time programmatically and, when enabled, over a loopback HTTP admin
+// endpoint (startFaultAdmin).
+
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server as HttpServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import protobuf from 'protobufjs';
+import { decodeMsgpack, encodeMsgpack } from '../store/codec.js';
+import type { Message, NodeId } from './types.js';
+
+// ---------------------------------------------------------------- schema
+
+interface Envelope {
+  from: string;
+  to: string;
+  payload: Uint8Array;
+}
+interface StreamAck {
+  received: number;
+}
+
+function loadSchema(): protobuf.Root {
+  // src/raft/transport.ts and dist/src/raft/transport.js both find ../../proto or ../../../proto
+  for (const rel of ['../../proto/raft.proto', '../../../proto/raft.proto']) {
+    const p = fileURLToPath(new URL(rel, import.meta.url));
+    if (existsSync(p)) return protobuf.parse(readFileSync(p, 'utf8'), { keepCase: true }).root;
+  }
+  throw new Error('transport: proto/raft.proto not found');
+}
+
+const root = loadSchema();
+const EnvelopeType = root.lookupType('orch.raft.v1.Envelope');
+const StreamAckType = root.lookupType('orch.raft.v1.StreamAck');
+const STREAM_PATH = '/orch.raft.v1.RaftTransport/Stream';
+
+const serializeEnvelope = (e: Envelope): Buffer => Buffer.from(EnvelopeType.encode(EnvelopeType.create(e)).finish());
+const deserializeEnvelope = (b: Buffer): Envelope => {
+  const o = EnvelopeType.toObject(EnvelopeType.decode(b), { defaults: true }) as { from: string; to: string; payload: Uint8Array };
+  return { from: o.from, to: o.to, payload: o.payload };
+};
+const serializeAck = (a: StreamAck): Buffer => Buffer.from(StreamAckType.encode(StreamAckType.create(a)).finish());
+const deserializeAck = (b: Buffer): StreamAck => {
+  const o = StreamAckType.toObject(StreamAckType.decode(b), { longs: Number, defaults: true }) as { received: number };
+  return { received: o.received };
+};
+
+const serviceDefinition: grpc.ServiceDefinition = {
+  Stream: {
+    path: STREAM_PATH,
+    requestStream: true,
+    responseStream: false,
+    requestSerialize: serializeEnvelope,
+    requestDeserialize: deserializeEnvelope,
+    responseSerialize: serializeAck,
+    responseDeserialize: deserializeAck,
+  },
+};
+
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  // snapshots can be large; Raft messages are bounded by maxSizePerMsg otherwise
+  'grpc.max_receive_message_length': -1,
+  'grpc.max_send_message_length': -1,
+  'grpc.keepalive_time_ms': 10_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.keepalive_permit_without_calls': 1,
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 2_000,
+};
+
+// ---------------------------------------------------------------- faults
+
+/** Per-peer fault rules; the key '*' applies to every peer. */
+export interface FaultRules {
+  /** peers this member cannot exchange messages with (both directions) */
+  partitioned?: string[];
+  /** probability in [0, 1] that a message to/from the peer is dropped */
+  drop?: Record<string, number>;
+  /** extra latency in ms for messages to/from the peer */
+  delayMs?: Record<string, number>;
+}
+
+export interface FaultVerdict {
+  drop: boolean;
+  delayMs: number;
+}
+
+export class FaultInjector {
+  private rules: FaultRules = {};
+  /** messages dropped / delayed by the rules (diagnostics) */
+  readonly counters = { dropped: 0, delayed: 0 };
+
+  constructor(private readonly random: () => number = Math.random) {}
+
+  set(rules: FaultRules): void {
+    this.rules = {
+      partitioned: [...(rules.partitioned ?? [])],
+      drop: { ...(rules.drop ?? {}) },
+      delayMs: { ...(rules.delayMs ?? {}) },
+    };
+  }
+
+  get(): FaultRules {
+    return structuredClone(this.rules);
+  }
+
+  clear(): void {
+    this.rules = {};
+  }
+
+  /** partition this member from `peers` (both directions) */
+  partition(...peers: string[]): void {
+    this.set({ ...this.rules, partitioned: [...new Set([...(this.rules.partitioned ?? []), ...peers])] });
+  }
+
+  heal(): void {
+    this.clear();
+  }
+
+  verdict(peer: string): FaultVerdict {
+    const r = this.rules;
+    if (r.partitioned && (r.partitioned.includes(peer) || r.partitioned.includes('*'))) {
+      this.counters.dropped += 1;
+      return { drop: true, delayMs: 0 };
+    }
+    const p = r.drop?.[peer] ?? r.drop?.['*'] ?? 0;
+    if (p > 0 && this.random() < p) {
+      this.counters.dropped += 1;
+      return { drop: true, delayMs: 0 };
+    }
+    const d = r.delayMs?.[peer] ?? r.delayMs?.['*'] ?? 0;
+    if (d > 0) this.counters.delayed += 1;
+    return { drop: false, delayMs: d };
+  }
+}
+
+function validRules(v: unknown): v is FaultRules {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const r = v as Record<string, unknown>;
+  if (r.partitioned !== undefined && !(Array.isArray(r.partitioned) && r.partitioned.every((p) => typeof p === 'string'))) return false;
+  for (const k of ['drop', 'delayMs'] as const) {
+    const m = r[k];
+    if (m === undefined) continue;
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) return false;
+    if (!Object.values(m).every((n) => typeof n === 'number' && n >= 0)) return false;
+  }
+  return true;
+}
+
+export interface FaultAdmin {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Loopback-only HTTP endpoint for the chaos tests: GET /faults shows the
+ * rules, PUT /faults replaces them (JSON FaultRules), DELETE /faults heals.
+ * Only started when the operator passes --enable-fault-injection.
+ */
+export function startFaultAdmin(injector: FaultInjector, port: number, host = '127.0.0.1'): Promise<FaultAdmin> {
+  const server: HttpServer = createServer((req, res) => {
+    const reply = (status: number, body: unknown): void => {
+      res.writeHead(status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.url !== '/faults') return reply(404, { error: 'not found' });
+    if (req.method === 'GET') return reply(200, injector.get());
+    if (req.method === 'DELETE') {
+      injector.clear();
+      return reply(200, injector.get());
+    }
+    if (req.method !== 'PUT' && req.method !== 'POST') return reply(405, { error: 'method not allowed' });
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return reply(400, { error: 'body is not JSON' });
+      }
+      if (!validRules(body)) return reply(400, { error: 'expected {partitioned?: string[], drop?: {peer: p}, delayMs?: {peer: ms}}' });
+      injector.set(body);
+      reply(200, injector.get());
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const addr = server.address();
+      resolve({
+        port: typeof addr === 'object' && addr ? addr.port : port,
+        close: () => new Promise<void>((r) => server.close(() => r())),
+      });
+    });
+  });
+}
+
+// ---------------------------------------------------------------- transport
+
+export interface TransportTls {
+  caPem: string;
+  /** presented by the peer server (SANs must cover the peer addresses) */
+  serverCertPem: string;
+  serverKeyPem: string;
+  /** presented by the client side of a peer stream */
+  clientCertPem: string;
+  clientKeyPem: string;
+}
+
+export interface TransportOptions {
+  self: NodeId;
+  /** address to listen on, host:port (port 0 = ephemeral) */
+  listen: string;
+  /** peer name -> host:port (self may be included; it is skipped) */
+  peers: Record<NodeId, string>;
+  onMessage(m: Message): void;
+  /** a message to `peer` could not be sent (stream down) */
+  onUnreachable?(peer: NodeId): void;
+  tls?: TransportTls;
+  faults?: FaultInjector;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  log?: (msg: string) => void;
+}
+
+export interface TransportStats {
+  sent: number;
+  received: number;
+  droppedDisconnected: number;
+  reconnects: number;
+  connected: Record<NodeId, boolean>;
+}
+
+class PeerStream {
+  private call: grpc.ClientWritableStream<Envelope> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private backoffMs: number;
+  private openedAt = 0;
+  private closed = false;
+  reconnects = 0;
+
+  constructor(
+    readonly name: NodeId,
+    private readonly client: grpc.Client,
+    private readonly initialBackoffMs: number,
+    private readonly maxBackoffMs: number,
+  ) {
+    this.backoffMs = initialBackoffMs;
+  }
+
+  get up(): boolean {
+    return this.call !== undefined;
+  }
+
+  /** true when written (the stream may still fail later: Raft copes with loss) */
+  write(env: Envelope): boolean {
+    if (this.closed) return false;
+    if (!this.call) {
+      if (this.retryTimer) return false; // backing off
+      this.open();
+    }
+    this.call!.write(env);
+    return true;
+  }
+
+  private open(): void {
+    this.openedAt = Date.now();
+    const call = this.client.makeClientStreamRequest<Envelope, StreamAck>(
+      STREAM_PATH,
+      serializeEnvelope,
+      deserializeAck,
+      new grpc.Metadata(),
+      { deadline: Infinity },
+      () => this.broken(call),
+    );
+    call.on('error', () => this.broken(call));
+    this.call = call;
+  }
+
+  private broken(call: grpc.ClientWritableStream<Envelope>): void {
+    if (this.call !== call) return;
+    this.call = undefined;
+    if (this.closed) return;
+    // a stream that lived a while was healthy: start the backoff afresh
+    if (Date.now() - this.openedAt > 2 * this.maxBackoffMs) this.backoffMs = this.initialBackoffMs;
+    const wait = Math.round(this.backoffMs * (0.5 + Math.random() * 0.5));
+    this.backoffMs = Math.min(this.maxBackoffMs, this.backoffMs * 2);
+    this.reconnects += 1;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+    }, wait);
+    this.retryTimer.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const call = this.call;
+    this.call = undefined;
+    try {
+      call?.cancel();
+    } catch {
+      // already finished
+    }
+    this.client.close();
+  }
+}
+
+export class PeerTransport {
+  readonly faults: FaultInjector;
+  private readonly streams = new Map<NodeId, PeerStream>();
+  private readonly counters = { sent: 0, received: 0, droppedDisconnected: 0 };
+  private closed = false;
+
+  private constructor(
+    private readonly opts: TransportOptions,
+    private readonly server: grpc.Server,
+    readonly port: number,
+  ) {
+    this.faults = opts.faults ?? new FaultInjector();
+    const creds = opts.tls
+      ? grpc.credentials.createSsl(
+          Buffer.from(opts.tls.caPem),
+          Buffer.from(opts.tls.clientKeyPem),
+          Buffer.from(opts.tls.clientCertPem),
+        )
+      : grpc.credentials.createInsecure();
+    for (const [name, addr] of Object.entries(opts.peers)) {
+      if (name === opts.self) continue;
+      const client = new grpc.Client(addr, creds, CHANNEL_OPTIONS);
+      this.streams.set(name, new PeerStream(name, client, opts.initialBackoffMs ?? 100, opts.maxBackoffMs ?? 2000));
+    }
+  }
+
+  static async start(opts: TransportOptions): Promise<PeerTransport> {
+    const server = new grpc.Server(CHANNEL_OPTIONS);
+    let transport: PeerTransport | undefined;
+    const pending: Message[] = [];
+    server.addService(serviceDefinition, {
+      Stream: (call: grpc.ServerReadableStream<Envelope, StreamAck>, callback: grpc.sendUnaryData<StreamAck>) => {
+        let received = 0;
+        call.on('data', (env: Envelope) => {
+          received += 1;
+          if (transport) transport.receive(env);
+          else if (env.to === opts.self) pending.push(decodeMsgpack(env.payload) as Message);
+        });
+        call.on('end', () => callback(null, { received }));
+        call.on('error', () => {
+          // the sender went away; it reconnects on its own
+        });
+      },
+    });
+    const creds = opts.tls
+      ? grpc.ServerCredentials.createSsl(
+          Buffer.from(opts.tls.caPem),
+          [{ private_key: Buffer.from(opts.tls.serverKeyPem), cert_chain: Buffer.from(opts.tls.serverCertPem) }],
+          true,
+        )
+      : grpc.ServerCredentials.createInsecure();
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(opts.listen, creds, (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    transport = new PeerTransport(opts, server, port);
+    for (const m of pending) opts.onMessage(m);
+    return transport;
+  }
+
+  /** Sends each message to its `to` member (after fault rules). */
+  send(messages: Message[]): void {
+    if (this.closed) return;
+    for (const m of messages) {
+      const stream = this.streams.get(m.to);
+      if (!stream) continue;
+      const v = this.faults.verdict(m.to);
+      if (v.drop) continue;
+      const env: Envelope = { from: this.opts.self, to: m.to, payload: encodeMsgpack(m) };
+      if (v.delayMs > 0) setTimeout(() => this.write(stream, env), v.delayMs).unref();
+      else this.write(stream, env);
+    }
+  }
+
+  private write(stream: PeerStream, env: Envelope): void {
+    if (this.closed) return;
+    if (stream.write(env)) {
+      this.counters.sent += 1;
+    } else {
+      this.counters.droppedDisconnected += 1;
+      this.opts.onUnreachable?.(stream.name);
+    }
+  }
+
+  private receive(env: Envelope): void {
+    if (this.closed || env.to !== this.opts.self) return;
+    const v = this.faults.verdict(env.from);
+    if (v.drop) return;
+    let m: Message;
+    try {
+      m = decodeMsgpack(env.payload) as Message;
+    } catch (err) {
+      this.opts.log?.(`transport: undecodable message from ${env.from}: ${(err as Error).message}`);
+      return;
+    }
+    // the envelope names the sender; a message claiming someone else is dropped
+    if (m.from !== env.from) return;
+    this.counters.received += 1;
+    if (v.delayMs > 0) {
+      setTimeout(() => {
+        if (!this.closed) this.opts.onMessage(m);
+      }, v.delayMs).unref();
+    } else {
+      this.opts.onMessage(m);
+    }
+  }
+
+  stats(): TransportStats {
+    const connected: Record<NodeId, boolean> = {};
+    let reconnects = 0;
+    for (const [name, s] of this.streams) {
+      connected[name] = s.up;
+      reconnects += s.reconnects;
+    }
+    return { ...this.counters, reconnects, connected };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of this.streams.values()) s.close();
+    // peers' inbound streams never end on their own: do not wait for them
+    this.server.forceShutdown();
+  }
+}
+
+/** "127.0.0.1:2380", "http://127.0.0.1:2380" or "https://host:2380" -> "host:port" */
+export function peerAddress(url: string): string {
+  const m = /^(?:[a-z]+:\/\/)?([^/]+?)\/?$/i.exec(url.trim());
+  if (!m || !/:\d+$/.test(m[1])) throw new Error(`invalid peer address "${url}" (expected host:port)`);
+  return m[1];
+}

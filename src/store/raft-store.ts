@@ -1,0 +1,734 @@
+// The replicated revisioned store: the same MVCC state machine as LocalStore
+// (mvcc-state.ts), driven by Raft-committed log entries instead of a local
+// write-ahead log (docs/raft.md "The replicated store").
+//
+// Write path: txn() wraps the encoded `Command` in an envelope carrying a
+// proposal id unique to this member incarnation and proposes it to the local
+// RawNode (a follower's core forwards it to the leader). The proposal
+// resolves when an entry with that id is applied HERE, so a member that
+// acknowledged a write can read it back at once (read-your-writes on that
+// member). It fails with a retryable error, never a false success:
+//   - 503 ServiceUnavailable when it was certainly not accepted (no leader,
+//     the core dropped it synchronously);
+//   - 504 Timeout ("outcome unknown") when leadership changed or the wait ran
+//     out after it may have reached a leader's log.
+// Consistent reads use Raft ReadIndex (Raft thesis §6.4): readIndex() resolves
+// once this member has applied up to the index the leader confirmed, so the
+// revision it returns covers every write acknowledged anywhere before the call.
+// Watches and onApplied are served from this member's own applied state.
+
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { StatusError } from '../api/errors.js';
+import { RaftMetrics } from '../raft/metrics.js';
+import { RawNode } from '../raft/raw-node.js';
+import { RaftStorage } from '../raft/storage.js';
+import { FaultInjector, PeerTransport, startFaultAdmin, type FaultAdmin, type TransportTls } from '../raft/transport.js';
+import { NONE, ProposalDroppedError, type Entry, type NodeId, type RaftConfig, type Ready, type Role, type Snapshot } from '../raft/types.js';
+import { decodeCommand, decodeMsgpack, encodeCommand, encodeMsgpack } from './codec.js';
+import { rangeFilter, StoreClosedError } from './local-store.js';
+import { MvccState, type KeyFilter } from './mvcc-state.js';
+import { validateTxnRequest } from './txn-validation.js';
+import {
+  CompactedError,
+  FutureRevisionError,
+  prefixEnd,
+  type AppliedWrite,
+  type Command,
+  type CommandResult,
+  type KeyValue,
+  type RangeRequest,
+  type RangeResult,
+  type RevisionedStore,
+  type StoreEvent,
+  type TxnRequest,
+  type TxnResult,
+  type WatchRequest,
+  type Watcher,
+} from './types.js';
+
+export interface RaftStoreOptions {
+  /** this member's name (its Raft node id) */
+  name: NodeId;
+  /** every member's name -> peer address (host:port); the initial voters */
+  initialCluster: Record<NodeId, string>;
+  /** where the Raft log, hard state and snapshots live */
+  dataDir: string;
+  /** peer listen address (host:port); defaults to initialCluster[name] */
+  peerListen?: string;
+  /** mutual TLS between members (the cluster's shared PKI) */
+  tls?: TransportTls;
+  /** ms per Raft tick (default 100) */
+  tickMs?: number;
+  /** election timeout in ticks, randomized in [electionTick, 2*electionTick) (default 10) */
+  electionTick?: number;
+  /** heartbeat interval in ticks (default 1) */
+  heartbeatTick?: number;
+  /** take a state-machine snapshot every this many applied entries (default 10000) */
+  snapshotEvery?: number;
+  /** how long a proposal waits to be applied before failing with 504 (default 7000) */
+  proposalTimeoutMs?: number;
+  /** how long a ReadIndex waits (default 5000) */
+  readTimeoutMs?: number;
+  /** how long a request waits for a leader to be known before 503 (default 3000) */
+  leaderWaitMs?: number;
+  /** history kept readable/watchable, ms (spec 000 §8: default 5 minutes) */
+  historyMs?: number;
+  /** how often the leader checks for auto-compaction, ms; 0 disables it */
+  compactIntervalMs?: number;
+  /** start the loopback fault-injection admin endpoint on this port (chaos tests; 0 = ephemeral) */
+  faultAdminPort?: number;
+  now?: () => number;
+  log?: (msg: string) => void;
+}
+
+export interface RaftMemberStatus {
+  name: NodeId;
+  peerAddress: string;
+  /** this member's stream to it is up (undefined for self) */
+  connected?: boolean;
+  /** leader's view of its replication progress */
+  match?: number;
+}
+
+export interface RaftStoreStatus {
+  name: NodeId;
+  members: RaftMemberStatus[];
+  leader: NodeId;
+  role: Role;
+  term: number;
+  commit: number;
+  applied: number;
+  firstIndex: number;
+  lastIndex: number;
+  snapshotIndex: number;
+  revision: number;
+  compactRevision: number;
+  pendingProposals: number;
+  metrics: RaftMetrics;
+  faultAdminPort?: number;
+}
+
+/** A retryable failure of the replicated store, answered as a Status with Retry-After. */
+export class RaftUnavailableError extends StatusError {
+  constructor(
+    message: string,
+    /** true when the write may still be applied (504: outcome unknown) */
+    readonly ambiguous: boolean,
+  ) {
+    super(ambiguous ? 504 : 503, ambiguous ? 'Timeout' : 'ServiceUnavailable', message, { retryAfterSeconds: 1 });
+    this.headers['Retry-After'] = '1';
+  }
+}
+
+interface Pending {
+  resolve: (r: CommandResult) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+interface PendingRead {
+  resolve: (revision: number) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+  /** set once the leader confirmed: serve when applied >= index */
+  index?: number;
+}
+
+interface RevisionWaiter {
+  revision: number;
+  resolve: (reached: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
+type AppliedListener = (write: AppliedWrite) => void;
+
+export class RaftStore implements RevisionedStore {
+  readonly metrics = new RaftMetrics();
+  private state: MvccState;
+  private appliedIndex: number;
+  private snapshotIndex: number;
+  private readonly pending = new Map<string, Pending>();
+  private readonly reads = new Map<string, PendingRead>();
+  private readonly leaderWaiters = new Set<() => void>();
+  private readonly listeners = new Set<AppliedListener>();
+  private readonly watchErrorHandlers = new Set<{ onError: (err: Error) => void }>();
+  private readonly waiters = new Set<RevisionWaiter>();
+  private transport!: PeerTransport;
+  private faultAdmin: FaultAdmin | undefined;
+  private ticker: NodeJS.Timeout | undefined;
+  private compactTimer: NodeJS.Timeout | undefined;
+  private scheduled = false;
+  private loop: Promise<void> | undefined;
+  private closed = false;
+  private closePromise: Promise<void> | undefined;
+  private fatal: Error | undefined;
+  private seq = 0;
+  private leader: NodeId = NONE;
+  private role: Role = 'follower';
+  /** proposal ids are unique per incarnation: a restarted member never resolves an old id */
+  private readonly nonce = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  private readonly opts: Required<
+    Pick<RaftStoreOptions, 'proposalTimeoutMs' | 'readTimeoutMs' | 'leaderWaitMs' | 'snapshotEvery' | 'historyMs'>
+  >;
+  private readonly now: () => number;
+  private readonly log: (msg: string) => void;
+  readonly faults = new FaultInjector();
+
+  private constructor(
+    private readonly options: RaftStoreOptions,
+    private readonly node: RawNode,
+    private readonly storage: RaftStorage,
+    snapshot: Snapshot | undefined,
+  ) {
+    this.opts = {
+      proposalTimeoutMs: options.proposalTimeoutMs ?? 7000,
+      readTimeoutMs: options.readTimeoutMs ?? 5000,
+      leaderWaitMs: options.leaderWaitMs ?? 3000,
+      snapshotEvery: Math.max(1, options.snapshotEvery ?? 10_000),
+      historyMs: options.historyMs ?? 300_000,
+    };
+    this.now = options.now ?? Date.now;
+    this.log = options.log ?? (() => {});
+    this.state = snapshot ? MvccState.restore(snapshot.data) : new MvccState();
+    this.appliedIndex = snapshot?.metadata.index ?? 0;
+    this.snapshotIndex = this.appliedIndex;
+    this.state.setWriteListener((w) => this.fanOut(w));
+  }
+
+  /** Opens this member: loads (or bootstraps) its Raft state, starts the peer transport and the clock. */
+  static async open(options: RaftStoreOptions): Promise<RaftStore> {
+    if (!(options.name in options.initialCluster)) {
+      throw new Error(`member "${options.name}" is not in the initial cluster (${Object.keys(options.initialCluster).join(', ')})`);
+    }
+    await mkdir(options.dataDir, { recursive: true });
+    const storage = await RaftStorage.open(join(options.dataDir, 'raft'));
+    try {
+      const persisted = await storage.load();
+      const cfg: RaftConfig = {
+        id: options.name,
+        electionTick: options.electionTick ?? 10,
+        heartbeatTick: options.heartbeatTick ?? 1,
+        random: Math.random,
+        preVote: true,
+        checkQuorum: true,
+        maxSizePerMsg: 1024 * 1024,
+        maxInflightMsgs: 256,
+        maxCommittedSizePerReady: 4 * 1024 * 1024,
+      };
+      const node = persisted.empty
+        ? RawNode.bootstrap(cfg, Object.keys(options.initialCluster).sort())
+        : new RawNode(cfg, persisted);
+      const store = new RaftStore(options, node, storage, persisted.snapshot);
+      store.transport = await PeerTransport.start({
+        self: options.name,
+        listen: options.peerListen ?? options.initialCluster[options.name],
+        peers: options.initialCluster,
+        tls: options.tls,
+        faults: store.faults,
+        onMessage: (m) => store.stepMessage(m),
+        onUnreachable: (peer) => store.node.reportUnreachable(peer),
+        log: store.log,
+      });
+      if (options.faultAdminPort !== undefined) store.faultAdmin = await startFaultAdmin(store.faults, options.faultAdminPort);
+      store.ticker = setInterval(() => {
+        store.node.tick();
+        store.kick();
+      }, options.tickMs ?? 100);
+      const interval = options.compactIntervalMs ?? Math.max(1000, Math.min(60_000, Math.floor(store.opts.historyMs / 4)));
+      if (interval > 0) {
+        store.compactTimer = setInterval(() => void store.autoCompact(), interval);
+        store.compactTimer.unref();
+      }
+      store.kick();
+      return store;
+    } catch (err) {
+      await storage.close().catch(() => {});
+      throw err;
+    }
+  }
+
+  // ------------------------------------------------------------ RevisionedStore
+
+  get revision(): number {
+    return this.state.revision;
+  }
+
+  get compactRevision(): number {
+    return this.state.compactRevision;
+  }
+
+  async txn(req: TxnRequest): Promise<TxnResult> {
+    validateTxnRequest(req);
+    const r = await this.propose({ type: 'txn', txn: req, time: this.now() });
+    if (r.type !== 'txn') throw new Error('unexpected command result');
+    return r.result;
+  }
+
+  range(req: RangeRequest): RangeResult {
+    return this.state.range(req);
+  }
+
+  async readIndex(): Promise<number> {
+    if (this.closed) throw new StoreClosedError();
+    await this.awaitLeader();
+    const ctx = `${this.options.name}.${this.nonce}.r${++this.seq}`;
+    return new Promise<number>((resolve, reject) => {
+      const read: PendingRead = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.reads.delete(ctx);
+          this.metrics.readIndexFailed += 1;
+          reject(new RaftUnavailableError('timed out waiting for a ReadIndex confirmation from the leader', false));
+        }, this.opts.readTimeoutMs),
+      };
+      this.reads.set(ctx, read);
+      this.node.readIndex(ctx);
+      this.kick();
+    });
+  }
+
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.state.revision >= revision) return Promise.resolve(true);
+    if (this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter: RevisionWaiter = {
+        revision,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.delete(waiter);
+          resolve(false);
+        }, timeoutMs),
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** Same contract as LocalStore.watch: retained history first, then live writes, no gap, no duplicate. */
+  watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
+    const start = req.startRevision !== undefined && req.startRevision > 0 ? req.startRevision : this.state.revision + 1;
+    const noop: Watcher = { cancel() {} };
+    const fail = (err: Error): Watcher => {
+      if (onError) {
+        onError(err);
+        return noop;
+      }
+      throw err;
+    };
+    if (this.closed) return fail(new StoreClosedError());
+    if (start < this.state.compactRevision) return fail(new CompactedError(start, this.state.compactRevision));
+    const filter = rangeFilter(req.key, req.end);
+    let backlog: AppliedWrite[] | null = this.state.writesSince(start, filter);
+    let cancelled = false;
+    const errorHandler = onError && { onError };
+    const cancel = (): void => {
+      cancelled = true;
+      this.listeners.delete(listener);
+      if (errorHandler) this.watchErrorHandlers.delete(errorHandler);
+    };
+    const deliver = (w: AppliedWrite): void => {
+      if (cancelled) return;
+      try {
+        onEvents(w);
+      } catch (err) {
+        cancel();
+        onError?.(err instanceof Error ? err : new Error(String(err)));
+      }
+    };
+    const listener: AppliedListener = (w) => {
+      if (w.revision < start) return;
+      const filtered = filterWrite(w, filter);
+      if (!filtered) return;
+      if (backlog) backlog.push(filtered);
+      else deliver(filtered);
+    };
+    this.listeners.add(listener);
+    if (errorHandler) this.watchErrorHandlers.add(errorHandler);
+    queueMicrotask(() => {
+      const pendingWrites = backlog!;
+      for (let i = 0; i < pendingWrites.length; i++) deliver(pendingWrites[i]);
+      backlog = null;
+    });
+    return { cancel };
+  }
+
+  onApplied(listener: (write: AppliedWrite) => void): () => void {
+    const wrapped: AppliedListener = (w) => listener(w);
+    this.listeners.add(wrapped);
+    return () => {
+      this.listeners.delete(wrapped);
+    };
+  }
+
+  async compact(revision: number): Promise<void> {
+    if (revision > this.state.revision) throw new FutureRevisionError(revision, this.state.revision);
+    if (revision <= this.state.compactRevision) return;
+    await this.propose({ type: 'compact', revision, time: this.now() });
+  }
+
+  healthy(): boolean {
+    return !this.closed && this.fatal === undefined && this.node.raft.lead !== NONE;
+  }
+
+  close(): Promise<void> {
+    this.closePromise ??= this.doClose();
+    return this.closePromise;
+  }
+
+  // ------------------------------------------------------------ cluster API
+
+  /** Members, leader, term, commit and applied index (the /raftz document). */
+  status(): RaftStoreStatus {
+    const s = this.node.status();
+    const t = this.transport.stats();
+    const members: RaftMemberStatus[] = Object.entries(this.options.initialCluster)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, peerAddress]) => ({
+        name,
+        peerAddress,
+        ...(name === this.options.name ? {} : { connected: t.connected[name] ?? false }),
+        ...(s.progress[name] ? { match: s.progress[name].match } : {}),
+      }));
+    return {
+      name: this.options.name,
+      members,
+      leader: s.leader,
+      role: s.role,
+      term: s.term,
+      commit: s.commit,
+      applied: this.appliedIndex,
+      firstIndex: s.firstIndex,
+      lastIndex: s.lastIndex,
+      snapshotIndex: this.snapshotIndex,
+      revision: this.state.revision,
+      compactRevision: this.state.compactRevision,
+      pendingProposals: this.pending.size,
+      metrics: this.metrics,
+      ...(this.faultAdmin ? { faultAdminPort: this.faultAdmin.port } : {}),
+    };
+  }
+
+  /** ask the cluster to hand leadership to `to` (operators, tests) */
+  transferLeadership(to: NodeId): void {
+    this.node.transferLeadership(to);
+    this.kick();
+  }
+
+  /** Resolves once a leader is known and this member applied everything committed at that moment. */
+  async waitUntilReady(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        await this.readIndex();
+        return;
+      } catch (err) {
+        if (this.closed || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  /** live numbers for RaftMetrics.register */
+  liveMetrics(): { term: number; commit: number; applied: number; isLeader: boolean; hasLeader: boolean; pending: number } {
+    const r = this.node.raft;
+    return {
+      term: r.term,
+      commit: r.log.committed,
+      applied: this.appliedIndex,
+      isLeader: r.role === 'leader',
+      hasLeader: r.lead !== NONE,
+      pending: this.pending.size,
+    };
+  }
+
+  // ------------------------------------------------------------ proposals
+
+  private async propose(cmd: Command): Promise<CommandResult> {
+    if (this.closed) throw new StoreClosedError();
+    if (this.fatal) throw new RaftUnavailableError(`raft storage failed: ${this.fatal.message}`, false);
+    // Encode now: what is proposed must be exactly what the caller passed.
+    const id = `${this.options.name}.${this.nonce}.${++this.seq}`;
+    const data = encodeMsgpack([id, encodeCommand(cmd)]);
+    await this.awaitLeader();
+    return new Promise<CommandResult>((resolve, reject) => {
+      const p: Pending = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          if (this.pending.delete(id)) {
+            this.metrics.proposalsFailed += 1;
+            reject(new RaftUnavailableError('timed out waiting for the write to commit; it may or may not have been applied', true));
+          }
+        }, this.opts.proposalTimeoutMs),
+      };
+      this.pending.set(id, p);
+      try {
+        this.node.propose(data);
+      } catch (err) {
+        clearTimeout(p.timer);
+        this.pending.delete(id);
+        this.metrics.proposalsFailed += 1;
+        if (err instanceof ProposalDroppedError) reject(new RaftUnavailableError(err.message, false));
+        else reject(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      this.kick();
+    });
+  }
+
+  /** waits up to leaderWaitMs for a leader; 503 when none shows up */
+  private async awaitLeader(): Promise<void> {
+    if (this.node.raft.lead !== NONE) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.leaderWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.opts.leaderWaitMs);
+      this.leaderWaiters.add(done);
+    });
+    if (this.closed) throw new StoreClosedError();
+    if (this.node.raft.lead === NONE) throw new RaftUnavailableError('no Raft leader is known (election in progress or quorum lost)', false);
+  }
+
+  private stepMessage(m: Parameters<RawNode['step']>[0]): void {
+    if (this.closed) return;
+    this.node.step(m);
+    this.kick();
+  }
+
+  // ------------------------------------------------------------ Ready loop
+
+  private kick(): void {
+    if (this.scheduled || this.closed || this.fatal) return;
+    this.scheduled = true;
+    // setImmediate: everything proposed or received in this turn shares one Ready (one fsync)
+    setImmediate(() => {
+      this.scheduled = false;
+      if (!this.loop) {
+        this.loop = this.runReadyLoop().finally(() => {
+          this.loop = undefined;
+        });
+      }
+    });
+  }
+
+  private async runReadyLoop(): Promise<void> {
+    try {
+      for (let rd = this.node.ready(); rd; rd = this.closed ? undefined : this.node.ready()) {
+        await this.handleReady(rd);
+      }
+    } catch (err) {
+      // A failed fsync leaves the node's view ahead of its disk: stop
+      // participating rather than send promises we may not keep.
+      this.fatal = err instanceof Error ? err : new Error(String(err));
+      this.log(`raft: member ${this.options.name} stopped: ${this.fatal.message}`);
+      this.failPending(`raft storage failed: ${this.fatal.message}`);
+      if (this.ticker) clearInterval(this.ticker);
+    }
+  }
+
+  private async handleReady(rd: Ready): Promise<void> {
+    if (rd.softState) this.onSoftState(rd.softState.leader, rd.softState.role);
+    // 1. persist (fsync) before anything that depends on it leaves
+    if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
+      await this.storage.save({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot });
+      this.metrics.storageSyncs += 1;
+    }
+    if (this.closed) return;
+    // 2. send
+    this.transport.send(rd.messages);
+    // 3. apply
+    if (rd.snapshot && rd.snapshot.metadata.index > this.appliedIndex) this.installSnapshot(rd.snapshot);
+    this.applyEntries(rd.committedEntries);
+    // 4. reads
+    for (const rs of rd.readStates) {
+      const read = this.reads.get(rs.context);
+      if (read) read.index = rs.index;
+    }
+    this.serveReads();
+    // 5. advance
+    this.node.advance(rd);
+    await this.maybeSnapshot();
+  }
+
+  private onSoftState(leader: NodeId, role: Role): void {
+    const changed = leader !== this.leader;
+    this.role = role;
+    if (!changed) return;
+    const previous = this.leader;
+    this.leader = leader;
+    this.metrics.leaderChanges += 1;
+    this.log(`raft: ${this.options.name}: leader ${previous || '(none)'} -> ${leader || '(none)'}`);
+    if (previous !== NONE) {
+      // Entries proposed under the old leader may or may not survive: their
+      // callers get a retryable "outcome unknown", never a false success.
+      this.failPending('leadership changed while the write was in flight; it may or may not have been applied');
+    }
+    if (leader !== NONE) for (const w of [...this.leaderWaiters]) w();
+  }
+
+  private failPending(message: string): void {
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      this.pending.delete(id);
+      this.metrics.proposalsFailed += 1;
+      p.reject(new RaftUnavailableError(message, true));
+    }
+    for (const [ctx, r] of this.reads) {
+      clearTimeout(r.timer);
+      this.reads.delete(ctx);
+      this.metrics.readIndexFailed += 1;
+      r.reject(new RaftUnavailableError('leadership changed during a consistent read; retry', false));
+    }
+  }
+
+  private applyEntries(entries: Entry[]): void {
+    for (const e of entries) {
+      if (e.index <= this.appliedIndex) continue;
+      if (e.type === 'normal' && e.data.length > 0) {
+        const [id, bytes] = decodeMsgpack(e.data) as [string, Uint8Array];
+        let result: CommandResult | undefined;
+        let error: Error | undefined;
+        try {
+          result = this.state.apply(e.index, decodeCommand(bytes));
+        } catch (err) {
+          error = err instanceof Error ? err : new Error(String(err));
+        }
+        const p = this.pending.get(id);
+        if (p) {
+          this.pending.delete(id);
+          clearTimeout(p.timer);
+          if (result) {
+            this.metrics.proposalsCommitted += 1;
+            p.resolve(result);
+          } else {
+            this.metrics.proposalsFailed += 1;
+            p.reject(error!);
+          }
+        }
+      }
+      this.appliedIndex = e.index;
+      this.metrics.entriesApplied += 1;
+    }
+  }
+
+  private serveReads(): void {
+    for (const [ctx, r] of this.reads) {
+      if (r.index !== undefined && r.index <= this.appliedIndex) {
+        this.reads.delete(ctx);
+        clearTimeout(r.timer);
+        r.resolve(this.state.revision);
+      }
+    }
+  }
+
+  /**
+   * A leader's snapshot replaces the state machine. Watchers and the watch
+   * cache see one synthetic write at the new revision with the difference
+   * (every key whose latest version changed), so they stay consistent.
+   */
+  private installSnapshot(snap: Snapshot): void {
+    const old = this.state;
+    const next = MvccState.restore(snap.data);
+    old.setWriteListener(undefined);
+    this.state = next;
+    this.appliedIndex = snap.metadata.index;
+    this.snapshotIndex = snap.metadata.index;
+    this.metrics.snapshotsInstalled += 1;
+    next.setWriteListener((w) => this.fanOut(w));
+    if (next.revision <= old.revision) return;
+    const all = { key: '', end: prefixEnd('') };
+    const before = new Map<string, KeyValue>(old.range(all).kvs.map((kv) => [kv.key, kv]));
+    const events: StoreEvent[] = [];
+    for (const kv of next.range(all).kvs) {
+      const prev = before.get(kv.key);
+      before.delete(kv.key);
+      if (!prev || prev.modRevision !== kv.modRevision) events.push(prev ? { type: 'put', kv, prevKv: prev } : { type: 'put', kv });
+    }
+    for (const prev of before.values()) {
+      events.push({
+        type: 'delete',
+        kv: { key: prev.key, value: new Uint8Array(0), createRevision: 0, modRevision: next.revision, version: 0 },
+        prevKv: prev,
+      });
+    }
+    if (events.length > 0) this.fanOut({ revision: next.revision, time: this.now(), events });
+  }
+
+  private async maybeSnapshot(): Promise<void> {
+    if (this.appliedIndex - this.snapshotIndex < this.opts.snapshotEvery) return;
+    const index = this.appliedIndex;
+    // taken synchronously: a consistent cut at `index`
+    const snap = this.node.compact(index, this.state.snapshot());
+    await this.storage.saveSnapshot(snap);
+    this.snapshotIndex = index;
+    this.metrics.snapshotsTaken += 1;
+  }
+
+  private fanOut(w: AppliedWrite): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(w);
+      } catch (err) {
+        console.error('store: applied-write listener failed', err);
+      }
+    }
+    for (const waiter of this.waiters) {
+      if (waiter.revision <= w.revision) {
+        clearTimeout(waiter.timer);
+        this.waiters.delete(waiter);
+        waiter.resolve(true);
+      }
+    }
+  }
+
+  /** The leader keeps `historyMs` of history (followers apply its compact commands). */
+  private autoCompact(): Promise<void> {
+    if (this.closed || this.node.raft.role !== 'leader') return Promise.resolve();
+    const target = this.state.newestRevisionAtOrBefore(this.now() - this.opts.historyMs);
+    if (target === undefined || target <= this.state.compactRevision) return Promise.resolve();
+    return this.propose({ type: 'compact', revision: target, time: this.now() }).then(
+      () => {},
+      () => {},
+    );
+  }
+
+  private async doClose(): Promise<void> {
+    this.closed = true;
+    if (this.ticker) clearInterval(this.ticker);
+    if (this.compactTimer) clearInterval(this.compactTimer);
+    while (this.loop) await this.loop;
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      this.pending.delete(id);
+      p.reject(new RaftUnavailableError('the member is shutting down; the write may or may not have been applied', true));
+    }
+    for (const [ctx, r] of this.reads) {
+      clearTimeout(r.timer);
+      this.reads.delete(ctx);
+      r.reject(new StoreClosedError());
+    }
+    for (const w of [...this.leaderWaiters]) w();
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.resolve(this.state.revision >= w.revision);
+    }
+    this.waiters.clear();
+    this.listeners.clear();
+    const handlers = [...this.watchErrorHandlers];
+    this.watchErrorHandlers.clear();
+    for (const h of handlers) h.onError(new StoreClosedError());
+    await this.faultAdmin?.close();
+    await this.transport.close();
+    await this.storage.close();
+  }
+}
+
+function filterWrite(w: AppliedWrite, filter: KeyFilter): AppliedWrite | undefined {
+  if (w.events.every((e) => filter(e.kv.key))) return w;
+  const events = w.events.filter((e) => filter(e.kv.key));
+  return events.length > 0 ? { revision: w.revision, time: w.time, events } : undefined;
+}
