@@ -14,8 +14,8 @@ import { actionArb, runSchedule, variantArb } from './schedule.js';
 
 // CI budget: a few seconds. RAFT_PROPERTY_RUNS=2000 for a deeper local search.
 const EXTRA = Number(process.env.RAFT_PROPERTY_RUNS ?? 0);
-const RUNS3 = EXTRA || 150;
-const RUNS5 = EXTRA || 100;
+const RUNS3 = EXTRA || 300;
+const RUNS5 = EXTRA || 150;
 
 describe('raft safety under generated fault schedules', () => {
   it('3-node clusters', () => {
