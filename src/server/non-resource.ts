@@ -5,14 +5,17 @@
 import * as discovery from '../api/discovery.js';
 import type { Registry } from '../api/registry.js';
 import { OpenAPIDocuments } from '../api/schema/openapi.js';
-import type { NonResourceHandler } from '../gateway/router.js';
+import type { NonResourceDoc, NonResourceHandler } from '../gateway/router.js';
 import type { ServerMetrics } from './metrics.js';
 import { ORCH_VERSION, versionInfo } from './version.js';
 
-export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics): NonResourceHandler {
+export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, extra?: (path: string) => NonResourceDoc | undefined): NonResourceHandler {
   const openapi = new OpenAPIDocuments(registry, { title: 'orch', version: `v1.32.0+orch.${ORCH_VERSION}` });
   return (path, query) => {
     const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    // documents of other components (service-account issuer discovery, spec 001 §5.5)
+    const own = extra?.(p);
+    if (own) return own;
     if (p === '/version') return { status: 200, body: versionInfo() };
     if (p === '/metrics' && metrics) {
       return metrics.render().then((text) => ({ status: 200, body: null, raw: { contentType: 'text/plain; version=0.0.4; charset=utf-8', text } }));

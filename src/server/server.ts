@@ -11,8 +11,6 @@ import { builtinDefinitions, sharedDefinitions } from '../api/kinds/index.js';
 import { ContinueTokens } from '../api/list.js';
 import { Registry } from '../api/registry.js';
 import type { ApiObject, ResourceDefinition } from '../api/types.js';
-import { AuthenticationChain, type Authenticator } from '../auth/authn/chain.js';
-import { authenticateClientCertificate } from '../auth/authn/x509.js';
 import { AllowAllAuthorizer } from '../auth/authz/types.js';
 import { NamespaceController, NAMESPACE_FINALIZER } from '../controllers/namespace.js';
 import { HealthChecks } from '../gateway/health.js';
@@ -25,6 +23,7 @@ import { WatchService } from '../watch/service.js';
 import { managedFieldsHooks } from './managed-fields.js';
 import { ServerMetrics } from './metrics.js';
 import { nonResourceHandler } from './non-resource.js';
+import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki } from './pki.js';
 import { writeKubeconfig } from './kubeconfig.js';
 
@@ -44,6 +43,8 @@ export interface ServerOptions {
   continueTokenTtlMs?: number;
   /** how long in-flight requests get on shutdown */
   shutdownTimeoutMs?: number;
+  /** authentication methods (spec 001 §5); see src/server/authentication-setup.ts */
+  authn?: AuthenticationOptions;
   log?: (msg: string) => void;
 }
 
@@ -126,10 +127,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   nsController.start();
   started.add('start-namespace-controller');
 
-  const authenticators: Authenticator[] = [
-    { name: 'x509', authenticate: (req) => authenticateClientCertificate(req.peer) },
-  ];
-  const authn = new AuthenticationChain(authenticators, true);
+  let serverUrl = '';
+  const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, registry, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
+  const authn = auth.chain;
   log('WARNING: authorization is allow-all: every authenticated or anonymous request is permitted (the RBAC authorizer is not built yet)');
 
   const metrics = new ServerMetrics();
@@ -146,7 +146,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     authz: new AllowAllAuthorizer(),
     health,
     watch,
-    nonResource: nonResourceHandler(registry, metrics),
+    nonResource: nonResourceHandler(registry, metrics, auth.nonResource),
     observe: (info, code, seconds) => metrics.observe(info, code, seconds),
     peerFor: (addr) => front?.peerFor(addr),
     log,
@@ -162,11 +162,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port: opts.securePort,
     key: pki.serving.keyPem,
     cert: pki.serving.certPem,
-    clientCA: pki.ca.certPem,
+    clientCA: pki.ca.certPem + auth.clientCAPem,
     backendSocketPath: socketPath,
   });
   const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
   const url = `https://${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;
+  serverUrl = url;
+  auth.start();
   const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
   await writeKubeconfig(kubeconfigPath, {
     server: url,
@@ -190,6 +192,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       done ??= (async () => {
         shuttingDown = true;
         nsController.stop();
+        auth.stop();
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
         await front!.close({ graceful: true, timeoutMs: 2000 });

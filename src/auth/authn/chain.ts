@@ -1,7 +1,7 @@
-// The authentication chain (spec 001 §5): authenticators are tried in order,
-// the first that succeeds decides; a credential that is presented but
-// invalid is a 401, never a fall-back to anonymous. Every authenticated user
-// gets `system:authenticated`.
+// The authentication chain (spec 001 §5.1, §5.9): authenticators are tried in
+// order and the first that succeeds decides. A credential that is presented
+// but rejected by every authenticator is a 401, never a fall-back to
+// anonymous. Every authenticated user gets `system:authenticated`.
 
 import type { PeerCertificate, UserInfo } from '../types.js';
 
@@ -19,27 +19,68 @@ export interface Authenticator {
 }
 
 export const ANONYMOUS: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
+export const AUTHENTICATED_GROUP = 'system:authenticated';
+
+/**
+ * Whether a request no authenticator claimed may proceed as anonymous:
+ * `true`/`false` (`--anonymous-auth`) or a predicate on the request path
+ * (the `anonymous.conditions[].path` of AuthenticationConfiguration, §5.9).
+ */
+export type AnonymousPolicy = boolean | ((path: string) => boolean);
 
 export class AuthenticationChain {
   constructor(
     private readonly authenticators: Authenticator[],
-    private readonly anonymous: boolean,
+    private anonymous: AnonymousPolicy,
   ) {}
 
+  /** a reloaded AuthenticationConfiguration may change the anonymous policy */
+  setAnonymous(policy: AnonymousPolicy): void {
+    this.anonymous = policy;
+  }
+
   async authenticate(req: AuthnRequest): Promise<{ user: UserInfo } | { error: string }> {
+    // Like Kubernetes' union authenticator, an error from one method does not
+    // stop the others: a request may carry an unverifiable certificate and a
+    // valid token. Errors count only when nobody succeeds.
+    const errors: string[] = [];
     for (const a of this.authenticators) {
-      const r = await a.authenticate(req);
+      let r: AuthnResult;
+      try {
+        r = await a.authenticate(req);
+      } catch (e) {
+        r = { result: 'error', message: `${a.name}: ${(e as Error)?.message ?? String(e)}` };
+      }
       if (r.result === 'ok') return { user: withAuthenticatedGroup(r.user) };
-      if (r.result === 'error') return { error: r.message };
+      if (r.result === 'error') errors.push(r.message);
     }
-    // a bearer token nobody recognised is a 401, not anonymous
-    if (req.headers.get('authorization')) return { error: 'Unauthorized' };
-    if (!this.anonymous) return { error: 'Unauthorized' };
+    if (errors.length > 0) return { error: errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]` };
+    // a bearer token nobody recognised is a 401, not anonymous (§5.9)
+    if (bearerToken(req.headers) !== undefined) return { error: 'Unauthorized' };
+    if (!this.anonymousAllowed(req.path)) return { error: 'Unauthorized' };
     return { user: { ...ANONYMOUS, groups: [...ANONYMOUS.groups] } };
+  }
+
+  private anonymousAllowed(path: string): boolean {
+    const p = this.anonymous;
+    return typeof p === 'function' ? p(path) : p;
   }
 }
 
-function withAuthenticatedGroup(u: UserInfo): UserInfo {
-  if (u.username === 'system:anonymous' || u.groups.includes('system:authenticated')) return u;
-  return { ...u, groups: [...u.groups, 'system:authenticated'] };
+/**
+ * The token of `Authorization: Bearer <token>` (§5.2); undefined when there is
+ * no Bearer header. An empty token is returned as '' so that it is refused
+ * (401) rather than treated as no credential.
+ */
+export function bearerToken(headers: Map<string, string>): string | undefined {
+  const h = headers.get('authorization');
+  if (h === undefined) return undefined;
+  const m = /^\s*bearer(?:\s+([\s\S]*?))?\s*$/i.exec(h);
+  if (!m) return undefined;
+  return m[1] ?? '';
+}
+
+export function withAuthenticatedGroup(u: UserInfo): UserInfo {
+  if (u.username === ANONYMOUS.username || u.groups.includes(AUTHENTICATED_GROUP)) return u;
+  return { ...u, groups: [...u.groups, AUTHENTICATED_GROUP] };
 }

@@ -1,0 +1,107 @@
+// Impersonation (spec 001 §5.10): after the caller is authenticated, the
+// `Impersonate-*` headers replace the user info, provided the caller holds the
+// `impersonate` verb on every requested attribute: `users` / `serviceaccounts`
+// / `groups` (core group), `uids` and `userextras/<key>` (group
+// `authentication.<domain>`). The request is then evaluated as the
+// impersonated user.
+
+import { badRequest, forbidden } from '../../api/errors.js';
+import type { Authorizer, RequestAttributes } from '../authz/types.js';
+import type { UserInfo } from '../types.js';
+import { ANONYMOUS, AUTHENTICATED_GROUP } from './chain.js';
+import { SA_GROUP, SA_USER_PREFIX } from './serviceaccount.js';
+
+const USER = 'impersonate-user';
+const GROUP = 'impersonate-group';
+const UID = 'impersonate-uid';
+const EXTRA_PREFIX = 'impersonate-extra-';
+
+/** whether the request asks for impersonation at all (cheap check for the router) */
+export function wantsImpersonation(headers: Map<string, string>): boolean {
+  for (const k of headers.keys()) if (k.startsWith('impersonate-')) return true;
+  return false;
+}
+
+/** repeated headers reach us joined with ", " (gateway) */
+function values(v: string | undefined): string[] {
+  if (v === undefined) return [];
+  return v
+    .split(/,\s*/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+interface Wanted {
+  attrs: Pick<RequestAttributes, 'apiGroup' | 'resource' | 'subresource' | 'namespace' | 'name'>;
+}
+
+export async function applyImpersonation(caller: UserInfo, headers: Map<string, string>, authz: Authorizer, apiDomain: string): Promise<UserInfo> {
+  if (!wantsImpersonation(headers)) return caller;
+  const authGroup = `authentication.${apiDomain}`;
+  const username = headers.get(USER)?.trim();
+  const groups = values(headers.get(GROUP));
+  const uid = headers.get(UID);
+  const extra: Record<string, string[]> = {};
+  for (const [k, v] of headers) {
+    if (!k.startsWith(EXTRA_PREFIX)) continue;
+    let key: string;
+    try {
+      key = decodeURIComponent(k.slice(EXTRA_PREFIX.length)).toLowerCase();
+    } catch {
+      throw badRequest(`invalid impersonation extra header name ${JSON.stringify(k)}: bad percent-encoding`);
+    }
+    if (key === '') throw badRequest('impersonation extra header with an empty key');
+    extra[key] = values(v);
+  }
+  const other = groups.length > 0 || uid !== undefined || Object.keys(extra).length > 0;
+  if (username === undefined || username === '') {
+    if (other || headers.has(USER)) {
+      throw badRequest('requested impersonation of groups, uid or extra without impersonating a user: set Impersonate-User');
+    }
+    return caller;
+  }
+  const checks: Wanted[] = [];
+  let saNamespace: string | undefined;
+  if (username.startsWith(SA_USER_PREFIX)) {
+    const rest = username.slice(SA_USER_PREFIX.length).split(':');
+    if (rest.length !== 2 || rest[0] === '' || rest[1] === '') throw badRequest(`invalid service account user name ${JSON.stringify(username)}`);
+    saNamespace = rest[0]!;
+    checks.push({ attrs: { apiGroup: '', resource: 'serviceaccounts', subresource: '', namespace: rest[0]!, name: rest[1]! } });
+  } else {
+    checks.push({ attrs: { apiGroup: '', resource: 'users', subresource: '', namespace: '', name: username } });
+  }
+  for (const g of groups) checks.push({ attrs: { apiGroup: '', resource: 'groups', subresource: '', namespace: '', name: g } });
+  if (uid !== undefined) checks.push({ attrs: { apiGroup: authGroup, resource: 'uids', subresource: '', namespace: '', name: uid } });
+  for (const [k, vs] of Object.entries(extra)) {
+    for (const v of vs) checks.push({ attrs: { apiGroup: authGroup, resource: 'userextras', subresource: k, namespace: '', name: v } });
+  }
+  for (const c of checks) {
+    const d = await authz.authorize({
+      user: caller,
+      verb: 'impersonate',
+      isResourceRequest: true,
+      path: '',
+      apiVersion: '',
+      ...c.attrs,
+    });
+    if (d.decision !== 'allow') {
+      const res = c.attrs.subresource ? `${c.attrs.resource}/${c.attrs.subresource}` : c.attrs.resource;
+      throw forbidden(
+        `${c.attrs.resource} "${c.attrs.name}" is forbidden: User "${caller.username}" cannot impersonate resource "${res}" in API group "${c.attrs.apiGroup}"${c.attrs.namespace ? ` in the namespace "${c.attrs.namespace}"` : ' at the cluster scope'}${d.reason ? `: ${d.reason}` : ''}`,
+        { name: c.attrs.name, kind: c.attrs.resource },
+      );
+    }
+  }
+  const out = [...groups];
+  if (saNamespace !== undefined && groups.length === 0) out.push(SA_GROUP, `${SA_GROUP}:${saNamespace}`);
+  // the impersonated user is authenticated, unless it is the anonymous user
+  if (username === ANONYMOUS.username) {
+    if (!out.includes('system:unauthenticated')) out.push('system:unauthenticated');
+  } else if (!out.includes(AUTHENTICATED_GROUP)) out.push(AUTHENTICATED_GROUP);
+  return {
+    username,
+    ...(uid !== undefined && uid !== '' ? { uid } : {}),
+    groups: out,
+    ...(Object.keys(extra).length > 0 ? { extra } : {}),
+  };
+}

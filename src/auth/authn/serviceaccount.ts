@@ -1,0 +1,167 @@
+// Service-account tokens (spec 001 §5.5): JWTs signed with the server's key
+// (`jose`), issued by the TokenRequest sub-resource, authenticated as
+// `system:serviceaccount:<ns>:<name>` in `system:serviceaccounts` and
+// `system:serviceaccounts:<ns>`. With `--service-account-lookup` (default on)
+// a token whose account (or bound Pod/Secret) was deleted, or recreated with
+// another uid, is revoked.
+
+import { randomUUID } from 'node:crypto';
+import { SignJWT, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
+import type { UserInfo } from '../types.js';
+import type { ObjectGetter } from './objects.js';
+import type { ServiceAccountKeys } from './sa-keys.js';
+import type { TokenAuthenticator, TokenResult } from './token.js';
+
+export const SA_USER_PREFIX = 'system:serviceaccount:';
+export const SA_GROUP = 'system:serviceaccounts';
+
+export interface BoundObject {
+  kind: 'Pod' | 'Secret';
+  name: string;
+  uid: string;
+}
+
+export interface TokenIssueRequest {
+  namespace: string;
+  name: string;
+  uid: string;
+  audiences: string[];
+  expirationSeconds: number;
+  boundObject?: BoundObject;
+}
+
+/** the private claim that carries the account (Kubernetes' `kubernetes.io`) */
+export function privateClaimName(apiDomain: string): string {
+  return apiDomain === 'k8s.io' ? 'kubernetes.io' : apiDomain;
+}
+
+interface PrivateClaim {
+  namespace?: string;
+  serviceaccount?: { name?: string; uid?: string };
+  pod?: { name?: string; uid?: string };
+  secret?: { name?: string; uid?: string };
+}
+
+export class ServiceAccountTokenIssuer {
+  constructor(
+    private readonly keys: ServiceAccountKeys,
+    /** the first issuer signs; all are accepted */
+    readonly issuer: string,
+    private readonly apiDomain: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async issue(r: TokenIssueRequest): Promise<{ token: string; expiresAt: Date }> {
+    const signing = this.keys.signing;
+    if (!signing) throw new Error('no service-account signing key is configured');
+    const nowS = Math.floor(this.now() / 1000);
+    const exp = nowS + r.expirationSeconds;
+    const priv: PrivateClaim = { namespace: r.namespace, serviceaccount: { name: r.name, uid: r.uid } };
+    if (r.boundObject?.kind === 'Pod') priv.pod = { name: r.boundObject.name, uid: r.boundObject.uid };
+    if (r.boundObject?.kind === 'Secret') priv.secret = { name: r.boundObject.name, uid: r.boundObject.uid };
+    const token = await new SignJWT({ [privateClaimName(this.apiDomain)]: priv as Record<string, unknown> })
+      .setProtectedHeader({ alg: signing.alg, kid: signing.kid })
+      .setIssuer(this.issuer)
+      .setSubject(`${SA_USER_PREFIX}${r.namespace}:${r.name}`)
+      .setAudience(r.audiences)
+      .setIssuedAt(nowS)
+      .setNotBefore(nowS)
+      .setExpirationTime(exp)
+      .setJti(randomUUID())
+      .sign(signing.key);
+    return { token, expiresAt: new Date(exp * 1000) };
+  }
+}
+
+export interface ServiceAccountAuthenticatorOptions {
+  keys: ServiceAccountKeys;
+  issuers: string[];
+  apiDomain: string;
+  lookup: boolean;
+  objects: ObjectGetter;
+  now?: () => number;
+}
+
+export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
+  readonly name = 'service-account';
+  constructor(private readonly o: ServiceAccountAuthenticatorOptions) {}
+
+  async authenticateToken(token: string, audiences: string[]): Promise<TokenResult> {
+    // Not a JWT, or not from one of our issuers: another method's token.
+    let iss: string | undefined;
+    let kid: string | undefined;
+    try {
+      iss = decodeJwt(token).iss;
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      return { result: 'none' };
+    }
+    if (iss === undefined || !this.o.issuers.includes(iss)) return { result: 'none' };
+    const candidates = this.o.keys.verify.filter((k) => kid === undefined || k.kid === kid);
+    if (candidates.length === 0) return { result: 'error', message: 'service account token: unknown signing key' };
+    let payload: Record<string, unknown> | undefined;
+    let lastError = 'invalid signature';
+    for (const k of candidates) {
+      try {
+        const r = await jwtVerify(token, k.key, {
+          issuer: this.o.issuers,
+          algorithms: [k.alg],
+          currentDate: this.o.now ? new Date(this.o.now()) : undefined,
+          requiredClaims: ['exp', 'sub'],
+        });
+        payload = r.payload as Record<string, unknown>;
+        break;
+      } catch (e) {
+        lastError = describeJoseError(e);
+        if (!(e instanceof joseErrors.JWSSignatureVerificationFailed)) break;
+      }
+    }
+    if (!payload) return { result: 'error', message: `service account token: ${lastError}` };
+    const aud = typeof payload.aud === 'string' ? [payload.aud] : Array.isArray(payload.aud) ? (payload.aud as string[]) : [];
+    const granted = audiences.filter((a) => aud.includes(a));
+    if (granted.length === 0) return { result: 'error', message: 'service account token: token audiences do not match' };
+    const sub = String(payload.sub);
+    const m = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(sub);
+    if (!m) return { result: 'error', message: 'service account token: malformed subject' };
+    const [, ns, name] = m as unknown as [string, string, string];
+    const priv = (payload[privateClaimName(this.o.apiDomain)] ?? {}) as PrivateClaim;
+    if (priv.namespace !== ns || priv.serviceaccount?.name !== name) {
+      return { result: 'error', message: 'service account token: private claims do not match the subject' };
+    }
+    const uid = priv.serviceaccount?.uid ?? '';
+    if (this.o.lookup) {
+      const sa = this.o.objects('serviceaccounts', ns, name);
+      if (!sa || sa.metadata?.deletionTimestamp) return { result: 'error', message: `service account token has been invalidated: serviceaccount ${ns}/${name} not found` };
+      if (uid !== '' && sa.metadata?.uid !== uid) return { result: 'error', message: `service account token has been invalidated: serviceaccount ${ns}/${name} uid changed` };
+      for (const [res, ref] of [['pods', priv.pod], ['secrets', priv.secret]] as const) {
+        if (!ref?.name) continue;
+        const o = this.o.objects(res, ns, ref.name);
+        if (!o || o.metadata?.deletionTimestamp || (ref.uid && o.metadata?.uid !== ref.uid)) {
+          return { result: 'error', message: `service account token has been invalidated: bound ${res} ${ns}/${ref.name} not found` };
+        }
+      }
+    }
+    const extra: Record<string, string[]> = {};
+    const authGroup = `authentication.${this.o.apiDomain === 'k8s.io' ? 'kubernetes.io' : this.o.apiDomain}`;
+    if (typeof payload.jti === 'string') extra[`${authGroup}/credential-id`] = [`JTI=${payload.jti}`];
+    if (priv.pod?.name) {
+      extra[`${authGroup}/pod-name`] = [priv.pod.name];
+      if (priv.pod.uid) extra[`${authGroup}/pod-uid`] = [priv.pod.uid];
+    }
+    const user: UserInfo = {
+      username: sub,
+      ...(uid !== '' ? { uid } : {}),
+      groups: [SA_GROUP, `${SA_GROUP}:${ns}`],
+      ...(Object.keys(extra).length > 0 ? { extra } : {}),
+    };
+    return { result: 'ok', user, audiences: granted };
+  }
+}
+
+export function describeJoseError(e: unknown): string {
+  if (e instanceof joseErrors.JWTExpired) return 'token is expired';
+  if (e instanceof joseErrors.JWSSignatureVerificationFailed) return 'invalid signature';
+  if (e instanceof joseErrors.JWTClaimValidationFailed) return `invalid claim ${e.claim}: ${e.message}`;
+  if (e instanceof joseErrors.JOSEAlgNotAllowed) return 'signing algorithm not allowed';
+  return (e as Error)?.message ?? String(e);
+}

@@ -1,0 +1,129 @@
+// The review kinds of `authentication.<domain>` (spec 001 §2.3, §4, §9):
+// TokenReview (v1, v1beta1) runs the server's token authenticators on a token
+// given in the body; SelfSubjectReview (v1) reports how the server mapped the
+// caller. Both are virtual: `create` answers and nothing is stored.
+
+import { badRequest } from '../../api/errors.js';
+import { decodeObjectBody } from '../../api/handlers/common.js';
+import { atomicList, bool, mapOf, obj, str } from '../../api/kinds/dsl.js';
+import { kindSchema } from '../../api/kinds/meta.js';
+import type { SchemaNames } from '../../api/schema/naming.js';
+import type { Schema } from '../../api/schema/types.js';
+import type { ResourceDefinition } from '../../api/types.js';
+import type { TokenAuthenticator } from '../authn/token.js';
+import type { UserInfo } from '../types.js';
+import { isProtobuf, unwrapEnvelope } from './proto-body.js';
+
+export function authenticationGroup(apiDomain: string): string {
+  return `authentication.${apiDomain}`;
+}
+
+const strList = (d: string): Schema => atomicList(d, { type: 'string' });
+
+function userInfoSchema(description: string): Schema {
+  return obj(description, {
+    username: str('The name that uniquely identifies this user among all active users.'),
+    uid: str('A unique value that identifies this user across time.'),
+    groups: strList('The names of groups this user is a part of.'),
+    extra: mapOf('Any additional information provided by the authenticator.', { type: 'array', items: { type: 'string' } }),
+  });
+}
+
+/** the wire form of a user: `extra` and `uid` only when set */
+export function userInfoJson(u: UserInfo): Record<string, unknown> {
+  return {
+    username: u.username,
+    ...(u.uid !== undefined && u.uid !== '' ? { uid: u.uid } : {}),
+    groups: [...u.groups],
+    ...(u.extra && Object.keys(u.extra).length > 0 ? { extra: u.extra } : {}),
+  };
+}
+
+export function tokenReviewDefinitions(n: SchemaNames, tokens: TokenAuthenticator): ResourceDefinition[] {
+  const group = authenticationGroup(n.apiDomain);
+  return ['v1', 'v1beta1'].map((version) => ({
+    group,
+    version,
+    kind: 'TokenReview',
+    resource: 'tokenreviews',
+    singular: 'tokenreview',
+    scope: 'Cluster' as const,
+    verbs: ['create'],
+    schema: kindSchema(
+      n,
+      'TokenReview attempts to authenticate a token to a known user.',
+      {
+        spec: obj('Information about the request being evaluated.', {
+          token: str('The opaque bearer token.'),
+          audiences: strList('Audiences the resource server identified by the token must be valid for.'),
+        }),
+        status: obj('Filled in by the server: whether the request can be authenticated.', {
+          authenticated: bool('Whether the token is associated with a known user.'),
+          user: userInfoSchema('The UserInfo associated with the provided token.'),
+          audiences: strList('Audiences the token is valid for (a subset of spec.audiences).'),
+          error: str('Why the token could not be checked.'),
+        }),
+      },
+      ['spec'],
+    ),
+    strategy: {},
+    handlers: {
+      async create(_ctx, req) {
+        const { obj: review } = decodeObjectBody(req);
+        const spec = (review.spec ?? {}) as { token?: unknown; audiences?: unknown };
+        if (typeof spec.token !== 'string' || spec.token === '') throw badRequest('spec.token: Required value: a token is required');
+        const audiences = Array.isArray(spec.audiences) ? spec.audiences.filter((a): a is string => typeof a === 'string') : [];
+        const r = await tokens.authenticateToken(spec.token, audiences);
+        const status: Record<string, unknown> =
+          r.result === 'ok'
+            ? { authenticated: true, user: userInfoJson(r.user), audiences: r.audiences ?? audiences }
+            : { user: {}, ...(r.result === 'error' ? { error: r.message } : {}) };
+        // the token is not echoed back: the response may be logged
+        return {
+          status: 201,
+          body: { apiVersion: review.apiVersion, kind: 'TokenReview', metadata: { creationTimestamp: null }, spec: audiences.length > 0 ? { audiences } : {}, status },
+        };
+      },
+    },
+  }));
+}
+
+export function selfSubjectReviewDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: authenticationGroup(n.apiDomain),
+    version: 'v1',
+    kind: 'SelfSubjectReview',
+    resource: 'selfsubjectreviews',
+    singular: 'selfsubjectreview',
+    scope: 'Cluster',
+    verbs: ['create'],
+    schema: kindSchema(n, 'SelfSubjectReview contains the user information the server has about the user making the request.', {
+      status: obj('Filled in by the server with the user attributes.', {
+        userInfo: userInfoSchema('The attributes of the user making this request.'),
+      }),
+    }),
+    strategy: {},
+    handlers: {
+      async create(_ctx, req) {
+        // the body carries only apiVersion and kind (§4); decode it for the type checks
+        if (isProtobuf(req.contentType)) {
+          try {
+            unwrapEnvelope(req.body ?? new Uint8Array());
+          } catch (e) {
+            throw badRequest(`the request body could not be decoded as protobuf: ${(e as Error).message}`);
+          }
+        }
+        else if (req.body && req.body.length > 0) decodeObjectBody(req);
+        return {
+          status: 201,
+          body: {
+            apiVersion: `${authenticationGroup(n.apiDomain)}/v1`,
+            kind: 'SelfSubjectReview',
+            metadata: { creationTimestamp: null },
+            status: { userInfo: userInfoJson(req.user) },
+          },
+        };
+      },
+    },
+  };
+}

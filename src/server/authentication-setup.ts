@@ -1,0 +1,167 @@
+// Builds the authentication chain of spec 001 §5 from the server's options:
+// which methods are on, in which order, the review kinds and the TokenRequest
+// sub-resource they serve, the service-account issuer documents, and the
+// controllers that keep bootstrap tokens tidy. server.ts calls this once.
+
+import { join } from 'node:path';
+import { decodeObject } from '../api/generic-store.js';
+import type { GenericStore } from '../api/generic-store.js';
+import type { Registry } from '../api/registry.js';
+import { SchemaNames } from '../api/schema/naming.js';
+import type { ResourceDefinition } from '../api/types.js';
+import { type AnonymousPolicy, AuthenticationChain, type Authenticator } from '../auth/authn/chain.js';
+import type { ObjectGetter } from '../auth/authn/objects.js';
+import { loadServiceAccountKeys } from '../auth/authn/sa-keys.js';
+import { ServiceAccountTokenAuthenticator, ServiceAccountTokenIssuer } from '../auth/authn/serviceaccount.js';
+import { StaticTokenAuthenticator } from '../auth/authn/static-token.js';
+import { BearerTokenAuthenticator, type TokenAuthenticator, TokenUnion } from '../auth/authn/token.js';
+import { authenticateClientCertificate } from '../auth/authn/x509.js';
+import { selfSubjectReviewDefinition, tokenReviewDefinitions } from '../auth/kinds/reviews.js';
+import { withTokenRequest } from '../auth/kinds/tokenrequest.js';
+import type { NonResourceDoc } from '../gateway/router.js';
+import { readFileSync } from 'node:fs';
+
+/** The authentication flags of `orch server` (spec 001 §5), all optional. */
+export interface AuthenticationOptions {
+  /** `--anonymous-auth` (default true, §5.9) */
+  anonymousAuth?: boolean;
+  /** `--client-ca-file`: extra CAs whose client certificates authenticate (the cluster CA always does) */
+  clientCAFile?: string;
+  /** `--token-auth-file` (§5.3) */
+  tokenAuthFile?: string;
+  /** `--service-account-key-file` (repeatable): extra verification keys (§5.5) */
+  serviceAccountKeyFiles?: string[];
+  /** `--service-account-signing-key-file`; default: a key kept in `<data-dir>/pki/sa.key` */
+  serviceAccountSigningKeyFile?: string;
+  /** `--service-account-issuer` (repeatable: the first signs, all are accepted) */
+  serviceAccountIssuers?: string[];
+  /** `--service-account-lookup` (default true) */
+  serviceAccountLookup?: boolean;
+  /** `--service-account-max-token-expiration`, seconds */
+  serviceAccountMaxTokenExpirationSeconds?: number;
+  /** `--api-audiences`; default the service-account issuer */
+  apiAudiences?: string[];
+}
+
+export interface AuthenticationDeps {
+  apiDomain: string;
+  dataDir: string;
+  registry: Registry;
+  storeFor(def: ResourceDefinition): GenericStore;
+  /** the server's URL once it listens (issuer discovery, cluster-info) */
+  serverUrl(): string;
+  /** the cluster CA (PEM) */
+  caPem: string;
+  log(msg: string): void;
+}
+
+export interface Authentication {
+  chain: AuthenticationChain;
+  /** the token methods, for TokenReview */
+  tokens: TokenAuthenticator;
+  /** PEM of the `--client-ca-file` bundle, to add to the TLS front's client CAs ('' when none) */
+  clientCAPem: string;
+  /** `/.well-known/openid-configuration` and `/openid/v1/jwks` (§5.5) */
+  nonResource(path: string): NonResourceDoc | undefined;
+  /** starts controllers and file watchers (after the server listens) */
+  start(): void;
+  stop(): void;
+}
+
+export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://orch.default.svc';
+
+export async function buildAuthentication(opts: AuthenticationOptions, deps: AuthenticationDeps): Promise<Authentication> {
+  const n = new SchemaNames(deps.apiDomain);
+  const objects: ObjectGetter = (resource, namespace, name) => {
+    const def = deps.registry.lookup('', 'v1', resource);
+    if (!def) return undefined;
+    const kv = deps.storeFor(def).readRaw(namespace, name);
+    return kv ? decodeObject(kv) : undefined;
+  };
+  const stops: (() => void)[] = [];
+  const starts: (() => void)[] = [];
+
+  // --- certificates (§5.3)
+  let clientCAPem = '';
+  if (opts.clientCAFile) {
+    try {
+      clientCAPem = readFileSync(opts.clientCAFile, 'utf8');
+    } catch (e) {
+      throw new Error(`--client-ca-file: cannot read ${opts.clientCAFile}: ${(e as Error).message}`);
+    }
+    if (!clientCAPem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`--client-ca-file: ${opts.clientCAFile}: no PEM certificate found`);
+  }
+
+  // --- token methods, in the order they are tried
+  const tokenMethods: TokenAuthenticator[] = [];
+  if (opts.tokenAuthFile) tokenMethods.push(StaticTokenAuthenticator.fromFile(opts.tokenAuthFile));
+
+  // service accounts (§5.5)
+  const issuers = opts.serviceAccountIssuers && opts.serviceAccountIssuers.length > 0 ? opts.serviceAccountIssuers : [DEFAULT_SERVICE_ACCOUNT_ISSUER];
+  for (const i of issuers) {
+    if (!/^https:\/\/|^[a-z][a-z0-9+.-]*:/i.test(i)) throw new Error(`--service-account-issuer: ${JSON.stringify(i)} must be a URL (https://…) or URI`);
+  }
+  const apiAudiences = opts.apiAudiences && opts.apiAudiences.length > 0 ? opts.apiAudiences : [issuers[0]!];
+  const saKeys = loadServiceAccountKeys({
+    keyFiles: opts.serviceAccountKeyFiles,
+    signingKeyFile: opts.serviceAccountSigningKeyFile,
+    defaultKeyPath: join(deps.dataDir, 'pki', 'sa.key'),
+  });
+  const issuer = new ServiceAccountTokenIssuer(saKeys, issuers[0]!, deps.apiDomain);
+  tokenMethods.push(
+    new ServiceAccountTokenAuthenticator({ keys: saKeys, issuers, apiDomain: deps.apiDomain, lookup: opts.serviceAccountLookup ?? true, objects }),
+  );
+
+  const tokens = new TokenUnion(() => tokenMethods, apiAudiences);
+  const authenticators: Authenticator[] = [
+    { name: 'x509', authenticate: (req) => authenticateClientCertificate(req.peer) },
+    new BearerTokenAuthenticator(tokens, apiAudiences),
+  ];
+  const anonymous: AnonymousPolicy = opts.anonymousAuth ?? true;
+  const chain = new AuthenticationChain(authenticators, anonymous);
+
+  // --- kinds served: the reviews, and TokenRequest on serviceaccounts
+  for (const d of [...tokenReviewDefinitions(n, tokens), selfSubjectReviewDefinition(n)]) deps.registry.add(d);
+  const saDef = deps.registry.lookup('', 'v1', 'serviceaccounts');
+  if (saDef) {
+    deps.registry.add(
+      withTokenRequest(saDef, {
+        apiDomain: deps.apiDomain,
+        issuer,
+        apiAudiences,
+        maxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds,
+        objects,
+      }),
+    );
+  }
+
+  // --- issuer discovery (§5.5): served by the API server, anonymous access allowed
+  const jwks = JSON.stringify({ keys: saKeys.verify.map((k) => k.jwk) });
+  const nonResource = (path: string): NonResourceDoc | undefined => {
+    if (path === '/.well-known/openid-configuration') {
+      const doc = {
+        issuer: issuers[0],
+        jwks_uri: `${deps.serverUrl()}/openid/v1/jwks`,
+        response_types_supported: ['id_token'],
+        subject_types_supported: ['public'],
+        id_token_signing_alg_values_supported: [...new Set(saKeys.verify.map((k) => k.alg))],
+      };
+      return { status: 200, body: null, raw: { contentType: 'application/json', text: JSON.stringify(doc) } };
+    }
+    if (path === '/openid/v1/jwks') return { status: 200, body: null, raw: { contentType: 'application/jwk-set+json', text: jwks } };
+    return undefined;
+  };
+
+  return {
+    chain,
+    tokens,
+    clientCAPem,
+    nonResource,
+    start() {
+      for (const s of starts) s();
+    },
+    stop() {
+      for (const s of stops) s();
+    },
+  };
+}
