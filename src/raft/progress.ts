@@ -52,6 +52,8 @@ export class Progress {
   probeSent = false;
   /** snapshot state: index of the snapshot being sent */
   pendingSnapshot = 0;
+  /** snapshot state: leader ticks since the snapshot was sent */
+  snapshotElapsed = 0;
   /** any message received from the follower since the last check-quorum round */
   recentActive = false;
   readonly inflights: Inflights;
@@ -85,6 +87,7 @@ export class Progress {
   becomeSnapshot(index: number): void {
     this.state = 'snapshot';
     this.pendingSnapshot = index;
+    this.snapshotElapsed = 0;
     this.probeSent = false;
     this.inflights.reset();
   }

@@ -78,6 +78,7 @@ export class Raft {
   private readonly checkQuorum: boolean;
   private readonly maxSizePerMsg: number;
   private readonly maxInflight: number;
+  private readonly snapshotTimeoutTick: number;
   private readonly random: () => number;
 
   constructor(cfg: RaftConfig, state: PersistentState) {
@@ -92,6 +93,7 @@ export class Raft {
     this.checkQuorum = cfg.checkQuorum ?? false;
     this.maxSizePerMsg = cfg.maxSizePerMsg ?? DEFAULT_MAX_SIZE_PER_MSG;
     this.maxInflight = cfg.maxInflightMsgs ?? DEFAULT_MAX_INFLIGHT;
+    this.snapshotTimeoutTick = cfg.snapshotTimeoutTick ?? 5 * cfg.electionTick;
     this.random = cfg.random;
 
     this.log = new RaftLog(state.snapshot, state.entries, state.hardState.commit, cfg.applied);
@@ -215,6 +217,10 @@ export class Raft {
   private tickHeartbeat(): void {
     this.heartbeatElapsed++;
     this.electionElapsed++;
+    for (const pr of this.prs.values()) {
+      // a snapshot neither acknowledged nor reported is presumed lost
+      if (pr.state === 'snapshot' && ++pr.snapshotElapsed >= this.snapshotTimeoutTick) pr.becomeProbe();
+    }
     if (this.electionElapsed >= this.electionTick) {
       this.electionElapsed = 0;
       if (this.checkQuorum) {

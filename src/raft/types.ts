@@ -246,6 +246,12 @@ export interface RaftConfig {
   maxInflightMsgs?: number;
   /** max bytes of committed entries handed out in one Ready (at least one) */
   maxCommittedSizePerReady?: number;
+  /**
+   * Leader ticks after which a snapshot that was neither acknowledged nor
+   * reported (reportSnapshot) is presumed lost and the follower is probed
+   * again (default 5 * electionTick). A safety net: the transport should report.
+   */
+  snapshotTimeoutTick?: number;
   /** index the host's state machine has durably applied (on restart); defaults to the snapshot index */
   applied?: number;
 }

@@ -63,6 +63,24 @@ describe('raft snapshots', () => {
     expect(sim.net.sentByType.get('installSnapshot')).toBeGreaterThanOrEqual(3);
   });
 
+  it('re-sends a lost snapshot after snapshotTimeoutTick even when the transport reports nothing', () => {
+    const { sim, leader } = electedSim(37);
+    sim.net.reportSnapshots = false;
+    const lagging = ABC.find((id) => id !== leader)!;
+    sim.crash(lagging);
+    for (let i = 0; i < 10; i++) sim.propose(leader, `w${i}`);
+    sim.run(3);
+    sim.compact(leader);
+    let dropped = 0;
+    sim.net.filter = (m) => !(m.type === 'installSnapshot' && dropped++ < 1);
+    sim.restart(lagging);
+    sim.run(20);
+    // still waiting for the lost snapshot (default timeout: 5 election timeouts = 50 ticks)
+    expect(sim.node(leader).raw.status().progress[lagging].state).toBe('snapshot');
+    expect(sim.runUntil(() => sim.appliedData(lagging).length === 10, 200)).toBe(true);
+    expect(sim.net.sentByType.get('installSnapshot')).toBe(2);
+  });
+
   it('restarts a node from its own snapshot and the entries after it', () => {
     const { sim, leader } = electedSim(33);
     const f = ABC.find((id) => id !== leader)!;

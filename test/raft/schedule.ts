@@ -50,17 +50,22 @@ export interface Variant {
   preVote: boolean;
   checkQuorum: boolean;
   maxInflightMsgs: number;
+  /** whether the simulated transport reports snapshot delivery (else the core's timeout recovers) */
+  reportSnapshots?: boolean;
 }
 
 export const variantArb: fc.Arbitrary<Variant> = fc.record({
   preVote: fc.boolean(),
   checkQuorum: fc.boolean(),
   maxInflightMsgs: fc.constantFrom(1, 4, 64),
+  reportSnapshots: fc.boolean(),
 });
 
 export function runSchedule(size: number, seed: number, actions: Action[], variant: Variant = { preVote: true, checkQuorum: true, maxInflightMsgs: 4 }): void {
   const ids = Array.from({ length: size }, (_, i) => `n${i}`);
-  const sim = new Sim({ ids, seed, electionTick: 10, heartbeatTick: 2, maxSizePerMsg: 64, ...variant });
+  const { reportSnapshots = true, ...options } = variant;
+  const sim = new Sim({ ids, seed, electionTick: 10, heartbeatTick: 2, maxSizePerMsg: 64, ...options });
+  sim.net.reportSnapshots = reportSnapshots;
   let reads = 0;
   const readFloor = new Map<string, number>();
   const checkReads = (): void => {

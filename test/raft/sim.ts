@@ -114,6 +114,8 @@ export class SimNetwork {
   filter: ((m: Message) => boolean) | undefined;
   /** when set, every message handed to the network is appended here */
   log: Message[] | undefined;
+  /** report snapshot delivery outcomes to the sender, as a transport should */
+  reportSnapshots = true;
   /** messages handed to the network, by type (for tests and coverage statistics) */
   readonly sentByType = new Map<Message['type'], number>();
 
@@ -157,7 +159,7 @@ export class SimNetwork {
   }
 
   dropped(m: Message): void {
-    if (m.type === 'installSnapshot') this.snapshotReports.push({ from: m.from, to: m.to, ok: false });
+    if (m.type === 'installSnapshot' && this.reportSnapshots) this.snapshotReports.push({ from: m.from, to: m.to, ok: false });
   }
 
   /** remove and return the messages due by `now` (all of them when `all`), in delivery order */
@@ -348,7 +350,7 @@ export class Sim {
     }
     const copy = this.cfg.serialize ? (unpack(pack(m)) as Message) : m;
     n.rn.step(copy);
-    if (m.type === 'installSnapshot') this.net.snapshotReports.push({ from: m.from, to: m.to, ok: true });
+    if (m.type === 'installSnapshot' && this.net.reportSnapshots) this.net.snapshotReports.push({ from: m.from, to: m.to, ok: true });
   }
 
   // ------------------------------------------------------------ driving
