@@ -2,7 +2,21 @@
 // `orch server` with kube-apiserver-style flags (docs/operations.md).
 
 import { Command, InvalidArgumentError } from 'commander';
+import { parseInitialCluster } from '../server/open-store.js';
 import { startServer } from '../server/server.js';
+import { FeatureGateError, FeatureGates, parseFeatureGates } from '../server/feature-gates.js';
+
+/** `--feature-gates=A=true,B=false` (spec 000 §3.3): unknown gates fail here, before anything starts */
+function featureGates(v: string, prev?: Record<string, boolean>): Record<string, boolean> {
+  try {
+    const gates = { ...(prev ?? {}), ...parseFeatureGates(v) };
+    new FeatureGates(gates);
+    return gates;
+  } catch (e) {
+    if (e instanceof FeatureGateError) throw new InvalidArgumentError(e.message);
+    throw e;
+  }
+}
 
 function port(v: string): number {
   const n = Number(v);
@@ -37,10 +51,31 @@ program
   .option('--tls-san <name...>', 'extra DNS names or IPs for the serving certificate')
   .option('--watch-cache-window <duration>', 'watch history kept per resource', duration, 300_000)
   .option('--shutdown-timeout <duration>', 'how long in-flight requests get on SIGTERM', duration, 10_000)
-  .action(async (o: { securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number }) => {
+  .option('--feature-gates <gates>', 'feature gates, Name=true|false,... (e.g. AllowUnsafeMalformedObjectDeletion=true)', featureGates)
+  // cluster membership, etcd-style (docs/raft.md "Running a cluster")
+  .option('--name <name>', 'this member\'s name in --initial-cluster')
+  .option('--initial-cluster <members>', 'run as a Raft member: name=host:peerPort,... (every member)')
+  .option('--peer-port <port>', 'peer (Raft gRPC) port; default: the port of this member in --initial-cluster', port)
+  .option('--pki-dir <dir>', 'certificates shared by every member (default <data-dir>/pki)')
+  .option('--enable-fault-injection', 'serve the loopback fault-injection endpoint (chaos tests only)')
+  .option('--fault-injection-port <port>', 'port of the fault-injection endpoint', port, 0)
+  .option('--raft-tick <duration>', 'Raft tick; the election timeout is 10-20 ticks', duration, 100)
+  .action(async (o: { securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number }) => {
     let server;
     try {
+      const initialCluster = o.initialCluster ? parseInitialCluster(o.initialCluster) : undefined;
+      if (initialCluster && !o.name) throw new Error('--initial-cluster needs --name');
       server = await startServer({
+        pkiDir: o.pkiDir,
+        cluster: initialCluster
+          ? {
+              name: o.name!,
+              initialCluster,
+              peerPort: o.peerPort,
+              faultInjectionPort: o.enableFaultInjection ? o.faultInjectionPort : undefined,
+              tickMs: o.raftTick,
+            }
+          : undefined,
         dataDir: o.dataDir,
         bindAddress: o.bindAddress,
         securePort: o.securePort,
@@ -48,6 +83,7 @@ program
         tlsSans: o.tlsSan,
         watchWindowMs: o.watchCacheWindow,
         shutdownTimeoutMs: o.shutdownTimeout,
+        featureGates: (o as { featureGates?: Record<string, boolean> }).featureGates,
       });
     } catch (e) {
       process.stderr.write(`orch: cannot start: ${(e as Error).message}\n`);

@@ -17,7 +17,6 @@ import { HealthChecks } from '../gateway/health.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
 import { MAX_BODY_BYTES, createRouter, tooLargeResponse } from '../gateway/router.js';
 import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
-import { LocalStore } from '../store/local-store.js';
 import type { RevisionedStore } from '../store/types.js';
 import { WatchService } from '../watch/service.js';
 import { managedFieldsHooks } from './managed-fields.js';
@@ -26,6 +25,7 @@ import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki } from './pki.js';
 import { writeKubeconfig } from './kubeconfig.js';
+import { type ClusterOptions, openStore, registerStoreMetrics, withClusterStatus } from './open-store.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -46,6 +46,10 @@ export interface ServerOptions {
   /** authentication methods (spec 001 §5); see src/server/authentication-setup.ts */
   authn?: AuthenticationOptions;
   log?: (msg: string) => void;
+  /** certificates shared by every member of a cluster (default <dataDir>/pki) */
+  pkiDir?: string;
+  /** run as a member of a Raft cluster instead of the single-node store (docs/raft.md) */
+  cluster?: ClusterOptions;
 }
 
 export interface RunningServer {
@@ -73,9 +77,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   const hosts = ['localhost', '127.0.0.1', '::1', ...(opts.tlsSans ?? [])];
   if (opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::' && !hosts.includes(opts.bindAddress)) hosts.push(opts.bindAddress);
-  const pki = await ensurePki(join(dataDir, 'pki'), { hosts });
+  const pki = await ensurePki(opts.pkiDir ? resolve(opts.pkiDir) : join(dataDir, 'pki'), { hosts });
 
-  const store = await LocalStore.open(join(dataDir, 'store'));
+  const store = await openStore({ ...opts, log }, dataDir, pki);
   const defs = sharedDefinitions(opts.apiDomain);
   const registry = new Registry(opts.apiDomain, defs, builtinDefinitions(opts.apiDomain).map(withLifecycle));
   const admission = new SchemaAdmission(defs);
@@ -136,6 +140,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   metrics.gauge('orch_store_revision', 'The applied revision of the store.', () => store.revision);
   metrics.gauge('orch_store_compact_revision', 'The oldest revision still readable.', () => store.compactRevision);
   metrics.gauge('orch_watchers', 'Open watch streams.', () => watch.stats().watchers);
+  registerStoreMetrics(metrics, store);
 
   let front: TlsFront | undefined;
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
@@ -146,7 +151,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     authz: new AllowAllAuthorizer(),
     health,
     watch,
-    nonResource: nonResourceHandler(registry, metrics, auth.nonResource),
+    nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource), store),
     observe: (info, code, seconds) => metrics.observe(info, code, seconds),
     peerFor: (addr) => front?.peerFor(addr),
     log,
