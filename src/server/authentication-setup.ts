@@ -20,6 +20,8 @@ import { selfSubjectReviewDefinition, tokenReviewDefinitions } from '../auth/kin
 import { withTokenRequest } from '../auth/kinds/tokenrequest.js';
 import type { NonResourceDoc } from '../gateway/router.js';
 import { readFileSync } from 'node:fs';
+import { JwtAuthenticator, type OidcFlags, configFromOidcFlags } from '../auth/authn/jwt.js';
+import { DEFAULT_WEBHOOK_CACHE_TTL_MS, WebhookTokenAuthenticator, loadWebhookKubeconfig } from '../auth/authn/webhook.js';
 
 /** The authentication flags of `orch server` (spec 001 §5), all optional. */
 export interface AuthenticationOptions {
@@ -41,6 +43,10 @@ export interface AuthenticationOptions {
   serviceAccountMaxTokenExpirationSeconds?: number;
   /** `--api-audiences`; default the service-account issuer */
   apiAudiences?: string[];
+  /** `--oidc-*` (§5.6); cannot be combined with `authenticationConfigFile` */
+  oidc?: OidcFlags;
+  /** `--authentication-token-webhook-config-file`, `-cache-ttl`, `-version` (§5.7) */
+  webhook?: { configFile: string; cacheTtlMs?: number; version?: 'v1' | 'v1beta1' };
 }
 
 export interface AuthenticationDeps {
@@ -111,6 +117,36 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
   tokenMethods.push(
     new ServiceAccountTokenAuthenticator({ keys: saKeys, issuers, apiDomain: deps.apiDomain, lookup: opts.serviceAccountLookup ?? true, objects }),
   );
+
+  // OIDC by flags (§5.6)
+  if (opts.oidc) {
+    let ca: string | undefined;
+    if (opts.oidc.caFile) {
+      try {
+        ca = readFileSync(opts.oidc.caFile, 'utf8');
+      } catch (e) {
+        throw new Error(`--oidc-ca-file: cannot read ${opts.oidc.caFile}: ${(e as Error).message}`);
+      }
+    }
+    const jwt = new JwtAuthenticator(configFromOidcFlags(opts.oidc, ca), deps.log);
+    if (issuers.includes(jwt.config.issuer.url)) throw new Error('--oidc-issuer-url must differ from --service-account-issuer');
+    tokenMethods.push(jwt);
+    starts.push(() => void jwt.refresh());
+  }
+
+  // webhook last: it is remote (§5.7)
+  if (opts.webhook) {
+    const version = opts.webhook.version ?? 'v1beta1';
+    if (version !== 'v1' && version !== 'v1beta1') throw new Error('--authentication-token-webhook-version: must be v1 or v1beta1');
+    tokenMethods.push(
+      new WebhookTokenAuthenticator({
+        target: loadWebhookKubeconfig(opts.webhook.configFile),
+        group: `authentication.${deps.apiDomain}`,
+        version,
+        cacheTtlMs: opts.webhook.cacheTtlMs ?? DEFAULT_WEBHOOK_CACHE_TTL_MS,
+      }),
+    );
+  }
 
   const tokens = new TokenUnion(() => tokenMethods, apiAudiences);
   const authenticators: Authenticator[] = [
