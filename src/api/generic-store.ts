@@ -20,6 +20,10 @@ import {
 import { clone, deepEqual, generateName, metaOf, newUid, nowTimestamp } from './meta.js';
 import { apiVersionOf } from './registry.js';
 import type { ApiObject, FieldError, ObjectMeta, ResourceDefinition } from './types.js';
+import { CorruptObjectError } from './deletion/corrupt.js';
+import { applyDecision, factsOf } from './deletion/facts.js';
+import { gracePeriodFor } from './deletion/graceful.js';
+import { type PropagationPolicy, decide } from './deletion/machine.js';
 
 /** How long a request waits for a resource version newer than the store has applied (spec 000 §4.6) */
 export const TOO_LARGE_RV_WAIT_MS = 3000;
@@ -65,7 +69,7 @@ export function storagePrefix(def: ResourceDefinition, namespace: string): strin
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const strictDecoder = new TextDecoder('utf-8', { fatal: true });
 
 /** the stored form: the object without its resourceVersion (that is the key's mod revision) */
 export function encodeObject(obj: ApiObject): Uint8Array {
@@ -77,10 +81,17 @@ export function encodeObject(obj: ApiObject): Uint8Array {
   return bytes;
 }
 
+/** throws CorruptObjectError (a 500 naming the key) when the stored bytes do not decode (spec 000 §4.10) */
 export function decodeObject(kv: KeyValue): ApiObject {
-  const obj = JSON.parse(decoder.decode(kv.value)) as ApiObject;
-  metaOf(obj).resourceVersion = String(kv.modRevision);
-  return obj;
+  let obj: unknown;
+  try {
+    obj = JSON.parse(strictDecoder.decode(kv.value));
+  } catch (e) {
+    throw new CorruptObjectError(kv.key, e);
+  }
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new CorruptObjectError(kv.key, new Error('not an object'));
+  metaOf(obj as ApiObject).resourceVersion = String(kv.modRevision);
+  return obj as ApiObject;
 }
 
 /** maps store errors to API errors (410 for compacted, 504 for future revisions) */
@@ -92,6 +103,14 @@ export function storeErrorToStatus(err: unknown, requested?: string): never {
     throw tooLargeResourceVersion(requested ?? String(err.requested), err.current);
   }
   throw err;
+}
+
+/** the delete options the store acts on (spec 000 §2.6; parsed in handlers/delete.ts) */
+export interface DeleteRequestOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  propagationPolicy?: PropagationPolicy;
+  orphanDependents?: boolean;
 }
 
 export class GenericStore {
@@ -240,6 +259,8 @@ export class GenericStore {
         throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
       }
       const unknownFields = this.prepareUpdate(next, current, name, opts);
+      // a Terminating object: the deletion machine says whether this update removes it (spec 000 §3.1)
+      const lifecycle = current.metadata?.deletionTimestamp ? this.decideUpdate(current, next) : undefined;
       // a no-op write is not written and does not advance the resource version
       if (deepEqual(stripVolatile(next), stripVolatile(current))) {
         return { object: current, created: false, unknownFields };
@@ -247,8 +268,7 @@ export class GenericStore {
       await this.checkNamespaceForUpdate(namespace);
       this.hooks.beforeWrite?.(this.def, next, current, opts);
       if (opts.dryRun) return { object: next, created: false, unknownFields };
-      // the last finalizer removed from a terminating object removes it (spec 000 §3.1)
-      const removeNow = next.metadata?.deletionTimestamp !== undefined && this.finalizersOf(next).length === 0;
+      const removeNow = lifecycle?.outcome === 'remove';
       const res = await this.store.txn({
         compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }],
         success: removeNow ? [{ type: 'delete', key }] : [{ type: 'put', key, value: encodeObject(next) }],
@@ -300,11 +320,17 @@ export class GenericStore {
     return unknownFields;
   }
 
-  /** delete (spec 000 §3.1, §4.10): finalizers make it a mark; otherwise the key goes */
+  /**
+   * delete (spec 000 §3.1, §4.10): the deletion machine (deletion/machine.ts)
+   * decides from the object and the request whether the key goes, the object
+   * is marked Terminating (finalizers, graceful pods, the GC finalizers the
+   * propagation policy adds), or nothing changes; this method checks the
+   * preconditions and carries the decision out with a compare-and-swap.
+   */
   async delete(
     namespace: string,
     name: string,
-    opts: WriteOptions & { preconditions?: { uid?: string; resourceVersion?: string }; gracePeriodSeconds?: number },
+    opts: WriteOptions & DeleteRequestOptions,
   ): Promise<{ object: ApiObject; deleted: boolean }> {
     const key = this.key(namespace, name);
     for (let attempt = 0; ; attempt++) {
@@ -312,56 +338,109 @@ export class GenericStore {
       if (!kv) throw notFound(this.def.resource, this.def.group, name);
       const current = decodeObject(kv);
       this.hooks.beforeDelete?.(this.def, current);
-      const pre = opts.preconditions;
-      if (pre?.uid && pre.uid !== current.metadata?.uid) {
-        throw conflict(
-          this.def.resource,
-          this.def.group,
-          name,
-          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`,
-        );
+      this.checkPreconditions(current, name, opts.preconditions);
+      const decision = decide(factsOf(current, this.extraFinalizersOf(current)), {
+        type: 'DELETE',
+        policy: opts.propagationPolicy,
+        orphanDependents: opts.orphanDependents,
+        gracePeriodSeconds: gracePeriodFor(this.def, current, opts.gracePeriodSeconds),
+        now: Date.now(),
+      });
+      if (decision.outcome === 'unchanged' || decision.outcome === 'reject') return { object: current, deleted: false };
+      let op: { type: 'put'; key: string; value: Uint8Array } | { type: 'delete'; key: string };
+      let result: ApiObject;
+      if (decision.outcome === 'write') {
+        result = clone(current);
+        applyDecision(metaOf(result), decision);
+        if (decision.firstMark) this.def.strategy.prepareForDelete?.(result);
+        op = { type: 'put', key, value: encodeObject(result) };
+      } else {
+        result = current;
+        op = { type: 'delete', key };
       }
-      if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
-        throw conflict(
-          this.def.resource,
-          this.def.group,
-          name,
-          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
-        );
-      }
-      const finalizers = this.finalizersOf(current);
-      if (finalizers.length > 0) {
-        if (current.metadata?.deletionTimestamp) return { object: current, deleted: false };
-        const next = clone(current);
-        const meta = metaOf(next);
-        meta.deletionTimestamp = nowTimestamp();
-        meta.deletionGracePeriodSeconds = opts.gracePeriodSeconds ?? 0;
-        this.def.strategy.prepareForDelete?.(next);
-        if (opts.dryRun) return { object: next, deleted: false };
-        const res = await this.store.txn({
-          compare: [{ key, target: 'mod', op: '=', value: kv.modRevision }],
-          success: [{ type: 'put', key, value: encodeObject(next) }],
-          failure: [],
-        });
-        if (!res.succeeded) {
-          if (attempt > 50) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
-          continue;
+      // dry run (spec 000 §4.7): every step but the write; the would-be result is returned
+      if (opts.dryRun) return { object: result, deleted: decision.outcome === 'remove' };
+      const res = await this.store.txn({
+        compare: [{ key, target: 'mod', op: '=', value: kv.modRevision }],
+        success: [op],
+        failure: [],
+      });
+      if (!res.succeeded) {
+        if (opts.preconditions?.resourceVersion || attempt > 50) {
+          throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
         }
-        meta.resourceVersion = String(res.revision);
-        return { object: next, deleted: false };
+        continue;
       }
-      if (opts.dryRun) return { object: current, deleted: true };
+      if (decision.outcome === 'write') metaOf(result).resourceVersion = String(res.revision);
+      return { object: result, deleted: decision.outcome === 'remove' };
+    }
+  }
+
+  /**
+   * Force deletion of a corrupt object (spec 000 §4.10): only when the stored
+   * bytes do not decode; finalizers and preconditions are ignored. A readable
+   * object is refused (the caller must use a normal delete). The caller checks
+   * the feature gate and that no other option is set.
+   */
+  async deleteCorrupt(namespace: string, name: string): Promise<{ key: string }> {
+    const key = this.key(namespace, name);
+    const kv = this.readRaw(namespace, name);
+    if (!kv) throw notFound(this.def.resource, this.def.group, name);
+    try {
+      decodeObject(kv);
+    } catch (e) {
+      if (!(e instanceof CorruptObjectError)) throw e;
       const res = await this.store.txn({
         compare: [{ key, target: 'mod', op: '=', value: kv.modRevision }],
         success: [{ type: 'delete', key }],
         failure: [],
       });
-      if (!res.succeeded) {
-        if (pre?.resourceVersion || attempt > 50) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
-        continue;
-      }
-      return { object: current, deleted: true };
+      if (!res.succeeded) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+      return { key };
     }
+    throw badRequest(
+      `${this.def.resource}${this.def.group ? `.${this.def.group}` : ''} "${name}" is readable: ignoreStoreReadErrorWithClusterBreakingPotential applies only to objects whose stored data cannot be read; use a normal delete`,
+    );
+  }
+
+  /** preconditions (spec 000 §2.6): a mismatch is 409 Conflict */
+  private checkPreconditions(current: ApiObject, name: string, pre: DeleteRequestOptions['preconditions']): void {
+    if (pre?.uid && pre.uid !== current.metadata?.uid) {
+      throw conflict(
+        this.def.resource,
+        this.def.group,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`,
+      );
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
+      throw conflict(
+        this.def.resource,
+        this.def.group,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
+      );
+    }
+  }
+
+  /** the deletion machine's verdict on an update of a Terminating object; 422 when it refuses */
+  private decideUpdate(current: ApiObject, next: ApiObject): ReturnType<typeof decide> {
+    const nextFinalizers = next.metadata?.finalizers;
+    const d = decide(factsOf(current, this.extraFinalizersOf(current)), {
+      type: 'UPDATE',
+      finalizers: Array.isArray(nextFinalizers) ? nextFinalizers : [],
+      extraFinalizers: this.extraFinalizersOf(next),
+    });
+    if (d.outcome === 'reject') {
+      throw invalid(this.def.kind, this.def.group, next.metadata?.name ?? '', [
+        { field: 'metadata.finalizers', type: 'FieldValueForbidden', message: `Forbidden: ${d.reason ?? ''}` },
+      ]);
+    }
+    return d;
+  }
+
+  private extraFinalizersOf(obj: ApiObject): string[] {
+    return this.def.strategy.extraFinalizers?.(obj) ?? [];
   }
 
   finalizersOf(obj: ApiObject): string[] {

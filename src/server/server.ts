@@ -13,6 +13,8 @@ import { Registry } from '../api/registry.js';
 import type { ApiObject, ResourceDefinition } from '../api/types.js';
 import { AllowAllAuthorizer } from '../auth/authz/types.js';
 import { NamespaceController, NAMESPACE_FINALIZER } from '../controllers/namespace.js';
+import { GarbageCollector } from '../controllers/garbage-collector.js';
+import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
 import { MAX_BODY_BYTES, createRouter, tooLargeResponse } from '../gateway/router.js';
@@ -46,6 +48,8 @@ export interface ServerOptions {
   /** authentication methods (spec 001 §5); see src/server/authentication-setup.ts */
   authn?: AuthenticationOptions;
   log?: (msg: string) => void;
+  /** feature gates by name (spec 000 §3.3, src/server/feature-gates.ts); an unknown name fails the start */
+  featureGates?: Record<string, boolean>;
   /** certificates shared by every member of a cluster (default <dataDir>/pki) */
   pkiDir?: string;
   /** run as a member of a Raft cluster instead of the single-node store (docs/raft.md) */
@@ -71,6 +75,7 @@ export const BUILTIN_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orc
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  const featureGates = new FeatureGates(opts.featureGates);
   const dataDir = resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await mkdir(join(dataDir, 'run'), { recursive: true, mode: 0o700 });
@@ -110,6 +115,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     return gs;
   };
   const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(undefined, opts.continueTokenTtlMs) };
+  ctx.featureGates = featureGates;
 
   const health = new HealthChecks();
   let shuttingDown = false;
@@ -130,6 +136,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const nsController = new NamespaceController(store, registry, storeFor, log);
   nsController.start();
   started.add('start-namespace-controller');
+  // the garbage collector (docs/deletion.md); it scans on start, so an interrupted foreground deletion resumes
+  const gc = new GarbageCollector(store, registry, storeFor, log);
+  health.add({ name: 'poststarthook/start-garbage-collector', check: () => (gc.hasStarted ? undefined : 'not finished') });
+  gc.start();
+  started.add('start-garbage-collector');
 
   let serverUrl = '';
   const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, registry, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
@@ -197,6 +208,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       done ??= (async () => {
         shuttingDown = true;
         nsController.stop();
+        gc.stop();
         auth.stop();
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);

@@ -1,14 +1,17 @@
-import { badRequest } from '../errors.js';
+import { badRequest, forbidden } from '../errors.js';
+import { UNSAFE_DELETE_GATE, UNSAFE_DELETE_OPTION } from '../deletion/corrupt.js';
+import type { PropagationPolicy } from '../deletion/machine.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
-import { intParam, mediaType, parseDryRun } from './common.js';
+import { decodeProtobufBody, intParam, mediaType, parseDryRun } from './common.js';
+import { isProtobufMediaType } from '../protobuf/envelope.js';
 import { parse as parseYaml } from 'yaml';
 
 /** DeleteOptions from the query and the optional body (spec 000 §2.6) */
 export interface DeleteOptions {
   dryRun: boolean;
   gracePeriodSeconds?: number;
-  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  propagationPolicy?: PropagationPolicy;
   orphanDependents?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
   ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
@@ -19,7 +22,8 @@ export function parseDeleteOptions(req: ApiRequest): DeleteOptions {
   if (req.body && req.body.length > 0) {
     const text = new TextDecoder().decode(req.body);
     try {
-      const v = mediaType(req.contentType) === 'application/yaml' ? parseYaml(text) : JSON.parse(text);
+      const type = mediaType(req.contentType);
+      const v = isProtobufMediaType(type) ? decodeProtobufBody(req, 'DeleteOptions') : type === 'application/yaml' ? parseYaml(text) : JSON.parse(text);
       if (v !== null && typeof v === 'object' && !Array.isArray(v)) body = v as Record<string, unknown>;
       else if (v !== null) throw new Error('not an object');
     } catch (e) {
@@ -63,11 +67,84 @@ export function parseDeleteOptions(req: ApiRequest): DeleteOptions {
   };
 }
 
+/**
+ * The unsafe option's rules (spec 000 §4.10): the gate must be on, and
+ * dryRun, gracePeriodSeconds, orphanDependents, preconditions and
+ * propagationPolicy must be unset. Throws the refusal; returns normally when
+ * the option may be used.
+ */
+export function checkUnsafeDeleteOptions(ctx: HandlerContext, opts: DeleteOptions): void {
+  if (!ctx.featureGates?.enabled(UNSAFE_DELETE_GATE)) {
+    throw forbidden(
+      `${UNSAFE_DELETE_OPTION}: Forbidden: the delete option is only allowed when the feature gate ${UNSAFE_DELETE_GATE} is enabled (--feature-gates=${UNSAFE_DELETE_GATE}=true)`,
+    );
+  }
+  const set: string[] = [];
+  if (opts.dryRun) set.push('dryRun');
+  if (opts.gracePeriodSeconds !== undefined) set.push('gracePeriodSeconds');
+  if (opts.orphanDependents !== undefined) set.push('orphanDependents');
+  if (opts.preconditions !== undefined && (opts.preconditions.uid !== undefined || opts.preconditions.resourceVersion !== undefined)) {
+    set.push('preconditions');
+  }
+  if (opts.propagationPolicy !== undefined) set.push('propagationPolicy');
+  if (set.length > 0) {
+    throw badRequest(
+      `${UNSAFE_DELETE_OPTION}: Invalid value: true: with ${UNSAFE_DELETE_OPTION} enabled, these options must be unset: ${set.join(', ')}`,
+      set.map((f) => ({ reason: 'FieldValueForbidden', field: f, message: `must be unset with ${UNSAFE_DELETE_OPTION}` })),
+    );
+  }
+}
+
 /** DELETE on an object path (spec 000 §3.1, §4.10) */
 export async function handleDelete(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
   const opts = parseDeleteOptions(req);
   const gs = ctx.storeFor(req.def);
+  if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
+    checkUnsafeDeleteOptions(ctx, opts);
+    await authorizeUnsafeDelete(ctx, req);
+    await gs.deleteCorrupt(req.info.namespace, req.info.name);
+    return {
+      status: 200,
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        details: { name: req.info.name, group: req.def.group || undefined, kind: req.def.resource },
+      },
+      warnings: [`the object at ${gs.key(req.info.namespace, req.info.name)} was removed without running finalizers or admission (${UNSAFE_DELETE_OPTION})`],
+    };
+  }
   const { object, deleted } = await gs.delete(req.info.namespace, req.info.name, opts);
-  // 200 with the object: immediately removed or (with finalizers) marked for deletion
-  return { status: deleted || !opts.dryRun ? 200 : 200, body: object };
+  // 200 with the object, removed or marked; 202 when a cascade was asked
+  // with the legacy orphanDependents=false and the object is not gone yet
+  // (Kubernetes keeps this quirk for old clients)
+  const status = !deleted && opts.orphanDependents === false ? 202 : 200;
+  return { status, body: object };
+}
+
+/** the caller also needs the `unsafe-delete-ignore-read-errors` verb (spec 000 §4.10) */
+async function authorizeUnsafeDelete(ctx: HandlerContext, req: ApiRequest): Promise<void> {
+  if (!ctx.authorizer) return;
+  const verb = 'unsafe-delete-ignore-read-errors';
+  const d = await ctx.authorizer.authorize({
+    user: req.user,
+    verb,
+    isResourceRequest: true,
+    path: req.info.path,
+    apiGroup: req.info.group,
+    apiVersion: req.info.version,
+    namespace: req.info.namespace,
+    resource: req.info.resource,
+    subresource: req.info.subresource,
+    name: req.info.name,
+  });
+  if (d.decision !== 'allow') {
+    throw forbidden(
+      `${req.info.resource}${req.info.group ? `.${req.info.group}` : ''} "${req.info.name}" is forbidden: User "${req.user.username}" cannot ${verb} resource "${req.info.resource}"${
+        req.info.namespace ? ` in the namespace "${req.info.namespace}"` : ''
+      }${d.reason ? `: ${d.reason}` : ''}`,
+      { name: req.info.name, group: req.info.group || undefined, kind: req.info.resource },
+    );
+  }
 }

@@ -2,19 +2,27 @@ import { listObjects } from '../list.js';
 import { apiVersionOf } from '../registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { ApiObject } from '../types.js';
-import { StatusError } from '../errors.js';
+import { StatusError, badRequest } from '../errors.js';
+import { UNSAFE_DELETE_OPTION } from '../deletion/corrupt.js';
 import type { HandlerContext } from './context.js';
 import { parseDeleteOptions } from './delete.js';
 import { listParams } from './list.js';
 
 /**
  * DELETE on a collection path: every object matching the selectors is
- * deleted as by DELETE on its path; the response lists what was deleted or
- * marked. (Query parameters are "not shown" in spec 000 §4.1: we take the
- * list selectors and the delete options, see docs/api.md.)
+ * deleted as by DELETE on its path (the deletion machine decides per object:
+ * removed, or marked Terminating when finalizers hold it); the response lists
+ * what was deleted or marked, with dry run the would-be results. Query
+ * parameters are "not shown" in spec 000 §4.1: we take the list selectors and
+ * the delete options; preconditions are per object and ignored here
+ * (docs/deletion.md).
  */
 export async function handleDeleteCollection(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
   const opts = parseDeleteOptions(req);
+  // force deletion names one corrupt object; a collection cannot be read to find them (spec 000 §4.10)
+  if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
+    throw badRequest(`${UNSAFE_DELETE_OPTION}: Invalid value: true: the option is not supported by deletecollection; delete the corrupt object by name`);
+  }
   const params = listParams(req);
   const gs = ctx.storeFor(req.def);
   const { items, resourceVersion } = await listObjects(gs, { ...params, limit: undefined, continueToken: undefined }, ctx.tokens);
