@@ -1,4 +1,5 @@
 import type { UserInfo } from '../auth/types.js';
+import type { ProtobufCatalog } from './protobuf/catalog.js';
 import type { ResourceDefinition } from './types.js';
 
 /** What the gateway learned from the URL (spec 000 §4.1), as Kubernetes' RequestInfo. */
@@ -18,10 +19,14 @@ export interface RequestInfo {
 
 /** The response representation the client negotiated (spec 000 §4.3). */
 export interface Negotiated {
-  format: 'json' | 'yaml' | 'cbor';
+  format: 'json' | 'yaml' | 'cbor' | 'protobuf';
   /** set when the client asked for `as=Table` */
   table?: { group: string; version: string };
   pretty: boolean;
+  /** protobuf: the media type name the client used (echoed in Content-Type; spec 000 §4.3) */
+  mediaType?: string;
+  /** protobuf: the next acceptable representation, for bodies without a protobuf form */
+  fallback?: Negotiated;
 }
 
 export interface ApiRequest {
@@ -36,6 +41,8 @@ export interface ApiRequest {
   accept: Negotiated;
   /** set by the gateway when the client goes away */
   signal: AbortSignal;
+  /** set by the gateway: decodes protobuf request bodies (spec 000 §2.7) */
+  protobuf?: ProtobufCatalog;
 }
 
 export interface ApiResponse {

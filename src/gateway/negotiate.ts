@@ -28,9 +28,19 @@ export function parseAccept(header: string | undefined): MediaRange[] {
  */
 export function negotiate(
   header: string | undefined,
-  opts: { metaGroups: string[]; allowTable: boolean; pretty: boolean; cbor?: boolean },
+  opts: { metaGroups: string[]; allowTable: boolean; pretty: boolean; cbor?: boolean; protobuf?: boolean },
 ): Negotiated {
-  for (const r of parseAccept(header)) {
+  const ranges = parseAccept(header);
+  const picked = pick(ranges, opts);
+  if (picked) return picked;
+  throw notAcceptable(`only the following media types are accepted: application/json, application/yaml${opts.cbor ? ', application/cbor' : ''}${opts.protobuf ? ', application/vnd.orch.protobuf' : ''}`);
+}
+
+function pick(
+  ranges: MediaRange[],
+  opts: { metaGroups: string[]; allowTable: boolean; pretty: boolean; cbor?: boolean; protobuf?: boolean },
+): Negotiated | undefined {
+  for (const [i, r] of ranges.entries()) {
     const as = r.params.get('as');
     if (as !== undefined) {
       if (as === 'Table' && opts.allowTable && (r.type === 'application/json' || r.type === 'application/yaml')) {
@@ -54,9 +64,17 @@ export function negotiate(
       case 'application/cbor':
         if (opts.cbor) return { format: 'cbor', pretty: false };
         continue;
+      case 'application/vnd.orch.protobuf':
+      case 'application/vnd.kubernetes.protobuf':
+        // spec 000 §4.3: only kinds with field numbers; the rest of the list
+        // is kept for bodies that have no protobuf form
+        if (opts.protobuf && r.params.get('stream') === undefined) {
+          return { format: 'protobuf', pretty: false, mediaType: r.type, fallback: pick(ranges.slice(i + 1), opts) };
+        }
+        continue;
       default:
         continue;
     }
   }
-  throw notAcceptable(`only the following media types are accepted: application/json, application/yaml${opts.cbor ? ', application/cbor' : ''}`);
+  return undefined;
 }

@@ -21,6 +21,7 @@ import type { WatchService } from '../watch/service.js';
 import type { HealthChecks } from './health.js';
 import type { IncomingRequest, OutgoingResponse, PlainResponse } from './http-server.js';
 import { negotiate } from './negotiate.js';
+import { ProtobufCatalog } from '../api/protobuf/catalog.js';
 import { parseRequestInfo } from './request-info.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -82,6 +83,9 @@ export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Pro
 
 function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<OutgoingResponse> {
   const metaGroups = [`meta.${opts.apiDomain}`, 'meta.k8s.io'];
+  // protobuf bodies and responses for kinds with field numbers (spec 000 §2.7, §4.3)
+  const protobuf = new ProtobufCatalog(opts.ctx.registry);
+  const respond = (...a: Parameters<typeof encode>): PlainResponse => encodeWith(protobuf, ...a);
   return async (http) => {
     let accept: Negotiated = { format: 'json', pretty: false };
     try {
@@ -95,11 +99,13 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         metaGroups,
         allowTable: info.verb === 'get' || info.verb === 'list' || info.verb === 'watch',
         pretty,
+        // watch streams stay JSON (protobuf watch frames are not served)
+        protobuf: info.isResourceRequest && info.verb !== 'watch' && protobuf.supportsResource(info.group, info.version, info.resource),
       });
       const peer = opts.peerFor(http.proxiedAddress);
       const authn = await opts.authn.authenticate({ headers: http.headers, peer, path: http.path });
       if ('error' in authn) {
-        return encode(401, new StatusError(401, 'Unauthorized', authn.error).toStatus(), accept);
+        return respond(401, new StatusError(401, 'Unauthorized', authn.error).toStatus(), accept);
       }
       // spec 001 §5.10: Impersonate-* headers, checked through the authorizer
       const user = await applyImpersonation(authn.user, http.headers, opts.authz, opts.apiDomain);
@@ -128,7 +134,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         if (typeof doc.body === 'string') {
           return { status: doc.status, headers: [['Content-Type', 'text/plain; charset=utf-8']], body: doc.body };
         }
-        return encode(doc.status, doc.body, accept, [], true);
+        return respond(doc.status, doc.body, accept, [], true);
       }
       const def = opts.ctx.registry.lookup(info.group, info.version, info.resource);
       if (!def) throw notFoundPath();
@@ -148,6 +154,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         user,
         accept,
         signal: http.signal,
+        protobuf,
       };
       if (info.verb === 'watch') {
         const stream: StreamResponse = opts.watch.serve(req, opts.ctx.storeFor(def));
@@ -168,12 +175,12 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       const handler = override ?? HANDLERS[info.verb];
       if (!handler) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       const res = await handler(opts.ctx, req);
-      return encode(res.status, res.body, accept, res.warnings, info.verb === 'get' || info.verb === 'list', res.headers);
+      return respond(res.status, res.body, accept, res.warnings, info.verb === 'get' || info.verb === 'list', res.headers);
     } catch (e) {
-      if (e instanceof StatusError) return encode(e.code, e.toStatus(), accept, [], false, e.headers);
+      if (e instanceof StatusError) return respond(e.code, e.toStatus(), accept, [], false, e.headers);
       opts.log?.(`unexpected error serving ${http.method} ${http.path}: ${(e as Error)?.stack ?? String(e)}`);
       const err = internalError((e as Error)?.message ?? String(e));
-      return encode(err.code, err.toStatus(), accept);
+      return respond(err.code, err.toStatus(), accept);
     }
   };
 }
@@ -186,6 +193,31 @@ export function tooLargeResponse(limit: number): PlainResponse {
 /** Warning header values are quoted-strings (RFC 7234 §5.5) */
 function warningHeader(text: string): string {
   return `299 - "${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * protobuf responses (spec 000 §2.7): the envelope, with the media type name
+ * the client asked for; bodies without a protobuf form, or that protobuf would
+ * carry only in part, go out in the next acceptable format
+ */
+function encodeWith(
+  catalog: ProtobufCatalog,
+  status: number,
+  body: unknown,
+  accept: Negotiated,
+  warnings: string[] = [],
+  compressible = false,
+  extra: Record<string, string> = {},
+): PlainResponse {
+  if (accept.format !== 'protobuf') return encode(status, body, accept, warnings, compressible, extra);
+  const pb = catalog.encodeBody(body);
+  if (pb && (pb.skipped.length === 0 || !accept.fallback)) {
+    const headers: [string, string][] = [['Content-Type', accept.mediaType ?? 'application/vnd.orch.protobuf']];
+    for (const w of warnings) headers.push(['Warning', warningHeader(w)]);
+    for (const [k, v] of Object.entries(extra)) headers.push([k, v]);
+    return { status, headers, body: pb.bytes, compressible };
+  }
+  return encode(status, body, accept.fallback ?? { format: 'json', pretty: false }, warnings, compressible, extra);
 }
 
 function encode(

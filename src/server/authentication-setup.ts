@@ -20,6 +20,10 @@ import { selfSubjectReviewDefinition, tokenReviewDefinitions } from '../auth/kin
 import { withTokenRequest } from '../auth/kinds/tokenrequest.js';
 import type { NonResourceDoc } from '../gateway/router.js';
 import { readFileSync } from 'node:fs';
+import { BootstrapTokenAuthenticator } from '../auth/authn/bootstrap-token.js';
+import { BootstrapSignerController } from '../controllers/bootstrapsigner.js';
+import { TokenCleanerController } from '../controllers/tokencleaner.js';
+import type { RevisionedStore } from '../store/types.js';
 import { JwtAuthenticator, type OidcFlags, configFromOidcFlags } from '../auth/authn/jwt.js';
 import { DEFAULT_WEBHOOK_CACHE_TTL_MS, WebhookTokenAuthenticator, loadWebhookKubeconfig } from '../auth/authn/webhook.js';
 
@@ -43,6 +47,13 @@ export interface AuthenticationOptions {
   serviceAccountMaxTokenExpirationSeconds?: number;
   /** `--api-audiences`; default the service-account issuer */
   apiAudiences?: string[];
+  /** `--enable-bootstrap-token-auth` (§5.4) */
+  enableBootstrapTokenAuth?: boolean;
+  /**
+   * `--controllers`: `tokencleaner` and `bootstrapsigner` (off by default, as
+   * in Kubernetes) are started when listed; other names are other components'.
+   */
+  controllers?: string[];
   /** `--oidc-*` (§5.6); cannot be combined with `authenticationConfigFile` */
   oidc?: OidcFlags;
   /** `--authentication-token-webhook-config-file`, `-cache-ttl`, `-version` (§5.7) */
@@ -53,6 +64,7 @@ export interface AuthenticationDeps {
   apiDomain: string;
   dataDir: string;
   registry: Registry;
+  store: RevisionedStore;
   storeFor(def: ResourceDefinition): GenericStore;
   /** the server's URL once it listens (issuer discovery, cluster-info) */
   serverUrl(): string;
@@ -101,6 +113,9 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
   // --- token methods, in the order they are tried
   const tokenMethods: TokenAuthenticator[] = [];
   if (opts.tokenAuthFile) tokenMethods.push(StaticTokenAuthenticator.fromFile(opts.tokenAuthFile));
+
+  // bootstrap tokens (§5.4)
+  if (opts.enableBootstrapTokenAuth) tokenMethods.push(new BootstrapTokenAuthenticator(objects, deps.apiDomain, Date.now, deps.log));
 
   // service accounts (§5.5)
   const issuers = opts.serviceAccountIssuers && opts.serviceAccountIssuers.length > 0 ? opts.serviceAccountIssuers : [DEFAULT_SERVICE_ACCOUNT_ISSUER];
@@ -187,6 +202,31 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
     if (path === '/openid/v1/jwks') return { status: 200, body: null, raw: { contentType: 'application/jwk-set+json', text: jwks } };
     return undefined;
   };
+
+  // --- controllers (§5.4)
+  const controllers = new Set(opts.controllers ?? []);
+  const core = (resource: string) => () => {
+    const def = deps.registry.lookup('', 'v1', resource)!;
+    return { def, gs: deps.storeFor(def) };
+  };
+  if (controllers.has('tokencleaner')) {
+    const c = new TokenCleanerController(deps.store, core('secrets'), deps.apiDomain, deps.log);
+    starts.push(() => c.start());
+    stops.push(() => c.stop());
+  }
+  if (controllers.has('bootstrapsigner')) {
+    const c = new BootstrapSignerController({
+      store: deps.store,
+      secrets: core('secrets'),
+      configMaps: core('configmaps'),
+      apiDomain: deps.apiDomain,
+      server: deps.serverUrl,
+      caPem: deps.caPem,
+      log: deps.log,
+    });
+    starts.push(() => c.start());
+    stops.push(() => c.stop());
+  }
 
   return {
     chain,

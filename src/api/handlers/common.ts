@@ -3,6 +3,8 @@
 
 import { parse as parseYaml } from 'yaml';
 import { badRequest, unsupportedMediaType } from '../errors.js';
+import { ProtobufError } from '../protobuf/errors.js';
+import { isProtobufMediaType } from '../protobuf/envelope.js';
 import { apiVersionOf } from '../registry.js';
 import type { ApiRequest } from '../request.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../schema/duplicates.js';
@@ -32,6 +34,8 @@ export function parseBody(req: ApiRequest, allowed: string[] = ['application/jso
   duplicates: string[];
 } {
   const type = mediaType(req.contentType || 'application/json');
+  // object bodies may also come in the protobuf envelope (spec 000 §2.7, §4.3)
+  if (isProtobufMediaType(type) && allowed.includes('application/json')) return { value: decodeProtobufBody(req), duplicates: [] };
   if (!allowed.includes(type)) {
     throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${allowed.join(', ')}`);
   }
@@ -52,6 +56,21 @@ export function parseBody(req: ApiRequest, allowed: string[] = ['application/jso
     throw badRequest(`the request body could not be decoded as JSON: ${(e as Error).message}`);
   }
   return { value, duplicates: findDuplicateFields(text) };
+}
+
+/**
+ * Decodes a protobuf envelope body with the gateway's catalog: the endpoint's
+ * kind, or the message the envelope names (`expectedKind` restricts it).
+ * 415 for kinds without field numbers (custom resources), 400 for malformed data.
+ */
+export function decodeProtobufBody(req: ApiRequest, expectedKind?: string): Record<string, unknown> {
+  if (!req.protobuf) throw unsupportedMediaType(`protobuf is not supported for ${req.def.kind}: use application/json`);
+  try {
+    return req.protobuf.decodeBody(req.body ?? new Uint8Array(0), req.def, expectedKind);
+  } catch (e) {
+    if (e instanceof ProtobufError) throw e.reason === 'Unsupported' ? unsupportedMediaType(e.message) : badRequest(`the protobuf body could not be decoded: ${e.message}`);
+    throw e;
+  }
 }
 
 /** Decodes the body as an object of the endpoint's kind (type meta checked, then defaulted). */

@@ -5,7 +5,7 @@ import { isConfigKey, immutableDataErrors } from './config-data.js';
 import type { SchemaNames } from '../schema/naming.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, countKeys } from './columns.js';
-import { bool, mapOf, strMap } from './dsl.js';
+import { bool, mapOf, proto, strMap } from './dsl.js';
 import { kindSchema } from './meta.js';
 
 export function configMapDefinition(n: SchemaNames): ResourceDefinition {
@@ -17,11 +17,11 @@ export function configMapDefinition(n: SchemaNames): ResourceDefinition {
     singular: 'configmap',
     scope: 'Namespaced',
     shortNames: ['cm'],
-    schema: kindSchema(n, 'ConfigMap holds configuration data for pods to consume.', {
+    schema: kindSchema(n, 'ConfigMap holds configuration data for pods to consume.', proto({ data: 2, binaryData: 3, immutable: 4 }, {
       immutable: bool('If true, data and binaryData cannot be updated (only the object deleted and recreated).'),
       data: strMap('Configuration data: keys of alphanumerics, "-", "_" or "."; values UTF-8 strings.'),
       binaryData: mapOf('Binary configuration data, base64-encoded in JSON. Keys may not overlap with data.', { type: 'string', format: 'byte' }),
-    }),
+    })),
     strategy: {
       validate: (o) => validateConfigMap(o),
       validateUpdate: (o, old) => [...validateConfigMap(o), ...immutableDataErrors(o, old, ['data', 'binaryData'])],

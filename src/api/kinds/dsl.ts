@@ -85,3 +85,28 @@ export const mergeList = (description: string, items: Schema, mergeKey: string, 
 });
 
 export const intOrString = (description: string): Schema => ({ description, 'x-orch-int-or-string': true });
+
+/**
+ * Protobuf field numbers (spec 000 §2.7): `proto({ name: 1, ... }, props)`
+ * marks each listed property with its Kubernetes generated.proto number.
+ * Listing a property that does not exist is a programming error.
+ */
+export const proto = (numbers: Record<string, number>, props: Record<string, Schema>): Record<string, Schema> => {
+  const out: Record<string, Schema> = { ...props };
+  for (const [name, n] of Object.entries(numbers)) {
+    const p = props[name];
+    if (!p) throw new Error(`proto: no property ${name}`);
+    out[name] = { ...p, 'x-orch-proto-field': n };
+  }
+  return out;
+};
+
+/** marks properties that live in a Go-inlined message at field `embedded` of the parent (e.g. Volume's VolumeSource = 2) */
+export const protoEmbedded = (embedded: number, numbers: Record<string, number>, props: Record<string, Schema>): Record<string, Schema> => {
+  const out = proto(numbers, props);
+  for (const name of Object.keys(numbers)) out[name] = { ...out[name], 'x-orch-proto-embedded': embedded };
+  return out;
+};
+
+/** a MicroTime (microsecond RFC 3339 in JSON; the same Time message in protobuf) */
+export const microTime = (description: string): Schema => ({ type: 'string', format: 'date-time', description, 'x-orch-proto-type': 'MicroTime' });

@@ -6,10 +6,10 @@ import { isQualifiedName } from '../schema/object-meta.js';
 import type { SchemaNames } from '../schema/naming.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, fieldOf, get, getObject, getString, since } from './columns.js';
-import { int32, obj, ref, str, time } from './dsl.js';
+import { int32, obj, proto, ref, str, time } from './dsl.js';
 import { kindSchema } from './meta.js';
 
-const microTime = (d: string) => ({ ...time(d), description: `${d} Microsecond precision.` });
+const microTime = (d: string) => ({ ...time(d), description: `${d} Microsecond precision.`, 'x-orch-proto-type': 'MicroTime' as const });
 
 export function coreEventDefinition(n: SchemaNames): ResourceDefinition {
   return {
@@ -23,22 +23,25 @@ export function coreEventDefinition(n: SchemaNames): ResourceDefinition {
     schema: kindSchema(
       n,
       'Event is a report of an event somewhere in the cluster (legacy core shape; see events.' + n.apiDomain + '/v1).',
-      {
+      proto({
+        involvedObject: 2, reason: 3, message: 4, source: 5, firstTimestamp: 6, lastTimestamp: 7, count: 8, type: 9, eventTime: 10,
+        series: 11, action: 12, related: 13, reportingComponent: 14, reportingInstance: 15,
+      }, {
         involvedObject: ref(n.core('ObjectReference'), 'The object this event is about.'),
         reason: str('Short machine-understandable reason for the transition into the object\'s current status.'),
         message: str('Human-readable description of the status of this operation.'),
-        source: obj('Component reporting this event.', { component: str('Component the event comes from.'), host: str('Node name the event comes from.') }),
+        source: obj('Component reporting this event.', proto({ component: 1, host: 2 }, { component: str('Component the event comes from.'), host: str('Node name the event comes from.') })),
         firstTimestamp: time('Time at which the event was first recorded.'),
         lastTimestamp: time('Time of the most recent occurrence.'),
         count: int32('Number of times this event has occurred.'),
         type: str('Type of the event (Normal, Warning).'),
         eventTime: microTime('Time when this event was first observed.'),
-        series: obj('Data about the event series this event represents.', { count: int32('Occurrences so far.'), lastObservedTime: microTime('Last occurrence.') }),
+        series: obj('Data about the event series this event represents.', proto({ count: 1, lastObservedTime: 2 }, { count: int32('Occurrences so far.'), lastObservedTime: microTime('Last occurrence.') })),
         action: str('What action was taken or failed regarding the object.'),
         related: ref(n.core('ObjectReference'), 'Optional secondary object for more complex actions.'),
         reportingComponent: str('Name of the controller that emitted the event.', { default: '' }),
         reportingInstance: str('ID of the controller instance.', { default: '' }),
-      },
+      }),
       ['metadata', 'involvedObject'],
     ),
     strategy: {
@@ -97,12 +100,15 @@ export function eventsV1Definition(n: SchemaNames): ResourceDefinition {
     schema: kindSchema(
       n,
       'Event is a report of an event somewhere in the cluster. It generally denotes a state change in the system.',
-      {
+      proto({
+        eventTime: 2, series: 3, reportingController: 4, reportingInstance: 5, action: 6, reason: 7, regarding: 8, related: 9, note: 10,
+        type: 11, deprecatedSource: 12, deprecatedFirstTimestamp: 13, deprecatedLastTimestamp: 14, deprecatedCount: 15,
+      }, {
         eventTime: microTime('Time when this event was first observed. Required.'),
-        series: obj('Data about the event series; nil for singleton events.', {
+        series: obj('Data about the event series; nil for singleton events.', proto({ count: 1, lastObservedTime: 2 }, {
           count: int32('Number of occurrences in this series up to the last heartbeat time.'),
           lastObservedTime: microTime('Time of the last occurrence observed.'),
-        }, ['count', 'lastObservedTime']),
+        }), ['count', 'lastObservedTime']),
         reportingController: str('Name of the controller that emitted this event, e.g. `orch.io/node-agent`. Required on creation.'),
         reportingInstance: str('ID of the controller instance, e.g. `node-agent-xyzf`. Required on creation.'),
         action: str('What action was taken or failed regarding the regarding object. Required on creation.'),
@@ -111,14 +117,14 @@ export function eventsV1Definition(n: SchemaNames): ResourceDefinition {
         related: ref(n.core('ObjectReference'), 'Optional secondary object for more complex actions.'),
         note: str('Human-readable description of the status of this operation, at most 1 kB.'),
         type: str('Type of this event (Normal, Warning).'),
-        deprecatedSource: obj('Deprecated field kept for backward compatibility; must be unset on creation.', {
+        deprecatedSource: obj('Deprecated field kept for backward compatibility; must be unset on creation.', proto({ component: 1, host: 2 }, {
           component: str('Component the event comes from.'),
           host: str('Node name the event comes from.'),
-        }),
+        })),
         deprecatedFirstTimestamp: time('Deprecated; must be unset on creation.'),
         deprecatedLastTimestamp: time('Deprecated; must be unset on creation.'),
-        deprecatedCount: int32('Deprecated; must be unset on creation.'),
-      },
+        deprecatedCount: int32('Deprecated; must be unset on creation.', { 'x-orch-proto-omit-zero': true }),
+      }),
       ['eventTime'],
     ),
     strategy: {

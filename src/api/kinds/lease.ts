@@ -3,11 +3,11 @@
 import type { SchemaNames } from '../schema/naming.js';
 import type { ResourceDefinition } from '../types.js';
 import { column, getString } from './columns.js';
-import { int32, obj, str, time } from './dsl.js';
+import { int32, obj, proto, str, time } from './dsl.js';
 import { kindSchema } from './meta.js';
 
 export function leaseDefinition(n: SchemaNames): ResourceDefinition {
-  const micro = (d: string) => ({ ...time(d), description: `${d} Microsecond precision.` });
+  const micro = (d: string) => ({ ...time(d), description: `${d} Microsecond precision.`, 'x-orch-proto-type': 'MicroTime' as const });
   return {
     group: n.group('coordination'),
     version: 'v1',
@@ -15,8 +15,10 @@ export function leaseDefinition(n: SchemaNames): ResourceDefinition {
     resource: 'leases',
     singular: 'lease',
     scope: 'Namespaced',
-    schema: kindSchema(n, 'Lease defines a lease concept.', {
-      spec: obj('Specification of the lease.', {
+    schema: kindSchema(n, 'Lease defines a lease concept.', proto({ spec: 2 }, {
+      spec: obj('Specification of the lease.', proto({
+        holderIdentity: 1, leaseDurationSeconds: 2, acquireTime: 3, renewTime: 4, leaseTransitions: 5, strategy: 6, preferredHolder: 7,
+      }, {
         holderIdentity: str('Identity of the current holder of the lease.'),
         leaseDurationSeconds: int32('Duration candidates wait before forcefully acquiring the lease, measured from the last renewTime.', { minimum: 0 }),
         acquireTime: micro('When the current lease was acquired.'),
@@ -24,8 +26,8 @@ export function leaseDefinition(n: SchemaNames): ResourceDefinition {
         leaseTransitions: int32('Number of transitions of the lease between holders.', { minimum: 0 }),
         strategy: str('Strategy for picking the leader in coordinated leader election.'),
         preferredHolder: str('Signals the current holder to release the lease in favour of this identity.'),
-      }),
-    }),
+      })),
+    })),
     strategy: {
       columns: [column('Holder', 'string', (o) => getString(o, 'spec', 'holderIdentity') ?? '', { description: 'The holder of the lease' })],
     },

@@ -4,7 +4,7 @@
 import type { SchemaNames } from '../schema/naming.js';
 import type { ResourceDefinition } from '../types.js';
 import { column, fieldOf, getString } from './columns.js';
-import { atomicList, enumOf, listMap, obj, str, time } from './dsl.js';
+import { atomicList, enumOf, listMap, obj, proto, str, time } from './dsl.js';
 import { kindSchema } from './meta.js';
 
 export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
@@ -18,26 +18,26 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
     shortNames: ['ns'],
     subresources: ['status', 'finalize'],
     nameValidation: 'DNS1123Label',
-    schema: kindSchema(n, 'Namespace provides a scope for names of namespaced objects.', {
-      spec: obj('Desired behaviour of the namespace.', {
+    schema: kindSchema(n, 'Namespace provides a scope for names of namespaced objects.', proto({ spec: 2, status: 3 }, {
+      spec: obj('Desired behaviour of the namespace.', proto({ finalizers: 1 }, {
         finalizers: atomicList('Opaque values that must be emptied before the namespace is removed from storage.', { type: 'string' }),
-      }),
-      status: obj('Observed status of the namespace.', {
+      })),
+      status: obj('Observed status of the namespace.', proto({ phase: 1, conditions: 2 }, {
         phase: enumOf('Current lifecycle phase.', ['Active', 'Terminating'], { default: 'Active' }),
         conditions: listMap(
           'Latest observations of the namespace state.',
-          obj('One namespace condition.', {
+          obj('One namespace condition.', proto({ type: 1, status: 2, lastTransitionTime: 4, reason: 5, message: 6 }, {
             type: str('Condition type.'),
             status: str('True, False or Unknown.'),
             lastTransitionTime: time('Last status change.'),
             reason: str('Machine-readable reason.'),
             message: str('Human-readable details.'),
-          }, ['type', 'status']),
+          }), ['type', 'status']),
           ['type'],
           'type',
         ),
-      }, undefined, { default: {} }),
-    }),
+      }), undefined, { default: {} }),
+    })),
     strategy: {
       columns: [column('Status', 'string', (o) => getString(o, 'status', 'phase') ?? '', { description: 'The status of the namespace' })],
       selectableFields: { 'status.phase': fieldOf('status', 'phase') },

@@ -4,7 +4,7 @@
 import type { SchemaNames } from '../schema/naming.js';
 import type { ApiObject, ResourceDefinition } from '../types.js';
 import { column, get, getArray, getString } from './columns.js';
-import { atomicList, bool, int32, int64, listMap, mapOf, obj, opaque, ref, setList, str, time } from './dsl.js';
+import { atomicList, bool, int32, int64, listMap, mapOf, obj, opaque, proto, ref, setList, str, time } from './dsl.js';
 import { kindSchema } from './meta.js';
 
 export function nodeDefinition(n: SchemaNames): ResourceDefinition {
@@ -18,8 +18,8 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
     scope: 'Cluster',
     shortNames: ['no'],
     subresources: ['status', 'proxy'],
-    schema: kindSchema(n, 'Node is a worker machine; each node runs a node agent and is cluster-scoped.', {
-      spec: obj('Desired behaviour of the node.', {
+    schema: kindSchema(n, 'Node is a worker machine; each node runs a node agent and is cluster-scoped.', proto({ spec: 2, status: 3 }, {
+      spec: obj('Desired behaviour of the node.', proto({ podCIDR: 1, podCIDRs: 7, providerID: 3, unschedulable: 4, taints: 5, externalID: 2 }, {
         podCIDR: str('Pod IP range assigned to the node.'),
         podCIDRs: setList('Pod IP ranges assigned to the node, at most one per family.', { type: 'string' }, { 'x-orch-patch-strategy': 'merge' }),
         providerID: str('ID of the node assigned by the cloud provider: <ProviderName>://<ProviderSpecificNodeID>.'),
@@ -27,27 +27,32 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
         taints: atomicList('Taints that repel pods without a matching toleration.', ref(n.core('Taint'))),
         configSource: opaque('Deprecated dynamic node agent configuration source.'),
         externalID: str('Deprecated.'),
-      }),
-      status: obj('Most recently observed status of the node.', {
+      })),
+      status: obj('Most recently observed status of the node.', proto({
+        capacity: 1, allocatable: 2, phase: 3, conditions: 4, addresses: 5, daemonEndpoints: 6, nodeInfo: 7, images: 8, volumesInUse: 9, volumesAttached: 10,
+      }, {
         capacity: quantities('Total resources of the node.'),
         allocatable: quantities('Resources available for scheduling; defaults to capacity.'),
         phase: str('Deprecated lifecycle phase.'),
-        conditions: listMap('Current observed node conditions (Ready, MemoryPressure, ...).', obj('A node condition.', {
+        conditions: listMap('Current observed node conditions (Ready, MemoryPressure, ...).', obj('A node condition.', proto({ type: 1, status: 2, lastHeartbeatTime: 3, lastTransitionTime: 4, reason: 5, message: 6 }, {
           type: str('Condition type.'),
           status: str('True, False or Unknown.'),
           lastHeartbeatTime: time('Last time the condition was reported.'),
           lastTransitionTime: time('Last status change.'),
           reason: str('Machine-readable reason.'),
           message: str('Human-readable details.'),
-        }, ['type', 'status']), ['type'], 'type'),
-        addresses: listMap('Addresses reachable to the node.', obj('A node address.', {
+        }), ['type', 'status']), ['type'], 'type'),
+        addresses: listMap('Addresses reachable to the node.', obj('A node address.', proto({ type: 1, address: 2 }, {
           type: str('Hostname, ExternalIP, InternalIP, ExternalDNS or InternalDNS.'),
           address: str('The address.'),
-        }, ['type', 'address']), ['type'], 'type'),
-        daemonEndpoints: obj('Endpoints of daemons on the node.', {
-          kubeletEndpoint: obj('Node agent endpoint.', { Port: int32('Port number.') }, ['Port']),
-        }),
-        nodeInfo: obj('General information about the node.', {
+        }), ['type', 'address']), ['type'], 'type'),
+        daemonEndpoints: obj('Endpoints of daemons on the node.', proto({ kubeletEndpoint: 1 }, {
+          kubeletEndpoint: obj('Node agent endpoint.', proto({ Port: 1 }, { Port: int32('Port number.') }), ['Port']),
+        })),
+        nodeInfo: obj('General information about the node.', proto({
+          machineID: 1, systemUUID: 2, bootID: 3, kernelVersion: 4, osImage: 5, containerRuntimeVersion: 6, kubeletVersion: 7, kubeProxyVersion: 8,
+          operatingSystem: 9, architecture: 10, swap: 11,
+        }, {
           machineID: str('Machine ID.'),
           systemUUID: str('System UUID.'),
           bootID: str('Boot ID.'),
@@ -58,19 +63,19 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
           kubeProxyVersion: str('Deprecated.'),
           operatingSystem: str('Operating system.'),
           architecture: str('Architecture.'),
-          swap: obj('Swap information.', { capacity: int64('Swap capacity in bytes.') }),
-        }, ['machineID', 'systemUUID', 'bootID', 'kernelVersion', 'osImage', 'containerRuntimeVersion', 'kubeletVersion', 'kubeProxyVersion', 'operatingSystem', 'architecture']),
-        images: atomicList('Container images on the node.', obj('An image.', {
+          swap: obj('Swap information.', proto({ capacity: 1 }, { capacity: int64('Swap capacity in bytes.') })),
+        }), ['machineID', 'systemUUID', 'bootID', 'kernelVersion', 'osImage', 'containerRuntimeVersion', 'kubeletVersion', 'kubeProxyVersion', 'operatingSystem', 'architecture']),
+        images: atomicList('Container images on the node.', obj('An image.', proto({ names: 1, sizeBytes: 2 }, {
           names: atomicList('Names of the image.', { type: 'string' }),
           sizeBytes: int64('Size in bytes.'),
-        })),
+        }))),
         volumesInUse: atomicList('Volumes in use on the node.', { type: 'string' }),
-        volumesAttached: atomicList('Volumes attached to the node.', obj('An attached volume.', { name: str('Volume name.'), devicePath: str('Device path.') }, ['name', 'devicePath'])),
+        volumesAttached: atomicList('Volumes attached to the node.', obj('An attached volume.', proto({ name: 1, devicePath: 2 }, { name: str('Volume name.'), devicePath: str('Device path.') }), ['name', 'devicePath'])),
         config: opaque('Status of the node agent configuration.'),
         runtimeHandlers: atomicList('Available runtime handlers.', opaque('A runtime handler.')),
         features: opaque('Features the node implementation supports.'),
-      }),
-    }),
+      })),
+    })),
     strategy: {
       columns: [
         column('Status', 'string', nodeStatus, { description: 'The status of the node' }),

@@ -4,19 +4,19 @@
 import type { SchemaNames } from '../schema/naming.js';
 import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
 import { column, get, getArray, getObject, getString } from './columns.js';
-import { atomicList, obj, ref, str } from './dsl.js';
+import { atomicList, obj, proto, ref, str } from './dsl.js';
 import { kindSchema } from './meta.js';
 
 const strings = (d: string) => atomicList(d, { type: 'string' });
 
 function policyRule(): ReturnType<typeof obj> {
-  return obj('A set of actions a subject may perform: verbs on resources or on non-resource URLs.', {
+  return obj('A set of actions a subject may perform: verbs on resources or on non-resource URLs.', proto({ verbs: 1, apiGroups: 2, resources: 3, resourceNames: 4, nonResourceURLs: 5 }, {
     verbs: strings('Verbs the rule allows; "*" means all.'),
     apiGroups: strings('API groups of the resources; "" is the core group, "*" all groups.'),
     resources: strings('Resources the rule applies to; "*" means all, "pods/status" a sub-resource.'),
     resourceNames: strings('Optional allow-list of object names.'),
     nonResourceURLs: strings('Partial URLs like /healthz (a trailing * is a prefix match); only in ClusterRoles bound cluster-wide.'),
-  }, ['verbs']);
+  }), ['verbs']);
 }
 
 function validateRules(o: ApiObject, namespaced: boolean): FieldError[] {
@@ -48,9 +48,9 @@ export function roleDefinition(n: SchemaNames): ResourceDefinition {
     singular: 'role',
     scope: 'Namespaced',
     nameValidation: 'PathSegment',
-    schema: kindSchema(n, 'Role is a namespaced, logical grouping of PolicyRules that a RoleBinding can reference as a unit.', {
+    schema: kindSchema(n, 'Role is a namespaced, logical grouping of PolicyRules that a RoleBinding can reference as a unit.', proto({ rules: 2 }, {
       rules: atomicList('The PolicyRules of this role.', ref(rbacName(n, 'PolicyRule'))),
-    }),
+    })),
     strategy: { validate: (o) => validateRules(o, true) },
   };
 }
@@ -64,12 +64,12 @@ export function clusterRoleDefinition(n: SchemaNames): ResourceDefinition {
     singular: 'clusterrole',
     scope: 'Cluster',
     nameValidation: 'PathSegment',
-    schema: kindSchema(n, 'ClusterRole is a cluster-level, logical grouping of PolicyRules that a RoleBinding or ClusterRoleBinding can reference.', {
+    schema: kindSchema(n, 'ClusterRole is a cluster-level, logical grouping of PolicyRules that a RoleBinding or ClusterRoleBinding can reference.', proto({ rules: 2, aggregationRule: 3 }, {
       rules: atomicList('The PolicyRules of this role.', ref(rbacName(n, 'PolicyRule'))),
-      aggregationRule: obj('How to build the rules of this role from other ClusterRoles; if set, rules are controller-managed.', {
+      aggregationRule: obj('How to build the rules of this role from other ClusterRoles; if set, rules are controller-managed.', proto({ clusterRoleSelectors: 1 }, {
         clusterRoleSelectors: atomicList('Selectors of ClusterRoles whose rules are aggregated.', ref(n.meta('LabelSelector'))),
-      }),
-    }),
+      })),
+    })),
     strategy: { validate: (o) => validateRules(o, false) },
   };
 }
@@ -82,25 +82,25 @@ export function rbacName(n: SchemaNames, kind: string): string {
 export function rbacDefinitions(n: SchemaNames): Record<string, ReturnType<typeof obj>> {
   return {
     [rbacName(n, 'PolicyRule')]: policyRule(),
-    [rbacName(n, 'Subject')]: obj('A reference to a user, group or service account.', {
+    [rbacName(n, 'Subject')]: obj('A reference to a user, group or service account.', proto({ kind: 1, apiGroup: 2, name: 3, namespace: 4 }, {
       kind: str('ServiceAccount, User or Group.'),
       apiGroup: str(`API group of the subject: "" for ServiceAccount, "rbac.authorization.${n.apiDomain}" for User and Group.`),
       name: str('Name of the subject.'),
       namespace: str('Namespace of a ServiceAccount subject.'),
-    }, ['kind', 'name'], { 'x-orch-map-type': 'atomic' }),
-    [rbacName(n, 'RoleRef')]: obj('The role a binding grants.', {
+    }), ['kind', 'name'], { 'x-orch-map-type': 'atomic' }),
+    [rbacName(n, 'RoleRef')]: obj('The role a binding grants.', proto({ apiGroup: 1, kind: 2, name: 3 }, {
       apiGroup: str('API group of the role.'),
       kind: str('Role or ClusterRole.'),
       name: str('Name of the role.'),
-    }, ['apiGroup', 'kind', 'name'], { 'x-orch-map-type': 'atomic' }),
+    }), ['apiGroup', 'kind', 'name'], { 'x-orch-map-type': 'atomic' }),
   };
 }
 
 function bindingSchema(n: SchemaNames, description: string) {
-  return kindSchema(n, description, {
+  return kindSchema(n, description, proto({ subjects: 2, roleRef: 3 }, {
     subjects: atomicList('The subjects the role applies to.', ref(rbacName(n, 'Subject'))),
     roleRef: ref(rbacName(n, 'RoleRef'), 'The role granted; cannot be changed once set.'),
-  }, ['roleRef']);
+  }), ['roleRef']);
 }
 
 function validateBinding(o: ApiObject, n: SchemaNames, namespaced: boolean): FieldError[] {

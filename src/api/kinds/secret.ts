@@ -6,7 +6,7 @@ import type { SchemaNames } from '../schema/naming.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { immutableDataErrors, isConfigKey } from './config-data.js';
 import { column, countKeys, fieldOf, getString } from './columns.js';
-import { bool, mapOf, str, strMap } from './dsl.js';
+import { bool, mapOf, proto, str, strMap } from './dsl.js';
 import { kindSchema } from './meta.js';
 
 export function secretDefinition(n: SchemaNames): ResourceDefinition {
@@ -24,12 +24,12 @@ export function secretDefinition(n: SchemaNames): ResourceDefinition {
     resource: 'secrets',
     singular: 'secret',
     scope: 'Namespaced',
-    schema: kindSchema(n, 'Secret holds secret data of a certain type; values are base64-encoded in JSON.', {
+    schema: kindSchema(n, 'Secret holds secret data of a certain type; values are base64-encoded in JSON.', proto({ data: 2, type: 3, stringData: 4, immutable: 5 }, {
       immutable: bool('If true, data cannot be updated (only the object deleted and recreated).'),
       data: mapOf('Secret data: keys of alphanumerics, "-", "_" or "."; values base64-encoded.', { type: 'string', format: 'byte' }),
       stringData: strMap('Write-only non-binary data merged into data on write; never output when read.'),
       type: str('Used to facilitate programmatic handling of secret data.', { default: 'Opaque' }),
-    }),
+    })),
     strategy: {
       prepareForCreate: mergeStringData,
       prepareForUpdate: (o) => mergeStringData(o),

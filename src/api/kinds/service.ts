@@ -5,18 +5,18 @@
 import type { SchemaNames } from '../schema/naming.js';
 import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
 import { column, get, getArray, getObject, getString } from './columns.js';
-import { atomicList, bool, enumOf, int32, listMap, obj, ref, str, strMap, time } from './dsl.js';
+import { atomicList, bool, enumOf, int32, listMap, obj, proto, ref, str, strMap, time } from './dsl.js';
 import { kindSchema } from './meta.js';
 
 export function serviceDefinition(n: SchemaNames): ResourceDefinition {
-  const servicePort = obj('A port the service exposes.', {
+  const servicePort = obj('A port the service exposes.', proto({ name: 1, protocol: 2, appProtocol: 6, port: 3, targetPort: 4, nodePort: 5 }, {
     name: str('Name of the port, a DNS label; required when there are several ports.'),
     protocol: enumOf('IP protocol of the port.', ['SCTP', 'TCP', 'UDP'], { default: 'TCP' }),
     appProtocol: str('Application protocol of the port.'),
     port: int32('Port the service exposes.'),
     targetPort: ref(n.intOrString, 'Port number or name on the pods; defaults to port.'),
-    nodePort: int32('Port on every node for NodePort and LoadBalancer services.'),
-  }, ['port']);
+    nodePort: int32('Port on every node for NodePort and LoadBalancer services.', { 'x-orch-proto-omit-zero': true }),
+  }), ['port']);
   return {
     group: '',
     version: 'v1',
@@ -28,8 +28,13 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
     categories: ['all'],
     subresources: ['status', 'proxy'],
     nameValidation: 'DNS1035Label',
-    schema: kindSchema(n, 'Service is a named abstraction of a software service: a port proxies to pods chosen by a selector.', {
-      spec: obj('Desired behaviour of the service.', {
+    schema: kindSchema(n, 'Service is a named abstraction of a software service: a port proxies to pods chosen by a selector.', proto({ spec: 2, status: 3 }, {
+      spec: obj('Desired behaviour of the service.', proto({
+        ports: 1, selector: 2, clusterIP: 3, type: 4, externalIPs: 5, sessionAffinity: 7, loadBalancerIP: 8, loadBalancerSourceRanges: 9,
+        externalName: 10, externalTrafficPolicy: 11, healthCheckNodePort: 12, publishNotReadyAddresses: 13, sessionAffinityConfig: 14,
+        ipFamilyPolicy: 17, clusterIPs: 18, ipFamilies: 19, allocateLoadBalancerNodePorts: 20, loadBalancerClass: 21, internalTrafficPolicy: 22,
+        trafficDistribution: 23,
+      }, {
         ports: listMap('Ports the service exposes.', servicePort, ['port', 'protocol'], 'port'),
         selector: strMap('Labels of the pods traffic is routed to; empty means endpoints are managed externally.', { 'x-orch-map-type': 'atomic' }),
         clusterIP: str('Virtual IP of the service; "None" for a headless service. Usually assigned by the server.'),
@@ -41,37 +46,37 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
         loadBalancerSourceRanges: atomicList('Client IP ranges allowed through the load balancer.', { type: 'string' }),
         externalName: str('DNS name returned as a CNAME for ExternalName services.'),
         externalTrafficPolicy: enumOf('Routing of external traffic.', ['Cluster', 'Local']),
-        healthCheckNodePort: int32('Health check node port for Local external traffic policy.'),
+        healthCheckNodePort: int32('Health check node port for Local external traffic policy.', { 'x-orch-proto-omit-zero': true }),
         publishNotReadyAddresses: bool('Publish addresses of pods that are not ready.'),
-        sessionAffinityConfig: obj('Session affinity settings.', {
-          clientIP: obj('ClientIP affinity settings.', { timeoutSeconds: int32('Sticky session time, 1 to 86400 seconds.') }),
-        }),
+        sessionAffinityConfig: obj('Session affinity settings.', proto({ clientIP: 1 }, {
+          clientIP: obj('ClientIP affinity settings.', proto({ timeoutSeconds: 1 }, { timeoutSeconds: int32('Sticky session time, 1 to 86400 seconds.') })),
+        })),
         ipFamilies: atomicList('IP families (IPv4, IPv6) assigned to the service.', { type: 'string' }),
         ipFamilyPolicy: enumOf('Dual-stack policy.', ['PreferDualStack', 'RequireDualStack', 'SingleStack']),
         allocateLoadBalancerNodePorts: bool('Allocate node ports for LoadBalancer services.'),
         loadBalancerClass: str('Class of the load balancer implementation.'),
         internalTrafficPolicy: enumOf('Routing of cluster-internal traffic.', ['Cluster', 'Local']),
         trafficDistribution: str('Preference for distributing traffic to endpoints.'),
-      }),
-      status: obj('Most recently observed status of the service.', {
-        loadBalancer: obj('Current state of the load balancer.', {
-          ingress: atomicList('Ingress points of the load balancer.', obj('One ingress point.', {
+      })),
+      status: obj('Most recently observed status of the service.', proto({ loadBalancer: 1, conditions: 2 }, {
+        loadBalancer: obj('Current state of the load balancer.', proto({ ingress: 1 }, {
+          ingress: atomicList('Ingress points of the load balancer.', obj('One ingress point.', proto({ ip: 1, hostname: 2, ipMode: 3, ports: 4 }, {
             ip: str('IP address.'),
             hostname: str('Host name.'),
             ipMode: str('How the IP is handled.'),
-            ports: atomicList('Port status.', obj('One port status.', { port: int32('Port.'), protocol: str('Protocol.'), error: str('Error.') }, ['port', 'protocol'])),
-          })),
-        }),
-        conditions: listMap('Current service state.', obj('A condition.', {
+            ports: atomicList('Port status.', obj('One port status.', proto({ port: 1, protocol: 2, error: 3 }, { port: int32('Port.'), protocol: str('Protocol.'), error: str('Error.') }), ['port', 'protocol'])),
+          }))),
+        })),
+        conditions: listMap('Current service state.', obj('A condition.', proto({ type: 1, status: 2, observedGeneration: 3, lastTransitionTime: 4, reason: 5, message: 6 }, {
           type: str('Condition type.'),
           status: str('True, False or Unknown.'),
           observedGeneration: { type: 'integer', format: 'int64', description: 'Generation the condition was set for.' },
           lastTransitionTime: time('Last change.'),
           reason: str('Machine-readable reason.'),
           message: str('Human-readable details.'),
-        }, ['type', 'status', 'lastTransitionTime', 'reason', 'message']), ['type'], 'type'),
-      }),
-    }),
+        }), ['type', 'status', 'lastTransitionTime', 'reason', 'message']), ['type'], 'type'),
+      })),
+    })),
     strategy: {
       default: defaultService,
       validate: validateService,

@@ -3,7 +3,7 @@
 import type { SchemaNames } from '../schema/naming.js';
 import type { ResourceDefinition } from '../types.js';
 import { column, getArray } from './columns.js';
-import { atomicList, bool, mergeList, ref } from './dsl.js';
+import { atomicList, bool, mergeList, proto, ref } from './dsl.js';
 import { kindSchema } from './meta.js';
 
 export function serviceAccountDefinition(n: SchemaNames): ResourceDefinition {
@@ -16,11 +16,11 @@ export function serviceAccountDefinition(n: SchemaNames): ResourceDefinition {
     scope: 'Namespaced',
     shortNames: ['sa'],
     subresources: ['token'],
-    schema: kindSchema(n, 'ServiceAccount binds together a name understood by users and systems, and a set of secrets.', {
+    schema: kindSchema(n, 'ServiceAccount binds together a name understood by users and systems, and a set of secrets.', proto({ secrets: 2, imagePullSecrets: 3, automountServiceAccountToken: 4 }, {
       secrets: mergeList('Secrets in the namespace pods running as this account may use (deprecated for tokens).', ref(n.core('ObjectReference')), 'name'),
       imagePullSecrets: atomicList('Secrets used to pull images of pods referencing this account.', ref(n.core('LocalObjectReference'))),
       automountServiceAccountToken: bool('Whether pods running as this account mount an API token automatically.'),
-    }),
+    })),
     strategy: {
       columns: [column('Secrets', 'integer', (o) => getArray(o, 'secrets').length)],
     },

@@ -36,6 +36,24 @@ export interface Schema {
   'x-orch-preserve-unknown-fields'?: boolean;
   'x-orch-int-or-string'?: boolean;
   'x-orch-embedded-resource'?: boolean;
+  /**
+   * protobuf field number of this property in its parent message (the
+   * Kubernetes `generated.proto` number); absent = not encodable in protobuf
+   * (spec 000 §2.7, §4.3; docs/protobuf.md)
+   */
+  'x-orch-proto-field'?: number;
+  /**
+   * the property lives inside an embedded (Go-inlined) message at this field
+   * number of the parent, e.g. Volume's sources inside VolumeSource = 2
+   */
+  'x-orch-proto-embedded'?: number;
+  /** a well-known protobuf message whose JSON form the schema alone does not tell apart */
+  'x-orch-proto-type'?: 'MicroTime' | 'FieldsV1' | 'RawExtension';
+  /**
+   * a non-pointer Go number whose JSON form omits 0 (omitempty): protobuf
+   * always carries it, so a decoded 0 means absent (e.g. metadata.generation)
+   */
+  'x-orch-proto-omit-zero'?: boolean;
 }
 
 /** Named shared definitions (`$ref` targets). */
