@@ -15,7 +15,8 @@ import type { ApiObject } from '../types.js';
 import type { HandlerContext } from './context.js';
 import { bodyText, boolParam, fieldWarnings, mediaType, parseDryRun, parseFieldValidation } from './common.js';
 import { fieldManagerOf } from './create.js';
-import { findDuplicateFieldsYaml } from '../schema/duplicates.js';
+import { findDuplicateFields, findDuplicateFieldsYaml } from '../schema/duplicates.js';
+import { validateAgainstSchema } from '../schema/validate.js';
 
 const PATCH_TYPES = [
   'application/json-patch+json',
@@ -47,9 +48,12 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     );
   }
   const text = bodyText(req);
+  // duplicate keys in the patch body are reported like those of a full body (spec 000 §4.8)
+  const duplicates = findDuplicateFields(text);
   const gs = ctx.storeFor(req.def);
   const { name, namespace } = req.info;
-  const r = await gs.guaranteedUpdate(namespace, name, { dryRun, fieldValidation, manager: fieldManagerOf(req) }, (current) => {
+  const writeOpts = { dryRun, fieldValidation, duplicateFields: duplicates, manager: fieldManagerOf(req) };
+  const r = await gs.guaranteedUpdate(namespace, name, writeOpts, (current) => {
     const cur = current!;
     const currentRv = cur.metadata?.resourceVersion;
     let patched: ApiObject;
@@ -70,7 +74,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     if (meta.resourceVersion === currentRv) delete meta.resourceVersion;
     return patched;
   });
-  return { status: 200, body: r.object, warnings: fieldWarnings(fieldValidation, r.unknownFields, []) };
+  return { status: 200, body: r.object, warnings: fieldWarnings(fieldValidation, r.unknownFields, duplicates) };
 }
 
 async function applyHandler(
@@ -111,8 +115,25 @@ async function applyHandler(
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
   const duplicates = findDuplicateFieldsYaml(text);
-  if (opts.fieldValidation === 'Strict' && duplicates.length > 0) {
-    throw badRequest(`strict decoding error: ${duplicates.map((f) => `duplicate field "${f}"`).join(', ')}`);
+  // The configuration is decoded like an object of the kind before it is
+  // merged (Kubernetes types it first): unknown fields are dropped (so the
+  // applier never owns them) and type errors are 400 before any ownership
+  // check could answer 409. Required fields are not checked here: an apply
+  // configuration is partial; the merged object is validated in full later.
+  // `null` stays: in a configuration it means "delete" (spec 000 §4.8, §4.9).
+  const decoded = validateAgainstSchema(cfg, req.def.schema, ctx.registry.defs, { prune: true, dropNulls: false });
+  const typeErrors = decoded.errors.filter((e) => e.type === 'FieldValueTypeInvalid');
+  if (typeErrors.length > 0) {
+    throw badRequest(
+      `${req.def.kind} in version "${req.def.version}" cannot be handled as a ${req.def.kind}: ${typeErrors
+        .map((e) => `${e.field}: ${e.message}`)
+        .join(', ')}`,
+      typeErrors.map((e) => ({ reason: e.type, message: e.message, field: e.field })),
+    );
+  }
+  const configUnknown = decoded.unknownFields;
+  if (opts.fieldValidation === 'Strict' && (duplicates.length > 0 || configUnknown.length > 0)) {
+    throw badRequest(`strict decoding error: ${strictProblems(configUnknown, duplicates).join(', ')}`);
   }
   const gs = ctx.storeFor(req.def);
   const r = await gs.guaranteedUpdate(
@@ -142,11 +163,16 @@ async function applyHandler(
       return out;
     },
   );
+  const unknown = [...new Set([...configUnknown, ...r.unknownFields])];
   return {
     status: r.created ? 201 : 200,
     body: r.object,
-    warnings: fieldWarnings(opts.fieldValidation, r.unknownFields, duplicates),
+    warnings: fieldWarnings(opts.fieldValidation, unknown, duplicates),
   };
+}
+
+function strictProblems(unknown: string[], duplicates: string[]): string[] {
+  return [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
 }
 
 function patchErrorToStatus(e: unknown, req: ApiRequest): Error {
