@@ -1,0 +1,202 @@
+// 3-member write throughput and latency: orch (3 real processes on loopback,
+// writes through the HTTPS API of the leader) side by side with a 3-member
+// etcd cluster on loopback (writes through etcd's v3 JSON gateway), same
+// number of writes, same value size, at 1 and 64 writes in flight.
+//
+//   sh bench/setup-etcd.sh            # once, as root: installs etcd-server if missing
+//   npx tsx bench/raft-write.ts [writes=2000] [valueSize=1024]
+//
+// Prints one JSON document; ratio = orch / etcd (throughput: >1 is faster;
+// latency: <1 is faster). orch's figures include TLS, authentication and the
+// API machinery (admission, encoding); etcd's gateway path is plain HTTP.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent, request } from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const writes = Number(process.argv[2] ?? 2000);
+const valueSize = Number(process.argv[3] ?? 1024);
+
+interface Stats {
+  opsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+function stats(lat: number[], elapsedMs: number): Stats {
+  const s = [...lat].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
+  return { opsPerSec: Math.round((lat.length / elapsedMs) * 1000), p50Ms: +q(0.5).toFixed(3), p99Ms: +q(0.99).toFixed(3) };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** runs `total` calls of `one(i)` with `inFlight` concurrent callers */
+async function drive(total: number, inFlight: number, one: (i: number) => Promise<void>): Promise<Stats> {
+  const lat: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < total) {
+        const i = next++;
+        const s = performance.now();
+        await one(i);
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  return stats(lat, performance.now() - t0);
+}
+
+function httpCall(
+  mod: typeof request | typeof httpRequest,
+  opts: Record<string, unknown>,
+  body: string,
+  expect: number,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = mod({ ...opts, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        if (res.statusCode === expect) resolve(text);
+        else reject(new Error(`status ${res.statusCode}: ${text.slice(0, 200)}`));
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function benchOrch(root: string): Promise<Record<string, Stats>> {
+  const names = ['m1', 'm2', 'm3'];
+  const ports = await Promise.all(names.map(async () => ({ api: await freePort(), peer: await freePort() })));
+  const ic = names.map((n, i) => `${n}=127.0.0.1:${ports[i].peer}`).join(',');
+  const pki = join(root, 'pki');
+  await new Promise<void>((res, rej) =>
+    spawn(process.execPath, ['--import', 'tsx', 'deploy/init-pki.ts', pki], { cwd: REPO, stdio: 'ignore' }).on('exit', (c) => (c === 0 ? res() : rej(new Error('init-pki failed')))),
+  );
+  const procs: ChildProcess[] = [];
+  try {
+    for (const [i, n] of names.entries()) {
+      await cp(pki, join(root, n, 'pki'), { recursive: true });
+      procs.push(
+        spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'server', '--name', n, '--initial-cluster', ic, '--data-dir', join(root, n), '--secure-port', String(ports[i].api), '--peer-port', String(ports[i].peer)], { cwd: REPO, stdio: 'ignore' }),
+      );
+    }
+    const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
+    const agent = new Agent({ keepAlive: true, maxSockets: 64, ca, cert, key });
+    let leaderPort = 0;
+    for (let attempt = 0; attempt < 300 && !leaderPort; attempt++) {
+      for (const [i] of names.entries()) {
+        try {
+          const raftz = JSON.parse(await httpCall(request, { host: '127.0.0.1', port: ports[i].api, method: 'GET', path: '/raftz', agent }, '', 200)) as { leader: string; role: string };
+          if (raftz.role === 'leader') leaderPort = ports[i].api;
+        } catch {
+          // not up yet
+        }
+      }
+      if (!leaderPort) await sleep(200);
+    }
+    if (!leaderPort) throw new Error('orch cluster did not elect a leader');
+    const value = 'x'.repeat(valueSize);
+    const out: Record<string, Stats> = {};
+    for (const inFlight of [1, 64]) {
+      out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
+        const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `b${inFlight}-${i}` }, data: { v: value } });
+        await httpCall(request, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent }, body, 201);
+      });
+    }
+    agent.destroy();
+    return out;
+  } finally {
+    for (const p of procs) p.kill('SIGTERM');
+    await sleep(500);
+  }
+}
+
+async function benchEtcd(root: string): Promise<Record<string, Stats>> {
+  const names = ['e1', 'e2', 'e3'];
+  const ports = await Promise.all(names.map(async () => ({ client: await freePort(), peer: await freePort() })));
+  const ic = names.map((n, i) => `${n}=http://127.0.0.1:${ports[i].peer}`).join(',');
+  const procs: ChildProcess[] = [];
+  try {
+    for (const [i, n] of names.entries()) {
+      procs.push(
+        spawn('etcd', [
+          '--name', n, '--data-dir', join(root, n),
+          '--listen-client-urls', `http://127.0.0.1:${ports[i].client}`, '--advertise-client-urls', `http://127.0.0.1:${ports[i].client}`,
+          '--listen-peer-urls', `http://127.0.0.1:${ports[i].peer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${ports[i].peer}`,
+          '--initial-cluster', ic, '--initial-cluster-state', 'new', '--initial-cluster-token', 'orch-bench', '--log-level', 'error',
+        ], { stdio: 'ignore' }),
+      );
+    }
+    const agent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
+    let leaderPort = 0;
+    for (let attempt = 0; attempt < 300 && !leaderPort; attempt++) {
+      for (const [i] of names.entries()) {
+        try {
+          const st = JSON.parse(await httpCall(httpRequest, { host: '127.0.0.1', port: ports[i].client, method: 'POST', path: '/v3/maintenance/status', agent }, '{}', 200)) as { header: { member_id: string }; leader: string };
+          if (st.leader && st.leader === st.header.member_id) leaderPort = ports[i].client;
+        } catch {
+          // not up yet
+        }
+      }
+      if (!leaderPort) await sleep(200);
+    }
+    if (!leaderPort) throw new Error('etcd cluster did not elect a leader');
+    const value = Buffer.from('x'.repeat(valueSize)).toString('base64');
+    const out: Record<string, Stats> = {};
+    for (const inFlight of [1, 64]) {
+      out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
+        const body = JSON.stringify({ key: Buffer.from(`/registry/configmaps/default/b${inFlight}-${i}`).toString('base64'), value });
+        await httpCall(httpRequest, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/v3/kv/put', agent }, body, 200);
+      });
+    }
+    agent.destroy();
+    return out;
+  } finally {
+    for (const p of procs) p.kill('SIGTERM');
+    await sleep(500);
+  }
+}
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'orch-raft-bench-'));
+  try {
+    const orch = await benchOrch(join(root, 'orch'));
+    const etcd = await benchEtcd(join(root, 'etcd'));
+    const ratio: Record<string, Stats> = {};
+    for (const k of Object.keys(orch)) {
+      ratio[k] = {
+        opsPerSec: +(orch[k].opsPerSec / etcd[k].opsPerSec).toFixed(3),
+        p50Ms: +(orch[k].p50Ms / etcd[k].p50Ms).toFixed(3),
+        p99Ms: +(orch[k].p99Ms / etcd[k].p99Ms).toFixed(3),
+      };
+    }
+    process.stdout.write(`${JSON.stringify({ members: 3, writes, valueSize, orch, etcd, ratio, note: 'orch: HTTPS API on the leader; etcd: v3 JSON gateway on the leader; loopback' }, null, 2)}\n`);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();
