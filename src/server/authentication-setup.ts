@@ -24,6 +24,7 @@ import { BootstrapTokenAuthenticator } from '../auth/authn/bootstrap-token.js';
 import { BootstrapSignerController } from '../controllers/bootstrapsigner.js';
 import { TokenCleanerController } from '../controllers/tokencleaner.js';
 import type { RevisionedStore } from '../store/types.js';
+import { type AnonymousConfig, loadAuthenticationConfig } from '../auth/authn/auth-config.js';
 import { JwtAuthenticator, type OidcFlags, configFromOidcFlags } from '../auth/authn/jwt.js';
 import { DEFAULT_WEBHOOK_CACHE_TTL_MS, WebhookTokenAuthenticator, loadWebhookKubeconfig } from '../auth/authn/webhook.js';
 
@@ -56,6 +57,10 @@ export interface AuthenticationOptions {
   controllers?: string[];
   /** `--oidc-*` (§5.6); cannot be combined with `authenticationConfigFile` */
   oidc?: OidcFlags;
+  /** `--authentication-config`: AuthenticationConfiguration file, reloaded on change (§5.6) */
+  authenticationConfigFile?: string;
+  /** how often the configuration file is polled for changes (default 1 s) */
+  authenticationConfigPollMs?: number;
   /** `--authentication-token-webhook-config-file`, `-cache-ttl`, `-version` (§5.7) */
   webhook?: { configFile: string; cacheTtlMs?: number; version?: 'v1' | 'v1beta1' };
 }
@@ -81,6 +86,10 @@ export interface Authentication {
   clientCAPem: string;
   /** `/.well-known/openid-configuration` and `/openid/v1/jwks` (§5.5) */
   nonResource(path: string): NonResourceDoc | undefined;
+  /** registers gauges with the server's metrics (config reload status) */
+  registerMetrics(gauge: (name: string, help: string, read: () => number) => void): void;
+  /** the outcome of the last AuthenticationConfiguration (re)load, when one is configured */
+  configStatus(): { lastAttempt: number; ok: boolean; error?: string } | undefined;
   /** starts controllers and file watchers (after the server listens) */
   start(): void;
   stop(): void;
@@ -149,11 +158,65 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
     starts.push(() => void jwt.refresh());
   }
 
+  // structured configuration (§5.6, §5.9): JWT authenticators and the anonymous policy, reloaded on change
+  let configJwts: JwtAuthenticator[] = [];
+  let status: { lastAttempt: number; ok: boolean; error?: string } | undefined;
+  let anonymous: AnonymousPolicy = opts.anonymousAuth ?? true;
+  const policyFor = (a: AnonymousConfig | undefined): AnonymousPolicy => {
+    if (!a) return opts.anonymousAuth ?? true;
+    if (!a.enabled) return false;
+    return a.paths.length === 0 ? true : (path: string) => a.paths.includes(path);
+  };
+  const loadConfig = (): { jwts: JwtAuthenticator[]; anonymous: AnonymousPolicy } => {
+    const cfg = loadAuthenticationConfig(opts.authenticationConfigFile!, { apiDomain: deps.apiDomain, serviceAccountIssuers: issuers });
+    if (cfg.anonymous && opts.anonymousAuth !== undefined) throw new Error('--anonymous-auth cannot be combined with the anonymous field of --authentication-config');
+    return { jwts: cfg.jwt.map((c) => new JwtAuthenticator(c, deps.log)), anonymous: policyFor(cfg.anonymous) };
+  };
+  if (opts.authenticationConfigFile) {
+    if (opts.oidc) throw new Error('--authentication-config cannot be combined with the --oidc-* flags');
+    const first = loadConfig(); // a bad file refuses the start, naming the field
+    configJwts = first.jwts;
+    anonymous = first.anonymous;
+    status = { lastAttempt: Date.now(), ok: true };
+    const file = opts.authenticationConfigFile;
+    let lastText = readFileSync(file, 'utf8');
+    const poll = (): void => {
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (e) {
+        text = `unreadable: ${(e as Error).message}`;
+      }
+      if (text === lastText) return;
+      lastText = text;
+      try {
+        const next = loadConfig();
+        configJwts = next.jwts;
+        chain.setAnonymous(next.anonymous);
+        for (const j of next.jwts) void j.refresh();
+        status = { lastAttempt: Date.now(), ok: true };
+        deps.log(`authentication configuration reloaded from ${file}`);
+      } catch (e) {
+        // keep serving with the previous configuration
+        status = { lastAttempt: Date.now(), ok: false, error: (e as Error).message };
+        deps.log(`authentication configuration reload failed, keeping the previous one: ${(e as Error).message}`);
+      }
+    };
+    let timer: NodeJS.Timeout | undefined;
+    starts.push(() => {
+      for (const j of configJwts) void j.refresh();
+      timer = setInterval(poll, opts.authenticationConfigPollMs ?? 1000);
+      timer.unref();
+    });
+    stops.push(() => clearInterval(timer));
+  }
+
   // webhook last: it is remote (§5.7)
+  const webhooks: TokenAuthenticator[] = [];
   if (opts.webhook) {
     const version = opts.webhook.version ?? 'v1beta1';
     if (version !== 'v1' && version !== 'v1beta1') throw new Error('--authentication-token-webhook-version: must be v1 or v1beta1');
-    tokenMethods.push(
+    webhooks.push(
       new WebhookTokenAuthenticator({
         target: loadWebhookKubeconfig(opts.webhook.configFile),
         group: `authentication.${deps.apiDomain}`,
@@ -163,12 +226,11 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
     );
   }
 
-  const tokens = new TokenUnion(() => tokenMethods, apiAudiences);
+  const tokens = new TokenUnion(() => [...tokenMethods, ...configJwts, ...webhooks], apiAudiences);
   const authenticators: Authenticator[] = [
     { name: 'x509', authenticate: (req) => authenticateClientCertificate(req.peer) },
     new BearerTokenAuthenticator(tokens, apiAudiences),
   ];
-  const anonymous: AnonymousPolicy = opts.anonymousAuth ?? true;
   const chain = new AuthenticationChain(authenticators, anonymous);
 
   // --- kinds served: the reviews, and TokenRequest on serviceaccounts
@@ -233,6 +295,16 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
     tokens,
     clientCAPem,
     nonResource,
+    registerMetrics(gauge) {
+      if (!opts.authenticationConfigFile) return;
+      gauge(
+        'apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds',
+        'Time of the last automatic reload attempt of the authentication configuration (Unix seconds).',
+        () => (status?.lastAttempt ?? 0) / 1000,
+      );
+      gauge('apiserver_authentication_config_controller_automatic_reload_last_success', '1 when the last reload attempt of the authentication configuration succeeded, 0 when it failed.', () => (status?.ok ? 1 : 0));
+    },
+    configStatus: () => (status ? { ...status } : undefined),
     start() {
       for (const s of starts) s();
     },

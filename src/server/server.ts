@@ -148,6 +148,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   log('WARNING: authorization is allow-all: every authenticated or anonymous request is permitted (the RBAC authorizer is not built yet)');
 
   const metrics = new ServerMetrics();
+  auth.registerMetrics((name, help, read) => metrics.gauge(name, help, read));
   metrics.gauge('orch_store_revision', 'The applied revision of the store.', () => store.revision);
   metrics.gauge('orch_store_compact_revision', 'The oldest revision still readable.', () => store.compactRevision);
   metrics.gauge('orch_watchers', 'Open watch streams.', () => watch.stats().watchers);
