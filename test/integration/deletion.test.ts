@@ -203,6 +203,17 @@ describe('namespace deletion', () => {
     await eventually(async () => typeof (await get('inside-held', path)).obj.metadata.deletionTimestamp === 'string', 'held content marked');
     const still = await t.request('GET', '/api/v1/namespaces/del-ns');
     expect(still.status).toBe(200);
+    // the status conditions say what holds the namespace (as Kubernetes reports it)
+    type Cond = { type: string; status: string; message: string };
+    const conditions = async () =>
+      (await t.request('GET', '/api/v1/namespaces/del-ns')).json<{ status: { conditions?: Cond[] } }>().status.conditions ?? [];
+    await eventually(
+      async () => (await conditions()).some((c) => c.type === 'NamespaceFinalizersRemaining' && c.status === 'True'),
+      'finalizers condition',
+    );
+    const fin = (await conditions()).find((c) => c.type === 'NamespaceFinalizersRemaining')!;
+    expect(fin.message).toContain('example.com/a in 1 resource instances');
+    expect((await conditions()).find((c) => c.type === 'NamespaceContentRemaining')?.message).toContain('configmaps has 1 resource instances');
     // nothing new may be created in a Terminating namespace
     const refused = await t.request('POST', path, { body: { metadata: { name: 'late' } } });
     expect(refused.status).toBe(403);

@@ -136,6 +136,13 @@ describe('with AllowUnsafeMalformedObjectDeletion=true', () => {
     expect((await t.request('DELETE', '/api/v1/namespaces/corrupt-ns')).status).toBe(200);
     const ns = await t.request('GET', '/api/v1/namespaces/corrupt-ns');
     expect(ns.json<{ status: { phase: string } }>().status.phase).toBe('Terminating');
+    // the namespace's conditions point at the corrupt key
+    type Cond = { type: string; status: string; message: string };
+    await eventually(async () => {
+      const n = await t.request('GET', '/api/v1/namespaces/corrupt-ns');
+      const c = (n.json<{ status: { conditions?: Cond[] } }>().status.conditions ?? []).find((x) => x.type === 'NamespaceDeletionContentFailure');
+      return c?.status === 'True' && c.message.includes(keyOf('corrupt-ns', 'bad'));
+    }, 'content failure condition names the key');
     const r = await t.request('DELETE', `/api/v1/namespaces/corrupt-ns/configmaps/bad?${OPT}=true`);
     expect(r.status, r.text).toBe(200);
     await eventually(async () => (await t.request('GET', '/api/v1/namespaces/corrupt-ns')).status === 404, 'namespace removed');
