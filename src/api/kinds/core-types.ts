@@ -15,6 +15,10 @@ import {
   mergeList,
   obj,
   opaque,
+  proto,
+  protoEmbedded,
+  protoTree,
+  type ProtoTree,
   ref,
   str,
   strMap,
@@ -27,14 +31,24 @@ export function coreDefinitions(n: SchemaNames): Definitions {
   const c = (k: string): string => n.core(k);
   const quantity = (d: string): Schema => ref(n.quantity, d);
   const handler = (d: string): Schema =>
-    obj(d, {
+    obj(d, proto({ exec: 1, httpGet: 2, tcpSocket: 3, sleep: 4 }, {
       exec: ref(c('ExecAction'), 'Run a command inside the container.'),
       httpGet: ref(c('HTTPGetAction'), 'Perform an HTTP GET.'),
       tcpSocket: ref(c('TCPSocketAction'), 'Open a TCP connection.'),
-      sleep: obj('Sleep for a while.', { seconds: int64('Seconds to sleep.') }, ['seconds']),
-    });
+      sleep: obj('Sleep for a while.', proto({ seconds: 1 }, { seconds: int64('Seconds to sleep.') }), ['seconds']),
+    }));
 
-  const containerFields = (ephemeral: boolean): Record<string, Schema> => ({
+  // Container numbers; an EphemeralContainer holds them in EphemeralContainerCommon = 1
+  const containerNumbers = {
+    name: 1, image: 2, command: 3, args: 4, workingDir: 5, ports: 6, envFrom: 19, env: 7, resources: 8, resizePolicy: 23, restartPolicy: 24,
+    volumeMounts: 9, volumeDevices: 21, livenessProbe: 10, readinessProbe: 11, startupProbe: 22, lifecycle: 12, terminationMessagePath: 13,
+    terminationMessagePolicy: 20, imagePullPolicy: 14, securityContext: 15, stdin: 16, stdinOnce: 17, tty: 18,
+  };
+  const containerFields = (ephemeral: boolean): Record<string, Schema> => {
+    const fields = containerFieldsOf(ephemeral);
+    return ephemeral ? proto({ targetContainerName: 2 }, protoEmbedded(1, containerNumbers, fields)) : proto(containerNumbers, fields);
+  };
+  const containerFieldsOf = (ephemeral: boolean): Record<string, Schema> => ({
     name: str('Name of the container, unique within the pod (a DNS label). Cannot be updated.', { minLength: 1 }),
     image: str('Container image name.'),
     command: strings('Entrypoint array, not run in a shell; the image ENTRYPOINT is used if omitted. $(VAR) references are expanded.'),
@@ -67,56 +81,56 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     ...(ephemeral ? { targetContainerName: str('Container whose namespaces this ephemeral container targets.') } : {}),
   });
 
-  const keyToPath = obj('Maps a key to a relative file path in a volume.', {
+  const keyToPath = obj('Maps a key to a relative file path in a volume.', proto({ key: 1, path: 2, mode: 3 }, {
     key: str('The key to project.'),
     path: str('Relative path of the file to map the key to.'),
     mode: int32('File mode bits (octal 0000-0777 or decimal 0-511).'),
-  }, ['key', 'path']);
+  }), ['key', 'path']);
 
   const volumeSources: Record<string, Schema> = {
-    emptyDir: obj('A temporary directory that shares the pod lifetime.', {
+    emptyDir: obj('A temporary directory that shares the pod lifetime.', proto({ medium: 1, sizeLimit: 2 }, {
       medium: str('Storage medium: "" (node default) or "Memory".'),
       sizeLimit: quantity('Total amount of local storage required.'),
-    }),
-    hostPath: obj('A file or directory on the host node.', {
+    })),
+    hostPath: obj('A file or directory on the host node.', proto({ path: 1, type: 2 }, {
       path: str('Path on the host.'),
       type: enumOf('Type of the host path.', ['', 'BlockDevice', 'CharDevice', 'Directory', 'DirectoryOrCreate', 'File', 'FileOrCreate', 'Socket'], { default: '' }),
-    }, ['path']),
-    configMap: obj('Files populated from a ConfigMap.', {
+    }), ['path']),
+    configMap: obj('Files populated from a ConfigMap.', proto({ items: 2, defaultMode: 3, optional: 4 }, protoEmbedded(1, { name: 1 }, {
       name: str('Name of the ConfigMap.'),
       items: atomicList('Keys to project; all keys if empty.', keyToPath),
       defaultMode: int32('Mode bits of created files.', { default: 420 }),
       optional: bool('Whether the ConfigMap must exist.'),
-    }),
-    secret: obj('Files populated from a Secret.', {
+    }))),
+    secret: obj('Files populated from a Secret.', proto({ secretName: 1, items: 2, defaultMode: 3, optional: 4 }, {
       secretName: str('Name of the Secret in the pod namespace.'),
       items: atomicList('Keys to project; all keys if empty.', keyToPath),
       defaultMode: int32('Mode bits of created files.', { default: 420 }),
       optional: bool('Whether the Secret must exist.'),
-    }),
-    persistentVolumeClaim: obj('A reference to a PersistentVolumeClaim in the same namespace.', {
+    })),
+    persistentVolumeClaim: obj('A reference to a PersistentVolumeClaim in the same namespace.', proto({ claimName: 1, readOnly: 2 }, {
       claimName: str('Name of the claim.'),
       readOnly: bool('Mount read-only.'),
-    }, ['claimName']),
-    projected: obj('Several sources projected into one directory.', {
-      sources: atomicList('Volume projections.', obj('One projection.', {
-        configMap: obj('ConfigMap projection.', { name: str('ConfigMap name.'), items: atomicList('Keys to project.', keyToPath), optional: bool('Whether the ConfigMap must exist.') }),
-        secret: obj('Secret projection.', { name: str('Secret name.'), items: atomicList('Keys to project.', keyToPath), optional: bool('Whether the Secret must exist.') }),
-        downwardAPI: obj('Downward API projection.', { items: atomicList('Files to create.', ref(c('DownwardAPIVolumeFile'))) }),
-        serviceAccountToken: obj('A service account token.', {
+    }), ['claimName']),
+    projected: obj('Several sources projected into one directory.', proto({ sources: 1, defaultMode: 2 }, {
+      sources: atomicList('Volume projections.', obj('One projection.', proto({ secret: 1, downwardAPI: 2, configMap: 3, serviceAccountToken: 4 }, {
+        configMap: obj('ConfigMap projection.', proto({ items: 2, optional: 4 }, protoEmbedded(1, { name: 1 }, { name: str('ConfigMap name.'), items: atomicList('Keys to project.', keyToPath), optional: bool('Whether the ConfigMap must exist.') }))),
+        secret: obj('Secret projection.', proto({ items: 2, optional: 4 }, protoEmbedded(1, { name: 1 }, { name: str('Secret name.'), items: atomicList('Keys to project.', keyToPath), optional: bool('Whether the Secret must exist.') }))),
+        downwardAPI: obj('Downward API projection.', proto({ items: 1 }, { items: atomicList('Files to create.', ref(c('DownwardAPIVolumeFile'))) })),
+        serviceAccountToken: obj('A service account token.', proto({ audience: 1, expirationSeconds: 2, path: 3 }, {
           audience: str('Intended audience of the token.'),
           expirationSeconds: int64('Requested token lifetime.', { default: 3600 }),
           path: str('Relative file path.'),
-        }, ['path']),
+        }), ['path']),
         clusterTrustBundle: opaque('ClusterTrustBundle projection.'),
-      })),
+      }))),
       defaultMode: int32('Mode bits of created files.', { default: 420 }),
-    }),
-    downwardAPI: obj('Files exposing pod information.', {
+    })),
+    downwardAPI: obj('Files exposing pod information.', proto({ items: 1, defaultMode: 2 }, {
       items: atomicList('Files to create.', ref(c('DownwardAPIVolumeFile'))),
       defaultMode: int32('Mode bits of created files.', { default: 420 }),
-    }),
-    nfs: obj('An NFS export.', { server: str('NFS server.'), path: str('Exported path.'), readOnly: bool('Mount read-only.') }, ['server', 'path']),
+    })),
+    nfs: obj('An NFS export.', proto({ server: 1, path: 2, readOnly: 3 }, { server: str('NFS server.'), path: str('Exported path.'), readOnly: bool('Mount read-only.') }), ['server', 'path']),
     csi: opaque('An ephemeral volume provided by a CSI driver.'),
     ephemeral: opaque('A volume with a claim created for and deleted with the pod.'),
     image: opaque('An OCI image or artifact mounted as a volume.'),
@@ -141,10 +155,10 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     vsphereVolume: opaque('Deprecated in-tree volume.'),
   };
 
-  const containerState = obj('Exactly one of waiting, running or terminated.', {
-    waiting: obj('Not yet running.', { reason: str('Brief reason.'), message: str('Details.') }),
-    running: obj('Running.', { startedAt: time('Time the container (last) started.') }),
-    terminated: obj('Terminated.', {
+  const containerState = obj('Exactly one of waiting, running or terminated.', proto({ waiting: 1, running: 2, terminated: 3 }, {
+    waiting: obj('Not yet running.', proto({ reason: 1, message: 2 }, { reason: str('Brief reason.'), message: str('Details.') })),
+    running: obj('Running.', proto({ startedAt: 1 }, { startedAt: time('Time the container (last) started.') })),
+    terminated: obj('Terminated.', proto({ exitCode: 1, signal: 2, reason: 3, message: 4, startedAt: 5, finishedAt: 6, containerID: 7 }, {
       exitCode: int32('Exit status.'),
       signal: int32('Signal that terminated it.'),
       reason: str('Brief reason.'),
@@ -152,10 +166,10 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       startedAt: time('Start of the last run.'),
       finishedAt: time('End of the last run.'),
       containerID: str('Container ID.'),
-    }, ['exitCode']),
-  });
+    }), ['exitCode']),
+  }));
 
-  return {
+  const defs: Definitions = {
     [c('LocalObjectReference')]: obj('A reference to an object in the same namespace.', { name: str('Name of the referent.', { default: '' }) }, undefined, { 'x-orch-map-type': 'atomic' }),
     [c('ObjectReference')]: obj('A reference to any object.', {
       kind: str('Kind of the referent.'),
@@ -388,4 +402,67 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       observedGeneration: int64('Generation the status reflects.'),
     }),
   };
+  // protobuf field numbers: k8s.io/api core/v1 generated.proto (spec 000 §2.7)
+  const numbers: Record<string, ProtoTree> = {
+    LocalObjectReference: { name: 1 },
+    ObjectReference: { kind: 1, namespace: 2, name: 3, uid: 4, apiVersion: 5, resourceVersion: 6, fieldPath: 7 },
+    ContainerPort: { name: 1, hostPort: 2, containerPort: 3, protocol: 4, hostIP: 5 },
+    EnvVar: { name: 1, value: 2, valueFrom: 3 },
+    EnvVarSource: {
+      fieldRef: [1, { apiVersion: 1, fieldPath: 2 }],
+      resourceFieldRef: 2,
+      configMapKeyRef: [3, { 'name@1': 1, key: 2, optional: 3 }],
+      secretKeyRef: [4, { 'name@1': 1, key: 2, optional: 3 }],
+    },
+    ResourceFieldSelector: { containerName: 1, resource: 2, divisor: 3 },
+    EnvFromSource: { prefix: 1, configMapRef: [2, { 'name@1': 1, optional: 2 }], secretRef: [3, { 'name@1': 1, optional: 2 }] },
+    ResourceRequirements: { limits: 1, requests: 2, claims: [3, { name: 1, request: 2 }] },
+    VolumeMount: { name: 1, readOnly: 2, mountPath: 3, subPath: 4, mountPropagation: 5, subPathExpr: 6, recursiveReadOnly: 7 },
+    ExecAction: { command: 1 },
+    HTTPGetAction: { path: 1, port: 2, host: 3, scheme: 4, httpHeaders: [5, { name: 1, value: 2 }] },
+    TCPSocketAction: { port: 1, host: 2 },
+    Probe: {
+      'exec@1': 1, 'httpGet@1': 2, 'tcpSocket@1': 3, 'grpc@1': [4, { port: 1, service: 2 }],
+      initialDelaySeconds: 2, timeoutSeconds: 3, periodSeconds: 4, successThreshold: 5, failureThreshold: 6, terminationGracePeriodSeconds: 7,
+    },
+    Lifecycle: { postStart: 1, preStop: 2, stopSignal: 3 },
+    SecurityContext: {
+      capabilities: [1, { add: 1, drop: 2 }], privileged: 2, seLinuxOptions: 3, runAsUser: 4, runAsNonRoot: 5, readOnlyRootFilesystem: 6,
+      allowPrivilegeEscalation: 7, runAsGroup: 8, procMount: 9, seccompProfile: 11,
+    },
+    SELinuxOptions: { user: 1, role: 2, type: 3, level: 4 },
+    SeccompProfile: { type: 1, localhostProfile: 2 },
+    PodSecurityContext: {
+      seLinuxOptions: 1, runAsUser: 2, runAsNonRoot: 3, supplementalGroups: 4, fsGroup: 5, runAsGroup: 6, sysctls: [7, { name: 1, value: 2 }],
+      fsGroupChangePolicy: 9, seccompProfile: 10, supplementalGroupsPolicy: 12, seLinuxChangePolicy: 13,
+    },
+    DownwardAPIVolumeFile: { path: 1, fieldRef: [2, { apiVersion: 1, fieldPath: 2 }], resourceFieldRef: 3, mode: 4 },
+    Volume: {
+      name: 1, 'hostPath@2': 1, 'emptyDir@2': 2, 'secret@2': 6, 'nfs@2': 7, 'persistentVolumeClaim@2': 10, 'downwardAPI@2': 16,
+      'configMap@2': 19, 'projected@2': 26,
+    },
+    Toleration: { key: 1, operator: 2, value: 3, effect: 4, tolerationSeconds: 5 },
+    Taint: { key: 1, value: 2, effect: 3, timeAdded: 4 },
+    PodSpec: {
+      volumes: 1, containers: 2, restartPolicy: 3, terminationGracePeriodSeconds: 4, activeDeadlineSeconds: 5, dnsPolicy: 6, nodeSelector: 7,
+      serviceAccountName: 8, serviceAccount: 9, nodeName: 10, hostNetwork: 11, hostPID: 12, hostIPC: 13, securityContext: 14, imagePullSecrets: 15,
+      hostname: 16, subdomain: 17, schedulerName: 19, initContainers: 20, automountServiceAccountToken: 21, tolerations: 22,
+      hostAliases: [23, { ip: 1, hostnames: 2 }], priorityClassName: 24, priority: 25,
+      dnsConfig: [26, { nameservers: 1, searches: 2, options: [3, { name: 1, value: 2 }] }], shareProcessNamespace: 27,
+      readinessGates: [28, { conditionType: 1 }], runtimeClassName: 29, enableServiceLinks: 30, preemptionPolicy: 31, overhead: 32,
+      ephemeralContainers: 34, setHostnameAsFQDN: 35, os: [36, { name: 1 }], hostUsers: 37, schedulingGates: [38, { name: 1 }], resources: 40,
+    },
+    PodCondition: { type: 1, status: 2, lastProbeTime: 3, lastTransitionTime: 4, reason: 5, message: 6 },
+    ContainerStatus: {
+      name: 1, state: 2, lastState: 3, ready: 4, restartCount: 5, image: 6, imageID: 7, containerID: 8, started: 9, allocatedResources: 10,
+      resources: 11,
+    },
+    PodStatus: {
+      phase: 1, conditions: 2, message: 3, reason: 4, hostIP: 5, podIP: 6, startTime: 7, containerStatuses: 8, qosClass: 9,
+      initContainerStatuses: 10, nominatedNodeName: 11, podIPs: [12, { ip: 1 }], ephemeralContainerStatuses: 13, resize: 14,
+      hostIPs: [16, { ip: 1 }], observedGeneration: 17,
+    },
+  };
+  for (const [name, tree] of Object.entries(numbers)) defs[c(name)] = protoTree(defs[c(name)], tree);
+  return defs;
 }

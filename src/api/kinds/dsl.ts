@@ -110,3 +110,30 @@ export const protoEmbedded = (embedded: number, numbers: Record<string, number>,
 
 /** a MicroTime (microsecond RFC 3339 in JSON; the same Time message in protobuf) */
 export const microTime = (description: string): Schema => ({ type: 'string', format: 'date-time', description, 'x-orch-proto-type': 'MicroTime' });
+
+/**
+ * Field numbers for a schema and its inline sub-objects at once:
+ * `{ a: 1, b: [2, { c: 1 }] }` numbers `a`, `b` and `b`'s (or `b`'s items')
+ * property `c`; a key `name@1` puts `name` in the Go-inlined message at field 1.
+ */
+export type ProtoTree = { [key: string]: number | [number, ProtoTree] };
+
+export const protoTree = (s: Schema, tree: ProtoTree): Schema => {
+  const props = s.properties;
+  if (!props) {
+    if (s.items) return { ...s, items: protoTree(s.items, tree) };
+    throw new Error('protoTree: schema has no properties');
+  }
+  const out: Record<string, Schema> = { ...props };
+  for (const [key, spec] of Object.entries(tree)) {
+    const at = key.indexOf('@');
+    const name = at < 0 ? key : key.slice(0, at);
+    const p = props[name];
+    if (!p) throw new Error(`protoTree: no property ${name}`);
+    const [n, sub] = typeof spec === 'number' ? [spec, undefined] : spec;
+    let q: Schema = { ...(sub ? protoTree(p, sub) : p), 'x-orch-proto-field': n };
+    if (at >= 0) q = { ...q, 'x-orch-proto-embedded': Number(key.slice(at + 1)) };
+    out[name] = q;
+  }
+  return { ...s, properties: out };
+};

@@ -21,8 +21,8 @@ export function podDefinition(n: SchemaNames): ResourceDefinition {
     categories: ['all'],
     subresources: ['status', 'binding', 'eviction', 'ephemeralcontainers', 'log', 'exec', 'attach', 'portforward', 'proxy'],
     schema: kindSchema(n, 'Pod is a collection of containers that can run on a host.', {
-      spec: ref(n.core('PodSpec'), 'Desired behaviour of the pod.'),
-      status: ref(n.core('PodStatus'), 'Most recently observed status of the pod. Read-only.'),
+      spec: ref(n.core('PodSpec'), 'Desired behaviour of the pod.', { 'x-orch-proto-field': 2 }),
+      status: ref(n.core('PodStatus'), 'Most recently observed status of the pod. Read-only.', { 'x-orch-proto-field': 3 }),
     }),
     strategy: {
       default: defaultPod,

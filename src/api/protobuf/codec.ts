@@ -78,7 +78,7 @@ function join(path: string, name: string): string {
   return path === '' ? name : `${path}.${name}`;
 }
 
-function writeMessage(w: WriterT, plan: MessagePlan, obj: JsonObject, path: string, skipped: string[], top = false): void {
+function writeMessage(w: WriterT, plan: MessagePlan, obj: JsonObject, path: string, skipped: string[], top = false, embedded = false): void {
   // fields and embedded (inlined) messages interleave by field number
   const parts: [number, () => void][] = [];
   for (const f of plan.fields) {
@@ -92,13 +92,15 @@ function writeMessage(w: WriterT, plan: MessagePlan, obj: JsonObject, path: stri
       n,
       () => {
         w.uint32(tag(n, WT_LEN)).fork();
-        writeMessage(w, sub, obj, path, skipped);
+        writeMessage(w, sub, obj, path, skipped, false, true);
         w.ldelim();
       },
     ]);
   }
   parts.sort((a, b) => a[0] - b[0]);
   for (const [, emit] of parts) emit();
+  // an inlined message holds only some of the object's properties; its parent reports the rest
+  if (embedded) return;
   for (const k of Object.keys(obj)) {
     if (obj[k] === undefined || obj[k] === null) continue;
     if (top && TOP_LEVEL_TYPE_META.has(k)) continue;

@@ -5,7 +5,7 @@
 
 import { badRequest } from '../../api/errors.js';
 import { decodeObjectBody } from '../../api/handlers/common.js';
-import { atomicList, bool, mapOf, obj, str } from '../../api/kinds/dsl.js';
+import { atomicList, bool, mapOf, obj, proto, str } from '../../api/kinds/dsl.js';
 import { kindSchema } from '../../api/kinds/meta.js';
 import type { SchemaNames } from '../../api/schema/naming.js';
 import type { Schema } from '../../api/schema/types.js';
@@ -21,12 +21,13 @@ export function authenticationGroup(apiDomain: string): string {
 const strList = (d: string): Schema => atomicList(d, { type: 'string' });
 
 function userInfoSchema(description: string): Schema {
-  return obj(description, {
+  // protobuf numbers (authentication/v1 UserInfo; extra values are ExtraValue { items = 1 }): spec 000 §2.7
+  return obj(description, proto({ username: 1, uid: 2, groups: 3, extra: 4 }, {
     username: str('The name that uniquely identifies this user among all active users.'),
     uid: str('A unique value that identifies this user across time.'),
     groups: strList('The names of groups this user is a part of.'),
     extra: mapOf('Any additional information provided by the authenticator.', { type: 'array', items: { type: 'string' } }),
-  });
+  }));
 }
 
 /** the wire form of a user: `extra` and `uid` only when set */
@@ -52,18 +53,18 @@ export function tokenReviewDefinitions(n: SchemaNames, tokens: TokenAuthenticato
     schema: kindSchema(
       n,
       'TokenReview attempts to authenticate a token to a known user.',
-      {
-        spec: obj('Information about the request being evaluated.', {
+      proto({ spec: 2, status: 3 }, {
+        spec: obj('Information about the request being evaluated.', proto({ token: 1, audiences: 2 }, {
           token: str('The opaque bearer token.'),
           audiences: strList('Audiences the resource server identified by the token must be valid for.'),
-        }),
-        status: obj('Filled in by the server: whether the request can be authenticated.', {
+        })),
+        status: obj('Filled in by the server: whether the request can be authenticated.', proto({ authenticated: 1, user: 2, error: 3, audiences: 4 }, {
           authenticated: bool('Whether the token is associated with a known user.'),
           user: userInfoSchema('The UserInfo associated with the provided token.'),
           audiences: strList('Audiences the token is valid for (a subset of spec.audiences).'),
           error: str('Why the token could not be checked.'),
-        }),
-      },
+        })),
+      }),
       ['spec'],
     ),
     strategy: {},
@@ -97,11 +98,11 @@ export function selfSubjectReviewDefinition(n: SchemaNames): ResourceDefinition 
     singular: 'selfsubjectreview',
     scope: 'Cluster',
     verbs: ['create'],
-    schema: kindSchema(n, 'SelfSubjectReview contains the user information the server has about the user making the request.', {
-      status: obj('Filled in by the server with the user attributes.', {
+    schema: kindSchema(n, 'SelfSubjectReview contains the user information the server has about the user making the request.', proto({ status: 2 }, {
+      status: obj('Filled in by the server with the user attributes.', proto({ userInfo: 1 }, {
         userInfo: userInfoSchema('The attributes of the user making this request.'),
-      }),
-    }),
+      })),
+    })),
     strategy: {},
     handlers: {
       async create(_ctx, req) {
