@@ -51,6 +51,11 @@ export function addAuthenticationFlags(cmd: Command): Command {
     .option('--authentication-config <file>', 'AuthenticationConfiguration (apiserver.config.orch.io/v1beta1); reloaded on change')
     .option('--authentication-token-webhook-config-file <file>', 'kubeconfig-format file of the token review webhook')
     .option('--authentication-token-webhook-cache-ttl <duration>', 'how long webhook answers are cached (default 2m)', seconds)
+    .option('--requestheader-client-ca-file <file>', 'CA that signs the authenticating proxy\'s client certificate')
+    .option('--requestheader-username-headers <list>', 'headers holding the user name, first non-empty wins (e.g. X-Remote-User)', list)
+    .option('--requestheader-group-headers <list>', 'headers holding groups (e.g. X-Remote-Group)', list)
+    .option('--requestheader-extra-headers-prefix <list>', 'header prefixes holding extra (e.g. X-Remote-Extra-)', list)
+    .option('--requestheader-allowed-names <list>', 'allowed common names of the proxy certificate (default any)', list)
     .option('--authentication-token-webhook-version <v>', 'TokenReview version sent to the webhook: v1beta1 (default) or v1');
 }
 
@@ -87,6 +92,17 @@ export function authenticationOptionsFrom(o: Record<string, unknown>): Authentic
             requiredClaims: o.oidcRequiredClaim as Record<string, string> | undefined,
             caFile: s('oidcCaFile'),
             signingAlgs: o.oidcSigningAlgs as string[] | undefined,
+          },
+        }
+      : {}),
+    ...(s('requestheaderClientCaFile')
+      ? {
+          requestHeader: {
+            clientCAFile: s('requestheaderClientCaFile')!,
+            usernameHeaders: (o.requestheaderUsernameHeaders as string[] | undefined) ?? [],
+            groupHeaders: o.requestheaderGroupHeaders as string[] | undefined,
+            extraHeaderPrefixes: o.requestheaderExtraHeadersPrefix as string[] | undefined,
+            allowedNames: o.requestheaderAllowedNames as string[] | undefined,
           },
         }
       : {}),

@@ -20,6 +20,7 @@ import { selfSubjectReviewDefinition, tokenReviewDefinitions } from '../auth/kin
 import { withTokenRequest } from '../auth/kinds/tokenrequest.js';
 import type { NonResourceDoc } from '../gateway/router.js';
 import { readFileSync } from 'node:fs';
+import { RequestHeaderAuthenticator } from '../auth/authn/requestheader.js';
 import { BootstrapTokenAuthenticator } from '../auth/authn/bootstrap-token.js';
 import { BootstrapSignerController } from '../controllers/bootstrapsigner.js';
 import { TokenCleanerController } from '../controllers/tokencleaner.js';
@@ -55,6 +56,8 @@ export interface AuthenticationOptions {
    * in Kubernetes) are started when listed; other names are other components'.
    */
   controllers?: string[];
+  /** `--requestheader-*` (§5.8): the authenticating proxy */
+  requestHeader?: { clientCAFile: string; usernameHeaders: string[]; groupHeaders?: string[]; extraHeaderPrefixes?: string[]; allowedNames?: string[] };
   /** `--oidc-*` (§5.6); cannot be combined with `authenticationConfigFile` */
   oidc?: OidcFlags;
   /** `--authentication-config`: AuthenticationConfiguration file, reloaded on change (§5.6) */
@@ -227,10 +230,28 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
   }
 
   const tokens = new TokenUnion(() => [...tokenMethods, ...configJwts, ...webhooks], apiAudiences);
-  const authenticators: Authenticator[] = [
+  const authenticators: Authenticator[] = [];
+  if (opts.requestHeader) {
+    let pem: string;
+    try {
+      pem = readFileSync(opts.requestHeader.clientCAFile, 'utf8');
+    } catch (e) {
+      throw new Error(`--requestheader-client-ca-file: cannot read ${opts.requestHeader.clientCAFile}: ${(e as Error).message}`);
+    }
+    authenticators.push(
+      new RequestHeaderAuthenticator({
+        clientCAPem: pem,
+        usernameHeaders: opts.requestHeader.usernameHeaders,
+        groupHeaders: opts.requestHeader.groupHeaders ?? [],
+        extraHeaderPrefixes: opts.requestHeader.extraHeaderPrefixes ?? [],
+        allowedNames: opts.requestHeader.allowedNames ?? [],
+      }),
+    );
+  }
+  authenticators.push(
     { name: 'x509', authenticate: (req) => authenticateClientCertificate(req.peer) },
     new BearerTokenAuthenticator(tokens, apiAudiences),
-  ];
+  );
   const chain = new AuthenticationChain(authenticators, anonymous);
 
   // --- kinds served: the reviews, and TokenRequest on serviceaccounts
