@@ -165,16 +165,10 @@ export class GenericStore {
   /** validation shared by create and update; throws 422 Invalid */
   private validate(obj: ApiObject, old: ApiObject | undefined, name: string, opts: WriteOptions): string[] {
     const { errors, unknownFields } = this.admission.admit(this.def, obj);
-    // type errors are decoding errors: 400, like a Kubernetes strict decode failure (spec 000 §7)
-    const typeErrors = errors.filter((e) => e.type === 'FieldValueTypeInvalid');
-    if (typeErrors.length > 0) {
-      throw badRequest(
-        `${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: ${typeErrors
-          .map((e) => `${e.field}: ${e.message}`)
-          .join(', ')}`,
-        typeErrors.map((e) => ({ reason: e.type, message: e.message, field: e.field })),
-      );
-    }
+    // type errors are decoding errors: 400 naming only the first, whatever the
+    // validation level, as a decoder stops there (spec 000 §4.8, §7)
+    const typeError = errors.find((e) => e.type === 'FieldValueTypeInvalid');
+    if (typeError) throw decodeError(this.def, typeError);
     if (opts.fieldValidation === 'Strict') {
       const problems = [
         ...unknownFields.map((f) => `unknown field "${f}"`),
@@ -485,6 +479,13 @@ function stripVolatile(o: ApiObject): ApiObject {
   const c = { ...o, metadata: { ...(o.metadata ?? {}) } };
   delete c.metadata.resourceVersion;
   return c;
+}
+
+/** the 400 for a value of the wrong type: the object cannot be decoded (spec 000 §4.8) */
+export function decodeError(def: ResourceDefinition, e: FieldError): StatusError {
+  return badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${e.field}: ${e.message}`, [
+    { reason: e.type, message: e.message, field: e.field },
+  ]);
 }
 
 export function isStatusError(e: unknown): e is StatusError {

@@ -101,6 +101,12 @@ describe('apply request errors', () => {
     expect((await t.request('GET', `${CM}/e1`)).status).toBe(404);
   });
 
+  it('a fieldManager longer than 128 bytes is 422', async () => {
+    const r = await apply(`${CM}/e1`, cmYaml('e1', { k: 'v' }), `?fieldManager=${'m'.repeat(129)}`);
+    expect(r.status).toBe(422);
+    expect(r.json<Obj>().details.causes[0].field).toBe('fieldManager');
+  });
+
   it('managedFields in the configuration is 400', async () => {
     const r = await apply(
       `${CM}/e2`,

@@ -155,6 +155,16 @@ describe('type errors and missing required fields are errors at every level', ()
     }
   });
 
+  it('with several type errors and unknown fields, the 400 names only the first type error (Strict too)', async () => {
+    const name = fresh('first');
+    const r = await send('POST', `${CM}${q('Strict')}`, `{"metadata":{"name":"${name}"},"data":{"a":1,"b":2},"bogus":1}`, 'application/json');
+    expect(r.status).toBe(400);
+    expect(r.body.message).toContain('data[a]');
+    expect(r.body.message).not.toContain('data[b]');
+    expect(r.body.message).not.toContain('bogus');
+    expect(r.body.details.causes).toHaveLength(1);
+  });
+
   it('a missing required field is 422 Invalid naming the field', async () => {
     for (const level of LEVELS) {
       const name = fresh('req');

@@ -92,9 +92,9 @@ export function decodeObjectBody(req: ApiRequest): { obj: ApiObject; duplicates:
   if (obj.metadata !== undefined && (obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata))) {
     throw badRequest(`${req.def.kind} in version "${req.def.version}" cannot be handled as a ${req.def.kind}: metadata must be an object`);
   }
-  obj.apiVersion = expectedApiVersion;
-  obj.kind = req.def.kind;
-  return { obj, duplicates };
+  // type meta first, as Kubernetes serialises objects
+  const { apiVersion: _a, kind: _k, ...rest } = obj;
+  return { obj: { apiVersion: expectedApiVersion, kind: req.def.kind, ...rest }, duplicates };
 }
 
 /** `dryRun` query (spec 000 §4.7): absent/empty or `All`; anything else is 400. */

@@ -9,6 +9,7 @@ import { conflictStatusError } from '../apply/conflict-status.js';
 import { StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../errors.js';
 import { nowTimestamp } from '../meta.js';
 import { PatchError, UnsupportedPatchType, applyPatch } from '../patch/index.js';
+import { decodeError } from '../generic-store.js';
 import { apiVersionOf } from '../registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { ApiObject } from '../types.js';
@@ -88,6 +89,11 @@ async function applyHandler(
       { field: 'fieldManager', type: 'FieldValueRequired', message: 'Required value: is required for apply patch' },
     ]);
   }
+  if (manager.length > 128) {
+    throw invalid('PatchOptions', `meta.${ctx.registry.apiDomain}`, '', [
+      { field: 'fieldManager', type: 'FieldValueTooLong', message: 'Too long: may not be more than 128 bytes' },
+    ]);
+  }
   const text = bodyText(req);
   let config: unknown;
   try {
@@ -122,15 +128,8 @@ async function applyHandler(
   // configuration is partial; the merged object is validated in full later.
   // `null` stays: in a configuration it means "delete" (spec 000 §4.8, §4.9).
   const decoded = validateAgainstSchema(cfg, req.def.schema, ctx.registry.defs, { prune: true, dropNulls: false });
-  const typeErrors = decoded.errors.filter((e) => e.type === 'FieldValueTypeInvalid');
-  if (typeErrors.length > 0) {
-    throw badRequest(
-      `${req.def.kind} in version "${req.def.version}" cannot be handled as a ${req.def.kind}: ${typeErrors
-        .map((e) => `${e.field}: ${e.message}`)
-        .join(', ')}`,
-      typeErrors.map((e) => ({ reason: e.type, message: e.message, field: e.field })),
-    );
-  }
+  const typeError = decoded.errors.find((e) => e.type === 'FieldValueTypeInvalid');
+  if (typeError) throw decodeError(req.def, typeError);
   const configUnknown = decoded.unknownFields;
   if (opts.fieldValidation === 'Strict' && (duplicates.length > 0 || configUnknown.length > 0)) {
     throw badRequest(`strict decoding error: ${strictProblems(configUnknown, duplicates).join(', ')}`);
