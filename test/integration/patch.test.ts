@@ -125,6 +125,23 @@ describe('JSON Patch (RFC 6902)', () => {
   });
 });
 
+describe('If-Match', () => {
+  it('carries a resourceVersion precondition on a JSON Patch (stale → 409, current → 200)', async () => {
+    const c = await createCm('im1', { a: '1' });
+    const rv = c.metadata.resourceVersion as string;
+    const ops = JSON.stringify([{ op: 'replace', path: '/data/a', value: '2' }]);
+    const ok = await t.request('PATCH', `${CM}/im1`, { body: ops, headers: { 'Content-Type': JSON_PATCH, 'If-Match': `"${rv}"` } });
+    expect(ok.status, ok.text).toBe(200);
+    const stale = await t.request('PATCH', `${CM}/im1`, {
+      body: JSON.stringify([{ op: 'replace', path: '/data/a', value: '3' }]),
+      headers: { 'Content-Type': JSON_PATCH, 'If-Match': rv },
+    });
+    expect(stale.status).toBe(409);
+    expect(stale.json<Obj>().reason).toBe('Conflict');
+    expect((await get(`${CM}/im1`)).data).toEqual({ a: '2' });
+  });
+});
+
 describe('JSON Merge Patch (RFC 7386)', () => {
   it('merges maps and deletes with null', async () => {
     await createCm('mp1', { a: '1', b: '2' });

@@ -6,7 +6,7 @@
 import { parse as parseYaml } from 'yaml';
 import { serverSideApply } from '../apply/apply.js';
 import { conflictStatusError } from '../apply/conflict-status.js';
-import { StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../errors.js';
+import { STALE_OBJECT, StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../errors.js';
 import { nowTimestamp } from '../meta.js';
 import { PatchError, UnsupportedPatchType, applyPatch } from '../patch/index.js';
 import { decodeError } from '../generic-store.js';
@@ -54,6 +54,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
   const gs = ctx.storeFor(req.def);
   const { name, namespace } = req.info;
   const writeOpts = { dryRun, fieldValidation, duplicateFields: duplicates, manager: fieldManagerOf(req) };
+  const ifMatch = ifMatchVersion(req.headers.get('if-match'));
   const r = await gs.guaranteedUpdate(namespace, name, writeOpts, (current) => {
     const cur = current!;
     const currentRv = cur.metadata?.resourceVersion;
@@ -73,6 +74,11 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     if (meta.name !== name) throw badRequest(`metadata.name: Invalid value: "${String(meta.name)}": field is immutable`);
     // only a resourceVersion the patch itself set is a precondition
     if (meta.resourceVersion === currentRv) delete meta.resourceVersion;
+    // so is an If-Match header (spec 000 §4.3: it carries a version precondition)
+    if (ifMatch !== undefined) {
+      if (ifMatch !== currentRv) throw conflict(req.def.resource, req.def.group, name, STALE_OBJECT);
+      meta.resourceVersion ??= ifMatch;
+    }
     return patched;
   });
   return { status: 200, body: r.object, warnings: fieldWarnings(fieldValidation, r.unknownFields, duplicates) };
@@ -168,6 +174,13 @@ async function applyHandler(
     body: r.object,
     warnings: fieldWarnings(opts.fieldValidation, unknown, duplicates),
   };
+}
+
+/** the resourceVersion an If-Match header names (`"42"`, `W/"42"` or `42`); `*` is no precondition */
+function ifMatchVersion(header: string | null | undefined): string | undefined {
+  if (header === null || header === undefined) return undefined;
+  const v = header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  return v === '' || v === '*' ? undefined : v;
 }
 
 function strictProblems(unknown: string[], duplicates: string[]): string[] {
