@@ -8,7 +8,7 @@ import { badRequest, gone } from './errors.js';
 import { GenericStore, TOO_LARGE_RV_WAIT_MS, decodeObject, storeErrorToStatus } from './generic-store.js';
 import { parseResourceVersion } from './meta.js';
 import { type FieldSelector, compileFieldSelector, exactName } from './selectors/fields.js';
-import { type LabelSelector, matchesLabels } from './selectors/labels.js';
+import { type LabelSelector, SelectorParseError, matchesLabels } from './selectors/labels.js';
 import type { ApiObject } from './types.js';
 
 export interface ListParams {
@@ -158,7 +158,7 @@ export async function listObjects(gs: GenericStore, p: ListParams, tokens: Conti
     throw badRequest('continue key is not valid: the token was issued for a different collection');
   }
   const filtered = p.labelSelector.length > 0 || p.fieldSelector.length > 0;
-  const matchField = p.fieldSelector.length > 0 ? compileFieldSelector(gs.def, p.fieldSelector) : undefined;
+  const matchField = compileFields(gs, p.fieldSelector);
   const limit = p.limit !== undefined && p.limit > 0 ? p.limit : 0;
 
   // `metadata.name=x` inside one namespace (or cluster scope) is a single key
@@ -211,6 +211,17 @@ export async function listObjects(gs: GenericStore, p: ListParams, tokens: Conti
     if (p.labelSelector.length > 0 && !matchesLabels(p.labelSelector, o.metadata?.labels)) return false;
     if (matchField && !matchField(o)) return false;
     return true;
+  }
+}
+
+/** an unsupported field is the client's error (400), whichever verb lists (list, deletecollection) */
+function compileFields(gs: GenericStore, sel: FieldSelector): ((o: ApiObject) => boolean) | undefined {
+  if (sel.length === 0) return undefined;
+  try {
+    return compileFieldSelector(gs.def, sel);
+  } catch (e) {
+    if (e instanceof SelectorParseError) throw badRequest(e.message);
+    throw e;
   }
 }
 

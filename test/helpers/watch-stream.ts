@@ -2,7 +2,7 @@
 // with the admin certificate, parses the JSON-lines events (spec 000 §2.5) and
 // lets a test wait for the next events or the end of the stream.
 
-import type { ClientRequest, IncomingHttpHeaders } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { RunningServer } from '../../src/server/server.js';
 
@@ -20,8 +20,12 @@ export interface WatchEvent {
 }
 
 export interface WatchStream {
-  status: number;
-  headers: IncomingHttpHeaders;
+  /**
+   * status and headers; they may arrive only with the first event (the
+   * gateway flushes the response head with the first chunk), so tests that
+   * write after opening must not wait for this first
+   */
+  response: Promise<{ status: number; headers: IncomingHttpHeaders }>;
   /** every event received so far */
   events: WatchEvent[];
   /** the body, when the response was not a stream (an error Status) */
@@ -37,9 +41,25 @@ export interface WatchStream {
   close(): void;
 }
 
-export function openWatch(server: RunningServer, path: string, headers: Record<string, string> = {}): Promise<WatchStream> {
-  return new Promise((resolve, reject) => {
-    let req: ClientRequest | undefined = undefined;
+export function openWatch(server: RunningServer, path: string, headers: Record<string, string> = {}): WatchStream {
+  const events: WatchEvent[] = [];
+  const listeners = new Set<() => void>();
+  let raw = '';
+  let ended = false;
+  let endResolve!: (clean: boolean) => void;
+  const endedP = new Promise<boolean>((r) => (endResolve = r));
+  const notify = (): void => {
+    for (const l of [...listeners]) l();
+  };
+  const finish = (clean: boolean): void => {
+    if (ended) return;
+    ended = true;
+    endResolve(clean);
+    notify();
+  };
+  let res: IncomingMessage | undefined;
+  let req: ClientRequest | undefined = undefined;
+  const response = new Promise<{ status: number; headers: IncomingHttpHeaders }>((resolve, reject) => {
     req = httpsRequest(
       {
         host: '127.0.0.1',
@@ -52,21 +72,13 @@ export function openWatch(server: RunningServer, path: string, headers: Record<s
         key: server.adminKeyPem,
         agent: false,
       },
-      (res) => {
-        const events: WatchEvent[] = [];
-        const listeners = new Set<() => void>();
+      (r) => {
+        res = r;
         let buf = '';
-        let raw = '';
-        let ended = false;
-        let endResolve!: (clean: boolean) => void;
-        const endedP = new Promise<boolean>((r) => (endResolve = r));
-        const notify = (): void => {
-          for (const l of [...listeners]) l();
-        };
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
+        r.setEncoding('utf8');
+        r.on('data', (chunk: string) => {
           raw += chunk;
-          if (res.statusCode !== 200) return;
+          if (r.statusCode !== 200) return;
           buf += chunk;
           let nl: number;
           while ((nl = buf.indexOf('\n')) >= 0) {
@@ -76,66 +88,64 @@ export function openWatch(server: RunningServer, path: string, headers: Record<s
           }
           notify();
         });
-        const finish = (clean: boolean): void => {
-          if (ended) return;
-          ended = true;
-          endResolve(clean);
-          notify();
-        };
-        res.on('end', () => finish(true));
-        res.on('error', () => finish(false));
-        res.on('aborted', () => finish(false));
-        res.on('close', () => finish(res.complete));
-        const waitUntilCount = (check: () => boolean, what: string, timeoutMs: number): Promise<void> =>
-          new Promise((ok, fail) => {
-            const l = (): void => {
-              if (check()) {
-                cleanup();
-                ok();
-              } else if (ended) {
-                cleanup();
-                fail(new Error(`watch ended before ${what}; got ${JSON.stringify(events.map((e) => e.type))}`));
-              }
-            };
-            const timer = setTimeout(() => {
-              cleanup();
-              fail(new Error(`timed out waiting for ${what}; got ${events.length} events: ${JSON.stringify(events.map((e) => e.type))}`));
-            }, timeoutMs);
-            const cleanup = (): void => {
-              clearTimeout(timer);
-              listeners.delete(l);
-            };
-            listeners.add(l);
-            l();
-          });
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          events,
-          body: async () => {
-            await endedP;
-            return raw;
-          },
-          async waitFor(count, timeoutMs = 10_000) {
-            await waitUntilCount(() => events.length >= count, `${count} events`, timeoutMs);
-            return events.slice(0, count);
-          },
-          async waitUntil(pred, timeoutMs = 10_000) {
-            await waitUntilCount(() => events.some(pred), 'a matching event', timeoutMs);
-            return events.find(pred)!;
-          },
-          ended: endedP,
-          isEnded: () => ended,
-          close: () => {
-            req?.destroy();
-            res.destroy();
-          },
-        });
+        r.on('end', () => finish(true));
+        r.on('error', () => finish(false));
+        r.on('aborted', () => finish(false));
+        r.on('close', () => finish(r.complete));
+        resolve({ status: r.statusCode ?? 0, headers: r.headers });
       },
     );
-    req.on('error', reject);
-    req.end();
+    req!.on('error', (e) => {
+      finish(false);
+      reject(e);
+    });
+    req!.end();
   });
+  response.catch(() => undefined);
+  const waitUntilCount = (check: () => boolean, what: string, timeoutMs: number): Promise<void> =>
+    new Promise((ok, fail) => {
+      const l = (): void => {
+        if (check()) {
+          cleanup();
+          ok();
+        } else if (ended) {
+          cleanup();
+          fail(new Error(`watch ended before ${what}; got ${JSON.stringify(events.map((e) => e.type))}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        fail(new Error(`timed out waiting for ${what}; got ${events.length} events: ${JSON.stringify(events.map((e) => e.type))}`));
+      }, timeoutMs);
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        listeners.delete(l);
+      };
+      listeners.add(l);
+      l();
+    });
+  return {
+    response,
+    events,
+    body: async () => {
+      await endedP;
+      return raw;
+    },
+    async waitFor(count, timeoutMs = 10_000) {
+      await waitUntilCount(() => events.length >= count, `${count} events`, timeoutMs);
+      return events.slice(0, count);
+    },
+    async waitUntil(pred, timeoutMs = 10_000) {
+      await waitUntilCount(() => events.some(pred), 'a matching event', timeoutMs);
+      return events.find(pred)!;
+    },
+    ended: endedP,
+    isEnded: () => ended,
+    close: () => {
+      (req as ClientRequest | undefined)?.destroy();
+      res?.destroy();
+    },
+  };
 }
 
 /** polls `check` until it holds (bounded; for server-side effects such as a freed watcher) */
