@@ -65,10 +65,11 @@ describe('client-node informer', () => {
     kc.loadFromFile(t.server.kubeconfigPath);
     const core = kc.makeApiClient(k8s.CoreV1Api);
     let lists = 0;
+    // makeInformer builds a ListWatch, which is also the informer's object cache
     const informer = k8s.makeInformer(kc, base, () => {
       lists++;
       return core.listNamespacedConfigMap({ namespace: NS });
-    });
+    }) as k8s.Informer<k8s.V1ConfigMap> & k8s.ObjectCache<k8s.V1ConfigMap>;
     const errors: unknown[] = [];
     informer.on('error', (e) => errors.push(e));
     await informer.start();
