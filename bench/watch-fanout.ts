@@ -1,0 +1,274 @@
+// Watch fan-out: N concurrent watchers of one collection, held by a separate
+// load process on loopback (bench/watch-load.ts), and a steady write rate.
+// Measures events delivered per second, delivery latency p50/p99 (write
+// acknowledged → event received) and server memory per watcher; then the same
+// load against Debian's etcd (its HTTP/JSON gateway: /v3/watch streams,
+// /v3/kv/put writes) for a side-by-side ratio. Prints one JSON document.
+//
+//   npx tsx bench/watch-fanout.ts [--watchers 1000[,10000]] [--rate 20] [--duration 15] [--value-size 256] [--no-etcd]
+//
+// etcd: bench/setup-etcd.sh installs it (apt-get, root). Without `etcd` on
+// PATH the etcd half is skipped and says so. See docs/watch.md.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { startServer } from '../src/server/server.js';
+import type { LoadConfig } from './watch-load.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+function flag(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : def;
+}
+const watcherCounts = flag('watchers', '1000').split(',').map(Number);
+const rate = Number(flag('rate', '20'));
+const durationS = Number(flag('duration', '15'));
+const valueSize = Number(flag('value-size', '256'));
+const withEtcd = !process.argv.includes('--no-etcd');
+const loadScript = new URL('./watch-load.ts', import.meta.url).pathname;
+
+interface LoadResult {
+  mode: string;
+  watchers: number;
+  watchersFailed: number;
+  writes: number;
+  writeErrors: number;
+  writeRatePerSec: number;
+  eventsExpected: number;
+  eventsReceived: number;
+  eventsPerSec: number;
+  latencyMs: { p50: number; p99: number; max: number };
+}
+
+/** runs the load process; `between` runs after the watchers are open and before the writes */
+async function runLoad(cfg: LoadConfig, between: (ready: number) => Promise<void>): Promise<LoadResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface(child.stdout!);
+  const exited = new Promise<number>((r) => child.on('exit', (code) => r(code ?? -1)));
+  let result: LoadResult | undefined;
+  for await (const line of lines) {
+    const msg = JSON.parse(line) as { ready?: number; failed?: number; result?: LoadResult };
+    if (msg.ready !== undefined) {
+      if (msg.failed) process.stderr.write(`${cfg.mode}: ${msg.failed} watchers failed to open\n`);
+      await between(msg.ready);
+      child.stdin!.write('go\n');
+    } else if (msg.result) result = msg.result;
+  }
+  const code = await exited;
+  if (!result) throw new Error(`load process exited with ${code} without a result`);
+  return result;
+}
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+async function benchOrch(watchers: number): Promise<Record<string, unknown>> {
+  const dir = await mkdtemp(join(tmpdir(), 'orch-fanout-'));
+  const server = await startServer({ dataDir: join(dir, 'data'), bindAddress: '127.0.0.1', securePort: 0, apiDomain: 'orch.io', log: () => {} });
+  try {
+    await writeFile(join(dir, 'ca.pem'), server.caPem);
+    await writeFile(join(dir, 'cert.pem'), server.adminCertPem);
+    await writeFile(join(dir, 'key.pem'), server.adminKeyPem);
+    const ns = await fetchNamespaceCreate(server, 'bench');
+    // warm the type's watch cache so the baseline does not charge it to the watchers
+    await settle();
+    const before = process.memoryUsage();
+    let after = before;
+    let held = 0;
+    const result = await runLoad(
+      {
+        mode: 'orch',
+        host: '127.0.0.1',
+        port: server.port,
+        watchers,
+        rate,
+        durationMs: durationS * 1000,
+        caFile: join(dir, 'ca.pem'),
+        certFile: join(dir, 'cert.pem'),
+        keyFile: join(dir, 'key.pem'),
+        namespace: 'bench',
+        startRevision: ns,
+        valueSize,
+      },
+      async () => {
+        await settle();
+        after = process.memoryUsage();
+        held = server.watch.stats().watchers;
+      },
+    );
+    const stats = server.watch.stats();
+    return {
+      ...result,
+      serverWatchersHeld: held,
+      slowWatchersEnded: stats.slowWatchersEnded,
+      serverMemory: {
+        rssBeforeBytes: before.rss,
+        rssWithWatchersBytes: after.rss,
+        rssPerWatcherBytes: Math.round((after.rss - before.rss) / Math.max(1, held)),
+        heapPerWatcherBytes: Math.round((after.heapUsed - before.heapUsed) / Math.max(1, held)),
+      },
+    };
+  } finally {
+    await server.shutdown();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** creates the namespace through the API; returns its resourceVersion (the watchers start there) */
+async function fetchNamespaceCreate(server: Awaited<ReturnType<typeof startServer>>, name: string): Promise<number> {
+  const { request } = await import('node:https');
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({ metadata: { name } });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        method: 'POST',
+        path: '/api/v1/namespaces',
+        ca: server.caPem,
+        cert: server.adminCertPem,
+        key: server.adminKeyPem,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve(Number((JSON.parse(text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion)));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function benchEtcd(watchers: number): Promise<Record<string, unknown>> {
+  const dir = await mkdtemp(join(tmpdir(), 'etcd-fanout-'));
+  const client = await freePort();
+  const peer = await freePort();
+  const etcd: ChildProcess = spawn(
+    'etcd',
+    [
+      '--name', 'bench',
+      '--data-dir', join(dir, 'data'),
+      '--listen-client-urls', `http://127.0.0.1:${client}`,
+      '--advertise-client-urls', `http://127.0.0.1:${client}`,
+      '--listen-peer-urls', `http://127.0.0.1:${peer}`,
+      '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
+      '--initial-cluster', `bench=http://127.0.0.1:${peer}`,
+      '--log-level', 'error',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  etcd.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  try {
+    await waitForEtcd(client, () => stderr);
+    await new Promise((r) => setTimeout(r, 500));
+    const before = rssOf(etcd.pid!);
+    let after = before;
+    const result = await runLoad(
+      { mode: 'etcd', host: '127.0.0.1', port: client, watchers, rate, durationMs: durationS * 1000, namespace: 'bench', valueSize },
+      async () => {
+        await new Promise((r) => setTimeout(r, 1000));
+        after = rssOf(etcd.pid!);
+      },
+    );
+    return {
+      ...result,
+      serverMemory: { rssBeforeBytes: before, rssWithWatchersBytes: after, rssPerWatcherBytes: Math.round((after - before) / Math.max(1, result.watchers)) },
+    };
+  } finally {
+    etcd.kill('SIGTERM');
+    await new Promise((r) => etcd.once('exit', r));
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function waitForEtcd(port: number, log: () => string): Promise<void> {
+  const { request } = await import('node:http');
+  for (let i = 0; i < 100; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const req = request({ host: '127.0.0.1', port, path: '/health' }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      });
+      req.on('error', () => resolve(false));
+      req.end();
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`etcd did not become healthy: ${log()}`);
+}
+
+function etcdAvailable(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const p = spawn('etcd', ['--version'], { stdio: 'ignore' });
+    p.on('error', () => resolve(false));
+    p.on('exit', (code) => resolve(code === 0));
+  });
+}
+
+const ratio = (a: number, b: number): number | null => (b > 0 ? +(a / b).toFixed(3) : null);
+
+async function main(): Promise<void> {
+  const etcd = withEtcd && (await etcdAvailable());
+  const runs: Record<string, unknown>[] = [];
+  for (const n of watcherCounts) {
+    const orch = (await benchOrch(n)) as Record<string, unknown> & LoadResult & { serverMemory: { rssPerWatcherBytes: number } };
+    const run: Record<string, unknown> = { watchers: n, orch };
+    if (etcd) {
+      const e = (await benchEtcd(n)) as Record<string, unknown> & LoadResult & { serverMemory: { rssPerWatcherBytes: number } };
+      run.etcd = e;
+      run.orchOverEtcd = {
+        eventsPerSec: ratio(orch.eventsPerSec, e.eventsPerSec),
+        latencyP50: ratio(orch.latencyMs.p50, e.latencyMs.p50),
+        latencyP99: ratio(orch.latencyMs.p99, e.latencyMs.p99),
+        memoryPerWatcher: ratio(orch.serverMemory.rssPerWatcherBytes, e.serverMemory.rssPerWatcherBytes),
+      };
+    }
+    runs.push(run);
+  }
+  const out = {
+    bench: 'watch-fanout',
+    config: { watcherCounts, writeRatePerSec: rate, durationS, valueSize, etcd: etcd ? 'compared' : withEtcd ? 'etcd not installed (bench/setup-etcd.sh)' : 'skipped (--no-etcd)' },
+    notes: [
+      'orch: HTTPS with client certificates (TLS front + uWS gateway), JSON watch events; etcd: plain HTTP JSON gateway on loopback',
+      'latency: write acknowledged (HTTP response) to event received by a watcher; an event received before the ack counts 0',
+      'orch memory: in-process RSS/heap delta after GC with the watchers open; etcd memory: VmRSS delta of the etcd process',
+    ],
+    runs,
+  };
+  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  process.exit(0);
+}
+
+void main();

@@ -1,0 +1,236 @@
+// The load process of bench/watch-fanout.ts (a separate process, so the
+// watchers' client work does not share the server's event loop): holds N
+// watch streams on loopback, writes at a steady rate, and measures delivery.
+//
+//   npx tsx bench/watch-load.ts '<json config>'   (spawned by watch-fanout.ts)
+//
+// Protocol on stdio: prints {"ready":N,"failed":M} once the watchers are open,
+// waits for "go\n" on stdin (the parent samples server memory in between),
+// then prints one JSON result line and exits.
+//
+// Latency is measured from the write's acknowledgement (the HTTP response of
+// the write) to each watcher's receipt of the event, matched by revision: the
+// orch event's metadata.resourceVersion or the etcd event's kv.mod_revision.
+// An event that arrives before its write's acknowledgement counts as 0 ms.
+
+import { readFileSync } from 'node:fs';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { type Socket, connect as netConnect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+
+export interface LoadConfig {
+  mode: 'orch' | 'etcd';
+  host: string;
+  port: number;
+  watchers: number;
+  /** writes per second */
+  rate: number;
+  durationMs: number;
+  /** orch: admin credentials (PEM file paths) */
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  /** orch: namespace to write in and watch; etcd: key prefix */
+  namespace: string;
+  /** orch: resourceVersion to start watches at (no initial events) */
+  startRevision?: number;
+  /** bytes of payload per written object */
+  valueSize: number;
+}
+
+const cfg = JSON.parse(process.argv[2] ?? '{}') as LoadConfig;
+const tlsOpts =
+  cfg.mode === 'orch'
+    ? { ca: readFileSync(cfg.caFile!), cert: readFileSync(cfg.certFile!), key: readFileSync(cfg.keyFile!) }
+    : undefined;
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+const prefix = `/bench/${cfg.namespace}/`;
+const prefixEnd = `/bench/${cfg.namespace}0`;
+const marker = cfg.mode === 'orch' ? /"resourceVersion":"(\d+)"/g : /"mod_revision":"(\d+)"/g;
+
+/** ack time (performance.now) by revision */
+const acked = new Map<number, number>();
+/** receipts that arrived before their write was acknowledged: revision -> receipt times */
+const early = new Map<number, number[]>();
+const latencies: number[] = [];
+let eventsReceived = 0;
+let lastEventAt = 0;
+let measuring = false;
+
+function onEvent(rev: number, at: number): void {
+  if (!measuring) return;
+  eventsReceived++;
+  lastEventAt = at;
+  const ack = acked.get(rev);
+  if (ack !== undefined) latencies.push(Math.max(0, at - ack));
+  else {
+    let list = early.get(rev);
+    if (!list) early.set(rev, (list = []));
+    list.push(at);
+  }
+}
+
+function watchRequest(): string {
+  if (cfg.mode === 'orch') {
+    const rv = cfg.startRevision ? `&resourceVersion=${cfg.startRevision}` : '';
+    return `GET /api/v1/namespaces/${cfg.namespace}/configmaps?watch=1${rv} HTTP/1.1\r\nHost: ${cfg.host}\r\nAccept: application/json\r\n\r\n`;
+  }
+  const body = JSON.stringify({ create_request: { key: b64(prefix), range_end: b64(prefixEnd) } });
+  return `POST /v3/watch HTTP/1.1\r\nHost: ${cfg.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** opens one watch; resolves once the stream is established (orch: response head; etcd: the `created` message) */
+function openWatcher(sockets: Socket[]): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock: Socket =
+      cfg.mode === 'orch'
+        ? tlsConnect({ host: cfg.host, port: cfg.port, ...tlsOpts, servername: 'localhost' }, () => sock.write(watchRequest()))
+        : netConnect({ host: cfg.host, port: cfg.port }, () => sock.write(watchRequest()));
+    let carry = '';
+    let ready = false;
+    sock.setEncoding('latin1');
+    sock.on('data', (chunk: string) => {
+      const at = performance.now();
+      const text = carry + chunk;
+      if (!ready) {
+        const established = cfg.mode === 'orch' ? text.includes('\r\n\r\n') : text.includes('"created":true');
+        if (/^HTTP\/1\.1 [^2]/.test(text)) {
+          sock.destroy();
+          resolve(false);
+          return;
+        }
+        if (established) {
+          ready = true;
+          sockets.push(sock);
+          resolve(true);
+        }
+      }
+      const nl = text.lastIndexOf('\n');
+      if (nl < 0) {
+        carry = text;
+        return;
+      }
+      carry = text.slice(nl + 1);
+      const complete = text.slice(0, nl);
+      marker.lastIndex = 0;
+      let m: RegExpExecArray | null;
+      while ((m = marker.exec(complete))) onEvent(Number(m[1]), at);
+    });
+    sock.on('error', () => {
+      if (!ready) resolve(false);
+    });
+  });
+}
+
+const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 16, ...tlsOpts });
+const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 16 });
+
+/** one write; resolves with the revision it created */
+function write(seq: number, value: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let path: string;
+    let body: string;
+    if (cfg.mode === 'orch') {
+      path = `/api/v1/namespaces/${cfg.namespace}/configmaps`;
+      body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `o-${seq}` }, data: { v: value } });
+    } else {
+      path = '/v3/kv/put';
+      body = JSON.stringify({ key: b64(`${prefix}o-${seq}`), value: b64(value) });
+    }
+    const opts = {
+      host: cfg.host,
+      port: cfg.port,
+      method: 'POST',
+      path,
+      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+    };
+    const onRes = (res: import('node:http').IncomingMessage): void => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        const at = performance.now();
+        if ((res.statusCode ?? 0) >= 300) return reject(new Error(`write: ${res.statusCode} ${text.slice(0, 200)}`));
+        const j = JSON.parse(text) as { metadata?: { resourceVersion?: string }; header?: { revision?: string } };
+        const rev = Number(cfg.mode === 'orch' ? j.metadata?.resourceVersion : j.header?.revision);
+        acked.set(rev, at);
+        const pending = early.get(rev);
+        if (pending) {
+          for (let i = 0; i < pending.length; i++) latencies.push(0);
+          early.delete(rev);
+        }
+        resolve(rev);
+      });
+    };
+    const req = cfg.mode === 'orch' ? httpsRequest({ ...opts, agent: httpsAgent }, onRes) : httpRequest({ ...opts, agent: httpAgent }, onRes);
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function quantile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+async function main(): Promise<void> {
+  const sockets: Socket[] = [];
+  let failed = 0;
+  const CONNECT_BATCH = 100;
+  for (let i = 0; i < cfg.watchers; i += CONNECT_BATCH) {
+    const n = Math.min(CONNECT_BATCH, cfg.watchers - i);
+    const ok = await Promise.all(Array.from({ length: n }, () => openWatcher(sockets)));
+    failed += ok.filter((x) => !x).length;
+  }
+  process.stdout.write(`${JSON.stringify({ ready: sockets.length, failed })}\n`);
+  await new Promise<void>((resolve) => {
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (d: string) => {
+      if (d.includes('go')) resolve();
+    });
+  });
+
+  const value = 'x'.repeat(cfg.valueSize);
+  measuring = true;
+  const t0 = performance.now();
+  const interval = 1000 / cfg.rate;
+  let seq = 0;
+  let writeErrors = 0;
+  const inflight: Promise<unknown>[] = [];
+  // a steady schedule: write k is sent at t0 + k*interval (no catch-up bursts beyond the schedule)
+  while (performance.now() - t0 < cfg.durationMs) {
+    const due = t0 + seq * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(write(seq++, value).catch(() => writeErrors++));
+  }
+  await Promise.all(inflight);
+  const writesDone = seq - writeErrors;
+  const expected = writesDone * sockets.length;
+  // drain: wait until every event arrived, at most 10 s
+  const drainStart = performance.now();
+  while (eventsReceived < expected && performance.now() - drainStart < 10_000) await new Promise((r) => setTimeout(r, 20));
+  // delivery rate over the span from the first write to the last event received
+  const elapsedS = (Math.max(lastEventAt, t0 + 1) - t0) / 1000;
+  const sorted = Float64Array.from(latencies).sort();
+  const result = {
+    mode: cfg.mode,
+    watchers: sockets.length,
+    watchersFailed: failed,
+    writes: writesDone,
+    writeErrors,
+    writeRatePerSec: +(writesDone / (cfg.durationMs / 1000)).toFixed(1),
+    eventsExpected: expected,
+    eventsReceived,
+    eventsPerSec: Math.round(eventsReceived / elapsedS),
+    latencyMs: { p50: +quantile(sorted, 0.5).toFixed(2), p99: +quantile(sorted, 0.99).toFixed(2), max: +quantile(sorted, 1).toFixed(2) },
+  };
+  process.stdout.write(`${JSON.stringify({ result })}\n`);
+  for (const s of sockets) s.destroy();
+  httpsAgent.destroy();
+  httpAgent.destroy();
+  process.exit(0);
+}
+
+void main();
