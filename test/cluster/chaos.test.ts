@@ -384,7 +384,7 @@ describe('chaos: 3 real members, SIGKILL of the leader, partitions', () => {
         expect(f, `acknowledged write ${id} lost`).toBeDefined();
         expect(f!.rv).toBeGreaterThanOrEqual(w.rv);
       }
-      const result = checkLinearizable(history, objectModel);
+      const result = checkLinearizable(history, objectModel, { maxStatesPerKey: 300_000 });
       if (!result.ok) {
         const bad = history.filter((h) => result.failedKeys.includes(h.key) || result.unknownKeys.includes(h.key));
         console.error('non-linearizable keys', result, JSON.stringify(bad.slice(0, 200)));
