@@ -278,6 +278,22 @@ describe('Update entries for PUT and non-apply PATCH', () => {
     expect(entry(jp.json<Obj>(), 'ignored')).toBeUndefined();
   });
 
+  it('a bad fieldManager on POST/PUT/PATCH is 422 Invalid on the options kind', async () => {
+    const long = await t.request('POST', `${CM}?fieldManager=${'x'.repeat(129)}`, { body: { metadata: { name: 'u-bad' } } });
+    expect(long.status).toBe(422);
+    expect(long.json<Obj>().details).toMatchObject({ kind: 'CreateOptions', causes: [{ field: 'fieldManager', reason: 'FieldValueTooLong' }] });
+    const ctrl = await t.request('POST', `${CM}?fieldManager=a%01b`, { body: { metadata: { name: 'u-bad' } } });
+    expect(ctrl.status).toBe(422);
+    expect(ctrl.json<Obj>().details.causes[0].field).toBe('fieldManager');
+    expect((await t.request('GET', `${CM}/u-bad`)).status).toBe(404);
+    const p = await t.request('PATCH', `${CM}/u-bad?fieldManager=${'x'.repeat(129)}`, {
+      body: '{}',
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
+    expect(p.status).toBe(422);
+    expect(p.json<Obj>().details.kind).toBe('PatchOptions');
+  });
+
   it('an update that changes nothing leaves managedFields (and the resourceVersion) alone', async () => {
     const c = (await t.request('POST', `${CM}?fieldManager=m`, { body: { metadata: { name: 'u3' }, data: { a: '1' } } })).json<Obj>();
     const p = await t.request('PATCH', `${CM}/u3?fieldManager=other`, {

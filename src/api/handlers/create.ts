@@ -1,4 +1,5 @@
-import { badRequest } from '../errors.js';
+import { inferFieldManager, validateFieldManager } from '../apply/field-manager.js';
+import { badRequest, invalid } from '../errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
 import { checkNamespace, decodeObjectBody, fieldWarnings, parseDryRun, parseFieldValidation } from './common.js';
@@ -17,19 +18,37 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
     dryRun,
     fieldValidation,
     duplicateFields: duplicates,
-    manager: fieldManagerOf(req),
+    manager: fieldManagerOf(ctx, req, 'CreateOptions'),
   });
   return { status: 201, body: object, warnings: fieldWarnings(fieldValidation, unknownFields, duplicates) };
 }
 
-/** the manager recorded in managedFields for non-apply writes (spec 000 §4.9): fieldManager or the User-Agent's product */
-export function fieldManagerOf(req: ApiRequest): string {
+/**
+ * The manager recorded in managedFields for non-apply writes (spec 000 §4.9):
+ * `fieldManager`, else the User-Agent's product, else `unknown`. A bad
+ * `fieldManager` is 422 Invalid on the request's options kind, as in Kubernetes.
+ */
+export function fieldManagerOf(ctx: HandlerContext, req: ApiRequest, optionsKind: OptionsKind): string {
   const explicit = req.query.get('fieldManager');
   if (explicit !== null && explicit !== '') {
-    if (explicit.length > 128) throw badRequest('fieldManager: Too long: may not be more than 128 bytes');
+    checkFieldManager(ctx, explicit, optionsKind);
     return explicit;
   }
-  const ua = req.headers.get('user-agent') ?? '';
-  const product = ua.split('/')[0]?.trim() ?? '';
-  return product.slice(0, 128) || 'unknown';
+  return inferFieldManager(undefined, req.headers.get('user-agent') ?? undefined) || 'unknown';
+}
+
+export type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions';
+
+/** 422 Invalid naming `fieldManager` when it is too long or not printable */
+export function checkFieldManager(ctx: HandlerContext, name: string, optionsKind: OptionsKind): void {
+  const why = validateFieldManager(name);
+  if (why === undefined) return;
+  const tooLong = why.startsWith('must be no more');
+  throw invalid(optionsKind, `meta.${ctx.registry.apiDomain}`, '', [
+    {
+      field: 'fieldManager',
+      type: tooLong ? 'FieldValueTooLong' : 'FieldValueInvalid',
+      message: tooLong ? `Too long: ${why}` : `Invalid value: ${JSON.stringify(name)}: ${why}`,
+    },
+  ]);
 }

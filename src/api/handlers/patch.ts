@@ -15,7 +15,7 @@ import type { ApiRequest, ApiResponse } from '../request.js';
 import type { ApiObject } from '../types.js';
 import type { HandlerContext } from './context.js';
 import { bodyText, boolParam, fieldWarnings, mediaType, parseDryRun, parseFieldValidation } from './common.js';
-import { fieldManagerOf } from './create.js';
+import { checkFieldManager, fieldManagerOf } from './create.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../schema/duplicates.js';
 import { validateAgainstSchema } from '../schema/validate.js';
 
@@ -39,7 +39,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
   if (type === 'application/apply-patch+yaml') return applyHandler(ctx, req, { dryRun, fieldValidation, force });
   if (req.query.has('force')) {
     throw invalid('PatchOptions', `meta.${ctx.registry.apiDomain}`, '', [
-      { field: 'force', type: 'FieldValueInvalid', message: 'Invalid value: true: may not be specified for non-apply patch' },
+      { field: 'force', type: 'FieldValueForbidden', message: 'Forbidden: may not be specified for non-apply patch' },
     ]);
   }
   // strategic merge needs the patch strategies of built-in types; custom resources refuse it (spec 000 §4.3)
@@ -53,7 +53,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
   const duplicates = findDuplicateFields(text);
   const gs = ctx.storeFor(req.def);
   const { name, namespace } = req.info;
-  const writeOpts = { dryRun, fieldValidation, duplicateFields: duplicates, manager: fieldManagerOf(req) };
+  const writeOpts = { dryRun, fieldValidation, duplicateFields: duplicates, manager: fieldManagerOf(ctx, req, 'PatchOptions') };
   const ifMatch = ifMatchVersion(req.headers.get('if-match'));
   const r = await gs.guaranteedUpdate(namespace, name, writeOpts, (current) => {
     const cur = current!;
@@ -95,11 +95,7 @@ async function applyHandler(
       { field: 'fieldManager', type: 'FieldValueRequired', message: 'Required value: is required for apply patch' },
     ]);
   }
-  if (manager.length > 128) {
-    throw invalid('PatchOptions', `meta.${ctx.registry.apiDomain}`, '', [
-      { field: 'fieldManager', type: 'FieldValueTooLong', message: 'Too long: may not be more than 128 bytes' },
-    ]);
-  }
+  checkFieldManager(ctx, manager, 'PatchOptions');
   const text = bodyText(req);
   let config: unknown;
   try {

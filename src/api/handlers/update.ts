@@ -22,7 +22,7 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
   const r = await gs.guaranteedUpdate(
     req.info.namespace,
     req.info.name,
-    { dryRun, fieldValidation, duplicateFields: duplicates, createIfAbsent: true, manager: fieldManagerOf(req) },
+    { dryRun, fieldValidation, duplicateFields: duplicates, createIfAbsent: true, manager: fieldManagerOf(ctx, req, 'UpdateOptions') },
     () => obj,
   );
   return {
