@@ -133,6 +133,16 @@ export class GenericStore {
     if (!ok) throw tooLargeResourceVersion(raw, this.store.revision);
   }
 
+  /**
+   * Makes the local state at least as new as every write acknowledged
+   * anywhere before this call (Raft ReadIndex; immediate on one node). A
+   * follower that is behind must not answer 404/409 from stale state.
+   */
+  async catchUp(): Promise<void> {
+    const idx = await this.store.readIndex();
+    if (idx > this.store.revision) await this.store.waitForRevision(idx, TOO_LARGE_RV_WAIT_MS);
+  }
+
   readRaw(namespace: string, name: string): KeyValue | undefined {
     return this.store.range({ key: this.key(namespace, name) }).kvs[0];
   }
@@ -140,8 +150,7 @@ export class GenericStore {
   /** get (spec 000 §4.6 get table): unset = most recent (consistent), 0 = any, N = not older than N */
   async get(namespace: string, name: string, rv?: { value: number; raw: string }): Promise<ApiObject> {
     if (rv === undefined) {
-      const idx = await this.store.readIndex();
-      await this.store.waitForRevision(idx, TOO_LARGE_RV_WAIT_MS);
+      await this.catchUp();
     } else if (rv.value > 0) {
       await this.ensureRevision(rv.value, rv.raw);
     }
@@ -237,6 +246,7 @@ export class GenericStore {
     transform: (current: ApiObject | undefined) => ApiObject,
   ): Promise<{ object: ApiObject; created: boolean; unknownFields: string[] }> {
     const key = this.key(namespace, name);
+    await this.catchUp();
     for (let attempt = 0; ; attempt++) {
       const kv = this.readRaw(namespace, name);
       const current = kv ? decodeObject(kv) : undefined;
@@ -327,6 +337,7 @@ export class GenericStore {
     opts: WriteOptions & DeleteRequestOptions,
   ): Promise<{ object: ApiObject; deleted: boolean }> {
     const key = this.key(namespace, name);
+    await this.catchUp();
     for (let attempt = 0; ; attempt++) {
       const kv = this.readRaw(namespace, name);
       if (!kv) throw notFound(this.def.resource, this.def.group, name);
