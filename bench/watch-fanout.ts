@@ -47,6 +47,8 @@ interface LoadResult {
   eventsReceived: number;
   eventsPerSec: number;
   latencyMs: { p50: number; p99: number; max: number };
+  latencyFromSendMs: { p50: number; p99: number };
+  eventsBeforeAck: number;
 }
 
 /** runs the load process; `between` runs after the watchers are open and before the writes */
@@ -239,7 +241,19 @@ function etcdAvailable(): Promise<boolean> {
 
 const ratio = (a: number, b: number): number | null => (b > 0 ? +(a / b).toFixed(3) : null);
 
+/** the open-files limit of this process (the orch server runs here) */
+function fdLimit(): number {
+  const m = /Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'));
+  return m ? Number(m[1]) : Infinity;
+}
+
 async function main(): Promise<void> {
+  const limit = fdLimit();
+  // each orch watch holds 3 descriptors in the server process: the TLS socket and both ends of the unix socket to the uWS gateway
+  const maxOrchWatchers = Math.floor((limit - 300) / 3);
+  if (watcherCounts.some((n) => n > maxOrchWatchers)) {
+    process.stderr.write(`note: open-files limit ${limit} lets the orch server hold about ${maxOrchWatchers} watches (3 descriptors each); raise it (ulimit -n) for more\n`);
+  }
   const etcd = withEtcd && (await etcdAvailable());
   const runs: Record<string, unknown>[] = [];
   for (const n of watcherCounts) {
@@ -252,6 +266,8 @@ async function main(): Promise<void> {
         eventsPerSec: ratio(orch.eventsPerSec, e.eventsPerSec),
         latencyP50: ratio(orch.latencyMs.p50, e.latencyMs.p50),
         latencyP99: ratio(orch.latencyMs.p99, e.latencyMs.p99),
+        latencyFromSendP50: ratio(orch.latencyFromSendMs.p50, e.latencyFromSendMs.p50),
+        latencyFromSendP99: ratio(orch.latencyFromSendMs.p99, e.latencyFromSendMs.p99),
         memoryPerWatcher: ratio(orch.serverMemory.rssPerWatcherBytes, e.serverMemory.rssPerWatcherBytes),
       };
     }
@@ -259,10 +275,11 @@ async function main(): Promise<void> {
   }
   const out = {
     bench: 'watch-fanout',
-    config: { watcherCounts, writeRatePerSec: rate, durationS, valueSize, etcd: etcd ? 'compared' : withEtcd ? 'etcd not installed (bench/setup-etcd.sh)' : 'skipped (--no-etcd)' },
+    config: { watcherCounts, writeRatePerSec: rate, durationS, valueSize, openFilesLimit: limit, maxOrchWatchersAtThisLimit: maxOrchWatchers, etcd: etcd ? 'compared' : withEtcd ? 'etcd not installed (bench/setup-etcd.sh)' : 'skipped (--no-etcd)' },
     notes: [
       'orch: HTTPS with client certificates (TLS front + uWS gateway), JSON watch events; etcd: plain HTTP JSON gateway on loopback',
-      'latency: write acknowledged (HTTP response) to event received by a watcher; an event received before the ack counts 0',
+      'latencyMs: write acknowledged (HTTP response) to event received by a watcher; an event received before the ack counts 0 (eventsBeforeAck says how many); latencyFromSendMs: from the write request being sent',
+      'events per second are bounded by rate x watchers: a run that keeps up delivers exactly that; the latencies show the headroom',
       'orch memory: in-process RSS/heap delta after GC with the watchers open; etcd memory: VmRSS delta of the etcd process',
     ],
     runs,

@@ -49,11 +49,15 @@ const prefix = `/bench/${cfg.namespace}/`;
 const prefixEnd = `/bench/${cfg.namespace}0`;
 const marker = cfg.mode === 'orch' ? /"resourceVersion":"(\d+)"/g : /"mod_revision":"(\d+)"/g;
 
-/** ack time (performance.now) by revision */
+/** ack time and send time (performance.now) by revision */
 const acked = new Map<number, number>();
+const sentAt = new Map<number, number>();
 /** receipts that arrived before their write was acknowledged: revision -> receipt times */
 const early = new Map<number, number[]>();
+/** from the write's acknowledgement (0 when the event came first) */
 const latencies: number[] = [];
+/** from the moment the write was sent */
+const fromSend: number[] = [];
 let eventsReceived = 0;
 let lastEventAt = 0;
 let measuring = false;
@@ -63,8 +67,10 @@ function onEvent(rev: number, at: number): void {
   eventsReceived++;
   lastEventAt = at;
   const ack = acked.get(rev);
-  if (ack !== undefined) latencies.push(Math.max(0, at - ack));
-  else {
+  if (ack !== undefined) {
+    latencies.push(Math.max(0, at - ack));
+    fromSend.push(at - sentAt.get(rev)!);
+  } else {
     let list = early.get(rev);
     if (!list) early.set(rev, (list = []));
     list.push(at);
@@ -89,6 +95,12 @@ function openWatcher(sockets: Socket[]): Promise<boolean> {
         : netConnect({ host: cfg.host, port: cfg.port }, () => sock.write(watchRequest()));
     let carry = '';
     let ready = false;
+    // a server out of file descriptors accepts nothing and says nothing: give up on this watcher
+    const timer = setTimeout(() => {
+      if (ready) return;
+      sock.destroy();
+      resolve(false);
+    }, 15_000);
     sock.setEncoding('latin1');
     sock.on('data', (chunk: string) => {
       const at = performance.now();
@@ -101,6 +113,7 @@ function openWatcher(sockets: Socket[]): Promise<boolean> {
           return;
         }
         if (established) {
+          clearTimeout(timer);
           ready = true;
           sockets.push(sock);
           resolve(true);
@@ -145,6 +158,7 @@ function write(seq: number, value: string): Promise<number> {
       path,
       headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
     };
+    const sent = performance.now();
     const onRes = (res: import('node:http').IncomingMessage): void => {
       let text = '';
       res.setEncoding('utf8');
@@ -155,9 +169,13 @@ function write(seq: number, value: string): Promise<number> {
         const j = JSON.parse(text) as { metadata?: { resourceVersion?: string }; header?: { revision?: string } };
         const rev = Number(cfg.mode === 'orch' ? j.metadata?.resourceVersion : j.header?.revision);
         acked.set(rev, at);
+        sentAt.set(rev, sent);
         const pending = early.get(rev);
         if (pending) {
-          for (let i = 0; i < pending.length; i++) latencies.push(0);
+          for (const recv of pending) {
+            latencies.push(0);
+            fromSend.push(recv - sent);
+          }
           early.delete(rev);
         }
         resolve(rev);
@@ -214,6 +232,7 @@ async function main(): Promise<void> {
   // delivery rate over the span from the first write to the last event received
   const elapsedS = (Math.max(lastEventAt, t0 + 1) - t0) / 1000;
   const sorted = Float64Array.from(latencies).sort();
+  const sortedSend = Float64Array.from(fromSend).sort();
   const result = {
     mode: cfg.mode,
     watchers: sockets.length,
@@ -225,6 +244,9 @@ async function main(): Promise<void> {
     eventsReceived,
     eventsPerSec: Math.round(eventsReceived / elapsedS),
     latencyMs: { p50: +quantile(sorted, 0.5).toFixed(2), p99: +quantile(sorted, 0.99).toFixed(2), max: +quantile(sorted, 1).toFixed(2) },
+    /** from the write request being sent (includes the write itself; never degenerate) */
+    latencyFromSendMs: { p50: +quantile(sortedSend, 0.5).toFixed(2), p99: +quantile(sortedSend, 0.99).toFixed(2) },
+    eventsBeforeAck: latencies.filter((l) => l === 0).length,
   };
   process.stdout.write(`${JSON.stringify({ result })}\n`);
   for (const s of sockets) s.destroy();
