@@ -99,8 +99,13 @@ describe('JSON Patch (RFC 6902)', () => {
     const m = await patch(`${CM}/jp4`, JSON_PATCH, '[{"op":');
     expect(m.status).toBe(400);
     expect(m.json<Obj>().reason).toBe('BadRequest');
-    const notList = await patch(`${CM}/jp4`, JSON_PATCH, { op: 'add', path: '/data/x', value: 'y' });
-    expect([400, 422]).toContain(notList.status);
+    for (const notList of [{ op: 'add', path: '/data/x', value: 'y' }, 'x', 1]) {
+      const r2 = await patch(`${CM}/jp4`, JSON_PATCH, JSON.stringify(notList));
+      expect(r2.status, JSON.stringify(notList)).toBe(400);
+      expect(r2.json<Obj>().reason).toBe('BadRequest');
+    }
+    const badOp = await patch(`${CM}/jp4`, JSON_PATCH, [{ op: 'bogus', path: '/data/a' }]);
+    expect(badOp.status).toBe(422);
     expect((await get(`${CM}/jp4`)).data).toEqual({ a: '1' });
   });
 
@@ -173,7 +178,7 @@ describe('JSON Merge Patch (RFC 7386)', () => {
 
   it('a body that is not an object is 400', async () => {
     await createCm('mp3', { a: '1' });
-    for (const body of ['[1,2]', '"s"', '42']) {
+    for (const body of ['[1,2]', '"s"', '42', 'null']) {
       const r = await patch(`${CM}/mp3`, MERGE, body);
       expect(r.status, body).toBe(400);
       expect(r.json<Obj>().reason).toBe('BadRequest');

@@ -49,6 +49,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     );
   }
   const text = bodyText(req);
+  checkPatchShape(type, text);
   // duplicate keys in the patch body are reported like those of a full body (spec 000 §4.8)
   const duplicates = findDuplicateFields(text);
   const gs = ctx.storeFor(req.def);
@@ -170,6 +171,25 @@ async function applyHandler(
     body: r.object,
     warnings: fieldWarnings(opts.fieldValidation, unknown, duplicates),
   };
+}
+
+/**
+ * A body that cannot be a patch of an object at all is a bad request (400):
+ * JSON Patch must be a list of operations, merge and strategic merge patches
+ * must be JSON objects. Problems inside a well-formed patch are 422/409.
+ */
+function checkPatchShape(type: string, text: string): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`the patch body could not be decoded as JSON: ${(e as Error).message}`);
+  }
+  if (type === 'application/json-patch+json') {
+    if (!Array.isArray(value)) throw badRequest('the JSON Patch body must be a list of operations');
+  } else if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw badRequest('the patch body must be a JSON object');
+  }
 }
 
 /** the resourceVersion an If-Match header names (`"42"`, `W/"42"` or `42`); `*` is no precondition */
