@@ -389,6 +389,7 @@ export class GenericStore {
    */
   async deleteCorrupt(namespace: string, name: string): Promise<{ key: string }> {
     const key = this.key(namespace, name);
+    await this.catchUp();
     const kv = this.readRaw(namespace, name);
     if (!kv) throw notFound(this.def.resource, this.def.group, name);
     try {
