@@ -233,8 +233,11 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     res.cork(() => {
       res.writeStatus(statusLine(out.status));
       for (const [k, v] of out.headers) res.writeHeader(k, v);
-      // headers go out before the first event so clients see the watch start
-      res.write('');
+      // Headers must go out before the first event so clients see the watch start
+      // (kubectl waits on it). uWS sends nothing for an empty chunk, so JSON streams
+      // start with a newline, which every JSON stream decoder skips as whitespace.
+      const type = out.headers.find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? '';
+      res.write(type.startsWith('application/json') ? '\n' : '');
     });
     const base = res.getWriteOffset();
     const done = () => {

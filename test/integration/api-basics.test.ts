@@ -289,3 +289,33 @@ describe('metrics', () => {
     expect(Number(rev?.[1])).toBeGreaterThan(0);
   });
 });
+
+describe('watch stream start', () => {
+  it('sends the status line and headers before the first event', async () => {
+    const { request } = await import('node:https');
+    const rv = (await t.request('GET', '/api/v1/namespaces/default/configmaps')).json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion;
+    const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: t.server.port,
+          path: `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}`,
+          ca: t.server.caPem,
+          cert: t.server.adminCertPem,
+          key: t.server.adminKeyPem,
+          agent: false,
+        },
+        (res) => {
+          resolve({ status: res.statusCode, ...res.headers });
+          res.destroy();
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    // no object changed after rv, so only the stream start can have produced the headers
+    expect(headers.status).toBe(200);
+    expect(headers['transfer-encoding']).toBe('chunked');
+    expect(headers['content-type']).toBe('application/json');
+  });
+});
