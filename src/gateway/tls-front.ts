@@ -17,6 +17,7 @@ import { randomFillSync } from 'node:crypto';
 import { connect as netConnect, type Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { PeerCertificate } from '../auth/types.js';
+import { RequestHeadCoalescer } from './request-head-coalescer.js';
 
 export interface TlsFrontOptions {
   host: string;
@@ -223,10 +224,13 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       if (!tlsSocket.destroyed) tlsSocket.end();
     });
 
-    // The header goes first; writes made before the unix socket connects are
-    // buffered in order. pipe() gives back-pressure in both directions.
-    backend.write(header);
-    tlsSocket.pipe(backend);
+    // The header goes first, in the same write as the first request bytes (uWS
+    // reads a head split over several reads only up to 4 KiB); writes made
+    // before the unix socket connects are buffered in order. pipe() gives
+    // back-pressure in both directions.
+    const coalescer = new RequestHeadCoalescer(header);
+    coalescer.on('error', fail);
+    tlsSocket.pipe(coalescer).pipe(backend);
     backend.pipe(tlsSocket);
   });
 

@@ -319,3 +319,25 @@ describe('watch stream start', () => {
     expect(headers['content-type']).toBe('application/json');
   });
 });
+
+describe('large request heads', () => {
+  it('a 20 KB bearer token written in 1 KB pieces gets a clean 401', async () => {
+    const { connect } = await import('node:tls');
+    const text = await new Promise<string>((resolve, reject) => {
+      const s = connect({ host: '127.0.0.1', port: t.server.port, ca: t.server.caPem, servername: 'localhost' }, async () => {
+        const req = Buffer.from(`GET /api/v1/namespaces HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${'x'.repeat(20_000)}\r\nConnection: close\r\n\r\n`);
+        for (let i = 0; i < req.length; i += 1024) {
+          s.write(req.subarray(i, i + 1024));
+          await new Promise((r) => setTimeout(r, 1));
+        }
+      });
+      let out = '';
+      s.on('data', (d: Buffer) => (out += d.toString()));
+      s.on('end', () => resolve(out));
+      s.on('close', () => resolve(out));
+      s.on('error', reject);
+    });
+    expect(text.startsWith('HTTP/1.1 401')).toBe(true);
+    expect(text).toContain('"reason":"Unauthorized"');
+  });
+});

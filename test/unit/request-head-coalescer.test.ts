@@ -1,0 +1,66 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { RequestHeadCoalescer } from '../../src/gateway/request-head-coalescer.js';
+
+function run(prefix: Buffer | undefined, chunks: Buffer[]): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const c = new RequestHeadCoalescer(prefix);
+    const out: Buffer[] = [];
+    c.on('data', (d: Buffer) => out.push(d));
+    c.on('end', () => resolve(out));
+    c.on('error', reject);
+    for (const ch of chunks) c.write(ch);
+    c.end();
+  });
+}
+
+const head = (n: number) => Buffer.from(`GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(n)}\r\n\r\n`);
+
+describe('RequestHeadCoalescer', () => {
+  it('forwards a head split into pieces as one write, with the prefix in front', async () => {
+    const h = head(20_000);
+    const pieces = [h.subarray(0, 4096), h.subarray(4096, 8192), h.subarray(8192)];
+    const out = await run(Buffer.from('PROXY'), pieces);
+    expect(out).toHaveLength(1);
+    expect(out[0]!.equals(Buffer.concat([Buffer.from('PROXY'), h]))).toBe(true);
+  });
+
+  it('passes body bytes and complete heads straight through', async () => {
+    const out = await run(undefined, [head(10), Buffer.from('{"a":1}'), Buffer.from('more body')]);
+    expect(out.map((b) => b.toString())).toEqual([head(10).toString(), '{"a":1}', 'more body']);
+  });
+
+  it('finds a head end that straddles two pieces', async () => {
+    const h = head(100);
+    const out = await run(undefined, [h.subarray(0, h.length - 2), h.subarray(h.length - 2)]);
+    expect(out).toHaveLength(1);
+    expect(out[0]!.equals(h)).toBe(true);
+  });
+
+  it('releases an incomplete head after a short hold instead of stalling', async () => {
+    const c = new RequestHeadCoalescer();
+    const got = new Promise<Buffer>((resolve) => c.once('data', resolve));
+    c.write(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n'));
+    expect((await got).toString()).toBe('GET / HTTP/1.1\r\nHost: x\r\n');
+    c.destroy();
+  });
+
+  it('never alters or reorders bytes, however the stream is cut', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 3000 }), { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 9000 }), async (cuts, n) => {
+        const stream = Buffer.concat([head(n), Buffer.from('body'), head(n % 500)]);
+        const pieces: Buffer[] = [];
+        let at = 0;
+        for (const c of cuts) {
+          if (at >= stream.length) break;
+          pieces.push(stream.subarray(at, at + c));
+          at += c;
+        }
+        if (at < stream.length) pieces.push(stream.subarray(at));
+        const out = await run(Buffer.from('P'), pieces);
+        expect(Buffer.concat(out).equals(Buffer.concat([Buffer.from('P'), stream]))).toBe(true);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
