@@ -38,6 +38,8 @@ export interface WriteOptions {
   manager?: string;
   /** `Apply` when server-side apply computed managedFields itself */
   operation?: 'Apply' | 'Update';
+  /** the sub-resource written (`status`), recorded in managedFields entries */
+  subresource?: string;
 }
 
 /** Schema-driven admission steps, provided by the schema engine. */

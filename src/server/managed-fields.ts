@@ -3,10 +3,11 @@
 // a conflict. Server-side apply computes its own entries.
 
 import { recordUpdate } from '../api/apply/apply.js';
-import type { WriteHooks } from '../api/generic-store.js';
+import type { WriteHooks, WriteOptions } from '../api/generic-store.js';
 import { nowTimestamp } from '../api/meta.js';
 import { apiVersionOf } from '../api/registry.js';
 import type { Definitions } from '../api/schema/types.js';
+import type { ApiObject, ResourceDefinition } from '../api/types.js';
 
 export function managedFieldsHooks(defs: Definitions): Pick<WriteHooks, 'beforeWrite'> {
   return {
@@ -14,16 +15,28 @@ export function managedFieldsHooks(defs: Definitions): Pick<WriteHooks, 'beforeW
       if (opts.operation === 'Apply' || !opts.manager) return;
       const updated = recordUpdate({
         live: old,
-        updated: obj,
+        updated: statusAsStored(def, obj, old, opts),
         manager: opts.manager,
         apiVersion: apiVersionOf(def),
         now: nowTimestamp(),
         schema: def.schema,
         defs,
+        subresource: opts.subresource,
       });
       const mf = updated.metadata?.managedFields;
       if (mf === undefined) delete obj.metadata!.managedFields;
       else obj.metadata!.managedFields = mf;
     },
   };
+}
+
+/**
+ * On a kind with a `status` sub-resource the main resource does not own
+ * status: what the server put there (e.g. a pod's initial phase) is nobody's
+ * change, as with Kubernetes' reset-fields strategies.
+ */
+function statusAsStored(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): ApiObject {
+  if (opts.subresource === 'status' || !(def.subresources ?? []).includes('status')) return obj;
+  const { status: _s, ...rest } = obj;
+  return old?.status === undefined ? (rest as ApiObject) : { ...rest, status: old.status };
 }

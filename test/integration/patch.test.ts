@@ -322,3 +322,69 @@ describe('patch media types', () => {
     expect(r.json<Obj>().metadata.resourceVersion).toBe(c.metadata.resourceVersion);
   });
 });
+
+describe('the status sub-resource', () => {
+  const podBody = (name: string) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } });
+
+  it('a write to /status changes only the status; managedFields name the sub-resource', async () => {
+    expect((await t.request('POST', PODS, { body: podBody('st1') })).status).toBe(201);
+    const r = await patch(`${PODS}/st1/status?fieldManager=kubelet`, MERGE, {
+      metadata: { labels: { sneaky: 'x' } },
+      spec: { containers: [{ name: 'c', image: 'evil:1' }] },
+      status: { phase: 'Running' },
+    });
+    expect(r.status, r.text).toBe(200);
+    const o = r.json<Obj>();
+    expect(o.status.phase).toBe('Running');
+    expect(o.spec.containers[0].image).toBe('nginx:1');
+    expect(o.metadata.labels).toBeUndefined();
+    const e = (o.metadata.managedFields as Obj[]).find((m) => m.manager === 'kubelet');
+    expect(e).toMatchObject({ operation: 'Update', subresource: 'status' });
+    expect(e!.fieldsV1['f:status']['f:phase']).toEqual({});
+    expect(e!.fieldsV1['f:spec']).toBeUndefined();
+  });
+
+  it('a write to the main resource keeps the stored status', async () => {
+    const c = (await t.request('POST', PODS, { body: podBody('st2') })).json<Obj>();
+    const r = await patch(`${PODS}/st2`, MERGE, { status: { phase: 'Failed' } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json<Obj>().status.phase).toBe('Pending');
+    expect(r.json<Obj>().metadata.resourceVersion).toBe(c.metadata.resourceVersion);
+    const put = await t.request('PUT', `${PODS}/st2`, { body: { ...c, metadata: { ...c.metadata, labels: { a: 'b' } }, status: { phase: 'Succeeded' } } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.json<Obj>().status.phase).toBe('Pending');
+    expect(put.json<Obj>().metadata.labels).toEqual({ a: 'b' });
+  });
+
+  it('PUT and apply on /status: 404 when absent; apply records a status entry', async () => {
+    const absent = await t.request('PUT', `${PODS}/st-none/status`, { body: podBody('st-none') });
+    expect(absent.status).toBe(404);
+    const absentApply = await patch(`${PODS}/st-none/status`, APPLY, 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: st-none\nstatus:\n  phase: Running\n', '?fieldManager=k');
+    expect(absentApply.status).toBe(404);
+    expect((await t.request('GET', `${PODS}/st-none`)).status).toBe(404);
+
+    expect((await t.request('POST', PODS, { body: podBody('st3') })).status).toBe(201);
+    const a = await patch(
+      `${PODS}/st3/status`,
+      APPLY,
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: st3\nspec:\n  nodeName: ignored\nstatus:\n  phase: Running\n  message: up\n',
+      '?fieldManager=kubelet',
+    );
+    expect(a.status, a.text).toBe(200);
+    const o = a.json<Obj>();
+    expect(o.status).toMatchObject({ phase: 'Running', message: 'up' });
+    expect(o.spec.nodeName).toBeUndefined();
+    const e = (o.metadata.managedFields as Obj[]).find((m) => m.manager === 'kubelet');
+    expect(e).toMatchObject({ operation: 'Apply', subresource: 'status' });
+    expect(e!.fieldsV1).toEqual({ 'f:status': { 'f:message': {}, 'f:phase': {} } });
+    // re-applying is a no-op
+    const again = await patch(
+      `${PODS}/st3/status`,
+      APPLY,
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: st3\nstatus:\n  phase: Running\n  message: up\n',
+      '?fieldManager=kubelet',
+    );
+    expect(again.status).toBe(200);
+    expect(again.json<Obj>().metadata.resourceVersion).toBe(o.metadata.resourceVersion);
+  });
+});

@@ -8,7 +8,7 @@ import { isProtobufMediaType } from '../protobuf/envelope.js';
 import { apiVersionOf } from '../registry.js';
 import type { ApiRequest } from '../request.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../schema/duplicates.js';
-import type { ApiObject } from '../types.js';
+import type { ApiObject, ObjectMeta } from '../types.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -143,4 +143,51 @@ export function intParam(q: URLSearchParams, name: string): number | undefined {
   if (v === null || v === '') return undefined;
   if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
   return Number(v);
+}
+
+/** true for a write to the `status` sub-resource */
+export function isStatusWrite(req: ApiRequest): boolean {
+  return req.info.subresource === 'status';
+}
+
+/**
+ * Confines a write to its part of the object, as Kubernetes' status
+ * strategies do: on a kind with a `status` sub-resource, a write to the main
+ * resource keeps the stored status, and a write to `/status` changes only the
+ * status (metadata and spec stay as stored). `managedFields` and a
+ * `resourceVersion` precondition come from the write.
+ */
+export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObject | undefined): ApiObject {
+  if (!current || !(req.def.subresources ?? []).includes('status')) return next;
+  if (isStatusWrite(req)) {
+    const out: ApiObject = { ...current, metadata: { ...current.metadata } };
+    if (next.status === undefined) delete out.status;
+    else out.status = next.status;
+    const meta = out.metadata!;
+    const rv = next.metadata?.resourceVersion;
+    if (rv === undefined) delete meta.resourceVersion;
+    else meta.resourceVersion = rv;
+    const mf = next.metadata?.managedFields;
+    if (mf === undefined) delete meta.managedFields;
+    else meta.managedFields = mf;
+    return out;
+  }
+  if (current.status === undefined) delete next.status;
+  else next.status = current.status;
+  return next;
+}
+
+/** the part of an apply configuration the endpoint may set (see confineWrite) */
+export function confineApplyConfig(req: ApiRequest, cfg: ApiObject): ApiObject {
+  if (!(req.def.subresources ?? []).includes('status')) return cfg;
+  if (isStatusWrite(req)) {
+    const meta = cfg.metadata ?? {};
+    const keep: ObjectMeta = {};
+    for (const k of ['name', 'namespace', 'resourceVersion'] as const) if (meta[k] !== undefined) keep[k] = meta[k];
+    const out: ApiObject = { apiVersion: cfg.apiVersion, kind: cfg.kind, metadata: keep };
+    if (cfg.status !== undefined) out.status = cfg.status;
+    return out;
+  }
+  const { status: _s, ...rest } = cfg;
+  return rest as ApiObject;
 }

@@ -14,7 +14,17 @@ import { apiVersionOf } from '../registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { ApiObject } from '../types.js';
 import type { HandlerContext } from './context.js';
-import { bodyText, boolParam, fieldWarnings, mediaType, parseDryRun, parseFieldValidation } from './common.js';
+import {
+  bodyText,
+  boolParam,
+  confineApplyConfig,
+  confineWrite,
+  fieldWarnings,
+  isStatusWrite,
+  mediaType,
+  parseDryRun,
+  parseFieldValidation,
+} from './common.js';
 import { checkFieldManager, fieldManagerOf } from './create.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../schema/duplicates.js';
 import { validateAgainstSchema } from '../schema/validate.js';
@@ -54,7 +64,13 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
   const duplicates = findDuplicateFields(text);
   const gs = ctx.storeFor(req.def);
   const { name, namespace } = req.info;
-  const writeOpts = { dryRun, fieldValidation, duplicateFields: duplicates, manager: fieldManagerOf(ctx, req, 'PatchOptions') };
+  const writeOpts = {
+    dryRun,
+    fieldValidation,
+    duplicateFields: duplicates,
+    manager: fieldManagerOf(ctx, req, 'PatchOptions'),
+    subresource: req.info.subresource || undefined,
+  };
   const ifMatch = ifMatchVersion(req.headers.get('if-match'));
   const r = await gs.guaranteedUpdate(namespace, name, writeOpts, (current) => {
     const cur = current!;
@@ -80,7 +96,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
       if (ifMatch !== currentRv) throw conflict(req.def.resource, req.def.group, name, STALE_OBJECT);
       meta.resourceVersion ??= ifMatch;
     }
-    return patched;
+    return confineWrite(req, patched, cur);
   });
   return { status: 200, body: r.object, warnings: fieldWarnings(fieldValidation, r.unknownFields, duplicates) };
 }
@@ -107,7 +123,7 @@ async function applyHandler(
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
     throw badRequest('the apply configuration must be an object');
   }
-  const cfg = config as ApiObject;
+  const cfg = confineApplyConfig(req, config as ApiObject);
   const apiVersion = apiVersionOf(req.def);
   if (cfg.apiVersion !== apiVersion) {
     throw badRequest(`the API version in the data (${String(cfg.apiVersion ?? '')}) does not match the expected API version (${apiVersion})`);
@@ -141,7 +157,15 @@ async function applyHandler(
   const r = await gs.guaranteedUpdate(
     req.info.namespace,
     req.info.name,
-    { ...opts, duplicateFields: duplicates, createIfAbsent: true, manager, operation: 'Apply' },
+    {
+      ...opts,
+      duplicateFields: duplicates,
+      // the status sub-resource of an absent object is 404, not a create
+      createIfAbsent: !isStatusWrite(req),
+      manager,
+      operation: 'Apply',
+      subresource: req.info.subresource || undefined,
+    },
     (current) => {
       const currentRv = current?.metadata?.resourceVersion;
       const result = serverSideApply({
@@ -153,6 +177,7 @@ async function applyHandler(
         now: nowTimestamp(),
         schema: req.def.schema,
         defs: ctx.registry.defs,
+        subresource: req.info.subresource || undefined,
       });
       if (result.conflicts.length > 0) throw conflictStatusError(result.conflicts, apiVersion);
       const out = result.object;
@@ -162,7 +187,7 @@ async function applyHandler(
       // a resourceVersion in the configuration is a precondition (spec 000 §4.3)
       if (current && m.resourceVersion === currentRv && cfg.metadata?.resourceVersion === undefined) delete m.resourceVersion;
       if (!current) delete m.resourceVersion;
-      return out;
+      return confineWrite(req, out, current);
     },
   );
   const unknown = [...new Set([...configUnknown, ...r.unknownFields])];

@@ -1,7 +1,15 @@
 import { badRequest } from '../errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
-import { checkNamespace, decodeObjectBody, fieldWarnings, parseDryRun, parseFieldValidation } from './common.js';
+import {
+  checkNamespace,
+  confineWrite,
+  decodeObjectBody,
+  fieldWarnings,
+  isStatusWrite,
+  parseDryRun,
+  parseFieldValidation,
+} from './common.js';
 import { fieldManagerOf } from './create.js';
 
 /**
@@ -22,8 +30,16 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
   const r = await gs.guaranteedUpdate(
     req.info.namespace,
     req.info.name,
-    { dryRun, fieldValidation, duplicateFields: duplicates, createIfAbsent: true, manager: fieldManagerOf(ctx, req, 'UpdateOptions') },
-    () => obj,
+    {
+      dryRun,
+      fieldValidation,
+      duplicateFields: duplicates,
+      // the status sub-resource of an absent object is 404, not a create
+      createIfAbsent: !isStatusWrite(req),
+      manager: fieldManagerOf(ctx, req, 'UpdateOptions'),
+      subresource: req.info.subresource || undefined,
+    },
+    (current) => confineWrite(req, obj, current),
   );
   return {
     status: r.created ? 201 : 200,
