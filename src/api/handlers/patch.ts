@@ -186,6 +186,9 @@ async function applyHandler(
       if (req.def.scope === 'Namespaced') m.namespace = req.info.namespace;
       // a resourceVersion in the configuration is a precondition (spec 000 §4.3)
       if (current && m.resourceVersion === currentRv && cfg.metadata?.resourceVersion === undefined) delete m.resourceVersion;
+      if (!current && cfg.metadata?.resourceVersion) {
+        throw conflict(req.def.resource, req.def.group, req.info.name, 'the object does not exist; it may have been deleted');
+      }
       if (!current) delete m.resourceVersion;
       return confineWrite(req, out, current);
     },

@@ -1,4 +1,4 @@
-import { badRequest } from '../errors.js';
+import { badRequest, conflict } from '../errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
 import {
@@ -39,7 +39,13 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       manager: fieldManagerOf(ctx, req, 'UpdateOptions'),
       subresource: req.info.subresource || undefined,
     },
-    (current) => confineWrite(req, obj, current),
+    (current) => {
+      // a resourceVersion is a precondition: an absent object does not meet it (spec 000 §4.4)
+      if (!current && obj.metadata?.resourceVersion) {
+        throw conflict(req.def.resource, req.def.group, req.info.name, 'the object does not exist; it may have been deleted');
+      }
+      return confineWrite(req, obj, current);
+    },
   );
   return {
     status: r.created ? 201 : 200,
