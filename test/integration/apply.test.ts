@@ -230,6 +230,23 @@ describe('ownership between managers', () => {
     ]);
   });
 
+  it('sets: finalizers are owned item by item', async () => {
+    const withFinalizers = (items: string[]) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: o6\n  finalizers:\n${items.map((f) => `  - ${f}\n`).join('')}`;
+    expect((await apply(`${CM}/o6`, withFinalizers(['example.com/a']), '?fieldManager=alice')).status).toBe(201);
+    const r = await apply(`${CM}/o6`, withFinalizers(['example.com/b']), '?fieldManager=bob');
+    expect(r.status, r.text).toBe(200);
+    const o = r.json<Obj>();
+    expect([...o.metadata.finalizers].sort()).toEqual(['example.com/a', 'example.com/b']);
+    expect(entry(o, 'bob', 'Apply')!.fieldsV1).toEqual({ 'f:metadata': { 'f:finalizers': { 'v:"example.com/b"': {} } } });
+    // alice gives hers up: only bob's remains
+    const g = await apply(`${CM}/o6`, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: o6\n', '?fieldManager=alice');
+    expect(g.status, g.text).toBe(200);
+    expect(g.json<Obj>().metadata.finalizers).toEqual(['example.com/b']);
+    // clean up so the object can go
+    await apply(`${CM}/o6`, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: o6\n', '?fieldManager=bob');
+  });
+
   it('labels are a granular map: each manager owns its own keys', async () => {
     await apply(`${CM}/o5`, cmYaml('o5', { a: '1' }, '  labels:\n    one: "1"\n'), '?fieldManager=alice');
     const r = await apply(`${CM}/o5`, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: o5\n  labels:\n    two: "2"\n', '?fieldManager=bob');
