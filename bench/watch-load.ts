@@ -199,7 +199,13 @@ async function main(): Promise<void> {
   for (let i = 0; i < cfg.watchers; i += CONNECT_BATCH) {
     const n = Math.min(CONNECT_BATCH, cfg.watchers - i);
     const ok = await Promise.all(Array.from({ length: n }, () => openWatcher(sockets)));
-    failed += ok.filter((x) => !x).length;
+    const bad = ok.filter((x) => !x).length;
+    failed += bad;
+    // a whole batch refused: the server is saturated (e.g. out of file descriptors); count the rest as failed
+    if (bad === n) {
+      failed += cfg.watchers - i - n;
+      break;
+    }
   }
   process.stdout.write(`${JSON.stringify({ ready: sockets.length, failed })}\n`);
   await new Promise<void>((resolve) => {

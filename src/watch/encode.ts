@@ -33,17 +33,8 @@ export interface WatchEncoder {
   sentObjectEvent(): void;
   bookmark(resourceVersion: string, annotations?: Record<string, string>): Buffer;
   error(status: Status): Buffer;
-  /**
-   * Bytes written when the stream starts, before any event. uWebSockets.js
-   * completes the response head only with the first non-empty body chunk, so
-   * a watch with nothing to send yet would leave the client waiting for its
-   * headers (client-node gives up after 30 s). JSON streams carry a newline:
-   * JSON decoders of watch streams skip whitespace between documents.
-   */
-  readonly preamble?: Buffer;
 }
 
-const NEWLINE = Buffer.from('\n');
 
 /** the object with the served kind's type meta first (spec 000 §2.2), without touching the shared original */
 export function withTypeMeta(obj: ApiObject, apiVersion: string, kind: string): ApiObject {
@@ -57,7 +48,6 @@ function jsonLine(type: WatchEventType, objectJson: string): Buffer {
 export class JsonWatchEncoder implements WatchEncoder {
   readonly contentType = 'application/json';
   readonly durable = true;
-  readonly preamble = NEWLINE;
   private readonly key: string;
 
   constructor(
@@ -127,7 +117,6 @@ export class CborWatchEncoder implements WatchEncoder {
 export class TableWatchEncoder implements WatchEncoder {
   readonly contentType = 'application/json';
   readonly durable = false;
-  readonly preamble = NEWLINE;
   private sentHeaders = false;
   private readonly baseKey: string;
 

@@ -267,8 +267,6 @@ export class WatchService {
         });
         watcher = w;
         this.open.set(w, cache);
-        // completes the response head at once, even when no event is due yet (encode.ts)
-        if (encoder.preamble) sink.write(encoder.preamble);
         // timeoutSeconds: end the stream cleanly (spec 000 §4.2)
         timer = setTimeout(() => w.end('timeout'), timeoutMs);
         timer.unref();
