@@ -322,7 +322,8 @@ function readField(r: ReaderT, wt: number, f: FieldPlan, path: string, into: Jso
   if (f.value.kind === 'map') {
     const m = (isObject(into[f.name]) ? into[f.name] : (into[f.name] = {})) as JsonObject;
     const [k, v] = readMapEntry(r.bytes(), f.value.value, path);
-    m[k] = v;
+    // a key such as `__proto__` must become an own property, not the prototype
+    Object.defineProperty(m, k, { value: v, enumerable: true, writable: true, configurable: true });
     return;
   }
   const v = readValue(r, f.value, path);
