@@ -10,10 +10,12 @@
 import { mkdir } from 'node:fs/promises';
 import { decodeCommand, encodeCommand } from './codec.js';
 import { LevelCommandLog, MemoryCommandLog, type CommandLog } from './command-log.js';
-import { MvccState, type KeyFilter } from './mvcc-state.js';
+import { AppliedFeed } from './applied-feed.js';
+import { MvccState } from './mvcc-state.js';
+
+export { rangeFilter } from './applied-feed.js';
 import { validateTxnRequest } from './txn-validation.js';
 import {
-  CompactedError,
   FutureRevisionError,
   type AppliedWrite,
   type Command,
@@ -66,14 +68,6 @@ interface Proposal {
   reject: (e: Error) => void;
 }
 
-interface RevisionWaiter {
-  revision: number;
-  resolve: (reached: boolean) => void;
-  timer: NodeJS.Timeout;
-}
-
-type AppliedListener = (write: AppliedWrite) => void;
-
 /** Upper bound of entries per group-commit batch. */
 const MAX_BATCH_ENTRIES = 1024;
 
@@ -84,9 +78,7 @@ export class LocalStore implements RevisionedStore {
   private closed = false;
   private closePromise: Promise<void> | undefined;
   private writeError: Error | undefined;
-  private readonly listeners = new Set<AppliedListener>();
-  private readonly watchErrorHandlers = new Set<{ onError: (err: Error) => void }>();
-  private readonly waiters = new Set<RevisionWaiter>();
+  private readonly feed = new AppliedFeed(() => this.state);
   private snapshotInFlight: Promise<void> | undefined;
   private snapshotIndex: number;
   private compactTimer: NodeJS.Timeout | undefined;
@@ -177,91 +169,25 @@ export class LocalStore implements RevisionedStore {
   }
 
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    if (this.state.revision >= revision) return Promise.resolve(true);
-    if (this.closed) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const waiter: RevisionWaiter = {
-        revision,
-        resolve,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          resolve(false);
-        }, timeoutMs),
-      };
-      this.waiters.add(waiter);
-    });
+    return this.feed.waitForRevision(revision, timeoutMs);
   }
 
-  /**
-   * Delivers writes with revision >= startRevision touching [key, end):
-   * retained history first, then live writes, in order, without gap or
-   * duplicate. The history is captured synchronously here and delivery starts
-   * in a microtask (so the caller holds the Watcher before the first callback).
-   * A start below the compact revision fails with CompactedError (via onError
-   * when given, else thrown) — spec 000 §7: 410 for a too-old version.
-   */
+
+  /** retained history then live writes, no gap, no duplicate (see AppliedFeed.watch) */
   watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
-    const start = req.startRevision !== undefined && req.startRevision > 0 ? req.startRevision : this.state.revision + 1;
-    const noop: Watcher = { cancel() {} };
     if (this.closed) {
       const err = new StoreClosedError();
-      if (onError) {
-        onError(err);
-        return noop;
-      }
-      throw err;
+      if (!onError) throw err;
+      onError(err);
+      return { cancel() {} };
     }
-    if (start < this.state.compactRevision) {
-      const err = new CompactedError(start, this.state.compactRevision);
-      if (onError) {
-        onError(err);
-        return noop;
-      }
-      throw err;
-    }
-    const filter = rangeFilter(req.key, req.end);
-    let backlog: AppliedWrite[] | null = this.state.writesSince(start, filter);
-    let cancelled = false;
-    const errorHandler = onError && { onError };
-    const cancel = (): void => {
-      cancelled = true;
-      this.listeners.delete(listener);
-      if (errorHandler) this.watchErrorHandlers.delete(errorHandler);
-    };
-    const deliver = (w: AppliedWrite): void => {
-      if (cancelled) return;
-      try {
-        onEvents(w);
-      } catch (err) {
-        cancel();
-        onError?.(err instanceof Error ? err : new Error(String(err)));
-      }
-    };
-    const listener: AppliedListener = (w) => {
-      if (w.revision < start) return;
-      const filtered = filterWrite(w, filter);
-      if (!filtered) return;
-      if (backlog) backlog.push(filtered);
-      else deliver(filtered);
-    };
-    this.listeners.add(listener);
-    if (errorHandler) this.watchErrorHandlers.add(errorHandler);
-    queueMicrotask(() => {
-      const pending = backlog!;
-      for (let i = 0; i < pending.length; i++) deliver(pending[i]);
-      backlog = null;
-    });
-    return { cancel };
+    return this.feed.watch(req, onEvents, onError);
   }
 
   onApplied(listener: (write: AppliedWrite) => void): () => void {
-    // Wrap so the same function can subscribe twice and unsubscribe once.
-    const wrapped: AppliedListener = (w) => listener(w);
-    this.listeners.add(wrapped);
-    return () => {
-      this.listeners.delete(wrapped);
-    };
+    return this.feed.onApplied(listener);
   }
+
 
   async compact(revision: number): Promise<void> {
     if (revision > this.state.revision) throw new FutureRevisionError(revision, this.state.revision);
@@ -284,15 +210,7 @@ export class LocalStore implements RevisionedStore {
     // Proposals accepted before close are still written and acknowledged.
     while (this.flushing) await this.flushing;
     while (this.snapshotInFlight) await this.snapshotInFlight;
-    for (const w of this.waiters) {
-      clearTimeout(w.timer);
-      w.resolve(this.state.revision >= w.revision);
-    }
-    this.waiters.clear();
-    this.listeners.clear();
-    const handlers = [...this.watchErrorHandlers];
-    this.watchErrorHandlers.clear();
-    for (const h of handlers) h.onError(new StoreClosedError());
+    this.feed.close(() => new StoreClosedError());
     await this.log.close();
   }
 
@@ -358,22 +276,9 @@ export class LocalStore implements RevisionedStore {
   }
 
   private fanOut(w: AppliedWrite): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(w);
-      } catch (err) {
-        // A faulty observer must not break the apply loop.
-        console.error('store: applied-write listener failed', err);
-      }
-    }
-    for (const waiter of this.waiters) {
-      if (waiter.revision <= w.revision) {
-        clearTimeout(waiter.timer);
-        this.waiters.delete(waiter);
-        waiter.resolve(true);
-      }
-    }
+    this.feed.publish(w);
   }
+
 
   private maybeSnapshot(): void {
     if (this.snapshotInFlight) return;
@@ -414,19 +319,4 @@ export class LocalStore implements RevisionedStore {
   }
 }
 
-export function rangeFilter(key: string, end: string | undefined): KeyFilter {
-  return end === undefined ? (k) => k === key : (k) => k >= key && k < end;
-}
 
-function filterWrite(w: AppliedWrite, filter: KeyFilter): AppliedWrite | undefined {
-  let all = true;
-  for (const e of w.events) {
-    if (!filter(e.kv.key)) {
-      all = false;
-      break;
-    }
-  }
-  if (all) return w;
-  const events = w.events.filter((e) => filter(e.kv.key));
-  return events.length > 0 ? { revision: w.revision, time: w.time, events } : undefined;
-}

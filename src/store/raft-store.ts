@@ -26,11 +26,11 @@ import { RaftStorage } from '../raft/storage.js';
 import { FaultInjector, PeerTransport, startFaultAdmin, type FaultAdmin, type TransportTls } from '../raft/transport.js';
 import { NONE, ProposalDroppedError, type Entry, type NodeId, type RaftConfig, type Ready, type Role, type Snapshot } from '../raft/types.js';
 import { decodeCommand, decodeMsgpack, encodeCommand, encodeMsgpack } from './codec.js';
-import { rangeFilter, StoreClosedError } from './local-store.js';
-import { MvccState, type KeyFilter } from './mvcc-state.js';
+import { AppliedFeed } from './applied-feed.js';
+import { StoreClosedError } from './local-store.js';
+import { MvccState } from './mvcc-state.js';
 import { validateTxnRequest } from './txn-validation.js';
 import {
-  CompactedError,
   FutureRevisionError,
   prefixEnd,
   type AppliedWrite,
@@ -135,14 +135,6 @@ interface PendingRead {
   index?: number;
 }
 
-interface RevisionWaiter {
-  revision: number;
-  resolve: (reached: boolean) => void;
-  timer: NodeJS.Timeout;
-}
-
-type AppliedListener = (write: AppliedWrite) => void;
-
 export class RaftStore implements RevisionedStore {
   readonly metrics = new RaftMetrics();
   private state: MvccState;
@@ -151,9 +143,7 @@ export class RaftStore implements RevisionedStore {
   private readonly pending = new Map<string, Pending>();
   private readonly reads = new Map<string, PendingRead>();
   private readonly leaderWaiters = new Set<() => void>();
-  private readonly listeners = new Set<AppliedListener>();
-  private readonly watchErrorHandlers = new Set<{ onError: (err: Error) => void }>();
-  private readonly waiters = new Set<RevisionWaiter>();
+  private readonly feed = new AppliedFeed(() => this.state);
   private transport!: PeerTransport;
   private faultAdmin: FaultAdmin | undefined;
   private ticker: NodeJS.Timeout | undefined;
@@ -290,76 +280,25 @@ export class RaftStore implements RevisionedStore {
   }
 
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    if (this.state.revision >= revision) return Promise.resolve(true);
-    if (this.closed) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const waiter: RevisionWaiter = {
-        revision,
-        resolve,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          resolve(false);
-        }, timeoutMs),
-      };
-      this.waiters.add(waiter);
-    });
+    return this.feed.waitForRevision(revision, timeoutMs);
   }
 
-  /** Same contract as LocalStore.watch: retained history first, then live writes, no gap, no duplicate. */
+
+  /** retained history then live writes, no gap, no duplicate (see AppliedFeed.watch) */
   watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
-    const start = req.startRevision !== undefined && req.startRevision > 0 ? req.startRevision : this.state.revision + 1;
-    const noop: Watcher = { cancel() {} };
-    const fail = (err: Error): Watcher => {
-      if (onError) {
-        onError(err);
-        return noop;
-      }
-      throw err;
-    };
-    if (this.closed) return fail(new StoreClosedError());
-    if (start < this.state.compactRevision) return fail(new CompactedError(start, this.state.compactRevision));
-    const filter = rangeFilter(req.key, req.end);
-    let backlog: AppliedWrite[] | null = this.state.writesSince(start, filter);
-    let cancelled = false;
-    const errorHandler = onError && { onError };
-    const cancel = (): void => {
-      cancelled = true;
-      this.listeners.delete(listener);
-      if (errorHandler) this.watchErrorHandlers.delete(errorHandler);
-    };
-    const deliver = (w: AppliedWrite): void => {
-      if (cancelled) return;
-      try {
-        onEvents(w);
-      } catch (err) {
-        cancel();
-        onError?.(err instanceof Error ? err : new Error(String(err)));
-      }
-    };
-    const listener: AppliedListener = (w) => {
-      if (w.revision < start) return;
-      const filtered = filterWrite(w, filter);
-      if (!filtered) return;
-      if (backlog) backlog.push(filtered);
-      else deliver(filtered);
-    };
-    this.listeners.add(listener);
-    if (errorHandler) this.watchErrorHandlers.add(errorHandler);
-    queueMicrotask(() => {
-      const pendingWrites = backlog!;
-      for (let i = 0; i < pendingWrites.length; i++) deliver(pendingWrites[i]);
-      backlog = null;
-    });
-    return { cancel };
+    if (this.closed) {
+      const err = new StoreClosedError();
+      if (!onError) throw err;
+      onError(err);
+      return { cancel() {} };
+    }
+    return this.feed.watch(req, onEvents, onError);
   }
 
   onApplied(listener: (write: AppliedWrite) => void): () => void {
-    const wrapped: AppliedListener = (w) => listener(w);
-    this.listeners.add(wrapped);
-    return () => {
-      this.listeners.delete(wrapped);
-    };
+    return this.feed.onApplied(listener);
   }
+
 
   async compact(revision: number): Promise<void> {
     if (revision > this.state.revision) throw new FutureRevisionError(revision, this.state.revision);
@@ -669,21 +608,9 @@ export class RaftStore implements RevisionedStore {
   }
 
   private fanOut(w: AppliedWrite): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(w);
-      } catch (err) {
-        console.error('store: applied-write listener failed', err);
-      }
-    }
-    for (const waiter of this.waiters) {
-      if (waiter.revision <= w.revision) {
-        clearTimeout(waiter.timer);
-        this.waiters.delete(waiter);
-        waiter.resolve(true);
-      }
-    }
+    this.feed.publish(w);
   }
+
 
   /** The leader keeps `historyMs` of history (followers apply its compact commands). */
   private autoCompact(): Promise<void> {
@@ -712,23 +639,10 @@ export class RaftStore implements RevisionedStore {
       r.reject(new StoreClosedError());
     }
     for (const w of [...this.leaderWaiters]) w();
-    for (const w of this.waiters) {
-      clearTimeout(w.timer);
-      w.resolve(this.state.revision >= w.revision);
-    }
-    this.waiters.clear();
-    this.listeners.clear();
-    const handlers = [...this.watchErrorHandlers];
-    this.watchErrorHandlers.clear();
-    for (const h of handlers) h.onError(new StoreClosedError());
+    this.feed.close(() => new StoreClosedError());
     await this.faultAdmin?.close();
     await this.transport.close();
     await this.storage.close();
   }
 }
 
-function filterWrite(w: AppliedWrite, filter: KeyFilter): AppliedWrite | undefined {
-  if (w.events.every((e) => filter(e.kv.key))) return w;
-  const events = w.events.filter((e) => filter(e.kv.key));
-  return events.length > 0 ? { revision: w.revision, time: w.time, events } : undefined;
-}
