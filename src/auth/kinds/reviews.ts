@@ -12,7 +12,6 @@ import type { Schema } from '../../api/schema/types.js';
 import type { ResourceDefinition } from '../../api/types.js';
 import type { TokenAuthenticator } from '../authn/token.js';
 import type { UserInfo } from '../types.js';
-import { isProtobuf, unwrapEnvelope } from './proto-body.js';
 
 export function authenticationGroup(apiDomain: string): string {
   return `authentication.${apiDomain}`;
@@ -107,14 +106,7 @@ export function selfSubjectReviewDefinition(n: SchemaNames): ResourceDefinition 
     handlers: {
       async create(_ctx, req) {
         // the body carries only apiVersion and kind (§4); decode it for the type checks
-        if (isProtobuf(req.contentType)) {
-          try {
-            unwrapEnvelope(req.body ?? new Uint8Array());
-          } catch (e) {
-            throw badRequest(`the request body could not be decoded as protobuf: ${(e as Error).message}`);
-          }
-        }
-        else if (req.body && req.body.length > 0) decodeObjectBody(req);
+        if (req.body && req.body.length > 0) decodeObjectBody(req);
         return {
           status: 201,
           body: {

@@ -8,7 +8,6 @@ import { parseBody } from '../../api/handlers/common.js';
 import type { ApiObject, FieldError, ResourceDefinition, VerbHandler } from '../../api/types.js';
 import type { BoundObject, ServiceAccountTokenIssuer } from '../authn/serviceaccount.js';
 import type { ObjectGetter } from '../authn/objects.js';
-import { decodeTokenRequest, isProtobuf } from './proto-body.js';
 import { authenticationGroup } from './reviews.js';
 
 export interface TokenRequestOptions {
@@ -34,14 +33,8 @@ function tokenRequestHandler(o: TokenRequestOptions): VerbHandler {
   const group = authenticationGroup(o.apiDomain);
   const accepted = [`${group}/v1`, 'authentication.k8s.io/v1'];
   return async (ctx, req) => {
-    let value: unknown;
-    if (isProtobuf(req.contentType)) {
-      try {
-        value = decodeTokenRequest(req.body ?? new Uint8Array());
-      } catch (e) {
-        throw badRequest(`the request body could not be decoded as protobuf: ${(e as Error).message}`);
-      }
-    } else value = parseBody(req).value;
+    // JSON, YAML or the protobuf envelope (the catalog knows TokenRequest)
+    const value = parseBody(req).value;
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest('the body of the request must be a TokenRequest object');
     const tr = value as ApiObject;
     if (tr.apiVersion !== undefined && !accepted.includes(String(tr.apiVersion))) {
