@@ -39,7 +39,7 @@ export interface AuthenticationOptions {
   tokenAuthFile?: string;
   /** `--service-account-key-file` (repeatable): extra verification keys (§5.5) */
   serviceAccountKeyFiles?: string[];
-  /** `--service-account-signing-key-file`; default: a key kept in `<data-dir>/pki/sa.key` */
+  /** `--service-account-signing-key-file`; default: a key kept in `<pki-dir>/sa.key` (shared by cluster members) */
   serviceAccountSigningKeyFile?: string;
   /** `--service-account-issuer` (repeatable: the first signs, all are accepted) */
   serviceAccountIssuers?: string[];
@@ -71,6 +71,8 @@ export interface AuthenticationOptions {
 export interface AuthenticationDeps {
   apiDomain: string;
   dataDir: string;
+  /** where the cluster's shared certificates live (the default service-account key sits there too) */
+  pkiDir?: string;
   registry: Registry;
   store: RevisionedStore;
   storeFor(def: ResourceDefinition): GenericStore;
@@ -138,7 +140,7 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
   const saKeys = loadServiceAccountKeys({
     keyFiles: opts.serviceAccountKeyFiles,
     signingKeyFile: opts.serviceAccountSigningKeyFile,
-    defaultKeyPath: join(deps.dataDir, 'pki', 'sa.key'),
+    defaultKeyPath: join(deps.pkiDir ?? join(deps.dataDir, 'pki'), 'sa.key'),
   });
   const issuer = new ServiceAccountTokenIssuer(saKeys, issuers[0]!, deps.apiDomain);
   tokenMethods.push(

@@ -143,7 +143,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   started.add('start-garbage-collector');
 
   let serverUrl = '';
-  const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
+  const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
   const authn = auth.chain;
   log('WARNING: authorization is allow-all: every authenticated or anonymous request is permitted (the RBAC authorizer is not built yet)');
 
@@ -209,8 +209,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       done ??= (async () => {
         shuttingDown = true;
         nsController.stop();
-        auth.stop();
         gc.stop();
+        auth.stop();
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
         await front!.close({ graceful: true, timeoutMs: 2000 });
