@@ -1,12 +1,13 @@
-// Every record of the public JSON Patch suite (/work/shared/conformance/json-patch):
+// Every record of the public JSON Patch suite (shared/conformance/json-patch, beside the clone):
 // `expected` must be produced exactly, `error` must throw, `disabled` is skipped.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PatchError } from '../../src/api/patch/errors.js';
 import { applyJsonPatch } from '../../src/api/patch/json-patch.js';
 import type { JSONValue } from '../../src/api/types.js';
+import { conformancePath } from '../helpers/shared-dir.js';
 
-const DIR = '/work/shared/conformance/json-patch';
+const DIR = conformancePath('json-patch');
 
 interface Rec {
   comment?: string;

@@ -1,8 +1,9 @@
-// RFC 7386 vectors (/work/shared/conformance/merge-patch/rfc7386.json).
+// RFC 7386 vectors (shared/conformance/merge-patch/rfc7386.json, beside the clone).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { applyMergePatch, createMergePatch } from '../../src/api/patch/merge-patch.js';
 import type { JSONValue } from '../../src/api/types.js';
+import { conformancePath } from '../helpers/shared-dir.js';
 
 interface Vector {
   target: JSONValue;
@@ -10,7 +11,7 @@ interface Vector {
   result: JSONValue;
 }
 
-const vectors = JSON.parse(readFileSync('/work/shared/conformance/merge-patch/rfc7386.json', 'utf8')) as Vector[];
+const vectors = JSON.parse(readFileSync(conformancePath('merge-patch', 'rfc7386.json'), 'utf8')) as Vector[];
 let executed = 0;
 
 describe('RFC 7386 vectors', () => {
