@@ -14,6 +14,7 @@
 // per-connection state is one map entry holding the socket; the certificate
 // is decoded lazily on the first lookup and then cached.
 import { randomFillSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { PeerCertificate } from '../auth/types.js';
@@ -29,6 +30,13 @@ export interface TlsFrontOptions {
   clientCA?: string | Buffer;
   /** unix socket the uWS app listens on (`app.listen_unix`) */
   backendSocketPath: string;
+  /**
+   * Client connections accepted at once; more are closed at accept. Default:
+   * what the open-files limit allows (each client costs three descriptors:
+   * the TLS socket and both ends of its unix-socket pair). Running out of
+   * descriptors instead would leave the gateway's accept loop spinning.
+   */
+  maxConnections?: number;
 }
 
 export interface TlsConnectionInfo {
@@ -182,6 +190,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     keepAlive: true,
     keepAliveInitialDelay: 60_000,
   });
+
+  server.maxConnections = opts.maxConnections ?? defaultMaxConnections();
 
   server.on('tlsClientError', () => {
     handshakeErrors++;
@@ -337,4 +347,21 @@ function firstValue(v: string | string[] | undefined): string | undefined {
 function allValues(v: string | string[] | undefined): string[] {
   if (v === undefined) return [];
   return Array.isArray(v) ? [...v] : [v];
+}
+
+/** descriptors per client connection: the TLS socket and both ends of the unix-socket pair */
+const FDS_PER_CONNECTION = 3;
+/** descriptors kept for everything else (store files, peers, logs) */
+const RESERVED_FDS = 512;
+
+/** how many client connections the soft open-files limit allows (Linux: /proc/self/limits) */
+export function defaultMaxConnections(): number {
+  try {
+    const limits = readFileSync('/proc/self/limits', 'utf8');
+    const m = /^Max open files\s+(\d+|unlimited)/m.exec(limits);
+    if (m && m[1] !== 'unlimited') return Math.max(16, Math.floor((Number(m[1]) - RESERVED_FDS) / FDS_PER_CONNECTION));
+  } catch {
+    // not Linux: no limit known
+  }
+  return 100_000;
 }

@@ -546,3 +546,41 @@ function whoamiOn(socket: TLSSocket): Promise<string> {
     socket.write('GET /whoami HTTP/1.1\r\nHost: localhost\r\n\r\n');
   });
 }
+
+describe('TLS front: connection limit', () => {
+  it('closes connections beyond maxConnections at accept and serves the others', async () => {
+    const f = await startTlsFront({
+      host: '127.0.0.1',
+      port: 0,
+      key: pki.serving.keyPem,
+      cert: pki.serving.certPem,
+      clientCA: pki.ca.certPem,
+      backendSocketPath: socketPath,
+      maxConnections: 1,
+    });
+    fronts.push(f);
+    const first = tlsConnect({ host: '127.0.0.1', port: f.port, servername: 'localhost', ca: pki.ca.certPem });
+    await new Promise<void>((resolve) => first.once('secureConnect', () => resolve()));
+    const second = await new Promise<string>((resolve) => {
+      const s = tlsConnect({ host: '127.0.0.1', port: f.port, servername: 'localhost', ca: pki.ca.certPem });
+      s.once('secureConnect', () => {
+        s.destroy();
+        resolve('connected');
+      });
+      s.on('error', () => resolve('refused'));
+      s.on('close', () => resolve('refused'));
+    });
+    expect(second).toBe('refused');
+    first.destroy();
+  });
+
+  it('derives the default limit from the open-files limit', async () => {
+    const { defaultMaxConnections } = await import('../../src/gateway/tls-front.js');
+    const n = defaultMaxConnections();
+    expect(n).toBeGreaterThan(15);
+    // three descriptors per client must fit under the process limit
+    const { readFileSync } = await import('node:fs');
+    const soft = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    if (soft) expect(n * 3).toBeLessThan(Number(soft));
+  });
+});
