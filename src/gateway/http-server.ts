@@ -6,6 +6,7 @@ import uws from 'uWebSockets.js';
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
 import type { StreamSink } from '../api/request.js';
+import { decodeHeaderName } from './request-head-coalescer.js';
 
 const gzip = promisify(gzipCb);
 
@@ -103,7 +104,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     const path = req.getUrl();
     const query = new URLSearchParams(req.getQuery() ?? '');
     const headers = new Map<string, string>();
-    req.forEach((k, v) => {
+    req.forEach((raw, v) => {
+      const k = decodeHeaderName(raw);
       const prev = headers.get(k);
       headers.set(k, prev === undefined ? v : `${prev}, ${v}`);
     });

@@ -4,8 +4,13 @@
 // buffer, so a long bearer token arrives split. The TLS terminator therefore
 // passes the client's bytes through this stream, which holds the pieces of a
 // request head until the head is complete and forwards it in one write. It
-// only ever delays bytes, never alters them, and gives up holding after a
-// short time or a size bound so nothing can stall.
+// gives up holding after a short time or a size bound so nothing can stall.
+//
+// uWS also closes the connection on a header name with any character outside
+// [A-Za-z0-9-], although '.', '_', '%' and others are legal (RFC 9110 tchar)
+// and Kubernetes clients send them (`Impersonate-Extra-acme.com%2Fproject`).
+// Such names in a complete head are carried as `X-Orch-Hn-<hex of the name>`,
+// which the gateway decodes back (`decodeHeaderName`). Nothing else is changed.
 
 import { Transform, type TransformCallback } from 'node:stream';
 
@@ -31,8 +36,9 @@ export class RequestHeadCoalescer extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     if (this.heldBytes === 0) {
       // a complete head, or bytes that are not the start of one (a body): pass on
-      if (!METHOD_START.test(chunk.subarray(0, 12).toString('latin1')) || chunk.includes(HEAD_END)) {
-        this.forward(chunk);
+      const isHead = METHOD_START.test(chunk.subarray(0, 12).toString('latin1'));
+      if (!isHead || chunk.includes(HEAD_END)) {
+        this.forward(isHead ? escapeHeaderNames(chunk) : chunk);
         cb();
         return;
       }
@@ -66,7 +72,7 @@ export class RequestHeadCoalescer extends Transform {
     const all = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held, this.heldBytes);
     this.held = [];
     this.heldBytes = 0;
-    this.forward(all);
+    this.forward(escapeHeaderNames(all));
   }
 
   private forward(chunk: Buffer): void {
@@ -76,4 +82,39 @@ export class RequestHeadCoalescer extends Transform {
     }
     this.push(chunk);
   }
+}
+
+const ESCAPED_PREFIX = 'X-Orch-Hn-';
+const ESCAPED_PREFIX_LOWER = ESCAPED_PREFIX.toLowerCase();
+const UWS_NAME_CHAR = /^[A-Za-z0-9-]*$/;
+
+/**
+ * Rewrites the header names uWS would refuse in the first request head of
+ * `buf` (when that head is complete); returns `buf` itself when there are none.
+ */
+export function escapeHeaderNames(buf: Buffer): Buffer {
+  const end = buf.indexOf(HEAD_END);
+  if (end < 0) return buf;
+  const head = buf.subarray(0, end).toString('latin1');
+  const lines = head.split('\r\n');
+  let changed = false;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon);
+    if (UWS_NAME_CHAR.test(name)) continue;
+    lines[i] = ESCAPED_PREFIX + Buffer.from(name, 'latin1').toString('hex') + line.slice(colon);
+    changed = true;
+  }
+  if (!changed) return buf;
+  return Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), buf.subarray(end)]);
+}
+
+/** the original (lower-case) name of a header uWS reports, undoing `escapeHeaderNames` */
+export function decodeHeaderName(lowerName: string): string {
+  if (!lowerName.startsWith(ESCAPED_PREFIX_LOWER)) return lowerName;
+  const hex = lowerName.slice(ESCAPED_PREFIX_LOWER.length);
+  if (hex.length === 0 || hex.length % 2 !== 0 || !/^[0-9a-f]+$/.test(hex)) return lowerName;
+  return Buffer.from(hex, 'hex').toString('latin1').toLowerCase();
 }

@@ -198,6 +198,9 @@ describe('impersonation', () => {
   it('uid and extra headers; groups without a user is 400', async () => {
     const r = await whoami({ 'Impersonate-User': 'erin', 'Impersonate-Uid': 'u-1', 'Impersonate-Extra-Scopes': 'read' }, false);
     expect(r.json()).toMatchObject({ status: { userInfo: { username: 'erin', uid: 'u-1', extra: { scopes: ['read'] } } } });
+    // a percent-encoded key with '.' and '%' (legal header-name characters uWS refuses) reaches the API
+    const enc = await whoami({ 'Impersonate-User': 'erin', 'Impersonate-Extra-acme.com%2Fproject': 'p1' }, false);
+    expect(enc.json()).toMatchObject({ status: { userInfo: { username: 'erin', extra: { 'acme.com/project': ['p1'] } } } });
     expect((await whoami({ 'Impersonate-Group': 'x' }, false)).status).toBe(400);
     const sa = await whoami({ 'Impersonate-User': 'system:serviceaccount:ns1:robot' }, false);
     expect(sa.json<{ status: { userInfo: { groups: string[] } } }>().status.userInfo.groups).toEqual([

@@ -64,3 +64,20 @@ describe('RequestHeadCoalescer', () => {
     );
   });
 });
+
+describe('header names uWS refuses', () => {
+  it('are carried escaped and decoded back; other heads are untouched', async () => {
+    const { escapeHeaderNames, decodeHeaderName } = await import('../../src/gateway/request-head-coalescer.js');
+    const plain = Buffer.from('GET / HTTP/1.1\r\nHost: x\r\nX-A-b: 1\r\n\r\nbody: not-a-header');
+    expect(escapeHeaderNames(plain)).toBe(plain);
+    const odd = Buffer.from('GET / HTTP/1.1\r\nHost: x\r\nImpersonate-Extra-acme.com%2Fproject: p1\r\n\r\nx.y: body');
+    const out = escapeHeaderNames(odd).toString('latin1');
+    const line = out.split('\r\n')[2]!;
+    const name = line.slice(0, line.indexOf(':'));
+    expect(name).toMatch(/^X-Orch-Hn-[0-9a-f]+$/);
+    expect(line.slice(name.length)).toBe(': p1');
+    expect(out.endsWith('\r\n\r\nx.y: body')).toBe(true);
+    expect(decodeHeaderName(name.toLowerCase())).toBe('impersonate-extra-acme.com%2fproject');
+    expect(decodeHeaderName('x-a-b')).toBe('x-a-b');
+  });
+});
