@@ -11,7 +11,7 @@ import { builtinDefinitions, sharedDefinitions } from '../api/kinds/index.js';
 import { ContinueTokens } from '../api/list.js';
 import { Registry } from '../api/registry.js';
 import type { ApiObject, ResourceDefinition } from '../api/types.js';
-import { AllowAllAuthorizer } from '../auth/authz/types.js';
+import { AllowAllAuthorizer, type Authorizer } from '../auth/authz/types.js';
 import { NamespaceController, NAMESPACE_FINALIZER } from '../controllers/namespace.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
 import { FeatureGates } from './feature-gates.js';
@@ -19,6 +19,7 @@ import { HealthChecks } from '../gateway/health.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
 import { MAX_BODY_BYTES, createRouter, tooLargeResponse } from '../gateway/router.js';
 import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
+import { type TlsWorkerPool, startTlsWorkers } from '../gateway/tls-workers.js';
 import type { RevisionedStore } from '../store/types.js';
 import { WatchService } from '../watch/service.js';
 import { managedFieldsHooks } from './managed-fields.js';
@@ -50,10 +51,17 @@ export interface ServerOptions {
   log?: (msg: string) => void;
   /** feature gates by name (spec 000 §3.3, src/server/feature-gates.ts); an unknown name fails the start */
   featureGates?: Record<string, boolean>;
+  /** the authorizer chain; default allow-all (the authorization issue replaces it) */
+  authorizer?: Authorizer;
   /** certificates shared by every member of a cluster (default <dataDir>/pki) */
   pkiDir?: string;
   /** run as a member of a Raft cluster instead of the single-node store (docs/raft.md) */
   cluster?: ClusterOptions;
+  /**
+   * TLS terminator worker processes (src/gateway/tls-workers.ts, docs/tls.md);
+   * 0 (default) terminates TLS in this process.
+   */
+  tlsWorkers?: number;
 }
 
 export interface RunningServer {
@@ -68,6 +76,8 @@ export interface RunningServer {
   adminKeyPem: string;
   /** graceful: readiness false, in-flight requests finish, watches end, store closes */
   shutdown(): Promise<void>;
+  /** process ids of the TLS worker processes (empty with `tlsWorkers: 0`) */
+  tlsWorkerPids(): number[];
 }
 
 /** namespaces that exist from the start and may not be deleted */
@@ -116,6 +126,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
   const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(undefined, opts.continueTokenTtlMs) };
   ctx.featureGates = featureGates;
+  // Allow-all until the authorization issue lands; every check already goes
+  // through this interface (requests, impersonation, unsafe deletion).
+  const authorizer: Authorizer = opts.authorizer ?? new AllowAllAuthorizer();
+  ctx.authorizer = authorizer;
 
   const health = new HealthChecks();
   let shuttingDown = false;
@@ -145,7 +159,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let serverUrl = '';
   const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
   const authn = auth.chain;
-  log('WARNING: authorization is allow-all: every authenticated or anonymous request is permitted (the RBAC authorizer is not built yet)');
+  if (!opts.authorizer) log('WARNING: authorization is allow-all: every authenticated or anonymous request is permitted (the RBAC authorizer is not built yet)');
 
   const metrics = new ServerMetrics();
   auth.registerMetrics((name, help, read) => metrics.gauge(name, help, read));
@@ -160,7 +174,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ctx,
     apiDomain: opts.apiDomain,
     authn,
-    authz: new AllowAllAuthorizer(),
+    authz: authorizer,
     health,
     watch,
     nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource), store),
@@ -174,14 +188,17 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     handle: router,
     tooLarge: tooLargeResponse,
   });
-  front = await startTlsFront({
+  const frontOptions = {
     host: opts.bindAddress,
     port: opts.securePort,
     key: pki.serving.keyPem,
     cert: pki.serving.certPem,
     clientCA: pki.ca.certPem + auth.clientCAPem,
     backendSocketPath: socketPath,
-  });
+  };
+  let workers: TlsWorkerPool | undefined;
+  if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log });
+  else front = await startTlsFront(frontOptions);
   const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
   const url = `https://${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;
   serverUrl = url;
@@ -205,6 +222,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     caPem: pki.ca.certPem,
     adminCertPem: pki.admin.certPem,
     adminKeyPem: pki.admin.keyPem,
+    tlsWorkerPids: () => workers?.workerPids() ?? [],
     shutdown() {
       done ??= (async () => {
         shuttingDown = true;
