@@ -32,6 +32,12 @@ function domain(v: string): string {
   return v;
 }
 
+function count(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 64) throw new InvalidArgumentError('must be a whole number from 0 to 64');
+  return n;
+}
+
 function duration(v: string): number {
   const m = /^(\d+)(ms|s|m|h)?$/.exec(v);
   if (!m) throw new InvalidArgumentError('must be a duration such as 300s, 5m or 1h');
@@ -60,7 +66,9 @@ addAuthenticationFlags(program.command('server'))
   .option('--enable-fault-injection', 'serve the loopback fault-injection endpoint (chaos tests only)')
   .option('--fault-injection-port <port>', 'port of the fault-injection endpoint', port, 0)
   .option('--raft-tick <duration>', 'Raft tick; the election timeout is 10-20 ticks', duration, 100)
-  .action(async (o: { securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number }) => {
+  // docs/tls.md: TLS in worker processes (1 descriptor per client here instead of 3, crypto off the API event loop); 0 = in-process
+  .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
+  .action(async (o: { securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number }) => {
     let server;
     try {
       const initialCluster = o.initialCluster ? parseInitialCluster(o.initialCluster) : undefined;
@@ -83,6 +91,7 @@ addAuthenticationFlags(program.command('server'))
         tlsSans: o.tlsSan,
         watchWindowMs: o.watchCacheWindow,
         shutdownTimeoutMs: o.shutdownTimeout,
+        tlsWorkers: o.tlsWorkers,
         featureGates: (o as { featureGates?: Record<string, boolean> }).featureGates,
         authn: authenticationOptionsFrom(o as Record<string, unknown>),
       });

@@ -15,7 +15,7 @@
 // is decoded lazily on the first lookup and then cached.
 import { randomFillSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { connect as netConnect, type Socket } from 'node:net';
+import { connect as netConnect, type Server as NetServer, type Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { PeerCertificate } from '../auth/types.js';
 import { RequestHeadCoalescer } from './request-head-coalescer.js';
@@ -37,6 +37,28 @@ export interface TlsFrontOptions {
    * descriptors instead would leave the gateway's accept loop spinning.
    */
   maxConnections?: number;
+  /**
+   * Descriptors one client connection costs in this process, for the default
+   * `maxConnections` (default 3; a TLS worker process holds only 2: the TLS
+   * socket and its end of the unix-socket pair, see src/gateway/tls-workers.ts).
+   */
+  fdsPerConnection?: number;
+  /**
+   * Listen on this already-listening server's socket (handed over by the
+   * parent process) instead of binding `host:port`.
+   */
+  listenHandle?: NetServer;
+  /**
+   * Called once per connection, after the handshake and before any byte of
+   * it reaches uWS; forwarding starts when the promise resolves (a rejection
+   * closes the connection). TLS worker processes use it to tell the parent
+   * who is on the other end of the connection id.
+   */
+  register?: (proxiedAddress: string, info: TlsConnectionInfo) => Promise<void>;
+  /** called when a connection passed to `register` closes */
+  unregister?: (proxiedAddress: string) => void;
+  /** called on every failed handshake */
+  onHandshakeError?: () => void;
 }
 
 export interface TlsConnectionInfo {
@@ -64,6 +86,8 @@ export interface TlsFront {
   readonly connections: number;
   /** failed TLS handshakes since start (they are otherwise ignored) */
   readonly handshakeErrors: number;
+  /** serve a client TCP socket accepted elsewhere (e.g. by the parent process); refused beyond `maxConnections` */
+  adopt(socket: Socket): void;
   close(opts?: TlsCloseOptions): Promise<void>;
 }
 
@@ -172,6 +196,11 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
   let checkDrained: (() => void) | undefined;
   let boundPort = 0;
 
+  const peerOf = (c: Connection): PeerCertificate | undefined => {
+    if (c.peer === undefined) c.peer = decodePeer(c.socket, hasClientCA);
+    return c.peer ?? undefined;
+  };
+
   const server: Server = createServer({
     key: opts.key,
     cert: opts.cert,
@@ -191,10 +220,11 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     keepAliveInitialDelay: 60_000,
   });
 
-  server.maxConnections = opts.maxConnections ?? defaultMaxConnections();
+  server.maxConnections = opts.maxConnections ?? defaultMaxConnections(opts.fdsPerConnection);
 
   server.on('tlsClientError', () => {
     handshakeErrors++;
+    opts.onHandshakeError?.();
   });
 
   server.on('connection', (raw: Socket) => {
@@ -207,7 +237,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     const key = proxiedAddressFor(id);
     const header = encodeProxyV2Header(id, DESTINATION, tlsSocket.remotePort ?? 0, boundPort);
     const backend = netConnect({ path: opts.backendSocketPath });
-    connections.set(key, { socket: tlsSocket, peer: undefined });
+    const conn: Connection = { socket: tlsSocket, peer: undefined };
+    connections.set(key, conn);
     backends.add(backend);
 
     let failed = false;
@@ -221,6 +252,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     backend.on('error', fail);
     tlsSocket.on('close', () => {
       connections.delete(key);
+      if (opts.register) opts.unregister?.(key);
       // Nobody is left to read what the backend might still send.
       backend.destroy();
       checkDrained?.();
@@ -240,17 +272,33 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     // back-pressure in both directions.
     const coalescer = new RequestHeadCoalescer(header);
     coalescer.on('error', fail);
-    tlsSocket.pipe(coalescer).pipe(backend);
+    coalescer.pipe(backend);
     backend.pipe(tlsSocket);
+    // The coalescer writes nothing (not even the header) before the first
+    // client bytes, so holding back only this pipe holds back the whole
+    // connection until the registration is acknowledged; meanwhile the TLS
+    // socket buffers and then stops reading.
+    if (!opts.register) tlsSocket.pipe(coalescer);
+    else {
+      const info = { remoteAddress: tlsSocket.remoteAddress, remotePort: tlsSocket.remotePort, peer: peerOf(conn) };
+      opts.register(key, info).then(
+        () => {
+          if (!failed && !tlsSocket.destroyed) tlsSocket.pipe(coalescer);
+        },
+        fail,
+      );
+    }
   });
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error): void => reject(err);
     server.once('error', onError);
-    server.listen(opts.port, opts.host, () => {
+    const onListening = (): void => {
       server.off('error', onError);
       resolve();
-    });
+    };
+    if (opts.listenHandle) server.listen(opts.listenHandle, onListening);
+    else server.listen(opts.port, opts.host, onListening);
   });
   const address = server.address();
   boundPort = typeof address === 'object' && address !== null ? address.port : opts.port;
@@ -262,11 +310,6 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     if (direct) return direct;
     const key = canonicalKey(text);
     return key === undefined || key === text ? undefined : connections.get(key);
-  };
-
-  const peerOf = (c: Connection): PeerCertificate | undefined => {
-    if (c.peer === undefined) c.peer = decodePeer(c.socket, hasClientCA);
-    return c.peer ?? undefined;
   };
 
   let closing: Promise<void> | undefined;
@@ -284,6 +327,14 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     peerFor(text) {
       const c = lookup(text);
       return c ? peerOf(c) : undefined;
+    },
+    adopt(socket) {
+      if (closing || accepted.size >= (server.maxConnections ?? Infinity)) {
+        socket.destroy();
+        return;
+      }
+      // The same path as a connection accepted here ('connection' wraps it in TLS).
+      server.emit('connection', socket);
     },
     connectionFor(text) {
       const c = lookup(text);
@@ -349,17 +400,17 @@ function allValues(v: string | string[] | undefined): string[] {
   return Array.isArray(v) ? [...v] : [v];
 }
 
-/** descriptors per client connection: the TLS socket and both ends of the unix-socket pair */
+/** descriptors per client connection in-process: the TLS socket and both ends of the unix-socket pair */
 const FDS_PER_CONNECTION = 3;
 /** descriptors kept for everything else (store files, peers, logs) */
 const RESERVED_FDS = 512;
 
 /** how many client connections the soft open-files limit allows (Linux: /proc/self/limits) */
-export function defaultMaxConnections(): number {
+export function defaultMaxConnections(fdsPerConnection = FDS_PER_CONNECTION): number {
   try {
     const limits = readFileSync('/proc/self/limits', 'utf8');
     const m = /^Max open files\s+(\d+|unlimited)/m.exec(limits);
-    if (m && m[1] !== 'unlimited') return Math.max(16, Math.floor((Number(m[1]) - RESERVED_FDS) / FDS_PER_CONNECTION));
+    if (m && m[1] !== 'unlimited') return Math.max(16, Math.floor((Number(m[1]) - RESERVED_FDS) / fdsPerConnection));
   } catch {
     // not Linux: no limit known
   }

@@ -1,0 +1,96 @@
+// Entry of a TLS worker process (started by src/gateway/tls-workers.ts).
+//
+// Runs one TLS front on the listening socket the parent sends with `init`,
+// registers every connection's identity with the parent before forwarding
+// its first byte to the parent's uWS socket, and exits when told to close or
+// when the parent goes away (IPC `disconnect`), so no worker outlives it.
+import type { Server as NetServer, Socket } from 'node:net';
+import { startTlsFront, type TlsFront } from './tls-front.js';
+import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
+
+/** at most this often a changed handshake-error count is reported */
+const STATS_INTERVAL_MS = 250;
+/** descriptors per client connection here: the TLS socket and this end of the unix-socket pair */
+const FDS_PER_CONNECTION = 2;
+
+function send(msg: WorkerToParent): void {
+  if (process.connected) process.send!(msg);
+}
+
+if (!process.send) {
+  process.stderr.write('tls-worker-main: must be started by the API server (no IPC channel)\n');
+  process.exit(1);
+}
+
+const pendingAcks = new Map<string, () => void>();
+let front: TlsFront | undefined;
+let handshakeErrors = 0;
+let reported = 0;
+let statsTimer: NodeJS.Timeout | undefined;
+
+// The parent ends us (graceful close, or it died); Ctrl-C in a terminal
+// reaches the whole process group, and the parent decides for us.
+process.on('disconnect', () => process.exit(0));
+process.on('SIGINT', () => undefined);
+
+const reportStats = (): void => {
+  statsTimer = undefined;
+  if (handshakeErrors === reported) return;
+  reported = handshakeErrors;
+  send({ t: 'stats', handshakeErrors });
+};
+
+process.on('message', (msg: ParentToWorker, handle?: NetServer | Socket) => {
+  switch (msg.t) {
+    case 'init':
+      startTlsFront({
+        host: '',
+        port: 0,
+        key: msg.init.key,
+        cert: msg.init.cert,
+        ...(msg.init.clientCA !== undefined ? { clientCA: msg.init.clientCA } : {}),
+        backendSocketPath: msg.init.backendSocketPath,
+        maxConnections: msg.init.maxConnections,
+        fdsPerConnection: FDS_PER_CONNECTION,
+        listenHandle: handle as NetServer,
+        register: (id, info) =>
+          new Promise<void>((resolve, reject) => {
+            if (!process.connected) return reject(new Error('parent gone'));
+            pendingAcks.set(id, resolve);
+            send({ t: 'register', id, info });
+          }),
+        unregister: (id) => {
+          pendingAcks.delete(id);
+          send({ t: 'unregister', id });
+        },
+        onHandshakeError: () => {
+          handshakeErrors++;
+          statsTimer ??= setTimeout(reportStats, STATS_INTERVAL_MS);
+        },
+      }).then(
+        (f) => {
+          front = f;
+          send({ t: 'ready' });
+        },
+        (err: Error) => {
+          send({ t: 'fatal', message: err.message });
+          process.exit(1);
+        },
+      );
+      break;
+    case 'ack': {
+      const resolve = pendingAcks.get(msg.id);
+      pendingAcks.delete(msg.id);
+      resolve?.();
+      break;
+    }
+    case 'socket':
+      // a connection the parent accepted on the shared listening socket
+      if (handle && front) front.adopt(handle as Socket);
+      else (handle as Socket | undefined)?.destroy();
+      break;
+    case 'close':
+      void (front?.close({ graceful: msg.graceful, ...(msg.timeoutMs !== undefined ? { timeoutMs: msg.timeoutMs } : {}) }) ?? Promise.resolve()).then(() => process.exit(0));
+      break;
+  }
+});

@@ -1,0 +1,280 @@
+// The TLS terminator (src/gateway/tls-front.ts) run in N worker processes.
+//
+// Why: in-process, every client connection costs the API server three file
+// descriptors (TLS socket + both ends of the unix-socket pair to uWS), which
+// caps one process at ~6,500 watchers under a 20,000 open-files limit, and
+// all TLS crypto shares the API server's one event loop. With workers the
+// parent holds one descriptor per connection (its end of the unix socket),
+// each worker two, and the crypto runs on the other cores. See docs/tls.md.
+//
+// How:
+// - The parent binds the TCP port and hands the listening socket to every
+//   worker (`child.send(msg, server)`); the kernel gives each accepted
+//   connection to whichever process accepts it first. The parent's own copy
+//   is opened with `pauseOnConnect`, and a connection the parent happens to
+//   accept is passed on to a worker untouched.
+// - A worker runs `startTlsFront` with `register`: after the handshake it
+//   sends the parent `{id → who}` for the connection's PROXY-v2 id and
+//   forwards nothing to uWS before the parent acknowledges (one round trip
+//   per connection, never per request). The parent's `peerFor` reads that
+//   map, so the gateway and the identity rules (spec 001 §5.3) are unchanged.
+// - A worker that exits unexpectedly is started again; a worker whose parent
+//   dies exits by itself (IPC `disconnect`).
+import { type ChildProcess, fork } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { PeerCertificate } from '../auth/types.js';
+import { defaultMaxConnections, parseProxiedAddress, proxiedAddressFor, type TlsCloseOptions, type TlsConnectionInfo, type TlsFront, type TlsFrontOptions } from './tls-front.js';
+
+/** what a worker needs to start its front (the listening socket travels with it as the IPC handle) */
+export interface TlsWorkerInit {
+  key: string;
+  cert: string;
+  clientCA?: string;
+  backendSocketPath: string;
+  maxConnections: number;
+}
+
+export type ParentToWorker =
+  | { t: 'init'; init: TlsWorkerInit }
+  | { t: 'ack'; id: string }
+  | { t: 'socket' }
+  | { t: 'close'; graceful: boolean; timeoutMs?: number };
+
+export type WorkerToParent =
+  | { t: 'ready' }
+  | { t: 'fatal'; message: string }
+  | { t: 'register'; id: string; info: TlsConnectionInfo }
+  | { t: 'unregister'; id: string }
+  | { t: 'stats'; handshakeErrors: number };
+
+export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' | 'register' | 'unregister' | 'onHandshakeError' | 'fdsPerConnection'> {
+  /** worker processes (at least 1) */
+  workers: number;
+  log?: (msg: string) => void;
+}
+
+export interface TlsWorkerPool extends TlsFront {
+  /** process ids of the running workers */
+  workerPids(): number[];
+}
+
+/** descriptors per client connection in the parent: its end of the unix-socket pair */
+const PARENT_FDS_PER_CONNECTION = 1;
+/** in a worker: the TLS socket and its end of the unix-socket pair */
+const WORKER_FDS_PER_CONNECTION = 2;
+/** how long a worker gets to start before the start fails */
+const START_TIMEOUT_MS = 20_000;
+/** how long a closing worker gets beyond the graceful timeout before SIGKILL */
+const KILL_GRACE_MS = 3000;
+/** a closed connection's entry is kept this long, for requests uWS read before the close but handles after it */
+const UNREGISTER_DELAY_MS = 1000;
+
+interface Entry {
+  info: TlsConnectionInfo;
+  worker: Worker;
+}
+
+interface Worker {
+  child: ChildProcess;
+  ready: boolean;
+  handshakeErrors: number;
+  /** ids this worker registered, so its entries go when it dies */
+  ids: Set<string>;
+}
+
+/** how to start the worker entry: the TypeScript source through tsx under tests, the compiled file otherwise */
+function workerEntry(): { path: string; execArgv: string[] } {
+  const self = import.meta.url;
+  if (self.endsWith('.ts')) {
+    const tsx = pathToFileURL(createRequire(self).resolve('tsx')).href;
+    return { path: fileURLToPath(new URL('./tls-worker-main.ts', self)), execArgv: ['--import', tsx] };
+  }
+  return { path: fileURLToPath(new URL('./tls-worker-main.js', self)), execArgv: [] };
+}
+
+export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorkerPool> {
+  const n = Math.max(1, Math.floor(opts.workers));
+  const log = opts.log ?? (() => undefined);
+  const entry = workerEntry();
+  // Per worker: what its own descriptors allow, and together no more than
+  // the parent's descriptors allow (one each), so that the parent's unix
+  // socket never has to refuse a connection a worker accepted.
+  const perWorker =
+    opts.maxConnections !== undefined
+      ? Math.max(1, Math.ceil(opts.maxConnections / n))
+      : Math.min(defaultMaxConnections(WORKER_FDS_PER_CONNECTION), Math.floor(defaultMaxConnections(PARENT_FDS_PER_CONNECTION) / n));
+  const init: TlsWorkerInit = {
+    key: String(opts.key),
+    cert: String(opts.cert),
+    ...(opts.clientCA !== undefined ? { clientCA: String(opts.clientCA) } : {}),
+    backendSocketPath: opts.backendSocketPath,
+    maxConnections: perWorker,
+  };
+
+  const entries = new Map<string, Entry>();
+  const workers = new Set<Worker>();
+  /** handshake errors of workers that have exited */
+  let pastHandshakeErrors = 0;
+  let closing = false;
+  let nextWorker = 0;
+
+  // The parent's copy of the listening socket. It accepts too (every process
+  // holding a listening socket does); what it gets goes to a worker unread.
+  const listener: NetServer = createNetServer({ pauseOnConnect: true });
+  listener.on('connection', (socket: Socket) => {
+    const ready = [...workers].filter((w) => w.ready && w.child.connected);
+    if (closing || ready.length === 0) {
+      socket.destroy();
+      return;
+    }
+    const w = ready[nextWorker++ % ready.length]!;
+    w.child.send({ t: 'socket' } satisfies ParentToWorker, socket, (err) => {
+      if (err) socket.destroy();
+    });
+  });
+  listener.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(opts.port, opts.host, () => {
+      listener.off('error', reject);
+      resolve();
+    });
+  });
+  const address = listener.address();
+  const port = typeof address === 'object' && address !== null ? address.port : opts.port;
+
+  const forget = (id: string): void => {
+    const e = entries.get(id);
+    if (!e) return;
+    entries.delete(id);
+    e.worker.ids.delete(id);
+  };
+
+  const spawnWorker = (attempt: number): Promise<Worker> => {
+    const child = fork(entry.path, [], {
+      execArgv: entry.execArgv,
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const w: Worker = { child, ready: false, handshakeErrors: 0, ids: new Set() };
+    workers.add(w);
+    const started = Date.now();
+    return new Promise<Worker>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`TLS worker ${child.pid} did not start within ${START_TIMEOUT_MS} ms`));
+        child.kill('SIGKILL');
+      }, START_TIMEOUT_MS);
+      child.on('message', (msg: WorkerToParent) => {
+        switch (msg.t) {
+          case 'register':
+            // A worker only names connections it holds; ids are random per connection.
+            entries.set(msg.id, { info: msg.info, worker: w });
+            w.ids.add(msg.id);
+            child.send({ t: 'ack', id: msg.id } satisfies ParentToWorker);
+            break;
+          case 'unregister':
+            if (entries.get(msg.id)?.worker === w) setTimeout(() => forget(msg.id), UNREGISTER_DELAY_MS).unref();
+            break;
+          case 'stats':
+            w.handshakeErrors = msg.handshakeErrors;
+            break;
+          case 'ready':
+            w.ready = true;
+            clearTimeout(timer);
+            resolve(w);
+            break;
+          case 'fatal':
+            clearTimeout(timer);
+            reject(new Error(`TLS worker ${child.pid}: ${msg.message}`));
+            break;
+        }
+      });
+      child.on('error', (err) => log(`TLS worker ${child.pid ?? '?'}: ${err.message}`));
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        workers.delete(w);
+        pastHandshakeErrors += w.handshakeErrors;
+        // Its connections died with it.
+        for (const id of w.ids) entries.delete(id);
+        w.ids.clear();
+        if (!w.ready) reject(new Error(`TLS worker exited during start (code ${code}, signal ${signal})`));
+        if (closing) return;
+        log(`TLS worker ${child.pid} exited (code ${code}, signal ${signal}); starting another`);
+        // A worker that dies young is restarted with growing delays, so a
+        // broken setup does not turn into a fork loop.
+        const lived = Date.now() - started;
+        const next = lived > 10_000 ? 0 : attempt + 1;
+        const delay = next === 0 ? 0 : Math.min(5000, 100 * 2 ** (next - 1));
+        setTimeout(() => {
+          if (!closing) spawnWorker(next).catch((err: Error) => log(err.message));
+        }, delay).unref();
+      });
+      child.send({ t: 'init', init } satisfies ParentToWorker, listener);
+    });
+  };
+
+  try {
+    await Promise.all(Array.from({ length: n }, () => spawnWorker(0)));
+  } catch (err) {
+    closing = true;
+    for (const w of workers) w.child.kill('SIGKILL');
+    listener.close();
+    throw err;
+  }
+
+  const lookup = (text: string): Entry | undefined => {
+    const direct = entries.get(text);
+    if (direct) return direct;
+    const id = parseProxiedAddress(text);
+    return id ? entries.get(proxiedAddressFor(id)) : undefined;
+  };
+
+  let closed: Promise<void> | undefined;
+  return {
+    port,
+    get connections() {
+      return entries.size;
+    },
+    get handshakeErrors() {
+      let sum = pastHandshakeErrors;
+      for (const w of workers) sum += w.handshakeErrors;
+      return sum;
+    },
+    workerPids() {
+      return [...workers].map((w) => w.child.pid).filter((p): p is number => p !== undefined);
+    },
+    peerFor(text): PeerCertificate | undefined {
+      return lookup(text)?.info.peer;
+    },
+    connectionFor(text) {
+      return lookup(text)?.info;
+    },
+    adopt(socket) {
+      listener.emit('connection', socket);
+    },
+    close(closeOpts: TlsCloseOptions = {}) {
+      closed ??= (async () => {
+        closing = true;
+        await new Promise<void>((resolve) => listener.close(() => resolve()));
+        const graceful = closeOpts.graceful ?? false;
+        await Promise.all(
+          [...workers].map(
+            (w) =>
+              new Promise<void>((resolve) => {
+                if (w.child.exitCode !== null || w.child.signalCode !== null) return resolve();
+                w.child.once('exit', () => resolve());
+                const kill = setTimeout(() => w.child.kill('SIGKILL'), (graceful ? (closeOpts.timeoutMs ?? 10_000) : 0) + KILL_GRACE_MS);
+                w.child.once('exit', () => clearTimeout(kill));
+                if (w.child.connected) w.child.send({ t: 'close', graceful, ...(closeOpts.timeoutMs !== undefined ? { timeoutMs: closeOpts.timeoutMs } : {}) } satisfies ParentToWorker);
+                else w.child.kill('SIGTERM');
+              }),
+          ),
+        );
+        entries.clear();
+      })();
+      return closed;
+    },
+  };
+}
