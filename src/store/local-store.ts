@@ -172,7 +172,6 @@ export class LocalStore implements RevisionedStore {
     return this.feed.waitForRevision(revision, timeoutMs);
   }
 
-
   /** retained history then live writes, no gap, no duplicate (see AppliedFeed.watch) */
   watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
     if (this.closed) {
@@ -187,7 +186,6 @@ export class LocalStore implements RevisionedStore {
   onApplied(listener: (write: AppliedWrite) => void): () => void {
     return this.feed.onApplied(listener);
   }
-
 
   async compact(revision: number): Promise<void> {
     if (revision > this.state.revision) throw new FutureRevisionError(revision, this.state.revision);
@@ -279,7 +277,6 @@ export class LocalStore implements RevisionedStore {
     this.feed.publish(w);
   }
 
-
   private maybeSnapshot(): void {
     if (this.snapshotInFlight) return;
     if (this.state.appliedIndex - this.snapshotIndex < this.snapshotEvery) return;
@@ -318,5 +315,4 @@ export class LocalStore implements RevisionedStore {
     return this.autoCompact();
   }
 }
-
 
