@@ -18,8 +18,9 @@ import { nowTimestamp } from '../api/meta.js';
 import type { Registry } from '../api/registry.js';
 import type { ApiObject, JSONObject, ResourceDefinition } from '../api/types.js';
 import type { KeyValue, RevisionedStore } from '../store/types.js';
+import { NAMESPACE_FINALIZER } from '../api/kinds/namespace.js';
 
-export const NAMESPACE_FINALIZER = 'kubernetes';
+export { NAMESPACE_FINALIZER };
 /** the field manager of the controller's writes (spec 000 §2.4) */
 export const NAMESPACE_CONTROLLER_MANAGER = 'orch-namespace-controller';
 

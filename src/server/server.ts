@@ -12,7 +12,7 @@ import { ContinueTokens } from '../api/list.js';
 import { Registry } from '../api/registry.js';
 import type { ApiObject, ResourceDefinition } from '../api/types.js';
 import { AllowAllAuthorizer, type Authorizer } from '../auth/authz/types.js';
-import { NamespaceController, NAMESPACE_FINALIZER } from '../controllers/namespace.js';
+import { NamespaceController } from '../controllers/namespace.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
@@ -96,7 +96,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   const store = await openStore({ ...opts, log }, dataDir, pki);
   const defs = sharedDefinitions(opts.apiDomain);
-  const registry = new Registry(opts.apiDomain, defs, builtinDefinitions(opts.apiDomain).map(withLifecycle));
+  const registry = new Registry(opts.apiDomain, defs, builtinDefinitions(opts.apiDomain));
   const admission = new SchemaAdmission(defs);
   const nsDef = registry.lookup('', 'v1', 'namespaces')!;
   const namespaceState = (ns: string): 'Active' | 'Terminating' | undefined => {
@@ -235,33 +235,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         await store.close();
       })();
       return done;
-    },
-  };
-}
-
-/** the Namespace lifecycle (spec 000 §3.1): spec.finalizers keeps a deleted namespace Terminating */
-function withLifecycle(def: ResourceDefinition): ResourceDefinition {
-  if (def.group !== '' || def.resource !== 'namespaces') return def;
-  const base = def.strategy;
-  return {
-    ...def,
-    strategy: {
-      ...base,
-      default(obj) {
-        base.default?.(obj);
-        const spec = (obj.spec ??= {}) as { finalizers?: string[] };
-        if (spec.finalizers === undefined) spec.finalizers = [NAMESPACE_FINALIZER];
-        const status = (obj.status ??= {}) as { phase?: string };
-        if (status.phase === undefined) status.phase = 'Active';
-      },
-      extraFinalizers(obj) {
-        return ((obj.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []).slice();
-      },
-      prepareForDelete(obj) {
-        base.prepareForDelete?.(obj);
-        const status = (obj.status ??= {}) as { phase?: string };
-        status.phase = 'Terminating';
-      },
     },
   };
 }

@@ -341,3 +341,32 @@ describe('large request heads', () => {
     expect(text).toContain('"reason":"Unauthorized"');
   });
 });
+
+describe('namespace finalize sub-resource', () => {
+  it('a namespace finalizer of another controller keeps the namespace until it is removed through /finalize', async () => {
+    await core.createNamespace({ body: { metadata: { name: 'fin' } } });
+    const ns = (await t.request('GET', '/api/v1/namespaces/fin')).json<{ spec: { finalizers: string[] } }>();
+    expect(ns.spec.finalizers).toEqual(['kubernetes']);
+    const put = await t.request('PUT', '/api/v1/namespaces/fin/finalize', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fin' }, spec: { finalizers: ['kubernetes', 'example.com/cleanup'] } },
+    });
+    expect(put.status).toBe(200);
+    expect(put.json<{ spec: { finalizers: string[] } }>().spec.finalizers).toEqual(['kubernetes', 'example.com/cleanup']);
+    expect((await t.request('DELETE', '/api/v1/namespaces/fin')).status).toBe(200);
+    // the controller drops `kubernetes`; the other finalizer keeps it Terminating
+    let spec: { finalizers: string[] } = { finalizers: [] };
+    for (let i = 0; i < 100; i++) {
+      const g = (await t.request('GET', '/api/v1/namespaces/fin')).json<{ spec: { finalizers: string[] }; status: { phase: string } }>();
+      expect(g.status.phase).toBe('Terminating');
+      spec = g.spec;
+      if (!spec.finalizers.includes('kubernetes')) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(spec.finalizers).toEqual(['example.com/cleanup']);
+    const done = await t.request('PUT', '/api/v1/namespaces/fin/finalize', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fin' }, spec: { finalizers: [] } },
+    });
+    expect(done.status).toBe(200);
+    expect((await t.request('GET', '/api/v1/namespaces/fin')).status).toBe(404);
+  });
+});

@@ -1,8 +1,13 @@
 // core/v1 Namespace: cluster-scoped, named by a DNS label; status.phase
-// defaults to Active (Terminating once deletion starts).
+// defaults to Active (Terminating once deletion starts). `spec.finalizers`
+// (default `kubernetes`) keeps a deleted namespace Terminating until the
+// namespace controller has removed its contents (spec 000 §3.1); it is
+// changed only through the `finalize` sub-resource, as in Kubernetes.
 
 import type { SchemaNames } from '../schema/naming.js';
-import type { ResourceDefinition } from '../types.js';
+import { badRequest } from '../errors.js';
+import { decodeObjectBody, parseDryRun } from '../handlers/common.js';
+import type { ApiObject, ResourceDefinition, VerbHandler } from '../types.js';
 import { column, fieldOf, getString } from './columns.js';
 import { atomicList, enumOf, listMap, obj, proto, str, time } from './dsl.js';
 import { kindSchema } from './meta.js';
@@ -38,9 +43,44 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
         ),
       }), undefined, { default: {} }),
     })),
+    handlers: { 'finalize/update': finalizeNamespace },
     strategy: {
+      default(o) {
+        const spec = (o.spec ??= {}) as { finalizers?: string[] };
+        if (spec.finalizers === undefined) spec.finalizers = [NAMESPACE_FINALIZER];
+      },
+      extraFinalizers: (o) => finalizersOf(o).slice(),
+      prepareForDelete(o) {
+        const status = (o.status ??= {}) as { phase?: string };
+        status.phase = 'Terminating';
+      },
       columns: [column('Status', 'string', (o) => getString(o, 'status', 'phase') ?? '', { description: 'The status of the namespace' })],
       selectableFields: { 'status.phase': fieldOf('status', 'phase') },
     },
   };
 }
+
+/** the finalizer the namespace controller removes once the namespace is empty */
+export const NAMESPACE_FINALIZER = 'kubernetes';
+
+function finalizersOf(o: ApiObject): string[] {
+  return (o.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [];
+}
+
+/** PUT namespaces/{name}/finalize: replaces spec.finalizers and nothing else */
+const finalizeNamespace: VerbHandler = async (ctx, req) => {
+  const dryRun = parseDryRun(req.query);
+  const { obj } = decodeObjectBody(req);
+  if (obj.metadata?.name !== undefined && obj.metadata.name !== req.info.name) {
+    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${req.info.name})`);
+  }
+  const wanted = finalizersOf(obj);
+  if (!Array.isArray(wanted) || wanted.some((f) => typeof f !== 'string')) throw badRequest('spec.finalizers must be a list of strings');
+  const r = await ctx.storeFor(req.def).guaranteedUpdate('', req.info.name, { dryRun }, (cur) => {
+    const next = cur!;
+    next.spec = { ...((next.spec as object | undefined) ?? {}), finalizers: [...wanted] };
+    if (obj.metadata?.resourceVersion) next.metadata!.resourceVersion = obj.metadata.resourceVersion;
+    return next;
+  });
+  return { status: 200, body: r.object };
+};
