@@ -22,6 +22,10 @@ import { fileURLToPath } from 'node:url';
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const writes = Number(process.argv[2] ?? 2000);
 const valueSize = Number(process.argv[3] ?? 1024);
+// profiling/iteration knobs: extra node flags for the orch members (e.g.
+// "--cpu-prof --cpu-prof-dir=/tmp/prof") and which sides to run ("orch", "etcd" or both)
+const memberNodeArgs = (process.env.ORCH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const sides = (process.env.BENCH_SIDES ?? 'orch,etcd').split(',');
 
 interface Stats {
   opsPerSec: number;
@@ -87,7 +91,30 @@ function httpCall(
   });
 }
 
-async function benchOrch(root: string): Promise<Record<string, Stats>> {
+interface Raftz {
+  role: string;
+  metrics: Record<string, number>;
+  transport?: Record<string, number>;
+}
+
+/** what one member did per write during a phase (from /raftz counter deltas) */
+function perWrite(before: Raftz, after: Raftz, n: number): Record<string, number> {
+  const d = (k: string) => (after.metrics[k] ?? 0) - (before.metrics[k] ?? 0);
+  const t = (k: string) => (after.transport?.[k] ?? 0) - (before.transport?.[k] ?? 0);
+  const r = (x: number) => +x.toFixed(3);
+  const syncs = d('storageSyncs');
+  return {
+    readies: r(d('readies') / n),
+    fsyncs: r(syncs / n),
+    entriesPerFsync: r(syncs ? d('entriesPersisted') / syncs : 0),
+    fsyncMs: r(syncs ? d('storageSyncMs') / syncs : 0),
+    messagesSent: r(d('messagesSent') / n),
+    framesSent: r(t('frames') / n),
+    ...(d('proposalsCommitted') > 0 ? { proposeToApplyMs: r(d('proposeToApplyMs') / d('proposalsCommitted')) } : {}),
+  };
+}
+
+async function benchOrch(root: string): Promise<{ stats: Record<string, Stats>; perWrite: Record<string, Record<string, Record<string, number>>> }> {
   const names = ['m1', 'm2', 'm3'];
   const ports = await Promise.all(names.map(async () => ({ api: await freePort(), peer: await freePort() })));
   const ic = names.map((n, i) => `${n}=127.0.0.1:${ports[i].peer}`).join(',');
@@ -100,7 +127,7 @@ async function benchOrch(root: string): Promise<Record<string, Stats>> {
     for (const [i, n] of names.entries()) {
       await cp(pki, join(root, n, 'pki'), { recursive: true });
       procs.push(
-        spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'server', '--name', n, '--initial-cluster', ic, '--data-dir', join(root, n), '--secure-port', String(ports[i].api), '--peer-port', String(ports[i].peer)], { cwd: REPO, stdio: 'ignore' }),
+        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', '--name', n, '--initial-cluster', ic, '--data-dir', join(root, n), '--secure-port', String(ports[i].api), '--peer-port', String(ports[i].peer)], { cwd: REPO, stdio: 'ignore' }),
       );
     }
     const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
@@ -120,17 +147,26 @@ async function benchOrch(root: string): Promise<Record<string, Stats>> {
     if (!leaderPort) throw new Error('orch cluster did not elect a leader');
     const value = 'x'.repeat(valueSize);
     const out: Record<string, Stats> = {};
+    const raftz = () =>
+      Promise.all(ports.map(async (p) => JSON.parse(await httpCall(request, { host: '127.0.0.1', port: p.api, method: 'GET', path: '/raftz', agent }, '', 200)) as Raftz));
+    const counters: Record<string, Record<string, Record<string, number>>> = {};
     for (const inFlight of [1, 64]) {
+      const before = await raftz();
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
         const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `b${inFlight}-${i}` }, data: { v: value } });
         await httpCall(request, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent }, body, 201);
       });
+      const after = await raftz();
+      counters[`inFlight${inFlight}`] = Object.fromEntries(
+        after.map((a, i) => [`${names[i]}${ports[i].api === leaderPort ? ' (leader)' : ''}`, perWrite(before[i], a, writes)]),
+      );
     }
     agent.destroy();
-    return out;
+    return { stats: out, perWrite: counters };
   } finally {
     for (const p of procs) p.kill('SIGTERM');
-    await sleep(500);
+    // members exit after a graceful shutdown (and write their --cpu-prof profiles)
+    await Promise.all(procs.map((p) => (p.exitCode !== null ? undefined : new Promise((r) => p.once('exit', r)))));
   }
 }
 
@@ -183,17 +219,18 @@ async function benchEtcd(root: string): Promise<Record<string, Stats>> {
 async function main(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'orch-raft-bench-'));
   try {
-    const orch = await benchOrch(join(root, 'orch'));
-    const etcd = await benchEtcd(join(root, 'etcd'));
+    const orchRun = sides.includes('orch') ? await benchOrch(join(root, 'orch')) : undefined;
+    const orch = orchRun?.stats ?? {};
+    const etcd = sides.includes('etcd') ? await benchEtcd(join(root, 'etcd')) : {};
     const ratio: Record<string, Stats> = {};
-    for (const k of Object.keys(orch)) {
+    for (const k of Object.keys(orch).filter((k) => k in etcd)) {
       ratio[k] = {
         opsPerSec: +(orch[k].opsPerSec / etcd[k].opsPerSec).toFixed(3),
         p50Ms: +(orch[k].p50Ms / etcd[k].p50Ms).toFixed(3),
         p99Ms: +(orch[k].p99Ms / etcd[k].p99Ms).toFixed(3),
       };
     }
-    process.stdout.write(`${JSON.stringify({ members: 3, writes, valueSize, orch, etcd, ratio, note: 'orch: HTTPS API on the leader; etcd: v3 JSON gateway on the leader; loopback' }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ members: 3, writes, valueSize, orch, etcd, ratio, orchPerWrite: orchRun?.perWrite, note: 'orch: HTTPS API on the leader; etcd: v3 JSON gateway on the leader; loopback' }, null, 2)}\n`);
   } finally {
     await rm(root, { recursive: true, force: true });
   }

@@ -18,6 +18,16 @@ export class RaftMetrics {
   snapshotsInstalled = 0;
   /** synced Raft storage writes (one per Ready with something to persist) */
   storageSyncs = 0;
+  /** wall time spent in those synced writes, ms (storageSyncMs / storageSyncs = mean fsync batch) */
+  storageSyncMs = 0;
+  /** Ready batches handled (persist, send, apply, advance) */
+  readies = 0;
+  /** log entries persisted (entries / storageSyncs = group-commit batch size) */
+  entriesPersisted = 0;
+  /** Raft messages handed to the transport */
+  messagesSent = 0;
+  /** sum over this member's applied proposals of the time from propose() to apply, ms */
+  proposeToApplyMs = 0;
 
   /** callback type of ServerMetrics.gauge (src/server/metrics.ts) */
   static register(

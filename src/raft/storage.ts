@@ -8,10 +8,15 @@
 //   meta!snapshot                  -> msgpackr(Snapshot)  (metadata + state-machine image)
 //
 // Ready contract (src/raft/types.ts step 1): everything a Ready asks to
-// persist is written as ONE level batch with `sync: true` (fsync) before its
-// messages leave, so a vote or an append acknowledgement is never promised
-// for state a crash could lose (Raft §5, Figure 2 "updated on stable storage
-// before responding to RPCs").
+// persist is written as ONE level batch before its messages leave, with
+// `sync: true` (fsync) whenever it holds entries, a snapshot or a new
+// term/vote, so a vote or an append acknowledgement is never promised for
+// state a crash could lose (Raft §5, Figure 2 "updated on stable storage
+// before responding to RPCs"). A batch that only moves the commit index is
+// written without fsync: commitIndex is volatile state in Raft Figure 2 (a
+// restarted member relearns it from the leader), and level's log keeps
+// writes in order, so a commit index that survives a crash never points past
+// entries that did not (etcd's raft.MustSync makes the same distinction).
 
 import { Level } from 'level';
 import { asUint8Array, decodeMsgpack, encodeMsgpack, logIndexFromKey, logKey } from '../store/codec.js';
@@ -53,6 +58,8 @@ export class RaftStorage {
   private lastIndex = 0;
   private snapshotIndex = 0;
   private syncs = 0;
+  /** term and vote of the last durably written hard state */
+  private durable: { term: number; vote: string } = { term: 0, vote: NONE };
   private entriesWritten = 0;
   /** writes are serialized: a later batch may depend on the index bookkeeping of an earlier one */
   private tail: Promise<void> = Promise.resolve();
@@ -76,6 +83,7 @@ export class RaftStorage {
     const hardState: HardState = hsBytes ? (decodeMsgpack(hsBytes) as HardState) : { term: 0, vote: NONE, commit: 0 };
     const snapshot = snapBytes ? decodeSnapshot(snapBytes) : undefined;
     this.snapshotIndex = snapshot?.metadata.index ?? 0;
+    this.durable = { term: hardState.term, vote: hardState.vote };
     const entries: Entry[] = [];
     for await (const [k, v] of this.log.iterator({ gt: logKey(this.snapshotIndex) })) {
       const index = logIndexFromKey(k);
@@ -92,12 +100,13 @@ export class RaftStorage {
   }
 
   /**
-   * Persists a Ready's snapshot, entries and hard state as one synced batch.
-   * A snapshot replaces the whole log; entries overwrite every persisted
-   * entry from entries[0].index on.
+   * Persists a Ready's snapshot, entries and hard state as one batch, synced
+   * unless it only moves the commit index (header). A snapshot replaces the
+   * whole log; entries overwrite every persisted entry from entries[0].index
+   * on. Resolves to whether the batch was synced.
    */
-  save(req: PersistRequest): Promise<void> {
-    if (!req.hardState && !req.snapshot && req.entries.length === 0) return Promise.resolve();
+  save(req: PersistRequest): Promise<boolean> {
+    if (!req.hardState && !req.snapshot && req.entries.length === 0) return Promise.resolve(false);
     return this.enqueue(async () => {
       const ops: BatchOp[] = [];
       let first = this.firstIndex;
@@ -122,13 +131,19 @@ export class RaftStorage {
         if (from < first) first = from;
         last = newLast;
       }
-      if (req.hardState) ops.push({ type: 'put', sublevel: this.meta, key: HARD_STATE_KEY, value: encodeMsgpack(req.hardState) });
-      await this.db.batch(ops, { sync: true });
+      const hs = req.hardState;
+      if (hs) ops.push({ type: 'put', sublevel: this.meta, key: HARD_STATE_KEY, value: encodeMsgpack(hs) });
+      const sync = req.snapshot !== undefined || req.entries.length > 0 || (hs !== undefined && (hs.term !== this.durable.term || hs.vote !== this.durable.vote));
+      await this.db.batch(ops, { sync });
       this.firstIndex = first;
       this.lastIndex = last;
       this.snapshotIndex = snapIndex;
-      this.syncs += 1;
+      if (sync) {
+        this.syncs += 1;
+        if (hs) this.durable = { term: hs.term, vote: hs.vote };
+      }
       this.entriesWritten += req.entries.length;
+      return sync;
     });
   }
 
@@ -137,7 +152,7 @@ export class RaftStorage {
    * log it covers; entries after it stay. Synced.
    */
   saveSnapshot(snap: Snapshot): Promise<void> {
-    return this.enqueue(async () => {
+    return this.enqueue<void>(async () => {
       const idx = snap.metadata.index;
       if (idx <= this.snapshotIndex) return;
       const ops: BatchOp[] = [{ type: 'put', sublevel: this.meta, key: SNAPSHOT_KEY, value: encodeMsgpack(snap) }];
@@ -166,9 +181,12 @@ export class RaftStorage {
     await this.db.close();
   }
 
-  private enqueue(fn: () => Promise<void>): Promise<void> {
+  private enqueue<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.tail.then(fn);
-    this.tail = run.catch(() => {});
+    this.tail = run.then(
+      () => {},
+      () => {},
+    );
     return run;
   }
 }

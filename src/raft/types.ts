@@ -14,6 +14,10 @@
 //      then `entries` (append; entries[0].index may be <= the last persisted
 //      index, in which case every persisted entry from entries[0].index on is
 //      overwritten), then `hardState` (if any). Durably (fsync) before step 2.
+//      Exception: a Ready whose only change is hardState.commit need not be
+//      synced (commitIndex is volatile state, Raft Figure 2), provided the
+//      write is ordered after the earlier ones (it never survives a crash
+//      that loses entries it covers).
 //   2. send `messages` (only now: they may promise what step 1 persisted,
 //      e.g. a vote or an append acknowledgement).
 //   3. apply `snapshot` to the state machine (if any), then `committedEntries`

@@ -23,7 +23,7 @@ import { StatusError } from '../api/errors.js';
 import { RaftMetrics } from '../raft/metrics.js';
 import { RawNode } from '../raft/raw-node.js';
 import { RaftStorage } from '../raft/storage.js';
-import { FaultInjector, PeerTransport, startFaultAdmin, type FaultAdmin, type TransportTls } from '../raft/transport.js';
+import { FaultInjector, PeerTransport, startFaultAdmin, type FaultAdmin, type TransportStats, type TransportTls } from '../raft/transport.js';
 import { NONE, ProposalDroppedError, type Entry, type NodeId, type RaftConfig, type Ready, type Role, type Snapshot } from '../raft/types.js';
 import { decodeCommand, decodeMsgpack, encodeCommand, encodeMsgpack } from './codec.js';
 import { AppliedFeed } from './applied-feed.js';
@@ -106,6 +106,8 @@ export interface RaftStoreStatus {
   compactRevision: number;
   pendingProposals: number;
   metrics: RaftMetrics;
+  /** peer transport counters (messages, frames) */
+  transport: TransportStats;
   faultAdminPort?: number;
 }
 
@@ -125,6 +127,8 @@ interface Pending {
   resolve: (r: CommandResult) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
+  /** performance.now() at propose (RaftMetrics.proposeToApplyMs) */
+  start: number;
 }
 
 interface PendingRead {
@@ -283,7 +287,6 @@ export class RaftStore implements RevisionedStore {
     return this.feed.waitForRevision(revision, timeoutMs);
   }
 
-
   /** retained history then live writes, no gap, no duplicate (see AppliedFeed.watch) */
   watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
     if (this.closed) {
@@ -298,7 +301,6 @@ export class RaftStore implements RevisionedStore {
   onApplied(listener: (write: AppliedWrite) => void): () => void {
     return this.feed.onApplied(listener);
   }
-
 
   async compact(revision: number): Promise<void> {
     if (revision > this.state.revision) throw new FutureRevisionError(revision, this.state.revision);
@@ -344,6 +346,7 @@ export class RaftStore implements RevisionedStore {
       compactRevision: this.state.compactRevision,
       pendingProposals: this.pending.size,
       metrics: this.metrics,
+      transport: t,
       ...(this.faultAdmin ? { faultAdminPort: this.faultAdmin.port } : {}),
     };
   }
@@ -400,6 +403,7 @@ export class RaftStore implements RevisionedStore {
             reject(new RaftUnavailableError('timed out waiting for the write to commit; it may or may not have been applied', true));
           }
         }, this.opts.proposalTimeoutMs),
+        start: performance.now(),
       };
       this.pending.set(id, p);
       try {
@@ -472,13 +476,20 @@ export class RaftStore implements RevisionedStore {
   private async handleReady(rd: Ready): Promise<void> {
     if (rd.softState) this.onSoftState(rd.softState.leader, rd.softState.role);
     // 1. persist (fsync) before anything that depends on it leaves
+    this.metrics.readies += 1;
     if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
-      await this.storage.save({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot });
-      this.metrics.storageSyncs += 1;
+      const t0 = performance.now();
+      // synced unless only the commit index moved (storage.ts header)
+      if (await this.storage.save({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot })) {
+        this.metrics.storageSyncs += 1;
+        this.metrics.storageSyncMs += performance.now() - t0;
+      }
+      this.metrics.entriesPersisted += rd.entries.length;
     }
     if (this.closed) return;
     // 2. send
     this.transport.send(rd.messages);
+    this.metrics.messagesSent += rd.messages.length;
     // 3. apply
     if (rd.snapshot && rd.snapshot.metadata.index > this.appliedIndex) this.installSnapshot(rd.snapshot);
     this.applyEntries(rd.committedEntries);
@@ -542,6 +553,7 @@ export class RaftStore implements RevisionedStore {
           clearTimeout(p.timer);
           if (result) {
             this.metrics.proposalsCommitted += 1;
+            this.metrics.proposeToApplyMs += performance.now() - p.start;
             p.resolve(result);
           } else {
             this.metrics.proposalsFailed += 1;
@@ -610,7 +622,6 @@ export class RaftStore implements RevisionedStore {
   private fanOut(w: AppliedWrite): void {
     this.feed.publish(w);
   }
-
 
   /** The leader keeps `historyMs` of history (followers apply its compact commands). */
   private autoCompact(): Promise<void> {
