@@ -5,7 +5,10 @@
 // load against Debian's etcd (its HTTP/JSON gateway: /v3/watch streams,
 // /v3/kv/put writes) for a side-by-side ratio. Prints one JSON document.
 //
-//   npx tsx bench/watch-fanout.ts [--watchers 1000[,10000]] [--rate 20] [--duration 15] [--value-size 256] [--no-etcd]
+//   npx tsx bench/watch-fanout.ts [--watchers 1000[,10000]] [--rate 20] [--duration 15] [--value-size 256] [--no-etcd] [--tls-workers 2]
+//
+// --tls-workers n: the orch server terminates TLS in n worker processes (as
+// `orch server` does by default, docs/tls.md); 0 (default here) = in-process.
 //
 // etcd: bench/setup-etcd.sh installs it (apt-get, root). Without `etcd` on
 // PATH the etcd half is skipped and says so. See docs/watch.md.
@@ -34,6 +37,7 @@ const rate = Number(flag('rate', '20'));
 const durationS = Number(flag('duration', '15'));
 const valueSize = Number(flag('value-size', '256'));
 const withEtcd = !process.argv.includes('--no-etcd');
+const tlsWorkers = Number(flag('tls-workers', '0'));
 const loadScript = new URL('./watch-load.ts', import.meta.url).pathname;
 
 interface LoadResult {
@@ -94,7 +98,8 @@ async function freePort(): Promise<number> {
 
 async function benchOrch(watchers: number): Promise<Record<string, unknown>> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-fanout-'));
-  const server = await startServer({ dataDir: join(dir, 'data'), bindAddress: '127.0.0.1', securePort: 0, apiDomain: 'orch.io', log: () => {} });
+  const server = await startServer({ dataDir: join(dir, 'data'), bindAddress: '127.0.0.1', securePort: 0, apiDomain: 'orch.io', tlsWorkers, log: () => {} });
+  const workersRss = (): number => server.tlsWorkerPids().reduce((sum, pid) => sum + rssOf(pid), 0);
   try {
     await writeFile(join(dir, 'ca.pem'), server.caPem);
     await writeFile(join(dir, 'cert.pem'), server.adminCertPem);
@@ -104,6 +109,8 @@ async function benchOrch(watchers: number): Promise<Record<string, unknown>> {
     await settle();
     const before = process.memoryUsage();
     let after = before;
+    const workersBefore = workersRss();
+    let workersAfter = workersBefore;
     let held = 0;
     const result = await runLoad(
       {
@@ -123,6 +130,7 @@ async function benchOrch(watchers: number): Promise<Record<string, unknown>> {
       async () => {
         await settle();
         after = process.memoryUsage();
+        workersAfter = workersRss();
         held = server.watch.stats().watchers;
       },
     );
@@ -136,6 +144,13 @@ async function benchOrch(watchers: number): Promise<Record<string, unknown>> {
         rssWithWatchersBytes: after.rss,
         rssPerWatcherBytes: Math.round((after.rss - before.rss) / Math.max(1, held)),
         heapPerWatcherBytes: Math.round((after.heapUsed - before.heapUsed) / Math.max(1, held)),
+        ...(tlsWorkers > 0
+          ? {
+              tlsWorkersRssBeforeBytes: workersBefore,
+              tlsWorkersRssWithWatchersBytes: workersAfter,
+              tlsWorkersRssPerWatcherBytes: Math.round((workersAfter - workersBefore) / Math.max(1, held)),
+            }
+          : {}),
       },
     };
   } finally {
@@ -249,11 +264,13 @@ function fdLimit(): number {
 
 async function main(): Promise<void> {
   const limit = fdLimit();
-  // each orch watch holds 3 descriptors in the server process: the TLS socket and both ends of the unix socket to the uWS gateway
-  const maxOrchWatchers = Math.floor((limit - 300) / 3);
+  // in-process TLS: each orch watch holds 3 descriptors in the server process (the TLS socket and both ends of the
+  // unix socket to the uWS gateway); with TLS workers the server holds 1 and a worker 2 (src/gateway/tls-workers.ts)
+  const maxOrchWatchers =
+    tlsWorkers > 0 ? Math.min(Math.floor(limit - 300), tlsWorkers * Math.floor((limit - 512) / 2)) : Math.floor((limit - 300) / 3);
   if (watcherCounts.some((n) => n > maxOrchWatchers)) {
     process.stderr.write(
-      `note: open-files limit ${limit} lets the orch server hold about ${maxOrchWatchers} watches (3 descriptors each); runs are capped there (both systems); raise it (ulimit -n) for more\n`,
+      `note: open-files limit ${limit} lets the orch server hold about ${maxOrchWatchers} watches (${tlsWorkers > 0 ? '1 descriptor each, 2 in a TLS worker' : '3 descriptors each'}); runs are capped there (both systems); raise it (ulimit -n) or use --tls-workers for more\n`,
     );
   }
   const etcd = withEtcd && (await etcdAvailable());
@@ -279,7 +296,7 @@ async function main(): Promise<void> {
   }
   const out = {
     bench: 'watch-fanout',
-    config: { watcherCounts, writeRatePerSec: rate, durationS, valueSize, openFilesLimit: limit, maxOrchWatchersAtThisLimit: maxOrchWatchers, etcd: etcd ? 'compared' : withEtcd ? 'etcd not installed (bench/setup-etcd.sh)' : 'skipped (--no-etcd)' },
+    config: { watcherCounts, writeRatePerSec: rate, durationS, valueSize, openFilesLimit: limit, tlsWorkers, maxOrchWatchersAtThisLimit: maxOrchWatchers, etcd: etcd ? 'compared' : withEtcd ? 'etcd not installed (bench/setup-etcd.sh)' : 'skipped (--no-etcd)' },
     notes: [
       'orch: HTTPS with client certificates (TLS front + uWS gateway), JSON watch events; etcd: plain HTTP JSON gateway on loopback',
       'latencyMs: write acknowledged (HTTP response) to event received by a watcher; an event received before the ack counts 0 (eventsBeforeAck says how many); latencyFromSendMs: from the write request being sent',
