@@ -3,7 +3,8 @@
 //
 // Every member listens on its peer port and keeps one client stream open to
 // each other member; Raft messages travel as msgpackr bytes inside a proto
-// `Envelope`. A broken stream is re-opened with exponential backoff and
+// `Envelope`, all the messages of one send() call (one Ready) for a member in
+// one envelope, so a Ready costs one gRPC frame per peer, not one per message. A broken stream is re-opened with exponential backoff and
 // jitter. Messages to a peer whose stream is down are dropped (Raft tolerates
 // loss: heartbeats and appends are retried by the protocol) and the host is
 // told the peer is unreachable so the leader probes it again.
@@ -27,7 +28,8 @@ import type { Message, NodeId } from './types.js';
 interface Envelope {
   from: string;
   to: string;
-  payload: Uint8Array;
+  /** msgpackr(Message) each */
+  payloads: Uint8Array[];
 }
 interface StreamAck {
   received: number;
@@ -47,10 +49,11 @@ const EnvelopeType = root.lookupType('orch.raft.v1.Envelope');
 const StreamAckType = root.lookupType('orch.raft.v1.StreamAck');
 const STREAM_PATH = '/orch.raft.v1.RaftTransport/Stream';
 
-const serializeEnvelope = (e: Envelope): Buffer => Buffer.from(EnvelopeType.encode(EnvelopeType.create(e)).finish());
+const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+const serializeEnvelope = (e: Envelope): Buffer => asBuffer(EnvelopeType.encode(e).finish());
 const deserializeEnvelope = (b: Buffer): Envelope => {
-  const o = EnvelopeType.toObject(EnvelopeType.decode(b), { defaults: true }) as { from: string; to: string; payload: Uint8Array };
-  return { from: o.from, to: o.to, payload: o.payload };
+  const o = EnvelopeType.decode(b) as unknown as Partial<Envelope>;
+  return { from: o.from ?? '', to: o.to ?? '', payloads: o.payloads ?? [] };
 };
 const serializeAck = (a: StreamAck): Buffer => Buffer.from(StreamAckType.encode(StreamAckType.create(a)).finish());
 const deserializeAck = (b: Buffer): StreamAck => {
@@ -238,9 +241,12 @@ export interface TransportOptions {
 }
 
 export interface TransportStats {
+  /** messages written / received / dropped because the stream was down */
   sent: number;
   received: number;
   droppedDisconnected: number;
+  /** envelopes (gRPC frames) written: one per peer per send() */
+  frames: number;
   reconnects: number;
   connected: Record<NodeId, boolean>;
 }
@@ -323,7 +329,7 @@ class PeerStream {
 export class PeerTransport {
   readonly faults: FaultInjector;
   private readonly streams = new Map<NodeId, PeerStream>();
-  private readonly counters = { sent: 0, received: 0, droppedDisconnected: 0 };
+  private readonly counters = { sent: 0, received: 0, droppedDisconnected: 0, frames: 0 };
   private closed = false;
 
   private constructor(
@@ -356,7 +362,7 @@ export class PeerTransport {
         call.on('data', (env: Envelope) => {
           received += 1;
           if (transport) transport.receive(env);
-          else if (env.to === opts.self) pending.push(decodeMsgpack(env.payload) as Message);
+          else if (env.to === opts.self) for (const p of env.payloads) pending.push(decodeMsgpack(p) as Message);
         });
         call.on('end', () => callback(null, { received }));
         call.on('error', () => {
@@ -379,16 +385,22 @@ export class PeerTransport {
     return transport;
   }
 
-  /** Sends each message to its `to` member (after fault rules). */
+  /** Sends each message to its `to` member (after fault rules): one envelope per member, messages in order. */
   send(messages: Message[]): void {
     if (this.closed) return;
+    const batches = new Map<NodeId, { env: Envelope; delayMs: number }>();
     for (const m of messages) {
-      const stream = this.streams.get(m.to);
-      if (!stream) continue;
+      if (!this.streams.has(m.to)) continue;
       const v = this.faults.verdict(m.to);
       if (v.drop) continue;
-      const env: Envelope = { from: this.opts.self, to: m.to, payload: encodeMsgpack(m) };
-      if (v.delayMs > 0) setTimeout(() => this.write(stream, env), v.delayMs).unref();
+      let b = batches.get(m.to);
+      if (!b) batches.set(m.to, (b = { env: { from: this.opts.self, to: m.to, payloads: [] }, delayMs: 0 }));
+      b.env.payloads.push(encodeMsgpack(m));
+      b.delayMs = Math.max(b.delayMs, v.delayMs);
+    }
+    for (const [to, { env, delayMs }] of batches) {
+      const stream = this.streams.get(to)!;
+      if (delayMs > 0) setTimeout(() => this.write(stream, env), delayMs).unref();
       else this.write(stream, env);
     }
   }
@@ -396,33 +408,37 @@ export class PeerTransport {
   private write(stream: PeerStream, env: Envelope): void {
     if (this.closed) return;
     if (stream.write(env)) {
-      this.counters.sent += 1;
+      this.counters.sent += env.payloads.length;
+      this.counters.frames += 1;
     } else {
-      this.counters.droppedDisconnected += 1;
+      this.counters.droppedDisconnected += env.payloads.length;
       this.opts.onUnreachable?.(stream.name);
     }
   }
 
   private receive(env: Envelope): void {
     if (this.closed || env.to !== this.opts.self) return;
-    const v = this.faults.verdict(env.from);
-    if (v.drop) return;
-    let m: Message;
-    try {
-      m = decodeMsgpack(env.payload) as Message;
-    } catch (err) {
-      this.opts.log?.(`transport: undecodable message from ${env.from}: ${(err as Error).message}`);
-      return;
-    }
-    // the envelope names the sender; a message claiming someone else is dropped
-    if (m.from !== env.from) return;
-    this.counters.received += 1;
-    if (v.delayMs > 0) {
-      setTimeout(() => {
-        if (!this.closed) this.opts.onMessage(m);
-      }, v.delayMs).unref();
-    } else {
-      this.opts.onMessage(m);
+    for (const payload of env.payloads) {
+      if (this.closed) return;
+      const v = this.faults.verdict(env.from);
+      if (v.drop) continue;
+      let m: Message;
+      try {
+        m = decodeMsgpack(payload) as Message;
+      } catch (err) {
+        this.opts.log?.(`transport: undecodable message from ${env.from}: ${(err as Error).message}`);
+        continue;
+      }
+      // the envelope names the sender; a message claiming someone else is dropped
+      if (m.from !== env.from) continue;
+      this.counters.received += 1;
+      if (v.delayMs > 0) {
+        setTimeout(() => {
+          if (!this.closed) this.opts.onMessage(m);
+        }, v.delayMs).unref();
+      } else {
+        this.opts.onMessage(m);
+      }
     }
   }
 
