@@ -105,6 +105,17 @@ export class RawNode {
     this.proposeEntry({ term: 0, index: 0, type: 'normal', data });
   }
 
+  /**
+   * Propose several entries at once (group commit: one append per follower
+   * instead of one per entry). All or none are accepted: throws
+   * ProposalDroppedError like propose().
+   */
+  proposeBatch(data: Uint8Array[]): void {
+    if (data.length === 0) return;
+    const r = this.raft;
+    r.step({ type: 'propose', from: r.id, to: r.id, term: 0, entries: data.map((d) => ({ term: 0, index: 0, type: 'normal', data: d })) });
+  }
+
   /** Propose a single-member membership change; at most one may be pending. */
   proposeConfChange(cc: ConfChange): void {
     this.proposeEntry({ term: 0, index: 0, type: 'confChange', data: encodeConfChange(cc) });

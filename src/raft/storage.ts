@@ -166,6 +166,11 @@ export class RaftStorage {
     });
   }
 
+  /** term and vote as last written with fsync (what a crash cannot take back) */
+  durableHardState(): { term: number; vote: string } {
+    return { ...this.durable };
+  }
+
   stats(): RaftStorageStats {
     return {
       syncs: this.syncs,

@@ -24,7 +24,7 @@ import { RaftMetrics } from '../raft/metrics.js';
 import { RawNode } from '../raft/raw-node.js';
 import { RaftStorage } from '../raft/storage.js';
 import { FaultInjector, PeerTransport, startFaultAdmin, type FaultAdmin, type TransportStats, type TransportTls } from '../raft/transport.js';
-import { NONE, ProposalDroppedError, type Entry, type NodeId, type RaftConfig, type Ready, type Role, type Snapshot } from '../raft/types.js';
+import { NONE, ProposalDroppedError, type Entry, type Message, type NodeId, type RaftConfig, type Ready, type Role, type Snapshot } from '../raft/types.js';
 import { decodeCommand, decodeMsgpack, encodeCommand, encodeMsgpack } from './codec.js';
 import { AppliedFeed } from './applied-feed.js';
 import { StoreClosedError } from './local-store.js';
@@ -139,12 +139,19 @@ interface PendingRead {
   index?: number;
 }
 
+/** a leader's append (entries and/or commit index): may leave before the leader's own fsync (handleReady) */
+function isLeaderReplication(m: Message): boolean {
+  return m.type === 'append';
+}
+
 export class RaftStore implements RevisionedStore {
   readonly metrics = new RaftMetrics();
   private state: MvccState;
   private appliedIndex: number;
   private snapshotIndex: number;
   private readonly pending = new Map<string, Pending>();
+  /** proposals of this turn, handed to the core together at the next kick (group commit) */
+  private proposalQueue: { id: string; data: Uint8Array }[] = [];
   private readonly reads = new Map<string, PendingRead>();
   private readonly leaderWaiters = new Set<() => void>();
   private readonly feed = new AppliedFeed(() => this.state);
@@ -406,18 +413,34 @@ export class RaftStore implements RevisionedStore {
         start: performance.now(),
       };
       this.pending.set(id, p);
-      try {
-        this.node.propose(data);
-      } catch (err) {
+      this.proposalQueue.push({ id, data });
+      this.kick();
+    });
+  }
+
+  /**
+   * Hands the proposals queued in this turn to the core as one batch: one
+   * log append and one append message per follower for all of them, instead
+   * of one per proposal (they also share the leader's next fsync).
+   */
+  private flushProposals(): void {
+    // a proposal failed meanwhile (leader change, timeout) is not proposed late
+    const batch = this.proposalQueue.filter((b) => this.pending.has(b.id));
+    this.proposalQueue = [];
+    if (batch.length === 0) return;
+    try {
+      this.node.proposeBatch(batch.map((b) => b.data));
+    } catch (err) {
+      for (const { id } of batch) {
+        const p = this.pending.get(id);
+        if (!p) continue;
         clearTimeout(p.timer);
         this.pending.delete(id);
         this.metrics.proposalsFailed += 1;
-        if (err instanceof ProposalDroppedError) reject(new RaftUnavailableError(err.message, false));
-        else reject(err instanceof Error ? err : new Error(String(err)));
-        return;
+        if (err instanceof ProposalDroppedError) p.reject(new RaftUnavailableError(err.message, false));
+        else p.reject(err instanceof Error ? err : new Error(String(err)));
       }
-      this.kick();
-    });
+    }
   }
 
   /** waits up to leaderWaitMs for a leader; 503 when none shows up */
@@ -450,6 +473,9 @@ export class RaftStore implements RevisionedStore {
     // setImmediate: everything proposed or received in this turn shares one Ready (one fsync)
     setImmediate(() => {
       this.scheduled = false;
+      if (this.closed || this.fatal) return;
+      // even while the loop waits for a fsync: the entries join the next Ready
+      this.flushProposals();
       if (!this.loop) {
         this.loop = this.runReadyLoop().finally(() => {
           this.loop = undefined;
@@ -475,24 +501,52 @@ export class RaftStore implements RevisionedStore {
 
   private async handleReady(rd: Ready): Promise<void> {
     if (rd.softState) this.onSoftState(rd.softState.leader, rd.softState.role);
-    // 1. persist (fsync) before anything that depends on it leaves
     this.metrics.readies += 1;
+    // Thesis §10.2.1: a leader may replicate its new entries while it writes
+    // them to its own disk. Only the leader's appends go before
+    // the persist below, and only when this Ready changes neither term nor
+    // vote (those are on disk already). They promise nothing about this
+    // Ready's state: a commit index they carry was computed in an earlier turn
+    // and covers only entries of earlier Readies, which are on disk (followers
+    // can acknowledge this Ready's entries only after receiving them, i.e. in
+    // a later turn). That they commit is told to anyone (client, follower,
+    // reader) only by a later Ready, after this persist has completed. If the
+    // leader crashes before its persist, it restarts in the same term without
+    // those entries; having voted for itself in that term it cannot lead it
+    // again, and nothing about them was acknowledged.
+    const early = this.role === 'leader' && !this.changesTermOrVote(rd) ? rd.messages.filter(isLeaderReplication) : [];
+    const late = early.length > 0 ? rd.messages.filter((m) => !isLeaderReplication(m)) : rd.messages;
+    if (early.length > 0) this.transport.send(early);
+    // 1. persist (fsync) before anything that depends on it leaves.
+    // Committed entries already on disk (from earlier Readies, not rewritten
+    // by this one) are applied while the fsync runs; the rest after it.
+    let committed = rd.committedEntries;
     if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
       const t0 = performance.now();
       // synced unless only the commit index moved (storage.ts header)
-      if (await this.storage.save({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot })) {
+      const saving = this.storage.save({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot });
+      if (!rd.snapshot) {
+        const durableTo = Math.min(this.storage.stats().lastIndex, rd.entries.length > 0 ? rd.entries[0].index - 1 : Infinity);
+        let n = 0;
+        while (n < committed.length && committed[n].index <= durableTo) n++;
+        if (n > 0) {
+          this.applyEntries(committed.slice(0, n));
+          committed = committed.slice(n);
+        }
+      }
+      if (await saving) {
         this.metrics.storageSyncs += 1;
         this.metrics.storageSyncMs += performance.now() - t0;
       }
       this.metrics.entriesPersisted += rd.entries.length;
     }
     if (this.closed) return;
-    // 2. send
-    this.transport.send(rd.messages);
+    // 2. send (what may promise this Ready's persisted state)
+    this.transport.send(late);
     this.metrics.messagesSent += rd.messages.length;
     // 3. apply
     if (rd.snapshot && rd.snapshot.metadata.index > this.appliedIndex) this.installSnapshot(rd.snapshot);
-    this.applyEntries(rd.committedEntries);
+    this.applyEntries(committed);
     // 4. reads
     for (const rs of rd.readStates) {
       const read = this.reads.get(rs.context);
@@ -502,6 +556,13 @@ export class RaftStore implements RevisionedStore {
     // 5. advance
     this.node.advance(rd);
     await this.maybeSnapshot();
+  }
+
+  /** whether the Ready's hard state moves term or vote (a commit-only change does not) */
+  private changesTermOrVote(rd: Ready): boolean {
+    if (!rd.hardState) return false;
+    const d = this.storage.durableHardState();
+    return rd.hardState.term !== d.term || rd.hardState.vote !== d.vote;
   }
 
   private onSoftState(leader: NodeId, role: Role): void {
