@@ -7,11 +7,22 @@
 //   npx tsx bench/raft-write.ts [writes=2000] [valueSize=1024]
 //
 // Prints one JSON document; ratio = orch / etcd (throughput: >1 is faster;
-// latency: <1 is faster). orch's figures include TLS, authentication and the
-// API machinery (admission, encoding); etcd's gateway path is plain HTTP.
+// latency: <1 is faster), and per member what it did per write (fsyncs,
+// entries per fsync, Raft messages, gRPC frames, propose->apply time).
+//
+// What one write is on each side (docs/raft.md "Performance"):
+//   orch: HTTPS POST of a ConfigMap (JSON) to the leader's API, client
+//         certificate authentication, admission/defaulting, the object encoded
+//         into a create-if-absent store transaction, one Raft entry; peers
+//         talk gRPC over mutual TLS; reply: the created object (JSON).
+//   etcd: HTTPS POST (client certificate) to the leader's v3 JSON gateway of a
+//         create-if-absent txn (compare create_revision = 0, put) of the same
+//         value size; peers talk mutual TLS; reply: the txn header.
+//         BENCH_ETCD_PLAIN=1: plain HTTP everywhere and a bare put.
+// Both fsync their log on every member before acknowledging.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { createServer } from 'node:net';
@@ -26,6 +37,7 @@ const valueSize = Number(process.argv[3] ?? 1024);
 // "--cpu-prof --cpu-prof-dir=/tmp/prof") and which sides to run ("orch", "etcd" or both)
 const memberNodeArgs = (process.env.ORCH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const sides = (process.env.BENCH_SIDES ?? 'orch,etcd').split(',');
+// BENCH_MEMBER_LOGS=1 shows the orch members' output
 
 interface Stats {
   opsPerSec: number;
@@ -114,20 +126,23 @@ function perWrite(before: Raftz, after: Raftz, n: number): Record<string, number
   };
 }
 
-async function benchOrch(root: string): Promise<{ stats: Record<string, Stats>; perWrite: Record<string, Record<string, Record<string, number>>> }> {
+/** orch's shared PKI (CA, serving and admin certificates), used by both clusters */
+function makePki(pki: string): Promise<void> {
+  return new Promise<void>((res, rej) =>
+    spawn(process.execPath, ['--import', 'tsx', 'deploy/init-pki.ts', pki], { cwd: REPO, stdio: 'ignore' }).on('exit', (c) => (c === 0 ? res() : rej(new Error('init-pki failed')))),
+  );
+}
+
+async function benchOrch(root: string, pki: string): Promise<{ stats: Record<string, Stats>; perWrite: Record<string, Record<string, Record<string, number>>> }> {
   const names = ['m1', 'm2', 'm3'];
   const ports = await Promise.all(names.map(async () => ({ api: await freePort(), peer: await freePort() })));
   const ic = names.map((n, i) => `${n}=127.0.0.1:${ports[i].peer}`).join(',');
-  const pki = join(root, 'pki');
-  await new Promise<void>((res, rej) =>
-    spawn(process.execPath, ['--import', 'tsx', 'deploy/init-pki.ts', pki], { cwd: REPO, stdio: 'ignore' }).on('exit', (c) => (c === 0 ? res() : rej(new Error('init-pki failed')))),
-  );
   const procs: ChildProcess[] = [];
   try {
     for (const [i, n] of names.entries()) {
       await cp(pki, join(root, n, 'pki'), { recursive: true });
       procs.push(
-        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', '--name', n, '--initial-cluster', ic, '--data-dir', join(root, n), '--secure-port', String(ports[i].api), '--peer-port', String(ports[i].peer)], { cwd: REPO, stdio: 'ignore' }),
+        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', '--name', n, '--initial-cluster', ic, '--data-dir', join(root, n), '--secure-port', String(ports[i].api), '--peer-port', String(ports[i].peer)], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
       );
     }
     const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
@@ -170,28 +185,73 @@ async function benchOrch(root: string): Promise<{ stats: Record<string, Stats>; 
   }
 }
 
-async function benchEtcd(root: string): Promise<Record<string, Stats>> {
+/**
+ * A certificate for etcd's links: etcd presents --peer-cert-file (and its JSON
+ * gateway --cert-file) both as server and as client, so it needs both
+ * extended key usages (orch's PKI has one of each). Issued by orch's CA with
+ * openssl.
+ */
+async function etcdPeerCert(pki: string): Promise<{ cert: string; key: string }> {
+  const key = join(pki, 'apiserver.key');
+  const cert = join(pki, 'etcd-peer.crt');
+  const ext = join(pki, 'etcd-peer.ext');
+  await writeFile(ext, 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=digitalSignature\n');
+  const run = (args: string[]) =>
+    new Promise<void>((res, rej) =>
+      spawn('openssl', args, { stdio: 'ignore' }).on('exit', (c) => (c === 0 ? res() : rej(new Error(`openssl ${args[0]} failed`)))),
+    );
+  await run(['req', '-new', '-key', key, '-subj', '/CN=etcd-peer', '-out', join(pki, 'etcd-peer.csr')]);
+  await run(['x509', '-req', '-in', join(pki, 'etcd-peer.csr'), '-CA', join(pki, 'ca.crt'), '-CAkey', join(pki, 'ca.key'), '-CAcreateserial', '-days', '2', '-out', cert, '-extfile', ext]);
+  return { cert, key };
+}
+
+/**
+ * etcd, by default set up like orch: mutual TLS on client and peer links
+ * (orch's PKI), and each write a create-if-absent transaction (compare
+ * create_revision = 0, then put), which is what orch's create does in its
+ * store (and kube-apiserver's in etcd). BENCH_ETCD_PLAIN=1: plain HTTP and a
+ * bare put, the setup of the first measurement.
+ */
+async function benchEtcd(root: string, pki: string): Promise<Record<string, Stats>> {
+  const plain = Boolean(process.env.BENCH_ETCD_PLAIN);
+  const scheme = plain ? 'http' : 'https';
   const names = ['e1', 'e2', 'e3'];
   const ports = await Promise.all(names.map(async () => ({ client: await freePort(), peer: await freePort() })));
-  const ic = names.map((n, i) => `${n}=http://127.0.0.1:${ports[i].peer}`).join(',');
+  const ic = names.map((n, i) => `${n}=${scheme}://127.0.0.1:${ports[i].peer}`).join(',');
   const procs: ChildProcess[] = [];
   try {
+    let tlsArgs: string[] = [];
+    let agent: HttpAgent;
+    const call = plain ? httpRequest : request;
+    if (plain) {
+      agent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
+    } else {
+      const peer = await etcdPeerCert(pki);
+      const ca = join(pki, 'ca.crt');
+      tlsArgs = [
+        // the JSON gateway dials the member's own gRPC port with --cert-file as its client certificate
+        '--cert-file', peer.cert, '--key-file', peer.key, '--client-cert-auth', '--trusted-ca-file', ca,
+        '--peer-cert-file', peer.cert, '--peer-key-file', peer.key, '--peer-client-cert-auth', '--peer-trusted-ca-file', ca,
+      ];
+      const [caPem, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
+      agent = new Agent({ keepAlive: true, maxSockets: 64, ca: caPem, cert, key });
+    }
     for (const [i, n] of names.entries()) {
       procs.push(
         spawn('etcd', [
           '--name', n, '--data-dir', join(root, n),
-          '--listen-client-urls', `http://127.0.0.1:${ports[i].client}`, '--advertise-client-urls', `http://127.0.0.1:${ports[i].client}`,
-          '--listen-peer-urls', `http://127.0.0.1:${ports[i].peer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${ports[i].peer}`,
+          '--listen-client-urls', `${scheme}://127.0.0.1:${ports[i].client}`, '--advertise-client-urls', `${scheme}://127.0.0.1:${ports[i].client}`,
+          '--listen-peer-urls', `${scheme}://127.0.0.1:${ports[i].peer}`, '--initial-advertise-peer-urls', `${scheme}://127.0.0.1:${ports[i].peer}`,
           '--initial-cluster', ic, '--initial-cluster-state', 'new', '--initial-cluster-token', 'orch-bench', '--log-level', 'error',
-        ], { stdio: 'ignore' }),
+          ...tlsArgs,
+        ], { stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
       );
     }
-    const agent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
     let leaderPort = 0;
     for (let attempt = 0; attempt < 300 && !leaderPort; attempt++) {
       for (const [i] of names.entries()) {
         try {
-          const st = JSON.parse(await httpCall(httpRequest, { host: '127.0.0.1', port: ports[i].client, method: 'POST', path: '/v3/maintenance/status', agent }, '{}', 200)) as { header: { member_id: string }; leader: string };
+          const st = JSON.parse(await httpCall(call, { host: '127.0.0.1', port: ports[i].client, method: 'POST', path: '/v3/maintenance/status', agent }, '{}', 200)) as { header: { member_id: string }; leader: string };
           if (st.leader && st.leader === st.header.member_id) leaderPort = ports[i].client;
         } catch {
           // not up yet
@@ -204,24 +264,32 @@ async function benchEtcd(root: string): Promise<Record<string, Stats>> {
     const out: Record<string, Stats> = {};
     for (const inFlight of [1, 64]) {
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
-        const body = JSON.stringify({ key: Buffer.from(`/registry/configmaps/default/b${inFlight}-${i}`).toString('base64'), value });
-        await httpCall(httpRequest, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/v3/kv/put', agent }, body, 200);
+        const key = Buffer.from(`/registry/configmaps/default/b${inFlight}-${i}`).toString('base64');
+        if (plain) {
+          await httpCall(call, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/v3/kv/put', agent }, JSON.stringify({ key, value }), 200);
+          return;
+        }
+        const txn = { compare: [{ key, result: 'EQUAL', target: 'CREATE', create_revision: '0' }], success: [{ request_put: { key, value } }] };
+        const res = JSON.parse(await httpCall(call, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/v3/kv/txn', agent }, JSON.stringify(txn), 200)) as { succeeded?: boolean };
+        if (!res.succeeded) throw new Error('etcd create-if-absent did not succeed');
       });
     }
     agent.destroy();
     return out;
   } finally {
     for (const p of procs) p.kill('SIGTERM');
-    await sleep(500);
+    await Promise.all(procs.map((p) => (p.exitCode !== null ? undefined : new Promise((r) => p.once('exit', r)))));
   }
 }
 
 async function main(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'orch-raft-bench-'));
   try {
-    const orchRun = sides.includes('orch') ? await benchOrch(join(root, 'orch')) : undefined;
+    const pki = join(root, 'pki');
+    await makePki(pki);
+    const orchRun = sides.includes('orch') ? await benchOrch(join(root, 'orch'), pki) : undefined;
     const orch = orchRun?.stats ?? {};
-    const etcd = sides.includes('etcd') ? await benchEtcd(join(root, 'etcd')) : {};
+    const etcd = sides.includes('etcd') ? await benchEtcd(join(root, 'etcd'), pki) : {};
     const ratio: Record<string, Stats> = {};
     for (const k of Object.keys(orch).filter((k) => k in etcd)) {
       ratio[k] = {
@@ -230,7 +298,7 @@ async function main(): Promise<void> {
         p99Ms: +(orch[k].p99Ms / etcd[k].p99Ms).toFixed(3),
       };
     }
-    process.stdout.write(`${JSON.stringify({ members: 3, writes, valueSize, orch, etcd, ratio, orchPerWrite: orchRun?.perWrite, note: 'orch: HTTPS API on the leader; etcd: v3 JSON gateway on the leader; loopback' }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ members: 3, writes, valueSize, orch, etcd, ratio, orchPerWrite: orchRun?.perWrite, note: `orch: HTTPS API on the leader (create ConfigMap); etcd: ${process.env.BENCH_ETCD_PLAIN ? 'plain-HTTP v3 JSON gateway put' : 'mTLS v3 JSON gateway create-if-absent txn'} on the leader; mTLS peers on both sides unless plain; loopback` }, null, 2)}\n`);
   } finally {
     await rm(root, { recursive: true, force: true });
   }
