@@ -278,7 +278,7 @@ async function main(): Promise<void> {
   for (const requested of watcherCounts) {
     // beyond its open-files limit the server stops accepting (and spins on EMFILE): hold what it can, say so
     const n = Math.min(requested, maxOrchWatchers);
-    const orch = (await benchOrch(n)) as Record<string, unknown> & LoadResult & { serverMemory: { rssPerWatcherBytes: number } };
+    const orch = (await benchOrch(n)) as Record<string, unknown> & LoadResult & { serverMemory: { rssPerWatcherBytes: number; tlsWorkersRssPerWatcherBytes?: number } };
     const run: Record<string, unknown> = { requestedWatchers: requested, watchers: n, orch };
     if (etcd) {
       const e = (await benchEtcd(n)) as Record<string, unknown> & LoadResult & { serverMemory: { rssPerWatcherBytes: number } };
@@ -289,7 +289,8 @@ async function main(): Promise<void> {
         latencyP99: ratio(orch.latencyMs.p99, e.latencyMs.p99),
         latencyFromSendP50: ratio(orch.latencyFromSendMs.p50, e.latencyFromSendMs.p50),
         latencyFromSendP99: ratio(orch.latencyFromSendMs.p99, e.latencyFromSendMs.p99),
-        memoryPerWatcher: ratio(orch.serverMemory.rssPerWatcherBytes, e.serverMemory.rssPerWatcherBytes),
+        // with TLS workers the TLS connection state lives there: count both processes
+        memoryPerWatcher: ratio(orch.serverMemory.rssPerWatcherBytes + (orch.serverMemory.tlsWorkersRssPerWatcherBytes ?? 0), e.serverMemory.rssPerWatcherBytes),
       };
     }
     runs.push(run);
