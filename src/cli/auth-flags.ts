@@ -34,7 +34,7 @@ export function addAuthenticationFlags(cmd: Command): Command {
     .option('--enable-bootstrap-token-auth', 'authenticate bootstrap tokens from Secrets in orch-system')
     .option('--controllers <names>', 'extra controllers to run: tokencleaner, bootstrapsigner (comma-separated)', list)
     .option('--service-account-key-file <file>', 'PEM keys or certificates that verify service-account tokens (repeatable)', collect)
-    .option('--service-account-signing-key-file <file>', 'PEM private key that signs service-account tokens (default <data-dir>/pki/sa.key)')
+    .option('--service-account-signing-key-file <file>', 'PEM private key that signs service-account tokens (default <pki-dir>/sa.key)')
     .option('--service-account-issuer <url>', 'issuer of service-account tokens (repeatable; the first signs)', collect)
     .option('--service-account-lookup [bool]', 'revoke tokens of deleted service accounts (default true)', bool)
     .option('--service-account-max-token-expiration <duration>', 'cap on requested token lifetimes', seconds)

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `orch server` with kube-apiserver-style flags (docs/operations.md).
+// `orch server` with kube-apiserver-style flags (README "Server flags").
 
 import { Command, InvalidArgumentError } from 'commander';
 import { parseInitialCluster } from '../server/open-store.js';
