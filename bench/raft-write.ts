@@ -38,6 +38,8 @@ const valueSize = Number(process.argv[3] ?? 1024);
 const memberNodeArgs = (process.env.ORCH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const sides = (process.env.BENCH_SIDES ?? 'orch,etcd').split(',');
 // BENCH_MEMBER_LOGS=1 shows the orch members' output
+// BENCH_INFLIGHT=1,64: the concurrency levels to run
+const inFlights = (process.env.BENCH_INFLIGHT ?? '1,64').split(',').map(Number);
 
 interface Stats {
   opsPerSec: number;
@@ -165,7 +167,7 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
     const raftz = () =>
       Promise.all(ports.map(async (p) => JSON.parse(await httpCall(request, { host: '127.0.0.1', port: p.api, method: 'GET', path: '/raftz', agent }, '', 200)) as Raftz));
     const counters: Record<string, Record<string, Record<string, number>>> = {};
-    for (const inFlight of [1, 64]) {
+    for (const inFlight of inFlights) {
       const before = await raftz();
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
         const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `b${inFlight}-${i}` }, data: { v: value } });
@@ -262,7 +264,7 @@ async function benchEtcd(root: string, pki: string): Promise<Record<string, Stat
     if (!leaderPort) throw new Error('etcd cluster did not elect a leader');
     const value = Buffer.from('x'.repeat(valueSize)).toString('base64');
     const out: Record<string, Stats> = {};
-    for (const inFlight of [1, 64]) {
+    for (const inFlight of inFlights) {
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
         const key = Buffer.from(`/registry/configmaps/default/b${inFlight}-${i}`).toString('base64');
         if (plain) {

@@ -19,7 +19,12 @@
 //      write is ordered after the earlier ones (it never survives a crash
 //      that loses entries it covers).
 //   2. send `messages` (only now: they may promise what step 1 persisted,
-//      e.g. a vote or an append acknowledgement).
+//      e.g. a vote or an append acknowledgement). Exception (thesis §10.2.1):
+//      a leader's `append` messages may leave before step 1 completes when
+//      the Ready changes neither term nor vote: they promise nothing about
+//      this Ready's state (their commit index covers earlier Readies only),
+//      and the commitment of this Ready's entries surfaces only in a later
+//      Ready, i.e. after this persist.
 //   3. apply `snapshot` to the state machine (if any), then `committedEntries`
 //      in order; entries of type 'confChange' carry an encoded ConfChange
 //      (decodeConfChange) the host may use to update its peer list. The core
