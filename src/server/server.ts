@@ -24,6 +24,7 @@ import type { RevisionedStore } from '../store/types.js';
 import { WatchService } from '../watch/service.js';
 import { managedFieldsHooks } from './managed-fields.js';
 import { ServerMetrics } from './metrics.js';
+import { CONTINUE_TOKEN_SECRET_KEY, sharedSecret } from './shared-secret.js';
 import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki } from './pki.js';
@@ -124,7 +125,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
     return gs;
   };
-  const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(undefined, opts.continueTokenTtlMs) };
+  const tokenSecret = await sharedSecret(store, CONTINUE_TOKEN_SECRET_KEY);
+  const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs) };
   ctx.featureGates = featureGates;
   // Allow-all until the authorization issue lands; every check already goes
   // through this interface (requests, impersonation, unsafe deletion).
