@@ -101,6 +101,11 @@ export interface ResourceDefinition {
    */
   handlers?: Record<string, VerbHandler>;
   /**
+   * A deprecated version (spec 000 §6, §9.2): requests get a `Warning`
+   * header and count in `apiserver_requested_deprecated_apis`.
+   */
+  deprecated?: { deprecatedRelease?: string; removedRelease?: string; replacement?: string; warning?: string };
+  /**
    * true for kinds defined by custom resource definitions: strategic merge
    * patch is refused for them with 415 (spec 000 §4.3).
    */

@@ -55,6 +55,7 @@ addAuthenticationFlags(program.command('server'))
   .option('--data-dir <dir>', 'where the store, certificates and admin.kubeconfig live', './.orch')
   .option('--api-domain <domain>', 'domain of the API groups (k8s.io lets unmodified Kubernetes clients use every group)', domain, 'orch.io')
   .option('--tls-san <name...>', 'extra DNS names or IPs for the serving certificate')
+  .option('--runtime-config <list>', 'APIs to turn off or on: <group>/<version>[/<resource>][=true|false],... (e.g. coordination.orch.io/v1=false)')
   .option('--watch-cache-window <duration>', 'watch history kept per resource', duration, 300_000)
   .option('--shutdown-timeout <duration>', 'how long in-flight requests get on SIGTERM', duration, 10_000)
   .option('--feature-gates <gates>', 'feature gates, Name=true|false,... (e.g. AllowUnsafeMalformedObjectDeletion=true)', featureGates)
@@ -68,7 +69,7 @@ addAuthenticationFlags(program.command('server'))
   .option('--raft-tick <duration>', 'Raft tick; the election timeout is 10-20 ticks', duration, 100)
   // docs/tls.md: TLS in worker processes (1 descriptor per client here instead of 3, crypto off the API event loop); 0 = in-process
   .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
-  .action(async (o: { securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number }) => {
+  .action(async (o: { securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number; runtimeConfig?: string }) => {
     let server;
     try {
       const initialCluster = o.initialCluster ? parseInitialCluster(o.initialCluster) : undefined;
@@ -89,6 +90,7 @@ addAuthenticationFlags(program.command('server'))
         securePort: o.securePort,
         apiDomain: o.apiDomain,
         tlsSans: o.tlsSan,
+        runtimeConfig: o.runtimeConfig,
         watchWindowMs: o.watchCacheWindow,
         shutdownTimeoutMs: o.shutdownTimeout,
         tlsWorkers: o.tlsWorkers,

@@ -12,6 +12,7 @@ import { handleGet } from '../api/handlers/get.js';
 import { handleList } from '../api/handlers/list.js';
 import { handlePatch } from '../api/handlers/patch.js';
 import { handleUpdate } from '../api/handlers/update.js';
+import type { ResourceDefinition } from '../api/types.js';
 import type { ApiRequest, ApiResponse, Negotiated, RequestInfo, StreamResponse } from '../api/request.js';
 import type { AuthenticationChain } from '../auth/authn/chain.js';
 import { applyImpersonation } from '../auth/authn/impersonation.js';
@@ -47,6 +48,8 @@ export interface RouterOptions {
   peerFor(proxiedAddress: string): PeerCertificate | undefined;
   /** server logging of unexpected errors */
   log?: (msg: string) => void;
+  /** a request used a deprecated endpoint (spec 000 §6: metric `apiserver_requested_deprecated_apis`) */
+  onDeprecated?: (def: ResourceDefinition, info: RequestInfo) => void;
   /** called once per request with its outcome (metrics) */
   observe?: (info: RequestInfo, code: number, seconds: number) => void;
 }
@@ -156,12 +159,17 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         signal: http.signal,
         protobuf,
       };
+      // spec 000 §6: a deprecated endpoint answers with a Warning header and is counted
+      const deprecation = def.deprecated ? deprecationWarning(def) : undefined;
+      if (def.deprecated) opts.onDeprecated?.(def, info);
       if (info.verb === 'watch') {
         const stream: StreamResponse = opts.watch.serve(req, opts.ctx.storeFor(def));
+        const headers: [string, string][] = [['Content-Type', stream.contentType], ['Cache-Control', 'no-cache, private']];
+        if (deprecation) headers.push(['Warning', warningHeader(deprecation)]);
         return {
           stream: true,
           status: stream.status,
-          headers: [['Content-Type', stream.contentType], ['Cache-Control', 'no-cache, private']],
+          headers,
           start: (sink) => stream.start(sink),
           stop: () => stream.stop(),
         };
@@ -175,7 +183,8 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       const handler = override ?? HANDLERS[info.verb];
       if (!handler) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       const res = await handler(opts.ctx, req);
-      return respond(res.status, res.body, accept, res.warnings, info.verb === 'get' || info.verb === 'list', res.headers);
+      const warnings = deprecation ? [deprecation, ...(res.warnings ?? [])] : res.warnings;
+      return respond(res.status, res.body, accept, warnings, info.verb === 'get' || info.verb === 'list', res.headers);
     } catch (e) {
       if (e instanceof StatusError) return respond(e.code, e.toStatus(), accept, [], false, e.headers);
       opts.log?.(`unexpected error serving ${http.method} ${http.path}: ${(e as Error)?.stack ?? String(e)}`);
@@ -183,6 +192,18 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       return respond(err.code, err.toStatus(), accept);
     }
   };
+}
+
+/** Kubernetes' wording: `policy/v1beta1 PodSecurityPolicy is deprecated in v1.21+, unavailable in v1.25+; use …` */
+export function deprecationWarning(def: ResourceDefinition): string {
+  const d = def.deprecated!;
+  if (d.warning) return d.warning;
+  const gv = def.group ? `${def.group}/${def.version}` : def.version;
+  let text = `${gv} ${def.kind} is deprecated`;
+  if (d.deprecatedRelease) text += ` in v${d.deprecatedRelease}+`;
+  if (d.removedRelease) text += `, unavailable in v${d.removedRelease}+`;
+  if (d.replacement) text += `; use ${d.replacement}`;
+  return text;
 }
 
 export function tooLargeResponse(limit: number): PlainResponse {

@@ -9,6 +9,7 @@ export class ServerMetrics {
   readonly registry = new client.Registry();
   private readonly requests: client.Counter<'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'code'>;
   private readonly latency: client.Histogram<'verb' | 'group' | 'version' | 'resource'>;
+  private readonly deprecated: client.Gauge<'group' | 'version' | 'resource' | 'subresource' | 'removed_release'>;
 
   constructor() {
     this.requests = new client.Counter({
@@ -22,6 +23,13 @@ export class ServerMetrics {
       help: 'Response latency distribution in seconds for each verb, group, version and resource.',
       labelNames: ['verb', 'group', 'version', 'resource'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [this.registry],
+    });
+    // spec 000 §6: set to 1 for every deprecated API requested; joins apiserver_request_total
+    this.deprecated = new client.Gauge({
+      name: 'apiserver_requested_deprecated_apis',
+      help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
+      labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'],
       registers: [this.registry],
     });
     client.collectDefaultMetrics({ register: this.registry });
@@ -46,6 +54,13 @@ export class ServerMetrics {
     if (info.verb !== 'watch') {
       this.latency.observe({ verb, group: info.group, version: info.version, resource: info.resource }, seconds);
     }
+  }
+
+  deprecatedRequested(info: RequestInfo, removedRelease: string | undefined): void {
+    this.deprecated.set(
+      { group: info.group, version: info.version, resource: info.resource, subresource: info.subresource, removed_release: removedRelease ?? '' },
+      1,
+    );
   }
 
   async render(): Promise<string> {

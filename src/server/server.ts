@@ -25,6 +25,7 @@ import { WatchService } from '../watch/service.js';
 import { managedFieldsHooks } from './managed-fields.js';
 import { ServerMetrics } from './metrics.js';
 import { CONTINUE_TOKEN_SECRET_KEY, sharedSecret } from './shared-secret.js';
+import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki } from './pki.js';
@@ -52,6 +53,8 @@ export interface ServerOptions {
   log?: (msg: string) => void;
   /** feature gates by name (spec 000 §3.3, src/server/feature-gates.ts); an unknown name fails the start */
   featureGates?: Record<string, boolean>;
+  /** `--runtime-config` (spec 000 §9.1), e.g. `coordination.orch.io/v1=false` */
+  runtimeConfig?: string;
   /** the authorizer chain; default allow-all (the authorization issue replaces it) */
   authorizer?: Authorizer;
   /** certificates shared by every member of a cluster (default <dataDir>/pki) */
@@ -97,7 +100,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   const store = await openStore({ ...opts, log }, dataDir, pki);
   const defs = sharedDefinitions(opts.apiDomain);
-  const registry = new Registry(opts.apiDomain, defs, builtinDefinitions(opts.apiDomain));
+  const served = applyRuntimeConfig(builtinDefinitions(opts.apiDomain), parseRuntimeConfig(opts.runtimeConfig ?? ''));
+  const registry = new Registry(opts.apiDomain, defs, served);
   const admission = new SchemaAdmission(defs);
   const nsDef = registry.lookup('', 'v1', 'namespaces')!;
   const namespaceState = (ns: string): 'Active' | 'Terminating' | undefined => {
@@ -181,6 +185,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     watch,
     nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource), store),
     observe: (info, code, seconds) => metrics.observe(info, code, seconds),
+    onDeprecated: (def, info) => metrics.deprecatedRequested(info, def.deprecated?.removedRelease),
     peerFor: (addr) => front?.peerFor(addr),
     log,
   });
