@@ -2,7 +2,7 @@
 // update and non-apply patch record an `Update` entry for the writer, never
 // a conflict. Server-side apply computes its own entries.
 
-import { recordUpdate } from '../api/apply/apply.js';
+import { updateManagedFields } from '../api/apply/apply.js';
 import type { WriteHooks, WriteOptions } from '../api/generic-store.js';
 import { nowTimestamp } from '../api/meta.js';
 import { apiVersionOf } from '../api/registry.js';
@@ -13,7 +13,8 @@ export function managedFieldsHooks(defs: Definitions): Pick<WriteHooks, 'beforeW
   return {
     beforeWrite(def, obj, old, opts) {
       if (opts.operation === 'Apply' || !opts.manager) return;
-      const updated = recordUpdate({
+      // only the entries are needed: recordUpdate would clone the whole object
+      const mf = updateManagedFields({
         live: old,
         updated: statusAsStored(def, obj, old, opts),
         manager: opts.manager,
@@ -23,7 +24,6 @@ export function managedFieldsHooks(defs: Definitions): Pick<WriteHooks, 'beforeW
         defs,
         subresource: opts.subresource,
       });
-      const mf = updated.metadata?.managedFields;
       if (mf === undefined) delete obj.metadata!.managedFields;
       else obj.metadata!.managedFields = mf;
     },

@@ -222,6 +222,29 @@ export interface UpdateArgs {
  * by updates (tracking resumes with the next apply); a create is always tracked.
  */
 export function recordUpdate(args: UpdateArgs): ApiObject {
+  const updatedClean = withoutManagedFields(args.updated as JSONObject);
+  const out = structuredClone(updatedClean) as ApiObject;
+  const encoded = updateEntries(args, updatedClean);
+  if (encoded === null) return out; // not tracked: metadata as sent, less managedFields
+  const meta = { ...(out.metadata ?? {}) };
+  if (encoded) meta.managedFields = encoded;
+  else delete meta.managedFields;
+  out.metadata = meta;
+  return out;
+}
+
+/**
+ * The managedFields `recordUpdate` would store, without copying the object:
+ * the write path only needs this list (spec 000 §4.9), and cloning every
+ * created object cost more than computing its field set.
+ * `undefined` means the stored object carries no managedFields.
+ */
+export function updateManagedFields(args: UpdateArgs): JSONObject[] | undefined {
+  return updateEntries(args, withoutManagedFields(args.updated as JSONObject)) ?? undefined;
+}
+
+/** null: the object is not tracked (an existing object with no entries) */
+function updateEntries(args: UpdateArgs, updatedClean: JSONValue): JSONObject[] | undefined | null {
   const { live, updated, manager, apiVersion, now, subresource } = args;
   const ctx: TypeContext = { schema: args.schema, defs: args.defs };
   const liveEntries = live === undefined ? [] : decodeManagedFieldsOrEmpty(live.metadata?.managedFields as JSONValue);
@@ -234,10 +257,7 @@ export function recordUpdate(args: UpdateArgs): ApiObject {
       if (!(e instanceof ManagedFieldsError)) throw e;
     }
   }
-  const updatedClean = withoutManagedFields(updated as JSONObject);
-  if (live !== undefined && entries.length === 0) {
-    return structuredClone(updatedClean) as ApiObject;
-  }
+  if (live !== undefined && entries.length === 0) return null;
   entries = entries.map((e) => ({ ...e, set: reconcileWithSchema(e.set, ctx) }));
 
   // a create compares against the empty object, so maps and lists it adds are owned themselves
@@ -272,7 +292,7 @@ export function recordUpdate(args: UpdateArgs): ApiObject {
     mine.time = now;
     next.push(mine);
   }
-  return setManagedFields(updatedClean, next);
+  return encodeManagedFields(capUpdateManagers(next));
 }
 
 /** The field set an object's managedFields give one manager entry (for tests and tools). */
