@@ -110,12 +110,21 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       headers.set(k, prev === undefined ? v : `${prev}, ${v}`);
     });
     const proxiedAddress = Buffer.from(res.getProxiedRemoteAddressAsText()).toString();
-    const ctrl = new AbortController();
+    // Most requests (creates, gets) never look at the signal: the
+    // controller is made on first use, already aborted if the client left.
+    let ctrl: AbortController | undefined;
+    const signal = (): AbortSignal => {
+      if (!ctrl) {
+        ctrl = new AbortController();
+        if (aborted) ctrl.abort();
+      }
+      return ctrl.signal;
+    };
     let aborted = false;
     const abortHooks: (() => void)[] = [];
     res.onAborted(() => {
       aborted = true;
-      ctrl.abort();
+      ctrl?.abort();
       for (const h of abortHooks) h();
     });
     inflight++;
@@ -161,7 +170,17 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
     const dispatch = (body: Uint8Array) => {
       opts
-        .handle({ method, path, query, headers, proxiedAddress, body, signal: ctrl.signal })
+        .handle({
+          method,
+          path,
+          query,
+          headers,
+          proxiedAddress,
+          body,
+          get signal() {
+            return signal();
+          },
+        })
         .then(respond, (err: unknown) => {
           respond({
             status: 500,

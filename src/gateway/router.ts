@@ -66,6 +66,9 @@ const HANDLERS: Record<string, Handler> = {
   deletecollection: handleDeleteCollection,
 };
 
+/** request info the route already parsed, so observing a request does not parse it again */
+const parsedInfo = new WeakMap<IncomingRequest, RequestInfo>();
+
 export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Promise<OutgoingResponse> {
   const route = createRoute(opts);
   if (!opts.observe) return route;
@@ -75,7 +78,7 @@ export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Pro
     const out = await route(http);
     let info: RequestInfo;
     try {
-      info = parseRequestInfo(http.method, http.path, http.query);
+      info = parsedInfo.get(http) ?? parseRequestInfo(http.method, http.path, http.query);
     } catch {
       info = { isResourceRequest: false, path: http.path, verb: http.method.toLowerCase(), group: '', version: '', namespace: '', resource: '', subresource: '', name: '' };
     }
@@ -97,6 +100,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         return { status: health.status, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff']], body: health.body };
       }
       const info = parseRequestInfo(http.method, http.path, http.query);
+      parsedInfo.set(http, info);
       const pretty = http.query.get('pretty') === 'true' || http.query.get('pretty') === '1';
       accept = negotiate(http.headers.get('accept'), {
         metaGroups,
@@ -156,7 +160,10 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         contentType: http.headers.get('content-type') ?? '',
         user,
         accept,
-        signal: http.signal,
+        // read lazily: the gateway makes the AbortController on first use
+        get signal() {
+          return http.signal;
+        },
         protobuf,
       };
       // spec 000 §6: a deprecated endpoint answers with a Warning header and is counted
