@@ -34,6 +34,16 @@ export interface LocalStoreOptions {
   historyMs?: number;
   /** take a snapshot (and drop the log it covers) every this many log entries */
   snapshotEvery?: number;
+  /**
+   * ...and only once the log written since the last snapshot holds at least
+   * this fraction of that snapshot's bytes (default 0.5). A snapshot encodes
+   * the whole state synchronously, so on a growing state a fixed entry count
+   * makes its cost per write grow with the state; tying it to the log's size
+   * keeps it bounded per byte written. The log still covers everything, so
+   * crash safety is the same, and a restart replays at most this fraction
+   * of the state (plus `snapshotEvery` entries) from the log.
+   */
+  snapshotLogRatio?: number;
   /** how often auto-compaction runs, ms; 0 disables it */
   compactIntervalMs?: number;
   /** wall clock for command times and auto-compaction (tests inject one) */
@@ -85,6 +95,10 @@ export class LocalStore implements RevisionedStore {
   private readonly counters = { syncBatches: 0, entriesWritten: 0, snapshots: 0 };
   private readonly historyMs: number;
   private readonly snapshotEvery: number;
+  private readonly snapshotLogRatio: number;
+  /** bytes of the latest snapshot taken, and of log entries written since */
+  private lastSnapshotBytes = 0;
+  private logBytesSinceSnapshot = 0;
   private readonly now: () => number;
 
   private constructor(
@@ -94,6 +108,7 @@ export class LocalStore implements RevisionedStore {
   ) {
     this.historyMs = opts.historyMs ?? 300_000;
     this.snapshotEvery = Math.max(1, opts.snapshotEvery ?? 10_000);
+    this.snapshotLogRatio = Math.max(0, opts.snapshotLogRatio ?? 0.5);
     this.now = opts.now ?? Date.now;
     this.nextIndex = state.appliedIndex + 1;
     this.snapshotIndex = state.appliedIndex;
@@ -259,6 +274,7 @@ export class LocalStore implements RevisionedStore {
       this.nextIndex = first + batch.length;
       this.counters.syncBatches += 1;
       this.counters.entriesWritten += batch.length;
+      for (const p of batch) this.logBytesSinceSnapshot += p.bytes.length;
       for (let i = 0; i < batch.length; i++) {
         let result: CommandResult;
         try {
@@ -280,8 +296,11 @@ export class LocalStore implements RevisionedStore {
   private maybeSnapshot(): void {
     if (this.snapshotInFlight) return;
     if (this.state.appliedIndex - this.snapshotIndex < this.snapshotEvery) return;
+    if (this.logBytesSinceSnapshot < this.lastSnapshotBytes * this.snapshotLogRatio) return;
     const index = this.state.appliedIndex;
     const bytes = this.state.snapshot(); // taken synchronously: a consistent cut at `index`
+    this.lastSnapshotBytes = bytes.length;
+    this.logBytesSinceSnapshot = 0;
     this.snapshotInFlight = this.log
       .saveSnapshot(bytes, index)
       .then(() => {
