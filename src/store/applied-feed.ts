@@ -131,6 +131,11 @@ export class AppliedFeed {
     }
   }
 
+  /** new watches fail with `closed()` from now on (the store is shutting down) */
+  refuse(closed: () => Error): void {
+    this.closedWith = closed;
+  }
+
   /** settles waits, drops observers and ends watches with the error `closed()` makes */
   close(closed: () => Error): void {
     this.closedWith = closed;

@@ -189,12 +189,6 @@ export class LocalStore implements RevisionedStore {
 
   /** retained history then live writes, no gap, no duplicate (see AppliedFeed.watch) */
   watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
-    if (this.closed) {
-      const err = new StoreClosedError();
-      if (!onError) throw err;
-      onError(err);
-      return { cancel() {} };
-    }
     return this.feed.watch(req, onEvents, onError);
   }
 
@@ -219,6 +213,7 @@ export class LocalStore implements RevisionedStore {
 
   private async doClose(): Promise<void> {
     this.closed = true;
+    this.feed.refuse(() => new StoreClosedError());
     if (this.compactTimer) clearInterval(this.compactTimer);
     // Proposals accepted before close are still written and acknowledged.
     while (this.flushing) await this.flushing;

@@ -296,12 +296,6 @@ export class RaftStore implements RevisionedStore {
 
   /** retained history then live writes, no gap, no duplicate (see AppliedFeed.watch) */
   watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
-    if (this.closed) {
-      const err = new StoreClosedError();
-      if (!onError) throw err;
-      onError(err);
-      return { cancel() {} };
-    }
     return this.feed.watch(req, onEvents, onError);
   }
 
@@ -697,6 +691,7 @@ export class RaftStore implements RevisionedStore {
 
   private async doClose(): Promise<void> {
     this.closed = true;
+    this.feed.refuse(() => new StoreClosedError());
     if (this.ticker) clearInterval(this.ticker);
     if (this.compactTimer) clearInterval(this.compactTimer);
     while (this.loop) await this.loop;
