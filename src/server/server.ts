@@ -21,6 +21,7 @@ import { MAX_BODY_BYTES, createRouter, tooLargeResponse } from '../gateway/route
 import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
 import { type TlsWorkerPool, startTlsWorkers } from '../gateway/tls-workers.js';
 import type { RevisionedStore } from '../store/types.js';
+import { listMostRecentFromCache } from '../watch/consistent-read.js';
 import { WatchService } from '../watch/service.js';
 import { managedFieldsHooks } from './managed-fields.js';
 import { ServerMetrics } from './metrics.js';
@@ -151,7 +152,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   await bootstrapNamespaces(storeFor(nsDef));
   started.add('bootstrap-namespaces');
   const watch = new WatchService(store, { windowMs: opts.watchWindowMs, bookmarkIntervalMs: opts.watchBookmarkIntervalMs, apiDomain: opts.apiDomain });
-  ctx.watch = watch;
+  ctx.listFromCache = (gs, p) => listMostRecentFromCache(watch, gs, p);
   started.add('start-watch-cache');
   const nsController = new NamespaceController(store, registry, storeFor, log);
   nsController.start();

@@ -1,8 +1,9 @@
 import type { GenericStore } from '../generic-store.js';
-import type { ContinueTokens } from '../list.js';
+import type { ContinueTokens, ListResult } from '../list.js';
 import type { Registry } from '../registry.js';
 import type { ResourceDefinition } from '../types.js';
-import type { WatchService } from '../../watch/service.js';
+import type { FieldSelector } from '../selectors/fields.js';
+import type { LabelSelector } from '../selectors/labels.js';
 import type { Authorizer } from '../../auth/authz/types.js';
 
 /** What every verb handler may use; built once by the server. */
@@ -11,11 +12,14 @@ export interface HandlerContext {
   storeFor(def: ResourceDefinition): GenericStore;
   tokens: ContinueTokens;
   /**
-   * The watch caches: unpaged "Most Recent" lists are served from them once
-   * they have caught up to the store's ReadIndex (spec 000 §4.6). Absent =
-   * every list reads the store.
+   * Serves an unpaged "Most Recent" list from the watch caches once they have
+   * caught up to the store's ReadIndex (spec 000 §4.6); undefined = read the
+   * store. The watch layer provides it (the registry does not import upward).
    */
-  watch?: WatchService;
+  listFromCache?: (
+    gs: GenericStore,
+    p: { namespace: string; labelSelector: LabelSelector; fieldSelector: FieldSelector },
+  ) => Promise<ListResult | undefined>;
   /** feature gates of the server (spec 000 §3.3); absent = every gate at its default */
   featureGates?: { enabled(name: string): boolean };
   /** for checks beyond the request's own verb (the unsafe-delete verb of spec 000 §4.10); absent = allowed */

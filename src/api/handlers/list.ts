@@ -1,6 +1,5 @@
 import { badRequest } from '../errors.js';
 import { type ListResult, listObjects, listSemantics } from '../list.js';
-import { listMostRecentFromCache } from '../../watch/consistent-read.js';
 import { apiVersionOf } from '../registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import { parseFieldSelector } from '../selectors/fields.js';
@@ -49,8 +48,8 @@ export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<
     // watch cache once it has caught up to the ReadIndex; a paged one reads
     // the store, whose MVCC history keeps the first chunk's revision readable
     const unpaged = params.limit === undefined || params.limit === 0;
-    if (ctx.watch && unpaged && listSemantics(params, ctx.tokens).kind === 'mostRecent') {
-      result = await listMostRecentFromCache(ctx.watch, gs, params);
+    if (ctx.listFromCache && unpaged && listSemantics(params, ctx.tokens).kind === 'mostRecent') {
+      result = await ctx.listFromCache(gs, params);
     }
     result ??= await listObjects(gs, params, ctx.tokens);
   } catch (e) {
