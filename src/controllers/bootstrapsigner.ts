@@ -67,7 +67,10 @@ export class BootstrapSignerController {
 
   constructor(private readonly o: BootstrapSignerOptions) {}
 
+  /** subscribes and syncs; may be called again after stop() (leader-gate.ts) */
   start(): void {
+    this.unsubscribe?.();
+    this.stopped = false;
     const s = this.o.secrets().gs.rangeKeys(BOOTSTRAP_NAMESPACE);
     const c = this.o.configMaps().gs.rangeKeys(CLUSTER_INFO_NAMESPACE);
     this.unsubscribe = this.o.store.onApplied((w) => {
@@ -79,6 +82,7 @@ export class BootstrapSignerController {
   stop(): void {
     this.stopped = true;
     this.unsubscribe?.();
+    this.unsubscribe = undefined;
     if (this.timer) clearTimeout(this.timer);
   }
 

@@ -101,8 +101,22 @@ export class GarbageCollector {
     private readonly log: (msg: string) => void = () => {},
   ) {}
 
-  /** subscribes, then scans every registered kind (in the same tick, so no write is missed) */
+  /**
+   * subscribes, then scans every registered kind (in the same tick, so no
+   * write is missed). May be called again after stop() (leader-gate.ts): the
+   * graph is rebuilt from the store, as it stopped following writes.
+   */
   start(): void {
+    this.unsubscribe?.();
+    this.unwatchRegistry?.();
+    this.stopped = false;
+    this.nodes.clear();
+    this.keyByUid.clear();
+    this.dependents.clear();
+    this.scanned.clear();
+    this.inbox.length = 0;
+    this.queue.clear();
+    this.retries.clear();
     this.unsubscribe = this.store.onApplied((w) => {
       this.inbox.push(w);
       this.kick();
@@ -124,6 +138,7 @@ export class GarbageCollector {
     this.stopped = true;
     this.unsubscribe?.();
     this.unwatchRegistry?.();
+    this.unsubscribe = this.unwatchRegistry = undefined;
   }
 
   /** true when nothing is queued or running (tests and health) */
@@ -275,6 +290,8 @@ export class GarbageCollector {
           this.log(`garbage collector: ${key}: ${(e as Error).message}`);
           // back off, level-driven: the retry reads the object afresh
           setTimeout(() => {
+            // a restart re-scans everything; a stopped collector queues nothing
+            if (this.stopped) return;
             this.queue.add(key);
             this.kick();
           }, Math.min(30_000, 100 * 2 ** Math.min(n, 8))).unref();

@@ -37,7 +37,10 @@ export class NamespaceController {
     private readonly log: (msg: string) => void = () => {},
   ) {}
 
+  /** subscribes and scans; may be called again after stop() (src/controllers/leader-gate.ts) */
   start(): void {
+    this.unsubscribe?.();
+    this.stopped = false;
     const nsDef = this.namespaceDef();
     const gs = this.storeFor(nsDef);
     const { key, end } = gs.rangeKeys('');
@@ -58,6 +61,9 @@ export class NamespaceController {
   stop(): void {
     this.stopped = true;
     this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    // the next start() scans again, which finds whatever is still Terminating
+    this.pending.clear();
   }
 
   private namespaceDef(): ResourceDefinition {
@@ -67,6 +73,8 @@ export class NamespaceController {
   }
 
   private enqueue(name: string): void {
+    // retry timers of a stopped controller fall silent
+    if (this.stopped) return;
     this.pending.add(name);
     if (!this.running) {
       this.running = true;

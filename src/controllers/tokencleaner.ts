@@ -24,7 +24,10 @@ export class TokenCleanerController {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** subscribes and scans; may be called again after stop() (leader-gate.ts) */
   start(): void {
+    this.unsubscribe?.();
+    this.stopped = false;
     const { gs } = this.secrets();
     const { key, end } = gs.rangeKeys(BOOTSTRAP_NAMESPACE);
     this.unsubscribe = this.store.onApplied((w) => {
@@ -40,6 +43,7 @@ export class TokenCleanerController {
   stop(): void {
     this.stopped = true;
     this.unsubscribe?.();
+    this.unsubscribe = undefined;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
   }

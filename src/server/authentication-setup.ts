@@ -24,6 +24,7 @@ import { RequestHeaderAuthenticator } from '../auth/authn/requestheader.js';
 import { BootstrapTokenAuthenticator } from '../auth/authn/bootstrap-token.js';
 import { BootstrapSignerController } from '../controllers/bootstrapsigner.js';
 import { TokenCleanerController } from '../controllers/tokencleaner.js';
+import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import type { RevisionedStore } from '../store/types.js';
 import { type AnonymousConfig, loadAuthenticationConfig } from '../auth/authn/auth-config.js';
 import { JwtAuthenticator, type OidcFlags, configFromOidcFlags } from '../auth/authn/jwt.js';
@@ -296,8 +297,10 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
   };
   if (controllers.has('tokencleaner')) {
     const c = new TokenCleanerController(deps.store, core('secrets'), deps.apiDomain, deps.log);
-    starts.push(() => c.start());
-    stops.push(() => c.stop());
+    // on the Raft leader only (leader-gate.ts)
+    let gate: LeaderGate | undefined;
+    starts.push(() => (gate = runWhileLeader(deps.store, c, { name: 'tokencleaner', log: deps.log })));
+    stops.push(() => gate?.stop());
   }
   if (controllers.has('bootstrapsigner')) {
     const c = new BootstrapSignerController({
@@ -309,8 +312,9 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
       caPem: deps.caPem,
       log: deps.log,
     });
-    starts.push(() => c.start());
-    stops.push(() => c.stop());
+    let gate: LeaderGate | undefined;
+    starts.push(() => (gate = runWhileLeader(deps.store, c, { name: 'bootstrapsigner', log: deps.log })));
+    stops.push(() => gate?.stop());
   }
 
   return {

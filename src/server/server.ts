@@ -14,6 +14,7 @@ import type { ApiObject, ResourceDefinition } from '../api/types.js';
 import { AllowAllAuthorizer, type Authorizer } from '../auth/authz/types.js';
 import { NamespaceController } from '../controllers/namespace.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
+import { runWhileLeader } from '../controllers/leader-gate.js';
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
@@ -154,13 +155,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const watch = new WatchService(store, { windowMs: opts.watchWindowMs, bookmarkIntervalMs: opts.watchBookmarkIntervalMs, apiDomain: opts.apiDomain });
   ctx.listFromCache = (gs, p) => listMostRecentFromCache(watch, gs, p);
   started.add('start-watch-cache');
-  const nsController = new NamespaceController(store, registry, storeFor, log);
-  nsController.start();
+  // In a cluster the controllers run on the Raft leader only (leader-gate.ts);
+  // a follower's post-start hooks are done once the gate is set up, as its
+  // controllers are idle by design.
+  const nsController = runWhileLeader(store, new NamespaceController(store, registry, storeFor, log), { name: 'namespace controller', log });
   started.add('start-namespace-controller');
   // the garbage collector (docs/deletion.md); it scans on start, so an interrupted foreground deletion resumes
-  const gc = new GarbageCollector(store, registry, storeFor, log);
-  health.add({ name: 'poststarthook/start-garbage-collector', check: () => (gc.hasStarted ? undefined : 'not finished') });
-  gc.start();
+  const gcController = new GarbageCollector(store, registry, storeFor, log);
+  const gc = runWhileLeader(store, gcController, { name: 'garbage collector', log });
+  health.add({
+    name: 'poststarthook/start-garbage-collector',
+    check: () => (!gc.running || gcController.hasStarted ? undefined : 'not finished'),
+  });
   started.add('start-garbage-collector');
 
   let serverUrl = '';

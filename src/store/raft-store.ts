@@ -154,6 +154,9 @@ export class RaftStore implements RevisionedStore {
   private proposalQueue: { id: string; data: Uint8Array }[] = [];
   private readonly reads = new Map<string, PendingRead>();
   private readonly leaderWaiters = new Set<() => void>();
+  private readonly leadershipListeners = new Set<(leader: boolean) => void>();
+  /** the value last reported to leadershipListeners */
+  private reportedLeader = false;
   private readonly feed = new AppliedFeed(() => this.state);
   private transport!: PeerTransport;
   private faultAdmin: FaultAdmin | undefined;
@@ -311,6 +314,30 @@ export class RaftStore implements RevisionedStore {
 
   healthy(): boolean {
     return !this.closed && this.fatal === undefined && this.node.raft.lead !== NONE;
+  }
+
+  /** this member is the Raft leader (from the core's soft state) and still running */
+  isLeader(): boolean {
+    return this.role === 'leader' && !this.closed && this.fatal === undefined;
+  }
+
+  onLeadershipChange(listener: (leader: boolean) => void): () => void {
+    this.leadershipListeners.add(listener);
+    return () => this.leadershipListeners.delete(listener);
+  }
+
+  /** tells the listeners when isLeader() differs from what they were last told */
+  private reportLeadership(): void {
+    const now = this.isLeader();
+    if (now === this.reportedLeader) return;
+    this.reportedLeader = now;
+    for (const l of [...this.leadershipListeners]) {
+      try {
+        l(now);
+      } catch (err) {
+        this.log(`raft: ${this.options.name}: leadership listener failed: ${(err as Error).message}`);
+      }
+    }
   }
 
   close(): Promise<void> {
@@ -490,6 +517,7 @@ export class RaftStore implements RevisionedStore {
       this.log(`raft: member ${this.options.name} stopped: ${this.fatal.message}`);
       this.failPending(`raft storage failed: ${this.fatal.message}`);
       if (this.ticker) clearInterval(this.ticker);
+      this.reportLeadership();
     }
   }
 
@@ -562,6 +590,7 @@ export class RaftStore implements RevisionedStore {
   private onSoftState(leader: NodeId, role: Role): void {
     const changed = leader !== this.leader;
     this.role = role;
+    this.reportLeadership();
     if (!changed) return;
     const previous = this.leader;
     this.leader = leader;
@@ -691,6 +720,8 @@ export class RaftStore implements RevisionedStore {
 
   private async doClose(): Promise<void> {
     this.closed = true;
+    // controllers stop before the store goes away under them
+    this.reportLeadership();
     this.feed.refuse(() => new StoreClosedError());
     if (this.ticker) clearInterval(this.ticker);
     if (this.compactTimer) clearInterval(this.compactTimer);

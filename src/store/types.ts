@@ -152,6 +152,17 @@ export interface RevisionedStore {
   /** health of the storage (for /readyz and /livez) */
   healthy(): boolean;
   close(): Promise<void>;
+  /**
+   * Whether this member leads its cluster, so that in-process controllers run
+   * on one member only (src/controllers/leader-gate.ts). Absent = always the
+   * leader (a single-node store has nobody to share the work with).
+   */
+  isLeader?(): boolean;
+  /**
+   * Observe changes of `isLeader()` (called only on a change; a closing or
+   * failed member reports `false`). Returns the unsubscribe function.
+   */
+  onLeadershipChange?(listener: (leader: boolean) => void): () => void;
 }
 
 /** The smallest key greater than every key with the given prefix. */
