@@ -16,6 +16,7 @@ import { ServiceAccountTokenAuthenticator, ServiceAccountTokenIssuer } from '../
 import { StaticTokenAuthenticator } from '../auth/authn/static-token.js';
 import { BearerTokenAuthenticator, type TokenAuthenticator, TokenUnion } from '../auth/authn/token.js';
 import { authenticateClientCertificate } from '../auth/authn/x509.js';
+import { accessReviewDefinitions } from '../auth/kinds/access-reviews.js';
 import { selfSubjectReviewDefinition, tokenReviewDefinitions } from '../auth/kinds/reviews.js';
 import { withTokenRequest } from '../auth/kinds/tokenrequest.js';
 import type { NonResourceDoc } from '../gateway/router.js';
@@ -259,6 +260,8 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
 
   // --- kinds served: the reviews, and TokenRequest on serviceaccounts
   for (const d of [...tokenReviewDefinitions(n, tokens), selfSubjectReviewDefinition(n)]) deps.registry.add(d);
+  // the authorization reviews (spec 001 §2.3) ask HandlerContext.authorizer
+  for (const d of accessReviewDefinitions(n)) deps.registry.add(d);
   const saDef = deps.registry.lookup('', 'v1', 'serviceaccounts');
   if (saDef) {
     deps.registry.add(

@@ -16,13 +16,50 @@ export interface RequestAttributes {
 
 export type Decision = { decision: 'allow'; reason?: string } | { decision: 'deny' | 'noOpinion'; reason?: string };
 
+/** An allowed action on resources, as SelfSubjectRulesReview reports it (spec 001 §2.3); `*` means all. */
+export interface ResourceRule {
+  verbs: string[];
+  apiGroups?: string[];
+  resources?: string[];
+  /** empty or absent = every name */
+  resourceNames?: string[];
+}
+
+/** An allowed action on non-resource URLs; a trailing `*` matches a prefix. */
+export interface NonResourceRule {
+  verbs: string[];
+  nonResourceURLs?: string[];
+}
+
+export interface RulesResult {
+  resourceRules: ResourceRule[];
+  nonResourceRules: NonResourceRule[];
+  /** true when the authorizer cannot list everything it would allow */
+  incomplete: boolean;
+  evaluationError?: string;
+}
+
 export interface Authorizer {
   authorize(attrs: RequestAttributes): Promise<Decision>;
+  /**
+   * The rules `user` is allowed in `namespace` (SelfSubjectRulesReview, spec
+   * 001 §4). Optional: without it the review answers `incomplete: true`.
+   */
+  rulesFor?(user: UserInfo, namespace: string): Promise<RulesResult>;
 }
 
 /** Until the authorization issue lands every authenticated request is allowed (a warning is printed at start). */
 export class AllowAllAuthorizer implements Authorizer {
   async authorize(): Promise<Decision> {
     return { decision: 'allow', reason: 'allow-all authorizer' };
+  }
+
+  /** everything, as Kubernetes' AlwaysAllow answers */
+  async rulesFor(): Promise<RulesResult> {
+    return {
+      resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+      nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+      incomplete: false,
+    };
   }
 }
