@@ -1,8 +1,19 @@
 // The leader gate (src/controllers/leader-gate.ts) against a small leadership
 // source: the store contract's `isLeader` / `onLeadershipChange` pair.
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SchemaAdmission } from '../../src/api/admission.js';
+import { GenericStore, decodeObject } from '../../src/api/generic-store.js';
+import { builtinDefinitions, sharedDefinitions } from '../../src/api/kinds/index.js';
+import { Registry } from '../../src/api/registry.js';
+import type { ResourceDefinition } from '../../src/api/types.js';
+import { GarbageCollector } from '../../src/controllers/garbage-collector.js';
 import { type LeadershipSource, runWhileLeader } from '../../src/controllers/leader-gate.js';
+import { NamespaceController } from '../../src/controllers/namespace.js';
+import { LocalStore } from '../../src/store/local-store.js';
 
 class FakeLeadership implements LeadershipSource {
   leader = false;
@@ -99,3 +110,64 @@ describe('runWhileLeader', () => {
     expect(c.events).toEqual([]);
   });
 });
+
+describe('controllers behind the gate are restartable', () => {
+  it('a namespace deletion and an orphan left while not leading are finished after leadership returns', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'orch-gate-'));
+    const store = await LocalStore.open(join(dir, 'store'));
+    try {
+      const defs = sharedDefinitions('orch.io');
+      const registry = new Registry('orch.io', defs, builtinDefinitions('orch.io'));
+      const admission = new SchemaAdmission(defs);
+      const stores = new Map<ResourceDefinition, GenericStore>();
+      const storeFor = (def: ResourceDefinition): GenericStore => {
+        if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission));
+        return stores.get(def)!;
+      };
+      const ns = storeFor(registry.lookup('', 'v1', 'namespaces')!);
+      const cms = storeFor(registry.lookup('', 'v1', 'configmaps')!);
+      const src = new FakeLeadership();
+      src.leader = true;
+      const gates = [
+        runWhileLeader(src, new NamespaceController(store, registry, storeFor)),
+        runWhileLeader(src, new GarbageCollector(store, registry, storeFor)),
+      ];
+      await ns.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'first' } }, { dryRun: false });
+      await ns.delete('', 'first', { dryRun: false });
+      await until(() => ns.readRaw('', 'first') === undefined);
+
+      src.set(false);
+      expect(gates.every((g) => !g.running)).toBe(true);
+      await ns.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'second' } }, { dryRun: false });
+      await cms.create('second', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'content' } }, { dryRun: false });
+      await cms.create(
+        'default',
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'orphan', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'gone', uid: 'gone-uid' }] } },
+        { dryRun: false },
+      );
+      await ns.delete('', 'second', { dryRun: false });
+      // give stopped controllers every chance to act (they must not)
+      for (let i = 0; i < 20; i++) await tick();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(decodeObject(ns.readRaw('', 'second')!).metadata?.deletionTimestamp).toBeDefined();
+      expect(cms.readRaw('second', 'content')).toBeDefined();
+      expect(cms.readRaw('default', 'orphan')).toBeDefined();
+
+      src.set(true);
+      await until(() => ns.readRaw('', 'second') === undefined && cms.readRaw('default', 'orphan') === undefined);
+      expect(cms.readRaw('second', 'content')).toBeUndefined();
+      for (const g of gates) g.stop();
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (ok()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('condition not reached');
+}
