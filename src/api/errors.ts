@@ -3,6 +3,7 @@
 // that real clients decode (kind Status, apiVersion v1, status Failure,
 // message, reason, details, code) — documented in docs/errors.md.
 
+import { StoreUnavailableError } from '../store/types.js';
 import type { FieldError } from './types.js';
 
 export interface StatusCause {
@@ -154,4 +155,19 @@ export function internalError(message: string): StatusError {
 
 export function notFoundPath(): StatusError {
   return new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+}
+
+/**
+ * A Status for errors raised below the API layer, or undefined for
+ * unexpected ones (500). A store that cannot serve now is 503 (certainly not
+ * applied) or 504 (outcome unknown), both with Retry-After.
+ */
+export function toStatusError(e: unknown): StatusError | undefined {
+  if (e instanceof StatusError) return e;
+  if (e instanceof StoreUnavailableError) {
+    const s = new StatusError(e.code, e.ambiguous ? 'Timeout' : 'ServiceUnavailable', e.message, { retryAfterSeconds: e.retryAfterSeconds });
+    s.headers['Retry-After'] = String(e.retryAfterSeconds);
+    return s;
+  }
+  return undefined;
 }

@@ -3,7 +3,7 @@
 // the registry (or the watch service) → encoding of the response.
 
 import { stringify as toYaml } from 'yaml';
-import { StatusError, forbidden, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../api/errors.js';
+import { StatusError, forbidden, toStatusError, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../api/errors.js';
 import type { HandlerContext } from '../api/handlers/context.js';
 import { handleCreate } from '../api/handlers/create.js';
 import { handleDelete } from '../api/handlers/delete.js';
@@ -193,7 +193,8 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       const warnings = deprecation ? [deprecation, ...(res.warnings ?? [])] : res.warnings;
       return respond(res.status, res.body, accept, warnings, info.verb === 'get' || info.verb === 'list', res.headers);
     } catch (e) {
-      if (e instanceof StatusError) return respond(e.code, e.toStatus(), accept, [], false, e.headers);
+      const status = toStatusError(e);
+      if (status) return respond(status.code, status.toStatus(), accept, [], false, status.headers);
       opts.log?.(`unexpected error serving ${http.method} ${http.path}: ${(e as Error)?.stack ?? String(e)}`);
       const err = internalError((e as Error)?.message ?? String(e));
       return respond(err.code, err.toStatus(), accept);

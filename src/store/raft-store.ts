@@ -19,7 +19,6 @@
 
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StatusError } from '../api/errors.js';
 import { RaftMetrics } from '../raft/metrics.js';
 import { RawNode } from '../raft/raw-node.js';
 import { RaftStorage } from '../raft/storage.js';
@@ -45,6 +44,7 @@ import {
   type TxnResult,
   type WatchRequest,
   type Watcher,
+  StoreUnavailableError,
 } from './types.js';
 
 export interface RaftStoreOptions {
@@ -112,15 +112,8 @@ export interface RaftStoreStatus {
 }
 
 /** A retryable failure of the replicated store, answered as a Status with Retry-After. */
-export class RaftUnavailableError extends StatusError {
-  constructor(
-    message: string,
-    /** true when the write may still be applied (504: outcome unknown) */
-    readonly ambiguous: boolean,
-  ) {
-    super(ambiguous ? 504 : 503, ambiguous ? 'Timeout' : 'ServiceUnavailable', message, { retryAfterSeconds: 1 });
-    this.headers['Retry-After'] = '1';
-  }
+export class RaftUnavailableError extends StoreUnavailableError {
+  override name = 'RaftUnavailableError';
 }
 
 interface Pending {
