@@ -3,14 +3,12 @@
 // policy authorizer, and `kubectl auth can-i` (which uses SelfSubjectAccessReview
 // and, with --list, SelfSubjectRulesReview) against a server named k8s.io.
 
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Authorizer, Decision, RequestAttributes, RulesResult } from '../../src/auth/authz/types.js';
 import type { UserInfo } from '../../src/auth/types.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { runKubectl } from '../helpers/kubectl.js';
 
-const exec = promisify(execFile);
 
 /** allows reads, denies deletes of secrets, no opinion on everything else it does not know */
 class PolicyAuthorizer implements Authorizer {
@@ -227,15 +225,7 @@ describe('kubectl auth can-i', () => {
     await policed?.stop();
   });
 
-  async function kubectl(t: TestServer, ...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-    try {
-      const r = await exec('kubectl', ['--kubeconfig', t.server.kubeconfigPath, ...args], { timeout: 30_000 });
-      return { stdout: r.stdout, stderr: r.stderr, code: 0 };
-    } catch (e) {
-      const err = e as { stdout?: string; stderr?: string; code?: number };
-      return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : -1 };
-    }
-  }
+  const kubectl = (t: TestServer, ...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
 
   it('allow-all: yes, and --list prints the * rules', async () => {
     let r = await kubectl(open, 'auth', 'can-i', 'get', 'pods');

@@ -1,24 +1,14 @@
 // kubectl 1.32 delete against a real server: --cascade=foreground|orphan and
 // --dry-run=server (spec 000 §2.6, §4.7, §4.10).
 
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { runKubectl } from '../helpers/kubectl.js';
 
-const exec = promisify(execFile);
 const CMS = '/api/v1/namespaces/default/configmaps';
 let t: TestServer;
 
-async function kubectl(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const r = await exec('kubectl', ['--kubeconfig', t.server.kubeconfigPath, ...args], { timeout: 30_000 });
-    return { stdout: r.stdout, stderr: r.stderr, code: 0 };
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string; code?: number };
-    return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : 1 };
-  }
-}
+const kubectl = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
 
 async function createOwnerWithDependents(owner: string, deps: string[]): Promise<void> {
   const r = await kubectl('create', 'configmap', owner, '--from-literal=a=1');

@@ -2,28 +2,18 @@
 // answers (spec 000 §2.7, §4.3). Real kubectl against a real server with
 // `--api-domain k8s.io` (kubectl's typed clients use the Kubernetes groups).
 
-import { execFile } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { runKubectl } from '../helpers/kubectl.js';
 
-const exec = promisify(execFile);
 let t: TestServer;
 let cacheDir: string;
 
-async function kubectl(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const r = await exec('kubectl', ['--kubeconfig', t.server.kubeconfigPath, '--cache-dir', cacheDir, ...args], { timeout: 30_000 });
-    return { stdout: r.stdout, stderr: r.stderr, code: 0 };
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string; code?: number };
-    return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : 1 };
-  }
-}
+const kubectl = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args, ['--cache-dir', cacheDir]);
 
 async function getJson(...args: string[]): Promise<Record<string, unknown>> {
   const r = await kubectl('get', ...args, '-o', 'json');

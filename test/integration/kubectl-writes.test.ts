@@ -5,28 +5,18 @@
 // `--validate=strict|warn` with an unknown field. Manifests are given with
 // `-f` (kubectl's typed generators send protobuf, which is built elsewhere).
 
-import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { runKubectl } from '../helpers/kubectl.js';
 
-const exec = promisify(execFile);
 let t: TestServer;
 let dir: string;
 type Obj = Record<string, any>;
 
-async function kubectl(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const r = await exec('kubectl', ['--kubeconfig', t.server.kubeconfigPath, ...args], { timeout: 30_000 });
-    return { stdout: r.stdout, stderr: r.stderr, code: 0 };
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string; code?: number };
-    return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : 1 };
-  }
-}
+const kubectl = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
 
 async function getJson(...args: string[]): Promise<Obj> {
   const r = await kubectl('get', ...args, '-o', 'json', '--show-managed-fields');

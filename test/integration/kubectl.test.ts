@@ -1,27 +1,17 @@
 // kubectl 1.32 against a real server with the generated kubeconfig, as a new
 // user would use it.
 
-import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { runKubectl } from '../helpers/kubectl.js';
 
-const exec = promisify(execFile);
 let t: TestServer;
 let dir: string;
 
-async function kubectl(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const r = await exec('kubectl', ['--kubeconfig', t.server.kubeconfigPath, ...args], { timeout: 30_000 });
-    return { stdout: r.stdout, stderr: r.stderr, code: 0 };
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string; code?: number };
-    return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : 1 };
-  }
-}
+const kubectl = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
 
 beforeAll(async () => {
   t = await startTestServer();
