@@ -12,6 +12,18 @@ export interface RequestAttributes {
   resource: string;
   subresource: string;
   name: string;
+  /** parsed `labelSelector` requirements of list/watch/deletecollection (AuthorizeWithSelectors, §5.16) */
+  labelSelector?: SelectorRequirement[];
+  /** parsed `fieldSelector` requirements (AuthorizeWithSelectors, §5.15, §5.16) */
+  fieldSelector?: SelectorRequirement[];
+}
+
+/** One selector requirement as SubjectAccessReview carries it (spec 001 §2.3). */
+export interface SelectorRequirement {
+  key: string;
+  /** label: In, NotIn, Exists, DoesNotExist; field: In, NotIn (= and != map to them) */
+  operator: string;
+  values?: string[];
 }
 
 export type Decision = { decision: 'allow'; reason?: string } | { decision: 'deny' | 'noOpinion'; reason?: string };
