@@ -75,3 +75,28 @@ export class AllowAllAuthorizer implements Authorizer {
     };
   }
 }
+
+/** A stored object as an authorizer sees it (decoded JSON; read-only by convention). */
+export interface SourceObject {
+  metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+/** A change to one object; `DELETED` carries the last state. */
+export interface SourceEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  object: SourceObject;
+}
+
+/**
+ * The objects of one resource and every change to them, in commit order
+ * (injected by the composition root, src/server/object-sources.ts, so the
+ * authorizers need not know the store). `subscribe` first replays the
+ * current objects as ADDED, synchronously, then delivers changes.
+ */
+export interface ObjectSource {
+  subscribe(handler: (e: SourceEvent) => void): () => void;
+}
+
+/** Gives the source of a resource, e.g. `('rbac.authorization.orch.io', 'rolebindings')`; group '' is core. */
+export type ObjectSources = (group: string, resource: string) => ObjectSource;
