@@ -52,7 +52,7 @@ kubeconfig() {
 
 raftz() {
   local port=$1
-  curl -sk --cacert "$ROOT/pki/ca.crt" --cert "$ROOT/pki/admin.crt" --key "$ROOT/pki/admin.key" "https://127.0.0.1:$port/raftz"
+  curl -sk --connect-timeout 2 --max-time 5 --cacert "$ROOT/pki/ca.crt" --cert "$ROOT/pki/admin.crt" --key "$ROOT/pki/admin.key" "https://127.0.0.1:$port/raftz"
 }
 
 up() {

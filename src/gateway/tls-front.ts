@@ -44,10 +44,11 @@ export interface TlsFrontOptions {
    */
   fdsPerConnection?: number;
   /**
-   * Listen on this already-listening server's socket (handed over by the
-   * parent process) instead of binding `host:port`.
+   * Listen on this already-listening socket (handed over by the parent
+   * process as a raw handle, see src/gateway/tls-workers.ts) instead of
+   * binding `host:port`.
    */
-  listenHandle?: NetServer;
+  listenHandle?: ListenHandle;
   /**
    * Called once per connection, after the handshake and before any byte of
    * it reaches uWS; forwarding starts when the promise resolves (a rejection
@@ -60,6 +61,9 @@ export interface TlsFrontOptions {
   /** called on every failed handshake */
   onHandshakeError?: () => void;
 }
+
+/** A listening socket: a net.Server, or the raw libuv handle a parent process sent. */
+export type ListenHandle = NetServer | object;
 
 export interface TlsConnectionInfo {
   /** the client's real address, for audit and logs */

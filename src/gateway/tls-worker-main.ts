@@ -4,7 +4,7 @@
 // registers every connection's identity with the parent before forwarding
 // its first byte to the parent's uWS socket, and exits when told to close or
 // when the parent goes away (IPC `disconnect`), so no worker outlives it.
-import type { Server as NetServer, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { startTlsFront, type TlsFront } from './tls-front.js';
 import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
 
@@ -40,7 +40,7 @@ const reportStats = (): void => {
   send({ t: 'stats', handshakeErrors });
 };
 
-process.on('message', (msg: ParentToWorker, handle?: NetServer | Socket) => {
+process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
   switch (msg.t) {
     case 'init':
       startTlsFront({
@@ -52,7 +52,8 @@ process.on('message', (msg: ParentToWorker, handle?: NetServer | Socket) => {
         backendSocketPath: msg.init.backendSocketPath,
         maxConnections: msg.init.maxConnections,
         fdsPerConnection: FDS_PER_CONNECTION,
-        listenHandle: handle as NetServer,
+        // the raw listening handle: nothing accepts on it before the front listens
+        ...(handle ? { listenHandle: handle } : {}),
         register: (id, info) =>
           new Promise<void>((resolve, reject) => {
             if (!process.connected) return reject(new Error('parent gone'));
@@ -85,9 +86,12 @@ process.on('message', (msg: ParentToWorker, handle?: NetServer | Socket) => {
       break;
     }
     case 'socket':
-      // a connection the parent accepted on the shared listening socket
+      // a connection the parent accepted on the shared listening socket; the
+      // parent keeps its copy until told this process has it
       if (handle && front) front.adopt(handle as Socket);
       else (handle as Socket | undefined)?.destroy();
+      // served or refused here: either way the parent's copy may go
+      send({ t: 'adopted', id: msg.id });
       break;
     case 'close':
       void (front?.close({ graceful: msg.graceful, ...(msg.timeoutMs !== undefined ? { timeoutMs: msg.timeoutMs } : {}) }) ?? Promise.resolve()).then(() => process.exit(0));

@@ -20,7 +20,7 @@
 //   map, so the gateway and the identity rules (spec 001 §5.3) are unchanged.
 // - A worker that exits unexpectedly is started again; a worker whose parent
 //   dies exits by itself (IPC `disconnect`).
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, type SendHandle, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -39,11 +39,13 @@ export interface TlsWorkerInit {
 export type ParentToWorker =
   | { t: 'init'; init: TlsWorkerInit }
   | { t: 'ack'; id: string }
-  | { t: 'socket' }
+  /** a connection the parent accepted; the worker answers `adopted` with the same id */
+  | { t: 'socket'; id: number }
   | { t: 'close'; graceful: boolean; timeoutMs?: number };
 
 export type WorkerToParent =
   | { t: 'ready' }
+  | { t: 'adopted'; id: number }
   | { t: 'fatal'; message: string }
   | { t: 'register'; id: string; info: TlsConnectionInfo }
   | { t: 'unregister'; id: string }
@@ -122,18 +124,44 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
 
   // The parent's copy of the listening socket. It accepts too (every process
   // holding a listening socket does); what it gets goes to a worker unread.
-  const listener: NetServer = createNetServer({ pauseOnConnect: true });
-  listener.on('connection', (socket: Socket) => {
+  // The parent keeps its copy of such a connection until the worker says it
+  // has adopted it: a worker that dies first never acknowledges, and the
+  // connection is handed to another worker instead of hanging (issue #15).
+  const handoffs = new Map<number, { socket: Socket; worker: Worker }>();
+  /** connections accepted while no worker was ready; served once one is */
+  const waiting = new Set<Socket>();
+  let nextHandoff = 0;
+  const dispatch = (socket: Socket): void => {
+    if (socket.destroyed) return;
     const ready = [...workers].filter((w) => w.ready && w.child.connected);
-    if (closing || ready.length === 0) {
+    if (closing) {
       socket.destroy();
       return;
     }
+    if (ready.length === 0) {
+      waiting.add(socket);
+      socket.once('close', () => waiting.delete(socket));
+      // refused, not left hanging, if no worker comes up in time
+      setTimeout(() => waiting.delete(socket) && socket.destroy(), START_TIMEOUT_MS).unref();
+      return;
+    }
     const w = ready[nextWorker++ % ready.length]!;
-    w.child.send({ t: 'socket' } satisfies ParentToWorker, socket, (err) => {
-      if (err) socket.destroy();
+    const id = nextHandoff++;
+    handoffs.set(id, { socket, worker: w });
+    w.child.send({ t: 'socket', id } satisfies ParentToWorker, socket, { keepOpen: true }, (err) => {
+      if (!err) return;
+      handoffs.delete(id);
+      socket.destroy();
     });
-  });
+  };
+  const flushWaiting = (): void => {
+    for (const socket of waiting) {
+      waiting.delete(socket);
+      dispatch(socket);
+    }
+  };
+  const listener: NetServer = createNetServer({ pauseOnConnect: true });
+  listener.on('connection', dispatch);
   listener.on('error', () => undefined);
   await new Promise<void>((resolve, reject) => {
     listener.once('error', reject);
@@ -142,6 +170,12 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       resolve();
     });
   });
+  // The listening socket goes to workers as its raw handle, not as the
+  // net.Server: a net.Server handle is listened on by Node in the child as
+  // soon as it arrives, before the worker's TLS front exists, and whatever
+  // that interim server accepts is never answered (clients hung in the TLS
+  // handshake after a worker restart or at start-up, issue #15).
+  const rawListenHandle = (): SendHandle => (listener as unknown as { _handle: SendHandle })._handle;
   const address = listener.address();
   const port = typeof address === 'object' && address !== null ? address.port : opts.port;
 
@@ -180,8 +214,16 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
           case 'stats':
             w.handshakeErrors = msg.handshakeErrors;
             break;
+          case 'adopted': {
+            // the worker holds its own descriptor now; close the parent's
+            const h = handoffs.get(msg.id);
+            handoffs.delete(msg.id);
+            h?.socket.destroy();
+            break;
+          }
           case 'ready':
             w.ready = true;
+            setImmediate(flushWaiting);
             clearTimeout(timer);
             resolve(w);
             break;
@@ -196,8 +238,13 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
         clearTimeout(timer);
         workers.delete(w);
         pastHandshakeErrors += w.handshakeErrors;
-        // Its connections died with it.
+        // Its connections died with it; those it had not adopted yet go to another worker.
         for (const id of w.ids) entries.delete(id);
+        for (const [id, h] of handoffs) {
+          if (h.worker !== w) continue;
+          handoffs.delete(id);
+          dispatch(h.socket);
+        }
         w.ids.clear();
         if (!w.ready) reject(new Error(`TLS worker exited during start (code ${code}, signal ${signal})`));
         if (closing) return;
@@ -211,7 +258,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
           if (!closing) spawnWorker(next).catch((err: Error) => log(err.message));
         }, delay).unref();
       });
-      child.send({ t: 'init', init } satisfies ParentToWorker, listener);
+      child.send({ t: 'init', init } satisfies ParentToWorker, rawListenHandle());
     });
   };
 
@@ -258,6 +305,8 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       closed ??= (async () => {
         closing = true;
         await new Promise<void>((resolve) => listener.close(() => resolve()));
+        for (const socket of waiting) socket.destroy();
+        waiting.clear();
         const graceful = closeOpts.graceful ?? false;
         await Promise.all(
           [...workers].map(
