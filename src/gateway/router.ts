@@ -24,6 +24,9 @@ import type { IncomingRequest, OutgoingResponse, PlainResponse } from './http-se
 import { negotiate } from './negotiate.js';
 import { ProtobufCatalog } from '../api/protobuf/catalog.js';
 import { parseRequestInfo } from './request-info.js';
+import type { FlowControl } from './flowcontrol/flow-control.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import { isLongRunning, requestTimeoutMs, timeoutResponse } from './timeouts.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -52,6 +55,11 @@ export interface RouterOptions {
   onDeprecated?: (def: ResourceDefinition, info: RequestInfo) => void;
   /** called once per request with its outcome (metrics) */
   observe?: (info: RequestInfo, code: number, seconds: number) => void;
+  /** overload protection (issue #15); absent = no limits */
+  flowControl?: FlowControl;
+  /** `--request-timeout` for requests that are not long-running (default 60 s; 0 = none) */
+  requestTimeoutMs?: number;
+  clock?: Clock;
 }
 
 type Handler = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
@@ -69,20 +77,69 @@ const HANDLERS: Record<string, Handler> = {
 /** request info the route already parsed, so observing a request does not parse it again */
 const parsedInfo = new WeakMap<IncomingRequest, RequestInfo>();
 
+/** what to do when a request admitted by flow control is done */
+const releases = new WeakMap<IncomingRequest, () => void>();
+
 export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Promise<OutgoingResponse> {
   const route = createRoute(opts);
-  if (!opts.observe) return route;
-  const observe = opts.observe;
-  return async (http) => {
+  const clock = opts.clock ?? systemClock;
+  const defaultTimeoutMs = opts.requestTimeoutMs ?? 60_000;
+  return async (incoming) => {
     const t0 = performance.now();
-    const out = await route(http);
-    let info: RequestInfo;
+    let info: RequestInfo | undefined;
     try {
-      info = parsedInfo.get(http) ?? parseRequestInfo(http.method, http.path, http.query);
+      info = parseRequestInfo(incoming.method, incoming.path, incoming.query);
     } catch {
-      info = { isResourceRequest: false, path: http.path, verb: http.method.toLowerCase(), group: '', version: '', namespace: '', resource: '', subresource: '', name: '' };
+      // route answers the malformed request itself
     }
-    observe(info, out.status, (performance.now() - t0) / 1000);
+    const timeoutMs = info && !isLongRunning(info) ? requestTimeoutMs(incoming.query, defaultTimeoutMs) : 0;
+    let out: OutgoingResponse;
+    if (timeoutMs > 0) {
+      // the work is abandoned at the deadline: its signal aborts, and what it
+      // answers later is dropped (a write that was already proposed may still apply, as in kube)
+      let timedOut = false;
+      let ctrl: AbortController | undefined;
+      const http: IncomingRequest = {
+        method: incoming.method,
+        path: incoming.path,
+        query: incoming.query,
+        headers: incoming.headers,
+        proxiedAddress: incoming.proxiedAddress,
+        body: incoming.body,
+        get signal() {
+          if (!ctrl) {
+            ctrl = new AbortController();
+            if (timedOut) ctrl.abort();
+          }
+          return AbortSignal.any([incoming.signal, ctrl.signal]);
+        },
+      };
+      if (info) parsedInfo.set(http, info);
+      let timer: { cancel(): void } | undefined;
+      const work = route(http).finally(() => {
+        releases.get(http)?.();
+        timer?.cancel();
+      });
+      const deadline = new Promise<OutgoingResponse>((resolve) => {
+        timer = clock.setTimeout(() => {
+          timedOut = true;
+          ctrl?.abort();
+          resolve(timeoutResponse());
+        }, timeoutMs);
+      });
+      out = await Promise.race([work, deadline]);
+    } else {
+      if (info) parsedInfo.set(incoming, info);
+      try {
+        out = await route(incoming);
+      } finally {
+        releases.get(incoming)?.();
+      }
+    }
+    if (opts.observe) {
+      const observed = info ?? { isResourceRequest: false, path: incoming.path, verb: incoming.method.toLowerCase(), group: '', version: '', namespace: '', resource: '', subresource: '', name: '' };
+      opts.observe(observed, out.status, (performance.now() - t0) / 1000);
+    }
     return out;
   };
 }
@@ -99,8 +156,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       if (health) {
         return { status: health.status, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff']], body: health.body };
       }
-      const info = parseRequestInfo(http.method, http.path, http.query);
-      parsedInfo.set(http, info);
+      const info = parsedInfo.get(http) ?? parseRequestInfo(http.method, http.path, http.query);
       const pretty = http.query.get('pretty') === 'true' || http.query.get('pretty') === '1';
       accept = negotiate(http.headers.get('accept'), {
         metaGroups,
@@ -116,6 +172,11 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       }
       // spec 001 §5.10: Impersonate-* headers, checked through the authorizer
       const user = await applyImpersonation(authn.user, http.headers, opts.authz, opts.apiDomain);
+      // overload protection before any further work (issue #15); watches are not counted
+      if (opts.flowControl && !isLongRunning(info)) {
+        const admitted = await opts.flowControl.admit({ user, isResourceRequest: info.isResourceRequest, verb: info.verb, apiGroup: info.group, resource: info.resource, namespace: info.namespace });
+        releases.set(http, admitted.release);
+      }
       const decision = await opts.authz.authorize({
         user,
         verb: info.verb,

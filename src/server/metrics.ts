@@ -47,6 +47,20 @@ export class ServerMetrics {
     });
   }
 
+  /** a labelled gauge computed when scraped: one sample per row `read` returns */
+  labelledGauge<L extends string>(name: string, help: string, labelNames: readonly L[], read: () => { labels: Record<L, string>; value: number }[]): void {
+    new client.Gauge<L>({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const row of read()) this.set(row.labels as Partial<Record<L, string | number>>, row.value);
+      },
+    });
+  }
+
   observe(info: RequestInfo, code: number, seconds: number): void {
     // watches are long-running: their duration is not a latency
     const verb = info.isResourceRequest ? info.verb.toUpperCase() : info.verb.toUpperCase();

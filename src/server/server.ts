@@ -31,6 +31,9 @@ import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki } from './pki.js';
+import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
+import { systemClock } from '../core/clock.js';
+import { watchTimeoutMs } from '../gateway/timeouts.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { type ClusterOptions, openStore, registerStoreMetrics, withClusterStatus } from './open-store.js';
 
@@ -50,6 +53,8 @@ export interface ServerOptions {
   continueTokenTtlMs?: number;
   /** how long in-flight requests get on shutdown */
   shutdownTimeoutMs?: number;
+  /** overload protection and deadlines (issue #15); see src/server/request-limits.ts */
+  limits?: RequestLimitOptions;
   /** authentication methods (spec 001 §5); see src/server/authentication-setup.ts */
   authn?: AuthenticationOptions;
   log?: (msg: string) => void;
@@ -152,7 +157,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   await bootstrapNamespaces(storeFor(nsDef));
   started.add('bootstrap-namespaces');
-  const watch = new WatchService(store, { windowMs: opts.watchWindowMs, bookmarkIntervalMs: opts.watchBookmarkIntervalMs, apiDomain: opts.apiDomain });
+  const minRequestTimeoutMs = opts.limits?.minRequestTimeoutMs ?? DEFAULT_MIN_REQUEST_TIMEOUT_MS;
+  const watch = new WatchService(store, {
+    windowMs: opts.watchWindowMs,
+    bookmarkIntervalMs: opts.watchBookmarkIntervalMs,
+    apiDomain: opts.apiDomain,
+    defaultTimeoutMs: () => watchTimeoutMs(minRequestTimeoutMs, Math.random),
+  });
   ctx.listFromCache = (gs, p) => listMostRecentFromCache(watch, gs, p);
   started.add('start-watch-cache');
   // In a cluster the controllers run on the Raft leader only (leader-gate.ts);
@@ -195,6 +206,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onDeprecated: (def, info) => metrics.deprecatedRequested(info, def.deprecated?.removedRelease),
     peerFor: (addr) => front?.peerFor(addr),
     log,
+    flowControl: buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock: systemClock, metrics }),
+    requestTimeoutMs: opts.limits?.requestTimeoutMs,
+    clock: systemClock,
   });
   const http: HttpServer = await startHttpServer({
     listen: { unixPath: socketPath },

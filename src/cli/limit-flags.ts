@@ -1,0 +1,45 @@
+// Overload-protection and timeout flags of `orch server` (issue #15), named
+// and defaulted as kube-apiserver's.
+
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { parseGoDuration } from '../gateway/timeouts.js';
+import type { RequestLimitOptions } from '../server/request-limits.js';
+
+function nonNegative(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number, 0 or more');
+  return n;
+}
+
+function goDuration(v: string): number {
+  const ms = /^\d+$/.test(v) ? Number(v) * 1000 : parseGoDuration(v);
+  if (ms === undefined) throw new InvalidArgumentError('must be a duration such as 60s, 1m0s or 1h30m');
+  return ms;
+}
+
+function bool(v: string): boolean {
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new InvalidArgumentError('must be true or false');
+}
+
+export function addLimitFlags(cmd: Command): Command {
+  return cmd
+    .option('--max-requests-inflight <n>', 'with priority and fairness: added to the mutating limit as the server\'s concurrency; without: the read-only limit (0: none)', nonNegative, 400)
+    .option('--max-mutating-requests-inflight <n>', 'mutating requests executing at once (0: none)', nonNegative, 200)
+    .option('--enable-priority-and-fairness <bool>', 'per-priority-level concurrency with fair queuing across users (false: the two plain in-flight limits)', bool, true)
+    .addOption(new Option('--request-timeout <duration>', 'deadline of requests that are not long-running (e.g. 60s, 1m0s); 0: none').argParser(goDuration).default(60_000, '60s'))
+    .addOption(
+      new Option('--min-request-timeout <duration>', 'a watch without timeoutSeconds ends after a random time between 1 and 2 times this (e.g. 1800s, 30m)').argParser(goDuration).default(1_800_000, '1800s'),
+    );
+}
+
+export function limitOptionsFrom(o: Record<string, unknown>): RequestLimitOptions {
+  return {
+    maxRequestsInflight: o['maxRequestsInflight'] as number,
+    maxMutatingRequestsInflight: o['maxMutatingRequestsInflight'] as number,
+    enablePriorityAndFairness: o['enablePriorityAndFairness'] as boolean,
+    requestTimeoutMs: o['requestTimeout'] as number,
+    minRequestTimeoutMs: o['minRequestTimeout'] as number,
+  };
+}

@@ -1,0 +1,61 @@
+// The clock port (issue #9 item 6): time and timers come in through this
+// interface, created by the composition root, so lifecycles and queues are
+// tested on a simulated clock instead of waiting on real time.
+
+export interface TimerHandle {
+  cancel(): void;
+}
+
+export interface Clock {
+  /** milliseconds since the epoch */
+  now(): number;
+  /** run `fn` once after `ms`; the timer never keeps the process alive */
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(fn, ms) {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
+
+/** A clock that moves only when told to; timers fire in time order inside `advance`. */
+export class ManualClock implements Clock {
+  private timers: { at: number; seq: number; fn: () => void; cancelled: boolean }[] = [];
+  private seq = 0;
+
+  constructor(private time = 0) {}
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const t = { at: this.time + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
+    this.timers.push(t);
+    return { cancel: () => void (t.cancelled = true) };
+  }
+
+  /** move time forward by `ms`, firing every timer that falls due, in order */
+  advance(ms: number): void {
+    const end = this.time + ms;
+    for (;;) {
+      this.timers = this.timers.filter((t) => !t.cancelled);
+      let next: (typeof this.timers)[number] | undefined;
+      for (const t of this.timers) if (t.at <= end && (!next || t.at < next.at || (t.at === next.at && t.seq < next.seq))) next = t;
+      if (!next) break;
+      this.timers.splice(this.timers.indexOf(next), 1);
+      this.time = next.at;
+      next.fn();
+    }
+    this.time = end;
+  }
+
+  /** timers not yet fired or cancelled */
+  get pending(): number {
+    return this.timers.filter((t) => !t.cancelled).length;
+  }
+}

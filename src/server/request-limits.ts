@@ -1,0 +1,54 @@
+// Overload protection and deadlines of `orch server` (issue #15): builds the
+// flow control the router admits requests through, and exposes its state as
+// the metrics kube-apiserver uses for API Priority and Fairness.
+
+import type { Clock } from '../core/clock.js';
+import { FlowControl } from '../gateway/flowcontrol/flow-control.js';
+import type { ServerMetrics } from './metrics.js';
+
+export interface RequestLimitOptions {
+  /** `--max-requests-inflight` (default 400) */
+  maxRequestsInflight?: number;
+  /** `--max-mutating-requests-inflight` (default 200) */
+  maxMutatingRequestsInflight?: number;
+  /** `--enable-priority-and-fairness` (default true) */
+  enablePriorityAndFairness?: boolean;
+  /** `--request-timeout` (default 60 s; 0 = none) */
+  requestTimeoutMs?: number;
+  /** `--min-request-timeout` (default 1800 s): a watch without timeoutSeconds lasts [1, 2) times this */
+  minRequestTimeoutMs?: number;
+}
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+export const DEFAULT_MIN_REQUEST_TIMEOUT_MS = 1_800_000;
+
+/** undefined when both limits are 0 (no protection, as kube's 0 means "no limit") */
+export function buildFlowControl(o: RequestLimitOptions, deps: { apiDomain: string; clock: Clock; metrics: ServerMetrics }): FlowControl | undefined {
+  const maxRequestsInflight = o.maxRequestsInflight ?? 400;
+  const maxMutatingRequestsInflight = o.maxMutatingRequestsInflight ?? 200;
+  if (maxRequestsInflight <= 0 && maxMutatingRequestsInflight <= 0) return undefined;
+  const prefix = deps.apiDomain.split('.')[0] ?? 'orch';
+  const fc = new FlowControl({
+    maxRequestsInflight,
+    maxMutatingRequestsInflight,
+    enablePriorityAndFairness: o.enablePriorityAndFairness ?? true,
+    requestTimeoutMs: o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    systemNamespace: `${prefix}-system`,
+    nodeLeaseNamespace: `${prefix}-node-lease`,
+    clock: deps.clock,
+  });
+  const m = deps.metrics;
+  m.labelledGauge('apiserver_flowcontrol_current_executing_requests', 'Number of requests executing, by priority level.', ['priority_level'], () =>
+    fc.stats().map((l) => ({ labels: { priority_level: l.name }, value: l.inFlight })),
+  );
+  m.labelledGauge('apiserver_flowcontrol_current_inqueue_requests', 'Number of requests waiting in queues, by priority level.', ['priority_level'], () =>
+    fc.stats().map((l) => ({ labels: { priority_level: l.name }, value: l.waiting })),
+  );
+  m.labelledGauge('apiserver_flowcontrol_nominal_limit_seats', 'Requests a priority level may execute at once.', ['priority_level'], () =>
+    fc.stats().filter((l) => Number.isFinite(l.limit)).map((l) => ({ labels: { priority_level: l.name }, value: l.limit })),
+  );
+  m.labelledGauge('apiserver_flowcontrol_rejected_requests_total', 'Requests refused with 429, by priority level and reason.', ['priority_level', 'reason'], () =>
+    fc.stats().flatMap((l) => Object.entries(l.rejected).map(([reason, value]) => ({ labels: { priority_level: l.name, reason }, value }))),
+  );
+  return fc;
+}
