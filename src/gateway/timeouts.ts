@@ -2,6 +2,7 @@
 // --min-request-timeout): every request that is not long-running ends by its
 // deadline with 504 Timeout; watches end after a randomised time instead.
 
+import { StatusError } from '../api/errors.js';
 import type { RequestInfo } from '../api/request.js';
 import type { PlainResponse } from './http-server.js';
 
@@ -42,20 +43,8 @@ export function parseGoDuration(text: string): number | undefined {
 
 /** kube's answer when a request outlives its deadline */
 export function timeoutResponse(): PlainResponse {
-  return {
-    status: 504,
-    headers: [['Content-Type', 'application/json']],
-    body: JSON.stringify({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: 'Timeout: request did not complete within requested timeout - context deadline exceeded',
-      reason: 'Timeout',
-      details: {},
-      code: 504,
-    }),
-  };
+  const e = new StatusError(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded', {});
+  return { status: 504, headers: [['Content-Type', 'application/json']], body: JSON.stringify(e.toStatus()) };
 }
 
 /** a watch without timeoutSeconds lasts a random time in [min, 2·min) (kube), so load spreads after restarts */
