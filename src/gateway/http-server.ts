@@ -255,10 +255,12 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       res.writeStatus(statusLine(out.status));
       for (const [k, v] of out.headers) res.writeHeader(k, v);
       // Headers must go out before the first event so clients see the watch start
-      // (kubectl waits on it). uWS sends nothing for an empty chunk, so JSON streams
-      // start with a newline, which every JSON stream decoder skips as whitespace.
-      const type = out.headers.find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? '';
-      res.write(type.startsWith('application/json') ? '\n' : '');
+      // (kubectl waits on it), and uWS completes a response head only with the
+      // first chunk. So one byte is written, and the TLS front drops it together
+      // with this header (src/gateway/response-chunk-framer.ts): the client's
+      // stream starts with its first event.
+      res.writeHeader('X-Orch-Flush', '1');
+      res.write('\n');
     });
     const base = res.getWriteOffset();
     const done = () => {

@@ -19,6 +19,7 @@ import { connect as netConnect, type Server as NetServer, type Socket } from 'no
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { PeerCertificate } from '../auth/types.js';
 import { RequestHeadCoalescer } from './request-head-coalescer.js';
+import { ResponseChunkFramer } from './response-chunk-framer.js';
 
 export interface TlsFrontOptions {
   host: string;
@@ -261,13 +262,16 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       backend.destroy();
       checkDrained?.();
     });
+    // uWS's chunk framing, made complete per write (src/gateway/response-chunk-framer.ts)
+    const framer = new ResponseChunkFramer();
+    framer.on('error', fail);
     backend.on('close', () => {
       backends.delete(backend);
       checkDrained?.();
-      // A clean backend end has already been forwarded by the pipe (which
-      // flushes buffered data first); end() is a no-op then and otherwise
-      // closes the client side politely.
-      if (!tlsSocket.destroyed) tlsSocket.end();
+      // A clean backend end has already been forwarded through the framer
+      // (pipes flush buffered data first); end() is a no-op then and
+      // otherwise closes the client side politely, after what the framer holds.
+      if (!tlsSocket.destroyed && !framer.writableEnded) framer.end();
     });
 
     // The header goes first, in the same write as the first request bytes (uWS
@@ -277,7 +281,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     const coalescer = new RequestHeadCoalescer(header);
     coalescer.on('error', fail);
     coalescer.pipe(backend);
-    backend.pipe(tlsSocket);
+    backend.pipe(framer).pipe(tlsSocket);
     // The coalescer writes nothing (not even the header) before the first
     // client bytes, so holding back only this pipe holds back the whole
     // connection until the registration is acknowledged; meanwhile the TLS

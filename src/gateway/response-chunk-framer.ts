@@ -1,0 +1,164 @@
+// uWebSockets.js (the build we ship) writes each chunk of a chunked response
+// as `\r\n<hex>\r\n<data>`: the CRLF that ends a chunk only goes out with the
+// next write. Strict HTTP clients (urllib3 / the Kubernetes Python client)
+// then see a watch event only when the next one is written (issue #11, spec
+// 000 §2.5, §4.5). This stream sits between uWS and the client in the TLS
+// front and re-frames each chunk as `<hex>\r\n<data>\r\n`, complete on the
+// wire as soon as uWS writes it.
+//
+// It also drops the first chunk of a response whose head carries
+// `X-Orch-Flush: 1` (and that header): the gateway writes a one-byte chunk
+// only to make uWS send the response head before the first event, so a
+// stream starts with its first event and nothing else.
+//
+// Responses are followed by their framing: a Content-Length body is counted
+// (uWS sends one even for HEAD), a chunked body parsed. Anything unexpected
+// switches the connection to plain pass-through, so the framer can never
+// corrupt what uWS sent.
+
+import { Transform, type TransformCallback } from 'node:stream';
+
+const CRLF = Buffer.from('\r\n');
+const HEAD_END = Buffer.from('\r\n\r\n');
+const FLUSH_HEADER = /\r\nX-Orch-Flush: 1(?=\r\n)/i;
+/** a head larger than this is not a response head we know: pass through */
+const MAX_HEAD_BYTES = 64 * 1024;
+
+type State =
+  | { s: 'head'; held: Buffer[]; bytes: number }
+  | { s: 'body'; left: number }
+  | { s: 'lead'; got: number }
+  | { s: 'size'; line: string; dropNext: boolean }
+  | { s: 'data'; left: number; drop: boolean }
+  | { s: 'final'; got: number }
+  | { s: 'passthrough' };
+
+export class ResponseChunkFramer extends Transform {
+  private state: State = { s: 'head', held: [], bytes: 0 };
+  private out: Buffer[] = [];
+  /** the first chunk of the current response is the gateway's flush byte */
+  private dropFirst = false;
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    let i = 0;
+    while (i < chunk.length) i = this.step(chunk, i);
+    if (this.out.length === 1) this.push(this.out[0]);
+    else if (this.out.length > 1) this.push(Buffer.concat(this.out));
+    this.out = [];
+    cb();
+  }
+
+  override _flush(cb: TransformCallback): void {
+    if (this.state.s === 'head' && this.state.bytes > 0) this.push(Buffer.concat(this.state.held));
+    cb();
+  }
+
+  /** consumes bytes of `buf` from `i`, returns where it stopped */
+  private step(buf: Buffer, i: number): number {
+    const st = this.state;
+    switch (st.s) {
+      case 'passthrough':
+        this.out.push(i === 0 ? buf : buf.subarray(i));
+        return buf.length;
+      case 'body': {
+        const n = Math.min(st.left, buf.length - i);
+        this.out.push(i === 0 && n === buf.length ? buf : buf.subarray(i, i + n));
+        st.left -= n;
+        if (st.left === 0) this.state = { s: 'head', held: [], bytes: 0 };
+        return i + n;
+      }
+      case 'head':
+        return this.head(st, buf, i);
+      case 'lead': {
+        // the CRLF uWS puts before every chunk size: the previous chunk's end, already sent
+        if (buf[i] !== CRLF[st.got]) return this.passthrough(buf, i, [CRLF.subarray(0, st.got)]);
+        st.got++;
+        if (st.got === 2) this.state = { s: 'size', line: '', dropNext: false };
+        return i + 1;
+      }
+      case 'size': {
+        const nl = buf.indexOf(0x0a, i);
+        const end = nl < 0 ? buf.length : nl + 1;
+        st.line += buf.toString('latin1', i, end);
+        if (nl < 0) {
+          if (st.line.length > 16) return this.passthrough(buf, end, [Buffer.from(st.line, 'latin1')]);
+          return end;
+        }
+        const m = /^([0-9a-fA-F]{1,8})\r\n$/.exec(st.line);
+        if (!m) return this.passthrough(buf, end, [Buffer.from(st.line, 'latin1')]);
+        const size = parseInt(m[1]!, 16);
+        if (size === 0) {
+          this.out.push(Buffer.from('0\r\n'));
+          this.state = { s: 'final', got: 0 };
+        } else {
+          const drop = st.dropNext;
+          if (!drop) this.out.push(Buffer.from(st.line, 'latin1'));
+          this.state = { s: 'data', left: size, drop };
+        }
+        return end;
+      }
+      case 'data': {
+        const n = Math.min(st.left, buf.length - i);
+        if (!st.drop) this.out.push(buf.subarray(i, i + n));
+        st.left -= n;
+        if (st.left === 0) {
+          // the chunk ends now, not with the next write
+          if (!st.drop) this.out.push(CRLF);
+          this.state = { s: 'lead', got: 0 };
+        }
+        return i + n;
+      }
+      case 'final': {
+        if (buf[i] !== CRLF[st.got]) return this.passthrough(buf, i, []);
+        st.got++;
+        if (st.got === 2) {
+          this.out.push(CRLF);
+          this.state = { s: 'head', held: [], bytes: 0 };
+        }
+        return i + 1;
+      }
+    }
+  }
+
+  private head(st: Extract<State, { s: 'head' }>, buf: Buffer, i: number): number {
+    const piece = i === 0 ? buf : buf.subarray(i);
+    const prevTail = st.bytes > 0 ? st.held[st.held.length - 1]!.subarray(-3) : undefined;
+    const seam = prevTail ? Buffer.concat([prevTail, piece]) : piece;
+    const at = seam.indexOf(HEAD_END);
+    if (at < 0) {
+      st.held.push(piece);
+      st.bytes += piece.length;
+      if (st.bytes > MAX_HEAD_BYTES) return this.passthrough(buf, buf.length, st.held.splice(0));
+      return buf.length;
+    }
+    const endInPiece = at + 4 - (prevTail ? prevTail.length : 0);
+    const headBuf = st.bytes > 0 ? Buffer.concat([...st.held, piece.subarray(0, endInPiece)]) : piece.subarray(0, endInPiece);
+    let head = headBuf.toString('latin1');
+    // not a response head we know, or a protocol switch (WebSocket): bytes as they are from here on
+    if (!head.startsWith('HTTP/1.') || head.startsWith('HTTP/1.1 101')) return this.passthrough(buf, i + endInPiece, [headBuf]);
+    this.dropFirst = false;
+    if (FLUSH_HEADER.test(head)) {
+      head = head.replace(FLUSH_HEADER, '');
+      this.dropFirst = true;
+      this.out.push(Buffer.from(head, 'latin1'));
+    } else this.out.push(headBuf);
+    if (/\r\ntransfer-encoding:\s*chunked\r\n/i.test(head)) {
+      // the head's final CRLF was the first chunk's leading one
+      this.state = { s: 'size', line: '', dropNext: this.dropFirst };
+      this.dropFirst = false;
+    } else {
+      const cl = /\r\ncontent-length:\s*(\d+)\r\n/i.exec(head);
+      const left = cl ? Number(cl[1]) : 0;
+      this.state = left > 0 ? { s: 'body', left } : { s: 'head', held: [], bytes: 0 };
+    }
+    return i + endInPiece;
+  }
+
+  /** stop interpreting: emit what was held and everything from `from` on as it is */
+  private passthrough(buf: Buffer, from: number, held: Buffer[]): number {
+    this.out.push(...held);
+    this.state = { s: 'passthrough' };
+    if (from < buf.length) this.out.push(buf.subarray(from));
+    return buf.length;
+  }
+}
