@@ -5,6 +5,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { parseInitialCluster } from '../server/open-store.js';
 import { startServer } from '../server/server.js';
 import { addAuthenticationFlags, authenticationOptionsFrom } from './auth-flags.js';
+import { addAuthorizationFlags, authorizationOptionsFrom } from './authz-flags.js';
 import { FeatureGateError, FeatureGates, parseFeatureGates } from '../server/feature-gates.js';
 
 /** `--feature-gates=A=true,B=false` (spec 000 §3.3): unknown gates fail here, before anything starts */
@@ -48,7 +49,7 @@ function duration(v: string): number {
 const program = new Command();
 program.name('orch').description('orch: a Kubernetes-style control plane').version('0.1.0');
 
-addAuthenticationFlags(program.command('server'))
+addAuthorizationFlags(addAuthenticationFlags(program.command('server')))
   .description('run a control-plane member (single-node on the embedded store by default)')
   .option('--secure-port <port>', 'HTTPS port', port, 6443)
   .option('--bind-address <ip>', 'address to listen on', '127.0.0.1')
@@ -96,6 +97,7 @@ addAuthenticationFlags(program.command('server'))
         tlsWorkers: o.tlsWorkers,
         featureGates: (o as { featureGates?: Record<string, boolean> }).featureGates,
         authn: authenticationOptionsFrom(o as Record<string, unknown>),
+        authorization: authorizationOptionsFrom(o as Record<string, unknown>),
       });
     } catch (e) {
       process.stderr.write(`orch: cannot start: ${(e as Error).message}\n`);

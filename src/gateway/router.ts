@@ -3,7 +3,7 @@
 // the registry (or the watch service) → encoding of the response.
 
 import { stringify as toYaml } from 'yaml';
-import { StatusError, forbidden, toStatusError, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../api/errors.js';
+import { StatusError, forbiddenRequest, toStatusError, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../api/errors.js';
 import type { HandlerContext } from '../api/handlers/context.js';
 import { handleCreate } from '../api/handlers/create.js';
 import { handleDelete } from '../api/handlers/delete.js';
@@ -116,7 +116,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       }
       // spec 001 §5.10: Impersonate-* headers, checked through the authorizer
       const user = await applyImpersonation(authn.user, http.headers, opts.authz, opts.apiDomain);
-      const decision = await opts.authz.authorize({
+      const attrs = {
         user,
         verb: info.verb,
         isResourceRequest: info.isResourceRequest,
@@ -127,12 +127,9 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         resource: info.resource,
         subresource: info.subresource,
         name: info.name,
-      });
-      if (decision.decision !== 'allow') {
-        throw forbidden(
-          `User "${user.username}" cannot ${info.verb} resource "${info.resource}" in API group "${info.group}"${info.namespace ? ` in the namespace "${info.namespace}"` : ''}`,
-        );
-      }
+      };
+      const decision = await opts.authz.authorize(attrs);
+      if (decision.decision !== 'allow') throw forbiddenRequest(attrs, decision.reason);
       if (!info.isResourceRequest) {
         if (http.method !== 'GET' && http.method !== 'HEAD') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
         const doc = await opts.nonResource(http.path, http.query, accept);
