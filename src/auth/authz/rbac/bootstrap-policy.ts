@@ -139,6 +139,9 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       urls(['get'], ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/']),
     ]),
     role('system:public-info-viewer', [urls(['get'], ['/healthz', '/livez', '/readyz', '/version', '/version/'])]),
+    role('system:service-account-issuer-discovery', [
+      urls(['get'], ['/.well-known/openid-configuration', '/.well-known/openid-configuration/', '/openid/v1/jwks', '/openid/v1/jwks/']),
+    ]),
     role('system:monitoring', [
       urls(['get'], ['/healthz', '/healthz/*', '/livez', '/livez/*', '/metrics', '/metrics/slis', '/readyz', '/readyz/*']),
     ]),
@@ -189,6 +192,8 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     binding('system:discovery', [group('system:authenticated')]),
     binding('system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
     binding('system:monitoring', [group('system:monitoring')]),
+    // kube binds issuer discovery to service accounts only; operators may add system:unauthenticated
+    binding('system:service-account-issuer-discovery', [group('system:serviceaccounts')]),
     // nodes are authorized by the Node authorizer; kube keeps this binding with no subjects
     binding('system:node', []),
     binding('system:node-proxier', [user('system:kube-proxy')]),
