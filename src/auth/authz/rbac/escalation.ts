@@ -103,7 +103,7 @@ export class EscalationGuard {
       forbidden(`${resource}.${this.o.rbacGroup} ${JSON.stringify(name)} is forbidden: ${why}`, { name, group: this.o.rbacGroup, kind: resource });
     const held = () => this.o.index.rulesFor(user, namespace);
     const notHeld = (missing: PolicyRule[]) =>
-      `user ${JSON.stringify(user.username)} (groups=${JSON.stringify(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${missing.map(describeRule).join('\n')}`;
+      `user ${JSON.stringify(user.username)} (groups=[${user.groups.map((g) => JSON.stringify(g)).join(' ')}]) is attempting to grant RBAC permissions not currently held:\n${missing.map(describeRule).join('\n')}`;
 
     if (resource === 'roles' || resource === 'clusterroles') {
       // an update that leaves the grant as it was grants nothing new (labels, annotations, finalizers)
