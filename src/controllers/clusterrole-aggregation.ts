@@ -42,7 +42,12 @@ export class ClusterRoleAggregationController {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (!this.stopped) void this.sync().catch((e) => this.log(`clusterrole aggregation: ${(e as Error).message}`));
+      if (this.stopped) return;
+      this.sync().catch((e) => {
+        // retried: the next pass recomputes everything from the store
+        this.log(`clusterrole aggregation: ${(e as Error).message}; retrying`);
+        setTimeout(() => this.schedule(), 1000).unref();
+      });
     });
   }
 
@@ -71,6 +76,8 @@ export class ClusterRoleAggregationController {
       if (JSON.stringify(role.rules ?? []) === JSON.stringify(rules)) continue;
       await gs.guaranteedUpdate('', name, { dryRun: false, manager: 'clusterrole-aggregation-controller' }, (cur) => {
         if (!cur) return cur!;
+        // not pinned to the version read: a concurrent write re-runs this transform on the newer object
+        delete cur.metadata?.resourceVersion;
         cur.rules = rules;
         return cur;
       });

@@ -81,6 +81,7 @@ export class RbacDefaultsController {
     if (this.optedOut(decodeObject(kv))) return;
     await gs.guaranteedUpdate('', want.metadata.name, { dryRun: false, manager: 'orch-rbac-defaults' }, (cur) => {
       if (!cur || this.optedOut(cur)) return cur!;
+      delete cur.metadata?.resourceVersion;
       mergeMeta(cur, want.metadata);
       if (want.aggregationRule) {
         const agg = ((cur.aggregationRule as Json | undefined) ?? {}) as { clusterRoleSelectors?: unknown[] };
@@ -117,6 +118,7 @@ export class RbacDefaultsController {
     }
     await gs.guaranteedUpdate('', want.metadata.name, { dryRun: false, manager: 'orch-rbac-defaults' }, (o) => {
       if (!o || this.optedOut(o)) return o!;
+      delete o.metadata?.resourceVersion;
       mergeMeta(o, want.metadata);
       const have = ((o.subjects as Json[] | undefined) ?? []).slice();
       const key = (s: Json) => `${String(s.kind)}/${String(s.namespace ?? '')}/${String(s.name)}`;

@@ -7,7 +7,7 @@ import { type TestServer, startTestServer } from '../helpers/server.js';
 
 const G = 'rbac.authorization.orch.io';
 const RBAC = `/apis/${G}/v1`;
-type Obj = { metadata: { annotations?: Record<string, string>; resourceVersion?: string }; rules?: { nonResourceURLs?: string[] }[]; subjects?: { name: string }[]; roleRef?: { name: string } };
+type Obj = { metadata: { annotations?: Record<string, string>; resourceVersion?: string }; rules?: { verbs?: string[]; nonResourceURLs?: string[] }[]; subjects?: { name: string }[]; roleRef?: { name: string } };
 
 describe('default roles reconcile at start', () => {
   it('restores what was removed unless autoupdate is "false"', async () => {

@@ -29,16 +29,16 @@ const pick = <T>(xs: T[]) => fc.constantFrom(...xs);
 const subset = <T>(xs: T[], min = 1) => fc.subarray(xs, { minLength: min });
 
 const resourceRule: fc.Arbitrary<PolicyRule> = fc.record({
-  verbs: fc.oneof(subset(VERBS), fc.constant(['*'])),
-  apiGroups: fc.oneof(subset(API_GROUPS), fc.constant(['*'])),
+  verbs: fc.oneof(subset(VERBS), fc.constant<string[]>(['*'])),
+  apiGroups: fc.oneof(subset(API_GROUPS), fc.constant<string[]>(['*'])),
   resources: fc.oneof(
     subset([...RESOURCES, 'pods/status', '*/scale', 'deployments/scale']),
-    fc.constant(['*']),
+    fc.constant<string[]>(['*']),
   ),
   resourceNames: fc.oneof(fc.constant([] as string[]), subset(['x', 'y'])),
 });
 const urlRule: fc.Arbitrary<PolicyRule> = fc.record({
-  verbs: fc.oneof(subset(['get', 'post']), fc.constant(['*'])),
+  verbs: fc.oneof(subset(['get', 'post']), fc.constant<string[]>(['*'])),
   nonResourceURLs: subset(['/healthz', '/healthz/*', '/version', '*']),
 });
 const rules = fc.array(fc.oneof(resourceRule, urlRule), { maxLength: 4 });

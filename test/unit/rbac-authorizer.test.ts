@@ -12,7 +12,7 @@ import type { RequestAttributes } from '../../src/auth/authz/types.js';
 
 const G = 'rbac.authorization.orch.io';
 
-function req(p: Partial<RequestAttributes> & { user?: string; groups?: string[] }): RequestAttributes {
+function req(p: Partial<Omit<RequestAttributes, 'user'>> & { user?: string; groups?: string[] }): RequestAttributes {
   return {
     user: { username: p.user ?? 'alice', groups: p.groups ?? ['system:authenticated'] },
     verb: p.verb ?? 'get',
