@@ -9,8 +9,9 @@ export function goDuration(v: string): number {
   const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
   let total = 0;
   let rest = v.trim();
-  if (rest === '' ) throw new InvalidArgumentError('must be a duration such as 5m0s or 30s');
-  if (/^\d+$/.test(rest)) return Number(rest) * 1000;
+  // as Go's time.ParseDuration: a unit is required except for 0
+  if (rest === '0') return 0;
+  if (rest === '') throw new InvalidArgumentError('must be a duration such as 5m0s or 30s');
   while (rest !== '') {
     const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)/.exec(rest);
     if (!m) throw new InvalidArgumentError('must be a duration such as 5m0s or 30s');
