@@ -143,6 +143,30 @@ describe('a namespace admin', () => {
   });
 });
 
+describe('access reviews answer from the real chain', () => {
+  it('SubjectAccessReview gives RBAC\'s decision and reason; SelfSubjectRulesReview lists the RBAC rules', async () => {
+    const sar = (resource: string) =>
+      admin('POST', '/apis/authorization.orch.io/v1/subjectaccessreviews', {
+        apiVersion: 'authorization.orch.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: { user: 'vera', groups: ['viewers', 'system:authenticated'], resourceAttributes: { namespace: 'default', verb: 'get', resource } },
+      });
+    expect((await sar('configmaps')).json).toMatchObject({ status: { allowed: true, reason: 'RBAC: allowed by RoleBinding "viewers/default" of ClusterRole "view" to Group "viewers"' } });
+    const denied = (await sar('secrets')).json as { status: { allowed: boolean; denied?: boolean } };
+    expect(denied.status.allowed).toBe(false);
+    expect(denied.status.denied).toBeUndefined();
+    const rules = await t.request('POST', '/apis/authorization.orch.io/v1/selfsubjectrulesreviews', {
+      cert: viewer,
+      body: { apiVersion: 'authorization.orch.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: 'default' } },
+    });
+    expect(rules.status, rules.text).toBe(201);
+    const st = rules.json<{ status: { resourceRules: { resources: string[]; verbs: string[] }[]; incomplete: boolean } }>().status;
+    expect(st.incomplete).toBe(false);
+    expect(st.resourceRules.some((r) => r.resources.includes('configmaps') && r.verbs.includes('list'))).toBe(true);
+    expect(st.resourceRules.some((r) => r.resources.includes('secrets'))).toBe(false);
+  });
+});
+
 describe('bindings', () => {
   it('roleRef is immutable (422 Invalid on roleRef)', async () => {
     const cur = (await admin('GET', `${RBAC}/namespaces/default/rolebindings/viewers`)).json as Record<string, unknown>;
