@@ -27,6 +27,8 @@ import { parseRequestInfo } from './request-info.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
+const HEALTH_PATH = /^\/(livez|readyz|healthz)(\/|$)/;
+
 /** discovery, OpenAPI, version and other documents that are not resources */
 export type NonResourceHandler = (
   path: string,
@@ -95,14 +97,11 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
   return async (http) => {
     let accept: Negotiated = { format: 'json', pretty: false };
     try {
-      const health = await opts.health.serve(http.path, http.query);
-      if (health) {
-        return { status: health.status, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff']], body: health.body };
-      }
       const info = parseRequestInfo(http.method, http.path, http.query);
       parsedInfo.set(http, info);
       const pretty = http.query.get('pretty') === 'true' || http.query.get('pretty') === '1';
-      accept = negotiate(http.headers.get('accept'), {
+      // health answers are text whatever the probe accepts; only a refusal is a (JSON) Status
+      if (!HEALTH_PATH.test(http.path)) accept = negotiate(http.headers.get('accept'), {
         metaGroups,
         allowTable: info.verb === 'get' || info.verb === 'list' || info.verb === 'watch',
         pretty,
@@ -131,6 +130,12 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       const decision = await opts.authz.authorize(attrs);
       if (decision.decision !== 'allow') throw forbiddenRequest(attrs, decision.reason);
       if (!info.isResourceRequest) {
+        // health paths are authorized like every other path, as in kube: the default
+        // system:public-info-viewer role lets everyone, anonymous included, read /healthz, /livez, /readyz
+        const health = await opts.health.serve(http.path, http.query);
+        if (health) {
+          return { status: health.status, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff']], body: health.body };
+        }
         if (http.method !== 'GET' && http.method !== 'HEAD') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
         const doc = await opts.nonResource(http.path, http.query, accept);
         if (!doc) throw notFoundPath();

@@ -205,12 +205,36 @@ describe('aggregation', () => {
 describe('anonymous', () => {
   it('reaches only what system:public-info-viewer grants', async () => {
     for (const p of ['/version', '/healthz', '/livez', '/readyz']) expect((await t.request('GET', p, { anonymous: true })).status, p).toBe(200);
+    // a probe that accepts only text still gets the text answer
+    const probe = await t.request('GET', '/readyz', { anonymous: true, headers: { Accept: 'text/plain' } });
+    expect([probe.status, probe.text]).toEqual([200, 'ok']);
+    // single checks are system:monitoring's, not public (as in kube)
+    const check = await t.request('GET', '/livez/ping', { anonymous: true });
+    expect(check.status).toBe(403);
+    expect(check.json()).toMatchObject({ message: 'forbidden: User "system:anonymous" cannot get path "/livez/ping"' });
+    expect((await t.request('GET', '/livez/ping')).status).toBe(200);
     const s = await t.request('GET', '/api/v1/secrets', { anonymous: true });
     expect(s.status).toBe(403);
     expect(s.json()).toMatchObject({ message: 'secrets is forbidden: User "system:anonymous" cannot list resource "secrets" in API group "" at the cluster scope' });
     const api = await t.request('GET', '/api', { anonymous: true });
     expect(api.status).toBe(403);
     expect(api.json()).toMatchObject({ message: 'forbidden: User "system:anonymous" cannot get path "/api"' });
+  });
+});
+
+describe('AlwaysDeny', () => {
+  it('denies everyone but system:masters, health paths included, with the authorizer\'s reason', async () => {
+    const d = await startTestServer({ authorization: { mode: 'AlwaysDeny' } });
+    try {
+      const vera = await userCert(d, 'vera');
+      const r = await d.request('GET', '/healthz', { cert: vera });
+      expect(r.status).toBe(403);
+      expect(r.json()).toMatchObject({ message: 'forbidden: User "vera" cannot get path "/healthz": Everything is forbidden.' });
+      expect((await d.request('GET', '/healthz')).status).toBe(200);
+      expect((await d.request('GET', '/api/v1/namespaces')).status).toBe(200);
+    } finally {
+      await d.stop();
+    }
   });
 });
 
