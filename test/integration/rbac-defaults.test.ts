@@ -1,8 +1,10 @@
 // The default roles and bindings are reconciled at every start (spec 001
-// §5.14): missing rules and subjects come back, a binding pointing at another
-// role is recreated, and objects annotated autoupdate "false" are left alone.
+// §5.14): missing rules and subjects come back (also into the aggregated
+// `view`), a binding pointing at another role is recreated, and objects
+// annotated autoupdate "false" are left alone.
 
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 const G = 'rbac.authorization.orch.io';
@@ -25,6 +27,10 @@ describe('default roles reconcile at start', () => {
       await put(`${RBAC}/clusterroles/system:discovery`, { ...disc, rules: [{ ...disc.rules![0], nonResourceURLs: ['/api'] }] } as Obj);
       const piv = await get(`${RBAC}/clusterrolebindings/system:public-info-viewer`);
       await put(`${RBAC}/clusterrolebindings/system:public-info-viewer`, { ...piv, subjects: piv.subjects!.slice(0, 1) });
+      // the first rule of system:aggregate-to-view (configmaps, pods, …) removed: view loses it through aggregation
+      const atv = await get(`${RBAC}/clusterroles/system:aggregate-to-view`);
+      await put(`${RBAC}/clusterroles/system:aggregate-to-view`, { ...atv, rules: atv.rules!.slice(1) });
+      await eventually(async () => !JSON.stringify((await get(`${RBAC}/clusterroles/view`)).rules).includes('configmaps'));
       // the operator opts system:monitoring out and trims it
       const mon = await get(`${RBAC}/clusterroles/system:monitoring`);
       await put(`${RBAC}/clusterroles/system:monitoring`, { ...mon, metadata: { ...mon.metadata, annotations: { ...mon.metadata.annotations, [`${G}/autoupdate`]: 'false' } }, rules: [{ verbs: ['get'], nonResourceURLs: ['/metrics'] }] } as Obj);
@@ -44,6 +50,7 @@ describe('default roles reconcile at start', () => {
       expect(urls(await get(`${RBAC}/clusterroles/system:monitoring`))).toEqual(['/metrics']);
       expect((await get(`${RBAC}/clusterrolebindings/system:basic-user`)).roleRef!.name).toBe('system:basic-user');
       expect((await t.request('GET', '/version', { anonymous: true })).status).toBe(200);
+      await eventually(async () => JSON.stringify((await get(`${RBAC}/clusterroles/view`)).rules).includes('configmaps'));
     } finally {
       await t.stop();
     }

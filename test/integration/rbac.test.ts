@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CertificateAndKey } from '../../src/server/pki.js';
 import { userCert } from '../helpers/identities.js';
+import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 const G = 'rbac.authorization.orch.io';
@@ -245,11 +246,3 @@ describe('impersonation and unsafe deletion read the same way', () => {
     expect(r.json()).toMatchObject({ message: 'users "bob" is forbidden: User "vera" cannot impersonate resource "users" in API group "" at the cluster scope', details: { name: 'bob', kind: 'users' } });
   });
 });
-
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  expect(await check()).toBe(true);
-}
