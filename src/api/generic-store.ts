@@ -229,7 +229,7 @@ export class GenericStore {
     const unknownFields = this.validate(obj, undefined, name, opts);
     await this.checkNamespace(namespace);
     this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
-    await this.hooks.authorizeWrite?.(this.def, obj, undefined, opts);
+    if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, obj, undefined, opts);
     const key = this.key(namespace, name);
     if (opts.dryRun) {
       if (this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
@@ -283,7 +283,7 @@ export class GenericStore {
       }
       await this.checkNamespaceForUpdate(namespace);
       this.hooks.beforeWrite?.(this.def, next, current, opts);
-      await this.hooks.authorizeWrite?.(this.def, next, current, opts);
+      if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, next, current, opts);
       if (opts.dryRun) return { object: next, created: false, unknownFields };
       const removeNow = lifecycle?.outcome === 'remove';
       const res = await this.store.txn({

@@ -132,17 +132,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         });
       }
     },
-    // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer
+  };
+  // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
+  // only the RBAC kinds' stores get the hook, so other writes do not pay for it
+  const rbacHooks = {
+    ...hooks,
     async authorizeWrite(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, o: { user?: UserInfo }) {
-      if (def.group !== rbacGroup || !escalation) return;
-      await escalation.check(def.resource as RbacResource, obj, old, o.user);
+      await escalation?.check(def.resource as RbacResource, obj, old, o.user);
     },
   };
   const stores = new Map<ResourceDefinition, GenericStore>();
   const storeFor = (def: ResourceDefinition): GenericStore => {
     let gs = stores.get(def);
     if (!gs) {
-      gs = new GenericStore(def, store, admission, hooks, namespaceState);
+      gs = new GenericStore(def, store, admission, def.group === rbacGroup ? rbacHooks : hooks, namespaceState);
       stores.set(def, gs);
     }
     return gs;
