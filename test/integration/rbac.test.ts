@@ -239,7 +239,35 @@ describe('AlwaysDeny', () => {
   });
 });
 
-describe('impersonation and unsafe deletion read the same way', () => {
+describe('unsafe deletion of a corrupt object needs its own verb (spec 000 §4.10)', () => {
+  it('an editor is refused with kube\'s message; the verb granted through RBAC lets it through', async () => {
+    const u = await startTestServer({ featureGates: { AllowUnsafeMalformedObjectDeletion: true } });
+    try {
+      const ed = await userCert(u, 'ed');
+      const rb = binding('RoleBinding', 'ed-edit', 'ClusterRole', 'edit', [user('ed')], 'default');
+      expect((await u.request('POST', `${RBAC}/namespaces/default/rolebindings`, { body: rb })).status).toBe(201);
+      expect((await u.request('POST', '/api/v1/namespaces/default/configmaps', { cert: ed, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bad' } } })).status).toBe(201);
+      const put = await u.server.store.txn({ compare: [], success: [{ type: 'put', key: '/registry/core/configmaps/default/bad', value: new Uint8Array([0xff, 0x00, 0x7b]) }], failure: [] });
+      expect(put.succeeded).toBe(true);
+      const path = '/api/v1/namespaces/default/configmaps/bad?ignoreStoreReadErrorWithClusterBreakingPotential=true';
+      const r = await u.request('DELETE', path, { cert: ed });
+      expect(r.status).toBe(403);
+      expect(r.json()).toMatchObject({
+        message: 'configmaps "bad" is forbidden: User "ed" cannot unsafe-delete-ignore-read-errors resource "configmaps" in API group "" in the namespace "default"',
+        details: { name: 'bad', kind: 'configmaps' },
+      });
+      const role = { apiVersion: `${G}/v1`, kind: 'Role', metadata: { name: 'unsafe' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['unsafe-delete-ignore-read-errors'] }] };
+      expect((await u.request('POST', `${RBAC}/namespaces/default/roles`, { body: role })).status).toBe(201);
+      expect((await u.request('POST', `${RBAC}/namespaces/default/rolebindings`, { body: binding('RoleBinding', 'ed-unsafe', 'Role', 'unsafe', [user('ed')], 'default') })).status).toBe(201);
+      const ok2 = await u.request('DELETE', path, { cert: ed });
+      expect(ok2.status, ok2.text).toBe(200);
+    } finally {
+      await u.stop();
+    }
+  });
+});
+
+describe('impersonation reads the same way', () => {
   it('impersonation without the verb', async () => {
     const r = await t.request('GET', '/api/v1/namespaces/default/configmaps', { cert: viewer, headers: { 'Impersonate-User': 'bob' } });
     expect(r.status).toBe(403);

@@ -4,6 +4,7 @@
 // authorization webhook flags.
 
 import { describe, expect, it } from 'vitest';
+import { forbiddenRequest } from '../../src/api/errors.js';
 import { matchesLabels } from '../../src/api/selectors/labels.js';
 import { defaultPolicy } from '../../src/auth/authz/rbac/bootstrap-policy.js';
 import { goDuration } from '../../src/cli/authz-flags.js';
@@ -56,5 +57,24 @@ describe('webhook TTL flags', () => {
     expect(() => goDuration('')).toThrow(/duration/);
     expect(() => goDuration('30')).toThrow(/duration/);
     expect(goDuration('0')).toBe(0);
+  });
+});
+
+describe("kube's 403 messages", () => {
+  const base = { user: { username: 'alice' }, verb: 'get', isResourceRequest: true, path: '', apiGroup: '', namespace: 'default', resource: 'secrets', subresource: '', name: 's' };
+  it('object, collection, cluster scope, sub-resource, group, non-resource, reason', () => {
+    expect(forbiddenRequest(base).toStatus()).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message: 'secrets "s" is forbidden: User "alice" cannot get resource "secrets" in API group "" in the namespace "default"',
+      details: { name: 's', kind: 'secrets' },
+    });
+    expect(forbiddenRequest({ ...base, verb: 'list', name: '', namespace: '' }).message).toBe('secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" at the cluster scope');
+    expect(forbiddenRequest({ ...base, resource: 'pods', subresource: 'log', name: 'p' }).message).toBe('pods "p" is forbidden: User "alice" cannot get resource "pods/log" in API group "" in the namespace "default"');
+    expect(forbiddenRequest({ ...base, apiGroup: 'apps', resource: 'deployments', name: 'd' }).toStatus()).toMatchObject({
+      message: 'deployments.apps "d" is forbidden: User "alice" cannot get resource "deployments" in API group "apps" in the namespace "default"',
+      details: { name: 'd', group: 'apps', kind: 'deployments' },
+    });
+    expect(forbiddenRequest({ ...base, isResourceRequest: false, path: '/foo', resource: '', name: '', namespace: '' }, 'no way').message).toBe('forbidden: User "alice" cannot get path "/foo": no way');
   });
 });

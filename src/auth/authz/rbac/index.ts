@@ -85,10 +85,16 @@ export class RbacIndex {
     const id = `${kind}/${namespace}/${name}`;
     const old = this.bindings.get(id);
     if (old) {
+      const scope = this.bySubject.get(old.namespace);
       for (const s of old.subjects) {
         const key = subjectKey(s, old.namespace);
-        if (key) this.bySubject.get(old.namespace)?.get(key)?.delete(id);
+        const m = key ? scope?.get(key) : undefined;
+        if (!m) continue;
+        m.delete(id);
+        // no empty maps left behind by churn (many short-lived subjects or namespaces)
+        if (m.size === 0) scope!.delete(key!);
       }
+      if (scope?.size === 0) this.bySubject.delete(old.namespace);
       this.bindings.delete(id);
     }
     if (!b) return;
