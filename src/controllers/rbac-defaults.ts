@@ -30,9 +30,24 @@ export class RbacDefaultsController {
 
   constructor(private readonly o: RbacDefaultsOptions) {}
 
+  /** whether the last start's reconciliation finished without an error (readiness) */
+  done = false;
+
   start(): void {
     this.stopped = false;
-    this.run = this.reconcileAll().catch((e) => this.o.log?.(`rbac defaults: ${(e as Error).message}`));
+    this.done = false;
+    this.run = this.reconcileAll().then(
+      () => {
+        this.done = !this.stopped;
+      },
+      (e) => {
+        // retried, as a failed write is likely a store that is not available yet
+        this.o.log?.(`rbac defaults: ${(e as Error).message}; retrying`);
+        setTimeout(() => {
+          if (!this.stopped && !this.done) this.start();
+        }, 1000).unref();
+      },
+    );
   }
 
   stop(): void {

@@ -172,7 +172,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   health.add({ name: 'ping', check: () => undefined });
   health.add({ name: 'log', check: () => undefined });
   health.add({ name: 'etcd', check: () => (store.healthy() ? undefined : 'the store is not healthy') });
-  for (const hook of ['bootstrap-namespaces', 'start-watch-cache', 'start-namespace-controller', 'rbac/bootstrap-roles']) {
+  for (const hook of ['bootstrap-namespaces', 'start-watch-cache', 'start-namespace-controller']) {
     health.add({ name: `poststarthook/${hook}`, check: () => (started.has(hook) ? undefined : 'not finished') });
   }
   health.add({ name: 'shutdown', check: () => (shuttingDown ? 'process is shutting down' : undefined) }, 'ready');
@@ -207,9 +207,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
   const rbacDefaultsGate = runWhileLeader(store, rbacDefaults, { name: 'rbac defaults', log });
   const aggregation = runWhileLeader(store, new ClusterRoleAggregationController(store, () => storeFor(crDef), log), { name: 'clusterrole aggregation', log });
-  // a leader serves once its defaults are in place, so the first anonymous /version is not refused
+  // a leader serves once its defaults are in place, so the first anonymous /version is not refused;
+  // a leader whose reconciliation has not finished is not ready (kube's poststarthook/rbac/bootstrap-roles)
   if (rbacDefaultsGate.running) await rbacDefaults.settled();
-  started.add('rbac/bootstrap-roles');
+  health.add({ name: 'poststarthook/rbac/bootstrap-roles', check: () => (!rbacDefaultsGate.running || rbacDefaults.done ? undefined : 'not finished') });
 
   let serverUrl = '';
   const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
