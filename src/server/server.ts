@@ -14,11 +14,9 @@ import type { ApiObject, ResourceDefinition } from '../api/types.js';
 import type { Authorizer } from '../auth/authz/types.js';
 import type { UserInfo } from '../auth/types.js';
 import { EscalationGuard, type RbacResource } from '../auth/authz/rbac/escalation.js';
-import { bootstrapNames, defaultPolicy } from '../auth/authz/rbac/bootstrap-policy.js';
-import { RbacDefaultsController } from '../controllers/rbac-defaults.js';
-import { ClusterRoleAggregationController } from '../controllers/clusterrole-aggregation.js';
 import { type AuthorizationOptions, buildAuthorization } from './authorization-setup.js';
 import { storeObjectSources } from './object-sources.js';
+import { startRbacControllers } from './rbac-setup.js';
 import { NamespaceController } from '../controllers/namespace.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
 import { runWhileLeader } from '../controllers/leader-gate.js';
@@ -195,22 +193,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     check: () => (!gc.running || gcController.hasStarted ? undefined : 'not finished'),
   });
   started.add('start-garbage-collector');
-  // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation
-  const crDef = registry.lookup(rbacGroup, 'v1', 'clusterroles')!;
-  const crbDef = registry.lookup(rbacGroup, 'v1', 'clusterrolebindings')!;
-  const rbacDefaults = new RbacDefaultsController({
-    policy: defaultPolicy(opts.apiDomain),
-    autoupdateAnnotation: bootstrapNames(opts.apiDomain).autoupdate,
-    clusterRoles: () => storeFor(crDef),
-    clusterRoleBindings: () => storeFor(crbDef),
-    log,
-  });
-  const rbacDefaultsGate = runWhileLeader(store, rbacDefaults, { name: 'rbac defaults', log });
-  const aggregation = runWhileLeader(store, new ClusterRoleAggregationController(store, () => storeFor(crDef), log), { name: 'clusterrole aggregation', log });
-  // a leader serves once its defaults are in place, so the first anonymous /version is not refused;
-  // a leader whose reconciliation has not finished is not ready (kube's poststarthook/rbac/bootstrap-roles)
-  if (rbacDefaultsGate.running) await rbacDefaults.settled();
-  health.add({ name: 'poststarthook/rbac/bootstrap-roles', check: () => (!rbacDefaultsGate.running || rbacDefaults.done ? undefined : 'not finished') });
+  // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;
+  // a leader serves once its defaults are in place, so the first anonymous /version is not refused
+  const rbacControllers = startRbacControllers(store, registry, storeFor, opts.apiDomain, log);
+  await rbacControllers.settled();
+  health.add({ name: 'poststarthook/rbac/bootstrap-roles', check: () => rbacControllers.ready() });
 
   let serverUrl = '';
   const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
@@ -284,8 +271,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         shuttingDown = true;
         nsController.stop();
         gc.stop();
-        rbacDefaultsGate.stop();
-        aggregation.stop();
+        rbacControllers.stop();
         authorization.stop();
         auth.stop();
         watch.close();
