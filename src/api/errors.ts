@@ -171,3 +171,39 @@ export function toStatusError(e: unknown): StatusError | undefined {
   }
   return undefined;
 }
+
+/** what a 403 for a request names (a structural subset of the authorizers' RequestAttributes) */
+export interface ForbiddenAttributes {
+  user: { username: string };
+  verb: string;
+  isResourceRequest: boolean;
+  path: string;
+  apiGroup: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+}
+
+/**
+ * kube-apiserver's 403 (spec 001 §7), for requests, impersonation and the
+ * unsafe-delete check alike:
+ *   secrets "x" is forbidden: User "alice" cannot get resource "secrets" in API group "" in the namespace "default"
+ *   secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" at the cluster scope
+ *   forbidden: User "alice" cannot get path "/foo"
+ * with details {name, group, kind} naming the resource.
+ */
+export function forbiddenRequest(a: ForbiddenAttributes, reason?: string): StatusError {
+  const who = `User ${JSON.stringify(a.user.username)}`;
+  const why = reason ? `: ${reason}` : '';
+  if (!a.isResourceRequest) return forbidden(`forbidden: ${who} cannot ${a.verb} path ${JSON.stringify(a.path)}${why}`, {});
+  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  const qualified = a.apiGroup ? `${a.resource}.${a.apiGroup}` : a.resource;
+  const subject = a.name ? `${qualified} ${JSON.stringify(a.name)}` : qualified;
+  const scope = a.namespace ? `in the namespace ${JSON.stringify(a.namespace)}` : 'at the cluster scope';
+  return forbidden(`${subject} is forbidden: ${who} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${scope}${why}`, {
+    name: a.name || undefined,
+    group: a.apiGroup || undefined,
+    kind: a.resource,
+  });
+}

@@ -20,6 +20,7 @@ import {
 import { clone, deepEqual, generateName, metaOf, newUid, nowTimestamp } from './meta.js';
 import { apiVersionOf } from './registry.js';
 import type { ApiObject, FieldError, ObjectMeta, ResourceDefinition } from './types.js';
+import type { UserInfo } from '../auth/types.js';
 import { CorruptObjectError } from './deletion/corrupt.js';
 import { applyDecision, factsOf } from './deletion/facts.js';
 import { gracePeriodFor } from './deletion/graceful.js';
@@ -40,6 +41,8 @@ export interface WriteOptions {
   operation?: 'Apply' | 'Update';
   /** the sub-resource written (`status`), recorded in managedFields entries */
   subresource?: string;
+  /** the requesting user (absent for the server's own writes); read by `WriteHooks.authorizeWrite` */
+  user?: UserInfo;
 }
 
 /** Schema-driven admission steps, provided by the schema engine. */
@@ -56,6 +59,12 @@ export interface WriteHooks {
   beforeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): void;
   /** may refuse a delete (e.g. the built-in namespaces) */
   beforeDelete?(def: ResourceDefinition, obj: ApiObject): void;
+  /**
+   * May refuse a create or update for who asks it, after validation and
+   * before the write (RBAC escalation prevention, spec 001 §5.14); throws a
+   * StatusError. Injected by the composition root.
+   */
+  authorizeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): Promise<void>;
 }
 
 export function storageKey(def: ResourceDefinition, namespace: string, name: string): string {
@@ -220,6 +229,7 @@ export class GenericStore {
     const unknownFields = this.validate(obj, undefined, name, opts);
     await this.checkNamespace(namespace);
     this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
+    if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, obj, undefined, opts);
     const key = this.key(namespace, name);
     if (opts.dryRun) {
       if (this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
@@ -273,6 +283,7 @@ export class GenericStore {
       }
       await this.checkNamespaceForUpdate(namespace);
       this.hooks.beforeWrite?.(this.def, next, current, opts);
+      if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, next, current, opts);
       if (opts.dryRun) return { object: next, created: false, unknownFields };
       const removeNow = lifecycle?.outcome === 'remove';
       const res = await this.store.txn({

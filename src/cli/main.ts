@@ -6,6 +6,7 @@ import { parseInitialCluster } from '../server/open-store.js';
 import { startServer } from '../server/server.js';
 import { addAuthenticationFlags, authenticationOptionsFrom } from './auth-flags.js';
 import { addLimitFlags, limitOptionsFrom } from './limit-flags.js';
+import { addAuthorizationFlags, authorizationOptionsFrom } from './authz-flags.js';
 import { FeatureGateError, FeatureGates, parseFeatureGates } from '../server/feature-gates.js';
 
 /** `--feature-gates=A=true,B=false` (spec 000 §3.3): unknown gates fail here, before anything starts */
@@ -49,7 +50,7 @@ function duration(v: string): number {
 const program = new Command();
 program.name('orch').description('orch: a Kubernetes-style control plane').version('0.1.0');
 
-addLimitFlags(addAuthenticationFlags(program.command('server')))
+addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('server'))))
   .description('run a control-plane member (single-node on the embedded store by default)')
   .option('--secure-port <port>', 'HTTPS port', port, 6443)
   .option('--bind-address <ip>', 'address to listen on', '127.0.0.1')
@@ -97,6 +98,7 @@ addLimitFlags(addAuthenticationFlags(program.command('server')))
         tlsWorkers: o.tlsWorkers,
         featureGates: (o as { featureGates?: Record<string, boolean> }).featureGates,
         authn: authenticationOptionsFrom(o as Record<string, unknown>),
+        authorization: authorizationOptionsFrom(o as Record<string, unknown>),
         limits: limitOptionsFrom(o as Record<string, unknown>),
       });
     } catch (e) {

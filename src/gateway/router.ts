@@ -3,7 +3,7 @@
 // the registry (or the watch service) → encoding of the response.
 
 import { stringify as toYaml } from 'yaml';
-import { StatusError, forbidden, toStatusError, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../api/errors.js';
+import { StatusError, forbiddenRequest, toStatusError, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../api/errors.js';
 import type { HandlerContext } from '../api/handlers/context.js';
 import { handleCreate } from '../api/handlers/create.js';
 import { handleDelete } from '../api/handlers/delete.js';
@@ -29,6 +29,8 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { isLongRunning, requestTimeoutMs, timeoutResponse } from './timeouts.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+const HEALTH_PATH = /^\/(livez|readyz|healthz)(\/|$)/;
 
 /** discovery, OpenAPI, version and other documents that are not resources */
 export type NonResourceHandler = (
@@ -152,13 +154,10 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
   return async (http) => {
     let accept: Negotiated = { format: 'json', pretty: false };
     try {
-      const health = await opts.health.serve(http.path, http.query);
-      if (health) {
-        return { status: health.status, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff']], body: health.body };
-      }
       const info = parsedInfo.get(http) ?? parseRequestInfo(http.method, http.path, http.query);
       const pretty = http.query.get('pretty') === 'true' || http.query.get('pretty') === '1';
-      accept = negotiate(http.headers.get('accept'), {
+      // health answers are text whatever the probe accepts; only a refusal is a (JSON) Status
+      if (!HEALTH_PATH.test(http.path)) accept = negotiate(http.headers.get('accept'), {
         metaGroups,
         allowTable: info.verb === 'get' || info.verb === 'list' || info.verb === 'watch',
         pretty,
@@ -172,12 +171,12 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       }
       // spec 001 §5.10: Impersonate-* headers, checked through the authorizer
       const user = await applyImpersonation(authn.user, http.headers, opts.authz, opts.apiDomain);
-      // overload protection before any further work (issue #15); watches are not counted
-      if (opts.flowControl && !isLongRunning(info)) {
+      // overload protection before any further work (issue #15); watches and health checks are not counted
+      if (opts.flowControl && !isLongRunning(info) && !HEALTH_PATH.test(http.path)) {
         const admitted = await opts.flowControl.admit({ user, isResourceRequest: info.isResourceRequest, verb: info.verb, apiGroup: info.group, resource: info.resource, namespace: info.namespace });
         releases.set(http, admitted.release);
       }
-      const decision = await opts.authz.authorize({
+      const attrs = {
         user,
         verb: info.verb,
         isResourceRequest: info.isResourceRequest,
@@ -188,13 +187,16 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         resource: info.resource,
         subresource: info.subresource,
         name: info.name,
-      });
-      if (decision.decision !== 'allow') {
-        throw forbidden(
-          `User "${user.username}" cannot ${info.verb} resource "${info.resource}" in API group "${info.group}"${info.namespace ? ` in the namespace "${info.namespace}"` : ''}`,
-        );
-      }
+      };
+      const decision = await opts.authz.authorize(attrs);
+      if (decision.decision !== 'allow') throw forbiddenRequest(attrs, decision.reason);
       if (!info.isResourceRequest) {
+        // health paths are authorized like every other path, as in kube: the default
+        // system:public-info-viewer role lets everyone, anonymous included, read /healthz, /livez, /readyz
+        const health = await opts.health.serve(http.path, http.query);
+        if (health) {
+          return { status: health.status, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff']], body: health.body };
+        }
         if (http.method !== 'GET' && http.method !== 'HEAD') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
         const doc = await opts.nonResource(http.path, http.query, accept);
         if (!doc) throw notFoundPath();

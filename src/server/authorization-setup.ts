@@ -13,6 +13,9 @@ import {
   PrivilegedGroupAuthorizer,
   parseAuthorizationModes,
 } from '../auth/authz/chain.js';
+import { RbacAuthorizer } from '../auth/authz/rbac/authorizer.js';
+import { RbacIndex, followRbacSources } from '../auth/authz/rbac/index.js';
+import type { Authorizer, Decision, ObjectSources, RulesResult } from '../auth/authz/types.js';
 
 /** The authorization flags of `orch server` (spec 001 §5.12–§5.17), all optional. */
 export interface AuthorizationOptions {
@@ -33,10 +36,14 @@ export interface AuthorizationDeps {
   apiDomain: string;
   log: (msg: string) => void;
   observe?: DecisionObserver;
+  /** the objects the RBAC (and Node) authorizers follow (src/server/object-sources.ts) */
+  sources?: ObjectSources;
 }
 
 export interface AuthorizationSetup {
   chain: AuthorizerChain;
+  /** the RBAC state, for escalation prevention (one per server, shared by every RBAC link) */
+  rbac: RbacIndex;
   /** start watches, reloads and controllers the authorizers need */
   start(): void;
   stop(): void;
@@ -49,19 +56,47 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
     const other = opts.mode !== undefined ? '--authorization-mode' : '--authorization-webhook-config-file';
     throw new Error(`--authorization-config and ${other} cannot be used together (spec 001 §5.12)`);
   }
+  // one RBAC index per server, followed from the store while the server runs
+  const rbac = new RbacIndex();
+  let unfollow: (() => void) | undefined;
+  const rbacEntry: EntryFactory = async (name) => {
+    if (!deps.sources) throw new Error('RBAC authorization needs the object sources of the server');
+    unfollow ??= followRbacSources(rbac, deps.sources, `rbac.authorization.${deps.apiDomain}`);
+    return { type: 'RBAC', name, authorizer: new RbacAuthorizer(rbac) };
+  };
   const factories: Record<AuthorizationMode, EntryFactory> = {
     AlwaysAllow: async (name) => ({ type: 'AlwaysAllow', name, authorizer: new AlwaysAllowAuthorizer() }),
     AlwaysDeny: async (name) => ({ type: 'AlwaysDeny', name, authorizer: new AlwaysDenyAuthorizer() }),
     ABAC: notBuilt('ABAC'),
-    RBAC: notBuilt('RBAC'),
-    Node: notBuilt('Node'),
+    RBAC: rbacEntry,
+    // TODO(nodeauthz branch): replaced by the Node authorizer at merge; until then Node has no opinion
+    Node: async (name) => ({ type: 'Node', name, authorizer: new NoOpinionAuthorizer() }),
     Webhook: notBuilt('Webhook'),
   };
   const modes = parseAuthorizationModes(opts.mode ?? DEFAULT_AUTHORIZATION_MODE);
   const entries: ChainEntry[] = [{ type: 'SystemMasters', name: 'system:masters', authorizer: new PrivilegedGroupAuthorizer() }];
   for (const m of modes) entries.push(await factories[m](m.toLowerCase()));
   const chain = new AuthorizerChain(entries, deps.observe);
-  return { chain, start() {}, stop() {} };
+  return {
+    chain,
+    rbac,
+    start() {},
+    stop() {
+      unfollow?.();
+      unfollow = undefined;
+    },
+  };
+}
+
+/** placeholder link that never decides (see the Node TODO above) */
+class NoOpinionAuthorizer implements Authorizer {
+  async authorize(): Promise<Decision> {
+    return { decision: 'noOpinion' };
+  }
+
+  async rulesFor(): Promise<RulesResult> {
+    return { resourceRules: [], nonResourceRules: [], incomplete: false };
+  }
 }
 
 function notBuilt(mode: string): EntryFactory {

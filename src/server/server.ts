@@ -11,7 +11,12 @@ import { builtinDefinitions, sharedDefinitions } from '../api/kinds/index.js';
 import { ContinueTokens } from '../api/list.js';
 import { Registry } from '../api/registry.js';
 import type { ApiObject, ResourceDefinition } from '../api/types.js';
-import { AllowAllAuthorizer, type Authorizer } from '../auth/authz/types.js';
+import type { Authorizer } from '../auth/authz/types.js';
+import type { UserInfo } from '../auth/types.js';
+import { EscalationGuard, type RbacResource } from '../auth/authz/rbac/escalation.js';
+import { type AuthorizationOptions, buildAuthorization } from './authorization-setup.js';
+import { storeObjectSources } from './object-sources.js';
+import { startRbacControllers } from './rbac-setup.js';
 import { NamespaceController } from '../controllers/namespace.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
 import { runWhileLeader } from '../controllers/leader-gate.js';
@@ -62,8 +67,10 @@ export interface ServerOptions {
   featureGates?: Record<string, boolean>;
   /** `--runtime-config` (spec 000 §9.1), e.g. `coordination.orch.io/v1=false` */
   runtimeConfig?: string;
-  /** the authorizer chain; default allow-all (the authorization issue replaces it) */
+  /** replaces the authorizer chain built from `authorization` (tests) */
   authorizer?: Authorizer;
+  /** `--authorization-*` flags (spec 001 §5.12); default mode `Node,RBAC` */
+  authorization?: AuthorizationOptions;
   /** certificates shared by every member of a cluster (default <dataDir>/pki) */
   pkiDir?: string;
   /** run as a member of a Raft cluster instead of the single-node store (docs/raft.md) */
@@ -111,6 +118,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const registry = new Registry(opts.apiDomain, defs, served);
   const admission = new SchemaAdmission(defs);
   const nsDef = registry.lookup('', 'v1', 'namespaces')!;
+  const rbacGroup = `rbac.authorization.${opts.apiDomain}`;
+  let escalation: EscalationGuard | undefined;
   const namespaceState = (ns: string): 'Active' | 'Terminating' | undefined => {
     const kv = store.range({ key: storageKey(nsDef, '', ns) }).kvs[0];
     if (!kv) return undefined;
@@ -127,11 +136,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       }
     },
   };
+  // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
+  // only the RBAC kinds' stores get the hook, so other writes do not pay for it
+  const rbacHooks = {
+    ...hooks,
+    async authorizeWrite(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, o: { user?: UserInfo }) {
+      await escalation?.check(def.resource as RbacResource, obj, old, o.user);
+    },
+  };
   const stores = new Map<ResourceDefinition, GenericStore>();
   const storeFor = (def: ResourceDefinition): GenericStore => {
     let gs = stores.get(def);
     if (!gs) {
-      gs = new GenericStore(def, store, admission, hooks, namespaceState);
+      gs = new GenericStore(def, store, admission, def.group === rbacGroup ? rbacHooks : hooks, namespaceState);
       stores.set(def, gs);
     }
     return gs;
@@ -139,10 +156,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const tokenSecret = await sharedSecret(store, CONTINUE_TOKEN_SECRET_KEY);
   const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs) };
   ctx.featureGates = featureGates;
-  // Allow-all until the authorization issue lands; every check already goes
-  // through this interface (requests, impersonation, unsafe deletion).
-  const authorizer: Authorizer = opts.authorizer ?? new AllowAllAuthorizer();
+  // spec 001 §5.12: the chain of --authorization-mode (default Node,RBAC); every check goes
+  // through it (requests, impersonation, access reviews, unsafe deletion, escalation)
+  const authorization = await buildAuthorization(opts.authorization ?? {}, { apiDomain: opts.apiDomain, log, sources: storeObjectSources(store, registry, log) });
+  const authorizer: Authorizer = opts.authorizer ?? authorization.chain;
   ctx.authorizer = authorizer;
+  escalation = new EscalationGuard({ index: authorization.rbac, authorizer: () => authorizer, rbacGroup });
+  if (opts.authorizer) log('authorization: a custom authorizer was given');
+  else {
+    const modes = authorization.chain.current().map((e) => e.type).filter((t) => t !== 'SystemMasters');
+    log(`authorization: ${modes.join(',')} (system:masters first)`);
+    if (modes.includes('AlwaysAllow')) log('WARNING: authorization mode AlwaysAllow: every authenticated or anonymous request is permitted');
+  }
 
   const health = new HealthChecks();
   let shuttingDown = false;
@@ -179,11 +204,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     check: () => (!gc.running || gcController.hasStarted ? undefined : 'not finished'),
   });
   started.add('start-garbage-collector');
+  // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;
+  // a leader serves once its defaults are in place, so the first anonymous /version is not refused
+  const rbacControllers = startRbacControllers(store, registry, storeFor, opts.apiDomain, log);
+  await rbacControllers.settled();
+  health.add({ name: 'poststarthook/rbac/bootstrap-roles', check: () => rbacControllers.ready() });
 
   let serverUrl = '';
   const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
   const authn = auth.chain;
-  if (!opts.authorizer) log('WARNING: authorization is allow-all: every authenticated or anonymous request is permitted (the RBAC authorizer is not built yet)');
 
   const metrics = new ServerMetrics();
   auth.registerMetrics((name, help, read) => metrics.gauge(name, help, read));
@@ -256,6 +285,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         shuttingDown = true;
         nsController.stop();
         gc.stop();
+        rbacControllers.stop();
+        authorization.stop();
         auth.stop();
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);

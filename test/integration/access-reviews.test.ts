@@ -42,7 +42,9 @@ const podGet = { resourceAttributes: { namespace: 'default', verb: 'get', resour
 describe('access reviews, allow-all authorizer', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer();
+    // this block is about the review kinds' shapes under AlwaysAllow (every answer allowed, rules complete);
+    // the answers of the default Node,RBAC chain are tested in rbac.test.ts
+    t = await startTestServer({ authorization: { mode: 'AlwaysAllow' } });
   });
   afterAll(async () => {
     await t?.stop();

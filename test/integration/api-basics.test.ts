@@ -266,9 +266,17 @@ describe('health (spec 000 §4.11)', () => {
 });
 
 describe('identity', () => {
-  it('anonymous requests are accepted as system:anonymous under allow-all', async () => {
+  it('anonymous requests are system:anonymous and reach only what system:public-info-viewer grants (default Node,RBAC)', async () => {
     const r = await t.request('GET', '/api/v1/namespaces', { anonymous: true });
-    expect(r.status).toBe(200);
+    expect(r.status).toBe(403);
+    expect(r.json()).toMatchObject({
+      kind: 'Status',
+      reason: 'Forbidden',
+      code: 403,
+      message: 'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
+      details: { kind: 'namespaces' },
+    });
+    expect((await t.request('GET', '/version', { anonymous: true })).status).toBe(200);
   });
 
   it('an unknown bearer token is 401, not anonymous', async () => {

@@ -53,6 +53,20 @@ async function createSA(name: string): Promise<void> {
   expect(r.status).toBe(201);
 }
 
+/** binds a default ClusterRole to system:unauthenticated (as the admin) */
+async function bindToAnonymous(role: string): Promise<void> {
+  const r = await t.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `anonymous-${role.replace(/:/g, '-')}` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:unauthenticated' }],
+    },
+  });
+  expect(r.status, r.text).toBe(201);
+}
+
 const whoami = async (headers: Record<string, string>, anonymous = true) =>
   t.request('POST', `/apis/${G}/v1/selfsubjectreviews`, { anonymous, headers, body: { apiVersion: `${G}/v1`, kind: 'SelfSubjectReview' } });
 
@@ -75,6 +89,11 @@ describe('chain and static tokens', () => {
   });
 
   it('no credentials is anonymous', async () => {
+    // under the default Node,RBAC only system:authenticated holds system:basic-user (spec 001 §5.14)
+    const denied = await whoami({});
+    expect(denied.status, denied.text).toBe(403);
+    expect(denied.json()).toMatchObject({ reason: 'Forbidden', message: `selfsubjectreviews.${G} is forbidden: User "system:anonymous" cannot create resource "selfsubjectreviews" in API group "${G}" at the cluster scope` });
+    await bindToAnonymous('system:basic-user');
     const r = await whoami({});
     expect(r.json()).toMatchObject({ status: { userInfo: { username: 'system:anonymous', groups: ['system:unauthenticated'] } } });
   });
@@ -175,6 +194,9 @@ describe('service-account tokens', () => {
   });
 
   it('issuer discovery and JWKS are served anonymously and verify the token (jose)', async () => {
+    // kube grants issuer discovery to service accounts only; an operator opens it to anonymous clients with a binding
+    expect((await t.request('GET', '/.well-known/openid-configuration', { anonymous: true })).status).toBe(403);
+    await bindToAnonymous('system:service-account-issuer-discovery');
     const d = await t.request('GET', '/.well-known/openid-configuration', { anonymous: true });
     expect(d.status).toBe(200);
     const doc = d.json<{ issuer: string; jwks_uri: string }>();

@@ -1,4 +1,4 @@
-import { badRequest, forbidden } from '../errors.js';
+import { badRequest, forbidden, forbiddenRequest } from '../errors.js';
 import { UNSAFE_DELETE_GATE, UNSAFE_DELETE_OPTION } from '../deletion/corrupt.js';
 import type { PropagationPolicy } from '../deletion/machine.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
@@ -126,10 +126,9 @@ export async function handleDelete(ctx: HandlerContext, req: ApiRequest): Promis
 /** the caller also needs the `unsafe-delete-ignore-read-errors` verb (spec 000 §4.10) */
 async function authorizeUnsafeDelete(ctx: HandlerContext, req: ApiRequest): Promise<void> {
   if (!ctx.authorizer) return;
-  const verb = 'unsafe-delete-ignore-read-errors';
-  const d = await ctx.authorizer.authorize({
+  const attrs = {
     user: req.user,
-    verb,
+    verb: 'unsafe-delete-ignore-read-errors',
     isResourceRequest: true,
     path: req.info.path,
     apiGroup: req.info.group,
@@ -138,13 +137,7 @@ async function authorizeUnsafeDelete(ctx: HandlerContext, req: ApiRequest): Prom
     resource: req.info.resource,
     subresource: req.info.subresource,
     name: req.info.name,
-  });
-  if (d.decision !== 'allow') {
-    throw forbidden(
-      `${req.info.resource}${req.info.group ? `.${req.info.group}` : ''} "${req.info.name}" is forbidden: User "${req.user.username}" cannot ${verb} resource "${req.info.resource}"${
-        req.info.namespace ? ` in the namespace "${req.info.namespace}"` : ''
-      }${d.reason ? `: ${d.reason}` : ''}`,
-      { name: req.info.name, group: req.info.group || undefined, kind: req.info.resource },
-    );
-  }
+  };
+  const d = await ctx.authorizer.authorize(attrs);
+  if (d.decision !== 'allow') throw forbiddenRequest(attrs, d.reason);
 }

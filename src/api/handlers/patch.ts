@@ -69,6 +69,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     fieldValidation,
     duplicateFields: duplicates,
     manager: fieldManagerOf(ctx, req, 'PatchOptions'),
+    user: req.user,
     subresource: req.info.subresource || undefined,
   };
   const ifMatch = ifMatchVersion(req.headers.get('if-match'));
@@ -164,6 +165,7 @@ async function applyHandler(
       createIfAbsent: !isStatusWrite(req),
       manager,
       operation: 'Apply',
+      user: req.user,
       subresource: req.info.subresource || undefined,
     },
     (current) => {

@@ -37,6 +37,7 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       // the status sub-resource of an absent object is 404, not a create
       createIfAbsent: !isStatusWrite(req),
       manager: fieldManagerOf(ctx, req, 'UpdateOptions'),
+      user: req.user,
       subresource: req.info.subresource || undefined,
     },
     (current) => {

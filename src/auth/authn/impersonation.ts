@@ -5,7 +5,7 @@
 // `authentication.<domain>`). The request is then evaluated as the
 // impersonated user.
 
-import { badRequest, forbidden } from '../../api/errors.js';
+import { badRequest, forbiddenRequest } from '../../api/errors.js';
 import type { Authorizer, RequestAttributes } from '../authz/types.js';
 import type { UserInfo } from '../types.js';
 import { ANONYMOUS, AUTHENTICATED_GROUP } from './chain.js';
@@ -76,21 +76,9 @@ export async function applyImpersonation(caller: UserInfo, headers: Map<string, 
     for (const v of vs) checks.push({ attrs: { apiGroup: authGroup, resource: 'userextras', subresource: k, namespace: '', name: v } });
   }
   for (const c of checks) {
-    const d = await authz.authorize({
-      user: caller,
-      verb: 'impersonate',
-      isResourceRequest: true,
-      path: '',
-      apiVersion: '',
-      ...c.attrs,
-    });
-    if (d.decision !== 'allow') {
-      const res = c.attrs.subresource ? `${c.attrs.resource}/${c.attrs.subresource}` : c.attrs.resource;
-      throw forbidden(
-        `${c.attrs.resource} "${c.attrs.name}" is forbidden: User "${caller.username}" cannot impersonate resource "${res}" in API group "${c.attrs.apiGroup}"${c.attrs.namespace ? ` in the namespace "${c.attrs.namespace}"` : ' at the cluster scope'}${d.reason ? `: ${d.reason}` : ''}`,
-        { name: c.attrs.name, kind: c.attrs.resource },
-      );
-    }
+    const attrs = { user: caller, verb: 'impersonate', isResourceRequest: true, path: '', apiVersion: '', ...c.attrs };
+    const d = await authz.authorize(attrs);
+    if (d.decision !== 'allow') throw forbiddenRequest(attrs, d.reason);
   }
   const out = [...groups];
   if (saNamespace !== undefined && groups.length === 0) out.push(SA_GROUP, `${SA_GROUP}:${saNamespace}`);

@@ -61,14 +61,23 @@ export class AuthorizerChain implements Authorizer {
     const nonResourceRules: NonResourceRule[] = [];
     let incomplete = false;
     const errors: string[] = [];
+    const seen = new Set<string>();
     for (const entry of this.entries) {
       if (!entry.authorizer.rulesFor) {
         incomplete = true;
         continue;
       }
       const r = await entry.authorizer.rulesFor(user, namespace);
-      resourceRules.push(...r.resourceRules);
-      nonResourceRules.push(...r.nonResourceRules);
+      // the same rule from two links (system:masters and cluster-admin through RBAC) is listed once
+      const once = <T>(rule: T, into: T[]) => {
+        const k = JSON.stringify(rule);
+        if (!seen.has(k)) {
+          seen.add(k);
+          into.push(rule);
+        }
+      };
+      for (const rule of r.resourceRules) once(rule, resourceRules);
+      for (const rule of r.nonResourceRules) once(rule, nonResourceRules);
       incomplete ||= r.incomplete;
       if (r.evaluationError) errors.push(r.evaluationError);
     }

@@ -1,0 +1,205 @@
+// The default roles and bindings (spec 001 §5.14), after kube's bootstrap
+// policy (plugin/pkg/auth/authorizer/rbac/bootstrappolicy), adapted to the
+// kinds this server serves and to the API domain: every group kube spells
+// `*.k8s.io` is spelt `*.<domain>` here; apps, batch, autoscaling and policy
+// keep their bare names. Rules for kinds this server does not serve yet are
+// kept, so that the roles are right as those kinds land.
+
+import type { PolicyRule } from './rules.js';
+
+export interface DefaultClusterRole {
+  apiVersion: string;
+  kind: 'ClusterRole';
+  metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  rules?: PolicyRule[];
+  aggregationRule?: { clusterRoleSelectors: { matchLabels: Record<string, string> }[] };
+}
+
+export interface DefaultClusterRoleBinding {
+  apiVersion: string;
+  kind: 'ClusterRoleBinding';
+  metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  roleRef: { apiGroup: string; kind: 'ClusterRole'; name: string };
+  subjects: { kind: string; apiGroup?: string; name: string; namespace?: string }[];
+}
+
+export interface DefaultPolicy {
+  clusterRoles: DefaultClusterRole[];
+  clusterRoleBindings: DefaultClusterRoleBinding[];
+}
+
+const READ = ['get', 'list', 'watch'];
+const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
+const READ_WRITE = [...READ, ...WRITE];
+
+const rule = (verbs: string[], apiGroups: string[], resources: string[]): PolicyRule => ({ verbs, apiGroups, resources });
+const urls = (verbs: string[], nonResourceURLs: string[]): PolicyRule => ({ verbs, nonResourceURLs });
+
+/** the label and annotation names of §5.14 for an API domain */
+export function bootstrapNames(domain: string) {
+  return {
+    bootstrapLabel: `${domain}/bootstrapping`,
+    bootstrapValue: 'rbac-defaults',
+    autoupdate: `rbac.authorization.${domain}/autoupdate`,
+    aggregateTo: (role: 'admin' | 'edit' | 'view') => `rbac.authorization.${domain}/aggregate-to-${role}`,
+  };
+}
+
+/** the namespace of the server's own component service accounts */
+export const SYSTEM_NAMESPACE = 'orch-system';
+
+export function defaultPolicy(domain: string): DefaultPolicy {
+  const n = bootstrapNames(domain);
+  const rbac = `rbac.authorization.${domain}`;
+  const g = {
+    core: '',
+    apps: 'apps',
+    batch: 'batch',
+    autoscaling: 'autoscaling',
+    policy: 'policy',
+    networking: `networking.${domain}`,
+    discovery: `discovery.${domain}`,
+    coordination: `coordination.${domain}`,
+    events: `events.${domain}`,
+    authn: `authentication.${domain}`,
+    authz: `authorization.${domain}`,
+    certificates: `certificates.${domain}`,
+    rbac,
+  };
+  const meta = (name: string, labels: Record<string, string> = {}) => ({
+    name,
+    labels: { [n.bootstrapLabel]: n.bootstrapValue, ...labels },
+    annotations: { [n.autoupdate]: 'true' },
+  });
+  const role = (name: string, rules: PolicyRule[], labels?: Record<string, string>): DefaultClusterRole => ({
+    apiVersion: `${rbac}/v1`,
+    kind: 'ClusterRole',
+    metadata: meta(name, labels),
+    rules,
+  });
+  const aggregated = (name: 'admin' | 'edit' | 'view', labels?: Record<string, string>): DefaultClusterRole => ({
+    apiVersion: `${rbac}/v1`,
+    kind: 'ClusterRole',
+    metadata: meta(name, labels),
+    aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [n.aggregateTo(name)]: 'true' } }] },
+  });
+  const group = (name: string) => ({ kind: 'Group', apiGroup: rbac, name });
+  const user = (name: string) => ({ kind: 'User', apiGroup: rbac, name });
+  const sa = (name: string) => ({ kind: 'ServiceAccount', name, namespace: SYSTEM_NAMESPACE });
+  const binding = (name: string, subjects: DefaultClusterRoleBinding['subjects'], roleName = name): DefaultClusterRoleBinding => ({
+    apiVersion: `${rbac}/v1`,
+    kind: 'ClusterRoleBinding',
+    metadata: meta(name),
+    roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: roleName },
+    subjects,
+  });
+
+  const clusterRoles: DefaultClusterRole[] = [
+    role('cluster-admin', [rule(['*'], ['*'], ['*']), urls(['*'], ['*'])]),
+    aggregated('admin'),
+    aggregated('edit', { [n.aggregateTo('admin')]: 'true' }),
+    aggregated('view', { [n.aggregateTo('edit')]: 'true' }),
+    role('system:aggregate-to-admin', [
+      rule(['create'], [g.authz], ['localsubjectaccessreviews']),
+      rule(READ_WRITE, [rbac], ['rolebindings', 'roles']),
+    ], { [n.aggregateTo('admin')]: 'true' }),
+    role('system:aggregate-to-edit', [
+      // reading the escalating resources (secrets, exec, …) is edit, not view
+      rule(READ, [g.core], ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'secrets', 'services/proxy']),
+      rule(['impersonate'], [g.core], ['serviceaccounts']),
+      rule(WRITE, [g.core], ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy']),
+      rule(['create'], [g.core], ['pods/eviction']),
+      rule(WRITE, [g.core], ['configmaps', 'events', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets', 'serviceaccounts', 'services', 'services/proxy']),
+      rule(['create'], [g.core], ['serviceaccounts/token']),
+      rule(WRITE, [g.apps], ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale']),
+      rule(WRITE, [g.autoscaling], ['horizontalpodautoscalers']),
+      rule(WRITE, [g.batch], ['cronjobs', 'jobs']),
+      rule(WRITE, [g.policy], ['poddisruptionbudgets']),
+      rule(WRITE, [g.networking], ['ingresses', 'networkpolicies']),
+      rule(READ_WRITE, [g.coordination], ['leases']),
+    ], { [n.aggregateTo('edit')]: 'true' }),
+    role('system:aggregate-to-view', [
+      rule(READ, [g.core], ['configmaps', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status']),
+      rule(READ, [g.core], ['bindings', 'events', 'limitranges', 'namespaces/status', 'pods/log', 'pods/status', 'replicationcontrollers/status', 'resourcequotas', 'resourcequotas/status']),
+      // read access to namespaces at the namespace scope means reading *this* namespace
+      rule(READ, [g.core], ['namespaces']),
+      rule(READ, [g.discovery], ['endpointslices']),
+      rule(READ, [g.events], ['events']),
+      rule(READ, [g.apps], ['controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'replicasets', 'replicasets/scale', 'replicasets/status', 'statefulsets', 'statefulsets/scale', 'statefulsets/status']),
+      rule(READ, [g.autoscaling], ['horizontalpodautoscalers', 'horizontalpodautoscalers/status']),
+      rule(READ, [g.batch], ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status']),
+      rule(READ, [g.policy], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
+      rule(READ, [g.networking], ['ingresses', 'ingresses/status', 'networkpolicies']),
+    ], { [n.aggregateTo('view')]: 'true' }),
+    role('system:basic-user', [
+      rule(['create'], [g.authz], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
+      rule(['create'], [g.authn], ['selfsubjectreviews']),
+    ]),
+    role('system:discovery', [
+      urls(['get'], ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/']),
+    ]),
+    role('system:public-info-viewer', [urls(['get'], ['/healthz', '/livez', '/readyz', '/version', '/version/'])]),
+    role('system:service-account-issuer-discovery', [
+      urls(['get'], ['/.well-known/openid-configuration', '/.well-known/openid-configuration/', '/openid/v1/jwks', '/openid/v1/jwks/']),
+    ]),
+    role('system:monitoring', [
+      urls(['get'], ['/healthz', '/healthz/*', '/livez', '/livez/*', '/metrics', '/metrics/slis', '/readyz', '/readyz/*']),
+    ]),
+    role('system:node', [
+      rule(['create'], [g.authn], ['tokenreviews']),
+      rule(['create'], [g.authz], ['localsubjectaccessreviews', 'subjectaccessreviews']),
+      rule(READ, [g.core], ['services']),
+      rule(['create', 'get', 'list', 'watch'], [g.core], ['nodes']),
+      rule(['patch', 'update'], [g.core], ['nodes/status']),
+      rule(['patch', 'update'], [g.core], ['nodes']),
+      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+      rule(READ, [g.core], ['pods']),
+      rule(['create', 'delete'], [g.core], ['pods']),
+      rule(['patch', 'update'], [g.core], ['pods/status']),
+      rule(['create'], [g.core], ['pods/eviction']),
+      rule(['get', 'list', 'watch'], [g.core], ['configmaps', 'secrets']),
+      rule(['get'], [g.core], ['persistentvolumeclaims', 'persistentvolumes']),
+      rule(['get'], [g.core], ['endpoints']),
+      rule(['create', 'get', 'list', 'watch'], [g.certificates], ['certificatesigningrequests']),
+      rule(['create', 'delete', 'get', 'patch', 'update'], [g.coordination], ['leases']),
+      rule(['create'], [g.core], ['serviceaccounts/token']),
+    ]),
+    role('system:node-proxier', [
+      rule(['list', 'watch'], [g.core], ['endpoints', 'services']),
+      rule(['get', 'list', 'watch'], [g.core], ['nodes']),
+      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+      rule(['list', 'watch'], [g.discovery], ['endpointslices']),
+    ]),
+    // the in-process controllers of this server (src/controllers/) write through the store and need no
+    // credentials; these roles describe what each needs, for operators who run them out of process
+    role('system:controller:namespace-controller', [
+      rule(['delete', 'get', 'list', 'watch'], [g.core], ['namespaces']),
+      rule(['update'], [g.core], ['namespaces/finalize', 'namespaces/status']),
+      rule(['delete', 'deletecollection', 'get', 'list'], ['*'], ['*']),
+    ]),
+    role('system:controller:generic-garbage-collector', [rule(['delete', 'get', 'list', 'patch', 'update', 'watch'], ['*'], ['*'])]),
+    role('system:controller:token-cleaner', [
+      rule(['delete', 'get', 'list', 'watch'], [g.core], ['secrets']),
+      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+    ]),
+    role('system:controller:bootstrap-signer', [rule(READ, [g.core], ['secrets'])]),
+    role('system:controller:clusterrole-aggregation-controller', [rule(['escalate', 'get', 'list', 'patch', 'update', 'watch'], [rbac], ['clusterroles'])]),
+  ];
+
+  const clusterRoleBindings: DefaultClusterRoleBinding[] = [
+    binding('cluster-admin', [group('system:masters')]),
+    binding('system:basic-user', [group('system:authenticated')]),
+    binding('system:discovery', [group('system:authenticated')]),
+    binding('system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
+    binding('system:monitoring', [group('system:monitoring')]),
+    // kube binds issuer discovery to service accounts only; operators may add system:unauthenticated
+    binding('system:service-account-issuer-discovery', [group('system:serviceaccounts')]),
+    // nodes are authorized by the Node authorizer; kube keeps this binding with no subjects
+    binding('system:node', []),
+    binding('system:node-proxier', [user('system:kube-proxy')]),
+    ...['namespace-controller', 'generic-garbage-collector', 'token-cleaner', 'bootstrap-signer', 'clusterrole-aggregation-controller'].map((c) =>
+      binding(`system:controller:${c}`, [sa(c)]),
+    ),
+  ];
+  return { clusterRoles, clusterRoleBindings };
+}

@@ -1,0 +1,152 @@
+// Creates and reconciles the default roles and bindings (spec 001 §5.14) on
+// the leader at every start: a missing object is created; an existing one
+// gets the default rules it lacks (a default rule not covered by its current
+// rules is appended), the aggregation selectors it lacks, the subjects it
+// lacks and the bootstrap labels/annotations; nothing is removed. An object
+// annotated `rbac.authorization.<domain>/autoupdate: "false"` is left alone.
+// A binding whose roleRef differs is deleted and recreated (roleRef is
+// immutable), as kube's reconciler does.
+
+import { StatusError } from '../api/errors.js';
+import { type GenericStore, decodeObject } from '../api/generic-store.js';
+import type { ApiObject } from '../api/types.js';
+import type { DefaultClusterRole, DefaultClusterRoleBinding, DefaultPolicy } from '../auth/authz/rbac/bootstrap-policy.js';
+import { uncovered } from '../auth/authz/rbac/escalation.js';
+import { rulesOf } from '../auth/authz/rbac/rules.js';
+
+export interface RbacDefaultsOptions {
+  policy: DefaultPolicy;
+  autoupdateAnnotation: string;
+  clusterRoles: () => GenericStore;
+  clusterRoleBindings: () => GenericStore;
+  log?: (msg: string) => void;
+}
+
+type Json = Record<string, unknown>;
+
+export class RbacDefaultsController {
+  private run?: Promise<void>;
+  private stopped = false;
+
+  constructor(private readonly o: RbacDefaultsOptions) {}
+
+  /** whether the last start's reconciliation finished without an error (readiness) */
+  done = false;
+
+  start(): void {
+    this.stopped = false;
+    this.done = false;
+    this.run = this.reconcileAll().then(
+      () => {
+        this.done = !this.stopped;
+      },
+      (e) => {
+        // retried, as a failed write is likely a store that is not available yet
+        this.o.log?.(`rbac defaults: ${(e as Error).message}; retrying`);
+        setTimeout(() => {
+          if (!this.stopped && !this.done) this.start();
+        }, 1000).unref();
+      },
+    );
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** resolves once the last start's reconciliation finished (it never rejects) */
+  settled(): Promise<void> {
+    return this.run ?? Promise.resolve();
+  }
+
+  async reconcileAll(): Promise<void> {
+    for (const r of this.o.policy.clusterRoles) {
+      if (this.stopped) return;
+      await this.retry(() => this.reconcileRole(r));
+    }
+    for (const b of this.o.policy.clusterRoleBindings) {
+      if (this.stopped) return;
+      await this.retry(() => this.reconcileBinding(b));
+    }
+  }
+
+  private async retry(f: () => Promise<void>): Promise<void> {
+    for (let i = 0; ; i++) {
+      try {
+        return await f();
+      } catch (e) {
+        // a concurrent create (another member, a user) is reconciled on the next pass
+        if (e instanceof StatusError && (e.code === 409 || e.code === 404) && i < 3) continue;
+        throw e;
+      }
+    }
+  }
+
+  private optedOut(o: ApiObject): boolean {
+    return o.metadata?.annotations?.[this.o.autoupdateAnnotation] === 'false';
+  }
+
+  private async reconcileRole(want: DefaultClusterRole): Promise<void> {
+    const gs = this.o.clusterRoles();
+    const kv = gs.readRaw('', want.metadata.name);
+    if (!kv) {
+      await gs.create('', structuredClone(want) as unknown as ApiObject, { dryRun: false, manager: 'orch-rbac-defaults' });
+      return;
+    }
+    if (this.optedOut(decodeObject(kv))) return;
+    await gs.guaranteedUpdate('', want.metadata.name, { dryRun: false, manager: 'orch-rbac-defaults' }, (cur) => {
+      if (!cur || this.optedOut(cur)) return cur!;
+      delete cur.metadata?.resourceVersion;
+      mergeMeta(cur, want.metadata);
+      if (want.aggregationRule) {
+        const agg = ((cur.aggregationRule as Json | undefined) ?? {}) as { clusterRoleSelectors?: unknown[] };
+        const have = agg.clusterRoleSelectors ?? [];
+        for (const s of want.aggregationRule.clusterRoleSelectors) {
+          if (!have.some((h) => JSON.stringify(h) === JSON.stringify(s))) have.push(structuredClone(s));
+        }
+        cur.aggregationRule = { ...agg, clusterRoleSelectors: have } as ApiObject[string];
+      } else {
+        const current = rulesOf(cur);
+        const add = (want.rules ?? []).filter((r) => uncovered(current, [r]).length > 0);
+        if (add.length) cur.rules = [...((cur.rules as unknown[] | undefined) ?? []), ...structuredClone(add)] as ApiObject[string];
+      }
+      return cur;
+    });
+  }
+
+  private async reconcileBinding(want: DefaultClusterRoleBinding): Promise<void> {
+    const gs = this.o.clusterRoleBindings();
+    const kv = gs.readRaw('', want.metadata.name);
+    const create = () => gs.create('', structuredClone(want) as unknown as ApiObject, { dryRun: false, manager: 'orch-rbac-defaults' });
+    if (!kv) {
+      await create();
+      return;
+    }
+    const cur = decodeObject(kv);
+    if (this.optedOut(cur)) return;
+    const rr = (cur.roleRef ?? {}) as Json;
+    if (rr.kind !== want.roleRef.kind || rr.name !== want.roleRef.name || rr.apiGroup !== want.roleRef.apiGroup) {
+      this.o.log?.(`rbac defaults: clusterrolebinding ${want.metadata.name} refers to ${String(rr.kind)}/${String(rr.name)}; recreating it`);
+      await gs.delete('', want.metadata.name, { dryRun: false });
+      await create();
+      return;
+    }
+    await gs.guaranteedUpdate('', want.metadata.name, { dryRun: false, manager: 'orch-rbac-defaults' }, (o) => {
+      if (!o || this.optedOut(o)) return o!;
+      delete o.metadata?.resourceVersion;
+      mergeMeta(o, want.metadata);
+      const have = ((o.subjects as Json[] | undefined) ?? []).slice();
+      const key = (s: Json) => `${String(s.kind)}/${String(s.namespace ?? '')}/${String(s.name)}`;
+      for (const s of want.subjects) if (!have.some((h) => key(h) === key(s))) have.push(structuredClone(s));
+      o.subjects = have as ApiObject[string];
+      return o;
+    });
+  }
+}
+
+/** adds the bootstrap labels and annotations that are missing (an operator's values win) */
+function mergeMeta(o: ApiObject, want: { labels: Record<string, string>; annotations: Record<string, string> }): void {
+  const meta = (o.metadata ??= {});
+  meta.labels = { ...want.labels, ...(meta.labels ?? {}) };
+  meta.annotations = { ...want.annotations, ...(meta.annotations ?? {}) };
+}

@@ -1,0 +1,48 @@
+// The RBAC controllers of a server (spec 001 §5.14), leader only: the default
+// roles and bindings reconciled at start, and ClusterRole aggregation.
+
+import type { GenericStore } from '../api/generic-store.js';
+import type { Registry } from '../api/registry.js';
+import type { ResourceDefinition } from '../api/types.js';
+import { bootstrapNames, defaultPolicy } from '../auth/authz/rbac/bootstrap-policy.js';
+import { ClusterRoleAggregationController } from '../controllers/clusterrole-aggregation.js';
+import { runWhileLeader } from '../controllers/leader-gate.js';
+import { RbacDefaultsController } from '../controllers/rbac-defaults.js';
+import type { RevisionedStore } from '../store/types.js';
+
+export interface RbacControllers {
+  /** resolves when this member, if it leads now, has reconciled the defaults */
+  settled(): Promise<void>;
+  /** readiness: undefined when done (or not leading), else the reason (poststarthook/rbac/bootstrap-roles) */
+  ready(): string | undefined;
+  stop(): void;
+}
+
+export function startRbacControllers(
+  store: RevisionedStore,
+  registry: Registry,
+  storeFor: (def: ResourceDefinition) => GenericStore,
+  apiDomain: string,
+  log: (msg: string) => void,
+): RbacControllers {
+  const group = `rbac.authorization.${apiDomain}`;
+  const crDef = registry.lookup(group, 'v1', 'clusterroles')!;
+  const crbDef = registry.lookup(group, 'v1', 'clusterrolebindings')!;
+  const defaults = new RbacDefaultsController({
+    policy: defaultPolicy(apiDomain),
+    autoupdateAnnotation: bootstrapNames(apiDomain).autoupdate,
+    clusterRoles: () => storeFor(crDef),
+    clusterRoleBindings: () => storeFor(crbDef),
+    log,
+  });
+  const defaultsGate = runWhileLeader(store, defaults, { name: 'rbac defaults', log });
+  const aggregation = runWhileLeader(store, new ClusterRoleAggregationController(store, () => storeFor(crDef), log), { name: 'clusterrole aggregation', log });
+  return {
+    settled: () => (defaultsGate.running ? defaults.settled() : Promise.resolve()),
+    ready: () => (!defaultsGate.running || defaults.done ? undefined : 'not finished'),
+    stop() {
+      defaultsGate.stop();
+      aggregation.stop();
+    },
+  };
+}
