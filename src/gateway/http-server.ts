@@ -162,7 +162,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
           for (const [k, v] of out.headers) res.writeHeader(k, v);
           if (gzipped) res.writeHeader('Content-Encoding', 'gzip');
           if (closing) res.writeHeader('Connection', 'close');
-          res.end(body, false);
+          // uWS would send the body to HEAD too, and a client that (rightly)
+          // reads none would take it for the start of the next response
+          res.end(method === 'HEAD' ? '' : body, false);
         });
       }
       finish();

@@ -117,6 +117,21 @@ describe('watch stream framing', () => {
     }
   });
 
+  it('answers HEAD without a body, so the next response on the connection is read right', async () => {
+    const socket = tlsConnect({ host: '127.0.0.1', port: t.server.port, ca: t.server.caPem, cert: t.server.adminCertPem, key: t.server.adminKeyPem, servername: 'localhost' });
+    const reader = new ChunkReader(socket);
+    try {
+      await new Promise<void>((r) => socket.once('secureConnect', () => r()));
+      socket.write('HEAD /api/v1/namespaces/default HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(await reader.readHead()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      socket.write('GET /version HTTP/1.1\r\nHost: x\r\n\r\n');
+      const next = await reader.readHead();
+      expect(next).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   const hasUrllib3 = (() => {
     try {
       execFileSync('python3', ['-c', 'import urllib3'], { stdio: 'ignore' });
