@@ -44,18 +44,18 @@ export class StatusError extends Error {
     this.name = 'StatusError';
   }
 
+  /** keys in kube-apiserver's order: some client test suites compare the text (issue #11) */
   toStatus(): Status {
-    const s: Status = {
+    return {
       kind: 'Status',
       apiVersion: 'v1',
       metadata: {},
       status: 'Failure',
       message: this.message,
       reason: this.reason,
+      ...(this.details ? { details: this.details } : {}),
       code: this.code,
     };
-    if (this.details) s.details = this.details;
-    return s;
   }
 }
 

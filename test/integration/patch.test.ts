@@ -65,16 +65,16 @@ describe('JSON Patch (RFC 6902)', () => {
     expect((await get(`${CM}/jp1`)).data).toEqual({ a: 'one', c: '3', e: '3' });
   });
 
-  it('a failed `test` is a 409 Conflict and nothing is stored', async () => {
+  it('a failed `test` is 422 Invalid (as kube-apiserver) and nothing is stored', async () => {
     const before = await createCm('jp2', { a: '1' });
     const r = await patch(`${CM}/jp2`, JSON_PATCH, [
       { op: 'replace', path: '/data/a', value: 'changed' },
       { op: 'test', path: '/data/a', value: 'nope' },
     ]);
-    expect(r.status).toBe(409);
+    expect(r.status).toBe(422);
     const s = r.json<Obj>();
     expect(s.kind).toBe('Status');
-    expect(s.reason).toBe('Conflict');
+    expect(s.reason).toBe('Invalid');
     expect(s.message).toContain('test');
     const after = await get(`${CM}/jp2`);
     expect(after.data).toEqual({ a: '1' });

@@ -239,8 +239,7 @@ function patchErrorToStatus(e: unknown, req: ApiRequest): Error {
     return unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.filter((t) => !t.includes('strategic')).join(', ')}`);
   }
   if (e instanceof PatchError) {
-    // a failed JSON Patch `test` is a conflict with the current state; anything else is a bad patch
-    if (e.reason === 'TestFailed') return conflict(req.def.resource, req.def.group, req.info.name, e.message);
+    // a failed JSON Patch `test` is 422 Invalid, as kube-apiserver answers it (issue #11)
     if (e.reason === 'Malformed') return badRequest(`the patch body could not be decoded: ${e.message}`);
     return new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: ${e.message}`);
   }
