@@ -133,7 +133,7 @@ describe('kubectl patch', () => {
     expect((await kubectl('create', '-f', f)).code).toBe(0);
     const r = await kubectl('patch', 'cm', 'p2', '--type', 'json', '-p', '[{"op":"test","path":"/data/a","value":"2"},{"op":"remove","path":"/data/a"}]');
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('Conflict');
+    expect(r.stderr).toContain('The request is invalid');
     expect(r.stderr).toContain('test');
     expect((await getJson('cm', 'p2')).data).toEqual({ a: '1' });
   });
