@@ -224,7 +224,7 @@ export class GenericStore {
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
-    if (meta.generation === undefined || this.def.schema.properties?.spec) meta.generation = 1;
+    if (this.def.strategy.tracksGeneration) meta.generation = 1;
     this.def.strategy.prepareForCreate?.(obj);
     const unknownFields = this.validate(obj, undefined, name, opts);
     await this.checkNamespace(namespace);
@@ -325,13 +325,14 @@ export class GenericStore {
       delete meta.deletionGracePeriodSeconds;
     }
     if (meta.generateName === undefined && cur.generateName !== undefined) meta.generateName = cur.generateName;
-    meta.generation = cur.generation;
+    if (cur.generation !== undefined) meta.generation = cur.generation;
+    else delete meta.generation;
     canonicalManagedFieldTimes(meta);
     this.def.strategy.default?.(next);
     this.def.strategy.prepareForUpdate?.(next, current);
     const unknownFields = this.validate(next, current, name, opts);
     // generation counts changes to the desired state (everything but metadata and status)
-    if (cur.generation !== undefined && !deepEqual(specOf(next), specOf(current))) {
+    if (this.def.strategy.tracksGeneration && !deepEqual(specOf(next), specOf(current))) {
       meta.generation = (cur.generation ?? 0) + 1;
     }
     return unknownFields;

@@ -69,6 +69,13 @@ export interface Strategy {
   extraFinalizers?(obj: ApiObject): string[];
   /** changes made when a delete marks the object (e.g. Namespace phase Terminating) */
   prepareForDelete?(obj: ApiObject): void;
+  /**
+   * `metadata.generation` counts changes to the desired state (1 at create,
+   * +1 when anything but metadata and status changes): set for kinds whose
+   * spec/status split uses it (Deployments, Jobs, custom resources…), not for
+   * ConfigMaps, Secrets, Nodes and the like, as in Kubernetes (issue #11)
+   */
+  tracksGeneration?: boolean;
   /** per-kind field selector fields, e.g. `spec.nodeName` on pods */
   selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
 }

@@ -84,6 +84,19 @@ describe('configmaps and secrets', () => {
     expect(gone.json()).toMatchObject({ reason: 'NotFound', message: 'configmaps "cfg" not found', code: 404 });
   });
 
+  it('ConfigMaps, Secrets and Namespaces carry no metadata.generation (as in Kubernetes)', async () => {
+    const ns = await t.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gen-check' } } });
+    expect(ns.status).toBe(201);
+    expect(ns.json<{ metadata: Record<string, unknown> }>().metadata.generation).toBeUndefined();
+    const cm = await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gen-cm' }, data: { a: '1' } } });
+    expect(cm.json<{ metadata: Record<string, unknown> }>().metadata.generation).toBeUndefined();
+    const put = await t.request('PUT', '/api/v1/namespaces/default/configmaps/gen-cm', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gen-cm' }, data: { a: '2' } } });
+    expect(put.status).toBe(200);
+    expect(put.json<{ metadata: Record<string, unknown> }>().metadata.generation).toBeUndefined();
+    const secret = await t.request('POST', '/api/v1/namespaces/default/secrets', { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'gen-s' }, stringData: { a: '1' } } });
+    expect(secret.json<{ metadata: Record<string, unknown> }>().metadata.generation).toBeUndefined();
+  });
+
   it('creating twice is AlreadyExists', async () => {
     await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's1' }, stringData: { p: 'w' } } });
     const r = await t.request('POST', '/api/v1/namespaces/default/secrets', {
