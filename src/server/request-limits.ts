@@ -27,14 +27,13 @@ export function buildFlowControl(o: RequestLimitOptions, deps: { apiDomain: stri
   const maxRequestsInflight = o.maxRequestsInflight ?? 400;
   const maxMutatingRequestsInflight = o.maxMutatingRequestsInflight ?? 200;
   if (maxRequestsInflight <= 0 && maxMutatingRequestsInflight <= 0) return undefined;
-  const prefix = deps.apiDomain.split('.')[0] ?? 'orch';
   const fc = new FlowControl({
     maxRequestsInflight,
     maxMutatingRequestsInflight,
     enablePriorityAndFairness: o.enablePriorityAndFairness ?? true,
     requestTimeoutMs: o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    systemNamespace: `${prefix}-system`,
-    nodeLeaseNamespace: `${prefix}-node-lease`,
+    systemNamespace: 'orch-system',
+    nodeLeaseNamespace: 'orch-node-lease',
     clock: deps.clock,
   });
   const m = deps.metrics;

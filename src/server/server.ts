@@ -18,6 +18,8 @@ import { type AuthorizationOptions, buildAuthorization } from './authorization-s
 import { storeObjectSources } from './object-sources.js';
 import { startRbacControllers } from './rbac-setup.js';
 import { NamespaceController } from '../controllers/namespace.js';
+import { NamespaceDefaultsController } from '../controllers/namespace-defaults.js';
+import { ROOT_CA_PUBLISHER, SERVICE_ACCOUNT_CONTROLLER, controllerEnabled } from './controllers-flag.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
 import { runWhileLeader } from '../controllers/leader-gate.js';
 import { FeatureGates } from './feature-gates.js';
@@ -99,6 +101,11 @@ export interface RunningServer {
 }
 
 /** namespaces that exist from the start and may not be deleted */
+/** kube's `kube-root-ca.crt` with --api-domain k8s.io, else `orch-root-ca.crt` (docs/architecture.md) */
+export function rootCAConfigMapName(apiDomain: string): string {
+  return apiDomain === 'k8s.io' ? 'kube-root-ca.crt' : 'orch-root-ca.crt';
+}
+
 export const BUILTIN_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease'];
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
@@ -204,6 +211,22 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     check: () => (!gc.running || gcController.hasStarted ? undefined : 'not finished'),
   });
   started.add('start-garbage-collector');
+  // a default ServiceAccount and the cluster CA in every namespace (issue #11 item 6)
+  const namespaceDefaults = runWhileLeader(
+    store,
+    new NamespaceDefaultsController({
+      store,
+      namespaces: () => storeFor(nsDef),
+      serviceAccounts: () => storeFor(registry.lookup('', 'v1', 'serviceaccounts')!),
+      configMaps: () => storeFor(registry.lookup('', 'v1', 'configmaps')!),
+      rootCAConfigMapName: rootCAConfigMapName(opts.apiDomain),
+      caPem: pki.ca.certPem,
+      serviceAccount: controllerEnabled(opts.authn?.controllers, SERVICE_ACCOUNT_CONTROLLER, true),
+      rootCA: controllerEnabled(opts.authn?.controllers, ROOT_CA_PUBLISHER, true),
+      log,
+    }),
+    { name: 'namespace defaults', log },
+  );
   // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;
   // a leader serves once its defaults are in place, so the first anonymous /version is not refused
   const rbacControllers = startRbacControllers(store, registry, storeFor, opts.apiDomain, log);
@@ -284,6 +307,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       done ??= (async () => {
         shuttingDown = true;
         nsController.stop();
+        namespaceDefaults.stop();
         gc.stop();
         rbacControllers.stop();
         authorization.stop();

@@ -97,3 +97,11 @@ export function rawRequest(server: RunningServer, method: string, path: string, 
     req.end();
   });
 }
+
+/**
+ * `--controllers` without the namespace defaults (a default ServiceAccount and
+ * the CA ConfigMap in every namespace): for tests of list and watch semantics
+ * that count the objects of a namespace exactly, as kube-apiserver's own tests
+ * run without kube-controller-manager.
+ */
+export const NO_NAMESPACE_DEFAULTS = { controllers: ['*', '-serviceaccount', '-root-ca-cert-publisher'] };

@@ -3,13 +3,13 @@
 
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
 
 let t: TestServer;
 let core: k8s.CoreV1Api;
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS });
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(t.server.kubeconfigPath);
   core = kc.makeApiClient(k8s.CoreV1Api);

@@ -5,7 +5,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
 import { eventually } from '../helpers/watch-stream.js';
 
 const exec = promisify(execFile);
@@ -21,7 +21,7 @@ async function cm(ns: string, name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS });
 });
 afterAll(async () => {
   await t?.stop();

@@ -5,7 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
 
 let t: TestServer;
@@ -14,7 +14,7 @@ let dir: string;
 const kubectl = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS });
   dir = await mkdtemp(join(tmpdir(), 'orch-kubectl-'));
 });
 afterAll(async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeObject, storageKey } from '../../src/api/generic-store.js';
 import type { ApiObject } from '../../src/api/types.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
 
 let t: TestServer;
 
@@ -57,7 +57,7 @@ async function pageAll(path: string, limit: number): Promise<List[]> {
 }
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS });
 });
 afterAll(async () => {
   await t?.stop();
@@ -193,7 +193,7 @@ describe('continue tokens (spec 000 §4.5)', () => {
   });
 
   it('tokens expire: 410 Gone after the token lifetime', async () => {
-    const short = await startTestServer({ continueTokenTtlMs: 300 });
+    const short = await startTestServer({ continueTokenTtlMs: 300, authn: NO_NAMESPACE_DEFAULTS });
     try {
       for (let i = 0; i < 3; i++) {
         const r = await short.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: `e${i}` } } });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadPki } from '../../src/server/pki.js';
-import { rawRequest, startTestServer } from '../helpers/server.js';
+import { rawRequest, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 
 const dirs: string[] = [];
@@ -37,14 +37,14 @@ async function client(dataDir: string, port: number): Promise<RunningServer> {
 
 describe('persistence', () => {
   it('survives a graceful restart', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS });
     dirs.push(t.dataDir);
     const created = await t.request('POST', '/api/v1/namespaces/default/configmaps', {
       body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' }, data: { a: 'b' } },
     });
     expect(created.status).toBe(201);
     await t.stop(true);
-    const t2 = await startTestServer({ dataDir: t.dataDir });
+    const t2 = await startTestServer({ dataDir: t.dataDir, authn: NO_NAMESPACE_DEFAULTS });
     const got = await t2.request('GET', '/api/v1/namespaces/default/configmaps/keep');
     expect(got.status).toBe(200);
     expect(got.json()).toMatchObject({ data: { a: 'b' }, metadata: { uid: created.json<{ metadata: { uid: string } }>().metadata.uid } });
@@ -94,14 +94,14 @@ describe('persistence', () => {
 
 describe('continue tokens across a restart', () => {
   it('a token issued before a restart still pages the same snapshot afterwards', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS });
     dirs.push(t.dataDir);
     for (let i = 0; i < 5; i++) {
       await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `p${i}` } } });
     }
     const first = (await t.request('GET', '/api/v1/namespaces/default/configmaps?limit=2')).json<{ metadata: { continue: string; resourceVersion: string } }>();
     await t.stop(true);
-    const t2 = await startTestServer({ dataDir: t.dataDir });
+    const t2 = await startTestServer({ dataDir: t.dataDir, authn: NO_NAMESPACE_DEFAULTS });
     const next = await t2.request('GET', `/api/v1/namespaces/default/configmaps?limit=2&continue=${encodeURIComponent(first.metadata.continue)}`);
     expect(next.status).toBe(200);
     const body = next.json<{ items: { metadata: { name: string } }[]; metadata: { resourceVersion: string } }>();

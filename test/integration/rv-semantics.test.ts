@@ -4,7 +4,7 @@
 // "Too large resource version").
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
 import { openWatch } from '../helpers/watch-stream.js';
 
 let t: TestServer;
@@ -36,7 +36,7 @@ function dataOf(l: CmList, name: string): string | undefined {
 }
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS });
   expect((await t.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } })).status).toBe(201);
   await create('a', { v: '1' });
   rvOld = await create('b', { v: '1' });

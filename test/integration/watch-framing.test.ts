@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
 
 /** far beyond a loopback delivery; only an event held back until the next write reaches it */
 const DELIVERY_BOUND_MS = 10_000;
@@ -83,7 +83,7 @@ describe('watch stream framing', () => {
   let dir: string;
 
   beforeAll(async () => {
-    t = await startTestServer();
+    t = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS });
     dir = await mkdtemp(join(tmpdir(), 'orch-framing-'));
   });
   afterAll(async () => {

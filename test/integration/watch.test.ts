@@ -4,7 +4,7 @@
 // and graceful shutdown.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
 import { type WatchEvent, eventually, openWatch } from '../helpers/watch-stream.js';
 
 let t: TestServer;
@@ -33,7 +33,7 @@ async function relabel(ns: string, name: string, labels: Record<string, string |
 const summary = (e: WatchEvent): string => `${e.type} ${e.object.metadata?.name ?? ''}`;
 
 beforeAll(async () => {
-  t = await startTestServer({ watchBookmarkIntervalMs: 100 });
+  t = await startTestServer({ watchBookmarkIntervalMs: 100, authn: NO_NAMESPACE_DEFAULTS });
 });
 afterAll(async () => {
   await t?.stop();
@@ -168,7 +168,7 @@ describe('bookmarks and streaming lists (spec 000 §4.5)', () => {
 
 describe('410 and re-list signals', () => {
   it('a watch from a version older than the window gets an ERROR event with 410 Expired', async () => {
-    const small = await startTestServer({ watchWindowMs: 200 });
+    const small = await startTestServer({ watchWindowMs: 200, authn: NO_NAMESPACE_DEFAULTS });
     try {
       // a watch keeps the type's cache alive; its window ages out
       const keep = openWatch(small.server, '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0');
@@ -210,7 +210,7 @@ describe('lifecycle', () => {
   });
 
   it('graceful shutdown ends watches cleanly', async () => {
-    const s = await startTestServer();
+    const s = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS });
     const streams = [
       openWatch(s.server, '/api/v1/namespaces/default/configmaps?watch=1'),
       openWatch(s.server, '/api/v1/namespaces?watch=1&allowWatchBookmarks=true'),

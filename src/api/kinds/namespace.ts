@@ -12,7 +12,13 @@ import { column, fieldOf, getString } from './columns.js';
 import { atomicList, enumOf, listMap, obj, proto, str, time } from './dsl.js';
 import { kindSchema } from './meta.js';
 
+/** `kubernetes.io/metadata.name` with --api-domain k8s.io, else `<domain>/metadata.name` */
+export function namespaceNameLabel(apiDomain: string): string {
+  return `${apiDomain === 'k8s.io' ? 'kubernetes.io' : apiDomain}/metadata.name`;
+}
+
 export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
+  const nameLabel = namespaceNameLabel(n.apiDomain);
   return {
     group: '',
     version: 'v1',
@@ -48,6 +54,9 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
       default(o) {
         const spec = (o.spec ??= {}) as { finalizers?: string[] };
         if (spec.finalizers === undefined) spec.finalizers = [NAMESPACE_FINALIZER];
+        // kube's `kubernetes.io/metadata.name` label, always the name (issue #11), on create and update
+        const meta = (o.metadata ??= {});
+        if (meta.name) (meta.labels ??= {})[nameLabel] = meta.name;
       },
       extraFinalizers: (o) => finalizersOf(o).slice(),
       prepareForDelete(o) {
