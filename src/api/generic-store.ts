@@ -65,7 +65,17 @@ export interface WriteHooks {
    * StatusError. Injected by the composition root.
    */
   authorizeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): Promise<void>;
+  /**
+   * Values the object claims with its write (a Service's cluster IP and node
+   * ports, src/api/allocators/): may fill them into the object; the returned
+   * keys are created in the same transaction, each only if absent, so no two
+   * objects get the same value. Called again when a key was taken meanwhile.
+   */
+  reserve?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined): { keys: { key: string; value: Uint8Array }[] } | undefined;
 }
+
+/** attempts at claiming values (`WriteHooks.reserve`) before a create gives up */
+const RESERVE_ATTEMPTS = 20;
 
 export function storageKey(def: ResourceDefinition, namespace: string, name: string): string {
   const g = def.group || 'core';
@@ -233,16 +243,25 @@ export class GenericStore {
     const key = this.key(namespace, name);
     if (opts.dryRun) {
       if (this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
+      // the answer shows what would be allocated; nothing is claimed
+      this.hooks.reserve?.(this.def, obj, undefined);
       return { object: obj, unknownFields };
     }
-    const res = await this.store.txn({
-      compare: [{ key, target: 'create', op: '=', value: 0 }],
-      success: [{ type: 'put', key, value: encodeObject(obj) }],
-      failure: [],
-    });
-    if (!res.succeeded) throw alreadyExists(this.def.resource, this.def.group, name);
-    meta.resourceVersion = String(res.revision);
-    return { object: obj, unknownFields };
+    for (let attempt = 1; ; attempt++) {
+      const claimed = this.hooks.reserve?.(this.def, obj, undefined)?.keys ?? [];
+      const res = await this.store.txn({
+        compare: [{ key, target: 'create', op: '=', value: 0 }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
+        success: [{ type: 'put', key, value: encodeObject(obj) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+        failure: [],
+      });
+      if (res.succeeded) {
+        meta.resourceVersion = String(res.revision);
+        return { object: obj, unknownFields };
+      }
+      // the object exists, or a value it claimed was taken meanwhile: claim again
+      if (claimed.length === 0 || this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
+      if (attempt >= RESERVE_ATTEMPTS) throw conflict(this.def.resource, this.def.group, name, 'the values it claims were taken by concurrent writes; try again');
+    }
   }
 
   /**
@@ -284,11 +303,14 @@ export class GenericStore {
       await this.checkNamespaceForUpdate(namespace);
       this.hooks.beforeWrite?.(this.def, next, current, opts);
       if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, next, current, opts);
-      if (opts.dryRun) return { object: next, created: false, unknownFields };
       const removeNow = lifecycle?.outcome === 'remove';
+      const claimed = removeNow ? [] : (this.hooks.reserve?.(this.def, next, current)?.keys ?? []);
+      if (opts.dryRun) return { object: next, created: false, unknownFields };
       const res = await this.store.txn({
-        compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }],
-        success: removeNow ? [{ type: 'delete', key }] : [{ type: 'put', key, value: encodeObject(next) }],
+        compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
+        success: removeNow
+          ? [{ type: 'delete', key }]
+          : [{ type: 'put', key, value: encodeObject(next) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
         failure: [],
       });
       if (!res.succeeded) {

@@ -70,6 +70,8 @@ addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('serv
   .option('--fault-injection-port <port>', 'port of the fault-injection endpoint', port, 0)
   .option('--raft-tick <duration>', 'Raft tick; the election timeout is 10-20 ticks', duration, 100)
   // docs/tls.md: TLS in worker processes (1 descriptor per client here instead of 3, crypto off the API event loop); 0 = in-process
+  .option('--service-cluster-ip-range <cidr>', 'IPv4 range Service cluster IPs are allocated from (the first address is the kubernetes Service\'s)', '10.96.0.0/12')
+  .option('--service-node-port-range <range>', 'ports NodePort and LoadBalancer Services get their node ports from', '30000-32767')
   .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
   .action(async (o: { securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number; runtimeConfig?: string }) => {
     let server;
@@ -100,6 +102,8 @@ addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('serv
         authn: authenticationOptionsFrom(o as Record<string, unknown>),
         authorization: authorizationOptionsFrom(o as Record<string, unknown>),
         limits: limitOptionsFrom(o as Record<string, unknown>),
+        serviceClusterIpRange: (o as { serviceClusterIpRange?: string }).serviceClusterIpRange,
+        serviceNodePortRange: (o as { serviceNodePortRange?: string }).serviceNodePortRange,
       });
     } catch (e) {
       process.stderr.write(`orch: cannot start: ${(e as Error).message}\n`);

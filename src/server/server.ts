@@ -19,6 +19,9 @@ import { storeObjectSources } from './object-sources.js';
 import { startRbacControllers } from './rbac-setup.js';
 import { NamespaceController } from '../controllers/namespace.js';
 import { NamespaceDefaultsController } from '../controllers/namespace-defaults.js';
+import { ServiceAllocator } from '../api/allocators/service-allocator.js';
+import { parseIpv4Cidr } from '../api/allocators/cidr.js';
+import { ServiceAllocationRepair, allocationOwner } from '../controllers/service-allocation-repair.js';
 import { ROOT_CA_PUBLISHER, SERVICE_ACCOUNT_CONTROLLER, controllerEnabled } from './controllers-flag.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
 import { runWhileLeader } from '../controllers/leader-gate.js';
@@ -60,6 +63,10 @@ export interface ServerOptions {
   continueTokenTtlMs?: number;
   /** how long in-flight requests get on shutdown */
   shutdownTimeoutMs?: number;
+  /** `--service-cluster-ip-range` (default 10.96.0.0/12) */
+  serviceClusterIpRange?: string;
+  /** `--service-node-port-range` (default 30000-32767) */
+  serviceNodePortRange?: string;
   /** overload protection and deadlines (issue #15); see src/server/request-limits.ts */
   limits?: RequestLimitOptions;
   /** authentication methods (spec 001 §5); see src/server/authentication-setup.ts */
@@ -104,6 +111,18 @@ export interface RunningServer {
 /** kube's `kube-root-ca.crt` with --api-domain k8s.io, else `orch-root-ca.crt` (docs/architecture.md) */
 export function rootCAConfigMapName(apiDomain: string): string {
   return apiDomain === 'k8s.io' ? 'kube-root-ca.crt' : 'orch-root-ca.crt';
+}
+
+export const DEFAULT_SERVICE_CIDR = '10.96.0.0/12';
+export const DEFAULT_NODE_PORT_RANGE = '30000-32767';
+
+/** `--service-node-port-range`: `min-max`, inclusive */
+export function parsePortRange(text: string): { min: number; max: number } {
+  const m = /^(\d+)-(\d+)$/.exec(text);
+  const min = Number(m?.[1]);
+  const max = Number(m?.[2]);
+  if (!m || min < 1 || max > 65535 || min > max) throw new Error(`--service-node-port-range: "${text}" is not a port range such as 30000-32767`);
+  return { min, max };
 }
 
 export const BUILTIN_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease'];
@@ -151,11 +170,23 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await escalation?.check(def.resource as RbacResource, obj, old, o.user);
     },
   };
+  // Service cluster IPs and node ports, claimed with the Service's own write (src/api/allocators/)
+  const serviceAllocator = new ServiceAllocator({
+    range: parseIpv4Cidr(opts.serviceClusterIpRange ?? DEFAULT_SERVICE_CIDR),
+    nodePorts: parsePortRange(opts.serviceNodePortRange ?? DEFAULT_NODE_PORT_RANGE),
+    ownerOf: (key) => {
+      const kv = store.range({ key }).kvs[0];
+      return kv ? (allocationOwner(kv) ?? { namespace: '', name: '', uid: '?' }) : undefined;
+    },
+    random: Math.random,
+  });
+  const serviceHooks = { ...hooks, reserve: (_def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined) => serviceAllocator.reserve(obj, old) };
   const stores = new Map<ResourceDefinition, GenericStore>();
   const storeFor = (def: ResourceDefinition): GenericStore => {
     let gs = stores.get(def);
     if (!gs) {
-      gs = new GenericStore(def, store, admission, def.group === rbacGroup ? rbacHooks : hooks, namespaceState);
+      const defHooks = def.group === rbacGroup ? rbacHooks : def.group === '' && def.resource === 'services' ? serviceHooks : hooks;
+      gs = new GenericStore(def, store, admission, defHooks, namespaceState);
       stores.set(def, gs);
     }
     return gs;
@@ -283,6 +314,17 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const url = `https://${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;
   serverUrl = url;
   auth.start();
+  // frees the allocations of deleted Services; the `kubernetes` Service on the first address
+  const serviceRepair = runWhileLeader(
+    store,
+    new ServiceAllocationRepair({
+      store,
+      services: () => storeFor(registry.lookup('', 'v1', 'services')!),
+      kubernetesService: { clusterIP: serviceAllocator.firstIp, port: front.port },
+      log,
+    }),
+    { name: 'service allocation repair', log },
+  );
   const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
   await writeKubeconfig(kubeconfigPath, {
     server: url,
@@ -308,6 +350,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         shuttingDown = true;
         nsController.stop();
         namespaceDefaults.stop();
+        serviceRepair.stop();
         gc.stop();
         rbacControllers.stop();
         authorization.stop();

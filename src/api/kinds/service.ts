@@ -79,6 +79,7 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
     })),
     strategy: {
       default: defaultService,
+      prepareForUpdate: keepAllocatedValues,
       validate: validateService,
       validateUpdate: (o, old) => {
         const errs = validateService(o);
@@ -101,6 +102,45 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
 }
 
 type Obj = Record<string, JSONValue>;
+
+const needsClusterIP = (spec: Obj): boolean => spec.type !== 'ExternalName';
+const needsNodePorts = (spec: Obj): boolean => spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+
+/**
+ * An update that leaves out what the server allocated keeps it (kube's
+ * patchAllocatedValues), and one that changes the type drops what the new
+ * type does not use (dropTypeDependentFields): a cluster IP for ExternalName,
+ * node ports for ClusterIP.
+ */
+function keepAllocatedValues(o: ApiObject, old: ApiObject): void {
+  const spec = getObject(o, 'spec');
+  const oldSpec = getObject(old, 'spec');
+  if (!spec || !oldSpec) return;
+  if (needsClusterIP(spec) && needsClusterIP(oldSpec)) {
+    if ((spec.clusterIP === undefined || spec.clusterIP === '') && oldSpec.clusterIP !== undefined) {
+      spec.clusterIP = oldSpec.clusterIP;
+      if (oldSpec.clusterIPs !== undefined) spec.clusterIPs = oldSpec.clusterIPs;
+    }
+    if (spec.ipFamilies === undefined && oldSpec.ipFamilies !== undefined) spec.ipFamilies = oldSpec.ipFamilies;
+    if (spec.ipFamilyPolicy === undefined && oldSpec.ipFamilyPolicy !== undefined) spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
+  } else if (!needsClusterIP(spec)) {
+    for (const f of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy']) delete spec[f];
+  }
+  const ports = getArray(spec, 'ports') as Obj[];
+  const oldPorts = getArray(oldSpec, 'ports') as Obj[];
+  if (needsNodePorts(spec) && needsNodePorts(oldSpec)) {
+    for (const p of ports) {
+      if (p.nodePort !== undefined && p.nodePort !== 0) continue;
+      const match = oldPorts.find((q) => q.port === p.port && (q.protocol ?? 'TCP') === (p.protocol ?? 'TCP')) ?? (ports.length === 1 && oldPorts.length === 1 ? oldPorts[0] : undefined);
+      if (match?.nodePort !== undefined) p.nodePort = match.nodePort;
+    }
+  } else if (!needsNodePorts(spec) && needsNodePorts(oldSpec)) {
+    for (const p of ports) {
+      const was = oldPorts.find((q) => q.port === p.port && (q.protocol ?? 'TCP') === (p.protocol ?? 'TCP'));
+      if (was && p.nodePort === was.nodePort) delete p.nodePort;
+    }
+  }
+}
 
 function defaultService(o: ApiObject): void {
   const spec = getObject(o, 'spec');

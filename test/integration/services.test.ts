@@ -1,0 +1,177 @@
+// Service cluster IPs and node ports (issue #11 item 3): allocated from the
+// configured ranges with the Service's own write (never twice, also under
+// concurrency and through Raft), requested values honoured or refused with
+// 422, a full range is a clear error, values come free when the Service goes,
+// and the `kubernetes` Service holds the first address.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseIpv4, parseIpv4Cidr, usable } from '../../src/api/allocators/cidr.js';
+import { type RunningServer, startServer } from '../../src/server/server.js';
+import { ensurePki } from '../../src/server/pki.js';
+import { loadServiceAccountKeys } from '../../src/auth/authn/sa-keys.js';
+import { eventually } from '../helpers/eventually.js';
+import { type TestServer, rawRequest, startTestServer } from '../helpers/server.js';
+
+type Svc = { metadata: { name: string; resourceVersion: string }; spec: Record<string, unknown> & { clusterIP?: string; ports: { port: number; nodePort?: number }[] }; status?: unknown };
+
+const svc = (name: string, spec: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name },
+  spec: { ports: [{ port: 80 }], selector: { app: name }, ...spec },
+});
+
+describe('Service allocation on one server', () => {
+  let t: TestServer;
+  const create = (body: object, ns = 'default', query = '') => t.request('POST', `/api/v1/namespaces/${ns}/services${query}`, { body });
+
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => t.stop());
+
+  it('gives a ClusterIP Service an address of the range, its families and an empty load-balancer status', async () => {
+    const r = await create(svc('web'));
+    expect(r.status).toBe(201);
+    const s = r.json<Svc>();
+    expect(usable(parseIpv4Cidr('10.96.0.0/12'), parseIpv4(s.spec.clusterIP!)!)).toBe(true);
+    expect(s.spec).toMatchObject({ clusterIPs: [s.spec.clusterIP], ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', type: 'ClusterIP', sessionAffinity: 'None', internalTrafficPolicy: 'Cluster' });
+    expect(s.status).toEqual({ loadBalancer: {} });
+    expect(s.spec.clusterIP).not.toBe('10.96.0.1');
+  });
+
+  it('the kubernetes Service holds the first address and points at the API port', async () => {
+    await eventually(async () => (await t.request('GET', '/api/v1/namespaces/default/services/kubernetes')).status === 200, 'kubernetes Service');
+    const k = (await t.request('GET', '/api/v1/namespaces/default/services/kubernetes')).json<Svc>();
+    expect(k.spec.clusterIP).toBe('10.96.0.1');
+    expect(k.spec.ports[0]).toMatchObject({ name: 'https', port: 443, targetPort: t.server.port });
+  });
+
+  it('honours a requested address, and refuses one that is taken or outside the range (422)', async () => {
+    expect((await create(svc('asked', { clusterIP: '10.96.7.7' }))).json<Svc>().spec.clusterIP).toBe('10.96.7.7');
+    const taken = await create(svc('asked-again', { clusterIP: '10.96.7.7' }));
+    expect(taken.status).toBe(422);
+    expect(taken.json<{ message: string }>().message).toContain('provided IP is already allocated');
+    const outside = await create(svc('asked-outside', { clusterIP: '192.168.1.1' }));
+    expect(outside.status).toBe(422);
+    expect(outside.json<{ message: string }>().message).toContain('The range of valid IPs is 10.96.0.0/12');
+    // nothing was stored for the refused ones
+    expect((await t.request('GET', '/api/v1/namespaces/default/services/asked-again')).status).toBe(404);
+  });
+
+  it('headless Services get no address; dry run shows one and claims nothing', async () => {
+    const h = (await create(svc('headless', { clusterIP: 'None' }))).json<Svc>();
+    expect(h.spec).toMatchObject({ clusterIP: 'None', clusterIPs: ['None'] });
+    const dry = await create(svc('dry', { clusterIP: '10.96.8.8' }), 'default', '?dryRun=All');
+    expect(dry.status).toBe(201);
+    expect((await create(svc('real', { clusterIP: '10.96.8.8' }))).status).toBe(201);
+  });
+
+  it('keeps the address on an update that leaves it out, and refuses a change (422)', async () => {
+    const s = (await create(svc('kept'))).json<Svc>();
+    const { clusterIP, clusterIPs, ...rest } = s.spec;
+    void clusterIPs;
+    const put = await t.request('PUT', '/api/v1/namespaces/default/services/kept', { body: { ...s, spec: { ...rest, selector: { app: 'other' } } } });
+    expect(put.status).toBe(200);
+    expect(put.json<Svc>().spec.clusterIP).toBe(clusterIP);
+    const change = await t.request('PUT', '/api/v1/namespaces/default/services/kept', { body: { ...put.json<Svc>(), spec: { ...put.json<Svc>().spec, clusterIP: '10.96.9.9', clusterIPs: ['10.96.9.9'] } } });
+    expect(change.status).toBe(422);
+  });
+
+  it('allocates node ports for NodePort Services and refuses taken or out-of-range ones (422)', async () => {
+    const np = (await create(svc('np', { type: 'NodePort', ports: [{ port: 80, name: 'http' }, { port: 443, name: 'tls' }] }))).json<Svc>();
+    const ports = np.spec.ports.map((p) => p.nodePort!);
+    for (const p of ports) expect(p >= 30000 && p <= 32767).toBe(true);
+    expect(new Set(ports).size).toBe(2);
+    const clash = await create(svc('np2', { type: 'NodePort', ports: [{ port: 80, nodePort: ports[0] }] }));
+    expect(clash.status).toBe(422);
+    expect(clash.json<{ message: string }>().message).toContain('provided port is already allocated');
+    const outside = await create(svc('np3', { type: 'NodePort', ports: [{ port: 80, nodePort: 80 }] }));
+    expect(outside.status).toBe(422);
+    const lb = (await create(svc('lb', { type: 'LoadBalancer' }))).json<Svc>();
+    expect(lb.spec.ports[0]!.nodePort).toBeGreaterThanOrEqual(30000);
+    expect(lb.status).toEqual({ loadBalancer: {} });
+  });
+
+  it('frees the address and node ports when the Service is deleted', async () => {
+    const s = (await create(svc('gone', { type: 'NodePort', clusterIP: '10.96.10.10', ports: [{ port: 80, nodePort: 31000 }] }))).json<Svc>();
+    expect(s.spec.clusterIP).toBe('10.96.10.10');
+    expect((await t.request('DELETE', '/api/v1/namespaces/default/services/gone')).status).toBe(200);
+    await eventually(async () => (await create(svc('back', { type: 'NodePort', clusterIP: '10.96.10.10', ports: [{ port: 80, nodePort: 31000 }] }))).status === 201, 'the values free again');
+  });
+
+  it('never gives one address twice across 1,000 concurrent creates', async () => {
+    await t.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'many' } } });
+    const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => create(svc(`s${i}`), 'many')));
+    expect(results.map((r) => r.status).filter((s) => s !== 201)).toEqual([]);
+    const ips = results.map((r) => r.json<Svc>().spec.clusterIP!);
+    expect(new Set(ips).size).toBe(1000);
+  }, 120_000);
+});
+
+describe('a full range', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    // /29: 6 usable addresses, the first is the kubernetes Service's
+    t = await startTestServer({ serviceClusterIpRange: '10.0.0.0/29', serviceNodePortRange: '30000-30001' });
+  });
+  afterAll(async () => t.stop());
+
+  it('is a clear error, and storing nothing', async () => {
+    await eventually(async () => (await t.request('GET', '/api/v1/namespaces/default/services/kubernetes')).status === 200, 'kubernetes Service');
+    for (let i = 0; i < 5; i++) expect((await t.request('POST', '/api/v1/namespaces/default/services', { body: svc(`f${i}`) })).status).toBe(201);
+    const full = await t.request('POST', '/api/v1/namespaces/default/services', { body: svc('f5') });
+    expect(full.status).toBe(500);
+    expect(full.json()).toMatchObject({ reason: 'InternalError', message: 'Internal error occurred: failed to allocate a serviceIP: range is full' });
+    expect((await t.request('GET', '/api/v1/namespaces/default/services/f5')).status).toBe(404);
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe('Service allocation in a 3-member cluster', () => {
+  const members: RunningServer[] = [];
+  const dirs: string[] = [];
+
+  beforeAll(async () => {
+    const root = await mkdtemp(join(tmpdir(), 'orch-svc-cluster-'));
+    dirs.push(root);
+    const names = ['m1', 'm2', 'm3'];
+    const peers = await Promise.all(names.map(() => freePort()));
+    const initialCluster = Object.fromEntries(names.map((n, i) => [n, `127.0.0.1:${peers[i]}`]));
+    // the members share one PKI, made once before they start
+    await ensurePki(join(root, 'pki'), { hosts: ['localhost', '127.0.0.1', '::1'] });
+    loadServiceAccountKeys({ defaultKeyPath: join(root, 'pki', 'sa.key') });
+    const started = await Promise.all(
+      names.map((name) =>
+        startServer({ dataDir: join(root, name), pkiDir: join(root, 'pki'), bindAddress: '127.0.0.1', securePort: 0, apiDomain: 'orch.io', log: () => {}, cluster: { name, initialCluster, tickMs: 20 } }),
+      ),
+    );
+    members.push(...started);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(members.map((m) => m.shutdown()));
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  });
+
+  it('never gives one address twice across concurrent creates on every member', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => rawRequest(members[i % 3]!, 'POST', '/api/v1/namespaces/default/services', { body: svc(`c${i}`) })),
+    );
+    expect(results.map((r) => r.status).filter((s) => s !== 201)).toEqual([]);
+    const ips = results.map((r) => r.json<Svc>().spec.clusterIP!);
+    expect(new Set(ips).size).toBe(300);
+  }, 120_000);
+});
