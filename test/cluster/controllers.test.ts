@@ -5,7 +5,7 @@
 // left pending (the controllers are level-driven and re-scan on start).
 
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePort } from '../helpers/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,16 +23,6 @@ import { RaftStore, RaftUnavailableError } from '../../src/store/raft-store.js';
 const API_DOMAIN = 'orch.io';
 const HOLD = 'example.com/hold';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** a GenericStore that counts the writes made through it: the controllers' actions on one member */
 class CountingStore extends GenericStore {

@@ -3,7 +3,7 @@
 // snapshots (taken and installed), partitions via the fault hook.
 
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePort } from '../helpers/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,16 +13,6 @@ import type { TxnResult } from '../../src/store/types.js';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Cluster {
   root: string;

@@ -5,7 +5,7 @@
 // well after; a connection that neither answers nor fails within a generous
 // bound counts as hung, and none may.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer as createNetServer } from 'node:net';
+import { freePort } from '../helpers/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -70,14 +70,6 @@ describe('TLS worker pool liveness', () => {
       while (!stop()) outcomes.push(await attempt(port));
     };
     return Promise.all(Array.from({ length: parallel }, loop)).then(() => outcomes);
-  };
-
-  const freePort = async (): Promise<number> => {
-    const s = createNetServer();
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    const port = (s.address() as { port: number }).port;
-    await new Promise<void>((r) => s.close(() => r()));
-    return port;
   };
 
   const startPool = (port: number): Promise<TlsWorkerPool> =>
