@@ -122,7 +122,8 @@ export class ResponseChunkFramer extends Transform {
 
   private head(st: Extract<State, { s: 'head' }>, buf: Buffer, i: number): number {
     const piece = i === 0 ? buf : buf.subarray(i);
-    const prevTail = st.bytes > 0 ? st.held[st.held.length - 1]!.subarray(-3) : undefined;
+    // the head end may straddle pieces, and pieces may be a byte long: the last 3 bytes held, across pieces
+    const prevTail = st.bytes > 0 ? Buffer.concat(st.held).subarray(-3) : undefined;
     const seam = prevTail ? Buffer.concat([prevTail, piece]) : piece;
     const at = seam.indexOf(HEAD_END);
     if (at < 0) {
