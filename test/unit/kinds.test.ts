@@ -1,3 +1,4 @@
+import { workloadExamples } from '../fixtures/workload-examples.js';
 import { describe, expect, it } from 'vitest';
 import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/api/kinds/index.js';
 import { podStatusReason } from '../../src/api/kinds/pod.js';
@@ -229,6 +230,8 @@ const examples: [string, string, ApiObject][] = [
   ],
 ];
 
+examples.push(...workloadExamples);
+
 describe('built-in kinds', () => {
   it('has one realistic example per kind', () => {
     expect(examples.map(([g, k]) => `${g}/${k}`).sort()).toEqual(kinds.map((d) => `${d.group}/${d.kind}`).sort());
@@ -268,7 +271,21 @@ describe('built-in kinds', () => {
 
   it('the API domain option renames every product group', () => {
     const k8s = builtinDefinitions('k8s.io');
-    expect([...new Set(k8s.map((d) => d.group))].sort()).toEqual(['', 'coordination.k8s.io', 'events.k8s.io', 'rbac.authorization.k8s.io']);
+    expect([...new Set(k8s.map((d) => d.group))].sort()).toEqual([
+      '',
+      'apps',
+      'autoscaling',
+      'batch',
+      'certificates.k8s.io',
+      'coordination.k8s.io',
+      'discovery.k8s.io',
+      'events.k8s.io',
+      'networking.k8s.io',
+      'policy',
+      'rbac.authorization.k8s.io',
+      'scheduling.k8s.io',
+      'storage.k8s.io',
+    ]);
     const sharedK8s = builtinSchemaDefinitions('k8s.io');
     expect(sharedK8s['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']).toBeDefined();
     expect(sharedK8s['io.k8s.api.core.v1.PodSpec']).toBeDefined();

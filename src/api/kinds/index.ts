@@ -23,6 +23,28 @@ import {
 import { secretDefinition } from './secret.js';
 import { serviceDefinition } from './service.js';
 import { serviceAccountDefinition } from './serviceaccount.js';
+import {
+  controllerRevisionDefinition,
+  daemonSetDefinition,
+  deploymentDefinition,
+  podTemplateDefinition,
+  replicaSetDefinition,
+  replicationControllerDefinition,
+  statefulSetDefinition,
+} from './apps.js';
+import { cronJobDefinition, jobDefinition } from './batch.js';
+import {
+  certificateSigningRequestDefinition,
+  endpointSliceDefinition,
+  endpointsDefinition,
+  horizontalPodAutoscalerDefinition,
+  limitRangeDefinition,
+  podDisruptionBudgetDefinition,
+  priorityClassDefinition,
+  resourceQuotaDefinition,
+} from './cluster-kinds.js';
+import { ingressClassDefinition, ingressDefinition, networkPolicyDefinition } from './networking.js';
+import { persistentVolumeClaimDefinition, persistentVolumeDefinition, storageClassDefinition, storageDefinitions } from './storage.js';
 
 export const DEFAULT_API_DOMAIN = 'orch.io';
 
@@ -41,6 +63,30 @@ const FACTORIES = [
   clusterRoleDefinition,
   roleBindingDefinition,
   clusterRoleBindingDefinition,
+  // the kinds real manifests use (issue #11 item 4); no controllers act on them yet
+  deploymentDefinition,
+  replicaSetDefinition,
+  statefulSetDefinition,
+  daemonSetDefinition,
+  controllerRevisionDefinition,
+  jobDefinition,
+  cronJobDefinition,
+  horizontalPodAutoscalerDefinition,
+  replicationControllerDefinition,
+  podTemplateDefinition,
+  endpointsDefinition,
+  persistentVolumeDefinition,
+  persistentVolumeClaimDefinition,
+  resourceQuotaDefinition,
+  limitRangeDefinition,
+  ingressDefinition,
+  ingressClassDefinition,
+  networkPolicyDefinition,
+  podDisruptionBudgetDefinition,
+  storageClassDefinition,
+  endpointSliceDefinition,
+  priorityClassDefinition,
+  certificateSigningRequestDefinition,
 ];
 
 export function builtinDefinitions(apiDomain: string = DEFAULT_API_DOMAIN): ResourceDefinition[] {
@@ -51,7 +97,7 @@ export function builtinDefinitions(apiDomain: string = DEFAULT_API_DOMAIN): Reso
 /** the shared `$ref` targets of the built-in kinds (ObjectMeta, PodSpec, PolicyRule, ...) */
 export function builtinSchemaDefinitions(apiDomain: string = DEFAULT_API_DOMAIN): Definitions {
   const n = new SchemaNames(apiDomain);
-  return { ...metaDefinitions(n), ...coreDefinitions(n), ...rbacDefinitions(n) };
+  return { ...metaDefinitions(n), ...coreDefinitions(n), ...rbacDefinitions(n), ...storageDefinitions(n) };
 }
 
 /** well-known group names for an API domain */

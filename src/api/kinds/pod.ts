@@ -61,7 +61,7 @@ function containersOf(o: ApiObject, field: 'containers' | 'initContainers' | 'ep
 }
 
 /** Kubernetes defaults imagePullPolicy from the image tag */
-function defaultPod(o: ApiObject): void {
+export function defaultPod(o: ApiObject): void {
   for (const field of ['containers', 'initContainers', 'ephemeralContainers'] as const) {
     for (const c of containersOf(o, field)) {
       if (c.imagePullPolicy !== undefined || typeof c.image !== 'string') continue;
@@ -97,7 +97,7 @@ function qosClass(o: ApiObject): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
-function validatePod(o: ApiObject): FieldError[] {
+export function validatePod(o: ApiObject): FieldError[] {
   const errs: FieldError[] = [];
   const spec = getObject(o, 'spec');
   if (!spec) return [{ field: 'spec', type: 'FieldValueRequired', message: 'Required value' }];
