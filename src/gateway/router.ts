@@ -37,10 +37,12 @@ export type NonResourceHandler = (
   path: string,
   query: URLSearchParams,
   accept: Negotiated,
+  /** the raw Accept header (OpenAPI documents have media types of their own) */
+  acceptHeader?: string,
 ) => Promise<NonResourceDoc | undefined> | NonResourceDoc | undefined;
 
 /** `raw` is sent as is (pre-serialised documents such as OpenAPI); `body` is encoded as negotiated */
-export type NonResourceDoc = { status: number; body: unknown; raw?: { contentType: string; text: string } };
+export type NonResourceDoc = { status: number; body: unknown; raw?: { contentType: string; text: string | Uint8Array; etag?: string } };
 
 export interface RouterOptions {
   ctx: HandlerContext;
@@ -157,7 +159,8 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       const info = parsedInfo.get(http) ?? parseRequestInfo(http.method, http.path, http.query);
       const pretty = http.query.get('pretty') === 'true' || http.query.get('pretty') === '1';
       // health answers are text whatever the probe accepts; only a refusal is a (JSON) Status
-      if (!HEALTH_PATH.test(http.path)) accept = negotiate(http.headers.get('accept'), {
+      // health answers are text, OpenAPI documents negotiate their own media types
+      if (!HEALTH_PATH.test(http.path) && !http.path.startsWith('/openapi/')) accept = negotiate(http.headers.get('accept'), {
         metaGroups,
         allowTable: info.verb === 'get' || info.verb === 'list' || info.verb === 'watch',
         pretty,
@@ -198,9 +201,17 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
           return { status: health.status, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff']], body: health.body };
         }
         if (http.method !== 'GET' && http.method !== 'HEAD') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-        const doc = await opts.nonResource(http.path, http.query, accept);
+        const doc = await opts.nonResource(http.path, http.query, accept, http.headers.get('accept'));
         if (!doc) throw notFoundPath();
-        if (doc.raw) return { status: doc.status, headers: [['Content-Type', doc.raw.contentType]], body: doc.raw.text, compressible: true };
+        if (doc.raw) {
+          const headers: [string, string][] = [['Content-Type', doc.raw.contentType]];
+          if (doc.raw.etag) {
+            headers.push(['ETag', doc.raw.etag], ['Vary', 'Accept']);
+            // a client holding this version gets no body (kube's OpenAPI handlers)
+            if (http.headers.get('if-none-match')?.split(',').some((t) => t.trim() === doc.raw!.etag)) return { status: 304, headers, body: '' };
+          }
+          return { status: doc.status, headers, body: doc.raw.text, compressible: true };
+        }
         if (typeof doc.body === 'string') {
           return { status: doc.status, headers: [['Content-Type', 'text/plain; charset=utf-8']], body: doc.body };
         }

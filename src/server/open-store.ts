@@ -90,10 +90,10 @@ export async function openStore(
 /** Adds GET /raftz (members, leader, term, commit, applied) for a clustered store. */
 export function withClusterStatus(handler: NonResourceHandler, store: RevisionedStore): NonResourceHandler {
   if (!(store instanceof RaftStore)) return handler;
-  return (path, query, accept) => {
+  return (path, query, accept, acceptHeader) => {
     const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     if (p === '/raftz') return { status: 200, body: store.status() };
-    return handler(path, query, accept);
+    return handler(path, query, accept, acceptHeader);
   };
 }
 
