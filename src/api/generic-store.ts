@@ -15,6 +15,7 @@ import {
   gone,
   invalid,
   notFound,
+  qualifiedResource,
   tooLargeResourceVersion,
 } from './errors.js';
 import { clone, deepEqual, generateName, metaOf, newUid, nowTimestamp } from './meta.js';
@@ -180,15 +181,17 @@ export class GenericStore {
     return decodeObject(kv);
   }
 
-  private async checkNamespace(namespace: string): Promise<void> {
+  private async checkNamespace(namespace: string, name: string): Promise<void> {
     if (this.def.scope !== 'Namespaced') return;
     const state = this.namespaceExists(namespace);
     if (state === undefined) throw notFound('namespaces', '', namespace);
     if (state === 'Terminating') {
-      throw forbidden(
-        `${this.def.resource} "${''}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
-        { name: namespace, kind: 'namespaces' },
-      );
+      // kube names the object refused, not the namespace (issue #11 item 7)
+      throw forbidden(`${qualifiedResource(this.def.resource, this.def.group)} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
+        name,
+        ...(this.def.group ? { group: this.def.group } : {}),
+        kind: this.def.resource,
+      });
     }
   }
 
@@ -237,7 +240,7 @@ export class GenericStore {
     if (this.def.strategy.tracksGeneration) meta.generation = 1;
     this.def.strategy.prepareForCreate?.(obj);
     const unknownFields = this.validate(obj, undefined, name, opts);
-    await this.checkNamespace(namespace);
+    await this.checkNamespace(namespace, name);
     this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
     if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, obj, undefined, opts);
     const key = this.key(namespace, name);

@@ -55,6 +55,22 @@ describe('namespace defaults (orch.io)', () => {
     await eventually(() => exists(cm), 'ConfigMap recreated');
   });
 
+  it('a Terminating namespace refuses new content with a Forbidden naming the object', async () => {
+    await t.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'nd-term' } } });
+    // a finalizer nobody removes keeps the namespace Terminating
+    await t.request('POST', '/api/v1/namespaces/nd-term/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', finalizers: ['example.com/hold'] } } });
+    expect((await t.request('DELETE', '/api/v1/namespaces/nd-term')).status).toBe(200);
+    const r = await t.request('POST', '/api/v1/namespaces/nd-term/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late' } } });
+    expect(r.status).toBe(403);
+    expect(r.json()).toMatchObject({
+      reason: 'Forbidden',
+      message: 'configmaps "late" is forbidden: unable to create new content in namespace nd-term because it is being terminated',
+      details: { name: 'late', kind: 'configmaps' },
+    });
+    const held = (await t.request('GET', '/api/v1/namespaces/nd-term/configmaps/held')).json<Obj>();
+    await t.request('PUT', '/api/v1/namespaces/nd-term/configmaps/held', { body: { ...held, metadata: { ...held.metadata, finalizers: [] } } });
+  });
+
   it('lets a namespace with its defaults be deleted', async () => {
     await t.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'nd-four' } } });
     await eventually(() => exists('/api/v1/namespaces/nd-four/configmaps/orch-root-ca.crt'), 'defaults');
