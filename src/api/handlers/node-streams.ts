@@ -17,8 +17,8 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
     503,
     'ServiceUnavailable',
     `${req.def.resource}/${req.info.subresource} of ${req.def.resource} "${req.info.name}" is served through a node agent, and no node agent serves it yet`,
-    { name: req.info.name, kind: req.def.resource, retryAfterSeconds: 10 },
+    { name: req.info.name, kind: req.def.resource },
   );
-  e.headers['Retry-After'] = '10';
+  // no Retry-After: clients would retry something that will not change soon
   throw e;
 }
