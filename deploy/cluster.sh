@@ -70,6 +70,7 @@ up() {
       "${ORCH[@]}" server --name "$n" --initial-cluster "$ic" \
         --data-dir "$ROOT/$n" \
         --secure-port $((API_BASE + i)) --peer-port $((PEER_BASE + i)) \
+        "${EXTRA_FLAGS[@]}" \
         >"$ROOT/$n.log" 2>&1 &
       echo $! > "$ROOT/$n.pid"
       echo "$n started (pid $!, https://127.0.0.1:$((API_BASE + i)), peer 127.0.0.1:$((PEER_BASE + i)), log $ROOT/$n.log)"
@@ -119,9 +120,16 @@ status() {
   done
 }
 
+# `up -- <server flags>`: extra flags for every member (e.g. -- --api-domain k8s.io)
+EXTRA_FLAGS=()
 case "${1:-}" in
-  up) up ;;
+  up)
+    shift
+    [ "${1:-}" = "--" ] && shift
+    EXTRA_FLAGS=("$@")
+    up
+    ;;
   down) shift; down "${1:-}" ;;
   status) status ;;
-  *) echo "usage: $0 up|down [--purge]|status" >&2; exit 2 ;;
+  *) echo "usage: $0 up [-- <server flags>]|down [--purge]|status" >&2; exit 2 ;;
 esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `orch server` with kube-apiserver-style flags (README "Server flags").
 
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseInitialCluster } from '../server/open-store.js';
 import { startServer } from '../server/server.js';
 import { addAuthenticationFlags, authenticationOptionsFrom } from './auth-flags.js';
@@ -58,8 +58,8 @@ addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('serv
   .option('--api-domain <domain>', 'domain of the API groups (k8s.io lets unmodified Kubernetes clients use every group)', domain, 'orch.io')
   .option('--tls-san <name...>', 'extra DNS names or IPs for the serving certificate')
   .option('--runtime-config <list>', 'APIs to turn off or on: <group>/<version>[/<resource>][=true|false],... (e.g. coordination.orch.io/v1=false)')
-  .option('--watch-cache-window <duration>', 'watch history kept per resource', duration, 300_000)
-  .option('--shutdown-timeout <duration>', 'how long in-flight requests get on SIGTERM', duration, 10_000)
+  .addOption(new Option('--watch-cache-window <duration>', 'watch history kept per resource (e.g. 300s, 5m)').argParser(duration).default(300_000, '300s'))
+  .addOption(new Option('--shutdown-timeout <duration>', 'how long in-flight requests get on SIGTERM (e.g. 10s)').argParser(duration).default(10_000, '10s'))
   .option('--feature-gates <gates>', 'feature gates, Name=true|false,... (e.g. AllowUnsafeMalformedObjectDeletion=true)', featureGates)
   // cluster membership, etcd-style (docs/raft.md "Running a cluster")
   .option('--name <name>', 'this member\'s name in --initial-cluster')
@@ -68,7 +68,7 @@ addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('serv
   .option('--pki-dir <dir>', 'certificates shared by every member (default <data-dir>/pki)')
   .option('--enable-fault-injection', 'serve the loopback fault-injection endpoint (chaos tests only)')
   .option('--fault-injection-port <port>', 'port of the fault-injection endpoint', port, 0)
-  .option('--raft-tick <duration>', 'Raft tick; the election timeout is 10-20 ticks', duration, 100)
+  .addOption(new Option('--raft-tick <duration>', 'Raft tick; the election timeout is 10-20 ticks (e.g. 100ms)').argParser(duration).default(100, '100ms'))
   // docs/tls.md: TLS in worker processes (1 descriptor per client here instead of 3, crypto off the API event loop); 0 = in-process
   .option('--service-cluster-ip-range <cidr>', 'IPv4 range Service cluster IPs are allocated from (the first address is the kubernetes Service\'s)', '10.96.0.0/12')
   .option('--service-node-port-range <range>', 'ports NodePort and LoadBalancer Services get their node ports from', '30000-32767')

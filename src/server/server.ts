@@ -41,6 +41,7 @@ import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki } from './pki.js';
+import { checkApiDomain } from './api-domain-check.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
 import { systemClock } from '../core/clock.js';
 import { watchTimeoutMs } from '../gateway/timeouts.js';
@@ -139,6 +140,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const pki = await ensurePki(opts.pkiDir ? resolve(opts.pkiDir) : join(dataDir, 'pki'), { hosts });
 
   const store = await openStore({ ...opts, log }, dataDir, pki);
+  try {
+    await checkApiDomain(store, opts.apiDomain);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
   const defs = sharedDefinitions(opts.apiDomain);
   const served = applyRuntimeConfig(builtinDefinitions(opts.apiDomain), parseRuntimeConfig(opts.runtimeConfig ?? ''));
   const registry = new Registry(opts.apiDomain, defs, served);

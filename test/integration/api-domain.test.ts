@@ -44,3 +44,20 @@ describe('api domain k8s.io', () => {
     expect(stdout.trim()).toBe('lease.coordination.k8s.io/node-a');
   });
 });
+
+describe('a data directory remembers its API domain', () => {
+  it('refuses to start with another --api-domain, naming both, and starts again with its own', async () => {
+    const first = await startTestServer({ apiDomain: 'orch.io' });
+    await first.request('POST', '/apis/coordination.orch.io/v1/namespaces/default/leases', { body: { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'kept' } } });
+    await first.stop(true);
+    await expect(startTestServer({ apiDomain: 'k8s.io', dataDir: first.dataDir })).rejects.toThrow(
+      '--api-domain k8s.io: this data was created with --api-domain orch.io; start it with --api-domain orch.io, or use another --data-dir',
+    );
+    const again = await startTestServer({ apiDomain: 'orch.io', dataDir: first.dataDir });
+    try {
+      expect((await again.request('GET', '/apis/coordination.orch.io/v1/namespaces/default/leases/kept')).status).toBe(200);
+    } finally {
+      await again.stop();
+    }
+  });
+});
