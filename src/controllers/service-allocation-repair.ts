@@ -14,8 +14,10 @@ import { type KeyValue, type RevisionedStore, prefixEnd } from '../store/types.j
 export interface ServiceAllocationRepairOptions {
   store: RevisionedStore;
   services: () => GenericStore;
-  /** the `kubernetes` Service: its cluster IP and the API port */
-  kubernetesService?: { clusterIP: string; port: number };
+  /** the `kubernetes` Service: its cluster IP, the API port and this member's address */
+  kubernetesService?: { clusterIP: string; port: number; address: string };
+  /** the Endpoints store, when the kind is served */
+  endpoints?: () => GenericStore | undefined;
   log?: (msg: string) => void;
 }
 
@@ -115,6 +117,18 @@ export class ServiceAllocationRepair {
       }
     } catch (e) {
       if (!(e instanceof StatusError && e.code === 409)) this.o.log?.(`kubernetes Service: ${(e as Error).message}`);
+    }
+    // its Endpoints: the leading member's API address (kube lists every apiserver; see docs/services.md)
+    const endpoints = this.o.endpoints?.();
+    if (!endpoints || this.stopped) return;
+    const subsets = [{ addresses: [{ ip: k.address }], ports: [{ name: 'https', port: k.port, protocol: 'TCP' }] }];
+    try {
+      await endpoints.guaranteedUpdate('default', 'kubernetes', { dryRun: false, manager: 'orch-apiserver', createIfAbsent: true }, (cur) => ({
+        ...(cur ?? { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } } }),
+        subsets,
+      }));
+    } catch (e) {
+      this.o.log?.(`kubernetes Endpoints: ${(e as Error).message}`);
     }
   }
 }

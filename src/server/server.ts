@@ -327,7 +327,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     new ServiceAllocationRepair({
       store,
       services: () => storeFor(registry.lookup('', 'v1', 'services')!),
-      kubernetesService: { clusterIP: serviceAllocator.firstIp, port: front.port },
+      kubernetesService: { clusterIP: serviceAllocator.firstIp, port: front.port, address: hostForUrl },
+      endpoints: () => {
+        const def = registry.lookup('', 'v1', 'endpoints');
+        return def ? storeFor(def) : undefined;
+      },
       log,
     }),
     { name: 'service allocation repair', log },

@@ -48,6 +48,9 @@ describe('Service allocation on one server', () => {
     const k = (await t.request('GET', '/api/v1/namespaces/default/services/kubernetes')).json<Svc>();
     expect(k.spec.clusterIP).toBe('10.96.0.1');
     expect(k.spec.ports[0]).toMatchObject({ name: 'https', port: 443, targetPort: t.server.port });
+    await eventually(async () => (await t.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).status === 200, 'kubernetes Endpoints');
+    const ep = (await t.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).json<{ subsets: unknown[] }>();
+    expect(ep.subsets).toEqual([{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port: t.server.port, protocol: 'TCP' }] }]);
   });
 
   it('honours a requested address, and refuses one that is taken or outside the range (422)', async () => {
