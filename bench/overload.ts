@@ -1,0 +1,145 @@
+// Overload: drive far more writes than the server sustains and check that it
+// stays up, answers health checks throughout, sheds the excess with 429 and
+// Retry-After, keeps its memory bounded, and recovers its full rate after
+// (issue #15 item 5). The server is a real process (`orch server`), the load
+// comes from many concurrent HTTPS clients as a non-admin user (the admin
+// identity is exempt from overload protection by design).
+//
+//   npx tsx bench/overload.ts [seconds=60] [inflightFactor=10]
+//
+// Phases: measure the sustainable rate (64 in flight, 10 s), then overload with
+// factor × 64 in flight for `seconds`, then measure again (10 s). Prints JSON.
+
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { issueClientCertificate, loadPki } from '../src/server/pki.js';
+import { freePort } from '../test/helpers/ports.js';
+
+const seconds = Number(process.argv[2] ?? 60);
+const factor = Number(process.argv[3] ?? 10);
+
+interface Phase {
+  inFlight: number;
+  seconds: number;
+  created: number;
+  createdPerSec: number;
+  tooMany: number;
+  otherErrors: number;
+  p99Ms: number;
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'orch-overload-'));
+  const port = await freePort();
+  const server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', dir, '--secure-port', String(port), '--authorization-mode', 'AlwaysAllow', '--tls-workers', '2'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.stdout!.on('data', (d: Buffer) => d.toString().includes('serving on') && resolve());
+    server.once('exit', (c) => reject(new Error(`server exited ${c}`)));
+  });
+  const pki = await loadPki(join(dir, 'pki'));
+  const user = await issueClientCertificate(pki, { commonName: 'loadgen', organizations: ['load'] });
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 * factor, ca: pki.ca.certPem, cert: user.certPem, key: user.keyPem });
+  const adminAgent = new Agent({ keepAlive: true, ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem });
+  let seq = 0;
+  const post = (): Promise<number> =>
+    new Promise((resolve) => {
+      const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${seq++}` }, data: { v: 'x'.repeat(1024) } });
+      const req = request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.setTimeout(30_000, () => req.destroy());
+      req.on('error', () => resolve(0));
+      req.end(body);
+    });
+
+  const run = async (inFlight: number, secs: number): Promise<Phase> => {
+    const end = Date.now() + secs * 1000;
+    const lat: number[] = [];
+    let created = 0;
+    let tooMany = 0;
+    let other = 0;
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (Date.now() < end) {
+          const t0 = performance.now();
+          const code = await post();
+          lat.push(performance.now() - t0);
+          if (code === 201) created++;
+          else if (code === 429) tooMany++;
+          else other++;
+        }
+      }),
+    );
+    lat.sort((a, b) => a - b);
+    return { inFlight, seconds: secs, created, createdPerSec: Math.round(created / secs), tooMany, otherErrors: other, p99Ms: +(lat[Math.floor(lat.length * 0.99)] ?? 0).toFixed(1) };
+  };
+
+  // health checks every 200 ms during the overload, as the admin (a probe)
+  const health: number[] = [];
+  let healthFailures = 0;
+  let probing = true;
+  const probe = (async () => {
+    while (probing) {
+      const t0 = performance.now();
+      const ok = await new Promise<boolean>((resolve) => {
+        const req = request({ host: '127.0.0.1', port, path: '/readyz', agent: adminAgent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode === 200));
+        });
+        req.setTimeout(5000, () => req.destroy());
+        req.on('error', () => resolve(false));
+        req.end();
+      });
+      health.push(performance.now() - t0);
+      if (!ok) healthFailures++;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  const rssKb = async (pid: number): Promise<number> => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  let peakRss = 0;
+  const sampler = setInterval(() => void rssKb(server.pid!).then((r) => (peakRss = Math.max(peakRss, r))), 500);
+
+  const before = await run(64, 10);
+  const overload = await run(64 * factor, seconds);
+  const after = await run(64, 10);
+  probing = false;
+  await probe;
+  clearInterval(sampler);
+  health.sort((a, b) => a - b);
+  const alive = server.exitCode === null;
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  await rm(dir, { recursive: true, force: true });
+  process.stdout.write(
+    JSON.stringify(
+      {
+        bench: 'overload',
+        before,
+        overload,
+        after,
+        serverStayedUp: alive,
+        health: { probes: health.length, failures: healthFailures, p50Ms: +(health[Math.floor(health.length / 2)] ?? 0).toFixed(1), maxMs: +(health[health.length - 1] ?? 0).toFixed(1) },
+        peakRssMiB: Math.round(peakRss / 1024),
+        recoveredRatio: +(after.createdPerSec / Math.max(1, before.createdPerSec)).toFixed(2),
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  agent.destroy();
+  adminAgent.destroy();
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});
