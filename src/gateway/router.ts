@@ -17,6 +17,7 @@ import type { ApiRequest, ApiResponse, Negotiated, RequestInfo, StreamResponse }
 import type { AuthenticationChain } from '../auth/authn/chain.js';
 import { applyImpersonation } from '../auth/authn/impersonation.js';
 import type { Authorizer } from '../auth/authz/types.js';
+import { authorizationAttributes } from './authz-attributes.js';
 import type { PeerCertificate } from '../auth/types.js';
 import type { WatchService } from '../watch/service.js';
 import type { HealthChecks } from './health.js';
@@ -116,18 +117,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       }
       // spec 001 §5.10: Impersonate-* headers, checked through the authorizer
       const user = await applyImpersonation(authn.user, http.headers, opts.authz, opts.apiDomain);
-      const decision = await opts.authz.authorize({
-        user,
-        verb: info.verb,
-        isResourceRequest: info.isResourceRequest,
-        path: http.path,
-        apiGroup: info.group,
-        apiVersion: info.version,
-        namespace: info.namespace,
-        resource: info.resource,
-        subresource: info.subresource,
-        name: info.name,
-      });
+      const decision = await opts.authz.authorize(authorizationAttributes(user, info, http.path, http.query));
       if (decision.decision !== 'allow') {
         throw forbidden(
           `User "${user.username}" cannot ${info.verb} resource "${info.resource}" in API group "${info.group}"${info.namespace ? ` in the namespace "${info.namespace}"` : ''}`,
