@@ -61,7 +61,7 @@ type EntryFactory = (name: string) => Promise<ChainEntry>;
 
 export async function buildAuthorization(opts: AuthorizationOptions, deps: AuthorizationDeps): Promise<AuthorizationSetup> {
   if (opts.configFile && (opts.mode !== undefined || opts.webhook || opts.policyFile !== undefined)) {
-    const other = opts.mode !== undefined ? '--authorization-mode' : opts.webhook ? '--authorization-webhook-config-file' : '--authorization-policy-file';
+    const other = opts.mode !== undefined ? '--authorization-mode' : opts.webhook ? webhookFlagGiven(opts.webhook) : '--authorization-policy-file';
     throw new Error(`--authorization-config and ${other} cannot be used together (spec 001 §5.12)`);
   }
   const factories: Record<AuthorizationMode, EntryFactory> = {
@@ -89,7 +89,7 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
     },
   };
   if (opts.configFile) return configFileAuthorization(opts.configFile, factories, deps);
-  if (opts.webhook && !(opts.mode ?? DEFAULT_AUTHORIZATION_MODE).split(',').some((m) => m.trim() === 'Webhook')) {
+  if (opts.webhook?.configFile && !(opts.mode ?? DEFAULT_AUTHORIZATION_MODE).split(',').some((m) => m.trim() === 'Webhook')) {
     throw new Error('--authorization-webhook-config-file requires Webhook in --authorization-mode');
   }
   const modes = parseAuthorizationModes(opts.mode ?? DEFAULT_AUTHORIZATION_MODE);
@@ -97,6 +97,14 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
   for (const m of modes) entries.push(await factories[m](m.toLowerCase()));
   const chain = new AuthorizerChain(entries, observer(deps));
   return { chain, start() {}, stop() {} };
+}
+
+/** the first `--authorization-webhook-*` flag that was given, for the startup error */
+function webhookFlagGiven(w: NonNullable<AuthorizationOptions['webhook']>): string {
+  if (w.configFile) return '--authorization-webhook-config-file';
+  if (w.authorizedTtlMs !== undefined) return '--authorization-webhook-cache-authorized-ttl';
+  if (w.unauthorizedTtlMs !== undefined) return '--authorization-webhook-cache-unauthorized-ttl';
+  return '--authorization-webhook-version';
 }
 
 function observer(deps: AuthorizationDeps): DecisionObserver | undefined {

@@ -117,6 +117,9 @@ describe('--authorization-config', () => {
     await expect(buildAuthorization({ configFile: file, webhook: { configFile: hook.kubeconfig } }, deps([]))).rejects.toThrow(
       '--authorization-config and --authorization-webhook-config-file cannot be used together',
     );
+    await expect(buildAuthorization({ configFile: file, webhook: { configFile: '', unauthorizedTtlMs: 1000 } }, deps([]))).rejects.toThrow(
+      '--authorization-config and --authorization-webhook-cache-unauthorized-ttl cannot be used together',
+    );
     await expect(buildAuthorization({ configFile: file, policyFile: 'p' }, deps([]))).rejects.toThrow('--authorization-config and --authorization-policy-file cannot be used together');
   });
 });
