@@ -241,3 +241,18 @@ describe('metrics', () => {
     expect(text).toMatch(/apiserver_authorization_webhook_duration_seconds_count\{name="hook",result="success"\} 1/);
   });
 });
+
+describe('deadline', () => {
+  it('a webhook that keeps trickling bytes is cut at the timeout', async () => {
+    hook.handler = (_review, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.write(' ');
+      const t = setInterval(() => res.write(' '), 50);
+      res.on('close', () => clearInterval(t));
+    };
+    const w = make({ failurePolicy: 'Deny', timeoutMs: 400 });
+    const d = await w.authorize(attrs('allow-trickle'));
+    expect(d.decision).toBe('deny');
+    expect(d.reason).toMatch(/timed out after 400 ms/);
+  });
+});
