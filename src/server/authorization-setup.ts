@@ -134,13 +134,24 @@ async function configFileAuthorization(
   factories: Record<AuthorizationMode, EntryFactory>,
   deps: AuthorizationDeps,
 ): Promise<AuthorizationSetup> {
+  // Node and RBAC authorizers keep watches and indexes: built once and reused by
+  // every reload (only their name may change); webhooks are rebuilt (new caches).
+  const shared = new Map<AuthorizationMode, ChainEntry>();
+  const sharedEntry = async (type: 'Node' | 'RBAC', name: string): Promise<ChainEntry> => {
+    let e = shared.get(type);
+    if (!e) {
+      e = await factories[type](name);
+      shared.set(type, e);
+    }
+    return { ...e, name };
+  };
   const build = async (content: string): Promise<ChainEntry[]> => {
     const cfg = loadAuthorizationConfiguration(path, deps.apiDomain, content);
     const entries: ChainEntry[] = [{ type: 'SystemMasters', name: 'system:masters', authorizer: new PrivilegedGroupAuthorizer() }];
     for (const [i, a] of cfg.authorizers.entries()) {
       const where = `--authorization-config: ${path}: authorizers[${i}]`;
       try {
-        entries.push(a.type === 'Webhook' ? webhookEntry(a.name, deps, `${where}.webhook.connectionInfo.kubeConfigFile`, a.webhook) : await factories[a.type](a.name));
+        entries.push(a.type === 'Webhook' ? webhookEntry(a.name, deps, `${where}.webhook.connectionInfo.kubeConfigFile`, a.webhook) : await sharedEntry(a.type, a.name));
       } catch (e) {
         const msg = (e as Error).message;
         throw new Error(msg.startsWith('--authorization-config') ? msg : `${where}: ${msg}`);
