@@ -18,6 +18,7 @@ import type { ApiRequest, ApiResponse, Negotiated, RequestInfo, StreamResponse }
 import type { AuthenticationChain } from '../auth/authn/chain.js';
 import { applyImpersonation } from '../auth/authn/impersonation.js';
 import type { Authorizer } from '../auth/authz/types.js';
+import { authorizationAttributes } from './authz-attributes.js';
 import type { PeerCertificate } from '../auth/types.js';
 import type { WatchService } from '../watch/service.js';
 import type { HealthChecks } from './health.js';
@@ -180,18 +181,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         const admitted = await opts.flowControl.admit({ user, isResourceRequest: info.isResourceRequest, verb: info.verb, apiGroup: info.group, resource: info.resource, namespace: info.namespace });
         releases.set(http, admitted.release);
       }
-      const attrs = {
-        user,
-        verb: info.verb,
-        isResourceRequest: info.isResourceRequest,
-        path: http.path,
-        apiGroup: info.group,
-        apiVersion: info.version,
-        namespace: info.namespace,
-        resource: info.resource,
-        subresource: info.subresource,
-        name: info.name,
-      };
+      const attrs = authorizationAttributes(user, info, http.path, http.query);
       const decision = await opts.authz.authorize(attrs);
       if (decision.decision !== 'allow') throw forbiddenRequest(attrs, decision.reason);
       if (!info.isResourceRequest) {

@@ -16,6 +16,13 @@ import {
 import { RbacAuthorizer } from '../auth/authz/rbac/authorizer.js';
 import { RbacIndex, followRbacSources } from '../auth/authz/rbac/index.js';
 import type { Authorizer, Decision, ObjectSources, RulesResult } from '../auth/authz/types.js';
+import { readFileSync } from 'node:fs';
+import { loadWebhookKubeconfig } from '../auth/authn/webhook.js';
+import { AbacAuthorizer, loadAbacPolicyFile } from '../auth/authz/abac.js';
+import { DEFAULT_AUTHORIZED_TTL_MS, DEFAULT_UNAUTHORIZED_TTL_MS, type WebhookConfig, loadAuthorizationConfiguration } from '../auth/authz/config.js';
+import type { AuthorizationMetrics } from '../auth/authz/metrics.js';
+import { ConfigReloader } from '../auth/authz/reload.js';
+import { WebhookAuthorizer } from '../auth/authz/webhook.js';
 
 /** The authorization flags of `orch server` (spec 001 §5.12–§5.17), all optional. */
 export interface AuthorizationOptions {
@@ -38,6 +45,12 @@ export interface AuthorizationDeps {
   observe?: DecisionObserver;
   /** the objects the RBAC (and Node) authorizers follow (src/server/object-sources.ts) */
   sources?: ObjectSources;
+  /** authorization metrics (decisions, webhooks, config reloads); also the decision observer when `observe` is unset */
+  metrics?: AuthorizationMetrics;
+  /** clock of the webhook caches (tests) */
+  now?: () => number;
+  /** `--authorization-config` poll interval; default 60 s (§8) */
+  configReloadIntervalMs?: number;
 }
 
 export interface AuthorizationSetup {
@@ -47,13 +60,15 @@ export interface AuthorizationSetup {
   /** start watches, reloads and controllers the authorizers need */
   start(): void;
   stop(): void;
+  /** re-read `--authorization-config` now (tests; the reloader also watches and polls) */
+  reload?(): Promise<void>;
 }
 
 type EntryFactory = (name: string) => Promise<ChainEntry>;
 
 export async function buildAuthorization(opts: AuthorizationOptions, deps: AuthorizationDeps): Promise<AuthorizationSetup> {
-  if (opts.configFile && (opts.mode !== undefined || opts.webhook)) {
-    const other = opts.mode !== undefined ? '--authorization-mode' : '--authorization-webhook-config-file';
+  if (opts.configFile && (opts.mode !== undefined || opts.webhook || opts.policyFile !== undefined)) {
+    const other = opts.mode !== undefined ? '--authorization-mode' : opts.webhook ? webhookFlagGiven(opts.webhook) : '--authorization-policy-file';
     throw new Error(`--authorization-config and ${other} cannot be used together (spec 001 §5.12)`);
   }
   // one RBAC index per server, followed from the store while the server runs
@@ -67,16 +82,40 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
   const factories: Record<AuthorizationMode, EntryFactory> = {
     AlwaysAllow: async (name) => ({ type: 'AlwaysAllow', name, authorizer: new AlwaysAllowAuthorizer() }),
     AlwaysDeny: async (name) => ({ type: 'AlwaysDeny', name, authorizer: new AlwaysDenyAuthorizer() }),
-    ABAC: notBuilt('ABAC'),
+    ABAC: async (name) => {
+      if (!opts.policyFile) throw new Error('--authorization-mode: ABAC requires --authorization-policy-file');
+      return { type: 'ABAC', name, authorizer: new AbacAuthorizer(loadAbacPolicyFile(opts.policyFile, deps.apiDomain)) };
+    },
     RBAC: rbacEntry,
     // TODO(nodeauthz branch): replaced by the Node authorizer at merge; until then Node has no opinion
     Node: async (name) => ({ type: 'Node', name, authorizer: new NoOpinionAuthorizer() }),
-    Webhook: notBuilt('Webhook'),
+    Webhook: async (name) => {
+      // the flag form has no failurePolicy or timeout flags; kube uses NoOpinion and 30 s for it
+      const w = opts.webhook;
+      if (!w?.configFile) throw new Error('--authorization-mode: Webhook requires --authorization-webhook-config-file');
+      return webhookEntry(name, deps, '--authorization-webhook-config-file', {
+        timeoutMs: 30_000,
+        authorizedTtlMs: w.authorizedTtlMs ?? DEFAULT_AUTHORIZED_TTL_MS,
+        unauthorizedTtlMs: w.unauthorizedTtlMs ?? DEFAULT_UNAUTHORIZED_TTL_MS,
+        subjectAccessReviewVersion: w.version ?? 'v1',
+        failurePolicy: 'NoOpinion',
+        kubeConfigFile: w.configFile,
+        matchConditions: [],
+      });
+    },
   };
+  const stopRbac = (): void => {
+    unfollow?.();
+    unfollow = undefined;
+  };
+  if (opts.configFile) return { ...(await configFileAuthorization(opts.configFile, factories, deps, stopRbac)), rbac };
+  if (opts.webhook?.configFile && !(opts.mode ?? DEFAULT_AUTHORIZATION_MODE).split(',').some((m) => m.trim() === 'Webhook')) {
+    throw new Error('--authorization-webhook-config-file requires Webhook in --authorization-mode');
+  }
   const modes = parseAuthorizationModes(opts.mode ?? DEFAULT_AUTHORIZATION_MODE);
   const entries: ChainEntry[] = [{ type: 'SystemMasters', name: 'system:masters', authorizer: new PrivilegedGroupAuthorizer() }];
   for (const m of modes) entries.push(await factories[m](m.toLowerCase()));
-  const chain = new AuthorizerChain(entries, deps.observe);
+  const chain = new AuthorizerChain(entries, observer(deps));
   return {
     chain,
     rbac,
@@ -97,6 +136,89 @@ class NoOpinionAuthorizer implements Authorizer {
   async rulesFor(): Promise<RulesResult> {
     return { resourceRules: [], nonResourceRules: [], incomplete: false };
   }
+}
+
+/** the first `--authorization-webhook-*` flag that was given, for the startup error */
+function webhookFlagGiven(w: NonNullable<AuthorizationOptions['webhook']>): string {
+  if (w.configFile) return '--authorization-webhook-config-file';
+  if (w.authorizedTtlMs !== undefined) return '--authorization-webhook-cache-authorized-ttl';
+  if (w.unauthorizedTtlMs !== undefined) return '--authorization-webhook-cache-unauthorized-ttl';
+  return '--authorization-webhook-version';
+}
+
+function observer(deps: AuthorizationDeps): DecisionObserver | undefined {
+  return deps.observe ?? deps.metrics?.observeDecision;
+}
+
+function webhookEntry(name: string, deps: AuthorizationDeps, flag: string, w: WebhookConfig): ChainEntry {
+  const authorizer = new WebhookAuthorizer({
+    name,
+    target: loadWebhookKubeconfig(w.kubeConfigFile, flag),
+    group: `authorization.${deps.apiDomain}`,
+    version: w.subjectAccessReviewVersion,
+    timeoutMs: w.timeoutMs,
+    authorizedTtlMs: w.authorizedTtlMs,
+    unauthorizedTtlMs: w.unauthorizedTtlMs,
+    failurePolicy: w.failurePolicy,
+    matchConditions: w.matchConditions,
+    metrics: deps.metrics,
+    now: deps.now,
+  });
+  return { type: 'Webhook', name, authorizer };
+}
+
+/** `--authorization-config` (§5.12): the chain from the file, rebuilt whole on every change. */
+async function configFileAuthorization(
+  path: string,
+  factories: Record<AuthorizationMode, EntryFactory>,
+  deps: AuthorizationDeps,
+  stopShared: () => void,
+): Promise<Omit<AuthorizationSetup, 'rbac'>> {
+  // Node and RBAC authorizers keep watches and indexes: built once and reused by
+  // every reload (only their name may change); webhooks are rebuilt (new caches).
+  const shared = new Map<AuthorizationMode, ChainEntry>();
+  const sharedEntry = async (type: 'Node' | 'RBAC', name: string): Promise<ChainEntry> => {
+    let e = shared.get(type);
+    if (!e) {
+      e = await factories[type](name);
+      shared.set(type, e);
+    }
+    return { ...e, name };
+  };
+  const build = async (content: string): Promise<ChainEntry[]> => {
+    const cfg = loadAuthorizationConfiguration(path, deps.apiDomain, content);
+    const entries: ChainEntry[] = [{ type: 'SystemMasters', name: 'system:masters', authorizer: new PrivilegedGroupAuthorizer() }];
+    for (const [i, a] of cfg.authorizers.entries()) {
+      const where = `--authorization-config: ${path}: authorizers[${i}]`;
+      try {
+        entries.push(a.type === 'Webhook' ? webhookEntry(a.name, deps, `${where}.webhook.connectionInfo.kubeConfigFile`, a.webhook) : await sharedEntry(a.type, a.name));
+      } catch (e) {
+        const msg = (e as Error).message;
+        throw new Error(msg.startsWith('--authorization-config') ? msg : `${where}: ${msg}`);
+      }
+    }
+    return entries;
+  };
+  let content: string;
+  try {
+    content = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new Error(`--authorization-config: ${(e as Error).message}`);
+  }
+  const chain = new AuthorizerChain(await build(content), observer(deps));
+  const reloader = new ConfigReloader(
+    { path, chain, build, log: deps.log, reloaded: (status) => deps.metrics?.reloaded(status), intervalMs: deps.configReloadIntervalMs },
+    content,
+  );
+  return {
+    chain,
+    start: () => reloader.start(),
+    stop: () => {
+      reloader.stop();
+      stopShared();
+    },
+    reload: () => reloader.check(),
+  };
 }
 
 function notBuilt(mode: string): EntryFactory {

@@ -15,6 +15,7 @@ import type { Authorizer } from '../auth/authz/types.js';
 import type { UserInfo } from '../auth/types.js';
 import { EscalationGuard, type RbacResource } from '../auth/authz/rbac/escalation.js';
 import { type AuthorizationOptions, buildAuthorization } from './authorization-setup.js';
+import { AuthorizationMetrics } from '../auth/authz/metrics.js';
 import { storeObjectSources } from './object-sources.js';
 import { startRbacControllers } from './rbac-setup.js';
 import { NamespaceController } from '../controllers/namespace.js';
@@ -203,7 +204,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   ctx.featureGates = featureGates;
   // spec 001 §5.12: the chain of --authorization-mode (default Node,RBAC); every check goes
   // through it (requests, impersonation, access reviews, unsafe deletion, escalation)
-  const authorization = await buildAuthorization(opts.authorization ?? {}, { apiDomain: opts.apiDomain, log, sources: storeObjectSources(store, registry, log) });
+  const metrics = new ServerMetrics();
+  const authorization = await buildAuthorization(opts.authorization ?? {}, {
+    apiDomain: opts.apiDomain,
+    log,
+    sources: storeObjectSources(store, registry, log),
+    metrics: new AuthorizationMetrics(metrics.registry),
+  });
+  authorization.start();
   const authorizer: Authorizer = opts.authorizer ?? authorization.chain;
   ctx.authorizer = authorizer;
   escalation = new EscalationGuard({ index: authorization.rbac, authorizer: () => authorizer, rbacGroup });
@@ -275,7 +283,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
   const authn = auth.chain;
 
-  const metrics = new ServerMetrics();
   auth.registerMetrics((name, help, read) => metrics.gauge(name, help, read));
   metrics.gauge('orch_store_revision', 'The applied revision of the store.', () => store.revision);
   metrics.gauge('orch_store_compact_revision', 'The oldest revision still readable.', () => store.compactRevision);

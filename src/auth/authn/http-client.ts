@@ -62,7 +62,12 @@ export function httpJson(
         res.on('error', reject);
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`${method} ${url}: timed out after ${timeoutMs} ms`)));
+    // `timeout` above is an idle timeout; this bounds the whole exchange, so a
+    // remote that trickles bytes cannot hold a request past the deadline either
+    const timedOut = () => req.destroy(new Error(`${method} ${url}: timed out after ${timeoutMs} ms`));
+    const deadline = setTimeout(timedOut, timeoutMs);
+    req.on('close', () => clearTimeout(deadline));
+    req.on('timeout', timedOut);
     req.on('error', reject);
     if (data !== undefined) req.write(data);
     req.end();
