@@ -13,6 +13,8 @@ import {
   PrivilegedGroupAuthorizer,
   parseAuthorizationModes,
 } from '../auth/authz/chain.js';
+import { createNodeAuthorization } from '../auth/authz/node/index.js';
+import type { ObjectSources } from '../auth/authz/types.js';
 
 /** The authorization flags of `orch server` (spec 001 §5.12–§5.17), all optional. */
 export interface AuthorizationOptions {
@@ -33,6 +35,10 @@ export interface AuthorizationDeps {
   apiDomain: string;
   log: (msg: string) => void;
   observe?: DecisionObserver;
+  /** object feeds for the authorizers that follow stored objects (Node, RBAC) */
+  sources?: ObjectSources;
+  /** feature gate AuthorizeNodeWithSelectors (spec 001 §5.15); default on */
+  nodeWithSelectors?: boolean;
 }
 
 export interface AuthorizationSetup {
@@ -49,19 +55,33 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
     const other = opts.mode !== undefined ? '--authorization-mode' : '--authorization-webhook-config-file';
     throw new Error(`--authorization-config and ${other} cannot be used together (spec 001 §5.12)`);
   }
+  const starters: Array<{ start(): void; stop(): void }> = [];
   const factories: Record<AuthorizationMode, EntryFactory> = {
     AlwaysAllow: async (name) => ({ type: 'AlwaysAllow', name, authorizer: new AlwaysAllowAuthorizer() }),
     AlwaysDeny: async (name) => ({ type: 'AlwaysDeny', name, authorizer: new AlwaysDenyAuthorizer() }),
     ABAC: notBuilt('ABAC'),
     RBAC: notBuilt('RBAC'),
-    Node: notBuilt('Node'),
+    Node: async (name) => {
+      if (!deps.sources) throw new Error('--authorization-mode: Node needs the object sources of the server');
+      const node = createNodeAuthorization({ sources: deps.sources, apiDomain: deps.apiDomain, withSelectors: deps.nodeWithSelectors ?? true, log: deps.log });
+      starters.push(node);
+      return { type: 'Node', name, authorizer: node.authorizer };
+    },
     Webhook: notBuilt('Webhook'),
   };
   const modes = parseAuthorizationModes(opts.mode ?? DEFAULT_AUTHORIZATION_MODE);
   const entries: ChainEntry[] = [{ type: 'SystemMasters', name: 'system:masters', authorizer: new PrivilegedGroupAuthorizer() }];
   for (const m of modes) entries.push(await factories[m](m.toLowerCase()));
   const chain = new AuthorizerChain(entries, deps.observe);
-  return { chain, start() {}, stop() {} };
+  return {
+    chain,
+    start() {
+      for (const s of starters) s.start();
+    },
+    stop() {
+      for (const s of starters) s.stop();
+    },
+  };
 }
 
 function notBuilt(mode: string): EntryFactory {
