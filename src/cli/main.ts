@@ -68,6 +68,9 @@ addAuthenticationFlags(program.command('server'))
   .option('--fault-injection-port <port>', 'port of the fault-injection endpoint', port, 0)
   .option('--raft-tick <duration>', 'Raft tick; the election timeout is 10-20 ticks', duration, 100)
   // docs/tls.md: TLS in worker processes (1 descriptor per client here instead of 3, crypto off the API event loop); 0 = in-process
+  // spec 001 §5.15; src/server/admission-plugins.ts (NodeRestriction is on by default)
+  .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction)')
+  .option('--disable-admission-plugins <list>', 'admission plugins to turn off, comma separated (e.g. NodeRestriction)')
   .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
   .action(async (o: { securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number; runtimeConfig?: string }) => {
     let server;
@@ -96,6 +99,7 @@ addAuthenticationFlags(program.command('server'))
         tlsWorkers: o.tlsWorkers,
         featureGates: (o as { featureGates?: Record<string, boolean> }).featureGates,
         authn: authenticationOptionsFrom(o as Record<string, unknown>),
+        admissionPlugins: admissionPluginOptionsFrom(o as Record<string, unknown>),
       });
     } catch (e) {
       process.stderr.write(`orch: cannot start: ${(e as Error).message}\n`);
@@ -127,3 +131,9 @@ program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`orch: ${(e as Error).message}\n`);
   process.exit(1);
 });
+
+/** `--enable-admission-plugins` / `--disable-admission-plugins` as lists */
+function admissionPluginOptionsFrom(o: Record<string, unknown>): { enable?: string[]; disable?: string[] } {
+  const list = (v: unknown): string[] | undefined => (typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter((x) => x !== '') : undefined);
+  return { enable: list(o.enableAdmissionPlugins), disable: list(o.disableAdmissionPlugins) };
+}

@@ -31,6 +31,9 @@ import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki } from './pki.js';
+import { type AuthorizationOptions, buildAuthorization } from './authorization-setup.js';
+import { storeObjectSources } from './object-sources.js';
+import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { type ClusterOptions, openStore, registerStoreMetrics, withClusterStatus } from './open-store.js';
 
@@ -59,6 +62,10 @@ export interface ServerOptions {
   runtimeConfig?: string;
   /** the authorizer chain; default allow-all (the authorization issue replaces it) */
   authorizer?: Authorizer;
+  /** authorization flags (spec 001 §5.12); used when `authorizer` is not given */
+  authorization?: AuthorizationOptions;
+  /** `--enable-admission-plugins` / `--disable-admission-plugins` (src/server/admission-plugins.ts) */
+  admissionPlugins?: AdmissionPluginOptions;
   /** certificates shared by every member of a cluster (default <dataDir>/pki) */
   pkiDir?: string;
   /** run as a member of a Raft cluster instead of the single-node store (docs/raft.md) */
@@ -122,6 +129,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       }
     },
   };
+  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
   const stores = new Map<ResourceDefinition, GenericStore>();
   const storeFor = (def: ResourceDefinition): GenericStore => {
     let gs = stores.get(def);
@@ -136,7 +144,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   ctx.featureGates = featureGates;
   // Allow-all until the authorization issue lands; every check already goes
   // through this interface (requests, impersonation, unsafe deletion).
-  const authorizer: Authorizer = opts.authorizer ?? new AllowAllAuthorizer();
+  const authz = !opts.authorizer && opts.authorization
+    ? await buildAuthorization(opts.authorization, { apiDomain: opts.apiDomain, log, sources: storeObjectSources(store, registry, log), nodeWithSelectors: featureGates.enabled('AuthorizeNodeWithSelectors') })
+    : undefined;
+  authz?.start();
+  const authorizer: Authorizer = opts.authorizer ?? authz?.chain ?? new AllowAllAuthorizer();
   ctx.authorizer = authorizer;
 
   const health = new HealthChecks();
@@ -172,7 +184,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let serverUrl = '';
   const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
   const authn = auth.chain;
-  if (!opts.authorizer) log('WARNING: authorization is allow-all: every authenticated or anonymous request is permitted (the RBAC authorizer is not built yet)');
+  if (!opts.authorizer && !authz) log('WARNING: authorization is allow-all: every authenticated or anonymous request is permitted (the RBAC authorizer is not built yet)');
 
   const metrics = new ServerMetrics();
   auth.registerMetrics((name, help, read) => metrics.gauge(name, help, read));
@@ -243,6 +255,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         nsController.stop();
         gc.stop();
         auth.stop();
+        authz?.stop();
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
         await front!.close({ graceful: true, timeoutMs: 2000 });

@@ -19,6 +19,7 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
     fieldValidation,
     duplicateFields: duplicates,
     manager: fieldManagerOf(ctx, req, 'CreateOptions'),
+    requester: req.user,
   });
   return { status: 201, body: object, warnings: fieldWarnings(fieldValidation, unknownFields, duplicates) };
 }

@@ -70,6 +70,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     duplicateFields: duplicates,
     manager: fieldManagerOf(ctx, req, 'PatchOptions'),
     subresource: req.info.subresource || undefined,
+    requester: req.user,
   };
   const ifMatch = ifMatchVersion(req.headers.get('if-match'));
   const r = await gs.guaranteedUpdate(namespace, name, writeOpts, (current) => {
@@ -165,6 +166,7 @@ async function applyHandler(
       manager,
       operation: 'Apply',
       subresource: req.info.subresource || undefined,
+      requester: req.user,
     },
     (current) => {
       const currentRv = current?.metadata?.resourceVersion;

@@ -38,6 +38,7 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       createIfAbsent: !isStatusWrite(req),
       manager: fieldManagerOf(ctx, req, 'UpdateOptions'),
       subresource: req.info.subresource || undefined,
+      requester: req.user,
     },
     (current) => {
       // a resourceVersion is a precondition: an absent object does not meet it (spec 000 §4.4)
