@@ -17,6 +17,7 @@ import type { ApiRequest, ApiResponse, Negotiated, RequestInfo, StreamResponse }
 import type { AuthenticationChain } from '../auth/authn/chain.js';
 import { applyImpersonation } from '../auth/authn/impersonation.js';
 import type { Authorizer } from '../auth/authz/types.js';
+import { fieldSelectorRequirements } from './selector-attributes.js';
 import type { PeerCertificate } from '../auth/types.js';
 import type { WatchService } from '../watch/service.js';
 import type { HealthChecks } from './health.js';
@@ -127,6 +128,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         resource: info.resource,
         subresource: info.subresource,
         name: info.name,
+        fieldSelector: info.isResourceRequest ? fieldSelectorRequirements(info.verb, http.query) : undefined,
       });
       if (decision.decision !== 'allow') {
         throw forbidden(

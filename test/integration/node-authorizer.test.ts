@@ -51,6 +51,14 @@ describe('Node authorizer', () => {
     expect((await t.request('GET', secret, { cert: n2 })).status).toBe(403);
     expect((await t.request('GET', '/api/v1/namespaces/default/pods/p1', { cert: n1 })).status).toBe(200);
     expect((await t.request('GET', '/api/v1/namespaces/default/pods/p1', { cert: n2 })).status).toBe(403);
+    // list/watch narrowed by field selectors (AuthorizeNodeWithSelectors)
+    expect((await t.request('GET', '/api/v1/namespaces/default/secrets?fieldSelector=metadata.name%3Ds1', { cert: n1 })).status).toBe(200);
+    expect((await t.request('GET', '/api/v1/namespaces/default/secrets', { cert: n1 })).status).toBe(403);
+    const mine = await t.request('GET', '/api/v1/pods?fieldSelector=spec.nodeName%3Dn1', { cert: n1 });
+    expect(mine.status).toBe(200);
+    expect(mine.json<{ items: Array<{ metadata: { name: string } }> }>().items.map((p) => p.metadata.name)).toEqual(['p1']);
+    expect((await t.request('GET', '/api/v1/pods?fieldSelector=spec.nodeName%3Dn2', { cert: n1 })).status).toBe(403);
+    expect((await t.request('GET', '/api/v1/pods', { cert: n1 })).status).toBe(403);
     expect((await t.request('DELETE', '/api/v1/namespaces/default/pods/p1?gracePeriodSeconds=0')).status).toBe(200);
     expect(await statusUntil(secret, n1, 403)).toBe(403);
   });
@@ -65,6 +73,8 @@ describe('Node authorizer', () => {
     expect((await t.request('PATCH', '/api/v1/nodes/n2/status', { body: patch, headers, cert: n1 })).status).toBe(403);
     expect((await t.request('GET', '/api/v1/nodes/n1', { cert: n1 })).status).toBe(200);
     expect((await t.request('GET', '/api/v1/nodes/n2', { cert: n1 })).status).toBe(403);
+    expect((await t.request('GET', '/api/v1/nodes?fieldSelector=metadata.name%3Dn1', { cert: n1 })).status).toBe(200);
+    expect((await t.request('GET', '/api/v1/nodes', { cert: n1 })).status).toBe(403);
     // a node may not register as another node (NodeRestriction)
     const other = await t.request('POST', '/api/v1/nodes', { body: node('n3'), cert: n1 });
     expect(other.status).toBe(403);
