@@ -44,6 +44,8 @@ export interface WriteOptions {
   subresource?: string;
   /** the requesting user (absent for the server's own writes); read by `WriteHooks.authorizeWrite` */
   user?: UserInfo;
+  /** who asks, for admission plugins that depend on the requester (NodeRestriction, spec 001 §5.15) */
+  requester?: { username: string; groups?: string[] };
 }
 
 /** Schema-driven admission steps, provided by the schema engine. */
@@ -59,7 +61,7 @@ export interface WriteHooks {
   /** called for create and update with the final object before it is stored */
   beforeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): void;
   /** may refuse a delete (e.g. the built-in namespaces) */
-  beforeDelete?(def: ResourceDefinition, obj: ApiObject): void;
+  beforeDelete?(def: ResourceDefinition, obj: ApiObject, opts?: WriteOptions): void;
   /**
    * May refuse a create or update for who asks it, after validation and
    * before the write (RBAC escalation prevention, spec 001 §5.14); throws a
@@ -381,7 +383,7 @@ export class GenericStore {
       const kv = this.readRaw(namespace, name);
       if (!kv) throw notFound(this.def.resource, this.def.group, name);
       const current = decodeObject(kv);
-      this.hooks.beforeDelete?.(this.def, current);
+      this.hooks.beforeDelete?.(this.def, current, opts);
       this.checkPreconditions(current, name, opts.preconditions);
       const decision = decide(factsOf(current, this.extraFinalizersOf(current)), {
         type: 'DELETE',

@@ -72,6 +72,9 @@ addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('serv
   // docs/tls.md: TLS in worker processes (1 descriptor per client here instead of 3, crypto off the API event loop); 0 = in-process
   .option('--service-cluster-ip-range <cidr>', 'IPv4 range Service cluster IPs are allocated from (the first address is the kubernetes Service\'s)', '10.96.0.0/12')
   .option('--service-node-port-range <range>', 'ports NodePort and LoadBalancer Services get their node ports from', '30000-32767')
+  // spec 001 §5.15; src/server/admission-plugins.ts (NodeRestriction is on by default)
+  .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction)')
+  .option('--disable-admission-plugins <list>', 'admission plugins to turn off, comma separated (e.g. NodeRestriction)')
   .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
   .action(async (o: { securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number; runtimeConfig?: string }) => {
     let server;
@@ -104,6 +107,7 @@ addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('serv
         limits: limitOptionsFrom(o as Record<string, unknown>),
         serviceClusterIpRange: (o as { serviceClusterIpRange?: string }).serviceClusterIpRange,
         serviceNodePortRange: (o as { serviceNodePortRange?: string }).serviceNodePortRange,
+        admissionPlugins: admissionPluginOptionsFrom(o as Record<string, unknown>),
       });
     } catch (e) {
       process.stderr.write(`orch: cannot start: ${(e as Error).message}\n`);
@@ -135,3 +139,9 @@ program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`orch: ${(e as Error).message}\n`);
   process.exit(1);
 });
+
+/** `--enable-admission-plugins` / `--disable-admission-plugins` as lists */
+function admissionPluginOptionsFrom(o: Record<string, unknown>): { enable?: string[]; disable?: string[] } {
+  const list = (v: unknown): string[] | undefined => (typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter((x) => x !== '') : undefined);
+  return { enable: list(o.enableAdmissionPlugins), disable: list(o.disableAdmissionPlugins) };
+}

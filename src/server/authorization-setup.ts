@@ -23,6 +23,7 @@ import { DEFAULT_AUTHORIZED_TTL_MS, DEFAULT_UNAUTHORIZED_TTL_MS, type WebhookCon
 import type { AuthorizationMetrics } from '../auth/authz/metrics.js';
 import { ConfigReloader } from '../auth/authz/reload.js';
 import { WebhookAuthorizer } from '../auth/authz/webhook.js';
+import { createNodeAuthorization } from '../auth/authz/node/index.js';
 
 /** The authorization flags of `orch server` (spec 001 §5.12–§5.17), all optional. */
 export interface AuthorizationOptions {
@@ -51,6 +52,8 @@ export interface AuthorizationDeps {
   now?: () => number;
   /** `--authorization-config` poll interval; default 60 s (§8) */
   configReloadIntervalMs?: number;
+  /** feature gate AuthorizeNodeWithSelectors (spec 001 §5.15); default on */
+  nodeWithSelectors?: boolean;
 }
 
 export interface AuthorizationSetup {
@@ -71,6 +74,7 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
     const other = opts.mode !== undefined ? '--authorization-mode' : opts.webhook ? webhookFlagGiven(opts.webhook) : '--authorization-policy-file';
     throw new Error(`--authorization-config and ${other} cannot be used together (spec 001 §5.12)`);
   }
+  const stoppers: (() => void)[] = [];
   // one RBAC index per server, followed from the store while the server runs
   const rbac = new RbacIndex();
   let unfollow: (() => void) | undefined;
@@ -87,8 +91,14 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
       return { type: 'ABAC', name, authorizer: new AbacAuthorizer(loadAbacPolicyFile(opts.policyFile, deps.apiDomain)) };
     },
     RBAC: rbacEntry,
-    // TODO(nodeauthz branch): replaced by the Node authorizer at merge; until then Node has no opinion
-    Node: async (name) => ({ type: 'Node', name, authorizer: new NoOpinionAuthorizer() }),
+    Node: async (name) => {
+      if (!deps.sources) throw new Error('--authorization-mode: Node needs the object sources of the server');
+      // follows pods, claims and volumes from now on; stopped with the server
+      const node = createNodeAuthorization({ sources: deps.sources, apiDomain: deps.apiDomain, withSelectors: deps.nodeWithSelectors ?? true, log: deps.log });
+      node.start();
+      stoppers.push(() => node.stop());
+      return { type: 'Node', name, authorizer: node.authorizer };
+    },
     Webhook: async (name) => {
       // the flag form has no failurePolicy or timeout flags; kube uses NoOpinion and 30 s for it
       const w = opts.webhook;
@@ -107,6 +117,7 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
   const stopRbac = (): void => {
     unfollow?.();
     unfollow = undefined;
+    for (const stop of stoppers.splice(0)) stop();
   };
   if (opts.configFile) return { ...(await configFileAuthorization(opts.configFile, factories, deps, stopRbac)), rbac };
   if (opts.webhook?.configFile && !(opts.mode ?? DEFAULT_AUTHORIZATION_MODE).split(',').some((m) => m.trim() === 'Webhook')) {
@@ -120,23 +131,10 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
     chain,
     rbac,
     start() {},
-    stop() {
-      unfollow?.();
-      unfollow = undefined;
-    },
+    stop: stopRbac,
   };
 }
 
-/** placeholder link that never decides (see the Node TODO above) */
-class NoOpinionAuthorizer implements Authorizer {
-  async authorize(): Promise<Decision> {
-    return { decision: 'noOpinion' };
-  }
-
-  async rulesFor(): Promise<RulesResult> {
-    return { resourceRules: [], nonResourceRules: [], incomplete: false };
-  }
-}
 
 /** the first `--authorization-webhook-*` flag that was given, for the startup error */
 function webhookFlagGiven(w: NonNullable<AuthorizationOptions['webhook']>): string {

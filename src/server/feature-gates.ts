@@ -20,6 +20,11 @@ export const KNOWN_GATES: Readonly<Record<string, GateSpec>> = {
     stage: 'Alpha',
     description: 'allow the delete option ignoreStoreReadErrorWithClusterBreakingPotential to remove objects whose stored data cannot be read',
   },
+  // spec 001 §5.15: the Node authorizer lets an agent read only its own Node and its pods (beta, default on)
+  AuthorizeNodeWithSelectors: {
+    stage: 'Beta',
+    description: 'the Node authorizer allows a node to get only its own Node, list/watch nodes only with metadata.name=<own> and pods only with spec.nodeName=<own>',
+  },
 };
 
 export type GateName = keyof typeof KNOWN_GATES & string;

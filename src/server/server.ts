@@ -46,6 +46,7 @@ import { checkApiDomain } from './api-domain-check.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
 import { systemClock } from '../core/clock.js';
 import { watchTimeoutMs } from '../gateway/timeouts.js';
+import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { type ClusterOptions, openStore, registerStoreMetrics, withClusterStatus } from './open-store.js';
 
@@ -82,6 +83,8 @@ export interface ServerOptions {
   authorizer?: Authorizer;
   /** `--authorization-*` flags (spec 001 §5.12); default mode `Node,RBAC` */
   authorization?: AuthorizationOptions;
+  /** `--enable-admission-plugins` / `--disable-admission-plugins` (src/server/admission-plugins.ts) */
+  admissionPlugins?: AdmissionPluginOptions;
   /** certificates shared by every member of a cluster (default <dataDir>/pki) */
   pkiDir?: string;
   /** run as a member of a Raft cluster instead of the single-node store (docs/raft.md) */
@@ -170,6 +173,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       }
     },
   };
+  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it
   const rbacHooks = {
@@ -210,6 +214,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log,
     sources: storeObjectSources(store, registry, log),
     metrics: new AuthorizationMetrics(metrics.registry),
+    nodeWithSelectors: featureGates.enabled('AuthorizeNodeWithSelectors'),
   });
   authorization.start();
   const authorizer: Authorizer = opts.authorizer ?? authorization.chain;

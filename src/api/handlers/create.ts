@@ -20,6 +20,7 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
     duplicateFields: duplicates,
     manager: fieldManagerOf(ctx, req, 'CreateOptions'),
     user: req.user,
+    requester: req.user,
   });
   return { status: 201, body: object, warnings: fieldWarnings(fieldValidation, unknownFields, duplicates) };
 }

@@ -32,6 +32,7 @@ export async function handleDeleteCollection(ctx: HandlerContext, req: ApiReques
       const r = await gs.delete(item.metadata?.namespace ?? '', item.metadata!.name!, {
         ...opts,
         preconditions: undefined,
+        requester: req.user,
       });
       out.push(r.object);
     } catch (e) {

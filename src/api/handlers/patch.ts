@@ -71,6 +71,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     manager: fieldManagerOf(ctx, req, 'PatchOptions'),
     user: req.user,
     subresource: req.info.subresource || undefined,
+    requester: req.user,
   };
   const ifMatch = ifMatchVersion(req.headers.get('if-match'));
   const r = await gs.guaranteedUpdate(namespace, name, writeOpts, (current) => {
@@ -167,6 +168,7 @@ async function applyHandler(
       operation: 'Apply',
       user: req.user,
       subresource: req.info.subresource || undefined,
+      requester: req.user,
     },
     (current) => {
       const currentRv = current?.metadata?.resourceVersion;

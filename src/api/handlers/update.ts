@@ -39,6 +39,7 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       manager: fieldManagerOf(ctx, req, 'UpdateOptions'),
       user: req.user,
       subresource: req.info.subresource || undefined,
+      requester: req.user,
     },
     (current) => {
       // a resourceVersion is a precondition: an absent object does not meet it (spec 000 §4.4)

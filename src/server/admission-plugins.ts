@@ -1,0 +1,45 @@
+// Admission plugins chosen by `--enable-admission-plugins` and
+// `--disable-admission-plugins` (spec 001 §5.15). Each plugin is a set of
+// write hooks of the generic store (src/api/generic-store.ts WriteHooks),
+// which see the requester, the sub-resource, the new and the stored object.
+// They run after the server's own hooks. Default on: NodeRestriction (kube
+// leaves it off by default but every kubeadm cluster enables it; docs/authorization.md).
+
+import type { WriteHooks } from '../api/generic-store.js';
+import { NODE_RESTRICTION, nodeRestrictionHooks } from '../auth/authz/node/restriction.js';
+
+export interface AdmissionPluginOptions {
+  enable?: string[];
+  disable?: string[];
+}
+
+const PLUGINS: Record<string, (apiDomain: string) => WriteHooks> = {
+  [NODE_RESTRICTION]: nodeRestrictionHooks,
+};
+
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION];
+
+/** the enabled plugin names; an unknown name is a startup error listing the known ones */
+export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
+  for (const n of [...(o.enable ?? []), ...(o.disable ?? [])]) {
+    if (!PLUGINS[n]) throw new Error(`admission plugin "${n}" is unknown (known: ${Object.keys(PLUGINS).sort().join(', ')})`);
+  }
+  const both = (o.enable ?? []).filter((n) => (o.disable ?? []).includes(n));
+  if (both.length > 0) throw new Error(`admission plugin "${both[0]}" is both enabled and disabled (--enable-admission-plugins, --disable-admission-plugins)`);
+  const names = new Set([...DEFAULT_ADMISSION_PLUGINS, ...(o.enable ?? [])]);
+  for (const n of o.disable ?? []) names.delete(n);
+  return [...names];
+}
+
+/** `base` followed by every enabled plugin, as one WriteHooks */
+export function admissionHooks(base: WriteHooks, o: AdmissionPluginOptions, apiDomain: string): Required<Pick<WriteHooks, 'beforeWrite' | 'beforeDelete'>> {
+  const all = [{ ...base }, ...enabledAdmissionPlugins(o).map((n) => PLUGINS[n]!(apiDomain))];
+  return {
+    beforeWrite(def, obj, old, opts) {
+      for (const h of all) h.beforeWrite?.(def, obj, old, opts);
+    },
+    beforeDelete(def, obj, opts) {
+      for (const h of all) h.beforeDelete?.(def, obj, opts);
+    },
+  };
+}
