@@ -8,7 +8,8 @@
 // request names the object, so `--authorization-mode=Node` alone is enough
 // for an agent; NodeRestriction admission checks the objects' content.
 
-import type { Authorizer, Decision, RequestAttributes, SelectorRequirement } from '../types.js';
+import type { Authorizer, Decision, RequestAttributes, RulesResult, SelectorRequirement } from '../types.js';
+import type { UserInfo } from '../../types.js';
 import type { NodeGraph, VertexKind } from './graph.js';
 
 /** where node heartbeats live: a built-in namespace, the same whatever the API domain */
@@ -41,6 +42,15 @@ export class NodeAuthorizer implements Authorizer {
     private readonly graph: NodeGraph,
     private readonly opts: NodeAuthorizerOptions,
   ) {}
+
+  /**
+   * SelfSubjectRulesReview: nothing for users that are not nodes (complete, so
+   * the chain's answer stays complete); for a node its graph-dependent grants
+   * cannot be listed as rules (incomplete, as kube answers).
+   */
+  async rulesFor(user: UserInfo): Promise<RulesResult> {
+    return { resourceRules: [], nonResourceRules: [], incomplete: nodeNameOf(user) !== undefined };
+  }
 
   async authorize(a: RequestAttributes): Promise<Decision> {
     const node = nodeNameOf(a.user);
