@@ -9,6 +9,7 @@
 // level-driven: after a restart in the middle it simply finds the
 // Terminating namespace again and finishes.
 
+import type { EventRecorder, InvolvedObject } from './event-recorder.js';
 import { StatusError } from '../api/errors.js';
 import { isCorruptObjectError } from '../api/deletion/corrupt.js';
 import { isTerminating } from '../api/deletion/facts.js';
@@ -35,6 +36,8 @@ export class NamespaceController {
     private readonly registry: Registry,
     private readonly storeFor: (def: ResourceDefinition) => GenericStore,
     private readonly log: (msg: string) => void = () => {},
+    /** the server's Events (event-recorder.ts); cluster-scoped objects' Events go to `default`, as in kube */
+    private readonly recorder?: Pick<EventRecorder, 'event'>,
   ) {}
 
   /** subscribes and scans; may be called again after stop() (src/controllers/leader-gate.ts) */
@@ -134,7 +137,10 @@ export class NamespaceController {
     await this.report(nsStore, name, remaining, withFinalizers, failures);
     if (remaining.size > 0) {
       // objects with finalizers of their own stay until those are removed; look again later
-      if (failures.length > 0) this.log(`namespace controller: ${name}: ${failures.join('; ')}`);
+      if (failures.length > 0) {
+        this.log(`namespace controller: ${name}: ${failures.join('; ')}`);
+        void this.recorder?.event(this.involved(ns), 'Warning', 'NamespaceDeletionContentFailure', `Failed to delete all resource types: ${failures.join('; ')}`);
+      }
       setTimeout(() => this.enqueue(name), failures.length > 0 ? 1000 : 500).unref();
       return;
     }
@@ -145,6 +151,11 @@ export class NamespaceController {
       o.spec = spec;
       return o;
     });
+    void this.recorder?.event(this.involved(ns), 'Normal', 'NamespaceContentDeleted', `Deleted all content of namespace ${name}`);
+  }
+
+  private involved(ns: ApiObject): InvolvedObject {
+    return { apiVersion: 'v1', kind: 'Namespace', name: ns.metadata?.name ?? '', uid: ns.metadata?.uid };
   }
 
   /** the Kubernetes namespace conditions, so `kubectl describe ns` shows what holds it */

@@ -48,6 +48,7 @@ import { systemClock } from '../core/clock.js';
 import { watchTimeoutMs } from '../gateway/timeouts.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { writeKubeconfig } from './kubeconfig.js';
+import { serverEventRecorder } from './events.js';
 import { type ClusterOptions, openStore, registerStoreMetrics, withClusterStatus } from './open-store.js';
 
 export interface ServerOptions {
@@ -252,7 +253,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // In a cluster the controllers run on the Raft leader only (leader-gate.ts);
   // a follower's post-start hooks are done once the gate is set up, as its
   // controllers are idle by design.
-  const nsController = runWhileLeader(store, new NamespaceController(store, registry, storeFor, log), { name: 'namespace controller', log });
+  const events = serverEventRecorder(registry, storeFor, opts.cluster?.name ?? 'orch', log);
+  const nsController = runWhileLeader(store, new NamespaceController(store, registry, storeFor, log, events), { name: 'namespace controller', log });
   started.add('start-namespace-controller');
   // the garbage collector (docs/deletion.md); it scans on start, so an interrupted foreground deletion resumes
   const gcController = new GarbageCollector(store, registry, storeFor, log);

@@ -71,6 +71,18 @@ describe('namespace defaults (orch.io)', () => {
     await t.request('PUT', '/api/v1/namespaces/nd-term/configmaps/held', { body: { ...held, metadata: { ...held.metadata, finalizers: [] } } });
   });
 
+  it('the server records an Event when it finishes deleting a namespace', async () => {
+    await t.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gone' } } });
+    expect((await t.request('DELETE', '/api/v1/namespaces/gone')).status).toBe(200);
+    type Ev = { reason: string; type: string; count: number; involvedObject: { kind: string; name: string }; source: { component: string } };
+    const find = async (): Promise<Ev | undefined> => {
+      const r = await t.request('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dgone');
+      return r.json<{ items: Ev[] }>().items.find((e) => e.reason === 'NamespaceContentDeleted');
+    };
+    await eventually(async () => (await find()) !== undefined, 'NamespaceContentDeleted event');
+    expect(await find()).toMatchObject({ type: 'Normal', count: 1, involvedObject: { kind: 'Namespace', name: 'gone' }, source: { component: 'orch-server' } });
+  });
+
   it('lets a namespace with its defaults be deleted', async () => {
     await t.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'nd-four' } } });
     await eventually(() => exists('/api/v1/namespaces/nd-four/configmaps/orch-root-ca.crt'), 'defaults');
@@ -92,3 +104,4 @@ describe('namespace defaults (--api-domain k8s.io)', () => {
     await eventually(async () => (await t.request('GET', '/api/v1/namespaces/kd/configmaps/kube-root-ca.crt')).status === 200, 'kube-root-ca.crt');
   });
 });
+
