@@ -20,7 +20,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { decodeMsgpack, encodeMsgpack } from '../store/codec.js';
+import { decodeMsgpack, encodeMsgpack } from './codec.js';
 import type { Message, NodeId } from './types.js';
 
 // ---------------------------------------------------------------- schema
