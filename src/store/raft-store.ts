@@ -20,10 +20,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RaftMetrics } from '../raft/metrics.js';
+import { RaftDriver, type RaftHost } from '../raft/node.js';
 import { RawNode } from '../raft/raw-node.js';
 import { RaftStorage } from '../raft/storage.js';
 import { FaultInjector, PeerTransport, startFaultAdmin, type FaultAdmin, type TransportStats, type TransportTls } from '../raft/transport.js';
-import { NONE, ProposalDroppedError, type Entry, type Message, type NodeId, type RaftConfig, type Ready, type Role, type Snapshot } from '../raft/types.js';
+import { NONE, ProposalDroppedError, type Entry, type NodeId, type RaftConfig, type ReadState, type Role, type Snapshot } from '../raft/types.js';
 import { decodeCommand, decodeMsgpack, encodeCommand, encodeMsgpack } from './codec.js';
 import { AppliedFeed } from './applied-feed.js';
 import { StoreClosedError } from './local-store.js';
@@ -132,19 +133,12 @@ interface PendingRead {
   index?: number;
 }
 
-/** a leader's append (entries and/or commit index): may leave before the leader's own fsync (handleReady) */
-function isLeaderReplication(m: Message): boolean {
-  return m.type === 'append';
-}
-
-export class RaftStore implements RevisionedStore {
+export class RaftStore implements RevisionedStore, RaftHost {
   readonly metrics = new RaftMetrics();
   private state: MvccState;
   private appliedIndex: number;
   private snapshotIndex: number;
   private readonly pending = new Map<string, Pending>();
-  /** proposals of this turn, handed to the core together at the next kick (group commit) */
-  private proposalQueue: { id: string; data: Uint8Array }[] = [];
   private readonly reads = new Map<string, PendingRead>();
   private readonly leaderWaiters = new Set<() => void>();
   private readonly leadershipListeners = new Set<(leader: boolean) => void>();
@@ -153,13 +147,10 @@ export class RaftStore implements RevisionedStore {
   private readonly feed = new AppliedFeed(() => this.state);
   private transport!: PeerTransport;
   private faultAdmin: FaultAdmin | undefined;
-  private ticker: NodeJS.Timeout | undefined;
   private compactTimer: NodeJS.Timeout | undefined;
-  private scheduled = false;
-  private loop: Promise<void> | undefined;
   private closed = false;
   private closePromise: Promise<void> | undefined;
-  private fatal: Error | undefined;
+  private readonly driver: RaftDriver;
   private seq = 0;
   private leader: NodeId = NONE;
   private role: Role = 'follower';
@@ -175,9 +166,10 @@ export class RaftStore implements RevisionedStore {
   private constructor(
     private readonly options: RaftStoreOptions,
     private readonly node: RawNode,
-    private readonly storage: RaftStorage,
+    storage: RaftStorage,
     snapshot: Snapshot | undefined,
   ) {
+    this.driver = new RaftDriver(node, storage, this, this.metrics);
     this.opts = {
       proposalTimeoutMs: options.proposalTimeoutMs ?? 7000,
       readTimeoutMs: options.readTimeoutMs ?? 5000,
@@ -223,21 +215,17 @@ export class RaftStore implements RevisionedStore {
         peers: options.initialCluster,
         tls: options.tls,
         faults: store.faults,
-        onMessage: (m) => store.stepMessage(m),
+        onMessage: (m) => store.driver.step(m),
         onUnreachable: (peer) => store.node.reportUnreachable(peer),
         log: store.log,
       });
       if (options.faultAdminPort !== undefined) store.faultAdmin = await startFaultAdmin(store.faults, options.faultAdminPort);
-      store.ticker = setInterval(() => {
-        store.node.tick();
-        store.kick();
-      }, options.tickMs ?? 100);
+      store.driver.start(store.transport, options.tickMs ?? 100);
       const interval = options.compactIntervalMs ?? Math.max(1000, Math.min(60_000, Math.floor(store.opts.historyMs / 4)));
       if (interval > 0) {
         store.compactTimer = setInterval(() => void store.autoCompact(), interval);
         store.compactTimer.unref();
       }
-      store.kick();
       return store;
     } catch (err) {
       await storage.close().catch(() => {});
@@ -281,8 +269,7 @@ export class RaftStore implements RevisionedStore {
         }, this.opts.readTimeoutMs),
       };
       this.reads.set(ctx, read);
-      this.node.readIndex(ctx);
-      this.kick();
+      this.driver.readIndex(ctx);
     });
   }
 
@@ -306,12 +293,12 @@ export class RaftStore implements RevisionedStore {
   }
 
   healthy(): boolean {
-    return !this.closed && this.fatal === undefined && this.node.raft.lead !== NONE;
+    return !this.closed && this.driver.fatal === undefined && this.node.raft.lead !== NONE;
   }
 
   /** this member is the Raft leader (from the core's soft state) and still running */
   isLeader(): boolean {
-    return this.role === 'leader' && !this.closed && this.fatal === undefined;
+    return this.role === 'leader' && !this.closed && this.driver.fatal === undefined;
   }
 
   onLeadershipChange(listener: (leader: boolean) => void): () => void {
@@ -374,8 +361,7 @@ export class RaftStore implements RevisionedStore {
 
   /** ask the cluster to hand leadership to `to` (operators, tests) */
   transferLeadership(to: NodeId): void {
-    this.node.transferLeadership(to);
-    this.kick();
+    this.driver.transferLeadership(to);
   }
 
   /** Resolves once a leader is known and this member applied everything committed at that moment. */
@@ -409,7 +395,8 @@ export class RaftStore implements RevisionedStore {
 
   private async propose(cmd: Command): Promise<CommandResult> {
     if (this.closed) throw new StoreClosedError();
-    if (this.fatal) throw new RaftUnavailableError(`raft storage failed: ${this.fatal.message}`, false);
+    const fatal = this.driver.fatal;
+    if (fatal) throw new RaftUnavailableError(`raft storage failed: ${fatal.message}`, false);
     // Encode now: what is proposed must be exactly what the caller passed.
     const id = `${this.options.name}.${this.nonce}.${++this.seq}`;
     const data = encodeMsgpack([id, encodeCommand(cmd)]);
@@ -427,34 +414,22 @@ export class RaftStore implements RevisionedStore {
         start: performance.now(),
       };
       this.pending.set(id, p);
-      this.proposalQueue.push({ id, data });
-      this.kick();
+      this.driver.propose(
+        data,
+        () => this.pending.has(id),
+        (err) => this.failProposal(id, err),
+      );
     });
   }
 
-  /**
-   * Hands the proposals queued in this turn to the core as one batch: one
-   * log append and one append message per follower for all of them, instead
-   * of one per proposal (they also share the leader's next fsync).
-   */
-  private flushProposals(): void {
-    // a proposal failed meanwhile (leader change, timeout) is not proposed late
-    const batch = this.proposalQueue.filter((b) => this.pending.has(b.id));
-    this.proposalQueue = [];
-    if (batch.length === 0) return;
-    try {
-      this.node.proposeBatch(batch.map((b) => b.data));
-    } catch (err) {
-      for (const { id } of batch) {
-        const p = this.pending.get(id);
-        if (!p) continue;
-        clearTimeout(p.timer);
-        this.pending.delete(id);
-        this.metrics.proposalsFailed += 1;
-        if (err instanceof ProposalDroppedError) p.reject(new RaftUnavailableError(err.message, false));
-        else p.reject(err instanceof Error ? err : new Error(String(err)));
-      }
-    }
+  /** the core refused a batch: 503 when it was certainly not accepted */
+  private failProposal(id: string, err: Error): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    clearTimeout(p.timer);
+    this.pending.delete(id);
+    this.metrics.proposalsFailed += 1;
+    p.reject(err instanceof ProposalDroppedError ? new RaftUnavailableError(err.message, false) : err);
   }
 
   /** waits up to leaderWaitMs for a leader; 503 when none shows up */
@@ -473,114 +448,23 @@ export class RaftStore implements RevisionedStore {
     if (this.node.raft.lead === NONE) throw new RaftUnavailableError('no Raft leader is known (election in progress or quorum lost)', false);
   }
 
-  private stepMessage(m: Parameters<RawNode['step']>[0]): void {
-    if (this.closed) return;
-    this.node.step(m);
-    this.kick();
+  // ------------------------------------------------------------ RaftHost (called by the driver in Ready order)
+
+  onFatal(err: Error): void {
+    this.log(`raft: member ${this.options.name} stopped: ${err.message}`);
+    this.failPending(`raft storage failed: ${err.message}`);
+    this.reportLeadership();
   }
 
-  // ------------------------------------------------------------ Ready loop
-
-  private kick(): void {
-    if (this.scheduled || this.closed || this.fatal) return;
-    this.scheduled = true;
-    // setImmediate: everything proposed or received in this turn shares one Ready (one fsync)
-    setImmediate(() => {
-      this.scheduled = false;
-      if (this.closed || this.fatal) return;
-      // even while the loop waits for a fsync: the entries join the next Ready
-      this.flushProposals();
-      if (!this.loop) {
-        this.loop = this.runReadyLoop().finally(() => {
-          this.loop = undefined;
-        });
-      }
-    });
-  }
-
-  private async runReadyLoop(): Promise<void> {
-    try {
-      for (let rd = this.node.ready(); rd; rd = this.closed ? undefined : this.node.ready()) {
-        await this.handleReady(rd);
-      }
-    } catch (err) {
-      // A failed fsync leaves the node's view ahead of its disk: stop
-      // participating rather than send promises we may not keep.
-      this.fatal = err instanceof Error ? err : new Error(String(err));
-      this.log(`raft: member ${this.options.name} stopped: ${this.fatal.message}`);
-      this.failPending(`raft storage failed: ${this.fatal.message}`);
-      if (this.ticker) clearInterval(this.ticker);
-      this.reportLeadership();
-    }
-  }
-
-  private async handleReady(rd: Ready): Promise<void> {
-    if (rd.softState) this.onSoftState(rd.softState.leader, rd.softState.role);
-    this.metrics.readies += 1;
-    // Thesis §10.2.1: a leader may replicate its new entries while it writes
-    // them to its own disk. Only the leader's appends go before
-    // the persist below, and only when this Ready changes neither term nor
-    // vote (those are on disk already). They promise nothing about this
-    // Ready's state: a commit index they carry was computed in an earlier turn
-    // and covers only entries of earlier Readies, which are on disk (followers
-    // can acknowledge this Ready's entries only after receiving them, i.e. in
-    // a later turn). That they commit is told to anyone (client, follower,
-    // reader) only by a later Ready, after this persist has completed. If the
-    // leader crashes before its persist, it restarts in the same term without
-    // those entries; having voted for itself in that term it cannot lead it
-    // again, and nothing about them was acknowledged.
-    const early = this.role === 'leader' && !this.changesTermOrVote(rd) ? rd.messages.filter(isLeaderReplication) : [];
-    const late = early.length > 0 ? rd.messages.filter((m) => !isLeaderReplication(m)) : rd.messages;
-    if (early.length > 0) this.transport.send(early);
-    // 1. persist (fsync) before anything that depends on it leaves.
-    // Committed entries already on disk (from earlier Readies, not rewritten
-    // by this one) are applied while the fsync runs; the rest after it.
-    let committed = rd.committedEntries;
-    if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
-      const t0 = performance.now();
-      // synced unless only the commit index moved (storage.ts header)
-      const saving = this.storage.save({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot });
-      if (!rd.snapshot) {
-        const durableTo = Math.min(this.storage.stats().lastIndex, rd.entries.length > 0 ? rd.entries[0].index - 1 : Infinity);
-        let n = 0;
-        while (n < committed.length && committed[n].index <= durableTo) n++;
-        if (n > 0) {
-          this.applyEntries(committed.slice(0, n));
-          committed = committed.slice(n);
-        }
-      }
-      if (await saving) {
-        this.metrics.storageSyncs += 1;
-        this.metrics.storageSyncMs += performance.now() - t0;
-      }
-      this.metrics.entriesPersisted += rd.entries.length;
-    }
-    if (this.closed) return;
-    // 2. send (what may promise this Ready's persisted state)
-    this.transport.send(late);
-    this.metrics.messagesSent += rd.messages.length;
-    // 3. apply
-    if (rd.snapshot && rd.snapshot.metadata.index > this.appliedIndex) this.installSnapshot(rd.snapshot);
-    this.applyEntries(committed);
-    // 4. reads
-    for (const rs of rd.readStates) {
+  onReadStates(states: ReadState[]): void {
+    for (const rs of states) {
       const read = this.reads.get(rs.context);
       if (read) read.index = rs.index;
     }
     this.serveReads();
-    // 5. advance
-    this.node.advance(rd);
-    await this.maybeSnapshot();
   }
 
-  /** whether the Ready's hard state moves term or vote (a commit-only change does not) */
-  private changesTermOrVote(rd: Ready): boolean {
-    if (!rd.hardState) return false;
-    const d = this.storage.durableHardState();
-    return rd.hardState.term !== d.term || rd.hardState.vote !== d.vote;
-  }
-
-  private onSoftState(leader: NodeId, role: Role): void {
+  onSoftState(leader: NodeId, role: Role): void {
     const changed = leader !== this.leader;
     this.role = role;
     this.reportLeadership();
@@ -612,7 +496,7 @@ export class RaftStore implements RevisionedStore {
     }
   }
 
-  private applyEntries(entries: Entry[]): void {
+  applyEntries(entries: Entry[]): void {
     for (const e of entries) {
       if (e.index <= this.appliedIndex) continue;
       if (e.type === 'normal' && e.data.length > 0) {
@@ -658,7 +542,8 @@ export class RaftStore implements RevisionedStore {
    * cache see one synthetic write at the new revision with the difference
    * (every key whose latest version changed), so they stay consistent.
    */
-  private installSnapshot(snap: Snapshot): void {
+  installSnapshot(snap: Snapshot): void {
+    if (snap.metadata.index <= this.appliedIndex) return;
     const old = this.state;
     const next = MvccState.restore(snap.data);
     old.setWriteListener(undefined);
@@ -686,12 +571,12 @@ export class RaftStore implements RevisionedStore {
     if (events.length > 0) this.fanOut({ revision: next.revision, time: this.now(), events });
   }
 
-  private async maybeSnapshot(): Promise<void> {
+  async afterReady(): Promise<void> {
     if (this.appliedIndex - this.snapshotIndex < this.opts.snapshotEvery) return;
     const index = this.appliedIndex;
     // taken synchronously: a consistent cut at `index`
     const snap = this.node.compact(index, this.state.snapshot());
-    await this.storage.saveSnapshot(snap);
+    await this.driver.storage.saveSnapshot(snap);
     this.snapshotIndex = index;
     this.metrics.snapshotsTaken += 1;
   }
@@ -716,9 +601,8 @@ export class RaftStore implements RevisionedStore {
     // controllers stop before the store goes away under them
     this.reportLeadership();
     this.feed.refuse(() => new StoreClosedError());
-    if (this.ticker) clearInterval(this.ticker);
     if (this.compactTimer) clearInterval(this.compactTimer);
-    while (this.loop) await this.loop;
+    await this.driver.stop();
     for (const [id, p] of this.pending) {
       clearTimeout(p.timer);
       this.pending.delete(id);
@@ -733,7 +617,7 @@ export class RaftStore implements RevisionedStore {
     this.feed.close(() => new StoreClosedError());
     await this.faultAdmin?.close();
     await this.transport.close();
-    await this.storage.close();
+    await this.driver.storage.close();
   }
 }
 
