@@ -9,6 +9,7 @@
 import type { RaftMetrics } from './metrics.js';
 import type { RawNode } from './raw-node.js';
 import type { PersistRequest } from './storage.js';
+import type { TransportStats } from './transport.js';
 import type { Entry, Message, NodeId, PersistentState, ReadState, Ready, Role, Snapshot } from './types.js';
 
 /** Durable Raft state (src/raft/storage.ts documents the contract). */
@@ -25,6 +26,7 @@ export interface LogStorage {
 /** Sends messages to peers; lossy (Raft retries). */
 export interface Transport {
   send(messages: Message[]): void;
+  stats(): TransportStats;
   close(): Promise<void>;
 }
 

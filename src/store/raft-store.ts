@@ -20,7 +20,8 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RaftMetrics } from '../raft/metrics.js';
-import { RaftDriver, type RaftHost } from '../raft/node.js';
+import type { MemoryLogStorage, MemoryNetwork } from '../raft/memory.js';
+import { RaftDriver, type LogStorage, type RaftHost, type Transport } from '../raft/node.js';
 import { RawNode } from '../raft/raw-node.js';
 import { RaftStorage } from '../raft/storage.js';
 import { FaultInjector, PeerTransport, startFaultAdmin, type FaultAdmin, type TransportStats, type TransportTls } from '../raft/transport.js';
@@ -112,6 +113,19 @@ export interface RaftStoreStatus {
   faultAdminPort?: number;
 }
 
+/** Options of an in-memory member (RaftStore.openInMemory). */
+export interface RaftStoreMemoryOptions
+  extends Omit<RaftStoreOptions, 'initialCluster' | 'dataDir' | 'peerListen' | 'tls' | 'faultAdminPort'> {
+  /** every member's name: the initial voters */
+  members: NodeId[];
+  network: MemoryNetwork;
+  storage: MemoryLogStorage;
+}
+
+function checkMember(name: NodeId, members: NodeId[]): void {
+  if (!members.includes(name)) throw new Error(`member "${name}" is not in the initial cluster (${members.join(', ')})`);
+}
+
 /** A retryable failure of the replicated store, answered as a Status with Retry-After. */
 export class RaftUnavailableError extends StoreUnavailableError {
   override name = 'RaftUnavailableError';
@@ -145,7 +159,7 @@ export class RaftStore implements RevisionedStore, RaftHost {
   /** the value last reported to leadershipListeners */
   private reportedLeader = false;
   private readonly feed = new AppliedFeed(() => this.state);
-  private transport!: PeerTransport;
+  private transport!: Transport;
   private faultAdmin: FaultAdmin | undefined;
   private compactTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -166,7 +180,7 @@ export class RaftStore implements RevisionedStore, RaftHost {
   private constructor(
     private readonly options: RaftStoreOptions,
     private readonly node: RawNode,
-    storage: RaftStorage,
+    storage: LogStorage,
     snapshot: Snapshot | undefined,
   ) {
     this.driver = new RaftDriver(node, storage, this, this.metrics);
@@ -187,11 +201,39 @@ export class RaftStore implements RevisionedStore, RaftHost {
 
   /** Opens this member: loads (or bootstraps) its Raft state, starts the peer transport and the clock. */
   static async open(options: RaftStoreOptions): Promise<RaftStore> {
-    if (!(options.name in options.initialCluster)) {
-      throw new Error(`member "${options.name}" is not in the initial cluster (${Object.keys(options.initialCluster).join(', ')})`);
-    }
+    checkMember(options.name, Object.keys(options.initialCluster));
     await mkdir(options.dataDir, { recursive: true });
     const storage = await RaftStorage.open(join(options.dataDir, 'raft'));
+    return RaftStore.start(options, storage, async (store) => {
+      const transport = await PeerTransport.start({
+        self: options.name,
+        listen: options.peerListen ?? options.initialCluster[options.name],
+        peers: options.initialCluster,
+        tls: options.tls,
+        faults: store.faults,
+        onMessage: (m) => store.driver.step(m),
+        onUnreachable: (peer) => store.node.reportUnreachable(peer),
+        log: store.log,
+      });
+      if (options.faultAdminPort !== undefined) store.faultAdmin = await startFaultAdmin(store.faults, options.faultAdminPort);
+      return transport;
+    });
+  }
+
+  /**
+   * A member whose log lives in memory and whose peers are in the same
+   * process (tests, development): no disk, no sockets. `storage` survives a
+   * close, so a member can be restarted from it.
+   */
+  static async openInMemory(options: RaftStoreMemoryOptions): Promise<RaftStore> {
+    checkMember(options.name, options.members);
+    const initialCluster = Object.fromEntries(options.members.map((m) => [m, `memory:${m}`]));
+    return RaftStore.start({ ...options, initialCluster, dataDir: '' }, options.storage, async (store) =>
+      options.network.join(options.name, (m) => store.driver.step(m)),
+    );
+  }
+
+  private static async start(options: RaftStoreOptions, storage: LogStorage, connect: (store: RaftStore) => Promise<Transport>): Promise<RaftStore> {
     try {
       const persisted = await storage.load();
       const cfg: RaftConfig = {
@@ -209,17 +251,7 @@ export class RaftStore implements RevisionedStore, RaftHost {
         ? RawNode.bootstrap(cfg, Object.keys(options.initialCluster).sort())
         : new RawNode(cfg, persisted);
       const store = new RaftStore(options, node, storage, persisted.snapshot);
-      store.transport = await PeerTransport.start({
-        self: options.name,
-        listen: options.peerListen ?? options.initialCluster[options.name],
-        peers: options.initialCluster,
-        tls: options.tls,
-        faults: store.faults,
-        onMessage: (m) => store.driver.step(m),
-        onUnreachable: (peer) => store.node.reportUnreachable(peer),
-        log: store.log,
-      });
-      if (options.faultAdminPort !== undefined) store.faultAdmin = await startFaultAdmin(store.faults, options.faultAdminPort);
+      store.transport = await connect(store);
       store.driver.start(store.transport, options.tickMs ?? 100);
       const interval = options.compactIntervalMs ?? Math.max(1000, Math.min(60_000, Math.floor(store.opts.historyMs / 4)));
       if (interval > 0) {
