@@ -27,10 +27,9 @@ import { RaftStorage } from '../raft/storage.js';
 import { FaultInjector, PeerTransport, startFaultAdmin, type FaultAdmin, type TransportStats, type TransportTls } from '../raft/transport.js';
 import { NONE, ProposalDroppedError, type Entry, type NodeId, type RaftConfig, type ReadState, type Role, type Snapshot } from '../raft/types.js';
 import { decodeCommand, decodeMsgpack, encodeCommand, encodeMsgpack } from './codec.js';
-import { AppliedFeed } from './applied-feed.js';
 import { StoreClosedError } from './local-store.js';
 import { MvccState } from './mvcc-state.js';
-import { validateTxnRequest } from './txn-validation.js';
+import { StateMachineStore } from './state-machine-store.js';
 import {
   FutureRevisionError,
   prefixEnd,
@@ -147,9 +146,8 @@ interface PendingRead {
   index?: number;
 }
 
-export class RaftStore implements RevisionedStore, RaftHost {
+export class RaftStore extends StateMachineStore implements RevisionedStore, RaftHost {
   readonly metrics = new RaftMetrics();
-  private state: MvccState;
   private appliedIndex: number;
   private snapshotIndex: number;
   private readonly pending = new Map<string, Pending>();
@@ -158,10 +156,8 @@ export class RaftStore implements RevisionedStore, RaftHost {
   private readonly leadershipListeners = new Set<(leader: boolean) => void>();
   /** the value last reported to leadershipListeners */
   private reportedLeader = false;
-  private readonly feed = new AppliedFeed(() => this.state);
   private transport!: Transport;
   private faultAdmin: FaultAdmin | undefined;
-  private compactTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private closePromise: Promise<void> | undefined;
   private readonly driver: RaftDriver;
@@ -171,9 +167,8 @@ export class RaftStore implements RevisionedStore, RaftHost {
   /** proposal ids are unique per incarnation: a restarted member never resolves an old id */
   private readonly nonce = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
   private readonly opts: Required<
-    Pick<RaftStoreOptions, 'proposalTimeoutMs' | 'readTimeoutMs' | 'leaderWaitMs' | 'snapshotEvery' | 'historyMs'>
+    Pick<RaftStoreOptions, 'proposalTimeoutMs' | 'readTimeoutMs' | 'leaderWaitMs' | 'snapshotEvery'>
   >;
-  private readonly now: () => number;
   private readonly log: (msg: string) => void;
   readonly faults = new FaultInjector();
 
@@ -183,20 +178,17 @@ export class RaftStore implements RevisionedStore, RaftHost {
     storage: LogStorage,
     snapshot: Snapshot | undefined,
   ) {
+    super(snapshot ? MvccState.restore(snapshot.data) : new MvccState(), options);
     this.driver = new RaftDriver(node, storage, this, this.metrics);
     this.opts = {
       proposalTimeoutMs: options.proposalTimeoutMs ?? 7000,
       readTimeoutMs: options.readTimeoutMs ?? 5000,
       leaderWaitMs: options.leaderWaitMs ?? 3000,
       snapshotEvery: Math.max(1, options.snapshotEvery ?? 10_000),
-      historyMs: options.historyMs ?? 300_000,
     };
-    this.now = options.now ?? Date.now;
     this.log = options.log ?? (() => {});
-    this.state = snapshot ? MvccState.restore(snapshot.data) : new MvccState();
     this.appliedIndex = snapshot?.metadata.index ?? 0;
     this.snapshotIndex = this.appliedIndex;
-    this.state.setWriteListener((w) => this.fanOut(w));
   }
 
   /** Opens this member: loads (or bootstraps) its Raft state, starts the peer transport and the clock. */
@@ -253,11 +245,7 @@ export class RaftStore implements RevisionedStore, RaftHost {
       const store = new RaftStore(options, node, storage, persisted.snapshot);
       store.transport = await connect(store);
       store.driver.start(store.transport, options.tickMs ?? 100);
-      const interval = options.compactIntervalMs ?? Math.max(1000, Math.min(60_000, Math.floor(store.opts.historyMs / 4)));
-      if (interval > 0) {
-        store.compactTimer = setInterval(() => void store.autoCompact(), interval);
-        store.compactTimer.unref();
-      }
+      store.startAutoCompaction(options.compactIntervalMs);
       return store;
     } catch (err) {
       await storage.close().catch(() => {});
@@ -266,25 +254,6 @@ export class RaftStore implements RevisionedStore, RaftHost {
   }
 
   // ------------------------------------------------------------ RevisionedStore
-
-  get revision(): number {
-    return this.state.revision;
-  }
-
-  get compactRevision(): number {
-    return this.state.compactRevision;
-  }
-
-  async txn(req: TxnRequest): Promise<TxnResult> {
-    validateTxnRequest(req);
-    const r = await this.propose({ type: 'txn', txn: req, time: this.now() });
-    if (r.type !== 'txn') throw new Error('unexpected command result');
-    return r.result;
-  }
-
-  range(req: RangeRequest): RangeResult {
-    return this.state.range(req);
-  }
 
   async readIndex(): Promise<number> {
     if (this.closed) throw new StoreClosedError();
@@ -303,25 +272,6 @@ export class RaftStore implements RevisionedStore, RaftHost {
       this.reads.set(ctx, read);
       this.driver.readIndex(ctx);
     });
-  }
-
-  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    return this.feed.waitForRevision(revision, timeoutMs);
-  }
-
-  /** retained history then live writes, no gap, no duplicate (see AppliedFeed.watch) */
-  watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
-    return this.feed.watch(req, onEvents, onError);
-  }
-
-  onApplied(listener: (write: AppliedWrite) => void): () => void {
-    return this.feed.onApplied(listener);
-  }
-
-  async compact(revision: number): Promise<void> {
-    if (revision > this.state.revision) throw new FutureRevisionError(revision, this.state.revision);
-    if (revision <= this.state.compactRevision) return;
-    await this.propose({ type: 'compact', revision, time: this.now() });
   }
 
   healthy(): boolean {
@@ -425,7 +375,7 @@ export class RaftStore implements RevisionedStore, RaftHost {
 
   // ------------------------------------------------------------ proposals
 
-  private async propose(cmd: Command): Promise<CommandResult> {
+  protected async propose(cmd: Command): Promise<CommandResult> {
     if (this.closed) throw new StoreClosedError();
     const fatal = this.driver.fatal;
     if (fatal) throw new RaftUnavailableError(`raft storage failed: ${fatal.message}`, false);
@@ -569,38 +519,13 @@ export class RaftStore implements RevisionedStore, RaftHost {
     }
   }
 
-  /**
-   * A leader's snapshot replaces the state machine. Watchers and the watch
-   * cache see one synthetic write at the new revision with the difference
-   * (every key whose latest version changed), so they stay consistent.
-   */
+  /** a leader's snapshot replaces the state machine (watchers see the difference as one write) */
   installSnapshot(snap: Snapshot): void {
     if (snap.metadata.index <= this.appliedIndex) return;
-    const old = this.state;
-    const next = MvccState.restore(snap.data);
-    old.setWriteListener(undefined);
-    this.state = next;
+    this.replaceState(MvccState.restore(snap.data));
     this.appliedIndex = snap.metadata.index;
     this.snapshotIndex = snap.metadata.index;
     this.metrics.snapshotsInstalled += 1;
-    next.setWriteListener((w) => this.fanOut(w));
-    if (next.revision <= old.revision) return;
-    const all = { key: '', end: prefixEnd('') };
-    const before = new Map<string, KeyValue>(old.range(all).kvs.map((kv) => [kv.key, kv]));
-    const events: StoreEvent[] = [];
-    for (const kv of next.range(all).kvs) {
-      const prev = before.get(kv.key);
-      before.delete(kv.key);
-      if (!prev || prev.modRevision !== kv.modRevision) events.push(prev ? { type: 'put', kv, prevKv: prev } : { type: 'put', kv });
-    }
-    for (const prev of before.values()) {
-      events.push({
-        type: 'delete',
-        kv: { key: prev.key, value: new Uint8Array(0), createRevision: 0, modRevision: next.revision, version: 0 },
-        prevKv: prev,
-      });
-    }
-    if (events.length > 0) this.fanOut({ revision: next.revision, time: this.now(), events });
   }
 
   async afterReady(): Promise<void> {
@@ -613,19 +538,9 @@ export class RaftStore implements RevisionedStore, RaftHost {
     this.metrics.snapshotsTaken += 1;
   }
 
-  private fanOut(w: AppliedWrite): void {
-    this.feed.publish(w);
-  }
-
-  /** The leader keeps `historyMs` of history (followers apply its compact commands). */
-  private autoCompact(): Promise<void> {
-    if (this.closed || this.node.raft.role !== 'leader') return Promise.resolve();
-    const target = this.state.newestRevisionAtOrBefore(this.now() - this.opts.historyMs);
-    if (target === undefined || target <= this.state.compactRevision) return Promise.resolve();
-    return this.propose({ type: 'compact', revision: target, time: this.now() }).then(
-      () => {},
-      () => {},
-    );
+  /** the leader keeps `historyMs` of history; followers apply its compact commands */
+  protected override mayAutoCompact(): boolean {
+    return !this.closed && this.node.raft.role === 'leader';
   }
 
   private async doClose(): Promise<void> {
@@ -633,7 +548,7 @@ export class RaftStore implements RevisionedStore, RaftHost {
     // controllers stop before the store goes away under them
     this.reportLeadership();
     this.feed.refuse(() => new StoreClosedError());
-    if (this.compactTimer) clearInterval(this.compactTimer);
+    this.stopAutoCompaction();
     await this.driver.stop();
     for (const [id, p] of this.pending) {
       clearTimeout(p.timer);
