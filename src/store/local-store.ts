@@ -66,7 +66,6 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
   private queue: Proposal[] = [];
   private flushing: Promise<void> | undefined;
   private nextIndex: number;
-  private closed = false;
   private closePromise: Promise<void> | undefined;
   private writeError: Error | undefined;
   private snapshotInFlight: Promise<void> | undefined;
@@ -238,10 +237,6 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
       .finally(() => {
         this.snapshotInFlight = undefined;
       });
-  }
-
-  protected override mayAutoCompact(): boolean {
-    return !this.closed;
   }
 
   /** Runs one auto-compaction check now and waits for it (tests; the timer does the same). */

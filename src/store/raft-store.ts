@@ -20,145 +20,31 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RaftMetrics } from '../raft/metrics.js';
-import type { MemoryLogStorage, MemoryNetwork } from '../raft/memory.js';
 import { RaftDriver, type LogStorage, type RaftHost, type Transport } from '../raft/node.js';
 import { RawNode } from '../raft/raw-node.js';
 import { RaftStorage } from '../raft/storage.js';
-import { FaultInjector, PeerTransport, startFaultAdmin, type FaultAdmin, type TransportStats, type TransportTls } from '../raft/transport.js';
-import { NONE, ProposalDroppedError, type Entry, type NodeId, type RaftConfig, type ReadState, type Role, type Snapshot } from '../raft/types.js';
+import { FaultInjector, type FaultAdmin } from '../raft/transport.js';
+import { NONE, ProposalDroppedError, type Entry, type NodeId, type ReadState, type Role, type Snapshot } from '../raft/types.js';
 import { decodeCommand, decodeMsgpack, encodeCommand, encodeMsgpack } from './codec.js';
 import { StoreClosedError } from './local-store.js';
+import { LeaderSignal } from './leader-signal.js';
 import { MvccState } from './mvcc-state.js';
+import { checkMember, connectPeers, liveRaftMetrics, memberStatus, raftConfig, waitOptions, type LiveRaftMetrics, type RaftStoreMemoryOptions, type RaftStoreOptions, type RaftStoreStatus } from './raft-options.js';
+import { RaftRequests, RaftUnavailableError } from './raft-requests.js';
 import { StateMachineStore } from './state-machine-store.js';
-import {
-  FutureRevisionError,
-  prefixEnd,
-  type AppliedWrite,
-  type Command,
-  type CommandResult,
-  type KeyValue,
-  type RangeRequest,
-  type RangeResult,
-  type RevisionedStore,
-  type StoreEvent,
-  type TxnRequest,
-  type TxnResult,
-  type WatchRequest,
-  type Watcher,
-  StoreUnavailableError,
-} from './types.js';
+import type { Command, CommandResult, RevisionedStore } from './types.js';
 
-export interface RaftStoreOptions {
-  /** this member's name (its Raft node id) */
-  name: NodeId;
-  /** every member's name -> peer address (host:port); the initial voters */
-  initialCluster: Record<NodeId, string>;
-  /** where the Raft log, hard state and snapshots live */
-  dataDir: string;
-  /** peer listen address (host:port); defaults to initialCluster[name] */
-  peerListen?: string;
-  /** mutual TLS between members (the cluster's shared PKI) */
-  tls?: TransportTls;
-  /** ms per Raft tick (default 100) */
-  tickMs?: number;
-  /** election timeout in ticks, randomized in [electionTick, 2*electionTick) (default 10) */
-  electionTick?: number;
-  /** heartbeat interval in ticks (default 1) */
-  heartbeatTick?: number;
-  /** take a state-machine snapshot every this many applied entries (default 10000) */
-  snapshotEvery?: number;
-  /** how long a proposal waits to be applied before failing with 504 (default 7000) */
-  proposalTimeoutMs?: number;
-  /** how long a ReadIndex waits (default 5000) */
-  readTimeoutMs?: number;
-  /** how long a request waits for a leader to be known before 503 (default 3000) */
-  leaderWaitMs?: number;
-  /** history kept readable/watchable, ms (spec 000 §8: default 5 minutes) */
-  historyMs?: number;
-  /** how often the leader checks for auto-compaction, ms; 0 disables it */
-  compactIntervalMs?: number;
-  /** start the loopback fault-injection admin endpoint on this port (chaos tests; 0 = ephemeral) */
-  faultAdminPort?: number;
-  now?: () => number;
-  log?: (msg: string) => void;
-}
-
-export interface RaftMemberStatus {
-  name: NodeId;
-  peerAddress: string;
-  /** this member's stream to it is up (undefined for self) */
-  connected?: boolean;
-  /** leader's view of its replication progress */
-  match?: number;
-}
-
-export interface RaftStoreStatus {
-  name: NodeId;
-  members: RaftMemberStatus[];
-  leader: NodeId;
-  role: Role;
-  term: number;
-  commit: number;
-  applied: number;
-  firstIndex: number;
-  lastIndex: number;
-  snapshotIndex: number;
-  revision: number;
-  compactRevision: number;
-  pendingProposals: number;
-  metrics: RaftMetrics;
-  /** peer transport counters (messages, frames) */
-  transport: TransportStats;
-  faultAdminPort?: number;
-}
-
-/** Options of an in-memory member (RaftStore.openInMemory). */
-export interface RaftStoreMemoryOptions
-  extends Omit<RaftStoreOptions, 'initialCluster' | 'dataDir' | 'peerListen' | 'tls' | 'faultAdminPort'> {
-  /** every member's name: the initial voters */
-  members: NodeId[];
-  network: MemoryNetwork;
-  storage: MemoryLogStorage;
-}
-
-function checkMember(name: NodeId, members: NodeId[]): void {
-  if (!members.includes(name)) throw new Error(`member "${name}" is not in the initial cluster (${members.join(', ')})`);
-}
-
-/** A retryable failure of the replicated store, answered as a Status with Retry-After. */
-export class RaftUnavailableError extends StoreUnavailableError {
-  override name = 'RaftUnavailableError';
-}
-
-interface Pending {
-  resolve: (r: CommandResult) => void;
-  reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
-  /** performance.now() at propose (RaftMetrics.proposeToApplyMs) */
-  start: number;
-}
-
-interface PendingRead {
-  resolve: (revision: number) => void;
-  reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
-  /** set once the leader confirmed: serve when applied >= index */
-  index?: number;
-}
+export type { RaftMemberStatus, RaftStoreMemoryOptions, RaftStoreOptions, RaftStoreStatus } from './raft-options.js';
+export { RaftUnavailableError } from './raft-requests.js';
 
 export class RaftStore extends StateMachineStore implements RevisionedStore, RaftHost {
   readonly metrics = new RaftMetrics();
   private appliedIndex: number;
   private snapshotIndex: number;
-  private readonly pending = new Map<string, Pending>();
-  private readonly reads = new Map<string, PendingRead>();
-  private readonly leaderWaiters = new Set<() => void>();
-  private readonly leadershipListeners = new Set<(leader: boolean) => void>();
-  /** the value last reported to leadershipListeners */
-  private reportedLeader = false;
+  private readonly requests = new RaftRequests(this.metrics);
+  private readonly leadership: LeaderSignal;
   private transport!: Transport;
   private faultAdmin: FaultAdmin | undefined;
-  private closed = false;
   private closePromise: Promise<void> | undefined;
   private readonly driver: RaftDriver;
   private seq = 0;
@@ -166,9 +52,7 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   private role: Role = 'follower';
   /** proposal ids are unique per incarnation: a restarted member never resolves an old id */
   private readonly nonce = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-  private readonly opts: Required<
-    Pick<RaftStoreOptions, 'proposalTimeoutMs' | 'readTimeoutMs' | 'leaderWaitMs' | 'snapshotEvery'>
-  >;
+  private readonly opts: ReturnType<typeof waitOptions>;
   private readonly log: (msg: string) => void;
   readonly faults = new FaultInjector();
 
@@ -180,13 +64,9 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   ) {
     super(snapshot ? MvccState.restore(snapshot.data) : new MvccState(), options);
     this.driver = new RaftDriver(node, storage, this, this.metrics);
-    this.opts = {
-      proposalTimeoutMs: options.proposalTimeoutMs ?? 7000,
-      readTimeoutMs: options.readTimeoutMs ?? 5000,
-      leaderWaitMs: options.leaderWaitMs ?? 3000,
-      snapshotEvery: Math.max(1, options.snapshotEvery ?? 10_000),
-    };
+    this.opts = waitOptions(options);
     this.log = options.log ?? (() => {});
+    this.leadership = new LeaderSignal((msg) => this.log(`raft: ${options.name}: ${msg}`));
     this.appliedIndex = snapshot?.metadata.index ?? 0;
     this.snapshotIndex = this.appliedIndex;
   }
@@ -197,18 +77,9 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     await mkdir(options.dataDir, { recursive: true });
     const storage = await RaftStorage.open(join(options.dataDir, 'raft'));
     return RaftStore.start(options, storage, async (store) => {
-      const transport = await PeerTransport.start({
-        self: options.name,
-        listen: options.peerListen ?? options.initialCluster[options.name],
-        peers: options.initialCluster,
-        tls: options.tls,
-        faults: store.faults,
-        onMessage: (m) => store.driver.step(m),
-        onUnreachable: (peer) => store.node.reportUnreachable(peer),
-        log: store.log,
-      });
-      if (options.faultAdminPort !== undefined) store.faultAdmin = await startFaultAdmin(store.faults, options.faultAdminPort);
-      return transport;
+      const peers = await connectPeers(options, store.faults, store.driver, store.log);
+      store.faultAdmin = peers.faultAdmin;
+      return peers.transport;
     });
   }
 
@@ -228,17 +99,7 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   private static async start(options: RaftStoreOptions, storage: LogStorage, connect: (store: RaftStore) => Promise<Transport>): Promise<RaftStore> {
     try {
       const persisted = await storage.load();
-      const cfg: RaftConfig = {
-        id: options.name,
-        electionTick: options.electionTick ?? 10,
-        heartbeatTick: options.heartbeatTick ?? 1,
-        random: Math.random,
-        preVote: true,
-        checkQuorum: true,
-        maxSizePerMsg: 1024 * 1024,
-        maxInflightMsgs: 256,
-        maxCommittedSizePerReady: 4 * 1024 * 1024,
-      };
+      const cfg = raftConfig(options);
       const node = persisted.empty
         ? RawNode.bootstrap(cfg, Object.keys(options.initialCluster).sort())
         : new RawNode(cfg, persisted);
@@ -259,19 +120,9 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     if (this.closed) throw new StoreClosedError();
     await this.awaitLeader();
     const ctx = `${this.options.name}.${this.nonce}.r${++this.seq}`;
-    return new Promise<number>((resolve, reject) => {
-      const read: PendingRead = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.reads.delete(ctx);
-          this.metrics.readIndexFailed += 1;
-          reject(new RaftUnavailableError('timed out waiting for a ReadIndex confirmation from the leader', false));
-        }, this.opts.readTimeoutMs),
-      };
-      this.reads.set(ctx, read);
-      this.driver.readIndex(ctx);
-    });
+    const read = this.requests.read(ctx, this.opts.readTimeoutMs);
+    this.driver.readIndex(ctx);
+    return read;
   }
 
   healthy(): boolean {
@@ -284,22 +135,11 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   }
 
   onLeadershipChange(listener: (leader: boolean) => void): () => void {
-    this.leadershipListeners.add(listener);
-    return () => this.leadershipListeners.delete(listener);
+    return this.leadership.onChange(listener);
   }
 
-  /** tells the listeners when isLeader() differs from what they were last told */
   private reportLeadership(): void {
-    const now = this.isLeader();
-    if (now === this.reportedLeader) return;
-    this.reportedLeader = now;
-    for (const l of [...this.leadershipListeners]) {
-      try {
-        l(now);
-      } catch (err) {
-        this.log(`raft: ${this.options.name}: leadership listener failed: ${(err as Error).message}`);
-      }
-    }
+    this.leadership.report(this.isLeader());
   }
 
   close(): Promise<void> {
@@ -311,34 +151,15 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
 
   /** Members, leader, term, commit and applied index (the /raftz document). */
   status(): RaftStoreStatus {
-    const s = this.node.status();
-    const t = this.transport.stats();
-    const members: RaftMemberStatus[] = Object.entries(this.options.initialCluster)
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([name, peerAddress]) => ({
-        name,
-        peerAddress,
-        ...(name === this.options.name ? {} : { connected: t.connected[name] ?? false }),
-        ...(s.progress[name] ? { match: s.progress[name].match } : {}),
-      }));
-    return {
-      name: this.options.name,
-      members,
-      leader: s.leader,
-      role: s.role,
-      term: s.term,
-      commit: s.commit,
+    return memberStatus(this.options, this.node.status(), this.transport.stats(), {
       applied: this.appliedIndex,
-      firstIndex: s.firstIndex,
-      lastIndex: s.lastIndex,
       snapshotIndex: this.snapshotIndex,
       revision: this.state.revision,
       compactRevision: this.state.compactRevision,
-      pendingProposals: this.pending.size,
+      pendingProposals: this.requests.pendingProposals,
       metrics: this.metrics,
-      transport: t,
       ...(this.faultAdmin ? { faultAdminPort: this.faultAdmin.port } : {}),
-    };
+    });
   }
 
   /** ask the cluster to hand leadership to `to` (operators, tests) */
@@ -346,31 +167,9 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     this.driver.transferLeadership(to);
   }
 
-  /** Resolves once a leader is known and this member applied everything committed at that moment. */
-  async waitUntilReady(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        await this.readIndex();
-        return;
-      } catch (err) {
-        if (this.closed || Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-  }
-
   /** live numbers for RaftMetrics.register */
-  liveMetrics(): { term: number; commit: number; applied: number; isLeader: boolean; hasLeader: boolean; pending: number } {
-    const r = this.node.raft;
-    return {
-      term: r.term,
-      commit: r.log.committed,
-      applied: this.appliedIndex,
-      isLeader: r.role === 'leader',
-      hasLeader: r.lead !== NONE,
-      pending: this.pending.size,
-    };
+  liveMetrics(): LiveRaftMetrics {
+    return liveRaftMetrics(this.node.raft, this.appliedIndex, this.requests.pendingProposals);
   }
 
   // ------------------------------------------------------------ proposals
@@ -383,49 +182,20 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     const id = `${this.options.name}.${this.nonce}.${++this.seq}`;
     const data = encodeMsgpack([id, encodeCommand(cmd)]);
     await this.awaitLeader();
-    return new Promise<CommandResult>((resolve, reject) => {
-      const p: Pending = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          if (this.pending.delete(id)) {
-            this.metrics.proposalsFailed += 1;
-            reject(new RaftUnavailableError('timed out waiting for the write to commit; it may or may not have been applied', true));
-          }
-        }, this.opts.proposalTimeoutMs),
-        start: performance.now(),
-      };
-      this.pending.set(id, p);
-      this.driver.propose(
-        data,
-        () => this.pending.has(id),
-        (err) => this.failProposal(id, err),
-      );
-    });
-  }
-
-  /** the core refused a batch: 503 when it was certainly not accepted */
-  private failProposal(id: string, err: Error): void {
-    const p = this.pending.get(id);
-    if (!p) return;
-    clearTimeout(p.timer);
-    this.pending.delete(id);
-    this.metrics.proposalsFailed += 1;
-    p.reject(err instanceof ProposalDroppedError ? new RaftUnavailableError(err.message, false) : err);
+    const applied = this.requests.proposal(id, this.opts.proposalTimeoutMs);
+    this.driver.propose(
+      data,
+      () => this.requests.isPending(id),
+      // the core refused the batch: 503 when it was certainly not accepted
+      (err) => this.requests.settle(id, undefined, err instanceof ProposalDroppedError ? new RaftUnavailableError(err.message, false) : err),
+    );
+    return applied;
   }
 
   /** waits up to leaderWaitMs for a leader; 503 when none shows up */
   private async awaitLeader(): Promise<void> {
     if (this.node.raft.lead !== NONE) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.leaderWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, this.opts.leaderWaitMs);
-      this.leaderWaiters.add(done);
-    });
+    await this.leadership.waitForLeader(this.opts.leaderWaitMs);
     if (this.closed) throw new StoreClosedError();
     if (this.node.raft.lead === NONE) throw new RaftUnavailableError('no Raft leader is known (election in progress or quorum lost)', false);
   }
@@ -439,11 +209,8 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   }
 
   onReadStates(states: ReadState[]): void {
-    for (const rs of states) {
-      const read = this.reads.get(rs.context);
-      if (read) read.index = rs.index;
-    }
-    this.serveReads();
+    this.requests.confirm(states);
+    this.requests.serve(this.appliedIndex, this.state.revision);
   }
 
   onSoftState(leader: NodeId, role: Role): void {
@@ -460,22 +227,14 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
       // callers get a retryable "outcome unknown", never a false success.
       this.failPending('leadership changed while the write was in flight; it may or may not have been applied');
     }
-    if (leader !== NONE) for (const w of [...this.leaderWaiters]) w();
+    if (leader !== NONE) this.leadership.wake();
   }
 
   private failPending(message: string): void {
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      this.pending.delete(id);
-      this.metrics.proposalsFailed += 1;
-      p.reject(new RaftUnavailableError(message, true));
-    }
-    for (const [ctx, r] of this.reads) {
-      clearTimeout(r.timer);
-      this.reads.delete(ctx);
-      this.metrics.readIndexFailed += 1;
-      r.reject(new RaftUnavailableError('leadership changed during a consistent read; retry', false));
-    }
+    this.requests.failAll(
+      () => new RaftUnavailableError(message, true),
+      () => new RaftUnavailableError('leadership changed during a consistent read; retry', false),
+    );
   }
 
   applyEntries(entries: Entry[]): void {
@@ -490,32 +249,10 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
         } catch (err) {
           error = err instanceof Error ? err : new Error(String(err));
         }
-        const p = this.pending.get(id);
-        if (p) {
-          this.pending.delete(id);
-          clearTimeout(p.timer);
-          if (result) {
-            this.metrics.proposalsCommitted += 1;
-            this.metrics.proposeToApplyMs += performance.now() - p.start;
-            p.resolve(result);
-          } else {
-            this.metrics.proposalsFailed += 1;
-            p.reject(error!);
-          }
-        }
+        this.requests.settle(id, result, error);
       }
       this.appliedIndex = e.index;
       this.metrics.entriesApplied += 1;
-    }
-  }
-
-  private serveReads(): void {
-    for (const [ctx, r] of this.reads) {
-      if (r.index !== undefined && r.index <= this.appliedIndex) {
-        this.reads.delete(ctx);
-        clearTimeout(r.timer);
-        r.resolve(this.state.revision);
-      }
     }
   }
 
@@ -550,17 +287,8 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     this.feed.refuse(() => new StoreClosedError());
     this.stopAutoCompaction();
     await this.driver.stop();
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      this.pending.delete(id);
-      p.reject(new RaftUnavailableError('the member is shutting down; the write may or may not have been applied', true));
-    }
-    for (const [ctx, r] of this.reads) {
-      clearTimeout(r.timer);
-      this.reads.delete(ctx);
-      r.reject(new StoreClosedError());
-    }
-    for (const w of [...this.leaderWaiters]) w();
+    this.requests.close();
+    this.leadership.wake();
     this.feed.close(() => new StoreClosedError());
     await this.faultAdmin?.close();
     await this.transport.close();

@@ -36,6 +36,8 @@ export interface StateMachineOptions {
 
 export abstract class StateMachineStore {
   protected readonly feed = new AppliedFeed(() => this.state);
+  /** set once close() started: no new proposals, no auto-compaction */
+  protected closed = false;
   protected readonly historyMs: number;
   protected readonly now: () => number;
   private compactTimer: NodeJS.Timeout | undefined;
@@ -52,9 +54,26 @@ export abstract class StateMachineStore {
   /** The sequencer port: orders `cmd` durably and resolves with its result once applied here. */
   protected abstract propose(cmd: Command): Promise<CommandResult>;
 
+  /** the store's consistent-read barrier (RevisionedStore.readIndex) */
+  abstract readIndex(): Promise<number>;
+
+  /** Resolves once a consistent read succeeds (a Raft member: a leader is known and everything committed then is applied). */
+  async waitUntilReady(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        await this.readIndex();
+        return;
+      } catch (err) {
+        if (this.closed || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
   /** whether this member runs auto-compaction now (a Raft follower leaves it to the leader) */
   protected mayAutoCompact(): boolean {
-    return true;
+    return !this.closed;
   }
 
   /** starts the auto-compaction timer (once the store is open) */
