@@ -4,9 +4,10 @@
 
 import type { RaftMetrics } from '../raft/metrics.js';
 import type { MemoryLogStorage, MemoryNetwork } from '../raft/memory.js';
-import type { RaftDriver } from '../raft/node.js';
+import type { RaftDriver, Transport } from '../raft/node.js';
 import type { Raft } from '../raft/raft.js';
-import { PeerTransport, startFaultAdmin, type FaultAdmin, type FaultInjector, type TransportStats, type TransportTls } from '../raft/transport.js';
+import { startFaultAdmin, withFaults, type FaultAdmin, type FaultInjector } from '../raft/faults.js';
+import { PeerTransport, type TransportStats, type TransportTls } from '../raft/transport.js';
 import { NONE, type NodeId, type RaftConfig, type Role, type Status } from '../raft/types.js';
 
 export interface RaftStoreOptions {
@@ -111,23 +112,23 @@ export function waitOptions(options: RaftStoreOptions): { proposalTimeoutMs: num
   };
 }
 
-/** the gRPC transport to the other members (and the fault admin endpoint when asked for) */
+/** the gRPC transport to the other members behind the fault decorator (and the fault admin endpoint when asked for) */
 export async function connectPeers(
   options: RaftStoreOptions,
   faults: FaultInjector,
   driver: RaftDriver,
   log: (msg: string) => void,
-): Promise<{ transport: PeerTransport; faultAdmin?: FaultAdmin }> {
-  const transport = await PeerTransport.start({
+): Promise<{ transport: Transport; faultAdmin?: FaultAdmin }> {
+  const faulty = withFaults(faults, (m) => driver.step(m));
+  const transport = faulty.wrap(await PeerTransport.start({
     self: options.name,
     listen: options.peerListen ?? options.initialCluster[options.name],
     peers: options.initialCluster,
     tls: options.tls,
-    faults,
-    onMessage: (m) => driver.step(m),
+    onMessage: faulty.receive,
     onUnreachable: (peer) => driver.node.reportUnreachable(peer),
     log,
-  });
+  }));
   if (options.faultAdminPort === undefined) return { transport };
   return { transport, faultAdmin: await startFaultAdmin(faults, options.faultAdminPort) };
 }

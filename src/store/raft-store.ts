@@ -23,7 +23,7 @@ import { RaftMetrics } from '../raft/metrics.js';
 import { RaftDriver, type LogStorage, type RaftHost, type Transport } from '../raft/node.js';
 import { RawNode } from '../raft/raw-node.js';
 import { RaftStorage } from '../raft/storage.js';
-import { FaultInjector, type FaultAdmin } from '../raft/transport.js';
+import { FaultInjector, withFaults, type FaultAdmin } from '../raft/faults.js';
 import { NONE, ProposalDroppedError, type Entry, type NodeId, type ReadState, type Role, type Snapshot } from '../raft/types.js';
 import { decodeCommand, decodeMsgpack, encodeCommand, encodeMsgpack } from './codec.js';
 import { StoreClosedError } from './local-store.js';
@@ -91,9 +91,10 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   static async openInMemory(options: RaftStoreMemoryOptions): Promise<RaftStore> {
     checkMember(options.name, options.members);
     const initialCluster = Object.fromEntries(options.members.map((m) => [m, `memory:${m}`]));
-    return RaftStore.start({ ...options, initialCluster, dataDir: '' }, options.storage, async (store) =>
-      options.network.join(options.name, (m) => store.driver.step(m)),
-    );
+    return RaftStore.start({ ...options, initialCluster, dataDir: '' }, options.storage, async (store) => {
+      const faulty = withFaults(store.faults, (m) => store.driver.step(m));
+      return faulty.wrap(options.network.join(options.name, faulty.receive));
+    });
   }
 
   private static async start(options: RaftStoreOptions, storage: LogStorage, connect: (store: RaftStore) => Promise<Transport>): Promise<RaftStore> {
