@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LocalStore } from '../src/store/local-store.js';
+import type { RevisionedStore } from '../src/store/types.js';
 
 export interface LatencyStats {
   opsPerSec: number;
@@ -23,6 +24,15 @@ export interface StoreDirectResult {
 
 export async function benchStoreDirect(opts: { dir: string; writes: number; valueSize: number }): Promise<StoreDirectResult> {
   const store = await LocalStore.open(opts.dir, { compactIntervalMs: 0 });
+  try {
+    return await benchStore(store, opts);
+  } finally {
+    await store.close();
+  }
+}
+
+/** the same measurement on any store (bench/raft-direct.ts: a Raft leader) */
+export async function benchStore(store: RevisionedStore, opts: { writes: number; valueSize: number }): Promise<StoreDirectResult> {
   const value = new Uint8Array(randomBytes(opts.valueSize));
   const createIfAbsent = async (key: string, latencies: number[]): Promise<void> => {
     const t0 = performance.now();
@@ -34,7 +44,7 @@ export async function benchStoreDirect(opts: { dir: string; writes: number; valu
     latencies.push(performance.now() - t0);
     if (!r.succeeded) throw new Error(`${key} already exists`);
   };
-  try {
+  {
     const seqLat: number[] = [];
     let t0 = performance.now();
     for (let i = 0; i < opts.writes; i++) await createIfAbsent(`/bench/seq/${i}`, seqLat);
@@ -51,8 +61,6 @@ export async function benchStoreDirect(opts: { dir: string; writes: number; valu
     );
     const concurrent64 = summarize(concLat, performance.now() - t0);
     return { sequential, concurrent64 };
-  } finally {
-    await store.close();
   }
 }
 

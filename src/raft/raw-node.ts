@@ -188,8 +188,13 @@ export class RawNode {
       entries: r.log.unstableEntries(),
       committedEntries: r.log.nextCommitted(this.maxCommittedSize),
       messages: r.msgs,
+      sendBeforePersist: [],
       readStates: r.readStates,
     };
+    // A leader's appends promise nothing about this Ready's state (see
+    // sendBeforePersist), unless the Ready also changes term or vote: those
+    // must be on disk before any message of the new term leaves.
+    const hardBefore = this.prevHard;
     r.msgs = [];
     r.readStates = [];
     const soft = r.softState();
@@ -201,6 +206,9 @@ export class RawNode {
     if (!sameHardState(hard, this.prevHard)) {
       rd.hardState = hard;
       this.prevHard = hard;
+    }
+    if (r.role === 'leader' && hard.term === hardBefore.term && hard.vote === hardBefore.vote) {
+      rd.sendBeforePersist = rd.messages.filter((m) => m.type === 'append');
     }
     if (r.log.pendingSnapshot) rd.snapshot = r.log.pendingSnapshot;
     this.outstanding = rd;

@@ -19,7 +19,7 @@
 // entries that did not (etcd's raft.MustSync makes the same distinction).
 
 import { Level } from 'level';
-import { asUint8Array, decodeMsgpack, encodeMsgpack, logIndexFromKey, logKey } from '../store/codec.js';
+import { asUint8Array, decodeMsgpack, encodeMsgpack, logIndexFromKey, logKey } from './codec.js';
 import { NONE, type Entry, type EntryType, type HardState, type PersistentState, type Snapshot } from './types.js';
 
 type Bytes = Uint8Array;

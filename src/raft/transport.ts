@@ -9,18 +9,14 @@
 // loss: heartbeats and appends are retried by the protocol) and the host is
 // told the peer is unreachable so the leader probes it again.
 //
-// Fault injection (chaos tests): a FaultInjector decides per peer name whether
-// a message is dropped or delayed, applied to outgoing AND incoming traffic,
-// so isolating one member needs a rule on that member only. It is changeable
-// at run time programmatically and, when enabled, over a loopback HTTP admin
-// endpoint (startFaultAdmin).
+// Fault injection is not part of the transport: src/raft/faults.ts wraps any
+// Transport (and its receive callback) for tests and chaos runs.
 
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server as HttpServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { decodeMsgpack, encodeMsgpack } from '../store/codec.js';
+import { decodeMsgpack, encodeMsgpack } from './codec.js';
 import type { Message, NodeId } from './types.js';
 
 // ---------------------------------------------------------------- schema
@@ -84,134 +80,6 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_reconnect_backoff_ms': 2_000,
 };
 
-// ---------------------------------------------------------------- faults
-
-/** Per-peer fault rules; the key '*' applies to every peer. */
-export interface FaultRules {
-  /** peers this member cannot exchange messages with (both directions) */
-  partitioned?: string[];
-  /** probability in [0, 1] that a message to/from the peer is dropped */
-  drop?: Record<string, number>;
-  /** extra latency in ms for messages to/from the peer */
-  delayMs?: Record<string, number>;
-}
-
-export interface FaultVerdict {
-  drop: boolean;
-  delayMs: number;
-}
-
-export class FaultInjector {
-  private rules: FaultRules = {};
-  /** messages dropped / delayed by the rules (diagnostics) */
-  readonly counters = { dropped: 0, delayed: 0 };
-
-  constructor(private readonly random: () => number = Math.random) {}
-
-  set(rules: FaultRules): void {
-    this.rules = {
-      partitioned: [...(rules.partitioned ?? [])],
-      drop: { ...(rules.drop ?? {}) },
-      delayMs: { ...(rules.delayMs ?? {}) },
-    };
-  }
-
-  get(): FaultRules {
-    return structuredClone(this.rules);
-  }
-
-  clear(): void {
-    this.rules = {};
-  }
-
-  /** partition this member from `peers` (both directions) */
-  partition(...peers: string[]): void {
-    this.set({ ...this.rules, partitioned: [...new Set([...(this.rules.partitioned ?? []), ...peers])] });
-  }
-
-  heal(): void {
-    this.clear();
-  }
-
-  verdict(peer: string): FaultVerdict {
-    const r = this.rules;
-    if (r.partitioned && (r.partitioned.includes(peer) || r.partitioned.includes('*'))) {
-      this.counters.dropped += 1;
-      return { drop: true, delayMs: 0 };
-    }
-    const p = r.drop?.[peer] ?? r.drop?.['*'] ?? 0;
-    if (p > 0 && this.random() < p) {
-      this.counters.dropped += 1;
-      return { drop: true, delayMs: 0 };
-    }
-    const d = r.delayMs?.[peer] ?? r.delayMs?.['*'] ?? 0;
-    if (d > 0) this.counters.delayed += 1;
-    return { drop: false, delayMs: d };
-  }
-}
-
-function validRules(v: unknown): v is FaultRules {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const r = v as Record<string, unknown>;
-  if (r.partitioned !== undefined && !(Array.isArray(r.partitioned) && r.partitioned.every((p) => typeof p === 'string'))) return false;
-  for (const k of ['drop', 'delayMs'] as const) {
-    const m = r[k];
-    if (m === undefined) continue;
-    if (typeof m !== 'object' || m === null || Array.isArray(m)) return false;
-    if (!Object.values(m).every((n) => typeof n === 'number' && n >= 0)) return false;
-  }
-  return true;
-}
-
-export interface FaultAdmin {
-  port: number;
-  close(): Promise<void>;
-}
-
-/**
- * Loopback-only HTTP endpoint for the chaos tests: GET /faults shows the
- * rules, PUT /faults replaces them (JSON FaultRules), DELETE /faults heals.
- * Only started when the operator passes --enable-fault-injection.
- */
-export function startFaultAdmin(injector: FaultInjector, port: number, host = '127.0.0.1'): Promise<FaultAdmin> {
-  const server: HttpServer = createServer((req, res) => {
-    const reply = (status: number, body: unknown): void => {
-      res.writeHead(status, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    if (req.url !== '/faults') return reply(404, { error: 'not found' });
-    if (req.method === 'GET') return reply(200, injector.get());
-    if (req.method === 'DELETE') {
-      injector.clear();
-      return reply(200, injector.get());
-    }
-    if (req.method !== 'PUT' && req.method !== 'POST') return reply(405, { error: 'method not allowed' });
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body: unknown;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        return reply(400, { error: 'body is not JSON' });
-      }
-      if (!validRules(body)) return reply(400, { error: 'expected {partitioned?: string[], drop?: {peer: p}, delayMs?: {peer: ms}}' });
-      injector.set(body);
-      reply(200, injector.get());
-    });
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      const addr = server.address();
-      resolve({
-        port: typeof addr === 'object' && addr ? addr.port : port,
-        close: () => new Promise<void>((r) => server.close(() => r())),
-      });
-    });
-  });
-}
-
 // ---------------------------------------------------------------- transport
 
 export interface TransportTls {
@@ -234,7 +102,6 @@ export interface TransportOptions {
   /** a message to `peer` could not be sent (stream down) */
   onUnreachable?(peer: NodeId): void;
   tls?: TransportTls;
-  faults?: FaultInjector;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   log?: (msg: string) => void;
@@ -327,7 +194,6 @@ class PeerStream {
 }
 
 export class PeerTransport {
-  readonly faults: FaultInjector;
   private readonly streams = new Map<NodeId, PeerStream>();
   private readonly counters = { sent: 0, received: 0, droppedDisconnected: 0, frames: 0 };
   private closed = false;
@@ -337,7 +203,6 @@ export class PeerTransport {
     private readonly server: grpc.Server,
     readonly port: number,
   ) {
-    this.faults = opts.faults ?? new FaultInjector();
     const creds = opts.tls
       ? grpc.credentials.createSsl(
           Buffer.from(opts.tls.caPem),
@@ -385,24 +250,17 @@ export class PeerTransport {
     return transport;
   }
 
-  /** Sends each message to its `to` member (after fault rules): one envelope per member, messages in order. */
+  /** Sends each message to its `to` member: one envelope per member, messages in order. */
   send(messages: Message[]): void {
     if (this.closed) return;
-    const batches = new Map<NodeId, { env: Envelope; delayMs: number }>();
+    const batches = new Map<NodeId, Envelope>();
     for (const m of messages) {
       if (!this.streams.has(m.to)) continue;
-      const v = this.faults.verdict(m.to);
-      if (v.drop) continue;
-      let b = batches.get(m.to);
-      if (!b) batches.set(m.to, (b = { env: { from: this.opts.self, to: m.to, payloads: [] }, delayMs: 0 }));
-      b.env.payloads.push(encodeMsgpack(m));
-      b.delayMs = Math.max(b.delayMs, v.delayMs);
+      let env = batches.get(m.to);
+      if (!env) batches.set(m.to, (env = { from: this.opts.self, to: m.to, payloads: [] }));
+      env.payloads.push(encodeMsgpack(m));
     }
-    for (const [to, { env, delayMs }] of batches) {
-      const stream = this.streams.get(to)!;
-      if (delayMs > 0) setTimeout(() => this.write(stream, env), delayMs).unref();
-      else this.write(stream, env);
-    }
+    for (const [to, env] of batches) this.write(this.streams.get(to)!, env);
   }
 
   private write(stream: PeerStream, env: Envelope): void {
@@ -420,8 +278,6 @@ export class PeerTransport {
     if (this.closed || env.to !== this.opts.self) return;
     for (const payload of env.payloads) {
       if (this.closed) return;
-      const v = this.faults.verdict(env.from);
-      if (v.drop) continue;
       let m: Message;
       try {
         m = decodeMsgpack(payload) as Message;
@@ -432,13 +288,7 @@ export class PeerTransport {
       // the envelope names the sender; a message claiming someone else is dropped
       if (m.from !== env.from) continue;
       this.counters.received += 1;
-      if (v.delayMs > 0) {
-        setTimeout(() => {
-          if (!this.closed) this.opts.onMessage(m);
-        }, v.delayMs).unref();
-      } else {
-        this.opts.onMessage(m);
-      }
+      this.opts.onMessage(m);
     }
   }
 

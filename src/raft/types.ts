@@ -114,8 +114,15 @@ export interface Ready {
   snapshot?: Snapshot;
   /** entries to apply to the state machine, in order */
   committedEntries: Entry[];
-  /** messages to send after persisting */
+  /** every message of this Ready; those not in sendBeforePersist go only after persisting */
   messages: Message[];
+  /**
+   * The subset of `messages` that may leave before this Ready is persisted:
+   * a leader's appends when the Ready moves neither term nor vote (Raft
+   * thesis §10.2.1; etcd's messages-before vs. after the append). Votes and
+   * every response promise persisted state and always wait.
+   */
+  sendBeforePersist: Message[];
   readStates: ReadState[];
 }
 

@@ -1,28 +1,19 @@
 // Byte encodings of the store: log entries (msgpackr-encoded `Command`s,
-// the unit the Raft layer replicates too), snapshots, and log keys.
+// the unit the Raft layer replicates too), snapshots, and log keys. The
+// msgpack and log-key primitives live in src/raft/codec.ts (store → raft is
+// the allowed direction); this module adds the command codec.
 
-import { Packr } from 'msgpackr';
+import { asUint8Array, decodeMsgpack, encodeMsgpack } from '../raft/codec.js';
 import type { Command, Op } from './types.js';
 
-// Plain msgpack maps (no record extension) so every decoder agrees; copy
-// binary values out of the input so a decoded snapshot or log batch does not
-// keep its whole source buffer alive.
-const packr = new Packr({ useRecords: false, copyBuffers: true, int64AsType: 'number' });
-
-export function encodeMsgpack(value: unknown): Uint8Array {
-  return packr.pack(value);
-}
-
-export function decodeMsgpack(bytes: Uint8Array): unknown {
-  return packr.unpack(bytes);
-}
+export { asUint8Array, decodeMsgpack, encodeMsgpack, logIndexFromKey, logKey } from '../raft/codec.js';
 
 export function encodeCommand(cmd: Command): Uint8Array {
-  return packr.pack(cmd);
+  return encodeMsgpack(cmd);
 }
 
 export function decodeCommand(bytes: Uint8Array): Command {
-  const cmd = packr.unpack(bytes) as Command;
+  const cmd = decodeMsgpack(bytes) as Command;
   if (cmd.type === 'txn') {
     normalizeOps(cmd.txn.success);
     normalizeOps(cmd.txn.failure);
@@ -31,23 +22,7 @@ export function decodeCommand(bytes: Uint8Array): Command {
   return cmd;
 }
 
-/** Decoded binaries are Buffers; hand plain Uint8Arrays to the state machine. */
-export function asUint8Array(v: Uint8Array): Uint8Array {
-  return Buffer.isBuffer(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : v;
-}
-
 function normalizeOps(ops: Op[] | undefined): void {
   if (!ops) return;
   for (const op of ops) if (op.type === 'put') op.value = asUint8Array(op.value);
-}
-
-/** Log key: the 8-byte big-endian log index, so level's byte order is log order. */
-export function logKey(index: number): Uint8Array {
-  const b = new Uint8Array(8);
-  new DataView(b.buffer).setBigUint64(0, BigInt(index));
-  return b;
-}
-
-export function logIndexFromKey(key: Uint8Array): number {
-  return Number(new DataView(key.buffer, key.byteOffset, key.byteLength).getBigUint64(0));
 }

@@ -10,28 +10,13 @@
 import { mkdir } from 'node:fs/promises';
 import { decodeCommand, encodeCommand } from './codec.js';
 import { LevelCommandLog, MemoryCommandLog, type CommandLog } from './command-log.js';
-import { AppliedFeed } from './applied-feed.js';
 import { MvccState } from './mvcc-state.js';
+import { StateMachineStore, type StateMachineOptions } from './state-machine-store.js';
 
 export { rangeFilter } from './applied-feed.js';
-import { validateTxnRequest } from './txn-validation.js';
-import {
-  FutureRevisionError,
-  type AppliedWrite,
-  type Command,
-  type CommandResult,
-  type RangeRequest,
-  type RangeResult,
-  type RevisionedStore,
-  type TxnRequest,
-  type TxnResult,
-  type WatchRequest,
-  type Watcher,
-} from './types.js';
+import type { Command, CommandResult, RevisionedStore } from './types.js';
 
-export interface LocalStoreOptions {
-  /** history kept readable/watchable, ms (spec 000 §8: default 5 minutes) */
-  historyMs?: number;
+export interface LocalStoreOptions extends StateMachineOptions {
   /** take a snapshot (and drop the log it covers) every this many log entries */
   snapshotEvery?: number;
   /**
@@ -44,10 +29,6 @@ export interface LocalStoreOptions {
    * of the state (plus `snapshotEvery` entries) from the log.
    */
   snapshotLogRatio?: number;
-  /** how often auto-compaction runs, ms; 0 disables it */
-  compactIntervalMs?: number;
-  /** wall clock for command times and auto-compaction (tests inject one) */
-  now?: () => number;
 }
 
 export interface LocalStoreStats {
@@ -81,43 +62,32 @@ interface Proposal {
 /** Upper bound of entries per group-commit batch. */
 const MAX_BATCH_ENTRIES = 1024;
 
-export class LocalStore implements RevisionedStore {
+export class LocalStore extends StateMachineStore implements RevisionedStore {
   private queue: Proposal[] = [];
   private flushing: Promise<void> | undefined;
   private nextIndex: number;
-  private closed = false;
   private closePromise: Promise<void> | undefined;
   private writeError: Error | undefined;
-  private readonly feed = new AppliedFeed(() => this.state);
   private snapshotInFlight: Promise<void> | undefined;
   private snapshotIndex: number;
-  private compactTimer: NodeJS.Timeout | undefined;
   private readonly counters = { syncBatches: 0, entriesWritten: 0, snapshots: 0 };
-  private readonly historyMs: number;
   private readonly snapshotEvery: number;
   private readonly snapshotLogRatio: number;
   /** bytes of the latest snapshot taken, and of log entries written since */
   private lastSnapshotBytes = 0;
   private logBytesSinceSnapshot = 0;
-  private readonly now: () => number;
 
   private constructor(
-    private readonly state: MvccState,
+    state: MvccState,
     private readonly log: CommandLog,
     opts: LocalStoreOptions,
   ) {
-    this.historyMs = opts.historyMs ?? 300_000;
+    super(state, opts);
     this.snapshotEvery = Math.max(1, opts.snapshotEvery ?? 10_000);
     this.snapshotLogRatio = Math.max(0, opts.snapshotLogRatio ?? 0.5);
-    this.now = opts.now ?? Date.now;
     this.nextIndex = state.appliedIndex + 1;
     this.snapshotIndex = state.appliedIndex;
-    state.setWriteListener((w) => this.fanOut(w));
-    const interval = opts.compactIntervalMs ?? Math.max(1000, Math.min(60_000, Math.floor(this.historyMs / 4)));
-    if (interval > 0) {
-      this.compactTimer = setInterval(() => void this.autoCompact(), interval);
-      this.compactTimer.unref();
-    }
+    this.startAutoCompaction(opts.compactIntervalMs);
   }
 
   /** Opens (creating if needed) the store in `dir`: latest snapshot, then the log after it. */
@@ -148,14 +118,6 @@ export class LocalStore implements RevisionedStore {
     }
   }
 
-  get revision(): number {
-    return this.state.revision;
-  }
-
-  get compactRevision(): number {
-    return this.state.compactRevision;
-  }
-
   stats(): LocalStoreStats {
     return {
       ...this.counters,
@@ -167,39 +129,9 @@ export class LocalStore implements RevisionedStore {
     };
   }
 
-  async txn(req: TxnRequest): Promise<TxnResult> {
-    validateTxnRequest(req);
-    const r = await this.propose({ type: 'txn', txn: req, time: this.now() });
-    if (r.type !== 'txn') throw new Error('unexpected command result');
-    return r.result;
-  }
-
-  range(req: RangeRequest): RangeResult {
-    return this.state.range(req);
-  }
-
   async readIndex(): Promise<number> {
     // One node: every acknowledged write is already applied.
     return this.state.revision;
-  }
-
-  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    return this.feed.waitForRevision(revision, timeoutMs);
-  }
-
-  /** retained history then live writes, no gap, no duplicate (see AppliedFeed.watch) */
-  watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
-    return this.feed.watch(req, onEvents, onError);
-  }
-
-  onApplied(listener: (write: AppliedWrite) => void): () => void {
-    return this.feed.onApplied(listener);
-  }
-
-  async compact(revision: number): Promise<void> {
-    if (revision > this.state.revision) throw new FutureRevisionError(revision, this.state.revision);
-    if (revision <= this.state.compactRevision) return;
-    await this.propose({ type: 'compact', revision, time: this.now() });
   }
 
   healthy(): boolean {
@@ -214,7 +146,7 @@ export class LocalStore implements RevisionedStore {
   private async doClose(): Promise<void> {
     this.closed = true;
     this.feed.refuse(() => new StoreClosedError());
-    if (this.compactTimer) clearInterval(this.compactTimer);
+    this.stopAutoCompaction();
     // Proposals accepted before close are still written and acknowledged.
     while (this.flushing) await this.flushing;
     while (this.snapshotInFlight) await this.snapshotInFlight;
@@ -222,7 +154,7 @@ export class LocalStore implements RevisionedStore {
     await this.log.close();
   }
 
-  private propose(cmd: Command): Promise<CommandResult> {
+  protected propose(cmd: Command): Promise<CommandResult> {
     if (this.closed) return Promise.reject(new StoreClosedError());
     // Encode now: the caller may reuse its buffers after txn() returns, and
     // what is applied must be exactly what the log holds.
@@ -284,10 +216,6 @@ export class LocalStore implements RevisionedStore {
     }
   }
 
-  private fanOut(w: AppliedWrite): void {
-    this.feed.publish(w);
-  }
-
   private maybeSnapshot(): void {
     if (this.snapshotInFlight) return;
     if (this.state.appliedIndex - this.snapshotIndex < this.snapshotEvery) return;
@@ -309,19 +237,6 @@ export class LocalStore implements RevisionedStore {
       .finally(() => {
         this.snapshotInFlight = undefined;
       });
-  }
-
-  /** Keeps `historyMs` of history: compacts at the newest revision written before now - historyMs. */
-  private autoCompact(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    const target = this.state.newestRevisionAtOrBefore(this.now() - this.historyMs);
-    if (target === undefined || target <= this.state.compactRevision) return Promise.resolve();
-    return this.propose({ type: 'compact', revision: target, time: this.now() }).then(
-      () => {},
-      () => {
-        // a failed write shows in healthy(); the next tick retries
-      },
-    );
   }
 
   /** Runs one auto-compaction check now and waits for it (tests; the timer does the same). */

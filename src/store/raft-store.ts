@@ -20,224 +20,94 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RaftMetrics } from '../raft/metrics.js';
+import { RaftDriver, type LogStorage, type RaftHost, type Transport } from '../raft/node.js';
 import { RawNode } from '../raft/raw-node.js';
 import { RaftStorage } from '../raft/storage.js';
-import { FaultInjector, PeerTransport, startFaultAdmin, type FaultAdmin, type TransportStats, type TransportTls } from '../raft/transport.js';
-import { NONE, ProposalDroppedError, type Entry, type Message, type NodeId, type RaftConfig, type Ready, type Role, type Snapshot } from '../raft/types.js';
+import { FaultInjector, withFaults, type FaultAdmin } from '../raft/faults.js';
+import { NONE, ProposalDroppedError, type Entry, type NodeId, type ReadState, type Role, type Snapshot } from '../raft/types.js';
 import { decodeCommand, decodeMsgpack, encodeCommand, encodeMsgpack } from './codec.js';
-import { AppliedFeed } from './applied-feed.js';
 import { StoreClosedError } from './local-store.js';
+import { LeaderSignal } from './leader-signal.js';
 import { MvccState } from './mvcc-state.js';
-import { validateTxnRequest } from './txn-validation.js';
-import {
-  FutureRevisionError,
-  prefixEnd,
-  type AppliedWrite,
-  type Command,
-  type CommandResult,
-  type KeyValue,
-  type RangeRequest,
-  type RangeResult,
-  type RevisionedStore,
-  type StoreEvent,
-  type TxnRequest,
-  type TxnResult,
-  type WatchRequest,
-  type Watcher,
-  StoreUnavailableError,
-} from './types.js';
+import { checkMember, connectPeers, liveRaftMetrics, memberStatus, raftConfig, waitOptions, type LiveRaftMetrics, type RaftStoreMemoryOptions, type RaftStoreOptions, type RaftStoreStatus } from './raft-options.js';
+import { RaftRequests, RaftUnavailableError } from './raft-requests.js';
+import { StateMachineStore } from './state-machine-store.js';
+import type { Command, CommandResult, RevisionedStore } from './types.js';
 
-export interface RaftStoreOptions {
-  /** this member's name (its Raft node id) */
-  name: NodeId;
-  /** every member's name -> peer address (host:port); the initial voters */
-  initialCluster: Record<NodeId, string>;
-  /** where the Raft log, hard state and snapshots live */
-  dataDir: string;
-  /** peer listen address (host:port); defaults to initialCluster[name] */
-  peerListen?: string;
-  /** mutual TLS between members (the cluster's shared PKI) */
-  tls?: TransportTls;
-  /** ms per Raft tick (default 100) */
-  tickMs?: number;
-  /** election timeout in ticks, randomized in [electionTick, 2*electionTick) (default 10) */
-  electionTick?: number;
-  /** heartbeat interval in ticks (default 1) */
-  heartbeatTick?: number;
-  /** take a state-machine snapshot every this many applied entries (default 10000) */
-  snapshotEvery?: number;
-  /** how long a proposal waits to be applied before failing with 504 (default 7000) */
-  proposalTimeoutMs?: number;
-  /** how long a ReadIndex waits (default 5000) */
-  readTimeoutMs?: number;
-  /** how long a request waits for a leader to be known before 503 (default 3000) */
-  leaderWaitMs?: number;
-  /** history kept readable/watchable, ms (spec 000 §8: default 5 minutes) */
-  historyMs?: number;
-  /** how often the leader checks for auto-compaction, ms; 0 disables it */
-  compactIntervalMs?: number;
-  /** start the loopback fault-injection admin endpoint on this port (chaos tests; 0 = ephemeral) */
-  faultAdminPort?: number;
-  now?: () => number;
-  log?: (msg: string) => void;
-}
+export type { RaftMemberStatus, RaftStoreMemoryOptions, RaftStoreOptions, RaftStoreStatus } from './raft-options.js';
+export { RaftUnavailableError } from './raft-requests.js';
 
-export interface RaftMemberStatus {
-  name: NodeId;
-  peerAddress: string;
-  /** this member's stream to it is up (undefined for self) */
-  connected?: boolean;
-  /** leader's view of its replication progress */
-  match?: number;
-}
-
-export interface RaftStoreStatus {
-  name: NodeId;
-  members: RaftMemberStatus[];
-  leader: NodeId;
-  role: Role;
-  term: number;
-  commit: number;
-  applied: number;
-  firstIndex: number;
-  lastIndex: number;
-  snapshotIndex: number;
-  revision: number;
-  compactRevision: number;
-  pendingProposals: number;
-  metrics: RaftMetrics;
-  /** peer transport counters (messages, frames) */
-  transport: TransportStats;
-  faultAdminPort?: number;
-}
-
-/** A retryable failure of the replicated store, answered as a Status with Retry-After. */
-export class RaftUnavailableError extends StoreUnavailableError {
-  override name = 'RaftUnavailableError';
-}
-
-interface Pending {
-  resolve: (r: CommandResult) => void;
-  reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
-  /** performance.now() at propose (RaftMetrics.proposeToApplyMs) */
-  start: number;
-}
-
-interface PendingRead {
-  resolve: (revision: number) => void;
-  reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
-  /** set once the leader confirmed: serve when applied >= index */
-  index?: number;
-}
-
-/** a leader's append (entries and/or commit index): may leave before the leader's own fsync (handleReady) */
-function isLeaderReplication(m: Message): boolean {
-  return m.type === 'append';
-}
-
-export class RaftStore implements RevisionedStore {
+export class RaftStore extends StateMachineStore implements RevisionedStore, RaftHost {
   readonly metrics = new RaftMetrics();
-  private state: MvccState;
   private appliedIndex: number;
   private snapshotIndex: number;
-  private readonly pending = new Map<string, Pending>();
-  /** proposals of this turn, handed to the core together at the next kick (group commit) */
-  private proposalQueue: { id: string; data: Uint8Array }[] = [];
-  private readonly reads = new Map<string, PendingRead>();
-  private readonly leaderWaiters = new Set<() => void>();
-  private readonly leadershipListeners = new Set<(leader: boolean) => void>();
-  /** the value last reported to leadershipListeners */
-  private reportedLeader = false;
-  private readonly feed = new AppliedFeed(() => this.state);
-  private transport!: PeerTransport;
+  private readonly requests = new RaftRequests(this.metrics);
+  private readonly leadership: LeaderSignal;
+  private transport!: Transport;
   private faultAdmin: FaultAdmin | undefined;
-  private ticker: NodeJS.Timeout | undefined;
-  private compactTimer: NodeJS.Timeout | undefined;
-  private scheduled = false;
-  private loop: Promise<void> | undefined;
-  private closed = false;
   private closePromise: Promise<void> | undefined;
-  private fatal: Error | undefined;
+  private readonly driver: RaftDriver;
   private seq = 0;
   private leader: NodeId = NONE;
   private role: Role = 'follower';
   /** proposal ids are unique per incarnation: a restarted member never resolves an old id */
   private readonly nonce = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-  private readonly opts: Required<
-    Pick<RaftStoreOptions, 'proposalTimeoutMs' | 'readTimeoutMs' | 'leaderWaitMs' | 'snapshotEvery' | 'historyMs'>
-  >;
-  private readonly now: () => number;
+  private readonly opts: ReturnType<typeof waitOptions>;
   private readonly log: (msg: string) => void;
   readonly faults = new FaultInjector();
 
   private constructor(
     private readonly options: RaftStoreOptions,
     private readonly node: RawNode,
-    private readonly storage: RaftStorage,
+    storage: LogStorage,
     snapshot: Snapshot | undefined,
   ) {
-    this.opts = {
-      proposalTimeoutMs: options.proposalTimeoutMs ?? 7000,
-      readTimeoutMs: options.readTimeoutMs ?? 5000,
-      leaderWaitMs: options.leaderWaitMs ?? 3000,
-      snapshotEvery: Math.max(1, options.snapshotEvery ?? 10_000),
-      historyMs: options.historyMs ?? 300_000,
-    };
-    this.now = options.now ?? Date.now;
+    super(snapshot ? MvccState.restore(snapshot.data) : new MvccState(), options);
+    this.driver = new RaftDriver(node, storage, this, this.metrics);
+    this.opts = waitOptions(options);
     this.log = options.log ?? (() => {});
-    this.state = snapshot ? MvccState.restore(snapshot.data) : new MvccState();
+    this.leadership = new LeaderSignal((msg) => this.log(`raft: ${options.name}: ${msg}`));
     this.appliedIndex = snapshot?.metadata.index ?? 0;
     this.snapshotIndex = this.appliedIndex;
-    this.state.setWriteListener((w) => this.fanOut(w));
   }
 
   /** Opens this member: loads (or bootstraps) its Raft state, starts the peer transport and the clock. */
   static async open(options: RaftStoreOptions): Promise<RaftStore> {
-    if (!(options.name in options.initialCluster)) {
-      throw new Error(`member "${options.name}" is not in the initial cluster (${Object.keys(options.initialCluster).join(', ')})`);
-    }
+    checkMember(options.name, Object.keys(options.initialCluster));
     await mkdir(options.dataDir, { recursive: true });
     const storage = await RaftStorage.open(join(options.dataDir, 'raft'));
+    return RaftStore.start(options, storage, async (store) => {
+      const peers = await connectPeers(options, store.faults, store.driver, store.log);
+      store.faultAdmin = peers.faultAdmin;
+      return peers.transport;
+    });
+  }
+
+  /**
+   * A member whose log lives in memory and whose peers are in the same
+   * process (tests, development): no disk, no sockets. `storage` survives a
+   * close, so a member can be restarted from it.
+   */
+  static async openInMemory(options: RaftStoreMemoryOptions): Promise<RaftStore> {
+    checkMember(options.name, options.members);
+    const initialCluster = Object.fromEntries(options.members.map((m) => [m, `memory:${m}`]));
+    return RaftStore.start({ ...options, initialCluster, dataDir: '' }, options.storage, async (store) => {
+      const faulty = withFaults(store.faults, (m) => store.driver.step(m));
+      return faulty.wrap(options.network.join(options.name, faulty.receive));
+    });
+  }
+
+  private static async start(options: RaftStoreOptions, storage: LogStorage, connect: (store: RaftStore) => Promise<Transport>): Promise<RaftStore> {
     try {
       const persisted = await storage.load();
-      const cfg: RaftConfig = {
-        id: options.name,
-        electionTick: options.electionTick ?? 10,
-        heartbeatTick: options.heartbeatTick ?? 1,
-        random: Math.random,
-        preVote: true,
-        checkQuorum: true,
-        maxSizePerMsg: 1024 * 1024,
-        maxInflightMsgs: 256,
-        maxCommittedSizePerReady: 4 * 1024 * 1024,
-      };
+      const cfg = raftConfig(options);
       const node = persisted.empty
         ? RawNode.bootstrap(cfg, Object.keys(options.initialCluster).sort())
         : new RawNode(cfg, persisted);
       const store = new RaftStore(options, node, storage, persisted.snapshot);
-      store.transport = await PeerTransport.start({
-        self: options.name,
-        listen: options.peerListen ?? options.initialCluster[options.name],
-        peers: options.initialCluster,
-        tls: options.tls,
-        faults: store.faults,
-        onMessage: (m) => store.stepMessage(m),
-        onUnreachable: (peer) => store.node.reportUnreachable(peer),
-        log: store.log,
-      });
-      if (options.faultAdminPort !== undefined) store.faultAdmin = await startFaultAdmin(store.faults, options.faultAdminPort);
-      store.ticker = setInterval(() => {
-        store.node.tick();
-        store.kick();
-      }, options.tickMs ?? 100);
-      const interval = options.compactIntervalMs ?? Math.max(1000, Math.min(60_000, Math.floor(store.opts.historyMs / 4)));
-      if (interval > 0) {
-        store.compactTimer = setInterval(() => void store.autoCompact(), interval);
-        store.compactTimer.unref();
-      }
-      store.kick();
+      store.transport = await connect(store);
+      store.driver.start(store.transport, options.tickMs ?? 100);
+      store.startAutoCompaction(options.compactIntervalMs);
       return store;
     } catch (err) {
       await storage.close().catch(() => {});
@@ -247,90 +117,30 @@ export class RaftStore implements RevisionedStore {
 
   // ------------------------------------------------------------ RevisionedStore
 
-  get revision(): number {
-    return this.state.revision;
-  }
-
-  get compactRevision(): number {
-    return this.state.compactRevision;
-  }
-
-  async txn(req: TxnRequest): Promise<TxnResult> {
-    validateTxnRequest(req);
-    const r = await this.propose({ type: 'txn', txn: req, time: this.now() });
-    if (r.type !== 'txn') throw new Error('unexpected command result');
-    return r.result;
-  }
-
-  range(req: RangeRequest): RangeResult {
-    return this.state.range(req);
-  }
-
   async readIndex(): Promise<number> {
     if (this.closed) throw new StoreClosedError();
     await this.awaitLeader();
     const ctx = `${this.options.name}.${this.nonce}.r${++this.seq}`;
-    return new Promise<number>((resolve, reject) => {
-      const read: PendingRead = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.reads.delete(ctx);
-          this.metrics.readIndexFailed += 1;
-          reject(new RaftUnavailableError('timed out waiting for a ReadIndex confirmation from the leader', false));
-        }, this.opts.readTimeoutMs),
-      };
-      this.reads.set(ctx, read);
-      this.node.readIndex(ctx);
-      this.kick();
-    });
-  }
-
-  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    return this.feed.waitForRevision(revision, timeoutMs);
-  }
-
-  /** retained history then live writes, no gap, no duplicate (see AppliedFeed.watch) */
-  watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
-    return this.feed.watch(req, onEvents, onError);
-  }
-
-  onApplied(listener: (write: AppliedWrite) => void): () => void {
-    return this.feed.onApplied(listener);
-  }
-
-  async compact(revision: number): Promise<void> {
-    if (revision > this.state.revision) throw new FutureRevisionError(revision, this.state.revision);
-    if (revision <= this.state.compactRevision) return;
-    await this.propose({ type: 'compact', revision, time: this.now() });
+    const read = this.requests.read(ctx, this.opts.readTimeoutMs);
+    this.driver.readIndex(ctx);
+    return read;
   }
 
   healthy(): boolean {
-    return !this.closed && this.fatal === undefined && this.node.raft.lead !== NONE;
+    return !this.closed && this.driver.fatal === undefined && this.node.raft.lead !== NONE;
   }
 
   /** this member is the Raft leader (from the core's soft state) and still running */
   isLeader(): boolean {
-    return this.role === 'leader' && !this.closed && this.fatal === undefined;
+    return this.role === 'leader' && !this.closed && this.driver.fatal === undefined;
   }
 
   onLeadershipChange(listener: (leader: boolean) => void): () => void {
-    this.leadershipListeners.add(listener);
-    return () => this.leadershipListeners.delete(listener);
+    return this.leadership.onChange(listener);
   }
 
-  /** tells the listeners when isLeader() differs from what they were last told */
   private reportLeadership(): void {
-    const now = this.isLeader();
-    if (now === this.reportedLeader) return;
-    this.reportedLeader = now;
-    for (const l of [...this.leadershipListeners]) {
-      try {
-        l(now);
-      } catch (err) {
-        this.log(`raft: ${this.options.name}: leadership listener failed: ${(err as Error).message}`);
-      }
-    }
+    this.leadership.report(this.isLeader());
   }
 
   close(): Promise<void> {
@@ -342,245 +152,69 @@ export class RaftStore implements RevisionedStore {
 
   /** Members, leader, term, commit and applied index (the /raftz document). */
   status(): RaftStoreStatus {
-    const s = this.node.status();
-    const t = this.transport.stats();
-    const members: RaftMemberStatus[] = Object.entries(this.options.initialCluster)
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([name, peerAddress]) => ({
-        name,
-        peerAddress,
-        ...(name === this.options.name ? {} : { connected: t.connected[name] ?? false }),
-        ...(s.progress[name] ? { match: s.progress[name].match } : {}),
-      }));
-    return {
-      name: this.options.name,
-      members,
-      leader: s.leader,
-      role: s.role,
-      term: s.term,
-      commit: s.commit,
+    return memberStatus(this.options, this.node.status(), this.transport.stats(), {
       applied: this.appliedIndex,
-      firstIndex: s.firstIndex,
-      lastIndex: s.lastIndex,
       snapshotIndex: this.snapshotIndex,
       revision: this.state.revision,
       compactRevision: this.state.compactRevision,
-      pendingProposals: this.pending.size,
+      pendingProposals: this.requests.pendingProposals,
       metrics: this.metrics,
-      transport: t,
       ...(this.faultAdmin ? { faultAdminPort: this.faultAdmin.port } : {}),
-    };
+    });
   }
 
   /** ask the cluster to hand leadership to `to` (operators, tests) */
   transferLeadership(to: NodeId): void {
-    this.node.transferLeadership(to);
-    this.kick();
-  }
-
-  /** Resolves once a leader is known and this member applied everything committed at that moment. */
-  async waitUntilReady(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        await this.readIndex();
-        return;
-      } catch (err) {
-        if (this.closed || Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    this.driver.transferLeadership(to);
   }
 
   /** live numbers for RaftMetrics.register */
-  liveMetrics(): { term: number; commit: number; applied: number; isLeader: boolean; hasLeader: boolean; pending: number } {
-    const r = this.node.raft;
-    return {
-      term: r.term,
-      commit: r.log.committed,
-      applied: this.appliedIndex,
-      isLeader: r.role === 'leader',
-      hasLeader: r.lead !== NONE,
-      pending: this.pending.size,
-    };
+  liveMetrics(): LiveRaftMetrics {
+    return liveRaftMetrics(this.node.raft, this.appliedIndex, this.requests.pendingProposals);
   }
 
   // ------------------------------------------------------------ proposals
 
-  private async propose(cmd: Command): Promise<CommandResult> {
+  protected async propose(cmd: Command): Promise<CommandResult> {
     if (this.closed) throw new StoreClosedError();
-    if (this.fatal) throw new RaftUnavailableError(`raft storage failed: ${this.fatal.message}`, false);
+    const fatal = this.driver.fatal;
+    if (fatal) throw new RaftUnavailableError(`raft storage failed: ${fatal.message}`, false);
     // Encode now: what is proposed must be exactly what the caller passed.
     const id = `${this.options.name}.${this.nonce}.${++this.seq}`;
     const data = encodeMsgpack([id, encodeCommand(cmd)]);
     await this.awaitLeader();
-    return new Promise<CommandResult>((resolve, reject) => {
-      const p: Pending = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          if (this.pending.delete(id)) {
-            this.metrics.proposalsFailed += 1;
-            reject(new RaftUnavailableError('timed out waiting for the write to commit; it may or may not have been applied', true));
-          }
-        }, this.opts.proposalTimeoutMs),
-        start: performance.now(),
-      };
-      this.pending.set(id, p);
-      this.proposalQueue.push({ id, data });
-      this.kick();
-    });
-  }
-
-  /**
-   * Hands the proposals queued in this turn to the core as one batch: one
-   * log append and one append message per follower for all of them, instead
-   * of one per proposal (they also share the leader's next fsync).
-   */
-  private flushProposals(): void {
-    // a proposal failed meanwhile (leader change, timeout) is not proposed late
-    const batch = this.proposalQueue.filter((b) => this.pending.has(b.id));
-    this.proposalQueue = [];
-    if (batch.length === 0) return;
-    try {
-      this.node.proposeBatch(batch.map((b) => b.data));
-    } catch (err) {
-      for (const { id } of batch) {
-        const p = this.pending.get(id);
-        if (!p) continue;
-        clearTimeout(p.timer);
-        this.pending.delete(id);
-        this.metrics.proposalsFailed += 1;
-        if (err instanceof ProposalDroppedError) p.reject(new RaftUnavailableError(err.message, false));
-        else p.reject(err instanceof Error ? err : new Error(String(err)));
-      }
-    }
+    const applied = this.requests.proposal(id, this.opts.proposalTimeoutMs);
+    this.driver.propose(
+      data,
+      () => this.requests.isPending(id),
+      // the core refused the batch: 503 when it was certainly not accepted
+      (err) => this.requests.settle(id, undefined, err instanceof ProposalDroppedError ? new RaftUnavailableError(err.message, false) : err),
+    );
+    return applied;
   }
 
   /** waits up to leaderWaitMs for a leader; 503 when none shows up */
   private async awaitLeader(): Promise<void> {
     if (this.node.raft.lead !== NONE) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.leaderWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, this.opts.leaderWaitMs);
-      this.leaderWaiters.add(done);
-    });
+    await this.leadership.waitForLeader(this.opts.leaderWaitMs);
     if (this.closed) throw new StoreClosedError();
     if (this.node.raft.lead === NONE) throw new RaftUnavailableError('no Raft leader is known (election in progress or quorum lost)', false);
   }
 
-  private stepMessage(m: Parameters<RawNode['step']>[0]): void {
-    if (this.closed) return;
-    this.node.step(m);
-    this.kick();
+  // ------------------------------------------------------------ RaftHost (called by the driver in Ready order)
+
+  onFatal(err: Error): void {
+    this.log(`raft: member ${this.options.name} stopped: ${err.message}`);
+    this.failPending(`raft storage failed: ${err.message}`);
+    this.reportLeadership();
   }
 
-  // ------------------------------------------------------------ Ready loop
-
-  private kick(): void {
-    if (this.scheduled || this.closed || this.fatal) return;
-    this.scheduled = true;
-    // setImmediate: everything proposed or received in this turn shares one Ready (one fsync)
-    setImmediate(() => {
-      this.scheduled = false;
-      if (this.closed || this.fatal) return;
-      // even while the loop waits for a fsync: the entries join the next Ready
-      this.flushProposals();
-      if (!this.loop) {
-        this.loop = this.runReadyLoop().finally(() => {
-          this.loop = undefined;
-        });
-      }
-    });
+  onReadStates(states: ReadState[]): void {
+    this.requests.confirm(states);
+    this.requests.serve(this.appliedIndex, this.state.revision);
   }
 
-  private async runReadyLoop(): Promise<void> {
-    try {
-      for (let rd = this.node.ready(); rd; rd = this.closed ? undefined : this.node.ready()) {
-        await this.handleReady(rd);
-      }
-    } catch (err) {
-      // A failed fsync leaves the node's view ahead of its disk: stop
-      // participating rather than send promises we may not keep.
-      this.fatal = err instanceof Error ? err : new Error(String(err));
-      this.log(`raft: member ${this.options.name} stopped: ${this.fatal.message}`);
-      this.failPending(`raft storage failed: ${this.fatal.message}`);
-      if (this.ticker) clearInterval(this.ticker);
-      this.reportLeadership();
-    }
-  }
-
-  private async handleReady(rd: Ready): Promise<void> {
-    if (rd.softState) this.onSoftState(rd.softState.leader, rd.softState.role);
-    this.metrics.readies += 1;
-    // Thesis §10.2.1: a leader may replicate its new entries while it writes
-    // them to its own disk. Only the leader's appends go before
-    // the persist below, and only when this Ready changes neither term nor
-    // vote (those are on disk already). They promise nothing about this
-    // Ready's state: a commit index they carry was computed in an earlier turn
-    // and covers only entries of earlier Readies, which are on disk (followers
-    // can acknowledge this Ready's entries only after receiving them, i.e. in
-    // a later turn). That they commit is told to anyone (client, follower,
-    // reader) only by a later Ready, after this persist has completed. If the
-    // leader crashes before its persist, it restarts in the same term without
-    // those entries; having voted for itself in that term it cannot lead it
-    // again, and nothing about them was acknowledged.
-    const early = this.role === 'leader' && !this.changesTermOrVote(rd) ? rd.messages.filter(isLeaderReplication) : [];
-    const late = early.length > 0 ? rd.messages.filter((m) => !isLeaderReplication(m)) : rd.messages;
-    if (early.length > 0) this.transport.send(early);
-    // 1. persist (fsync) before anything that depends on it leaves.
-    // Committed entries already on disk (from earlier Readies, not rewritten
-    // by this one) are applied while the fsync runs; the rest after it.
-    let committed = rd.committedEntries;
-    if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
-      const t0 = performance.now();
-      // synced unless only the commit index moved (storage.ts header)
-      const saving = this.storage.save({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot });
-      if (!rd.snapshot) {
-        const durableTo = Math.min(this.storage.stats().lastIndex, rd.entries.length > 0 ? rd.entries[0].index - 1 : Infinity);
-        let n = 0;
-        while (n < committed.length && committed[n].index <= durableTo) n++;
-        if (n > 0) {
-          this.applyEntries(committed.slice(0, n));
-          committed = committed.slice(n);
-        }
-      }
-      if (await saving) {
-        this.metrics.storageSyncs += 1;
-        this.metrics.storageSyncMs += performance.now() - t0;
-      }
-      this.metrics.entriesPersisted += rd.entries.length;
-    }
-    if (this.closed) return;
-    // 2. send (what may promise this Ready's persisted state)
-    this.transport.send(late);
-    this.metrics.messagesSent += rd.messages.length;
-    // 3. apply
-    if (rd.snapshot && rd.snapshot.metadata.index > this.appliedIndex) this.installSnapshot(rd.snapshot);
-    this.applyEntries(committed);
-    // 4. reads
-    for (const rs of rd.readStates) {
-      const read = this.reads.get(rs.context);
-      if (read) read.index = rs.index;
-    }
-    this.serveReads();
-    // 5. advance
-    this.node.advance(rd);
-    await this.maybeSnapshot();
-  }
-
-  /** whether the Ready's hard state moves term or vote (a commit-only change does not) */
-  private changesTermOrVote(rd: Ready): boolean {
-    if (!rd.hardState) return false;
-    const d = this.storage.durableHardState();
-    return rd.hardState.term !== d.term || rd.hardState.vote !== d.vote;
-  }
-
-  private onSoftState(leader: NodeId, role: Role): void {
+  onSoftState(leader: NodeId, role: Role): void {
     const changed = leader !== this.leader;
     this.role = role;
     this.reportLeadership();
@@ -594,25 +228,17 @@ export class RaftStore implements RevisionedStore {
       // callers get a retryable "outcome unknown", never a false success.
       this.failPending('leadership changed while the write was in flight; it may or may not have been applied');
     }
-    if (leader !== NONE) for (const w of [...this.leaderWaiters]) w();
+    if (leader !== NONE) this.leadership.wake();
   }
 
   private failPending(message: string): void {
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      this.pending.delete(id);
-      this.metrics.proposalsFailed += 1;
-      p.reject(new RaftUnavailableError(message, true));
-    }
-    for (const [ctx, r] of this.reads) {
-      clearTimeout(r.timer);
-      this.reads.delete(ctx);
-      this.metrics.readIndexFailed += 1;
-      r.reject(new RaftUnavailableError('leadership changed during a consistent read; retry', false));
-    }
+    this.requests.failAll(
+      () => new RaftUnavailableError(message, true),
+      () => new RaftUnavailableError('leadership changed during a consistent read; retry', false),
+    );
   }
 
-  private applyEntries(entries: Entry[]): void {
+  applyEntries(entries: Entry[]): void {
     for (const e of entries) {
       if (e.index <= this.appliedIndex) continue;
       if (e.type === 'normal' && e.data.length > 0) {
@@ -624,91 +250,35 @@ export class RaftStore implements RevisionedStore {
         } catch (err) {
           error = err instanceof Error ? err : new Error(String(err));
         }
-        const p = this.pending.get(id);
-        if (p) {
-          this.pending.delete(id);
-          clearTimeout(p.timer);
-          if (result) {
-            this.metrics.proposalsCommitted += 1;
-            this.metrics.proposeToApplyMs += performance.now() - p.start;
-            p.resolve(result);
-          } else {
-            this.metrics.proposalsFailed += 1;
-            p.reject(error!);
-          }
-        }
+        this.requests.settle(id, result, error);
       }
       this.appliedIndex = e.index;
       this.metrics.entriesApplied += 1;
     }
   }
 
-  private serveReads(): void {
-    for (const [ctx, r] of this.reads) {
-      if (r.index !== undefined && r.index <= this.appliedIndex) {
-        this.reads.delete(ctx);
-        clearTimeout(r.timer);
-        r.resolve(this.state.revision);
-      }
-    }
-  }
-
-  /**
-   * A leader's snapshot replaces the state machine. Watchers and the watch
-   * cache see one synthetic write at the new revision with the difference
-   * (every key whose latest version changed), so they stay consistent.
-   */
-  private installSnapshot(snap: Snapshot): void {
-    const old = this.state;
-    const next = MvccState.restore(snap.data);
-    old.setWriteListener(undefined);
-    this.state = next;
+  /** a leader's snapshot replaces the state machine (watchers see the difference as one write) */
+  installSnapshot(snap: Snapshot): void {
+    if (snap.metadata.index <= this.appliedIndex) return;
+    this.replaceState(MvccState.restore(snap.data));
     this.appliedIndex = snap.metadata.index;
     this.snapshotIndex = snap.metadata.index;
     this.metrics.snapshotsInstalled += 1;
-    next.setWriteListener((w) => this.fanOut(w));
-    if (next.revision <= old.revision) return;
-    const all = { key: '', end: prefixEnd('') };
-    const before = new Map<string, KeyValue>(old.range(all).kvs.map((kv) => [kv.key, kv]));
-    const events: StoreEvent[] = [];
-    for (const kv of next.range(all).kvs) {
-      const prev = before.get(kv.key);
-      before.delete(kv.key);
-      if (!prev || prev.modRevision !== kv.modRevision) events.push(prev ? { type: 'put', kv, prevKv: prev } : { type: 'put', kv });
-    }
-    for (const prev of before.values()) {
-      events.push({
-        type: 'delete',
-        kv: { key: prev.key, value: new Uint8Array(0), createRevision: 0, modRevision: next.revision, version: 0 },
-        prevKv: prev,
-      });
-    }
-    if (events.length > 0) this.fanOut({ revision: next.revision, time: this.now(), events });
   }
 
-  private async maybeSnapshot(): Promise<void> {
+  async afterReady(): Promise<void> {
     if (this.appliedIndex - this.snapshotIndex < this.opts.snapshotEvery) return;
     const index = this.appliedIndex;
     // taken synchronously: a consistent cut at `index`
     const snap = this.node.compact(index, this.state.snapshot());
-    await this.storage.saveSnapshot(snap);
+    await this.driver.storage.saveSnapshot(snap);
     this.snapshotIndex = index;
     this.metrics.snapshotsTaken += 1;
   }
 
-  private fanOut(w: AppliedWrite): void {
-    this.feed.publish(w);
-  }
-
-  /** The leader keeps `historyMs` of history (followers apply its compact commands). */
-  private autoCompact(): Promise<void> {
-    if (this.closed || this.node.raft.role !== 'leader') return Promise.resolve();
-    const target = this.state.newestRevisionAtOrBefore(this.now() - this.opts.historyMs);
-    if (target === undefined || target <= this.state.compactRevision) return Promise.resolve();
-    return this.propose({ type: 'compact', revision: target, time: this.now() }).then(
-      () => {},
-      () => {},
-    );
+  /** the leader keeps `historyMs` of history; followers apply its compact commands */
+  protected override mayAutoCompact(): boolean {
+    return !this.closed && this.node.raft.role === 'leader';
   }
 
   private async doClose(): Promise<void> {
@@ -716,24 +286,14 @@ export class RaftStore implements RevisionedStore {
     // controllers stop before the store goes away under them
     this.reportLeadership();
     this.feed.refuse(() => new StoreClosedError());
-    if (this.ticker) clearInterval(this.ticker);
-    if (this.compactTimer) clearInterval(this.compactTimer);
-    while (this.loop) await this.loop;
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      this.pending.delete(id);
-      p.reject(new RaftUnavailableError('the member is shutting down; the write may or may not have been applied', true));
-    }
-    for (const [ctx, r] of this.reads) {
-      clearTimeout(r.timer);
-      this.reads.delete(ctx);
-      r.reject(new StoreClosedError());
-    }
-    for (const w of [...this.leaderWaiters]) w();
+    this.stopAutoCompaction();
+    await this.driver.stop();
+    this.requests.close();
+    this.leadership.wake();
     this.feed.close(() => new StoreClosedError());
     await this.faultAdmin?.close();
     await this.transport.close();
-    await this.storage.close();
+    await this.driver.storage.close();
   }
 }
 

@@ -1,21 +1,40 @@
-// Model-based property test of the revisioned store: random txns (with
-// compares), puts, deletes, compactions and reopen-from-disk, checked after
-// every step against a plain Map per revision (docs/store.md "Invariants").
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// The store conformance suite: what every RevisionedStore backend must do,
+// exported so each backend runs the same assertions (LocalStore on disk and
+// in memory, RaftStore with 1 and 3 members in memory; the etcd backend
+// later). Its core is the model-based property test (formerly
+// test/property/store-model.property.test.ts): random txns (with compares),
+// puts, deletes, compactions and reopen-from-disk, checked after every step
+// against a plain Map per revision (docs/store.md "Invariants").
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LocalStore } from '../../src/store/local-store.js';
 import {
   CompactedError,
+  FutureRevisionError,
   prefixEnd,
   type AppliedWrite,
   type Compare,
   type Op,
   type OpResult,
+  type RevisionedStore,
   type TxnRequest,
 } from '../../src/store/types.js';
+
+/** One store under test. */
+export interface OpenedStore {
+  store: RevisionedStore;
+  /** closes the store and opens it again from what it persisted; absent when the backend keeps nothing */
+  reopen?: () => Promise<RevisionedStore>;
+  /** closes the store (if still open) and removes what it left behind */
+  dispose: () => Promise<void>;
+}
+
+export interface StoreBackend {
+  name: string;
+  /** a fresh, empty store (snapshots often, no auto-compaction: the suite compacts itself) */
+  open: () => Promise<OpenedStore>;
+  /** property runs (default 30) */
+  numRuns?: number;
+}
 
 interface ModelKV {
   value: string;
@@ -120,7 +139,7 @@ function normalizeResults(results: OpResult[]): unknown {
   ) as unknown;
 }
 
-function expectAgrees(store: LocalStore, model: Model): void {
+function expectAgrees(store: RevisionedStore, model: Model): void {
   expect(store.revision).toBe(model.revision);
   expect(store.compactRevision).toBe(model.compactRevision);
   for (let rev = Math.max(1, model.compactRevision); rev <= model.revision; rev++) {
@@ -147,7 +166,7 @@ function expectAgrees(store: LocalStore, model: Model): void {
 }
 
 /** The retained history, as a watch from the compact revision replays it, matches the model's diffs. */
-async function expectHistoryAgrees(store: LocalStore, model: Model): Promise<void> {
+async function expectHistoryAgrees(store: RevisionedStore, model: Model): Promise<void> {
   const start = Math.max(1, model.compactRevision);
   const writes: AppliedWrite[] = [];
   const w = store.watch({ key: '', end: prefixEnd(''), startRevision: start }, (wr) => writes.push(wr));
@@ -171,44 +190,78 @@ async function expectHistoryAgrees(store: LocalStore, model: Model): Promise<voi
   }
 }
 
-describe('store against a per-revision model', () => {
-  it('agrees at every retained revision after every step, and after reopening from disk', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 25 }), async (steps) => {
-        const dir = await mkdtemp(join(tmpdir(), 'orch-store-prop-'));
-        const opts = { snapshotEvery: 4, compactIntervalMs: 0 };
-        let store = await LocalStore.open(dir, opts);
-        const model = new Model();
-        try {
-          for (const step of steps) {
-            if (step.kind === 'txn') {
-              const expected = model.txn(step.txn);
-              const actual = await store.txn(step.txn);
-              expect(actual.succeeded).toBe(expected.succeeded);
-              expect(actual.revision).toBe(expected.revision);
-              expect(normalizeResults(actual.results)).toEqual(normalizeResults(expected.results));
-            } else if (step.kind === 'compact') {
-              // any revision from the compact revision to the current one
-              const target = model.compactRevision + (step.pick % (model.revision - model.compactRevision + 1));
-              await store.compact(target);
-              model.compactRevision = Math.max(model.compactRevision, target);
-            } else {
-              await store.close();
-              store = await LocalStore.open(dir, opts);
+
+/** Registers the conformance tests for `backend`. */
+export function storeConformanceSuite(backend: StoreBackend): void {
+  describe(`store conformance: ${backend.name}`, () => {
+    it('agrees with a per-revision model at every retained revision after every step (and after reopening)', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 25 }), async (steps) => {
+          const opened = await backend.open();
+          let store = opened.store;
+          const model = new Model();
+          try {
+            for (const step of steps) {
+              if (step.kind === 'txn') {
+                const expected = model.txn(step.txn);
+                const actual = await store.txn(step.txn);
+                expect(actual.succeeded).toBe(expected.succeeded);
+                expect(actual.revision).toBe(expected.revision);
+                expect(normalizeResults(actual.results)).toEqual(normalizeResults(expected.results));
+              } else if (step.kind === 'compact') {
+                // any revision from the compact revision to the current one
+                const target = model.compactRevision + (step.pick % (model.revision - model.compactRevision + 1));
+                await store.compact(target);
+                model.compactRevision = Math.max(model.compactRevision, target);
+              } else if (opened.reopen) {
+                store = await opened.reopen();
+              }
+              expectAgrees(store, model);
             }
-            expectAgrees(store, model);
+            await expectHistoryAgrees(store, model);
+            if (opened.reopen) {
+              store = await opened.reopen();
+              expectAgrees(store, model);
+              await expectHistoryAgrees(store, model);
+            }
+          } finally {
+            await opened.dispose();
           }
-          await expectHistoryAgrees(store, model);
-          await store.close();
-          store = await LocalStore.open(dir, opts);
-          expectAgrees(store, model);
-          await expectHistoryAgrees(store, model);
-        } finally {
-          await store.close();
-          await rm(dir, { recursive: true, force: true });
+        }),
+        { numRuns: backend.numRuns ?? 30 },
+      );
+    });
+
+    it('refuses a compaction beyond the current revision and keeps serving', async () => {
+      const opened = await backend.open();
+      try {
+        const { store } = opened;
+        const put = await store.txn({ compare: [], success: [{ type: 'put', key: 'k', value: enc('v') }], failure: [] });
+        await expect(store.compact(put.revision + 5)).rejects.toBeInstanceOf(FutureRevisionError);
+        expect(store.range({ key: 'k' }).kvs.map((kv) => dec(kv.value))).toEqual(['v']);
+        expect(await store.readIndex()).toBeGreaterThanOrEqual(put.revision);
+      } finally {
+        await opened.dispose();
+      }
+    });
+
+    it('delivers every applied write to onApplied in revision order and lets waitForRevision see it', async () => {
+      const opened = await backend.open();
+      try {
+        const { store } = opened;
+        const seen: number[] = [];
+        const off = store.onApplied((w) => seen.push(w.revision));
+        const revs: number[] = [];
+        for (const v of ['1', '2', '3']) {
+          revs.push((await store.txn({ compare: [], success: [{ type: 'put', key: `k${v}`, value: enc(v) }], failure: [] })).revision);
         }
-      }),
-      { numRuns: 30 },
-    );
+        off();
+        expect(await store.waitForRevision(revs[2], 1000)).toBe(true);
+        expect(seen).toEqual(revs);
+        expect(revs).toEqual([revs[0], revs[0] + 1, revs[0] + 2]);
+      } finally {
+        await opened.dispose();
+      }
+    });
   });
-});
+}

@@ -1,0 +1,34 @@
+// Byte encodings the Raft layer owns: msgpack for persisted entries and wire
+// messages, and the log key order. The store builds its command codec on top
+// of this module (src/store/codec.ts); Raft imports nothing from the store.
+
+import { Packr } from 'msgpackr';
+
+// Plain msgpack maps (no record extension) so every decoder agrees; copy
+// binary values out of the input so a decoded snapshot or log batch does not
+// keep its whole source buffer alive.
+const packr = new Packr({ useRecords: false, copyBuffers: true, int64AsType: 'number' });
+
+export function encodeMsgpack(value: unknown): Uint8Array {
+  return packr.pack(value);
+}
+
+export function decodeMsgpack(bytes: Uint8Array): unknown {
+  return packr.unpack(bytes);
+}
+
+/** Decoded binaries are Buffers; hand plain Uint8Arrays to the state machine. */
+export function asUint8Array(v: Uint8Array): Uint8Array {
+  return Buffer.isBuffer(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : v;
+}
+
+/** Log key: the 8-byte big-endian log index, so level's byte order is log order. */
+export function logKey(index: number): Uint8Array {
+  const b = new Uint8Array(8);
+  new DataView(b.buffer).setBigUint64(0, BigInt(index));
+  return b;
+}
+
+export function logIndexFromKey(key: Uint8Array): number {
+  return Number(new DataView(key.buffer, key.byteOffset, key.byteLength).getBigUint64(0));
+}
