@@ -23,6 +23,12 @@ import {
 import { secretDefinition } from './secret.js';
 import { serviceDefinition } from './service.js';
 import { serviceAccountDefinition } from './serviceaccount.js';
+import { appsFactories } from './apps.js';
+import { batchFactories } from './batch.js';
+import { clusterPolicyFactories } from './cluster-policy.js';
+import { coreExtraFactories } from './core-extra.js';
+import { networkingFactories } from './networking.js';
+import { workloadDefinitions } from './workload-shared.js';
 
 export const DEFAULT_API_DOMAIN = 'orch.io';
 
@@ -41,6 +47,11 @@ const FACTORIES = [
   clusterRoleDefinition,
   roleBindingDefinition,
   clusterRoleBindingDefinition,
+  ...appsFactories,
+  ...batchFactories,
+  ...coreExtraFactories,
+  ...networkingFactories,
+  ...clusterPolicyFactories,
 ];
 
 export function builtinDefinitions(apiDomain: string = DEFAULT_API_DOMAIN): ResourceDefinition[] {
@@ -51,7 +62,7 @@ export function builtinDefinitions(apiDomain: string = DEFAULT_API_DOMAIN): Reso
 /** the shared `$ref` targets of the built-in kinds (ObjectMeta, PodSpec, PolicyRule, ...) */
 export function builtinSchemaDefinitions(apiDomain: string = DEFAULT_API_DOMAIN): Definitions {
   const n = new SchemaNames(apiDomain);
-  return { ...metaDefinitions(n), ...coreDefinitions(n), ...rbacDefinitions(n) };
+  return { ...metaDefinitions(n), ...coreDefinitions(n), ...rbacDefinitions(n), ...workloadDefinitions(n) };
 }
 
 /** well-known group names for an API domain */
