@@ -12,6 +12,7 @@ import { handleGet } from '../api/handlers/get.js';
 import { handleList } from '../api/handlers/list.js';
 import { handlePatch } from '../api/handlers/patch.js';
 import { handleUpdate } from '../api/handlers/update.js';
+import { SCALE_HANDLERS } from '../api/handlers/scale.js';
 import type { ResourceDefinition } from '../api/types.js';
 import type { ApiRequest, ApiResponse, Negotiated, RequestInfo, StreamResponse } from '../api/request.js';
 import type { AuthenticationChain } from '../auth/authn/chain.js';
@@ -185,7 +186,8 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       if ((info.verb === 'create' && info.name !== '' && info.subresource === '' && !def.handlers?.create) || ((info.verb === 'update' || info.verb === 'patch') && info.name === '')) {
         throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       }
-      const override = def.handlers?.[info.subresource ? `${info.subresource}/${info.verb}` : info.verb];
+      const override = def.handlers?.[info.subresource ? `${info.subresource}/${info.verb}` : info.verb]
+        ?? (info.subresource === 'scale' && def.scale ? SCALE_HANDLERS[info.verb] : undefined);
       if (info.subresource && !override && info.subresource !== 'status') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       const handler = override ?? HANDLERS[info.verb];
       if (!handler) throw methodNotAllowed(`the server does not allow this method on the requested resource`);

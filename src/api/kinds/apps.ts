@@ -15,6 +15,7 @@ import {
 } from './workload-shared.js';
 
 const SUBRESOURCES = ['status', 'scale'];
+const SCALE = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' };
 
 const wide = () => [
   column('Containers', 'string', (x) => templateContainers(x, 'name', 'spec', 'template'), { priority: 1, description: 'Names of each container in the template.' }),
@@ -36,7 +37,7 @@ function setDefault(o: ApiObject, path: string[], key: string, v: number | strin
 export function deploymentDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', singular: 'deployment', scope: 'Namespaced',
-    shortNames: ['deploy'], categories: ['all'], subresources: SUBRESOURCES,
+    shortNames: ['deploy'], categories: ['all'], subresources: SUBRESOURCES, scale: SCALE,
     schema: kindSchema(n, 'Deployment enables declarative updates for Pods and ReplicaSets.', proto({ spec: 2, status: 3 }, {
       spec: obj('Specification of the desired behaviour of the Deployment.', proto({
         replicas: 1, selector: 2, template: 3, strategy: 4, minReadySeconds: 5, revisionHistoryLimit: 6, paused: 7, progressDeadlineSeconds: 9,
@@ -100,7 +101,7 @@ export function deploymentDefinition(n: SchemaNames): ResourceDefinition {
 export function replicaSetDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: 'apps', version: 'v1', kind: 'ReplicaSet', resource: 'replicasets', singular: 'replicaset', scope: 'Namespaced',
-    shortNames: ['rs'], categories: ['all'], subresources: SUBRESOURCES,
+    shortNames: ['rs'], categories: ['all'], subresources: SUBRESOURCES, scale: SCALE,
     schema: kindSchema(n, 'ReplicaSet ensures that a specified number of pod replicas are running at any given time.', proto({ spec: 2, status: 3 }, {
       spec: obj('Specification of the desired behaviour of the ReplicaSet.', proto({ replicas: 1, minReadySeconds: 4, selector: 2, template: 3 }, {
         replicas: replicas('Number of desired pods. Defaults to 1.'),
@@ -140,7 +141,7 @@ export function replicaSetDefinition(n: SchemaNames): ResourceDefinition {
 export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: 'apps', version: 'v1', kind: 'StatefulSet', resource: 'statefulsets', singular: 'statefulset', scope: 'Namespaced',
-    shortNames: ['sts'], categories: ['all'], subresources: SUBRESOURCES,
+    shortNames: ['sts'], categories: ['all'], subresources: SUBRESOURCES, scale: SCALE,
     schema: kindSchema(n, 'StatefulSet represents a set of pods with consistent identities and stable storage.', proto({ spec: 2, status: 3 }, {
       spec: obj('The desired identities of pods in this set.', proto({
         replicas: 1, selector: 2, template: 3, volumeClaimTemplates: 4, serviceName: 5, podManagementPolicy: 6, updateStrategy: 7,

@@ -16,7 +16,7 @@ const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantit
 export function replicationControllerDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: '', version: 'v1', kind: 'ReplicationController', resource: 'replicationcontrollers', singular: 'replicationcontroller', scope: 'Namespaced',
-    shortNames: ['rc'], categories: ['all'], subresources: ['status', 'scale'],
+    shortNames: ['rc'], categories: ['all'], subresources: ['status', 'scale'], scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' },
     schema: kindSchema(n, 'ReplicationController represents the configuration of a replication controller.', proto({ spec: 2, status: 3 }, {
       spec: obj('Specification of the desired behaviour of the replication controller.', proto({ replicas: 1, minReadySeconds: 4, selector: 2, template: 3 }, {
         replicas: replicas('Number of desired replicas. Defaults to 1.'),
