@@ -33,10 +33,12 @@ export type NonResourceHandler = (
   path: string,
   query: URLSearchParams,
   accept: Negotiated,
+  /** request headers (OpenAPI: Accept for its protobuf form, If-None-Match) */
+  headers?: Map<string, string>,
 ) => Promise<NonResourceDoc | undefined> | NonResourceDoc | undefined;
 
-/** `raw` is sent as is (pre-serialised documents such as OpenAPI); `body` is encoded as negotiated */
-export type NonResourceDoc = { status: number; body: unknown; raw?: { contentType: string; text: string } };
+/** `raw` is sent as is (pre-serialised documents such as OpenAPI, with their own headers); `body` is encoded as negotiated */
+export type NonResourceDoc = { status: number; body: unknown; raw?: { contentType: string; text: string | Uint8Array; headers?: [string, string][] } };
 
 export interface RouterOptions {
   ctx: HandlerContext;
@@ -103,13 +105,15 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       const info = parseRequestInfo(http.method, http.path, http.query);
       parsedInfo.set(http, info);
       const pretty = http.query.get('pretty') === 'true' || http.query.get('pretty') === '1';
-      accept = negotiate(http.headers.get('accept'), {
+      const negotiated = () => negotiate(http.headers.get('accept'), {
         metaGroups,
         allowTable: info.verb === 'get' || info.verb === 'list' || info.verb === 'watch',
         pretty,
         // watch streams stay JSON (protobuf watch frames are not served)
         protobuf: info.isResourceRequest && info.verb !== 'watch' && protobuf.supportsResource(info.group, info.version, info.resource),
       });
+      // OpenAPI documents negotiate their own media types (gnostic protobuf); errors there are JSON
+      accept = !info.isResourceRequest && http.path.startsWith('/openapi/') ? { format: 'json', pretty } : negotiated();
       const peer = opts.peerFor(http.proxiedAddress);
       const authn = await opts.authn.authenticate({ headers: http.headers, peer, path: http.path });
       if ('error' in authn) {
@@ -136,9 +140,9 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       }
       if (!info.isResourceRequest) {
         if (http.method !== 'GET' && http.method !== 'HEAD') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-        const doc = await opts.nonResource(http.path, http.query, accept);
+        const doc = await opts.nonResource(http.path, http.query, accept, http.headers);
         if (!doc) throw notFoundPath();
-        if (doc.raw) return { status: doc.status, headers: [['Content-Type', doc.raw.contentType]], body: doc.raw.text, compressible: true };
+        if (doc.raw) return { status: doc.status, headers: [['Content-Type', doc.raw.contentType], ...(doc.raw.headers ?? [])], body: doc.raw.text, compressible: true };
         if (typeof doc.body === 'string') {
           return { status: doc.status, headers: [['Content-Type', 'text/plain; charset=utf-8']], body: doc.body };
         }
