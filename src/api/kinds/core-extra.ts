@@ -64,8 +64,6 @@ function validateRC(o: ApiObject): FieldError[] {
   else if (Object.entries(sel).some(([k, v]) => labels[k] !== v)) {
     errs.push({ field: 'spec.template.metadata.labels', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(labels)}: \`selector\` does not match template \`labels\`` });
   }
-  const r = get(o, 'spec', 'replicas');
-  if (typeof r === 'number' && r < 0) errs.push({ field: 'spec.replicas', type: 'FieldValueInvalid', message: `Invalid value: ${r}: must be greater than or equal to 0` });
   return errs;
 }
 

@@ -62,7 +62,7 @@ const invalid = (field: string, value: unknown, m: string): FieldError => ({ fie
 
 /**
  * Kubernetes' ValidatePodTemplateSpecForReplicaSet and friends: a selector is
- * required, not empty, and selects the template's labels; replicas >= 0.
+ * required, not empty, and selects the template's labels.
  */
 export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { templatePath?: string[]; selectorOptional?: boolean } = {}): FieldError[] {
   const errs: FieldError[] = [];
@@ -84,8 +84,7 @@ export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { t
   else if (!Array.isArray(get(tmpl, 'spec', 'containers')) || (get(tmpl, 'spec', 'containers') as JSONValue[]).length === 0) {
     errs.push(required(`${at}.${tpath.join('.')}.spec.containers`));
   }
-  const r = get(spec, 'replicas');
-  if (typeof r === 'number' && r < 0) errs.push(invalid(`${at}.replicas`, r, 'must be greater than or equal to 0'));
+  // replicas >= 0 is the schema's `minimum` (one cause, not two)
   return errs;
 }
 
