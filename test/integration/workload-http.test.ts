@@ -59,3 +59,21 @@ describe('workload kinds over HTTP', () => {
     expect((await t.request('GET', '/apis/batch/v1/namespaces/default/cronjobs/x/scale')).status).toBe(404);
   });
 });
+
+describe('CertificateSigningRequest approval', () => {
+  it('PUT /approval changes only the status conditions', async () => {
+    const CSRS = '/apis/certificates.orch.io/v1/certificatesigningrequests';
+    const created = await t.request('POST', CSRS, {
+      body: JSON.stringify({ apiVersion: 'certificates.orch.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'alice' }, spec: { request: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K', signerName: 'example.com/signer', usages: ['client auth'] } }),
+    });
+    expect(created.status).toBe(201);
+    const csr = created.json<Record<string, any>>();
+    const approved = await t.request('PUT', `${CSRS}/alice/approval`, {
+      body: JSON.stringify({ ...csr, spec: { ...csr.spec, signerName: 'other.example.com/x' }, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Test', message: 'ok' }] } }),
+    });
+    expect(approved.status).toBe(200);
+    const after = (await t.request('GET', `${CSRS}/alice`)).json<Record<string, any>>();
+    expect(after.status.conditions[0].type).toBe('Approved');
+    expect(after.spec.signerName).toBe('example.com/signer');
+  });
+});
