@@ -23,11 +23,10 @@ const wide = () => [
   column('Selector', 'string', (x) => selectorText(x, 'spec', 'selector'), { priority: 1, description: 'Label selector for the pods.' }),
 ];
 
-const rollingUpdate = (d: string, extra: Record<string, Schema> = {}): Schema => obj(d, {
+const rollingUpdate = (d: string): Schema => obj(d, proto({ maxUnavailable: 1, maxSurge: 2 }, {
   maxUnavailable: intOrString('Maximum number (or percentage) of pods that can be unavailable during the update.'),
   maxSurge: intOrString('Maximum number (or percentage) of pods that can be scheduled above the desired number.'),
-  ...extra,
-});
+}));
 
 function setDefault(o: ApiObject, path: string[], key: string, v: number | string | boolean | Record<string, never>): void {
   const parent = getObject(o, ...path);
@@ -271,7 +270,7 @@ export function controllerRevisionDefinition(n: SchemaNames): ResourceDefinition
   return {
     group: 'apps', version: 'v1', kind: 'ControllerRevision', resource: 'controllerrevisions', singular: 'controllerrevision', scope: 'Namespaced',
     schema: kindSchema(n, 'ControllerRevision is an immutable snapshot of state data (used by StatefulSet and DaemonSet rollbacks).', proto({ data: 2, revision: 3 }, {
-      data: opaque('The serialized representation of the state.'),
+      data: { ...opaque('The serialized representation of the state.'), 'x-orch-proto-type': 'RawExtension' },
       revision: int64('The revision this object represents.'),
     }), ['revision']),
     strategy: {

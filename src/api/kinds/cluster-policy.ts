@@ -66,6 +66,40 @@ function validatePDB(o: ApiObject): FieldError[] {
   return errs;
 }
 
+function metricTarget(n: SchemaNames): Schema {
+  return obj('The target value, average value, or average utilization of a metric.', proto({ type: 1, value: 2, averageValue: 3, averageUtilization: 4 }, {
+    type: enumOf('Whether the metric type is Utilization, Value, or AverageValue.', ['AverageValue', 'Utilization', 'Value']),
+    value: ref(n.quantity, 'Target value of the metric.'),
+    averageValue: ref(n.quantity, 'Target average value of the metric across all pods.'),
+    averageUtilization: int32('Target average of the resource metric across all pods, as a percentage of the requested value.'),
+  }), ['type']);
+}
+
+/** autoscaling/v2 MetricSpec: Resource and ContainerResource in full; Object, Pods and External kept as given */
+function metricSpec(n: SchemaNames): Schema {
+  return obj('A metric to scale on.', proto({ type: 1, resource: 4, containerResource: 7 }, {
+    type: enumOf('Type of metric source.', ['ContainerResource', 'External', 'Object', 'Pods', 'Resource']),
+    resource: obj('A resource metric known to Kubernetes (requests and limits).', proto({ name: 1, target: 2 }, { name: str('Name of the resource.'), target: metricTarget(n) }), ['name', 'target']),
+    containerResource: obj('A resource metric of one container.', proto({ name: 1, target: 2, container: 3 }, {
+      name: str('Name of the resource.'), target: metricTarget(n), container: str('Name of the container.'),
+    }), ['name', 'target', 'container']),
+    object: opaque('A metric describing a single object.'),
+    pods: opaque('A metric describing each pod (averaged).'),
+    external: opaque('A global metric not associated with any Kubernetes object.'),
+  }), ['type']);
+}
+
+function scalingRules(n: SchemaNames, d: string): Schema {
+  return obj(d, proto({ stabilizationWindowSeconds: 3, selectPolicy: 1, policies: 2, tolerance: 4 }, {
+    stabilizationWindowSeconds: int32('Seconds past recommendations are considered while scaling.'),
+    selectPolicy: enumOf('Which policy is used.', ['Disabled', 'Max', 'Min']),
+    policies: atomicList('Potential scaling policies.', obj('A single policy.', proto({ type: 1, value: 2, periodSeconds: 3 }, {
+      type: enumOf('The scaling policy.', ['Percent', 'Pods']), value: int32('Amount of change permitted by the policy.'), periodSeconds: int32('Window of time for which the policy holds.'),
+    }), ['type', 'value', 'periodSeconds'])),
+    tolerance: ref(n.quantity, 'Tolerance on the ratio between current and desired metric value.'),
+  }));
+}
+
 function hpaSpec(n: SchemaNames, v2: boolean): Schema {
   const target = obj('The scaled resource.', proto({ kind: 1, name: 2, apiVersion: 3 }, {
     kind: str('Kind of the referent.'), name: str('Name of the referent.'), apiVersion: str('API version of the referent.'),
@@ -74,8 +108,10 @@ function hpaSpec(n: SchemaNames, v2: boolean): Schema {
   return v2
     ? obj('Specification of the autoscaler.', proto({ scaleTargetRef: 1, minReplicas: 2, maxReplicas: 3, metrics: 4, behavior: 5 }, {
       ...common,
-      metrics: atomicList('Metrics used to calculate the desired replica count.', opaque('A metric spec (Resource, Pods, Object, External, ContainerResource).')),
-      behavior: opaque('Scaling behaviour in the up and down directions.'),
+      metrics: atomicList('Metrics used to calculate the desired replica count.', metricSpec(n)),
+      behavior: obj('Scaling behaviour in the up and down directions.', proto({ scaleUp: 1, scaleDown: 2 }, {
+        scaleUp: scalingRules(n, 'Scaling up policy.'), scaleDown: scalingRules(n, 'Scaling down policy.'),
+      })),
     }), ['scaleTargetRef', 'maxReplicas'])
     : obj('Specification of the autoscaler.', proto({ scaleTargetRef: 1, minReplicas: 2, maxReplicas: 3, targetCPUUtilizationPercentage: 4 }, {
       ...common,
