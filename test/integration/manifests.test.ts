@@ -95,6 +95,18 @@ describe.each(['orch.io', 'k8s.io'])('typical manifests with --api-domain %s', (
     expect(stale.code).not.toBe(0);
   });
 
+  it('kubectl autoscale creates an HPA (kubectl 1.32 writes autoscaling/v1); -o wide shows containers, images and selector', async () => {
+    const r = await kubectl('autoscale', 'deployment', 'web', '--min=1', '--max=4', '--name=web-auto');
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('horizontalpodautoscaler.autoscaling/web-auto autoscaled');
+    const hpa = JSON.parse((await kubectl('get', 'hpa.v1.autoscaling', 'web-auto', '-o', 'json')).stdout);
+    expect(hpa.apiVersion).toBe('autoscaling/v1');
+    expect(hpa.spec).toMatchObject({ minReplicas: 1, maxReplicas: 4, scaleTargetRef: { kind: 'Deployment', name: 'web' } });
+    const wide = await kubectl('get', 'deployment', 'web', '-o', 'wide');
+    expect(wide.stdout.split('\n')[0]).toMatch(/NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR/);
+    expect(wide.stdout).toMatch(/web\s+nginx:1\.27\s+app=web/);
+  });
+
   it('kubectl rollout history reads the (empty) revision history', async () => {
     const r = await kubectl('rollout', 'history', 'deployment/web');
     expect(r.stderr).toBe('');
