@@ -27,25 +27,34 @@ const NAME_COLUMN = {
   priority: 0,
 };
 
+const AGE_COLUMN = {
+  name: 'Age',
+  type: 'string',
+  format: '',
+  description:
+    'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.',
+  priority: 0,
+};
+/** a marker for where Age goes among the strategy columns */
+const AGE: TableColumn = { name: 'Age', type: 'string', cell: () => null };
+
 export function toTable(def: ResourceDefinition, objects: ApiObject[], listMeta: ListMetaLike, opts: TableOptions): object {
   const now = opts.now ?? Date.now();
   const custom = def.strategy.columns;
   const columnDefinitions: object[] = [NAME_COLUMN];
   const cells: ((o: ApiObject) => unknown)[] = [(o) => o.metadata?.name ?? ''];
   if (custom && custom.length > 0) {
-    for (const c of custom) {
+    // Age goes after the default columns and before the wide (priority > 0) ones, as kubectl prints it
+    const ordered = [...custom.filter((c) => !c.priority), AGE, ...custom.filter((c) => c.priority)];
+    for (const c of ordered) {
+      if (c === AGE) {
+        columnDefinitions.push(AGE_COLUMN);
+        cells.push((o) => age(o.metadata?.creationTimestamp, now));
+        continue;
+      }
       columnDefinitions.push(columnDef(c));
       cells.push(c.cell);
     }
-    columnDefinitions.push({
-      name: 'Age',
-      type: 'string',
-      format: '',
-      description:
-        'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.',
-      priority: 0,
-    });
-    cells.push((o) => age(o.metadata?.creationTimestamp, now));
   } else {
     columnDefinitions.push({
       name: 'Created At',

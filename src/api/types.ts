@@ -122,6 +122,18 @@ export interface ResourceDefinition {
    * Namespaces use DNS1123Label, Services DNS1035Label, RBAC objects PathSegment.
    */
   nameValidation?: NameValidation;
+  /**
+   * the `scale` sub-resource (autoscaling/v1 Scale) and where its fields
+   * live in the object, as a CRD's `subresources.scale` declares them
+   */
+  scale?: ScaleSubresource;
+}
+
+/** JSON paths (`.spec.replicas`) of the fields a Scale reads and writes */
+export interface ScaleSubresource {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
 }
 
 export type NameValidation = 'DNS1123Subdomain' | 'DNS1123Label' | 'DNS1035Label' | 'PathSegment';

@@ -12,7 +12,7 @@ import { handleGet } from '../api/handlers/get.js';
 import { handleList } from '../api/handlers/list.js';
 import { handlePatch } from '../api/handlers/patch.js';
 import { handleUpdate } from '../api/handlers/update.js';
-import { NODE_STREAM_SUBRESOURCES, handleNodeStream } from '../api/handlers/node-streams.js';
+import { SCALE_HANDLERS } from '../api/handlers/scale.js';
 import type { ResourceDefinition } from '../api/types.js';
 import type { ApiRequest, ApiResponse, Negotiated, RequestInfo, StreamResponse } from '../api/request.js';
 import type { AuthenticationChain } from '../auth/authn/chain.js';
@@ -39,12 +39,12 @@ export type NonResourceHandler = (
   path: string,
   query: URLSearchParams,
   accept: Negotiated,
-  /** the raw Accept header (OpenAPI documents have media types of their own) */
-  acceptHeader?: string,
+  /** request headers (OpenAPI: Accept for its protobuf form, If-None-Match) */
+  headers?: Map<string, string>,
 ) => Promise<NonResourceDoc | undefined> | NonResourceDoc | undefined;
 
-/** `raw` is sent as is (pre-serialised documents such as OpenAPI); `body` is encoded as negotiated */
-export type NonResourceDoc = { status: number; body: unknown; raw?: { contentType: string; text: string | Uint8Array; etag?: string } };
+/** `raw` is sent as is (pre-serialised documents such as OpenAPI, with their own headers); `body` is encoded as negotiated */
+export type NonResourceDoc = { status: number; body: unknown; raw?: { contentType: string; text: string | Uint8Array; headers?: [string, string][] } };
 
 export interface RouterOptions {
   ctx: HandlerContext;
@@ -160,15 +160,15 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
     try {
       const info = parsedInfo.get(http) ?? parseRequestInfo(http.method, http.path, http.query);
       const pretty = http.query.get('pretty') === 'true' || http.query.get('pretty') === '1';
-      // health answers are text whatever the probe accepts; only a refusal is a (JSON) Status
-      // health answers are text, OpenAPI documents negotiate their own media types
-      if (!HEALTH_PATH.test(http.path) && !http.path.startsWith('/openapi/')) accept = negotiate(http.headers.get('accept'), {
+      const negotiated = () => negotiate(http.headers.get('accept'), {
         metaGroups,
         allowTable: info.verb === 'get' || info.verb === 'list' || info.verb === 'watch',
         pretty,
         // watch streams stay JSON (protobuf watch frames are not served)
         protobuf: info.isResourceRequest && info.verb !== 'watch' && protobuf.supportsResource(info.group, info.version, info.resource),
       });
+      // OpenAPI documents negotiate their own media types (gnostic protobuf); errors there are JSON
+      accept = !info.isResourceRequest && http.path.startsWith('/openapi/') ? { format: 'json', pretty } : negotiated();
       const peer = opts.peerFor(http.proxiedAddress);
       const authn = await opts.authn.authenticate({ headers: http.headers, peer, path: http.path });
       if ('error' in authn) {
@@ -192,17 +192,9 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
           return { status: health.status, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff']], body: health.body };
         }
         if (http.method !== 'GET' && http.method !== 'HEAD') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-        const doc = await opts.nonResource(http.path, http.query, accept, http.headers.get('accept'));
+        const doc = await opts.nonResource(http.path, http.query, accept, http.headers);
         if (!doc) throw notFoundPath();
-        if (doc.raw) {
-          const headers: [string, string][] = [['Content-Type', doc.raw.contentType]];
-          if (doc.raw.etag) {
-            headers.push(['ETag', doc.raw.etag], ['Vary', 'Accept']);
-            // a client holding this version gets no body (kube's OpenAPI handlers)
-            if (http.headers.get('if-none-match')?.split(',').some((t) => t.trim() === doc.raw!.etag)) return { status: 304, headers, body: '' };
-          }
-          return { status: doc.status, headers, body: doc.raw.text, compressible: true };
-        }
+        if (doc.raw) return { status: doc.status, headers: [['Content-Type', doc.raw.contentType], ...(doc.raw.headers ?? [])], body: doc.raw.text, compressible: true };
         if (typeof doc.body === 'string') {
           return { status: doc.status, headers: [['Content-Type', 'text/plain; charset=utf-8']], body: doc.body };
         }
@@ -250,8 +242,8 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       if ((info.verb === 'create' && info.name !== '' && info.subresource === '' && !def.handlers?.create) || ((info.verb === 'update' || info.verb === 'patch') && info.name === '')) {
         throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       }
-      const override =
-        def.handlers?.[info.subresource ? `${info.subresource}/${info.verb}` : info.verb] ?? (NODE_STREAM_SUBRESOURCES.has(info.subresource) ? handleNodeStream : undefined);
+      const override = def.handlers?.[info.subresource ? `${info.subresource}/${info.verb}` : info.verb]
+        ?? (info.subresource === 'scale' && def.scale ? SCALE_HANDLERS[info.verb] : undefined);
       if (info.subresource && !override && info.subresource !== 'status') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       const handler = override ?? HANDLERS[info.verb];
       if (!handler) throw methodNotAllowed(`the server does not allow this method on the requested resource`);

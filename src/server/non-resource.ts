@@ -5,16 +5,16 @@
 import * as discovery from '../api/discovery.js';
 import type { Registry } from '../api/registry.js';
 import { OpenAPIDocuments } from '../api/schema/openapi.js';
-import { OPENAPI_V2_PROTOBUF, encodeOpenAPIV2Protobuf } from '../api/schema/openapi-v2-protobuf.js';
+import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, encodeOpenAPIV2 } from '../api/schema/openapi-proto.js';
 import type { NonResourceDoc, NonResourceHandler } from '../gateway/router.js';
 import type { ServerMetrics } from './metrics.js';
 import { ORCH_VERSION, versionInfo } from './version.js';
 
 export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, extra?: (path: string) => NonResourceDoc | undefined): NonResourceHandler {
   const openapi = new OpenAPIDocuments(registry, { title: 'orch', version: `v1.32.0+orch.${ORCH_VERSION}` });
-  // the protobuf form of /openapi/v2, made when first asked for each registry version
-  let v2Protobuf: { json: string; bytes: Uint8Array; etag: string } | undefined;
-  return (path, query, _accept, acceptHeader) => {
+  // the protobuf form of /openapi/v2, encoded once per document version
+  let v2pb: { hash: string; bytes: Uint8Array } | undefined;
+  return (path, query, _accept, headers) => {
     const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     // documents of other components (service-account issuer discovery, spec 001 §5.5)
     const own = extra?.(p);
@@ -24,24 +24,54 @@ export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, 
       return metrics.render().then((text) => ({ status: 200, body: null, raw: { contentType: 'text/plain; version=0.0.4; charset=utf-8', text } }));
     }
     if (p === '/openapi/v2') {
-      const v2 = openapi.v2();
-      if (acceptHeader?.includes('application/com.github.proto-openapi.spec.v2')) {
-        if (v2Protobuf?.json !== v2.json) v2Protobuf = { json: v2.json, bytes: encodeOpenAPIV2Protobuf(v2.doc), etag: `"${v2.hash}-pb"` };
-        return { status: 200, body: null, raw: { contentType: OPENAPI_V2_PROTOBUF, text: v2Protobuf.bytes, etag: v2Protobuf.etag } };
+      const doc = openapi.v2();
+      if (wantsProtobufV2(headers?.get('accept'))) {
+        if (v2pb?.hash !== doc.hash) v2pb = { hash: doc.hash, bytes: encodeOpenAPIV2(doc.doc) };
+        // one ETag per document version, whatever its form (kube-openapi hashes the JSON)
+        return cached(headers, `"${doc.hash}"`, OPENAPI_V2_PROTOBUF, v2pb.bytes);
       }
-      return { status: 200, body: null, raw: { contentType: 'application/json', text: v2.json, etag: `"${v2.hash}"` } };
+      return cached(headers, `"${doc.hash}"`, 'application/json', doc.json);
     }
     if (p === '/openapi/v3') {
-      const index = openapi.v3Index();
-      return { status: 200, body: null, raw: { contentType: 'application/json', text: index.json, etag: `"${index.hash}"` } };
+      const doc = openapi.v3Index();
+      return cached(headers, `"${doc.hash}"`, 'application/json', doc.json);
     }
     if (p.startsWith('/openapi/v3/')) {
       const doc = openapi.v3(p.slice('/openapi/v3/'.length));
       if (!doc) return undefined;
-      void query;
-      return { status: 200, body: null, raw: { contentType: 'application/json', text: doc.json, etag: `"${doc.hash}"` } };
+      // a request naming the current hash may be cached for good (Kubernetes' immutable v3 documents)
+      const immutable = query.get('hash') === doc.hash;
+      return cached(headers, `"${doc.hash}"`, 'application/json', doc.json, immutable);
     }
     const d = discovery.serveDiscovery(registry, p);
     return d === undefined ? undefined : { status: 200, body: d };
   };
+}
+
+/** does the Accept header prefer (or allow only) the gnostic protobuf form of /openapi/v2? */
+function wantsProtobufV2(accept: string | undefined): boolean {
+  if (!accept) return false;
+  for (const part of accept.split(',')) {
+    const [type, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    const q = params.find((x) => x.startsWith('q='));
+    if (q && Number(q.slice(2)) === 0) continue;
+    // kubectl lists the protobuf type first, then application/json
+    if (OPENAPI_V2_PROTOBUF_ACCEPT.includes(type)) return true;
+    if (type === 'application/json' || type === '*/*' || type === 'application/*') return false;
+  }
+  return false;
+}
+
+/**
+ * OpenAPI documents carry an ETag (their SHA-512) and answer a matching
+ * If-None-Match with 304 Not Modified and no body, as kube-apiserver does.
+ */
+function cached(headers: Map<string, string> | undefined, etag: string, contentType: string, body: string | Uint8Array, immutable = false): NonResourceDoc {
+  const out: [string, string][] = [['ETag', etag], ['Vary', 'Accept']];
+  if (immutable) out.push(['Cache-Control', 'public, immutable']);
+  const inm = headers?.get('if-none-match');
+  if (inm && inm.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
+    return { status: 304, body: null, raw: { contentType, text: '', headers: out } };
+  }
+  return { status: 200, body: null, raw: { contentType, text: body, headers: out } };
 }

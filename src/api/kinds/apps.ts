@@ -1,303 +1,266 @@
-// apps/v1: Deployment, ReplicaSet, StatefulSet, DaemonSet, ControllerRevision
-// (issue #11 item 4). Stored and served with kube's defaults, validation,
-// `status` and `scale` sub-resources and kubectl's columns; no controller
-// rolls them out yet (docs/compatibility.md).
+// apps/v1 Deployment, ReplicaSet, StatefulSet, DaemonSet, ControllerRevision.
+// Stored and served with Kubernetes' defaulting and validation; no controller
+// acts on them yet (docs/compatibility.md "Kinds served"). The `apps` group
+// has no domain suffix in Kubernetes, whatever --api-domain is.
 
 import type { SchemaNames } from '../schema/naming.js';
-import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
-import { column, get, getString } from './columns.js';
-import { atomicList, bool, enumOf, int32, int64, intOrString, obj, opaque, str, strMap } from './dsl.js';
+import type { Schema } from '../schema/types.js';
+import type { ApiObject, ResourceDefinition } from '../types.js';
+import { column, getObject, getString } from './columns.js';
+import { bool, enumOf, int32, int64, intOrString, obj, opaque, proto, ref, str } from './dsl.js';
 import { kindSchema } from './meta.js';
-import { selectorText, withScale } from './scale.js';
 import {
-  conditions,
-  containersCell,
-  defaultTemplate,
-  immutable,
-  labelSelector,
-  nonNegative,
-  observedGeneration,
-  podTemplateSpec,
-  ratio,
-  replicas,
-  setDefault,
-  validateSelector,
-  validateTemplate,
-} from './workload-common.js';
+  conditions, defaultPodTemplate, generationSeen, num, replicas, selector, selectorText, template, templateContainers,
+  validateSelectorAndTemplate, validateSelectorUnchanged,
+} from './workload-shared.js';
 
-const num = (o: ApiObject, ...p: string[]): number => Number(get(o, ...p) ?? 0);
-const wideColumns = [
-  column('Containers', 'string', (o) => containersCell(o, 'name', 'spec', 'template'), { priority: 1, description: 'Names of each container in the template.' }),
-  column('Images', 'string', (o) => containersCell(o, 'image', 'spec', 'template'), { priority: 1, description: 'Images referenced by each container in the template.' }),
-  column('Selector', 'string', (o) => selectorText(get(o, 'spec', 'selector')), { priority: 1, description: 'Label selector of the pods.' }),
+const SUBRESOURCES = ['status', 'scale'];
+const SCALE = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' };
+
+const wide = () => [
+  column('Containers', 'string', (x) => templateContainers(x, 'name', 'spec', 'template'), { priority: 1, description: 'Names of each container in the template.' }),
+  column('Images', 'string', (x) => templateContainers(x, 'image', 'spec', 'template'), { priority: 1, description: 'Images referenced by each container in the template.' }),
+  column('Selector', 'string', (x) => selectorText(x, 'spec', 'selector'), { priority: 1, description: 'Label selector for the pods.' }),
 ];
 
-const SCALE = { specReplicas: ['spec', 'replicas'], statusReplicas: ['status', 'replicas'], labelSelector: ['spec', 'selector'] };
+const rollingUpdate = (d: string): Schema => obj(d, proto({ maxUnavailable: 1, maxSurge: 2 }, {
+  maxUnavailable: intOrString('Maximum number (or percentage) of pods that can be unavailable during the update.'),
+  maxSurge: intOrString('Maximum number (or percentage) of pods that can be scheduled above the desired number.'),
+}));
 
-/** a StatefulSet's pods also mount the volumes of its claim templates (kube validates them so) */
-function withClaimVolumes(o: ApiObject): ApiObject {
-  const claims = get(o, 'spec', 'volumeClaimTemplates');
-  const spec = get(o, 'spec', 'template', 'spec');
-  if (!Array.isArray(claims) || claims.length === 0 || !spec || typeof spec !== 'object' || Array.isArray(spec)) return o;
-  const extra = claims.map((c) => ({ name: String(get(c, 'metadata', 'name') ?? ''), emptyDir: {} }));
-  const volumes = [...((spec.volumes as unknown[] | undefined) ?? []), ...extra];
-  return { ...o, spec: { ...(o.spec as object), template: { ...(get(o, 'spec', 'template') as object), spec: { ...spec, volumes } } } } as ApiObject;
+function setDefault(o: ApiObject, path: string[], key: string, v: number | string | boolean | Record<string, never>): void {
+  const parent = getObject(o, ...path);
+  if (parent && parent[key] === undefined) parent[key] = v;
 }
-
-/** what every apps/v1 workload with a template checks */
-function workloadValidation(o: ApiObject): FieldError[] {
-  return [...validateSelector(o, ['spec', 'selector'], ['spec', 'template']), ...validateTemplate(o, 'spec', 'template'), ...nonNegative(o, 'spec', 'replicas')];
-}
-
-function alwaysRestarts(o: ApiObject): FieldError[] {
-  const rp = getString(o, 'spec', 'template', 'spec', 'restartPolicy');
-  return rp && rp !== 'Always' ? [{ field: 'spec.template.spec.restartPolicy', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(rp)}: supported values: "Always"` }] : [];
-}
-
-const workloadStatus = (extra: Record<string, ReturnType<typeof int32>> = {}) =>
-  obj('Most recently observed status.', {
-    observedGeneration: observedGeneration(),
-    replicas: int32('Total number of pods targeted.'),
-    updatedReplicas: int32('Pods with the desired template.'),
-    readyReplicas: int32('Pods with a Ready condition.'),
-    availableReplicas: int32('Pods ready for at least minReadySeconds.'),
-    unavailableReplicas: int32('Pods still needed for 100% availability.'),
-    fullyLabeledReplicas: int32('Pods whose labels match the template labels.'),
-    collisionCount: int32('Count of hash collisions.'),
-    terminatingReplicas: int32('Pods being terminated.'),
-    conditions: conditions('Latest observations of the state.'),
-    ...extra,
-  });
 
 export function deploymentDefinition(n: SchemaNames): ResourceDefinition {
-  const def: ResourceDefinition = {
-    group: 'apps',
-    version: 'v1',
-    kind: 'Deployment',
-    resource: 'deployments',
-    singular: 'deployment',
-    scope: 'Namespaced',
-    shortNames: ['deploy'],
-    categories: ['all'],
-    subresources: ['status'],
-    schema: kindSchema(n, 'Deployment enables declarative updates for Pods and ReplicaSets.', {
-      spec: obj('Desired behaviour of the Deployment.', {
-        replicas: replicas(),
-        selector: labelSelector(n, 'Label selector of the pods; must match the template labels. Immutable.'),
-        template: podTemplateSpec(n, 'Template of the pods.'),
-        strategy: obj('How old pods are replaced by new ones.', {
-          type: enumOf('Type of the strategy.', ['Recreate', 'RollingUpdate']),
-          rollingUpdate: obj('Rolling update parameters.', {
-            maxUnavailable: intOrString('Pods that may be unavailable during the update (number or percentage); default 25%.'),
-            maxSurge: intOrString('Pods that may be created above the desired number (number or percentage); default 25%.'),
-          }),
-        }),
-        minReadySeconds: int32('Seconds a new pod must be ready to count as available.', { minimum: 0 }),
-        revisionHistoryLimit: int32('Old ReplicaSets to keep for rollback; default 10.', { minimum: 0 }),
-        paused: bool('The deployment is paused.'),
-        progressDeadlineSeconds: int32('Seconds before a stalled deployment is reported; default 600.'),
-      }, ['selector', 'template']),
-      status: workloadStatus(),
-    }),
+  return {
+    group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', singular: 'deployment', scope: 'Namespaced',
+    shortNames: ['deploy'], categories: ['all'], subresources: SUBRESOURCES, scale: SCALE,
+    schema: kindSchema(n, 'Deployment enables declarative updates for Pods and ReplicaSets.', proto({ spec: 2, status: 3 }, {
+      spec: obj('Specification of the desired behaviour of the Deployment.', proto({
+        replicas: 1, selector: 2, template: 3, strategy: 4, minReadySeconds: 5, revisionHistoryLimit: 6, paused: 7, progressDeadlineSeconds: 9,
+      }, {
+        replicas: replicas('Number of desired pods. Defaults to 1.'),
+        selector: selector(n),
+        template: template(n),
+        strategy: obj('The deployment strategy to use to replace existing pods with new ones.', proto({ type: 1, rollingUpdate: 2 }, {
+          type: enumOf('Type of deployment. Default is RollingUpdate.', ['Recreate', 'RollingUpdate']),
+          rollingUpdate: rollingUpdate('Rolling update config params. Present only if type = RollingUpdate.'),
+        })),
+        minReadySeconds: int32('Minimum seconds a new pod should be ready without any of its containers crashing to be available.'),
+        revisionHistoryLimit: int32('Number of old ReplicaSets to retain to allow rollback. Defaults to 10.'),
+        paused: bool('Indicates that the deployment is paused.'),
+        progressDeadlineSeconds: int32('Maximum time in seconds for a deployment to make progress before it is considered failed. Defaults to 600.'),
+      }), ['selector', 'template']),
+      status: obj('Most recently observed status of the Deployment.', proto({
+        observedGeneration: 1, replicas: 2, updatedReplicas: 3, readyReplicas: 7, availableReplicas: 4, unavailableReplicas: 5, terminatingReplicas: 9, conditions: 6, collisionCount: 8,
+      }, {
+        observedGeneration: generationSeen(),
+        replicas: int32('Total number of non-terminating pods targeted by this deployment.'),
+        updatedReplicas: int32('Non-terminating pods that have the desired template spec.'),
+        readyReplicas: int32('Pods targeted by this Deployment with a Ready condition.'),
+        availableReplicas: int32('Available pods (ready for at least minReadySeconds).'),
+        unavailableReplicas: int32('Unavailable pods targeted by this deployment.'),
+        terminatingReplicas: int32('Terminating pods targeted by this deployment.'),
+        conditions: conditions(),
+        collisionCount: int32('Count of hash collisions for the Deployment.'),
+      })),
+    })),
     strategy: {
-      tracksGeneration: true,
-      default(o) {
-        setDefault(o, 1, 'spec', 'replicas');
-        setDefault(o, 'RollingUpdate', 'spec', 'strategy', 'type');
-        if (get(o, 'spec', 'strategy', 'type') === 'RollingUpdate') {
-          setDefault(o, '25%', 'spec', 'strategy', 'rollingUpdate', 'maxUnavailable');
-          setDefault(o, '25%', 'spec', 'strategy', 'rollingUpdate', 'maxSurge');
+      default: (o) => {
+        setDefault(o, ['spec'], 'replicas', 1);
+        const spec = getObject(o, 'spec');
+        if (spec) {
+          spec.strategy ??= {};
+          const s = getObject(spec, 'strategy')!;
+          s.type ??= 'RollingUpdate';
+          if (s.type === 'RollingUpdate') {
+            s.rollingUpdate ??= {};
+            setDefault(o, ['spec', 'strategy', 'rollingUpdate'], 'maxUnavailable', '25%');
+            setDefault(o, ['spec', 'strategy', 'rollingUpdate'], 'maxSurge', '25%');
+          }
+          spec.revisionHistoryLimit ??= 10;
+          spec.progressDeadlineSeconds ??= 600;
+          defaultPodTemplate(getObject(spec, 'template'));
         }
-        setDefault(o, 10, 'spec', 'revisionHistoryLimit');
-        setDefault(o, 600, 'spec', 'progressDeadlineSeconds');
-        defaultTemplate(o, 'spec', 'template');
       },
-      validate: (o) => [...workloadValidation(o), ...alwaysRestarts(o)],
-      validateUpdate: (o, old) => [...workloadValidation(o), ...alwaysRestarts(o), ...immutable(o, old, 'spec', 'selector')],
+      validate: (o) => validateSelectorAndTemplate(o),
+      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateSelectorUnchanged(o, old)],
       columns: [
-        column('Ready', 'string', (o) => ratio(o, ['status', 'readyReplicas'], ['spec', 'replicas']), { description: 'Number of the pod with ready state' }),
-        column('Up-to-date', 'integer', (o) => num(o, 'status', 'updatedReplicas'), { description: 'Total number of non-terminated pods targeted by this deployment that have the desired template spec.' }),
-        column('Available', 'integer', (o) => num(o, 'status', 'availableReplicas'), { description: 'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.' }),
-        ...wideColumns,
+        column('Ready', 'string', (o) => `${num(o, 'status', 'readyReplicas')}/${num(o, 'spec', 'replicas')}`, { description: 'Number of the pod with ready state' }),
+        column('Up-to-date', 'string', (o) => String(num(o, 'status', 'updatedReplicas')), { description: 'Total number of non-terminated pods targeted by this deployment that have the desired template spec.' }),
+        column('Available', 'string', (o) => String(num(o, 'status', 'availableReplicas')), { description: 'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.' }),
+        ...wide(),
       ],
     },
   };
-  return withScale(def, SCALE);
 }
 
 export function replicaSetDefinition(n: SchemaNames): ResourceDefinition {
-  return withScale(
-    {
-      group: 'apps',
-      version: 'v1',
-      kind: 'ReplicaSet',
-      resource: 'replicasets',
-      singular: 'replicaset',
-      scope: 'Namespaced',
-      shortNames: ['rs'],
-      categories: ['all'],
-      subresources: ['status'],
-      schema: kindSchema(n, 'ReplicaSet ensures that a specified number of pod replicas are running at any given time.', {
-        spec: obj('Desired behaviour of the ReplicaSet.', {
-          replicas: replicas(),
-          minReadySeconds: int32('Seconds a new pod must be ready to count as available.', { minimum: 0 }),
-          selector: labelSelector(n, 'Label selector of the pods; must match the template labels.'),
-          template: podTemplateSpec(n, 'Template of the pods.'),
-        }, ['selector']),
-        status: workloadStatus(),
-      }),
-      strategy: {
-        tracksGeneration: true,
-        default(o) {
-          setDefault(o, 1, 'spec', 'replicas');
-          defaultTemplate(o, 'spec', 'template');
-        },
-        validate: (o) => [...workloadValidation(o), ...alwaysRestarts(o)],
-        validateUpdate: (o, old) => [...workloadValidation(o), ...alwaysRestarts(o), ...immutable(o, old, 'spec', 'selector')],
-        columns: [
-          column('Desired', 'integer', (o) => num(o, 'spec', 'replicas'), { description: 'Number of desired pods.' }),
-          column('Current', 'integer', (o) => num(o, 'status', 'replicas'), { description: 'Number of actually running pods.' }),
-          column('Ready', 'integer', (o) => num(o, 'status', 'readyReplicas'), { description: 'Number of pods ready.' }),
-          ...wideColumns,
-        ],
+  return {
+    group: 'apps', version: 'v1', kind: 'ReplicaSet', resource: 'replicasets', singular: 'replicaset', scope: 'Namespaced',
+    shortNames: ['rs'], categories: ['all'], subresources: SUBRESOURCES, scale: SCALE,
+    schema: kindSchema(n, 'ReplicaSet ensures that a specified number of pod replicas are running at any given time.', proto({ spec: 2, status: 3 }, {
+      spec: obj('Specification of the desired behaviour of the ReplicaSet.', proto({ replicas: 1, minReadySeconds: 4, selector: 2, template: 3 }, {
+        replicas: replicas('Number of desired pods. Defaults to 1.'),
+        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.'),
+        selector: selector(n),
+        template: template(n),
+      }), ['selector']),
+      status: obj('Most recently observed status of the ReplicaSet.', proto({
+        replicas: 1, fullyLabeledReplicas: 2, readyReplicas: 4, availableReplicas: 5, terminatingReplicas: 7, observedGeneration: 3, conditions: 6,
+      }, {
+        replicas: int32('Most recently observed number of non-terminating pods.'),
+        fullyLabeledReplicas: int32('Pods whose labels match the template labels.'),
+        readyReplicas: int32('Pods with a Ready condition.'),
+        availableReplicas: int32('Available pods.'),
+        terminatingReplicas: int32('Terminating pods.'),
+        observedGeneration: generationSeen(),
+        conditions: conditions(),
+      }), ['replicas']),
+    })),
+    strategy: {
+      default: (o) => {
+        setDefault(o, ['spec'], 'replicas', 1);
+        defaultPodTemplate(getObject(o, 'spec', 'template'));
       },
+      validate: (o) => validateSelectorAndTemplate(o),
+      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateSelectorUnchanged(o, old)],
+      columns: [
+        column('Desired', 'integer', (o) => num(o, 'spec', 'replicas'), { description: 'Number of desired pods.' }),
+        column('Current', 'integer', (o) => num(o, 'status', 'replicas'), { description: 'Most recently observed number of replicas.' }),
+        column('Ready', 'integer', (o) => num(o, 'status', 'readyReplicas'), { description: 'Number of pods with a Ready condition.' }),
+        ...wide(),
+      ],
     },
-    SCALE,
-  );
+  };
 }
 
 export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
-  return withScale(
-    {
-      group: 'apps',
-      version: 'v1',
-      kind: 'StatefulSet',
-      resource: 'statefulsets',
-      singular: 'statefulset',
-      scope: 'Namespaced',
-      shortNames: ['sts'],
-      categories: ['all'],
-      subresources: ['status'],
-      schema: kindSchema(n, 'StatefulSet represents a set of pods with consistent identities.', {
-        spec: obj('Desired behaviour of the StatefulSet.', {
-          replicas: replicas(),
-          selector: labelSelector(n, 'Label selector of the pods; must match the template labels.'),
-          template: podTemplateSpec(n, 'Template of the pods.'),
-          volumeClaimTemplates: atomicList('Claims each pod gets, named <template>-<set>-<ordinal>.', obj('A PersistentVolumeClaim template.', {
-            apiVersion: str('API version of the template.'),
-            kind: str('Kind of the template.'),
-            metadata: { $ref: n.meta('ObjectMeta') },
-            spec: { $ref: n.core('PersistentVolumeClaimSpec') },
-            status: opaque('Status of the claim template.'),
+  return {
+    group: 'apps', version: 'v1', kind: 'StatefulSet', resource: 'statefulsets', singular: 'statefulset', scope: 'Namespaced',
+    shortNames: ['sts'], categories: ['all'], subresources: SUBRESOURCES, scale: SCALE,
+    schema: kindSchema(n, 'StatefulSet represents a set of pods with consistent identities and stable storage.', proto({ spec: 2, status: 3 }, {
+      spec: obj('The desired identities of pods in this set.', proto({
+        replicas: 1, selector: 2, template: 3, volumeClaimTemplates: 4, serviceName: 5, podManagementPolicy: 6, updateStrategy: 7,
+        revisionHistoryLimit: 8, minReadySeconds: 9, persistentVolumeClaimRetentionPolicy: 10, ordinals: 11,
+      }, {
+        replicas: replicas('Desired number of replicas. Defaults to 1.'),
+        selector: selector(n),
+        template: template(n),
+        volumeClaimTemplates: { type: 'array', description: 'Claims pods may reference; every claim gets a unique name per pod.', items: obj('A claim template.', proto({ metadata: 1, spec: 2 }, { metadata: ref(n.meta('ObjectMeta'), "The claim's metadata."), spec: ref(n.core('PersistentVolumeClaimSpec'), 'The desired claim.') })), 'x-orch-list-type': 'atomic' },
+        serviceName: str('Name of the governing headless service.'),
+        podManagementPolicy: enumOf('How pods are created during initial scale up and scale down.', ['OrderedReady', 'Parallel']),
+        updateStrategy: obj('Strategy used to update pods when the template changes.', proto({ type: 1, rollingUpdate: 2 }, {
+          type: enumOf('Type of StatefulSet update. Default is RollingUpdate.', ['OnDelete', 'RollingUpdate']),
+          rollingUpdate: obj('Used when type is RollingUpdate.', proto({ partition: 1, maxUnavailable: 2 }, {
+            partition: int32('Ordinal at which the StatefulSet is partitioned for updates.'),
+            maxUnavailable: intOrString('Maximum pods that can be unavailable during the update.'),
           })),
-          serviceName: str('Name of the governing headless Service.'),
-          podManagementPolicy: enumOf('How pods are created and deleted.', ['OrderedReady', 'Parallel']),
-          updateStrategy: obj('How pods are updated.', {
-            type: enumOf('Type of the strategy.', ['OnDelete', 'RollingUpdate']),
-            rollingUpdate: obj('Rolling update parameters.', { partition: int32('Ordinal at which to partition the update.'), maxUnavailable: intOrString('Pods that may be unavailable during the update.') }),
-          }),
-          revisionHistoryLimit: int32('Revisions to keep; default 10.'),
-          minReadySeconds: int32('Seconds a new pod must be ready to count as available.'),
-          persistentVolumeClaimRetentionPolicy: obj('What happens to claims when the set is deleted or scaled down.', {
-            whenDeleted: enumOf('On deletion.', ['Delete', 'Retain']),
-            whenScaled: enumOf('On scale down.', ['Delete', 'Retain']),
-          }),
-          ordinals: obj('Ordinals of the replicas.', { start: int32('First ordinal.') }),
-        }, ['selector', 'template']),
-        status: workloadStatus({ currentReplicas: int32('Pods at the current revision.') }),
-      }),
-      strategy: {
-        tracksGeneration: true,
-        default(o) {
-          setDefault(o, 1, 'spec', 'replicas');
-          setDefault(o, 'OrderedReady', 'spec', 'podManagementPolicy');
-          setDefault(o, 'RollingUpdate', 'spec', 'updateStrategy', 'type');
-          if (get(o, 'spec', 'updateStrategy', 'type') === 'RollingUpdate') setDefault(o, 0, 'spec', 'updateStrategy', 'rollingUpdate', 'partition');
-          setDefault(o, 10, 'spec', 'revisionHistoryLimit');
-          setDefault(o, 'Retain', 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted');
-          setDefault(o, 'Retain', 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenScaled');
-          defaultTemplate(o, 'spec', 'template');
-          const claims = get(o, 'spec', 'volumeClaimTemplates');
-          if (Array.isArray(claims)) {
-            for (const c of claims) if (c && typeof c === 'object' && !Array.isArray(c)) {
-              c.apiVersion ??= 'v1';
-              c.kind ??= 'PersistentVolumeClaim';
-            }
-          }
-        },
-        validate: (o) => [...workloadValidation(withClaimVolumes(o)), ...alwaysRestarts(o)],
-        // kube allows updates only to replicas, template, updateStrategy, minReadySeconds, ordinals and the retention policy
-        validateUpdate: (o, old) => [
-          ...workloadValidation(withClaimVolumes(o)),
-          ...alwaysRestarts(o),
-          ...immutable(o, old, 'spec', 'selector'),
-          ...immutable(o, old, 'spec', 'serviceName'),
-          ...immutable(o, old, 'spec', 'podManagementPolicy'),
-          ...immutable(o, old, 'spec', 'volumeClaimTemplates'),
-        ],
-        columns: [column('Ready', 'string', (o) => ratio(o, ['status', 'readyReplicas'], ['spec', 'replicas']), { description: 'Number of the pod with ready state' }), ...wideColumns.slice(0, 2)],
+        })),
+        revisionHistoryLimit: int32('Maximum number of revisions kept in the history. Defaults to 10.'),
+        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.'),
+        persistentVolumeClaimRetentionPolicy: obj('Lifecycle of claims created from volumeClaimTemplates.', proto({ whenDeleted: 1, whenScaled: 2 }, {
+          whenDeleted: enumOf('What happens to claims when the StatefulSet is deleted.', ['Delete', 'Retain']),
+          whenScaled: enumOf('What happens to claims when the StatefulSet is scaled down.', ['Delete', 'Retain']),
+        })),
+        ordinals: obj('Ordinal numbering of replicas.', proto({ start: 1 }, { start: int32('Number of the first replica index.') })),
+      }), ['selector', 'template']),
+      status: obj('The current status of pods in this set.', proto({
+        observedGeneration: 1, replicas: 2, readyReplicas: 3, currentReplicas: 4, updatedReplicas: 5, currentRevision: 6, updateRevision: 7, collisionCount: 9, conditions: 10, availableReplicas: 11,
+      }, {
+        observedGeneration: generationSeen(),
+        replicas: int32('Number of pods created by the controller.'),
+        readyReplicas: int32('Pods with a Ready condition.'),
+        currentReplicas: int32('Pods at currentRevision.'),
+        updatedReplicas: int32('Pods at updateRevision.'),
+        currentRevision: str('Version of the set used for pods in [0, currentReplicas).'),
+        updateRevision: str('Version of the set used for pods in [replicas-updatedReplicas, replicas).'),
+        collisionCount: int32('Count of hash collisions.'),
+        conditions: conditions(),
+        availableReplicas: int32('Available pods.'),
+      }), ['replicas']),
+    })),
+    strategy: {
+      default: (o) => {
+        setDefault(o, ['spec'], 'replicas', 1);
+        setDefault(o, ['spec'], 'podManagementPolicy', 'OrderedReady');
+        setDefault(o, ['spec'], 'revisionHistoryLimit', 10);
+        setDefault(o, ['spec'], 'updateStrategy', {});
+        setDefault(o, ['spec', 'updateStrategy'], 'type', 'RollingUpdate');
+        if (getString(o, 'spec', 'updateStrategy', 'type') === 'RollingUpdate') {
+          setDefault(o, ['spec', 'updateStrategy'], 'rollingUpdate', {});
+          setDefault(o, ['spec', 'updateStrategy', 'rollingUpdate'], 'partition', 0);
+        }
+        setDefault(o, ['spec'], 'persistentVolumeClaimRetentionPolicy', {});
+        setDefault(o, ['spec', 'persistentVolumeClaimRetentionPolicy'], 'whenDeleted', 'Retain');
+        setDefault(o, ['spec', 'persistentVolumeClaimRetentionPolicy'], 'whenScaled', 'Retain');
+        defaultPodTemplate(getObject(o, 'spec', 'template'));
       },
+      validate: (o) => validateSelectorAndTemplate(o),
+      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateSelectorUnchanged(o, old)],
+      columns: [
+        column('Ready', 'string', (o) => `${num(o, 'status', 'readyReplicas')}/${num(o, 'spec', 'replicas')}`, { description: 'Number of the pod with ready state' }),
+        column('Containers', 'string', (x) => templateContainers(x, 'name', 'spec', 'template'), { priority: 1 }),
+        column('Images', 'string', (x) => templateContainers(x, 'image', 'spec', 'template'), { priority: 1 }),
+      ],
     },
-    SCALE,
-  );
+  };
 }
 
 export function daemonSetDefinition(n: SchemaNames): ResourceDefinition {
   return {
-    group: 'apps',
-    version: 'v1',
-    kind: 'DaemonSet',
-    resource: 'daemonsets',
-    singular: 'daemonset',
-    scope: 'Namespaced',
-    shortNames: ['ds'],
-    categories: ['all'],
-    subresources: ['status'],
-    schema: kindSchema(n, 'DaemonSet represents the configuration of a daemon set: a pod on every eligible node.', {
-      spec: obj('Desired behaviour of the DaemonSet.', {
-        selector: labelSelector(n, 'Label selector of the pods; must match the template labels.'),
-        template: podTemplateSpec(n, 'Template of the pods.'),
-        updateStrategy: obj('How pods are updated.', {
-          type: enumOf('Type of the strategy.', ['OnDelete', 'RollingUpdate']),
-          rollingUpdate: obj('Rolling update parameters.', { maxUnavailable: intOrString('Pods that may be unavailable.'), maxSurge: intOrString('Pods that may be added.') }),
-        }),
-        minReadySeconds: int32('Seconds a new pod must be ready to count as available.'),
-        revisionHistoryLimit: int32('Revisions to keep; default 10.'),
-      }, ['selector', 'template']),
-      status: obj('Most recently observed status.', {
-        currentNumberScheduled: int32('Nodes running at least one daemon pod that should.'),
-        numberMisscheduled: int32('Nodes running a daemon pod that should not.'),
-        desiredNumberScheduled: int32('Nodes that should run the daemon pod.'),
+    group: 'apps', version: 'v1', kind: 'DaemonSet', resource: 'daemonsets', singular: 'daemonset', scope: 'Namespaced',
+    shortNames: ['ds'], categories: ['all'], subresources: ['status'],
+    schema: kindSchema(n, 'DaemonSet represents the configuration of a daemon set.', proto({ spec: 2, status: 3 }, {
+      spec: obj('The desired behaviour of this daemon set.', proto({ selector: 1, template: 2, updateStrategy: 3, minReadySeconds: 4, revisionHistoryLimit: 6 }, {
+        selector: selector(n),
+        template: template(n),
+        updateStrategy: obj('Strategy to replace existing DaemonSet pods with new pods.', proto({ type: 1, rollingUpdate: 2 }, {
+          type: enumOf('Type of daemon set update. Default is RollingUpdate.', ['OnDelete', 'RollingUpdate']),
+          rollingUpdate: rollingUpdate('Rolling update config params.'),
+        })),
+        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.'),
+        revisionHistoryLimit: int32('Number of old history entries to retain. Defaults to 10.'),
+      }), ['selector', 'template']),
+      status: obj('The current status of this daemon set.', proto({
+        currentNumberScheduled: 1, numberMisscheduled: 2, desiredNumberScheduled: 3, numberReady: 4, observedGeneration: 5, updatedNumberScheduled: 6, numberAvailable: 7, numberUnavailable: 8, collisionCount: 9, conditions: 10,
+      }, {
+        currentNumberScheduled: int32('Nodes running at least one daemon pod that are supposed to.'),
+        numberMisscheduled: int32('Nodes running the daemon pod that are not supposed to.'),
+        desiredNumberScheduled: int32('Nodes that should be running the daemon pod.'),
         numberReady: int32('Nodes whose daemon pod is ready.'),
-        observedGeneration: observedGeneration(),
+        observedGeneration: generationSeen(),
         updatedNumberScheduled: int32('Nodes running the updated daemon pod.'),
         numberAvailable: int32('Nodes whose daemon pod is available.'),
         numberUnavailable: int32('Nodes whose daemon pod is not available.'),
         collisionCount: int32('Count of hash collisions.'),
-        conditions: conditions('Latest observations of the state.'),
-      }),
-    }),
+        conditions: conditions(),
+      })),
+    })),
     strategy: {
-      tracksGeneration: true,
-      default(o) {
-        setDefault(o, 'RollingUpdate', 'spec', 'updateStrategy', 'type');
-        if (get(o, 'spec', 'updateStrategy', 'type') === 'RollingUpdate') {
-          setDefault(o, 1, 'spec', 'updateStrategy', 'rollingUpdate', 'maxUnavailable');
-          setDefault(o, 0, 'spec', 'updateStrategy', 'rollingUpdate', 'maxSurge');
+      default: (o) => {
+        setDefault(o, ['spec'], 'updateStrategy', {});
+        setDefault(o, ['spec', 'updateStrategy'], 'type', 'RollingUpdate');
+        if (getString(o, 'spec', 'updateStrategy', 'type') === 'RollingUpdate') {
+          setDefault(o, ['spec', 'updateStrategy'], 'rollingUpdate', {});
+          setDefault(o, ['spec', 'updateStrategy', 'rollingUpdate'], 'maxUnavailable', 1);
+          setDefault(o, ['spec', 'updateStrategy', 'rollingUpdate'], 'maxSurge', 0);
         }
-        setDefault(o, 10, 'spec', 'revisionHistoryLimit');
-        defaultTemplate(o, 'spec', 'template');
+        setDefault(o, ['spec'], 'revisionHistoryLimit', 10);
+        defaultPodTemplate(getObject(o, 'spec', 'template'));
       },
-      validate: (o) => [...workloadValidation(o), ...alwaysRestarts(o)],
-      validateUpdate: (o, old) => [...workloadValidation(o), ...alwaysRestarts(o), ...immutable(o, old, 'spec', 'selector')],
+      validate: (o) => validateSelectorAndTemplate(o),
+      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateSelectorUnchanged(o, old)],
       columns: [
-        column('Desired', 'integer', (o) => num(o, 'status', 'desiredNumberScheduled'), { description: 'The total number of nodes that should be running the daemon pod.' }),
-        column('Current', 'integer', (o) => num(o, 'status', 'currentNumberScheduled'), { description: 'The number of nodes running at least one daemon pod.' }),
-        column('Ready', 'integer', (o) => num(o, 'status', 'numberReady'), { description: 'The number of nodes that should be running the daemon pod and have one or more running and ready.' }),
-        column('Up-to-date', 'integer', (o) => num(o, 'status', 'updatedNumberScheduled'), { description: 'The total number of nodes running the updated daemon pod.' }),
-        column('Available', 'integer', (o) => num(o, 'status', 'numberAvailable'), { description: 'The number of nodes running an available daemon pod.' }),
-        column('Node Selector', 'string', (o) => Object.entries((get(o, 'spec', 'template', 'spec', 'nodeSelector') as Record<string, string> | undefined) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>', { description: 'The node selector of the daemon pods.' }),
-        ...wideColumns,
+        column('Desired', 'integer', (o) => num(o, 'status', 'desiredNumberScheduled')),
+        column('Current', 'integer', (o) => num(o, 'status', 'currentNumberScheduled')),
+        column('Ready', 'integer', (o) => num(o, 'status', 'numberReady')),
+        column('Up-to-date', 'integer', (o) => num(o, 'status', 'updatedNumberScheduled')),
+        column('Available', 'integer', (o) => num(o, 'status', 'numberAvailable')),
+        column('Node Selector', 'string', (o) => Object.entries(getObject(o, 'spec', 'template', 'spec', 'nodeSelector') ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(',') || '<none>'),
+        ...wide(),
       ],
     },
   };
@@ -305,91 +268,23 @@ export function daemonSetDefinition(n: SchemaNames): ResourceDefinition {
 
 export function controllerRevisionDefinition(n: SchemaNames): ResourceDefinition {
   return {
-    group: 'apps',
-    version: 'v1',
-    kind: 'ControllerRevision',
-    resource: 'controllerrevisions',
-    singular: 'controllerrevision',
-    scope: 'Namespaced',
-    schema: kindSchema(n, 'ControllerRevision is an immutable snapshot of state data a controller can roll back to.', {
-      data: opaque('The serialized state (an object).'),
+    group: 'apps', version: 'v1', kind: 'ControllerRevision', resource: 'controllerrevisions', singular: 'controllerrevision', scope: 'Namespaced',
+    schema: kindSchema(n, 'ControllerRevision is an immutable snapshot of state data (used by StatefulSet and DaemonSet rollbacks).', proto({ data: 2, revision: 3 }, {
+      data: { ...opaque('The serialized representation of the state.'), 'x-orch-proto-type': 'RawExtension' },
       revision: int64('The revision this object represents.'),
-    }, ['revision']),
+    }), ['revision']),
     strategy: {
-      validateUpdate: (o, old) => immutable(o, old, 'data'),
+      validateUpdate: (o, old) => JSON.stringify(o.data ?? null) === JSON.stringify(old.data ?? null)
+        ? [] : [{ field: 'data', type: 'FieldValueInvalid', message: 'Invalid value: field is immutable' }],
       columns: [
         column('Controller', 'string', (o) => {
-          const owner = (o.metadata?.ownerReferences ?? []).find((r) => r.controller);
-          if (!owner) return '<none>';
-          const kind = String(owner.kind ?? '').toLowerCase();
-          return `${String(owner.apiVersion ?? '').startsWith('apps/') ? `${kind}.apps` : kind}/${String(owner.name ?? '')}`;
-        }, { description: 'Controller of the revision.' }),
-        column('Revision', 'integer', (o) => num(o, 'revision'), { description: 'Revision number.' }),
-      ],
-    },
-  };
-}
-
-export function replicationControllerDefinition(n: SchemaNames): ResourceDefinition {
-  return withScale(
-    {
-      group: '',
-      version: 'v1',
-      kind: 'ReplicationController',
-      resource: 'replicationcontrollers',
-      singular: 'replicationcontroller',
-      scope: 'Namespaced',
-      shortNames: ['rc'],
-      categories: ['all'],
-      subresources: ['status'],
-      schema: kindSchema(n, 'ReplicationController represents the configuration of a replication controller.', {
-        spec: obj('Desired behaviour of the controller.', {
-          replicas: replicas(),
-          minReadySeconds: int32('Seconds a new pod must be ready to count as available.'),
-          selector: strMap('Labels of the pods; defaults to the template labels.', { 'x-orch-map-type': 'atomic' }),
-          template: podTemplateSpec(n, 'Template of the pods.'),
+          const owner = (o.metadata?.ownerReferences ?? []).find((r) => r.controller === true);
+          return owner ? `${String(owner.kind ?? '').toLowerCase()}.${String(owner.apiVersion ?? '').split('/')[0]}/${String(owner.name ?? '')}` : '<none>';
         }),
-        status: workloadStatus(),
-      }),
-      strategy: {
-        tracksGeneration: true,
-        default(o) {
-          setDefault(o, 1, 'spec', 'replicas');
-          const labels = get(o, 'spec', 'template', 'metadata', 'labels');
-          if (get(o, 'spec', 'selector') === undefined && labels && typeof labels === 'object') setDefault(o, { ...(labels as object) } as never, 'spec', 'selector');
-          defaultTemplate(o, 'spec', 'template');
-        },
-        validate: (o) => [...validateTemplate(o, 'spec', 'template'), ...nonNegative(o, 'spec', 'replicas'), ...alwaysRestarts(o)],
-        columns: [
-          column('Desired', 'integer', (o) => num(o, 'spec', 'replicas'), { description: 'Number of desired pods.' }),
-          column('Current', 'integer', (o) => num(o, 'status', 'replicas'), { description: 'Number of actually running pods.' }),
-          column('Ready', 'integer', (o) => num(o, 'status', 'readyReplicas'), { description: 'Number of pods ready.' }),
-        ],
-      },
-    },
-    { specReplicas: ['spec', 'replicas'], statusReplicas: ['status', 'replicas'], labelMap: ['spec', 'selector'] },
-  );
-}
-
-export function podTemplateDefinition(n: SchemaNames): ResourceDefinition {
-  return {
-    group: '',
-    version: 'v1',
-    kind: 'PodTemplate',
-    resource: 'podtemplates',
-    singular: 'podtemplate',
-    scope: 'Namespaced',
-    schema: kindSchema(n, 'PodTemplate describes a template for creating copies of a predefined pod.', {
-      template: podTemplateSpec(n, 'The pod template.'),
-    }),
-    strategy: {
-      default: (o) => defaultTemplate(o, 'template'),
-      validate: (o) => validateTemplate(o, 'template'),
-      columns: [
-        column('Containers', 'string', (o) => containersCell(o, 'name', 'template'), { description: 'Names of the containers.' }),
-        column('Images', 'string', (o) => containersCell(o, 'image', 'template'), { description: 'Images of the containers.' }),
-        column('Pod Labels', 'string', (o) => Object.entries((get(o, 'template', 'metadata', 'labels') as Record<string, string> | undefined) ?? {}).map(([k, v]) => `${k}=${v}`).join(','), { description: 'Labels of the pods.' }),
+        column('Revision', 'integer', (o) => num(o, 'revision')),
       ],
     },
   };
 }
+
+export const appsFactories = [deploymentDefinition, replicaSetDefinition, statefulSetDefinition, daemonSetDefinition, controllerRevisionDefinition];

@@ -23,28 +23,12 @@ import {
 import { secretDefinition } from './secret.js';
 import { serviceDefinition } from './service.js';
 import { serviceAccountDefinition } from './serviceaccount.js';
-import {
-  controllerRevisionDefinition,
-  daemonSetDefinition,
-  deploymentDefinition,
-  podTemplateDefinition,
-  replicaSetDefinition,
-  replicationControllerDefinition,
-  statefulSetDefinition,
-} from './apps.js';
-import { cronJobDefinition, jobDefinition } from './batch.js';
-import {
-  certificateSigningRequestDefinition,
-  endpointSliceDefinition,
-  endpointsDefinition,
-  horizontalPodAutoscalerDefinition,
-  limitRangeDefinition,
-  podDisruptionBudgetDefinition,
-  priorityClassDefinition,
-  resourceQuotaDefinition,
-} from './cluster-kinds.js';
-import { ingressClassDefinition, ingressDefinition, networkPolicyDefinition } from './networking.js';
-import { persistentVolumeClaimDefinition, persistentVolumeDefinition, storageClassDefinition, storageDefinitions } from './storage.js';
+import { appsFactories } from './apps.js';
+import { batchFactories } from './batch.js';
+import { clusterPolicyFactories } from './cluster-policy.js';
+import { coreExtraFactories } from './core-extra.js';
+import { networkingFactories } from './networking.js';
+import { workloadDefinitions } from './workload-shared.js';
 
 export const DEFAULT_API_DOMAIN = 'orch.io';
 
@@ -63,30 +47,11 @@ const FACTORIES = [
   clusterRoleDefinition,
   roleBindingDefinition,
   clusterRoleBindingDefinition,
-  // the kinds real manifests use (issue #11 item 4); no controllers act on them yet
-  deploymentDefinition,
-  replicaSetDefinition,
-  statefulSetDefinition,
-  daemonSetDefinition,
-  controllerRevisionDefinition,
-  jobDefinition,
-  cronJobDefinition,
-  horizontalPodAutoscalerDefinition,
-  replicationControllerDefinition,
-  podTemplateDefinition,
-  endpointsDefinition,
-  persistentVolumeDefinition,
-  persistentVolumeClaimDefinition,
-  resourceQuotaDefinition,
-  limitRangeDefinition,
-  ingressDefinition,
-  ingressClassDefinition,
-  networkPolicyDefinition,
-  podDisruptionBudgetDefinition,
-  storageClassDefinition,
-  endpointSliceDefinition,
-  priorityClassDefinition,
-  certificateSigningRequestDefinition,
+  ...appsFactories,
+  ...batchFactories,
+  ...coreExtraFactories,
+  ...networkingFactories,
+  ...clusterPolicyFactories,
 ];
 
 export function builtinDefinitions(apiDomain: string = DEFAULT_API_DOMAIN): ResourceDefinition[] {
@@ -97,7 +62,7 @@ export function builtinDefinitions(apiDomain: string = DEFAULT_API_DOMAIN): Reso
 /** the shared `$ref` targets of the built-in kinds (ObjectMeta, PodSpec, PolicyRule, ...) */
 export function builtinSchemaDefinitions(apiDomain: string = DEFAULT_API_DOMAIN): Definitions {
   const n = new SchemaNames(apiDomain);
-  return { ...metaDefinitions(n), ...coreDefinitions(n), ...rbacDefinitions(n), ...storageDefinitions(n) };
+  return { ...metaDefinitions(n), ...coreDefinitions(n), ...rbacDefinitions(n), ...workloadDefinitions(n) };
 }
 
 /** well-known group names for an API domain */

@@ -1,0 +1,147 @@
+// Defaulting and validation of the workload kinds (issue #11 item 4), run
+// through each kind's strategy as the store runs it.
+
+import { describe, expect, it } from 'vitest';
+import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/api/kinds/index.js';
+import { decodeProtobufObject, encodeProtobufObjectReport } from '../../src/api/protobuf/codec.js';
+import { kindExamples } from '../fixtures/kind-examples.js';
+import { matchesLabelSelector } from '../../src/api/kinds/workload-shared.js';
+import { scaleOf } from '../../src/api/handlers/scale.js';
+import type { ApiObject, JSONValue, ResourceDefinition } from '../../src/api/types.js';
+
+const kinds = builtinDefinitions('orch.io');
+const def = (group: string, kind: string, version = 'v1'): ResourceDefinition => kinds.find((d) => d.group === group && d.kind === kind && d.version === version)!;
+const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
+type J = Record<string, any>;
+
+function defaulted(d: ResourceDefinition, o: ApiObject): J {
+  d.strategy.default?.(o);
+  return o as J;
+}
+
+describe('workload defaults', () => {
+  it('Deployment: replicas 1, RollingUpdate 25%/25%, history 10, deadline 600, pod template defaults', () => {
+    const o = defaulted(def('apps', 'Deployment'), { metadata: { name: 'd' }, spec: { selector: { matchLabels: { app: 'web' } }, template: structuredClone(template) } });
+    expect(o.spec.replicas).toBe(1);
+    expect(o.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } });
+    expect(o.spec.revisionHistoryLimit).toBe(10);
+    expect(o.spec.progressDeadlineSeconds).toBe(600);
+    expect(o.spec.template.spec).toMatchObject({ restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', terminationGracePeriodSeconds: 30 });
+    expect(o.spec.template.spec.containers[0]).toMatchObject({ imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' });
+  });
+
+  it('Deployment: a Recreate strategy gets no rollingUpdate block', () => {
+    const o = defaulted(def('apps', 'Deployment'), { spec: { strategy: { type: 'Recreate' }, template: structuredClone(template) } });
+    expect(o.spec.strategy).toEqual({ type: 'Recreate' });
+  });
+
+  it('Job: completions and parallelism 1, backoffLimit 6, NonIndexed; parallelism alone leaves completions unset', () => {
+    const a = defaulted(def('batch', 'Job'), { spec: { template: structuredClone(template) } });
+    expect(a.spec).toMatchObject({ completions: 1, parallelism: 1, backoffLimit: 6, completionMode: 'NonIndexed', suspend: false });
+    const b = defaulted(def('batch', 'Job'), { spec: { parallelism: 3, template: structuredClone(template) } });
+    expect(b.spec.completions).toBeUndefined();
+    expect(b.spec.template.spec.restartPolicy).toBe('Never');
+  });
+
+  it('CronJob: Allow, history limits 3/1, job template defaults', () => {
+    const o = defaulted(def('batch', 'CronJob'), { spec: { schedule: '@hourly', jobTemplate: { spec: { template: structuredClone(template) } } } });
+    expect(o.spec).toMatchObject({ concurrencyPolicy: 'Allow', suspend: false, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1 });
+    expect(o.spec.jobTemplate.spec.backoffLimit).toBe(6);
+  });
+
+  it('HPA v2: minReplicas 1 and the 80% CPU metric', () => {
+    const o = defaulted(def('autoscaling', 'HorizontalPodAutoscaler', 'v2'), { spec: { scaleTargetRef: { kind: 'Deployment', name: 'web' }, maxReplicas: 3 } });
+    expect(o.spec.minReplicas).toBe(1);
+    expect(o.spec.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }]);
+  });
+
+  it('ReplicationController: selector and labels from the template', () => {
+    const o = defaulted(def('', 'ReplicationController'), { metadata: { name: 'rc' }, spec: { template: structuredClone(template) } });
+    expect(o.spec.selector).toEqual({ app: 'web' });
+    expect(o.metadata.labels).toEqual({ app: 'web' });
+  });
+});
+
+describe('workload validation', () => {
+  const fields = (d: ResourceDefinition, o: ApiObject) => (d.strategy.validate?.(o) ?? []).map((e) => `${e.type} ${e.field}`);
+
+  it('Deployment: selector required and must match the template labels; selector immutable', () => {
+    const d = def('apps', 'Deployment');
+    expect(fields(d, { spec: { template: template } })).toEqual(['FieldValueRequired spec.selector']);
+    expect(fields(d, { spec: { selector: { matchLabels: { app: 'other' } }, template } })).toEqual(['FieldValueInvalid spec.template.metadata.labels']);
+    expect(fields(d, { spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: template.metadata, spec: { containers: [] } } } })).toEqual(['FieldValueRequired spec.template.spec.containers']);
+    const old: ApiObject = { spec: { selector: { matchLabels: { app: 'web' } }, template } };
+    expect(d.strategy.validateUpdate!({ spec: { selector: { matchLabels: { app: 'web', x: 'y' } }, template: { ...template, metadata: { labels: { app: 'web', x: 'y' } } } } }, old).map((e) => e.field)).toEqual(['spec.selector']);
+  });
+
+  it('Job: restartPolicy Always is not supported', () => {
+    const d = def('batch', 'Job');
+    expect(fields(d, { spec: { template: { ...template, spec: { ...template.spec, restartPolicy: 'Always' } } } })).toEqual(['FieldValueNotSupported spec.template.spec.restartPolicy']);
+  });
+
+  it('CronJob: an unparseable schedule', () => {
+    const d = def('batch', 'CronJob');
+    const spec = (schedule: string) => ({ spec: { schedule, jobTemplate: { spec: { template: { ...template, spec: { ...template.spec, restartPolicy: 'Never' } } } } } });
+    expect(fields(d, spec('every day'))).toEqual(['FieldValueInvalid spec.schedule']);
+    expect(fields(d, spec('*/5 * * * *'))).toEqual([]);
+    expect(fields(d, spec('@daily'))).toEqual([]);
+  });
+
+  it('PDB: minAvailable and maxUnavailable are exclusive; percentages need %', () => {
+    const d = def('policy', 'PodDisruptionBudget');
+    expect(fields(d, { spec: { minAvailable: 1, maxUnavailable: 1 } })).toEqual(['FieldValueInvalid spec']);
+    expect(fields(d, { spec: { maxUnavailable: 'half' } })).toEqual(['FieldValueInvalid spec.maxUnavailable']);
+    expect(fields(d, { spec: { maxUnavailable: '50%' } })).toEqual([]);
+  });
+
+  it('HPA: maxReplicas below minReplicas', () => {
+    expect(fields(def('autoscaling', 'HorizontalPodAutoscaler', 'v2'), { spec: { minReplicas: 5, maxReplicas: 2 } })).toEqual(['FieldValueInvalid spec.maxReplicas']);
+  });
+
+  it('Ingress: neither rules nor a default backend; relative paths', () => {
+    const d = def('networking.orch.io', 'Ingress');
+    expect(fields(d, { spec: {} })).toEqual(['FieldValueInvalid spec']);
+    expect(fields(d, { spec: { rules: [{ http: { paths: [{ path: 'x', pathType: 'Prefix', backend: {} }] } }] } })).toEqual(['FieldValueInvalid spec.rules[0].http.paths[0].path']);
+  });
+});
+
+describe('label selectors and Scale', () => {
+  it('matches matchLabels and every matchExpressions operator', () => {
+    const labels = { app: 'web', tier: 'fe' };
+    const sel = (s: Record<string, JSONValue>) => matchesLabelSelector(s, labels);
+    expect(sel({ matchLabels: { app: 'web' } })).toBe(true);
+    expect(sel({ matchLabels: { app: 'db' } })).toBe(false);
+    expect(sel({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['fe', 'be'] }] })).toBe(true);
+    expect(sel({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['fe'] }] })).toBe(false);
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: 'DoesNotExist' }] })).toBe(true);
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: 'Exists' }] })).toBe(false);
+  });
+
+  it('builds an autoscaling/v1 Scale from the declared paths', () => {
+    const d = def('apps', 'Deployment');
+    const s = scaleOf(d, d.scale!, {
+      metadata: { name: 'web', namespace: 'ns', uid: 'u', resourceVersion: '7', labels: { a: 'b' } },
+      spec: { replicas: 4, selector: { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['fe', 'be'] }] } },
+      status: { replicas: 2 },
+    }) as J;
+    expect(s).toEqual({
+      kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'web', namespace: 'ns', uid: 'u', resourceVersion: '7' },
+      spec: { replicas: 4 }, status: { replicas: 2, selector: 'app=web,tier in (fe,be)' },
+    });
+    const rc = def('', 'ReplicationController');
+    expect((scaleOf(rc, rc.scale!, { spec: { replicas: 1, selector: { app: 'old' } } }) as J).status).toEqual({ replicas: 0, selector: 'app=old' });
+  });
+});
+
+describe('protobuf field numbers', () => {
+  const defs = builtinSchemaDefinitions('orch.io');
+  // a PersistentVolume's volume sources are kept as given (not numbered), so it answers in JSON
+  it.each(kindExamples.filter(([, k]) => k !== 'PersistentVolume'))('%s %s round-trips through protobuf without skipping a field', (group, k, example) => {
+    const d = kinds.find((x) => x.group === group && x.kind === k && example.apiVersion === (group ? `${group}/${x.version}` : x.version))!;
+    const { apiVersion: _a, kind: _k, ...obj } = structuredClone(example) as J;
+    d.strategy.default?.(obj);
+    const { bytes, skipped } = encodeProtobufObjectReport(obj, d, defs);
+    expect(skipped).toEqual([]);
+    expect(decodeProtobufObject(bytes, d, defs)).toEqual(obj);
+  });
+});
