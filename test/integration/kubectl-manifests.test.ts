@@ -8,7 +8,7 @@ import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { fileURLToPath } from 'node:url';
 
-const MANIFESTS = fileURLToPath(new URL('../fixtures/manifests', import.meta.url));
+const MANIFESTS = fileURLToPath(new URL('../fixtures/manifests-k8s', import.meta.url));
 
 describe('kubectl with typical manifests (--api-domain k8s.io)', () => {
   let t: TestServer;

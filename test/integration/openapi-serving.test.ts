@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
+import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
@@ -63,7 +64,8 @@ describe('OpenAPI serving', () => {
     expect(deployment).toBeDefined();
     expect(deployment!.properties!.additionalProperties.map((p) => p.name)).toEqual(expect.arrayContaining(['apiVersion', 'kind', 'metadata', 'spec', 'status']));
     const gvk = deployment!.vendorExtension!.find((e) => e.name === 'x-kubernetes-group-version-kind');
-    expect(gvk!.value.yaml).toContain('kind: Deployment');
+    // YAML (JSON is YAML too) of the group-version-kind list
+    expect(parseYaml(gvk!.value.yaml)).toEqual([{ group: 'apps', version: 'v1', kind: 'Deployment' }]);
     expect(byName.get('io.k8s.api.core.v1.ConfigMap')).toBeDefined();
   });
 

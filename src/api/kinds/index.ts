@@ -54,9 +54,29 @@ const FACTORIES = [
   ...clusterPolicyFactories,
 ];
 
+/**
+ * Kinds whose spec/status split uses `metadata.generation` in Kubernetes 1.32
+ * (their strategies bump it on spec changes); the others carry none (issue #11).
+ */
+const GENERATION_KINDS = new Set([
+  'Deployment',
+  'ReplicaSet',
+  'StatefulSet',
+  'DaemonSet',
+  'ReplicationController',
+  'Job',
+  'CronJob',
+  'HorizontalPodAutoscaler',
+  'PodDisruptionBudget',
+  'Ingress',
+  'IngressClass',
+  'NetworkPolicy',
+  'EndpointSlice',
+]);
+
 export function builtinDefinitions(apiDomain: string = DEFAULT_API_DOMAIN): ResourceDefinition[] {
   const n = new SchemaNames(apiDomain);
-  return FACTORIES.map((f) => f(n));
+  return FACTORIES.map((f) => f(n)).map((d) => (GENERATION_KINDS.has(d.kind) ? { ...d, strategy: { ...d.strategy, tracksGeneration: true } } : d));
 }
 
 /** the shared `$ref` targets of the built-in kinds (ObjectMeta, PodSpec, PolicyRule, ...) */
