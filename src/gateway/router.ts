@@ -167,8 +167,9 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         // watch streams stay JSON (protobuf watch frames are not served)
         protobuf: info.isResourceRequest && info.verb !== 'watch' && protobuf.supportsResource(info.group, info.version, info.resource),
       });
-      // OpenAPI documents negotiate their own media types (gnostic protobuf); errors there are JSON
-      accept = !info.isResourceRequest && http.path.startsWith('/openapi/') ? { format: 'json', pretty } : negotiated();
+      // OpenAPI documents negotiate their own media types (gnostic protobuf), and health answers
+      // are text whatever the probe accepts; errors there are JSON
+      accept = !info.isResourceRequest && (http.path.startsWith('/openapi/') || HEALTH_PATH.test(http.path)) ? { format: 'json', pretty } : negotiated();
       const peer = opts.peerFor(http.proxiedAddress);
       const authn = await opts.authn.authenticate({ headers: http.headers, peer, path: http.path });
       if ('error' in authn) {
