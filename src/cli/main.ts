@@ -6,6 +6,7 @@ import { parseInitialCluster } from '../server/open-store.js';
 import { startServer } from '../server/server.js';
 import { addAuthenticationFlags, authenticationOptionsFrom } from './auth-flags.js';
 import { FeatureGateError, FeatureGates, parseFeatureGates } from '../server/feature-gates.js';
+import { addNodeAgentCommands } from './nodeagent.js';
 
 /** `--feature-gates=A=true,B=false` (spec 000 §3.3): unknown gates fail here, before anything starts */
 function featureGates(v: string, prev?: Record<string, boolean>): Record<string, boolean> {
@@ -122,6 +123,8 @@ addAuthenticationFlags(program.command('server'))
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   });
+
+addNodeAgentCommands(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`orch: ${(e as Error).message}\n`);

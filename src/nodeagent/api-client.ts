@@ -5,6 +5,9 @@
 import { Agent, request } from 'node:https';
 import type { ApiCredentials } from './kubeconfig.js';
 
+/** the field manager the server derives from it is `nodeagent` */
+const USER_AGENT = `nodeagent/v1.32.0 (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch})`;
+
 export interface ObjectMeta {
   name: string;
   namespace?: string;
@@ -64,7 +67,7 @@ export class ApiClient {
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
-    return { Accept: 'application/json', ...(this.creds.token ? { Authorization: `Bearer ${this.creds.token}` } : {}), ...extra };
+    return { Accept: 'application/json', 'User-Agent': USER_AGENT, ...(this.creds.token ? { Authorization: `Bearer ${this.creds.token}` } : {}), ...extra };
   }
 
   async call<T = KubeObject>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {

@@ -5,6 +5,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { FEATURE_GATES, unknownGates } from '../features.js';
+import { parseThreshold } from '../host.js';
 import { CONFIG_KIND, CONFIG_SCHEMA, ConfigError, configApiVersion, mergeConfig, parseDuration, validateFields } from './schema.js';
 
 /** the merged configuration with every default filled (durations in ms) */
@@ -33,6 +35,7 @@ export interface NodeAgentConfig {
   maxPods: number;
   systemReserved: Record<string, string>;
   evictionHard: Record<string, string>;
+  evictionPressureTransitionPeriod: number;
   nodeStatusUpdateFrequency: number;
   nodeStatusReportFrequency: number;
   nodeLeaseDurationSeconds: number;
@@ -65,6 +68,7 @@ export const DEFAULTS: Record<string, unknown> = {
   systemReserved: {},
   // Kubernetes' defaults (memory.available<100Mi, nodefs.available<10%, pid.available<10%... here as percentages of the host)
   evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '10%', 'pid.available': '10%' },
+  evictionPressureTransitionPeriod: '5m',
   nodeStatusUpdateFrequency: '10s',
   nodeStatusReportFrequency: '5m',
   nodeLeaseDurationSeconds: 40,
@@ -136,13 +140,19 @@ export function resolveConfig(fileForm: Record<string, unknown>): NodeAgentConfi
   const c = structuredClone(fileForm) as Record<string, unknown>;
   delete c.apiVersion;
   delete c.kind;
-  for (const k of ['runtimeRequestTimeout', 'runtimeRelistPeriod', 'nodeStatusUpdateFrequency', 'nodeStatusReportFrequency', 'nodeLeaseRenewInterval']) {
+  for (const k of ['evictionPressureTransitionPeriod', 'runtimeRequestTimeout', 'runtimeRelistPeriod', 'nodeStatusUpdateFrequency', 'nodeStatusReportFrequency', 'nodeLeaseRenewInterval']) {
     c[k] = parseDuration(c[k] as string);
   }
   const authn = c.authentication as { webhook: { cacheTTL: unknown } };
   authn.webhook.cacheTTL = parseDuration(authn.webhook.cacheTTL as string);
   const mode = (c.authorization as { mode: string }).mode;
   if (mode !== 'AlwaysAllow' && mode !== 'Webhook') throw new ConfigError(`field "authorization.mode" must be AlwaysAllow or Webhook, got "${mode}"`);
+  const gates = unknownGates(c.featureGates as Record<string, boolean>);
+  if (gates.length) throw new ConfigError(`field "featureGates": unknown feature gate(s) ${gates.join(', ')} (known: ${Object.keys(FEATURE_GATES).join(', ')})`);
+  for (const [k, v] of Object.entries(c.evictionHard as Record<string, string>)) {
+    if (!['memory.available', 'nodefs.available', 'pid.available'].includes(k)) throw new ConfigError(`field "evictionHard.${k}": unknown signal (memory.available, nodefs.available, pid.available)`);
+    if (parseThreshold(v, 100) === undefined) throw new ConfigError(`field "evictionHard.${k}": "${v}" is not a quantity (100Mi) or a percentage (10%)`);
+  }
   return c as unknown as NodeAgentConfig;
 }
 

@@ -52,6 +52,7 @@ export const CONFIG_SCHEMA: Record<string, FieldType> = {
   maxPods: int(1),
   systemReserved: { kind: 'scalarMap', value: 'string' },
   evictionHard: { kind: 'scalarMap', value: 'string' },
+  evictionPressureTransitionPeriod: duration,
   nodeStatusUpdateFrequency: duration,
   nodeStatusReportFrequency: duration,
   nodeLeaseDurationSeconds: int(1),

@@ -32,7 +32,7 @@ function codec(type: protobuf.Type) {
 /** `RuntimeService`, `ImageService` or `SimControl` of package orch.runtime.v1 */
 export function serviceDefinition(service: string): grpc.ServiceDefinition {
   const svc = root.lookupService(`${RUNTIME_PACKAGE}.${service}`);
-  const def: grpc.ServiceDefinition = {};
+  const def: Record<string, grpc.MethodDefinition<object, object>> = {};
   for (const m of svc.methodsArray) {
     m.resolve();
     const req = codec(m.resolvedRequestType!);
