@@ -3,11 +3,12 @@
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
 import { startAgent } from '../nodeagent/agent.js';
+import { featureEnabled } from '../nodeagent/features.js';
 import { loadConfig } from '../nodeagent/config/load.js';
 import { ConfigError } from '../nodeagent/config/schema.js';
 import { LockHeldError } from '../nodeagent/lock.js';
 import { parseFaultsEnv, startRuntimeSim } from '../nodeagent/runtime/sim-server.js';
-import { startWatchdog } from '../nodeagent/watchdog.js';
+import { startWatchdog, watchdogPeriodMs } from '../nodeagent/watchdog.js';
 
 interface AgentFlags {
   kubeconfig?: string;
@@ -66,6 +67,13 @@ export function addNodeAgentCommands(program: Command): void {
         return;
       }
       try {
+        // a bad WATCHDOG_USEC is a start-up error (spec 002 §8), found before anything starts
+        watchdogPeriodMs(process.env);
+      } catch (e) {
+        process.stderr.write(`nodeagent: ${(e as Error).message}\n`);
+        process.exit(1);
+      }
+      try {
         const agent = await startAgent({
           config: loaded.config,
           kubeconfig: f.kubeconfig,
@@ -77,7 +85,7 @@ export function addNodeAgentCommands(program: Command): void {
           lockFile: f.lockFile,
           domain: f.apiDomain,
         });
-        const watchdog = startWatchdog({ env: process.env, healthy: agent.healthy, enabled: loaded.config.featureGates.SystemdWatchdog ?? true, log: (m) => process.stderr.write(`nodeagent: ${m}\n`) });
+        const watchdog = startWatchdog({ env: process.env, healthy: agent.healthy, enabled: featureEnabled(loaded.config.featureGates, 'SystemdWatchdog'), log: (m) => process.stderr.write(`nodeagent: ${m}\n`) });
         agent.onReady(() => watchdog.ready());
         process.stdout.write(`nodeagent: node ${agent.nodeName} running; HTTPS on port ${agent.port}; runtime ${agent.runtimeEndpoint}\n`);
         onSignals(async () => {

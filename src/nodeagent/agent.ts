@@ -97,6 +97,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     else log('no --kubeconfig: running standalone (static pods only)');
 
     let runtimeHealthy = false;
+    let wasHealthy = false;
     let runtimeName = 'unknown';
     let node: KubeObject | undefined;
     let statusDirty = true;
@@ -143,6 +144,8 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
         reason = 'ContainerRuntimeNotReady';
         message = `container runtime is down: ${(e as Error).message}`;
       }
+      if (runtimeHealthy !== wasHealthy) log(runtimeHealthy ? 'container runtime is ready' : `${reason}: ${message}`);
+      wasHealthy = runtimeHealthy;
       conditions.observe('Ready', !runtimeHealthy, reason, message);
       if (runtimeHealthy && !readyFired) {
         readyFired = true;
