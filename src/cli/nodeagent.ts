@@ -1,6 +1,9 @@
 // `orch nodeagent` and `orch runtime-sim` (docs/nodeagent.md).
 
+import { join } from 'node:path';
 import type { Command } from 'commander';
+import { writeKubeconfig } from '../server/kubeconfig.js';
+import { issueClientCertificate, loadPki } from '../server/pki.js';
 import { stringify } from 'yaml';
 import { startAgent } from '../nodeagent/agent.js';
 import { featureEnabled } from '../nodeagent/features.js';
@@ -95,6 +98,26 @@ export function addNodeAgentCommands(program: Command): void {
       } catch (e) {
         const what = e instanceof LockHeldError ? '' : e instanceof ConfigError ? 'invalid configuration: ' : 'cannot start: ';
         process.stderr.write(`nodeagent: ${what}${(e as Error).message}\n`);
+        process.exit(1);
+      }
+    });
+
+  // what kubeadm does for a kubelet: a kubeconfig with the node identity (spec 001 §5.15)
+  program
+    .command('node-kubeconfig')
+    .description('write a kubeconfig for a node agent: user system:node:<name>, group system:nodes, signed by the cluster CA')
+    .requiredOption('--node-name <name>', 'the node name (the agent\'s --hostname-override)')
+    .requiredOption('--out <file>', 'where to write the kubeconfig (mode 0600)')
+    .option('--data-dir <dir>', 'the server\'s data dir (its pki/ holds the CA)', './.orch')
+    .option('--server <url>', 'the control plane URL', 'https://127.0.0.1:6443')
+    .action(async (f: { nodeName: string; out: string; dataDir: string; server: string }) => {
+      try {
+        const pki = await loadPki(join(f.dataDir, 'pki'));
+        const cert = await issueClientCertificate(pki, { commonName: `system:node:${f.nodeName}`, organizations: ['system:nodes'] });
+        await writeKubeconfig(f.out, { server: f.server, caPem: pki.ca.certPem, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem, user: `system:node:${f.nodeName}` });
+        process.stdout.write(`wrote ${f.out} for system:node:${f.nodeName}\n`);
+      } catch (e) {
+        process.stderr.write(`node-kubeconfig: ${(e as Error).message}\n`);
         process.exit(1);
       }
     });

@@ -21,6 +21,7 @@ import { PodSyncer } from './pod-sync.js';
 import { RuntimeClient } from './runtime/client.js';
 import { type RunningSim, startRuntimeSim } from './runtime/sim-server.js';
 import { type AgentServer, startAgentServer } from './server.js';
+import { DevicePluginRegistry } from './device-plugins.js';
 
 export interface AgentOptions {
   config: NodeAgentConfig;
@@ -110,6 +111,16 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       void tickStatus();
     });
     cleanups.push(() => conditions.stop());
+
+    // spec 002 §4.2: device plugin registration on <root-dir>/device-plugins/nodeagent.sock
+    const devices = new DevicePluginRegistry(join(rootDir, 'device-plugins'), log, () => {
+      facts.extended = devices.capacity();
+      statusDirty = true;
+      void tickStatus();
+    });
+    await devices.start();
+    facts.extended = devices.capacity();
+    cleanups.push(() => devices.stop());
 
     const syncer = new PodSyncer({ runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log });
     const pods = new PodManager({ api, syncer, nodeName, nodeUid: () => node?.metadata.uid, domain: o.domain, staticPodPath: c.staticPodPath, relistMs: c.runtimeRelistPeriod, clock, log });

@@ -24,8 +24,8 @@ export interface NodeFacts {
   runtime?: { name: string; version: string };
   labels: Record<string, string>;
   taints: Record<string, unknown>[];
-  /** extended resources from device plugins: name → device count */
-  extended: Record<string, number>;
+  /** extended resources from device plugins: name → devices (capacity) and healthy devices (allocatable) */
+  extended: Record<string, { capacity: number; allocatable: number }>;
 }
 
 async function osImage(): Promise<string> {
@@ -68,8 +68,8 @@ export function resources(r: HostReadings, f: NodeFacts): { capacity: Record<str
     memory: ki(Math.max(0, r.memoryTotalBytes - reservedMem)),
   };
   for (const [name, n] of Object.entries(f.extended)) {
-    capacity[name] = String(n);
-    allocatable[name] = String(n);
+    capacity[name] = String(n.capacity);
+    allocatable[name] = String(n.allocatable);
   }
   return { capacity, allocatable };
 }

@@ -85,11 +85,13 @@ export interface StartAgentOptions {
   kubeconfig?: boolean;
   env?: NodeJS.ProcessEnv;
   extraArgs?: string[];
+  /** reuse the directory of an earlier agent (its root dir, lock file, manifests) */
+  dir?: string;
 }
 
 /** a temp dir with root dir, lock file, static pod dir and readings file, and a running agent */
 export async function startAgentProcess(ts: TestServer | undefined, o: StartAgentOptions): Promise<AgentProcess> {
-  const dir = await mkdtemp(join(tmpdir(), 'orch-agent-'));
+  const dir = o.dir ?? (await mkdtemp(join(tmpdir(), 'orch-agent-')));
   const rootDir = join(dir, 'root');
   await mkdir(join(dir, 'manifests'), { recursive: true });
   await mkdir(join(rootDir, 'seccomp'), { recursive: true });
