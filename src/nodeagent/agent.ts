@@ -167,7 +167,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       if (!api || !readings) return;
       const status = await nodeStatus(facts, readings, conditions.list());
       if (!node) {
-        node = await registerNode(api, facts, status);
+        node = await registerNode(api, facts, status, c.registerNode);
         log(`registered node ${nodeName}`);
       } else node = await patchNodeStatus(api, nodeName, status);
       statusDirty = false;

@@ -92,8 +92,12 @@ export async function nodeStatus(f: NodeFacts, r: HostReadings, conditions: Node
   };
 }
 
-/** create the Node, or adopt an existing one with the same name; returns the stored object */
-export async function registerNode(api: ApiClient, f: NodeFacts, status: Record<string, unknown>): Promise<KubeObject> {
+/**
+ * create the Node, or adopt an existing one with the same name; returns the stored object.
+ * With `create` false (registerNode: false) the Node must exist already (an administrator made it).
+ */
+export async function registerNode(api: ApiClient, f: NodeFacts, status: Record<string, unknown>, create = true): Promise<KubeObject> {
+  if (!create) return api.mergePatch(`/api/v1/nodes/${f.name}/status`, { status });
   const labels = { [`kubernetes.io/hostname`]: f.hostname, 'kubernetes.io/os': platform(), 'kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch(), ...f.labels };
   const body = { apiVersion: 'v1', kind: 'Node', metadata: { name: f.name, labels }, spec: f.taints.length ? { taints: f.taints } : {} };
   try {

@@ -17,6 +17,9 @@ export interface Caller {
   extra?: Record<string, string[]>;
 }
 
+/** TokenReview answers kept for `authentication.webhook.cacheTTL` (by token) */
+const tokenCache = new Map<string, { result: AuthnResult; expires: number }>();
+
 export type AuthnResult = { ok: true; user: Caller } | { ok: false; message: string };
 
 export async function authenticate(req: IncomingMessage, c: NodeAgentConfig, api: ApiClient | undefined, domain: string): Promise<AuthnResult> {
@@ -32,20 +35,30 @@ export async function authenticate(req: IncomingMessage, c: NodeAgentConfig, api
   const m = auth ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
   if (m) {
     if (!c.authentication.webhook.enabled || !api) return { ok: false, message: 'bearer tokens are not accepted: webhook authentication is off or the agent is standalone' };
-    try {
-      const review = await api.create<{ status?: { authenticated?: boolean; user?: Caller; error?: string } }>(`/apis/authentication.${domain}/v1/tokenreviews`, {
-        apiVersion: `authentication.${domain}/v1`,
-        kind: 'TokenReview',
-        spec: { token: m[1] },
-      });
-      if (review.status?.authenticated && review.status.user) return { ok: true, user: { ...review.status.user, groups: review.status.user.groups ?? [] } };
-      return { ok: false, message: `token not accepted${review.status?.error ? `: ${review.status.error}` : ''}` };
-    } catch (e) {
-      return { ok: false, message: `token review failed: ${(e as Error).message}` };
-    }
+    const cached = tokenCache.get(m[1]!);
+    if (cached && cached.expires > Date.now()) return cached.result;
+    const result = await reviewToken(api, m[1]!, domain);
+    if (tokenCache.size > 1000) tokenCache.clear();
+    // failures of the review itself are not cached: the next request asks again
+    if (result.ok || !result.message.startsWith('token review failed')) tokenCache.set(m[1]!, { result, expires: Date.now() + c.authentication.webhook.cacheTTL });
+    return result;
   }
   if (c.authentication.anonymous.enabled) return { ok: true, user: { username: 'system:anonymous', groups: ['system:unauthenticated'] } };
   return { ok: false, message: 'no client certificate or bearer token' };
+}
+
+async function reviewToken(api: ApiClient, token: string, domain: string): Promise<AuthnResult> {
+  try {
+    const review = await api.create<{ status?: { authenticated?: boolean; user?: Caller; error?: string } }>(`/apis/authentication.${domain}/v1/tokenreviews`, {
+      apiVersion: `authentication.${domain}/v1`,
+      kind: 'TokenReview',
+      spec: { token },
+    });
+    if (review.status?.authenticated && review.status.user) return { ok: true, user: { ...review.status.user, groups: review.status.user.groups ?? [] } };
+    return { ok: false, message: `token not accepted${review.status?.error ? `: ${review.status.error}` : ''}` };
+  } catch (e) {
+    return { ok: false, message: `token review failed: ${(e as Error).message}` };
+  }
 }
 
 export async function authorize(

@@ -43,10 +43,11 @@ describe('drop-in merge rules', () => {
   });
 
   it('maps with scalar values: per-key override, other keys kept', async () => {
-    const { config } = await setup('featureGates: {ContainerCheckpoint: false, A: true}\n', {
-      '10-a.conf': 'featureGates: {ContainerCheckpoint: true, B: false}\n',
+    const { config } = await setup('featureGates: {ContainerCheckpoint: false, SystemdWatchdog: true}\nnodeLabels: {a: "1", b: "2"}\n', {
+      '10-a.conf': 'featureGates: {ContainerCheckpoint: true, InPlacePodVerticalScaling: false}\nnodeLabels: {b: "3"}\n',
     });
-    expect(config.featureGates).toEqual({ ContainerCheckpoint: true, A: true, B: false });
+    expect(config.featureGates).toEqual({ ContainerCheckpoint: true, SystemdWatchdog: true, InPlacePodVerticalScaling: false });
+    expect(config.nodeLabels).toEqual({ a: '1', b: '3' });
   });
 
   it('maps of string lists: a key present in the drop-in has its list replaced whole, others kept', async () => {
@@ -74,6 +75,7 @@ describe('bad configuration', () => {
     await expect(setup('', { '10-a.conf': 'nodeLeaseRenewInterval: soon\n' })).rejects.toThrow(/10-a\.conf: field "nodeLeaseRenewInterval" must be a duration/);
     await expect(setup('featureGates: {X: "yes"}\n', {})).rejects.toThrow(/field "featureGates\.X" must be a boolean/);
     await expect(setup('clusterDNS: 10.0.0.1\n', {})).rejects.toThrow(/field "clusterDNS" must be a list/);
+    await expect(setup('featureGates: {NoSuchGate: true}\n', {})).rejects.toThrow(/unknown feature gate\(s\) NoSuchGate/);
   });
   it('a wrong apiVersion or kind is refused', async () => {
     const d = join(dir, 'bad');
