@@ -98,7 +98,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     else log('no --kubeconfig: running standalone (static pods only)');
 
     let runtimeHealthy = false;
-    let wasHealthy = false;
+    let wasHealthy: boolean | undefined;
     let runtimeName = 'unknown';
     let node: KubeObject | undefined;
     let statusDirty = true;

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/nodeagent/runtime/client.js';
+import { startRuntimeSim } from '../../src/nodeagent/runtime/sim-server.js';
 import { type AgentProcess, agentConfig, spawnAgent, startAgentProcess } from '../helpers/nodeagent.js';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -101,6 +102,30 @@ describe('orch nodeagent process', () => {
     } finally {
       rt.close();
     }
+  });
+
+  it('a runtime socket that is gone: Ready is false and /healthz 500 until a runtime appears; Webhook authorization without a control plane is 403', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'orch-nort-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    const sock = join(dir, 'rt.sock');
+    const a = await standalone('nort', { containerRuntimeEndpoint: `unix://${sock}`, authorization: { mode: 'Webhook' } });
+    await a.waitFor(/ContainerRuntimeNotReady: container runtime is down/);
+    const get = () => new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: a.port, path: '/healthz', rejectUnauthorized: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(await get()).toBe(500);
+    const denied = await post(a.port, '/checkpoint/default/x/y');
+    expect(denied.status).toBe(403);
+    expect(denied.text).toContain('needs a control plane');
+    const sim = await startRuntimeSim(sock);
+    cleanup.push(() => sim.stop());
+    await a.waitFor(/container runtime is ready/);
+    expect(await get()).toBe(200);
   });
 
   it('an unreachable control plane: the agent keeps running and retries with back-off', async () => {
