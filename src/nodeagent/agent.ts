@@ -163,14 +163,21 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
         for (const f of readyListeners) f();
       }
     };
-    const report = async () => {
+    // what changed since the last write, heartbeat times aside (spec 002 §8: status on change, else every report period)
+    let lastKey = '';
+    const changeKey = (status: Record<string, unknown>) =>
+      JSON.stringify({ ...status, conditions: (status.conditions as Record<string, unknown>[]).map(({ lastHeartbeatTime: _h, ...rest }) => rest) });
+    const report = async (force: boolean) => {
       if (!api || !readings) return;
       const status = await nodeStatus(facts, readings, conditions.list());
+      const key = changeKey(status);
+      if (!force && node && key === lastKey) return;
       if (!node) {
         node = await registerNode(api, facts, status, c.registerNode);
         log(`registered node ${nodeName}`);
       } else node = await patchNodeStatus(api, nodeName, status);
       statusDirty = false;
+      lastKey = key;
       lastReport = clock.now();
     };
     const tickStatus = (): Promise<void> => {
@@ -178,7 +185,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       ticking = (async () => {
         try {
           await observe();
-          if (statusDirty || !node || clock.now() - lastReport >= c.nodeStatusReportFrequency) await report();
+          await report(statusDirty || !node || clock.now() - lastReport >= c.nodeStatusReportFrequency);
           registerFailures = 0;
         } catch (e) {
           registerFailures += 1;

@@ -82,6 +82,9 @@ describe('registration and status', () => {
     await writeFile(file, JSON.stringify({ memoryTotalBytes: 8 * 2 ** 30, memoryAvailableBytes: 4 * 2 ** 30 }));
     const back = await eventually(async () => { const x = await node(); return cond(x, 'MemoryPressure')?.status === 'False' && cond(x, 'DiskPressure')?.status === 'False' && x; }, 'pressure False');
     expect(cond(back, 'MemoryPressure')).toMatchObject({ reason: 'NodeHasSufficientMemory' });
+    // a resource change alone (no condition change) is written too
+    await writeFile(file, JSON.stringify({ memoryTotalBytes: 6 * 2 ** 30, memoryAvailableBytes: 4 * 2 ** 30 }));
+    await eventually(async () => ((await node())?.status.capacity as Record<string, string>).memory === `${6 * 2 ** 20}Ki`, 'capacity follows readings');
   });
 
   it('reports Ready=False when the runtime reports errors, and Ready again after', async () => {
