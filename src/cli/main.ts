@@ -8,6 +8,7 @@ import { addAuthenticationFlags, authenticationOptionsFrom } from './auth-flags.
 import { addLimitFlags, limitOptionsFrom } from './limit-flags.js';
 import { addAuthorizationFlags, authorizationOptionsFrom } from './authz-flags.js';
 import { FeatureGateError, FeatureGates, parseFeatureGates } from '../server/feature-gates.js';
+import { addNodeAgentCommands } from './nodeagent.js';
 
 /** `--feature-gates=A=true,B=false` (spec 000 §3.3): unknown gates fail here, before anything starts */
 function featureGates(v: string, prev?: Record<string, boolean>): Record<string, boolean> {
@@ -134,6 +135,8 @@ addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('serv
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   });
+
+addNodeAgentCommands(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`orch: ${(e as Error).message}\n`);

@@ -24,7 +24,7 @@ let x509Loading: Promise<X509Module> | undefined;
  * parameter metadata, which x509's classes do not have, so a minimal
  * per-target store is enough. The library is loaded lazily, after the shim.
  */
-function loadX509(): Promise<X509Module> {
+export function loadX509(): Promise<X509Module> {
   x509Loading ??= (async () => {
     installReflectMetadataShim();
     const mod = (await import('@peculiar/x509')) as X509Module;

@@ -147,9 +147,27 @@ export function validatePod(o: ApiObject): FieldError[] {
       });
     });
   }
+  errs.push(...validateSeccomp(getObject(spec, 'securityContext', 'seccompProfile'), 'spec.securityContext.seccompProfile'));
+  for (const field of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
+    containersOf(o, field).forEach((c, i) => errs.push(...validateSeccomp(getObject(c, 'securityContext', 'seccompProfile'), `spec.${field}[${i}].securityContext.seccompProfile`)));
+  }
   const tgps = spec.terminationGracePeriodSeconds;
   if (typeof tgps === 'number' && tgps < 0) errs.push(inv('spec.terminationGracePeriodSeconds', tgps, 'must be greater than or equal to 0'));
   return errs;
+}
+
+/** spec 002 §2.5: localhostProfile is required for and only for type Localhost, a relative path below the seccomp directory */
+function validateSeccomp(sp: Obj | undefined, p: string): FieldError[] {
+  if (!sp) return [];
+  const profile = sp.localhostProfile;
+  if (sp.type === 'Localhost') {
+    if (typeof profile !== 'string' || profile === '') return [{ field: `${p}.localhostProfile`, type: 'FieldValueRequired', message: 'Required value: must be set when seccomp type is Localhost' }];
+    if (profile.startsWith('/')) return [inv(`${p}.localhostProfile`, profile, 'must be a relative path')];
+    if (profile.split('/').includes('..')) return [inv(`${p}.localhostProfile`, profile, "must not contain '..'")];
+    return [];
+  }
+  if (profile !== undefined) return [inv(`${p}.localhostProfile`, profile, 'can only be set when seccomp type is Localhost')];
+  return [];
 }
 
 /** pod specs are immutable but for images, activeDeadlineSeconds, tolerations, grace period and first binding */

@@ -1,0 +1,139 @@
+// `orch nodeagent` and `orch runtime-sim` (docs/nodeagent.md).
+
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { writeKubeconfig } from '../server/kubeconfig.js';
+import { issueClientCertificate, loadPki } from '../server/pki.js';
+import { stringify } from 'yaml';
+import { startAgent } from '../nodeagent/agent.js';
+import { featureEnabled } from '../nodeagent/features.js';
+import { loadConfig } from '../nodeagent/config/load.js';
+import { ConfigError } from '../nodeagent/config/schema.js';
+import { LockHeldError } from '../nodeagent/lock.js';
+import { parseFaultsEnv, startRuntimeSim } from '../nodeagent/runtime/sim-server.js';
+import { startWatchdog, watchdogPeriodMs } from '../nodeagent/watchdog.js';
+
+interface AgentFlags {
+  kubeconfig?: string;
+  config?: string;
+  configDir?: string;
+  rootDir: string;
+  certDir?: string;
+  hostnameOverride?: string;
+  lockFile: string;
+  nodeIp?: string;
+  nodeExternalIp?: string;
+  apiDomain: string;
+  printConfig?: boolean;
+}
+
+function onSignals(stop: () => Promise<void>, name: string): void {
+  let stopping = false;
+  const handler = (sig: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${name}: ${sig} received, shutting down\n`);
+    stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => handler('SIGTERM'));
+  process.on('SIGINT', () => handler('SIGINT'));
+}
+
+export function addNodeAgentCommands(program: Command): void {
+  program
+    .command('nodeagent')
+    .description('run the node agent: registers this machine as a Node and runs its pods through a container runtime')
+    .option('--kubeconfig <file>', 'how to reach the control plane; absent: standalone (static pods only)')
+    .option('--config <file>', 'NodeAgentConfiguration file (nodeagent.config.<domain>/v1beta1)')
+    .option('--config-dir <dir>', 'drop-in configuration files (*.conf), merged over --config in lexical order')
+    .option('--root-dir <dir>', 'the agent\'s state directory', '/var/lib/nodeagent')
+    .option('--cert-dir <dir>', 'certificates and keys (default <root-dir>/pki)')
+    .option('--hostname-override <name>', 'the node name and Hostname address instead of the kernel\'s host name')
+    .option('--lock-file <file>', 'exclusive lock: a second agent with the same lock file exits', '/var/run/nodeagent.lock')
+    .option('--node-ip <ip>', 'the InternalIP address of the node')
+    .option('--node-external-ip <ip>', 'the ExternalIP address of the node')
+    .option('--api-domain <domain>', 'domain of the API groups and of the configuration apiVersion', 'orch.io')
+    .option('--print-config', 'print the merged configuration (files, drop-ins, defaults) and exit')
+    .action(async (f: AgentFlags) => {
+      let loaded;
+      try {
+        loaded = await loadConfig({ configFile: f.config, configDir: f.configDir, domain: f.apiDomain });
+      } catch (e) {
+        process.stderr.write(`nodeagent: invalid configuration: ${(e as Error).message}\n`);
+        process.exit(1);
+      }
+      if (f.printConfig) {
+        process.stdout.write(stringify(loaded.fileForm));
+        return;
+      }
+      try {
+        // a bad WATCHDOG_USEC is a start-up error (spec 002 §8), found before anything starts
+        watchdogPeriodMs(process.env);
+      } catch (e) {
+        process.stderr.write(`nodeagent: ${(e as Error).message}\n`);
+        process.exit(1);
+      }
+      try {
+        const agent = await startAgent({
+          config: loaded.config,
+          kubeconfig: f.kubeconfig,
+          rootDir: f.rootDir,
+          certDir: f.certDir,
+          hostnameOverride: f.hostnameOverride,
+          nodeIP: f.nodeIp,
+          nodeExternalIP: f.nodeExternalIp,
+          lockFile: f.lockFile,
+          domain: f.apiDomain,
+        });
+        const watchdog = startWatchdog({ env: process.env, healthy: agent.healthy, enabled: featureEnabled(loaded.config.featureGates, 'SystemdWatchdog'), log: (m) => process.stderr.write(`nodeagent: ${m}\n`) });
+        agent.onReady(() => watchdog.ready());
+        process.stdout.write(`nodeagent: node ${agent.nodeName} running; HTTPS on port ${agent.port}; runtime ${agent.runtimeEndpoint}\n`);
+        onSignals(async () => {
+          watchdog.stop();
+          await agent.stop();
+        }, 'nodeagent');
+      } catch (e) {
+        const what = e instanceof LockHeldError ? '' : e instanceof ConfigError ? 'invalid configuration: ' : 'cannot start: ';
+        process.stderr.write(`nodeagent: ${what}${(e as Error).message}\n`);
+        process.exit(1);
+      }
+    });
+
+  // what kubeadm does for a kubelet: a kubeconfig with the node identity (spec 001 §5.15)
+  program
+    .command('node-kubeconfig')
+    .description('write a kubeconfig for a node agent: user system:node:<name>, group system:nodes, signed by the cluster CA')
+    .requiredOption('--node-name <name>', 'the node name (the agent\'s --hostname-override)')
+    .requiredOption('--out <file>', 'where to write the kubeconfig (mode 0600)')
+    .option('--data-dir <dir>', 'the server\'s data dir (its pki/ holds the CA)', './.orch')
+    .option('--server <url>', 'the control plane URL', 'https://127.0.0.1:6443')
+    .action(async (f: { nodeName: string; out: string; dataDir: string; server: string }) => {
+      try {
+        const pki = await loadPki(join(f.dataDir, 'pki'));
+        const cert = await issueClientCertificate(pki, { commonName: `system:node:${f.nodeName}`, organizations: ['system:nodes'] });
+        await writeKubeconfig(f.out, { server: f.server, caPem: pki.ca.certPem, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem, user: `system:node:${f.nodeName}` });
+        process.stdout.write(`wrote ${f.out} for system:node:${f.nodeName}\n`);
+      } catch (e) {
+        process.stderr.write(`node-kubeconfig: ${(e as Error).message}\n`);
+        process.exit(1);
+      }
+    });
+
+  program
+    .command('runtime-sim')
+    .description('serve the simulated container runtime (proto/runtime.proto) on a Unix socket')
+    .requiredOption('--socket <path>', 'Unix socket to listen on')
+    .action(async (f: { socket: string }) => {
+      try {
+        const sim = await startRuntimeSim(f.socket, parseFaultsEnv(process.env.ORCH_RUNTIME_SIM_FAULTS));
+        process.stdout.write(`runtime-sim: serving on unix://${sim.socket}\n`);
+        onSignals(() => sim.stop(), 'runtime-sim');
+      } catch (e) {
+        process.stderr.write(`runtime-sim: cannot start: ${(e as Error).message}\n`);
+        process.exit(1);
+      }
+    });
+}

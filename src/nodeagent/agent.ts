@@ -1,0 +1,243 @@
+// `orch nodeagent`: the composition of the node agent (spec 002). Loads the
+// configuration, takes the lock file, connects to the container runtime (or
+// starts the simulated one), registers the Node, keeps its conditions,
+// status and Lease current, runs its pods and serves its HTTPS endpoints.
+// Without a kubeconfig it runs standalone: static pods only (§1).
+
+import { mkdir } from 'node:fs/promises';
+import { hostname, networkInterfaces } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ApiClient, type KubeObject } from './api-client.js';
+import { type Clock, systemClock } from './clock.js';
+import { NodeConditions } from './conditions.js';
+import type { NodeAgentConfig } from './config/load.js';
+import { sampleHost, pressures, type HostReadings } from './host.js';
+import { readKubeconfig } from './kubeconfig.js';
+import { LeaseHeartbeat } from './lease.js';
+import { acquireLock, type FileLock } from './lock.js';
+import { type NodeFacts, nodeStatus, patchNodeStatus, registerNode } from './node-status.js';
+import { PodManager } from './pod-manager.js';
+import { PodSyncer } from './pod-sync.js';
+import { RuntimeClient } from './runtime/client.js';
+import { type RunningSim, startRuntimeSim } from './runtime/sim-server.js';
+import { type AgentServer, startAgentServer } from './server.js';
+import { DevicePluginRegistry } from './device-plugins.js';
+
+export interface AgentOptions {
+  config: NodeAgentConfig;
+  kubeconfig?: string;
+  rootDir: string;
+  certDir?: string;
+  hostnameOverride?: string;
+  nodeIP?: string;
+  nodeExternalIP?: string;
+  lockFile: string;
+  domain: string;
+  clock?: Clock;
+  log?: (m: string) => void;
+}
+
+export interface RunningAgent {
+  nodeName: string;
+  port: number;
+  runtimeEndpoint: string;
+  /** true while the runtime answers (the Ready condition, /healthz, the watchdog) */
+  healthy(): boolean;
+  onReady(fn: () => void): void;
+  stop(): Promise<void>;
+}
+
+function defaultIP(): string {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
+export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
+  const clock = o.clock ?? systemClock;
+  const log = o.log ?? ((m: string) => process.stderr.write(`nodeagent: ${m}\n`));
+  const c = o.config;
+  const rootDir = resolve(o.rootDir);
+  const lock: FileLock = acquireLock(o.lockFile);
+  const cleanups: (() => Promise<void> | void)[] = [() => lock.release()];
+  const stopAll = async () => {
+    for (const f of cleanups.reverse()) await Promise.resolve(f()).catch(() => {});
+  };
+  try {
+    for (const d of ['checkpoints', 'seccomp', 'device-plugins', 'pods']) await mkdir(join(rootDir, d), { recursive: true, mode: 0o700 });
+
+    // the runtime (spec 002 §4.2): the configured endpoint, else the simulator on a socket under the root dir
+    let sim: RunningSim | undefined;
+    let endpoint = c.containerRuntimeEndpoint;
+    if (!endpoint) {
+      sim = await startRuntimeSim(join(rootDir, 'runtime-sim.sock'));
+      endpoint = `unix://${sim.socket}`;
+      cleanups.push(() => sim!.stop());
+      log(`no containerRuntimeEndpoint configured: started the simulated runtime on ${endpoint}`);
+    }
+    const runtime = new RuntimeClient(endpoint, c.imageServiceEndpoint || endpoint, Math.min(c.runtimeRequestTimeout, 30_000));
+    cleanups.push(() => runtime.close());
+
+    const nodeName = (o.hostnameOverride ?? hostname()).toLowerCase();
+    const facts: NodeFacts = {
+      name: nodeName,
+      hostname: nodeName,
+      internalIP: o.nodeIP ?? defaultIP(),
+      externalIP: o.nodeExternalIP,
+      port: 0,
+      maxPods: c.maxPods,
+      systemReserved: c.systemReserved,
+      labels: c.nodeLabels,
+      taints: c.registerWithTaints,
+      extended: {},
+    };
+
+    const api = o.kubeconfig ? new ApiClient(await readKubeconfig(o.kubeconfig)) : undefined;
+    if (api) cleanups.push(() => api.close());
+    else log('no --kubeconfig: running standalone (static pods only)');
+
+    let runtimeHealthy = false;
+    let wasHealthy: boolean | undefined;
+    let runtimeName = 'unknown';
+    let node: KubeObject | undefined;
+    let statusDirty = true;
+    let lastReport = -Infinity;
+    let readings: HostReadings | undefined;
+    const readyListeners: (() => void)[] = [];
+    let readyFired = false;
+    const conditions = new NodeConditions(clock, c.evictionPressureTransitionPeriod, () => {
+      statusDirty = true;
+      void tickStatus();
+    });
+    cleanups.push(() => conditions.stop());
+
+    // spec 002 §4.2: device plugin registration on <root-dir>/device-plugins/nodeagent.sock
+    const devices = new DevicePluginRegistry(join(rootDir, 'device-plugins'), log, () => {
+      facts.extended = devices.capacity();
+      statusDirty = true;
+      void tickStatus();
+    });
+    await devices.start();
+    facts.extended = devices.capacity();
+    cleanups.push(() => devices.stop());
+
+    const syncer = new PodSyncer({ runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log });
+    const pods = new PodManager({ api, syncer, nodeName, nodeUid: () => node?.metadata.uid, domain: o.domain, staticPodPath: c.staticPodPath, relistMs: c.runtimeRelistPeriod, clock, log });
+
+    let statusTimer: unknown;
+    let ticking: Promise<void> | undefined;
+    let registerFailures = 0;
+    const observe = async () => {
+      readings = await sampleHost(rootDir, c.hostReadingsFile, log);
+      const p = pressures(readings, c.evictionHard);
+      conditions.observe('MemoryPressure', p.memory, p.memory ? 'NodeHasInsufficientMemory' : 'NodeHasSufficientMemory', `node has ${p.memory ? 'insufficient' : 'sufficient'} memory available`);
+      conditions.observe('DiskPressure', p.disk, p.disk ? 'NodeHasDiskPressure' : 'NodeHasNoDiskPressure', `node has ${p.disk ? '' : 'no '}disk pressure`);
+      conditions.observe('PIDPressure', p.pid, p.pid ? 'NodeHasInsufficientPID' : 'NodeHasSufficientPID', `node has ${p.pid ? 'insufficient' : 'sufficient'} PID available`);
+      conditions.observe('NetworkUnavailable', !readings.networkReady, readings.networkReady ? 'NodeNetworkReady' : 'NodeNetworkUnavailable', readings.networkReady ? 'node network is configured' : 'node network is not configured');
+      let reason = 'NodeAgentReady';
+      let message = 'node agent is posting ready status';
+      try {
+        if (!facts.runtime) {
+          const v = await runtime.version();
+          facts.runtime = { name: v.runtimeName, version: v.runtimeVersion };
+          runtimeName = v.runtimeName;
+        }
+        const st = await runtime.status();
+        const bad = (st.status?.conditions ?? []).filter((x) => !x.status);
+        runtimeHealthy = bad.length === 0;
+        if (!runtimeHealthy) {
+          reason = 'ContainerRuntimeNotReady';
+          message = `container runtime not ready: ${bad.map((b) => `${b.type}=false reason:${b.reason} message:${b.message}`).join(', ')}`;
+        }
+      } catch (e) {
+        runtimeHealthy = false;
+        reason = 'ContainerRuntimeNotReady';
+        message = `container runtime is down: ${(e as Error).message}`;
+      }
+      if (runtimeHealthy !== wasHealthy) log(runtimeHealthy ? 'container runtime is ready' : `${reason}: ${message}`);
+      wasHealthy = runtimeHealthy;
+      conditions.observe('Ready', !runtimeHealthy, reason, message);
+      if (runtimeHealthy && !readyFired) {
+        readyFired = true;
+        for (const f of readyListeners) f();
+      }
+    };
+    // what changed since the last write, heartbeat times aside (spec 002 §8: status on change, else every report period)
+    let lastKey = '';
+    const changeKey = (status: Record<string, unknown>) =>
+      JSON.stringify({ ...status, conditions: (status.conditions as Record<string, unknown>[]).map(({ lastHeartbeatTime: _h, ...rest }) => rest) });
+    const report = async (force: boolean) => {
+      if (!api || !readings) return;
+      const status = await nodeStatus(facts, readings, conditions.list());
+      const key = changeKey(status);
+      if (!force && node && key === lastKey) return;
+      if (!node) {
+        node = await registerNode(api, facts, status, c.registerNode);
+        log(`registered node ${nodeName}`);
+      } else node = await patchNodeStatus(api, nodeName, status);
+      statusDirty = false;
+      lastKey = key;
+      lastReport = clock.now();
+    };
+    const tickStatus = (): Promise<void> => {
+      if (ticking) return ticking;
+      ticking = (async () => {
+        try {
+          await observe();
+          await report(statusDirty || !node || clock.now() - lastReport >= c.nodeStatusReportFrequency);
+          registerFailures = 0;
+        } catch (e) {
+          registerFailures += 1;
+          log(`node status: ${(e as Error).message}`);
+        } finally {
+          ticking = undefined;
+        }
+      })();
+      return ticking;
+    };
+    let stopped = false;
+    const loop = async () => {
+      await tickStatus();
+      if (stopped) return;
+      // unregistered: retry with back-off (200 ms .. 7 s) rather than waiting a whole period
+      const delay = api && !node && registerFailures > 0 ? Math.min(7_000, 200 * 2 ** (registerFailures - 1)) : c.nodeStatusUpdateFrequency;
+      statusTimer = clock.setTimeout(() => void loop(), delay);
+    };
+    cleanups.push(() => {
+      stopped = true;
+      clock.clearTimeout(statusTimer);
+    });
+
+    const server: AgentServer = await startAgentServer({ config: c, rootDir, certDir: o.certDir ?? join(rootDir, 'pki'), nodeName, domain: o.domain, api, runtime, healthy: () => runtimeHealthy, pods: () => pods.knownPods(), log });
+    facts.port = server.port;
+    cleanups.push(() => server.close());
+
+    await loop();
+    pods.start();
+    cleanups.push(async () => {
+      pods.stop();
+      await pods.drain();
+    });
+    if (api) {
+      const lease = new LeaseHeartbeat({ api, clock, domain: o.domain, nodeName, nodeUid: () => node?.metadata.uid, durationSeconds: c.nodeLeaseDurationSeconds, intervalMs: c.nodeLeaseRenewInterval, log });
+      lease.start();
+      cleanups.push(() => lease.stop());
+    }
+    log(`node agent for node ${nodeName} is running (HTTPS port ${server.port}, runtime ${endpoint})`);
+    return {
+      nodeName,
+      port: server.port,
+      runtimeEndpoint: endpoint,
+      healthy: () => runtimeHealthy,
+      onReady(fn) {
+        if (readyFired) fn();
+        else readyListeners.push(fn);
+      },
+      stop: stopAll,
+    };
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+}

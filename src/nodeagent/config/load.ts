@@ -1,0 +1,162 @@
+// Reads the main configuration file (`--config`) and the drop-ins of
+// `--config-dir` (files ending in `.conf`, lexical order of their names),
+// validates each, merges them (spec 002 §2.4) and fills the defaults.
+
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { FEATURE_GATES, unknownGates } from '../features.js';
+import { parseThreshold } from '../host.js';
+import { CONFIG_KIND, CONFIG_SCHEMA, ConfigError, configApiVersion, mergeConfig, parseDuration, validateFields } from './schema.js';
+
+/** the merged configuration with every default filled (durations in ms) */
+export interface NodeAgentConfig {
+  staticPodPath: string;
+  staticPodURL: string;
+  staticPodURLHeader: Record<string, string[]>;
+  containerRuntimeEndpoint: string;
+  imageServiceEndpoint: string;
+  runtimeRequestTimeout: number;
+  runtimeRelistPeriod: number;
+  address: string;
+  port: number;
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  authentication: {
+    anonymous: { enabled: boolean };
+    webhook: { enabled: boolean; cacheTTL: number };
+    x509: { clientCAFile: string };
+  };
+  authorization: { mode: 'AlwaysAllow' | 'Webhook' };
+  featureGates: Record<string, boolean>;
+  registerNode: boolean;
+  registerWithTaints: Record<string, unknown>[];
+  nodeLabels: Record<string, string>;
+  maxPods: number;
+  systemReserved: Record<string, string>;
+  evictionHard: Record<string, string>;
+  evictionPressureTransitionPeriod: number;
+  nodeStatusUpdateFrequency: number;
+  nodeStatusReportFrequency: number;
+  nodeLeaseDurationSeconds: number;
+  nodeLeaseRenewInterval: number;
+  hostReadingsFile: string;
+  clusterDomain: string;
+  clusterDNS: string[];
+}
+
+/** the defaults, in the file form (what --print-config shows for unset fields) */
+export const DEFAULTS: Record<string, unknown> = {
+  staticPodPath: '/etc/orch/manifests',
+  staticPodURL: '',
+  staticPodURLHeader: {},
+  containerRuntimeEndpoint: '',
+  imageServiceEndpoint: '',
+  runtimeRequestTimeout: '2m',
+  runtimeRelistPeriod: '1s',
+  address: '0.0.0.0',
+  port: 10250,
+  tlsCertFile: '',
+  tlsPrivateKeyFile: '',
+  authentication: { anonymous: { enabled: false }, webhook: { enabled: true, cacheTTL: '2m' }, x509: { clientCAFile: '' } },
+  authorization: { mode: 'Webhook' },
+  featureGates: {},
+  registerNode: true,
+  registerWithTaints: [],
+  nodeLabels: {},
+  maxPods: 110,
+  systemReserved: {},
+  // Kubernetes' defaults (memory.available<100Mi, nodefs.available<10%, pid.available<10%... here as percentages of the host)
+  evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '10%', 'pid.available': '10%' },
+  evictionPressureTransitionPeriod: '5m',
+  nodeStatusUpdateFrequency: '10s',
+  nodeStatusReportFrequency: '5m',
+  nodeLeaseDurationSeconds: 40,
+  nodeLeaseRenewInterval: '10s',
+  hostReadingsFile: '',
+  clusterDomain: 'cluster.local',
+  clusterDNS: [],
+};
+
+export interface LoadOptions {
+  configFile?: string;
+  configDir?: string;
+  domain: string;
+}
+
+async function readDoc(file: string, domain: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`${file}: cannot read: ${(e as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(`${file}: not valid YAML or JSON: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (doc === null || doc === undefined) doc = {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${file}: must be an object with apiVersion and kind`);
+  const { apiVersion, kind, ...fields } = doc as Record<string, unknown>;
+  if (apiVersion !== configApiVersion(domain)) {
+    throw new ConfigError(`${file}: field "apiVersion" must be ${configApiVersion(domain)}, got ${JSON.stringify(apiVersion ?? null)}`);
+  }
+  if (kind !== CONFIG_KIND) throw new ConfigError(`${file}: field "kind" must be ${CONFIG_KIND}, got ${JSON.stringify(kind ?? null)}`);
+  validateFields(file, fields, CONFIG_SCHEMA);
+  return fields;
+}
+
+/** the files merged, in order: the main file then the drop-ins */
+export async function configFiles(o: LoadOptions): Promise<string[]> {
+  const files = o.configFile ? [o.configFile] : [];
+  if (o.configDir) {
+    let names: string[];
+    try {
+      names = await readdir(o.configDir);
+    } catch (e) {
+      throw new ConfigError(`${o.configDir}: cannot read the drop-in directory: ${(e as Error).message}`);
+    }
+    // byte order, not locale order: "lexical" must not depend on the environment
+    files.push(...names.filter((n) => n.endsWith('.conf')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((n) => join(o.configDir!, n)));
+  }
+  return files;
+}
+
+/** the merged file form (without defaults): what the files say */
+export async function loadMergedFields(o: LoadOptions): Promise<Record<string, unknown>> {
+  let merged: Record<string, unknown> = {};
+  for (const f of await configFiles(o)) merged = mergeConfig(merged, await readDoc(f, o.domain));
+  return merged;
+}
+
+/** the file form with defaults filled, as --print-config shows it */
+export function withDefaults(fields: Record<string, unknown>, domain: string): Record<string, unknown> {
+  return { apiVersion: configApiVersion(domain), kind: CONFIG_KIND, ...mergeConfig(structuredClone(DEFAULTS), fields) };
+}
+
+export function resolveConfig(fileForm: Record<string, unknown>): NodeAgentConfig {
+  const c = structuredClone(fileForm) as Record<string, unknown>;
+  delete c.apiVersion;
+  delete c.kind;
+  for (const k of ['evictionPressureTransitionPeriod', 'runtimeRequestTimeout', 'runtimeRelistPeriod', 'nodeStatusUpdateFrequency', 'nodeStatusReportFrequency', 'nodeLeaseRenewInterval']) {
+    c[k] = parseDuration(c[k] as string);
+  }
+  const authn = c.authentication as { webhook: { cacheTTL: unknown } };
+  authn.webhook.cacheTTL = parseDuration(authn.webhook.cacheTTL as string);
+  const mode = (c.authorization as { mode: string }).mode;
+  if (mode !== 'AlwaysAllow' && mode !== 'Webhook') throw new ConfigError(`field "authorization.mode" must be AlwaysAllow or Webhook, got "${mode}"`);
+  const gates = unknownGates(c.featureGates as Record<string, boolean>);
+  if (gates.length) throw new ConfigError(`field "featureGates": unknown feature gate(s) ${gates.join(', ')} (known: ${Object.keys(FEATURE_GATES).join(', ')})`);
+  for (const [k, v] of Object.entries(c.evictionHard as Record<string, string>)) {
+    if (!['memory.available', 'nodefs.available', 'pid.available'].includes(k)) throw new ConfigError(`field "evictionHard.${k}": unknown signal (memory.available, nodefs.available, pid.available)`);
+    if (parseThreshold(v, 100) === undefined) throw new ConfigError(`field "evictionHard.${k}": "${v}" is not a quantity (100Mi) or a percentage (10%)`);
+  }
+  return c as unknown as NodeAgentConfig;
+}
+
+export async function loadConfig(o: LoadOptions): Promise<{ config: NodeAgentConfig; fileForm: Record<string, unknown> }> {
+  const fileForm = withDefaults(await loadMergedFields(o), o.domain);
+  return { config: resolveConfig(fileForm), fileForm };
+}

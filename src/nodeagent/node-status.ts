@@ -1,0 +1,114 @@
+// The Node object the agent registers and keeps current (spec 002 §2.1,
+// §2.2, §8): addresses, capacity/allocatable, nodeInfo and the five
+// conditions. Registration creates the Node or, when it exists, takes it
+// over; `.status` is written when something changed and at least every
+// `nodeStatusReportFrequency` otherwise.
+
+import { readFile } from 'node:fs/promises';
+import { arch, platform, release } from 'node:os';
+import { ApiError, type ApiClient, type KubeObject } from './api-client.js';
+import type { NodeCondition } from './conditions.js';
+import type { HostReadings } from './host.js';
+import { parseThreshold } from './host.js';
+
+export const AGENT_VERSION = 'v1.32.0-orch.0.1.0';
+
+export interface NodeFacts {
+  name: string;
+  hostname: string;
+  internalIP?: string;
+  externalIP?: string;
+  port: number;
+  maxPods: number;
+  systemReserved: Record<string, string>;
+  runtime?: { name: string; version: string };
+  labels: Record<string, string>;
+  taints: Record<string, unknown>[];
+  /** extended resources from device plugins: name → devices (capacity) and healthy devices (allocatable) */
+  extended: Record<string, { capacity: number; allocatable: number }>;
+}
+
+async function osImage(): Promise<string> {
+  const t = await readFile('/etc/os-release', 'utf8').catch(() => '');
+  return /^PRETTY_NAME="?([^"\n]*)"?/m.exec(t)?.[1] ?? platform();
+}
+const machineId = () => readFile('/etc/machine-id', 'utf8').then((s) => s.trim(), () => '');
+const bootId = () => readFile('/proc/sys/kernel/random/boot_id', 'utf8').then((s) => s.trim(), () => '');
+
+export async function nodeInfo(runtime?: { name: string; version: string }): Promise<Record<string, string>> {
+  return {
+    machineID: await machineId(),
+    systemUUID: await machineId(),
+    bootID: await bootId(),
+    kernelVersion: release(),
+    osImage: await osImage(),
+    containerRuntimeVersion: runtime ? `${runtime.name}://${runtime.version}` : '',
+    kubeletVersion: AGENT_VERSION,
+    kubeProxyVersion: '',
+    operatingSystem: platform(),
+    architecture: arch() === 'x64' ? 'amd64' : arch(),
+  };
+}
+
+const ki = (bytes: number) => `${Math.floor(bytes / 1024)}Ki`;
+
+export function resources(r: HostReadings, f: NodeFacts): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+  const cpuMilli = Math.round(r.cpuCores * 1000);
+  const capacity: Record<string, string> = {
+    cpu: cpuMilli % 1000 === 0 ? String(cpuMilli / 1000) : `${cpuMilli}m`,
+    memory: ki(r.memoryTotalBytes),
+    'ephemeral-storage': ki(r.diskTotalBytes),
+    pods: String(f.maxPods),
+  };
+  const reservedCpu = f.systemReserved.cpu ? (f.systemReserved.cpu.endsWith('m') ? Number(f.systemReserved.cpu.slice(0, -1)) : Number(f.systemReserved.cpu) * 1000) : 0;
+  const reservedMem = f.systemReserved.memory ? (parseThreshold(f.systemReserved.memory, r.memoryTotalBytes) ?? 0) : 0;
+  const allocatable: Record<string, string> = {
+    ...capacity,
+    cpu: `${Math.max(0, cpuMilli - reservedCpu)}m`,
+    memory: ki(Math.max(0, r.memoryTotalBytes - reservedMem)),
+  };
+  for (const [name, n] of Object.entries(f.extended)) {
+    capacity[name] = String(n.capacity);
+    allocatable[name] = String(n.allocatable);
+  }
+  return { capacity, allocatable };
+}
+
+export function addresses(f: NodeFacts): { type: string; address: string }[] {
+  const a: { type: string; address: string }[] = [];
+  if (f.internalIP) a.push({ type: 'InternalIP', address: f.internalIP });
+  if (f.externalIP) a.push({ type: 'ExternalIP', address: f.externalIP });
+  a.push({ type: 'Hostname', address: f.hostname });
+  return a;
+}
+
+export async function nodeStatus(f: NodeFacts, r: HostReadings, conditions: NodeCondition[]): Promise<Record<string, unknown>> {
+  return {
+    ...resources(r, f),
+    conditions,
+    addresses: addresses(f),
+    daemonEndpoints: { kubeletEndpoint: { Port: f.port } },
+    nodeInfo: await nodeInfo(f.runtime),
+  };
+}
+
+/**
+ * create the Node, or adopt an existing one with the same name; returns the stored object.
+ * With `create` false (registerNode: false) the Node must exist already (an administrator made it).
+ */
+export async function registerNode(api: ApiClient, f: NodeFacts, status: Record<string, unknown>, create = true): Promise<KubeObject> {
+  if (!create) return api.mergePatch(`/api/v1/nodes/${f.name}/status`, { status });
+  const labels = { [`kubernetes.io/hostname`]: f.hostname, 'kubernetes.io/os': platform(), 'kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch(), ...f.labels };
+  const body = { apiVersion: 'v1', kind: 'Node', metadata: { name: f.name, labels }, spec: f.taints.length ? { taints: f.taints } : {} };
+  try {
+    await api.create('/api/v1/nodes', body);
+  } catch (e) {
+    if (!(e instanceof ApiError && e.code === 409)) throw e;
+    await api.mergePatch(`/api/v1/nodes/${f.name}`, { metadata: { labels } });
+  }
+  return api.mergePatch(`/api/v1/nodes/${f.name}/status`, { status });
+}
+
+export async function patchNodeStatus(api: ApiClient, name: string, status: Record<string, unknown>): Promise<KubeObject> {
+  return api.mergePatch(`/api/v1/nodes/${name}/status`, { status });
+}

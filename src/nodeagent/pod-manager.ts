@@ -1,0 +1,255 @@
+// The agent's pods: those bound to this node (`spec.nodeName`), learned by a
+// list then a watch of the API (no polling of the API), and the static pods
+// of `staticPodPath`. Each pod's work is serialized (one sync at a time per
+// uid; a request arriving meanwhile runs once more after it). The runtime is
+// relisted every `runtimeRelistPeriod` to notice exits and restart containers.
+// Deleted pods are stopped with their grace period, their status written and
+// then removed from the API with a zero-grace delete (docs/deletion.md).
+
+import { ApiError, type ApiClient, type KubeObject, type WatchHandle } from './api-client.js';
+import type { Clock } from './clock.js';
+import type { PodSyncer } from './pod-sync.js';
+import { annotations, mirrorOf, readStaticPods } from './static-pods.js';
+
+export interface PodManagerOptions {
+  api?: ApiClient;
+  syncer: PodSyncer;
+  nodeName: string;
+  nodeUid: () => string | undefined;
+  domain: string;
+  staticPodPath: string;
+  relistMs: number;
+  clock: Clock;
+  log: (m: string) => void;
+}
+
+const podPath = (p: KubeObject) => `/api/v1/namespaces/${p.metadata.namespace ?? 'default'}/pods/${p.metadata.name}`;
+
+export class PodManager {
+  private readonly apiPods = new Map<string, KubeObject>();
+  private readonly staticPods = new Map<string, KubeObject>();
+  /** mirror pods in the API by their static pod's hash */
+  private readonly mirrors = new Map<string, KubeObject>();
+  private readonly lastWritten = new Map<string, string>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private watch?: WatchHandle;
+  private relistTimer: unknown;
+  private stopped = false;
+  private listed = false;
+
+  constructor(private readonly o: PodManagerOptions) {}
+
+  start(): void {
+    if (this.o.api) void this.watchLoop(this.o.api);
+    void this.relist();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watch?.stop();
+    this.o.clock.clearTimeout(this.relistTimer);
+  }
+
+  /** the pods this agent runs (API pods and static pods), for the checkpoint endpoint */
+  knownPods(): KubeObject[] {
+    return [...this.apiPods.values(), ...this.staticPods.values()];
+  }
+
+  /** settle every pod sync in progress (shutdown) */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((r) => this.o.clock.setTimeout(() => r(), ms));
+  }
+
+  private isMirror(p: KubeObject): boolean {
+    return !!p.metadata.annotations?.[annotations(this.o.domain).mirror];
+  }
+
+  private async watchLoop(api: ApiClient): Promise<void> {
+    const selector = `fieldSelector=${encodeURIComponent(`spec.nodeName=${this.o.nodeName}`)}`;
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        const list = await api.get<{ metadata: { resourceVersion: string }; items: KubeObject[] }>(`/api/v1/pods?${selector}`);
+        const seen = new Set<string>();
+        this.mirrors.clear();
+        for (const p of list.items) {
+          p.apiVersion = 'v1';
+          p.kind = 'Pod';
+          if (this.isMirror(p)) this.mirrors.set(p.metadata.annotations![annotations(this.o.domain).mirror]!, p);
+          else {
+            seen.add(p.metadata.uid!);
+            this.apiPods.set(p.metadata.uid!, p);
+            this.schedule(p.metadata.uid!);
+          }
+        }
+        for (const uid of [...this.apiPods.keys()]) if (!seen.has(uid)) this.forget(uid);
+        this.listed = true;
+        failures = 0;
+        let rv = list.metadata.resourceVersion;
+        let gone = false;
+        while (!this.stopped && !gone) {
+          this.watch = api.watch(`/api/v1/pods?${selector}&watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, (ev) => {
+            if (ev.type === 'ERROR') {
+              gone = true; // 410 Gone or another error: list again
+              return;
+            }
+            rv = ev.object.metadata.resourceVersion ?? rv;
+            if (ev.type !== 'BOOKMARK') this.onEvent(ev.type, ev.object);
+          });
+          await this.watch.done;
+          if (!this.stopped && !gone) await this.sleep(500);
+        }
+      } catch (e) {
+        failures += 1;
+        const delay = Math.min(7_000, 200 * 2 ** (failures - 1));
+        this.o.log(`pods: list failed, retrying in ${delay} ms: ${(e as Error).message}`);
+        await this.sleep(delay);
+      }
+    }
+  }
+
+  private onEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', p: KubeObject): void {
+    p.apiVersion = 'v1';
+    p.kind = 'Pod';
+    if (this.isMirror(p)) {
+      const hash = p.metadata.annotations![annotations(this.o.domain).mirror]!;
+      if (type === 'DELETED') this.mirrors.delete(hash);
+      else this.mirrors.set(hash, p);
+      return;
+    }
+    const uid = p.metadata.uid!;
+    if (type === 'DELETED') this.forget(uid);
+    else {
+      const prev = this.apiPods.get(uid);
+      // keep the status we computed if the event is older than what we wrote
+      this.apiPods.set(uid, prev && !p.status ? { ...p, status: prev.status } : p);
+      this.schedule(uid);
+    }
+  }
+
+  private forget(uid: string): void {
+    this.apiPods.delete(uid);
+    this.lastWritten.delete(uid);
+    this.schedule(uid);
+  }
+
+  schedule(uid: string): void {
+    if (this.stopped) return;
+    if (this.running.has(uid)) {
+      this.again.add(uid);
+      return;
+    }
+    const run = this.syncPod(uid)
+      .catch((e: unknown) => this.o.log(`pod ${uid}: ${(e as Error).message}`))
+      .finally(() => {
+        this.running.delete(uid);
+        if (this.again.delete(uid)) this.schedule(uid);
+      });
+    this.running.set(uid, run);
+  }
+
+  private async syncPod(uid: string): Promise<void> {
+    const { syncer } = this.o;
+    const pod = this.apiPods.get(uid) ?? this.staticPods.get(uid);
+    if (!pod) {
+      await syncer.kill(uid, 0);
+      await syncer.remove(uid);
+      return;
+    }
+    if (pod.metadata.deletionTimestamp) return this.terminate(pod);
+    await syncer.sync(pod);
+    await this.writeStatus(pod, await syncer.status(pod));
+  }
+
+  private async terminate(pod: KubeObject): Promise<void> {
+    const uid = pod.metadata.uid!;
+    const spec = pod.spec as { terminationGracePeriodSeconds?: number };
+    const grace = pod.metadata.deletionGracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
+    await this.o.syncer.kill(uid, grace);
+    await this.writeStatus(pod, await this.o.syncer.status(pod));
+    if (this.o.api) {
+      try {
+        await this.o.api.delete(podPath(pod), { gracePeriodSeconds: 0, preconditions: { uid } });
+      } catch (e) {
+        if (!(e instanceof ApiError && (e.code === 404 || e.code === 409))) throw e;
+      }
+    }
+    await this.o.syncer.remove(uid);
+  }
+
+  private async writeStatus(pod: KubeObject, status: Record<string, unknown>): Promise<void> {
+    pod.status = status;
+    const uid = pod.metadata.uid!;
+    const text = JSON.stringify(status);
+    if (this.lastWritten.get(uid) === text || !this.o.api) return;
+    let target: KubeObject | undefined = pod;
+    if (this.staticPods.has(uid)) target = this.mirrors.get(pod.metadata.annotations?.[annotations(this.o.domain).hash] ?? '');
+    if (!target) return;
+    try {
+      await this.o.api.mergePatch(`${podPath(target)}/status`, { status });
+      this.lastWritten.set(uid, text);
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 404) return;
+      throw e;
+    }
+  }
+
+  /** runtime relist + static pod scan + mirror pods + orphans, every relistMs */
+  private async relist(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.scanStatic();
+      if (this.o.api && this.listed) await this.syncMirrors(this.o.api);
+      for (const uid of [...this.apiPods.keys(), ...this.staticPods.keys()]) this.schedule(uid);
+      if (this.listed || !this.o.api) {
+        for (const uid of await this.o.syncer.runtimePods()) {
+          if (!this.apiPods.has(uid) && !this.staticPods.has(uid)) this.schedule(uid);
+        }
+      }
+    } catch (e) {
+      this.o.log(`relist: ${(e as Error).message}`);
+    }
+    if (!this.stopped) this.relistTimer = this.o.clock.setTimeout(() => void this.relist(), this.o.relistMs);
+  }
+
+  private async scanStatic(): Promise<void> {
+    const pods = await readStaticPods(this.o.staticPodPath, this.o.nodeName, this.o.domain, this.o.log);
+    const now = new Set(pods.map((p) => p.metadata.uid!));
+    for (const p of pods) if (!this.staticPods.has(p.metadata.uid!)) this.staticPods.set(p.metadata.uid!, p);
+    for (const uid of [...this.staticPods.keys()]) {
+      if (!now.has(uid)) {
+        this.staticPods.delete(uid);
+        this.schedule(uid);
+      }
+    }
+  }
+
+  private async syncMirrors(api: ApiClient): Promise<void> {
+    const nodeUid = this.o.nodeUid();
+    if (!nodeUid) return;
+    const a = annotations(this.o.domain);
+    const wanted = new Map([...this.staticPods.values()].map((p) => [p.metadata.annotations![a.hash]!, p]));
+    for (const [hash, m] of this.mirrors) {
+      if (!wanted.has(hash) || m.metadata.deletionTimestamp) {
+        // a mirror of a removed manifest, or deleted by a user: remove it (it is recreated below if wanted)
+        await api.delete(podPath(m), { gracePeriodSeconds: 0, preconditions: { uid: m.metadata.uid } }).catch(() => {});
+        this.mirrors.delete(hash);
+      }
+    }
+    for (const [hash, p] of wanted) {
+      if (this.mirrors.has(hash)) continue;
+      try {
+        const created = await api.create<KubeObject>(`/api/v1/namespaces/${p.metadata.namespace}/pods`, mirrorOf(p, this.o.domain, { name: this.o.nodeName, uid: nodeUid }));
+        this.mirrors.set(hash, created);
+        this.lastWritten.delete(p.metadata.uid!);
+      } catch (e) {
+        if (!(e instanceof ApiError && e.code === 409)) this.o.log(`mirror pod ${p.metadata.name}: ${(e as Error).message}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,269 @@
+// Runs one pod through the container runtime and reads its status back:
+// a sandbox, then the init containers one at a time (each must succeed
+// before the next), then the containers in order; restarts by restartPolicy
+// with a crash-loop back-off; graceful stop. The pod's status (phase,
+// conditions, containerStatuses) is computed from what the runtime reports.
+
+import type { KubeObject } from './api-client.js';
+import { type Clock, rfc3339 } from './clock.js';
+import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
+import type { ContainerConfig, ContainerStatus, PodSandboxConfig } from './runtime/types.js';
+import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
+
+export const LABEL_POD_UID = 'io.orch.pod.uid';
+export const LABEL_POD_NAME = 'io.orch.pod.name';
+export const LABEL_POD_NAMESPACE = 'io.orch.pod.namespace';
+export const LABEL_CONTAINER = 'io.orch.container.name';
+
+interface SeccompField {
+  type?: string;
+  localhostProfile?: string;
+}
+export interface ContainerSpec {
+  name: string;
+  image: string;
+  command?: string[];
+  args?: string[];
+  workingDir?: string;
+  env?: { name: string; value?: string }[];
+  securityContext?: { seccompProfile?: SeccompField };
+  resources?: { limits?: Record<string, string> };
+}
+export interface PodSpec {
+  containers: ContainerSpec[];
+  initContainers?: ContainerSpec[];
+  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+  terminationGracePeriodSeconds?: number;
+  securityContext?: { seccompProfile?: SeccompField };
+  hostname?: string;
+}
+
+type Status = Record<string, unknown>;
+const BACKOFF_START_MS = 10_000;
+const BACKOFF_MAX_MS = 300_000;
+
+export interface PodSyncOptions {
+  runtime: RuntimeClient;
+  runtimeName: () => string;
+  rootDir: string;
+  hostIP: string;
+  clock: Clock;
+  log: (m: string) => void;
+}
+
+export class PodSyncer {
+  /** why a container could not be created: uid/name → waiting reason and message */
+  private readonly waiting = new Map<string, { reason: string; message: string }>();
+  /** uid/name → when the container may be restarted next, and the back-off used */
+  private readonly backoff = new Map<string, { until: number; ms: number }>();
+
+  constructor(private readonly o: PodSyncOptions) {}
+
+  private sandboxConfig(pod: KubeObject): PodSandboxConfig {
+    const m = pod.metadata;
+    return {
+      metadata: { name: m.name, uid: m.uid!, namespace: m.namespace ?? 'default', attempt: 0 },
+      hostname: ((pod.spec as unknown as PodSpec).hostname ?? m.name).slice(0, 63),
+      labels: { [LABEL_POD_UID]: m.uid!, [LABEL_POD_NAME]: m.name, [LABEL_POD_NAMESPACE]: m.namespace ?? 'default' },
+      annotations: {},
+    };
+  }
+
+  private async sandboxFor(uid: string): Promise<string | undefined> {
+    const items = await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid });
+    return items.find((s) => s.state === 'SANDBOX_READY')?.id;
+  }
+
+  /** latest attempt of each container of the pod's ready sandbox */
+  private async latest(sandboxId: string): Promise<Map<string, ContainerStatus>> {
+    const out = new Map<string, ContainerStatus>();
+    for (const c of await this.o.runtime.listContainers({ podSandboxId: sandboxId })) {
+      const name = c.labels[LABEL_CONTAINER] ?? c.metadata.name;
+      const prev = out.get(name);
+      if (!prev || prev.metadata.attempt < c.metadata.attempt) out.set(name, await this.o.runtime.containerStatus(c.id));
+    }
+    return out;
+  }
+
+  /** bring the pod towards its spec; returns nothing: status() reads the result */
+  async sync(pod: KubeObject): Promise<void> {
+    const spec = pod.spec as unknown as PodSpec;
+    const uid = pod.metadata.uid!;
+    const phase = (pod.status?.phase as string | undefined) ?? 'Pending';
+    if (phase === 'Succeeded' || phase === 'Failed') return;
+    const sbConfig = this.sandboxConfig(pod);
+    const sandbox = (await this.sandboxFor(uid)) ?? (await this.o.runtime.runPodSandbox(sbConfig));
+    const latest = await this.latest(sandbox);
+    const policy = spec.restartPolicy ?? 'Always';
+    for (const c of spec.initContainers ?? []) {
+      const s = latest.get(c.name);
+      if (!s) return void (await this.start(pod, sandbox, sbConfig, c, 0));
+      if (s.state !== 'CONTAINER_EXITED') return;
+      if (s.exitCode === 0) continue;
+      if (policy !== 'Never') await this.restart(pod, sandbox, sbConfig, c, s);
+      return;
+    }
+    for (const c of spec.containers) {
+      const s = latest.get(c.name);
+      if (!s) await this.start(pod, sandbox, sbConfig, c, 0);
+      else if (s.state === 'CONTAINER_EXITED' && (policy === 'Always' || (policy === 'OnFailure' && s.exitCode !== 0))) {
+        await this.restart(pod, sandbox, sbConfig, c, s);
+      }
+    }
+  }
+
+  private async restart(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, s: ContainerStatus): Promise<void> {
+    const key = `${pod.metadata.uid}/${c.name}`;
+    const now = this.o.clock.now();
+    const b = this.backoff.get(key);
+    if (b && now < b.until) {
+      this.waiting.set(key, { reason: 'CrashLoopBackOff', message: `back-off ${Math.round(b.ms / 1000)}s restarting failed container=${c.name} pod=${pod.metadata.name}` });
+      return;
+    }
+    const ms = b ? Math.min(BACKOFF_MAX_MS, b.ms * 2) : BACKOFF_START_MS;
+    this.backoff.set(key, { until: now + ms, ms });
+    await this.start(pod, sandbox, sb, c, s.metadata.attempt + 1);
+  }
+
+  private async start(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, attempt: number): Promise<void> {
+    const key = `${pod.metadata.uid}/${c.name}`;
+    const spec = pod.spec as unknown as PodSpec;
+    try {
+      await this.o.runtime.pullImage(c.image);
+    } catch (e) {
+      this.waiting.set(key, { reason: 'ErrImagePull', message: (e as Error).message });
+      return;
+    }
+    let seccomp;
+    try {
+      seccomp = await resolveSeccomp(this.o.rootDir, effectiveProfile(spec.securityContext?.seccompProfile, c.securityContext?.seccompProfile));
+    } catch (e) {
+      if (!(e instanceof SeccompError)) throw e;
+      // spec 002 §7: a missing Localhost profile makes container creation fail with CreateContainerError
+      this.waiting.set(key, { reason: 'CreateContainerError', message: e.message });
+      return;
+    }
+    const config: ContainerConfig = {
+      metadata: { name: c.name, attempt },
+      image: { image: c.image },
+      command: c.command ?? [],
+      args: c.args ?? [],
+      workingDir: c.workingDir ?? '',
+      envs: (c.env ?? []).map((e) => ({ key: e.name, value: e.value ?? '' })),
+      labels: { ...sb.labels, [LABEL_CONTAINER]: c.name },
+      annotations: {},
+      linux: { securityContext: seccomp ? { seccomp } : {} },
+    };
+    try {
+      const id = await this.o.runtime.createContainer(sandbox, config, sb);
+      await this.o.runtime.startContainer(id);
+      this.waiting.delete(key);
+    } catch (e) {
+      if (!(e instanceof RuntimeCallError)) throw e;
+      this.waiting.set(key, { reason: 'CreateContainerError', message: e.message });
+    }
+  }
+
+  /** stop every container (grace seconds each) and the sandbox; the sandbox stays until remove() */
+  async kill(uid: string, graceSeconds: number): Promise<void> {
+    for (const sb of await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid })) {
+      const running = (await this.o.runtime.listContainers({ podSandboxId: sb.id })).filter((c) => c.state === 'CONTAINER_RUNNING');
+      await Promise.all(running.map((c) => this.o.runtime.stopContainer(c.id, graceSeconds)));
+      await this.o.runtime.stopPodSandbox(sb.id);
+    }
+  }
+
+  async remove(uid: string): Promise<void> {
+    for (const sb of await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid })) await this.o.runtime.removePodSandbox(sb.id);
+    for (const k of [...this.waiting.keys(), ...this.backoff.keys()]) {
+      if (k.startsWith(`${uid}/`)) {
+        this.waiting.delete(k);
+        this.backoff.delete(k);
+      }
+    }
+  }
+
+  /** pod uids that have sandboxes in the runtime */
+  async runtimePods(): Promise<Set<string>> {
+    return new Set((await this.o.runtime.listPodSandbox()).map((s) => s.labels[LABEL_POD_UID]).filter((u): u is string => !!u));
+  }
+
+  /** the pod's status as the runtime sees it */
+  async status(pod: KubeObject): Promise<Status> {
+    const spec = pod.spec as unknown as PodSpec;
+    const uid = pod.metadata.uid!;
+    const prev = pod.status ?? {};
+    const sandboxes = await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid });
+    const sb = sandboxes.find((s) => s.state === 'SANDBOX_READY') ?? sandboxes[0];
+    const latest = sb ? await this.latest(sb.id) : new Map<string, ContainerStatus>();
+    const podIP = sb ? ((await this.o.runtime.podSandboxStatus(sb.id)).network?.ip ?? '') : '';
+    const policy = spec.restartPolicy ?? 'Always';
+
+    const inits = spec.initContainers ?? [];
+    const initDone = inits.every((c) => latest.get(c.name)?.state === 'CONTAINER_EXITED' && latest.get(c.name)?.exitCode === 0);
+    const initFailed = policy === 'Never' && inits.some((c) => latest.get(c.name)?.state === 'CONTAINER_EXITED' && latest.get(c.name)?.exitCode !== 0);
+    const view = (c: ContainerSpec, init: boolean) => this.containerStatus(uid, c, latest.get(c.name), init ? 'ContainerCreating' : initDone ? 'ContainerCreating' : 'PodInitializing');
+    const initStatuses = inits.map((c) => view(c, true));
+    const statuses = spec.containers.map((c) => view(c, false));
+
+    const mains = spec.containers.map((c) => latest.get(c.name));
+    const allExited = mains.every((s) => s?.state === 'CONTAINER_EXITED');
+    const anyRunning = mains.some((s) => s?.state === 'CONTAINER_RUNNING');
+    const allStarted = mains.every((s) => !!s && s.startedAt > 0);
+    let phase = 'Pending';
+    if (initFailed) phase = 'Failed';
+    else if (allExited && mains.every((s) => s!.exitCode === 0) && policy !== 'Always') phase = 'Succeeded';
+    else if (allExited && policy === 'Never') phase = 'Failed';
+    else if (initDone && allStarted && (anyRunning || policy !== 'Never')) phase = 'Running';
+    if (!sb && (prev.phase === 'Succeeded' || prev.phase === 'Failed')) phase = prev.phase as string;
+
+    const ready = phase === 'Running' && statuses.every((s) => s.ready === true);
+    const now = rfc3339(this.o.clock.now());
+    const prevConds = (prev.conditions ?? []) as { type: string; status: string; lastTransitionTime?: string }[];
+    const cond = (type: string, ok: boolean, reason?: string) => {
+      const status = ok ? 'True' : 'False';
+      const p = prevConds.find((c) => c.type === type);
+      return { type, status, lastProbeTime: null, lastTransitionTime: p && p.status === status && p.lastTransitionTime ? p.lastTransitionTime : now, ...(reason && !ok ? { reason } : {}) };
+    };
+    return {
+      phase,
+      conditions: [
+        cond('PodReadyToStartContainers', sb?.state === 'SANDBOX_READY'),
+        cond('Initialized', initDone, 'ContainersNotInitialized'),
+        cond('Ready', ready, 'ContainersNotReady'),
+        cond('ContainersReady', ready, 'ContainersNotReady'),
+        cond('PodScheduled', true),
+      ],
+      hostIP: this.o.hostIP,
+      hostIPs: this.o.hostIP ? [{ ip: this.o.hostIP }] : [],
+      podIP: podIP || undefined,
+      podIPs: podIP ? [{ ip: podIP }] : [],
+      startTime: (prev.startTime as string | undefined) ?? now,
+      ...(initStatuses.length ? { initContainerStatuses: initStatuses } : {}),
+      containerStatuses: statuses,
+      qosClass: prev.qosClass ?? 'BestEffort',
+    };
+  }
+
+  private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, defaultWaiting: string): Status {
+    const w = this.waiting.get(`${uid}/${c.name}`);
+    const base = { name: c.name, image: c.image, imageID: s?.imageRef ?? '', restartCount: s?.metadata.attempt ?? 0 };
+    const time = (ns: number) => rfc3339(Math.floor(ns / 1_000_000));
+    if (s && w?.reason === 'CrashLoopBackOff' && s.state === 'CONTAINER_EXITED') {
+      return { ...base, containerID: `${this.o.runtimeName()}://${s.id}`, ready: false, started: false, state: { waiting: w }, lastState: { terminated: { exitCode: s.exitCode, reason: s.reason || 'Error', startedAt: time(s.startedAt), finishedAt: time(s.finishedAt), containerID: `${this.o.runtimeName()}://${s.id}` } } };
+    }
+    if (!s) return { ...base, ready: false, started: false, state: { waiting: w ?? { reason: defaultWaiting } } };
+    const containerID = `${this.o.runtimeName()}://${s.id}`;
+    if (s.state === 'CONTAINER_RUNNING') return { ...base, containerID, ready: true, started: true, state: { running: { startedAt: time(s.startedAt) } } };
+    if (s.state === 'CONTAINER_EXITED') {
+      return {
+        ...base,
+        containerID,
+        ready: false,
+        started: false,
+        state: { terminated: { exitCode: s.exitCode, reason: s.reason || (s.exitCode === 0 ? 'Completed' : 'Error'), startedAt: s.startedAt ? time(s.startedAt) : null, finishedAt: time(s.finishedAt), containerID } },
+      };
+    }
+    return { ...base, containerID, ready: false, started: false, state: { waiting: w ?? { reason: 'ContainerCreating' } } };
+  }
+}

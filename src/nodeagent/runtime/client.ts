@@ -1,0 +1,156 @@
+// The agent's only way to the container runtime (spec 002 §4.2): a gRPC client
+// of proto/runtime.proto over the Unix sockets `containerRuntimeEndpoint` and
+// `imageServiceEndpoint`. Every call has a deadline; failures surface as a
+// RuntimeCallError carrying the gRPC status code.
+
+import * as grpc from '@grpc/grpc-js';
+import { serviceDefinition } from './proto.js';
+import type {
+  Container,
+  ContainerConfig,
+  ContainerState,
+  ContainerStats,
+  ContainerStatus,
+  Image,
+  PodSandbox,
+  PodSandboxConfig,
+  PodSandboxStatus,
+  StatusResponse,
+  VersionResponse,
+} from './types.js';
+
+export class RuntimeCallError extends Error {
+  constructor(
+    readonly method: string,
+    readonly code: grpc.status,
+    readonly details: string,
+  ) {
+    super(`runtime ${method}: ${grpc.status[code] ?? code}: ${details}`);
+  }
+  get unimplemented(): boolean {
+    return this.code === grpc.status.UNIMPLEMENTED;
+  }
+}
+
+/** `unix:///run/x.sock`, `unix:/run/x.sock` or a plain path → the grpc-js target */
+export function socketTarget(endpoint: string): string {
+  if (endpoint.startsWith('unix://')) return `unix:${endpoint.slice('unix://'.length)}`;
+  if (endpoint.startsWith('unix:')) return endpoint;
+  return `unix:${endpoint}`;
+}
+
+type Unary = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: object) => void) => void;
+
+function makeClient(service: string, endpoint: string): grpc.Client & Record<string, Unary> {
+  const Ctor = grpc.makeGenericClientConstructor(serviceDefinition(service), service);
+  return new Ctor(socketTarget(endpoint), grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Unary>;
+}
+
+export class RuntimeClient {
+  private readonly runtime: grpc.Client & Record<string, Unary>;
+  private readonly images: grpc.Client & Record<string, Unary>;
+
+  constructor(
+    runtimeEndpoint: string,
+    imageEndpoint: string = runtimeEndpoint,
+    private readonly timeoutMs = 10_000,
+  ) {
+    this.runtime = makeClient('RuntimeService', runtimeEndpoint);
+    this.images = makeClient('ImageService', imageEndpoint);
+  }
+
+  close(): void {
+    this.runtime.close();
+    this.images.close();
+  }
+
+  private call<T>(client: Record<string, Unary>, method: string, req: object, timeoutMs = this.timeoutMs): Promise<T> {
+    return new Promise((resolve, reject) => {
+      client[method]!.call(client, req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
+        if (err) reject(new RuntimeCallError(method, err.code, err.details || err.message));
+        else resolve(res as T);
+      });
+    });
+  }
+
+  version(): Promise<VersionResponse> {
+    return this.call(this.runtime, 'Version', { version: 'v1' });
+  }
+  status(): Promise<StatusResponse> {
+    return this.call(this.runtime, 'Status', {});
+  }
+  async runPodSandbox(config: PodSandboxConfig): Promise<string> {
+    return (await this.call<{ podSandboxId: string }>(this.runtime, 'RunPodSandbox', { config })).podSandboxId;
+  }
+  async stopPodSandbox(id: string): Promise<void> {
+    await this.call(this.runtime, 'StopPodSandbox', { podSandboxId: id });
+  }
+  async removePodSandbox(id: string): Promise<void> {
+    await this.call(this.runtime, 'RemovePodSandbox', { podSandboxId: id });
+  }
+  async podSandboxStatus(id: string): Promise<PodSandboxStatus> {
+    return (await this.call<{ status: PodSandboxStatus }>(this.runtime, 'PodSandboxStatus', { podSandboxId: id })).status;
+  }
+  async listPodSandbox(labelSelector: Record<string, string> = {}): Promise<PodSandbox[]> {
+    return (await this.call<{ items: PodSandbox[] }>(this.runtime, 'ListPodSandbox', { filter: { labelSelector } })).items;
+  }
+  async createContainer(podSandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string> {
+    return (await this.call<{ containerId: string }>(this.runtime, 'CreateContainer', { podSandboxId, config, sandboxConfig })).containerId;
+  }
+  async startContainer(id: string): Promise<void> {
+    await this.call(this.runtime, 'StartContainer', { containerId: id });
+  }
+  async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+    await this.call(this.runtime, 'StopContainer', { containerId: id, timeout: timeoutSeconds }, this.timeoutMs + timeoutSeconds * 1000);
+  }
+  async removeContainer(id: string): Promise<void> {
+    await this.call(this.runtime, 'RemoveContainer', { containerId: id });
+  }
+  async containerStatus(id: string): Promise<ContainerStatus> {
+    return (await this.call<{ status: ContainerStatus }>(this.runtime, 'ContainerStatus', { containerId: id })).status;
+  }
+  async listContainers(filter: { podSandboxId?: string; state?: ContainerState } = {}): Promise<Container[]> {
+    const f = { podSandboxId: filter.podSandboxId ?? '', ...(filter.state ? { state: { state: filter.state } } : {}) };
+    return (await this.call<{ containers: Container[] }>(this.runtime, 'ListContainers', { filter: f })).containers;
+  }
+  async containerStats(id: string): Promise<ContainerStats> {
+    return (await this.call<{ stats: ContainerStats }>(this.runtime, 'ContainerStats', { containerId: id })).stats;
+  }
+  /** timeoutSeconds 0 = the runtime's default (spec 002 §4.1) */
+  async checkpointContainer(id: string, location: string, timeoutSeconds: number): Promise<void> {
+    const deadline = (timeoutSeconds > 0 ? timeoutSeconds * 1000 : 0) + this.timeoutMs * 6;
+    await this.call(this.runtime, 'CheckpointContainer', { containerId: id, location, timeout: timeoutSeconds }, deadline);
+  }
+  async pullImage(image: string): Promise<string> {
+    return (await this.call<{ imageRef: string }>(this.images, 'PullImage', { image: { image } }, this.timeoutMs * 6)).imageRef;
+  }
+  async listImages(): Promise<Image[]> {
+    return (await this.call<{ images: Image[] }>(this.images, 'ListImages', {})).images;
+  }
+  async imageStatus(image: string): Promise<Image | null> {
+    const r = await this.call<{ image: Image | null }>(this.images, 'ImageStatus', { image: { image } });
+    return r.image && r.image.id ? r.image : null;
+  }
+}
+
+/** the simulator's fault-injection service (tests only) */
+export class SimControlClient {
+  private readonly client: grpc.Client & Record<string, Unary>;
+  constructor(endpoint: string) {
+    this.client = makeClient('SimControl', endpoint);
+  }
+  private call(method: string, req: object): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.client[method]!.call(this.client, req, new grpc.Metadata(), { deadline: Date.now() + 10_000 }, (err) => (err ? reject(err) : resolve()));
+    });
+  }
+  setFaults(faults: { method: string; code: number; message: string }[]): Promise<void> {
+    return this.call('SetFaults', { faults });
+  }
+  exitContainer(containerId: string, exitCode: number): Promise<void> {
+    return this.call('ExitContainer', { containerId, exitCode });
+  }
+  close(): void {
+    this.client.close();
+  }
+}

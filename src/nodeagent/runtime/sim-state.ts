@@ -1,0 +1,189 @@
+// The simulated runtime's state (`orch runtime-sim`): sandboxes, containers
+// and images as pure data, no real processes. A container "runs" its command:
+//   `true` exits 0, `false` exits 1, `exit N` / `sh -c "exit N"` exits N, `sleep S` exits 0 after S
+//   seconds; anything else runs until stopped. Memory use is derived from the image name.
+// Errors are thrown as SimError carrying a gRPC status code.
+
+import { randomBytes } from 'node:crypto';
+import type { ContainerConfig, ContainerState, ContainerStatus, Image, PodSandboxConfig, PodSandboxState } from './types.js';
+
+export class SimError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+const NOT_FOUND = 5;
+const FAILED_PRECONDITION = 9;
+const INVALID_ARGUMENT = 3;
+
+export interface SimSandbox {
+  id: string;
+  config: PodSandboxConfig;
+  state: PodSandboxState;
+  createdAt: number;
+  ip: string;
+}
+export interface SimContainer {
+  id: string;
+  sandboxId: string;
+  config: ContainerConfig;
+  state: ContainerState;
+  createdAt: number;
+  startedAt: number;
+  finishedAt: number;
+  exitCode: number;
+  reason: string;
+  memoryBytes: number;
+  timer?: NodeJS.Timeout;
+}
+
+const ns = (ms: number) => ms * 1_000_000;
+const newId = () => randomBytes(16).toString('hex');
+
+/** how the simulated process of a container behaves: exit code and run time, or undefined = runs until stopped */
+export function simulatedExit(config: ContainerConfig): { code: number; afterMs: number } | undefined {
+  let argv = [...(config.command ?? []), ...(config.args ?? [])];
+  if ((argv[0] === 'sh' || argv[0] === '/bin/sh') && argv[1] === '-c' && argv.length === 3) argv = argv[2]!.trim().split(/\s+/);
+  if (argv.length === 0) return undefined;
+  if (argv[0] === 'true') return { code: 0, afterMs: 50 };
+  if (argv[0] === 'false') return { code: 1, afterMs: 50 };
+  if (argv[0] === 'exit' && /^\d+$/.test(argv[1] ?? '')) return { code: Number(argv[1]), afterMs: 50 };
+  if (argv[0] === 'sleep' && /^\d+(\.\d+)?$/.test(argv[1] ?? '')) return { code: 0, afterMs: Number(argv[1]) * 1000 };
+  return undefined;
+}
+
+export class SimState {
+  readonly sandboxes = new Map<string, SimSandbox>();
+  readonly containers = new Map<string, SimContainer>();
+  readonly images = new Map<string, Image>();
+  private nextIp = 2;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  runSandbox(config: PodSandboxConfig): string {
+    if (!config?.metadata?.name) throw new SimError(INVALID_ARGUMENT, 'sandbox config needs metadata.name');
+    const id = newId();
+    this.sandboxes.set(id, { id, config, state: 'SANDBOX_READY', createdAt: ns(this.now()), ip: `10.88.0.${this.nextIp++ % 250}` });
+    return id;
+  }
+
+  sandbox(id: string): SimSandbox {
+    const s = this.sandboxes.get(id);
+    if (!s) throw new SimError(NOT_FOUND, `pod sandbox ${id} not found`);
+    return s;
+  }
+
+  stopSandbox(id: string): void {
+    const s = this.sandboxes.get(id);
+    if (!s) return; // idempotent, as CRI
+    for (const c of this.containers.values()) if (c.sandboxId === id) this.stop(c, 137);
+    s.state = 'SANDBOX_NOTREADY';
+  }
+
+  removeSandbox(id: string): void {
+    this.stopSandbox(id);
+    for (const c of [...this.containers.values()]) if (c.sandboxId === id) this.containers.delete(c.id);
+    this.sandboxes.delete(id);
+  }
+
+  createContainer(sandboxId: string, config: ContainerConfig): string {
+    const sb = this.sandbox(sandboxId);
+    if (sb.state !== 'SANDBOX_READY') throw new SimError(FAILED_PRECONDITION, `pod sandbox ${sandboxId} is not ready`);
+    const image = config?.image?.image;
+    if (!image) throw new SimError(INVALID_ARGUMENT, 'container config needs an image');
+    if (!this.images.has(image)) throw new SimError(NOT_FOUND, `image ${image} not present; pull it first`);
+    const seccomp = config.linux?.securityContext?.seccomp;
+    if (seccomp?.profileType === 'Localhost' && !seccomp.profileJson) {
+      throw new SimError(INVALID_ARGUMENT, `seccomp profile ${seccomp.localhostRef ?? ''} has no content`);
+    }
+    const id = newId();
+    const memoryBytes = (4 + (hash(image) % 60)) * 1024 * 1024;
+    this.containers.set(id, { id, sandboxId, config, state: 'CONTAINER_CREATED', createdAt: ns(this.now()), startedAt: 0, finishedAt: 0, exitCode: 0, reason: '', memoryBytes });
+    return id;
+  }
+
+  container(id: string): SimContainer {
+    const c = this.containers.get(id);
+    if (!c) throw new SimError(NOT_FOUND, `container ${id} not found`);
+    return c;
+  }
+
+  startContainer(id: string): void {
+    const c = this.container(id);
+    if (c.state !== 'CONTAINER_CREATED') throw new SimError(FAILED_PRECONDITION, `container ${id} is ${c.state}, not created`);
+    c.state = 'CONTAINER_RUNNING';
+    c.startedAt = ns(this.now());
+    const exit = simulatedExit(c.config);
+    if (exit) {
+      c.timer = setTimeout(() => this.exit(c, exit.code, exit.code === 0 ? 'Completed' : 'Error'), exit.afterMs);
+      c.timer.unref();
+    }
+  }
+
+  /** the simulated process ended */
+  exit(c: SimContainer, code: number, reason: string): void {
+    if (c.state !== 'CONTAINER_RUNNING') return;
+    if (c.timer) clearTimeout(c.timer);
+    c.state = 'CONTAINER_EXITED';
+    c.exitCode = code;
+    c.reason = reason;
+    c.finishedAt = ns(this.now());
+  }
+
+  stop(c: SimContainer, code = 143): void {
+    if (c.state === 'CONTAINER_CREATED') {
+      c.state = 'CONTAINER_EXITED';
+      c.finishedAt = ns(this.now());
+      return;
+    }
+    // a simulated process ends on SIGTERM at once: 143 = 128 + 15
+    this.exit(c, code, 'Error');
+  }
+
+  removeContainer(id: string): void {
+    const c = this.containers.get(id);
+    if (!c) return;
+    if (c.state === 'CONTAINER_RUNNING') throw new SimError(FAILED_PRECONDITION, `container ${id} is running; stop it first`);
+    this.containers.delete(id);
+  }
+
+  containerStatus(id: string): ContainerStatus {
+    const c = this.container(id);
+    const image = c.config.image.image;
+    return {
+      id: c.id,
+      metadata: c.config.metadata,
+      state: c.state,
+      createdAt: c.createdAt,
+      startedAt: c.startedAt,
+      finishedAt: c.finishedAt,
+      exitCode: c.exitCode,
+      image: { image },
+      imageRef: this.images.get(image)?.id ?? '',
+      reason: c.reason,
+      message: '',
+      labels: c.config.labels ?? {},
+      annotations: c.config.annotations ?? {},
+    };
+  }
+
+  pullImage(image: string): string {
+    if (!/^[a-z0-9][a-z0-9._\-/:@]*$/.test(image)) throw new SimError(INVALID_ARGUMENT, `invalid image reference "${image}"`);
+    let img = this.images.get(image);
+    if (!img) {
+      const digest = `sha256:${hash(image).toString(16).padStart(8, '0').repeat(8)}`;
+      img = { id: digest, repoTags: [image.includes(':') ? image : `${image}:latest`], repoDigests: [`${image.split(':')[0]}@${digest}`], size: 1_000_000 + (hash(image) % 50_000_000) };
+      this.images.set(image, img);
+    }
+    return img.id;
+  }
+}
+
+function hash(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
+  return h;
+}

@@ -1,0 +1,109 @@
+// TypeScript shapes of the proto/runtime.proto messages the agent and the
+// simulator use (camelCase, enums by name, int64 as number; see proto.ts).
+
+export type Labels = Record<string, string>;
+
+export interface VersionResponse {
+  version: string;
+  runtimeName: string;
+  runtimeVersion: string;
+  runtimeApiVersion: string;
+}
+export interface RuntimeCondition {
+  type: string;
+  status: boolean;
+  reason: string;
+  message: string;
+}
+export interface StatusResponse {
+  status: { conditions: RuntimeCondition[] } | null;
+}
+
+export type SecurityProfileType = 'RuntimeDefault' | 'Unconfined' | 'Localhost';
+export interface SecurityProfile {
+  profileType: SecurityProfileType;
+  localhostRef?: string;
+  profileJson?: string;
+}
+
+export interface PodSandboxMetadata {
+  name: string;
+  uid: string;
+  namespace: string;
+  attempt: number;
+}
+export interface PodSandboxConfig {
+  metadata: PodSandboxMetadata;
+  hostname?: string;
+  logDirectory?: string;
+  labels?: Labels;
+  annotations?: Labels;
+  linux?: { securityContext?: { seccomp?: SecurityProfile } };
+}
+
+export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
+export interface PodSandbox {
+  id: string;
+  metadata: PodSandboxMetadata;
+  state: PodSandboxState;
+  createdAt: number;
+  labels: Labels;
+  annotations: Labels;
+}
+export interface PodSandboxStatus extends PodSandbox {
+  network: { ip: string } | null;
+}
+
+export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
+export interface ContainerConfig {
+  metadata: { name: string; attempt: number };
+  image: { image: string };
+  command?: string[];
+  args?: string[];
+  workingDir?: string;
+  envs?: { key: string; value: string }[];
+  labels?: Labels;
+  annotations?: Labels;
+  logPath?: string;
+  linux?: {
+    resources?: { cpuPeriod?: number; cpuQuota?: number; cpuShares?: number; memoryLimitInBytes?: number };
+    securityContext?: { seccomp?: SecurityProfile };
+  };
+}
+export interface Container {
+  id: string;
+  podSandboxId: string;
+  metadata: { name: string; attempt: number };
+  image: { image: string } | null;
+  imageRef: string;
+  state: ContainerState;
+  createdAt: number;
+  labels: Labels;
+  annotations: Labels;
+}
+export interface ContainerStatus {
+  id: string;
+  metadata: { name: string; attempt: number };
+  state: ContainerState;
+  /** nanoseconds since the epoch; 0 = not yet */
+  createdAt: number;
+  startedAt: number;
+  finishedAt: number;
+  exitCode: number;
+  image: { image: string } | null;
+  imageRef: string;
+  reason: string;
+  message: string;
+  labels: Labels;
+  annotations: Labels;
+}
+export interface ContainerStats {
+  id: string;
+  memory: { timestamp: number; workingSetBytes: { value: number } | null } | null;
+}
+export interface Image {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  size: number;
+}

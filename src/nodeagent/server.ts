@@ -1,0 +1,136 @@
+// The agent's HTTPS server (spec 002 §4.1, §7): `/healthz` and the
+// checkpoint endpoint `POST /checkpoint/{namespace}/{pod}/{container}?timeout=`
+// behind the feature gate ContainerCheckpoint (beta, on by default).
+// Errors are Kubernetes Status objects (the body shape is not given by §7).
+
+import { chmod, readFile, stat } from 'node:fs/promises';
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import type { ApiClient, KubeObject } from './api-client.js';
+import type { NodeAgentConfig } from './config/load.js';
+import { featureEnabled } from './features.js';
+import { LABEL_CONTAINER, LABEL_POD_UID } from './pod-sync.js';
+import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
+import { authenticate, authorize } from './server-auth.js';
+import { servingPair } from './serving-cert.js';
+
+export interface AgentServerOptions {
+  config: NodeAgentConfig;
+  rootDir: string;
+  certDir: string;
+  nodeName: string;
+  domain: string;
+  api?: ApiClient;
+  runtime: RuntimeClient;
+  healthy: () => boolean;
+  pods: () => KubeObject[];
+  log: (m: string) => void;
+}
+
+export interface AgentServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+const REASONS: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 500: 'InternalError' };
+
+function send(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+function fail(res: ServerResponse, code: number, message: string): void {
+  send(res, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: REASONS[code] ?? 'InternalError', code });
+}
+
+const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+/** `<pod>_<namespace>`, as Kubernetes writes a pod's full name */
+export const podFullName = (ns: string, pod: string) => `${pod}_${ns}`;
+/** RFC 3339 without characters that are awkward in file names' shells is not required: Kubernetes uses plain RFC 3339 */
+const stamp = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export async function startAgentServer(o: AgentServerOptions): Promise<AgentServer> {
+  const c = o.config;
+  const pair = await servingPair(c.tlsCertFile, c.tlsPrivateKeyFile, o.certDir, [o.nodeName, 'localhost', '127.0.0.1']);
+  const ca = c.authentication.x509.clientCAFile ? await readFile(c.authentication.x509.clientCAFile, 'utf8') : undefined;
+  const server: Server = createServer({ cert: pair.certPem, key: pair.keyPem, ca, requestCert: !!ca, rejectUnauthorized: false }, (req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      o.log(`server: ${(e as Error).message}`);
+      if (!res.headersSent) fail(res, 500, (e as Error).message);
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://agent');
+    if (url.pathname === '/healthz') {
+      // the liveness check a service manager or probe uses (spec 002 §4.1, §8)
+      if (o.healthy()) res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
+      else res.writeHead(500, { 'Content-Type': 'text/plain' }).end('container runtime is not ready');
+      return;
+    }
+    const who = await authenticate(req, c, o.api, o.domain);
+    if (!who.ok) return fail(res, 401, `Unauthorized: ${who.message}`);
+    const parts = url.pathname.split('/').slice(1);
+    if (parts[0] !== 'checkpoint') return fail(res, 404, `the server could not find the requested resource ${url.pathname}`);
+    // spec 002 §7: 404 when the gate is off (the endpoint does not exist)
+    if (!featureEnabled(c.featureGates, 'ContainerCheckpoint')) return fail(res, 404, 'the checkpoint endpoint is disabled (feature gate ContainerCheckpoint)');
+    const z = await authorize(who.user, { verb: 'create', subresource: 'checkpoint', nodeName: o.nodeName }, c, o.api, o.domain);
+    if (!z.allowed) return fail(res, 403, `Forbidden (user=${who.user.username}, verb=create, resource=nodes, subresource=checkpoint)${z.reason ? `: ${z.reason}` : ''}`);
+    if (req.method !== 'POST') {
+      res.setHeader('Allow', 'POST');
+      return fail(res, 405, `method ${req.method} is not allowed on ${url.pathname}; use POST`);
+    }
+    if (parts.length !== 4 || parts.slice(1).some((p) => p === '')) return fail(res, 404, `expected /checkpoint/{namespace}/{pod}/{container}, got ${url.pathname}`);
+    const [ns, podName, container] = parts.slice(1).map(decodeURIComponent) as [string, string, string];
+    for (const [what, v] of [['namespace', ns], ['pod', podName], ['container', container]] as const) {
+      if (!NAME.test(v) || v.length > 253) return fail(res, 400, `invalid ${what} name "${v}"`);
+    }
+    const t = url.searchParams.get('timeout');
+    if (t !== null && !/^\d+$/.test(t)) return fail(res, 400, `timeout must be a whole number of seconds, got "${t}"`);
+    const timeout = t === null ? 0 : Number(t);
+
+    const pod = o.pods().find((p) => (p.metadata.namespace ?? 'default') === ns && p.metadata.name === podName);
+    if (!pod) return fail(res, 404, `pod ${ns}/${podName} not found on node ${o.nodeName}`);
+    const spec = pod.spec as { containers?: { name: string }[] };
+    if (!spec.containers?.some((x) => x.name === container)) return fail(res, 404, `container ${container} not found in pod ${ns}/${podName}`);
+    const sandboxes = await o.runtime.listPodSandbox({ [LABEL_POD_UID]: pod.metadata.uid! });
+    const candidates = [];
+    for (const sb of sandboxes) candidates.push(...(await o.runtime.listContainers({ podSandboxId: sb.id })).filter((x) => x.labels[LABEL_CONTAINER] === container));
+    const target = candidates.sort((a, b) => b.metadata.attempt - a.metadata.attempt)[0];
+    if (!target) return fail(res, 404, `container ${container} of pod ${ns}/${podName} has not been created`);
+
+    const location = join(o.rootDir, 'checkpoints', `checkpoint-${podFullName(ns, podName)}-${container}-${stamp(new Date())}.tar`);
+    try {
+      await o.runtime.checkpointContainer(target.id, location, timeout);
+    } catch (e) {
+      if (e instanceof RuntimeCallError && e.unimplemented) {
+        return fail(res, 500, `checkpointing of ${ns}/${podName}/${container} failed: the container runtime does not implement CheckpointContainer (${e.details})`);
+      }
+      return fail(res, 500, `checkpointing of ${ns}/${podName}/${container} failed: ${(e as Error).message}`);
+    }
+    try {
+      await stat(location);
+    } catch {
+      return fail(res, 500, `checkpointing of ${ns}/${podName}/${container} failed: the runtime reported success but wrote no archive at ${location}`);
+    }
+    // spec 002 §1: the archive holds all memory pages; readable by its owner only
+    await chmod(location, 0o600);
+    o.log(`checkpoint of ${ns}/${podName}/${container} written to ${location}`);
+    send(res, 200, { items: [location] });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(c.port, c.address, () => resolve());
+  });
+  const addr = server.address();
+  return {
+    port: typeof addr === 'object' && addr ? addr.port : c.port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,116 @@
+// The service-manager watchdog (spec 002 §8): under a service manager that
+// sets WATCHDOG_USEC and NOTIFY_SOCKET, send READY=1 once the agent is ready
+// and WATCHDOG=1 every half of the watchdog period while it is healthy; when
+// unhealthy no keep-alive is sent, so the manager restarts the agent.
+// Minimum period 1.0 s; 0 or unset disables it. The lifecycle is an XState
+// machine on the injected clock.
+//
+// Node cannot send Unix datagrams (node:dgram has no AF_UNIX), so messages go
+// through the `systemd-notify` tool (--no-block); the unit therefore sets
+// NotifyAccess=all (deploy/nodeagent.service). The sender is a port so tests
+// and other service managers can replace it.
+
+import { execFile } from 'node:child_process';
+import { assign, createActor, setup } from 'xstate';
+import { type Clock, systemClock } from './clock.js';
+
+export const MIN_WATCHDOG_USEC = 1_000_000;
+
+export type Notify = (message: 'READY=1' | 'WATCHDOG=1') => void;
+
+export class WatchdogConfigError extends Error {}
+
+/** the watchdog period in ms from the environment, or undefined when disabled */
+export function watchdogPeriodMs(env: NodeJS.ProcessEnv, pid = process.pid): number | undefined {
+  const usec = env.WATCHDOG_USEC;
+  if (!usec || !env.NOTIFY_SOCKET) return undefined;
+  if (env.WATCHDOG_PID && Number(env.WATCHDOG_PID) !== pid) return undefined; // meant for another process
+  if (!/^\d+$/.test(usec)) throw new WatchdogConfigError(`WATCHDOG_USEC must be a whole number of microseconds, got "${usec}"`);
+  const n = Number(usec);
+  if (n === 0) return undefined;
+  if (n < MIN_WATCHDOG_USEC) throw new WatchdogConfigError(`watchdog timeout ${n / 1e6}s is too small (minimum supported: 1.0s)`);
+  return n / 1000;
+}
+
+/** sends through systemd-notify (inherits NOTIFY_SOCKET from the environment) */
+export function systemdNotify(log: (m: string) => void): Notify {
+  return (message) => {
+    const args = message === 'READY=1' ? ['--no-block', '--ready', `--pid=${process.pid}`] : ['--no-block', message];
+    execFile('systemd-notify', args, { timeout: 5_000 }, (err) => {
+      if (err) log(`watchdog: systemd-notify ${message} failed: ${err.message}`);
+    });
+  };
+}
+
+interface Ctx {
+  halfPeriodMs: number;
+  healthy: () => boolean;
+  notify: Notify;
+  sent: number;
+}
+
+export const watchdogMachine = setup({
+  types: { context: {} as Ctx, events: {} as { type: 'READY' } | { type: 'STOP' }, input: {} as Omit<Ctx, 'sent'> },
+  delays: { half: ({ context }) => context.halfPeriodMs },
+  guards: { healthy: ({ context }) => context.healthy() },
+  actions: {
+    ready: ({ context }) => context.notify('READY=1'),
+    keepAlive: assign(({ context }) => {
+      context.notify('WATCHDOG=1');
+      return { sent: context.sent + 1 };
+    }),
+  },
+}).createMachine({
+  id: 'watchdog',
+  context: ({ input }) => ({ ...input, sent: 0 }),
+  initial: 'WaitingForReady',
+  on: { STOP: '.Stopped' },
+  states: {
+    WaitingForReady: { on: { READY: { target: 'Healthy', actions: ['ready', 'keepAlive'] } } },
+    Healthy: {
+      after: { half: [{ guard: 'healthy', target: 'Healthy', reenter: true, actions: 'keepAlive' }, { target: 'Unhealthy' }] },
+    },
+    // no keep-alives: the service manager kills and restarts the agent unless health returns first
+    Unhealthy: {
+      after: { half: [{ guard: 'healthy', target: 'Healthy', actions: 'keepAlive' }, { target: 'Unhealthy', reenter: true }] },
+    },
+    Stopped: { type: 'final' },
+  },
+});
+
+export interface Watchdog {
+  ready(): void;
+  stop(): void;
+  state(): string;
+  sent(): number;
+}
+
+export interface WatchdogOptions {
+  env: NodeJS.ProcessEnv;
+  healthy: () => boolean;
+  enabled?: boolean;
+  notify?: Notify;
+  clock?: Clock;
+  log: (m: string) => void;
+}
+
+const DISABLED: Watchdog = { ready() {}, stop() {}, state: () => 'Disabled', sent: () => 0 };
+
+export function startWatchdog(o: WatchdogOptions): Watchdog {
+  if (o.enabled === false) return DISABLED;
+  const period = watchdogPeriodMs(o.env);
+  if (period === undefined) return DISABLED;
+  const clock = o.clock ?? systemClock;
+  const actor = createActor(watchdogMachine, {
+    clock: { setTimeout: (fn, ms) => clock.setTimeout(fn as () => void, ms), clearTimeout: (id) => clock.clearTimeout(id) },
+    input: { halfPeriodMs: period / 2, healthy: o.healthy, notify: o.notify ?? systemdNotify(o.log) },
+  });
+  actor.start();
+  o.log(`watchdog: period ${period} ms, keep-alive every ${period / 2} ms`);
+  return {
+    ready: () => actor.send({ type: 'READY' }),
+    stop: () => actor.send({ type: 'STOP' }),
+    state: () => String(actor.getSnapshot().value),
+    sent: () => actor.getSnapshot().context.sent,
+  };
+}

@@ -1,0 +1,127 @@
+// Runs a real `orch nodeagent` process against a test server, authenticated
+// as system:node:<name> (group system:nodes) with a certificate signed by the
+// server's CA — never with admin credentials.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
+import { renderKubeconfig } from '../../src/server/kubeconfig.js';
+import type { TestServer } from './server.js';
+
+export interface AgentProcess {
+  child: ChildProcess;
+  dir: string;
+  rootDir: string;
+  port: number;
+  output(): string;
+  waitFor(re: RegExp, ms?: number): Promise<RegExpExecArray>;
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+export async function nodeKubeconfig(ts: TestServer, nodeName: string, dir: string): Promise<string> {
+  const pki = await loadPki(join(ts.dataDir, 'pki'));
+  const cert = await issueClientCertificate(pki, { commonName: `system:node:${nodeName}`, organizations: ['system:nodes'] });
+  const path = join(dir, `${nodeName}.kubeconfig`);
+  await writeFile(path, renderKubeconfig({ server: ts.server.url, caPem: pki.ca.certPem, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem, user: `system:node:${nodeName}` }), { mode: 0o600 });
+  return path;
+}
+
+export function agentConfig(fields: Record<string, unknown>): string {
+  return stringify({ apiVersion: 'nodeagent.config.orch.io/v1beta1', kind: 'NodeAgentConfiguration', ...fields });
+}
+
+export function spawnAgent(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; output(): string; waitFor(re: RegExp, ms?: number): Promise<RegExpExecArray>; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'nodeagent', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let out = '';
+  const waiters: (() => void)[] = [];
+  const feed = (d: Buffer) => {
+    out += d.toString();
+    for (const w of [...waiters]) w();
+  };
+  child.stdout!.on('data', feed);
+  child.stderr!.on('data', feed);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
+    resolve(code);
+    for (const w of [...waiters]) w();
+  }));
+  let done = false;
+  void exited.then(() => (done = true));
+  return {
+    child,
+    output: () => out,
+    exited,
+    waitFor(re, ms = 60_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = re.exec(out);
+          if (m) {
+            waiters.splice(waiters.indexOf(check), 1);
+            clearTimeout(t);
+            resolve(m);
+          } else if (done) {
+            waiters.splice(waiters.indexOf(check), 1);
+            clearTimeout(t);
+            reject(new Error(`agent exited before ${re}: ${out}`));
+          }
+        };
+        const t = setTimeout(() => {
+          waiters.splice(waiters.indexOf(check), 1);
+          reject(new Error(`timed out waiting for ${re}: ${out}`));
+        }, ms);
+        waiters.push(check);
+        check();
+      });
+    },
+  };
+}
+
+export interface StartAgentOptions {
+  nodeName: string;
+  config?: Record<string, unknown>;
+  kubeconfig?: boolean;
+  env?: NodeJS.ProcessEnv;
+  extraArgs?: string[];
+  /** reuse the directory of an earlier agent (its root dir, lock file, manifests) */
+  dir?: string;
+}
+
+/** a temp dir with root dir, lock file, static pod dir and readings file, and a running agent */
+export async function startAgentProcess(ts: TestServer | undefined, o: StartAgentOptions): Promise<AgentProcess> {
+  const dir = o.dir ?? (await mkdtemp(join(tmpdir(), 'orch-agent-')));
+  const rootDir = join(dir, 'root');
+  await mkdir(join(dir, 'manifests'), { recursive: true });
+  await mkdir(join(rootDir, 'seccomp'), { recursive: true });
+  const config = {
+    address: '127.0.0.1',
+    port: 0,
+    staticPodPath: join(dir, 'manifests'),
+    hostReadingsFile: join(dir, 'readings.json'),
+    nodeStatusUpdateFrequency: '1s',
+    nodeLeaseRenewInterval: '1s',
+    runtimeRelistPeriod: '300ms',
+    evictionPressureTransitionPeriod: '0s',
+    ...(ts ? { authentication: { x509: { clientCAFile: join(ts.dataDir, 'pki', 'ca.crt') } } } : {}),
+    ...(o.config ?? {}),
+  };
+  await writeFile(join(dir, 'config.yaml'), agentConfig(config));
+  const args = ['--config', join(dir, 'config.yaml'), '--root-dir', rootDir, '--lock-file', join(dir, 'nodeagent.lock'), '--hostname-override', o.nodeName, '--node-ip', '127.0.0.1', ...(o.extraArgs ?? [])];
+  if (ts && o.kubeconfig !== false) args.push('--kubeconfig', await nodeKubeconfig(ts, o.nodeName, dir));
+  const a = spawnAgent(args, o.env);
+  const m = await a.waitFor(/HTTPS on port (\d+)/);
+  return {
+    ...a,
+    dir,
+    rootDir,
+    port: Number(m[1]),
+    async stop() {
+      if (a.child.exitCode === null) {
+        a.child.kill('SIGTERM');
+        await a.exited;
+      }
+    },
+  };
+}

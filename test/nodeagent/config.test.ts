@@ -1,0 +1,88 @@
+// Configuration files and drop-ins (spec 002 §2.4): the four merge rules on real files.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/nodeagent/config/load.js';
+
+let dir: string;
+let n = 0;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'orch-cfg-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const HEAD = 'apiVersion: nodeagent.config.orch.io/v1beta1\nkind: NodeAgentConfiguration\n';
+
+async function setup(main: string, dropins: Record<string, string>) {
+  const d = join(dir, `case${n++}`);
+  await mkdir(join(d, 'conf.d'), { recursive: true });
+  await writeFile(join(d, 'main.yaml'), HEAD + main);
+  for (const [name, body] of Object.entries(dropins)) await writeFile(join(d, 'conf.d', name), HEAD + body);
+  return loadConfig({ configFile: join(d, 'main.yaml'), configDir: join(d, 'conf.d'), domain: 'orch.io' });
+}
+
+describe('drop-in merge rules', () => {
+  it('scalars and structures: per field, untouched siblings stay', async () => {
+    const { config } = await setup('maxPods: 50\nport: 10300\nauthentication:\n  anonymous: {enabled: true}\n  webhook: {enabled: false, cacheTTL: 30s}\n', {
+      '10-a.conf': 'maxPods: 60\nauthentication:\n  webhook: {enabled: true}\n',
+    });
+    expect(config.maxPods).toBe(60);
+    expect(config.port).toBe(10300);
+    expect(config.authentication.webhook).toEqual({ enabled: true, cacheTTL: 30_000 });
+    expect(config.authentication.anonymous.enabled).toBe(true);
+  });
+
+  it('lists: the whole list is replaced, in lexical order of the drop-ins', async () => {
+    const { config } = await setup('clusterDNS: [10.0.0.10, 10.0.0.11]\n', {
+      '20-b.conf': 'clusterDNS: [10.0.0.30]\n',
+      '10-a.conf': 'clusterDNS: [10.0.0.20, 10.0.0.21, 10.0.0.22]\n',
+      'zz-ignored.yaml': 'clusterDNS: [1.1.1.1]\n',
+    });
+    expect(config.clusterDNS).toEqual(['10.0.0.30']);
+  });
+
+  it('maps with scalar values: per-key override, other keys kept', async () => {
+    const { config } = await setup('featureGates: {ContainerCheckpoint: false, SystemdWatchdog: true}\nnodeLabels: {a: "1", b: "2"}\n', {
+      '10-a.conf': 'featureGates: {ContainerCheckpoint: true, InPlacePodVerticalScaling: false}\nnodeLabels: {b: "3"}\n',
+    });
+    expect(config.featureGates).toEqual({ ContainerCheckpoint: true, SystemdWatchdog: true, InPlacePodVerticalScaling: false });
+    expect(config.nodeLabels).toEqual({ a: '1', b: '3' });
+  });
+
+  it('maps of string lists: a key present in the drop-in has its list replaced whole, others kept', async () => {
+    const { config } = await setup('staticPodURLHeader:\n  Authorization: [a, b]\n  X-Keep: [k]\n', {
+      '10-a.conf': 'staticPodURLHeader:\n  Authorization: [c]\n  X-New: [n1, n2]\n',
+    });
+    expect(config.staticPodURLHeader).toEqual({ Authorization: ['c'], 'X-Keep': ['k'], 'X-New': ['n1', 'n2'] });
+  });
+
+  it('fills defaults for what no file sets', async () => {
+    const { config } = await setup('', {});
+    expect(config.nodeLeaseRenewInterval).toBe(10_000);
+    expect(config.nodeStatusReportFrequency).toBe(300_000);
+    expect(config.staticPodPath).toBe('/etc/orch/manifests');
+  });
+});
+
+describe('bad configuration', () => {
+  it('an unknown field names the file and the field', async () => {
+    await expect(setup('', { '10-a.conf': 'authentication:\n  x509: {clientCAfile: /x}\n' })).rejects.toThrow(/10-a\.conf: unknown field "authentication\.x509\.clientCAfile"/);
+    await expect(setup('nodeLeaseRenew: 5s\n', {})).rejects.toThrow(/main\.yaml: unknown field "nodeLeaseRenew"/);
+  });
+  it('a wrong type names the file and the field', async () => {
+    await expect(setup('maxPods: "ten"\n', {})).rejects.toThrow(/main\.yaml: field "maxPods" must be an integer/);
+    await expect(setup('', { '10-a.conf': 'nodeLeaseRenewInterval: soon\n' })).rejects.toThrow(/10-a\.conf: field "nodeLeaseRenewInterval" must be a duration/);
+    await expect(setup('featureGates: {X: "yes"}\n', {})).rejects.toThrow(/field "featureGates\.X" must be a boolean/);
+    await expect(setup('clusterDNS: 10.0.0.1\n', {})).rejects.toThrow(/field "clusterDNS" must be a list/);
+    await expect(setup('featureGates: {NoSuchGate: true}\n', {})).rejects.toThrow(/unknown feature gate\(s\) NoSuchGate/);
+  });
+  it('a wrong apiVersion or kind is refused', async () => {
+    const d = join(dir, 'bad');
+    await mkdir(d, { recursive: true });
+    await writeFile(join(d, 'c.yaml'), 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n');
+    await expect(loadConfig({ configFile: join(d, 'c.yaml'), domain: 'orch.io' })).rejects.toThrow(/c\.yaml: field "apiVersion" must be nodeagent\.config\.orch\.io\/v1beta1/);
+    await writeFile(join(d, 'y.yaml'), 'a: [\n');
+    await expect(loadConfig({ configFile: join(d, 'y.yaml'), domain: 'orch.io' })).rejects.toThrow(/y\.yaml: not valid YAML/);
+  });
+});

@@ -1,0 +1,62 @@
+// Small pure parts of the agent: Lease back-off, thresholds, resources, the lock file.
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { pressures, parseThreshold } from '../../src/nodeagent/host.js';
+import { nextLeaseDelay } from '../../src/nodeagent/lease.js';
+import { acquireLock, LockHeldError } from '../../src/nodeagent/lock.js';
+import { resources } from '../../src/nodeagent/node-status.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('lease back-off (spec 002 §8)', () => {
+  it('starts at 200 ms, doubles, stops at 7 s, and returns to the interval on success', () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => nextLeaseDelay(n, 10_000))).toEqual([200, 400, 800, 1600, 3200, 6400, 7000, 7000]);
+    expect(nextLeaseDelay(0, 10_000)).toBe(10_000);
+  });
+});
+
+describe('thresholds', () => {
+  it('parse quantities and percentages', () => {
+    expect(parseThreshold('100Mi', 0)).toBe(100 * 2 ** 20);
+    expect(parseThreshold('1G', 0)).toBe(1e9);
+    expect(parseThreshold('10%', 500)).toBe(50);
+    expect(parseThreshold('lots', 1)).toBeUndefined();
+  });
+  it('pressure when available is below the threshold', () => {
+    const r = { cpuCores: 2, memoryTotalBytes: 2 ** 30, memoryAvailableBytes: 99 * 2 ** 20, diskTotalBytes: 100, diskAvailableBytes: 10, pidsMax: 100, pidsUsed: 89, networkReady: true };
+    expect(pressures(r, { 'memory.available': '100Mi', 'nodefs.available': '10%', 'pid.available': '10%' })).toEqual({ memory: true, disk: false, pid: false });
+    expect(pressures({ ...r, diskAvailableBytes: 9, pidsUsed: 91 }, { 'nodefs.available': '10%', 'pid.available': '10%' })).toEqual({ memory: false, disk: true, pid: true });
+  });
+  it('allocatable is capacity minus systemReserved; devices count healthy ones', () => {
+    const r = { cpuCores: 4, memoryTotalBytes: 8 * 2 ** 30, memoryAvailableBytes: 0, diskTotalBytes: 2 ** 30, diskAvailableBytes: 0, pidsMax: 1, pidsUsed: 0, networkReady: true };
+    const f = { name: 'n', hostname: 'n', port: 0, maxPods: 50, systemReserved: { cpu: '500m', memory: '1Gi' }, labels: {}, taints: [], extended: { 'example.com/gpu': { capacity: 2, allocatable: 1 } } };
+    const { capacity, allocatable } = resources(r, f);
+    expect(capacity).toEqual({ cpu: '4', memory: `${8 * 2 ** 20}Ki`, 'ephemeral-storage': `${2 ** 20}Ki`, pods: '50', 'example.com/gpu': '2' });
+    expect(allocatable).toMatchObject({ cpu: '3500m', memory: `${7 * 2 ** 20}Ki`, 'example.com/gpu': '1' });
+  });
+});
+
+describe('lock file', () => {
+  it('is exclusive while the owner lives, released on release(), taken over when stale', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'orch-lock-'));
+    dirs.push(d);
+    const path = join(d, 'sub', 'agent.lock');
+    const l = acquireLock(path);
+    expect((await readFile(path, 'utf8')).trim()).toBe(String(process.pid));
+    // held by a live process (pid 1 is always alive)
+    await writeFile(join(d, 'other.lock'), '1\n');
+    expect(() => acquireLock(join(d, 'other.lock'))).toThrow(LockHeldError);
+    expect(() => acquireLock(join(d, 'other.lock'))).toThrow(/another node agent \(pid 1\) holds the lock file/);
+    l.release();
+    await expect(readFile(path, 'utf8')).rejects.toThrow();
+    await writeFile(path, '999999\n');
+    const again = acquireLock(path);
+    expect((await readFile(path, 'utf8')).trim()).toBe(String(process.pid));
+    again.release();
+  });
+});
