@@ -43,7 +43,8 @@ export function spawnAgent(args: string[], env: NodeJS.ProcessEnv = {}): { child
     for (const w of [...waiters]) w();
   };
   child.stdout!.on('data', feed);
-  child.stderr!.on('data', feed);
+  child.stderr!.on("data", feed);
+  if (process.env.ORCH_AGENT_LOG) child.stderr!.on("data", (d: Buffer) => process.stderr.write(d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
     resolve(code);
     for (const w of [...waiters]) w();

@@ -80,6 +80,8 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
       columns: [
         column('Status', 'string', nodeStatus, { description: 'The status of the node' }),
         column('Roles', 'string', (o) => nodeRoles(o, n.apiDomain), { description: 'The roles of the node' }),
+        // where kubectl's node printer puts Age (the table fills it in)
+        column('Age', 'string', () => null),
         column('Version', 'string', (o) => getString(o, 'status', 'nodeInfo', 'kubeletVersion') ?? '', { description: 'Node agent version' }),
         column('Internal-IP', 'string', (o) => address(o, 'InternalIP'), { priority: 1 }),
         column('External-IP', 'string', (o) => address(o, 'ExternalIP'), { priority: 1 }),

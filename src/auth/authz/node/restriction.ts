@@ -73,14 +73,20 @@ export function nodeRestrictionHooks(apiDomain: string): Required<Pick<WriteHook
  * `k8s.io` namespaces except the ones an agent sets about itself.
  */
 export function forbiddenLabelChanges(next: Record<string, string>, prev: Record<string, string>, domain: string): string[] {
+  // kube's allowed list, in the product's label domain and in kubernetes.io (well-known labels agents set)
+  const labelDomains = [...new Set([domain === 'k8s.io' ? 'kubernetes.io' : domain, 'kubernetes.io'])];
   const allowedKeys = new Set(
-    ['hostname', 'arch', 'os', 'instance-type'].map((k) => `${domain}/${k}`).concat(
-      `node.${domain}/instance-type`,
-      `topology.${domain}/region`,
-      `topology.${domain}/zone`,
-    ),
+    labelDomains.flatMap((d) => [
+      ...['hostname', 'arch', 'os'].map((k) => `${d}/${k}`),
+      ...['arch', 'os', 'instance-type'].map((k) => `beta.${d}/${k}`),
+      `node.${d}/instance-type`,
+      `topology.${d}/region`,
+      `topology.${d}/zone`,
+      `failure-domain.beta.${d}/region`,
+      `failure-domain.beta.${d}/zone`,
+    ]),
   );
-  const allowedPrefixes = [`kubelet.${domain}/`, `node.${domain}/`];
+  const allowedPrefixes = labelDomains.flatMap((d) => [`kubelet.${d}/`, `node.${d}/`]);
   const restricted = (key: string): boolean => {
     const slash = key.indexOf('/');
     if (slash < 0) return false;
