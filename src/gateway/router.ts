@@ -12,6 +12,7 @@ import { handleGet } from '../api/handlers/get.js';
 import { handleList } from '../api/handlers/list.js';
 import { handlePatch } from '../api/handlers/patch.js';
 import { handleUpdate } from '../api/handlers/update.js';
+import { NODE_STREAM_SUBRESOURCES, handleNodeStream } from '../api/handlers/node-streams.js';
 import { SCALE_HANDLERS } from '../api/handlers/scale.js';
 import type { ResourceDefinition } from '../api/types.js';
 import type { ApiRequest, ApiResponse, Negotiated, RequestInfo, StreamResponse } from '../api/request.js';
@@ -244,7 +245,8 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       }
       const override = def.handlers?.[info.subresource ? `${info.subresource}/${info.verb}` : info.verb]
-        ?? (info.subresource === 'scale' && def.scale ? SCALE_HANDLERS[info.verb] : undefined);
+        ?? (info.subresource === 'scale' && def.scale ? SCALE_HANDLERS[info.verb] : undefined)
+        ?? (NODE_STREAM_SUBRESOURCES.has(info.subresource) ? handleNodeStream : undefined);
       if (info.subresource && !override && info.subresource !== 'status') throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       const handler = override ?? HANDLERS[info.verb];
       if (!handler) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
