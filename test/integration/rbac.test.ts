@@ -168,6 +168,16 @@ describe('access reviews answer from the real chain', () => {
   });
 });
 
+describe('authorization metrics', () => {
+  it('/metrics counts decisions by authorizer type, name and decision', async () => {
+    // an anonymous /version is allowed by RBAC (system:public-info-viewer); the admin by the privileged group
+    expect((await t.request('GET', '/version', { anonymous: true })).status).toBe(200);
+    const text = (await t.request('GET', '/metrics')).text;
+    expect(text).toMatch(/apiserver_authorization_decisions_total\{[^}]*type="SystemMasters"[^}]*decision="allowed"[^}]*\} [1-9]/);
+    expect(text).toMatch(/apiserver_authorization_decisions_total\{[^}]*type="RBAC"[^}]*decision="allowed"[^}]*\} [1-9]/);
+  });
+});
+
 describe('bindings', () => {
   it('roleRef is immutable (422 Invalid on roleRef)', async () => {
     const cur = (await admin('GET', `${RBAC}/namespaces/default/rolebindings/viewers`)).json as Record<string, unknown>;
