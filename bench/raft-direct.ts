@@ -5,8 +5,8 @@
 // concurrent writers (group commit, leader replicates while it fsyncs).
 //
 //   npx tsx bench/raft-direct.ts [writes=2000] [valueSize=1024]
+import { freePort } from '../test/helpers/ports.js';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RaftStore } from '../src/store/raft-store.js';
@@ -15,16 +15,6 @@ import { benchStore } from './store-direct.js';
 const writes = Number(process.argv[2] ?? 2000);
 const valueSize = Number(process.argv[3] ?? 1024);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const dir = await mkdtemp(join(tmpdir(), 'orch-bench-raft-'));
 const names = ['a', 'b', 'c'];

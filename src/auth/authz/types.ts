@@ -60,21 +60,6 @@ export interface Authorizer {
   rulesFor?(user: UserInfo, namespace: string): Promise<RulesResult>;
 }
 
-/** Until the authorization issue lands every authenticated request is allowed (a warning is printed at start). */
-export class AllowAllAuthorizer implements Authorizer {
-  async authorize(): Promise<Decision> {
-    return { decision: 'allow', reason: 'allow-all authorizer' };
-  }
-
-  /** everything, as Kubernetes' AlwaysAllow answers */
-  async rulesFor(): Promise<RulesResult> {
-    return {
-      resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
-      nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
-      incomplete: false,
-    };
-  }
-}
 
 /** A stored object as an authorizer sees it (decoded JSON; read-only by convention). */
 export interface SourceObject {

@@ -14,7 +14,8 @@ import type { ApiRequest, ApiResponse } from '../../api/request.js';
 import type { SchemaNames } from '../../api/schema/naming.js';
 import type { Schema } from '../../api/schema/types.js';
 import type { FieldError, ResourceDefinition } from '../../api/types.js';
-import { AllowAllAuthorizer, type Authorizer, type RequestAttributes } from '../authz/types.js';
+import { AlwaysDenyAuthorizer } from '../authz/chain.js';
+import type { Authorizer, RequestAttributes } from '../authz/types.js';
 import type { UserInfo } from '../types.js';
 
 export function authorizationGroup(apiDomain: string): string {
@@ -212,7 +213,8 @@ async function decide(authorizer: Authorizer, attrs: RequestAttributes): Promise
   }
 }
 
-const authorizerOf = (ctx: HandlerContext): Authorizer => ctx.authorizer ?? new AllowAllAuthorizer();
+// the server always sets the chain; without one, reviews deny (secure by default)
+const authorizerOf = (ctx: HandlerContext): Authorizer => ctx.authorizer ?? new AlwaysDenyAuthorizer();
 
 function answer(kind: string, apiVersion: string, namespace: string | undefined, spec: Record<string, unknown>, status: Record<string, unknown>): ApiResponse {
   return {
