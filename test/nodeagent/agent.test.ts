@@ -216,6 +216,11 @@ describe('checkpoint endpoint', () => {
     expect(file).toMatch(new RegExp(`^${join(agent.rootDir, 'checkpoints')}/checkpoint-db_default-redis-\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\.tar$`));
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect((await readFile(file)).subarray(257, 262).toString()).toBe('ustar');
+    // 403: authenticated, but the SubjectAccessReview for nodes/checkpoint is denied (no RBAC rule grants it)
+    const stranger = await issueClientCertificate(pki, { commonName: 'stranger', organizations: [] });
+    const denied = await fetchAgent('POST', '/checkpoint/default/db/redis', { cert: stranger });
+    expect(denied.status).toBe(403);
+    expect(denied.body.message).toContain('user=stranger, verb=create, resource=nodes, subresource=checkpoint');
     // 200 with a bearer token checked by TokenReview
     expect((await fetchAgent('POST', '/checkpoint/default/db/redis', { token: TOKEN })).status).toBe(200);
     expect((await fetchAgent('POST', '/checkpoint/default/db/redis', { token: TOKEN + 'x' })).status).toBe(401);
