@@ -19,10 +19,10 @@ initial_cluster() {
 }
 
 kubeconfig() {
-  local ca cert key
+  local ca token
   ca=$(base64 -w0 < "$ROOT/pki/ca.crt")
-  cert=$(base64 -w0 < "$ROOT/pki/admin.crt")
-  key=$(base64 -w0 < "$ROOT/pki/admin.key")
+  # the admin bearer token (not the admin certificate) so that `kubectl --token=…` can act as another user
+  token=$(cat "$ROOT/pki/admin.token")
   {
     echo "apiVersion: v1"
     echo "kind: Config"
@@ -39,8 +39,7 @@ kubeconfig() {
     echo "users:"
     echo "- name: admin"
     echo "  user:"
-    echo "    client-certificate-data: $cert"
-    echo "    client-key-data: $key"
+    echo "    token: $token"
     echo "contexts:"
     for n in "${NAMES[@]}"; do
       echo "- name: $n"

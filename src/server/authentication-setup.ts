@@ -14,6 +14,7 @@ import type { ObjectGetter } from '../auth/authn/objects.js';
 import { loadServiceAccountKeys } from '../auth/authn/sa-keys.js';
 import { ServiceAccountTokenAuthenticator, ServiceAccountTokenIssuer } from '../auth/authn/serviceaccount.js';
 import { StaticTokenAuthenticator } from '../auth/authn/static-token.js';
+import { ADMIN_COMMON_NAME, ADMIN_ORGANIZATION } from './pki.js';
 import { BearerTokenAuthenticator, type TokenAuthenticator, TokenUnion } from '../auth/authn/token.js';
 import { authenticateClientCertificate } from '../auth/authn/x509.js';
 import { accessReviewDefinitions } from '../auth/kinds/access-reviews.js';
@@ -82,6 +83,8 @@ export interface AuthenticationDeps {
   serverUrl(): string;
   /** the cluster CA (PEM) */
   caPem: string;
+  /** the generated admin kubeconfig's bearer token ('' for none): `orch-admin` in `system:masters` */
+  adminToken?: string;
   log(msg: string): void;
 }
 
@@ -128,6 +131,9 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
 
   // --- token methods, in the order they are tried
   const tokenMethods: TokenAuthenticator[] = [];
+  if (deps.adminToken) {
+    tokenMethods.push(new StaticTokenAuthenticator(new Map([[deps.adminToken, { username: ADMIN_COMMON_NAME, uid: '', groups: [ADMIN_ORGANIZATION] }]])));
+  }
   if (opts.tokenAuthFile) tokenMethods.push(StaticTokenAuthenticator.fromFile(opts.tokenAuthFile));
 
   // bootstrap tokens (§5.4)

@@ -1,7 +1,7 @@
 // Client configuration files (kubeconfig) for the CLI and for kubectl: the
-// cluster CA and the admin client certificate embedded as base64 `*-data`
-// fields, so the file is self-contained (spec 001_bdb487117be0ea8a.txt §5.3
-// for certificate authentication). With several cluster members each member
+// cluster CA and the user's credentials (a client certificate as base64 `*-data`
+// fields, spec 001_bdb487117be0ea8a.txt §5.3, or a bearer token, §5.3 static
+// tokens) embedded, so the file is self-contained. With several cluster members each member
 // gets its own cluster entry and context, all sharing one user.
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -18,26 +18,25 @@ export interface KubeconfigContext {
   namespace?: string;
 }
 
-interface KubeconfigCredentials {
+/** a client certificate, or a bearer token (which `kubectl --token` can then replace) */
+type KubeconfigCredentials = {
   /** PEM of the CA that signs the serving certificate(s) */
   caPem: string;
-  clientCertPem: string;
-  clientKeyPem: string;
   /** user entry name; default `orch-admin` */
   user?: string;
-}
+} & ({ clientCertPem: string; clientKeyPem: string; token?: undefined } | { token: string; clientCertPem?: undefined; clientKeyPem?: undefined });
 
 /** One cluster: `server` plus an optional context name (default `orch`). */
-export interface SingleClusterKubeconfigOptions extends KubeconfigCredentials {
+export type SingleClusterKubeconfigOptions = KubeconfigCredentials & {
   server: string;
   contextName?: string;
-}
+};
 
 /** Several clusters (e.g. one per Raft member); current context defaults to the first. */
-export interface MultiClusterKubeconfigOptions extends KubeconfigCredentials {
+export type MultiClusterKubeconfigOptions = KubeconfigCredentials & {
   contexts: KubeconfigContext[];
   currentContext?: string;
-}
+};
 
 export type KubeconfigOptions = SingleClusterKubeconfigOptions | MultiClusterKubeconfigOptions;
 
@@ -56,6 +55,7 @@ export function renderKubeconfig(opts: KubeconfigOptions): string {
     names.add(c.name);
   }
   const current = 'contexts' in opts && opts.currentContext !== undefined ? opts.currentContext : contexts[0]!.name;
+  if (opts.token !== undefined && opts.token === '') throw new Error('kubeconfig token must not be empty');
   if (!names.has(current)) throw new Error(`current context ${current} is not among the contexts`);
   const user = opts.user ?? DEFAULT_USER_NAME;
   const caData = b64(opts.caPem);
@@ -80,10 +80,10 @@ export function renderKubeconfig(opts: KubeconfigOptions): string {
     users: [
       {
         name: user,
-        user: {
-          'client-certificate-data': b64(opts.clientCertPem),
-          'client-key-data': b64(opts.clientKeyPem),
-        },
+        user:
+          opts.token !== undefined
+            ? { token: opts.token }
+            : { 'client-certificate-data': b64(opts.clientCertPem), 'client-key-data': b64(opts.clientKeyPem) },
       },
     ],
   };
@@ -91,7 +91,7 @@ export function renderKubeconfig(opts: KubeconfigOptions): string {
   return stringify(doc, { lineWidth: 0 });
 }
 
-/** Write the kubeconfig atomically with mode 0600 (it holds a private key). */
+/** Write the kubeconfig atomically with mode 0600 (it holds a private key or a token). */
 export async function writeKubeconfig(path: string, opts: KubeconfigOptions): Promise<void> {
   const text = renderKubeconfig(opts);
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });

@@ -8,7 +8,7 @@
 // Keys are ECDSA P-256 (PKCS#8 PEM): accepted by Go's crypto/tls (kubectl)
 // and by OpenSSL (Node). Files are written atomically with mode 0600 inside a
 // 0700 directory.
-import { X509Certificate as NodeX509Certificate, createPrivateKey, createPublicKey, webcrypto } from 'node:crypto';
+import { X509Certificate as NodeX509Certificate, createPrivateKey, createPublicKey, randomBytes, webcrypto } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
@@ -85,6 +85,8 @@ export interface PkiPaths {
   servingKey: string;
   adminCert: string;
   adminKey: string;
+  /** the admin bearer token the generated kubeconfig carries (see `ensureAdminToken`) */
+  adminToken: string;
 }
 
 export interface Pki {
@@ -92,6 +94,8 @@ export interface Pki {
   ca: CertificateAndKey;
   serving: CertificateAndKey;
   admin: CertificateAndKey;
+  /** bearer token of the admin identity (`orch-admin` in `system:masters`); '' when the file is absent (loadPki) */
+  adminToken: string;
 }
 
 export interface EnsurePkiOptions {
@@ -117,6 +121,7 @@ export function pkiPaths(dir: string): PkiPaths {
     servingKey: join(dir, 'apiserver.key'),
     adminCert: join(dir, 'admin.crt'),
     adminKey: join(dir, 'admin.key'),
+    adminToken: join(dir, 'admin.token'),
   };
 }
 
@@ -162,7 +167,34 @@ export async function ensurePki(dir: string, opts: EnsurePkiOptions = {}): Promi
     await writePair(paths.adminCert, paths.adminKey, admin);
   }
 
-  return { paths, ca, serving, admin };
+  return { paths, ca, serving, admin, adminToken: await ensureAdminToken(paths.adminToken) };
+}
+
+/**
+ * The generated admin kubeconfig authenticates with this bearer token rather than
+ * the admin client certificate: a client certificate is presented on every TLS
+ * handshake and wins over any token (x509 is tried first, spec 001 §5.1), so with
+ * it `kubectl --token=<service-account token>` would still act as the admin. With
+ * a token in the kubeconfig, `--token` replaces it. 256 random bits, mode 0600,
+ * kept across restarts; shared by the members that share the PKI directory.
+ */
+async function ensureAdminToken(path: string): Promise<string> {
+  const existing = await readAdminToken(path);
+  if (existing) return existing;
+  const token = randomBytes(32).toString('base64url');
+  const tmp = `${path}.tmp-${process.pid}`;
+  await writeFile(tmp, `${token}\n`, { mode: 0o600 });
+  await rename(tmp, path);
+  return token;
+}
+
+async function readAdminToken(path: string): Promise<string> {
+  try {
+    const t = (await readFile(path, 'utf8')).trim();
+    return /^[A-Za-z0-9_-]{32,}$/.test(t) ? t : '';
+  } catch {
+    return '';
+  }
 }
 
 /** Read an existing PKI without creating or repairing anything. */
@@ -176,7 +208,7 @@ export async function loadPki(dir: string): Promise<Pki> {
   if (!ca || !serving || !admin) {
     throw new Error(`incomplete PKI in ${dir}: run the server once to create it`);
   }
-  return { paths, ca, serving, admin };
+  return { paths, ca, serving, admin, adminToken: await readAdminToken(paths.adminToken) };
 }
 
 /** Issue a client certificate (extended key usage clientAuth) signed by the cluster CA. */

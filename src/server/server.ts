@@ -287,7 +287,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   health.add({ name: 'poststarthook/rbac/bootstrap-roles', check: () => rbacControllers.ready() });
 
   let serverUrl = '';
-  const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, log });
+  const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, adminToken: pki.adminToken, log });
   const authn = auth.chain;
 
   auth.registerMetrics((name, help, read) => metrics.gauge(name, help, read));
@@ -354,8 +354,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   await writeKubeconfig(kubeconfigPath, {
     server: url,
     caPem: pki.ca.certPem,
-    clientCertPem: pki.admin.certPem,
-    clientKeyPem: pki.admin.keyPem,
+    token: pki.adminToken,
   });
 
   let done: Promise<void> | undefined;

@@ -52,6 +52,12 @@ describe('renderKubeconfig', () => {
     ]);
   });
 
+  it('renders a bearer token instead of a client certificate when given one', () => {
+    const doc = parse(renderKubeconfig({ server: 'https://127.0.0.1:6443', caPem: CA, token: 'tok-123' })) as Doc;
+    expect(doc.users).toEqual([{ name: 'orch-admin', user: { token: 'tok-123' } }]);
+    expect(() => renderKubeconfig({ server: 'https://127.0.0.1:6443', caPem: CA, token: '' })).toThrow(/token must not be empty/);
+  });
+
   it('honours contextName and user', () => {
     const doc = parse(
       renderKubeconfig({ server: 'https://h:1', contextName: 'prod', user: 'root', ...creds }),
