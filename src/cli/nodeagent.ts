@@ -12,6 +12,8 @@ import { ConfigError } from '../nodeagent/config/schema.js';
 import { LockHeldError } from '../nodeagent/lock.js';
 import { parseFaultsEnv, startRuntimeSim } from '../nodeagent/runtime/sim-server.js';
 import { startWatchdog, watchdogPeriodMs } from '../nodeagent/watchdog.js';
+import { DEFAULT_API_DOMAIN, discoverApiDomain } from '../nodeagent/api-domain.js';
+import { readKubeconfig } from '../nodeagent/kubeconfig.js';
 
 interface AgentFlags {
   kubeconfig?: string;
@@ -23,7 +25,7 @@ interface AgentFlags {
   lockFile: string;
   nodeIp?: string;
   nodeExternalIp?: string;
-  apiDomain: string;
+  apiDomain?: string;
   printConfig?: boolean;
 }
 
@@ -42,6 +44,17 @@ function onSignals(stop: () => Promise<void>, name: string): void {
   process.on('SIGINT', () => handler('SIGINT'));
 }
 
+/** `--api-domain` absent: ask the control plane; standalone or unreachable: the default, said on stderr */
+async function learnApiDomain(kubeconfig: string | undefined): Promise<string> {
+  if (!kubeconfig) return DEFAULT_API_DOMAIN;
+  try {
+    return await discoverApiDomain(await readKubeconfig(kubeconfig));
+  } catch (e) {
+    process.stderr.write(`nodeagent: cannot learn the API domain from the control plane (${(e as Error).message}); using ${DEFAULT_API_DOMAIN} (set --api-domain)\n`);
+    return DEFAULT_API_DOMAIN;
+  }
+}
+
 export function addNodeAgentCommands(program: Command): void {
   program
     .command('nodeagent')
@@ -55,9 +68,10 @@ export function addNodeAgentCommands(program: Command): void {
     .option('--lock-file <file>', 'exclusive lock: a second agent with the same lock file exits', '/var/run/nodeagent.lock')
     .option('--node-ip <ip>', 'the InternalIP address of the node')
     .option('--node-external-ip <ip>', 'the ExternalIP address of the node')
-    .option('--api-domain <domain>', 'domain of the API groups and of the configuration apiVersion', 'orch.io')
+    .option('--api-domain <domain>', 'domain of the API groups and of the configuration apiVersion (default: learned from the control plane\'s /apis, else orch.io)')
     .option('--print-config', 'print the merged configuration (files, drop-ins, defaults) and exit')
     .action(async (f: AgentFlags) => {
+      f.apiDomain ??= await learnApiDomain(f.kubeconfig);
       let loaded;
       try {
         loaded = await loadConfig({ configFile: f.config, configDir: f.configDir, domain: f.apiDomain });
