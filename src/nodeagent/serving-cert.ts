@@ -6,7 +6,7 @@ import { webcrypto } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { loadX509 } from '../server/pki.js';
+import { loadX509 } from '../core/x509.js';
 
 export async function servingPair(certFile: string, keyFile: string, certDir: string, hosts: string[]): Promise<{ certPem: string; keyPem: string }> {
   if (certFile || keyFile) {

@@ -1,0 +1,69 @@
+// Import boundaries of src/ (docs/architecture.md "Folders and what they own"),
+// checked by `npm test` (`npm run lint:deps`). Data flows one way — gateway →
+// auth → registry (api) → store → raft — and lower layers never import upper ones.
+// Violations that predate the check are recorded in
+// .dependency-cruiser-known-violations.json (regenerate with
+// `npm run lint:deps:baseline` only when one is removed); any new one fails.
+
+/** type-only contracts every layer may import (identity, authorizer, clock) */
+const SHARED_CONTRACTS = '^src/(core/|auth/types\\.ts$|auth/authz/types\\.ts$)';
+
+/** a rule: files under `from` may import only files under `allowed` (plus their own folder and the contracts) */
+function onlyDownward(name, from, allowed, comment) {
+  const allowedPattern = [`^src/${from}/`, ...allowed.map((f) => `^src/${f}/`), SHARED_CONTRACTS].join('|');
+  return {
+    name,
+    comment,
+    severity: 'error',
+    from: { path: `^src/${from}/` },
+    to: { path: '^src/', pathNot: allowedPattern },
+  };
+}
+
+module.exports = {
+  forbidden: [
+    onlyDownward('raft-imports-nothing', 'raft', [], 'src/raft/ is the replication library: it knows no store, registry or server (docs/raft.md)'),
+    onlyDownward('store-imports-raft-only', 'store', ['raft'], 'the store hosts a state machine over a sequencer (local log or Raft)'),
+    onlyDownward('core-imports-nothing', 'core', [], 'src/core/ holds contracts every layer may import'),
+    onlyDownward('api-imports-store-only', 'api', ['store'], 'the registry sits on the store; what it needs from above is injected'),
+    onlyDownward('watch-imports-api-store', 'watch', ['api', 'store'], 'watch caches sit on the registry and the store'),
+    onlyDownward('auth-imports-api', 'auth', ['api'], 'authenticators and authorizers use the registry (objects, errors)'),
+    onlyDownward('controllers-import-below', 'controllers', ['api', 'store', 'auth'], 'controllers act through the registry'),
+    onlyDownward('gateway-imports-below', 'gateway', ['auth', 'api', 'watch'], 'the gateway dispatches to the layers below'),
+    onlyDownward(
+      'nodeagent-is-separate',
+      'nodeagent',
+      [],
+      'the node agent talks to the control plane only through the public API and to the runtime only through gRPC',
+    ),
+    {
+      name: 'raft-core-is-pure',
+      comment: 'the Raft core does no I/O (test/unit/raft-core-purity.test.ts checks clocks and randomness)',
+      severity: 'error',
+      from: { path: '^src/raft/(raft|raw-node|progress|quorum|read-only|log|types)\\.ts$' },
+      to: { dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'no-circular',
+      comment: 'import circles (type-level ones too) tie modules into one unit',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-test',
+      comment: 'production code never imports test code',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^test/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // type-only imports count: a type-level circle is still a circle
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.js'] },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
