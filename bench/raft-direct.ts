@@ -25,8 +25,8 @@ const members = await Promise.all(
 try {
   await Promise.all(members.map((m) => m.waitUntilReady(30_000)));
   const leader = members.find((m) => m.isLeader()) ?? members[0];
-  const result = await benchStore(leader, { writes, valueSize });
-  const s = leader.status().metrics;
+  const result = await benchStore(leader!, { writes, valueSize });
+  const s = leader!.status().metrics;
   console.log(JSON.stringify({ ...result, leader: { storageSyncs: s.storageSyncs, entriesPersisted: s.entriesPersisted, readies: s.readies } }, null, 2));
 } finally {
   await Promise.all(members.map((m) => m.close()));

@@ -50,7 +50,7 @@ describe('kubectl typed commands (protobuf bodies)', () => {
     expect(r.code, r.stderr).toBe(0);
     const sec = await getJson('-n', 'typed', 'secret', 'sec');
     expect(sec.type).toBe('Opaque');
-    expect(Buffer.from((sec.data as Record<string, string>).user, 'base64').toString()).toBe('admin');
+    expect(Buffer.from((sec.data as Record<string, string>).user!, 'base64').toString()).toBe('admin');
 
     r = await kubectl('-n', 'typed', 'create', 'serviceaccount', 'robot');
     expect(r.code, r.stderr).toBe(0);

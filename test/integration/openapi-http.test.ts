@@ -46,7 +46,7 @@ describe('OpenAPI documents', () => {
     const paths = index.json<{ paths: Record<string, { serverRelativeURL: string }> }>().paths;
     expect(Object.keys(paths)).toEqual(expect.arrayContaining(['apis/apps/v1', 'apis/batch/v1', 'apis/autoscaling/v2', 'apis/policy/v1']));
     expect((await t.request('GET', '/openapi/v3', { headers: { 'If-None-Match': header(index.headers, 'etag') } })).status).toBe(304);
-    const apps = await t.request('GET', paths['apis/apps/v1'].serverRelativeURL);
+    const apps = await t.request('GET', paths['apis/apps/v1']!.serverRelativeURL);
     expect(apps.status).toBe(200);
     expect(header(apps.headers, 'cache-control')).toContain('immutable');
     expect((await t.request('GET', '/openapi/v3/apis/apps/v1', { headers: { 'If-None-Match': header(apps.headers, 'etag') } })).status).toBe(304);

@@ -85,7 +85,7 @@ describe('protobuf over HTTPS', () => {
 
     const n = new SchemaNames(t.server.registry.apiDomain);
     const delDef = t.server.registry.defs[n.meta('DeleteOptions')];
-    const opts = (uid: string): Buffer => Buffer.from(encodeEnvelope({ apiVersion: 'v1', kind: 'DeleteOptions' }, encodeProtobufObject({ preconditions: { uid } }, delDef, t.server.registry.defs)));
+    const opts = (uid: string): Buffer => Buffer.from(encodeEnvelope({ apiVersion: 'v1', kind: 'DeleteOptions' }, encodeProtobufObject({ preconditions: { uid } }, delDef!, t.server.registry.defs)));
     const wrong = await t.request('DELETE', '/api/v1/namespaces/default/configmaps/pb1', { body: opts('not-the-uid'), headers: { 'Content-Type': K8S_PB } });
     expect(wrong.status, wrong.text).toBe(409);
     const ok = await t.request('DELETE', '/api/v1/namespaces/default/configmaps/pb1', { body: opts(cur.metadata.uid), headers: { 'Content-Type': K8S_PB } });

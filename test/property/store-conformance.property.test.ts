@@ -50,15 +50,15 @@ async function openRaftCluster(size: number): Promise<OpenedStore> {
   const start = (name: string): Promise<RaftStore> =>
     RaftStore.openInMemory({ name, members: names, network, storage: storages.get(name)!, tickMs: 5, snapshotEvery: 4, compactIntervalMs: 0 });
   const members = await Promise.all(names.map(start));
-  await members[0].waitUntilReady(30_000);
-  let store: RevisionedStore = members[0];
+  await members[0]!.waitUntilReady(30_000);
+  let store: RevisionedStore = members[0]!;
   return {
     get store() {
       return store;
     },
     reopen: async () => {
-      await members[0].close();
-      members[0] = await start(names[0]);
+      await members[0]!.close();
+      members[0] = await start(names[0]!);
       // applied everything committed before the restart
       await members[0].waitUntilReady(30_000);
       store = members[0];

@@ -22,7 +22,7 @@ describe('fault injection over the in-memory transport', () => {
       ),
     );
     try {
-      await members[0].waitUntilReady(30_000);
+      await members[0]!.waitUntilReady(30_000);
       await until(() => members.some((m) => m.isLeader()));
       const old = members.find((m) => m.isLeader())!;
       old.faults.partition('*');

@@ -36,13 +36,13 @@ describe('raft membership changes', () => {
     expect(sim.node('d').sm[0]).toMatchObject({ index: 1, type: 'confChange' });
     // with 4 voters the quorum is 3: two nodes down stop progress
     const others = ABC.filter((id) => id !== leader);
-    sim.crash(others[0]);
-    sim.crash(others[1]);
+    sim.crash(others[0]!);
+    sim.crash(others[1]!);
     sim.propose(leader, 'blocked');
     sim.run(5);
     expect(sim.appliedData(leader)).not.toContain('blocked');
     // d is one of the three: with one back, the write commits
-    sim.restart(others[0]);
+    sim.restart(others[0]!);
     expect(sim.runUntil(() => sim.appliedData('d').includes('blocked'), 300)).toBe(true);
     sim.checkStateMachines();
   });
@@ -61,12 +61,12 @@ describe('raft membership changes', () => {
   it('removes a follower: the rest keep committing with the smaller quorum', () => {
     const { sim, leader } = electedSim(43);
     const [gone, stay] = ABC.filter((id) => id !== leader);
-    expect(sim.proposeConfChange(leader, { type: 'removeNode', nodeId: gone })).toBe(true);
-    expect(sim.runUntil(() => votersOf(sim, leader).length === 2 && votersOf(sim, stay).length === 2, 200)).toBe(true);
-    sim.stop(gone);
+    expect(sim.proposeConfChange(leader, { type: 'removeNode', nodeId: gone! })).toBe(true);
+    expect(sim.runUntil(() => votersOf(sim, leader).length === 2 && votersOf(sim, stay!).length === 2, 200)).toBe(true);
+    sim.stop(gone!);
     // 2 voters: both needed
     for (let i = 0; i < 3; i++) sim.propose(leader, `w${i}`);
-    expect(sim.runUntil(() => sim.appliedData(stay).length === 3, 200)).toBe(true);
+    expect(sim.runUntil(() => sim.appliedData(stay!).length === 3, 200)).toBe(true);
     expect(Object.keys(sim.node(leader).raw.status().progress).sort()).toEqual([leader, stay].sort());
   });
 

@@ -125,9 +125,9 @@ describe('raft log replication', () => {
     const appends = sim.net.log.filter((m) => m.type === 'append' && m.to === follower);
     expect(appends).toHaveLength(4);
     const pr = sim.node(leader).raw.status().progress[follower];
-    expect(pr.state).toBe('replicate');
+    expect(pr!.state).toBe('replicate');
     // optimistic: next moved past what the follower acknowledged
-    expect(pr.next).toBeGreaterThan(pr.match + 1);
+    expect(pr!.next).toBeGreaterThan(pr!.match + 1);
     sim.run(10);
     for (const id of ABC) expect(sim.appliedData(id)).toHaveLength(10);
   });
@@ -143,7 +143,7 @@ describe('raft log replication', () => {
     const appends = sim.net.log.filter((m) => m.type === 'append' && m.to === down);
     expect(appends.length).toBeLessThanOrEqual(256);
     sim.node(leader).raw.reportUnreachable(down);
-    expect(sim.node(leader).raw.status().progress[down].state).toBe('probe');
+    expect(sim.node(leader).raw.status().progress[down]!.state).toBe('probe');
     sim.net.log = [];
     sim.run(10);
     const probes = sim.net.log.filter((m) => m.type === 'append' && m.to === down);

@@ -32,8 +32,8 @@ describe('raft snapshots', () => {
     expect(sim.runUntil(() => sim.appliedData(lagging).length === 25, 200)).toBe(true);
     const snaps = sim.net.log.filter((m): m is InstallSnapshotMessage => m.type === 'installSnapshot' && m.to === lagging);
     expect(snaps.length).toBeGreaterThanOrEqual(1);
-    expect(snaps[0].snapshot.metadata.index).toBe(first - 1);
-    expect(snaps[0].snapshot.metadata.confState.voters).toEqual(ABC);
+    expect(snaps[0]!.snapshot.metadata.index).toBe(first - 1);
+    expect(snaps[0]!.snapshot.metadata.confState.voters).toEqual(ABC);
     // the follower's log now starts after the snapshot; its state machine came from it
     expect(sim.node(lagging).raw.status().firstIndex).toBe(first);
     expect(sim.appliedData(lagging)).toEqual(Array.from({ length: 25 }, (_, i) => `w${i}`));
@@ -76,7 +76,7 @@ describe('raft snapshots', () => {
     sim.restart(lagging);
     sim.run(20);
     // still waiting for the lost snapshot (default timeout: 5 election timeouts = 50 ticks)
-    expect(sim.node(leader).raw.status().progress[lagging].state).toBe('snapshot');
+    expect(sim.node(leader).raw.status().progress[lagging]!.state).toBe('snapshot');
     expect(sim.runUntil(() => sim.appliedData(lagging).length === 10, 200)).toBe(true);
     expect(sim.net.sentByType.get('installSnapshot')).toBe(2);
   });

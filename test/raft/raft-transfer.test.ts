@@ -78,7 +78,7 @@ describe('raft leadership transfer', () => {
   it('a transfer requested on a follower is forwarded to the leader', () => {
     const { sim, leader } = electedSim(55);
     const [f1, f2] = ABC.filter((id) => id !== leader);
-    sim.node(f1).raw.transferLeadership(f2);
+    sim.node(f1!).raw.transferLeadership(f2!);
     sim.stabilize();
     expect(sim.stableLeader()).toBe(f2);
   });

@@ -87,14 +87,14 @@ export function runSchedule(size: number, seed: number, actions: Action[], varia
         // clock skew: one node's clock runs ahead
         for (let i = 0; i < a.n; i++) {
           sim.deliverDue();
-          sim.tick([ids[a.node]]);
+          sim.tick([ids[a.node]!]);
         }
         break;
       case 'propose':
-        for (let i = 0; i < a.count; i++) sim.propose(ids[a.node]);
+        for (let i = 0; i < a.count; i++) sim.propose(ids[a.node]!);
         break;
       case 'crash': {
-        const n = sim.node(ids[a.node]);
+        const n = sim.node(ids[a.node]!);
         // never take down more than a minority at once
         const down = ids.filter((id) => !sim.node(id).up).length;
         if (!n.up || (down + 1) * 2 >= size + 1) break;
@@ -103,7 +103,7 @@ export function runSchedule(size: number, seed: number, actions: Action[], varia
         break;
       }
       case 'restart':
-        sim.restart(ids[a.node]);
+        sim.restart(ids[a.node]!);
         break;
       case 'partition': {
         const left = ids.filter((_, i) => a.mask & (1 << i));
@@ -120,16 +120,16 @@ export function runSchedule(size: number, seed: number, actions: Action[], varia
         sim.net.maxExtraDelay = a.delay;
         break;
       case 'compact':
-        sim.compact(ids[a.node]);
+        sim.compact(ids[a.node]!);
         break;
       case 'transfer': {
-        const n = sim.node(ids[a.node]);
-        if (n.up) n.raw.transferLeadership(ids[a.to]);
+        const n = sim.node(ids[a.node]!);
+        if (n.up) n.raw.transferLeadership(ids[a.to]!);
         sim.settle();
         break;
       }
       case 'read': {
-        const n = sim.node(ids[a.node]);
+        const n = sim.node(ids[a.node]!);
         if (n.up) {
           // linearizability of ReadIndex: the answer must cover every entry
           // already known committed when the read was issued
@@ -143,7 +143,7 @@ export function runSchedule(size: number, seed: number, actions: Action[], varia
       case 'conf': {
         // membership changes: add a brand-new node, or remove one of the
         // original nodes (at most size-2 of them)
-        const proposer = ids[a.node];
+        const proposer = ids[a.node]!;
         if (!sim.node(proposer).up) break;
         if (a.add) {
           if (added.length >= 2) break;
@@ -152,7 +152,7 @@ export function runSchedule(size: number, seed: number, actions: Action[], varia
           sim.addNode(id);
           sim.proposeConfChange(proposer, { type: 'addNode', nodeId: id });
         } else {
-          const target = ids[a.target];
+          const target = ids[a.target]!;
           if (removed.has(target) || removed.size >= size - 2) break;
           removed.add(target);
           sim.proposeConfChange(proposer, { type: 'removeNode', nodeId: target });

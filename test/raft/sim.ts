@@ -265,7 +265,7 @@ export class Sim {
       d.entries = [];
     }
     if (rd.entries.length > 0) {
-      const first = rd.entries[0].index;
+      const first = rd.entries[0]!.index;
       const base = d.snapshot?.metadata.index ?? 0;
       if (first > base + d.entries.length + 1) throw new InvariantViolation(`node ${n.id}: persisted log gap at ${first}`);
       d.entries = d.entries.slice(0, Math.max(0, first - base - 1)).concat(rd.entries);
@@ -515,7 +515,7 @@ export class Sim {
       if (r.log.committed > r.log.lastIndex()) throw new InvariantViolation(`node ${n.id}: commit beyond last index`);
     }
     for (let i = 0; i < up.length; i++) {
-      for (let j = i + 1; j < up.length; j++) this.checkLogMatching(up[i], up[j]);
+      for (let j = i + 1; j < up.length; j++) this.checkLogMatching(up[i]!, up[j]!);
     }
   }
 

@@ -279,7 +279,7 @@ describe('built-in kinds', () => {
     const sharedK8s = builtinSchemaDefinitions('k8s.io');
     expect(sharedK8s['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']).toBeDefined();
     expect(sharedK8s['io.k8s.api.core.v1.PodSpec']).toBeDefined();
-    expect(k8s.find((d) => d.kind === 'Pod')!.schema.properties!.metadata.$ref).toBe('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta');
+    expect(k8s.find((d) => d.kind === 'Pod')!.schema.properties!.metadata!.$ref).toBe('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta');
   });
 });
 
@@ -341,7 +341,7 @@ describe('strategies', () => {
   it('ConfigMap rejects bad keys and keys in both data and binaryData', () => {
     const errs = kind('', 'ConfigMap').strategy.validate!({ metadata: { name: 'c' }, data: { 'a b': 'x', k: 'v' }, binaryData: { k: 'eA==' } });
     expect(errs.map((e) => e.field)).toEqual(['data[a b]', 'data[k]']);
-    expect(errs[0].message).toContain("a valid config key must consist of alphanumeric characters, '-', '_' or '.'");
+    expect(errs[0]!.message).toContain("a valid config key must consist of alphanumeric characters, '-', '_' or '.'");
   });
 
   it('RoleBinding roleRef is required and immutable; rules need verbs', () => {
@@ -410,7 +410,7 @@ describe('table columns and selectable fields', () => {
     expect(cells(kind('', 'Service'), svc)).toMatchObject({ Type: 'NodePort', 'Cluster-IP': '10.96.0.10', 'External-IP': '<none>', 'Port(s)': '80:30080/TCP,9090/TCP', Selector: 'app=web' });
     const node = examples.find(([, k]) => k === 'Node')![2];
     expect(cells(kind('', 'Node'), node)).toMatchObject({ Status: 'Ready', Roles: 'worker', Version: 'v1.32.0', 'Internal-IP': '192.168.1.10' });
-    expect(cells(kind('', 'ConfigMap'), examples[1][2])).toEqual({ Data: 3 });
+    expect(cells(kind('', 'ConfigMap'), examples[1]![2])).toEqual({ Data: 3 });
     expect(cells(kind('', 'Secret'), { type: 'Opaque', data: { a: 'eA==' } })).toEqual({ Type: 'Opaque', Data: 1 });
     expect(cells(kind('', 'Namespace'), { status: { phase: 'Active' } })).toEqual({ Status: 'Active' });
     expect(cells(kind('coordination.orch.io', 'Lease'), examples.find(([, k]) => k === 'Lease')![2])).toEqual({ Holder: 'worker-1' });
@@ -420,15 +420,15 @@ describe('table columns and selectable fields', () => {
     const pod = kind('', 'Pod').strategy.selectableFields!;
     const [, , example] = examples.find(([, k]) => k === 'Pod')!;
     expect(Object.keys(pod)).toEqual(expect.arrayContaining(['spec.nodeName', 'status.phase', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.podIP']));
-    expect(pod['status.phase'](example)).toBe('Running');
-    expect(pod['spec.nodeName'](example)).toBe('');
-    expect(kind('', 'Secret').strategy.selectableFields!.type({ type: 'Opaque' })).toBe('Opaque');
-    expect(kind('', 'Node').strategy.selectableFields!['spec.unschedulable']({ spec: { unschedulable: true } })).toBe('true');
+    expect(pod['status.phase']!(example)).toBe('Running');
+    expect(pod['spec.nodeName']!(example)).toBe('');
+    expect(kind('', 'Secret').strategy.selectableFields!.type!({ type: 'Opaque' })).toBe('Opaque');
+    expect(kind('', 'Node').strategy.selectableFields!['spec.unschedulable']!({ spec: { unschedulable: true } })).toBe('true');
     const ev = kind('', 'Event').strategy.selectableFields!;
     const evObj = examples.find(([g, k]) => g === '' && k === 'Event')![2];
-    expect(ev['involvedObject.name'](evObj)).toBe('web-0');
-    expect(ev.reason(evObj)).toBe('Pulled');
-    expect(ev.source(evObj)).toBe('node-agent');
-    expect(kind('', 'Namespace').strategy.selectableFields!['status.phase']({ status: { phase: 'Terminating' } })).toBe('Terminating');
+    expect(ev['involvedObject.name']!(evObj)).toBe('web-0');
+    expect(ev.reason!(evObj)).toBe('Pulled');
+    expect(ev.source!(evObj)).toBe('node-agent');
+    expect(kind('', 'Namespace').strategy.selectableFields!['status.phase']!({ status: { phase: 'Terminating' } })).toBe('Terminating');
   });
 });

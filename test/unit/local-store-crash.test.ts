@@ -86,8 +86,8 @@ describe('LocalStore crash safety (kill -9)', () => {
     expect(snapshot).toBeDefined();
     expect(MvccState.restore(snapshot!).appliedIndex).toBeGreaterThanOrEqual(40);
     // (a kill between storing a snapshot and clearing its log may leave older entries; replay skips them)
-    expect(tail[0].index).toBeGreaterThan(1);
-    expect(tail[0].index).toBeLessThanOrEqual(MvccState.restore(snapshot!).appliedIndex + 1);
+    expect(tail[0]!.index).toBeGreaterThan(1);
+    expect(tail[0]!.index).toBeLessThanOrEqual(MvccState.restore(snapshot!).appliedIndex + 1);
 
     const store = await LocalStore.open(dir, { compactIntervalMs: 0 });
     try {
@@ -97,10 +97,10 @@ describe('LocalStore crash safety (kill -9)', () => {
       for (const a of acks) {
         const kv = store.range({ key: `k/${a.i}` }).kvs[0];
         expect(dec(kv?.value)).toBe(`v${a.i}`);
-        expect(kv.modRevision).toBe(a.revision);
-        expect(kv.createRevision).toBe(a.revision);
+        expect(kv!.modRevision).toBe(a.revision);
+        expect(kv!.createRevision).toBe(a.revision);
       }
-      expect(Number(dec(store.range({ key: 'last' }).kvs[0].value))).toBe(store.revision);
+      expect(Number(dec(store.range({ key: 'last' }).kvs[0]!.value))).toBe(store.revision);
       expect(store.range({ key: 'k/', end: prefixEnd('k/'), countOnly: true }).count).toBe(store.revision);
 
       // watch from a revision before the crash: history replays, then live writes follow without a gap
@@ -113,9 +113,9 @@ describe('LocalStore crash safety (kill -9)', () => {
       expect(seen.map((x) => x.revision)).toEqual(Array.from({ length: r.revision - 99 }, (_, k) => 100 + k));
       for (const wr of seen) {
         expect(wr.events).toHaveLength(1); // "last" is outside the watched range
-        expect(wr.events[0].kv.key.startsWith('k/')).toBe(true);
+        expect(wr.events[0]!.kv.key.startsWith('k/')).toBe(true);
       }
-      expect(dec(seen[0].events[0].kv.value)).toBe('v100');
+      expect(dec(seen[0]!.events[0]!.kv.value)).toBe('v100');
     } finally {
       await store.close();
     }

@@ -59,16 +59,16 @@ describe('LocalStore group commit', () => {
       for (let attempt = 0; ; attempt++) {
         const cur = store.range({ key: 'counter' }).kvs[0];
         const r = await store.txn({
-          compare: [{ key: 'counter', target: 'mod', op: '=', value: cur.modRevision }],
-          success: [{ type: 'put', key: 'counter', value: enc(String(Number(dec(cur.value)) + 1)) }],
+          compare: [{ key: 'counter', target: 'mod', op: '=', value: cur!.modRevision }],
+          success: [{ type: 'put', key: 'counter', value: enc(String(Number(dec(cur!.value)) + 1)) }],
           failure: [],
         });
         if (r.succeeded) return attempt;
       }
     };
     const attempts = await Promise.all(Array.from({ length: 20 }, increment));
-    expect(dec(store.range({ key: 'counter' }).kvs[0].value)).toBe('20');
-    expect(store.range({ key: 'counter' }).kvs[0].version).toBe(21);
+    expect(dec(store.range({ key: 'counter' }).kvs[0]!.value)).toBe('20');
+    expect(store.range({ key: 'counter' }).kvs[0]!.version).toBe(21);
     // all started from the same revision, so most had to retry
     expect(attempts.some((a) => a > 0)).toBe(true);
   });
@@ -120,7 +120,7 @@ describe('LocalStore durability, snapshots and reopen', () => {
     stores.push(s);
     for (let i = 0; i < 10; i++) await s.txn(put('a', String(i)));
     expect(s.revision).toBe(10);
-    expect(dec(s.range({ key: 'a', revision: 4 }).kvs[0].value)).toBe('3');
+    expect(dec(s.range({ key: 'a', revision: 4 }).kvs[0]!.value)).toBe('3');
   });
 });
 
@@ -145,9 +145,9 @@ describe('LocalStore watch', () => {
     await store.txn(del('/a/2')); // 6
     await tick();
     expect(seen.map((x) => x.revision)).toEqual([3, 4, 6]);
-    expect(seen[1].events.map((e) => e.kv.key)).toEqual(['/a/1']);
-    expect(seen[1].events[0].prevKv?.modRevision).toBe(1);
-    expect(seen[2].events[0]).toMatchObject({ type: 'delete', kv: { key: '/a/2', modRevision: 6 }, prevKv: { modRevision: 3 } });
+    expect(seen[1]!.events.map((e) => e.kv.key)).toEqual(['/a/1']);
+    expect(seen[1]!.events[0]!.prevKv?.modRevision).toBe(1);
+    expect(seen[2]!.events[0]).toMatchObject({ type: 'delete', kv: { key: '/a/2', modRevision: 6 }, prevKv: { modRevision: 3 } });
     w.cancel();
     await store.txn(put('/a/3', 'x'));
     await tick();
@@ -177,7 +177,7 @@ describe('LocalStore watch', () => {
     store.watch({ key: 'k', startRevision: 4 }, (wr) => seen.push(wr));
     await tick();
     expect(seen.map((x) => x.revision)).toEqual([4, 5]);
-    expect(dec(seen[0].events[0].prevKv?.value)).toBe('2');
+    expect(dec(seen[0]!.events[0]!.prevKv?.value)).toBe('2');
   });
 
   it('onApplied sees every write synchronously and in order; close ends watches', async () => {
@@ -231,7 +231,7 @@ describe('LocalStore revisions and compaction', () => {
     await store.runAutoCompaction();
     expect(store.compactRevision).toBe(2);
     expect(() => store.range({ key: 'a', revision: 1 })).toThrow(CompactedError);
-    expect(dec(store.range({ key: 'a', revision: 2 }).kvs[0].value)).toBe('2');
+    expect(dec(store.range({ key: 'a', revision: 2 }).kvs[0]!.value)).toBe('2');
     expect(store.healthy()).toBe(true);
   });
 });

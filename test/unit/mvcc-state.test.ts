@@ -225,15 +225,15 @@ describe('MvccState applied writes and history', () => {
     h.del('a');
     h.del('zz');
     expect(h.writes.map((w) => w.revision)).toEqual([1, 2, 3]);
-    expect(h.writes[1].events).toHaveLength(2);
-    expect(h.writes[1].events[0]).toMatchObject({ type: 'put', kv: { key: 'a', version: 2 }, prevKv: { key: 'a', version: 1 } });
-    expect(h.writes[1].events[1].prevKv).toBeUndefined();
-    const del = h.writes[2].events[0];
-    expect(del.type).toBe('delete');
-    expect(del.kv).toMatchObject({ key: 'a', modRevision: 3, version: 0, createRevision: 0 });
-    expect(del.kv.value.byteLength).toBe(0);
-    expect(dec(del.prevKv?.value)).toBe('2');
-    expect(h.writes[2].time).toBe(1030);
+    expect(h.writes[1]!.events).toHaveLength(2);
+    expect(h.writes[1]!.events[0]).toMatchObject({ type: 'put', kv: { key: 'a', version: 2 }, prevKv: { key: 'a', version: 1 } });
+    expect(h.writes[1]!.events[1]!.prevKv).toBeUndefined();
+    const del = h.writes[2]!.events[0];
+    expect(del!.type).toBe('delete');
+    expect(del!.kv).toMatchObject({ key: 'a', modRevision: 3, version: 0, createRevision: 0 });
+    expect(del!.kv.value.byteLength).toBe(0);
+    expect(dec(del!.prevKv?.value)).toBe('2');
+    expect(h.writes[2]!.time).toBe(1030);
   });
 
   it('rebuilds the same writes from retained history, also after compaction', () => {
@@ -249,7 +249,7 @@ describe('MvccState applied writes and history', () => {
     expect(h.state.writesSince(3)).toEqual(h.writes.slice(2));
     const onlyA = h.state.writesSince(1, (k) => k === 'a');
     expect(onlyA.map((w) => w.revision)).toEqual([1, 3]);
-    expect(onlyA[1].events).toHaveLength(1);
+    expect(onlyA[1]!.events).toHaveLength(1);
     h.state.compact(3);
     expect(h.state.writesSince(3)).toEqual(h.writes.slice(2)); // prevKv of writes at the compact revision kept
     expect(() => h.state.writesSince(2)).toThrow(CompactedError);
@@ -305,11 +305,11 @@ describe('SortedKeyIndex', () => {
     const unique = [...new Set(keys)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     expect(idx.size).toBe(unique.length);
     expect(idx.keys()).toEqual(unique);
-    for (let i = 0; i < unique.length; i += 3) expect(idx.delete(unique[i])).toBe(true);
+    for (let i = 0; i < unique.length; i += 3) expect(idx.delete(unique[i]!)).toBe(true);
     const left = unique.filter((_, i) => i % 3 !== 0);
     expect(idx.keys()).toEqual(left);
-    expect(idx.has(unique[0])).toBe(false);
-    expect(idx.has(left[0])).toBe(true);
+    expect(idx.has(unique[0]!)).toBe(false);
+    expect(idx.has(left[0]!)).toBe(true);
     const prefix = '/registry/pods/ns5/';
     const scanned: string[] = [];
     idx.scan(prefix, prefixEnd(prefix), (k) => {

@@ -223,10 +223,10 @@ describe('round trips of every built-in kind', () => {
       details: { name: 'x', group: 'g', kind: 'configmaps', uid: 'u', causes: [{ reason: 'FieldValueInvalid', message: 'm', field: 'data' }], retryAfterSeconds: 3 },
       code: 422,
     };
-    expect(decodeProtobufObject(encodeProtobufObject(s, status, defs), status, defs)).toEqual(s);
+    expect(decodeProtobufObject(encodeProtobufObject(s, status!, defs), status!, defs)).toEqual(s);
     const del = defs[n.meta('DeleteOptions')];
     const d = { gracePeriodSeconds: 0, preconditions: { uid: 'u', resourceVersion: '5' }, propagationPolicy: 'Foreground', dryRun: ['All'], orphanDependents: false };
-    expect(decodeProtobufObject(encodeProtobufObject(d, del, defs), del, defs)).toEqual(d);
+    expect(decodeProtobufObject(encodeProtobufObject(d, del!, defs), del!, defs)).toEqual(d);
     const catalog = new ProtobufCatalog(new Registry('orch.io', defs, kinds));
     const list = { apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '9', continue: 'tok', remainingItemCount: 4 }, items: [{ metadata: { name: 'a' }, data: { k: 'v' } }] };
     const enc = catalog.encodeBody(list)!;

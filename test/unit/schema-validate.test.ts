@@ -56,7 +56,7 @@ describe('validateAgainstSchema: types', () => {
         message: 'Invalid value: "string": spec.replicas in body must be of type integer: "string"',
       },
     ]);
-    expect(`${errors[0].field}: ${errors[0].message}`).toBe(
+    expect(`${errors[0]!.field}: ${errors[0]!.message}`).toBe(
       'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"',
     );
   });
@@ -75,15 +75,15 @@ describe('validateAgainstSchema: types', () => {
     const ok = { spec: { items: [{ name: 'a', target: 8080 }, { name: 'b', target: 'http' }] } };
     expect(validateAgainstSchema(ok, schema, defs).errors).toEqual([]);
     const bad = { spec: { items: [{ name: 'a', target: 1.5 }] } };
-    expect(validateAgainstSchema(bad, schema, defs).errors[0].field).toBe('spec.items[0].target');
+    expect(validateAgainstSchema(bad, schema, defs).errors[0]!.field).toBe('spec.items[0].target');
   });
 
   it('validates date-time and byte formats', () => {
     const obj = { spec: { items: [], when: 'yesterday', blob: 'not base64!' } };
     const errs = validateAgainstSchema(obj, schema, defs).errors;
     expect(errs.map((e) => e.field)).toEqual(['spec.when', 'spec.blob']);
-    expect(errs[0].message).toContain('must be of type date-time');
-    expect(errs[1].message).toBe('illegal base64 data at input byte 3');
+    expect(errs[0]!.message).toContain('must be of type date-time');
+    expect(errs[1]!.message).toBe('illegal base64 data at input byte 3');
     const good = { spec: { items: [], when: '2024-01-02T03:04:05Z', blob: 'aGVsbG8=' } };
     expect(validateAgainstSchema(good, schema, defs).errors).toEqual([]);
   });
@@ -113,7 +113,7 @@ describe('validateAgainstSchema: required', () => {
       { field: 'spec.items[0].name', type: 'FieldValueRequired', message: 'Required value' },
       { field: 'spec.items[1].name', type: 'FieldValueRequired', message: 'Required value' },
     ]);
-    expect(validateAgainstSchema({ spec: {} }, schema, defs).errors[0].field).toBe('spec.items');
+    expect(validateAgainstSchema({ spec: {} }, schema, defs).errors[0]!.field).toBe('spec.items');
   });
 });
 
