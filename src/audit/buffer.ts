@@ -15,6 +15,8 @@ import type { AuditEvent, AuditSink } from './types.js';
 /** Receives serialised events (one JSON document each) and delivers them, or rejects. */
 export interface BatchWriter {
   write(events: AuditEvent[], lines: string[]): Promise<void>;
+  /** shutdown has begun: stop waiting to retry (the batch in hand is tried once more at most) */
+  closing?(): void;
   close?(): Promise<void>;
 }
 
@@ -151,6 +153,7 @@ export class BufferedSink implements AuditSink {
   }
 
   async close(): Promise<void> {
+    this.writer.closing?.();
     await this.flush();
     this.closed = true;
     this.timer?.cancel();

@@ -28,6 +28,7 @@ export class WebhookWriter implements BatchWriter {
   /** batches delivered (tests, logs) */
   delivered = 0;
   private closed = false;
+  private wake: (() => void) | undefined;
 
   constructor(private readonly o: AuditWebhookOptions) {}
 
@@ -44,7 +45,14 @@ export class WebhookWriter implements BatchWriter {
       } catch (e) {
         if (i >= attempts || this.closed) throw e;
       }
-      await new Promise<void>((resolve) => this.o.clock.setTimeout(resolve, wait));
+      await new Promise<void>((resolve) => {
+        const timer = this.o.clock.setTimeout(resolve, wait);
+        this.wake = () => {
+          timer.cancel();
+          resolve();
+        };
+      });
+      this.wake = undefined;
       wait *= 1.5;
     }
   }
@@ -75,7 +83,12 @@ export class WebhookWriter implements BatchWriter {
     });
   }
 
-  async close(): Promise<void> {
+  closing(): void {
     this.closed = true;
+    this.wake?.();
+  }
+
+  async close(): Promise<void> {
+    this.closing();
   }
 }
