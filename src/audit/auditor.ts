@@ -99,6 +99,8 @@ export class RequestAudit {
   private startedSent = false;
   private done = false;
   private readonly receivedAt: string;
+  /** request facts shared by every stage's event, computed on the first */
+  private facts: { uri: string; ips: string[]; ua: string | undefined } | undefined;
 
   constructor(
     private readonly auditor: Auditor,
@@ -235,8 +237,8 @@ export class RequestAudit {
     const config = this.config!;
     if (config.omitStages.has(stage)) return;
     const s = this.start;
-    const ips = sourceIPs(s.headers, s.remoteAddress);
-    const ua = userAgent(s.headers);
+    this.facts ??= { uri: requestURI(s.path, s.query), ips: sourceIPs(s.headers, s.remoteAddress), ua: userAgent(s.headers) };
+    const { uri, ips, ua } = this.facts;
     // a fresh object per stage, in kube's field order; later changes do not reach an event already emitted
     const ev: AuditEvent = {
       kind: 'Event',
@@ -244,7 +246,7 @@ export class RequestAudit {
       level: config.level,
       auditID: s.auditID,
       stage,
-      requestURI: requestURI(s.path, s.query),
+      requestURI: uri,
       verb: s.info?.verb ?? s.method.toLowerCase(),
       user: this.user,
       ...(this.impersonatedUser ? { impersonatedUser: this.impersonatedUser } : {}),
