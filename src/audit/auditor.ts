@@ -101,6 +101,7 @@ export class RequestAudit {
   private readonly receivedAt: string;
   /** request facts shared by every stage's event, computed on the first */
   private facts: { uri: string; ips: string[]; ua: string | undefined } | undefined;
+  private protobufDecoder: (() => unknown) | undefined;
 
   constructor(
     private readonly auditor: Auditor,
@@ -153,6 +154,11 @@ export class RequestAudit {
     this.authnFailure = message;
   }
 
+  /** how to decode a protobuf body: the gateway knows the endpoint's kind (kubectl sends protobuf) */
+  protobufBody(decode: () => unknown): void {
+    if (this.active) this.protobufDecoder = decode;
+  }
+
   impersonated(user: UserInfo): void {
     if (this.active) this.impersonatedUser = auditUser(user);
   }
@@ -203,7 +209,7 @@ export class RequestAudit {
       // kube completes objectRef from the decoded request object (a create's name and namespace)
       const needRef = info.verb === 'create' && this.objectRef && (!this.objectRef.name || !this.objectRef.namespace);
       if (needObject || needRef) {
-        const decoded = decodeBody(end.body, end.contentType ?? '');
+        const decoded = decodeBody(end.body, end.contentType ?? '') ?? this.decodeProtobuf(end.contentType ?? '');
         if (needRef && isRecord(decoded) && isRecord(decoded.metadata)) {
           const m = decoded.metadata;
           const ref = this.objectRef!;
@@ -231,6 +237,15 @@ export class RequestAudit {
       this.emit('ResponseComplete', responseStatusOf(end.code, end.responseObject), requestObject, responseObject, bodyBytes);
     }
     this.done = true;
+  }
+
+  private decodeProtobuf(contentType: string): unknown {
+    if (!this.protobufDecoder || !contentType.toLowerCase().includes('protobuf')) return undefined;
+    try {
+      return this.protobufDecoder();
+    } catch {
+      return undefined;
+    }
   }
 
   private emit(stage: Stage, responseStatus?: ResponseStatus, requestObject?: unknown, responseObject?: unknown, bodyBytes = 0): void {

@@ -65,8 +65,9 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * The request body as the event's requestObject: JSON (objects and every JSON
- * patch type) or YAML (including apply patches). Protobuf bodies and bodies
- * that do not decode are left out rather than logged as bytes.
+ * patch type) or YAML (including apply patches). Protobuf bodies are decoded
+ * by the caller (it knows the kind); bodies that do not decode are left out
+ * rather than logged as bytes.
  */
 export function decodeBody(body: Uint8Array | undefined, contentType: string): unknown {
   if (!body || body.length === 0) return undefined;

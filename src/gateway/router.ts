@@ -225,6 +225,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       if (!verbs.includes(info.verb)) {
         throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       }
+      if (audit && http.body.length > 0) audit.protobufBody(() => protobuf.decodeBody(http.body, def));
       const req: ApiRequest = {
         info,
         def,

@@ -12,6 +12,7 @@ import { ADMIN_COMMON_NAME, ADMIN_ORGANIZATION } from '../../src/server/pki.js';
 import { eventually } from '../helpers/eventually.js';
 import { userCert } from '../helpers/identities.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { runKubectl } from '../helpers/kubectl.js';
 import { openWatch } from '../helpers/watch-stream.js';
 
 type Ev = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -217,5 +218,23 @@ describe('audit log (issue 16 item 3)', () => {
     const [, complete] = await eventsOf(r.headers['audit-id'] as string, 2);
     expect(complete!.objectRef).toEqual({ resource: 'leases', namespace: 'default', apiGroup: 'coordination.orch.io', apiVersion: 'v1beta1' });
     expect(complete!.annotations).toMatchObject({ 'orch.io/deprecated': 'true', 'orch.io/removed-release': '1.22' });
+  });
+
+  it('kubectl as a user would run it: its create and get are in the log with its user agent', async () => {
+    const before = (await events()).length;
+    const c = await runKubectl(t.server.kubeconfigPath, ['create', 'configmap', 'from-kubectl', '-n', 'default', '--from-literal=a=b']);
+    expect(c.code).toBe(0);
+    const g = await runKubectl(t.server.kubeconfigPath, ['get', 'configmap', 'from-kubectl', '-n', 'default', '-o', 'name']);
+    expect(g.stdout.trim()).toBe('configmap/from-kubectl');
+    let mine: Ev[] = [];
+    await eventually(async () => {
+      mine = (await events()).slice(before).filter((e) => e.objectRef?.name === 'from-kubectl' && e.stage === 'ResponseComplete');
+      return mine.length >= 2;
+    }, `kubectl events: ${JSON.stringify((await events()).slice(before).map((e) => [e.verb, e.stage, e.objectRef, e.userAgent, e.responseStatus?.code, Boolean(e.requestObject)]))}`);
+    const create = mine.find((e) => e.verb === 'create')!;
+    expect(create.userAgent).toMatch(/^kubectl\//);
+    expect(create.requestObject).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'from-kubectl' }, data: { a: 'b' } });
+    expect(create.responseStatus).toEqual({ metadata: {}, code: 201 });
+    expect(mine.find((e) => e.verb === 'get')!.responseObject).toMatchObject({ metadata: { name: 'from-kubectl' } });
   });
 });
