@@ -15,7 +15,7 @@ import { type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { openWatch } from '../helpers/watch-stream.js';
 
-type Ev = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Ev = Record<string, any>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MICRO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
