@@ -240,6 +240,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
           return http.signal;
         },
         protobuf,
+        audit,
       };
       // spec 000 §6: a deprecated endpoint answers with a Warning header and is counted
       const deprecation = def.deprecated ? deprecationWarning(def) : undefined;

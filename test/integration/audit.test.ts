@@ -237,4 +237,22 @@ describe('audit log (issue 16 item 3)', () => {
     expect(create.responseStatus).toEqual({ metadata: {}, code: 201 });
     expect(mine.find((e) => e.verb === 'get')!.responseObject).toMatchObject({ metadata: { name: 'from-kubectl' } });
   });
+
+  it('a handler can annotate the event through ApiRequest.audit (admission decisions use it)', async () => {
+    const lease = t.server.registry.lookup('coordination.orch.io', 'v1', 'leases')!;
+    t.server.registry.add({
+      ...lease,
+      version: 'v1alpha9',
+      handlers: {
+        get: async (_ctx, req) => {
+          req.audit?.annotate('example.com/checked', 'yes');
+          return { status: 200, body: { apiVersion: 'coordination.orch.io/v1alpha9', kind: 'Lease', metadata: { name: req.info.name } } };
+        },
+      },
+    });
+    const r = await t.request('GET', '/apis/coordination.orch.io/v1alpha9/namespaces/default/leases/l1');
+    expect(r.status).toBe(200);
+    const [, complete] = await eventsOf(r.headers['audit-id'] as string, 2);
+    expect(complete!.annotations).toMatchObject({ 'example.com/checked': 'yes', 'authorization.orch.io/decision': 'allow' });
+  });
 });
