@@ -79,7 +79,10 @@ export class LogFileWriter implements BatchWriter {
     if (this.path === '-') {
       const buf = Buffer.from(lines.join('\n') + '\n');
       let off = 0;
-      while (off < buf.length) off += (await writeFdAsync(1, buf, off, buf.length - off)).valueOf() as number;
+      while (off < buf.length) {
+        const { bytesWritten } = await writeFdAsync(1, buf, off, buf.length - off);
+        off += bytesWritten;
+      }
       return;
     }
     // group lines into chunks that fit the current file; rotate between chunks
