@@ -18,6 +18,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ensurePki, issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { eventually } from '../helpers/eventually.js';
+import { freePort } from '../helpers/ports.js';
 import { rawRequest, startTestServer } from '../helpers/server.js';
 
 const POLICY = 'apiVersion: audit.orch.io/v1\nkind: Policy\nrules:\n  - level: Metadata\n';
@@ -139,6 +140,28 @@ describe('audit webhook backend', () => {
       expect(metric(m, 'orch_audit_buffered_events{backend="webhook"}')).toBe(3);
     } finally {
       await hook.close();
+      await t.stop();
+    }
+  });
+  it('a webhook that is down: each batch is retried, then dropped and counted; requests are served', async () => {
+    const dir = await tempDir();
+    const port = await freePort(); // nothing listens there
+    const hook = join(dir, 'down.kubeconfig');
+    await writeFile(hook, `apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:${port}/audit\ncontexts:\n- name: c\n  context: {cluster: x}\ncurrent-context: c\n`);
+    const logs: string[] = [];
+    const t = await startTestServer({
+      log: (m) => logs.push(m),
+      audit: { policyFile: join(dir, 'policy.yaml'), webhookConfigFile: hook, webhookBatchMaxSize: 100, webhookBatchMaxWaitMs: 0, webhookInitialBackoffMs: 5 },
+    });
+    try {
+      for (let i = 0; i < 3; i++) expect((await t.request('GET', '/api/v1/namespaces')).status).toBe(200);
+      await eventually(
+        async () => metric((await t.request('GET', '/metrics')).text, 'orch_audit_dropped_events_total{backend="webhook",reason="webhook_error"}') >= 6,
+        'webhook failures counted',
+      );
+      expect(metric((await t.request('GET', '/metrics')).text, 'apiserver_audit_error_total{plugin="webhook"}')).toBeGreaterThanOrEqual(6);
+      expect(logs.some((l) => /audit webhook: \d+ events not written: .*ECONNREFUSED/.test(l))).toBe(true);
+    } finally {
       await t.stop();
     }
   });
