@@ -2,6 +2,7 @@
 // negotiation here, then authentication → authorization → the verb handler of
 // the registry (or the watch service) → encoding of the response.
 
+import { randomUUID } from 'node:crypto';
 import { stringify as toYaml } from 'yaml';
 import { StatusError, forbiddenRequest, toStatusError, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../api/errors.js';
 import type { HandlerContext } from '../api/handlers/context.js';
@@ -300,7 +301,8 @@ export function deprecationWarning(def: ResourceDefinition): string {
 
 export function tooLargeResponse(limit: number): PlainResponse {
   const e = requestEntityTooLarge(`the request body is larger than the limit of ${limit} bytes`);
-  return { status: 413, headers: [['Content-Type', 'application/json']], body: JSON.stringify(e.toStatus()) };
+  // answered before the router sees the request, so no audit event; the Audit-Id header as on every response
+  return { status: 413, headers: [['Content-Type', 'application/json'], ['Audit-Id', randomUUID()]], body: JSON.stringify(e.toStatus()) };
 }
 
 /** Warning header values are quoted-strings (RFC 7234 §5.5) */
