@@ -189,8 +189,9 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         audit?.unauthenticated(authFailureMessage(http.headers, peer !== undefined, http.query));
         return respond(401, new StatusError(401, 'Unauthorized', authn.error).toStatus(), accept);
       }
-      // spec 001 §5.10: Impersonate-* headers, checked through the authorizer
+      // the audit policy is matched against the authenticated user, before impersonation (as kube's filter order)
       audit?.authenticated(authn.user);
+      // spec 001 §5.10: Impersonate-* headers, checked through the authorizer
       const user = await applyImpersonation(authn.user, http.headers, opts.authz, opts.apiDomain);
       if (user !== authn.user) audit?.impersonated(user);
       // overload protection before any further work (issue #15); watches and health checks are not counted
