@@ -43,6 +43,13 @@ export interface ApiRequest {
   signal: AbortSignal;
   /** set by the gateway: decodes protobuf request bodies (spec 000 §2.7) */
   protobuf?: ProtobufCatalog;
+  /** set by the gateway when the request is audited: annotations land on its audit event (docs/audit.md) */
+  audit?: AuditAnnotator;
+}
+
+/** Adds an annotation to the request's audit event, e.g. an admission decision (issue 16 item 3). */
+export interface AuditAnnotator {
+  annotate(key: string, value: string): void;
 }
 
 export interface ApiResponse {

@@ -2,6 +2,7 @@
 // negotiation here, then authentication → authorization → the verb handler of
 // the registry (or the watch service) → encoding of the response.
 
+import { randomUUID } from 'node:crypto';
 import { stringify as toYaml } from 'yaml';
 import { StatusError, forbiddenRequest, toStatusError, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../api/errors.js';
 import type { HandlerContext } from '../api/handlers/context.js';
@@ -30,6 +31,8 @@ import { parseRequestInfo } from './request-info.js';
 import type { FlowControl } from './flowcontrol/flow-control.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { isLongRunning, requestTimeoutMs, timeoutResponse } from './timeouts.js';
+import { type GatewayAudit, auditOf, beginAudit, bindAudit, finishAudit, rememberResponseObject, requestAuditId } from './audit-filter.js';
+import { authFailureMessage } from '../audit/event.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -67,6 +70,8 @@ export interface RouterOptions {
   /** `--request-timeout` for requests that are not long-running (default 60 s; 0 = none) */
   requestTimeoutMs?: number;
   clock?: Clock;
+  /** audit logging (issue 16 item 3, src/gateway/audit-filter.ts); absent = only the Audit-Id header */
+  audit?: GatewayAudit;
 }
 
 type Handler = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
@@ -99,6 +104,8 @@ export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Pro
     } catch {
       // route answers the malformed request itself
     }
+    const auditID = requestAuditId(incoming.headers);
+    const audit = beginAudit(opts.audit, incoming, info, auditID);
     const timeoutMs = info && !isLongRunning(info) ? requestTimeoutMs(incoming.query, defaultTimeoutMs) : 0;
     let out: OutgoingResponse;
     if (timeoutMs > 0) {
@@ -122,6 +129,7 @@ export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Pro
         },
       };
       if (info) parsedInfo.set(http, info);
+      bindAudit(http, audit);
       let timer: { cancel(): void } | undefined;
       const work = route(http).finally(() => {
         releases.get(http)?.();
@@ -143,6 +151,7 @@ export function createRouter(opts: RouterOptions): (req: IncomingRequest) => Pro
         releases.get(incoming)?.();
       }
     }
+    out = finishAudit(out, audit, auditID, incoming);
     if (opts.observe) {
       const observed = info ?? { isResourceRequest: false, path: incoming.path, verb: incoming.method.toLowerCase(), group: '', version: '', namespace: '', resource: '', subresource: '', name: '' };
       opts.observe(observed, out.status, (performance.now() - t0) / 1000);
@@ -155,7 +164,9 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
   const metaGroups = [`meta.${opts.apiDomain}`, 'meta.k8s.io'];
   // protobuf bodies and responses for kinds with field numbers (spec 000 §2.7, §4.3)
   const protobuf = new ProtobufCatalog(opts.ctx.registry);
-  const respond = (...a: Parameters<typeof encode>): PlainResponse => encodeWith(protobuf, ...a);
+  const respond = opts.audit
+    ? (...a: Parameters<typeof encode>): PlainResponse => rememberResponseObject(encodeWith(protobuf, ...a), a[1])
+    : (...a: Parameters<typeof encode>): PlainResponse => encodeWith(protobuf, ...a);
   return async (http) => {
     let accept: Negotiated = { format: 'json', pretty: false };
     try {
@@ -173,11 +184,16 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       accept = !info.isResourceRequest && (http.path.startsWith('/openapi/') || HEALTH_PATH.test(http.path)) ? { format: 'json', pretty } : negotiated();
       const peer = opts.peerFor(http.proxiedAddress);
       const authn = await opts.authn.authenticate({ headers: http.headers, peer, path: http.path });
+      const audit = auditOf(http);
       if ('error' in authn) {
+        audit?.unauthenticated(authFailureMessage(http.headers, peer !== undefined, http.query));
         return respond(401, new StatusError(401, 'Unauthorized', authn.error).toStatus(), accept);
       }
+      // the audit policy is matched against the authenticated user, before impersonation (as kube's filter order)
+      audit?.authenticated(authn.user);
       // spec 001 §5.10: Impersonate-* headers, checked through the authorizer
       const user = await applyImpersonation(authn.user, http.headers, opts.authz, opts.apiDomain);
+      if (user !== authn.user) audit?.impersonated(user);
       // overload protection before any further work (issue #15); watches and health checks are not counted
       if (opts.flowControl && !isLongRunning(info) && !HEALTH_PATH.test(http.path)) {
         const admitted = await opts.flowControl.admit({ user, isResourceRequest: info.isResourceRequest, verb: info.verb, apiGroup: info.group, resource: info.resource, namespace: info.namespace });
@@ -185,6 +201,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       }
       const attrs = authorizationAttributes(user, info, http.path, http.query);
       const decision = await opts.authz.authorize(attrs);
+      audit?.authorized(decision.decision === 'allow', decision.reason);
       if (decision.decision !== 'allow') throw forbiddenRequest(attrs, decision.reason);
       if (!info.isResourceRequest) {
         // health paths are authorized like every other path, as in kube: the default
@@ -210,6 +227,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       if (!verbs.includes(info.verb)) {
         throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       }
+      if (audit && http.body.length > 0) audit.protobufBody(() => protobuf.decodeBody(http.body, def));
       const req: ApiRequest = {
         info,
         def,
@@ -224,10 +242,16 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
           return http.signal;
         },
         protobuf,
+        audit,
       };
       // spec 000 §6: a deprecated endpoint answers with a Warning header and is counted
       const deprecation = def.deprecated ? deprecationWarning(def) : undefined;
-      if (def.deprecated) opts.onDeprecated?.(def, info);
+      if (def.deprecated) {
+        opts.onDeprecated?.(def, info);
+        // spec 000 §6: the audit event of a request to a deprecated endpoint is annotated
+        audit?.annotate(`${opts.apiDomain}/deprecated`, 'true');
+        if (def.deprecated.removedRelease) audit?.annotate(`${opts.apiDomain}/removed-release`, def.deprecated.removedRelease);
+      }
       if (info.verb === 'watch') {
         const stream: StreamResponse = opts.watch.serve(req, opts.ctx.storeFor(def));
         const headers: [string, string][] = [['Content-Type', stream.contentType], ['Cache-Control', 'no-cache, private']];
@@ -258,6 +282,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       if (status) return respond(status.code, status.toStatus(), accept, [], false, status.headers);
       opts.log?.(`unexpected error serving ${http.method} ${http.path}: ${(e as Error)?.stack ?? String(e)}`);
       const err = internalError((e as Error)?.message ?? String(e));
+      auditOf(http)?.panicked(err.message);
       return respond(err.code, err.toStatus(), accept);
     }
   };
@@ -277,7 +302,8 @@ export function deprecationWarning(def: ResourceDefinition): string {
 
 export function tooLargeResponse(limit: number): PlainResponse {
   const e = requestEntityTooLarge(`the request body is larger than the limit of ${limit} bytes`);
-  return { status: 413, headers: [['Content-Type', 'application/json']], body: JSON.stringify(e.toStatus()) };
+  // answered before the router sees the request, so no audit event; the Audit-Id header as on every response
+  return { status: 413, headers: [['Content-Type', 'application/json'], ['Audit-Id', randomUUID()]], body: JSON.stringify(e.toStatus()) };
 }
 
 /** Warning header values are quoted-strings (RFC 7234 §5.5) */

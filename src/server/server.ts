@@ -50,6 +50,7 @@ import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins
 import { writeKubeconfig } from './kubeconfig.js';
 import { serverEventRecorder } from './events.js';
 import { type ClusterOptions, openStore, registerStoreMetrics, withClusterStatus } from './open-store.js';
+import { type AuditOptions, buildAudit, closeAudit } from './audit-setup.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -95,6 +96,8 @@ export interface ServerOptions {
    * 0 (default) terminates TLS in this process.
    */
   tlsWorkers?: number;
+  /** `--audit-*` flags (issue 16 item 3, docs/audit.md) */
+  audit?: AuditOptions;
 }
 
 export interface RunningServer {
@@ -210,6 +213,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // spec 001 §5.12: the chain of --authorization-mode (default Node,RBAC); every check goes
   // through it (requests, impersonation, access reviews, unsafe deletion, escalation)
   const metrics = new ServerMetrics();
+  // a bad audit policy or webhook file stops the start before anything runs (docs/audit.md)
+  let auditor;
+  try {
+    auditor = await buildAudit(opts.audit ?? {}, { apiDomain: opts.apiDomain, registry: metrics.registry, clock: systemClock, log });
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
   const authorization = await buildAuthorization(opts.authorization ?? {}, {
     apiDomain: opts.apiDomain,
     log,
@@ -313,6 +324,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     flowControl: buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock: systemClock, metrics }),
     requestTimeoutMs: opts.limits?.requestTimeoutMs,
     clock: systemClock,
+    audit: auditor ? { auditor, remoteAddressFor: (addr) => front?.connectionFor(addr)?.remoteAddress } : undefined,
   });
   const http: HttpServer = await startHttpServer({
     listen: { unixPath: socketPath },
@@ -381,6 +393,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         auth.stop();
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
+        await closeAudit(auditor, 5000);
         await front!.close({ graceful: true, timeoutMs: 2000 });
         await store.close();
       })();

@@ -1,0 +1,111 @@
+// The gateway's side of auditing (issue 16 item 3): every response carries an
+// `Audit-Id` header (the client's `Audit-ID` if it sent one, else a new UUID,
+// as kube's WithAuditInit); with an audit policy, a RequestAudit (src/audit/)
+// is started per request, the router reports authentication, impersonation and
+// authorization to it (auditOf), and the response, or for streams their start
+// and end, completes it.
+
+import { randomUUID } from 'node:crypto';
+import type { Auditor, RequestAudit } from '../audit/auditor.js';
+import type { StreamSink, RequestInfo } from '../api/request.js';
+import type { IncomingRequest, OutgoingResponse, PlainResponse } from './http-server.js';
+import { isLongRunning } from './timeouts.js';
+
+export interface GatewayAudit {
+  auditor: Auditor;
+  /** the client's own address for a connection (the TLS front knows it) */
+  remoteAddressFor?(proxiedAddress: string): string | undefined;
+}
+
+const contexts = new WeakMap<IncomingRequest, RequestAudit>();
+const responseObjects = new WeakMap<PlainResponse, unknown>();
+
+/** the audit recorder of a request, when auditing is on and the policy asked for it */
+export function auditOf(req: IncomingRequest): RequestAudit | undefined {
+  return contexts.get(req);
+}
+
+export function bindAudit(req: IncomingRequest, audit: RequestAudit | undefined): void {
+  if (audit) contexts.set(req, audit);
+}
+
+/** the object a response was encoded from (responseObject at level RequestResponse) */
+export function rememberResponseObject(res: PlainResponse, body: unknown): PlainResponse {
+  responseObjects.set(res, body);
+  return res;
+}
+
+export function requestAuditId(headers: Map<string, string>): string {
+  const given = headers.get('audit-id');
+  return given !== undefined && given !== '' ? given : randomUUID();
+}
+
+export function beginAudit(a: GatewayAudit | undefined, req: IncomingRequest, info: RequestInfo | undefined, auditID: string): RequestAudit | undefined {
+  if (!a) return undefined;
+  const audit = a.auditor.begin({
+    auditID,
+    method: req.method,
+    path: req.path,
+    query: req.query,
+    headers: req.headers,
+    remoteAddress: a.remoteAddressFor?.(req.proxiedAddress),
+    info,
+    longRunning: info !== undefined && isLongRunning(info),
+  });
+  contexts.set(req, audit);
+  return audit;
+}
+
+/** adds the Audit-Id header; completes the audit now, or when the stream ends */
+export function finishAudit(out: OutgoingResponse, audit: RequestAudit | undefined, auditID: string, req: IncomingRequest): OutgoingResponse {
+  const headers: [string, string][] = [...out.headers, ['Audit-Id', auditID]];
+  if (!out.stream) {
+    if (audit) {
+      audit.complete({
+        code: out.status,
+        responseObject: responseObjects.get(out) ?? failureBody(out),
+        responseBytes: typeof out.body === 'string' ? out.body.length : out.body.byteLength,
+        body: req.body,
+        contentType: req.headers.get('content-type'),
+      });
+    }
+    return { ...out, headers };
+  }
+  if (!audit) return { ...out, headers };
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    audit.complete({ code: out.status, body: req.body, contentType: req.headers.get('content-type') });
+  };
+  return {
+    stream: true,
+    status: out.status,
+    headers,
+    start(sink: StreamSink) {
+      audit.responseStarted(out.status);
+      out.start({
+        write: (chunk) => sink.write(chunk),
+        backlog: () => sink.backlog(),
+        end() {
+          sink.end();
+          end();
+        },
+      });
+    },
+    stop() {
+      out.stop();
+      end();
+    },
+  };
+}
+
+/** a failure answered without an encoded object (timeouts): its Status, if the body is one */
+function failureBody(out: PlainResponse): unknown {
+  if (out.status < 400 || typeof out.body !== 'string' || out.body.length > 65536) return undefined;
+  try {
+    return JSON.parse(out.body);
+  } catch {
+    return undefined;
+  }
+}
