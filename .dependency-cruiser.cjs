@@ -29,7 +29,8 @@ module.exports = {
     onlyDownward('watch-imports-api-store', 'watch', ['api', 'store'], 'watch caches sit on the registry and the store'),
     onlyDownward('auth-imports-api', 'auth', ['api'], 'authenticators and authorizers use the registry (objects, errors)'),
     onlyDownward('controllers-import-below', 'controllers', ['api', 'store', 'auth'], 'controllers act through the registry'),
-    onlyDownward('gateway-imports-below', 'gateway', ['auth', 'api', 'watch'], 'the gateway dispatches to the layers below'),
+    onlyDownward('audit-imports-auth', 'audit', ['auth'], 'the audit recorder knows identities and the webhook client of authentication'),
+    onlyDownward('gateway-imports-below', 'gateway', ['auth', 'audit', 'api', 'watch'], 'the gateway dispatches to the layers below and records them for audit'),
     onlyDownward(
       'nodeagent-is-separate',
       'nodeagent',
