@@ -49,7 +49,7 @@ import { watchTimeoutMs } from '../gateway/timeouts.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { admissionRegistrationDefinitions } from '../api/admission/kinds.js';
-import { buildAdmissionChain } from './admission-setup.js';
+import { buildAdmissionChain, registerAdmissionMetrics } from './admission-setup.js';
 import type { ServiceResolver } from '../api/admission/webhook-client.js';
 import { SchemaNames } from '../api/schema/naming.js';
 import { serverEventRecorder } from './events.js';
@@ -309,6 +309,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   metrics.gauge('orch_store_compact_revision', 'The oldest revision still readable.', () => store.compactRevision);
   metrics.gauge('orch_watchers', 'Open watch streams.', () => watch.stats().watchers);
   registerStoreMetrics(metrics, store);
+  if (admissionChain) registerAdmissionMetrics(admissionChain, metrics.registry);
 
   let front: TlsFront | undefined;
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);

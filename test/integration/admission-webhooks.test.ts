@@ -224,6 +224,9 @@ describe('failures and the failure policy', () => {
     await ts.request('DELETE', VWC);
     await configure('validating', 'down', [down('down.ignore.test', 'Ignore')]);
     expect((await ts.request('POST', CM, { body: cm('down2') })).status).toBe(201);
+    const metrics = (await ts.request('GET', '/metrics')).text;
+    expect(metrics).toContain('apiserver_admission_webhook_rejection_count{name="down.fail.test",type="validating",error_type="calling_webhook_error"} 1');
+    expect(metrics).toContain('apiserver_admission_webhook_fail_open_count{name="down.ignore.test",type="validating"} 1');
   });
 
   it('a webhook that does not answer in timeoutSeconds: Fail → 500 deadline exceeded; Ignore → allowed', async () => {

@@ -17,6 +17,7 @@ import { ValidatingAdmissionPolicies } from './policy.js';
 import { AdmissionConfigSource } from './source.js';
 import type { AdmissionRequest, MutatingPlugin, ValidatingPlugin } from './types.js';
 import { type ServiceResolver, WebhookAgents } from './webhook-client.js';
+import type { CompiledWebhook } from './webhook-config.js';
 import { MutatingWebhooks, ValidatingWebhooks } from './webhooks.js';
 
 export interface AdmissionChainOptions {
@@ -35,6 +36,8 @@ export class AdmissionChain {
   private readonly agents = new WebhookAgents();
   private readonly uids = new WeakMap<object, string>();
   private versionsCache = { at: -1, map: new Map<string, string[]>() };
+  /** set by the composition root once metrics exist */
+  observer?: (webhook: CompiledWebhook, outcome: 'allowed' | 'denied' | 'error' | 'skipped-error', seconds: number) => void;
 
   constructor(private readonly o: AdmissionChainOptions) {
     const group = `admissionregistration.${o.apiDomain}`;
@@ -56,7 +59,14 @@ export class AdmissionChain {
     const lookups = storeLookups(o.store, o.registry);
     const resolver = o.resolver ?? storeServiceResolver(o.store, o.registry);
     const versionsOf = (g: string, r: string) => this.versionsOf(g, r);
-    const webhookEnv = { apiDomain: o.apiDomain, lookups, resolver, versionsOf, agents: this.agents };
+    const webhookEnv = {
+      apiDomain: o.apiDomain,
+      lookups,
+      resolver,
+      versionsOf,
+      agents: this.agents,
+      observe: (w: CompiledWebhook, outcome: 'allowed' | 'denied' | 'error' | 'skipped-error', seconds: number) => this.observer?.(w, outcome, seconds),
+    };
     this.mutating = [new MutatingWebhooks({ ...webhookEnv, webhooks: () => this.source.mutatingWebhooks() })];
     this.validating = [
       new ValidatingAdmissionPolicies({ apiDomain: o.apiDomain, lookups, versionsOf, policies: () => this.source.policies() }),
