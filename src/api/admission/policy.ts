@@ -24,10 +24,11 @@ export interface PolicyEnvironment {
 
 const CODES: Record<string, number> = { Unauthorized: 401, Forbidden: 403, Invalid: 422, RequestEntityTooLarge: 413 };
 
-function matches(m: MatchResources, req: AdmissionRequest, env: PolicyEnvironment): boolean {
+/** a binding's matchResources without resourceRules narrows by selectors only (kube: rules then do not constrain) */
+function matches(m: MatchResources, req: AdmissionRequest, env: PolicyEnvironment, binding = false): boolean {
   const versions = m.matchPolicy === 'Equivalent' ? env.versionsOf(req.def.group, req.def.resource) : [req.def.version];
   const vs = versions.includes(req.def.version) ? versions : [req.def.version, ...versions];
-  if (!m.rules.some((r) => ruleMatches(r, req, vs))) return false;
+  if (!(binding && m.rules.length === 0) && !m.rules.some((r) => ruleMatches(r, req, vs))) return false;
   if (m.exclude.some((r) => ruleMatches(r, req, vs))) return false;
   if (!namespaceSelectorMatches(m.namespaceSelector, req, (n) => env.lookups.namespace(n)?.metadata?.labels)) return false;
   return objectSelectorMatches(m.objectSelector, req);
@@ -47,7 +48,7 @@ export class ValidatingAdmissionPolicies implements ValidatingPlugin {
     for (const { policy, bindings } of all) {
       if (bindings.length === 0 || !matches(policy.match, req, this.env)) continue;
       for (const b of bindings) {
-        if (b.match && !matches(b.match, req, this.env)) continue;
+        if (b.match && !matches(b.match, req, this.env, true)) continue;
         request ??= reviewRequest(req, this.env.apiDomain);
         const prefix = `ValidatingAdmissionPolicy '${policy.name}' with binding '${b.name}'`;
         const fail = (why: string): void => {
