@@ -55,8 +55,6 @@ export interface WriteOptions {
   auditAnnotations?: Record<string, string>;
   /** the request's options object (CreateOptions/UpdateOptions/PatchOptions/DeleteOptions) for AdmissionReview `options` */
   admissionOptions?: Record<string, unknown>;
-  /** `PATCH` verb of the request (AdmissionReview still says UPDATE/CREATE; kept for policies that ask) */
-  verb?: string;
 }
 
 /**

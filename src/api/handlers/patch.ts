@@ -73,7 +73,6 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     user: req.user,
     subresource: req.info.subresource || undefined,
     requester: req.user,
-    verb: 'patch',
     warnings: [] as string[],
   };
   const ifMatch = ifMatchVersion(req.headers.get('if-match'));
@@ -165,7 +164,6 @@ async function applyHandler(
     {
       ...opts,
       warnings: sink,
-      verb: 'patch',
       duplicateFields: duplicates,
       // the status sub-resource of an absent object is 404, not a create
       createIfAbsent: !isStatusWrite(req),
