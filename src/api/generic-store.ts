@@ -285,6 +285,7 @@ export class GenericStore {
       m.uid = system.uid;
       m.creationTimestamp = system.creationTimestamp;
       if (system.generation !== undefined) m.generation = system.generation;
+      else delete m.generation;
       delete m.deletionTimestamp;
       delete m.deletionGracePeriodSeconds;
       delete m.resourceVersion;
