@@ -34,6 +34,8 @@ export interface Status {
 
 export class StatusError extends Error {
   readonly headers: Record<string, string> = {};
+  /** `Warning` headers sent with the error (admission warnings gathered before a denial) */
+  warnings: string[] = [];
   constructor(
     readonly code: number,
     readonly reason: string,

@@ -46,6 +46,29 @@ export interface WriteOptions {
   user?: UserInfo;
   /** who asks, for admission plugins that depend on the requester (NodeRestriction, spec 001 §5.15) */
   requester?: { username: string; groups?: string[] };
+  /**
+   * Warnings admission adds (webhook `warnings`, ValidatingAdmissionPolicy
+   * `Warn`): the handler returns them as `Warning` headers. Absent = dropped.
+   */
+  warnings?: string[];
+  /** audit annotations admission adds (policy `Audit` actions, fail-open webhooks), key → value */
+  auditAnnotations?: Record<string, string>;
+  /** the request's options object (CreateOptions/UpdateOptions/PatchOptions/DeleteOptions) for AdmissionReview `options` */
+  admissionOptions?: Record<string, unknown>;
+}
+
+/**
+ * One object write as admission sees it (src/api/admission/): the operation,
+ * the new object (absent for DELETE) and the stored one (absent for CREATE).
+ */
+export interface AdmissionCall {
+  operation: 'CREATE' | 'UPDATE' | 'DELETE';
+  def: ResourceDefinition;
+  namespace: string;
+  name: string;
+  object: ApiObject | undefined;
+  oldObject: ApiObject | undefined;
+  opts: WriteOptions;
 }
 
 /** Schema-driven admission steps, provided by the schema engine. */
@@ -75,6 +98,15 @@ export interface WriteHooks {
    * objects get the same value. Called again when a key was taken meanwhile.
    */
   reserve?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined): { keys: { key: string; value: Uint8Array }[] } | undefined;
+  /**
+   * Mutating admission (webhooks with JSON patches): runs after defaulting and
+   * before schema validation, so what it changes is validated like the
+   * request itself; returns the object to continue with. Throws a StatusError
+   * to refuse.
+   */
+  mutate?(call: AdmissionCall): Promise<ApiObject | undefined>;
+  /** Validating admission (webhooks, ValidatingAdmissionPolicy): after validation, before the write */
+  validateAdmission?(call: AdmissionCall): Promise<void>;
 }
 
 /** attempts at claiming values (`WriteHooks.reserve`) before a create gives up */
@@ -225,7 +257,7 @@ export class GenericStore {
    * Returns the stored object and the unknown fields that were pruned.
    */
   async create(namespace: string, obj: ApiObject, opts: WriteOptions): Promise<{ object: ApiObject; unknownFields: string[] }> {
-    const meta = metaOf(obj);
+    let meta = metaOf(obj);
     if (meta.resourceVersion !== undefined && meta.resourceVersion !== '') {
       throw badRequest('resourceVersion should not be set on objects to be created');
     }
@@ -241,9 +273,30 @@ export class GenericStore {
     delete meta.resourceVersion;
     if (this.def.strategy.tracksGeneration) meta.generation = 1;
     this.def.strategy.prepareForCreate?.(obj);
+    if (this.hooks.mutate) {
+      const system = { uid: meta.uid, creationTimestamp: meta.creationTimestamp, generation: meta.generation };
+      const mutated = await this.hooks.mutate({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
+      if (mutated && mutated !== obj) obj = mutated;
+      // a webhook may not move the object or change what the server assigns
+      const m = metaOf(obj);
+      m.name = name;
+      if (this.def.scope === 'Namespaced') m.namespace = namespace;
+      else delete m.namespace;
+      m.uid = system.uid;
+      m.creationTimestamp = system.creationTimestamp;
+      if (system.generation !== undefined) m.generation = system.generation;
+      else delete m.generation;
+      delete m.deletionTimestamp;
+      delete m.deletionGracePeriodSeconds;
+      delete m.resourceVersion;
+      meta = m;
+    }
     const unknownFields = this.validate(obj, undefined, name, opts);
     await this.checkNamespace(namespace, name);
     this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
+    if (this.hooks.validateAdmission) {
+      await this.hooks.validateAdmission({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
+    }
     if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, obj, undefined, opts);
     const key = this.key(namespace, name);
     if (opts.dryRun) {
@@ -287,7 +340,7 @@ export class GenericStore {
       const kv = this.readRaw(namespace, name);
       const current = kv ? decodeObject(kv) : undefined;
       if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
-      const next = transform(current ? clone(current) : undefined);
+      let next = transform(current ? clone(current) : undefined);
       if (!current) {
         const meta = metaOf(next);
         delete meta.resourceVersion;
@@ -298,7 +351,9 @@ export class GenericStore {
       if (pinned !== undefined && pinned !== '' && pinned !== current.metadata!.resourceVersion) {
         throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
       }
-      const unknownFields = this.prepareUpdate(next, current, name, opts);
+      const prepared = await this.prepareUpdate(next, current, name, namespace, opts);
+      next = prepared.object;
+      const unknownFields = prepared.unknownFields;
       // a Terminating object: the deletion machine says whether this update removes it (spec 000 §3.1)
       const lifecycle = current.metadata?.deletionTimestamp ? this.decideUpdate(current, next) : undefined;
       // a no-op write is not written and does not advance the resource version
@@ -307,6 +362,9 @@ export class GenericStore {
       }
       await this.checkNamespaceForUpdate(namespace);
       this.hooks.beforeWrite?.(this.def, next, current, opts);
+      if (this.hooks.validateAdmission) {
+        await this.hooks.validateAdmission({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
+      }
       if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, next, current, opts);
       const removeNow = lifecycle?.outcome === 'remove';
       const claimed = removeNow ? [] : (this.hooks.reserve?.(this.def, next, current)?.keys ?? []);
@@ -333,13 +391,36 @@ export class GenericStore {
     if (this.namespaceExists(namespace) === undefined) throw notFound('namespaces', '', namespace);
   }
 
-  /** carries the immutable metadata over from the stored object, then validates */
-  private prepareUpdate(next: ApiObject, current: ApiObject, name: string, opts: WriteOptions): string[] {
+  /** carries the immutable metadata over from the stored object, runs mutating admission, then validates */
+  private async prepareUpdate(next: ApiObject, current: ApiObject, name: string, namespace: string, opts: WriteOptions): Promise<{ object: ApiObject; unknownFields: string[] }> {
+    if (next.metadata?.name !== undefined && next.metadata.name !== name) {
+      throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    this.carryOver(next, current, name);
+    this.def.strategy.default?.(next);
+    this.def.strategy.prepareForUpdate?.(next, current);
+    if (this.hooks.mutate) {
+      const mutated = await this.hooks.mutate({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
+      if (mutated && mutated !== next) next = mutated;
+      // what a webhook may not change is carried over again
+      const rv = next.metadata?.resourceVersion;
+      this.carryOver(next, current, name);
+      if (rv !== undefined) metaOf(next).resourceVersion = rv;
+    }
     const meta = metaOf(next);
     const cur = current.metadata!;
-    if (meta.name !== undefined && meta.name !== name) {
-      throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    const unknownFields = this.validate(next, current, name, opts);
+    // generation counts changes to the desired state (everything but metadata and status)
+    if (this.def.strategy.tracksGeneration && !deepEqual(specOf(next), specOf(current))) {
+      meta.generation = (cur.generation ?? 0) + 1;
     }
+    return { object: next, unknownFields };
+  }
+
+  /** the metadata an update cannot change, taken from the stored object */
+  private carryOver(next: ApiObject, current: ApiObject, name: string): void {
+    const meta = metaOf(next);
+    const cur = current.metadata!;
     meta.name = name;
     if (this.def.scope === 'Namespaced') meta.namespace = cur.namespace;
     meta.uid = cur.uid;
@@ -355,14 +436,6 @@ export class GenericStore {
     if (cur.generation !== undefined) meta.generation = cur.generation;
     else delete meta.generation;
     canonicalManagedFieldTimes(meta);
-    this.def.strategy.default?.(next);
-    this.def.strategy.prepareForUpdate?.(next, current);
-    const unknownFields = this.validate(next, current, name, opts);
-    // generation counts changes to the desired state (everything but metadata and status)
-    if (this.def.strategy.tracksGeneration && !deepEqual(specOf(next), specOf(current))) {
-      meta.generation = (cur.generation ?? 0) + 1;
-    }
-    return unknownFields;
   }
 
   /**
@@ -385,6 +458,12 @@ export class GenericStore {
       const current = decodeObject(kv);
       this.hooks.beforeDelete?.(this.def, current, opts);
       this.checkPreconditions(current, name, opts.preconditions);
+      if (attempt === 0 && (this.hooks.mutate || this.hooks.validateAdmission)) {
+        // DELETE admission sees the stored object as oldObject and no object (patches do not apply)
+        const call = { operation: 'DELETE' as const, def: this.def, namespace, name, object: undefined, oldObject: current, opts };
+        await this.hooks.mutate?.(call);
+        await this.hooks.validateAdmission?.(call);
+      }
       const decision = decide(factsOf(current, this.extraFinalizersOf(current)), {
         type: 'DELETE',
         policy: opts.propagationPolicy,

@@ -279,7 +279,7 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       return respond(res.status, res.body, accept, warnings, info.verb === 'get' || info.verb === 'list', res.headers);
     } catch (e) {
       const status = toStatusError(e);
-      if (status) return respond(status.code, status.toStatus(), accept, [], false, status.headers);
+      if (status) return respond(status.code, status.toStatus(), accept, status.warnings, false, status.headers);
       opts.log?.(`unexpected error serving ${http.method} ${http.path}: ${(e as Error)?.stack ?? String(e)}`);
       const err = internalError((e as Error)?.message ?? String(e));
       auditOf(http)?.panicked(err.message);

@@ -48,6 +48,10 @@ import { systemClock } from '../core/clock.js';
 import { watchTimeoutMs } from '../gateway/timeouts.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { writeKubeconfig } from './kubeconfig.js';
+import { admissionRegistrationDefinitions } from '../api/admission/kinds.js';
+import { buildAdmissionChain, registerAdmissionMetrics } from './admission-setup.js';
+import type { ServiceResolver } from '../api/admission/webhook-client.js';
+import { SchemaNames } from '../api/schema/naming.js';
 import { serverEventRecorder } from './events.js';
 import { type ClusterOptions, openStore, registerStoreMetrics, withClusterStatus } from './open-store.js';
 import { type AuditOptions, buildAudit, closeAudit } from './audit-setup.js';
@@ -87,6 +91,8 @@ export interface ServerOptions {
   authorization?: AuthorizationOptions;
   /** `--enable-admission-plugins` / `--disable-admission-plugins` (src/server/admission-plugins.ts) */
   admissionPlugins?: AdmissionPluginOptions;
+  /** replaces how webhook `service` references are resolved (tests; default: the Service's Endpoints) */
+  admissionServiceResolver?: ServiceResolver;
   /** certificates shared by every member of a cluster (default <dataDir>/pki) */
   pkiDir?: string;
   /** run as a member of a Raft cluster instead of the single-node store (docs/raft.md) */
@@ -155,7 +161,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw e;
   }
   const defs = sharedDefinitions(opts.apiDomain);
-  const served = applyRuntimeConfig(builtinDefinitions(opts.apiDomain), parseRuntimeConfig(opts.runtimeConfig ?? ''));
+  const served = applyRuntimeConfig(
+    [...builtinDefinitions(opts.apiDomain), ...admissionRegistrationDefinitions(new SchemaNames(opts.apiDomain))],
+    parseRuntimeConfig(opts.runtimeConfig ?? ''),
+  );
   const registry = new Registry(opts.apiDomain, defs, served);
   const admission = new SchemaAdmission(defs);
   const nsDef = registry.lookup('', 'v1', 'namespaces')!;
@@ -178,6 +187,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
   };
   Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
+  // webhooks and ValidatingAdmissionPolicies (src/api/admission/, docs/admission.md); every member
+  // follows the configuration objects through its applied feed
+  const admissionChain = buildAdmissionChain(registry, store, opts.apiDomain, log, opts.admissionServiceResolver);
+  if (admissionChain) Object.assign(hooks, admissionChain.hooks());
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it
   const rbacHooks = {
@@ -210,6 +223,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const tokenSecret = await sharedSecret(store, CONTINUE_TOKEN_SECRET_KEY);
   const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs) };
   ctx.featureGates = featureGates;
+  if (admissionChain) ctx.admitConnect = (a) => admissionChain.admitConnect(a);
   // spec 001 §5.12: the chain of --authorization-mode (default Node,RBAC); every check goes
   // through it (requests, impersonation, access reviews, unsafe deletion, escalation)
   const metrics = new ServerMetrics();
@@ -306,6 +320,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   metrics.gauge('orch_store_compact_revision', 'The oldest revision still readable.', () => store.compactRevision);
   metrics.gauge('orch_watchers', 'Open watch streams.', () => watch.stats().watchers);
   registerStoreMetrics(metrics, store);
+  if (admissionChain) registerAdmissionMetrics(admissionChain, metrics.registry);
 
   let front: TlsFront | undefined;
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
@@ -391,6 +406,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         rbacControllers.stop();
         authorization.stop();
         auth.stop();
+        admissionChain?.stop();
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
         await closeAudit(auditor, 5000);

@@ -2,7 +2,7 @@
 // type meta checks, dry run (§4.7) and field validation levels (§4.8).
 
 import { parse as parseYaml } from 'yaml';
-import { badRequest, unsupportedMediaType } from '../errors.js';
+import { StatusError, badRequest, unsupportedMediaType } from '../errors.js';
 import { ProtobufError } from '../protobuf/errors.js';
 import { isProtobufMediaType } from '../protobuf/envelope.js';
 import { apiVersionOf } from '../registry.js';
@@ -143,6 +143,21 @@ export function intParam(q: URLSearchParams, name: string): number | undefined {
   if (v === null || v === '') return undefined;
   if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
   return Number(v);
+}
+
+/**
+ * Runs a write with a sink for admission warnings (webhook `warnings`,
+ * policy `Warn` actions): they go out as `Warning` headers with the answer,
+ * and also with an error, since a later plugin may deny after earlier ones warned.
+ */
+export async function withAdmissionWarnings<T>(fn: (sink: string[]) => Promise<T>): Promise<{ result: T; warnings: string[] }> {
+  const sink: string[] = [];
+  try {
+    return { result: await fn(sink), warnings: sink };
+  } catch (e) {
+    if (e instanceof StatusError && sink.length > 0) e.warnings.push(...sink);
+    throw e;
+  }
 }
 
 /** true for a write to the `status` sub-resource */

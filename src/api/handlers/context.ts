@@ -1,7 +1,7 @@
 import type { GenericStore } from '../generic-store.js';
 import type { ContinueTokens, ListResult } from '../list.js';
 import type { Registry } from '../registry.js';
-import type { ResourceDefinition } from '../types.js';
+import type { ApiObject, ResourceDefinition } from '../types.js';
 import type { FieldSelector } from '../selectors/fields.js';
 import type { LabelSelector } from '../selectors/labels.js';
 import type { Authorizer } from '../../auth/authz/types.js';
@@ -22,6 +22,19 @@ export interface HandlerContext {
   ) => Promise<ListResult | undefined>;
   /** feature gates of the server (spec 000 §3.3); absent = every gate at its default */
   featureGates?: { enabled(name: string): boolean };
+  /**
+   * CONNECT admission of node-agent sub-resources (exec, attach, portforward,
+   * proxy; src/api/admission/chain.ts): throws a StatusError to refuse,
+   * returns warnings. Absent = no admission.
+   */
+  admitConnect?: (a: {
+    def: ResourceDefinition;
+    subresource: string;
+    namespace: string;
+    name: string;
+    options: ApiObject;
+    user: import('../../auth/types.js').UserInfo;
+  }) => Promise<string[]>;
   /** for checks beyond the request's own verb (the unsafe-delete verb of spec 000 §4.10); absent = allowed */
   authorizer?: Authorizer;
 }

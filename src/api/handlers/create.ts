@@ -2,7 +2,7 @@ import { inferFieldManager, validateFieldManager } from '../apply/field-manager.
 import { badRequest, invalid } from '../errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
-import { checkNamespace, decodeObjectBody, fieldWarnings, parseDryRun, parseFieldValidation } from './common.js';
+import { checkNamespace, decodeObjectBody, fieldWarnings, parseDryRun, parseFieldValidation, withAdmissionWarnings } from './common.js';
 
 /** POST on a collection path (spec 000 §4.1) */
 export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
@@ -14,15 +14,19 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
     throw badRequest(`${req.def.kind} in version "${req.def.version}" cannot be handled: name or generateName is required`);
   }
   const gs = ctx.storeFor(req.def);
-  const { object, unknownFields } = await gs.create(req.info.namespace, obj, {
-    dryRun,
-    fieldValidation,
-    duplicateFields: duplicates,
-    manager: fieldManagerOf(ctx, req, 'CreateOptions'),
-    user: req.user,
-    requester: req.user,
-  });
-  return { status: 201, body: object, warnings: fieldWarnings(fieldValidation, unknownFields, duplicates) };
+  const manager = fieldManagerOf(ctx, req, 'CreateOptions');
+  const { result, warnings } = await withAdmissionWarnings((sink) =>
+    gs.create(req.info.namespace, obj, {
+      dryRun,
+      fieldValidation,
+      duplicateFields: duplicates,
+      manager,
+      user: req.user,
+      requester: req.user,
+      warnings: sink,
+    }),
+  );
+  return { status: 201, body: result.object, warnings: [...fieldWarnings(fieldValidation, result.unknownFields, duplicates), ...warnings] };
 }
 
 /**

@@ -3,7 +3,7 @@ import { UNSAFE_DELETE_GATE, UNSAFE_DELETE_OPTION } from '../deletion/corrupt.js
 import type { PropagationPolicy } from '../deletion/machine.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
-import { decodeProtobufBody, intParam, mediaType, parseDryRun } from './common.js';
+import { decodeProtobufBody, intParam, mediaType, parseDryRun, withAdmissionWarnings } from './common.js';
 import { isProtobufMediaType } from '../protobuf/envelope.js';
 import { parse as parseYaml } from 'yaml';
 
@@ -115,12 +115,13 @@ export async function handleDelete(ctx: HandlerContext, req: ApiRequest): Promis
       warnings: [`the object at ${gs.key(req.info.namespace, req.info.name)} was removed without running finalizers or admission (${UNSAFE_DELETE_OPTION})`],
     };
   }
-  const { object, deleted } = await gs.delete(req.info.namespace, req.info.name, { ...opts, requester: req.user });
+  const { result, warnings } = await withAdmissionWarnings((sink) => gs.delete(req.info.namespace, req.info.name, { ...opts, requester: req.user, user: req.user, warnings: sink }));
+  const { object, deleted } = result;
   // 200 with the object, removed or marked; 202 when a cascade was asked
   // with the legacy orphanDependents=false and the object is not gone yet
   // (Kubernetes keeps this quirk for old clients)
   const status = !deleted && opts.orphanDependents === false ? 202 : 200;
-  return { status, body: object };
+  return { status, body: object, warnings };
 }
 
 /** the caller also needs the `unsafe-delete-ignore-read-errors` verb (spec 000 §4.10) */

@@ -27,22 +27,27 @@ export async function handleDeleteCollection(ctx: HandlerContext, req: ApiReques
   const gs = ctx.storeFor(req.def);
   const { items, resourceVersion } = await listObjects(gs, { ...params, limit: undefined, continueToken: undefined }, ctx.tokens);
   const out: ApiObject[] = [];
+  const warnings: string[] = [];
   for (const item of items) {
     try {
       const r = await gs.delete(item.metadata?.namespace ?? '', item.metadata!.name!, {
         ...opts,
         preconditions: undefined,
         requester: req.user,
+        user: req.user,
+        warnings,
       });
       out.push(r.object);
     } catch (e) {
       // an object deleted concurrently is simply gone
       if (e instanceof StatusError && e.code === 404) continue;
+      if (e instanceof StatusError) e.warnings.push(...warnings);
       throw e;
     }
   }
   return {
     status: 200,
     body: { kind: `${req.def.kind}List`, apiVersion: apiVersionOf(req.def), metadata: { resourceVersion }, items: out },
+    warnings: [...new Set(warnings)],
   };
 }

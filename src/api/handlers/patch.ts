@@ -24,6 +24,7 @@ import {
   mediaType,
   parseDryRun,
   parseFieldValidation,
+  withAdmissionWarnings,
 } from './common.js';
 import { checkFieldManager, fieldManagerOf } from './create.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../schema/duplicates.js';
@@ -72,9 +73,10 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     user: req.user,
     subresource: req.info.subresource || undefined,
     requester: req.user,
+    warnings: [] as string[],
   };
   const ifMatch = ifMatchVersion(req.headers.get('if-match'));
-  const r = await gs.guaranteedUpdate(namespace, name, writeOpts, (current) => {
+  const r = await withAdmissionWarnings((sink) => gs.guaranteedUpdate(namespace, name, { ...writeOpts, warnings: sink }, (current) => {
     const cur = current!;
     const currentRv = cur.metadata?.resourceVersion;
     let patched: ApiObject;
@@ -99,8 +101,8 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
       meta.resourceVersion ??= ifMatch;
     }
     return confineWrite(req, patched, cur);
-  });
-  return { status: 200, body: r.object, warnings: fieldWarnings(fieldValidation, r.unknownFields, duplicates) };
+  })).then(({ result, warnings }) => ({ ...result, admissionWarnings: warnings }));
+  return { status: 200, body: r.object, warnings: [...fieldWarnings(fieldValidation, r.unknownFields, duplicates), ...r.admissionWarnings] };
 }
 
 async function applyHandler(
@@ -156,11 +158,12 @@ async function applyHandler(
     throw badRequest(`strict decoding error: ${strictProblems(configUnknown, duplicates).join(', ')}`);
   }
   const gs = ctx.storeFor(req.def);
-  const r = await gs.guaranteedUpdate(
+  const { result: r, warnings: admissionWarnings } = await withAdmissionWarnings((sink) => gs.guaranteedUpdate(
     req.info.namespace,
     req.info.name,
     {
       ...opts,
+      warnings: sink,
       duplicateFields: duplicates,
       // the status sub-resource of an absent object is 404, not a create
       createIfAbsent: !isStatusWrite(req),
@@ -196,12 +199,12 @@ async function applyHandler(
       if (!current) delete m.resourceVersion;
       return confineWrite(req, out, current);
     },
-  );
+  ));
   const unknown = [...new Set([...configUnknown, ...r.unknownFields])];
   return {
     status: r.created ? 201 : 200,
     body: r.object,
-    warnings: fieldWarnings(opts.fieldValidation, unknown, duplicates),
+    warnings: [...fieldWarnings(opts.fieldValidation, unknown, duplicates), ...admissionWarnings],
   };
 }
 

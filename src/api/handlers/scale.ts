@@ -78,6 +78,7 @@ async function getScale(ctx: HandlerContext, req: ApiRequest): Promise<ApiRespon
 /** writes replicas (and checks a resourceVersion precondition) inside one guaranteed update */
 async function writeScale(ctx: HandlerContext, req: ApiRequest, next: (current: ApiObject) => ApiObject): Promise<ApiResponse> {
   const scale = req.def.scale!;
+  const warnings: string[] = [];
   const r = await ctx.storeFor(req.def).guaranteedUpdate(
     req.info.namespace,
     req.info.name,
@@ -86,6 +87,10 @@ async function writeScale(ctx: HandlerContext, req: ApiRequest, next: (current: 
       fieldValidation: parseFieldValidation(req.query),
       manager: fieldManagerOf(ctx, mainRequest(req), 'UpdateOptions'),
       subresource: 'scale',
+      // admitted as an UPDATE of the parent object with subResource scale (docs/admission.md)
+      user: req.user,
+      requester: req.user,
+      warnings,
     },
     (current) => {
       const cur = current!;
@@ -104,7 +109,7 @@ async function writeScale(ctx: HandlerContext, req: ApiRequest, next: (current: 
       return cur;
     },
   );
-  return { status: 200, body: scaleOf(req.def, scale, r.object) };
+  return { status: 200, body: scaleOf(req.def, scale, r.object), warnings };
 }
 
 function asObject(v: unknown, what: string): ApiObject {

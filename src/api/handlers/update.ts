@@ -9,6 +9,7 @@ import {
   isStatusWrite,
   parseDryRun,
   parseFieldValidation,
+  withAdmissionWarnings,
 } from './common.js';
 import { fieldManagerOf } from './create.js';
 
@@ -27,7 +28,8 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
   }
   obj.metadata = { ...(obj.metadata ?? {}), name: req.info.name };
   const gs = ctx.storeFor(req.def);
-  const r = await gs.guaranteedUpdate(
+  const manager = fieldManagerOf(ctx, req, 'UpdateOptions');
+  const { result: r, warnings } = await withAdmissionWarnings((sink) => gs.guaranteedUpdate(
     req.info.namespace,
     req.info.name,
     {
@@ -36,10 +38,11 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       duplicateFields: duplicates,
       // the status sub-resource of an absent object is 404, not a create
       createIfAbsent: !isStatusWrite(req),
-      manager: fieldManagerOf(ctx, req, 'UpdateOptions'),
+      manager,
       user: req.user,
       subresource: req.info.subresource || undefined,
       requester: req.user,
+      warnings: sink,
     },
     (current) => {
       // a resourceVersion is a precondition: an absent object does not meet it (spec 000 §4.4)
@@ -48,10 +51,10 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       }
       return confineWrite(req, obj, current);
     },
-  );
+  ));
   return {
     status: r.created ? 201 : 200,
     body: r.object,
-    warnings: fieldWarnings(fieldValidation, r.unknownFields, duplicates),
+    warnings: [...fieldWarnings(fieldValidation, r.unknownFields, duplicates), ...warnings],
   };
 }

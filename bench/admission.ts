@@ -1,0 +1,161 @@
+// Admission cost on the write path: ConfigMap creates per second through the
+// HTTPS API of one orch server (a separate process, --tls-workers 0), in the
+// same run, with
+//   plain              no admission configuration at all
+//   validatingWebhook  one ValidatingWebhookConfiguration matching every
+//                      ConfigMap create; the webhook (Node https, its own CA
+//                      passed as caBundle) runs in this process and allows
+//   mutatingWebhook    one MutatingWebhookConfiguration adding a label by
+//                      JSONPatch (the patched object is validated again)
+//   celPolicy          one ValidatingAdmissionPolicy (two CEL validations)
+//                      bound with validationActions [Deny]; all pass
+// Each phase: `writes` creates of a 1 KiB ConfigMap, `inFlight` at a time,
+// over keep-alive connections with the admin client certificate.
+//
+//   npx tsx bench/admission.ts [writes=2000] [inFlight=64]
+//
+// Prints one JSON document: per phase opsPerSec, p50Ms, p99Ms, and each
+// phase's throughput relative to plain. The host is shared (2 cores), so
+// throughput moves by ±30% between runs; compare phases within one run.
+
+import { freePort } from '../test/helpers/ports.js';
+import { startAdmissionWebhook } from '../test/helpers/admission-webhook.js';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const writes = Number(process.argv[2] ?? 2000);
+const inFlight = Number(process.argv[3] ?? 64);
+
+interface Stats {
+  opsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+function stats(lat: number[], elapsedMs: number): Stats {
+  const s = [...lat].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
+  return { opsPerSec: Math.round((lat.length / elapsedMs) * 1000), p50Ms: +q(0.5).toFixed(3), p99Ms: +q(0.99).toFixed(3) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function drive(total: number, n: number, one: (i: number) => Promise<void>): Promise<Stats> {
+  const lat: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < total) {
+        const i = next++;
+        const s = performance.now();
+        await one(i);
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  return stats(lat, performance.now() - t0);
+}
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'orch-bench-admission-'));
+  const port = await freePort();
+  const server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', join(root, 'data'), '--secure-port', String(port), '--tls-workers', '0'], {
+    cwd: REPO,
+    stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore',
+  });
+  const hook = await startAdmissionWebhook(root);
+  try {
+    const pki = join(root, 'data', 'pki');
+    let agent: Agent | undefined;
+    const call = (method: string, path: string, body: unknown, expect: number[]): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const data = body === undefined ? '' : JSON.stringify(body);
+        const req = request({ host: '127.0.0.1', port, method, path, agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            if (expect.includes(res.statusCode ?? 0)) resolve(text);
+            else reject(new Error(`${method} ${path}: status ${res.statusCode}: ${text.slice(0, 300)}`));
+          });
+        });
+        req.on('error', reject);
+        req.end(data);
+      });
+    for (let attempt = 0; attempt < 300 && !agent; attempt++) {
+      try {
+        const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
+        const a = new Agent({ keepAlive: true, maxSockets: inFlight, ca, cert, key });
+        agent = a;
+        await call('GET', '/readyz', undefined, [200]);
+      } catch {
+        agent?.destroy();
+        agent = undefined;
+        await sleep(200);
+      }
+    }
+    if (!agent) throw new Error('orch server did not become ready');
+    const AR = '/apis/admissionregistration.orch.io/v1';
+    const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }];
+    const webhook = (path: string) => ({ name: `bench${path.replace('/', '.')}.orch.test`, clientConfig: { url: hook.url(path), caBundle: hook.caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'] });
+    hook.on.set('/mutate', { allowed: true, patch: [{ op: 'add', path: '/metadata/labels', value: { benched: 'yes' } }] });
+    const value = 'x'.repeat(1024);
+    const phase = async (name: string): Promise<Stats> => {
+      // a short warm-up so connection set-up and JIT do not count
+      await drive(Math.min(200, writes), inFlight, (i) => call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `w-${name}-${i}` }, data: { v: value } }, [201]).then(() => undefined));
+      return drive(writes, inFlight, (i) => call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `${name}-${i}` }, data: { v: value } }, [201]).then(() => undefined));
+    };
+    const out: Record<string, Stats> = {};
+    out.plain = await phase('plain');
+    await call('POST', `${AR}/validatingwebhookconfigurations`, { metadata: { name: 'bench' }, webhooks: [webhook('/allow')] }, [201]);
+    const seenBefore = hook.seen.length;
+    out.validatingWebhook = await phase('vwh');
+    const webhookCalls = hook.seen.length - seenBefore;
+    hook.seen.length = 0;
+    await call('DELETE', `${AR}/validatingwebhookconfigurations/bench`, undefined, [200]);
+    await call('POST', `${AR}/mutatingwebhookconfigurations`, { metadata: { name: 'bench' }, webhooks: [webhook('/mutate')] }, [201]);
+    out.mutatingWebhook = await phase('mwh');
+    hook.seen.length = 0;
+    await call('DELETE', `${AR}/mutatingwebhookconfigurations/bench`, undefined, [200]);
+    await call('POST', `${AR}/validatingadmissionpolicies`, {
+      metadata: { name: 'bench' },
+      spec: {
+        matchConstraints: { resourceRules: rules },
+        validations: [{ expression: 'size(object.data) <= 10' }, { expression: "!has(object.metadata.labels) || !('forbidden' in object.metadata.labels)", message: 'forbidden label' }],
+      },
+    }, [201]);
+    await call('POST', `${AR}/validatingadmissionpolicybindings`, { metadata: { name: 'bench' }, spec: { policyName: 'bench', validationActions: ['Deny'] } }, [201]);
+    // the policy is in force: a create it refuses
+    await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'refused', labels: { forbidden: 'x' } }, data: {} }, [422]);
+    out.celPolicy = await phase('cel');
+    agent.destroy();
+    const rel = (s: Stats) => +(s.opsPerSec / out.plain!.opsPerSec).toFixed(3);
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          writes,
+          inFlight,
+          valueBytes: value.length,
+          webhookCallsDuringValidatingPhase: webhookCalls,
+          ...out,
+          relativeToPlain: { validatingWebhook: rel(out.validatingWebhook!), mutatingWebhook: rel(out.mutatingWebhook!), celPolicy: rel(out.celPolicy!) },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    await hook.close();
+    server.kill('SIGTERM');
+    await new Promise((r) => (server.exitCode !== null ? r(undefined) : server.once('exit', r)));
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();
