@@ -255,4 +255,37 @@ describe('audit log (issue 16 item 3)', () => {
     const [, complete] = await eventsOf(r.headers['audit-id'] as string, 2);
     expect(complete!.annotations).toMatchObject({ 'example.com/checked': 'yes', 'authorization.orch.io/decision': 'allow' });
   });
+  it('a ValidatingAdmissionPolicy with the Audit action annotates the event of the request it judged', async () => {
+    const admreg = '/apis/admissionregistration.orch.io/v1';
+    const policy = {
+      apiVersion: 'admissionregistration.orch.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'no-big-keys' },
+      spec: {
+        matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }] },
+        validations: [{ expression: "!has(object.data) || !('big' in object.data)", message: 'no key named big' }],
+      },
+    };
+    const binding = {
+      apiVersion: 'admissionregistration.orch.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: 'no-big-keys-audit' },
+      spec: { policyName: 'no-big-keys', validationActions: ['Audit'] },
+    };
+    expect((await t.request('POST', `${admreg}/validatingadmissionpolicies`, { body: policy })).status).toBe(201);
+    expect((await t.request('POST', `${admreg}/validatingadmissionpolicybindings`, { body: binding })).status).toBe(201);
+    let r = await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big-0' }, data: { big: '1' } } });
+    // the policy takes effect through the applied feed: retry until the annotation shows
+    let complete: Ev | undefined;
+    for (let i = 1; i < 100; i++) {
+      expect(r.status).toBe(201); // Audit alone never refuses
+      const evs = await eventsOf(r.headers['audit-id'] as string, 2);
+      complete = evs.find((e) => e.stage === 'ResponseComplete');
+      if (complete?.annotations?.['validation.policy.admission.orch.io/validation_failure']) break;
+      await new Promise((res) => setTimeout(res, 50));
+      r = await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { big: '1' } } });
+    }
+    const failures = JSON.parse(complete!.annotations!['validation.policy.admission.orch.io/validation_failure']!) as Record<string, unknown>[];
+    expect(failures).toEqual([{ message: 'no key named big', policy: 'no-big-keys', binding: 'no-big-keys-audit', expressionIndex: 0, validationActions: ['Audit'] }]);
+  });
 });

@@ -6,7 +6,7 @@ import { StatusError, badRequest, unsupportedMediaType } from '../errors.js';
 import { ProtobufError } from '../protobuf/errors.js';
 import { isProtobufMediaType } from '../protobuf/envelope.js';
 import { apiVersionOf } from '../registry.js';
-import type { ApiRequest } from '../request.js';
+import type { ApiRequest, AuditAnnotator } from '../request.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../schema/duplicates.js';
 import type { ApiObject, ObjectMeta } from '../types.js';
 
@@ -150,13 +150,20 @@ export function intParam(q: URLSearchParams, name: string): number | undefined {
  * policy `Warn` actions): they go out as `Warning` headers with the answer,
  * and also with an error, since a later plugin may deny after earlier ones warned.
  */
-export async function withAdmissionWarnings<T>(fn: (sink: string[]) => Promise<T>): Promise<{ result: T; warnings: string[] }> {
+export async function withAdmissionWarnings<T>(
+  audit: AuditAnnotator | undefined,
+  fn: (sink: string[], auditAnnotations: Record<string, string>) => Promise<T>,
+): Promise<{ result: T; warnings: string[] }> {
   const sink: string[] = [];
+  const annotations: Record<string, string> = {};
   try {
-    return { result: await fn(sink), warnings: sink };
+    return { result: await fn(sink, annotations), warnings: sink };
   } catch (e) {
     if (e instanceof StatusError && sink.length > 0) e.warnings.push(...sink);
     throw e;
+  } finally {
+    // admission's audit annotations (policy `Audit` actions, fail-open webhooks) land on the request's audit event
+    for (const [k, v] of Object.entries(annotations)) audit?.annotate(k, v);
   }
 }
 

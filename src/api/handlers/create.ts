@@ -15,7 +15,7 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
   }
   const gs = ctx.storeFor(req.def);
   const manager = fieldManagerOf(ctx, req, 'CreateOptions');
-  const { result, warnings } = await withAdmissionWarnings((sink) =>
+  const { result, warnings } = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) =>
     gs.create(req.info.namespace, obj, {
       dryRun,
       fieldValidation,
@@ -23,7 +23,7 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
       manager,
       user: req.user,
       requester: req.user,
-      warnings: sink,
+      warnings: sink, auditAnnotations,
     }),
   );
   return { status: 201, body: result.object, warnings: [...fieldWarnings(fieldValidation, result.unknownFields, duplicates), ...warnings] };

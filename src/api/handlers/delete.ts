@@ -115,7 +115,7 @@ export async function handleDelete(ctx: HandlerContext, req: ApiRequest): Promis
       warnings: [`the object at ${gs.key(req.info.namespace, req.info.name)} was removed without running finalizers or admission (${UNSAFE_DELETE_OPTION})`],
     };
   }
-  const { result, warnings } = await withAdmissionWarnings((sink) => gs.delete(req.info.namespace, req.info.name, { ...opts, requester: req.user, user: req.user, warnings: sink }));
+  const { result, warnings } = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) => gs.delete(req.info.namespace, req.info.name, { ...opts, requester: req.user, user: req.user, warnings: sink, auditAnnotations }));
   const { object, deleted } = result;
   // 200 with the object, removed or marked; 202 when a cascade was asked
   // with the legacy orphanDependents=false and the object is not gone yet

@@ -76,7 +76,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     warnings: [] as string[],
   };
   const ifMatch = ifMatchVersion(req.headers.get('if-match'));
-  const r = await withAdmissionWarnings((sink) => gs.guaranteedUpdate(namespace, name, { ...writeOpts, warnings: sink }, (current) => {
+  const r = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) => gs.guaranteedUpdate(namespace, name, { ...writeOpts, warnings: sink, auditAnnotations }, (current) => {
     const cur = current!;
     const currentRv = cur.metadata?.resourceVersion;
     let patched: ApiObject;
@@ -158,12 +158,12 @@ async function applyHandler(
     throw badRequest(`strict decoding error: ${strictProblems(configUnknown, duplicates).join(', ')}`);
   }
   const gs = ctx.storeFor(req.def);
-  const { result: r, warnings: admissionWarnings } = await withAdmissionWarnings((sink) => gs.guaranteedUpdate(
+  const { result: r, warnings: admissionWarnings } = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) => gs.guaranteedUpdate(
     req.info.namespace,
     req.info.name,
     {
       ...opts,
-      warnings: sink,
+      warnings: sink, auditAnnotations,
       duplicateFields: duplicates,
       // the status sub-resource of an absent object is 404, not a create
       createIfAbsent: !isStatusWrite(req),

@@ -29,7 +29,7 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
   obj.metadata = { ...(obj.metadata ?? {}), name: req.info.name };
   const gs = ctx.storeFor(req.def);
   const manager = fieldManagerOf(ctx, req, 'UpdateOptions');
-  const { result: r, warnings } = await withAdmissionWarnings((sink) => gs.guaranteedUpdate(
+  const { result: r, warnings } = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) => gs.guaranteedUpdate(
     req.info.namespace,
     req.info.name,
     {
@@ -42,7 +42,7 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       user: req.user,
       subresource: req.info.subresource || undefined,
       requester: req.user,
-      warnings: sink,
+      warnings: sink, auditAnnotations,
     },
     (current) => {
       // a resourceVersion is a precondition: an absent object does not meet it (spec 000 §4.4)
