@@ -20,6 +20,7 @@ import { WatchCache, typePrefixOf } from './cache.js';
 import { CborWatchEncoder, INITIAL_EVENTS_END, JsonWatchEncoder, TableWatchEncoder, type WatchEncoder } from './encode.js';
 import { type StartPlan, type WatchParams, parseWatchParams, startPlan } from './params.js';
 import { type EndReason, type ObjectFilter, type PassMemo, Watcher } from './watcher.js';
+import { ProtobufWatchEncoder } from './protobuf-encode.js';
 import { HistoryWindow } from './window.js';
 
 export interface WatchServiceOptions {
@@ -289,6 +290,9 @@ export class WatchService {
       return new TableWatchEncoder(def, apiVersion, req.accept.table, inc);
     }
     if (req.accept.format === 'cbor') return new CborWatchEncoder(apiVersion, def.kind);
+    if (req.accept.format === 'protobuf' && req.protobuf) {
+      return new ProtobufWatchEncoder(req.protobuf, apiVersion, def.kind, req.accept.mediaType ?? 'application/vnd.orch.protobuf');
+    }
     return new JsonWatchEncoder(apiVersion, def.kind);
   }
 
