@@ -23,7 +23,7 @@ import { StatusError } from '../api/errors.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type PropagationPolicy } from '../api/deletion/machine.js';
 import { isTerminating } from '../api/deletion/facts.js';
 import type { GenericStore } from '../api/generic-store.js';
-import { decodeObject, storageKey, storagePrefix } from '../api/generic-store.js';
+import { decodeObject, storageKey, storagePrefix, storageResource } from '../api/generic-store.js';
 import type { Registry } from '../api/registry.js';
 import type { ApiObject, JSONObject, ResourceDefinition } from '../api/types.js';
 import type { AppliedWrite, KeyValue, RevisionedStore } from '../store/types.js';
@@ -151,7 +151,9 @@ export class GarbageCollector {
   private refreshResources(): void {
     const m = new Map<string, ResourceDefinition>();
     for (const d of this.registry.all()) {
-      const k = `${d.group || 'core'}/${d.resource}`;
+      // keyed as the storage keys are: versions served over another's storage share its entry
+      const st = storageResource(d);
+      const k = `${st.group || 'core'}/${st.resource}`;
       if (!m.has(k)) m.set(k, d);
     }
     this.resources = m;

@@ -7,7 +7,7 @@
 // watcher that sees an event in the same representation gets the same bytes.
 
 import { type Status, StatusError, badRequest, gone, notAcceptable, serviceUnavailable } from '../api/errors.js';
-import { storagePrefix } from '../api/generic-store.js';
+import { servedObject, storagePrefix } from '../api/generic-store.js';
 import type { GenericStore } from '../api/generic-store.js';
 import { apiVersionOf } from '../api/registry.js';
 import type { ApiRequest, StreamResponse, StreamSink } from '../api/request.js';
@@ -94,6 +94,8 @@ export class WatchService {
   private readonly ticker: NodeJS.Timeout;
   private closed = false;
   private slowEnded = 0;
+  /** converted views of cached objects, per served definition (versions over another's storage) */
+  private readonly views = new WeakMap<ResourceDefinition, WeakMap<ApiObject, ApiObject>>();
   private eventsSentByEnded = 0;
 
   constructor(
@@ -258,6 +260,7 @@ export class WatchService {
           namespace,
           filter,
           encoder,
+          view: this.viewFor(def),
           sink,
           allowBookmarks: params.allowWatchBookmarks,
           maxBacklogBytes: this.maxBacklogBytes,
@@ -277,6 +280,29 @@ export class WatchService {
         stopped = true;
         watcher?.stop();
       },
+    };
+  }
+
+  /**
+   * Cached objects are stored objects; a definition served over another
+   * version's storage sees each converted once (shared by its watchers, kept
+   * as long as the cached object lives).
+   */
+  private viewFor(def: ResourceDefinition): ((stored: ApiObject) => ApiObject) | undefined {
+    if (!def.storage) return undefined;
+    let memo = this.views.get(def);
+    if (!memo) {
+      memo = new WeakMap();
+      this.views.set(def, memo);
+    }
+    const m = memo;
+    return (stored) => {
+      let v = m.get(stored);
+      if (!v) {
+        v = servedObject(def, stored);
+        m.set(stored, v);
+      }
+      return v;
     };
   }
 

@@ -243,7 +243,7 @@ describe('protobuf watch streams', () => {
     try {
       await ready;
       await reader.readHead();
-      await eventually(() => t.server.watch.stats().watchers >= 1, 'the watcher to register');
+      await eventually(async () => t.server.watch.stats().watchers >= 1, 'the watcher to register');
       expect(t.server.watch.expireWatchers()).toBeGreaterThanOrEqual(1);
       const err = parseFrame(await reader.readChunk());
       expect(err.type).toBe('ERROR');
