@@ -278,16 +278,21 @@ export class GenericStore {
       this.hooks.reserve?.(this.def, obj, undefined);
       return { object: obj, unknownFields };
     }
+    // values a failed attempt filled in (a cluster IP, node ports) are not what the
+    // client asked for: every attempt claims from the object as validated, else the
+    // next attempt would take a value lost to a concurrent write for a requested one
+    const unclaimed = this.hooks.reserve ? clone(obj) : undefined;
     for (let attempt = 1; ; attempt++) {
-      const claimed = this.hooks.reserve?.(this.def, obj, undefined)?.keys ?? [];
+      const candidate = attempt === 1 || !unclaimed ? obj : clone(unclaimed);
+      const claimed = this.hooks.reserve?.(this.def, candidate, undefined)?.keys ?? [];
       const res = await this.store.txn({
         compare: [{ key, target: 'create', op: '=', value: 0 }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
-        success: [{ type: 'put', key, value: this.encode(obj) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+        success: [{ type: 'put', key, value: this.encode(candidate) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
         failure: [],
       });
       if (res.succeeded) {
-        meta.resourceVersion = String(res.revision);
-        return { object: obj, unknownFields };
+        metaOf(candidate).resourceVersion = String(res.revision);
+        return { object: candidate, unknownFields };
       }
       // the object exists, or a value it claimed was taken meanwhile: claim again
       if (claimed.length === 0 || this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
@@ -313,7 +318,10 @@ export class GenericStore {
       const kv = this.readRaw(namespace, name);
       const current = kv ? this.decode(kv) : undefined;
       if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
-      const next = transform(current ? clone(current) : undefined);
+      const transformed = transform(current ? clone(current) : undefined);
+      // a transform may hand back the same object on every attempt: values claimed by a
+      // failed attempt must not look requested on the next (see create)
+      const next = this.hooks.reserve && current ? clone(transformed) : transformed;
       if (!current) {
         const meta = metaOf(next);
         delete meta.resourceVersion;

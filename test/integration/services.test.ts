@@ -115,6 +115,24 @@ describe('Service allocation on one server', () => {
   }, 120_000);
 });
 
+describe('claims that race', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    // 20 node ports for 20 concurrent NodePort Services: most first picks collide
+    t = await startTestServer({ serviceNodePortRange: '30000-30019' });
+  });
+  afterAll(async () => t.stop());
+
+  it('a create that lost its picked values to a concurrent create picks again, not taking them for requested ones', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => t.request('POST', '/api/v1/namespaces/default/services', { body: svc(`race${i}`, { type: 'NodePort' }) })),
+    );
+    expect(results.filter((r) => r.status !== 201).map((r) => `${r.status} ${r.text.slice(0, 200)}`)).toEqual([]);
+    const ports = results.map((r) => r.json<Svc>().spec.ports[0]!.nodePort);
+    expect(new Set(ports).size).toBe(20);
+  });
+});
+
 describe('a full range', () => {
   let t: TestServer;
   beforeAll(async () => {
@@ -149,7 +167,7 @@ describe('Service allocation in a 3-member cluster', () => {
     loadServiceAccountKeys({ defaultKeyPath: join(root, 'pki', 'sa.key') });
     const started = await Promise.all(
       names.map((name) =>
-        startServer({ dataDir: join(root, name), pkiDir: join(root, 'pki'), bindAddress: '127.0.0.1', securePort: 0, apiDomain: 'orch.io', log: () => {}, cluster: { name, initialCluster, tickMs: 20 } }),
+        startServer({ dataDir: join(root, name), pkiDir: join(root, 'pki'), bindAddress: '127.0.0.1', securePort: 0, apiDomain: 'orch.io', log: () => {}, cluster: { name, initialCluster, tickMs: 100 } }),
       ),
     );
     members.push(...started);
@@ -172,12 +190,16 @@ describe('Service allocation in a 3-member cluster', () => {
       const r = await rawRequest(m, 'POST', '/api/v1/namespaces/default/services', { body });
       if (r.status === 201) return { status: 201, text: r.text, svc: r.json<Svc>() };
       if (r.status === 409 && uncertain) {
-        const g = await rawRequest(m, 'GET', `/api/v1/namespaces/default/services/${name}`);
-        return { status: g.status, text: g.text, svc: g.status === 200 ? g.json<Svc>() : undefined };
+        for (let read = 0; ; read++) {
+          const g = await rawRequest(m, 'GET', `/api/v1/namespaces/default/services/${name}`);
+          if (g.status === 200) return { status: 200, text: g.text, svc: g.json<Svc>() };
+          if ((g.status !== 503 && g.status !== 504) || read >= 10) return { status: g.status, text: g.text };
+          await new Promise((res) => setTimeout(res, 500));
+        }
       }
-      if ((r.status !== 503 && r.status !== 504) || attempt >= 5) return { status: r.status, text: r.text };
+      if ((r.status !== 503 && r.status !== 504) || attempt >= 10) return { status: r.status, text: r.text };
       uncertain = true;
-      await new Promise((res) => setTimeout(res, 250));
+      await new Promise((res) => setTimeout(res, 500));
     }
   }
 
