@@ -5,6 +5,7 @@
 // cache), watchable and deletable through the other, with fields converted.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runKubectl } from '../helpers/kubectl.js';
 import { openWatch } from '../helpers/watch-stream.js';
 import { NO_NAMESPACE_DEFAULTS, type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -116,11 +117,15 @@ describe('Events: one store, two versions', () => {
     w.close();
   });
 
-  it('discovery lists both versions, one storage: deleting the namespace content leaves none in either', async () => {
-    const core = (await t.request('GET', '/api/v1')).json<Obj>();
-    expect(core.resources.some((r: Obj) => r.name === 'events' && r.kind === 'Event')).toBe(true);
-    const ev = (await t.request('GET', '/apis/events.orch.io/v1')).json<Obj>();
-    expect(ev.resources.some((r: Obj) => r.name === 'events' && r.kind === 'Event')).toBe(true);
+  it('discovery lists Events in both groups with the storage version\'s storageVersionHash', async () => {
+    const core = (await t.request('GET', '/api/v1')).json<Obj>().resources.find((r: Obj) => r.name === 'events');
+    const ev = (await t.request('GET', '/apis/events.orch.io/v1')).json<Obj>().resources.find((r: Obj) => r.name === 'events');
+    expect(core).toMatchObject({ kind: 'Event', namespaced: true });
+    expect(ev).toMatchObject({ kind: 'Event', namespaced: true });
+    expect(ev.storageVersionHash).toBe(core.storageVersionHash);
+    const h1 = (await t.request('GET', '/apis/autoscaling/v1')).json<Obj>().resources.find((r: Obj) => r.name === 'horizontalpodautoscalers');
+    const h2 = (await t.request('GET', '/apis/autoscaling/v2')).json<Obj>().resources.find((r: Obj) => r.name === 'horizontalpodautoscalers');
+    expect(h1.storageVersionHash).toBe(h2.storageVersionHash);
   });
 });
 
@@ -192,5 +197,39 @@ describe('HorizontalPodAutoscaler: autoscaling/v1 and v2 are one store', () => {
     const [added] = await w.waitFor(1);
     expect(added!.object).toMatchObject({ apiVersion: 'autoscaling/v2', spec: { metrics: [{ resource: { name: 'cpu', target: { averageUtilization: 33 } } }] } });
     w.close();
+  });
+});
+
+describe('kubectl sees one Event store (--api-domain k8s.io)', () => {
+  it('kubectl events (core v1) and kubectl get events.v1.events.k8s.io list an Event created through the other version', async () => {
+    const k = await startTestServer({ apiDomain: 'k8s.io', ...NO_NAMESPACE_DEFAULTS });
+    try {
+      const c = await k.request('POST', '/apis/events.k8s.io/v1/namespaces/default/events', {
+        body: {
+          apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'via-v1' }, eventTime: '2026-01-02T00:00:00.000000Z',
+          reportingController: 'example.com/ctl', reportingInstance: 'i-1', action: 'Act', reason: 'Because',
+          regarding: { kind: 'Pod', namespace: 'default', name: 'p' }, note: 'written through events.k8s.io/v1', type: 'Normal',
+        },
+      });
+      expect(c.status, c.text).toBe(201);
+      const core = await k.request('POST', '/api/v1/namespaces/default/events', {
+        body: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'via-core' }, involvedObject: { kind: 'Pod', namespace: 'default', name: 'q' }, reason: 'Legacy', message: 'written through core v1', type: 'Warning' },
+      });
+      expect(core.status, core.text).toBe(201);
+      // kubectl 1.32 `events` lists core v1 Events
+      const ev = await runKubectl(k.server.kubeconfigPath, ['events', '-n', 'default']);
+      expect(ev.stderr).toBe('');
+      expect(ev.stdout).toMatch(/Normal\s+Because\s+Pod\/p\s+written through events\.k8s\.io\/v1/);
+      expect(ev.stdout).toMatch(/Warning\s+Legacy\s+Pod\/q\s+written through core v1/);
+      const v1 = await runKubectl(k.server.kubeconfigPath, ['get', 'events.v1.events.k8s.io', '-n', 'default', '-o', 'json']);
+      expect(v1.stderr).toBe('');
+      const items = (JSON.parse(v1.stdout) as { items: Obj[] }).items;
+      expect(items.map((i) => [i.metadata.name, i.note])).toEqual([
+        ['via-core', 'written through core v1'],
+        ['via-v1', 'written through events.k8s.io/v1'],
+      ]);
+    } finally {
+      await k.stop();
+    }
   });
 });
