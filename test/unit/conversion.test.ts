@@ -70,6 +70,16 @@ describe('HPA autoscaling/v2 ↔ v1', () => {
   });
 });
 
+describe('HPA defaults', () => {
+  it('a v1 HPA without a CPU target gets v2\'s 80% CPU metric on its way to the hub, and reads back with it through v1', () => {
+    const b = hpaStorage();
+    const v1: ApiObject = { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { ...meta }, spec: { scaleTargetRef: { kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 3 } };
+    const hub = convertObject(b, v1, 'autoscaling/v2');
+    expect((hub.spec as Record<string, unknown>).metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }]);
+    expect((convertObject(b, hub, 'autoscaling/v1').spec as Record<string, unknown>).targetCPUUtilizationPercentage).toBe(80);
+  });
+});
+
 describe('Events core v1 ↔ events/v1', () => {
   const b = eventStorage('events.orch.io');
   it('events/v1 → core → events/v1 keeps every field', () => {

@@ -22,6 +22,8 @@ const CURRENT_METRICS = 'autoscaling.alpha.kubernetes.io/current-metrics';
 const BEHAVIOR = 'autoscaling.alpha.kubernetes.io/behavior';
 const CONDITIONS = 'autoscaling.alpha.kubernetes.io/conditions';
 const ROUND_TRIP = [METRICS, CURRENT_METRICS, BEHAVIOR, CONDITIONS];
+/** kube's autoscaling.DefaultCPUUtilization */
+const DEFAULT_CPU_UTILIZATION = 80;
 
 type O = JSONObject;
 const isObj = (v: unknown): v is O => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -157,7 +159,9 @@ const autoscalingV1: VersionConverter = {
     }
     const { targetCPUUtilizationPercentage: _t, ...specRest } = spec;
     const v2spec: O = { ...specRest };
-    if (metrics.length > 0) v2spec.metrics = metrics;
+    // kube decodes stored v2 objects with v2's defaulting: no metrics means the 80% CPU target
+    // (so a v1 HPA written without a target reads back with targetCPUUtilizationPercentage 80)
+    v2spec.metrics = metrics.length > 0 ? metrics : [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: DEFAULT_CPU_UTILIZATION } } }];
     const behavior = readAnnotation(annotations, BEHAVIOR);
     if (isObj(behavior)) v2spec.behavior = behavior;
     const out: O = { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: meta, spec: v2spec };
