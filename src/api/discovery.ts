@@ -72,6 +72,11 @@ export function storageVersionHash(group: string, version: string, kind: string)
   return createHash('sha256').update(`${group}/${version}/${kind}`).digest().subarray(0, 8).toString('base64');
 }
 
+function splitStorageVersion(apiVersion: string): [string, string] {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? ['', apiVersion] : [apiVersion.slice(0, slash), apiVersion.slice(slash + 1)];
+}
+
 export function groupVersionString(group: string, version: string): string {
   return group === '' ? version : `${group}/${version}`;
 }
@@ -98,7 +103,8 @@ export function apiResourceList(defs: ResourceDefinition[], group: string, versi
       namespaced: d.scope === 'Namespaced',
       kind: d.kind,
       verbs: [...(d.verbs ?? DEFAULT_VERBS)].sort(),
-      storageVersionHash: storageVersionHash(d.group, d.version, d.kind),
+      // every version served over one storage has the storage version's hash (src/api/conversion.ts)
+      storageVersionHash: d.storage ? storageVersionHash(...splitStorageVersion(d.storage.storageVersion), d.kind) : storageVersionHash(d.group, d.version, d.kind),
     };
     if (d.shortNames && d.shortNames.length > 0) r.shortNames = [...d.shortNames];
     if (d.categories && d.categories.length > 0) r.categories = [...d.categories];

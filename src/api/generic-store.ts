@@ -19,6 +19,7 @@ import {
   tooLargeResourceVersion,
 } from './errors.js';
 import { clone, deepEqual, generateName, metaOf, newUid, nowTimestamp } from './meta.js';
+import { convertObject } from './conversion.js';
 import { apiVersionOf } from './registry.js';
 import type { ApiObject, FieldError, ObjectMeta, ResourceDefinition } from './types.js';
 import type { UserInfo } from '../auth/types.js';
@@ -112,16 +113,28 @@ export interface WriteHooks {
 /** attempts at claiming values (`WriteHooks.reserve`) before a create gives up */
 const RESERVE_ATTEMPTS = 20;
 
+/** the group and resource whose keys hold a definition's objects (its storage binding's, else its own) */
+export function storageResource(def: ResourceDefinition): { group: string; resource: string } {
+  return def.storage ? { group: def.storage.group, resource: def.storage.resource } : { group: def.group, resource: def.resource };
+}
+
 export function storageKey(def: ResourceDefinition, namespace: string, name: string): string {
-  const g = def.group || 'core';
-  return def.scope === 'Namespaced' ? `/registry/${g}/${def.resource}/${namespace}/${name}` : `/registry/${g}/${def.resource}/${name}`;
+  const { group, resource } = storageResource(def);
+  const g = group || 'core';
+  return def.scope === 'Namespaced' ? `/registry/${g}/${resource}/${namespace}/${name}` : `/registry/${g}/${resource}/${name}`;
 }
 
 export function storagePrefix(def: ResourceDefinition, namespace: string): string {
-  const g = def.group || 'core';
+  const { group, resource } = storageResource(def);
+  const g = group || 'core';
   return def.scope === 'Namespaced' && namespace
-    ? `/registry/${g}/${def.resource}/${namespace}/`
-    : `/registry/${g}/${def.resource}/`;
+    ? `/registry/${g}/${resource}/${namespace}/`
+    : `/registry/${g}/${resource}/`;
+}
+
+/** a stored object (decoded) as the definition's version serves it; the same object when no conversion applies */
+export function servedObject(def: ResourceDefinition, stored: ApiObject): ApiObject {
+  return def.storage ? convertObject(def.storage, stored, apiVersionOf(def)) : stored;
 }
 
 const encoder = new TextEncoder();
@@ -199,6 +212,19 @@ export class GenericStore {
     if (idx > this.store.revision) await this.store.waitForRevision(idx, TOO_LARGE_RV_WAIT_MS);
   }
 
+  /** a stored key-value as this version serves it (spec 000 §6: converted from the storage version) */
+  decode(kv: KeyValue): ApiObject {
+    return servedObject(this.def, decodeObject(kv));
+  }
+
+  /** the stored form of an object of this version */
+  encode(obj: ApiObject): Uint8Array {
+    const storage = this.def.storage;
+    if (!storage) return encodeObject(obj);
+    const served = { ...obj, apiVersion: apiVersionOf(this.def), kind: this.def.kind };
+    return encodeObject(convertObject(storage, served, storage.storageVersion));
+  }
+
   readRaw(namespace: string, name: string): KeyValue | undefined {
     return this.store.range({ key: this.key(namespace, name) }).kvs[0];
   }
@@ -212,7 +238,7 @@ export class GenericStore {
     }
     const kv = this.readRaw(namespace, name);
     if (!kv) throw notFound(this.def.resource, this.def.group, name);
-    return decodeObject(kv);
+    return this.decode(kv);
   }
 
   private async checkNamespace(namespace: string, name: string): Promise<void> {
@@ -305,16 +331,21 @@ export class GenericStore {
       this.hooks.reserve?.(this.def, obj, undefined);
       return { object: obj, unknownFields };
     }
+    // values a failed attempt filled in (a cluster IP, node ports) are not what the
+    // client asked for: every attempt claims from the object as validated, else the
+    // next attempt would take a value lost to a concurrent write for a requested one
+    const unclaimed = this.hooks.reserve ? clone(obj) : undefined;
     for (let attempt = 1; ; attempt++) {
-      const claimed = this.hooks.reserve?.(this.def, obj, undefined)?.keys ?? [];
+      const candidate = attempt === 1 || !unclaimed ? obj : clone(unclaimed);
+      const claimed = this.hooks.reserve?.(this.def, candidate, undefined)?.keys ?? [];
       const res = await this.store.txn({
         compare: [{ key, target: 'create', op: '=', value: 0 }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
-        success: [{ type: 'put', key, value: encodeObject(obj) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+        success: [{ type: 'put', key, value: this.encode(candidate) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
         failure: [],
       });
       if (res.succeeded) {
-        meta.resourceVersion = String(res.revision);
-        return { object: obj, unknownFields };
+        metaOf(candidate).resourceVersion = String(res.revision);
+        return { object: candidate, unknownFields };
       }
       // the object exists, or a value it claimed was taken meanwhile: claim again
       if (claimed.length === 0 || this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
@@ -338,9 +369,12 @@ export class GenericStore {
     await this.catchUp();
     for (let attempt = 0; ; attempt++) {
       const kv = this.readRaw(namespace, name);
-      const current = kv ? decodeObject(kv) : undefined;
+      const current = kv ? this.decode(kv) : undefined;
       if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
-      let next = transform(current ? clone(current) : undefined);
+      const transformed = transform(current ? clone(current) : undefined);
+      // a transform may hand back the same object on every attempt: values claimed by a
+      // failed attempt must not look requested on the next (see create)
+      let next = this.hooks.reserve && current ? clone(transformed) : transformed;
       if (!current) {
         const meta = metaOf(next);
         delete meta.resourceVersion;
@@ -373,7 +407,7 @@ export class GenericStore {
         compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
         success: removeNow
           ? [{ type: 'delete', key }]
-          : [{ type: 'put', key, value: encodeObject(next) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+          : [{ type: 'put', key, value: this.encode(next) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
         failure: [],
       });
       if (!res.succeeded) {
@@ -455,7 +489,7 @@ export class GenericStore {
     for (let attempt = 0; ; attempt++) {
       const kv = this.readRaw(namespace, name);
       if (!kv) throw notFound(this.def.resource, this.def.group, name);
-      const current = decodeObject(kv);
+      const current = this.decode(kv);
       this.hooks.beforeDelete?.(this.def, current, opts);
       this.checkPreconditions(current, name, opts.preconditions);
       if (attempt === 0 && (this.hooks.mutate || this.hooks.validateAdmission)) {
@@ -478,7 +512,7 @@ export class GenericStore {
         result = clone(current);
         applyDecision(metaOf(result), decision);
         if (decision.firstMark) this.def.strategy.prepareForDelete?.(result);
-        op = { type: 'put', key, value: encodeObject(result) };
+        op = { type: 'put', key, value: this.encode(result) };
       } else {
         result = current;
         op = { type: 'delete', key };

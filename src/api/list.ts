@@ -5,7 +5,7 @@
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { badRequest, gone } from './errors.js';
-import { GenericStore, TOO_LARGE_RV_WAIT_MS, decodeObject, storeErrorToStatus } from './generic-store.js';
+import { GenericStore, TOO_LARGE_RV_WAIT_MS, storeErrorToStatus } from './generic-store.js';
 import { parseResourceVersion } from './meta.js';
 import { type FieldSelector, compileFieldSelector, exactName } from './selectors/fields.js';
 import { type LabelSelector, SelectorParseError, matchesLabels } from './selectors/labels.js';
@@ -166,7 +166,7 @@ export async function listObjects(gs: GenericStore, p: ListParams, tokens: Conti
   if (name !== undefined && (p.namespace || gs.def.scope === 'Cluster') && sem.kind !== 'continue') {
     const key = gs.key(p.namespace, name);
     const single = read(store, { key, revision: readRev }, p.resourceVersion);
-    const items = single.kvs.map(decodeObject).filter((o) => keep(o));
+    const items = single.kvs.map((kv) => gs.decode(kv)).filter((o) => keep(o));
     return { items, resourceVersion: String(single.revision) };
   }
 
@@ -181,7 +181,7 @@ export async function listObjects(gs: GenericStore, p: ListParams, tokens: Conti
     let i = 0;
     for (; i < r.kvs.length; i++) {
       const kv = r.kvs[i]!;
-      const obj = decodeObject(kv);
+      const obj = gs.decode(kv);
       if (!filtered || keep(obj)) {
         items.push(obj);
         lastKey = kv.key;

@@ -127,6 +127,12 @@ export interface ResourceDefinition {
    * live in the object, as a CRD's `subresources.scale` declares them
    */
   scale?: ScaleSubresource;
+  /**
+   * several served versions of one stored kind (src/api/conversion.ts): where
+   * the objects live and how this version converts to the stored one; absent =
+   * stored under this definition's own group/resource, as written
+   */
+  storage?: import('./conversion.js').StorageBinding;
 }
 
 /** JSON paths (`.spec.replicas`) of the fields a Scale reads and writes */

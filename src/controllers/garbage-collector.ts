@@ -23,11 +23,12 @@ import { StatusError } from '../api/errors.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type PropagationPolicy } from '../api/deletion/machine.js';
 import { isTerminating } from '../api/deletion/facts.js';
 import type { GenericStore } from '../api/generic-store.js';
-import { decodeObject, storageKey, storagePrefix } from '../api/generic-store.js';
-import type { Registry } from '../api/registry.js';
+import { decodeObject, storageKey, storagePrefix, storageResource } from '../api/generic-store.js';
+import { type Registry, apiVersionOf } from '../api/registry.js';
 import type { ApiObject, JSONObject, ResourceDefinition } from '../api/types.js';
 import type { AppliedWrite, KeyValue, RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
+import type { EventRecorder, InvolvedObject } from './event-recorder.js';
 
 /** the field manager the collector's writes are recorded under (spec 000 §2.4) */
 export const GC_MANAGER = 'orch-garbage-collector';
@@ -49,7 +50,8 @@ interface GraphNode {
   deletingDependents: boolean;
 }
 
-type OwnerState = 'absent' | 'waiting' | 'present';
+/** `invalid`: a namespaced owner named by a cluster-scoped dependent (treated as absent) */
+type OwnerState = 'absent' | 'invalid' | 'waiting' | 'present';
 
 export function ownerRefsOf(obj: ApiObject): OwnerRef[] {
   const refs = obj.metadata?.ownerReferences;
@@ -99,7 +101,17 @@ export class GarbageCollector {
     private readonly registry: Registry,
     private readonly storeFor: (def: ResourceDefinition) => GenericStore,
     private readonly log: (msg: string) => void = () => {},
+    /** the server's Events (event-recorder.ts, docs/events.md); best effort */
+    private readonly recorder?: Pick<EventRecorder, 'event'>,
   ) {}
+
+  /** an Event about an object the collector acted on; never awaited, never fails the collection */
+  private record(def: ResourceDefinition, obj: ApiObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    const m = obj.metadata ?? {};
+    const involved: InvolvedObject = { apiVersion: apiVersionOf(def), kind: def.kind, name: m.name ?? '', uid: m.uid };
+    if (m.namespace) involved.namespace = m.namespace;
+    void this.recorder?.event(involved, type, reason, message);
+  }
 
   /**
    * subscribes, then scans every registered kind (in the same tick, so no
@@ -151,7 +163,9 @@ export class GarbageCollector {
   private refreshResources(): void {
     const m = new Map<string, ResourceDefinition>();
     for (const d of this.registry.all()) {
-      const k = `${d.group || 'core'}/${d.resource}`;
+      // keyed as the storage keys are: versions served over another's storage share its entry
+      const st = storageResource(d);
+      const k = `${st.group || 'core'}/${st.resource}`;
       if (!m.has(k)) m.set(k, d);
     }
     this.resources = m;
@@ -335,7 +349,7 @@ export class GarbageCollector {
     // a kind this server does not serve: keep the reference (conservative)
     if (!def) return 'unknown';
     // a namespaced owner lives in the dependent's namespace; a cluster-scoped dependent cannot have one
-    if (def.scope === 'Namespaced' && dependentNamespace === '') return 'absent';
+    if (def.scope === 'Namespaced' && dependentNamespace === '') return 'invalid';
     const kv = this.store.range({ key: storageKey(def, dependentNamespace, ref.name) }).kvs[0];
     if (!kv) return 'absent';
     const owner = safeDecode(kv);
@@ -353,6 +367,10 @@ export class GarbageCollector {
     let waiting = 0;
     for (const ref of ownerRefsOf(obj)) {
       const s = this.ownerState(ref, ns);
+      if (s === 'invalid') {
+        // kube's garbage collector reports this reference as it drops it (reason and wording as kube)
+        this.record(def, obj, 'Warning', 'OwnerRefInvalidNamespace', `ownerRef [${ref.apiVersion}/${ref.kind}, namespace: ${ns}, name: ${ref.name}, uid: ${ref.uid}] does not exist in namespace "${ns}"`);
+      }
       if (s === 'present' || s === 'unknown') solid.push(ref);
       else {
         drop.push(ref);
@@ -377,7 +395,11 @@ export class GarbageCollector {
     else if (f.includes(ORPHAN_FINALIZER)) policy = 'Orphan';
     else if (f.includes(FOREGROUND_FINALIZER)) policy = 'Foreground';
     else policy = 'Background';
-    await this.remove(def, obj, policy);
+    if (await this.remove(def, obj, policy)) {
+      // not recorded by kube's collector: an Event on the dependent says why it went (docs/events.md)
+      const owners = drop.map((r) => `${r.kind} ${r.name} (uid ${r.uid})`).join(', ');
+      this.record(def, obj, 'Normal', 'GarbageCollected', `Deleted by the garbage collector (propagation ${policy}): owner${drop.length > 1 ? 's' : ''} ${owners} ${drop.length > 1 ? 'are' : 'is'} gone`);
+    }
   }
 
   /** owner with `foregroundDeletion`: delete the dependents, then drop the finalizer */
@@ -435,7 +457,8 @@ export class GarbageCollector {
     }
   }
 
-  private async remove(def: ResourceDefinition, obj: ApiObject, policy: PropagationPolicy): Promise<void> {
+  /** true when this call deleted (or marked) the object */
+  private async remove(def: ResourceDefinition, obj: ApiObject, policy: PropagationPolicy): Promise<boolean> {
     const gs = this.storeFor(def);
     try {
       await gs.delete(obj.metadata?.namespace ?? '', obj.metadata!.name!, {
@@ -443,9 +466,10 @@ export class GarbageCollector {
         propagationPolicy: policy,
         preconditions: { uid: obj.metadata?.uid },
       });
+      return true;
     } catch (e) {
       // gone already, or a new object of the same name (the precondition protects it)
-      if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
+      if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return false;
       throw e;
     }
   }

@@ -28,7 +28,7 @@ export function parseAccept(header: string | undefined): MediaRange[] {
  */
 export function negotiate(
   header: string | undefined,
-  opts: { metaGroups: string[]; allowTable: boolean; pretty: boolean; cbor?: boolean; protobuf?: boolean },
+  opts: NegotiateOptions,
 ): Negotiated {
   const ranges = parseAccept(header);
   const picked = pick(ranges, opts);
@@ -36,10 +36,20 @@ export function negotiate(
   throw notAcceptable(`only the following media types are accepted: application/json, application/yaml${opts.cbor ? ', application/cbor' : ''}${opts.protobuf ? ', application/vnd.orch.protobuf' : ''}`);
 }
 
-function pick(
-  ranges: MediaRange[],
-  opts: { metaGroups: string[]; allowTable: boolean; pretty: boolean; cbor?: boolean; protobuf?: boolean },
-): Negotiated | undefined {
+export interface NegotiateOptions {
+  metaGroups: string[];
+  allowTable: boolean;
+  pretty: boolean;
+  cbor?: boolean;
+  protobuf?: boolean;
+  /**
+   * a watch: protobuf may be asked for as `…protobuf;stream=watch` or plainly
+   * (client-go sends the plain name on watches); elsewhere `stream=watch` is not served
+   */
+  watch?: boolean;
+}
+
+function pick(ranges: MediaRange[], opts: NegotiateOptions): Negotiated | undefined {
   for (const [i, r] of ranges.entries()) {
     const as = r.params.get('as');
     if (as !== undefined) {
@@ -68,7 +78,7 @@ function pick(
       case 'application/vnd.kubernetes.protobuf':
         // spec 000 §4.3: only kinds with field numbers; the rest of the list
         // is kept for bodies that have no protobuf form
-        if (opts.protobuf && r.params.get('stream') === undefined) {
+        if (opts.protobuf && (r.params.get('stream') === undefined || (opts.watch && r.params.get('stream') === 'watch'))) {
           return { format: 'protobuf', pretty: false, mediaType: r.type, fallback: pick(ranges.slice(i + 1), opts) };
         }
         continue;

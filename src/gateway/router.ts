@@ -176,8 +176,9 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
         metaGroups,
         allowTable: info.verb === 'get' || info.verb === 'list' || info.verb === 'watch',
         pretty,
-        // watch streams stay JSON (protobuf watch frames are not served)
-        protobuf: info.isResourceRequest && info.verb !== 'watch' && protobuf.supportsResource(info.group, info.version, info.resource),
+        // watches answer length-prefixed WatchEvent frames (src/watch/protobuf-encode.ts)
+        protobuf: info.isResourceRequest && protobuf.supportsResource(info.group, info.version, info.resource),
+        watch: info.verb === 'watch',
       });
       // OpenAPI documents negotiate their own media types (gnostic protobuf), and health answers
       // are text whatever the probe accepts; errors there are JSON

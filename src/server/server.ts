@@ -282,7 +282,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const nsController = runWhileLeader(store, new NamespaceController(store, registry, storeFor, log, events), { name: 'namespace controller', log });
   started.add('start-namespace-controller');
   // the garbage collector (docs/deletion.md); it scans on start, so an interrupted foreground deletion resumes
-  const gcController = new GarbageCollector(store, registry, storeFor, log);
+  const gcController = new GarbageCollector(store, registry, storeFor, log, events);
   const gc = runWhileLeader(store, gcController, { name: 'garbage collector', log });
   health.add({
     name: 'poststarthook/start-garbage-collector',

@@ -8,7 +8,7 @@
 // revision of its first chunk (spec 000 §4.5), which the cache does not keep.
 
 import { badRequest } from '../api/errors.js';
-import { type GenericStore, TOO_LARGE_RV_WAIT_MS } from '../api/generic-store.js';
+import { type GenericStore, TOO_LARGE_RV_WAIT_MS, servedObject } from '../api/generic-store.js';
 import type { ListResult } from '../api/list.js';
 import { clone } from '../api/meta.js';
 import { apiVersionOf } from '../api/registry.js';
@@ -51,7 +51,9 @@ export async function listMostRecentFromCache(
   const namespace = gs.def.scope === 'Namespaced' ? p.namespace : '';
   const apiVersion = apiVersionOf(gs.def);
   const items: ApiObject[] = [];
-  for (const { object } of cache.snapshot(namespace)) {
+  for (const cached of cache.snapshot(namespace)) {
+    // the cache holds stored objects; a version served over another's storage sees them converted (src/api/conversion.ts)
+    const object = servedObject(gs.def, cached.object);
     if (p.labelSelector.length > 0 && !matchesLabels(p.labelSelector, object.metadata?.labels)) continue;
     if (matchField && !matchField(object)) continue;
     items.push(clone(withTypeMeta(object, apiVersion, gs.def.kind)));

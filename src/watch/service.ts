@@ -7,7 +7,7 @@
 // watcher that sees an event in the same representation gets the same bytes.
 
 import { type Status, StatusError, badRequest, gone, notAcceptable, serviceUnavailable } from '../api/errors.js';
-import { storagePrefix } from '../api/generic-store.js';
+import { servedObject, storagePrefix } from '../api/generic-store.js';
 import type { GenericStore } from '../api/generic-store.js';
 import { apiVersionOf } from '../api/registry.js';
 import type { ApiRequest, StreamResponse, StreamSink } from '../api/request.js';
@@ -20,6 +20,7 @@ import { WatchCache, typePrefixOf } from './cache.js';
 import { CborWatchEncoder, INITIAL_EVENTS_END, JsonWatchEncoder, TableWatchEncoder, type WatchEncoder } from './encode.js';
 import { type StartPlan, type WatchParams, parseWatchParams, startPlan } from './params.js';
 import { type EndReason, type ObjectFilter, type PassMemo, Watcher } from './watcher.js';
+import { ProtobufWatchEncoder } from './protobuf-encode.js';
 import { HistoryWindow } from './window.js';
 
 export interface WatchServiceOptions {
@@ -93,6 +94,8 @@ export class WatchService {
   private readonly ticker: NodeJS.Timeout;
   private closed = false;
   private slowEnded = 0;
+  /** converted views of cached objects, per served definition (versions over another's storage) */
+  private readonly views = new WeakMap<ResourceDefinition, WeakMap<ApiObject, ApiObject>>();
   private eventsSentByEnded = 0;
 
   constructor(
@@ -257,6 +260,7 @@ export class WatchService {
           namespace,
           filter,
           encoder,
+          view: this.viewFor(def),
           sink,
           allowBookmarks: params.allowWatchBookmarks,
           maxBacklogBytes: this.maxBacklogBytes,
@@ -279,6 +283,29 @@ export class WatchService {
     };
   }
 
+  /**
+   * Cached objects are stored objects; a definition served over another
+   * version's storage sees each converted once (shared by its watchers, kept
+   * as long as the cached object lives).
+   */
+  private viewFor(def: ResourceDefinition): ((stored: ApiObject) => ApiObject) | undefined {
+    if (!def.storage) return undefined;
+    let memo = this.views.get(def);
+    if (!memo) {
+      memo = new WeakMap();
+      this.views.set(def, memo);
+    }
+    const m = memo;
+    return (stored) => {
+      let v = m.get(stored);
+      if (!v) {
+        v = servedObject(def, stored);
+        m.set(stored, v);
+      }
+      return v;
+    };
+  }
+
   private encoderFor(req: ApiRequest, def: ResourceDefinition): WatchEncoder {
     const apiVersion = apiVersionOf(def);
     if (req.accept.table) {
@@ -289,6 +316,9 @@ export class WatchService {
       return new TableWatchEncoder(def, apiVersion, req.accept.table, inc);
     }
     if (req.accept.format === 'cbor') return new CborWatchEncoder(apiVersion, def.kind);
+    if (req.accept.format === 'protobuf' && req.protobuf) {
+      return new ProtobufWatchEncoder(req.protobuf, apiVersion, def.kind, req.accept.mediaType ?? 'application/vnd.orch.protobuf');
+    }
     return new JsonWatchEncoder(apiVersion, def.kind);
   }
 

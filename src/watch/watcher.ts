@@ -18,6 +18,11 @@ export interface WatcherOptions {
   /** undefined = every object matches */
   filter?: ObjectFilter;
   encoder: WatchEncoder;
+  /**
+   * the served form of a cached (stored) object, for versions served over
+   * another version's storage (src/api/conversion.ts); memoised by the caller
+   */
+  view?: (stored: ApiObject) => ApiObject;
   sink: StreamSink;
   allowBookmarks: boolean;
   /** the sink backlog (bytes) beyond which this watcher is ended; the initial burst adds its own size to the allowance */
@@ -56,7 +61,11 @@ export class Watcher {
 
   matches(obj: ApiObject | undefined): boolean {
     if (!obj) return false;
-    return this.opts.filter ? this.opts.filter(obj) : true;
+    return this.opts.filter ? this.opts.filter(this.served(obj)) : true;
+  }
+
+  private served(obj: ApiObject): ApiObject {
+    return this.opts.view ? this.opts.view(obj) : obj;
   }
 
   /** synthetic ADDED events for the starting state (spec 000 §4.6 watch table) */
@@ -71,10 +80,10 @@ export class Watcher {
       if (enc.durable) {
         b = o.encodings?.get(key);
         if (!b) {
-          b = enc.objectEvent('ADDED', o.object);
+          b = enc.objectEvent('ADDED', this.served(o.object));
           (o.encodings ??= new Map()).set(key, b);
         }
-      } else b = enc.objectEvent('ADDED', o.object);
+      } else b = enc.objectEvent('ADDED', this.served(o.object));
       enc.sentObjectEvent();
       bytes += b.length;
       this.write(b);
@@ -101,7 +110,7 @@ export class Watcher {
     }
     let b = store?.get(key);
     if (!b) {
-      b = enc.objectEvent(type, type === 'DELETED' ? deletedObject(ev) : ev.object!);
+      b = enc.objectEvent(type, this.served(type === 'DELETED' ? deletedObject(ev) : ev.object!));
       store?.set(key, b);
     }
     enc.sentObjectEvent();

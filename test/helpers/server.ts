@@ -20,6 +20,8 @@ export interface RequestOpts {
   /** send no client certificate */
   anonymous?: boolean;
   cert?: { certPem: string; keyPem: string };
+  /** a keep-alive agent for bulk tests (default: a new connection per request) */
+  agent?: import('node:https').Agent;
 }
 
 export interface RawResponse {
@@ -71,7 +73,7 @@ export function rawRequest(server: RunningServer, method: string, path: string, 
         ca: server.caPem,
         cert: cert?.certPem,
         key: cert?.keyPem,
-        agent: false,
+        agent: o.agent ?? false,
       },
       (res) => {
         const chunks: Buffer[] = [];

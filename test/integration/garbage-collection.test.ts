@@ -69,6 +69,34 @@ describe('garbage collection', () => {
     expect((await get(s, 'bg-shared'))!.metadata.ownerReferences![0]!.uid).toBe(keep.metadata.uid);
   });
 
+  it('records an Event on each dependent it deletes, and OwnerRefInvalidNamespace for a cluster-scoped dependent of a namespaced owner (docs/events.md)', async () => {
+    t = await startTestServer();
+    const s = t;
+    const owner = await create(s, 'ev-owner');
+    const dep = await create(s, 'ev-dep', ownedBy(owner));
+    const cr = await s.request('POST', '/apis/rbac.authorization.orch.io/v1/clusterroles', {
+      body: { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'ClusterRole', metadata: { name: 'ev-cluster-dep', ownerReferences: ownedBy(owner).ownerReferences }, rules: [] },
+    });
+    expect(cr.status, cr.text).toBe(201);
+    expect((await s.request('DELETE', `${CMS}/ev-owner`)).status).toBe(200);
+    type Ev = { reason: string; type: string; message: string; involvedObject: { kind: string; name: string; uid?: string; namespace?: string }; source: { component: string } };
+    const events = async (): Promise<Ev[]> => (await s.request('GET', '/api/v1/namespaces/default/events')).json<{ items: Ev[] }>().items;
+    await eventually(async () => (await events()).some((e) => e.reason === 'GarbageCollected' && e.involvedObject.name === 'ev-dep'), 'the GarbageCollected Event');
+    const gcEv = (await events()).find((e) => e.reason === 'GarbageCollected' && e.involvedObject.name === 'ev-dep')!;
+    expect(gcEv).toMatchObject({ type: 'Normal', involvedObject: { kind: 'ConfigMap', namespace: 'default', uid: dep.metadata.uid }, source: { component: 'orch-server' } });
+    expect(gcEv.message).toContain(`ConfigMap ev-owner (uid ${owner.metadata.uid}) is gone`);
+    expect(await get(s, 'ev-dep')).toBeUndefined();
+    // the cluster-scoped dependent cannot have a namespaced owner: Warning (kube's reason and wording), then collected
+    await eventually(async () => (await events()).some((e) => e.reason === 'OwnerRefInvalidNamespace' && e.involvedObject.name === 'ev-cluster-dep'), 'the OwnerRefInvalidNamespace Event');
+    const warn = (await events()).find((e) => e.reason === 'OwnerRefInvalidNamespace')!;
+    expect(warn.type).toBe('Warning');
+    expect(warn.message).toBe(`ownerRef [v1/ConfigMap, namespace: , name: ev-owner, uid: ${owner.metadata.uid}] does not exist in namespace ""`);
+    await eventually(async () => (await s.request('GET', '/apis/rbac.authorization.orch.io/v1/clusterroles/ev-cluster-dep')).status === 404, 'the cluster-scoped dependent collected');
+    // the same Events through events.orch.io/v1 (one store, two versions)
+    const v1 = (await s.request('GET', '/apis/events.orch.io/v1/namespaces/default/events?fieldSelector=reason%3DGarbageCollected')).json<{ items: { regarding: { name: string }; reportingController: string }[] }>();
+    expect(v1.items.map((e) => [e.regarding.name, e.reportingController])).toContainEqual(['ev-dep', 'orch-server']);
+  });
+
   it('a dependent created for an owner that does not exist is collected', async () => {
     t = await startTestServer();
     const s = t;

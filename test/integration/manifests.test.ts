@@ -99,9 +99,13 @@ describe.each(['orch.io', 'k8s.io'])('typical manifests with --api-domain %s', (
     const r = await kubectl('autoscale', 'deployment', 'web', '--min=1', '--max=4', '--name=web-auto');
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain('horizontalpodautoscaler.autoscaling/web-auto autoscaled');
+    // kubectl reads the preferred version (v2) whatever the name says: v1 and v2 are one store, converted
     const hpa = JSON.parse((await kubectl('get', 'hpa.v1.autoscaling', 'web-auto', '-o', 'json')).stdout);
-    expect(hpa.apiVersion).toBe('autoscaling/v1');
+    expect(hpa.apiVersion).toBe('autoscaling/v2');
     expect(hpa.spec).toMatchObject({ minReplicas: 1, maxReplicas: 4, scaleTargetRef: { kind: 'Deployment', name: 'web' } });
+    const v1 = JSON.parse((await kubectl('get', '--raw', '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web-auto')).stdout);
+    expect(v1.apiVersion).toBe('autoscaling/v1');
+    expect(v1.spec).toMatchObject({ minReplicas: 1, maxReplicas: 4, scaleTargetRef: { kind: 'Deployment', name: 'web' } });
     const wide = await kubectl('get', 'deployment', 'web', '-o', 'wide');
     expect(wide.stdout.split('\n')[0]).toMatch(/NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR/);
     expect(wide.stdout).toMatch(/web\s+nginx:1\.27\s+app=web/);

@@ -3,6 +3,7 @@
 // scheduling.<domain>/v1 PriorityClass, certificates.<domain>/v1
 // CertificateSigningRequest. Stored and served; no controller acts on them.
 
+import { hpaStorage } from './hpa-conversion.js';
 import { handleGet } from '../handlers/get.js';
 import { handlePatch } from '../handlers/patch.js';
 import { handleUpdate } from '../handlers/update.js';
@@ -134,6 +135,8 @@ function hpaDefinition(n: SchemaNames, v2: boolean): ResourceDefinition {
   return {
     group: 'autoscaling', version: v2 ? 'v2' : 'v1', kind: 'HorizontalPodAutoscaler', resource: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler', scope: 'Namespaced',
     shortNames: ['hpa'], categories: ['all'], subresources: ['status'],
+    // one store for both versions, written as v2 (hpa-conversion.ts)
+    storage: hpaStorage(),
     schema: kindSchema(n, 'HorizontalPodAutoscaler automatically manages the replica count of a scalable resource (stored; no autoscaler acts on it).', proto({ spec: 2, status: 3 }, {
       spec: hpaSpec(n, v2), status,
     })),

@@ -7,6 +7,7 @@ import type { SchemaNames } from '../schema/naming.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, fieldOf, get, getObject, getString, since } from './columns.js';
 import { int32, obj, proto, ref, str, time } from './dsl.js';
+import { eventStorage } from './event-conversion.js';
 import { kindSchema } from './meta.js';
 
 const microTime = (d: string) => ({ ...time(d), description: `${d} Microsecond precision.`, 'x-orch-proto-type': 'MicroTime' as const });
@@ -20,6 +21,8 @@ export function coreEventDefinition(n: SchemaNames): ResourceDefinition {
     singular: 'event',
     scope: 'Namespaced',
     shortNames: ['ev'],
+    // one store with events.<domain>/v1 (event-conversion.ts)
+    storage: eventStorage(n.group('events')),
     schema: kindSchema(
       n,
       'Event is a report of an event somewhere in the cluster (legacy core shape; see events.' + n.apiDomain + '/v1).',
@@ -97,6 +100,8 @@ export function eventsV1Definition(n: SchemaNames): ResourceDefinition {
     singular: 'event',
     scope: 'Namespaced',
     shortNames: ['ev'],
+    // stored as core v1 Events (event-conversion.ts)
+    storage: eventStorage(group),
     schema: kindSchema(
       n,
       'Event is a report of an event somewhere in the cluster. It generally denotes a state change in the system.',
