@@ -17,24 +17,9 @@
 // RBAC, which are per served definition, need nothing else.
 
 import { clone } from './meta.js';
-import type { ApiObject } from './types.js';
+import type { ApiObject, StorageBinding } from './types.js';
 
-/** converters between one served version and the hub (storage) version; both take and return copies */
-export interface VersionConverter {
-  toHub(obj: ApiObject): ApiObject;
-  fromHub(obj: ApiObject): ApiObject;
-}
-
-export interface StorageBinding {
-  /** group of the storage keys ('' = core) */
-  group: string;
-  /** resource of the storage keys */
-  resource: string;
-  /** the apiVersion objects are written in (the hub), e.g. `v1` or `autoscaling/v2` */
-  storageVersion: string;
-  /** converters of the other served versions, by apiVersion */
-  versions: Record<string, VersionConverter>;
-}
+export type { StorageBinding, VersionConverter } from './types.js';
 
 /**
  * `obj` (in the apiVersion it carries; the hub's when it carries none) as

@@ -78,3 +78,11 @@ export interface StreamSink {
   backlog(): number;
   end(): void;
 }
+
+// VerbHandler takes an ApiRequest and gives an ApiResponse (see VerbHandlerTypes in ./types.ts)
+declare module './types.js' {
+  interface VerbHandlerTypes {
+    req: ApiRequest;
+    res: ApiResponse;
+  }
+}

@@ -132,7 +132,7 @@ export interface ResourceDefinition {
    * the objects live and how this version converts to the stored one; absent =
    * stored under this definition's own group/resource, as written
    */
-  storage?: import('./conversion.js').StorageBinding;
+  storage?: StorageBinding;
 }
 
 /** JSON paths (`.spec.replicas`) of the fields a Scale reads and writes */
@@ -144,8 +144,33 @@ export interface ScaleSubresource {
 
 export type NameValidation = 'DNS1123Subdomain' | 'DNS1123Label' | 'DNS1035Label' | 'PathSegment';
 
+/**
+ * What verb handlers take and give (context, request, response). Declared
+ * empty here and filled in by `handlers/context.ts` and `request.ts` through
+ * declaration merging, so this contracts file imports neither (those imports
+ * closed type-level circles through the generic store, issue 9).
+ */
+export interface VerbHandlerTypes {}
+
 /** a handler for one verb of one kind, with the server's HandlerContext */
 export type VerbHandler = (
-  ctx: import('./handlers/context.js').HandlerContext,
-  req: import('./request.js').ApiRequest,
-) => Promise<import('./request.js').ApiResponse>;
+  ctx: VerbHandlerTypes extends { ctx: infer C } ? C : never,
+  req: VerbHandlerTypes extends { req: infer R } ? R : never,
+) => Promise<VerbHandlerTypes extends { res: infer S } ? S : never>;
+
+/** converters between one served version and the hub (storage) version; both take and return copies */
+export interface VersionConverter {
+  toHub(obj: ApiObject): ApiObject;
+  fromHub(obj: ApiObject): ApiObject;
+}
+
+export interface StorageBinding {
+  /** group of the storage keys ('' = core) */
+  group: string;
+  /** resource of the storage keys */
+  resource: string;
+  /** the apiVersion objects are written in (the hub), e.g. `v1` or `autoscaling/v2` */
+  storageVersion: string;
+  /** converters of the other served versions, by apiVersion */
+  versions: Record<string, VersionConverter>;
+}

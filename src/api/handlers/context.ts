@@ -38,3 +38,10 @@ export interface HandlerContext {
   /** for checks beyond the request's own verb (the unsafe-delete verb of spec 000 §4.10); absent = allowed */
   authorizer?: Authorizer;
 }
+
+// VerbHandler's context is this interface (see VerbHandlerTypes in ../types.ts)
+declare module '../types.js' {
+  interface VerbHandlerTypes {
+    ctx: HandlerContext;
+  }
+}
