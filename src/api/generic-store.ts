@@ -51,7 +51,7 @@ export interface WriteOptions {
 /** Schema-driven admission steps, provided by the schema engine. */
 export interface ObjectAdmission {
   /** prune unknown fields (returned as paths), apply defaults, check types and required fields */
-  admit(def: ResourceDefinition, obj: ApiObject): { errors: FieldError[]; unknownFields: string[] };
+  admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] };
   /** object metadata rules (name syntax, labels, annotations, namespace presence) */
   validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[];
 }
@@ -75,6 +75,13 @@ export interface WriteHooks {
    * objects get the same value. Called again when a key was taken meanwhile.
    */
   reserve?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined): { keys: { key: string; value: Uint8Array }[] } | undefined;
+  /**
+   * May refuse a create (throws a StatusError) and returns keys whose mod
+   * revision must be unchanged when the create commits: a custom resource is
+   * created only while its CRD is the one that was checked and not being
+   * deleted (docs/crds.md). A mismatch re-runs the check.
+   */
+  guardCreate?(def: ResourceDefinition): { key: string; modRevision: number }[];
 }
 
 /** attempts at claiming values (`WriteHooks.reserve`) before a create gives up */
@@ -180,7 +187,27 @@ export class GenericStore {
     }
     const kv = this.readRaw(namespace, name);
     if (!kv) throw notFound(this.def.resource, this.def.group, name);
-    return decodeObject(kv);
+    return this.decode(kv);
+  }
+
+  /** the stored object as this version shows it (conversion None: apiVersion rewritten, docs/crds.md) */
+  decode(kv: KeyValue): ApiObject {
+    const obj = decodeObject(kv);
+    if (this.def.storageVersion !== undefined && obj.apiVersion !== undefined) obj.apiVersion = this.apiVersion;
+    return obj;
+  }
+
+  /** the stored form, in the storage version */
+  private encode(obj: ApiObject): Uint8Array {
+    const sv = this.def.storageVersion;
+    if (sv === undefined || sv === this.def.version) return encodeObject(obj);
+    const shown = obj.apiVersion;
+    obj.apiVersion = this.def.group ? `${this.def.group}/${sv}` : sv;
+    try {
+      return encodeObject(obj);
+    } finally {
+      obj.apiVersion = shown;
+    }
   }
 
   private async checkNamespace(namespace: string, name: string): Promise<void> {
@@ -199,10 +226,11 @@ export class GenericStore {
 
   /** validation shared by create and update; throws 422 Invalid */
   private validate(obj: ApiObject, old: ApiObject | undefined, name: string, opts: WriteOptions): string[] {
-    const { errors, unknownFields } = this.admission.admit(this.def, obj);
+    const { errors, unknownFields } = this.admission.admit(this.def, obj, old);
     // type errors are decoding errors: 400 naming only the first, whatever the
-    // validation level, as a decoder stops there (spec 000 §4.8, §7)
-    const typeError = errors.find((e) => e.type === 'FieldValueTypeInvalid');
+    // validation level, as a decoder stops there (spec 000 §4.8, §7); custom
+    // resources decode as unstructured JSON, so theirs are 422 Invalid with the rest (docs/crds.md)
+    const typeError = this.def.customResource ? undefined : errors.find((e) => e.type === 'FieldValueTypeInvalid');
     if (typeError) throw decodeError(this.def, typeError);
     if (opts.fieldValidation === 'Strict') {
       const problems = [
@@ -254,17 +282,22 @@ export class GenericStore {
     }
     for (let attempt = 1; ; attempt++) {
       const claimed = this.hooks.reserve?.(this.def, obj, undefined)?.keys ?? [];
+      const guards = this.hooks.guardCreate?.(this.def) ?? [];
       const res = await this.store.txn({
-        compare: [{ key, target: 'create', op: '=', value: 0 }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
-        success: [{ type: 'put', key, value: encodeObject(obj) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+        compare: [
+          { key, target: 'create', op: '=', value: 0 },
+          ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 })),
+          ...guards.map((g) => ({ key: g.key, target: 'mod' as const, op: '=' as const, value: g.modRevision })),
+        ],
+        success: [{ type: 'put', key, value: this.encode(obj) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
         failure: [],
       });
       if (res.succeeded) {
         meta.resourceVersion = String(res.revision);
         return { object: obj, unknownFields };
       }
-      // the object exists, or a value it claimed was taken meanwhile: claim again
-      if (claimed.length === 0 || this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
+      // the object exists, or a value it claimed was taken meanwhile, or a guard moved: try again
+      if ((claimed.length === 0 && guards.length === 0) || this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
       if (attempt >= RESERVE_ATTEMPTS) throw conflict(this.def.resource, this.def.group, name, 'the values it claims were taken by concurrent writes; try again');
     }
   }
@@ -285,7 +318,7 @@ export class GenericStore {
     await this.catchUp();
     for (let attempt = 0; ; attempt++) {
       const kv = this.readRaw(namespace, name);
-      const current = kv ? decodeObject(kv) : undefined;
+      const current = kv ? this.decode(kv) : undefined;
       if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
       const next = transform(current ? clone(current) : undefined);
       if (!current) {
@@ -315,7 +348,7 @@ export class GenericStore {
         compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
         success: removeNow
           ? [{ type: 'delete', key }]
-          : [{ type: 'put', key, value: encodeObject(next) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+          : [{ type: 'put', key, value: this.encode(next) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
         failure: [],
       });
       if (!res.succeeded) {
@@ -382,7 +415,7 @@ export class GenericStore {
     for (let attempt = 0; ; attempt++) {
       const kv = this.readRaw(namespace, name);
       if (!kv) throw notFound(this.def.resource, this.def.group, name);
-      const current = decodeObject(kv);
+      const current = this.decode(kv);
       this.hooks.beforeDelete?.(this.def, current, opts);
       this.checkPreconditions(current, name, opts.preconditions);
       const decision = decide(factsOf(current, this.extraFinalizersOf(current)), {
@@ -399,7 +432,7 @@ export class GenericStore {
         result = clone(current);
         applyDecision(metaOf(result), decision);
         if (decision.firstMark) this.def.strategy.prepareForDelete?.(result);
-        op = { type: 'put', key, value: encodeObject(result) };
+        op = { type: 'put', key, value: this.encode(result) };
       } else {
         result = current;
         op = { type: 'delete', key };

@@ -62,6 +62,8 @@ export interface Strategy {
   prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
   /** extra Table columns after Name (Age is added last by the table printer) */
   columns?: TableColumn[];
+  /** the columns are the whole table after Name (a CRD's additionalPrinterColumns): no Age is added */
+  exactColumns?: boolean;
   /**
    * finalizers the kind keeps outside metadata.finalizers (a Namespace's
    * spec.finalizers): the object stays until these are gone too (spec 000 §3.1)
@@ -127,6 +129,12 @@ export interface ResourceDefinition {
    * live in the object, as a CRD's `subresources.scale` declares them
    */
   scale?: ScaleSubresource;
+  /**
+   * the version objects are stored in when several versions share them (a
+   * CRD's storage version; conversion None): writes store that apiVersion,
+   * reads through this version show this version's (docs/crds.md)
+   */
+  storageVersion?: string;
 }
 
 /** JSON paths (`.spec.replicas`) of the fields a Scale reads and writes */

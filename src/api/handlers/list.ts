@@ -56,6 +56,11 @@ export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<
     if (e instanceof SelectorParseError) throw badRequest(e.message);
     throw e;
   }
+  // several versions sharing stored objects (a CRD, conversion None): each shows its own apiVersion
+  if (req.def.storageVersion !== undefined) {
+    const av = apiVersionOf(req.def);
+    for (const o of result.items) if (o.apiVersion !== undefined) o.apiVersion = av;
+  }
   const listMeta: Record<string, unknown> = { resourceVersion: result.resourceVersion };
   if (result.continue) listMeta.continue = result.continue;
   if (result.remainingItemCount !== undefined) listMeta.remainingItemCount = result.remainingItemCount;
