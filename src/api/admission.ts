@@ -12,7 +12,11 @@ import { validateRules } from './schema/cel-rules.js';
 import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
 
 export class SchemaAdmission implements ObjectAdmission {
-  constructor(private readonly defs: Definitions) {}
+  /** `standardFinalizers`: single-word finalizer names accepted on any object (the CRD cleanup finalizer) */
+  constructor(
+    private readonly defs: Definitions,
+    private readonly standardFinalizers: readonly string[] = [],
+  ) {}
 
   admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] } {
     const compiled = compileSchema(def.schema, this.defs);
@@ -28,6 +32,7 @@ export class SchemaAdmission implements ObjectAdmission {
       namespaced: def.scope === 'Namespaced',
       nameValidation: def.nameValidation,
       nameIsDNSLabel: def.group === '' && def.resource === 'namespaces',
+      standardFinalizers: this.standardFinalizers,
     });
   }
 }

@@ -116,6 +116,7 @@ export function crdDefinition(n: SchemaNames, o: CrdKindOptions): ResourceDefini
         delete c.status;
       },
       columns: [column('Created At', 'date', (c) => c.metadata?.creationTimestamp ?? null)],
+      exactColumns: true,
     },
   };
 }
