@@ -21,7 +21,7 @@ export class SchemaAdmission implements ObjectAdmission {
   admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] } {
     const compiled = compileSchema(def.schema, this.defs);
     applyCompiledDefaults(obj, compiled);
-    const r = validateCompiled(obj, compiled);
+    const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true });
     // CEL rules (x-orch-validations) see the pruned, defaulted object; not when it is malformed
     if (compiled.subtreeHasRules && r.errors.length === 0) r.errors.push(...validateRules(obj, old, compiled));
     return r;

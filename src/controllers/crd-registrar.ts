@@ -39,6 +39,8 @@ export class CrdRegistrar {
   private byResource = new Map<string, string>();
   private unsubscribe?: () => void;
   private readonly listeners = new Set<(name: string) => void>();
+  /** every definition this registrar built (other custom definitions are not guarded) */
+  private readonly produced = new WeakSet<ResourceDefinition>();
 
   constructor(
     private readonly store: RevisionedStore,
@@ -88,6 +90,7 @@ export class CrdRegistrar {
   guardCreate(def: ResourceDefinition): { key: string; modRevision: number }[] {
     const name = this.byResource.get(`${def.group}/${def.resource}`);
     const st = name === undefined ? undefined : this.states.get(name);
+    if (!this.produced.has(def) && !st) return [];
     if (!st || !st.verdict.accepted) throw methodNotAllowed(`create not allowed: the custom resource definition of ${def.resource}.${def.group} is not served`);
     if (st.object.metadata?.deletionTimestamp) throw methodNotAllowed('create not allowed while custom resource definition is terminating');
     return [{ key: st.key, modRevision: st.modRevision }];
@@ -138,7 +141,10 @@ export class CrdRegistrar {
       defs = [];
     }
     if (cur) for (const d of cur.defs) this.registry.remove(d.group, d.version, d.resource);
-    for (const d of defs) this.registry.add(d);
+    for (const d of defs) {
+      this.produced.add(d);
+      this.registry.add(d);
+    }
     this.served.set(name, { specJson, defs });
     if (!cur) this.log(`crd registrar: serving ${name} (${defs.map((d) => d.version).join(', ')})`);
     return defs;

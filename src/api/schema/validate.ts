@@ -16,6 +16,11 @@ export interface ValidateOptions {
   prune?: boolean;
   /** drop `null` values of non-nullable fields, as Kubernetes decoding does (default true) */
   dropNulls?: boolean;
+  /**
+   * refuse duplicates in `set` and `map` lists (custom resources; built-in
+   * kinds report duplicates in their strategies, with their own messages)
+   */
+  listUniqueness?: boolean;
 }
 
 export interface ValidationResult {
@@ -37,6 +42,7 @@ class Walk {
   constructor(
     private readonly prune: boolean,
     private readonly dropNulls: boolean,
+    private readonly listUniqueness = false,
   ) {}
 
   /** Kubernetes field.Path rendering: `a.b[0].c[key]` */
@@ -216,7 +222,7 @@ class Walk {
     if (s.minItems !== undefined && v.length < s.minItems) {
       this.invalid(v, `${this.fieldPath()} in body should have at least ${s.minItems} items`);
     }
-    if (s.listType === 'set' || s.listType === 'map' || s.uniqueItems) this.duplicates(v, s);
+    if (this.listUniqueness && (s.listType === 'set' || s.listType === 'map' || s.uniqueItems)) this.duplicates(v, s);
     if (!items) return;
     for (let i = 0; i < v.length; i++) {
       const item = v[i];
@@ -361,7 +367,7 @@ export function validateAgainstSchema(
 }
 
 export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: ValidateOptions = {}): ValidationResult {
-  const w = new Walk(opts.prune !== false, opts.dropNulls !== false);
+  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true);
   if (obj !== null && obj !== undefined) w.value(obj, compiled);
   return { errors: w.errors, unknownFields: w.unknownFields };
 }
