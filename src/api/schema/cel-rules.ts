@@ -7,8 +7,9 @@
 //
 // Cost is bounded twice: statically when the CRD is written (expression
 // length, syntax nodes, comprehension nesting: validateRuleSyntax) and at run
-// time per request (a budget of estimated work, RUNTIME_COST_BUDGET; when it
-// runs out the write fails with a clear error instead of running on).
+// time per request (a budget of estimated work, RUNTIME_COST_BUDGET: per rule
+// evaluation, syntax nodes × (1 + data below the node)^comprehension depth;
+// when it runs out the write fails with a clear error instead of running on).
 
 import { CelScalar, celEnv, isCelError, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
@@ -138,11 +139,14 @@ function toCel(v: unknown, s: CompiledSchema | true | undefined): unknown {
   return out;
 }
 
-function shallowSize(v: unknown): number {
-  if (Array.isArray(v)) return v.length;
-  if (typeof v === 'string') return v.length;
-  if (v !== null && typeof v === 'object') return Object.keys(v).length;
-  return 0;
+/** how much data a rule can walk at this node: entries of lists and maps below it, long strings by length */
+function dataSize(v: unknown): number {
+  if (typeof v === 'string') return v.length >> 6;
+  if (v === null || typeof v !== 'object') return 0;
+  let n = 0;
+  if (Array.isArray(v)) for (const x of v) n += 1 + dataSize(x);
+  else for (const x of Object.values(v as Record<string, unknown>)) n += 1 + dataSize(x);
+  return n;
 }
 
 function typeWord(v: unknown, s: CompiledSchema): string {
@@ -193,11 +197,13 @@ class RuleWalk {
   private evaluate(v: unknown, old: unknown, s: CompiledSchema, path: string): void {
     let self: unknown;
     let oldSelf: unknown;
+    let size = -1;
     for (const rule of s.rules!) {
       const p = programsOf(rule);
       if (!p.rule) continue; // refused when the CRD was written; cannot happen for stored CRDs
       if (p.rule.usesOld && old === undefined && !rule.optionalOldSelf) continue;
-      this.cost += p.rule.nodes * Math.pow(1 + shallowSize(v), Math.max(1, p.rule.depth));
+      if (size < 0) size = dataSize(v);
+      this.cost += p.rule.nodes * Math.pow(1 + size, Math.max(1, p.rule.depth));
       if (this.cost > this.budget) {
         this.exhausted = true;
         this.errors.push({ field: path, type: 'FieldValueForbidden', message: 'Forbidden: validation failed due to running out of cost budget, no further validation rules will be run' });
