@@ -63,6 +63,16 @@ describe('serving a CRD kind', () => {
     expect(cells[5]).toMatch(/^\d+s$/);
   });
 
+  it('filters lists by the selectable fields', async () => {
+    await t.request('POST', WA, { body: webapp('sel-b', { tier: 'backend' }) });
+    await t.request('POST', WA, { body: webapp('sel-f') });
+    const r = await t.request('GET', `${WA}?fieldSelector=spec.tier%3Dbackend`);
+    expect(r.status).toBe(200);
+    expect(r.json<Obj>().items.map((i: Obj) => i.metadata.name)).toEqual(['sel-b']);
+    const unknown = await t.request('GET', `${WA}?fieldSelector=spec.image%3Dx`);
+    expect(unknown.status).toBe(400);
+  });
+
   it('watches objects of the kind', async () => {
     const w = openWatch(t.server, `${WA}?watch=1&resourceVersion=0&fieldSelector=metadata.name%3Dwatched`);
     try {

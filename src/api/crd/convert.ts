@@ -79,6 +79,7 @@ export interface CrdVersion {
   schema?: { openAPIV3Schema?: J };
   subresources?: { status?: J; scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string } };
   additionalPrinterColumns?: { name: string; type: string; format?: string; description?: string; priority?: number; jsonPath: string }[];
+  selectableFields?: { jsonPath: string }[];
 }
 
 export interface CrdSpec {
@@ -117,6 +118,20 @@ function printerColumn(c: NonNullable<CrdVersion['additionalPrinterColumns']>[nu
   };
 }
 
+/** `selectableFields` (`.spec.color` → field selector `spec.color`): scalar values as strings */
+function selectable(fields: CrdVersion['selectableFields']): Record<string, (o: ApiObject) => string | undefined> | undefined {
+  if (!fields || fields.length === 0) return undefined;
+  const out: Record<string, (o: ApiObject) => string | undefined> = {};
+  for (const f of fields) {
+    const steps = parseJsonPath(f.jsonPath);
+    out[f.jsonPath.replace(/^\./, '')] = (o) => {
+      const v = evalJsonPath(steps, o)[0];
+      return v === undefined || v === null || typeof v === 'object' ? undefined : String(v);
+    };
+  }
+  return out;
+}
+
 const AGE_COLUMN = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' };
 
 /**
@@ -148,7 +163,7 @@ export function customDefinitions(spec: CrdSpec, apiDomain: string, accepted: Cr
       shortNames: accepted.shortNames,
       categories: accepted.categories,
       schema,
-      strategy: { tracksGeneration: true, columns: cols, exactColumns: true },
+      strategy: { tracksGeneration: true, columns: cols, exactColumns: true, selectableFields: selectable(v.selectableFields) },
       subresources,
       customResource: true,
       storageVersion,

@@ -121,6 +121,7 @@ function validateVersions(versions: unknown, ctx: CrdValidationContext): FieldEr
     else errs.push(...structuralErrors(schema, `${at}.schema.openAPIV3Schema`, prefixes));
     errs.push(...validateColumns(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
     errs.push(...validateSubresources(v.subresources, `${at}.subresources`));
+    errs.push(...validateSelectable(v.selectableFields, `${at}.selectableFields`));
   });
   if (storage !== 1) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: `Invalid value: ${storage}: must have exactly one version marked as storage version` });
   if (served === 0) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: 'Invalid value: 0: must have at least one served version' });
@@ -148,6 +149,23 @@ function validateColumns(cols: unknown, path: string): FieldError[] {
         errs.push(invalidValue(`${at}.jsonPath`, c.jsonPath, `must be a simple json path: ${e.message}`));
       }
     }
+  });
+  return errs;
+}
+
+/** selectable fields are simple paths without indexes, at most 8, no duplicates */
+function validateSelectable(fields: unknown, path: string): FieldError[] {
+  if (fields === undefined) return [];
+  if (!Array.isArray(fields)) return [invalidValue(path, fields, 'must be a list')];
+  const errs: FieldError[] = [];
+  if (fields.length > 8) errs.push({ field: path, type: 'FieldValueTooMany', message: `Too many: ${fields.length}: must have at most 8 items` });
+  const seen = new Set<string>();
+  fields.forEach((f, i) => {
+    const jp = isObj(f) ? f.jsonPath : undefined;
+    if (typeof jp !== 'string' || jp === '') return errs.push(required(`${path}[${i}].jsonPath`));
+    if (!/^(\.[A-Za-z_][A-Za-z0-9_-]*)+$/.test(jp) || jp.startsWith('.metadata.')) errs.push(invalidValue(`${path}[${i}].jsonPath`, jp, 'must be a simple path to a field (not under metadata), such as .spec.color'));
+    if (seen.has(jp)) errs.push({ field: `${path}[${i}].jsonPath`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(jp)}` });
+    seen.add(jp);
   });
   return errs;
 }
