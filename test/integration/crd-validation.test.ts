@@ -18,6 +18,7 @@ beforeAll(async () => {
   spec.properties.name = { type: 'string', pattern: '^[a-z]+$', maxLength: 8, nullable: true };
   spec.properties.ratio = { type: 'number', exclusiveMinimum: true, minimum: 0, maximum: 1 };
   spec.properties.labels = { type: 'object', additionalProperties: { type: 'string' }, maxProperties: 2 };
+  crd.spec.versions[0].schema.openAPIV3Schema.properties.metadata = { type: 'object', properties: { name: { type: 'string', maxLength: 12, pattern: '^[a-z0-9-]+$' } } };
   await createCrd(t, crd);
 });
 afterAll(async () => {
@@ -50,6 +51,13 @@ describe('schema validation of custom objects', () => {
     expect(r.json<Obj>().message).toContain('spec.ratio in body should be greater than 0');
     // nothing was written
     expect((await t.request('GET', `${WA}/bad1`)).status).toBe(404);
+  });
+
+  it('applies the schema\'s restrictions of metadata.name', async () => {
+    const r = await create('much-too-long-name', {});
+    expect(r.status).toBe(422);
+    expect(causes(r)).toContain('metadata.name: FieldValueTooLong');
+    expect((await create('fine-name', {})).status).toBe(201);
   });
 
   it('requires required fields and minLength', async () => {

@@ -64,8 +64,13 @@ function kindSchema(root: Schema, n: SchemaNames): Schema {
   const props = { ...(root.properties ?? {}) };
   props.apiVersion = { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' };
   props.kind = { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' };
+  // restrictions of metadata.name / generateName (the only ones a CRD may declare) apply on top of ObjectMeta
+  const declared = root.properties?.metadata?.properties;
   props.metadata = { $ref: n.meta('ObjectMeta'), description: "Standard object's metadata." };
   const out: Schema = { ...root, type: 'object', properties: props };
+  if (declared && Object.keys(declared).length > 0) {
+    out.allOf = [...(root.allOf ?? []), { properties: { metadata: { type: 'object', properties: declared } } }];
+  }
   if (out.required) out.required = out.required.filter((r) => r !== 'metadata' && r !== 'apiVersion' && r !== 'kind');
   return out;
 }

@@ -36,8 +36,8 @@ const SEG_KEY = 2;
 class Walk {
   readonly errors: FieldError[] = [];
   readonly unknownFields: string[] = [];
-  private readonly segs: (string | number)[] = [];
-  private readonly kinds: number[] = [];
+  readonly segs: (string | number)[] = [];
+  readonly kinds: number[] = [];
 
   constructor(
     private readonly prune: boolean,
@@ -275,13 +275,17 @@ class Walk {
 
   /** allOf / anyOf / oneOf / not: value checks only, never pruning (structural schemas, docs/crds.md) */
   private alternatives(v: unknown, s: CompiledSchema): void {
-    const passes = (b: CompiledSchema): boolean => {
+    const check = (b: CompiledSchema): FieldError[] => {
       const w = new Walk(false, false);
+      w.segs.push(...this.segs);
+      w.kinds.push(...this.kinds);
       w.value(structuredClone(v), b);
-      return w.errors.length === 0;
+      return w.errors;
     };
+    const passes = (b: CompiledSchema): boolean => check(b).length === 0;
     const p = this.fieldPath();
-    if (s.allOf) for (const b of s.allOf) if (!passes(b)) this.invalid(v, `${p} in body must validate all the schemas (allOf)`);
+    // allOf branches report their own errors (with full paths), as Kubernetes does
+    if (s.allOf) for (const b of s.allOf) this.errors.push(...check(b));
     if (s.anyOf && !s.anyOf.some(passes)) this.invalid(v, `${p} in body must validate at least one schema (anyOf)`);
     if (s.oneOf && s.oneOf.filter(passes).length !== 1) this.invalid(v, `${p} in body must validate one and only one schema (oneOf)`);
     if (s.not && passes(s.not)) this.invalid(v, `${p} in body must not validate the schema (not)`);
