@@ -8,15 +8,23 @@ import { applyCompiledDefaults } from './schema/defaults.js';
 import { validateObjectMeta } from './schema/object-meta.js';
 import type { Definitions } from './schema/types.js';
 import { validateCompiled } from './schema/validate.js';
+import { validateRules } from './schema/cel-rules.js';
 import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
 
 export class SchemaAdmission implements ObjectAdmission {
-  constructor(private readonly defs: Definitions) {}
+  /** `standardFinalizers`: single-word finalizer names accepted on any object (the CRD cleanup finalizer) */
+  constructor(
+    private readonly defs: Definitions,
+    private readonly standardFinalizers: readonly string[] = [],
+  ) {}
 
-  admit(def: ResourceDefinition, obj: ApiObject): { errors: FieldError[]; unknownFields: string[] } {
+  admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] } {
     const compiled = compileSchema(def.schema, this.defs);
     applyCompiledDefaults(obj, compiled);
-    return validateCompiled(obj, compiled);
+    const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true });
+    // CEL rules (x-orch-validations) see the pruned, defaulted object; not when it is malformed
+    if (compiled.subtreeHasRules && r.errors.length === 0) r.errors.push(...validateRules(obj, old, compiled));
+    return r;
   }
 
   validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[] {
@@ -24,6 +32,7 @@ export class SchemaAdmission implements ObjectAdmission {
       namespaced: def.scope === 'Namespaced',
       nameValidation: def.nameValidation,
       nameIsDNSLabel: def.group === '' && def.resource === 'namespaces',
+      standardFinalizers: this.standardFinalizers,
     });
   }
 }

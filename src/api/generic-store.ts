@@ -75,7 +75,7 @@ export interface AdmissionCall {
 /** Schema-driven admission steps, provided by the schema engine. */
 export interface ObjectAdmission {
   /** prune unknown fields (returned as paths), apply defaults, check types and required fields */
-  admit(def: ResourceDefinition, obj: ApiObject): { errors: FieldError[]; unknownFields: string[] };
+  admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] };
   /** object metadata rules (name syntax, labels, annotations, namespace presence) */
   validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[];
 }
@@ -108,6 +108,13 @@ export interface WriteHooks {
   mutate?(call: AdmissionCall): Promise<ApiObject | undefined>;
   /** Validating admission (webhooks, ValidatingAdmissionPolicy): after validation, before the write */
   validateAdmission?(call: AdmissionCall): Promise<void>;
+  /**
+   * May refuse a create (throws a StatusError) and returns keys whose mod
+   * revision must be unchanged when the create commits: a custom resource is
+   * created only while its CRD is the one that was checked and not being
+   * deleted (docs/crds.md). A mismatch re-runs the check.
+   */
+  guardCreate?(def: ResourceDefinition): { key: string; modRevision: number }[];
 }
 
 /** attempts at claiming values (`WriteHooks.reserve`) before a create gives up */
@@ -257,10 +264,11 @@ export class GenericStore {
 
   /** validation shared by create and update; throws 422 Invalid */
   private validate(obj: ApiObject, old: ApiObject | undefined, name: string, opts: WriteOptions): string[] {
-    const { errors, unknownFields } = this.admission.admit(this.def, obj);
+    const { errors, unknownFields } = this.admission.admit(this.def, obj, old);
     // type errors are decoding errors: 400 naming only the first, whatever the
-    // validation level, as a decoder stops there (spec 000 §4.8, §7)
-    const typeError = errors.find((e) => e.type === 'FieldValueTypeInvalid');
+    // validation level, as a decoder stops there (spec 000 §4.8, §7); custom
+    // resources decode as unstructured JSON, so theirs are 422 Invalid with the rest (docs/crds.md)
+    const typeError = this.def.customResource ? undefined : errors.find((e) => e.type === 'FieldValueTypeInvalid');
     if (typeError) throw decodeError(this.def, typeError);
     if (opts.fieldValidation === 'Strict') {
       const problems = [
@@ -338,8 +346,13 @@ export class GenericStore {
     for (let attempt = 1; ; attempt++) {
       const candidate = attempt === 1 || !unclaimed ? obj : clone(unclaimed);
       const claimed = this.hooks.reserve?.(this.def, candidate, undefined)?.keys ?? [];
+      const guards = this.hooks.guardCreate?.(this.def) ?? [];
       const res = await this.store.txn({
-        compare: [{ key, target: 'create', op: '=', value: 0 }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
+        compare: [
+          { key, target: 'create', op: '=', value: 0 },
+          ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 })),
+          ...guards.map((g) => ({ key: g.key, target: 'mod' as const, op: '=' as const, value: g.modRevision })),
+        ],
         success: [{ type: 'put', key, value: this.encode(candidate) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
         failure: [],
       });
@@ -347,8 +360,8 @@ export class GenericStore {
         metaOf(candidate).resourceVersion = String(res.revision);
         return { object: candidate, unknownFields };
       }
-      // the object exists, or a value it claimed was taken meanwhile: claim again
-      if (claimed.length === 0 || this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
+      // the object exists, or a value it claimed was taken meanwhile, or a guard moved: try again
+      if ((claimed.length === 0 && guards.length === 0) || this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
       if (attempt >= RESERVE_ATTEMPTS) throw conflict(this.def.resource, this.def.group, name, 'the values it claims were taken by concurrent writes; try again');
     }
   }

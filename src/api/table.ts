@@ -46,10 +46,10 @@ export function toTable(def: ResourceDefinition, objects: ApiObject[], listMeta:
   if (custom && custom.length > 0) {
     // Age goes after the default columns and before the wide (priority > 0) ones, as kubectl prints it,
     // unless the kind places an `Age` column itself (Nodes: Roles, Age, Version)
-    const placed = custom.some((c) => c.name === 'Age');
+    const placed = def.strategy.exactColumns === true || custom.some((c) => c.name === 'Age');
     const ordered = placed ? custom : [...custom.filter((c) => !c.priority), AGE, ...custom.filter((c) => c.priority)];
     for (const c of ordered) {
-      if (c === AGE || c.name === 'Age') {
+      if (c === AGE || (c.name === 'Age' && !def.strategy.exactColumns)) {
         columnDefinitions.push(AGE_COLUMN);
         cells.push((o) => age(o.metadata?.creationTimestamp, now));
         continue;

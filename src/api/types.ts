@@ -62,6 +62,8 @@ export interface Strategy {
   prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
   /** extra Table columns after Name (Age is added last by the table printer) */
   columns?: TableColumn[];
+  /** the columns are the whole table after Name (a CRD's additionalPrinterColumns): no Age is added */
+  exactColumns?: boolean;
   /**
    * finalizers the kind keeps outside metadata.finalizers (a Namespace's
    * spec.finalizers): the object stays until these are gone too (spec 000 §3.1)

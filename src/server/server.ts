@@ -55,6 +55,8 @@ import { SchemaNames } from '../api/schema/naming.js';
 import { serverEventRecorder } from './events.js';
 import { type ClusterOptions, openStore, registerStoreMetrics, withClusterStatus } from './open-store.js';
 import { type AuditOptions, buildAudit, closeAudit } from './audit-setup.js';
+import { startCrds } from './crd-setup.js';
+import { cleanupFinalizer } from '../api/crd/kind.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -166,7 +168,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     parseRuntimeConfig(opts.runtimeConfig ?? ''),
   );
   const registry = new Registry(opts.apiDomain, defs, served);
-  const admission = new SchemaAdmission(defs);
+  const admission = new SchemaAdmission(defs, [cleanupFinalizer(opts.apiDomain)]);
   const nsDef = registry.lookup('', 'v1', 'namespaces')!;
   const rbacGroup = `rbac.authorization.${opts.apiDomain}`;
   let escalation: EscalationGuard | undefined;
@@ -210,11 +212,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     random: Math.random,
   });
   const serviceHooks = { ...hooks, reserve: (_def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined) => serviceAllocator.reserve(obj, old) };
+  // CustomResourceDefinitions (docs/crds.md): served on every member from the applied feed
+  const crds = startCrds({ store, registry, apiDomain: opts.apiDomain, log });
+  const customHooks = { ...hooks, guardCreate: (def: ResourceDefinition) => crds.registrar.guardCreate(def) };
   const stores = new Map<ResourceDefinition, GenericStore>();
   const storeFor = (def: ResourceDefinition): GenericStore => {
     let gs = stores.get(def);
     if (!gs) {
-      const defHooks = def.group === rbacGroup ? rbacHooks : def.group === '' && def.resource === 'services' ? serviceHooks : hooks;
+      const defHooks = def.customResource ? customHooks : def.group === rbacGroup ? rbacHooks : def.group === '' && def.resource === 'services' ? serviceHooks : hooks;
       gs = new GenericStore(def, store, admission, defHooks, namespaceState);
       stores.set(def, gs);
     }
@@ -305,6 +310,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }),
     { name: 'namespace defaults', log },
   );
+  const crdController = crds.startController(storeFor);
   // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;
   // a leader serves once its defaults are in place, so the first anonymous /version is not refused
   const rbacControllers = startRbacControllers(store, registry, storeFor, opts.apiDomain, log);
@@ -403,6 +409,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         namespaceDefaults.stop();
         serviceRepair.stop();
         gc.stop();
+        crdController.stop();
+        crds.registrar.stop();
         rbacControllers.stop();
         authorization.stop();
         auth.stop();

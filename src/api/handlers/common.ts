@@ -64,7 +64,8 @@ export function parseBody(req: ApiRequest, allowed: string[] = ['application/jso
  * 415 for kinds without field numbers (custom resources), 400 for malformed data.
  */
 export function decodeProtobufBody(req: ApiRequest, expectedKind?: string): Record<string, unknown> {
-  if (!req.protobuf) throw unsupportedMediaType(`protobuf is not supported for ${req.def.kind}: use application/json`);
+  // custom resources have no protobuf form at all (spec 000 §4.3), whatever the body holds
+  if (!req.protobuf || req.def.customResource) throw unsupportedMediaType(`protobuf is not supported for ${req.def.kind}: use application/json`);
   try {
     return req.protobuf.decodeBody(req.body ?? new Uint8Array(0), req.def, expectedKind);
   } catch (e) {

@@ -3,7 +3,7 @@
 // defaulting; spec 000 §4.8) never look names up or re-read optional fields.
 // `$ref` nodes become direct pointers to the compiled target (cycles allowed).
 
-import type { Definitions, Schema, SchemaType } from './types.js';
+import type { Definitions, Schema, SchemaType, ValidationRule } from './types.js';
 
 export interface CompiledSchema {
   readonly source: Schema;
@@ -26,7 +26,26 @@ export interface CompiledSchema {
   maxLength: number | undefined;
   minLength: number | undefined;
   maxItems: number | undefined;
+  minItems: number | undefined;
+  maxProperties: number | undefined;
+  minProperties: number | undefined;
+  exclusiveMinimum: boolean;
+  exclusiveMaximum: boolean;
+  multipleOf: number | undefined;
+  uniqueItems: boolean;
+  /** `x-orch-list-type` (set and map lists reject duplicates, spec 000 §4.9) */
+  listType: 'atomic' | 'set' | 'map' | undefined;
+  listMapKeys: readonly string[] | undefined;
   pattern: RegExp | undefined;
+  /** value alternatives (CRD schemas) */
+  allOf: CompiledSchema[] | undefined;
+  anyOf: CompiledSchema[] | undefined;
+  oneOf: CompiledSchema[] | undefined;
+  not: CompiledSchema | undefined;
+  /** CEL rules on this node (`x-orch-validations`) */
+  rules: readonly ValidationRule[] | undefined;
+  /** this node or a descendant carries CEL rules */
+  subtreeHasRules: boolean;
   /** properties carrying a `default` (applied where absent) */
   defaultedProps: [string, CompiledSchema][];
   /** present-valued children below which some default lives */
@@ -50,6 +69,7 @@ export function compileSchema(schema: Schema, defs: Definitions): CompiledSchema
   if (hit) return hit;
   const compiled = new Compiler(defs, entry.bySchema, entry.byRef).compile(schema);
   computeDefaults(compiled, new Set());
+  computeRules(compiled, new Set());
   return compiled;
 }
 
@@ -122,6 +142,10 @@ class Compiler {
       node.additional = this.compile(s.additionalProperties);
     }
     if (s.items) node.items = this.compile(s.items);
+    if (s.allOf) node.allOf = s.allOf.map((x) => this.compile(x));
+    if (s.anyOf) node.anyOf = s.anyOf.map((x) => this.compile(x));
+    if (s.oneOf) node.oneOf = s.oneOf.map((x) => this.compile(x));
+    if (s.not) node.not = this.compile(s.not);
   }
 }
 
@@ -146,7 +170,23 @@ function emptyNode(s: Schema): CompiledSchema {
     maxLength: s.maxLength,
     minLength: s.minLength,
     maxItems: s.maxItems,
+    minItems: s.minItems,
+    maxProperties: s.maxProperties,
+    minProperties: s.minProperties,
+    exclusiveMinimum: s.exclusiveMinimum === true,
+    exclusiveMaximum: s.exclusiveMaximum === true,
+    multipleOf: s.multipleOf,
+    uniqueItems: s.uniqueItems === true,
+    listType: s['x-orch-list-type'],
+    listMapKeys: s['x-orch-list-map-keys'],
+
     pattern: s.pattern !== undefined ? new RegExp(s.pattern) : undefined,
+    allOf: undefined,
+    anyOf: undefined,
+    oneOf: undefined,
+    not: undefined,
+    rules: s['x-orch-validations'] && s['x-orch-validations'].length > 0 ? s['x-orch-validations'] : undefined,
+    subtreeHasRules: false,
     defaultedProps: [],
     propsWithDefaultsBelow: [],
     subtreeHasDefaults: false,
@@ -171,5 +211,17 @@ function computeDefaults(node: CompiledSchema, visiting: Set<CompiledSchema>): b
   if (node.additional && node.additional !== true && computeDefaults(node.additional, visiting)) any = true;
   if (node.items && computeDefaults(node.items, visiting)) any = true;
   node.subtreeHasDefaults = any;
+  return any;
+}
+
+/** marks the nodes below which CEL rules live, so objects without rules are not walked for them */
+function computeRules(node: CompiledSchema, visiting: Set<CompiledSchema>): boolean {
+  if (visiting.has(node)) return node.subtreeHasRules;
+  visiting.add(node);
+  let any = node.rules !== undefined;
+  if (node.properties) for (const child of node.properties.values()) if (computeRules(child, visiting)) any = true;
+  if (node.additional && node.additional !== true && computeRules(node.additional, visiting)) any = true;
+  if (node.items && computeRules(node.items, visiting)) any = true;
+  node.subtreeHasRules = any;
   return any;
 }

@@ -200,6 +200,11 @@ const PATCH_TYPES = [
   'application/strategic-merge-patch+json',
 ];
 
+/** custom resources take no strategic merge patch (spec 000 §4.3) */
+function patchTypes(def: ResourceDefinition): string[] {
+  return def.customResource ? PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json') : PATCH_TYPES;
+}
+
 interface OpSpec {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   action: string;
@@ -352,7 +357,7 @@ function buildPathsV2(defs: ResourceDefinition[], n: SchemaNames): Json {
         item[op.method] = {
           description: op.description,
           operationId: op.operationId,
-          consumes: op.bodyIsPatch ? PATCH_TYPES : ['*/*'],
+          consumes: op.bodyIsPatch ? patchTypes(def) : ['*/*'],
           produces: op.action.startsWith('watch') || op.action === 'list' ? WATCH_TYPES : RESPONSE_TYPES,
           schemes: ['https'],
           tags: [tag],
@@ -394,7 +399,7 @@ function buildPathsV3(defs: ResourceDefinition[], n: SchemaNames): Json {
           ...opGvk(gvk),
         };
         if (op.body) {
-          const bodyTypes = op.bodyIsPatch ? PATCH_TYPES : ['*/*'];
+          const bodyTypes = op.bodyIsPatch ? patchTypes(def) : ['*/*'];
           o.requestBody = {
             content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: { $ref: refPath(op.body!, 3) } }])),
             required: !op.body.endsWith('DeleteOptions'),

@@ -23,7 +23,19 @@ export interface Schema {
   /** with `required`, a string shorter than this reports `Required value` (Kubernetes built-in validation treats "" as absent) */
   minLength?: number;
   maxItems?: number;
+  minItems?: number;
+  maxProperties?: number;
+  minProperties?: number;
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
+  multipleOf?: number;
+  uniqueItems?: boolean;
   pattern?: string;
+  /** value alternatives (CRD schemas; spec 000 §4.8): every branch is a value validation only */
+  allOf?: Schema[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  not?: Schema;
   /** reference to a shared definition by name (e.g. `io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta`) */
   $ref?: string;
   /** spec 000 §4.9 markers */
@@ -36,6 +48,8 @@ export interface Schema {
   'x-orch-preserve-unknown-fields'?: boolean;
   'x-orch-int-or-string'?: boolean;
   'x-orch-embedded-resource'?: boolean;
+  /** CEL validation rules (`x-<domain>-validations`, docs/crds.md): `self` is this value, `oldSelf` the stored one */
+  'x-orch-validations'?: ValidationRule[];
   /**
    * protobuf field number of this property in its parent message (the
    * Kubernetes `generated.proto` number); absent = not encodable in protobuf
@@ -58,3 +72,16 @@ export interface Schema {
 
 /** Named shared definitions (`$ref` targets). */
 export type Definitions = Record<string, Schema>;
+
+/** one `x-<domain>-validations` entry (Kubernetes ValidationRule) */
+export interface ValidationRule {
+  rule: string;
+  message?: string;
+  messageExpression?: string;
+  /** FieldValueInvalid (default), FieldValueForbidden, FieldValueRequired, FieldValueDuplicate */
+  reason?: string;
+  /** a JSON path below this node the error is reported at, e.g. `.spec.replicas` */
+  fieldPath?: string;
+  /** evaluate a transition rule also when there is no old value (oldSelf is then an absent optional) */
+  optionalOldSelf?: boolean;
+}

@@ -8,6 +8,7 @@
 
 import type { FieldError } from '../types.js';
 import { type CompiledSchema, compileSchema } from './compile.js';
+import { matchesFormat } from './formats.js';
 import type { Definitions, Schema } from './types.js';
 
 export interface ValidateOptions {
@@ -15,6 +16,11 @@ export interface ValidateOptions {
   prune?: boolean;
   /** drop `null` values of non-nullable fields, as Kubernetes decoding does (default true) */
   dropNulls?: boolean;
+  /**
+   * refuse duplicates in `set` and `map` lists (custom resources; built-in
+   * kinds report duplicates in their strategies, with their own messages)
+   */
+  listUniqueness?: boolean;
 }
 
 export interface ValidationResult {
@@ -30,12 +36,13 @@ const SEG_KEY = 2;
 class Walk {
   readonly errors: FieldError[] = [];
   readonly unknownFields: string[] = [];
-  private readonly segs: (string | number)[] = [];
-  private readonly kinds: number[] = [];
+  readonly segs: (string | number)[] = [];
+  readonly kinds: number[] = [];
 
   constructor(
     private readonly prune: boolean,
     private readonly dropNulls: boolean,
+    private readonly listUniqueness = false,
   ) {}
 
   /** Kubernetes field.Path rendering: `a.b[0].c[key]` */
@@ -84,6 +91,7 @@ class Walk {
   }
 
   value(v: unknown, s: CompiledSchema): void {
+    if (s.allOf !== undefined || s.anyOf !== undefined || s.oneOf !== undefined || s.not !== undefined) this.alternatives(v, s);
     if (s.intOrString) {
       if (typeof v === 'string') {
         if (s.format === 'quantity' && !QUANTITY.test(v)) this.quantityError(v);
@@ -158,6 +166,8 @@ class Walk {
         if (!DATE_TIME.test(v) || Number.isNaN(Date.parse(v))) return this.typeError('date-time', v);
       } else if (f === 'quantity') {
         if (!QUANTITY.test(v)) return this.quantityError(v);
+      } else if (!matchesFormat(f, v)) {
+        return this.invalid(v, `${this.fieldPath()} in body must be of type ${f}: ${JSON.stringify(v)}`);
       }
     }
     if (s.enumValues) this.enumCheck(v, s.enumValues);
@@ -168,6 +178,9 @@ class Walk {
         message: `Too long: may not be more than ${s.maxLength} bytes`,
       });
     }
+    if (s.minLength !== undefined && v.length < s.minLength && [...v].length < s.minLength) {
+      this.invalid(v, `${this.fieldPath()} in body should be at least ${s.minLength} chars long`);
+    }
     if (s.pattern !== undefined && !s.pattern.test(v)) {
       this.invalid(v, `${this.fieldPath()} in body should match '${s.pattern.source}'`);
     }
@@ -175,11 +188,14 @@ class Walk {
 
   private numeric(v: number, s: CompiledSchema): void {
     if (s.enumValues) this.enumCheck(v, s.enumValues);
-    if (s.minimum !== undefined && v < s.minimum) {
-      this.invalid(v, `${this.fieldPath()} in body should be greater than or equal to ${s.minimum}`);
+    if (s.minimum !== undefined && (s.exclusiveMinimum ? v <= s.minimum : v < s.minimum)) {
+      this.invalid(v, `${this.fieldPath()} in body should be greater than ${s.exclusiveMinimum ? '' : 'or equal to '}${s.minimum}`);
     }
-    if (s.maximum !== undefined && v > s.maximum) {
-      this.invalid(v, `${this.fieldPath()} in body should be less than or equal to ${s.maximum}`);
+    if (s.maximum !== undefined && (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum)) {
+      this.invalid(v, `${this.fieldPath()} in body should be less than ${s.exclusiveMaximum ? '' : 'or equal to '}${s.maximum}`);
+    }
+    if (s.multipleOf !== undefined && s.multipleOf > 0 && !Number.isInteger(Number((v / s.multipleOf).toPrecision(12)))) {
+      this.invalid(v, `${this.fieldPath()} in body should be a multiple of ${s.multipleOf}`);
     }
   }
 
@@ -203,6 +219,10 @@ class Walk {
         message: `Too many: ${v.length}: must have at most ${s.maxItems} items`,
       });
     }
+    if (s.minItems !== undefined && v.length < s.minItems) {
+      this.invalid(v, `${this.fieldPath()} in body should have at least ${s.minItems} items`);
+    }
+    if (this.listUniqueness && (s.listType === 'set' || s.listType === 'map' || s.uniqueItems)) this.duplicates(v, s);
     if (!items) return;
     for (let i = 0; i < v.length; i++) {
       const item = v[i];
@@ -215,9 +235,75 @@ class Walk {
     }
   }
 
+  /** an `x-orch-embedded-resource` object names its kind (Kubernetes: "must not be empty") */
+  private embedded(obj: Record<string, unknown>): void {
+    for (const k of ['apiVersion', 'kind']) {
+      if (typeof obj[k] === 'string' && obj[k] !== '') continue;
+      this.push(k, SEG_PROP);
+      this.errors.push({ field: this.fieldPath(), type: 'FieldValueRequired', message: 'Required value: must not be empty' });
+      this.pop();
+    }
+    const m = obj.metadata;
+    if (m !== undefined && (m === null || typeof m !== 'object' || Array.isArray(m))) {
+      this.push('metadata', SEG_PROP);
+      this.typeError('object', jsonType(m));
+      this.pop();
+    }
+  }
+
+  /** set and map lists hold each value (or key tuple) once (spec 000 §4.9) */
+  private duplicates(v: unknown[], s: CompiledSchema): void {
+    const seen = new Set<string>();
+    const keys = s.listType === 'map' ? s.listMapKeys : undefined;
+    for (let i = 0; i < v.length; i++) {
+      const item = v[i];
+      let id: string;
+      if (keys && keys.length > 0 && item !== null && typeof item === 'object' && !Array.isArray(item)) {
+        const o = item as Record<string, unknown>;
+        id = JSON.stringify(keys.map((k) => o[k] ?? null));
+      } else id = stableJson(item);
+      if (seen.has(id)) {
+        this.push(i, SEG_INDEX);
+        const shown = keys && keys.length > 0 && item !== null && typeof item === 'object'
+          ? `map[string]interface {}{${keys.map((k) => `"${k}":${JSON.stringify((item as Record<string, unknown>)[k] ?? null)}`).join(', ')}}`
+          : badValue(item);
+        this.errors.push({ field: this.fieldPath(), type: 'FieldValueDuplicate', message: `Duplicate value: ${shown}` });
+        this.pop();
+      } else seen.add(id);
+    }
+  }
+
+  /** allOf / anyOf / oneOf / not: value checks only, never pruning (structural schemas, docs/crds.md) */
+  private alternatives(v: unknown, s: CompiledSchema): void {
+    const check = (b: CompiledSchema): FieldError[] => {
+      const w = new Walk(false, false);
+      w.segs.push(...this.segs);
+      w.kinds.push(...this.kinds);
+      w.value(structuredClone(v), b);
+      return w.errors;
+    };
+    const passes = (b: CompiledSchema): boolean => check(b).length === 0;
+    const p = this.fieldPath();
+    // allOf branches report their own errors (with full paths), as Kubernetes does
+    if (s.allOf) for (const b of s.allOf) this.errors.push(...check(b));
+    if (s.anyOf && !s.anyOf.some(passes)) this.invalid(v, `${p} in body must validate at least one schema (anyOf)`);
+    if (s.oneOf && s.oneOf.filter(passes).length !== 1) this.invalid(v, `${p} in body must validate one and only one schema (oneOf)`);
+    if (s.not && passes(s.not)) this.invalid(v, `${p} in body must not validate the schema (not)`);
+  }
+
   private object(obj: Record<string, unknown>, s: CompiledSchema): void {
     const props = s.properties;
     const additional = s.additional;
+    if (s.maxProperties !== undefined || s.minProperties !== undefined) {
+      const n = Object.keys(obj).length;
+      if (s.maxProperties !== undefined && n > s.maxProperties) {
+        this.errors.push({ field: this.fieldPath(), type: 'FieldValueTooMany', message: `Too many: ${n}: must have at most ${s.maxProperties} items` });
+      }
+      if (s.minProperties !== undefined && n < s.minProperties) {
+        this.invalid(obj, `${this.fieldPath()} in body should have at least ${s.minProperties} properties`);
+      }
+    }
+    if (s.embedded) this.embedded(obj);
     for (const k in obj) {
       let child: CompiledSchema | true | undefined = props?.get(k);
       let kind = SEG_PROP;
@@ -237,6 +323,8 @@ class Walk {
         if (!child.nullable && this.dropNulls) delete obj[k];
         continue;
       }
+      // "" in a required field with a minLength is reported once, as `Required value`, below
+      if (v === '' && child.minLength !== undefined && child.minLength > 0 && s.required?.includes(k)) continue;
       this.push(k, kind);
       this.value(v, child);
       this.pop();
@@ -261,6 +349,14 @@ class Walk {
   }
 }
 
+/** key-order independent JSON, for set-list duplicate detection */
+function stableJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(',')}}`;
+}
+
 /**
  * Validates (and by default prunes) `obj` in place against `schema`.
  * `$ref`s resolve against `defs`; the compiled form is cached per schema.
@@ -275,7 +371,7 @@ export function validateAgainstSchema(
 }
 
 export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: ValidateOptions = {}): ValidationResult {
-  const w = new Walk(opts.prune !== false, opts.dropNulls !== false);
+  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true);
   if (obj !== null && obj !== undefined) w.value(obj, compiled);
   return { errors: w.errors, unknownFields: w.unknownFields };
 }

@@ -1,0 +1,165 @@
+// Serves the kinds of CustomResourceDefinitions on this member (issue #16):
+// driven by the store's applied feed, not by the create handler, so every
+// member of a cluster, a follower that catches up and a restarted server all
+// register the same kinds. A CRD is served once its names are accepted
+// (src/api/crd/names.ts, the same verdict everywhere) and until its object is
+// gone from the store; a Terminating CRD stays served so its objects' own
+// finalizers can finish, but refuses creates (guardCreate).
+
+import { decodeObject, storagePrefix } from '../api/generic-store.js';
+import { methodNotAllowed } from '../api/errors.js';
+import { type CrdSpec, customDefinitions } from '../api/crd/convert.js';
+import { crdGroup } from '../api/crd/kind.js';
+import { type NamesVerdict, acceptNames } from '../api/crd/names.js';
+import type { Registry } from '../api/registry.js';
+import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import type { KeyValue, RevisionedStore } from '../store/types.js';
+import { prefixEnd } from '../store/types.js';
+
+interface Served {
+  /** the stored spec the definitions were built from */
+  specJson: string;
+  defs: ResourceDefinition[];
+}
+
+export interface CrdState {
+  key: string;
+  modRevision: number;
+  object: ApiObject;
+  verdict: NamesVerdict;
+  /** the definitions served for it (empty when not accepted) */
+  defs: ResourceDefinition[];
+}
+
+export class CrdRegistrar {
+  readonly prefix: string;
+  private readonly served = new Map<string, Served>();
+  private states = new Map<string, CrdState>();
+  /** `<group>/<plural>` → CRD name, for the create guard */
+  private byResource = new Map<string, string>();
+  private unsubscribe?: () => void;
+  private readonly listeners = new Set<(name: string) => void>();
+  /** every definition this registrar built (other custom definitions are not guarded) */
+  private readonly produced = new WeakSet<ResourceDefinition>();
+
+  constructor(
+    private readonly store: RevisionedStore,
+    private readonly registry: Registry,
+    private readonly apiDomain: string,
+    private readonly log: (msg: string) => void = () => {},
+  ) {
+    this.prefix = `/registry/${crdGroup(apiDomain)}/customresourcedefinitions/`;
+  }
+
+  start(): void {
+    this.unsubscribe = this.store.onApplied((w) => {
+      const changed: string[] = [];
+      for (const ev of w.events) if (ev.kv.key.startsWith(this.prefix)) changed.push(ev.kv.key.slice(this.prefix.length));
+      if (changed.length === 0) return;
+      this.sync();
+      for (const name of changed) for (const l of this.listeners) l(name);
+    });
+    this.sync();
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  /** called after the served set was updated for a changed CRD (the status controller listens) */
+  onChange(listener: (name: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  state(name: string): CrdState | undefined {
+    return this.states.get(name);
+  }
+
+  names(): string[] {
+    return [...this.states.keys()];
+  }
+
+  /**
+   * The create guard of a custom resource (WriteHooks.guardCreate): 405 while
+   * its CRD is being deleted; otherwise the CRD's key and mod revision, which
+   * must not move before the create commits, so no object is created after
+   * the cleanup's last look (docs/crds.md).
+   */
+  guardCreate(def: ResourceDefinition): { key: string; modRevision: number }[] {
+    const name = this.byResource.get(`${def.group}/${def.resource}`);
+    const st = name === undefined ? undefined : this.states.get(name);
+    if (!this.produced.has(def) && !st) return [];
+    if (!st || !st.verdict.accepted) throw methodNotAllowed(`create not allowed: the custom resource definition of ${def.resource}.${def.group} is not served`);
+    if (st.object.metadata?.deletionTimestamp) throw methodNotAllowed('create not allowed while custom resource definition is terminating');
+    return [{ key: st.key, modRevision: st.modRevision }];
+  }
+
+  /** rebuilds the verdicts from the stored CRDs and updates the registry where something changed */
+  private sync(): void {
+    const kvs = this.store.range({ key: this.prefix, end: prefixEnd(this.prefix) }).kvs;
+    const parsed: { name: string; kv: KeyValue; obj: ApiObject; spec: CrdSpec }[] = [];
+    for (const kv of kvs) {
+      try {
+        const obj = decodeObject(kv);
+        const spec = obj.spec as unknown as CrdSpec;
+        if (!spec || typeof spec !== 'object' || !spec.names || !Array.isArray(spec.versions)) continue;
+        parsed.push({ name: kv.key.slice(this.prefix.length), kv, obj, spec });
+      } catch (e) {
+        this.log(`crd registrar: cannot read ${kv.key}: ${(e as Error).message}`);
+      }
+    }
+    const verdicts = acceptNames(parsed.map((p) => ({ name: p.name, createRevision: p.kv.createRevision, spec: p.spec })));
+    const states = new Map<string, CrdState>();
+    const byResource = new Map<string, string>();
+    const keep = new Set<string>();
+    for (const p of parsed) {
+      const verdict = verdicts.get(p.name) ?? { accepted: false };
+      let defs: ResourceDefinition[] = [];
+      if (verdict.accepted) {
+        keep.add(p.name);
+        defs = this.serve(p.name, p.spec);
+        byResource.set(`${p.spec.group}/${p.spec.names.plural}`, p.name);
+      }
+      states.set(p.name, { key: p.kv.key, modRevision: p.kv.modRevision, object: p.obj, verdict, defs });
+    }
+    for (const name of [...this.served.keys()]) if (!keep.has(name)) this.unserve(name);
+    this.states = states;
+    this.byResource = byResource;
+  }
+
+  private serve(name: string, spec: CrdSpec): ResourceDefinition[] {
+    const specJson = JSON.stringify(spec);
+    const cur = this.served.get(name);
+    if (cur && cur.specJson === specJson) return cur.defs;
+    let defs: ResourceDefinition[];
+    try {
+      defs = customDefinitions(spec, this.apiDomain, spec.names);
+    } catch (e) {
+      this.log(`crd registrar: ${name} cannot be served: ${(e as Error).message}`);
+      defs = [];
+    }
+    if (cur) for (const d of cur.defs) this.registry.remove(d.group, d.version, d.resource);
+    for (const d of defs) {
+      this.produced.add(d);
+      this.registry.add(d);
+    }
+    this.served.set(name, { specJson, defs });
+    if (!cur) this.log(`crd registrar: serving ${name} (${defs.map((d) => d.version).join(', ')})`);
+    return defs;
+  }
+
+  private unserve(name: string): void {
+    const cur = this.served.get(name);
+    if (!cur) return;
+    for (const d of cur.defs) this.registry.remove(d.group, d.version, d.resource);
+    this.served.delete(name);
+    this.log(`crd registrar: no longer serving ${name}`);
+  }
+
+  /** where the objects of a CRD's kind are stored (all namespaces) */
+  static objectsPrefix(spec: CrdSpec): string {
+    return storagePrefix({ group: spec.group, resource: spec.names.plural, scope: 'Cluster' } as ResourceDefinition, '');
+  }
+}

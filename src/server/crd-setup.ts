@@ -1,0 +1,39 @@
+// Wiring of CustomResourceDefinitions (issue #16, docs/crds.md): the CRD kind,
+// the registrar that serves CRD kinds on every member from the store's applied
+// feed, and the leader-only controller for conditions and cleanup.
+
+import type { GenericStore } from '../api/generic-store.js';
+import { crdDefinition } from '../api/crd/kind.js';
+import type { Registry } from '../api/registry.js';
+import { SchemaNames } from '../api/schema/naming.js';
+import type { ResourceDefinition } from '../api/types.js';
+import { CrdController } from '../controllers/crd-controller.js';
+import { CrdRegistrar } from '../controllers/crd-registrar.js';
+import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
+import type { RevisionedStore } from '../store/types.js';
+
+export interface CrdSetup {
+  registrar: CrdRegistrar;
+  crdDef: ResourceDefinition;
+  /** starts the leader-only controller (needs the server's storeFor) */
+  startController(storeFor: (def: ResourceDefinition) => GenericStore): LeaderGate;
+}
+
+export function startCrds(o: { store: RevisionedStore; registry: Registry; apiDomain: string; log: (msg: string) => void }): CrdSetup {
+  // groups of the built-in kinds (and of kinds other parts of the server add) are not for CRDs
+  const reservedGroups = (): ReadonlySet<string> => new Set(o.registry.all().filter((d) => !d.customResource).map((d) => d.group));
+  const crdDef = crdDefinition(new SchemaNames(o.apiDomain), { reservedGroups });
+  o.registry.add(crdDef);
+  const registrar = new CrdRegistrar(o.store, o.registry, o.apiDomain, o.log);
+  registrar.start();
+  return {
+    registrar,
+    crdDef,
+    startController: (storeFor) =>
+      runWhileLeader(
+        o.store,
+        new CrdController({ store: o.store, registrar, crds: () => storeFor(crdDef), storeFor, apiDomain: o.apiDomain, log: o.log }),
+        { name: 'crd controller', log: o.log },
+      ),
+  };
+}

@@ -1,0 +1,202 @@
+// The CustomResourceDefinition object itself (issue #16; spec 000 §9.3 CRD
+// row): bad definitions are 422 Invalid with field paths (non-structural
+// schemas, invalid CEL, bad names, versions, columns, scale paths), names that
+// clash with an older CRD leave NamesAccepted False with a clear message, and
+// deleting a CRD removes all its objects — also while objects are being
+// written — through the customresourcecleanup finalizer.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CRDS, type Obj, createCrd, operatorCrd } from '../helpers/crds.js';
+import { eventually } from '../helpers/eventually.js';
+import { type TestServer, startTestServer } from '../helpers/server.js';
+
+let t: TestServer;
+
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+/** a minimal CRD `<plural>.<group>` with the given schema for v1 */
+function crd(plural: string, group: string, kind: string, schema: Obj = { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } }): Obj {
+  return {
+    apiVersion: 'apiextensions.orch.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: { group, scope: 'Namespaced', names: { plural, kind }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema } }] },
+  };
+}
+
+function causes(r: { json<T>(): T }): Obj[] {
+  return (r.json<Obj>().details?.causes ?? []) as Obj[];
+}
+
+describe('invalid definitions are 422 with field paths', () => {
+  it('refuses non-structural schemas', async () => {
+    const r = await t.request('POST', CRDS, {
+      body: crd('things', 'bad.example.com', 'Thing', {
+        type: 'object',
+        properties: {
+          spec: { properties: { a: { type: 'string' } } },
+          other: { type: 'object', properties: { x: { type: 'string' } }, additionalProperties: { type: 'string' } },
+          list: { type: 'array', items: [{ type: 'string' }] },
+          alt: { type: 'string', anyOf: [{ type: 'string' }] },
+          ref: { $ref: '#/definitions/x' },
+        },
+      }),
+    });
+    expect(r.status).toBe(422);
+    expect(r.json<Obj>().reason).toBe('Invalid');
+    const fields = causes(r).map((c) => `${c.field}: ${c.reason}`);
+    const p = 'spec.versions[0].schema.openAPIV3Schema';
+    expect(fields).toEqual(expect.arrayContaining([
+      `${p}.properties[spec].type: FieldValueRequired`,
+      `${p}.properties[other].additionalProperties: FieldValueForbidden`,
+      `${p}.properties[list].items: FieldValueForbidden`,
+      `${p}.properties[alt].anyOf[0].type: FieldValueForbidden`,
+      `${p}.properties[ref].$ref: FieldValueForbidden`,
+    ]));
+    expect((await t.request('GET', `${CRDS}/things.bad.example.com`)).status).toBe(404);
+  });
+
+  it('refuses invalid CEL rules, naming the rule', async () => {
+    const r = await t.request('POST', CRDS, {
+      body: crd('rules', 'bad.example.com', 'Rule', {
+        type: 'object',
+        properties: {
+          spec: {
+            type: 'object',
+            'x-kubernetes-validations': [{ rule: 'self.size >' }, { rule: 'nosuch.size > 1' }, { rule: 'self.size > 1', messageExpression: '"x" +' }],
+            properties: { size: { type: 'integer' } },
+          },
+        },
+      }),
+    });
+    expect(r.status).toBe(422);
+    const fields = causes(r).map((c) => c.field);
+    const p = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations';
+    expect(fields).toEqual(expect.arrayContaining([`${p}[0].rule`, `${p}[1].rule`, `${p}[2].messageExpression`]));
+    expect(r.json<Obj>().message).toContain("undeclared reference to 'nosuch'");
+  });
+
+  it('refuses bad names, versions, columns, scale paths, defaults and markers', async () => {
+    const bad = crd('widgets', 'nodot', 'widget kind');
+    bad.metadata.name = 'wrong';
+    bad.spec.versions.push({ name: 'v1', served: true, storage: true, schema: bad.spec.versions[0].schema });
+    bad.spec.versions[0].additionalPrinterColumns = [{ name: 'X', type: 'float', jsonPath: 'spec..x' }];
+    bad.spec.versions[0].subresources = { scale: { specReplicasPath: '.status.replicas', statusReplicasPath: '.spec.r' } };
+    bad.spec.versions[0].schema = {
+      openAPIV3Schema: {
+        type: 'object',
+        properties: {
+          spec: {
+            type: 'object',
+            properties: {
+              n: { type: 'integer', default: 'five' },
+              l: { type: 'array', 'x-kubernetes-list-type': 'map', items: { type: 'object', properties: { k: { type: 'string' } } } },
+            },
+          },
+        },
+      },
+    };
+    bad.spec.conversion = { strategy: 'Webhook' };
+    const r = await t.request('POST', CRDS, { body: bad });
+    expect(r.status).toBe(422);
+    const fields = causes(r).map((c) => c.field);
+    expect(fields).toEqual(expect.arrayContaining([
+      'metadata.name',
+      'spec.group',
+      'spec.names.kind',
+      'spec.versions[1].name',
+      'spec.versions',
+      'spec.versions[0].additionalPrinterColumns[0].type',
+      'spec.versions[0].additionalPrinterColumns[0].jsonPath',
+      'spec.versions[0].subresources.scale.specReplicasPath',
+      'spec.versions[0].subresources.scale.statusReplicasPath',
+      'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[n].default',
+      'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[l].x-kubernetes-list-map-keys',
+      'spec.conversion.strategy',
+    ]));
+  });
+
+  it('refuses a group of the built-in kinds', async () => {
+    const r = await t.request('POST', CRDS, { body: crd('widgets', 'rbac.authorization.orch.io', 'Widget') });
+    expect(r.status).toBe(422);
+    expect(r.json<Obj>().message).toContain('served by built-in kinds');
+  });
+
+  it('keeps scope and group immutable', async () => {
+    await createCrd(t, crd('immutables', 'imm.example.com', 'Immutable'));
+    const cur = (await t.request('GET', `${CRDS}/immutables.imm.example.com`)).json<Obj>();
+    cur.spec.scope = 'Cluster';
+    const r = await t.request('PUT', `${CRDS}/immutables.imm.example.com`, { body: cur });
+    expect(r.status).toBe(422);
+    expect(r.json<Obj>().message).toContain('spec.scope: Invalid value: "Cluster": field is immutable');
+  });
+});
+
+describe('names', () => {
+  it('a CRD whose names clash with an older one is not served and says why', async () => {
+    await createCrd(t, crd('foos', 'names.example.com', 'Foo'));
+    const clash = crd('bars', 'names.example.com', 'Foo');
+    const c = await t.request('POST', CRDS, { body: clash });
+    expect(c.status).toBe(201);
+    let cond: Obj | undefined;
+    await eventually(async () => {
+      const s = (await t.request('GET', `${CRDS}/bars.names.example.com`)).json<Obj>().status;
+      cond = (s?.conditions as Obj[] | undefined)?.find((x) => x.type === 'NamesAccepted');
+      return cond !== undefined;
+    }, 'NamesAccepted condition');
+    expect(cond).toMatchObject({ status: 'False', reason: 'NameConflict' });
+    expect(cond!.message).toContain('kind "Foo" is already in use by foos.names.example.com');
+    const est = ((await t.request('GET', `${CRDS}/bars.names.example.com`)).json<Obj>().status.conditions as Obj[]).find((x) => x.type === 'Established');
+    expect(est?.status).toBe('False');
+    expect((await t.request('GET', '/apis/names.example.com/v1/namespaces/default/bars')).status).toBe(404);
+    // the older CRD still serves
+    expect((await t.request('GET', '/apis/names.example.com/v1/namespaces/default/foos')).status).toBe(200);
+  });
+});
+
+describe('deletion', () => {
+  it('removes every object of the kind, then the CRD', async () => {
+    await createCrd(t, crd('pets', 'del.example.com', 'Pet'));
+    const P = '/apis/del.example.com/v1/namespaces/default/pets';
+    for (let i = 0; i < 5; i++) expect((await t.request('POST', P, { body: { apiVersion: 'del.example.com/v1', kind: 'Pet', metadata: { name: `p${i}` } } })).status).toBe(201);
+    const created = (await t.request('GET', `${CRDS}/pets.del.example.com`)).json<Obj>();
+    expect(created.metadata.finalizers).toEqual(['customresourcecleanup.apiextensions.orch.io']);
+    const d = await t.request('DELETE', `${CRDS}/pets.del.example.com`);
+    expect(d.status).toBe(200);
+    await eventually(async () => (await t.request('GET', `${CRDS}/pets.del.example.com`)).status === 404, 'CRD gone');
+    expect(t.server.store.range({ key: '/registry/del.example.com/', end: '/registry/del.example.com0' }).count).toBe(0);
+    expect((await t.request('GET', P)).status).toBe(404);
+  });
+
+  it('a CRD deleted while objects are being written leaves nothing behind and serves errors, not crashes', async () => {
+    await createCrd(t, crd('races', 'race.example.com', 'Race'));
+    const P = '/apis/race.example.com/v1/namespaces/default/races';
+    let stop = false;
+    const statuses = new Map<number, number>();
+    const writer = async (w: number): Promise<void> => {
+      for (let i = 0; !stop && i < 400; i++) {
+        const r = await t.request('POST', P, { body: { apiVersion: 'race.example.com/v1', kind: 'Race', metadata: { name: `w${w}-${i}` }, spec: { size: i } } });
+        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+        if (r.status >= 500) throw new Error(`server error ${r.status}: ${r.text}`);
+      }
+    };
+    const writers = [0, 1, 2, 3].map(writer);
+    await eventually(async () => (statuses.get(201) ?? 0) >= 10, 'some objects written');
+    expect((await t.request('DELETE', `${CRDS}/races.race.example.com`)).status).toBe(200);
+    await eventually(async () => (await t.request('GET', `${CRDS}/races.race.example.com`)).status === 404, 'CRD gone');
+    stop = true;
+    await Promise.all(writers);
+    // refusals while terminating (405) and after (404) are the only failures
+    for (const code of statuses.keys()) expect([201, 404, 405]).toContain(code);
+    expect(t.server.store.range({ key: '/registry/race.example.com/', end: '/registry/race.example.com0' }).count).toBe(0);
+    expect((await t.request('GET', '/healthz')).status).toBe(200);
+    // the kind can be defined again, empty
+    await createCrd(t, crd('races', 'race.example.com', 'Race'));
+    expect((await t.request('GET', P)).json<Obj>().items).toEqual([]);
+  });
+});

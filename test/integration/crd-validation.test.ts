@@ -1,0 +1,135 @@
+// Validation of custom objects through their CRD's schema (issue #16; spec 000
+// §4.8): types, formats, enums, required, bounds, pattern, nullable, the
+// preserve-unknown / int-or-string / embedded-resource markers, set and map
+// list uniqueness, CEL rules (x-kubernetes-validations) including transition
+// rules on oldSelf, defaults, pruning and the three field validation levels.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Obj, createCrd, operatorCrd } from '../helpers/crds.js';
+import { type TestServer, startTestServer } from '../helpers/server.js';
+
+let t: TestServer;
+const WA = '/apis/apps.example.com/v1/namespaces/default/webapps';
+
+beforeAll(async () => {
+  t = await startTestServer();
+  const crd = operatorCrd();
+  const spec = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+  spec.properties.name = { type: 'string', pattern: '^[a-z]+$', maxLength: 8, nullable: true };
+  spec.properties.ratio = { type: 'number', exclusiveMinimum: true, minimum: 0, maximum: 1 };
+  spec.properties.labels = { type: 'object', additionalProperties: { type: 'string' }, maxProperties: 2 };
+  crd.spec.versions[0].schema.openAPIV3Schema.properties.metadata = { type: 'object', properties: { name: { type: 'string', maxLength: 12, pattern: '^[a-z0-9-]+$' } } };
+  await createCrd(t, crd);
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+const create = (name: string, spec: Obj, query = '') =>
+  t.request('POST', `${WA}${query}`, { body: { apiVersion: 'apps.example.com/v1', kind: 'WebApp', metadata: { name }, spec: { image: 'nginx:1', ...spec } } });
+
+function causes(r: { json<T>(): T }): string[] {
+  return ((r.json<Obj>().details?.causes ?? []) as Obj[]).map((c) => `${c.field}: ${c.reason}`);
+}
+
+describe('schema validation of custom objects', () => {
+  it('rejects wrong types, enums, bounds, formats and patterns with 422 and one cause per field', async () => {
+    const r = await create('bad1', { replicas: 'three', tier: 'middle', maxReplicas: -1.5, contact: 'not-an-email', name: 'ABC', ratio: 0, ports: [{ name: 'p', port: 70000 }] });
+    expect(r.status).toBe(422);
+    expect(r.json<Obj>().reason).toBe('Invalid');
+    const c = causes(r);
+    expect(c).toEqual(expect.arrayContaining([
+      'spec.replicas: FieldValueTypeInvalid',
+      'spec.tier: FieldValueNotSupported',
+      'spec.maxReplicas: FieldValueTypeInvalid',
+      'spec.contact: FieldValueInvalid',
+      'spec.name: FieldValueInvalid',
+      'spec.ratio: FieldValueInvalid',
+      'spec.ports[0].port: FieldValueInvalid',
+    ]));
+    expect(r.json<Obj>().message).toContain('spec.contact in body must be of type email');
+    expect(r.json<Obj>().message).toContain('spec.ratio in body should be greater than 0');
+    // nothing was written
+    expect((await t.request('GET', `${WA}/bad1`)).status).toBe(404);
+  });
+
+  it('applies the schema\'s restrictions of metadata.name', async () => {
+    const r = await create('much-too-long-name', {});
+    expect(r.status).toBe(422);
+    expect(causes(r)).toContain('metadata.name: FieldValueTooLong');
+    expect((await create('fine-name', {})).status).toBe(201);
+  });
+
+  it('requires required fields and minLength', async () => {
+    const r = await t.request('POST', WA, { body: { apiVersion: 'apps.example.com/v1', kind: 'WebApp', metadata: { name: 'noimg' }, spec: {} } });
+    expect(r.status).toBe(422);
+    expect(causes(r)).toContain('spec.image: FieldValueRequired');
+    const empty = await create('emptyimg', { image: '' });
+    expect(empty.status).toBe(422);
+    expect(causes(empty)).toContain('spec.image: FieldValueRequired');
+  });
+
+  it('accepts null for a nullable field and int-or-string values; rejects other shapes', async () => {
+    expect((await create('ok1', { name: null, targetPort: 8080 })).status).toBe(201);
+    expect((await create('ok2', { targetPort: 'http' })).status).toBe(201);
+    const bad = await create('bad2', { targetPort: true });
+    expect(bad.status).toBe(422);
+    expect(causes(bad)).toContain('spec.targetPort: FieldValueTypeInvalid');
+  });
+
+  it('refuses duplicates in set and map lists (spec 000 §4.9) and too many map entries', async () => {
+    const r = await create('dup', { tags: ['a', 'a'], ports: [{ name: 'x', port: 1 }, { name: 'x', port: 2 }], labels: { a: '1', b: '2', c: '3' } });
+    expect(r.status).toBe(422);
+    expect(causes(r)).toEqual(expect.arrayContaining(['spec.tags[1]: FieldValueDuplicate', 'spec.ports[1]: FieldValueDuplicate', 'spec.labels: FieldValueTooMany']));
+  });
+
+  it('keeps unknown fields under preserve-unknown-fields and checks embedded resources', async () => {
+    const ok = await create('emb', { settings: { anything: { goes: [1, 2] } }, template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: { free: true } } });
+    expect(ok.status).toBe(201);
+    expect(ok.json<Obj>().spec.settings).toEqual({ anything: { goes: [1, 2] } });
+    expect(ok.json<Obj>().spec.template.spec).toEqual({ free: true });
+    const bad = await create('emb2', { template: { metadata: { name: 'x' } } });
+    expect(bad.status).toBe(422);
+    expect(causes(bad)).toEqual(expect.arrayContaining(['spec.template.apiVersion: FieldValueRequired', 'spec.template.kind: FieldValueRequired']));
+  });
+});
+
+describe('CEL rules (x-kubernetes-validations)', () => {
+  it('runs rules on create with their message', async () => {
+    const r = await create('cel1', { replicas: 20, maxReplicas: 5 });
+    expect(r.status).toBe(422);
+    expect(r.json<Obj>().message).toContain('spec: Invalid value: "object": replicas must not exceed maxReplicas');
+    expect((await create('cel2', { replicas: 5, maxReplicas: 5 })).status).toBe(201);
+  });
+
+  it('runs transition rules against oldSelf on update only', async () => {
+    expect((await create('cel3', { image: 'registry/app:1' })).status).toBe(201);
+    const same = await t.request('PATCH', `${WA}/cel3`, { body: { spec: { image: 'registry/app:2' } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(same.status).toBe(200);
+    const moved = await t.request('PATCH', `${WA}/cel3`, { body: { spec: { image: 'elsewhere/app:2' } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(moved.status).toBe(422);
+    expect(moved.json<Obj>().message).toContain('the image repository cannot change');
+    expect((await t.request('GET', `${WA}/cel3`)).json<Obj>().spec.image).toBe('registry/app:2');
+  });
+});
+
+describe('defaults, pruning and field validation levels (spec 000 §4.8)', () => {
+  it('prunes unknown fields with a warning by default, silently with Ignore, and refuses them with Strict', async () => {
+    const warn = await create('fv1', { bogus: 1 });
+    expect(warn.status).toBe(201);
+    expect(warn.json<Obj>().spec.bogus).toBeUndefined();
+    expect(String(warn.headers.warning)).toBe(`299 - "unknown field \\"spec.bogus\\""`);
+    const ignore = await create('fv2', { bogus: 1 }, '?fieldValidation=Ignore');
+    expect(ignore.status).toBe(201);
+    expect(ignore.headers.warning).toBeUndefined();
+    const strict = await create('fv3', { bogus: 1 }, '?fieldValidation=Strict');
+    expect(strict.status).toBe(400);
+    expect(strict.json<Obj>().message).toContain('unknown field "spec.bogus"');
+    expect((await t.request('GET', `${WA}/fv3`)).status).toBe(404);
+  });
+
+  it('fills defaults on create and keeps given values', async () => {
+    const r = await create('def1', { replicas: 0, tier: 'backend' });
+    expect(r.json<Obj>().spec).toMatchObject({ replicas: 0, tier: 'backend', maxReplicas: 10 });
+  });
+});

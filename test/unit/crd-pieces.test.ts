@@ -1,0 +1,123 @@
+// The pure parts of CRD support (issue #16): printer-column JSONPath, the
+// names verdict (same answer whatever order CRDs are seen in), string
+// formats, structural checks and CEL rules with their cost budget.
+
+import { describe, expect, it } from 'vitest';
+import { markerPrefixes, toSchema } from '../../src/api/crd/convert.js';
+import { JsonPathError, evalJsonPath, parseJsonPath } from '../../src/api/crd/jsonpath.js';
+import { acceptNames } from '../../src/api/crd/names.js';
+import { structuralErrors } from '../../src/api/crd/structural.js';
+import { validateRules } from '../../src/api/schema/cel-rules.js';
+import { compileSchema } from '../../src/api/schema/compile.js';
+import { matchesFormat } from '../../src/api/schema/formats.js';
+
+describe('printer column JSONPath', () => {
+  const obj = { spec: { ports: [{ name: 'a', port: 1 }, { name: 'b', port: 2 }], 'x.y': 3 }, status: { conditions: [{ type: 'Ready', status: 'True' }, { type: 'Other', status: 'False' }] } };
+  it('selects fields, indexes, wildcards, quoted keys and filters', () => {
+    expect(evalJsonPath(parseJsonPath('.spec.ports[1].port'), obj)).toEqual([2]);
+    expect(evalJsonPath(parseJsonPath('.spec.ports[*].name'), obj)).toEqual(['a', 'b']);
+    expect(evalJsonPath(parseJsonPath(".spec['x.y']"), obj)).toEqual([3]);
+    expect(evalJsonPath(parseJsonPath('.status.conditions[?(@.type=="Ready")].status'), obj)).toEqual(['True']);
+    expect(evalJsonPath(parseJsonPath('{.spec.ports[-1].name}'), obj)).toEqual(['b']);
+    expect(evalJsonPath(parseJsonPath('.spec.missing.deeper'), obj)).toEqual([]);
+  });
+  it('refuses what it cannot evaluate', () => {
+    for (const bad of ['spec.x', '.spec..x', '.a[?(@.x > 1)]', '.a[1:2]', '.a[']) expect(() => parseJsonPath(bad), bad).toThrow(JsonPathError);
+  });
+});
+
+describe('names verdict', () => {
+  const crd = (name: string, rev: number, plural: string, kind: string, shortNames?: string[]) => ({
+    name,
+    createRevision: rev,
+    spec: { group: 'g.example.com', scope: 'Namespaced' as const, names: { plural, kind, shortNames }, versions: [] },
+  });
+  it('gives a name to the oldest CRD, whatever order they are seen in', () => {
+    const a = crd('as.g.example.com', 5, 'as', 'A', ['x']);
+    const b = crd('bs.g.example.com', 7, 'bs', 'B', ['x']);
+    for (const order of [[a, b], [b, a]]) {
+      const v = acceptNames(order);
+      expect(v.get(a.name)).toEqual({ accepted: true });
+      expect(v.get(b.name)).toEqual({ accepted: false, message: 'shortNames "x" is already in use by as.g.example.com' });
+    }
+  });
+  it('treats the same names in different groups as distinct', () => {
+    const a = crd('as.g.example.com', 1, 'as', 'A');
+    const b = { ...crd('as.h.example.com', 2, 'as', 'A'), spec: { ...crd('', 2, 'as', 'A').spec, group: 'h.example.com' } };
+    const v = acceptNames([a, b]);
+    expect(v.get(b.name)?.accepted).toBe(true);
+  });
+});
+
+describe('formats', () => {
+  it('checks the formats Kubernetes knows and ignores others', () => {
+    expect(matchesFormat('email', 'a@b.io')).toBe(true);
+    expect(matchesFormat('email', 'nope')).toBe(false);
+    expect(matchesFormat('ipv4', '10.0.0.1')).toBe(true);
+    expect(matchesFormat('ipv4', '10.0.0.256')).toBe(false);
+    expect(matchesFormat('ipv6', '::1')).toBe(true);
+    expect(matchesFormat('ipv6', 'fe80::1::2')).toBe(false);
+    expect(matchesFormat('cidr', '10.0.0.0/8')).toBe(true);
+    expect(matchesFormat('cidr', '10.0.0.0/33')).toBe(false);
+    expect(matchesFormat('uuid', '123e4567-e89b-12d3-a456-426614174000')).toBe(true);
+    expect(matchesFormat('duration', '1h30m')).toBe(true);
+    expect(matchesFormat('duration', '1 hour')).toBe(false);
+    expect(matchesFormat('date', '2024-02-29')).toBe(true);
+    expect(matchesFormat('my-own-format', 'anything')).toBe(true);
+  });
+});
+
+describe('structural schemas', () => {
+  const prefixes = markerPrefixes('orch.io');
+  it('accepts a structural schema with int-or-string and preserve-unknown nodes', () => {
+    const s = { type: 'object', properties: { a: { 'x-kubernetes-int-or-string': true }, b: { 'x-orch-preserve-unknown-fields': true }, c: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' } } };
+    expect(structuralErrors(s, 'root', prefixes)).toEqual([]);
+  });
+  it('reads markers in either spelling into the internal schema', () => {
+    const s = toSchema({ type: 'array', 'x-kubernetes-list-type': 'map', 'x-orch-list-map-keys': ['k'], items: { type: 'object' } }, prefixes);
+    expect(s['x-orch-list-type']).toBe('map');
+    expect(s['x-orch-list-map-keys']).toEqual(['k']);
+  });
+  it('refuses a root that is not an object and defaults that break their schema', () => {
+    const errs = structuralErrors({ type: 'string', default: 5 }, 'root', prefixes).map((e) => e.field);
+    expect(errs).toEqual(expect.arrayContaining(['root.type', 'root.default']));
+  });
+});
+
+describe('CEL rules', () => {
+  const schema = compileSchema(
+    {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          'x-orch-validations': [
+            { rule: 'self.n % 2 == 0', message: 'n must be even' },
+            { rule: 'self.n >= oldSelf.n', message: 'n may not decrease', reason: 'FieldValueForbidden' },
+            { rule: 'self.items.all(i, i.size() < 4)', fieldPath: '.items' },
+          ],
+          properties: { n: { type: 'integer' }, items: { type: 'array', items: { type: 'string' } } },
+        },
+      },
+    },
+    {},
+  );
+  it('evaluates integers as CEL ints and reports with the rule message', () => {
+    expect(validateRules({ spec: { n: 3, items: [] } }, undefined, schema)).toEqual([
+      { field: 'spec', type: 'FieldValueInvalid', message: 'Invalid value: "object": n must be even' },
+    ]);
+  });
+  it('runs transition rules only with an old value', () => {
+    expect(validateRules({ spec: { n: 2, items: [] } }, undefined, schema)).toEqual([]);
+    expect(validateRules({ spec: { n: 2, items: [] } }, { spec: { n: 4, items: [] } }, schema)).toEqual([
+      { field: 'spec', type: 'FieldValueForbidden', message: 'Forbidden: n may not decrease' },
+    ]);
+  });
+  it('reports at fieldPath and stops when the cost budget runs out', () => {
+    const r = validateRules({ spec: { n: 2, items: ['abcdef'] } }, undefined, schema);
+    expect(r.map((e) => e.field)).toEqual(['spec.items']);
+    const big = { spec: { n: 2, items: Array.from({ length: 1000 }, () => 'a') } };
+    const out = validateRules(big, undefined, schema, 5_000);
+    expect(out.at(-1)?.message).toContain('running out of cost budget');
+  });
+});
