@@ -25,7 +25,7 @@ import { parseIpv4Cidr } from '../api/allocators/cidr.js';
 import { ServiceAllocationRepair, allocationOwner } from '../controllers/service-allocation-repair.js';
 import { ROOT_CA_PUBLISHER, SERVICE_ACCOUNT_CONTROLLER, controllerEnabled } from './controllers-flag.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
-import { runWhileLeader } from '../controllers/leader-gate.js';
+import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
@@ -45,6 +45,7 @@ import { ensurePki } from './pki.js';
 import { checkApiDomain } from './api-domain-check.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
 import { systemClock } from '../core/clock.js';
+import { addReadinessChecks } from './readiness.js';
 import { watchTimeoutMs } from '../gateway/timeouts.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { writeKubeconfig } from './kubeconfig.js';
@@ -297,6 +298,23 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   registerStoreMetrics(metrics, store);
 
   let front: TlsFront | undefined;
+  let workers: TlsWorkerPool | undefined;
+  let serviceRepair: LeaderGate | undefined;
+  // every part must be ready before /readyz is (issue #15 item 1, src/server/readiness.ts);
+  // added before the port opens, so parts started after it count as not ready until they are
+  addReadinessChecks(health, {
+    store,
+    watch,
+    ...((opts.tlsWorkers ?? 0) > 0 ? { tlsWorkers: { configured: opts.tlsWorkers!, readyWorkers: () => workers?.readyWorkers() ?? 0 } } : {}),
+    controllers: () => [
+      { name: 'namespace controller', running: nsController.running },
+      { name: 'garbage collector', running: gc.running, synced: () => gcController.hasStarted },
+      { name: 'namespace defaults', running: namespaceDefaults.running },
+      { name: 'service allocation repair', running: serviceRepair?.running ?? false },
+      ...rbacControllers.controllers(),
+    ],
+    clock: systemClock,
+  });
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
   const router = createRouter({
     ctx,
@@ -328,7 +346,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clientCA: pki.ca.certPem + auth.clientCAPem,
     backendSocketPath: socketPath,
   };
-  let workers: TlsWorkerPool | undefined;
   if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log });
   else front = await startTlsFront(frontOptions);
   const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
@@ -336,7 +353,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   serverUrl = url;
   auth.start();
   // frees the allocations of deleted Services; the `kubernetes` Service on the first address
-  const serviceRepair = runWhileLeader(
+  serviceRepair = runWhileLeader(
     store,
     new ServiceAllocationRepair({
       store,
@@ -375,7 +392,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         shuttingDown = true;
         nsController.stop();
         namespaceDefaults.stop();
-        serviceRepair.stop();
+        serviceRepair?.stop();
         gc.stop();
         rbacControllers.stop();
         authorization.stop();
