@@ -59,8 +59,14 @@ export interface TlsFrontOptions {
   register?: (proxiedAddress: string, info: TlsConnectionInfo) => Promise<void>;
   /** called when a connection passed to `register` closes */
   unregister?: (proxiedAddress: string) => void;
-  /** called on every failed handshake */
+  /** called on every failed handshake (timed-out ones included) */
   onHandshakeError?: () => void;
+  /**
+   * A TCP connection that has not completed its TLS handshake by then is
+   * closed (default 10 s, `--tls-handshake-timeout`): a client that opens
+   * connections and stalls in the handshake holds no slot for long.
+   */
+  handshakeTimeoutMs?: number;
 }
 
 /** A listening socket: a net.Server, or the raw libuv handle a parent process sent. */
@@ -184,6 +190,9 @@ function canonicalKey(text: string): string | undefined {
 
 // --- the front ---------------------------------------------------------------
 
+/** see TlsFrontOptions.handshakeTimeoutMs and src/server/request-limits.ts */
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+
 interface Connection {
   socket: TLSSocket;
   /** undefined = not decoded yet; null = no certificate presented */
@@ -219,6 +228,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     // which the uWS gateway does not speak.
     ALPNProtocols: ['http/1.1'],
     minVersion: 'TLSv1.2',
+    // Node closes the socket and reports a tlsClientError (counted below) at the deadline
+    handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
     noDelay: true,
     // Detect vanished peers on long-lived watch connections.
     keepAlive: true,
@@ -227,9 +238,13 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
 
   server.maxConnections = opts.maxConnections ?? defaultMaxConnections(opts.fdsPerConnection);
 
-  server.on('tlsClientError', () => {
+  server.on('tlsClientError', (_err: Error, socket: TLSSocket) => {
     handshakeErrors++;
     opts.onHandshakeError?.();
+    // Node reports a failed or timed-out handshake here but leaves the socket
+    // open: without this a client that stalls in the handshake held its
+    // connection (and a maxConnections slot) until the server exited.
+    socket.destroy();
   });
 
   server.on('connection', (raw: Socket) => {

@@ -34,6 +34,7 @@ export interface TlsWorkerInit {
   clientCA?: string;
   backendSocketPath: string;
   maxConnections: number;
+  handshakeTimeoutMs?: number;
 }
 
 export type ParentToWorker =
@@ -117,6 +118,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     ...(opts.clientCA !== undefined ? { clientCA: String(opts.clientCA) } : {}),
     backendSocketPath: opts.backendSocketPath,
     maxConnections: perWorker,
+    ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
   };
 
   const entries = new Map<string, Entry>();

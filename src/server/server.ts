@@ -43,10 +43,10 @@ import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki } from './pki.js';
 import { checkApiDomain } from './api-domain-check.js';
-import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
+import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
 import { systemClock } from '../core/clock.js';
 import { addReadinessChecks } from './readiness.js';
-import { watchTimeoutMs } from '../gateway/timeouts.js';
+import { timeoutResponse, watchTimeoutMs } from '../gateway/timeouts.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { serverEventRecorder } from './events.js';
@@ -62,6 +62,8 @@ export interface ServerOptions {
   tlsSans?: string[];
   /** watch history window, ms (spec 000 §8: default 5 minutes) */
   watchWindowMs?: number;
+  /** a watcher whose unsent bytes exceed this is ended with 410 (default 10 MiB; docs/watch.md) */
+  watchMaxBacklogBytes?: number;
   /** mean interval between watch BOOKMARK events, ms (default 60 s; tests shorten it) */
   watchBookmarkIntervalMs?: number;
   /** continue-token lifetime, ms (spec 000 §8: default 5 minutes; tests shorten it) */
@@ -246,6 +248,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const watch = new WatchService(store, {
     windowMs: opts.watchWindowMs,
     bookmarkIntervalMs: opts.watchBookmarkIntervalMs,
+    maxBacklogBytes: opts.watchMaxBacklogBytes,
     apiDomain: opts.apiDomain,
     defaultTimeoutMs: () => watchTimeoutMs(minRequestTimeoutMs, Math.random),
   });
@@ -337,6 +340,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     maxBodyBytes: MAX_BODY_BYTES,
     handle: router,
     tooLarge: tooLargeResponse,
+    // a trickled body gets no longer than a request's deadline (docs/reliability.md "Slow clients")
+    bodyTimeoutMs: opts.limits?.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    bodyTimedOut: timeoutResponse,
+    clock: systemClock,
   });
   const frontOptions = {
     host: opts.bindAddress,
@@ -345,6 +352,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     cert: pki.serving.certPem,
     clientCA: pki.ca.certPem + auth.clientCAPem,
     backendSocketPath: socketPath,
+    handshakeTimeoutMs: opts.limits?.tlsHandshakeTimeoutMs ?? DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS,
   };
   if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log });
   else front = await startTlsFront(frontOptions);
