@@ -12,13 +12,13 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_FAULTS, runChaos } from './chaos-harness.js';
 
-const WORKLOAD_MS = Number(process.env.CHAOS_WORKLOAD_MS ?? 45_000);
 /** "a few election timeouts" (0.5–1 s at a 50 ms tick) plus the time a 3-member cluster needs after a heal */
 const RECOVERY_BOUND_MS = 10_000;
 
 describe('chaos: 3 real members under kills, partitions, pauses and clock jumps', () => {
   it('keeps the history linearizable, loses no acknowledged write, and keeps every watch gap-free', async () => {
-    const report = await runChaos({ workloadMs: WORKLOAD_MS, faultMs: 2000, faults: ALL_FAULTS });
+    // one pass through every kind of fault (about a minute on an idle 2-core machine)
+    const report = await runChaos({ workloadMs: 0, passes: 1, faultMs: 1500, faults: ALL_FAULTS });
     console.log(`chaos: ${JSON.stringify({ ...report, watch: { ...report.watch, problems: report.watch.problems.slice(0, 20) } })}`);
     expect(report.acknowledgedWrites).toBeGreaterThan(20); // the workload did make progress
     expect(report.lostWrites).toEqual([]);
@@ -26,8 +26,7 @@ describe('chaos: 3 real members under kills, partitions, pauses and clock jumps'
     expect(report.linearizability.unknownKeys).toEqual([]);
     expect(report.watch.problems).toEqual([]);
     expect(report.watch.events).toBeGreaterThan(0);
-    // at least the first four kinds of fault happened in the short run
-    for (const kind of ALL_FAULTS.slice(0, 4)) expect(report.faultsInjected[kind] ?? 0, kind).toBeGreaterThan(0);
+    for (const kind of ALL_FAULTS) expect(report.faultsInjected[kind], kind).toBe(1);
     for (const ms of report.recoveriesMs) expect(ms).toBeLessThan(RECOVERY_BOUND_MS);
-  }, 150_000);
+  }, 240_000);
 });
