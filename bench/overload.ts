@@ -83,7 +83,8 @@ async function main(): Promise<void> {
     return { inFlight, seconds: secs, created, createdPerSec: Math.round(created / secs), tooMany, otherErrors: other, p99Ms: +(lat[Math.floor(lat.length * 0.99)] ?? 0).toFixed(1) };
   };
 
-  // health checks every 200 ms during the overload, as the admin (a probe)
+  // health checks every 200 ms throughout, as the admin, each on a fresh
+  // connection (TLS handshake included) as a kubelet or load-balancer probe makes it
   const health: number[] = [];
   let healthFailures = 0;
   let probing = true;
@@ -91,7 +92,7 @@ async function main(): Promise<void> {
     while (probing) {
       const t0 = performance.now();
       const ok = await new Promise<boolean>((resolve) => {
-        const req = request({ host: '127.0.0.1', port, path: '/readyz', agent: adminAgent }, (res) => {
+        const req = request({ host: '127.0.0.1', port, path: '/readyz', agent: false, ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem }, (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode === 200));
         });
@@ -104,13 +105,28 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 200));
     }
   })();
-  const rssKb = async (pid: number): Promise<number> => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  const rssKbOf = async (pid: number): Promise<number> => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1] ?? 0);
+  /** the server and its TLS worker processes together */
+  const rssKb = async (): Promise<number> => {
+    const children = (await readFile(`/proc/${server.pid}/task/${server.pid}/children`, 'utf8').catch(() => '')).trim().split(/\s+/).filter(Boolean).map(Number);
+    let sum = await rssKbOf(server.pid!);
+    for (const c of children) sum += await rssKbOf(c);
+    return sum;
+  };
   let peakRss = 0;
-  const sampler = setInterval(() => void rssKb(server.pid!).then((r) => (peakRss = Math.max(peakRss, r))), 500);
+  const rssMiB: Record<string, number> = {};
+  const mark = async (name: string) => (rssMiB[name] = Math.round((await rssKb()) / 1024));
+  const sampler = setInterval(() => void rssKb().then((r) => (peakRss = Math.max(peakRss, r))), 500);
 
+  await mark('start');
   const before = await run(64, 10);
+  await mark('afterBefore');
+  const midTimer = setTimeout(() => void mark('overloadMidway'), (seconds * 1000) / 2);
   const overload = await run(64 * factor, seconds);
+  clearTimeout(midTimer);
+  await mark('overloadEnd');
   const after = await run(64, 10);
+  await mark('afterRecovery');
   probing = false;
   await probe;
   clearInterval(sampler);
@@ -127,8 +143,16 @@ async function main(): Promise<void> {
         overload,
         after,
         serverStayedUp: alive,
-        health: { probes: health.length, failures: healthFailures, p50Ms: +(health[Math.floor(health.length / 2)] ?? 0).toFixed(1), maxMs: +(health[health.length - 1] ?? 0).toFixed(1) },
+        health: {
+          probes: health.length,
+          failures: healthFailures,
+          over1s: health.filter((ms) => ms > 1000).length,
+          p50Ms: +(health[Math.floor(health.length / 2)] ?? 0).toFixed(1),
+          p99Ms: +(health[Math.floor(health.length * 0.99)] ?? 0).toFixed(1),
+          maxMs: +(health[health.length - 1] ?? 0).toFixed(1),
+        },
         peakRssMiB: Math.round(peakRss / 1024),
+        rssMiB,
         recoveredRatio: +(after.createdPerSec / Math.max(1, before.createdPerSec)).toFixed(2),
       },
       null,

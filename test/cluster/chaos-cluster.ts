@@ -192,7 +192,7 @@ export class ChaosCluster {
     }
   }
 
-  async waitServing(m: Member, ms = 60_000): Promise<void> {
+  async waitServing(m: Member, ms = 180_000): Promise<void> {
     const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
       const s = await this.raftz(m);
