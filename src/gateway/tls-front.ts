@@ -192,6 +192,8 @@ function canonicalKey(text: string): string | undefined {
 
 /** see TlsFrontOptions.handshakeTimeoutMs and src/server/request-limits.ts */
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+/** how long a client's further bytes are read and dropped after the backend closed its connection */
+const LINGER_MS = 2000;
 
 interface Connection {
   socket: TLSSocket;
@@ -287,7 +289,22 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       // (pipes flush buffered data first); end() is a no-op then and
       // otherwise closes the client side politely, after what the framer holds.
       if (!tlsSocket.destroyed && !framer.writableEnded) framer.end();
+      lingerAfterBackend();
     });
+    // The backend closed (uWS answered and closed: a 413, a request deadline,
+    // an idle bound) while the client may still be sending. Forwarding that
+    // to the closed backend failed the connection with a reset, and a reset
+    // can make the client drop the answer it has not read yet. Instead what
+    // the client still sends is read and dropped for a moment after the
+    // answer (Go's net/http does the same before closing).
+    const lingerAfterBackend = (): void => {
+      if (tlsSocket.destroyed) return;
+      tlsSocket.unpipe(coalescer);
+      coalescer.unpipe(backend);
+      tlsSocket.on('data', () => undefined);
+      tlsSocket.resume();
+      setTimeout(() => tlsSocket.destroy(), LINGER_MS).unref();
+    };
 
     // The header goes first, in the same write as the first request bytes (uWS
     // reads a head split over several reads only up to 4 KiB); writes made
