@@ -63,7 +63,7 @@ export interface TlsFrontOptions {
   onHandshakeError?: () => void;
   /**
    * A TCP connection that has not completed its TLS handshake by then is
-   * closed (default 10 s, `--tls-handshake-timeout`): a client that opens
+   * closed (default 32 s as in kube, `--tls-handshake-timeout`): a client that opens
    * connections and stalls in the handshake holds no slot for long.
    */
   handshakeTimeoutMs?: number;
@@ -191,7 +191,7 @@ function canonicalKey(text: string): string | undefined {
 // --- the front ---------------------------------------------------------------
 
 /** see TlsFrontOptions.handshakeTimeoutMs and src/server/request-limits.ts */
-export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 32_000;
 /** how long a client's further bytes are read and dropped after the backend closed its connection */
 const LINGER_MS = 2000;
 
