@@ -74,7 +74,7 @@ export interface StreamResponse {
 
 export interface StreamSink {
   write(chunk: Uint8Array | string): boolean;
-  /** the number of bytes queued but not yet written to the socket */
+  /** at least the number of bytes queued but not yet written to the socket (an upper bound; see http-server.ts) */
   backlog(): number;
   end(): void;
 }

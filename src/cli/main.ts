@@ -5,6 +5,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseInitialCluster } from '../server/open-store.js';
 import { startServer } from '../server/server.js';
 import { addAuthenticationFlags, authenticationOptionsFrom } from './auth-flags.js';
+import { installWallClockSkew } from '../core/wall-clock-skew.js';
 import { addLimitFlags, limitOptionsFrom } from './limit-flags.js';
 import { addAuthorizationFlags, authorizationOptionsFrom } from './authz-flags.js';
 import { FeatureGateError, FeatureGates, parseFeatureGates } from '../server/feature-gates.js';
@@ -91,6 +92,8 @@ addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program
               initialCluster,
               peerPort: o.peerPort,
               faultInjectionPort: o.enableFaultInjection ? o.faultInjectionPort : undefined,
+              // clock jumps for the chaos tests, only with the explicit test flag
+              ...(o.enableFaultInjection ? { faultInjectionClock: installWallClockSkew() } : {}),
               tickMs: o.raftTick,
             }
           : undefined,

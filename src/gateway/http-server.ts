@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
 import type { StreamSink } from '../api/request.js';
 import { decodeHeaderName } from './request-head-coalescer.js';
+import { type Clock, systemClock } from '../core/clock.js';
 
 const gzip = promisify(gzipCb);
 
@@ -50,6 +51,15 @@ export interface HttpServerOptions {
   handle(req: IncomingRequest): Promise<OutgoingResponse>;
   /** the response for a body over the limit */
   tooLarge(limit: number): PlainResponse;
+  /**
+   * A request body not fully received this long after its head is answered
+   * with `bodyTimedOut()` and the connection closed (0 = no bound): a client
+   * that trickles a body holds its connection and buffer for no longer than
+   * kube's request timeout, which covers reading the body there.
+   */
+  bodyTimeoutMs?: number;
+  bodyTimedOut?(): PlainResponse;
+  clock?: Clock;
 }
 
 export interface HttpServer {
@@ -98,6 +108,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   const streams = new Map<StreamingResponse, StreamSink>();
   const gzipMin = opts.gzipMinBytes ?? 128 * 1024;
   let idleResolve: (() => void) | undefined;
+  const clock = opts.clock ?? systemClock;
+  const bodyTimeoutMs = opts.bodyTimeoutMs ?? 0;
 
   app.any('/*', (res, req) => {
     const method = req.getMethod().toUpperCase();
@@ -205,9 +217,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       return;
     }
     const declared = Number(headers.get('content-length') ?? '0');
-    const refuse = (close: boolean) => {
+    const refuse = (close: boolean, out: PlainResponse = opts.tooLarge(opts.maxBodyBytes)) => {
       if (aborted) return;
-      const out = opts.tooLarge(opts.maxBodyBytes);
       res.cork(() => {
         res.writeStatus(statusLine(out.status));
         for (const [k, v] of out.headers) res.writeHeader(k, v);
@@ -223,9 +234,30 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     }
     const chunks: Buffer[] = [];
     let total = 0;
+    /** set once the request is answered or dispatched: the body is no longer awaited */
     let refused = false;
+    let bodyTimer: { cancel(): void } | undefined;
+    if (bodyTimeoutMs > 0 && opts.bodyTimedOut) {
+      const timedOut = opts.bodyTimedOut;
+      bodyTimer = clock.setTimeout(() => {
+        if (refused || aborted) return;
+        refused = true;
+        chunks.length = 0;
+        refuse(true, timedOut());
+        finish();
+      }, bodyTimeoutMs);
+    }
+    // a client that goes away mid-body: nothing is dispatched, the request is done
+    abortHooks.push(() => {
+      bodyTimer?.cancel();
+      if (refused) return;
+      refused = true;
+      chunks.length = 0;
+      finish();
+    });
     res.onData((chunk, isLast) => {
       if (refused) return;
+      if (isLast) bodyTimer?.cancel();
       total += chunk.byteLength;
       if (total > opts.maxBodyBytes) {
         // read and discard the rest so the client sees the 413 instead of a reset; past the
@@ -233,6 +265,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         chunks.length = 0;
         if (total > DISCARD_LIMIT || isLast) {
           refused = true;
+          bodyTimer?.cancel();
           refuse(!isLast);
           finish();
         }
@@ -240,7 +273,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       }
       // uWS reuses the chunk's memory after this callback: copy it
       chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) dispatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      if (isLast) {
+        refused = true;
+        dispatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      }
     });
   });
 
@@ -251,7 +287,19 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     finish: () => void,
     abortHooks: (() => void)[],
   ) {
-    let queued = 0;
+    /**
+     * Bytes written since uWS last took a write whole. uWS (this build) does
+     * not advance getWriteOffset() for chunked write()s and does not expose
+     * its buffered amount, so the backlog is bounded from above instead: a
+     * write that returns true leaves uWS's buffer empty (it drains what it
+     * holds before the new bytes), and everything written since may still be
+     * buffered (plus at most one cork buffer, 16 KiB, that uWS flushes after
+     * reporting success). A reader that keeps up resets it with every accepted write;
+     * one that stops reading only adds to it (issue #15: before this, the
+     * "backlog" was every byte the stream ever sent, so every watch was ended
+     * with 410 after 10 MiB of events, reading or not).
+     */
+    let unconfirmed = 0;
     let ended = false;
     res.cork(() => {
       res.writeStatus(statusLine(out.status));
@@ -264,7 +312,6 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       res.writeHeader('X-Orch-Flush', '1');
       res.write('\n');
     });
-    const base = res.getWriteOffset();
     const done = () => {
       if (ended) return;
       ended = true;
@@ -278,16 +325,17 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     const sink: StreamSink = {
       write(chunk) {
         if (ended || isAborted()) return false;
-        queued += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
         let ok = false;
         res.cork(() => {
           ok = res.write(chunk);
         });
+        if (ok) unconfirmed = 0;
+        else unconfirmed += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
         return ok;
       },
       backlog() {
         if (ended || isAborted()) return 0;
-        return Math.max(0, queued - (res.getWriteOffset() - base));
+        return unconfirmed;
       },
       end() {
         if (ended) return;

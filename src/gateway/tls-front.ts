@@ -59,8 +59,14 @@ export interface TlsFrontOptions {
   register?: (proxiedAddress: string, info: TlsConnectionInfo) => Promise<void>;
   /** called when a connection passed to `register` closes */
   unregister?: (proxiedAddress: string) => void;
-  /** called on every failed handshake */
+  /** called on every failed handshake (timed-out ones included) */
   onHandshakeError?: () => void;
+  /**
+   * A TCP connection that has not completed its TLS handshake by then is
+   * closed (default 32 s as in kube, `--tls-handshake-timeout`): a client that opens
+   * connections and stalls in the handshake holds no slot for long.
+   */
+  handshakeTimeoutMs?: number;
 }
 
 /** A listening socket: a net.Server, or the raw libuv handle a parent process sent. */
@@ -184,6 +190,11 @@ function canonicalKey(text: string): string | undefined {
 
 // --- the front ---------------------------------------------------------------
 
+/** see TlsFrontOptions.handshakeTimeoutMs and src/server/request-limits.ts */
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 32_000;
+/** how long a client's further bytes are read and dropped after the backend closed its connection */
+const LINGER_MS = 2000;
+
 interface Connection {
   socket: TLSSocket;
   /** undefined = not decoded yet; null = no certificate presented */
@@ -219,6 +230,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     // which the uWS gateway does not speak.
     ALPNProtocols: ['http/1.1'],
     minVersion: 'TLSv1.2',
+    // Node closes the socket and reports a tlsClientError (counted below) at the deadline
+    handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
     noDelay: true,
     // Detect vanished peers on long-lived watch connections.
     keepAlive: true,
@@ -227,9 +240,13 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
 
   server.maxConnections = opts.maxConnections ?? defaultMaxConnections(opts.fdsPerConnection);
 
-  server.on('tlsClientError', () => {
+  server.on('tlsClientError', (_err: Error, socket: TLSSocket) => {
     handshakeErrors++;
     opts.onHandshakeError?.();
+    // Node reports a failed or timed-out handshake here but leaves the socket
+    // open: without this a client that stalls in the handshake held its
+    // connection (and a maxConnections slot) until the server exited.
+    socket.destroy();
   });
 
   server.on('connection', (raw: Socket) => {
@@ -272,7 +289,22 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       // (pipes flush buffered data first); end() is a no-op then and
       // otherwise closes the client side politely, after what the framer holds.
       if (!tlsSocket.destroyed && !framer.writableEnded) framer.end();
+      lingerAfterBackend();
     });
+    // The backend closed (uWS answered and closed: a 413, a request deadline,
+    // an idle bound) while the client may still be sending. Forwarding that
+    // to the closed backend failed the connection with a reset, and a reset
+    // can make the client drop the answer it has not read yet. Instead what
+    // the client still sends is read and dropped for a moment after the
+    // answer (Go's net/http does the same before closing).
+    const lingerAfterBackend = (): void => {
+      if (tlsSocket.destroyed) return;
+      tlsSocket.unpipe(coalescer);
+      coalescer.unpipe(backend);
+      tlsSocket.on('data', () => undefined);
+      tlsSocket.resume();
+      setTimeout(() => tlsSocket.destroy(), LINGER_MS).unref();
+    };
 
     // The header goes first, in the same write as the first request bytes (uWS
     // reads a head split over several reads only up to 4 KiB); writes made

@@ -51,6 +51,7 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         ...(msg.init.clientCA !== undefined ? { clientCA: msg.init.clientCA } : {}),
         backendSocketPath: msg.init.backendSocketPath,
         maxConnections: msg.init.maxConnections,
+        ...(msg.init.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: msg.init.handshakeTimeoutMs } : {}),
         fdsPerConnection: FDS_PER_CONNECTION,
         // the raw listening handle: nothing accepts on it before the front listens
         ...(handle ? { listenHandle: handle } : {}),

@@ -34,6 +34,7 @@ export interface TlsWorkerInit {
   clientCA?: string;
   backendSocketPath: string;
   maxConnections: number;
+  handshakeTimeoutMs?: number;
 }
 
 export type ParentToWorker =
@@ -60,6 +61,10 @@ export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' 
 export interface TlsWorkerPool extends TlsFront {
   /** process ids of the running workers */
   workerPids(): number[];
+  /** worker processes asked for */
+  readonly configured: number;
+  /** workers that hold the listening socket and serve now (readiness, src/server/readiness.ts) */
+  readyWorkers(): number;
 }
 
 /** descriptors per client connection in the parent: its end of the unix-socket pair */
@@ -113,6 +118,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     ...(opts.clientCA !== undefined ? { clientCA: String(opts.clientCA) } : {}),
     backendSocketPath: opts.backendSocketPath,
     maxConnections: perWorker,
+    ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
   };
 
   const entries = new Map<string, Entry>();
@@ -291,6 +297,12 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     },
     workerPids() {
       return [...workers].map((w) => w.child.pid).filter((p): p is number => p !== undefined);
+    },
+    configured: n,
+    readyWorkers() {
+      let ready = 0;
+      for (const w of workers) if (w.ready && w.child.connected) ready++;
+      return closing ? 0 : ready;
     },
     peerFor(text): PeerCertificate | undefined {
       return lookup(text)?.info.peer;

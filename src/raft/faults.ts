@@ -92,17 +92,43 @@ export interface FaultAdmin {
   close(): Promise<void>;
 }
 
+/** the process's wall-clock offset, when the chaos tests may jump it (GET/PUT /clock) */
+export interface ClockSkewControl {
+  get(): number;
+  set(offsetMs: number): void;
+}
+
 /**
  * Loopback-only HTTP endpoint for the chaos tests: GET /faults shows the
- * rules, PUT /faults replaces them (JSON FaultRules), DELETE /faults heals.
- * Only started when the operator passes --enable-fault-injection.
+ * rules, PUT /faults replaces them (JSON FaultRules), DELETE /faults heals;
+ * with `clock`, GET /clock shows and PUT /clock `{"offsetMs": n}` sets the
+ * wall-clock offset (a clock jump). Only started when the operator passes
+ * --enable-fault-injection.
  */
-export function startFaultAdmin(injector: FaultInjector, port: number, host = '127.0.0.1'): Promise<FaultAdmin> {
+export function startFaultAdmin(injector: FaultInjector, port: number, host = '127.0.0.1', clock?: ClockSkewControl): Promise<FaultAdmin> {
   const server: HttpServer = createServer((req, res) => {
     const reply = (status: number, body: unknown): void => {
       res.writeHead(status, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(body));
     };
+    if (req.url === '/clock' && clock) {
+      if (req.method === 'GET') return reply(200, { offsetMs: clock.get() });
+      if (req.method !== 'PUT') return reply(405, { error: 'method not allowed' });
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        let offsetMs: unknown;
+        try {
+          offsetMs = (JSON.parse(Buffer.concat(parts).toString('utf8')) as { offsetMs?: unknown }).offsetMs;
+        } catch {
+          return reply(400, { error: 'body is not JSON' });
+        }
+        if (typeof offsetMs !== 'number' || !Number.isFinite(offsetMs)) return reply(400, { error: 'expected {offsetMs: number}' });
+        clock.set(offsetMs);
+        reply(200, { offsetMs: clock.get() });
+      });
+      return;
+    }
     if (req.url !== '/faults') return reply(404, { error: 'not found' });
     if (req.method === 'GET') return reply(200, injector.get());
     if (req.method === 'DELETE') {

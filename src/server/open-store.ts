@@ -23,6 +23,8 @@ export interface ClusterOptions {
   peerBindAddress?: string;
   /** serve the loopback fault-injection endpoint (chaos tests only) */
   faultInjectionPort?: number;
+  /** with faultInjectionPort: the endpoint may also jump this process's wall clock */
+  faultInjectionClock?: { get(): number; set(offsetMs: number): void };
   /** ms per Raft tick (default 100; election timeout 10-20 ticks) */
   tickMs?: number;
   electionTick?: number;
@@ -74,6 +76,7 @@ export async function openStore(
     snapshotEvery: c.snapshotEvery,
     historyMs: opts.watchWindowMs,
     faultAdminPort: c.faultInjectionPort,
+    ...(c.faultInjectionClock ? { faultAdminClock: c.faultInjectionClock } : {}),
     log: opts.log,
   });
   opts.log?.(`raft: member ${c.name} listening for peers on ${host}:${port}; waiting for a quorum of ${Object.keys(c.initialCluster).join(', ')}`);

@@ -9,12 +9,15 @@ import { ClusterRoleAggregationController } from '../controllers/clusterrole-agg
 import { runWhileLeader } from '../controllers/leader-gate.js';
 import { RbacDefaultsController } from '../controllers/rbac-defaults.js';
 import type { RevisionedStore } from '../store/types.js';
+import type { LeaderOnlyController } from './readiness.js';
 
 export interface RbacControllers {
   /** resolves when this member, if it leads now, has reconciled the defaults */
   settled(): Promise<void>;
   /** readiness: undefined when done (or not leading), else the reason (poststarthook/rbac/bootstrap-roles) */
   ready(): string | undefined;
+  /** the leader-only controllers, for the informer-sync readiness check */
+  controllers(): LeaderOnlyController[];
   stop(): void;
 }
 
@@ -40,6 +43,10 @@ export function startRbacControllers(
   return {
     settled: () => (defaultsGate.running ? defaults.settled() : Promise.resolve()),
     ready: () => (!defaultsGate.running || defaults.done ? undefined : 'not finished'),
+    controllers: () => [
+      { name: 'rbac defaults', running: defaultsGate.running },
+      { name: 'clusterrole aggregation', running: aggregation.running },
+    ],
     stop() {
       defaultsGate.stop();
       aggregation.stop();

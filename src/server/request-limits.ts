@@ -17,10 +17,19 @@ export interface RequestLimitOptions {
   requestTimeoutMs?: number;
   /** `--min-request-timeout` (default 1800 s): a watch without timeoutSeconds lasts [1, 2) times this */
   minRequestTimeoutMs?: number;
+  /** `--tls-handshake-timeout` (default 32 s): a TLS handshake not finished by then is dropped (src/gateway/tls-front.ts) */
+  tlsHandshakeTimeoutMs?: number;
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_MIN_REQUEST_TIMEOUT_MS = 1_800_000;
+/**
+ * Go's net/http bounds a TLS handshake by the server's read-header timeout,
+ * which kube-apiserver sets to 32 s. Shorter would refuse more handshakes on
+ * a CPU-starved server, whose clients then retry with new ones (work thrown
+ * away); see docs/reliability.md "Slow and broken clients".
+ */
+export const DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS = 32_000;
 
 /** undefined when both limits are 0 (no protection, as kube's 0 means "no limit") */
 export function buildFlowControl(o: RequestLimitOptions, deps: { apiDomain: string; clock: Clock; metrics: ServerMetrics }): FlowControl | undefined {

@@ -25,7 +25,7 @@ import { parseIpv4Cidr } from '../api/allocators/cidr.js';
 import { ServiceAllocationRepair, allocationOwner } from '../controllers/service-allocation-repair.js';
 import { ROOT_CA_PUBLISHER, SERVICE_ACCOUNT_CONTROLLER, controllerEnabled } from './controllers-flag.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
-import { runWhileLeader } from '../controllers/leader-gate.js';
+import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
@@ -43,9 +43,10 @@ import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki } from './pki.js';
 import { checkApiDomain } from './api-domain-check.js';
-import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
+import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
 import { systemClock } from '../core/clock.js';
-import { watchTimeoutMs } from '../gateway/timeouts.js';
+import { addReadinessChecks } from './readiness.js';
+import { timeoutResponse, watchTimeoutMs } from '../gateway/timeouts.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { admissionRegistrationDefinitions } from '../api/admission/kinds.js';
@@ -68,6 +69,8 @@ export interface ServerOptions {
   tlsSans?: string[];
   /** watch history window, ms (spec 000 §8: default 5 minutes) */
   watchWindowMs?: number;
+  /** a watcher whose unsent bytes exceed this is ended with 410 (default 10 MiB; docs/watch.md) */
+  watchMaxBacklogBytes?: number;
   /** mean interval between watch BOOKMARK events, ms (default 60 s; tests shorten it) */
   watchBookmarkIntervalMs?: number;
   /** continue-token lifetime, ms (spec 000 §8: default 5 minutes; tests shorten it) */
@@ -275,6 +278,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const watch = new WatchService(store, {
     windowMs: opts.watchWindowMs,
     bookmarkIntervalMs: opts.watchBookmarkIntervalMs,
+    maxBacklogBytes: opts.watchMaxBacklogBytes,
     apiDomain: opts.apiDomain,
     defaultTimeoutMs: () => watchTimeoutMs(minRequestTimeoutMs, Math.random),
   });
@@ -329,6 +333,23 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (admissionChain) registerAdmissionMetrics(admissionChain, metrics.registry);
 
   let front: TlsFront | undefined;
+  let workers: TlsWorkerPool | undefined;
+  let serviceRepair: LeaderGate | undefined;
+  // every part must be ready before /readyz is (issue #15 item 1, src/server/readiness.ts);
+  // added before the port opens, so parts started after it count as not ready until they are
+  addReadinessChecks(health, {
+    store,
+    watch,
+    ...((opts.tlsWorkers ?? 0) > 0 ? { tlsWorkers: { configured: opts.tlsWorkers!, readyWorkers: () => workers?.readyWorkers() ?? 0 } } : {}),
+    controllers: () => [
+      { name: 'namespace controller', running: nsController.running },
+      { name: 'garbage collector', running: gc.running, synced: () => gcController.hasStarted },
+      { name: 'namespace defaults', running: namespaceDefaults.running },
+      { name: 'service allocation repair', running: serviceRepair?.running ?? false },
+      ...rbacControllers.controllers(),
+    ],
+    clock: systemClock,
+  });
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
   const router = createRouter({
     ctx,
@@ -352,6 +373,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     maxBodyBytes: MAX_BODY_BYTES,
     handle: router,
     tooLarge: tooLargeResponse,
+    // a trickled body gets no longer than a request's deadline (docs/reliability.md "Slow clients")
+    bodyTimeoutMs: opts.limits?.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    bodyTimedOut: timeoutResponse,
+    clock: systemClock,
   });
   const frontOptions = {
     host: opts.bindAddress,
@@ -360,8 +385,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     cert: pki.serving.certPem,
     clientCA: pki.ca.certPem + auth.clientCAPem,
     backendSocketPath: socketPath,
+    handshakeTimeoutMs: opts.limits?.tlsHandshakeTimeoutMs ?? DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS,
   };
-  let workers: TlsWorkerPool | undefined;
   if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log });
   else front = await startTlsFront(frontOptions);
   const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
@@ -369,7 +394,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   serverUrl = url;
   auth.start();
   // frees the allocations of deleted Services; the `kubernetes` Service on the first address
-  const serviceRepair = runWhileLeader(
+  serviceRepair = runWhileLeader(
     store,
     new ServiceAllocationRepair({
       store,
@@ -407,7 +432,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         shuttingDown = true;
         nsController.stop();
         namespaceDefaults.stop();
-        serviceRepair.stop();
+        serviceRepair?.stop();
         gc.stop();
         crdController.stop();
         crds.registrar.stop();

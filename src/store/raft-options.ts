@@ -6,7 +6,7 @@ import type { RaftMetrics } from '../raft/metrics.js';
 import type { MemoryLogStorage, MemoryNetwork } from '../raft/memory.js';
 import type { RaftDriver, Transport } from '../raft/node.js';
 import type { Raft } from '../raft/raft.js';
-import { startFaultAdmin, withFaults, type FaultAdmin, type FaultInjector } from '../raft/faults.js';
+import { startFaultAdmin, withFaults, type ClockSkewControl, type FaultAdmin, type FaultInjector } from '../raft/faults.js';
 import { PeerTransport, type TransportStats, type TransportTls } from '../raft/transport.js';
 import { NONE, type NodeId, type RaftConfig, type Role, type Status } from '../raft/types.js';
 
@@ -41,6 +41,8 @@ export interface RaftStoreOptions {
   compactIntervalMs?: number;
   /** start the loopback fault-injection admin endpoint on this port (chaos tests; 0 = ephemeral) */
   faultAdminPort?: number;
+  /** lets the fault admin endpoint jump this process's wall clock (chaos tests) */
+  faultAdminClock?: ClockSkewControl;
   now?: () => number;
   log?: (msg: string) => void;
 }
@@ -130,7 +132,7 @@ export async function connectPeers(
     log,
   }));
   if (options.faultAdminPort === undefined) return { transport };
-  return { transport, faultAdmin: await startFaultAdmin(faults, options.faultAdminPort) };
+  return { transport, faultAdmin: await startFaultAdmin(faults, options.faultAdminPort, '127.0.0.1', options.faultAdminClock) };
 }
 
 type StoreSide = Pick<RaftStoreStatus, 'applied' | 'snapshotIndex' | 'revision' | 'compactRevision' | 'pendingProposals' | 'metrics' | 'faultAdminPort'>;
