@@ -36,6 +36,8 @@ export function containerLog(state: SimState) {
     } catch (e) {
       return fail(call, e);
     }
+    // the head goes out at once, so a follower of an empty log knows the stream is open
+    call.sendMetadata(new grpc.Metadata());
     const tail = Number(call.request.tailLines ?? -1);
     const sinceNs = Number(call.request.sinceTime ?? 0);
     // lines written while the snapshot is sent are queued, so none is lost or sent twice
