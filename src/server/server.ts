@@ -41,7 +41,8 @@ import { CONTINUE_TOKEN_SECRET_KEY, sharedSecret } from './shared-secret.js';
 import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
-import { ensurePki } from './pki.js';
+import { ensurePki, issueClientCertificate } from './pki.js';
+import { createNodeTransport, KUBELET_CLIENT_COMMON_NAME, KUBELET_CLIENT_ORGANIZATION } from './node-transport.js';
 import { checkApiDomain } from './api-domain-check.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
 import { systemClock } from '../core/clock.js';
@@ -207,6 +208,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const tokenSecret = await sharedSecret(store, CONTINUE_TOKEN_SECRET_KEY);
   const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs) };
   ctx.featureGates = featureGates;
+  // pods/log, exec, attach, portforward and nodes/proxy go on to node agents with this identity (docs/nodeagent.md "Streams")
+  const nodeTransport = createNodeTransport(
+    await issueClientCertificate(pki, { commonName: KUBELET_CLIENT_COMMON_NAME, organizations: [KUBELET_CLIENT_ORGANIZATION] }),
+  );
+  ctx.nodeTransport = nodeTransport;
   // spec 001 §5.12: the chain of --authorization-mode (default Node,RBAC); every check goes
   // through it (requests, impersonation, access reviews, unsafe deletion, escalation)
   const metrics = new ServerMetrics();
@@ -382,6 +388,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         auth.stop();
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
+        nodeTransport.close();
         await front!.close({ graceful: true, timeoutMs: 2000 });
         await store.close();
       })();

@@ -1,24 +1,214 @@
-// Sub-resources served by a node agent in Kubernetes (pods/log, exec, attach,
-// portforward; pods, services and nodes /proxy). They are listed in discovery
-// as kube lists them, but no node agent serves them yet (issue #11 item 7), so
-// they answer a clear Status instead of 405: 404 when the object is absent,
-// else 503 ServiceUnavailable saying what is missing (docs/compatibility.md).
+// Sub-resources served by a node agent (docs/nodeagent.md "Streams"):
+// pods/log, pods/exec, pods/attach, pods/portforward and nodes/proxy. The
+// request was authenticated and authorized by the router like any other
+// (e.g. `get pods/log`, `get`/`create pods/exec` by HTTP method, as kube 1.32);
+// here the pod and container are checked with kube's messages, the pod's
+// node is found, and the request goes on to that node's agent through
+// `ctx.nodeTransport`. Logs and proxied responses stream back as they come;
+// exec, attach and port-forward become a WebSocket relayed message by message
+// to a WebSocket the API server opens to the agent.
+// pods/proxy and services/proxy answer 503: a pod's address is not reachable
+// from the API server in this project (simulated sandboxes have no network).
 
-import { StatusError, notFound } from '../errors.js';
-import type { ApiRequest, ApiResponse } from '../request.js';
+import { StatusError, badRequest, notFound } from '../errors.js';
+import type { ApiObject } from '../types.js';
+import type { ApiRequest, ApiResponse, RawStream, StreamSink } from '../request.js';
 import type { HandlerContext } from './context.js';
+import { relayWebSocket } from './node-relay.js';
+import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport } from './node-transport.js';
 
 export const NODE_STREAM_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward', 'proxy']);
 
+/** kube's PodLogOptions / PodExecOptions / PodAttachOptions / PodPortForwardOptions query keys the agent reads */
+const LOG_KEYS = ['follow', 'previous', 'sinceSeconds', 'sinceTime', 'timestamps', 'tailLines', 'limitBytes'];
+const EXEC_KEYS = ['command', 'stdin', 'stdout', 'stderr', 'tty'];
+
+type PodSpec = { nodeName?: string; containers?: { name: string }[]; initContainers?: { name: string }[]; ephemeralContainers?: { name: string }[] };
+
 export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
-  const gs = ctx.storeFor(req.def);
-  if (!gs.readRaw(req.info.namespace, req.info.name)) throw notFound(req.def.resource, req.def.group, req.info.name);
-  const e = new StatusError(
-    503,
-    'ServiceUnavailable',
-    `${req.def.resource}/${req.info.subresource} of ${req.def.resource} "${req.info.name}" is served through a node agent, and no node agent serves it yet`,
-    { name: req.info.name, kind: req.def.resource },
-  );
-  // no Retry-After: clients would retry something that will not change soon
+  const { resource, subresource, name, namespace } = req.info;
+  const obj = await ctx.storeFor(req.def).get(namespace, name);
+  const transport = ctx.nodeTransport;
+  const unserved = (why: string) =>
+    new StatusError(503, 'ServiceUnavailable', `${resource}/${subresource} of ${resource} "${name}" is not served: ${why}`, { name, kind: resource });
+  if (!transport) throw unserved('the server has no way to node agents');
+  if (resource === 'nodes' && subresource === 'proxy') return proxyToNode(ctx, transport, req, obj);
+  if (resource !== 'pods' || subresource === 'proxy') throw unserved('pod addresses are not reachable from the API server (docs/nodeagent.md "Streams")');
+
+  const spec = (obj.spec ?? {}) as PodSpec;
+  const ep = await endpointOf(ctx, spec.nodeName, name);
+  const enc = encodeURIComponent;
+  if (subresource === 'portforward') {
+    requireWebSocket(req);
+    const q = pick(req.query, ['port']);
+    if (!q.has('port')) throw badRequest('query parameter "port" is required');
+    return upgrade(transport, ep, `/portForward/${enc(namespace)}/${enc(name)}?${q}`, req);
+  }
+  const container = containerOf(spec, name, req.query.get('container'));
+  const path = `/${enc(namespace)}/${enc(name)}/${enc(container)}`;
+  if (subresource === 'log') return logs(transport, ep, `/containerLogs${path}?${pick(req.query, LOG_KEYS)}`, req);
+  // exec and attach
+  const phase = (obj.status as { phase?: string } | undefined)?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') throw badRequest(`cannot ${subresource} into a container in a completed pod; current phase is ${phase}`);
+  requireWebSocket(req);
+  const q = pick(req.query, EXEC_KEYS);
+  if (subresource === 'exec' && !q.has('command')) throw badRequest('you must specify at least one command for the container');
+  return upgrade(transport, ep, `/${subresource}${path}?${q}`, req);
+}
+
+function pick(q: URLSearchParams, keys: string[]): URLSearchParams {
+  const out = new URLSearchParams();
+  for (const [k, v] of q) if (keys.includes(k)) out.append(k, v);
+  return out;
+}
+
+/** kube's defaulting and messages: the only container, else the caller must name one of the pod's */
+function containerOf(spec: PodSpec, pod: string, asked: string | null): string {
+  const containers = spec.containers ?? [];
+  const all = [...containers, ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].map((c) => c.name);
+  if (!asked) {
+    if (containers.length === 1) return containers[0]!.name;
+    throw badRequest(`a container name must be specified for pod ${pod}, choose one of: [${all.join(' ')}]`);
+  }
+  if (!all.includes(asked)) throw badRequest(`container ${asked} is not valid for pod ${pod}`);
+  return asked;
+}
+
+function requireWebSocket(req: ApiRequest): void {
+  // kubectl 1.32 speaks WebSocket first and falls back to SPDY, which is not served
+  if ((req.headers.get('upgrade') ?? '').toLowerCase() !== 'websocket') {
+    throw badRequest(`${req.info.subresource} needs a WebSocket upgrade (subprotocol v5.channel.k8s.io or v4.channel.k8s.io); SPDY is not supported`);
+  }
+}
+
+/** the node's agent: InternalIP, else ExternalIP, else Hostname; the port the agent reports */
+async function endpointOf(ctx: HandlerContext, nodeName: string | undefined, pod: string): Promise<NodeEndpoint> {
+  if (!nodeName) throw badRequest(`pod ${pod} does not have a host assigned`);
+  const nodesDef = ctx.registry.lookup('', 'v1', 'nodes');
+  if (!nodesDef) throw new StatusError(503, 'ServiceUnavailable', 'nodes are not served');
+  let node: ApiObject;
+  try {
+    node = await ctx.storeFor(nodesDef).get('', nodeName);
+  } catch (e) {
+    if (e instanceof StatusError && e.code === 404) throw notFound('nodes', '', nodeName);
+    throw e;
+  }
+  return nodeEndpoint(node);
+}
+
+export function nodeEndpoint(node: ApiObject): NodeEndpoint {
+  const name = node.metadata?.name ?? '';
+  const status = (node.status ?? {}) as { addresses?: { type: string; address: string }[]; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
+  const port = status.daemonEndpoints?.kubeletEndpoint?.Port ?? 0;
+  const addrs = status.addresses ?? [];
+  const host = ['InternalIP', 'ExternalIP', 'Hostname'].map((t) => addrs.find((a) => a.type === t)?.address).find(Boolean);
+  if (!host || !port) throw new StatusError(503, 'ServiceUnavailable', `node ${name} does not report its node agent's address and port (status.addresses, status.daemonEndpoints)`);
+  return { nodeName: name, host, port };
+}
+
+/** the agent's answer to a refused request, as the Status it sent (or one that says what it sent) */
+function refusal(e: unknown, ep: NodeEndpoint): never {
+  if (e instanceof NodeRefusal) {
+    try {
+      const s = JSON.parse(e.body) as { kind?: string; reason?: string; message?: string };
+      if (s.kind === 'Status') throw new StatusError(e.status, s.reason ?? 'InternalError', s.message ?? '');
+    } catch (inner) {
+      if (inner instanceof StatusError) throw inner;
+    }
+    throw new StatusError(e.status, e.status === 404 ? 'NotFound' : 'InternalError', e.body.slice(0, 1024) || `the node agent of ${ep.nodeName} answered ${e.status}`);
+  }
+  if (e instanceof NodeUnreachable) throw new StatusError(503, 'ServiceUnavailable', `the node agent of node ${ep.nodeName} cannot be reached at ${ep.host}:${ep.port}: ${e.message}`);
   throw e;
+}
+
+async function logs(transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
+  let res: NodeHttpResponse;
+  try {
+    res = await transport.request(ep, 'GET', path, { signal: req.signal });
+  } catch (e) {
+    refusal(e, ep);
+  }
+  if (res.status !== 200) refusal(new NodeRefusal(res.status, await readAll(res)), ep);
+  return { status: 200, body: undefined, raw: pipeBody(res, 'text/plain') };
+}
+
+async function proxyToNode(ctx: HandlerContext, transport: NodeTransport, req: ApiRequest, node: ApiObject): Promise<ApiResponse> {
+  void ctx;
+  const ep = nodeEndpoint(node);
+  // `/api/v1/nodes/{name}/proxy/{path}` → `/{path}` on the agent, query as given
+  const marker = `/nodes/${req.info.name}/proxy`;
+  const at = req.info.path.indexOf(marker);
+  const rest = at >= 0 ? req.info.path.slice(at + marker.length) : '';
+  const qs = req.query.toString();
+  const path = `${rest.startsWith('/') ? rest : `/${rest}`}${qs ? `?${qs}` : ''}`;
+  if ((req.headers.get('upgrade') ?? '').toLowerCase() === 'websocket') return upgrade(transport, ep, path, req);
+  const method = verbMethod(req.info.verb);
+  const headers: Record<string, string> = {};
+  for (const k of ['accept', 'content-type']) {
+    const v = req.headers.get(k);
+    if (v) headers[k] = v;
+  }
+  let res: NodeHttpResponse;
+  try {
+    res = await transport.request(ep, method, path, { headers, body: req.body && req.body.length > 0 ? req.body : undefined, signal: req.signal });
+  } catch (e) {
+    refusal(e, ep);
+  }
+  const ct = res.headers['content-type'];
+  // the agent's answer as it is, errors included (kube's proxy does not rewrite them)
+  return { status: res.status, body: undefined, raw: pipeBody(res, (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream') };
+}
+
+function verbMethod(verb: string): string {
+  return ({ get: 'GET', create: 'POST', update: 'PUT', patch: 'PATCH', delete: 'DELETE' } as Record<string, string>)[verb] ?? 'GET';
+}
+
+async function upgrade(transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
+  const protocols = (req.headers.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  try {
+    const ws = await transport.websocket(ep, path, protocols);
+    return { status: 101, body: undefined, upgrade: relayWebSocket(ws) };
+  } catch (e) {
+    refusal(e, ep);
+  }
+}
+
+function readAll(res: NodeHttpResponse): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    res.body.on('data', (c: Buffer) => chunks.push(c));
+    res.body.on('end', () => resolve(Buffer.concat(chunks).toString()));
+    res.body.on('error', () => resolve(Buffer.concat(chunks).toString()));
+  });
+}
+
+/** the agent's body to the client as it comes, pausing the agent while the client's queue is long */
+function pipeBody(res: NodeHttpResponse, contentType: string): RawStream {
+  const HIGH = 1024 * 1024;
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    contentType,
+    start(sink: StreamSink) {
+      res.body.on('data', (d: Buffer) => {
+        sink.write(d);
+        if (sink.backlog() > HIGH && !timer) {
+          res.body.pause();
+          // the sink has no drain event: look again shortly
+          timer = setInterval(() => {
+            if (sink.backlog() < HIGH / 2) {
+              clearInterval(timer);
+              timer = undefined;
+              res.body.resume();
+            }
+          }, 20);
+        }
+      });
+      res.body.on('end', () => sink.end());
+      res.body.on('error', () => sink.end());
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      res.body.destroy();
+    },
+  };
 }
