@@ -105,12 +105,14 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
     let protocol: string | undefined;
     try {
       const t = parseStreamPath(url.pathname);
+      // the target is checked first, so that a client offering no protocol we speak still learns
+      // what is wrong with it (the API server asks this way for SPDY clients); nothing runs yet
+      run = await prepareStream(streams, t, url);
       const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
       const ours = protocolsFor(t);
       // the client's order of preference decides, as kube's wsstream does
       protocol = offered.find((p) => ours.includes(p));
       if (!protocol) throw new HttpError(400, `none of the WebSocket subprotocols [${offered.join(', ')}] is supported; the agent speaks ${ours.join(', ')}`);
-      run = await prepareStream(streams, t, url);
     } catch (e) {
       if (e instanceof HttpError) return failUpgrade(socket, e.code, e.message);
       throw e;

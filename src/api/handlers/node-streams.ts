@@ -39,7 +39,6 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
   const ep = await endpointOf(ctx, spec.nodeName, name);
   const enc = encodeURIComponent;
   if (subresource === 'portforward') {
-    requireWebSocket(req);
     const q = pick(req.query, ['port']);
     if (!q.has('port')) throw badRequest('query parameter "port" is required');
     return upgrade(transport, ep, `/portForward/${enc(namespace)}/${enc(name)}?${q}`, req);
@@ -50,7 +49,6 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
   // exec and attach
   const phase = (obj.status as { phase?: string } | undefined)?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') throw badRequest(`cannot ${subresource} into a container in a completed pod; current phase is ${phase}`);
-  requireWebSocket(req);
   const q = pick(req.query, EXEC_KEYS);
   if (subresource === 'exec' && !q.has('command')) throw badRequest('you must specify at least one command for the container');
   return upgrade(transport, ep, `/${subresource}${path}?${q}`, req);
@@ -74,12 +72,7 @@ function containerOf(spec: PodSpec, pod: string, asked: string | null): string {
   return asked;
 }
 
-function requireWebSocket(req: ApiRequest): void {
-  // kubectl 1.32 speaks WebSocket first and falls back to SPDY, which is not served
-  if ((req.headers.get('upgrade') ?? '').toLowerCase() !== 'websocket') {
-    throw badRequest(`${req.info.subresource} needs a WebSocket upgrade (subprotocol v5.channel.k8s.io or v4.channel.k8s.io); SPDY is not supported`);
-  }
-}
+const isWebSocket = (req: ApiRequest) => (req.headers.get('upgrade') ?? '').toLowerCase() === 'websocket';
 
 /** the node's agent: InternalIP, else ExternalIP, else Hostname; the port the agent reports */
 async function endpointOf(ctx: HandlerContext, nodeName: string | undefined, pod: string): Promise<NodeEndpoint> {
@@ -164,13 +157,26 @@ function verbMethod(verb: string): string {
 }
 
 async function upgrade(transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
-  const protocols = (req.headers.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  const webSocket = isWebSocket(req);
+  // kubectl 1.32 speaks WebSocket first and, when the handshake fails for any reason, tries
+  // again with SPDY, which is not served. So a SPDY request is checked like the WebSocket one
+  // (the agent checks the target before it looks at the subprotocols, and runs nothing) so
+  // that the error the user finally sees is the real one.
+  const protocols = webSocket ? (req.headers.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean) : [];
+  let ws;
   try {
-    const ws = await transport.websocket(ep, path, protocols);
-    return { status: 101, body: undefined, upgrade: relayWebSocket(ws) };
+    ws = await transport.websocket(ep, path, protocols);
   } catch (e) {
+    if (!webSocket && e instanceof NodeRefusal && /subprotocols/.test(e.body)) {
+      throw badRequest(`${req.info.subresource} is served over WebSocket only (subprotocols v5.channel.k8s.io, v4.channel.k8s.io); SPDY upgrades are not supported`);
+    }
     refusal(e, ep);
   }
+  if (!webSocket) {
+    ws.close();
+    throw badRequest(`${req.info.subresource} is served over WebSocket only; SPDY upgrades are not supported`);
+  }
+  return { status: 101, body: undefined, upgrade: relayWebSocket(ws) };
 }
 
 function readAll(res: NodeHttpResponse): Promise<string> {
