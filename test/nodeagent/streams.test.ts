@@ -4,7 +4,7 @@
 // → the simulated runtime over gRPC, whose containers are real `sh -c` processes.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -234,6 +234,35 @@ describe('pods/attach and the channel protocol', () => {
 });
 
 describe('pods/portforward', () => {
+  it('works with kubectl port-forward (SPDY inside the WebSocket), a round trip per connection', async () => {
+    const child = spawn('kubectl', ['--kubeconfig', admin, 'port-forward', 'pod/talker', `:${listenPort}`]);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    try {
+      const m = await eventually(async () => /Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(out), 'kubectl forwarding', 20_000).catch((e: Error) => {
+        throw new Error(`${e.message.split('\n')[0]}: ${out} ${err}`);
+      });
+      const local = Number(m[1]);
+      for (const word of ['one', 'two']) {
+        const answer = await new Promise<string>((resolve, reject) => {
+          const sock = connect(local, '127.0.0.1', () => sock.write(word));
+          sock.on('data', (d) => {
+            resolve(d.toString());
+            sock.end();
+          });
+          sock.on('error', (e) => reject(new Error(`${e.message}; kubectl: ${out} ${err}; agent: ${agent.output().split('\n').filter((l) => /port-forward|server:/.test(l)).join('\n')}`)));
+        });
+        expect(answer).toBe(`pong:${word}`);
+      }
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(err).not.toMatch(/error|lost connection/i);
+    expect(out).toContain(`Handling connection for ${listenPort}`);
+  });
+
   it('forwards a port of the pod over the WebSocket port-forward protocol', async () => {
     const r = await wsOpen(`/api/v1/namespaces/default/pods/talker/portforward?ports=${listenPort}&port=${listenPort}`, ['v4.channel.k8s.io']);
     expect(r.protocol).toBe('v4.channel.k8s.io');

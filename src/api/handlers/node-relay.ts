@@ -10,7 +10,8 @@ import type { NodeWebSocket } from './node-transport.js';
 
 const HIGH = 4 * 1024 * 1024;
 
-export function relayWebSocket(agent: NodeWebSocket): UpgradeSession {
+/** `protocol`: the subprotocol as the client named it */
+export function relayWebSocket(agent: NodeWebSocket, protocol: string = agent.protocol): UpgradeSession {
   let peer: WebSocketPeer | undefined;
   /** what the agent sent before the client's socket opened (port-forward's port prefixes) */
   const early: Buffer[] = [];
@@ -31,7 +32,7 @@ export function relayWebSocket(agent: NodeWebSocket): UpgradeSession {
     if (peer && !clientClosed) peer.end(1000);
   });
   return {
-    protocol: agent.protocol,
+    protocol,
     open(p) {
       peer = p;
       for (const d of early.splice(0)) toClient(d);

@@ -39,8 +39,8 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
   const ep = await endpointOf(ctx, spec.nodeName, name);
   const enc = encodeURIComponent;
   if (subresource === 'portforward') {
+    // kubectl's SPDY tunnel names the ports inside the session, client libraries in the query
     const q = pick(req.query, ['port']);
-    if (!q.has('port')) throw badRequest('query parameter "port" is required');
     return upgrade(transport, ep, `/portForward/${enc(namespace)}/${enc(name)}?${q}`, req);
   }
   const container = containerOf(spec, name, req.query.get('container'));
@@ -162,10 +162,12 @@ async function upgrade(transport: NodeTransport, ep: NodeEndpoint, path: string,
   // again with SPDY, which is not served. So a SPDY request is checked like the WebSocket one
   // (the agent checks the target before it looks at the subprotocols, and runs nothing) so
   // that the error the user finally sees is the real one.
-  const protocols = webSocket ? (req.headers.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean) : [];
+  const offered = webSocket ? (req.headers.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean) : [];
+  // `/` is not a token character (kubectl's `SPDY/3.1+portforward.k8s.io`): the agent knows it with `-`
+  const toAgent = (p: string) => p.replaceAll('/', '-');
   let ws;
   try {
-    ws = await transport.websocket(ep, path, protocols);
+    ws = await transport.websocket(ep, path, offered.map(toAgent));
   } catch (e) {
     if (!webSocket && e instanceof NodeRefusal && /subprotocols/.test(e.body)) {
       throw badRequest(`${req.info.subresource} is served over WebSocket only (subprotocols v5.channel.k8s.io, v4.channel.k8s.io); SPDY upgrades are not supported`);
@@ -176,7 +178,8 @@ async function upgrade(transport: NodeTransport, ep: NodeEndpoint, path: string,
     ws.close();
     throw badRequest(`${req.info.subresource} is served over WebSocket only; SPDY upgrades are not supported`);
   }
-  return { status: 101, body: undefined, upgrade: relayWebSocket(ws) };
+  const chosen = offered.find((p) => toAgent(p) === ws.protocol) ?? ws.protocol;
+  return { status: 101, body: undefined, upgrade: relayWebSocket(ws, chosen) };
 }
 
 function readAll(res: NodeHttpResponse): Promise<string> {

@@ -12,11 +12,15 @@ import type { PortForwardFrame } from '../runtime/types.js';
 import { toBuffer } from './remotecommand.js';
 import { HttpError } from './target.js';
 
-export const PORT_FORWARD_PROTOCOLS = ['v4.channel.k8s.io', 'portforward.k8s.io'];
+import { SPDY_TUNNEL_PROTOCOL } from './portforward-spdy.js';
 
-export function parsePorts(q: URLSearchParams): number[] {
+/** kubectl 1.32 offers the SPDY tunnel; client libraries the channel protocol */
+export const PORT_FORWARD_PROTOCOLS = [SPDY_TUNNEL_PROTOCOL, 'v4.channel.k8s.io', 'portforward.k8s.io'];
+
+/** the ports of the channel protocol; the SPDY tunnel names them per stream instead (`required` false) */
+export function parsePorts(q: URLSearchParams, required = true): number[] {
   const ports = q.getAll('port').flatMap((p) => p.split(','));
-  if (ports.length === 0) throw new HttpError(400, 'query parameter "port" is required');
+  if (ports.length === 0 && required) throw new HttpError(400, 'query parameter "port" is required');
   return ports.map((p) => {
     if (!/^\d+$/.test(p) || Number(p) < 1 || Number(p) > 65535) throw new HttpError(400, `invalid port "${p}": must be 1-65535`);
     return Number(p);

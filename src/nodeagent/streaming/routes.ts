@@ -13,6 +13,7 @@ import type { KubeObject } from '../api-client.js';
 import type { RuntimeClient } from '../runtime/client.js';
 import { parseLogOptions, serveLogs } from './logs.js';
 import { bridgePortForward, parsePorts, PORT_FORWARD_PROTOCOLS } from './portforward.js';
+import { bridgeSpdyPortForward, SPDY_TUNNEL_PROTOCOL } from './portforward-spdy.js';
 import { bridgeRemoteCommand, REMOTE_COMMAND_PROTOCOLS } from './remotecommand.js';
 import { checkName, findContainer, findPod, HttpError, sandboxesOf } from './target.js';
 
@@ -74,10 +75,14 @@ export async function prepareStream(sc: StreamContext, t: StreamTarget, url: URL
   const q = url.searchParams;
   const pod = findPod(sc.pods(), t.namespace, t.pod, sc.nodeName);
   if (t.kind === 'portForward') {
-    const ports = parsePorts(q);
+    const ports = parsePorts(q, false);
     const sb = (await sandboxesOf(sc.runtime, pod)).find((s) => s.state === 'SANDBOX_READY');
     if (!sb) throw new HttpError(404, `pod ${t.namespace}/${t.pod} has no running sandbox`);
-    return (ws) => bridgePortForward(ws, sc.runtime, sb.id, ports, sc.log);
+    return (ws) => {
+      if (ws.protocol === SPDY_TUNNEL_PROTOCOL) return bridgeSpdyPortForward(ws, sc.runtime, sb.id, sc.log);
+      if (ports.length === 0) return ws.close(1008, 'query parameter "port" is required');
+      bridgePortForward(ws, sc.runtime, sb.id, ports, sc.log);
+    };
   }
   if (t.kind === 'containerLogs') throw new HttpError(400, 'containerLogs is plain HTTP, not a WebSocket');
   const cmd = t.kind === 'exec' ? q.getAll('command') : [];
