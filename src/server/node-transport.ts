@@ -7,7 +7,9 @@
 // `--kubelet-certificate-authority`, the agent's serving certificate is not
 // verified (agents sign their own, spec 002 §4.2).
 
+import { request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
+import { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport, type NodeWebSocket } from '../api/handlers/node-transport.js';
 import type { CertificateAndKey } from './pki.js';
@@ -20,9 +22,42 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 const hostPort = (ep: NodeEndpoint) => `${ep.host.includes(':') ? `[${ep.host}]` : ep.host}:${ep.port}`;
 
+/**
+ * One TCP connection to a pod's port as a Duplex, over the agent's port-forward WebSocket
+ * (`v4.channel.k8s.io`: channel 0 data, 1 error, each starting with the 2-byte port).
+ */
+function portForwardConnection(ws: NodeWebSocket): Duplex {
+  const prefixSeen = [false, false];
+  const conn = new Duplex({
+    read: () => ws.resume(),
+    write(chunk: Buffer, _enc, cb) {
+      ws.send(Buffer.concat([Buffer.from([0]), chunk]));
+      cb();
+    },
+    destroy(err, cb) {
+      ws.close();
+      cb(err);
+    },
+  });
+  ws.onMessage((m) => {
+    const ch = m[0];
+    if (ch !== 0 && ch !== 1) return;
+    let data = m.subarray(1);
+    if (!prefixSeen[ch]) {
+      prefixSeen[ch] = true;
+      data = data.subarray(2);
+    }
+    if (data.length === 0) return;
+    if (ch === 1) conn.destroy(new Error(data.toString()));
+    else if (!conn.push(data)) ws.pause();
+  });
+  ws.onClose(() => conn.push(null));
+  return conn;
+}
+
 export function createNodeTransport(client: CertificateAndKey): NodeTransport & { close(): void } {
   const agent = new Agent({ keepAlive: true, cert: client.certPem, key: client.keyPem, rejectUnauthorized: false, maxSockets: 64 });
-  return {
+  const transport: NodeTransport & { close(): void } = {
     request(ep, method, pathAndQuery, opts) {
       return new Promise<NodeHttpResponse>((resolve, reject) => {
         const headers: Record<string, string> = { ...(opts.headers ?? {}) };
@@ -104,8 +139,23 @@ export function createNodeTransport(client: CertificateAndKey): NodeTransport & 
       });
     },
 
+    async podRequest(ep, pod, method, pathAndQuery, opts) {
+      const ws = await transport.websocket(ep, `/portForward/${encodeURIComponent(pod.namespace)}/${encodeURIComponent(pod.name)}?port=${pod.port}`, ['v4.channel.k8s.io']);
+      const conn = portForwardConnection(ws);
+      return new Promise<NodeHttpResponse>((resolve, reject) => {
+        const headers: Record<string, string> = { host: `${pod.name}:${pod.port}`, connection: 'close', ...(opts.headers ?? {}) };
+        if (opts.body) headers['content-length'] = String(opts.body.byteLength);
+        const req = httpRequest({ method, path: pathAndQuery, headers, createConnection: () => conn, signal: opts.signal }, (res) => {
+          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: res });
+        });
+        req.on('error', (e) => reject(new NodeUnreachable(`${method} port ${pod.port} of pod ${pod.namespace}/${pod.name}: ${e.message}`)));
+        req.end(opts.body ? Buffer.from(opts.body) : undefined);
+      });
+    },
+
     close() {
       agent.destroy();
     },
   };
+  return transport;
 }

@@ -1,6 +1,6 @@
 // Sub-resources a node agent serves (docs/nodeagent.md "Streams") before the pod is on a
-// node: kube's 400 for an unscheduled pod, 404 for an absent one, and 503 for the proxies
-// that are not served (pods/proxy, services/proxy). End to end through a real agent:
+// node: kube's 400 for an unscheduled pod, 404 for an absent one, 503 for a service
+// without endpoints. End to end through a real agent:
 // test/nodeagent/streams.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKubectl } from '../helpers/kubectl.js';
@@ -22,9 +22,13 @@ describe('node-agent sub-resources of a pod without a node', () => {
     }
     expect((await t.request('GET', '/api/v1/namespaces/default/pods/absent/log')).status).toBe(404);
     const proxy = await t.request('GET', '/api/v1/namespaces/default/pods/p/proxy');
-    expect(proxy.status).toBe(503);
-    expect(proxy.json().message).toMatch(/^pods\/proxy of pods "p" is not served: pod addresses are not reachable/);
-    expect((await t.request('GET', '/api/v1/namespaces/default/services/kubernetes/proxy')).status).toBe(503);
+    expect(proxy.status).toBe(400);
+    expect(proxy.json().message).toBe('pod p does not have a host assigned');
+    // the kubernetes Service has no selector: no pod to proxy to
+    const svc = await t.request('GET', '/api/v1/namespaces/default/services/kubernetes/proxy');
+    expect(svc.status).toBe(503);
+    expect(svc.json().message).toMatch(/^no endpoints available for service "kubernetes"/);
+    expect((await t.request('GET', '/api/v1/namespaces/default/services/absent:80/proxy/')).status).toBe(404);
     expect((await t.request('GET', '/api/v1/nodes/absent/proxy/healthz')).status).toBe(404);
   });
 

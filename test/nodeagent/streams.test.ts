@@ -244,7 +244,7 @@ describe('pods/portforward', () => {
       const m = await eventually(async () => /Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(out), 'kubectl forwarding', 20_000).catch((e: Error) => {
         throw new Error(`${e.message.split('\n')[0]}: ${out} ${err}`);
       });
-      const local = Number(m[1]);
+      const local = Number(m![1]);
       for (const word of ['one', 'two']) {
         const answer = await new Promise<string>((resolve, reject) => {
           const sock = connect(local, '127.0.0.1', () => sock.write(word));
@@ -284,6 +284,44 @@ describe('pods/portforward', () => {
     await new Promise((res) => r.ws!.once('close', res));
     const err = Buffer.concat(r.early.filter((m) => m[0] === 1).map((m) => m.subarray(1))).toString();
     expect(err).toContain(`an error occurred forwarding ${dead} -> ${dead}`);
+  });
+});
+
+describe('services/proxy and pods/proxy', () => {
+  it('reaches an HTTP server in a pod through its agent, also with kubectl proxy', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const script = `exec ${process.execPath} -e 'require("http").createServer((q, r) => r.end("hello " + q.method + " " + q.url)).listen(${port}, "127.0.0.1")'`;
+    const web = pod('web', { containers: [{ name: 'web', image: 'node', command: ['sh', '-c', script], ports: [{ name: 'http', containerPort: port }] }] });
+    (web.metadata as Record<string, unknown>).labels = { app: 'web' };
+    expect((await ts.request('POST', '/api/v1/namespaces/default/pods', { body: web })).status).toBe(201);
+    const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] } };
+    expect((await ts.request('POST', '/api/v1/namespaces/default/services', { body: svc })).status).toBe(201);
+    await running('web');
+    const r = await eventually(async () => {
+      const x = await ts.request('GET', '/api/v1/namespaces/default/services/web:http/proxy/hi?x=1');
+      return x.status === 200 && x;
+    }, 'service proxy answers');
+    expect(r.text).toBe('hello GET /hi?x=1');
+    const byPod = await ts.request('GET', `/api/v1/namespaces/default/pods/web:${port}/proxy/p`);
+    expect(byPod.text).toBe('hello GET /p');
+    const child = spawn('kubectl', ['--kubeconfig', admin, 'proxy', '--port=0']);
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      const m = await eventually(async () => /Starting to serve on 127\.0\.0\.1:(\d+)/.exec(out), 'kubectl proxy', 20_000);
+      const res = await fetch(`http://127.0.0.1:${m![1]}/api/v1/namespaces/default/services/web/proxy/via-kubectl`);
+      expect(await res.text()).toBe('hello GET /via-kubectl');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const denied = await kubectl(alice, ['get', '--raw', '/api/v1/namespaces/default/services/web/proxy/']);
+    expect(denied.stderr).toMatch(/forbidden/i);
   });
 });
 

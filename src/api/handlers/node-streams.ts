@@ -7,13 +7,16 @@
 // `ctx.nodeTransport`. Logs and proxied responses stream back as they come;
 // exec, attach and port-forward become a WebSocket relayed message by message
 // to a WebSocket the API server opens to the agent.
-// pods/proxy and services/proxy answer 503: a pod's address is not reachable
-// from the API server in this project (simulated sandboxes have no network).
+// pods/proxy and services/proxy: a pod's address is not reachable from the API
+// server in this project (simulated sandboxes have no network), so the HTTP
+// request travels through a port-forward of the pod's agent.
 
 import { StatusError, badRequest, notFound } from '../errors.js';
 import type { ApiObject } from '../types.js';
 import type { ApiRequest, ApiResponse, RawStream, StreamSink } from '../request.js';
 import type { HandlerContext } from './context.js';
+import { listObjects } from '../list.js';
+import { parseLabelSelector } from '../selectors/labels.js';
 import { relayWebSocket } from './node-relay.js';
 import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport } from './node-transport.js';
 
@@ -26,14 +29,19 @@ const EXEC_KEYS = ['command', 'stdin', 'stdout', 'stderr', 'tty'];
 type PodSpec = { nodeName?: string; containers?: { name: string }[]; initContainers?: { name: string }[]; ephemeralContainers?: { name: string }[] };
 
 export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
-  const { resource, subresource, name, namespace } = req.info;
-  const obj = await ctx.storeFor(req.def).get(namespace, name);
+  const { resource, subresource, namespace } = req.info;
   const transport = ctx.nodeTransport;
   const unserved = (why: string) =>
-    new StatusError(503, 'ServiceUnavailable', `${resource}/${subresource} of ${resource} "${name}" is not served: ${why}`, { name, kind: resource });
+    new StatusError(503, 'ServiceUnavailable', `${resource}/${subresource} of ${resource} "${req.info.name}" is not served: ${why}`, { name: req.info.name, kind: resource });
+  if (subresource === 'proxy' && (resource === 'pods' || resource === 'services')) {
+    if (!transport) throw unserved('the server has no way to node agents');
+    return proxyToPod(ctx, transport, req);
+  }
+  const name = req.info.name;
+  const obj = await ctx.storeFor(req.def).get(namespace, name);
   if (!transport) throw unserved('the server has no way to node agents');
   if (resource === 'nodes' && subresource === 'proxy') return proxyToNode(ctx, transport, req, obj);
-  if (resource !== 'pods' || subresource === 'proxy') throw unserved('pod addresses are not reachable from the API server (docs/nodeagent.md "Streams")');
+  if (resource !== 'pods') throw unserved('only pods and nodes have streams');
 
   const spec = (obj.spec ?? {}) as PodSpec;
   const ep = await endpointOf(ctx, spec.nodeName, name);
@@ -149,6 +157,73 @@ async function proxyToNode(ctx: HandlerContext, transport: NodeTransport, req: A
   }
   const ct = res.headers['content-type'];
   // the agent's answer as it is, errors included (kube's proxy does not rewrite them)
+  return { status: res.status, body: undefined, raw: pipeBody(res, (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream') };
+}
+
+/** `[scheme:]name[:port]`, kube's form of a proxied pod or service name */
+function splitProxyName(raw: string): { name: string; port: string } {
+  const parts = raw.split(':');
+  if (parts.length === 3) return { name: parts[1]!, port: parts[2]! };
+  if (parts.length === 2 && (parts[0] === 'http' || parts[0] === 'https')) return { name: parts[1]!, port: '' };
+  return { name: parts[0]!, port: parts[1] ?? '' };
+}
+
+type Port = { name?: string; port?: number; containerPort?: number; targetPort?: number | string };
+const containerPorts = (pod: ApiObject) => ((pod.spec as { containers?: { ports?: Port[] }[] } | undefined)?.containers ?? []).flatMap((c) => c.ports ?? []);
+
+/**
+ * pods/proxy and services/proxy: an HTTP request to a pod's port, through a port-forward of the pod's
+ * agent (pod addresses are not reachable from the API server here). A service picks a Running pod
+ * its selector matches (the first by name) and its port's targetPort (a number, or a container port's name).
+ */
+async function proxyToPod(ctx: HandlerContext, transport: NodeTransport, req: ApiRequest): Promise<ApiResponse> {
+  const { namespace, resource } = req.info;
+  const { name, port } = splitProxyName(req.info.name);
+  const podsDef = ctx.registry.lookup('', 'v1', 'pods')!;
+  let pod: ApiObject;
+  let target: number | string;
+  if (resource === 'services') {
+    const svc = await ctx.storeFor(req.def).get(namespace, name);
+    const spec = (svc.spec ?? {}) as { selector?: Record<string, string>; ports?: Port[] };
+    const sp = port === '' ? spec.ports?.[0] : spec.ports?.find((p) => p.name === port || String(p.port) === port);
+    if (!sp) throw new StatusError(503, 'ServiceUnavailable', `no endpoints available for service "${name}"${port ? ` port "${port}"` : ''}`);
+    const selector = Object.entries(spec.selector ?? {});
+    if (selector.length === 0) throw new StatusError(503, 'ServiceUnavailable', `no endpoints available for service "${name}" (it has no selector)`);
+    const listed = await listObjects(ctx.storeFor(podsDef), { namespace, labelSelector: parseLabelSelector(selector.map(([k, v]) => `${k}=${v}`).join(',')), fieldSelector: [] }, ctx.tokens);
+    const ready = listed.items
+      .filter((p) => (p.status as { phase?: string } | undefined)?.phase === 'Running' && (p.spec as PodSpec | undefined)?.nodeName && !p.metadata?.deletionTimestamp)
+      .sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+    if (!ready[0]) throw new StatusError(503, 'ServiceUnavailable', `no endpoints available for service "${name}"`);
+    pod = ready[0];
+    target = sp.targetPort ?? sp.port ?? 80;
+  } else {
+    pod = await ctx.storeFor(podsDef).get(namespace, name);
+    target = port === '' ? 80 : port;
+  }
+  let num = typeof target === 'number' ? target : /^\d+$/.test(target) ? Number(target) : containerPorts(pod).find((p) => p.name === target)?.containerPort;
+  if (!num) throw badRequest(`port "${String(target)}" is not a port of pod ${pod.metadata?.name}`);
+  num = Number(num);
+  const ep = await endpointOf(ctx, (pod.spec as PodSpec | undefined)?.nodeName, pod.metadata!.name!);
+  const marker = `/${req.info.name}/proxy`;
+  const at = req.info.path.indexOf(marker);
+  const rest = at >= 0 ? req.info.path.slice(at + marker.length) : '';
+  const qs = req.query.toString();
+  const headers: Record<string, string> = {};
+  for (const k of ['accept', 'content-type']) {
+    const v = req.headers.get(k);
+    if (v) headers[k] = v;
+  }
+  let res: NodeHttpResponse;
+  try {
+    res = await transport.podRequest(ep, { namespace, name: pod.metadata!.name!, port: num }, verbMethod(req.info.verb), `${rest.startsWith('/') ? rest : `/${rest}`}${qs ? `?${qs}` : ''}`, {
+      headers,
+      body: req.body && req.body.length > 0 ? req.body : undefined,
+      signal: req.signal,
+    });
+  } catch (e) {
+    refusal(e, ep);
+  }
+  const ct = res.headers['content-type'];
   return { status: res.status, body: undefined, raw: pipeBody(res, (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream') };
 }
 

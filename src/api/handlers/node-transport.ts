@@ -49,4 +49,15 @@ export interface NodeTransport {
   request(ep: NodeEndpoint, method: string, pathAndQuery: string, opts: { headers?: Record<string, string>; body?: Uint8Array; signal?: AbortSignal }): Promise<NodeHttpResponse>;
   /** rejects with NodeRefusal or NodeUnreachable */
   websocket(ep: NodeEndpoint, pathAndQuery: string, protocols: string[]): Promise<NodeWebSocket>;
+  /**
+   * An HTTP request to `port` of a pod, carried by a port-forward through the pod's agent (pods/proxy,
+   * services/proxy: pod addresses are not reachable from the API server here).
+   */
+  podRequest(
+    ep: NodeEndpoint,
+    pod: { namespace: string; name: string; port: number },
+    method: string,
+    pathAndQuery: string,
+    opts: { headers?: Record<string, string>; body?: Uint8Array; signal?: AbortSignal },
+  ): Promise<NodeHttpResponse>;
 }
