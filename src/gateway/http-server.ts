@@ -61,6 +61,12 @@ export interface HttpServerOptions {
   handle(req: IncomingRequest): Promise<OutgoingResponse>;
   /** the response for a body over the limit */
   tooLarge(limit: number): PlainResponse;
+  /**
+   * uWS route patterns (`:param`, trailing `*`) whose GET requests may be WebSocket handshakes;
+   * only these are routed through the WebSocket handler (every GET it sees is otherwise passed
+   * on, and some clients' requests did not survive that: the Python client's watches)
+   */
+  webSocketPaths?: string[];
 }
 
 export interface HttpServer {
@@ -270,7 +276,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   // handler (authentication, authorization, the sub-resource's handler); an UpgradeResponse
   // accepts it, anything else is answered as plain HTTP.
   const sessions = new Set<uws.WebSocket<WsData>>();
-  app.ws<WsData>('/*', {
+  const wsBehavior: uws.WebSocketBehavior<WsData> = {
     maxPayloadLength: MAX_WS_MESSAGE_BYTES,
     // exec sessions may sit idle for long (kube has no idle limit here); clients ping on their own
     idleTimeout: 0,
@@ -352,7 +358,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       data.closed = true;
       data.session.close();
     },
-  });
+  };
+  for (const pattern of opts.webSocketPaths ?? []) app.ws<WsData>(pattern, wsBehavior);
 
   function runStream(
     res: uws.HttpResponse,

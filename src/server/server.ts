@@ -42,6 +42,7 @@ import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki, issueClientCertificate } from './pki.js';
+import { NODE_STREAM_WEBSOCKET_PATHS } from '../api/handlers/node-streams.js';
 import { createNodeTransport, KUBELET_CLIENT_COMMON_NAME, KUBELET_CLIENT_ORGANIZATION } from './node-transport.js';
 import { checkApiDomain } from './api-domain-check.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
@@ -325,6 +326,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     maxBodyBytes: MAX_BODY_BYTES,
     handle: router,
     tooLarge: tooLargeResponse,
+    // exec, attach, port-forward and the proxies (docs/nodeagent.md "Streams")
+    webSocketPaths: NODE_STREAM_WEBSOCKET_PATHS,
   });
   const frontOptions = {
     host: opts.bindAddress,

@@ -22,6 +22,13 @@ import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse,
 
 export const NODE_STREAM_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward', 'proxy']);
 
+/** the paths (uWS patterns) whose requests may be WebSocket handshakes */
+export const NODE_STREAM_WEBSOCKET_PATHS = [
+  ...['exec', 'attach', 'portforward', 'proxy', 'proxy/*'].map((s) => `/api/v1/namespaces/:namespace/pods/:name/${s}`),
+  '/api/v1/nodes/:name/proxy',
+  '/api/v1/nodes/:name/proxy/*',
+];
+
 /** kube's PodLogOptions / PodExecOptions / PodAttachOptions / PodPortForwardOptions query keys the agent reads */
 const LOG_KEYS = ['follow', 'previous', 'sinceSeconds', 'sinceTime', 'timestamps', 'tailLines', 'limitBytes'];
 const EXEC_KEYS = ['command', 'stdin', 'stdout', 'stderr', 'tty'];
