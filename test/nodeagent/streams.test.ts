@@ -3,6 +3,7 @@
 // authentication of the API server's client certificate and a SubjectAccessReview)
 // → the simulated runtime over gRPC, whose containers are real `sh -c` processes.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -165,6 +166,24 @@ describe('pods/exec', () => {
     expect(r.stdout).toBe('hi\n');
     expect(r.stderr).toContain('oops\n');
     expect(r.stderr).toContain('command terminated with exit code 3');
+    expect(r.code).toBe(3);
+  });
+
+  it.runIf(existsSync('/usr/bin/script'))('returns the exit code with a terminal too (kubectl exec -it)', async () => {
+    // `script` gives kubectl a terminal, so it asks for tty=true (the simulator runs without a pty)
+    const r = await new Promise<{ out: string; code: number | null }>((resolve) => {
+      const child = spawn('script', ['-qec', `kubectl --kubeconfig ${admin} exec -it talker -- sh -c 'echo hi; exit 3'`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('close', (code) => {
+        clearTimeout(t);
+        resolve({ out, code });
+      });
+    });
+    expect(r.out).toContain('hi');
+    expect(r.out).toContain('command terminated with exit code 3');
     expect(r.code).toBe(3);
   });
 
