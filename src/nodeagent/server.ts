@@ -9,7 +9,7 @@ import { chmod, readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { join } from 'node:path';
 import type { ApiClient, KubeObject } from './api-client.js';
 import type { NodeAgentConfig } from './config/load.js';
@@ -101,7 +101,7 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
     const verb = VERBS[req.method ?? 'GET'] ?? 'get';
     const z = await authorize(who.user, { verb, subresource: 'proxy', nodeName: o.nodeName }, c, o.api, o.domain);
     if (!z.allowed) return failUpgrade(socket, 403, `Forbidden (user=${who.user.username}, verb=${verb}, resource=nodes, subresource=proxy)${z.reason ? `: ${z.reason}` : ''}`);
-    let run: (ws: import('ws').WebSocket) => void;
+    let run: (ws: WebSocket) => void;
     let protocol: string | undefined;
     try {
       const t = parseStreamPath(url.pathname);

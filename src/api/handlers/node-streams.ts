@@ -47,7 +47,7 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
   const name = req.info.name;
   const obj = await ctx.storeFor(req.def).get(namespace, name);
   if (!transport) throw unserved('the server has no way to node agents');
-  if (resource === 'nodes' && subresource === 'proxy') return proxyToNode(ctx, transport, req, obj);
+  if (resource === 'nodes' && subresource === 'proxy') return proxyToNode(transport, req, obj);
   if (resource !== 'pods') throw unserved('only pods and nodes have streams');
 
   const spec = (obj.spec ?? {}) as PodSpec;
@@ -140,8 +140,7 @@ async function logs(transport: NodeTransport, ep: NodeEndpoint, path: string, re
   return { status: 200, body: undefined, raw: pipeBody(res, 'text/plain') };
 }
 
-async function proxyToNode(ctx: HandlerContext, transport: NodeTransport, req: ApiRequest, node: ApiObject): Promise<ApiResponse> {
-  void ctx;
+async function proxyToNode(transport: NodeTransport, req: ApiRequest, node: ApiObject): Promise<ApiResponse> {
   const ep = nodeEndpoint(node);
   // `/api/v1/nodes/{name}/proxy/{path}` → `/{path}` on the agent, query as given
   const marker = `/nodes/${req.info.name}/proxy`;

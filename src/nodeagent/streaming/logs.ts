@@ -4,7 +4,7 @@
 // Query (kube's PodLogOptions): follow, previous, sinceSeconds, sinceTime
 // (RFC 3339), timestamps, tailLines, limitBytes.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { RuntimeClient } from '../runtime/client.js';
 import type { ContainerLogChunk } from '../runtime/types.js';
 import { HttpError } from './target.js';
@@ -64,7 +64,7 @@ export function rfc3339Nano(ns: number): string {
 }
 
 /** streams the log of `containerId` to `res` */
-export async function serveLogs(runtime: RuntimeClient, containerId: string, opts: LogOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function serveLogs(runtime: RuntimeClient, containerId: string, opts: LogOptions, res: ServerResponse): Promise<void> {
   const call = runtime.containerLog({ containerId, follow: opts.follow, tailLines: opts.tailLines, sinceTime: opts.sinceNs });
   let sent = 0;
   let started = false;
@@ -107,5 +107,4 @@ export async function serveLogs(runtime: RuntimeClient, containerId: string, opt
   res.off('close', onClose);
   start();
   res.end();
-  void req;
 }

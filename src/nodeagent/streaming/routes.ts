@@ -54,7 +54,7 @@ export async function serveStreamHttp(sc: StreamContext, t: StreamTarget, url: U
   const opts = parseLogOptions(url.searchParams, Date.now());
   const pod = findPod(sc.pods(), t.namespace, t.pod, sc.nodeName);
   const c = await findContainer(sc.runtime, pod, t.container, opts.previous);
-  await serveLogs(sc.runtime, c.id, opts, req, res);
+  await serveLogs(sc.runtime, c.id, opts, res);
 }
 
 const flag = (q: URLSearchParams, k: string) => {
