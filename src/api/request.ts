@@ -59,6 +59,36 @@ export interface ApiResponse {
   headers?: Record<string, string>;
   /** `Warning: 299 - "<text>"` headers (spec 000 §4.8) */
   warnings?: string[];
+  /** bytes sent as they come instead of `body` (pods/log, proxies); `contentType` as given */
+  raw?: RawStream;
+  /** the request becomes a WebSocket (exec, attach, port-forward) */
+  upgrade?: UpgradeSession;
+}
+
+/** A response body produced over time, with its media type. */
+export interface RawStream {
+  contentType: string;
+  start(sink: StreamSink): void;
+  stop(): void;
+}
+
+/** The gateway's end of an accepted WebSocket, as the session sees it. */
+export interface WebSocketPeer {
+  /** false when the message is queued behind others (back-pressure) */
+  send(data: Uint8Array): boolean;
+  bufferedAmount(): number;
+  end(code?: number, reason?: string): void;
+}
+
+/** What runs on a WebSocket the gateway accepted with `protocol`. */
+export interface UpgradeSession {
+  protocol: string;
+  open(peer: WebSocketPeer): void;
+  message(data: Buffer): void;
+  /** the peer's queue drained */
+  drain(): void;
+  /** the client went away or the server is closing */
+  close(): void;
 }
 
 /** A long-running response (watch) that pushes encoded events. */

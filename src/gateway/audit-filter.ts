@@ -59,6 +59,31 @@ export function beginAudit(a: GatewayAudit | undefined, req: IncomingRequest, in
 /** adds the Audit-Id header; completes the audit now, or when the stream ends */
 export function finishAudit(out: OutgoingResponse, audit: RequestAudit | undefined, auditID: string, req: IncomingRequest): OutgoingResponse {
   const headers: [string, string][] = [...out.headers, ['Audit-Id', auditID]];
+  if ('upgrade' in out) {
+    // exec, attach, port-forward: long-running like a watch (ResponseStarted at the 101, ResponseComplete when the session ends)
+    if (!audit) return { ...out, headers };
+    const session = out.upgrade;
+    let ended = false;
+    return {
+      ...out,
+      headers,
+      upgrade: {
+        protocol: session.protocol,
+        open(peer) {
+          audit.responseStarted(101);
+          session.open(peer);
+        },
+        message: (data) => session.message(data),
+        drain: () => session.drain(),
+        close() {
+          session.close();
+          if (ended) return;
+          ended = true;
+          audit.complete({ code: 101, body: req.body, contentType: req.headers.get('content-type') });
+        },
+      },
+    };
+  }
   if (!out.stream) {
     if (audit) {
       audit.complete({

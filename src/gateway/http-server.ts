@@ -5,7 +5,7 @@
 import uws from 'uWebSockets.js';
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
-import type { StreamSink } from '../api/request.js';
+import type { StreamSink, UpgradeSession, WebSocketPeer } from '../api/request.js';
 import { decodeHeaderName } from './request-head-coalescer.js';
 import { type Clock, systemClock } from '../core/clock.js';
 
@@ -40,7 +40,18 @@ export interface StreamingResponse {
   stop(): void;
 }
 
-export type OutgoingResponse = PlainResponse | StreamingResponse;
+/** the request becomes a WebSocket speaking `session.protocol` (only for requests that asked for one) */
+export interface UpgradeResponse {
+  stream?: false;
+  upgrade: UpgradeSession;
+  status: 101;
+  headers: [string, string][];
+}
+
+export type OutgoingResponse = PlainResponse | StreamingResponse | UpgradeResponse;
+
+/** WebSocket messages larger than this close the connection (kube's streams send 32 KiB frames) */
+const MAX_WS_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export interface HttpServerOptions {
   /** unix socket path (behind the TLS terminator) or a TCP port on host */
@@ -60,6 +71,12 @@ export interface HttpServerOptions {
   bodyTimeoutMs?: number;
   bodyTimedOut?(): PlainResponse;
   clock?: Clock;
+  /**
+   * uWS route patterns (`:param`, trailing `*`) whose GET requests may be WebSocket handshakes;
+   * only these are routed through the WebSocket handler (every GET it sees is otherwise passed
+   * on, and some clients' requests did not survive that: the Python client's watches)
+   */
+  webSocketPaths?: string[];
 }
 
 export interface HttpServer {
@@ -94,6 +111,12 @@ const STATUS_TEXT: Record<number, string> = {
 
 function statusLine(code: number): string {
   return `${code} ${STATUS_TEXT[code] ?? 'Status'}`;
+}
+
+interface WsData {
+  session: UpgradeSession;
+  /** uWS forbids touching a closed socket */
+  closed: boolean;
 }
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -147,6 +170,11 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     };
 
     const respond = (out: OutgoingResponse) => {
+      if ('upgrade' in out) {
+        // only a WebSocket handshake (app.ws below) can be upgraded
+        out.upgrade.close();
+        out = { status: 400, headers: [['Content-Type', 'application/json']], body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'this request must be a WebSocket upgrade', reason: 'BadRequest', code: 400 }) };
+      }
       if (aborted) {
         if (out.stream) out.stop();
         finish();
@@ -280,6 +308,95 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     });
   });
 
+  // WebSocket handshakes (exec, attach, port-forward): the request goes through the same
+  // handler (authentication, authorization, the sub-resource's handler); an UpgradeResponse
+  // accepts it, anything else is answered as plain HTTP.
+  const sessions = new Set<uws.WebSocket<WsData>>();
+  const wsBehavior: uws.WebSocketBehavior<WsData> = {
+    maxPayloadLength: MAX_WS_MESSAGE_BYTES,
+    // exec sessions may sit idle for long (kube has no idle limit here); clients ping on their own
+    idleTimeout: 0,
+    maxBackpressure: 64 * 1024 * 1024,
+    compression: uws.DISABLED,
+    upgrade: (res, req, context) => {
+      const path = req.getUrl();
+      const query = new URLSearchParams(req.getQuery() ?? '');
+      const headers = new Map<string, string>();
+      req.forEach((raw, v) => {
+        const k = decodeHeaderName(raw);
+        const prev = headers.get(k);
+        headers.set(k, prev === undefined ? v : `${prev}, ${v}`);
+      });
+      const key = headers.get('sec-websocket-key') ?? '';
+      const method = req.getMethod().toUpperCase();
+      const ctrl = new AbortController();
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+        ctrl.abort();
+      });
+      inflight++;
+      const finish = () => {
+        inflight--;
+        if (closing && inflight === 0) idleResolve?.();
+      };
+      const plain = (out: PlainResponse) => {
+        res.cork(() => {
+          res.writeStatus(statusLine(out.status));
+          for (const [k, v] of out.headers) res.writeHeader(k, v);
+          res.end(out.body, true);
+        });
+      };
+      opts
+        .handle({ method, path, query, headers, proxiedAddress: Buffer.from(res.getProxiedRemoteAddressAsText()).toString(), body: new Uint8Array(0), signal: ctrl.signal })
+        .then(
+          (out) => {
+            finish();
+            if (aborted || closing) {
+              if ('upgrade' in out) out.upgrade.close();
+              else if (out.stream) out.stop();
+              return;
+            }
+            if ('upgrade' in out) {
+              res.cork(() => res.upgrade<WsData>({ session: out.upgrade, closed: false }, key, out.upgrade.protocol, '', context));
+              return;
+            }
+            if (out.stream) {
+              out.stop();
+              return plain({ status: 400, headers: [['Content-Type', 'application/json']], body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'this request cannot be served over a WebSocket', reason: 'BadRequest', code: 400 }) });
+            }
+            plain(out);
+          },
+          (err: unknown) => {
+            finish();
+            if (!aborted) plain({ status: 500, headers: [['Content-Type', 'application/json']], body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `Internal error occurred: ${(err as Error)?.message ?? String(err)}`, reason: 'InternalError', code: 500 }) });
+          },
+        );
+    },
+    open: (ws) => {
+      sessions.add(ws);
+      const data = ws.getUserData();
+      const peer: WebSocketPeer = {
+        send: (msg) => !data.closed && ws.send(msg, true) === 1,
+        bufferedAmount: () => (data.closed ? 0 : ws.getBufferedAmount()),
+        end: (code = 1000, reason) => {
+          if (!data.closed) ws.end(code, reason);
+        },
+      };
+      data.session.open(peer);
+    },
+    // the message's memory is reused after this callback: the session gets a copy
+    message: (ws, msg) => ws.getUserData().session.message(Buffer.from(new Uint8Array(msg))),
+    drain: (ws) => ws.getUserData().session.drain(),
+    close: (ws) => {
+      sessions.delete(ws);
+      const data = ws.getUserData();
+      data.closed = true;
+      data.session.close();
+    },
+  };
+  for (const pattern of opts.webSocketPaths ?? []) app.ws<WsData>(pattern, wsBehavior);
+
   function runStream(
     res: uws.HttpResponse,
     out: StreamingResponse,
@@ -373,6 +490,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         s.stop();
         sink.end();
       }
+      for (const ws of [...sessions]) ws.end(1001, 'server shutting down');
       if (inflight > 0) {
         await new Promise<void>((resolve) => {
           idleResolve = resolve;

@@ -68,7 +68,8 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   info.resource = rest[0] ?? '';
   if (rest.length > 1) info.name = rest[1]!;
   if (rest.length > 2) info.subresource = rest[2]!;
-  if (rest.length > 3) info.subresource = rest.slice(2).join('/');
+  // `…/{name}/proxy/{path}`: the sub-resource is `proxy` whatever the path (kube's RequestInfo.Parts)
+  if (rest.length > 3) info.subresource = rest[2] === 'proxy' ? 'proxy' : rest.slice(2).join('/');
   info.verb = verbFor(method, info.name !== '', query, watchPrefix);
   return info;
 }

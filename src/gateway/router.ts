@@ -276,6 +276,12 @@ function createRoute(opts: RouterOptions): (req: IncomingRequest) => Promise<Out
       const handler = override ?? HANDLERS[info.verb];
       if (!handler) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
       const res = await handler(opts.ctx, req);
+      // node-agent streams (src/api/handlers/node-streams.ts): a WebSocket session or raw bytes
+      if (res.upgrade) return { upgrade: res.upgrade, status: 101, headers: [] };
+      if (res.raw) {
+        const raw = res.raw;
+        return { stream: true, status: res.status, headers: [['Content-Type', raw.contentType], ...Object.entries(res.headers ?? {})], start: (sink) => raw.start(sink), stop: () => raw.stop() };
+      }
       const warnings = deprecation ? [deprecation, ...(res.warnings ?? [])] : res.warnings;
       return respond(res.status, res.body, accept, warnings, info.verb === 'get' || info.verb === 'list', res.headers);
     } catch (e) {

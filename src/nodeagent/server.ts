@@ -1,11 +1,15 @@
-// The agent's HTTPS server (spec 002 §4.1, §7): `/healthz` and the
+// The agent's HTTPS server (spec 002 §4.1, §7): `/healthz`, the
 // checkpoint endpoint `POST /checkpoint/{namespace}/{pod}/{container}?timeout=`
-// behind the feature gate ContainerCheckpoint (beta, on by default).
+// behind the feature gate ContainerCheckpoint (beta, on by default), and the
+// streaming endpoints of streaming/routes.ts (logs, exec, attach, port-forward;
+// WebSockets arrive as HTTP upgrades).
 // Errors are Kubernetes Status objects (the body shape is not given by §7).
 
 import { chmod, readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { join } from 'node:path';
 import type { ApiClient, KubeObject } from './api-client.js';
 import type { NodeAgentConfig } from './config/load.js';
@@ -14,6 +18,8 @@ import { LABEL_CONTAINER, LABEL_POD_UID } from './pod-sync.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import { authenticate, authorize } from './server-auth.js';
 import { servingPair } from './serving-cert.js';
+import { parseStreamPath, prepareStream, protocolsFor, serveStreamHttp, STREAM_PATHS, type StreamContext } from './streaming/routes.js';
+import { HttpError } from './streaming/target.js';
 
 export interface AgentServerOptions {
   config: NodeAgentConfig;
@@ -40,9 +46,17 @@ function send(res: ServerResponse, code: number, body: unknown): void {
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
+const status = (code: number, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: REASONS[code] ?? 'InternalError', code });
 function fail(res: ServerResponse, code: number, message: string): void {
-  send(res, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: REASONS[code] ?? 'InternalError', code });
+  send(res, code, status(code, message));
 }
+/** an upgrade refused before the handshake: a plain HTTP answer on the raw socket */
+function failUpgrade(socket: Duplex, code: number, message: string): void {
+  const body = JSON.stringify(status(code, message));
+  socket.end(`HTTP/1.1 ${code} ${REASONS[code] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+/** the kubelet's verbs: by HTTP method */
+const VERBS: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 /** `<pod>_<namespace>`, as Kubernetes writes a pod's full name */
@@ -61,6 +75,52 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
     });
   });
 
+  const streams: StreamContext = { runtime: o.runtime, nodeName: o.nodeName, pods: o.pods, log: o.log };
+  // ws 8.13 crashes on a request with more headers than maxHeadersCount (CVE-2024-37890); 0 = no limit
+  server.maxHeadersCount = 0;
+  // the subprotocol is chosen before the handshake (upgrade below) and looked up here
+  const chosenProtocol = new WeakMap<IncomingMessage, string>();
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024, handleProtocols: (_offered, req) => chosenProtocol.get(req) ?? false });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => undefined);
+    upgrade(req, socket, head).catch((e: unknown) => {
+      o.log(`server: ${(e as Error).message}`);
+      failUpgrade(socket, 500, (e as Error).message);
+    });
+  });
+
+  /** exec, attach and port-forward: checked as HTTP, then the WebSocket handshake (streaming/routes.ts) */
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://agent');
+    const who = await authenticate(req, c, o.api, o.domain);
+    if (!who.ok) return failUpgrade(socket, 401, `Unauthorized: ${who.message}`);
+    const kind = url.pathname.split('/')[1] ?? '';
+    if (!STREAM_PATHS.has(kind) || (req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
+      return failUpgrade(socket, 400, `${url.pathname} cannot be upgraded to ${req.headers.upgrade ?? 'nothing'}: only exec, attach and portForward speak WebSocket`);
+    }
+    const verb = VERBS[req.method ?? 'GET'] ?? 'get';
+    const z = await authorize(who.user, { verb, subresource: 'proxy', nodeName: o.nodeName }, c, o.api, o.domain);
+    if (!z.allowed) return failUpgrade(socket, 403, `Forbidden (user=${who.user.username}, verb=${verb}, resource=nodes, subresource=proxy)${z.reason ? `: ${z.reason}` : ''}`);
+    let run: (ws: WebSocket) => void;
+    let protocol: string | undefined;
+    try {
+      const t = parseStreamPath(url.pathname);
+      // the target is checked first, so that a client offering no protocol we speak still learns
+      // what is wrong with it (the API server asks this way for SPDY clients); nothing runs yet
+      run = await prepareStream(streams, t, url);
+      const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+      const ours = protocolsFor(t);
+      // the client's order of preference decides, as kube's wsstream does
+      protocol = offered.find((p) => ours.includes(p));
+      if (!protocol) throw new HttpError(400, `none of the WebSocket subprotocols [${offered.join(', ')}] is supported; the agent speaks ${ours.join(', ')}`);
+    } catch (e) {
+      if (e instanceof HttpError) return failUpgrade(socket, e.code, e.message);
+      throw e;
+    }
+    chosenProtocol.set(req, protocol);
+    wss.handleUpgrade(req, socket, head, (ws) => run(ws));
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://agent');
     if (url.pathname === '/healthz') {
@@ -72,6 +132,18 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
     const who = await authenticate(req, c, o.api, o.domain);
     if (!who.ok) return fail(res, 401, `Unauthorized: ${who.message}`);
     const parts = url.pathname.split('/').slice(1);
+    if (STREAM_PATHS.has(parts[0]!)) {
+      const z = await authorize(who.user, { verb: VERBS[req.method ?? 'GET'] ?? 'get', subresource: 'proxy', nodeName: o.nodeName }, c, o.api, o.domain);
+      if (!z.allowed) return fail(res, 403, `Forbidden (user=${who.user.username}, verb=${VERBS[req.method ?? 'GET'] ?? 'get'}, resource=nodes, subresource=proxy)${z.reason ? `: ${z.reason}` : ''}`);
+      try {
+        await serveStreamHttp(streams, parseStreamPath(url.pathname), url, req, res);
+      } catch (e) {
+        if (!(e instanceof HttpError)) throw e;
+        if (res.headersSent) res.destroy();
+        else fail(res, e.code, e.message);
+      }
+      return;
+    }
     if (parts[0] !== 'checkpoint') return fail(res, 404, `the server could not find the requested resource ${url.pathname}`);
     // spec 002 §7: 404 when the gate is off (the endpoint does not exist)
     if (!featureEnabled(c.featureGates, 'ContainerCheckpoint')) return fail(res, 404, 'the checkpoint endpoint is disabled (feature gate ContainerCheckpoint)');

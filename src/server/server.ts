@@ -41,7 +41,9 @@ import { CONTINUE_TOKEN_SECRET_KEY, sharedSecret } from './shared-secret.js';
 import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
-import { ensurePki } from './pki.js';
+import { ensurePki, issueClientCertificate } from './pki.js';
+import { NODE_STREAM_WEBSOCKET_PATHS } from '../api/handlers/node-streams.js';
+import { createNodeTransport, KUBELET_CLIENT_COMMON_NAME, KUBELET_CLIENT_ORGANIZATION } from './node-transport.js';
 import { checkApiDomain } from './api-domain-check.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
 import { systemClock } from '../core/clock.js';
@@ -232,6 +234,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs) };
   ctx.featureGates = featureGates;
   if (admissionChain) ctx.admitConnect = (a) => admissionChain.admitConnect(a);
+  // pods/log, exec, attach, portforward and nodes/proxy go on to node agents with this identity (docs/nodeagent.md "Streams")
+  const nodeTransport = createNodeTransport(
+    await issueClientCertificate(pki, { commonName: KUBELET_CLIENT_COMMON_NAME, organizations: [KUBELET_CLIENT_ORGANIZATION] }),
+  );
+  ctx.nodeTransport = nodeTransport;
   // spec 001 §5.12: the chain of --authorization-mode (default Node,RBAC); every check goes
   // through it (requests, impersonation, access reviews, unsafe deletion, escalation)
   const metrics = new ServerMetrics();
@@ -377,6 +384,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     bodyTimeoutMs: opts.limits?.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     bodyTimedOut: timeoutResponse,
     clock: systemClock,
+    // exec, attach, port-forward and the proxies (docs/nodeagent.md "Streams")
+    webSocketPaths: NODE_STREAM_WEBSOCKET_PATHS,
   });
   const frontOptions = {
     host: opts.bindAddress,
@@ -443,6 +452,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
         await closeAudit(auditor, 5000);
+        nodeTransport.close();
         await front!.close({ graceful: true, timeoutMs: 2000 });
         await store.close();
       })();

@@ -1,11 +1,12 @@
-// Sub-resources a node agent serves in Kubernetes answer a clear Status until
-// one does (issue #11 item 7): 404 for an absent object, 503 naming what is
-// missing; kubectl reports it.
+// Sub-resources a node agent serves (docs/nodeagent.md "Streams") before the pod is on a
+// node: kube's 400 for an unscheduled pod, 404 for an absent one, 503 for a service
+// without endpoints. End to end through a real agent:
+// test/nodeagent/streams.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
-describe('node-agent sub-resources before a node agent exists', () => {
+describe('node-agent sub-resources of a pod without a node', () => {
   let t: TestServer;
   beforeAll(async () => {
     t = await startTestServer();
@@ -13,20 +14,27 @@ describe('node-agent sub-resources before a node agent exists', () => {
   });
   afterAll(async () => t.stop());
 
-  it('answers 503 with a message for an existing pod, 404 for an absent one', async () => {
-    for (const [method, sub] of [['GET', 'log'], ['POST', 'exec'], ['POST', 'attach'], ['POST', 'portforward'], ['GET', 'proxy']] as const) {
+  it('answers 400 for an unscheduled pod, 404 for an absent one, 503 for the unserved proxies', async () => {
+    for (const [method, sub] of [['GET', 'log'], ['POST', 'exec?command=true&stdout=1'], ['POST', 'attach?stdout=1'], ['POST', 'portforward?port=80']] as const) {
       const r = await t.request(method, `/api/v1/namespaces/default/pods/p/${sub}`);
-      expect(r.status, sub).toBe(503);
-      expect(r.json()).toMatchObject({ kind: 'Status', reason: 'ServiceUnavailable', message: `pods/${sub} of pods "p" is served through a node agent, and no node agent serves it yet` });
-      expect(r.headers['retry-after']).toBeUndefined();
+      expect(r.status, sub).toBe(400);
+      expect(r.json()).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: 'pod p does not have a host assigned' });
     }
     expect((await t.request('GET', '/api/v1/namespaces/default/pods/absent/log')).status).toBe(404);
-    expect((await t.request('GET', '/api/v1/namespaces/default/services/kubernetes/proxy')).status).toBe(503);
+    const proxy = await t.request('GET', '/api/v1/namespaces/default/pods/p/proxy');
+    expect(proxy.status).toBe(400);
+    expect(proxy.json().message).toBe('pod p does not have a host assigned');
+    // the kubernetes Service has no selector: no pod to proxy to
+    const svc = await t.request('GET', '/api/v1/namespaces/default/services/kubernetes/proxy');
+    expect(svc.status).toBe(503);
+    expect(svc.json().message).toMatch(/^no endpoints available for service "kubernetes"/);
+    expect((await t.request('GET', '/api/v1/namespaces/default/services/absent:80/proxy/')).status).toBe(404);
+    expect((await t.request('GET', '/api/v1/nodes/absent/proxy/healthz')).status).toBe(404);
   });
 
   it('kubectl reports it', async () => {
-    const r = await runKubectl(t.server.kubeconfigPath, ['get', '--raw', '/api/v1/namespaces/default/pods/p/log']);
+    const r = await runKubectl(t.server.kubeconfigPath, ['logs', 'p']);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('no node agent serves it yet');
+    expect(r.stderr).toContain('pod p does not have a host assigned');
   });
 });

@@ -1,3 +1,4 @@
+import type { NodeTransport } from './node-transport.js';
 import type { GenericStore } from '../generic-store.js';
 import type { ContinueTokens, ListResult } from '../list.js';
 import type { Registry } from '../registry.js';
@@ -37,6 +38,8 @@ export interface HandlerContext {
   }) => Promise<string[]>;
   /** for checks beyond the request's own verb (the unsafe-delete verb of spec 000 §4.10); absent = allowed */
   authorizer?: Authorizer;
+  /** the way to node agents for pods/log, exec, attach, portforward and nodes/proxy; absent = those answer 503 */
+  nodeTransport?: NodeTransport;
 }
 
 // VerbHandler's context is this interface (see VerbHandlerTypes in ../types.ts)

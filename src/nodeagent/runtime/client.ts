@@ -8,6 +8,11 @@ import { serviceDefinition } from './proto.js';
 import type {
   Container,
   ContainerConfig,
+  ContainerLogChunk,
+  ContainerLogRequest,
+  PortForwardFrame,
+  StreamInput,
+  StreamOutput,
   ContainerState,
   ContainerStats,
   ContainerStatus,
@@ -40,6 +45,8 @@ export function socketTarget(endpoint: string): string {
 }
 
 type Unary = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: object) => void) => void;
+type ServerStreaming = (req: object, md: grpc.Metadata, opts: grpc.CallOptions) => grpc.ClientReadableStream<object>;
+type Bidi = (md: grpc.Metadata, opts: grpc.CallOptions) => grpc.ClientDuplexStream<object, object>;
 
 function makeClient(service: string, endpoint: string): grpc.Client & Record<string, Unary> {
   const Ctor = grpc.makeGenericClientConstructor(serviceDefinition(service), service);
@@ -121,6 +128,27 @@ export class RuntimeClient {
     const deadline = (timeoutSeconds > 0 ? timeoutSeconds * 1000 : 0) + this.timeoutMs * 6;
     await this.call(this.runtime, 'CheckpointContainer', { containerId: id, location, timeout: timeoutSeconds }, deadline);
   }
+  // Streams (proto/runtime.proto, docs/nodeagent.md "Streams"): no deadline, they live as long as the
+  // client's request; cancel() ends them.
+
+  /** the container's log lines; with `follow`, until the container's process ends */
+  containerLog(req: ContainerLogRequest): grpc.ClientReadableStream<ContainerLogChunk> {
+    const m = this.runtime['ContainerLog'] as unknown as ServerStreaming;
+    return m.call(this.runtime, req, new grpc.Metadata(), {}) as grpc.ClientReadableStream<ContainerLogChunk>;
+  }
+  /** a command in the container: write `{ start }` first, then stdin, `stdinClose`, `resize` */
+  execStream(): grpc.ClientDuplexStream<StreamInput, StreamOutput> {
+    return (this.runtime['ExecStream'] as unknown as Bidi).call(this.runtime, new grpc.Metadata(), {}) as grpc.ClientDuplexStream<StreamInput, StreamOutput>;
+  }
+  /** the container's own process: its output from now on, and its stdin */
+  attachStream(): grpc.ClientDuplexStream<StreamInput, StreamOutput> {
+    return (this.runtime['AttachStream'] as unknown as Bidi).call(this.runtime, new grpc.Metadata(), {}) as grpc.ClientDuplexStream<StreamInput, StreamOutput>;
+  }
+  /** one connection to a port of a sandbox: write `{ podSandboxId, port }` first, then data */
+  portForwardStream(): grpc.ClientDuplexStream<PortForwardFrame, PortForwardFrame> {
+    return (this.runtime['PortForwardStream'] as unknown as Bidi).call(this.runtime, new grpc.Metadata(), {}) as grpc.ClientDuplexStream<PortForwardFrame, PortForwardFrame>;
+  }
+
   async pullImage(image: string): Promise<string> {
     return (await this.call<{ imageRef: string }>(this.images, 'PullImage', { image: { image } }, this.timeoutMs * 6)).imageRef;
   }

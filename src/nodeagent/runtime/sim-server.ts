@@ -7,7 +7,9 @@ import { mkdir, rm, writeFile, chmod } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { methodNames, serviceDefinition } from './proto.js';
+import { killProcessTree } from './sim-process.js';
 import { SimError, SimState } from './sim-state.js';
+import { attachStream, containerLog, execStream, portForwardStream } from './sim-streams.js';
 import { tarArchive } from './tar.js';
 import type { Container, ContainerState, PodSandbox } from './types.js';
 
@@ -120,9 +122,27 @@ function imageHandlers(state: SimState): Record<string, Handler> {
   };
 }
 
-function implementation(handlers: Record<string, Handler>, service: string, faults: Map<string, Fault>): grpc.UntypedServiceImplementation {
+function implementation(
+  handlers: Record<string, Handler>,
+  service: string,
+  faults: Map<string, Fault>,
+  streams: Record<string, grpc.UntypedHandleCall> = {},
+): grpc.UntypedServiceImplementation {
   const impl: grpc.UntypedServiceImplementation = {};
   for (const name of methodNames(service)) {
+    const s = streams[name];
+    if (s) {
+      // streaming calls: an injected fault fails the call before it starts
+      impl[name] = ((call: grpc.ServerWritableStream<Req, object>) => {
+        const f = faults.get(name);
+        if (f) {
+          call.emit('error', { code: f.code, details: f.message, message: f.message });
+          return;
+        }
+        (s as (c: typeof call) => void)(call);
+      }) as grpc.UntypedHandleCall;
+      continue;
+    }
     const h = handlers[name];
     impl[name] = (call: grpc.ServerUnaryCall<Req, object>, cb: grpc.sendUnaryData<object>) => {
       const f = faults.get(name);
@@ -153,7 +173,15 @@ export async function startRuntimeSim(socket: string, initialFaults: Fault[] = [
   const state = new SimState();
   const faults = new Map<string, Fault>(initialFaults.map((f) => [f.method, f]));
   const server = new grpc.Server();
-  server.addService(serviceDefinition('RuntimeService'), implementation(runtimeHandlers(state), 'RuntimeService', faults));
+  server.addService(
+    serviceDefinition('RuntimeService'),
+    implementation(runtimeHandlers(state), 'RuntimeService', faults, {
+      ContainerLog: containerLog(state) as grpc.UntypedHandleCall,
+      ExecStream: execStream(state) as grpc.UntypedHandleCall,
+      AttachStream: attachStream(state) as grpc.UntypedHandleCall,
+      PortForwardStream: portForwardStream(state) as grpc.UntypedHandleCall,
+    }),
+  );
   server.addService(serviceDefinition('ImageService'), implementation(imageHandlers(state), 'ImageService', faults));
   const control: Record<string, Handler> = {
     SetFaults: (r) => {
@@ -181,7 +209,10 @@ export async function startRuntimeSim(socket: string, initialFaults: Fault[] = [
       for (const x of f) faults.set(x.method, x);
     },
     async stop() {
-      for (const c of state.containers.values()) if (c.timer) clearTimeout(c.timer);
+      for (const c of state.containers.values()) {
+        if (c.timer) clearTimeout(c.timer);
+        if (c.proc) killProcessTree(c.proc, 'SIGKILL');
+      }
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
       await rm(socket, { force: true });
     },

@@ -1,10 +1,15 @@
 // The simulated runtime's state (`orch runtime-sim`): sandboxes, containers
-// and images as pure data, no real processes. A container "runs" its command:
+// and images as data. A container "runs" its command:
 //   `true` exits 0, `false` exits 1, `exit N` / `sh -c "exit N"` exits N, `sleep S` exits 0 after S
-//   seconds; anything else runs until stopped. Memory use is derived from the image name.
+//   seconds; any other `sh -c <script>` runs as a real process on the host (its output is the
+//   container's log, see sim-process.ts); anything else runs until stopped. Memory use is derived
+//   from the image name.
 // Errors are thrown as SimError carrying a gRPC status code.
 
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { ContainerLog } from './sim-logs.js';
+import { killProcessTree, realScript, startContainerProcess } from './sim-process.js';
 import type { ContainerConfig, ContainerState, ContainerStatus, Image, PodSandboxConfig, PodSandboxState } from './types.js';
 
 export class SimError extends Error {
@@ -38,6 +43,10 @@ export interface SimContainer {
   reason: string;
   memoryBytes: number;
   timer?: NodeJS.Timeout;
+  /** what the container's process wrote; closed when it ends */
+  log: ContainerLog;
+  /** the real process of an `sh -c <script>` container */
+  proc?: ChildProcess;
 }
 
 const ns = (ms: number) => ms * 1_000_000;
@@ -101,7 +110,7 @@ export class SimState {
     }
     const id = newId();
     const memoryBytes = (4 + (hash(image) % 60)) * 1024 * 1024;
-    this.containers.set(id, { id, sandboxId, config, state: 'CONTAINER_CREATED', createdAt: ns(this.now()), startedAt: 0, finishedAt: 0, exitCode: 0, reason: '', memoryBytes });
+    this.containers.set(id, { id, sandboxId, config, state: 'CONTAINER_CREATED', createdAt: ns(this.now()), startedAt: 0, finishedAt: 0, exitCode: 0, reason: '', memoryBytes, log: new ContainerLog(this.now) });
     return id;
   }
 
@@ -117,7 +126,9 @@ export class SimState {
     c.state = 'CONTAINER_RUNNING';
     c.startedAt = ns(this.now());
     const exit = simulatedExit(c.config);
-    if (exit) {
+    const script = exit ? undefined : realScript(c.config);
+    if (script !== undefined) startContainerProcess(c, script, (code, reason) => this.exit(c, code, reason));
+    else if (exit) {
       c.timer = setTimeout(() => this.exit(c, exit.code, exit.code === 0 ? 'Completed' : 'Error'), exit.afterMs);
       c.timer.unref();
     }
@@ -131,14 +142,18 @@ export class SimState {
     c.exitCode = code;
     c.reason = reason;
     c.finishedAt = ns(this.now());
+    c.log.close();
+    if (c.proc) killProcessTree(c.proc, 'SIGKILL');
   }
 
   stop(c: SimContainer, code = 143): void {
     if (c.state === 'CONTAINER_CREATED') {
       c.state = 'CONTAINER_EXITED';
       c.finishedAt = ns(this.now());
+      c.log.close();
       return;
     }
+    if (c.proc) killProcessTree(c.proc, 'SIGTERM');
     // a simulated process ends on SIGTERM at once: 143 = 128 + 15
     this.exit(c, code, 'Error');
   }

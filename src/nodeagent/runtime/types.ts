@@ -107,3 +107,37 @@ export interface Image {
   repoDigests: string[];
   size: number;
 }
+
+// streams (proto/runtime.proto ContainerLog, ExecStream, AttachStream, PortForwardStream)
+export interface ContainerLogRequest {
+  containerId: string;
+  follow?: boolean;
+  /** negative = all */
+  tailLines?: number;
+  /** ns since the epoch; 0 = all */
+  sinceTime?: number;
+}
+export interface ContainerLogChunk {
+  /** ns since the epoch */
+  timestamp: number;
+  stream: 'stdout' | 'stderr';
+  data: Buffer;
+}
+export interface StreamInput {
+  start?: { containerId: string; cmd?: string[]; tty?: boolean; stdin?: boolean; stdout?: boolean; stderr?: boolean };
+  stdin?: Uint8Array;
+  stdinClose?: boolean;
+  resize?: { width: number; height: number };
+}
+export interface StreamOutput {
+  stdout: Buffer;
+  stderr: Buffer;
+  exited: boolean;
+  exitCode: number;
+}
+export interface PortForwardFrame {
+  podSandboxId?: string;
+  port?: number;
+  data?: Uint8Array;
+  close?: boolean;
+}

@@ -1,0 +1,84 @@
+// Real processes of the simulated runtime (docs/nodeagent.md "Streams"): a
+// container whose command is `sh -c <script>` (and not one of the forms the
+// simulator only pretends to run) runs the script on the host, its output
+// becoming the container's log; `exec` runs its command as a process of its
+// own. There is no isolation: processes run as the simulator's user, in its
+// working directory, with the container's environment added to the
+// simulator's. Each process leads its own process group, so stopping a
+// container ends everything its script started.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { constants } from 'node:os';
+import type { ContainerConfig } from './types.js';
+import type { ContainerLog } from './sim-logs.js';
+
+/** what a container process needs of the simulated container (sim-state.ts's SimContainer has it) */
+export interface ProcessContainer {
+  config: ContainerConfig;
+  log: ContainerLog;
+  proc?: ChildProcess;
+}
+
+/** the script of an `sh -c <script>` / `/bin/sh -c <script>` container, else undefined */
+export function realScript(config: ContainerConfig): string | undefined {
+  const argv = [...(config.command ?? []), ...(config.args ?? [])];
+  if ((argv[0] === 'sh' || argv[0] === '/bin/sh') && argv[1] === '-c' && argv.length === 3) return argv[2]!;
+  return undefined;
+}
+
+/** the container's working directory when the host has it (images are not unpacked), else the simulator's */
+export function containerCwd(config: ContainerConfig): string | undefined {
+  return config.workingDir && existsSync(config.workingDir) ? config.workingDir : undefined;
+}
+
+export function containerEnv(config: ContainerConfig): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const e of config.envs ?? []) env[e.key] = e.value;
+  return env;
+}
+
+/** the shell's convention: 128 + signal number for a process ended by a signal */
+export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  const n = signal ? (constants.signals as Record<string, number>)[signal] : undefined;
+  return 128 + (n ?? 9);
+}
+
+export function killProcessTree(proc: ChildProcess, signal: NodeJS.Signals): void {
+  if (proc.pid === undefined || proc.exitCode !== null || proc.signalCode !== null) return;
+  try {
+    process.kill(-proc.pid, signal);
+  } catch {
+    try {
+      proc.kill(signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/** runs the container's script; `onExit` when the process ended and its output was read */
+export function startContainerProcess(c: ProcessContainer, script: string, onExit: (code: number, reason: string) => void): void {
+  const proc = spawn('/bin/sh', ['-c', script], {
+    cwd: containerCwd(c.config),
+    env: containerEnv(c.config),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
+  c.proc = proc;
+  proc.stdout!.on('data', (d: Buffer) => c.log.write('stdout', d));
+  proc.stderr!.on('data', (d: Buffer) => c.log.write('stderr', d));
+  // stdin belongs to whoever attaches; a write after the process ended must not crash the simulator
+  proc.stdin!.on('error', () => undefined);
+  proc.on('error', (e) => {
+    c.log.write('stderr', Buffer.from(`${e.message}\n`));
+    onExit(127, 'Error');
+  });
+  // 'close' comes after the output streams ended, so the log is complete
+  proc.on('close', (code, signal) => {
+    const exit = exitCodeOf(code, signal);
+    onExit(exit, exit === 0 ? 'Completed' : 'Error');
+  });
+  proc.unref();
+}
