@@ -9,6 +9,7 @@ import { addLimitFlags, limitOptionsFrom } from './limit-flags.js';
 import { addAuthorizationFlags, authorizationOptionsFrom } from './authz-flags.js';
 import { FeatureGateError, FeatureGates, parseFeatureGates } from '../server/feature-gates.js';
 import { addNodeAgentCommands } from './nodeagent.js';
+import { addNodeLifecycleFlags, defaultTolerationOptionsFrom, nodeLifecycleOptionsFrom } from './node-lifecycle-flags.js';
 
 /** `--feature-gates=A=true,B=false` (spec 000 §3.3): unknown gates fail here, before anything starts */
 function featureGates(v: string, prev?: Record<string, boolean>): Record<string, boolean> {
@@ -51,7 +52,7 @@ function duration(v: string): number {
 const program = new Command();
 program.name('orch').description('orch: a Kubernetes-style control plane').version('0.1.0');
 
-addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('server'))))
+addNodeLifecycleFlags(addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('server')))))
   .description('run a control-plane member (single-node on the embedded store by default)')
   .option('--secure-port <port>', 'HTTPS port', port, 6443)
   .option('--bind-address <ip>', 'address to listen on', '127.0.0.1')
@@ -108,7 +109,8 @@ addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('serv
         limits: limitOptionsFrom(o as Record<string, unknown>),
         serviceClusterIpRange: (o as { serviceClusterIpRange?: string }).serviceClusterIpRange,
         serviceNodePortRange: (o as { serviceNodePortRange?: string }).serviceNodePortRange,
-        admissionPlugins: admissionPluginOptionsFrom(o as Record<string, unknown>),
+        admissionPlugins: { ...admissionPluginOptionsFrom(o as Record<string, unknown>), defaultTolerations: defaultTolerationOptionsFrom(o as Record<string, unknown>) },
+        nodeLifecycle: nodeLifecycleOptionsFrom(o as Record<string, unknown>),
       });
     } catch (e) {
       process.stderr.write(`orch: cannot start: ${(e as Error).message}\n`);
