@@ -61,7 +61,10 @@ interface NodeRec {
   view: NodeHealthView;
   busy: boolean;
   again: boolean;
+  /** wants a new NoExecute taint (or a failed write to be retried) */
   held: boolean;
+  /** holds a token of its zone's limiter for a new NoExecute taint */
+  token: boolean;
 }
 
 const rfc3339 = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
@@ -177,7 +180,7 @@ export class NodeLifecycleController {
     let rec = this.nodes.get(name);
     if (!rec) {
       const actor = startNodeHealth(this.clock, { graceMs: this.graceMs, notReadyGraceMs: this.notReadyGraceMs, ready: ready.status });
-      rec = { name, actor, heartbeat: ready.heartbeat, renew: this.orphanRenew.get(name), ready: ready.status, zone, view: viewOf(actor), busy: false, again: false, held: false };
+      rec = { name, actor, heartbeat: ready.heartbeat, renew: this.orphanRenew.get(name), ready: ready.status, zone, view: viewOf(actor), busy: false, again: false, held: false, token: false };
       this.orphanRenew.delete(name);
       this.nodes.set(name, rec);
       const r = rec;
@@ -244,26 +247,28 @@ export class NodeLifecycleController {
     const kv = gs.readRaw('', rec.name);
     if (!kv) return;
     const view = viewOf(rec.actor);
-    const base = { view, keys: this.keys, heartbeatSeen: rec.heartbeat, disrupted: this.disrupted };
-    // first without a token: spend one only when a new NoExecute taint is really due
-    const dry = planNode({ ...base, node: decodeObject(kv), now: rfc3339(this.clock.now()), mayAddNoExecute: true });
-    const token = dry.addsNoExecute ? this.limiter(rec.zone).tryTake(this.clock.now()) : false;
-    rec.held = dry.addsNoExecute && !token;
+    // a new NoExecute taint waits for the periodic pass: it first computes the zone states
+    // (so nodes lost together count together) and then hands out the zone's tokens (pass())
+    const base = { view, keys: this.keys, heartbeatSeen: rec.heartbeat, disrupted: this.disrupted, mayAddNoExecute: rec.token };
+    const first = planNode({ ...base, node: decodeObject(kv), now: rfc3339(this.clock.now()) });
+    rec.held = first.heldNoExecute;
+    if (!first.next) return;
     let result: { markedUnknown: boolean; addsNoExecute: boolean } = { markedUnknown: false, addsNoExecute: false };
-    const probe = planNode({ ...base, node: decodeObject(kv), now: rfc3339(this.clock.now()), mayAddNoExecute: token });
-    if (!probe.next) return;
     try {
-      const r = await gs.guaranteedUpdate('', rec.name, { dryRun: false, manager: NODE_LIFECYCLE_MANAGER }, (cur) => {
-        const p = planNode({ ...base, node: cur!, now: rfc3339(this.clock.now()), mayAddNoExecute: token });
+      await gs.guaranteedUpdate('', rec.name, { dryRun: false, manager: NODE_LIFECYCLE_MANAGER }, (cur) => {
+        const p = planNode({ ...base, node: cur!, now: rfc3339(this.clock.now()) });
         result = p;
         return p.next ?? cur!;
       });
-      if (r.object.metadata?.resourceVersion !== kv.modRevision.toString()) this.stats.writes++;
+      this.stats.writes++;
       if (result.markedUnknown) {
         this.stats.markedUnknown++;
         this.o.log?.(`node lifecycle: node ${rec.name}: conditions set to Unknown`);
       }
-      if (result.addsNoExecute) this.o.log?.(`node lifecycle: node ${rec.name}: NoExecute taint added (zone "${rec.zone}")`);
+      if (result.addsNoExecute) {
+        rec.token = false;
+        this.o.log?.(`node lifecycle: node ${rec.name}: NoExecute taint added (zone "${rec.zone}")`);
+      }
     } catch (e) {
       if (e instanceof StatusError && e.code === 404) return;
       if (e instanceof StatusError && e.code === 409) this.stats.conflicts++;
@@ -315,6 +320,10 @@ export class NodeLifecycleController {
       for (const r of this.nodes.values()) void this.reconcile(r);
       return;
     }
-    for (const r of this.nodes.values()) if (r.held) void this.reconcile(r);
+    for (const r of this.nodes.values()) {
+      if (!r.held) continue;
+      if (!r.token && !this.disrupted) r.token = this.limiter(r.zone).tryTake(now);
+      void this.reconcile(r);
+    }
   }
 }

@@ -64,9 +64,11 @@ export class TokenBucket {
     this.at = Math.max(this.at, now);
   }
 
+  /** a zone that must add no taints (rate 0) loses its saved token too */
   setRate(rate: number, now: number): void {
     this.refill(now);
     this.rate = rate;
+    if (rate <= 0) this.tokens = 0;
   }
 
   tryTake(now: number): boolean {
