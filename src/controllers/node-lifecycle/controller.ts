@@ -292,6 +292,8 @@ export class NodeLifecycleController {
     if (this.stopped) return;
     const zones = new Map<string, { total: number; notReady: number }>();
     for (const r of this.nodes.values()) {
+      // a node still registering (no Ready condition, heartbeats arriving) does not count yet
+      if (r.ready === 'None' && !r.view.unreachable) continue;
       const z = zones.get(r.zone) ?? { total: 0, notReady: 0 };
       z.total++;
       if (r.view.unreachable || r.ready !== 'True') z.notReady++;
