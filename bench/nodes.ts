@@ -173,24 +173,22 @@ class SimNode {
     return `/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases/${this.name}`;
   }
 
+  /** each step retried on its own: a follower may not have applied the previous write yet (404) */
+  private async step(what: string, fn: () => Promise<Reply>, ok: number[]): Promise<Reply> {
+    for (let i = 0; ; i++) {
+      const r = await fn().catch((e: Error) => ({ status: 0, text: e.message }));
+      if (ok.includes(r.status)) return r;
+      if (i >= 40) throw new Error(`${this.name}: ${what}: ${r.status} ${r.text.slice(0, 200)}`);
+      await sleep(100 + Math.random() * 200);
+    }
+  }
+
   async register(): Promise<void> {
     const now = Date.now();
-    for (let i = 0; i < 20; i++) {
-      try {
-        const c = await call(this.agent, this.port, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: this.name, labels: { 'kubernetes.io/hostname': this.name } } });
-        if (c.status !== 201 && c.status !== 409) throw new Error(`node create ${c.status} ${c.text.slice(0, 200)}`);
-        const s = await call(this.agent, this.port, 'PATCH', `/api/v1/nodes/${this.name}/status`, { status: nodeStatus(now) }, 'application/merge-patch+json');
-        if (s.status !== 200) throw new Error(`node status ${s.status} ${s.text.slice(0, 200)}`);
-        const l = await call(this.agent, this.port, 'POST', '/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases', leaseObject(this.name, now));
-        if (l.status === 409) this.lease = JSON.parse((await call(this.agent, this.port, 'GET', this.leasePath())).text);
-        else if (l.status === 201) this.lease = JSON.parse(l.text);
-        else throw new Error(`lease create ${l.status} ${l.text.slice(0, 200)}`);
-        return;
-      } catch (e) {
-        if (i === 19) throw e;
-        await sleep(500 + Math.random() * 1000);
-      }
-    }
+    await this.step('node create', () => call(this.agent, this.port, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: this.name, labels: { 'kubernetes.io/hostname': this.name } } }), [201, 409]);
+    await this.step('node status', () => call(this.agent, this.port, 'PATCH', `/api/v1/nodes/${this.name}/status`, { status: nodeStatus(now) }, 'application/merge-patch+json'), [200]);
+    const l = await this.step('lease create', () => call(this.agent, this.port, 'POST', '/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases', leaseObject(this.name, now)), [201, 409]);
+    this.lease = JSON.parse(l.status === 201 ? l.text : (await this.step('lease get', () => call(this.agent, this.port, 'GET', this.leasePath()), [200])).text);
   }
 
   start(): void {
@@ -397,6 +395,8 @@ async function main(): Promise<void> {
         else if (t === 'cluster') r.cluster = await runOrch(dir, pki, certs, n, 3);
         else if (t === 'etcd') r.etcd = await runEtcd(dir, pki, n);
         await rm(dir, { recursive: true, force: true });
+        // partial results survive an interrupted run
+        process.stderr.write(`nodes bench: ${t}, ${n} nodes: ${JSON.stringify(r[t])}\n`);
       }
       const c = r.cluster as Record<string, number> | undefined;
       const e = r.etcd as Record<string, number> | undefined;
