@@ -81,23 +81,29 @@ function call(agent: Agent, port: number, method: string, path: string, body?: u
 class Recorder {
   lat: number[] = [];
   errors = 0;
+  /** failed writes by HTTP status (or error message) */
+  errorsBy: Record<string, number> = {};
   measuring = false;
-  async time(fn: () => Promise<boolean>): Promise<void> {
+  /** `fn` resolves true, or the status of a failed write */
+  async time(fn: () => Promise<true | number>): Promise<void> {
     const t = performance.now();
-    let ok = false;
+    let r: true | number | string;
     try {
-      ok = await fn();
-    } catch {
-      ok = false;
+      r = await fn();
+    } catch (e) {
+      r = (e as Error).message.slice(0, 40);
     }
     if (!this.measuring) return;
-    if (ok) this.lat.push(performance.now() - t);
-    else this.errors++;
+    if (r === true) this.lat.push(performance.now() - t);
+    else {
+      this.errors++;
+      this.errorsBy[String(r)] = (this.errorsBy[String(r)] ?? 0) + 1;
+    }
   }
-  summary(seconds: number): { writesPerSec: number; p50Ms: number; p99Ms: number; errors: number; writes: number } {
+  summary(seconds: number): { writesPerSec: number; p50Ms: number; p99Ms: number; errors: number; errorsBy: Record<string, number>; writes: number } {
     const s = [...this.lat].sort((a, b) => a - b);
     const q = (p: number) => +(s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0).toFixed(2);
-    return { writesPerSec: +(s.length / seconds).toFixed(1), p50Ms: q(0.5), p99Ms: q(0.99), errors: this.errors, writes: s.length };
+    return { writesPerSec: +(s.length / seconds).toFixed(1), p50Ms: q(0.5), p99Ms: q(0.99), errors: this.errors, errorsBy: this.errorsBy, writes: s.length };
   }
 }
 
@@ -208,7 +214,7 @@ class SimNode {
   }
 
   /** one PUT of the Lease last returned (kubelet's pattern); a conflict re-reads it */
-  private async renew(): Promise<boolean> {
+  private async renew(): Promise<true | number> {
     const lease = { ...this.lease!, spec: { ...(this.lease!.spec as Record<string, unknown>), renewTime: micro(Date.now()) } };
     const r = await call(this.agent, this.port, 'PUT', this.leasePath(), lease);
     if (r.status === 200) {
@@ -216,18 +222,19 @@ class SimNode {
       return true;
     }
     if (r.status === 409) this.lease = JSON.parse((await call(this.agent, this.port, 'GET', this.leasePath())).text);
-    return false;
+    return r.status;
   }
 
-  private async postStatus(): Promise<boolean> {
+  private async postStatus(): Promise<true | number> {
     const r = await call(this.agent, this.port, 'PATCH', `/api/v1/nodes/${this.name}/status`, { status: nodeStatus(Date.now()) }, 'application/merge-patch+json');
-    return r.status === 200;
+    return r.status === 200 || r.status;
   }
 }
 
 /** counts nodes whose Ready condition leaves True (the lifecycle controller marking them Unknown) */
 function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; stop(): void } {
   const wronglyUnknown = new Set<string>();
+  const wasReady = new Set<string>();
   const req = request({ host: '127.0.0.1', port, method: 'GET', path: '/api/v1/nodes?watch=1', agent }, (res) => {
     let buf = '';
     res.on('data', (c: Buffer) => {
@@ -239,7 +246,9 @@ function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; 
         try {
           const ev = JSON.parse(line) as { object: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } } };
           const r = ev.object.status?.conditions?.find((x) => x.type === 'Ready');
-          if (r && r.status !== 'True') wronglyUnknown.add(ev.object.metadata.name);
+          // a node counts once it was Ready and its Ready condition then left True
+          if (r?.status === 'True') wasReady.add(ev.object.metadata.name);
+          else if (r && wasReady.has(ev.object.metadata.name)) wronglyUnknown.add(ev.object.metadata.name);
         } catch {
           // a partial or non-JSON line
         }
@@ -274,7 +283,7 @@ async function nodeCerts(pkiDir: string, n: number): Promise<Certs> {
 }
 
 /** the measurement window shared by both kinds of target */
-async function measure(rec: Recorder, pids: () => Promise<number[]>): Promise<Record<string, number>> {
+async function measure(rec: Recorder, pids: () => Promise<number[]>): Promise<Record<string, unknown>> {
   await sleep(WARMUP_S * 1000);
   const ps = await pids();
   const cpu0 = await cpuSeconds(ps);
@@ -316,11 +325,14 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
       const agent = new Agent({ keepAlive: true, maxSockets: 1, ca, cert: certs[i]!.certPem, key: certs[i]!.keyPem });
       sims.push(new SimNode(`node-${i}`, agent, ports[i % ports.length]!.api, rec));
     }
-    const tReg = performance.now();
-    await pool(sims, 32, (s) => s.register());
-    const registerSeconds = +((performance.now() - tReg) / 1000).toFixed(1);
     watch = watchNodes(admin, ports[0]!.api);
-    for (const s of sims) s.start();
+    const tReg = performance.now();
+    // as a real agent: heartbeats begin as soon as the node is registered, not when all are
+    await pool(sims, 32, async (s) => {
+      await s.register();
+      s.start();
+    });
+    const registerSeconds = +((performance.now() - tReg) / 1000).toFixed(1);
     const pidsOf = async () => tree(procs.map((p) => p.pid!));
     const m = await measure(rec, pidsOf);
     // also count the nodes that are not Ready at the end
@@ -364,8 +376,8 @@ async function runEtcd(root: string, pki: string, n: number): Promise<Record<str
     });
     const registerSeconds = +((performance.now() - tReg) / 1000).toFixed(1);
     for (let i = 0; i < n; i++) {
-      const renew = () => void rec.time(async () => (await client.put(`/registry/leases/orch-node-lease/node-${i}`).value(leaseValue(i)), true)).then(() => timers.push(setTimeout(renew, jittered(LEASE_S))));
-      const status = () => void rec.time(async () => (await client.put(`/registry/minions/node-${i}`).value(nodeValue(i)), true)).then(() => timers.push(setTimeout(status, jittered(STATUS_S))));
+      const renew = () => void rec.time(async () => (await client.put(`/registry/leases/orch-node-lease/node-${i}`).value(leaseValue(i)), true as const)).then(() => timers.push(setTimeout(renew, jittered(LEASE_S))));
+      const status = () => void rec.time(async () => (await client.put(`/registry/minions/node-${i}`).value(nodeValue(i)), true as const)).then(() => timers.push(setTimeout(status, jittered(STATUS_S))));
       timers.push(setTimeout(renew, Math.random() * LEASE_S * 1000));
       timers.push(setTimeout(status, Math.random() * STATUS_S * 1000));
     }
