@@ -446,3 +446,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+// sockets of the etcd client and the node agents' agents may linger
+process.exit(0);
