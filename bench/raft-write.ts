@@ -22,8 +22,9 @@
 // Both fsync their log on every member before acknowledging.
 
 import { freePort } from '../test/helpers/ports.js';
+import { etcdPeerCert } from './etcd-cluster.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -175,26 +176,6 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
     // members exit after a graceful shutdown (and write their --cpu-prof profiles)
     await Promise.all(procs.map((p) => (p.exitCode !== null ? undefined : new Promise((r) => p.once('exit', r)))));
   }
-}
-
-/**
- * A certificate for etcd's links: etcd presents --peer-cert-file (and its JSON
- * gateway --cert-file) both as server and as client, so it needs both
- * extended key usages (orch's PKI has one of each). Issued by orch's CA with
- * openssl.
- */
-async function etcdPeerCert(pki: string): Promise<{ cert: string; key: string }> {
-  const key = join(pki, 'apiserver.key');
-  const cert = join(pki, 'etcd-peer.crt');
-  const ext = join(pki, 'etcd-peer.ext');
-  await writeFile(ext, 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=digitalSignature\n');
-  const run = (args: string[]) =>
-    new Promise<void>((res, rej) =>
-      spawn('openssl', args, { stdio: 'ignore' }).on('exit', (c) => (c === 0 ? res() : rej(new Error(`openssl ${args[0]} failed`)))),
-    );
-  await run(['req', '-new', '-key', key, '-subj', '/CN=etcd-peer', '-out', join(pki, 'etcd-peer.csr')]);
-  await run(['x509', '-req', '-in', join(pki, 'etcd-peer.csr'), '-CA', join(pki, 'ca.crt'), '-CAkey', join(pki, 'ca.key'), '-CAcreateserial', '-days', '2', '-out', cert, '-extfile', ext]);
-  return { cert, key };
 }
 
 /**

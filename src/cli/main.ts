@@ -11,6 +11,7 @@ import { addAuthorizationFlags, authorizationOptionsFrom } from './authz-flags.j
 import { FeatureGateError, FeatureGates, parseFeatureGates } from '../server/feature-gates.js';
 import { addNodeAgentCommands } from './nodeagent.js';
 import { addAuditFlags, auditOptionsFrom } from './audit-flags.js';
+import { addNodeLifecycleFlags, defaultTolerationOptionsFrom, nodeLifecycleOptionsFrom } from './node-lifecycle-flags.js';
 
 /** `--feature-gates=A=true,B=false` (spec 000 §3.3): unknown gates fail here, before anything starts */
 function featureGates(v: string, prev?: Record<string, boolean>): Record<string, boolean> {
@@ -53,7 +54,7 @@ function duration(v: string): number {
 const program = new Command();
 program.name('orch').description('orch: a Kubernetes-style control plane').version('0.1.0');
 
-addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('server')))))
+addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('server'))))))
   .description('run a control-plane member (single-node on the embedded store by default)')
   .option('--secure-port <port>', 'HTTPS port', port, 6443)
   .option('--bind-address <ip>', 'address to listen on', '127.0.0.1')
@@ -112,8 +113,9 @@ addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program
         limits: limitOptionsFrom(o as Record<string, unknown>),
         serviceClusterIpRange: (o as { serviceClusterIpRange?: string }).serviceClusterIpRange,
         serviceNodePortRange: (o as { serviceNodePortRange?: string }).serviceNodePortRange,
-        admissionPlugins: admissionPluginOptionsFrom(o as Record<string, unknown>),
+        admissionPlugins: { ...admissionPluginOptionsFrom(o as Record<string, unknown>), defaultTolerations: defaultTolerationOptionsFrom(o as Record<string, unknown>) },
         audit: auditOptionsFrom(o as Record<string, unknown>),
+        nodeLifecycle: nodeLifecycleOptionsFrom(o as Record<string, unknown>),
       });
     } catch (e) {
       process.stderr.write(`orch: cannot start: ${(e as Error).message}\n`);

@@ -3,21 +3,27 @@
 // write hooks of the generic store (src/api/generic-store.ts WriteHooks),
 // which see the requester, the sub-resource, the new and the stored object.
 // They run after the server's own hooks. Default on: NodeRestriction (kube
-// leaves it off by default but every kubeadm cluster enables it; docs/authorization.md).
+// leaves it off by default but every kubeadm cluster enables it;
+// docs/authorization.md) and DefaultTolerationSeconds (on in kube too).
 
 import type { WriteHooks } from '../api/generic-store.js';
 import { NODE_RESTRICTION, nodeRestrictionHooks } from '../auth/authz/node/restriction.js';
+import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultTolerationHooks } from '../api/default-tolerations.js';
 
 export interface AdmissionPluginOptions {
   enable?: string[];
   disable?: string[];
+  /** `--default-not-ready-toleration-seconds` / `--default-unreachable-toleration-seconds` (300) */
+  defaultTolerations?: DefaultTolerationOptions;
 }
 
-const PLUGINS: Record<string, (apiDomain: string) => WriteHooks> = {
+const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions) => WriteHooks> = {
   [NODE_RESTRICTION]: nodeRestrictionHooks,
+  // src/api/default-tolerations.ts (issue 13): not-ready/unreachable tolerations of 300 s on new pods
+  [DEFAULT_TOLERATION_SECONDS]: (d, o) => defaultTolerationHooks(d, o.defaultTolerations),
 };
 
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION];
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS];
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
@@ -33,7 +39,7 @@ export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
 
 /** `base` followed by every enabled plugin, as one WriteHooks */
 export function admissionHooks(base: WriteHooks, o: AdmissionPluginOptions, apiDomain: string): Required<Pick<WriteHooks, 'beforeWrite' | 'beforeDelete'>> {
-  const all = [{ ...base }, ...enabledAdmissionPlugins(o).map((n) => PLUGINS[n]!(apiDomain))];
+  const all = [{ ...base }, ...enabledAdmissionPlugins(o).map((n) => PLUGINS[n]!(apiDomain, o))];
   return {
     beforeWrite(def, obj, old, opts) {
       for (const h of all) h.beforeWrite?.(def, obj, old, opts);

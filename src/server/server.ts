@@ -26,6 +26,7 @@ import { ServiceAllocationRepair, allocationOwner } from '../controllers/service
 import { ROOT_CA_PUBLISHER, SERVICE_ACCOUNT_CONTROLLER, controllerEnabled } from './controllers-flag.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
 import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
+import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle-setup.js';
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
@@ -111,6 +112,8 @@ export interface ServerOptions {
   tlsWorkers?: number;
   /** `--audit-*` flags (issue 16 item 3, docs/audit.md) */
   audit?: AuditOptions;
+  /** the node lifecycle and taint eviction controllers (src/server/node-lifecycle-setup.ts) */
+  nodeLifecycle?: NodeLifecycleSettings;
 }
 
 export interface RunningServer {
@@ -322,6 +325,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     { name: 'namespace defaults', log },
   );
   const crdController = crds.startController(storeFor);
+  // Ready=Unknown and taints for silent nodes, taint-based eviction (issue 13; docs/nodeagent.md)
+  const nodeLifecycle = startNodeLifecycle({ store, registry, storeFor, apiDomain: opts.apiDomain, events, log, controllers: opts.authn?.controllers, settings: opts.nodeLifecycle ?? {} });
   // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;
   // a leader serves once its defaults are in place, so the first anonymous /version is not refused
   const rbacControllers = startRbacControllers(store, registry, storeFor, opts.apiDomain, log);
@@ -442,6 +447,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         nsController.stop();
         namespaceDefaults.stop();
         serviceRepair?.stop();
+        nodeLifecycle.stop();
         gc.stop();
         crdController.stop();
         crds.registrar.stop();

@@ -69,16 +69,16 @@ describe('NodeRestriction', () => {
 });
 
 describe('admission plugin flags', () => {
-  it('NodeRestriction is on by default and can be disabled', () => {
-    expect(enabledAdmissionPlugins({})).toEqual(['NodeRestriction']);
-    expect(enabledAdmissionPlugins({ disable: ['NodeRestriction'] })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: NodeRestriction)');
+  it('NodeRestriction and DefaultTolerationSeconds are on by default and can be disabled', () => {
+    expect(enabledAdmissionPlugins({})).toEqual(['NodeRestriction', 'DefaultTolerationSeconds']);
+    expect(enabledAdmissionPlugins({ disable: ['NodeRestriction', 'DefaultTolerationSeconds'] })).toEqual([]);
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: DefaultTolerationSeconds, NodeRestriction)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 
   it('runs the base hooks before the plugins', () => {
     const seen: string[] = [];
-    const h = admissionHooks({ beforeWrite: () => seen.push('base') }, { disable: ['NodeRestriction'] }, 'orch.io');
+    const h = admissionHooks({ beforeWrite: () => seen.push('base') }, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io');
     h.beforeWrite(PODS, pod('n2'), undefined, n1);
     expect(seen).toEqual(['base']);
     const on = admissionHooks({ beforeWrite: () => seen.push('base2') }, {}, 'orch.io');

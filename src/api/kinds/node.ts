@@ -97,7 +97,8 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
 function nodeStatus(o: ApiObject): string {
   const ready = getArray(o, 'status', 'conditions').find((c) => get(c, 'type') === 'Ready');
   const s = get(ready, 'status');
-  const parts = [s === 'True' ? 'Ready' : s === 'False' ? 'NotReady' : 'Unknown'];
+  // kube's printNode: NotReady for False and Unknown; Unknown only when there is no Ready condition
+  const parts = [s === 'True' ? 'Ready' : ready ? 'NotReady' : 'Unknown'];
   if (get(o, 'spec', 'unschedulable') === true) parts.push('SchedulingDisabled');
   return parts.join(',');
 }

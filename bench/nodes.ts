@@ -1,0 +1,450 @@
+// Node heartbeat load (issue 13 item 4): N simulated node agents in this one
+// process, each a real HTTPS client with its own identity (a client
+// certificate CN=system:node:<name>, O=system:nodes from the cluster's CA,
+// as `orch node-kubeconfig` issues), registering its Node and Lease and then
+// doing what a node agent does: a Lease renewal every 10 s (one PUT of the
+// Lease it holds; kubelet's pattern) and a Node status update (one merge
+// PATCH of .status) every --status-interval, both jittered, against
+//   single   one orch member
+//   cluster  three orch members (Raft), the nodes spread over them as
+//            behind a load balancer
+//   etcd     three etcd members with the same pattern straight into etcd
+//            (native gRPC, the etcd3 client: a Lease renewal is one put of
+//            an object of the same size, a status update one put)
+// Reports per target: sustained heartbeat writes/s, write latency p50/p99,
+// server CPU (cores, and µs per write, every process of the members, TLS
+// workers included) and RSS, and — orch only — how many nodes the node
+// lifecycle controller wrongly marked Unknown (watched on a Node watch;
+// must be 0). Prints one JSON document; `ratio` = cluster / etcd of the
+// same run (the host is shared, so absolute figures are noisy).
+//
+//   npx tsx bench/nodes.ts [--nodes 1000,5000] [--targets single,cluster,etcd]
+//                          [--warmup 20] [--duration 60] [--lease-interval 10]
+//                          [--status-interval 60] [--tls-workers 0]
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Etcd3 } from 'etcd3';
+import { issueClientCertificate, loadPki } from '../src/server/pki.js';
+import { freePort } from '../test/helpers/ports.js';
+import { startEtcdCluster } from './etcd-cluster.js';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+
+function arg(name: string, dflt: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] ? process.argv[i + 1]! : dflt;
+}
+const NODES = arg('nodes', '1000,5000').split(',').map(Number);
+const TARGETS = arg('targets', 'single,cluster,etcd').split(',');
+const WARMUP_S = Number(arg('warmup', '20'));
+const DURATION_S = Number(arg('duration', '60'));
+const LEASE_S = Number(arg('lease-interval', '10'));
+const STATUS_S = Number(arg('status-interval', '60'));
+// TLS terminator workers per member (the server's default is 2; 0 here: on a loaded
+// shared host three members with two workers each did not always start in time)
+const TLS_WORKERS = arg('tls-workers', '0');
+const JITTER = 0.1;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const jittered = (s: number) => s * 1000 * (1 - JITTER / 2 + Math.random() * JITTER);
+const rfc = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+const micro = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
+
+interface Reply {
+  status: number;
+  text: string;
+}
+function call(agent: Agent, port: number, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
+      { host: '127.0.0.1', port, method, path, agent, headers: data ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(data) } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+/** what every target records */
+class Recorder {
+  lat: number[] = [];
+  errors = 0;
+  /** failed writes by HTTP status (or error message) */
+  errorsBy: Record<string, number> = {};
+  measuring = false;
+  /** `fn` resolves true, or the status of a failed write */
+  async time(fn: () => Promise<true | number>): Promise<void> {
+    const t = performance.now();
+    let r: true | number | string;
+    try {
+      r = await fn();
+    } catch (e) {
+      r = (e as Error).message.slice(0, 40);
+    }
+    if (!this.measuring) return;
+    if (r === true) this.lat.push(performance.now() - t);
+    else {
+      this.errors++;
+      this.errorsBy[String(r)] = (this.errorsBy[String(r)] ?? 0) + 1;
+    }
+  }
+  summary(seconds: number): { writesPerSec: number; p50Ms: number; p99Ms: number; errors: number; errorsBy: Record<string, number>; writes: number } {
+    const s = [...this.lat].sort((a, b) => a - b);
+    const q = (p: number) => +(s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0).toFixed(2);
+    return { writesPerSec: +(s.length / seconds).toFixed(1), p50Ms: q(0.5), p99Ms: q(0.99), errors: this.errors, errorsBy: this.errorsBy, writes: s.length };
+  }
+}
+
+// ---- process CPU and memory from /proc (a member and its TLS workers) ----
+
+async function childrenOf(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  for (const d of await readdir('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const st = await readFile(`/proc/${d}/stat`, 'utf8').catch(() => '');
+    const ppid = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === pid) out.push(Number(d));
+  }
+  return out;
+}
+async function tree(pids: number[]): Promise<number[]> {
+  const all = [...pids];
+  for (const p of pids) all.push(...(await tree(await childrenOf(p))));
+  return all;
+}
+const TICK = 100; // USER_HZ
+async function cpuSeconds(pids: number[]): Promise<number> {
+  let t = 0;
+  for (const p of pids) {
+    const st = await readFile(`/proc/${p}/stat`, 'utf8').catch(() => '');
+    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+    t += (Number(f[11] ?? 0) + Number(f[12] ?? 0)) / TICK;
+  }
+  return t;
+}
+async function rssMiB(pids: number[]): Promise<number> {
+  let kb = 0;
+  for (const p of pids) kb += Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${p}/status`, 'utf8').catch(() => ''))?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+// ---- the objects (also sized for the etcd side) ----
+
+function leaseObject(name: string, now: number): Record<string, unknown> {
+  return { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name, namespace: 'orch-node-lease' }, spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: micro(now) } };
+}
+function nodeStatus(now: number): Record<string, unknown> {
+  const c = (type: string, status: string, reason: string, message: string) => ({ type, status, reason, message, lastHeartbeatTime: rfc(now), lastTransitionTime: rfc(now - 3_600_000) });
+  return {
+    capacity: { cpu: '4', memory: '16338436Ki', 'ephemeral-storage': '102687672Ki', pods: '110' },
+    allocatable: { cpu: '4', memory: '16236036Ki', 'ephemeral-storage': '94636958816', pods: '110' },
+    conditions: [
+      c('MemoryPressure', 'False', 'NodeHasSufficientMemory', 'node has sufficient memory available'),
+      c('DiskPressure', 'False', 'NodeHasNoDiskPressure', 'node has no disk pressure'),
+      c('PIDPressure', 'False', 'NodeHasSufficientPID', 'node has sufficient PID available'),
+      c('NetworkUnavailable', 'False', 'NodeNetworkReady', 'node network is configured'),
+      c('Ready', 'True', 'NodeAgentReady', 'node agent is posting ready status'),
+    ],
+    addresses: [{ type: 'InternalIP', address: '10.0.0.1' }, { type: 'Hostname', address: 'node' }],
+    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    nodeInfo: { machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1.0', osImage: 'Debian GNU/Linux 12', containerRuntimeVersion: 'orch-runtime-sim://0.1.0', kubeletVersion: 'v1.32.0-orch.0.1.0', kubeProxyVersion: '', operatingSystem: 'linux', architecture: 'amd64' },
+  };
+}
+
+// ---- one simulated node agent against orch ----
+
+class SimNode {
+  lease?: Record<string, unknown> & { metadata: Record<string, unknown> };
+  private timers: NodeJS.Timeout[] = [];
+  constructor(
+    readonly name: string,
+    private readonly agent: Agent,
+    private readonly port: number,
+    private readonly rec: Recorder,
+  ) {}
+
+  private leasePath(): string {
+    return `/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases/${this.name}`;
+  }
+
+  /** each step retried on its own: a follower may not have applied the previous write yet (404) */
+  private async step(what: string, fn: () => Promise<Reply>, ok: number[]): Promise<Reply> {
+    for (let i = 0; ; i++) {
+      const r = await fn().catch((e: Error) => ({ status: 0, text: e.message }));
+      if (ok.includes(r.status)) return r;
+      if (i >= 40) throw new Error(`${this.name}: ${what}: ${r.status} ${r.text.slice(0, 200)}`);
+      await sleep(100 + Math.random() * 200);
+    }
+  }
+
+  async register(): Promise<void> {
+    const now = Date.now();
+    await this.step('node create', () => call(this.agent, this.port, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: this.name, labels: { 'kubernetes.io/hostname': this.name } } }), [201, 409]);
+    await this.step('node status', () => call(this.agent, this.port, 'PATCH', `/api/v1/nodes/${this.name}/status`, { status: nodeStatus(now) }, 'application/merge-patch+json'), [200]);
+    const l = await this.step('lease create', () => call(this.agent, this.port, 'POST', '/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases', leaseObject(this.name, now)), [201, 409]);
+    this.lease = JSON.parse(l.status === 201 ? l.text : (await this.step('lease get', () => call(this.agent, this.port, 'GET', this.leasePath()), [200])).text);
+  }
+
+  start(): void {
+    const renew = () => {
+      void this.rec.time(() => this.renew()).then(() => this.timers.push(setTimeout(renew, jittered(LEASE_S))));
+    };
+    const status = () => {
+      void this.rec.time(() => this.postStatus()).then(() => this.timers.push(setTimeout(status, jittered(STATUS_S))));
+    };
+    this.timers.push(setTimeout(renew, Math.random() * LEASE_S * 1000));
+    this.timers.push(setTimeout(status, Math.random() * STATUS_S * 1000));
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.agent.destroy();
+  }
+
+  /** one PUT of the Lease last returned (kubelet's pattern); a conflict re-reads it */
+  private async renew(): Promise<true | number> {
+    const lease = { ...this.lease!, spec: { ...(this.lease!.spec as Record<string, unknown>), renewTime: micro(Date.now()) } };
+    const r = await call(this.agent, this.port, 'PUT', this.leasePath(), lease);
+    if (r.status === 200) {
+      this.lease = JSON.parse(r.text);
+      return true;
+    }
+    if (r.status === 409) this.lease = JSON.parse((await call(this.agent, this.port, 'GET', this.leasePath())).text);
+    return r.status;
+  }
+
+  private async postStatus(): Promise<true | number> {
+    const r = await call(this.agent, this.port, 'PATCH', `/api/v1/nodes/${this.name}/status`, { status: nodeStatus(Date.now()) }, 'application/merge-patch+json');
+    return r.status === 200 || r.status;
+  }
+}
+
+/** counts nodes whose Ready condition leaves True (the lifecycle controller marking them Unknown) */
+function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; stop(): void } {
+  const wronglyUnknown = new Set<string>();
+  const wasReady = new Set<string>();
+  const req = request({ host: '127.0.0.1', port, method: 'GET', path: '/api/v1/nodes?watch=1', agent }, (res) => {
+    let buf = '';
+    res.on('data', (c: Buffer) => {
+      buf += c.toString();
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        try {
+          const ev = JSON.parse(line) as { object: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } } };
+          const r = ev.object.status?.conditions?.find((x) => x.type === 'Ready');
+          // a node counts once it was Ready and its Ready condition then left True
+          if (r?.status === 'True') wasReady.add(ev.object.metadata.name);
+          else if (r && wasReady.has(ev.object.metadata.name)) wronglyUnknown.add(ev.object.metadata.name);
+        } catch {
+          // a partial or non-JSON line
+        }
+      }
+    });
+    res.on('error', () => {});
+  });
+  req.on('error', () => {});
+  req.end();
+  return { wronglyUnknown, stop: () => req.destroy() };
+}
+
+function makePki(pki: string): Promise<void> {
+  return new Promise<void>((res, rej) =>
+    spawn(process.execPath, ['--import', 'tsx', 'deploy/init-pki.ts', pki], { cwd: REPO, stdio: 'ignore' }).on('exit', (c) => (c === 0 ? res() : rej(new Error('init-pki failed')))),
+  );
+}
+
+async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  }));
+}
+
+type Certs = { certPem: string; keyPem: string }[];
+async function nodeCerts(pkiDir: string, n: number): Promise<Certs> {
+  const pki = await loadPki(pkiDir);
+  const out: Certs = [];
+  for (let i = 0; i < n; i++) out.push(await issueClientCertificate(pki, { commonName: `system:node:node-${i}`, organizations: ['system:nodes'] }));
+  return out;
+}
+
+/** the measurement window shared by both kinds of target */
+async function measure(rec: Recorder, pids: () => Promise<number[]>): Promise<Record<string, unknown>> {
+  await sleep(WARMUP_S * 1000);
+  const ps = await pids();
+  const cpu0 = await cpuSeconds(ps);
+  const t0 = performance.now();
+  rec.measuring = true;
+  await sleep(DURATION_S * 1000);
+  rec.measuring = false;
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = (await cpuSeconds(ps)) - cpu0;
+  const s = rec.summary(seconds);
+  return { ...s, serverCpuCores: +(cpu / seconds).toFixed(3), serverCpuUsPerWrite: s.writes ? Math.round((cpu / s.writes) * 1e6) : 0, serverRssMiB: await rssMiB(ps), seconds: +seconds.toFixed(1) };
+}
+
+async function runOrch(root: string, pki: string, certs: Certs, n: number, members: 1 | 3): Promise<Record<string, unknown>> {
+  const names = members === 1 ? ['m1'] : ['m1', 'm2', 'm3'];
+  const ports = await Promise.all(names.map(async () => ({ api: await freePort(), peer: await freePort() })));
+  const ic = names.map((m, i) => `${m}=127.0.0.1:${ports[i]!.peer}`).join(',');
+  const procs: ChildProcess[] = [];
+  const sims: SimNode[] = [];
+  let watch: ReturnType<typeof watchNodes> | undefined;
+  const [ca, adminCert, adminKey] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
+  const admin = new Agent({ keepAlive: true, ca, cert: adminCert, key: adminKey });
+  try {
+    for (const [i, m] of names.entries()) {
+      await cp(pki, join(root, m, 'pki'), { recursive: true });
+      const cluster = members === 3 ? ['--name', m, '--initial-cluster', ic, '--peer-port', String(ports[i]!.peer)] : [];
+      procs.push(spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', join(root, m), '--secure-port', String(ports[i]!.api), '--tls-workers', TLS_WORKERS, ...cluster], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }));
+    }
+    for (const p of ports) {
+      for (let a = 0; ; a++) {
+        const r = await call(admin, p.api, 'GET', '/readyz').catch(() => ({ status: 0, text: '' }));
+        if (r.status === 200) break;
+        if (a > 600) throw new Error('orch did not become ready');
+        await sleep(200);
+      }
+    }
+    const rec = new Recorder();
+    for (let i = 0; i < n; i++) {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1, ca, cert: certs[i]!.certPem, key: certs[i]!.keyPem });
+      sims.push(new SimNode(`node-${i}`, agent, ports[i % ports.length]!.api, rec));
+    }
+    watch = watchNodes(admin, ports[0]!.api);
+    const tReg = performance.now();
+    // as a real agent: heartbeats begin as soon as the node is registered, not when all are
+    await pool(sims, 32, async (s) => {
+      await s.register();
+      s.start();
+    });
+    const registerSeconds = +((performance.now() - tReg) / 1000).toFixed(1);
+    const pidsOf = async () => tree(procs.map((p) => p.pid!));
+    const m = await measure(rec, pidsOf);
+    // also count the nodes that are not Ready at the end
+    const list = JSON.parse((await call(admin, ports[0]!.api, 'GET', '/api/v1/nodes')).text) as { items: { spec?: { taints?: unknown[] }; status?: { conditions?: { type: string; status: string }[] } }[] };
+    const notReadyAtEnd = list.items.filter((x) => x.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True').length;
+    const tainted = list.items.filter((x) => (x.spec?.taints ?? []).length > 0).length;
+    return { ...m, registerSeconds, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
+  } finally {
+    watch?.stop();
+    for (const s of sims) s.stop();
+    admin.destroy();
+    for (const p of procs) p.kill('SIGTERM');
+    await Promise.all(procs.map((p) => (p.exitCode !== null ? undefined : new Promise((r) => p.once('exit', r)))));
+  }
+}
+
+async function runEtcd(root: string, pki: string, n: number): Promise<Record<string, unknown>> {
+  const cluster = await startEtcdCluster(root, pki);
+  const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f))));
+  const client = new Etcd3({ hosts: cluster.clientUrls, credentials: { rootCertificate: ca!, certChain: cert!, privateKey: key! } });
+  const timers: NodeJS.Timeout[] = [];
+  try {
+    for (let a = 0; ; a++) {
+      try {
+        await client.put('/bench/ready').value('1');
+        break;
+      } catch (e) {
+        if (a > 300) throw e;
+        await sleep(200);
+      }
+    }
+    const rec = new Recorder();
+    // what orch stores for the same objects (a Lease, a Node with its status), written the same way
+    const now = Date.now();
+    const nodeValue = (i: number) => JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${i}`, uid: '0d6f6a5e-6bd1-4a3c-9d39-7c0f4d9c2b11', creationTimestamp: rfc(now), labels: { 'kubernetes.io/hostname': `node-${i}` } }, spec: {}, status: nodeStatus(Date.now()) });
+    const leaseValue = (i: number) => JSON.stringify({ ...leaseObject(`node-${i}`, Date.now()), metadata: { name: `node-${i}`, namespace: 'orch-node-lease', uid: '0d6f6a5e-6bd1-4a3c-9d39-7c0f4d9c2b11', creationTimestamp: rfc(now) } });
+    const tReg = performance.now();
+    await pool(Array.from({ length: n }, (_, i) => i), 32, async (i) => {
+      await client.put(`/registry/minions/node-${i}`).value(nodeValue(i));
+      await client.put(`/registry/leases/orch-node-lease/node-${i}`).value(leaseValue(i));
+    });
+    const registerSeconds = +((performance.now() - tReg) / 1000).toFixed(1);
+    for (let i = 0; i < n; i++) {
+      const renew = () => void rec.time(async () => (await client.put(`/registry/leases/orch-node-lease/node-${i}`).value(leaseValue(i)), true as const)).then(() => timers.push(setTimeout(renew, jittered(LEASE_S))));
+      const status = () => void rec.time(async () => (await client.put(`/registry/minions/node-${i}`).value(nodeValue(i)), true as const)).then(() => timers.push(setTimeout(status, jittered(STATUS_S))));
+      timers.push(setTimeout(renew, Math.random() * LEASE_S * 1000));
+      timers.push(setTimeout(status, Math.random() * STATUS_S * 1000));
+    }
+    const m = await measure(rec, async () => cluster.procs.map((p) => p.pid!));
+    return { ...m, registerSeconds };
+  } finally {
+    for (const t of timers) clearTimeout(t);
+    client.close();
+    await cluster.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'orch-nodes-bench-'));
+  const results: Record<string, Record<string, unknown>> = {};
+  try {
+    const pki = join(root, 'pki');
+    await makePki(pki);
+    const max = Math.max(...NODES);
+    const certs = TARGETS.some((t) => t !== 'etcd') ? await nodeCerts(pki, max) : [];
+    for (const n of NODES) {
+      const r: Record<string, unknown> = {};
+      for (const t of TARGETS) {
+        const dir = join(root, `${t}-${n}`);
+        process.stderr.write(`nodes bench: ${t}, ${n} nodes\n`);
+        if (t === 'single') r.single = await runOrch(dir, pki, certs, n, 1);
+        else if (t === 'cluster') r.cluster = await runOrch(dir, pki, certs, n, 3);
+        else if (t === 'etcd') r.etcd = await runEtcd(dir, pki, n);
+        await rm(dir, { recursive: true, force: true });
+        // partial results survive an interrupted run
+        process.stderr.write(`nodes bench: ${t}, ${n} nodes: ${JSON.stringify(r[t])}\n`);
+      }
+      const c = r.cluster as Record<string, number> | undefined;
+      const e = r.etcd as Record<string, number> | undefined;
+      if (c && e) {
+        r.ratioClusterToEtcd = {
+          writesPerSec: +(c.writesPerSec! / e.writesPerSec!).toFixed(3),
+          p50Ms: +(c.p50Ms! / e.p50Ms!).toFixed(3),
+          p99Ms: +(c.p99Ms! / e.p99Ms!).toFixed(3),
+          serverCpuUsPerWrite: +(c.serverCpuUsPerWrite! / e.serverCpuUsPerWrite!).toFixed(3),
+          serverRssMiB: +(c.serverRssMiB! / e.serverRssMiB!).toFixed(3),
+        };
+      }
+      results[`nodes${n}`] = r;
+    }
+    const offered = (n: number) => +(n / LEASE_S + n / STATUS_S).toFixed(1);
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          tlsWorkersPerMember: Number(TLS_WORKERS),
+          leaseIntervalS: LEASE_S,
+          statusIntervalS: STATUS_S,
+          warmupS: WARMUP_S,
+          durationS: DURATION_S,
+          offeredWritesPerSec: Object.fromEntries(NODES.map((n) => [`nodes${n}`, offered(n)])),
+          results,
+          note: 'orch: every node its own HTTPS client (client certificate, keep-alive), Lease PUT + status merge PATCH; etcd: one etcd3 gRPC client, one put per Lease renewal / status update of the same object sizes; mTLS on client and peer links on both; loopback, one shared 2-core host (the bench process included)',
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();
+// sockets of the etcd client and the node agents' agents may linger
+process.exit(0);

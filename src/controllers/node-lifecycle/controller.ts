@@ -1,0 +1,331 @@
+// The node lifecycle controller (spec 002 §2.1, §2.2, §3; issue 13 item 1),
+// leader only (leader-gate.ts). It follows every Node and node Lease write
+// (namespace `orch-node-lease`) and keeps one machine per node (machine.ts):
+//
+// - no Lease renewal and no new Ready heartbeat for `monitorGracePeriodMs`
+//   (`--node-monitor-grace-period`, 50 s) → Ready and the pressure
+//   conditions become Unknown (reason NodeStatusUnknown) and the node gets
+//   `node.<domain>/unreachable` NoSchedule + NoExecute;
+// - Ready=False for `notReadyGracePeriodMs` → `node.<domain>/not-ready`
+//   NoExecute (NoSchedule at once, as kube's NoSchedule pass does);
+// - the taints go when the node posts Ready=True again.
+//
+// New NoExecute taints are rate limited per zone (zones.ts): a partition
+// that loses many nodes at once does not make every pod go. Pods are evicted
+// by the taint eviction controller (eviction.ts), which only reads taints.
+//
+// Started (a restart, a new leader), every node gets a fresh grace period:
+// the machines are new and time heartbeats from now.
+
+import { StatusError } from '../../api/errors.js';
+import { type GenericStore, decodeObject } from '../../api/generic-store.js';
+import type { ApiObject } from '../../api/types.js';
+import { type Clock, type TimerHandle, systemClock } from '../../core/clock.js';
+import type { AppliedWrite, KeyValue, RevisionedStore } from '../../store/types.js';
+import type { EventRecorder } from '../event-recorder.js';
+import { type NodeHealthActor, type NodeHealthView, type ReadyStatus, startNodeHealth, viewOf } from './machine.js';
+import { planNode, readyOf } from './plan.js';
+import { type NodeTaintKeys, nodeTaintKeys } from './taints.js';
+import { DEFAULT_ZONE_RULES, TokenBucket, type ZoneRules, type ZoneState, zoneOf, zoneRate, zoneState } from './zones.js';
+
+export const NODE_LEASE_NAMESPACE = 'orch-node-lease';
+export const NODE_LIFECYCLE_MANAGER = 'node-lifecycle-controller';
+
+export interface NodeLifecycleOptions {
+  store: RevisionedStore;
+  nodes: () => GenericStore;
+  /** node Leases (coordination.<domain>/v1); undefined when the API is switched off */
+  leases: () => GenericStore | undefined;
+  apiDomain: string;
+  clock?: Clock;
+  /** `--node-monitor-grace-period` (default 50 s) */
+  monitorGracePeriodMs?: number;
+  /** how long Ready=False lasts before the not-ready NoExecute taint (default: the grace period) */
+  notReadyGracePeriodMs?: number;
+  /** how often zone states are computed and held-back taints retried (kube's node-monitor-period, 5 s) */
+  monitorPeriodMs?: number;
+  zoneRules?: Partial<ZoneRules>;
+  events?: EventRecorder;
+  log?: (msg: string) => void;
+}
+
+interface NodeRec {
+  name: string;
+  actor: NodeHealthActor;
+  /** the Ready condition's lastHeartbeatTime last seen */
+  heartbeat?: string;
+  /** the Lease's renewTime last seen */
+  renew?: string;
+  ready: ReadyStatus;
+  zone: string;
+  view: NodeHealthView;
+  busy: boolean;
+  again: boolean;
+  /** wants a new NoExecute taint (or a failed write to be retried) */
+  held: boolean;
+  /** holds a token of its zone's limiter for a new NoExecute taint */
+  token: boolean;
+}
+
+const rfc3339 = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+
+export class NodeLifecycleController {
+  private readonly nodes = new Map<string, NodeRec>();
+  /** renewTime of Leases whose Node is not known (yet) */
+  private readonly orphanRenew = new Map<string, string>();
+  private readonly limiters = new Map<string, TokenBucket>();
+  private readonly zoneStates = new Map<string, ZoneState>();
+  private readonly clock: Clock;
+  private readonly graceMs: number;
+  private readonly notReadyGraceMs: number;
+  private readonly periodMs: number;
+  private readonly rules: ZoneRules;
+  private readonly keys: NodeTaintKeys;
+  private unsubscribe?: () => void;
+  private timer?: TimerHandle;
+  private stopped = true;
+  private disrupted = false;
+  /** writes made and failed (tests and metrics) */
+  readonly stats = { writes: 0, markedUnknown: 0, conflicts: 0, errors: 0 };
+
+  constructor(private readonly o: NodeLifecycleOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.graceMs = o.monitorGracePeriodMs ?? 50_000;
+    this.notReadyGraceMs = o.notReadyGracePeriodMs ?? this.graceMs;
+    this.periodMs = o.monitorPeriodMs ?? 5_000;
+    this.rules = { ...DEFAULT_ZONE_RULES, ...(o.zoneRules ?? {}) };
+    this.keys = nodeTaintKeys(o.apiDomain);
+  }
+
+  start(): void {
+    this.stop();
+    this.stopped = false;
+    const nodeRange = this.o.nodes().rangeKeys('');
+    const leaseRange = this.o.leases()?.rangeKeys(NODE_LEASE_NAMESPACE);
+    const inRange = (k: string, r: { key: string; end: string } | undefined) => r !== undefined && k >= r.key && k < r.end;
+    this.unsubscribe = this.o.store.onApplied((w: AppliedWrite) => {
+      for (const ev of w.events) {
+        const k = ev.kv.key;
+        if (inRange(k, nodeRange)) {
+          if (ev.type === 'put') this.onNode(ev.kv);
+          else this.forget(k.slice(nodeRange.key.length));
+        } else if (ev.type === 'put' && inRange(k, leaseRange)) this.onLease(ev.kv);
+      }
+    });
+    // leases first, so a node's first machine knows its renewTime
+    if (leaseRange) for (const kv of this.o.store.range(leaseRange).kvs) this.onLease(kv);
+    for (const kv of this.o.store.range(nodeRange).kvs) this.onNode(kv);
+    this.schedulePass();
+    this.o.log?.(`node lifecycle: watching ${this.nodes.size} node(s); each has ${this.graceMs} ms before it is Unknown`);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.timer?.cancel();
+    this.timer = undefined;
+    for (const r of this.nodes.values()) r.actor.stop();
+    this.nodes.clear();
+    this.orphanRenew.clear();
+    this.limiters.clear();
+    this.zoneStates.clear();
+    this.disrupted = false;
+  }
+
+  /** what the controller thinks of a node (tests, debugging) */
+  nodeView(name: string): (NodeHealthView & { zone: string }) | undefined {
+    const r = this.nodes.get(name);
+    return r ? { ...viewOf(r.actor), zone: r.zone } : undefined;
+  }
+
+  zoneStateOf(zone: string): ZoneState | undefined {
+    return this.zoneStates.get(zone);
+  }
+
+  get inFullDisruption(): boolean {
+    return this.disrupted;
+  }
+
+  private onLease(kv: KeyValue): void {
+    let lease: ApiObject;
+    try {
+      lease = decodeObject(kv);
+    } catch {
+      return;
+    }
+    const name = lease.metadata?.name ?? '';
+    const renew = String((lease.spec as { renewTime?: unknown } | undefined)?.renewTime ?? '');
+    const rec = this.nodes.get(name);
+    if (!rec) {
+      this.orphanRenew.set(name, renew);
+      return;
+    }
+    if (renew !== rec.renew) {
+      rec.renew = renew;
+      rec.actor.send({ type: 'HEARTBEAT' });
+    }
+  }
+
+  private onNode(kv: KeyValue): void {
+    let node: ApiObject;
+    try {
+      node = decodeObject(kv);
+    } catch {
+      return;
+    }
+    const name = node.metadata?.name ?? '';
+    const ready = readyOf(node);
+    const zone = zoneOf(node.metadata?.labels);
+    let rec = this.nodes.get(name);
+    if (!rec) {
+      const actor = startNodeHealth(this.clock, { graceMs: this.graceMs, notReadyGraceMs: this.notReadyGraceMs, ready: ready.status });
+      rec = { name, actor, heartbeat: ready.heartbeat, renew: this.orphanRenew.get(name), ready: ready.status, zone, view: viewOf(actor), busy: false, again: false, held: false, token: false };
+      this.orphanRenew.delete(name);
+      this.nodes.set(name, rec);
+      const r = rec;
+      actor.subscribe(() => {
+        const v = viewOf(actor);
+        if (v.unreachable !== r.view.unreachable || v.readiness !== r.view.readiness) {
+          if (v.unreachable && !r.view.unreachable) this.o.log?.(`node lifecycle: node ${name} sent no heartbeat for ${this.graceMs} ms`);
+          r.view = v;
+          void this.reconcile(r);
+        }
+      });
+    } else {
+      if (ready.heartbeat !== rec.heartbeat) {
+        rec.heartbeat = ready.heartbeat;
+        rec.actor.send({ type: 'HEARTBEAT' });
+      }
+      if (ready.status !== rec.ready) {
+        if (rec.ready === 'True') void this.o.events?.event({ apiVersion: 'v1', kind: 'Node', name, uid: node.metadata?.uid }, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
+        rec.ready = ready.status;
+        rec.actor.send({ type: 'REPORT', ready: ready.status });
+      }
+      rec.zone = zone;
+    }
+    rec.view = viewOf(rec.actor);
+    void this.reconcile(rec);
+  }
+
+  private forget(name: string): void {
+    const r = this.nodes.get(name);
+    if (!r) return;
+    r.actor.stop();
+    this.nodes.delete(name);
+  }
+
+  private limiter(zone: string): TokenBucket {
+    let l = this.limiters.get(zone);
+    if (!l) {
+      l = new TokenBucket(this.rules.evictionRate, this.clock.now());
+      this.limiters.set(zone, l);
+    }
+    return l;
+  }
+
+  /** one reconcile at a time per node; a change meanwhile runs it again */
+  private async reconcile(rec: NodeRec): Promise<void> {
+    if (this.stopped) return;
+    if (rec.busy) {
+      rec.again = true;
+      return;
+    }
+    rec.busy = true;
+    try {
+      do {
+        rec.again = false;
+        await this.reconcileOnce(rec);
+      } while (rec.again && !this.stopped && this.nodes.get(rec.name) === rec);
+    } finally {
+      rec.busy = false;
+    }
+  }
+
+  private async reconcileOnce(rec: NodeRec): Promise<void> {
+    const gs = this.o.nodes();
+    const kv = gs.readRaw('', rec.name);
+    if (!kv) return;
+    const view = viewOf(rec.actor);
+    // a new NoExecute taint waits for the periodic pass: it first computes the zone states
+    // (so nodes lost together count together) and then hands out the zone's tokens (pass())
+    const base = { view, keys: this.keys, heartbeatSeen: rec.heartbeat, disrupted: this.disrupted, mayAddNoExecute: rec.token };
+    const first = planNode({ ...base, node: decodeObject(kv), now: rfc3339(this.clock.now()) });
+    rec.held = first.heldNoExecute;
+    if (!first.next) return;
+    let result: { markedUnknown: boolean; addsNoExecute: boolean } = { markedUnknown: false, addsNoExecute: false };
+    try {
+      await gs.guaranteedUpdate('', rec.name, { dryRun: false, manager: NODE_LIFECYCLE_MANAGER }, (cur) => {
+        const p = planNode({ ...base, node: cur!, now: rfc3339(this.clock.now()) });
+        result = p;
+        return p.next ?? cur!;
+      });
+      this.stats.writes++;
+      if (result.markedUnknown) {
+        this.stats.markedUnknown++;
+        this.o.log?.(`node lifecycle: node ${rec.name}: conditions set to Unknown`);
+      }
+      if (result.addsNoExecute) {
+        rec.token = false;
+        this.o.log?.(`node lifecycle: node ${rec.name}: NoExecute taint added (zone "${rec.zone}")`);
+      }
+    } catch (e) {
+      if (e instanceof StatusError && e.code === 404) return;
+      if (e instanceof StatusError && e.code === 409) this.stats.conflicts++;
+      else this.stats.errors++;
+      this.o.log?.(`node lifecycle: node ${rec.name}: ${(e as Error).message}`);
+      // the periodic pass tries again
+      rec.held = true;
+    }
+  }
+
+  private schedulePass(): void {
+    if (this.stopped) return;
+    this.timer = this.clock.setTimeout(() => {
+      this.pass();
+      this.schedulePass();
+    }, this.periodMs);
+  }
+
+  /** zone states, their eviction rates, full-disruption mode, and retries of held-back taints */
+  pass(): void {
+    if (this.stopped) return;
+    const zones = new Map<string, { total: number; notReady: number }>();
+    for (const r of this.nodes.values()) {
+      // a node still registering (no Ready condition, heartbeats arriving) does not count yet
+      if (r.ready === 'None' && !r.view.unreachable) continue;
+      const z = zones.get(r.zone) ?? { total: 0, notReady: 0 };
+      z.total++;
+      if (r.view.unreachable || r.ready !== 'True') z.notReady++;
+      zones.set(r.zone, z);
+    }
+    const now = this.clock.now();
+    let allFull = zones.size > 0;
+    for (const [zone, z] of zones) {
+      const state = zoneState(z.total, z.notReady, this.rules.unhealthyZoneThreshold);
+      if (state !== 'FullDisruption') allFull = false;
+      const before = this.zoneStates.get(zone);
+      if (before !== state) {
+        this.zoneStates.set(zone, state);
+        if (before !== undefined) this.o.log?.(`node lifecycle: zone "${zone}" is now ${state} (${z.notReady} of ${z.total} node(s) not ready)`);
+      }
+      this.limiter(zone).setRate(zoneRate(state, z.total, this.rules), now);
+    }
+    for (const zone of [...this.zoneStates.keys()]) if (!zones.has(zone)) this.zoneStates.delete(zone);
+    if (allFull !== this.disrupted) {
+      this.disrupted = allFull;
+      this.o.log?.(
+        allFull
+          ? 'node lifecycle: every node is not ready; the control plane is likely cut off: no NoExecute taints are added and its own are removed'
+          : 'node lifecycle: some node is ready again; NoExecute taints resume',
+      );
+      for (const r of this.nodes.values()) void this.reconcile(r);
+      return;
+    }
+    for (const r of this.nodes.values()) {
+      if (!r.held) continue;
+      if (!r.token && !this.disrupted) r.token = this.limiter(r.zone).tryTake(now);
+      void this.reconcile(r);
+    }
+  }
+}

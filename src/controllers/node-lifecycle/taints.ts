@@ -1,0 +1,83 @@
+// Node taints and pod tolerations (spec 002 §3): the taints the node
+// lifecycle controller owns, how a toleration matches a taint, and how long a
+// pod may stay on a node with NoExecute taints it tolerates. Kubernetes'
+// rules (k8s.io/api core/v1 toleration.go, the taint manager's
+// getMinTolerationTime), written for this project. Pure functions.
+
+export type TaintEffect = 'NoExecute' | 'NoSchedule' | 'PreferNoSchedule';
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: TaintEffect | string;
+  timeAdded?: string;
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal' | string;
+  value?: string;
+  effect?: TaintEffect | string;
+  tolerationSeconds?: number;
+}
+
+/** the taint keys, `node.<domain>/<name>` (spec 002 §3: `node.orch.io/unreachable`) */
+export interface NodeTaintKeys {
+  unreachable: string;
+  notReady: string;
+  memoryPressure: string;
+  diskPressure: string;
+  pidPressure: string;
+  networkUnavailable: string;
+  unschedulable: string;
+}
+
+export function nodeTaintKeys(apiDomain: string): NodeTaintKeys {
+  const k = (n: string) => `node.${apiDomain}/${n}`;
+  return {
+    unreachable: k('unreachable'),
+    notReady: k('not-ready'),
+    memoryPressure: k('memory-pressure'),
+    diskPressure: k('disk-pressure'),
+    pidPressure: k('pid-pressure'),
+    networkUnavailable: k('network-unavailable'),
+    unschedulable: k('unschedulable'),
+  };
+}
+
+/** every key the controller owns: other taints on a node are never touched */
+export function ownedTaintKeys(keys: NodeTaintKeys): Set<string> {
+  return new Set(Object.values(keys));
+}
+
+/** Kubernetes' Toleration.ToleratesTaint */
+export function tolerates(t: Toleration, taint: Taint): boolean {
+  if (t.effect && t.effect !== taint.effect) return false;
+  if (t.key && t.key !== taint.key) return false;
+  if (t.operator === 'Exists') return true;
+  if (!t.key) return false; // an empty key is only valid with Exists
+  return (t.value ?? '') === (taint.value ?? '');
+}
+
+/**
+ * When a pod on a node with these taints must go (ms since the epoch): at
+ * once (-Infinity) when some NoExecute taint is not tolerated, never
+ * (undefined) when every one is tolerated without a time limit. Per taint the
+ * first toleration that matches counts (kube's GetMatchingTolerations); a
+ * taint tolerated for `tolerationSeconds` (≤ 0: not at all) is tolerated
+ * until that long after the taint was added (`addedAt`, from its
+ * `timeAdded`), so the deadline does not move when the controller restarts.
+ */
+export function evictionDue(taints: readonly Taint[], tolerations: readonly Toleration[], addedAt: (t: Taint) => number): number | undefined {
+  let due = Infinity;
+  for (const taint of taints) {
+    if (taint.effect !== 'NoExecute') continue;
+    const used = tolerations.find((t) => tolerates(t, taint));
+    if (!used) return -Infinity;
+    if (typeof used.tolerationSeconds === 'number') due = Math.min(due, addedAt(taint) + Math.max(0, used.tolerationSeconds) * 1000);
+  }
+  return due === Infinity ? undefined : due;
+}
+
+/** the same taint (key and effect identify a taint on a node) */
+export const sameTaint = (a: Taint, b: Taint): boolean => a.key === b.key && a.effect === b.effect;

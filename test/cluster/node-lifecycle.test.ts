@@ -1,0 +1,185 @@
+// The node lifecycle controller in a 3-member Raft cluster (in-process
+// members over real gRPC on loopback, as controllers.test.ts starts them):
+// only the leader's controller acts, and a leader change does not mark every
+// node Unknown — the new leader gives each node a fresh grace period, even
+// though heartbeats stopped for a while around the change — while a node
+// that really stays silent is still marked by the new leader.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SchemaAdmission } from '../../src/api/admission.js';
+import { StatusError } from '../../src/api/errors.js';
+import { GenericStore, decodeObject } from '../../src/api/generic-store.js';
+import { builtinDefinitions, sharedDefinitions } from '../../src/api/kinds/index.js';
+import { Registry } from '../../src/api/registry.js';
+import type { ResourceDefinition } from '../../src/api/types.js';
+import { type LeaderGate, runWhileLeader } from '../../src/controllers/leader-gate.js';
+import { NodeLifecycleController } from '../../src/controllers/node-lifecycle/controller.js';
+import { RaftStore, RaftUnavailableError } from '../../src/store/raft-store.js';
+import { freePort } from '../helpers/ports.js';
+
+const D = 'orch.io';
+const GRACE_MS = 4_000;
+const NODES = Array.from({ length: 20 }, (_, i) => `n${i}`);
+
+interface Member {
+  name: string;
+  store: RaftStore;
+  gs(resource: string, group?: string): GenericStore;
+  controller: NodeLifecycleController;
+  gate: LeaderGate;
+  close(): Promise<void>;
+}
+
+let root: string | undefined;
+const members = new Map<string, Member>();
+afterEach(async () => {
+  await Promise.all([...members.values()].map((m) => m.close()));
+  members.clear();
+  if (root) await rm(root, { recursive: true, force: true });
+  root = undefined;
+});
+
+/** node name → times it was seen with Ready=Unknown, on any member */
+const unknownSeen = new Map<string, number>();
+
+async function startMember(name: string, cluster: Record<string, string>, dir: string): Promise<Member> {
+  const store = await RaftStore.open({ name, initialCluster: cluster, dataDir: join(dir, name), tickMs: 20, electionTick: 10, compactIntervalMs: 0 });
+  const defs = sharedDefinitions(D);
+  const registry = new Registry(D, defs, builtinDefinitions(D));
+  const admission = new SchemaAdmission(defs);
+  const stores = new Map<ResourceDefinition, GenericStore>();
+  const gs = (resource: string, group = '') => {
+    const def = registry.lookup(group, 'v1', resource)!;
+    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission));
+    return stores.get(def)!;
+  };
+  const controller = new NodeLifecycleController({ store, nodes: () => gs('nodes'), leases: () => gs('leases', `coordination.${D}`), apiDomain: D, monitorGracePeriodMs: GRACE_MS, monitorPeriodMs: 500 });
+  const gate = runWhileLeader(store, controller);
+  const nodePrefix = gs('nodes').rangeKeys('');
+  store.onApplied((w) => {
+    for (const ev of w.events) {
+      if (ev.type !== 'put' || ev.kv.key < nodePrefix.key || ev.kv.key >= nodePrefix.end) continue;
+      const n = decodeObject(ev.kv);
+      const ready = (n.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.find((c) => c.type === 'Ready');
+      if (ready?.status === 'Unknown') unknownSeen.set(n.metadata!.name!, (unknownSeen.get(n.metadata!.name!) ?? 0) + 1);
+    }
+  });
+  let closing: Promise<void> | undefined;
+  const m: Member = {
+    name,
+    store,
+    gs,
+    controller,
+    gate,
+    close() {
+      closing ??= (async () => {
+        gate.stop();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+  members.set(name, m);
+  return m;
+}
+
+async function stableLeader(): Promise<Member> {
+  for (let i = 0; i < 500; i++) {
+    const live = [...members.values()];
+    const leaders = live.filter((m) => m.store.status().role === 'leader');
+    if (leaders.length === 1 && live.every((m) => m.store.status().leader === leaders[0]!.name)) return leaders[0]!;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('no stable leader');
+}
+
+async function eventually(what: string, ok: () => boolean, attempts = 1000): Promise<void> {
+  for (let i = 0; i < attempts; i++) {
+    if (ok()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function retry<T>(fn: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const retryable = err instanceof RaftUnavailableError || (err instanceof StatusError && (err.code === 503 || err.code === 504 || err.code === 409));
+      if (!retryable || i >= 100) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+const nowRfc = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+describe('node lifecycle in a 3-member cluster', () => {
+  it('a leader change does not flap the nodes; a silent node is still marked by the new leader', async () => {
+    unknownSeen.clear();
+    root = await mkdtemp(join(tmpdir(), 'orch-nlc-cluster-'));
+    const names = ['m1', 'm2', 'm3'];
+    const cluster: Record<string, string> = {};
+    for (const n of names) cluster[n] = `127.0.0.1:${await freePort()}`;
+    await Promise.all(names.map((n) => startMember(n, cluster, root!)));
+    let leader = await stableLeader();
+    await eventually('the leader gate', () => leader.gate.running);
+
+    const ns = leader.gs('namespaces');
+    await retry(() => ns.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'orch-node-lease' } }, { dryRun: false }));
+    for (const n of NODES) {
+      const t = nowRfc();
+      await retry(() => leader.gs('nodes').create('', { apiVersion: 'v1', kind: 'Node', metadata: { name: n }, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'NodeAgentReady', message: 'ok', lastHeartbeatTime: t, lastTransitionTime: t }] } }, { dryRun: false }));
+    }
+
+    // the node agents: a Lease renewal per node every 500 ms through whoever leads
+    let beating = new Set(NODES);
+    let stopped = false;
+    const heartbeats = (async () => {
+      while (!stopped) {
+        const l = [...members.values()].find((m) => m.store.status().role === 'leader');
+        if (l) {
+          await Promise.all(
+            [...beating].map((n) =>
+              l.gs('leases', `coordination.${D}`)
+                .guaranteedUpdate('orch-node-lease', n, { dryRun: false, createIfAbsent: true }, (cur) => ({
+                  ...(cur ?? { apiVersion: `coordination.${D}/v1`, kind: 'Lease', metadata: { name: n, namespace: 'orch-node-lease' } }),
+                  spec: { holderIdentity: n, leaseDurationSeconds: 40, renewTime: new Date().toISOString().replace('Z', '000Z') },
+                }))
+                .catch(() => undefined),
+            ),
+          );
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+    try {
+      await new Promise((r) => setTimeout(r, GRACE_MS + 1_000));
+      expect(unknownSeen.size).toBe(0);
+      for (const m of members.values()) if (m !== leader) expect(m.gate.running).toBe(false);
+
+      // heartbeats stop, then the leader goes away; they resume only after the new leader started
+      beating = new Set();
+      await new Promise((r) => setTimeout(r, GRACE_MS / 2));
+      await leader.close();
+      members.delete(leader.name);
+      leader = await stableLeader();
+      await eventually('the new leader gate', () => leader.gate.running);
+      expect(leader.controller.nodeView('n0')).toMatchObject({ unreachable: false });
+      await new Promise((r) => setTimeout(r, GRACE_MS / 4));
+      beating = new Set(NODES.slice(1));
+      await new Promise((r) => setTimeout(r, GRACE_MS * 2));
+      // n0 never came back: marked by the new leader; no other node was ever Unknown
+      await eventually('n0 Unknown', () => (unknownSeen.get('n0') ?? 0) > 0);
+      expect([...unknownSeen.keys()]).toEqual(['n0']);
+      expect(leader.controller.stats.markedUnknown).toBe(1);
+    } finally {
+      stopped = true;
+      await heartbeats;
+    }
+  }, 90_000);
+});

@@ -1,0 +1,300 @@
+// The node lifecycle and taint eviction controllers
+// (src/controllers/node-lifecycle/) on a real LocalStore, with a simulated
+// clock: heartbeats are Lease and Node writes made here, time moves only when
+// the test says so.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SchemaAdmission } from '../../src/api/admission.js';
+import { GenericStore } from '../../src/api/generic-store.js';
+import { builtinDefinitions, sharedDefinitions } from '../../src/api/kinds/index.js';
+import { Registry } from '../../src/api/registry.js';
+import type { ApiObject, ResourceDefinition } from '../../src/api/types.js';
+import { EventRecorder } from '../../src/controllers/event-recorder.js';
+import { NodeLifecycleController } from '../../src/controllers/node-lifecycle/controller.js';
+import { TaintEvictionController } from '../../src/controllers/node-lifecycle/eviction.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { LocalStore } from '../../src/store/local-store.js';
+
+const D = 'orch.io';
+const UNREACHABLE = 'node.orch.io/unreachable';
+const NOT_READY = 'node.orch.io/not-ready';
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+
+interface Env {
+  clock: ManualClock;
+  store: LocalStore;
+  gs(resource: string, group?: string): GenericStore;
+  lifecycle: NodeLifecycleController;
+  eviction: TaintEvictionController;
+  events: { reason: string; message: string; kind: string }[];
+  restart(): void;
+}
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+
+async function env(o: { graceMs?: number; notReadyGraceMs?: number; rate?: number } = {}): Promise<Env> {
+  const dir = await mkdtemp(join(tmpdir(), 'orch-nlc-'));
+  const store = await LocalStore.open(join(dir, 'store'));
+  const defs = sharedDefinitions(D);
+  const registry = new Registry(D, defs, builtinDefinitions(D));
+  const admission = new SchemaAdmission(defs);
+  const stores = new Map<ResourceDefinition, GenericStore>();
+  const gs = (resource: string, group = '') => {
+    const def = registry.lookup(group, 'v1', resource)!;
+    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission));
+    return stores.get(def)!;
+  };
+  const clock = new ManualClock(T0);
+  const events: Env['events'] = [];
+  const recorder = new EventRecorder(
+    {
+      async create(_ns, e) {
+        events.push({ reason: String(e.reason), message: String(e.message), kind: String((e.involvedObject as { kind: string }).kind) });
+        return `e${events.length}`;
+      },
+      async update() {
+        return true;
+      },
+    },
+    { component: 'test', now: () => clock.now() },
+  );
+  const make = () => ({
+    lifecycle: new NodeLifecycleController({
+      store,
+      nodes: () => gs('nodes'),
+      leases: () => gs('leases', `coordination.${D}`),
+      apiDomain: D,
+      clock,
+      monitorGracePeriodMs: o.graceMs ?? 10_000,
+      notReadyGracePeriodMs: o.notReadyGraceMs,
+      monitorPeriodMs: 1_000,
+      zoneRules: o.rate === undefined ? {} : { evictionRate: o.rate },
+      events: recorder,
+    }),
+    eviction: new TaintEvictionController({ store, nodes: () => gs('nodes'), pods: () => gs('pods'), clock, events: recorder }),
+  });
+  const e: Env = {
+    clock,
+    store,
+    gs,
+    events,
+    ...make(),
+    restart() {
+      e.lifecycle.stop();
+      e.eviction.stop();
+      Object.assign(e, make());
+      e.lifecycle.start();
+      e.eviction.start();
+    },
+  };
+  await gs('namespaces').create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'orch-node-lease' } }, { dryRun: false });
+  await gs('namespaces').create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }, { dryRun: false });
+  cleanup.push(async () => {
+    e.lifecycle.stop();
+    e.eviction.stop();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return e;
+}
+
+const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+
+/** what a node agent writes: its Node with the five conditions */
+async function postStatus(e: Env, name: string, ready: 'True' | 'False', labels: Record<string, string> = {}): Promise<void> {
+  const now = iso(e.clock.now());
+  const cond = (type: string, status: string) => ({ type, status, reason: 'Agent', message: 'from the agent', lastHeartbeatTime: now, lastTransitionTime: now });
+  const status = { conditions: [cond('Ready', ready), cond('MemoryPressure', 'False'), cond('DiskPressure', 'False'), cond('PIDPressure', 'False'), cond('NetworkUnavailable', 'False')] };
+  await e.gs('nodes').guaranteedUpdate('', name, { dryRun: false, createIfAbsent: true }, (cur) => ({
+    ...(cur ?? { apiVersion: 'v1', kind: 'Node', metadata: { name, labels } }),
+    status,
+  }));
+}
+
+/** a Lease renewal */
+async function renew(e: Env, name: string): Promise<void> {
+  const renewTime = new Date(e.clock.now()).toISOString().replace('Z', '000Z');
+  await e.gs('leases', `coordination.${D}`).guaranteedUpdate('orch-node-lease', name, { dryRun: false, createIfAbsent: true }, (cur) => ({
+    ...(cur ?? { apiVersion: `coordination.${D}/v1`, kind: 'Lease', metadata: { name, namespace: 'orch-node-lease' } }),
+    spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime },
+  }));
+}
+
+const node = (e: Env, name: string) => e.gs('nodes').get('', name);
+const taints = async (e: Env, name: string) => ((((await node(e, name)).spec ?? {}) as { taints?: { key: string; effect: string }[] }).taints ?? []).map((t) => `${t.key}:${t.effect}`).sort();
+const ready = async (e: Env, name: string) => ((await node(e, name)).status as { conditions: { type: string; status: string; reason: string; message: string }[] }).conditions.find((c) => c.type === 'Ready')!;
+
+async function settle(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+/** let the controllers' writes finish (they are async; the clock does not move) */
+const flush = () => new Promise((r) => setTimeout(r, 60));
+
+/** advance the clock in 1 s steps, renewing the Leases of `alive` nodes each step */
+async function run(e: Env, ms: number, alive: string[]): Promise<void> {
+  for (let t = 0; t < ms; t += 1000) {
+    for (const n of alive) await renew(e, n);
+    e.clock.advance(Math.min(1000, ms - t));
+    await flush();
+  }
+}
+
+async function pod(e: Env, name: string, nodeName: string, tolerations?: Record<string, unknown>[]): Promise<void> {
+  await e.gs('pods').create('default', { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName, containers: [{ name: 'c', image: 'busybox' }], ...(tolerations ? { tolerations } : {}) } } as ApiObject, { dryRun: false });
+}
+const terminating = async (e: Env, name: string) => (await e.gs('pods').get('default', name)).metadata?.deletionTimestamp !== undefined;
+
+describe('node lifecycle controller', () => {
+  it('a node silent for the grace period becomes Unknown and unreachable-tainted; its posting Ready again removes the taints', async () => {
+    const e = await env();
+    await postStatus(e, 'n1', 'True');
+    await postStatus(e, 'n2', 'True');
+    e.lifecycle.start();
+    // Lease renewals alone keep n1 alive
+    await run(e, 20_000, ['n1', 'n2']);
+    expect((await ready(e, 'n1')).status).toBe('True');
+    expect(await taints(e, 'n1')).toEqual([]);
+    await run(e, 8_000, ['n2']);
+    expect((await ready(e, 'n1')).status).toBe('True');
+    await run(e, 3_000, ['n2']);
+    await settle(async () => (await ready(e, 'n1')).status === 'Unknown', 'n1 Unknown');
+    const r = await ready(e, 'n1');
+    expect(r).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Node agent stopped posting node status.' });
+    const conds = ((await node(e, 'n1')).status as { conditions: { type: string; status: string }[] }).conditions;
+    expect(conds.map((c) => `${c.type}=${c.status}`)).toEqual(['Ready=Unknown', 'MemoryPressure=Unknown', 'DiskPressure=Unknown', 'PIDPressure=Unknown', 'NetworkUnavailable=Unknown']);
+    await settle(async () => (await taints(e, 'n1')).length === 2, 'taints');
+    expect(await taints(e, 'n1')).toEqual([`${UNREACHABLE}:NoExecute`, `${UNREACHABLE}:NoSchedule`]);
+    const added = ((await node(e, 'n1')).spec as { taints: { effect: string; timeAdded?: string }[] }).taints.find((t) => t.effect === 'NoExecute')!;
+    expect(added.timeAdded).toBe(iso(T0 + 29_000)); // last renewal at 19 s + 10 s, tainted by the pass at that instant
+    expect(await taints(e, 'n2')).toEqual([]);
+    expect(e.events.filter((x) => x.reason === 'NodeNotReady').map((x) => x.message)).toEqual(['Node n1 status is now: NodeNotReady']);
+    // a Lease renewal alone does not clear the taints: Ready is still Unknown until the agent posts
+    await run(e, 2_000, ['n1', 'n2']);
+    expect(await taints(e, 'n1')).toHaveLength(2);
+    await postStatus(e, 'n1', 'True');
+    await settle(async () => (await taints(e, 'n1')).length === 0, 'taints removed');
+    await run(e, 30_000, ['n1', 'n2']);
+    expect((await ready(e, 'n1')).status).toBe('True');
+  });
+
+  it('Ready=False gets not-ready NoSchedule at once and NoExecute once it has persisted', async () => {
+    const e = await env({ notReadyGraceMs: 5_000 });
+    await postStatus(e, 'n1', 'True');
+    await postStatus(e, 'n2', 'True');
+    e.lifecycle.start();
+    await postStatus(e, 'n1', 'False');
+    await settle(async () => (await taints(e, 'n1')).length === 1, 'NoSchedule');
+    expect(await taints(e, 'n1')).toEqual([`${NOT_READY}:NoSchedule`]);
+    await run(e, 4_000, ['n1', 'n2']);
+    expect(await taints(e, 'n1')).toEqual([`${NOT_READY}:NoSchedule`]);
+    await run(e, 2_000, ['n1', 'n2']);
+    expect(await taints(e, 'n1')).toEqual([`${NOT_READY}:NoExecute`, `${NOT_READY}:NoSchedule`]);
+    // a new leader keeps the NoExecute taint of a node that is still not ready
+    e.restart();
+    await run(e, 2_000, ['n1', 'n2']);
+    expect(await taints(e, 'n1')).toEqual([`${NOT_READY}:NoExecute`, `${NOT_READY}:NoSchedule`]);
+    await postStatus(e, 'n1', 'True');
+    await settle(async () => (await taints(e, 'n1')).length === 0, 'recovered');
+  });
+
+  it('a restarted controller (a new leader) gives every node a fresh grace period', async () => {
+    const e = await env();
+    for (const n of ['n1', 'n2', 'n3']) await postStatus(e, n, 'True');
+    e.lifecycle.start();
+    await run(e, 3_000, ['n1', 'n2', 'n3']);
+    // n1 and n2 go silent (say, the old leader was cut off from them) just before the restart
+    await run(e, 8_000, ['n3']);
+    e.restart();
+    await run(e, 9_000, ['n1', 'n2', 'n3']);
+    for (const n of ['n1', 'n2', 'n3']) expect((await ready(e, n)).status).toBe('True');
+    expect(e.lifecycle.stats.markedUnknown).toBe(0);
+    // but a node that stays silent is judged after the new grace period
+    await run(e, 12_000, ['n2', 'n3']);
+    await settle(async () => (await ready(e, 'n1')).status === 'Unknown', 'n1 Unknown');
+    expect((await ready(e, 'n2')).status).toBe('True');
+  });
+
+  it('rate-limits NoExecute taints per zone; a partially disrupted small zone gets none; all zones down stops them', async () => {
+    const e = await env({ rate: 0.1 });
+    const names = Array.from({ length: 10 }, (_, i) => `z${i}`);
+    for (const n of names) await postStatus(e, n, 'True', { 'topology.kubernetes.io/zone': 'a' });
+    e.lifecycle.start();
+    await run(e, 2_000, names);
+    // two nodes lost: Normal zone, 0.1 node/s: one tainted at once, the other 10 s later
+    await run(e, 11_000, names.slice(2));
+    await settle(async () => (await ready(e, 'z1')).status === 'Unknown', 'z1 Unknown');
+    const noExec = async () => (await Promise.all(names.map(async (n) => (await taints(e, n)).includes(`${UNREACHABLE}:NoExecute`)))).filter(Boolean).length;
+    expect(await noExec()).toBe(1);
+    expect(await taints(e, 'z0')).toContain(`${UNREACHABLE}:NoSchedule`);
+    expect(await taints(e, 'z1')).toContain(`${UNREACHABLE}:NoSchedule`);
+    await run(e, 11_000, names.slice(2));
+    expect(await noExec()).toBe(2);
+    expect(e.lifecycle.zoneStateOf(':a')).toBe('Normal');
+    // four more: 6 of 10 not ready ≥ 0.55 → PartialDisruption; a zone of ≤ 50 nodes gets no new NoExecute taints
+    await run(e, 40_000, names.slice(6));
+    for (const n of names.slice(2, 6)) await settle(async () => (await ready(e, n)).status === 'Unknown', `${n} Unknown`);
+    await run(e, 2_000, names.slice(6));
+    expect(e.lifecycle.zoneStateOf(':a')).toBe('PartialDisruption');
+    expect(await noExec()).toBe(2);
+    // every node silent: the controller assumes it is the one cut off and removes its NoExecute taints
+    await run(e, 13_000, []);
+    expect(e.lifecycle.inFullDisruption).toBe(true);
+    await settle(async () => (await noExec()) === 0, 'NoExecute taints removed');
+    expect(await taints(e, 'z9')).toEqual([`${UNREACHABLE}:NoSchedule`]);
+  });
+});
+
+describe('taint eviction controller', () => {
+  it('evicts pods that do not tolerate a NoExecute taint, after tolerationSeconds for those that tolerate it for a time, never the others', async () => {
+    const e = await env();
+    await postStatus(e, 'n1', 'True');
+    await postStatus(e, 'n2', 'True');
+    await pod(e, 'plain', 'n1');
+    await pod(e, 'forever', 'n1', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute' }]);
+    await pod(e, 'thirty', 'n1', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 }]);
+    await pod(e, 'elsewhere', 'n2');
+    e.lifecycle.start();
+    e.eviction.start();
+    await run(e, 12_000, ['n2']);
+    await settle(() => terminating(e, 'plain'), 'plain evicted');
+    expect(await terminating(e, 'forever')).toBe(false);
+    expect(await terminating(e, 'thirty')).toBe(false);
+    expect(await terminating(e, 'elsewhere')).toBe(false);
+    expect(e.events.filter((x) => x.reason === 'TaintManagerEviction').map((x) => x.message)).toEqual(['Marking for deletion Pod default/plain']);
+    // a leader change does not restart the 30 s: they count from the taint's timeAdded
+    await run(e, 15_000, ['n2']);
+    e.restart();
+    await run(e, 10_000, ['n2']);
+    expect(await terminating(e, 'thirty')).toBe(false);
+    await run(e, 6_000, ['n2']);
+    await settle(() => terminating(e, 'thirty'), 'thirty evicted');
+    expect(await terminating(e, 'forever')).toBe(false);
+    expect(e.eviction.evicted).toBe(1);
+  });
+
+  it('a taint removed in time cancels a pending eviction', async () => {
+    const e = await env();
+    await postStatus(e, 'n1', 'True');
+    await postStatus(e, 'n2', 'True');
+    await pod(e, 'sixty', 'n1', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 }]);
+    e.lifecycle.start();
+    e.eviction.start();
+    await run(e, 12_000, ['n2']);
+    await settle(async () => e.eviction.scheduled === 1, 'eviction scheduled');
+    await postStatus(e, 'n1', 'True');
+    await settle(async () => e.eviction.scheduled === 0, 'eviction cancelled');
+    await run(e, 70_000, ['n1', 'n2']);
+    expect(await terminating(e, 'sixty')).toBe(false);
+  });
+});

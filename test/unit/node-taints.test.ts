@@ -1,0 +1,97 @@
+// Toleration matching, eviction deadlines, zone rules and the
+// DefaultTolerationSeconds admission plugin (issue 13).
+
+import { describe, expect, it } from 'vitest';
+import { defaultTolerationHooks } from '../../src/api/default-tolerations.js';
+import type { ApiObject, ResourceDefinition } from '../../src/api/types.js';
+import { evictionDue, tolerates } from '../../src/controllers/node-lifecycle/taints.js';
+import { TokenBucket, zoneOf, zoneRate, zoneState, DEFAULT_ZONE_RULES } from '../../src/controllers/node-lifecycle/zones.js';
+
+const U = { key: 'node.orch.io/unreachable', effect: 'NoExecute' };
+const N = { key: 'node.orch.io/not-ready', effect: 'NoExecute' };
+
+describe('tolerations', () => {
+  it('match as kube matches them', () => {
+    expect(tolerates({ operator: 'Exists' }, U)).toBe(true);
+    expect(tolerates({ key: U.key, operator: 'Exists' }, U)).toBe(true);
+    expect(tolerates({ key: U.key, operator: 'Exists', effect: 'NoSchedule' }, U)).toBe(false);
+    expect(tolerates({ key: N.key, operator: 'Exists' }, U)).toBe(false);
+    expect(tolerates({ key: 'k', value: 'v' }, { key: 'k', value: 'v', effect: 'NoExecute' })).toBe(true);
+    expect(tolerates({ key: 'k', operator: 'Equal', value: 'v' }, { key: 'k', value: 'w', effect: 'NoExecute' })).toBe(false);
+    expect(tolerates({ operator: 'Equal', value: '' }, U)).toBe(false);
+  });
+
+  it('give the eviction deadline from the taint time and the first matching toleration', () => {
+    const at = () => 1_000_000;
+    expect(evictionDue([U], [], at)).toBe(-Infinity);
+    expect(evictionDue([{ key: 'x', effect: 'NoSchedule' }], [], at)).toBeUndefined();
+    expect(evictionDue([U], [{ operator: 'Exists' }], at)).toBeUndefined();
+    expect(evictionDue([U], [{ key: U.key, operator: 'Exists', tolerationSeconds: 30 }], at)).toBe(1_030_000);
+    expect(evictionDue([U], [{ key: U.key, operator: 'Exists', tolerationSeconds: -5 }], at)).toBe(1_000_000);
+    // the first toleration that matches a taint is the one used (kube's GetMatchingTolerations)
+    expect(evictionDue([U], [{ key: U.key, operator: 'Exists', tolerationSeconds: 60 }, { operator: 'Exists' }], at)).toBe(1_060_000);
+    // every NoExecute taint must be tolerated; the earliest deadline wins
+    expect(evictionDue([U, N], [{ key: U.key, operator: 'Exists', tolerationSeconds: 60 }], at)).toBe(-Infinity);
+    expect(evictionDue([U, N], [{ key: U.key, operator: 'Exists', tolerationSeconds: 60 }, { key: N.key, operator: 'Exists', tolerationSeconds: 10 }], at)).toBe(1_010_000);
+  });
+});
+
+describe('zones', () => {
+  it('classify zones and pick their rate', () => {
+    expect(zoneState(10, 2, 0.55)).toBe('Normal');
+    expect(zoneState(10, 6, 0.55)).toBe('PartialDisruption');
+    expect(zoneState(4, 3, 0.55)).toBe('PartialDisruption');
+    expect(zoneState(10, 10, 0.55)).toBe('FullDisruption');
+    expect(zoneState(1, 1, 0.55)).toBe('FullDisruption');
+    expect(zoneRate('PartialDisruption', 10, DEFAULT_ZONE_RULES)).toBe(0);
+    expect(zoneRate('PartialDisruption', 51, DEFAULT_ZONE_RULES)).toBe(0.01);
+    expect(zoneRate('FullDisruption', 10, DEFAULT_ZONE_RULES)).toBe(0.1);
+    expect(zoneOf({ 'topology.kubernetes.io/zone': 'a', 'topology.kubernetes.io/region': 'r' })).toBe('r:a');
+    expect(zoneOf({})).toBe('');
+  });
+
+  it('token bucket: burst 1, refilled at the rate; rate 0 drops the saved token', () => {
+    const b = new TokenBucket(0.1, 0);
+    expect(b.tryTake(0)).toBe(true);
+    expect(b.tryTake(5_000)).toBe(false);
+    expect(b.waitMs(5_000)).toBe(5_000);
+    expect(b.tryTake(10_000)).toBe(true);
+    expect(b.tryTake(100_000)).toBe(true);
+    expect(b.tryTake(100_000)).toBe(false);
+    b.setRate(0, 200_000);
+    expect(b.tryTake(200_000)).toBe(false);
+    expect(b.waitMs(300_000)).toBe(Infinity);
+  });
+});
+
+describe('DefaultTolerationSeconds', () => {
+  const PODS = { group: '', resource: 'pods' } as ResourceDefinition;
+  const pod = (tolerations?: unknown[]): ApiObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [], ...(tolerations ? { tolerations } : {}) } }) as ApiObject;
+  const tols = (o: ApiObject) => (o.spec as { tolerations?: unknown[] }).tolerations;
+  const h = defaultTolerationHooks('orch.io', { unreachableSeconds: 60 });
+
+  it('adds not-ready and unreachable tolerations to new pods that have neither', () => {
+    const p = pod([{ key: 'x', operator: 'Exists', effect: 'NoSchedule' }]);
+    h.beforeWrite!(PODS, p, undefined, { dryRun: false });
+    expect(tols(p)).toEqual([
+      { key: 'x', operator: 'Exists', effect: 'NoSchedule' },
+      { key: 'node.orch.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      { key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 },
+    ]);
+  });
+
+  it('leaves pods that tolerate them, updates, and other kinds alone', () => {
+    const all = pod([{ operator: 'Exists' }]);
+    h.beforeWrite!(PODS, all, undefined, { dryRun: false });
+    expect(tols(all)).toEqual([{ operator: 'Exists' }]);
+    const one = pod([{ key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute' }]);
+    h.beforeWrite!(PODS, one, undefined, { dryRun: false });
+    expect(tols(one)).toHaveLength(2);
+    const upd = pod();
+    h.beforeWrite!(PODS, upd, pod(), { dryRun: false });
+    expect(tols(upd)).toBeUndefined();
+    const cm = pod();
+    h.beforeWrite!({ group: '', resource: 'configmaps' } as ResourceDefinition, cm, undefined, { dryRun: false });
+    expect(tols(cm)).toBeUndefined();
+  });
+});
