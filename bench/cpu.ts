@@ -42,6 +42,11 @@ export function treeCpuMs(roots: number[]): number {
   return ms;
 }
 
+/** CPU ms used so far by exactly these processes */
+export function processCpuMs(pids: number[]): number {
+  return pids.reduce((sum, pid) => sum + (stat(pid)?.cpuMs ?? 0), 0);
+}
+
 /** CPU ms of this process (all threads) */
 export function selfCpuMs(): number {
   const u = process.cpuUsage();

@@ -36,7 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { LocalStore } from '../src/store/local-store.js';
 import { RaftStore } from '../src/store/raft-store.js';
 import type { RevisionedStore } from '../src/store/types.js';
-import { selfCpuMs, treeCpuMs } from './cpu.js';
+import { processCpuMs, selfCpuMs, treeCpuMs } from './cpu.js';
 import { etcdAvailable, gatewayCreate, nativeCreate, startEtcd } from './etcd.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -58,6 +58,8 @@ interface Stats {
   p99Ms: number;
   /** server CPU (user + system, all its processes) per write, µs: steadier than throughput on a shared machine */
   cpuUsPerOp?: number;
+  /** orch api: of which the members' main processes (the rest is in the TLS worker processes) */
+  mainCpuUsPerOp?: number;
 }
 
 function stats(lat: number[], elapsedMs: number): Stats {
@@ -179,6 +181,7 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
     const raftz = async (): Promise<Raftz[]> =>
       members === 1 ? [] : Promise.all(ports.map(async (p) => JSON.parse(await httpCall(request, { host: '127.0.0.1', port: p.api, method: 'GET', path: '/raftz', agent }, '', 200)) as Raftz));
     const counters: Record<string, Record<string, Record<string, number>>> = {};
+    const mainCpu: Record<string, number> = {};
     for (const inFlight of inFlights) {
       const before = await raftz();
       // a short warm-up (JIT, connections) that is not measured
@@ -186,16 +189,20 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
         const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `w${inFlight}-${i}` }, data: { v: value } });
         await httpCall(request, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent }, body, 201);
       });
+      const main0 = processCpuMs(procs.map((p) => p.pid!));
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
         const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `b${inFlight}-${i}` }, data: { v: value } });
         await httpCall(request, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent }, body, 201);
       }, () => treeCpuMs(procs.map((p) => p.pid!)));
+      // of which the members' main processes (the rest: TLS worker processes, tsx's loader)
+      mainCpu[`inFlight${inFlight}`] = Math.round(((processCpuMs(procs.map((p) => p.pid!)) - main0) * 1000) / writes);
       const after = await raftz();
       counters[`inFlight${inFlight}`] = Object.fromEntries(
         after.map((a, i) => [`${names[i]}${ports[i].api === leaderPort ? ' (leader)' : ''}`, perWrite(before[i], a, writes)]),
       );
     }
     agent.destroy();
+    for (const [k, us] of Object.entries(mainCpu)) out[k] = { ...out[k]!, mainCpuUsPerOp: us };
     return { stats: out, perWrite: counters };
   } finally {
     for (const p of procs) p.kill('SIGTERM');
