@@ -46,6 +46,12 @@ export interface WriteOptions {
   user?: UserInfo;
   /** who asks, for admission plugins that depend on the requester (NodeRestriction, spec 001 §5.15) */
   requester?: { username: string; groups?: string[] };
+  /**
+   * The written object belongs to this request alone (decoded from its body)
+   * and nobody modifies it after the write: the watch caches and the garbage
+   * collector may share it instead of decoding the stored bytes (decodeShared).
+   */
+  shareWritten?: boolean;
 }
 
 /** Schema-driven admission steps, provided by the schema engine. */
@@ -116,6 +122,61 @@ export function decodeObject(kv: KeyValue): ApiObject {
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new CorruptObjectError(kv.key, new Error('not an object'));
   metaOf(obj as ApiObject).resourceVersion = String(kv.modRevision);
   return obj as ApiObject;
+}
+
+/**
+ * Decoded objects shared by the read-only consumers of the applied feed (the
+ * watch caches and the garbage collector): one decode per applied write
+ * instead of one per consumer, keyed by the applied value's bytes, which
+ * every listener of one write sees as the same array. A create or update
+ * also hands over the object it just encoded (handOver), so a write made
+ * through this process is not decoded at all. docs/architecture.md "Write path cost".
+ */
+const sharedByBytes = new WeakMap<Uint8Array, ApiObject>();
+/** storage key -> the object a write in flight encoded, and the exact bytes */
+const handedOver = new Map<string, { bytes: Uint8Array; obj: ApiObject }>();
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a === b || (a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(b));
+}
+
+/**
+ * decodeObject for callers that only read: the object may be shared with the
+ * other consumers of the same write (and with the response of the write that
+ * made it) and must not be modified.
+ */
+export function decodeShared(kv: KeyValue): ApiObject {
+  const rv = String(kv.modRevision);
+  const hit = sharedByBytes.get(kv.value);
+  if (hit) {
+    const meta = metaOf(hit);
+    if (meta.resourceVersion === rv) return hit;
+    if (meta.resourceVersion === undefined) {
+      meta.resourceVersion = rv;
+      return hit;
+    }
+    return decodeObject(kv);
+  }
+  const handed = handedOver.get(kv.key);
+  let obj: ApiObject;
+  if (handed && sameBytes(handed.bytes, kv.value)) {
+    handedOver.delete(kv.key);
+    obj = handed.obj;
+    metaOf(obj).resourceVersion = rv;
+  } else {
+    obj = decodeObject(kv);
+  }
+  sharedByBytes.set(kv.value, obj);
+  return obj;
+}
+
+/** encodes `obj` for `key` and, when `share`, offers it to decodeShared until `release` (the write settled) */
+function handOver(key: string, obj: ApiObject, share: boolean | undefined): { bytes: Uint8Array; release: () => void } {
+  const bytes = encodeObject(obj);
+  if (!share) return { bytes, release: () => {} };
+  const entry = { bytes, obj };
+  handedOver.set(key, entry);
+  return { bytes, release: () => void (handedOver.get(key) === entry && handedOver.delete(key)) };
 }
 
 /** maps store errors to API errors (410 for compacted, 504 for future revisions) */
@@ -254,11 +315,15 @@ export class GenericStore {
     }
     for (let attempt = 1; ; attempt++) {
       const claimed = this.hooks.reserve?.(this.def, obj, undefined)?.keys ?? [];
-      const res = await this.store.txn({
-        compare: [{ key, target: 'create', op: '=', value: 0 }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
-        success: [{ type: 'put', key, value: encodeObject(obj) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
-        failure: [],
-      });
+      // shareWritten: from here on `obj` is not modified but for its resourceVersion (the watch cache may share it)
+      const stored = handOver(key, obj, opts.shareWritten);
+      const res = await this.store
+        .txn({
+          compare: [{ key, target: 'create', op: '=', value: 0 }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
+          success: [{ type: 'put', key, value: stored.bytes }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+          failure: [],
+        })
+        .finally(stored.release);
       if (res.succeeded) {
         meta.resourceVersion = String(res.revision);
         return { object: obj, unknownFields };
@@ -311,13 +376,16 @@ export class GenericStore {
       const removeNow = lifecycle?.outcome === 'remove';
       const claimed = removeNow ? [] : (this.hooks.reserve?.(this.def, next, current)?.keys ?? []);
       if (opts.dryRun) return { object: next, created: false, unknownFields };
-      const res = await this.store.txn({
-        compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
-        success: removeNow
-          ? [{ type: 'delete', key }]
-          : [{ type: 'put', key, value: encodeObject(next) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
-        failure: [],
-      });
+      const stored = removeNow ? undefined : handOver(key, next, opts.shareWritten);
+      const res = await this.store
+        .txn({
+          compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
+          success: !stored
+            ? [{ type: 'delete', key }]
+            : [{ type: 'put', key, value: stored.bytes }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+          failure: [],
+        })
+        .finally(() => stored?.release());
       if (!res.succeeded) {
         if (pinned) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
         if (attempt > 50) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);

@@ -23,7 +23,7 @@ import { StatusError } from '../api/errors.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type PropagationPolicy } from '../api/deletion/machine.js';
 import { isTerminating } from '../api/deletion/facts.js';
 import type { GenericStore } from '../api/generic-store.js';
-import { decodeObject, storageKey, storagePrefix } from '../api/generic-store.js';
+import { decodeObject, decodeShared, storageKey, storagePrefix } from '../api/generic-store.js';
 import type { Registry } from '../api/registry.js';
 import type { ApiObject, JSONObject, ResourceDefinition } from '../api/types.js';
 import type { AppliedWrite, KeyValue, RevisionedStore } from '../store/types.js';
@@ -77,6 +77,15 @@ function safeDecode(kv: KeyValue): ApiObject | undefined {
   }
 }
 
+/** safeDecode for the graph, which only reads: shared with the watch caches (decodeShared) */
+function sharedDecode(kv: KeyValue): ApiObject | undefined {
+  try {
+    return decodeShared(kv);
+  } catch {
+    return undefined;
+  }
+}
+
 export class GarbageCollector {
   private readonly nodes = new Map<string, GraphNode>();
   private readonly keyByUid = new Map<string, string>();
@@ -118,6 +127,9 @@ export class GarbageCollector {
     this.queue.clear();
     this.retries.clear();
     this.unsubscribe = this.store.onApplied((w) => {
+      // decode now, while the write that made the object may still hand it over
+      // (decodeShared); ingest later finds the decoded object by the same bytes
+      for (const ev of w.events) if (ev.type === 'put' && this.defOfKey(ev.kv.key)) sharedDecode(ev.kv);
       this.inbox.push(w);
       this.kick();
     });
@@ -224,7 +236,7 @@ export class GarbageCollector {
         const key = ev.kv.key;
         if (!this.defOfKey(key)) continue;
         if (ev.type === 'put') {
-          const obj = safeDecode(ev.kv);
+          const obj = sharedDecode(ev.kv);
           if (!obj) {
             const old = this.nodes.get(key);
             if (old) this.removed(old);

@@ -21,6 +21,8 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
     manager: fieldManagerOf(ctx, req, 'CreateOptions'),
     user: req.user,
     requester: req.user,
+    // the object was decoded from this request's body: the watch cache may share it
+    shareWritten: true,
   });
   return { status: 201, body: object, warnings: fieldWarnings(fieldValidation, unknownFields, duplicates) };
 }

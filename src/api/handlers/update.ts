@@ -40,6 +40,8 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       user: req.user,
       subresource: req.info.subresource || undefined,
       requester: req.user,
+      // the object was decoded from this request's body: the watch cache may share it
+      shareWritten: true,
     },
     (current) => {
       // a resourceVersion is a precondition: an absent object does not meet it (spec 000 §4.4)
