@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SchemaAdmission } from '../api/admission.js';
 import { StatusError, forbidden } from '../api/errors.js';
-import { GenericStore, decodeObject, storageKey } from '../api/generic-store.js';
+import { GenericStore, decodeShared, storageKey } from '../api/generic-store.js';
 import type { HandlerContext } from '../api/handlers/context.js';
 import { builtinDefinitions, sharedDefinitions } from '../api/kinds/index.js';
 import { ContinueTokens } from '../api/list.js';
@@ -161,7 +161,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const namespaceState = (ns: string): 'Active' | 'Terminating' | undefined => {
     const kv = store.range({ key: storageKey(nsDef, '', ns) }).kvs[0];
     if (!kv) return undefined;
-    return decodeObject(kv).metadata?.deletionTimestamp ? 'Terminating' : 'Active';
+    // every namespaced write asks: the namespace is decoded once per revision of it, not per write
+    return decodeShared(kv).metadata?.deletionTimestamp ? 'Terminating' : 'Active';
   };
   const hooks = {
     ...managedFieldsHooks(defs),

@@ -67,6 +67,6 @@ describe('shared decode of applied writes', () => {
     await until(() => sink.events().length === 4);
     const final = decodeObject(gs.readRaw('a', 'z')!);
     expect(sink.events().at(-1)!.object.data).toEqual(final.data);
-    expect(sink.events().map((e) => e.object.data?.n).slice(1).sort()).toEqual(['1', '2', '3']);
+    expect(sink.events().map((e) => (e.object.data as Record<string, string> | undefined)?.n).slice(1).sort()).toEqual(['1', '2', '3']);
   });
 });
