@@ -39,7 +39,7 @@ export interface WatchServiceOptions {
   /**
    * The most deliveries (one event to one watcher) one dispatch slice makes
    * before it yields to the event loop (docs/watch.md "Fan-out in slices"):
-   * requests, responses and TLS work run between slices. Default 256.
+   * requests, responses and TLS work run between slices. Default 2048: smaller slices break the batching of writes between uWS and the TLS front under load (docs/watch.md).
    */
   fanoutSlice?: number;
 }
@@ -132,7 +132,7 @@ export class WatchService {
     const domain = opts.apiDomain ?? 'orch.io';
     this.initialEventsEnd = { [INITIAL_EVENTS_END]: 'true', [`${domain}/initial-events-end`]: 'true' };
     this.now = opts.now ?? Date.now;
-    this.fanoutSlice = Math.max(1, opts.fanoutSlice ?? 256);
+    this.fanoutSlice = Math.max(1, opts.fanoutSlice ?? 2048);
     this.revision = store.revision;
     this.dispatchedRevision = this.revision;
     this.ring = new HistoryWindow<RingEntry>(this.revision, this.windowMs, this.windowMaxEvents);
