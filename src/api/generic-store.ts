@@ -128,11 +128,29 @@ export function decodeObject(kv: KeyValue): ApiObject {
  * Decoded objects shared by the read-only consumers of the applied feed (the
  * watch caches and the garbage collector): one decode per applied write
  * instead of one per consumer, keyed by the applied value's bytes, which
- * every listener of one write sees as the same array. A create or update
+ * every listener of one write sees as the same array (within one run of
+ * applies, see remember). A create or update
  * also hands over the object it just encoded (handOver), so a write made
  * through this process is not decoded at all. docs/architecture.md "Write path cost".
  */
-const sharedByBytes = new WeakMap<Uint8Array, ApiObject>();
+const sharedByBytes = new Map<Uint8Array, ApiObject>();
+let sharedClearQueued = false;
+
+/**
+ * The memo lives for one synchronous run of applies (a store applies a batch
+ * and publishes every write to every listener before its callers resume), so
+ * it never holds objects past that: a long-lived map keyed by the stored bytes
+ * would keep a decoded copy of every object the store holds.
+ */
+function remember(bytes: Uint8Array, obj: ApiObject): void {
+  sharedByBytes.set(bytes, obj);
+  if (sharedClearQueued) return;
+  sharedClearQueued = true;
+  queueMicrotask(() => {
+    sharedByBytes.clear();
+    sharedClearQueued = false;
+  });
+}
 /** storage key -> the object a write in flight encoded, and the exact bytes */
 const handedOver = new Map<string, { bytes: Uint8Array; obj: ApiObject }>();
 
@@ -166,7 +184,7 @@ export function decodeShared(kv: KeyValue): ApiObject {
   } else {
     obj = decodeObject(kv);
   }
-  sharedByBytes.set(kv.value, obj);
+  remember(kv.value, obj);
   return obj;
 }
 

@@ -94,7 +94,8 @@ export class GarbageCollector {
   /** `<group>/<resource>` → a definition serving it (all versions share storage) */
   private resources = new Map<string, ResourceDefinition>();
   private readonly scanned = new Set<string>();
-  private readonly inbox: AppliedWrite[] = [];
+  /** applied writes not yet ingested, with their objects decoded when they were applied */
+  private readonly inbox: { write: AppliedWrite; decoded: (ApiObject | undefined)[] }[] = [];
   private readonly queue = new Set<string>();
   private running = false;
   private stopped = false;
@@ -128,9 +129,9 @@ export class GarbageCollector {
     this.retries.clear();
     this.unsubscribe = this.store.onApplied((w) => {
       // decode now, while the write that made the object may still hand it over
-      // (decodeShared); ingest later finds the decoded object by the same bytes
-      for (const ev of w.events) if (ev.type === 'put' && this.defOfKey(ev.kv.key)) sharedDecode(ev.kv);
-      this.inbox.push(w);
+      // and the watch caches share the decode (decodeShared); ingest runs later
+      const decoded = w.events.map((ev) => (ev.type === 'put' && this.defOfKey(ev.kv.key) ? sharedDecode(ev.kv) : undefined));
+      this.inbox.push({ write: w, decoded });
       this.kick();
     });
     this.unwatchRegistry = this.registry.onChange(() => {
@@ -231,12 +232,12 @@ export class GarbageCollector {
   /** applies queued store writes to the graph and queues the objects they concern */
   private ingest(): void {
     while (this.inbox.length > 0) {
-      const w = this.inbox.shift()!;
-      for (const ev of w.events) {
+      const { write: w, decoded } = this.inbox.shift()!;
+      for (const [i, ev] of w.events.entries()) {
         const key = ev.kv.key;
         if (!this.defOfKey(key)) continue;
         if (ev.type === 'put') {
-          const obj = sharedDecode(ev.kv);
+          const obj = decoded[i] ?? sharedDecode(ev.kv);
           if (!obj) {
             const old = this.nodes.get(key);
             if (old) this.removed(old);
