@@ -4,7 +4,11 @@
 // --serve), so its peak RSS (VmHWM) is its own; the objects are written
 // straight into its store before it starts (populating is not what is measured).
 //
-//   npx tsx bench/list-paging.ts [--objects 100000] [--limit 500] [--value-size 256] [--no-unpaged]
+//   npx tsx bench/list-paging.ts [--objects 100000] [--limit 500] [--value-size 256] [--no-unpaged] [--etcd]
+//
+// --etcd: the same objects (same value size) as keys of a single etcd member,
+// read in pages of `limit` keys through the native gRPC client (etcd3), for a
+// ratio: what kube-apiserver's paged list does against etcd.
 //
 // Prints one JSON document. The unpaged list of the same objects (served from
 // the watch cache, spec 000 §4.6 "Most Recent") runs after the paged one for
@@ -21,6 +25,7 @@ import { encodeObject, storageKey } from '../src/api/generic-store.js';
 import type { ApiObject, ResourceDefinition } from '../src/api/types.js';
 import { startServer } from '../src/server/server.js';
 import { LocalStore } from '../src/store/local-store.js';
+import { etcdAvailable, startEtcd } from './etcd.js';
 
 function flag(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -72,6 +77,37 @@ async function resetPeak(pid: number): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** the same objects as etcd keys, then a paged range read over native gRPC */
+async function etcdPaged(root: string, objects: number, limit: number, valueSize: number): Promise<{ items: number; totalMs: number; itemsPerSec: number }> {
+  const etcd = await startEtcd({ root, members: 1 });
+  const client = etcd.native();
+  try {
+    const prefix = '/registry/configmaps/default/';
+    // about the size of orch's stored ConfigMap of that value size
+    const value = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-000000', namespace: 'default', uid: '00000000-0000-4000-8000-000000000000', creationTimestamp: '2026-01-01T00:00:00Z' }, data: { v: 'x'.repeat(valueSize) } });
+    for (let i = 0; i < objects; i += 100) {
+      const puts = [];
+      for (let j = i; j < Math.min(objects, i + 100); j++) puts.push(client.put(`${prefix}cm-${String(j).padStart(6, '0')}`).value(value));
+      await client.if(`${prefix}x`, 'Create', '==', 0).then(...puts).commit();
+    }
+    let items = 0;
+    let from = prefix;
+    const end = `${prefix.slice(0, -1)}0`;
+    const t0 = performance.now();
+    for (;;) {
+      const res = await client.getAll().inRange({ start: from, end }).limit(limit).exec();
+      items += res.kvs.length;
+      if (!res.more || res.kvs.length === 0) break;
+      from = `${res.kvs[res.kvs.length - 1]!.key.toString()}\0`;
+    }
+    const totalMs = performance.now() - t0;
+    return { items, totalMs: Math.round(totalMs), itemsPerSec: Math.round(items / (totalMs / 1000)) };
+  } finally {
+    client.close();
+    await etcd.stop();
   }
 }
 
@@ -144,6 +180,8 @@ async function main(): Promise<void> {
     }
     agent.destroy();
 
+    const etcd = process.argv.includes('--etcd') && (await etcdAvailable()) ? await etcdPaged(join(dir, 'etcd'), objects, limit, valueSize) : undefined;
+
     const sorted = [...chunkMs].sort((a, b) => a - b);
     const q = (p: number): number => +(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0).toFixed(2);
     const out = {
@@ -162,6 +200,7 @@ async function main(): Promise<void> {
         serverPeakIncludesStartup: !peakReset,
       },
       unpaged,
+      ...(etcd ? { etcdNative: etcd, ratio: { pagedTotalOverEtcd: +(pagedMs / etcd.totalMs).toFixed(3) } } : {}),
     };
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {

@@ -1,35 +1,43 @@
-// 3-member write throughput and latency: orch (3 real processes on loopback,
-// writes through the HTTPS API of the leader) side by side with a 3-member
-// etcd cluster on loopback (writes through etcd's v3 JSON gateway), same
-// number of writes, same value size, at 1 and 64 writes in flight.
+// Write throughput and latency, orch side by side with etcd on loopback, same
+// number of writes, same value size, at 1 and 64 writes in flight, with 1 or 3
+// members (BENCH_MEMBERS=1|3, default 3):
+//   orch api:    real `orch server` processes, writes through the HTTPS API of the leader;
+//   orch store:  orch's store without the API in this process (1 member: LocalStore;
+//                3 members: three RaftStore members, peers gRPC over loopback);
+//   etcd native: etcd's gRPC API through the `etcd3` npm client (as kube-apiserver talks to etcd);
+//   etcd gateway: etcd's v3 JSON gateway over HTTPS (the first measurement's client).
 //
 //   sh bench/setup-etcd.sh            # once, as root: installs etcd-server if missing
 //   npx tsx bench/raft-write.ts [writes=2000] [valueSize=1024]
 //
-// Prints one JSON document; ratio = orch / etcd (throughput: >1 is faster;
-// latency: <1 is faster), and per member what it did per write (fsyncs,
+// Prints one JSON document; ratio = orch / etcd native (throughput: >1 is
+// faster; latency: <1 is faster), and per member what it did per write (fsyncs,
 // entries per fsync, Raft messages, gRPC frames, propose->apply time).
 //
-// What one write is on each side (docs/raft.md "Performance"):
-//   orch: HTTPS POST of a ConfigMap (JSON) to the leader's API, client
-//         certificate authentication, admission/defaulting, the object encoded
-//         into a create-if-absent store transaction, one Raft entry; peers
-//         talk gRPC over mutual TLS; reply: the created object (JSON).
-//   etcd: HTTPS POST (client certificate) to the leader's v3 JSON gateway of a
-//         create-if-absent txn (compare create_revision = 0, put) of the same
-//         value size; peers talk mutual TLS; reply: the txn header.
-//         BENCH_ETCD_PLAIN=1: plain HTTP everywhere and a bare put.
+// What one write is on each side (docs/raft.md "Performance", docs/performance.md):
+//   orch api: HTTPS POST of a ConfigMap (JSON) to the leader's API, client
+//         certificate authentication, Node,RBAC authorization, admission/defaulting,
+//         the object encoded into a create-if-absent store transaction, one Raft
+//         entry; peers talk gRPC over mutual TLS; reply: the created object (JSON).
+//   orch store: the same create-if-absent txn of a value of that size.
+//   etcd: a create-if-absent txn (compare create_revision = 0, put) of the same
+//         value size on the leader, client and peer links on mutual TLS with
+//         orch's CA; reply: the txn header. BENCH_ETCD_PLAIN=1: plain HTTP everywhere.
 // Both fsync their log on every member before acknowledging.
 
 import { freePort } from '../test/helpers/ports.js';
-import { etcdPeerCert } from './etcd-cluster.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LocalStore } from '../src/store/local-store.js';
+import { RaftStore } from '../src/store/raft-store.js';
+import type { RevisionedStore } from '../src/store/types.js';
+import { processCpuMs, selfCpuMs, treeCpuMs } from './cpu.js';
+import { etcdAvailable, gatewayCreate, nativeCreate, startEtcd } from './etcd.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const writes = Number(process.argv[2] ?? 2000);
@@ -37,7 +45,9 @@ const valueSize = Number(process.argv[3] ?? 1024);
 // profiling/iteration knobs: extra node flags for the orch members (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof") and which sides to run ("orch", "etcd" or both)
 const memberNodeArgs = (process.env.ORCH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const sides = (process.env.BENCH_SIDES ?? 'orch,etcd').split(',');
+// which sides to run: orch (API), store (orch without the API), native, gateway (etcd)
+const sides = (process.env.BENCH_SIDES ?? 'orch,store,native,gateway').split(',');
+const members = Number(process.env.BENCH_MEMBERS ?? 3);
 // BENCH_MEMBER_LOGS=1 shows the orch members' output
 // BENCH_INFLIGHT=1,64: the concurrency levels to run
 const inFlights = (process.env.BENCH_INFLIGHT ?? '1,64').split(',').map(Number);
@@ -46,6 +56,10 @@ interface Stats {
   opsPerSec: number;
   p50Ms: number;
   p99Ms: number;
+  /** server CPU (user + system, all its processes) per write, µs: steadier than throughput on a shared machine */
+  cpuUsPerOp?: number;
+  /** orch api: of which the members' main processes (the rest is in the TLS worker processes) */
+  mainCpuUsPerOp?: number;
 }
 
 function stats(lat: number[], elapsedMs: number): Stats {
@@ -58,9 +72,10 @@ function stats(lat: number[], elapsedMs: number): Stats {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** runs `total` calls of `one(i)` with `inFlight` concurrent callers */
-async function drive(total: number, inFlight: number, one: (i: number) => Promise<void>): Promise<Stats> {
+async function drive(total: number, inFlight: number, one: (i: number) => Promise<void>, cpuMs?: () => number): Promise<Stats> {
   const lat: number[] = [];
   let next = 0;
+  const cpu0 = cpuMs?.() ?? 0;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
@@ -72,7 +87,8 @@ async function drive(total: number, inFlight: number, one: (i: number) => Promis
       }
     }),
   );
-  return stats(lat, performance.now() - t0);
+  const st = stats(lat, performance.now() - t0);
+  return cpuMs ? { ...st, cpuUsPerOp: Math.round(((cpuMs() - cpu0) * 1000) / total) } : st;
 }
 
 function httpCall(
@@ -127,15 +143,17 @@ function makePki(pki: string): Promise<void> {
 }
 
 async function benchOrch(root: string, pki: string): Promise<{ stats: Record<string, Stats>; perWrite: Record<string, Record<string, Record<string, number>>> }> {
-  const names = ['m1', 'm2', 'm3'];
+  const names = Array.from({ length: members }, (_, i) => `m${i + 1}`);
   const ports = await Promise.all(names.map(async () => ({ api: await freePort(), peer: await freePort() })));
   const ic = names.map((n, i) => `${n}=127.0.0.1:${ports[i].peer}`).join(',');
   const procs: ChildProcess[] = [];
   try {
     for (const [i, n] of names.entries()) {
       await cp(pki, join(root, n, 'pki'), { recursive: true });
+      // one member: the single-node server (LocalStore, no Raft), as `orch server` runs by default
+      const cluster = members > 1 ? ['--name', n, '--initial-cluster', ic, '--peer-port', String(ports[i].peer)] : [];
       procs.push(
-        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', '--name', n, '--initial-cluster', ic, '--data-dir', join(root, n), '--secure-port', String(ports[i].api), '--peer-port', String(ports[i].peer)], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
+        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', ...cluster, '--data-dir', join(root, n), '--secure-port', String(ports[i].api)], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
       );
     }
     const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
@@ -144,6 +162,11 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
     for (let attempt = 0; attempt < 300 && !leaderPort; attempt++) {
       for (const [i] of names.entries()) {
         try {
+          if (members === 1) {
+            await httpCall(request, { host: '127.0.0.1', port: ports[i].api, method: 'GET', path: '/readyz', agent }, '', 200);
+            leaderPort = ports[i].api;
+            continue;
+          }
           const raftz = JSON.parse(await httpCall(request, { host: '127.0.0.1', port: ports[i].api, method: 'GET', path: '/raftz', agent }, '', 200)) as { leader: string; role: string };
           if (raftz.role === 'leader') leaderPort = ports[i].api;
         } catch {
@@ -155,21 +178,31 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
     if (!leaderPort) throw new Error('orch cluster did not elect a leader');
     const value = 'x'.repeat(valueSize);
     const out: Record<string, Stats> = {};
-    const raftz = () =>
-      Promise.all(ports.map(async (p) => JSON.parse(await httpCall(request, { host: '127.0.0.1', port: p.api, method: 'GET', path: '/raftz', agent }, '', 200)) as Raftz));
+    const raftz = async (): Promise<Raftz[]> =>
+      members === 1 ? [] : Promise.all(ports.map(async (p) => JSON.parse(await httpCall(request, { host: '127.0.0.1', port: p.api, method: 'GET', path: '/raftz', agent }, '', 200)) as Raftz));
     const counters: Record<string, Record<string, Record<string, number>>> = {};
+    const mainCpu: Record<string, number> = {};
     for (const inFlight of inFlights) {
       const before = await raftz();
+      // a short warm-up (JIT, connections) that is not measured
+      await drive(Math.min(200, writes), inFlight, async (i) => {
+        const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `w${inFlight}-${i}` }, data: { v: value } });
+        await httpCall(request, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent }, body, 201);
+      });
+      const main0 = processCpuMs(procs.map((p) => p.pid!));
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
         const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `b${inFlight}-${i}` }, data: { v: value } });
         await httpCall(request, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent }, body, 201);
-      });
+      }, () => treeCpuMs(procs.map((p) => p.pid!)));
+      // of which the members' main processes (the rest: TLS worker processes, tsx's loader)
+      mainCpu[`inFlight${inFlight}`] = Math.round(((processCpuMs(procs.map((p) => p.pid!)) - main0) * 1000) / writes);
       const after = await raftz();
       counters[`inFlight${inFlight}`] = Object.fromEntries(
         after.map((a, i) => [`${names[i]}${ports[i].api === leaderPort ? ' (leader)' : ''}`, perWrite(before[i], a, writes)]),
       );
     }
     agent.destroy();
+    for (const [k, us] of Object.entries(mainCpu)) out[k] = { ...out[k]!, mainCpuUsPerOp: us };
     return { stats: out, perWrite: counters };
   } finally {
     for (const p of procs) p.kill('SIGTERM');
@@ -178,81 +211,71 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
   }
 }
 
-/**
- * etcd, by default set up like orch: mutual TLS on client and peer links
- * (orch's PKI), and each write a create-if-absent transaction (compare
- * create_revision = 0, then put), which is what orch's create does in its
- * store (and kube-apiserver's in etcd). BENCH_ETCD_PLAIN=1: plain HTTP and a
- * bare put, the setup of the first measurement.
- */
-async function benchEtcd(root: string, pki: string): Promise<Record<string, Stats>> {
-  const plain = Boolean(process.env.BENCH_ETCD_PLAIN);
-  const scheme = plain ? 'http' : 'https';
-  const names = ['e1', 'e2', 'e3'];
-  const ports = await Promise.all(names.map(async () => ({ client: await freePort(), peer: await freePort() })));
-  const ic = names.map((n, i) => `${n}=${scheme}://127.0.0.1:${ports[i].peer}`).join(',');
-  const procs: ChildProcess[] = [];
+/** orch's store without the API: the same create-if-absent txns (bench/store-direct.ts) */
+async function benchOrchStore(root: string): Promise<Record<string, Stats>> {
+  const value = new Uint8Array(Buffer.alloc(valueSize, 120));
+  let stores: RevisionedStore[];
+  if (members === 1) {
+    stores = [await LocalStore.open(join(root, 'local'), { compactIntervalMs: 0 })];
+  } else {
+    const names = Array.from({ length: members }, (_, i) => `s${i + 1}`);
+    const initialCluster = Object.fromEntries(await Promise.all(names.map(async (n) => [n, `127.0.0.1:${await freePort()}`] as const)));
+    const rs = await Promise.all(names.map((name) => RaftStore.open({ name, initialCluster, dataDir: join(root, name), tickMs: 50, compactIntervalMs: 0 })));
+    await Promise.all(rs.map((m) => m.waitUntilReady(30_000)));
+    stores = [rs.find((m) => m.isLeader()) ?? rs[0]!, ...rs.filter((m) => !m.isLeader())];
+  }
   try {
-    let tlsArgs: string[] = [];
-    let agent: HttpAgent;
-    const call = plain ? httpRequest : request;
-    if (plain) {
-      agent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
-    } else {
-      const peer = await etcdPeerCert(pki);
-      const ca = join(pki, 'ca.crt');
-      tlsArgs = [
-        // the JSON gateway dials the member's own gRPC port with --cert-file as its client certificate
-        '--cert-file', peer.cert, '--key-file', peer.key, '--client-cert-auth', '--trusted-ca-file', ca,
-        '--peer-cert-file', peer.cert, '--peer-key-file', peer.key, '--peer-client-cert-auth', '--peer-trusted-ca-file', ca,
-      ];
-      const [caPem, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
-      agent = new Agent({ keepAlive: true, maxSockets: 64, ca: caPem, cert, key });
-    }
-    for (const [i, n] of names.entries()) {
-      procs.push(
-        spawn('etcd', [
-          '--name', n, '--data-dir', join(root, n),
-          '--listen-client-urls', `${scheme}://127.0.0.1:${ports[i].client}`, '--advertise-client-urls', `${scheme}://127.0.0.1:${ports[i].client}`,
-          '--listen-peer-urls', `${scheme}://127.0.0.1:${ports[i].peer}`, '--initial-advertise-peer-urls', `${scheme}://127.0.0.1:${ports[i].peer}`,
-          '--initial-cluster', ic, '--initial-cluster-state', 'new', '--initial-cluster-token', 'orch-bench', '--log-level', 'error',
-          ...tlsArgs,
-        ], { stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
-      );
-    }
-    let leaderPort = 0;
-    for (let attempt = 0; attempt < 300 && !leaderPort; attempt++) {
-      for (const [i] of names.entries()) {
-        try {
-          const st = JSON.parse(await httpCall(call, { host: '127.0.0.1', port: ports[i].client, method: 'POST', path: '/v3/maintenance/status', agent }, '{}', 200)) as { header: { member_id: string }; leader: string };
-          if (st.leader && st.leader === st.header.member_id) leaderPort = ports[i].client;
-        } catch {
-          // not up yet
-        }
-      }
-      if (!leaderPort) await sleep(200);
-    }
-    if (!leaderPort) throw new Error('etcd cluster did not elect a leader');
-    const value = Buffer.from('x'.repeat(valueSize)).toString('base64');
+    const leader = stores[0]!;
     const out: Record<string, Stats> = {};
     for (const inFlight of inFlights) {
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
-        const key = Buffer.from(`/registry/configmaps/default/b${inFlight}-${i}`).toString('base64');
-        if (plain) {
-          await httpCall(call, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/v3/kv/put', agent }, JSON.stringify({ key, value }), 200);
-          return;
-        }
-        const txn = { compare: [{ key, result: 'EQUAL', target: 'CREATE', create_revision: '0' }], success: [{ request_put: { key, value } }] };
-        const res = JSON.parse(await httpCall(call, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/v3/kv/txn', agent }, JSON.stringify(txn), 200)) as { succeeded?: boolean };
-        if (!res.succeeded) throw new Error('etcd create-if-absent did not succeed');
-      });
+        const key = `/registry/configmaps/default/b${inFlight}-${i}`;
+        const r = await leader.txn({ compare: [{ key, target: 'create', op: '=', value: 0 }], success: [{ type: 'put', key, value }], failure: [] });
+        if (!r.succeeded) throw new Error(`${key} exists`);
+      }, selfCpuMs);
     }
-    agent.destroy();
     return out;
   } finally {
-    for (const p of procs) p.kill('SIGTERM');
-    await Promise.all(procs.map((p) => (p.exitCode !== null ? undefined : new Promise((r) => p.once('exit', r)))));
+    await Promise.all(stores.map((s) => s.close()));
   }
+}
+
+/**
+ * etcd, set up like orch: mutual TLS on client and peer links (orch's PKI),
+ * each write a create-if-absent transaction (compare create_revision = 0,
+ * then put), which is what orch's create does in its store (and
+ * kube-apiserver's in etcd); through the native gRPC client and through the
+ * JSON gateway, each on a fresh cluster. BENCH_ETCD_PLAIN=1: plain HTTP.
+ */
+async function benchEtcd(root: string, pki: string, via: 'native' | 'gateway'): Promise<Record<string, Stats>> {
+  const etcd = await startEtcd({ root, members, pki: process.env.BENCH_ETCD_PLAIN ? undefined : pki, logs: Boolean(process.env.BENCH_MEMBER_LOGS) });
+  const client = via === 'native' ? etcd.native() : undefined;
+  const value = Buffer.alloc(valueSize, 120);
+  const create = (key: string): Promise<number> => (client ? nativeCreate(client, key, value) : gatewayCreate(etcd, key, value));
+  try {
+    await drive(Math.min(200, writes), 64, async (i) => void (await create(`/warmup/${i}`)));
+    const out: Record<string, Stats> = {};
+    for (const inFlight of inFlights) {
+      out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => void (await create(`/registry/configmaps/default/b${inFlight}-${i}`)), () => treeCpuMs(etcd.pids));
+    }
+    return out;
+  } finally {
+    client?.close();
+    await etcd.stop();
+  }
+}
+
+function ratios(a: Record<string, Stats>, b: Record<string, Stats>): Record<string, Stats> {
+  const ratio: Record<string, Stats> = {};
+  for (const k of Object.keys(a).filter((k) => k in b)) {
+    ratio[k] = {
+      opsPerSec: +(a[k].opsPerSec / b[k].opsPerSec).toFixed(3),
+      p50Ms: +(a[k].p50Ms / b[k].p50Ms).toFixed(3),
+      p99Ms: +(a[k].p99Ms / b[k].p99Ms).toFixed(3),
+      ...(a[k].cpuUsPerOp && b[k].cpuUsPerOp ? { cpuUsPerOp: +(a[k].cpuUsPerOp / b[k].cpuUsPerOp).toFixed(3) } : {}),
+    };
+  }
+  return ratio;
 }
 
 async function main(): Promise<void> {
@@ -262,16 +285,29 @@ async function main(): Promise<void> {
     await makePki(pki);
     const orchRun = sides.includes('orch') ? await benchOrch(join(root, 'orch'), pki) : undefined;
     const orch = orchRun?.stats ?? {};
-    const etcd = sides.includes('etcd') ? await benchEtcd(join(root, 'etcd'), pki) : {};
-    const ratio: Record<string, Stats> = {};
-    for (const k of Object.keys(orch).filter((k) => k in etcd)) {
-      ratio[k] = {
-        opsPerSec: +(orch[k].opsPerSec / etcd[k].opsPerSec).toFixed(3),
-        p50Ms: +(orch[k].p50Ms / etcd[k].p50Ms).toFixed(3),
-        p99Ms: +(orch[k].p99Ms / etcd[k].p99Ms).toFixed(3),
-      };
-    }
-    process.stdout.write(`${JSON.stringify({ members: 3, writes, valueSize, orch, etcd, ratio, orchPerWrite: orchRun?.perWrite, note: `orch: HTTPS API on the leader (create ConfigMap); etcd: ${process.env.BENCH_ETCD_PLAIN ? 'plain-HTTP v3 JSON gateway put' : 'mTLS v3 JSON gateway create-if-absent txn'} on the leader; mTLS peers on both sides unless plain; loopback` }, null, 2)}\n`);
+    const store = sides.includes('store') ? await benchOrchStore(join(root, 'store')) : {};
+    const haveEtcd = await etcdAvailable();
+    const native = haveEtcd && sides.includes('native') ? await benchEtcd(join(root, 'etcd-native'), pki, 'native') : {};
+    const gateway = haveEtcd && sides.includes('gateway') ? await benchEtcd(join(root, 'etcd-gateway'), pki, 'gateway') : {};
+    const plain = Boolean(process.env.BENCH_ETCD_PLAIN);
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          members,
+          writes,
+          valueSize,
+          orch,
+          orchStore: store,
+          etcdNative: native,
+          etcdGateway: gateway,
+          ratio: { apiOverNative: ratios(orch, native), storeOverNative: ratios(store, native), apiOverGateway: ratios(orch, gateway), apiOverStore: ratios(orch, store) },
+          orchPerWrite: orchRun?.perWrite,
+          note: `orch: HTTPS API on the leader (create ConfigMap), store: create-if-absent txn on the leader's store in-process; etcd: ${plain ? 'plain HTTP' : 'mTLS'} create-if-absent txn on the leader via the etcd3 gRPC client (native) and the v3 JSON gateway; ${plain ? 'plain' : 'mTLS'} peers; loopback${haveEtcd ? '' : '; etcd not installed (bench/setup-etcd.sh)'}`,
+        },
+        null,
+        2,
+      )}\n`,
+    );
   } finally {
     await rm(root, { recursive: true, force: true });
   }

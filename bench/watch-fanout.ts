@@ -3,9 +3,10 @@
 // Measures events delivered per second, delivery latency p50/p99 (write
 // acknowledged → event received) and server memory per watcher; then the same
 // load against Debian's etcd (its HTTP/JSON gateway: /v3/watch streams,
-// /v3/kv/put writes) for a side-by-side ratio. Prints one JSON document.
+// /v3/kv/put writes, and its native gRPC API through the etcd3 client: all
+// watches on one gRPC stream) for side-by-side ratios. Prints one JSON document.
 //
-//   npx tsx bench/watch-fanout.ts [--watchers 1000[,10000]] [--rate 20] [--duration 15] [--value-size 256] [--no-etcd] [--tls-workers 2]
+//   npx tsx bench/watch-fanout.ts [--watchers 1000[,10000]] [--rate 20] [--duration 15] [--value-size 256] [--no-etcd] [--etcd native,gateway] [--tls-workers 2]
 //
 // --tls-workers n: the orch server terminates TLS in n worker processes (as
 // `orch server` does by default, docs/tls.md); 0 (default here) = in-process.
@@ -37,6 +38,8 @@ const rate = Number(flag('rate', '20'));
 const durationS = Number(flag('duration', '15'));
 const valueSize = Number(flag('value-size', '256'));
 const withEtcd = !process.argv.includes('--no-etcd');
+// which etcd clients: native (gRPC, etcd3 client: every watch on one stream) and/or gateway (JSON, one HTTP connection per watch)
+const etcdVias = flag('etcd', 'native,gateway').split(',');
 const tlsWorkers = Number(flag('tls-workers', '0'));
 const loadScript = new URL('./watch-load.ts', import.meta.url).pathname;
 
@@ -186,7 +189,7 @@ async function fetchNamespaceCreate(server: Awaited<ReturnType<typeof startServe
   });
 }
 
-async function benchEtcd(watchers: number): Promise<Record<string, unknown>> {
+async function benchEtcd(watchers: number, mode: 'etcd' | 'etcd-grpc'): Promise<Record<string, unknown>> {
   const dir = await mkdtemp(join(tmpdir(), 'etcd-fanout-'));
   const client = await freePort();
   const peer = await freePort();
@@ -212,7 +215,7 @@ async function benchEtcd(watchers: number): Promise<Record<string, unknown>> {
     const before = rssOf(etcd.pid!);
     let after = before;
     const result = await runLoad(
-      { mode: 'etcd', host: '127.0.0.1', port: client, watchers, rate, durationMs: durationS * 1000, namespace: 'bench', valueSize },
+      { mode, host: '127.0.0.1', port: client, watchers, rate, durationMs: durationS * 1000, namespace: 'bench', valueSize },
       async () => {
         await new Promise((r) => setTimeout(r, 1000));
         after = rssOf(etcd.pid!);
@@ -281,17 +284,20 @@ async function main(): Promise<void> {
     const orch = (await benchOrch(n)) as Record<string, unknown> & LoadResult & { serverMemory: { rssPerWatcherBytes: number; tlsWorkersRssPerWatcherBytes?: number } };
     const run: Record<string, unknown> = { requestedWatchers: requested, watchers: n, orch };
     if (etcd) {
-      const e = (await benchEtcd(n)) as Record<string, unknown> & LoadResult & { serverMemory: { rssPerWatcherBytes: number } };
-      run.etcd = e;
-      run.orchOverEtcd = {
-        eventsPerSec: ratio(orch.eventsPerSec, e.eventsPerSec),
-        latencyP50: ratio(orch.latencyMs.p50, e.latencyMs.p50),
-        latencyP99: ratio(orch.latencyMs.p99, e.latencyMs.p99),
-        latencyFromSendP50: ratio(orch.latencyFromSendMs.p50, e.latencyFromSendMs.p50),
-        latencyFromSendP99: ratio(orch.latencyFromSendMs.p99, e.latencyFromSendMs.p99),
-        // with TLS workers the TLS connection state lives there: count both processes
-        memoryPerWatcher: ratio(orch.serverMemory.rssPerWatcherBytes + (orch.serverMemory.tlsWorkersRssPerWatcherBytes ?? 0), e.serverMemory.rssPerWatcherBytes),
-      };
+      for (const via of etcdVias) {
+        const e = (await benchEtcd(n, via === 'native' ? 'etcd-grpc' : 'etcd')) as Record<string, unknown> & LoadResult & { serverMemory: { rssPerWatcherBytes: number } };
+        const key = via === 'native' ? 'etcdNative' : 'etcdGateway';
+        run[key] = e;
+        run[`orchOver${key[0]!.toUpperCase()}${key.slice(1)}`] = {
+          eventsPerSec: ratio(orch.eventsPerSec, e.eventsPerSec),
+          latencyP50: ratio(orch.latencyMs.p50, e.latencyMs.p50),
+          latencyP99: ratio(orch.latencyMs.p99, e.latencyMs.p99),
+          latencyFromSendP50: ratio(orch.latencyFromSendMs.p50, e.latencyFromSendMs.p50),
+          latencyFromSendP99: ratio(orch.latencyFromSendMs.p99, e.latencyFromSendMs.p99),
+          // with TLS workers the TLS connection state lives there: count both processes
+          memoryPerWatcher: ratio(orch.serverMemory.rssPerWatcherBytes + (orch.serverMemory.tlsWorkersRssPerWatcherBytes ?? 0), e.serverMemory.rssPerWatcherBytes),
+        };
+      }
     }
     runs.push(run);
   }
@@ -299,7 +305,7 @@ async function main(): Promise<void> {
     bench: 'watch-fanout',
     config: { watcherCounts, writeRatePerSec: rate, durationS, valueSize, openFilesLimit: limit, tlsWorkers, maxOrchWatchersAtThisLimit: maxOrchWatchers, etcd: etcd ? 'compared' : withEtcd ? 'etcd not installed (bench/setup-etcd.sh)' : 'skipped (--no-etcd)' },
     notes: [
-      'orch: HTTPS with client certificates (TLS front + uWS gateway), JSON watch events; etcd: plain HTTP JSON gateway on loopback',
+      'orch: HTTPS with client certificates (TLS front + uWS gateway), JSON watch events, one connection per watch; etcdNative: plain gRPC (etcd3 client), every watch on one stream of one HTTP/2 connection, writes on a second client; etcdGateway: plain HTTP JSON gateway, one connection per watch',
       'latencyMs: write acknowledged (HTTP response) to event received by a watcher; an event received before the ack counts 0 (eventsBeforeAck says how many); latencyFromSendMs: from the write request being sent',
       'events per second are bounded by rate x watchers: a run that keeps up delivers exactly that; the latencies show the headroom',
       'orch memory: in-process RSS/heap delta after GC with the watchers open; etcd memory: VmRSS delta of the etcd process',

@@ -18,9 +18,12 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { type Socket, connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { Etcd3 } from 'etcd3';
 
 export interface LoadConfig {
-  mode: 'orch' | 'etcd';
+  /** etcd: its JSON gateway, one HTTP connection per watch; etcd-grpc: the native gRPC API
+   * (etcd3 client), every watch on one gRPC stream of one HTTP/2 connection */
+  mode: 'orch' | 'etcd' | 'etcd-grpc';
   host: string;
   port: number;
   watchers: number;
@@ -136,11 +139,50 @@ function openWatcher(sockets: Socket[]): Promise<boolean> {
   });
 }
 
+/** native etcd: one client for the watches (one channel, one watch stream), one for the writes */
+const grpcWatch = cfg.mode === 'etcd-grpc' ? new Etcd3({ hosts: `http://${cfg.host}:${cfg.port}` }) : undefined;
+const grpcWrite = cfg.mode === 'etcd-grpc' ? new Etcd3({ hosts: `http://${cfg.host}:${cfg.port}` }) : undefined;
+
+async function openGrpcWatcher(): Promise<boolean> {
+  try {
+    const w = await grpcWatch!.watch().prefix(prefix).create();
+    w.on('put', (kv) => onEvent(Number(kv.mod_revision), performance.now()));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** the revision a write was acknowledged at, and the receipts that came before it */
+function ackedAt(rev: number, sent: number, at: number): void {
+  acked.set(rev, at);
+  sentAt.set(rev, sent);
+  const pending = early.get(rev);
+  if (pending) {
+    for (const recv of pending) {
+      latencies.push(0);
+      fromSend.push(recv - sent);
+    }
+    early.delete(rev);
+  }
+}
+
 const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 16, ...tlsOpts });
 const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 16 });
 
 /** one write; resolves with the revision it created */
 function write(seq: number, value: string): Promise<number> {
+  if (grpcWrite) {
+    const sent = performance.now();
+    return grpcWrite
+      .put(`${prefix}o-${seq}`)
+      .value(value)
+      .then((r) => {
+        const rev = Number(r.header.revision);
+        ackedAt(rev, sent, performance.now());
+        return rev;
+      });
+  }
   return new Promise((resolve, reject) => {
     let path: string;
     let body: string;
@@ -168,16 +210,7 @@ function write(seq: number, value: string): Promise<number> {
         if ((res.statusCode ?? 0) >= 300) return reject(new Error(`write: ${res.statusCode} ${text.slice(0, 200)}`));
         const j = JSON.parse(text) as { metadata?: { resourceVersion?: string }; header?: { revision?: string } };
         const rev = Number(cfg.mode === 'orch' ? j.metadata?.resourceVersion : j.header?.revision);
-        acked.set(rev, at);
-        sentAt.set(rev, sent);
-        const pending = early.get(rev);
-        if (pending) {
-          for (const recv of pending) {
-            latencies.push(0);
-            fromSend.push(recv - sent);
-          }
-          early.delete(rev);
-        }
+        ackedAt(rev, sent, at);
         resolve(rev);
       });
     };
@@ -198,7 +231,7 @@ async function main(): Promise<void> {
   const CONNECT_BATCH = 100;
   for (let i = 0; i < cfg.watchers; i += CONNECT_BATCH) {
     const n = Math.min(CONNECT_BATCH, cfg.watchers - i);
-    const ok = await Promise.all(Array.from({ length: n }, () => openWatcher(sockets)));
+    const ok = await Promise.all(Array.from({ length: n }, () => (grpcWatch ? openGrpcWatcher() : openWatcher(sockets))));
     const bad = ok.filter((x) => !x).length;
     failed += bad;
     // a whole batch refused: the server is saturated (e.g. out of file descriptors); count the rest as failed
@@ -207,7 +240,8 @@ async function main(): Promise<void> {
       break;
     }
   }
-  process.stdout.write(`${JSON.stringify({ ready: sockets.length, failed })}\n`);
+  const opened = grpcWatch ? cfg.watchers - failed : sockets.length;
+  process.stdout.write(`${JSON.stringify({ ready: opened, failed })}\n`);
   await new Promise<void>((resolve) => {
     process.stdin.setEncoding('utf8');
     process.stdin.on('data', (d: string) => {
@@ -231,7 +265,7 @@ async function main(): Promise<void> {
   }
   await Promise.all(inflight);
   const writesDone = seq - writeErrors;
-  const expected = writesDone * sockets.length;
+  const expected = writesDone * opened;
   // drain: wait until every event arrived, at most 10 s
   const drainStart = performance.now();
   while (eventsReceived < expected && performance.now() - drainStart < 10_000) await new Promise((r) => setTimeout(r, 20));
@@ -241,7 +275,7 @@ async function main(): Promise<void> {
   const sortedSend = Float64Array.from(fromSend).sort();
   const result = {
     mode: cfg.mode,
-    watchers: sockets.length,
+    watchers: opened,
     watchersFailed: failed,
     writes: writesDone,
     writeErrors,
@@ -256,6 +290,8 @@ async function main(): Promise<void> {
   };
   process.stdout.write(`${JSON.stringify({ result })}\n`);
   for (const s of sockets) s.destroy();
+  grpcWatch?.close();
+  grpcWrite?.close();
   httpsAgent.destroy();
   httpAgent.destroy();
   process.exit(0);

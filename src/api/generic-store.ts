@@ -56,6 +56,12 @@ export interface WriteOptions {
   auditAnnotations?: Record<string, string>;
   /** the request's options object (CreateOptions/UpdateOptions/PatchOptions/DeleteOptions) for AdmissionReview `options` */
   admissionOptions?: Record<string, unknown>;
+  /**
+   * The written object belongs to this request alone (decoded from its body)
+   * and nobody modifies it after the write: the watch caches and the garbage
+   * collector may share it instead of decoding the stored bytes (decodeShared).
+   */
+  shareWritten?: boolean;
 }
 
 /**
@@ -170,6 +176,79 @@ export function decodeObject(kv: KeyValue): ApiObject {
   return obj as ApiObject;
 }
 
+/**
+ * Decoded objects shared by the read-only consumers of the applied feed (the
+ * watch caches and the garbage collector): one decode per applied write
+ * instead of one per consumer, keyed by the applied value's bytes, which
+ * every listener of one write sees as the same array (within one run of
+ * applies, see remember). A create or update
+ * also hands over the object it just encoded (handOver), so a write made
+ * through this process is not decoded at all. docs/architecture.md "Write path cost".
+ */
+const sharedByBytes = new Map<Uint8Array, ApiObject>();
+let sharedClearQueued = false;
+
+/**
+ * The memo lives for one synchronous run of applies (a store applies a batch
+ * and publishes every write to every listener before its callers resume), so
+ * it never holds objects past that: a long-lived map keyed by the stored bytes
+ * would keep a decoded copy of every object the store holds.
+ */
+function remember(bytes: Uint8Array, obj: ApiObject): void {
+  sharedByBytes.set(bytes, obj);
+  if (sharedClearQueued) return;
+  sharedClearQueued = true;
+  queueMicrotask(() => {
+    sharedByBytes.clear();
+    sharedClearQueued = false;
+  });
+}
+/** storage key -> the object a write in flight encoded, and the exact bytes */
+const handedOver = new Map<string, { bytes: Uint8Array; obj: ApiObject }>();
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a === b || (a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(b));
+}
+
+/**
+ * decodeObject for callers that only read: the object may be shared with the
+ * other consumers of the same write (and with the response of the write that
+ * made it) and must not be modified.
+ */
+export function decodeShared(kv: KeyValue): ApiObject {
+  const rv = String(kv.modRevision);
+  const hit = sharedByBytes.get(kv.value);
+  if (hit) {
+    const meta = metaOf(hit);
+    if (meta.resourceVersion === rv) return hit;
+    if (meta.resourceVersion === undefined) {
+      meta.resourceVersion = rv;
+      return hit;
+    }
+    return decodeObject(kv);
+  }
+  const handed = handedOver.get(kv.key);
+  let obj: ApiObject;
+  if (handed && sameBytes(handed.bytes, kv.value)) {
+    handedOver.delete(kv.key);
+    obj = handed.obj;
+    metaOf(obj).resourceVersion = rv;
+  } else {
+    obj = decodeObject(kv);
+  }
+  remember(kv.value, obj);
+  return obj;
+}
+
+/** encodes `obj` for `key` and, when `share`, offers it to decodeShared until `release` (the write settled) */
+function handOver(key: string, obj: ApiObject, share: boolean | undefined): { bytes: Uint8Array; release: () => void } {
+  const bytes = encodeObject(obj);
+  if (!share) return { bytes, release: () => {} };
+  const entry = { bytes, obj };
+  handedOver.set(key, entry);
+  return { bytes, release: () => void (handedOver.get(key) === entry && handedOver.delete(key)) };
+}
+
 /** maps store errors to API errors (410 for compacted, 504 for future revisions) */
 export function storeErrorToStatus(err: unknown, requested?: string): never {
   if (err instanceof CompactedError) {
@@ -230,6 +309,12 @@ export class GenericStore {
     if (!storage) return encodeObject(obj);
     const served = { ...obj, apiVersion: apiVersionOf(this.def), kind: this.def.kind };
     return encodeObject(convertObject(storage, served, storage.storageVersion));
+  }
+
+  /** the stored bytes of `obj`; shared with the watch cache only when stored as served (no conversion) */
+  private handOver(key: string, obj: ApiObject, share: boolean | undefined): { bytes: Uint8Array; release: () => void } {
+    if (this.def.storage) return { bytes: this.encode(obj), release: () => {} };
+    return handOver(key, obj, share);
   }
 
   readRaw(namespace: string, name: string): KeyValue | undefined {
@@ -347,15 +432,19 @@ export class GenericStore {
       const candidate = attempt === 1 || !unclaimed ? obj : clone(unclaimed);
       const claimed = this.hooks.reserve?.(this.def, candidate, undefined)?.keys ?? [];
       const guards = this.hooks.guardCreate?.(this.def) ?? [];
-      const res = await this.store.txn({
-        compare: [
-          { key, target: 'create', op: '=', value: 0 },
-          ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 })),
-          ...guards.map((g) => ({ key: g.key, target: 'mod' as const, op: '=' as const, value: g.modRevision })),
-        ],
-        success: [{ type: 'put', key, value: this.encode(candidate) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
-        failure: [],
-      });
+      // shareWritten: from here on `candidate` is not modified but for its resourceVersion (the watch cache may share it)
+      const stored = this.handOver(key, candidate, opts.shareWritten);
+      const res = await this.store
+        .txn({
+          compare: [
+            { key, target: 'create', op: '=', value: 0 },
+            ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 })),
+            ...guards.map((g) => ({ key: g.key, target: 'mod' as const, op: '=' as const, value: g.modRevision })),
+          ],
+          success: [{ type: 'put', key, value: stored.bytes }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+          failure: [],
+        })
+        .finally(stored.release);
       if (res.succeeded) {
         metaOf(candidate).resourceVersion = String(res.revision);
         return { object: candidate, unknownFields };
@@ -416,13 +505,16 @@ export class GenericStore {
       const removeNow = lifecycle?.outcome === 'remove';
       const claimed = removeNow ? [] : (this.hooks.reserve?.(this.def, next, current)?.keys ?? []);
       if (opts.dryRun) return { object: next, created: false, unknownFields };
-      const res = await this.store.txn({
-        compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
-        success: removeNow
-          ? [{ type: 'delete', key }]
-          : [{ type: 'put', key, value: this.encode(next) }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
-        failure: [],
-      });
+      const stored = removeNow ? undefined : this.handOver(key, next, opts.shareWritten);
+      const res = await this.store
+        .txn({
+          compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
+          success: !stored
+            ? [{ type: 'delete', key }]
+            : [{ type: 'put', key, value: stored.bytes }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+          failure: [],
+        })
+        .finally(() => stored?.release());
       if (!res.succeeded) {
         if (pinned) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
         if (attempt > 50) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);

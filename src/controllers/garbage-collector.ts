@@ -23,7 +23,7 @@ import { StatusError } from '../api/errors.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type PropagationPolicy } from '../api/deletion/machine.js';
 import { isTerminating } from '../api/deletion/facts.js';
 import type { GenericStore } from '../api/generic-store.js';
-import { decodeObject, storageKey, storagePrefix, storageResource } from '../api/generic-store.js';
+import { decodeObject, decodeShared, storageKey, storagePrefix, storageResource } from '../api/generic-store.js';
 import { type Registry, apiVersionOf } from '../api/registry.js';
 import type { ApiObject, JSONObject, ResourceDefinition } from '../api/types.js';
 import type { AppliedWrite, KeyValue, RevisionedStore } from '../store/types.js';
@@ -79,6 +79,15 @@ function safeDecode(kv: KeyValue): ApiObject | undefined {
   }
 }
 
+/** safeDecode for the graph, which only reads: shared with the watch caches (decodeShared) */
+function sharedDecode(kv: KeyValue): ApiObject | undefined {
+  try {
+    return decodeShared(kv);
+  } catch {
+    return undefined;
+  }
+}
+
 export class GarbageCollector {
   private readonly nodes = new Map<string, GraphNode>();
   private readonly keyByUid = new Map<string, string>();
@@ -87,7 +96,8 @@ export class GarbageCollector {
   /** `<group>/<resource>` → a definition serving it (all versions share storage) */
   private resources = new Map<string, ResourceDefinition>();
   private readonly scanned = new Set<string>();
-  private readonly inbox: AppliedWrite[] = [];
+  /** applied writes not yet ingested, with their objects decoded when they were applied */
+  private readonly inbox: { write: AppliedWrite; decoded: (ApiObject | undefined)[] }[] = [];
   private readonly queue = new Set<string>();
   private running = false;
   private stopped = false;
@@ -130,7 +140,10 @@ export class GarbageCollector {
     this.queue.clear();
     this.retries.clear();
     this.unsubscribe = this.store.onApplied((w) => {
-      this.inbox.push(w);
+      // decode now, while the write that made the object may still hand it over
+      // and the watch caches share the decode (decodeShared); ingest runs later
+      const decoded = w.events.map((ev) => (ev.type === 'put' && this.defOfKey(ev.kv.key) ? sharedDecode(ev.kv) : undefined));
+      this.inbox.push({ write: w, decoded });
       this.kick();
     });
     this.unwatchRegistry = this.registry.onChange(() => {
@@ -233,12 +246,12 @@ export class GarbageCollector {
   /** applies queued store writes to the graph and queues the objects they concern */
   private ingest(): void {
     while (this.inbox.length > 0) {
-      const w = this.inbox.shift()!;
-      for (const ev of w.events) {
+      const { write: w, decoded } = this.inbox.shift()!;
+      for (const [i, ev] of w.events.entries()) {
         const key = ev.kv.key;
         if (!this.defOfKey(key)) continue;
         if (ev.type === 'put') {
-          const obj = safeDecode(ev.kv);
+          const obj = decoded[i] ?? sharedDecode(ev.kv);
           if (!obj) {
             const old = this.nodes.get(key);
             if (old) this.removed(old);

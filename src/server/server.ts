@@ -180,10 +180,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const nsDef = registry.lookup('', 'v1', 'namespaces')!;
   const rbacGroup = `rbac.authorization.${opts.apiDomain}`;
   let escalation: EscalationGuard | undefined;
+  // every namespaced write asks: the namespace is decoded once per revision of it, not per write
+  const namespaceStates = new Map<string, { modRevision: number; state: 'Active' | 'Terminating' }>();
   const namespaceState = (ns: string): 'Active' | 'Terminating' | undefined => {
     const kv = store.range({ key: storageKey(nsDef, '', ns) }).kvs[0];
-    if (!kv) return undefined;
-    return decodeObject(kv).metadata?.deletionTimestamp ? 'Terminating' : 'Active';
+    if (!kv) {
+      namespaceStates.delete(ns);
+      return undefined;
+    }
+    const known = namespaceStates.get(ns);
+    if (known?.modRevision === kv.modRevision) return known.state;
+    const state = decodeObject(kv).metadata?.deletionTimestamp ? 'Terminating' : 'Active';
+    namespaceStates.set(ns, { modRevision: kv.modRevision, state });
+    return state;
   };
   const hooks = {
     ...managedFieldsHooks(defs),

@@ -3,7 +3,7 @@
 // watchers indexed by namespace. Fed only from the store's applied writes
 // (spec 000 §4.6: "Most Recent … may be served from an internal watch cache").
 
-import { decodeObject } from '../api/generic-store.js';
+import { decodeShared } from '../api/generic-store.js';
 import type { ApiObject } from '../api/types.js';
 import type { KeyValue, StoreEvent } from '../store/types.js';
 import { HistoryWindow, type Revisioned } from './window.js';
@@ -240,7 +240,8 @@ export class WatchCache<W extends IndexedWatcher = IndexedWatcher> {
 
 function safeDecode(kv: KeyValue): ApiObject | undefined {
   try {
-    return decodeObject(kv);
+    // the cache only reads its objects: share one decode with the other consumers of the write
+    return decodeShared(kv);
   } catch (err) {
     // a value that is not an object of ours must not stop the cache
     console.error(`watch cache: cannot decode ${kv.key}:`, err);

@@ -16,7 +16,7 @@ import { SelectorParseError, matchesLabels } from '../api/selectors/labels.js';
 import type { ApiObject, ResourceDefinition } from '../api/types.js';
 import type { AppliedWrite, RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
-import { WatchCache, typePrefixOf } from './cache.js';
+import { type CacheEvent, WatchCache, typePrefixOf } from './cache.js';
 import { CborWatchEncoder, INITIAL_EVENTS_END, JsonWatchEncoder, TableWatchEncoder, type WatchEncoder } from './encode.js';
 import { type StartPlan, type WatchParams, parseWatchParams, startPlan } from './params.js';
 import { type EndReason, type ObjectFilter, type PassMemo, Watcher } from './watcher.js';
@@ -37,6 +37,12 @@ export interface WatchServiceOptions {
   /** `<domain>/initial-events-end` is set next to `k8s.io/initial-events-end` (spec: orch.io) */
   apiDomain?: string;
   now?: () => number;
+  /**
+   * The most deliveries (one event to one watcher) one dispatch slice makes
+   * before it yields to the event loop (docs/watch.md "Fan-out in slices"):
+   * requests, responses and TLS work run between slices. Default 2048: smaller slices break the batching of writes between uWS and the TLS front under load (docs/watch.md).
+   */
+  fanoutSlice?: number;
 }
 
 export interface WatchServiceStats {
@@ -54,12 +60,26 @@ export interface WatchServiceStats {
   slowWatchersEnded: number;
   /** events written to watchers (including initial events and bookmarks) */
   eventsSent: number;
+  /** dispatch passes that yielded to the event loop before they were done (fanoutSlice) */
+  fanoutYields: number;
 }
 
 interface RevisionWaiter {
   revision: number;
   resolve: (reached: boolean) => void;
   timer: NodeJS.Timeout;
+}
+
+interface DispatchCursor {
+  cache: WatchCache<Watcher>;
+  events: CacheEvent[];
+  /** the next event of `events` to deliver */
+  event: number;
+  /** the watchers `events[event]` goes to (taken when its delivery starts) */
+  watchers: Watcher[] | undefined;
+  /** the next watcher of `watchers` */
+  watcher: number;
+  memo: PassMemo;
 }
 
 interface RingEntry {
@@ -83,6 +103,9 @@ export class WatchService {
   /** the revision through which every cache's events have been dispatched */
   private dispatchedRevision: number;
   private dispatchScheduled = false;
+  /** where an unfinished dispatch pass stands (fan-out runs in slices) */
+  private cursor: DispatchCursor | undefined;
+  private readonly fanoutSlice: number;
   private readonly dirty = new Set<WatchCache<Watcher>>();
   private readonly caches = new Map<string, WatchCache<Watcher>>();
   /** recent raw writes, so a cache created later can backfill its window */
@@ -96,6 +119,8 @@ export class WatchService {
   private slowEnded = 0;
   /** converted views of cached objects, per served definition (versions over another's storage) */
   private readonly views = new WeakMap<ResourceDefinition, WeakMap<ApiObject, ApiObject>>();
+  /** dispatch passes that yielded before they were done */
+  private slices = 0;
   private eventsSentByEnded = 0;
 
   constructor(
@@ -110,6 +135,7 @@ export class WatchService {
     const domain = opts.apiDomain ?? 'orch.io';
     this.initialEventsEnd = { [INITIAL_EVENTS_END]: 'true', [`${domain}/initial-events-end`]: 'true' };
     this.now = opts.now ?? Date.now;
+    this.fanoutSlice = Math.max(1, opts.fanoutSlice ?? 2048);
     this.revision = store.revision;
     this.dispatchedRevision = this.revision;
     this.ring = new HistoryWindow<RingEntry>(this.revision, this.windowMs, this.windowMaxEvents);
@@ -139,23 +165,54 @@ export class WatchService {
   private scheduleDispatch(): void {
     if (this.dispatchScheduled) return;
     this.dispatchScheduled = true;
-    // batch every write applied in this turn of the event loop into one pass
+    // batch every write applied in this turn of the event loop into one pass;
+    // setImmediate runs after this turn's microtasks, so the responses of the
+    // writes just applied are written before any of their events
     setImmediate(() => this.dispatch());
   }
 
+  /**
+   * One slice of fan-out: at most `fanoutSlice` deliveries, then the rest in
+   * a later turn, so a burst of events to many watchers never holds the event
+   * loop (and the write responses and new requests waiting on it) for the
+   * whole pass. Order is kept: a cache's events go out in revision order,
+   * each to every watcher before the next; a cache's events applied during
+   * the pass wait for the pass to end. A watcher registered meanwhile starts
+   * at a revision past the pending events (register), so it is skipped for them.
+   */
   private dispatch(): void {
     this.dispatchScheduled = false;
-    for (const cache of this.dirty) {
-      const events = cache.takePending();
-      const memo: PassMemo = new Map();
-      for (const ev of events) {
-        for (const w of cache.watchersFor(ev.namespace)) {
-          if (ev.revision > w.sentRevision) w.deliver(ev, memo);
+    let budget = this.fanoutSlice;
+    while (budget > 0) {
+      let c = this.cursor;
+      if (!c) {
+        const next = this.dirty.values().next();
+        if (next.done) break;
+        this.dirty.delete(next.value);
+        c = this.cursor = { cache: next.value, events: next.value.takePending(), event: 0, watchers: undefined, watcher: 0, memo: new Map() };
+      }
+      while (budget > 0 && c.event < c.events.length) {
+        const ev = c.events[c.event]!;
+        const ws = (c.watchers ??= [...c.cache.watchersFor(ev.namespace)]);
+        while (budget > 0 && c.watcher < ws.length) {
+          const w = ws[c.watcher++]!;
+          budget--;
+          if (ev.revision > w.sentRevision) w.deliver(ev, c.memo);
+        }
+        if (c.watcher >= ws.length) {
+          c.event++;
+          c.watchers = undefined;
+          c.watcher = 0;
         }
       }
+      if (c.event >= c.events.length) this.cursor = undefined;
     }
-    this.dirty.clear();
-    this.dispatchedRevision = this.revision;
+    if (this.cursor || this.dirty.size > 0) {
+      this.slices++;
+      this.scheduleDispatch();
+    } else {
+      this.dispatchedRevision = this.revision;
+    }
   }
 
   private releaseWaiters(): void {
@@ -443,6 +500,7 @@ export class WatchService {
       revision: this.revision,
       slowWatchersEnded: this.slowEnded,
       eventsSent,
+      fanoutYields: this.slices,
     };
   }
 }

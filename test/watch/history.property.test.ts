@@ -38,9 +38,11 @@ describe('watch history property', () => {
         fc.array(opArb, { minLength: 1, maxLength: 20 }),
         fc.constantFrom('', 'a'),
         fc.constantFrom(...Object.keys(selectors)),
-        async (before, after, namespace, selector) => {
+        // fan-out in slices of 1 delivery per turn up to the default (docs/watch.md "Fan-out in slices")
+        fc.constantFrom(1, 2, 256),
+        async (before, after, namespace, selector, fanoutSlice) => {
           const store = await openStore();
-          const svc = new WatchService(store);
+          const svc = new WatchService(store, { fanoutSlice });
           try {
             const model = new Map<string, Label>();
             const apply = async (op: Op): Promise<number | undefined> => {

@@ -330,6 +330,34 @@ describe('watch: fan-out', () => {
     expect(stats.watchers).toBe(1);
   });
 
+  it('fan-out runs in bounded slices that yield to the event loop, and every watcher still gets every event once, in order', async () => {
+    const { store, svc } = await setup({ fanoutSlice: 3 });
+    const watchers = Array.from({ length: 10 }, (_, i) => watch(svc, store, { resourceVersion: '0' }, i % 2 ? { namespace: 'a' } : {}));
+    await sleep(5);
+    // one burst: the writes are group-committed and applied in one turn
+    await Promise.all(Array.from({ length: 20 }, (_, i) => put(store, configMaps, 'a', `o${String(i).padStart(2, '0')}`)));
+    // the first slice has run; the rest waits for later turns, behind this callback
+    await new Promise((r) => setImmediate(r));
+    const delivered = (): number => watchers.reduce((n, w) => n + w.sink.events().length, 0);
+    expect(delivered()).toBeGreaterThan(0);
+    expect(delivered()).toBeLessThan(200);
+    // a watcher that joins mid-pass starts after the pending events: no duplicates, nothing missed later
+    const late = watch(svc, store, {});
+    await until(() => delivered() === 200);
+    const expected = Array.from({ length: 20 }, (_, i) => `ADDED o${String(i).padStart(2, '0')}`);
+    for (const w of watchers) expect(w.sink.summary().sort()).toEqual(expected);
+    for (const w of watchers) {
+      const revs = w.sink.events().map((e) => Number(e.object.metadata?.resourceVersion));
+      expect(revs).toEqual([...revs].sort((a, b) => a - b));
+    }
+    await until(() => late.sink.events().length === 20);
+    const r = await put(store, configMaps, 'a', 'after');
+    await until(() => late.sink.events().length === 21);
+    expect(late.sink.events().at(-1)!.object.metadata?.resourceVersion).toBe(String(r));
+    expect(new Set(late.sink.summary()).size).toBe(21);
+    expect(svc.stats().fanoutYields).toBeGreaterThan(0);
+  });
+
   it('watchers of the same representation share the very same encoded bytes', async () => {
     const { store, svc } = await setup();
     const a = watch(svc, store, { resourceVersion: '0' });

@@ -24,6 +24,8 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
       user: req.user,
       requester: req.user,
       warnings: sink, auditAnnotations,
+      // the object was decoded from this request's body: the watch cache may share it
+      shareWritten: true,
     }),
   );
   return { status: 201, body: result.object, warnings: [...fieldWarnings(fieldValidation, result.unknownFields, duplicates), ...warnings] };

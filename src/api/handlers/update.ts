@@ -43,6 +43,8 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       subresource: req.info.subresource || undefined,
       requester: req.user,
       warnings: sink, auditAnnotations,
+      // the object was decoded from this request's body: the watch cache may share it
+      shareWritten: true,
     },
     (current) => {
       // a resourceVersion is a precondition: an absent object does not meet it (spec 000 §4.4)

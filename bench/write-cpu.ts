@@ -1,0 +1,91 @@
+// CPU per create through the full API path, in one process: the server
+// (TLS in-process, authn, Node,RBAC authz, admission, managed fields, the
+// garbage collector) and its HTTPS client. On a shared machine wall-clock
+// throughput moves with the neighbours; this process's CPU time per create
+// moves much less, so A/B comparisons of a hot-path change use this
+// (docs/architecture.md "Write path cost"). The client's share is the same
+// on both sides of an A/B, so differences are the server's.
+//
+//   npx tsx bench/write-cpu.ts [creates=3000] [--watched] [--rounds 3]
+//
+// --watched: a watch on the collection is open, so each write also feeds the
+// watch cache (decode) and is fanned out to one watcher.
+
+import { connect } from 'node:tls';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer } from '../src/server/server.js';
+
+const creates = Number(process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : 3000);
+const watched = process.argv.includes('--watched');
+const ri = process.argv.indexOf('--rounds');
+const rounds = ri >= 0 ? Number(process.argv[ri + 1]) : 3;
+
+const cpuUs = (): number => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'orch-write-cpu-'));
+  const server = await startServer({ dataDir: join(dir, 'data'), bindAddress: '127.0.0.1', securePort: 0, apiDomain: 'orch.io', tlsWorkers: 0, log: () => {} });
+  const agent = new Agent({ keepAlive: true, maxSockets: 64, ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem });
+  const value = 'x'.repeat(1024);
+  let seq = 0;
+  const post = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${seq++}` }, data: { v: value } });
+      const req = request(
+        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const run = async (n: number): Promise<void> => {
+    let left = n;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (left-- > 0) await post();
+      }),
+    );
+  };
+  let watch: ReturnType<typeof connect> | undefined;
+  let received = 0;
+  try {
+    if (watched) {
+      watch = connect({ host: '127.0.0.1', port: server.port, ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, servername: 'localhost' }, () =>
+        watch!.write(`GET /api/v1/namespaces/default/configmaps?watch=1 HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n\r\n`),
+      );
+      watch.on('data', (d: Buffer) => (received += d.length));
+    }
+    await run(500); // warm-up: JIT, connections, caches
+    const perRound: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const c0 = cpuUs();
+      const t0 = performance.now();
+      await run(creates);
+      perRound.push(Math.round((cpuUs() - c0) / creates));
+      void t0;
+    }
+    const sorted = [...perRound].sort((a, b) => a - b);
+    process.stdout.write(
+      `${JSON.stringify({ bench: 'write-cpu', creates, rounds, watched, cpuUsPerCreate: { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], rounds: perRound }, watchBytes: received })}\n`,
+    );
+  } finally {
+    watch?.destroy();
+    agent.destroy();
+    await server.shutdown();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});
