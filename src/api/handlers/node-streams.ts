@@ -41,7 +41,8 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
   if (CONNECT_OPTIONS[subresource] && ctx.admitConnect) {
     // CONNECT admission sees the options object, as in kube (webhooks and policies may refuse an exec);
     // it throws to refuse. Warnings are dropped: a stream's answer has no place for them once upgraded.
-    if (resource !== 'services' || subresource !== 'proxy') await ctx.storeFor(req.def).get(namespace, req.info.name);
+    // (proxy names may carry a scheme and port, `web:8080`: the proxy path looks its target up itself)
+    if (subresource !== 'proxy') await ctx.storeFor(req.def).get(namespace, req.info.name);
     await ctx.admitConnect({ def: req.def, subresource, namespace, name: req.info.name, options: connectOptions(req), user: req.user });
   }
   const unserved = (why: string) =>
