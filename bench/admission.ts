@@ -1,6 +1,7 @@
-// Admission cost on the write path: ConfigMap creates per second through the
-// HTTPS API of one orch server (a separate process, --tls-workers 0), in the
-// same run, with
+// Admission cost on the write path: creates per second of a ConfigMap and of a
+// custom resource (a CRD `widgets.bench.example.com` with a structural schema)
+// through the HTTPS API of one orch server (a separate process,
+// --tls-workers 0), in the same run, each with
 //   plain              no admission configuration at all
 //   validatingWebhook  one ValidatingWebhookConfiguration matching every
 //                      ConfigMap create; the webhook (Node https, its own CA
@@ -9,13 +10,14 @@
 //                      JSONPatch (the patched object is validated again)
 //   celPolicy          one ValidatingAdmissionPolicy (two CEL validations)
 //                      bound with validationActions [Deny]; all pass
-// Each phase: `writes` creates of a 1 KiB ConfigMap, `inFlight` at a time,
+// Each phase: `writes` creates of a 1 KiB ConfigMap (or Widget), `inFlight` at a time,
 // over keep-alive connections with the admin client certificate.
 //
 //   npx tsx bench/admission.ts [writes=2000] [inFlight=64]
 //
-// Prints one JSON document: per phase opsPerSec, p50Ms, p99Ms, and each
-// phase's throughput relative to plain. The host is shared (2 cores), so
+// Prints one JSON document: per phase opsPerSec, p50Ms, p99Ms (ConfigMaps under
+// the phase's name, custom resources under `customResource`), and each phase's
+// throughput relative to the plain ConfigMap. The host is shared (2 cores), so
 // throughput moves by ±30% between runs; compare phases within one run.
 
 import { freePort } from '../test/helpers/ports.js';
@@ -102,14 +104,50 @@ async function main(): Promise<void> {
     }
     if (!agent) throw new Error('orch server did not become ready');
     const AR = '/apis/admissionregistration.orch.io/v1';
-    const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }];
+    const rules = [
+      { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] },
+      { operations: ['CREATE'], apiGroups: ['bench.example.com'], apiVersions: ['v1'], resources: ['widgets'] },
+    ];
+    // the custom kind: a structural schema with a default, served before the first phase
+    await call('POST', '/apis/apiextensions.orch.io/v1/customresourcedefinitions', {
+      metadata: { name: 'widgets.bench.example.com' },
+      spec: {
+        group: 'bench.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+        versions: [{
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { v: { type: 'string', maxLength: 4096 }, size: { type: 'integer', default: 1, minimum: 0 } } } } } },
+        }],
+      },
+    }, [201]);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await call('GET', '/apis/bench.example.com/v1/namespaces/default/widgets', undefined, [200]);
+        break;
+      } catch (e) {
+        if (attempt > 100) throw e;
+        await sleep(100);
+      }
+    }
     const webhook = (path: string) => ({ name: `bench${path.replace('/', '.')}.orch.test`, clientConfig: { url: hook.url(path), caBundle: hook.caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'] });
     hook.on.set('/mutate', { allowed: true, patch: [{ op: 'add', path: '/metadata/labels', value: { benched: 'yes' } }] });
     const value = 'x'.repeat(1024);
-    const phase = async (name: string): Promise<Stats> => {
+    const creates = async (name: string): Promise<Stats> => {
       // a short warm-up so connection set-up and JIT do not count
       await drive(Math.min(200, writes), inFlight, (i) => call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `w-${name}-${i}` }, data: { v: value } }, [201]).then(() => undefined));
       return drive(writes, inFlight, (i) => call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `${name}-${i}` }, data: { v: value } }, [201]).then(() => undefined));
+    };
+    const widgetPath = '/apis/bench.example.com/v1/namespaces/default/widgets';
+    const widget = (name: string) => ({ apiVersion: 'bench.example.com/v1', kind: 'Widget', metadata: { name }, spec: { v: value } });
+    const customResource: Record<string, Stats> = {};
+    const phase = async (name: string): Promise<Stats> => {
+      const cm = await creates(name);
+      await drive(Math.min(200, writes), inFlight, (i) => call('POST', widgetPath, widget(`w-${name}-${i}`), [201]).then(() => undefined));
+      customResource[name] = await drive(writes, inFlight, (i) => call('POST', widgetPath, widget(`${name}-${i}`), [201]).then(() => undefined));
+      return cm;
     };
     const out: Record<string, Stats> = {};
     out.plain = await phase('plain');
@@ -127,7 +165,7 @@ async function main(): Promise<void> {
       metadata: { name: 'bench' },
       spec: {
         matchConstraints: { resourceRules: rules },
-        validations: [{ expression: 'size(object.data) <= 10' }, { expression: "!has(object.metadata.labels) || !('forbidden' in object.metadata.labels)", message: 'forbidden label' }],
+        validations: [{ expression: 'object.metadata.name.size() <= 63' }, { expression: "!has(object.metadata.labels) || !('forbidden' in object.metadata.labels)", message: 'forbidden label' }],
       },
     }, [201]);
     await call('POST', `${AR}/validatingadmissionpolicybindings`, { metadata: { name: 'bench' }, spec: { policyName: 'bench', validationActions: ['Deny'] } }, [201]);
@@ -144,7 +182,14 @@ async function main(): Promise<void> {
           valueBytes: value.length,
           webhookCallsDuringValidatingPhase: webhookCalls,
           ...out,
+          customResource: { plain: customResource.plain, validatingWebhook: customResource.vwh, mutatingWebhook: customResource.mwh, celPolicy: customResource.cel },
           relativeToPlain: { validatingWebhook: rel(out.validatingWebhook!), mutatingWebhook: rel(out.mutatingWebhook!), celPolicy: rel(out.celPolicy!) },
+          customResourceRelativeToPlainConfigMap: {
+            plain: rel(customResource.plain!),
+            validatingWebhook: rel(customResource.vwh!),
+            mutatingWebhook: rel(customResource.mwh!),
+            celPolicy: rel(customResource.cel!),
+          },
         },
         null,
         2,

@@ -8,8 +8,9 @@
 // Declared variables are dynamic (JSON values), as Kubernetes' are for
 // objects without a typed schema.
 
-import { CelScalar, celEnv, isCelError, isCelList, isCelMap, parse, plan } from '@bufbuild/cel';
+import { CelScalar, celEnv, isCelError, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
+import { type CelNode, celChildren, celToJs } from '../schema/cel-ast.js';
 
 export const MAX_EXPRESSION_LENGTH = 5 * 1024;
 export const MAX_NODES = 1000;
@@ -58,43 +59,12 @@ export function compileAdmissionCel(source: unknown, variables: readonly string[
         throw new Error((e as Error).message);
       }
       if (isCelError(r)) throw new Error((r as Error).message);
-      return toJs(r);
+      return celToJs(r);
     },
   };
 }
 
-/** CEL lists and maps to plain JS values; bigint to number */
-export function toJs(v: unknown): unknown {
-  if (typeof v === 'bigint') return Number(v);
-  if (isCelList(v)) return Array.from(v as Iterable<unknown>, toJs);
-  if (isCelMap(v)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of v as unknown as Iterable<[unknown, unknown]>) out[String(k)] = toJs(x);
-    return out;
-  }
-  return v;
-}
 
-type Node = { exprKind?: { case?: string; value?: unknown } };
-
-function children(n: unknown): unknown[] {
-  const out: unknown[] = [];
-  const visit = (v: unknown): void => {
-    if (v === null || typeof v !== 'object') return;
-    if (Array.isArray(v)) {
-      v.forEach(visit);
-      return;
-    }
-    if ('exprKind' in (v as object)) {
-      out.push(v);
-      return;
-    }
-    for (const x of Object.values(v as object)) visit(x);
-  };
-  const kind = (n as Node).exprKind;
-  if (kind?.value) visit(kind.value);
-  return out;
-}
 
 /** size, comprehension depth, free identifiers and comprehension-bound names of a parsed expression */
 function walk(root: unknown): { nodes: number; depth: number; idents: Set<string>; bound: Set<string> } {
@@ -104,7 +74,7 @@ function walk(root: unknown): { nodes: number; depth: number; idents: Set<string
   const bound = new Set<string>();
   const go = (n: unknown, depth: number): void => {
     nodes++;
-    const k = (n as Node).exprKind;
+    const k = (n as CelNode).exprKind;
     if (k?.case === 'identExpr') idents.add((k.value as { name: string }).name);
     const isComp = k?.case === 'comprehensionExpr';
     if (isComp) {
@@ -115,7 +85,7 @@ function walk(root: unknown): { nodes: number; depth: number; idents: Set<string
     }
     const d = isComp ? depth + 1 : depth;
     if (d > maxDepth) maxDepth = d;
-    for (const c of children(n)) go(c, d);
+    for (const c of celChildren(n)) go(c, d);
   };
   go(root, 0);
   return { nodes, depth: maxDepth, idents, bound };

@@ -16,6 +16,7 @@ import { strings } from '@bufbuild/cel/ext';
 import type { FieldError } from '../types.js';
 import type { CompiledSchema } from './compile.js';
 import type { ValidationRule } from './types.js';
+import { type CelNode, celChildren } from './cel-ast.js';
 
 export const MAX_RULE_LENGTH = 5 * 1024;
 export const MAX_RULE_NODES = 1000;
@@ -35,8 +36,6 @@ interface Program {
 const programs = new WeakMap<ValidationRule, { rule?: Program; message?: Program }>();
 const env = celEnv({ variables: { self: CelScalar.DYN, oldSelf: CelScalar.DYN }, funcs: strings });
 
-type Node = { exprKind?: { case?: string; value?: unknown } };
-
 /** parses and measures an expression; returns an error text or the program */
 function build(source: string): Program | string {
   if (typeof source !== 'string' || source.trim() === '') return 'must be a non-empty string';
@@ -53,7 +52,7 @@ function build(source: string): Program | string {
   const bound = new Set<string>();
   const walk = (n: unknown, d: number): void => {
     nodes++;
-    const k = (n as Node).exprKind;
+    const k = (n as CelNode).exprKind;
     const isComp = k?.case === 'comprehensionExpr';
     const nd = isComp ? d + 1 : d;
     if (nd > depth) depth = nd;
@@ -64,7 +63,7 @@ function build(source: string): Program | string {
       if (c.iterVar2) bound.add(c.iterVar2);
       bound.add(c.accuVar);
     }
-    for (const c of children(n)) walk(c, nd);
+    for (const c of celChildren(n)) walk(c, nd);
   };
   walk(parsed.expr, 0);
   if (nodes > MAX_RULE_NODES) return `estimated rule cost exceeds budget: ${nodes} syntax nodes (at most ${MAX_RULE_NODES})`;
@@ -81,21 +80,6 @@ function build(source: string): Program | string {
   return { run, nodes, depth, usesOld: idents.has('oldSelf') };
 }
 
-function children(n: unknown): unknown[] {
-  const out: unknown[] = [];
-  const visit = (v: unknown): void => {
-    if (v === null || typeof v !== 'object') return;
-    if (Array.isArray(v)) return v.forEach(visit);
-    if ('exprKind' in (v as object)) {
-      out.push(v);
-      return;
-    }
-    for (const x of Object.values(v as object)) visit(x);
-  };
-  const kind = (n as Node).exprKind;
-  if (kind?.value) visit(kind.value);
-  return out;
-}
 
 /**
  * The errors of one rule as written in a CRD (field paths relative to the

@@ -5,8 +5,9 @@
 // comprehensions, so one evaluation is linear in the size of the token's
 // claims (itself bounded by MAX_TOKEN_BYTES).
 
-import { CelScalar, celEnv, isCelError, isCelList, isCelMap, mapType, parse, plan } from '@bufbuild/cel';
+import { CelScalar, celEnv, isCelError, mapType, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
+import { type CelNode, celChildren, celToJs } from '../../api/schema/cel-ast.js';
 
 export const MAX_EXPRESSION_LENGTH = 5 * 1024;
 export const MAX_NODES = 500;
@@ -52,42 +53,9 @@ export function compileCel(source: string, variables: string[], field: string): 
     evaluate(vars) {
       const r = run(vars);
       if (isCelError(r)) throw new Error(`expression ${JSON.stringify(source)}: ${(r as Error).message}`);
-      return toJs(r);
+      return celToJs(r);
     },
   };
-}
-
-/** CEL lists and maps to plain JS values; bigint to number */
-function toJs(v: unknown): unknown {
-  if (typeof v === 'bigint') return Number(v);
-  if (isCelList(v)) return Array.from(v as Iterable<unknown>, toJs);
-  if (isCelMap(v)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of v as unknown as Iterable<[unknown, unknown]>) out[String(k)] = toJs(x);
-    return out;
-  }
-  return v;
-}
-
-type Node = { exprKind?: { case?: string; value?: unknown } };
-
-function children(n: unknown): unknown[] {
-  const out: unknown[] = [];
-  const visit = (v: unknown): void => {
-    if (v === null || typeof v !== 'object') return;
-    if (Array.isArray(v)) {
-      v.forEach(visit);
-      return;
-    }
-    if ('exprKind' in (v as object)) {
-      out.push(v);
-      return;
-    }
-    for (const x of Object.values(v as object)) visit(x);
-  };
-  const kind = (n as Node).exprKind;
-  if (kind?.value) visit(kind.value);
-  return out;
 }
 
 function measure(root: unknown): { nodes: number; depth: number } {
@@ -95,10 +63,10 @@ function measure(root: unknown): { nodes: number; depth: number } {
   let maxDepth = 0;
   const walk = (n: unknown, depth: number): void => {
     nodes++;
-    const isComp = (n as Node).exprKind?.case === 'comprehensionExpr';
+    const isComp = (n as CelNode).exprKind?.case === 'comprehensionExpr';
     const d = isComp ? depth + 1 : depth;
     if (d > maxDepth) maxDepth = d;
-    for (const c of children(n)) walk(c, d);
+    for (const c of celChildren(n)) walk(c, d);
   };
   walk(root, 0);
   return { nodes, depth: maxDepth };
@@ -107,9 +75,9 @@ function measure(root: unknown): { nodes: number; depth: number } {
 function identifiers(root: unknown): Set<string> {
   const out = new Set<string>();
   const walk = (n: unknown): void => {
-    const k = (n as Node).exprKind;
+    const k = (n as CelNode).exprKind;
     if (k?.case === 'identExpr') out.add((k.value as { name: string }).name);
-    for (const c of children(n)) walk(c);
+    for (const c of celChildren(n)) walk(c);
   };
   walk(root);
   return out;
@@ -118,14 +86,14 @@ function identifiers(root: unknown): Set<string> {
 function comprehensionVars(root: unknown): Set<string> {
   const out = new Set<string>();
   const walk = (n: unknown): void => {
-    const k = (n as Node).exprKind;
+    const k = (n as CelNode).exprKind;
     if (k?.case === 'comprehensionExpr') {
       const c = k.value as { iterVar: string; iterVar2?: string; accuVar: string };
       out.add(c.iterVar);
       if (c.iterVar2) out.add(c.iterVar2);
       out.add(c.accuVar);
     }
-    for (const c of children(n)) walk(c);
+    for (const c of celChildren(n)) walk(c);
   };
   walk(root);
   return out;
