@@ -39,6 +39,11 @@ export class ResponseChunkFramer extends Transform {
   /** the first chunk of the current response is the gateway's flush byte */
   private dropFirst = false;
 
+  /** every response so far is complete (what follows would be a new response head) */
+  get betweenResponses(): boolean {
+    return this.state.s === 'head' && this.state.bytes === 0;
+  }
+
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     let i = 0;
     while (i < chunk.length) i = this.step(chunk, i);

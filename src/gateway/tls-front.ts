@@ -194,6 +194,10 @@ function canonicalKey(text: string): string | undefined {
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 32_000;
 /** how long a client's further bytes are read and dropped after the backend closed its connection */
 const LINGER_MS = 2000;
+/** uWS closes HTTP connections idle for 10 s; a backend close after this much silence is that idle close */
+const UWS_IDLE_CLOSE_MIN_MS = 8_000;
+/** a client connection idle this long is closed (kube-apiserver's http.Server IdleTimeout) */
+const IDLE_CONNECTION_MS = 90_000;
 
 interface Connection {
   socket: TLSSocket;
@@ -258,76 +262,125 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     const id = newConnectionId();
     const key = proxiedAddressFor(id);
     const header = encodeProxyV2Header(id, DESTINATION, tlsSocket.remotePort ?? 0, boundPort);
-    const backend = netConnect({ path: opts.backendSocketPath });
     const conn: Connection = { socket: tlsSocket, peer: undefined };
     connections.set(key, conn);
-    backends.add(backend);
 
     let failed = false;
+    let backend: Socket | undefined;
+    let coalescer: RequestHeadCoalescer | undefined;
     const fail = (): void => {
       if (failed) return;
       failed = true;
       tlsSocket.destroy();
-      backend.destroy();
+      backend?.destroy();
     };
     tlsSocket.on('error', fail);
-    backend.on('error', fail);
     tlsSocket.on('close', () => {
       connections.delete(key);
       if (opts.register) opts.unregister?.(key);
       // Nobody is left to read what the backend might still send.
-      backend.destroy();
+      backend?.destroy();
       checkDrained?.();
     });
     // uWS's chunk framing, made complete per write (src/gateway/response-chunk-framer.ts)
     const framer = new ResponseChunkFramer();
     framer.on('error', fail);
-    backend.on('close', () => {
-      backends.delete(backend);
-      checkDrained?.();
-      // A clean backend end has already been forwarded through the framer
-      // (pipes flush buffered data first); end() is a no-op then and
-      // otherwise closes the client side politely, after what the framer holds.
-      if (!tlsSocket.destroyed && !framer.writableEnded) framer.end();
-      lingerAfterBackend();
-    });
+    framer.pipe(tlsSocket);
+
+    // Keep-alive across uWS's fixed idle close. uWS closes an HTTP connection
+    // after ~10 s without traffic, far shorter than kube-apiserver's 90 s idle
+    // timeout; clients renewing every 10 s (node Leases) then raced the close
+    // and got resets. When the backend closes a connection that was idle (every
+    // response complete, no client byte since the last one, quiet for most of
+    // uWS's bound), the client connection stays and a new backend connection
+    // (same PROXY header, so the same identity) takes over. After
+    // IDLE_CONNECTION_MS of idleness the client connection is closed too.
+    let lastClientAt = 0;
+    let lastBackendAt = 0;
+    let idleSince = Date.now();
+    const backendIdleClose = (): boolean => {
+      const now = Date.now();
+      const lastTraffic = Math.max(lastClientAt, lastBackendAt);
+      return (
+        closing === undefined &&
+        !failed &&
+        !tlsSocket.destroyed &&
+        framer.betweenResponses &&
+        lastClientAt <= lastBackendAt &&
+        now - lastTraffic >= UWS_IDLE_CLOSE_MIN_MS &&
+        now - idleSince < IDLE_CONNECTION_MS
+      );
+    };
+
+    const dial = (first: boolean): void => {
+      const b = netConnect({ path: opts.backendSocketPath });
+      backend = b;
+      backends.add(b);
+      b.on('error', fail);
+      b.on('data', () => {
+        lastBackendAt = Date.now();
+        idleSince = lastBackendAt;
+      });
+      b.on('close', () => {
+        backends.delete(b);
+        checkDrained?.();
+        if (backend !== b) return;
+        if (backendIdleClose()) {
+          // what the client sends next goes to a fresh backend connection
+          if (coalescer) tlsSocket.unpipe(coalescer);
+          dial(false);
+          return;
+        }
+        // A clean backend end has been forwarded through the framer (pipes
+        // flush buffered data first); end() closes the client side politely,
+        // after what the framer holds.
+        if (!tlsSocket.destroyed && !framer.writableEnded) framer.end();
+        lingerAfterBackend();
+      });
+      // The header goes first, in the same write as the first request bytes (uWS
+      // reads a head split over several reads only up to 4 KiB); writes made
+      // before the unix socket connects are buffered in order. pipe() gives
+      // back-pressure in both directions.
+      const c = new RequestHeadCoalescer(header);
+      coalescer = c;
+      c.on('error', fail);
+      c.on('data', () => {
+        lastClientAt = Date.now();
+        idleSince = lastClientAt;
+      });
+      c.pipe(b);
+      b.pipe(framer, { end: false });
+      // The coalescer writes nothing (not even the header) before the first
+      // client bytes, so holding back only this pipe holds back the whole
+      // connection until the registration is acknowledged; meanwhile the TLS
+      // socket buffers and then stops reading.
+      if (!first || !opts.register) tlsSocket.pipe(c);
+      else {
+        const info = { remoteAddress: tlsSocket.remoteAddress, remotePort: tlsSocket.remotePort, peer: peerOf(conn) };
+        opts.register(key, info).then(
+          () => {
+            if (!failed && !tlsSocket.destroyed) tlsSocket.pipe(c);
+          },
+          fail,
+        );
+      }
+    };
+
     // The backend closed (uWS answered and closed: a 413, a request deadline,
-    // an idle bound) while the client may still be sending. Forwarding that
+    // a slow head) while the client may still be sending. Forwarding that
     // to the closed backend failed the connection with a reset, and a reset
     // can make the client drop the answer it has not read yet. Instead what
     // the client still sends is read and dropped for a moment after the
     // answer (Go's net/http does the same before closing).
     const lingerAfterBackend = (): void => {
       if (tlsSocket.destroyed) return;
-      tlsSocket.unpipe(coalescer);
-      coalescer.unpipe(backend);
+      if (coalescer) tlsSocket.unpipe(coalescer);
       tlsSocket.on('data', () => undefined);
       tlsSocket.resume();
       setTimeout(() => tlsSocket.destroy(), LINGER_MS).unref();
     };
 
-    // The header goes first, in the same write as the first request bytes (uWS
-    // reads a head split over several reads only up to 4 KiB); writes made
-    // before the unix socket connects are buffered in order. pipe() gives
-    // back-pressure in both directions.
-    const coalescer = new RequestHeadCoalescer(header);
-    coalescer.on('error', fail);
-    coalescer.pipe(backend);
-    backend.pipe(framer).pipe(tlsSocket);
-    // The coalescer writes nothing (not even the header) before the first
-    // client bytes, so holding back only this pipe holds back the whole
-    // connection until the registration is acknowledged; meanwhile the TLS
-    // socket buffers and then stops reading.
-    if (!opts.register) tlsSocket.pipe(coalescer);
-    else {
-      const info = { remoteAddress: tlsSocket.remoteAddress, remotePort: tlsSocket.remotePort, peer: peerOf(conn) };
-      opts.register(key, info).then(
-        () => {
-          if (!failed && !tlsSocket.destroyed) tlsSocket.pipe(coalescer);
-        },
-        fail,
-      );
-    }
+    dial(true);
   });
 
   await new Promise<void>((resolve, reject) => {

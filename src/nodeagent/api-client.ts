@@ -50,6 +50,13 @@ export interface WatchHandle {
   stop(): void;
 }
 
+/**
+ * A kept-alive connection idle this long is closed by the agent itself, before
+ * the API server's 90 s idle bound (src/gateway/tls-front.ts): a request sent on
+ * a connection the server is closing at that moment would fail with a reset.
+ */
+export const IDLE_CONNECTION_MS = 60_000;
+
 export class ApiClient {
   private readonly agent: Agent;
   private readonly url: URL;
@@ -57,9 +64,11 @@ export class ApiClient {
   constructor(
     private readonly creds: ApiCredentials,
     private readonly timeoutMs = 30_000,
+    idleMs = IDLE_CONNECTION_MS,
   ) {
     this.url = new URL(creds.server);
-    this.agent = new Agent({ keepAlive: true, ca: creds.caPem, cert: creds.certPem, key: creds.keyPem, servername: creds.tlsServerName });
+    // `timeout` on the agent closes kept-alive connections idle for idleMs (requests set their own)
+    this.agent = new Agent({ keepAlive: true, timeout: idleMs, ca: creds.caPem, cert: creds.certPem, key: creds.keyPem, servername: creds.tlsServerName });
   }
 
   close(): void {
@@ -127,7 +136,8 @@ export class ApiClient {
   watch(path: string, onEvent: (e: WatchEvent) => void): WatchHandle {
     let stop: () => void = () => {};
     const done = new Promise<void>((resolve) => {
-      const req = request({ host: this.url.hostname, port: this.url.port || 443, method: 'GET', path, agent: this.agent, headers: this.headers() }, (r) => {
+      // timeout 0: a quiet watch is not idle (the agent's idle bound is for free connections)
+      const req = request({ host: this.url.hostname, port: this.url.port || 443, method: 'GET', path, agent: this.agent, timeout: 0, headers: this.headers() }, (r) => {
         if ((r.statusCode ?? 0) >= 400) {
           r.resume();
           r.on('end', () => resolve());
