@@ -28,41 +28,11 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type DriveStats as Stats, drive, sleep } from './drive.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const writes = Number(process.argv[2] ?? 2000);
 const inFlight = Number(process.argv[3] ?? 64);
-
-interface Stats {
-  opsPerSec: number;
-  p50Ms: number;
-  p99Ms: number;
-}
-
-function stats(lat: number[], elapsedMs: number): Stats {
-  const s = [...lat].sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
-  return { opsPerSec: Math.round((lat.length / elapsedMs) * 1000), p50Ms: +q(0.5).toFixed(3), p99Ms: +q(0.99).toFixed(3) };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function drive(total: number, n: number, one: (i: number) => Promise<void>): Promise<Stats> {
-  const lat: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (next < total) {
-        const i = next++;
-        const s = performance.now();
-        await one(i);
-        lat.push(performance.now() - s);
-      }
-    }),
-  );
-  return stats(lat, performance.now() - t0);
-}
 
 async function main(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'orch-bench-admission-'));

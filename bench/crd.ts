@@ -19,41 +19,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { type DriveStats as Stats, drive, sleep } from './drive.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const creates = Number(process.argv[2] ?? 2000);
 const inFlights = (process.env.BENCH_INFLIGHT ?? '1,64').split(',').map(Number);
-
-interface Stats {
-  opsPerSec: number;
-  p50Ms: number;
-  p99Ms: number;
-}
-
-function stats(lat: number[], elapsedMs: number): Stats {
-  const s = [...lat].sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
-  return { opsPerSec: Math.round((lat.length / elapsedMs) * 1000), p50Ms: +q(0.5).toFixed(3), p99Ms: +q(0.99).toFixed(3) };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function drive(total: number, inFlight: number, one: (i: number) => Promise<void>): Promise<Stats> {
-  const lat: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < total) {
-        const i = next++;
-        const s = performance.now();
-        await one(i);
-        lat.push(performance.now() - s);
-      }
-    }),
-  );
-  return stats(lat, performance.now() - t0);
-}
 
 function call(agent: Agent, port: number, method: string, path: string, body: string, expect: number): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -38,6 +38,7 @@ import { RaftStore } from '../src/store/raft-store.js';
 import type { RevisionedStore } from '../src/store/types.js';
 import { processCpuMs, selfCpuMs, treeCpuMs } from './cpu.js';
 import { etcdAvailable, gatewayCreate, nativeCreate, startEtcd } from './etcd.js';
+import { type DriveStats, drive, sleep } from './drive.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const writes = Number(process.argv[2] ?? 2000);
@@ -52,44 +53,11 @@ const members = Number(process.env.BENCH_MEMBERS ?? 3);
 // BENCH_INFLIGHT=1,64: the concurrency levels to run
 const inFlights = (process.env.BENCH_INFLIGHT ?? '1,64').split(',').map(Number);
 
-interface Stats {
-  opsPerSec: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** server CPU (user + system, all its processes) per write, µs: steadier than throughput on a shared machine */
-  cpuUsPerOp?: number;
+interface Stats extends DriveStats {
   /** orch api: of which the members' main processes (the rest is in the TLS worker processes) */
   mainCpuUsPerOp?: number;
 }
 
-function stats(lat: number[], elapsedMs: number): Stats {
-  const s = [...lat].sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
-  return { opsPerSec: Math.round((lat.length / elapsedMs) * 1000), p50Ms: +q(0.5).toFixed(3), p99Ms: +q(0.99).toFixed(3) };
-}
-
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** runs `total` calls of `one(i)` with `inFlight` concurrent callers */
-async function drive(total: number, inFlight: number, one: (i: number) => Promise<void>, cpuMs?: () => number): Promise<Stats> {
-  const lat: number[] = [];
-  let next = 0;
-  const cpu0 = cpuMs?.() ?? 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < total) {
-        const i = next++;
-        const s = performance.now();
-        await one(i);
-        lat.push(performance.now() - s);
-      }
-    }),
-  );
-  const st = stats(lat, performance.now() - t0);
-  return cpuMs ? { ...st, cpuUsPerOp: Math.round(((cpuMs() - cpu0) * 1000) / total) } : st;
-}
 
 function httpCall(
   mod: typeof request | typeof httpRequest,
