@@ -3,6 +3,7 @@
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { dirname, join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
@@ -40,7 +41,9 @@ describe('api domain k8s.io', () => {
   });
 
   it('kubectl uses the renamed groups', async () => {
-    const { stdout } = await exec('kubectl', ['--kubeconfig', t.server.kubeconfigPath, 'get', 'leases', '-A', '-o', 'name']);
+    // a discovery cache of its own: kubectl caches per host:port, and an earlier server on this port had the other domain
+    const cacheDir = join(dirname(t.server.kubeconfigPath), 'kubectl-cache');
+    const { stdout } = await exec('kubectl', ['--kubeconfig', t.server.kubeconfigPath, '--cache-dir', cacheDir, 'get', 'leases', '-A', '-o', 'name']);
     expect(stdout.trim()).toBe('lease.coordination.k8s.io/node-a');
   });
 });
