@@ -19,6 +19,8 @@ export interface EtcdCluster {
   leaderUrl: string;
   leaderPort: number;
   tls: boolean;
+  /** client URL of every member (a client given all of them balances like kube-apiserver's) */
+  clientUrls: string[];
   pids: number[];
   /** JSON gateway POST to the leader: resolves with the parsed reply */
   gateway(path: string, body: unknown): Promise<Record<string, unknown>>;
@@ -70,7 +72,7 @@ function post(tls: boolean, agent: HttpAgent, port: number, path: string, body: 
  * ca.crt/ca.key/apiserver.key/admin.crt/admin.key) client and peer links use
  * mutual TLS like orch's; without it, plain HTTP.
  */
-export async function startEtcd(opts: { root: string; members: number; pki?: string; logs?: boolean }): Promise<EtcdCluster> {
+export async function startEtcd(opts: { root: string; members: number; pki?: string; logs?: boolean; token?: string }): Promise<EtcdCluster> {
   const tls = Boolean(opts.pki);
   const scheme = tls ? 'https' : 'http';
   const names = Array.from({ length: opts.members }, (_, i) => `e${i + 1}`);
@@ -99,9 +101,9 @@ export async function startEtcd(opts: { root: string; members: number; pki?: str
       '--name', n, '--data-dir', join(opts.root, n),
       '--listen-client-urls', `${scheme}://127.0.0.1:${ports[i]!.client}`, '--advertise-client-urls', `${scheme}://127.0.0.1:${ports[i]!.client}`,
       '--listen-peer-urls', `${scheme}://127.0.0.1:${ports[i]!.peer}`, '--initial-advertise-peer-urls', `${scheme}://127.0.0.1:${ports[i]!.peer}`,
-      '--initial-cluster', ic, '--initial-cluster-state', 'new', '--initial-cluster-token', 'orch-bench', '--log-level', 'error',
+      '--initial-cluster', ic, '--initial-cluster-state', 'new', '--initial-cluster-token', opts.token ?? 'orch-bench', '--log-level', 'error',
       ...tlsArgs,
-    ], { stdio: opts.logs ? 'inherit' : 'ignore' }),
+    ], { stdio: opts.logs || process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
   );
   const stop = async (): Promise<void> => {
     agent.destroy();
@@ -130,6 +132,7 @@ export async function startEtcd(opts: { root: string; members: number; pki?: str
     leaderUrl,
     leaderPort,
     tls,
+    clientUrls: ports.map((p) => `${scheme}://127.0.0.1:${p.client}`),
     pids: procs.map((p) => p.pid!),
     async gateway(path, body) {
       const r = await post(tls, agent, leaderPort, path, JSON.stringify(body));

@@ -31,7 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
 import { issueClientCertificate, loadPki } from '../src/server/pki.js';
 import { freePort } from '../test/helpers/ports.js';
-import { startEtcdCluster } from './etcd-cluster.js';
+import { startEtcd } from './etcd.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
@@ -350,7 +350,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
 }
 
 async function runEtcd(root: string, pki: string, n: number): Promise<Record<string, unknown>> {
-  const cluster = await startEtcdCluster(root, pki);
+  const cluster = await startEtcd({ root, members: 3, pki });
   const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f))));
   const client = new Etcd3({ hosts: cluster.clientUrls, credentials: { rootCertificate: ca!, certChain: cert!, privateKey: key! } });
   const timers: NodeJS.Timeout[] = [];
@@ -381,7 +381,7 @@ async function runEtcd(root: string, pki: string, n: number): Promise<Record<str
       timers.push(setTimeout(renew, Math.random() * LEASE_S * 1000));
       timers.push(setTimeout(status, Math.random() * STATUS_S * 1000));
     }
-    const m = await measure(rec, async () => cluster.procs.map((p) => p.pid!));
+    const m = await measure(rec, async () => cluster.pids);
     return { ...m, registerSeconds };
   } finally {
     for (const t of timers) clearTimeout(t);

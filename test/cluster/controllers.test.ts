@@ -5,6 +5,7 @@
 // left pending (the controllers are level-driven and re-scan on start).
 
 import { mkdtemp, rm } from 'node:fs/promises';
+import { eventually } from '../helpers/eventually.js';
 import { freePort } from '../helpers/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,14 +118,6 @@ async function stableLeader(): Promise<Member> {
   throw new Error('no stable leader');
 }
 
-async function eventually(what: string, ok: () => boolean, attempts = 500): Promise<void> {
-  for (let i = 0; i < attempts; i++) {
-    if (ok()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** a write that is retried while leadership settles (RaftUnavailableError is retryable) */
 async function retry<T>(fn: () => Promise<T>): Promise<T> {
   for (let i = 0; ; i++) {
@@ -157,7 +150,7 @@ describe('controllers in a 3-member cluster', () => {
     for (const n of names) cluster[n] = `127.0.0.1:${await freePort()}`;
     await Promise.all(names.map((n) => startMember(n, cluster, root!)));
     const leader = await stableLeader();
-    await eventually('the leader gate to start', () => leader.gates.every((g) => g.running));
+    await eventually(() => leader.gates.every((g) => g.running), 'the leader gate to start');
 
     // a namespace with an object its own finalizer holds, and a plain object
     const ns = leader.storeFor(def(leader, 'namespaces'));
@@ -180,14 +173,14 @@ describe('controllers in a 3-member cluster', () => {
     await retry(() => ns.delete('', 'doomed', { dryRun: false }));
 
     // the leader's namespace controller deletes the contents; the held one stays Terminating
-    await eventually('the namespace contents to be deleted', () => {
+    await eventually(() => {
       const held = read(leader, 'configmaps', 'doomed', 'held');
       return read(leader, 'configmaps', 'doomed', 'plain') === undefined && held?.metadata?.deletionTimestamp !== undefined;
-    });
-    await eventually('the garbage collector to delete the orphan', () => read(leader, 'configmaps', 'default', 'orphaned') === undefined);
+    }, 'the namespace contents to be deleted');
+    await eventually(() => read(leader, 'configmaps', 'default', 'orphaned') === undefined, 'the garbage collector to delete the orphan');
     // every member sees it all, and the namespace is still pending
     for (const m of members.values()) {
-      await eventually(`${m.name} to apply the deletions`, () => read(m, 'configmaps', 'doomed', 'plain') === undefined);
+      await eventually(() => read(m, 'configmaps', 'doomed', 'plain') === undefined, `${m.name} to apply the deletions`);
       expect(read(m, 'namespaces', '', 'doomed')?.metadata?.deletionTimestamp).toBeDefined();
     }
     expect(leader.counter.writes).toBeGreaterThan(0);
@@ -202,7 +195,7 @@ describe('controllers in a 3-member cluster', () => {
     members.delete(leader.name);
     const next = await stableLeader();
     expect(next).not.toBe(leader);
-    await eventually('the new leader gate to start', () => next.gates.every((g) => g.running));
+    await eventually(() => next.gates.every((g) => g.running), 'the new leader gate to start');
     const before = next.counter.writes;
     expect(read(next, 'namespaces', '', 'doomed')).toBeDefined();
 
@@ -215,7 +208,7 @@ describe('controllers in a 3-member cluster', () => {
         return o;
       }),
     );
-    await eventually('the namespace to be removed', () => read(next, 'namespaces', '', 'doomed') === undefined);
+    await eventually(() => read(next, 'namespaces', '', 'doomed') === undefined, 'the namespace to be removed');
     expect(next.counter.writes).toBeGreaterThan(before);
     for (const m of members.values()) {
       if (m === next) continue;

@@ -18,6 +18,7 @@ import type { ResourceDefinition } from '../../src/api/types.js';
 import { type LeaderGate, runWhileLeader } from '../../src/controllers/leader-gate.js';
 import { NodeLifecycleController } from '../../src/controllers/node-lifecycle/controller.js';
 import { RaftStore, RaftUnavailableError } from '../../src/store/raft-store.js';
+import { eventually } from '../helpers/eventually.js';
 import { freePort } from '../helpers/ports.js';
 
 const D = 'orch.io';
@@ -96,14 +97,6 @@ async function stableLeader(): Promise<Member> {
   throw new Error('no stable leader');
 }
 
-async function eventually(what: string, ok: () => boolean, attempts = 1000): Promise<void> {
-  for (let i = 0; i < attempts; i++) {
-    if (ok()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 async function retry<T>(fn: () => Promise<T>): Promise<T> {
   for (let i = 0; ; i++) {
     try {
@@ -127,7 +120,7 @@ describe('node lifecycle in a 3-member cluster', () => {
     for (const n of names) cluster[n] = `127.0.0.1:${await freePort()}`;
     await Promise.all(names.map((n) => startMember(n, cluster, root!)));
     let leader = await stableLeader();
-    await eventually('the leader gate', () => leader.gate.running);
+    await eventually(() => leader.gate.running, 'the leader gate', 20_000);
 
     const ns = leader.gs('namespaces');
     await retry(() => ns.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'orch-node-lease' } }, { dryRun: false }));
@@ -168,13 +161,13 @@ describe('node lifecycle in a 3-member cluster', () => {
       await leader.close();
       members.delete(leader.name);
       leader = await stableLeader();
-      await eventually('the new leader gate', () => leader.gate.running);
+      await eventually(() => leader.gate.running, 'the new leader gate', 20_000);
       expect(leader.controller.nodeView('n0')).toMatchObject({ unreachable: false });
       await new Promise((r) => setTimeout(r, GRACE_MS / 4));
       beating = new Set(NODES.slice(1));
       await new Promise((r) => setTimeout(r, GRACE_MS * 2));
       // n0 never came back: marked by the new leader; no other node was ever Unknown
-      await eventually('n0 Unknown', () => (unknownSeen.get('n0') ?? 0) > 0);
+      await eventually(() => (unknownSeen.get('n0') ?? 0) > 0, 'n0 Unknown', 20_000);
       expect([...unknownSeen.keys()]).toEqual(['n0']);
       expect(leader.controller.stats.markedUnknown).toBe(1);
     } finally {

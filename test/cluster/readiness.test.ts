@@ -82,7 +82,7 @@ describe('readiness of cluster members', () => {
     const follower = members.find((m) => m.name !== leaderName)!;
     const leader = members.find((m) => m.name === leaderName)!;
     await setFaults(follower, { partitioned: ['*'] });
-    await eventually(async () => (await readyz(follower)).status === 500, 'isolated follower not ready', 800);
+    await eventually(async () => (await readyz(follower)).status === 500, 'isolated follower not ready', 20_000);
     const isolated = await readyz(follower);
     expect(isolated.text).toContain('[-]etcd-readiness failed: reason withheld');
     expect(isolated.text).toContain('readyz check failed');
@@ -92,18 +92,18 @@ describe('readiness of cluster members', () => {
     // the two that keep the quorum keep serving and stay ready
     for (const m of members.filter((x) => x !== follower)) expect((await readyz(m)).status).toBe(200);
     await setFaults(follower, undefined);
-    await eventually(async () => (await readyz(follower)).status === 200, 'healed follower ready', 800);
+    await eventually(async () => (await readyz(follower)).status === 200, 'healed follower ready', 20_000);
 
     // the leader cut off: it steps down (check-quorum), the others elect a new one
     await setFaults(leader, { partitioned: ['*'] });
-    await eventually(async () => (await readyz(leader)).status === 500, 'isolated leader not ready', 800);
+    await eventually(async () => (await readyz(leader)).status === 500, 'isolated leader not ready', 20_000);
     const others = members.filter((x) => x !== leader);
-    for (const m of others) await eventually(async () => (await readyz(m)).status === 200, `${m.name} ready under a new leader`, 800);
+    for (const m of others) await eventually(async () => (await readyz(m)).status === 200, `${m.name} ready under a new leader`, 20_000);
     expect(others.map(leaderOf)).not.toContain(leader.name);
     // the new leader started its controllers (informer-sync) before calling itself ready
     const newLeader = others.find((m) => m.name === leaderOf(m))!;
     expect((await readyz(newLeader)).text).toContain('[+]informer-sync ok');
     await setFaults(leader, undefined);
-    await eventually(async () => (await readyz(leader)).status === 200, 'healed former leader ready', 800);
+    await eventually(async () => (await readyz(leader)).status === 200, 'healed former leader ready', 20_000);
   }, 120_000);
 });

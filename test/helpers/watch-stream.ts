@@ -148,11 +148,3 @@ export function openWatch(server: RunningServer, path: string, headers: Record<s
   };
 }
 
-/** polls `check` until it holds (bounded; for server-side effects such as a freed watcher) */
-export async function eventually(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

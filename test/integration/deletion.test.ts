@@ -3,6 +3,7 @@
 // with selectors, namespace deletion, graceful pods.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -30,14 +31,6 @@ async function removeFinalizers(name: string, path = CMS): Promise<number> {
 }
 
 /** polls until `f` holds (the namespace controller and the GC are asynchronous) */
-async function eventually(f: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await f()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`never happened: ${what}`);
-}
-
 beforeAll(async () => {
   t = await startTestServer();
 });

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { LocalStore } from '../../src/store/local-store.js';
+import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
@@ -35,14 +36,6 @@ async function get(s: TestServer, name: string): Promise<Obj | undefined> {
   if (r.status === 404) return undefined;
   expect(r.status, r.text).toBe(200);
   return r.json<Obj>();
-}
-
-async function eventually(f: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await f()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`never happened: ${what}`);
 }
 
 describe('garbage collection', () => {

@@ -8,7 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
-import { eventually } from '../helpers/watch-stream.js';
+import { eventually } from '../helpers/eventually.js';
 
 let t: TestServer;
 let agent: Agent;

@@ -2,6 +2,7 @@
 // --dry-run=server (spec 000 §2.6, §4.7, §4.10).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
 
@@ -27,14 +28,6 @@ async function createOwnerWithDependents(owner: string, deps: string[]): Promise
 
 async function exists(name: string): Promise<boolean> {
   return (await t.request('GET', `${CMS}/${name}`)).status === 200;
-}
-
-async function eventually(f: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await f()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`never happened: ${what}`);
 }
 
 // `--wait=false`: kubectl's wait lists, then watches from the list's

@@ -6,7 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
-import { eventually } from '../helpers/watch-stream.js';
+import { eventually } from '../helpers/eventually.js';
 
 const exec = promisify(execFile);
 let t: TestServer;

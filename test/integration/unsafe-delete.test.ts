@@ -3,6 +3,7 @@
 // ignoreStoreReadErrorWithClusterBreakingPotential.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
@@ -24,14 +25,6 @@ async function corrupt(s: TestServer, key: string): Promise<void> {
     failure: [],
   });
   expect(res.succeeded).toBe(true);
-}
-
-async function eventually(f: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await f()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`never happened: ${what}`);
 }
 
 describe('without the feature gate', () => {

@@ -5,7 +5,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
-import { type WatchEvent, eventually, openWatch } from '../helpers/watch-stream.js';
+import { eventually } from '../helpers/eventually.js';
+import { type WatchEvent, openWatch } from '../helpers/watch-stream.js';
 
 let t: TestServer;
 

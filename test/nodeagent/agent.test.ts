@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { SimControlClient } from '../../src/nodeagent/runtime/client.js';
+import { eventually as waitFor } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
@@ -15,20 +16,8 @@ let ts: TestServer;
 let agent: AgentProcess;
 type Obj = { metadata: Record<string, unknown> & { uid?: string; annotations?: Record<string, string> }; spec: Record<string, unknown>; status: Record<string, unknown> & { conditions?: { type: string; status: string; lastTransitionTime: string }[] } };
 
-async function eventually<T>(f: () => Promise<T | undefined | false>, what: string, ms = 45_000): Promise<T> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < end) {
-    try {
-      const v = await f();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`not reached: ${what} ${last ? String(last) : ''}\n${agent?.output() ?? ''}`);
-}
+/** the agent acts on its own schedule: poll for up to 45 s, and show its output when it never happens */
+const eventually = <T>(f: () => Promise<T>, what: string, ms = 45_000) => waitFor(f, what, { timeoutMs: ms, intervalMs: 200, context: () => agent?.output() ?? '' });
 const get = async (path: string) => {
   const r = await ts.request('GET', path);
   return r.status === 200 ? r.json<Obj>() : undefined;

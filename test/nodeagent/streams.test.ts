@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { renderKubeconfig } from '../../src/server/kubeconfig.js';
+import { eventually as waitFor } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
@@ -23,21 +24,6 @@ let alice: string;
 let dir: string;
 let listener: Server;
 let listenPort: number;
-
-async function eventually<T>(f: () => Promise<T | undefined | false>, what: string, ms = 45_000): Promise<T> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < end) {
-    try {
-      const v = await f();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`not reached: ${what} ${last ? String(last) : ''}\n${agent?.output() ?? ''}`);
-}
 
 /** kubectl with stdin, its output and exit code */
 function kubectl(kubeconfig: string, args: string[], stdin?: string): Promise<{ stdout: string; stderr: string; code: number | null }> {
@@ -57,6 +43,8 @@ function kubectl(kubeconfig: string, args: string[], stdin?: string): Promise<{ 
   });
 }
 
+/** the agent acts on its own schedule: poll for up to 45 s, and show its output when it never happens */
+const eventually = <T>(f: () => Promise<T>, what: string, ms = 45_000) => waitFor(f, what, { timeoutMs: ms, intervalMs: 200, context: () => agent?.output() ?? '' });
 const pod = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName: 'node-a', ...spec } });
 const running = (name: string) =>
   eventually(async () => {
