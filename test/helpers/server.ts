@@ -12,6 +12,8 @@ export interface TestServer {
   dataDir: string;
   request(method: string, path: string, opts?: RequestOpts): Promise<RawResponse>;
   stop(keepData?: boolean): Promise<void>;
+  /** `await using t = await startTestServer()`: the server stops (and its data goes) when the scope ends, even on failure */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 export interface RequestOpts {
@@ -42,14 +44,18 @@ export async function startTestServer(opts: Partial<ServerOptions> & { dataDir?:
     log: () => {},
     ...opts,
   });
+  let stopped: Promise<void> | undefined;
+  const stop = (keepData = false): Promise<void> =>
+    (stopped ??= (async () => {
+      await server.shutdown();
+      if (!keepData) await rm(dataDir, { recursive: true, force: true });
+    })());
   return {
     server,
     dataDir,
     request: (method, path, o = {}) => rawRequest(server, method, path, o),
-    async stop(keepData = false) {
-      await server.shutdown();
-      if (!keepData) await rm(dataDir, { recursive: true, force: true });
-    },
+    stop,
+    [Symbol.asyncDispose]: () => stop(),
   };
 }
 

@@ -21,15 +21,11 @@ describe('--runtime-config', () => {
   });
 
   it('a server started with an API turned off does not serve or advertise it', async () => {
-    const t = await startTestServer({ runtimeConfig: 'coordination.orch.io/v1=false' });
-    try {
-      expect((await t.request('GET', '/apis/coordination.orch.io/v1/leases')).status).toBe(404);
-      const groups = (await t.request('GET', '/apis')).json<{ groups: { name: string }[] }>().groups.map((g) => g.name);
-      expect(groups).not.toContain('coordination.orch.io');
-      expect((await t.request('GET', '/api/v1/namespaces')).status).toBe(200);
-    } finally {
-      await t.stop();
-    }
+    await using t = await startTestServer({ runtimeConfig: 'coordination.orch.io/v1=false' });
+    expect((await t.request('GET', '/apis/coordination.orch.io/v1/leases')).status).toBe(404);
+    const groups = (await t.request('GET', '/apis')).json<{ groups: { name: string }[] }>().groups.map((g) => g.name);
+    expect(groups).not.toContain('coordination.orch.io');
+    expect((await t.request('GET', '/api/v1/namespaces')).status).toBe(200);
   });
 
   it('an unknown key refuses to start', async () => {
