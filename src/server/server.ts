@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { SchemaAdmission } from '../registry/admission.js';
 import { StatusError, forbidden } from '../core/errors.js';
 import { GenericStore, decodeObject, storageKey } from '../registry/generic-store.js';
+import { withBuiltinHandlers } from '../api/handlers/builtin-kinds.js';
 import type { HandlerContext } from '../api/handlers/context.js';
 import { builtinDefinitions, sharedDefinitions } from '../registry/kinds/index.js';
 import { ContinueTokens } from '../registry/list.js';
@@ -172,7 +173,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const defs = sharedDefinitions(opts.apiDomain);
   const served = applyRuntimeConfig(
-    [...builtinDefinitions(opts.apiDomain), ...admissionRegistrationDefinitions(new SchemaNames(opts.apiDomain))],
+    [...withBuiltinHandlers(builtinDefinitions(opts.apiDomain)), ...admissionRegistrationDefinitions(new SchemaNames(opts.apiDomain))],
     parseRuntimeConfig(opts.runtimeConfig ?? ''),
   );
   const registry = new Registry(opts.apiDomain, defs, served);
