@@ -96,7 +96,7 @@ export interface ResourceDefinition {
    */
   scale?: ScaleSubresource;
   /**
-   * several served versions of one stored kind (src/api/conversion.ts): where
+   * several served versions of one stored kind (src/registry/conversion.ts): where
    * the objects live and how this version converts to the stored one; absent =
    * stored under this definition's own group/resource, as written
    */

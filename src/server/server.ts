@@ -207,7 +207,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
   };
   Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
-  // webhooks and ValidatingAdmissionPolicies (src/api/admission/, docs/admission.md); every member
+  // webhooks and ValidatingAdmissionPolicies (src/registry/admission/, docs/admission.md); every member
   // follows the configuration objects through its applied feed
   const admissionChain = buildAdmissionChain(registry, store, opts.apiDomain, log, opts.admissionServiceResolver);
   if (admissionChain) Object.assign(hooks, admissionChain.hooks());
@@ -219,7 +219,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await escalation?.check(def.resource as RbacResource, obj, old, o.user);
     },
   };
-  // Service cluster IPs and node ports, claimed with the Service's own write (src/api/allocators/)
+  // Service cluster IPs and node ports, claimed with the Service's own write (src/registry/allocators/)
   const serviceAllocator = new ServiceAllocator({
     range: parseIpv4Cidr(opts.serviceClusterIpRange ?? DEFAULT_SERVICE_CIDR),
     nodePorts: parsePortRange(opts.serviceNodePortRange ?? DEFAULT_NODE_PORT_RANGE),

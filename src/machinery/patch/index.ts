@@ -1,5 +1,5 @@
 // Dispatch of non-apply PATCH bodies by Content-Type (spec 000 §4.3). Server-side
-// apply (`application/apply-patch+yaml`) is handled by src/api/apply, not here.
+// apply (`application/apply-patch+yaml`) is handled by src/machinery/apply, not here.
 
 import type { Definitions, Schema } from '../schema/types.js';
 import type { ApiObject, JSONValue } from '../../core/object.js';
