@@ -28,7 +28,7 @@
 import { freePort } from '../test/helpers/ports.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
+import type { request as httpRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,31 +112,31 @@ function makePki(pki: string): Promise<void> {
 
 async function benchOrch(root: string, pki: string): Promise<{ stats: Record<string, Stats>; perWrite: Record<string, Record<string, Record<string, number>>> }> {
   const names = Array.from({ length: members }, (_, i) => `m${i + 1}`);
-  const ports = await Promise.all(names.map(async () => ({ api: await freePort(), peer: await freePort() })));
-  const ic = names.map((n, i) => `${n}=127.0.0.1:${ports[i].peer}`).join(',');
+  const ports = await Promise.all(names.map(async (name) => ({ name, api: await freePort(), peer: await freePort() })));
+  const ic = ports.map((p) => `${p.name}=127.0.0.1:${p.peer}`).join(',');
   const procs: ChildProcess[] = [];
   try {
-    for (const [i, n] of names.entries()) {
+    for (const { name: n, api, peer } of ports) {
       await cp(pki, join(root, n, 'pki'), { recursive: true });
       // one member: the single-node server (LocalStore, no Raft), as `orch server` runs by default
-      const cluster = members > 1 ? ['--name', n, '--initial-cluster', ic, '--peer-port', String(ports[i].peer)] : [];
+      const cluster = members > 1 ? ['--name', n, '--initial-cluster', ic, '--peer-port', String(peer)] : [];
       procs.push(
-        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', ...cluster, '--data-dir', join(root, n), '--secure-port', String(ports[i].api)], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
+        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', ...cluster, '--data-dir', join(root, n), '--secure-port', String(api)], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
       );
     }
     const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
     const agent = new Agent({ keepAlive: true, maxSockets: 64, ca, cert, key });
     let leaderPort = 0;
     for (let attempt = 0; attempt < 300 && !leaderPort; attempt++) {
-      for (const [i] of names.entries()) {
+      for (const { api } of ports) {
         try {
           if (members === 1) {
-            await httpCall(request, { host: '127.0.0.1', port: ports[i].api, method: 'GET', path: '/readyz', agent }, '', 200);
-            leaderPort = ports[i].api;
+            await httpCall(request, { host: '127.0.0.1', port: api, method: 'GET', path: '/readyz', agent }, '', 200);
+            leaderPort = api;
             continue;
           }
-          const raftz = JSON.parse(await httpCall(request, { host: '127.0.0.1', port: ports[i].api, method: 'GET', path: '/raftz', agent }, '', 200)) as { leader: string; role: string };
-          if (raftz.role === 'leader') leaderPort = ports[i].api;
+          const raftz = JSON.parse(await httpCall(request, { host: '127.0.0.1', port: api, method: 'GET', path: '/raftz', agent }, '', 200)) as { leader: string; role: string };
+          if (raftz.role === 'leader') leaderPort = api;
         } catch {
           // not up yet
         }
@@ -165,8 +165,12 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       // of which the members' main processes (the rest: TLS worker processes, tsx's loader)
       mainCpu[`inFlight${inFlight}`] = Math.round(((processCpuMs(procs.map((p) => p.pid!)) - main0) * 1000) / writes);
       const after = await raftz();
+      // before, after and ports list the members in the same order
       counters[`inFlight${inFlight}`] = Object.fromEntries(
-        after.map((a, i) => [`${names[i]}${ports[i].api === leaderPort ? ' (leader)' : ''}`, perWrite(before[i], a, writes)]),
+        ports.flatMap((p, i) => {
+          const [b, a] = [before[i], after[i]];
+          return a && b ? [[`${p.name}${p.api === leaderPort ? ' (leader)' : ''}`, perWrite(b, a, writes)]] : [];
+        }),
       );
     }
     agent.destroy();
@@ -235,12 +239,14 @@ async function benchEtcd(root: string, pki: string, via: 'native' | 'gateway'): 
 
 function ratios(a: Record<string, Stats>, b: Record<string, Stats>): Record<string, Stats> {
   const ratio: Record<string, Stats> = {};
-  for (const k of Object.keys(a).filter((k) => k in b)) {
+  for (const [k, x] of Object.entries(a)) {
+    const y = b[k];
+    if (!y) continue;
     ratio[k] = {
-      opsPerSec: +(a[k].opsPerSec / b[k].opsPerSec).toFixed(3),
-      p50Ms: +(a[k].p50Ms / b[k].p50Ms).toFixed(3),
-      p99Ms: +(a[k].p99Ms / b[k].p99Ms).toFixed(3),
-      ...(a[k].cpuUsPerOp && b[k].cpuUsPerOp ? { cpuUsPerOp: +(a[k].cpuUsPerOp / b[k].cpuUsPerOp).toFixed(3) } : {}),
+      opsPerSec: +(x.opsPerSec / y.opsPerSec).toFixed(3),
+      p50Ms: +(x.p50Ms / y.p50Ms).toFixed(3),
+      p99Ms: +(x.p99Ms / y.p99Ms).toFixed(3),
+      ...(x.cpuUsPerOp && y.cpuUsPerOp ? { cpuUsPerOp: +(x.cpuUsPerOp / y.cpuUsPerOp).toFixed(3) } : {}),
     };
   }
   return ratio;

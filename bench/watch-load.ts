@@ -14,7 +14,7 @@
 // An event that arrives before its write's acknowledgement counts as 0 ms.
 
 import { readFileSync } from 'node:fs';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { type Socket, connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -201,7 +201,7 @@ function write(seq: number, value: string): Promise<number> {
       headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
     };
     const sent = performance.now();
-    const onRes = (res: import('node:http').IncomingMessage): void => {
+    const onRes = (res: IncomingMessage): void => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));

@@ -31,8 +31,8 @@ export class RaftLog {
     this.snapIndex = snapshot?.metadata.index ?? 0;
     this.snapTerm = snapshot?.metadata.term ?? 0;
     this.ents = entries.filter((e) => e.index > this.snapIndex);
-    for (let i = 0; i < this.ents.length; i++) {
-      if (this.ents[i].index !== this.snapIndex + 1 + i) throw new Error('raft log: persisted entries are not contiguous with the snapshot');
+    for (const [i, e] of this.ents.entries()) {
+      if (e.index !== this.snapIndex + 1 + i) throw new Error('raft log: persisted entries are not contiguous with the snapshot');
     }
     this.committed = Math.max(commit, this.snapIndex);
     if (this.committed > this.lastIndex()) throw new Error(`raft log: commit ${commit} beyond last index ${this.lastIndex()}`);
@@ -56,8 +56,7 @@ export class RaftLog {
   /** term of entry i; undefined when compacted away or beyond the end */
   term(i: number): number | undefined {
     if (i === this.snapIndex) return this.snapTerm;
-    if (i < this.snapIndex || i > this.lastIndex()) return undefined;
-    return this.ents[i - this.snapIndex - 1].term;
+    return this.entry(i)?.term; // undefined when compacted away or beyond the end
   }
 
   matchTerm(i: number, t: number): boolean {
@@ -82,7 +81,7 @@ export class RaftLog {
     const out: Entry[] = [];
     let size = 0;
     for (let i = lo; i < hi; i++) {
-      const e = this.ents[i - this.snapIndex - 1];
+      const e = this.ents[i - this.snapIndex - 1]!; // snapIndex < lo <= i < hi <= lastIndex + 1
       size += entrySize(e);
       if (out.length > 0 && size > maxBytes) break;
       out.push(e);
@@ -92,8 +91,8 @@ export class RaftLog {
 
   /** Append (truncating any suffix from ents[0].index on). Never truncates committed entries. */
   append(ents: Entry[]): void {
-    if (ents.length === 0) return;
-    const first = ents[0].index;
+    const first = ents[0]?.index;
+    if (first === undefined) return;
     if (first <= this.committed) throw new Error(`raft log: append at ${first} would overwrite committed ${this.committed}`);
     if (first > this.lastIndex() + 1) throw new Error(`raft log: gap appending ${first} after ${this.lastIndex()}`);
     this.ents.length = first - this.snapIndex - 1;
@@ -132,9 +131,10 @@ export class RaftLog {
     if (!this.matchTerm(index, logTerm)) return undefined;
     const lastNew = index + ents.length;
     const ci = this.findConflict(ents);
-    if (ci !== 0) {
+    const firstNew = ents[0]; // present whenever ci !== 0: findConflict returned one of ents' indexes
+    if (ci !== 0 && firstNew) {
       if (ci <= this.committed) throw new Error(`raft log: entry ${ci} conflicts with committed entry (commit ${this.committed})`);
-      this.append(ents.slice(ci - ents[0].index));
+      this.append(ents.slice(ci - firstNew.index));
     }
     this.commitTo(Math.min(commit, lastNew));
     return lastNew;

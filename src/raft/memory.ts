@@ -28,8 +28,8 @@ export class MemoryLogStorage implements LogStorage {
       this.snapshot = req.snapshot;
       this.entries = [];
     }
-    if (req.entries.length > 0) {
-      const from = req.entries[0].index;
+    const from = req.entries[0]?.index;
+    if (from !== undefined) {
       this.entries = this.entries.filter((e) => e.index < from).concat(req.entries);
     }
     if (req.hardState) this.hardState = { ...req.hardState };
@@ -43,7 +43,7 @@ export class MemoryLogStorage implements LogStorage {
   }
 
   stats(): { lastIndex: number } {
-    return { lastIndex: this.entries.length > 0 ? this.entries[this.entries.length - 1].index : (this.snapshot?.metadata.index ?? 0) };
+    return { lastIndex: this.entries[this.entries.length - 1]?.index ?? this.snapshot?.metadata.index ?? 0 };
   }
 
   async close(): Promise<void> {}

@@ -180,9 +180,9 @@ export class RaftDriver {
       // synced unless only the commit index moved (storage.ts header)
       const saving = this.storage.save({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot });
       if (!rd.snapshot) {
-        const durableTo = Math.min(this.storage.stats().lastIndex, rd.entries.length > 0 ? rd.entries[0].index - 1 : Infinity);
+        const durableTo = Math.min(this.storage.stats().lastIndex, (rd.entries[0]?.index ?? Infinity) - 1);
         let n = 0;
-        while (n < committed.length && committed[n].index <= durableTo) n++;
+        while (n < committed.length && committed[n]!.index <= durableTo) n++; // n < committed.length
         if (n > 0) {
           this.host.applyEntries(committed.slice(0, n));
           committed = committed.slice(n);

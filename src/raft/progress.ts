@@ -31,7 +31,7 @@ export class Inflights {
   /** an acknowledgement up to `index` frees every append ending at or before it */
   freeLE(index: number): void {
     let n = 0;
-    while (n < this.buf.length && this.buf[n] <= index) n++;
+    while (n < this.buf.length && this.buf[n]! <= index) n++; // n < buf.length
     if (n > 0) this.buf.splice(0, n);
   }
 

@@ -13,8 +13,8 @@ export function majority(n: number): number {
 /** The largest index replicated on a majority of `voters` (0 for an empty set). */
 export function committedIndex(voters: Iterable<NodeId>, matchOf: (id: NodeId) => number): number {
   const matches = [...voters].map(matchOf).sort((a, b) => b - a);
-  if (matches.length === 0) return 0;
-  return matches[majority(matches.length) - 1];
+  // majority(n) - 1 < n for n > 0; the empty set has no element and commits nothing
+  return matches[majority(matches.length) - 1] ?? 0;
 }
 
 export function voteResult(voters: Iterable<NodeId>, votes: ReadonlyMap<NodeId, boolean>): VoteResult {

@@ -586,9 +586,9 @@ export class Raft {
     if (ents.length === 0 && !sendIfEmpty) return false;
     this.send({ type: 'append', from: this.id, to, term: this.term, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed });
     if (pr.state === 'replicate') {
-      if (ents.length > 0) {
+      const last = ents[ents.length - 1]?.index;
+      if (last !== undefined) {
         // pipelining: assume success and move on
-        const last = ents[ents.length - 1].index;
         pr.next = last + 1;
         pr.inflights.add(last);
       }
@@ -781,7 +781,7 @@ export class Raft {
   /** forget configurations older than the one in force at `index` */
   pruneConfHistory(index: number): void {
     let keepFrom = 0;
-    for (let i = 0; i < this.confHistory.length; i++) if (this.confHistory[i].index <= index) keepFrom = i;
+    for (const [i, c] of this.confHistory.entries()) if (c.index <= index) keepFrom = i;
     this.confHistory = this.confHistory.slice(keepFrom);
   }
 }

@@ -225,10 +225,8 @@ export class RawNode {
       if (log.pendingSnapshot === rd.snapshot) log.pendingSnapshot = undefined;
       if (rd.snapshot.metadata.index > log.applied) log.applied = rd.snapshot.metadata.index;
     }
-    if (rd.entries.length > 0) {
-      const last = rd.entries[rd.entries.length - 1];
-      log.stableTo(last.index, last.term);
-    }
+    const last = rd.entries[rd.entries.length - 1];
+    if (last) log.stableTo(last.index, last.term);
     for (const e of rd.committedEntries) {
       log.appliedTo(e.index);
       if (e.type === 'confChange') r.applyConfChange(decodeConfChange(e.data), e.index);

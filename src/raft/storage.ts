@@ -88,13 +88,13 @@ export class RaftStorage {
     for await (const [k, v] of this.log.iterator({ gt: logKey(this.snapshotIndex) })) {
       const index = logIndexFromKey(k);
       // only a contiguous run is meaningful; a gap would mean a torn write (cannot happen with one batch per Ready)
-      if (entries.length > 0 && index !== entries[entries.length - 1].index + 1) break;
-      if (entries.length === 0 && index !== this.snapshotIndex + 1) break;
+      const prev = entries[entries.length - 1]?.index ?? this.snapshotIndex;
+      if (index !== prev + 1) break;
       const [term, type, data] = decodeMsgpack(v) as StoredEntry;
       entries.push({ term, index, type, data: asUint8Array(data) });
     }
     this.firstIndex = this.snapshotIndex + 1;
-    this.lastIndex = entries.length > 0 ? entries[entries.length - 1].index : this.snapshotIndex;
+    this.lastIndex = entries[entries.length - 1]?.index ?? this.snapshotIndex;
     const empty = !hsBytes && !snapshot && entries.length === 0;
     return { hardState, snapshot, entries, empty };
   }
@@ -119,9 +119,9 @@ export class RaftStorage {
         first = snapIndex + 1;
         last = snapIndex;
       }
-      if (req.entries.length > 0) {
-        const from = req.entries[0].index;
-        const newLast = req.entries[req.entries.length - 1].index;
+      const from = req.entries[0]?.index;
+      const newLast = req.entries[req.entries.length - 1]?.index;
+      if (from !== undefined && newLast !== undefined) {
         // drop a conflicting suffix beyond the new end (Raft §5.3)
         for (let i = Math.max(newLast + 1, first); i <= last; i++) ops.push({ type: 'del', sublevel: this.log, key: logKey(i) });
         for (const e of req.entries) {

@@ -313,7 +313,7 @@ export class PeerTransport {
 
 /** "127.0.0.1:2380", "http://127.0.0.1:2380" or "https://host:2380" -> "host:port" */
 export function peerAddress(url: string): string {
-  const m = /^(?:[a-z]+:\/\/)?([^/]+?)\/?$/i.exec(url.trim());
-  if (!m || !/:\d+$/.test(m[1])) throw new Error(`invalid peer address "${url}" (expected host:port)`);
-  return m[1];
+  const hostPort = /^(?:[a-z]+:\/\/)?([^/]+?)\/?$/i.exec(url.trim())?.[1];
+  if (hostPort === undefined || !/:\d+$/.test(hostPort)) throw new Error(`invalid peer address "${url}" (expected host:port)`);
+  return hostPort;
 }

@@ -124,9 +124,10 @@ export function apiResourceList(defs: ResourceDefinition[], group: string, versi
 export function apiGroup(defs: ResourceDefinition[], group: string): APIGroup | undefined {
   if (group === '') return undefined;
   const versions = sortVersions(unique(defs.filter((d) => d.group === group).map((d) => d.version)));
-  if (versions.length === 0) return undefined;
   const gvs = versions.map((v) => ({ groupVersion: `${group}/${v}`, version: v }));
-  return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: gvs, preferredVersion: gvs[0] };
+  const preferredVersion = gvs[0];
+  if (preferredVersion === undefined) return undefined;
+  return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: gvs, preferredVersion };
 }
 
 /** `/apis`: every named group (the core group is not listed), in registration order */
@@ -198,16 +199,16 @@ export function serveDiscovery(src: DiscoverySource, path: string, serverAddress
 }
 
 function computeDiscovery(defs: ResourceDefinition[], path: string, serverAddress: string): object | undefined {
-  const parts = path.split('/').filter((s) => s !== '');
-  if (parts[0] === 'api') {
-    if (parts.length === 1) return apiVersions(defs, serverAddress);
-    if (parts.length === 2) return apiResourceList(defs, '', parts[1]);
+  const [root, first, second, ...rest] = path.split('/').filter((s) => s !== '');
+  if (root === 'api') {
+    if (first === undefined) return apiVersions(defs, serverAddress);
+    if (second === undefined) return apiResourceList(defs, '', first);
     return undefined;
   }
-  if (parts[0] === 'apis') {
-    if (parts.length === 1) return apiGroupList(defs);
-    if (parts.length === 2) return apiGroup(defs, parts[1]);
-    if (parts.length === 3) return apiResourceList(defs, parts[1], parts[2]);
+  if (root === 'apis') {
+    if (first === undefined) return apiGroupList(defs);
+    if (second === undefined) return apiGroup(defs, first);
+    if (rest.length === 0) return apiResourceList(defs, first, second);
   }
   return undefined;
 }

@@ -5,7 +5,7 @@
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { badRequest, gone } from '../core/errors.js';
-import { GenericStore, TOO_LARGE_RV_WAIT_MS, storeErrorToStatus } from './generic-store.js';
+import { type GenericStore, TOO_LARGE_RV_WAIT_MS, storeErrorToStatus } from './generic-store.js';
 import { parseResourceVersion } from '../machinery/meta.js';
 import { type FieldSelector, compileFieldSelector, exactName } from '../machinery/selectors/fields.js';
 import { type LabelSelector, SelectorParseError, matchesLabels } from '../machinery/selectors/labels.js';

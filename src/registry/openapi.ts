@@ -86,7 +86,7 @@ export function toOpenAPISchema(s: Schema, v: Version, refs?: Set<string>): Json
   if (s.default !== undefined) out.default = s.default;
   if (s.properties) {
     const props: Json = {};
-    for (const k of Object.keys(s.properties)) props[k] = toOpenAPISchema(s.properties[k], v, refs);
+    for (const [k, child] of Object.entries(s.properties)) props[k] = toOpenAPISchema(child, v, refs);
     out.properties = props;
   }
   if (s.additionalProperties !== undefined) {
@@ -437,8 +437,8 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
     };
   }
   const done = new Set<string>();
-  while (pending.size > 0) {
-    const [name] = pending;
+  // a Set's iterator also visits names added during the loop: the refs toOpenAPISchema finds below
+  for (const name of pending) {
     pending.delete(name);
     if (done.has(name) || out[name] !== undefined) continue;
     done.add(name);

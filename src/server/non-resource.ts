@@ -52,7 +52,7 @@ export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, 
 function wantsProtobufV2(accept: string | undefined): boolean {
   if (!accept) return false;
   for (const part of accept.split(',')) {
-    const [type, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    const [type = '', ...params] = part.split(';').map((x) => x.trim().toLowerCase()); // split returns at least one part
     const q = params.find((x) => x.startsWith('q='));
     if (q && Number(q.slice(2)) === 0) continue;
     // kubectl lists the protobuf type first, then application/json

@@ -288,8 +288,9 @@ function backdated(): Date {
 
 function randomSerial(): string {
   const bytes = webcrypto.getRandomValues(new Uint8Array(16));
-  bytes[0] &= 0x7f; // positive INTEGER (RFC 5280 §4.1.2.2)
-  if (bytes[0] === 0) bytes[0] = 1;
+  // positive INTEGER (RFC 5280 §4.1.2.2); the first byte of 16 always exists
+  const top = bytes[0]! & 0x7f;
+  bytes[0] = top === 0 ? 1 : top;
   return Buffer.from(bytes).toString('hex');
 }
 

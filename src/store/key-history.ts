@@ -28,12 +28,13 @@ export class KeyHistory {
   indexAt(rev: number): number {
     const e = this.entries;
     // Fast path: reads at the current revision hit the last entry.
-    if (e.length > 0 && e[e.length - 1].rev <= rev) return e.length - 1;
+    const last = e[e.length - 1];
+    if (last !== undefined && last.rev <= rev) return e.length - 1;
     let lo = 0;
     let hi = e.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (e[mid].rev <= rev) lo = mid + 1;
+      if (e[mid]!.rev <= rev) lo = mid + 1; // lo <= mid < hi <= e.length
       else hi = mid;
     }
     return lo - 1;
@@ -41,10 +42,8 @@ export class KeyHistory {
 
   /** The live value at `rev`, or undefined when absent/deleted then. */
   at(rev: number): VersionEntry | undefined {
-    const i = this.indexAt(rev);
-    if (i < 0) return undefined;
-    const entry = this.entries[i];
-    return entry.value === null ? undefined : entry;
+    const entry = this.entries[this.indexAt(rev)]; // undefined for -1 (nothing at or before rev)
+    return entry === undefined || entry.value === null ? undefined : entry;
   }
 
   /**
@@ -55,15 +54,16 @@ export class KeyHistory {
    */
   compact(rev: number): void {
     const i = this.indexAt(rev - 1); // newest entry older than rev
-    if (i < 0) return;
-    const keepFrom = this.entries[i].value === null ? i + 1 : i;
+    const entry = this.entries[i];
+    if (entry === undefined) return; // i = -1: nothing older than rev
+    const keepFrom = entry.value === null ? i + 1 : i;
     if (keepFrom > 0) this.entries.splice(0, keepFrom);
   }
 
   /** True when compaction could drop something (more than one entry, or a tombstone). */
   get compactable(): boolean {
     const n = this.entries.length;
-    return n > 1 || (n === 1 && this.entries[0].value === null);
+    return n > 1 || (n === 1 && this.entries[0]?.value === null);
   }
 }
 

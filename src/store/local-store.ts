@@ -202,15 +202,15 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
       this.counters.syncBatches += 1;
       this.counters.entriesWritten += batch.length;
       for (const p of batch) this.logBytesSinceSnapshot += p.bytes.length;
-      for (let i = 0; i < batch.length; i++) {
+      for (const [i, p] of batch.entries()) {
         let result: CommandResult;
         try {
-          result = this.state.apply(entries[i].index, decodeCommand(entries[i].bytes));
+          result = this.state.apply(first + i, decodeCommand(p.bytes));
         } catch (err) {
-          batch[i].reject(err instanceof Error ? err : new Error(String(err)));
+          p.reject(err instanceof Error ? err : new Error(String(err)));
           continue;
         }
-        batch[i].resolve(result);
+        p.resolve(result);
       }
       this.maybeSnapshot();
     }

@@ -193,7 +193,7 @@ export class MvccState {
     if (events.length === 0) return { succeeded, revision: this._revision, results };
 
     this._revision = rev;
-    const prevIndexTime = this.changes.length > 0 ? this.changes[this.changes.length - 1].indexTime : 0;
+    const prevIndexTime = this.changes[this.changes.length - 1]?.indexTime ?? 0;
     this.changes.push({ rev, time, indexTime: Math.max(prevIndexTime, time), keys });
     this.writeListener?.({ revision: rev, time, events });
     return { succeeded, revision: rev, results };
@@ -278,8 +278,9 @@ export class MvccState {
       if (h.entries.length === 0) this.dropKey(key);
       else if (!h.compactable) this.compactable.delete(key);
     }
-    if (this.changes.length > 0) {
-      const drop = Math.min(revision - this.changes[0].rev, this.changes.length);
+    const oldest = this.changes[0];
+    if (oldest !== undefined) {
+      const drop = Math.min(revision - oldest.rev, this.changes.length);
       if (drop > 0) this.changes.splice(0, drop);
     }
     this._compactRevision = revision;
@@ -295,10 +296,11 @@ export class MvccState {
   writesSince(startRevision: number, filter?: KeyFilter): AppliedWrite[] {
     if (startRevision < this._compactRevision) throw new CompactedError(startRevision, this._compactRevision);
     const out: AppliedWrite[] = [];
-    if (this.changes.length === 0) return out;
-    const first = this.changes[0].rev;
-    for (let i = Math.max(0, startRevision - first); i < this.changes.length; i++) {
-      const w = this.rebuildWrite(this.changes[i], filter);
+    const oldest = this.changes[0];
+    if (oldest === undefined) return out;
+    // changes holds consecutive revisions, so the one for startRevision is at startRevision - oldest.rev
+    for (const rec of this.changes.slice(Math.max(0, startRevision - oldest.rev))) {
+      const w = this.rebuildWrite(rec, filter);
       if (w) out.push(w);
     }
     return out;
@@ -311,7 +313,9 @@ export class MvccState {
       const h = this.histories.get(key)!;
       const i = h.indexAt(rec.rev);
       const entry = h.entries[i];
-      const prev = i > 0 ? h.entries[i - 1] : undefined;
+      // rec.keys lists the keys written at rec.rev; compaction keeps their entries while rec is retained
+      if (entry === undefined) throw new Error(`mvcc: no entry of ${key} at retained revision ${rec.rev}`);
+      const prev = h.entries[i - 1]; // undefined when i = 0
       events.push({
         type: entry.value === null ? 'delete' : 'put',
         kv: toKeyValue(key, entry),
@@ -333,10 +337,10 @@ export class MvccState {
     let hi = c.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (c[mid].indexTime <= timeMs) lo = mid + 1;
+      if (c[mid]!.indexTime <= timeMs) lo = mid + 1; // lo <= mid < hi <= c.length
       else hi = mid;
     }
-    return lo === 0 ? undefined : c[lo - 1].rev;
+    return c[lo - 1]?.rev; // undefined when lo = 0
   }
 
   /** Encodes the whole state (including the last applied log index) with msgpackr. */

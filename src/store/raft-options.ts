@@ -121,10 +121,13 @@ export async function connectPeers(
   driver: RaftDriver,
   log: (msg: string) => void,
 ): Promise<{ transport: Transport; faultAdmin?: FaultAdmin }> {
+  const listen = options.peerListen ?? options.initialCluster[options.name];
+  // RaftStore.open's checkMember has rejected a name outside initialCluster already
+  if (listen === undefined) throw new Error(`raft: member ${options.name} is not in the initial cluster`);
   const faulty = withFaults(faults, (m) => driver.step(m));
   const transport = faulty.wrap(await PeerTransport.start({
     self: options.name,
-    listen: options.peerListen ?? options.initialCluster[options.name],
+    listen,
     peers: options.initialCluster,
     tls: options.tls,
     onMessage: faulty.receive,

@@ -34,7 +34,7 @@ export class SortedKeyIndex {
     }
     let ci = this.chunkFor(key);
     if (ci === this.chunks.length) ci -= 1; // beyond every max: append to the last chunk
-    const chunk = this.chunks[ci];
+    const chunk = this.chunkAt(ci);
     const pos = lowerBound(chunk, key);
     if (pos < chunk.length && chunk[pos] === key) return false;
     chunk.splice(pos, 0, key);
@@ -48,7 +48,7 @@ export class SortedKeyIndex {
   delete(key: string): boolean {
     const ci = this.chunkFor(key);
     if (ci === this.chunks.length) return false;
-    const chunk = this.chunks[ci];
+    const chunk = this.chunkAt(ci);
     const pos = lowerBound(chunk, key);
     if (pos >= chunk.length || chunk[pos] !== key) return false;
     chunk.splice(pos, 1);
@@ -58,7 +58,7 @@ export class SortedKeyIndex {
       this.maxes.splice(ci, 1);
       return true;
     }
-    if (pos === chunk.length) this.maxes[ci] = chunk[chunk.length - 1];
+    if (pos === chunk.length) this.maxes[ci] = lastKey(chunk);
     // Merge small neighbours so the directory stays proportional to n/LOAD.
     if (chunk.length < LOAD / 4 && ci + 1 < this.chunks.length) this.mergeWithNext(ci);
     return true;
@@ -67,7 +67,7 @@ export class SortedKeyIndex {
   has(key: string): boolean {
     const ci = this.chunkFor(key);
     if (ci === this.chunks.length) return false;
-    const chunk = this.chunks[ci];
+    const chunk = this.chunkAt(ci);
     const pos = lowerBound(chunk, key);
     return pos < chunk.length && chunk[pos] === key;
   }
@@ -80,11 +80,11 @@ export class SortedKeyIndex {
   scan(start: string, end: string | undefined, visit: (key: string) => boolean | void): void {
     let ci = this.chunkFor(start);
     if (ci === this.chunks.length) return;
-    let pos = lowerBound(this.chunks[ci], start);
+    let pos = lowerBound(this.chunkAt(ci), start);
     for (; ci < this.chunks.length; ci++, pos = 0) {
-      const chunk = this.chunks[ci];
+      const chunk = this.chunkAt(ci);
       for (; pos < chunk.length; pos++) {
-        const k = chunk[pos];
+        const k = chunk[pos]!; // pos < chunk.length
         if (end !== undefined && k >= end) return;
         if (visit(k) === false) return;
       }
@@ -103,17 +103,24 @@ export class SortedKeyIndex {
     return lowerBound(this.maxes, key);
   }
 
-  private split(ci: number): void {
+  /** chunks[ci] for an index the caller has bounds-checked; out of range is a bug in this class. */
+  private chunkAt(ci: number): string[] {
     const chunk = this.chunks[ci];
+    if (chunk === undefined) throw new Error(`SortedKeyIndex: chunk ${ci} of ${this.chunks.length} does not exist`);
+    return chunk;
+  }
+
+  private split(ci: number): void {
+    const chunk = this.chunkAt(ci);
     const right = chunk.splice(LOAD);
     this.chunks.splice(ci + 1, 0, right);
-    this.maxes.splice(ci, 1, chunk[chunk.length - 1], right[right.length - 1]);
+    this.maxes.splice(ci, 1, lastKey(chunk), lastKey(right));
   }
 
   private mergeWithNext(ci: number): void {
-    const merged = this.chunks[ci].concat(this.chunks[ci + 1]);
+    const merged = this.chunkAt(ci).concat(this.chunkAt(ci + 1));
     this.chunks.splice(ci, 2, merged);
-    this.maxes.splice(ci, 2, merged[merged.length - 1]);
+    this.maxes.splice(ci, 2, lastKey(merged));
     if (merged.length > 2 * LOAD) this.split(ci);
   }
 }
@@ -124,8 +131,15 @@ export function lowerBound(arr: readonly string[], key: string): number {
   let hi = arr.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (arr[mid] < key) lo = mid + 1;
+    if (arr[mid]! < key) lo = mid + 1; // lo <= mid < hi <= arr.length
     else hi = mid;
   }
   return lo;
+}
+
+/** The last key of a chunk; every chunk is non-empty (an empty one is removed at once). */
+function lastKey(chunk: readonly string[]): string {
+  const key = chunk[chunk.length - 1];
+  if (key === undefined) throw new Error('SortedKeyIndex: empty chunk');
+  return key;
 }

@@ -7,7 +7,7 @@
 // each ordered command through `state.apply`, in order.
 
 import { AppliedFeed } from './applied-feed.js';
-import { MvccState } from './mvcc-state.js';
+import type { MvccState } from './mvcc-state.js';
 import { validateTxnRequest } from './txn-validation.js';
 import {
   FutureRevisionError,

@@ -78,10 +78,11 @@ function checkOne<S, I, O>(ops: Operation<I, O>[], model: Model<S, I, O>, budget
       return false;
     }
     let minRet = Infinity;
-    for (let i = 0; i < n; i++) if (!done[i] && sorted[i].ret < minRet) minRet = sorted[i].ret;
+    // index loops (i < n = sorted.length): this is the hot path of an exponential search
+    for (let i = 0; i < n; i++) if (!done[i] && sorted[i]!.ret < minRet) minRet = sorted[i]!.ret;
     for (let i = 0; i < n; i++) {
       if (done[i]) continue;
-      const op = sorted[i];
+      const op = sorted[i]!;
       if (op.call > minRet) break; // sorted by call: no later candidate either
       for (const next of model.step(state, op.input, op.output)) {
         done[i] = 1;

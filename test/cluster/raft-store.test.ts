@@ -58,8 +58,9 @@ async function makeCluster(extra: Partial<RaftStoreOptions> = {}): Promise<Clust
       for (let i = 0; i < 500; i++) {
         const leaders = [...stores.values()].filter((s) => s.status().role === 'leader');
         // one leader whose term every live member agrees on
-        if (leaders.length === 1 && [...stores.values()].every((s) => s.status().leader === leaders[0].status().name)) {
-          return leaders[0];
+        const [leader, ...others] = leaders;
+        if (leader && others.length === 0 && [...stores.values()].every((s) => s.status().leader === leader.status().name)) {
+          return leader;
         }
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -190,6 +191,7 @@ describe('RaftStore (3 members, gRPC on loopback)', () => {
     expect(outcome).toMatch(/^unavailable-50[34]$/);
     const others = [...c.stores.values()].filter((s) => s !== old);
     const majority = others[0];
+    if (!majority) throw new Error('no member besides the old leader');
     const r = await retry(() => majority.txn(put('/majority', 'yes')), 200);
     expect(r.succeeded).toBe(true);
     expect(majority.status().leader).not.toBe(oldName);

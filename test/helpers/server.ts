@@ -2,7 +2,7 @@
 // and offers a raw HTTPS client authenticated with the admin certificate.
 
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request as httpsRequest } from 'node:https';
+import { type Agent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningServer, type ServerOptions, startServer } from '../../src/server/server.js';
@@ -23,7 +23,7 @@ export interface RequestOpts {
   anonymous?: boolean;
   cert?: { certPem: string; keyPem: string };
   /** a keep-alive agent for bulk tests (default: a new connection per request) */
-  agent?: import('node:https').Agent;
+  agent?: Agent;
 }
 
 export interface RawResponse {

@@ -7,6 +7,7 @@
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestServer, startTestServer } from '../helpers/server.js';
@@ -241,7 +242,7 @@ describe('failures and the failure policy', () => {
   });
 
   it('garbage answers are the webhook failing, never a crash', async () => {
-    const answers: [string, (res: import('node:http').ServerResponse, uid: string) => void, RegExp][] = [
+    const answers: [string, (res: ServerResponse, uid: string) => void, RegExp][] = [
       ['/not-json', (res) => res.end('<html>hello</html>'), /invalid webhook response/],
       ['/wrong-uid', (res) => res.end(JSON.stringify({ apiVersion: 'admission.orch.io/v1', kind: 'AdmissionReview', response: { uid: 'nope', allowed: true } })), /expected response.uid/],
       ['/wrong-kind', (res, uid) => res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Status', response: { uid, allowed: true } })), /expected webhook response of admission.orch.io\/v1/],

@@ -5,6 +5,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { type Server, createServer } from 'node:https';
 import { tmpdir } from 'node:os';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { type CryptoKey, type JWK, SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,7 +58,7 @@ beforeAll(async () => {
     req.on('end', () => {
       const review = JSON.parse(body) as (typeof hookSeen)[number];
       hookSeen.push(review);
-      const peerCN = (req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN;
+      const peerCN = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
       res.setHeader('Content-Type', 'application/json');
       const ok = review.spec.token === 'hook-good' && peerCN === 'apiserver-client';
       res.end(

@@ -106,7 +106,7 @@ describe('FlowControl', () => {
   it('refuses with 429 TooManyRequests and Retry-After when the queue is full', async () => {
     const { fc } = make();
     const limit = limitOf(fc, 'global-default');
-    for (let i = 0; i < limit; i++) fc.admit(req(user('alice')));
+    for (let i = 0; i < limit; i++) void fc.admit(req(user('alice'))); // fill the level's seats, held on purpose
     // one flow uses at most handSize queues of 50
     const waiting: Promise<Admitted>[] = [];
     let refused: StatusError | undefined;
@@ -128,7 +128,7 @@ describe('FlowControl', () => {
   it('refuses a request that waited longer than a quarter of the request timeout', async () => {
     const { fc, clock } = make({ requestTimeoutMs: 40_000 });
     const limit = limitOf(fc, 'global-default');
-    for (let i = 0; i < limit; i++) fc.admit(req(user('alice')));
+    for (let i = 0; i < limit; i++) void fc.admit(req(user('alice'))); // fill the level's seats, held on purpose
     const waiting = fc.admit(req(user('bob')));
     clock.advance(9_999);
     expect(fc.stats().find((s) => s.name === 'global-default')!.waiting).toBe(1);
@@ -143,7 +143,7 @@ describe('FlowControl', () => {
     const { fc } = make();
     const anon = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
     const limit = limitOf(fc, 'catch-all');
-    for (let i = 0; i < limit; i++) fc.admit(req(anon));
+    for (let i = 0; i < limit; i++) void fc.admit(req(anon)); // fill the level's seats, held on purpose
     const e = await refusal(() => fc.admit(req(anon)));
     expect(e.headers['X-Orch-Pf-Rejection']).toBe('concurrency-limit');
     for (let i = 0; i < 1000; i++) expect((fc.admit(req(user('admin', 'system:masters'))) as Admitted).classification.level).toBe('exempt');
@@ -151,10 +151,11 @@ describe('FlowControl', () => {
 
   it('without priority and fairness keeps the read-only and mutating limits apart', async () => {
     const { fc } = make({ enablePriorityAndFairness: false, maxRequestsInflight: 2, maxMutatingRequestsInflight: 1 });
-    fc.admit(req(user('alice'), 'create'));
+    // seats taken and held on purpose (admitted at once: `void` drops a result nobody needs)
+    void fc.admit(req(user('alice'), 'create'));
     expect((await refusal(() => fc.admit(req(user('bob'), 'patch')))).code).toBe(429);
-    fc.admit(req(user('alice'), 'get'));
-    fc.admit(req(user('alice'), 'list'));
+    void fc.admit(req(user('alice'), 'get'));
+    void fc.admit(req(user('alice'), 'list'));
     expect((await refusal(() => fc.admit(req(user('bob'), 'get')))).code).toBe(429);
   });
 });

@@ -6,6 +6,7 @@ import type { ApiObject, ResourceDefinition } from '../../registry/types.js';
 import type { FieldSelector } from '../../machinery/selectors/fields.js';
 import type { LabelSelector } from '../../machinery/selectors/labels.js';
 import type { Authorizer } from '../../auth/authz/types.js';
+import type { UserInfo } from '../../auth/types.js';
 
 /** What every verb handler may use; built once by the server. */
 export interface HandlerContext {
@@ -34,7 +35,7 @@ export interface HandlerContext {
     namespace: string;
     name: string;
     options: ApiObject;
-    user: import('../../auth/types.js').UserInfo;
+    user: UserInfo;
   }) => Promise<string[]>;
   /** for checks beyond the request's own verb (the unsafe-delete verb of spec 000 §4.10); absent = allowed */
   authorizer?: Authorizer;

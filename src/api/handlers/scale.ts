@@ -30,13 +30,15 @@ function at(o: unknown, path: string[]): JSONValue | undefined {
 }
 
 function setAt(o: ApiObject, path: string[], v: JSONValue): void {
+  const last = path[path.length - 1];
+  if (last === undefined) throw new Error('scale: empty field path');
   let cur = o as Record<string, JSONValue>;
   for (const k of path.slice(0, -1)) {
     const next = cur[k];
     if (next === null || typeof next !== 'object' || Array.isArray(next)) cur[k] = {};
     cur = cur[k] as Record<string, JSONValue>;
   }
-  cur[path[path.length - 1]] = v;
+  cur[last] = v;
 }
 
 /** a metav1.LabelSelector or a plain map (ReplicationController) as selector text */
@@ -124,7 +126,7 @@ async function updateScale(ctx: HandlerContext, req: ApiRequest): Promise<ApiRes
 }
 
 async function patchScale(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
-  const type = (req.contentType || '').split(';')[0].trim().toLowerCase();
+  const type = (req.contentType || '').split(';')[0]!.trim().toLowerCase(); // split returns at least one part
   let patch: JSONValue;
   try {
     // apply configurations are YAML (JSON is YAML too)

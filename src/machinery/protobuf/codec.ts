@@ -247,7 +247,7 @@ const RFC3339 = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d
 export function parseTimestamp(s: string): { seconds: number; nanos: number } | undefined {
   const m = RFC3339.exec(s);
   if (!m) return undefined;
-  const ms = Date.parse(`${m[1]}${m[3].toUpperCase()}`);
+  const ms = Date.parse(`${m[1]}${m[3]!.toUpperCase()}`); // groups 1 and 3 are not optional
   if (Number.isNaN(ms)) return undefined;
   return { seconds: Math.floor(ms / 1000), nanos: m[2] ? Number(m[2].padEnd(9, '0')) : 0 };
 }

@@ -135,7 +135,7 @@ class Compiler {
   private fill(node: CompiledSchema, s: Schema): void {
     if (s.properties) {
       node.properties = new Map();
-      for (const k of Object.keys(s.properties)) node.properties.set(k, this.compile(s.properties[k]));
+      for (const [k, child] of Object.entries(s.properties)) node.properties.set(k, this.compile(child));
     }
     if (s.additionalProperties === true) node.additional = true;
     else if (s.additionalProperties && typeof s.additionalProperties === 'object') {

@@ -14,19 +14,15 @@ export function applyCompiledDefaults(v: unknown, s: CompiledSchema): void {
   if (!s.subtreeHasDefaults || v === null || typeof v !== 'object') return;
   if (Array.isArray(v)) {
     const items = s.items;
-    if (items && items.subtreeHasDefaults) for (let i = 0; i < v.length; i++) applyCompiledDefaults(v[i], items);
+    if (items && items.subtreeHasDefaults) for (const item of v) applyCompiledDefaults(item, items);
     return;
   }
   const o = v as Record<string, unknown>;
-  const defaulted = s.defaultedProps;
-  for (let i = 0; i < defaulted.length; i++) {
-    const [k, child] = defaulted[i];
+  for (const [k, child] of s.defaultedProps) {
     const cur = o[k];
     if (cur === undefined || (cur === null && !child.nullable)) o[k] = cloneDefault(child.default);
   }
-  const below = s.propsWithDefaultsBelow;
-  for (let i = 0; i < below.length; i++) {
-    const [k, child] = below[i];
+  for (const [k, child] of s.propsWithDefaultsBelow) {
     const cur = o[k];
     if (cur !== undefined && cur !== null) applyCompiledDefaults(cur, child);
   }

@@ -63,9 +63,12 @@ export function findDuplicateFields(jsonText: string): string[] {
             // malformed escape: compare raw text
           }
         }
-        if (top.keys!.has(key)) out.push(childPath(top.path, key));
-        else top.keys!.add(key);
-        top.key = key;
+        // expectKey is only set with an object frame on top
+        if (top?.keys) {
+          if (top.keys.has(key)) out.push(childPath(top.path, key));
+          else top.keys.add(key);
+          top.key = key;
+        }
         expectKey = false;
       }
       i = j + 1;

@@ -25,7 +25,7 @@ function isIPv6(v: string): boolean {
     if (!isIPv4(s.slice(lastColon + 1))) return false;
     s = s.slice(0, lastColon + 1) + '0:0';
   }
-  const [head, tail] = s.split('::');
+  const [head = '', tail] = s.split('::'); // split returns at least one part
   const h = head === '' ? [] : head.split(':');
   const t = tail === undefined ? [] : tail === '' ? [] : tail.split(':');
   if (![...h, ...t].every((g) => /^[0-9A-Fa-f]{1,4}$/.test(g))) return false;

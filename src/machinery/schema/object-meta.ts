@@ -103,12 +103,12 @@ const QUALIFIED_NAME_MSG = "must consist of alphanumeric characters, '-', '_' or
 
 export function isQualifiedName(v: string): string[] {
   const errs: string[] = [];
-  const parts = v.split('/');
+  const [first = '', second, ...rest] = v.split('/');
   let name: string;
-  if (parts.length === 1) name = parts[0];
-  else if (parts.length === 2) {
-    const prefix = parts[0];
-    name = parts[1];
+  if (second === undefined) name = first;
+  else if (rest.length === 0) {
+    const prefix = first;
+    name = second;
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
     else for (const m of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${m}`);
   } else {

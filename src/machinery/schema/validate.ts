@@ -331,8 +331,7 @@ class Walk {
     }
     const req = s.required;
     if (req !== undefined) {
-      for (let i = 0; i < req.length; i++) {
-        const r = req[i];
+      for (const r of req) {
         const v = obj[r];
         let missing = v === undefined || v === null;
         if (!missing && v === '') {

@@ -6,6 +6,7 @@
 // ("failed to call webhook: Post \"…\": …"), for the failure policy to act on.
 
 import { Agent, request } from 'node:https';
+import type { PeerCertificate } from 'node:tls';
 import type { ClientConfig } from './webhook-config.js';
 
 export const MAX_RESPONSE_BYTES = 3 * 1024 * 1024;
@@ -158,7 +159,7 @@ function isIp(h: string): boolean {
 
 /** Service references: the certificate must name `<service>.<namespace>.svc` whatever address we dialled */
 function checkName(serverName: string) {
-  return (_host: string, cert: import('node:tls').PeerCertificate): Error | undefined => {
+  return (_host: string, cert: PeerCertificate): Error | undefined => {
     const sans = (cert.subjectaltname ?? '').split(',').map((s) => s.trim());
     if (sans.includes(`DNS:${serverName}`)) return undefined;
     return new Error(`x509: certificate is valid for ${sans.map((s) => s.replace(/^(DNS|IP Address):/, '')).join(', ') || 'no names'}, not ${serverName}`);

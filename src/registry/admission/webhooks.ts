@@ -13,7 +13,7 @@ import { applyJsonPatch } from '../../machinery/patch/index.js';
 import type { ApiObject, JSONValue } from '../types.js';
 import { namespaceSelectorMatches, objectSelectorMatches, ruleMatches } from './matching.js';
 import type { AdmissionLookups, AdmissionRequest, MutatingPlugin, ValidatingPlugin } from './types.js';
-import { type ServiceResolver, WebhookAgents, postReview } from './webhook-client.js';
+import { type ServiceResolver, type WebhookAgents, postReview } from './webhook-client.js';
 import type { CompiledWebhook } from './webhook-config.js';
 
 export interface WebhookEnvironment {

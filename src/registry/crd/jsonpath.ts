@@ -66,7 +66,7 @@ function parseFilter(expr: string): Step {
   const m = /^@((?:\.[A-Za-z0-9_$-]+)+)\s*(==|!=)\s*(.+)$/.exec(expr);
   if (!m) throw new JsonPathError(`unsupported filter ?(${expr}): only @.field == value and != are supported`);
   let value: unknown;
-  const raw = m[3].trim();
+  const raw = m[3]!.trim(); // the regex's three groups are not optional
   if (/^'.*'$/.test(raw)) value = raw.slice(1, -1);
   else {
     try {
@@ -75,7 +75,7 @@ function parseFilter(expr: string): Step {
       throw new JsonPathError(`unsupported filter value ${raw}`);
     }
   }
-  return { t: 'filter', path: m[1].slice(1).split('.'), op: m[2] as '==' | '!=', value };
+  return { t: 'filter', path: m[1]!.slice(1).split('.'), op: m[2] as '==' | '!=', value };
 }
 
 /** every value the path selects */

@@ -463,6 +463,10 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       hostIPs: [16, { ip: 1 }], observedGeneration: 17,
     },
   };
-  for (const [name, tree] of Object.entries(numbers)) defs[c(name)] = protoTree(defs[c(name)], tree);
+  for (const [name, tree] of Object.entries(numbers)) {
+    const schema = defs[c(name)];
+    if (!schema) throw new Error(`protobuf field numbers for ${name}, which has no schema`);
+    defs[c(name)] = protoTree(schema, tree);
+  }
   return defs;
 }

@@ -204,7 +204,7 @@ function sortKeys(v: JSONValue): JSONValue {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v === null || typeof v !== 'object') return v;
   const out: Obj = {};
-  for (const k of Object.keys(v).sort()) out[k] = sortKeys(v[k]);
+  for (const [k, child] of Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) out[k] = sortKeys(child);
   return out;
 }
 

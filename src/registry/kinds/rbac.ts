@@ -147,7 +147,7 @@ function roleRefImmutable(o: ApiObject, old: ApiObject): FieldError[] {
 
 function sorted(v: JSONValue | undefined): JSONValue | undefined {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
-  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]]));
+  return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 function subjectsOf(o: ApiObject, kind: string): string {
