@@ -11,7 +11,8 @@ import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENVELOPE_PREFIX } from '../../src/api/protobuf/envelope.js';
 import { eventually } from '../helpers/eventually.js';
-import { userCert } from '../helpers/identities.js';
+import { kubeconfigFor, userCert } from '../helpers/identities.js';
+import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -293,6 +294,29 @@ describe('HTTP/2 on the TLS port', () => {
     const r = await t.request('GET', '/api/v1/namespaces/default/configmaps');
     expect(r.status).toBe(200);
   });
+});
+
+describe('kubectl (client-go) over HTTP/2', () => {
+  it('negotiates h2 and authenticates by its client certificate', async () => {
+    const carol = await kubeconfigFor(t, 'carol', await userCert(t, 'carol'));
+    const kc = await kubeconfigFor(t, 'dave', await userCert(t, 'dave', ['system:masters']));
+    // Go's HTTP/2 debug log shows which protocol the transport used
+    const saved = process.env['GODEBUG'];
+    process.env['GODEBUG'] = 'http2debug=1';
+    try {
+      const denied = await runKubectl(carol, ['get', 'namespaces']);
+      expect(denied.code).not.toBe(0);
+      expect(denied.stderr).toContain('User "carol" cannot list resource "namespaces"');
+      expect(denied.stderr).toContain('http2: Transport');
+      const created = await runKubectl(kc, ['create', 'configmap', 'h2-kubectl', '--from-literal=k=v', '-n', 'default']);
+      expect(created.code).toBe(0);
+      const got = await runKubectl(kc, ['get', 'configmap', 'h2-kubectl', '-n', 'default', '-o', 'jsonpath={.data.k}']);
+      expect(got.stdout).toBe('v');
+    } finally {
+      if (saved === undefined) delete process.env['GODEBUG'];
+      else process.env['GODEBUG'] = saved;
+    }
+  }, 60_000);
 });
 
 describe('HTTP/2 through TLS worker processes', () => {
