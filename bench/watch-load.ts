@@ -331,6 +331,7 @@ async function main(): Promise<void> {
 
   const value = 'x'.repeat(cfg.valueSize);
   measuring = true;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const interval = 1000 / cfg.rate;
   let seq = 0;
@@ -367,6 +368,8 @@ async function main(): Promise<void> {
     /** from the write request being sent (includes the write itself; never degenerate) */
     latencyFromSendMs: { p50: +quantile(sortedSend, 0.5).toFixed(2), p99: +quantile(sortedSend, 0.99).toFixed(2) },
     eventsBeforeAck: latencies.filter((l) => l === 0).length,
+    /** CPU of this load process (the clients) from the first write to the end of the drain */
+    clientCpuMs: Math.round(((c) => c.user + c.system)(process.cpuUsage(cpu0)) / 1000),
   };
   process.stdout.write(`${JSON.stringify({ result })}\n`);
   for (const s of sockets) s.destroy();
