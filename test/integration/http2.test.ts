@@ -9,7 +9,7 @@ import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants } f
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENVELOPE_PREFIX } from '../../src/api/protobuf/envelope.js';
+import { ENVELOPE_PREFIX } from '../../src/machinery/protobuf/envelope.js';
 import { eventually } from '../helpers/eventually.js';
 import { kubeconfigFor, userCert } from '../helpers/identities.js';
 import { runKubectl } from '../helpers/kubectl.js';
