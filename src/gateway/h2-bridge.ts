@@ -20,7 +20,8 @@
 //   its backend connection: uWS sees the abort and the watch stops.
 // - Request bodies are read whole before the backend request is sent (uWS
 //   buffers them whole as well), so the head goes out in one write together
-//   with the PROXY header and every request carries a Content-Length.
+//   with the PROXY header and every request carries a Content-Length. Bodies
+//   are bounded in size (413) and time (504), like the gateway's own.
 // - WebSocket upgrades (exec, attach, port-forward) stay on HTTP/1.1: extended
 //   CONNECT (RFC 8441) is not offered and CONNECT is answered 405.
 
@@ -48,8 +49,14 @@ export const DEFAULT_MAX_CONCURRENT_STREAMS = 1000;
 const IDLE_SESSION_MS = 90_000;
 /** a pooled backend connection unused this long is closed (uWS closes idle ones at ~10 s) */
 const BACKEND_IDLE_MS = 4_000;
-/** request bodies larger than this are refused here (uWS refuses anything over its own, smaller, limit) */
-const MAX_BUFFERED_BODY = 64 * 1024 * 1024;
+/**
+ * Request bodies larger than this are answered 413 here without being held
+ * (the gateway's own limit, 3 MiB in src/gateway/router.ts, answers 413 for
+ * anything between): 1,000 streams of a session cannot hold more than this each.
+ */
+const MAX_BUFFERED_BODY = 4 * 1024 * 1024;
+/** a request body not complete this long after its head is answered 504, as the gateway does (kube's request timeout) */
+const BODY_TIMEOUT_MS = 60_000;
 /** per-stream receive window for request bodies: kube's MaxUploadBufferPerStream (256 KiB) */
 const STREAM_WINDOW = 256 * 1024;
 /** request header block limit (uncompressed); kube's http.Server allows 1 MiB of headers */
@@ -218,18 +225,30 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
     const chunks: Buffer[] = [];
     let total = 0;
     let refused = false;
+    const refuse = (code: number, reason: string, message: string): void => {
+      refused = true;
+      chunks.length = 0;
+      clearTimeout(timer);
+      respondStatus(stream, code, reason, message);
+      // what the client still sends is read and dropped
+      stream.resume();
+    };
+    const timer = setTimeout(() => {
+      if (!refused) refuse(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded');
+    }, BODY_TIMEOUT_MS);
+    timer.unref();
+    stream.once('close', () => clearTimeout(timer));
     stream.on('data', (c: Buffer) => {
       if (refused) return;
       total += c.length;
       if (total > MAX_BUFFERED_BODY) {
-        refused = true;
-        chunks.length = 0;
-        respondStatus(stream, 413, 'RequestEntityTooLarge', `the request body is larger than ${MAX_BUFFERED_BODY} bytes`);
+        refuse(413, 'RequestEntityTooLarge', `the request body is larger than ${MAX_BUFFERED_BODY} bytes`);
         return;
       }
       chunks.push(c);
     });
     stream.on('end', () => {
+      clearTimeout(timer);
       if (!refused) send(stream, method, path, out, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), ctx);
     });
   };

@@ -259,6 +259,31 @@ describe('HTTP/2 on the TLS port', () => {
     }
   });
 
+  it('answers 413 with a Status to bodies over the limits (the gateway\'s 3 MiB, the bridge\'s 4 MiB)', async () => {
+    const s = await session(t, { certPem: t.server.adminCertPem, keyPem: t.server.adminKeyPem });
+    try {
+      for (const size of [3.5 * 1024 * 1024, 5 * 1024 * 1024]) {
+        const r = await new Promise<{ status: number; text: string }>((resolve) => {
+          const req = s.request({ ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', 'content-type': 'application/json' });
+          let status = 0;
+          let text = '';
+          req.on('response', (h) => (status = Number(h[':status'])));
+          req.setEncoding('utf8');
+          req.on('data', (c: string) => (text += c));
+          // the server may reset the rest of the upload once it has answered
+          req.on('error', () => resolve({ status, text }));
+          req.on('close', () => resolve({ status, text }));
+          req.end(Buffer.alloc(size, 0x20));
+        });
+        expect(r.status).toBe(413);
+        expect(JSON.parse(r.text)).toMatchObject({ kind: 'Status', code: 413 });
+      }
+      expect((await call(s, 'GET', '/version')).status).toBe(200);
+    } finally {
+      s.close();
+    }
+  });
+
   it('refuses CONNECT (WebSockets stay on HTTP/1.1) with a Status', async () => {
     const s = await session(t, { certPem: t.server.adminCertPem, keyPem: t.server.adminKeyPem });
     try {
