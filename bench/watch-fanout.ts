@@ -6,8 +6,11 @@
 // /v3/kv/put writes, and its native gRPC API through the etcd3 client: all
 // watches on one gRPC stream) for side-by-side ratios. Prints one JSON document.
 //
-//   npx tsx bench/watch-fanout.ts [--watchers 1000[,10000]] [--rate 20] [--duration 15] [--value-size 256] [--no-etcd] [--etcd native,gateway] [--tls-workers 2]
+//   npx tsx bench/watch-fanout.ts [--watchers 1000[,10000]] [--rate 20] [--duration 15] [--value-size 256] [--no-etcd] [--etcd native,gateway] [--tls-workers 2] [--orch h1,h2]
 //
+// --orch h1,h2: h1 = one HTTP/1.1 TLS connection per watch; h2 = every watch a
+// stream of one HTTP/2 connection (ALPN h2, as client-go multiplexes an
+// informer set; src/gateway/h2-bridge.ts), writes on a second one.
 // --tls-workers n: the orch server terminates TLS in n worker processes (as
 // `orch server` does by default, docs/tls.md); 0 (default here) = in-process.
 //
@@ -16,7 +19,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +44,7 @@ const withEtcd = !process.argv.includes('--no-etcd');
 // which etcd clients: native (gRPC, etcd3 client: every watch on one stream) and/or gateway (JSON, one HTTP connection per watch)
 const etcdVias = flag('etcd', 'native,gateway').split(',');
 const tlsWorkers = Number(flag('tls-workers', '0'));
+const orchModes = flag('orch', 'h1,h2').split(',');
 const loadScript = new URL('./watch-load.ts', import.meta.url).pathname;
 
 interface LoadResult {
@@ -99,7 +103,15 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function benchOrch(watchers: number): Promise<Record<string, unknown>> {
+/** open descriptors of this process (the orch server runs here) */
+const openFds = (): number => readdirSync('/proc/self/fd').length;
+/** user+system CPU seconds of a process, from /proc (clock ticks of 100 Hz) */
+function cpuSecondsOf(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+async function benchOrch(watchers: number, h2: boolean): Promise<Record<string, unknown>> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-fanout-'));
   const server = await startServer({ dataDir: join(dir, 'data'), bindAddress: '127.0.0.1', securePort: 0, apiDomain: 'orch.io', tlsWorkers, log: () => {} });
   const workersRss = (): number => server.tlsWorkerPids().reduce((sum, pid) => sum + rssOf(pid), 0);
@@ -115,9 +127,14 @@ async function benchOrch(watchers: number): Promise<Record<string, unknown>> {
     const workersBefore = workersRss();
     let workersAfter = workersBefore;
     let held = 0;
+    const fdsBefore = openFds();
+    let fdsAfter = fdsBefore;
+    let cpuAtGo = process.cpuUsage();
+    let workersCpuAtGo = 0;
+    const workersCpu = (): number => server.tlsWorkerPids().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
     const result = await runLoad(
       {
-        mode: 'orch',
+        mode: h2 ? 'orch-h2' : 'orch',
         host: '127.0.0.1',
         port: server.port,
         watchers,
@@ -135,12 +152,21 @@ async function benchOrch(watchers: number): Promise<Record<string, unknown>> {
         after = process.memoryUsage();
         workersAfter = workersRss();
         held = server.watch.stats().watchers;
+        fdsAfter = openFds();
+        cpuAtGo = process.cpuUsage();
+        workersCpuAtGo = workersCpu();
       },
     );
+    const cpu = process.cpuUsage(cpuAtGo);
     const stats = server.watch.stats();
     return {
       ...result,
       serverWatchersHeld: held,
+      // descriptors the server process holds per watch (TLS socket, unix-socket ends)
+      serverFdsPerWatcher: +((fdsAfter - fdsBefore) / Math.max(1, held)).toFixed(2),
+      // CPU of the server process (and TLS workers) from the first write to the last event: encryption included
+      serverCpuMs: Math.round((cpu.user + cpu.system) / 1000),
+      ...(tlsWorkers > 0 ? { tlsWorkersCpuMs: Math.round((workersCpu() - workersCpuAtGo) * 1000) } : {}),
       slowWatchersEnded: stats.slowWatchersEnded,
       serverMemory: {
         rssBeforeBytes: before.rss,
@@ -214,15 +240,19 @@ async function benchEtcd(watchers: number, mode: 'etcd' | 'etcd-grpc'): Promise<
     await new Promise((r) => setTimeout(r, 500));
     const before = rssOf(etcd.pid!);
     let after = before;
+    let cpuAtGo = 0;
     const result = await runLoad(
       { mode, host: '127.0.0.1', port: client, watchers, rate, durationMs: durationS * 1000, namespace: 'bench', valueSize },
       async () => {
         await new Promise((r) => setTimeout(r, 1000));
         after = rssOf(etcd.pid!);
+        cpuAtGo = cpuSecondsOf(etcd.pid!);
       },
     );
+    const serverCpuMs = Math.round((cpuSecondsOf(etcd.pid!) - cpuAtGo) * 1000);
     return {
       ...result,
+      serverCpuMs,
       serverMemory: { rssBeforeBytes: before, rssWithWatchersBytes: after, rssPerWatcherBytes: Math.round((after - before) / Math.max(1, result.watchers)) },
     };
   } finally {
@@ -281,13 +311,34 @@ async function main(): Promise<void> {
   for (const requested of watcherCounts) {
     // beyond its open-files limit the server stops accepting (and spins on EMFILE): hold what it can, say so
     const n = Math.min(requested, maxOrchWatchers);
-    const orch = (await benchOrch(n)) as Record<string, unknown> & LoadResult & { serverMemory: { rssPerWatcherBytes: number; tlsWorkersRssPerWatcherBytes?: number } };
-    const run: Record<string, unknown> = { requestedWatchers: requested, watchers: n, orch };
+    type OrchRun = Record<string, unknown> & LoadResult & { serverCpuMs: number; serverMemory: { rssPerWatcherBytes: number; tlsWorkersRssPerWatcherBytes?: number } };
+    const run: Record<string, unknown> = { requestedWatchers: requested, watchers: n };
+    const orchRuns: [string, OrchRun][] = [];
+    for (const m of orchModes) {
+      const key = m === 'h2' ? 'orchH2' : 'orch';
+      const r = (await benchOrch(n, m === 'h2')) as OrchRun;
+      run[key] = r;
+      orchRuns.push([key, r]);
+    }
+    const compare = (a: OrchRun, e: OrchRun | (LoadResult & { serverCpuMs: number; serverMemory: { rssPerWatcherBytes: number } })) => ({
+      eventsPerSec: ratio(a.eventsPerSec, e.eventsPerSec),
+      latencyP50: ratio(a.latencyMs.p50, e.latencyMs.p50),
+      latencyP99: ratio(a.latencyMs.p99, e.latencyMs.p99),
+      latencyFromSendP50: ratio(a.latencyFromSendMs.p50, e.latencyFromSendMs.p50),
+      latencyFromSendP99: ratio(a.latencyFromSendMs.p99, e.latencyFromSendMs.p99),
+      serverCpu: ratio(a.serverCpuMs, e.serverCpuMs),
+    });
+    const h1 = run['orch'] as OrchRun | undefined;
+    const h2run = run['orchH2'] as OrchRun | undefined;
+    if (h1 && h2run) run['orchH2OverOrch'] = compare(h2run, h1);
     if (etcd) {
       for (const via of etcdVias) {
-        const e = (await benchEtcd(n, via === 'native' ? 'etcd-grpc' : 'etcd')) as Record<string, unknown> & LoadResult & { serverMemory: { rssPerWatcherBytes: number } };
+        const e = (await benchEtcd(n, via === 'native' ? 'etcd-grpc' : 'etcd')) as Record<string, unknown> & LoadResult & { serverCpuMs: number; serverMemory: { rssPerWatcherBytes: number } };
         const key = via === 'native' ? 'etcdNative' : 'etcdGateway';
         run[key] = e;
+        if (h2run) run[`orchH2Over${key[0]!.toUpperCase()}${key.slice(1)}`] = compare(h2run, e);
+        const orch = h1;
+        if (!orch) continue;
         run[`orchOver${key[0]!.toUpperCase()}${key.slice(1)}`] = {
           eventsPerSec: ratio(orch.eventsPerSec, e.eventsPerSec),
           latencyP50: ratio(orch.latencyMs.p50, e.latencyMs.p50),
@@ -303,9 +354,9 @@ async function main(): Promise<void> {
   }
   const out = {
     bench: 'watch-fanout',
-    config: { watcherCounts, writeRatePerSec: rate, durationS, valueSize, openFilesLimit: limit, tlsWorkers, maxOrchWatchersAtThisLimit: maxOrchWatchers, etcd: etcd ? 'compared' : withEtcd ? 'etcd not installed (bench/setup-etcd.sh)' : 'skipped (--no-etcd)' },
+    config: { watcherCounts, orchModes, writeRatePerSec: rate, durationS, valueSize, openFilesLimit: limit, tlsWorkers, maxOrchWatchersAtThisLimit: maxOrchWatchers, etcd: etcd ? 'compared' : withEtcd ? 'etcd not installed (bench/setup-etcd.sh)' : 'skipped (--no-etcd)' },
     notes: [
-      'orch: HTTPS with client certificates (TLS front + uWS gateway), JSON watch events, one connection per watch; etcdNative: plain gRPC (etcd3 client), every watch on one stream of one HTTP/2 connection, writes on a second client; etcdGateway: plain HTTP JSON gateway, one connection per watch',
+      'orch: HTTPS with client certificates (TLS front + uWS gateway), JSON watch events, one HTTP/1.1 connection per watch; orchH2: the same watches as streams of one HTTP/2 connection (writes on a second); etcdNative: plain gRPC (etcd3 client), every watch on one stream of one HTTP/2 connection, writes on a second client; etcdGateway: plain HTTP JSON gateway, one connection per watch',
       'latencyMs: write acknowledged (HTTP response) to event received by a watcher; an event received before the ack counts 0 (eventsBeforeAck says how many); latencyFromSendMs: from the write request being sent',
       'events per second are bounded by rate x watchers: a run that keeps up delivers exactly that; the latencies show the headroom',
       'orch memory: in-process RSS/heap delta after GC with the watchers open; etcd memory: VmRSS delta of the etcd process',

@@ -15,6 +15,7 @@
 
 import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
+import { type ClientHttp2Session, connect as h2Connect } from 'node:http2';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { type Socket, connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -23,7 +24,7 @@ import { Etcd3 } from 'etcd3';
 export interface LoadConfig {
   /** etcd: its JSON gateway, one HTTP connection per watch; etcd-grpc: the native gRPC API
    * (etcd3 client), every watch on one gRPC stream of one HTTP/2 connection */
-  mode: 'orch' | 'etcd' | 'etcd-grpc';
+  mode: 'orch' | 'orch-h2' | 'etcd' | 'etcd-grpc';
   host: string;
   port: number;
   watchers: number;
@@ -43,14 +44,17 @@ export interface LoadConfig {
 }
 
 const cfg = JSON.parse(process.argv[2] ?? '{}') as LoadConfig;
+// orch-h2: every watch is a stream of one HTTP/2 connection (as client-go multiplexes an informer set);
+// writes go over a second HTTP/2 connection (as the etcd-grpc mode writes on a second client)
+const isOrch = cfg.mode === 'orch' || cfg.mode === 'orch-h2';
 const tlsOpts =
-  cfg.mode === 'orch'
+  isOrch
     ? { ca: readFileSync(cfg.caFile!), cert: readFileSync(cfg.certFile!), key: readFileSync(cfg.keyFile!) }
     : undefined;
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const prefix = `/bench/${cfg.namespace}/`;
 const prefixEnd = `/bench/${cfg.namespace}0`;
-const marker = cfg.mode === 'orch' ? /"resourceVersion":"(\d+)"/g : /"mod_revision":"(\d+)"/g;
+const marker = isOrch ? /"resourceVersion":"(\d+)"/g : /"mod_revision":"(\d+)"/g;
 
 /** ack time and send time (performance.now) by revision */
 const acked = new Map<number, number>();
@@ -80,10 +84,14 @@ function onEvent(rev: number, at: number): void {
   }
 }
 
+function watchPath(): string {
+  const rv = cfg.startRevision ? `&resourceVersion=${cfg.startRevision}` : '';
+  return `/api/v1/namespaces/${cfg.namespace}/configmaps?watch=1${rv}`;
+}
+
 function watchRequest(): string {
-  if (cfg.mode === 'orch') {
-    const rv = cfg.startRevision ? `&resourceVersion=${cfg.startRevision}` : '';
-    return `GET /api/v1/namespaces/${cfg.namespace}/configmaps?watch=1${rv} HTTP/1.1\r\nHost: ${cfg.host}\r\nAccept: application/json\r\n\r\n`;
+  if (isOrch) {
+    return `GET ${watchPath()} HTTP/1.1\r\nHost: ${cfg.host}\r\nAccept: application/json\r\n\r\n`;
   }
   const body = JSON.stringify({ create_request: { key: b64(prefix), range_end: b64(prefixEnd) } });
   return `POST /v3/watch HTTP/1.1\r\nHost: ${cfg.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
@@ -139,6 +147,67 @@ function openWatcher(sockets: Socket[]): Promise<boolean> {
   });
 }
 
+/** one HTTP/2 session to the orch server, with Go client-go's receive windows (4 MiB per stream, 1 GiB per connection) */
+function h2Session(): Promise<ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const s = h2Connect(`https://${cfg.host}:${cfg.port}`, { ...tlsOpts, servername: 'localhost', settings: { initialWindowSize: 4 * 1024 * 1024 } });
+    s.once('connect', () => {
+      s.setLocalWindowSize(1024 * 1024 * 1024);
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+}
+const h2WatchSession = cfg.mode === 'orch-h2' ? h2Session() : undefined;
+const h2WriteSession = cfg.mode === 'orch-h2' ? h2Session() : undefined;
+let h2Streams = 0;
+
+async function openH2Watcher(): Promise<boolean> {
+  const s = await h2WatchSession!;
+  return new Promise((resolve) => {
+    const st = s.request({ ':method': 'GET', ':path': watchPath(), accept: 'application/json' });
+    let carry = '';
+    st.setEncoding('latin1');
+    st.on('response', (h) => {
+      const ok = Number(h[':status']) === 200;
+      if (ok) h2Streams++;
+      resolve(ok);
+    });
+    st.on('data', (chunk: string) => {
+      const at = performance.now();
+      const text = carry + chunk;
+      const nl = text.lastIndexOf('\n');
+      if (nl < 0) {
+        carry = text;
+        return;
+      }
+      carry = text.slice(nl + 1);
+      const complete = text.slice(0, nl);
+      marker.lastIndex = 0;
+      let m: RegExpExecArray | null;
+      while ((m = marker.exec(complete))) onEvent(Number(m[1]), at);
+    });
+    st.on('error', () => resolve(false));
+  });
+}
+
+function h2Write(path: string, body: string): Promise<{ status: number; text: string }> {
+  return h2WriteSession!.then(
+    (s) =>
+      new Promise((resolve, reject) => {
+        const st = s.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        let status = 0;
+        let text = '';
+        st.setEncoding('utf8');
+        st.on('response', (h) => (status = Number(h[':status'])));
+        st.on('data', (d: string) => (text += d));
+        st.on('end', () => resolve({ status, text }));
+        st.on('error', reject);
+        st.end(body);
+      }),
+  );
+}
+
 /** native etcd: one client for the watches (one channel, one watch stream), one for the writes */
 const grpcWatch = cfg.mode === 'etcd-grpc' ? new Etcd3({ hosts: `http://${cfg.host}:${cfg.port}` }) : undefined;
 const grpcWrite = cfg.mode === 'etcd-grpc' ? new Etcd3({ hosts: `http://${cfg.host}:${cfg.port}` }) : undefined;
@@ -183,10 +252,21 @@ function write(seq: number, value: string): Promise<number> {
         return rev;
       });
   }
+  if (cfg.mode === 'orch-h2') {
+    const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `o-${seq}` }, data: { v: value } });
+    const sent = performance.now();
+    return h2Write(`/api/v1/namespaces/${cfg.namespace}/configmaps`, body).then(({ status, text }) => {
+      const at = performance.now();
+      if (status >= 300) throw new Error(`write: ${status} ${text.slice(0, 200)}`);
+      const rev = Number((JSON.parse(text) as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion);
+      ackedAt(rev, sent, at);
+      return rev;
+    });
+  }
   return new Promise((resolve, reject) => {
     let path: string;
     let body: string;
-    if (cfg.mode === 'orch') {
+    if (isOrch) {
       path = `/api/v1/namespaces/${cfg.namespace}/configmaps`;
       body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `o-${seq}` }, data: { v: value } });
     } else {
@@ -209,12 +289,12 @@ function write(seq: number, value: string): Promise<number> {
         const at = performance.now();
         if ((res.statusCode ?? 0) >= 300) return reject(new Error(`write: ${res.statusCode} ${text.slice(0, 200)}`));
         const j = JSON.parse(text) as { metadata?: { resourceVersion?: string }; header?: { revision?: string } };
-        const rev = Number(cfg.mode === 'orch' ? j.metadata?.resourceVersion : j.header?.revision);
+        const rev = Number(isOrch ? j.metadata?.resourceVersion : j.header?.revision);
         ackedAt(rev, sent, at);
         resolve(rev);
       });
     };
-    const req = cfg.mode === 'orch' ? httpsRequest({ ...opts, agent: httpsAgent }, onRes) : httpRequest({ ...opts, agent: httpAgent }, onRes);
+    const req = isOrch ? httpsRequest({ ...opts, agent: httpsAgent }, onRes) : httpRequest({ ...opts, agent: httpAgent }, onRes);
     req.on('error', reject);
     req.end(body);
   });
@@ -231,7 +311,7 @@ async function main(): Promise<void> {
   const CONNECT_BATCH = 100;
   for (let i = 0; i < cfg.watchers; i += CONNECT_BATCH) {
     const n = Math.min(CONNECT_BATCH, cfg.watchers - i);
-    const ok = await Promise.all(Array.from({ length: n }, () => (grpcWatch ? openGrpcWatcher() : openWatcher(sockets))));
+    const ok = await Promise.all(Array.from({ length: n }, () => (grpcWatch ? openGrpcWatcher() : h2WatchSession ? openH2Watcher() : openWatcher(sockets))));
     const bad = ok.filter((x) => !x).length;
     failed += bad;
     // a whole batch refused: the server is saturated (e.g. out of file descriptors); count the rest as failed
@@ -240,7 +320,7 @@ async function main(): Promise<void> {
       break;
     }
   }
-  const opened = grpcWatch ? cfg.watchers - failed : sockets.length;
+  const opened = grpcWatch ? cfg.watchers - failed : h2WatchSession ? h2Streams : sockets.length;
   process.stdout.write(`${JSON.stringify({ ready: opened, failed })}\n`);
   await new Promise<void>((resolve) => {
     process.stdin.setEncoding('utf8');
@@ -251,6 +331,7 @@ async function main(): Promise<void> {
 
   const value = 'x'.repeat(cfg.valueSize);
   measuring = true;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const interval = 1000 / cfg.rate;
   let seq = 0;
@@ -287,10 +368,13 @@ async function main(): Promise<void> {
     /** from the write request being sent (includes the write itself; never degenerate) */
     latencyFromSendMs: { p50: +quantile(sortedSend, 0.5).toFixed(2), p99: +quantile(sortedSend, 0.99).toFixed(2) },
     eventsBeforeAck: latencies.filter((l) => l === 0).length,
+    /** CPU of this load process (the clients) from the first write to the end of the drain */
+    clientCpuMs: Math.round(((c) => c.user + c.system)(process.cpuUsage(cpu0)) / 1000),
   };
   process.stdout.write(`${JSON.stringify({ result })}\n`);
   for (const s of sockets) s.destroy();
   grpcWatch?.close();
+  for (const s of [h2WatchSession, h2WriteSession]) void s?.then((x) => x.destroy());
   grpcWrite?.close();
   httpsAgent.destroy();
   httpAgent.destroy();

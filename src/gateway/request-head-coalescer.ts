@@ -104,11 +104,16 @@ export function escapeHeaderNames(buf: Buffer): Buffer {
     if (colon <= 0) continue;
     const name = line.slice(0, colon);
     if (UWS_NAME_CHAR.test(name)) continue;
-    lines[i] = ESCAPED_PREFIX + Buffer.from(name, 'latin1').toString('hex') + line.slice(colon);
+    lines[i] = escapeHeaderName(name) + line.slice(colon);
     changed = true;
   }
   if (!changed) return buf;
   return Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), buf.subarray(end)]);
+}
+
+/** a header name uWS accepts: itself, or `X-Orch-Hn-<hex>` when it has characters uWS refuses */
+export function escapeHeaderName(name: string): string {
+  return UWS_NAME_CHAR.test(name) ? name : ESCAPED_PREFIX + Buffer.from(name, 'latin1').toString('hex');
 }
 
 /** the original (lower-case) name of a header uWS reports, undoing `escapeHeaderNames` */

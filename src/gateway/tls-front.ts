@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Server as NetServer, type Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { PeerCertificate } from '../auth/types.js';
+import { createH2Bridge, type H2Bridge } from './h2-bridge.js';
 import { RequestHeadCoalescer } from './request-head-coalescer.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
 
@@ -67,6 +68,14 @@ export interface TlsFrontOptions {
    * connections and stalls in the handshake holds no slot for long.
    */
   handshakeTimeoutMs?: number;
+  /**
+   * Serve HTTP/2 to clients that offer `h2` by ALPN (default true), bridged
+   * stream by stream to the uWS backend (src/gateway/h2-bridge.ts); false
+   * offers only HTTP/1.1.
+   */
+  http2?: boolean;
+  /** SETTINGS_MAX_CONCURRENT_STREAMS (kube `--http2-max-streams-per-connection`; default 1000) */
+  http2MaxStreams?: number;
 }
 
 /** A listening socket: a net.Server, or the raw libuv handle a parent process sent. */
@@ -97,6 +106,8 @@ export interface TlsFront {
   readonly connections: number;
   /** failed TLS handshakes since start (they are otherwise ignored) */
   readonly handshakeErrors: number;
+  /** HTTP/2 sessions and streams open now in this process (zero when HTTP/2 is off; absent for worker processes) */
+  readonly http2?: { readonly sessions: number; readonly streams: number; readonly backendConnections: number };
   /** serve a client TCP socket accepted elsewhere (e.g. by the parent process); refused beyond `maxConnections` */
   adopt(socket: Socket): void;
   close(opts?: TlsCloseOptions): Promise<void>;
@@ -221,6 +232,17 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     return c.peer ?? undefined;
   };
 
+  const bridge: H2Bridge | undefined =
+    opts.http2 === false
+      ? undefined
+      : createH2Bridge({
+          backendSocketPath: opts.backendSocketPath,
+          ...(opts.http2MaxStreams !== undefined ? { maxConcurrentStreams: opts.http2MaxStreams } : {}),
+          // a backend connection costs about what a client connection does: they share the budget
+          mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < (server.maxConnections ?? Infinity),
+          onBackendClosed: () => checkDrained?.(),
+        });
+
   const server: Server = createServer({
     key: opts.key,
     cert: opts.cert,
@@ -230,9 +252,9 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     // be anonymous; an unverified certificate is answered 401 by the gateway.
     requestCert: true,
     rejectUnauthorized: false,
-    // Only HTTP/1.1: Go clients (kubectl) would otherwise negotiate h2,
-    // which the uWS gateway does not speak.
-    ALPNProtocols: ['http/1.1'],
+    // h2 first, as Go clients (kubectl, client-go) prefer it; HTTP/2 is
+    // terminated here and bridged to uWS, which speaks HTTP/1.1 only.
+    ALPNProtocols: bridge ? ['h2', 'http/1.1'] : ['http/1.1'],
     minVersion: 'TLSv1.2',
     // Node closes the socket and reports a tlsClientError (counted below) at the deadline
     handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
@@ -258,12 +280,40 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     raw.once('close', () => accepted.delete(raw));
   });
 
+  // An HTTP/2 connection: its identity is registered once (as for HTTP/1.1),
+  // then every stream goes to uWS over backend connections that all carry
+  // this connection's PROXY header.
+  const serveHttp2 = (b: H2Bridge, tlsSocket: TLSSocket, key: string, header: Buffer, conn: Connection): void => {
+    tlsSocket.on('error', () => tlsSocket.destroy());
+    tlsSocket.on('close', () => {
+      connections.delete(key);
+      if (opts.register) opts.unregister?.(key);
+      checkDrained?.();
+    });
+    if (!opts.register) {
+      b.serve(tlsSocket, key, header);
+      return;
+    }
+    const info = { remoteAddress: tlsSocket.remoteAddress, remotePort: tlsSocket.remotePort, peer: peerOf(conn) };
+    opts.register(key, info).then(
+      () => {
+        if (!tlsSocket.destroyed) b.serve(tlsSocket, key, header);
+      },
+      () => tlsSocket.destroy(),
+    );
+  };
+
   server.on('secureConnection', (tlsSocket: TLSSocket) => {
     const id = newConnectionId();
     const key = proxiedAddressFor(id);
     const header = encodeProxyV2Header(id, DESTINATION, tlsSocket.remotePort ?? 0, boundPort);
     const conn: Connection = { socket: tlsSocket, peer: undefined };
     connections.set(key, conn);
+
+    if (bridge && tlsSocket.alpnProtocol === 'h2') {
+      serveHttp2(bridge, tlsSocket, key, header, conn);
+      return;
+    }
 
     let failed = false;
     let backend: Socket | undefined;
@@ -417,6 +467,9 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     get handshakeErrors() {
       return handshakeErrors;
     },
+    get http2() {
+      return { sessions: bridge?.sessions ?? 0, streams: bridge?.streams ?? 0, backendConnections: bridge?.backendConnections ?? 0 };
+    },
     peerFor(text) {
       const c = lookup(text);
       return c ? peerOf(c) : undefined;
@@ -440,13 +493,14 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
           for (const c of connections.values()) c.socket.destroy();
           for (const raw of accepted) raw.destroy();
           for (const b of backends) b.destroy();
+          bridge?.destroy();
         };
         let timer: NodeJS.Timeout | undefined;
         let serverClosed = false;
         // Done when the listener is closed and every connection pair has
         // finished its own 'close' handling (map entry and backend gone).
         checkDrained = () => {
-          if (!serverClosed || connections.size > 0 || backends.size > 0) return;
+          if (!serverClosed || connections.size > 0 || backends.size > 0 || (bridge?.backendConnections ?? 0) > 0) return;
           if (timer) clearTimeout(timer);
           checkDrained = undefined;
           resolve();
@@ -455,6 +509,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
           serverClosed = true;
           checkDrained?.();
         });
+        // HTTP/2 clients get GOAWAY: running streams finish, new requests go elsewhere
+        bridge?.closeSessions();
         if (!closeOpts.graceful) destroyAll();
         else if (closeOpts.timeoutMs !== undefined) {
           timer = setTimeout(destroyAll, closeOpts.timeoutMs);

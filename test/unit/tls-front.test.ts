@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import http2 from 'node:http2';
 import https from 'node:https';
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -281,10 +282,51 @@ describe('TLS front: transport', () => {
     expect(front.peerFor(addr)).toBeUndefined();
   });
 
-  it('(g) ALPN negotiates http/1.1 even when the client prefers h2', async () => {
-    const socket = await connectTls({}, ['h2', 'http/1.1']);
-    expect(socket.alpnProtocol).toBe('http/1.1');
-    socket.destroy();
+  it('(g) ALPN negotiates h2 when the client prefers it, http/1.1 when it offers only that', async () => {
+    const h2 = await connectTls({}, ['h2', 'http/1.1']);
+    expect(h2.alpnProtocol).toBe('h2');
+    h2.destroy();
+    const h1 = await connectTls({}, ['http/1.1']);
+    expect(h1.alpnProtocol).toBe('http/1.1');
+    h1.destroy();
+  });
+
+  it('(g2) with http2: false, ALPN negotiates http/1.1 even when the client prefers h2', async () => {
+    const f = await startTlsFront({ host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, clientCA: pki.ca.certPem, backendSocketPath: socketPath, http2: false });
+    try {
+      const socket = await new Promise<TLSSocket>((resolve, reject) => {
+        const s = tlsConnect({ host: '127.0.0.1', port: f.port, servername: 'localhost', ca: pki.ca.certPem, ALPNProtocols: ['h2', 'http/1.1'] });
+        s.once('secureConnect', () => resolve(s));
+        s.once('error', reject);
+      });
+      expect(socket.alpnProtocol).toBe('http/1.1');
+      socket.destroy();
+    } finally {
+      await f.close();
+    }
+  });
+
+  it('(g3) every HTTP/2 stream reaches uWS with the session\'s connection id, so its certificate', async () => {
+    const session = http2.connect(`https://127.0.0.1:${front.port}`, { ca: pki.ca.certPem, servername: 'localhost', ...admin() });
+    try {
+      const get = () =>
+        new Promise<Echo>((resolve, reject) => {
+          const req = session.request({ ':path': '/who' });
+          let text = '';
+          req.setEncoding('utf8');
+          req.on('data', (d: string) => (text += d));
+          req.on('end', () => resolve(JSON.parse(text) as Echo));
+          req.on('error', reject);
+          req.end();
+        });
+      const echoes = await Promise.all([get(), get(), get()]);
+      expect(new Set(echoes.map((e) => e.addr)).size).toBe(1);
+      for (const e of echoes) expect(e).toMatchObject({ known: true, peer: { verified: true, commonName: 'orch-admin' } });
+      expect(front.http2?.sessions).toBe(1);
+      expect(front.peerFor(echoes[0]!.addr)?.commonName).toBe('orch-admin');
+    } finally {
+      session.close();
+    }
   });
 
   it('lookups accept the compressed IPv6 form of an id', async () => {
