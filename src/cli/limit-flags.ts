@@ -29,6 +29,8 @@ export function addLimitFlags(cmd: Command): Command {
     .option('--max-mutating-requests-inflight <n>', 'mutating requests executing at once (0: none)', nonNegative, 200)
     .option('--enable-priority-and-fairness <bool>', 'per-priority-level concurrency with fair queuing across users (false: the two plain in-flight limits)', bool, true)
     .addOption(new Option('--request-timeout <duration>', 'deadline of requests that are not long-running (e.g. 60s, 1m0s); 0: none').argParser(goDuration).default(60_000, '60s'))
+    .option('--disable-http2-serving', 'offer only HTTP/1.1 on the secure port (no ALPN h2)', false)
+    .option('--http2-max-streams-per-connection <n>', 'concurrent HTTP/2 streams a client may open on one connection (0: the default, 1000)', nonNegative, 1000)
     .addOption(new Option('--tls-handshake-timeout <duration>', 'a client that has not finished its TLS handshake by then is disconnected (e.g. 32s)').argParser(goDuration).default(32_000, '32s'))
     .addOption(
       new Option('--min-request-timeout <duration>', 'a watch without timeoutSeconds ends after a random time between 1 and 2 times this (e.g. 1800s, 30m)').argParser(goDuration).default(1_800_000, '1800s'),
@@ -43,5 +45,7 @@ export function limitOptionsFrom(o: Record<string, unknown>): RequestLimitOption
     requestTimeoutMs: o['requestTimeout'] as number,
     minRequestTimeoutMs: o['minRequestTimeout'] as number,
     tlsHandshakeTimeoutMs: o['tlsHandshakeTimeout'] as number,
+    disableHttp2: o['disableHttp2Serving'] as boolean,
+    http2MaxStreamsPerConnection: o['http2MaxStreamsPerConnection'] as number,
   };
 }

@@ -52,6 +52,8 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         backendSocketPath: msg.init.backendSocketPath,
         maxConnections: msg.init.maxConnections,
         ...(msg.init.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: msg.init.handshakeTimeoutMs } : {}),
+        ...(msg.init.http2 !== undefined ? { http2: msg.init.http2 } : {}),
+        ...(msg.init.http2MaxStreams !== undefined ? { http2MaxStreams: msg.init.http2MaxStreams } : {}),
         fdsPerConnection: FDS_PER_CONNECTION,
         // the raw listening handle: nothing accepts on it before the front listens
         ...(handle ? { listenHandle: handle } : {}),

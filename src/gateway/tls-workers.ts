@@ -35,6 +35,9 @@ export interface TlsWorkerInit {
   backendSocketPath: string;
   maxConnections: number;
   handshakeTimeoutMs?: number;
+  /** see TlsFrontOptions.http2 / http2MaxStreams */
+  http2?: boolean;
+  http2MaxStreams?: number;
 }
 
 export type ParentToWorker =
@@ -119,6 +122,8 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     backendSocketPath: opts.backendSocketPath,
     maxConnections: perWorker,
     ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
+    ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),
+    ...(opts.http2MaxStreams !== undefined ? { http2MaxStreams: opts.http2MaxStreams } : {}),
   };
 
   const entries = new Map<string, Entry>();

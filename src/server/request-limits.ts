@@ -19,6 +19,10 @@ export interface RequestLimitOptions {
   minRequestTimeoutMs?: number;
   /** `--tls-handshake-timeout` (default 32 s): a TLS handshake not finished by then is dropped (src/gateway/tls-front.ts) */
   tlsHandshakeTimeoutMs?: number;
+  /** `--disable-http2-serving`: the TLS front offers only HTTP/1.1 (docs/tls.md "HTTP/2") */
+  disableHttp2?: boolean;
+  /** `--http2-max-streams-per-connection` (default 1000, as kube-apiserver sets it): SETTINGS_MAX_CONCURRENT_STREAMS */
+  http2MaxStreamsPerConnection?: number;
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;

@@ -410,6 +410,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clientCA: pki.ca.certPem + auth.clientCAPem,
     backendSocketPath: socketPath,
     handshakeTimeoutMs: opts.limits?.tlsHandshakeTimeoutMs ?? DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS,
+    http2: !opts.limits?.disableHttp2,
+    ...(opts.limits?.http2MaxStreamsPerConnection ? { http2MaxStreams: opts.limits.http2MaxStreamsPerConnection } : {}),
   };
   if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log });
   else front = await startTlsFront(frontOptions);
