@@ -17,6 +17,13 @@ function goDuration(v: string): number {
   return ms;
 }
 
+/** bytes: a whole number, optionally with a binary suffix (Ki, Mi, Gi) as in Kubernetes quantities */
+function bytes(v: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(v);
+  if (!m) throw new InvalidArgumentError('must be a byte count such as 268435456, 256Mi or 1Gi');
+  return Number(m[1]) * ({ Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[m[2] as 'Ki' | 'Mi' | 'Gi'] ?? 1);
+}
+
 function bool(v: string): boolean {
   if (v === 'true') return true;
   if (v === 'false') return false;
@@ -31,6 +38,9 @@ export function addLimitFlags(cmd: Command): Command {
     .addOption(new Option('--request-timeout <duration>', 'deadline of requests that are not long-running (e.g. 60s, 1m0s); 0: none').argParser(goDuration).default(60_000, '60s'))
     .addOption(new Option('--tls-handshake-timeout <duration>', 'a client that has not finished its TLS handshake by then is disconnected (e.g. 32s)').argParser(goDuration).default(32_000, '32s'))
     .addOption(
+      new Option('--watch-backlog-budget <bytes>', 'the most bytes queued for all watch streams together; beyond it the watchers furthest behind are ended with 410 Expired (e.g. 256Mi; 0: none)').argParser(bytes).default(256 * 1024 * 1024, '256Mi'),
+    )
+    .addOption(
       new Option('--min-request-timeout <duration>', 'a watch without timeoutSeconds ends after a random time between 1 and 2 times this (e.g. 1800s, 30m)').argParser(goDuration).default(1_800_000, '1800s'),
     );
 }
@@ -43,5 +53,6 @@ export function limitOptionsFrom(o: Record<string, unknown>): RequestLimitOption
     requestTimeoutMs: o['requestTimeout'] as number,
     minRequestTimeoutMs: o['minRequestTimeout'] as number,
     tlsHandshakeTimeoutMs: o['tlsHandshakeTimeout'] as number,
+    watchBacklogBudgetBytes: o['watchBacklogBudget'] as number,
   };
 }

@@ -19,6 +19,8 @@ export interface RequestLimitOptions {
   minRequestTimeoutMs?: number;
   /** `--tls-handshake-timeout` (default 32 s): a TLS handshake not finished by then is dropped (src/gateway/tls-front.ts) */
   tlsHandshakeTimeoutMs?: number;
+  /** `--watch-backlog-budget` (default 256 MiB; 0 = none): bytes queued for all watchers together (src/watch/backlog-budget.ts) */
+  watchBacklogBudgetBytes?: number;
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;

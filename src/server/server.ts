@@ -298,6 +298,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     windowMs: opts.watchWindowMs,
     bookmarkIntervalMs: opts.watchBookmarkIntervalMs,
     maxBacklogBytes: opts.watchMaxBacklogBytes,
+    backlogBudgetBytes: opts.limits?.watchBacklogBudgetBytes,
     apiDomain: opts.apiDomain,
     defaultTimeoutMs: () => watchTimeoutMs(minRequestTimeoutMs, Math.random),
   });
@@ -350,6 +351,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   metrics.gauge('orch_store_revision', 'The applied revision of the store.', () => store.revision);
   metrics.gauge('orch_store_compact_revision', 'The oldest revision still readable.', () => store.compactRevision);
   metrics.gauge('orch_watchers', 'Open watch streams.', () => watch.stats().watchers);
+  // the server-wide watch backlog budget (--watch-backlog-budget, src/watch/backlog-budget.ts)
+  metrics.gauge('orch_watch_backlog_bytes', 'Bytes queued for all watch streams (upper bound).', () => watch.stats().backlogBytes);
+  metrics.gauge('orch_watch_backlog_budget_expired_total', 'Watch streams ended with 410 because the server-wide backlog budget was exceeded.', () => watch.stats().budgetWatchersEnded);
+  metrics.gauge('orch_watch_slow_expired_total', 'Watch streams ended with 410 because they fell behind their own backlog bound.', () => watch.stats().slowWatchersEnded);
   registerStoreMetrics(metrics, store);
   if (admissionChain) registerAdmissionMetrics(admissionChain, metrics.registry);
 
