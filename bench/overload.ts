@@ -15,6 +15,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { issueClientCertificate, loadPki } from '../src/server/pki.js';
 import { freePort } from '../test/helpers/ports.js';
 
@@ -31,6 +32,37 @@ interface Phase {
   p99Ms: number;
 }
 
+/** the health prober's thread (plain JavaScript: workers evaluate it without tsx) */
+const PROBE_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { Agent, request } = require('node:https');
+const { port, fresh, ca, cert, key } = workerData;
+const agent = fresh ? false : new Agent({ keepAlive: true, maxSockets: 1, ca, cert, key });
+let probing = true;
+parentPort.on('message', () => (probing = false));
+const times = [];
+let failures = 0;
+(async () => {
+  while (probing) {
+    const t0 = performance.now();
+    const ok = await new Promise((resolve) => {
+      const req = request({ host: '127.0.0.1', port, path: '/readyz', agent, ...(fresh ? { ca, cert, key } : {}) }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode === 200));
+      });
+      req.setTimeout(60000, () => req.destroy());
+      req.on('error', () => resolve(false));
+      req.end();
+    });
+    times.push(performance.now() - t0);
+    if (!ok) failures++;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (agent) agent.destroy();
+  parentPort.postMessage({ times, failures });
+})();
+`;
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-overload-'));
   const port = await freePort();
@@ -44,7 +76,6 @@ async function main(): Promise<void> {
   const pki = await loadPki(join(dir, 'pki'));
   const user = await issueClientCertificate(pki, { commonName: 'loadgen', organizations: ['load'] });
   const agent = new Agent({ keepAlive: true, maxSockets: 64 * factor, ca: pki.ca.certPem, cert: user.certPem, key: user.keyPem });
-  const adminAgent = new Agent({ keepAlive: true, ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem });
   let seq = 0;
   const post = (): Promise<number> =>
     new Promise((resolve) => {
@@ -83,34 +114,19 @@ async function main(): Promise<void> {
     return { inFlight, seconds: secs, created, createdPerSec: Math.round(created / secs), tooMany, otherErrors: other, p99Ms: +(lat[Math.floor(lat.length * 0.99)] ?? 0).toFixed(1) };
   };
 
-  // health checks every 200 ms throughout, as the admin, each on a fresh
-  // connection (TLS handshake included) as a kubelet or load-balancer probe makes it
-  // connection (TLS handshake included) as a kubelet probe makes it, and
-  // also over one kept-alive connection, which separates the server's answer
-  // from the handshake queue
-  let probing = true;
+  // Health checks every 200 ms throughout, as the admin: on a fresh
+  // connection each (TLS handshake included), as a kubelet probe makes it,
+  // and over one kept-alive connection, which separates the server's answer
+  // from the handshake queue. The probes run in their own thread: in the
+  // load generator's event loop (640 HTTPS clients) a probe's time included
+  // that loop's own lag, not only the server's.
   const prober = (fresh: boolean) => {
-    const times: number[] = [];
-    let failures = 0;
-    const done = (async () => {
-      while (probing) {
-        const t0 = performance.now();
-        const ok = await new Promise<boolean>((resolve) => {
-          const target = fresh ? { agent: false as const, ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem } : { agent: adminAgent };
-          const req = request({ host: '127.0.0.1', port, path: '/readyz', ...target }, (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode === 200));
-          });
-          req.setTimeout(60_000, () => req.destroy());
-          req.on('error', () => resolve(false));
-          req.end();
-        });
-        times.push(performance.now() - t0);
-        if (!ok) failures++;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    })();
-    return { times, failures: () => failures, done };
+    const worker = new Worker(PROBE_WORKER, { eval: true, workerData: { port, fresh, ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem } });
+    const result = new Promise<{ times: number[]; failures: number }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    return { stop: () => worker.postMessage('stop'), result };
   };
   const freshProbe = prober(true);
   const keptProbe = prober(false);
@@ -136,14 +152,15 @@ async function main(): Promise<void> {
   await mark('overloadEnd');
   const after = await run(64, 10);
   await mark('afterRecovery');
-  probing = false;
-  await Promise.all([freshProbe.done, keptProbe.done]);
+  freshProbe.stop();
+  keptProbe.stop();
+  const [freshResult, keptResult] = await Promise.all([freshProbe.result, keptProbe.result]);
   clearInterval(sampler);
-  const summary = (p: ReturnType<typeof prober>) => {
+  const summary = (p: { times: number[]; failures: number }) => {
     const h = [...p.times].sort((a, b) => a - b);
     return {
       probes: h.length,
-      failures: p.failures(),
+      failures: p.failures,
       over1s: h.filter((ms) => ms > 1000).length,
       p50Ms: +(h[Math.floor(h.length / 2)] ?? 0).toFixed(1),
       p99Ms: +(h[Math.floor(h.length * 0.99)] ?? 0).toFixed(1),
@@ -162,7 +179,7 @@ async function main(): Promise<void> {
         overload,
         after,
         serverStayedUp: alive,
-        health: { freshConnection: summary(freshProbe), keptAlive: summary(keptProbe) },
+        health: { freshConnection: summary(freshResult), keptAlive: summary(keptResult) },
         loadAverage: (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' '),
         peakRssMiB: Math.round(peakRss / 1024),
         rssMiB,
@@ -173,7 +190,6 @@ async function main(): Promise<void> {
     ) + '\n',
   );
   agent.destroy();
-  adminAgent.destroy();
 }
 
 main().catch((e: unknown) => {

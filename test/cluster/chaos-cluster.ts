@@ -12,6 +12,8 @@ import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadServiceAccountKeys } from '../../src/auth/authn/sa-keys.js';
+import { ensurePki } from '../../src/server/pki.js';
 import { freePort } from '../helpers/ports.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -59,10 +61,9 @@ export class ChaosCluster {
     }
     this.initialCluster = this.members.map((m) => `${m.name}=127.0.0.1:${m.peerPort}`).join(',');
     const pkiDir = join(this.root, 'pki');
-    await new Promise<void>((resolve, reject) => {
-      const p = spawn(process.execPath, ['--import', 'tsx', 'deploy/init-pki.ts', pkiDir], { cwd: REPO, stdio: 'ignore' });
-      p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`init-pki exited ${code}`))));
-    });
+    // what deploy/init-pki.ts does, in this process: a tsx process of its own took 20+ s on the loaded machine
+    await ensurePki(pkiDir, { hosts: ['localhost', '127.0.0.1', '::1'] });
+    loadServiceAccountKeys({ defaultKeyPath: join(pkiDir, 'sa.key') });
     for (const m of this.members) await cp(pkiDir, join(m.dataDir, 'pki'), { recursive: true });
     this.tls = {
       ca: await readFile(join(pkiDir, 'ca.crt'), 'utf8'),
@@ -195,6 +196,8 @@ export class ChaosCluster {
   async waitServing(m: Member, ms = 180_000): Promise<void> {
     const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
+      // a member that exited will not come up: say so now rather than after the deadline
+      if (!m.proc || m.proc.exitCode !== null || m.proc.signalCode !== null) throw new Error(`${m.name} exited while starting:\n${m.log.join('')}`);
       const s = await this.raftz(m);
       if (s && s.leader) return;
       await sleep(200);

@@ -30,6 +30,9 @@ export interface ChaosOptions {
   tickMs?: number;
   /** how long a partition or pause lasts */
   faultMs?: number;
+  /** quiet time before the first fault and after each recovery (default 2000 / 1500 ms) */
+  warmupMs?: number;
+  settleMs?: number;
   /** faults in this order, cycled until the workload ends */
   faults?: FaultKind[];
   log?: (msg: string) => void;
@@ -242,11 +245,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const order = opts.faults ?? ALL_FAULTS;
     let nemesisDone = false;
     const nemesis = async (): Promise<void> => {
-      await sleep(2000);
+      await sleep(opts.warmupMs ?? 2000);
       const total = opts.passes !== undefined ? opts.passes * order.length : Infinity;
       for (let i = 0; !stop && i < total; i++) {
         await inject(order[i % order.length]!);
-        await sleep(1500);
+        await sleep(opts.settleMs ?? 1500);
       }
       nemesisDone = true;
     };
