@@ -5,12 +5,13 @@
 // comes from many concurrent HTTPS clients as a non-admin user (the admin
 // identity is exempt from overload protection by design).
 //
-//   npx tsx bench/overload.ts [seconds=60] [inflightFactor=10]
+//   npx tsx bench/overload.ts [seconds=60] [inflightFactor=10] [create|update]
 //
 // Phases: measure the sustainable rate (64 in flight, 10 s), then overload with
 // factor × 64 in flight for `seconds`, then measure again (10 s). Prints JSON.
 
 import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,16 @@ import { freePort } from '../test/helpers/ports.js';
 
 const seconds = Number(process.argv[2] ?? 60);
 const factor = Number(process.argv[3] ?? 10);
+/**
+ * `create` (default): every write creates a new ConfigMap, so the data grows
+ * with the rate. `update`: unconditional PUTs to a fixed set of 1,000
+ * ConfigMaps, so memory that grows is memory held by the overload, not by
+ * the data.
+ */
+const mode = process.argv[4] === 'update' ? 'update' : 'create';
+const UPDATE_KEYS = 1000;
+/** extra node flags for the server (e.g. ORCH_SERVER_NODE_FLAGS=--trace-gc) */
+const serverNodeFlags = (process.env['ORCH_SERVER_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 
 interface Phase {
   inFlight: number;
@@ -66,9 +77,12 @@ let failures = 0;
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-overload-'));
   const port = await freePort();
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', dir, '--secure-port', String(port), '--authorization-mode', 'AlwaysAllow', '--tls-workers', '2'], {
+  const server = spawn(process.execPath, [...serverNodeFlags, '--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', dir, '--secure-port', String(port), '--authorization-mode', 'AlwaysAllow', '--tls-workers', '2'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // ORCH_SERVER_LOG=<file>: the server's output (e.g. with --trace-gc) is kept there
+  const serverLog = process.env['ORCH_SERVER_LOG'] ? createWriteStream(process.env['ORCH_SERVER_LOG']) : undefined;
+  if (serverLog) server.stdout!.pipe(serverLog);
   await new Promise<void>((resolve, reject) => {
     server.stdout!.on('data', (d: Buffer) => d.toString().includes('serving on') && resolve());
     server.once('exit', (c) => reject(new Error(`server exited ${c}`)));
@@ -77,11 +91,13 @@ async function main(): Promise<void> {
   const user = await issueClientCertificate(pki, { commonName: 'loadgen', organizations: ['load'] });
   const agent = new Agent({ keepAlive: true, maxSockets: 64 * factor, ca: pki.ca.certPem, cert: user.certPem, key: user.keyPem });
   let seq = 0;
-  const post = (): Promise<number> =>
+  const post = (create = mode === 'create'): Promise<number> =>
     new Promise((resolve) => {
-      const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${seq++}` }, data: { v: 'x'.repeat(1024) } });
+      const name = mode === 'create' ? `c${seq++}` : `u${seq++ % UPDATE_KEYS}`;
+      const method = create ? 'POST' : 'PUT';
+      const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: 'x'.repeat(1024), n: String(seq) } });
       const req = request(
-        { host: '127.0.0.1', port, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        { host: '127.0.0.1', port, method, path: `/api/v1/namespaces/default/configmaps${create ? '' : `/${name}`}`, agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));
@@ -104,7 +120,7 @@ async function main(): Promise<void> {
           const t0 = performance.now();
           const code = await post();
           lat.push(performance.now() - t0);
-          if (code === 201) created++;
+          if (code === 201 || code === 200) created++;
           else if (code === 429) tooMany++;
           else other++;
         }
@@ -143,6 +159,11 @@ async function main(): Promise<void> {
   const mark = async (name: string) => (rssMiB[name] = Math.round((await rssKb()) / 1024));
   const sampler = setInterval(() => void rssKb().then((r) => (peakRss = Math.max(peakRss, r))), 500);
 
+  if (mode === 'update') {
+    // the fixed set, created before the clock starts
+    for (let i = 0; i < UPDATE_KEYS; i += 64) await Promise.all(Array.from({ length: Math.min(64, UPDATE_KEYS - i) }, () => post(true)));
+    seq = 0;
+  }
   await mark('start');
   const before = await run(64, 10);
   await mark('afterBefore');
@@ -175,6 +196,7 @@ async function main(): Promise<void> {
     JSON.stringify(
       {
         bench: 'overload',
+        mode,
         before,
         overload,
         after,
