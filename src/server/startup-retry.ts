@@ -8,6 +8,7 @@
 // members start.
 
 import { StatusError } from '../api/errors.js';
+import { type Clock, systemClock } from '../core/clock.js';
 import { StoreUnavailableError } from '../store/types.js';
 
 function retryable(e: unknown): boolean {
@@ -15,15 +16,15 @@ function retryable(e: unknown): boolean {
 }
 
 /** runs `write` until it succeeds, fails for another reason, or `deadlineMs` has passed */
-export async function retryWhileUnavailable<T>(what: string, write: () => Promise<T>, log: (msg: string) => void, deadlineMs = 60_000): Promise<T> {
-  const end = Date.now() + deadlineMs;
+export async function retryWhileUnavailable<T>(what: string, write: () => Promise<T>, log: (msg: string) => void, deadlineMs = 60_000, clock: Clock = systemClock): Promise<T> {
+  const end = clock.now() + deadlineMs;
   for (let delay = 100; ; delay = Math.min(2000, delay * 2)) {
     try {
       return await write();
     } catch (e) {
-      if (!retryable(e) || Date.now() + delay > end) throw e;
+      if (!retryable(e) || clock.now() + delay > end) throw e;
       log(`start-up: ${what}: ${(e as Error).message}; retrying in ${delay} ms`);
-      await new Promise((r) => setTimeout(r, delay));
+      await new Promise<void>((r) => clock.setTimeout(r, delay));
     }
   }
 }
