@@ -7,9 +7,9 @@
 // test on a loaded machine, where a 50 ms tick lets elections flap while the
 // members start.
 
-import { StatusError } from '../api/errors.js';
+import { StatusError } from '../core/errors.js';
 import { type Clock, systemClock } from '../core/clock.js';
-import { StoreUnavailableError } from '../store/types.js';
+import { StoreUnavailableError } from '../core/store-unavailable.js';
 
 function retryable(e: unknown): boolean {
   return e instanceof StoreUnavailableError || (e instanceof StatusError && (e.code === 503 || e.code === 504));

@@ -3,7 +3,7 @@
 // (src/server/startup-retry.ts, docs/reliability.md "Shortening the short run").
 
 import { describe, expect, it } from 'vitest';
-import { StatusError } from '../../src/api/errors.js';
+import { StatusError } from '../../src/core/errors.js';
 import { retryWhileUnavailable } from '../../src/server/startup-retry.js';
 import { StoreUnavailableError } from '../../src/store/types.js';
 
