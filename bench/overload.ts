@@ -5,21 +5,33 @@
 // comes from many concurrent HTTPS clients as a non-admin user (the admin
 // identity is exempt from overload protection by design).
 //
-//   npx tsx bench/overload.ts [seconds=60] [inflightFactor=10]
+//   npx tsx bench/overload.ts [seconds=60] [inflightFactor=10] [create|update]
 //
 // Phases: measure the sustainable rate (64 in flight, 10 s), then overload with
 // factor × 64 in flight for `seconds`, then measure again (10 s). Prints JSON.
 
 import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { issueClientCertificate, loadPki } from '../src/server/pki.js';
 import { freePort } from '../test/helpers/ports.js';
 
 const seconds = Number(process.argv[2] ?? 60);
 const factor = Number(process.argv[3] ?? 10);
+/**
+ * `create` (default): every write creates a new ConfigMap, so the data grows
+ * with the rate. `update`: unconditional PUTs to a fixed set of 1,000
+ * ConfigMaps, so memory that grows is memory held by the overload, not by
+ * the data.
+ */
+const mode = process.argv[4] === 'update' ? 'update' : 'create';
+const UPDATE_KEYS = 1000;
+/** extra node flags for the server (e.g. ORCH_SERVER_NODE_FLAGS=--trace-gc) */
+const serverNodeFlags = (process.env['ORCH_SERVER_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 
 interface Phase {
   inFlight: number;
@@ -31,12 +43,46 @@ interface Phase {
   p99Ms: number;
 }
 
+/** the health prober's thread (plain JavaScript: workers evaluate it without tsx) */
+const PROBE_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { Agent, request } = require('node:https');
+const { port, fresh, ca, cert, key } = workerData;
+const agent = fresh ? false : new Agent({ keepAlive: true, maxSockets: 1, ca, cert, key });
+let probing = true;
+parentPort.on('message', () => (probing = false));
+const times = [];
+let failures = 0;
+(async () => {
+  while (probing) {
+    const t0 = performance.now();
+    const ok = await new Promise((resolve) => {
+      const req = request({ host: '127.0.0.1', port, path: '/readyz', agent, ...(fresh ? { ca, cert, key } : {}) }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode === 200));
+      });
+      req.setTimeout(60000, () => req.destroy());
+      req.on('error', () => resolve(false));
+      req.end();
+    });
+    times.push(performance.now() - t0);
+    if (!ok) failures++;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (agent) agent.destroy();
+  parentPort.postMessage({ times, failures });
+})();
+`;
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-overload-'));
   const port = await freePort();
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', dir, '--secure-port', String(port), '--authorization-mode', 'AlwaysAllow', '--tls-workers', '2'], {
+  const server = spawn(process.execPath, [...serverNodeFlags, '--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', dir, '--secure-port', String(port), '--authorization-mode', 'AlwaysAllow', '--tls-workers', '2'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // ORCH_SERVER_LOG=<file>: the server's output (e.g. with --trace-gc) is kept there
+  const serverLog = process.env['ORCH_SERVER_LOG'] ? createWriteStream(process.env['ORCH_SERVER_LOG']) : undefined;
+  if (serverLog) server.stdout!.pipe(serverLog);
   await new Promise<void>((resolve, reject) => {
     server.stdout!.on('data', (d: Buffer) => d.toString().includes('serving on') && resolve());
     server.once('exit', (c) => reject(new Error(`server exited ${c}`)));
@@ -44,13 +90,14 @@ async function main(): Promise<void> {
   const pki = await loadPki(join(dir, 'pki'));
   const user = await issueClientCertificate(pki, { commonName: 'loadgen', organizations: ['load'] });
   const agent = new Agent({ keepAlive: true, maxSockets: 64 * factor, ca: pki.ca.certPem, cert: user.certPem, key: user.keyPem });
-  const adminAgent = new Agent({ keepAlive: true, ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem });
   let seq = 0;
-  const post = (): Promise<number> =>
+  const post = (create = mode === 'create'): Promise<number> =>
     new Promise((resolve) => {
-      const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${seq++}` }, data: { v: 'x'.repeat(1024) } });
+      const name = mode === 'create' ? `c${seq++}` : `u${seq++ % UPDATE_KEYS}`;
+      const method = create ? 'POST' : 'PUT';
+      const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: 'x'.repeat(1024), n: String(seq) } });
       const req = request(
-        { host: '127.0.0.1', port, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        { host: '127.0.0.1', port, method, path: `/api/v1/namespaces/default/configmaps${create ? '' : `/${name}`}`, agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));
@@ -73,7 +120,7 @@ async function main(): Promise<void> {
           const t0 = performance.now();
           const code = await post();
           lat.push(performance.now() - t0);
-          if (code === 201) created++;
+          if (code === 201 || code === 200) created++;
           else if (code === 429) tooMany++;
           else other++;
         }
@@ -83,34 +130,19 @@ async function main(): Promise<void> {
     return { inFlight, seconds: secs, created, createdPerSec: Math.round(created / secs), tooMany, otherErrors: other, p99Ms: +(lat[Math.floor(lat.length * 0.99)] ?? 0).toFixed(1) };
   };
 
-  // health checks every 200 ms throughout, as the admin, each on a fresh
-  // connection (TLS handshake included) as a kubelet or load-balancer probe makes it
-  // connection (TLS handshake included) as a kubelet probe makes it, and
-  // also over one kept-alive connection, which separates the server's answer
-  // from the handshake queue
-  let probing = true;
+  // Health checks every 200 ms throughout, as the admin: on a fresh
+  // connection each (TLS handshake included), as a kubelet probe makes it,
+  // and over one kept-alive connection, which separates the server's answer
+  // from the handshake queue. The probes run in their own thread: in the
+  // load generator's event loop (640 HTTPS clients) a probe's time included
+  // that loop's own lag, not only the server's.
   const prober = (fresh: boolean) => {
-    const times: number[] = [];
-    let failures = 0;
-    const done = (async () => {
-      while (probing) {
-        const t0 = performance.now();
-        const ok = await new Promise<boolean>((resolve) => {
-          const target = fresh ? { agent: false as const, ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem } : { agent: adminAgent };
-          const req = request({ host: '127.0.0.1', port, path: '/readyz', ...target }, (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode === 200));
-          });
-          req.setTimeout(60_000, () => req.destroy());
-          req.on('error', () => resolve(false));
-          req.end();
-        });
-        times.push(performance.now() - t0);
-        if (!ok) failures++;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    })();
-    return { times, failures: () => failures, done };
+    const worker = new Worker(PROBE_WORKER, { eval: true, workerData: { port, fresh, ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem } });
+    const result = new Promise<{ times: number[]; failures: number }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    return { stop: () => worker.postMessage('stop'), result };
   };
   const freshProbe = prober(true);
   const keptProbe = prober(false);
@@ -127,6 +159,11 @@ async function main(): Promise<void> {
   const mark = async (name: string) => (rssMiB[name] = Math.round((await rssKb()) / 1024));
   const sampler = setInterval(() => void rssKb().then((r) => (peakRss = Math.max(peakRss, r))), 500);
 
+  if (mode === 'update') {
+    // the fixed set, created before the clock starts
+    for (let i = 0; i < UPDATE_KEYS; i += 64) await Promise.all(Array.from({ length: Math.min(64, UPDATE_KEYS - i) }, () => post(true)));
+    seq = 0;
+  }
   await mark('start');
   const before = await run(64, 10);
   await mark('afterBefore');
@@ -136,14 +173,15 @@ async function main(): Promise<void> {
   await mark('overloadEnd');
   const after = await run(64, 10);
   await mark('afterRecovery');
-  probing = false;
-  await Promise.all([freshProbe.done, keptProbe.done]);
+  freshProbe.stop();
+  keptProbe.stop();
+  const [freshResult, keptResult] = await Promise.all([freshProbe.result, keptProbe.result]);
   clearInterval(sampler);
-  const summary = (p: ReturnType<typeof prober>) => {
+  const summary = (p: { times: number[]; failures: number }) => {
     const h = [...p.times].sort((a, b) => a - b);
     return {
       probes: h.length,
-      failures: p.failures(),
+      failures: p.failures,
       over1s: h.filter((ms) => ms > 1000).length,
       p50Ms: +(h[Math.floor(h.length / 2)] ?? 0).toFixed(1),
       p99Ms: +(h[Math.floor(h.length * 0.99)] ?? 0).toFixed(1),
@@ -158,11 +196,12 @@ async function main(): Promise<void> {
     JSON.stringify(
       {
         bench: 'overload',
+        mode,
         before,
         overload,
         after,
         serverStayedUp: alive,
-        health: { freshConnection: summary(freshProbe), keptAlive: summary(keptProbe) },
+        health: { freshConnection: summary(freshResult), keptAlive: summary(keptResult) },
         loadAverage: (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' '),
         peakRssMiB: Math.round(peakRss / 1024),
         rssMiB,
@@ -173,7 +212,6 @@ async function main(): Promise<void> {
     ) + '\n',
   );
   agent.destroy();
-  adminAgent.destroy();
 }
 
 main().catch((e: unknown) => {

@@ -17,6 +17,13 @@ function goDuration(v: string): number {
   return ms;
 }
 
+/** bytes: a whole number, optionally with a binary suffix (Ki, Mi, Gi) as in Kubernetes quantities */
+function bytes(v: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(v);
+  if (!m) throw new InvalidArgumentError('must be a byte count such as 268435456, 256Mi or 1Gi');
+  return Number(m[1]) * ({ Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[m[2] as 'Ki' | 'Mi' | 'Gi'] ?? 1);
+}
+
 function bool(v: string): boolean {
   if (v === 'true') return true;
   if (v === 'false') return false;
@@ -33,6 +40,9 @@ export function addLimitFlags(cmd: Command): Command {
     .option('--http2-max-streams-per-connection <n>', 'concurrent HTTP/2 streams a client may open on one connection (0: the default, 1000)', nonNegative, 1000)
     .addOption(new Option('--tls-handshake-timeout <duration>', 'a client that has not finished its TLS handshake by then is disconnected (e.g. 32s)').argParser(goDuration).default(32_000, '32s'))
     .addOption(
+      new Option('--watch-backlog-budget <bytes>', 'the most bytes queued for all watch streams together; beyond it the watchers furthest behind are ended with 410 Expired (e.g. 256Mi; 0: none)').argParser(bytes).default(256 * 1024 * 1024, '256Mi'),
+    )
+    .addOption(
       new Option('--min-request-timeout <duration>', 'a watch without timeoutSeconds ends after a random time between 1 and 2 times this (e.g. 1800s, 30m)').argParser(goDuration).default(1_800_000, '1800s'),
     );
 }
@@ -47,5 +57,6 @@ export function limitOptionsFrom(o: Record<string, unknown>): RequestLimitOption
     tlsHandshakeTimeoutMs: o['tlsHandshakeTimeout'] as number,
     disableHttp2: o['disableHttp2Serving'] as boolean,
     http2MaxStreamsPerConnection: o['http2MaxStreamsPerConnection'] as number,
+    watchBacklogBudgetBytes: o['watchBacklogBudget'] as number,
   };
 }

@@ -23,6 +23,8 @@ export interface RequestLimitOptions {
   disableHttp2?: boolean;
   /** `--http2-max-streams-per-connection` (default 1000, as kube-apiserver sets it): SETTINGS_MAX_CONCURRENT_STREAMS */
   http2MaxStreamsPerConnection?: number;
+  /** `--watch-backlog-budget` (default 256 MiB; 0 = none): bytes queued for all watchers together (src/watch/backlog-budget.ts) */
+  watchBacklogBudgetBytes?: number;
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;

@@ -47,6 +47,7 @@ import { ensurePki, issueClientCertificate } from './pki.js';
 import { NODE_STREAM_WEBSOCKET_PATHS } from '../api/handlers/node-streams.js';
 import { createNodeTransport, KUBELET_CLIENT_COMMON_NAME, KUBELET_CLIENT_ORGANIZATION } from './node-transport.js';
 import { checkApiDomain } from './api-domain-check.js';
+import { retryWhileUnavailable } from './startup-retry.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
 import { systemClock } from '../core/clock.js';
 import { addReadinessChecks } from './readiness.js';
@@ -166,7 +167,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   const store = await openStore({ ...opts, log }, dataDir, pki);
   try {
-    await checkApiDomain(store, opts.apiDomain);
+    await retryWhileUnavailable('recording the API domain', () => checkApiDomain(store, opts.apiDomain), log);
   } catch (e) {
     await store.close();
     throw e;
@@ -243,7 +244,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
     return gs;
   };
-  const tokenSecret = await sharedSecret(store, CONTINUE_TOKEN_SECRET_KEY);
+  const tokenSecret = await retryWhileUnavailable('the continue-token secret', () => sharedSecret(store, CONTINUE_TOKEN_SECRET_KEY), log);
   const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs) };
   ctx.featureGates = featureGates;
   if (admissionChain) ctx.admitConnect = (a) => admissionChain.admitConnect(a);
@@ -292,13 +293,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   health.add({ name: 'shutdown', check: () => (shuttingDown ? 'process is shutting down' : undefined) }, 'ready');
 
-  await bootstrapNamespaces(storeFor(nsDef));
+  await retryWhileUnavailable('the built-in namespaces', () => bootstrapNamespaces(storeFor(nsDef)), log);
   started.add('bootstrap-namespaces');
   const minRequestTimeoutMs = opts.limits?.minRequestTimeoutMs ?? DEFAULT_MIN_REQUEST_TIMEOUT_MS;
   const watch = new WatchService(store, {
     windowMs: opts.watchWindowMs,
     bookmarkIntervalMs: opts.watchBookmarkIntervalMs,
     maxBacklogBytes: opts.watchMaxBacklogBytes,
+    backlogBudgetBytes: opts.limits?.watchBacklogBudgetBytes,
     apiDomain: opts.apiDomain,
     defaultTimeoutMs: () => watchTimeoutMs(minRequestTimeoutMs, Math.random),
   });
@@ -351,6 +353,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   metrics.gauge('orch_store_revision', 'The applied revision of the store.', () => store.revision);
   metrics.gauge('orch_store_compact_revision', 'The oldest revision still readable.', () => store.compactRevision);
   metrics.gauge('orch_watchers', 'Open watch streams.', () => watch.stats().watchers);
+  // the server-wide watch backlog budget (--watch-backlog-budget, src/watch/backlog-budget.ts)
+  metrics.gauge('orch_watch_backlog_bytes', 'Bytes queued for all watch streams (upper bound).', () => watch.stats().backlogBytes);
+  metrics.gauge('orch_watch_backlog_budget_expired_total', 'Watch streams ended with 410 because the server-wide backlog budget was exceeded.', () => watch.stats().budgetWatchersEnded);
+  metrics.gauge('orch_watch_slow_expired_total', 'Watch streams ended with 410 because they fell behind their own backlog bound.', () => watch.stats().slowWatchersEnded);
   registerStoreMetrics(metrics, store);
   if (admissionChain) registerAdmissionMetrics(admissionChain, metrics.registry);
 

@@ -19,6 +19,7 @@ import { prefixEnd } from '../store/types.js';
 import { type CacheEvent, WatchCache, typePrefixOf } from './cache.js';
 import { CborWatchEncoder, INITIAL_EVENTS_END, JsonWatchEncoder, TableWatchEncoder, type WatchEncoder } from './encode.js';
 import { type StartPlan, type WatchParams, parseWatchParams, startPlan } from './params.js';
+import { WatchBacklogBudget } from './backlog-budget.js';
 import { type EndReason, type ObjectFilter, type PassMemo, Watcher } from './watcher.js';
 import { ProtobufWatchEncoder } from './protobuf-encode.js';
 import { HistoryWindow } from './window.js';
@@ -32,6 +33,12 @@ export interface WatchServiceOptions {
   bookmarkIntervalMs?: number;
   /** a watcher whose socket backlog exceeds this is ended with 410 */
   maxBacklogBytes?: number;
+  /**
+   * The most bytes queued for all watchers together (src/watch/backlog-budget.ts);
+   * beyond it the watchers holding the most are ended with 410 first. Default
+   * 256 MiB; 0 = no budget.
+   */
+  backlogBudgetBytes?: number;
   /** the watch duration when the client gives no timeoutSeconds (Kubernetes: random in [30, 60) minutes) */
   defaultTimeoutMs?: () => number;
   /** `<domain>/initial-events-end` is set next to `k8s.io/initial-events-end` (spec: orch.io) */
@@ -58,6 +65,10 @@ export interface WatchServiceStats {
   revision: number;
   /** watchers ended because they fell behind */
   slowWatchersEnded: number;
+  /** watchers ended because the server-wide backlog budget was exceeded */
+  budgetWatchersEnded: number;
+  /** bytes queued for all watchers (an upper bound: see backlog-budget.ts) */
+  backlogBytes: number;
   /** events written to watchers (including initial events and bookmarks) */
   eventsSent: number;
   /** dispatch passes that yielded to the event loop before they were done (fanoutSlice) */
@@ -89,12 +100,15 @@ interface RingEntry {
 }
 
 const MINUTE = 60_000;
+/** see WatchServiceOptions.backlogBudgetBytes */
+export const DEFAULT_WATCH_BACKLOG_BUDGET_BYTES = 256 * 1024 * 1024;
 
 export class WatchService {
   private readonly windowMs: number;
   private readonly windowMaxEvents: number;
   private readonly bookmarkIntervalMs: number;
   private readonly maxBacklogBytes: number;
+  private readonly budget: WatchBacklogBudget<Watcher>;
   private readonly defaultTimeoutMs: () => number;
   private readonly initialEventsEnd: Record<string, string>;
   private readonly now: () => number;
@@ -131,6 +145,7 @@ export class WatchService {
     this.windowMaxEvents = opts.windowMaxEvents ?? 100_000;
     this.bookmarkIntervalMs = opts.bookmarkIntervalMs ?? MINUTE;
     this.maxBacklogBytes = opts.maxBacklogBytes ?? 10 * 1024 * 1024;
+    this.budget = new WatchBacklogBudget<Watcher>(opts.backlogBudgetBytes ?? DEFAULT_WATCH_BACKLOG_BUDGET_BYTES);
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? (() => 30 * MINUTE * (1 + Math.random()));
     const domain = opts.apiDomain ?? 'orch.io';
     this.initialEventsEnd = { [INITIAL_EVENTS_END]: 'true', [`${domain}/initial-events-end`]: 'true' };
@@ -321,6 +336,7 @@ export class WatchService {
           sink,
           allowBookmarks: params.allowWatchBookmarks,
           maxBacklogBytes: this.maxBacklogBytes,
+          budget: this.budget,
           onEnd: (ended, why) => {
             endSignal.abort();
             this.onWatcherEnd(ended, why, timer);
@@ -499,6 +515,8 @@ export class WatchService {
       cachedObjects,
       revision: this.revision,
       slowWatchersEnded: this.slowEnded,
+      budgetWatchersEnded: this.budget.expiredWatchers,
+      backlogBytes: this.budget.totalBytes,
       eventsSent,
       fanoutYields: this.slices,
     };

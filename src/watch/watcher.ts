@@ -7,6 +7,7 @@ import type { StreamSink } from '../api/request.js';
 import type { ApiObject } from '../registry/types.js';
 import { type CacheEvent, type CachedObject, deletedObject } from './cache.js';
 import type { WatchEncoder } from './encode.js';
+import type { WatchBacklogBudget } from './backlog-budget.js';
 
 export type ObjectFilter = (obj: ApiObject) => boolean;
 
@@ -29,9 +30,11 @@ export interface WatcherOptions {
   maxBacklogBytes: number;
   /** called once when the watcher ends for any reason */
   onEnd: (w: Watcher, why: EndReason) => void;
+  /** the server-wide budget on queued bytes (src/watch/backlog-budget.ts), told this watcher's backlog after each write */
+  budget?: WatchBacklogBudget<Watcher>;
 }
 
-export type EndReason = 'stopped' | 'timeout' | 'closed' | 'slow' | 'error';
+export type EndReason = 'stopped' | 'timeout' | 'closed' | 'slow' | 'budget' | 'error';
 
 export class Watcher {
   readonly namespace: string;
@@ -90,6 +93,8 @@ export class Watcher {
     }
     // the initial burst may sit in the socket buffer for a while; it is not "falling behind"
     this.allowance += bytes;
+    // but it is memory held for this client: the server-wide budget counts it
+    this.reportBacklog();
   }
 
   /** replayed or live event; returns false when the watcher ended */
@@ -169,9 +174,15 @@ export class Watcher {
     this.finish('stopped', false);
   }
 
+  /** ended by the server-wide backlog budget (src/watch/backlog-budget.ts): 410 Expired, the client re-lists */
+  expire(message: string): void {
+    this.fail({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'Expired', code: 410 }, 'budget');
+  }
+
   private finish(why: EndReason, endSink: boolean): void {
     if (this.ended) return;
     this.ended = true;
+    this.opts.budget?.remove(this);
     if (endSink) {
       try {
         this.opts.sink.end();
@@ -192,11 +203,18 @@ export class Watcher {
     }
   }
 
+  private reportBacklog(): void {
+    if (!this.ended) this.opts.budget?.update(this, this.opts.sink.backlog());
+  }
+
   /** a watcher whose unsent bytes grow past the allowance is ended with 410 so the client re-lists (docs/watch.md) */
   private checkBacklog(): boolean {
     if (this.ended) return false;
     const backlog = this.opts.sink.backlog();
-    if (backlog <= this.allowance) return true;
+    if (backlog <= this.allowance) {
+      this.opts.budget?.update(this, backlog);
+      return !this.ended;
+    }
     this.fail(
       {
         kind: 'Status',

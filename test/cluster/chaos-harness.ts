@@ -30,6 +30,9 @@ export interface ChaosOptions {
   tickMs?: number;
   /** how long a partition or pause lasts */
   faultMs?: number;
+  /** quiet time before the first fault and after each recovery (default 2000 / 1500 ms) */
+  warmupMs?: number;
+  settleMs?: number;
   /** faults in this order, cycled until the workload ends */
   faults?: FaultKind[];
   log?: (msg: string) => void;
@@ -55,12 +58,15 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const CLIENTS = opts.clients ?? 6;
   const KEYS = opts.keys ?? 12;
   const faultMs = opts.faultMs ?? 2500;
+  const t0 = Date.now();
+  const phase = (what: string) => log(`+${((Date.now() - t0) / 1000).toFixed(1)} s: ${what}`);
   const cluster = new ChaosCluster(opts.tickMs ?? 50);
   await cluster.init();
-  const t0 = Date.now();
+  phase('certificates made');
   try {
     for (const m of cluster.members) cluster.start(m);
     await Promise.all(cluster.members.map((m) => cluster.waitServing(m)));
+    phase('members serving');
 
     // ---------------------------------------------------------------- workload
     const history: Operation<ObjectInput, ObjectOutput>[] = [];
@@ -189,7 +195,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const leaderOrAny = async (): Promise<Member> => (await cluster.findLeader()) ?? cluster.live()[0]!;
     const inject = async (kind: FaultKind): Promise<void> => {
       const leader = await leaderOrAny();
-      log(`nemesis: ${kind} (leader ${leader.name})`);
+      phase(`nemesis: ${kind} (leader ${leader.name})`);
       injected[kind] = (injected[kind] ?? 0) + 1;
       switch (kind) {
         case 'kill-leader':
@@ -239,11 +245,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const order = opts.faults ?? ALL_FAULTS;
     let nemesisDone = false;
     const nemesis = async (): Promise<void> => {
-      await sleep(2000);
+      await sleep(opts.warmupMs ?? 2000);
       const total = opts.passes !== undefined ? opts.passes * order.length : Infinity;
       for (let i = 0; !stop && i < total; i++) {
         await inject(order[i % order.length]!);
-        await sleep(1500);
+        await sleep(opts.settleMs ?? 1500);
       }
       nemesisDone = true;
     };
@@ -265,6 +271,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     await Promise.all(clients);
     await mon;
 
+    phase('workload stopped');
     // heal everything and read every key back from every member
     for (const m of cluster.members) {
       cluster.resume(m);
@@ -278,6 +285,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     // one more write the watchers must see, then they stop
     const finalRv = Number(((await cluster.api(cluster.members[0]!, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'final-' }, data: {} })).body.metadata as { resourceVersion: string }).resourceVersion);
     await Promise.all(followers.map((f) => f.stopAfter(finalRv, 30_000)));
+    phase('healed, watchers caught up');
 
     const finals = new Map<string, { value: string; rv: number } | undefined>();
     for (let k = 0; k < KEYS; k++) {
@@ -302,11 +310,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       }
     }
 
+    phase('final reads done');
     // ---------------------------------------------------------------- checks
     // an acknowledged write is lost when its key is gone or older at the end
     const lostWrites = [...acked.entries()].filter(([, w]) => !finals.get(w.key) || finals.get(w.key)!.rv < w.rv).map(([id]) => id);
     const linearizability = checkLinearizable(history, objectModel, { maxStatesPerKey: 300_000 });
     const watch = checkWatches(segments, [...acked.values()]);
+    phase('checked');
     let maxGap = 0;
     ackTimes.sort((a, b) => a - b);
     for (let i = 1; i < ackTimes.length; i++) maxGap = Math.max(maxGap, ackTimes[i]! - ackTimes[i - 1]!);

@@ -330,6 +330,51 @@ describe('watch: fan-out', () => {
     expect(stats.watchers).toBe(1);
   });
 
+  it('the server-wide backlog budget holds: the watchers furthest behind are ended with 410 first, reading watchers get every event', async () => {
+    const BUDGET = 12_000;
+    // each watcher alone may fall far behind (1 MiB): only the shared budget can end them
+    const { store, svc } = await setup({ maxBacklogBytes: 1024 * 1024, backlogBudgetBytes: BUDGET });
+    const readers = Array.from({ length: 3 }, () => watch(svc, store, { resourceVersion: '0' }));
+    const early = Array.from({ length: 4 }, () => watch(svc, store, { resourceVersion: '0' }));
+    const late = Array.from({ length: 4 }, () => watch(svc, store, { resourceVersion: '0' }));
+    for (const w of early) w.sink.stall();
+    const endedOrder: string[] = [];
+    const seen = new Set<RecordingSink>();
+    const noteEnded = () => {
+      for (const [name, group] of [['early', early], ['late', late]] as const) {
+        for (const w of group) if (w.sink.ended && !seen.has(w.sink)) (seen.add(w.sink), endedOrder.push(name));
+      }
+    };
+    let maxBacklog = 0;
+    for (let i = 0; i < 60; i++) {
+      if (i === 10) for (const w of late) w.sink.stall();
+      await put(store, configMaps, 'a', `o${String(i).padStart(2, '0')}`, { data: { pad: 'x'.repeat(200) } });
+      await until(() => readers.every((r) => r.sink.events().length === i + 1));
+      maxBacklog = Math.max(maxBacklog, svc.stats().backlogBytes);
+      noteEnded();
+    }
+    expect(maxBacklog).toBeLessThanOrEqual(BUDGET);
+    // readers are never chosen, and miss nothing
+    const expected = Array.from({ length: 60 }, (_, i) => `ADDED o${String(i).padStart(2, '0')}`);
+    for (const r of readers) {
+      expect(r.sink.ended).toBe(false);
+      expect(r.sink.summary()).toEqual(expected);
+    }
+    // the ones that stalled first hold the most and go first
+    expect(endedOrder.length).toBeGreaterThan(0);
+    expect(endedOrder.slice(0, early.length)).toEqual(early.map(() => 'early'));
+    for (const w of [...early, ...late].filter((x) => x.sink.ended)) {
+      const last = w.sink.events().at(-1)!;
+      expect(last.type).toBe('ERROR');
+      expect(last.object).toMatchObject({ code: 410, reason: 'Expired' });
+      expect(last.object.message).toContain('watch buffers are full');
+    }
+    const stats = svc.stats();
+    expect(stats.budgetWatchersEnded).toBe(endedOrder.length);
+    expect(stats.slowWatchersEnded).toBe(0);
+    expect(stats.watchers).toBe(3 + 8 - endedOrder.length);
+  });
+
   it('fan-out runs in bounded slices that yield to the event loop, and every watcher still gets every event once, in order', async () => {
     const { store, svc } = await setup({ fanoutSlice: 3 });
     const watchers = Array.from({ length: 10 }, (_, i) => watch(svc, store, { resourceVersion: '0' }, i % 2 ? { namespace: 'a' } : {}));
