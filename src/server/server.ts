@@ -30,7 +30,7 @@ import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
-import { MAX_BODY_BYTES, createRouter, tooLargeResponse } from '../gateway/router.js';
+import { MAX_BODY_BYTES, createChain, tooLargeResponse } from '../endpoints/chain.js';
 import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
 import { type TlsWorkerPool, startTlsWorkers } from '../gateway/tls-workers.js';
 import type { RevisionedStore } from '../store/types.js';
@@ -372,7 +372,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock: systemClock,
   });
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
-  const router = createRouter({
+  const router = createChain({
     ctx,
     apiDomain: opts.apiDomain,
     authn,
