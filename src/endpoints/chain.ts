@@ -1,6 +1,6 @@
 // The request pipeline (docs/architecture.md "Request pipeline"), shaped as
 // kube-apiserver's handler chain: small filters over a neutral request
-// (src/endpoints/types.ts), composed here and nowhere else, outermost first:
+// (src/endpoints/http.ts), composed here and nowhere else, outermost first:
 //
 //   request info → metrics → audit → deadline → Status errors → negotiation
 //   → authentication → impersonation → flow control → authorization
@@ -9,10 +9,10 @@
 // Dispatch is one lookup in the installer's (definition, verb, sub-resource)
 // table (src/endpoints/installer.ts), rebuilt when the registry changes.
 
-import type { HandlerContext } from '../api/handlers/context.js';
-import { ProtobufCatalog } from '../api/protobuf/catalog.js';
-import type { RequestInfo } from '../api/request.js';
-import type { ResourceDefinition } from '../api/types.js';
+import type { HandlerContext } from './handlers/context.js';
+import { ProtobufCatalog } from '../registry/protobuf-catalog.js';
+import type { RequestInfo } from './request.js';
+import type { ResourceDefinition } from '../registry/types.js';
 import type { AuthenticationChain } from '../auth/authn/chain.js';
 import type { Authorizer } from '../auth/authz/types.js';
 import type { PeerCertificate } from '../auth/types.js';
@@ -33,7 +33,7 @@ import { statusFilter } from './filters/status.js';
 import { timeoutFilter } from './filters/timeout.js';
 import { type WatchCacher, watchHandler } from './handlers/watch.js';
 import { RouteTable } from './installer.js';
-import type { HttpRequest, HttpResponse } from './types.js';
+import type { HttpRequest, HttpResponse } from './http.js';
 
 export { deprecationWarning, tooLargeResponse } from './encode.js';
 export type { NonResourceDoc, NonResourceHandler } from './filters/non-resource.js';

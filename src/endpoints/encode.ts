@@ -4,11 +4,11 @@
 
 import { randomUUID } from 'node:crypto';
 import { stringify as toYaml } from 'yaml';
-import { requestEntityTooLarge } from '../api/errors.js';
-import type { ProtobufCatalog } from '../api/protobuf/catalog.js';
-import type { Negotiated } from '../api/request.js';
-import type { ResourceDefinition } from '../api/types.js';
-import type { PlainResponse } from './types.js';
+import { requestEntityTooLarge } from '../core/errors.js';
+import type { ProtobufCatalog } from '../registry/protobuf-catalog.js';
+import type { Negotiated } from './request.js';
+import type { ResourceDefinition } from '../registry/types.js';
+import type { PlainResponse } from './http.js';
 
 export type Encoder = (
   status: number,

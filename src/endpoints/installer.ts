@@ -7,20 +7,20 @@
 //   405 — a verb the definition does not serve, POST naming an object, PUT or
 //         PATCH naming a collection, or a sub-resource with no handler for the verb.
 
-import { methodNotAllowed, notFoundPath } from '../api/errors.js';
-import type { HandlerContext } from '../api/handlers/context.js';
-import { handleCreate } from '../api/handlers/create.js';
-import { handleDelete } from '../api/handlers/delete.js';
-import { handleDeleteCollection } from '../api/handlers/deletecollection.js';
-import { handleGet } from '../api/handlers/get.js';
-import { handleList } from '../api/handlers/list.js';
-import { NODE_STREAM_SUBRESOURCES, handleNodeStream } from '../api/handlers/node-streams.js';
-import { handlePatch } from '../api/handlers/patch.js';
-import { SCALE_HANDLERS } from '../api/handlers/scale.js';
-import { handleUpdate } from '../api/handlers/update.js';
-import type { Registry } from '../api/registry.js';
-import type { ApiRequest, ApiResponse, RequestInfo } from '../api/request.js';
-import type { ResourceDefinition } from '../api/types.js';
+import { methodNotAllowed, notFoundPath } from '../core/errors.js';
+import type { HandlerContext } from './handlers/context.js';
+import { handleCreate } from './handlers/create.js';
+import { handleDelete } from './handlers/delete.js';
+import { handleDeleteCollection } from './handlers/deletecollection.js';
+import { handleGet } from './handlers/get.js';
+import { handleList } from './handlers/list.js';
+import { NODE_STREAM_SUBRESOURCES, handleNodeStream } from './handlers/node-streams.js';
+import { handlePatch } from './handlers/patch.js';
+import { SCALE_HANDLERS } from './handlers/scale.js';
+import { handleUpdate } from './handlers/update.js';
+import type { Registry } from '../registry/registry.js';
+import type { ApiRequest, ApiResponse, RequestInfo } from './request.js';
+import type { ResourceDefinition } from '../registry/types.js';
 
 export type Handler = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
 

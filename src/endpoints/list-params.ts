@@ -3,11 +3,11 @@
 // selectors and versions are read once here, then each verb checks the
 // combinations it allows (invalid ones are 400, spec 000 §7).
 
-import { badRequest } from '../api/errors.js';
-import type { ListParams } from '../api/list.js';
-import { parseResourceVersion } from '../api/meta.js';
-import { type FieldSelector, parseFieldSelector } from '../api/selectors/fields.js';
-import { type LabelSelector, SelectorParseError, parseLabelSelector } from '../api/selectors/labels.js';
+import { badRequest } from '../core/errors.js';
+import type { ListParams } from '../registry/list.js';
+import { parseResourceVersion } from '../machinery/meta.js';
+import { type FieldSelector, parseFieldSelector } from '../machinery/selectors/fields.js';
+import { type LabelSelector, SelectorParseError, parseLabelSelector } from '../machinery/selectors/labels.js';
 import type { WatchParams } from '../watch/params.js';
 
 /** The ListOptions of a collection request, parsed but not yet checked against a verb. */

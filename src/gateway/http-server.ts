@@ -6,15 +6,15 @@ import uws from 'uWebSockets.js';
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
 import type { StreamSink } from '../core/stream.js';
-import type { UpgradeSession, WebSocketPeer } from '../api/request.js';
+import type { UpgradeSession, WebSocketPeer } from '../endpoints/request.js';
 import { decodeHeaderName } from './request-head-coalescer.js';
 import { type Clock, systemClock } from '../core/clock.js';
 
 const gzip = promisify(gzipCb);
 
-// the transport speaks the endpoint layer's neutral request and response (src/endpoints/types.ts)
-export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/types.js';
-import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse } from '../endpoints/types.js';
+// the transport speaks the endpoint layer's neutral request and response (src/endpoints/http.ts)
+export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/http.js';
+import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse } from '../endpoints/http.js';
 
 /** WebSocket messages larger than this close the connection (kube's streams send 32 KiB frames) */
 const MAX_WS_MESSAGE_BYTES = 16 * 1024 * 1024;

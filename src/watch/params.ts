@@ -2,8 +2,8 @@
 // table). The query is parsed and validated by the endpoint layer
 // (src/endpoints/list-params.ts, one parser for list, watch and deletecollection).
 
-import type { FieldSelector } from '../api/selectors/fields.js';
-import type { LabelSelector } from '../api/selectors/labels.js';
+import type { FieldSelector } from '../machinery/selectors/fields.js';
+import type { LabelSelector } from '../machinery/selectors/labels.js';
 
 export interface WatchParams {
   labelSelector: LabelSelector;

@@ -3,7 +3,7 @@
 
 import { decodeMultiple } from 'cbor-x';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiRequest } from '../../src/api/request.js';
+import type { ApiRequest } from '../../src/endpoints/request.js';
 import type { LocalStore } from '../../src/store/local-store.js';
 import { listMostRecentFromCache } from '../../src/watch/consistent-read.js';
 import { openWatch } from '../../src/endpoints/handlers/watch.js';

@@ -7,9 +7,9 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Auditor, RequestAudit } from '../../audit/auditor.js';
-import type { RequestInfo } from '../../api/request.js';
+import type { RequestInfo } from '../request.js';
 import type { StreamSink } from '../../core/stream.js';
-import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse } from '../types.js';
+import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse } from '../http.js';
 import type { Filter } from './state.js';
 import { isLongRunning } from './timeout.js';
 

@@ -1,7 +1,7 @@
 // Who is asking (spec 001 §3, kube's WithAuthentication): the chain of
 // authenticators; a request no authenticator accepts is 401.
 
-import { StatusError } from '../../api/errors.js';
+import { StatusError } from '../../core/errors.js';
 import type { AuthenticationChain } from '../../auth/authn/chain.js';
 import type { PeerCertificate } from '../../auth/types.js';
 import { authFailureMessage } from '../../audit/event.js';

@@ -1,7 +1,7 @@
 // May they (spec 001 §5, kube's WithAuthorization): the request's attributes
 // through the authorizer chain; anything but allow is 403.
 
-import { forbiddenRequest } from '../../api/errors.js';
+import { forbiddenRequest } from '../../core/errors.js';
 import type { Authorizer } from '../../auth/authz/types.js';
 import { authorizationAttributes } from './authz-attributes.js';
 import { type Filter, infoOf, userOf } from './state.js';

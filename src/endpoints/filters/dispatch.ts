@@ -3,13 +3,13 @@
 // negotiated. Nothing here depends on the verb: which handler serves what is
 // decided once, in src/endpoints/installer.ts.
 
-import type { HandlerContext } from '../../api/handlers/context.js';
-import type { ProtobufCatalog } from '../../api/protobuf/catalog.js';
-import type { ApiRequest, RequestInfo } from '../../api/request.js';
-import type { ResourceDefinition } from '../../api/types.js';
+import type { HandlerContext } from '../handlers/context.js';
+import type { ProtobufCatalog } from '../../registry/protobuf-catalog.js';
+import type { ApiRequest, RequestInfo } from '../request.js';
+import type { ResourceDefinition } from '../../registry/types.js';
 import { type Encoder, deprecationWarning, warningHeader } from '../encode.js';
 import type { RouteTable } from '../installer.js';
-import type { HttpResponse } from '../types.js';
+import type { HttpResponse } from '../http.js';
 import { type Next, infoOf, userOf } from './state.js';
 
 export interface DispatchOptions {

@@ -1,7 +1,7 @@
 // Content negotiation (spec 000 §4.3) before any other work, so that every
 // later answer, errors included, is in the representation the client accepts.
 
-import type { ProtobufCatalog } from '../../api/protobuf/catalog.js';
+import type { ProtobufCatalog } from '../../registry/protobuf-catalog.js';
 import { negotiate } from '../negotiate.js';
 import { HEALTH_PATH } from './non-resource.js';
 import { type Filter, infoOf } from './state.js';

@@ -3,8 +3,8 @@
 // in kube: the default system:public-info-viewer role lets everyone,
 // anonymous included, read them.
 
-import { methodNotAllowed, notFoundPath } from '../../api/errors.js';
-import type { Negotiated } from '../../api/request.js';
+import { methodNotAllowed, notFoundPath } from '../../core/errors.js';
+import type { Negotiated } from '../request.js';
 import type { Encoder } from '../encode.js';
 import { type Filter, infoOf } from './state.js';
 

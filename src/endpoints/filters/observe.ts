@@ -1,7 +1,7 @@
 // Request metrics (apiserver_request_total, _duration_seconds): one
 // observation per request with its outcome, from the RequestInfo already parsed.
 
-import type { RequestInfo } from '../../api/request.js';
+import type { RequestInfo } from '../request.js';
 import type { Filter } from './state.js';
 
 export type Observer = (info: RequestInfo, code: number, seconds: number) => void;

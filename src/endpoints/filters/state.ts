@@ -5,9 +5,9 @@
 // state for the filters further in.
 
 import type { RequestAudit } from '../../audit/auditor.js';
-import type { Negotiated, RequestInfo } from '../../api/request.js';
+import type { Negotiated, RequestInfo } from '../request.js';
 import type { UserInfo } from '../../auth/types.js';
-import type { HttpRequest, HttpResponse } from '../types.js';
+import type { HttpRequest, HttpResponse } from '../http.js';
 
 export interface RequestState {
   /** the request as the transport gave it (the timeout filter swaps in one with its own signal) */

@@ -2,7 +2,7 @@
 // representation (spec 000 §7); anything else is logged and answered 500
 // (kube's WithPanicRecovery), and the audit event records the failure.
 
-import { internalError, toStatusError } from '../../api/errors.js';
+import { internalError, toStatusError } from '../../core/errors.js';
 import type { Encoder } from '../encode.js';
 import type { Filter } from './state.js';
 

@@ -3,10 +3,10 @@
 // long-running ends by its deadline with 504 Timeout; watches and the
 // streaming sub-resources are bounded elsewhere (the watch's own timeout).
 
-import { StatusError } from '../../api/errors.js';
-import type { RequestInfo } from '../../api/request.js';
+import { StatusError } from '../../core/errors.js';
+import type { RequestInfo } from '../request.js';
 import { parseGoDuration } from '../../core/duration.js';
-import type { HttpRequest, PlainResponse } from '../types.js';
+import type { HttpRequest, PlainResponse } from '../http.js';
 import type { Filter } from './state.js';
 import type { Clock } from '../../core/clock.js';
 

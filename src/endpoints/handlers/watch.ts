@@ -3,11 +3,11 @@
 // event encoder for the negotiated representation and opens the watch on the
 // cacher below the registry (src/watch/service.ts).
 
-import { badRequest, notAcceptable } from '../../api/errors.js';
-import type { HandlerContext } from '../../api/handlers/context.js';
-import { apiVersionOf } from '../../api/registry.js';
-import type { ApiRequest, ApiResponse } from '../../api/request.js';
-import type { ResourceDefinition } from '../../api/types.js';
+import { badRequest, notAcceptable } from '../../core/errors.js';
+import type { HandlerContext } from './context.js';
+import { apiVersionOf } from '../../registry/registry.js';
+import type { ApiRequest, ApiResponse } from '../request.js';
+import type { ResourceDefinition } from '../../registry/types.js';
 import { CborWatchEncoder, JsonWatchEncoder, TableWatchEncoder, type WatchEncoder } from '../../watch/encode.js';
 import { ProtobufWatchEncoder } from '../../watch/protobuf-encode.js';
 import type { WatchOpenOptions, WatchStream } from '../../watch/service.js';

@@ -1,0 +1,216 @@
+// Request decoding shared by the write verbs: body formats (spec 000 §4.3),
+// type meta checks, dry run (§4.7) and field validation levels (§4.8).
+
+import { parse as parseYaml } from 'yaml';
+import { StatusError, badRequest, unsupportedMediaType } from '../../core/errors.js';
+import { ProtobufError } from '../../machinery/protobuf/errors.js';
+import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
+import { apiVersionOf } from '../../registry/registry.js';
+import type { ApiRequest, AuditAnnotator } from '../request.js';
+import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
+import type { ApiObject, ObjectMeta } from '../../registry/types.js';
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export function mediaType(contentType: string): string {
+  const semi = contentType.indexOf(';');
+  return (semi >= 0 ? contentType.slice(0, semi) : contentType).trim().toLowerCase();
+}
+
+export function bodyText(req: ApiRequest): string {
+  if (!req.body || req.body.length === 0) throw badRequest('the request body is empty; an object was expected');
+  try {
+    return decoder.decode(req.body);
+  } catch {
+    throw badRequest('the request body is not valid UTF-8');
+  }
+}
+
+/** Parses a JSON or YAML body to a plain value and reports duplicate keys. */
+export function parseBody(req: ApiRequest, allowed: string[] = ['application/json', 'application/yaml']): {
+  value: unknown;
+  duplicates: string[];
+} {
+  const type = mediaType(req.contentType || 'application/json');
+  // object bodies may also come in the protobuf envelope (spec 000 §2.7, §4.3)
+  if (isProtobufMediaType(type) && allowed.includes('application/json')) return { value: decodeProtobufBody(req), duplicates: [] };
+  if (!allowed.includes(type)) {
+    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${allowed.join(', ')}`);
+  }
+  const text = bodyText(req);
+  if (type === 'application/yaml') {
+    let value: unknown;
+    try {
+      value = parseYaml(text, { uniqueKeys: false, maxAliasCount: 100 });
+    } catch (e) {
+      throw badRequest(`error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
+    }
+    return { value, duplicates: findDuplicateFieldsYaml(text) };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`the request body could not be decoded as JSON: ${(e as Error).message}`);
+  }
+  return { value, duplicates: findDuplicateFields(text) };
+}
+
+/**
+ * Decodes a protobuf envelope body with the gateway's catalog: the endpoint's
+ * kind, or the message the envelope names (`expectedKind` restricts it).
+ * 415 for kinds without field numbers (custom resources), 400 for malformed data.
+ */
+export function decodeProtobufBody(req: ApiRequest, expectedKind?: string): Record<string, unknown> {
+  // custom resources have no protobuf form at all (spec 000 §4.3), whatever the body holds
+  if (!req.protobuf || req.def.customResource) throw unsupportedMediaType(`protobuf is not supported for ${req.def.kind}: use application/json`);
+  try {
+    return req.protobuf.decodeBody(req.body ?? new Uint8Array(0), req.def, expectedKind);
+  } catch (e) {
+    if (e instanceof ProtobufError) throw e.reason === 'Unsupported' ? unsupportedMediaType(e.message) : badRequest(`the protobuf body could not be decoded: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Decodes the body as an object of the endpoint's kind (type meta checked, then defaulted). */
+export function decodeObjectBody(req: ApiRequest): { obj: ApiObject; duplicates: string[] } {
+  const { value, duplicates } = parseBody(req);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw badRequest(`the body of the request must be a single ${req.def.kind} object`);
+  }
+  const obj = value as ApiObject;
+  const expectedApiVersion = apiVersionOf(req.def);
+  if (obj.apiVersion !== undefined && obj.apiVersion !== '' && obj.apiVersion !== expectedApiVersion) {
+    throw badRequest(
+      `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${expectedApiVersion})`,
+    );
+  }
+  if (obj.kind !== undefined && obj.kind !== '' && obj.kind !== req.def.kind) {
+    throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${req.def.kind})`);
+  }
+  if (obj.metadata !== undefined && (obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata))) {
+    throw badRequest(`${req.def.kind} in version "${req.def.version}" cannot be handled as a ${req.def.kind}: metadata must be an object`);
+  }
+  // type meta first, as Kubernetes serialises objects
+  const { apiVersion: _a, kind: _k, ...rest } = obj;
+  return { obj: { apiVersion: expectedApiVersion, kind: req.def.kind, ...rest }, duplicates };
+}
+
+/** `dryRun` query (spec 000 §4.7): absent/empty or `All`; anything else is 400. */
+export function parseDryRun(q: URLSearchParams, fromBody?: unknown): boolean {
+  const values = [...q.getAll('dryRun'), ...(Array.isArray(fromBody) ? fromBody.map(String) : [])];
+  let dry = false;
+  for (const v of values) {
+    if (v === '') continue;
+    if (v === 'All') dry = true;
+    else throw badRequest(`Invalid dry run value: dryRun: Unsupported value: "${v}": supported values: "All"`);
+  }
+  return dry;
+}
+
+/** `fieldValidation` query (spec 000 §4.8): default Warn. */
+export function parseFieldValidation(q: URLSearchParams): FieldValidation {
+  const v = q.get('fieldValidation');
+  if (v === null || v === '') return 'Warn';
+  if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
+  throw badRequest(`fieldValidation: Unsupported value: "${v}": supported values: "Ignore", "Warn", "Strict"`);
+}
+
+/** the Warning header texts for the Warn level */
+export function fieldWarnings(level: FieldValidation, unknown: string[], duplicates: string[]): string[] {
+  if (level !== 'Warn') return [];
+  return [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
+}
+
+/** checks the namespace in the body against the URL (400 on mismatch) */
+export function checkNamespace(req: ApiRequest, obj: ApiObject): void {
+  const ns = obj.metadata?.namespace;
+  if (req.def.scope === 'Namespaced') {
+    if (ns !== undefined && ns !== '' && ns !== req.info.namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+  }
+}
+
+export function boolParam(q: URLSearchParams, name: string): boolean {
+  const v = q.get(name);
+  return v === 'true' || v === '1' || (v === '' && q.has(name));
+}
+
+export function intParam(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
+  return Number(v);
+}
+
+/**
+ * Runs a write with a sink for admission warnings (webhook `warnings`,
+ * policy `Warn` actions): they go out as `Warning` headers with the answer,
+ * and also with an error, since a later plugin may deny after earlier ones warned.
+ */
+export async function withAdmissionWarnings<T>(
+  audit: AuditAnnotator | undefined,
+  fn: (sink: string[], auditAnnotations: Record<string, string>) => Promise<T>,
+): Promise<{ result: T; warnings: string[] }> {
+  const sink: string[] = [];
+  const annotations: Record<string, string> = {};
+  try {
+    return { result: await fn(sink, annotations), warnings: sink };
+  } catch (e) {
+    if (e instanceof StatusError && sink.length > 0) e.warnings.push(...sink);
+    throw e;
+  } finally {
+    // admission's audit annotations (policy `Audit` actions, fail-open webhooks) land on the request's audit event
+    for (const [k, v] of Object.entries(annotations)) audit?.annotate(k, v);
+  }
+}
+
+/** true for a write to the `status` sub-resource */
+export function isStatusWrite(req: ApiRequest): boolean {
+  return req.info.subresource === 'status';
+}
+
+/**
+ * Confines a write to its part of the object, as Kubernetes' status
+ * strategies do: on a kind with a `status` sub-resource, a write to the main
+ * resource keeps the stored status, and a write to `/status` changes only the
+ * status (metadata and spec stay as stored). `managedFields` and a
+ * `resourceVersion` precondition come from the write.
+ */
+export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObject | undefined): ApiObject {
+  if (!current || !(req.def.subresources ?? []).includes('status')) return next;
+  if (isStatusWrite(req)) {
+    const out: ApiObject = { ...current, metadata: { ...current.metadata } };
+    if (next.status === undefined) delete out.status;
+    else out.status = next.status;
+    const meta = out.metadata!;
+    const rv = next.metadata?.resourceVersion;
+    if (rv === undefined) delete meta.resourceVersion;
+    else meta.resourceVersion = rv;
+    const mf = next.metadata?.managedFields;
+    if (mf === undefined) delete meta.managedFields;
+    else meta.managedFields = mf;
+    return out;
+  }
+  if (current.status === undefined) delete next.status;
+  else next.status = current.status;
+  return next;
+}
+
+/** the part of an apply configuration the endpoint may set (see confineWrite) */
+export function confineApplyConfig(req: ApiRequest, cfg: ApiObject): ApiObject {
+  if (!(req.def.subresources ?? []).includes('status')) return cfg;
+  if (isStatusWrite(req)) {
+    const meta = cfg.metadata ?? {};
+    const keep: ObjectMeta = {};
+    for (const k of ['name', 'namespace', 'resourceVersion'] as const) if (meta[k] !== undefined) keep[k] = meta[k];
+    const out: ApiObject = { apiVersion: cfg.apiVersion, kind: cfg.kind, metadata: keep };
+    if (cfg.status !== undefined) out.status = cfg.status;
+    return out;
+  }
+  const { status: _s, ...rest } = cfg;
+  return rest as ApiObject;
+}

@@ -1,0 +1,53 @@
+import { listObjects } from '../../registry/list.js';
+import { apiVersionOf } from '../../registry/registry.js';
+import type { ApiRequest, ApiResponse } from '../request.js';
+import type { ApiObject } from '../../registry/types.js';
+import { StatusError, badRequest } from '../../core/errors.js';
+import { UNSAFE_DELETE_OPTION } from '../../registry/deletion/corrupt.js';
+import type { HandlerContext } from './context.js';
+import { parseDeleteOptions } from './delete.js';
+import { listParams, parseListOptions } from '../../endpoints/list-params.js';
+
+/**
+ * DELETE on a collection path: every object matching the selectors is
+ * deleted as by DELETE on its path (the deletion machine decides per object:
+ * removed, or marked Terminating when finalizers hold it); the response lists
+ * what was deleted or marked, with dry run the would-be results. Query
+ * parameters are "not shown" in spec 000 §4.1: we take the list selectors and
+ * the delete options; preconditions are per object and ignored here
+ * (docs/deletion.md).
+ */
+export async function handleDeleteCollection(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
+  const opts = parseDeleteOptions(req);
+  // force deletion names one corrupt object; a collection cannot be read to find them (spec 000 §4.10)
+  if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
+    throw badRequest(`${UNSAFE_DELETE_OPTION}: Invalid value: true: the option is not supported by deletecollection; delete the corrupt object by name`);
+  }
+  const params = listParams(parseListOptions(req.query, req.info.namespace));
+  const gs = ctx.storeFor(req.def);
+  const { items, resourceVersion } = await listObjects(gs, { ...params, limit: undefined, continueToken: undefined }, ctx.tokens);
+  const out: ApiObject[] = [];
+  const warnings: string[] = [];
+  for (const item of items) {
+    try {
+      const r = await gs.delete(item.metadata?.namespace ?? '', item.metadata!.name!, {
+        ...opts,
+        preconditions: undefined,
+        requester: req.user,
+        user: req.user,
+        warnings,
+      });
+      out.push(r.object);
+    } catch (e) {
+      // an object deleted concurrently is simply gone
+      if (e instanceof StatusError && e.code === 404) continue;
+      if (e instanceof StatusError) e.warnings.push(...warnings);
+      throw e;
+    }
+  }
+  return {
+    status: 200,
+    body: { kind: `${req.def.kind}List`, apiVersion: apiVersionOf(req.def), metadata: { resourceVersion }, items: out },
+    warnings: [...new Set(warnings)],
+  };
+}

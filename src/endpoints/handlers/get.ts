@@ -1,0 +1,23 @@
+import { parseResourceVersion } from '../../machinery/meta.js';
+import type { ApiRequest, ApiResponse } from '../request.js';
+import { toTable } from '../../registry/table.js';
+import { includeObjectParam } from './list.js';
+import type { HandlerContext } from './context.js';
+
+/** GET on an object path (spec 000 §4.1; resourceVersion per the §4.6 get table) */
+export async function handleGet(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
+  const gs = ctx.storeFor(req.def);
+  const raw = req.query.get('resourceVersion') ?? undefined;
+  const rv = parseResourceVersion(raw);
+  const obj = await gs.get(req.info.namespace, req.info.name, rv === undefined ? undefined : { value: rv, raw: raw! });
+  if (req.accept.table) {
+    return {
+      status: 200,
+      body: toTable(req.def, [obj], { resourceVersion: obj.metadata?.resourceVersion }, {
+        ...req.accept.table,
+        includeObject: includeObjectParam(req.query),
+      }),
+    };
+  }
+  return { status: 200, body: obj };
+}

@@ -1,0 +1,332 @@
+// Sub-resources served by a node agent (docs/nodeagent.md "Streams"):
+// pods/log, pods/exec, pods/attach, pods/portforward and nodes/proxy. The
+// request was authenticated and authorized by the router like any other
+// (e.g. `get pods/log`, `get`/`create pods/exec` by HTTP method, as kube 1.32);
+// here the pod and container are checked with kube's messages, the pod's
+// node is found, and the request goes on to that node's agent through
+// `ctx.nodeTransport`. Logs and proxied responses stream back as they come;
+// exec, attach and port-forward become a WebSocket relayed message by message
+// to a WebSocket the API server opens to the agent.
+// pods/proxy and services/proxy: a pod's address is not reachable from the API
+// server in this project (simulated sandboxes have no network), so the HTTP
+// request travels through a port-forward of the pod's agent.
+
+import { StatusError, badRequest, notFound } from '../../core/errors.js';
+import type { ApiObject } from '../../registry/types.js';
+import type { ApiRequest, ApiResponse, RawStream, StreamSink } from '../request.js';
+import type { HandlerContext } from './context.js';
+import { listObjects } from '../../registry/list.js';
+import { parseLabelSelector } from '../../machinery/selectors/labels.js';
+import { relayWebSocket } from './node-relay.js';
+import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport } from './node-transport.js';
+
+export const NODE_STREAM_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward', 'proxy']);
+
+/** the paths (uWS patterns) whose requests may be WebSocket handshakes */
+export const NODE_STREAM_WEBSOCKET_PATHS = [
+  ...['exec', 'attach', 'portforward', 'proxy', 'proxy/*'].map((s) => `/api/v1/namespaces/:namespace/pods/:name/${s}`),
+  '/api/v1/nodes/:name/proxy',
+  '/api/v1/nodes/:name/proxy/*',
+];
+
+/** kube's PodLogOptions / PodExecOptions / PodAttachOptions / PodPortForwardOptions query keys the agent reads */
+const LOG_KEYS = ['follow', 'previous', 'sinceSeconds', 'sinceTime', 'timestamps', 'tailLines', 'limitBytes'];
+const EXEC_KEYS = ['command', 'stdin', 'stdout', 'stderr', 'tty'];
+
+type PodSpec = { nodeName?: string; containers?: { name: string }[]; initContainers?: { name: string }[]; ephemeralContainers?: { name: string }[] };
+
+export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
+  const { resource, subresource, namespace } = req.info;
+  const transport = ctx.nodeTransport;
+  if (CONNECT_OPTIONS[subresource] && ctx.admitConnect) {
+    // CONNECT admission sees the options object, as in kube (webhooks and policies may refuse an exec);
+    // it throws to refuse. Warnings are dropped: a stream's answer has no place for them once upgraded.
+    // (proxy names may carry a scheme and port, `web:8080`: the proxy path looks its target up itself)
+    if (subresource !== 'proxy') await ctx.storeFor(req.def).get(namespace, req.info.name);
+    await ctx.admitConnect({ def: req.def, subresource, namespace, name: req.info.name, options: connectOptions(req), user: req.user });
+  }
+  const unserved = (why: string) =>
+    new StatusError(503, 'ServiceUnavailable', `${resource}/${subresource} of ${resource} "${req.info.name}" is not served: ${why}`, { name: req.info.name, kind: resource });
+  if (subresource === 'proxy' && (resource === 'pods' || resource === 'services')) {
+    if (!transport) throw unserved('the server has no way to node agents');
+    return proxyToPod(ctx, transport, req);
+  }
+  const name = req.info.name;
+  const obj = await ctx.storeFor(req.def).get(namespace, name);
+  if (!transport) throw unserved('the server has no way to node agents');
+  if (resource === 'nodes' && subresource === 'proxy') return proxyToNode(transport, req, obj);
+  if (resource !== 'pods') throw unserved('only pods and nodes have streams');
+
+  const spec = (obj.spec ?? {}) as PodSpec;
+  const ep = await endpointOf(ctx, spec.nodeName, name);
+  const enc = encodeURIComponent;
+  if (subresource === 'portforward') {
+    // kubectl's SPDY tunnel names the ports inside the session, client libraries in the query
+    const q = pick(req.query, ['port']);
+    return upgrade(transport, ep, `/portForward/${enc(namespace)}/${enc(name)}?${q}`, req);
+  }
+  const container = containerOf(spec, name, req.query.get('container'));
+  const path = `/${enc(namespace)}/${enc(name)}/${enc(container)}`;
+  if (subresource === 'log') return logs(transport, ep, `/containerLogs${path}?${pick(req.query, LOG_KEYS)}`, req);
+  // exec and attach
+  const phase = (obj.status as { phase?: string } | undefined)?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') throw badRequest(`cannot ${subresource} into a container in a completed pod; current phase is ${phase}`);
+  const q = pick(req.query, EXEC_KEYS);
+  if (subresource === 'exec' && !q.has('command')) throw badRequest('you must specify at least one command for the container');
+  return upgrade(transport, ep, `/${subresource}${path}?${q}`, req);
+}
+
+/** the options kind a CONNECT on each sub-resource carries */
+const CONNECT_OPTIONS: Record<string, string> = { exec: 'PodExecOptions', attach: 'PodAttachOptions', portforward: 'PodPortForwardOptions', proxy: 'ProxyOptions' };
+
+function connectOptions(req: ApiRequest): ApiObject {
+  const q = req.query;
+  const flag = (n: string) => q.get(n) === 'true' || q.get(n) === '1';
+  const sub = req.info.subresource;
+  const kind = sub === 'proxy' ? `${req.def.kind}ProxyOptions` : CONNECT_OPTIONS[sub]!;
+  const o: ApiObject = { kind, apiVersion: 'v1' };
+  if (sub === 'exec' || sub === 'attach') {
+    for (const f of ['stdin', 'stdout', 'stderr', 'tty']) if (q.has(f)) o[f] = flag(f);
+    if (q.get('container')) o.container = q.get('container')!;
+    if (sub === 'exec') o.command = q.getAll('command');
+  } else if (sub === 'portforward') {
+    o.ports = q.getAll('ports').map(Number).filter((n) => Number.isInteger(n));
+  } else if (q.get('path')) {
+    o.path = q.get('path')!;
+  }
+  return o;
+}
+
+function pick(q: URLSearchParams, keys: string[]): URLSearchParams {
+  const out = new URLSearchParams();
+  for (const [k, v] of q) if (keys.includes(k)) out.append(k, v);
+  return out;
+}
+
+/** kube's defaulting and messages: the only container, else the caller must name one of the pod's */
+function containerOf(spec: PodSpec, pod: string, asked: string | null): string {
+  const containers = spec.containers ?? [];
+  const all = [...containers, ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].map((c) => c.name);
+  if (!asked) {
+    if (containers.length === 1) return containers[0]!.name;
+    throw badRequest(`a container name must be specified for pod ${pod}, choose one of: [${all.join(' ')}]`);
+  }
+  if (!all.includes(asked)) throw badRequest(`container ${asked} is not valid for pod ${pod}`);
+  return asked;
+}
+
+const isWebSocket = (req: ApiRequest) => (req.headers.get('upgrade') ?? '').toLowerCase() === 'websocket';
+
+/** the node's agent: InternalIP, else ExternalIP, else Hostname; the port the agent reports */
+async function endpointOf(ctx: HandlerContext, nodeName: string | undefined, pod: string): Promise<NodeEndpoint> {
+  if (!nodeName) throw badRequest(`pod ${pod} does not have a host assigned`);
+  const nodesDef = ctx.registry.lookup('', 'v1', 'nodes');
+  if (!nodesDef) throw new StatusError(503, 'ServiceUnavailable', 'nodes are not served');
+  let node: ApiObject;
+  try {
+    node = await ctx.storeFor(nodesDef).get('', nodeName);
+  } catch (e) {
+    if (e instanceof StatusError && e.code === 404) throw notFound('nodes', '', nodeName);
+    throw e;
+  }
+  return nodeEndpoint(node);
+}
+
+export function nodeEndpoint(node: ApiObject): NodeEndpoint {
+  const name = node.metadata?.name ?? '';
+  const status = (node.status ?? {}) as { addresses?: { type: string; address: string }[]; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
+  const port = status.daemonEndpoints?.kubeletEndpoint?.Port ?? 0;
+  const addrs = status.addresses ?? [];
+  const host = ['InternalIP', 'ExternalIP', 'Hostname'].map((t) => addrs.find((a) => a.type === t)?.address).find(Boolean);
+  if (!host || !port) throw new StatusError(503, 'ServiceUnavailable', `node ${name} does not report its node agent's address and port (status.addresses, status.daemonEndpoints)`);
+  return { nodeName: name, host, port };
+}
+
+/** the agent's answer to a refused request, as the Status it sent (or one that says what it sent) */
+function refusal(e: unknown, ep: NodeEndpoint): never {
+  if (e instanceof NodeRefusal) {
+    try {
+      const s = JSON.parse(e.body) as { kind?: string; reason?: string; message?: string };
+      if (s.kind === 'Status') throw new StatusError(e.status, s.reason ?? 'InternalError', s.message ?? '');
+    } catch (inner) {
+      if (inner instanceof StatusError) throw inner;
+    }
+    throw new StatusError(e.status, e.status === 404 ? 'NotFound' : 'InternalError', e.body.slice(0, 1024) || `the node agent of ${ep.nodeName} answered ${e.status}`);
+  }
+  if (e instanceof NodeUnreachable) throw new StatusError(503, 'ServiceUnavailable', `the node agent of node ${ep.nodeName} cannot be reached at ${ep.host}:${ep.port}: ${e.message}`);
+  throw e;
+}
+
+async function logs(transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
+  let res: NodeHttpResponse;
+  try {
+    res = await transport.request(ep, 'GET', path, { signal: req.signal });
+  } catch (e) {
+    refusal(e, ep);
+  }
+  if (res.status !== 200) refusal(new NodeRefusal(res.status, await readAll(res)), ep);
+  return { status: 200, body: undefined, raw: pipeBody(res, 'text/plain') };
+}
+
+async function proxyToNode(transport: NodeTransport, req: ApiRequest, node: ApiObject): Promise<ApiResponse> {
+  const ep = nodeEndpoint(node);
+  // `/api/v1/nodes/{name}/proxy/{path}` → `/{path}` on the agent, query as given
+  const marker = `/nodes/${req.info.name}/proxy`;
+  const at = req.info.path.indexOf(marker);
+  const rest = at >= 0 ? req.info.path.slice(at + marker.length) : '';
+  const qs = req.query.toString();
+  const path = `${rest.startsWith('/') ? rest : `/${rest}`}${qs ? `?${qs}` : ''}`;
+  if ((req.headers.get('upgrade') ?? '').toLowerCase() === 'websocket') return upgrade(transport, ep, path, req);
+  const method = verbMethod(req.info.verb);
+  const headers: Record<string, string> = {};
+  for (const k of ['accept', 'content-type']) {
+    const v = req.headers.get(k);
+    if (v) headers[k] = v;
+  }
+  let res: NodeHttpResponse;
+  try {
+    res = await transport.request(ep, method, path, { headers, body: req.body && req.body.length > 0 ? req.body : undefined, signal: req.signal });
+  } catch (e) {
+    refusal(e, ep);
+  }
+  const ct = res.headers['content-type'];
+  // the agent's answer as it is, errors included (kube's proxy does not rewrite them)
+  return { status: res.status, body: undefined, raw: pipeBody(res, (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream') };
+}
+
+/** `[scheme:]name[:port]`, kube's form of a proxied pod or service name */
+function splitProxyName(raw: string): { name: string; port: string } {
+  const parts = raw.split(':');
+  if (parts.length === 3) return { name: parts[1]!, port: parts[2]! };
+  if (parts.length === 2 && (parts[0] === 'http' || parts[0] === 'https')) return { name: parts[1]!, port: '' };
+  return { name: parts[0]!, port: parts[1] ?? '' };
+}
+
+type Port = { name?: string; port?: number; containerPort?: number; targetPort?: number | string };
+const containerPorts = (pod: ApiObject) => ((pod.spec as { containers?: { ports?: Port[] }[] } | undefined)?.containers ?? []).flatMap((c) => c.ports ?? []);
+
+/**
+ * pods/proxy and services/proxy: an HTTP request to a pod's port, through a port-forward of the pod's
+ * agent (pod addresses are not reachable from the API server here). A service picks a Running pod
+ * its selector matches (the first by name) and its port's targetPort (a number, or a container port's name).
+ */
+async function proxyToPod(ctx: HandlerContext, transport: NodeTransport, req: ApiRequest): Promise<ApiResponse> {
+  const { namespace, resource } = req.info;
+  const { name, port } = splitProxyName(req.info.name);
+  const podsDef = ctx.registry.lookup('', 'v1', 'pods')!;
+  let pod: ApiObject;
+  let target: number | string;
+  if (resource === 'services') {
+    const svc = await ctx.storeFor(req.def).get(namespace, name);
+    const spec = (svc.spec ?? {}) as { selector?: Record<string, string>; ports?: Port[] };
+    const sp = port === '' ? spec.ports?.[0] : spec.ports?.find((p) => p.name === port || String(p.port) === port);
+    if (!sp) throw new StatusError(503, 'ServiceUnavailable', `no endpoints available for service "${name}"${port ? ` port "${port}"` : ''}`);
+    const selector = Object.entries(spec.selector ?? {});
+    if (selector.length === 0) throw new StatusError(503, 'ServiceUnavailable', `no endpoints available for service "${name}" (it has no selector)`);
+    const listed = await listObjects(ctx.storeFor(podsDef), { namespace, labelSelector: parseLabelSelector(selector.map(([k, v]) => `${k}=${v}`).join(',')), fieldSelector: [] }, ctx.tokens);
+    const ready = listed.items
+      .filter((p) => (p.status as { phase?: string } | undefined)?.phase === 'Running' && (p.spec as PodSpec | undefined)?.nodeName && !p.metadata?.deletionTimestamp)
+      .sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+    if (!ready[0]) throw new StatusError(503, 'ServiceUnavailable', `no endpoints available for service "${name}"`);
+    pod = ready[0];
+    target = sp.targetPort ?? sp.port ?? 80;
+  } else {
+    pod = await ctx.storeFor(podsDef).get(namespace, name);
+    target = port === '' ? 80 : port;
+  }
+  let num = typeof target === 'number' ? target : /^\d+$/.test(target) ? Number(target) : containerPorts(pod).find((p) => p.name === target)?.containerPort;
+  if (!num) throw badRequest(`port "${String(target)}" is not a port of pod ${pod.metadata?.name}`);
+  num = Number(num);
+  const ep = await endpointOf(ctx, (pod.spec as PodSpec | undefined)?.nodeName, pod.metadata!.name!);
+  const marker = `/${req.info.name}/proxy`;
+  const at = req.info.path.indexOf(marker);
+  const rest = at >= 0 ? req.info.path.slice(at + marker.length) : '';
+  const qs = req.query.toString();
+  const headers: Record<string, string> = {};
+  for (const k of ['accept', 'content-type']) {
+    const v = req.headers.get(k);
+    if (v) headers[k] = v;
+  }
+  let res: NodeHttpResponse;
+  try {
+    res = await transport.podRequest(ep, { namespace, name: pod.metadata!.name!, port: num }, verbMethod(req.info.verb), `${rest.startsWith('/') ? rest : `/${rest}`}${qs ? `?${qs}` : ''}`, {
+      headers,
+      body: req.body && req.body.length > 0 ? req.body : undefined,
+      signal: req.signal,
+    });
+  } catch (e) {
+    refusal(e, ep);
+  }
+  const ct = res.headers['content-type'];
+  return { status: res.status, body: undefined, raw: pipeBody(res, (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream') };
+}
+
+function verbMethod(verb: string): string {
+  return ({ get: 'GET', create: 'POST', update: 'PUT', patch: 'PATCH', delete: 'DELETE' } as Record<string, string>)[verb] ?? 'GET';
+}
+
+async function upgrade(transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
+  const webSocket = isWebSocket(req);
+  // kubectl 1.32 speaks WebSocket first and, when the handshake fails for any reason, tries
+  // again with SPDY, which is not served. So a SPDY request is checked like the WebSocket one
+  // (the agent checks the target before it looks at the subprotocols, and runs nothing) so
+  // that the error the user finally sees is the real one.
+  const offered = webSocket ? (req.headers.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean) : [];
+  // `/` is not a token character (kubectl's `SPDY/3.1+portforward.k8s.io`): the agent knows it with `-`
+  const toAgent = (p: string) => p.replaceAll('/', '-');
+  let ws;
+  try {
+    ws = await transport.websocket(ep, path, offered.map(toAgent));
+  } catch (e) {
+    if (!webSocket && e instanceof NodeRefusal && /subprotocols/.test(e.body)) {
+      throw badRequest(`${req.info.subresource} is served over WebSocket only (subprotocols v5.channel.k8s.io, v4.channel.k8s.io); SPDY upgrades are not supported`);
+    }
+    refusal(e, ep);
+  }
+  if (!webSocket) {
+    ws.close();
+    throw badRequest(`${req.info.subresource} is served over WebSocket only; SPDY upgrades are not supported`);
+  }
+  const chosen = offered.find((p) => toAgent(p) === ws.protocol) ?? ws.protocol;
+  return { status: 101, body: undefined, upgrade: relayWebSocket(ws, chosen) };
+}
+
+function readAll(res: NodeHttpResponse): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    res.body.on('data', (c: Buffer) => chunks.push(c));
+    res.body.on('end', () => resolve(Buffer.concat(chunks).toString()));
+    res.body.on('error', () => resolve(Buffer.concat(chunks).toString()));
+  });
+}
+
+/** the agent's body to the client as it comes, pausing the agent while the client's queue is long */
+function pipeBody(res: NodeHttpResponse, contentType: string): RawStream {
+  const HIGH = 1024 * 1024;
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    contentType,
+    start(sink: StreamSink) {
+      res.body.on('data', (d: Buffer) => {
+        sink.write(d);
+        if (sink.backlog() > HIGH && !timer) {
+          res.body.pause();
+          // the sink has no drain event: look again shortly
+          timer = setInterval(() => {
+            if (sink.backlog() < HIGH / 2) {
+              clearInterval(timer);
+              timer = undefined;
+              res.body.resume();
+            }
+          }, 20);
+        }
+      });
+      res.body.on('end', () => sink.end());
+      res.body.on('error', () => sink.end());
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      res.body.destroy();
+    },
+  };
+}

@@ -1,0 +1,252 @@
+// PATCH on an object path (spec 000 §4.3, §4.4, §4.9): the Content-Type
+// selects JSON Patch, JSON Merge Patch, Strategic Merge Patch or server-side
+// apply. A resourceVersion the patch sets is a precondition; otherwise the
+// patch is re-applied on the latest object when a concurrent write wins.
+
+import { parse as parseYaml } from 'yaml';
+import { serverSideApply } from '../../machinery/apply/apply.js';
+import { conflictStatusError } from '../../machinery/apply/conflict-status.js';
+import { STALE_OBJECT, StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../../core/errors.js';
+import { nowTimestamp } from '../../machinery/meta.js';
+import { PatchError, UnsupportedPatchType, applyPatch } from '../../machinery/patch/index.js';
+import { decodeError } from '../../registry/generic-store.js';
+import { apiVersionOf } from '../../registry/registry.js';
+import type { ApiRequest, ApiResponse } from '../request.js';
+import type { ApiObject } from '../../registry/types.js';
+import type { HandlerContext } from './context.js';
+import {
+  bodyText,
+  boolParam,
+  confineApplyConfig,
+  confineWrite,
+  fieldWarnings,
+  isStatusWrite,
+  mediaType,
+  parseDryRun,
+  parseFieldValidation,
+  withAdmissionWarnings,
+} from './common.js';
+import { checkFieldManager, fieldManagerOf } from './create.js';
+import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
+import { validateAgainstSchema } from '../../machinery/schema/validate.js';
+
+const PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+];
+
+export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
+  const type = mediaType(req.contentType);
+  if (!PATCH_TYPES.includes(type)) {
+    throw unsupportedMediaType(
+      `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
+    );
+  }
+  const dryRun = parseDryRun(req.query);
+  const fieldValidation = parseFieldValidation(req.query);
+  const force = boolParam(req.query, 'force');
+  if (type === 'application/apply-patch+yaml') return applyHandler(ctx, req, { dryRun, fieldValidation, force });
+  if (req.query.has('force')) {
+    throw invalid('PatchOptions', `meta.${ctx.registry.apiDomain}`, '', [
+      { field: 'force', type: 'FieldValueForbidden', message: 'Forbidden: may not be specified for non-apply patch' },
+    ]);
+  }
+  // strategic merge needs the patch strategies of built-in types; custom resources refuse it (spec 000 §4.3)
+  if (type === 'application/strategic-merge-patch+json' && req.def.customResource) {
+    throw unsupportedMediaType(
+      `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.filter((t) => !t.includes('strategic')).join(', ')}`,
+    );
+  }
+  const text = bodyText(req);
+  checkPatchShape(type, text);
+  // duplicate keys in the patch body are reported like those of a full body (spec 000 §4.8)
+  const duplicates = findDuplicateFields(text);
+  const gs = ctx.storeFor(req.def);
+  const { name, namespace } = req.info;
+  const writeOpts = {
+    dryRun,
+    fieldValidation,
+    duplicateFields: duplicates,
+    manager: fieldManagerOf(ctx, req, 'PatchOptions'),
+    user: req.user,
+    subresource: req.info.subresource || undefined,
+    requester: req.user,
+    warnings: [] as string[],
+  };
+  const ifMatch = ifMatchVersion(req.headers.get('if-match'));
+  const r = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) => gs.guaranteedUpdate(namespace, name, { ...writeOpts, warnings: sink, auditAnnotations }, (current) => {
+    const cur = current!;
+    const currentRv = cur.metadata?.resourceVersion;
+    let patched: ApiObject;
+    try {
+      patched = applyPatch(type, cur, text, req.def.schema, ctx.registry.defs) as ApiObject;
+    } catch (e) {
+      throw patchErrorToStatus(e, req);
+    }
+    if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) {
+      throw badRequest('the patch must produce an object');
+    }
+    if (patched.apiVersion !== cur.apiVersion || patched.kind !== cur.kind) {
+      throw badRequest('the patch must not change apiVersion or kind');
+    }
+    const meta = (patched.metadata ??= {});
+    if (meta.name !== name) throw badRequest(`metadata.name: Invalid value: "${String(meta.name)}": field is immutable`);
+    // only a resourceVersion the patch itself set is a precondition
+    if (meta.resourceVersion === currentRv) delete meta.resourceVersion;
+    // so is an If-Match header (spec 000 §4.3: it carries a version precondition)
+    if (ifMatch !== undefined) {
+      if (ifMatch !== currentRv) throw conflict(req.def.resource, req.def.group, name, STALE_OBJECT);
+      meta.resourceVersion ??= ifMatch;
+    }
+    return confineWrite(req, patched, cur);
+  })).then(({ result, warnings }) => ({ ...result, admissionWarnings: warnings }));
+  return { status: 200, body: r.object, warnings: [...fieldWarnings(fieldValidation, r.unknownFields, duplicates), ...r.admissionWarnings] };
+}
+
+async function applyHandler(
+  ctx: HandlerContext,
+  req: ApiRequest,
+  opts: { dryRun: boolean; fieldValidation: 'Ignore' | 'Warn' | 'Strict'; force: boolean },
+): Promise<ApiResponse> {
+  const manager = req.query.get('fieldManager');
+  if (!manager) {
+    throw invalid('PatchOptions', `meta.${ctx.registry.apiDomain}`, '', [
+      { field: 'fieldManager', type: 'FieldValueRequired', message: 'Required value: is required for apply patch' },
+    ]);
+  }
+  checkFieldManager(ctx, manager, 'PatchOptions');
+  const text = bodyText(req);
+  let config: unknown;
+  try {
+    config = parseYaml(text, { uniqueKeys: false, maxAliasCount: 100 });
+  } catch (e) {
+    throw badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw badRequest('the apply configuration must be an object');
+  }
+  const cfg = confineApplyConfig(req, config as ApiObject);
+  const apiVersion = apiVersionOf(req.def);
+  if (cfg.apiVersion !== apiVersion) {
+    throw badRequest(`the API version in the data (${String(cfg.apiVersion ?? '')}) does not match the expected API version (${apiVersion})`);
+  }
+  if (cfg.kind !== req.def.kind) {
+    throw badRequest(`the kind in the data (${String(cfg.kind ?? '')}) does not match the expected kind (${req.def.kind})`);
+  }
+  const meta = cfg.metadata;
+  if (meta?.managedFields !== undefined) throw badRequest('metadata.managedFields must be nil');
+  if (meta?.name !== undefined && meta.name !== req.info.name) {
+    throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${req.info.name})`);
+  }
+  if (req.def.scope === 'Namespaced' && meta?.namespace !== undefined && meta.namespace !== req.info.namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  const duplicates = findDuplicateFieldsYaml(text);
+  // The configuration is decoded like an object of the kind before it is
+  // merged (Kubernetes types it first): unknown fields are dropped (so the
+  // applier never owns them) and type errors are 400 before any ownership
+  // check could answer 409. Required fields are not checked here: an apply
+  // configuration is partial; the merged object is validated in full later.
+  // `null` stays: in a configuration it means "delete" (spec 000 §4.8, §4.9).
+  const decoded = validateAgainstSchema(cfg, req.def.schema, ctx.registry.defs, { prune: true, dropNulls: false });
+  const typeError = decoded.errors.find((e) => e.type === 'FieldValueTypeInvalid');
+  if (typeError) throw decodeError(req.def, typeError);
+  const configUnknown = decoded.unknownFields;
+  if (opts.fieldValidation === 'Strict' && (duplicates.length > 0 || configUnknown.length > 0)) {
+    throw badRequest(`strict decoding error: ${strictProblems(configUnknown, duplicates).join(', ')}`);
+  }
+  const gs = ctx.storeFor(req.def);
+  const { result: r, warnings: admissionWarnings } = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) => gs.guaranteedUpdate(
+    req.info.namespace,
+    req.info.name,
+    {
+      ...opts,
+      warnings: sink, auditAnnotations,
+      duplicateFields: duplicates,
+      // the status sub-resource of an absent object is 404, not a create
+      createIfAbsent: !isStatusWrite(req),
+      manager,
+      operation: 'Apply',
+      user: req.user,
+      subresource: req.info.subresource || undefined,
+      requester: req.user,
+    },
+    (current) => {
+      const currentRv = current?.metadata?.resourceVersion;
+      const result = serverSideApply({
+        live: current,
+        config: cfg,
+        manager,
+        force: opts.force,
+        apiVersion,
+        now: nowTimestamp(),
+        schema: req.def.schema,
+        defs: ctx.registry.defs,
+        subresource: req.info.subresource || undefined,
+      });
+      if (result.conflicts.length > 0) throw conflictStatusError(result.conflicts, apiVersion);
+      const out = result.object;
+      const m = (out.metadata ??= {});
+      m.name = req.info.name;
+      if (req.def.scope === 'Namespaced') m.namespace = req.info.namespace;
+      // a resourceVersion in the configuration is a precondition (spec 000 §4.3)
+      if (current && m.resourceVersion === currentRv && cfg.metadata?.resourceVersion === undefined) delete m.resourceVersion;
+      if (!current && cfg.metadata?.resourceVersion) {
+        throw conflict(req.def.resource, req.def.group, req.info.name, 'the object does not exist; it may have been deleted');
+      }
+      if (!current) delete m.resourceVersion;
+      return confineWrite(req, out, current);
+    },
+  ));
+  const unknown = [...new Set([...configUnknown, ...r.unknownFields])];
+  return {
+    status: r.created ? 201 : 200,
+    body: r.object,
+    warnings: [...fieldWarnings(opts.fieldValidation, unknown, duplicates), ...admissionWarnings],
+  };
+}
+
+/**
+ * A body that cannot be a patch of an object at all is a bad request (400):
+ * JSON Patch must be a list of operations, merge and strategic merge patches
+ * must be JSON objects. Problems inside a well-formed patch are 422/409.
+ */
+function checkPatchShape(type: string, text: string): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`the patch body could not be decoded as JSON: ${(e as Error).message}`);
+  }
+  if (type === 'application/json-patch+json') {
+    if (!Array.isArray(value)) throw badRequest('the JSON Patch body must be a list of operations');
+  } else if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw badRequest('the patch body must be a JSON object');
+  }
+}
+
+/** the resourceVersion an If-Match header names (`"42"`, `W/"42"` or `42`); `*` is no precondition */
+function ifMatchVersion(header: string | null | undefined): string | undefined {
+  if (header === null || header === undefined) return undefined;
+  const v = header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  return v === '' || v === '*' ? undefined : v;
+}
+
+function strictProblems(unknown: string[], duplicates: string[]): string[] {
+  return [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
+}
+
+function patchErrorToStatus(e: unknown, req: ApiRequest): Error {
+  if (e instanceof StatusError) return e;
+  if (e instanceof UnsupportedPatchType) {
+    return unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.filter((t) => !t.includes('strategic')).join(', ')}`);
+  }
+  if (e instanceof PatchError) {
+    // a failed JSON Patch `test` is 422 Invalid, as kube-apiserver answers it (issue #11)
+    if (e.reason === 'Malformed') return badRequest(`the patch body could not be decoded: ${e.message}`);
+    return new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: ${e.message}`);
+  }
+  return badRequest(`the patch could not be applied: ${(e as Error)?.message ?? String(e)}`);
+}

@@ -1,0 +1,62 @@
+import { badRequest, conflict } from '../../core/errors.js';
+import type { ApiRequest, ApiResponse } from '../request.js';
+import type { HandlerContext } from './context.js';
+import {
+  checkNamespace,
+  confineWrite,
+  decodeObjectBody,
+  fieldWarnings,
+  isStatusWrite,
+  parseDryRun,
+  parseFieldValidation,
+  withAdmissionWarnings,
+} from './common.js';
+import { fieldManagerOf } from './create.js';
+
+/**
+ * PUT on an object path (spec 000 §4.1, §4.4): the full object; a stale
+ * resourceVersion is 409; an absent object is created.
+ */
+export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
+  const dryRun = parseDryRun(req.query);
+  const fieldValidation = parseFieldValidation(req.query);
+  const { obj, duplicates } = decodeObjectBody(req);
+  checkNamespace(req, obj);
+  const bodyName = obj.metadata?.name;
+  if (bodyName !== undefined && bodyName !== req.info.name) {
+    throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${req.info.name})`);
+  }
+  obj.metadata = { ...(obj.metadata ?? {}), name: req.info.name };
+  const gs = ctx.storeFor(req.def);
+  const manager = fieldManagerOf(ctx, req, 'UpdateOptions');
+  const { result: r, warnings } = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) => gs.guaranteedUpdate(
+    req.info.namespace,
+    req.info.name,
+    {
+      dryRun,
+      fieldValidation,
+      duplicateFields: duplicates,
+      // the status sub-resource of an absent object is 404, not a create
+      createIfAbsent: !isStatusWrite(req),
+      manager,
+      user: req.user,
+      subresource: req.info.subresource || undefined,
+      requester: req.user,
+      warnings: sink, auditAnnotations,
+      // the object was decoded from this request's body: the watch cache may share it
+      shareWritten: true,
+    },
+    (current) => {
+      // a resourceVersion is a precondition: an absent object does not meet it (spec 000 §4.4)
+      if (!current && obj.metadata?.resourceVersion) {
+        throw conflict(req.def.resource, req.def.group, req.info.name, 'the object does not exist; it may have been deleted');
+      }
+      return confineWrite(req, obj, current);
+    },
+  ));
+  return {
+    status: r.created ? 201 : 200,
+    body: r.object,
+    warnings: [...fieldWarnings(fieldValidation, r.unknownFields, duplicates), ...warnings],
+  };
+}
