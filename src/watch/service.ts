@@ -8,10 +8,8 @@
 // after, per cache, through a per-namespace index of watchers, and every
 // watcher that sees an event in the same representation gets the same bytes.
 
-import { type Status, StatusError, badRequest, gone, notAcceptable, serviceUnavailable } from '../core/errors.js';
+import { type Status, StatusError, badRequest, gone, serviceUnavailable } from '../core/errors.js';
 import { servedObject, storagePrefix } from '../registry/generic-store.js';
-import type { GenericStore } from '../registry/generic-store.js';
-import { apiVersionOf } from '../registry/registry.js';
 import type { StreamSink } from '../core/stream.js';
 import { compileFieldSelector } from '../machinery/selectors/fields.js';
 import { SelectorParseError, matchesLabels } from '../machinery/selectors/labels.js';
