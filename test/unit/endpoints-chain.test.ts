@@ -43,7 +43,7 @@ beforeAll(async () => {
     ctx,
     apiDomain: 'orch.io',
     authn: {
-      authenticate: (r) => (r.headers.get('authorization') === 'Bearer bad' ? { error: 'Unauthorized' } : { user: { username: 'alice', groups: ['system:authenticated'] } }),
+      authenticate: async (r) => (r.headers.get('authorization') === 'Bearer bad' ? { error: 'Unauthorized' } : { user: { username: 'alice', groups: ['system:authenticated'] } }),
     },
     authz: { authorize: async () => (allow ? { decision: 'allow' } : { decision: 'deny', reason: 'no' }) },
     health: { serve: async (path) => (path === '/healthz' ? { status: 200, body: 'ok' } : undefined) },
