@@ -1,6 +1,6 @@
 // Import boundaries of src/ (docs/architecture.md "Folders and what they own"),
 // checked by `npm test` (`npm run lint:deps`). Data flows one way — gateway →
-// auth/watch → api (verb handlers) → registry → machinery, store → raft, with
+// endpoints (filter chain, verb handlers) → auth/watch → registry → machinery, store → raft, with
 // core below everything — and lower layers never import upper ones.
 // Violations that predate the check are recorded in
 // .dependency-cruiser-known-violations.json (regenerate with
@@ -28,12 +28,17 @@ module.exports = {
     onlyDownward('core-imports-nothing', 'core', [], 'src/core/ holds contracts every layer may import'),
     onlyDownward('machinery-imports-core-only', 'machinery', [], 'schema, patch, apply, selectors, protobuf: pure machinery that knows no registry (what it needs of a kind it declares structurally)'),
     onlyDownward('registry-imports-below', 'registry', ['machinery', 'store'], 'the registry sits on the machinery and the store; what it needs from above is injected'),
-    onlyDownward('api-imports-below', 'api', ['registry', 'machinery', 'store'], 'the verb handlers serve requests through the registry'),
-    onlyDownward('watch-imports-below', 'watch', ['api', 'registry', 'machinery', 'store'], 'watch caches sit on the registry and the store'),
-    onlyDownward('auth-imports-below', 'auth', ['api', 'registry', 'machinery'], 'authenticators, authorizers and the review kinds use the registry (objects, errors) and the handlers\' body decoding'),
-    onlyDownward('controllers-import-below', 'controllers', ['api', 'registry', 'machinery', 'store', 'auth'], 'controllers act through the registry'),
+    onlyDownward(
+      'endpoints-imports-below',
+      'endpoints',
+      ['registry', 'machinery', 'store', 'watch', 'auth', 'audit'],
+      'the filter chain and the verb handlers serve requests through the registry and open watches on the cacher; transport-free (the gateway imports them)',
+    ),
+    onlyDownward('watch-imports-below', 'watch', ['registry', 'machinery', 'store'], 'watch caches sit on the registry and the store (the watch endpoint is in src/endpoints/)'),
+    onlyDownward('auth-imports-below', 'auth', ['endpoints', 'registry', 'machinery'], 'authenticators, authorizers and the review kinds use the registry (objects, errors) and the handlers\' body decoding (to go: issue #9 item 1 capability interfaces)'),
+    onlyDownward('controllers-import-below', 'controllers', ['registry', 'machinery', 'store', 'auth'], 'controllers act through the registry'),
     onlyDownward('audit-imports-auth', 'audit', ['auth'], 'the audit recorder knows identities and the webhook client of authentication'),
-    onlyDownward('gateway-imports-below', 'gateway', ['auth', 'audit', 'api', 'registry', 'machinery', 'watch'], 'the gateway dispatches to the layers below and records them for audit'),
+    onlyDownward('gateway-imports-below', 'gateway', ['endpoints', 'auth', 'audit', 'registry', 'machinery', 'watch'], 'the transport (TLS front, uWS, streams, health) hands requests to the endpoint chain'),
     onlyDownward(
       'nodeagent-is-separate',
       'nodeagent',

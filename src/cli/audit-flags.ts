@@ -2,7 +2,7 @@
 // defaulted as kube-apiserver's.
 
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { parseGoDuration } from '../gateway/timeouts.js';
+import { parseGoDuration } from '../core/duration.js';
 import type { AuditOptions } from '../server/audit-setup.js';
 
 function nonNegative(v: string): number {

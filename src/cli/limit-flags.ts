@@ -2,7 +2,7 @@
 // and defaulted as kube-apiserver's.
 
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { parseGoDuration } from '../gateway/timeouts.js';
+import { parseGoDuration } from '../core/duration.js';
 import type { RequestLimitOptions } from '../server/request-limits.js';
 
 function nonNegative(v: string): number {

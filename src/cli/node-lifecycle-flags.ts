@@ -3,7 +3,7 @@
 // kube-apiserver's).
 
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { parseGoDuration } from '../gateway/timeouts.js';
+import { parseGoDuration } from '../core/duration.js';
 import type { NodeLifecycleSettings } from '../server/node-lifecycle-setup.js';
 import type { DefaultTolerationOptions } from '../registry/default-tolerations.js';
 

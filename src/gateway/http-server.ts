@@ -5,50 +5,16 @@
 import uws from 'uWebSockets.js';
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
-import type { StreamSink, UpgradeSession, WebSocketPeer } from '../api/request.js';
+import type { StreamSink } from '../core/stream.js';
+import type { UpgradeSession, WebSocketPeer } from '../endpoints/request.js';
 import { decodeHeaderName } from './request-head-coalescer.js';
 import { type Clock, systemClock } from '../core/clock.js';
 
 const gzip = promisify(gzipCb);
 
-export interface IncomingRequest {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  /** lower-case header names; repeated headers joined with ", " */
-  headers: Map<string, string>;
-  /** the PROXY-protocol source address the TLS terminator stamped on this connection ('' when none) */
-  proxiedAddress: string;
-  body: Uint8Array;
-  signal: AbortSignal;
-}
-
-export interface PlainResponse {
-  stream?: false;
-  status: number;
-  headers: [string, string][];
-  body: Uint8Array | string;
-  /** compress when the client accepts gzip and the body is large */
-  compressible?: boolean;
-}
-
-export interface StreamingResponse {
-  stream: true;
-  status: number;
-  headers: [string, string][];
-  start(sink: StreamSink): void;
-  stop(): void;
-}
-
-/** the request becomes a WebSocket speaking `session.protocol` (only for requests that asked for one) */
-export interface UpgradeResponse {
-  stream?: false;
-  upgrade: UpgradeSession;
-  status: 101;
-  headers: [string, string][];
-}
-
-export type OutgoingResponse = PlainResponse | StreamingResponse | UpgradeResponse;
+// the transport speaks the endpoint layer's neutral request and response (src/endpoints/http.ts)
+export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/http.js';
+import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse } from '../endpoints/http.js';
 
 /** WebSocket messages larger than this close the connection (kube's streams send 32 KiB frames) */
 const MAX_WS_MESSAGE_BYTES = 16 * 1024 * 1024;

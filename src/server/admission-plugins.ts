@@ -7,6 +7,7 @@
 // docs/authorization.md) and DefaultTolerationSeconds (on in kube too).
 
 import type { WriteHooks } from '../registry/generic-store.js';
+import { sequenceHooks } from '../registry/write-hooks.js';
 import { NODE_RESTRICTION, nodeRestrictionHooks } from '../auth/authz/node/restriction.js';
 import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultTolerationHooks } from '../registry/default-tolerations.js';
 
@@ -37,15 +38,7 @@ export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
   return [...names];
 }
 
-/** `base` followed by every enabled plugin, as one WriteHooks */
+/** `base` followed by every enabled plugin, as one WriteHooks (run by the registry's write path) */
 export function admissionHooks(base: WriteHooks, o: AdmissionPluginOptions, apiDomain: string): Required<Pick<WriteHooks, 'beforeWrite' | 'beforeDelete'>> {
-  const all = [{ ...base }, ...enabledAdmissionPlugins(o).map((n) => PLUGINS[n]!(apiDomain, o))];
-  return {
-    beforeWrite(def, obj, old, opts) {
-      for (const h of all) h.beforeWrite?.(def, obj, old, opts);
-    },
-    beforeDelete(def, obj, opts) {
-      for (const h of all) h.beforeDelete?.(def, obj, opts);
-    },
-  };
+  return sequenceHooks([{ ...base }, ...enabledAdmissionPlugins(o).map((n) => PLUGINS[n]!(apiDomain, o))]);
 }

@@ -20,7 +20,7 @@ import { authenticateClientCertificate } from '../auth/authn/x509.js';
 import { accessReviewDefinitions } from '../auth/kinds/access-reviews.js';
 import { selfSubjectReviewDefinition, tokenReviewDefinitions } from '../auth/kinds/reviews.js';
 import { withTokenRequest } from '../auth/kinds/tokenrequest.js';
-import type { NonResourceDoc } from '../gateway/router.js';
+import type { NonResourceDoc } from '../endpoints/chain.js';
 import { readFileSync } from 'node:fs';
 import { RequestHeaderAuthenticator } from '../auth/authn/requestheader.js';
 import { BootstrapTokenAuthenticator } from '../auth/authn/bootstrap-token.js';

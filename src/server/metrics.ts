@@ -3,7 +3,7 @@
 // deprecation rules of spec 000 §9.2 (Rule 11) apply to them.
 
 import client from 'prom-client';
-import type { RequestInfo } from '../api/request.js';
+import type { RequestInfo } from '../endpoints/request.js';
 
 export class ServerMetrics {
   readonly registry = new client.Registry();

@@ -11,7 +11,7 @@ import { request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
-import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport, type NodeWebSocket } from '../api/handlers/node-transport.js';
+import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport, type NodeWebSocket } from '../endpoints/handlers/node-transport.js';
 import type { CertificateAndKey } from './pki.js';
 
 export const KUBELET_CLIENT_COMMON_NAME = 'orch-apiserver-kubelet-client';

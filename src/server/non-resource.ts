@@ -6,7 +6,7 @@ import * as discovery from '../registry/discovery.js';
 import type { Registry } from '../registry/registry.js';
 import { OpenAPIDocuments } from '../registry/openapi.js';
 import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, encodeOpenAPIV2 } from '../machinery/schema/openapi-proto.js';
-import type { NonResourceDoc, NonResourceHandler } from '../gateway/router.js';
+import type { NonResourceDoc, NonResourceHandler } from '../endpoints/chain.js';
 import type { ServerMetrics } from './metrics.js';
 import { ORCH_VERSION, versionInfo } from './version.js';
 

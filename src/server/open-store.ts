@@ -4,7 +4,7 @@
 // (/raftz) and its metrics.
 
 import { join } from 'node:path';
-import type { NonResourceHandler } from '../gateway/router.js';
+import type { NonResourceHandler } from '../endpoints/chain.js';
 import { RaftMetrics } from '../raft/metrics.js';
 import { peerAddress } from '../raft/transport.js';
 import { LocalStore } from '../store/local-store.js';

@@ -4,10 +4,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SchemaAdmission } from '../registry/admission.js';
-import { StatusError, forbidden } from '../core/errors.js';
-import { GenericStore, decodeObject, storageKey } from '../registry/generic-store.js';
-import { withBuiltinHandlers } from '../api/handlers/builtin-kinds.js';
-import type { HandlerContext } from '../api/handlers/context.js';
+import { StatusError } from '../core/errors.js';
+import { GenericStore } from '../registry/generic-store.js';
+import { withBuiltinHandlers } from '../endpoints/handlers/builtin-kinds.js';
+import type { HandlerContext } from '../endpoints/handlers/context.js';
 import { builtinDefinitions, sharedDefinitions } from '../registry/kinds/index.js';
 import { ContinueTokens } from '../registry/list.js';
 import { Registry } from '../registry/registry.js';
@@ -31,20 +31,21 @@ import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
-import { MAX_BODY_BYTES, createRouter, tooLargeResponse } from '../gateway/router.js';
+import { MAX_BODY_BYTES, createChain, tooLargeResponse } from '../endpoints/chain.js';
 import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
 import { type TlsWorkerPool, startTlsWorkers } from '../gateway/tls-workers.js';
 import type { RevisionedStore } from '../store/types.js';
 import { listMostRecentFromCache } from '../watch/consistent-read.js';
 import { WatchService } from '../watch/service.js';
-import { managedFieldsHooks } from './managed-fields.js';
+import { managedFieldsHooks } from '../registry/managed-fields.js';
+import { NamespaceLifecycle } from '../registry/namespace-lifecycle.js';
 import { ServerMetrics } from './metrics.js';
 import { CONTINUE_TOKEN_SECRET_KEY, sharedSecret } from './shared-secret.js';
 import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { nonResourceHandler } from './non-resource.js';
 import { type AuthenticationOptions, buildAuthentication } from './authentication-setup.js';
 import { ensurePki, issueClientCertificate } from './pki.js';
-import { NODE_STREAM_WEBSOCKET_PATHS } from '../api/handlers/node-streams.js';
+import { NODE_STREAM_WEBSOCKET_PATHS } from '../endpoints/handlers/node-streams.js';
 import { createNodeTransport, KUBELET_CLIENT_COMMON_NAME, KUBELET_CLIENT_ORGANIZATION } from './node-transport.js';
 import { checkApiDomain } from './api-domain-check.js';
 import { retryWhileUnavailable } from './startup-retry.js';
@@ -182,31 +183,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const nsDef = registry.lookup('', 'v1', 'namespaces')!;
   const rbacGroup = `rbac.authorization.${opts.apiDomain}`;
   let escalation: EscalationGuard | undefined;
-  // every namespaced write asks: the namespace is decoded once per revision of it, not per write
-  const namespaceStates = new Map<string, { modRevision: number; state: 'Active' | 'Terminating' }>();
-  const namespaceState = (ns: string): 'Active' | 'Terminating' | undefined => {
-    const kv = store.range({ key: storageKey(nsDef, '', ns) }).kvs[0];
-    if (!kv) {
-      namespaceStates.delete(ns);
-      return undefined;
-    }
-    const known = namespaceStates.get(ns);
-    if (known?.modRevision === kv.modRevision) return known.state;
-    const state = decodeObject(kv).metadata?.deletionTimestamp ? 'Terminating' : 'Active';
-    namespaceStates.set(ns, { modRevision: kv.modRevision, state });
-    return state;
-  };
-  const hooks = {
-    ...managedFieldsHooks(defs),
-    beforeDelete(def: ResourceDefinition, obj: ApiObject) {
-      if (def === nsDef && BUILTIN_NAMESPACES.includes(obj.metadata?.name ?? '')) {
-        throw forbidden(`namespaces "${obj.metadata?.name}" is forbidden: this namespace may not be deleted`, {
-          name: obj.metadata?.name,
-          kind: 'namespaces',
-        });
-      }
-    },
-  };
+  // namespace lifecycle and managedFields run in the registry's write path (src/registry/)
+  const namespaces = new NamespaceLifecycle(store, nsDef, BUILTIN_NAMESPACES);
+  const namespaceState = namespaces.state;
+  const hooks = { ...managedFieldsHooks(defs), ...namespaces.hooks() };
   Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
   // webhooks and ValidatingAdmissionPolicies (src/registry/admission/, docs/admission.md); every member
   // follows the configuration objects through its applied feed
@@ -379,7 +359,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock: systemClock,
   });
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
-  const router = createRouter({
+  const router = createChain({
     ctx,
     apiDomain: opts.apiDomain,
     authn,

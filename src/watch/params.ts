@@ -1,11 +1,9 @@
-// The query of a watch request (spec 000 §4.2) and the §4.6 watch table,
-// validated the way Kubernetes validates watch ListOptions: invalid
-// combinations are 400 (spec 000 §7).
+// What a watch asks for (spec 000 §4.2) and where it starts (the §4.6 watch
+// table). The query is parsed and validated by the endpoint layer
+// (src/endpoints/list-params.ts, one parser for list, watch and deletecollection).
 
-import { badRequest } from '../core/errors.js';
-import { parseResourceVersion } from '../machinery/meta.js';
-import { type FieldSelector, parseFieldSelector } from '../machinery/selectors/fields.js';
-import { type LabelSelector, SelectorParseError, parseLabelSelector } from '../machinery/selectors/labels.js';
+import type { FieldSelector } from '../machinery/selectors/fields.js';
+import type { LabelSelector } from '../machinery/selectors/labels.js';
 
 export interface WatchParams {
   labelSelector: LabelSelector;
@@ -32,62 +30,6 @@ export interface StartPlan {
   initialEventsEndBookmark: boolean;
   /** replay the history after this revision (no initial events) */
   after?: number;
-}
-
-function boolParam(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  return v === 'true' || v === '1' || (v === '' && q.has(name));
-}
-
-function intParam(q: URLSearchParams, name: string): number | undefined {
-  const v = q.get(name);
-  if (v === null || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
-  return Number(v);
-}
-
-export function parseWatchParams(q: URLSearchParams): WatchParams {
-  let labelSelector: LabelSelector;
-  let fieldSelector: FieldSelector;
-  try {
-    labelSelector = parseLabelSelector(q.get('labelSelector') ?? '');
-    fieldSelector = parseFieldSelector(q.get('fieldSelector') ?? '');
-  } catch (e) {
-    if (e instanceof SelectorParseError) throw badRequest(e.message);
-    throw e;
-  }
-  const raw = q.get('resourceVersion') ?? undefined;
-  const resourceVersion = parseResourceVersion(raw);
-  const match = q.get('resourceVersionMatch') ?? '';
-  const sendInitialEvents = q.has('sendInitialEvents') ? boolParam(q, 'sendInitialEvents') : undefined;
-  const timeoutSeconds = intParam(q, 'timeoutSeconds');
-  if (timeoutSeconds !== undefined && timeoutSeconds < 0) {
-    throw badRequest(`timeoutSeconds: Invalid value: ${timeoutSeconds}: must be greater than or equal to 0`);
-  }
-  if (q.get('continue')) {
-    throw badRequest('continue: Forbidden: continue is forbidden for watch');
-  }
-  // spec 000 §4.2/§4.5: resourceVersionMatch on a watch only with sendInitialEvents, and then only NotOlderThan
-  if (sendInitialEvents !== undefined && match !== 'NotOlderThan') {
-    throw badRequest('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
-  }
-  if (match !== '') {
-    if (sendInitialEvents === undefined) {
-      throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
-    }
-    if (match !== 'NotOlderThan') {
-      throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "NotOlderThan"`);
-    }
-  }
-  return {
-    labelSelector,
-    fieldSelector,
-    resourceVersion,
-    rawResourceVersion: raw === '' ? undefined : raw,
-    sendInitialEvents,
-    allowWatchBookmarks: boolParam(q, 'allowWatchBookmarks'),
-    timeoutSeconds: timeoutSeconds === 0 ? undefined : timeoutSeconds,
-  };
 }
 
 /**

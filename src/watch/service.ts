@@ -1,27 +1,26 @@
-// The watch service: serves `GET <collection>?watch=1` (spec 000 §4.5, §4.6
-// watch table) from per-type watch caches fed by the store's applied writes.
+// The watch service: the cacher below the registry. It opens the watches the
+// endpoint layer validated (`GET <collection>?watch=1`, spec 000 §4.5, §4.6
+// watch table; src/endpoints/handlers/watch.ts) from per-type watch caches fed
+// by the store's applied writes.
 //
 // Fan-out (docs/watch.md): applying a write only updates the cache (decode,
 // state, window); delivery to watchers runs in a batched dispatch pass right
 // after, per cache, through a per-namespace index of watchers, and every
 // watcher that sees an event in the same representation gets the same bytes.
 
-import { type Status, StatusError, badRequest, gone, notAcceptable, serviceUnavailable } from '../core/errors.js';
+import { type Status, StatusError, badRequest, gone, serviceUnavailable } from '../core/errors.js';
 import { servedObject, storagePrefix } from '../registry/generic-store.js';
-import type { GenericStore } from '../registry/generic-store.js';
-import { apiVersionOf } from '../registry/registry.js';
-import type { ApiRequest, StreamResponse, StreamSink } from '../api/request.js';
+import type { StreamSink } from '../core/stream.js';
 import { compileFieldSelector } from '../machinery/selectors/fields.js';
 import { SelectorParseError, matchesLabels } from '../machinery/selectors/labels.js';
 import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import type { AppliedWrite, RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
 import { type CacheEvent, WatchCache, typePrefixOf } from './cache.js';
-import { CborWatchEncoder, INITIAL_EVENTS_END, JsonWatchEncoder, TableWatchEncoder, type WatchEncoder } from './encode.js';
-import { type StartPlan, type WatchParams, parseWatchParams, startPlan } from './params.js';
 import { WatchBacklogBudget } from './backlog-budget.js';
+import { INITIAL_EVENTS_END, type WatchEncoder } from './encode.js';
+import { type StartPlan, type WatchParams, startPlan } from './params.js';
 import { type EndReason, type ObjectFilter, type PassMemo, Watcher } from './watcher.js';
-import { ProtobufWatchEncoder } from './protobuf-encode.js';
 import { HistoryWindow } from './window.js';
 
 export interface WatchServiceOptions {
@@ -50,6 +49,24 @@ export interface WatchServiceOptions {
    * requests, responses and TLS work run between slices. Default 2048: smaller slices break the batching of writes between uWS and the TLS front under load (docs/watch.md).
    */
   fanoutSlice?: number;
+}
+
+/** A watch the endpoint layer validated: what to watch, how to encode it, when the client is gone. */
+export interface WatchOpenOptions {
+  def: ResourceDefinition;
+  /** the request's namespace ('' = all; ignored for cluster-scoped kinds) */
+  namespace: string;
+  params: WatchParams;
+  encoder: WatchEncoder;
+  signal: AbortSignal;
+}
+
+/** The stream of an opened watch; `start` begins producing, `stop` ends it (client gone, server closing). */
+export interface WatchStream {
+  status: number;
+  contentType: string;
+  start(sink: StreamSink): void;
+  stop(): void;
 }
 
 export interface WatchServiceStats {
@@ -125,7 +142,7 @@ export class WatchService {
   /** recent raw writes, so a cache created later can backfill its window */
   private readonly ring: HistoryWindow<RingEntry>;
   /** every open watch (starting or live) -> its cache */
-  private readonly open = new Map<Watcher, WatchCache<Watcher>>();
+  private readonly openWatchers = new Map<Watcher, WatchCache<Watcher>>();
   private readonly waiters = new Set<RevisionWaiter>();
   private readonly unsubscribe: () => void;
   private readonly ticker: NodeJS.Timeout;
@@ -289,35 +306,29 @@ export class WatchService {
   // ---- serving ------------------------------------------------------------
 
   /**
-   * Validates the request and returns the stream; errors that can be known
-   * before streaming are thrown as StatusError (a normal error response).
+   * Opens a watch the endpoint layer validated (src/endpoints/handlers/watch.ts
+   * parses the query and picks the encoder); errors that can be known before
+   * streaming are thrown as StatusError (a normal error response).
    */
-  serve(req: ApiRequest, gs: GenericStore): StreamResponse {
+  open(o: WatchOpenOptions): WatchStream {
     if (this.closed) throw serviceUnavailable('the server is shutting down');
-    const def = gs.def;
-    if (req.accept.format === 'yaml') {
-      // Kubernetes has no YAML watch stream (spec 000 §4.3)
-      throw notAcceptable('only the following media types are accepted: application/json, application/json;stream=watch');
-    }
-    const params = parseWatchParams(req.query);
+    const { def, params, encoder, signal } = o;
     const filter = buildFilter(def, params);
-    const encoder = this.encoderFor(req, def);
     const plan = startPlan(params);
-    const namespace = def.scope === 'Namespaced' ? req.info.namespace : '';
+    const namespace = def.scope === 'Namespaced' ? o.namespace : '';
     const cache = this.cacheFor(def);
     // setTimeout fires at once beyond 2^31-1 ms, so very long timeouts are clamped (~24.8 days)
     const timeoutMs = Math.min(2 ** 31 - 1, params.timeoutSeconds !== undefined ? params.timeoutSeconds * 1000 : this.defaultTimeoutMs());
     let watcher: Watcher | undefined;
     // the gateway calls stop(); the request's abort signal is honoured as well
-    let stopped = req.signal.aborted;
+    let stopped = signal.aborted;
     const onAbort = (): void => {
       stopped = true;
       watcher?.stop();
     };
-    req.signal.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', onAbort, { once: true });
 
     return {
-      stream: true,
       status: 200,
       contentType: encoder.contentType,
       start: (sink: StreamSink) => {
@@ -343,7 +354,7 @@ export class WatchService {
           },
         });
         watcher = w;
-        this.open.set(w, cache);
+        this.openWatchers.set(w, cache);
         // timeoutSeconds: end the stream cleanly (spec 000 §4.2)
         timer = setTimeout(() => w.end('timeout'), timeoutMs);
         timer.unref();
@@ -377,22 +388,6 @@ export class WatchService {
       }
       return v;
     };
-  }
-
-  private encoderFor(req: ApiRequest, def: ResourceDefinition): WatchEncoder {
-    const apiVersion = apiVersionOf(def);
-    if (req.accept.table) {
-      const inc = req.query.get('includeObject') ?? 'Metadata';
-      if (inc !== 'None' && inc !== 'Metadata' && inc !== 'Object') {
-        throw badRequest(`includeObject: Unsupported value: "${inc}": supported values: "None", "Metadata", "Object"`);
-      }
-      return new TableWatchEncoder(def, apiVersion, req.accept.table, inc);
-    }
-    if (req.accept.format === 'cbor') return new CborWatchEncoder(apiVersion, def.kind);
-    if (req.accept.format === 'protobuf' && req.protobuf) {
-      return new ProtobufWatchEncoder(req.protobuf, apiVersion, def.kind, req.accept.mediaType ?? 'application/vnd.orch.protobuf');
-    }
-    return new JsonWatchEncoder(apiVersion, def.kind);
   }
 
   /** waits as the plan requires, then registers the watcher (synchronously, so no event is missed or doubled) */
@@ -446,8 +441,8 @@ export class WatchService {
 
   private onWatcherEnd(w: Watcher, why: EndReason, timer: NodeJS.Timeout | undefined): void {
     if (timer) clearTimeout(timer);
-    const cache = this.open.get(w);
-    this.open.delete(w);
+    const cache = this.openWatchers.get(w);
+    this.openWatchers.delete(w);
     if (cache) {
       cache.removeWatcher(w);
       cache.lastUsed = Date.now();
@@ -461,7 +456,7 @@ export class WatchService {
     const now = this.now();
     const wall = Date.now();
     this.ring.prune(now);
-    const inUse = new Set(this.open.values());
+    const inUse = new Set(this.openWatchers.values());
     for (const [prefix, cache] of this.caches) {
       cache.window.prune(now);
       // an unwatched cache costs memory and decode work on every write; the
@@ -470,7 +465,7 @@ export class WatchService {
     }
     // bookmarks mark "everything up to this revision was sent" (spec 000 §4.5): only dispatched revisions qualify
     const delivered = this.dispatchScheduled ? this.dispatchedRevision : this.revision;
-    for (const w of this.open.keys()) {
+    for (const w of this.openWatchers.keys()) {
       if (!w.allowBookmarks || !w.isLive || w.nextBookmarkAt > wall) continue;
       w.nextBookmarkAt = this.nextBookmarkTime();
       w.bookmark(Math.max(w.sentRevision, delivered));
@@ -484,7 +479,7 @@ export class WatchService {
    * informers through their re-list path. Returns how many watches it ended.
    */
   expireWatchers(message = 'the watch cache was reset; re-list and watch again'): number {
-    const all = [...this.open.keys()];
+    const all = [...this.openWatchers.keys()];
     for (const w of all) w.fail(gone(message).toStatus());
     return all.length;
   }
@@ -496,7 +491,7 @@ export class WatchService {
     clearInterval(this.ticker);
     this.unsubscribe();
     for (const waiter of [...this.waiters]) waiter.resolve(false);
-    for (const w of [...this.open.keys()]) w.end('closed');
+    for (const w of [...this.openWatchers.keys()]) w.end('closed');
   }
 
   stats(): WatchServiceStats {
@@ -507,9 +502,9 @@ export class WatchService {
       cachedObjects += c.size;
     }
     let eventsSent = this.eventsSentByEnded;
-    for (const w of this.open.keys()) eventsSent += w.eventsSent;
+    for (const w of this.openWatchers.keys()) eventsSent += w.eventsSent;
     return {
-      watchers: this.open.size,
+      watchers: this.openWatchers.size,
       caches: this.caches.size,
       windowEvents,
       cachedObjects,

@@ -3,7 +3,7 @@
 // shared encodings, and ends itself when the client falls too far behind.
 
 import type { Status } from '../core/errors.js';
-import type { StreamSink } from '../api/request.js';
+import type { StreamSink } from '../core/stream.js';
 import type { ApiObject } from '../registry/types.js';
 import { type CacheEvent, type CachedObject, deletedObject } from './cache.js';
 import type { WatchEncoder } from './encode.js';

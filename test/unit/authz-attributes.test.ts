@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { authorizationAttributes } from '../../src/gateway/authz-attributes.js';
-import { parseRequestInfo } from '../../src/gateway/request-info.js';
+import { authorizationAttributes } from '../../src/endpoints/filters/authz-attributes.js';
+import { parseRequestInfo } from '../../src/endpoints/request-info.js';
 
 const user = { username: 'u', groups: ['system:authenticated'] };
 function attrs(method: string, url: string) {

@@ -1,7 +1,7 @@
 // Request deadlines (src/gateway/timeouts.ts, issue #15).
 import { describe, expect, it } from 'vitest';
 import { isLongRunning, parseGoDuration, requestTimeoutMs, watchTimeoutMs } from '../../src/gateway/timeouts.js';
-import type { RequestInfo } from '../../src/api/request.js';
+import type { RequestInfo } from '../../src/endpoints/request.js';
 
 const info = (verb: string, subresource = ''): RequestInfo => ({ isResourceRequest: true, path: '/', verb, group: '', version: 'v1', namespace: 'd', resource: 'pods', subresource, name: 'p' });
 

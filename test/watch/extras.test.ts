@@ -3,9 +3,10 @@
 
 import { decodeMultiple } from 'cbor-x';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiRequest } from '../../src/api/request.js';
+import type { ApiRequest } from '../../src/endpoints/request.js';
 import type { LocalStore } from '../../src/store/local-store.js';
 import { listMostRecentFromCache } from '../../src/watch/consistent-read.js';
+import { openWatch } from '../../src/endpoints/handlers/watch.js';
 import { WatchService, type WatchServiceOptions } from '../../src/watch/service.js';
 import { RecordingSink, cleanupDirs, configMaps, del, genericStore, openStore, put, request, sleep, until, widgets } from './helpers.js';
 
@@ -29,7 +30,7 @@ afterEach(async () => {
 describe('watch extras', () => {
   it('CBOR watches stream a CBOR sequence of events', async () => {
     const { store, svc } = await setup();
-    const resp = svc.serve(request(configMaps, { resourceVersion: '0' }, { accept: { format: 'cbor' } }), genericStore(configMaps, store));
+    const resp = openWatch(svc, request(configMaps, { resourceVersion: '0' }, { accept: { format: 'cbor' } }));
     expect(resp.contentType).toBe('application/cbor-seq');
     const sink = new RecordingSink();
     resp.start(sink);
@@ -45,7 +46,7 @@ describe('watch extras', () => {
     const ac = new AbortController();
     const req: ApiRequest = { ...request(configMaps, { resourceVersion: '1000' }), signal: ac.signal };
     const sink = new RecordingSink();
-    svc.serve(req, genericStore(configMaps, store)).start(sink);
+    openWatch(svc, req).start(sink);
     expect(svc.stats().watchers).toBe(1);
     ac.abort();
     expect(svc.stats().watchers).toBe(0);
@@ -61,7 +62,7 @@ describe('watch extras', () => {
     const m = await put(store, configMaps, 'a', 'y');
     await put(store, configMaps, 'a', 'z');
     const sink = new RecordingSink();
-    svc.serve(request(configMaps, { resourceVersion: String(m) }), genericStore(configMaps, store)).start(sink);
+    openWatch(svc, request(configMaps, { resourceVersion: String(m) })).start(sink);
     await until(() => sink.events().length === 1);
     expect(sink.summary()).toEqual(['ADDED z']);
     expect(svc.stats().caches).toBe(1);
@@ -71,8 +72,7 @@ describe('watch extras', () => {
     const { store, svc } = await setup();
     await put(store, widgets, '', 'w', { spec: { size: 1 } });
     const sink = new RecordingSink();
-    svc
-      .serve(request(widgets, { resourceVersion: '0' }, { accept: { table: { group: 'meta.orch.io', version: 'v1' } } }), genericStore(widgets, store))
+    openWatch(svc, request(widgets, { resourceVersion: '0' }, { accept: { table: { group: 'meta.orch.io', version: 'v1' } } }))
       .start(sink);
     await del(store, widgets, '', 'w');
     await until(() => sink.events().length === 2);

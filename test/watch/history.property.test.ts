@@ -6,6 +6,7 @@
 
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openWatch } from '../../src/endpoints/handlers/watch.js';
 import { WatchService } from '../../src/watch/service.js';
 import { RecordingSink, cleanupDirs, configMaps, del, genericStore, openStore, put, request, until } from './helpers.js';
 
@@ -62,9 +63,9 @@ describe('watch history property', () => {
             const q: Record<string, string> = selector ? { labelSelector: selector } : {};
             const gs = genericStore(configMaps, store);
             const fromR = new RecordingSink();
-            svc.serve(request(configMaps, { ...q, resourceVersion: String(r) }, { namespace }), gs).start(fromR);
+            openWatch(svc, request(configMaps, { ...q, resourceVersion: String(r) }, { namespace })).start(fromR);
             const fromZero = new RecordingSink();
-            svc.serve(request(configMaps, { ...q, resourceVersion: '0' }, { namespace }), gs).start(fromZero);
+            openWatch(svc, request(configMaps, { ...q, resourceVersion: '0' }, { namespace })).start(fromZero);
 
             const initial = [...model.entries()]
               .filter(([k, app]) => inNs(k.split('/')[0]!) && match(app))

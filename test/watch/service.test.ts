@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { StatusError } from '../../src/core/errors.js';
 import type { LocalStore } from '../../src/store/local-store.js';
+import { openWatch } from '../../src/endpoints/handlers/watch.js';
 import { WatchService, type WatchServiceOptions } from '../../src/watch/service.js';
 import {
   RecordingSink,
@@ -43,7 +44,7 @@ function watch(
   opts: Parameters<typeof request>[2] = {},
   def = configMaps,
 ): { sink: RecordingSink; stop: () => void } {
-  const resp = svc.serve(request(def, query, opts), genericStore(def, store));
+  const resp = openWatch(svc, request(def, query, opts));
   const sink = new RecordingSink();
   resp.start(sink);
   return { sink, stop: () => resp.stop() };
@@ -135,8 +136,8 @@ describe('watch: selectors (spec 000 §4.2)', () => {
     await put(store, widgets, '', 'b', { spec: { color: 'red' } });
     await until(() => sink.events().length === 2);
     expect(sink.summary()).toEqual(['ADDED r', 'ADDED b']);
-    expect(statusOf(() => svc.serve(request(widgets, { fieldSelector: 'spec.shape=x' }), genericStore(widgets, store)))).toBe(400);
-    expect(statusOf(() => svc.serve(request(widgets, { labelSelector: 'a in (' }), genericStore(widgets, store)))).toBe(400);
+    expect(statusOf(() => openWatch(svc, request(widgets, { fieldSelector: 'spec.shape=x' })))).toBe(400);
+    expect(statusOf(() => openWatch(svc, request(widgets, { labelSelector: 'a in (' })))).toBe(400);
   });
 });
 
@@ -207,14 +208,14 @@ describe('watch: resourceVersion (spec 000 §4.6 watch table)', () => {
   it('invalid combinations are 400; YAML streams are 406', async () => {
     const { store, svc } = await setup();
     const gs = genericStore(configMaps, store);
-    const serve = (q: Record<string, string>) => () => svc.serve(request(configMaps, q), gs);
+    const serve = (q: Record<string, string>) => () => openWatch(svc, request(configMaps, q));
     expect(statusOf(serve({ sendInitialEvents: 'true' }))).toBe(400);
     expect(statusOf(serve({ sendInitialEvents: 'true', resourceVersionMatch: 'Exact', resourceVersion: '1' }))).toBe(400);
     expect(statusOf(serve({ resourceVersionMatch: 'NotOlderThan', resourceVersion: '1' }))).toBe(400);
     expect(statusOf(serve({ resourceVersion: 'abc' }))).toBe(400);
     expect(statusOf(serve({ timeoutSeconds: 'x' }))).toBe(400);
     expect(statusOf(serve({ sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' }))).toBe(200);
-    expect(statusOf(() => svc.serve(request(configMaps, {}, { accept: { format: 'yaml' } }), gs))).toBe(406);
+    expect(statusOf(() => openWatch(svc, request(configMaps, {}, { accept: { format: 'yaml' } })))).toBe(406);
   });
 });
 
@@ -306,7 +307,7 @@ describe('watch: stream lifecycle', () => {
     svc.close();
     await until(() => a.sink.ended && b.sink.ended);
     expect(svc.stats().watchers).toBe(0);
-    expect(() => svc.serve(request(configMaps, {}), genericStore(configMaps, store))).toThrow(StatusError);
+    expect(() => openWatch(svc, request(configMaps, {}))).toThrow(StatusError);
   });
 });
 

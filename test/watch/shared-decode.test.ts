@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeObject, decodeShared } from '../../src/registry/generic-store.js';
 import type { LocalStore } from '../../src/store/local-store.js';
+import { openWatch } from '../../src/endpoints/handlers/watch.js';
 import { WatchService } from '../../src/watch/service.js';
 import { RecordingSink, cleanupDirs, configMaps, genericStore, openStore, request, until } from './helpers.js';
 
@@ -23,7 +24,7 @@ async function setup(): Promise<{ store: LocalStore; svc: WatchService; sink: Re
   const svc = new WatchService(store);
   open.push({ store, svc });
   const sink = new RecordingSink();
-  svc.serve(request(configMaps, { resourceVersion: '0' }), genericStore(configMaps, store)).start(sink);
+  openWatch(svc, request(configMaps, { resourceVersion: '0' })).start(sink);
   return { store, svc, sink };
 }
 

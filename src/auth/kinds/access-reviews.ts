@@ -6,11 +6,11 @@
 // `kubectl auth can-i` (and `--list`) use the Self* kinds.
 
 import { badRequest, invalid } from '../../core/errors.js';
-import { decodeObjectBody } from '../../api/handlers/common.js';
-import type { HandlerContext } from '../../api/handlers/context.js';
+import { decodeObjectBody } from '../../endpoints/handlers/common.js';
+import type { HandlerContext } from '../../endpoints/handlers/context.js';
 import { atomicList, bool, mapOf, obj, proto, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from '../../registry/kinds/meta.js';
-import type { ApiRequest, ApiResponse } from '../../api/request.js';
+import type { ApiRequest, ApiResponse } from '../../endpoints/request.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { FieldError, ResourceDefinition } from '../../registry/types.js';

@@ -4,7 +4,7 @@
 // caller. Both are virtual: `create` answers and nothing is stored.
 
 import { badRequest } from '../../core/errors.js';
-import { decodeObjectBody } from '../../api/handlers/common.js';
+import { decodeObjectBody } from '../../endpoints/handlers/common.js';
 import { atomicList, bool, mapOf, obj, proto, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from '../../registry/kinds/meta.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';

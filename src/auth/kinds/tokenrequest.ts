@@ -4,7 +4,7 @@
 // composition time; nothing is stored.
 
 import { StatusError, badRequest, invalid } from '../../core/errors.js';
-import { parseBody } from '../../api/handlers/common.js';
+import { parseBody } from '../../endpoints/handlers/common.js';
 import type { ApiObject, FieldError, ResourceDefinition, VerbHandler } from '../../registry/types.js';
 import type { BoundObject, ServiceAccountTokenIssuer } from '../authn/serviceaccount.js';
 import type { ObjectGetter } from '../authn/objects.js';

@@ -36,12 +36,23 @@ export function applyPatch(
   schema?: Schema,
   defs?: Definitions,
 ): JSONValue {
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
-  if (!SUPPORTED_PATCH_TYPES.includes(type)) throw new UnsupportedPatchType(type);
-  if (type === STRATEGIC_MERGE_PATCH && !schema) {
-    throw new UnsupportedPatchType(type, `strategic merge patch is not supported for this resource (no schema); use ${MERGE_PATCH} or ${JSON_PATCH}`);
-  }
-  const patch = parseBody(patchBody);
+  checkPatchType(contentType, schema);
+  return applyParsedPatch(contentType, original, parsePatchBody(patchBody), schema, defs);
+}
+
+/**
+ * `applyPatch` for a body already decoded (`parsePatchBody`): a PATCH that is
+ * re-applied after a conflict reuses its one decoded patch, which the engines
+ * only read (src/machinery/patch/json-value.ts: inputs are never mutated).
+ */
+export function applyParsedPatch(
+  contentType: string,
+  original: JSONValue | ApiObject,
+  patch: JSONValue,
+  schema?: Schema,
+  defs?: Definitions,
+): JSONValue {
+  const type = checkPatchType(contentType, schema);
   // an ApiObject is JSON whose optional members may be `undefined`; the engines treat those as absent
   const doc = original as JSONValue;
   switch (type) {
@@ -54,7 +65,17 @@ export function applyPatch(
   }
 }
 
-function parseBody(body: Uint8Array | string): JSONValue {
+function checkPatchType(contentType: string, schema: Schema | undefined): string {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (!SUPPORTED_PATCH_TYPES.includes(type)) throw new UnsupportedPatchType(type);
+  if (type === STRATEGIC_MERGE_PATCH && !schema) {
+    throw new UnsupportedPatchType(type, `strategic merge patch is not supported for this resource (no schema); use ${MERGE_PATCH} or ${JSON_PATCH}`);
+  }
+  return type;
+}
+
+/** decodes a PATCH body (`PatchError` Malformed when it is not UTF-8 JSON) */
+export function parsePatchBody(body: Uint8Array | string): JSONValue {
   let text: string;
   try {
     text = typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: true }).decode(body);

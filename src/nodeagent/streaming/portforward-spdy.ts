@@ -18,7 +18,7 @@ import { SpdyServerSession } from './spdy.js';
 /**
  * kubectl's subprotocol is `SPDY/3.1+portforward.k8s.io`, but `/` is not a token character
  * (RFC 6455 §4.1), and the WebSocket library refuses it; the API server names it this way
- * towards the agent (src/api/handlers/node-streams.ts).
+ * towards the agent (src/endpoints/handlers/node-streams.ts).
  */
 export const SPDY_TUNNEL_PROTOCOL = 'SPDY-3.1+portforward.k8s.io';
 

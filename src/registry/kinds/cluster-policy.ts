@@ -234,7 +234,7 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
   return {
     group: n.group('certificates'), version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest', scope: 'Cluster',
     shortNames: ['csr'], subresources: ['status', 'approval'],
-    // the `approval` sub-resource's handlers are src/api/handlers/builtin-kinds.ts (the server attaches them)
+    // the `approval` sub-resource's handlers are src/endpoints/handlers/builtin-kinds.ts (the server attaches them)
     schema: kindSchema(n, 'CertificateSigningRequest objects request a signed X.509 certificate (stored; no signer runs yet).', proto({ spec: 2, status: 3 }, {
       spec: obj('The certificate request.', proto({ request: 1, signerName: 7, expirationSeconds: 8, usages: 5, username: 2, uid: 3, groups: 4, extra: 6 }, {
         request: str('A base64-encoded PEM "CERTIFICATE REQUEST" block.', { format: 'byte' }),

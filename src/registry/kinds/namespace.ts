@@ -47,7 +47,7 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
         ),
       }), undefined, { default: {} }),
     })),
-    // PUT namespaces/{name}/finalize: the handler is src/api/handlers/builtin-kinds.ts (the server attaches it)
+    // PUT namespaces/{name}/finalize: the handler is src/endpoints/handlers/builtin-kinds.ts (the server attaches it)
     strategy: {
       default(o) {
         const spec = (o.spec ??= {}) as { finalizers?: string[] };

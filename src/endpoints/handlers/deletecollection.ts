@@ -6,7 +6,7 @@ import { StatusError, badRequest } from '../../core/errors.js';
 import { UNSAFE_DELETE_OPTION } from '../../registry/deletion/corrupt.js';
 import type { HandlerContext } from './context.js';
 import { parseDeleteOptions } from './delete.js';
-import { listParams } from './list.js';
+import { listParams, parseListOptions } from '../../endpoints/list-params.js';
 
 /**
  * DELETE on a collection path: every object matching the selectors is
@@ -23,7 +23,7 @@ export async function handleDeleteCollection(ctx: HandlerContext, req: ApiReques
   if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
     throw badRequest(`${UNSAFE_DELETE_OPTION}: Invalid value: true: the option is not supported by deletecollection; delete the corrupt object by name`);
   }
-  const params = listParams(req);
+  const params = listParams(parseListOptions(req.query, req.info.namespace));
   const gs = ctx.storeFor(req.def);
   const { items, resourceVersion } = await listObjects(gs, { ...params, limit: undefined, continueToken: undefined }, ctx.tokens);
   const out: ApiObject[] = [];

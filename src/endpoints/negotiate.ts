@@ -2,7 +2,7 @@
 // Accept list wins; a list with nothing we serve is 406.
 
 import { notAcceptable } from '../core/errors.js';
-import type { Negotiated } from '../api/request.js';
+import type { Negotiated } from './request.js';
 
 interface MediaRange {
   type: string;

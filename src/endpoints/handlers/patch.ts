@@ -8,11 +8,11 @@ import { serverSideApply } from '../../machinery/apply/apply.js';
 import { conflictStatusError } from '../../machinery/apply/conflict-status.js';
 import { STALE_OBJECT, StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../../core/errors.js';
 import { nowTimestamp } from '../../machinery/meta.js';
-import { PatchError, UnsupportedPatchType, applyPatch } from '../../machinery/patch/index.js';
+import { PatchError, UnsupportedPatchType, applyParsedPatch } from '../../machinery/patch/index.js';
 import { decodeError } from '../../registry/generic-store.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import type { ApiObject } from '../../registry/types.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { HandlerContext } from './context.js';
 import {
   bodyText,
@@ -60,7 +60,8 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     );
   }
   const text = bodyText(req);
-  checkPatchShape(type, text);
+  // decoded once: a retry after a conflict re-applies the same decoded patch
+  const patch = checkPatchShape(type, text);
   // duplicate keys in the patch body are reported like those of a full body (spec 000 §4.8)
   const duplicates = findDuplicateFields(text);
   const gs = ctx.storeFor(req.def);
@@ -81,7 +82,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     const currentRv = cur.metadata?.resourceVersion;
     let patched: ApiObject;
     try {
-      patched = applyPatch(type, cur, text, req.def.schema, ctx.registry.defs) as ApiObject;
+      patched = applyParsedPatch(type, cur, patch, req.def.schema, ctx.registry.defs) as ApiObject;
     } catch (e) {
       throw patchErrorToStatus(e, req);
     }
@@ -213,8 +214,8 @@ async function applyHandler(
  * JSON Patch must be a list of operations, merge and strategic merge patches
  * must be JSON objects. Problems inside a well-formed patch are 422/409.
  */
-function checkPatchShape(type: string, text: string): void {
-  let value: unknown;
+function checkPatchShape(type: string, text: string): JSONValue {
+  let value: JSONValue;
   try {
     value = JSON.parse(text);
   } catch (e) {
@@ -225,6 +226,7 @@ function checkPatchShape(type: string, text: string): void {
   } else if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw badRequest('the patch body must be a JSON object');
   }
+  return value;
 }
 
 /** the resourceVersion an If-Match header names (`"42"`, `W/"42"` or `42`); `*` is no precondition */

@@ -3,7 +3,7 @@
 // the old /watch/ prefix, and the namespace sub-resources status/finalize.
 
 import { badRequest } from '../core/errors.js';
-import type { RequestInfo } from '../api/request.js';
+import type { RequestInfo } from './request.js';
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 

@@ -1,4 +1,5 @@
 import type { UserInfo } from '../auth/types.js';
+import type { StreamSink } from '../core/stream.js';
 import type { ProtobufCatalog } from '../registry/protobuf-catalog.js';
 import type { ResourceDefinition } from '../registry/types.js';
 
@@ -102,12 +103,7 @@ export interface StreamResponse {
   stop(): void;
 }
 
-export interface StreamSink {
-  write(chunk: Uint8Array | string): boolean;
-  /** at least the number of bytes queued but not yet written to the socket (an upper bound; see http-server.ts) */
-  backlog(): number;
-  end(): void;
-}
+export type { StreamSink } from '../core/stream.js';
 
 // VerbHandler takes an ApiRequest and gives an ApiResponse (see VerbHandlerTypes in ./types.ts)
 declare module '../registry/types.js' {

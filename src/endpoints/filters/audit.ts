@@ -1,15 +1,17 @@
-// The gateway's side of auditing (issue 16 item 3): every response carries an
+// The audit filter (issue 16 item 3): every response carries an
 // `Audit-Id` header (the client's `Audit-ID` if it sent one, else a new UUID,
 // as kube's WithAuditInit); with an audit policy, a RequestAudit (src/audit/)
-// is started per request, the router reports authentication, impersonation and
-// authorization to it (auditOf), and the response, or for streams their start
+// is started per request, the filters report authentication, impersonation and
+// authorization to it (`RequestState.audit`), and the response, or for streams their start
 // and end, completes it.
 
 import { randomUUID } from 'node:crypto';
-import type { Auditor, RequestAudit } from '../audit/auditor.js';
-import type { StreamSink, RequestInfo } from '../api/request.js';
-import type { IncomingRequest, OutgoingResponse, PlainResponse } from './http-server.js';
-import { isLongRunning } from './timeouts.js';
+import type { Auditor, RequestAudit } from '../../audit/auditor.js';
+import type { RequestInfo } from '../request.js';
+import type { StreamSink } from '../../core/stream.js';
+import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse } from '../http.js';
+import type { Filter } from './state.js';
+import { isLongRunning } from './timeout.js';
 
 export interface GatewayAudit {
   auditor: Auditor;
@@ -17,16 +19,21 @@ export interface GatewayAudit {
   remoteAddressFor?(proxiedAddress: string): string | undefined;
 }
 
-const contexts = new WeakMap<IncomingRequest, RequestAudit>();
 const responseObjects = new WeakMap<PlainResponse, unknown>();
 
-/** the audit recorder of a request, when auditing is on and the policy asked for it */
-export function auditOf(req: IncomingRequest): RequestAudit | undefined {
-  return contexts.get(req);
-}
-
-export function bindAudit(req: IncomingRequest, audit: RequestAudit | undefined): void {
-  if (audit) contexts.set(req, audit);
+/**
+ * The outermost part of auditing (kube's WithAuditInit and WithAudit): the
+ * Audit-Id, the event begun with what the URL says, completed with the
+ * response; the filters further in report to `state.audit`.
+ */
+export function auditFilter(a: GatewayAudit | undefined): Filter {
+  return async (s, next) => {
+    const auditID = requestAuditId(s.http.headers);
+    const incoming = s.http;
+    s.audit = beginAudit(a, incoming, s.info, auditID);
+    const out = await next(s);
+    return finishAudit(out, s.audit, auditID, incoming);
+  };
 }
 
 /** the object a response was encoded from (responseObject at level RequestResponse) */
@@ -52,7 +59,6 @@ export function beginAudit(a: GatewayAudit | undefined, req: IncomingRequest, in
     info,
     longRunning: info !== undefined && isLongRunning(info),
   });
-  contexts.set(req, audit);
   return audit;
 }
 

@@ -2,12 +2,10 @@ import { badRequest } from '../../core/errors.js';
 import { type ListResult, listObjects, listSemantics } from '../../registry/list.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import { parseFieldSelector } from '../../machinery/selectors/fields.js';
-import { SelectorParseError, parseLabelSelector } from '../../machinery/selectors/labels.js';
+import { SelectorParseError } from '../../machinery/selectors/labels.js';
 import { toTable } from '../../registry/table.js';
 import type { HandlerContext } from './context.js';
-import { intParam } from './common.js';
-import type { ListParams } from '../../registry/list.js';
+import { listParams, parseListOptions } from '../../endpoints/list-params.js';
 
 export function includeObjectParam(q: URLSearchParams): 'None' | 'Metadata' | 'Object' {
   const v = q.get('includeObject');
@@ -16,31 +14,9 @@ export function includeObjectParam(q: URLSearchParams): 'None' | 'Metadata' | 'O
   throw badRequest(`includeObject: Unsupported value: "${v}": supported values: "None", "Metadata", "Object"`);
 }
 
-/** selectors and paging parameters shared by list, watch and deletecollection */
-export function listParams(req: ApiRequest): ListParams {
-  const q = req.query;
-  try {
-    const limit = intParam(q, 'limit');
-    if (limit !== undefined && limit < 0) throw badRequest(`limit: Invalid value: ${limit}: must be greater than or equal to 0`);
-    const rv = q.get('resourceVersion');
-    return {
-      namespace: req.info.namespace,
-      labelSelector: parseLabelSelector(q.get('labelSelector') ?? ''),
-      fieldSelector: parseFieldSelector(q.get('fieldSelector') ?? ''),
-      limit,
-      continueToken: q.get('continue') || undefined,
-      resourceVersion: rv === null || rv === '' ? undefined : rv,
-      resourceVersionMatch: q.get('resourceVersionMatch') || undefined,
-    };
-  } catch (e) {
-    if (e instanceof SelectorParseError) throw badRequest(e.message);
-    throw e;
-  }
-}
-
 /** GET on a collection path: `<Kind>List` with list metadata (spec 000 §2.2, §4.5, §4.6) */
 export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
-  const params = listParams(req);
+  const params = listParams(parseListOptions(req.query, req.info.namespace));
   const gs = ctx.storeFor(req.def);
   let result: ListResult | undefined;
   try {

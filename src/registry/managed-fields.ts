@@ -3,11 +3,11 @@
 // a conflict. Server-side apply computes its own entries.
 
 import { updateManagedFields } from '../machinery/apply/apply.js';
-import type { WriteHooks, WriteOptions } from '../registry/generic-store.js';
+import type { WriteHooks, WriteOptions } from './generic-store.js';
 import { nowTimestamp } from '../machinery/meta.js';
-import { apiVersionOf } from '../registry/registry.js';
+import { apiVersionOf } from './registry.js';
 import type { Definitions } from '../machinery/schema/types.js';
-import type { ApiObject, ResourceDefinition } from '../registry/types.js';
+import type { ApiObject, ResourceDefinition } from './types.js';
 
 export function managedFieldsHooks(defs: Definitions): Pick<WriteHooks, 'beforeWrite'> {
   return {

@@ -1,0 +1,84 @@
+// Response encoding in the negotiated representation (spec 000 §4.3):
+// JSON (optionally pretty), YAML, or the protobuf envelope for kinds with
+// field numbers; Warning headers (spec 000 §4.8); deprecation warnings (§6).
+
+import { randomUUID } from 'node:crypto';
+import { stringify as toYaml } from 'yaml';
+import { requestEntityTooLarge } from '../core/errors.js';
+import type { ProtobufCatalog } from '../registry/protobuf-catalog.js';
+import type { Negotiated } from './request.js';
+import type { ResourceDefinition } from '../registry/types.js';
+import type { PlainResponse } from './http.js';
+
+export type Encoder = (
+  status: number,
+  body: unknown,
+  accept: Negotiated,
+  warnings?: string[],
+  compressible?: boolean,
+  extra?: Record<string, string>,
+) => PlainResponse;
+
+/** Kubernetes' wording: `policy/v1beta1 PodSecurityPolicy is deprecated in v1.21+, unavailable in v1.25+; use …` */
+export function deprecationWarning(def: ResourceDefinition): string {
+  const d = def.deprecated!;
+  if (d.warning) return d.warning;
+  const gv = def.group ? `${def.group}/${def.version}` : def.version;
+  let text = `${gv} ${def.kind} is deprecated`;
+  if (d.deprecatedRelease) text += ` in v${d.deprecatedRelease}+`;
+  if (d.removedRelease) text += `, unavailable in v${d.removedRelease}+`;
+  if (d.replacement) text += `; use ${d.replacement}`;
+  return text;
+}
+
+export function tooLargeResponse(limit: number): PlainResponse {
+  const e = requestEntityTooLarge(`the request body is larger than the limit of ${limit} bytes`);
+  // answered before the chain sees the request, so no audit event; the Audit-Id header as on every response
+  return { status: 413, headers: [['Content-Type', 'application/json'], ['Audit-Id', randomUUID()]], body: JSON.stringify(e.toStatus()) };
+}
+
+/** Warning header values are quoted-strings (RFC 7234 §5.5) */
+export function warningHeader(text: string): string {
+  return `299 - "${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * protobuf responses (spec 000 §2.7): the envelope, with the media type name
+ * the client asked for; bodies without a protobuf form, or that protobuf would
+ * carry only in part, go out in the next acceptable format
+ */
+export function encoderWith(catalog: ProtobufCatalog): Encoder {
+  return (status, body, accept, warnings = [], compressible = false, extra = {}) => {
+    if (accept.format !== 'protobuf') return encode(status, body, accept, warnings, compressible, extra);
+    const pb = catalog.encodeBody(body);
+    if (pb && (pb.skipped.length === 0 || !accept.fallback)) {
+      const headers: [string, string][] = [['Content-Type', accept.mediaType ?? 'application/vnd.orch.protobuf']];
+      for (const w of warnings) headers.push(['Warning', warningHeader(w)]);
+      for (const [k, v] of Object.entries(extra)) headers.push([k, v]);
+      return { status, headers, body: pb.bytes, compressible };
+    }
+    return encode(status, body, accept.fallback ?? { format: 'json', pretty: false }, warnings, compressible, extra);
+  };
+}
+
+export function encode(
+  status: number,
+  body: unknown,
+  accept: Negotiated,
+  warnings: string[] = [],
+  compressible = false,
+  extra: Record<string, string> = {},
+): PlainResponse {
+  const headers: [string, string][] = [];
+  let text: string;
+  if (accept.format === 'yaml') {
+    headers.push(['Content-Type', 'application/yaml']);
+    text = toYaml(body);
+  } else {
+    headers.push(['Content-Type', 'application/json']);
+    text = accept.pretty ? JSON.stringify(body, null, 2) + '\n' : JSON.stringify(body);
+  }
+  for (const w of warnings) headers.push(['Warning', warningHeader(w)]);
+  for (const [k, v] of Object.entries(extra)) headers.push([k, v]);
+  return { status, headers, body: text, compressible };
+}

@@ -1,0 +1,80 @@
+// Request deadlines (issue #15, kube-apiserver's --request-timeout and
+// WithTimeoutForNonLongRunningRequests): every request that is not
+// long-running ends by its deadline with 504 Timeout; watches and the
+// streaming sub-resources are bounded elsewhere (the watch's own timeout).
+
+import { StatusError } from '../../core/errors.js';
+import type { RequestInfo } from '../request.js';
+import { parseGoDuration } from '../../core/duration.js';
+import type { HttpRequest, PlainResponse } from '../http.js';
+import type { Filter } from './state.js';
+import type { Clock } from '../../core/clock.js';
+
+/** kube's long-running requests: watches and the streaming sub-resources */
+const LONG_RUNNING_SUBRESOURCES = new Set(['exec', 'attach', 'portforward', 'proxy', 'log']);
+
+export function isLongRunning(info: RequestInfo): boolean {
+  return info.verb === 'watch' || info.verb === 'proxy' || (info.isResourceRequest && LONG_RUNNING_SUBRESOURCES.has(info.subresource));
+}
+
+/**
+ * The deadline of a request: `?timeout=` (a Go duration such as `30s` or
+ * `1m30s`, as kubectl's --request-timeout sends it) when shorter than the
+ * server's, else the server's. A malformed value is ignored, as kube does.
+ */
+export function requestTimeoutMs(query: URLSearchParams, serverMs: number): number {
+  const asked = query.get('timeout');
+  if (asked) {
+    const ms = parseGoDuration(asked);
+    if (ms !== undefined && ms > 0 && (serverMs <= 0 || ms < serverMs)) return ms;
+  }
+  return serverMs;
+}
+
+/** kube's answer when a request outlives its deadline */
+export function timeoutResponse(): PlainResponse {
+  const e = new StatusError(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded', {});
+  return { status: 504, headers: [['Content-Type', 'application/json']], body: JSON.stringify(e.toStatus()) };
+}
+
+/**
+ * The work is abandoned at the deadline: its signal aborts, and what it
+ * answers later is dropped (a write that was already proposed may still
+ * apply, as in kube). The abort controller is made only when a handler reads
+ * the signal (creates do not; docs/architecture.md "Write path cost").
+ */
+export function timeoutFilter(clock: Clock, defaultTimeoutMs: number): Filter {
+  return async (s, next) => {
+    const timeoutMs = s.info && !isLongRunning(s.info) ? requestTimeoutMs(s.http.query, defaultTimeoutMs) : 0;
+    if (timeoutMs <= 0) return next(s);
+    const incoming = s.http;
+    let timedOut = false;
+    let ctrl: AbortController | undefined;
+    const http: HttpRequest = {
+      method: incoming.method,
+      path: incoming.path,
+      query: incoming.query,
+      headers: incoming.headers,
+      proxiedAddress: incoming.proxiedAddress,
+      body: incoming.body,
+      get signal() {
+        if (!ctrl) {
+          ctrl = new AbortController();
+          if (timedOut) ctrl.abort();
+        }
+        return AbortSignal.any([incoming.signal, ctrl.signal]);
+      },
+    };
+    s.http = http;
+    let timer: { cancel(): void } | undefined;
+    const work = next(s).finally(() => timer?.cancel());
+    const deadline = new Promise<PlainResponse>((resolve) => {
+      timer = clock.setTimeout(() => {
+        timedOut = true;
+        ctrl?.abort();
+        resolve(timeoutResponse());
+      }, timeoutMs);
+    });
+    return Promise.race([work, deadline]);
+  };
+}

@@ -1,0 +1,59 @@
+// The watch verb (spec 000 §4.2, §4.5, §4.6): an ordinary verb handler. It
+// parses the query with the parser list and deletecollection use, picks the
+// event encoder for the negotiated representation and opens the watch on the
+// cacher below the registry (src/watch/service.ts).
+
+import { badRequest, notAcceptable } from '../../core/errors.js';
+import type { HandlerContext } from './context.js';
+import { apiVersionOf } from '../../registry/registry.js';
+import type { ApiRequest, ApiResponse } from '../request.js';
+import type { ResourceDefinition } from '../../registry/types.js';
+import { CborWatchEncoder, JsonWatchEncoder, TableWatchEncoder, type WatchEncoder } from '../../watch/encode.js';
+import { ProtobufWatchEncoder } from '../../watch/protobuf-encode.js';
+import type { WatchOpenOptions, WatchStream } from '../../watch/service.js';
+import { parseListOptions, watchParams } from '../list-params.js';
+
+/** the cacher's side of a watch (WatchService) */
+export interface WatchCacher {
+  open(o: WatchOpenOptions): WatchStream;
+}
+
+export type VerbHandlerFn = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
+
+export function watchHandler(cacher: WatchCacher): VerbHandlerFn {
+  return async (_ctx, req) => {
+    const stream = openWatch(cacher, req);
+    return {
+      status: stream.status,
+      body: undefined,
+      headers: { 'Cache-Control': 'no-cache, private' },
+      raw: { contentType: stream.contentType, start: (sink) => stream.start(sink), stop: () => stream.stop() },
+    };
+  };
+}
+
+/** validates the request and opens the stream; errors known before streaming are thrown as StatusError */
+export function openWatch(cacher: WatchCacher, req: ApiRequest): WatchStream {
+  if (req.accept.format === 'yaml') {
+    // Kubernetes has no YAML watch stream (spec 000 §4.3)
+    throw notAcceptable('only the following media types are accepted: application/json, application/json;stream=watch');
+  }
+  const params = watchParams(parseListOptions(req.query, req.info.namespace));
+  return cacher.open({ def: req.def, namespace: req.info.namespace, params, encoder: encoderFor(req, req.def), signal: req.signal });
+}
+
+function encoderFor(req: ApiRequest, def: ResourceDefinition): WatchEncoder {
+  const apiVersion = apiVersionOf(def);
+  if (req.accept.table) {
+    const inc = req.query.get('includeObject') ?? 'Metadata';
+    if (inc !== 'None' && inc !== 'Metadata' && inc !== 'Object') {
+      throw badRequest(`includeObject: Unsupported value: "${inc}": supported values: "None", "Metadata", "Object"`);
+    }
+    return new TableWatchEncoder(def, apiVersion, req.accept.table, inc);
+  }
+  if (req.accept.format === 'cbor') return new CborWatchEncoder(apiVersion, def.kind);
+  if (req.accept.format === 'protobuf' && req.protobuf) {
+    return new ProtobufWatchEncoder(req.protobuf, apiVersion, def.kind, req.accept.mediaType ?? 'application/vnd.orch.protobuf');
+  }
+  return new JsonWatchEncoder(apiVersion, def.kind);
+}

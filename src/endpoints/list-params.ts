@@ -1,0 +1,119 @@
+// One parser for the query of the collection verbs list, watch and
+// deletecollection (Kubernetes' ListOptions, spec 000 §4.2, §4.5, §4.6): the
+// selectors and versions are read once here, then each verb checks the
+// combinations it allows (invalid ones are 400, spec 000 §7).
+
+import { badRequest } from '../core/errors.js';
+import type { ListParams } from '../registry/list.js';
+import { parseResourceVersion } from '../machinery/meta.js';
+import { type FieldSelector, parseFieldSelector } from '../machinery/selectors/fields.js';
+import { type LabelSelector, SelectorParseError, parseLabelSelector } from '../machinery/selectors/labels.js';
+import type { WatchParams } from '../watch/params.js';
+
+/** The ListOptions of a collection request, parsed but not yet checked against a verb. */
+export interface ListOptions {
+  namespace: string;
+  labelSelector: LabelSelector;
+  fieldSelector: FieldSelector;
+  /** as given: parsed by the verbs that take it (a bad `limit` on a watch is ignored, as before) */
+  limit?: string;
+  continueToken?: string;
+  /** as given; undefined = unset or empty */
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+  /** undefined when the parameter is absent (Kubernetes treats absent and false differently) */
+  sendInitialEvents?: boolean;
+  allowWatchBookmarks: boolean;
+  /** as given: only watches read it */
+  timeoutSeconds?: string;
+}
+
+export function boolParam(q: URLSearchParams, name: string): boolean {
+  const v = q.get(name);
+  return v === 'true' || v === '1' || (v === '' && q.has(name));
+}
+
+export function intParam(q: URLSearchParams, name: string): number | undefined {
+  return intValue(name, q.get(name) ?? undefined);
+}
+
+function intValue(name: string, v: string | undefined): number | undefined {
+  if (v === undefined || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
+  return Number(v);
+}
+
+export function parseListOptions(q: URLSearchParams, namespace: string): ListOptions {
+  let labelSelector: LabelSelector;
+  let fieldSelector: FieldSelector;
+  try {
+    labelSelector = parseLabelSelector(q.get('labelSelector') ?? '');
+    fieldSelector = parseFieldSelector(q.get('fieldSelector') ?? '');
+  } catch (e) {
+    if (e instanceof SelectorParseError) throw badRequest(e.message);
+    throw e;
+  }
+  const rv = q.get('resourceVersion');
+  return {
+    namespace,
+    labelSelector,
+    fieldSelector,
+    limit: q.get('limit') ?? undefined,
+    continueToken: q.get('continue') || undefined,
+    resourceVersion: rv === null || rv === '' ? undefined : rv,
+    resourceVersionMatch: q.get('resourceVersionMatch') || undefined,
+    sendInitialEvents: q.has('sendInitialEvents') ? boolParam(q, 'sendInitialEvents') : undefined,
+    allowWatchBookmarks: boolParam(q, 'allowWatchBookmarks'),
+    timeoutSeconds: q.get('timeoutSeconds') ?? undefined,
+  };
+}
+
+/** list and deletecollection: the paging parameters */
+export function listParams(o: ListOptions): ListParams {
+  const limit = intValue('limit', o.limit);
+  if (limit !== undefined && limit < 0) throw badRequest(`limit: Invalid value: ${limit}: must be greater than or equal to 0`);
+  return {
+    namespace: o.namespace,
+    labelSelector: o.labelSelector,
+    fieldSelector: o.fieldSelector,
+    limit,
+    continueToken: o.continueToken,
+    resourceVersion: o.resourceVersion,
+    resourceVersionMatch: o.resourceVersionMatch,
+  };
+}
+
+/** watch: validated the way Kubernetes validates watch ListOptions (spec 000 §4.2, §4.5) */
+export function watchParams(o: ListOptions): WatchParams {
+  const resourceVersion = parseResourceVersion(o.resourceVersion);
+  const match = o.resourceVersionMatch ?? '';
+  const { sendInitialEvents } = o;
+  const timeoutSeconds = intValue('timeoutSeconds', o.timeoutSeconds);
+  if (timeoutSeconds !== undefined && timeoutSeconds < 0) {
+    throw badRequest(`timeoutSeconds: Invalid value: ${timeoutSeconds}: must be greater than or equal to 0`);
+  }
+  if (o.continueToken) {
+    throw badRequest('continue: Forbidden: continue is forbidden for watch');
+  }
+  // spec 000 §4.2/§4.5: resourceVersionMatch on a watch only with sendInitialEvents, and then only NotOlderThan
+  if (sendInitialEvents !== undefined && match !== 'NotOlderThan') {
+    throw badRequest('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+  }
+  if (match !== '') {
+    if (sendInitialEvents === undefined) {
+      throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    }
+    if (match !== 'NotOlderThan') {
+      throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "NotOlderThan"`);
+    }
+  }
+  return {
+    labelSelector: o.labelSelector,
+    fieldSelector: o.fieldSelector,
+    resourceVersion,
+    rawResourceVersion: o.resourceVersion,
+    sendInitialEvents,
+    allowWatchBookmarks: o.allowWatchBookmarks,
+    timeoutSeconds: timeoutSeconds === 0 ? undefined : timeoutSeconds,
+  };
+}
