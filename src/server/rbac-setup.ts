@@ -32,6 +32,7 @@ export function startRbacControllers(
   const crDef = registry.lookup(group, 'v1', 'clusterroles')!;
   const crbDef = registry.lookup(group, 'v1', 'clusterrolebindings')!;
   const defaults = new RbacDefaultsController({
+    store,
     policy: defaultPolicy(apiDomain),
     autoupdateAnnotation: bootstrapNames(apiDomain).autoupdate,
     clusterRoles: () => storeFor(crDef),
