@@ -6,3 +6,4 @@ export { type IndexFunc, Informer, type InformerHandlers, type InformerRange, ty
 export { InformerFactory, type InformerSource, type InformerUse, prefixEnd, prefixRange, sharedInformers } from './informer-factory.js';
 export { type Controller, type LeaderGate, type LeadershipSource, runWhileLeader } from './leader-gate.js';
 export { type RateLimitOptions, TokenBucket, WorkQueue, type WorkQueueOptions } from './work-queue.js';
+export { type RawEntry, RawRange, type RawSource } from './raw-range.js';
