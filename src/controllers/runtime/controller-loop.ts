@@ -52,9 +52,14 @@ export class ControllerLoop<K = string> {
 
   /** uses the shared informer of `range` for this run (listed now if nobody else uses it) */
   inform(range: InformerRange, handlers?: InformerHandlers, indexers?: Record<string, IndexFunc>): Informer {
+    return this.use(range, handlers, indexers).informer;
+  }
+
+  /** like inform, for an informer needed only for a while: release it early (the stop releases it anyway) */
+  use(range: InformerRange, handlers?: InformerHandlers, indexers?: Record<string, IndexFunc>): InformerUse {
     const use = sharedInformers(this.source).use(range, handlers, indexers);
     this.uses.push(use);
-    return use.informer;
+    return use;
   }
 
   enqueue(key: K): void {

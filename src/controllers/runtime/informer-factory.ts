@@ -108,8 +108,10 @@ export class InformerFactory {
     const res = this.source.range({ key: informer.range.key, end: informer.range.end });
     const entries = new Map<string, ApiObject>();
     const corrupt = new Set<string>();
+    const revisions = new Map<string, { createRevision: number; modRevision: number }>();
     for (const kv of res.kvs) {
       const key = informer.keyOf(kv.key);
+      revisions.set(key, { createRevision: kv.createRevision, modRevision: kv.modRevision });
       const cached = informer.get(key);
       // unchanged since the cache saw it: keep the object (no re-decode, no spurious update)
       if (cached && cached.metadata?.resourceVersion === String(kv.modRevision)) {
@@ -123,7 +125,7 @@ export class InformerFactory {
       }
     }
     this.seen = Math.max(this.seen, res.revision);
-    const ns = informer.replace(entries, corrupt, res.revision);
+    const ns = informer.replace(entries, corrupt, res.revision, revisions);
     if (dispatch) for (const n of ns) informer.dispatch(n);
     return ns;
   }
@@ -143,7 +145,7 @@ export class InformerFactory {
         if (ev.type === 'delete') n = e.informer.apply(mk, undefined, w.revision);
         else {
           try {
-            n = e.informer.apply(mk, this.decode(ev.kv), w.revision);
+            n = e.informer.apply(mk, this.decode(ev.kv), w.revision, false, { createRevision: ev.kv.createRevision, modRevision: ev.kv.modRevision });
           } catch {
             n = e.informer.apply(mk, undefined, w.revision, true);
           }

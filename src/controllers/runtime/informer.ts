@@ -38,6 +38,11 @@ export type Notification =
   | { type: 'update'; key: string; old: ApiObject; obj: ApiObject }
   | { type: 'delete'; key: string; obj: ApiObject };
 
+export interface StoredRevisions {
+  createRevision: number;
+  modRevision: number;
+}
+
 /** what an informer watches: a storage prefix and its end (prefixEnd) */
 export interface InformerRange {
   key: string;
@@ -68,6 +73,8 @@ export class Informer implements Lister {
   /** keys whose stored bytes do not decode; they stay out of the cache (spec 000 §4.10) */
   private readonly corrupt = new Set<string>();
   private readonly handlers = new Set<InformerHandlers>();
+  /** the store's create and mod revision of each cached key (a CRD's name conflicts go by creation order) */
+  private readonly revisions = new Map<string, StoredRevisions>();
   private synced = false;
   private revision = 0;
 
@@ -134,6 +141,11 @@ export class Informer implements Lister {
     return this.byIndex(NAMESPACE_INDEX, namespace);
   }
 
+  /** the store revisions of the object at `key` (its incarnation and last write) */
+  storedRevisions(key: string): StoredRevisions | undefined {
+    return this.revisions.get(key);
+  }
+
   /** keys present in the store whose value does not decode */
   corruptKeys(): string[] {
     return [...this.corrupt].sort();
@@ -151,7 +163,9 @@ export class Informer implements Lister {
    * relist after a gap): returns the differences as notifications, so
    * handlers see deletes for what vanished while nobody watched.
    */
-  replace(entries: Map<string, ApiObject>, corrupt: Set<string>, revision: number): Notification[] {
+  replace(entries: Map<string, ApiObject>, corrupt: Set<string>, revision: number, revisions: Map<string, StoredRevisions> = new Map()): Notification[] {
+    this.revisions.clear();
+    for (const [k, r] of revisions) this.revisions.set(k, r);
     const out: Notification[] = [];
     for (const [key, obj] of this.items) {
       if (!entries.has(key)) {
@@ -173,8 +187,10 @@ export class Informer implements Lister {
   }
 
   /** one key changed (obj undefined = deleted, or undecodable when `isCorrupt`) */
-  apply(key: string, obj: ApiObject | undefined, revision: number, isCorrupt = false): Notification | undefined {
+  apply(key: string, obj: ApiObject | undefined, revision: number, isCorrupt = false, stored?: StoredRevisions): Notification | undefined {
     this.revision = Math.max(this.revision, revision);
+    if (stored && obj) this.revisions.set(key, stored);
+    else this.revisions.delete(key);
     const old = this.items.get(key);
     if (isCorrupt) this.corrupt.add(key);
     else this.corrupt.delete(key);
@@ -192,6 +208,7 @@ export class Informer implements Lister {
     this.items.clear();
     for (const index of this.indices.values()) index.clear();
     this.corrupt.clear();
+    this.revisions.clear();
     this.synced = false;
     this.revision = 0;
   }
