@@ -8,10 +8,10 @@
 // delayed add on the clock looks again at the next expiration.
 
 import { CompactSign } from 'jose';
-import type { GenericStore } from '../api/generic-store.js';
-import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import { BOOTSTRAP_NAMESPACE, type BootstrapToken, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
-import { StatusError } from '../api/errors.js';
+import { StatusError } from '../core/errors.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
 

@@ -2,17 +2,17 @@
 // driven by the store's applied feed, not by the create handler, so every
 // member of a cluster, a follower that catches up and a restarted server all
 // register the same kinds. A CRD is served once its names are accepted
-// (src/api/crd/names.ts, the same verdict everywhere) and until its object is
+// (src/registry/crd/names.ts, the same verdict everywhere) and until its object is
 // gone from the store; a Terminating CRD stays served so its objects' own
 // finalizers can finish, but refuses creates (guardCreate).
 
-import { storagePrefix } from '../api/generic-store.js';
-import { methodNotAllowed } from '../api/errors.js';
-import { type CrdSpec, customDefinitions } from '../api/crd/convert.js';
-import { crdGroup } from '../api/crd/kind.js';
-import { type NamesVerdict, acceptNames } from '../api/crd/names.js';
-import type { Registry } from '../api/registry.js';
-import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import { storagePrefix } from '../registry/generic-store.js';
+import { methodNotAllowed } from '../core/errors.js';
+import { type CrdSpec, customDefinitions } from '../registry/crd/convert.js';
+import { crdGroup } from '../registry/crd/kind.js';
+import { type NamesVerdict, acceptNames } from '../registry/crd/names.js';
+import type { Registry } from '../registry/registry.js';
+import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import { type Informer, type InformerSource, type InformerUse, prefixRange, sharedInformers } from './runtime/index.js';
 
 interface Served {

@@ -1,14 +1,14 @@
-// Frees Service cluster IPs and node ports (src/api/allocators/), leader
+// Frees Service cluster IPs and node ports (src/registry/allocators/), leader
 // only: when a Service is deleted or stops using a value, and at every start
 // a pass over all allocations frees those whose Service is gone or no longer
 // uses them (kube's repair loops). A value is freed with a compare on its
 // key's mod revision, so a value claimed again meanwhile is never freed.
 // Also keeps the `default/kubernetes` Service on the first address.
 
-import { StatusError } from '../api/errors.js';
-import type { GenericStore } from '../api/generic-store.js';
-import { ALLOCATION_PREFIX, type AllocationOwner, allocationKeysOf } from '../api/allocators/service-allocator.js';
-import type { ApiObject } from '../api/types.js';
+import { StatusError } from '../core/errors.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import { ALLOCATION_PREFIX, type AllocationOwner, allocationKeysOf } from '../registry/allocators/service-allocator.js';
+import type { ApiObject } from '../registry/types.js';
 import type { Clock } from '../core/clock.js';
 import { ControllerLoop, type Informer, type InformerSource, type RawEntry, RawRange, type RawSource } from './runtime/index.js';
 

@@ -4,9 +4,9 @@
 // token is looked at again at its expiration (a delayed add on the clock),
 // and a start (or restart) lists everything again.
 
-import { StatusError } from '../api/errors.js';
-import type { GenericStore } from '../api/generic-store.js';
-import type { ResourceDefinition } from '../api/types.js';
+import { StatusError } from '../core/errors.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import type { ResourceDefinition } from '../registry/types.js';
 import { BOOTSTRAP_NAMESPACE, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';

@@ -1,12 +1,12 @@
-// Wires the admission chain (src/api/admission/chain.ts) into the server:
+// Wires the admission chain (src/registry/admission/chain.ts) into the server:
 // built when the admissionregistration kinds are served (`--runtime-config`
 // may turn them off, and then there is nothing to configure), started at
 // once so the configuration in the store is in force before the first request.
 
 import client from 'prom-client';
-import { AdmissionChain } from '../api/admission/chain.js';
-import type { ServiceResolver } from '../api/admission/webhook-client.js';
-import type { Registry } from '../api/registry.js';
+import { AdmissionChain } from '../registry/admission/chain.js';
+import type { ServiceResolver } from '../registry/admission/webhook-client.js';
+import type { Registry } from '../registry/registry.js';
 import type { RevisionedStore } from '../store/types.js';
 
 export function buildAdmissionChain(

@@ -3,14 +3,15 @@
 
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { SchemaAdmission } from '../api/admission.js';
-import { StatusError, forbidden } from '../api/errors.js';
-import { GenericStore, decodeObject, storageKey } from '../api/generic-store.js';
+import { SchemaAdmission } from '../registry/admission.js';
+import { StatusError, forbidden } from '../core/errors.js';
+import { GenericStore, decodeObject, storageKey } from '../registry/generic-store.js';
+import { withBuiltinHandlers } from '../api/handlers/builtin-kinds.js';
 import type { HandlerContext } from '../api/handlers/context.js';
-import { builtinDefinitions, sharedDefinitions } from '../api/kinds/index.js';
-import { ContinueTokens } from '../api/list.js';
-import { Registry } from '../api/registry.js';
-import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import { builtinDefinitions, sharedDefinitions } from '../registry/kinds/index.js';
+import { ContinueTokens } from '../registry/list.js';
+import { Registry } from '../registry/registry.js';
+import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import type { Authorizer } from '../auth/authz/types.js';
 import type { UserInfo } from '../auth/types.js';
 import { EscalationGuard, type RbacResource } from '../auth/authz/rbac/escalation.js';
@@ -20,8 +21,8 @@ import { storeObjectSources } from './object-sources.js';
 import { startRbacControllers } from './rbac-setup.js';
 import { NamespaceController } from '../controllers/namespace.js';
 import { NamespaceDefaultsController } from '../controllers/namespace-defaults.js';
-import { ServiceAllocator } from '../api/allocators/service-allocator.js';
-import { parseIpv4Cidr } from '../api/allocators/cidr.js';
+import { ServiceAllocator } from '../registry/allocators/service-allocator.js';
+import { parseIpv4Cidr } from '../registry/allocators/cidr.js';
 import { ServiceAllocationRepair, allocationOwner } from '../controllers/service-allocation-repair.js';
 import { ROOT_CA_PUBLISHER, SERVICE_ACCOUNT_CONTROLLER, controllerEnabled } from './controllers-flag.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
@@ -52,15 +53,15 @@ import { addReadinessChecks } from './readiness.js';
 import { timeoutResponse, watchTimeoutMs } from '../gateway/timeouts.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { writeKubeconfig } from './kubeconfig.js';
-import { admissionRegistrationDefinitions } from '../api/admission/kinds.js';
+import { admissionRegistrationDefinitions } from '../registry/admission/kinds.js';
 import { buildAdmissionChain, registerAdmissionMetrics } from './admission-setup.js';
-import type { ServiceResolver } from '../api/admission/webhook-client.js';
-import { SchemaNames } from '../api/schema/naming.js';
+import type { ServiceResolver } from '../registry/admission/webhook-client.js';
+import { SchemaNames } from '../machinery/schema/naming.js';
 import { serverEventRecorder } from './events.js';
 import { type ClusterOptions, openStore, registerStoreMetrics, withClusterStatus } from './open-store.js';
 import { type AuditOptions, buildAudit, closeAudit } from './audit-setup.js';
 import { startCrds } from './crd-setup.js';
-import { cleanupFinalizer } from '../api/crd/kind.js';
+import { cleanupFinalizer } from '../registry/crd/kind.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -172,7 +173,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const defs = sharedDefinitions(opts.apiDomain);
   const served = applyRuntimeConfig(
-    [...builtinDefinitions(opts.apiDomain), ...admissionRegistrationDefinitions(new SchemaNames(opts.apiDomain))],
+    [...withBuiltinHandlers(builtinDefinitions(opts.apiDomain)), ...admissionRegistrationDefinitions(new SchemaNames(opts.apiDomain))],
     parseRuntimeConfig(opts.runtimeConfig ?? ''),
   );
   const registry = new Registry(opts.apiDomain, defs, served);
@@ -206,7 +207,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
   };
   Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
-  // webhooks and ValidatingAdmissionPolicies (src/api/admission/, docs/admission.md); every member
+  // webhooks and ValidatingAdmissionPolicies (src/registry/admission/, docs/admission.md); every member
   // follows the configuration objects through its applied feed
   const admissionChain = buildAdmissionChain(registry, store, opts.apiDomain, log, opts.admissionServiceResolver);
   if (admissionChain) Object.assign(hooks, admissionChain.hooks());
@@ -218,7 +219,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await escalation?.check(def.resource as RbacResource, obj, old, o.user);
     },
   };
-  // Service cluster IPs and node ports, claimed with the Service's own write (src/api/allocators/)
+  // Service cluster IPs and node ports, claimed with the Service's own write (src/registry/allocators/)
   const serviceAllocator = new ServiceAllocator({
     range: parseIpv4Cidr(opts.serviceClusterIpRange ?? DEFAULT_SERVICE_CIDR),
     nodePorts: parsePortRange(opts.serviceNodePortRange ?? DEFAULT_NODE_PORT_RANGE),

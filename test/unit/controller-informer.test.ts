@@ -3,8 +3,8 @@
 // changes, handlers see add/update/delete once, a relist after lost writes
 // reports the difference, and objects are decoded once and shared.
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeObject } from '../../src/api/generic-store.js';
-import type { ApiObject } from '../../src/api/types.js';
+import { encodeObject } from '../../src/registry/generic-store.js';
+import type { ApiObject } from '../../src/registry/types.js';
 import { InformerFactory, type InformerSource, prefixRange, sharedInformers } from '../../src/controllers/runtime/informer-factory.js';
 import { LocalStore } from '../../src/store/local-store.js';
 import type { AppliedWrite } from '../../src/store/types.js';

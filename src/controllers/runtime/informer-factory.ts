@@ -21,8 +21,8 @@
 // drops the cache and the subscription, so a member that stops leading holds
 // no copies (the leader gate stops its controllers, leader-gate.ts).
 
-import { decodeShared } from '../../api/generic-store.js';
-import type { ApiObject } from '../../api/types.js';
+import { decodeShared } from '../../registry/generic-store.js';
+import type { ApiObject } from '../../registry/types.js';
 import type { AppliedWrite, KeyValue, RevisionedStore } from '../../store/types.js';
 import { prefixEnd } from '../../store/types.js';
 import { type IndexFunc, Informer, type InformerHandlers, type InformerRange, type Notification } from './informer.js';

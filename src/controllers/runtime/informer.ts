@@ -18,7 +18,7 @@
 // the resource prefix: `namespace/name` for a namespaced resource, `name`
 // for a cluster-scoped one.
 
-import type { ApiObject } from '../../api/types.js';
+import type { ApiObject } from '../../registry/types.js';
 
 /** the values of one index for an object (client-go IndexFunc) */
 export type IndexFunc = (obj: ApiObject, key: string) => string[];

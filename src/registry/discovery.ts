@@ -1,0 +1,213 @@
+// Discovery documents (spec 000 §4.1, §9.1), pure functions of the served
+// definitions: /api (APIVersions), /api/v1 and /apis/<g>/<v> (APIResourceList),
+// /apis (APIGroupList) and /apis/<g> (APIGroup).
+
+import { createHash } from 'node:crypto';
+import type { ResourceDefinition } from './types.js';
+
+export const DEFAULT_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+export interface ServerAddressByClientCIDR {
+  clientCIDR: string;
+  serverAddress: string;
+}
+
+export interface GroupVersionForDiscovery {
+  groupVersion: string;
+  version: string;
+}
+
+export interface APIGroup {
+  kind?: 'APIGroup';
+  apiVersion?: 'v1';
+  name: string;
+  versions: GroupVersionForDiscovery[];
+  preferredVersion: GroupVersionForDiscovery;
+  serverAddressByClientCIDRs?: ServerAddressByClientCIDR[];
+}
+
+export interface APIResource {
+  name: string;
+  singularName: string;
+  namespaced: boolean;
+  group?: string;
+  version?: string;
+  kind: string;
+  verbs: string[];
+  shortNames?: string[];
+  categories?: string[];
+  storageVersionHash?: string;
+}
+
+export interface APIResourceList {
+  kind: 'APIResourceList';
+  apiVersion: 'v1';
+  groupVersion: string;
+  resources: APIResource[];
+}
+
+/** verbs served on each well-known sub-resource */
+const SUBRESOURCE_VERBS: Record<string, { verbs: string[]; kind?: string; group?: string; version?: string }> = {
+  status: { verbs: ['get', 'patch', 'update'] },
+  finalize: { verbs: ['update'] },
+  approval: { verbs: ['get', 'patch', 'update'] },
+  scale: { verbs: ['get', 'patch', 'update'], kind: 'Scale', group: 'autoscaling', version: 'v1' },
+  binding: { verbs: ['create'], kind: 'Binding' },
+  eviction: { verbs: ['create'], kind: 'Eviction', group: 'policy', version: 'v1' },
+  ephemeralcontainers: { verbs: ['get', 'patch', 'update'] },
+  log: { verbs: ['get'] },
+  exec: { verbs: ['create', 'get'], kind: 'PodExecOptions' },
+  attach: { verbs: ['create', 'get'], kind: 'PodAttachOptions' },
+  portforward: { verbs: ['create', 'get'], kind: 'PodPortForwardOptions' },
+  proxy: { verbs: ['create', 'delete', 'get', 'patch', 'update'] },
+  token: { verbs: ['create'], kind: 'TokenRequest' },
+};
+
+/**
+ * Kubernetes' storage version hash: base64 of the first 8 bytes of
+ * sha256("<group>/<version>/<kind>") of the storage version; clients compare it
+ * only for equality (a change means stored objects need migration).
+ */
+export function storageVersionHash(group: string, version: string, kind: string): string {
+  return createHash('sha256').update(`${group}/${version}/${kind}`).digest().subarray(0, 8).toString('base64');
+}
+
+function splitStorageVersion(apiVersion: string): [string, string] {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? ['', apiVersion] : [apiVersion.slice(0, slash), apiVersion.slice(slash + 1)];
+}
+
+export function groupVersionString(group: string, version: string): string {
+  return group === '' ? version : `${group}/${version}`;
+}
+
+/** `/api`: the core group's versions */
+export function apiVersions(defs: ResourceDefinition[], serverAddress: string): object {
+  const versions = sortVersions(unique(defs.filter((d) => d.group === '').map((d) => d.version)));
+  return {
+    kind: 'APIVersions',
+    versions,
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
+}
+
+/** `/api/v1` or `/apis/<g>/<v>`; undefined when the group-version is not served */
+export function apiResourceList(defs: ResourceDefinition[], group: string, version: string): APIResourceList | undefined {
+  const served = defs.filter((d) => d.group === group && d.version === version);
+  if (served.length === 0) return undefined;
+  const resources: APIResource[] = [];
+  for (const d of [...served].sort((a, b) => a.resource.localeCompare(b.resource))) {
+    const r: APIResource = {
+      name: d.resource,
+      singularName: d.singular,
+      namespaced: d.scope === 'Namespaced',
+      kind: d.kind,
+      verbs: [...(d.verbs ?? DEFAULT_VERBS)].sort(),
+      // every version served over one storage has the storage version's hash (src/registry/conversion.ts)
+      storageVersionHash: d.storage ? storageVersionHash(...splitStorageVersion(d.storage.storageVersion), d.kind) : storageVersionHash(d.group, d.version, d.kind),
+    };
+    if (d.shortNames && d.shortNames.length > 0) r.shortNames = [...d.shortNames];
+    if (d.categories && d.categories.length > 0) r.categories = [...d.categories];
+    resources.push(r);
+    for (const sub of d.subresources ?? []) {
+      const info = SUBRESOURCE_VERBS[sub] ?? { verbs: ['get'] };
+      const s: APIResource = { name: `${d.resource}/${sub}`, singularName: '', namespaced: d.scope === 'Namespaced', kind: info.kind ?? d.kind, verbs: [...info.verbs] };
+      if (info.group !== undefined) s.group = info.group;
+      if (info.version !== undefined) s.version = info.version;
+      resources.push(s);
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: groupVersionString(group, version), resources };
+}
+
+/** `/apis/<g>`; undefined when the group is not served */
+export function apiGroup(defs: ResourceDefinition[], group: string): APIGroup | undefined {
+  if (group === '') return undefined;
+  const versions = sortVersions(unique(defs.filter((d) => d.group === group).map((d) => d.version)));
+  if (versions.length === 0) return undefined;
+  const gvs = versions.map((v) => ({ groupVersion: `${group}/${v}`, version: v }));
+  return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: gvs, preferredVersion: gvs[0] };
+}
+
+/** `/apis`: every named group (the core group is not listed), in registration order */
+export function apiGroupList(defs: ResourceDefinition[]): object {
+  const groups: APIGroup[] = [];
+  for (const g of unique(defs.map((d) => d.group))) {
+    if (g === '') continue;
+    const grp = apiGroup(defs, g)!;
+    groups.push({ name: grp.name, versions: grp.versions, preferredVersion: grp.preferredVersion });
+  }
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups };
+}
+
+function unique<T>(xs: T[]): T[] {
+  return [...new Set(xs)];
+}
+
+/**
+ * Kubernetes version priority: GA before beta before alpha, higher major and
+ * minor numbers first; anything unparseable last, alphabetically.
+ */
+export function compareVersions(a: string, b: string): number {
+  const pa = parseVersion(a);
+  const pb = parseVersion(b);
+  if (pa.rank !== pb.rank) return pb.rank - pa.rank;
+  if (pa.rank === 0) return a.localeCompare(b);
+  if (pa.major !== pb.major) return pb.major - pa.major;
+  return pb.minor - pa.minor;
+}
+
+function parseVersion(v: string): { rank: number; major: number; minor: number } {
+  const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+  if (!m) return { rank: 0, major: 0, minor: 0 };
+  const rank = m[2] === undefined ? 3 : m[2] === 'beta' ? 2 : 1;
+  return { rank, major: Number(m[1]), minor: m[3] ? Number(m[3]) : 0 };
+}
+
+export function sortVersions(versions: string[]): string[] {
+  return [...versions].sort(compareVersions);
+}
+
+/** anything that lists the served definitions (the Registry does) */
+export interface DiscoverySource {
+  all(): ResourceDefinition[];
+  /** when present, answers are memoised per version */
+  readonly version?: number;
+}
+
+const memo = new WeakMap<DiscoverySource, { version: number; answers: Map<string, object | undefined> }>();
+
+/**
+ * The discovery document for a request path (`/api`, `/api/v1`, `/apis`,
+ * `/apis/<g>`, `/apis/<g>/<v>`), or undefined when the path is not discovery
+ * or names nothing served.
+ */
+export function serveDiscovery(src: DiscoverySource, path: string, serverAddress = ''): object | undefined {
+  const version = src.version;
+  let cache = version === undefined ? undefined : memo.get(src);
+  if (cache && cache.version !== version) cache = undefined;
+  if (!cache && version !== undefined) {
+    cache = { version, answers: new Map() };
+    memo.set(src, cache);
+  }
+  const key = `${path}\u0000${serverAddress}`;
+  if (cache?.answers.has(key)) return cache.answers.get(key);
+  const answer = computeDiscovery(src.all(), path, serverAddress);
+  cache?.answers.set(key, answer);
+  return answer;
+}
+
+function computeDiscovery(defs: ResourceDefinition[], path: string, serverAddress: string): object | undefined {
+  const parts = path.split('/').filter((s) => s !== '');
+  if (parts[0] === 'api') {
+    if (parts.length === 1) return apiVersions(defs, serverAddress);
+    if (parts.length === 2) return apiResourceList(defs, '', parts[1]);
+    return undefined;
+  }
+  if (parts[0] === 'apis') {
+    if (parts.length === 1) return apiGroupList(defs);
+    if (parts.length === 2) return apiGroup(defs, parts[1]);
+    if (parts.length === 3) return apiResourceList(defs, parts[1], parts[2]);
+  }
+  return undefined;
+}
