@@ -150,6 +150,25 @@ describe('informers', () => {
     secrets.release();
   });
 
+  it('an informer first used while a write is being published does not hide that write from the others', async () => {
+    const store = await newStore();
+    const f = new InformerFactory(store);
+    const other = '/registry/core/secrets/';
+    let late: ReturnType<InformerFactory['use']> | undefined;
+    // subscribed before the factory, so it runs first: it starts a second informer mid-publish
+    const unsub = store.onApplied(() => {
+      late ??= f.use(prefixRange(other));
+    });
+    const cms = f.use(prefixRange(PREFIX));
+    await put(store, cm('a', 'x'));
+    unsub();
+    expect(late!.informer.hasSynced()).toBe(true);
+    await Promise.resolve();
+    expect(cms.informer.keys()).toEqual(['a/x']);
+    late!.release();
+    cms.release();
+  });
+
   it('resync after lost writes relists and reports the differences as events', async () => {
     const store = await newStore();
     // a feed that can be cut: writes published while cut never reach the informers

@@ -12,8 +12,10 @@
 // one informer that reads another (a Service handler reading allocations)
 // sees the store as of that write. A Raft snapshot install arrives as one
 // synthetic write with the difference (state-machine-store.ts replaceState),
-// so the feed has no gaps; a revision that goes backwards is a stale
-// duplicate and is ignored. `resync()` relists every running informer and
+// so the feed has no gaps; a write at or below the revision an informer has
+// listed or seen is a duplicate for that informer and is ignored (an informer
+// first used while a write is being published lists it already, the others
+// still get it). `resync()` relists every running informer and
 // hands the differences to the handlers as events — client-go's relist after
 // a 410 — for a feed that did lose writes (a test double, a future remote feed).
 //
@@ -41,8 +43,6 @@ export interface InformerUse {
 export class InformerFactory {
   private readonly informers = new Map<string, { informer: Informer; users: number }>();
   private unsubscribe: (() => void) | undefined;
-  /** revision of the last write handed to the caches */
-  private seen = 0;
 
   constructor(
     private readonly source: InformerSource,
@@ -124,18 +124,16 @@ export class InformerFactory {
         corrupt.add(key);
       }
     }
-    this.seen = Math.max(this.seen, res.revision);
     const ns = informer.replace(entries, corrupt, res.revision, revisions);
     if (dispatch) for (const n of ns) informer.dispatch(n);
     return ns;
   }
 
   private onWrite(w: AppliedWrite): void {
-    if (w.revision <= this.seen) return; // already listed (or a stale duplicate)
-    this.seen = w.revision;
     const changes: [Informer, Notification][] = [];
     for (const e of this.informers.values()) {
-      if (e.users === 0 || !e.informer.hasSynced()) continue;
+      // per informer: one listed while this write was being published already holds it
+      if (e.users === 0 || !e.informer.hasSynced() || w.revision <= e.informer.lastRevision) continue;
       const { key, end } = e.informer.range;
       for (const ev of w.events) {
         const k = ev.kv.key;
