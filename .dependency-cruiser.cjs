@@ -37,6 +37,14 @@ module.exports = {
     onlyDownward('watch-imports-below', 'watch', ['registry', 'machinery', 'store'], 'watch caches sit on the registry and the store (the watch endpoint is in src/endpoints/)'),
     onlyDownward('auth-imports-below', 'auth', ['endpoints', 'registry', 'machinery'], 'authenticators, authorizers and the review kinds use the registry (objects, errors) and the handlers\' body decoding (to go: issue #9 item 1 capability interfaces)'),
     onlyDownward('controllers-import-below', 'controllers', ['registry', 'machinery', 'store', 'auth'], 'controllers act through the registry'),
+    {
+      name: 'controllers-use-the-runtime',
+      comment:
+        'controllers read through the informers of src/controllers/runtime/ (docs/controllers.md); only the runtime touches the store. The garbage collector still follows the store itself (its own graph over every kind) until it moves onto informers',
+      severity: 'error',
+      from: { path: '^src/controllers/', pathNot: '^src/controllers/(runtime/|garbage-collector\\.ts$)' },
+      to: { path: '^src/store/' },
+    },
     onlyDownward('audit-imports-auth', 'audit', ['auth'], 'the audit recorder knows identities and the webhook client of authentication'),
     onlyDownward('gateway-imports-below', 'gateway', ['endpoints', 'auth', 'audit', 'registry', 'machinery', 'watch'], 'the transport (TLS front, uWS, streams, health) hands requests to the endpoint chain'),
     onlyDownward(

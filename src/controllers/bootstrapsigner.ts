@@ -3,15 +3,17 @@
 // with `usage-bootstrap-signing`, key `jws-kubeconfig-<id>` holds a detached
 // JWS (HS256, key = the whole token `<id>.<secret>`) of the `kubeconfig` key;
 // signatures of expired, deleted or non-signing tokens are removed.
-// Level-driven: any write to a Secret in `orch-system` or to the ConfigMap
-// resyncs, and a timer fires at the next expiration.
+// Level-driven on the controller runtime (runtime/): any change of a Secret in
+// `orch-system` or of the ConfigMap queues the one key `cluster-info`, and a
+// delayed add on the clock looks again at the next expiration.
 
 import { CompactSign } from 'jose';
-import { type GenericStore, decodeObject } from '../registry/generic-store.js';
+import type { GenericStore } from '../registry/generic-store.js';
 import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import { BOOTSTRAP_NAMESPACE, type BootstrapToken, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
-import type { RevisionedStore } from '../store/types.js';
 import { StatusError } from '../core/errors.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
 
 export const CLUSTER_INFO_NAMESPACE = 'orch-public';
 export const CLUSTER_INFO_NAME = 'cluster-info';
@@ -45,7 +47,7 @@ export function clusterInfoKubeconfig(server: string, caPem: string): string {
 }
 
 export interface BootstrapSignerOptions {
-  store: RevisionedStore;
+  store: InformerSource;
   secrets: () => { def: ResourceDefinition; gs: GenericStore };
   configMaps: () => { def: ResourceDefinition; gs: GenericStore };
   apiDomain: string;
@@ -53,68 +55,53 @@ export interface BootstrapSignerOptions {
   server: () => string;
   caPem: string;
   log?: (msg: string) => void;
-  now?: () => number;
+  clock?: Clock;
 }
 
+/** the one key of the queue: everything this controller writes is one ConfigMap */
+const CLUSTER_INFO_KEY = `${CLUSTER_INFO_NAMESPACE}/${CLUSTER_INFO_NAME}`;
+
 export class BootstrapSignerController {
-  private unsubscribe?: () => void;
-  private timer?: NodeJS.Timeout;
-  private running = false;
-  private again = false;
-  private stopped = false;
-  /** resolves when the current sync pass finishes (tests) */
-  idle: Promise<void> = Promise.resolve();
+  private readonly loop: ControllerLoop;
+  private readonly clock: Clock;
+  private secretsInformer: Informer | undefined;
+  private configMapsInformer: Informer | undefined;
 
-  constructor(private readonly o: BootstrapSignerOptions) {}
+  constructor(private readonly o: BootstrapSignerOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.loop = new ControllerLoop(o.store, { name: 'bootstrapsigner', clock: this.clock, log: o.log, baseDelayMs: 200 });
+  }
 
-  /** subscribes and syncs; may be called again after stop() (leader-gate.ts) */
+  /** resolves when the queue has no work in hand (tests) */
+  get idle(): Promise<void> {
+    return this.loop.queue?.idle() ?? Promise.resolve();
+  }
+
+  /** lists, follows the Secrets and the ConfigMap and syncs; may be called again after stop() (leader-gate.ts) */
   start(): void {
-    this.unsubscribe?.();
-    this.stopped = false;
-    const s = this.o.secrets().gs.rangeKeys(BOOTSTRAP_NAMESPACE);
-    const c = this.o.configMaps().gs.rangeKeys(CLUSTER_INFO_NAMESPACE);
-    this.unsubscribe = this.o.store.onApplied((w) => {
-      if (w.events.some((ev) => (ev.kv.key >= s.key && ev.kv.key < s.end) || (ev.kv.key >= c.key && ev.kv.key < c.end))) this.kick();
-    });
-    this.kick();
+    this.loop.begin(() => this.sync());
+    const kick = (key: string): void => {
+      if (key.startsWith(`${BOOTSTRAP_NAMESPACE}/`) || key === CLUSTER_INFO_KEY) this.loop.enqueue(CLUSTER_INFO_KEY);
+    };
+    const handlers = { add: (_o: ApiObject, k: string) => kick(k), update: (_a: ApiObject, _b: ApiObject, k: string) => kick(k), delete: (_o: ApiObject, k: string) => kick(k) };
+    this.secretsInformer = this.loop.inform(this.o.secrets().gs.rangeKeys(''), handlers);
+    this.configMapsInformer = this.loop.inform(this.o.configMaps().gs.rangeKeys(''), handlers);
+    this.loop.enqueue(CLUSTER_INFO_KEY);
   }
 
   stop(): void {
-    this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    if (this.timer) clearTimeout(this.timer);
+    this.loop.end();
   }
 
-  private kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    this.idle = (async () => {
-      do {
-        this.again = false;
-        try {
-          await this.sync();
-        } catch (e) {
-          if (!(e instanceof StatusError && e.code === 409)) this.o.log?.(`bootstrapsigner: ${(e as Error).message}`);
-          this.again = true;
-          await new Promise((r) => setTimeout(r, 200).unref());
-        }
-      } while (this.again && !this.stopped);
-      this.running = false;
-    })();
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
   }
 
   private signingTokens(now: number): { tokens: BootstrapToken[]; nextExpiry: number | undefined } {
-    const { gs } = this.o.secrets();
-    const { key, end } = gs.rangeKeys(BOOTSTRAP_NAMESPACE);
     const tokens: BootstrapToken[] = [];
     let nextExpiry: number | undefined;
-    for (const kv of this.o.store.range({ key, end }).kvs) {
-      const t = parseBootstrapSecret(decodeObject(kv), this.o.apiDomain);
+    for (const secret of this.secretsInformer?.inNamespace(BOOTSTRAP_NAMESPACE) ?? []) {
+      const t = parseBootstrapSecret(secret, this.o.apiDomain);
       if ('invalid' in t || !t.usageSigning || lifecycleState(t, now) !== 'valid') continue;
       tokens.push(t);
       if (t.expiresAt !== undefined && (nextExpiry === undefined || t.expiresAt < nextExpiry)) nextExpiry = t.expiresAt;
@@ -123,11 +110,10 @@ export class BootstrapSignerController {
   }
 
   private async sync(): Promise<void> {
-    const now = (this.o.now ?? Date.now)();
+    const now = this.clock.now();
     const { tokens, nextExpiry } = this.signingTokens(now);
     const { gs } = this.o.configMaps();
-    const kv = gs.readRaw(CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME);
-    const current = kv ? decodeObject(kv) : undefined;
+    const current = this.configMapsInformer?.get(CLUSTER_INFO_KEY);
     const data = { ...((current?.data ?? {}) as Record<string, string>) };
     if (data.kubeconfig === undefined) data.kubeconfig = clusterInfoKubeconfig(this.o.server(), this.o.caPem);
     const want: Record<string, string> = {};
@@ -137,19 +123,22 @@ export class BootstrapSignerController {
     Object.assign(next, want);
     const changed = !current || JSON.stringify(sorted(next)) !== JSON.stringify(sorted((current.data ?? {}) as Record<string, string>));
     if (changed) {
-      await gs.guaranteedUpdate(CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME, { dryRun: false, createIfAbsent: true, manager: 'bootstrapsigner' }, (cur) => {
-        const o: ApiObject = cur ?? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO_NAME, namespace: CLUSTER_INFO_NAMESPACE } };
-        // a concurrent change to `kubeconfig` makes these signatures stale; the write event resyncs
-        o.data = { ...next, kubeconfig: ((cur?.data ?? {}) as Record<string, string>).kubeconfig ?? next.kubeconfig! };
-        if (o.data.kubeconfig !== next.kubeconfig) for (const k of Object.keys(want)) delete (o.data as Record<string, string>)[k];
-        return o;
-      });
+      try {
+        await gs.guaranteedUpdate(CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME, { dryRun: false, createIfAbsent: true, manager: 'bootstrapsigner' }, (cur) => {
+          const o: ApiObject = cur ?? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO_NAME, namespace: CLUSTER_INFO_NAMESPACE } };
+          // a concurrent change to `kubeconfig` makes these signatures stale; the write event resyncs
+          o.data = { ...next, kubeconfig: ((cur?.data ?? {}) as Record<string, string>).kubeconfig ?? next.kubeconfig! };
+          if (o.data.kubeconfig !== next.kubeconfig) for (const k of Object.keys(want)) delete (o.data as Record<string, string>)[k];
+          return o;
+        });
+      } catch (e) {
+        // a conflict is expected (a concurrent writer): look again soon, without a log line
+        if (!(e instanceof StatusError && e.code === 409)) throw e;
+        this.loop.queue?.addRateLimited(CLUSTER_INFO_KEY);
+        return;
+      }
     }
-    if (this.timer) clearTimeout(this.timer);
-    if (nextExpiry !== undefined && !this.stopped) {
-      this.timer = setTimeout(() => this.kick(), Math.min(MAX_TIMER_MS, Math.max(0, nextExpiry - now) + 1));
-      this.timer.unref();
-    }
+    if (nextExpiry !== undefined) this.loop.enqueueAfter(CLUSTER_INFO_KEY, Math.min(MAX_TIMER_MS, Math.max(0, nextExpiry - now) + 1));
   }
 }
 

@@ -5,57 +5,48 @@
 // rules are overwritten. Any ClusterRole change re-computes the aggregated
 // roles (they are few), so chains (view → edit → admin) settle in a few steps.
 
-import { decodeObject, type GenericStore } from '../registry/generic-store.js';
+import type { GenericStore } from '../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../registry/types.js';
 import { type LabelSelector, matchesLabels } from '../machinery/selectors/labels.js';
-import type { RevisionedStore } from '../store/types.js';
+import type { Clock } from '../core/clock.js';
+import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
+
+/** the one key of the queue: a pass recomputes every aggregated role (they are few) */
+const ALL = 'all';
 
 export class ClusterRoleAggregationController {
-  private unsubscribe?: () => void;
-  private scheduled = false;
-  private stopped = true;
+  private readonly loop: ControllerLoop;
+  private informer: Informer | undefined;
 
   constructor(
-    private readonly store: RevisionedStore,
+    store: InformerSource,
     private readonly clusterRoles: () => GenericStore,
-    private readonly log: (msg: string) => void = () => {},
-  ) {}
+    log: (msg: string) => void = () => {},
+    clock?: Clock,
+  ) {
+    // retried: the next pass recomputes everything from the cache
+    this.loop = new ControllerLoop(store, { name: 'clusterrole aggregation', log, clock, baseDelayMs: 200 });
+  }
 
   start(): void {
-    this.unsubscribe?.();
-    this.stopped = false;
-    const { key, end } = this.clusterRoles().rangeKeys('');
-    this.unsubscribe = this.store.onApplied((w) => {
-      if (w.events.some((ev) => ev.kv.key >= key && ev.kv.key < end)) this.schedule();
-    });
-    this.schedule();
+    this.loop.begin(() => this.sync());
+    const kick = (): void => this.loop.enqueue(ALL);
+    this.informer = this.loop.inform(this.clusterRoles().rangeKeys(''), { add: kick, update: kick, delete: kick });
+    kick();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    this.loop.end();
   }
 
-  private schedule(): void {
-    if (this.scheduled || this.stopped) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      if (this.stopped) return;
-      this.sync().catch((e) => {
-        // retried: the next pass recomputes everything from the store
-        this.log(`clusterrole aggregation: ${(e as Error).message}; retrying`);
-        setTimeout(() => this.schedule(), 1000).unref();
-      });
-    });
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
   }
 
   /** one pass over every aggregated ClusterRole */
   async sync(): Promise<void> {
     const gs = this.clusterRoles();
-    const { key, end } = gs.rangeKeys('');
-    const all = this.store.range({ key, end }).kvs.map((kv) => decodeObject(kv));
+    const all = this.informer?.list() ?? [];
     all.sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
     for (const role of all) {
       const selectors = selectorsOf(role);

@@ -8,17 +8,17 @@
 
 import { StatusError } from '../core/errors.js';
 import type { GenericStore } from '../registry/generic-store.js';
-import { decodeObject } from '../registry/generic-store.js';
 import type { CrdSpec } from '../registry/crd/convert.js';
 import { cleanupFinalizer } from '../registry/crd/kind.js';
 import { deepEqual, nowTimestamp } from '../machinery/meta.js';
 import type { ApiObject, JSONObject } from '../registry/types.js';
-import type { RevisionedStore } from '../store/types.js';
-import { prefixEnd } from '../store/types.js';
+import type { Clock } from '../core/clock.js';
+import { ControllerLoop, type Informer, type InformerSource, RawRange, type RawSource, prefixRange } from './runtime/index.js';
 import { CrdRegistrar, type CrdState } from './crd-registrar.js';
 
 export interface CrdControllerOptions {
-  store: RevisionedStore;
+  store: InformerSource & RawSource;
+  clock?: Clock;
   registrar: CrdRegistrar;
   crds: () => GenericStore;
   storeFor: (def: CrdState['defs'][number]) => GenericStore;
@@ -29,64 +29,43 @@ export interface CrdControllerOptions {
 type Condition = { type: string; status: string; reason: string; message: string; lastTransitionTime?: string };
 
 export class CrdController {
-  private stopped = true;
-  private readonly pending = new Set<string>();
-  private scheduled = false;
-  private unsubscribe: (() => void)[] = [];
-  /** objects prefix → CRD name, for CRDs being emptied */
-  private draining = new Map<string, string>();
+  private readonly loop: ControllerLoop;
+  private unsubscribe: (() => void) | undefined;
+  /** CRD name → the informer of its objects while it is being emptied (released when done or at stop) */
+  private draining = new Map<string, { informer: Informer; release: () => void }>();
 
-  constructor(private readonly o: CrdControllerOptions) {}
+  constructor(private readonly o: CrdControllerOptions) {
+    this.loop = new ControllerLoop(o.store, { name: 'crd controller', log: o.log, clock: o.clock, baseDelayMs: 200 });
+  }
 
   start(): void {
-    this.stopped = false;
-    this.unsubscribe.push(this.o.registrar.onChange((name) => this.enqueue(name)));
-    this.unsubscribe.push(
-      this.o.store.onApplied((w) => {
-        if (this.draining.size === 0) return;
-        for (const ev of w.events) {
-          for (const [prefix, name] of this.draining) if (ev.kv.key.startsWith(prefix)) this.enqueue(name);
-        }
-      }),
-    );
-    for (const name of this.o.registrar.names()) this.enqueue(name);
+    this.loop.begin((name) => this.reconcile(name));
+    this.unsubscribe?.();
+    this.unsubscribe = this.o.registrar.onChange((name) => this.loop.enqueue(name));
+    for (const name of this.o.registrar.names()) this.loop.enqueue(name);
   }
 
   stop(): void {
-    this.stopped = true;
-    for (const u of this.unsubscribe) u();
-    this.unsubscribe = [];
-    this.pending.clear();
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    for (const d of this.draining.values()) d.release();
+    this.draining.clear();
+    this.loop.end();
   }
 
-  private enqueue(name: string): void {
-    if (this.stopped) return;
-    this.pending.add(name);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => void this.drain());
+  hasSynced(): boolean {
+    return this.loop.running && this.o.registrar.hasSynced();
   }
 
-  private async drain(): Promise<void> {
-    while (this.pending.size > 0 && !this.stopped) {
-      const [name] = this.pending;
-      this.pending.delete(name!);
-      try {
-        await this.reconcile(name!);
-      } catch (e) {
-        if (this.stopped) break;
-        this.o.log?.(`crd controller: ${name}: ${(e as Error).message}`);
-        // conflicts and transient failures: try again shortly
-        setTimeout(() => this.enqueue(name!), 200).unref();
-      }
-    }
-    this.scheduled = false;
+  private stopDraining(name: string): void {
+    this.draining.get(name)?.release();
+    this.draining.delete(name);
   }
 
   private async reconcile(name: string): Promise<void> {
     const st = this.o.registrar.state(name);
     if (!st) {
-      for (const [p, n] of this.draining) if (n === name) this.draining.delete(p);
+      this.stopDraining(name);
       return;
     }
     await this.updateStatus(name);
@@ -137,30 +116,38 @@ export class CrdController {
   private async cleanup(name: string, st: CrdState): Promise<void> {
     const spec = st.object.spec as unknown as CrdSpec;
     const prefix = CrdRegistrar.objectsPrefix(spec);
-    this.draining.set(prefix, name);
-    const kvs = this.o.store.range({ key: prefix, end: prefixEnd(prefix) }).kvs;
-    const storageDef = st.defs.find((d) => d.storage?.storageVersion === `${d.group}/${d.version}`) ?? st.defs[0];
-    for (const kv of kvs) {
-      let obj: ApiObject | undefined;
-      try {
-        obj = decodeObject(kv);
-      } catch {
-        obj = undefined;
-      }
-      if (obj?.metadata?.deletionTimestamp) continue; // waiting for its own finalizers
-      if (storageDef && obj) {
+    let d = this.draining.get(name);
+    if (!d) {
+      // any change of its objects looks again (the deletes re-enqueue us)
+      const kick = (): void => this.loop.enqueue(name);
+      d = this.loop.use(prefixRange(prefix), { update: kick, delete: kick });
+      this.draining.set(name, d);
+    }
+    const informer = d.informer;
+    const raw = new RawRange(this.o.store, prefix);
+    const storageDef = st.defs.find((x) => x.storage?.storageVersion === `${x.group}/${x.version}`) ?? st.defs[0];
+    for (const key of informer.keys()) {
+      const obj = informer.get(key);
+      if (!obj || obj.metadata?.deletionTimestamp) continue; // gone, or waiting for its own finalizers
+      if (storageDef) {
         try {
           await this.o.storeFor(storageDef).delete(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '', { dryRun: false, propagationPolicy: 'Background' });
         } catch (e) {
           if (!(e instanceof StatusError && e.code === 404)) throw e;
         }
       } else {
-        // not served (names never accepted) or unreadable: nothing can hold it
-        await this.o.store.txn({ compare: [{ key: kv.key, target: 'mod', op: '=', value: kv.modRevision }], success: [{ type: 'delete', key: kv.key }], failure: [] });
+        // not served (names never accepted): nothing can hold it
+        const entry = raw.get(`${prefix}${key}`);
+        if (entry) await raw.deleteIfUnchanged(entry);
       }
     }
-    if (this.o.store.range({ key: prefix, end: prefixEnd(prefix), countOnly: true }).count > 0) return; // the deletes re-enqueue us
-    this.draining.delete(prefix);
+    // unreadable objects: nothing can hold them either
+    for (const key of informer.corruptKeys()) {
+      const entry = raw.get(`${prefix}${key}`);
+      if (entry) await raw.deleteIfUnchanged(entry);
+    }
+    if (informer.keys().length + informer.corruptKeys().length > 0) return; // the deletes re-enqueue us
+    this.stopDraining(name);
     const fin = cleanupFinalizer(this.o.apiDomain);
     try {
       await this.o.crds().guaranteedUpdate('', name, { dryRun: false, manager: 'orch-apiextensions-controller' }, (current) => {

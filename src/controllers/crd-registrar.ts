@@ -6,15 +6,14 @@
 // gone from the store; a Terminating CRD stays served so its objects' own
 // finalizers can finish, but refuses creates (guardCreate).
 
-import { decodeObject, storagePrefix } from '../registry/generic-store.js';
+import { storagePrefix } from '../registry/generic-store.js';
 import { methodNotAllowed } from '../core/errors.js';
 import { type CrdSpec, customDefinitions } from '../registry/crd/convert.js';
 import { crdGroup } from '../registry/crd/kind.js';
 import { type NamesVerdict, acceptNames } from '../registry/crd/names.js';
 import type { Registry } from '../registry/registry.js';
 import type { ApiObject, ResourceDefinition } from '../registry/types.js';
-import type { KeyValue, RevisionedStore } from '../store/types.js';
-import { prefixEnd } from '../store/types.js';
+import { type Informer, type InformerSource, type InformerUse, prefixRange, sharedInformers } from './runtime/index.js';
 
 interface Served {
   /** the stored spec the definitions were built from */
@@ -37,13 +36,13 @@ export class CrdRegistrar {
   private states = new Map<string, CrdState>();
   /** `<group>/<plural>` → CRD name, for the create guard */
   private byResource = new Map<string, string>();
-  private unsubscribe?: () => void;
+  private use?: InformerUse;
   private readonly listeners = new Set<(name: string) => void>();
   /** every definition this registrar built (other custom definitions are not guarded) */
   private readonly produced = new WeakSet<ResourceDefinition>();
 
   constructor(
-    private readonly store: RevisionedStore,
+    private readonly store: InformerSource,
     private readonly registry: Registry,
     private readonly apiDomain: string,
     private readonly log: (msg: string) => void = () => {},
@@ -51,20 +50,36 @@ export class CrdRegistrar {
     this.prefix = `/registry/${crdGroup(apiDomain)}/customresourcedefinitions/`;
   }
 
+  /**
+   * Follows the CRDs through the shared informer (runtime/). Runs on every
+   * member, not only the leader: each serves the custom resources. The
+   * handlers run synchronously with the write, so the registry is updated
+   * before the CRD write's caller resumes.
+   */
   start(): void {
-    this.unsubscribe = this.store.onApplied((w) => {
-      const changed: string[] = [];
-      for (const ev of w.events) if (ev.kv.key.startsWith(this.prefix)) changed.push(ev.kv.key.slice(this.prefix.length));
-      if (changed.length === 0) return;
-      this.sync();
-      for (const name of changed) for (const l of this.listeners) l(name);
+    this.use?.release();
+    let informer: Informer | undefined;
+    const changed = (name: string): void => {
+      if (!informer) return; // the initial list: one sync below
+      this.sync(informer);
+      for (const l of this.listeners) l(name);
+    };
+    this.use = sharedInformers(this.store).use(prefixRange(this.prefix), {
+      add: (_o, k) => changed(k),
+      update: (_a, _b, k) => changed(k),
+      delete: (_o, k) => changed(k),
     });
-    this.sync();
+    informer = this.use.informer;
+    this.sync(informer);
   }
 
   stop(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    this.use?.release();
+    this.use = undefined;
+  }
+
+  hasSynced(): boolean {
+    return this.use?.informer.hasSynced() ?? false;
   }
 
   /** called after the served set was updated for a changed CRD (the status controller listens) */
@@ -97,20 +112,17 @@ export class CrdRegistrar {
   }
 
   /** rebuilds the verdicts from the stored CRDs and updates the registry where something changed */
-  private sync(): void {
-    const kvs = this.store.range({ key: this.prefix, end: prefixEnd(this.prefix) }).kvs;
-    const parsed: { name: string; kv: KeyValue; obj: ApiObject; spec: CrdSpec }[] = [];
-    for (const kv of kvs) {
-      try {
-        const obj = decodeObject(kv);
-        const spec = obj.spec as unknown as CrdSpec;
-        if (!spec || typeof spec !== 'object' || !spec.names || !Array.isArray(spec.versions)) continue;
-        parsed.push({ name: kv.key.slice(this.prefix.length), kv, obj, spec });
-      } catch (e) {
-        this.log(`crd registrar: cannot read ${kv.key}: ${(e as Error).message}`);
-      }
+  private sync(informer: Informer): void {
+    const parsed: { name: string; rev: { createRevision: number; modRevision: number }; obj: ApiObject; spec: CrdSpec }[] = [];
+    for (const name of informer.keys()) {
+      const obj = informer.get(name)!;
+      const spec = obj.spec as unknown as CrdSpec;
+      if (!spec || typeof spec !== 'object' || !spec.names || !Array.isArray(spec.versions)) continue;
+      const rev = informer.storedRevisions(name) ?? { createRevision: 0, modRevision: Number(obj.metadata?.resourceVersion ?? 0) };
+      parsed.push({ name, rev, obj, spec });
     }
-    const verdicts = acceptNames(parsed.map((p) => ({ name: p.name, createRevision: p.kv.createRevision, spec: p.spec })));
+    for (const k of informer.corruptKeys()) this.log(`crd registrar: cannot read ${this.prefix}${k}`);
+    const verdicts = acceptNames(parsed.map((p) => ({ name: p.name, createRevision: p.rev.createRevision, spec: p.spec })));
     const states = new Map<string, CrdState>();
     const byResource = new Map<string, string>();
     const keep = new Set<string>();
@@ -122,7 +134,7 @@ export class CrdRegistrar {
         defs = this.serve(p.name, p.spec);
         byResource.set(`${p.spec.group}/${p.spec.names.plural}`, p.name);
       }
-      states.set(p.name, { key: p.kv.key, modRevision: p.kv.modRevision, object: p.obj, verdict, defs });
+      states.set(p.name, { key: `${this.prefix}${p.name}`, modRevision: p.rev.modRevision, object: p.obj, verdict, defs });
     }
     for (const name of [...this.served.keys()]) if (!keep.has(name)) this.unserve(name);
     this.states = states;

@@ -6,14 +6,15 @@
 // namespaces only: a Terminating one is being emptied.
 
 import { StatusError } from '../core/errors.js';
-import { decodeObject, type GenericStore } from '../registry/generic-store.js';
+import type { GenericStore } from '../registry/generic-store.js';
 import type { ApiObject } from '../registry/types.js';
-import type { RevisionedStore, StoreEvent } from '../store/types.js';
+import type { Clock } from '../core/clock.js';
+import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
 
 export const NAMESPACE_DEFAULTS_MANAGER = 'orch-namespace-defaults-controller';
 
 export interface NamespaceDefaultsOptions {
-  store: RevisionedStore;
+  store: InformerSource;
   namespaces: () => GenericStore;
   serviceAccounts: () => GenericStore;
   configMaps: () => GenericStore;
@@ -25,89 +26,59 @@ export interface NamespaceDefaultsOptions {
   /** kube's `root-ca-cert-publisher`: keep the CA ConfigMap */
   rootCA: boolean;
   log?: (msg: string) => void;
+  clock?: Clock;
 }
 
 export class NamespaceDefaultsController {
-  private unsubscribe?: () => void;
-  private stopped = true;
-  private readonly pending = new Set<string>();
-  private scheduled = false;
+  private readonly loop: ControllerLoop;
+  private namespaces: Informer | undefined;
+  private serviceAccounts: Informer | undefined;
+  private configMaps: Informer | undefined;
 
-  constructor(private readonly o: NamespaceDefaultsOptions) {}
+  constructor(private readonly o: NamespaceDefaultsOptions) {
+    this.loop = new ControllerLoop(o.store, { name: 'namespace defaults', log: o.log, clock: o.clock, baseDelayMs: 200 });
+  }
 
+  /** follows namespaces and the two objects kept in each; may be called again after stop() (leader-gate.ts) */
   start(): void {
-    this.unsubscribe?.();
-    this.stopped = false;
-    const ns = this.o.namespaces().rangeKeys('');
-    const sa = this.o.serviceAccounts().rangeKeys('');
-    const cm = this.o.configMaps().rangeKeys('');
-    const nameOf = (ev: StoreEvent): string | undefined => {
-      const k = ev.kv.key;
-      if (k >= ns.key && k < ns.end) return k.slice(ns.key.length);
-      // `<prefix><namespace>/<name>`: only the two objects this controller keeps
-      for (const [range, name] of [[sa, 'default'], [cm, this.o.rootCAConfigMapName]] as const) {
-        if (k >= range.key && k < range.end && k.endsWith(`/${name}`)) return k.slice(range.key.length, k.length - name.length - 1);
-      }
-      return undefined;
+    this.loop.begin((ns) => this.sync(ns));
+    const onNamespace = (_o: ApiObject, key: string): void => this.loop.enqueue(key);
+    // `<namespace>/<name>`: only the two objects this controller keeps
+    const onObject = (name: string) => (_o: ApiObject, key: string) => {
+      if (key.endsWith(`/${name}`)) this.loop.enqueue(key.slice(0, key.length - name.length - 1));
     };
-    this.unsubscribe = this.o.store.onApplied((w) => {
-      for (const ev of w.events) {
-        const name = nameOf(ev);
-        if (name) this.enqueue(name);
-      }
-    });
-    for (const kv of this.o.store.range(ns).kvs) this.enqueue(kv.key.slice(ns.key.length));
+    const handlers = (f: (o: ApiObject, key: string) => void) => ({ add: f, update: (_a: ApiObject, b: ApiObject, k: string) => f(b, k), delete: f });
+    this.serviceAccounts = this.loop.inform(this.o.serviceAccounts().rangeKeys(''), handlers(onObject('default')));
+    this.configMaps = this.loop.inform(this.o.configMaps().rangeKeys(''), handlers(onObject(this.o.rootCAConfigMapName)));
+    this.namespaces = this.loop.inform(this.o.namespaces().rangeKeys(''), handlers(onNamespace));
   }
 
   stop(): void {
-    this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    this.pending.clear();
+    this.loop.end();
   }
 
-  private enqueue(namespace: string): void {
-    if (this.stopped) return;
-    this.pending.add(namespace);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => void this.drain());
-  }
-
-  private async drain(): Promise<void> {
-    while (this.pending.size > 0 && !this.stopped) {
-      const [ns] = this.pending;
-      this.pending.delete(ns!);
-      try {
-        await this.sync(ns!);
-      } catch (e) {
-        this.o.log?.(`namespace defaults: ${ns}: ${(e as Error).message}; retrying`);
-        setTimeout(() => this.enqueue(ns!), 1000).unref();
-      }
-    }
-    this.scheduled = false;
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
   }
 
   /** one namespace: its default ServiceAccount and CA ConfigMap exist and are right */
   async sync(namespace: string): Promise<void> {
-    const kv = this.o.namespaces().readRaw('', namespace);
-    if (!kv) return;
-    const nsObj = decodeObject(kv);
+    const nsObj = this.namespaces?.get(namespace);
+    if (!nsObj) return;
     if (nsObj.metadata?.deletionTimestamp) return;
     const opts = { dryRun: false, manager: NAMESPACE_DEFAULTS_MANAGER };
-    const sas = this.o.serviceAccounts();
-    if (this.o.serviceAccount && !sas.readRaw(namespace, 'default')) {
-      await ignoreExists(sas.create(namespace, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } }, opts));
+    if (this.o.serviceAccount && !this.serviceAccounts?.get(`${namespace}/default`)) {
+      await ignoreExists(this.o.serviceAccounts().create(namespace, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } }, opts));
     }
     if (!this.o.rootCA) return;
     const cms = this.o.configMaps();
     const name = this.o.rootCAConfigMapName;
     const data = { 'ca.crt': this.o.caPem };
-    const current = cms.readRaw(namespace, name);
+    const current = this.configMaps?.get(`${namespace}/${name}`);
     if (!current) {
       await ignoreExists(cms.create(namespace, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data }, opts));
     } else {
-      const have = (decodeObject(current) as ApiObject & { data?: Record<string, string> }).data ?? {};
+      const have = (current as ApiObject & { data?: Record<string, string> }).data ?? {};
       if (have['ca.crt'] !== this.o.caPem || Object.keys(have).length !== 1) {
         await cms.guaranteedUpdate(namespace, name, opts, (cur) => ({ ...cur!, data }));
       }

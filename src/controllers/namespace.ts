@@ -14,11 +14,11 @@ import { StatusError } from '../core/errors.js';
 import { isCorruptObjectError } from '../registry/deletion/corrupt.js';
 import { isTerminating } from '../registry/deletion/facts.js';
 import type { GenericStore } from '../registry/generic-store.js';
-import { decodeObject } from '../registry/generic-store.js';
 import { nowTimestamp } from '../machinery/meta.js';
 import type { Registry } from '../registry/registry.js';
 import type { ApiObject, JSONObject, ResourceDefinition } from '../registry/types.js';
-import type { KeyValue, RevisionedStore } from '../store/types.js';
+import type { Clock } from '../core/clock.js';
+import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
 import { NAMESPACE_FINALIZER } from '../registry/kinds/namespace.js';
 
 export { NAMESPACE_FINALIZER };
@@ -26,47 +26,37 @@ export { NAMESPACE_FINALIZER };
 export const NAMESPACE_CONTROLLER_MANAGER = 'orch-namespace-controller';
 
 export class NamespaceController {
-  private pending = new Set<string>();
-  private running = false;
-  private stopped = false;
-  private unsubscribe?: () => void;
+  private readonly loop: ControllerLoop;
+  private namespaces: Informer | undefined;
 
   constructor(
-    private readonly store: RevisionedStore,
+    store: InformerSource,
     private readonly registry: Registry,
     private readonly storeFor: (def: ResourceDefinition) => GenericStore,
     private readonly log: (msg: string) => void = () => {},
     /** the server's Events (event-recorder.ts); cluster-scoped objects' Events go to `default`, as in kube */
     private readonly recorder?: Pick<EventRecorder, 'event'>,
-  ) {}
+    clock?: Clock,
+  ) {
+    this.loop = new ControllerLoop(store, { name: 'namespace controller', log, clock, baseDelayMs: 500 });
+  }
 
-  /** subscribes and scans; may be called again after stop() (src/controllers/leader-gate.ts) */
+  /** lists and follows namespaces; may be called again after stop() (src/controllers/leader-gate.ts) */
   start(): void {
-    this.unsubscribe?.();
-    this.stopped = false;
-    const nsDef = this.namespaceDef();
-    const gs = this.storeFor(nsDef);
-    const { key, end } = gs.rangeKeys('');
-    this.unsubscribe = this.store.onApplied((w) => {
-      for (const ev of w.events) {
-        if (ev.type !== 'put' || ev.kv.key < key || ev.kv.key >= end) continue;
-        const ns = safeDecode(ev.kv);
-        if (ns && isTerminating(ns)) this.enqueue(ns.metadata!.name!);
-      }
-    });
-    // resume work a restart interrupted
-    for (const kv of this.store.range({ key, end }).kvs) {
-      const ns = safeDecode(kv);
-      if (ns && isTerminating(ns)) this.enqueue(ns.metadata!.name!);
-    }
+    this.loop.begin((name) => this.finalize(name));
+    // a start finds whatever a restart interrupted: every Terminating namespace arrives as an add
+    const onNamespace = (ns: ApiObject, key: string): void => {
+      if (isTerminating(ns)) this.loop.enqueue(key);
+    };
+    this.namespaces = this.loop.inform(this.storeFor(this.namespaceDef()).rangeKeys(''), { add: onNamespace, update: (_old, ns, key) => onNamespace(ns, key) });
   }
 
   stop(): void {
-    this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    // the next start() scans again, which finds whatever is still Terminating
-    this.pending.clear();
+    this.loop.end();
+  }
+
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
   }
 
   private namespaceDef(): ResourceDefinition {
@@ -75,37 +65,11 @@ export class NamespaceController {
     return d;
   }
 
-  private enqueue(name: string): void {
-    // retry timers of a stopped controller fall silent
-    if (this.stopped) return;
-    this.pending.add(name);
-    if (!this.running) {
-      this.running = true;
-      setImmediate(() => void this.drain());
-    }
-  }
-
-  private async drain(): Promise<void> {
-    while (this.pending.size > 0 && !this.stopped) {
-      const name = this.pending.values().next().value as string;
-      this.pending.delete(name);
-      try {
-        await this.finalize(name);
-      } catch (e) {
-        this.log(`namespace controller: ${name}: ${(e as Error).message}`);
-        setTimeout(() => this.enqueue(name), 1000).unref();
-      }
-    }
-    this.running = false;
-  }
-
   /** deletes the contents, then drops the `kubernetes` finalizer */
   private async finalize(name: string): Promise<void> {
     const nsStore = this.storeFor(this.namespaceDef());
-    const kv = nsStore.readRaw('', name);
-    if (!kv) return;
-    const ns = decodeObject(kv);
-    if (!isTerminating(ns)) return;
+    const ns = this.namespaces?.get(name);
+    if (!ns || !isTerminating(ns)) return;
     const remaining = new Map<string, number>();
     const withFinalizers = new Map<string, number>();
     const failures: string[] = [];
@@ -113,25 +77,30 @@ export class NamespaceController {
     for (const def of this.registry.all()) {
       if (def.scope !== 'Namespaced') continue;
       const gs = this.storeFor(def);
-      const { key, end } = gs.rangeKeys(name);
+      const range = gs.rangeKeys(name);
       // every version of a resource shares its storage: one pass per prefix
-      if (seen.has(key)) continue;
-      seen.add(key);
+      if (seen.has(range.key)) continue;
+      seen.add(range.key);
       const resource = def.group ? `${def.resource}.${def.group}` : def.resource;
-      for (const item of this.store.range({ key, end }).kvs) {
-        const objName = item.key.slice(key.length);
-        try {
-          const r = await gs.delete(name, objName, { dryRun: false, propagationPolicy: 'Background' });
-          if (!r.deleted) {
+      // the namespace's part of the resource, listed for this pass only (released below)
+      const contents = this.loop.use(range);
+      try {
+        for (const objName of [...contents.informer.keys(), ...contents.informer.corruptKeys()]) {
+          try {
+            const r = await gs.delete(name, objName, { dryRun: false, propagationPolicy: 'Background' });
+            if (!r.deleted) {
+              remaining.set(resource, (remaining.get(resource) ?? 0) + 1);
+              for (const f of r.object.metadata?.finalizers ?? []) withFinalizers.set(f, (withFinalizers.get(f) ?? 0) + 1);
+            }
+          } catch (e) {
+            if (e instanceof StatusError && e.code === 404) continue;
             remaining.set(resource, (remaining.get(resource) ?? 0) + 1);
-            for (const f of r.object.metadata?.finalizers ?? []) withFinalizers.set(f, (withFinalizers.get(f) ?? 0) + 1);
+            // a corrupt object stays until an operator force-deletes it (spec 000 §4.10)
+            failures.push(isCorruptObjectError(e) ? `corrupt object ${range.key}${objName}` : `${resource} "${objName}": ${(e as Error).message}`);
           }
-        } catch (e) {
-          if (e instanceof StatusError && e.code === 404) continue;
-          remaining.set(resource, (remaining.get(resource) ?? 0) + 1);
-          // a corrupt object stays until an operator force-deletes it (spec 000 §4.10)
-          failures.push(isCorruptObjectError(e) ? `corrupt object ${item.key}` : `${resource} "${objName}": ${(e as Error).message}`);
         }
+      } finally {
+        contents.release();
       }
     }
     await this.report(nsStore, name, remaining, withFinalizers, failures);
@@ -141,7 +110,7 @@ export class NamespaceController {
         this.log(`namespace controller: ${name}: ${failures.join('; ')}`);
         void this.recorder?.event(this.involved(ns), 'Warning', 'NamespaceDeletionContentFailure', `Failed to delete all resource types: ${failures.join('; ')}`);
       }
-      setTimeout(() => this.enqueue(name), failures.length > 0 ? 1000 : 500).unref();
+      this.loop.enqueueAfter(name, failures.length > 0 ? 1000 : 500);
       return;
     }
     await nsStore.guaranteedUpdate('', name, { dryRun: false, manager: NAMESPACE_CONTROLLER_MANAGER }, (cur) => {
@@ -205,13 +174,5 @@ export class NamespaceController {
     } catch (e) {
       if (!(e instanceof StatusError && e.code === 404)) throw e;
     }
-  }
-}
-
-function safeDecode(kv: KeyValue): ApiObject | undefined {
-  try {
-    return decodeObject(kv);
-  } catch {
-    return undefined;
   }
 }

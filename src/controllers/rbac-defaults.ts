@@ -8,13 +8,18 @@
 // immutable), as kube's reconciler does.
 
 import { StatusError } from '../core/errors.js';
-import { type GenericStore, decodeObject } from '../registry/generic-store.js';
+import type { GenericStore } from '../registry/generic-store.js';
 import type { ApiObject } from '../registry/types.js';
 import type { DefaultClusterRole, DefaultClusterRoleBinding, DefaultPolicy } from '../auth/authz/rbac/bootstrap-policy.js';
 import { uncovered } from '../auth/authz/rbac/escalation.js';
 import { rulesOf } from '../auth/authz/rbac/rules.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
 
 export interface RbacDefaultsOptions {
+  /** the store the informers follow (runtime/informer-factory.ts) */
+  store: InformerSource;
+  clock?: Clock;
   policy: DefaultPolicy;
   autoupdateAnnotation: string;
   clusterRoles: () => GenericStore;
@@ -27,8 +32,18 @@ type Json = Record<string, unknown>;
 export class RbacDefaultsController {
   private run?: Promise<void>;
   private stopped = false;
+  /** holds the informers of a start; the reconciliation is one pass, not a queue of keys */
+  private readonly loop: ControllerLoop;
+  private roles: Informer | undefined;
+  private bindings: Informer | undefined;
 
-  constructor(private readonly o: RbacDefaultsOptions) {}
+  constructor(private readonly o: RbacDefaultsOptions) {
+    this.loop = new ControllerLoop(o.store, { name: 'rbac defaults', clock: o.clock ?? systemClock, log: o.log });
+  }
+
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
+  }
 
   /** whether the last start's reconciliation finished without an error (readiness) */
   done = false;
@@ -36,6 +51,11 @@ export class RbacDefaultsController {
   start(): void {
     this.stopped = false;
     this.done = false;
+    if (!this.loop.running) {
+      this.loop.begin(async () => {});
+      this.roles = this.loop.inform(this.o.clusterRoles().rangeKeys(''));
+      this.bindings = this.loop.inform(this.o.clusterRoleBindings().rangeKeys(''));
+    }
     this.run = this.reconcileAll().then(
       () => {
         this.done = !this.stopped;
@@ -43,15 +63,16 @@ export class RbacDefaultsController {
       (e) => {
         // retried, as a failed write is likely a store that is not available yet
         this.o.log?.(`rbac defaults: ${(e as Error).message}; retrying`);
-        setTimeout(() => {
+        this.loop.clock.setTimeout(() => {
           if (!this.stopped && !this.done) this.start();
-        }, 1000).unref();
+        }, 1000);
       },
     );
   }
 
   stop(): void {
     this.stopped = true;
+    this.loop.end();
   }
 
   /** resolves once the last start's reconciliation finished (it never rejects) */
@@ -88,12 +109,12 @@ export class RbacDefaultsController {
 
   private async reconcileRole(want: DefaultClusterRole): Promise<void> {
     const gs = this.o.clusterRoles();
-    const kv = gs.readRaw('', want.metadata.name);
-    if (!kv) {
+    const have = this.roles?.get(want.metadata.name);
+    if (!have) {
       await gs.create('', structuredClone(want) as unknown as ApiObject, { dryRun: false, manager: 'orch-rbac-defaults' });
       return;
     }
-    if (this.optedOut(decodeObject(kv))) return;
+    if (this.optedOut(have)) return;
     await gs.guaranteedUpdate('', want.metadata.name, { dryRun: false, manager: 'orch-rbac-defaults' }, (cur) => {
       if (!cur || this.optedOut(cur)) return cur!;
       delete cur.metadata?.resourceVersion;
@@ -116,13 +137,12 @@ export class RbacDefaultsController {
 
   private async reconcileBinding(want: DefaultClusterRoleBinding): Promise<void> {
     const gs = this.o.clusterRoleBindings();
-    const kv = gs.readRaw('', want.metadata.name);
+    const cur = this.bindings?.get(want.metadata.name);
     const create = () => gs.create('', structuredClone(want) as unknown as ApiObject, { dryRun: false, manager: 'orch-rbac-defaults' });
-    if (!kv) {
+    if (!cur) {
       await create();
       return;
     }
-    const cur = decodeObject(kv);
     if (this.optedOut(cur)) return;
     const rr = (cur.roleRef ?? {}) as Json;
     if (rr.kind !== want.roleRef.kind || rr.name !== want.roleRef.name || rr.apiGroup !== want.roleRef.apiGroup) {

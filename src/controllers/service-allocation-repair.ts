@@ -6,24 +6,26 @@
 // Also keeps the `default/kubernetes` Service on the first address.
 
 import { StatusError } from '../core/errors.js';
-import { decodeObject, type GenericStore } from '../registry/generic-store.js';
+import type { GenericStore } from '../registry/generic-store.js';
 import { ALLOCATION_PREFIX, type AllocationOwner, allocationKeysOf } from '../registry/allocators/service-allocator.js';
 import type { ApiObject } from '../registry/types.js';
-import { type KeyValue, type RevisionedStore, prefixEnd } from '../store/types.js';
+import type { Clock } from '../core/clock.js';
+import { ControllerLoop, type Informer, type InformerSource, type RawEntry, RawRange, type RawSource } from './runtime/index.js';
 
 export interface ServiceAllocationRepairOptions {
-  store: RevisionedStore;
+  store: InformerSource & RawSource;
   services: () => GenericStore;
   /** the `kubernetes` Service: its cluster IP, the API port and this member's address */
   kubernetesService?: { clusterIP: string; port: number; address: string };
   /** the Endpoints store, when the kind is served */
   endpoints?: () => GenericStore | undefined;
   log?: (msg: string) => void;
+  clock?: Clock;
 }
 
 const decoder = new TextDecoder();
 
-export function allocationOwner(kv: KeyValue): AllocationOwner | undefined {
+export function allocationOwner(kv: { value: Uint8Array }): AllocationOwner | undefined {
   try {
     const o = JSON.parse(decoder.decode(kv.value)) as Partial<AllocationOwner>;
     return typeof o.uid === 'string' && typeof o.name === 'string' ? { namespace: o.namespace ?? '', name: o.name, uid: o.uid } : undefined;
@@ -32,74 +34,65 @@ export function allocationOwner(kv: KeyValue): AllocationOwner | undefined {
   }
 }
 
+/**
+ * The queue's keys are allocation keys. One sync looks at one allocation: it
+ * stays while its owner Service (same uid) still uses it, else it is freed.
+ * A Service update or delete queues the keys it stopped using; a start queues
+ * every allocation (the repair pass).
+ */
 export class ServiceAllocationRepair {
-  private unsubscribe?: () => void;
-  private stopped = true;
+  private readonly loop: ControllerLoop;
+  private readonly allocations: RawRange;
+  private services: Informer | undefined;
 
-  constructor(private readonly o: ServiceAllocationRepairOptions) {}
+  constructor(private readonly o: ServiceAllocationRepairOptions) {
+    this.loop = new ControllerLoop(o.store, { name: 'service allocations', log: o.log, clock: o.clock, baseDelayMs: 200 });
+    this.allocations = new RawRange(o.store, ALLOCATION_PREFIX);
+  }
 
   start(): void {
-    this.unsubscribe?.();
-    this.stopped = false;
-    const { key, end } = this.o.services().rangeKeys('');
-    this.unsubscribe = this.o.store.onApplied((w) => {
-      for (const ev of w.events) {
-        if (ev.kv.key < key || ev.kv.key >= end || !ev.prevKv) continue;
-        const before = safeDecode(ev.prevKv);
-        if (!before) continue;
-        const after = ev.type === 'put' ? safeDecode(ev.kv) : undefined;
-        const still = new Set(after ? allocationKeysOf(after) : []);
-        const freed = allocationKeysOf(before).filter((k) => !still.has(k));
-        if (freed.length > 0) void this.free(freed, before.metadata?.uid ?? '');
-      }
-    });
-    void this.repairAll().then(() => this.ensureKubernetesService());
+    this.loop.begin((key) => this.sync(key));
+    const freed = (before: ApiObject, after: ApiObject | undefined): void => {
+      const still = new Set(after ? allocationKeysOf(after) : []);
+      for (const k of allocationKeysOf(before)) if (!still.has(k)) this.loop.enqueue(k);
+    };
+    this.services = this.loop.inform(this.o.services().rangeKeys(''), { update: (before, after) => freed(before, after), delete: (before) => freed(before, undefined) });
+    this.repairAll();
+    void this.ensureKubernetesService();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    this.loop.end();
   }
 
-  /** frees the keys that `uid` holds */
-  private async free(keys: string[], uid: string): Promise<void> {
-    for (const key of keys) {
-      const kv = this.o.store.range({ key }).kvs[0];
-      if (!kv || allocationOwner(kv)?.uid !== uid) continue;
-      await this.release(kv);
-    }
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
   }
 
-  private async release(kv: KeyValue): Promise<void> {
-    try {
-      await this.o.store.txn({ compare: [{ key: kv.key, target: 'mod', op: '=', value: kv.modRevision }], success: [{ type: 'delete', key: kv.key }], failure: [] });
-    } catch (e) {
-      this.o.log?.(`service allocations: cannot free ${kv.key}: ${(e as Error).message}`);
-    }
+  /** queues every allocation for a look (kube's repair loop); the number queued */
+  repairAll(): number {
+    const all = this.allocations.list();
+    for (const e of all) this.loop.enqueue(e.key);
+    return all.length;
   }
 
-  /** one pass over every allocation: free what no Service holds */
-  async repairAll(): Promise<number> {
-    let freed = 0;
-    const services = this.o.services();
-    for (const kv of this.o.store.range({ key: ALLOCATION_PREFIX, end: prefixEnd(ALLOCATION_PREFIX) }).kvs) {
-      if (this.stopped) break;
-      const owner = allocationOwner(kv);
-      const svcKv = owner ? services.readRaw(owner.namespace, owner.name) : undefined;
-      const svc = svcKv ? safeDecode(svcKv) : undefined;
-      if (svc && svc.metadata?.uid === owner?.uid && allocationKeysOf(svc).includes(kv.key)) continue;
-      await this.release(kv);
-      freed++;
-    }
-    if (freed > 0) this.o.log?.(`service allocations: freed ${freed} held by no Service`);
-    return freed;
+  private async sync(key: string): Promise<void> {
+    const entry = this.allocations.get(key);
+    if (!entry || this.held(entry)) return;
+    if (await this.allocations.deleteIfUnchanged(entry)) this.o.log?.(`service allocations: freed ${key}, held by no Service`);
+  }
+
+  /** whether the Service the allocation names (same uid) still uses it */
+  private held(entry: RawEntry): boolean {
+    const owner = allocationOwner(entry);
+    const svc = owner && this.services?.get(owner.namespace ? `${owner.namespace}/${owner.name}` : owner.name);
+    return !!svc && svc.metadata?.uid === owner?.uid && allocationKeysOf(svc).includes(entry.key);
   }
 
   /** the `kubernetes` Service in `default`, on the first address of the range */
   private async ensureKubernetesService(): Promise<void> {
     const k = this.o.kubernetesService;
-    if (!k || this.stopped) return;
+    if (!k || !this.loop.running) return;
     const services = this.o.services();
     const spec = {
       type: 'ClusterIP',
@@ -108,7 +101,7 @@ export class ServiceAllocationRepair {
       sessionAffinity: 'None',
     };
     try {
-      if (!services.readRaw('default', 'kubernetes')) {
+      if (!this.services?.get('default/kubernetes')) {
         await services.create(
           'default',
           { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'orch' } }, spec },
@@ -120,7 +113,7 @@ export class ServiceAllocationRepair {
     }
     // its Endpoints: the leading member's API address (kube lists every apiserver; see docs/services.md)
     const endpoints = this.o.endpoints?.();
-    if (!endpoints || this.stopped) return;
+    if (!endpoints || !this.loop.running) return;
     const subsets = [{ addresses: [{ ip: k.address }], ports: [{ name: 'https', port: k.port, protocol: 'TCP' }] }];
     try {
       await endpoints.guaranteedUpdate('default', 'kubernetes', { dryRun: false, manager: 'orch-apiserver', createIfAbsent: true }, (cur) => ({
@@ -130,13 +123,5 @@ export class ServiceAllocationRepair {
     } catch (e) {
       this.o.log?.(`kubernetes Endpoints: ${(e as Error).message}`);
     }
-  }
-}
-
-function safeDecode(kv: KeyValue): ApiObject | undefined {
-  try {
-    return decodeObject(kv);
-  } catch {
-    return undefined;
   }
 }

@@ -1,86 +1,65 @@
 // The `tokencleaner` controller (spec 001 §5.4, §3): deletes bootstrap-token
-// Secrets whose expiration has passed. Level-driven: every Secret write in
-// `orch-system` is looked at, each live token gets a timer at its
-// expiration, and a start (or restart) rescans everything.
+// Secrets whose expiration has passed. Level-driven on the controller runtime
+// (runtime/): every Secret in `orch-system` is a key of the work queue, a live
+// token is looked at again at its expiration (a delayed add on the clock),
+// and a start (or restart) lists everything again.
 
 import { StatusError } from '../core/errors.js';
-import { type GenericStore, decodeObject } from '../registry/generic-store.js';
+import type { GenericStore } from '../registry/generic-store.js';
 import type { ResourceDefinition } from '../registry/types.js';
 import { BOOTSTRAP_NAMESPACE, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
-import type { RevisionedStore } from '../store/types.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
 
+/** the longest delay a Node timer takes */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class TokenCleanerController {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private unsubscribe?: () => void;
-  private stopped = false;
+  private readonly loop: ControllerLoop;
+  private secretsInformer: Informer | undefined;
 
   constructor(
-    private readonly store: RevisionedStore,
+    store: InformerSource,
     private readonly secrets: () => { def: ResourceDefinition; gs: GenericStore },
     private readonly apiDomain: string,
     private readonly log: (msg: string) => void = () => {},
-    private readonly now: () => number = Date.now,
-  ) {}
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.loop = new ControllerLoop(store, { name: 'tokencleaner', clock, log, baseDelayMs: 1000 });
+  }
 
-  /** subscribes and scans; may be called again after stop() (leader-gate.ts) */
+  /** lists and follows the Secrets; may be called again after stop() (leader-gate.ts) */
   start(): void {
-    this.unsubscribe?.();
-    this.stopped = false;
-    const { gs } = this.secrets();
-    const { key, end } = gs.rangeKeys(BOOTSTRAP_NAMESPACE);
-    this.unsubscribe = this.store.onApplied((w) => {
-      for (const ev of w.events) {
-        if (ev.kv.key < key || ev.kv.key >= end) continue;
-        if (ev.type === 'put') this.consider(decodeObject(ev.kv).metadata?.name ?? '');
-        else this.clearTimer(ev.kv.key.slice(ev.kv.key.lastIndexOf('/') + 1));
-      }
-    });
-    for (const kv of this.store.range({ key, end }).kvs) this.consider(decodeObject(kv).metadata?.name ?? '');
+    this.loop.begin((name) => this.sync(name));
+    const onSecret = (_o: unknown, key: string): void => {
+      if (key.startsWith(`${BOOTSTRAP_NAMESPACE}/`)) this.loop.enqueue(key.slice(BOOTSTRAP_NAMESPACE.length + 1));
+    };
+    this.secretsInformer = this.loop.inform(this.secrets().gs.rangeKeys(''), { add: onSecret, update: (_old, o, key) => onSecret(o, key) });
   }
 
   stop(): void {
-    this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
+    this.loop.end();
   }
 
-  private clearTimer(name: string): void {
-    const t = this.timers.get(name);
-    if (t) clearTimeout(t);
-    this.timers.delete(name);
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
   }
 
-  private consider(name: string): void {
-    if (this.stopped || name === '') return;
-    this.clearTimer(name);
-    const { gs } = this.secrets();
-    const kv = gs.readRaw(BOOTSTRAP_NAMESPACE, name);
-    if (!kv) return;
-    const tok = parseBootstrapSecret(decodeObject(kv), this.apiDomain);
+  private async sync(name: string): Promise<void> {
+    const secret = this.secretsInformer?.get(`${BOOTSTRAP_NAMESPACE}/${name}`);
+    if (!secret) return;
+    const tok = parseBootstrapSecret(secret, this.apiDomain);
     if ('invalid' in tok || tok.expiresAt === undefined || tok.deleting) return;
-    const state = lifecycleState(tok, this.now());
-    if (state === 'expired') {
-      void this.remove(name);
+    if (lifecycleState(tok, this.clock.now()) !== 'expired') {
+      this.loop.enqueueAfter(name, Math.min(MAX_TIMER_MS, Math.max(0, tok.expiresAt - this.clock.now()) + 1));
       return;
     }
-    const wait = Math.min(MAX_TIMER_MS, Math.max(0, tok.expiresAt - this.now()) + 1);
-    const t = setTimeout(() => this.consider(name), wait);
-    t.unref();
-    this.timers.set(name, t);
-  }
-
-  private async remove(name: string): Promise<void> {
     try {
       await this.secrets().gs.delete(BOOTSTRAP_NAMESPACE, name, { dryRun: false });
       this.log(`tokencleaner: deleted expired bootstrap token secret ${BOOTSTRAP_NAMESPACE}/${name}`);
     } catch (e) {
       if (e instanceof StatusError && e.code === 404) return;
-      this.log(`tokencleaner: ${name}: ${(e as Error).message}`);
-      if (!this.stopped) setTimeout(() => this.consider(name), 1000).unref();
+      throw e; // retried with backoff by the queue
     }
   }
 }

@@ -32,6 +32,7 @@ export function startRbacControllers(
   const crDef = registry.lookup(group, 'v1', 'clusterroles')!;
   const crbDef = registry.lookup(group, 'v1', 'clusterrolebindings')!;
   const defaults = new RbacDefaultsController({
+    store,
     policy: defaultPolicy(apiDomain),
     autoupdateAnnotation: bootstrapNames(apiDomain).autoupdate,
     clusterRoles: () => storeFor(crDef),
@@ -44,8 +45,8 @@ export function startRbacControllers(
     settled: () => (defaultsGate.running ? defaults.settled() : Promise.resolve()),
     ready: () => (!defaultsGate.running || defaults.done ? undefined : 'not finished'),
     controllers: () => [
-      { name: 'rbac defaults', running: defaultsGate.running },
-      { name: 'clusterrole aggregation', running: aggregation.running },
+      { name: 'rbac defaults', running: defaultsGate.running, synced: () => defaultsGate.synced() },
+      { name: 'clusterrole aggregation', running: aggregation.running, synced: () => aggregation.synced() },
     ],
     stop() {
       defaultsGate.stop();

@@ -16,9 +16,12 @@
 //   the listening socket and serves; a worker being restarted costs capacity,
 //   not readiness (the others serve its share).
 // - `informer-sync`: on the member that leads, every leader-only controller
-//   has started and scanned the store (leader-gate.ts starts them one turn
-//   of the event loop after leadership arrives; the garbage collector builds
-//   its graph first). A follower runs none, so it is synced by definition.
+//   has started and the informers of the controller runtime it uses have
+//   listed (src/controllers/runtime/: `LeaderGate.synced()` asks the
+//   controller's `hasSynced()`, client-go's HasSynced; leader-gate.ts starts
+//   them one turn of the event loop after leadership arrives; the garbage
+//   collector builds its graph first). A follower runs none, so it is synced
+//   by definition.
 //
 // The store probe is single-flight and reused for a short while: health
 // checks are never flow-controlled, so a flood of probes must not become a

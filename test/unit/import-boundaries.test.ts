@@ -52,6 +52,12 @@ describe('import boundaries', () => {
     ]);
   });
 
+  it('a controller outside src/controllers/runtime/ importing the store fails; the runtime may', async () => {
+    const v = await violations(join(root, 'test', 'fixtures', 'boundaries-controllers'));
+    const found = v.map((x) => `${x.rule.name}: ${x.from} → ${x.to}`).sort();
+    expect(found).toEqual(['controllers-use-the-runtime: src/controllers/namespace.ts → src/store/types.ts']);
+  });
+
   it('src/ has no violation and no import circle, and the baseline of tolerated ones is empty', async () => {
     const known = JSON.parse(readFileSync(join(root, '.dependency-cruiser-known-violations.json'), 'utf8')) as unknown[];
     expect(known).toEqual([]);

@@ -18,10 +18,10 @@
 // the machines are new and time heartbeats from now.
 
 import { StatusError } from '../../core/errors.js';
-import { type GenericStore, decodeObject } from '../../registry/generic-store.js';
+import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
 import { type Clock, type TimerHandle, systemClock } from '../../core/clock.js';
-import type { AppliedWrite, KeyValue, RevisionedStore } from '../../store/types.js';
+import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { type NodeHealthActor, type NodeHealthView, type ReadyStatus, startNodeHealth, viewOf } from './machine.js';
 import { planNode, readyOf } from './plan.js';
@@ -32,7 +32,7 @@ export const NODE_LEASE_NAMESPACE = 'orch-node-lease';
 export const NODE_LIFECYCLE_MANAGER = 'node-lifecycle-controller';
 
 export interface NodeLifecycleOptions {
-  store: RevisionedStore;
+  store: InformerSource;
   nodes: () => GenericStore;
   /** node Leases (coordination.<domain>/v1); undefined when the API is switched off */
   leases: () => GenericStore | undefined;
@@ -81,15 +81,18 @@ export class NodeLifecycleController {
   private readonly periodMs: number;
   private readonly rules: ZoneRules;
   private readonly keys: NodeTaintKeys;
-  private unsubscribe?: () => void;
   private timer?: TimerHandle;
   private stopped = true;
+  /** holds the informers of a start (runtime/); the per-node work is driven by the health machines */
+  private readonly loop: ControllerLoop;
+  private nodeInformer: Informer | undefined;
   private disrupted = false;
   /** writes made and failed (tests and metrics) */
   readonly stats = { writes: 0, markedUnknown: 0, conflicts: 0, errors: 0 };
 
   constructor(private readonly o: NodeLifecycleOptions) {
     this.clock = o.clock ?? systemClock;
+    this.loop = new ControllerLoop(o.store, { name: 'node lifecycle', clock: this.clock, log: o.log });
     this.graceMs = o.monitorGracePeriodMs ?? 50_000;
     this.notReadyGraceMs = o.notReadyGracePeriodMs ?? this.graceMs;
     this.periodMs = o.monitorPeriodMs ?? 5_000;
@@ -100,29 +103,27 @@ export class NodeLifecycleController {
   start(): void {
     this.stop();
     this.stopped = false;
-    const nodeRange = this.o.nodes().rangeKeys('');
+    this.loop.begin(async () => {});
     const leaseRange = this.o.leases()?.rangeKeys(NODE_LEASE_NAMESPACE);
-    const inRange = (k: string, r: { key: string; end: string } | undefined) => r !== undefined && k >= r.key && k < r.end;
-    this.unsubscribe = this.o.store.onApplied((w: AppliedWrite) => {
-      for (const ev of w.events) {
-        const k = ev.kv.key;
-        if (inRange(k, nodeRange)) {
-          if (ev.type === 'put') this.onNode(ev.kv);
-          else this.forget(k.slice(nodeRange.key.length));
-        } else if (ev.type === 'put' && inRange(k, leaseRange)) this.onLease(ev.kv);
-      }
-    });
     // leases first, so a node's first machine knows its renewTime
-    if (leaseRange) for (const kv of this.o.store.range(leaseRange).kvs) this.onLease(kv);
-    for (const kv of this.o.store.range(nodeRange).kvs) this.onNode(kv);
+    if (leaseRange) this.loop.inform(leaseRange, { add: (lease) => this.onLease(lease), update: (_old, lease) => this.onLease(lease) });
+    this.nodeInformer = this.loop.inform(this.o.nodes().rangeKeys(''), {
+      add: (node) => this.onNode(node),
+      update: (_old, node) => this.onNode(node),
+      delete: (_node, name) => this.forget(name),
+    });
     this.schedulePass();
     this.o.log?.(`node lifecycle: watching ${this.nodes.size} node(s); each has ${this.graceMs} ms before it is Unknown`);
   }
 
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
+  }
+
   stop(): void {
     this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    this.loop.end();
+    this.nodeInformer = undefined;
     this.timer?.cancel();
     this.timer = undefined;
     for (const r of this.nodes.values()) r.actor.stop();
@@ -147,13 +148,7 @@ export class NodeLifecycleController {
     return this.disrupted;
   }
 
-  private onLease(kv: KeyValue): void {
-    let lease: ApiObject;
-    try {
-      lease = decodeObject(kv);
-    } catch {
-      return;
-    }
+  private onLease(lease: ApiObject): void {
     const name = lease.metadata?.name ?? '';
     const renew = String((lease.spec as { renewTime?: unknown } | undefined)?.renewTime ?? '');
     const rec = this.nodes.get(name);
@@ -167,13 +162,7 @@ export class NodeLifecycleController {
     }
   }
 
-  private onNode(kv: KeyValue): void {
-    let node: ApiObject;
-    try {
-      node = decodeObject(kv);
-    } catch {
-      return;
-    }
+  private onNode(node: ApiObject): void {
     const name = node.metadata?.name ?? '';
     const ready = readyOf(node);
     const zone = zoneOf(node.metadata?.labels);
@@ -244,13 +233,13 @@ export class NodeLifecycleController {
 
   private async reconcileOnce(rec: NodeRec): Promise<void> {
     const gs = this.o.nodes();
-    const kv = gs.readRaw('', rec.name);
-    if (!kv) return;
+    const node = this.nodeInformer?.get(rec.name);
+    if (!node) return;
     const view = viewOf(rec.actor);
     // a new NoExecute taint waits for the periodic pass: it first computes the zone states
     // (so nodes lost together count together) and then hands out the zone's tokens (pass())
     const base = { view, keys: this.keys, heartbeatSeen: rec.heartbeat, disrupted: this.disrupted, mayAddNoExecute: rec.token };
-    const first = planNode({ ...base, node: decodeObject(kv), now: rfc3339(this.clock.now()) });
+    const first = planNode({ ...base, node, now: rfc3339(this.clock.now()) });
     rec.held = first.heldNoExecute;
     if (!first.next) return;
     let result: { markedUnknown: boolean; addsNoExecute: boolean } = { markedUnknown: false, addsNoExecute: false };

@@ -8,15 +8,15 @@
 // them (and rate-limiting that) is the node lifecycle controller's job.
 
 import { StatusError } from '../../core/errors.js';
-import { type GenericStore, decodeObject } from '../../registry/generic-store.js';
+import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
 import { type Clock, type TimerHandle, systemClock } from '../../core/clock.js';
-import type { AppliedWrite, KeyValue, RevisionedStore } from '../../store/types.js';
+import { ControllerLoop, type InformerSource } from '../runtime/index.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { type Taint, type Toleration, evictionDue } from './taints.js';
 
 export interface TaintEvictionOptions {
-  store: RevisionedStore;
+  store: InformerSource;
   nodes: () => GenericStore;
   pods: () => GenericStore;
   clock?: Clock;
@@ -45,41 +45,43 @@ export class TaintEvictionController {
   private readonly byNode = new Map<string, Set<string>>();
   private readonly timers = new Map<string, TimerHandle>();
   private readonly clock: Clock;
-  private unsubscribe?: () => void;
+  /** holds the pods and nodes informers of a start (runtime/); evictions are timers, not a queue */
+  private readonly loop: ControllerLoop;
   private stopped = true;
   /** pods deleted (tests and metrics) */
   evicted = 0;
 
   constructor(private readonly o: TaintEvictionOptions) {
     this.clock = o.clock ?? systemClock;
+    this.loop = new ControllerLoop(o.store, { name: 'taint eviction', clock: this.clock, log: o.log });
+  }
+
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
   }
 
   start(): void {
     this.stop();
     this.stopped = false;
-    const nodeRange = this.o.nodes().rangeKeys('');
-    const podRange = this.o.pods().rangeKeys('');
-    const inRange = (k: string, r: { key: string; end: string }) => k >= r.key && k < r.end;
-    this.unsubscribe = this.o.store.onApplied((w: AppliedWrite) => {
-      for (const ev of w.events) {
-        const k = ev.kv.key;
-        if (inRange(k, podRange)) {
-          if (ev.type === 'put') this.onPod(ev.kv);
-          else this.dropPod(k.slice(podRange.key.length));
-        } else if (inRange(k, nodeRange)) {
-          const name = k.slice(nodeRange.key.length);
-          this.onNode(name, ev.type === 'put' ? ev.kv : undefined);
-        }
-      }
+    this.loop.begin(async () => {});
+    // the pods already there are recorded first, without acting: the nodes' taints come next
+    let initial = true;
+    this.loop.inform(this.o.pods().rangeKeys(''), {
+      add: (pod) => this.onPod(pod, !initial),
+      update: (_old, pod) => this.onPod(pod),
+      delete: (_pod, key) => this.dropPod(key),
     });
-    for (const kv of this.o.store.range(podRange).kvs) this.onPod(kv, false);
-    for (const kv of this.o.store.range(nodeRange).kvs) this.onNode(kv.key.slice(nodeRange.key.length), kv);
+    initial = false;
+    this.loop.inform(this.o.nodes().rangeKeys(''), {
+      add: (node, name) => this.onNode(name, node),
+      update: (_old, node, name) => this.onNode(name, node),
+      delete: (_node, name) => this.onNode(name, undefined),
+    });
   }
 
   stop(): void {
     this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    this.loop.end();
     for (const t of this.timers.values()) t.cancel();
     this.timers.clear();
     this.taints.clear();
@@ -93,15 +95,11 @@ export class TaintEvictionController {
     return this.timers.size;
   }
 
-  private onNode(name: string, kv: KeyValue | undefined): void {
+  private onNode(name: string, node: ApiObject | undefined): void {
     let taints: Taint[] = [];
-    if (kv) {
-      try {
-        const t = (decodeObject(kv).spec as { taints?: unknown } | undefined)?.taints;
-        if (Array.isArray(t)) taints = (t as Taint[]).filter((x) => x && x.effect === 'NoExecute');
-      } catch {
-        return;
-      }
+    if (node) {
+      const t = (node.spec as { taints?: unknown } | undefined)?.taints;
+      if (Array.isArray(t)) taints = (t as Taint[]).filter((x) => x && x.effect === 'NoExecute');
     }
     const before = this.taints.get(name) ?? [];
     const same = before.length === taints.length && before.every((t, i) => t.key === taints[i]!.key && t.value === taints[i]!.value && t.timeAdded === taints[i]!.timeAdded);
@@ -117,13 +115,7 @@ export class TaintEvictionController {
     for (const key of this.byNode.get(name) ?? []) this.process(key);
   }
 
-  private onPod(kv: KeyValue, process = true): void {
-    let pod: ApiObject;
-    try {
-      pod = decodeObject(kv);
-    } catch {
-      return;
-    }
+  private onPod(pod: ApiObject, process = true): void {
     const namespace = pod.metadata?.namespace ?? '';
     const name = pod.metadata?.name ?? '';
     const key = `${namespace}/${name}`;

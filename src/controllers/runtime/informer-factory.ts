@@ -1,0 +1,174 @@
+// Shared informers over one store (issue #9 item 5; client-go's
+// SharedInformerFactory). One informer per storage prefix, however many
+// controllers use it, fed from a single subscription to the store's applied
+// feed: each write is decoded once (decodeShared, src/api/generic-store.ts —
+// an object this process just wrote is not decoded at all) and the same
+// object lands in every cache and every handler.
+//
+// Consistency: an informer lists its prefix and subscribes in the same
+// synchronous turn, so no write falls between the list and the feed (the
+// store applies and publishes synchronously, src/store/applied-feed.ts). For
+// each write every cache is updated before any handler runs, so a handler of
+// one informer that reads another (a Service handler reading allocations)
+// sees the store as of that write. A Raft snapshot install arrives as one
+// synthetic write with the difference (state-machine-store.ts replaceState),
+// so the feed has no gaps; a write at or below the revision an informer has
+// listed or seen is a duplicate for that informer and is ignored (an informer
+// first used while a write is being published lists it already, the others
+// still get it). `resync()` relists every running informer and
+// hands the differences to the handlers as events — client-go's relist after
+// a 410 — for a feed that did lose writes (a test double, a future remote feed).
+//
+// Informers are reference-counted: the first `use` lists, the last release
+// drops the cache and the subscription, so a member that stops leading holds
+// no copies (the leader gate stops its controllers, leader-gate.ts).
+
+import { decodeShared } from '../../registry/generic-store.js';
+import type { ApiObject } from '../../registry/types.js';
+import type { AppliedWrite, KeyValue, RevisionedStore } from '../../store/types.js';
+import { prefixEnd } from '../../store/types.js';
+import { type IndexFunc, Informer, type InformerHandlers, type InformerRange, type Notification } from './informer.js';
+
+/** what informers read from the store: a consistent range and the applied feed */
+export type InformerSource = Pick<RevisionedStore, 'range' | 'onApplied'>;
+
+export { prefixEnd };
+
+export interface InformerUse {
+  informer: Informer;
+  /** unregisters the handlers and releases the informer (the last release drops its cache) */
+  release(): void;
+}
+
+export class InformerFactory {
+  private readonly informers = new Map<string, { informer: Informer; users: number }>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly source: InformerSource,
+    private readonly decode: (kv: KeyValue) => ApiObject = decodeShared,
+  ) {}
+
+  /** the informer of `range` (created on first request, shared afterwards); not started until `use` */
+  informer(range: InformerRange): Informer {
+    const id = `${range.key}\u0000${range.end}`;
+    let entry = this.informers.get(id);
+    if (!entry) this.informers.set(id, (entry = { informer: new Informer(range), users: 0 }));
+    return entry.informer;
+  }
+
+  /**
+   * Starts using the informer of `range`: indexes added, listed if this is the
+   * first user (synchronously: it has synced when `use` returns), then the
+   * handlers registered — they get an add for every object already there.
+   */
+  use(range: InformerRange, handlers?: InformerHandlers, indexers: Record<string, IndexFunc> = {}): InformerUse {
+    const informer = this.informer(range);
+    const entry = this.informers.get(`${range.key}\u0000${range.end}`)!;
+    for (const [name, fn] of Object.entries(indexers)) informer.addIndexer(name, fn);
+    entry.users++;
+    if (!this.unsubscribe) {
+      this.unsubscribe = this.source.onApplied((w) => this.onWrite(w));
+    }
+    if (!informer.hasSynced()) this.list(informer);
+    const unhandle = handlers ? informer.addHandlers(handlers) : () => {};
+    let released = false;
+    return {
+      informer,
+      release: () => {
+        if (released) return;
+        released = true;
+        unhandle();
+        entry.users--;
+        if (entry.users > 0) return;
+        informer.reset();
+        if ([...this.informers.values()].every((e) => e.users === 0)) {
+          this.unsubscribe?.();
+          this.unsubscribe = undefined;
+        }
+      },
+    };
+  }
+
+  /** whether every informer in use has synced */
+  hasSynced(): boolean {
+    for (const e of this.informers.values()) if (e.users > 0 && !e.informer.hasSynced()) return false;
+    return true;
+  }
+
+  /** relists every informer in use and dispatches the differences (client-go's relist after 410 Gone) */
+  resync(): void {
+    const all: [Informer, Notification[]][] = [];
+    for (const e of this.informers.values()) if (e.users > 0) all.push([e.informer, this.list(e.informer, false)]);
+    for (const [informer, ns] of all) for (const n of ns) informer.dispatch(n);
+  }
+
+  /** lists `informer`'s range into its cache; the differences are dispatched unless `dispatch` is false */
+  private list(informer: Informer, dispatch = true): Notification[] {
+    const res = this.source.range({ key: informer.range.key, end: informer.range.end });
+    const entries = new Map<string, ApiObject>();
+    const corrupt = new Set<string>();
+    const revisions = new Map<string, { createRevision: number; modRevision: number }>();
+    for (const kv of res.kvs) {
+      const key = informer.keyOf(kv.key);
+      revisions.set(key, { createRevision: kv.createRevision, modRevision: kv.modRevision });
+      const cached = informer.get(key);
+      // unchanged since the cache saw it: keep the object (no re-decode, no spurious update)
+      if (cached && cached.metadata?.resourceVersion === String(kv.modRevision)) {
+        entries.set(key, cached);
+        continue;
+      }
+      try {
+        entries.set(key, this.decode(kv));
+      } catch {
+        corrupt.add(key);
+      }
+    }
+    const ns = informer.replace(entries, corrupt, res.revision, revisions);
+    if (dispatch) for (const n of ns) informer.dispatch(n);
+    return ns;
+  }
+
+  private onWrite(w: AppliedWrite): void {
+    const changes: [Informer, Notification][] = [];
+    for (const e of this.informers.values()) {
+      // per informer: one listed while this write was being published already holds it
+      if (e.users === 0 || !e.informer.hasSynced() || w.revision <= e.informer.lastRevision) continue;
+      const { key, end } = e.informer.range;
+      for (const ev of w.events) {
+        const k = ev.kv.key;
+        if (k < key || k >= end) continue;
+        const mk = e.informer.keyOf(k);
+        let n: Notification | undefined;
+        if (ev.type === 'delete') n = e.informer.apply(mk, undefined, w.revision);
+        else {
+          try {
+            n = e.informer.apply(mk, this.decode(ev.kv), w.revision, false, { createRevision: ev.kv.createRevision, modRevision: ev.kv.modRevision });
+          } catch {
+            n = e.informer.apply(mk, undefined, w.revision, true);
+          }
+        }
+        if (n) changes.push([e.informer, n]);
+      }
+    }
+    for (const [informer, n] of changes) informer.dispatch(n);
+  }
+}
+
+const shared = new WeakMap<object, InformerFactory>();
+
+/**
+ * The informer factory of `store`, shared by every controller of the process
+ * that runs on it (the controllers are built with the store, not a factory,
+ * so their constructors keep their shape).
+ */
+export function sharedInformers(store: InformerSource): InformerFactory {
+  let f = shared.get(store);
+  if (!f) shared.set(store, (f = new InformerFactory(store)));
+  return f;
+}
+
+/** the range of a storage prefix */
+export function prefixRange(prefix: string): InformerRange {
+  return { key: prefix, end: prefixEnd(prefix) };
+}

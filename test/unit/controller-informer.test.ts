@@ -1,0 +1,225 @@
+// The controller runtime's informers (src/controllers/runtime/informer*.ts) on a real
+// in-memory store: list + applied feed give the store's state, indexes follow
+// changes, handlers see add/update/delete once, a relist after lost writes
+// reports the difference, and objects are decoded once and shared.
+import { afterEach, describe, expect, it } from 'vitest';
+import { encodeObject } from '../../src/registry/generic-store.js';
+import type { ApiObject } from '../../src/registry/types.js';
+import { InformerFactory, type InformerSource, prefixRange, sharedInformers } from '../../src/controllers/runtime/informer-factory.js';
+import { LocalStore } from '../../src/store/local-store.js';
+import type { AppliedWrite } from '../../src/store/types.js';
+
+const PREFIX = '/registry/core/configmaps/';
+const cm = (ns: string, name: string, data: Record<string, string> = {}, labels: Record<string, string> = {}): ApiObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns, labels },
+  data,
+});
+
+let stores: LocalStore[] = [];
+afterEach(async () => {
+  for (const s of stores) await s.close();
+  stores = [];
+});
+
+async function newStore(): Promise<LocalStore> {
+  const s = await LocalStore.openInMemory();
+  stores.push(s);
+  return s;
+}
+
+async function put(store: LocalStore, obj: ApiObject): Promise<number> {
+  const key = `${PREFIX}${obj.metadata!.namespace}/${obj.metadata!.name}`;
+  const r = await store.txn({ compare: [], success: [{ type: 'put', key, value: encodeObject(obj) }], failure: [] });
+  return r.revision;
+}
+
+async function del(store: LocalStore, ns: string, name: string): Promise<void> {
+  await store.txn({ compare: [], success: [{ type: 'delete', key: `${PREFIX}${ns}/${name}` }], failure: [] });
+}
+
+function names(objs: ApiObject[]): string[] {
+  return objs.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`);
+}
+
+describe('informers', () => {
+  it('list + feed: the cache equals the store after every write, with resource versions', async () => {
+    const store = await newStore();
+    await put(store, cm('a', 'one'));
+    await put(store, cm('b', 'two'));
+    const f = new InformerFactory(store);
+    const { informer, release } = f.use(prefixRange(PREFIX));
+    expect(informer.hasSynced()).toBe(true);
+    expect(informer.keys()).toEqual(['a/one', 'b/two']);
+    const rev = await put(store, cm('a', 'three', { x: '1' }));
+    await del(store, 'b', 'two');
+    await put(store, cm('a', 'one', { y: '2' }));
+    // the same set of keys and versions as a fresh read of the store
+    const fromStore = store.range(prefixRange(PREFIX)).kvs.map((kv) => [kv.key.slice(PREFIX.length), String(kv.modRevision)]);
+    expect(informer.list().map((o) => [`${o.metadata!.namespace}/${o.metadata!.name}`, o.metadata!.resourceVersion])).toEqual(fromStore);
+    expect(informer.get('a/three')!.metadata!.resourceVersion).toBe(String(rev));
+    expect(informer.get('a/one')!.data).toEqual({ y: '2' });
+    expect(informer.lastRevision).toBe(store.revision);
+    release();
+    expect(informer.hasSynced()).toBe(false);
+    expect(informer.list()).toEqual([]);
+  });
+
+  it('handlers see add, update and delete, and a late handler gets adds for what is cached', async () => {
+    const store = await newStore();
+    await put(store, cm('a', 'old'));
+    const f = new InformerFactory(store);
+    const seen: string[] = [];
+    const use = f.use(prefixRange(PREFIX), {
+      add: (o, k) => seen.push(`add ${k} ${o.metadata!.resourceVersion}`),
+      update: (o, n, k) => seen.push(`update ${k} ${o.metadata!.resourceVersion}->${n.metadata!.resourceVersion}`),
+      delete: (o, k) => seen.push(`delete ${k}`),
+    });
+    const r2 = await put(store, cm('a', 'new'));
+    const r3 = await put(store, cm('a', 'new', { v: '1' }));
+    await del(store, 'a', 'old');
+    expect(seen).toEqual(['add a/old 1', `add a/new ${r2}`, `update a/new ${r2}->${r3}`, 'delete a/old']);
+    const late: string[] = [];
+    const second = f.use(prefixRange(PREFIX), { add: (_o, k) => late.push(k) });
+    expect(late).toEqual(['a/new']);
+    second.release();
+    use.release();
+  });
+
+  it('indexes by namespace and by custom indexers follow updates and deletes', async () => {
+    const store = await newStore();
+    await put(store, cm('a', 'x', {}, { app: 'web' }));
+    await put(store, cm('b', 'y', {}, { app: 'web' }));
+    await put(store, cm('b', 'z', {}, { app: 'db' }));
+    const f = new InformerFactory(store);
+    const { informer, release } = f.use(prefixRange(PREFIX), undefined, { app: (o) => [o.metadata?.labels?.app ?? ''] });
+    expect(names(informer.inNamespace('b'))).toEqual(['b/y', 'b/z']);
+    expect(names(informer.byIndex('app', 'web'))).toEqual(['a/x', 'b/y']);
+    await put(store, cm('b', 'y', {}, { app: 'db' }));
+    await del(store, 'a', 'x');
+    expect(names(informer.byIndex('app', 'web'))).toEqual([]);
+    expect(names(informer.byIndex('app', 'db'))).toEqual(['b/y', 'b/z']);
+    expect(names(informer.inNamespace('a'))).toEqual([]);
+    expect(() => informer.byIndex('nope', 'x')).toThrow(/no index/);
+    release();
+  });
+
+  it('one informer per prefix, shared; the object a handler sees is the cached one (decoded once)', async () => {
+    const store = await newStore();
+    const f = sharedInformers(store);
+    expect(sharedInformers(store)).toBe(f);
+    let decodes = 0;
+    const counting = new InformerFactory(store, (kv) => {
+      decodes++;
+      return JSON.parse(new TextDecoder().decode(kv.value)) as ApiObject;
+    });
+    const got: ApiObject[] = [];
+    const u1 = counting.use(prefixRange(PREFIX), { add: (o) => got.push(o) });
+    const u2 = counting.use(prefixRange(PREFIX), { add: (o) => got.push(o) });
+    expect(u1.informer).toBe(u2.informer);
+    await put(store, cm('a', 'x'));
+    expect(decodes).toBe(1);
+    expect(got.length).toBe(2);
+    expect(got[0]).toBe(got[1]);
+    expect(got[0]).toBe(u1.informer.get('a/x'));
+    u1.release();
+    expect(u2.informer.hasSynced()).toBe(true); // still used
+    u2.release();
+    expect(u2.informer.hasSynced()).toBe(false);
+  });
+
+  it('every cache is updated before any handler of a multi-key write runs', async () => {
+    const store = await newStore();
+    const f = new InformerFactory(store);
+    const other = '/registry/core/secrets/';
+    const secrets = f.use(prefixRange(other));
+    let seenSecret: ApiObject | undefined | null = null;
+    const cms = f.use(prefixRange(PREFIX), { add: () => (seenSecret = secrets.informer.get('a/s')) });
+    await store.txn({
+      compare: [],
+      success: [
+        { type: 'put', key: `${PREFIX}a/c`, value: encodeObject(cm('a', 'c')) },
+        { type: 'put', key: `${other}a/s`, value: encodeObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'a' } }) },
+      ],
+      failure: [],
+    });
+    expect(seenSecret).not.toBeNull();
+    expect(seenSecret!.metadata!.name).toBe('s');
+    cms.release();
+    secrets.release();
+  });
+
+  it('an informer first used while a write is being published does not hide that write from the others', async () => {
+    const store = await newStore();
+    const f = new InformerFactory(store);
+    const other = '/registry/core/secrets/';
+    let late: ReturnType<InformerFactory['use']> | undefined;
+    // subscribed before the factory, so it runs first: it starts a second informer mid-publish
+    const unsub = store.onApplied(() => {
+      late ??= f.use(prefixRange(other));
+    });
+    const cms = f.use(prefixRange(PREFIX));
+    await put(store, cm('a', 'x'));
+    unsub();
+    expect(late!.informer.hasSynced()).toBe(true);
+    await Promise.resolve();
+    expect(cms.informer.keys()).toEqual(['a/x']);
+    late!.release();
+    cms.release();
+  });
+
+  it('resync after lost writes relists and reports the differences as events', async () => {
+    const store = await newStore();
+    // a feed that can be cut: writes published while cut never reach the informers
+    let cut = false;
+    const listeners = new Set<(w: AppliedWrite) => void>();
+    store.onApplied((w) => {
+      if (!cut) for (const l of listeners) l(w);
+    });
+    const source: InformerSource = {
+      range: (r) => store.range(r),
+      onApplied: (l) => {
+        listeners.add(l);
+        return () => listeners.delete(l);
+      },
+    };
+    await put(store, cm('a', 'keep'));
+    await put(store, cm('a', 'gone'));
+    await put(store, cm('a', 'changed'));
+    const f = new InformerFactory(source);
+    const seen: string[] = [];
+    const { informer, release } = f.use(prefixRange(PREFIX), {
+      add: (_o, k) => seen.push(`add ${k}`),
+      update: (_o, _n, k) => seen.push(`update ${k}`),
+      delete: (_o, k) => seen.push(`delete ${k}`),
+    });
+    seen.length = 0;
+    const keep = informer.get('a/keep');
+    cut = true;
+    await del(store, 'a', 'gone');
+    await put(store, cm('a', 'changed', { v: '2' }));
+    await put(store, cm('a', 'new'));
+    cut = false;
+    expect(informer.keys()).toEqual(['a/changed', 'a/gone', 'a/keep']); // stale
+    f.resync();
+    expect(seen.sort()).toEqual(['add a/new', 'delete a/gone', 'update a/changed']);
+    expect(informer.keys()).toEqual(['a/changed', 'a/keep', 'a/new']);
+    expect(informer.get('a/keep')).toBe(keep); // unchanged objects are not decoded again
+    expect(informer.lastRevision).toBe(store.revision);
+    release();
+  });
+
+  it('an undecodable value stays out of the cache and is reported as corrupt', async () => {
+    const store = await newStore();
+    const f = new InformerFactory(store);
+    const { informer, release } = f.use(prefixRange(PREFIX));
+    await put(store, cm('a', 'ok'));
+    await store.txn({ compare: [], success: [{ type: 'put', key: `${PREFIX}a/bad`, value: new TextEncoder().encode('{not json') }], failure: [] });
+    expect(informer.keys()).toEqual(['a/ok']);
+    expect(informer.corruptKeys()).toEqual(['a/bad']);
+    await del(store, 'a', 'bad');
+    expect(informer.corruptKeys()).toEqual([]);
+    release();
+  });
+});
