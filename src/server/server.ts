@@ -1,6 +1,7 @@
 // Composition root: builds the layers (store → registry → watch → gateway)
 // and wires them together. Nothing below imports from here.
 
+import { type Random, systemRandom } from '../core/random.js';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SchemaAdmission } from '../api/admission.js';
@@ -47,7 +48,7 @@ import { NODE_STREAM_WEBSOCKET_PATHS } from '../api/handlers/node-streams.js';
 import { createNodeTransport, KUBELET_CLIENT_COMMON_NAME, KUBELET_CLIENT_ORGANIZATION } from './node-transport.js';
 import { checkApiDomain } from './api-domain-check.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
-import { systemClock } from '../core/clock.js';
+import { type Clock, systemClock } from '../core/clock.js';
 import { addReadinessChecks } from './readiness.js';
 import { timeoutResponse, watchTimeoutMs } from '../gateway/timeouts.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
@@ -114,6 +115,10 @@ export interface ServerOptions {
   audit?: AuditOptions;
   /** the node lifecycle and taint eviction controllers (src/server/node-lifecycle-setup.ts) */
   nodeLifecycle?: NodeLifecycleSettings;
+  /** time and timers for every part (default the system clock; tests may pass a ManualClock, src/core/clock.ts) */
+  clock?: Clock;
+  /** jitter and random picks for every part (default Math.random; src/core/random.ts) */
+  random?: Random;
 }
 
 export interface RunningServer {
@@ -154,6 +159,9 @@ export const BUILTIN_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orc
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  // the composition root owns time and randomness: every part below gets these two ports
+  const clock = opts.clock ?? systemClock;
+  const random = opts.random ?? systemRandom;
   const featureGates = new FeatureGates(opts.featureGates);
   const dataDir = resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -163,7 +171,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::' && !hosts.includes(opts.bindAddress)) hosts.push(opts.bindAddress);
   const pki = await ensurePki(opts.pkiDir ? resolve(opts.pkiDir) : join(dataDir, 'pki'), { hosts });
 
-  const store = await openStore({ ...opts, log }, dataDir, pki);
+  const store = await openStore({ ...opts, log, clock, random }, dataDir, pki);
   try {
     await checkApiDomain(store, opts.apiDomain);
   } catch (e) {
@@ -226,7 +234,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       const kv = store.range({ key }).kvs[0];
       return kv ? (allocationOwner(kv) ?? { namespace: '', name: '', uid: '?' }) : undefined;
     },
-    random: Math.random,
+    random,
   });
   const serviceHooks = { ...hooks, reserve: (_def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined) => serviceAllocator.reserve(obj, old) };
   // CustomResourceDefinitions (docs/crds.md): served on every member from the applied feed
@@ -257,7 +265,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // a bad audit policy or webhook file stops the start before anything runs (docs/audit.md)
   let auditor;
   try {
-    auditor = await buildAudit(opts.audit ?? {}, { apiDomain: opts.apiDomain, registry: metrics.registry, clock: systemClock, log });
+    auditor = await buildAudit(opts.audit ?? {}, { apiDomain: opts.apiDomain, registry: metrics.registry, clock, log });
   } catch (e) {
     await store.close();
     throw e;
@@ -299,7 +307,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     bookmarkIntervalMs: opts.watchBookmarkIntervalMs,
     maxBacklogBytes: opts.watchMaxBacklogBytes,
     apiDomain: opts.apiDomain,
-    defaultTimeoutMs: () => watchTimeoutMs(minRequestTimeoutMs, Math.random),
+    defaultTimeoutMs: () => watchTimeoutMs(minRequestTimeoutMs, random),
+    clock,
+    random,
   });
   ctx.listFromCache = (gs, p) => listMostRecentFromCache(watch, gs, p);
   started.add('start-watch-cache');
@@ -369,7 +379,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       { name: 'service allocation repair', running: serviceRepair?.running ?? false },
       ...rbacControllers.controllers(),
     ],
-    clock: systemClock,
+    clock,
   });
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
   const router = createRouter({
@@ -384,9 +394,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onDeprecated: (def, info) => metrics.deprecatedRequested(info, def.deprecated?.removedRelease),
     peerFor: (addr) => front?.peerFor(addr),
     log,
-    flowControl: buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock: systemClock, metrics }),
+    flowControl: buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock, metrics }),
     requestTimeoutMs: opts.limits?.requestTimeoutMs,
-    clock: systemClock,
+    clock,
     audit: auditor ? { auditor, remoteAddressFor: (addr) => front?.connectionFor(addr)?.remoteAddress } : undefined,
   });
   const http: HttpServer = await startHttpServer({
@@ -397,7 +407,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // a trickled body gets no longer than a request's deadline (docs/reliability.md "Slow clients")
     bodyTimeoutMs: opts.limits?.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     bodyTimedOut: timeoutResponse,
-    clock: systemClock,
+    clock,
     // exec, attach, port-forward and the proxies (docs/nodeagent.md "Streams")
     webSocketPaths: NODE_STREAM_WEBSOCKET_PATHS,
   });

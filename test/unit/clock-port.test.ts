@@ -67,21 +67,10 @@ const PENDING: Record<string, string> = {
   'src/nodeagent/server-auth.ts': 'not converted yet: Date.now',
   'src/nodeagent/serving-cert.ts': 'not converted yet: Date.now',
   'src/nodeagent/streaming/routes.ts': 'not converted yet: Date.now',
-  'src/raft/faults.ts': 'not converted yet: Math.random, global timer',
-  'src/raft/node.ts': 'not converted yet: global timer',
-  'src/raft/transport.ts': 'not converted yet: Date.now, Math.random, global timer',
   'src/server/audit-setup.ts': 'not converted yet: global timer',
   'src/server/authentication-setup.ts': 'not converted yet: Date.now',
   'src/server/node-transport.ts': 'not converted yet: global timer',
   'src/server/pki.ts': 'not converted yet: Date.now',
-  'src/server/server.ts': 'not converted yet: Math.random',
-  'src/store/applied-feed.ts': 'not converted yet: global timer',
-  'src/store/leader-signal.ts': 'not converted yet: global timer',
-  'src/store/raft-options.ts': 'not converted yet: Math.random',
-  'src/store/raft-requests.ts': 'not converted yet: global timer',
-  'src/store/state-machine-store.ts': 'not converted yet: Date.now, global timer',
-  'src/watch/cache.ts': 'not converted yet: Date.now',
-  'src/watch/service.ts': 'not converted yet: Date.now, Math.random, global timer',
 };
 
 const FORBIDDEN: Array<[RegExp, string]> = [
