@@ -1,6 +1,6 @@
 import type { UserInfo } from '../auth/types.js';
-import type { ProtobufCatalog } from './protobuf/catalog.js';
-import type { ResourceDefinition } from './types.js';
+import type { ProtobufCatalog } from '../registry/protobuf-catalog.js';
+import type { ResourceDefinition } from '../registry/types.js';
 
 /** What the gateway learned from the URL (spec 000 §4.1), as Kubernetes' RequestInfo. */
 export interface RequestInfo {
@@ -110,7 +110,7 @@ export interface StreamSink {
 }
 
 // VerbHandler takes an ApiRequest and gives an ApiResponse (see VerbHandlerTypes in ./types.ts)
-declare module './types.js' {
+declare module '../registry/types.js' {
   interface VerbHandlerTypes {
     req: ApiRequest;
     res: ApiResponse;

@@ -5,7 +5,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { parseGoDuration } from '../gateway/timeouts.js';
 import type { NodeLifecycleSettings } from '../server/node-lifecycle-setup.js';
-import type { DefaultTolerationOptions } from '../api/default-tolerations.js';
+import type { DefaultTolerationOptions } from '../registry/default-tolerations.js';
 
 function positiveDuration(v: string): number {
   const ms = /^\d+$/.test(v) ? Number(v) * 1000 : parseGoDuration(v);

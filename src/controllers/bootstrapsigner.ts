@@ -7,11 +7,11 @@
 // resyncs, and a timer fires at the next expiration.
 
 import { CompactSign } from 'jose';
-import { type GenericStore, decodeObject } from '../api/generic-store.js';
-import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import { type GenericStore, decodeObject } from '../registry/generic-store.js';
+import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import { BOOTSTRAP_NAMESPACE, type BootstrapToken, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
 import type { RevisionedStore } from '../store/types.js';
-import { StatusError } from '../api/errors.js';
+import { StatusError } from '../core/errors.js';
 
 export const CLUSTER_INFO_NAMESPACE = 'orch-public';
 export const CLUSTER_INFO_NAME = 'cluster-info';

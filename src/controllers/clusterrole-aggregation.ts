@@ -5,9 +5,9 @@
 // rules are overwritten. Any ClusterRole change re-computes the aggregated
 // roles (they are few), so chains (view → edit → admin) settle in a few steps.
 
-import { decodeObject, type GenericStore } from '../api/generic-store.js';
-import type { ApiObject, JSONValue } from '../api/types.js';
-import { type LabelSelector, matchesLabels } from '../api/selectors/labels.js';
+import { decodeObject, type GenericStore } from '../registry/generic-store.js';
+import type { ApiObject, JSONValue } from '../registry/types.js';
+import { type LabelSelector, matchesLabels } from '../machinery/selectors/labels.js';
 import type { RevisionedStore } from '../store/types.js';
 
 export class ClusterRoleAggregationController {

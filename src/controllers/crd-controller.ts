@@ -6,13 +6,13 @@
 // `customresourcecleanup` finalizer is removed, which removes the CRD
 // (issue #16; docs/crds.md). Level-driven: a new leader re-scans.
 
-import { StatusError } from '../api/errors.js';
-import type { GenericStore } from '../api/generic-store.js';
-import { decodeObject } from '../api/generic-store.js';
-import type { CrdSpec } from '../api/crd/convert.js';
-import { cleanupFinalizer } from '../api/crd/kind.js';
-import { deepEqual, nowTimestamp } from '../api/meta.js';
-import type { ApiObject, JSONObject } from '../api/types.js';
+import { StatusError } from '../core/errors.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import { decodeObject } from '../registry/generic-store.js';
+import type { CrdSpec } from '../registry/crd/convert.js';
+import { cleanupFinalizer } from '../registry/crd/kind.js';
+import { deepEqual, nowTimestamp } from '../machinery/meta.js';
+import type { ApiObject, JSONObject } from '../registry/types.js';
 import type { RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
 import { CrdRegistrar, type CrdState } from './crd-registrar.js';

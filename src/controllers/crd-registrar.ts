@@ -6,13 +6,13 @@
 // gone from the store; a Terminating CRD stays served so its objects' own
 // finalizers can finish, but refuses creates (guardCreate).
 
-import { decodeObject, storagePrefix } from '../api/generic-store.js';
-import { methodNotAllowed } from '../api/errors.js';
-import { type CrdSpec, customDefinitions } from '../api/crd/convert.js';
-import { crdGroup } from '../api/crd/kind.js';
-import { type NamesVerdict, acceptNames } from '../api/crd/names.js';
-import type { Registry } from '../api/registry.js';
-import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import { decodeObject, storagePrefix } from '../registry/generic-store.js';
+import { methodNotAllowed } from '../core/errors.js';
+import { type CrdSpec, customDefinitions } from '../registry/crd/convert.js';
+import { crdGroup } from '../registry/crd/kind.js';
+import { type NamesVerdict, acceptNames } from '../registry/crd/names.js';
+import type { Registry } from '../registry/registry.js';
+import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import type { KeyValue, RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
 

@@ -19,13 +19,13 @@
 // listener only queues the write; decoding and graph upkeep happen off the
 // write path.
 
-import { StatusError } from '../api/errors.js';
-import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type PropagationPolicy } from '../api/deletion/machine.js';
-import { isTerminating } from '../api/deletion/facts.js';
-import type { GenericStore } from '../api/generic-store.js';
-import { decodeObject, decodeShared, storageKey, storagePrefix, storageResource } from '../api/generic-store.js';
-import { type Registry, apiVersionOf } from '../api/registry.js';
-import type { ApiObject, JSONObject, ResourceDefinition } from '../api/types.js';
+import { StatusError } from '../core/errors.js';
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type PropagationPolicy } from '../registry/deletion/machine.js';
+import { isTerminating } from '../registry/deletion/facts.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import { decodeObject, decodeShared, storageKey, storagePrefix, storageResource } from '../registry/generic-store.js';
+import { type Registry, apiVersionOf } from '../registry/registry.js';
+import type { ApiObject, JSONObject, ResourceDefinition } from '../registry/types.js';
 import type { AppliedWrite, KeyValue, RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
 import type { EventRecorder, InvolvedObject } from './event-recorder.js';

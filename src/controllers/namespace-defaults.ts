@@ -5,9 +5,9 @@
 // deleted, and the ConfigMap is put back when its data is changed. Active
 // namespaces only: a Terminating one is being emptied.
 
-import { StatusError } from '../api/errors.js';
-import { decodeObject, type GenericStore } from '../api/generic-store.js';
-import type { ApiObject } from '../api/types.js';
+import { StatusError } from '../core/errors.js';
+import { decodeObject, type GenericStore } from '../registry/generic-store.js';
+import type { ApiObject } from '../registry/types.js';
 import type { RevisionedStore, StoreEvent } from '../store/types.js';
 
 export const NAMESPACE_DEFAULTS_MANAGER = 'orch-namespace-defaults-controller';

@@ -10,16 +10,16 @@
 // Terminating namespace again and finishes.
 
 import type { EventRecorder, InvolvedObject } from './event-recorder.js';
-import { StatusError } from '../api/errors.js';
-import { isCorruptObjectError } from '../api/deletion/corrupt.js';
-import { isTerminating } from '../api/deletion/facts.js';
-import type { GenericStore } from '../api/generic-store.js';
-import { decodeObject } from '../api/generic-store.js';
-import { nowTimestamp } from '../api/meta.js';
-import type { Registry } from '../api/registry.js';
-import type { ApiObject, JSONObject, ResourceDefinition } from '../api/types.js';
+import { StatusError } from '../core/errors.js';
+import { isCorruptObjectError } from '../registry/deletion/corrupt.js';
+import { isTerminating } from '../registry/deletion/facts.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import { decodeObject } from '../registry/generic-store.js';
+import { nowTimestamp } from '../machinery/meta.js';
+import type { Registry } from '../registry/registry.js';
+import type { ApiObject, JSONObject, ResourceDefinition } from '../registry/types.js';
 import type { KeyValue, RevisionedStore } from '../store/types.js';
-import { NAMESPACE_FINALIZER } from '../api/kinds/namespace.js';
+import { NAMESPACE_FINALIZER } from '../registry/kinds/namespace.js';
 
 export { NAMESPACE_FINALIZER };
 /** the field manager of the controller's writes (spec 000 §2.4) */

@@ -7,9 +7,9 @@
 // A binding whose roleRef differs is deleted and recreated (roleRef is
 // immutable), as kube's reconciler does.
 
-import { StatusError } from '../api/errors.js';
-import { type GenericStore, decodeObject } from '../api/generic-store.js';
-import type { ApiObject } from '../api/types.js';
+import { StatusError } from '../core/errors.js';
+import { type GenericStore, decodeObject } from '../registry/generic-store.js';
+import type { ApiObject } from '../registry/types.js';
 import type { DefaultClusterRole, DefaultClusterRoleBinding, DefaultPolicy } from '../auth/authz/rbac/bootstrap-policy.js';
 import { uncovered } from '../auth/authz/rbac/escalation.js';
 import { rulesOf } from '../auth/authz/rbac/rules.js';

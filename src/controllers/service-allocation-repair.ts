@@ -5,10 +5,10 @@
 // key's mod revision, so a value claimed again meanwhile is never freed.
 // Also keeps the `default/kubernetes` Service on the first address.
 
-import { StatusError } from '../api/errors.js';
-import { decodeObject, type GenericStore } from '../api/generic-store.js';
-import { ALLOCATION_PREFIX, type AllocationOwner, allocationKeysOf } from '../api/allocators/service-allocator.js';
-import type { ApiObject } from '../api/types.js';
+import { StatusError } from '../core/errors.js';
+import { decodeObject, type GenericStore } from '../registry/generic-store.js';
+import { ALLOCATION_PREFIX, type AllocationOwner, allocationKeysOf } from '../registry/allocators/service-allocator.js';
+import type { ApiObject } from '../registry/types.js';
 import { type KeyValue, type RevisionedStore, prefixEnd } from '../store/types.js';
 
 export interface ServiceAllocationRepairOptions {

@@ -3,9 +3,9 @@
 // `orch-system` is looked at, each live token gets a timer at its
 // expiration, and a start (or restart) rescans everything.
 
-import { StatusError } from '../api/errors.js';
-import { type GenericStore, decodeObject } from '../api/generic-store.js';
-import type { ResourceDefinition } from '../api/types.js';
+import { StatusError } from '../core/errors.js';
+import { type GenericStore, decodeObject } from '../registry/generic-store.js';
+import type { ResourceDefinition } from '../registry/types.js';
 import { BOOTSTRAP_NAMESPACE, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
 import type { RevisionedStore } from '../store/types.js';
 

@@ -11,8 +11,8 @@
 import type { RequestAttributes, SelectorRequirement } from '../auth/authz/types.js';
 import type { UserInfo } from '../auth/types.js';
 import type { RequestInfo } from '../api/request.js';
-import { exactName, parseFieldSelector } from '../api/selectors/fields.js';
-import { type LabelOp, parseLabelSelector } from '../api/selectors/labels.js';
+import { exactName, parseFieldSelector } from '../machinery/selectors/fields.js';
+import { type LabelOp, parseLabelSelector } from '../machinery/selectors/labels.js';
 
 const SELECTOR_VERBS = new Set(['list', 'watch', 'deletecollection']);
 const LABEL_OPERATORS: Partial<Record<LabelOp, string>> = { '=': 'In', in: 'In', '!=': 'NotIn', notin: 'NotIn', exists: 'Exists', '!': 'DoesNotExist' };

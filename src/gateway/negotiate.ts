@@ -1,7 +1,7 @@
 // Content negotiation (spec 000 §4.3): the first acceptable type of the
 // Accept list wins; a list with nothing we serve is 406.
 
-import { notAcceptable } from '../api/errors.js';
+import { notAcceptable } from '../core/errors.js';
 import type { Negotiated } from '../api/request.js';
 
 interface MediaRange {

@@ -2,7 +2,7 @@
 // /api/v1/..., /apis/{group}/{version}/..., namespaces/{ns}/{resource}/{name}/{sub},
 // the old /watch/ prefix, and the namespace sub-resources status/finalize.
 
-import { badRequest } from '../api/errors.js';
+import { badRequest } from '../core/errors.js';
 import type { RequestInfo } from '../api/request.js';
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);

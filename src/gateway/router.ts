@@ -4,7 +4,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { stringify as toYaml } from 'yaml';
-import { StatusError, forbiddenRequest, toStatusError, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../api/errors.js';
+import { StatusError, forbiddenRequest, toStatusError, internalError, methodNotAllowed, notFoundPath, requestEntityTooLarge } from '../core/errors.js';
 import type { HandlerContext } from '../api/handlers/context.js';
 import { handleCreate } from '../api/handlers/create.js';
 import { handleDelete } from '../api/handlers/delete.js';
@@ -15,7 +15,7 @@ import { handlePatch } from '../api/handlers/patch.js';
 import { handleUpdate } from '../api/handlers/update.js';
 import { NODE_STREAM_SUBRESOURCES, handleNodeStream } from '../api/handlers/node-streams.js';
 import { SCALE_HANDLERS } from '../api/handlers/scale.js';
-import type { ResourceDefinition } from '../api/types.js';
+import type { ResourceDefinition } from '../registry/types.js';
 import type { ApiRequest, ApiResponse, Negotiated, RequestInfo, StreamResponse } from '../api/request.js';
 import type { AuthenticationChain } from '../auth/authn/chain.js';
 import { applyImpersonation } from '../auth/authn/impersonation.js';
@@ -26,7 +26,7 @@ import type { WatchService } from '../watch/service.js';
 import type { HealthChecks } from './health.js';
 import type { IncomingRequest, OutgoingResponse, PlainResponse } from './http-server.js';
 import { negotiate } from './negotiate.js';
-import { ProtobufCatalog } from '../api/protobuf/catalog.js';
+import { ProtobufCatalog } from '../registry/protobuf-catalog.js';
 import { parseRequestInfo } from './request-info.js';
 import type { FlowControl } from './flowcontrol/flow-control.js';
 import { type Clock, systemClock } from '../core/clock.js';

@@ -3,7 +3,7 @@
 // become In, `!=` NotIn. A selector that does not parse carries nothing; the
 // request itself then fails with 400 in the handler, as in Kubernetes.
 
-import { parseFieldSelector } from '../api/selectors/fields.js';
+import { parseFieldSelector } from '../machinery/selectors/fields.js';
 import type { SelectorRequirement } from '../auth/authz/types.js';
 
 const COLLECTION_VERBS = new Set(['list', 'watch', 'deletecollection']);

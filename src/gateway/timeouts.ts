@@ -2,7 +2,7 @@
 // --min-request-timeout): every request that is not long-running ends by its
 // deadline with 504 Timeout; watches end after a randomised time instead.
 
-import { StatusError } from '../api/errors.js';
+import { StatusError } from '../core/errors.js';
 import type { RequestInfo } from '../api/request.js';
 import type { PlainResponse } from './http-server.js';
 

@@ -6,9 +6,9 @@
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md) and DefaultTolerationSeconds (on in kube too).
 
-import type { WriteHooks } from '../api/generic-store.js';
+import type { WriteHooks } from '../registry/generic-store.js';
 import { NODE_RESTRICTION, nodeRestrictionHooks } from '../auth/authz/node/restriction.js';
-import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultTolerationHooks } from '../api/default-tolerations.js';
+import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultTolerationHooks } from '../registry/default-tolerations.js';
 
 export interface AdmissionPluginOptions {
   enable?: string[];

@@ -4,9 +4,9 @@
 // once so the configuration in the store is in force before the first request.
 
 import client from 'prom-client';
-import { AdmissionChain } from '../api/admission/chain.js';
-import type { ServiceResolver } from '../api/admission/webhook-client.js';
-import type { Registry } from '../api/registry.js';
+import { AdmissionChain } from '../registry/admission/chain.js';
+import type { ServiceResolver } from '../registry/admission/webhook-client.js';
+import type { Registry } from '../registry/registry.js';
 import type { RevisionedStore } from '../store/types.js';
 
 export function buildAdmissionChain(

@@ -4,11 +4,11 @@
 // controllers that keep bootstrap tokens tidy. server.ts calls this once.
 
 import { join } from 'node:path';
-import { decodeObject } from '../api/generic-store.js';
-import type { GenericStore } from '../api/generic-store.js';
-import type { Registry } from '../api/registry.js';
-import { SchemaNames } from '../api/schema/naming.js';
-import type { ResourceDefinition } from '../api/types.js';
+import { decodeObject } from '../registry/generic-store.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import type { Registry } from '../registry/registry.js';
+import { SchemaNames } from '../machinery/schema/naming.js';
+import type { ResourceDefinition } from '../registry/types.js';
 import { type AnonymousPolicy, AuthenticationChain, type Authenticator } from '../auth/authn/chain.js';
 import type { ObjectGetter } from '../auth/authn/objects.js';
 import { loadServiceAccountKeys } from '../auth/authn/sa-keys.js';

@@ -2,11 +2,11 @@
 // the registrar that serves CRD kinds on every member from the store's applied
 // feed, and the leader-only controller for conditions and cleanup.
 
-import type { GenericStore } from '../api/generic-store.js';
-import { crdDefinition } from '../api/crd/kind.js';
-import type { Registry } from '../api/registry.js';
-import { SchemaNames } from '../api/schema/naming.js';
-import type { ResourceDefinition } from '../api/types.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import { crdDefinition } from '../registry/crd/kind.js';
+import type { Registry } from '../registry/registry.js';
+import { SchemaNames } from '../machinery/schema/naming.js';
+import type { ResourceDefinition } from '../registry/types.js';
 import { CrdController } from '../controllers/crd-controller.js';
 import { CrdRegistrar } from '../controllers/crd-registrar.js';
 import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';

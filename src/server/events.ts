@@ -1,10 +1,10 @@
 // The server's event recorder (src/controllers/event-recorder.ts) writing
 // core v1 Events through the generic store (docs/events.md).
 
-import { StatusError } from '../api/errors.js';
-import type { GenericStore } from '../api/generic-store.js';
-import type { Registry } from '../api/registry.js';
-import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import { StatusError } from '../core/errors.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import type { Registry } from '../registry/registry.js';
+import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import { EventRecorder } from '../controllers/event-recorder.js';
 
 export function serverEventRecorder(

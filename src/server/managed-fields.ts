@@ -2,12 +2,12 @@
 // update and non-apply patch record an `Update` entry for the writer, never
 // a conflict. Server-side apply computes its own entries.
 
-import { updateManagedFields } from '../api/apply/apply.js';
-import type { WriteHooks, WriteOptions } from '../api/generic-store.js';
-import { nowTimestamp } from '../api/meta.js';
-import { apiVersionOf } from '../api/registry.js';
-import type { Definitions } from '../api/schema/types.js';
-import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import { updateManagedFields } from '../machinery/apply/apply.js';
+import type { WriteHooks, WriteOptions } from '../registry/generic-store.js';
+import { nowTimestamp } from '../machinery/meta.js';
+import { apiVersionOf } from '../registry/registry.js';
+import type { Definitions } from '../machinery/schema/types.js';
+import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 
 export function managedFieldsHooks(defs: Definitions): Pick<WriteHooks, 'beforeWrite'> {
   return {

@@ -3,9 +3,9 @@
 // leader gate. `--controllers` names them as kube-controller-manager does:
 // `nodelifecycle` and `taint-eviction-controller`, both on by default.
 
-import type { GenericStore } from '../api/generic-store.js';
-import type { Registry } from '../api/registry.js';
-import type { ResourceDefinition } from '../api/types.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import type { Registry } from '../registry/registry.js';
+import type { ResourceDefinition } from '../registry/types.js';
 import type { EventRecorder } from '../controllers/event-recorder.js';
 import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import { NodeLifecycleController } from '../controllers/node-lifecycle/controller.js';

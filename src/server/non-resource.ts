@@ -2,10 +2,10 @@
 // OpenAPI (/openapi/v2, /openapi/v3, /openapi/v3/<group-version>). All are
 // derived from the registry, so custom resources appear as soon as they register.
 
-import * as discovery from '../api/discovery.js';
-import type { Registry } from '../api/registry.js';
-import { OpenAPIDocuments } from '../api/schema/openapi.js';
-import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, encodeOpenAPIV2 } from '../api/schema/openapi-proto.js';
+import * as discovery from '../registry/discovery.js';
+import type { Registry } from '../registry/registry.js';
+import { OpenAPIDocuments } from '../registry/openapi.js';
+import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, encodeOpenAPIV2 } from '../machinery/schema/openapi-proto.js';
 import type { NonResourceDoc, NonResourceHandler } from '../gateway/router.js';
 import type { ServerMetrics } from './metrics.js';
 import { ORCH_VERSION, versionInfo } from './version.js';

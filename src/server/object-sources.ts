@@ -3,8 +3,8 @@
 // committed change in order. Runs on every member (authorization is local),
 // not behind the leader gate.
 
-import { decodeObject, storagePrefix } from '../api/generic-store.js';
-import type { Registry } from '../api/registry.js';
+import { decodeObject, storagePrefix } from '../registry/generic-store.js';
+import type { Registry } from '../registry/registry.js';
 import type { ObjectSource, ObjectSources, SourceEvent, SourceObject } from '../auth/authz/types.js';
 import { type RevisionedStore, prefixEnd } from '../store/types.js';
 

@@ -1,9 +1,9 @@
 // The RBAC controllers of a server (spec 001 §5.14), leader only: the default
 // roles and bindings reconciled at start, and ClusterRole aggregation.
 
-import type { GenericStore } from '../api/generic-store.js';
-import type { Registry } from '../api/registry.js';
-import type { ResourceDefinition } from '../api/types.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import type { Registry } from '../registry/registry.js';
+import type { ResourceDefinition } from '../registry/types.js';
 import { bootstrapNames, defaultPolicy } from '../auth/authz/rbac/bootstrap-policy.js';
 import { ClusterRoleAggregationController } from '../controllers/clusterrole-aggregation.js';
 import { runWhileLeader } from '../controllers/leader-gate.js';

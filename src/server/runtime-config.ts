@@ -5,7 +5,7 @@
 // can only re-enable what a default or an earlier key disabled; a key that
 // names nothing served is a startup error (a typo must not pass silently).
 
-import type { ResourceDefinition } from '../api/types.js';
+import type { ResourceDefinition } from '../registry/types.js';
 
 export interface RuntimeConfigEntry {
   group: string;

@@ -3,8 +3,8 @@
 // watchers indexed by namespace. Fed only from the store's applied writes
 // (spec 000 §4.6: "Most Recent … may be served from an internal watch cache").
 
-import { decodeShared } from '../api/generic-store.js';
-import type { ApiObject } from '../api/types.js';
+import { decodeShared } from '../registry/generic-store.js';
+import type { ApiObject } from '../registry/types.js';
 import type { KeyValue, StoreEvent } from '../store/types.js';
 import { HistoryWindow, type Revisioned } from './window.js';
 

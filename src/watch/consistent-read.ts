@@ -7,14 +7,14 @@
 // Only unpaged lists qualify: a paged list must be readable at the exact
 // revision of its first chunk (spec 000 §4.5), which the cache does not keep.
 
-import { badRequest } from '../api/errors.js';
-import { type GenericStore, TOO_LARGE_RV_WAIT_MS, servedObject } from '../api/generic-store.js';
-import type { ListResult } from '../api/list.js';
-import { clone } from '../api/meta.js';
-import { apiVersionOf } from '../api/registry.js';
-import { type FieldSelector, compileFieldSelector } from '../api/selectors/fields.js';
-import { type LabelSelector, SelectorParseError, matchesLabels } from '../api/selectors/labels.js';
-import type { ApiObject } from '../api/types.js';
+import { badRequest } from '../core/errors.js';
+import { type GenericStore, TOO_LARGE_RV_WAIT_MS, servedObject } from '../registry/generic-store.js';
+import type { ListResult } from '../registry/list.js';
+import { clone } from '../machinery/meta.js';
+import { apiVersionOf } from '../registry/registry.js';
+import { type FieldSelector, compileFieldSelector } from '../machinery/selectors/fields.js';
+import { type LabelSelector, SelectorParseError, matchesLabels } from '../machinery/selectors/labels.js';
+import type { ApiObject } from '../registry/types.js';
 import { withTypeMeta } from './encode.js';
 import type { WatchService } from './service.js';
 

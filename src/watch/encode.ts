@@ -8,9 +8,9 @@
 // (event, format), not once per watcher (docs/watch.md "Encoding once").
 
 import { encode as encodeCbor } from 'cbor-x';
-import type { Status } from '../api/errors.js';
-import { toTable } from '../api/table.js';
-import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import type { Status } from '../core/errors.js';
+import { toTable } from '../registry/table.js';
+import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 

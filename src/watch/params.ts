@@ -2,10 +2,10 @@
 // validated the way Kubernetes validates watch ListOptions: invalid
 // combinations are 400 (spec 000 §7).
 
-import { badRequest } from '../api/errors.js';
-import { parseResourceVersion } from '../api/meta.js';
-import { type FieldSelector, parseFieldSelector } from '../api/selectors/fields.js';
-import { type LabelSelector, SelectorParseError, parseLabelSelector } from '../api/selectors/labels.js';
+import { badRequest } from '../core/errors.js';
+import { parseResourceVersion } from '../machinery/meta.js';
+import { type FieldSelector, parseFieldSelector } from '../machinery/selectors/fields.js';
+import { type LabelSelector, SelectorParseError, parseLabelSelector } from '../machinery/selectors/labels.js';
 
 export interface WatchParams {
   labelSelector: LabelSelector;

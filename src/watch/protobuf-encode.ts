@@ -16,9 +16,9 @@
 // complete HTTP chunk (docs/watch.md "Wire framing").
 
 import protobuf from 'protobufjs/minimal.js';
-import type { Status } from '../api/errors.js';
-import type { ProtobufCatalog } from '../api/protobuf/catalog.js';
-import type { ApiObject } from '../api/types.js';
+import type { Status } from '../core/errors.js';
+import type { ProtobufCatalog } from '../registry/protobuf-catalog.js';
+import type { ApiObject } from '../registry/types.js';
 import { type WatchEncoder, type WatchEventType, bookmarkObject, withTypeMeta } from './encode.js';
 
 const { Writer } = protobuf;

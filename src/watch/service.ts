@@ -6,14 +6,14 @@
 // after, per cache, through a per-namespace index of watchers, and every
 // watcher that sees an event in the same representation gets the same bytes.
 
-import { type Status, StatusError, badRequest, gone, notAcceptable, serviceUnavailable } from '../api/errors.js';
-import { servedObject, storagePrefix } from '../api/generic-store.js';
-import type { GenericStore } from '../api/generic-store.js';
-import { apiVersionOf } from '../api/registry.js';
+import { type Status, StatusError, badRequest, gone, notAcceptable, serviceUnavailable } from '../core/errors.js';
+import { servedObject, storagePrefix } from '../registry/generic-store.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import { apiVersionOf } from '../registry/registry.js';
 import type { ApiRequest, StreamResponse, StreamSink } from '../api/request.js';
-import { compileFieldSelector } from '../api/selectors/fields.js';
-import { SelectorParseError, matchesLabels } from '../api/selectors/labels.js';
-import type { ApiObject, ResourceDefinition } from '../api/types.js';
+import { compileFieldSelector } from '../machinery/selectors/fields.js';
+import { SelectorParseError, matchesLabels } from '../machinery/selectors/labels.js';
+import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import type { AppliedWrite, RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
 import { type Clock, type TimerHandle, every, systemClock } from '../core/clock.js';

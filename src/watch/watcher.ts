@@ -2,9 +2,9 @@
 // type this watcher sees (selector transitions, spec 000 §4.2/§6), writes
 // shared encodings, and ends itself when the client falls too far behind.
 
-import type { Status } from '../api/errors.js';
+import type { Status } from '../core/errors.js';
 import type { StreamSink } from '../api/request.js';
-import type { ApiObject } from '../api/types.js';
+import type { ApiObject } from '../registry/types.js';
 import { type CacheEvent, type CachedObject, deletedObject } from './cache.js';
 import type { WatchEncoder } from './encode.js';
 

@@ -4,8 +4,8 @@
 // selectors on list and deletecollection (malformed → 400, §7).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeObject, storageKey } from '../../src/api/generic-store.js';
-import type { ApiObject } from '../../src/api/types.js';
+import { encodeObject, storageKey } from '../../src/registry/generic-store.js';
+import type { ApiObject } from '../../src/registry/types.js';
 import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
 
 let t: TestServer;

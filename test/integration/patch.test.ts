@@ -4,7 +4,7 @@
 // and for strategic merge on custom-resource kinds.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResourceDefinition } from '../../src/api/types.js';
+import type { ResourceDefinition } from '../../src/registry/types.js';
 import { type RawResponse, type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;

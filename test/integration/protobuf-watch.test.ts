@@ -9,9 +9,9 @@
 
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProtobufCatalog } from '../../src/api/protobuf/catalog.js';
-import { ENVELOPE_PREFIX, decodeEnvelope } from '../../src/api/protobuf/envelope.js';
-import type { ResourceDefinition } from '../../src/api/types.js';
+import { ProtobufCatalog } from '../../src/registry/protobuf-catalog.js';
+import { ENVELOPE_PREFIX, decodeEnvelope } from '../../src/machinery/protobuf/envelope.js';
+import type { ResourceDefinition } from '../../src/registry/types.js';
 import { eventually } from '../helpers/eventually.js';
 import { NO_NAMESPACE_DEFAULTS, type TestServer, startTestServer } from '../helpers/server.js';
 

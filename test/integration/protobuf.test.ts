@@ -3,11 +3,11 @@
 // DELETE with protobuf DeleteOptions, and 415 for kinds without field numbers.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProtobufCatalog } from '../../src/api/protobuf/catalog.js';
-import { decodeEnvelope, encodeEnvelope, ENVELOPE_PREFIX } from '../../src/api/protobuf/envelope.js';
-import { encodeProtobufObject } from '../../src/api/protobuf/codec.js';
-import { SchemaNames } from '../../src/api/schema/naming.js';
-import type { ResourceDefinition } from '../../src/api/types.js';
+import { ProtobufCatalog } from '../../src/registry/protobuf-catalog.js';
+import { decodeEnvelope, encodeEnvelope, ENVELOPE_PREFIX } from '../../src/machinery/protobuf/envelope.js';
+import { encodeProtobufObject } from '../../src/machinery/protobuf/codec.js';
+import { SchemaNames } from '../../src/machinery/schema/naming.js';
+import type { ResourceDefinition } from '../../src/registry/types.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;

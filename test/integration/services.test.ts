@@ -9,7 +9,7 @@ import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseIpv4, parseIpv4Cidr, usable } from '../../src/api/allocators/cidr.js';
+import { parseIpv4, parseIpv4Cidr, usable } from '../../src/registry/allocators/cidr.js';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 import { ensurePki } from '../../src/server/pki.js';
 import { loadServiceAccountKeys } from '../../src/auth/authn/sa-keys.js';

@@ -3,7 +3,7 @@
 // apiserver_requested_deprecated_apis.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinDefinitions } from '../../src/api/kinds/index.js';
+import { builtinDefinitions } from '../../src/registry/kinds/index.js';
 import { RuntimeConfigError, applyRuntimeConfig, parseRuntimeConfig } from '../../src/server/runtime-config.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 

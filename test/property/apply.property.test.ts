@@ -2,12 +2,12 @@
 // applies and updates by several managers.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { managedSetOf, recordUpdate, serverSideApply } from '../../src/api/apply/apply.js';
-import { FieldSet, keyPE, path, pathToString, valuePE, type Path } from '../../src/api/apply/fieldpath.js';
-import { decodeManagedFields } from '../../src/api/apply/managed.js';
-import { deepEqual } from '../../src/api/apply/typed.js';
-import type { Schema } from '../../src/api/schema/types.js';
-import type { ApiObject, JSONObject, JSONValue } from '../../src/api/types.js';
+import { managedSetOf, recordUpdate, serverSideApply } from '../../src/machinery/apply/apply.js';
+import { FieldSet, keyPE, path, pathToString, valuePE, type Path } from '../../src/machinery/apply/fieldpath.js';
+import { decodeManagedFields } from '../../src/machinery/apply/managed.js';
+import { deepEqual } from '../../src/machinery/apply/typed.js';
+import type { Schema } from '../../src/machinery/schema/types.js';
+import type { ApiObject, JSONObject, JSONValue } from '../../src/registry/types.js';
 
 const schema: Schema = {
   type: 'object',

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyJsonPatch } from '../../src/api/patch/json-patch.js';
-import { formatPointer } from '../../src/api/patch/json-pointer.js';
-import { applyMergePatch, createMergePatch } from '../../src/api/patch/merge-patch.js';
-import { applyStrategicMergePatch, createStrategicMergePatch } from '../../src/api/patch/strategic-merge.js';
-import type { Definitions, Schema } from '../../src/api/schema/types.js';
-import type { JSONObject, JSONValue } from '../../src/api/types.js';
+import { applyJsonPatch } from '../../src/machinery/patch/json-patch.js';
+import { formatPointer } from '../../src/machinery/patch/json-pointer.js';
+import { applyMergePatch, createMergePatch } from '../../src/machinery/patch/merge-patch.js';
+import { applyStrategicMergePatch, createStrategicMergePatch } from '../../src/machinery/patch/strategic-merge.js';
+import type { Definitions, Schema } from '../../src/machinery/schema/types.js';
+import type { JSONObject, JSONValue } from '../../src/registry/types.js';
 
 // JSON without null (RFC 7386 cannot express a null member: null means delete)
 const key = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'x-y', 'z/~');

@@ -3,9 +3,9 @@
 // wildcard forms, and scope.
 
 import { describe, expect, it } from 'vitest';
-import { ruleMatches, toLabelSelector, labelsMatch } from '../../src/api/admission/matching.js';
-import type { AdmissionRequest } from '../../src/api/admission/types.js';
-import type { ResourceDefinition } from '../../src/api/types.js';
+import { ruleMatches, toLabelSelector, labelsMatch } from '../../src/registry/admission/matching.js';
+import type { AdmissionRequest } from '../../src/registry/admission/types.js';
+import type { ResourceDefinition } from '../../src/registry/types.js';
 
 function req(resource: string, sub = '', scope: 'Namespaced' | 'Cluster' = 'Namespaced', op: AdmissionRequest['operation'] = 'CREATE', group = ''): AdmissionRequest {
   const def = { group, version: 'v1', kind: 'X', resource, singular: resource, scope, schema: {}, strategy: {} } as ResourceDefinition;

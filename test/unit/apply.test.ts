@@ -8,12 +8,12 @@ import {
   serverSideApply,
   validateFieldManager,
   type ApplyArgs,
-} from '../../src/api/apply/apply.js';
-import { conflictStatusError } from '../../src/api/apply/conflict-status.js';
-import { path, keyPE, valuePE, pathToString } from '../../src/api/apply/fieldpath.js';
-import { StatusError } from '../../src/api/errors.js';
-import type { Definitions, Schema } from '../../src/api/schema/types.js';
-import type { ApiObject, JSONObject } from '../../src/api/types.js';
+} from '../../src/machinery/apply/apply.js';
+import { conflictStatusError } from '../../src/machinery/apply/conflict-status.js';
+import { path, keyPE, valuePE, pathToString } from '../../src/machinery/apply/fieldpath.js';
+import { StatusError } from '../../src/core/errors.js';
+import type { Definitions, Schema } from '../../src/machinery/schema/types.js';
+import type { ApiObject, JSONObject } from '../../src/registry/types.js';
 
 const defs: Definitions = {
   Container: {

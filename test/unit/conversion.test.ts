@@ -3,10 +3,10 @@
 // place, and objects stored without a converter only get their apiVersion.
 
 import { describe, expect, it } from 'vitest';
-import { type StorageBinding, convertObject } from '../../src/api/conversion.js';
-import { eventStorage } from '../../src/api/kinds/event-conversion.js';
-import { hpaStorage } from '../../src/api/kinds/hpa-conversion.js';
-import type { ApiObject } from '../../src/api/types.js';
+import { type StorageBinding, convertObject } from '../../src/registry/conversion.js';
+import { eventStorage } from '../../src/registry/kinds/event-conversion.js';
+import { hpaStorage } from '../../src/registry/kinds/hpa-conversion.js';
+import type { ApiObject } from '../../src/registry/types.js';
 
 const meta = { name: 'x', namespace: 'ns', uid: 'u', resourceVersion: '7', labels: { a: 'b' } };
 

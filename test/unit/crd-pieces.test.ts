@@ -3,13 +3,13 @@
 // formats, structural checks and CEL rules with their cost budget.
 
 import { describe, expect, it } from 'vitest';
-import { markerPrefixes, toSchema } from '../../src/api/crd/convert.js';
-import { JsonPathError, evalJsonPath, parseJsonPath } from '../../src/api/crd/jsonpath.js';
-import { acceptNames } from '../../src/api/crd/names.js';
-import { structuralErrors } from '../../src/api/crd/structural.js';
-import { validateRules } from '../../src/api/schema/cel-rules.js';
-import { compileSchema } from '../../src/api/schema/compile.js';
-import { matchesFormat } from '../../src/api/schema/formats.js';
+import { markerPrefixes, toSchema } from '../../src/registry/crd/convert.js';
+import { JsonPathError, evalJsonPath, parseJsonPath } from '../../src/registry/crd/jsonpath.js';
+import { acceptNames } from '../../src/registry/crd/names.js';
+import { structuralErrors } from '../../src/registry/crd/structural.js';
+import { validateRules } from '../../src/machinery/schema/cel-rules.js';
+import { compileSchema } from '../../src/machinery/schema/compile.js';
+import { matchesFormat } from '../../src/machinery/schema/formats.js';
 
 describe('printer column JSONPath', () => {
   const obj = { spec: { ports: [{ name: 'a', port: 1 }, { name: 'b', port: 2 }], 'x.y': 3 }, status: { conditions: [{ type: 'Ready', status: 'True' }, { type: 'Other', status: 'False' }] } };

@@ -9,9 +9,9 @@ import {
   decide,
   deletionMachine,
   finalizersForPolicy,
-} from '../../src/api/deletion/machine.js';
-import { gracePeriodFor } from '../../src/api/deletion/graceful.js';
-import type { ResourceDefinition } from '../../src/api/types.js';
+} from '../../src/registry/deletion/machine.js';
+import { gracePeriodFor } from '../../src/registry/deletion/graceful.js';
+import type { ResourceDefinition } from '../../src/registry/types.js';
 
 const NOW = Date.parse('2025-01-02T03:04:05Z');
 const present = (finalizers: string[] = [], extra: string[] = [], generation?: number): LifecycleFacts => ({

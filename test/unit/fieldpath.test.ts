@@ -1,7 +1,7 @@
 // FieldsV1 encoding (spec 000 §2.4): decoding and re-encoding real
 // Kubernetes-shaped managedFields must give back the same bytes.
 import { describe, expect, it } from 'vitest';
-import { FieldSet, fieldPE, keyPE, path, pathToString, valuePE, indexPE, parsePathElement, serializePathElement } from '../../src/api/apply/fieldpath.js';
+import { FieldSet, fieldPE, keyPE, path, pathToString, valuePE, indexPE, parsePathElement, serializePathElement } from '../../src/machinery/apply/fieldpath.js';
 
 // A Deployment created with `kubectl apply` (client-side): an Update entry as the API server writes it.
 const DEPLOYMENT_CSA =

@@ -2,7 +2,7 @@
 // concurrency, fair queuing across users, 429 before any work, the admin
 // identity exempt; on a simulated clock.
 import { describe, expect, it } from 'vitest';
-import { StatusError } from '../../src/api/errors.js';
+import { StatusError } from '../../src/core/errors.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { classifier, type FlowRequest } from '../../src/gateway/flowcontrol/classify.js';
 import { type Admitted, FlowControl, type FlowControlOptions } from '../../src/gateway/flowcontrol/flow-control.js';

@@ -2,9 +2,9 @@
 // `expected` must be produced exactly, `error` must throw, `disabled` is skipped.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PatchError } from '../../src/api/patch/errors.js';
-import { applyJsonPatch } from '../../src/api/patch/json-patch.js';
-import type { JSONValue } from '../../src/api/types.js';
+import { PatchError } from '../../src/machinery/patch/errors.js';
+import { applyJsonPatch } from '../../src/machinery/patch/json-patch.js';
+import type { JSONValue } from '../../src/registry/types.js';
 import { conformancePath } from '../helpers/shared-dir.js';
 
 const DIR = conformancePath('json-patch');

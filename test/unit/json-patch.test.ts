@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { PatchError } from '../../src/api/patch/errors.js';
-import { applyJsonPatch, parseJsonPatch } from '../../src/api/patch/json-patch.js';
-import type { JSONValue } from '../../src/api/types.js';
+import { PatchError } from '../../src/machinery/patch/errors.js';
+import { applyJsonPatch, parseJsonPatch } from '../../src/machinery/patch/json-patch.js';
+import type { JSONValue } from '../../src/registry/types.js';
 
 function errorOf(f: () => unknown): PatchError {
   try {

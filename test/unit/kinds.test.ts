@@ -1,11 +1,11 @@
 import { workloadExamples } from '../fixtures/workload-examples.js';
 import { describe, expect, it } from 'vitest';
-import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/api/kinds/index.js';
-import { podStatusReason } from '../../src/api/kinds/pod.js';
-import { applyDefaults } from '../../src/api/schema/defaults.js';
-import { validateObjectMeta } from '../../src/api/schema/object-meta.js';
-import { validateAgainstSchema } from '../../src/api/schema/validate.js';
-import type { ApiObject, ResourceDefinition } from '../../src/api/types.js';
+import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
+import { podStatusReason } from '../../src/registry/kinds/pod.js';
+import { applyDefaults } from '../../src/machinery/schema/defaults.js';
+import { validateObjectMeta } from '../../src/machinery/schema/object-meta.js';
+import { validateAgainstSchema } from '../../src/machinery/schema/validate.js';
+import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import { kindExamples } from '../fixtures/kind-examples.js';
 
 const DOMAIN = 'orch.io';

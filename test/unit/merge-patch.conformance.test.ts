@@ -1,8 +1,8 @@
 // RFC 7386 vectors (shared/conformance/merge-patch/rfc7386.json, beside the clone).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { applyMergePatch, createMergePatch } from '../../src/api/patch/merge-patch.js';
-import type { JSONValue } from '../../src/api/types.js';
+import { applyMergePatch, createMergePatch } from '../../src/machinery/patch/merge-patch.js';
+import type { JSONValue } from '../../src/registry/types.js';
 import { conformancePath } from '../helpers/shared-dir.js';
 
 interface Vector {

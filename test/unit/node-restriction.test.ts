@@ -1,9 +1,9 @@
 // NodeRestriction admission (spec 001_bdb487117be0ea8a.txt §5.15) and the
 // admission plugin flags.
 import { describe, expect, it } from 'vitest';
-import { StatusError } from '../../src/api/errors.js';
-import type { WriteOptions } from '../../src/api/generic-store.js';
-import type { ApiObject, ResourceDefinition } from '../../src/api/types.js';
+import { StatusError } from '../../src/core/errors.js';
+import type { WriteOptions } from '../../src/registry/generic-store.js';
+import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import { forbiddenLabelChanges, nodeRestrictionHooks } from '../../src/auth/authz/node/restriction.js';
 import { admissionHooks, enabledAdmissionPlugins } from '../../src/server/admission-plugins.js';
 

@@ -2,8 +2,8 @@
 // DefaultTolerationSeconds admission plugin (issue 13).
 
 import { describe, expect, it } from 'vitest';
-import { defaultTolerationHooks } from '../../src/api/default-tolerations.js';
-import type { ApiObject, ResourceDefinition } from '../../src/api/types.js';
+import { defaultTolerationHooks } from '../../src/registry/default-tolerations.js';
+import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import { evictionDue, tolerates } from '../../src/controllers/node-lifecycle/taints.js';
 import { TokenBucket, zoneOf, zoneRate, zoneState, DEFAULT_ZONE_RULES } from '../../src/controllers/node-lifecycle/zones.js';
 

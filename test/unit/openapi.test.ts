@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, compareVersions, serveDiscovery, storageVersionHash } from '../../src/api/discovery.js';
-import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/api/kinds/index.js';
-import { Registry } from '../../src/api/registry.js';
-import { definitionName } from '../../src/api/schema/naming.js';
-import { OpenAPIDocuments, buildOpenAPIV2 } from '../../src/api/schema/openapi.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, compareVersions, serveDiscovery, storageVersionHash } from '../../src/registry/discovery.js';
+import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
+import { Registry } from '../../src/registry/registry.js';
+import { definitionName } from '../../src/machinery/schema/naming.js';
+import { OpenAPIDocuments, buildOpenAPIV2 } from '../../src/registry/openapi.js';
 
 const run = promisify(execFile);
 type J = Record<string, any>;

@@ -4,15 +4,15 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/api/kinds/index.js';
-import { tokenRequestSchema } from '../../src/api/protobuf/messages.js';
-import { ProtobufCatalog } from '../../src/api/protobuf/catalog.js';
-import { decodeProtobufObject, encodeProtobufObject, encodeProtobufObjectReport } from '../../src/api/protobuf/codec.js';
-import { decodeEnvelope, encodeEnvelope } from '../../src/api/protobuf/envelope.js';
-import { ProtobufError } from '../../src/api/protobuf/errors.js';
-import { Registry } from '../../src/api/registry.js';
-import { SchemaNames } from '../../src/api/schema/naming.js';
-import type { ResourceDefinition } from '../../src/api/types.js';
+import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
+import { tokenRequestSchema } from '../../src/machinery/protobuf/messages.js';
+import { ProtobufCatalog } from '../../src/registry/protobuf-catalog.js';
+import { decodeProtobufObject, encodeProtobufObject, encodeProtobufObjectReport } from '../../src/machinery/protobuf/codec.js';
+import { decodeEnvelope, encodeEnvelope } from '../../src/machinery/protobuf/envelope.js';
+import { ProtobufError } from '../../src/machinery/protobuf/errors.js';
+import { Registry } from '../../src/registry/registry.js';
+import { SchemaNames } from '../../src/machinery/schema/naming.js';
+import type { ResourceDefinition } from '../../src/registry/types.js';
 
 const defs = builtinSchemaDefinitions();
 const kinds = builtinDefinitions();

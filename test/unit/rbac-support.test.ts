@@ -4,8 +4,8 @@
 // authorization webhook flags.
 
 import { describe, expect, it } from 'vitest';
-import { forbiddenRequest } from '../../src/api/errors.js';
-import { matchesLabels } from '../../src/api/selectors/labels.js';
+import { forbiddenRequest } from '../../src/core/errors.js';
+import { matchesLabels } from '../../src/machinery/selectors/labels.js';
 import { defaultPolicy } from '../../src/auth/authz/rbac/bootstrap-policy.js';
 import { goDuration } from '../../src/cli/authz-flags.js';
 import { selectorsOf } from '../../src/controllers/clusterrole-aggregation.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { applyDefaults } from '../../src/api/schema/defaults.js';
-import { findDuplicateFields, findDuplicateFieldsYaml } from '../../src/api/schema/duplicates.js';
-import { validateObjectMeta } from '../../src/api/schema/object-meta.js';
-import type { Definitions, Schema } from '../../src/api/schema/types.js';
-import { base64Error, validateAgainstSchema } from '../../src/api/schema/validate.js';
+import { applyDefaults } from '../../src/machinery/schema/defaults.js';
+import { findDuplicateFields, findDuplicateFieldsYaml } from '../../src/machinery/schema/duplicates.js';
+import { validateObjectMeta } from '../../src/machinery/schema/object-meta.js';
+import type { Definitions, Schema } from '../../src/machinery/schema/types.js';
+import { base64Error, validateAgainstSchema } from '../../src/machinery/schema/validate.js';
 
 const defs: Definitions = {
   Item: {

@@ -1,7 +1,7 @@
 // Status bodies as kube-apiserver writes them, key for key (issue #11: some
 // client test suites compare the text).
 import { describe, expect, it } from 'vitest';
-import { invalid, notFound } from '../../src/api/errors.js';
+import { invalid, notFound } from '../../src/core/errors.js';
 
 describe('Status key order', () => {
   it('is kind, apiVersion, metadata, status, message, reason, details, code', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { PatchError, UnsupportedPatchType, applyPatch } from '../../src/api/patch/index.js';
-import { applyStrategicMergePatch, createStrategicMergePatch } from '../../src/api/patch/strategic-merge.js';
-import type { Definitions, Schema } from '../../src/api/schema/types.js';
-import type { JSONObject, JSONValue } from '../../src/api/types.js';
+import { PatchError, UnsupportedPatchType, applyPatch } from '../../src/machinery/patch/index.js';
+import { applyStrategicMergePatch, createStrategicMergePatch } from '../../src/machinery/patch/strategic-merge.js';
+import type { Definitions, Schema } from '../../src/machinery/schema/types.js';
+import type { JSONObject, JSONValue } from '../../src/registry/types.js';
 
 // A Pod-like schema with Kubernetes' patch strategies (spec 000 §4.9 markers).
 const defs: Definitions = {

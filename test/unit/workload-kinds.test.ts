@@ -2,12 +2,12 @@
 // through each kind's strategy as the store runs it.
 
 import { describe, expect, it } from 'vitest';
-import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/api/kinds/index.js';
-import { decodeProtobufObject, encodeProtobufObjectReport } from '../../src/api/protobuf/codec.js';
+import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
+import { decodeProtobufObject, encodeProtobufObjectReport } from '../../src/machinery/protobuf/codec.js';
 import { kindExamples } from '../fixtures/kind-examples.js';
-import { matchesLabelSelector } from '../../src/api/kinds/workload-shared.js';
+import { matchesLabelSelector } from '../../src/registry/kinds/workload-shared.js';
 import { scaleOf } from '../../src/api/handlers/scale.js';
-import type { ApiObject, JSONValue, ResourceDefinition } from '../../src/api/types.js';
+import type { ApiObject, JSONValue, ResourceDefinition } from '../../src/registry/types.js';
 
 const kinds = builtinDefinitions('orch.io');
 const def = (group: string, kind: string, version = 'v1'): ResourceDefinition => kinds.find((d) => d.group === group && d.kind === kind && d.version === version)!;

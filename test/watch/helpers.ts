@@ -4,9 +4,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GenericStore, encodeObject, storageKey } from '../../src/api/generic-store.js';
+import { GenericStore, encodeObject, storageKey } from '../../src/registry/generic-store.js';
 import type { ApiRequest, Negotiated, StreamSink } from '../../src/api/request.js';
-import type { ApiObject, ResourceDefinition } from '../../src/api/types.js';
+import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import { LocalStore } from '../../src/store/local-store.js';
 
 export const configMaps: ResourceDefinition = {

@@ -2,7 +2,7 @@
 // a real LocalStore; the sink stands for the gateway's socket.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { StatusError } from '../../src/api/errors.js';
+import { StatusError } from '../../src/core/errors.js';
 import type { LocalStore } from '../../src/store/local-store.js';
 import { WatchService, type WatchServiceOptions } from '../../src/watch/service.js';
 import {

@@ -4,7 +4,7 @@
 // the write says it may be shared) or decodes the stored bytes once.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeObject, decodeShared } from '../../src/api/generic-store.js';
+import { decodeObject, decodeShared } from '../../src/registry/generic-store.js';
 import type { LocalStore } from '../../src/store/local-store.js';
 import { WatchService } from '../../src/watch/service.js';
 import { RecordingSink, cleanupDirs, configMaps, genericStore, openStore, request, until } from './helpers.js';

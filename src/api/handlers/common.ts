@@ -2,13 +2,13 @@
 // type meta checks, dry run (§4.7) and field validation levels (§4.8).
 
 import { parse as parseYaml } from 'yaml';
-import { StatusError, badRequest, unsupportedMediaType } from '../errors.js';
-import { ProtobufError } from '../protobuf/errors.js';
-import { isProtobufMediaType } from '../protobuf/envelope.js';
-import { apiVersionOf } from '../registry.js';
+import { StatusError, badRequest, unsupportedMediaType } from '../../core/errors.js';
+import { ProtobufError } from '../../machinery/protobuf/errors.js';
+import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
+import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, AuditAnnotator } from '../request.js';
-import { findDuplicateFields, findDuplicateFieldsYaml } from '../schema/duplicates.js';
-import type { ApiObject, ObjectMeta } from '../types.js';
+import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
+import type { ApiObject, ObjectMeta } from '../../registry/types.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 

@@ -1,10 +1,10 @@
 import type { NodeTransport } from './node-transport.js';
-import type { GenericStore } from '../generic-store.js';
-import type { ContinueTokens, ListResult } from '../list.js';
-import type { Registry } from '../registry.js';
-import type { ApiObject, ResourceDefinition } from '../types.js';
-import type { FieldSelector } from '../selectors/fields.js';
-import type { LabelSelector } from '../selectors/labels.js';
+import type { GenericStore } from '../../registry/generic-store.js';
+import type { ContinueTokens, ListResult } from '../../registry/list.js';
+import type { Registry } from '../../registry/registry.js';
+import type { ApiObject, ResourceDefinition } from '../../registry/types.js';
+import type { FieldSelector } from '../../machinery/selectors/fields.js';
+import type { LabelSelector } from '../../machinery/selectors/labels.js';
 import type { Authorizer } from '../../auth/authz/types.js';
 
 /** What every verb handler may use; built once by the server. */
@@ -43,7 +43,7 @@ export interface HandlerContext {
 }
 
 // VerbHandler's context is this interface (see VerbHandlerTypes in ../types.ts)
-declare module '../types.js' {
+declare module '../../registry/types.js' {
   interface VerbHandlerTypes {
     ctx: HandlerContext;
   }

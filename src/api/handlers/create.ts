@@ -1,5 +1,5 @@
-import { inferFieldManager, validateFieldManager } from '../apply/field-manager.js';
-import { badRequest, invalid } from '../errors.js';
+import { inferFieldManager, validateFieldManager } from '../../machinery/apply/field-manager.js';
+import { badRequest, invalid } from '../../core/errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
 import { checkNamespace, decodeObjectBody, fieldWarnings, parseDryRun, parseFieldValidation, withAdmissionWarnings } from './common.js';

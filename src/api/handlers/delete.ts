@@ -1,10 +1,10 @@
-import { badRequest, forbidden, forbiddenRequest } from '../errors.js';
-import { UNSAFE_DELETE_GATE, UNSAFE_DELETE_OPTION } from '../deletion/corrupt.js';
-import type { PropagationPolicy } from '../deletion/machine.js';
+import { badRequest, forbidden, forbiddenRequest } from '../../core/errors.js';
+import { UNSAFE_DELETE_GATE, UNSAFE_DELETE_OPTION } from '../../registry/deletion/corrupt.js';
+import type { PropagationPolicy } from '../../registry/deletion/machine.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
 import { decodeProtobufBody, intParam, mediaType, parseDryRun, withAdmissionWarnings } from './common.js';
-import { isProtobufMediaType } from '../protobuf/envelope.js';
+import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
 import { parse as parseYaml } from 'yaml';
 
 /** DeleteOptions from the query and the optional body (spec 000 §2.6) */

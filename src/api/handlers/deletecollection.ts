@@ -1,9 +1,9 @@
-import { listObjects } from '../list.js';
-import { apiVersionOf } from '../registry.js';
+import { listObjects } from '../../registry/list.js';
+import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import type { ApiObject } from '../types.js';
-import { StatusError, badRequest } from '../errors.js';
-import { UNSAFE_DELETE_OPTION } from '../deletion/corrupt.js';
+import type { ApiObject } from '../../registry/types.js';
+import { StatusError, badRequest } from '../../core/errors.js';
+import { UNSAFE_DELETE_OPTION } from '../../registry/deletion/corrupt.js';
 import type { HandlerContext } from './context.js';
 import { parseDeleteOptions } from './delete.js';
 import { listParams } from './list.js';

@@ -1,6 +1,6 @@
-import { parseResourceVersion } from '../meta.js';
+import { parseResourceVersion } from '../../machinery/meta.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import { toTable } from '../table.js';
+import { toTable } from '../../registry/table.js';
 import { includeObjectParam } from './list.js';
 import type { HandlerContext } from './context.js';
 

@@ -1,13 +1,13 @@
-import { badRequest } from '../errors.js';
-import { type ListResult, listObjects, listSemantics } from '../list.js';
-import { apiVersionOf } from '../registry.js';
+import { badRequest } from '../../core/errors.js';
+import { type ListResult, listObjects, listSemantics } from '../../registry/list.js';
+import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import { parseFieldSelector } from '../selectors/fields.js';
-import { SelectorParseError, parseLabelSelector } from '../selectors/labels.js';
-import { toTable } from '../table.js';
+import { parseFieldSelector } from '../../machinery/selectors/fields.js';
+import { SelectorParseError, parseLabelSelector } from '../../machinery/selectors/labels.js';
+import { toTable } from '../../registry/table.js';
 import type { HandlerContext } from './context.js';
 import { intParam } from './common.js';
-import type { ListParams } from '../list.js';
+import type { ListParams } from '../../registry/list.js';
 
 export function includeObjectParam(q: URLSearchParams): 'None' | 'Metadata' | 'Object' {
   const v = q.get('includeObject');

@@ -11,12 +11,12 @@
 // server in this project (simulated sandboxes have no network), so the HTTP
 // request travels through a port-forward of the pod's agent.
 
-import { StatusError, badRequest, notFound } from '../errors.js';
-import type { ApiObject } from '../types.js';
+import { StatusError, badRequest, notFound } from '../../core/errors.js';
+import type { ApiObject } from '../../registry/types.js';
 import type { ApiRequest, ApiResponse, RawStream, StreamSink } from '../request.js';
 import type { HandlerContext } from './context.js';
-import { listObjects } from '../list.js';
-import { parseLabelSelector } from '../selectors/labels.js';
+import { listObjects } from '../../registry/list.js';
+import { parseLabelSelector } from '../../machinery/selectors/labels.js';
 import { relayWebSocket } from './node-relay.js';
 import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport } from './node-transport.js';
 

@@ -4,15 +4,15 @@
 // patch is re-applied on the latest object when a concurrent write wins.
 
 import { parse as parseYaml } from 'yaml';
-import { serverSideApply } from '../apply/apply.js';
-import { conflictStatusError } from '../apply/conflict-status.js';
-import { STALE_OBJECT, StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../errors.js';
-import { nowTimestamp } from '../meta.js';
-import { PatchError, UnsupportedPatchType, applyPatch } from '../patch/index.js';
-import { decodeError } from '../generic-store.js';
-import { apiVersionOf } from '../registry.js';
+import { serverSideApply } from '../../machinery/apply/apply.js';
+import { conflictStatusError } from '../../machinery/apply/conflict-status.js';
+import { STALE_OBJECT, StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../../core/errors.js';
+import { nowTimestamp } from '../../machinery/meta.js';
+import { PatchError, UnsupportedPatchType, applyPatch } from '../../machinery/patch/index.js';
+import { decodeError } from '../../registry/generic-store.js';
+import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import type { ApiObject } from '../types.js';
+import type { ApiObject } from '../../registry/types.js';
 import type { HandlerContext } from './context.js';
 import {
   bodyText,
@@ -27,8 +27,8 @@ import {
   withAdmissionWarnings,
 } from './common.js';
 import { checkFieldManager, fieldManagerOf } from './create.js';
-import { findDuplicateFields, findDuplicateFieldsYaml } from '../schema/duplicates.js';
-import { validateAgainstSchema } from '../schema/validate.js';
+import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
+import { validateAgainstSchema } from '../../machinery/schema/validate.js';
 
 const PATCH_TYPES = [
   'application/json-patch+json',

@@ -6,10 +6,10 @@
 // StatefulSets and ReplicationControllers use it; custom resources can too.
 
 import { parse as parseYaml } from 'yaml';
-import { badRequest, conflict, invalid, unsupportedMediaType } from '../errors.js';
-import { applyJsonPatch } from '../patch/json-patch.js';
-import { applyMergePatch } from '../patch/merge-patch.js';
-import type { ApiObject, JSONValue, ResourceDefinition, ScaleSubresource, VerbHandler } from '../types.js';
+import { badRequest, conflict, invalid, unsupportedMediaType } from '../../core/errors.js';
+import { applyJsonPatch } from '../../machinery/patch/json-patch.js';
+import { applyMergePatch } from '../../machinery/patch/merge-patch.js';
+import type { ApiObject, JSONValue, ResourceDefinition, ScaleSubresource, VerbHandler } from '../../registry/types.js';
 import { bodyText, parseBody, parseDryRun, parseFieldValidation } from './common.js';
 import { fieldManagerOf } from './create.js';
 import type { HandlerContext } from './context.js';

@@ -1,4 +1,4 @@
-import { badRequest, conflict } from '../errors.js';
+import { badRequest, conflict } from '../../core/errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
 import {

@@ -10,7 +10,7 @@
 
 import { timingSafeEqual } from 'node:crypto';
 import { getInitialSnapshot, getNextSnapshot, setup } from 'xstate';
-import type { ApiObject } from '../../api/types.js';
+import type { ApiObject } from '../../registry/types.js';
 import type { UserInfo } from '../types.js';
 import type { ObjectGetter } from './objects.js';
 import type { TokenAuthenticator, TokenResult } from './token.js';

@@ -7,7 +7,7 @@
 
 import { CelScalar, celEnv, isCelError, mapType, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import { type CelNode, celChildren, celToJs } from '../../api/schema/cel-ast.js';
+import { type CelNode, celChildren, celToJs } from '../../machinery/schema/cel-ast.js';
 
 export const MAX_EXPRESSION_LENGTH = 5 * 1024;
 export const MAX_NODES = 500;

@@ -5,7 +5,7 @@
 // `authentication.<domain>`). The request is then evaluated as the
 // impersonated user.
 
-import { badRequest, forbiddenRequest } from '../../api/errors.js';
+import { badRequest, forbiddenRequest } from '../../core/errors.js';
 import type { Authorizer, RequestAttributes } from '../authz/types.js';
 import type { UserInfo } from '../types.js';
 import { ANONYMOUS, AUTHENTICATED_GROUP } from './chain.js';

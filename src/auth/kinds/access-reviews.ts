@@ -5,15 +5,15 @@
 // (HandlerContext.authorizer) and answers in `status`; nothing is stored.
 // `kubectl auth can-i` (and `--list`) use the Self* kinds.
 
-import { badRequest, invalid } from '../../api/errors.js';
+import { badRequest, invalid } from '../../core/errors.js';
 import { decodeObjectBody } from '../../api/handlers/common.js';
 import type { HandlerContext } from '../../api/handlers/context.js';
-import { atomicList, bool, mapOf, obj, proto, str } from '../../api/kinds/dsl.js';
-import { kindSchema } from '../../api/kinds/meta.js';
+import { atomicList, bool, mapOf, obj, proto, str } from '../../machinery/schema/dsl.js';
+import { kindSchema } from '../../registry/kinds/meta.js';
 import type { ApiRequest, ApiResponse } from '../../api/request.js';
-import type { SchemaNames } from '../../api/schema/naming.js';
-import type { Schema } from '../../api/schema/types.js';
-import type { FieldError, ResourceDefinition } from '../../api/types.js';
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { Schema } from '../../machinery/schema/types.js';
+import type { FieldError, ResourceDefinition } from '../../registry/types.js';
 import { AlwaysDenyAuthorizer } from '../authz/chain.js';
 import type { Authorizer, RequestAttributes } from '../authz/types.js';
 import type { UserInfo } from '../types.js';

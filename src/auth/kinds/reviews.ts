@@ -3,13 +3,13 @@
 // given in the body; SelfSubjectReview (v1) reports how the server mapped the
 // caller. Both are virtual: `create` answers and nothing is stored.
 
-import { badRequest } from '../../api/errors.js';
+import { badRequest } from '../../core/errors.js';
 import { decodeObjectBody } from '../../api/handlers/common.js';
-import { atomicList, bool, mapOf, obj, proto, str } from '../../api/kinds/dsl.js';
-import { kindSchema } from '../../api/kinds/meta.js';
-import type { SchemaNames } from '../../api/schema/naming.js';
-import type { Schema } from '../../api/schema/types.js';
-import type { ResourceDefinition } from '../../api/types.js';
+import { atomicList, bool, mapOf, obj, proto, str } from '../../machinery/schema/dsl.js';
+import { kindSchema } from '../../registry/kinds/meta.js';
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { Schema } from '../../machinery/schema/types.js';
+import type { ResourceDefinition } from '../../registry/types.js';
 import type { TokenAuthenticator } from '../authn/token.js';
 import type { UserInfo } from '../types.js';
 

@@ -3,9 +3,9 @@
 // requested audiences and lifetime. Added to the ServiceAccount definition at
 // composition time; nothing is stored.
 
-import { StatusError, badRequest, invalid } from '../../api/errors.js';
+import { StatusError, badRequest, invalid } from '../../core/errors.js';
 import { parseBody } from '../../api/handlers/common.js';
-import type { ApiObject, FieldError, ResourceDefinition, VerbHandler } from '../../api/types.js';
+import type { ApiObject, FieldError, ResourceDefinition, VerbHandler } from '../../registry/types.js';
 import type { BoundObject, ServiceAccountTokenIssuer } from '../authn/serviceaccount.js';
 import type { ObjectGetter } from '../authn/objects.js';
 import { authenticationGroup } from './reviews.js';

@@ -17,9 +17,9 @@
 // Started (a restart, a new leader), every node gets a fresh grace period:
 // the machines are new and time heartbeats from now.
 
-import { StatusError } from '../../api/errors.js';
-import { type GenericStore, decodeObject } from '../../api/generic-store.js';
-import type { ApiObject } from '../../api/types.js';
+import { StatusError } from '../../core/errors.js';
+import { type GenericStore, decodeObject } from '../../registry/generic-store.js';
+import type { ApiObject } from '../../registry/types.js';
 import { type Clock, type TimerHandle, systemClock } from '../../core/clock.js';
 import type { AppliedWrite, KeyValue, RevisionedStore } from '../../store/types.js';
 import type { EventRecorder } from '../event-recorder.js';

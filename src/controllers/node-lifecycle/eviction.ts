@@ -7,9 +7,9 @@
 // from its documented behaviour. The controller reads taints only: adding
 // them (and rate-limiting that) is the node lifecycle controller's job.
 
-import { StatusError } from '../../api/errors.js';
-import { type GenericStore, decodeObject } from '../../api/generic-store.js';
-import type { ApiObject } from '../../api/types.js';
+import { StatusError } from '../../core/errors.js';
+import { type GenericStore, decodeObject } from '../../registry/generic-store.js';
+import type { ApiObject } from '../../registry/types.js';
 import { type Clock, type TimerHandle, systemClock } from '../../core/clock.js';
 import type { AppliedWrite, KeyValue, RevisionedStore } from '../../store/types.js';
 import type { EventRecorder } from '../event-recorder.js';

@@ -5,7 +5,7 @@
 // as it is. The controller (controller.ts) writes the result with a
 // compare-and-swap and re-plans on a conflict.
 
-import type { ApiObject } from '../../api/types.js';
+import type { ApiObject } from '../../registry/types.js';
 import type { NodeHealthView, ReadyStatus } from './machine.js';
 import { type NodeTaintKeys, type Taint, ownedTaintKeys, sameTaint } from './taints.js';
 

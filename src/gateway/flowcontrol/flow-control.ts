@@ -5,7 +5,7 @@
 // what does not fit. Long-running requests (watches) are not admitted here.
 // Decisions and defaults: docs/reliability.md.
 
-import { StatusError } from '../../api/errors.js';
+import { StatusError } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
 import { type Classification, type FlowRequest, type PriorityLevelName, classifier } from './classify.js';
 import { PriorityLevel, type PriorityLevelConfig, type Refusal } from './priority-level.js';

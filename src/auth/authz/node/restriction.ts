@@ -5,9 +5,9 @@
 // Other requesters are ignored. Runs as a write hook of the generic store, so
 // it sees the final object and the stored one (like kube's validating step).
 
-import { forbidden } from '../../../api/errors.js';
-import type { WriteHooks, WriteOptions } from '../../../api/generic-store.js';
-import type { ApiObject, ResourceDefinition } from '../../../api/types.js';
+import { forbidden } from '../../../core/errors.js';
+import type { WriteHooks, WriteOptions } from '../../../registry/generic-store.js';
+import type { ApiObject, ResourceDefinition } from '../../../registry/types.js';
 import { nodeNameOf } from './authorizer.js';
 import { podReferences } from './graph.js';
 

@@ -6,7 +6,7 @@
 // ConfirmNoEscalation / Covers: rules are broken into single-verb,
 // single-resource pieces and each piece must be covered by a held rule.
 
-import { forbidden } from '../../../api/errors.js';
+import { forbidden } from '../../../core/errors.js';
 import type { UserInfo } from '../../types.js';
 import type { Authorizer } from '../types.js';
 import { type RbacIndex, bindingOf } from './index.js';

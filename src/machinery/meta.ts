@@ -1,0 +1,73 @@
+// Object metadata helpers shared by every verb: names, uids, timestamps,
+// resource versions (spec 000 §2.1, §4.6).
+
+import { randomBytes, randomUUID } from 'node:crypto';
+import { badRequest } from '../core/errors.js';
+import type { ApiObject, ObjectMeta } from '../registry/types.js';
+
+/** the alphabet Kubernetes uses for generated name suffixes: no vowels, no confusable digits */
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+export function generateName(prefix: string): string {
+  const bytes = randomBytes(5);
+  let s = '';
+  for (const b of bytes) s += SUFFIX_ALPHABET[b % SUFFIX_ALPHABET.length];
+  // keep the result within the 63/253 name limits like Kubernetes (prefix trimmed to 58)
+  return prefix.slice(0, 58) + s;
+}
+
+export function newUid(): string {
+  return randomUUID();
+}
+
+/** RFC 3339 UTC with second precision, as Kubernetes' metav1.Time serialises */
+export function nowTimestamp(ms = Date.now()): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** RFC 3339 with microseconds (metav1.MicroTime) */
+export function nowMicroTimestamp(ms = Date.now()): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/**
+ * Resource versions are opaque to clients (spec 000 §4.6) but ours are the
+ * decimal store revision. Empty → undefined; anything else must parse.
+ */
+export function parseResourceVersion(rv: string | undefined | null, what = 'resourceVersion'): number | undefined {
+  if (rv === undefined || rv === null || rv === '') return undefined;
+  if (!/^\d{1,16}$/.test(rv)) throw badRequest(`${what}: Invalid value: "${rv}": invalid resource version`);
+  return Number(rv);
+}
+
+export function metaOf(obj: ApiObject): ObjectMeta {
+  if (obj.metadata === undefined || obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) {
+    obj.metadata = {};
+  }
+  return obj.metadata;
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in ao) {
+    if (ao[k] === undefined) continue;
+    n++;
+    if (!deepEqual(ao[k], bo[k])) return false;
+  }
+  for (const k in bo) if (bo[k] !== undefined) n--;
+  return n === 0;
+}
+
+export function clone<T>(v: T): T {
+  return structuredClone(v);
+}

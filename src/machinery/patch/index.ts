@@ -1,0 +1,70 @@
+// Dispatch of non-apply PATCH bodies by Content-Type (spec 000 §4.3). Server-side
+// apply (`application/apply-patch+yaml`) is handled by src/api/apply, not here.
+
+import type { Definitions, Schema } from '../schema/types.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
+import { PatchError, UnsupportedPatchType } from './errors.js';
+import { applyJsonPatch } from './json-patch.js';
+import { applyMergePatch } from './merge-patch.js';
+import { applyStrategicMergePatch } from './strategic-merge.js';
+
+export { PatchError, UnsupportedPatchType, type PatchErrorReason } from './errors.js';
+export { applyJsonPatch, parseJsonPatch, type JsonPatchOperation } from './json-patch.js';
+export { applyMergePatch, createMergePatch } from './merge-patch.js';
+export { applyStrategicMergePatch, createStrategicMergePatch } from './strategic-merge.js';
+
+export const JSON_PATCH = 'application/json-patch+json';
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+
+/** The patch media types this module applies. */
+export const SUPPORTED_PATCH_TYPES: readonly string[] = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH];
+
+/**
+ * Applies a PATCH body of the given Content-Type to `original`.
+ *
+ * Throws `UnsupportedPatchType` for a media type not handled here, and for
+ * strategic merge without a schema (custom resources, spec 000 §4.3: the
+ * caller answers 415); `PatchError` with reason `Malformed` when the body is
+ * not JSON, `Invalid` when it is not a valid patch, `TestFailed` when a JSON
+ * Patch `test` does not hold.
+ */
+export function applyPatch(
+  contentType: string,
+  original: JSONValue | ApiObject,
+  patchBody: Uint8Array | string,
+  schema?: Schema,
+  defs?: Definitions,
+): JSONValue {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (!SUPPORTED_PATCH_TYPES.includes(type)) throw new UnsupportedPatchType(type);
+  if (type === STRATEGIC_MERGE_PATCH && !schema) {
+    throw new UnsupportedPatchType(type, `strategic merge patch is not supported for this resource (no schema); use ${MERGE_PATCH} or ${JSON_PATCH}`);
+  }
+  const patch = parseBody(patchBody);
+  // an ApiObject is JSON whose optional members may be `undefined`; the engines treat those as absent
+  const doc = original as JSONValue;
+  switch (type) {
+    case JSON_PATCH:
+      return applyJsonPatch(doc, patch);
+    case MERGE_PATCH:
+      return applyMergePatch(doc, patch);
+    default:
+      return applyStrategicMergePatch(doc, patch, schema!, defs ?? {});
+  }
+}
+
+function parseBody(body: Uint8Array | string): JSONValue {
+  let text: string;
+  try {
+    text = typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    throw new PatchError('Malformed', 'the patch body is not valid UTF-8');
+  }
+  if (text.trim() === '') throw new PatchError('Malformed', 'the patch body is empty');
+  try {
+    return JSON.parse(text) as JSONValue;
+  } catch (e) {
+    throw new PatchError('Malformed', `the patch body is not valid JSON: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,425 @@
+// Structural validation of a decoded object against its kind's schema, run on
+// every write (spec 000 §4.8): field types are always validated, required
+// fields must be present, and unknown fields are collected and pruned (dropped)
+// unless a `x-orch-preserve-unknown-fields` node stops pruning below it.
+//
+// One recursive walk; field paths live on a segment stack and are rendered to
+// strings only when something is reported.
+
+import type { FieldError } from '../../registry/types.js';
+import { type CompiledSchema, compileSchema } from './compile.js';
+import { matchesFormat } from './formats.js';
+import type { Definitions, Schema } from './types.js';
+
+export interface ValidateOptions {
+  /** remove unknown fields from the object (default true, spec 000 §4.8) */
+  prune?: boolean;
+  /** drop `null` values of non-nullable fields, as Kubernetes decoding does (default true) */
+  dropNulls?: boolean;
+  /**
+   * refuse duplicates in `set` and `map` lists (custom resources; built-in
+   * kinds report duplicates in their strategies, with their own messages)
+   */
+  listUniqueness?: boolean;
+}
+
+export interface ValidationResult {
+  errors: FieldError[];
+  /** JSON paths of the unknown fields, Kubernetes style: `spec.foo`, `spec.containers[0].bar` */
+  unknownFields: string[];
+}
+
+const SEG_PROP = 0;
+const SEG_INDEX = 1;
+const SEG_KEY = 2;
+
+class Walk {
+  readonly errors: FieldError[] = [];
+  readonly unknownFields: string[] = [];
+  readonly segs: (string | number)[] = [];
+  readonly kinds: number[] = [];
+
+  constructor(
+    private readonly prune: boolean,
+    private readonly dropNulls: boolean,
+    private readonly listUniqueness = false,
+  ) {}
+
+  /** Kubernetes field.Path rendering: `a.b[0].c[key]` */
+  fieldPath(): string {
+    let out = '';
+    for (let i = 0; i < this.segs.length; i++) {
+      const k = this.kinds[i];
+      if (k === SEG_PROP) out += out === '' ? (this.segs[i] as string) : `.${this.segs[i] as string}`;
+      else out += `[${this.segs[i]}]`;
+    }
+    return out;
+  }
+
+  /** JSON path as strict decoding reports it: map keys are `.key` */
+  jsonPath(extra: string): string {
+    let out = '';
+    for (let i = 0; i < this.segs.length; i++) {
+      const k = this.kinds[i];
+      if (k === SEG_INDEX) out += `[${this.segs[i]}]`;
+      else out += out === '' ? (this.segs[i] as string) : `.${this.segs[i] as string}`;
+    }
+    return out === '' ? extra : `${out}.${extra}`;
+  }
+
+  private push(seg: string | number, kind: number): void {
+    this.segs.push(seg);
+    this.kinds.push(kind);
+  }
+
+  private pop(): void {
+    this.segs.pop();
+    this.kinds.pop();
+  }
+
+  private typeError(expected: string, actual: string): void {
+    const p = this.fieldPath();
+    this.errors.push({
+      field: p,
+      type: 'FieldValueTypeInvalid',
+      message: `Invalid value: "${actual}": ${p} in body must be of type ${expected}: "${actual}"`,
+    });
+  }
+
+  private invalid(value: unknown, detail: string, type = 'FieldValueInvalid'): void {
+    this.errors.push({ field: this.fieldPath(), type, message: `Invalid value: ${badValue(value)}: ${detail}` });
+  }
+
+  value(v: unknown, s: CompiledSchema): void {
+    if (s.allOf !== undefined || s.anyOf !== undefined || s.oneOf !== undefined || s.not !== undefined) this.alternatives(v, s);
+    if (s.intOrString) {
+      if (typeof v === 'string') {
+        if (s.format === 'quantity' && !QUANTITY.test(v)) this.quantityError(v);
+        return;
+      }
+      if (typeof v === 'number' && (Number.isInteger(v) || (s.format === 'quantity' && Number.isFinite(v)))) return;
+      this.typeError(s.format === 'quantity' ? 'quantity' : 'int-or-string', jsonType(v));
+      return;
+    }
+    switch (s.type) {
+      case 'object':
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) return this.typeError('object', jsonType(v));
+        this.object(v as Record<string, unknown>, s);
+        return;
+      case 'array':
+        if (!Array.isArray(v)) return this.typeError('array', jsonType(v));
+        this.array(v, s);
+        return;
+      case 'string':
+        if (typeof v !== 'string') {
+          // Quantity accepts JSON numbers (Kubernetes' resource.Quantity unmarshalling)
+          if (s.format === 'quantity' && typeof v === 'number' && Number.isFinite(v)) return;
+          return this.typeError('string', jsonType(v));
+        }
+        this.string(v, s);
+        return;
+      case 'integer':
+        if (typeof v !== 'number' || !Number.isInteger(v)) return this.typeError('integer', jsonType(v));
+        this.numeric(v, s);
+        return;
+      case 'number':
+        if (typeof v !== 'number') return this.typeError('number', jsonType(v));
+        this.numeric(v, s);
+        return;
+      case 'boolean':
+        if (typeof v !== 'boolean') return this.typeError('boolean', jsonType(v));
+        if (s.enumValues) this.enumCheck(v, s.enumValues);
+        return;
+      default:
+        // untyped: an object with properties, or anything (preserve-unknown / embedded)
+        if (v !== null && typeof v === 'object' && !Array.isArray(v) && (s.properties || s.additional)) {
+          this.object(v as Record<string, unknown>, s);
+        } else if (Array.isArray(v) && s.items) {
+          this.array(v, s);
+        }
+    }
+  }
+
+  private quantityError(v: string): void {
+    const p = this.fieldPath();
+    this.errors.push({
+      field: p,
+      type: 'FieldValueTypeInvalid',
+      message: `Invalid value: "${v}": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+    });
+  }
+
+  private string(v: string, s: CompiledSchema): void {
+    const f = s.format;
+    if (f !== undefined) {
+      if (f === 'byte') {
+        const bad = base64Error(v);
+        if (bad >= 0) {
+          this.errors.push({
+            field: this.fieldPath(),
+            type: 'FieldValueTypeInvalid',
+            message: `illegal base64 data at input byte ${bad}`,
+          });
+          return;
+        }
+      } else if (f === 'date-time') {
+        if (!DATE_TIME.test(v) || Number.isNaN(Date.parse(v))) return this.typeError('date-time', v);
+      } else if (f === 'quantity') {
+        if (!QUANTITY.test(v)) return this.quantityError(v);
+      } else if (!matchesFormat(f, v)) {
+        return this.invalid(v, `${this.fieldPath()} in body must be of type ${f}: ${JSON.stringify(v)}`);
+      }
+    }
+    if (s.enumValues) this.enumCheck(v, s.enumValues);
+    if (s.maxLength !== undefined && v.length > s.maxLength) {
+      this.errors.push({
+        field: this.fieldPath(),
+        type: 'FieldValueTooLong',
+        message: `Too long: may not be more than ${s.maxLength} bytes`,
+      });
+    }
+    if (s.minLength !== undefined && v.length < s.minLength && [...v].length < s.minLength) {
+      this.invalid(v, `${this.fieldPath()} in body should be at least ${s.minLength} chars long`);
+    }
+    if (s.pattern !== undefined && !s.pattern.test(v)) {
+      this.invalid(v, `${this.fieldPath()} in body should match '${s.pattern.source}'`);
+    }
+  }
+
+  private numeric(v: number, s: CompiledSchema): void {
+    if (s.enumValues) this.enumCheck(v, s.enumValues);
+    if (s.minimum !== undefined && (s.exclusiveMinimum ? v <= s.minimum : v < s.minimum)) {
+      this.invalid(v, `${this.fieldPath()} in body should be greater than ${s.exclusiveMinimum ? '' : 'or equal to '}${s.minimum}`);
+    }
+    if (s.maximum !== undefined && (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum)) {
+      this.invalid(v, `${this.fieldPath()} in body should be less than ${s.exclusiveMaximum ? '' : 'or equal to '}${s.maximum}`);
+    }
+    if (s.multipleOf !== undefined && s.multipleOf > 0 && !Number.isInteger(Number((v / s.multipleOf).toPrecision(12)))) {
+      this.invalid(v, `${this.fieldPath()} in body should be a multiple of ${s.multipleOf}`);
+    }
+  }
+
+  private enumCheck(v: unknown, values: readonly unknown[]): void {
+    for (let i = 0; i < values.length; i++) if (values[i] === v) return;
+    let supported = '';
+    for (let i = 0; i < values.length; i++) supported += (i ? ', ' : '') + JSON.stringify(values[i]);
+    this.errors.push({
+      field: this.fieldPath(),
+      type: 'FieldValueNotSupported',
+      message: `Unsupported value: ${badValue(v)}: supported values: ${supported}`,
+    });
+  }
+
+  private array(v: unknown[], s: CompiledSchema): void {
+    const items = s.items;
+    if (s.maxItems !== undefined && v.length > s.maxItems) {
+      this.errors.push({
+        field: this.fieldPath(),
+        type: 'FieldValueTooMany',
+        message: `Too many: ${v.length}: must have at most ${s.maxItems} items`,
+      });
+    }
+    if (s.minItems !== undefined && v.length < s.minItems) {
+      this.invalid(v, `${this.fieldPath()} in body should have at least ${s.minItems} items`);
+    }
+    if (this.listUniqueness && (s.listType === 'set' || s.listType === 'map' || s.uniqueItems)) this.duplicates(v, s);
+    if (!items) return;
+    for (let i = 0; i < v.length; i++) {
+      const item = v[i];
+      this.push(i, SEG_INDEX);
+      if (item === null && !items.nullable) {
+        // a null item decodes to nothing usable: report it like a type mismatch
+        if (items.type !== undefined || items.intOrString) this.typeError(items.intOrString ? 'int-or-string' : items.type!, 'null');
+      } else if (item !== null) this.value(item, items);
+      this.pop();
+    }
+  }
+
+  /** an `x-orch-embedded-resource` object names its kind (Kubernetes: "must not be empty") */
+  private embedded(obj: Record<string, unknown>): void {
+    for (const k of ['apiVersion', 'kind']) {
+      if (typeof obj[k] === 'string' && obj[k] !== '') continue;
+      this.push(k, SEG_PROP);
+      this.errors.push({ field: this.fieldPath(), type: 'FieldValueRequired', message: 'Required value: must not be empty' });
+      this.pop();
+    }
+    const m = obj.metadata;
+    if (m !== undefined && (m === null || typeof m !== 'object' || Array.isArray(m))) {
+      this.push('metadata', SEG_PROP);
+      this.typeError('object', jsonType(m));
+      this.pop();
+    }
+  }
+
+  /** set and map lists hold each value (or key tuple) once (spec 000 §4.9) */
+  private duplicates(v: unknown[], s: CompiledSchema): void {
+    const seen = new Set<string>();
+    const keys = s.listType === 'map' ? s.listMapKeys : undefined;
+    for (let i = 0; i < v.length; i++) {
+      const item = v[i];
+      let id: string;
+      if (keys && keys.length > 0 && item !== null && typeof item === 'object' && !Array.isArray(item)) {
+        const o = item as Record<string, unknown>;
+        id = JSON.stringify(keys.map((k) => o[k] ?? null));
+      } else id = stableJson(item);
+      if (seen.has(id)) {
+        this.push(i, SEG_INDEX);
+        const shown = keys && keys.length > 0 && item !== null && typeof item === 'object'
+          ? `map[string]interface {}{${keys.map((k) => `"${k}":${JSON.stringify((item as Record<string, unknown>)[k] ?? null)}`).join(', ')}}`
+          : badValue(item);
+        this.errors.push({ field: this.fieldPath(), type: 'FieldValueDuplicate', message: `Duplicate value: ${shown}` });
+        this.pop();
+      } else seen.add(id);
+    }
+  }
+
+  /** allOf / anyOf / oneOf / not: value checks only, never pruning (structural schemas, docs/crds.md) */
+  private alternatives(v: unknown, s: CompiledSchema): void {
+    const check = (b: CompiledSchema): FieldError[] => {
+      const w = new Walk(false, false);
+      w.segs.push(...this.segs);
+      w.kinds.push(...this.kinds);
+      w.value(structuredClone(v), b);
+      return w.errors;
+    };
+    const passes = (b: CompiledSchema): boolean => check(b).length === 0;
+    const p = this.fieldPath();
+    // allOf branches report their own errors (with full paths), as Kubernetes does
+    if (s.allOf) for (const b of s.allOf) this.errors.push(...check(b));
+    if (s.anyOf && !s.anyOf.some(passes)) this.invalid(v, `${p} in body must validate at least one schema (anyOf)`);
+    if (s.oneOf && s.oneOf.filter(passes).length !== 1) this.invalid(v, `${p} in body must validate one and only one schema (oneOf)`);
+    if (s.not && passes(s.not)) this.invalid(v, `${p} in body must not validate the schema (not)`);
+  }
+
+  private object(obj: Record<string, unknown>, s: CompiledSchema): void {
+    const props = s.properties;
+    const additional = s.additional;
+    if (s.maxProperties !== undefined || s.minProperties !== undefined) {
+      const n = Object.keys(obj).length;
+      if (s.maxProperties !== undefined && n > s.maxProperties) {
+        this.errors.push({ field: this.fieldPath(), type: 'FieldValueTooMany', message: `Too many: ${n}: must have at most ${s.maxProperties} items` });
+      }
+      if (s.minProperties !== undefined && n < s.minProperties) {
+        this.invalid(obj, `${this.fieldPath()} in body should have at least ${s.minProperties} properties`);
+      }
+    }
+    if (s.embedded) this.embedded(obj);
+    for (const k in obj) {
+      let child: CompiledSchema | true | undefined = props?.get(k);
+      let kind = SEG_PROP;
+      if (child === undefined && additional !== undefined) {
+        child = additional;
+        kind = SEG_KEY;
+      }
+      if (child === undefined) {
+        if (s.preserveUnknown || (s.embedded && (k === 'apiVersion' || k === 'kind' || k === 'metadata'))) continue;
+        this.unknownFields.push(this.jsonPath(k));
+        if (this.prune) delete obj[k];
+        continue;
+      }
+      if (child === true) continue;
+      const v = obj[k];
+      if (v === null) {
+        if (!child.nullable && this.dropNulls) delete obj[k];
+        continue;
+      }
+      // "" in a required field with a minLength is reported once, as `Required value`, below
+      if (v === '' && child.minLength !== undefined && child.minLength > 0 && s.required?.includes(k)) continue;
+      this.push(k, kind);
+      this.value(v, child);
+      this.pop();
+    }
+    const req = s.required;
+    if (req !== undefined) {
+      for (let i = 0; i < req.length; i++) {
+        const r = req[i];
+        const v = obj[r];
+        let missing = v === undefined || v === null;
+        if (!missing && v === '') {
+          const min = props?.get(r)?.minLength;
+          missing = min !== undefined && min > 0;
+        }
+        if (missing) {
+          this.push(r, SEG_PROP);
+          this.errors.push({ field: this.fieldPath(), type: 'FieldValueRequired', message: 'Required value' });
+          this.pop();
+        }
+      }
+    }
+  }
+}
+
+/** key-order independent JSON, for set-list duplicate detection */
+function stableJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(',')}}`;
+}
+
+/**
+ * Validates (and by default prunes) `obj` in place against `schema`.
+ * `$ref`s resolve against `defs`; the compiled form is cached per schema.
+ */
+export function validateAgainstSchema(
+  obj: unknown,
+  schema: Schema,
+  defs: Definitions,
+  opts: ValidateOptions = {},
+): ValidationResult {
+  return validateCompiled(obj, compileSchema(schema, defs), opts);
+}
+
+export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: ValidateOptions = {}): ValidationResult {
+  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true);
+  if (obj !== null && obj !== undefined) w.value(obj, compiled);
+  return { errors: w.errors, unknownFields: w.unknownFields };
+}
+
+/** the type word JSON Schema validators print for a value */
+function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+/** how Kubernetes prints a bad value in `Invalid value: <v>` */
+export function badValue(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
+
+/** RFC 3339 date-time (seconds, optional fraction, Z or offset) */
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Kubernetes resource.Quantity syntax */
+const QUANTITY = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
+
+/**
+ * Standard base64 with padding, as Go's encoding/json decodes []byte (CR and LF
+ * are ignored). Returns the offset of the first illegal byte, or -1.
+ */
+export function base64Error(s: string): number {
+  let n = 0;
+  let pad = 0;
+  let lastIndex = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 10 || c === 13) continue;
+    lastIndex = i;
+    if (c === 61 /* = */) {
+      pad++;
+      if (pad > 2) return i;
+      n++;
+      continue;
+    }
+    if (pad > 0) return i;
+    const ok = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47;
+    if (!ok) return i;
+    n++;
+  }
+  if (n % 4 !== 0) return n === 0 ? -1 : lastIndex - (n % 4) + 1;
+  return -1;
+}

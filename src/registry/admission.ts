@@ -1,0 +1,38 @@
+// Schema-driven admission of an object (spec 000 §4.8): defaults from the
+// schema, then structural validation that prunes unknown fields, then the
+// object-metadata rules. The per-kind strategy runs after this in the store.
+
+import type { ObjectAdmission } from './generic-store.js';
+import { compileSchema } from '../machinery/schema/compile.js';
+import { applyCompiledDefaults } from '../machinery/schema/defaults.js';
+import { validateObjectMeta } from '../machinery/schema/object-meta.js';
+import type { Definitions } from '../machinery/schema/types.js';
+import { validateCompiled } from '../machinery/schema/validate.js';
+import { validateRules } from '../machinery/schema/cel-rules.js';
+import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
+
+export class SchemaAdmission implements ObjectAdmission {
+  /** `standardFinalizers`: single-word finalizer names accepted on any object (the CRD cleanup finalizer) */
+  constructor(
+    private readonly defs: Definitions,
+    private readonly standardFinalizers: readonly string[] = [],
+  ) {}
+
+  admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] } {
+    const compiled = compileSchema(def.schema, this.defs);
+    applyCompiledDefaults(obj, compiled);
+    const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true });
+    // CEL rules (x-orch-validations) see the pruned, defaulted object; not when it is malformed
+    if (compiled.subtreeHasRules && r.errors.length === 0) r.errors.push(...validateRules(obj, old, compiled));
+    return r;
+  }
+
+  validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[] {
+    return validateObjectMeta(obj.metadata ?? {}, {
+      namespaced: def.scope === 'Namespaced',
+      nameValidation: def.nameValidation,
+      nameIsDNSLabel: def.group === '' && def.resource === 'namespaces',
+      standardFinalizers: this.standardFinalizers,
+    });
+  }
+}

@@ -1,0 +1,172 @@
+// Cluster IPs and node ports of Services (issue #11 item 3). Each allocated
+// value is a key of its own in the store (`/orch/allocations/…`, outside what
+// the API serves), created in the same transaction as the Service with a
+// create-if-absent compare, so two creates can never get the same value —
+// on one member or through Raft. A leader-only repair pass frees values whose
+// Service is gone or no longer uses them (src/controllers/service-allocation-repair.ts).
+
+import { internalError, invalid } from '../../core/errors.js';
+import type { ApiObject, FieldError, JSONValue } from '../types.js';
+import { type Ipv4Range, formatIpv4, parseIpv4, usable } from './cidr.js';
+
+export const ALLOCATION_PREFIX = '/orch/allocations/';
+export const IP_PREFIX = `${ALLOCATION_PREFIX}serviceips/`;
+export const NODE_PORT_PREFIX = `${ALLOCATION_PREFIX}servicenodeports/`;
+
+/** who holds an allocated value */
+export interface AllocationOwner {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export interface Reservation {
+  /** keys to create with the object (each must be absent) */
+  keys: { key: string; value: Uint8Array }[];
+}
+
+export interface ServiceAllocatorOptions {
+  range: Ipv4Range;
+  nodePorts: { min: number; max: number };
+  /** the owner of an allocation key, if taken */
+  ownerOf(key: string): AllocationOwner | undefined;
+  random: () => number;
+}
+
+type Spec = Record<string, JSONValue> & { ports?: JSONValue[] };
+type Port = Record<string, JSONValue>;
+
+const encoder = new TextEncoder();
+
+export const ipKey = (ip: string): string => `${IP_PREFIX}${ip}`;
+export const nodePortKey = (port: number, protocol: string): string => `${NODE_PORT_PREFIX}${protocol}/${port}`;
+
+export class ServiceAllocator {
+  constructor(private readonly o: ServiceAllocatorOptions) {}
+
+  /** the first usable address: the `kubernetes` Service's */
+  get firstIp(): string {
+    return formatIpv4(this.o.range.base + 1);
+  }
+
+  /**
+   * Fills in what the Service needs (cluster IP, node ports) and returns the
+   * keys to claim with it; throws 422 for requested values that are outside
+   * the ranges or taken, 500 when a range is full.
+   */
+  reserve(svc: ApiObject, old: ApiObject | undefined): Reservation {
+    const spec = (svc.spec ??= {}) as Spec;
+    const oldSpec = (old?.spec ?? {}) as Spec;
+    const owner: AllocationOwner = { namespace: svc.metadata?.namespace ?? '', name: svc.metadata?.name ?? '', uid: svc.metadata?.uid ?? '' };
+    const value = encoder.encode(JSON.stringify(owner));
+    const keys: Reservation['keys'] = [];
+    const errors: FieldError[] = [];
+    const claim = (key: string): boolean => {
+      const holder = this.o.ownerOf(key);
+      if (holder && holder.uid !== owner.uid) return false;
+      if (!holder) keys.push({ key, value });
+      return true;
+    };
+    const type = (spec.type as string | undefined) ?? 'ClusterIP';
+
+    if (type !== 'ExternalName') {
+      const requested = typeof spec.clusterIP === 'string' && spec.clusterIP !== '' ? spec.clusterIP : undefined;
+      if (requested === 'None') {
+        spec.clusterIPs = ['None'];
+      } else if (requested !== undefined) {
+        const n = parseIpv4(requested);
+        if (n === undefined || !usable(this.o.range, n)) {
+          errors.push(fieldError('spec.clusterIPs', `Invalid value: ${JSON.stringify([requested])}: failed to allocate IP ${requested}: provided IP is not in the valid range. The range of valid IPs is ${this.o.range.cidr}`));
+        } else if (requested !== oldSpec.clusterIP && !claim(ipKey(requested))) {
+          errors.push(fieldError('spec.clusterIPs', `Invalid value: ${JSON.stringify([requested])}: failed to allocate IP ${requested}: provided IP is already allocated`));
+        }
+        spec.clusterIPs = [requested];
+      } else {
+        const ip = this.freeIp(claim);
+        if (ip === undefined) throw internalError('failed to allocate a serviceIP: range is full');
+        spec.clusterIP = ip;
+        spec.clusterIPs = [ip];
+      }
+      spec.ipFamilies ??= ['IPv4'];
+      spec.ipFamilyPolicy ??= 'SingleStack';
+    }
+
+    const needsNodePorts = type === 'NodePort' || (type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
+    if (type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
+    const ports = (spec.ports ?? []) as Port[];
+    ports.forEach((p, i) => {
+      const protocol = (p.protocol as string | undefined) ?? 'TCP';
+      if (typeof p.nodePort === 'number' && p.nodePort !== 0) {
+        if (!needsNodePorts && type !== 'LoadBalancer') {
+          errors.push(fieldError(`spec.ports[${i}].nodePort`, `Forbidden: may not be used when \`type\` is '${type}'`, 'FieldValueForbidden'));
+          return;
+        }
+        const port = p.nodePort;
+        const had = ((oldSpec.ports ?? []) as Port[]).some((q) => q.nodePort === port && ((q.protocol as string | undefined) ?? 'TCP') === protocol);
+        if (port < this.o.nodePorts.min || port > this.o.nodePorts.max) {
+          errors.push(fieldError(`spec.ports[${i}].nodePort`, `Invalid value: ${port}: provided port is not in the valid range. The range of valid ports is ${this.o.nodePorts.min}-${this.o.nodePorts.max}`));
+        } else if (!had && !claim(nodePortKey(port, protocol))) {
+          errors.push(fieldError(`spec.ports[${i}].nodePort`, `Invalid value: ${port}: provided port is already allocated`));
+        }
+      } else if (needsNodePorts) {
+        const port = this.freeNodePort(protocol, claim, keys);
+        if (port === undefined) throw internalError('failed to allocate a nodePort: range is full');
+        p.nodePort = port;
+      }
+    });
+    if (errors.length > 0) throw invalid('Service', '', owner.name, errors);
+    if (type === 'LoadBalancer' || type === 'NodePort' || type === 'ClusterIP') {
+      const status = (svc.status ??= {}) as Record<string, JSONValue>;
+      status.loadBalancer ??= {};
+    }
+    return { keys };
+  }
+
+  /** a free address: random probes first (cheap in a large range), then a scan */
+  private freeIp(claim: (key: string) => boolean): string | undefined {
+    const { base, size } = this.o.range;
+    const usableCount = size - 2;
+    for (let i = 0; i < 32; i++) {
+      // the first address is the kubernetes Service's
+      const n = base + 2 + Math.floor(this.o.random() * (usableCount - 1));
+      if (usable(this.o.range, n) && claim(ipKey(formatIpv4(n)))) return formatIpv4(n);
+    }
+    const start = Math.floor(this.o.random() * usableCount);
+    for (let i = 0; i < usableCount; i++) {
+      const n = base + 1 + ((start + i) % usableCount);
+      if (n === base + 1) continue;
+      if (claim(ipKey(formatIpv4(n)))) return formatIpv4(n);
+    }
+    return undefined;
+  }
+
+  private freeNodePort(protocol: string, claim: (key: string) => boolean, taken: Reservation['keys']): number | undefined {
+    const { min, max } = this.o.nodePorts;
+    const count = max - min + 1;
+    const start = Math.floor(this.o.random() * count);
+    for (let i = 0; i < count; i++) {
+      const port = min + ((start + i) % count);
+      const key = nodePortKey(port, protocol);
+      if (taken.some((k) => k.key === key)) continue;
+      if (claim(key)) return port;
+    }
+    return undefined;
+  }
+}
+
+function fieldError(field: string, message: string, type = 'FieldValueInvalid'): FieldError {
+  return { field, type, message };
+}
+
+/** the values a Service holds now, as allocation keys */
+export function allocationKeysOf(svc: ApiObject): string[] {
+  const spec = (svc.spec ?? {}) as Spec;
+  const keys: string[] = [];
+  for (const ip of (spec.clusterIPs as string[] | undefined) ?? (typeof spec.clusterIP === 'string' ? [spec.clusterIP] : [])) {
+    if (ip && ip !== 'None') keys.push(ipKey(ip));
+  }
+  for (const p of (spec.ports ?? []) as Port[]) {
+    if (typeof p.nodePort === 'number' && p.nodePort > 0) keys.push(nodePortKey(p.nodePort, (p.protocol as string | undefined) ?? 'TCP'));
+  }
+  return keys;
+}

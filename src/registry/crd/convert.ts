@@ -1,0 +1,182 @@
+// A CustomResourceDefinition as served kinds: one ResourceDefinition per
+// served version, through the same schema machinery as built-in kinds
+// (docs/architecture.md "one generic store"): the version's openAPIV3Schema
+// becomes a Schema (markers read as `x-kubernetes-*`, `x-orch-*` or
+// `x-<first label of the API domain>-*`), wrapped with apiVersion, kind and
+// the shared ObjectMeta; printer columns become Table columns; the status and
+// scale sub-resources are the generic ones.
+
+import { SchemaNames } from '../../machinery/schema/naming.js';
+import type { Schema, SchemaType, ValidationRule } from '../../machinery/schema/types.js';
+import type { ApiObject, ResourceDefinition, Scope, TableColumn } from '../types.js';
+import { humanDuration } from '../table.js';
+import { evalJsonPath, parseJsonPath } from './jsonpath.js';
+
+type J = Record<string, unknown>;
+
+const MARKERS = ['list-type', 'list-map-keys', 'map-type', 'preserve-unknown-fields', 'int-or-string', 'embedded-resource', 'validations'] as const;
+
+/** the extension prefixes a CRD schema may use for the markers of spec 000 §4.9 */
+export function markerPrefixes(apiDomain: string): string[] {
+  const own = `x-${apiDomain.split('.')[0]}-`;
+  return [...new Set(['x-kubernetes-', 'x-orch-', own])];
+}
+
+function marker(j: J, name: (typeof MARKERS)[number], prefixes: string[]): unknown {
+  for (const p of prefixes) if (j[`${p}${name}`] !== undefined) return j[`${p}${name}`];
+  return undefined;
+}
+
+const COPY = ['description', 'format', 'enum', 'default', 'nullable', 'required', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'maxLength', 'minLength', 'maxItems', 'minItems', 'maxProperties', 'minProperties', 'uniqueItems', 'pattern'] as const;
+
+/** a CRD's JSONSchemaProps (already checked structural) as the internal Schema */
+export function toSchema(j: J, prefixes: string[]): Schema {
+  const s: Schema = {};
+  if (typeof j.type === 'string' && j.type !== '') s.type = j.type as SchemaType;
+  const w = s as Record<string, unknown>;
+  for (const k of COPY) if (j[k] !== undefined) w[k] = j[k];
+  if (j.properties && typeof j.properties === 'object') {
+    s.properties = {};
+    for (const [k, v] of Object.entries(j.properties as J)) s.properties[k] = toSchema(v as J, prefixes);
+  }
+  if (j.additionalProperties !== undefined) {
+    s.additionalProperties = typeof j.additionalProperties === 'boolean' ? j.additionalProperties : toSchema(j.additionalProperties as J, prefixes);
+  }
+  if (j.items && typeof j.items === 'object' && !Array.isArray(j.items)) s.items = toSchema(j.items as J, prefixes);
+  for (const k of ['allOf', 'anyOf', 'oneOf'] as const) if (Array.isArray(j[k])) s[k] = (j[k] as J[]).map((x) => toSchema(x, prefixes));
+  if (j.not && typeof j.not === 'object') s.not = toSchema(j.not as J, prefixes);
+  const lt = marker(j, 'list-type', prefixes);
+  if (lt !== undefined) s['x-orch-list-type'] = lt as 'atomic' | 'set' | 'map';
+  const keys = marker(j, 'list-map-keys', prefixes);
+  if (keys !== undefined) s['x-orch-list-map-keys'] = keys as string[];
+  const mt = marker(j, 'map-type', prefixes);
+  if (mt !== undefined) s['x-orch-map-type'] = mt as 'atomic' | 'granular';
+  if (marker(j, 'preserve-unknown-fields', prefixes) === true) s['x-orch-preserve-unknown-fields'] = true;
+  if (marker(j, 'int-or-string', prefixes) === true) s['x-orch-int-or-string'] = true;
+  if (marker(j, 'embedded-resource', prefixes) === true) s['x-orch-embedded-resource'] = true;
+  const rules = marker(j, 'validations', prefixes);
+  if (Array.isArray(rules) && rules.length > 0) s['x-orch-validations'] = rules as ValidationRule[];
+  return s;
+}
+
+/** the kind's top-level schema: type meta and the shared ObjectMeta around the CRD's properties */
+function kindSchema(root: Schema, n: SchemaNames): Schema {
+  const props = { ...(root.properties ?? {}) };
+  props.apiVersion = { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' };
+  props.kind = { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' };
+  // restrictions of metadata.name / generateName (the only ones a CRD may declare) apply on top of ObjectMeta
+  const declared = root.properties?.metadata?.properties;
+  props.metadata = { $ref: n.meta('ObjectMeta'), description: "Standard object's metadata." };
+  const out: Schema = { ...root, type: 'object', properties: props };
+  if (declared && Object.keys(declared).length > 0) {
+    out.allOf = [...(root.allOf ?? []), { properties: { metadata: { type: 'object', properties: declared } } }];
+  }
+  if (out.required) out.required = out.required.filter((r) => r !== 'metadata' && r !== 'apiVersion' && r !== 'kind');
+  return out;
+}
+
+export interface CrdVersion {
+  name: string;
+  served: boolean;
+  storage: boolean;
+  deprecated?: boolean;
+  deprecationWarning?: string;
+  schema?: { openAPIV3Schema?: J };
+  subresources?: { status?: J; scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string } };
+  additionalPrinterColumns?: { name: string; type: string; format?: string; description?: string; priority?: number; jsonPath: string }[];
+  selectableFields?: { jsonPath: string }[];
+}
+
+export interface CrdSpec {
+  group: string;
+  names: { plural: string; singular?: string; kind: string; listKind?: string; shortNames?: string[]; categories?: string[] };
+  scope: Scope;
+  versions: CrdVersion[];
+}
+
+/** the storage version's name, or undefined when the CRD has none (invalid) */
+export function storageVersionOf(spec: CrdSpec): string | undefined {
+  return spec.versions.find((v) => v.storage)?.name;
+}
+
+/** Table cells of a printer column (Kubernetes' CRD table convertor; `date` shown as an age) */
+function printerColumn(c: NonNullable<CrdVersion['additionalPrinterColumns']>[number]): TableColumn {
+  const steps = parseJsonPath(c.jsonPath);
+  const type = (['integer', 'number', 'boolean', 'date', 'string'].includes(c.type) ? c.type : 'string') as TableColumn['type'];
+  return {
+    name: c.name,
+    type,
+    format: c.format,
+    description: c.description,
+    priority: c.priority ?? 0,
+    cell: (o: ApiObject) => {
+      const v = evalJsonPath(steps, o)[0];
+      if (v === undefined || v === null) return null;
+      if (type === 'date' && typeof v === 'string') {
+        const t = Date.parse(v);
+        return Number.isNaN(t) ? v : humanDuration(Date.now() - t);
+      }
+      if (typeof v === 'object') return JSON.stringify(v);
+      if (type === 'string') return String(v);
+      return v as string | number | boolean;
+    },
+  };
+}
+
+/** `selectableFields` (`.spec.color` → field selector `spec.color`): scalar values as strings */
+function selectable(fields: CrdVersion['selectableFields']): Record<string, (o: ApiObject) => string | undefined> | undefined {
+  if (!fields || fields.length === 0) return undefined;
+  const out: Record<string, (o: ApiObject) => string | undefined> = {};
+  for (const f of fields) {
+    const steps = parseJsonPath(f.jsonPath);
+    out[f.jsonPath.replace(/^\./, '')] = (o) => {
+      const v = evalJsonPath(steps, o)[0];
+      return v === undefined || v === null || typeof v === 'object' ? undefined : String(v);
+    };
+  }
+  return out;
+}
+
+const AGE_COLUMN = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' };
+
+/**
+ * The served kinds of a (valid, names-accepted) CRD: one per served version.
+ * `acceptedNames` are the names the CRD holds (short names and categories
+ * may be withheld on conflicts, docs/crds.md).
+ */
+export function customDefinitions(spec: CrdSpec, apiDomain: string, accepted: CrdSpec['names']): ResourceDefinition[] {
+  const n = new SchemaNames(apiDomain);
+  const prefixes = markerPrefixes(apiDomain);
+  const storageVersion = storageVersionOf(spec);
+  const out: ResourceDefinition[] = [];
+  for (const v of spec.versions) {
+    if (!v.served) continue;
+    const raw = v.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    const schema = kindSchema(toSchema(raw, prefixes), n);
+    // without declared columns Kubernetes shows Name and Age
+    const cols = (v.additionalPrinterColumns && v.additionalPrinterColumns.length > 0 ? v.additionalPrinterColumns : [AGE_COLUMN]).map(printerColumn);
+    const subresources: string[] = [];
+    if (v.subresources?.status) subresources.push('status');
+    if (v.subresources?.scale) subresources.push('scale');
+    const def: ResourceDefinition = {
+      group: spec.group,
+      version: v.name,
+      kind: accepted.kind,
+      resource: accepted.plural,
+      singular: accepted.singular ?? accepted.kind.toLowerCase(),
+      scope: spec.scope,
+      shortNames: accepted.shortNames,
+      categories: accepted.categories,
+      schema,
+      strategy: { tracksGeneration: true, columns: cols, exactColumns: true, selectableFields: selectable(v.selectableFields) },
+      subresources,
+      customResource: true,
+    };
+    // every served version shares the stored objects; conversion None rewrites only apiVersion (docs/crds.md)
+    if (storageVersion !== undefined) def.storage = { group: spec.group, resource: accepted.plural, storageVersion: `${spec.group}/${storageVersion}`, versions: {} };
+    if (v.subresources?.scale) def.scale = { ...v.subresources.scale };
+    if (v.deprecated) def.deprecated = { warning: v.deprecationWarning ?? `${spec.group}/${v.name} ${accepted.kind} is deprecated` };
+    out.push(def);
+  }
+  return out;
+}

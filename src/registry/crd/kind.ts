@@ -1,0 +1,137 @@
+// apiextensions.<domain>/v1 CustomResourceDefinition (issue #16; spec 000 §9.3
+// CRD row): the kind users create to add kinds. The object is stored like any
+// other; serving its kind is the registrar's job (src/controllers/crd-registrar.ts),
+// conditions and cleanup are the CRD controller's (src/controllers/crd-controller.ts).
+
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { Schema } from '../../machinery/schema/types.js';
+import type { ApiObject, ResourceDefinition } from '../types.js';
+import { column } from '../kinds/columns.js';
+import { atomicList, bool, int32, listMap, obj, opaque, str, time } from '../../machinery/schema/dsl.js';
+import { kindSchema } from '../kinds/meta.js';
+import { validateCrd, validateCrdUpdate } from './validate.js';
+
+export function crdGroup(apiDomain: string): string {
+  return `apiextensions.${apiDomain}`;
+}
+
+/** the finalizer that holds a deleted CRD until its objects are gone */
+export function cleanupFinalizer(apiDomain: string): string {
+  return `customresourcecleanup.${crdGroup(apiDomain)}`;
+}
+
+function crdSchema(n: SchemaNames): Schema {
+  const names = obj('Names the custom kind is served under.', {
+    plural: str('Plural resource name in URLs (`/apis/<group>/<version>/<plural>`); lowercase. The CRD is named `<plural>.<group>`.'),
+    singular: str('Singular name, lowercase; defaults to the lowercased kind.'),
+    shortNames: atomicList('Short names for the resource (e.g. `kubectl get <shortName>`); lowercase.', { type: 'string' }),
+    kind: str('Serialized kind, CamelCase.'),
+    listKind: str('Kind of lists; defaults to `<kind>List`.'),
+    categories: atomicList('Groups of resources the kind belongs to (e.g. `all`), used by `kubectl get <category>`.', { type: 'string' }),
+  }, ['plural', 'kind']);
+  const column_ = obj('A column in Table output (kubectl get).', {
+    name: str('Column name.'),
+    type: str('integer, number, string, boolean or date.'),
+    format: str('Optional format hint: int32, int64, float, double, byte, date, date-time, password, name.'),
+    description: str('Column description.'),
+    priority: int32('0 for the standard view; higher only in wide output.'),
+    jsonPath: str('Simple JSONPath (`.spec.replicas`) evaluated on each object for the cell.'),
+  }, ['name', 'type', 'jsonPath']);
+  const version = obj('One version of the custom kind.', {
+    name: str('Version name (e.g. v1, v1beta1), served at `/apis/<group>/<name>/...`.'),
+    served: bool('Whether the version is served.'),
+    storage: bool('Whether objects are stored in this version; exactly one version is.'),
+    deprecated: bool('Requests to a deprecated version get a Warning header.'),
+    deprecationWarning: str('Overrides the default warning returned to clients.'),
+    schema: obj('Validation schema of this version.', {
+      openAPIV3Schema: opaque('Structural OpenAPI v3 schema (types, formats, enums, required, bounds, pattern, nullable, defaults, x-<domain>-* markers, x-<domain>-validations CEL rules).'),
+    }),
+    subresources: obj('Sub-resources served.', {
+      status: opaque('Enables /status: the main resource ignores status changes, /status ignores everything else.'),
+      scale: obj('Enables /scale (autoscaling/v1 Scale).', {
+        specReplicasPath: str('JSON path of the desired replicas, under .spec.'),
+        statusReplicasPath: str('JSON path of the observed replicas, under .status.'),
+        labelSelectorPath: str('JSON path of the label selector string, under .spec or .status.'),
+      }, ['specReplicasPath', 'statusReplicasPath']),
+    }),
+    additionalPrinterColumns: atomicList('Extra columns in Table output.', column_),
+    selectableFields: atomicList('Fields usable in field selectors.', obj('A selectable field.', { jsonPath: str('JSON path of the field.') }, ['jsonPath'])),
+  }, ['name', 'served', 'storage']);
+  const condition = obj('A condition of the definition.', {
+    type: str('Established, NamesAccepted or Terminating.'),
+    status: str('True, False or Unknown.'),
+    lastTransitionTime: time('When the status last changed.'),
+    reason: str('One-word CamelCase reason.'),
+    message: str('Human-readable details.'),
+  }, ['type', 'status']);
+  return kindSchema(n, 'CustomResourceDefinition describes a custom kind served by the API server at run time.', {
+    spec: obj('The custom kind.', {
+      group: str('API group of the kind (a DNS subdomain with at least one dot).'),
+      names: names,
+      scope: str('Namespaced or Cluster.', { enum: ['Namespaced', 'Cluster'] }),
+      versions: listMap('Versions served; exactly one is the storage version.', version, ['name'], 'name'),
+      conversion: obj('How objects convert between versions.', {
+        strategy: str('None (the default: only apiVersion changes); Webhook is not supported (docs/crds.md).'),
+        webhook: opaque('Conversion webhook settings (not supported).'),
+      }),
+      preserveUnknownFields: bool('Must be false (apiextensions v1); use x-<domain>-preserve-unknown-fields in the schema.'),
+    }, ['group', 'names', 'scope', 'versions']),
+    status: obj('Observed state of the definition.', {
+      conditions: listMap('Established, NamesAccepted, Terminating.', condition, ['type'], 'type'),
+      acceptedNames: names,
+      storedVersions: atomicList('Versions objects have ever been stored in.', { type: 'string' }),
+    }),
+  }, ['spec']);
+}
+
+export interface CrdKindOptions {
+  /** groups served by built-in kinds: a CRD may not claim them */
+  reservedGroups: () => ReadonlySet<string>;
+}
+
+export function crdDefinition(n: SchemaNames, o: CrdKindOptions): ResourceDefinition {
+  const finalizer = cleanupFinalizer(n.apiDomain);
+  const ctx = { apiDomain: n.apiDomain, reservedGroups: o.reservedGroups };
+  return {
+    group: crdGroup(n.apiDomain),
+    version: 'v1',
+    kind: 'CustomResourceDefinition',
+    resource: 'customresourcedefinitions',
+    singular: 'customresourcedefinition',
+    scope: 'Cluster',
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    subresources: ['status'],
+    schema: crdSchema(n),
+    strategy: {
+      tracksGeneration: true,
+      default: (c) => defaultCrd(c),
+      validate: (c) => validateCrd(c, ctx),
+      validateUpdate: (c, old) => validateCrdUpdate(c, old, ctx),
+      // the cleanup finalizer from the start, so a delete always empties the kind first (docs/crds.md)
+      prepareForCreate: (c) => {
+        const meta = c.metadata!;
+        const fins = Array.isArray(meta.finalizers) ? meta.finalizers : [];
+        if (!fins.includes(finalizer)) meta.finalizers = [...fins, finalizer];
+        delete c.status;
+      },
+      columns: [column('Created At', 'date', (c) => c.metadata?.creationTimestamp ?? null)],
+      exactColumns: true,
+    },
+  };
+}
+
+type J = Record<string, unknown>;
+
+/** names.singular and listKind, conversion None, versions' served/storage flags absent stay absent (required) */
+function defaultCrd(c: ApiObject): void {
+  const spec = c.spec as J | undefined;
+  if (!spec || typeof spec !== 'object') return;
+  const names = spec.names as J | undefined;
+  if (names && typeof names === 'object') {
+    if (typeof names.kind === 'string' && (names.singular === undefined || names.singular === '')) names.singular = names.kind.toLowerCase();
+    if (typeof names.kind === 'string' && (names.listKind === undefined || names.listKind === '')) names.listKind = `${names.kind}List`;
+  }
+  if (spec.conversion === undefined) spec.conversion = { strategy: 'None' };
+  else if (spec.conversion && typeof spec.conversion === 'object' && (spec.conversion as J).strategy === undefined) (spec.conversion as J).strategy = 'None';
+}

@@ -1,0 +1,209 @@
+// Structural schema rules for a CRD's openAPIV3Schema (apiextensions v1; spec
+// 000 §9.3 CRD row: "openAPIV3Schema required and structural"), with the field
+// paths and messages Kubernetes prints, plus the marker rules of §4.9, CEL rule
+// compilation (x-<domain>-validations) and default values checked against
+// their own schema. Every problem is reported; nothing stops at the first.
+
+import { validateRuleSyntax } from '../../machinery/schema/cel-rules.js';
+import { validateAgainstSchema } from '../../machinery/schema/validate.js';
+import type { FieldError } from '../types.js';
+import { toSchema } from './convert.js';
+
+type J = Record<string, unknown>;
+
+const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
+const FORBIDDEN_KEYS: Record<string, string> = {
+  $ref: '$ref is not supported',
+  patternProperties: 'patternProperties is not supported',
+  dependencies: 'dependencies is not supported',
+  additionalItems: 'additionalItems is not supported',
+  definitions: 'definitions is not supported',
+  id: 'id is not supported',
+  $schema: '$schema is not supported',
+};
+
+const isObj = (v: unknown): v is J => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+class Checker {
+  readonly errors: FieldError[] = [];
+  constructor(private readonly prefixes: string[]) {}
+
+  private err(field: string, type: string, message: string): void {
+    this.errors.push({ field, type, message });
+  }
+
+  /** the marker as written (its key, for error paths) */
+  private marker(j: J, name: string): { key: string; value: unknown } | undefined {
+    for (const p of this.prefixes) if (j[`${p}${name}`] !== undefined) return { key: `${p}${name}`, value: j[`${p}${name}`] };
+    return undefined;
+  }
+
+  root(j: unknown, path: string): void {
+    if (!isObj(j)) {
+      this.err(path, 'FieldValueRequired', 'Required value: schemas are required');
+      return;
+    }
+    if (j.type !== 'object') this.err(`${path}.type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j.type ?? '')}: must be object at the root`);
+    const props = isObj(j.properties) ? j.properties : {};
+    if (props.metadata !== undefined) this.metadata(props.metadata, `${path}.properties[metadata]`);
+    for (const k of ['apiVersion', 'kind']) {
+      const p = props[k];
+      if (isObj(p) && p.type !== undefined && p.type !== 'string') this.err(`${path}.properties[${k}].type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(p.type)}: must be string`);
+    }
+    this.node(j, path, { inAlternative: false, isRoot: true });
+  }
+
+  /** only restrictions of name and generateName (they are implicitly specified otherwise) */
+  private metadata(m: unknown, path: string): void {
+    if (!isObj(m)) return;
+    const allowed = new Set(['type', 'properties', 'description']);
+    const props = isObj(m.properties) ? Object.keys(m.properties) : [];
+    if (Object.keys(m).some((k) => !allowed.has(k)) || props.some((p) => p !== 'name' && p !== 'generateName') || (m.type !== undefined && m.type !== 'object')) {
+      this.err(path, 'FieldValueForbidden', 'Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified');
+    }
+  }
+
+  private node(j: unknown, path: string, o: { inAlternative: boolean; isRoot?: boolean }): void {
+    if (!isObj(j)) {
+      this.err(path, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j)}: must be a schema object`);
+      return;
+    }
+    for (const [k, why] of Object.entries(FORBIDDEN_KEYS)) if (j[k] !== undefined) this.err(`${path}.${k}`, 'FieldValueForbidden', `Forbidden: ${why}`);
+    if (j.uniqueItems === true) this.err(`${path}.uniqueItems`, 'FieldValueForbidden', 'Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic');
+    const pres = this.marker(j, 'preserve-unknown-fields');
+    const ios = this.marker(j, 'int-or-string');
+    const emb = this.marker(j, 'embedded-resource');
+    for (const m of [pres, ios, emb]) if (m && m.value !== true) this.err(`${path}.${m.key}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(m.value)}: must be true or undefined`);
+    const type = j.type;
+    if (o.inAlternative) {
+      for (const k of ['type', 'description', 'default', 'nullable', 'additionalProperties']) {
+        if (j[k] !== undefined) this.err(`${path}.${k}`, 'FieldValueForbidden', 'Forbidden: must be empty to be structural');
+      }
+      if (pres || emb) this.err(`${path}.${(pres ?? emb)!.key}`, 'FieldValueForbidden', 'Forbidden: must be false to be structural');
+    } else if (type === undefined || type === '') {
+      if (ios?.value !== true && pres?.value !== true) this.err(`${path}.type`, 'FieldValueRequired', 'Required value: must not be empty for specified object fields');
+    } else if (typeof type !== 'string' || !TYPES.includes(type)) {
+      this.err(`${path}.type`, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(type)}: supported values: ${TYPES.map((t) => `"${t}"`).join(', ')}`);
+    } else if (ios?.value === true) {
+      this.err(`${path}.type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(type)}: must be empty if ${ios.key} is true`);
+    }
+    if (emb?.value === true && !o.inAlternative) {
+      if (type !== 'object') this.err(`${path}.type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(type ?? '')}: must be object if ${emb.key} is true`);
+      if (!isObj(j.properties) && pres?.value !== true) this.err(`${path}.properties`, 'FieldValueRequired', `Required value: must not be empty if ${emb.key} is true without x-kubernetes-preserve-unknown-fields`);
+    }
+    if (j.properties !== undefined && j.additionalProperties !== undefined && j.additionalProperties !== false) {
+      this.err(`${path}.additionalProperties`, 'FieldValueForbidden', 'Forbidden: additionalProperties and properties are mutual exclusive');
+    }
+    if (j.additionalProperties === false && !o.inAlternative) this.err(`${path}.additionalProperties`, 'FieldValueForbidden', 'Forbidden: must not be false (the default is pruning unknown fields)');
+    if ((type === 'object' || type === undefined) && j.items !== undefined && !o.inAlternative && type === 'object') {
+      this.err(`${path}.items`, 'FieldValueForbidden', 'Forbidden: must be empty for type object');
+    }
+    if (type === 'array' && j.items === undefined && !o.inAlternative) this.err(`${path}.items`, 'FieldValueRequired', 'Required value: must be specified for type array');
+    if (Array.isArray(j.items)) this.err(`${path}.items`, 'FieldValueForbidden', 'Forbidden: items must be a schema object and not an array');
+    if (j.required !== undefined && (!Array.isArray(j.required) || j.required.some((r) => typeof r !== 'string'))) this.err(`${path}.required`, 'FieldValueInvalid', 'Invalid value: must be a list of property names');
+    if (j.pattern !== undefined) {
+      try {
+        new RegExp(String(j.pattern));
+      } catch (e) {
+        this.err(`${path}.pattern`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j.pattern)}: ${(e as Error).message}`);
+      }
+    }
+    this.markers(j, path, type);
+    this.rules(j, path);
+    if (isObj(j.properties)) for (const [k, v] of Object.entries(j.properties)) this.node(v, `${path}.properties[${k}]`, { inAlternative: o.inAlternative });
+    if (isObj(j.additionalProperties)) this.node(j.additionalProperties, `${path}.additionalProperties`, { inAlternative: o.inAlternative });
+    if (isObj(j.items)) this.node(j.items, `${path}.items`, { inAlternative: o.inAlternative });
+    for (const k of ['allOf', 'anyOf', 'oneOf']) {
+      if (j[k] === undefined) continue;
+      if (!Array.isArray(j[k])) {
+        this.err(`${path}.${k}`, 'FieldValueInvalid', 'Invalid value: must be a list of schemas');
+        continue;
+      }
+      (j[k] as unknown[]).forEach((b, i) => this.node(b, `${path}.${k}[${i}]`, { inAlternative: true }));
+    }
+    if (j.not !== undefined) this.node(j.not, `${path}.not`, { inAlternative: true });
+    if (j.default !== undefined && !o.inAlternative) this.defaultValue(j, path);
+  }
+
+  private markers(j: J, path: string, type: unknown): void {
+    const lt = this.marker(j, 'list-type');
+    const keys = this.marker(j, 'list-map-keys');
+    const mt = this.marker(j, 'map-type');
+    if (lt) {
+      if (type !== 'array') this.err(`${path}.${lt.key}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(lt.value)}: must only be used if type is array`);
+      if (!['atomic', 'set', 'map'].includes(lt.value as string)) this.err(`${path}.${lt.key}`, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(lt.value)}: supported values: "atomic", "set", "map"`);
+      const items = isObj(j.items) ? j.items : undefined;
+      if (lt.value === 'map') {
+        if (!keys || !Array.isArray(keys.value) || keys.value.length === 0) this.err(`${path}.${keys?.key ?? lt.key.replace('list-type', 'list-map-keys')}`, 'FieldValueRequired', `Required value: must not be empty if ${lt.key} is map`);
+        if (items && items.type !== 'object') this.err(`${path}.items.type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(items.type ?? '')}: must be object if parent array's ${lt.key} is map`);
+        if (items && keys && Array.isArray(keys.value)) {
+          const props = isObj(items.properties) ? items.properties : {};
+          const req = Array.isArray(items.required) ? items.required : [];
+          keys.value.forEach((k, i) => {
+            const p = props[String(k)];
+            if (!isObj(p)) this.err(`${path}.${keys.key}[${i}]`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(k)}: entries must all be names of item properties`);
+            else if (!['string', 'integer', 'number', 'boolean'].includes(String(p.type))) this.err(`${path}.items.properties[${String(k)}].type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(p.type ?? '')}: must be a scalar type if parent array's ${lt.key} is map`);
+            else if (!req.includes(k) && p.default === undefined) this.err(`${path}.items.properties[${String(k)}]`, 'FieldValueRequired', `Required value: must be required or have a default as a key of a list-map (${keys.key})`);
+          });
+        }
+      } else if (keys) {
+        this.err(`${path}.${keys.key}`, 'FieldValueForbidden', `Forbidden: must not be set if ${lt.key} is not map`);
+      }
+      if (lt.value === 'set' && items && (items.type === 'object' || items.type === 'array')) {
+        const atomic = this.marker(items, items.type === 'object' ? 'map-type' : 'list-type')?.value === 'atomic';
+        if (!atomic) this.err(`${path}.items.type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(items.type)}: must be a scalar or atomic as the item of a list with ${lt.key} set`);
+      }
+    } else if (keys) {
+      this.err(`${path}.${keys.key}`, 'FieldValueForbidden', 'Forbidden: must not be set if x-kubernetes-list-type is not map');
+    }
+    if (mt) {
+      if (type !== 'object') this.err(`${path}.${mt.key}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(mt.value)}: must only be used if type is object`);
+      if (mt.value !== 'atomic' && mt.value !== 'granular') this.err(`${path}.${mt.key}`, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(mt.value)}: supported values: "atomic", "granular"`);
+    }
+  }
+
+  private rules(j: J, path: string): void {
+    const m = this.marker(j, 'validations');
+    if (!m) return;
+    if (!Array.isArray(m.value)) {
+      this.err(`${path}.${m.key}`, 'FieldValueInvalid', 'Invalid value: must be a list of rules');
+      return;
+    }
+    m.value.forEach((r, i) => {
+      const at = `${path}.${m.key}[${i}]`;
+      if (!isObj(r) || typeof r.rule !== 'string') {
+        this.err(`${at}.rule`, 'FieldValueRequired', 'Required value: rule is not specified');
+        return;
+      }
+      for (const e of validateRuleSyntax(r as { rule: string; messageExpression?: string })) this.err(`${at}.${e.field}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r[e.field])}: ${e.message}`);
+      if (r.reason !== undefined && !['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'].includes(String(r.reason))) {
+        this.err(`${at}.reason`, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(r.reason)}: supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"`);
+      }
+      if (r.fieldPath !== undefined && (typeof r.fieldPath !== 'string' || !/^(\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\]|\['[^']*'\])+$/.test(r.fieldPath))) {
+        this.err(`${at}.fieldPath`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r.fieldPath)}: fieldPath must be a valid path such as .spec.replicas`);
+      }
+    });
+  }
+
+  /** a default must itself be valid for its schema (and survive pruning) */
+  private defaultValue(j: J, path: string): void {
+    let s;
+    try {
+      s = toSchema(j, this.prefixes);
+    } catch {
+      return;
+    }
+    const { default: d, ...rest } = s;
+    const copy = structuredClone(d);
+    const r = validateAgainstSchema(copy, rest, {}, { prune: true });
+    for (const e of r.errors) this.err(`${path}.default${e.field ? `.${e.field}` : ''}`, e.type, e.message);
+    if (r.unknownFields.length > 0) this.err(`${path}.default`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(d)}: must not have unknown fields (${r.unknownFields.join(', ')})`);
+  }
+}
+
+/** every structural problem of `schema` (an openAPIV3Schema), paths under `path` */
+export function structuralErrors(schema: unknown, path: string, prefixes: string[]): FieldError[] {
+  const c = new Checker(prefixes);
+  c.root(schema, path);
+  return c.errors;
+}

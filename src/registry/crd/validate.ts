@@ -1,0 +1,220 @@
+// Validation of a CustomResourceDefinition itself (issue #16; spec 000 §9.3
+// CRD row): names, scope, versions (exactly one storage version), conversion
+// (None only), printer columns, sub-resources and the structural schema of
+// every version. Problems are 422 Invalid with Kubernetes' field paths.
+
+import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
+import type { ApiObject, FieldError } from '../types.js';
+import { markerPrefixes } from './convert.js';
+import { JsonPathError, parseJsonPath } from './jsonpath.js';
+import { structuralErrors } from './structural.js';
+
+type J = Record<string, unknown>;
+const isObj = (v: unknown): v is J => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+export interface CrdValidationContext {
+  apiDomain: string;
+  reservedGroups: () => ReadonlySet<string>;
+}
+
+const COLUMN_TYPES = ['integer', 'number', 'string', 'boolean', 'date'];
+const KIND_RE = /^[A-Za-z][A-Za-z0-9]*$/;
+
+function required(field: string): FieldError {
+  return { field, type: 'FieldValueRequired', message: 'Required value' };
+}
+
+function invalidValue(field: string, v: unknown, why: string): FieldError {
+  return { field, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(v)}: ${why}` };
+}
+
+export function validateCrd(c: ApiObject, ctx: CrdValidationContext): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = c.spec;
+  if (!isObj(spec)) return [required('spec')];
+  const group = spec.group;
+  if (typeof group !== 'string' || group === '') errs.push(required('spec.group'));
+  else {
+    for (const m of isDNS1123Subdomain(group)) errs.push(invalidValue('spec.group', group, m));
+    if (!group.includes('.')) errs.push(invalidValue('spec.group', group, 'should be a domain with at least one dot'));
+    if (ctx.reservedGroups().has(group)) errs.push(invalidValue('spec.group', group, 'the group is served by built-in kinds and cannot hold custom resources'));
+  }
+  const names = spec.names;
+  if (!isObj(names)) errs.push(required('spec.names'));
+  else {
+    errs.push(...validateNames(names, 'spec.names'));
+    const expected = `${String(names.plural)}.${String(group)}`;
+    if (c.metadata?.name !== expected) errs.push(invalidValue('metadata.name', c.metadata?.name ?? '', 'must be spec.names.plural+"."+spec.group'));
+  }
+  if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
+    errs.push(spec.scope === undefined ? required('spec.scope') : { field: 'spec.scope', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"` });
+  }
+  if (spec.preserveUnknownFields === true) errs.push(invalidValue('spec.preserveUnknownFields', true, 'must be false in order to use defaults in the schema'));
+  const conv = spec.conversion;
+  if (isObj(conv) && conv.strategy !== undefined && conv.strategy !== 'None') {
+    errs.push({ field: 'spec.conversion.strategy', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(conv.strategy)}: supported values: "None" (conversion webhooks are not supported by this server)` });
+  }
+  errs.push(...validateVersions(spec.versions, ctx));
+  return errs;
+}
+
+export function validateNames(names: J, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const k of ['plural', 'singular']) {
+    const v = names[k];
+    if (v === undefined || v === '') {
+      if (k === 'plural') errs.push(required(`${path}.plural`));
+      continue;
+    }
+    if (typeof v !== 'string') errs.push(invalidValue(`${path}.${k}`, v, 'must be a string'));
+    else for (const m of isDNS1123Label(v)) errs.push(invalidValue(`${path}.${k}`, v, m));
+  }
+  for (const k of ['kind', 'listKind']) {
+    const v = names[k];
+    if (v === undefined || v === '') {
+      if (k === 'kind') errs.push(required(`${path}.kind`));
+      continue;
+    }
+    if (typeof v !== 'string' || !KIND_RE.test(v)) errs.push(invalidValue(`${path}.${k}`, v, 'may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?'));
+  }
+  if (typeof names.kind === 'string' && names.kind === names.listKind) errs.push(invalidValue(`${path}.listKind`, names.listKind, 'kind and listKind may not be the same'));
+  for (const k of ['shortNames', 'categories']) {
+    const list = names[k];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) {
+      errs.push(invalidValue(`${path}.${k}`, list, 'must be a list of strings'));
+      continue;
+    }
+    const seen = new Set<string>();
+    list.forEach((v, i) => {
+      if (typeof v !== 'string') {
+        errs.push(invalidValue(`${path}.${k}[${i}]`, v, 'must be a string'));
+        return;
+      }
+      for (const m of isDNS1123Label(v)) errs.push(invalidValue(`${path}.${k}[${i}]`, v, m));
+      if (seen.has(v)) errs.push({ field: `${path}.${k}[${i}]`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(v)}` });
+      seen.add(v);
+    });
+  }
+  return errs;
+}
+
+function validateVersions(versions: unknown, ctx: CrdValidationContext): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!Array.isArray(versions) || versions.length === 0) return [{ field: 'spec.versions', type: 'FieldValueInvalid', message: 'Invalid value: null: must have exactly one version marked as storage version' }];
+  const prefixes = markerPrefixes(ctx.apiDomain);
+  const seen = new Set<string>();
+  let storage = 0;
+  let served = 0;
+  versions.forEach((v, i) => {
+    const at = `spec.versions[${i}]`;
+    if (!isObj(v)) {
+      errs.push(invalidValue(at, v, 'must be an object'));
+      return;
+    }
+    if (typeof v.name !== 'string' || v.name === '') errs.push(required(`${at}.name`));
+    else {
+      for (const m of isDNS1035Label(v.name)) errs.push(invalidValue(`${at}.name`, v.name, m));
+      if (seen.has(v.name)) errs.push({ field: `${at}.name`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(v.name)}` });
+      seen.add(v.name);
+    }
+    if (typeof v.served !== 'boolean') errs.push(required(`${at}.served`));
+    if (typeof v.storage !== 'boolean') errs.push(required(`${at}.storage`));
+    if (v.storage === true) storage++;
+    if (v.served === true) served++;
+    const schema = isObj(v.schema) ? v.schema.openAPIV3Schema : undefined;
+    if (schema === undefined) errs.push({ field: `${at}.schema.openAPIV3Schema`, type: 'FieldValueRequired', message: 'Required value: schemas are required' });
+    else errs.push(...structuralErrors(schema, `${at}.schema.openAPIV3Schema`, prefixes));
+    errs.push(...validateColumns(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
+    errs.push(...validateSubresources(v.subresources, `${at}.subresources`));
+    errs.push(...validateSelectable(v.selectableFields, `${at}.selectableFields`));
+  });
+  if (storage !== 1) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: `Invalid value: ${storage}: must have exactly one version marked as storage version` });
+  if (served === 0) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: 'Invalid value: 0: must have at least one served version' });
+  return errs;
+}
+
+function validateColumns(cols: unknown, path: string): FieldError[] {
+  if (cols === undefined) return [];
+  if (!Array.isArray(cols)) return [invalidValue(path, cols, 'must be a list')];
+  const errs: FieldError[] = [];
+  cols.forEach((c, i) => {
+    const at = `${path}[${i}]`;
+    if (!isObj(c)) {
+      errs.push(invalidValue(at, c, 'must be an object'));
+      return;
+    }
+    if (typeof c.name !== 'string' || c.name === '') errs.push(required(`${at}.name`));
+    if (!COLUMN_TYPES.includes(c.type as string)) {
+      errs.push({ field: `${at}.type`, type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(c.type ?? '')}: supported values: ${COLUMN_TYPES.map((t) => `"${t}"`).join(', ')}` });
+    }
+    if (c.priority !== undefined && (typeof c.priority !== 'number' || c.priority < 0)) errs.push(invalidValue(`${at}.priority`, c.priority, 'must be greater than or equal to 0'));
+    if (typeof c.jsonPath !== 'string' || c.jsonPath === '') errs.push(required(`${at}.jsonPath`));
+    else {
+      try {
+        parseJsonPath(c.jsonPath);
+      } catch (e) {
+        if (!(e instanceof JsonPathError)) throw e;
+        errs.push(invalidValue(`${at}.jsonPath`, c.jsonPath, `must be a simple json path: ${e.message}`));
+      }
+    }
+  });
+  return errs;
+}
+
+/** selectable fields are simple paths without indexes, at most 8, no duplicates */
+function validateSelectable(fields: unknown, path: string): FieldError[] {
+  if (fields === undefined) return [];
+  if (!Array.isArray(fields)) return [invalidValue(path, fields, 'must be a list')];
+  const errs: FieldError[] = [];
+  if (fields.length > 8) errs.push({ field: path, type: 'FieldValueTooMany', message: `Too many: ${fields.length}: must have at most 8 items` });
+  const seen = new Set<string>();
+  fields.forEach((f, i) => {
+    const jp = isObj(f) ? f.jsonPath : undefined;
+    if (typeof jp !== 'string' || jp === '') {
+      errs.push(required(`${path}[${i}].jsonPath`));
+      return;
+    }
+    if (!/^(\.[A-Za-z_][A-Za-z0-9_-]*)+$/.test(jp) || jp.startsWith('.metadata.')) errs.push(invalidValue(`${path}[${i}].jsonPath`, jp, 'must be a simple path to a field (not under metadata), such as .spec.color'));
+    if (seen.has(jp)) errs.push({ field: `${path}[${i}].jsonPath`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(jp)}` });
+    seen.add(jp);
+  });
+  return errs;
+}
+
+function validateSubresources(sub: unknown, path: string): FieldError[] {
+  if (sub === undefined) return [];
+  if (!isObj(sub)) return [invalidValue(path, sub, 'must be an object')];
+  const scale = sub.scale;
+  if (scale === undefined) return [];
+  if (!isObj(scale)) return [invalidValue(`${path}.scale`, scale, 'must be an object')];
+  const errs: FieldError[] = [];
+  const check = (k: string, prefixes: string[], req: boolean): void => {
+    const v = scale[k];
+    if (v === undefined || v === '') {
+      if (req) errs.push(required(`${path}.scale.${k}`));
+      return;
+    }
+    const ok = typeof v === 'string' && prefixes.some((p) => v.startsWith(p)) && /^(\.[A-Za-z_][A-Za-z0-9_-]*)+$/.test(v);
+    if (!ok) errs.push(invalidValue(`${path}.scale.${k}`, v, `should be a json path under ${prefixes.join(' or ')} without array indexes`));
+  };
+  check('specReplicasPath', ['.spec.'], true);
+  check('statusReplicasPath', ['.status.'], true);
+  check('labelSelectorPath', ['.spec.', '.status.'], false);
+  return errs;
+}
+
+export function validateCrdUpdate(c: ApiObject, old: ApiObject, ctx: CrdValidationContext): FieldError[] {
+  const errs = validateCrd(c, ctx);
+  const spec = isObj(c.spec) ? c.spec : {};
+  const oldSpec = isObj(old.spec) ? old.spec : {};
+  if (oldSpec.scope !== undefined && spec.scope !== oldSpec.scope) errs.push(invalidValue('spec.scope', spec.scope, 'field is immutable'));
+  if (oldSpec.group !== undefined && spec.group !== oldSpec.group) errs.push(invalidValue('spec.group', spec.group, 'field is immutable'));
+  // versions objects were stored in must stay declared (conversion None reads them as any version)
+  const stored = isObj(c.status) && Array.isArray(c.status.storedVersions) ? c.status.storedVersions : [];
+  const declared = new Set(Array.isArray(spec.versions) ? spec.versions.map((v) => (isObj(v) ? v.name : undefined)) : []);
+  stored.forEach((v, i) => {
+    if (!declared.has(v)) errs.push(invalidValue(`status.storedVersions[${i}]`, v, 'must appear in spec.versions'));
+  });
+  return errs;
+}

@@ -1,0 +1,764 @@
+// One generic store serves every kind (the Kubernetes apiserver pattern):
+// keys, encoding, optimistic concurrency on the store's mod revision, and the
+// metadata rules common to all objects. Per-kind behaviour comes from the
+// definition's schema and strategy only.
+
+import type { KeyValue, RevisionedStore } from '../store/types.js';
+import { CompactedError, FutureRevisionError, prefixEnd } from '../store/types.js';
+import {
+  STALE_OBJECT,
+  StatusError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  forbidden,
+  gone,
+  invalid,
+  notFound,
+  qualifiedResource,
+  tooLargeResourceVersion,
+} from '../core/errors.js';
+import { clone, deepEqual, generateName, metaOf, newUid, nowTimestamp } from '../machinery/meta.js';
+import { convertObject } from './conversion.js';
+import { apiVersionOf } from './registry.js';
+import type { ApiObject, FieldError, ObjectMeta, ResourceDefinition } from './types.js';
+import type { UserInfo } from '../auth/types.js';
+import { CorruptObjectError } from './deletion/corrupt.js';
+import { applyDecision, factsOf } from './deletion/facts.js';
+import { gracePeriodFor } from './deletion/graceful.js';
+import { type PropagationPolicy, decide } from './deletion/machine.js';
+
+/** How long a request waits for a resource version newer than the store has applied (spec 000 §4.6) */
+export const TOO_LARGE_RV_WAIT_MS = 3000;
+
+export interface WriteOptions {
+  dryRun: boolean;
+  /** spec 000 §4.8; defaults to Warn */
+  fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
+  /** duplicate fields the decoder found in the request body */
+  duplicateFields?: string[];
+  /** field manager for managedFields (spec 000 §4.9) */
+  manager?: string;
+  /** `Apply` when server-side apply computed managedFields itself */
+  operation?: 'Apply' | 'Update';
+  /** the sub-resource written (`status`), recorded in managedFields entries */
+  subresource?: string;
+  /** the requesting user (absent for the server's own writes); read by `WriteHooks.authorizeWrite` */
+  user?: UserInfo;
+  /** who asks, for admission plugins that depend on the requester (NodeRestriction, spec 001 §5.15) */
+  requester?: { username: string; groups?: string[] };
+  /**
+   * Warnings admission adds (webhook `warnings`, ValidatingAdmissionPolicy
+   * `Warn`): the handler returns them as `Warning` headers. Absent = dropped.
+   */
+  warnings?: string[];
+  /** audit annotations admission adds (policy `Audit` actions, fail-open webhooks), key → value */
+  auditAnnotations?: Record<string, string>;
+  /** the request's options object (CreateOptions/UpdateOptions/PatchOptions/DeleteOptions) for AdmissionReview `options` */
+  admissionOptions?: Record<string, unknown>;
+  /**
+   * The written object belongs to this request alone (decoded from its body)
+   * and nobody modifies it after the write: the watch caches and the garbage
+   * collector may share it instead of decoding the stored bytes (decodeShared).
+   */
+  shareWritten?: boolean;
+}
+
+/**
+ * One object write as admission sees it (src/api/admission/): the operation,
+ * the new object (absent for DELETE) and the stored one (absent for CREATE).
+ */
+export interface AdmissionCall {
+  operation: 'CREATE' | 'UPDATE' | 'DELETE';
+  def: ResourceDefinition;
+  namespace: string;
+  name: string;
+  object: ApiObject | undefined;
+  oldObject: ApiObject | undefined;
+  opts: WriteOptions;
+}
+
+/** Schema-driven admission steps, provided by the schema engine. */
+export interface ObjectAdmission {
+  /** prune unknown fields (returned as paths), apply defaults, check types and required fields */
+  admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] };
+  /** object metadata rules (name syntax, labels, annotations, namespace presence) */
+  validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[];
+}
+
+/** Hooks that run inside every write (managedFields bookkeeping lives here). */
+export interface WriteHooks {
+  /** called for create and update with the final object before it is stored */
+  beforeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): void;
+  /** may refuse a delete (e.g. the built-in namespaces) */
+  beforeDelete?(def: ResourceDefinition, obj: ApiObject, opts?: WriteOptions): void;
+  /**
+   * May refuse a create or update for who asks it, after validation and
+   * before the write (RBAC escalation prevention, spec 001 §5.14); throws a
+   * StatusError. Injected by the composition root.
+   */
+  authorizeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): Promise<void>;
+  /**
+   * Values the object claims with its write (a Service's cluster IP and node
+   * ports, src/api/allocators/): may fill them into the object; the returned
+   * keys are created in the same transaction, each only if absent, so no two
+   * objects get the same value. Called again when a key was taken meanwhile.
+   */
+  reserve?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined): { keys: { key: string; value: Uint8Array }[] } | undefined;
+  /**
+   * Mutating admission (webhooks with JSON patches): runs after defaulting and
+   * before schema validation, so what it changes is validated like the
+   * request itself; returns the object to continue with. Throws a StatusError
+   * to refuse.
+   */
+  mutate?(call: AdmissionCall): Promise<ApiObject | undefined>;
+  /** Validating admission (webhooks, ValidatingAdmissionPolicy): after validation, before the write */
+  validateAdmission?(call: AdmissionCall): Promise<void>;
+  /**
+   * May refuse a create (throws a StatusError) and returns keys whose mod
+   * revision must be unchanged when the create commits: a custom resource is
+   * created only while its CRD is the one that was checked and not being
+   * deleted (docs/crds.md). A mismatch re-runs the check.
+   */
+  guardCreate?(def: ResourceDefinition): { key: string; modRevision: number }[];
+}
+
+/** attempts at claiming values (`WriteHooks.reserve`) before a create gives up */
+const RESERVE_ATTEMPTS = 20;
+
+/** the group and resource whose keys hold a definition's objects (its storage binding's, else its own) */
+export function storageResource(def: ResourceDefinition): { group: string; resource: string } {
+  return def.storage ? { group: def.storage.group, resource: def.storage.resource } : { group: def.group, resource: def.resource };
+}
+
+export function storageKey(def: ResourceDefinition, namespace: string, name: string): string {
+  const { group, resource } = storageResource(def);
+  const g = group || 'core';
+  return def.scope === 'Namespaced' ? `/registry/${g}/${resource}/${namespace}/${name}` : `/registry/${g}/${resource}/${name}`;
+}
+
+export function storagePrefix(def: ResourceDefinition, namespace: string): string {
+  const { group, resource } = storageResource(def);
+  const g = group || 'core';
+  return def.scope === 'Namespaced' && namespace
+    ? `/registry/${g}/${resource}/${namespace}/`
+    : `/registry/${g}/${resource}/`;
+}
+
+/** a stored object (decoded) as the definition's version serves it; the same object when no conversion applies */
+export function servedObject(def: ResourceDefinition, stored: ApiObject): ApiObject {
+  return def.storage ? convertObject(def.storage, stored, apiVersionOf(def)) : stored;
+}
+
+const encoder = new TextEncoder();
+const strictDecoder = new TextDecoder('utf-8', { fatal: true });
+
+/** the stored form: the object without its resourceVersion (that is the key's mod revision) */
+export function encodeObject(obj: ApiObject): Uint8Array {
+  const meta = obj.metadata;
+  const rv = meta?.resourceVersion;
+  if (meta && rv !== undefined) delete meta.resourceVersion;
+  const bytes = encoder.encode(JSON.stringify(obj));
+  if (meta && rv !== undefined) meta.resourceVersion = rv;
+  return bytes;
+}
+
+/** throws CorruptObjectError (a 500 naming the key) when the stored bytes do not decode (spec 000 §4.10) */
+export function decodeObject(kv: KeyValue): ApiObject {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(strictDecoder.decode(kv.value));
+  } catch (e) {
+    throw new CorruptObjectError(kv.key, e);
+  }
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new CorruptObjectError(kv.key, new Error('not an object'));
+  metaOf(obj as ApiObject).resourceVersion = String(kv.modRevision);
+  return obj as ApiObject;
+}
+
+/**
+ * Decoded objects shared by the read-only consumers of the applied feed (the
+ * watch caches and the garbage collector): one decode per applied write
+ * instead of one per consumer, keyed by the applied value's bytes, which
+ * every listener of one write sees as the same array (within one run of
+ * applies, see remember). A create or update
+ * also hands over the object it just encoded (handOver), so a write made
+ * through this process is not decoded at all. docs/architecture.md "Write path cost".
+ */
+const sharedByBytes = new Map<Uint8Array, ApiObject>();
+let sharedClearQueued = false;
+
+/**
+ * The memo lives for one synchronous run of applies (a store applies a batch
+ * and publishes every write to every listener before its callers resume), so
+ * it never holds objects past that: a long-lived map keyed by the stored bytes
+ * would keep a decoded copy of every object the store holds.
+ */
+function remember(bytes: Uint8Array, obj: ApiObject): void {
+  sharedByBytes.set(bytes, obj);
+  if (sharedClearQueued) return;
+  sharedClearQueued = true;
+  queueMicrotask(() => {
+    sharedByBytes.clear();
+    sharedClearQueued = false;
+  });
+}
+/** storage key -> the object a write in flight encoded, and the exact bytes */
+const handedOver = new Map<string, { bytes: Uint8Array; obj: ApiObject }>();
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a === b || (a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(b));
+}
+
+/**
+ * decodeObject for callers that only read: the object may be shared with the
+ * other consumers of the same write (and with the response of the write that
+ * made it) and must not be modified.
+ */
+export function decodeShared(kv: KeyValue): ApiObject {
+  const rv = String(kv.modRevision);
+  const hit = sharedByBytes.get(kv.value);
+  if (hit) {
+    const meta = metaOf(hit);
+    if (meta.resourceVersion === rv) return hit;
+    if (meta.resourceVersion === undefined) {
+      meta.resourceVersion = rv;
+      return hit;
+    }
+    return decodeObject(kv);
+  }
+  const handed = handedOver.get(kv.key);
+  let obj: ApiObject;
+  if (handed && sameBytes(handed.bytes, kv.value)) {
+    handedOver.delete(kv.key);
+    obj = handed.obj;
+    metaOf(obj).resourceVersion = rv;
+  } else {
+    obj = decodeObject(kv);
+  }
+  remember(kv.value, obj);
+  return obj;
+}
+
+/** encodes `obj` for `key` and, when `share`, offers it to decodeShared until `release` (the write settled) */
+function handOver(key: string, obj: ApiObject, share: boolean | undefined): { bytes: Uint8Array; release: () => void } {
+  const bytes = encodeObject(obj);
+  if (!share) return { bytes, release: () => {} };
+  const entry = { bytes, obj };
+  handedOver.set(key, entry);
+  return { bytes, release: () => void (handedOver.get(key) === entry && handedOver.delete(key)) };
+}
+
+/** maps store errors to API errors (410 for compacted, 504 for future revisions) */
+export function storeErrorToStatus(err: unknown, requested?: string): never {
+  if (err instanceof CompactedError) {
+    throw gone(`The resourceVersion for the provided list is too old.`);
+  }
+  if (err instanceof FutureRevisionError) {
+    throw tooLargeResourceVersion(requested ?? String(err.requested), err.current);
+  }
+  throw err;
+}
+
+/** the delete options the store acts on (spec 000 §2.6; parsed in handlers/delete.ts) */
+export interface DeleteRequestOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  propagationPolicy?: PropagationPolicy;
+  orphanDependents?: boolean;
+}
+
+export class GenericStore {
+  constructor(
+    readonly def: ResourceDefinition,
+    readonly store: RevisionedStore,
+    private readonly admission: ObjectAdmission,
+    private readonly hooks: WriteHooks = {},
+    private readonly namespaceExists: (ns: string) => 'Active' | 'Terminating' | undefined = () => 'Active',
+  ) {}
+
+  key(namespace: string, name: string): string {
+    return storageKey(this.def, namespace, name);
+  }
+
+  /** waits for `rv` to be applied; 504 "Too large resource version" after a short wait */
+  async ensureRevision(rv: number, raw: string): Promise<void> {
+    if (rv <= this.store.revision) return;
+    const ok = await this.store.waitForRevision(rv, TOO_LARGE_RV_WAIT_MS);
+    if (!ok) throw tooLargeResourceVersion(raw, this.store.revision);
+  }
+
+  /**
+   * Makes the local state at least as new as every write acknowledged
+   * anywhere before this call (Raft ReadIndex; immediate on one node). A
+   * follower that is behind must not answer 404/409 from stale state.
+   */
+  async catchUp(): Promise<void> {
+    const idx = await this.store.readIndex();
+    if (idx > this.store.revision) await this.store.waitForRevision(idx, TOO_LARGE_RV_WAIT_MS);
+  }
+
+  /** a stored key-value as this version serves it (spec 000 §6: converted from the storage version) */
+  decode(kv: KeyValue): ApiObject {
+    return servedObject(this.def, decodeObject(kv));
+  }
+
+  /** the stored form of an object of this version */
+  encode(obj: ApiObject): Uint8Array {
+    const storage = this.def.storage;
+    if (!storage) return encodeObject(obj);
+    const served = { ...obj, apiVersion: apiVersionOf(this.def), kind: this.def.kind };
+    return encodeObject(convertObject(storage, served, storage.storageVersion));
+  }
+
+  /** the stored bytes of `obj`; shared with the watch cache only when stored as served (no conversion) */
+  private handOver(key: string, obj: ApiObject, share: boolean | undefined): { bytes: Uint8Array; release: () => void } {
+    if (this.def.storage) return { bytes: this.encode(obj), release: () => {} };
+    return handOver(key, obj, share);
+  }
+
+  readRaw(namespace: string, name: string): KeyValue | undefined {
+    return this.store.range({ key: this.key(namespace, name) }).kvs[0];
+  }
+
+  /** get (spec 000 §4.6 get table): unset = most recent (consistent), 0 = any, N = not older than N */
+  async get(namespace: string, name: string, rv?: { value: number; raw: string }): Promise<ApiObject> {
+    if (rv === undefined) {
+      await this.catchUp();
+    } else if (rv.value > 0) {
+      await this.ensureRevision(rv.value, rv.raw);
+    }
+    const kv = this.readRaw(namespace, name);
+    if (!kv) throw notFound(this.def.resource, this.def.group, name);
+    return this.decode(kv);
+  }
+
+  private async checkNamespace(namespace: string, name: string): Promise<void> {
+    if (this.def.scope !== 'Namespaced') return;
+    const state = this.namespaceExists(namespace);
+    if (state === undefined) throw notFound('namespaces', '', namespace);
+    if (state === 'Terminating') {
+      // kube names the object refused, not the namespace (issue #11 item 7)
+      throw forbidden(`${qualifiedResource(this.def.resource, this.def.group)} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
+        name,
+        ...(this.def.group ? { group: this.def.group } : {}),
+        kind: this.def.resource,
+      });
+    }
+  }
+
+  /** validation shared by create and update; throws 422 Invalid */
+  private validate(obj: ApiObject, old: ApiObject | undefined, name: string, opts: WriteOptions): string[] {
+    const { errors, unknownFields } = this.admission.admit(this.def, obj, old);
+    // type errors are decoding errors: 400 naming only the first, whatever the
+    // validation level, as a decoder stops there (spec 000 §4.8, §7); custom
+    // resources decode as unstructured JSON, so theirs are 422 Invalid with the rest (docs/crds.md)
+    const typeError = this.def.customResource ? undefined : errors.find((e) => e.type === 'FieldValueTypeInvalid');
+    if (typeError) throw decodeError(this.def, typeError);
+    if (opts.fieldValidation === 'Strict') {
+      const problems = [
+        ...unknownFields.map((f) => `unknown field "${f}"`),
+        ...(opts.duplicateFields ?? []).map((f) => `duplicate field "${f}"`),
+      ];
+      if (problems.length > 0) throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+    }
+    const metaErrors = this.admission.validateMeta(this.def, obj);
+    const strategyErrors = old
+      ? (this.def.strategy.validateUpdate?.(obj, old) ?? this.def.strategy.validate?.(obj) ?? [])
+      : (this.def.strategy.validate?.(obj) ?? []);
+    const all = [...metaErrors, ...errors, ...strategyErrors];
+    if (all.length > 0) throw invalid(this.def.kind, this.def.group, name, all);
+    return unknownFields;
+  }
+
+  /**
+   * Create (POST). `obj` has passed decoding and field validation already.
+   * Returns the stored object and the unknown fields that were pruned.
+   */
+  async create(namespace: string, obj: ApiObject, opts: WriteOptions): Promise<{ object: ApiObject; unknownFields: string[] }> {
+    let meta = metaOf(obj);
+    if (meta.resourceVersion !== undefined && meta.resourceVersion !== '') {
+      throw badRequest('resourceVersion should not be set on objects to be created');
+    }
+    if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
+    if (this.def.scope === 'Namespaced') meta.namespace = namespace;
+    else delete meta.namespace;
+    const name = meta.name ?? '';
+    this.def.strategy.default?.(obj);
+    meta.uid = newUid();
+    meta.creationTimestamp = nowTimestamp();
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.resourceVersion;
+    if (this.def.strategy.tracksGeneration) meta.generation = 1;
+    this.def.strategy.prepareForCreate?.(obj);
+    if (this.hooks.mutate) {
+      const system = { uid: meta.uid, creationTimestamp: meta.creationTimestamp, generation: meta.generation };
+      const mutated = await this.hooks.mutate({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
+      if (mutated && mutated !== obj) obj = mutated;
+      // a webhook may not move the object or change what the server assigns
+      const m = metaOf(obj);
+      m.name = name;
+      if (this.def.scope === 'Namespaced') m.namespace = namespace;
+      else delete m.namespace;
+      m.uid = system.uid;
+      m.creationTimestamp = system.creationTimestamp;
+      if (system.generation !== undefined) m.generation = system.generation;
+      else delete m.generation;
+      delete m.deletionTimestamp;
+      delete m.deletionGracePeriodSeconds;
+      delete m.resourceVersion;
+      meta = m;
+    }
+    const unknownFields = this.validate(obj, undefined, name, opts);
+    await this.checkNamespace(namespace, name);
+    this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
+    if (this.hooks.validateAdmission) {
+      await this.hooks.validateAdmission({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
+    }
+    if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, obj, undefined, opts);
+    const key = this.key(namespace, name);
+    if (opts.dryRun) {
+      if (this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
+      // the answer shows what would be allocated; nothing is claimed
+      this.hooks.reserve?.(this.def, obj, undefined);
+      return { object: obj, unknownFields };
+    }
+    // values a failed attempt filled in (a cluster IP, node ports) are not what the
+    // client asked for: every attempt claims from the object as validated, else the
+    // next attempt would take a value lost to a concurrent write for a requested one
+    const unclaimed = this.hooks.reserve ? clone(obj) : undefined;
+    for (let attempt = 1; ; attempt++) {
+      const candidate = attempt === 1 || !unclaimed ? obj : clone(unclaimed);
+      const claimed = this.hooks.reserve?.(this.def, candidate, undefined)?.keys ?? [];
+      const guards = this.hooks.guardCreate?.(this.def) ?? [];
+      // shareWritten: from here on `candidate` is not modified but for its resourceVersion (the watch cache may share it)
+      const stored = this.handOver(key, candidate, opts.shareWritten);
+      const res = await this.store
+        .txn({
+          compare: [
+            { key, target: 'create', op: '=', value: 0 },
+            ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 })),
+            ...guards.map((g) => ({ key: g.key, target: 'mod' as const, op: '=' as const, value: g.modRevision })),
+          ],
+          success: [{ type: 'put', key, value: stored.bytes }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+          failure: [],
+        })
+        .finally(stored.release);
+      if (res.succeeded) {
+        metaOf(candidate).resourceVersion = String(res.revision);
+        return { object: candidate, unknownFields };
+      }
+      // the object exists, or a value it claimed was taken meanwhile, or a guard moved: try again
+      if ((claimed.length === 0 && guards.length === 0) || this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
+      if (attempt >= RESERVE_ATTEMPTS) throw conflict(this.def.resource, this.def.group, name, 'the values it claims were taken by concurrent writes; try again');
+    }
+  }
+
+  /**
+   * The optimistic-concurrency loop every mutation of an existing object uses
+   * (Kubernetes' GuaranteedUpdate): read, transform, compare-and-swap on the
+   * mod revision; retry when someone else wrote in between, unless the
+   * caller pinned a resourceVersion (then it is a 409).
+   */
+  async guaranteedUpdate(
+    namespace: string,
+    name: string,
+    opts: WriteOptions & { createIfAbsent?: boolean },
+    transform: (current: ApiObject | undefined) => ApiObject,
+  ): Promise<{ object: ApiObject; created: boolean; unknownFields: string[] }> {
+    const key = this.key(namespace, name);
+    await this.catchUp();
+    for (let attempt = 0; ; attempt++) {
+      const kv = this.readRaw(namespace, name);
+      const current = kv ? this.decode(kv) : undefined;
+      if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
+      const transformed = transform(current ? clone(current) : undefined);
+      // a transform may hand back the same object on every attempt: values claimed by a
+      // failed attempt must not look requested on the next (see create)
+      let next = this.hooks.reserve && current ? clone(transformed) : transformed;
+      if (!current) {
+        const meta = metaOf(next);
+        delete meta.resourceVersion;
+        const r = await this.create(namespace, next, opts);
+        return { ...r, created: true };
+      }
+      const pinned = metaOf(next).resourceVersion;
+      if (pinned !== undefined && pinned !== '' && pinned !== current.metadata!.resourceVersion) {
+        throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+      }
+      const prepared = await this.prepareUpdate(next, current, name, namespace, opts);
+      next = prepared.object;
+      const unknownFields = prepared.unknownFields;
+      // a Terminating object: the deletion machine says whether this update removes it (spec 000 §3.1)
+      const lifecycle = current.metadata?.deletionTimestamp ? this.decideUpdate(current, next) : undefined;
+      // a no-op write is not written and does not advance the resource version
+      if (deepEqual(stripVolatile(next), stripVolatile(current))) {
+        return { object: current, created: false, unknownFields };
+      }
+      await this.checkNamespaceForUpdate(namespace);
+      this.hooks.beforeWrite?.(this.def, next, current, opts);
+      if (this.hooks.validateAdmission) {
+        await this.hooks.validateAdmission({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
+      }
+      if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, next, current, opts);
+      const removeNow = lifecycle?.outcome === 'remove';
+      const claimed = removeNow ? [] : (this.hooks.reserve?.(this.def, next, current)?.keys ?? []);
+      if (opts.dryRun) return { object: next, created: false, unknownFields };
+      const stored = removeNow ? undefined : this.handOver(key, next, opts.shareWritten);
+      const res = await this.store
+        .txn({
+          compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
+          success: !stored
+            ? [{ type: 'delete', key }]
+            : [{ type: 'put', key, value: stored.bytes }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
+          failure: [],
+        })
+        .finally(() => stored?.release());
+      if (!res.succeeded) {
+        if (pinned) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+        if (attempt > 50) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+        continue;
+      }
+      metaOf(next).resourceVersion = String(res.revision);
+      return { object: next, created: false, unknownFields };
+    }
+  }
+
+  private async checkNamespaceForUpdate(namespace: string): Promise<void> {
+    if (this.def.scope !== 'Namespaced') return;
+    if (this.namespaceExists(namespace) === undefined) throw notFound('namespaces', '', namespace);
+  }
+
+  /** carries the immutable metadata over from the stored object, runs mutating admission, then validates */
+  private async prepareUpdate(next: ApiObject, current: ApiObject, name: string, namespace: string, opts: WriteOptions): Promise<{ object: ApiObject; unknownFields: string[] }> {
+    if (next.metadata?.name !== undefined && next.metadata.name !== name) {
+      throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    this.carryOver(next, current, name);
+    this.def.strategy.default?.(next);
+    this.def.strategy.prepareForUpdate?.(next, current);
+    if (this.hooks.mutate) {
+      const mutated = await this.hooks.mutate({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
+      if (mutated && mutated !== next) next = mutated;
+      // what a webhook may not change is carried over again
+      const rv = next.metadata?.resourceVersion;
+      this.carryOver(next, current, name);
+      if (rv !== undefined) metaOf(next).resourceVersion = rv;
+    }
+    const meta = metaOf(next);
+    const cur = current.metadata!;
+    const unknownFields = this.validate(next, current, name, opts);
+    // generation counts changes to the desired state (everything but metadata and status)
+    if (this.def.strategy.tracksGeneration && !deepEqual(specOf(next), specOf(current))) {
+      meta.generation = (cur.generation ?? 0) + 1;
+    }
+    return { object: next, unknownFields };
+  }
+
+  /** the metadata an update cannot change, taken from the stored object */
+  private carryOver(next: ApiObject, current: ApiObject, name: string): void {
+    const meta = metaOf(next);
+    const cur = current.metadata!;
+    meta.name = name;
+    if (this.def.scope === 'Namespaced') meta.namespace = cur.namespace;
+    meta.uid = cur.uid;
+    meta.creationTimestamp = cur.creationTimestamp;
+    if (cur.deletionTimestamp !== undefined) {
+      meta.deletionTimestamp = cur.deletionTimestamp;
+      if (cur.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = cur.deletionGracePeriodSeconds;
+    } else {
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+    }
+    if (meta.generateName === undefined && cur.generateName !== undefined) meta.generateName = cur.generateName;
+    if (cur.generation !== undefined) meta.generation = cur.generation;
+    else delete meta.generation;
+    canonicalManagedFieldTimes(meta);
+  }
+
+  /**
+   * delete (spec 000 §3.1, §4.10): the deletion machine (deletion/machine.ts)
+   * decides from the object and the request whether the key goes, the object
+   * is marked Terminating (finalizers, graceful pods, the GC finalizers the
+   * propagation policy adds), or nothing changes; this method checks the
+   * preconditions and carries the decision out with a compare-and-swap.
+   */
+  async delete(
+    namespace: string,
+    name: string,
+    opts: WriteOptions & DeleteRequestOptions,
+  ): Promise<{ object: ApiObject; deleted: boolean }> {
+    const key = this.key(namespace, name);
+    await this.catchUp();
+    for (let attempt = 0; ; attempt++) {
+      const kv = this.readRaw(namespace, name);
+      if (!kv) throw notFound(this.def.resource, this.def.group, name);
+      const current = this.decode(kv);
+      this.hooks.beforeDelete?.(this.def, current, opts);
+      this.checkPreconditions(current, name, opts.preconditions);
+      if (attempt === 0 && (this.hooks.mutate || this.hooks.validateAdmission)) {
+        // DELETE admission sees the stored object as oldObject and no object (patches do not apply)
+        const call = { operation: 'DELETE' as const, def: this.def, namespace, name, object: undefined, oldObject: current, opts };
+        await this.hooks.mutate?.(call);
+        await this.hooks.validateAdmission?.(call);
+      }
+      const decision = decide(factsOf(current, this.extraFinalizersOf(current)), {
+        type: 'DELETE',
+        policy: opts.propagationPolicy,
+        orphanDependents: opts.orphanDependents,
+        gracePeriodSeconds: gracePeriodFor(this.def, current, opts.gracePeriodSeconds),
+        now: Date.now(),
+      });
+      if (decision.outcome === 'unchanged' || decision.outcome === 'reject') return { object: current, deleted: false };
+      let op: { type: 'put'; key: string; value: Uint8Array } | { type: 'delete'; key: string };
+      let result: ApiObject;
+      if (decision.outcome === 'write') {
+        result = clone(current);
+        applyDecision(metaOf(result), decision);
+        if (decision.firstMark) this.def.strategy.prepareForDelete?.(result);
+        op = { type: 'put', key, value: this.encode(result) };
+      } else {
+        result = current;
+        op = { type: 'delete', key };
+      }
+      // dry run (spec 000 §4.7): every step but the write; the would-be result is returned
+      if (opts.dryRun) return { object: result, deleted: decision.outcome === 'remove' };
+      const res = await this.store.txn({
+        compare: [{ key, target: 'mod', op: '=', value: kv.modRevision }],
+        success: [op],
+        failure: [],
+      });
+      if (!res.succeeded) {
+        if (opts.preconditions?.resourceVersion || attempt > 50) {
+          throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+        }
+        continue;
+      }
+      if (decision.outcome === 'write') metaOf(result).resourceVersion = String(res.revision);
+      return { object: result, deleted: decision.outcome === 'remove' };
+    }
+  }
+
+  /**
+   * Force deletion of a corrupt object (spec 000 §4.10): only when the stored
+   * bytes do not decode; finalizers and preconditions are ignored. A readable
+   * object is refused (the caller must use a normal delete). The caller checks
+   * the feature gate and that no other option is set.
+   */
+  async deleteCorrupt(namespace: string, name: string): Promise<{ key: string }> {
+    const key = this.key(namespace, name);
+    await this.catchUp();
+    const kv = this.readRaw(namespace, name);
+    if (!kv) throw notFound(this.def.resource, this.def.group, name);
+    try {
+      decodeObject(kv);
+    } catch (e) {
+      if (!(e instanceof CorruptObjectError)) throw e;
+      const res = await this.store.txn({
+        compare: [{ key, target: 'mod', op: '=', value: kv.modRevision }],
+        success: [{ type: 'delete', key }],
+        failure: [],
+      });
+      if (!res.succeeded) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+      return { key };
+    }
+    throw badRequest(
+      `${this.def.resource}${this.def.group ? `.${this.def.group}` : ''} "${name}" is readable: ignoreStoreReadErrorWithClusterBreakingPotential applies only to objects whose stored data cannot be read; use a normal delete`,
+    );
+  }
+
+  /** preconditions (spec 000 §2.6): a mismatch is 409 Conflict */
+  private checkPreconditions(current: ApiObject, name: string, pre: DeleteRequestOptions['preconditions']): void {
+    if (pre?.uid && pre.uid !== current.metadata?.uid) {
+      throw conflict(
+        this.def.resource,
+        this.def.group,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`,
+      );
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
+      throw conflict(
+        this.def.resource,
+        this.def.group,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
+      );
+    }
+  }
+
+  /** the deletion machine's verdict on an update of a Terminating object; 422 when it refuses */
+  private decideUpdate(current: ApiObject, next: ApiObject): ReturnType<typeof decide> {
+    const nextFinalizers = next.metadata?.finalizers;
+    const d = decide(factsOf(current, this.extraFinalizersOf(current)), {
+      type: 'UPDATE',
+      finalizers: Array.isArray(nextFinalizers) ? nextFinalizers : [],
+      extraFinalizers: this.extraFinalizersOf(next),
+    });
+    if (d.outcome === 'reject') {
+      throw invalid(this.def.kind, this.def.group, next.metadata?.name ?? '', [
+        { field: 'metadata.finalizers', type: 'FieldValueForbidden', message: `Forbidden: ${d.reason ?? ''}` },
+      ]);
+    }
+    return d;
+  }
+
+  private extraFinalizersOf(obj: ApiObject): string[] {
+    return this.def.strategy.extraFinalizers?.(obj) ?? [];
+  }
+
+  finalizersOf(obj: ApiObject): string[] {
+    const own = obj.metadata?.finalizers ?? [];
+    const extra = this.def.strategy.extraFinalizers?.(obj) ?? [];
+    return extra.length === 0 ? own : [...own, ...extra];
+  }
+
+  get apiVersion(): string {
+    return apiVersionOf(this.def);
+  }
+
+  rangeKeys(namespace: string): { key: string; end: string } {
+    const p = storagePrefix(this.def, namespace);
+    return { key: p, end: prefixEnd(p) };
+  }
+}
+
+/**
+ * Clients re-encode the times they read (e.g. `…:27.000Z` from a Date);
+ * store them in the canonical second-precision form so a replace that
+ * changes nothing is recognised as a no-op.
+ */
+function canonicalManagedFieldTimes(meta: ObjectMeta): void {
+  const mf = meta.managedFields;
+  if (!Array.isArray(mf)) return;
+  for (const e of mf) {
+    if (e && typeof e === 'object' && typeof e.time === 'string') {
+      const t = Date.parse(e.time);
+      if (!Number.isNaN(t)) e.time = nowTimestamp(t);
+    }
+  }
+}
+
+function specOf(o: ApiObject): unknown {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
+  return rest;
+}
+
+/** fields that differ between two reads without being a change (resourceVersion, managedFields times) */
+function stripVolatile(o: ApiObject): ApiObject {
+  const c = { ...o, metadata: { ...(o.metadata ?? {}) } };
+  delete c.metadata.resourceVersion;
+  return c;
+}
+
+/** the 400 for a value of the wrong type: the object cannot be decoded (spec 000 §4.8) */
+export function decodeError(def: ResourceDefinition, e: FieldError): StatusError {
+  return badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${e.field}: ${e.message}`, [
+    { reason: e.type, message: e.message, field: e.field },
+  ]);
+}
+
+export function isStatusError(e: unknown): e is StatusError {
+  return e instanceof StatusError;
+}

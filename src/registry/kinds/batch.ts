@@ -1,0 +1,190 @@
+// batch/v1 Job and CronJob. Stored and served with Kubernetes' defaulting and
+// validation; no controller runs them yet (docs/compatibility.md).
+
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
+import { column, get, getArray, getObject, getString, since } from './columns.js';
+import { atomicList, bool, enumOf, int32, int64, obj, opaque, proto, ref, str, time } from '../../machinery/schema/dsl.js';
+import { kindSchema } from './meta.js';
+import { conditions, defaultPodTemplate, num, selector, selectorText, template, templateContainers, validateSelectorAndTemplate } from './workload-shared.js';
+
+function jobSpec(n: SchemaNames) {
+  return obj('Specification of the desired behaviour of a job.', proto({
+    parallelism: 1, completions: 2, activeDeadlineSeconds: 3, podFailurePolicy: 11, successPolicy: 16, backoffLimit: 7, backoffLimitPerIndex: 12,
+    maxFailedIndexes: 13, selector: 4, manualSelector: 5, template: 6, ttlSecondsAfterFinished: 8, completionMode: 9, suspend: 10, podReplacementPolicy: 14, managedBy: 15,
+  }, {
+    parallelism: int32('Maximum desired number of pods running at any given time.'),
+    completions: int32('Desired number of successfully finished pods.'),
+    activeDeadlineSeconds: int64('Seconds the job may be continuously active before the system tries to terminate it.'),
+    podFailurePolicy: opaque('How failed pods influence the backoffLimit.'),
+    successPolicy: opaque('When the Job can be declared as succeeded.'),
+    backoffLimit: int32('Number of retries before marking this job failed. Defaults to 6.'),
+    backoffLimitPerIndex: int32('Retries within an index before marking it failed.'),
+    maxFailedIndexes: int32('Maximal number of failed indexes before marking the Job failed.'),
+    selector: selector(n, 'Label query over pods; generated from the job uid unless manualSelector is set.'),
+    manualSelector: bool('Controls generation of pod labels and pod selectors.'),
+    template: template(n, 'The pods that will be created when executing the job.'),
+    ttlSecondsAfterFinished: int32('Lifetime of a finished Job before it is deleted.'),
+    completionMode: enumOf('How pod completions are tracked.', ['Indexed', 'NonIndexed']),
+    suspend: bool('Whether the Job controller should create pods.'),
+    podReplacementPolicy: enumOf('When to create replacement pods.', ['Failed', 'TerminatingOrFailed']),
+    managedBy: str('The controller that manages the Job.'),
+  }), ['template']);
+}
+
+/** Kubernetes' Job defaults and the generated selector (`batch.kubernetes.io/controller-uid`) */
+function defaultJob(spec: Record<string, JSONValue> | undefined): void {
+  if (!spec) return;
+  if (spec.completions === undefined && spec.parallelism === undefined) spec.completions = 1;
+  spec.parallelism ??= 1;
+  spec.backoffLimit ??= 6;
+  spec.completionMode ??= 'NonIndexed';
+  spec.suspend ??= false;
+  spec.podReplacementPolicy ??= 'TerminatingOrFailed';
+  defaultPodTemplate(getObject(spec, 'template'), 'Never');
+}
+
+function validateJob(o: ApiObject, at: string): FieldError[] {
+  const errs = validateSelectorAndTemplate(o, at, { selectorOptional: true });
+  const rp = getString(o, ...at.split('.'), 'template', 'spec', 'restartPolicy');
+  if (rp !== undefined && rp !== 'OnFailure' && rp !== 'Never') {
+    errs.push({ field: `${at}.template.spec.restartPolicy`, type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(rp)}: supported values: "OnFailure", "Never"` });
+  }
+  for (const f of ['parallelism', 'completions', 'backoffLimit', 'activeDeadlineSeconds']) {
+    const v = get(o, ...at.split('.'), f);
+    if (typeof v === 'number' && v < 0) errs.push({ field: `${at}.${f}`, type: 'FieldValueInvalid', message: `Invalid value: ${v}: must be greater than or equal to 0` });
+  }
+  return errs;
+}
+
+export function jobDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: 'batch', version: 'v1', kind: 'Job', resource: 'jobs', singular: 'job', scope: 'Namespaced',
+    categories: ['all'], subresources: ['status'],
+    schema: kindSchema(n, 'Job represents the configuration of a single job.', proto({ spec: 2, status: 3 }, {
+      spec: jobSpec(n),
+      status: obj('Current status of a job.', proto({
+        conditions: 1, startTime: 2, completionTime: 3, active: 4, succeeded: 5, failed: 6, terminating: 11, completedIndexes: 7, failedIndexes: 10, uncountedTerminatedPods: 8, ready: 9,
+      }, {
+        conditions: atomicList('The latest available observations of the job.', opaque('A job condition.')),
+        startTime: time('When the job controller started processing the job.'),
+        completionTime: time('When the job was completed.'),
+        active: int32('Pending and running pods.'),
+        succeeded: int32('Pods that reached phase Succeeded.'),
+        failed: int32('Pods that reached phase Failed.'),
+        terminating: int32('Terminating pods.'),
+        completedIndexes: str('Completed indexes (Indexed jobs).'),
+        failedIndexes: str('Failed indexes.'),
+        uncountedTerminatedPods: opaque('Finished pods not yet accounted for in the status counters.'),
+        ready: int32('Active pods with a Ready condition.'),
+      })),
+    })),
+    strategy: {
+      default: (o) => defaultJob(getObject(o, 'spec')),
+      validate: (o) => validateJob(o, 'spec'),
+      validateUpdate: (o, old) => {
+        const errs = validateJob(o, 'spec');
+        if (JSON.stringify(get(o, 'spec', 'selector') ?? null) !== JSON.stringify(get(old, 'spec', 'selector') ?? null)) {
+          errs.push({ field: 'spec.selector', type: 'FieldValueInvalid', message: 'Invalid value: field is immutable' });
+        }
+        return errs;
+      },
+      columns: [
+        column('Status', 'string', jobStatus, { description: 'Status of the job.' }),
+        column('Completions', 'string', (o) => `${num(o, 'status', 'succeeded')}/${get(o, 'spec', 'completions') ?? 1}`, { description: 'The desired number of successfully finished pods the job should be run with.' }),
+        column('Duration', 'string', jobDuration, { description: 'Time required to complete the job.' }),
+        column('Containers', 'string', (o) => templateContainers(o, 'name', 'spec', 'template'), { priority: 1 }),
+        column('Images', 'string', (o) => templateContainers(o, 'image', 'spec', 'template'), { priority: 1 }),
+        column('Selector', 'string', (o) => selectorText(o, 'spec', 'selector'), { priority: 1 }),
+      ],
+    },
+  };
+}
+
+function jobStatus(o: ApiObject): string {
+  const has = (t: string) => getArray(o, 'status', 'conditions').some((c) => get(c, 'type') === t && get(c, 'status') === 'True');
+  if (has('Complete')) return 'Complete';
+  if (has('Failed')) return 'Failed';
+  if (has('Suspended')) return 'Suspended';
+  return 'Running';
+}
+
+function jobDuration(o: ApiObject): string {
+  const start = getString(o, 'status', 'startTime');
+  if (!start) return '';
+  const end = getString(o, 'status', 'completionTime');
+  return since(start, end ? Date.parse(end) : Date.now());
+}
+
+export function cronJobDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: 'batch', version: 'v1', kind: 'CronJob', resource: 'cronjobs', singular: 'cronjob', scope: 'Namespaced',
+    shortNames: ['cj'], categories: ['all'], subresources: ['status'],
+    schema: kindSchema(n, 'CronJob represents the configuration of a single cron job.', proto({ spec: 2, status: 3 }, {
+      spec: obj('Specification of the desired behaviour of a cron job.', proto({
+        schedule: 1, timeZone: 8, startingDeadlineSeconds: 2, concurrencyPolicy: 3, suspend: 4, jobTemplate: 5, successfulJobsHistoryLimit: 6, failedJobsHistoryLimit: 7,
+      }, {
+        schedule: str('The schedule in Cron format.'),
+        timeZone: str('The time zone name for the given schedule.'),
+        startingDeadlineSeconds: int64('Deadline in seconds for starting the job if it misses its scheduled time.'),
+        concurrencyPolicy: enumOf('How to treat concurrent executions of a Job.', ['Allow', 'Forbid', 'Replace']),
+        suspend: bool('Tells the controller to suspend subsequent executions.'),
+        jobTemplate: obj('The job that will be created when executing a CronJob.', proto({ metadata: 1, spec: 2 }, {
+          metadata: ref(n.meta('ObjectMeta'), "Standard object's metadata of the jobs created from this template."),
+          spec: jobSpec(n),
+        })),
+        successfulJobsHistoryLimit: int32('Successful finished jobs to retain. Defaults to 3.'),
+        failedJobsHistoryLimit: int32('Failed finished jobs to retain. Defaults to 1.'),
+      }), ['schedule', 'jobTemplate']),
+      status: obj('Current status of a cron job.', proto({ active: 1, lastScheduleTime: 4, lastSuccessfulTime: 5 }, {
+        active: atomicList('Pointers to currently running jobs.', ref(n.core('ObjectReference'))),
+        lastScheduleTime: time('The last time the job was successfully scheduled.'),
+        lastSuccessfulTime: time('The last time the job successfully completed.'),
+      })),
+    })),
+    strategy: {
+      default: (o) => {
+        const spec = getObject(o, 'spec');
+        if (!spec) return;
+        spec.concurrencyPolicy ??= 'Allow';
+        spec.suspend ??= false;
+        spec.successfulJobsHistoryLimit ??= 3;
+        spec.failedJobsHistoryLimit ??= 1;
+        defaultJob(getObject(spec, 'jobTemplate', 'spec'));
+      },
+      validate: validateCronJob,
+      validateUpdate: (o) => validateCronJob(o),
+      columns: [
+        column('Schedule', 'string', (o) => getString(o, 'spec', 'schedule') ?? ''),
+        column('Timezone', 'string', (o) => getString(o, 'spec', 'timeZone') ?? '<none>'),
+        column('Suspend', 'boolean', (o) => get(o, 'spec', 'suspend') === true),
+        column('Active', 'integer', (o) => getArray(o, 'status', 'active').length),
+        column('Last Schedule', 'string', (o) => {
+          const t = getString(o, 'status', 'lastScheduleTime');
+          return t ? since(t) : '<none>';
+        }),
+        column('Containers', 'string', (o) => templateContainers(o, 'name', 'spec', 'jobTemplate', 'spec', 'template'), { priority: 1 }),
+        column('Images', 'string', (o) => templateContainers(o, 'image', 'spec', 'jobTemplate', 'spec', 'template'), { priority: 1 }),
+      ],
+    },
+  };
+}
+
+function validateCronJob(o: ApiObject): FieldError[] {
+  const errs = validateJob(o, 'spec.jobTemplate.spec');
+  const schedule = getString(o, 'spec', 'schedule');
+  if (schedule !== undefined && !validCron(schedule)) {
+    errs.push({ field: 'spec.schedule', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(schedule)}: unparseable cron schedule` });
+  }
+  return errs;
+}
+
+/** five fields or a predefined @descriptor (robfig/cron's standard parser, as Kubernetes uses) */
+function validCron(s: string): boolean {
+  const t = s.trim().replace(/^(CRON_)?TZ=\S+\s+/, '');
+  if (/^@(yearly|annually|monthly|weekly|daily|midnight|hourly)$/.test(t) || /^@every\s+\S+$/.test(t)) return true;
+  const fields = t.split(/\s+/);
+  return fields.length === 5 && fields.every((f) => /^[\d*?/,\-A-Za-z]+$/.test(f));
+}
+
+export const batchFactories = [jobDefinition, cronJobDefinition];

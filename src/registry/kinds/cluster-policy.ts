@@ -1,0 +1,276 @@
+// policy/v1 PodDisruptionBudget, autoscaling/v2 and v1
+// HorizontalPodAutoscaler, storage.<domain>/v1 StorageClass,
+// scheduling.<domain>/v1 PriorityClass, certificates.<domain>/v1
+// CertificateSigningRequest. Stored and served; no controller acts on them.
+
+import { hpaStorage } from './hpa-conversion.js';
+import { handleGet } from '../../api/handlers/get.js';
+import { handlePatch } from '../../api/handlers/patch.js';
+import { handleUpdate } from '../../api/handlers/update.js';
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { Schema } from '../../machinery/schema/types.js';
+import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
+import { column, get, getArray, getObject, getString } from './columns.js';
+import { atomicList, bool, enumOf, int32, intOrString, mapOf, obj, opaque, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
+import { kindSchema } from './meta.js';
+import { conditions, generationSeen, num, selector } from './workload-shared.js';
+
+const strings = (d: string): Schema => atomicList(d, { type: 'string' });
+const fieldErr = (field: string, type: string, message: string): FieldError => ({ field, type, message });
+
+export function podDisruptionBudgetDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', resource: 'poddisruptionbudgets', singular: 'poddisruptionbudget', scope: 'Namespaced',
+    shortNames: ['pdb'], subresources: ['status'],
+    schema: kindSchema(n, 'PodDisruptionBudget limits the number of pods of a replicated application that are down simultaneously from voluntary disruptions.', proto({ spec: 2, status: 3 }, {
+      spec: obj('Specification of the desired behaviour of the budget.', proto({ minAvailable: 1, selector: 2, maxUnavailable: 3, unhealthyPodEvictionPolicy: 4 }, {
+        minAvailable: intOrString('Pods that must still be available after an eviction (number or percentage).'),
+        selector: selector(n, 'Label query over pods whose evictions are managed by the budget.'),
+        maxUnavailable: intOrString('Pods that may be unavailable after an eviction (number or percentage).'),
+        unhealthyPodEvictionPolicy: enumOf('When unhealthy running pods may be evicted.', ['AlwaysAllow', 'IfHealthyBudget']),
+      })),
+      status: obj('Most recently observed status of the budget.', proto({ observedGeneration: 1, disruptedPods: 2, disruptionsAllowed: 3, currentHealthy: 4, desiredHealthy: 5, expectedPods: 6, conditions: 7 }, {
+        observedGeneration: generationSeen(),
+        disruptedPods: mapOf('Pods whose eviction was processed but not yet observed.', time('When the eviction was processed.')),
+        disruptionsAllowed: int32('Number of pod disruptions currently allowed.'),
+        currentHealthy: int32('Current number of healthy pods.'),
+        desiredHealthy: int32('Minimum desired number of healthy pods.'),
+        expectedPods: int32('Total number of pods counted by this budget.'),
+        conditions: conditions(),
+      })),
+    })),
+    strategy: {
+      prepareForCreate: (o) => {
+        o.status = { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
+      },
+      validate: validatePDB,
+      validateUpdate: (o) => validatePDB(o),
+      columns: [
+        column('Min Available', 'string', (o) => String(get(o, 'spec', 'minAvailable') ?? 'N/A')),
+        column('Max Unavailable', 'string', (o) => String(get(o, 'spec', 'maxUnavailable') ?? 'N/A')),
+        column('Allowed Disruptions', 'integer', (o) => num(o, 'status', 'disruptionsAllowed')),
+      ],
+    },
+  };
+}
+
+function validatePDB(o: ApiObject): FieldError[] {
+  const errs: FieldError[] = [];
+  if (get(o, 'spec', 'minAvailable') !== undefined && get(o, 'spec', 'maxUnavailable') !== undefined) {
+    errs.push(fieldErr('spec', 'FieldValueInvalid', 'Invalid value: minAvailable and maxUnavailable cannot be both set'));
+  }
+  for (const f of ['minAvailable', 'maxUnavailable']) {
+    const v = get(o, 'spec', f);
+    if (typeof v === 'number' && v < 0) errs.push(fieldErr(`spec.${f}`, 'FieldValueInvalid', `Invalid value: ${v}: must be greater than or equal to 0`));
+    if (typeof v === 'string' && !/^\d+%$/.test(v)) errs.push(fieldErr(`spec.${f}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(v)}: a valid percent string must be a numeric string followed by an ending '%'`));
+  }
+  return errs;
+}
+
+function metricTarget(n: SchemaNames): Schema {
+  return obj('The target value, average value, or average utilization of a metric.', proto({ type: 1, value: 2, averageValue: 3, averageUtilization: 4 }, {
+    type: enumOf('Whether the metric type is Utilization, Value, or AverageValue.', ['AverageValue', 'Utilization', 'Value']),
+    value: ref(n.quantity, 'Target value of the metric.'),
+    averageValue: ref(n.quantity, 'Target average value of the metric across all pods.'),
+    averageUtilization: int32('Target average of the resource metric across all pods, as a percentage of the requested value.'),
+  }), ['type']);
+}
+
+/** autoscaling/v2 MetricSpec: Resource and ContainerResource in full; Object, Pods and External kept as given */
+function metricSpec(n: SchemaNames): Schema {
+  return obj('A metric to scale on.', proto({ type: 1, resource: 4, containerResource: 7 }, {
+    type: enumOf('Type of metric source.', ['ContainerResource', 'External', 'Object', 'Pods', 'Resource']),
+    resource: obj('A resource metric known to Kubernetes (requests and limits).', proto({ name: 1, target: 2 }, { name: str('Name of the resource.'), target: metricTarget(n) }), ['name', 'target']),
+    containerResource: obj('A resource metric of one container.', proto({ name: 1, target: 2, container: 3 }, {
+      name: str('Name of the resource.'), target: metricTarget(n), container: str('Name of the container.'),
+    }), ['name', 'target', 'container']),
+    object: opaque('A metric describing a single object.'),
+    pods: opaque('A metric describing each pod (averaged).'),
+    external: opaque('A global metric not associated with any Kubernetes object.'),
+  }), ['type']);
+}
+
+function scalingRules(n: SchemaNames, d: string): Schema {
+  return obj(d, proto({ stabilizationWindowSeconds: 3, selectPolicy: 1, policies: 2, tolerance: 4 }, {
+    stabilizationWindowSeconds: int32('Seconds past recommendations are considered while scaling.'),
+    selectPolicy: enumOf('Which policy is used.', ['Disabled', 'Max', 'Min']),
+    policies: atomicList('Potential scaling policies.', obj('A single policy.', proto({ type: 1, value: 2, periodSeconds: 3 }, {
+      type: enumOf('The scaling policy.', ['Percent', 'Pods']), value: int32('Amount of change permitted by the policy.'), periodSeconds: int32('Window of time for which the policy holds.'),
+    }), ['type', 'value', 'periodSeconds'])),
+    tolerance: ref(n.quantity, 'Tolerance on the ratio between current and desired metric value.'),
+  }));
+}
+
+function hpaSpec(n: SchemaNames, v2: boolean): Schema {
+  const target = obj('The scaled resource.', proto({ kind: 1, name: 2, apiVersion: 3 }, {
+    kind: str('Kind of the referent.'), name: str('Name of the referent.'), apiVersion: str('API version of the referent.'),
+  }), ['kind', 'name'], { 'x-orch-map-type': 'atomic' });
+  const common = { scaleTargetRef: target, minReplicas: int32('Lower limit for the number of replicas. Defaults to 1.'), maxReplicas: int32('Upper limit for the number of replicas.') };
+  return v2
+    ? obj('Specification of the autoscaler.', proto({ scaleTargetRef: 1, minReplicas: 2, maxReplicas: 3, metrics: 4, behavior: 5 }, {
+      ...common,
+      metrics: atomicList('Metrics used to calculate the desired replica count.', metricSpec(n)),
+      behavior: obj('Scaling behaviour in the up and down directions.', proto({ scaleUp: 1, scaleDown: 2 }, {
+        scaleUp: scalingRules(n, 'Scaling up policy.'), scaleDown: scalingRules(n, 'Scaling down policy.'),
+      })),
+    }), ['scaleTargetRef', 'maxReplicas'])
+    : obj('Specification of the autoscaler.', proto({ scaleTargetRef: 1, minReplicas: 2, maxReplicas: 3, targetCPUUtilizationPercentage: 4 }, {
+      ...common,
+      targetCPUUtilizationPercentage: int32('Target average CPU utilization over all the pods.'),
+    }), ['scaleTargetRef', 'maxReplicas']);
+}
+
+function hpaDefinition(n: SchemaNames, v2: boolean): ResourceDefinition {
+  const status: Schema = v2
+    ? obj('Current information about the autoscaler.', proto({ observedGeneration: 1, lastScaleTime: 2, currentReplicas: 3, desiredReplicas: 4, currentMetrics: 5, conditions: 6 }, {
+      observedGeneration: generationSeen(), lastScaleTime: time('Last time the autoscaler scaled.'),
+      currentReplicas: int32('Current number of replicas.'), desiredReplicas: int32('Desired number of replicas.'),
+      currentMetrics: atomicList('Last read state of the metrics.', opaque('A metric status.')), conditions: conditions(),
+    }))
+    : obj('Current information about the autoscaler.', proto({ observedGeneration: 1, lastScaleTime: 2, currentReplicas: 3, desiredReplicas: 4, currentCPUUtilizationPercentage: 5 }, {
+      observedGeneration: generationSeen(), lastScaleTime: time('Last time the autoscaler scaled.'),
+      currentReplicas: int32('Current number of replicas.'), desiredReplicas: int32('Desired number of replicas.'),
+      currentCPUUtilizationPercentage: int32('Current average CPU utilization.'),
+    }));
+  return {
+    group: 'autoscaling', version: v2 ? 'v2' : 'v1', kind: 'HorizontalPodAutoscaler', resource: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler', scope: 'Namespaced',
+    shortNames: ['hpa'], categories: ['all'], subresources: ['status'],
+    // one store for both versions, written as v2 (hpa-conversion.ts)
+    storage: hpaStorage(),
+    schema: kindSchema(n, 'HorizontalPodAutoscaler automatically manages the replica count of a scalable resource (stored; no autoscaler acts on it).', proto({ spec: 2, status: 3 }, {
+      spec: hpaSpec(n, v2), status,
+    })),
+    strategy: {
+      default: (o) => {
+        const spec = getObject(o, 'spec');
+        if (!spec) return;
+        spec.minReplicas ??= 1;
+        if (v2 && spec.metrics === undefined) spec.metrics = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
+      },
+      validate: validateHPA,
+      validateUpdate: (o) => validateHPA(o),
+      columns: [
+        column('Reference', 'string', (o) => `${getString(o, 'spec', 'scaleTargetRef', 'kind') ?? ''}/${getString(o, 'spec', 'scaleTargetRef', 'name') ?? ''}`),
+        column('Targets', 'string', (o) => (v2 ? getArray(o, 'spec', 'metrics').map((m) => {
+          const t = get(m, 'resource', 'target', 'averageUtilization');
+          return t === undefined ? '<unknown>' : `${getString(m, 'resource', 'name') ?? ''}: <unknown>/${String(t)}%`;
+        }).join(', ') || '<none>' : `<unknown>/${String(get(o, 'spec', 'targetCPUUtilizationPercentage') ?? 80)}%`)),
+        column('MinPods', 'string', (o) => String(get(o, 'spec', 'minReplicas') ?? '<unset>')),
+        column('MaxPods', 'integer', (o) => num(o, 'spec', 'maxReplicas')),
+        column('Replicas', 'integer', (o) => num(o, 'status', 'currentReplicas')),
+      ],
+    },
+  };
+}
+
+function validateHPA(o: ApiObject): FieldError[] {
+  const errs: FieldError[] = [];
+  const min = get(o, 'spec', 'minReplicas');
+  const max = get(o, 'spec', 'maxReplicas');
+  if (typeof min === 'number' && min < 1) errs.push(fieldErr('spec.minReplicas', 'FieldValueInvalid', `Invalid value: ${min}: must be greater than or equal to 1`));
+  if (typeof max === 'number' && max < 1) errs.push(fieldErr('spec.maxReplicas', 'FieldValueInvalid', `Invalid value: ${max}: must be greater than 0`));
+  if (typeof min === 'number' && typeof max === 'number' && max < min) errs.push(fieldErr('spec.maxReplicas', 'FieldValueInvalid', `Invalid value: ${max}: must be greater than or equal to \`minReplicas\``));
+  return errs;
+}
+
+export const hpaV2Definition = (n: SchemaNames): ResourceDefinition => hpaDefinition(n, true);
+export const hpaV1Definition = (n: SchemaNames): ResourceDefinition => hpaDefinition(n, false);
+
+export function storageClassDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: n.group('storage'), version: 'v1', kind: 'StorageClass', resource: 'storageclasses', singular: 'storageclass', scope: 'Cluster',
+    shortNames: ['sc'],
+    schema: kindSchema(n, 'StorageClass describes the parameters for a class of storage for which PersistentVolumes can be dynamically provisioned.', proto({
+      provisioner: 2, parameters: 3, reclaimPolicy: 4, mountOptions: 5, allowVolumeExpansion: 6, volumeBindingMode: 7, allowedTopologies: 8,
+    }, {
+      provisioner: str('The type of the provisioner.'),
+      parameters: strMap('Parameters for the provisioner.'),
+      reclaimPolicy: enumOf('Reclaim policy of volumes dynamically provisioned by this class. Defaults to Delete.', ['Delete', 'Recycle', 'Retain']),
+      mountOptions: strings('Mount options of volumes dynamically provisioned by this class.'),
+      allowVolumeExpansion: bool('Whether the class allows volume expansion.'),
+      volumeBindingMode: enumOf('How claims should be provisioned and bound. Defaults to Immediate.', ['Immediate', 'WaitForFirstConsumer']),
+      allowedTopologies: atomicList('Topologies where volumes can be dynamically provisioned.', opaque('A topology selector term.')),
+    }), ['provisioner']),
+    strategy: {
+      default: (o) => {
+        o.reclaimPolicy ??= 'Delete';
+        o.volumeBindingMode ??= 'Immediate';
+      },
+      validateUpdate: (o, old) => (o.provisioner !== old.provisioner ? [fieldErr('provisioner', 'FieldValueForbidden', 'Forbidden: updates to provisioner are forbidden.')] : []),
+      columns: [
+        column('Provisioner', 'string', (o) => String(o.provisioner ?? '')),
+        column('ReclaimPolicy', 'string', (o) => String(o.reclaimPolicy ?? '')),
+        column('VolumeBindingMode', 'string', (o) => String(o.volumeBindingMode ?? '')),
+        column('AllowVolumeExpansion', 'string', (o) => String(o.allowVolumeExpansion === true)),
+      ],
+    },
+  };
+}
+
+export function priorityClassDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: n.group('scheduling'), version: 'v1', kind: 'PriorityClass', resource: 'priorityclasses', singular: 'priorityclass', scope: 'Cluster',
+    shortNames: ['pc'],
+    schema: kindSchema(n, 'PriorityClass defines a mapping from a priority class name to the priority integer value.', proto({ value: 2, globalDefault: 3, description: 4, preemptionPolicy: 5 }, {
+      value: int32('The integer priority value of pods of this class.'),
+      globalDefault: bool('Whether this class is the default for pods without a priorityClassName.'),
+      description: str('When this priority class should be used.'),
+      preemptionPolicy: enumOf('Policy for preempting pods with lower priority. Defaults to PreemptLowerPriority.', ['Never', 'PreemptLowerPriority']),
+    }), ['value']),
+    strategy: {
+      default: (o) => {
+        o.preemptionPolicy ??= 'PreemptLowerPriority';
+      },
+      validate: (o) => (typeof o.value === 'number' && o.value > 1_000_000_000 && !String(o.metadata?.name ?? '').startsWith('system-')
+        ? [fieldErr('value', 'FieldValueForbidden', 'Forbidden: maximum allowed value of a user defined priority is 1000000000')] : []),
+      validateUpdate: (o, old) => (o.value !== old.value ? [fieldErr('value', 'FieldValueForbidden', 'Forbidden: may not be changed in an update.')] : []),
+      columns: [
+        column('Value', 'integer', (o) => (typeof o.value === 'number' ? o.value : 0)),
+        column('Global-Default', 'boolean', (o) => o.globalDefault === true),
+        column('PreemptionPolicy', 'string', (o) => String(o.preemptionPolicy ?? '')),
+      ],
+    },
+  };
+}
+
+export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: n.group('certificates'), version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest', scope: 'Cluster',
+    shortNames: ['csr'], subresources: ['status', 'approval'],
+    // `kubectl certificate approve|deny` PUTs the object to /approval: like /status, only status (the conditions) changes
+    handlers: {
+      'approval/get': (ctx, req) => handleGet(ctx, { ...req, info: { ...req.info, subresource: '' } }),
+      'approval/update': (ctx, req) => handleUpdate(ctx, { ...req, info: { ...req.info, subresource: 'status' } }),
+      'approval/patch': (ctx, req) => handlePatch(ctx, { ...req, info: { ...req.info, subresource: 'status' } }),
+    },
+    schema: kindSchema(n, 'CertificateSigningRequest objects request a signed X.509 certificate (stored; no signer runs yet).', proto({ spec: 2, status: 3 }, {
+      spec: obj('The certificate request.', proto({ request: 1, signerName: 7, expirationSeconds: 8, usages: 5, username: 2, uid: 3, groups: 4, extra: 6 }, {
+        request: str('A base64-encoded PEM "CERTIFICATE REQUEST" block.', { format: 'byte' }),
+        signerName: str('The requested signer.'),
+        expirationSeconds: int32('The requested duration of validity of the issued certificate.'),
+        usages: strings('Key usages requested in the issued certificate.'),
+        username: str('The user that created the request (set by the server).'),
+        uid: str('The uid of the user that created the request (set by the server).'),
+        groups: strings('The groups of the user that created the request (set by the server).'),
+        extra: mapOf('Extra attributes of the user (set by the server).', strings('Values.')),
+      }), ['request', 'signerName']),
+      status: obj('The state of the request.', proto({ conditions: 1, certificate: 2 }, {
+        conditions: atomicList('Applied conditions (Approved, Denied, Failed).', opaque('A condition.')),
+        certificate: str('The issued certificate (PEM).', { format: 'byte' }),
+      })),
+    })),
+    strategy: {
+      validate: (o) => (getString(o, 'spec', 'request') === '' ? [fieldErr('spec.request', 'FieldValueRequired', 'Required value')] : []),
+      columns: [
+        column('SignerName', 'string', (o) => getString(o, 'spec', 'signerName') ?? ''),
+        column('Requestor', 'string', (o) => getString(o, 'spec', 'username') ?? ''),
+        column('RequestedDuration', 'string', (o) => (typeof get(o, 'spec', 'expirationSeconds') === 'number' ? `${String(get(o, 'spec', 'expirationSeconds'))}s` : '<none>')),
+        column('Condition', 'string', (o) => getArray(o, 'status', 'conditions').map((c) => getString(c, 'type') ?? '').join(',') || 'Pending'),
+      ],
+    },
+  };
+}
+
+export const clusterPolicyFactories = [
+  podDisruptionBudgetDefinition, hpaV2Definition, hpaV1Definition, storageClassDefinition, priorityClassDefinition, certificateSigningRequestDefinition,
+];

@@ -1,0 +1,228 @@
+// core/v1 kinds that real manifests carry besides pods and services:
+// ReplicationController, PodTemplate, PersistentVolume(Claim), ResourceQuota,
+// LimitRange. Stored and served; no controller binds volumes or enforces quota
+// yet (docs/compatibility.md "Kinds served").
+
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { Schema } from '../../machinery/schema/types.js';
+import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
+import { column, get, getArray, getObject, getString } from './columns.js';
+import { atomicList, enumOf, int32, mapOf, obj, opaque, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
+import { kindSchema } from './meta.js';
+import { conditions, defaultPodTemplate, generationSeen, num, replicas, template, templateContainers } from './workload-shared.js';
+
+const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantity));
+
+export function replicationControllerDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: '', version: 'v1', kind: 'ReplicationController', resource: 'replicationcontrollers', singular: 'replicationcontroller', scope: 'Namespaced',
+    shortNames: ['rc'], categories: ['all'], subresources: ['status', 'scale'], scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' },
+    schema: kindSchema(n, 'ReplicationController represents the configuration of a replication controller.', proto({ spec: 2, status: 3 }, {
+      spec: obj('Specification of the desired behaviour of the replication controller.', proto({ replicas: 1, minReadySeconds: 4, selector: 2, template: 3 }, {
+        replicas: replicas('Number of desired replicas. Defaults to 1.'),
+        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.'),
+        selector: strMap('Label query over pods (equality only); defaults to the template labels.', { 'x-orch-map-type': 'atomic' }),
+        template: template(n),
+      })),
+      status: obj('Most recently observed status of the replication controller.', proto({ replicas: 1, fullyLabeledReplicas: 2, readyReplicas: 4, availableReplicas: 5, observedGeneration: 3, conditions: 6 }, {
+        replicas: int32('Most recently observed number of replicas.'),
+        fullyLabeledReplicas: int32('Pods whose labels match the template labels.'),
+        readyReplicas: int32('Ready replicas.'),
+        availableReplicas: int32('Available replicas.'),
+        observedGeneration: generationSeen(),
+        conditions: conditions(),
+      }), ['replicas']),
+    })),
+    strategy: {
+      default: (o) => {
+        const spec = getObject(o, 'spec');
+        if (!spec) return;
+        spec.replicas ??= 1;
+        const labels = getObject(spec, 'template', 'metadata', 'labels');
+        if (spec.selector === undefined && labels) spec.selector = { ...labels };
+        if (labels && o.metadata && !o.metadata.labels) o.metadata.labels = { ...(labels as Record<string, string>) };
+        defaultPodTemplate(getObject(spec, 'template'));
+      },
+      validate: validateRC,
+      validateUpdate: (o) => validateRC(o),
+      columns: [
+        column('Desired', 'integer', (o) => num(o, 'spec', 'replicas')),
+        column('Current', 'integer', (o) => num(o, 'status', 'replicas')),
+        column('Ready', 'integer', (o) => num(o, 'status', 'readyReplicas')),
+        column('Containers', 'string', (o) => templateContainers(o, 'name', 'spec', 'template'), { priority: 1 }),
+        column('Images', 'string', (o) => templateContainers(o, 'image', 'spec', 'template'), { priority: 1 }),
+      ],
+    },
+  };
+}
+
+function validateRC(o: ApiObject): FieldError[] {
+  const errs: FieldError[] = [];
+  const sel = getObject(o, 'spec', 'selector') ?? {};
+  const labels = getObject(o, 'spec', 'template', 'metadata', 'labels') ?? {};
+  if (Object.keys(sel).length === 0) errs.push({ field: 'spec.selector', type: 'FieldValueRequired', message: 'Required value' });
+  else if (Object.entries(sel).some(([k, v]) => labels[k] !== v)) {
+    errs.push({ field: 'spec.template.metadata.labels', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(labels)}: \`selector\` does not match template \`labels\`` });
+  }
+  return errs;
+}
+
+export function podTemplateDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: '', version: 'v1', kind: 'PodTemplate', resource: 'podtemplates', singular: 'podtemplate', scope: 'Namespaced',
+    schema: kindSchema(n, 'PodTemplate describes a template for creating copies of a predefined pod.', proto({ template: 2 }, { template: template(n, 'Template defines the pods that will be created from this pod template.') })),
+    strategy: {
+      default: (o) => defaultPodTemplate(getObject(o, 'template')),
+      columns: [
+        column('Containers', 'string', (o) => templateContainers(o, 'name', 'template')),
+        column('Images', 'string', (o) => templateContainers(o, 'image', 'template')),
+        column('Pod Labels', 'string', (o) => Object.entries(getObject(o, 'template', 'metadata', 'labels') ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(',')),
+      ],
+    },
+  };
+}
+
+const accessModes = (o: ApiObject, ...path: string[]): string => getArray(o, ...path)
+  .map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' } as Record<string, string>)[String(m)] ?? String(m)).join(',');
+
+export function persistentVolumeClaimDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: '', version: 'v1', kind: 'PersistentVolumeClaim', resource: 'persistentvolumeclaims', singular: 'persistentvolumeclaim', scope: 'Namespaced',
+    shortNames: ['pvc'], subresources: ['status'],
+    schema: kindSchema(n, "PersistentVolumeClaim is a user's request for and claim to a persistent volume.", proto({ spec: 2, status: 3 }, {
+      spec: ref(n.core('PersistentVolumeClaimSpec'), 'The desired characteristics of a volume requested by a pod author.'),
+      status: obj('The current information/status of a persistent volume claim.', proto({ phase: 1, accessModes: 2, capacity: 3, conditions: 4 }, {
+        phase: enumOf('The current phase of the claim.', ['Bound', 'Lost', 'Pending']),
+        accessModes: atomicList('The actual access modes the volume backing the claim has.', { type: 'string' }),
+        capacity: quantities(n, 'The actual resources of the underlying volume.'),
+        conditions: conditions(),
+      })),
+    })),
+    strategy: {
+      default: (o) => {
+        const spec = getObject(o, 'spec');
+        if (spec) spec.volumeMode ??= 'Filesystem';
+      },
+      prepareForCreate: (o) => {
+        o.status = { phase: 'Pending' };
+      },
+      validate: (o) => {
+        const errs: FieldError[] = [];
+        if (getArray(o, 'spec', 'accessModes').length === 0) errs.push({ field: 'spec.accessModes', type: 'FieldValueRequired', message: 'Required value: at least 1 access mode is required' });
+        if (get(o, 'spec', 'resources', 'requests', 'storage') === undefined && !getString(o, 'spec', 'volumeName')) {
+          errs.push({ field: 'spec.resources[storage]', type: 'FieldValueRequired', message: 'Required value' });
+        }
+        return errs;
+      },
+      columns: [
+        column('Status', 'string', (o) => getString(o, 'status', 'phase') ?? ''),
+        column('Volume', 'string', (o) => getString(o, 'spec', 'volumeName') ?? ''),
+        column('Capacity', 'string', (o) => String(get(o, 'status', 'capacity', 'storage') ?? '')),
+        column('Access Modes', 'string', (o) => accessModes(o, 'status', 'accessModes')),
+        column('StorageClass', 'string', (o) => getString(o, 'spec', 'storageClassName') ?? '<unset>'),
+        column('VolumeAttributesClass', 'string', (o) => getString(o, 'spec', 'volumeAttributesClassName') ?? '<unset>'),
+        column('VolumeMode', 'string', (o) => getString(o, 'spec', 'volumeMode') ?? '', { priority: 1 }),
+      ],
+    },
+  };
+}
+
+export function persistentVolumeDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: '', version: 'v1', kind: 'PersistentVolume', resource: 'persistentvolumes', singular: 'persistentvolume', scope: 'Cluster',
+    shortNames: ['pv'], subresources: ['status'],
+    schema: kindSchema(n, 'PersistentVolume is a storage resource provisioned by an administrator.', proto({ spec: 2, status: 3 }, {
+      spec: obj('The specification of a persistent volume; the volume source fields (hostPath, nfs, csi, local, …) are kept as given.', proto({
+        capacity: 1, accessModes: 3, claimRef: 4, persistentVolumeReclaimPolicy: 5, storageClassName: 6, mountOptions: 7, volumeMode: 8, nodeAffinity: 9, volumeAttributesClassName: 10,
+      }, {
+        capacity: quantities(n, 'The resources of the volume (storage).'),
+        accessModes: atomicList('Ways the volume can be mounted.', { type: 'string' }),
+        claimRef: ref(n.core('ObjectReference'), 'Part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim.'),
+        persistentVolumeReclaimPolicy: enumOf('What happens to the volume when released from its claim.', ['Delete', 'Recycle', 'Retain']),
+        storageClassName: str('Name of the StorageClass this volume belongs to.'),
+        mountOptions: atomicList('Mount options.', { type: 'string' }),
+        volumeMode: enumOf('Whether the volume is formatted or a raw block device.', ['Block', 'Filesystem']),
+        nodeAffinity: opaque('Constraints on the nodes this volume can be accessed from.'),
+        volumeAttributesClassName: str('Name of the VolumeAttributesClass.'),
+      }, ), undefined, { 'x-orch-preserve-unknown-fields': true }),
+      status: obj('Current information/status of a persistent volume.', proto({ phase: 1, message: 2, reason: 3, lastPhaseTransitionTime: 4 }, {
+        phase: enumOf('Phase of the volume.', ['Available', 'Bound', 'Failed', 'Pending', 'Released']),
+        message: str('Human-readable message about the state.'),
+        reason: str('Brief reason for any failure.'),
+        lastPhaseTransitionTime: time('When the volume transitioned to its current phase.'),
+      })),
+    })),
+    strategy: {
+      default: (o) => {
+        const spec = getObject(o, 'spec');
+        if (!spec) return;
+        spec.persistentVolumeReclaimPolicy ??= 'Retain';
+        spec.volumeMode ??= 'Filesystem';
+      },
+      prepareForCreate: (o) => {
+        o.status = { phase: 'Pending' };
+      },
+      columns: [
+        column('Capacity', 'string', (o) => String(get(o, 'spec', 'capacity', 'storage') ?? '')),
+        column('Access Modes', 'string', (o) => accessModes(o, 'spec', 'accessModes')),
+        column('Reclaim Policy', 'string', (o) => getString(o, 'spec', 'persistentVolumeReclaimPolicy') ?? ''),
+        column('Status', 'string', (o) => getString(o, 'status', 'phase') ?? ''),
+        column('Claim', 'string', (o) => (getString(o, 'spec', 'claimRef', 'name') ? `${getString(o, 'spec', 'claimRef', 'namespace') ?? ''}/${getString(o, 'spec', 'claimRef', 'name')}` : '')),
+        column('StorageClass', 'string', (o) => getString(o, 'spec', 'storageClassName') ?? ''),
+        column('VolumeAttributesClass', 'string', (o) => getString(o, 'spec', 'volumeAttributesClassName') ?? '<unset>'),
+        column('Reason', 'string', (o) => getString(o, 'status', 'reason') ?? ''),
+        column('VolumeMode', 'string', (o) => getString(o, 'spec', 'volumeMode') ?? '', { priority: 1 }),
+      ],
+    },
+  };
+}
+
+export function resourceQuotaDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: '', version: 'v1', kind: 'ResourceQuota', resource: 'resourcequotas', singular: 'resourcequota', scope: 'Namespaced',
+    shortNames: ['quota'], subresources: ['status'],
+    schema: kindSchema(n, 'ResourceQuota sets aggregate quota restrictions enforced per namespace (stored; not enforced yet).', proto({ spec: 2, status: 3 }, {
+      spec: obj('The desired quota.', proto({ hard: 1, scopes: 2, scopeSelector: 3 }, {
+        hard: quantities(n, 'The set of desired hard limits for each named resource.'),
+        scopes: atomicList('Filters that must match each object tracked by a quota.', { type: 'string' }),
+        scopeSelector: opaque('Scope filters by selector.'),
+      })),
+      status: obj('The actual enforced quota and its current usage.', proto({ hard: 1, used: 2 }, {
+        hard: quantities(n, 'The enforced hard limits.'),
+        used: quantities(n, 'The current observed total usage.'),
+      })),
+    })),
+    strategy: {
+      columns: [
+        column('Request', 'string', (o) => Object.entries(getObject(o, 'spec', 'hard') ?? {}).filter(([k]) => !k.startsWith('limits.'))
+          .map(([k, v]) => `${k}: ${String(get(o, 'status', 'used', k) ?? 0)}/${String(v)}`).join(', ')),
+        column('Limit', 'string', (o) => Object.entries(getObject(o, 'spec', 'hard') ?? {}).filter(([k]) => k.startsWith('limits.'))
+          .map(([k, v]) => `${k}: ${String(get(o, 'status', 'used', k) ?? 0)}/${String(v)}`).join(', ')),
+      ],
+    },
+  };
+}
+
+export function limitRangeDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: '', version: 'v1', kind: 'LimitRange', resource: 'limitranges', singular: 'limitrange', scope: 'Namespaced',
+    shortNames: ['limits'],
+    schema: kindSchema(n, 'LimitRange sets resource usage limits for each kind of resource in a namespace (stored; not enforced yet).', proto({ spec: 2 }, {
+      spec: obj('The limits enforced.', proto({ limits: 1 }, {
+        limits: atomicList('Limits that are enforced.', obj('A min/max/default per resource of one kind.', proto({ type: 1, max: 2, min: 3, default: 4, defaultRequest: 5, maxLimitRequestRatio: 6 }, {
+          type: str('Type of resource this limit applies to (Pod, Container, PersistentVolumeClaim).'),
+          max: quantities(n, 'Maximum usage constraints.'),
+          min: quantities(n, 'Minimum usage constraints.'),
+          default: quantities(n, 'Default limit when none is specified.'),
+          defaultRequest: quantities(n, 'Default request when none is specified.'),
+          maxLimitRequestRatio: quantities(n, 'Maximum limit/request ratio.'),
+        }), ['type'])),
+      }), ['limits']),
+    })),
+    strategy: {},
+  };
+}
+
+export const coreExtraFactories = [
+  replicationControllerDefinition, podTemplateDefinition, persistentVolumeClaimDefinition, persistentVolumeDefinition, resourceQuotaDefinition, limitRangeDefinition,
+];

@@ -1,0 +1,95 @@
+// core/v1 Namespace: cluster-scoped, named by a DNS label; status.phase
+// defaults to Active (Terminating once deletion starts). `spec.finalizers`
+// (default `kubernetes`) keeps a deleted namespace Terminating until the
+// namespace controller has removed its contents (spec 000 §3.1); it is
+// changed only through the `finalize` sub-resource, as in Kubernetes.
+
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import { badRequest } from '../../core/errors.js';
+import { decodeObjectBody, parseDryRun } from '../../api/handlers/common.js';
+import type { ApiObject, ResourceDefinition, VerbHandler } from '../types.js';
+import { column, fieldOf, getString } from './columns.js';
+import { atomicList, enumOf, listMap, obj, proto, str, time } from '../../machinery/schema/dsl.js';
+import { kindSchema } from './meta.js';
+
+/** `kubernetes.io/metadata.name` with --api-domain k8s.io, else `<domain>/metadata.name` */
+export function namespaceNameLabel(apiDomain: string): string {
+  return `${apiDomain === 'k8s.io' ? 'kubernetes.io' : apiDomain}/metadata.name`;
+}
+
+export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
+  const nameLabel = namespaceNameLabel(n.apiDomain);
+  return {
+    group: '',
+    version: 'v1',
+    kind: 'Namespace',
+    resource: 'namespaces',
+    singular: 'namespace',
+    scope: 'Cluster',
+    shortNames: ['ns'],
+    subresources: ['status', 'finalize'],
+    nameValidation: 'DNS1123Label',
+    schema: kindSchema(n, 'Namespace provides a scope for names of namespaced objects.', proto({ spec: 2, status: 3 }, {
+      spec: obj('Desired behaviour of the namespace.', proto({ finalizers: 1 }, {
+        finalizers: atomicList('Opaque values that must be emptied before the namespace is removed from storage.', { type: 'string' }),
+      })),
+      status: obj('Observed status of the namespace.', proto({ phase: 1, conditions: 2 }, {
+        phase: enumOf('Current lifecycle phase.', ['Active', 'Terminating'], { default: 'Active' }),
+        conditions: listMap(
+          'Latest observations of the namespace state.',
+          obj('One namespace condition.', proto({ type: 1, status: 2, lastTransitionTime: 4, reason: 5, message: 6 }, {
+            type: str('Condition type.'),
+            status: str('True, False or Unknown.'),
+            lastTransitionTime: time('Last status change.'),
+            reason: str('Machine-readable reason.'),
+            message: str('Human-readable details.'),
+          }), ['type', 'status']),
+          ['type'],
+          'type',
+        ),
+      }), undefined, { default: {} }),
+    })),
+    handlers: { 'finalize/update': finalizeNamespace },
+    strategy: {
+      default(o) {
+        const spec = (o.spec ??= {}) as { finalizers?: string[] };
+        if (spec.finalizers === undefined) spec.finalizers = [NAMESPACE_FINALIZER];
+        // kube's `kubernetes.io/metadata.name` label, always the name (issue #11), on create and update
+        const meta = (o.metadata ??= {});
+        if (meta.name) (meta.labels ??= {})[nameLabel] = meta.name;
+      },
+      extraFinalizers: (o) => finalizersOf(o).slice(),
+      prepareForDelete(o) {
+        const status = (o.status ??= {}) as { phase?: string };
+        status.phase = 'Terminating';
+      },
+      columns: [column('Status', 'string', (o) => getString(o, 'status', 'phase') ?? '', { description: 'The status of the namespace' })],
+      selectableFields: { 'status.phase': fieldOf('status', 'phase') },
+    },
+  };
+}
+
+/** the finalizer the namespace controller removes once the namespace is empty */
+export const NAMESPACE_FINALIZER = 'kubernetes';
+
+function finalizersOf(o: ApiObject): string[] {
+  return (o.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [];
+}
+
+/** PUT namespaces/{name}/finalize: replaces spec.finalizers and nothing else */
+const finalizeNamespace: VerbHandler = async (ctx, req) => {
+  const dryRun = parseDryRun(req.query);
+  const { obj } = decodeObjectBody(req);
+  if (obj.metadata?.name !== undefined && obj.metadata.name !== req.info.name) {
+    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${req.info.name})`);
+  }
+  const wanted = finalizersOf(obj);
+  if (!Array.isArray(wanted) || wanted.some((f) => typeof f !== 'string')) throw badRequest('spec.finalizers must be a list of strings');
+  const r = await ctx.storeFor(req.def).guaranteedUpdate('', req.info.name, { dryRun }, (cur) => {
+    const next = cur!;
+    next.spec = { ...((next.spec as object | undefined) ?? {}), finalizers: [...wanted] };
+    if (obj.metadata?.resourceVersion) next.metadata!.resourceVersion = obj.metadata.resourceVersion;
+    return next;
+  });
+  return { status: 200, body: r.object };
+};

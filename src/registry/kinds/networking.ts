@@ -1,0 +1,195 @@
+// networking.<domain>/v1 Ingress, IngressClass, NetworkPolicy; core/v1
+// Endpoints and discovery.<domain>/v1 EndpointSlice. Stored and served; no
+// ingress or network-policy controller acts on them (docs/compatibility.md).
+
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { Schema } from '../../machinery/schema/types.js';
+import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
+import { column, get, getArray, getString } from './columns.js';
+import { atomicList, bool, enumOf, int32, intOrString, obj, opaque, proto, ref, str, strMap } from '../../machinery/schema/dsl.js';
+import { kindSchema } from './meta.js';
+import { selectorText } from './workload-shared.js';
+
+const strings = (d: string): Schema => atomicList(d, { type: 'string' });
+
+function backend(): Schema {
+  return obj('A backend: a Service and port, or a typed resource.', proto({ service: 4, resource: 3 }, {
+    service: obj('A Service as a backend.', proto({ name: 1, port: 2 }, {
+      name: str('The referenced service.'),
+      port: obj('The port of the referenced service.', proto({ name: 1, number: 2 }, { name: str('Name of the port.'), number: int32('Numerical port number.') })),
+    }), ['name']),
+    resource: opaque('A typed object reference (TypedLocalObjectReference) in the same namespace.'),
+  }));
+}
+
+export function ingressDefinition(n: SchemaNames): ResourceDefinition {
+  const group = n.group('networking');
+  return {
+    group, version: 'v1', kind: 'Ingress', resource: 'ingresses', singular: 'ingress', scope: 'Namespaced',
+    shortNames: ['ing'], subresources: ['status'],
+    schema: kindSchema(n, 'Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend.', proto({ spec: 2, status: 3 }, {
+      spec: obj('The desired state of the Ingress.', proto({ ingressClassName: 4, defaultBackend: 1, tls: 2, rules: 3 }, {
+        ingressClassName: str('Name of the IngressClass resource.'),
+        defaultBackend: backend(),
+        tls: atomicList('TLS configuration.', obj('TLS for a set of hosts.', proto({ hosts: 1, secretName: 2 }, { hosts: strings('Hosts in the TLS certificate.'), secretName: str('Secret holding the certificate.') }))),
+        rules: atomicList('Host rules.', obj('Maps paths under a host to backends.', proto({ host: 1, http: 2 }, {
+          host: str('Fully qualified domain name of a network host.'),
+          http: obj('HTTP paths.', proto({ paths: 1 }, {
+            paths: atomicList('Paths mapped to backends.', obj('A path and its backend.', proto({ path: 1, pathType: 3, backend: 2 }, {
+              path: str('Matched against the path of an incoming request.'),
+              pathType: enumOf('How the path is matched.', ['Exact', 'ImplementationSpecific', 'Prefix']),
+              backend: backend(),
+            }), ['pathType', 'backend'])),
+          }), ['paths']),
+        }))),
+      })),
+      status: obj('The current state of the Ingress.', proto({ loadBalancer: 1 }, { loadBalancer: opaque('The load balancer status.') })),
+    })),
+    strategy: {
+      validate: validateIngress,
+      validateUpdate: (o) => validateIngress(o),
+      columns: [
+        column('Class', 'string', (o) => getString(o, 'spec', 'ingressClassName') ?? '<none>'),
+        column('Hosts', 'string', (o) => getArray(o, 'spec', 'rules').map((r) => getString(r, 'host') ?? '*').join(',') || '*'),
+        column('Address', 'string', (o) => getArray(o, 'status', 'loadBalancer', 'ingress').map((i) => getString(i, 'ip') ?? getString(i, 'hostname') ?? '').join(',')),
+        column('Ports', 'string', (o) => (getArray(o, 'spec', 'tls').length > 0 ? '80, 443' : '80')),
+      ],
+    },
+  };
+}
+
+function validateIngress(o: ApiObject): FieldError[] {
+  const errs: FieldError[] = [];
+  if (getArray(o, 'spec', 'rules').length === 0 && get(o, 'spec', 'defaultBackend') === undefined) {
+    errs.push({ field: 'spec', type: 'FieldValueInvalid', message: 'Invalid value: either `defaultBackend` or `rules` must be specified' });
+  }
+  getArray(o, 'spec', 'rules').forEach((r, i) => getArray(r, 'http', 'paths').forEach((p, j) => {
+    const path = getString(p, 'path');
+    if (path !== undefined && !path.startsWith('/')) {
+      errs.push({ field: `spec.rules[${i}].http.paths[${j}].path`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(path)}: must be an absolute path` });
+    }
+  }));
+  return errs;
+}
+
+export function ingressClassDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: n.group('networking'), version: 'v1', kind: 'IngressClass', resource: 'ingressclasses', singular: 'ingressclass', scope: 'Cluster',
+    schema: kindSchema(n, 'IngressClass represents the class of the Ingress, referenced by the Ingress Spec.', proto({ spec: 2 }, {
+      spec: obj('The IngressClass configuration.', proto({ controller: 1, parameters: 2 }, {
+        controller: str('Name of the controller that should handle this class.'),
+        parameters: opaque('A link to a custom resource containing additional configuration for the controller.'),
+      })),
+    })),
+    strategy: {
+      columns: [
+        column('Controller', 'string', (o) => getString(o, 'spec', 'controller') ?? ''),
+        column('Parameters', 'string', (o) => (getString(o, 'spec', 'parameters', 'name') ? `${getString(o, 'spec', 'parameters', 'kind') ?? ''}/${getString(o, 'spec', 'parameters', 'name')}` : '<none>')),
+      ],
+    },
+  };
+}
+
+export function networkPolicyDefinition(n: SchemaNames): ResourceDefinition {
+  const peer = obj('A peer of a rule: pods, namespaces or an IP block.', proto({ podSelector: 1, namespaceSelector: 2, ipBlock: 3 }, {
+    podSelector: ref(n.meta('LabelSelector'), 'Pods selected by label.'),
+    namespaceSelector: ref(n.meta('LabelSelector'), 'Namespaces selected by label.'),
+    ipBlock: obj('A CIDR and exceptions.', proto({ cidr: 1, except: 2 }, { cidr: str('A CIDR.'), except: strings('CIDRs excluded.') }), ['cidr']),
+  }));
+  const port = obj('A port of a rule.', proto({ protocol: 1, port: 2, endPort: 3 }, {
+    protocol: enumOf('The protocol.', ['SCTP', 'TCP', 'UDP']),
+    port: intOrString('Port number or name.'),
+    endPort: int32('End of a port range.'),
+  }));
+  return {
+    group: n.group('networking'), version: 'v1', kind: 'NetworkPolicy', resource: 'networkpolicies', singular: 'networkpolicy', scope: 'Namespaced',
+    shortNames: ['netpol'],
+    schema: kindSchema(n, 'NetworkPolicy describes what network traffic is allowed for a set of Pods (stored; not enforced).', proto({ spec: 2 }, {
+      spec: obj('The desired behaviour of this NetworkPolicy.', proto({ podSelector: 1, ingress: 2, egress: 3, policyTypes: 4 }, {
+        podSelector: ref(n.meta('LabelSelector'), 'Pods this policy applies to; empty selects all pods in the namespace.'),
+        ingress: atomicList('Ingress rules.', obj('Allowed ingress traffic.', proto({ ports: 1, from: 2 }, { ports: atomicList('Ports.', port), from: atomicList('Sources.', peer) }))),
+        egress: atomicList('Egress rules.', obj('Allowed egress traffic.', proto({ ports: 1, to: 2 }, { ports: atomicList('Ports.', port), to: atomicList('Destinations.', peer) }))),
+        policyTypes: strings('Rule types this policy relates to: Ingress, Egress.'),
+      })),
+    })),
+    strategy: {
+      default: (o) => {
+        const spec = o.spec;
+        if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return;
+        spec.podSelector ??= {};
+        for (const dir of ['ingress', 'egress'] as const) {
+          const rules = spec[dir];
+          if (!Array.isArray(rules)) continue;
+          for (const r of rules) for (const p of getArray(r, 'ports')) if (p && typeof p === 'object' && !Array.isArray(p)) p.protocol ??= 'TCP';
+        }
+        if (spec.policyTypes === undefined) spec.policyTypes = Array.isArray(spec.egress) ? ['Ingress', 'Egress'] : ['Ingress'];
+      },
+      columns: [column('Pod-Selector', 'string', (o) => selectorText(o, 'spec', 'podSelector'))],
+    },
+  };
+}
+
+export function endpointsDefinition(n: SchemaNames): ResourceDefinition {
+  const addr = obj('An endpoint address.', proto({ ip: 1, hostname: 3, nodeName: 4, targetRef: 2 }, {
+    ip: str('The IP of this endpoint.'),
+    hostname: str('The hostname of this endpoint.'),
+    nodeName: str('The node hosting this endpoint.'),
+    targetRef: ref(n.core('ObjectReference'), 'Reference to the object providing the endpoint.'),
+  }), ['ip']);
+  return {
+    group: '', version: 'v1', kind: 'Endpoints', resource: 'endpoints', singular: 'endpoints', scope: 'Namespaced',
+    shortNames: ['ep'],
+    schema: kindSchema(n, 'Endpoints is a collection of endpoints that implement the actual service.', proto({ subsets: 2 }, {
+      subsets: atomicList('The sets of addresses and ports that comprise a service.', obj('A group of addresses with a common set of ports.', proto({ addresses: 1, notReadyAddresses: 2, ports: 3 }, {
+        addresses: atomicList('Ready addresses.', addr),
+        notReadyAddresses: atomicList('Addresses not ready.', addr),
+        ports: atomicList('Port numbers available.', obj('A port.', proto({ name: 1, port: 2, protocol: 3, appProtocol: 4 }, {
+          name: str('Name of this port.'), port: int32('The port number.'), protocol: str('IP protocol.'), appProtocol: str('Application protocol.'),
+        }), ['port'])),
+      }))),
+    })),
+    strategy: {
+      columns: [column('Endpoints', 'string', (o) => {
+        const out: string[] = [];
+        for (const s of getArray(o, 'subsets')) for (const a of getArray(s, 'addresses')) for (const p of getArray(s, 'ports').length ? getArray(s, 'ports') : [{}]) {
+          const port = get(p, 'port');
+          out.push(port === undefined ? String(get(a, 'ip')) : `${String(get(a, 'ip'))}:${String(port)}`);
+        }
+        return out.length === 0 ? '<none>' : out.length > 3 ? `${out.slice(0, 3).join(',')} + ${out.length - 3} more...` : out.join(',');
+      })],
+    },
+  };
+}
+
+export function endpointSliceDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: n.group('discovery'), version: 'v1', kind: 'EndpointSlice', resource: 'endpointslices', singular: 'endpointslice', scope: 'Namespaced',
+    schema: kindSchema(n, 'EndpointSlice represents a subset of the endpoints that implement a service.', proto({ addressType: 4, endpoints: 2, ports: 3 }, {
+      addressType: enumOf('Type of address carried by this slice.', ['FQDN', 'IPv4', 'IPv6']),
+      endpoints: atomicList('Unique endpoints in this slice.', obj('A single logical backend.', proto({ addresses: 1, conditions: 2, hostname: 3, targetRef: 4, deprecatedTopology: 5, nodeName: 6, zone: 7, hints: 8 }, {
+        addresses: setListStr('Addresses of this endpoint.'),
+        conditions: obj('Conditions of the endpoint.', proto({ ready: 1, serving: 2, terminating: 3 }, { ready: bool('Ready.'), serving: bool('Serving.'), terminating: bool('Terminating.') })),
+        hostname: str('Hostname of this endpoint.'),
+        targetRef: ref(n.core('ObjectReference'), 'Reference to the object representing this endpoint.'),
+        deprecatedTopology: strMap('Deprecated topology information.'),
+        nodeName: str('Node hosting this endpoint.'),
+        zone: str('Zone this endpoint exists in.'),
+        hints: opaque('Hints for how this endpoint should be consumed.'),
+      }), ['addresses'])),
+      ports: atomicList('Network ports exposed by each endpoint.', obj('A port.', proto({ name: 1, protocol: 2, port: 3, appProtocol: 4 }, {
+        name: str('Name of this port.'), protocol: str('IP protocol.'), port: int32('The port number.'), appProtocol: str('Application protocol.'),
+      }))),
+    }), ['addressType', 'endpoints']),
+    strategy: {
+      columns: [
+        column('AddressType', 'string', (o) => getString(o, 'addressType') ?? ''),
+        column('Ports', 'string', (o) => getArray(o, 'ports').map((p) => String(get(p, 'port') ?? '')).join(',') || '<unset>'),
+        column('Endpoints', 'string', (o) => getArray(o, 'endpoints').flatMap((e) => getArray(e, 'addresses').map(String)).join(',') || '<unset>'),
+      ],
+    },
+  };
+}
+
+const setListStr = (d: string): Schema => ({ ...strings(d), 'x-orch-list-type': 'set' });
+
+export const networkingFactories = [ingressDefinition, ingressClassDefinition, networkPolicyDefinition, endpointsDefinition, endpointSliceDefinition];

@@ -1,0 +1,225 @@
+// core/v1 Service: a named abstraction of a set of pods behind ports.
+// IP allocation is not done here; the strategy defaults targetPort to port
+// and checks port/name rules.
+
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
+import { column, get, getArray, getObject, getString } from './columns.js';
+import { atomicList, bool, enumOf, int32, listMap, obj, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
+import { kindSchema } from './meta.js';
+
+export function serviceDefinition(n: SchemaNames): ResourceDefinition {
+  const servicePort = obj('A port the service exposes.', proto({ name: 1, protocol: 2, appProtocol: 6, port: 3, targetPort: 4, nodePort: 5 }, {
+    name: str('Name of the port, a DNS label; required when there are several ports.'),
+    protocol: enumOf('IP protocol of the port.', ['SCTP', 'TCP', 'UDP'], { default: 'TCP' }),
+    appProtocol: str('Application protocol of the port.'),
+    port: int32('Port the service exposes.'),
+    targetPort: ref(n.intOrString, 'Port number or name on the pods; defaults to port.'),
+    nodePort: int32('Port on every node for NodePort and LoadBalancer services.', { 'x-orch-proto-omit-zero': true }),
+  }), ['port']);
+  return {
+    group: '',
+    version: 'v1',
+    kind: 'Service',
+    resource: 'services',
+    singular: 'service',
+    scope: 'Namespaced',
+    shortNames: ['svc'],
+    categories: ['all'],
+    subresources: ['status', 'proxy'],
+    nameValidation: 'DNS1035Label',
+    schema: kindSchema(n, 'Service is a named abstraction of a software service: a port proxies to pods chosen by a selector.', proto({ spec: 2, status: 3 }, {
+      spec: obj('Desired behaviour of the service.', proto({
+        ports: 1, selector: 2, clusterIP: 3, type: 4, externalIPs: 5, sessionAffinity: 7, loadBalancerIP: 8, loadBalancerSourceRanges: 9,
+        externalName: 10, externalTrafficPolicy: 11, healthCheckNodePort: 12, publishNotReadyAddresses: 13, sessionAffinityConfig: 14,
+        ipFamilyPolicy: 17, clusterIPs: 18, ipFamilies: 19, allocateLoadBalancerNodePorts: 20, loadBalancerClass: 21, internalTrafficPolicy: 22,
+        trafficDistribution: 23,
+      }, {
+        ports: listMap('Ports the service exposes.', servicePort, ['port', 'protocol'], 'port'),
+        selector: strMap('Labels of the pods traffic is routed to; empty means endpoints are managed externally.', { 'x-orch-map-type': 'atomic' }),
+        clusterIP: str('Virtual IP of the service; "None" for a headless service. Usually assigned by the server.'),
+        clusterIPs: atomicList('Virtual IPs of the service, at most one per IP family.', { type: 'string' }),
+        type: enumOf('How the service is exposed.', ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'], { default: 'ClusterIP' }),
+        externalIPs: atomicList('External IPs for which nodes accept traffic for this service.', { type: 'string' }),
+        sessionAffinity: enumOf('Session affinity.', ['ClientIP', 'None'], { default: 'None' }),
+        loadBalancerIP: str('Deprecated: requested load balancer IP.'),
+        loadBalancerSourceRanges: atomicList('Client IP ranges allowed through the load balancer.', { type: 'string' }),
+        externalName: str('DNS name returned as a CNAME for ExternalName services.'),
+        externalTrafficPolicy: enumOf('Routing of external traffic.', ['Cluster', 'Local']),
+        healthCheckNodePort: int32('Health check node port for Local external traffic policy.', { 'x-orch-proto-omit-zero': true }),
+        publishNotReadyAddresses: bool('Publish addresses of pods that are not ready.'),
+        sessionAffinityConfig: obj('Session affinity settings.', proto({ clientIP: 1 }, {
+          clientIP: obj('ClientIP affinity settings.', proto({ timeoutSeconds: 1 }, { timeoutSeconds: int32('Sticky session time, 1 to 86400 seconds.') })),
+        })),
+        ipFamilies: atomicList('IP families (IPv4, IPv6) assigned to the service.', { type: 'string' }),
+        ipFamilyPolicy: enumOf('Dual-stack policy.', ['PreferDualStack', 'RequireDualStack', 'SingleStack']),
+        allocateLoadBalancerNodePorts: bool('Allocate node ports for LoadBalancer services.'),
+        loadBalancerClass: str('Class of the load balancer implementation.'),
+        internalTrafficPolicy: enumOf('Routing of cluster-internal traffic.', ['Cluster', 'Local']),
+        trafficDistribution: str('Preference for distributing traffic to endpoints.'),
+      })),
+      status: obj('Most recently observed status of the service.', proto({ loadBalancer: 1, conditions: 2 }, {
+        loadBalancer: obj('Current state of the load balancer.', proto({ ingress: 1 }, {
+          ingress: atomicList('Ingress points of the load balancer.', obj('One ingress point.', proto({ ip: 1, hostname: 2, ipMode: 3, ports: 4 }, {
+            ip: str('IP address.'),
+            hostname: str('Host name.'),
+            ipMode: str('How the IP is handled.'),
+            ports: atomicList('Port status.', obj('One port status.', proto({ port: 1, protocol: 2, error: 3 }, { port: int32('Port.'), protocol: str('Protocol.'), error: str('Error.') }), ['port', 'protocol'])),
+          }))),
+        })),
+        conditions: listMap('Current service state.', obj('A condition.', proto({ type: 1, status: 2, observedGeneration: 3, lastTransitionTime: 4, reason: 5, message: 6 }, {
+          type: str('Condition type.'),
+          status: str('True, False or Unknown.'),
+          observedGeneration: { type: 'integer', format: 'int64', description: 'Generation the condition was set for.' },
+          lastTransitionTime: time('Last change.'),
+          reason: str('Machine-readable reason.'),
+          message: str('Human-readable details.'),
+        }), ['type', 'status', 'lastTransitionTime', 'reason', 'message']), ['type'], 'type'),
+      })),
+    })),
+    strategy: {
+      default: defaultService,
+      prepareForUpdate: keepAllocatedValues,
+      validate: validateService,
+      validateUpdate: (o, old) => {
+        const errs = validateService(o);
+        const before = getString(old, 'spec', 'clusterIP');
+        const after = getString(o, 'spec', 'clusterIP');
+        if (before && after !== undefined && after !== before) {
+          errs.push({ field: 'spec.clusterIP', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(after)}: field is immutable` });
+        }
+        return errs;
+      },
+      columns: [
+        column('Type', 'string', (o) => getString(o, 'spec', 'type') ?? 'ClusterIP', { description: 'The type of the service' }),
+        column('Cluster-IP', 'string', (o) => getString(o, 'spec', 'clusterIP') || '<none>', { description: 'The cluster IP of the service' }),
+        column('External-IP', 'string', externalIP, { description: 'The external IPs of the service' }),
+        column('Port(s)', 'string', portsCell, { description: 'The ports exposed by the service' }),
+        column('Selector', 'string', selectorCell, { priority: 1, description: 'The label selector of the service' }),
+      ],
+    },
+  };
+}
+
+type Obj = Record<string, JSONValue>;
+
+const needsClusterIP = (spec: Obj): boolean => spec.type !== 'ExternalName';
+const needsNodePorts = (spec: Obj): boolean => spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+
+/**
+ * An update that leaves out what the server allocated keeps it (kube's
+ * patchAllocatedValues), and one that changes the type drops what the new
+ * type does not use (dropTypeDependentFields): a cluster IP for ExternalName,
+ * node ports for ClusterIP.
+ */
+function keepAllocatedValues(o: ApiObject, old: ApiObject): void {
+  const spec = getObject(o, 'spec');
+  const oldSpec = getObject(old, 'spec');
+  if (!spec || !oldSpec) return;
+  if (needsClusterIP(spec) && needsClusterIP(oldSpec)) {
+    if ((spec.clusterIP === undefined || spec.clusterIP === '') && oldSpec.clusterIP !== undefined) {
+      spec.clusterIP = oldSpec.clusterIP;
+      if (oldSpec.clusterIPs !== undefined) spec.clusterIPs = oldSpec.clusterIPs;
+    }
+    if (spec.ipFamilies === undefined && oldSpec.ipFamilies !== undefined) spec.ipFamilies = oldSpec.ipFamilies;
+    if (spec.ipFamilyPolicy === undefined && oldSpec.ipFamilyPolicy !== undefined) spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
+  } else if (!needsClusterIP(spec)) {
+    for (const f of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy']) delete spec[f];
+  }
+  const ports = getArray(spec, 'ports') as Obj[];
+  const oldPorts = getArray(oldSpec, 'ports') as Obj[];
+  if (needsNodePorts(spec) && needsNodePorts(oldSpec)) {
+    for (const p of ports) {
+      if (p.nodePort !== undefined && p.nodePort !== 0) continue;
+      const match = oldPorts.find((q) => q.port === p.port && (q.protocol ?? 'TCP') === (p.protocol ?? 'TCP')) ?? (ports.length === 1 && oldPorts.length === 1 ? oldPorts[0] : undefined);
+      if (match?.nodePort !== undefined) p.nodePort = match.nodePort;
+    }
+  } else if (!needsNodePorts(spec) && needsNodePorts(oldSpec)) {
+    for (const p of ports) {
+      const was = oldPorts.find((q) => q.port === p.port && (q.protocol ?? 'TCP') === (p.protocol ?? 'TCP'));
+      if (was && p.nodePort === was.nodePort) delete p.nodePort;
+    }
+  }
+}
+
+function defaultService(o: ApiObject): void {
+  const spec = getObject(o, 'spec');
+  if (!spec) return;
+  for (const p of getArray(spec, 'ports')) {
+    if (p && typeof p === 'object' && !Array.isArray(p) && p.targetPort === undefined && typeof p.port === 'number') p.targetPort = p.port;
+  }
+  if (spec.type !== 'ExternalName' && spec.internalTrafficPolicy === undefined) spec.internalTrafficPolicy = 'Cluster';
+  if ((spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.externalTrafficPolicy === undefined) spec.externalTrafficPolicy = 'Cluster';
+  if (spec.sessionAffinity === 'ClientIP' && spec.sessionAffinityConfig === undefined) {
+    spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 10800 } };
+  }
+}
+
+function validateService(o: ApiObject): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = getObject(o, 'spec') ?? {};
+  const type = typeof spec.type === 'string' ? spec.type : 'ClusterIP';
+  const ports = getArray(spec, 'ports') as Obj[];
+  if (type === 'ExternalName') {
+    if (!spec.externalName) errs.push({ field: 'spec.externalName', type: 'FieldValueRequired', message: 'Required value' });
+  } else if (ports.length === 0 && spec.clusterIP !== 'None') {
+    errs.push({ field: 'spec.ports', type: 'FieldValueRequired', message: 'Required value' });
+  }
+  const names = new Set<string>();
+  ports.forEach((p, i) => {
+    const name = typeof p?.name === 'string' ? p.name : '';
+    if (ports.length > 1 && !name) errs.push({ field: `spec.ports[${i}].name`, type: 'FieldValueRequired', message: 'Required value' });
+    if (name) {
+      if (names.has(name)) errs.push({ field: `spec.ports[${i}].name`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(name)}` });
+      names.add(name);
+    }
+    for (const f of ['port', 'nodePort'] as const) {
+      const v = p?.[f];
+      if (typeof v === 'number' && (v < 1 || v > 65535) && !(f === 'nodePort' && v === 0)) {
+        errs.push({ field: `spec.ports[${i}].${f}`, type: 'FieldValueInvalid', message: `Invalid value: ${v}: must be between 1 and 65535, inclusive` });
+      }
+    }
+    if (typeof p?.nodePort === 'number' && p.nodePort !== 0 && type === 'ClusterIP') {
+      errs.push({ field: `spec.ports[${i}].nodePort`, type: 'FieldValueForbidden', message: 'Forbidden: may not be used when `type` is \'ClusterIP\'' });
+    }
+  });
+  return errs;
+}
+
+function externalIP(o: ApiObject): string {
+  const type = getString(o, 'spec', 'type') ?? 'ClusterIP';
+  const ext = getArray(o, 'spec', 'externalIPs').map(String);
+  switch (type) {
+    case 'ExternalName':
+      return getString(o, 'spec', 'externalName') ?? '<none>';
+    case 'LoadBalancer': {
+      const lb = getArray(o, 'status', 'loadBalancer', 'ingress').map((i) => getString(i, 'ip') ?? getString(i, 'hostname') ?? '').filter(Boolean);
+      const all = [...lb, ...ext];
+      return all.length > 0 ? all.join(',') : '<pending>';
+    }
+    default:
+      return ext.length > 0 ? ext.join(',') : '<none>';
+  }
+}
+
+function portsCell(o: ApiObject): string {
+  const ports = getArray(o, 'spec', 'ports');
+  if (ports.length === 0) return '<none>';
+  return ports
+    .map((p) => {
+      const port = get(p, 'port');
+      const proto = getString(p, 'protocol') ?? 'TCP';
+      const node = get(p, 'nodePort');
+      return typeof node === 'number' && node > 0 ? `${String(port)}:${node}/${proto}` : `${String(port)}/${proto}`;
+    })
+    .join(',');
+}
+
+function selectorCell(o: ApiObject): string {
+  const sel = getObject(o, 'spec', 'selector');
+  if (!sel || Object.keys(sel).length === 0) return '<none>';
+  return Object.keys(sel)
+    .sort()
+    .map((k) => `${k}=${String(sel[k])}`)
+    .join(',');
+}

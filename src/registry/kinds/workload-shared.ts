@@ -1,0 +1,167 @@
+// Schema pieces and strategy helpers shared by the workload kinds (apps/v1,
+// batch/v1, core/v1 ReplicationController and PodTemplate): the pod template,
+// label selectors, status conditions, replica columns. Kubernetes' own
+// definitions share the same pieces (PodTemplateSpec, LabelSelector).
+
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { Definitions, Schema } from '../../machinery/schema/types.js';
+import type { ApiObject, FieldError, JSONValue } from '../types.js';
+import { get, getObject, getString } from './columns.js';
+import { atomicList, enumOf, int32, int64, listMap, mapOf, obj, opaque, proto, ref, str, time } from '../../machinery/schema/dsl.js';
+
+export function workloadDefinitions(n: SchemaNames): Definitions {
+  return {
+    [n.core('PodTemplateSpec')]: obj('Describes the data a pod should have when created from a template.', proto({ metadata: 1, spec: 2 }, {
+      metadata: ref(n.meta('ObjectMeta'), "Standard object's metadata of the pods created from this template."),
+      spec: ref(n.core('PodSpec'), 'Specification of the desired behaviour of the pod.'),
+    })),
+    [n.core('PersistentVolumeClaimSpec')]: obj('The desired characteristics of a volume claim.', proto({
+      accessModes: 1, selector: 4, resources: 2, volumeName: 3, storageClassName: 5, volumeMode: 6, dataSource: 7, dataSourceRef: 8, volumeAttributesClassName: 9,
+    }, {
+      accessModes: atomicList('Desired access modes of the volume.', { type: 'string' }),
+      selector: ref(n.meta('LabelSelector'), 'Label query over volumes to consider for binding.'),
+      resources: obj('Minimum resources the volume should have.', proto({ limits: 1, requests: 2 }, {
+        limits: mapOf('Maximum amount of compute resources allowed.', ref(n.quantity)),
+        requests: mapOf('Minimum amount of compute resources required.', ref(n.quantity)),
+      })),
+      volumeName: str('Binding reference to the PersistentVolume backing this claim.'),
+      storageClassName: str('Name of the StorageClass required by the claim.'),
+      volumeMode: enumOf('What type of volume is required by the claim.', ['Block', 'Filesystem']),
+      dataSource: ref(n.core('TypedLocalObjectReference'), 'An existing object to populate the volume from.'),
+      dataSourceRef: opaque('The object from which to populate the volume with data.'),
+      volumeAttributesClassName: str('The VolumeAttributesClass used by this claim.'),
+    })),
+    [n.core('TypedLocalObjectReference')]: obj('A reference to a typed object in the same namespace.', proto({ apiGroup: 1, kind: 2, name: 3 }, {
+      apiGroup: str('Group of the resource being referenced; empty for the core group.'),
+      kind: str('Type of resource being referenced.'),
+      name: str('Name of resource being referenced.'),
+    }), ['kind', 'name'], { 'x-orch-map-type': 'atomic' }),
+  };
+}
+
+export const template = (n: SchemaNames, d = 'Template of the pods this object creates.'): Schema => ref(n.core('PodTemplateSpec'), d);
+export const selector = (n: SchemaNames, d = 'Label query over pods; must match the pod template labels.'): Schema => ref(n.meta('LabelSelector'), d);
+
+/** the `status.conditions` list every workload carries */
+export function conditions(d = 'Latest available observations of the current state.'): Schema {
+  return listMap(d, obj('A condition of the object.', proto({ type: 1, status: 2, lastUpdateTime: 6, lastTransitionTime: 3, reason: 4, message: 5 }, {
+    type: str('Type of condition.'),
+    status: str('Status of the condition, one of True, False, Unknown.'),
+    lastUpdateTime: time('The last time this condition was updated.'),
+    lastTransitionTime: time('Last time the condition transitioned from one status to another.'),
+    reason: str("The reason for the condition's last transition."),
+    message: str('A human readable message indicating details about the transition.'),
+  }), ['type', 'status']), ['type'], 'type');
+}
+
+export const replicas = (d: string): Schema => int32(d, { minimum: 0 });
+export const generationSeen = (): Schema => int64('The generation observed by the controller.');
+
+const required = (field: string): FieldError => ({ field, type: 'FieldValueRequired', message: 'Required value' });
+const invalid = (field: string, value: unknown, m: string): FieldError => ({ field, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${m}` });
+
+/**
+ * Kubernetes' ValidatePodTemplateSpecForReplicaSet and friends: a selector is
+ * required, not empty, and selects the template's labels.
+ */
+export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { templatePath?: string[]; selectorOptional?: boolean } = {}): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = getObject(o, ...at.split('.'));
+  if (!spec) return [required(at)];
+  const tpath = opts.templatePath ?? ['template'];
+  const tmpl = getObject(spec, ...tpath);
+  const sel = getObject(spec, 'selector');
+  const tLabels = (getObject(tmpl, 'metadata', 'labels') ?? {}) as Record<string, JSONValue>;
+  if (!sel) {
+    if (!opts.selectorOptional) errs.push(required(`${at}.selector`));
+  } else if (Object.keys(getObject(sel, 'matchLabels') ?? {}).length === 0 && (get(sel, 'matchExpressions') as JSONValue[] | undefined ?? []).length === 0) {
+    errs.push(invalid(`${at}.selector`, sel, 'empty selector is invalid for deployment'));
+  } else if (tmpl && !matchesLabelSelector(sel, tLabels)) {
+    errs.push(invalid(`${at}.${tpath.join('.')}.metadata.labels`, tLabels, '`selector` does not match template `labels`'));
+  }
+  if (!tmpl) errs.push(required(`${at}.${tpath.join('.')}`));
+  else if (!getObject(tmpl, 'spec')) errs.push(required(`${at}.${tpath.join('.')}.spec`));
+  else if (!Array.isArray(get(tmpl, 'spec', 'containers')) || (get(tmpl, 'spec', 'containers') as JSONValue[]).length === 0) {
+    errs.push(required(`${at}.${tpath.join('.')}.spec.containers`));
+  }
+  // replicas >= 0 is the schema's `minimum` (one cause, not two)
+  return errs;
+}
+
+/** the selector is immutable after create on apps/v1 kinds (Kubernetes' ValidateDeploymentUpdate and others) */
+export function validateSelectorUnchanged(o: ApiObject, old: ApiObject): FieldError[] {
+  const a = JSON.stringify(get(o, 'spec', 'selector') ?? null);
+  const b = JSON.stringify(get(old, 'spec', 'selector') ?? null);
+  return a === b ? [] : [invalid('spec.selector', get(o, 'spec', 'selector'), 'field is immutable')];
+}
+
+/** template-level pod defaults Kubernetes applies inside templates (restartPolicy, dnsPolicy, …) */
+export function defaultPodTemplate(tmpl: Record<string, JSONValue> | undefined, restartPolicy = 'Always'): void {
+  const spec = getObject(tmpl, 'spec');
+  if (!spec) return;
+  spec.restartPolicy ??= restartPolicy;
+  spec.dnsPolicy ??= 'ClusterFirst';
+  spec.schedulerName ??= 'default-scheduler';
+  spec.terminationGracePeriodSeconds ??= 30;
+  spec.securityContext ??= {};
+  for (const field of ['containers', 'initContainers'] as const) {
+    const list = spec[field];
+    if (!Array.isArray(list)) continue;
+    for (const c of list) {
+      if (c === null || typeof c !== 'object' || Array.isArray(c)) continue;
+      c.terminationMessagePath ??= '/dev/termination-log';
+      c.terminationMessagePolicy ??= 'File';
+      if (c.imagePullPolicy === undefined && typeof c.image === 'string') {
+        const last = c.image.slice(c.image.lastIndexOf('/') + 1);
+        const tag = last.includes('@') ? 'digest' : last.includes(':') ? last.slice(last.lastIndexOf(':') + 1) : 'latest';
+        c.imagePullPolicy = tag === 'latest' ? 'Always' : 'IfNotPresent';
+      }
+      const ports = c.ports;
+      if (Array.isArray(ports)) for (const p of ports) if (p && typeof p === 'object' && !Array.isArray(p)) p.protocol ??= 'TCP';
+    }
+  }
+}
+
+/** kubectl's `Selector` wide column text */
+export function selectorText(o: ApiObject, ...path: string[]): string {
+  const sel = getObject(o, ...path);
+  if (!sel) return '<none>';
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(getObject(sel, 'matchLabels') ?? {})) parts.push(`${k}=${String(v)}`);
+  for (const e of (get(sel, 'matchExpressions') as JSONValue[] | undefined) ?? []) {
+    const key = getString(e, 'key') ?? '';
+    const op = getString(e, 'operator') ?? '';
+    const values = ((get(e, 'values') as JSONValue[] | undefined) ?? []).map(String).join(',');
+    parts.push(op === 'Exists' ? key : op === 'DoesNotExist' ? `!${key}` : `${key} ${op.toLowerCase()} (${values})`);
+  }
+  return parts.length ? parts.join(',') : '<none>';
+}
+
+/** container names and images of a template, as kubectl's wide output shows them */
+export function templateContainers(o: ApiObject, what: 'name' | 'image', ...path: string[]): string {
+  const cs = get(o, ...path, 'spec', 'containers');
+  return Array.isArray(cs) ? cs.map((c) => getString(c, what) ?? '').join(',') : '';
+}
+
+export const num = (o: ApiObject, ...path: string[]): number => {
+  const v = get(o, ...path);
+  return typeof v === 'number' ? v : 0;
+};
+
+/** does a metav1.LabelSelector (matchLabels + matchExpressions) select these labels? */
+export function matchesLabelSelector(sel: Record<string, JSONValue>, labels: Record<string, JSONValue>): boolean {
+  for (const [k, v] of Object.entries(getObject(sel, 'matchLabels') ?? {})) if (labels[k] !== v) return false;
+  for (const e of (get(sel, 'matchExpressions') as JSONValue[] | undefined) ?? []) {
+    const key = getString(e, 'key') ?? '';
+    const values = ((get(e, 'values') as JSONValue[] | undefined) ?? []).map(String);
+    const has = Object.prototype.hasOwnProperty.call(labels, key);
+    switch (getString(e, 'operator')) {
+      case 'In': if (!has || !values.includes(String(labels[key]))) return false; break;
+      case 'NotIn': if (has && values.includes(String(labels[key]))) return false; break;
+      case 'Exists': if (!has) return false; break;
+      case 'DoesNotExist': if (has) return false; break;
+      default: return false;
+    }
+  }
+  return true;
+}

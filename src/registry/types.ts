@@ -1,0 +1,178 @@
+import type { Schema } from '../machinery/schema/types.js';
+
+/** A JSON object as it travels through the API (decoded request body or stored object). */
+export type JSONValue = string | number | boolean | null | JSONValue[] | { [key: string]: JSONValue };
+export type JSONObject = { [key: string]: JSONValue };
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: JSONObject[];
+  managedFields?: JSONObject[];
+  [key: string]: JSONValue | undefined;
+}
+
+/** Any API object: type meta + object meta + the rest. */
+export interface ApiObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [key: string]: JSONValue | ObjectMeta | undefined;
+}
+
+export interface FieldError {
+  /** JSON-path-like field path, e.g. `metadata.name`, `spec.containers[0].image` */
+  field: string;
+  /** Kubernetes cause types: FieldValueRequired, FieldValueInvalid, FieldValueNotSupported, FieldValueDuplicate, FieldValueTooLong, FieldValueForbidden, FieldValueTypeInvalid */
+  type: string;
+  message: string;
+}
+
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description?: string;
+  priority?: number;
+  /** the cell for one object */
+  cell: (obj: ApiObject) => string | number | boolean | null;
+}
+
+/**
+ * Per-kind behaviour (the Kubernetes "strategy"): small, optional hooks
+ * around the generic store. Everything else comes from the schema.
+ */
+export interface Strategy {
+  /** fill defaults not expressible as schema `default`s */
+  default?(obj: ApiObject): void;
+  /** extra validation beyond the schema */
+  validate?(obj: ApiObject): FieldError[];
+  validateUpdate?(obj: ApiObject, old: ApiObject): FieldError[];
+  prepareForCreate?(obj: ApiObject): void;
+  prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
+  /** extra Table columns after Name (Age is added last by the table printer) */
+  columns?: TableColumn[];
+  /** the columns are the whole table after Name (a CRD's additionalPrinterColumns): no Age is added */
+  exactColumns?: boolean;
+  /**
+   * finalizers the kind keeps outside metadata.finalizers (a Namespace's
+   * spec.finalizers): the object stays until these are gone too (spec 000 §3.1)
+   */
+  extraFinalizers?(obj: ApiObject): string[];
+  /** changes made when a delete marks the object (e.g. Namespace phase Terminating) */
+  prepareForDelete?(obj: ApiObject): void;
+  /**
+   * `metadata.generation` counts changes to the desired state (1 at create,
+   * +1 when anything but metadata and status changes): set for kinds whose
+   * spec/status split uses it (Deployments, Jobs, custom resources…), not for
+   * ConfigMaps, Secrets, Nodes and the like, as in Kubernetes (issue #11)
+   */
+  tracksGeneration?: boolean;
+  /** per-kind field selector fields, e.g. `spec.nodeName` on pods */
+  selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
+}
+
+export type Scope = 'Namespaced' | 'Cluster';
+
+/** One kind as served at one group/version. */
+export interface ResourceDefinition {
+  /** '' for the core group */
+  group: string;
+  version: string;
+  kind: string;
+  /** plural resource name used in URLs */
+  resource: string;
+  singular: string;
+  scope: Scope;
+  shortNames?: string[];
+  categories?: string[];
+  /** verbs served; defaults to the full CRUD set */
+  verbs?: string[];
+  /** OpenAPI v3 schema of the kind (type meta and metadata included) */
+  schema: Schema;
+  strategy: Strategy;
+  /** sub-resources served (e.g. `status`, `token`) */
+  subresources?: string[];
+  /**
+   * Verb handlers that replace the generic ones, keyed by verb, for virtual
+   * kinds (TokenReview: `create` that stores nothing) and by
+   * `<subresource>/<verb>` for sub-resources (`token/create`).
+   */
+  handlers?: Record<string, VerbHandler>;
+  /**
+   * A deprecated version (spec 000 §6, §9.2): requests get a `Warning`
+   * header and count in `apiserver_requested_deprecated_apis`.
+   */
+  deprecated?: { deprecatedRelease?: string; removedRelease?: string; replacement?: string; warning?: string };
+  /**
+   * true for kinds defined by custom resource definitions: strategic merge
+   * patch is refused for them with 415 (spec 000 §4.3).
+   */
+  customResource?: boolean;
+  /**
+   * metadata.name syntax (Kubernetes' per-kind NameFn); default DNS1123Subdomain.
+   * Namespaces use DNS1123Label, Services DNS1035Label, RBAC objects PathSegment.
+   */
+  nameValidation?: NameValidation;
+  /**
+   * the `scale` sub-resource (autoscaling/v1 Scale) and where its fields
+   * live in the object, as a CRD's `subresources.scale` declares them
+   */
+  scale?: ScaleSubresource;
+  /**
+   * several served versions of one stored kind (src/api/conversion.ts): where
+   * the objects live and how this version converts to the stored one; absent =
+   * stored under this definition's own group/resource, as written
+   */
+  storage?: StorageBinding;
+}
+
+/** JSON paths (`.spec.replicas`) of the fields a Scale reads and writes */
+export interface ScaleSubresource {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
+export type NameValidation = 'DNS1123Subdomain' | 'DNS1123Label' | 'DNS1035Label' | 'PathSegment';
+
+/**
+ * What verb handlers take and give (context, request, response). Declared
+ * empty here and filled in by `handlers/context.ts` and `request.ts` through
+ * declaration merging, so this contracts file imports neither (those imports
+ * closed type-level circles through the generic store, issue 9).
+ */
+export interface VerbHandlerTypes {}
+
+/** a handler for one verb of one kind, with the server's HandlerContext */
+export type VerbHandler = (
+  ctx: VerbHandlerTypes extends { ctx: infer C } ? C : never,
+  req: VerbHandlerTypes extends { req: infer R } ? R : never,
+) => Promise<VerbHandlerTypes extends { res: infer S } ? S : never>;
+
+/** converters between one served version and the hub (storage) version; both take and return copies */
+export interface VersionConverter {
+  toHub(obj: ApiObject): ApiObject;
+  fromHub(obj: ApiObject): ApiObject;
+}
+
+export interface StorageBinding {
+  /** group of the storage keys ('' = core) */
+  group: string;
+  /** resource of the storage keys */
+  resource: string;
+  /** the apiVersion objects are written in (the hub), e.g. `v1` or `autoscaling/v2` */
+  storageVersion: string;
+  /** converters of the other served versions, by apiVersion */
+  versions: Record<string, VersionConverter>;
+}
