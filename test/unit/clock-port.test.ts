@@ -26,14 +26,14 @@ const ALLOWED = new Set([
 
 /** not yet converted; may only shrink */
 const PENDING: Record<string, string> = {
-  'src/api/crd/convert.ts': 'not converted yet: Date.now',
-  'src/api/generic-store.ts': 'not converted yet: Date.now',
+  'src/machinery/meta.ts': 'not converted yet: Date.now',
+  'src/registry/crd/convert.ts': 'not converted yet: Date.now',
+  'src/registry/generic-store.ts': 'not converted yet: Date.now',
+  'src/registry/kinds/batch.ts': 'not converted yet: Date.now',
+  'src/registry/kinds/columns.ts': 'not converted yet: Date.now',
+  'src/registry/list.ts': 'not converted yet: Date.now',
+  'src/registry/table.ts': 'not converted yet: Date.now',
   'src/api/handlers/node-streams.ts': 'not converted yet: global timer',
-  'src/api/kinds/batch.ts': 'not converted yet: Date.now',
-  'src/api/kinds/columns.ts': 'not converted yet: Date.now',
-  'src/api/list.ts': 'not converted yet: Date.now',
-  'src/api/meta.ts': 'not converted yet: Date.now',
-  'src/api/table.ts': 'not converted yet: Date.now',
   'src/audit/log-file.ts': 'not converted yet: Date.now',
   'src/audit/webhook.ts': 'not converted yet: global timer',
   'src/auth/authn/bootstrap-token.ts': 'not converted yet: Date.now',
