@@ -276,6 +276,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     sources: storeObjectSources(store, registry, log),
     metrics: new AuthorizationMetrics(metrics.registry),
     nodeWithSelectors: featureGates.enabled('AuthorizeNodeWithSelectors'),
+    clock,
   });
   authorization.start();
   const authorizer: Authorizer = opts.authorizer ?? authorization.chain;
@@ -353,7 +354,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   health.add({ name: 'poststarthook/rbac/bootstrap-roles', check: () => rbacControllers.ready() });
 
   let serverUrl = '';
-  const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, adminToken: pki.adminToken, log });
+  const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, adminToken: pki.adminToken, clock, log });
   const authn = auth.chain;
 
   auth.registerMetrics((name, help, read) => metrics.gauge(name, help, read));
