@@ -421,7 +421,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     backendSocketPath: socketPath,
     handshakeTimeoutMs: opts.limits?.tlsHandshakeTimeoutMs ?? DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS,
   };
-  if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log });
+  if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock });
   else front = await startTlsFront(frontOptions);
   const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
   const url = `https://${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;

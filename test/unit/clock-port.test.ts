@@ -49,7 +49,6 @@ const PENDING: Record<string, string> = {
   'src/gateway/request-head-coalescer.ts': 'not converted yet: global timer',
   'src/gateway/tls-front.ts': 'not converted yet: Date.now, global timer',
   'src/gateway/tls-worker-main.ts': 'not converted yet: global timer',
-  'src/gateway/tls-workers.ts': 'not converted yet: Date.now, global timer',
   'src/nodeagent/runtime/client.ts': 'not converted yet: Date.now',
   'src/nodeagent/runtime/sim-logs.ts': 'not converted yet: Date.now',
   'src/nodeagent/runtime/sim-server.ts': 'not converted yet: Date.now, global timer',
