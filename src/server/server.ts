@@ -477,7 +477,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         admissionChain?.stop();
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
-        await closeAudit(auditor, 5000);
+        await closeAudit(auditor, 5000, clock);
         nodeTransport.close();
         await front!.close({ graceful: true, timeoutMs: 2000 });
         await store.close();
