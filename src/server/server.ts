@@ -257,6 +257,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // pods/log, exec, attach, portforward and nodes/proxy go on to node agents with this identity (docs/nodeagent.md "Streams")
   const nodeTransport = createNodeTransport(
     await issueClientCertificate(pki, { commonName: KUBELET_CLIENT_COMMON_NAME, organizations: [KUBELET_CLIENT_ORGANIZATION] }),
+    clock,
   );
   ctx.nodeTransport = nodeTransport;
   // spec 001 §5.12: the chain of --authorization-mode (default Node,RBAC); every check goes
