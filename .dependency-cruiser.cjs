@@ -1,6 +1,7 @@
 // Import boundaries of src/ (docs/architecture.md "Folders and what they own"),
 // checked by `npm test` (`npm run lint:deps`). Data flows one way — gateway →
-// auth → registry (api) → store → raft — and lower layers never import upper ones.
+// auth/watch → api (verb handlers) → registry → machinery, store → raft, with
+// core below everything — and lower layers never import upper ones.
 // Violations that predate the check are recorded in
 // .dependency-cruiser-known-violations.json (regenerate with
 // `npm run lint:deps:baseline` only when one is removed); any new one fails.
@@ -35,12 +36,14 @@ module.exports = {
       from: { path: '^src/lifecycles/' },
       to: { path: '^src/', pathNot: '^src/(lifecycles|core)/' },
     },
-    onlyDownward('api-imports-store-only', 'api', ['store'], 'the registry sits on the store; what it needs from above is injected'),
-    onlyDownward('watch-imports-api-store', 'watch', ['api', 'store'], 'watch caches sit on the registry and the store'),
-    onlyDownward('auth-imports-api', 'auth', ['api'], 'authenticators and authorizers use the registry (objects, errors)'),
-    onlyDownward('controllers-import-below', 'controllers', ['api', 'store', 'auth'], 'controllers act through the registry'),
+    onlyDownward('machinery-imports-core-only', 'machinery', [], 'schema, patch, apply, selectors, protobuf: pure machinery that knows no registry (what it needs of a kind it declares structurally)'),
+    onlyDownward('registry-imports-below', 'registry', ['machinery', 'store'], 'the registry sits on the machinery and the store; what it needs from above is injected'),
+    onlyDownward('api-imports-below', 'api', ['registry', 'machinery', 'store'], 'the verb handlers serve requests through the registry'),
+    onlyDownward('watch-imports-below', 'watch', ['api', 'registry', 'machinery', 'store'], 'watch caches sit on the registry and the store'),
+    onlyDownward('auth-imports-below', 'auth', ['api', 'registry', 'machinery'], 'authenticators, authorizers and the review kinds use the registry (objects, errors) and the handlers\' body decoding'),
+    onlyDownward('controllers-import-below', 'controllers', ['api', 'registry', 'machinery', 'store', 'auth'], 'controllers act through the registry'),
     onlyDownward('audit-imports-auth', 'audit', ['auth'], 'the audit recorder knows identities and the webhook client of authentication'),
-    onlyDownward('gateway-imports-below', 'gateway', ['auth', 'audit', 'api', 'watch'], 'the gateway dispatches to the layers below and records them for audit'),
+    onlyDownward('gateway-imports-below', 'gateway', ['auth', 'audit', 'api', 'registry', 'machinery', 'watch'], 'the gateway dispatches to the layers below and records them for audit'),
     onlyDownward(
       'nodeagent-is-separate',
       'nodeagent',

@@ -2,7 +2,7 @@
 // driven by the store's applied feed, not by the create handler, so every
 // member of a cluster, a follower that catches up and a restarted server all
 // register the same kinds. A CRD is served once its names are accepted
-// (src/api/crd/names.ts, the same verdict everywhere) and until its object is
+// (src/registry/crd/names.ts, the same verdict everywhere) and until its object is
 // gone from the store; a Terminating CRD stays served so its objects' own
 // finalizers can finish, but refuses creates (guardCreate).
 

@@ -1,7 +1,7 @@
 // The namespace lifecycle controller (spec 000 §3.1: "a namespaced resource is
 // also deleted when its namespace is deleted"). A deleted namespace is
 // Terminating while its `spec.finalizers` holds `kubernetes` (a kind-held
-// finalizer the deletion machine counts, src/api/deletion/machine.ts); this
+// finalizer the deletion machine counts, src/registry/deletion/machine.ts); this
 // controller deletes every namespaced object in it with the Background
 // policy (the garbage collector takes care of dependents elsewhere), reports
 // progress in the namespace's status conditions as Kubernetes does, then

@@ -1,4 +1,4 @@
-// Frees Service cluster IPs and node ports (src/api/allocators/), leader
+// Frees Service cluster IPs and node ports (src/registry/allocators/), leader
 // only: when a Service is deleted or stops using a value, and at every start
 // a pass over all allocations frees those whose Service is gone or no longer
 // uses them (kube's repair loops). A value is freed with a compare on its

@@ -3,8 +3,8 @@
 // that real clients decode (kind Status, apiVersion v1, status Failure,
 // message, reason, details, code) — documented in docs/errors.md.
 
-import { StoreUnavailableError } from '../store/types.js';
-import type { FieldError } from '../registry/types.js';
+import { StoreUnavailableError } from './store-unavailable.js';
+import type { FieldError } from './object.js';
 
 export interface StatusCause {
   reason?: string;

@@ -3,7 +3,7 @@
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import { badRequest } from '../core/errors.js';
-import type { ApiObject, ObjectMeta } from '../registry/types.js';
+import type { ApiObject, ObjectMeta } from '../core/object.js';
 
 /** the alphabet Kubernetes uses for generated name suffixes: no vowels, no confusable digits */
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';

@@ -103,7 +103,7 @@ export function apiResourceList(defs: ResourceDefinition[], group: string, versi
       namespaced: d.scope === 'Namespaced',
       kind: d.kind,
       verbs: [...(d.verbs ?? DEFAULT_VERBS)].sort(),
-      // every version served over one storage has the storage version's hash (src/api/conversion.ts)
+      // every version served over one storage has the storage version's hash (src/registry/conversion.ts)
       storageVersionHash: d.storage ? storageVersionHash(...splitStorageVersion(d.storage.storageVersion), d.kind) : storageVersionHash(d.group, d.version, d.kind),
     };
     if (d.shortNames && d.shortNames.length > 0) r.shortNames = [...d.shortNames];

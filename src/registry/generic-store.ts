@@ -65,7 +65,7 @@ export interface WriteOptions {
 }
 
 /**
- * One object write as admission sees it (src/api/admission/): the operation,
+ * One object write as admission sees it (src/registry/admission/): the operation,
  * the new object (absent for DELETE) and the stored one (absent for CREATE).
  */
 export interface AdmissionCall {
@@ -100,7 +100,7 @@ export interface WriteHooks {
   authorizeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): Promise<void>;
   /**
    * Values the object claims with its write (a Service's cluster IP and node
-   * ports, src/api/allocators/): may fill them into the object; the returned
+   * ports, src/registry/allocators/): may fill them into the object; the returned
    * keys are created in the same transaction, each only if absent, so no two
    * objects get the same value. Called again when a key was taken meanwhile.
    */

@@ -1,42 +1,8 @@
 import type { Schema } from '../machinery/schema/types.js';
+import type { ApiObject, FieldError, NameValidation } from '../core/object.js';
 
-/** A JSON object as it travels through the API (decoded request body or stored object). */
-export type JSONValue = string | number | boolean | null | JSONValue[] | { [key: string]: JSONValue };
-export type JSONObject = { [key: string]: JSONValue };
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: JSONObject[];
-  managedFields?: JSONObject[];
-  [key: string]: JSONValue | undefined;
-}
-
-/** Any API object: type meta + object meta + the rest. */
-export interface ApiObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-  [key: string]: JSONValue | ObjectMeta | undefined;
-}
-
-export interface FieldError {
-  /** JSON-path-like field path, e.g. `metadata.name`, `spec.containers[0].image` */
-  field: string;
-  /** Kubernetes cause types: FieldValueRequired, FieldValueInvalid, FieldValueNotSupported, FieldValueDuplicate, FieldValueTooLong, FieldValueForbidden, FieldValueTypeInvalid */
-  type: string;
-  message: string;
-}
+// the object shapes are shared contracts (src/core/object.ts); re-exported for the registry's users
+export type { ApiObject, FieldError, JSONObject, JSONValue, NameValidation, ObjectMeta } from '../core/object.js';
 
 export interface TableColumn {
   name: string;
@@ -130,7 +96,7 @@ export interface ResourceDefinition {
    */
   scale?: ScaleSubresource;
   /**
-   * several served versions of one stored kind (src/api/conversion.ts): where
+   * several served versions of one stored kind (src/registry/conversion.ts): where
    * the objects live and how this version converts to the stored one; absent =
    * stored under this definition's own group/resource, as written
    */
@@ -144,7 +110,6 @@ export interface ScaleSubresource {
   labelSelectorPath?: string;
 }
 
-export type NameValidation = 'DNS1123Subdomain' | 'DNS1123Label' | 'DNS1035Label' | 'PathSegment';
 
 /**
  * What verb handlers take and give (context, request, response). Declared

@@ -1,6 +1,6 @@
 // Admission plugins chosen by `--enable-admission-plugins` and
 // `--disable-admission-plugins` (spec 001 §5.15). Each plugin is a set of
-// write hooks of the generic store (src/api/generic-store.ts WriteHooks),
+// write hooks of the generic store (src/registry/generic-store.ts WriteHooks),
 // which see the requester, the sub-resource, the new and the stored object.
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
@@ -19,7 +19,7 @@ export interface AdmissionPluginOptions {
 
 const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions) => WriteHooks> = {
   [NODE_RESTRICTION]: nodeRestrictionHooks,
-  // src/api/default-tolerations.ts (issue 13): not-ready/unreachable tolerations of 300 s on new pods
+  // src/registry/default-tolerations.ts (issue 13): not-ready/unreachable tolerations of 300 s on new pods
   [DEFAULT_TOLERATION_SECONDS]: (d, o) => defaultTolerationHooks(d, o.defaultTolerations),
 };
 

@@ -1,4 +1,4 @@
-// Wires the admission chain (src/api/admission/chain.ts) into the server:
+// Wires the admission chain (src/registry/admission/chain.ts) into the server:
 // built when the admissionregistration kinds are served (`--runtime-config`
 // may turn them off, and then there is nothing to configure), started at
 // once so the configuration in the store is in force before the first request.

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { SchemaAdmission } from '../registry/admission.js';
 import { StatusError, forbidden } from '../core/errors.js';
 import { GenericStore, decodeObject, storageKey } from '../registry/generic-store.js';
+import { withBuiltinHandlers } from '../api/handlers/builtin-kinds.js';
 import type { HandlerContext } from '../api/handlers/context.js';
 import { builtinDefinitions, sharedDefinitions } from '../registry/kinds/index.js';
 import { ContinueTokens } from '../registry/list.js';
@@ -180,7 +181,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const defs = sharedDefinitions(opts.apiDomain);
   const served = applyRuntimeConfig(
-    [...builtinDefinitions(opts.apiDomain), ...admissionRegistrationDefinitions(new SchemaNames(opts.apiDomain))],
+    [...withBuiltinHandlers(builtinDefinitions(opts.apiDomain)), ...admissionRegistrationDefinitions(new SchemaNames(opts.apiDomain))],
     parseRuntimeConfig(opts.runtimeConfig ?? ''),
   );
   const registry = new Registry(opts.apiDomain, defs, served);
@@ -214,7 +215,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
   };
   Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
-  // webhooks and ValidatingAdmissionPolicies (src/api/admission/, docs/admission.md); every member
+  // webhooks and ValidatingAdmissionPolicies (src/registry/admission/, docs/admission.md); every member
   // follows the configuration objects through its applied feed
   const admissionChain = buildAdmissionChain(registry, store, opts.apiDomain, log, opts.admissionServiceResolver);
   if (admissionChain) Object.assign(hooks, admissionChain.hooks());
@@ -226,7 +227,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await escalation?.check(def.resource as RbacResource, obj, old, o.user);
     },
   };
-  // Service cluster IPs and node ports, claimed with the Service's own write (src/api/allocators/)
+  // Service cluster IPs and node ports, claimed with the Service's own write (src/registry/allocators/)
   const serviceAllocator = new ServiceAllocator({
     range: parseIpv4Cidr(opts.serviceClusterIpRange ?? DEFAULT_SERVICE_CIDR),
     nodePorts: parsePortRange(opts.serviceNodePortRange ?? DEFAULT_NODE_PORT_RANGE),

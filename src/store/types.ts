@@ -170,21 +170,5 @@ export function prefixEnd(prefix: string): string {
   return prefix + '\uffff';
 }
 
-/**
- * The store cannot take the write or read now (no leader, leadership lost,
- * shutting down). `ambiguous`: the write may still be applied (504, outcome
- * unknown) rather than certainly not accepted (503). The API answers with
- * Retry-After; it is never a false success.
- */
-export class StoreUnavailableError extends Error {
-  readonly code: 503 | 504;
-  readonly retryAfterSeconds = 1;
-  constructor(
-    message: string,
-    readonly ambiguous: boolean,
-  ) {
-    super(message);
-    this.name = 'StoreUnavailableError';
-    this.code = ambiguous ? 504 : 503;
-  }
-}
+// the class lives in src/core/ so the Status mapping (src/core/errors.ts) can know it without importing the store
+export { StoreUnavailableError } from '../core/store-unavailable.js';

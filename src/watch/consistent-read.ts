@@ -52,7 +52,7 @@ export async function listMostRecentFromCache(
   const apiVersion = apiVersionOf(gs.def);
   const items: ApiObject[] = [];
   for (const cached of cache.snapshot(namespace)) {
-    // the cache holds stored objects; a version served over another's storage sees them converted (src/api/conversion.ts)
+    // the cache holds stored objects; a version served over another's storage sees them converted (src/registry/conversion.ts)
     const object = servedObject(gs.def, cached.object);
     if (p.labelSelector.length > 0 && !matchesLabels(p.labelSelector, object.metadata?.labels)) continue;
     if (matchField && !matchField(object)) continue;

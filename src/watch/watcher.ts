@@ -21,7 +21,7 @@ export interface WatcherOptions {
   encoder: WatchEncoder;
   /**
    * the served form of a cached (stored) object, for versions served over
-   * another version's storage (src/api/conversion.ts); memoised by the caller
+   * another version's storage (src/registry/conversion.ts); memoised by the caller
    */
   view?: (stored: ApiObject) => ApiObject;
   sink: StreamSink;

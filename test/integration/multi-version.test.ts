@@ -1,4 +1,4 @@
-// One stored kind served at several group/versions (src/api/conversion.ts,
+// One stored kind served at several group/versions (src/registry/conversion.ts,
 // spec 000 §6): core v1 Events and events.orch.io/v1 Events are one store,
 // as are autoscaling/v1 and /v2 HorizontalPodAutoscalers. A write through
 // one version is readable, listable (from the store and from the watch

@@ -1,4 +1,4 @@
-// Conversion between served versions over one storage (src/api/conversion.ts):
+// Conversion between served versions over one storage (src/registry/conversion.ts):
 // round trips through the hub lose nothing, objects are never modified in
 // place, and objects stored without a converter only get their apiVersion.
 

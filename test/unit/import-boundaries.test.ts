@@ -41,6 +41,17 @@ describe('import boundaries', () => {
     ]);
   });
 
+  it('deliberately wrong imports across the request path fail: machinery → registry, registry → api, api → watch, core → store', async () => {
+    const v = await violations(join(root, 'test', 'fixtures', 'boundaries-layers'));
+    const found = v.map((x) => `${x.rule.name}: ${x.from} → ${x.to}`).sort();
+    expect(found).toEqual([
+      'api-imports-below: src/api/handler.ts → src/watch/cache.ts',
+      'core-imports-nothing: src/core/errors.ts → src/store/types.ts',
+      'machinery-imports-core-only: src/machinery/patch.ts → src/registry/types.ts',
+      'registry-imports-below: src/registry/kinds.ts → src/api/handler.ts',
+    ]);
+  });
+
   it('src/ has no violation and no import circle, and the baseline of tolerated ones is empty', async () => {
     const known = JSON.parse(readFileSync(join(root, '.dependency-cruiser-known-violations.json'), 'utf8')) as unknown[];
     expect(known).toEqual([]);

@@ -25,7 +25,7 @@ export interface HandlerContext {
   featureGates?: { enabled(name: string): boolean };
   /**
    * CONNECT admission of node-agent sub-resources (exec, attach, portforward,
-   * proxy; src/api/admission/chain.ts): throws a StatusError to refuse,
+   * proxy; src/registry/admission/chain.ts): throws a StatusError to refuse,
    * returns warnings. Absent = no admission.
    */
   admitConnect?: (a: {

@@ -13,7 +13,7 @@
 // every field it added or changed, other entries lose them, never a conflict.
 
 import type { Definitions, Schema } from '../schema/types.js';
-import type { ApiObject, JSONObject, JSONValue } from '../../registry/types.js';
+import type { ApiObject, JSONObject, JSONValue } from '../../core/object.js';
 import { badRequest } from '../../core/errors.js';
 import { FieldSet, pathToString, type Path } from './fieldpath.js';
 import {

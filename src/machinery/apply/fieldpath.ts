@@ -12,7 +12,7 @@
 // `"<pe>":{".":{}, ...children}` — the shape kubectl users see in
 // `metadata.managedFields[].fieldsV1`.
 
-import type { JSONObject, JSONValue } from '../../registry/types.js';
+import type { JSONObject, JSONValue } from '../../core/object.js';
 
 export type PathElement =
   | { readonly kind: 'field'; readonly name: string }

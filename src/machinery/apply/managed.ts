@@ -7,7 +7,7 @@
 // The list is sorted the way Kubernetes sorts it: operation (`Apply` before
 // `Update`), then time in whole seconds, manager, apiVersion, subresource.
 
-import type { JSONObject, JSONValue } from '../../registry/types.js';
+import type { JSONObject, JSONValue } from '../../core/object.js';
 import { FieldSet, FieldPathError, path } from './fieldpath.js';
 
 export type Operation = 'Apply' | 'Update';

@@ -14,7 +14,7 @@
 // field and every list is atomic.
 
 import type { Definitions, Schema } from '../schema/types.js';
-import type { JSONObject, JSONValue } from '../../registry/types.js';
+import type { JSONObject, JSONValue } from '../../core/object.js';
 import {
   FieldSet,
   fieldPE,

@@ -1,8 +1,8 @@
 // Dispatch of non-apply PATCH bodies by Content-Type (spec 000 §4.3). Server-side
-// apply (`application/apply-patch+yaml`) is handled by src/api/apply, not here.
+// apply (`application/apply-patch+yaml`) is handled by src/machinery/apply, not here.
 
 import type { Definitions, Schema } from '../schema/types.js';
-import type { ApiObject, JSONValue } from '../../registry/types.js';
+import type { ApiObject, JSONValue } from '../../core/object.js';
 import { PatchError, UnsupportedPatchType } from './errors.js';
 import { applyJsonPatch } from './json-patch.js';
 import { applyMergePatch } from './merge-patch.js';

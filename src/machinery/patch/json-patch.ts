@@ -3,7 +3,7 @@
 // unchanged. Paths are RFC 6901 JSON Pointers. A failing `test` is reported
 // apart from an invalid patch so the server can answer 409 rather than 422.
 
-import type { JSONValue } from '../../registry/types.js';
+import type { JSONValue } from '../../core/object.js';
 import { PatchError } from './errors.js';
 import { parseArrayIndex, parsePointer } from './json-pointer.js';
 import { deepClone, deepEqual, hasOwn, isObject, kindOf, setProp } from './json-value.js';

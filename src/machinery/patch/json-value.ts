@@ -2,7 +2,7 @@
 // engine is a pure function: inputs are never mutated, so the engines clone
 // what they are about to change.
 
-import type { JSONObject, JSONValue } from '../../registry/types.js';
+import type { JSONObject, JSONValue } from '../../core/object.js';
 
 export function isObject(v: JSONValue | undefined): v is JSONObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -2,7 +2,7 @@
 // `null` removes a member, and any non-object patch (arrays included) replaces
 // the target outright.
 
-import type { JSONObject, JSONValue } from '../../registry/types.js';
+import type { JSONObject, JSONValue } from '../../core/object.js';
 import { deepClone, deepEqual, hasOwn, isObject, setProp } from './json-value.js';
 
 /** RFC 7386 §2 MergePatch(target, patch); neither argument is modified. */

@@ -10,7 +10,7 @@
 // deliberate differences are listed in docs/patch.md.
 
 import type { Definitions, Schema } from '../schema/types.js';
-import type { JSONObject, JSONValue } from '../../registry/types.js';
+import type { JSONObject, JSONValue } from '../../core/object.js';
 import { PatchError } from './errors.js';
 import { canonicalKey, deepClone, deepEqual, hasOwn, isObject, kindOf, setProp } from './json-value.js';
 import { type FieldSchema, hasStrategy, itemsOf, lookupField, resolveSchema } from './patch-meta.js';

@@ -8,7 +8,6 @@
 
 import protobuf from 'protobufjs/minimal.js';
 import type { Definitions, Schema } from '../schema/types.js';
-import type { ResourceDefinition } from '../../registry/types.js';
 import { ProtobufError } from './errors.js';
 import { type FieldPlan, type Leaf, type MessagePlan, type ValuePlan, messagePlan } from './plan.js';
 
@@ -19,7 +18,8 @@ type WriterT = InstanceType<typeof Writer>;
 export type JsonObject = Record<string, unknown>;
 
 /** a kind's definition or directly its schema */
-export type SchemaSource = Schema | Pick<ResourceDefinition, 'schema' | 'kind'>;
+/** a bare schema, or a kind's (structurally a `ResourceDefinition`: the codec knows no registry) */
+export type SchemaSource = Schema | { schema: Schema; kind: string };
 
 const WT_VARINT = 0;
 const WT_FIXED64 = 1;

@@ -13,7 +13,7 @@
 
 import { CelScalar, celEnv, isCelError, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import type { FieldError } from '../../registry/types.js';
+import type { FieldError } from '../../core/object.js';
 import type { CompiledSchema } from './compile.js';
 import type { ValidationRule } from './types.js';
 import { type CelNode, celChildren } from './cel-ast.js';

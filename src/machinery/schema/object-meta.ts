@@ -2,7 +2,7 @@
 // since they are what users read: name syntax per kind, namespace presence,
 // label and annotation syntax, annotation size, finalizer names, owner refs.
 
-import type { FieldError, NameValidation, ObjectMeta } from '../../registry/types.js';
+import type { FieldError, NameValidation, ObjectMeta } from '../../core/object.js';
 import { badValue } from './validate.js';
 
 export interface ObjectMetaRules {

@@ -16,7 +16,7 @@ export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2
 type Json = { [k: string]: unknown };
 
 function loadDocumentType(): protobuf.Type {
-  // src/api/schema and dist/src/api/schema both find the repository's proto/
+  // src/machinery/schema and dist/src/machinery/schema both find the repository's proto/
   for (const rel of ['../../../proto/openapi-v2.proto', '../../../../proto/openapi-v2.proto']) {
     const p = fileURLToPath(new URL(rel, import.meta.url));
     if (existsSync(p)) return protobuf.parse(readFileSync(p, 'utf8'), { keepCase: true }).root.lookupType('openapi.v2.Document');

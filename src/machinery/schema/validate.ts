@@ -6,7 +6,7 @@
 // One recursive walk; field paths live on a segment stack and are rendered to
 // strings only when something is reported.
 
-import type { FieldError } from '../../registry/types.js';
+import type { FieldError } from '../../core/object.js';
 import { type CompiledSchema, compileSchema } from './compile.js';
 import { matchesFormat } from './formats.js';
 import type { Definitions, Schema } from './types.js';

@@ -2,7 +2,7 @@
 // separated, backslash escapes. Which fields are selectable is per kind
 // (metadata.name and metadata.namespace always; the strategy adds more).
 
-import type { ApiObject, ResourceDefinition } from '../../registry/types.js';
+import type { ApiObject } from '../../core/object.js';
 import { SelectorParseError } from './labels.js';
 
 export interface FieldRequirement {
@@ -64,19 +64,28 @@ function splitUnescaped(s: string, sep: string): string[] {
   return parts;
 }
 
+/**
+ * what field selection needs of a kind: its scope and its selectable fields
+ * (structurally a `ResourceDefinition`; the selectors know no registry)
+ */
+export interface SelectableKind {
+  scope: 'Namespaced' | 'Cluster';
+  strategy: { selectableFields?: Record<string, (obj: ApiObject) => string | undefined> };
+}
+
 function unescape(s: string): string {
   return s.replace(/\\(.)/g, '$1');
 }
 
 /** the value of a selectable field, or undefined when the field is not selectable on this kind */
-export function fieldAccessor(def: ResourceDefinition, field: string): ((o: ApiObject) => string | undefined) | undefined {
+export function fieldAccessor(def: SelectableKind, field: string): ((o: ApiObject) => string | undefined) | undefined {
   if (field === 'metadata.name') return (o) => o.metadata?.name ?? '';
   if (field === 'metadata.namespace') return (o) => (def.scope === 'Namespaced' ? (o.metadata?.namespace ?? '') : '');
   return def.strategy.selectableFields?.[field];
 }
 
 /** checks every field of the selector is selectable on the kind (400 otherwise) */
-export function compileFieldSelector(def: ResourceDefinition, sel: FieldSelector): (o: ApiObject) => boolean {
+export function compileFieldSelector(def: SelectableKind, sel: FieldSelector): (o: ApiObject) => boolean {
   const checks = sel.map((r) => {
     const get = fieldAccessor(def, r.field);
     if (!get) throw new SelectorParseError(`field label not supported: ${r.field}`);

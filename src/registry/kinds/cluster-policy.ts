@@ -4,9 +4,6 @@
 // CertificateSigningRequest. Stored and served; no controller acts on them.
 
 import { hpaStorage } from './hpa-conversion.js';
-import { handleGet } from '../../api/handlers/get.js';
-import { handlePatch } from '../../api/handlers/patch.js';
-import { handleUpdate } from '../../api/handlers/update.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
@@ -237,12 +234,7 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
   return {
     group: n.group('certificates'), version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest', scope: 'Cluster',
     shortNames: ['csr'], subresources: ['status', 'approval'],
-    // `kubectl certificate approve|deny` PUTs the object to /approval: like /status, only status (the conditions) changes
-    handlers: {
-      'approval/get': (ctx, req) => handleGet(ctx, { ...req, info: { ...req.info, subresource: '' } }),
-      'approval/update': (ctx, req) => handleUpdate(ctx, { ...req, info: { ...req.info, subresource: 'status' } }),
-      'approval/patch': (ctx, req) => handlePatch(ctx, { ...req, info: { ...req.info, subresource: 'status' } }),
-    },
+    // the `approval` sub-resource's handlers are src/api/handlers/builtin-kinds.ts (the server attaches them)
     schema: kindSchema(n, 'CertificateSigningRequest objects request a signed X.509 certificate (stored; no signer runs yet).', proto({ spec: 2, status: 3 }, {
       spec: obj('The certificate request.', proto({ request: 1, signerName: 7, expirationSeconds: 8, usages: 5, username: 2, uid: 3, groups: 4, extra: 6 }, {
         request: str('A base64-encoded PEM "CERTIFICATE REQUEST" block.', { format: 'byte' }),

@@ -5,9 +5,7 @@
 // changed only through the `finalize` sub-resource, as in Kubernetes.
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
-import { badRequest } from '../../core/errors.js';
-import { decodeObjectBody, parseDryRun } from '../../api/handlers/common.js';
-import type { ApiObject, ResourceDefinition, VerbHandler } from '../types.js';
+import type { ApiObject, ResourceDefinition } from '../types.js';
 import { column, fieldOf, getString } from './columns.js';
 import { atomicList, enumOf, listMap, obj, proto, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
@@ -49,7 +47,7 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
         ),
       }), undefined, { default: {} }),
     })),
-    handlers: { 'finalize/update': finalizeNamespace },
+    // PUT namespaces/{name}/finalize: the handler is src/api/handlers/builtin-kinds.ts (the server attaches it)
     strategy: {
       default(o) {
         const spec = (o.spec ??= {}) as { finalizers?: string[] };
@@ -72,24 +70,7 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
 /** the finalizer the namespace controller removes once the namespace is empty */
 export const NAMESPACE_FINALIZER = 'kubernetes';
 
-function finalizersOf(o: ApiObject): string[] {
+/** spec.finalizers of a namespace (what the `finalize` sub-resource replaces) */
+export function finalizersOf(o: ApiObject): string[] {
   return (o.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [];
 }
-
-/** PUT namespaces/{name}/finalize: replaces spec.finalizers and nothing else */
-const finalizeNamespace: VerbHandler = async (ctx, req) => {
-  const dryRun = parseDryRun(req.query);
-  const { obj } = decodeObjectBody(req);
-  if (obj.metadata?.name !== undefined && obj.metadata.name !== req.info.name) {
-    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${req.info.name})`);
-  }
-  const wanted = finalizersOf(obj);
-  if (!Array.isArray(wanted) || wanted.some((f) => typeof f !== 'string')) throw badRequest('spec.finalizers must be a list of strings');
-  const r = await ctx.storeFor(req.def).guaranteedUpdate('', req.info.name, { dryRun }, (cur) => {
-    const next = cur!;
-    next.spec = { ...((next.spec as object | undefined) ?? {}), finalizers: [...wanted] };
-    if (obj.metadata?.resourceVersion) next.metadata!.resourceVersion = obj.metadata.resourceVersion;
-    return next;
-  });
-  return { status: 200, body: r.object };
-};
