@@ -6,8 +6,11 @@
 // .dependency-cruiser-known-violations.json (regenerate with
 // `npm run lint:deps:baseline` only when one is removed); any new one fails.
 
-/** type-only contracts every layer may import (identity, authorizer, clock) */
-const SHARED_CONTRACTS = '^src/(core/|auth/types\\.ts$|auth/authz/types\\.ts$)';
+/**
+ * what every layer may import: type-only contracts (identity, authorizer,
+ * clock) and the lifecycle machines, which are pure rules over core
+ */
+const SHARED_CONTRACTS = '^src/(core/|lifecycles/|auth/types\\.ts$|auth/authz/types\\.ts$)';
 
 /** a rule: files under `from` may import only files under `allowed` (plus their own folder and the contracts) */
 function onlyDownward(name, from, allowed, comment) {
@@ -26,6 +29,13 @@ module.exports = {
     onlyDownward('raft-imports-nothing', 'raft', [], 'src/raft/ is the replication library: it knows no store, registry or server (docs/raft.md)'),
     onlyDownward('store-imports-raft-only', 'store', ['raft'], 'the store hosts a state machine over a sequencer (local log or Raft)'),
     onlyDownward('core-imports-nothing', 'core', [], 'src/core/ holds contracts every layer may import'),
+    {
+      name: 'lifecycles-import-core-only',
+      comment: 'src/lifecycles/ holds XState machines as pure rules: they import only src/core/ (and xstate), so any layer may use them',
+      severity: 'error',
+      from: { path: '^src/lifecycles/' },
+      to: { path: '^src/', pathNot: '^src/(lifecycles|core)/' },
+    },
     onlyDownward('machinery-imports-core-only', 'machinery', [], 'schema, patch, apply, selectors, protobuf: pure machinery that knows no registry (what it needs of a kind it declares structurally)'),
     onlyDownward('registry-imports-below', 'registry', ['machinery', 'store'], 'the registry sits on the machinery and the store; what it needs from above is injected'),
     onlyDownward(

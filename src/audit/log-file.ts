@@ -11,6 +11,7 @@
 // buffer (buffer.ts) counts and logs them. A file that cannot be opened is
 // retried on the next batch.
 
+import { systemClock } from '../core/clock.js';
 import { write as writeFd } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
@@ -66,7 +67,7 @@ export class LogFileWriter implements BatchWriter {
     private readonly rotation: RotationOptions = { maxSizeMiB: 0, maxBackups: 0, maxAgeDays: 0 },
   ) {
     this.maxSize = rotation.maxSizeBytes ?? (rotation.maxSizeMiB > 0 ? rotation.maxSizeMiB : 100) * MiB;
-    this.now = rotation.now ?? Date.now;
+    this.now = rotation.now ?? systemClock.now;
   }
 
   /** opens the file now (so a bad path is reported at start-up); failure is not fatal */

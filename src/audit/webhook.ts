@@ -75,9 +75,8 @@ export class WebhookWriter implements BatchWriter {
         });
         res.on('error', reject);
       });
-      const deadline = setTimeout(() => req.destroy(new Error(`audit webhook ${u.origin}: no answer within ${timeoutMs} ms`)), timeoutMs);
-      deadline.unref();
-      req.on('close', () => clearTimeout(deadline));
+      const deadline = this.o.clock.setTimeout(() => req.destroy(new Error(`audit webhook ${u.origin}: no answer within ${timeoutMs} ms`)), timeoutMs);
+      req.on('close', () => deadline.cancel());
       req.on('error', reject);
       req.end(body);
     });

@@ -1,6 +1,15 @@
 // The clock port (issue #9 item 6): time and timers come in through this
 // interface, created by the composition root, so lifecycles and queues are
 // tested on a simulated clock instead of waiting on real time.
+//
+// The rule (checked by test/unit/clock-port.test.ts): `Date.now`, `new Date()`,
+// `Math.random` and the global timers appear only here, in src/core/random.ts,
+// in the node agent's own port (src/nodeagent/clock.ts) and in the wall-clock
+// fault injector (src/core/wall-clock-skew.ts). Two things stay outside it on
+// purpose: `performance.now()` measures durations for metrics only (monotonic,
+// never compared with a deadline), and `setImmediate` orders work after the
+// current turn without any time in it. Secrets, tokens and UIDs keep using
+// node:crypto (src/core/random.ts says why).
 
 export interface TimerHandle {
   cancel(): void;
@@ -21,6 +30,35 @@ export const systemClock: Clock = {
     return { cancel: () => clearTimeout(t) };
   },
 };
+
+/**
+ * `fn` every `ms` on `clock` until cancelled: a chain of one-shot timers, so a
+ * ManualClock drives it like any other timer and a slow `fn` never overlaps
+ * the next run of itself.
+ */
+export function every(clock: Clock, ms: number, fn: () => void): TimerHandle {
+  let current: TimerHandle | undefined;
+  let cancelled = false;
+  const arm = (): void => {
+    current = clock.setTimeout(() => {
+      if (cancelled) return;
+      arm();
+      fn();
+    }, ms);
+  };
+  arm();
+  return {
+    cancel() {
+      cancelled = true;
+      current?.cancel();
+    },
+  };
+}
+
+/** a promise that resolves after `ms` on `clock` */
+export function sleep(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimeout(resolve, ms));
+}
 
 /** A clock that moves only when told to; timers fire in time order inside `advance`. */
 export class ManualClock implements Clock {

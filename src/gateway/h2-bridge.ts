@@ -36,6 +36,7 @@ import {
 } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { type Clock, systemClock } from '../core/clock.js';
 import { escapeHeaderName } from './request-head-coalescer.js';
 
 /**
@@ -74,6 +75,8 @@ export interface H2BridgeOptions {
   mayOpenBackend?: () => boolean;
   /** called whenever a backend connection closes (the front waits for the last one on close) */
   onBackendClosed?: () => void;
+  /** request-body deadlines (default the system clock) */
+  clock?: Clock;
 }
 
 export interface H2Bridge {
@@ -105,6 +108,7 @@ interface AgentInternals {
 }
 
 export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
+  const clock = opts.clock ?? systemClock;
   const backends = new Set<Socket>();
   const sessions = new Set<ServerHttp2Session>();
   let openStreams = 0;
@@ -228,16 +232,15 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
     const refuse = (code: number, reason: string, message: string): void => {
       refused = true;
       chunks.length = 0;
-      clearTimeout(timer);
+      timer.cancel();
       respondStatus(stream, code, reason, message);
       // what the client still sends is read and dropped
       stream.resume();
     };
-    const timer = setTimeout(() => {
+    const timer = clock.setTimeout(() => {
       if (!refused) refuse(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded');
     }, BODY_TIMEOUT_MS);
-    timer.unref();
-    stream.once('close', () => clearTimeout(timer));
+    stream.once('close', () => timer.cancel());
     stream.on('data', (c: Buffer) => {
       if (refused) return;
       total += c.length;
@@ -248,7 +251,7 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
       chunks.push(c);
     });
     stream.on('end', () => {
-      clearTimeout(timer);
+      timer.cancel();
       if (!refused) send(stream, method, path, out, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), ctx);
     });
   };

@@ -460,7 +460,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       if (inflight > 0) {
         await new Promise<void>((resolve) => {
           idleResolve = resolve;
-          setTimeout(resolve, timeoutMs).unref();
+          clock.setTimeout(resolve, timeoutMs);
         });
       }
       (app as unknown as { close(): void }).close();

@@ -12,6 +12,7 @@
 // Such names in a complete head are carried as `X-Orch-Hn-<hex of the name>`,
 // which the gateway decodes back (`decodeHeaderName`). Nothing else is changed.
 
+import { type Clock, type TimerHandle, systemClock } from '../core/clock.js';
 import { Transform, type TransformCallback } from 'node:stream';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
@@ -24,11 +25,14 @@ const HOLD_MS = 50;
 export class RequestHeadCoalescer extends Transform {
   private held: Buffer[] = [];
   private heldBytes = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private prefix: Buffer | undefined;
 
   /** `prefix` (the PROXY header) is sent together with the first bytes, in the same write */
-  constructor(prefix?: Buffer) {
+  constructor(
+    prefix?: Buffer,
+    private readonly clock: Clock = systemClock,
+  ) {
     super();
     this.prefix = prefix;
   }
@@ -49,7 +53,7 @@ export class RequestHeadCoalescer extends Transform {
     const prev = this.held.length > 1 ? this.held[this.held.length - 2]! : undefined;
     const seam = prev ? Buffer.concat([prev.subarray(Math.max(0, prev.length - 3)), chunk]) : chunk;
     if (seam.includes(HEAD_END) || this.heldBytes >= MAX_HELD_BYTES) this.release();
-    else if (!this.timer) this.timer = setTimeout(() => this.release(), HOLD_MS);
+    else if (!this.timer) this.timer = this.clock.setTimeout(() => this.release(), HOLD_MS);
     cb();
   }
 
@@ -61,12 +65,12 @@ export class RequestHeadCoalescer extends Transform {
   }
 
   override _destroy(err: Error | null, cb: (error: Error | null) => void): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     cb(err);
   }
 
   private release(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     if (this.heldBytes === 0) return;
     const all = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held, this.heldBytes);

@@ -13,6 +13,7 @@
 // This sits on the watch fan-out path (many long-lived connections), so the
 // per-connection state is one map entry holding the socket; the certificate
 // is decoded lazily on the first lookup and then cached.
+import { type Clock, type TimerHandle, systemClock } from '../core/clock.js';
 import { randomFillSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Server as NetServer, type Socket } from 'node:net';
@@ -23,6 +24,8 @@ import { RequestHeadCoalescer } from './request-head-coalescer.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
 
 export interface TlsFrontOptions {
+  /** idle tracking, linger and close timers (default the system clock) */
+  clock?: Clock;
   host: string;
   /** 0 = ephemeral */
   port: number;
@@ -217,6 +220,7 @@ interface Connection {
 }
 
 export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
+  const clock = opts.clock ?? systemClock;
   const hasClientCA = opts.clientCA !== undefined && String(opts.clientCA).trim() !== '';
   const connections = new Map<string, Connection>();
   const backends = new Set<Socket>();
@@ -237,6 +241,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       ? undefined
       : createH2Bridge({
           backendSocketPath: opts.backendSocketPath,
+          clock,
           ...(opts.http2MaxStreams !== undefined ? { maxConcurrentStreams: opts.http2MaxStreams } : {}),
           // a backend connection costs about what a client connection does: they share the budget
           mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < (server.maxConnections ?? Infinity),
@@ -347,9 +352,9 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     // IDLE_CONNECTION_MS of idleness the client connection is closed too.
     let lastClientAt = 0;
     let lastBackendAt = 0;
-    let idleSince = Date.now();
+    let idleSince = clock.now();
     const backendIdleClose = (): boolean => {
-      const now = Date.now();
+      const now = clock.now();
       const lastTraffic = Math.max(lastClientAt, lastBackendAt);
       return (
         closing === undefined &&
@@ -368,7 +373,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       backends.add(b);
       b.on('error', fail);
       b.on('data', () => {
-        lastBackendAt = Date.now();
+        lastBackendAt = clock.now();
         idleSince = lastBackendAt;
       });
       b.on('close', () => {
@@ -391,11 +396,11 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       // reads a head split over several reads only up to 4 KiB); writes made
       // before the unix socket connects are buffered in order. pipe() gives
       // back-pressure in both directions.
-      const c = new RequestHeadCoalescer(header);
+      const c = new RequestHeadCoalescer(header, clock);
       coalescer = c;
       c.on('error', fail);
       c.on('data', () => {
-        lastClientAt = Date.now();
+        lastClientAt = clock.now();
         idleSince = lastClientAt;
       });
       c.pipe(b);
@@ -427,7 +432,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       if (coalescer) tlsSocket.unpipe(coalescer);
       tlsSocket.on('data', () => undefined);
       tlsSocket.resume();
-      setTimeout(() => tlsSocket.destroy(), LINGER_MS).unref();
+      clock.setTimeout(() => tlsSocket.destroy(), LINGER_MS);
     };
 
     dial(true);
@@ -495,13 +500,13 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
           for (const b of backends) b.destroy();
           bridge?.destroy();
         };
-        let timer: NodeJS.Timeout | undefined;
+        let timer: TimerHandle | undefined;
         let serverClosed = false;
         // Done when the listener is closed and every connection pair has
         // finished its own 'close' handling (map entry and backend gone).
         checkDrained = () => {
           if (!serverClosed || connections.size > 0 || backends.size > 0 || (bridge?.backendConnections ?? 0) > 0) return;
-          if (timer) clearTimeout(timer);
+          timer?.cancel();
           checkDrained = undefined;
           resolve();
         };
@@ -513,8 +518,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
         bridge?.closeSessions();
         if (!closeOpts.graceful) destroyAll();
         else if (closeOpts.timeoutMs !== undefined) {
-          timer = setTimeout(destroyAll, closeOpts.timeoutMs);
-          timer.unref();
+          timer = clock.setTimeout(destroyAll, closeOpts.timeoutMs);
         }
       });
       return closing;

@@ -4,6 +4,7 @@
 // registers every connection's identity with the parent before forwarding
 // its first byte to the parent's uWS socket, and exits when told to close or
 // when the parent goes away (IPC `disconnect`), so no worker outlives it.
+import { type TimerHandle, systemClock } from '../core/clock.js';
 import type { Socket } from 'node:net';
 import { startTlsFront, type TlsFront } from './tls-front.js';
 import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
@@ -26,7 +27,7 @@ const pendingAcks = new Map<string, () => void>();
 let front: TlsFront | undefined;
 let handshakeErrors = 0;
 let reported = 0;
-let statsTimer: NodeJS.Timeout | undefined;
+let statsTimer: TimerHandle | undefined;
 
 // The parent ends us (graceful close, or it died); Ctrl-C in a terminal
 // reaches the whole process group, and the parent decides for us.
@@ -69,7 +70,8 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         },
         onHandshakeError: () => {
           handshakeErrors++;
-          statsTimer ??= setTimeout(reportStats, STATS_INTERVAL_MS);
+          // this file is the worker process's composition root: it owns the system clock
+          statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
         },
       }).then(
         (f) => {

@@ -20,6 +20,8 @@
 //   map, so the gateway and the identity rules (spec 001 §5.3) are unchanged.
 // - A worker that exits unexpectedly is started again; a worker whose parent
 //   dies exits by itself (IPC `disconnect`).
+import { type Clock, systemClock } from '../core/clock.js';
+import { type WorkerSlot, superviseWorkerSlot } from '../lifecycles/tls-worker.js';
 import { type ChildProcess, type SendHandle, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
@@ -59,6 +61,8 @@ export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' 
   /** worker processes (at least 1) */
   workers: number;
   log?: (msg: string) => void;
+  /** start timeouts, restart backoff, kill grace (default the system clock) */
+  clock?: Clock;
 }
 
 export interface TlsWorkerPool extends TlsFront {
@@ -107,6 +111,7 @@ function workerEntry(): { path: string; execArgv: string[] } {
 export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorkerPool> {
   const n = Math.max(1, Math.floor(opts.workers));
   const log = opts.log ?? (() => undefined);
+  const clock = opts.clock ?? systemClock;
   const entry = workerEntry();
   // Per worker: what its own descriptors allow, and together no more than
   // the parent's descriptors allow (one each), so that the parent's unix
@@ -153,7 +158,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       waiting.add(socket);
       socket.once('close', () => waiting.delete(socket));
       // refused, not left hanging, if no worker comes up in time
-      setTimeout(() => waiting.delete(socket) && socket.destroy(), START_TIMEOUT_MS).unref();
+      clock.setTimeout(() => waiting.delete(socket) && socket.destroy(), START_TIMEOUT_MS);
       return;
     }
     const w = ready[nextWorker++ % ready.length]!;
@@ -197,7 +202,9 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     e.worker.ids.delete(id);
   };
 
-  const spawnWorker = (attempt: number): Promise<Worker> => {
+  // one supervised slot per worker: the restart rules are src/lifecycles/tls-worker.ts
+  const slots: WorkerSlot[] = [];
+  const spawnWorker = (slot: () => WorkerSlot | undefined): Promise<Worker> => {
     const child = fork(entry.path, [], {
       execArgv: entry.execArgv,
       serialization: 'advanced',
@@ -205,9 +212,8 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     });
     const w: Worker = { child, ready: false, handshakeErrors: 0, ids: new Set() };
     workers.add(w);
-    const started = Date.now();
     return new Promise<Worker>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = clock.setTimeout(() => {
         reject(new Error(`TLS worker ${child.pid} did not start within ${START_TIMEOUT_MS} ms`));
         child.kill('SIGKILL');
       }, START_TIMEOUT_MS);
@@ -220,7 +226,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
             child.send({ t: 'ack', id: msg.id } satisfies ParentToWorker);
             break;
           case 'unregister':
-            if (entries.get(msg.id)?.worker === w) setTimeout(() => forget(msg.id), UNREGISTER_DELAY_MS).unref();
+            if (entries.get(msg.id)?.worker === w) clock.setTimeout(() => forget(msg.id), UNREGISTER_DELAY_MS);
             break;
           case 'stats':
             w.handshakeErrors = msg.handshakeErrors;
@@ -235,18 +241,18 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
           case 'ready':
             w.ready = true;
             setImmediate(flushWaiting);
-            clearTimeout(timer);
+            timer.cancel();
             resolve(w);
             break;
           case 'fatal':
-            clearTimeout(timer);
+            timer.cancel();
             reject(new Error(`TLS worker ${child.pid}: ${msg.message}`));
             break;
         }
       });
       child.on('error', (err) => log(`TLS worker ${child.pid ?? '?'}: ${err.message}`));
       child.once('exit', (code, signal) => {
-        clearTimeout(timer);
+        timer.cancel();
         workers.delete(w);
         pastHandshakeErrors += w.handshakeErrors;
         // Its connections died with it; those it had not adopted yet go to another worker.
@@ -260,23 +266,29 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
         if (!w.ready) reject(new Error(`TLS worker exited during start (code ${code}, signal ${signal})`));
         if (closing) return;
         log(`TLS worker ${child.pid} exited (code ${code}, signal ${signal}); starting another`);
-        // A worker that dies young is restarted with growing delays, so a
-        // broken setup does not turn into a fork loop.
-        const lived = Date.now() - started;
-        const next = lived > 10_000 ? 0 : attempt + 1;
-        const delay = next === 0 ? 0 : Math.min(5000, 100 * 2 ** (next - 1));
-        setTimeout(() => {
-          if (!closing) spawnWorker(next).catch((err: Error) => log(err.message));
-        }, delay).unref();
+        // a worker that dies young is restarted with growing delays (the slot's machine)
+        slot()?.exited();
       });
       child.send({ t: 'init', init } satisfies ParentToWorker, rawListenHandle());
     });
   };
 
   try {
-    await Promise.all(Array.from({ length: n }, () => spawnWorker(0)));
+    const starts: Promise<Worker>[] = [];
+    for (let i = 0; i < n; i++) {
+      let slot: WorkerSlot | undefined;
+      slot = superviseWorkerSlot(clock, () => {
+        const started = spawnWorker(() => slot);
+        // the first start of each slot is awaited below; a restart that fails is logged (its exit restarts it again)
+        if (!slot) starts.push(started);
+        else started.catch((err: Error) => log(err.message));
+      });
+      slots.push(slot);
+    }
+    await Promise.all(starts);
   } catch (err) {
     closing = true;
+    for (const s of slots) s.close();
     for (const w of workers) w.child.kill('SIGKILL');
     listener.close();
     throw err;
@@ -321,6 +333,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     close(closeOpts: TlsCloseOptions = {}) {
       closed ??= (async () => {
         closing = true;
+        for (const s of slots) s.close();
         await new Promise<void>((resolve) => listener.close(() => resolve()));
         for (const socket of waiting) socket.destroy();
         waiting.clear();
@@ -331,8 +344,8 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
               new Promise<void>((resolve) => {
                 if (w.child.exitCode !== null || w.child.signalCode !== null) return resolve();
                 w.child.once('exit', () => resolve());
-                const kill = setTimeout(() => w.child.kill('SIGKILL'), (graceful ? (closeOpts.timeoutMs ?? 10_000) : 0) + KILL_GRACE_MS);
-                w.child.once('exit', () => clearTimeout(kill));
+                const kill = clock.setTimeout(() => w.child.kill('SIGKILL'), (graceful ? (closeOpts.timeoutMs ?? 10_000) : 0) + KILL_GRACE_MS);
+                w.child.once('exit', () => kill.cancel());
                 if (w.child.connected) w.child.send({ t: 'close', graceful, ...(closeOpts.timeoutMs !== undefined ? { timeoutMs: closeOpts.timeoutMs } : {}) } satisfies ParentToWorker);
                 else w.child.kill('SIGTERM');
               }),

@@ -6,6 +6,8 @@
 // that member only. Rules change at run time programmatically and, when
 // enabled, over a loopback HTTP admin endpoint (startFaultAdmin).
 
+import { type Clock, systemClock } from '../core/clock.js';
+import { type Random, systemRandom } from '../core/random.js';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { Transport } from './node.js';
 import type { Message, NodeId } from './types.js';
@@ -30,7 +32,7 @@ export class FaultInjector {
   /** messages dropped / delayed by the rules (diagnostics) */
   readonly counters = { dropped: 0, delayed: 0 };
 
-  constructor(private readonly random: () => number = Math.random) {}
+  constructor(private readonly random: Random = systemRandom) {}
 
   set(rules: FaultRules): void {
     this.rules = {
@@ -171,15 +173,16 @@ export function startFaultAdmin(injector: FaultInjector, port: number, host = '1
 export function withFaults(
   faults: FaultInjector,
   onMessage: (m: Message) => void,
+  clock: Clock = systemClock,
 ): { receive: (m: Message) => void; wrap: (inner: Transport) => Transport } {
   let open = true;
   const receive = (m: Message): void => {
     const v = faults.verdict(m.from);
     if (v.drop) return;
     if (v.delayMs > 0) {
-      setTimeout(() => {
+      clock.setTimeout(() => {
         if (open) onMessage(m);
-      }, v.delayMs).unref();
+      }, v.delayMs);
     } else {
       onMessage(m);
     }
@@ -198,9 +201,9 @@ export function withFaults(
       }
       for (const { msgs, delayMs } of batches.values()) {
         if (delayMs > 0) {
-          setTimeout(() => {
+          clock.setTimeout(() => {
             if (open) inner.send(msgs);
-          }, delayMs).unref();
+          }, delayMs);
         } else {
           inner.send(msgs);
         }

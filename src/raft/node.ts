@@ -6,6 +6,7 @@
 // states and leadership changes through RaftHost, and nothing of the order in
 // which they must happen (docs/raft.md "Structure").
 
+import { type Clock, type TimerHandle, every } from '../core/clock.js';
 import type { RaftMetrics } from './metrics.js';
 import type { RawNode } from './raw-node.js';
 import type { PersistRequest } from './storage.js';
@@ -55,7 +56,7 @@ interface QueuedProposal {
 export class RaftDriver {
   private transport: Transport | undefined;
   private queue: QueuedProposal[] = [];
-  private ticker: NodeJS.Timeout | undefined;
+  private ticker: TimerHandle | undefined;
   private scheduled = false;
   private loop: Promise<void> | undefined;
   private stopped = false;
@@ -66,15 +67,16 @@ export class RaftDriver {
     readonly storage: LogStorage,
     private readonly host: RaftHost,
     private readonly metrics: RaftMetrics,
+    private readonly clock: Clock,
   ) {}
 
   /** attaches the transport (created after the driver: it delivers into step()) and starts the clock */
   start(transport: Transport, tickMs: number): void {
     this.transport = transport;
-    this.ticker = setInterval(() => {
+    this.ticker = every(this.clock, tickMs, () => {
       this.node.tick();
       this.kick();
-    }, tickMs);
+    });
     this.kick();
   }
 
@@ -130,7 +132,7 @@ export class RaftDriver {
   /** stops the clock and waits for the Ready in progress; the ports are the caller's to close */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.ticker) clearInterval(this.ticker);
+    this.ticker?.cancel();
     while (this.loop) await this.loop;
   }
 
@@ -155,7 +157,7 @@ export class RaftDriver {
       // A failed fsync leaves the node's view ahead of its disk: stop
       // participating rather than send promises we may not keep.
       this.fatalError = err instanceof Error ? err : new Error(String(err));
-      if (this.ticker) clearInterval(this.ticker);
+      this.ticker?.cancel();
       this.host.onFatal(this.fatalError);
     }
   }

@@ -12,6 +12,8 @@
 // Fault injection is not part of the transport: src/raft/faults.ts wraps any
 // Transport (and its receive callback) for tests and chaos runs.
 
+import { type Clock, type TimerHandle, systemClock } from '../core/clock.js';
+import { type Random, systemRandom } from '../core/random.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -104,6 +106,10 @@ export interface TransportOptions {
   tls?: TransportTls;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** reconnect backoff timers (default the system clock) */
+  clock?: Clock;
+  /** reconnect backoff jitter */
+  random?: Random;
   log?: (msg: string) => void;
 }
 
@@ -120,7 +126,7 @@ export interface TransportStats {
 
 class PeerStream {
   private call: grpc.ClientWritableStream<Envelope> | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private retryTimer: TimerHandle | undefined;
   private backoffMs: number;
   private openedAt = 0;
   private closed = false;
@@ -131,6 +137,8 @@ class PeerStream {
     private readonly client: grpc.Client,
     private readonly initialBackoffMs: number,
     private readonly maxBackoffMs: number,
+    private readonly clock: Clock,
+    private readonly random: Random,
   ) {
     this.backoffMs = initialBackoffMs;
   }
@@ -151,7 +159,7 @@ class PeerStream {
   }
 
   private open(): void {
-    this.openedAt = Date.now();
+    this.openedAt = this.clock.now();
     const call = this.client.makeClientStreamRequest<Envelope, StreamAck>(
       STREAM_PATH,
       serializeEnvelope,
@@ -169,19 +177,18 @@ class PeerStream {
     this.call = undefined;
     if (this.closed) return;
     // a stream that lived a while was healthy: start the backoff afresh
-    if (Date.now() - this.openedAt > 2 * this.maxBackoffMs) this.backoffMs = this.initialBackoffMs;
-    const wait = Math.round(this.backoffMs * (0.5 + Math.random() * 0.5));
+    if (this.clock.now() - this.openedAt > 2 * this.maxBackoffMs) this.backoffMs = this.initialBackoffMs;
+    const wait = Math.round(this.backoffMs * (0.5 + this.random() * 0.5));
     this.backoffMs = Math.min(this.maxBackoffMs, this.backoffMs * 2);
     this.reconnects += 1;
-    this.retryTimer = setTimeout(() => {
+    this.retryTimer = this.clock.setTimeout(() => {
       this.retryTimer = undefined;
     }, wait);
-    this.retryTimer.unref();
   }
 
   close(): void {
     this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer?.cancel();
     const call = this.call;
     this.call = undefined;
     try {
@@ -213,7 +220,7 @@ export class PeerTransport {
     for (const [name, addr] of Object.entries(opts.peers)) {
       if (name === opts.self) continue;
       const client = new grpc.Client(addr, creds, CHANNEL_OPTIONS);
-      this.streams.set(name, new PeerStream(name, client, opts.initialBackoffMs ?? 100, opts.maxBackoffMs ?? 2000));
+      this.streams.set(name, new PeerStream(name, client, opts.initialBackoffMs ?? 100, opts.maxBackoffMs ?? 2000, opts.clock ?? systemClock, opts.random ?? systemRandom));
     }
   }
 

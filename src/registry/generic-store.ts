@@ -26,7 +26,7 @@ import type { UserInfo } from '../auth/types.js';
 import { CorruptObjectError } from './deletion/corrupt.js';
 import { applyDecision, factsOf } from './deletion/facts.js';
 import { gracePeriodFor } from './deletion/graceful.js';
-import { type PropagationPolicy, decide } from './deletion/machine.js';
+import { type PropagationPolicy, decide } from '../lifecycles/deletion.js';
 
 /** How long a request waits for a resource version newer than the store has applied (spec 000 §4.6) */
 export const TOO_LARGE_RV_WAIT_MS = 3000;
@@ -578,7 +578,7 @@ export class GenericStore {
   }
 
   /**
-   * delete (spec 000 §3.1, §4.10): the deletion machine (deletion/machine.ts)
+   * delete (spec 000 §3.1, §4.10): the deletion machine (src/lifecycles/deletion.ts)
    * decides from the object and the request whether the key goes, the object
    * is marked Terminating (finalizers, graceful pods, the GC finalizers the
    * propagation policy adds), or nothing changes; this method checks the

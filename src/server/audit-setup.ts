@@ -14,7 +14,7 @@ import { AuditMetrics } from '../audit/metrics.js';
 import { loadPolicyFile } from '../audit/policy.js';
 import type { AuditSink } from '../audit/types.js';
 import { WebhookWriter } from '../audit/webhook.js';
-import type { Clock } from '../core/clock.js';
+import type { Clock, TimerHandle } from '../core/clock.js';
 
 export interface AuditOptions {
   /** --audit-policy-file; without it nothing is audited (as kube) */
@@ -108,9 +108,9 @@ export async function buildAudit(o: AuditOptions, d: AuditDeps): Promise<Auditor
 }
 
 /** flushes what is buffered at shutdown, giving up after `timeoutMs` (a dead webhook must not hold the exit) */
-export async function closeAudit(a: Auditor | undefined, timeoutMs: number): Promise<void> {
+export async function closeAudit(a: Auditor | undefined, timeoutMs: number, clock: Clock): Promise<void> {
   if (!a) return;
-  let t: NodeJS.Timeout | undefined;
-  await Promise.race([a.close().catch(() => {}), new Promise<void>((r) => (t = setTimeout(r, timeoutMs)))]);
-  clearTimeout(t);
+  let t: TimerHandle | undefined;
+  await Promise.race([a.close().catch(() => {}), new Promise<void>((r) => (t = clock.setTimeout(r, timeoutMs)))]);
+  t?.cancel();
 }

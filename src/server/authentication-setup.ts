@@ -3,6 +3,7 @@
 // sub-resource they serve, the service-account issuer documents, and the
 // controllers that keep bootstrap tokens tidy. server.ts calls this once.
 
+import { type Clock, type TimerHandle, every } from '../core/clock.js';
 import { join } from 'node:path';
 import { decodeObject } from '../registry/generic-store.js';
 import type { GenericStore } from '../registry/generic-store.js';
@@ -85,6 +86,8 @@ export interface AuthenticationDeps {
   caPem: string;
   /** the generated admin kubeconfig's bearer token ('' for none): `orch-admin` in `system:masters` */
   adminToken?: string;
+  /** token expiry, caches and the config poll */
+  clock: Clock;
   log(msg: string): void;
 }
 
@@ -108,6 +111,7 @@ export interface Authentication {
 export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://orch.default.svc';
 
 export async function buildAuthentication(opts: AuthenticationOptions, deps: AuthenticationDeps): Promise<Authentication> {
+  const now = (): number => deps.clock.now();
   const n = new SchemaNames(deps.apiDomain);
   const objects: ObjectGetter = (resource, namespace, name) => {
     const def = deps.registry.lookup('', 'v1', resource);
@@ -137,7 +141,7 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
   if (opts.tokenAuthFile) tokenMethods.push(StaticTokenAuthenticator.fromFile(opts.tokenAuthFile));
 
   // bootstrap tokens (§5.4)
-  if (opts.enableBootstrapTokenAuth) tokenMethods.push(new BootstrapTokenAuthenticator(objects, deps.apiDomain, Date.now, deps.log));
+  if (opts.enableBootstrapTokenAuth) tokenMethods.push(new BootstrapTokenAuthenticator(objects, deps.apiDomain, now, deps.log));
 
   // service accounts (§5.5)
   const issuers = opts.serviceAccountIssuers && opts.serviceAccountIssuers.length > 0 ? opts.serviceAccountIssuers : [DEFAULT_SERVICE_ACCOUNT_ISSUER];
@@ -150,7 +154,7 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
     signingKeyFile: opts.serviceAccountSigningKeyFile,
     defaultKeyPath: join(deps.pkiDir ?? join(deps.dataDir, 'pki'), 'sa.key'),
   });
-  const issuer = new ServiceAccountTokenIssuer(saKeys, issuers[0]!, deps.apiDomain);
+  const issuer = new ServiceAccountTokenIssuer(saKeys, issuers[0]!, deps.apiDomain, now);
   tokenMethods.push(
     new ServiceAccountTokenAuthenticator({ keys: saKeys, issuers, apiDomain: deps.apiDomain, lookup: opts.serviceAccountLookup ?? true, objects }),
   );
@@ -165,7 +169,7 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
         throw new Error(`--oidc-ca-file: cannot read ${opts.oidc.caFile}: ${(e as Error).message}`);
       }
     }
-    const jwt = new JwtAuthenticator(configFromOidcFlags(opts.oidc, ca), deps.log);
+    const jwt = new JwtAuthenticator(configFromOidcFlags(opts.oidc, ca), deps.log, now);
     if (issuers.includes(jwt.config.issuer.url)) throw new Error('--oidc-issuer-url must differ from --service-account-issuer');
     tokenMethods.push(jwt);
     starts.push(() => void jwt.refresh());
@@ -183,14 +187,14 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
   const loadConfig = (): { jwts: JwtAuthenticator[]; anonymous: AnonymousPolicy } => {
     const cfg = loadAuthenticationConfig(opts.authenticationConfigFile!, { apiDomain: deps.apiDomain, serviceAccountIssuers: issuers });
     if (cfg.anonymous && opts.anonymousAuth !== undefined) throw new Error('--anonymous-auth cannot be combined with the anonymous field of --authentication-config');
-    return { jwts: cfg.jwt.map((c) => new JwtAuthenticator(c, deps.log)), anonymous: policyFor(cfg.anonymous) };
+    return { jwts: cfg.jwt.map((c) => new JwtAuthenticator(c, deps.log, now)), anonymous: policyFor(cfg.anonymous) };
   };
   if (opts.authenticationConfigFile) {
     if (opts.oidc) throw new Error('--authentication-config cannot be combined with the --oidc-* flags');
     const first = loadConfig(); // a bad file refuses the start, naming the field
     configJwts = first.jwts;
     anonymous = first.anonymous;
-    status = { lastAttempt: Date.now(), ok: true };
+    status = { lastAttempt: now(), ok: true };
     const file = opts.authenticationConfigFile;
     let lastText = readFileSync(file, 'utf8');
     const poll = (): void => {
@@ -207,21 +211,20 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
         configJwts = next.jwts;
         chain.setAnonymous(next.anonymous);
         for (const j of next.jwts) void j.refresh();
-        status = { lastAttempt: Date.now(), ok: true };
+        status = { lastAttempt: now(), ok: true };
         deps.log(`authentication configuration reloaded from ${file}`);
       } catch (e) {
         // keep serving with the previous configuration
-        status = { lastAttempt: Date.now(), ok: false, error: (e as Error).message };
+        status = { lastAttempt: now(), ok: false, error: (e as Error).message };
         deps.log(`authentication configuration reload failed, keeping the previous one: ${(e as Error).message}`);
       }
     };
-    let timer: NodeJS.Timeout | undefined;
+    let timer: TimerHandle | undefined;
     starts.push(() => {
       for (const j of configJwts) void j.refresh();
-      timer = setInterval(poll, opts.authenticationConfigPollMs ?? 1000);
-      timer.unref();
+      timer = every(deps.clock, opts.authenticationConfigPollMs ?? 1000, poll);
     });
-    stops.push(() => clearInterval(timer));
+    stops.push(() => timer?.cancel());
   }
 
   // webhook last: it is remote (§5.7)
@@ -235,6 +238,7 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
         group: `authentication.${deps.apiDomain}`,
         version,
         cacheTtlMs: opts.webhook.cacheTtlMs ?? DEFAULT_WEBHOOK_CACHE_TTL_MS,
+        now,
       }),
     );
   }
@@ -255,6 +259,7 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
         groupHeaders: opts.requestHeader.groupHeaders ?? [],
         extraHeaderPrefixes: opts.requestHeader.extraHeaderPrefixes ?? [],
         allowedNames: opts.requestHeader.allowedNames ?? [],
+        now,
       }),
     );
   }

@@ -3,6 +3,7 @@
 // (exclusive), with the privileged group first. server.ts calls this once.
 // Each mode's factory lives beside its authorizer in src/auth/authz/.
 
+import { type Clock, systemClock } from '../core/clock.js';
 import {
   type AuthorizationMode,
   AlwaysAllowAuthorizer,
@@ -48,8 +49,8 @@ export interface AuthorizationDeps {
   sources?: ObjectSources;
   /** authorization metrics (decisions, webhooks, config reloads); also the decision observer when `observe` is unset */
   metrics?: AuthorizationMetrics;
-  /** clock of the webhook caches (tests) */
-  now?: () => number;
+  /** clock of the webhook caches and the config poll (default the system clock) */
+  clock?: Clock;
   /** `--authorization-config` poll interval; default 60 s (§8) */
   configReloadIntervalMs?: number;
   /** feature gate AuthorizeNodeWithSelectors (spec 001 §5.15); default on */
@@ -160,7 +161,7 @@ function webhookEntry(name: string, deps: AuthorizationDeps, flag: string, w: We
     failurePolicy: w.failurePolicy,
     matchConditions: w.matchConditions,
     metrics: deps.metrics,
-    now: deps.now,
+    now: () => (deps.clock ?? systemClock).now(),
   });
   return { type: 'Webhook', name, authorizer };
 }
@@ -205,7 +206,7 @@ async function configFileAuthorization(
   }
   const chain = new AuthorizerChain(await build(content), observer(deps));
   const reloader = new ConfigReloader(
-    { path, chain, build, log: deps.log, reloaded: (status) => deps.metrics?.reloaded(status), intervalMs: deps.configReloadIntervalMs },
+    { path, chain, build, log: deps.log, reloaded: (status) => deps.metrics?.reloaded(status, (deps.clock ?? systemClock).now()), intervalMs: deps.configReloadIntervalMs, clock: deps.clock ?? systemClock },
     content,
   );
   return {

@@ -7,6 +7,7 @@
 // `--kubelet-certificate-authority`, the agent's serving certificate is not
 // verified (agents sign their own, spec 002 §4.2).
 
+import type { Clock } from '../core/clock.js';
 import { request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
@@ -55,7 +56,7 @@ function portForwardConnection(ws: NodeWebSocket): Duplex {
   return conn;
 }
 
-export function createNodeTransport(client: CertificateAndKey): NodeTransport & { close(): void } {
+export function createNodeTransport(client: CertificateAndKey, clock: Clock): NodeTransport & { close(): void } {
   const agent = new Agent({ keepAlive: true, cert: client.certPem, key: client.keyPem, rejectUnauthorized: false, maxSockets: 64 });
   const transport: NodeTransport & { close(): void } = {
     request(ep, method, pathAndQuery, opts) {
@@ -63,12 +64,12 @@ export function createNodeTransport(client: CertificateAndKey): NodeTransport & 
         const headers: Record<string, string> = { ...(opts.headers ?? {}) };
         if (opts.body) headers['content-length'] = String(opts.body.byteLength);
         const req = httpsRequest({ host: ep.host, port: ep.port, method, path: pathAndQuery, headers, agent, signal: opts.signal }, (res) => {
-          clearTimeout(timer);
+          timer.cancel();
           resolve({ status: res.statusCode ?? 502, headers: res.headers, body: res });
         });
-        const timer = setTimeout(() => req.destroy(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000}s`)), CONNECT_TIMEOUT_MS);
+        const timer = clock.setTimeout(() => req.destroy(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000}s`)), CONNECT_TIMEOUT_MS);
         req.on('error', (e) => {
-          clearTimeout(timer);
+          timer.cancel();
           reject(new NodeUnreachable(`${method} https://${hostPort(ep)}${pathAndQuery.split('?')[0]}: ${e.message}`));
         });
         req.end(opts.body ? Buffer.from(opts.body) : undefined);

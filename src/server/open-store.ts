@@ -3,6 +3,8 @@
 // (docs/raft.md "Running a cluster"). Also the cluster's status document
 // (/raftz) and its metrics.
 
+import type { Clock } from '../core/clock.js';
+import type { Random } from '../core/random.js';
 import { join } from 'node:path';
 import type { NonResourceHandler } from '../endpoints/chain.js';
 import { RaftMetrics } from '../raft/metrics.js';
@@ -48,12 +50,12 @@ export function parseInitialCluster(spec: string): Record<string, string> {
 }
 
 export async function openStore(
-  opts: { cluster?: ClusterOptions; watchWindowMs?: number; log?: (msg: string) => void },
+  opts: { cluster?: ClusterOptions; watchWindowMs?: number; log?: (msg: string) => void; clock: Clock; random: Random },
   dataDir: string,
   pki: Pki,
 ): Promise<RevisionedStore> {
   const c = opts.cluster;
-  if (!c) return LocalStore.open(join(dataDir, 'store'));
+  if (!c) return LocalStore.open(join(dataDir, 'store'), { clock: opts.clock });
   const own = c.initialCluster[c.name];
   if (!own) throw new Error(`member "${c.name}" is not in --initial-cluster`);
   const host = own.slice(0, own.lastIndexOf(':'));
@@ -77,6 +79,8 @@ export async function openStore(
     historyMs: opts.watchWindowMs,
     faultAdminPort: c.faultInjectionPort,
     ...(c.faultInjectionClock ? { faultAdminClock: c.faultInjectionClock } : {}),
+    clock: opts.clock,
+    random: opts.random,
     log: opts.log,
   });
   opts.log?.(`raft: member ${c.name} listening for peers on ${host}:${port}; waiting for a quorum of ${Object.keys(c.initialCluster).join(', ')}`);

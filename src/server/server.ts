@@ -1,6 +1,7 @@
 // Composition root: builds the layers (store → registry → watch → gateway)
 // and wires them together. Nothing below imports from here.
 
+import { type Random, systemRandom } from '../core/random.js';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SchemaAdmission } from '../registry/admission.js';
@@ -50,7 +51,7 @@ import { createNodeTransport, KUBELET_CLIENT_COMMON_NAME, KUBELET_CLIENT_ORGANIZ
 import { checkApiDomain } from './api-domain-check.js';
 import { retryWhileUnavailable } from './startup-retry.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
-import { systemClock } from '../core/clock.js';
+import { type Clock, systemClock } from '../core/clock.js';
 import { addReadinessChecks } from './readiness.js';
 import { timeoutResponse, watchTimeoutMs } from '../gateway/timeouts.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
@@ -117,6 +118,10 @@ export interface ServerOptions {
   audit?: AuditOptions;
   /** the node lifecycle and taint eviction controllers (src/server/node-lifecycle-setup.ts) */
   nodeLifecycle?: NodeLifecycleSettings;
+  /** time and timers for every part (default the system clock; tests may pass a ManualClock, src/core/clock.ts) */
+  clock?: Clock;
+  /** jitter and random picks for every part (default Math.random; src/core/random.ts) */
+  random?: Random;
 }
 
 export interface RunningServer {
@@ -157,6 +162,9 @@ export const BUILTIN_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orc
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  // the composition root owns time and randomness: every part below gets these two ports
+  const clock = opts.clock ?? systemClock;
+  const random = opts.random ?? systemRandom;
   const featureGates = new FeatureGates(opts.featureGates);
   const dataDir = resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -166,7 +174,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::' && !hosts.includes(opts.bindAddress)) hosts.push(opts.bindAddress);
   const pki = await ensurePki(opts.pkiDir ? resolve(opts.pkiDir) : join(dataDir, 'pki'), { hosts });
 
-  const store = await openStore({ ...opts, log }, dataDir, pki);
+  const store = await openStore({ ...opts, log, clock, random }, dataDir, pki);
   try {
     await retryWhileUnavailable('recording the API domain', () => checkApiDomain(store, opts.apiDomain), log);
   } catch (e) {
@@ -208,7 +216,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       const kv = store.range({ key }).kvs[0];
       return kv ? (allocationOwner(kv) ?? { namespace: '', name: '', uid: '?' }) : undefined;
     },
-    random: Math.random,
+    random,
   });
   const serviceHooks = { ...hooks, reserve: (_def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined) => serviceAllocator.reserve(obj, old) };
   // CustomResourceDefinitions (docs/crds.md): served on every member from the applied feed
@@ -231,6 +239,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // pods/log, exec, attach, portforward and nodes/proxy go on to node agents with this identity (docs/nodeagent.md "Streams")
   const nodeTransport = createNodeTransport(
     await issueClientCertificate(pki, { commonName: KUBELET_CLIENT_COMMON_NAME, organizations: [KUBELET_CLIENT_ORGANIZATION] }),
+    clock,
   );
   ctx.nodeTransport = nodeTransport;
   // spec 001 §5.12: the chain of --authorization-mode (default Node,RBAC); every check goes
@@ -239,7 +248,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // a bad audit policy or webhook file stops the start before anything runs (docs/audit.md)
   let auditor;
   try {
-    auditor = await buildAudit(opts.audit ?? {}, { apiDomain: opts.apiDomain, registry: metrics.registry, clock: systemClock, log });
+    auditor = await buildAudit(opts.audit ?? {}, { apiDomain: opts.apiDomain, registry: metrics.registry, clock, log });
   } catch (e) {
     await store.close();
     throw e;
@@ -250,6 +259,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     sources: storeObjectSources(store, registry, log),
     metrics: new AuthorizationMetrics(metrics.registry),
     nodeWithSelectors: featureGates.enabled('AuthorizeNodeWithSelectors'),
+    clock,
   });
   authorization.start();
   const authorizer: Authorizer = opts.authorizer ?? authorization.chain;
@@ -282,7 +292,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     maxBacklogBytes: opts.watchMaxBacklogBytes,
     backlogBudgetBytes: opts.limits?.watchBacklogBudgetBytes,
     apiDomain: opts.apiDomain,
-    defaultTimeoutMs: () => watchTimeoutMs(minRequestTimeoutMs, Math.random),
+    defaultTimeoutMs: () => watchTimeoutMs(minRequestTimeoutMs, random),
+    clock,
+    random,
   });
   ctx.listFromCache = (gs, p) => listMostRecentFromCache(watch, gs, p);
   started.add('start-watch-cache');
@@ -326,7 +338,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   health.add({ name: 'poststarthook/rbac/bootstrap-roles', check: () => rbacControllers.ready() });
 
   let serverUrl = '';
-  const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, adminToken: pki.adminToken, log });
+  const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, adminToken: pki.adminToken, clock, log });
   const authn = auth.chain;
 
   auth.registerMetrics((name, help, read) => metrics.gauge(name, help, read));
@@ -356,7 +368,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       { name: 'service allocation repair', running: serviceRepair?.running ?? false, synced: () => serviceRepair?.synced() ?? false },
       ...rbacControllers.controllers(),
     ],
-    clock: systemClock,
+    clock,
   });
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
   const router = createChain({
@@ -371,9 +383,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onDeprecated: (def, info) => metrics.deprecatedRequested(info, def.deprecated?.removedRelease),
     peerFor: (addr) => front?.peerFor(addr),
     log,
-    flowControl: buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock: systemClock, metrics }),
+    flowControl: buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock, metrics }),
     requestTimeoutMs: opts.limits?.requestTimeoutMs,
-    clock: systemClock,
+    clock,
     audit: auditor ? { auditor, remoteAddressFor: (addr) => front?.connectionFor(addr)?.remoteAddress } : undefined,
   });
   const http: HttpServer = await startHttpServer({
@@ -384,7 +396,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // a trickled body gets no longer than a request's deadline (docs/reliability.md "Slow clients")
     bodyTimeoutMs: opts.limits?.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     bodyTimedOut: timeoutResponse,
-    clock: systemClock,
+    clock,
     // exec, attach, port-forward and the proxies (docs/nodeagent.md "Streams")
     webSocketPaths: NODE_STREAM_WEBSOCKET_PATHS,
   });
@@ -399,7 +411,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     http2: !opts.limits?.disableHttp2,
     ...(opts.limits?.http2MaxStreamsPerConnection ? { http2MaxStreams: opts.limits.http2MaxStreamsPerConnection } : {}),
   };
-  if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log });
+  if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock });
   else front = await startTlsFront(frontOptions);
   const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
   const url = `https://${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;
@@ -455,7 +467,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         admissionChain?.stop();
         watch.close();
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
-        await closeAudit(auditor, 5000);
+        await closeAudit(auditor, 5000, clock);
         nodeTransport.close();
         await front!.close({ graceful: true, timeoutMs: 2000 });
         await store.close();

@@ -4,6 +4,7 @@
 // in how writes get applied (a local log or Raft); they call `publish` for
 // every applied write.
 
+import type { Clock, TimerHandle } from '../core/clock.js';
 import type { KeyFilter } from './mvcc-state.js';
 import { type AppliedWrite, CompactedError, type WatchRequest, type Watcher } from './types.js';
 
@@ -19,7 +20,7 @@ type AppliedListener = (write: AppliedWrite) => void;
 interface RevisionWaiter {
   revision: number;
   resolve: (reached: boolean) => void;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
 }
 
 export class AppliedFeed {
@@ -29,7 +30,10 @@ export class AppliedFeed {
   private closedWith: (() => Error) | undefined;
 
   /** `state` is read on every call, so a store may replace its state machine (snapshot install) */
-  constructor(private readonly state: () => FeedState) {}
+  constructor(
+    private readonly state: () => FeedState,
+    private readonly clock: Clock,
+  ) {}
 
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
     if (this.state().revision >= revision) return Promise.resolve(true);
@@ -38,7 +42,7 @@ export class AppliedFeed {
       const waiter: RevisionWaiter = {
         revision,
         resolve,
-        timer: setTimeout(() => {
+        timer: this.clock.setTimeout(() => {
           this.waiters.delete(waiter);
           resolve(false);
         }, timeoutMs),
@@ -124,7 +128,7 @@ export class AppliedFeed {
     }
     for (const waiter of this.waiters) {
       if (waiter.revision <= w.revision) {
-        clearTimeout(waiter.timer);
+        waiter.timer.cancel();
         this.waiters.delete(waiter);
         waiter.resolve(true);
       }
@@ -141,7 +145,7 @@ export class AppliedFeed {
     this.closedWith = closed;
     const revision = this.state().revision;
     for (const w of this.waiters) {
-      clearTimeout(w.timer);
+      w.timer.cancel();
       w.resolve(revision >= w.revision);
     }
     this.waiters.clear();

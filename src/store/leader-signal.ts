@@ -3,13 +3,18 @@
 // src/controllers/leader-gate.ts) and requests waiting for any leader to be
 // known before they are proposed.
 
+import type { Clock } from '../core/clock.js';
+
 export class LeaderSignal {
   private readonly listeners = new Set<(leader: boolean) => void>();
   private readonly waiters = new Set<() => void>();
   /** the value last reported to the listeners */
   private reported = false;
 
-  constructor(private readonly log: (msg: string) => void) {}
+  constructor(
+    private readonly log: (msg: string) => void,
+    private readonly clock: Clock,
+  ) {}
 
   onChange(listener: (leader: boolean) => void): () => void {
     this.listeners.add(listener);
@@ -33,11 +38,11 @@ export class LeaderSignal {
   waitForLeader(timeoutMs: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        timer.cancel();
         this.waiters.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, timeoutMs);
+      const timer = this.clock.setTimeout(done, timeoutMs);
       this.waiters.add(done);
     });
   }

@@ -2,6 +2,8 @@
 // (src/store/raft-store.ts): what the member is built from and what it
 // reports, kept apart so the store itself holds only its behaviour.
 
+import type { Clock } from '../core/clock.js';
+import { type Random, systemRandom } from '../core/random.js';
 import type { RaftMetrics } from '../raft/metrics.js';
 import type { MemoryLogStorage, MemoryNetwork } from '../raft/memory.js';
 import type { RaftDriver, Transport } from '../raft/node.js';
@@ -43,7 +45,10 @@ export interface RaftStoreOptions {
   faultAdminPort?: number;
   /** lets the fault admin endpoint jump this process's wall clock (chaos tests) */
   faultAdminClock?: ClockSkewControl;
-  now?: () => number;
+  /** wall clock and timers (the composition root's; tests pass a ManualClock) */
+  clock?: Clock;
+  /** election timeout and backoff jitter */
+  random?: Random;
   log?: (msg: string) => void;
 }
 
@@ -95,7 +100,7 @@ export function raftConfig(options: RaftStoreOptions): RaftConfig {
     id: options.name,
     electionTick: options.electionTick ?? 10,
     heartbeatTick: options.heartbeatTick ?? 1,
-    random: Math.random,
+    random: options.random ?? systemRandom,
     preVote: true,
     checkQuorum: true,
     maxSizePerMsg: 1024 * 1024,
@@ -124,8 +129,10 @@ export async function connectPeers(
   const listen = options.peerListen ?? options.initialCluster[options.name];
   // RaftStore.open's checkMember has rejected a name outside initialCluster already
   if (listen === undefined) throw new Error(`raft: member ${options.name} is not in the initial cluster`);
-  const faulty = withFaults(faults, (m) => driver.step(m));
+  const faulty = withFaults(faults, (m) => driver.step(m), options.clock);
   const transport = faulty.wrap(await PeerTransport.start({
+    clock: options.clock,
+    random: options.random,
     self: options.name,
     listen,
     peers: options.initialCluster,

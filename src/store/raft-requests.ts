@@ -4,6 +4,7 @@
 // replicated store"). Every wait ends: applied, failed, timed out or closed,
 // and a failure is always a retryable error, never a false success.
 
+import type { Clock, TimerHandle } from '../core/clock.js';
 import type { RaftMetrics } from '../raft/metrics.js';
 import type { ReadState } from '../raft/types.js';
 import { StoreClosedError } from './local-store.js';
@@ -17,7 +18,7 @@ export class RaftUnavailableError extends StoreUnavailableError {
 interface Pending {
   resolve: (r: CommandResult) => void;
   reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
   /** performance.now() at propose (RaftMetrics.proposeToApplyMs) */
   start: number;
 }
@@ -25,7 +26,7 @@ interface Pending {
 interface PendingRead {
   resolve: (revision: number) => void;
   reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
   /** set once the leader confirmed: serve when applied >= index */
   index?: number;
 }
@@ -34,7 +35,10 @@ export class RaftRequests {
   private readonly pending = new Map<string, Pending>();
   private readonly reads = new Map<string, PendingRead>();
 
-  constructor(private readonly metrics: RaftMetrics) {}
+  constructor(
+    private readonly metrics: RaftMetrics,
+    private readonly clock: Clock,
+  ) {}
 
   get pendingProposals(): number {
     return this.pending.size;
@@ -46,7 +50,7 @@ export class RaftRequests {
       this.pending.set(id, {
         resolve,
         reject,
-        timer: setTimeout(() => {
+        timer: this.clock.setTimeout(() => {
           if (this.pending.delete(id)) {
             this.metrics.proposalsFailed += 1;
             reject(new RaftUnavailableError('timed out waiting for the write to commit; it may or may not have been applied', true));
@@ -66,7 +70,7 @@ export class RaftRequests {
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
-    clearTimeout(p.timer);
+    p.timer.cancel();
     if (result) {
       this.metrics.proposalsCommitted += 1;
       this.metrics.proposeToApplyMs += performance.now() - p.start;
@@ -83,7 +87,7 @@ export class RaftRequests {
       this.reads.set(ctx, {
         resolve,
         reject,
-        timer: setTimeout(() => {
+        timer: this.clock.setTimeout(() => {
           this.reads.delete(ctx);
           this.metrics.readIndexFailed += 1;
           reject(new RaftUnavailableError('timed out waiting for a ReadIndex confirmation from the leader', false));
@@ -105,7 +109,7 @@ export class RaftRequests {
     for (const [ctx, r] of this.reads) {
       if (r.index !== undefined && r.index <= appliedIndex) {
         this.reads.delete(ctx);
-        clearTimeout(r.timer);
+        r.timer.cancel();
         r.resolve(revision);
       }
     }
@@ -114,13 +118,13 @@ export class RaftRequests {
   /** fails every wait: proposals with `proposalError(message)`, reads with `readError()` */
   failAll(proposalError: () => Error, readError: () => Error, count = true): void {
     for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
+      p.timer.cancel();
       this.pending.delete(id);
       if (count) this.metrics.proposalsFailed += 1;
       p.reject(proposalError());
     }
     for (const [ctx, r] of this.reads) {
-      clearTimeout(r.timer);
+      r.timer.cancel();
       this.reads.delete(ctx);
       if (count) this.metrics.readIndexFailed += 1;
       r.reject(readError());

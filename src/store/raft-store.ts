@@ -17,6 +17,7 @@
 // revision it returns covers every write acknowledged anywhere before the call.
 // Watches and onApplied are served from this member's own applied state.
 
+import { systemRandom } from '../core/random.js';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RaftMetrics } from '../raft/metrics.js';
@@ -41,7 +42,7 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   readonly metrics = new RaftMetrics();
   private appliedIndex: number;
   private snapshotIndex: number;
-  private readonly requests = new RaftRequests(this.metrics);
+  private readonly requests: RaftRequests;
   private readonly leadership: LeaderSignal;
   private transport!: Transport;
   private faultAdmin: FaultAdmin | undefined;
@@ -51,10 +52,10 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   private leader: NodeId = NONE;
   private role: Role = 'follower';
   /** proposal ids are unique per incarnation: a restarted member never resolves an old id */
-  private readonly nonce = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  private readonly nonce: string;
   private readonly opts: ReturnType<typeof waitOptions>;
   private readonly log: (msg: string) => void;
-  readonly faults = new FaultInjector();
+  readonly faults: FaultInjector;
 
   private constructor(
     private readonly options: RaftStoreOptions,
@@ -63,10 +64,13 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     snapshot: Snapshot | undefined,
   ) {
     super(snapshot ? MvccState.restore(snapshot.data) : new MvccState(), options);
-    this.driver = new RaftDriver(node, storage, this, this.metrics);
+    this.requests = new RaftRequests(this.metrics, this.clock);
+    this.faults = new FaultInjector(options.random);
+    this.nonce = `${this.clock.now().toString(36)}${(options.random ?? systemRandom)().toString(36).slice(2, 8)}`;
+    this.driver = new RaftDriver(node, storage, this, this.metrics, this.clock);
     this.opts = waitOptions(options);
     this.log = options.log ?? (() => {});
-    this.leadership = new LeaderSignal((msg) => this.log(`raft: ${options.name}: ${msg}`));
+    this.leadership = new LeaderSignal((msg) => this.log(`raft: ${options.name}: ${msg}`), this.clock);
     this.appliedIndex = snapshot?.metadata.index ?? 0;
     this.snapshotIndex = this.appliedIndex;
   }
@@ -92,7 +96,7 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     checkMember(options.name, options.members);
     const initialCluster = Object.fromEntries(options.members.map((m) => [m, `memory:${m}`]));
     return RaftStore.start({ ...options, initialCluster, dataDir: '' }, options.storage, async (store) => {
-      const faulty = withFaults(store.faults, (m) => store.driver.step(m));
+      const faulty = withFaults(store.faults, (m) => store.driver.step(m), store.clock);
       return faulty.wrap(options.network.join(options.name, faulty.receive));
     });
   }

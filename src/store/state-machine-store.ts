@@ -6,6 +6,7 @@
 // (RaftStore). A store implements `propose` (the sequencer port) and applies
 // each ordered command through `state.apply`, in order.
 
+import { type Clock, type TimerHandle, every, sleep, systemClock } from '../core/clock.js';
 import { AppliedFeed } from './applied-feed.js';
 import type { MvccState } from './mvcc-state.js';
 import { validateTxnRequest } from './txn-validation.js';
@@ -30,24 +31,25 @@ export interface StateMachineOptions {
   historyMs?: number;
   /** how often auto-compaction runs, ms; 0 disables it */
   compactIntervalMs?: number;
-  /** wall clock for command times and auto-compaction (tests inject one) */
-  now?: () => number;
+  /** wall clock and timers for command times, auto-compaction and waits (the composition root's; tests pass a ManualClock) */
+  clock?: Clock;
 }
 
 export abstract class StateMachineStore {
-  protected readonly feed = new AppliedFeed(() => this.state);
+  protected readonly feed: AppliedFeed;
   /** set once close() started: no new proposals, no auto-compaction */
   protected closed = false;
   protected readonly historyMs: number;
-  protected readonly now: () => number;
-  private compactTimer: NodeJS.Timeout | undefined;
+  protected readonly clock: Clock;
+  private compactTimer: TimerHandle | undefined;
 
   protected constructor(
     protected state: MvccState,
     opts: StateMachineOptions,
   ) {
     this.historyMs = opts.historyMs ?? 300_000;
-    this.now = opts.now ?? Date.now;
+    this.clock = opts.clock ?? systemClock;
+    this.feed = new AppliedFeed(() => this.state, this.clock);
     state.setWriteListener((w) => this.feed.publish(w));
   }
 
@@ -59,14 +61,14 @@ export abstract class StateMachineStore {
 
   /** Resolves once a consistent read succeeds (a Raft member: a leader is known and everything committed then is applied). */
   async waitUntilReady(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = this.clock.now() + timeoutMs;
     for (;;) {
       try {
         await this.readIndex();
         return;
       } catch (err) {
-        if (this.closed || Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 200));
+        if (this.closed || this.clock.now() > deadline) throw err;
+        await sleep(this.clock, 200);
       }
     }
   }
@@ -80,8 +82,7 @@ export abstract class StateMachineStore {
   protected startAutoCompaction(intervalMs: number | undefined): void {
     const interval = intervalMs ?? Math.max(1000, Math.min(60_000, Math.floor(this.historyMs / 4)));
     if (interval <= 0) return;
-    this.compactTimer = setInterval(() => void this.autoCompact(), interval);
-    this.compactTimer.unref();
+    this.compactTimer = every(this.clock, interval, () => void this.autoCompact());
   }
 
   get revision(): number {
@@ -94,7 +95,7 @@ export abstract class StateMachineStore {
 
   async txn(req: TxnRequest): Promise<TxnResult> {
     validateTxnRequest(req);
-    const r = await this.propose({ type: 'txn', txn: req, time: this.now() });
+    const r = await this.propose({ type: 'txn', txn: req, time: this.clock.now() });
     if (r.type !== 'txn') throw new Error('unexpected command result');
     return r.result;
   }
@@ -119,15 +120,15 @@ export abstract class StateMachineStore {
   async compact(revision: number): Promise<void> {
     if (revision > this.state.revision) throw new FutureRevisionError(revision, this.state.revision);
     if (revision <= this.state.compactRevision) return;
-    await this.propose({ type: 'compact', revision, time: this.now() });
+    await this.propose({ type: 'compact', revision, time: this.clock.now() });
   }
 
   /** Keeps `historyMs` of history: compacts at the newest revision written before now - historyMs. */
   protected autoCompact(): Promise<void> {
     if (!this.mayAutoCompact()) return Promise.resolve();
-    const target = this.state.newestRevisionAtOrBefore(this.now() - this.historyMs);
+    const target = this.state.newestRevisionAtOrBefore(this.clock.now() - this.historyMs);
     if (target === undefined || target <= this.state.compactRevision) return Promise.resolve();
-    return this.propose({ type: 'compact', revision: target, time: this.now() }).then(
+    return this.propose({ type: 'compact', revision: target, time: this.clock.now() }).then(
       () => {},
       () => {
         // a failed write shows in healthy(); the next tick retries
@@ -136,7 +137,7 @@ export abstract class StateMachineStore {
   }
 
   protected stopAutoCompaction(): void {
-    if (this.compactTimer) clearInterval(this.compactTimer);
+    this.compactTimer?.cancel();
   }
 
   /**
@@ -166,6 +167,6 @@ export abstract class StateMachineStore {
         prevKv: prev,
       });
     }
-    if (events.length > 0) this.feed.publish({ revision: next.revision, time: this.now(), events });
+    if (events.length > 0) this.feed.publish({ revision: next.revision, time: this.clock.now(), events });
   }
 }

@@ -72,8 +72,8 @@ export class WatchCache<W extends IndexedWatcher = IndexedWatcher> {
   private readonly byNamespace = new Map<string, Set<W>>();
   private readonly allNamespaces = new Set<W>();
   private watcherCount = 0;
-  /** wall-clock ms of the last request that used this cache (idle caches are dropped) */
-  lastUsed = Date.now();
+  /** wall-clock ms of the last request that used this cache (idle caches are dropped); the service sets it at creation */
+  lastUsed = 0;
 
   /**
    * @param initial the type's keys at the current revision

@@ -16,6 +16,8 @@ import { SelectorParseError, matchesLabels } from '../machinery/selectors/labels
 import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import type { AppliedWrite, RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
+import { type Clock, type TimerHandle, every, systemClock } from '../core/clock.js';
+import { type Random, jitter, systemRandom } from '../core/random.js';
 import { type CacheEvent, WatchCache, typePrefixOf } from './cache.js';
 import { WatchBacklogBudget } from './backlog-budget.js';
 import { INITIAL_EVENTS_END, type WatchEncoder } from './encode.js';
@@ -42,7 +44,10 @@ export interface WatchServiceOptions {
   defaultTimeoutMs?: () => number;
   /** `<domain>/initial-events-end` is set next to `k8s.io/initial-events-end` (spec: orch.io) */
   apiDomain?: string;
-  now?: () => number;
+  /** time for windows, bookmarks, idle caches and timeouts (the composition root's; tests pass a ManualClock) */
+  clock?: Clock;
+  /** bookmark jitter and the default timeout's spread */
+  random?: Random;
   /**
    * The most deliveries (one event to one watcher) one dispatch slice makes
    * before it yields to the event loop (docs/watch.md "Fan-out in slices"):
@@ -95,7 +100,7 @@ export interface WatchServiceStats {
 interface RevisionWaiter {
   revision: number;
   resolve: (reached: boolean) => void;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
 }
 
 interface DispatchCursor {
@@ -128,7 +133,8 @@ export class WatchService {
   private readonly budget: WatchBacklogBudget<Watcher>;
   private readonly defaultTimeoutMs: () => number;
   private readonly initialEventsEnd: Record<string, string>;
-  private readonly now: () => number;
+  private readonly clock: Clock;
+  private readonly random: Random;
 
   private revision: number;
   /** the revision through which every cache's events have been dispatched */
@@ -145,7 +151,7 @@ export class WatchService {
   private readonly openWatchers = new Map<Watcher, WatchCache<Watcher>>();
   private readonly waiters = new Set<RevisionWaiter>();
   private readonly unsubscribe: () => void;
-  private readonly ticker: NodeJS.Timeout;
+  private readonly ticker: TimerHandle;
   private closed = false;
   private slowEnded = 0;
   /** converted views of cached objects, per served definition (versions over another's storage) */
@@ -163,18 +169,18 @@ export class WatchService {
     this.bookmarkIntervalMs = opts.bookmarkIntervalMs ?? MINUTE;
     this.maxBacklogBytes = opts.maxBacklogBytes ?? 10 * 1024 * 1024;
     this.budget = new WatchBacklogBudget<Watcher>(opts.backlogBudgetBytes ?? DEFAULT_WATCH_BACKLOG_BUDGET_BYTES);
-    this.defaultTimeoutMs = opts.defaultTimeoutMs ?? (() => 30 * MINUTE * (1 + Math.random()));
+    this.clock = opts.clock ?? systemClock;
+    this.random = opts.random ?? systemRandom;
+    this.defaultTimeoutMs = opts.defaultTimeoutMs ?? (() => 30 * MINUTE * (1 + this.random()));
     const domain = opts.apiDomain ?? 'orch.io';
     this.initialEventsEnd = { [INITIAL_EVENTS_END]: 'true', [`${domain}/initial-events-end`]: 'true' };
-    this.now = opts.now ?? Date.now;
     this.fanoutSlice = Math.max(1, opts.fanoutSlice ?? 2048);
     this.revision = store.revision;
     this.dispatchedRevision = this.revision;
     this.ring = new HistoryWindow<RingEntry>(this.revision, this.windowMs, this.windowMaxEvents);
     this.unsubscribe = store.onApplied((w) => this.onApplied(w));
     const tick = Math.max(5, Math.min(1000, this.bookmarkIntervalMs / 4, this.windowMs / 4));
-    this.ticker = setInterval(() => this.maintain(), tick);
-    this.ticker.unref();
+    this.ticker = every(this.clock, tick, () => this.maintain());
   }
 
   // ---- feeding ------------------------------------------------------------
@@ -262,13 +268,13 @@ export class WatchService {
     if (this.closed || cancelled?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (reached: boolean): void => {
-        clearTimeout(waiter.timer);
+        waiter.timer.cancel();
         this.waiters.delete(waiter);
         cancelled?.removeEventListener('abort', onAbort);
         resolve(reached);
       };
       const onAbort = (): void => done(false);
-      const waiter: RevisionWaiter = { revision, resolve: done, timer: setTimeout(() => done(false), timeoutMs) };
+      const waiter: RevisionWaiter = { revision, resolve: done, timer: this.clock.setTimeout(() => done(false), timeoutMs) };
       this.waiters.add(waiter);
       cancelled?.addEventListener('abort', onAbort, { once: true });
     });
@@ -279,16 +285,17 @@ export class WatchService {
     const prefix = storagePrefix(def, '');
     let cache = this.caches.get(prefix);
     if (cache) {
-      cache.lastUsed = Date.now();
+      cache.lastUsed = this.clock.now();
       return cache;
     }
     // range and ring are both synchronous views at this.revision: no write can slip in between
     const state = this.store.range({ key: prefix, end: prefixEnd(prefix) });
-    this.ring.prune(this.now());
+    this.ring.prune(this.clock.now());
     cache = new WatchCache<Watcher>(prefix, def.scope === 'Namespaced', state.kvs, this.ring.floor, {
       maxAgeMs: this.windowMs,
       maxEvents: this.windowMaxEvents,
     });
+    cache.lastUsed = this.clock.now();
     for (const entry of this.ring.since(this.ring.floor) ?? []) {
       for (const ev of entry.write.events) {
         if (ev.kv.key.startsWith(prefix)) cache.backfill(ev, entry.revision, entry.time);
@@ -337,7 +344,7 @@ export class WatchService {
           sink.end();
           return;
         }
-        let timer: NodeJS.Timeout | undefined;
+        let timer: TimerHandle | undefined;
         const endSignal = new AbortController();
         const w = new Watcher({
           namespace,
@@ -356,9 +363,8 @@ export class WatchService {
         watcher = w;
         this.openWatchers.set(w, cache);
         // timeoutSeconds: end the stream cleanly (spec 000 §4.2)
-        timer = setTimeout(() => w.end('timeout'), timeoutMs);
-        timer.unref();
-        void this.begin(w, cache, plan, Date.now() + timeoutMs, endSignal.signal);
+        timer = this.clock.setTimeout(() => w.end('timeout'), timeoutMs);
+        void this.begin(w, cache, plan, this.clock.now() + timeoutMs, endSignal.signal);
       },
       stop: () => {
         stopped = true;
@@ -397,7 +403,7 @@ export class WatchService {
       if (plan.consistent) target = await this.store.readIndex();
       if (plan.notOlderThan !== undefined) target = Math.max(target, plan.notOlderThan);
       if (target > this.revision) {
-        const reached = await this.waitForRevision(target, Math.max(0, deadline - Date.now()), ended);
+        const reached = await this.waitForRevision(target, Math.max(0, deadline - this.clock.now()), ended);
         if (!reached) {
           // spec 000 §4.6: a watch on a too large version may wait until the request times out
           w.end(this.closed ? 'closed' : 'timeout');
@@ -418,7 +424,7 @@ export class WatchService {
       w.sendInitial(cache.snapshot(w.namespace));
       if (plan.initialEventsEndBookmark) w.bookmark(rev, this.initialEventsEnd);
     } else if (plan.after !== undefined) {
-      cache.window.prune(this.now());
+      cache.window.prune(this.clock.now());
       const events = cache.window.since(plan.after);
       if (events === undefined) {
         // Kubernetes answers a too-old watch with an ERROR event carrying 410 Expired in a 200 stream;
@@ -436,16 +442,16 @@ export class WatchService {
   }
 
   private nextBookmarkTime(): number {
-    return Date.now() + this.bookmarkIntervalMs * (0.9 + 0.2 * Math.random());
+    return this.clock.now() + jitter(this.random, this.bookmarkIntervalMs, 0.1);
   }
 
-  private onWatcherEnd(w: Watcher, why: EndReason, timer: NodeJS.Timeout | undefined): void {
-    if (timer) clearTimeout(timer);
+  private onWatcherEnd(w: Watcher, why: EndReason, timer: TimerHandle | undefined): void {
+    timer?.cancel();
     const cache = this.openWatchers.get(w);
     this.openWatchers.delete(w);
     if (cache) {
       cache.removeWatcher(w);
-      cache.lastUsed = Date.now();
+      cache.lastUsed = this.clock.now();
     }
     if (why === 'slow') this.slowEnded++;
     this.eventsSentByEnded += w.eventsSent;
@@ -453,20 +459,19 @@ export class WatchService {
 
   /** periodic: bookmarks for watchers that asked for them, and pruning of aged history */
   private maintain(): void {
-    const now = this.now();
-    const wall = Date.now();
+    const now = this.clock.now();
     this.ring.prune(now);
     const inUse = new Set(this.openWatchers.values());
     for (const [prefix, cache] of this.caches) {
       cache.window.prune(now);
       // an unwatched cache costs memory and decode work on every write; the
       // ring still holds the window's history, so a later cache loses nothing
-      if (!inUse.has(cache) && !cache.hasPending && wall - cache.lastUsed > this.windowMs) this.caches.delete(prefix);
+      if (!inUse.has(cache) && !cache.hasPending && now - cache.lastUsed > this.windowMs) this.caches.delete(prefix);
     }
     // bookmarks mark "everything up to this revision was sent" (spec 000 §4.5): only dispatched revisions qualify
     const delivered = this.dispatchScheduled ? this.dispatchedRevision : this.revision;
     for (const w of this.openWatchers.keys()) {
-      if (!w.allowBookmarks || !w.isLive || w.nextBookmarkAt > wall) continue;
+      if (!w.allowBookmarks || !w.isLive || w.nextBookmarkAt > now) continue;
       w.nextBookmarkAt = this.nextBookmarkTime();
       w.bookmark(Math.max(w.sentRevision, delivered));
     }
@@ -488,7 +493,7 @@ export class WatchService {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.ticker);
+    this.ticker.cancel();
     this.unsubscribe();
     for (const waiter of [...this.waiters]) waiter.resolve(false);
     for (const w of [...this.openWatchers.keys()]) w.end('closed');

@@ -2,6 +2,7 @@
 // type this watcher sees (selector transitions, spec 000 §4.2/§6), writes
 // shared encodings, and ends itself when the client falls too far behind.
 
+import { type WatchEndReason, type WatcherEvent, type WatcherState, initialWatcher, stepWatcher } from '../lifecycles/watcher.js';
 import type { Status } from '../core/errors.js';
 import type { StreamSink } from '../core/stream.js';
 import type { ApiObject } from '../registry/types.js';
@@ -34,7 +35,7 @@ export interface WatcherOptions {
   budget?: WatchBacklogBudget<Watcher>;
 }
 
-export type EndReason = 'stopped' | 'timeout' | 'closed' | 'slow' | 'budget' | 'error';
+export type EndReason = WatchEndReason;
 
 export class Watcher {
   readonly namespace: string;
@@ -43,8 +44,9 @@ export class Watcher {
   sentRevision = 0;
   /** when the next bookmark is due (ms) */
   nextBookmarkAt = 0;
-  private ended = false;
-  private live = false;
+  // the lifecycle's rules are src/lifecycles/watcher.ts; `state` mirrors the snapshot for the hot path
+  private snapshot = initialWatcher();
+  private state: WatcherState = 'starting';
   private allowance: number;
   eventsSent = 0;
 
@@ -55,11 +57,11 @@ export class Watcher {
   }
 
   get isEnded(): boolean {
-    return this.ended;
+    return this.state === 'ended';
   }
 
   get isLive(): boolean {
-    return this.live && !this.ended;
+    return this.state === 'live';
   }
 
   matches(obj: ApiObject | undefined): boolean {
@@ -76,7 +78,7 @@ export class Watcher {
     const enc = this.opts.encoder;
     let bytes = 0;
     for (const o of objects) {
-      if (this.ended) return;
+      if (this.isEnded) return;
       if (!this.matches(o.object)) continue;
       const key = `ADDED|${enc.shareKey()}`;
       let b: Buffer | undefined;
@@ -99,7 +101,7 @@ export class Watcher {
 
   /** replayed or live event; returns false when the watcher ended */
   deliver(ev: CacheEvent, memo?: PassMemo): boolean {
-    if (this.ended) return false;
+    if (this.isEnded) return false;
     const type = this.eventTypeFor(ev);
     if (type === undefined) return true;
     const enc = this.opts.encoder;
@@ -147,31 +149,31 @@ export class Watcher {
   }
 
   bookmark(resourceVersion: number, annotations?: Record<string, string>): void {
-    if (this.ended) return;
+    if (this.isEnded) return;
     this.write(this.opts.encoder.bookmark(String(resourceVersion), annotations));
     this.checkBacklog();
   }
 
   /** the watch is live: events are dispatched to it from now on */
   goLive(): void {
-    this.live = true;
+    this.send({ type: 'GO_LIVE' });
   }
 
   /** a final ERROR event, then the end of the stream */
   fail(status: Status, why: EndReason = 'error'): void {
-    if (this.ended) return;
+    if (this.isEnded) return;
     this.write(this.opts.encoder.error(status));
-    this.finish(why, true);
+    this.finish(why);
   }
 
   /** ends the stream cleanly (timeout, server shutdown) */
   end(why: EndReason): void {
-    this.finish(why, true);
+    this.finish(why);
   }
 
   /** the client went away: free everything, leave the sink alone (the gateway owns the socket) */
   stop(): void {
-    this.finish('stopped', false);
+    this.finish('stopped');
   }
 
   /** ended by the server-wide backlog budget (src/watch/backlog-budget.ts): 410 Expired, the client re-lists */
@@ -179,18 +181,26 @@ export class Watcher {
     this.fail({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'Expired', code: 410 }, 'budget');
   }
 
-  private finish(why: EndReason, endSink: boolean): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.opts.budget?.remove(this);
-    if (endSink) {
-      try {
-        this.opts.sink.end();
-      } catch {
-        // the socket may be gone already
+  private finish(why: EndReason): void {
+    this.send({ type: 'END', why });
+  }
+
+  private send(event: WatcherEvent): void {
+    const step = stepWatcher(this.snapshot, event);
+    this.snapshot = step.snapshot;
+    this.state = step.state;
+    for (const action of step.actions) {
+      if (action === 'endSink') {
+        try {
+          this.opts.sink.end();
+        } catch {
+          // the socket may be gone already
+        }
+      } else if (event.type === 'END') {
+        this.opts.budget?.remove(this);
+        this.opts.onEnd(this, event.why);
       }
     }
-    this.opts.onEnd(this, why);
   }
 
   private write(b: Buffer): void {
@@ -199,21 +209,21 @@ export class Watcher {
       // `false` means the socket is backed up; the backlog check below decides what to do about it
       this.opts.sink.write(b);
     } catch {
-      this.finish('stopped', false);
+      this.finish('stopped');
     }
   }
 
   private reportBacklog(): void {
-    if (!this.ended) this.opts.budget?.update(this, this.opts.sink.backlog());
+    if (!this.isEnded) this.opts.budget?.update(this, this.opts.sink.backlog());
   }
 
   /** a watcher whose unsent bytes grow past the allowance is ended with 410 so the client re-lists (docs/watch.md) */
   private checkBacklog(): boolean {
-    if (this.ended) return false;
+    if (this.isEnded) return false;
     const backlog = this.opts.sink.backlog();
     if (backlog <= this.allowance) {
       this.opts.budget?.update(this, backlog);
-      return !this.ended;
+      return !this.isEnded;
     }
     this.fail(
       {

@@ -9,7 +9,7 @@ import {
   decide,
   deletionMachine,
   finalizersForPolicy,
-} from '../../src/registry/deletion/machine.js';
+} from '../../src/lifecycles/deletion.js';
 import { gracePeriodFor } from '../../src/registry/deletion/graceful.js';
 import type { ResourceDefinition } from '../../src/registry/types.js';
 

@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { ManualClock } from '../../src/core/clock.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -217,17 +218,17 @@ describe('LocalStore revisions and compaction', () => {
   });
 
   it('auto-compaction keeps historyMs of history by the times recorded in the log', async () => {
-    let now = 1_000_000;
-    const store = await open(await tempDir(), { historyMs: 300_000, now: () => now });
+    const clock = new ManualClock(1_000_000);
+    const store = await open(await tempDir(), { historyMs: 300_000, clock });
     await store.txn(put('a', '1')); // rev 1 at t0
-    now += 60_000;
+    clock.advance(60_000);
     await store.txn(put('a', '2')); // rev 2 at t0+60s
-    now += 60_000;
+    clock.advance(60_000);
     await store.txn(put('a', '3')); // rev 3 at t0+120s
-    now += 200_000; // t0+320s: cutoff t0+20s -> newest revision written before it is 1
+    clock.advance(200_000); // t0+320s: cutoff t0+20s -> newest revision written before it is 1
     await store.runAutoCompaction();
     expect(store.compactRevision).toBe(1);
-    now += 70_000; // cutoff t0+90s -> revision 2
+    clock.advance(70_000); // cutoff t0+90s -> revision 2
     await store.runAutoCompaction();
     expect(store.compactRevision).toBe(2);
     expect(() => store.range({ key: 'a', revision: 1 })).toThrow(CompactedError);

@@ -1,6 +1,7 @@
 // Shared fixtures of the watch tests: a real LocalStore in a temp dir, a
 // sink that records what the gateway would send, and request builders.
 
+import type { Clock } from '../../src/core/clock.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,10 +37,11 @@ export const widgets: ResourceDefinition = {
 
 const dirs: string[] = [];
 
-export async function openStore(): Promise<LocalStore> {
+/** `clock`: the store's command times (share it with the WatchService under test) */
+export async function openStore(clock?: Clock): Promise<LocalStore> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-watch-'));
   dirs.push(dir);
-  return LocalStore.open(dir, { compactIntervalMs: 0 });
+  return LocalStore.open(dir, { compactIntervalMs: 0, ...(clock ? { clock } : {}) });
 }
 
 export async function cleanupDirs(): Promise<void> {

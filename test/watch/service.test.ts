@@ -1,6 +1,7 @@
 // Watch semantics of spec 000 §2.5, §4.5, §4.6 (watch table), §6, §7 against
 // a real LocalStore; the sink stands for the gateway's socket.
 
+import { ManualClock } from '../../src/core/clock.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StatusError } from '../../src/core/errors.js';
 import type { LocalStore } from '../../src/store/local-store.js';
@@ -22,8 +23,11 @@ import {
 
 const open: { store: LocalStore; svc: WatchService }[] = [];
 
+/** lets the event loop turn (a dispatch pass, a watcher's start) */
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
 async function setup(opts: WatchServiceOptions = {}): Promise<{ store: LocalStore; svc: WatchService }> {
-  const store = await openStore();
+  const store = await openStore(opts.clock);
   const svc = new WatchService(store, opts);
   open.push({ store, svc });
   return { store, svc };
@@ -163,11 +167,13 @@ describe('watch: resourceVersion (spec 000 §4.6 watch table)', () => {
   });
 
   it('a version older than the window ends with an ERROR event carrying 410 Expired', async () => {
-    const { store, svc } = await setup({ windowMs: 30 });
+    const clock = new ManualClock(1_000_000);
+    const { store, svc } = await setup({ windowMs: 30, clock });
     const old = await put(store, configMaps, 'a', 'x');
     svc.cacheFor(configMaps);
+    clock.advance(1);
     const newer = await put(store, configMaps, 'a', 'y');
-    await sleep(80);
+    clock.advance(80); // both writes are older than the window now
     const { sink } = watch(svc, store, { resourceVersion: String(old) });
     await until(() => sink.ended);
     const ev = sink.events();
@@ -265,25 +271,37 @@ describe('watch: streaming lists and bookmarks (spec 000 §4.5)', () => {
   });
 
   it('periodic bookmarks carry only kind, apiVersion and resourceVersion, and advance with writes to other types', async () => {
-    const { store, svc } = await setup({ bookmarkIntervalMs: 20 });
+    const clock = new ManualClock(1_000_000);
+    const { store, svc } = await setup({ bookmarkIntervalMs: 20, clock });
     const { sink } = watch(svc, store, { resourceVersion: '0', allowWatchBookmarks: 'true' });
     const other = await put(store, widgets, '', 'elsewhere');
-    await until(() => sink.events().some((e) => e.type === 'BOOKMARK' && e.object.metadata?.resourceVersion === String(other)));
+    await until(() => svc.stats().revision === other);
+    await tick();
+    expect(sink.events().filter((e) => e.type === 'BOOKMARK')).toHaveLength(0);
+    clock.advance(25); // past the jittered interval (18-22 ms)
+    expect(sink.events().some((e) => e.type === 'BOOKMARK' && e.object.metadata?.resourceVersion === String(other))).toBe(true);
     const bm = sink.events().find((e) => e.type === 'BOOKMARK')!;
     expect(Object.keys(bm.object).sort()).toEqual(['apiVersion', 'kind', 'metadata']);
     expect(Object.keys(bm.object.metadata!)).toEqual(['resourceVersion']);
     // without allowWatchBookmarks there are none
     const quiet = watch(svc, store, { resourceVersion: '0' });
-    await sleep(60);
+    await tick();
+    clock.advance(60);
     expect(quiet.sink.events()).toHaveLength(0);
+    expect(sink.events().filter((e) => e.type === 'BOOKMARK').length).toBeGreaterThanOrEqual(3);
   });
 });
 
 describe('watch: stream lifecycle', () => {
   it('timeoutSeconds ends the stream cleanly', async () => {
-    const { store, svc } = await setup();
+    const clock = new ManualClock(1_000_000);
+    const { store, svc } = await setup({ clock });
     const { sink } = watch(svc, store, { resourceVersion: '0', timeoutSeconds: '1' });
-    await until(() => sink.ended, 5000);
+    await tick();
+    clock.advance(999);
+    expect(sink.ended).toBe(false);
+    clock.advance(1);
+    await until(() => sink.ended);
     expect(sink.events().filter((e) => e.type === 'ERROR')).toHaveLength(0);
     expect(svc.stats().watchers).toBe(0);
   });

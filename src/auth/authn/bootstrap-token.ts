@@ -4,12 +4,13 @@
 // `system:bootstrappers` plus its `auth-extra-groups`, while it is valid and
 // allows `usage-bootstrap-authentication`.
 //
-// The token lifecycle (valid → expired → deleted) is an XState machine shared
-// by the authenticator, the token cleaner and the bootstrap signer, so that
-// all three agree on when a token stops counting.
+// The token lifecycle (valid → expired → deleted) is an XState machine
+// (src/lifecycles/bootstrap-token.ts) shared by the authenticator, the token
+// cleaner and the bootstrap signer, so that all three agree on when a token
+// stops counting.
 
 import { timingSafeEqual } from 'node:crypto';
-import { getInitialSnapshot, getNextSnapshot, setup } from 'xstate';
+import { lifecycleState } from '../../lifecycles/bootstrap-token.js';
 import type { ApiObject } from '../../registry/types.js';
 import type { UserInfo } from '../types.js';
 import type { ObjectGetter } from './objects.js';
@@ -39,41 +40,9 @@ export interface BootstrapToken {
   deleting: boolean;
 }
 
-// --- the lifecycle machine (§3: valid --time reaches expiration--> expired)
-
-type LifecycleEvent = { type: 'TICK'; now: number } | { type: 'DELETE' };
-
-export const bootstrapTokenMachine = setup({
-  types: {
-    context: {} as { expiresAt: number | undefined },
-    input: {} as { expiresAt: number | undefined },
-    events: {} as LifecycleEvent,
-  },
-  guards: {
-    reachedExpiration: ({ context, event }) => event.type === 'TICK' && context.expiresAt !== undefined && event.now >= context.expiresAt,
-  },
-}).createMachine({
-  id: 'bootstrapToken',
-  context: ({ input }) => ({ expiresAt: input.expiresAt }),
-  initial: 'valid',
-  states: {
-    // authenticates (with usage-bootstrap-authentication) and signs (with usage-bootstrap-signing)
-    valid: { on: { TICK: { guard: 'reachedExpiration', target: 'expired' }, DELETE: 'deleted' } },
-    // rejected for authentication, ignored for signing, deleted by the token cleaner
-    expired: { on: { DELETE: 'deleted' } },
-    deleted: { type: 'final' },
-  },
-});
-
-export type TokenLifecycleState = 'valid' | 'expired' | 'deleted';
-
-/** where a token stands at `now` */
-export function lifecycleState(token: Pick<BootstrapToken, 'expiresAt' | 'deleting'>, now: number): TokenLifecycleState {
-  let snap = getInitialSnapshot(bootstrapTokenMachine, { expiresAt: token.expiresAt });
-  snap = getNextSnapshot(bootstrapTokenMachine, snap, { type: 'TICK', now });
-  if (token.deleting) snap = getNextSnapshot(bootstrapTokenMachine, snap, { type: 'DELETE' });
-  return snap.value as TokenLifecycleState;
-}
+// the lifecycle (valid → expired → deleted) is src/lifecycles/bootstrap-token.ts;
+// re-exported for the token cleaner and the bootstrap signer
+export { bootstrapTokenMachine, lifecycleState, type TokenLifecycleState } from '../../lifecycles/bootstrap-token.js';
 
 function dataString(data: Record<string, unknown>, key: string): string | undefined {
   const v = data[key];
@@ -121,7 +90,7 @@ export class BootstrapTokenAuthenticator implements TokenAuthenticator {
   constructor(
     private readonly objects: ObjectGetter,
     private readonly apiDomain: string,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number,
     private readonly log: (msg: string) => void = () => {},
   ) {}
 

@@ -3,6 +3,7 @@
 // certificate, a timeout and a response size cap so a misbehaving remote
 // cannot stall or flood the server.
 
+import { type Clock, systemClock } from '../../core/clock.js';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
@@ -23,6 +24,7 @@ export function httpJson(
   body: unknown,
   tls: TlsClientOptions = {},
   timeoutMs = 10_000,
+  clock: Clock = systemClock,
 ): Promise<{ status: number; json: unknown }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
@@ -65,8 +67,8 @@ export function httpJson(
     // `timeout` above is an idle timeout; this bounds the whole exchange, so a
     // remote that trickles bytes cannot hold a request past the deadline either
     const timedOut = () => req.destroy(new Error(`${method} ${url}: timed out after ${timeoutMs} ms`));
-    const deadline = setTimeout(timedOut, timeoutMs);
-    req.on('close', () => clearTimeout(deadline));
+    const deadline = clock.setTimeout(timedOut, timeoutMs);
+    req.on('close', () => deadline.cancel());
     req.on('timeout', timedOut);
     req.on('error', reject);
     if (data !== undefined) req.write(data);

@@ -48,8 +48,8 @@ export class JwtAuthenticator implements TokenAuthenticator {
 
   constructor(
     readonly config: JwtAuthenticatorConfig,
-    private readonly log: (msg: string) => void = () => {},
-    private readonly now: () => number = Date.now,
+    private readonly log: (msg: string) => void,
+    private readonly now: () => number,
   ) {
     this.name = `jwt(${config.issuer.url})`;
   }

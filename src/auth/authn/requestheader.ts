@@ -11,6 +11,8 @@ import type { UserInfo } from '../types.js';
 import type { Authenticator, AuthnRequest, AuthnResult } from './chain.js';
 
 export interface RequestHeaderOptions {
+  /** the wall clock the proxy certificate's validity is checked against */
+  now: () => number;
   usernameHeaders: string[];
   groupHeaders: string[];
   extraHeaderPrefixes: string[];
@@ -46,7 +48,7 @@ export class RequestHeaderAuthenticator implements Authenticator {
     } catch {
       return undefined;
     }
-    const now = Date.now();
+    const now = this.o.now();
     if (now < Date.parse(leaf.validFrom) || now > Date.parse(leaf.validTo)) return undefined;
     return this.cas.some((ca) => leaf.checkIssued(ca) && leaf.verify(ca.publicKey)) ? leaf : undefined;
   }

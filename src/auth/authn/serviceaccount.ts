@@ -48,7 +48,7 @@ export class ServiceAccountTokenIssuer {
     /** the first issuer signs; all are accepted */
     readonly issuer: string,
     private readonly apiDomain: string,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number,
   ) {}
 
   async issue(r: TokenIssueRequest): Promise<{ token: string; expiresAt: Date }> {

@@ -70,7 +70,8 @@ export interface WebhookOptions {
   group: string;
   version: 'v1' | 'v1beta1';
   cacheTtlMs: number;
-  now?: () => number;
+  /** the cache's clock (the composition root's) */
+  now: () => number;
 }
 
 export class WebhookTokenAuthenticator implements TokenAuthenticator {
@@ -82,7 +83,7 @@ export class WebhookTokenAuthenticator implements TokenAuthenticator {
   constructor(private readonly o: WebhookOptions) {}
 
   async authenticateToken(token: string, audiences: string[]): Promise<TokenResult> {
-    const now = (this.o.now ?? Date.now)();
+    const now = this.o.now();
     const key = createHash('sha256').update(token).update('\0').update(audiences.join('\0')).digest('base64');
     const hit = this.cache.get(key);
     if (hit && now - hit.at < this.o.cacheTtlMs) return hit.result;

@@ -80,7 +80,7 @@ export class AuthorizationMetrics implements WebhookMetricsSink {
     this.conditionErrors.inc({ type: 'Webhook', name });
   }
 
-  reloaded(status: 'success' | 'failure', nowMs = Date.now()): void {
+  reloaded(status: 'success' | 'failure', nowMs: number): void {
     this.reloads.inc({ status });
     this.reloadTime.set({ status }, nowMs / 1000);
   }

@@ -4,6 +4,7 @@
 // Unchanged content is not rebuilt. A file that fails to load or build keeps
 // the previous chain; both outcomes are logged and counted.
 
+import { type Clock, type TimerHandle, every } from '../../core/clock.js';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { AuthorizerChain, ChainEntry } from './chain.js';
@@ -18,11 +19,13 @@ export interface ConfigReloaderOptions {
   log: (msg: string) => void;
   reloaded?: (status: 'success' | 'failure') => void;
   intervalMs?: number;
+  /** the poll's timer (the composition root's) */
+  clock: Clock;
 }
 
 export class ConfigReloader {
   private last: string;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private watchers: FSWatcher[] = [];
   private running: Promise<void> | undefined;
   private again = false;
@@ -36,8 +39,7 @@ export class ConfigReloader {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.check(), this.o.intervalMs ?? CONFIG_RELOAD_INTERVAL_MS);
-    this.timer.unref();
+    this.timer = every(this.o.clock, this.o.intervalMs ?? CONFIG_RELOAD_INTERVAL_MS, () => void this.check());
     const name = basename(this.o.path);
     for (const [target, filter] of [
       [this.o.path, false],
@@ -56,7 +58,7 @@ export class ConfigReloader {
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.timer?.cancel();
     for (const w of this.watchers) w.close();
     this.watchers = [];
   }

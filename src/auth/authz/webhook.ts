@@ -30,7 +30,7 @@ export interface WebhookAuthorizerOptions {
   failurePolicy: FailurePolicy;
   matchConditions?: readonly CompiledExpression[];
   metrics?: WebhookMetricsSink;
-  now?: () => number;
+  now: () => number;
 }
 
 const MAX_CACHE_ENTRIES = 10_000;
@@ -73,7 +73,7 @@ export class WebhookAuthorizer implements Authorizer {
   constructor(private readonly o: WebhookAuthorizerOptions) {}
 
   private now(): number {
-    return (this.o.now ?? Date.now)();
+    return this.o.now();
   }
 
   async authorize(a: RequestAttributes): Promise<Decision> {

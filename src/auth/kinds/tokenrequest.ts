@@ -94,7 +94,7 @@ function tokenRequestHandler(o: TokenRequestOptions): VerbHandler {
       body: {
         apiVersion: typeof tr.apiVersion === 'string' ? tr.apiVersion : `${group}/v1`,
         kind: 'TokenRequest',
-        metadata: { name, namespace, creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+        metadata: { name, namespace, creationTimestamp: new Date(expiresAt.getTime() - exp * 1000).toISOString().replace(/\.\d+Z$/, 'Z') },
         spec: { audiences, expirationSeconds: exp, boundObjectRef: spec.boundObjectRef ?? null },
         status: { token, expirationTimestamp: expiresAt.toISOString().replace(/\.\d+Z$/, 'Z') },
       },

@@ -11,6 +11,7 @@
 // Leadership is not a lock: a deposed leader may act for a moment before it
 // learns of its demotion; the compare-and-swap writes keep that harmless.
 
+import { type LeaderGateEvent, initialLeaderGate, leaderGateState, stepLeaderGate } from '../../lifecycles/leader-gate.js';
 import type { RevisionedStore } from '../../store/types.js';
 
 export interface Controller {
@@ -42,55 +43,41 @@ export interface LeaderGateOptions {
 export function runWhileLeader(source: LeadershipSource, controller: Controller, opts: LeaderGateOptions = {}): LeaderGate {
   const name = opts.name ?? 'controller';
   const isLeader = (): boolean => source.isLeader?.() ?? true;
-  let running = false;
-  let closed = false;
-  let startScheduled = false;
-
-  const startNow = (): void => {
-    startScheduled = false;
-    // leadership may have flapped since the start was scheduled: decide on the latest state
-    if (closed || running || !isLeader()) return;
-    running = true;
-    opts.log?.(`${name}: this member leads; starting`);
-    controller.start();
-  };
-  const stopNow = (): void => {
-    if (!running) return;
-    running = false;
-    opts.log?.(`${name}: this member no longer leads; stopping`);
-    controller.stop();
-  };
-  const onChange = (leader: boolean): void => {
-    if (closed) return;
-    if (!leader) {
-      // stop at once: a former leader should not keep writing
-      stopNow();
-      return;
-    }
-    // start off the caller's stack (the Raft loop delivers the change; a start scans the store)
-    if (!running && !startScheduled) {
-      startScheduled = true;
-      setImmediate(startNow);
+  // the rules are the machine's (src/lifecycles/leader-gate.ts); this function carries out its actions
+  let snapshot = initialLeaderGate();
+  let first = true;
+  const send = (event: LeaderGateEvent): void => {
+    const step = stepLeaderGate(snapshot, event);
+    snapshot = step.snapshot;
+    for (const action of step.actions) {
+      if (action === 'startController') {
+        if (!first) opts.log?.(`${name}: this member leads; starting`);
+        controller.start();
+      } else if (action === 'stopController') {
+        opts.log?.(`${name}: this member no longer leads; stopping`);
+        controller.stop();
+      } else {
+        // start off the caller's stack (the Raft loop delivers the change; a start scans the store)
+        setImmediate(() => send({ type: 'START_DUE', leader: isLeader() }));
+      }
     }
   };
 
-  const unsubscribe = source.onLeadershipChange?.(onChange);
-  if (isLeader()) {
-    running = true;
-    controller.start();
-  }
+  const unsubscribe = source.onLeadershipChange?.((leader) => send({ type: leader ? 'LEADER' : 'FOLLOWER' }));
+  // a member that leads already starts at once, on the caller's stack (server start)
+  send({ type: 'START_DUE', leader: isLeader() });
+  first = false;
 
   return {
     get running() {
-      return running;
+      return leaderGateState(snapshot) === 'running';
     },
     synced() {
-      return running && (controller.hasSynced?.() ?? true);
+      return leaderGateState(snapshot) === 'running' && (controller.hasSynced?.() ?? true);
     },
     stop() {
-      closed = true;
       unsubscribe?.();
-      stopNow();
+      send({ type: 'CLOSE' });
     },
   };
 }

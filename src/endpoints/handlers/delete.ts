@@ -1,6 +1,6 @@
 import { badRequest, forbidden, forbiddenRequest } from '../../core/errors.js';
 import { UNSAFE_DELETE_GATE, UNSAFE_DELETE_OPTION } from '../../registry/deletion/corrupt.js';
-import type { PropagationPolicy } from '../../registry/deletion/machine.js';
+import type { PropagationPolicy } from '../../lifecycles/deletion.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
 import { decodeProtobufBody, intParam, mediaType, parseDryRun, withAdmissionWarnings } from './common.js';
