@@ -84,8 +84,10 @@ class Recorder {
   /** failed writes by HTTP status (or error message) */
   errorsBy: Record<string, number> = {};
   measuring = false;
+  /** latencies by the member (API port index) the write went to: leader and followers differ */
+  byMember: Record<string, number[]> = {};
   /** `fn` resolves true, or the status of a failed write */
-  async time(fn: () => Promise<true | number>): Promise<void> {
+  async time(fn: () => Promise<true | number>, member?: string): Promise<void> {
     const t = performance.now();
     let r: true | number | string;
     try {
@@ -94,17 +96,24 @@ class Recorder {
       r = (e as Error).message.slice(0, 40);
     }
     if (!this.measuring) return;
-    if (r === true) this.lat.push(performance.now() - t);
-    else {
+    if (r === true) {
+      const ms = performance.now() - t;
+      this.lat.push(ms);
+      if (member !== undefined) (this.byMember[member] ??= []).push(ms);
+    } else {
       this.errors++;
       this.errorsBy[String(r)] = (this.errorsBy[String(r)] ?? 0) + 1;
     }
   }
-  summary(seconds: number): { writesPerSec: number; p50Ms: number; p99Ms: number; errors: number; errorsBy: Record<string, number>; writes: number } {
+  summary(seconds: number): { writesPerSec: number; p50Ms: number; p99Ms: number; errors: number; errorsBy: Record<string, number>; writes: number; byMember?: Record<string, { writes: number; p50Ms: number; p99Ms: number }> } {
     const s = [...this.lat].sort((a, b) => a - b);
-    const q = (p: number) => +(s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0).toFixed(2);
-    return { writesPerSec: +(s.length / seconds).toFixed(1), p50Ms: q(0.5), p99Ms: q(0.99), errors: this.errors, errorsBy: this.errorsBy, writes: s.length };
+    const byMember = Object.keys(this.byMember).length > 1 ? Object.fromEntries(Object.entries(this.byMember).map(([m, l]) => [m, { writes: l.length, p50Ms: quantile(l, 0.5), p99Ms: quantile(l, 0.99) }])) : undefined;
+    return { writesPerSec: +(s.length / seconds).toFixed(1), p50Ms: quantile(s, 0.5), p99Ms: quantile(s, 0.99), errors: this.errors, errorsBy: this.errorsBy, writes: s.length, ...(byMember ? { byMember } : {}) };
   }
+}
+function quantile(lat: number[], p: number): number {
+  const s = [...lat].sort((a, b) => a - b);
+  return +(s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0).toFixed(2);
 }
 
 // ---- process CPU and memory from /proc (a member and its TLS workers) ----
@@ -173,6 +182,8 @@ class SimNode {
     private readonly agent: Agent,
     private readonly port: number,
     private readonly rec: Recorder,
+    /** the member this node talks to (m1..m3), for the per-member latency split */
+    private readonly member?: string,
   ) {}
 
   private leasePath(): string {
@@ -199,10 +210,10 @@ class SimNode {
 
   start(): void {
     const renew = () => {
-      void this.rec.time(() => this.renew()).then(() => this.timers.push(setTimeout(renew, jittered(LEASE_S))));
+      void this.rec.time(() => this.renew(), this.member).then(() => this.timers.push(setTimeout(renew, jittered(LEASE_S))));
     };
     const status = () => {
-      void this.rec.time(() => this.postStatus()).then(() => this.timers.push(setTimeout(status, jittered(STATUS_S))));
+      void this.rec.time(() => this.postStatus(), this.member).then(() => this.timers.push(setTimeout(status, jittered(STATUS_S))));
     };
     this.timers.push(setTimeout(renew, Math.random() * LEASE_S * 1000));
     this.timers.push(setTimeout(status, Math.random() * STATUS_S * 1000));
@@ -323,7 +334,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     const rec = new Recorder();
     for (let i = 0; i < n; i++) {
       const agent = new Agent({ keepAlive: true, maxSockets: 1, ca, cert: certs[i]!.certPem, key: certs[i]!.keyPem });
-      sims.push(new SimNode(`node-${i}`, agent, ports[i % ports.length]!.api, rec));
+      sims.push(new SimNode(`node-${i}`, agent, ports[i % ports.length]!.api, rec, names[i % names.length]));
     }
     watch = watchNodes(admin, ports[0]!.api);
     const tReg = performance.now();
@@ -339,7 +350,8 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     const list = JSON.parse((await call(admin, ports[0]!.api, 'GET', '/api/v1/nodes')).text) as { items: { spec?: { taints?: unknown[] }; status?: { conditions?: { type: string; status: string }[] } }[] };
     const notReadyAtEnd = list.items.filter((x) => x.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True').length;
     const tainted = list.items.filter((x) => (x.spec?.taints ?? []).length > 0).length;
-    return { ...m, registerSeconds, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
+    const leader = members === 3 ? (JSON.parse((await call(admin, ports[0]!.api, 'GET', '/raftz')).text) as { leader?: string }).leader : undefined;
+    return { ...m, ...(leader ? { leader } : {}), registerSeconds, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
   } finally {
     watch?.stop();
     for (const s of sims) s.stop();
