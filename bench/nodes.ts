@@ -451,10 +451,14 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     const pidsOf = async () => tree(procs.map((p) => p.pid!));
     const m = await measure(rec, pidsOf, workers);
     // also count the nodes that are not Ready at the end
-    const list = JSON.parse((await call(admin, ports[0]!.api, 'GET', '/api/v1/nodes')).text) as { items: { spec?: { taints?: unknown[] }; status?: { conditions?: { type: string; status: string }[] } }[] };
+    // (a failed list must not lose the measurement: counted as unknown, -1)
+    const listed = await call(admin, ports[0]!.api, 'GET', '/api/v1/nodes').catch(() => ({ status: 0, text: '' }));
+    const list = (listed.status === 200 ? JSON.parse(listed.text) : { items: [] }) as { items: { spec?: { taints?: unknown[] }; status?: { conditions?: { type: string; status: string }[] } }[] };
+    process.stderr.write(`nodes bench: measured ${JSON.stringify(m)}\n`);
     const notReadyAtEnd = list.items.filter((x) => x.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True').length;
     const tainted = list.items.filter((x) => (x.spec?.taints ?? []).length > 0).length;
-    const leader = members === 3 ? (JSON.parse((await call(admin, ports[0]!.api, 'GET', '/raftz')).text) as { leader?: string }).leader : undefined;
+    const raftz = members === 3 ? await call(admin, ports[0]!.api, 'GET', '/raftz').catch(() => ({ status: 0, text: '' })) : undefined;
+    const leader = raftz?.status === 200 ? (JSON.parse(raftz.text) as { leader?: string }).leader : undefined;
     return { ...m, ...(leader ? { leader } : {}), registerSeconds, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
   } finally {
     watch?.stop();
