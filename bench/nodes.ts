@@ -20,9 +20,12 @@
 //
 //   npx tsx bench/nodes.ts [--nodes 1000,5000] [--targets single,cluster,etcd]
 //                          [--warmup 20] [--duration 60] [--lease-interval 10]
-//                          [--status-interval 60] [--tls-workers 0]
+//                          [--status-interval 60] [--tls-workers 0] [--workers 0]
+// --workers K splits the simulated agents over K worker processes (forked,
+// IPC for the measurement window); simulatorCpuCores is this process plus
+// its workers in the window either way.
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -48,6 +51,9 @@ const STATUS_S = Number(arg('status-interval', '60'));
 // TLS terminator workers per member (the server's default is 2; 0 here: on a loaded
 // shared host three members with two workers each did not always start in time)
 const TLS_WORKERS = arg('tls-workers', '0');
+// simulated agents split over this many worker processes (0: all in this process); the
+// simulator's own CPU (this process and its workers) is reported either way
+const WORKERS = Number(arg('workers', '0'));
 const JITTER = 0.1;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -84,8 +90,10 @@ class Recorder {
   /** failed writes by HTTP status (or error message) */
   errorsBy: Record<string, number> = {};
   measuring = false;
+  /** latencies by the member (API port index) the write went to: leader and followers differ */
+  byMember: Record<string, number[]> = {};
   /** `fn` resolves true, or the status of a failed write */
-  async time(fn: () => Promise<true | number>): Promise<void> {
+  async time(fn: () => Promise<true | number>, member?: string): Promise<void> {
     const t = performance.now();
     let r: true | number | string;
     try {
@@ -94,17 +102,24 @@ class Recorder {
       r = (e as Error).message.slice(0, 40);
     }
     if (!this.measuring) return;
-    if (r === true) this.lat.push(performance.now() - t);
-    else {
+    if (r === true) {
+      const ms = performance.now() - t;
+      this.lat.push(ms);
+      if (member !== undefined) (this.byMember[member] ??= []).push(ms);
+    } else {
       this.errors++;
       this.errorsBy[String(r)] = (this.errorsBy[String(r)] ?? 0) + 1;
     }
   }
-  summary(seconds: number): { writesPerSec: number; p50Ms: number; p99Ms: number; errors: number; errorsBy: Record<string, number>; writes: number } {
+  summary(seconds: number): { writesPerSec: number; p50Ms: number; p99Ms: number; errors: number; errorsBy: Record<string, number>; writes: number; byMember?: Record<string, { writes: number; p50Ms: number; p99Ms: number }> } {
     const s = [...this.lat].sort((a, b) => a - b);
-    const q = (p: number) => +(s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0).toFixed(2);
-    return { writesPerSec: +(s.length / seconds).toFixed(1), p50Ms: q(0.5), p99Ms: q(0.99), errors: this.errors, errorsBy: this.errorsBy, writes: s.length };
+    const byMember = Object.keys(this.byMember).length > 1 ? Object.fromEntries(Object.entries(this.byMember).map(([m, l]) => [m, { writes: l.length, p50Ms: quantile(l, 0.5), p99Ms: quantile(l, 0.99) }])) : undefined;
+    return { writesPerSec: +(s.length / seconds).toFixed(1), p50Ms: quantile(s, 0.5), p99Ms: quantile(s, 0.99), errors: this.errors, errorsBy: this.errorsBy, writes: s.length, ...(byMember ? { byMember } : {}) };
   }
+}
+function quantile(lat: number[], p: number): number {
+  const s = [...lat].sort((a, b) => a - b);
+  return +(s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0).toFixed(2);
 }
 
 // ---- process CPU and memory from /proc (a member and its TLS workers) ----
@@ -173,6 +188,8 @@ class SimNode {
     private readonly agent: Agent,
     private readonly port: number,
     private readonly rec: Recorder,
+    /** the member this node talks to (m1..m3), for the per-member latency split */
+    private readonly member?: string,
   ) {}
 
   private leasePath(): string {
@@ -199,10 +216,10 @@ class SimNode {
 
   start(): void {
     const renew = () => {
-      void this.rec.time(() => this.renew()).then(() => this.timers.push(setTimeout(renew, jittered(LEASE_S))));
+      void this.rec.time(() => this.renew(), this.member).then(() => this.timers.push(setTimeout(renew, jittered(LEASE_S))));
     };
     const status = () => {
-      void this.rec.time(() => this.postStatus()).then(() => this.timers.push(setTimeout(status, jittered(STATUS_S))));
+      void this.rec.time(() => this.postStatus(), this.member).then(() => this.timers.push(setTimeout(status, jittered(STATUS_S))));
     };
     this.timers.push(setTimeout(renew, Math.random() * LEASE_S * 1000));
     this.timers.push(setTimeout(status, Math.random() * STATUS_S * 1000));
@@ -283,18 +300,111 @@ async function nodeCerts(pkiDir: string, n: number): Promise<Certs> {
 }
 
 /** the measurement window shared by both kinds of target */
-async function measure(rec: Recorder, pids: () => Promise<number[]>): Promise<Record<string, unknown>> {
+/** the simulated agents of one target: in this process, or split over worker processes */
+interface Simulator {
+  start(): void;
+  /** ends the window; the workers' latencies are merged into `rec`; resolves their CPU seconds in the window */
+  stop(rec: Recorder): Promise<number>;
+}
+
+async function measure(rec: Recorder, pids: () => Promise<number[]>, sim?: Simulator): Promise<Record<string, unknown>> {
   await sleep(WARMUP_S * 1000);
   const ps = await pids();
   const cpu0 = await cpuSeconds(ps);
+  const self0 = process.cpuUsage();
   const t0 = performance.now();
   rec.measuring = true;
+  sim?.start();
   await sleep(DURATION_S * 1000);
   rec.measuring = false;
+  const workerCpu = (await sim?.stop(rec)) ?? 0;
   const seconds = (performance.now() - t0) / 1000;
   const cpu = (await cpuSeconds(ps)) - cpu0;
+  const self = process.cpuUsage(self0);
+  const simCpu = (self.user + self.system) / 1e6 + workerCpu;
   const s = rec.summary(seconds);
-  return { ...s, serverCpuCores: +(cpu / seconds).toFixed(3), serverCpuUsPerWrite: s.writes ? Math.round((cpu / s.writes) * 1e6) : 0, serverRssMiB: await rssMiB(ps), seconds: +seconds.toFixed(1) };
+  return {
+    ...s,
+    serverCpuCores: +(cpu / seconds).toFixed(3),
+    serverCpuUsPerWrite: s.writes ? Math.round((cpu / s.writes) * 1e6) : 0,
+    serverRssMiB: await rssMiB(ps),
+    // the bench process (and its workers): the simulated agents' TLS clients and timers
+    simulatorCpuCores: +(simCpu / seconds).toFixed(3),
+    simulatorProcesses: 1 + (sim ? WORKERS : 0),
+    seconds: +seconds.toFixed(1),
+  };
+}
+
+// ---- simulated agents in worker processes (--workers K) ----
+
+interface WorkerInit {
+  nodes: { i: number; certPem: string; keyPem: string }[];
+  ports: number[];
+  names: string[];
+  ca: string;
+}
+type ToWorker = { init: WorkerInit } | { measure: true } | { stop: true };
+type FromWorker = { registered: true } | { result: { lat: number[]; byMember: Record<string, number[]>; errors: number; errorsBy: Record<string, number>; cpuSeconds: number } } | { failed: string };
+
+/** runs in a worker process: its share of the agents, registered then heartbeating until told to stop */
+function workerMain(): void {
+  const rec = new Recorder();
+  let cpu0 = process.cpuUsage();
+  process.on('message', (msg: ToWorker) => {
+    if ('init' in msg) {
+      const { nodes, ports, names, ca } = msg.init;
+      const sims = nodes.map(({ i, certPem, keyPem }) => new SimNode(`node-${i}`, new Agent({ keepAlive: true, maxSockets: 1, ca, cert: certPem, key: keyPem }), ports[i % ports.length]!, rec, names[i % names.length]));
+      pool(sims, Math.max(4, Math.ceil(32 / Math.max(1, WORKERS))), async (s) => {
+        await s.register();
+        s.start();
+      }).then(
+        () => process.send!({ registered: true } satisfies FromWorker),
+        (e: Error) => process.send!({ failed: e.message } satisfies FromWorker),
+      );
+    } else if ('measure' in msg) {
+      cpu0 = process.cpuUsage();
+      rec.measuring = true;
+    } else {
+      rec.measuring = false;
+      const c = process.cpuUsage(cpu0);
+      process.send!({ result: { lat: rec.lat, byMember: rec.byMember, errors: rec.errors, errorsBy: rec.errorsBy, cpuSeconds: (c.user + c.system) / 1e6 } } satisfies FromWorker);
+    }
+  });
+}
+
+/** forks the workers, hands each a share of the nodes and waits until all of them registered */
+async function startWorkers(certs: Certs, n: number, ports: number[], names: string[], ca: string): Promise<Simulator & { kill(): void }> {
+  const workers = Array.from({ length: WORKERS }, () => fork(fileURLToPath(import.meta.url), ['--worker', '--workers', String(WORKERS), '--lease-interval', String(LEASE_S), '--status-interval', String(STATUS_S)], { execArgv: ['--import', 'tsx'], cwd: REPO }));
+  const next = (w: ChildProcess) => new Promise<FromWorker>((res, rej) => {
+    w.once('message', (m: FromWorker) => res(m));
+    w.once('exit', (code) => rej(new Error(`simulator worker exited (${code})`)));
+  });
+  const registered = workers.map(next);
+  workers.forEach((w, k) => {
+    const nodes = [];
+    for (let i = k; i < n; i += WORKERS) nodes.push({ i, ...certs[i]! });
+    w.send({ init: { nodes, ports, names, ca } } satisfies ToWorker);
+  });
+  for (const m of await Promise.all(registered)) if ('failed' in m) throw new Error(m.failed);
+  return {
+    start: () => workers.forEach((w) => w.send({ measure: true } satisfies ToWorker)),
+    async stop(rec: Recorder): Promise<number> {
+      const results = workers.map(next);
+      workers.forEach((w) => w.send({ stop: true } satisfies ToWorker));
+      let cpu = 0;
+      for (const m of await Promise.all(results)) {
+        if (!('result' in m)) continue;
+        const r = m.result;
+        rec.lat.push(...r.lat);
+        for (const [k, v] of Object.entries(r.byMember)) (rec.byMember[k] ??= []).push(...v);
+        rec.errors += r.errors;
+        for (const [k, v] of Object.entries(r.errorsBy)) rec.errorsBy[k] = (rec.errorsBy[k] ?? 0) + v;
+        cpu += r.cpuSeconds;
+      }
+      return cpu;
+    },
+    kill: () => workers.forEach((w) => w.kill('SIGTERM')),
+  };
 }
 
 async function runOrch(root: string, pki: string, certs: Certs, n: number, members: 1 | 3): Promise<Record<string, unknown>> {
@@ -304,6 +414,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
   const procs: ChildProcess[] = [];
   const sims: SimNode[] = [];
   let watch: ReturnType<typeof watchNodes> | undefined;
+  let workers: Awaited<ReturnType<typeof startWorkers>> | undefined;
   const [ca, adminCert, adminKey] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
   const admin = new Agent({ keepAlive: true, ca, cert: adminCert, key: adminKey });
   try {
@@ -316,32 +427,42 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
       for (let a = 0; ; a++) {
         const r = await call(admin, p.api, 'GET', '/readyz').catch(() => ({ status: 0, text: '' }));
         if (r.status === 200) break;
-        if (a > 600) throw new Error('orch did not become ready');
+        if (a > 1500) throw new Error('orch did not become ready');
         await sleep(200);
       }
     }
     const rec = new Recorder();
-    for (let i = 0; i < n; i++) {
-      const agent = new Agent({ keepAlive: true, maxSockets: 1, ca, cert: certs[i]!.certPem, key: certs[i]!.keyPem });
-      sims.push(new SimNode(`node-${i}`, agent, ports[i % ports.length]!.api, rec));
-    }
     watch = watchNodes(admin, ports[0]!.api);
     const tReg = performance.now();
-    // as a real agent: heartbeats begin as soon as the node is registered, not when all are
-    await pool(sims, 32, async (s) => {
-      await s.register();
-      s.start();
-    });
+    if (WORKERS > 0) {
+      workers = await startWorkers(certs, n, ports.map((p) => p.api), names, ca!);
+    } else {
+      for (let i = 0; i < n; i++) {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1, ca, cert: certs[i]!.certPem, key: certs[i]!.keyPem });
+        sims.push(new SimNode(`node-${i}`, agent, ports[i % ports.length]!.api, rec, names[i % names.length]));
+      }
+      // as a real agent: heartbeats begin as soon as the node is registered, not when all are
+      await pool(sims, 32, async (s) => {
+        await s.register();
+        s.start();
+      });
+    }
     const registerSeconds = +((performance.now() - tReg) / 1000).toFixed(1);
     const pidsOf = async () => tree(procs.map((p) => p.pid!));
-    const m = await measure(rec, pidsOf);
+    const m = await measure(rec, pidsOf, workers);
     // also count the nodes that are not Ready at the end
-    const list = JSON.parse((await call(admin, ports[0]!.api, 'GET', '/api/v1/nodes')).text) as { items: { spec?: { taints?: unknown[] }; status?: { conditions?: { type: string; status: string }[] } }[] };
+    // (a failed list must not lose the measurement: counted as unknown, -1)
+    const listed = await call(admin, ports[0]!.api, 'GET', '/api/v1/nodes').catch(() => ({ status: 0, text: '' }));
+    const list = (listed.status === 200 ? JSON.parse(listed.text) : { items: [] }) as { items: { spec?: { taints?: unknown[] }; status?: { conditions?: { type: string; status: string }[] } }[] };
+    process.stderr.write(`nodes bench: measured ${JSON.stringify(m)}\n`);
     const notReadyAtEnd = list.items.filter((x) => x.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True').length;
     const tainted = list.items.filter((x) => (x.spec?.taints ?? []).length > 0).length;
-    return { ...m, registerSeconds, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
+    const raftz = members === 3 ? await call(admin, ports[0]!.api, 'GET', '/raftz').catch(() => ({ status: 0, text: '' })) : undefined;
+    const leader = raftz?.status === 200 ? (JSON.parse(raftz.text) as { leader?: string }).leader : undefined;
+    return { ...m, ...(leader ? { leader } : {}), registerSeconds, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
   } finally {
     watch?.stop();
+    workers?.kill();
     for (const s of sims) s.stop();
     admin.destroy();
     for (const p of procs) p.kill('SIGTERM');
@@ -445,6 +566,7 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.argv.includes('--worker')) workerMain();
+else await main();
 // sockets of the etcd client and the node agents' agents may linger
-process.exit(0);
+if (!process.argv.includes('--worker')) process.exit(0);

@@ -125,6 +125,14 @@ export class RaftDriver {
         this.loop = this.runReadyLoop().finally(() => {
           this.loop = undefined;
         });
+      } else {
+        // a Ready is being persisted: what promises nothing about it leaves now
+        // (forwarded proposals, ReadIndex requests/answers, heartbeat acks; RawNode.takeMessagesNow)
+        const now = this.node.takeMessagesNow();
+        if (now.length > 0) {
+          this.transport!.send(now);
+          this.metrics.messagesSent += now.length;
+        }
       }
     });
   }

@@ -10,6 +10,7 @@ import {
   type Entry,
   type HardState,
   type Message,
+  type MessageType,
   type NodeId,
   type PersistentState,
   type ProgressStatus,
@@ -22,6 +23,32 @@ import {
   encodeConfChange,
 } from './types.js';
 
+/**
+ * Messages that promise nothing about what this Ready persists, so they may
+ * leave while it is being written (Ready.sendBeforePersist), when the Ready
+ * moves neither term nor vote:
+ *   - a leader's appends and heartbeats (thesis §10.2.1: the commit index they
+ *     carry covers only entries of earlier Readies, already durable);
+ *   - a follower's forwarded proposals and ReadIndex requests (requests; the
+ *     leader decides), and its heartbeat acknowledgements (they confirm the
+ *     leader's term, which this Ready does not change; the commit index they
+ *     follow is at most the follower's acknowledged match);
+ *   - a leader's ReadIndex answers (an index already committed).
+ * Waiting for the fsync of an unrelated batch would put every forwarded write
+ * and every consistent read behind it (head-of-line blocking, docs/raft.md
+ * "Messages before the fsync"). Votes, append acknowledgements and snapshots
+ * promise persisted state and always wait.
+ */
+const EARLY_TYPES: ReadonlySet<MessageType> = new Set<MessageType>(['append', 'heartbeat', 'heartbeatResponse', 'propose', 'readIndex', 'readIndexResponse']);
+
+/**
+ * The subset of EARLY_TYPES that may leave even between Readies (while the
+ * host persists one): requests and answers that carry no commit index and
+ * no log entries, so their content cannot depend on anything being
+ * persisted (RawNode.takeMessagesNow).
+ */
+const OUT_OF_BAND_TYPES: ReadonlySet<MessageType> = new Set<MessageType>(['heartbeatResponse', 'propose', 'readIndex', 'readIndexResponse']);
+
 const EMPTY_STATE: PersistentState = { hardState: { term: 0, vote: NONE, commit: 0 }, entries: [] };
 
 function sameHardState(a: HardState, b: HardState): boolean {
@@ -33,6 +60,8 @@ export class RawNode {
   readonly raft: Raft;
   private prevSoft: SoftState;
   private prevHard: HardState;
+  /** term and vote as last persisted (advance): messages leave out of band only in that term */
+  private durableHard: HardState;
   private outstanding: Ready | undefined;
   private readonly maxCommittedSize: number;
 
@@ -45,6 +74,7 @@ export class RawNode {
     this.raft = new Raft(cfg, state);
     this.prevSoft = this.raft.softState();
     this.prevHard = state.hardState;
+    this.durableHard = state.hardState;
     this.maxCommittedSize = cfg.maxCommittedSizePerReady ?? Infinity;
   }
 
@@ -207,18 +237,40 @@ export class RawNode {
       rd.hardState = hard;
       this.prevHard = hard;
     }
-    if (r.role === 'leader' && hard.term === hardBefore.term && hard.vote === hardBefore.vote) {
-      rd.sendBeforePersist = rd.messages.filter((m) => m.type === 'append');
+    if (hard.term === hardBefore.term && hard.vote === hardBefore.vote) {
+      rd.sendBeforePersist = rd.messages.filter((m) => EARLY_TYPES.has(m.type));
     }
     if (r.log.pendingSnapshot) rd.snapshot = r.log.pendingSnapshot;
     this.outstanding = rd;
     return rd;
   }
 
+  /**
+   * Takes the pending messages that may be sent at once, outside the Ready
+   * cycle (OUT_OF_BAND_TYPES): forwarded proposals and ReadIndex requests,
+   * ReadIndex answers and heartbeat acknowledgements, while the host is
+   * persisting a Ready — so a consistent read or a forwarded write does not
+   * wait for an unrelated fsync. Only while the term and vote are the
+   * persisted ones (a message of a new term waits for that term's Ready).
+   */
+  takeMessagesNow(): Message[] {
+    const r = this.raft;
+    if (r.msgs.length === 0) return [];
+    const hard = r.hardState();
+    if (hard.term !== this.durableHard.term || hard.vote !== this.durableHard.vote) return [];
+    if (hard.term !== this.prevHard.term || hard.vote !== this.prevHard.vote) return [];
+    const now: Message[] = [];
+    const keep: Message[] = [];
+    for (const m of r.msgs) (OUT_OF_BAND_TYPES.has(m.type) ? now : keep).push(m);
+    if (now.length > 0) r.msgs = keep;
+    return now;
+  }
+
   /** The host has persisted, sent and applied everything in `rd`. */
   advance(rd: Ready): void {
     if (rd !== this.outstanding) throw new Error('raft: advance() with a Ready that is not the outstanding one');
     this.outstanding = undefined;
+    if (rd.hardState) this.durableHard = rd.hardState;
     const r = this.raft;
     const log = r.log;
     if (rd.snapshot) {

@@ -268,6 +268,21 @@ export interface DeleteRequestOptions {
   orphanDependents?: boolean;
 }
 
+/** what one attempt of guaranteedUpdate decided before its compare-and-swap */
+type UpdateStep =
+  | { kind: 'stale' }
+  | { kind: 'done'; result: { object: ApiObject; created: boolean; unknownFields: string[] } }
+  | { kind: 'create'; object: ApiObject }
+  | {
+      kind: 'write';
+      next: ApiObject;
+      unknownFields: string[];
+      stored: { bytes: Uint8Array; release: () => void } | undefined;
+      claimed: { key: string; value: Uint8Array }[];
+      modRevision: number;
+      pinned: boolean;
+    };
+
 export class GenericStore {
   constructor(
     readonly def: ResourceDefinition,
@@ -468,47 +483,38 @@ export class GenericStore {
     transform: (current: ApiObject | undefined) => ApiObject,
   ): Promise<{ object: ApiObject; created: boolean; unknownFields: string[] }> {
     const key = this.key(namespace, name);
-    await this.catchUp();
+    // Optimistic first attempt (docs/raft.md "Optimistic updates"): on a Raft
+    // member the local state may lag, but the compare-and-swap on the mod
+    // revision is judged by the state machine at the entry's place in the log,
+    // so a write built on the local state and accepted by it is linearizable
+    // without a ReadIndex round trip first. Anything the local state would
+    // *refuse* (404, 409, invalid, a no-op, a create) is judged again after a
+    // ReadIndex, so a lagging member never answers from stale state.
+    let fresh = this.store.readIndexIsRemote !== true || opts.dryRun === true;
+    if (fresh) await this.catchUp();
     for (let attempt = 0; ; attempt++) {
-      const kv = this.readRaw(namespace, name);
-      const current = kv ? this.decode(kv) : undefined;
-      if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
-      const transformed = transform(current ? clone(current) : undefined);
-      // a transform may hand back the same object on every attempt: values claimed by a
-      // failed attempt must not look requested on the next (see create)
-      let next = this.hooks.reserve && current ? clone(transformed) : transformed;
-      if (!current) {
-        const meta = metaOf(next);
-        delete meta.resourceVersion;
-        const r = await this.create(namespace, next, opts);
+      let step: UpdateStep;
+      try {
+        step = await this.updateStep(key, namespace, name, opts, transform, fresh);
+      } catch (err) {
+        // a refusal judged on local state that may lag: judge again after a ReadIndex
+        if (fresh) throw err;
+        step = { kind: 'stale' };
+      }
+      if (step.kind === 'stale') {
+        fresh = true;
+        await this.catchUp();
+        continue;
+      }
+      if (step.kind === 'done') return step.result;
+      if (step.kind === 'create') {
+        const r = await this.create(namespace, step.object, opts);
         return { ...r, created: true };
       }
-      const pinned = metaOf(next).resourceVersion;
-      if (pinned !== undefined && pinned !== '' && pinned !== current.metadata!.resourceVersion) {
-        throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
-      }
-      const prepared = await this.prepareUpdate(next, current, name, namespace, opts);
-      next = prepared.object;
-      const unknownFields = prepared.unknownFields;
-      // a Terminating object: the deletion machine says whether this update removes it (spec 000 §3.1)
-      const lifecycle = current.metadata?.deletionTimestamp ? this.decideUpdate(current, next) : undefined;
-      // a no-op write is not written and does not advance the resource version
-      if (deepEqual(stripVolatile(next), stripVolatile(current))) {
-        return { object: current, created: false, unknownFields };
-      }
-      await this.checkNamespaceForUpdate(namespace);
-      this.hooks.beforeWrite?.(this.def, next, current, opts);
-      if (this.hooks.validateAdmission) {
-        await this.hooks.validateAdmission({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
-      }
-      if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, next, current, opts);
-      const removeNow = lifecycle?.outcome === 'remove';
-      const claimed = removeNow ? [] : (this.hooks.reserve?.(this.def, next, current)?.keys ?? []);
-      if (opts.dryRun) return { object: next, created: false, unknownFields };
-      const stored = removeNow ? undefined : this.handOver(key, next, opts.shareWritten);
+      const { next, unknownFields, stored, claimed, modRevision } = step;
       const res = await this.store
         .txn({
-          compare: [{ key, target: 'mod', op: '=', value: kv!.modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
+          compare: [{ key, target: 'mod', op: '=', value: modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
           success: !stored
             ? [{ type: 'delete', key }]
             : [{ type: 'put', key, value: stored.bytes }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
@@ -516,13 +522,74 @@ export class GenericStore {
         })
         .finally(() => stored?.release());
       if (!res.succeeded) {
-        if (pinned) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+        // the optimistic attempt lost the compare: the write is judged (409 or retried) on consistent state
+        if (!fresh) {
+          fresh = true;
+          await this.catchUp();
+          continue;
+        }
+        if (step.pinned) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
         if (attempt > 50) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
         continue;
       }
       metaOf(next).resourceVersion = String(res.revision);
       return { object: next, created: false, unknownFields };
     }
+  }
+
+  /**
+   * One attempt of guaranteedUpdate up to its compare-and-swap: read,
+   * transform, admit, validate. On local state that may lag (`fresh` false)
+   * every outcome but a write to attempt is `stale` (judged again after a
+   * ReadIndex).
+   */
+  private async updateStep(
+    key: string,
+    namespace: string,
+    name: string,
+    opts: WriteOptions & { createIfAbsent?: boolean },
+    transform: (current: ApiObject | undefined) => ApiObject,
+    fresh: boolean,
+  ): Promise<UpdateStep> {
+    const kv = this.readRaw(namespace, name);
+    const current = kv ? this.decode(kv) : undefined;
+    if (!current && !fresh) return { kind: 'stale' };
+    if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
+    const transformed = transform(current ? clone(current) : undefined);
+    // a transform may hand back the same object on every attempt: values claimed by a
+    // failed attempt must not look requested on the next (see create)
+    let next = this.hooks.reserve && current ? clone(transformed) : transformed;
+    if (!current) {
+      const meta = metaOf(next);
+      delete meta.resourceVersion;
+      return { kind: 'create', object: next };
+    }
+    const pinned = metaOf(next).resourceVersion;
+    if (pinned !== undefined && pinned !== '' && pinned !== current.metadata!.resourceVersion) {
+      if (!fresh) return { kind: 'stale' };
+      throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
+    }
+    const prepared = await this.prepareUpdate(next, current, name, namespace, opts);
+    next = prepared.object;
+    const unknownFields = prepared.unknownFields;
+    // a Terminating object: the deletion machine says whether this update removes it (spec 000 §3.1)
+    const lifecycle = current.metadata?.deletionTimestamp ? this.decideUpdate(current, next) : undefined;
+    // a no-op write is not written and does not advance the resource version
+    if (deepEqual(stripVolatile(next), stripVolatile(current))) {
+      if (!fresh) return { kind: 'stale' };
+      return { kind: 'done', result: { object: current, created: false, unknownFields } };
+    }
+    await this.checkNamespaceForUpdate(namespace);
+    this.hooks.beforeWrite?.(this.def, next, current, opts);
+    if (this.hooks.validateAdmission) {
+      await this.hooks.validateAdmission({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
+    }
+    if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, next, current, opts);
+    const removeNow = lifecycle?.outcome === 'remove';
+    const claimed = removeNow ? [] : (this.hooks.reserve?.(this.def, next, current)?.keys ?? []);
+    if (opts.dryRun) return { kind: 'done', result: { object: next, created: false, unknownFields } };
+    const stored = removeNow ? undefined : this.handOver(key, next, opts.shareWritten);
+    return { kind: 'write', next, unknownFields, stored, claimed, modRevision: kv!.modRevision, pinned: pinned !== undefined && pinned !== '' };
   }
 
   private async checkNamespaceForUpdate(namespace: string): Promise<void> {

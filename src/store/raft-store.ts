@@ -40,6 +40,8 @@ export { RaftUnavailableError } from './raft-requests.js';
 
 export class RaftStore extends StateMachineStore implements RevisionedStore, RaftHost {
   readonly metrics = new RaftMetrics();
+  /** RevisionedStore.readIndexIsRemote: a ReadIndex is a round trip to the leader and a quorum */
+  readonly readIndexIsRemote = true;
   private appliedIndex: number;
   private snapshotIndex: number;
   private readonly requests: RaftRequests;

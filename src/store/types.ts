@@ -143,6 +143,13 @@ export interface RevisionedStore {
    * before the call (ReadIndex on Raft; the current revision on one node).
    */
   readIndex(): Promise<number>;
+  /**
+   * true when readIndex() costs a round trip and the local state may lag the
+   * cluster (a Raft member): writers then try a compare-and-swap on the local
+   * state first and read at a ReadIndex only to judge a failure (docs/raft.md
+   * "Optimistic updates"). Absent or false: local state is the latest.
+   */
+  readonly readIndexIsRemote?: boolean;
   /** waits until the applied revision reaches `revision` or the timeout ends; resolves true when reached */
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean>;
   watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher;
