@@ -35,7 +35,7 @@ import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
 import { MAX_BODY_BYTES, createChain, tooLargeResponse } from '../endpoints/chain.js';
 import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
 import { type TlsWorkerPool, startTlsWorkers } from '../gateway/tls-workers.js';
-import { StoreUnavailableError, type RevisionedStore } from '../store/types.js';
+import type { RevisionedStore } from '../store/types.js';
 import { listMostRecentFromCache } from '../watch/consistent-read.js';
 import { WatchService } from '../watch/service.js';
 import { managedFieldsHooks } from '../registry/managed-fields.js';
@@ -478,22 +478,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 }
 
 async function bootstrapNamespaces(gs: GenericStore): Promise<void> {
-  // Every member of a cluster runs this at start; a leader change at that moment is a
-  // retryable "outcome unknown" (docs/raft.md), not a reason to exit: retry (a create that
-  // did land answers 409 on the retry). Seen on a loaded host in the chaos test and bench/nodes.ts.
-  const deadline = Date.now() + 60_000;
   for (const name of BUILTIN_NAMESPACES) {
-    for (;;) {
-      if (gs.readRaw('', name)) break;
-      try {
-        await gs.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false });
-        break;
-      } catch (e) {
-        if (e instanceof StatusError && e.code === 409) break;
-        const retryable = e instanceof StoreUnavailableError || (e instanceof StatusError && (e.code === 503 || e.code === 504));
-        if (!retryable || Date.now() > deadline) throw e;
-        await new Promise((r) => setTimeout(r, 200));
-      }
+    if (gs.readRaw('', name)) continue;
+    try {
+      await gs.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false });
+    } catch (e) {
+      if (!(e instanceof StatusError && e.code === 409)) throw e;
     }
   }
 }

@@ -4,8 +4,8 @@
 // that lags never answers 404/409 from its stale state — it reads at a
 // ReadIndex and judges again.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { GenericStore } from '../../src/api/generic-store.js';
-import type { ApiObject } from '../../src/api/types.js';
+import { GenericStore } from '../../src/registry/generic-store.js';
+import type { ApiObject } from '../../src/registry/types.js';
 import { MemoryLogStorage, MemoryNetwork } from '../../src/raft/memory.js';
 import { RaftStore } from '../../src/store/raft-store.js';
 import { configMaps } from '../watch/helpers.js';
