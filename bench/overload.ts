@@ -71,6 +71,8 @@ let failures = 0;
   }
   if (agent) agent.destroy();
   parentPort.postMessage({ times, failures });
+  // the message listener keeps the thread (and so the bench) alive otherwise
+  parentPort.close();
 })();
 `;
 
