@@ -20,13 +20,14 @@ import { LocalStore } from '../../src/store/local-store.js';
 
 const CM_PREFIX = '/registry/core/configmaps/';
 
-/** a generic store whose deletes fail while `failing` is above zero (counting down) */
+/** a generic store whose deletes of `failName` fail while `failing` is above zero (counting down) */
 class FlakyStore extends GenericStore {
+  failName = '';
   failing = 0;
   deletes = 0;
   override delete(...args: Parameters<GenericStore['delete']>): ReturnType<GenericStore['delete']> {
     this.deletes++;
-    if (this.failing > 0) {
+    if (this.failing > 0 && args[1] === this.failName) {
       this.failing--;
       return Promise.reject(new StatusError(503, 'ServiceUnavailable', 'injected'));
     }
@@ -80,10 +81,11 @@ async function createCm(cms: GenericStore, name: string, owner?: ApiObject): Pro
   return (await cms.create('default', { apiVersion: 'v1', kind: 'ConfigMap', metadata } as ApiObject, { dryRun: false })).object;
 }
 
+/** polls on real time (the collector's own clock is not involved: its work is not delayed) */
 async function until(ok: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  for (let i = 0; i < 1000; i++) {
     if (ok()) return;
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 5));
   }
   throw new Error(`not reached: ${what}`);
 }
@@ -114,6 +116,7 @@ describe('garbage collector on the runtime', () => {
     gc.start();
     const owner = await createCm(cms, 'owner');
     await createCm(cms, 'dep', owner);
+    cms.failName = 'dep';
     cms.failing = 1;
     const before = cms.deletes;
     await cms.delete('default', 'owner', { dryRun: false });
