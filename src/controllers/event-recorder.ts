@@ -5,7 +5,11 @@
 // one, and a token bucket per source + involved object (burst 25, one token
 // per 5 minutes — client-go's defaults) drops events beyond that, so a hot
 // loop cannot flood the store. The writer (EventSink) and the clock are
-// injected: the composition root passes the core v1 Event store.
+// injected: the composition root passes the core v1 Event store and its Clock
+// (src/core/clock.ts), so timestamps, aggregation and the bucket follow a
+// ManualClock in tests.
+
+import { type Clock, systemClock } from '../core/clock.js';
 
 export interface InvolvedObject {
   apiVersion?: string;
@@ -25,6 +29,9 @@ export interface EventSink {
 export interface RecorderOptions {
   component: string;
   host?: string;
+  /** timestamps, the aggregation window and the token bucket (default the system clock) */
+  clock?: Clock;
+  /** overrides `clock.now` (tests that only move time) */
   now?: () => number;
   /** bucket size per source + object (client-go: 25) */
   burst?: number;
@@ -57,7 +64,8 @@ export class EventRecorder {
     private readonly sink: EventSink,
     private readonly o: RecorderOptions,
   ) {
-    this.now = o.now ?? Date.now;
+    const clock = o.clock ?? systemClock;
+    this.now = o.now ?? (() => clock.now());
     this.burst = o.burst ?? 25;
     this.refillMs = o.refillMs ?? 300_000;
     this.windowMs = o.aggregateWindowMs ?? 600_000;

@@ -5,6 +5,7 @@ import { StatusError } from '../core/errors.js';
 import type { GenericStore } from '../registry/generic-store.js';
 import type { Registry } from '../registry/registry.js';
 import type { ApiObject, ResourceDefinition } from '../registry/types.js';
+import type { Clock } from '../core/clock.js';
 import { EventRecorder } from '../controllers/event-recorder.js';
 
 export function serverEventRecorder(
@@ -12,6 +13,7 @@ export function serverEventRecorder(
   storeFor: (def: ResourceDefinition) => GenericStore,
   host: string,
   log: (msg: string) => void,
+  clock?: Clock,
 ): EventRecorder | undefined {
   const def = registry.lookup('', 'v1', 'events');
   if (!def) return undefined;
@@ -32,6 +34,6 @@ export function serverEventRecorder(
         }
       },
     },
-    { component: 'orch-server', host, log },
+    { component: 'orch-server', host, log, clock },
   );
 }

@@ -301,11 +301,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // In a cluster the controllers run on the Raft leader only (leader-gate.ts);
   // a follower's post-start hooks are done once the gate is set up, as its
   // controllers are idle by design.
-  const events = serverEventRecorder(registry, storeFor, opts.cluster?.name ?? 'orch', log);
+  const events = serverEventRecorder(registry, storeFor, opts.cluster?.name ?? 'orch', log, clock);
   const nsController = runWhileLeader(store, new NamespaceController(store, registry, storeFor, log, events), { name: 'namespace controller', log });
   started.add('start-namespace-controller');
   // the garbage collector (docs/deletion.md); it scans on start, so an interrupted foreground deletion resumes
-  const gcController = new GarbageCollector(store, registry, storeFor, log, events);
+  const gcController = new GarbageCollector(store, registry, storeFor, log, events, clock);
   const gc = runWhileLeader(store, gcController, { name: 'garbage collector', log });
   health.add({
     name: 'poststarthook/start-garbage-collector',

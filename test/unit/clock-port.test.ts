@@ -34,8 +34,6 @@ const PENDING: Record<string, string> = {
   'src/registry/list.ts': 'not converted yet: default `now = Date.now()` parameters of timestamp and age helpers; needs the clock in HandlerContext (Date.now)',
   'src/registry/table.ts': 'not converted yet: default `now = Date.now()` parameters of timestamp and age helpers; needs the clock in HandlerContext (Date.now)',
   'src/endpoints/handlers/node-streams.ts': 'not converted yet: a relayed log stream polls the sink backlog on a global interval; needs the clock in HandlerContext (global timer)',
-  'src/controllers/event-recorder.ts': 'not converted yet: event timestamps read Date.now; needs the clock in the recorder options (Date.now)',
-  'src/controllers/garbage-collector.ts': 'not converted yet: the garbage collector is not on the controller runtime (docs/controllers.md), its retry timer is global (global timer)',
   'src/nodeagent/runtime/client.ts': 'not converted yet: the node agent keeps its own port (src/nodeagent/clock.ts); its runtime simulator, gRPC deadlines and serving cert still read Date.now (Date.now)',
   'src/nodeagent/runtime/sim-logs.ts': 'not converted yet: the node agent keeps its own port (src/nodeagent/clock.ts); its runtime simulator, gRPC deadlines and serving cert still read Date.now (Date.now)',
   'src/nodeagent/runtime/sim-server.ts': 'not converted yet: the node agent keeps its own port (src/nodeagent/clock.ts); its runtime simulator, gRPC deadlines and serving cert still read Date.now (Date.now, global timer)',

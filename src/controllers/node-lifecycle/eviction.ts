@@ -6,11 +6,18 @@
 // without it lets the pod stay. kube's NoExecuteTaintManager, written here
 // from its documented behaviour. The controller reads taints only: adding
 // them (and rate-limiting that) is the node lifecycle controller's job.
+//
+// Evictions run from the runtime's WorkQueue (docs/controllers.md), kube's
+// "timed workers" as delayed adds: a pod whose eviction is due later is
+// added after the wait (the queue keeps the earliest pending add of a key), and
+// the worker decides again from the pod and taints as they are then, so a
+// taint removed or a toleration added meanwhile needs no timer cancelled. A
+// failed delete is retried with the queue's backoff, starting at `retryMs`.
 
 import { StatusError } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
-import { type Clock, type TimerHandle, systemClock } from '../../core/clock.js';
+import { type Clock, systemClock } from '../../core/clock.js';
 import { ControllerLoop, type InformerSource } from '../runtime/index.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { type Taint, type Toleration, evictionDue } from './taints.js';
@@ -22,8 +29,10 @@ export interface TaintEvictionOptions {
   clock?: Clock;
   events?: EventRecorder;
   log?: (msg: string) => void;
-  /** how long a failed delete waits before it is tried again (default 1 s) */
+  /** how long a failed delete first waits before it is tried again (default 1 s; doubling per failure) */
   retryMs?: number;
+  /** parallel evictions (distinct pods; default 4) */
+  workers?: number;
 }
 
 interface PodRec {
@@ -43,9 +52,10 @@ export class TaintEvictionController {
   private readonly firstSeen = new Map<string, number>();
   private readonly pods = new Map<string, PodRec>();
   private readonly byNode = new Map<string, Set<string>>();
-  private readonly timers = new Map<string, TimerHandle>();
+  /** pod key → when its eviction is due, for pods waiting out a toleration (a delayed add in the queue) */
+  private readonly due = new Map<string, number>();
   private readonly clock: Clock;
-  /** holds the pods and nodes informers of a start (runtime/); evictions are timers, not a queue */
+  /** the pods and nodes informers of a start (runtime/) and the queue of pods to evict */
   private readonly loop: ControllerLoop;
   private stopped = true;
   /** pods deleted (tests and metrics) */
@@ -53,7 +63,7 @@ export class TaintEvictionController {
 
   constructor(private readonly o: TaintEvictionOptions) {
     this.clock = o.clock ?? systemClock;
-    this.loop = new ControllerLoop(o.store, { name: 'taint eviction', clock: this.clock, log: o.log });
+    this.loop = new ControllerLoop(o.store, { name: 'taint eviction', clock: this.clock, log: o.log, baseDelayMs: o.retryMs ?? 1000, workers: o.workers ?? 4 });
   }
 
   hasSynced(): boolean {
@@ -63,7 +73,7 @@ export class TaintEvictionController {
   start(): void {
     this.stop();
     this.stopped = false;
-    this.loop.begin(async () => {});
+    this.loop.begin((key) => this.sync(key));
     // the pods already there are recorded first, without acting: the nodes' taints come next
     let initial = true;
     this.loop.inform(this.o.pods().rangeKeys(''), {
@@ -82,17 +92,16 @@ export class TaintEvictionController {
   stop(): void {
     this.stopped = true;
     this.loop.end();
-    for (const t of this.timers.values()) t.cancel();
-    this.timers.clear();
+    this.due.clear();
     this.taints.clear();
     this.firstSeen.clear();
     this.pods.clear();
     this.byNode.clear();
   }
 
-  /** pods with an eviction scheduled (tests) */
+  /** pods with an eviction scheduled for later (tests) */
   get scheduled(): number {
-    return this.timers.size;
+    return this.due.size;
   }
 
   private onNode(name: string, node: ApiObject | undefined): void {
@@ -145,33 +154,45 @@ export class TaintEvictionController {
   }
 
   private cancel(key: string): void {
-    this.timers.get(key)?.cancel();
-    this.timers.delete(key);
+    this.due.delete(key);
   }
 
+  /** a pod or its node's taints changed: evict now, schedule, or cancel (from an informer handler) */
   private process(key: string): void {
-    if (this.stopped) return;
+    if (this.evaluate(key)) this.loop.enqueue(key);
+  }
+
+  /** the queue's worker: the eviction of `key` if it is due now; a throw retries with backoff */
+  private async sync(key: string): Promise<void> {
+    const p = this.evaluate(key);
+    if (p) await this.evict(p);
+  }
+
+  /**
+   * The pod of `key` if its eviction is due now; otherwise its eviction is
+   * scheduled (a delayed add, decided again when it comes) or, if it no
+   * longer applies, cancelled with the Event kube's taint manager records.
+   */
+  private evaluate(key: string): PodRec | undefined {
+    if (this.stopped) return undefined;
     const p = this.pods.get(key);
-    if (!p) return;
+    if (!p) return undefined;
     const taints = this.taints.get(p.node) ?? [];
     const due = taints.length === 0 ? undefined : evictionDue(taints, p.tolerations, (t) => (t.timeAdded ? Date.parse(t.timeAdded) : (this.firstSeen.get(`${p.node}|${t.key}|${t.effect}`) ?? this.clock.now())));
-    const hadTimer = this.timers.has(key);
+    const wasScheduled = this.due.has(key);
     this.cancel(key);
     if (due === undefined) {
-      if (hadTimer) void this.o.events?.event({ apiVersion: 'v1', kind: 'Pod', namespace: p.namespace, name: p.name, uid: p.uid }, 'Normal', 'TaintManagerEviction', `Cancelling deletion of Pod ${key}`);
-      return;
+      if (wasScheduled) void this.o.events?.event({ apiVersion: 'v1', kind: 'Pod', namespace: p.namespace, name: p.name, uid: p.uid }, 'Normal', 'TaintManagerEviction', `Cancelling deletion of Pod ${key}`);
+      return undefined;
     }
     const wait = due - this.clock.now();
-    if (wait <= 0) {
-      void this.evict(p);
-      return;
-    }
-    this.timers.set(key, this.clock.setTimeout(() => {
-      this.timers.delete(key);
-      this.process(key);
-    }, wait));
+    if (wait <= 0) return p;
+    this.due.set(key, due);
+    this.loop.enqueueAfter(key, wait);
+    return undefined;
   }
 
+  /** deletes the pod (uid precondition); gone or replaced is done, anything else throws for a retry */
   private async evict(p: PodRec): Promise<void> {
     const key = `${p.namespace}/${p.name}`;
     try {
@@ -181,12 +202,7 @@ export class TaintEvictionController {
       void this.o.events?.event({ apiVersion: 'v1', kind: 'Pod', namespace: p.namespace, name: p.name, uid: p.uid }, 'Normal', 'TaintManagerEviction', `Marking for deletion Pod ${key}`);
     } catch (e) {
       if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
-      this.o.log?.(`taint eviction: pod ${key}: ${(e as Error).message}`);
-      if (this.stopped || this.pods.get(key) !== p) return;
-      this.timers.set(key, this.clock.setTimeout(() => {
-        this.timers.delete(key);
-        this.process(key);
-      }, this.o.retryMs ?? 1000));
+      throw e;
     }
   }
 }
