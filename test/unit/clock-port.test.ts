@@ -54,12 +54,70 @@ const FORBIDDEN: Array<[RegExp, string]> = [
   [/(?<![.\w$])(setTimeout|setInterval|clearTimeout|clearInterval)\s*\(/, 'global timer'],
 ];
 
-/** source with comments and string literals blanked, so a comment saying "Date.now" is no violation */
-function codeOnly(source: string): string {
-  return source
-    .replace(/\/\*[\s\S]*?\*\//g, ' ')
-    .replace(/\/\/[^\n]*/g, ' ')
-    .replace(/'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g, "''");
+/**
+ * source with comments and string literals blanked, so a comment saying
+ * "Date.now" is no violation. A template literal loses only its text: the
+ * `${…}` expressions in it are code and stay (a call hidden in one is found).
+ */
+export function codeOnly(source: string): string {
+  let out = '';
+  let i = 0;
+  // one entry per open template literal: the brace depth of its current `${`
+  const templates: number[] = [];
+  let depth = 0;
+  const n = source.length;
+  const inTemplateText = (): boolean => templates.length > 0 && templates[templates.length - 1] === -1;
+  while (i < n) {
+    const c = source[i]!;
+    if (inTemplateText()) {
+      if (c === '\\') i += 2;
+      else if (c === '`') {
+        templates.pop();
+        out += "''";
+        i++;
+      } else if (c === '$' && source[i + 1] === '{') {
+        templates[templates.length - 1] = depth;
+        depth++;
+        out += ' ';
+        i += 2;
+      } else i++;
+      continue;
+    }
+    const two = source.slice(i, i + 2);
+    if (two === '//') {
+      const end = source.indexOf('\n', i);
+      i = end < 0 ? n : end;
+      out += ' ';
+    } else if (two === '/*') {
+      const end = source.indexOf('*/', i + 2);
+      i = end < 0 ? n : end + 2;
+      out += ' ';
+    } else if (c === "'" || c === '"') {
+      let j = i + 1;
+      while (j < n && source[j] !== c && source[j] !== '\n') j += source[j] === '\\' ? 2 : 1;
+      i = j + 1;
+      out += "''";
+    } else if (c === '`') {
+      templates.push(-1);
+      i++;
+    } else if (c === '{') {
+      depth++;
+      out += c;
+      i++;
+    } else if (c === '}') {
+      depth--;
+      // the end of a `${…}`: back to the template's text
+      if (templates.length > 0 && templates[templates.length - 1] === depth) {
+        templates[templates.length - 1] = -1;
+        out += ' ';
+      } else out += c;
+      i++;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
 }
 
 export function violations(source: string): string[] {
@@ -87,6 +145,11 @@ describe('clock and random ports', () => {
     expect(violations('setTimeout(f, 1)')).toEqual(['global timer']);
     expect(violations('clock.setTimeout(f, 1); new Date(ms); // Date.now()')).toEqual([]);
     expect(violations('const r = Math.random;')).toEqual(['Math.random']);
+    // a template literal's text is blanked, its `${}` expressions are code
+    expect(violations('const s = `at ${Date.now()} ms`;')).toEqual(['Date.now']);
+    expect(violations('const s = `a ${`b ${x({ y: setTimeout(f, 1) })}`} c`;')).toEqual(['global timer']);
+    expect(violations('const s = `Date.now() ${"new Date()"} Math.random`;')).toEqual([]);
+    expect(codeOnly('f(`x${a}y`, "z") // w')).not.toMatch(/[xyzw]/);
   });
 
   it('only the port modules read the wall clock, set global timers or draw Math.random', () => {
