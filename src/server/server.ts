@@ -194,7 +194,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // namespace lifecycle and managedFields run in the registry's write path (src/registry/)
   const namespaces = new NamespaceLifecycle(store, nsDef, BUILTIN_NAMESPACES);
   const namespaceState = namespaces.state;
-  const hooks = { ...managedFieldsHooks(defs), ...namespaces.hooks() };
+  const hooks = { ...managedFieldsHooks(defs, clock), ...namespaces.hooks() };
   Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
   // webhooks and ValidatingAdmissionPolicies (src/registry/admission/, docs/admission.md); every member
   // follows the configuration objects through its applied feed
@@ -227,13 +227,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     let gs = stores.get(def);
     if (!gs) {
       const defHooks = def.customResource ? customHooks : def.group === rbacGroup ? rbacHooks : def.group === '' && def.resource === 'services' ? serviceHooks : hooks;
-      gs = new GenericStore(def, store, admission, defHooks, namespaceState);
+      gs = new GenericStore(def, store, admission, defHooks, namespaceState, clock);
       stores.set(def, gs);
     }
     return gs;
   };
   const tokenSecret = await retryWhileUnavailable('the continue-token secret', () => sharedSecret(store, CONTINUE_TOKEN_SECRET_KEY), log);
-  const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs) };
+  const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs, clock), clock };
   ctx.featureGates = featureGates;
   if (admissionChain) ctx.admitConnect = (a) => admissionChain.admitConnect(a);
   // pods/log, exec, attach, portforward and nodes/proxy go on to node agents with this identity (docs/nodeagent.md "Streams")
