@@ -38,6 +38,14 @@ const FORBIDDEN: Array<[RegExp, string]> = [
   [/(?<![.\w$])(setTimeout|setInterval|clearTimeout|clearInterval)\s*\(/, 'global timer'],
 ];
 
+/** whether a `/` after this code starts a regex literal rather than a division */
+function startsRegex(before: string): boolean {
+  const m = /(\S*)\s*$/.exec(before)![1]!;
+  if (m === '') return true;
+  if (/[(,=:[!&|?{};+\-*%<>~^]$/.test(m)) return true;
+  return /(?:^|[^\w$])(?:return|typeof|case|in|of|void|delete|throw|else|do|yield|await)$/.test(m);
+}
+
 /**
  * source with comments and string literals blanked, so a comment saying
  * "Date.now" is no violation. A template literal loses only its text: the
@@ -79,6 +87,18 @@ export function codeOnly(source: string): string {
     } else if (c === "'" || c === '"') {
       let j = i + 1;
       while (j < n && source[j] !== c && source[j] !== '\n') j += source[j] === '\\' ? 2 : 1;
+      i = j + 1;
+      out += "''";
+    } else if (c === '/' && startsRegex(out)) {
+      // a regex literal: its quotes and backticks are no strings
+      let j = i + 1;
+      let inClass = false;
+      while (j < n && source[j] !== '\n' && (inClass || source[j] !== '/')) {
+        if (source[j] === '\\') j++;
+        else if (source[j] === '[') inClass = true;
+        else if (source[j] === ']') inClass = false;
+        j++;
+      }
       i = j + 1;
       out += "''";
     } else if (c === '`') {
@@ -134,6 +154,9 @@ describe('clock and random ports', () => {
     expect(violations('const s = `a ${`b ${x({ y: setTimeout(f, 1) })}`} c`;')).toEqual(['global timer']);
     expect(violations('const s = `Date.now() ${"new Date()"} Math.random`;')).toEqual([]);
     expect(codeOnly('f(`x${a}y`, "z") // w')).not.toMatch(/[xyzw]/);
+    // a quote or backtick in a regex literal opens no string: the call after it is still seen
+    expect(violations('const r = /["`]/g; const t = Date.now();')).toEqual(['Date.now']);
+    expect(violations('const half = a / 2; const b = c / d; setTimeout(f, 1);')).toEqual(['global timer']);
   });
 
   it('only the port modules read the wall clock, set global timers or draw Math.random', () => {
