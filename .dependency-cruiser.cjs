@@ -57,11 +57,16 @@ module.exports = {
     },
     onlyDownward('audit-imports-auth', 'audit', ['auth'], 'the audit recorder knows identities and the webhook client of authentication'),
     onlyDownward('gateway-imports-below', 'gateway', ['endpoints', 'auth', 'audit', 'registry', 'machinery', 'watch'], 'the transport (TLS front, uWS, streams, health) hands requests to the endpoint chain'),
+    // The node agent's one edge into src/ is SHARED_CONTRACTS: src/core/ and
+    // src/lifecycles/ (its node-condition and watchdog machines live there with
+    // the other lifecycles). Both are pure, below every layer, and import no
+    // control-plane code (lifecycles-import-core-only), so the agent still ships
+    // and runs without the control plane.
     onlyDownward(
       'nodeagent-is-separate',
       'nodeagent',
       [],
-      'the node agent talks to the control plane only through the public API and to the runtime only through gRPC',
+      'the node agent talks to the control plane only through the public API and to the runtime only through gRPC; it may import the pure src/core/ and src/lifecycles/ (its condition and watchdog machines)',
     ),
     {
       name: 'raft-core-is-pure',

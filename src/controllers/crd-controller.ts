@@ -94,7 +94,7 @@ export class CrdController {
       if (terminating) conds.push({ type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' });
       for (const cd of conds) {
         const prev = oldConds.find((p) => p.type === cd.type);
-        cd.lastTransitionTime = prev && prev.status === cd.status && prev.lastTransitionTime ? prev.lastTransitionTime : nowTimestamp();
+        cd.lastTransitionTime = prev && prev.status === cd.status && prev.lastTransitionTime ? prev.lastTransitionTime : nowTimestamp(this.loop.clock.now());
       }
       const storage = spec.versions?.find((v) => v.storage)?.name;
       const stored = Array.isArray(old.storedVersions) ? [...(old.storedVersions as string[])] : [];

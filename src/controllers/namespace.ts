@@ -166,7 +166,8 @@ export class NamespaceController {
           const old = (status.conditions ?? []).find((c) => c.type === type);
           // an unchanged condition keeps its time, so an unchanged status is not written again
           const same = old && old.status === w.status && old.reason === w.reason && old.message === w.message;
-          conditions.push(same ? old : { type, ...w, lastTransitionTime: old?.status === w.status ? (old.lastTransitionTime ?? nowTimestamp()) : nowTimestamp() });
+          const now = nowTimestamp(this.loop.clock.now());
+          conditions.push(same ? old : { type, ...w, lastTransitionTime: old?.status === w.status ? (old.lastTransitionTime ?? now) : now });
         }
         o.status = { ...status, conditions };
         return o;

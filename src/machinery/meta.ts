@@ -20,13 +20,13 @@ export function newUid(): string {
   return randomUUID();
 }
 
-/** RFC 3339 UTC with second precision, as Kubernetes' metav1.Time serialises */
-export function nowTimestamp(ms = Date.now()): string {
+/** RFC 3339 UTC with second precision, as Kubernetes' metav1.Time serialises; `ms` from the caller's clock (src/core/clock.ts) */
+export function nowTimestamp(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
 /** RFC 3339 with microseconds (metav1.MicroTime) */
-export function nowMicroTimestamp(ms = Date.now()): string {
+export function nowMicroTimestamp(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 

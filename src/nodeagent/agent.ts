@@ -71,12 +71,12 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     let sim: RunningSim | undefined;
     let endpoint = c.containerRuntimeEndpoint;
     if (!endpoint) {
-      sim = await startRuntimeSim(join(rootDir, 'runtime-sim.sock'));
+      sim = await startRuntimeSim(join(rootDir, 'runtime-sim.sock'), [], clock);
       endpoint = `unix://${sim.socket}`;
       cleanups.push(() => sim!.stop());
       log(`no containerRuntimeEndpoint configured: started the simulated runtime on ${endpoint}`);
     }
-    const runtime = new RuntimeClient(endpoint, c.imageServiceEndpoint || endpoint, Math.min(c.runtimeRequestTimeout, 30_000));
+    const runtime = new RuntimeClient(endpoint, c.imageServiceEndpoint || endpoint, Math.min(c.runtimeRequestTimeout, 30_000), clock);
     cleanups.push(() => runtime.close());
 
     const nodeName = (o.hostnameOverride ?? hostname()).toLowerCase();
@@ -209,7 +209,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       clock.clearTimeout(statusTimer);
     });
 
-    const server: AgentServer = await startAgentServer({ config: c, rootDir, certDir: o.certDir ?? join(rootDir, 'pki'), nodeName, domain: o.domain, api, runtime, healthy: () => runtimeHealthy, pods: () => pods.knownPods(), log });
+    const server: AgentServer = await startAgentServer({ config: c, rootDir, certDir: o.certDir ?? join(rootDir, 'pki'), nodeName, domain: o.domain, api, runtime, healthy: () => runtimeHealthy, pods: () => pods.knownPods(), log, clock });
     facts.port = server.port;
     cleanups.push(() => server.close());
 

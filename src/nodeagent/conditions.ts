@@ -1,17 +1,12 @@
-// Node conditions (spec 002 §2.1): each condition's lifecycle is an XState
-// machine. A condition starts Unknown; every observation says whether the
-// problem it reports is present. Pressure conditions stay True for
-// `transitionPeriodMs` after the pressure ends (Kubernetes'
-// evictionPressureTransitionPeriod) so they do not flap; Ready follows the
-// runtime at once. lastHeartbeatTime moves on every observation,
-// lastTransitionTime only when the status changes. Times come from the
-// injected clock (clock.ts).
+// Node conditions (spec 002 §2.1): one actor of the node-condition machine
+// (src/lifecycles/node-condition.ts) per condition, timers on the agent's
+// injected clock (clock.ts), reported in the Node's status as metav1.Time.
 
-import { type ActorRefFrom, assign, createActor, setup } from 'xstate';
+import { type ActorRefFrom, createActor } from 'xstate';
 import { type Clock, rfc3339 } from './clock.js';
+import { type ConditionStatus, type ConditionType, conditionMachine } from '../lifecycles/node-condition.js';
 
-export type ConditionType = 'Ready' | 'MemoryPressure' | 'DiskPressure' | 'PIDPressure' | 'NetworkUnavailable';
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
+export type { ConditionStatus, ConditionType } from '../lifecycles/node-condition.js';
 
 export interface NodeCondition {
   type: ConditionType;
@@ -21,107 +16,6 @@ export interface NodeCondition {
   lastHeartbeatTime: string;
   lastTransitionTime: string;
 }
-
-export interface Observation {
-  type: 'OBSERVE';
-  problem: boolean;
-  reason: string;
-  message: string;
-}
-
-interface Ctx {
-  clock: Clock;
-  periodMs: number;
-  /** status reported while the problem is present / absent */
-  whenProblem: ConditionStatus;
-  whenFine: ConditionStatus;
-  status: ConditionStatus;
-  reason: string;
-  message: string;
-  heartbeat: number;
-  transition: number;
-  /** the reason/message to report once a pressure's transition period ends */
-  pending?: { reason: string; message: string };
-}
-
-export const conditionMachine = setup({
-  types: {
-    context: {} as Ctx,
-    events: {} as Observation,
-    input: {} as { clock: Clock; whenProblem: ConditionStatus; whenFine: ConditionStatus; transitionPeriodMs: number },
-  },
-  delays: {
-    transitionPeriod: ({ context }) => context.periodMs,
-  },
-  actions: {
-    setProblem: assign(({ context, event }) => ({
-      status: context.whenProblem,
-      reason: event.reason,
-      message: event.message,
-      heartbeat: context.clock.now(),
-      transition: context.status === context.whenProblem ? context.transition : context.clock.now(),
-      pending: undefined,
-    })),
-    setFine: assign(({ context, event }) => ({
-      status: context.whenFine,
-      reason: event.reason,
-      message: event.message,
-      heartbeat: context.clock.now(),
-      transition: context.status === context.whenFine ? context.transition : context.clock.now(),
-      pending: undefined,
-    })),
-    rememberFine: assign(({ context, event }) => ({ heartbeat: context.clock.now(), pending: { reason: event.reason, message: event.message } })),
-    heartbeat: assign(({ context }) => ({ heartbeat: context.clock.now() })),
-    settleFine: assign(({ context }) => ({
-      status: context.whenFine,
-      reason: context.pending?.reason ?? context.reason,
-      message: context.pending?.message ?? context.message,
-      transition: context.clock.now(),
-      heartbeat: context.clock.now(),
-      pending: undefined,
-    })),
-  },
-  guards: {
-    problem: ({ event }) => event.problem,
-    noPeriod: ({ context }) => context.periodMs <= 0,
-  },
-}).createMachine({
-  id: 'nodeCondition',
-  context: ({ input }) => ({
-    clock: input.clock,
-    periodMs: input.transitionPeriodMs,
-    whenProblem: input.whenProblem,
-    whenFine: input.whenFine,
-    status: 'Unknown',
-    reason: 'NodeStatusUnknown',
-    message: 'the node agent has not observed this condition yet',
-    heartbeat: input.clock.now(),
-    transition: input.clock.now(),
-  }),
-  initial: 'Unknown',
-  states: {
-    Unknown: {
-      on: { OBSERVE: [{ guard: 'problem', target: 'Problem', actions: 'setProblem' }, { target: 'Fine', actions: 'setFine' }] },
-    },
-    Problem: {
-      on: {
-        OBSERVE: [
-          { guard: 'problem', target: 'Problem', actions: 'setProblem' },
-          { guard: 'noPeriod', target: 'Fine', actions: 'setFine' },
-          { target: 'Clearing', actions: 'rememberFine' },
-        ],
-      },
-    },
-    // the problem is gone but the condition keeps its status until the transition period passes
-    Clearing: {
-      after: { transitionPeriod: { target: 'Fine', actions: 'settleFine' } },
-      on: { OBSERVE: [{ guard: 'problem', target: 'Problem', actions: 'setProblem' }, { actions: 'rememberFine' }] },
-    },
-    Fine: {
-      on: { OBSERVE: [{ guard: 'problem', target: 'Problem', actions: 'setProblem' }, { target: 'Fine', actions: 'setFine' }] },
-    },
-  },
-});
 
 export type ConditionActor = ActorRefFrom<typeof conditionMachine>;
 

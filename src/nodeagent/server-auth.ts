@@ -22,7 +22,8 @@ const tokenCache = new Map<string, { result: AuthnResult; expires: number }>();
 
 export type AuthnResult = { ok: true; user: Caller } | { ok: false; message: string };
 
-export async function authenticate(req: IncomingMessage, c: NodeAgentConfig, api: ApiClient | undefined, domain: string): Promise<AuthnResult> {
+/** `now`: ms since the epoch on the agent's clock (clock.ts), for the TokenReview cache */
+export async function authenticate(req: IncomingMessage, c: NodeAgentConfig, api: ApiClient | undefined, domain: string, now: number): Promise<AuthnResult> {
   const sock = req.socket as TLSSocket;
   if (c.authentication.x509.clientCAFile && sock.authorized) {
     const cert = sock.getPeerCertificate();
@@ -36,11 +37,11 @@ export async function authenticate(req: IncomingMessage, c: NodeAgentConfig, api
   if (m) {
     if (!c.authentication.webhook.enabled || !api) return { ok: false, message: 'bearer tokens are not accepted: webhook authentication is off or the agent is standalone' };
     const cached = tokenCache.get(m[1]!);
-    if (cached && cached.expires > Date.now()) return cached.result;
+    if (cached && cached.expires > now) return cached.result;
     const result = await reviewToken(api, m[1]!, domain);
     if (tokenCache.size > 1000) tokenCache.clear();
     // failures of the review itself are not cached: the next request asks again
-    if (result.ok || !result.message.startsWith('token review failed')) tokenCache.set(m[1]!, { result, expires: Date.now() + c.authentication.webhook.cacheTTL });
+    if (result.ok || !result.message.startsWith('token review failed')) tokenCache.set(m[1]!, { result, expires: now + c.authentication.webhook.cacheTTL });
     return result;
   }
   if (c.authentication.anonymous.enabled) return { ok: true, user: { username: 'system:anonymous', groups: ['system:unauthenticated'] } };

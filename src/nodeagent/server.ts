@@ -5,6 +5,7 @@
 // WebSockets arrive as HTTP upgrades).
 // Errors are Kubernetes Status objects (the body shape is not given by §7).
 
+import type { Clock } from './clock.js';
 import { chmod, readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -32,6 +33,8 @@ export interface AgentServerOptions {
   healthy: () => boolean;
   pods: () => KubeObject[];
   log: (m: string) => void;
+  /** the agent's clock port (clock.ts): checkpoint names, serving-cert validity */
+  clock: Clock;
 }
 
 export interface AgentServer {
@@ -66,7 +69,7 @@ const stamp = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export async function startAgentServer(o: AgentServerOptions): Promise<AgentServer> {
   const c = o.config;
-  const pair = await servingPair(c.tlsCertFile, c.tlsPrivateKeyFile, o.certDir, [o.nodeName, 'localhost', '127.0.0.1']);
+  const pair = await servingPair(c.tlsCertFile, c.tlsPrivateKeyFile, o.certDir, [o.nodeName, 'localhost', '127.0.0.1'], o.clock.now());
   const ca = c.authentication.x509.clientCAFile ? await readFile(c.authentication.x509.clientCAFile, 'utf8') : undefined;
   const server: Server = createServer({ cert: pair.certPem, key: pair.keyPem, ca, requestCert: !!ca, rejectUnauthorized: false }, (req, res) => {
     handle(req, res).catch((e: unknown) => {
@@ -75,7 +78,7 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
     });
   });
 
-  const streams: StreamContext = { runtime: o.runtime, nodeName: o.nodeName, pods: o.pods, log: o.log };
+  const streams: StreamContext = { runtime: o.runtime, nodeName: o.nodeName, pods: o.pods, log: o.log, clock: o.clock };
   // ws 8.13 crashes on a request with more headers than maxHeadersCount (CVE-2024-37890); 0 = no limit
   server.maxHeadersCount = 0;
   // the subprotocol is chosen before the handshake (upgrade below) and looked up here
@@ -92,7 +95,7 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
   /** exec, attach and port-forward: checked as HTTP, then the WebSocket handshake (streaming/routes.ts) */
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://agent');
-    const who = await authenticate(req, c, o.api, o.domain);
+    const who = await authenticate(req, c, o.api, o.domain, o.clock.now());
     if (!who.ok) return failUpgrade(socket, 401, `Unauthorized: ${who.message}`);
     const kind = url.pathname.split('/')[1] ?? '';
     if (!STREAM_PATHS.has(kind) || (req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
@@ -129,7 +132,7 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
       else res.writeHead(500, { 'Content-Type': 'text/plain' }).end('container runtime is not ready');
       return;
     }
-    const who = await authenticate(req, c, o.api, o.domain);
+    const who = await authenticate(req, c, o.api, o.domain, o.clock.now());
     if (!who.ok) return fail(res, 401, `Unauthorized: ${who.message}`);
     const parts = url.pathname.split('/').slice(1);
     if (STREAM_PATHS.has(parts[0]!)) {
@@ -172,7 +175,7 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
     const target = candidates.sort((a, b) => b.metadata.attempt - a.metadata.attempt)[0];
     if (!target) return fail(res, 404, `container ${container} of pod ${ns}/${podName} has not been created`);
 
-    const location = join(o.rootDir, 'checkpoints', `checkpoint-${podFullName(ns, podName)}-${container}-${stamp(new Date())}.tar`);
+    const location = join(o.rootDir, 'checkpoints', `checkpoint-${podFullName(ns, podName)}-${container}-${stamp(new Date(o.clock.now()))}.tar`);
     try {
       await o.runtime.checkpointContainer(target.id, location, timeout);
     } catch (e) {

@@ -8,7 +8,8 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { loadX509 } from '../core/x509.js';
 
-export async function servingPair(certFile: string, keyFile: string, certDir: string, hosts: string[]): Promise<{ certPem: string; keyPem: string }> {
+/** `now`: ms since the epoch on the agent's clock (clock.ts); a new certificate is valid from five minutes before it */
+export async function servingPair(certFile: string, keyFile: string, certDir: string, hosts: string[], now: number): Promise<{ certPem: string; keyPem: string }> {
   if (certFile || keyFile) {
     if (!certFile || !keyFile) throw new Error('tlsCertFile and tlsPrivateKeyFile must be set together');
     return { certPem: await readFile(certFile, 'utf8'), keyPem: await readFile(keyFile, 'utf8') };
@@ -23,7 +24,7 @@ export async function servingPair(certFile: string, keyFile: string, certDir: st
   const x509 = await loadX509();
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const notBefore = new Date(Date.now() - 5 * 60_000);
+  const notBefore = new Date(now - 5 * 60_000);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(8))).toString('hex').replace(/^./, '1'),
     name: `CN=${hosts[0]}@${Math.floor(notBefore.getTime() / 1000)}`,

@@ -2,8 +2,8 @@
 // sets WATCHDOG_USEC and NOTIFY_SOCKET, send READY=1 once the agent is ready
 // and WATCHDOG=1 every half of the watchdog period while it is healthy; when
 // unhealthy no keep-alive is sent, so the manager restarts the agent.
-// Minimum period 1.0 s; 0 or unset disables it. The lifecycle is an XState
-// machine on the injected clock.
+// Minimum period 1.0 s; 0 or unset disables it. The lifecycle is the XState
+// machine of src/lifecycles/watchdog.ts, run here on the injected clock.
 //
 // Node cannot send Unix datagrams (node:dgram has no AF_UNIX), so messages go
 // through the `systemd-notify` tool (--no-block); the unit therefore sets
@@ -11,12 +11,13 @@
 // and other service managers can replace it.
 
 import { execFile } from 'node:child_process';
-import { assign, createActor, setup } from 'xstate';
+import { createActor } from 'xstate';
 import { type Clock, systemClock } from './clock.js';
+import { type Notify, watchdogMachine } from '../lifecycles/watchdog.js';
 
 export const MIN_WATCHDOG_USEC = 1_000_000;
 
-export type Notify = (message: 'READY=1' | 'WATCHDOG=1') => void;
+export type { Notify } from '../lifecycles/watchdog.js';
 
 export class WatchdogConfigError extends Error {}
 
@@ -41,42 +42,6 @@ export function systemdNotify(log: (m: string) => void): Notify {
     });
   };
 }
-
-interface Ctx {
-  halfPeriodMs: number;
-  healthy: () => boolean;
-  notify: Notify;
-  sent: number;
-}
-
-export const watchdogMachine = setup({
-  types: { context: {} as Ctx, events: {} as { type: 'READY' } | { type: 'STOP' }, input: {} as Omit<Ctx, 'sent'> },
-  delays: { half: ({ context }) => context.halfPeriodMs },
-  guards: { healthy: ({ context }) => context.healthy() },
-  actions: {
-    ready: ({ context }) => context.notify('READY=1'),
-    keepAlive: assign(({ context }) => {
-      context.notify('WATCHDOG=1');
-      return { sent: context.sent + 1 };
-    }),
-  },
-}).createMachine({
-  id: 'watchdog',
-  context: ({ input }) => ({ ...input, sent: 0 }),
-  initial: 'WaitingForReady',
-  on: { STOP: '.Stopped' },
-  states: {
-    WaitingForReady: { on: { READY: { target: 'Healthy', actions: ['ready', 'keepAlive'] } } },
-    Healthy: {
-      after: { half: [{ guard: 'healthy', target: 'Healthy', reenter: true, actions: 'keepAlive' }, { target: 'Unhealthy' }] },
-    },
-    // no keep-alives: the service manager kills and restarts the agent unless health returns first
-    Unhealthy: {
-      after: { half: [{ guard: 'healthy', target: 'Healthy', actions: 'keepAlive' }, { target: 'Unhealthy', reenter: true }] },
-    },
-    Stopped: { type: 'final' },
-  },
-});
 
 export interface Watchdog {
   ready(): void;

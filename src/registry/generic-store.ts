@@ -27,6 +27,7 @@ import { CorruptObjectError } from './deletion/corrupt.js';
 import { applyDecision, factsOf } from './deletion/facts.js';
 import { gracePeriodFor } from './deletion/graceful.js';
 import { type PropagationPolicy, decide } from '../lifecycles/deletion.js';
+import { type Clock, systemClock } from '../core/clock.js';
 
 /** How long a request waits for a resource version newer than the store has applied (spec 000 §4.6) */
 export const TOO_LARGE_RV_WAIT_MS = 3000;
@@ -290,6 +291,8 @@ export class GenericStore {
     private readonly admission: ObjectAdmission,
     private readonly hooks: WriteHooks = {},
     private readonly namespaceExists: (ns: string) => 'Active' | 'Terminating' | undefined = () => 'Active',
+    /** creation and deletion timestamps and the deletion decision (the composition root's clock, src/core/clock.ts) */
+    readonly clock: Clock = systemClock,
   ) {}
 
   key(namespace: string, name: string): string {
@@ -401,7 +404,7 @@ export class GenericStore {
     const name = meta.name ?? '';
     this.def.strategy.default?.(obj);
     meta.uid = newUid();
-    meta.creationTimestamp = nowTimestamp();
+    meta.creationTimestamp = nowTimestamp(this.clock.now());
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
@@ -675,7 +678,7 @@ export class GenericStore {
         policy: opts.propagationPolicy,
         orphanDependents: opts.orphanDependents,
         gracePeriodSeconds: gracePeriodFor(this.def, current, opts.gracePeriodSeconds),
-        now: Date.now(),
+        now: this.clock.now(),
       });
       if (decision.outcome === 'unchanged' || decision.outcome === 'reject') return { object: current, deleted: false };
       let op: { type: 'put'; key: string; value: Uint8Array } | { type: 'delete'; key: string };

@@ -5,6 +5,7 @@
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { badRequest, gone } from '../core/errors.js';
+import { type Clock, systemClock } from '../core/clock.js';
 import { type GenericStore, TOO_LARGE_RV_WAIT_MS, storeErrorToStatus } from './generic-store.js';
 import { parseResourceVersion } from '../machinery/meta.js';
 import { type FieldSelector, compileFieldSelector, exactName } from '../machinery/selectors/fields.js';
@@ -51,11 +52,12 @@ export class ContinueTokens {
   constructor(
     private readonly secret: Buffer = randomBytes(32),
     readonly ttlMs = 5 * 60 * 1000,
-    private readonly now: () => number = Date.now,
+    /** issue and expiry times (the composition root's clock, src/core/clock.ts) */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   encode(rv: number, start: string): string {
-    const body = Buffer.from(JSON.stringify({ v: 1, rv, start, iat: this.now() } satisfies ContinueToken)).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ v: 1, rv, start, iat: this.clock.now() } satisfies ContinueToken)).toString('base64url');
     return `${body}.${this.sign(body)}`;
   }
 
@@ -76,7 +78,7 @@ export class ContinueTokens {
     if (t.v !== 1 || typeof t.rv !== 'number' || typeof t.start !== 'string' || typeof t.iat !== 'number') {
       throw badRequest('continue key is not valid: unknown token version');
     }
-    if (this.now() - t.iat > this.ttlMs) {
+    if (this.clock.now() - t.iat > this.ttlMs) {
       throw gone(
         'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
       );

@@ -5,11 +5,13 @@
 import { updateManagedFields } from '../machinery/apply/apply.js';
 import type { WriteHooks, WriteOptions } from './generic-store.js';
 import { nowTimestamp } from '../machinery/meta.js';
+import type { Clock } from '../core/clock.js';
 import { apiVersionOf } from './registry.js';
 import type { Definitions } from '../machinery/schema/types.js';
 import type { ApiObject, ResourceDefinition } from './types.js';
 
-export function managedFieldsHooks(defs: Definitions): Pick<WriteHooks, 'beforeWrite'> {
+/** `clock` stamps the entries' `time` (the composition root's, src/core/clock.ts) */
+export function managedFieldsHooks(defs: Definitions, clock: Clock): Pick<WriteHooks, 'beforeWrite'> {
   return {
     beforeWrite(def, obj, old, opts) {
       if (opts.operation === 'Apply' || !opts.manager) return;
@@ -19,7 +21,7 @@ export function managedFieldsHooks(defs: Definitions): Pick<WriteHooks, 'beforeW
         updated: statusAsStored(def, obj, old, opts),
         manager: opts.manager,
         apiVersion: apiVersionOf(def),
-        now: nowTimestamp(),
+        now: nowTimestamp(clock.now()),
         schema: def.schema,
         defs,
         subresource: opts.subresource,

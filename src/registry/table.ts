@@ -9,7 +9,8 @@ export interface TableOptions {
   version: string;
   /** `includeObject` query: None | Metadata (default) | Object */
   includeObject: 'None' | 'Metadata' | 'Object';
-  now?: number;
+  /** ms since the epoch, from the server's clock (src/core/clock.ts): ages are relative to it */
+  now: number;
 }
 
 export interface ListMetaLike {
@@ -39,7 +40,7 @@ const AGE_COLUMN = {
 const AGE: TableColumn = { name: 'Age', type: 'string', cell: () => null };
 
 export function toTable(def: ResourceDefinition, objects: ApiObject[], listMeta: ListMetaLike, opts: TableOptions): object {
-  const now = opts.now ?? Date.now();
+  const now = opts.now;
   const custom = def.strategy.columns;
   const columnDefinitions: object[] = [NAME_COLUMN];
   const cells: ((o: ApiObject) => unknown)[] = [(o) => o.metadata?.name ?? ''];
@@ -55,7 +56,7 @@ export function toTable(def: ResourceDefinition, objects: ApiObject[], listMeta:
         continue;
       }
       columnDefinitions.push(columnDef(c));
-      cells.push(c.cell);
+      cells.push((o) => c.cell(o, now));
     }
   } else {
     columnDefinitions.push({

@@ -10,8 +10,8 @@ export interface TableColumn {
   format?: string;
   description?: string;
   priority?: number;
-  /** the cell for one object */
-  cell: (obj: ApiObject) => string | number | boolean | null;
+  /** the cell for one object; `now` (ms, the server's clock) for ages */
+  cell: (obj: ApiObject, now: number) => string | number | boolean | null;
 }
 
 /**

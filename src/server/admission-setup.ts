@@ -3,6 +3,7 @@
 // may turn them off, and then there is nothing to configure), started at
 // once so the configuration in the store is in force before the first request.
 
+import type { Clock } from '../core/clock.js';
 import client from 'prom-client';
 import { AdmissionChain } from '../registry/admission/chain.js';
 import type { ServiceResolver } from '../registry/admission/webhook-client.js';
@@ -15,6 +16,7 @@ export function buildAdmissionChain(
   apiDomain: string,
   log: (msg: string) => void,
   resolver?: ServiceResolver,
+  clock?: Clock,
 ): AdmissionChain | undefined {
   const group = `admissionregistration.${apiDomain}`;
   const needed = ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings'];
@@ -24,7 +26,7 @@ export function buildAdmissionChain(
     return undefined;
   }
   if (missing.length > 0) throw new Error(`--runtime-config: ${group}/v1 must be served whole for admission (missing: ${missing.join(', ')})`);
-  const chain = new AdmissionChain({ apiDomain, store, registry, log, resolver });
+  const chain = new AdmissionChain({ apiDomain, store, registry, log, resolver, clock });
   chain.start();
   return chain;
 }

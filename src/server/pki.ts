@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { isIP } from 'node:net';
 import type * as X509 from '@peculiar/x509';
 import { loadX509 } from '../core/x509.js';
+import { systemClock } from '../core/clock.js';
 
 const KEY_ALGORITHM: webcrypto.EcKeyGenParams = { name: 'ECDSA', namedCurve: 'P-256' };
 const SIGNING_ALGORITHM: webcrypto.EcdsaParams = { name: 'ECDSA', hash: 'SHA-256' };
@@ -57,6 +58,11 @@ export interface Pki {
 export interface EnsurePkiOptions {
   /** DNS names and IP addresses the serving certificate must cover. */
   hosts?: string[];
+  /**
+   * ms since the epoch from the composition root's clock (src/core/clock.ts): new certificates
+   * start from it and a leaf is renewed when it ends within 30 days of it; absent = the system clock
+   */
+  now?: number;
 }
 
 export interface ClientCertificateRequest {
@@ -66,6 +72,8 @@ export interface ClientCertificateRequest {
   organizations?: string[];
   /** validity in days; default 365 */
   days?: number;
+  /** ms since the epoch the validity starts from (backdated five minutes); absent = the system clock */
+  now?: number;
 }
 
 export function pkiPaths(dir: string): PkiPaths {
@@ -93,15 +101,15 @@ export async function ensurePki(dir: string, opts: EnsurePkiOptions = {}): Promi
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
 
+  const now = opts.now ?? systemClock.now();
   let ca = await readPair(paths.caCert, paths.caKey);
   let caIsNew = false;
   if (!ca || !pairMatches(ca)) {
-    ca = await createCa();
+    ca = await createCa(now);
     await writePair(paths.caCert, paths.caKey, ca);
     caIsNew = true;
   }
   const caNode = new NodeX509Certificate(ca.certPem);
-  const now = Date.now();
 
   let serving = caIsNew ? undefined : await readPair(paths.servingCert, paths.servingKey);
   if (!serving || !leafIsUsable(serving, caNode, now) || !coversHosts(serving.certPem, hosts)) {
@@ -110,6 +118,7 @@ export async function ensurePki(dir: string, opts: EnsurePkiOptions = {}): Promi
       days: LEAF_DAYS,
       usage: 'server',
       hosts,
+      now,
     });
     await writePair(paths.servingCert, paths.servingKey, serving);
   }
@@ -118,7 +127,7 @@ export async function ensurePki(dir: string, opts: EnsurePkiOptions = {}): Promi
   if (!admin || !leafIsUsable(admin, caNode, now)) {
     admin = await issueClientCertificate(
       { ca },
-      { commonName: ADMIN_COMMON_NAME, organizations: [ADMIN_ORGANIZATION], days: LEAF_DAYS },
+      { commonName: ADMIN_COMMON_NAME, organizations: [ADMIN_ORGANIZATION], days: LEAF_DAYS, now },
     );
     await writePair(paths.adminCert, paths.adminKey, admin);
   }
@@ -176,7 +185,7 @@ export async function issueClientCertificate(
   // One RDN per attribute keeps the organizations in the order given.
   const subject: X509.JsonName = [{ CN: [req.commonName] }];
   for (const o of req.organizations ?? []) subject.push({ O: [o] });
-  return issueCertificate(pki.ca, { subject, days: req.days ?? LEAF_DAYS, usage: 'client' });
+  return issueCertificate(pki.ca, { subject, days: req.days ?? LEAF_DAYS, usage: 'client', now: req.now ?? systemClock.now() });
 }
 
 // ---------------------------------------------------------------------------
@@ -186,12 +195,13 @@ interface IssueParams {
   days: number;
   usage: 'server' | 'client';
   hosts?: string[];
+  now: number;
 }
 
-async function createCa(): Promise<CertificateAndKey> {
+async function createCa(now: number): Promise<CertificateAndKey> {
   const x509 = await loadX509();
   const keys = (await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const notBefore = backdated();
+  const notBefore = backdated(now);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerial(),
     name: [{ CN: [`orch-ca@${Math.floor(notBefore.getTime() / 1000)}`] }],
@@ -216,7 +226,7 @@ async function issueCertificate(ca: CertificateAndKey, p: IssueParams): Promise<
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await importKeyPem(ca.keyPem);
   const keys = (await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const notBefore = backdated();
+  const notBefore = backdated(p.now);
   const extensions: X509.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     // ECDSA keys only sign (no key encipherment), in TLS 1.2 and 1.3 alike.
@@ -282,8 +292,8 @@ function coversHosts(certPem: string, hosts: string[]): boolean {
 }
 
 /** Five minutes in the past, so that a client whose clock lags a little accepts a fresh certificate. */
-function backdated(): Date {
-  return new Date(Date.now() - 5 * 60 * 1000);
+function backdated(now: number): Date {
+  return new Date(now - 5 * 60 * 1000);
 }
 
 function randomSerial(): string {

@@ -172,7 +172,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   const hosts = ['localhost', '127.0.0.1', '::1', ...(opts.tlsSans ?? [])];
   if (opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::' && !hosts.includes(opts.bindAddress)) hosts.push(opts.bindAddress);
-  const pki = await ensurePki(opts.pkiDir ? resolve(opts.pkiDir) : join(dataDir, 'pki'), { hosts });
+  const pki = await ensurePki(opts.pkiDir ? resolve(opts.pkiDir) : join(dataDir, 'pki'), { hosts, now: clock.now() });
 
   const store = await openStore({ ...opts, log, clock, random }, dataDir, pki);
   try {
@@ -194,11 +194,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // namespace lifecycle and managedFields run in the registry's write path (src/registry/)
   const namespaces = new NamespaceLifecycle(store, nsDef, BUILTIN_NAMESPACES);
   const namespaceState = namespaces.state;
-  const hooks = { ...managedFieldsHooks(defs), ...namespaces.hooks() };
+  const hooks = { ...managedFieldsHooks(defs, clock), ...namespaces.hooks() };
   Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
   // webhooks and ValidatingAdmissionPolicies (src/registry/admission/, docs/admission.md); every member
   // follows the configuration objects through its applied feed
-  const admissionChain = buildAdmissionChain(registry, store, opts.apiDomain, log, opts.admissionServiceResolver);
+  const admissionChain = buildAdmissionChain(registry, store, opts.apiDomain, log, opts.admissionServiceResolver, clock);
   if (admissionChain) Object.assign(hooks, admissionChain.hooks());
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it
@@ -227,18 +227,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     let gs = stores.get(def);
     if (!gs) {
       const defHooks = def.customResource ? customHooks : def.group === rbacGroup ? rbacHooks : def.group === '' && def.resource === 'services' ? serviceHooks : hooks;
-      gs = new GenericStore(def, store, admission, defHooks, namespaceState);
+      gs = new GenericStore(def, store, admission, defHooks, namespaceState, clock);
       stores.set(def, gs);
     }
     return gs;
   };
   const tokenSecret = await retryWhileUnavailable('the continue-token secret', () => sharedSecret(store, CONTINUE_TOKEN_SECRET_KEY), log);
-  const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs) };
+  const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs, clock), clock };
   ctx.featureGates = featureGates;
   if (admissionChain) ctx.admitConnect = (a) => admissionChain.admitConnect(a);
   // pods/log, exec, attach, portforward and nodes/proxy go on to node agents with this identity (docs/nodeagent.md "Streams")
   const nodeTransport = createNodeTransport(
-    await issueClientCertificate(pki, { commonName: KUBELET_CLIENT_COMMON_NAME, organizations: [KUBELET_CLIENT_ORGANIZATION] }),
+    await issueClientCertificate(pki, { commonName: KUBELET_CLIENT_COMMON_NAME, organizations: [KUBELET_CLIENT_ORGANIZATION], now: clock.now() }),
     clock,
   );
   ctx.nodeTransport = nodeTransport;

@@ -125,6 +125,8 @@ export class TableWatchEncoder implements WatchEncoder {
     private readonly apiVersion: string,
     private readonly meta: { group: string; version: string },
     private readonly includeObject: 'None' | 'Metadata' | 'Object',
+    /** the server's clock (src/core/clock.ts): a row's ages are relative to the event's encoding */
+    private readonly now: () => number,
   ) {
     this.baseKey = `table|${apiVersion}|${def.kind}|${meta.group}/${meta.version}|${includeObject}`;
   }
@@ -139,7 +141,7 @@ export class TableWatchEncoder implements WatchEncoder {
       this.def,
       [typed],
       { resourceVersion: obj.metadata?.resourceVersion },
-      { group: this.meta.group, version: this.meta.version, includeObject: this.includeObject },
+      { group: this.meta.group, version: this.meta.version, includeObject: this.includeObject, now: this.now() },
     ) as { columnDefinitions: unknown[] };
     if (this.sentHeaders) table.columnDefinitions = [];
     return jsonLine(type, JSON.stringify(table));

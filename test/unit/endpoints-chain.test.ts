@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChain } from '../../src/endpoints/chain.js';
 import type { HttpRequest, HttpResponse, StreamingResponse } from '../../src/endpoints/http.js';
+import { systemClock } from '../../src/core/clock.js';
 import type { HandlerContext } from '../../src/endpoints/handlers/context.js';
 import { GenericStore } from '../../src/registry/generic-store.js';
 import { ContinueTokens } from '../../src/registry/list.js';
@@ -38,6 +39,7 @@ beforeAll(async () => {
       return gs;
     },
     tokens: new ContinueTokens(),
+    clock: systemClock,
   };
   handle = createChain({
     ctx,

@@ -392,7 +392,7 @@ describe('strategies', () => {
 });
 
 describe('table columns and selectable fields', () => {
-  const cells = (def: ResourceDefinition, o: ApiObject) => Object.fromEntries(def.strategy.columns!.map((c) => [c.name, c.cell(o)]));
+  const cells = (def: ResourceDefinition, o: ApiObject) => Object.fromEntries(def.strategy.columns!.map((c) => [c.name, c.cell(o, Date.parse('2026-01-01T00:00:00Z'))]));
 
   it('Pod READY/STATUS/RESTARTS like kubectl', () => {
     const [, , example] = examples.find(([, k]) => k === 'Pod')!;

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { startNodeHealth, viewOf } from '../../src/controllers/node-lifecycle/machine.js';
+import { startNodeHealth, viewOf } from '../../src/lifecycles/node-lifecycle.js';
 
 describe('node health machine', () => {
   it('becomes Unreachable one grace period after the last heartbeat, and Alive on the next one', () => {

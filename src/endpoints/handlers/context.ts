@@ -7,12 +7,15 @@ import type { FieldSelector } from '../../machinery/selectors/fields.js';
 import type { LabelSelector } from '../../machinery/selectors/labels.js';
 import type { Authorizer } from '../../auth/authz/types.js';
 import type { UserInfo } from '../../auth/types.js';
+import type { Clock } from '../../core/clock.js';
 
 /** What every verb handler may use; built once by the server. */
 export interface HandlerContext {
   registry: Registry;
   storeFor(def: ResourceDefinition): GenericStore;
   tokens: ContinueTokens;
+  /** the composition root's clock (src/core/clock.ts): table ages, apply timestamps, stream polls */
+  clock: Clock;
   /**
    * Serves an unpaged "Most Recent" list from the watch caches once they have
    * caught up to the store's ReadIndex (spec 000 §4.6); undefined = read the

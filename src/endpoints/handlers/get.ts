@@ -16,6 +16,7 @@ export async function handleGet(ctx: HandlerContext, req: ApiRequest): Promise<A
       body: toTable(req.def, [obj], { resourceVersion: obj.metadata?.resourceVersion }, {
         ...req.accept.table,
         includeObject: includeObjectParam(req.query),
+        now: ctx.clock.now(),
       }),
     };
   }

@@ -38,7 +38,7 @@ export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<
   if (req.accept.table) {
     return {
       status: 200,
-      body: toTable(req.def, result.items, listMeta, { ...req.accept.table, includeObject: includeObjectParam(req.query) }),
+      body: toTable(req.def, result.items, listMeta, { ...req.accept.table, includeObject: includeObjectParam(req.query), now: ctx.clock.now() }),
     };
   }
   return {

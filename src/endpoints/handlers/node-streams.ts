@@ -12,6 +12,7 @@
 // request travels through a port-forward of the pod's agent.
 
 import { StatusError, badRequest, notFound } from '../../core/errors.js';
+import { type Clock, type TimerHandle, every } from '../../core/clock.js';
 import type { ApiObject } from '../../registry/types.js';
 import type { ApiRequest, ApiResponse, RawStream, StreamSink } from '../request.js';
 import type { HandlerContext } from './context.js';
@@ -54,7 +55,7 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
   const name = req.info.name;
   const obj = await ctx.storeFor(req.def).get(namespace, name);
   if (!transport) throw unserved('the server has no way to node agents');
-  if (resource === 'nodes' && subresource === 'proxy') return proxyToNode(transport, req, obj);
+  if (resource === 'nodes' && subresource === 'proxy') return proxyToNode(ctx, transport, req, obj);
   if (resource !== 'pods') throw unserved('only pods and nodes have streams');
 
   const spec = (obj.spec ?? {}) as PodSpec;
@@ -67,7 +68,7 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
   }
   const container = containerOf(spec, name, req.query.get('container'));
   const path = `/${enc(namespace)}/${enc(name)}/${enc(container)}`;
-  if (subresource === 'log') return logs(transport, ep, `/containerLogs${path}?${pick(req.query, LOG_KEYS)}`, req);
+  if (subresource === 'log') return logs(ctx, transport, ep, `/containerLogs${path}?${pick(req.query, LOG_KEYS)}`, req);
   // exec and attach
   const phase = (obj.status as { phase?: string } | undefined)?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') throw badRequest(`cannot ${subresource} into a container in a completed pod; current phase is ${phase}`);
@@ -157,7 +158,7 @@ function refusal(e: unknown, ep: NodeEndpoint): never {
   throw e;
 }
 
-async function logs(transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
+async function logs(ctx: HandlerContext, transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
   let res: NodeHttpResponse;
   try {
     res = await transport.request(ep, 'GET', path, { signal: req.signal });
@@ -165,10 +166,10 @@ async function logs(transport: NodeTransport, ep: NodeEndpoint, path: string, re
     refusal(e, ep);
   }
   if (res.status !== 200) refusal(new NodeRefusal(res.status, await readAll(res)), ep);
-  return { status: 200, body: undefined, raw: pipeBody(res, 'text/plain') };
+  return { status: 200, body: undefined, raw: pipeBody(ctx.clock, res, 'text/plain') };
 }
 
-async function proxyToNode(transport: NodeTransport, req: ApiRequest, node: ApiObject): Promise<ApiResponse> {
+async function proxyToNode(ctx: HandlerContext, transport: NodeTransport, req: ApiRequest, node: ApiObject): Promise<ApiResponse> {
   const ep = nodeEndpoint(node);
   // `/api/v1/nodes/{name}/proxy/{path}` → `/{path}` on the agent, query as given
   const marker = `/nodes/${req.info.name}/proxy`;
@@ -191,7 +192,7 @@ async function proxyToNode(transport: NodeTransport, req: ApiRequest, node: ApiO
   }
   const ct = res.headers['content-type'];
   // the agent's answer as it is, errors included (kube's proxy does not rewrite them)
-  return { status: res.status, body: undefined, raw: pipeBody(res, (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream') };
+  return { status: res.status, body: undefined, raw: pipeBody(ctx.clock, res, (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream') };
 }
 
 /** `[scheme:]name[:port]`, kube's form of a proxied pod or service name */
@@ -258,7 +259,7 @@ async function proxyToPod(ctx: HandlerContext, transport: NodeTransport, req: Ap
     refusal(e, ep);
   }
   const ct = res.headers['content-type'];
-  return { status: res.status, body: undefined, raw: pipeBody(res, (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream') };
+  return { status: res.status, body: undefined, raw: pipeBody(ctx.clock, res, (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream') };
 }
 
 function verbMethod(verb: string): string {
@@ -300,10 +301,13 @@ function readAll(res: NodeHttpResponse): Promise<string> {
   });
 }
 
-/** the agent's body to the client as it comes, pausing the agent while the client's queue is long */
-function pipeBody(res: NodeHttpResponse, contentType: string): RawStream {
+/**
+ * the agent's body to the client as it comes, pausing the agent while the client's queue is long;
+ * the sink has no drain event, so a paused body looks again every 20 ms on the server's clock
+ */
+function pipeBody(clock: Clock, res: NodeHttpResponse, contentType: string): RawStream {
   const HIGH = 1024 * 1024;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   return {
     contentType,
     start(sink: StreamSink) {
@@ -311,21 +315,20 @@ function pipeBody(res: NodeHttpResponse, contentType: string): RawStream {
         sink.write(d);
         if (sink.backlog() > HIGH && !timer) {
           res.body.pause();
-          // the sink has no drain event: look again shortly
-          timer = setInterval(() => {
+          timer = every(clock, 20, () => {
             if (sink.backlog() < HIGH / 2) {
-              clearInterval(timer);
+              timer?.cancel();
               timer = undefined;
               res.body.resume();
             }
-          }, 20);
+          });
         }
       });
       res.body.on('end', () => sink.end());
       res.body.on('error', () => sink.end());
     },
     stop() {
-      if (timer) clearInterval(timer);
+      timer?.cancel();
       res.body.destroy();
     },
   };

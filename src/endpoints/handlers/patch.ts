@@ -182,7 +182,7 @@ async function applyHandler(
         manager,
         force: opts.force,
         apiVersion,
-        now: nowTimestamp(),
+        now: nowTimestamp(ctx.clock.now()),
         schema: req.def.schema,
         defs: ctx.registry.defs,
         subresource: req.info.subresource || undefined,

@@ -3,6 +3,7 @@
 // event encoder for the negotiated representation and opens the watch on the
 // cacher below the registry (src/watch/service.ts).
 
+import { type Clock, systemClock } from '../../core/clock.js';
 import { badRequest, notAcceptable } from '../../core/errors.js';
 import type { HandlerContext } from './context.js';
 import { apiVersionOf } from '../../registry/registry.js';
@@ -21,8 +22,8 @@ export interface WatchCacher {
 export type VerbHandlerFn = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
 
 export function watchHandler(cacher: WatchCacher): VerbHandlerFn {
-  return async (_ctx, req) => {
-    const stream = openWatch(cacher, req);
+  return async (ctx, req) => {
+    const stream = openWatch(cacher, req, ctx.clock);
     return {
       status: stream.status,
       body: undefined,
@@ -32,24 +33,27 @@ export function watchHandler(cacher: WatchCacher): VerbHandlerFn {
   };
 }
 
-/** validates the request and opens the stream; errors known before streaming are thrown as StatusError */
-export function openWatch(cacher: WatchCacher, req: ApiRequest): WatchStream {
+/**
+ * validates the request and opens the stream; errors known before streaming are thrown as StatusError.
+ * `clock` dates a Table watch's ages (the composition root's, through HandlerContext).
+ */
+export function openWatch(cacher: WatchCacher, req: ApiRequest, clock: Clock = systemClock): WatchStream {
   if (req.accept.format === 'yaml') {
     // Kubernetes has no YAML watch stream (spec 000 §4.3)
     throw notAcceptable('only the following media types are accepted: application/json, application/json;stream=watch');
   }
   const params = watchParams(parseListOptions(req.query, req.info.namespace));
-  return cacher.open({ def: req.def, namespace: req.info.namespace, params, encoder: encoderFor(req, req.def), signal: req.signal });
+  return cacher.open({ def: req.def, namespace: req.info.namespace, params, encoder: encoderFor(req, req.def, clock), signal: req.signal });
 }
 
-function encoderFor(req: ApiRequest, def: ResourceDefinition): WatchEncoder {
+function encoderFor(req: ApiRequest, def: ResourceDefinition, clock: Clock): WatchEncoder {
   const apiVersion = apiVersionOf(def);
   if (req.accept.table) {
     const inc = req.query.get('includeObject') ?? 'Metadata';
     if (inc !== 'None' && inc !== 'Metadata' && inc !== 'Object') {
       throw badRequest(`includeObject: Unsupported value: "${inc}": supported values: "None", "Metadata", "Object"`);
     }
-    return new TableWatchEncoder(def, apiVersion, req.accept.table, inc);
+    return new TableWatchEncoder(def, apiVersion, req.accept.table, inc, () => clock.now());
   }
   if (req.accept.format === 'cbor') return new CborWatchEncoder(apiVersion, def.kind);
   if (req.accept.format === 'protobuf' && req.protobuf) {

@@ -3,6 +3,7 @@
 // `imageServiceEndpoint`. Every call has a deadline; failures surface as a
 // RuntimeCallError carrying the gRPC status code.
 
+import { type Clock, systemClock } from '../clock.js';
 import * as grpc from '@grpc/grpc-js';
 import { serviceDefinition } from './proto.js';
 import type {
@@ -61,6 +62,8 @@ export class RuntimeClient {
     runtimeEndpoint: string,
     imageEndpoint: string = runtimeEndpoint,
     private readonly timeoutMs = 10_000,
+    /** gRPC deadlines are absolute: counted from the agent's clock (../clock.ts) */
+    private readonly clock: Clock = systemClock,
   ) {
     this.runtime = makeClient('RuntimeService', runtimeEndpoint);
     this.images = makeClient('ImageService', imageEndpoint);
@@ -73,7 +76,7 @@ export class RuntimeClient {
 
   private call<T>(client: Record<string, Unary>, method: string, req: object, timeoutMs = this.timeoutMs): Promise<T> {
     return new Promise((resolve, reject) => {
-      client[method]!.call(client, req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
+      client[method]!.call(client, req, new grpc.Metadata(), { deadline: this.clock.now() + timeoutMs }, (err, res) => {
         if (err) reject(new RuntimeCallError(method, err.code, err.details || err.message));
         else resolve(res as T);
       });
@@ -164,12 +167,15 @@ export class RuntimeClient {
 /** the simulator's fault-injection service (tests only) */
 export class SimControlClient {
   private readonly client: grpc.Client & Record<string, Unary>;
-  constructor(endpoint: string) {
+  constructor(
+    endpoint: string,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.client = makeClient('SimControl', endpoint);
   }
   private call(method: string, req: object): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.client[method]!.call(this.client, req, new grpc.Metadata(), { deadline: Date.now() + 10_000 }, (err) => (err ? reject(err) : resolve()));
+      this.client[method]!.call(this.client, req, new grpc.Metadata(), { deadline: this.clock.now() + 10_000 }, (err) => (err ? reject(err) : resolve()));
     });
   }
   setFaults(faults: { method: string; code: number; message: string }[]): Promise<void> {

@@ -26,7 +26,8 @@ export class ContainerLog {
   private closedFlag = false;
 
   constructor(
-    private readonly now: () => number = Date.now,
+    /** the log lines' times (the simulator's clock, ../clock.ts) */
+    private readonly now: () => number,
     private readonly capBytes = DEFAULT_LOG_CAP_BYTES,
   ) {}
 

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { methodNames, serviceDefinition } from './proto.js';
 import { killProcessTree } from './sim-process.js';
+import { type Clock, systemClock } from '../clock.js';
 import { SimError, SimState } from './sim-state.js';
 import { attachStream, containerLog, execStream, portForwardStream } from './sim-streams.js';
 import { tarArchive } from './tar.js';
@@ -86,7 +87,7 @@ function runtimeHandlers(state: SimState): Record<string, Handler> {
     ContainerStats: (r) => {
       const c = state.container(str(r.containerId));
       const used = c.state === 'CONTAINER_RUNNING' ? c.memoryBytes : 0;
-      return { stats: { id: c.id, memory: { timestamp: Date.now() * 1_000_000, workingSetBytes: { value: used } } } };
+      return { stats: { id: c.id, memory: { timestamp: state.clock.now() * 1_000_000, workingSetBytes: { value: used } } } };
     },
     CheckpointContainer: async (r) => {
       const c = state.container(str(r.containerId));
@@ -102,7 +103,7 @@ function runtimeHandlers(state: SimState): Record<string, Handler> {
           { name: 'spec.dump', content: Buffer.from(JSON.stringify({ ociVersion: '1.0.2', process: { args: [...(c.config.command ?? []), ...(c.config.args ?? [])] } })) },
           { name: 'checkpoint/pages-1.img', content: pages },
         ],
-        Math.floor(Date.now() / 1000),
+        Math.floor(state.clock.now() / 1000),
       );
       await mkdir(dirname(location), { recursive: true, mode: 0o700 });
       // spec 002 §1: archives readable by the owner only
@@ -169,8 +170,9 @@ export interface RunningSim {
   stop(): Promise<void>;
 }
 
-export async function startRuntimeSim(socket: string, initialFaults: Fault[] = []): Promise<RunningSim> {
-  const state = new SimState();
+/** `clock`: the agent's port (../clock.ts) for the simulated runtime's times and exits */
+export async function startRuntimeSim(socket: string, initialFaults: Fault[] = [], clock: Clock = systemClock): Promise<RunningSim> {
+  const state = new SimState(clock);
   const faults = new Map<string, Fault>(initialFaults.map((f) => [f.method, f]));
   const server = new grpc.Server();
   server.addService(
@@ -210,7 +212,7 @@ export async function startRuntimeSim(socket: string, initialFaults: Fault[] = [
     },
     async stop() {
       for (const c of state.containers.values()) {
-        if (c.timer) clearTimeout(c.timer);
+        state.cancelExit(c);
         if (c.proc) killProcessTree(c.proc, 'SIGKILL');
       }
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));

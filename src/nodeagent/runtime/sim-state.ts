@@ -9,6 +9,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { ContainerLog } from './sim-logs.js';
+import { type Clock, systemClock } from '../clock.js';
 import { killProcessTree, realScript, startContainerProcess } from './sim-process.js';
 import type { ContainerConfig, ContainerState, ContainerStatus, Image, PodSandboxConfig, PodSandboxState } from './types.js';
 
@@ -42,7 +43,8 @@ export interface SimContainer {
   exitCode: number;
   reason: string;
   memoryBytes: number;
-  timer?: NodeJS.Timeout;
+  /** the simulated exit's timer on the state's clock */
+  timer?: unknown;
   /** what the container's process wrote; closed when it ends */
   log: ContainerLog;
   /** the real process of an `sh -c <script>` container */
@@ -70,7 +72,18 @@ export class SimState {
   readonly images = new Map<string, Image>();
   private nextIp = 2;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  private readonly now: () => number;
+
+  /** `clock`: the agent's port (../clock.ts); timestamps and simulated exits run on it */
+  constructor(readonly clock: Clock = systemClock) {
+    this.now = () => clock.now();
+  }
+
+  /** stops a container's simulated exit */
+  cancelExit(c: SimContainer): void {
+    if (c.timer !== undefined) this.clock.clearTimeout(c.timer);
+    c.timer = undefined;
+  }
 
   runSandbox(config: PodSandboxConfig): string {
     if (!config?.metadata?.name) throw new SimError(INVALID_ARGUMENT, 'sandbox config needs metadata.name');
@@ -129,15 +142,15 @@ export class SimState {
     const script = exit ? undefined : realScript(c.config);
     if (script !== undefined) startContainerProcess(c, script, (code, reason) => this.exit(c, code, reason));
     else if (exit) {
-      c.timer = setTimeout(() => this.exit(c, exit.code, exit.code === 0 ? 'Completed' : 'Error'), exit.afterMs);
-      c.timer.unref();
+      // the port's timers never keep the process alive
+      c.timer = this.clock.setTimeout(() => this.exit(c, exit.code, exit.code === 0 ? 'Completed' : 'Error'), exit.afterMs);
     }
   }
 
   /** the simulated process ended */
   exit(c: SimContainer, code: number, reason: string): void {
     if (c.state !== 'CONTAINER_RUNNING') return;
-    if (c.timer) clearTimeout(c.timer);
+    this.cancelExit(c);
     c.state = 'CONTAINER_EXITED';
     c.exitCode = code;
     c.reason = reason;

@@ -7,6 +7,7 @@
 // As the kubelet does, every one of them is authorized as the node
 // subresource `proxy` (docs/nodeagent.md "Streams").
 
+import type { Clock } from '../clock.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
 import type { KubeObject } from '../api-client.js';
@@ -24,6 +25,8 @@ export interface StreamContext {
   nodeName: string;
   pods: () => KubeObject[];
   log: (m: string) => void;
+  /** the agent's clock port (../clock.ts): `sinceSeconds` of a log request counts back from it */
+  clock: Clock;
 }
 
 export interface StreamTarget {
@@ -51,7 +54,7 @@ export function parseStreamPath(pathname: string): StreamTarget {
 export async function serveStreamHttp(sc: StreamContext, t: StreamTarget, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (t.kind !== 'containerLogs') throw new HttpError(400, `${t.kind} needs a WebSocket upgrade (protocols ${(t.kind === 'portForward' ? PORT_FORWARD_PROTOCOLS : REMOTE_COMMAND_PROTOCOLS).join(', ')})`);
   if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, `method ${req.method} is not allowed on /containerLogs; use GET`);
-  const opts = parseLogOptions(url.searchParams, Date.now());
+  const opts = parseLogOptions(url.searchParams, sc.clock.now());
   const pod = findPod(sc.pods(), t.namespace, t.pod, sc.nodeName);
   const c = await findContainer(sc.runtime, pod, t.container, opts.previous);
   await serveLogs(sc.runtime, c.id, opts, res);

@@ -6,6 +6,7 @@
 // (docs/admission.md: a webhook cannot stall namespace cleanup or the
 // garbage collector).
 
+import { type Clock, systemClock } from '../../core/clock.js';
 import type { UserInfo } from '../../auth/types.js';
 import type { AdmissionCall, WriteHooks } from '../generic-store.js';
 import { newUid } from '../../machinery/meta.js';
@@ -27,6 +28,8 @@ export interface AdmissionChainOptions {
   log?: (msg: string) => void;
   /** replaces the Service/Endpoints resolver (tests) */
   resolver?: ServiceResolver;
+  /** webhook call deadlines (the composition root's clock, src/core/clock.ts); absent = the system clock */
+  clock?: Clock;
 }
 
 export class AdmissionChain {
@@ -65,6 +68,7 @@ export class AdmissionChain {
       resolver,
       versionsOf,
       agents: this.agents,
+      clock: o.clock ?? systemClock,
       observe: (w: CompiledWebhook, outcome: 'allowed' | 'denied' | 'error' | 'skipped-error', seconds: number) => this.observer?.(w, outcome, seconds),
     };
     this.mutating = [new MutatingWebhooks({ ...webhookEnv, webhooks: () => this.source.mutatingWebhooks() })];

@@ -8,6 +8,7 @@
 import { Agent, request } from 'node:https';
 import type { PeerCertificate } from 'node:tls';
 import type { ClientConfig } from './webhook-config.js';
+import type { Clock } from '../../core/clock.js';
 
 export const MAX_RESPONSE_BYTES = 3 * 1024 * 1024;
 
@@ -76,7 +77,7 @@ export function resolveTarget(cc: ClientConfig, resolver: ServiceResolver, timeo
 export function postReview(
   cc: ClientConfig,
   review: unknown,
-  o: { resolver: ServiceResolver; timeoutMs: number; agents: WebhookAgents },
+  o: { resolver: ServiceResolver; timeoutMs: number; agents: WebhookAgents; clock: Clock },
 ): Promise<unknown> {
   return new Promise((resolve, reject) => {
     let target: ReturnType<typeof resolveTarget>;
@@ -118,7 +119,7 @@ export function postReview(
         res.on('end', () => {
           if (settled) return;
           settled = true;
-          clearTimeout(deadline);
+          deadline.cancel();
           const text = Buffer.concat(chunks).toString('utf8');
           if (res.statusCode !== 200) {
             reject(new WebhookCallError(`failed to call webhook: the server responded with the status code ${res.statusCode ?? 0}${text ? `: ${text.slice(0, 200)}` : ' but did not return more information'}`));
@@ -137,7 +138,8 @@ export function postReview(
         });
       },
     );
-    const deadline = setTimeout(() => {
+    // the webhook's timeoutSeconds, on the server's clock
+    const deadline = o.clock.setTimeout(() => {
       if (settled) return;
       settled = true;
       req.destroy();
@@ -146,7 +148,7 @@ export function postReview(
     req.on('error', (e) => {
       if (settled) return;
       settled = true;
-      clearTimeout(deadline);
+      deadline.cancel();
       fail(describeSocketError(e as NodeJS.ErrnoException, target));
     });
     req.end(body);

@@ -8,6 +8,7 @@
 // Spec 000 §4.7: with dryRun=All a webhook whose sideEffects are not None or
 // NoneOnDryRun refuses the request (400) instead of being called.
 
+import type { Clock } from '../../core/clock.js';
 import { StatusError, badRequest, internalError } from '../../core/errors.js';
 import { applyJsonPatch } from '../../machinery/patch/index.js';
 import type { ApiObject, JSONValue } from '../types.js';
@@ -25,6 +26,8 @@ export interface WebhookEnvironment {
   /** other served versions of a group/resource (matchPolicy Equivalent) */
   versionsOf(group: string, resource: string): readonly string[];
   agents: WebhookAgents;
+  /** each call's deadline (timeoutSeconds) runs on it */
+  clock: Clock;
   /** counts calls, denials and failures (metrics); optional */
   observe?(w: CompiledWebhook, outcome: 'allowed' | 'denied' | 'error' | 'skipped-error', seconds: number): void;
 }
@@ -107,7 +110,7 @@ async function call(w: CompiledWebhook, req: AdmissionRequest, env: WebhookEnvir
   const apiVersion = `admission.${env.apiDomain}/v1`;
   let answer: unknown;
   try {
-    answer = await postReview(w.clientConfig, { apiVersion, kind: 'AdmissionReview', request: reviewReq }, { resolver: env.resolver, timeoutMs: w.timeoutMs, agents: env.agents });
+    answer = await postReview(w.clientConfig, { apiVersion, kind: 'AdmissionReview', request: reviewReq }, { resolver: env.resolver, timeoutMs: w.timeoutMs, agents: env.agents, clock: env.clock });
   } catch (e) {
     throw new WebhookFailure((e as Error).message);
   }

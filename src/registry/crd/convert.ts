@@ -109,12 +109,12 @@ function printerColumn(c: NonNullable<CrdVersion['additionalPrinterColumns']>[nu
     format: c.format,
     description: c.description,
     priority: c.priority ?? 0,
-    cell: (o: ApiObject) => {
+    cell: (o: ApiObject, now: number) => {
       const v = evalJsonPath(steps, o)[0];
       if (v === undefined || v === null) return null;
       if (type === 'date' && typeof v === 'string') {
         const t = Date.parse(v);
-        return Number.isNaN(t) ? v : humanDuration(Date.now() - t);
+        return Number.isNaN(t) ? v : humanDuration(now - t);
       }
       if (typeof v === 'object') return JSON.stringify(v);
       if (type === 'string') return String(v);

@@ -109,11 +109,11 @@ function jobStatus(o: ApiObject): string {
   return 'Running';
 }
 
-function jobDuration(o: ApiObject): string {
+function jobDuration(o: ApiObject, now: number): string {
   const start = getString(o, 'status', 'startTime');
   if (!start) return '';
   const end = getString(o, 'status', 'completionTime');
-  return since(start, end ? Date.parse(end) : Date.now());
+  return since(start, end ? Date.parse(end) : now);
 }
 
 export function cronJobDefinition(n: SchemaNames): ResourceDefinition {
@@ -159,9 +159,9 @@ export function cronJobDefinition(n: SchemaNames): ResourceDefinition {
         column('Timezone', 'string', (o) => getString(o, 'spec', 'timeZone') ?? '<none>'),
         column('Suspend', 'boolean', (o) => get(o, 'spec', 'suspend') === true),
         column('Active', 'integer', (o) => getArray(o, 'status', 'active').length),
-        column('Last Schedule', 'string', (o) => {
+        column('Last Schedule', 'string', (o, now) => {
           const t = getString(o, 'status', 'lastScheduleTime');
-          return t ? since(t) : '<none>';
+          return t ? since(t, now) : '<none>';
         }),
         column('Containers', 'string', (o) => templateContainers(o, 'name', 'spec', 'jobTemplate', 'spec', 'template'), { priority: 1 }),
         column('Images', 'string', (o) => templateContainers(o, 'image', 'spec', 'jobTemplate', 'spec', 'template'), { priority: 1 }),

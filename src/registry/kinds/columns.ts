@@ -40,7 +40,7 @@ export function countKeys(o: unknown, ...path: string[]): number {
 }
 
 /** kubectl-style relative time of a timestamp ("<unknown>" when absent) */
-export function since(ts: string | undefined, now = Date.now()): string {
+export function since(ts: string | undefined, now: number): string {
   if (!ts) return '<unknown>';
   const t = Date.parse(ts);
   return Number.isNaN(t) ? '<unknown>' : humanDuration(now - t);

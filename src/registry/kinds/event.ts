@@ -61,14 +61,14 @@ export function coreEventDefinition(n: SchemaNames): ResourceDefinition {
         return errs;
       },
       columns: [
-        column('Last Seen', 'string', (o) => since(getString(o, 'lastTimestamp') ?? getString(o, 'series', 'lastObservedTime') ?? getString(o, 'eventTime'))),
+        column('Last Seen', 'string', (o, now) => since(getString(o, 'lastTimestamp') ?? getString(o, 'series', 'lastObservedTime') ?? getString(o, 'eventTime'), now)),
         column('Type', 'string', (o) => getString(o, 'type') ?? ''),
         column('Reason', 'string', (o) => getString(o, 'reason') ?? ''),
         column('Object', 'string', (o) => `${(getString(o, 'involvedObject', 'kind') ?? '').toLowerCase()}/${getString(o, 'involvedObject', 'name') ?? ''}`),
         column('Subobject', 'string', (o) => getString(o, 'involvedObject', 'fieldPath') ?? '', { priority: 1 }),
         column('Source', 'string', (o) => getString(o, 'source', 'component') ?? getString(o, 'reportingComponent') ?? '', { priority: 1 }),
         column('Message', 'string', (o) => getString(o, 'message') ?? ''),
-        column('First Seen', 'string', (o) => since(getString(o, 'firstTimestamp') ?? getString(o, 'eventTime')), { priority: 1 }),
+        column('First Seen', 'string', (o, now) => since(getString(o, 'firstTimestamp') ?? getString(o, 'eventTime'), now), { priority: 1 }),
         column('Count', 'string', (o) => String(get(o, 'count') ?? get(o, 'series', 'count') ?? 1), { priority: 1 }),
       ],
       selectableFields: {
@@ -136,7 +136,7 @@ export function eventsV1Definition(n: SchemaNames): ResourceDefinition {
       validate: (o) => [...validateEventV1Common(o), ...validateEventV1Create(o)],
       validateUpdate: (o) => validateEventV1Common(o),
       columns: [
-        column('Last Seen', 'string', (o) => since(getString(o, 'series', 'lastObservedTime') ?? getString(o, 'eventTime'))),
+        column('Last Seen', 'string', (o, now) => since(getString(o, 'series', 'lastObservedTime') ?? getString(o, 'eventTime'), now)),
         column('Type', 'string', (o) => getString(o, 'type') ?? ''),
         column('Reason', 'string', (o) => getString(o, 'reason') ?? ''),
         column('Object', 'string', (o) => `${(getString(o, 'regarding', 'kind') ?? '').toLowerCase()}/${getString(o, 'regarding', 'name') ?? ''}`),
