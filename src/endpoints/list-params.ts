@@ -7,7 +7,8 @@ import { badRequest } from '../core/errors.js';
 import type { ListParams } from '../registry/list.js';
 import { parseResourceVersion } from '../machinery/meta.js';
 import { type FieldSelector, parseFieldSelector } from '../machinery/selectors/fields.js';
-import { type LabelSelector, SelectorParseError, parseLabelSelector } from '../machinery/selectors/labels.js';
+import { type LabelSelector, parseLabelSelector } from '../machinery/selectors/labels.js';
+import { throwAsStatus } from '../registry/status-table.js';
 import type { WatchParams } from '../watch/params.js';
 
 /** The ListOptions of a collection request, parsed but not yet checked against a verb. */
@@ -50,8 +51,7 @@ export function parseListOptions(q: URLSearchParams, namespace: string): ListOpt
     labelSelector = parseLabelSelector(q.get('labelSelector') ?? '');
     fieldSelector = parseFieldSelector(q.get('fieldSelector') ?? '');
   } catch (e) {
-    if (e instanceof SelectorParseError) throw badRequest(e.message);
-    throw e;
+    throwAsStatus(e);
   }
   const rv = q.get('resourceVersion');
   return {

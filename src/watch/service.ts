@@ -8,11 +8,12 @@
 // after, per cache, through a per-namespace index of watchers, and every
 // watcher that sees an event in the same representation gets the same bytes.
 
-import { type Status, StatusError, badRequest, gone, serviceUnavailable } from '../core/errors.js';
+import { type Status, StatusError, gone, serviceUnavailable } from '../core/errors.js';
 import { servedObject, storagePrefix } from '../registry/generic-store.js';
 import type { StreamSink } from '../core/stream.js';
 import { compileFieldSelector } from '../machinery/selectors/fields.js';
-import { SelectorParseError, matchesLabels } from '../machinery/selectors/labels.js';
+import { matchesLabels } from '../machinery/selectors/labels.js';
+import { throwAsStatus } from '../registry/status-table.js';
 import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import type { AppliedWrite, RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
@@ -530,8 +531,7 @@ function buildFilter(def: ResourceDefinition, p: WatchParams): ObjectFilter | un
     try {
       fields = compileFieldSelector(def, p.fieldSelector);
     } catch (e) {
-      if (e instanceof SelectorParseError) throw badRequest(e.message);
-      throw e;
+      throwAsStatus(e);
     }
   }
   if (labels.length === 0 && !fields) return undefined;
