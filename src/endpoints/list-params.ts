@@ -10,6 +10,7 @@ import { type FieldSelector, parseFieldSelector } from '../machinery/selectors/f
 import { type LabelSelector, parseLabelSelector } from '../machinery/selectors/labels.js';
 import { throwAsStatus } from '../registry/status-table.js';
 import type { WatchParams } from '../watch/params.js';
+import { boolParam, intValue } from './query-params.js';
 
 /** The ListOptions of a collection request, parsed but not yet checked against a verb. */
 export interface ListOptions {
@@ -29,20 +30,6 @@ export interface ListOptions {
   timeoutSeconds?: string;
 }
 
-export function boolParam(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  return v === 'true' || v === '1' || (v === '' && q.has(name));
-}
-
-export function intParam(q: URLSearchParams, name: string): number | undefined {
-  return intValue(name, q.get(name) ?? undefined);
-}
-
-function intValue(name: string, v: string | undefined): number | undefined {
-  if (v === undefined || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
-  return Number(v);
-}
 
 export function parseListOptions(q: URLSearchParams, namespace: string): ListOptions {
   let labelSelector: LabelSelector;

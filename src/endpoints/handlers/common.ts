@@ -133,18 +133,6 @@ export function checkNamespace(req: ApiRequest, obj: ApiObject): void {
   }
 }
 
-export function boolParam(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  return v === 'true' || v === '1' || (v === '' && q.has(name));
-}
-
-export function intParam(q: URLSearchParams, name: string): number | undefined {
-  const v = q.get(name);
-  if (v === null || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
-  return Number(v);
-}
-
 /**
  * Runs a write with a sink for admission warnings (webhook `warnings`,
  * policy `Warn` actions): they go out as `Warning` headers with the answer,

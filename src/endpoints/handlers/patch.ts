@@ -10,6 +10,7 @@ import { STALE_OBJECT, badRequest, conflict, invalid, unsupportedMediaType } fro
 import { nowTimestamp } from '../../machinery/meta.js';
 import { PATCH_MEDIA_TYPES, UnsupportedPatchType, applyParsedPatch } from '../../machinery/patch/index.js';
 import { statusFor } from '../../registry/status-table.js';
+import { boolParam } from '../query-params.js';
 import { decodeError } from '../../registry/generic-store.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
@@ -17,7 +18,6 @@ import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { HandlerContext } from './context.js';
 import {
   bodyText,
-  boolParam,
   confineApplyConfig,
   confineWrite,
   fieldWarnings,
