@@ -7,8 +7,10 @@ import { badRequest } from '../core/errors.js';
 import type { ListParams } from '../registry/list.js';
 import { parseResourceVersion } from '../machinery/meta.js';
 import { type FieldSelector, parseFieldSelector } from '../machinery/selectors/fields.js';
-import { type LabelSelector, SelectorParseError, parseLabelSelector } from '../machinery/selectors/labels.js';
+import { type LabelSelector, parseLabelSelector } from '../machinery/selectors/labels.js';
+import { throwAsStatus } from '../registry/status-table.js';
 import type { WatchParams } from '../watch/params.js';
+import { boolParam, intValue } from './query-params.js';
 
 /** The ListOptions of a collection request, parsed but not yet checked against a verb. */
 export interface ListOptions {
@@ -28,20 +30,6 @@ export interface ListOptions {
   timeoutSeconds?: string;
 }
 
-export function boolParam(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  return v === 'true' || v === '1' || (v === '' && q.has(name));
-}
-
-export function intParam(q: URLSearchParams, name: string): number | undefined {
-  return intValue(name, q.get(name) ?? undefined);
-}
-
-function intValue(name: string, v: string | undefined): number | undefined {
-  if (v === undefined || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
-  return Number(v);
-}
 
 export function parseListOptions(q: URLSearchParams, namespace: string): ListOptions {
   let labelSelector: LabelSelector;
@@ -50,8 +38,7 @@ export function parseListOptions(q: URLSearchParams, namespace: string): ListOpt
     labelSelector = parseLabelSelector(q.get('labelSelector') ?? '');
     fieldSelector = parseFieldSelector(q.get('fieldSelector') ?? '');
   } catch (e) {
-    if (e instanceof SelectorParseError) throw badRequest(e.message);
-    throw e;
+    throwAsStatus(e);
   }
   const rv = q.get('resourceVersion');
   return {

@@ -1,13 +1,5 @@
 // A small seeded PRNG (mulberry32) for hosts and tests that want
-// reproducible randomized election timeouts (RaftConfig.random).
+// reproducible randomized election timeouts (RaftConfig.random): the one
+// copy is core's seededRandom (src/core/random.ts), which imports nothing.
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom as mulberry32 } from '../core/random.js';

@@ -4,7 +4,8 @@
 // definition's schema and strategy only.
 
 import type { KeyValue, RevisionedStore } from '../store/types.js';
-import { CompactedError, FutureRevisionError, prefixEnd } from '../store/types.js';
+import { FutureRevisionError, prefixEnd } from '../store/types.js';
+import { throwAsStatus } from './status-table.js';
 import {
   STALE_OBJECT,
   StatusError,
@@ -12,7 +13,6 @@ import {
   badRequest,
   conflict,
   forbidden,
-  gone,
   invalid,
   notFound,
   qualifiedResource,
@@ -250,15 +250,14 @@ function handOver(key: string, obj: ApiObject, share: boolean | undefined): { by
   return { bytes, release: () => void (handedOver.get(key) === entry && handedOver.delete(key)) };
 }
 
-/** maps store errors to API errors (410 for compacted, 504 for future revisions) */
+/**
+ * maps store errors to API errors through the Status table (410 for
+ * compacted, 504 for future revisions); a future revision names the
+ * resourceVersion as the client wrote it
+ */
 export function storeErrorToStatus(err: unknown, requested?: string): never {
-  if (err instanceof CompactedError) {
-    throw gone(`The resourceVersion for the provided list is too old.`);
-  }
-  if (err instanceof FutureRevisionError) {
-    throw tooLargeResourceVersion(requested ?? String(err.requested), err.current);
-  }
-  throw err;
+  if (err instanceof FutureRevisionError && requested !== undefined) throw tooLargeResourceVersion(requested, err.current);
+  throwAsStatus(err);
 }
 
 /** the delete options the store acts on (spec 000 §2.6; parsed in handlers/delete.ts) */

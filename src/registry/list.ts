@@ -9,7 +9,8 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { type GenericStore, TOO_LARGE_RV_WAIT_MS, storeErrorToStatus } from './generic-store.js';
 import { parseResourceVersion } from '../machinery/meta.js';
 import { type FieldSelector, compileFieldSelector, exactName } from '../machinery/selectors/fields.js';
-import { type LabelSelector, SelectorParseError, matchesLabels } from '../machinery/selectors/labels.js';
+import { type LabelSelector, matchesLabels } from '../machinery/selectors/labels.js';
+import { throwAsStatus } from './status-table.js';
 import type { ApiObject } from './types.js';
 
 export interface ListParams {
@@ -222,8 +223,7 @@ function compileFields(gs: GenericStore, sel: FieldSelector): ((o: ApiObject) =>
   try {
     return compileFieldSelector(gs.def, sel);
   } catch (e) {
-    if (e instanceof SelectorParseError) throw badRequest(e.message);
-    throw e;
+    throwAsStatus(e);
   }
 }
 

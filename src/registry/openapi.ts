@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { ResourceDefinition } from './types.js';
 import { definitionName, SchemaNames } from '../machinery/schema/naming.js';
 import type { Definitions, Schema } from '../machinery/schema/types.js';
+import { patchMediaTypes } from '../machinery/patch/media-types.js';
 
 type Json = Record<string, unknown>;
 type Version = 2 | 3;
@@ -193,16 +194,9 @@ const LIST_PARAMS = [
 const WRITE_PARAMS = [P.dryRun, P.fieldManager, P.fieldValidation];
 const DELETE_PARAMS = [P.dryRun, P.gracePeriodSeconds, P.ignoreStoreReadError, P.orphanDependents, P.propagationPolicy];
 
-const PATCH_TYPES = [
-  'application/apply-patch+yaml',
-  'application/json-patch+json',
-  'application/merge-patch+json',
-  'application/strategic-merge-patch+json',
-];
-
-/** custom resources take no strategic merge patch (spec 000 §4.3) */
+/** custom resources take no strategic merge patch (spec 000 §4.3); the document lists them sorted */
 function patchTypes(def: ResourceDefinition): string[] {
-  return def.customResource ? PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json') : PATCH_TYPES;
+  return patchMediaTypes(def.customResource === true).sort();
 }
 
 interface OpSpec {

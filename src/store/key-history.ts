@@ -2,6 +2,7 @@
 // (generations of create..tombstone), flattened into one sorted list.
 
 import type { KeyValue } from './types.js';
+import { partitionPoint } from '../core/sorted.js';
 
 export interface VersionEntry {
   /** revision of this write */
@@ -30,14 +31,7 @@ export class KeyHistory {
     // Fast path: reads at the current revision hit the last entry.
     const last = e[e.length - 1];
     if (last !== undefined && last.rev <= rev) return e.length - 1;
-    let lo = 0;
-    let hi = e.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (e[mid]!.rev <= rev) lo = mid + 1; // lo <= mid < hi <= e.length
-      else hi = mid;
-    }
-    return lo - 1;
+    return partitionPoint(0, e.length, (i) => e[i]!.rev <= rev) - 1;
   }
 
   /** The live value at `rev`, or undefined when absent/deleted then. */

@@ -27,6 +27,7 @@ import {
   type TxnRequest,
   type TxnResult,
 } from './types.js';
+import { partitionPoint } from '../core/sorted.js';
 
 /** The keys one write revision touched, in first-touch order; its events are rebuilt from key histories. */
 interface ChangeRecord {
@@ -333,13 +334,7 @@ export class MvccState {
    */
   newestRevisionAtOrBefore(timeMs: number): number | undefined {
     const c = this.changes;
-    let lo = 0;
-    let hi = c.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (c[mid]!.indexTime <= timeMs) lo = mid + 1; // lo <= mid < hi <= c.length
-      else hi = mid;
-    }
+    const lo = partitionPoint(0, c.length, (i) => c[i]!.indexTime <= timeMs);
     return c[lo - 1]?.rev; // undefined when lo = 0
   }
 

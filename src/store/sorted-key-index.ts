@@ -11,6 +11,8 @@
 // Keys compare as JavaScript strings (UTF-16 code units), the same order
 // `prefixEnd` in types.ts relies on.
 
+import { partitionPoint } from '../core/sorted.js';
+
 const LOAD = 256;
 
 export class SortedKeyIndex {
@@ -127,14 +129,7 @@ export class SortedKeyIndex {
 
 /** First index i with arr[i] >= key (arr sorted). */
 export function lowerBound(arr: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = arr.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (arr[mid]! < key) lo = mid + 1; // lo <= mid < hi <= arr.length
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(0, arr.length, (i) => arr[i]! < key);
 }
 
 /** The last key of a chunk; every chunk is non-empty (an empty one is removed at once). */

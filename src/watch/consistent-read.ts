@@ -7,13 +7,13 @@
 // Only unpaged lists qualify: a paged list must be readable at the exact
 // revision of its first chunk (spec 000 §4.5), which the cache does not keep.
 
-import { badRequest } from '../core/errors.js';
 import { type GenericStore, TOO_LARGE_RV_WAIT_MS, servedObject } from '../registry/generic-store.js';
 import type { ListResult } from '../registry/list.js';
 import { clone } from '../machinery/meta.js';
 import { apiVersionOf } from '../registry/registry.js';
 import { type FieldSelector, compileFieldSelector } from '../machinery/selectors/fields.js';
-import { type LabelSelector, SelectorParseError, matchesLabels } from '../machinery/selectors/labels.js';
+import { type LabelSelector, matchesLabels } from '../machinery/selectors/labels.js';
+import { throwAsStatus } from '../registry/status-table.js';
 import type { ApiObject } from '../registry/types.js';
 import { withTypeMeta } from './encode.js';
 import type { WatchService } from './service.js';
@@ -40,8 +40,7 @@ export async function listMostRecentFromCache(
   try {
     matchField = p.fieldSelector.length > 0 ? compileFieldSelector(gs.def, p.fieldSelector) : undefined;
   } catch (e) {
-    if (e instanceof SelectorParseError) throw badRequest(e.message);
-    throw e;
+    throwAsStatus(e);
   }
   const index = await gs.store.readIndex();
   if (!(await watches.waitForRevision(index, waitMs))) return undefined;

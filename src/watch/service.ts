@@ -8,11 +8,12 @@
 // after, per cache, through a per-namespace index of watchers, and every
 // watcher that sees an event in the same representation gets the same bytes.
 
-import { type Status, StatusError, badRequest, gone, serviceUnavailable } from '../core/errors.js';
+import { gone, internalError, serviceUnavailable } from '../core/errors.js';
 import { servedObject, storagePrefix } from '../registry/generic-store.js';
 import type { StreamSink } from '../core/stream.js';
 import { compileFieldSelector } from '../machinery/selectors/fields.js';
-import { SelectorParseError, matchesLabels } from '../machinery/selectors/labels.js';
+import { matchesLabels } from '../machinery/selectors/labels.js';
+import { statusFor, throwAsStatus } from '../registry/status-table.js';
 import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import type { AppliedWrite, RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
@@ -413,7 +414,8 @@ export class WatchService {
       if (w.isEnded) return;
       this.register(w, cache, plan);
     } catch (err) {
-      const status = err instanceof StatusError ? err.toStatus() : internalStatus(err);
+      // lower-layer errors through the one Status table (docs/errors.md); others are 500
+      const status = (statusFor(err) ?? internalError(err instanceof Error ? err.message : String(err))).toStatus();
       w.fail(status);
     }
   }
@@ -530,22 +532,10 @@ function buildFilter(def: ResourceDefinition, p: WatchParams): ObjectFilter | un
     try {
       fields = compileFieldSelector(def, p.fieldSelector);
     } catch (e) {
-      if (e instanceof SelectorParseError) throw badRequest(e.message);
-      throw e;
+      throwAsStatus(e);
     }
   }
   if (labels.length === 0 && !fields) return undefined;
   return (o) => (labels.length === 0 || matchesLabels(labels, o.metadata?.labels)) && (!fields || fields(o));
 }
 
-function internalStatus(err: unknown): Status {
-  return {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`,
-    reason: 'InternalError',
-    code: 500,
-  };
-}

@@ -7,6 +7,8 @@
 // change with a revision greater than the floor is in the window, so a watch
 // from N is servable exactly when N >= floor; older is 410 Expired.
 
+import { partitionPoint } from '../core/sorted.js';
+
 /** The smallest shape the window needs to order and age its entries. */
 export interface Revisioned {
   readonly revision: number;
@@ -76,14 +78,8 @@ export class HistoryWindow<E extends Revisioned> {
   /** entries with revision > rev, oldest first; undefined when rev is older than the floor */
   since(rev: number): E[] | undefined {
     if (rev < this.floorRev) return undefined;
-    // binary search for the first entry with revision > rev
-    let lo = this.head;
-    let hi = this.entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.entries[mid]!.revision <= rev) lo = mid + 1;
-      else hi = mid;
-    }
-    return this.entries.slice(lo);
+    // the first entry with revision > rev
+    const e = this.entries;
+    return e.slice(partitionPoint(this.head, e.length, (i) => e[i]!.revision <= rev));
   }
 }

@@ -4,24 +4,18 @@
 // leader goes away the new leader finishes a namespace deletion the old one
 // left pending (the controllers are level-driven and re-scan on start).
 
-import { mkdtemp, rm } from 'node:fs/promises';
 import { eventually } from '../helpers/eventually.js';
-import { freePort } from '../helpers/ports.js';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { clusterLayout, openMember, removeLayout, retry, stableLeader } from '../helpers/cluster.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SchemaAdmission } from '../../src/registry/admission.js';
-import { StatusError } from '../../src/core/errors.js';
+import type { SchemaAdmission } from '../../src/registry/admission.js';
 import { GenericStore, decodeObject, type WriteOptions } from '../../src/registry/generic-store.js';
-import { builtinDefinitions, sharedDefinitions } from '../../src/registry/kinds/index.js';
-import { Registry } from '../../src/registry/registry.js';
+import type { Registry } from '../../src/registry/registry.js';
 import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import { GarbageCollector } from '../../src/controllers/garbage-collector.js';
 import { type LeaderGate, runWhileLeader } from '../../src/controllers/leader-gate.js';
 import { NamespaceController } from '../../src/controllers/namespace.js';
-import { RaftStore, RaftUnavailableError } from '../../src/store/raft-store.js';
+import type { RaftStore } from '../../src/store/raft-store.js';
 
-const API_DOMAIN = 'orch.io';
 const HOLD = 'example.com/hold';
 
 
@@ -63,26 +57,16 @@ const members = new Map<string, Member>();
 afterEach(async () => {
   await Promise.all([...members.values()].map((m) => m.close()));
   members.clear();
-  if (root) await rm(root, { recursive: true, force: true });
+  await removeLayout(root);
   root = undefined;
 });
 
 async function startMember(name: string, cluster: Record<string, string>, dir: string): Promise<Member> {
-  const store = await RaftStore.open({ name, initialCluster: cluster, dataDir: join(dir, name), tickMs: 20, electionTick: 10, compactIntervalMs: 0 });
-  const defs = sharedDefinitions(API_DOMAIN);
-  const registry = new Registry(API_DOMAIN, defs, builtinDefinitions(API_DOMAIN));
-  const admission = new SchemaAdmission(defs);
+  const base = await openMember(name, cluster, dir);
+  const { store, registry, admission } = base;
   const counter = { writes: 0 };
-  const plain = new Map<ResourceDefinition, GenericStore>();
-  const counted = new Map<ResourceDefinition, GenericStore>();
-  const storeFor = (def: ResourceDefinition): GenericStore => {
-    if (!plain.has(def)) plain.set(def, new GenericStore(def, store, admission));
-    return plain.get(def)!;
-  };
-  const controllerStoreFor = (def: ResourceDefinition): GenericStore => {
-    if (!counted.has(def)) counted.set(def, new CountingStore(def, store, admission, counter));
-    return counted.get(def)!;
-  };
+  const storeFor = base.storesBy();
+  const controllerStoreFor = base.storesBy((def) => new CountingStore(def, store, admission, counter));
   // wired as src/server/server.ts wires them
   const gates = [
     runWhileLeader(store, new NamespaceController(store, registry, controllerStoreFor)),
@@ -108,29 +92,6 @@ async function startMember(name: string, cluster: Record<string, string>, dir: s
   return m;
 }
 
-async function stableLeader(): Promise<Member> {
-  for (let i = 0; i < 500; i++) {
-    const live = [...members.values()];
-    const leaders = live.filter((m) => m.store.status().role === 'leader');
-    if (leaders.length === 1 && live.every((m) => m.store.status().leader === leaders[0]!.name)) return leaders[0]!;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('no stable leader');
-}
-
-/** a write that is retried while leadership settles (RaftUnavailableError is retryable) */
-async function retry<T>(fn: () => Promise<T>): Promise<T> {
-  for (let i = 0; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      const retryable = err instanceof RaftUnavailableError || (err instanceof StatusError && (err.code === 503 || err.code === 504));
-      if (!retryable || i >= 50) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
 const W: WriteOptions = { dryRun: false };
 
 function def(m: Member, resource: string): ResourceDefinition {
@@ -144,12 +105,12 @@ function read(m: Member, resource: string, namespace: string, name: string): Api
 
 describe('controllers in a 3-member cluster', () => {
   it('act on the leader only, and a new leader finishes a pending namespace deletion', async () => {
-    root = await mkdtemp(join(tmpdir(), 'orch-ctrl-'));
     const names = ['m1', 'm2', 'm3'];
-    const cluster: Record<string, string> = {};
-    for (const n of names) cluster[n] = `127.0.0.1:${await freePort()}`;
+    const layout = await clusterLayout(names, 'orch-ctrl-');
+    root = layout.root;
+    const cluster = layout.cluster;
     await Promise.all(names.map((n) => startMember(n, cluster, root!)));
-    const leader = await stableLeader();
+    const leader = await stableLeader(() => members.values());
     await eventually(() => leader.gates.every((g) => g.running), 'the leader gate to start');
 
     // a namespace with an object its own finalizer holds, and a plain object
@@ -193,7 +154,7 @@ describe('controllers in a 3-member cluster', () => {
     // the leader goes away with the deletion pending
     await leader.close();
     members.delete(leader.name);
-    const next = await stableLeader();
+    const next = await stableLeader(() => members.values());
     expect(next).not.toBe(leader);
     await eventually(() => next.gates.every((g) => g.running), 'the new leader gate to start');
     const before = next.counter.writes;

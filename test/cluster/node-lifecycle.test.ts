@@ -5,21 +5,13 @@
 // though heartbeats stopped for a while around the change — while a node
 // that really stays silent is still marked by the new leader.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SchemaAdmission } from '../../src/registry/admission.js';
-import { StatusError } from '../../src/core/errors.js';
-import { GenericStore, decodeObject } from '../../src/registry/generic-store.js';
-import { builtinDefinitions, sharedDefinitions } from '../../src/registry/kinds/index.js';
-import { Registry } from '../../src/registry/registry.js';
-import type { ResourceDefinition } from '../../src/registry/types.js';
+import { type GenericStore, decodeObject } from '../../src/registry/generic-store.js';
 import { type LeaderGate, runWhileLeader } from '../../src/controllers/leader-gate.js';
 import { NodeLifecycleController } from '../../src/controllers/node-lifecycle/controller.js';
-import { RaftStore, RaftUnavailableError } from '../../src/store/raft-store.js';
+import type { RaftStore } from '../../src/store/raft-store.js';
+import { clusterLayout, openMember, removeLayout, retry as retryWrite, stableLeader } from '../helpers/cluster.js';
 import { eventually } from '../helpers/eventually.js';
-import { freePort } from '../helpers/ports.js';
 
 const D = 'orch.io';
 const GRACE_MS = 4_000;
@@ -39,7 +31,7 @@ const members = new Map<string, Member>();
 afterEach(async () => {
   await Promise.all([...members.values()].map((m) => m.close()));
   members.clear();
-  if (root) await rm(root, { recursive: true, force: true });
+  await removeLayout(root);
   root = undefined;
 });
 
@@ -47,16 +39,10 @@ afterEach(async () => {
 const unknownSeen = new Map<string, number>();
 
 async function startMember(name: string, cluster: Record<string, string>, dir: string): Promise<Member> {
-  const store = await RaftStore.open({ name, initialCluster: cluster, dataDir: join(dir, name), tickMs: 20, electionTick: 10, compactIntervalMs: 0 });
-  const defs = sharedDefinitions(D);
-  const registry = new Registry(D, defs, builtinDefinitions(D));
-  const admission = new SchemaAdmission(defs);
-  const stores = new Map<ResourceDefinition, GenericStore>();
-  const gs = (resource: string, group = '') => {
-    const def = registry.lookup(group, 'v1', resource)!;
-    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission));
-    return stores.get(def)!;
-  };
+  const base = await openMember(name, cluster, dir, D);
+  const { store, registry } = base;
+  const storeFor = base.storesBy();
+  const gs = (resource: string, group = '') => storeFor(registry.lookup(group, 'v1', resource)!);
   const controller = new NodeLifecycleController({ store, nodes: () => gs('nodes'), leases: () => gs('leases', `coordination.${D}`), apiDomain: D, monitorGracePeriodMs: GRACE_MS, monitorPeriodMs: 500 });
   const gate = runWhileLeader(store, controller);
   const nodePrefix = gs('nodes').rangeKeys('');
@@ -87,39 +73,20 @@ async function startMember(name: string, cluster: Record<string, string>, dir: s
   return m;
 }
 
-async function stableLeader(): Promise<Member> {
-  for (let i = 0; i < 500; i++) {
-    const live = [...members.values()];
-    const leaders = live.filter((m) => m.store.status().role === 'leader');
-    if (leaders.length === 1 && live.every((m) => m.store.status().leader === leaders[0]!.name)) return leaders[0]!;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('no stable leader');
-}
-
-async function retry<T>(fn: () => Promise<T>): Promise<T> {
-  for (let i = 0; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      const retryable = err instanceof RaftUnavailableError || (err instanceof StatusError && (err.code === 503 || err.code === 504 || err.code === 409));
-      if (!retryable || i >= 100) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
+/** the controller races the test's heartbeats: a 409 is retried too */
+const retry = <T>(fn: () => Promise<T>): Promise<T> => retryWrite(fn, { attempts: 100, alsoRetry: [409] });
 
 const nowRfc = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 describe('node lifecycle in a 3-member cluster', () => {
   it('a leader change does not flap the nodes; a silent node is still marked by the new leader', async () => {
     unknownSeen.clear();
-    root = await mkdtemp(join(tmpdir(), 'orch-nlc-cluster-'));
     const names = ['m1', 'm2', 'm3'];
-    const cluster: Record<string, string> = {};
-    for (const n of names) cluster[n] = `127.0.0.1:${await freePort()}`;
+    const layout = await clusterLayout(names, 'orch-nlc-cluster-');
+    root = layout.root;
+    const cluster = layout.cluster;
     await Promise.all(names.map((n) => startMember(n, cluster, root!)));
-    let leader = await stableLeader();
+    let leader = await stableLeader(() => members.values());
     await eventually(() => leader.gate.running, 'the leader gate', 20_000);
 
     const ns = leader.gs('namespaces');
@@ -160,7 +127,7 @@ describe('node lifecycle in a 3-member cluster', () => {
       await new Promise((r) => setTimeout(r, GRACE_MS / 2));
       await leader.close();
       members.delete(leader.name);
-      leader = await stableLeader();
+      leader = await stableLeader(() => members.values());
       await eventually(() => leader.gate.running, 'the new leader gate', 20_000);
       expect(leader.controller.nodeView('n0')).toMatchObject({ unreachable: false });
       await new Promise((r) => setTimeout(r, GRACE_MS / 4));

@@ -14,6 +14,7 @@ import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { renderKubeconfig } from '../../src/server/kubeconfig.js';
 import { eventually as waitFor } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
+import { freePort } from '../helpers/ports.js';
 import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -296,13 +297,7 @@ describe('pods/portforward', () => {
 
 describe('services/proxy and pods/proxy', () => {
   it('reaches an HTTP server in a pod through its agent, also with kubectl proxy', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer();
-      s.listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const script = `exec ${process.execPath} -e 'require("http").createServer((q, r) => r.end("hello " + q.method + " " + q.url)).listen(${port}, "127.0.0.1")'`;
     const web = pod('web', { containers: [{ name: 'web', image: 'node', command: ['sh', '-c', script], ports: [{ name: 'http', containerPort: port }] }] });
     (web.metadata as Record<string, unknown>).labels = { app: 'web' };

@@ -1,8 +1,10 @@
 // Errors become Kubernetes `Status` responses in the negotiated
-// representation (spec 000 §7); anything else is logged and answered 500
+// representation (spec 000 §7), lower-layer errors through the one table of
+// src/registry/status-table.ts; anything else is logged and answered 500
 // (kube's WithPanicRecovery), and the audit event records the failure.
 
-import { internalError, toStatusError } from '../../core/errors.js';
+import { internalError } from '../../core/errors.js';
+import { statusFor } from '../../registry/status-table.js';
 import type { Encoder } from '../encode.js';
 import type { Filter } from './state.js';
 
@@ -13,7 +15,7 @@ export function statusFilter(respond: Encoder, log?: (msg: string) => void): Fil
       if (!s.info) throw s.infoError;
       return await next(s);
     } catch (e) {
-      const status = toStatusError(e);
+      const status = statusFor(e);
       if (status) return respond(status.code, status.toStatus(), s.accept, status.warnings, false, status.headers);
       log?.(`unexpected error serving ${s.http.method} ${s.http.path}: ${(e as Error)?.stack ?? String(e)}`);
       const err = internalError((e as Error)?.message ?? String(e));

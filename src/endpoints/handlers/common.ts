@@ -3,7 +3,7 @@
 
 import { parse as parseYaml } from 'yaml';
 import { StatusError, badRequest, unsupportedMediaType } from '../../core/errors.js';
-import { ProtobufError } from '../../machinery/protobuf/errors.js';
+import { throwAsStatus } from '../../registry/status-table.js';
 import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, AuditAnnotator } from '../request.js';
@@ -69,8 +69,7 @@ export function decodeProtobufBody(req: ApiRequest, expectedKind?: string): Reco
   try {
     return req.protobuf.decodeBody(req.body ?? new Uint8Array(0), req.def, expectedKind);
   } catch (e) {
-    if (e instanceof ProtobufError) throw e.reason === 'Unsupported' ? unsupportedMediaType(e.message) : badRequest(`the protobuf body could not be decoded: ${e.message}`);
-    throw e;
+    throwAsStatus(e);
   }
 }
 
@@ -132,18 +131,6 @@ export function checkNamespace(req: ApiRequest, obj: ApiObject): void {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
   }
-}
-
-export function boolParam(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  return v === 'true' || v === '1' || (v === '' && q.has(name));
-}
-
-export function intParam(q: URLSearchParams, name: string): number | undefined {
-  const v = q.get(name);
-  if (v === null || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
-  return Number(v);
 }
 
 /**

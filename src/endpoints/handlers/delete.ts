@@ -3,7 +3,8 @@ import { UNSAFE_DELETE_GATE, UNSAFE_DELETE_OPTION } from '../../registry/deletio
 import type { PropagationPolicy } from '../../lifecycles/deletion.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
-import { decodeProtobufBody, intParam, mediaType, parseDryRun, withAdmissionWarnings } from './common.js';
+import { decodeProtobufBody, mediaType, parseDryRun, withAdmissionWarnings } from './common.js';
+import { boolParam, intParam } from '../query-params.js';
 import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
 import { parse as parseYaml } from 'yaml';
 
@@ -42,7 +43,7 @@ export function parseDeleteOptions(req: ApiRequest): DeleteOptions {
     throw badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
   }
   const orphanQ = q.get('orphanDependents');
-  const orphanDependents = orphanQ !== null ? orphanQ === 'true' : typeof body.orphanDependents === 'boolean' ? body.orphanDependents : undefined;
+  const orphanDependents = orphanQ !== null ? boolParam(q, 'orphanDependents') : typeof body.orphanDependents === 'boolean' ? body.orphanDependents : undefined;
   if (orphanDependents !== undefined && policy !== undefined) {
     throw badRequest('orphanDependents: Invalid value: orphanDependents and propagationPolicy cannot both be set');
   }
@@ -55,7 +56,7 @@ export function parseDeleteOptions(req: ApiRequest): DeleteOptions {
         }
       : undefined;
   const unsafe =
-    q.get('ignoreStoreReadErrorWithClusterBreakingPotential') === 'true' ||
+    boolParam(q, 'ignoreStoreReadErrorWithClusterBreakingPotential') ||
     body.ignoreStoreReadErrorWithClusterBreakingPotential === true;
   return {
     dryRun,

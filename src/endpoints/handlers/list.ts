@@ -2,7 +2,6 @@ import { badRequest } from '../../core/errors.js';
 import { type ListResult, listObjects, listSemantics } from '../../registry/list.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import { SelectorParseError } from '../../machinery/selectors/labels.js';
 import { toTable } from '../../registry/table.js';
 import type { HandlerContext } from './context.js';
 import { listParams, parseListOptions } from '../../endpoints/list-params.js';
@@ -19,19 +18,15 @@ export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<
   const params = listParams(parseListOptions(req.query, req.info.namespace));
   const gs = ctx.storeFor(req.def);
   let result: ListResult | undefined;
-  try {
-    // spec 000 §4.6: an unpaged "Most Recent" list may be served from the
-    // watch cache once it has caught up to the ReadIndex; a paged one reads
-    // the store, whose MVCC history keeps the first chunk's revision readable
-    const unpaged = params.limit === undefined || params.limit === 0;
-    if (ctx.listFromCache && unpaged && listSemantics(params, ctx.tokens).kind === 'mostRecent') {
-      result = await ctx.listFromCache(gs, params);
-    }
-    result ??= await listObjects(gs, params, ctx.tokens);
-  } catch (e) {
-    if (e instanceof SelectorParseError) throw badRequest(e.message);
-    throw e;
+  // spec 000 §4.6: an unpaged "Most Recent" list may be served from the
+  // watch cache once it has caught up to the ReadIndex; a paged one reads
+  // the store, whose MVCC history keeps the first chunk's revision readable.
+  // A bad field selector is a 400 of the Status table (src/registry/status-table.ts).
+  const unpaged = params.limit === undefined || params.limit === 0;
+  if (ctx.listFromCache && unpaged && listSemantics(params, ctx.tokens).kind === 'mostRecent') {
+    result = await ctx.listFromCache(gs, params);
   }
+  result ??= await listObjects(gs, params, ctx.tokens);
   const listMeta: Record<string, unknown> = { resourceVersion: result.resourceVersion };
   if (result.continue) listMeta.continue = result.continue;
   if (result.remainingItemCount !== undefined) listMeta.remainingItemCount = result.remainingItemCount;

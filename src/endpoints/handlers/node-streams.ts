@@ -20,6 +20,7 @@ import { listObjects } from '../../registry/list.js';
 import { parseLabelSelector } from '../../machinery/selectors/labels.js';
 import { relayWebSocket } from './node-relay.js';
 import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport } from './node-transport.js';
+import { boolParam } from '../query-params.js';
 
 export const NODE_STREAM_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward', 'proxy']);
 
@@ -82,12 +83,11 @@ const CONNECT_OPTIONS: Record<string, string> = { exec: 'PodExecOptions', attach
 
 function connectOptions(req: ApiRequest): ApiObject {
   const q = req.query;
-  const flag = (n: string) => q.get(n) === 'true' || q.get(n) === '1';
   const sub = req.info.subresource;
   const kind = sub === 'proxy' ? `${req.def.kind}ProxyOptions` : CONNECT_OPTIONS[sub]!;
   const o: ApiObject = { kind, apiVersion: 'v1' };
   if (sub === 'exec' || sub === 'attach') {
-    for (const f of ['stdin', 'stdout', 'stderr', 'tty']) if (q.has(f)) o[f] = flag(f);
+    for (const f of ['stdin', 'stdout', 'stderr', 'tty']) if (q.has(f)) o[f] = boolParam(q, f);
     if (q.get('container')) o.container = q.get('container')!;
     if (sub === 'exec') o.command = q.getAll('command');
   } else if (sub === 'portforward') {

@@ -6,9 +6,11 @@
 import { parse as parseYaml } from 'yaml';
 import { serverSideApply } from '../../machinery/apply/apply.js';
 import { conflictStatusError } from '../../machinery/apply/conflict-status.js';
-import { STALE_OBJECT, StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../../core/errors.js';
+import { STALE_OBJECT, badRequest, conflict, invalid, unsupportedMediaType } from '../../core/errors.js';
 import { nowTimestamp } from '../../machinery/meta.js';
-import { PatchError, UnsupportedPatchType, applyParsedPatch } from '../../machinery/patch/index.js';
+import { PATCH_MEDIA_TYPES, UnsupportedPatchType, applyParsedPatch } from '../../machinery/patch/index.js';
+import { statusFor } from '../../registry/status-table.js';
+import { boolParam } from '../query-params.js';
 import { decodeError } from '../../registry/generic-store.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
@@ -16,7 +18,6 @@ import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { HandlerContext } from './context.js';
 import {
   bodyText,
-  boolParam,
   confineApplyConfig,
   confineWrite,
   fieldWarnings,
@@ -30,18 +31,11 @@ import { checkFieldManager, fieldManagerOf } from './create.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
 import { validateAgainstSchema } from '../../machinery/schema/validate.js';
 
-const PATCH_TYPES = [
-  'application/json-patch+json',
-  'application/merge-patch+json',
-  'application/strategic-merge-patch+json',
-  'application/apply-patch+yaml',
-];
-
 export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
   const type = mediaType(req.contentType);
-  if (!PATCH_TYPES.includes(type)) {
+  if (!PATCH_MEDIA_TYPES.includes(type)) {
     throw unsupportedMediaType(
-      `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
+      `the body of the request was in an unknown format - accepted media types include: ${PATCH_MEDIA_TYPES.join(', ')}`,
     );
   }
   const dryRun = parseDryRun(req.query);
@@ -54,11 +48,8 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     ]);
   }
   // strategic merge needs the patch strategies of built-in types; custom resources refuse it (spec 000 §4.3)
-  if (type === 'application/strategic-merge-patch+json' && req.def.customResource) {
-    throw unsupportedMediaType(
-      `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.filter((t) => !t.includes('strategic')).join(', ')}`,
-    );
-  }
+  // (415 through the Status table, src/registry/status-table.ts)
+  if (type === 'application/strategic-merge-patch+json' && req.def.customResource) throw new UnsupportedPatchType(type);
   const text = bodyText(req);
   // decoded once: a retry after a conflict re-applies the same decoded patch
   const patch = checkPatchShape(type, text);
@@ -84,7 +75,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     try {
       patched = applyParsedPatch(type, cur, patch, req.def.schema, ctx.registry.defs) as ApiObject;
     } catch (e) {
-      throw patchErrorToStatus(e, req);
+      throw patchErrorToStatus(e);
     }
     if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) {
       throw badRequest('the patch must produce an object');
@@ -240,15 +231,7 @@ function strictProblems(unknown: string[], duplicates: string[]): string[] {
   return [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
 }
 
-function patchErrorToStatus(e: unknown, req: ApiRequest): Error {
-  if (e instanceof StatusError) return e;
-  if (e instanceof UnsupportedPatchType) {
-    return unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.filter((t) => !t.includes('strategic')).join(', ')}`);
-  }
-  if (e instanceof PatchError) {
-    // a failed JSON Patch `test` is 422 Invalid, as kube-apiserver answers it (issue #11)
-    if (e.reason === 'Malformed') return badRequest(`the patch body could not be decoded: ${e.message}`);
-    return new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: ${e.message}`);
-  }
-  return badRequest(`the patch could not be applied: ${(e as Error)?.message ?? String(e)}`);
+/** a patch engine's failure: PatchError and UnsupportedPatchType through the Status table, anything else a 400 */
+function patchErrorToStatus(e: unknown): Error {
+  return statusFor(e) ?? badRequest(`the patch could not be applied: ${(e as Error)?.message ?? String(e)}`);
 }

@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { badRequest, conflict, invalid, unsupportedMediaType } from '../../core/errors.js';
 import { applyJsonPatch } from '../../machinery/patch/json-patch.js';
 import { applyMergePatch } from '../../machinery/patch/merge-patch.js';
+import { patchMediaTypes } from '../../machinery/patch/media-types.js';
 import type { ApiObject, JSONValue, ResourceDefinition, ScaleSubresource, VerbHandler } from '../../registry/types.js';
 import { bodyText, parseBody, parseDryRun, parseFieldValidation } from './common.js';
 import { fieldManagerOf } from './create.js';
@@ -144,7 +145,7 @@ async function patchScale(ctx: HandlerContext, req: ApiRequest): Promise<ApiResp
       case 'application/apply-patch+yaml':
         return asObject(applyMergePatch(scale, patch), 'Scale object');
       default:
-        throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
+        throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${patchMediaTypes(true).join(', ')}`);
     }
   });
 }

@@ -13,9 +13,9 @@ export { applyJsonPatch, parseJsonPatch, type JsonPatchOperation } from './json-
 export { applyMergePatch, createMergePatch } from './merge-patch.js';
 export { applyStrategicMergePatch, createStrategicMergePatch } from './strategic-merge.js';
 
-export const JSON_PATCH = 'application/json-patch+json';
-export const MERGE_PATCH = 'application/merge-patch+json';
-export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+import { JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './media-types.js';
+
+export { APPLY_PATCH, JSON_PATCH, MERGE_PATCH, PATCH_MEDIA_TYPES, STRATEGIC_MERGE_PATCH, patchMediaTypes } from './media-types.js';
 
 /** The patch media types this module applies. */
 export const SUPPORTED_PATCH_TYPES: readonly string[] = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH];
