@@ -51,7 +51,7 @@ import { createNodeTransport, KUBELET_CLIENT_COMMON_NAME, KUBELET_CLIENT_ORGANIZ
 import { checkApiDomain } from './api-domain-check.js';
 import { retryWhileUnavailable } from './startup-retry.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS, type RequestLimitOptions, buildFlowControl } from './request-limits.js';
-import { type Clock, systemClock } from '../core/clock.js';
+import { type Clock, sleep, systemClock } from '../core/clock.js';
 import { addReadinessChecks } from './readiness.js';
 import { timeoutResponse, watchTimeoutMs } from '../gateway/timeouts.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
@@ -355,19 +355,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let front: TlsFront | undefined;
   let workers: TlsWorkerPool | undefined;
   let serviceRepair: LeaderGate | undefined;
+  const leaderControllers = () => [
+    { name: 'namespace controller', running: nsController.running, synced: () => nsController.synced() },
+    { name: 'garbage collector', running: gc.running, synced: () => gc.synced() && gcController.hasStarted },
+    { name: 'namespace defaults', running: namespaceDefaults.running, synced: () => namespaceDefaults.synced() },
+    { name: 'service allocation repair', running: serviceRepair?.running ?? false, synced: () => serviceRepair?.synced() ?? false },
+    ...rbacControllers.controllers(),
+  ];
   // every part must be ready before /readyz is (issue #15 item 1, src/server/readiness.ts);
   // added before the port opens, so parts started after it count as not ready until they are
   addReadinessChecks(health, {
     store,
     watch,
     ...((opts.tlsWorkers ?? 0) > 0 ? { tlsWorkers: { configured: opts.tlsWorkers!, readyWorkers: () => workers?.readyWorkers() ?? 0 } } : {}),
-    controllers: () => [
-      { name: 'namespace controller', running: nsController.running, synced: () => nsController.synced() },
-      { name: 'garbage collector', running: gc.running, synced: () => gc.synced() && gcController.hasStarted },
-      { name: 'namespace defaults', running: namespaceDefaults.running, synced: () => namespaceDefaults.synced() },
-      { name: 'service allocation repair', running: serviceRepair?.running ?? false, synced: () => serviceRepair?.synced() ?? false },
-      ...rbacControllers.controllers(),
-    ],
+    controllers: () => leaderControllers(),
     clock,
   });
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
@@ -432,6 +433,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }),
     { name: 'service allocation repair', log },
   );
+  // A member that leads at start (every single-node server) returns once its leader-only
+  // controllers' informers have listed — a few loop turns — so that /readyz is ready when
+  // startServer resolves (informer-sync, src/server/readiness.ts). Bounded: a slow start
+  // still returns, and /readyz says what is behind.
+  for (let waited = 0; (store.isLeader?.() ?? true) && waited < 10_000; waited += 10) {
+    if (leaderControllers().every((c) => c.running && (c.synced?.() ?? true))) break;
+    await sleep(clock, 10);
+  }
   const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
   await writeKubeconfig(kubeconfigPath, {
     server: url,

@@ -223,3 +223,30 @@ describe('informers', () => {
     release();
   });
 });
+
+describe('ControllerLoop uses', () => {
+  it('an informer used for a while and released leaves the run: the loop stays synced, and its stop releases the rest once', async () => {
+    const { ControllerLoop } = await import('../../src/controllers/runtime/controller-loop.js');
+    const store = await newStore();
+    await put(store, cm('a', 'one'));
+    await put(store, cm('b', 'two'));
+    const loop = new ControllerLoop(store, { name: 'test' });
+    loop.begin(async () => undefined);
+    const all = loop.inform(prefixRange(PREFIX));
+    expect(loop.hasSynced()).toBe(true);
+    // a namespace's contents, listed for one pass (what the namespace controller does)
+    const pass = loop.use(prefixRange(`${PREFIX}a/`));
+    expect(pass.informer.keys()).toEqual(['one']);
+    pass.release();
+    pass.release(); // a second release is harmless
+    expect(loop.hasSynced()).toBe(true);
+    expect(all.hasSynced()).toBe(true);
+    loop.end();
+    expect(loop.hasSynced()).toBe(false);
+    // the shared informer was released by the stop: a new use lists afresh and sees later writes
+    await put(store, cm('a', 'three'));
+    const again = sharedInformers(store).use(prefixRange(PREFIX));
+    expect(again.informer.keys()).toEqual(['a/one', 'a/three', 'b/two']);
+    again.release();
+  });
+});

@@ -57,7 +57,18 @@ export class ControllerLoop<K = string> {
 
   /** like inform, for an informer needed only for a while: release it early (the stop releases it anyway) */
   use(range: InformerRange, handlers?: InformerHandlers, indexers?: Record<string, IndexFunc>): InformerUse {
-    const use = sharedInformers(this.source).use(range, handlers, indexers);
+    const shared = sharedInformers(this.source).use(range, handlers, indexers);
+    // a use released early leaves the run: a released informer no longer counts toward hasSynced
+    // (it stopped; counting it kept the namespace controller unsynced after its first deletion pass)
+    const use: InformerUse = {
+      informer: shared.informer,
+      release: () => {
+        const i = this.uses.indexOf(use);
+        if (i < 0) return;
+        this.uses.splice(i, 1);
+        shared.release();
+      },
+    };
     this.uses.push(use);
     return use;
   }
@@ -79,6 +90,6 @@ export class ControllerLoop<K = string> {
   end(): void {
     this.q?.shutDown();
     this.q = undefined;
-    for (const u of this.uses.splice(0)) u.release();
+    for (const u of [...this.uses]) u.release();
   }
 }
