@@ -20,9 +20,9 @@ import { handleGet } from './handlers/get.js';
 import { handleList } from './handlers/list.js';
 import { NODE_STREAM_SUBRESOURCES, handleNodeStream } from './handlers/node-streams.js';
 import { handlePatch } from './handlers/patch.js';
-import { SCALE_HANDLERS } from './handlers/scale.js';
 import { handleUpdate } from './handlers/update.js';
 import type { Registry } from '../registry/registry.js';
+import { scaleCapabilities } from '../registry/scale.js';
 import type { ApiRequest, ApiResponse, RequestInfo } from './request.js';
 import type { ResourceDefinition } from '../registry/types.js';
 
@@ -107,11 +107,11 @@ export class RouteTable {
     // POST names a collection; PUT and PATCH name an object
     if (verb === 'create' && named && sub === '' && !def.handlers?.create && !def.capabilities?.['']?.create) return undefined;
     if ((verb === 'update' || verb === 'patch') && !named) return undefined;
-    const cap = def.capabilities?.[sub];
+    // `scale` is served for every definition that declares where its fields live
+    const cap = def.capabilities?.[sub] ?? (sub === 'scale' && def.scale ? scaleCapabilities(def, def.scale) : undefined);
     const override: Handler | undefined =
       (cap ? capabilityHandler(cap, verb) : undefined) ??
       (def.handlers?.[sub ? `${sub}/${verb}` : verb] as Handler | undefined) ??
-      (sub === 'scale' && def.scale ? (SCALE_HANDLERS[verb] as Handler | undefined) : undefined) ??
       (NODE_STREAM_SUBRESOURCES.has(sub) ? handleNodeStream : undefined);
     if (override) return override;
     // sub-resources other than status have no generic handler

@@ -1,16 +1,20 @@
 // The endpoint side of the capability interfaces (src/registry/capabilities.ts,
 // issue #9 item 1): the installer routes a verb of a resource or sub-resource
 // with `ResourceDefinition.capabilities` here; this file decodes the request
-// (body format, type meta, dryRun, the name on the URL) and encodes the
-// capability's answer, as the generic verb handlers do for stored kinds.
+// (body format, type meta, dryRun, a patch) and encodes the capability's
+// answer, as the generic verb handlers do for stored kinds.
 
-import { badRequest } from '../../core/errors.js';
+import { parse as parseYaml } from 'yaml';
+import { badRequest, unsupportedMediaType } from '../../core/errors.js';
+import { applyJsonPatch } from '../../machinery/patch/json-patch.js';
+import { applyMergePatch } from '../../machinery/patch/merge-patch.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { BodyDecoding, Capabilities, CapabilityContext } from '../../registry/capabilities.js';
-import type { ApiObject } from '../../registry/types.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import { decodeObjectBody, parseBody, parseDryRun } from './common.js';
+import { bodyText, decodeObjectBody, parseBody, parseDryRun, parseFieldValidation } from './common.js';
 import type { HandlerContext } from './context.js';
+import { fieldManagerOf } from './create.js';
 
 type Handler = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
 
@@ -30,13 +34,14 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
       if (!cap.update) return undefined;
       return async (ctx, req) => {
         const c = context(ctx, req);
-        const obj = decodeBody(req, cap.body);
-        // a PUT names its object on the URL; the body may not name another (as the generic update)
-        const bodyName = obj.metadata?.name;
-        if (bodyName !== undefined && bodyName !== req.info.name) {
-          throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${req.info.name})`);
-        }
-        return answer(await cap.update!(c, obj));
+        return answer(await cap.update!(c, decodeBody(req, cap.body)));
+      };
+    case 'patch':
+      if (!cap.patch) return undefined;
+      return async (ctx, req) => {
+        const c = context(ctx, req);
+        const { type, patch } = decodePatch(req);
+        return answer(await cap.patch!(c, (current) => applyPatch(type, current, patch, cap.body?.kind?.kind ?? req.def.kind)));
       };
     default:
       return undefined;
@@ -52,7 +57,42 @@ function context(ctx: HandlerContext, req: ApiRequest): CapabilityContext {
     dryRun: parseDryRun(req.query),
     store: () => ctx.storeFor(req.def),
     ...(ctx.authorizer ? { authorizer: ctx.authorizer } : {}),
+    fieldValidation: () => parseFieldValidation(req.query),
+    fieldManager: (optionsKind) => fieldManagerOf(ctx, req, optionsKind),
   };
+}
+
+/** the patch document; its type is checked when it is applied (after the object was read) */
+function decodePatch(req: ApiRequest): { type: string; patch: JSONValue } {
+  const type = (req.contentType || '').split(';')[0]!.trim().toLowerCase(); // split returns at least one part
+  try {
+    // apply configurations are YAML (JSON is YAML too)
+    return { type, patch: (type === 'application/apply-patch+yaml' ? parseYaml(bodyText(req)) : JSON.parse(bodyText(req))) as JSONValue };
+  } catch (e) {
+    throw badRequest(`the request body could not be decoded: ${(e as Error).message.split('\n')[0]}`);
+  }
+}
+
+/**
+ * applies a patch to a capability's view of the object; the views have no
+ * lists (a Scale), so strategic merge and apply are a merge patch on them
+ */
+function applyPatch(type: string, current: ApiObject, patch: JSONValue, kind: string): ApiObject {
+  const doc = current as unknown as JSONValue;
+  switch (type) {
+    case 'application/json-patch+json': return asObject(applyJsonPatch(doc, patch), kind);
+    case 'application/merge-patch+json':
+    case 'application/strategic-merge-patch+json':
+    case 'application/apply-patch+yaml':
+      return asObject(applyMergePatch(doc, patch), kind);
+    default:
+      throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
+  }
+}
+
+function asObject(v: unknown, kind: string): ApiObject {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badRequest(`the body of the request must be a ${kind} object`);
+  return v as ApiObject;
 }
 
 function answer(r: { status: number; object: Record<string, unknown>; warnings?: string[] }): ApiResponse {
@@ -63,19 +103,16 @@ function answer(r: { status: number; object: Record<string, unknown>; warnings?:
 function decodeBody(req: ApiRequest, how: BodyDecoding | undefined): ApiObject {
   if (how?.optional && (!req.body || req.body.length === 0)) {
     return how.kind
-      ? { apiVersion: how.kind.apiVersions[0], kind: how.kind.kind }
+      ? { ...(how.kind.apiVersions?.[0] !== undefined ? { apiVersion: how.kind.apiVersions[0] } : {}), kind: how.kind.kind }
       : { apiVersion: apiVersionOf(req.def), kind: req.def.kind };
   }
   if (!how?.kind) return decodeObjectBody(req).obj;
   // JSON, YAML or the protobuf envelope (the catalog knows the sub-resource kinds, e.g. TokenRequest)
   const { kind, apiVersions } = how.kind;
-  const expected = apiVersions[0] ?? '';
-  const value = parseBody(req).value;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest(`the body of the request must be a ${kind} object`);
-  const obj = value as ApiObject;
-  if (obj.apiVersion !== undefined && !apiVersions.includes(String(obj.apiVersion))) {
-    throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${expected})`);
+  const obj = asObject(parseBody(req).value, kind);
+  if (apiVersions && obj.apiVersion !== undefined && !apiVersions.includes(String(obj.apiVersion))) {
+    throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${apiVersions[0] ?? ''})`);
   }
   if (obj.kind !== undefined && obj.kind !== kind) throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${kind})`);
-  return obj.apiVersion === undefined ? { ...obj, apiVersion: expected } : obj;
+  return apiVersions?.[0] !== undefined && obj.apiVersion === undefined ? { ...obj, apiVersion: apiVersions[0] } : obj;
 }
