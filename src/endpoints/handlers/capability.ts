@@ -29,7 +29,7 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
       };
     case 'get':
       if (!cap.get) return undefined;
-      return async (ctx, req) => answer(await cap.get!(context(ctx, req)));
+      return async (ctx, req) => answer(await cap.get!(context(ctx, req, false)));
     case 'update':
       if (!cap.update) return undefined;
       return async (ctx, req) => {
@@ -48,13 +48,13 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
   }
 }
 
-/** dryRun is parsed before the body, as the generic write handlers do */
-function context(ctx: HandlerContext, req: ApiRequest): CapabilityContext {
+/** a write's dryRun is parsed before the body, as the generic write handlers do; reads ignore it */
+function context(ctx: HandlerContext, req: ApiRequest, write = true): CapabilityContext {
   return {
     user: req.user,
     namespace: req.info.namespace,
     name: req.info.name,
-    dryRun: parseDryRun(req.query),
+    dryRun: write && parseDryRun(req.query),
     store: () => ctx.storeFor(req.def),
     ...(ctx.authorizer ? { authorizer: ctx.authorizer } : {}),
     fieldValidation: () => parseFieldValidation(req.query),
