@@ -178,7 +178,7 @@ describe('the filter chain without a socket', () => {
       const yaml = 'spec:\n  x: 1\n';
       const r = json(await handle(request('POST', '/apis/example.orch.io/v1/namespaces/default/probes?dryRun=All', { body: yaml, contentType: 'application/yaml' })));
       expect(r).toEqual({ status: 201, body: { apiVersion: 'example.orch.io/v1', kind: 'Probe', echo: { x: 1 } } });
-      expect(seen[0]!.ctx).toEqual({ user: { username: 'alice', groups: ['system:authenticated'] }, namespace: 'default', name: '', dryRun: true });
+      expect(seen[0]!.ctx).toMatchObject({ user: { username: 'alice', groups: ['system:authenticated'] }, namespace: 'default', name: '', dryRun: true });
       // the endpoint refuses what the capability must not see: a bad dryRun, another kind, a non-object
       const refused = [
         json(await handle(request('POST', '/apis/example.orch.io/v1/namespaces/default/probes?dryRun=Some', { body: { spec: {} }, contentType: 'application/json' }))),
