@@ -45,7 +45,7 @@ module.exports = {
       'the filter chain and the verb handlers serve requests through the registry and open watches on the cacher; transport-free (the gateway imports them)',
     ),
     onlyDownward('watch-imports-below', 'watch', ['registry', 'machinery', 'store'], 'watch caches sit on the registry and the store (the watch endpoint is in src/endpoints/)'),
-    onlyDownward('auth-imports-below', 'auth', ['endpoints', 'registry', 'machinery'], 'authenticators, authorizers and the review kinds use the registry (objects, errors) and the handlers\' body decoding (to go: issue #9 item 1 capability interfaces)'),
+    onlyDownward('auth-imports-below', 'auth', ['registry', 'machinery'], 'authenticators, authorizers and the review kinds use the registry (objects, errors, the capability interfaces of src/registry/capabilities.ts); the endpoint layer decodes bodies for them'),
     onlyDownward('controllers-import-below', 'controllers', ['registry', 'machinery', 'store', 'auth'], 'controllers act through the registry'),
     {
       name: 'controllers-use-the-runtime',

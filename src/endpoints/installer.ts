@@ -6,8 +6,12 @@
 //         cluster-scoped kind;
 //   405 — a verb the definition does not serve, POST naming an object, PUT or
 //         PATCH naming a collection, or a sub-resource with no handler for the verb.
+// Virtual kinds and special sub-resources are served by their capabilities
+// (`ResourceDefinition.capabilities`, src/registry/capabilities.ts) through
+// handlers/capability.ts, which decodes the body for them.
 
 import { methodNotAllowed, notFoundPath } from '../core/errors.js';
+import { capabilityHandler } from './handlers/capability.js';
 import type { HandlerContext } from './handlers/context.js';
 import { handleCreate } from './handlers/create.js';
 import { handleDelete } from './handlers/delete.js';
@@ -16,9 +20,9 @@ import { handleGet } from './handlers/get.js';
 import { handleList } from './handlers/list.js';
 import { NODE_STREAM_SUBRESOURCES, handleNodeStream } from './handlers/node-streams.js';
 import { handlePatch } from './handlers/patch.js';
-import { SCALE_HANDLERS } from './handlers/scale.js';
 import { handleUpdate } from './handlers/update.js';
 import type { Registry } from '../registry/registry.js';
+import { scaleCapabilities } from '../registry/scale.js';
 import type { ApiRequest, ApiResponse, RequestInfo } from './request.js';
 import type { ResourceDefinition } from '../registry/types.js';
 
@@ -101,11 +105,13 @@ export class RouteTable {
     // a watch serves the collection (or one object by name) whatever the sub-resource, as before
     if (verb === 'watch') return this.generic.watch;
     // POST names a collection; PUT and PATCH name an object
-    if (verb === 'create' && named && sub === '' && !def.handlers?.create) return undefined;
+    if (verb === 'create' && named && sub === '' && !def.handlers?.create && !def.capabilities?.['']?.create) return undefined;
     if ((verb === 'update' || verb === 'patch') && !named) return undefined;
+    // `scale` is served for every definition that declares where its fields live
+    const cap = def.capabilities?.[sub] ?? (sub === 'scale' && def.scale ? scaleCapabilities(def, def.scale) : undefined);
     const override: Handler | undefined =
+      (cap ? capabilityHandler(cap, verb) : undefined) ??
       (def.handlers?.[sub ? `${sub}/${verb}` : verb] as Handler | undefined) ??
-      (sub === 'scale' && def.scale ? (SCALE_HANDLERS[verb] as Handler | undefined) : undefined) ??
       (NODE_STREAM_SUBRESOURCES.has(sub) ? handleNodeStream : undefined);
     if (override) return override;
     // sub-resources other than status have no generic handler

@@ -1,5 +1,6 @@
 import type { Schema } from '../machinery/schema/types.js';
 import type { ApiObject, FieldError, NameValidation } from '../core/object.js';
+import type { Capabilities } from './capabilities.js';
 
 // the object shapes are shared contracts (src/core/object.ts); re-exported for the registry's users
 export type { ApiObject, FieldError, JSONObject, JSONValue, NameValidation, ObjectMeta } from '../core/object.js';
@@ -70,9 +71,18 @@ export interface ResourceDefinition {
   /** sub-resources served (e.g. `status`, `token`) */
   subresources?: string[];
   /**
-   * Verb handlers that replace the generic ones, keyed by verb, for virtual
-   * kinds (TokenReview: `create` that stores nothing) and by
-   * `<subresource>/<verb>` for sub-resources (`token/create`).
+   * Verbs served by capability interfaces (src/registry/capabilities.ts) on
+   * decoded objects instead of the generic store, keyed by sub-resource
+   * ('' = the resource itself): virtual kinds (TokenReview: a `create` that
+   * stores nothing), `token` on ServiceAccounts, `finalize` on Namespaces.
+   * The endpoint layer decodes the body and encodes the answer.
+   */
+  capabilities?: Record<string, Capabilities>;
+  /**
+   * Raw verb handlers that replace the generic ones, keyed by verb or by
+   * `<subresource>/<verb>`, for what needs the whole request rather than a
+   * decoded object: the CertificateSigningRequest `approval` sub-resource,
+   * served by the generic update/patch handlers of `status`. Prefer `capabilities`.
    */
   handlers?: Record<string, VerbHandler>;
   /**

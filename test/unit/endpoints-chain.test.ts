@@ -2,7 +2,8 @@
 // src/endpoints/chain.ts driven with neutral requests, over a real registry,
 // generic store and watch cacher. create → get → patch → watch, the 404/405
 // rules of the installer, a kind registered at run time (as a CRD does), and
-// the 401/403 answers of the authentication and authorization filters.
+// the 401/403 answers of the authentication and authorization filters, and
+// capabilities (src/registry/capabilities.ts) served on decoded bodies.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChain } from '../../src/endpoints/chain.js';
@@ -12,7 +13,8 @@ import type { HandlerContext } from '../../src/endpoints/handlers/context.js';
 import { GenericStore } from '../../src/registry/generic-store.js';
 import { ContinueTokens } from '../../src/registry/list.js';
 import { Registry } from '../../src/registry/registry.js';
-import type { ResourceDefinition } from '../../src/registry/types.js';
+import type { CapabilityContext } from '../../src/registry/capabilities.js';
+import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import type { LocalStore } from '../../src/store/local-store.js';
 import { WatchService } from '../../src/watch/service.js';
 import { RecordingSink, cleanupDirs, configMaps, openStore, widgets } from '../watch/helpers.js';
@@ -154,5 +156,55 @@ describe('the filter chain without a socket', () => {
     expect(json(await handle(request('GET', '/nothing'))).status).toBe(404);
     // every answer carries an Audit-Id, audit policy or not
     expect(health.headers.some(([k]) => k === 'Audit-Id')).toBe(true);
+  });
+
+  it('capabilities get decoded objects: a virtual kind create and a sub-resource with its own kind', async () => {
+    const seen: Array<{ ctx: Omit<CapabilityContext, 'store'>; obj: ApiObject }> = [];
+    const record = async ({ store: _s, ...ctx }: CapabilityContext, obj: ApiObject) => {
+      seen.push({ ctx, obj });
+      return { status: 201, object: { apiVersion: obj.apiVersion, kind: obj.kind, echo: obj.spec ?? null } };
+    };
+    const probes: ResourceDefinition = {
+      group: 'example.orch.io', version: 'v1', kind: 'Probe', resource: 'probes', singular: 'probe', scope: 'Namespaced',
+      verbs: ['create'], schema: { type: 'object' }, strategy: {}, capabilities: { '': { create: record } },
+    };
+    const things: ResourceDefinition = {
+      group: 'example.orch.io', version: 'v1', kind: 'Thing', resource: 'things', singular: 'thing', scope: 'Namespaced',
+      subresources: ['stamp'], schema: { type: 'object' }, strategy: {},
+      capabilities: { stamp: { body: { kind: { kind: 'Stamp', apiVersions: ['example.orch.io/v1', 'stamps.io/v1'] } }, create: record } },
+    };
+    registry.add(probes);
+    registry.add(things);
+    try {
+      // a YAML body arrives as an object, type meta filled in; the answer is encoded as negotiated
+      const yaml = 'spec:\n  x: 1\n';
+      const r = json(await handle(request('POST', '/apis/example.orch.io/v1/namespaces/default/probes?dryRun=All', { body: yaml, contentType: 'application/yaml' })));
+      expect(r).toEqual({ status: 201, body: { apiVersion: 'example.orch.io/v1', kind: 'Probe', echo: { x: 1 } } });
+      expect(seen[0]!.ctx).toMatchObject({ user: { username: 'alice', groups: ['system:authenticated'] }, namespace: 'default', name: '', dryRun: true });
+      // the endpoint refuses what the capability must not see: a bad dryRun, another kind, a non-object
+      const refused = [
+        json(await handle(request('POST', '/apis/example.orch.io/v1/namespaces/default/probes?dryRun=Some', { body: { spec: {} }, contentType: 'application/json' }))),
+        json(await handle(request('POST', '/apis/example.orch.io/v1/namespaces/default/probes', { body: { kind: 'Widget' }, contentType: 'application/json' }))),
+        json(await handle(request('POST', '/apis/example.orch.io/v1/namespaces/default/probes', { body: '[1]', contentType: 'application/json' }))),
+      ];
+      expect(refused.map((x) => [x.status, x.body.message])).toEqual([
+        [400, 'Invalid dry run value: dryRun: Unsupported value: "Some": supported values: "All"'],
+        [400, 'the kind in the data (Widget) does not match the expected kind (Probe)'],
+        [400, 'the body of the request must be a single Probe object'],
+      ]);
+      expect(seen).toHaveLength(1);
+      // a sub-resource's own kind: either accepted apiVersion; the first is filled in when absent
+      const stamp = json(await handle(request('POST', '/apis/example.orch.io/v1/namespaces/default/things/t1/stamp', { body: { kind: 'Stamp', spec: { y: 2 } }, contentType: 'application/json' })));
+      expect(stamp).toEqual({ status: 201, body: { apiVersion: 'example.orch.io/v1', kind: 'Stamp', echo: { y: 2 } } });
+      expect(seen[1]!.ctx).toMatchObject({ namespace: 'default', name: 't1', dryRun: false });
+      const other = json(await handle(request('POST', '/apis/example.orch.io/v1/namespaces/default/things/t1/stamp', { body: { apiVersion: 'v1', kind: 'Stamp' }, contentType: 'application/json' })));
+      expect([other.status, other.body.message]).toEqual([400, 'the API version in the data (v1) does not match the expected API version (example.orch.io/v1)']);
+      // verbs the capabilities do not serve are 405 on a sub-resource
+      expect(json(await handle(request('PUT', '/apis/example.orch.io/v1/namespaces/default/things/t1/stamp', { body: { kind: 'Stamp' }, contentType: 'application/json' }))).status).toBe(405);
+      expect(json(await handle(request('GET', '/apis/example.orch.io/v1/namespaces/default/things/t1/stamp'))).status).toBe(405);
+    } finally {
+      registry.remove('example.orch.io', 'v1', 'probes');
+      registry.remove('example.orch.io', 'v1', 'things');
+    }
   });
 });

@@ -41,10 +41,11 @@ describe('import boundaries', () => {
     ]);
   });
 
-  it('deliberately wrong imports across the request path fail: machinery → registry, registry → endpoints, endpoints → gateway, core → store', async () => {
+  it('deliberately wrong imports across the request path fail: machinery → registry, registry → endpoints, endpoints → gateway, core → store, auth → endpoints', async () => {
     const v = await violations(join(root, 'test', 'fixtures', 'boundaries-layers'));
     const found = v.map((x) => `${x.rule.name}: ${x.from} → ${x.to}`).sort();
     expect(found).toEqual([
+      'auth-imports-below: src/auth/kinds/review.ts → src/endpoints/handler.ts',
       'core-imports-nothing: src/core/errors.ts → src/store/types.ts',
       'endpoints-imports-below: src/endpoints/handler.ts → src/gateway/server.ts',
       'machinery-imports-core-only: src/machinery/patch.ts → src/registry/types.ts',

@@ -6,7 +6,7 @@ import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry
 import { decodeProtobufObject, encodeProtobufObjectReport } from '../../src/machinery/protobuf/codec.js';
 import { kindExamples } from '../fixtures/kind-examples.js';
 import { matchesLabelSelector } from '../../src/registry/kinds/workload-shared.js';
-import { scaleOf } from '../../src/endpoints/handlers/scale.js';
+import { scaleOf } from '../../src/registry/scale.js';
 import type { ApiObject, JSONValue, ResourceDefinition } from '../../src/registry/types.js';
 
 const kinds = builtinDefinitions('orch.io');

@@ -2,15 +2,15 @@
 // SubjectAccessReview (any user), LocalSubjectAccessReview (any user, one
 // namespace), SelfSubjectAccessReview (the caller) and SelfSubjectRulesReview
 // (what the caller may do in a namespace). Each asks the server's authorizer
-// (HandlerContext.authorizer) and answers in `status`; nothing is stored.
+// (CapabilityContext.authorizer) and answers in `status`; nothing is stored.
+// `create` is a capability (src/registry/capabilities.ts): the endpoint layer
+// decodes the body and hands over the review object.
 // `kubectl auth can-i` (and `--list`) use the Self* kinds.
 
 import { badRequest, invalid } from '../../core/errors.js';
-import { decodeObjectBody } from '../../endpoints/handlers/common.js';
-import type { HandlerContext } from '../../endpoints/handlers/context.js';
 import { atomicList, bool, mapOf, obj, proto, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from '../../registry/kinds/meta.js';
-import type { ApiRequest, ApiResponse } from '../../endpoints/request.js';
+import type { CapabilityContext, CapabilityResult, Creater } from '../../registry/capabilities.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { FieldError, ResourceDefinition } from '../../registry/types.js';
@@ -214,12 +214,12 @@ async function decide(authorizer: Authorizer, attrs: RequestAttributes): Promise
 }
 
 // the server always sets the chain; without one, reviews deny (secure by default)
-const authorizerOf = (ctx: HandlerContext): Authorizer => ctx.authorizer ?? new AlwaysDenyAuthorizer();
+const authorizerOf = (ctx: CapabilityContext): Authorizer => ctx.authorizer ?? new AlwaysDenyAuthorizer();
 
-function answer(kind: string, apiVersion: string, namespace: string | undefined, spec: Record<string, unknown>, status: Record<string, unknown>): ApiResponse {
+function answer(kind: string, apiVersion: string, namespace: string | undefined, spec: Record<string, unknown>, status: Record<string, unknown>): CapabilityResult {
   return {
     status: 201,
-    body: {
+    object: {
       apiVersion,
       kind,
       metadata: { ...(namespace ? { namespace } : {}), creationTimestamp: null },
@@ -240,7 +240,7 @@ interface KindNames {
   status: Schema;
 }
 
-function definition(n: SchemaNames, k: KindNames, create: (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>): ResourceDefinition {
+function definition(n: SchemaNames, k: KindNames, create: Creater['create']): ResourceDefinition {
   return {
     group: authorizationGroup(n.apiDomain),
     version: 'v1',
@@ -251,7 +251,7 @@ function definition(n: SchemaNames, k: KindNames, create: (ctx: HandlerContext, 
     verbs: ['create'],
     schema: kindSchema(n, k.description, proto({ spec: 2, status: 3 }, { spec: k.spec, status: k.status }), ['spec']),
     strategy: {},
-    handlers: { create },
+    capabilities: { '': { create } },
   };
 }
 
@@ -269,8 +269,7 @@ export function accessReviewDefinitions(n: SchemaNames): ResourceDefinition[] {
       spec: subjectAccessReviewSpecSchema(),
       status: accessReviewStatusSchema(),
     },
-    async (ctx, req) => {
-      const { obj: review } = decodeObjectBody(req);
+    async (ctx, review) => {
       const spec = specOf('SubjectAccessReview', group, review);
       const errors = attributeErrors(spec);
       if (text(spec.user) === '' && stringList(spec.groups).length === 0) {
@@ -295,9 +294,8 @@ export function accessReviewDefinitions(n: SchemaNames): ResourceDefinition[] {
       spec: subjectAccessReviewSpecSchema(),
       status: accessReviewStatusSchema(),
     },
-    async (ctx, req) => {
-      const { obj: review } = decodeObjectBody(req);
-      const namespace = req.info.namespace;
+    async (ctx, review) => {
+      const namespace = ctx.namespace;
       const meta = (review.metadata ?? {}) as { namespace?: unknown };
       if (text(meta.namespace) !== '' && meta.namespace !== namespace) {
         throw badRequest(`the namespace of the provided object does not match the namespace sent on the request`);
@@ -336,12 +334,11 @@ export function accessReviewDefinitions(n: SchemaNames): ResourceDefinition[] {
       spec: selfSubjectAccessReviewSpecSchema(),
       status: accessReviewStatusSchema(),
     },
-    async (ctx, req) => {
-      const { obj: review } = decodeObjectBody(req);
+    async (ctx, review) => {
       const spec = specOf('SelfSubjectAccessReview', group, review);
       const errors = attributeErrors(spec);
       if (errors.length > 0) throw invalid('SelfSubjectAccessReview', group, '', errors);
-      const status = await decide(authorizerOf(ctx), attributesFromSpec(req.user, spec));
+      const status = await decide(authorizerOf(ctx), attributesFromSpec(ctx.user, spec));
       return answer('SelfSubjectAccessReview', apiVersion, undefined, specJson(spec, false), status);
     },
   );
@@ -356,8 +353,7 @@ export function accessReviewDefinitions(n: SchemaNames): ResourceDefinition[] {
       spec: obj('The namespace to evaluate rules for.', proto({ namespace: 1 }, { namespace: str('The namespace to evaluate rules for.') })),
       status: rulesReviewStatusSchema(),
     },
-    async (ctx, req) => {
-      const { obj: review } = decodeObjectBody(req);
+    async (ctx, review) => {
       if (!isObject(review.spec)) {
         throw invalid('SelfSubjectRulesReview', group, '', [{ field: 'spec', type: 'FieldValueRequired', message: 'Required value' }]);
       }
@@ -369,7 +365,7 @@ export function accessReviewDefinitions(n: SchemaNames): ResourceDefinition[] {
         status = { resourceRules: [], nonResourceRules: [], incomplete: true, evaluationError: 'the authorizer does not support rule evaluation' };
       } else {
         try {
-          const r = await authorizer.rulesFor(req.user, namespace);
+          const r = await authorizer.rulesFor(ctx.user, namespace);
           status = {
             resourceRules: r.resourceRules.map((x) => ({ verbs: [...x.verbs], ...(x.apiGroups ? { apiGroups: [...x.apiGroups] } : {}), ...(x.resources ? { resources: [...x.resources] } : {}), ...(x.resourceNames?.length ? { resourceNames: [...x.resourceNames] } : {}) })),
             nonResourceRules: r.nonResourceRules.map((x) => ({ verbs: [...x.verbs], ...(x.nonResourceURLs ? { nonResourceURLs: [...x.nonResourceURLs] } : {}) })),

@@ -1,10 +1,11 @@
 // The review kinds of `authentication.<domain>` (spec 001 §2.3, §4, §9):
 // TokenReview (v1, v1beta1) runs the server's token authenticators on a token
 // given in the body; SelfSubjectReview (v1) reports how the server mapped the
-// caller. Both are virtual: `create` answers and nothing is stored.
+// caller. Both are virtual: `create` answers and nothing is stored. They serve
+// `create` as a capability (src/registry/capabilities.ts): the endpoint layer
+// decodes the body and hands over the object.
 
 import { badRequest } from '../../core/errors.js';
-import { decodeObjectBody } from '../../endpoints/handlers/common.js';
 import { atomicList, bool, mapOf, obj, proto, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from '../../registry/kinds/meta.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
@@ -67,22 +68,23 @@ export function tokenReviewDefinitions(n: SchemaNames, tokens: TokenAuthenticato
       ['spec'],
     ),
     strategy: {},
-    handlers: {
-      async create(_ctx, req) {
-        const { obj: review } = decodeObjectBody(req);
-        const spec = (review.spec ?? {}) as { token?: unknown; audiences?: unknown };
-        if (typeof spec.token !== 'string' || spec.token === '') throw badRequest('spec.token: Required value: a token is required');
-        const audiences = Array.isArray(spec.audiences) ? spec.audiences.filter((a): a is string => typeof a === 'string') : [];
-        const r = await tokens.authenticateToken(spec.token, audiences);
-        const status: Record<string, unknown> =
-          r.result === 'ok'
-            ? { authenticated: true, user: userInfoJson(r.user), audiences: r.audiences ?? audiences }
-            : { user: {}, ...(r.result === 'error' ? { error: r.message } : {}) };
-        // the token is not echoed back: the response may be logged
-        return {
-          status: 201,
-          body: { apiVersion: review.apiVersion, kind: 'TokenReview', metadata: { creationTimestamp: null }, spec: audiences.length > 0 ? { audiences } : {}, status },
-        };
+    capabilities: {
+      '': {
+        async create(_ctx, review) {
+          const spec = (review.spec ?? {}) as { token?: unknown; audiences?: unknown };
+          if (typeof spec.token !== 'string' || spec.token === '') throw badRequest('spec.token: Required value: a token is required');
+          const audiences = Array.isArray(spec.audiences) ? spec.audiences.filter((a): a is string => typeof a === 'string') : [];
+          const r = await tokens.authenticateToken(spec.token, audiences);
+          const status: Record<string, unknown> =
+            r.result === 'ok'
+              ? { authenticated: true, user: userInfoJson(r.user), audiences: r.audiences ?? audiences }
+              : { user: {}, ...(r.result === 'error' ? { error: r.message } : {}) };
+          // the token is not echoed back: the response may be logged
+          return {
+            status: 201,
+            object: { apiVersion: review.apiVersion, kind: 'TokenReview', metadata: { creationTimestamp: null }, spec: audiences.length > 0 ? { audiences } : {}, status },
+          };
+        },
       },
     },
   }));
@@ -103,19 +105,21 @@ export function selfSubjectReviewDefinition(n: SchemaNames): ResourceDefinition 
       })),
     })),
     strategy: {},
-    handlers: {
-      async create(_ctx, req) {
-        // the body carries only apiVersion and kind (§4); decode it for the type checks
-        if (req.body && req.body.length > 0) decodeObjectBody(req);
-        return {
-          status: 201,
-          body: {
-            apiVersion: `${authenticationGroup(n.apiDomain)}/v1`,
-            kind: 'SelfSubjectReview',
-            metadata: { creationTimestamp: null },
-            status: { userInfo: userInfoJson(req.user) },
-          },
-        };
+    capabilities: {
+      '': {
+        // the body carries only apiVersion and kind (§4): decoded for the type checks when sent
+        body: { optional: true },
+        async create(ctx) {
+          return {
+            status: 201,
+            object: {
+              apiVersion: `${authenticationGroup(n.apiDomain)}/v1`,
+              kind: 'SelfSubjectReview',
+              metadata: { creationTimestamp: null },
+              status: { userInfo: userInfoJson(ctx.user) },
+            },
+          };
+        },
       },
     },
   };

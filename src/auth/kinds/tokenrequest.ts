@@ -1,11 +1,12 @@
 // The TokenRequest sub-resource `serviceaccounts/{name}/token` (spec 001 §5.5):
 // POST a TokenRequest, get back a signed service-account token with the
 // requested audiences and lifetime. Added to the ServiceAccount definition at
-// composition time; nothing is stored.
+// composition time as a `create` capability (src/registry/capabilities.ts):
+// the endpoint layer decodes the TokenRequest body; nothing is stored.
 
-import { StatusError, badRequest, invalid } from '../../core/errors.js';
-import { parseBody } from '../../endpoints/handlers/common.js';
-import type { ApiObject, FieldError, ResourceDefinition, VerbHandler } from '../../registry/types.js';
+import { StatusError, invalid } from '../../core/errors.js';
+import type { Capabilities } from '../../registry/capabilities.js';
+import type { FieldError, ResourceDefinition } from '../../registry/types.js';
 import type { BoundObject, ServiceAccountTokenIssuer } from '../authn/serviceaccount.js';
 import type { ObjectGetter } from '../authn/objects.js';
 import { authenticationGroup } from './reviews.js';
@@ -26,78 +27,73 @@ export const MIN_TOKEN_EXPIRATION_SECONDS = 600;
 export function withTokenRequest(def: ResourceDefinition, o: TokenRequestOptions): ResourceDefinition {
   if (def.group !== '' || def.resource !== 'serviceaccounts') return def;
   const subresources = def.subresources?.includes('token') ? def.subresources : [...(def.subresources ?? []), 'token'];
-  return { ...def, subresources, handlers: { ...(def.handlers ?? {}), 'token/create': tokenRequestHandler(o) } };
+  return { ...def, subresources, capabilities: { ...(def.capabilities ?? {}), token: tokenRequestCapability(o) } };
 }
 
-function tokenRequestHandler(o: TokenRequestOptions): VerbHandler {
+function tokenRequestCapability(o: TokenRequestOptions): Capabilities {
   const group = authenticationGroup(o.apiDomain);
-  const accepted = [`${group}/v1`, 'authentication.k8s.io/v1'];
-  return async (ctx, req) => {
-    // JSON, YAML or the protobuf envelope (the catalog knows TokenRequest)
-    const value = parseBody(req).value;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest('the body of the request must be a TokenRequest object');
-    const tr = value as ApiObject;
-    if (tr.apiVersion !== undefined && !accepted.includes(String(tr.apiVersion))) {
-      throw badRequest(`the API version in the data (${String(tr.apiVersion)}) does not match the expected API version (${group}/v1)`);
-    }
-    if (tr.kind !== undefined && tr.kind !== 'TokenRequest') throw badRequest(`the kind in the data (${String(tr.kind)}) does not match the expected kind (TokenRequest)`);
-    const { namespace, name } = req.info;
-    // 404 when the account does not exist (the store reports it)
-    const sa = await ctx.storeFor(req.def).get(namespace, name);
-    const spec = (tr.spec ?? {}) as { audiences?: unknown; expirationSeconds?: unknown; boundObjectRef?: unknown };
-    const errs: FieldError[] = [];
-    let audiences = o.apiAudiences;
-    if (spec.audiences !== undefined && spec.audiences !== null) {
-      if (!Array.isArray(spec.audiences) || spec.audiences.some((a) => typeof a !== 'string' || a === '')) {
-        errs.push({ field: 'spec.audiences', type: 'FieldValueInvalid', message: 'Invalid value: audiences must be non-empty strings' });
-      } else if (spec.audiences.length > 0) audiences = spec.audiences as string[];
-    }
-    let exp = DEFAULT_TOKEN_EXPIRATION_SECONDS;
-    if (spec.expirationSeconds !== undefined && spec.expirationSeconds !== null) {
-      if (typeof spec.expirationSeconds !== 'number' || !Number.isInteger(spec.expirationSeconds)) {
-        errs.push({ field: 'spec.expirationSeconds', type: 'FieldValueInvalid', message: 'Invalid value: must be an integer' });
-      } else if (spec.expirationSeconds < MIN_TOKEN_EXPIRATION_SECONDS) {
-        errs.push({ field: 'spec.expirationSeconds', type: 'FieldValueInvalid', message: `Invalid value: ${spec.expirationSeconds}: may not specify a duration less than 10 minutes` });
-      } else if (spec.expirationSeconds > 2 ** 32) {
-        errs.push({ field: 'spec.expirationSeconds', type: 'FieldValueTooLong', message: `Invalid value: ${spec.expirationSeconds}: may not specify a duration larger than 2^32 seconds` });
-      } else exp = spec.expirationSeconds;
-    }
-    let bound: BoundObject | undefined;
-    if (spec.boundObjectRef !== undefined && spec.boundObjectRef !== null) {
-      const ref = spec.boundObjectRef as { kind?: unknown; name?: unknown; uid?: unknown };
-      if (ref.kind !== 'Pod' && ref.kind !== 'Secret') {
-        errs.push({ field: 'spec.boundObjectRef.kind', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(ref.kind ?? '')}: supported values: "Pod", "Secret"` });
-      } else if (typeof ref.name !== 'string' || ref.name === '') {
-        errs.push({ field: 'spec.boundObjectRef.name', type: 'FieldValueRequired', message: 'Required value' });
-      } else {
-        const target = o.objects(ref.kind === 'Pod' ? 'pods' : 'secrets', namespace, ref.name);
-        if (!target) throw new StatusError(404, 'NotFound', `${ref.kind === 'Pod' ? 'pods' : 'secrets'} "${ref.name}" not found`, { name: ref.name, kind: ref.kind === 'Pod' ? 'pods' : 'secrets' });
-        if (typeof ref.uid === 'string' && ref.uid !== '' && ref.uid !== target.metadata?.uid) {
-          throw new StatusError(409, 'Conflict', `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
-        }
-        bound = { kind: ref.kind, name: ref.name, uid: target.metadata?.uid ?? '' };
+  return {
+    // JSON, YAML or the protobuf envelope (the catalog knows TokenRequest); the endpoint checks the type meta
+    body: { kind: { kind: 'TokenRequest', apiVersions: [`${group}/v1`, 'authentication.k8s.io/v1'] } },
+    create: async (ctx, tr) => {
+      const { namespace, name } = ctx;
+      // 404 when the account does not exist (the store reports it)
+      const sa = await ctx.store().get(namespace, name);
+      const spec = (tr.spec ?? {}) as { audiences?: unknown; expirationSeconds?: unknown; boundObjectRef?: unknown };
+      const errs: FieldError[] = [];
+      let audiences = o.apiAudiences;
+      if (spec.audiences !== undefined && spec.audiences !== null) {
+        if (!Array.isArray(spec.audiences) || spec.audiences.some((a) => typeof a !== 'string' || a === '')) {
+          errs.push({ field: 'spec.audiences', type: 'FieldValueInvalid', message: 'Invalid value: audiences must be non-empty strings' });
+        } else if (spec.audiences.length > 0) audiences = spec.audiences as string[];
       }
-    }
-    if (errs.length > 0) throw invalid('TokenRequest', group, name, errs);
-    // longer requests are capped, as Kubernetes does, rather than refused
-    if (o.maxExpirationSeconds !== undefined && exp > o.maxExpirationSeconds) exp = o.maxExpirationSeconds;
-    const { token, expiresAt } = await o.issuer.issue({
-      namespace,
-      name,
-      uid: sa.metadata?.uid ?? '',
-      audiences,
-      expirationSeconds: exp,
-      ...(bound ? { boundObject: bound } : {}),
-    });
-    return {
-      status: 201,
-      body: {
-        apiVersion: typeof tr.apiVersion === 'string' ? tr.apiVersion : `${group}/v1`,
-        kind: 'TokenRequest',
-        metadata: { name, namespace, creationTimestamp: new Date(expiresAt.getTime() - exp * 1000).toISOString().replace(/\.\d+Z$/, 'Z') },
-        spec: { audiences, expirationSeconds: exp, boundObjectRef: spec.boundObjectRef ?? null },
-        status: { token, expirationTimestamp: expiresAt.toISOString().replace(/\.\d+Z$/, 'Z') },
-      },
-    };
+      let exp = DEFAULT_TOKEN_EXPIRATION_SECONDS;
+      if (spec.expirationSeconds !== undefined && spec.expirationSeconds !== null) {
+        if (typeof spec.expirationSeconds !== 'number' || !Number.isInteger(spec.expirationSeconds)) {
+          errs.push({ field: 'spec.expirationSeconds', type: 'FieldValueInvalid', message: 'Invalid value: must be an integer' });
+        } else if (spec.expirationSeconds < MIN_TOKEN_EXPIRATION_SECONDS) {
+          errs.push({ field: 'spec.expirationSeconds', type: 'FieldValueInvalid', message: `Invalid value: ${spec.expirationSeconds}: may not specify a duration less than 10 minutes` });
+        } else if (spec.expirationSeconds > 2 ** 32) {
+          errs.push({ field: 'spec.expirationSeconds', type: 'FieldValueTooLong', message: `Invalid value: ${spec.expirationSeconds}: may not specify a duration larger than 2^32 seconds` });
+        } else exp = spec.expirationSeconds;
+      }
+      let bound: BoundObject | undefined;
+      if (spec.boundObjectRef !== undefined && spec.boundObjectRef !== null) {
+        const ref = spec.boundObjectRef as { kind?: unknown; name?: unknown; uid?: unknown };
+        if (ref.kind !== 'Pod' && ref.kind !== 'Secret') {
+          errs.push({ field: 'spec.boundObjectRef.kind', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(ref.kind ?? '')}: supported values: "Pod", "Secret"` });
+        } else if (typeof ref.name !== 'string' || ref.name === '') {
+          errs.push({ field: 'spec.boundObjectRef.name', type: 'FieldValueRequired', message: 'Required value' });
+        } else {
+          const target = o.objects(ref.kind === 'Pod' ? 'pods' : 'secrets', namespace, ref.name);
+          if (!target) throw new StatusError(404, 'NotFound', `${ref.kind === 'Pod' ? 'pods' : 'secrets'} "${ref.name}" not found`, { name: ref.name, kind: ref.kind === 'Pod' ? 'pods' : 'secrets' });
+          if (typeof ref.uid === 'string' && ref.uid !== '' && ref.uid !== target.metadata?.uid) {
+            throw new StatusError(409, 'Conflict', `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+          }
+          bound = { kind: ref.kind, name: ref.name, uid: target.metadata?.uid ?? '' };
+        }
+      }
+      if (errs.length > 0) throw invalid('TokenRequest', group, name, errs);
+      // longer requests are capped, as Kubernetes does, rather than refused
+      if (o.maxExpirationSeconds !== undefined && exp > o.maxExpirationSeconds) exp = o.maxExpirationSeconds;
+      const { token, expiresAt } = await o.issuer.issue({
+        namespace,
+        name,
+        uid: sa.metadata?.uid ?? '',
+        audiences,
+        expirationSeconds: exp,
+        ...(bound ? { boundObject: bound } : {}),
+      });
+      return {
+        status: 201,
+        object: {
+          apiVersion: typeof tr.apiVersion === 'string' ? tr.apiVersion : `${group}/v1`,
+          kind: 'TokenRequest',
+          metadata: { name, namespace, creationTimestamp: new Date(expiresAt.getTime() - exp * 1000).toISOString().replace(/\.\d+Z$/, 'Z') },
+          spec: { audiences, expirationSeconds: exp, boundObjectRef: spec.boundObjectRef ?? null },
+          status: { token, expirationTimestamp: expiresAt.toISOString().replace(/\.\d+Z$/, 'Z') },
+        },
+      };
+    },
   };
 }

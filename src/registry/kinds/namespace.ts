@@ -4,7 +4,9 @@
 // namespace controller has removed its contents (spec 000 §3.1); it is
 // changed only through the `finalize` sub-resource, as in Kubernetes.
 
+import { badRequest } from '../../core/errors.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { Capabilities } from '../capabilities.js';
 import type { ApiObject, ResourceDefinition } from '../types.js';
 import { column, fieldOf, getString } from './columns.js';
 import { atomicList, enumOf, listMap, obj, proto, str, time } from '../../machinery/schema/dsl.js';
@@ -47,7 +49,6 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
         ),
       }), undefined, { default: {} }),
     })),
-    // PUT namespaces/{name}/finalize: the handler is src/endpoints/handlers/builtin-kinds.ts (the server attaches it)
     strategy: {
       default(o) {
         const spec = (o.spec ??= {}) as { finalizers?: string[] };
@@ -64,8 +65,28 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
       columns: [column('Status', 'string', (o) => getString(o, 'status', 'phase') ?? '', { description: 'The status of the namespace' })],
       selectableFields: { 'status.phase': fieldOf('status', 'phase') },
     },
+    // PUT namespaces/{name}/finalize (the endpoint layer decodes the Namespace body)
+    capabilities: { finalize: FINALIZE },
   };
 }
+
+/** the `finalize` sub-resource: an update that replaces spec.finalizers and nothing else */
+const FINALIZE: Capabilities = {
+  async update(ctx, obj) {
+    if (obj.metadata?.name !== undefined && obj.metadata.name !== ctx.name) {
+      throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${ctx.name})`);
+    }
+    const wanted = finalizersOf(obj);
+    if (!Array.isArray(wanted) || wanted.some((f) => typeof f !== 'string')) throw badRequest('spec.finalizers must be a list of strings');
+    const r = await ctx.store().guaranteedUpdate('', ctx.name, { dryRun: ctx.dryRun }, (cur) => {
+      const next = cur!;
+      next.spec = { ...((next.spec as object | undefined) ?? {}), finalizers: [...wanted] };
+      if (obj.metadata?.resourceVersion) next.metadata!.resourceVersion = obj.metadata.resourceVersion;
+      return next;
+    });
+    return { status: 200, object: r.object };
+  },
+};
 
 /** the finalizer the namespace controller removes once the namespace is empty */
 export const NAMESPACE_FINALIZER = 'kubernetes';

@@ -1,0 +1,119 @@
+// The endpoint side of the capability interfaces (src/registry/capabilities.ts,
+// issue #9 item 1): the installer routes a verb of a resource or sub-resource
+// with `ResourceDefinition.capabilities` here; this file decodes the request
+// (body format, type meta, dryRun, a patch) and encodes the capability's
+// answer, as the generic verb handlers do for stored kinds.
+
+import { parse as parseYaml } from 'yaml';
+import { badRequest, unsupportedMediaType } from '../../core/errors.js';
+import { applyJsonPatch } from '../../machinery/patch/json-patch.js';
+import { applyMergePatch } from '../../machinery/patch/merge-patch.js';
+import { apiVersionOf } from '../../registry/registry.js';
+import type { BodyDecoding, Capabilities, CapabilityContext } from '../../registry/capabilities.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
+import type { ApiRequest, ApiResponse } from '../request.js';
+import { bodyText, decodeObjectBody, parseBody, parseDryRun, parseFieldValidation } from './common.js';
+import type { HandlerContext } from './context.js';
+import { fieldManagerOf } from './create.js';
+import { patchMediaTypes } from '../../machinery/patch/media-types.js';
+
+type Handler = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
+
+/** the handler of `verb` served by `cap`; undefined when the capabilities do not serve it */
+export function capabilityHandler(cap: Capabilities, verb: string): Handler | undefined {
+  switch (verb) {
+    case 'create':
+      if (!cap.create) return undefined;
+      return async (ctx, req) => {
+        const c = context(ctx, req);
+        return answer(await cap.create!(c, decodeBody(req, cap.body)));
+      };
+    case 'get':
+      if (!cap.get) return undefined;
+      return async (ctx, req) => answer(await cap.get!(context(ctx, req, false)));
+    case 'update':
+      if (!cap.update) return undefined;
+      return async (ctx, req) => {
+        const c = context(ctx, req);
+        return answer(await cap.update!(c, decodeBody(req, cap.body)));
+      };
+    case 'patch':
+      if (!cap.patch) return undefined;
+      return async (ctx, req) => {
+        const c = context(ctx, req);
+        const { type, patch } = decodePatch(req);
+        return answer(await cap.patch!(c, (current) => applyPatch(type, current, patch, cap.body?.kind?.kind ?? req.def.kind)));
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** a write's dryRun is parsed before the body, as the generic write handlers do; reads ignore it */
+function context(ctx: HandlerContext, req: ApiRequest, write = true): CapabilityContext {
+  return {
+    user: req.user,
+    namespace: req.info.namespace,
+    name: req.info.name,
+    dryRun: write && parseDryRun(req.query),
+    store: () => ctx.storeFor(req.def),
+    ...(ctx.authorizer ? { authorizer: ctx.authorizer } : {}),
+    fieldValidation: () => parseFieldValidation(req.query),
+    fieldManager: (optionsKind) => fieldManagerOf(ctx, req, optionsKind),
+  };
+}
+
+/** the patch document; its type is checked when it is applied (after the object was read) */
+function decodePatch(req: ApiRequest): { type: string; patch: JSONValue } {
+  const type = (req.contentType || '').split(';')[0]!.trim().toLowerCase(); // split returns at least one part
+  try {
+    // apply configurations are YAML (JSON is YAML too)
+    return { type, patch: (type === 'application/apply-patch+yaml' ? parseYaml(bodyText(req)) : JSON.parse(bodyText(req))) as JSONValue };
+  } catch (e) {
+    throw badRequest(`the request body could not be decoded: ${(e as Error).message.split('\n')[0]}`);
+  }
+}
+
+/**
+ * applies a patch to a capability's view of the object; the views have no
+ * lists (a Scale), so strategic merge and apply are a merge patch on them
+ */
+function applyPatch(type: string, current: ApiObject, patch: JSONValue, kind: string): ApiObject {
+  const doc = current as unknown as JSONValue;
+  switch (type) {
+    case 'application/json-patch+json': return asObject(applyJsonPatch(doc, patch), kind);
+    case 'application/merge-patch+json':
+    case 'application/strategic-merge-patch+json':
+    case 'application/apply-patch+yaml':
+      return asObject(applyMergePatch(doc, patch), kind);
+    default:
+      throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${patchMediaTypes(true).join(', ')}`);
+  }
+}
+
+function asObject(v: unknown, kind: string): ApiObject {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badRequest(`the body of the request must be a ${kind} object`);
+  return v as ApiObject;
+}
+
+function answer(r: { status: number; object: Record<string, unknown>; warnings?: string[] }): ApiResponse {
+  return { status: r.status, body: r.object, ...(r.warnings?.length ? { warnings: r.warnings } : {}) };
+}
+
+/** the body as the capability wants it: an object of the endpoint's kind, or of the sub-resource's own kind */
+function decodeBody(req: ApiRequest, how: BodyDecoding | undefined): ApiObject {
+  if (how?.optional && (!req.body || req.body.length === 0)) {
+    return how.kind
+      ? { ...(how.kind.apiVersions?.[0] !== undefined ? { apiVersion: how.kind.apiVersions[0] } : {}), kind: how.kind.kind }
+      : { apiVersion: apiVersionOf(req.def), kind: req.def.kind };
+  }
+  if (!how?.kind) return decodeObjectBody(req).obj;
+  // JSON, YAML or the protobuf envelope (the catalog knows the sub-resource kinds, e.g. TokenRequest)
+  const { kind, apiVersions } = how.kind;
+  const obj = asObject(parseBody(req).value, kind);
+  if (apiVersions && obj.apiVersion !== undefined && !apiVersions.includes(String(obj.apiVersion))) {
+    throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${apiVersions[0] ?? ''})`);
+  }
+  if (obj.kind !== undefined && obj.kind !== kind) throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${kind})`);
+  return apiVersions?.[0] !== undefined && obj.apiVersion === undefined ? { ...obj, apiVersion: apiVersions[0] } : obj;
+}
