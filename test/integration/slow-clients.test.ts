@@ -10,9 +10,10 @@
 // limit, and clients that vanish mid-body.
 
 import { connect as netConnect, type Socket } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { adminTls, closedByServer } from '../helpers/raw-tls.js';
 
 let t: TestServer;
 
@@ -25,27 +26,7 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function tls(): Promise<TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const s = tlsConnect({ host: '127.0.0.1', port: t.server.port, ca: t.server.caPem, cert: t.server.adminCertPem, key: t.server.adminKeyPem });
-    s.once('secureConnect', () => resolve(s));
-    s.once('error', reject);
-  });
-}
-
-/** resolves with what the server sent once it closes the connection; rejects if it has not after `ms` */
-function closedByServer(s: Socket, ms: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const got: Buffer[] = [];
-    s.on('data', (d: Buffer) => got.push(d));
-    s.on('error', () => undefined);
-    const timer = setTimeout(() => reject(new Error(`the server kept the connection open for ${ms} ms`)), ms);
-    s.once('close', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(got).toString('latin1'));
-    });
-  });
-}
+const tls = (): Promise<TLSSocket> => adminTls(t);
 
 /** an honest client: a list answered 200 */
 async function honest(): Promise<void> {

@@ -5,9 +5,10 @@
 // more than the budget (2 MiB here); the sum never exceeds it, and a watcher
 // that reads gets every event and is never ended.
 
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { adminTls, closedByServer } from '../helpers/raw-tls.js';
 
 const BUDGET = 2 * 1024 * 1024;
 let t: TestServer;
@@ -21,26 +22,7 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function tls(): Promise<TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const s = tlsConnect({ host: '127.0.0.1', port: t.server.port, ca: t.server.caPem, cert: t.server.adminCertPem, key: t.server.adminKeyPem });
-    s.once('secureConnect', () => resolve(s));
-    s.once('error', reject);
-  });
-}
-
-function closedByServer(s: TLSSocket, ms: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const got: Buffer[] = [];
-    s.on('data', (d: Buffer) => got.push(d));
-    s.on('error', () => undefined);
-    const timer = setTimeout(() => reject(new Error(`the server kept the connection open for ${ms} ms`)), ms);
-    s.once('close', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(got).toString('latin1'));
-    });
-  });
-}
+const tls = (): Promise<TLSSocket> => adminTls(t);
 
 describe('watch backlog budget (server-wide)', () => {
   it('ends non-reading watchers once together they exceed the budget; the total stays within it and a reader is unaffected', async () => {

@@ -171,8 +171,8 @@ for seg in r.stream(amt=None, decode_content=False):
       wake?.();
     });
     py.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const line = async (want: string): Promise<boolean> => {
-      const end = Date.now() + DELIVERY_BOUND_MS;
+    const line = async (want: string, boundMs = DELIVERY_BOUND_MS): Promise<boolean> => {
+      const end = Date.now() + boundMs;
       while (!lines.includes(want) && Date.now() < end) {
         await new Promise<void>((r) => {
           wake = r;
@@ -182,7 +182,9 @@ for seg in r.stream(amt=None, decode_content=False):
       return lines.includes(want);
     };
     try {
-      expect(await line('status 200'), stderr).toBe(true);
+      // starting Python and importing urllib3 is not what is measured: a CI host running
+      // the suite's other files beside it took over 10 s once; the events keep their bound
+      expect(await line('status 200', 40_000), stderr).toBe(true);
       for (const name of ['py-one', 'py-two', 'py-three']) {
         expect((await t.request('POST', '/api/v1/namespaces/framing-py/configmaps', { body: cm(name) })).status).toBe(201);
         expect(await line(`ADDED ${name}`), `urllib3 got ${name} before the next write; stderr: ${stderr}`).toBe(true);
@@ -190,5 +192,5 @@ for seg in r.stream(amt=None, decode_content=False):
     } finally {
       py.kill();
     }
-  });
+  }, 120_000);
 });
