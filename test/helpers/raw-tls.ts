@@ -27,3 +27,22 @@ export function closedByServer(s: Socket, ms: number): Promise<string> {
     });
   });
 }
+
+/**
+ * `n` watch streams on `path` whose clients never read (paused sockets: the
+ * kernel buffers fill, then the server's backlog), and one that reads
+ * everything; `seen()` is what the reader has received so far.
+ */
+export async function stalledWatchersAndReader(t: TestServer, path: string, n: number): Promise<{ stalled: TLSSocket[]; reader: TLSSocket; seen(): string }> {
+  const request = `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+  const stalled = await Promise.all(Array.from({ length: n }, () => adminTls(t)));
+  for (const s of stalled) {
+    s.write(request);
+    s.pause();
+  }
+  const reader = await adminTls(t);
+  let seen = '';
+  reader.on('data', (d: Buffer) => (seen += d.toString('latin1')));
+  reader.write(request);
+  return { stalled, reader, seen: () => seen };
+}

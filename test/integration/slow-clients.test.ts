@@ -13,7 +13,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
-import { adminTls, closedByServer } from '../helpers/raw-tls.js';
+import { adminTls, closedByServer, stalledWatchersAndReader } from '../helpers/raw-tls.js';
 
 let t: TestServer;
 
@@ -142,17 +142,7 @@ describe('slow and broken clients', () => {
     expect((await t.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })).status).toBe(201);
     const before = t.server.watch.stats().slowWatchersEnded;
     const path = `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=0`;
-    const stalled = await Promise.all(Array.from({ length: 10 }, () => tls()));
-    for (const s of stalled) {
-      s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
-      // never read: the kernel buffers fill, then the server's backlog
-      s.pause();
-    }
-    // an honest watcher that reads everything
-    const reader = await tls();
-    let seen = '';
-    reader.on('data', (d: Buffer) => (seen += d.toString('latin1')));
-    reader.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const { stalled, reader, seen } = await stalledWatchersAndReader(t, path, 10);
     await sleep(300);
     const N = 800;
     const value = 'v'.repeat(64 * 1024);
@@ -178,10 +168,9 @@ describe('slow and broken clients', () => {
     }
     // the reader saw every create
     const created = (await t.request('GET', `/api/v1/namespaces/${ns}/configmaps`)).json<{ items: unknown[] }>().items.length;
-    for (let i = 0; i < 100 && (seen.match(/"type":"ADDED"/g) ?? []).length < created; i++) await sleep(100);
-    expect((seen.match(/"type":"ADDED"/g) ?? []).length).toBe(created);
-    if (seen.includes('"code":410')) console.error('reader ended', seen.lastIndexOf('"code":410'), seen.length, (seen.match(/"type":"ADDED"/g) ?? []).length, created);
-    expect(seen).not.toContain('"code":410');
+    for (let i = 0; i < 100 && (seen().match(/"type":"ADDED"/g) ?? []).length < created; i++) await sleep(100);
+    expect((seen().match(/"type":"ADDED"/g) ?? []).length).toBe(created);
+    expect(seen()).not.toContain('"code":410');
     reader.destroy();
   }, 90_000);
 

@@ -5,10 +5,9 @@
 // more than the budget (2 MiB here); the sum never exceeds it, and a watcher
 // that reads gets every event and is never ended.
 
-import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
-import { adminTls, closedByServer } from '../helpers/raw-tls.js';
+import { closedByServer, stalledWatchersAndReader } from '../helpers/raw-tls.js';
 
 const BUDGET = 2 * 1024 * 1024;
 let t: TestServer;
@@ -22,22 +21,13 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const tls = (): Promise<TLSSocket> => adminTls(t);
 
 describe('watch backlog budget (server-wide)', () => {
   it('ends non-reading watchers once together they exceed the budget; the total stays within it and a reader is unaffected', async () => {
     const ns = 'budget';
     expect((await t.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })).status).toBe(201);
     const path = `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=0`;
-    const stalled = await Promise.all(Array.from({ length: 12 }, () => tls()));
-    for (const s of stalled) {
-      s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
-      s.pause();
-    }
-    const reader = await tls();
-    let seen = '';
-    reader.on('data', (d: Buffer) => (seen += d.toString('latin1')));
-    reader.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const { stalled, reader, seen } = await stalledWatchersAndReader(t, path, 12);
     await sleep(300);
     const ended = () => t.server.watch.stats().budgetWatchersEnded;
     let maxTotal = 0;
@@ -72,9 +62,9 @@ describe('watch backlog budget (server-wide)', () => {
     console.log(`budget: ${with410.length} of ${tails.length} stalled watchers read their 410; the rest were cut off; max total backlog ${maxTotal}`);
     // the reader saw every create and no 410
     const created = (await t.request('GET', `/api/v1/namespaces/${ns}/configmaps`)).json<{ items: unknown[] }>().items.length;
-    for (let i = 0; i < 100 && (seen.match(/"type":"ADDED"/g) ?? []).length < created; i++) await sleep(100);
-    expect((seen.match(/"type":"ADDED"/g) ?? []).length).toBe(created);
-    expect(seen).not.toContain('"code":410');
+    for (let i = 0; i < 100 && (seen().match(/"type":"ADDED"/g) ?? []).length < created; i++) await sleep(100);
+    expect((seen().match(/"type":"ADDED"/g) ?? []).length).toBe(created);
+    expect(seen()).not.toContain('"code":410');
     reader.destroy();
   }, 120_000);
 });
