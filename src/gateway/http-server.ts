@@ -104,12 +104,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
     const query = new URLSearchParams(req.getQuery() ?? '');
-    const headers = new Map<string, string>();
-    req.forEach((raw, v) => {
-      const k = decodeHeaderName(raw);
-      const prev = headers.get(k);
-      headers.set(k, prev === undefined ? v : `${prev}, ${v}`);
-    });
+    const headers = readHeaders(req);
     const proxiedAddress = Buffer.from(res.getProxiedRemoteAddressAsText()).toString();
     // Most requests (creates, gets) never look at the signal: the
     // controller is made on first use, already aborted if the client left.
@@ -287,12 +282,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     upgrade: (res, req, context) => {
       const path = req.getUrl();
       const query = new URLSearchParams(req.getQuery() ?? '');
-      const headers = new Map<string, string>();
-      req.forEach((raw, v) => {
-        const k = decodeHeaderName(raw);
-        const prev = headers.get(k);
-        headers.set(k, prev === undefined ? v : `${prev}, ${v}`);
-      });
+      const headers = readHeaders(req);
       const key = headers.get('sec-websocket-key') ?? '';
       const method = req.getMethod().toUpperCase();
       const ctrl = new AbortController();
@@ -466,4 +456,15 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       (app as unknown as { close(): void }).close();
     },
   };
+}
+
+/** the request's headers, names decoded (see decodeHeaderName), repeated ones joined with ", " (RFC 9110 §5.3) */
+function readHeaders(req: uws.HttpRequest): Map<string, string> {
+  const headers = new Map<string, string>();
+  req.forEach((raw, v) => {
+    const k = decodeHeaderName(raw);
+    const prev = headers.get(k);
+    headers.set(k, prev === undefined ? v : `${prev}, ${v}`);
+  });
+  return headers;
 }
