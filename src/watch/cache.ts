@@ -231,6 +231,32 @@ export class WatchCache<W extends IndexedWatcher = IndexedWatcher> {
     yield* this.allNamespaces;
   }
 
+  /**
+   * Every watcher any of `events` may concern (each once): the watchers of
+   * the events' namespaces and the all-namespaces ones.
+   */
+  watchersForEvents(events: readonly CacheEvent[]): W[] {
+    const out: W[] = [];
+    if (this.namespaced) {
+      let last: string | undefined;
+      let seen: Set<string> | undefined;
+      for (const ev of events) {
+        const ns = ev.namespace;
+        if (ns === last || ns === '') continue;
+        if (last !== undefined) {
+          seen ??= new Set([last]);
+          if (seen.has(ns)) continue;
+          seen.add(ns);
+        }
+        last = ns;
+        const s = this.byNamespace.get(ns);
+        if (s) for (const w of s) out.push(w);
+      }
+    }
+    for (const w of this.allNamespaces) out.push(w);
+    return out;
+  }
+
   allWatchers(): W[] {
     const out: W[] = [...this.allNamespaces];
     for (const s of this.byNamespace.values()) out.push(...s);

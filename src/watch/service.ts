@@ -23,7 +23,7 @@ import { type CacheEvent, WatchCache, typePrefixOf } from './cache.js';
 import { WatchBacklogBudget } from './backlog-budget.js';
 import { INITIAL_EVENTS_END, type WatchEncoder } from './encode.js';
 import { type StartPlan, type WatchParams, startPlan } from './params.js';
-import { type EndReason, type ObjectFilter, type PassMemo, Watcher } from './watcher.js';
+import { DispatchMemo, type EndReason, type ObjectFilter, Watcher } from './watcher.js';
 import { HistoryWindow } from './window.js';
 
 export interface WatchServiceOptions {
@@ -106,14 +106,13 @@ interface RevisionWaiter {
 
 interface DispatchCursor {
   cache: WatchCache<Watcher>;
+  /** the cache's pending events this pass delivers (revision order) */
   events: CacheEvent[];
-  /** the next event of `events` to deliver */
-  event: number;
-  /** the watchers `events[event]` goes to (taken when its delivery starts) */
-  watchers: Watcher[] | undefined;
+  /** every watcher any of `events` may concern, taken when the pass starts */
+  watchers: Watcher[];
   /** the next watcher of `watchers` */
   watcher: number;
-  memo: PassMemo;
+  memo: DispatchMemo;
 }
 
 interface RingEntry {
@@ -211,13 +210,15 @@ export class WatchService {
   }
 
   /**
-   * One slice of fan-out: at most `fanoutSlice` deliveries, then the rest in
-   * a later turn, so a burst of events to many watchers never holds the event
-   * loop (and the write responses and new requests waiting on it) for the
-   * whole pass. Order is kept: a cache's events go out in revision order,
-   * each to every watcher before the next; a cache's events applied during
-   * the pass wait for the pass to end. A watcher registered meanwhile starts
-   * at a revision past the pending events (register), so it is skipped for them.
+   * One slice of fan-out: at most `fanoutSlice` deliveries (a watcher visited
+   * counts at least one), then the rest in a later turn, so a burst of events
+   * to many watchers never holds the event loop (and the write responses and
+   * new requests waiting on it) for the whole pass. The pass is watcher-major
+   * (docs/watch.md "Batches"): each watcher gets all of the pass's events that
+   * concern it in one write, in revision order; a watcher's batch is never
+   * split between slices. A cache's events applied during the pass wait for
+   * the next pass. A watcher registered meanwhile starts at a revision past
+   * the pass's events (register) and is not in the pass's watcher list.
    */
   private dispatch(): void {
     this.dispatchScheduled = false;
@@ -228,23 +229,16 @@ export class WatchService {
         const next = this.dirty.values().next();
         if (next.done) break;
         this.dirty.delete(next.value);
-        c = this.cursor = { cache: next.value, events: next.value.takePending(), event: 0, watchers: undefined, watcher: 0, memo: new Map() };
+        const events = next.value.takePending();
+        if (events.length === 0) continue;
+        c = this.cursor = { cache: next.value, events, watchers: next.value.watchersForEvents(events), watcher: 0, memo: new DispatchMemo() };
       }
-      while (budget > 0 && c.event < c.events.length) {
-        const ev = c.events[c.event]!;
-        const ws = (c.watchers ??= [...c.cache.watchersFor(ev.namespace)]);
-        while (budget > 0 && c.watcher < ws.length) {
-          const w = ws[c.watcher++]!;
-          budget--;
-          if (ev.revision > w.sentRevision) w.deliver(ev, c.memo);
-        }
-        if (c.watcher >= ws.length) {
-          c.event++;
-          c.watchers = undefined;
-          c.watcher = 0;
-        }
+      const { events, watchers, memo } = c;
+      while (budget > 0 && c.watcher < watchers.length) {
+        const n = watchers[c.watcher++]!.deliverBatch(events, memo);
+        budget -= n > 0 ? n : 1;
       }
-      if (c.event >= c.events.length) this.cursor = undefined;
+      if (c.watcher >= watchers.length) this.cursor = undefined;
     }
     if (this.cursor || this.dirty.size > 0) {
       this.slices++;

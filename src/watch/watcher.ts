@@ -15,6 +15,38 @@ export type ObjectFilter = (obj: ApiObject) => boolean;
 /** encodings valid for one dispatch pass only (non-durable encoders, e.g. tables) */
 export type PassMemo = Map<CacheEvent, Map<string, Buffer>>;
 
+/**
+ * What one dispatch pass shares between its watchers (docs/watch.md
+ * "Fan-out and encoding once"): per-event encodings of non-durable encoders,
+ * and the **batch bytes**: every event of the pass a watcher gets, concatenated
+ * once per (share key, namespace, first event) and written to each such
+ * watcher as the same Buffer.
+ */
+export class DispatchMemo {
+  readonly events: PassMemo = new Map();
+  /** share key -> watcher namespace -> index of the first event -> [bytes, events in them] */
+  private readonly batches = new Map<string, Map<string, Map<number, Batch>>>();
+
+  batch(shareKey: string, namespace: string, from: number): Batch | undefined {
+    return this.batches.get(shareKey)?.get(namespace)?.get(from);
+  }
+
+  setBatch(shareKey: string, namespace: string, from: number, b: Batch): void {
+    let byNs = this.batches.get(shareKey);
+    if (!byNs) this.batches.set(shareKey, (byNs = new Map()));
+    let byFrom = byNs.get(namespace);
+    if (!byFrom) byNs.set(namespace, (byFrom = new Map()));
+    byFrom.set(from, b);
+  }
+}
+
+interface Batch {
+  bytes: Buffer;
+  count: number;
+}
+
+type ObjectEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
 export interface WatcherOptions {
   namespace: string;
   /** undefined = every object matches */
@@ -37,6 +69,8 @@ export interface WatcherOptions {
 
 export type EndReason = WatchEndReason;
 
+const EMPTY = Buffer.alloc(0);
+
 export class Watcher {
   readonly namespace: string;
   readonly allowBookmarks: boolean;
@@ -49,11 +83,23 @@ export class Watcher {
   private state: WatcherState = 'starting';
   private allowance: number;
   eventsSent = 0;
+  /** `<type>|<shareKey>` of a durable encoder, built once: no string is built per delivery */
+  private readonly typeKeys: Record<ObjectEventType, string> | undefined;
 
   constructor(private readonly opts: WatcherOptions) {
     this.namespace = opts.namespace;
     this.allowBookmarks = opts.allowBookmarks;
     this.allowance = opts.maxBacklogBytes;
+    const enc = opts.encoder;
+    if (enc.durable) {
+      const k = enc.shareKey();
+      this.typeKeys = { ADDED: `ADDED|${k}`, MODIFIED: `MODIFIED|${k}`, DELETED: `DELETED|${k}` };
+    }
+  }
+
+  /** whether an event of this cache concerns this watcher's namespace ('' = all, or a cluster-scoped type) */
+  private inNamespace(ev: CacheEvent): boolean {
+    return this.namespace === '' || ev.namespace === this.namespace;
   }
 
   get isEnded(): boolean {
@@ -91,7 +137,7 @@ export class Watcher {
       } else b = enc.objectEvent('ADDED', this.served(o.object));
       enc.sentObjectEvent();
       bytes += b.length;
-      this.write(b);
+      this.write(b, 1);
     }
     // the initial burst may sit in the socket buffer for a while; it is not "falling behind"
     this.allowance += bytes;
@@ -99,20 +145,93 @@ export class Watcher {
     this.reportBacklog();
   }
 
-  /** replayed or live event; returns false when the watcher ended */
-  deliver(ev: CacheEvent, memo?: PassMemo): boolean {
+  /** one replayed event; returns false when the watcher ended */
+  deliver(ev: CacheEvent): boolean {
     if (this.isEnded) return false;
-    const type = this.eventTypeFor(ev);
-    if (type === undefined) return true;
+    const b = this.encodeFor(ev, undefined);
+    if (!b) return true;
+    this.write(b, 1);
+    return this.checkBacklog();
+  }
+
+  /**
+   * Every event of `events` (one cache, revision order) this watcher gets,
+   * in ONE write: one uWS write, one read and one TLS record in the front,
+   * one DATA frame on HTTP/2, however many events a pass carries. Events at
+   * or below `sentRevision` (covered by the start) and of other namespaces
+   * are skipped. Watchers without a filter and with a durable encoder get
+   * the same sequence of bytes for the same (share key, namespace, first
+   * event), so that concatenation is built once per pass and shared
+   * (`memo`); the per-watcher path then allocates nothing. Returns the
+   * number of events written.
+   */
+  deliverBatch(events: readonly CacheEvent[], memo: DispatchMemo): number {
+    if (this.isEnded) return 0;
+    // events are in revision order: skip the prefix the start already covered
+    let from = 0;
+    while (from < events.length && events[from]!.revision <= this.sentRevision) from++;
+    if (from === events.length) return 0;
     const enc = this.opts.encoder;
-    const key = `${type}|${enc.shareKey()}`;
+    let bytes: Buffer | undefined;
+    let count = 0;
+    if (!this.opts.filter && this.typeKeys) {
+      const shareKey = enc.shareKey();
+      let batch = memo.batch(shareKey, this.namespace, from);
+      if (!batch) {
+        batch = this.concatFrom(events, from, undefined);
+        memo.setBatch(shareKey, this.namespace, from, batch);
+      }
+      bytes = batch.bytes;
+      count = batch.count;
+    } else {
+      const batch = this.concatFrom(events, from, memo);
+      bytes = batch.bytes;
+      count = batch.count;
+    }
+    if (count === 0) return 0;
+    this.write(bytes, count);
+    this.checkBacklog();
+    return count;
+  }
+
+  /** this watcher's events of `events` from `from`, concatenated (one event: its shared Buffer itself) */
+  private concatFrom(events: readonly CacheEvent[], from: number, memo: DispatchMemo | undefined): Batch {
+    let first: Buffer | undefined;
+    let parts: Buffer[] | undefined;
+    let total = 0;
+    for (let i = from; i < events.length; i++) {
+      const ev = events[i]!;
+      if (!this.inNamespace(ev)) continue;
+      const b = this.encodeFor(ev, memo);
+      if (!b) continue;
+      total += b.length;
+      if (!first) first = b;
+      else (parts ??= [first]).push(b);
+    }
+    if (!first) return { bytes: EMPTY, count: 0 };
+    if (!parts) return { bytes: first, count: 1 };
+    return { bytes: Buffer.concat(parts, total), count: parts.length };
+  }
+
+  /** the (shared) encoding of what this watcher sees of `ev`, or undefined when it sees nothing */
+  private encodeFor(ev: CacheEvent, memo: DispatchMemo | undefined): Buffer | undefined {
+    if (!this.inNamespace(ev)) return undefined;
+    const type = this.eventTypeFor(ev);
+    if (type === undefined) return undefined;
+    const enc = this.opts.encoder;
     let store: Map<string, Buffer> | undefined;
-    if (enc.durable) store = ev.encodings ??= new Map();
-    else if (memo) {
-      store = memo.get(ev);
-      if (!store) {
-        store = new Map();
-        memo.set(ev, store);
+    let key: string;
+    if (this.typeKeys) {
+      key = this.typeKeys[type];
+      store = ev.encodings ??= new Map();
+    } else {
+      key = `${type}|${enc.shareKey()}`;
+      if (memo) {
+        store = memo.events.get(ev);
+        if (!store) {
+          store = new Map();
+          memo.events.set(ev, store);
+        }
       }
     }
     let b = store?.get(key);
@@ -121,8 +240,7 @@ export class Watcher {
       store?.set(key, b);
     }
     enc.sentObjectEvent();
-    this.write(b);
-    return this.checkBacklog();
+    return b;
   }
 
   /**
@@ -150,7 +268,7 @@ export class Watcher {
 
   bookmark(resourceVersion: number, annotations?: Record<string, string>): void {
     if (this.isEnded) return;
-    this.write(this.opts.encoder.bookmark(String(resourceVersion), annotations));
+    this.write(this.opts.encoder.bookmark(String(resourceVersion), annotations), 1);
     this.checkBacklog();
   }
 
@@ -162,7 +280,7 @@ export class Watcher {
   /** a final ERROR event, then the end of the stream */
   fail(status: Status, why: EndReason = 'error'): void {
     if (this.isEnded) return;
-    this.write(this.opts.encoder.error(status));
+    this.write(this.opts.encoder.error(status), 1);
     this.finish(why);
   }
 
@@ -203,8 +321,9 @@ export class Watcher {
     }
   }
 
-  private write(b: Buffer): void {
-    this.eventsSent++;
+  /** `events`: how many watch events `b` holds */
+  private write(b: Buffer, events: number): void {
+    this.eventsSent += events;
     try {
       // `false` means the socket is backed up; the backlog check below decides what to do about it
       this.opts.sink.write(b);

@@ -157,6 +157,19 @@ describe('watch: resourceVersion (spec 000 §4.6 watch table)', () => {
     expect(sink.summary()).toEqual(['ADDED after', 'ADDED live']);
   });
 
+  it('N in a namespace: the replay from the window holds only that namespace\'s changes', async () => {
+    const { store, svc } = await setup();
+    const n = await put(store, configMaps, 'a', 'at-n');
+    await put(store, configMaps, 'b', 'other');
+    await put(store, configMaps, 'a', 'after');
+    const inA = watch(svc, store, { resourceVersion: String(n) }, { namespace: 'a' });
+    await put(store, configMaps, 'b', 'live-b');
+    await put(store, configMaps, 'a', 'live');
+    await until(() => inA.sink.events().length >= 2);
+    await sleep(20);
+    expect(inA.sink.summary()).toEqual(['ADDED after', 'ADDED live']);
+  });
+
   it('0: synthetic ADDED events for the current state, then changes', async () => {
     const { store, svc } = await setup();
     await put(store, configMaps, 'a', 'x');
