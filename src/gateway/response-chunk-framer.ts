@@ -75,6 +75,17 @@ export class ResponseChunkFramer extends Transform {
       case 'head':
         return this.head(st, buf, i);
       case 'lead': {
+        if (st.got === 0) {
+          const end = completeChunksEnd(buf, i);
+          if (end > i) {
+            // fast path: whole chunks `\r\n<hex>\r\n<data>` back to back. Each
+            // chunk's leading CRLF ends the chunk before it, so the re-framed
+            // bytes are the read itself from after the first CRLF, plus one CRLF:
+            // no per-chunk parsing into strings, one slice per read
+            this.out.push(buf.subarray(i + 2, end), CRLF);
+            return end;
+          }
+        }
         // the CRLF uWS puts before every chunk size: the previous chunk's end, already sent
         if (buf[i] !== CRLF[st.got]) return this.passthrough(buf, i, [CRLF.subarray(0, st.got)]);
         st.got++;
@@ -166,5 +177,39 @@ export class ResponseChunkFramer extends Transform {
     this.state = { s: 'passthrough' };
     if (from < buf.length) this.out.push(buf.subarray(from));
     return buf.length;
+  }
+}
+
+/** the value of a hex digit byte, or -1 */
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  if (c >= 0x41 && c <= 0x46) return c - 0x37;
+  return -1;
+}
+
+/**
+ * Where the run of complete non-empty chunks `\r\n<hex>\r\n<data>` that
+ * starts at `i` ends in `buf` (`i` when none is complete there). The last
+ * chunk (size 0), a partial chunk or anything else is left to the byte-wise
+ * path.
+ */
+function completeChunksEnd(buf: Buffer, i: number): number {
+  const len = buf.length;
+  let end = i;
+  for (;;) {
+    let k = end + 2;
+    if (k > len || buf[end] !== 0x0d || buf[end + 1] !== 0x0a) return end;
+    let size = 0;
+    let digits = 0;
+    for (; k < len && digits <= 8; k++, digits++) {
+      const v = hexValue(buf[k]!);
+      if (v < 0) break;
+      size = size * 16 + v;
+    }
+    if (digits === 0 || digits > 8 || size === 0 || k + 2 > len || buf[k] !== 0x0d || buf[k + 1] !== 0x0a) return end;
+    const dataEnd = k + 2 + size;
+    if (dataEnd > len) return end;
+    end = dataEnd;
   }
 }
