@@ -6,7 +6,7 @@
 // /v3/kv/put writes, and its native gRPC API through the etcd3 client: all
 // watches on one gRPC stream) for side-by-side ratios. Prints one JSON document.
 //
-//   npx tsx bench/watch-fanout.ts [--watchers 1000[,10000]] [--rate 20] [--duration 15] [--value-size 256] [--no-etcd] [--etcd native,gateway] [--tls-workers 2] [--orch h1,h2]
+//   npx tsx bench/watch-fanout.ts [--watchers 1000[,10000]] [--rate 20] [--duration 15] [--value-size 256] [--no-etcd] [--etcd native,gateway] [--tls-workers 2] [--orch h1,h2] [--h2-streams 1000]
 //
 // --orch h1,h2: h1 = one HTTP/1.1 TLS connection per watch; h2 = every watch a
 // stream of one HTTP/2 connection (ALPN h2, as client-go multiplexes an
@@ -45,6 +45,8 @@ const withEtcd = !process.argv.includes('--no-etcd');
 const etcdVias = flag('etcd', 'native,gateway').split(',');
 const tlsWorkers = Number(flag('tls-workers', '0'));
 const orchModes = flag('orch', 'h1,h2').split(',');
+// h2: watch streams per connection (the server's --http2-max-streams-per-connection, 1000); more watchers open more connections
+const h2Streams = Number(flag('h2-streams', '1000'));
 const loadScript = new URL('./watch-load.ts', import.meta.url).pathname;
 
 interface LoadResult {
@@ -125,6 +127,7 @@ async function benchOrch(watchers: number, h2: boolean): Promise<Record<string, 
     const result = await runLoad(
       {
         mode: h2 ? 'orch-h2' : 'orch',
+        streamsPerConnection: h2Streams,
         host: '127.0.0.1',
         port: server.port,
         watchers,

@@ -41,6 +41,13 @@ export interface LoadConfig {
   startRevision?: number;
   /** bytes of payload per written object */
   valueSize: number;
+  /**
+   * orch-h2: the most watch streams on one connection (the server's
+   * `--http2-max-streams-per-connection`, default 1000); more watchers open
+   * further connections, as Go's HTTP/2 transport does when a connection's
+   * stream limit is reached
+   */
+  streamsPerConnection?: number;
 }
 
 const cfg = JSON.parse(process.argv[2] ?? '{}') as LoadConfig;
@@ -158,12 +165,17 @@ function h2Session(): Promise<ClientHttp2Session> {
     s.once('error', reject);
   });
 }
-const h2WatchSession = cfg.mode === 'orch-h2' ? h2Session() : undefined;
+const streamsPerConnection = cfg.streamsPerConnection ?? 1000;
+const h2WatchSessions =
+  cfg.mode === 'orch-h2' ? Array.from({ length: Math.max(1, Math.ceil(cfg.watchers / streamsPerConnection)) }, () => h2Session()) : undefined;
+const h2WatchSession = h2WatchSessions?.[0];
 const h2WriteSession = cfg.mode === 'orch-h2' ? h2Session() : undefined;
 let h2Streams = 0;
+let h2Opened = 0;
 
 async function openH2Watcher(): Promise<boolean> {
-  const s = await h2WatchSession!;
+  // fill each connection up to the stream limit before using the next
+  const s = await h2WatchSessions![Math.floor(h2Opened++ / streamsPerConnection)]!;
   return new Promise((resolve) => {
     const st = s.request({ ':method': 'GET', ':path': watchPath(), accept: 'application/json' });
     let carry = '';
@@ -374,7 +386,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify({ result })}\n`);
   for (const s of sockets) s.destroy();
   grpcWatch?.close();
-  for (const s of [h2WatchSession, h2WriteSession]) void s?.then((x) => x.destroy());
+  for (const s of [...(h2WatchSessions ?? []), h2WriteSession]) void s?.then((x) => x.destroy());
   grpcWrite?.close();
   httpsAgent.destroy();
   httpAgent.destroy();

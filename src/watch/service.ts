@@ -50,9 +50,10 @@ export interface WatchServiceOptions {
   /** bookmark jitter and the default timeout's spread */
   random?: Random;
   /**
-   * The most deliveries (one event to one watcher) one dispatch slice makes
-   * before it yields to the event loop (docs/watch.md "Fan-out in slices"):
-   * requests, responses and TLS work run between slices. Default 2048: smaller slices break the batching of writes between uWS and the TLS front under load (docs/watch.md).
+   * The most watchers one dispatch slice writes to (each gets all of the
+   * pass's events that concern it in one write) before it yields to the
+   * event loop (docs/watch.md "Fan-out in slices"): requests, responses and
+   * TLS work run between slices. Default 2048.
    */
   fanoutSlice?: number;
 }
@@ -210,8 +211,8 @@ export class WatchService {
   }
 
   /**
-   * One slice of fan-out: at most `fanoutSlice` deliveries (a watcher visited
-   * counts at least one), then the rest in a later turn, so a burst of events
+   * One slice of fan-out: at most `fanoutSlice` watchers (each gets at most
+   * one write), then the rest in a later turn, so a burst of events
    * to many watchers never holds the event loop (and the write responses and
    * new requests waiting on it) for the whole pass. The pass is watcher-major
    * (docs/watch.md "Batches"): each watcher gets all of the pass's events that
@@ -234,9 +235,12 @@ export class WatchService {
         c = this.cursor = { cache: next.value, events, watchers: next.value.watchersForEvents(events), watcher: 0, memo: new DispatchMemo() };
       }
       const { events, watchers, memo } = c;
+      // a slice is counted in watchers visited (each at most one write), not in
+      // events: a watcher's write costs about the same for one event or many,
+      // so a backlog that grows the batches does not shrink the slices
       while (budget > 0 && c.watcher < watchers.length) {
-        const n = watchers[c.watcher++]!.deliverBatch(events, memo);
-        budget -= n > 0 ? n : 1;
+        watchers[c.watcher++]!.deliverBatch(events, memo);
+        budget--;
       }
       if (c.watcher >= watchers.length) this.cursor = undefined;
     }
