@@ -435,6 +435,34 @@ describe('watch: fan-out', () => {
     expect(svc.stats().fanoutYields).toBeGreaterThan(0);
   });
 
+  it('one pass, several events: each watcher gets its events of the pass in one write, shared by watchers of the same namespace', async () => {
+    const { store, svc } = await setup();
+    const all1 = watch(svc, store, { resourceVersion: '0' });
+    const all2 = watch(svc, store, { resourceVersion: '0' });
+    const inA1 = watch(svc, store, { resourceVersion: '0' }, { namespace: 'a' });
+    const inA2 = watch(svc, store, { resourceVersion: '0' }, { namespace: 'a' });
+    const webInA = watch(svc, store, { resourceVersion: '0', labelSelector: 'app=web' }, { namespace: 'a' });
+    await sleep(5);
+    // applied in one turn (group commit), so they form one dispatch pass
+    await Promise.all([
+      put(store, configMaps, 'a', 'x', { labels: { app: 'web' } }),
+      put(store, configMaps, 'b', 'y', { labels: { app: 'web' } }),
+      put(store, configMaps, 'a', 'z'),
+    ]);
+    await until(() => all1.sink.events().length === 3 && all2.sink.events().length === 3 && inA1.sink.events().length === 2);
+    await until(() => inA2.sink.events().length === 2 && webInA.sink.events().length === 1);
+    await sleep(20);
+    expect(all1.sink.summary()).toEqual(['ADDED x', 'ADDED y', 'ADDED z']);
+    expect(inA1.sink.summary()).toEqual(['ADDED x', 'ADDED z']);
+    expect(webInA.sink.summary()).toEqual(['ADDED x']);
+    // one write each, the same Buffer for watchers of the same namespace and representation
+    expect(all1.sink.chunks).toHaveLength(1);
+    expect(inA1.sink.chunks).toHaveLength(1);
+    expect(all1.sink.chunks[0]).toBe(all2.sink.chunks[0]);
+    expect(inA1.sink.chunks[0]).toBe(inA2.sink.chunks[0]);
+    expect(svc.stats().eventsSent).toBe(3 + 3 + 2 + 2 + 1);
+  });
+
   it('watchers of the same representation share the very same encoded bytes', async () => {
     const { store, svc } = await setup();
     const a = watch(svc, store, { resourceVersion: '0' });
