@@ -273,5 +273,10 @@ export function ownCopy(cmd: Command): Command {
 }
 
 function copyOp(op: Op): Op {
-  return op.type === 'put' ? { type: 'put', key: op.key, value: new Uint8Array(op.value) } : { type: op.type, key: op.key };
+  return op.type === 'put' ? { type: 'put', key: op.key, value: ownBytes(op.value) } : { type: op.type, key: op.key };
+}
+
+/** a plain Uint8Array copy: `slice` (a memcpy) for plain arrays, the copying constructor for Buffers (whose `slice` is a view) */
+function ownBytes(v: Uint8Array): Uint8Array {
+  return Buffer.isBuffer(v) ? new Uint8Array(v) : v.slice();
 }
