@@ -528,13 +528,6 @@ export class PathCursor {
     this.node ??= this.parent!.nodeFor().childForInsert(this.key, this.pe!);
     return this.node;
   }
-
-  /** The path from the root (for callers that need it as a value). */
-  path(): PathElement[] {
-    const out: PathElement[] = [];
-    for (let c: PathCursor | undefined = this; c?.pe; c = c.parent) out.push(c.pe);
-    return out.reverse();
-  }
 }
 
 /** Builds a path from parts: strings are field names, numbers are list indexes. */
