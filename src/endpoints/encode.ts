@@ -17,6 +17,8 @@ export type Encoder = (
   warnings?: string[],
   compressible?: boolean,
   extra?: Record<string, string>,
+  /** `body` already as compact JSON (ApiResponse.bodyJson) */
+  json?: string,
 ) => PlainResponse;
 
 /** Kubernetes' wording: `policy/v1beta1 PodSecurityPolicy is deprecated in v1.21+, unavailable in v1.25+; use …` */
@@ -48,8 +50,8 @@ export function warningHeader(text: string): string {
  * carry only in part, go out in the next acceptable format
  */
 export function encoderWith(catalog: ProtobufCatalog): Encoder {
-  return (status, body, accept, warnings = [], compressible = false, extra = {}) => {
-    if (accept.format !== 'protobuf') return encode(status, body, accept, warnings, compressible, extra);
+  return (status, body, accept, warnings = [], compressible = false, extra = {}, json) => {
+    if (accept.format !== 'protobuf') return encode(status, body, accept, warnings, compressible, extra, json);
     const pb = catalog.encodeBody(body);
     if (pb && (pb.skipped.length === 0 || !accept.fallback)) {
       const headers: [string, string][] = [['Content-Type', accept.mediaType ?? 'application/vnd.orch.protobuf']];
@@ -57,7 +59,7 @@ export function encoderWith(catalog: ProtobufCatalog): Encoder {
       for (const [k, v] of Object.entries(extra)) headers.push([k, v]);
       return { status, headers, body: pb.bytes, compressible };
     }
-    return encode(status, body, accept.fallback ?? { format: 'json', pretty: false }, warnings, compressible, extra);
+    return encode(status, body, accept.fallback ?? { format: 'json', pretty: false }, warnings, compressible, extra, json);
   };
 }
 
@@ -68,6 +70,7 @@ export function encode(
   warnings: string[] = [],
   compressible = false,
   extra: Record<string, string> = {},
+  json?: string,
 ): PlainResponse {
   const headers: [string, string][] = [];
   let text: string;
@@ -76,7 +79,7 @@ export function encode(
     text = toYaml(body);
   } else {
     headers.push(['Content-Type', 'application/json']);
-    text = accept.pretty ? JSON.stringify(body, null, 2) + '\n' : JSON.stringify(body);
+    text = accept.pretty ? JSON.stringify(body, null, 2) + '\n' : (json ?? JSON.stringify(body));
   }
   for (const w of warnings) headers.push(['Warning', warningHeader(w)]);
   for (const [k, v] of Object.entries(extra)) headers.push([k, v]);

@@ -23,7 +23,8 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   if (raw[raw.length - 1] === '') raw.pop();
   let parts: string[];
   try {
-    parts = raw.map((p) => decodeURIComponent(p));
+    // most segments have no escapes: decode only those that do
+    parts = raw.map((p) => (p.includes('%') ? decodeURIComponent(p) : p));
   } catch {
     throw badRequest(`malformed path: ${path}`);
   }

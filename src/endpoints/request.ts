@@ -57,6 +57,12 @@ export interface ApiResponse {
   status: number;
   /** an object to encode in the negotiated format */
   body: unknown;
+  /**
+   * `body` as compact JSON when the handler already has that text (a
+   * create's stored encoding with its resourceVersion, src/registry/stored-json.ts);
+   * used for non-pretty JSON responses instead of stringifying `body` again
+   */
+  bodyJson?: string;
   headers?: Record<string, string>;
   /** `Warning: 299 - "<text>"` headers (spec 000 §4.8) */
   warnings?: string[];

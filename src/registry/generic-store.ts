@@ -3,6 +3,7 @@
 // metadata rules common to all objects. Per-kind behaviour comes from the
 // definition's schema and strategy only.
 
+import { encodeStoredJson } from './stored-json.js';
 import type { KeyValue, RevisionedStore } from '../store/types.js';
 import { FutureRevisionError, prefixEnd } from '../store/types.js';
 import { throwAsStatus } from './status-table.js';
@@ -242,12 +243,21 @@ export function decodeShared(kv: KeyValue): ApiObject {
 }
 
 /** encodes `obj` for `key` and, when `share`, offers it to decodeShared until `release` (the write settled) */
-function handOver(key: string, obj: ApiObject, share: boolean | undefined): { bytes: Uint8Array; release: () => void } {
-  const bytes = encodeObject(obj);
-  if (!share) return { bytes, release: () => {} };
+function handOver(key: string, obj: ApiObject, share: boolean | undefined): HandedOver {
+  const encoded = encodeStoredJson(obj);
+  const bytes = encoded.bytes;
+  const json = (rv: string) => encoded.withResourceVersion(rv);
+  if (!share) return { bytes, json, release: () => {} };
   const entry = { bytes, obj };
   handedOver.set(key, entry);
-  return { bytes, release: () => void (handedOver.get(key) === entry && handedOver.delete(key)) };
+  return { bytes, json, release: () => void (handedOver.get(key) === entry && handedOver.delete(key)) };
+}
+
+interface HandedOver {
+  bytes: Uint8Array;
+  /** the object's JSON with `rv` as its resourceVersion, from the same text as `bytes` (stored-json.ts) */
+  json?: (rv: string) => string | undefined;
+  release: () => void;
 }
 
 /**
@@ -329,7 +339,7 @@ export class GenericStore {
   }
 
   /** the stored bytes of `obj`; shared with the watch cache only when stored as served (no conversion) */
-  private handOver(key: string, obj: ApiObject, share: boolean | undefined): { bytes: Uint8Array; release: () => void } {
+  private handOver(key: string, obj: ApiObject, share: boolean | undefined): HandedOver {
     if (this.def.storage) return { bytes: this.encode(obj), release: () => {} };
     return handOver(key, obj, share);
   }
@@ -392,7 +402,11 @@ export class GenericStore {
    * Create (POST). `obj` has passed decoding and field validation already.
    * Returns the stored object and the unknown fields that were pruned.
    */
-  async create(namespace: string, obj: ApiObject, opts: WriteOptions): Promise<{ object: ApiObject; unknownFields: string[] }> {
+  /**
+   * `json` (when present) is `object` as compact JSON, made from the stored
+   * text (the response need not stringify the object again)
+   */
+  async create(namespace: string, obj: ApiObject, opts: WriteOptions): Promise<{ object: ApiObject; unknownFields: string[]; json?: string }> {
     let meta = metaOf(obj);
     if (meta.resourceVersion !== undefined && meta.resourceVersion !== '') {
       throw badRequest('resourceVersion should not be set on objects to be created');
@@ -463,8 +477,10 @@ export class GenericStore {
         })
         .finally(stored.release);
       if (res.succeeded) {
-        metaOf(candidate).resourceVersion = String(res.revision);
-        return { object: candidate, unknownFields };
+        const rv = String(res.revision);
+        metaOf(candidate).resourceVersion = rv;
+        const json = stored.json?.(rv);
+        return json === undefined ? { object: candidate, unknownFields } : { object: candidate, unknownFields, json };
       }
       // the object exists, or a value it claimed was taken meanwhile, or a guard moved: try again
       if ((claimed.length === 0 && guards.length === 0) || this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);

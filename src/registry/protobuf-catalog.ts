@@ -23,6 +23,13 @@ export class ProtobufCatalog {
   private readonly names: SchemaNames;
   private readonly lists = new WeakMap<ResourceDefinition, Schema>();
   private tokenRequest: Schema | undefined;
+  /**
+   * hasProtoFields per schema, asked on every resource request (content
+   * negotiation): a scan of the kind's top-level properties each time before.
+   * Keyed by the schema object and the definitions it was resolved in
+   * (schemas are not modified once registered; a CRD change makes new ones).
+   */
+  private readonly protoFields = new WeakMap<Schema, { defs: Definitions; has: boolean }>();
 
   constructor(private readonly registry: Registry) {
     this.names = new SchemaNames(registry.apiDomain);
@@ -34,7 +41,7 @@ export class ProtobufCatalog {
 
   /** whether a kind's objects (and lists, and its Status errors) can be served in protobuf */
   supports(def: ResourceDefinition): boolean {
-    return !def.customResource && hasProtoFields(def.schema, this.defs);
+    return !def.customResource && this.hasProtoFields(def.schema);
   }
 
   supportsResource(group: string, version: string, resource: string): boolean {
@@ -58,7 +65,16 @@ export class ProtobufCatalog {
         if (item && !item.customResource) s = this.listSchema(item);
       }
     }
-    return s && hasProtoFields(s, this.defs) ? s : undefined;
+    return s && this.hasProtoFields(s) ? s : undefined;
+  }
+
+  private hasProtoFields(schema: Schema): boolean {
+    const defs = this.defs;
+    const m = this.protoFields.get(schema);
+    if (m?.defs === defs) return m.has;
+    const has = hasProtoFields(schema, defs);
+    this.protoFields.set(schema, { defs, has });
+    return has;
   }
 
   /** `<Kind>List` { ListMeta metadata = 1; repeated <Kind> items = 2 } */

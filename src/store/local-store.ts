@@ -8,13 +8,13 @@
 // at apply time in log order (compare-and-swap is safe under concurrency).
 
 import { mkdir } from 'node:fs/promises';
-import { decodeCommand, encodeCommand } from './codec.js';
+import { encodeCommand } from './codec.js';
 import { LevelCommandLog, MemoryCommandLog, type CommandLog } from './command-log.js';
 import { MvccState } from './mvcc-state.js';
 import { StateMachineStore, type StateMachineOptions } from './state-machine-store.js';
 
 export { rangeFilter } from './applied-feed.js';
-import type { Command, CommandResult, RevisionedStore } from './types.js';
+import type { Command, CommandResult, Op, RevisionedStore } from './types.js';
 
 export interface LocalStoreOptions extends StateMachineOptions {
   /** take a snapshot (and drop the log it covers) every this many log entries */
@@ -55,6 +55,8 @@ export class StoreClosedError extends Error {
 
 interface Proposal {
   bytes: Uint8Array;
+  /** the command as encoded in `bytes`, in the store's own copy (ownCopy) */
+  cmd: Command;
   resolve: (r: CommandResult) => void;
   reject: (e: Error) => void;
 }
@@ -159,8 +161,12 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
     // Encode now: the caller may reuse its buffers after txn() returns, and
     // what is applied must be exactly what the log holds.
     const bytes = encodeCommand(cmd);
+    // ...and what is applied is a copy taken at the same moment, so it equals
+    // the log entry without decoding it again (decodeCommand of every entry
+    // was ~2% of a create's CPU in the server profile)
+    const own = ownCopy(cmd);
     return new Promise((resolve, reject) => {
-      this.queue.push({ bytes, resolve, reject });
+      this.queue.push({ bytes, cmd: own, resolve, reject });
       this.kick();
     });
   }
@@ -205,7 +211,7 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
       for (const [i, p] of batch.entries()) {
         let result: CommandResult;
         try {
-          result = this.state.apply(first + i, decodeCommand(p.bytes));
+          result = this.state.apply(first + i, p.cmd);
         } catch (err) {
           p.reject(err instanceof Error ? err : new Error(String(err)));
           continue;
@@ -245,3 +251,32 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
   }
 }
 
+/**
+ * The command as `decodeCommand(encodeCommand(cmd))` would give it: values
+ * copied into plain `Uint8Array`s of their own (the caller may reuse its
+ * buffers, and a small Buffer is a view into a shared pool slab the state
+ * must not keep alive), a missing compare list empty, only the fields the
+ * state machine reads. Tested against the codec in test/unit/local-store-apply.test.ts.
+ */
+export function ownCopy(cmd: Command): Command {
+  if (cmd.type === 'compact') return { type: 'compact', revision: cmd.revision, time: cmd.time };
+  const t = cmd.txn;
+  return {
+    type: 'txn',
+    time: cmd.time,
+    txn: {
+      compare: (t.compare ?? []).map((c) => ({ key: c.key, target: c.target, op: c.op, value: c.value })),
+      success: (t.success ?? []).map(copyOp),
+      failure: (t.failure ?? []).map(copyOp),
+    },
+  };
+}
+
+function copyOp(op: Op): Op {
+  return op.type === 'put' ? { type: 'put', key: op.key, value: ownBytes(op.value) } : { type: op.type, key: op.key };
+}
+
+/** a plain Uint8Array copy: `slice` (a memcpy) for plain arrays, the copying constructor for Buffers (whose `slice` is a view) */
+function ownBytes(v: Uint8Array): Uint8Array {
+  return Buffer.isBuffer(v) ? new Uint8Array(v) : v.slice();
+}

@@ -289,3 +289,13 @@ describe('validateObjectMeta', () => {
     ]);
   });
 });
+
+describe('findDuplicateFields: strings with escapes', () => {
+  it('finds keys after strings holding escaped quotes and backslashes, and long values', async () => {
+    const { findDuplicateFields } = await import('../../src/machinery/schema/duplicates.js');
+    const long = 'x'.repeat(5000);
+    const text = `{"a":"q\\"uo\\\\te","b":{"c\\"d":1,"c\\"d":2},"v":"${long}","a":"\\\\","e\\\\":[{"k":"\\"","k":0}],"e\\\\":null}`;
+    expect(JSON.parse(text)).toBeTruthy();
+    expect(findDuplicateFields(text)).toEqual(['b.c"d', 'a', 'e\\[0].k', 'e\\']);
+  });
+});

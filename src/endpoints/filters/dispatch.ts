@@ -65,6 +65,6 @@ export function dispatch(o: DispatchOptions): Next {
       for (const w of warnings ?? []) headers.push(['Warning', warningHeader(w)]);
       return { stream: true, status: res.status, headers, start: (sink) => raw.start(sink), stop: () => raw.stop() };
     }
-    return o.respond(res.status, res.body, s.accept, warnings, compressible, res.headers);
+    return o.respond(res.status, res.body, s.accept, warnings, compressible, res.headers, res.bodyJson);
   };
 }

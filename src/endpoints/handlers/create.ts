@@ -28,7 +28,12 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
       shareWritten: true,
     }),
   );
-  return { status: 201, body: result.object, warnings: [...fieldWarnings(fieldValidation, result.unknownFields, duplicates), ...warnings] };
+  return {
+    status: 201,
+    body: result.object,
+    ...(result.json !== undefined ? { bodyJson: result.json } : {}),
+    warnings: [...fieldWarnings(fieldValidation, result.unknownFields, duplicates), ...warnings],
+  };
 }
 
 /**

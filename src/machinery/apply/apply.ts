@@ -248,8 +248,10 @@ function updateEntries(args: UpdateArgs, updatedClean: JSONValue): JSONObject[] 
   // a create compares against the empty object, so maps and lists it adds are owned themselves
   const liveClean = live === undefined ? {} : withoutManagedFields(live as JSONObject);
   const cmp = compareObjects(liveClean, updatedClean, ctx);
-  const changed = stripSystemFields(cmp.modified.union(cmp.added));
-  const lost = cmp.modified.union(cmp.added).union(cmp.removed);
+  const touched = cmp.modified.union(cmp.added);
+  const changed = stripSystemFields(touched);
+  // what other managers lose: only needed when there are other entries (never on a create)
+  const lost = entries.length === 0 ? touched : touched.union(cmp.removed);
 
   const mine: ManagerEntry = {
     manager,
@@ -269,7 +271,7 @@ function updateEntries(args: UpdateArgs, updatedClean: JSONValue): JSONObject[] 
     const set = e.set.difference(lost);
     next.push(set.equals(e.set) ? e : withSet(e, set));
   }
-  const mySet = (prev ? prev.set.difference(cmp.removed) : new FieldSet()).union(changed);
+  const mySet = prev ? prev.set.difference(cmp.removed).union(changed) : changed;
   if (prev && changed.isEmpty()) {
     next.push(mySet.equals(prev.set) ? prev : withSet(prev, mySet));
   } else if (!mySet.isEmpty()) {

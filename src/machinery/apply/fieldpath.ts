@@ -265,6 +265,26 @@ export class FieldSet {
     return this;
   }
 
+  /**
+   * Building only: the sub-set under a path element given with its
+   * serialized key, created when absent. Lets a walk insert below a node it
+   * already reached instead of re-walking (and re-serializing) the path from
+   * the root for every insert (`PathCursor`).
+   */
+  childForInsert(key: string, pe: PathElement): FieldSet {
+    let child = this.children.get(key);
+    if (!child) {
+      child = { pe, set: new FieldSet() };
+      this.children.set(key, child);
+    }
+    return child.set;
+  }
+
+  /** Building only: adds a member given with its serialized key. */
+  addMember(key: string, pe: PathElement): void {
+    this.members.set(key, pe);
+  }
+
   has(path: Path): boolean {
     if (path.length === 0) return false;
     let node: FieldSet | undefined = this;
@@ -332,13 +352,13 @@ export class FieldSet {
     const out = new FieldSet();
     for (const [k, pe] of this.members) out.members.set(k, pe);
     for (const [k, pe] of other.members) out.members.set(k, pe);
-    const keys = new Set([...this.children.keys(), ...other.children.keys()]);
-    for (const k of keys) {
-      const a = this.children.get(k);
+    // Sets are not modified once built, so a subtree only one side has is
+    // shared, not copied (a create's whole object is one such subtree).
+    for (const [k, a] of this.children) {
       const b = other.children.get(k);
-      const set = a && b ? a.set.union(b.set) : (a ?? b)!.set.union(EMPTY);
-      out.children.set(k, { pe: (a ?? b)!.pe, set });
+      out.children.set(k, b ? { pe: a.pe, set: a.set.union(b.set) } : a);
     }
+    for (const [k, b] of other.children) if (!this.children.has(k)) out.children.set(k, b);
     return out;
   }
 
@@ -359,7 +379,11 @@ export class FieldSet {
     for (const [k, pe] of this.members) if (!other.members.has(k)) out.members.set(k, pe);
     for (const [k, a] of this.children) {
       const b = other.children.get(k);
-      const set = b ? a.set.difference(b.set) : a.set.union(EMPTY);
+      if (!b) {
+        out.children.set(k, a); // shared, as in union
+        continue;
+      }
+      const set = a.set.difference(b.set);
       if (!set.isEmpty()) out.children.set(k, { pe: a.pe, set });
     }
     return out;
@@ -466,6 +490,45 @@ function readV1(obj: JSONObject): { set: FieldSet; self: boolean } {
 }
 
 const EMPTY = new FieldSet();
+
+/**
+ * A path being walked, one element at a time, for inserting into a set being
+ * built: each element is serialized once, and the set's node for the path is
+ * found (created) once, when something is first inserted below it, so an
+ * empty map or list leaves no empty node behind (as `insert` never does).
+ */
+export class PathCursor {
+  private node: FieldSet | undefined;
+  private readonly key: string;
+
+  private constructor(
+    private readonly root: FieldSet,
+    private readonly parent: PathCursor | undefined,
+    readonly pe: PathElement | undefined,
+  ) {
+    this.key = pe ? serializePathElement(pe) : '';
+    if (!parent) this.node = root;
+  }
+
+  /** The empty path in `set`. */
+  static at(set: FieldSet): PathCursor {
+    return new PathCursor(set, undefined, undefined);
+  }
+
+  child(pe: PathElement): PathCursor {
+    return new PathCursor(this.root, this, pe);
+  }
+
+  /** `set.insert(path)` for this cursor's path (a no-op for the empty path). */
+  insert(): void {
+    if (this.parent && this.pe) this.parent.nodeFor().addMember(this.key, this.pe);
+  }
+
+  private nodeFor(): FieldSet {
+    this.node ??= this.parent!.nodeFor().childForInsert(this.key, this.pe!);
+    return this.node;
+  }
+}
 
 /** Builds a path from parts: strings are field names, numbers are list indexes. */
 export function path(...parts: Array<string | number | PathElement>): Path {

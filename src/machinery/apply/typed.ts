@@ -17,6 +17,7 @@ import type { Definitions, Schema } from '../schema/types.js';
 import type { JSONObject, JSONValue } from '../../core/object.js';
 import {
   FieldSet,
+  PathCursor,
   fieldPE,
   indexPE,
   keyPE,
@@ -227,7 +228,7 @@ function itemPEOrIndex(node: Extract<Node, { t: 'list' }>, item: JSONValue, inde
 export function toFieldSet(obj: JSONValue | undefined, ctx: TypeContext): FieldSet {
   const out = new FieldSet();
   if (obj === undefined) return out;
-  walkSet(withoutManagedFields(obj), rootSchema(ctx), [], out, ctx.defs);
+  walkSet(withoutManagedFields(obj), rootSchema(ctx), PathCursor.at(out), ctx.defs);
   return out;
 }
 
@@ -239,36 +240,51 @@ export function toFieldSet(obj: JSONValue | undefined, ctx: TypeContext): FieldS
 function walkSet(
   v: JSONValue,
   schema: Schema | undefined,
-  path: PathElement[],
-  out: FieldSet,
+  at: PathCursor,
   defs: Definitions | undefined,
   everyNode = false,
 ): void {
   const node = classify(schema, v, defs);
-  if (everyNode) out.insert(path);
+  if (everyNode) at.insert();
   switch (node.t) {
     case 'scalar':
     case 'atomic':
-      out.insert(path);
+      at.insert();
       return;
     case 'struct': {
-      for (const [k, cv] of Object.entries(v as JSONObject)) {
-        const childPath = [...path, fieldPE(k)];
-        walkSet(cv, fieldSchema(node, k), childPath, out, defs, everyNode);
+      const o = v as JSONObject;
+      for (const k in o) {
+        const cv = o[k]!;
+        const child = at.child(fieldPE(k));
+        walkSet(cv, fieldSchema(node, k), child, defs, everyNode);
         // undeclared keys, nulls and empty objects are owned themselves
-        if (!isDeclared(node, k) || cv === null || (isObject(cv) && Object.keys(cv).length === 0)) out.insert(childPath);
+        if (!isDeclared(node, k) || cv === null || (isObject(cv) && isEmptyObject(cv))) child.insert();
       }
       return;
     }
     case 'list': {
-      (v as JSONValue[]).forEach((item, i) => {
-        const childPath = [...path, itemPEOrIndex(node, item, i, defs)];
-        walkSet(item, node.elem, childPath, out, defs, everyNode);
-        out.insert(childPath);
-      });
+      const list = v as JSONValue[];
+      for (let i = 0; i < list.length; i++) {
+        const item = list[i]!;
+        const child = at.child(itemPEOrIndex(node, item, i, defs));
+        walkSet(item, node.elem, child, defs, everyNode);
+        child.insert();
+      }
       return;
     }
   }
+}
+
+function isEmptyObject(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
+}
+
+/** A cursor at `path` in `set` (walkSet's starting point below the root). */
+function cursorAt(set: FieldSet, path: readonly PathElement[]): PathCursor {
+  let c = PathCursor.at(set);
+  for (const pe of path) c = c.child(pe);
+  return c;
 }
 
 /**
@@ -279,7 +295,7 @@ function walkSet(
 export function toNodeSet(obj: JSONValue | undefined, ctx: TypeContext): FieldSet {
   const out = new FieldSet();
   if (obj === undefined) return out;
-  walkSet(withoutManagedFields(obj), rootSchema(ctx), [], out, ctx.defs, true);
+  walkSet(withoutManagedFields(obj), rootSchema(ctx), PathCursor.at(out), ctx.defs, true);
   return out;
 }
 
@@ -327,7 +343,7 @@ function walkCompare(
 ): void {
   if (a === undefined && b === undefined) return;
   if (a === undefined || b === undefined) {
-    walkSet((a ?? b)!, schema, path, a === undefined ? out.added : out.removed, defs, true);
+    walkSet((a ?? b)!, schema, cursorAt(a === undefined ? out.added : out.removed, path), defs, true);
     return;
   }
   const na = classify(schema, a, defs);
@@ -339,8 +355,8 @@ function walkCompare(
         // the value changed shape (e.g. a scalar became a map): old content removed, new content added
         const sa = new FieldSet();
         const sb = new FieldSet();
-        walkSet(a, schema, path, sa, defs);
-        walkSet(b, schema, path, sb, defs);
+        walkSet(a, schema, cursorAt(sa, path), defs);
+        walkSet(b, schema, cursorAt(sb, path), defs);
         out.modified.insert(path);
         for (const p of sa.difference(sb).paths()) out.removed.insert(p);
         for (const p of sb.difference(sa).paths()) out.added.insert(p);

@@ -37,21 +37,35 @@ export function findDuplicateFields(jsonText: string): string[] {
   let i = 0;
   // after a key's ':' the next container/value belongs to that key
   let expectKey = false;
+  // position of the next backslash at or after where it was last looked for
+  // (n when none): kept across strings, so the scan for it stays linear
+  let nextBackslash = -1;
+  const backslashFrom = (from: number): number => {
+    const b = s.indexOf('\\', from);
+    return b < 0 ? n : b;
+  };
   while (i < n) {
     const c = s.charCodeAt(i);
     if (c === QUOTE) {
       // scan the string
+      // the closing quote is the next one not escaped: found with indexOf
+      // (native) rather than char by char, which mattered for long values
       let j = i + 1;
       let escaped = false;
-      while (j < n) {
-        const d = s.charCodeAt(j);
-        if (d === BACKSLASH) {
-          escaped = true;
-          j += 2;
-          continue;
+      for (;;) {
+        const q = s.indexOf('"', j);
+        if (q < 0) {
+          j = n;
+          break;
         }
-        if (d === QUOTE) break;
-        j++;
+        if (nextBackslash < j) nextBackslash = backslashFrom(j);
+        if (nextBackslash > q) {
+          j = q;
+          break;
+        }
+        // a backslash before the quote escapes the character after it
+        escaped = true;
+        j = nextBackslash + 2;
       }
       if (expectKey) {
         const top = stack[stack.length - 1];
