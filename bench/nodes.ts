@@ -20,7 +20,8 @@
 //
 //   npx tsx bench/nodes.ts [--nodes 1000,5000] [--targets single,cluster,etcd]
 //                          [--warmup 20] [--duration 60] [--lease-interval 10]
-//                          [--status-interval 60] [--tls-workers 0] [--workers 0]
+//                          [--status-interval 60] [--tls-workers 2] [--workers 0]
+//                          [--register-concurrency 32]
 // --workers K splits the simulated agents over K worker processes (forked,
 // IPC for the measurement window); simulatorCpuCores is this process plus
 // its workers in the window either way.
@@ -28,7 +29,7 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
@@ -48,9 +49,13 @@ const WARMUP_S = Number(arg('warmup', '20'));
 const DURATION_S = Number(arg('duration', '60'));
 const LEASE_S = Number(arg('lease-interval', '10'));
 const STATUS_S = Number(arg('status-interval', '60'));
-// TLS terminator workers per member (the server's default is 2; 0 here: on a loaded
-// shared host three members with two workers each did not always start in time)
-const TLS_WORKERS = arg('tls-workers', '0');
+// TLS terminator workers per member: the server's default, 2 (`--tls-workers 0` terminates TLS
+// in the main process; on a loaded shared host three members with two workers each did not
+// always start in time)
+const TLS_WORKERS = arg('tls-workers', '2');
+// nodes registering at once (all simulator processes together): a fleet coming up is bounded
+// by how many agents start together, and an unbounded burst only measures the accept queue
+const REGISTER_CONCURRENCY = Number(arg('register-concurrency', '32'));
 // simulated agents split over this many worker processes (0: all in this process); the
 // simulator's own CPU (this process and its workers) is reported either way
 const WORKERS = Number(arg('workers', '0'));
@@ -204,12 +209,23 @@ class SimNode {
     for (let i = 0; ; i++) {
       const r = await fn().catch((e: Error) => ({ status: 0, text: e.message }));
       if (ok.includes(r.status)) return r;
+      this.registerRetries++;
       if (i >= 40) throw new Error(`${this.name}: ${what}: ${r.status} ${r.text.slice(0, 200)}`);
       await sleep(100 + Math.random() * 200);
     }
   }
 
+  /** ms the registration took (its four steps with their retries), and how many retries it needed */
+  registerMs = 0;
+  registerRetries = 0;
+
   async register(): Promise<void> {
+    const t0 = performance.now();
+    await this.registerSteps();
+    this.registerMs = performance.now() - t0;
+  }
+
+  private async registerSteps(): Promise<void> {
     const now = Date.now();
     await this.step('node create', () => call(this.agent, this.port, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: this.name, labels: { 'kubernetes.io/hostname': this.name } } }), [201, 409]);
     await this.step('node status', () => call(this.agent, this.port, 'PATCH', `/api/v1/nodes/${this.name}/status`, { status: nodeStatus(now) }, 'application/merge-patch+json'), [200]);
@@ -295,6 +311,14 @@ async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<void>): Prom
 }
 
 type Certs = { certPem: string; keyPem: string }[];
+/** each node's registration time (ms) and the retries of its steps */
+interface Registration {
+  ms: number[];
+  retries: number;
+}
+function registrationSummary(seconds: number, r: Registration): Record<string, number> {
+  return { registerSeconds: seconds, registerNodesPerSec: +(r.ms.length / seconds).toFixed(1), registerP50Ms: quantile(r.ms, 0.5), registerP99Ms: quantile(r.ms, 0.99), registerRetries: r.retries, registerConcurrency: REGISTER_CONCURRENCY };
+}
 async function nodeCerts(pkiDir: string, n: number): Promise<Certs> {
   const pki = await loadPki(pkiDir);
   const out: Certs = [];
@@ -316,6 +340,7 @@ async function measure(rec: Recorder, pids: () => Promise<number[]>, sim?: Simul
   const cpu0 = await cpuSeconds(ps);
   const self0 = process.cpuUsage();
   const t0 = performance.now();
+  const load0 = loadavg()[0]!;
   rec.measuring = true;
   sim?.start();
   await sleep(DURATION_S * 1000);
@@ -335,6 +360,8 @@ async function measure(rec: Recorder, pids: () => Promise<number[]>, sim?: Simul
     simulatorCpuCores: +(simCpu / seconds).toFixed(3),
     simulatorProcesses: 1 + (sim ? WORKERS : 0),
     seconds: +seconds.toFixed(1),
+    // the host's 1-minute load average at the start and the end of the window (the host is shared)
+    loadAverage: [+load0.toFixed(2), +loadavg()[0]!.toFixed(2)],
   };
 }
 
@@ -347,7 +374,7 @@ interface WorkerInit {
   ca: string;
 }
 type ToWorker = { init: WorkerInit } | { measure: true } | { stop: true };
-type FromWorker = { registered: true } | { result: { lat: number[]; byMember: Record<string, number[]>; errors: number; errorsBy: Record<string, number>; cpuSeconds: number } } | { failed: string };
+type FromWorker = { registered: { ms: number[]; retries: number } } | { result: { lat: number[]; byMember: Record<string, number[]>; errors: number; errorsBy: Record<string, number>; cpuSeconds: number } } | { failed: string };
 
 /** runs in a worker process: its share of the agents, registered then heartbeating until told to stop */
 function workerMain(): void {
@@ -357,11 +384,11 @@ function workerMain(): void {
     if ('init' in msg) {
       const { nodes, ports, names, ca } = msg.init;
       const sims = nodes.map(({ i, certPem, keyPem }) => new SimNode(`node-${i}`, new Agent({ keepAlive: true, maxSockets: 1, ca, cert: certPem, key: keyPem }), ports[i % ports.length]!, rec, names[i % names.length]));
-      pool(sims, Math.max(4, Math.ceil(32 / Math.max(1, WORKERS))), async (s) => {
+      pool(sims, Math.max(1, Math.ceil(REGISTER_CONCURRENCY / Math.max(1, WORKERS))), async (s) => {
         await s.register();
         s.start();
       }).then(
-        () => process.send!({ registered: true } satisfies FromWorker),
+        () => process.send!({ registered: { ms: sims.map((x) => x.registerMs), retries: sims.reduce((a, x) => a + x.registerRetries, 0) } } satisfies FromWorker),
         (e: Error) => process.send!({ failed: e.message } satisfies FromWorker),
       );
     } else if ('measure' in msg) {
@@ -376,8 +403,8 @@ function workerMain(): void {
 }
 
 /** forks the workers, hands each a share of the nodes and waits until all of them registered */
-async function startWorkers(certs: Certs, n: number, ports: number[], names: string[], ca: string): Promise<Simulator & { kill(): void }> {
-  const workers = Array.from({ length: WORKERS }, () => fork(fileURLToPath(import.meta.url), ['--worker', '--workers', String(WORKERS), '--lease-interval', String(LEASE_S), '--status-interval', String(STATUS_S)], { execArgv: ['--import', 'tsx'], cwd: REPO }));
+async function startWorkers(certs: Certs, n: number, ports: number[], names: string[], ca: string): Promise<Simulator & { kill(): void; registration: Registration }> {
+  const workers = Array.from({ length: WORKERS }, () => fork(fileURLToPath(import.meta.url), ['--worker', '--workers', String(WORKERS), '--lease-interval', String(LEASE_S), '--status-interval', String(STATUS_S), '--register-concurrency', String(REGISTER_CONCURRENCY)], { execArgv: ['--import', 'tsx'], cwd: REPO }));
   const next = (w: ChildProcess) => new Promise<FromWorker>((res, rej) => {
     w.once('message', (m: FromWorker) => res(m));
     w.once('exit', (code) => rej(new Error(`simulator worker exited (${code})`)));
@@ -388,8 +415,16 @@ async function startWorkers(certs: Certs, n: number, ports: number[], names: str
     for (let i = k; i < n; i += WORKERS) nodes.push({ i, ...certs[i]! });
     w.send({ init: { nodes, ports, names, ca } } satisfies ToWorker);
   });
-  for (const m of await Promise.all(registered)) if ('failed' in m) throw new Error(m.failed);
+  const registration: Registration = { ms: [], retries: 0 };
+  for (const m of await Promise.all(registered)) {
+    if ('failed' in m) throw new Error(m.failed);
+    if ('registered' in m) {
+      registration.ms.push(...m.registered.ms);
+      registration.retries += m.registered.retries;
+    }
+  }
   return {
+    registration,
     start: () => workers.forEach((w) => w.send({ measure: true } satisfies ToWorker)),
     async stop(rec: Recorder): Promise<number> {
       const results = workers.map(next);
@@ -445,12 +480,14 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
         sims.push(new SimNode(`node-${i}`, agent, ports[i % ports.length]!.api, rec, names[i % names.length]));
       }
       // as a real agent: heartbeats begin as soon as the node is registered, not when all are
-      await pool(sims, 32, async (s) => {
+      await pool(sims, REGISTER_CONCURRENCY, async (s) => {
         await s.register();
         s.start();
       });
     }
     const registerSeconds = +((performance.now() - tReg) / 1000).toFixed(1);
+    const registration = registrationSummary(registerSeconds, workers?.registration ?? { ms: sims.map((x) => x.registerMs), retries: sims.reduce((a, x) => a + x.registerRetries, 0) });
+    process.stderr.write(`nodes bench: registered ${n} nodes: ${JSON.stringify(registration)}\n`);
     const pidsOf = async () => tree(procs.map((p) => p.pid!));
     const m = await measure(rec, pidsOf, workers);
     // also count the nodes that are not Ready at the end
@@ -462,7 +499,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     const tainted = list.items.filter((x) => (x.spec?.taints ?? []).length > 0).length;
     const raftz = members === 3 ? await call(admin, ports[0]!.api, 'GET', '/raftz').catch(() => ({ status: 0, text: '' })) : undefined;
     const leader = raftz?.status === 200 ? (JSON.parse(raftz.text) as { leader?: string }).leader : undefined;
-    return { ...m, ...(leader ? { leader } : {}), registerSeconds, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
+    return { ...m, ...(leader ? { leader } : {}), ...registration, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
   } finally {
     watch?.stop();
     workers?.kill();
@@ -521,7 +558,9 @@ async function main(): Promise<void> {
     const pki = join(root, 'pki');
     await makePki(pki);
     const max = Math.max(...NODES);
+    const tCerts = performance.now();
     const certs = TARGETS.some((t) => t !== 'etcd') ? await nodeCerts(pki, max) : [];
+    process.stderr.write(`nodes bench: ${certs.length} node certificates issued in ${((performance.now() - tCerts) / 1000).toFixed(1)} s (not part of registration)\n`);
     for (const n of NODES) {
       const r: Record<string, unknown> = {};
       for (const t of TARGETS) {

@@ -14,12 +14,14 @@
 //              | Unknown (the condition says Unknown) | Missing (never posted)
 //
 // Heartbeats do not go through the machine while it is Alive: the node's
-// Liveness (below) notes the time it was seen, and the Alive state's one
-// timer, when due, asks it whether the node has been silent for a whole grace
-// period — if not, the timer is set again for what is left. A Lease renewal
-// thus costs a clock read, not a state transition and a timer reset (at 5,000
-// nodes that is ~580 transitions/s saved; docs/scale.md). HEARTBEAT is still
-// the event that brings an Unreachable node back.
+// Liveness (below) notes the time it was seen, and its one timer (a callback
+// actor the Alive state invokes, on the clock port), when due, asks whether
+// the node has been silent for a whole grace period — if not, the timer is
+// set again for what is left, without an event; if so, SILENT moves the
+// machine to Unreachable. A Lease renewal thus costs a clock read, not a
+// state transition and a timer reset (at 5,000 nodes ~580 transitions/s
+// fewer; docs/scale.md). HEARTBEAT is still the event that brings an
+// Unreachable node back.
 //
 // Blind time (docs/nodeagent.md "Control plane behind"): time during which
 // the controller itself could not observe heartbeats — its event loop
@@ -38,13 +40,17 @@
 // Timers run on the clock handed to the actor (src/core/clock.ts), so tests
 // drive the machine with a ManualClock.
 
-import { type ActorRefFrom, createActor, setup } from 'xstate';
+import { type ActorRefFrom, createActor, fromCallback, setup } from 'xstate';
 import type { Clock, TimerHandle } from '../core/clock.js';
 
 export type ReadyStatus = 'True' | 'False' | 'Unknown' | 'None';
 
-/** HEARTBEAT: the node was seen; RECHECK: blind time was credited, an Unreachable node may have time left */
-export type NodeHealthEvent = { type: 'HEARTBEAT' } | { type: 'RECHECK' } | { type: 'REPORT'; ready: ReadyStatus };
+/**
+ * HEARTBEAT: the node was seen; RECHECK: blind time was credited, an
+ * Unreachable node may have time left; SILENT (from the Liveness timer): the
+ * grace period ran out
+ */
+export type NodeHealthEvent = { type: 'HEARTBEAT' } | { type: 'RECHECK' } | { type: 'SILENT' } | { type: 'REPORT'; ready: ReadyStatus };
 
 /** the controller's account of time it could not observe (controllers/node-lifecycle/blind-time.ts) */
 export interface BlindLedger {
@@ -59,6 +65,7 @@ export class Liveness {
   private seenAt = 0;
   private blindAtSeen = 0;
   private dueAt = 0;
+  private timer?: TimerHandle;
 
   constructor(
     private readonly clock: Clock,
@@ -81,15 +88,25 @@ export class Liveness {
     return this.graceMs + credit - (this.clock.now() - this.seenAt);
   }
 
-  /** the delay of the Alive state's timer */
-  arm(): number {
+  /** `silent` once the node has been silent for the grace period; the timer re-arms itself for what is left */
+  watch(silent: () => void): void {
+    this.unwatch();
     const ms = Math.max(0, this.remainingMs());
     this.dueAt = this.clock.now() + ms;
-    return ms;
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      if (this.expired()) silent();
+      else this.watch(silent);
+    }, ms);
+  }
+
+  unwatch(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
   }
 
   /** the timer is due: a late timer tells the ledger the controller was stalled, then the node is judged */
-  expired(): boolean {
+  private expired(): boolean {
     this.blind?.late(this.dueAt, this.clock.now());
     return this.remainingMs() <= 0;
   }
@@ -107,19 +124,24 @@ const reportTo = (own: ReadyStatus) => {
     .map((s) => ({ guard: { type: 'reports', params: { status: s } } as const, target: target[s] }));
 };
 
+/** the Alive state's timer: SILENT when the Liveness says the grace period ran out */
+const watchSilence = fromCallback<NodeHealthEvent, Liveness>(({ sendBack, input }) => {
+  input.watch(() => sendBack({ type: 'SILENT' }));
+  return () => input.unwatch();
+});
+
 export const nodeHealthMachine = setup({
   types: {
     context: {} as Ctx,
     events: {} as NodeHealthEvent,
     input: {} as { liveness: Liveness; notReadyGraceMs: number; ready: ReadyStatus },
   },
+  actors: { watchSilence },
   delays: {
-    due: ({ context }) => context.liveness.arm(),
     notReadyGrace: ({ context }) => context.notReadyGraceMs,
   },
   guards: {
     reports: ({ event }, params: { status: ReadyStatus }) => event.type === 'REPORT' && event.ready === params.status,
-    silentTooLong: ({ context }) => context.liveness.expired(),
     timeLeft: ({ context }) => context.liveness.remainingMs() > 0,
   },
   actions: {
@@ -134,9 +156,8 @@ export const nodeHealthMachine = setup({
       initial: 'Alive',
       states: {
         Alive: {
-          // due: judged by the Liveness; time left (a heartbeat since, or blind time) sets the timer again
-          after: { due: [{ guard: 'silentTooLong', target: 'Unreachable' }, { target: 'Alive', reenter: true }] },
-          on: { HEARTBEAT: { actions: 'seen' } },
+          invoke: { src: 'watchSilence', input: ({ context }) => context.liveness },
+          on: { SILENT: 'Unreachable', HEARTBEAT: { actions: 'seen' } },
         },
         Unreachable: {
           on: {
