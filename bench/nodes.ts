@@ -157,6 +157,12 @@ async function cpuSeconds(pids: number[]): Promise<number> {
   }
   return t;
 }
+/** seconds the processes spent runnable but waiting for a CPU (/proc/<pid>/schedstat, 2nd field, ns) */
+async function runQueueSeconds(pids: number[]): Promise<number> {
+  let ns = 0;
+  for (const p of pids) ns += Number((await readFile(`/proc/${p}/schedstat`, 'utf8').catch(() => '0 0')).split(' ')[1] ?? 0);
+  return ns / 1e9;
+}
 async function rssMiB(pids: number[]): Promise<number> {
   let kb = 0;
   for (const p of pids) kb += Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${p}/status`, 'utf8').catch(() => ''))?.[1] ?? 0);
@@ -479,6 +485,9 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     const rec = new Recorder();
     watch = watchNodes(admin, ports[0]!.api);
     const tReg = performance.now();
+    const pidsOf = async () => tree(procs.map((p) => p.pid!));
+    const regPids = await pidsOf();
+    const [regCpu0, regWait0] = [await cpuSeconds(regPids), await runQueueSeconds(regPids)];
     if (WORKERS > 0) {
       workers = await startWorkers(certs, n, ports.map((p) => p.api), names, ca!);
     } else {
@@ -493,9 +502,13 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
       });
     }
     const registerSeconds = +((performance.now() - tReg) / 1000).toFixed(1);
-    const registration = registrationSummary(registerSeconds, workers?.registration ?? { ms: sims.map((x) => x.registerMs), firstMs: sims.map((x) => x.registerFirstMs), retries: sims.reduce((a, x) => a + x.registerRetries, 0) });
+    const registration = {
+      ...registrationSummary(registerSeconds, workers?.registration ?? { ms: sims.map((x) => x.registerMs), firstMs: sims.map((x) => x.registerFirstMs), retries: sims.reduce((a, x) => a + x.registerRetries, 0) }),
+      // the members' CPU, and their time runnable but waiting for a CPU, during registration (cores)
+      registerServerCpuCores: +(((await cpuSeconds(regPids)) - regCpu0) / registerSeconds).toFixed(3),
+      registerServerRunQueueWaitCores: +(((await runQueueSeconds(regPids)) - regWait0) / registerSeconds).toFixed(3),
+    };
     process.stderr.write(`nodes bench: registered ${n} nodes: ${JSON.stringify(registration)}\n`);
-    const pidsOf = async () => tree(procs.map((p) => p.pid!));
     const m = await measure(rec, pidsOf, workers);
     // also count the nodes that are not Ready at the end
     // (a failed list must not lose the measurement: counted as unknown, -1)
