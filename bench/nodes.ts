@@ -20,7 +20,8 @@
 //
 //   npx tsx bench/nodes.ts [--nodes 1000,5000] [--targets single,cluster,etcd]
 //                          [--warmup 20] [--duration 60] [--lease-interval 10]
-//                          [--status-interval 60] [--tls-workers 0] [--workers 0]
+//                          [--status-interval 60] [--tls-workers 2] [--workers 0]
+//                          [--register-concurrency 32]
 // --workers K splits the simulated agents over K worker processes (forked,
 // IPC for the measurement window); simulatorCpuCores is this process plus
 // its workers in the window either way.
@@ -28,7 +29,7 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
@@ -48,13 +49,20 @@ const WARMUP_S = Number(arg('warmup', '20'));
 const DURATION_S = Number(arg('duration', '60'));
 const LEASE_S = Number(arg('lease-interval', '10'));
 const STATUS_S = Number(arg('status-interval', '60'));
-// TLS terminator workers per member (the server's default is 2; 0 here: on a loaded
-// shared host three members with two workers each did not always start in time)
-const TLS_WORKERS = arg('tls-workers', '0');
+// TLS terminator workers per member: the server's default, 2 (`--tls-workers 0` terminates TLS
+// in the main process; on a loaded shared host three members with two workers each did not
+// always start in time)
+const TLS_WORKERS = arg('tls-workers', '2');
+// nodes registering at once (all simulator processes together): a fleet coming up is bounded
+// by how many agents start together, and an unbounded burst only measures the accept queue
+const REGISTER_CONCURRENCY = Number(arg('register-concurrency', '32'));
 // simulated agents split over this many worker processes (0: all in this process); the
 // simulator's own CPU (this process and its workers) is reported either way
 const WORKERS = Number(arg('workers', '0'));
 const JITTER = 0.1;
+// extra Node.js flags for the members' main processes, e.g. BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'
+// (a profile is written when the member exits on the bench's SIGTERM)
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((x) => x !== '');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const jittered = (s: number) => s * 1000 * (1 - JITTER / 2 + Math.random() * JITTER);
@@ -149,6 +157,12 @@ async function cpuSeconds(pids: number[]): Promise<number> {
   }
   return t;
 }
+/** seconds the processes spent runnable but waiting for a CPU (/proc/<pid>/schedstat, 2nd field, ns) */
+async function runQueueSeconds(pids: number[]): Promise<number> {
+  let ns = 0;
+  for (const p of pids) ns += Number((await readFile(`/proc/${p}/schedstat`, 'utf8').catch(() => '0 0')).split(' ')[1] ?? 0);
+  return ns / 1e9;
+}
 async function rssMiB(pids: number[]): Promise<number> {
   let kb = 0;
   for (const p of pids) kb += Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${p}/status`, 'utf8').catch(() => ''))?.[1] ?? 0);
@@ -201,14 +215,29 @@ class SimNode {
     for (let i = 0; ; i++) {
       const r = await fn().catch((e: Error) => ({ status: 0, text: e.message }));
       if (ok.includes(r.status)) return r;
+      this.registerRetries++;
       if (i >= 40) throw new Error(`${this.name}: ${what}: ${r.status} ${r.text.slice(0, 200)}`);
       await sleep(100 + Math.random() * 200);
     }
   }
 
+  /** ms the registration took (its four steps with their retries), and how many retries it needed */
+  registerMs = 0;
+  /** of which the first request: the new connection's TLS handshake (client certificate) and the Node create */
+  registerFirstMs = 0;
+  registerRetries = 0;
+
   async register(): Promise<void> {
+    const t0 = performance.now();
+    await this.registerSteps();
+    this.registerMs = performance.now() - t0;
+  }
+
+  private async registerSteps(): Promise<void> {
     const now = Date.now();
+    const t0 = performance.now();
     await this.step('node create', () => call(this.agent, this.port, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: this.name, labels: { 'kubernetes.io/hostname': this.name } } }), [201, 409]);
+    this.registerFirstMs = performance.now() - t0;
     await this.step('node status', () => call(this.agent, this.port, 'PATCH', `/api/v1/nodes/${this.name}/status`, { status: nodeStatus(now) }, 'application/merge-patch+json'), [200]);
     const l = await this.step('lease create', () => call(this.agent, this.port, 'POST', '/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases', leaseObject(this.name, now)), [201, 409]);
     this.lease = JSON.parse(l.status === 201 ? l.text : (await this.step('lease get', () => call(this.agent, this.port, 'GET', this.leasePath()), [200])).text);
@@ -292,6 +321,16 @@ async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<void>): Prom
 }
 
 type Certs = { certPem: string; keyPem: string }[];
+/** each node's registration time (ms) and the retries of its steps */
+interface Registration {
+  ms: number[];
+  /** the first request of each (connection, TLS handshake, Node create) */
+  firstMs: number[];
+  retries: number;
+}
+function registrationSummary(seconds: number, r: Registration): Record<string, number> {
+  return { registerSeconds: seconds, registerNodesPerSec: +(r.ms.length / seconds).toFixed(1), registerP50Ms: quantile(r.ms, 0.5), registerP99Ms: quantile(r.ms, 0.99), registerFirstRequestP50Ms: quantile(r.firstMs, 0.5), registerFirstRequestP99Ms: quantile(r.firstMs, 0.99), registerRetries: r.retries, registerConcurrency: REGISTER_CONCURRENCY };
+}
 async function nodeCerts(pkiDir: string, n: number): Promise<Certs> {
   const pki = await loadPki(pkiDir);
   const out: Certs = [];
@@ -313,6 +352,7 @@ async function measure(rec: Recorder, pids: () => Promise<number[]>, sim?: Simul
   const cpu0 = await cpuSeconds(ps);
   const self0 = process.cpuUsage();
   const t0 = performance.now();
+  const load0 = loadavg()[0]!;
   rec.measuring = true;
   sim?.start();
   await sleep(DURATION_S * 1000);
@@ -332,6 +372,8 @@ async function measure(rec: Recorder, pids: () => Promise<number[]>, sim?: Simul
     simulatorCpuCores: +(simCpu / seconds).toFixed(3),
     simulatorProcesses: 1 + (sim ? WORKERS : 0),
     seconds: +seconds.toFixed(1),
+    // the host's 1-minute load average at the start and the end of the window (the host is shared)
+    loadAverage: [+load0.toFixed(2), +loadavg()[0]!.toFixed(2)],
   };
 }
 
@@ -344,7 +386,7 @@ interface WorkerInit {
   ca: string;
 }
 type ToWorker = { init: WorkerInit } | { measure: true } | { stop: true };
-type FromWorker = { registered: true } | { result: { lat: number[]; byMember: Record<string, number[]>; errors: number; errorsBy: Record<string, number>; cpuSeconds: number } } | { failed: string };
+type FromWorker = { registered: Registration } | { result: { lat: number[]; byMember: Record<string, number[]>; errors: number; errorsBy: Record<string, number>; cpuSeconds: number } } | { failed: string };
 
 /** runs in a worker process: its share of the agents, registered then heartbeating until told to stop */
 function workerMain(): void {
@@ -354,11 +396,11 @@ function workerMain(): void {
     if ('init' in msg) {
       const { nodes, ports, names, ca } = msg.init;
       const sims = nodes.map(({ i, certPem, keyPem }) => new SimNode(`node-${i}`, new Agent({ keepAlive: true, maxSockets: 1, ca, cert: certPem, key: keyPem }), ports[i % ports.length]!, rec, names[i % names.length]));
-      pool(sims, Math.max(4, Math.ceil(32 / Math.max(1, WORKERS))), async (s) => {
+      pool(sims, Math.max(1, Math.ceil(REGISTER_CONCURRENCY / Math.max(1, WORKERS))), async (s) => {
         await s.register();
         s.start();
       }).then(
-        () => process.send!({ registered: true } satisfies FromWorker),
+        () => process.send!({ registered: { ms: sims.map((x) => x.registerMs), firstMs: sims.map((x) => x.registerFirstMs), retries: sims.reduce((a, x) => a + x.registerRetries, 0) } } satisfies FromWorker),
         (e: Error) => process.send!({ failed: e.message } satisfies FromWorker),
       );
     } else if ('measure' in msg) {
@@ -373,8 +415,8 @@ function workerMain(): void {
 }
 
 /** forks the workers, hands each a share of the nodes and waits until all of them registered */
-async function startWorkers(certs: Certs, n: number, ports: number[], names: string[], ca: string): Promise<Simulator & { kill(): void }> {
-  const workers = Array.from({ length: WORKERS }, () => fork(fileURLToPath(import.meta.url), ['--worker', '--workers', String(WORKERS), '--lease-interval', String(LEASE_S), '--status-interval', String(STATUS_S)], { execArgv: ['--import', 'tsx'], cwd: REPO }));
+async function startWorkers(certs: Certs, n: number, ports: number[], names: string[], ca: string): Promise<Simulator & { kill(): void; registration: Registration }> {
+  const workers = Array.from({ length: WORKERS }, () => fork(fileURLToPath(import.meta.url), ['--worker', '--workers', String(WORKERS), '--lease-interval', String(LEASE_S), '--status-interval', String(STATUS_S), '--register-concurrency', String(REGISTER_CONCURRENCY)], { execArgv: ['--import', 'tsx'], cwd: REPO }));
   const next = (w: ChildProcess) => new Promise<FromWorker>((res, rej) => {
     w.once('message', (m: FromWorker) => res(m));
     w.once('exit', (code) => rej(new Error(`simulator worker exited (${code})`)));
@@ -385,8 +427,17 @@ async function startWorkers(certs: Certs, n: number, ports: number[], names: str
     for (let i = k; i < n; i += WORKERS) nodes.push({ i, ...certs[i]! });
     w.send({ init: { nodes, ports, names, ca } } satisfies ToWorker);
   });
-  for (const m of await Promise.all(registered)) if ('failed' in m) throw new Error(m.failed);
+  const registration: Registration = { ms: [], firstMs: [], retries: 0 };
+  for (const m of await Promise.all(registered)) {
+    if ('failed' in m) throw new Error(m.failed);
+    if ('registered' in m) {
+      registration.ms.push(...m.registered.ms);
+      registration.firstMs.push(...m.registered.firstMs);
+      registration.retries += m.registered.retries;
+    }
+  }
   return {
+    registration,
     start: () => workers.forEach((w) => w.send({ measure: true } satisfies ToWorker)),
     async stop(rec: Recorder): Promise<number> {
       const results = workers.map(next);
@@ -421,7 +472,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     for (const [i, m] of names.entries()) {
       await cp(pki, join(root, m, 'pki'), { recursive: true });
       const cluster = members === 3 ? ['--name', m, '--initial-cluster', ic, '--peer-port', String(ports[i]!.peer)] : [];
-      procs.push(spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', join(root, m), '--secure-port', String(ports[i]!.api), '--tls-workers', TLS_WORKERS, ...cluster], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }));
+      procs.push(spawn(process.execPath, [...SERVER_NODE_ARGS, '--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', join(root, m), '--secure-port', String(ports[i]!.api), '--tls-workers', TLS_WORKERS, ...cluster], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }));
     }
     for (const p of ports) {
       for (let a = 0; ; a++) {
@@ -434,6 +485,9 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     const rec = new Recorder();
     watch = watchNodes(admin, ports[0]!.api);
     const tReg = performance.now();
+    const pidsOf = async () => tree(procs.map((p) => p.pid!));
+    const regPids = await pidsOf();
+    const [regCpu0, regWait0] = [await cpuSeconds(regPids), await runQueueSeconds(regPids)];
     if (WORKERS > 0) {
       workers = await startWorkers(certs, n, ports.map((p) => p.api), names, ca!);
     } else {
@@ -442,13 +496,19 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
         sims.push(new SimNode(`node-${i}`, agent, ports[i % ports.length]!.api, rec, names[i % names.length]));
       }
       // as a real agent: heartbeats begin as soon as the node is registered, not when all are
-      await pool(sims, 32, async (s) => {
+      await pool(sims, REGISTER_CONCURRENCY, async (s) => {
         await s.register();
         s.start();
       });
     }
     const registerSeconds = +((performance.now() - tReg) / 1000).toFixed(1);
-    const pidsOf = async () => tree(procs.map((p) => p.pid!));
+    const registration = {
+      ...registrationSummary(registerSeconds, workers?.registration ?? { ms: sims.map((x) => x.registerMs), firstMs: sims.map((x) => x.registerFirstMs), retries: sims.reduce((a, x) => a + x.registerRetries, 0) }),
+      // the members' CPU, and their time runnable but waiting for a CPU, during registration (cores)
+      registerServerCpuCores: +(((await cpuSeconds(regPids)) - regCpu0) / registerSeconds).toFixed(3),
+      registerServerRunQueueWaitCores: +(((await runQueueSeconds(regPids)) - regWait0) / registerSeconds).toFixed(3),
+    };
+    process.stderr.write(`nodes bench: registered ${n} nodes: ${JSON.stringify(registration)}\n`);
     const m = await measure(rec, pidsOf, workers);
     // also count the nodes that are not Ready at the end
     // (a failed list must not lose the measurement: counted as unknown, -1)
@@ -459,7 +519,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     const tainted = list.items.filter((x) => (x.spec?.taints ?? []).length > 0).length;
     const raftz = members === 3 ? await call(admin, ports[0]!.api, 'GET', '/raftz').catch(() => ({ status: 0, text: '' })) : undefined;
     const leader = raftz?.status === 200 ? (JSON.parse(raftz.text) as { leader?: string }).leader : undefined;
-    return { ...m, ...(leader ? { leader } : {}), registerSeconds, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
+    return { ...m, ...(leader ? { leader } : {}), ...registration, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
   } finally {
     watch?.stop();
     workers?.kill();
@@ -518,7 +578,9 @@ async function main(): Promise<void> {
     const pki = join(root, 'pki');
     await makePki(pki);
     const max = Math.max(...NODES);
+    const tCerts = performance.now();
     const certs = TARGETS.some((t) => t !== 'etcd') ? await nodeCerts(pki, max) : [];
+    process.stderr.write(`nodes bench: ${certs.length} node certificates issued in ${((performance.now() - tCerts) / 1000).toFixed(1)} s (not part of registration)\n`);
     for (const n of NODES) {
       const r: Record<string, unknown> = {};
       for (const t of TARGETS) {

@@ -92,6 +92,23 @@ export class ManualClock implements Clock {
     this.time = end;
   }
 
+  /**
+   * the event loop blocked for `ms`: time jumps ahead at once, then every
+   * timer that fell due meanwhile fires, late, in order (tests of code that
+   * must tell a stalled process from silent peers)
+   */
+  stall(ms: number): void {
+    this.time += ms;
+    for (;;) {
+      this.timers = this.timers.filter((t) => !t.cancelled);
+      let next: (typeof this.timers)[number] | undefined;
+      for (const t of this.timers) if (t.at <= this.time && (!next || t.at < next.at || (t.at === next.at && t.seq < next.seq))) next = t;
+      if (!next) break;
+      this.timers.splice(this.timers.indexOf(next), 1);
+      next.fn();
+    }
+  }
+
   /** timers not yet fired or cancelled */
   get pending(): number {
     return this.timers.filter((t) => !t.cancelled).length;

@@ -14,6 +14,7 @@ import type { ZoneRules } from '../controllers/node-lifecycle/zones.js';
 import type { Clock } from '../core/clock.js';
 import type { RevisionedStore } from '../store/types.js';
 import { controllerEnabled } from './controllers-flag.js';
+import { performance } from 'node:perf_hooks';
 
 export const NODE_LIFECYCLE_CONTROLLER = 'nodelifecycle';
 export const TAINT_EVICTION_CONTROLLER = 'taint-eviction-controller';
@@ -26,6 +27,26 @@ export interface NodeLifecycleSettings {
   /** `--node-eviction-rate` etc. (zones.ts) */
   zoneRules?: Partial<ZoneRules>;
   clock?: Clock;
+  /** tests: replaces the event-loop probe (whether the process was saturated since the last call) */
+  saturated?: () => boolean;
+}
+
+/**
+ * Whether this process's event loop was busy for at least `threshold` of the
+ * time since the last call (Node's event-loop utilization): a member that
+ * saturated reads renewals late, so the node lifecycle controller does not
+ * count that time as the nodes' silence (docs/nodeagent.md "Control plane
+ * behind"). 0.9: an ordinary loaded member stays below it; one whose request
+ * backlog grows does not.
+ */
+export function eventLoopSaturation(threshold = 0.9): () => boolean {
+  let last = performance.eventLoopUtilization();
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const busy = performance.eventLoopUtilization(now, last).utilization;
+    last = now;
+    return busy >= threshold;
+  };
 }
 
 export function startNodeLifecycle(d: {
@@ -54,6 +75,7 @@ export function startNodeLifecycle(d: {
       monitorGracePeriodMs: d.settings.monitorGracePeriodMs,
       monitorPeriodMs: d.settings.monitorPeriodMs,
       zoneRules: d.settings.zoneRules,
+      saturated: d.settings.saturated ?? eventLoopSaturation(),
       events: d.events,
       log: d.log,
     });

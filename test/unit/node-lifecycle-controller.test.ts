@@ -39,7 +39,7 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function env(o: { graceMs?: number; notReadyGraceMs?: number; rate?: number } = {}): Promise<Env> {
+async function env(o: { graceMs?: number; notReadyGraceMs?: number; rate?: number; saturated?: () => boolean; maxBlindMs?: number } = {}): Promise<Env> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-nlc-'));
   const store = await LocalStore.open(join(dir, 'store'));
   const defs = sharedDefinitions(D);
@@ -76,6 +76,8 @@ async function env(o: { graceMs?: number; notReadyGraceMs?: number; rate?: numbe
       notReadyGracePeriodMs: o.notReadyGraceMs,
       monitorPeriodMs: 1_000,
       zoneRules: o.rate === undefined ? {} : { evictionRate: o.rate },
+      saturated: o.saturated,
+      maxBlindMs: o.maxBlindMs,
       events: recorder,
     }),
     eviction: new TaintEvictionController({ store, nodes: () => gs('nodes'), pods: () => gs('pods'), clock, events: recorder }),
@@ -252,6 +254,57 @@ describe('node lifecycle controller', () => {
     expect(e.lifecycle.inFullDisruption).toBe(true);
     await settle(async () => (await noExec()) === 0, 'NoExecute taints removed');
     expect(await taints(e, 'z9')).toEqual([`${UNREACHABLE}:NoSchedule`]);
+  });
+});
+
+describe('node lifecycle controller: the control plane behind (blind time)', () => {
+  it('a stalled event loop does not mark nodes whose renewals it could not read; a node silent afterwards still goes Unknown', async () => {
+    const e = await env();
+    const names = ['n1', 'n2', 'n3', 'n4'];
+    for (const n of names) await postStatus(e, n, 'True');
+    e.lifecycle.start();
+    await run(e, 5_000, names);
+    // the process blocks for 25 s (2.5 grace periods): no renewal is read, every timer fires late
+    e.clock.stall(25_000);
+    await flush();
+    // a pass runs before the backlog of renewals is read
+    e.clock.advance(1_500);
+    await flush();
+    // the renewals that queued up are read now
+    await run(e, 3_000, names);
+    for (const n of names) expect((await ready(e, n)).status).toBe('True');
+    expect(e.lifecycle.stats.markedUnknown).toBe(0);
+    expect(e.lifecycle.blindMs).toBeGreaterThanOrEqual(23_000);
+    expect(e.lifecycle.blindMs).toBeLessThanOrEqual(25_000);
+    expect(e.lifecycle.stats.writes).toBe(0);
+    // the credit covers the stall only: n1 silent from now is judged after a whole observed grace period
+    await run(e, 8_000, ['n2', 'n3', 'n4']);
+    expect((await ready(e, 'n1')).status).toBe('True');
+    await run(e, 4_000, ['n2', 'n3', 'n4']);
+    await settle(async () => (await ready(e, 'n1')).status === 'Unknown', 'n1 Unknown');
+    for (const n of ['n2', 'n3', 'n4']) expect((await ready(e, n)).status).toBe('True');
+  });
+
+  it('while the process is saturated, silence is not held against nodes, up to maxBlindMs; a dead node is marked after grace + maxBlindMs', async () => {
+    let saturated = false;
+    const e = await env({ saturated: () => saturated, maxBlindMs: 20_000 });
+    for (const n of ['n1', 'n2', 'n3']) await postStatus(e, n, 'True');
+    e.lifecycle.start();
+    await run(e, 3_000, ['n1', 'n2', 'n3']);
+    // saturated for 15 s: n1 and n2's renewals are not read (n3's are, late but read)
+    saturated = true;
+    await run(e, 15_000, ['n3']);
+    saturated = false;
+    await run(e, 2_000, ['n1', 'n2', 'n3']);
+    for (const n of ['n1', 'n2', 'n3']) expect((await ready(e, n)).status).toBe('True');
+    expect(e.lifecycle.stats.markedUnknown).toBe(0);
+    // saturated for good, n1 dead: marked once silent for grace (10 s) + maxBlindMs (20 s), not before
+    saturated = true;
+    await run(e, 28_000, ['n2', 'n3']);
+    expect((await ready(e, 'n1')).status).toBe('True');
+    await run(e, 4_000, ['n2', 'n3']);
+    await settle(async () => (await ready(e, 'n1')).status === 'Unknown', 'n1 Unknown');
+    expect((await ready(e, 'n2')).status).toBe('True');
   });
 });
 

@@ -16,6 +16,16 @@
 //
 // Started (a restart, a new leader), every node gets a fresh grace period:
 // the machines are new and time heartbeats from now.
+//
+// The control plane behind (docs/nodeagent.md "Control plane behind"): a node
+// whose machine says it has been silent for the grace period is marked only
+// by the periodic pass (kube's monitorNodeHealth does the same), after the
+// pass has accounted the blind time of the interval: its own timer running
+// late (the event loop stalled), the process saturated (`saturated()`), the
+// controller's own store writes failing. Blind time is credited to every
+// node's silence (at most `maxBlindMs` per silence), so renewals the control
+// plane could not read do not look missing; a node whose credit leaves it
+// time goes back to Alive (RECHECK).
 
 import { StatusError } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
@@ -23,7 +33,8 @@ import type { ApiObject } from '../../registry/types.js';
 import { type Clock, type TimerHandle, systemClock } from '../../core/clock.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { type NodeHealthActor, type NodeHealthView, type ReadyStatus, startNodeHealth, viewOf } from './machine.js';
+import { type NodeHealthActor, type NodeHealthView, type ReadyStatus, heartbeat, startNodeHealth, viewOf } from './machine.js';
+import { BlindTime } from './blind-time.js';
 import { planNode, readyOf } from './plan.js';
 import { type NodeTaintKeys, nodeTaintKeys } from './taints.js';
 import { DEFAULT_ZONE_RULES, TokenBucket, type ZoneRules, type ZoneState, zoneOf, zoneRate, zoneState } from './zones.js';
@@ -45,6 +56,16 @@ export interface NodeLifecycleOptions {
   /** how often zone states are computed and held-back taints retried (kube's node-monitor-period, 5 s) */
   monitorPeriodMs?: number;
   zoneRules?: Partial<ZoneRules>;
+  /** how late a timer of the controller may run before the lateness counts as blind time (default 1 s) */
+  blindToleranceMs?: number;
+  /** the most blind time credited to one node's silence (default twice the grace period) */
+  maxBlindMs?: number;
+  /**
+   * whether the process was saturated since the last call (asked once per
+   * pass): a saturated control plane reads renewals late, so the pass's
+   * interval is blind time (node-lifecycle-setup.ts: event-loop utilization)
+   */
+  saturated?: () => boolean;
   events?: EventRecorder;
   log?: (msg: string) => void;
 }
@@ -58,7 +79,10 @@ interface NodeRec {
   renew?: string;
   ready: ReadyStatus;
   zone: string;
+  /** what reconciles act on: `unreachable` only once a pass has confirmed the machine's verdict */
   view: NodeHealthView;
+  /** a pass confirmed the machine's Unreachable after accounting blind time */
+  confirmed: boolean;
   busy: boolean;
   again: boolean;
   /** wants a new NoExecute taint (or a failed write to be retried) */
@@ -87,6 +111,14 @@ export class NodeLifecycleController {
   private readonly loop: ControllerLoop;
   private nodeInformer: Informer | undefined;
   private disrupted = false;
+  private readonly blind: BlindTime;
+  private readonly maxBlindMs: number;
+  /** when the pass last ran and when the next one is due (its lateness is blind time) */
+  private lastPassAt = 0;
+  private passDueAt = 0;
+  /** a write of the controller failed for a reason of the control plane's since the last pass */
+  private storeTrouble = false;
+  private blindLogged = 0;
   /** writes made and failed (tests and metrics) */
   readonly stats = { writes: 0, markedUnknown: 0, conflicts: 0, errors: 0 };
 
@@ -98,11 +130,19 @@ export class NodeLifecycleController {
     this.periodMs = o.monitorPeriodMs ?? 5_000;
     this.rules = { ...DEFAULT_ZONE_RULES, ...(o.zoneRules ?? {}) };
     this.keys = nodeTaintKeys(o.apiDomain);
+    this.blind = new BlindTime(o.blindToleranceMs ?? 1_000);
+    this.maxBlindMs = o.maxBlindMs ?? 2 * this.graceMs;
+  }
+
+  /** blind time so far (ms): time the controller could not observe heartbeats (tests, metrics) */
+  get blindMs(): number {
+    return this.blind.total();
   }
 
   start(): void {
     this.stop();
     this.stopped = false;
+    this.lastPassAt = this.clock.now();
     this.loop.begin(async () => {});
     const leaseRange = this.o.leases()?.rangeKeys(NODE_LEASE_NAMESPACE);
     // leases first, so a node's first machine knows its renewTime
@@ -158,7 +198,8 @@ export class NodeLifecycleController {
     }
     if (renew !== rec.renew) {
       rec.renew = renew;
-      rec.actor.send({ type: 'HEARTBEAT' });
+      // no transition while Alive: the machine's Liveness notes the time (node-lifecycle.ts)
+      heartbeat(rec.actor);
     }
   }
 
@@ -168,15 +209,14 @@ export class NodeLifecycleController {
     const zone = zoneOf(node.metadata?.labels);
     let rec = this.nodes.get(name);
     if (!rec) {
-      const actor = startNodeHealth(this.clock, { graceMs: this.graceMs, notReadyGraceMs: this.notReadyGraceMs, ready: ready.status });
-      rec = { name, actor, heartbeat: ready.heartbeat, renew: this.orphanRenew.get(name), ready: ready.status, zone, view: viewOf(actor), busy: false, again: false, held: false, token: false };
+      const actor = startNodeHealth(this.clock, { graceMs: this.graceMs, notReadyGraceMs: this.notReadyGraceMs, ready: ready.status, blind: this.blind, maxBlindMs: this.maxBlindMs });
+      rec = { name, actor, heartbeat: ready.heartbeat, renew: this.orphanRenew.get(name), ready: ready.status, zone, view: viewOf(actor), confirmed: false, busy: false, again: false, held: false, token: false };
       this.orphanRenew.delete(name);
       this.nodes.set(name, rec);
       const r = rec;
       actor.subscribe(() => {
-        const v = viewOf(actor);
+        const v = this.viewFor(r);
         if (v.unreachable !== r.view.unreachable || v.readiness !== r.view.readiness) {
-          if (v.unreachable && !r.view.unreachable) this.o.log?.(`node lifecycle: node ${name} sent no heartbeat for ${this.graceMs} ms`);
           r.view = v;
           void this.reconcile(r);
         }
@@ -184,7 +224,7 @@ export class NodeLifecycleController {
     } else {
       if (ready.heartbeat !== rec.heartbeat) {
         rec.heartbeat = ready.heartbeat;
-        rec.actor.send({ type: 'HEARTBEAT' });
+        heartbeat(rec.actor);
       }
       if (ready.status !== rec.ready) {
         if (rec.ready === 'True') void this.o.events?.event({ apiVersion: 'v1', kind: 'Node', name, uid: node.metadata?.uid }, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
@@ -193,8 +233,15 @@ export class NodeLifecycleController {
       }
       rec.zone = zone;
     }
-    rec.view = viewOf(rec.actor);
+    rec.view = this.viewFor(rec);
     void this.reconcile(rec);
+  }
+
+  /** the machine's view, Unreachable only once a pass confirmed it */
+  private viewFor(r: NodeRec): NodeHealthView {
+    const v = viewOf(r.actor);
+    if (!v.unreachable) r.confirmed = false;
+    return r.confirmed ? v : { ...v, unreachable: false };
   }
 
   private forget(name: string): void {
@@ -235,7 +282,7 @@ export class NodeLifecycleController {
     const gs = this.o.nodes();
     const node = this.nodeInformer?.get(rec.name);
     if (!node) return;
-    const view = viewOf(rec.actor);
+    const view = rec.view;
     // a new NoExecute taint waits for the periodic pass: it first computes the zone states
     // (so nodes lost together count together) and then hands out the zone's tokens (pass())
     const base = { view, keys: this.keys, heartbeatSeen: rec.heartbeat, disrupted: this.disrupted, mayAddNoExecute: rec.token };
@@ -261,7 +308,11 @@ export class NodeLifecycleController {
     } catch (e) {
       if (e instanceof StatusError && e.code === 404) return;
       if (e instanceof StatusError && e.code === 409) this.stats.conflicts++;
-      else this.stats.errors++;
+      else {
+        this.stats.errors++;
+        // the control plane's own writes fail: the heartbeats' writes likely do too
+        this.storeTrouble = true;
+      }
       this.o.log?.(`node lifecycle: node ${rec.name}: ${(e as Error).message}`);
       // the periodic pass tries again
       rec.held = true;
@@ -270,15 +321,51 @@ export class NodeLifecycleController {
 
   private schedulePass(): void {
     if (this.stopped) return;
+    this.passDueAt = this.clock.now() + this.periodMs;
     this.timer = this.clock.setTimeout(() => {
+      this.accountBlindTime();
       this.pass();
       this.schedulePass();
     }, this.periodMs);
   }
 
+  /** the blind time of the interval since the last pass: the pass's own lateness, saturation, failing writes */
+  private accountBlindTime(): void {
+    const now = this.clock.now();
+    this.blind.late(this.passDueAt, now);
+    const saturated = this.o.saturated?.() ?? false;
+    if (saturated || this.storeTrouble) this.blind.add(this.lastPassAt, now);
+    this.storeTrouble = false;
+    this.lastPassAt = now;
+    const total = this.blind.total();
+    if (total - this.blindLogged >= this.graceMs / 2) {
+      this.o.log?.(`node lifecycle: the control plane was behind (event loop late, saturated or its writes failing) for ${Math.round(total - this.blindLogged)} ms; that time is not counted as node silence`);
+      this.blindLogged = total;
+    }
+  }
+
+  /**
+   * Judges the nodes whose machines went Unreachable: with credit left they go back
+   * to Alive, the others are confirmed (returned, to be reconciled).
+   */
+  private judge(): NodeRec[] {
+    const out: NodeRec[] = [];
+    for (const r of this.nodes.values()) {
+      if (r.confirmed || !viewOf(r.actor).unreachable) continue;
+      r.actor.send({ type: 'RECHECK' });
+      if (!viewOf(r.actor).unreachable) continue;
+      r.confirmed = true;
+      r.view = this.viewFor(r);
+      this.o.log?.(`node lifecycle: node ${r.name} sent no heartbeat for ${this.graceMs} ms`);
+      out.push(r);
+    }
+    return out;
+  }
+
   /** zone states, their eviction rates, full-disruption mode, and retries of held-back taints */
   pass(): void {
     if (this.stopped) return;
+    const confirmed = this.judge();
     const zones = new Map<string, { total: number; notReady: number }>();
     for (const r of this.nodes.values()) {
       // a node still registering (no Ready condition, heartbeats arriving) does not count yet
@@ -311,6 +398,7 @@ export class NodeLifecycleController {
       for (const r of this.nodes.values()) void this.reconcile(r);
       return;
     }
+    for (const r of confirmed) void this.reconcile(r);
     for (const r of this.nodes.values()) {
       if (!r.held) continue;
       if (!r.token && !this.disrupted) r.token = this.limiter(r.zone).tryTake(now);

@@ -46,9 +46,13 @@ export function nodeTaintKeys(apiDomain: string): NodeTaintKeys {
 }
 
 /** every key the controller owns: other taints on a node are never touched */
-export function ownedTaintKeys(keys: NodeTaintKeys): Set<string> {
-  return new Set(Object.values(keys));
+export function ownedTaintKeys(keys: NodeTaintKeys): ReadonlySet<string> {
+  // planned on every Node write (each status heartbeat): built once per key set
+  let owned = ownedCache.get(keys);
+  if (!owned) ownedCache.set(keys, (owned = new Set(Object.values(keys))));
+  return owned;
 }
+const ownedCache = new WeakMap<NodeTaintKeys, ReadonlySet<string>>();
 
 /** Kubernetes' Toleration.ToleratesTaint */
 export function tolerates(t: Toleration, taint: Taint): boolean {

@@ -73,6 +73,18 @@ export function nodeRestrictionHooks(apiDomain: string): Required<Pick<WriteHook
  * `k8s.io` namespaces except the ones an agent sets about itself.
  */
 export function forbiddenLabelChanges(next: Record<string, string>, prev: Record<string, string>, domain: string): string[] {
+  const restricted = labelRule(domain);
+  const out: string[] = [];
+  // every Node write of an agent (each status heartbeat) comes here: compare without building sets
+  for (const k in next) if (next[k] !== prev[k] && restricted(k)) out.push(k);
+  for (const k in prev) if (!(k in next) && restricted(k)) out.push(k);
+  return out.sort();
+}
+
+/** whether a node may not change the label `key`; built once per API domain */
+function labelRule(domain: string): (key: string) => boolean {
+  let rule = labelRules.get(domain);
+  if (rule) return rule;
   // kube's allowed list, in the product's label domain and in kubernetes.io (well-known labels agents set)
   const labelDomains = [...new Set([domain === 'k8s.io' ? 'kubernetes.io' : domain, 'kubernetes.io'])];
   const allowedKeys = new Set(
@@ -87,15 +99,17 @@ export function forbiddenLabelChanges(next: Record<string, string>, prev: Record
     ]),
   );
   const allowedPrefixes = labelDomains.flatMap((d) => [`kubelet.${d}/`, `node.${d}/`]);
-  const restricted = (key: string): boolean => {
+  const namespaces = [domain, 'k8s.io', 'kubernetes.io'];
+  rule = (key: string): boolean => {
     const slash = key.indexOf('/');
     if (slash < 0) return false;
     const prefix = key.slice(0, slash);
     if (prefix === `node-restriction.${domain}`) return true;
-    const inNs = [domain, 'k8s.io', 'kubernetes.io'].some((d) => prefix === d || prefix.endsWith(`.${d}`));
+    const inNs = namespaces.some((d) => prefix === d || prefix.endsWith(`.${d}`));
     if (!inNs) return false;
     return !allowedKeys.has(key) && !allowedPrefixes.some((p) => key.startsWith(p));
   };
-  const keys = new Set([...Object.keys(next), ...Object.keys(prev)]);
-  return [...keys].filter((k) => next[k] !== prev[k] && restricted(k)).sort();
+  labelRules.set(domain, rule);
+  return rule;
 }
+const labelRules = new Map<string, (key: string) => boolean>();
