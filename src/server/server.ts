@@ -31,6 +31,8 @@ import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle-setup.js';
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
+import { type HealthPublisher, MAIN_LOOP_CHECK } from '../gateway/health-snapshot.js';
+import { publishHealthToWorkers } from './health-publishing.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
 import { MAX_BODY_BYTES, createChain, tooLargeResponse } from '../endpoints/chain.js';
 import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
@@ -277,6 +279,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const started = new Set<string>();
   health.add({ name: 'ping', check: () => undefined });
   health.add({ name: 'log', check: () => undefined });
+  // answered here whenever this loop answers; in a TLS worker it fails when this loop stops publishing
+  health.add({ name: MAIN_LOOP_CHECK, check: () => undefined });
   health.add({ name: 'etcd', check: () => (store.healthy() ? undefined : 'the store is not healthy') });
   for (const hook of ['bootstrap-namespaces', 'start-watch-cache', 'start-namespace-controller']) {
     health.add({ name: `poststarthook/${hook}`, check: () => (started.has(hook) ? undefined : 'not finished') });
@@ -412,8 +416,21 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     http2: !opts.limits?.disableHttp2,
     ...(opts.limits?.http2MaxStreamsPerConnection ? { http2MaxStreams: opts.limits.http2MaxStreamsPerConnection } : {}),
   };
-  if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock });
-  else front = await startTlsFront(frontOptions);
+  let healthPublisher: HealthPublisher | undefined;
+  if ((opts.tlsWorkers ?? 0) > 0) {
+    front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock, healthInWorkers: true });
+    // probes answered by the workers from this loop's results (src/server/health-publishing.ts)
+    healthPublisher = publishHealthToWorkers({
+      health,
+      workers,
+      authn,
+      authorizer,
+      authorizerTypes: opts.authorizer ? undefined : authorization.chain.current().map((e) => e.type),
+      audited: auditor !== undefined,
+      clock,
+      log,
+    });
+  } else front = await startTlsFront(frontOptions);
   const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
   const url = `https://${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;
   serverUrl = url;
@@ -478,6 +495,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
         await closeAudit(auditor, 5000, clock);
         nodeTransport.close();
+        healthPublisher?.stop();
         await front!.close({ graceful: true, timeoutMs: 2000 });
         await store.close();
       })();
