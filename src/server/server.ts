@@ -33,6 +33,7 @@ import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
 import { type HealthPublisher, MAIN_LOOP_CHECK } from '../gateway/health-snapshot.js';
 import { publishHealthToWorkers } from './health-publishing.js';
+import { earlyShedder } from '../gateway/flowcontrol/early-shed.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
 import { MAX_BODY_BYTES, createChain, tooLargeResponse } from '../endpoints/chain.js';
 import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
@@ -376,6 +377,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock,
   });
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
+  const flowControl = buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock, metrics });
   const router = createChain({
     ctx,
     apiDomain: opts.apiDomain,
@@ -388,7 +390,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onDeprecated: (def, info) => metrics.deprecatedRequested(info, def.deprecated?.removedRelease),
     peerFor: (addr) => front?.peerFor(addr),
     log,
-    flowControl: buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock, metrics }),
+    flowControl,
     requestTimeoutMs: opts.limits?.requestTimeoutMs,
     clock,
     audit: auditor ? { auditor, remoteAddressFor: (addr) => front?.connectionFor(addr)?.remoteAddress } : undefined,
@@ -404,6 +406,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock,
     // exec, attach, port-forward and the proxies (docs/nodeagent.md "Streams")
     webSocketPaths: NODE_STREAM_WEBSOCKET_PATHS,
+    // what flow control would refuse at once is answered 429 before the body or authentication
+    ...(flowControl ? { shed: earlyShedder({ flow: flowControl, peerFor: (addr) => front?.peerFor(addr) }) } : {}),
   });
   const frontOptions = {
     host: opts.bindAddress,
