@@ -40,6 +40,8 @@ const HEAD_END = Buffer.from('\r\n\r\n');
 const MAX_PROBE_HEAD_BYTES = 8 * 1024;
 /** uWS closes an idle HTTP connection after 10 s; so does the tap */
 const IDLE_CLOSE_MS = 10_000;
+/** a tap connection without a first byte is closed after this long */
+const FIRST_BYTES_MS = 30_000;
 /** headers that may change who a request is from, or carry a credential */
 const IDENTITY_HEADER = /^(authorization|impersonate-.*|x-remote-.*|sec-websocket-.*|upgrade|x-orch-hn-.*)$/;
 
@@ -88,9 +90,14 @@ export async function startHealthTap(o: HealthTapOptions): Promise<HealthTap> {
       idle = o.clock.setTimeout(() => s.end(), IDLE_CLOSE_MS);
     };
     const onData = (chunk: Buffer): void => {
+      idle?.cancel();
       buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
       if (!busy) void step();
     };
+    // A connection that sends nothing is closed too (uWS does the same after 10 s), so that
+    // the front's 90 s idle bound applies; longer than uWS's, since a worker loop that lags
+    // in a burst of handshakes must not close a connection whose first bytes are on the way.
+    idle = o.clock.setTimeout(() => s.end(), FIRST_BYTES_MS);
     s.on('data', onData);
     s.on('error', () => s.destroy());
     s.on('close', () => {
@@ -104,14 +111,10 @@ export async function startHealthTap(o: HealthTapOptions): Promise<HealthTap> {
       idle?.cancel();
       s.off('data', onData);
       s.pause();
-      const ready = header ? o.upstreamReady?.(proxiedAddressFor(header.subarray(16, 32))) : undefined;
-      if (ready) void ready.then(connectUpstream);
-      else connectUpstream();
-    };
-    const connectUpstream = (): void => {
-      if (s.destroyed) return;
+      // connecting overlaps the wait for the parent's acknowledgement; only the bytes wait for it
       const up = netConnect({ path: o.upstreamPath });
       const rest = header ? Buffer.concat([header, buf]) : buf;
+      const ready = header ? o.upstreamReady?.(proxiedAddressFor(header.subarray(16, 32))) : undefined;
       header = undefined;
       buf = Buffer.alloc(0);
       up.on('error', () => {
@@ -120,11 +123,19 @@ export async function startHealthTap(o: HealthTapOptions): Promise<HealthTap> {
       });
       s.on('error', () => up.destroy());
       s.once('close', () => up.destroy());
-      up.once('close', () => s.destroy());
-      if (rest.length > 0) up.write(rest);
-      s.pipe(up);
-      up.pipe(s);
-      s.resume();
+      // uWS's end reaches the front after what uWS sent (pipe ends `s` once `up` has ended)
+      up.once('close', () => {
+        if (!s.writableEnded) s.destroy();
+      });
+      const go = (): void => {
+        if (s.destroyed || up.destroyed) return;
+        if (rest.length > 0) up.write(rest);
+        s.pipe(up);
+        up.pipe(s);
+        s.resume();
+      };
+      if (ready) void ready.then(go);
+      else go();
     };
 
     const step = async (): Promise<void> => {

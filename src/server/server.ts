@@ -117,6 +117,8 @@ export interface ServerOptions {
    * 0 (default) terminates TLS in this process.
    */
   tlsWorkers?: number;
+  /** TLS workers answer health probes from this process's snapshots (src/server/health-publishing.ts) */
+  healthInTlsWorkers?: boolean;
   /** `--audit-*` flags (issue 16 item 3, docs/audit.md) */
   audit?: AuditOptions;
   /** the node lifecycle and taint eviction controllers (src/server/node-lifecycle-setup.ts) */
@@ -422,9 +424,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
   let healthPublisher: HealthPublisher | undefined;
   if ((opts.tlsWorkers ?? 0) > 0) {
-    front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock, healthInWorkers: true });
+    front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock, healthInWorkers: opts.healthInTlsWorkers ?? false });
     // probes answered by the workers from this loop's results (src/server/health-publishing.ts)
-    healthPublisher = publishHealthToWorkers({
+    if (opts.healthInTlsWorkers) healthPublisher = publishHealthToWorkers({
       health,
       workers,
       authn,

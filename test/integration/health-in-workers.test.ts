@@ -63,7 +63,7 @@ describe('health answered by the TLS workers', () => {
     });
 
   beforeAll(async () => {
-    t = await startTestServer({ tlsWorkers: 2 });
+    t = await startTestServer({ tlsWorkers: 2, healthInTlsWorkers: true });
     prober = new Worker(PROBE_THREAD, { eval: true, workerData: { port: t.server.port, ca: t.server.caPem, cert: t.server.adminCertPem, key: t.server.adminKeyPem } });
     prober.on('message', (m: { id: number; answer: ProbeAnswer }) => {
       waiting.get(m.id)?.(m.answer);
