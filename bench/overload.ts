@@ -32,6 +32,8 @@ const mode = process.argv[4] === 'update' ? 'update' : 'create';
 const UPDATE_KEYS = 1000;
 /** extra node flags for the server (e.g. ORCH_SERVER_NODE_FLAGS=--trace-gc) */
 const serverNodeFlags = (process.env['ORCH_SERVER_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
+/** extra `orch server` flags (e.g. ORCH_SERVER_FLAGS=--health-in-tls-workers) */
+const serverFlags = (process.env['ORCH_SERVER_FLAGS'] ?? '').split(' ').filter(Boolean);
 
 interface Phase {
   inFlight: number;
@@ -79,7 +81,7 @@ let failures = 0;
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-overload-'));
   const port = await freePort();
-  const server = spawn(process.execPath, [...serverNodeFlags, '--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', dir, '--secure-port', String(port), '--authorization-mode', 'AlwaysAllow', '--tls-workers', '2'], {
+  const server = spawn(process.execPath, [...serverNodeFlags, '--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', dir, '--secure-port', String(port), '--authorization-mode', 'AlwaysAllow', '--tls-workers', '2', ...serverFlags], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // ORCH_SERVER_LOG=<file>: the server's output (e.g. with --trace-gc) is kept there
@@ -156,6 +158,30 @@ async function main(): Promise<void> {
     for (const c of children) sum += await rssKbOf(c);
     return sum;
   };
+  /** CPU seconds (user + system) of a process so far, from /proc (clock ticks of 10 ms) */
+  const cpuSecOf = async (pid: number): Promise<number> => {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11] ?? 0) + Number(f[12] ?? 0)) / 100;
+  };
+  /** the main process, and its TLS workers together */
+  const cpu = async (): Promise<{ main: number; workers: number }> => {
+    const children = (await readFile(`/proc/${server.pid}/task/${server.pid}/children`, 'utf8').catch(() => '')).trim().split(/\s+/).filter(Boolean).map(Number);
+    let workers = 0;
+    for (const c of children) workers += await cpuSecOf(c);
+    return { main: await cpuSecOf(server.pid!), workers };
+  };
+  const cpuByPhase: Record<string, { mainSec: number; workersSec: number; mainMsPerRequest: number; workersMsPerRequest: number }> = {};
+  const measured = async (name: string, phase: () => Promise<Phase>): Promise<Phase> => {
+    const c0 = await cpu();
+    const p = await phase();
+    const c1 = await cpu();
+    const requests = Math.max(1, p.created + p.tooMany + p.otherErrors);
+    const mainSec = +(c1.main - c0.main).toFixed(2);
+    const workersSec = +(c1.workers - c0.workers).toFixed(2);
+    cpuByPhase[name] = { mainSec, workersSec, mainMsPerRequest: +((mainSec * 1000) / requests).toFixed(3), workersMsPerRequest: +((workersSec * 1000) / requests).toFixed(3) };
+    return p;
+  };
   let peakRss = 0;
   const rssMiB: Record<string, number> = {};
   const mark = async (name: string) => (rssMiB[name] = Math.round((await rssKb()) / 1024));
@@ -167,13 +193,13 @@ async function main(): Promise<void> {
     seq = 0;
   }
   await mark('start');
-  const before = await run(64, 10);
+  const before = await measured('before', () => run(64, 10));
   await mark('afterBefore');
   const midTimer = setTimeout(() => void mark('overloadMidway'), (seconds * 1000) / 2);
-  const overload = await run(64 * factor, seconds);
+  const overload = await measured('overload', () => run(64 * factor, seconds));
   clearTimeout(midTimer);
   await mark('overloadEnd');
-  const after = await run(64, 10);
+  const after = await measured('after', () => run(64, 10));
   await mark('afterRecovery');
   freshProbe.stop();
   keptProbe.stop();
@@ -205,6 +231,7 @@ async function main(): Promise<void> {
         serverStayedUp: alive,
         health: { freshConnection: summary(freshResult), keptAlive: summary(keptResult) },
         loadAverage: (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' '),
+        cpu: cpuByPhase,
         peakRssMiB: Math.round(peakRss / 1024),
         rssMiB,
         recoveredRatio: +(after.createdPerSec / Math.max(1, before.createdPerSec)).toFixed(2),

@@ -80,7 +80,9 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction)')
   .option('--disable-admission-plugins <list>', 'admission plugins to turn off, comma separated (e.g. NodeRestriction)')
   .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
-  .action(async (o: { securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number; runtimeConfig?: string }) => {
+  // docs/reliability.md "Health under overload": off by default until its cost under connection bursts is removed
+  .option('--health-in-tls-workers', 'TLS workers answer /livez, /readyz, /healthz from the main loop\'s health snapshots')
+  .action(async (o: { healthInTlsWorkers?: boolean; securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number; runtimeConfig?: string }) => {
     let server;
     try {
       const initialCluster = o.initialCluster ? parseInitialCluster(o.initialCluster) : undefined;
@@ -107,6 +109,7 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
         watchWindowMs: o.watchCacheWindow,
         shutdownTimeoutMs: o.shutdownTimeout,
         tlsWorkers: o.tlsWorkers,
+        ...(o.healthInTlsWorkers ? { healthInTlsWorkers: true } : {}),
         featureGates: (o as { featureGates?: Record<string, boolean> }).featureGates,
         authn: authenticationOptionsFrom(o as Record<string, unknown>),
         authorization: authorizationOptionsFrom(o as Record<string, unknown>),

@@ -43,6 +43,12 @@ export interface HttpServerOptions {
    * on, and some clients' requests did not survive that: the Python client's watches)
    */
   webSocketPaths?: string[];
+  /**
+   * Overload shedding before any work (src/gateway/flowcontrol/early-shed.ts):
+   * a response here is sent at once, before the body is read or the request
+   * handled; undefined goes on as usual.
+   */
+  shed?(head: { method: string; path: string; query: URLSearchParams; headers: Map<string, string>; proxiedAddress: string }): PlainResponse | undefined;
 }
 
 export interface HttpServer {
@@ -106,6 +112,16 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     const query = new URLSearchParams(req.getQuery() ?? '');
     const headers = readHeaders(req);
     const proxiedAddress = Buffer.from(res.getProxiedRemoteAddressAsText()).toString();
+    const shed = opts.shed?.({ method, path, query, headers, proxiedAddress });
+    if (shed) {
+      // uWS reads past a body nobody asked for, so the connection stays usable
+      res.cork(() => {
+        res.writeStatus(statusLine(shed.status));
+        for (const [k, v] of shed.headers) res.writeHeader(k, v);
+        res.end(shed.body, false);
+      });
+      return;
+    }
     // Most requests (creates, gets) never look at the signal: the
     // controller is made on first use, already aborted if the client left.
     let ctrl: AbortController | undefined;

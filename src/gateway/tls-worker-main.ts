@@ -8,6 +8,8 @@ import { type TimerHandle, systemClock } from '../core/clock.js';
 import type { Socket } from 'node:net';
 import { startTlsFront, type TlsFront } from './tls-front.js';
 import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
+import { SnapshotHolder } from './health-snapshot.js';
+import { startHealthTap } from './health-tap.js';
 
 /** at most this often a changed handshake-error count is reported */
 const STATS_INTERVAL_MS = 250;
@@ -23,11 +25,14 @@ if (!process.send) {
   process.exit(1);
 }
 
-const pendingAcks = new Map<string, () => void>();
+/** connections registered with the parent and not acknowledged yet */
+const pendingAcks = new Map<string, { acked: Promise<void>; resolve: () => void }>();
 let front: TlsFront | undefined;
 let handshakeErrors = 0;
 let reported = 0;
 let statsTimer: TimerHandle | undefined;
+/** the parent's latest health snapshot: probes are answered from it here (src/gateway/health-tap.ts) */
+const health = new SnapshotHolder(systemClock);
 
 // The parent ends us (graceful close, or it died); Ctrl-C in a terminal
 // reaches the whole process group, and the parent decides for us.
@@ -44,13 +49,26 @@ const reportStats = (): void => {
 process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
   switch (msg.t) {
     case 'init':
-      startTlsFront({
+      // with the health tap, the front's backend is the tap, which passes all but probes on to uWS
+      (msg.init.healthTap
+        ? startHealthTap({
+            upstreamPath: msg.init.backendSocketPath,
+            // an abstract unix socket (Linux): no file to clean up, no path length to worry about
+            listenPath: `\0orch-health-tap-${process.pid}`,
+            snapshot: () => health.current(),
+            peerFor: (id) => front?.peerFor(id),
+            // bytes for uWS wait for the parent to know the connection; a probe answered here does not
+            upstreamReady: (id) => pendingAcks.get(id)?.acked,
+            clock: systemClock,
+          }).then((tap) => tap.path)
+        : Promise.resolve(msg.init.backendSocketPath)
+      ).then((backendSocketPath) => startTlsFront({
         host: '',
         port: 0,
         key: msg.init.key,
         cert: msg.init.cert,
         ...(msg.init.clientCA !== undefined ? { clientCA: msg.init.clientCA } : {}),
-        backendSocketPath: msg.init.backendSocketPath,
+        backendSocketPath,
         maxConnections: msg.init.maxConnections,
         ...(msg.init.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: msg.init.handshakeTimeoutMs } : {}),
         ...(msg.init.http2 !== undefined ? { http2: msg.init.http2 } : {}),
@@ -58,13 +76,18 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         fdsPerConnection: FDS_PER_CONNECTION,
         // the raw listening handle: nothing accepts on it before the front listens
         ...(handle ? { listenHandle: handle } : {}),
-        register: (id, info) =>
-          new Promise<void>((resolve, reject) => {
-            if (!process.connected) return reject(new Error('parent gone'));
-            pendingAcks.set(id, resolve);
-            send({ t: 'register', id, info });
-          }),
+        register: (id, info) => {
+          if (!process.connected) return Promise.reject(new Error('parent gone'));
+          let resolve!: () => void;
+          const acked = new Promise<void>((r) => (resolve = r));
+          pendingAcks.set(id, { acked, resolve });
+          send({ t: 'register', id, info });
+          // with the tap the wait moves there (upstreamReady): a probe it answers itself
+          // does not wait for the main event loop to acknowledge the connection
+          return msg.init.healthTap ? Promise.resolve() : acked;
+        },
         unregister: (id) => {
+          pendingAcks.get(id)?.resolve();
           pendingAcks.delete(id);
           send({ t: 'unregister', id });
         },
@@ -73,7 +96,7 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
           // this file is the worker process's composition root: it owns the system clock
           statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
         },
-      }).then(
+      })).then(
         (f) => {
           front = f;
           send({ t: 'ready' });
@@ -85,9 +108,9 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
       );
       break;
     case 'ack': {
-      const resolve = pendingAcks.get(msg.id);
+      const pending = pendingAcks.get(msg.id);
       pendingAcks.delete(msg.id);
-      resolve?.();
+      pending?.resolve();
       break;
     }
     case 'socket':
@@ -97,6 +120,9 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
       else (handle as Socket | undefined)?.destroy();
       // served or refused here: either way the parent's copy may go
       send({ t: 'adopted', id: msg.id });
+      break;
+    case 'health':
+      health.update(msg.snapshot);
       break;
     case 'close':
       void (front?.close({ graceful: msg.graceful, ...(msg.timeoutMs !== undefined ? { timeoutMs: msg.timeoutMs } : {}) }) ?? Promise.resolve()).then(() => process.exit(0));

@@ -27,6 +27,7 @@ import { createRequire } from 'node:module';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { PeerCertificate } from '../auth/types.js';
+import type { HealthSnapshot } from './health-snapshot.js';
 import { defaultMaxConnections, parseProxiedAddress, proxiedAddressFor, type TlsCloseOptions, type TlsConnectionInfo, type TlsFront, type TlsFrontOptions } from './tls-front.js';
 
 /** what a worker needs to start its front (the listening socket travels with it as the IPC handle) */
@@ -40,6 +41,8 @@ export interface TlsWorkerInit {
   /** see TlsFrontOptions.http2 / http2MaxStreams */
   http2?: boolean;
   http2MaxStreams?: number;
+  /** answer health probes in the worker from the parent's snapshots (src/gateway/health-tap.ts) */
+  healthTap?: boolean;
 }
 
 export type ParentToWorker =
@@ -47,7 +50,9 @@ export type ParentToWorker =
   | { t: 'ack'; id: string }
   /** a connection the parent accepted; the worker answers `adopted` with the same id */
   | { t: 'socket'; id: number }
-  | { t: 'close'; graceful: boolean; timeoutMs?: number };
+  | { t: 'close'; graceful: boolean; timeoutMs?: number }
+  /** the main loop's latest health check results (src/gateway/health-snapshot.ts) */
+  | { t: 'health'; snapshot: HealthSnapshot };
 
 export type WorkerToParent =
   | { t: 'ready' }
@@ -63,6 +68,8 @@ export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' 
   log?: (msg: string) => void;
   /** start timeouts, restart backoff, kill grace (default the system clock) */
   clock?: Clock;
+  /** workers answer health probes from `publishHealth` snapshots (src/gateway/health-tap.ts) */
+  healthInWorkers?: boolean;
 }
 
 export interface TlsWorkerPool extends TlsFront {
@@ -72,12 +79,16 @@ export interface TlsWorkerPool extends TlsFront {
   readonly configured: number;
   /** workers that hold the listening socket and serve now (readiness, src/server/readiness.ts) */
   readyWorkers(): number;
+  /** send the main loop's health snapshot to every worker (a new worker gets the next one) */
+  publishHealth(snapshot: HealthSnapshot): void;
 }
 
 /** descriptors per client connection in the parent: its end of the unix-socket pair */
 const PARENT_FDS_PER_CONNECTION = 1;
 /** in a worker: the TLS socket and its end of the unix-socket pair */
 const WORKER_FDS_PER_CONNECTION = 2;
+/** with the health tap: both ends of a second unix-socket pair (tap to uWS) */
+const WORKER_FDS_PER_CONNECTION_WITH_TAP = 4;
 /** how long a worker gets to start before the start fails */
 const START_TIMEOUT_MS = 20_000;
 /** how long a closing worker gets beyond the graceful timeout before SIGKILL */
@@ -119,7 +130,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
   const perWorker =
     opts.maxConnections !== undefined
       ? Math.max(1, Math.ceil(opts.maxConnections / n))
-      : Math.min(defaultMaxConnections(WORKER_FDS_PER_CONNECTION), Math.floor(defaultMaxConnections(PARENT_FDS_PER_CONNECTION) / n));
+      : Math.min(defaultMaxConnections(opts.healthInWorkers ? WORKER_FDS_PER_CONNECTION_WITH_TAP : WORKER_FDS_PER_CONNECTION), Math.floor(defaultMaxConnections(PARENT_FDS_PER_CONNECTION) / n));
   const init: TlsWorkerInit = {
     key: String(opts.key),
     cert: String(opts.cert),
@@ -129,6 +140,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),
     ...(opts.http2MaxStreams !== undefined ? { http2MaxStreams: opts.http2MaxStreams } : {}),
+    ...(opts.healthInWorkers ? { healthTap: true } : {}),
   };
 
   const entries = new Map<string, Entry>();
@@ -329,6 +341,9 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     },
     adopt(socket) {
       listener.emit('connection', socket);
+    },
+    publishHealth(snapshot) {
+      for (const w of workers) if (w.ready && w.child.connected) w.child.send({ t: 'health', snapshot } satisfies ParentToWorker);
     },
     close(closeOpts: TlsCloseOptions = {}) {
       closed ??= (async () => {

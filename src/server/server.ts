@@ -31,6 +31,9 @@ import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle-setup.js';
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
+import { type HealthPublisher, MAIN_LOOP_CHECK } from '../gateway/health-snapshot.js';
+import { publishHealthToWorkers } from './health-publishing.js';
+import { earlyShedder } from '../gateway/flowcontrol/early-shed.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
 import { MAX_BODY_BYTES, createChain, tooLargeResponse } from '../endpoints/chain.js';
 import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
@@ -114,6 +117,8 @@ export interface ServerOptions {
    * 0 (default) terminates TLS in this process.
    */
   tlsWorkers?: number;
+  /** TLS workers answer health probes from this process's snapshots (src/server/health-publishing.ts) */
+  healthInTlsWorkers?: boolean;
   /** `--audit-*` flags (issue 16 item 3, docs/audit.md) */
   audit?: AuditOptions;
   /** the node lifecycle and taint eviction controllers (src/server/node-lifecycle-setup.ts) */
@@ -277,6 +282,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const started = new Set<string>();
   health.add({ name: 'ping', check: () => undefined });
   health.add({ name: 'log', check: () => undefined });
+  // answered here whenever this loop answers; in a TLS worker it fails when this loop stops publishing
+  health.add({ name: MAIN_LOOP_CHECK, check: () => undefined });
   health.add({ name: 'etcd', check: () => (store.healthy() ? undefined : 'the store is not healthy') });
   for (const hook of ['bootstrap-namespaces', 'start-watch-cache', 'start-namespace-controller']) {
     health.add({ name: `poststarthook/${hook}`, check: () => (started.has(hook) ? undefined : 'not finished') });
@@ -372,6 +379,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock,
   });
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
+  const flowControl = buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock, metrics });
   const router = createChain({
     ctx,
     apiDomain: opts.apiDomain,
@@ -384,7 +392,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onDeprecated: (def, info) => metrics.deprecatedRequested(info, def.deprecated?.removedRelease),
     peerFor: (addr) => front?.peerFor(addr),
     log,
-    flowControl: buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock, metrics }),
+    flowControl,
     requestTimeoutMs: opts.limits?.requestTimeoutMs,
     clock,
     audit: auditor ? { auditor, remoteAddressFor: (addr) => front?.connectionFor(addr)?.remoteAddress } : undefined,
@@ -400,6 +408,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock,
     // exec, attach, port-forward and the proxies (docs/nodeagent.md "Streams")
     webSocketPaths: NODE_STREAM_WEBSOCKET_PATHS,
+    // what flow control would refuse at once is answered 429 before the body or authentication
+    ...(flowControl ? { shed: earlyShedder({ flow: flowControl, peerFor: (addr) => front?.peerFor(addr) }) } : {}),
   });
   const frontOptions = {
     host: opts.bindAddress,
@@ -412,8 +422,21 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     http2: !opts.limits?.disableHttp2,
     ...(opts.limits?.http2MaxStreamsPerConnection ? { http2MaxStreams: opts.limits.http2MaxStreamsPerConnection } : {}),
   };
-  if ((opts.tlsWorkers ?? 0) > 0) front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock });
-  else front = await startTlsFront(frontOptions);
+  let healthPublisher: HealthPublisher | undefined;
+  if ((opts.tlsWorkers ?? 0) > 0) {
+    front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock, healthInWorkers: opts.healthInTlsWorkers ?? false });
+    // probes answered by the workers from this loop's results (src/server/health-publishing.ts)
+    if (opts.healthInTlsWorkers) healthPublisher = publishHealthToWorkers({
+      health,
+      workers,
+      authn,
+      authorizer,
+      authorizerTypes: opts.authorizer ? undefined : authorization.chain.current().map((e) => e.type),
+      audited: auditor !== undefined,
+      clock,
+      log,
+    });
+  } else front = await startTlsFront(frontOptions);
   const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
   const url = `https://${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;
   serverUrl = url;
@@ -478,6 +501,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         await http.close(opts.shutdownTimeoutMs ?? 10_000);
         await closeAudit(auditor, 5000, clock);
         nodeTransport.close();
+        healthPublisher?.stop();
         await front!.close({ graceful: true, timeoutMs: 2000 });
         await store.close();
       })();

@@ -8,12 +8,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Authorizer, Decision, RequestAttributes } from '../../src/auth/authz/types.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+
+/** reads from a raw connection until `text` has arrived */
+function readUntil(s: TLSSocket, got: { text: string }, text: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!text.test(got.text)) return;
+      s.off('data', check);
+      resolve();
+    };
+    s.on('data', check);
+    s.once('close', () => reject(new Error(`closed; got ${got.text}`)));
+    check();
+  });
+}
 
 /** holds requests for namespace "held" until released */
 class GateAuthorizer implements Authorizer {
   private waiting: (() => void)[] = [];
   arrived = 0;
+  calls = 0;
   async authorize(attrs: RequestAttributes): Promise<Decision> {
+    this.calls++;
     if (attrs.namespace === 'held') {
       this.arrived++;
       await new Promise<void>((r) => this.waiting.push(r));
@@ -60,6 +77,34 @@ describe('overload protection', () => {
     expect((await held).status).toBe(200);
     // the seat is free again
     expect((await t.request('GET', '/api/v1/namespaces/default/configmaps', { anonymous: true })).status).toBe(200);
+  });
+
+  it('sheds before the body is read or anything is authorized, and the connection serves on', async () => {
+    const held = t.request('GET', '/api/v1/namespaces/held/configmaps', { anonymous: true });
+    await until(() => gate.arrived === 2);
+    const calls = gate.calls;
+    const s = tlsConnect({ host: '127.0.0.1', port: t.server.port, ca: t.server.caPem });
+    const got = { text: '' };
+    s.on('data', (d: Buffer) => (got.text += d.toString('latin1')));
+    await new Promise((r) => s.once('secureConnect', r));
+    const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shed' }, data: { v: 'x'.repeat(64 * 1024) } });
+    const half = Math.floor(body.length / 2);
+    // the head and half the body: the answer comes without waiting for the rest
+    s.write(`POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, half)}`);
+    await readUntil(s, got, /\r\n\r\n\{[^]*\}$/);
+    expect(got.text).toMatch(/^HTTP\/1\.1 429 /);
+    expect(got.text).toMatch(/\r\nRetry-After: 1\r\n/i);
+    expect(got.text).toMatch(/\r\nX-Orch-Pf-Rejection: concurrency-limit\r\n/i);
+    expect(gate.calls).toBe(calls);
+    gate.release();
+    expect((await held).status).toBe(200);
+    // the rest of the body is skipped, and the same connection serves the next request
+    got.text = '';
+    s.write(`${body.slice(half)}GET /api/v1/namespaces/default/configmaps/shed HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await readUntil(s, got, /\r\n\r\n\{[^]*\}$/);
+    // nothing was created: the shed request was never handled
+    expect(got.text).toMatch(/^HTTP\/1\.1 404 /);
+    s.destroy();
   });
 
   it('does not count watches', async () => {

@@ -93,6 +93,20 @@ export class FlowControl {
     return typeof got === 'object' ? got.then(admitted) : admitted(got);
   }
 
+  /**
+   * The refusal a request would get from `admit` right now, without admitting
+   * it: for shedding before the request is read and authenticated
+   * (src/gateway/flowcontrol/early-shed.ts). The refusal is counted.
+   * Undefined: it would run or queue (and `admit` decides then).
+   */
+  refusalNow(r: FlowRequest): { level: string; why: Refusal } | undefined {
+    const classification = this.classify(r);
+    if (classification.level === 'exempt') return undefined;
+    const level = this.levelFor(classification, r);
+    const why = level.wouldRefuse(classification.flow, true);
+    return why ? { level: level.name, why } : undefined;
+  }
+
   stats(): LevelStats[] {
     const out: LevelStats[] = [{ name: 'exempt', limit: Infinity, inFlight: this.exemptInFlight, waiting: 0, rejected: { 'queue-full': 0, 'time-out': 0, 'concurrency-limit': 0 } }];
     for (const l of this.levels.values()) out.push({ name: l.name, limit: l.config.limit, inFlight: l.inFlight, waiting: l.waiting, rejected: { ...l.rejected } });

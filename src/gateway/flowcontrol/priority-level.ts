@@ -80,6 +80,20 @@ export class PriorityLevel {
     });
   }
 
+  /**
+   * Why a request of this flow would be refused at once if it came now, or
+   * undefined when it would run or wait. Counted as a refusal when `count`:
+   * the caller answers 429 itself, before any work (src/gateway/flowcontrol/early-shed.ts).
+   */
+  wouldRefuse(flow: string, count: boolean): Refusal | undefined {
+    if (this.executing < this.config.limit && this.waitingCount === 0) return undefined;
+    let why: Refusal | undefined;
+    if (this.config.queues === 0) why = 'concurrency-limit';
+    else if (this.pickQueue(flow).length >= this.config.queueLength) why = 'queue-full';
+    if (why && count) this.rejected[why]++;
+    return why;
+  }
+
   release(): void {
     this.executing--;
     this.dispatch();
