@@ -44,17 +44,40 @@ export class ResponseChunkFramer extends Transform {
     return this.state.s === 'head' && this.state.bytes === 0;
   }
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+  /**
+   * The bytes to send for one chunk from uWS, in one buffer (one write, so
+   * one TLS record for a response uWS wrote at once), or undefined when
+   * nothing is to be sent yet. The TLS front calls this straight from the
+   * backend socket's data handler; `_transform` wraps it for streams.
+   */
+  frame(chunk: Buffer): Buffer | undefined {
     let i = 0;
     while (i < chunk.length) i = this.step(chunk, i);
-    if (this.out.length === 1) this.push(this.out[0]);
-    else if (this.out.length > 1) this.push(Buffer.concat(this.out));
+    const out = this.out;
+    if (out.length === 0) return undefined;
     this.out = [];
+    return out.length === 1 ? out[0] : Buffer.concat(out);
+  }
+
+  /** what is still held at the backend's end (an incomplete head, passed on as it is) */
+  finish(): Buffer | undefined {
+    if (this.state.s === 'head' && this.state.bytes > 0) {
+      const held = Buffer.concat(this.state.held);
+      this.state = { s: 'head', held: [], bytes: 0 };
+      return held;
+    }
+    return undefined;
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    const out = this.frame(chunk);
+    if (out) this.push(out);
     cb();
   }
 
   override _flush(cb: TransformCallback): void {
-    if (this.state.s === 'head' && this.state.bytes > 0) this.push(Buffer.concat(this.state.held));
+    const rest = this.finish();
+    if (rest) this.push(rest);
     cb();
   }
 

@@ -15,7 +15,7 @@
 import { type Clock } from '../core/clock.js';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { RequestHeadCoalescer } from './request-head-coalescer.js';
+import { HeadCoalescer } from './request-head-coalescer.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
 
@@ -40,12 +40,25 @@ export interface Http1FrontContext {
   clientClosed(key: string): void;
 }
 
-/** Forwards one HTTP/1.1 TLS connection (named `key`, announced to uWS by `header`) to the backend. */
+/**
+ * Forwards one HTTP/1.1 TLS connection (named `key`, announced to uWS by
+ * `header`) to the backend.
+ *
+ * Bytes move by plain data handlers, not `pipe()` through Transform streams:
+ * per request that saved a stream hop in each direction (buffering, events,
+ * callbacks) in the TLS worker processes. Back-pressure is explicit and the
+ * same as pipe()'s: a write that returns false pauses the other side until
+ * 'drain' (a slow reader stops uWS, a slow backend stops the client).
+ */
 export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: string, header: Buffer, info: () => TlsConnectionInfo): void {
   const { clock } = front;
   let failed = false;
   let backend: Socket | undefined;
-  let coalescer: RequestHeadCoalescer | undefined;
+  let coalescer: HeadCoalescer | undefined;
+  /** client bytes flow to the backend (after the registration, until the linger) */
+  let forwarding = false;
+  /** the backend has closed for good: what the client sends is dropped */
+  let lingering = false;
   const fail = (): void => {
     if (failed) return;
     failed = true;
@@ -54,14 +67,15 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   };
   tlsSocket.on('error', fail);
   tlsSocket.on('close', () => {
+    coalescer?.destroy();
     // Nobody is left to read what the backend might still send.
     backend?.destroy();
     front.clientClosed(key);
   });
   // uWS's chunk framing, made complete per write (src/gateway/response-chunk-framer.ts)
   const framer = new ResponseChunkFramer();
-  framer.on('error', fail);
-  framer.pipe(tlsSocket);
+  // a slow client: stop reading uWS until the TLS socket has sent what it holds
+  tlsSocket.on('drain', () => backend?.resume());
 
   // Keep-alive across uWS's fixed idle close. uWS closes an HTTP connection
   // after ~10 s without traffic, far shorter than kube-apiserver's 90 s idle
@@ -88,55 +102,84 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     );
   };
 
+  // client → backend, through the head coalescer (the PROXY header goes out
+  // with the first bytes; src/gateway/request-head-coalescer.ts)
+  const onClientData = (chunk: Buffer): void => {
+    if (!forwarding) return;
+    lastClientAt = clock.now();
+    idleSince = lastClientAt;
+    coalescer!.write(chunk);
+  };
+  const onClientEnd = (): void => {
+    if (!forwarding) return;
+    coalescer!.end();
+    backend?.end();
+  };
+  const startForwarding = (): void => {
+    if (lingering) return;
+    forwarding = true;
+    tlsSocket.on('data', onClientData);
+    tlsSocket.on('end', onClientEnd);
+  };
+
   const dial = (first: boolean): void => {
     const b = netConnect({ path: front.backendSocketPath });
     backend = b;
     front.backendOpened(b);
     b.on('error', fail);
-    b.on('data', () => {
+    // The header goes first, in the same write as the first request bytes (uWS
+    // reads a head split over several reads only up to 4 KiB); writes made
+    // before the unix socket connects are buffered in order.
+    coalescer?.destroy();
+    coalescer = new HeadCoalescer(
+      (out) => {
+        if (!b.write(out)) tlsSocket.pause();
+      },
+      header,
+      clock,
+    );
+    b.on('drain', () => {
+      if (backend === b && forwarding) tlsSocket.resume();
+    });
+    b.on('data', (chunk: Buffer) => {
       lastBackendAt = clock.now();
       idleSince = lastBackendAt;
+      if (tlsSocket.destroyed) return;
+      const out = framer.frame(chunk);
+      if (out && !tlsSocket.write(out)) b.pause();
     });
     b.on('close', () => {
       if (backend !== b) return;
       if (backendIdleClose()) {
         // what the client sends next goes to a fresh backend connection
-        if (coalescer) tlsSocket.unpipe(coalescer);
+        tlsSocket.resume();
         dial(false);
         return;
       }
-      // A clean backend end has been forwarded through the framer (pipes
-      // flush buffered data first); end() closes the client side politely,
-      // after what the framer holds.
-      if (!tlsSocket.destroyed && !framer.writableEnded) framer.end();
+      // Every byte of a clean backend end has been passed on ('close' follows
+      // the last 'data'); end() closes the client side politely, after what
+      // the TLS socket still holds.
+      if (!tlsSocket.destroyed && !tlsSocket.writableEnded) {
+        const rest = framer.finish();
+        if (rest) tlsSocket.end(rest);
+        else tlsSocket.end();
+      }
       lingerAfterBackend();
     });
-    // The header goes first, in the same write as the first request bytes (uWS
-    // reads a head split over several reads only up to 4 KiB); writes made
-    // before the unix socket connects are buffered in order. pipe() gives
-    // back-pressure in both directions.
-    const c = new RequestHeadCoalescer(header, clock);
-    coalescer = c;
-    c.on('error', fail);
-    c.on('data', () => {
-      lastClientAt = clock.now();
-      idleSince = lastClientAt;
-    });
-    c.pipe(b);
-    b.pipe(framer, { end: false });
-    // The coalescer writes nothing (not even the header) before the first
-    // client bytes, so holding back only this pipe holds back the whole
-    // connection until the registration is acknowledged; meanwhile the TLS
-    // socket buffers and then stops reading.
-    if (!first || !front.register) tlsSocket.pipe(c);
-    else {
-      front.register(key, info()).then(
-        () => {
-          if (!failed && !tlsSocket.destroyed) tlsSocket.pipe(c);
-        },
-        fail,
-      );
+    // Nothing (not even the header) goes to the backend before the first
+    // client bytes are read, so not reading the TLS socket holds back the
+    // whole connection until the registration is acknowledged; meanwhile the
+    // TLS socket buffers and then stops reading.
+    if (!first || !front.register) {
+      if (first) startForwarding();
+      return;
     }
+    front.register(key, info()).then(
+      () => {
+        if (!failed && !tlsSocket.destroyed) startForwarding();
+      },
+      fail,
+    );
   };
 
   // The backend closed (uWS answered and closed: a 413, a request deadline,
@@ -147,8 +190,10 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   // answer (Go's net/http does the same before closing).
   const lingerAfterBackend = (): void => {
     if (tlsSocket.destroyed) return;
-    if (coalescer) tlsSocket.unpipe(coalescer);
-    tlsSocket.on('data', () => undefined);
+    lingering = true;
+    coalescer?.destroy();
+    if (!forwarding) tlsSocket.on('data', () => undefined);
+    forwarding = false;
     tlsSocket.resume();
     clock.setTimeout(() => tlsSocket.destroy(), LINGER_MS);
   };

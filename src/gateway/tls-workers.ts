@@ -101,11 +101,13 @@ interface Worker {
 /** how to start the worker entry: the TypeScript source through tsx under tests, the compiled file otherwise */
 function workerEntry(): { path: string; execArgv: string[] } {
   const self = import.meta.url;
+  // profiling knob (bench/tls-front.ts): e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"; NODE_OPTIONS refuses --cpu-prof
+  const extra = (process.env.ORCH_TLS_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   if (self.endsWith('.ts')) {
     const tsx = pathToFileURL(createRequire(self).resolve('tsx')).href;
-    return { path: fileURLToPath(new URL('./tls-worker-main.ts', self)), execArgv: ['--import', tsx] };
+    return { path: fileURLToPath(new URL('./tls-worker-main.ts', self)), execArgv: [...extra, '--import', tsx] };
   }
-  return { path: fileURLToPath(new URL('./tls-worker-main.js', self)), execArgv: [] };
+  return { path: fileURLToPath(new URL('./tls-worker-main.js', self)), execArgv: extra };
 }
 
 export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorkerPool> {
