@@ -6,6 +6,7 @@
 // certificate is decoded lazily on the first lookup and then cached (spec
 // 001_bdb487117be0ea8a.txt §5.3: CN = user name, O = groups).
 import type { TLSSocket } from 'node:tls';
+import type { Clock } from '../core/clock.js';
 import type { PeerCertificate } from '../auth/types.js';
 import { canonicalKey } from './proxy-v2.js';
 
@@ -25,8 +26,14 @@ interface Connection {
 export class TlsConnectionRegistry {
   private readonly connections = new Map<string, Connection>();
 
-  /** `hasClientCA`: whether a client CA bundle is configured (without one no certificate verifies) */
-  constructor(private readonly hasClientCA: boolean) {}
+  /**
+   * `hasClientCA`: whether a client CA bundle is configured (without one no
+   * certificate verifies); `clock`: for the expiry check of resumed sessions
+   */
+  constructor(
+    private readonly hasClientCA: boolean,
+    private readonly clock: Clock,
+  ) {}
 
   get size(): number {
     return this.connections.size;
@@ -66,7 +73,7 @@ export class TlsConnectionRegistry {
   }
 
   private peerOf(c: Connection): PeerCertificate | undefined {
-    if (c.peer === undefined) c.peer = decodePeer(c.socket, this.hasClientCA);
+    if (c.peer === undefined) c.peer = decodePeer(c.socket, this.hasClientCA, this.clock.now());
     return c.peer ?? undefined;
   }
 
@@ -79,14 +86,21 @@ export class TlsConnectionRegistry {
 }
 
 /** What the handshake established about the client certificate, or null when none was presented. */
-function decodePeer(socket: TLSSocket, hasClientCA: boolean): PeerCertificate | null {
+function decodePeer(socket: TLSSocket, hasClientCA: boolean, now: number): PeerCertificate | null {
   const cert = socket.getPeerCertificate(false);
   if (!cert || !cert.raw) return null;
   const subject = (cert.subject ?? {}) as unknown as Record<string, string | string[] | undefined>;
-  const verified = hasClientCA && socket.authorized;
+  let verified = hasClientCA && socket.authorized;
   let verifyError: string | undefined;
   if (!hasClientCA) verifyError = 'no client certificate authority configured';
   else if (!verified) verifyError = String(socket.authorizationError ?? 'certificate not verified');
+  else if (socket.isSessionReused() && !(now < Date.parse(cert.valid_to))) {
+    // A resumed session carries the verification of its first handshake
+    // (OpenSSL keeps it in the ticket); a certificate that has expired since
+    // must not live on in tickets (Go's server refuses such resumptions too).
+    verified = false;
+    verifyError = 'certificate has expired';
+  }
   return {
     verified,
     ...(verifyError !== undefined ? { verifyError } : {}),

@@ -56,6 +56,8 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         ...(msg.init.http2 !== undefined ? { http2: msg.init.http2 } : {}),
         ...(msg.init.http2MaxStreams !== undefined ? { http2MaxStreams: msg.init.http2MaxStreams } : {}),
         fdsPerConnection: FDS_PER_CONNECTION,
+        // the parent's keys: a ticket from any worker resumes here
+        ticketKeys: Buffer.from(msg.init.ticketKeys),
         // the raw listening handle: nothing accepts on it before the front listens
         ...(handle ? { listenHandle: handle } : {}),
         register: (id, info) =>

@@ -23,6 +23,7 @@
 import { type Clock, systemClock } from '../core/clock.js';
 import { type WorkerSlot, superviseWorkerSlot } from '../lifecycles/tls-worker.js';
 import { type ChildProcess, type SendHandle, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -40,6 +41,8 @@ export interface TlsWorkerInit {
   /** see TlsFrontOptions.http2 / http2MaxStreams */
   http2?: boolean;
   http2MaxStreams?: number;
+  /** the session ticket keys every worker shares (TlsFrontOptions.ticketKeys) */
+  ticketKeys: Uint8Array;
 }
 
 export type ParentToWorker =
@@ -131,6 +134,9 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),
     ...(opts.http2MaxStreams !== undefined ? { http2MaxStreams: opts.http2MaxStreams } : {}),
+    // One set for all workers, so that a ticket resumes whichever worker the
+    // kernel hands the reconnect to; a secret, hence node:crypto (src/core/random.ts).
+    ticketKeys: opts.ticketKeys ?? randomBytes(48),
   };
 
   const entries = new Map<string, Entry>();
