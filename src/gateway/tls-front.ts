@@ -26,7 +26,7 @@ import type { PeerCertificate } from '../auth/types.js';
 import { createH2Bridge, type H2Bridge } from './h2-bridge.js';
 import { encodeProxyV2Header, newConnectionId, PROXY_DESTINATION, proxiedAddressFor } from './proxy-v2.js';
 import { type TlsConnectionInfo, TlsConnectionRegistry } from './tls-connections.js';
-import { serveHttp1 } from './tls-h1-connection.js';
+import { BACKEND_IDLE_MS, serveHttp1 } from './tls-h1-connection.js';
 
 export { encodeProxyV2Header, newConnectionId, parseProxiedAddress, proxiedAddressFor, PROXY_V2_TCP6_HEADER_LENGTH } from './proxy-v2.js';
 export type { TlsConnectionInfo } from './tls-connections.js';
@@ -94,6 +94,8 @@ export interface TlsFrontOptions {
    * paid a full handshake whenever the kernel gave them another worker).
    */
   ticketKeys?: Buffer;
+  /** an idle HTTP/1.1 backend connection is closed by the front after this long (default 4 s; src/gateway/tls-h1-connection.ts) */
+  backendIdleMs?: number;
 }
 
 /** A listening socket: a net.Server, or the raw libuv handle a parent process sent. */
@@ -234,6 +236,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     clock,
     backendSocketPath: opts.backendSocketPath,
     register: opts.register,
+    backendIdleMs: opts.backendIdleMs ?? BACKEND_IDLE_MS,
     closing: () => closing !== undefined,
     backendOpened: (b: Socket) => {
       backends.add(b);

@@ -12,7 +12,7 @@
 // - linger: when uWS answers and closes (413, request deadline, slow head),
 //   what the client still sends is read and dropped for a moment, so the
 //   client reads the answer instead of a reset.
-import { type Clock } from '../core/clock.js';
+import { type Clock, type TimerHandle } from '../core/clock.js';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { HeadCoalescer } from './request-head-coalescer.js';
@@ -23,6 +23,13 @@ import type { TlsConnectionInfo } from './tls-connections.js';
 const LINGER_MS = 2000;
 /** uWS closes HTTP connections idle for 10 s; a backend close after this much silence is that idle close */
 const UWS_IDLE_CLOSE_MIN_MS = 8_000;
+/**
+ * A backend connection idle this long (every response complete, no client
+ * byte since) is closed by the front itself, well before uWS's idle close
+ * (8–12 s: 10 s counted in 4 s ticks); the client's next request goes to a
+ * fresh one. The h2 bridge's pool uses the same bound (src/gateway/h2-bridge.ts).
+ */
+export const BACKEND_IDLE_MS = 4_000;
 /** a client connection idle this long is closed (kube-apiserver's http.Server IdleTimeout) */
 export const IDLE_CONNECTION_MS = 90_000;
 
@@ -32,6 +39,8 @@ export interface Http1FrontContext {
   backendSocketPath: string;
   /** see TlsFrontOptions.register; undefined in-process */
   register: ((key: string, info: TlsConnectionInfo) => Promise<void>) | undefined;
+  /** see BACKEND_IDLE_MS (tests shorten it) */
+  backendIdleMs: number;
   /** the front is closing: no backend connection is replaced any more */
   closing(): boolean;
   /** a backend connection opened; the front destroys it on a hard close and waits for it on a graceful one */
@@ -44,21 +53,22 @@ export interface Http1FrontContext {
  * Forwards one HTTP/1.1 TLS connection (named `key`, announced to uWS by
  * `header`) to the backend.
  *
- * Bytes move by plain data handlers, not `pipe()` through Transform streams:
- * per request that saved a stream hop in each direction (buffering, events,
- * callbacks) in the TLS worker processes. Back-pressure is explicit and the
- * same as pipe()'s: a write that returns false pauses the other side until
- * 'drain' (a slow reader stops uWS, a slow backend stops the client).
+ * Bytes move by plain data handlers, not `pipe()` through Transform streams,
+ * with explicit back-pressure that is the same as pipe()'s: a write that
+ * returns false pauses the other side until 'drain' (a slow reader stops
+ * uWS, a slow backend stops the client).
  */
 export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: string, header: Buffer, info: () => TlsConnectionInfo): void {
   const { clock } = front;
   let failed = false;
+  /** the backend connection in use; undefined after it was retired idle, until the client sends again */
   let backend: Socket | undefined;
   let coalescer: HeadCoalescer | undefined;
   /** client bytes flow to the backend (after the registration, until the linger) */
   let forwarding = false;
   /** the backend has closed for good: what the client sends is dropped */
   let lingering = false;
+  let idleTimer: TimerHandle | undefined;
   const fail = (): void => {
     if (failed) return;
     failed = true;
@@ -67,6 +77,7 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   };
   tlsSocket.on('error', fail);
   tlsSocket.on('close', () => {
+    idleTimer?.cancel();
     coalescer?.destroy();
     // Nobody is left to read what the backend might still send.
     backend?.destroy();
@@ -79,27 +90,59 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
 
   // Keep-alive across uWS's fixed idle close. uWS closes an HTTP connection
   // after ~10 s without traffic, far shorter than kube-apiserver's 90 s idle
-  // timeout; clients renewing every 10 s (node Leases) then raced the close
-  // and got resets. When the backend closes a connection that was idle (every
-  // response complete, no client byte since the last one, quiet for most of
-  // uWS's bound), the client connection stays and a new backend connection
-  // (same PROXY header, so the same identity) takes over. After
-  // IDLE_CONNECTION_MS of idleness the client connection is closed too.
+  // timeout, and a request the client sent at that moment met a closed
+  // backend: the client saw "socket hang up" or a reset (node Leases renew
+  // every 10 s; under event-loop lag in the API server uWS's timer sweep can
+  // run before it reads the request that already arrived). So the front
+  // retires an idle backend connection itself after BACKEND_IDLE_MS (every
+  // response complete, no client byte since the last one), long before uWS
+  // would, and the client's next bytes open a fresh backend connection (same
+  // PROXY header, so the same identity). Should uWS still close an idle one
+  // first (a lagging worker), that close is told apart by the same rule and
+  // bridged. After IDLE_CONNECTION_MS of idleness the client connection is
+  // closed too.
   let lastClientAt = 0;
   let lastBackendAt = 0;
   let idleSince = clock.now();
+  const quiet = (): boolean => !front.closing() && !failed && !lingering && !tlsSocket.destroyed && framer.betweenResponses && lastClientAt <= lastBackendAt;
   const backendIdleClose = (): boolean => {
     const now = clock.now();
-    const lastTraffic = Math.max(lastClientAt, lastBackendAt);
-    return (
-      !front.closing() &&
-      !failed &&
-      !tlsSocket.destroyed &&
-      framer.betweenResponses &&
-      lastClientAt <= lastBackendAt &&
-      now - lastTraffic >= UWS_IDLE_CLOSE_MIN_MS &&
-      now - idleSince < IDLE_CONNECTION_MS
-    );
+    return quiet() && now - Math.max(lastClientAt, lastBackendAt) >= UWS_IDLE_CLOSE_MIN_MS && now - idleSince < IDLE_CONNECTION_MS;
+  };
+  /** (re)arms the one idle timer of this connection for `ms` from now */
+  const armIdle = (ms: number): void => {
+    idleTimer?.cancel();
+    idleTimer = clock.setTimeout(onIdleTimer, Math.max(1, ms));
+  };
+  const onIdleTimer = (): void => {
+    idleTimer = undefined;
+    if (failed || lingering || tlsSocket.destroyed) return;
+    const now = clock.now();
+    const quietFor = now - idleSince;
+    if (!quiet()) {
+      // a response or a request in progress (a watch, a slow handler): look again later
+      armIdle(front.backendIdleMs);
+      return;
+    }
+    if (quietFor >= IDLE_CONNECTION_MS) {
+      closeIdleClient();
+      return;
+    }
+    if (backend && quietFor >= front.backendIdleMs) {
+      // End politely: uWS has nothing of ours unanswered. Its 'close' is not
+      // this connection's business any more (backend !== b).
+      const b = backend;
+      backend = undefined;
+      coalescer?.destroy();
+      coalescer = undefined;
+      b.end();
+    }
+    armIdle((backend ? front.backendIdleMs : IDLE_CONNECTION_MS) - quietFor);
+  };
+  const closeIdleClient = (): void => {
+    if (!tlsSocket.writableEnded) tlsSocket.end();
+    backend?.end();
+    lingerAfterBackend();
   };
 
   // client → backend, through the head coalescer (the PROXY header goes out
@@ -108,11 +151,12 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     if (!forwarding) return;
     lastClientAt = clock.now();
     idleSince = lastClientAt;
+    if (!backend) dial();
     coalescer!.write(chunk);
   };
   const onClientEnd = (): void => {
     if (!forwarding) return;
-    coalescer!.end();
+    coalescer?.end();
     backend?.end();
   };
   const startForwarding = (): void => {
@@ -120,13 +164,19 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     forwarding = true;
     tlsSocket.on('data', onClientData);
     tlsSocket.on('end', onClientEnd);
+    armIdle(front.backendIdleMs);
   };
 
-  const dial = (first: boolean): void => {
+  const dial = (): void => {
     const b = netConnect({ path: front.backendSocketPath });
     backend = b;
     front.backendOpened(b);
-    b.on('error', fail);
+    // this one is retired in its turn when it idles
+    if (forwarding) armIdle(front.backendIdleMs);
+    // an error on a retired connection is no concern of the client's
+    b.on('error', () => {
+      if (backend === b) fail();
+    });
     // The header goes first, in the same write as the first request bytes (uWS
     // reads a head split over several reads only up to 4 KiB); writes made
     // before the unix socket connects are buffered in order.
@@ -144,16 +194,18 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     b.on('data', (chunk: Buffer) => {
       lastBackendAt = clock.now();
       idleSince = lastBackendAt;
-      if (tlsSocket.destroyed) return;
+      if (tlsSocket.destroyed || backend !== b) return;
       const out = framer.frame(chunk);
       if (out && !tlsSocket.write(out)) b.pause();
     });
     b.on('close', () => {
       if (backend !== b) return;
       if (backendIdleClose()) {
-        // what the client sends next goes to a fresh backend connection
+        // uWS's idle close came first: the client's next bytes open a fresh backend connection
+        backend = undefined;
+        coalescer?.destroy();
+        coalescer = undefined;
         tlsSocket.resume();
-        dial(false);
         return;
       }
       // Every byte of a clean backend end has been passed on ('close' follows
@@ -166,20 +218,6 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
       }
       lingerAfterBackend();
     });
-    // Nothing (not even the header) goes to the backend before the first
-    // client bytes are read, so not reading the TLS socket holds back the
-    // whole connection until the registration is acknowledged; meanwhile the
-    // TLS socket buffers and then stops reading.
-    if (!first || !front.register) {
-      if (first) startForwarding();
-      return;
-    }
-    front.register(key, info()).then(
-      () => {
-        if (!failed && !tlsSocket.destroyed) startForwarding();
-      },
-      fail,
-    );
   };
 
   // The backend closed (uWS answered and closed: a 413, a request deadline,
@@ -189,8 +227,9 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   // the client still sends is read and dropped for a moment after the
   // answer (Go's net/http does the same before closing).
   const lingerAfterBackend = (): void => {
-    if (tlsSocket.destroyed) return;
+    if (tlsSocket.destroyed || lingering) return;
     lingering = true;
+    idleTimer?.cancel();
     coalescer?.destroy();
     if (!forwarding) tlsSocket.on('data', () => undefined);
     forwarding = false;
@@ -198,5 +237,19 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     clock.setTimeout(() => tlsSocket.destroy(), LINGER_MS);
   };
 
-  dial(true);
+  // The first backend connection is opened at once; nothing (not even the
+  // header) goes to it before the first client bytes are read, so not
+  // reading the TLS socket holds back the whole connection until the
+  // registration is acknowledged; meanwhile the TLS socket buffers and then
+  // stops reading.
+  dial();
+  if (!front.register) startForwarding();
+  else {
+    front.register(key, info()).then(
+      () => {
+        if (!failed && !tlsSocket.destroyed) startForwarding();
+      },
+      fail,
+    );
+  }
 }
