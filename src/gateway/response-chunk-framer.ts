@@ -39,9 +39,12 @@ export class ResponseChunkFramer extends Transform {
   /** the first chunk of the current response is the gateway's flush byte */
   private dropFirst = false;
 
+  /** the last head was an interim response (100 Continue): its request's final response is still to come */
+  private interim = false;
+
   /** every response so far is complete (what follows would be a new response head) */
   get betweenResponses(): boolean {
-    return this.state.s === 'head' && this.state.bytes === 0;
+    return this.state.s === 'head' && this.state.bytes === 0 && !this.interim;
   }
 
   /**
@@ -166,6 +169,7 @@ export class ResponseChunkFramer extends Transform {
     // not a response head we know, or a protocol switch (WebSocket): bytes as they are from here on
     if (!head.startsWith('HTTP/1.') || head.startsWith('HTTP/1.1 101')) return this.passthrough(buf, i + endInPiece, [headBuf]);
     this.dropFirst = false;
+    this.interim = head.startsWith('HTTP/1.1 1') || head.startsWith('HTTP/1.0 1');
     if (FLUSH_HEADER.test(head)) {
       head = head.replace(FLUSH_HEADER, '');
       this.dropFirst = true;
