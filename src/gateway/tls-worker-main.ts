@@ -6,13 +6,15 @@
 // when the parent goes away (IPC `disconnect`), so no worker outlives it.
 import { type TimerHandle, systemClock } from '../core/clock.js';
 import type { Socket } from 'node:net';
-import { startTlsFront, type TlsFront } from './tls-front.js';
+import { startTlsFront, type TlsConnectionInfo, type TlsFront } from './tls-front.js';
 import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
 
 /** at most this often a changed handshake-error count is reported */
 const STATS_INTERVAL_MS = 250;
 /** descriptors per client connection here: the TLS socket and this end of the unix-socket pair */
 const FDS_PER_CONNECTION = 2;
+/** closed connections are reported together at most this often (the parent keeps entries 1 s after anyway) */
+const UNREGISTER_BATCH_MS = 100;
 
 function send(msg: WorkerToParent): void {
   if (process.connected) process.send!(msg);
@@ -24,6 +26,23 @@ if (!process.send) {
 }
 
 const pendingAcks = new Map<string, () => void>();
+// IPC messages are batched: each one costs a serialization and a write that
+// wakes the parent, which showed as ≈ 10 % of a worker's CPU per new
+// connection in a profile (bench/tls-front.ts, docs/tls.md "CPU figures").
+// Registrations of one event-loop turn go in one message (setImmediate: the
+// handshakes finished in the same poll phase), closes every 100 ms.
+let registerBatch: { id: string; info: TlsConnectionInfo }[] = [];
+let unregisterBatch: string[] = [];
+const flushRegisters = (): void => {
+  const items = registerBatch;
+  registerBatch = [];
+  send({ t: 'register', items });
+};
+const flushUnregisters = (): void => {
+  const ids = unregisterBatch;
+  unregisterBatch = [];
+  send({ t: 'unregister', ids });
+};
 let front: TlsFront | undefined;
 let handshakeErrors = 0;
 let reported = 0;
@@ -64,11 +83,11 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
           new Promise<void>((resolve, reject) => {
             if (!process.connected) return reject(new Error('parent gone'));
             pendingAcks.set(id, resolve);
-            send({ t: 'register', id, info });
+            if (registerBatch.push({ id, info }) === 1) setImmediate(flushRegisters);
           }),
         unregister: (id) => {
           pendingAcks.delete(id);
-          send({ t: 'unregister', id });
+          if (unregisterBatch.push(id) === 1) systemClock.setTimeout(flushUnregisters, UNREGISTER_BATCH_MS);
         },
         onHandshakeError: () => {
           handshakeErrors++;
@@ -86,12 +105,13 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         },
       );
       break;
-    case 'ack': {
-      const resolve = pendingAcks.get(msg.id);
-      pendingAcks.delete(msg.id);
-      resolve?.();
+    case 'ack':
+      for (const id of msg.ids) {
+        const resolve = pendingAcks.get(id);
+        pendingAcks.delete(id);
+        resolve?.();
+      }
       break;
-    }
     case 'socket':
       // a connection the parent accepted on the shared listening socket; the
       // parent keeps its copy until told this process has it

@@ -47,7 +47,8 @@ export interface TlsWorkerInit {
 
 export type ParentToWorker =
   | { t: 'init'; init: TlsWorkerInit }
-  | { t: 'ack'; id: string }
+  /** the registrations of one `register` message are recorded */
+  | { t: 'ack'; ids: string[] }
   /** a connection the parent accepted; the worker answers `adopted` with the same id */
   | { t: 'socket'; id: number }
   | { t: 'close'; graceful: boolean; timeoutMs?: number };
@@ -56,8 +57,10 @@ export type WorkerToParent =
   | { t: 'ready' }
   | { t: 'adopted'; id: number }
   | { t: 'fatal'; message: string }
-  | { t: 'register'; id: string; info: TlsConnectionInfo }
-  | { t: 'unregister'; id: string }
+  /** connections that finished their handshake in one event-loop turn (one message, one ack, however many) */
+  | { t: 'register'; items: { id: string; info: TlsConnectionInfo }[] }
+  /** connections closed in the last moment (batched: the parent keeps entries 1 s longer anyway) */
+  | { t: 'unregister'; ids: string[] }
   | { t: 'stats'; handshakeErrors: number };
 
 export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' | 'register' | 'unregister' | 'onHandshakeError' | 'fdsPerConnection'> {
@@ -229,13 +232,17 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
         switch (msg.t) {
           case 'register':
             // A worker only names connections it holds; ids are random per connection.
-            entries.set(msg.id, { info: msg.info, worker: w });
-            w.ids.add(msg.id);
-            child.send({ t: 'ack', id: msg.id } satisfies ParentToWorker);
+            for (const { id, info } of msg.items) {
+              entries.set(id, { info, worker: w });
+              w.ids.add(id);
+            }
+            child.send({ t: 'ack', ids: msg.items.map((i) => i.id) } satisfies ParentToWorker);
             break;
-          case 'unregister':
-            if (entries.get(msg.id)?.worker === w) clock.setTimeout(() => forget(msg.id), UNREGISTER_DELAY_MS);
+          case 'unregister': {
+            const mine = msg.ids.filter((id) => entries.get(id)?.worker === w);
+            if (mine.length > 0) clock.setTimeout(() => mine.forEach(forget), UNREGISTER_DELAY_MS);
             break;
+          }
           case 'stats':
             w.handshakeErrors = msg.handshakeErrors;
             break;
