@@ -120,8 +120,8 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     const now = clock.now();
     const quietFor = now - idleSince;
     if (!quiet()) {
-      // a response or a request in progress (a watch, a slow handler): look again later
-      armIdle(front.backendIdleMs);
+      // a response or a request in progress (a watch, a slow handler): the
+      // timer is armed again when a response completes (no timer per watch)
       return;
     }
     if (quietFor >= IDLE_CONNECTION_MS) {
@@ -197,6 +197,7 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
       if (tlsSocket.destroyed || backend !== b) return;
       const out = framer.frame(chunk);
       if (out && !tlsSocket.write(out)) b.pause();
+      if (!idleTimer && forwarding && framer.betweenResponses) armIdle(front.backendIdleMs);
     });
     b.on('close', () => {
       if (backend !== b) return;
