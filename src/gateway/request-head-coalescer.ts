@@ -16,13 +16,17 @@ import { type Clock, type TimerHandle, systemClock } from '../core/clock.js';
 import { Transform, type TransformCallback } from 'node:stream';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
-/** a request line starts with an upper-case method and a space */
-const METHOD_START = /^[A-Z]{3,10} /;
 /** heads larger than this are forwarded as they come (uWS refuses them anyway) */
 export const MAX_HELD_BYTES = 256 * 1024;
 const HOLD_MS = 50;
 
-export class RequestHeadCoalescer extends Transform {
+/**
+ * The coalescing rule without a stream around it: `write` each client chunk,
+ * and `emit` receives what goes to the backend (possibly later, from the
+ * hold timer). The TLS front calls it straight from the socket's data
+ * handler (no Transform stream per connection on the request path).
+ */
+export class HeadCoalescer {
   private held: Buffer[] = [];
   private heldBytes = 0;
   private timer: TimerHandle | undefined;
@@ -30,20 +34,19 @@ export class RequestHeadCoalescer extends Transform {
 
   /** `prefix` (the PROXY header) is sent together with the first bytes, in the same write */
   constructor(
+    private readonly emit: (chunk: Buffer) => void,
     prefix?: Buffer,
     private readonly clock: Clock = systemClock,
   ) {
-    super();
     this.prefix = prefix;
   }
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+  write(chunk: Buffer): void {
     if (this.heldBytes === 0) {
       // a complete head, or bytes that are not the start of one (a body): pass on
-      const isHead = METHOD_START.test(chunk.subarray(0, 12).toString('latin1'));
+      const isHead = startsWithMethod(chunk);
       if (!isHead || chunk.includes(HEAD_END)) {
         this.forward(isHead ? escapeHeaderNames(chunk) : chunk);
-        cb();
         return;
       }
     }
@@ -54,19 +57,18 @@ export class RequestHeadCoalescer extends Transform {
     const seam = prev ? Buffer.concat([prev.subarray(Math.max(0, prev.length - 3)), chunk]) : chunk;
     if (seam.includes(HEAD_END) || this.heldBytes >= MAX_HELD_BYTES) this.release();
     else if (!this.timer) this.timer = this.clock.setTimeout(() => this.release(), HOLD_MS);
-    cb();
   }
 
-  override _flush(cb: TransformCallback): void {
+  /** the client's end: what is held goes out (and the prefix, if nothing was sent at all) */
+  end(): void {
     this.release();
-    if (this.prefix) this.push(this.prefix);
+    if (this.prefix) this.emit(this.prefix);
     this.prefix = undefined;
-    cb();
   }
 
-  override _destroy(err: Error | null, cb: (error: Error | null) => void): void {
+  destroy(): void {
     this.timer?.cancel();
-    cb(err);
+    this.timer = undefined;
   }
 
   private release(): void {
@@ -84,8 +86,41 @@ export class RequestHeadCoalescer extends Transform {
       chunk = Buffer.concat([this.prefix, chunk]);
       this.prefix = undefined;
     }
-    this.push(chunk);
+    this.emit(chunk);
   }
+}
+
+/** `HeadCoalescer` as a Transform stream */
+export class RequestHeadCoalescer extends Transform {
+  private readonly core: HeadCoalescer;
+
+  constructor(prefix?: Buffer, clock: Clock = systemClock) {
+    super();
+    this.core = new HeadCoalescer((c) => this.push(c), prefix, clock);
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.core.write(chunk);
+    cb();
+  }
+
+  override _flush(cb: TransformCallback): void {
+    this.core.end();
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (error: Error | null) => void): void {
+    this.core.destroy();
+    cb(err);
+  }
+}
+
+/** a request line starts with 3 to 10 upper-case letters and a space (METHOD_START, without a string per chunk) */
+function startsWithMethod(b: Buffer): boolean {
+  const n = Math.min(b.length, 11);
+  let i = 0;
+  while (i < n && b[i]! >= 0x41 && b[i]! <= 0x5a) i++;
+  return i >= 3 && i <= 10 && i < b.length && b[i] === 0x20;
 }
 
 const ESCAPED_PREFIX = 'X-Orch-Hn-';
@@ -98,7 +133,7 @@ const UWS_NAME_CHAR = /^[A-Za-z0-9-]*$/;
  */
 export function escapeHeaderNames(buf: Buffer): Buffer {
   const end = buf.indexOf(HEAD_END);
-  if (end < 0) return buf;
+  if (end < 0 || !hasNameToEscape(buf, end)) return buf;
   const head = buf.subarray(0, end).toString('latin1');
   const lines = head.split('\r\n');
   let changed = false;
@@ -113,6 +148,23 @@ export function escapeHeaderNames(buf: Buffer): Buffer {
   }
   if (!changed) return buf;
   return Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), buf.subarray(end)]);
+}
+
+/** whether a header name in `buf[0, end)` has a character uWS refuses (a byte scan: no string per request) */
+function hasNameToEscape(buf: Buffer, end: number): boolean {
+  let i = buf.indexOf(0x0a);
+  while (i >= 0 && i < end) {
+    // i is at the LF ending the previous line: the name runs to the colon
+    let j = i + 1;
+    for (; j < end; j++) {
+      const c = buf[j]!;
+      if (c === 0x3a || c === 0x0d) break;
+      const ok = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d;
+      if (!ok) return true;
+    }
+    i = buf.indexOf(0x0a, j);
+  }
+  return false;
 }
 
 /** a header name uWS accepts: itself, or `X-Orch-Hn-<hex>` when it has characters uWS refuses */

@@ -39,22 +39,48 @@ export class ResponseChunkFramer extends Transform {
   /** the first chunk of the current response is the gateway's flush byte */
   private dropFirst = false;
 
+  /** the last head was an interim response (100 Continue): its request's final response is still to come */
+  private interim = false;
+
   /** every response so far is complete (what follows would be a new response head) */
   get betweenResponses(): boolean {
-    return this.state.s === 'head' && this.state.bytes === 0;
+    return this.state.s === 'head' && this.state.bytes === 0 && !this.interim;
+  }
+
+  /**
+   * The bytes to send for one chunk from uWS, in one buffer (one write, so
+   * one TLS record for a response uWS wrote at once), or undefined when
+   * nothing is to be sent yet. The TLS front calls this straight from the
+   * backend socket's data handler; `_transform` wraps it for streams.
+   */
+  frame(chunk: Buffer): Buffer | undefined {
+    let i = 0;
+    while (i < chunk.length) i = this.step(chunk, i);
+    const out = this.out;
+    if (out.length === 0) return undefined;
+    this.out = [];
+    return out.length === 1 ? out[0] : Buffer.concat(out);
+  }
+
+  /** what is still held at the backend's end (an incomplete head, passed on as it is) */
+  finish(): Buffer | undefined {
+    if (this.state.s === 'head' && this.state.bytes > 0) {
+      const held = Buffer.concat(this.state.held);
+      this.state = { s: 'head', held: [], bytes: 0 };
+      return held;
+    }
+    return undefined;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    let i = 0;
-    while (i < chunk.length) i = this.step(chunk, i);
-    if (this.out.length === 1) this.push(this.out[0]);
-    else if (this.out.length > 1) this.push(Buffer.concat(this.out));
-    this.out = [];
+    const out = this.frame(chunk);
+    if (out) this.push(out);
     cb();
   }
 
   override _flush(cb: TransformCallback): void {
-    if (this.state.s === 'head' && this.state.bytes > 0) this.push(Buffer.concat(this.state.held));
+    const rest = this.finish();
+    if (rest) this.push(rest);
     cb();
   }
 
@@ -154,6 +180,7 @@ export class ResponseChunkFramer extends Transform {
     // not a response head we know, or a protocol switch (WebSocket): bytes as they are from here on
     if (!head.startsWith('HTTP/1.') || head.startsWith('HTTP/1.1 101')) return this.passthrough(buf, i + endInPiece, [headBuf]);
     this.dropFirst = false;
+    this.interim = head.startsWith('HTTP/1.1 1') || head.startsWith('HTTP/1.0 1');
     if (FLUSH_HEADER.test(head)) {
       head = head.replace(FLUSH_HEADER, '');
       this.dropFirst = true;

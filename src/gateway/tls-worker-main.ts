@@ -6,7 +6,7 @@
 // when the parent goes away (IPC `disconnect`), so no worker outlives it.
 import { type TimerHandle, systemClock } from '../core/clock.js';
 import type { Socket } from 'node:net';
-import { startTlsFront, type TlsFront } from './tls-front.js';
+import { startTlsFront, type TlsConnectionInfo, type TlsFront } from './tls-front.js';
 import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
 import { SnapshotHolder } from './health-snapshot.js';
 import { startHealthTap } from './health-tap.js';
@@ -15,6 +15,8 @@ import { startHealthTap } from './health-tap.js';
 const STATS_INTERVAL_MS = 250;
 /** descriptors per client connection here: the TLS socket and this end of the unix-socket pair */
 const FDS_PER_CONNECTION = 2;
+/** closed connections are reported together at most this often (the parent keeps entries 1 s after anyway) */
+const UNREGISTER_BATCH_MS = 100;
 
 function send(msg: WorkerToParent): void {
   if (process.connected) process.send!(msg);
@@ -27,6 +29,23 @@ if (!process.send) {
 
 /** connections registered with the parent and not acknowledged yet */
 const pendingAcks = new Map<string, { acked: Promise<void>; resolve: () => void }>();
+// IPC messages are batched: each one costs a serialization and a write that
+// wakes the parent, which showed as ≈ 10 % of a worker's CPU per new
+// connection in a profile (bench/tls-front.ts, docs/tls.md "CPU figures").
+// Registrations of one event-loop turn go in one message (setImmediate: the
+// handshakes finished in the same poll phase), closes every 100 ms.
+let registerBatch: { id: string; info: TlsConnectionInfo }[] = [];
+let unregisterBatch: string[] = [];
+const flushRegisters = (): void => {
+  const items = registerBatch;
+  registerBatch = [];
+  send({ t: 'register', items });
+};
+const flushUnregisters = (): void => {
+  const ids = unregisterBatch;
+  unregisterBatch = [];
+  send({ t: 'unregister', ids });
+};
 let front: TlsFront | undefined;
 let handshakeErrors = 0;
 let reported = 0;
@@ -74,6 +93,8 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         ...(msg.init.http2 !== undefined ? { http2: msg.init.http2 } : {}),
         ...(msg.init.http2MaxStreams !== undefined ? { http2MaxStreams: msg.init.http2MaxStreams } : {}),
         fdsPerConnection: FDS_PER_CONNECTION,
+        // the parent's keys: a ticket from any worker resumes here
+        ticketKeys: Buffer.from(msg.init.ticketKeys),
         // the raw listening handle: nothing accepts on it before the front listens
         ...(handle ? { listenHandle: handle } : {}),
         register: (id, info) => {
@@ -81,7 +102,7 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
           let resolve!: () => void;
           const acked = new Promise<void>((r) => (resolve = r));
           pendingAcks.set(id, { acked, resolve });
-          send({ t: 'register', id, info });
+          if (registerBatch.push({ id, info }) === 1) setImmediate(flushRegisters);
           // with the tap the wait moves there (upstreamReady): a probe it answers itself
           // does not wait for the main event loop to acknowledge the connection
           return msg.init.healthTap ? Promise.resolve() : acked;
@@ -89,7 +110,7 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         unregister: (id) => {
           pendingAcks.get(id)?.resolve();
           pendingAcks.delete(id);
-          send({ t: 'unregister', id });
+          if (unregisterBatch.push(id) === 1) systemClock.setTimeout(flushUnregisters, UNREGISTER_BATCH_MS);
         },
         onHandshakeError: () => {
           handshakeErrors++;
@@ -107,12 +128,13 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         },
       );
       break;
-    case 'ack': {
-      const pending = pendingAcks.get(msg.id);
-      pendingAcks.delete(msg.id);
-      pending?.resolve();
+    case 'ack':
+      for (const id of msg.ids) {
+        const pending = pendingAcks.get(id);
+        pendingAcks.delete(id);
+        pending?.resolve();
+      }
       break;
-    }
     case 'socket':
       // a connection the parent accepted on the shared listening socket; the
       // parent keeps its copy until told this process has it

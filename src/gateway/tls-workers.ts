@@ -23,6 +23,7 @@
 import { type Clock, systemClock } from '../core/clock.js';
 import { type WorkerSlot, superviseWorkerSlot } from '../lifecycles/tls-worker.js';
 import { type ChildProcess, type SendHandle, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -43,11 +44,14 @@ export interface TlsWorkerInit {
   http2MaxStreams?: number;
   /** answer health probes in the worker from the parent's snapshots (src/gateway/health-tap.ts) */
   healthTap?: boolean;
+  /** the session ticket keys every worker shares (TlsFrontOptions.ticketKeys) */
+  ticketKeys: Uint8Array;
 }
 
 export type ParentToWorker =
   | { t: 'init'; init: TlsWorkerInit }
-  | { t: 'ack'; id: string }
+  /** the registrations of one `register` message are recorded */
+  | { t: 'ack'; ids: string[] }
   /** a connection the parent accepted; the worker answers `adopted` with the same id */
   | { t: 'socket'; id: number }
   | { t: 'close'; graceful: boolean; timeoutMs?: number }
@@ -58,8 +62,10 @@ export type WorkerToParent =
   | { t: 'ready' }
   | { t: 'adopted'; id: number }
   | { t: 'fatal'; message: string }
-  | { t: 'register'; id: string; info: TlsConnectionInfo }
-  | { t: 'unregister'; id: string }
+  /** connections that finished their handshake in one event-loop turn (one message, one ack, however many) */
+  | { t: 'register'; items: { id: string; info: TlsConnectionInfo }[] }
+  /** connections closed in the last moment (batched: the parent keeps entries 1 s longer anyway) */
+  | { t: 'unregister'; ids: string[] }
   | { t: 'stats'; handshakeErrors: number };
 
 export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' | 'register' | 'unregister' | 'onHandshakeError' | 'fdsPerConnection'> {
@@ -112,11 +118,13 @@ interface Worker {
 /** how to start the worker entry: the TypeScript source through tsx under tests, the compiled file otherwise */
 function workerEntry(): { path: string; execArgv: string[] } {
   const self = import.meta.url;
+  // profiling knob (bench/tls-front.ts): e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"; NODE_OPTIONS refuses --cpu-prof
+  const extra = (process.env.ORCH_TLS_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   if (self.endsWith('.ts')) {
     const tsx = pathToFileURL(createRequire(self).resolve('tsx')).href;
-    return { path: fileURLToPath(new URL('./tls-worker-main.ts', self)), execArgv: ['--import', tsx] };
+    return { path: fileURLToPath(new URL('./tls-worker-main.ts', self)), execArgv: [...extra, '--import', tsx] };
   }
-  return { path: fileURLToPath(new URL('./tls-worker-main.js', self)), execArgv: [] };
+  return { path: fileURLToPath(new URL('./tls-worker-main.js', self)), execArgv: extra };
 }
 
 export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorkerPool> {
@@ -141,6 +149,9 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),
     ...(opts.http2MaxStreams !== undefined ? { http2MaxStreams: opts.http2MaxStreams } : {}),
     ...(opts.healthInWorkers ? { healthTap: true } : {}),
+    // One set for all workers, so that a ticket resumes whichever worker the
+    // kernel hands the reconnect to; a secret, hence node:crypto (src/core/random.ts).
+    ticketKeys: opts.ticketKeys ?? randomBytes(48),
   };
 
   const entries = new Map<string, Entry>();
@@ -233,13 +244,17 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
         switch (msg.t) {
           case 'register':
             // A worker only names connections it holds; ids are random per connection.
-            entries.set(msg.id, { info: msg.info, worker: w });
-            w.ids.add(msg.id);
-            child.send({ t: 'ack', id: msg.id } satisfies ParentToWorker);
+            for (const { id, info } of msg.items) {
+              entries.set(id, { info, worker: w });
+              w.ids.add(id);
+            }
+            child.send({ t: 'ack', ids: msg.items.map((i) => i.id) } satisfies ParentToWorker);
             break;
-          case 'unregister':
-            if (entries.get(msg.id)?.worker === w) clock.setTimeout(() => forget(msg.id), UNREGISTER_DELAY_MS);
+          case 'unregister': {
+            const mine = msg.ids.filter((id) => entries.get(id)?.worker === w);
+            if (mine.length > 0) clock.setTimeout(() => mine.forEach(forget), UNREGISTER_DELAY_MS);
             break;
+          }
           case 'stats':
             w.handshakeErrors = msg.handshakeErrors;
             break;

@@ -56,6 +56,17 @@ describe('ResponseChunkFramer', () => {
     expect(frame(odd).join('')).toBe(odd.join(''));
   });
 
+  it('is not between responses after an interim 100 Continue, only after the final response (the front retires idle backend connections by this)', () => {
+    const f = new ResponseChunkFramer();
+    expect(f.betweenResponses).toBe(true);
+    expect(f.frame(Buffer.from('HTTP/1.1 100 Continue\r\n\r\n'))?.toString()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+    expect(f.betweenResponses).toBe(false);
+    f.frame(Buffer.from('HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\no'));
+    expect(f.betweenResponses).toBe(false);
+    f.frame(Buffer.from('k'));
+    expect(f.betweenResponses).toBe(true);
+  });
+
   it('gives standard framing however the input is split (property)', () => {
     const event = fc.string({ minLength: 1, maxLength: 40 }).map((s) => `${s}\n`);
     fc.assert(

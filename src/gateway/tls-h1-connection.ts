@@ -1,0 +1,256 @@
+// One HTTP/1.1 client connection of the TLS front (src/gateway/tls-front.ts):
+// its bytes go to the uWS backend over a unix-socket connection that starts
+// with the connection's PROXY v2 header, and uWS's bytes come back through
+// the response chunk framer (src/gateway/response-chunk-framer.ts).
+//
+// Besides forwarding, this owns two rules:
+// - keep-alive across uWS's fixed ~10 s idle close: a backend close after a
+//   quiet spell with every response complete is not passed on to the client;
+//   the next request goes to a fresh backend connection with the same header
+//   (so the same identity), until the client connection itself has been idle
+//   for IDLE_CONNECTION_MS (kube-apiserver's 90 s);
+// - linger: when uWS answers and closes (413, request deadline, slow head),
+//   what the client still sends is read and dropped for a moment, so the
+//   client reads the answer instead of a reset.
+import { type Clock, type TimerHandle } from '../core/clock.js';
+import { connect as netConnect, type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { HeadCoalescer } from './request-head-coalescer.js';
+import { ResponseChunkFramer } from './response-chunk-framer.js';
+import type { TlsConnectionInfo } from './tls-connections.js';
+
+/** how long a client's further bytes are read and dropped after the backend closed its connection */
+const LINGER_MS = 2000;
+/** uWS closes HTTP connections idle for 10 s; a backend close after this much silence is that idle close */
+const UWS_IDLE_CLOSE_MIN_MS = 8_000;
+/**
+ * A backend connection idle this long (every response complete, no client
+ * byte since) is closed by the front itself, well before uWS's idle close
+ * (8–12 s: 10 s counted in 4 s ticks); the client's next request goes to a
+ * fresh one. The h2 bridge's pool uses the same bound (src/gateway/h2-bridge.ts).
+ */
+export const BACKEND_IDLE_MS = 4_000;
+/** a client connection idle this long is closed (kube-apiserver's http.Server IdleTimeout) */
+export const IDLE_CONNECTION_MS = 90_000;
+
+/** what a connection needs of the front that accepted it */
+export interface Http1FrontContext {
+  clock: Clock;
+  backendSocketPath: string;
+  /** see TlsFrontOptions.register; undefined in-process */
+  register: ((key: string, info: TlsConnectionInfo) => Promise<void>) | undefined;
+  /** see BACKEND_IDLE_MS (tests shorten it) */
+  backendIdleMs: number;
+  /** the front is closing: no backend connection is replaced any more */
+  closing(): boolean;
+  /** a backend connection opened; the front destroys it on a hard close and waits for it on a graceful one */
+  backendOpened(b: Socket): void;
+  /** called once the client connection has closed and its entry is gone */
+  clientClosed(key: string): void;
+}
+
+/**
+ * Forwards one HTTP/1.1 TLS connection (named `key`, announced to uWS by
+ * `header`) to the backend.
+ *
+ * Bytes move by plain data handlers, not `pipe()` through Transform streams,
+ * with explicit back-pressure that is the same as pipe()'s: a write that
+ * returns false pauses the other side until 'drain' (a slow reader stops
+ * uWS, a slow backend stops the client).
+ */
+export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: string, header: Buffer, info: () => TlsConnectionInfo): void {
+  const { clock } = front;
+  let failed = false;
+  /** the backend connection in use; undefined after it was retired idle, until the client sends again */
+  let backend: Socket | undefined;
+  let coalescer: HeadCoalescer | undefined;
+  /** client bytes flow to the backend (after the registration, until the linger) */
+  let forwarding = false;
+  /** the backend has closed for good: what the client sends is dropped */
+  let lingering = false;
+  let idleTimer: TimerHandle | undefined;
+  const fail = (): void => {
+    if (failed) return;
+    failed = true;
+    tlsSocket.destroy();
+    backend?.destroy();
+  };
+  tlsSocket.on('error', fail);
+  tlsSocket.on('close', () => {
+    idleTimer?.cancel();
+    coalescer?.destroy();
+    // Nobody is left to read what the backend might still send.
+    backend?.destroy();
+    front.clientClosed(key);
+  });
+  // uWS's chunk framing, made complete per write (src/gateway/response-chunk-framer.ts)
+  const framer = new ResponseChunkFramer();
+  // a slow client: stop reading uWS until the TLS socket has sent what it holds
+  tlsSocket.on('drain', () => backend?.resume());
+
+  // Keep-alive across uWS's fixed idle close. uWS closes an HTTP connection
+  // after ~10 s without traffic, far shorter than kube-apiserver's 90 s idle
+  // timeout, and a request the client sent at that moment met a closed
+  // backend: the client saw "socket hang up" or a reset (node Leases renew
+  // every 10 s; under event-loop lag in the API server uWS's timer sweep can
+  // run before it reads the request that already arrived). So the front
+  // retires an idle backend connection itself after BACKEND_IDLE_MS (every
+  // response complete, no client byte since the last one), long before uWS
+  // would, and the client's next bytes open a fresh backend connection (same
+  // PROXY header, so the same identity). Should uWS still close an idle one
+  // first (a lagging worker), that close is told apart by the same rule and
+  // bridged. After IDLE_CONNECTION_MS of idleness the client connection is
+  // closed too.
+  let lastClientAt = 0;
+  let lastBackendAt = 0;
+  let idleSince = clock.now();
+  const quiet = (): boolean => !front.closing() && !failed && !lingering && !tlsSocket.destroyed && framer.betweenResponses && lastClientAt <= lastBackendAt;
+  const backendIdleClose = (): boolean => {
+    const now = clock.now();
+    return quiet() && now - Math.max(lastClientAt, lastBackendAt) >= UWS_IDLE_CLOSE_MIN_MS && now - idleSince < IDLE_CONNECTION_MS;
+  };
+  /** (re)arms the one idle timer of this connection for `ms` from now */
+  const armIdle = (ms: number): void => {
+    idleTimer?.cancel();
+    idleTimer = clock.setTimeout(onIdleTimer, Math.max(1, ms));
+  };
+  const onIdleTimer = (): void => {
+    idleTimer = undefined;
+    if (failed || lingering || tlsSocket.destroyed) return;
+    const now = clock.now();
+    const quietFor = now - idleSince;
+    if (!quiet()) {
+      // a response or a request in progress (a watch, a slow handler): the
+      // timer is armed again when a response completes (no timer per watch)
+      return;
+    }
+    if (quietFor >= IDLE_CONNECTION_MS) {
+      closeIdleClient();
+      return;
+    }
+    if (backend && quietFor >= front.backendIdleMs) {
+      // End politely: uWS has nothing of ours unanswered. Its 'close' is not
+      // this connection's business any more (backend !== b).
+      const b = backend;
+      backend = undefined;
+      coalescer?.destroy();
+      coalescer = undefined;
+      b.end();
+    }
+    armIdle((backend ? front.backendIdleMs : IDLE_CONNECTION_MS) - quietFor);
+  };
+  const closeIdleClient = (): void => {
+    if (!tlsSocket.writableEnded) tlsSocket.end();
+    backend?.end();
+    lingerAfterBackend();
+  };
+
+  // client → backend, through the head coalescer (the PROXY header goes out
+  // with the first bytes; src/gateway/request-head-coalescer.ts)
+  const onClientData = (chunk: Buffer): void => {
+    if (!forwarding) return;
+    lastClientAt = clock.now();
+    idleSince = lastClientAt;
+    if (!backend) dial();
+    coalescer!.write(chunk);
+  };
+  const onClientEnd = (): void => {
+    if (!forwarding) return;
+    coalescer?.end();
+    backend?.end();
+  };
+  const startForwarding = (): void => {
+    if (lingering) return;
+    forwarding = true;
+    tlsSocket.on('data', onClientData);
+    tlsSocket.on('end', onClientEnd);
+    armIdle(front.backendIdleMs);
+  };
+
+  const dial = (): void => {
+    const b = netConnect({ path: front.backendSocketPath });
+    backend = b;
+    front.backendOpened(b);
+    // this one is retired in its turn when it idles
+    if (forwarding) armIdle(front.backendIdleMs);
+    // an error on a retired connection is no concern of the client's
+    b.on('error', () => {
+      if (backend === b) fail();
+    });
+    // The header goes first, in the same write as the first request bytes (uWS
+    // reads a head split over several reads only up to 4 KiB); writes made
+    // before the unix socket connects are buffered in order.
+    coalescer?.destroy();
+    coalescer = new HeadCoalescer(
+      (out) => {
+        if (!b.write(out)) tlsSocket.pause();
+      },
+      header,
+      clock,
+    );
+    b.on('drain', () => {
+      if (backend === b && forwarding) tlsSocket.resume();
+    });
+    b.on('data', (chunk: Buffer) => {
+      lastBackendAt = clock.now();
+      idleSince = lastBackendAt;
+      if (tlsSocket.destroyed || backend !== b) return;
+      const out = framer.frame(chunk);
+      if (out && !tlsSocket.write(out)) b.pause();
+      if (!idleTimer && forwarding && framer.betweenResponses) armIdle(front.backendIdleMs);
+    });
+    b.on('close', () => {
+      if (backend !== b) return;
+      if (backendIdleClose()) {
+        // uWS's idle close came first: the client's next bytes open a fresh backend connection
+        backend = undefined;
+        coalescer?.destroy();
+        coalescer = undefined;
+        tlsSocket.resume();
+        return;
+      }
+      // Every byte of a clean backend end has been passed on ('close' follows
+      // the last 'data'); end() closes the client side politely, after what
+      // the TLS socket still holds.
+      if (!tlsSocket.destroyed && !tlsSocket.writableEnded) {
+        const rest = framer.finish();
+        if (rest) tlsSocket.end(rest);
+        else tlsSocket.end();
+      }
+      lingerAfterBackend();
+    });
+  };
+
+  // The backend closed (uWS answered and closed: a 413, a request deadline,
+  // a slow head) while the client may still be sending. Forwarding that
+  // to the closed backend failed the connection with a reset, and a reset
+  // can make the client drop the answer it has not read yet. Instead what
+  // the client still sends is read and dropped for a moment after the
+  // answer (Go's net/http does the same before closing).
+  const lingerAfterBackend = (): void => {
+    if (tlsSocket.destroyed || lingering) return;
+    lingering = true;
+    idleTimer?.cancel();
+    coalescer?.destroy();
+    if (!forwarding) tlsSocket.on('data', () => undefined);
+    forwarding = false;
+    tlsSocket.resume();
+    clock.setTimeout(() => tlsSocket.destroy(), LINGER_MS);
+  };
+
+  // The first backend connection is opened at once; nothing (not even the
+  // header) goes to it before the first client bytes are read, so not
+  // reading the TLS socket holds back the whole connection until the
+  // registration is acknowledged; meanwhile the TLS socket buffers and then
+  // stops reading.
+  dial();
+  if (!front.register) startForwarding();
+  else {
+    front.register(key, info()).then(
+      () => {
+        if (!failed && !tlsSocket.destroyed) startForwarding();
+      },
+      fail,
+    );
+  }
+}
