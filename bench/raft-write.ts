@@ -46,6 +46,8 @@ const valueSize = Number(process.argv[3] ?? 1024);
 // profiling/iteration knobs: extra node flags for the orch members (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof") and which sides to run ("orch", "etcd" or both)
 const memberNodeArgs = (process.env.ORCH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+// extra `orch server` flags for the members (e.g. "--tls-workers 0": the TLS front in the main process)
+const serverArgs = (process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean);
 // which sides to run: orch (API), store (orch without the API), native, gateway (etcd)
 const sides = (process.env.BENCH_SIDES ?? 'orch,store,native,gateway').split(',');
 const members = Number(process.env.BENCH_MEMBERS ?? 3);
@@ -121,7 +123,7 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       // one member: the single-node server (LocalStore, no Raft), as `orch server` runs by default
       const cluster = members > 1 ? ['--name', n, '--initial-cluster', ic, '--peer-port', String(peer)] : [];
       procs.push(
-        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', ...cluster, '--data-dir', join(root, n), '--secure-port', String(api)], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
+        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', ...cluster, '--data-dir', join(root, n), '--secure-port', String(api), ...serverArgs], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
       );
     }
     const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
