@@ -129,7 +129,7 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
     const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
     const agent = new Agent({ keepAlive: true, maxSockets: 64, ca, cert, key });
     let leaderPort = 0;
-    for (let attempt = 0; attempt < 300 && !leaderPort; attempt++) {
+    for (let attempt = 0; attempt < 900 && !leaderPort; attempt++) {
       for (const { api } of ports) {
         try {
           if (members === 1) {
