@@ -146,6 +146,15 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       if (!leaderPort) await sleep(200);
     }
     if (!leaderPort) throw new Error('orch cluster did not elect a leader');
+    // Let the members finish starting (module loading, controllers' first lists): the three
+    // of them burn ~100 % of a core each for their first ~10-15 s, which would otherwise fall
+    // into the first measured phase. Wait (up to 60 s) until they use < 25 % of a core together.
+    for (let i = 0, prev = treeCpuMs(procs.map((p) => p.pid!)); i < 60; i++) {
+      await sleep(1000);
+      const now = treeCpuMs(procs.map((p) => p.pid!));
+      if (now - prev < 250) break;
+      prev = now;
+    }
     const value = 'x'.repeat(valueSize);
     const out: Record<string, Stats> = {};
     const raftz = async (): Promise<Raftz[]> =>
