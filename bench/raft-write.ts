@@ -46,6 +46,8 @@ const valueSize = Number(process.argv[3] ?? 1024);
 // profiling/iteration knobs: extra node flags for the orch members (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof") and which sides to run ("orch", "etcd" or both)
 const memberNodeArgs = (process.env.ORCH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+// extra `orch server` flags for the members (e.g. "--tls-workers 0": the TLS front in the main process)
+const serverArgs = (process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean);
 // which sides to run: orch (API), store (orch without the API), native, gateway (etcd)
 const sides = (process.env.BENCH_SIDES ?? 'orch,store,native,gateway').split(',');
 const members = Number(process.env.BENCH_MEMBERS ?? 3);
@@ -121,13 +123,13 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       // one member: the single-node server (LocalStore, no Raft), as `orch server` runs by default
       const cluster = members > 1 ? ['--name', n, '--initial-cluster', ic, '--peer-port', String(peer)] : [];
       procs.push(
-        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', ...cluster, '--data-dir', join(root, n), '--secure-port', String(api)], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
+        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', ...cluster, '--data-dir', join(root, n), '--secure-port', String(api), ...serverArgs], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
       );
     }
     const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
     const agent = new Agent({ keepAlive: true, maxSockets: 64, ca, cert, key });
     let leaderPort = 0;
-    for (let attempt = 0; attempt < 300 && !leaderPort; attempt++) {
+    for (let attempt = 0; attempt < 900 && !leaderPort; attempt++) {
       for (const { api } of ports) {
         try {
           if (members === 1) {
@@ -144,6 +146,15 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       if (!leaderPort) await sleep(200);
     }
     if (!leaderPort) throw new Error('orch cluster did not elect a leader');
+    // Let the members finish starting (module loading, controllers' first lists): the three
+    // of them burn ~100 % of a core each for their first ~10-15 s, which would otherwise fall
+    // into the first measured phase. Wait (up to 60 s) until they use < 25 % of a core together.
+    for (let i = 0, prev = treeCpuMs(procs.map((p) => p.pid!)); i < 60; i++) {
+      await sleep(1000);
+      const now = treeCpuMs(procs.map((p) => p.pid!));
+      if (now - prev < 250) break;
+      prev = now;
+    }
     const value = 'x'.repeat(valueSize);
     const out: Record<string, Stats> = {};
     const raftz = async (): Promise<Raftz[]> =>

@@ -27,8 +27,9 @@ import {
  * Messages that promise nothing about what this Ready persists, so they may
  * leave while it is being written (Ready.sendBeforePersist), when the Ready
  * moves neither term nor vote:
- *   - a leader's appends and heartbeats (thesis §10.2.1: the commit index they
- *     carry covers only entries of earlier Readies, already durable);
+ *   - a leader's appends and heartbeats (thesis §10.2.1), as long as the
+ *     commit index they carry covers only entries already durable on the
+ *     leader (mayLeaveEarly);
  *   - a follower's forwarded proposals and ReadIndex requests (requests; the
  *     leader decides), and its heartbeat acknowledgements (they confirm the
  *     leader's term, which this Ready does not change; the commit index they
@@ -43,11 +44,33 @@ const EARLY_TYPES: ReadonlySet<MessageType> = new Set<MessageType>(['append', 'h
 
 /**
  * The subset of EARLY_TYPES that may leave even between Readies (while the
- * host persists one): requests and answers that carry no commit index and
- * no log entries, so their content cannot depend on anything being
- * persisted (RawNode.takeMessagesNow).
+ * host persists one, RawNode.takeMessagesNow): requests and answers that
+ * carry no log entries, so their content cannot depend on anything being
+ * persisted, and a leader's heartbeats, whose commit index is then capped
+ * at the leader's durable log (mayLeaveEarly). Heartbeats among them let a
+ * ReadIndex round (a heartbeat carrying its context) run while the leader
+ * fsyncs a batch of writes, instead of after it (docs/raft.md "Heartbeats
+ * while the leader fsyncs"). Appends wait for the next Ready: sending them
+ * here was measured to add gRPC frames without shortening a write (the
+ * leader's own fsync of the next batch bounds it either way).
  */
-const OUT_OF_BAND_TYPES: ReadonlySet<MessageType> = new Set<MessageType>(['heartbeatResponse', 'propose', 'readIndex', 'readIndexResponse']);
+const OUT_OF_BAND_TYPES: ReadonlySet<MessageType> = new Set<MessageType>(['heartbeat', 'heartbeatResponse', 'propose', 'readIndex', 'readIndexResponse']);
+
+/**
+ * Whether a message may leave before the leader's unpersisted entries are
+ * durable: it must not tell anyone that such an entry is committed. The
+ * leader counts its own unpersisted entries towards commitment (its host
+ * applies them only after persisting them), so a commit index above the
+ * leader's last durable index would let a follower apply an entry that is
+ * durable on fewer than a majority (itself among the counted ones): lost if
+ * the leader crashes. `stable` is the last index the host has persisted.
+ * (Within a Ready this holds by construction — acknowledgements of entries
+ * come only after the Ready that sent them — and is checked anyway.)
+ */
+function mayLeaveEarly(m: Message, stable: number): boolean {
+  if (m.type === 'append' || m.type === 'heartbeat') return m.commit <= stable;
+  return true;
+}
 
 const EMPTY_STATE: PersistentState = { hardState: { term: 0, vote: NONE, commit: 0 }, entries: [] };
 
@@ -238,7 +261,9 @@ export class RawNode {
       this.prevHard = hard;
     }
     if (hard.term === hardBefore.term && hard.vote === hardBefore.vote) {
-      rd.sendBeforePersist = rd.messages.filter((m) => EARLY_TYPES.has(m.type));
+      // this Ready's entries are not durable yet: unstableFrom - 1 is the last persisted index
+      const stable = r.log.unstableFrom - 1;
+      rd.sendBeforePersist = rd.messages.filter((m) => EARLY_TYPES.has(m.type) && mayLeaveEarly(m, stable));
     }
     if (r.log.pendingSnapshot) rd.snapshot = r.log.pendingSnapshot;
     this.outstanding = rd;
@@ -248,10 +273,11 @@ export class RawNode {
   /**
    * Takes the pending messages that may be sent at once, outside the Ready
    * cycle (OUT_OF_BAND_TYPES): forwarded proposals and ReadIndex requests,
-   * ReadIndex answers and heartbeat acknowledgements, while the host is
-   * persisting a Ready — so a consistent read or a forwarded write does not
-   * wait for an unrelated fsync. Only while the term and vote are the
-   * persisted ones (a message of a new term waits for that term's Ready).
+   * ReadIndex answers, heartbeats and their acknowledgements, while the host
+   * is persisting a Ready — so a consistent read or a forwarded write does
+   * not wait for an unrelated fsync. Only while the term and vote are the
+   * persisted ones (a message of a new term waits for that term's Ready); a
+   * heartbeat's commit index is capped at the durable log (mayLeaveEarly).
    */
   takeMessagesNow(): Message[] {
     const r = this.raft;
@@ -259,9 +285,16 @@ export class RawNode {
     const hard = r.hardState();
     if (hard.term !== this.durableHard.term || hard.vote !== this.durableHard.vote) return [];
     if (hard.term !== this.prevHard.term || hard.vote !== this.prevHard.vote) return [];
+    // entries of the Ready being persisted are still unstable until advance()
+    const stable = r.log.unstableFrom - 1;
     const now: Message[] = [];
     const keep: Message[] = [];
-    for (const m of r.msgs) (OUT_OF_BAND_TYPES.has(m.type) ? now : keep).push(m);
+    for (const m of r.msgs) {
+      if (!OUT_OF_BAND_TYPES.has(m.type)) keep.push(m);
+      // a heartbeat's commit index is a hint: cap it rather than hold a ReadIndex round back
+      else if (m.type === 'heartbeat' && !mayLeaveEarly(m, stable)) now.push({ ...m, commit: stable });
+      else now.push(m);
+    }
     if (now.length > 0) r.msgs = keep;
     return now;
   }

@@ -18,7 +18,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { decodeMsgpack, encodeMsgpack } from './codec.js';
+import { decodeMsgpack, decodeMsgpackView, encodeMsgpack } from './codec.js';
 import type { Message, NodeId } from './types.js';
 
 // ---------------------------------------------------------------- schema
@@ -287,7 +287,8 @@ export class PeerTransport {
       if (this.closed) return;
       let m: Message;
       try {
-        m = decodeMsgpack(payload) as Message;
+        // entries' data stay views into this envelope (the log keeps them; no copy per entry)
+        m = decodeMsgpackView(payload) as Message;
       } catch (err) {
         this.opts.log?.(`transport: undecodable message from ${env.from}: ${(err as Error).message}`);
         continue;

@@ -6,7 +6,7 @@
 import { asUint8Array, decodeMsgpack, encodeMsgpack } from '../raft/codec.js';
 import type { Command, Op } from './types.js';
 
-export { asUint8Array, decodeMsgpack, encodeMsgpack, logIndexFromKey, logKey } from '../raft/codec.js';
+export { asUint8Array, decodeMsgpack, decodeMsgpackView, encodeMsgpack, logIndexFromKey, logKey } from '../raft/codec.js';
 
 export function encodeCommand(cmd: Command): Uint8Array {
   return encodeMsgpack(cmd);

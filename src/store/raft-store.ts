@@ -26,7 +26,7 @@ import { RawNode } from '../raft/raw-node.js';
 import { RaftStorage } from '../raft/storage.js';
 import { FaultInjector, withFaults, type FaultAdmin } from '../raft/faults.js';
 import { NONE, ProposalDroppedError, type Entry, type NodeId, type ReadState, type Role, type Snapshot } from '../raft/types.js';
-import { decodeCommand, decodeMsgpack, encodeCommand, encodeMsgpack } from './codec.js';
+import { decodeCommand, decodeMsgpackView, encodeCommand, encodeMsgpack } from './codec.js';
 import { StoreClosedError } from './local-store.js';
 import { LeaderSignal } from './leader-signal.js';
 import { MvccState } from './mvcc-state.js';
@@ -248,7 +248,8 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     for (const e of entries) {
       if (e.index <= this.appliedIndex) continue;
       if (e.type === 'normal' && e.data.length > 0) {
-        const [id, bytes] = decodeMsgpack(e.data) as [string, Uint8Array];
+        // `bytes` is a view into the entry; decodeCommand copies the values the state keeps
+        const [id, bytes] = decodeMsgpackView(e.data) as [string, Uint8Array];
         let result: CommandResult | undefined;
         let error: Error | undefined;
         try {

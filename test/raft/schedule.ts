@@ -52,6 +52,8 @@ export interface Variant {
   maxInflightMsgs: number;
   /** whether the simulated transport reports snapshot delivery (else the core's timeout recovers) */
   reportSnapshots?: boolean;
+  /** probability that a Ready's write stays in progress while the node keeps working (Sim asyncPersist) */
+  asyncPersist?: number;
 }
 
 export const variantArb: fc.Arbitrary<Variant> = fc.record({
@@ -59,6 +61,7 @@ export const variantArb: fc.Arbitrary<Variant> = fc.record({
   checkQuorum: fc.boolean(),
   maxInflightMsgs: fc.constantFrom(1, 4, 64),
   reportSnapshots: fc.boolean(),
+  asyncPersist: fc.constantFrom(0, 0.3, 0.8),
 });
 
 export function runSchedule(size: number, seed: number, actions: Action[], variant: Variant = { preVote: true, checkQuorum: true, maxInflightMsgs: 4 }): void {

@@ -35,6 +35,14 @@ export interface SimConfig {
   maxInflightMsgs?: number;
   /** round-trip every message through msgpackr (default true) */
   serialize?: boolean;
+  /**
+   * probability that a node's Ready stays "being persisted" for a while, as
+   * with the real driver (src/raft/node.ts): its sendBeforePersist messages
+   * leave at once, the node keeps stepping messages and sending what
+   * RawNode.takeMessagesNow hands out, and a crash meanwhile loses the Ready
+   * (default 0: every Ready is persisted at once)
+   */
+  asyncPersist?: number;
 }
 
 /** What the simulated disk of a node holds. */
@@ -75,6 +83,8 @@ export class SimNode {
   reads = new Map<string, number>();
   /** crash right after the next Ready is persisted (before its messages are sent) */
   crashAfterNextPersist = false;
+  /** a Ready whose persistence is in progress (SimConfig.asyncPersist) */
+  persisting: Ready | undefined;
   /** removed from the simulation (e.g. after being removed from the cluster) */
   stopped = false;
 
@@ -194,6 +204,7 @@ export class Sim {
       maxSizePerMsg: 1024 * 1024,
       maxInflightMsgs: 256,
       serialize: true,
+      asyncPersist: 0,
       ...cfg,
     };
     this.rand = mulberry32(this.cfg.seed);
@@ -235,27 +246,54 @@ export class Sim {
   /** Run one node's Ready/advance cycle(s) until it has nothing more to do. */
   processReady(n: SimNode): boolean {
     let did = false;
+    if (n.rn && n.persisting) {
+      // the host is writing a Ready: what may leave meanwhile leaves now
+      const now = n.rn.takeMessagesNow();
+      for (const m of now) this.net.send(m);
+      return now.length > 0;
+    }
     for (let guard = 0; n.rn && n.rn.hasReady(); guard++) {
       if (guard > 10_000) throw new Error(`node ${n.id}: Ready loop does not converge`);
       did = true;
       const rn = n.rn;
       const rd = rn.ready()!;
-      this.persist(n, rd);
-      if (n.crashAfterNextPersist) {
-        // crash after the disk write, before anything was sent or applied
-        n.crashAfterNextPersist = false;
-        this.crash(n.id);
+      if (this.cfg.asyncPersist > 0 && this.rand() < this.cfg.asyncPersist) {
+        // as the driver does: the early messages leave before the write completes
+        for (const m of rd.sendBeforePersist) this.net.send(m);
+        n.persisting = rd;
         return did;
       }
-      if (rd.softState?.role === 'leader') this.recordLeader(n.id, rn.raft.term);
-      for (const m of rd.messages) this.net.send(m);
-      if (rd.snapshot) this.applySnapshot(n, rd.snapshot);
-      for (const e of rd.committedEntries) this.apply(n, e);
-      for (const rs of rd.readStates) n.reads.set(rs.context, rs.index);
-      rn.advance(rd);
-      this.recordCommitted(n);
+      if (!this.finishReady(n, rd, [])) return did;
     }
     return did;
+  }
+
+  /** the write of a node's in-progress Ready completes (its other messages leave, entries apply) */
+  completePersist(n: SimNode): void {
+    const rd = n.persisting;
+    if (!rd || !n.rn) return;
+    n.persisting = undefined;
+    this.finishReady(n, rd, rd.sendBeforePersist);
+  }
+
+  /** persist, send (but `sent`), apply and advance; false when the node crashed */
+  private finishReady(n: SimNode, rd: Ready, sent: Message[]): boolean {
+    const rn = n.rn!;
+    this.persist(n, rd);
+    if (n.crashAfterNextPersist) {
+      // crash after the disk write, before anything (else) was sent or applied
+      n.crashAfterNextPersist = false;
+      this.crash(n.id);
+      return false;
+    }
+    if (rd.softState?.role === 'leader') this.recordLeader(n.id, rn.raft.term);
+    for (const m of rd.messages) if (!sent.includes(m)) this.net.send(m);
+    if (rd.snapshot) this.applySnapshot(n, rd.snapshot);
+    for (const e of rd.committedEntries) this.apply(n, e);
+    for (const rs of rd.readStates) n.reads.set(rs.context, rs.index);
+    rn.advance(rd);
+    this.recordCommitted(n);
+    return true;
   }
 
   private persist(n: SimNode, rd: Ready): void {
@@ -313,7 +351,11 @@ export class Sim {
   /** remember every entry a node knows committed (with the node's term, for leader completeness) */
   private recordCommitted(n: SimNode): void {
     const r = n.raw.raft;
-    for (let i = Math.max(r.log.firstIndex(), 1); i <= r.log.committed; i++) {
+    // a leader counts its own unpersisted entries towards commitment but
+    // neither applies nor announces them before they are durable: what it
+    // "knows committed" is capped at its last persisted index
+    const known = Math.min(r.log.committed, r.log.unstableFrom - 1);
+    for (let i = Math.max(r.log.firstIndex(), 1); i <= known; i++) {
       const e = r.log.entry(i)!;
       const key = entryKey({ term: e.term, type: e.type, data: hex(e.data) });
       const c = this.committed.get(i);
@@ -358,6 +400,8 @@ export class Sim {
   /** advance network time by one unit and deliver what is due */
   deliverDue(): void {
     this.net.now++;
+    // in-progress writes complete after a random number of time steps
+    for (const n of this.nodes.values()) if (n.persisting && this.rand() < 0.5) this.completePersist(n);
     for (const m of this.net.takeDue()) this.deliver(m);
     this.settle();
   }
@@ -366,8 +410,10 @@ export class Sim {
   stabilize(maxRounds = 1000): void {
     for (let i = 0; i < maxRounds; i++) {
       this.settle();
+      for (const n of this.nodes.values()) this.completePersist(n);
+      this.settle();
       const ms = this.net.takeDue(true);
-      if (ms.length === 0) return;
+      if (ms.length === 0 && ![...this.nodes.values()].some((n) => n.persisting && n.rn)) return;
       for (const m of ms) this.deliver(m);
     }
     throw new Error('stabilize: messages still flowing');
@@ -462,6 +508,8 @@ export class Sim {
     const n = this.node(id);
     n.rn = undefined;
     n.crashAfterNextPersist = false;
+    // a write in progress is lost (its early messages may have left)
+    n.persisting = undefined;
   }
 
   /** restart from the simulated disk; the state machine is rebuilt from the snapshot */

@@ -1,0 +1,85 @@
+// What may leave while a Ready is being persisted (RawNode.ready's
+// sendBeforePersist and RawNode.takeMessagesNow; docs/raft.md "Messages
+// before the fsync", "Heartbeats while the leader fsyncs"): a ReadIndex
+// round runs during the leader's fsync, and no message ever tells a follower
+// that an entry is committed before the leader has it on disk.
+
+import { describe, expect, it } from 'vitest';
+import type { Message, Ready } from '../../src/raft/types.js';
+import { Sim, text } from './sim.js';
+
+const ABC = ['a', 'b', 'c'];
+
+function elected(seed: number): { sim: Sim; leader: string; followers: string[] } {
+  const sim = new Sim({ ids: ABC, seed, checkQuorum: true });
+  if (!sim.runUntil(() => sim.stableLeader() !== undefined, 300)) throw new Error('no leader');
+  sim.run(5);
+  sim.stabilize();
+  const leader = sim.stableLeader()!;
+  return { sim, leader, followers: ABC.filter((id) => id !== leader) };
+}
+
+/** a follower takes an append and persists it at once: its Ready's messages (the acknowledgement) */
+function followerTakes(sim: Sim, id: string, m: Message): Message[] {
+  const rn = sim.node(id).raw;
+  rn.step(m);
+  const out: Message[] = [];
+  for (let rd: Ready | undefined = rn.ready(); rd; rd = rn.ready()) {
+    out.push(...rd.messages);
+    rn.advance(rd);
+  }
+  return out;
+}
+
+describe('messages while a Ready is persisted', () => {
+  it('a ReadIndex heartbeat round leaves and completes while the leader writes a batch', () => {
+    const { sim, leader, followers } = elected(71);
+    const l = sim.node(leader).raw;
+    l.propose(text('w1'));
+    const rd = l.ready()!; // being persisted: no advance yet
+    expect(rd.entries.length).toBe(1);
+    l.readIndex('r1');
+    const now = l.takeMessagesNow();
+    const beats = now.filter((m) => m.type === 'heartbeat');
+    expect(beats.map((m) => m.to).sort()).toEqual([...followers].sort());
+    expect(beats.every((m) => m.type === 'heartbeat' && m.context === 'r1')).toBe(true);
+    // the followers answer; the leader confirms the read before its write completes
+    for (const b of beats) for (const resp of followerTakes(sim, b.to, b)) l.step(resp);
+    expect(l.raft.readStates.map((s) => s.context)).toContain('r1');
+    l.advance(rd);
+  });
+
+  it('never announces an entry committed before the leader persisted it', () => {
+    const { sim, leader, followers } = elected(72);
+    const l = sim.node(leader).raw;
+    l.propose(text('w2'));
+    const rd = l.ready()!;
+    const index = rd.entries[0]!.index;
+    // the entry's appends leave before the leader's fsync (thesis §10.2.1), with an older commit index
+    const appends = rd.sendBeforePersist.filter((m) => m.type === 'append');
+    expect(appends.length).toBe(2);
+    for (const m of appends) expect(m.type === 'append' && m.commit < index).toBe(true);
+    // one follower persists and acknowledges before the leader's write completes: with the
+    // leader's own (unpersisted) copy that is a quorum, so the leader counts it committed
+    const ack = followerTakes(sim, followers[0]!, appends.find((m) => m.to === followers[0])!).filter((m) => m.type === 'appendResponse');
+    for (const m of ack) l.step(m);
+    expect(l.raft.log.committed).toBe(index);
+    // a heartbeat now (a tick, a ReadIndex) leaves at once but does not carry that commit index
+    l.readIndex('r2');
+    const now = l.takeMessagesNow();
+    expect(now.some((m) => m.type === 'heartbeat')).toBe(true);
+    for (const m of now) {
+      if (m.type === 'heartbeat' || m.type === 'append') expect(m.commit).toBeLessThan(index);
+    }
+    // the commit notices wait for the next Ready, after the write
+    expect(now.some((m) => m.type === 'append')).toBe(false);
+    l.advance(rd);
+    const next = l.ready()!;
+    const notices = next.messages.filter((m) => m.type === 'append');
+    expect(notices.length).toBeGreaterThan(0);
+    for (const m of notices) expect(m.type === 'append' && m.commit).toBe(index);
+    // ...and by then the entry is durable on the leader, so they may leave early again
+    expect(next.sendBeforePersist.filter((m) => m.type === 'append').length).toBe(notices.length);
+    l.advance(next);
+  });
+});

@@ -1,0 +1,79 @@
+// RaftStorage (src/raft/storage.ts) on a real level database: what one Ready
+// persists comes back on load, a conflicting suffix is overwritten, a
+// snapshot drops the log it covers, and the keys are the ones the "log" and
+// "meta" sublevels read (the write path spells the prefixes out itself).
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Level } from 'level';
+import { afterEach, describe, expect, it } from 'vitest';
+import { decodeMsgpack, logKey } from '../../src/raft/codec.js';
+import { RaftStorage } from '../../src/raft/storage.js';
+import type { Entry } from '../../src/raft/types.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+async function dir(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'orch-raft-storage-'));
+  dirs.push(d);
+  return join(d, 'raft');
+}
+const ent = (index: number, term: number, text: string): Entry => ({ index, term, type: 'normal', data: new TextEncoder().encode(text) });
+const texts = (es: Entry[]): string[] => es.map((e) => `${e.index}/${e.term}/${new TextDecoder().decode(e.data)}`);
+
+describe('RaftStorage', () => {
+  it('loads what was saved, with a conflicting suffix overwritten and the hard state', async () => {
+    const path = await dir();
+    const s = await RaftStorage.open(path);
+    expect((await s.load()).empty).toBe(true);
+    expect(await s.save({ entries: [ent(1, 1, 'a'), ent(2, 1, 'b'), ent(3, 1, 'c')], hardState: { term: 1, vote: 'n1', commit: 1 } })).toBe(true);
+    // a new leader's entries from index 2 on replace 2..3
+    expect(await s.save({ entries: [ent(2, 2, 'x')], hardState: { term: 2, vote: 'n2', commit: 1 } })).toBe(true);
+    // commit-only: not synced
+    expect(await s.save({ entries: [], hardState: { term: 2, vote: 'n2', commit: 2 } })).toBe(false);
+    await s.close();
+    const r = await RaftStorage.open(path);
+    const st = await r.load();
+    expect(st.empty).toBe(false);
+    expect(texts(st.entries)).toEqual(['1/1/a', '2/2/x']);
+    expect(st.hardState).toEqual({ term: 2, vote: 'n2', commit: 2 });
+    await r.close();
+  });
+
+  it('a snapshot drops the entries it covers; later entries stay', async () => {
+    const path = await dir();
+    const s = await RaftStorage.open(path);
+    await s.load();
+    await s.save({ entries: [1, 2, 3, 4].map((i) => ent(i, 1, `e${i}`)), hardState: { term: 1, vote: 'a', commit: 4 } });
+    await s.saveSnapshot({ metadata: { index: 2, term: 1, confState: { voters: ['a'] } }, data: new Uint8Array([9]) });
+    await s.close();
+    const r = await RaftStorage.open(path);
+    const st = await r.load();
+    expect(st.snapshot?.metadata.index).toBe(2);
+    expect([...st.snapshot!.data]).toEqual([9]);
+    expect(texts(st.entries)).toEqual(['3/1/e3', '4/1/e4']);
+    expect(r.stats()).toMatchObject({ firstIndex: 3, lastIndex: 4, snapshotIndex: 2 });
+    await r.close();
+  });
+
+  it('writes the keys of the "log" and "meta" sublevels (the on-disk layout is unchanged)', async () => {
+    const path = await dir();
+    const s = await RaftStorage.open(path);
+    await s.load();
+    await s.save({ entries: [ent(7, 3, 'v')], hardState: { term: 3, vote: 'b', commit: 0 } });
+    await s.close();
+    const db = new Level<Uint8Array, Uint8Array>(path, { keyEncoding: 'view', valueEncoding: 'view' });
+    await db.open();
+    const log = db.sublevel<Uint8Array, Uint8Array>('log', { keyEncoding: 'view', valueEncoding: 'view' });
+    const meta = db.sublevel<Uint8Array, Uint8Array>('meta', { keyEncoding: 'view', valueEncoding: 'view' });
+    const stored = await log.get(logKey(7));
+    expect(stored).toBeDefined();
+    const [term, type, data] = decodeMsgpack(stored!) as [number, string, Uint8Array];
+    expect([term, type, new TextDecoder().decode(data)]).toEqual([3, 'normal', 'v']);
+    expect(decodeMsgpack((await meta.get(new TextEncoder().encode('hardState')))!)).toEqual({ term: 3, vote: 'b', commit: 0 });
+    await db.close();
+  });
+});
