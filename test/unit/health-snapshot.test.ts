@@ -1,11 +1,11 @@
 // Health snapshots (src/gateway/health-snapshot.ts) and what a TLS worker
-// answers from them (src/gateway/health-tap.ts), and early shedding
+// answers from them (src/gateway/health-probe.ts), and early shedding
 // (src/gateway/flowcontrol/early-shed.ts), on a simulated clock.
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { HealthChecks } from '../../src/gateway/health.js';
 import { type HealthSnapshot, MAIN_LOOP_CHECK, SnapshotHolder, answerFromSnapshot, startHealthPublisher } from '../../src/gateway/health-snapshot.js';
-import { parseProbeHead } from '../../src/gateway/health-tap.js';
+import { parseProbeHead } from '../../src/gateway/health-probe.js';
 import { earlyShedder } from '../../src/gateway/flowcontrol/early-shed.js';
 import { FlowControl } from '../../src/gateway/flowcontrol/flow-control.js';
 import type { PeerCertificate } from '../../src/auth/types.js';
