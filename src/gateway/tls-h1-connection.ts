@@ -384,6 +384,7 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     dial();
     front.register(key, info()).then(
       () => {
+        registered = true;
         if (!failed && !tlsSocket.destroyed) startForwarding();
       },
       fail,
