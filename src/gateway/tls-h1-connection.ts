@@ -118,7 +118,11 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   // uWS's chunk framing, made complete per write (src/gateway/response-chunk-framer.ts)
   const framer = new ResponseChunkFramer();
   // a slow client: stop reading uWS until the TLS socket has sent what it holds
-  tlsSocket.on('drain', () => backend?.resume());
+  tlsSocket.on('drain', () => {
+    backend?.resume();
+    // answers written here (probes) paused the client the same way
+    if (probing && forwarding && !lingering) tlsSocket.resume();
+  });
 
   // Keep-alive across uWS's fixed idle close. uWS closes an HTTP connection
   // after ~10 s without traffic, far shorter than kube-apiserver's 90 s idle
@@ -262,7 +266,8 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
         lingerAfterBackend();
         return;
       }
-      tlsSocket.write(reply.bytes);
+      // a client that pipelines probes without reading their answers is not read further either
+      if (!tlsSocket.write(reply.bytes)) tlsSocket.pause();
       if (!idleTimer) armIdle(front.backendIdleMs);
     }
   };
