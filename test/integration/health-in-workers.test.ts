@@ -254,3 +254,15 @@ function readResponses(s: TLSSocket, n: number): Promise<Omit<ProbeAnswer, 'at'>
     s.once('error', reject);
   });
 }
+
+describe('--health-in-tls-workers=false', () => {
+  it('sends every probe to the main process', async () => {
+    await using t = await startTestServer({ tlsWorkers: 1, healthInTlsWorkers: false });
+    for (const path of ['/livez', '/readyz?verbose', '/healthz']) {
+      const r = await t.request('GET', path);
+      expect(r.status).toBe(200);
+      // uWS adds this header to everything it answers
+      expect(r.headers['uwebsockets']).toBeDefined();
+    }
+  }, 60_000);
+});
