@@ -100,6 +100,8 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   /** bytes for the backend that wait for `registered` */
   let queued: Buffer[] = [];
   let endQueued = false;
+  /** the TLS socket was paused because a probe answer filled its buffer */
+  let pausedForAnswer = false;
   const fail = (): void => {
     if (failed) return;
     failed = true;
@@ -121,7 +123,10 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   tlsSocket.on('drain', () => {
     backend?.resume();
     // answers written here (probes) paused the client the same way
-    if (probing && forwarding && !lingering) tlsSocket.resume();
+    if (pausedForAnswer) {
+      pausedForAnswer = false;
+      if (forwarding && !lingering && registered) tlsSocket.resume();
+    }
   });
 
   // Keep-alive across uWS's fixed idle close. uWS closes an HTTP connection
@@ -267,12 +272,17 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
         return;
       }
       // a client that pipelines probes without reading their answers is not read further either
-      if (!tlsSocket.write(reply.bytes)) tlsSocket.pause();
+      if (!tlsSocket.write(reply.bytes)) {
+        pausedForAnswer = true;
+        tlsSocket.pause();
+      }
       if (!idleTimer) armIdle(front.backendIdleMs);
     }
   };
   const onRegistered = (): void => {
     registered = true;
+    // resumed first: a backend write that fills its buffer below pauses the client again
+    if (!lingering && !pausedForAnswer) tlsSocket.resume();
     const q = queued;
     queued = [];
     for (const c of q) toBackend(c);
@@ -283,7 +293,6 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
         backend.end();
       } else if (!tlsSocket.writableEnded) tlsSocket.end();
     }
-    if (!lingering) tlsSocket.resume();
   };
   const startForwarding = (): void => {
     if (lingering) return;
