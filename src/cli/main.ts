@@ -13,6 +13,13 @@ import { addNodeAgentCommands } from './nodeagent.js';
 import { addAuditFlags, auditOptionsFrom } from './audit-flags.js';
 import { addNodeLifecycleFlags, defaultTolerationOptionsFrom, nodeLifecycleOptionsFrom } from './node-lifecycle-flags.js';
 
+/** `--flag`, `--flag=true`, `--flag=false` */
+function trueOrFalse(v: string | undefined): boolean {
+  if (v === undefined || v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new InvalidArgumentError('must be true or false');
+}
+
 /** `--feature-gates=A=true,B=false` (spec 000 §3.3): unknown gates fail here, before anything starts */
 function featureGates(v: string, prev?: Record<string, boolean>): Record<string, boolean> {
   try {
@@ -80,8 +87,8 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction)')
   .option('--disable-admission-plugins <list>', 'admission plugins to turn off, comma separated (e.g. NodeRestriction)')
   .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
-  // docs/reliability.md "Health under overload": off by default until its cost under connection bursts is removed
-  .option('--health-in-tls-workers', 'TLS workers answer /livez, /readyz, /healthz from the main loop\'s health snapshots')
+  // docs/reliability.md "Health that the main loop cannot delay": on by default with --tls-workers; false sends probes to the main process
+  .option('--health-in-tls-workers [bool]', 'TLS workers answer HTTP/1.1 /livez, /readyz, /healthz from the main loop\'s health snapshots (default true)', trueOrFalse)
   .action(async (o: { healthInTlsWorkers?: boolean; securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number; runtimeConfig?: string }) => {
     let server;
     try {
@@ -109,7 +116,7 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
         watchWindowMs: o.watchCacheWindow,
         shutdownTimeoutMs: o.shutdownTimeout,
         tlsWorkers: o.tlsWorkers,
-        ...(o.healthInTlsWorkers ? { healthInTlsWorkers: true } : {}),
+        ...(o.healthInTlsWorkers !== undefined ? { healthInTlsWorkers: o.healthInTlsWorkers } : {}),
         featureGates: (o as { featureGates?: Record<string, boolean> }).featureGates,
         authn: authenticationOptionsFrom(o as Record<string, unknown>),
         authorization: authorizationOptionsFrom(o as Record<string, unknown>),

@@ -6,7 +6,7 @@
 // timeout then reports a live server dead. So the main process evaluates
 // every check on its own loop every ~250 ms and sends the results (a
 // snapshot) to the TLS worker processes, which answer /livez, /readyz and
-// /healthz from the latest one themselves (src/gateway/health-tap.ts) with
+// /healthz from the latest one themselves (src/gateway/health-probe.ts) with
 // the same format (`formatHealth`). Only the main loop can say whether it is
 // alive, and it does so by publishing: a snapshot older than `maxAgeMs` makes
 // the `main-loop` check fail, so /livez turns 500 (`[-]main-loop failed`)

@@ -24,6 +24,7 @@ import type { Server as NetServer, Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { PeerCertificate } from '../auth/types.js';
 import { createH2Bridge, type H2Bridge } from './h2-bridge.js';
+import type { ProbeAnswerer } from './health-probe.js';
 import { encodeProxyV2Header, newConnectionId, PROXY_DESTINATION, proxiedAddressFor } from './proxy-v2.js';
 import { type TlsConnectionInfo, TlsConnectionRegistry } from './tls-connections.js';
 import { BACKEND_IDLE_MS, serveHttp1 } from './tls-h1-connection.js';
@@ -94,6 +95,12 @@ export interface TlsFrontOptions {
    * paid a full handshake whenever the kernel gave them another worker).
    */
   ticketKeys?: Buffer;
+  /**
+   * Answers health probes on HTTP/1.1 connections in this process (TLS
+   * workers, from the main process's snapshots: src/gateway/health-probe.ts);
+   * HTTP/2 streams always go to the backend.
+   */
+  answerProbe?: ProbeAnswerer;
   /** an idle HTTP/1.1 backend connection is closed by the front after this long (default 4 s; src/gateway/tls-h1-connection.ts) */
   backendIdleMs?: number;
 }
@@ -246,6 +253,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       });
     },
     clientClosed,
+    answerProbe: opts.answerProbe,
   };
 
   server.on('secureConnection', (tlsSocket: TLSSocket) => {

@@ -12,13 +12,24 @@
 // - linger: when uWS answers and closes (413, request deadline, slow head),
 //   what the client still sends is read and dropped for a moment, so the
 //   client reads the answer instead of a reset.
+// - health probes (TLS workers, issue #15): a request head that the worker
+//   can answer from the main process's health snapshot
+//   (src/gateway/health-probe.ts) is answered here, without the backend,
+//   as long as no forwarded request is outstanding on the connection, so
+//   answers keep the order of the requests (see `probing`).
 import { type Clock, type TimerHandle } from '../core/clock.js';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import type { ProbeAnswerer } from './health-probe.js';
+import { MAX_PROBE_HEAD_BYTES } from './health-probe.js';
 import { HeadCoalescer } from './request-head-coalescer.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
 
+const HEAD_END = Buffer.from('\r\n\r\n');
+const GET_ = Buffer.from('GET ');
+/** an incomplete head that may be a probe's is held this long, then forwarded (as the head coalescer does) */
+const PROBE_HOLD_MS = 50;
 /** how long a client's further bytes are read and dropped after the backend closed its connection */
 const LINGER_MS = 2000;
 /** uWS closes HTTP connections idle for 10 s; a backend close after this much silence is that idle close */
@@ -47,6 +58,8 @@ export interface Http1FrontContext {
   backendOpened(b: Socket): void;
   /** called once the client connection has closed and its entry is gone */
   clientClosed(key: string): void;
+  /** answers health probes here (TLS workers); undefined: everything goes to the backend */
+  answerProbe: ProbeAnswerer | undefined;
 }
 
 /**
@@ -69,6 +82,26 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   /** the backend has closed for good: what the client sends is dropped */
   let lingering = false;
   let idleTimer: TimerHandle | undefined;
+  const answerProbe = front.answerProbe;
+  // Probe answering (answerProbe set). `probing`: the current backend
+  // connection (if any) has been sent nothing, so every earlier request has
+  // been answered, and the next complete head may be answered here; the
+  // first request that is not such a probe, and everything after it, goes to
+  // the backend until that backend connection is retired idle (every response
+  // complete), when probing starts again. So a probe pipelined behind a
+  // forwarded request goes to uWS behind it, and its answer comes after.
+  let probing = answerProbe !== undefined;
+  /** client bytes read while probing, not yet answered or forwarded */
+  let held: Buffer = Buffer.alloc(0);
+  let answering = false;
+  let holdTimer: TimerHandle | undefined;
+  /** the parent knows this connection (no register: at once); no byte goes to the backend before */
+  let registered = front.register === undefined;
+  /** bytes for the backend that wait for `registered` */
+  let queued: Buffer[] = [];
+  let endQueued = false;
+  /** the TLS socket was paused because a probe answer filled its buffer */
+  let pausedForAnswer = false;
   const fail = (): void => {
     if (failed) return;
     failed = true;
@@ -78,6 +111,7 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   tlsSocket.on('error', fail);
   tlsSocket.on('close', () => {
     idleTimer?.cancel();
+    holdTimer?.cancel();
     coalescer?.destroy();
     // Nobody is left to read what the backend might still send.
     backend?.destroy();
@@ -86,7 +120,14 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   // uWS's chunk framing, made complete per write (src/gateway/response-chunk-framer.ts)
   const framer = new ResponseChunkFramer();
   // a slow client: stop reading uWS until the TLS socket has sent what it holds
-  tlsSocket.on('drain', () => backend?.resume());
+  tlsSocket.on('drain', () => {
+    backend?.resume();
+    // answers written here (probes) paused the client the same way
+    if (pausedForAnswer) {
+      pausedForAnswer = false;
+      if (forwarding && !lingering && registered) tlsSocket.resume();
+    }
+  });
 
   // Keep-alive across uWS's fixed idle close. uWS closes an HTTP connection
   // after ~10 s without traffic, far shorter than kube-apiserver's 90 s idle
@@ -135,6 +176,7 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
       backend = undefined;
       coalescer?.destroy();
       coalescer = undefined;
+      probing = answerProbe !== undefined;
       b.end();
     }
     armIdle((backend ? front.backendIdleMs : IDLE_CONNECTION_MS) - quietFor);
@@ -151,13 +193,106 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     if (!forwarding) return;
     lastClientAt = clock.now();
     idleSince = lastClientAt;
+    if (probing) {
+      held = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
+      void examine();
+      return;
+    }
+    toBackend(chunk);
+  };
+  const toBackend = (chunk: Buffer): void => {
+    if (!registered) {
+      // the parent must know who the connection is from before uWS reads a byte of it
+      queued.push(chunk);
+      tlsSocket.pause();
+      return;
+    }
     if (!backend) dial();
     coalescer!.write(chunk);
   };
   const onClientEnd = (): void => {
     if (!forwarding) return;
-    coalescer?.end();
-    backend?.end();
+    if (probing && held.length > 0) stopProbing();
+    if (!registered) {
+      endQueued = true;
+      return;
+    }
+    if (backend) {
+      coalescer?.end();
+      backend.end();
+    } else if (!tlsSocket.writableEnded) {
+      // nothing outstanding (answered here, or the backend retired idle)
+      tlsSocket.end();
+    }
+  };
+  /** from here on (until the backend connection is retired) the client's bytes go to the backend */
+  const stopProbing = (): void => {
+    probing = false;
+    holdTimer?.cancel();
+    holdTimer = undefined;
+    const rest = held;
+    held = Buffer.alloc(0);
+    if (rest.length > 0) toBackend(rest);
+  };
+  /** answers the complete probe heads at the start of `held`; forwards from the first request that is not one */
+  const examine = async (): Promise<void> => {
+    if (answering) return;
+    while (probing && held.length > 0 && !failed && !lingering && !tlsSocket.destroyed) {
+      const end = held.indexOf(HEAD_END);
+      if (end < 0) {
+        const n = Math.min(held.length, GET_.length);
+        if (held.length > MAX_PROBE_HEAD_BYTES || !held.subarray(0, n).equals(GET_.subarray(0, n))) stopProbing();
+        else holdTimer ??= clock.setTimeout(() => {
+          holdTimer = undefined;
+          if (probing && held.length > 0) stopProbing();
+        }, PROBE_HOLD_MS);
+        return;
+      }
+      holdTimer?.cancel();
+      holdTimer = undefined;
+      answering = true;
+      let reply;
+      try {
+        reply = await answerProbe!(held.subarray(0, end).toString('latin1'), info().peer);
+      } finally {
+        answering = false;
+      }
+      if (!probing || failed || lingering || tlsSocket.destroyed) return;
+      if (!reply) {
+        stopProbing();
+        return;
+      }
+      held = held.subarray(end + HEAD_END.length);
+      const now = clock.now();
+      lastBackendAt = now;
+      idleSince = now;
+      if (reply.close) {
+        tlsSocket.end(reply.bytes);
+        lingerAfterBackend();
+        return;
+      }
+      // a client that pipelines probes without reading their answers is not read further either
+      if (!tlsSocket.write(reply.bytes)) {
+        pausedForAnswer = true;
+        tlsSocket.pause();
+      }
+      if (!idleTimer) armIdle(front.backendIdleMs);
+    }
+  };
+  const onRegistered = (): void => {
+    registered = true;
+    // resumed first: a backend write that fills its buffer below pauses the client again
+    if (!lingering && !pausedForAnswer) tlsSocket.resume();
+    const q = queued;
+    queued = [];
+    for (const c of q) toBackend(c);
+    if (endQueued) {
+      endQueued = false;
+      if (backend) {
+        coalescer?.end();
+        backend.end();
+      } else if (!tlsSocket.writableEnded) tlsSocket.end();
+    }
   };
   const startForwarding = (): void => {
     if (lingering) return;
@@ -206,6 +341,7 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
         backend = undefined;
         coalescer?.destroy();
         coalescer = undefined;
+        probing = answerProbe !== undefined;
         tlsSocket.resume();
         return;
       }
@@ -231,6 +367,7 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     if (tlsSocket.destroyed || lingering) return;
     lingering = true;
     idleTimer?.cancel();
+    holdTimer?.cancel();
     coalescer?.destroy();
     if (!forwarding) tlsSocket.on('data', () => undefined);
     forwarding = false;
@@ -243,11 +380,25 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   // reading the TLS socket holds back the whole connection until the
   // registration is acknowledged; meanwhile the TLS socket buffers and then
   // stops reading.
-  dial();
-  if (!front.register) startForwarding();
-  else {
+  if (answerProbe) {
+    // Read at once: a probe is answered without waiting for the parent's
+    // acknowledgement (its event loop may be the saturated one), and no
+    // backend connection is opened until a request must go there.
+    startForwarding();
+    front.register?.(key, info()).then(
+      () => {
+        if (!failed && !tlsSocket.destroyed) onRegistered();
+      },
+      fail,
+    );
+  } else if (!front.register) {
+    dial();
+    startForwarding();
+  } else {
+    dial();
     front.register(key, info()).then(
       () => {
+        registered = true;
         if (!failed && !tlsSocket.destroyed) startForwarding();
       },
       fail,

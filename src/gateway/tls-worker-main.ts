@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import { startTlsFront, type TlsConnectionInfo, type TlsFront } from './tls-front.js';
 import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
 import { SnapshotHolder } from './health-snapshot.js';
-import { startHealthTap } from './health-tap.js';
+import { probeAnswerer } from './health-probe.js';
 
 /** at most this often a changed handshake-error count is reported */
 const STATS_INTERVAL_MS = 250;
@@ -50,7 +50,7 @@ let front: TlsFront | undefined;
 let handshakeErrors = 0;
 let reported = 0;
 let statsTimer: TimerHandle | undefined;
-/** the parent's latest health snapshot: probes are answered from it here (src/gateway/health-tap.ts) */
+/** the parent's latest health snapshot: probes are answered from it here (src/gateway/health-probe.ts) */
 const health = new SnapshotHolder(systemClock);
 
 // The parent ends us (graceful close, or it died); Ctrl-C in a terminal
@@ -68,26 +68,15 @@ const reportStats = (): void => {
 process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
   switch (msg.t) {
     case 'init':
-      // with the health tap, the front's backend is the tap, which passes all but probes on to uWS
-      (msg.init.healthTap
-        ? startHealthTap({
-            upstreamPath: msg.init.backendSocketPath,
-            // an abstract unix socket (Linux): no file to clean up, no path length to worry about
-            listenPath: `\0orch-health-tap-${process.pid}`,
-            snapshot: () => health.current(),
-            peerFor: (id) => front?.peerFor(id),
-            // bytes for uWS wait for the parent to know the connection; a probe answered here does not
-            upstreamReady: (id) => pendingAcks.get(id)?.acked,
-            clock: systemClock,
-          }).then((tap) => tap.path)
-        : Promise.resolve(msg.init.backendSocketPath)
-      ).then((backendSocketPath) => startTlsFront({
+      startTlsFront({
         host: '',
         port: 0,
         key: msg.init.key,
         cert: msg.init.cert,
         ...(msg.init.clientCA !== undefined ? { clientCA: msg.init.clientCA } : {}),
-        backendSocketPath,
+        backendSocketPath: msg.init.backendSocketPath,
+        // health probes answered here from the parent's snapshot, the rest forwarded (src/gateway/tls-h1-connection.ts)
+        ...(msg.init.healthProbes ? { answerProbe: probeAnswerer({ snapshot: () => health.current(), clock: systemClock }) } : {}),
         maxConnections: msg.init.maxConnections,
         ...(msg.init.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: msg.init.handshakeTimeoutMs } : {}),
         ...(msg.init.http2 !== undefined ? { http2: msg.init.http2 } : {}),
@@ -103,9 +92,8 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
           const acked = new Promise<void>((r) => (resolve = r));
           pendingAcks.set(id, { acked, resolve });
           if (registerBatch.push({ id, info }) === 1) setImmediate(flushRegisters);
-          // with the tap the wait moves there (upstreamReady): a probe it answers itself
-          // does not wait for the main event loop to acknowledge the connection
-          return msg.init.healthTap ? Promise.resolve() : acked;
+          // with answerProbe the front reads at once and holds only what goes to uWS until this resolves
+          return acked;
         },
         unregister: (id) => {
           pendingAcks.get(id)?.resolve();
@@ -117,7 +105,7 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
           // this file is the worker process's composition root: it owns the system clock
           statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
         },
-      })).then(
+      }).then(
         (f) => {
           front = f;
           send({ t: 'ready' });

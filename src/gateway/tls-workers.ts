@@ -42,8 +42,8 @@ export interface TlsWorkerInit {
   /** see TlsFrontOptions.http2 / http2MaxStreams */
   http2?: boolean;
   http2MaxStreams?: number;
-  /** answer health probes in the worker from the parent's snapshots (src/gateway/health-tap.ts) */
-  healthTap?: boolean;
+  /** answer health probes in the worker from the parent's snapshots (src/gateway/health-probe.ts) */
+  healthProbes?: boolean;
   /** the session ticket keys every worker shares (TlsFrontOptions.ticketKeys) */
   ticketKeys: Uint8Array;
 }
@@ -74,7 +74,7 @@ export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' 
   log?: (msg: string) => void;
   /** start timeouts, restart backoff, kill grace (default the system clock) */
   clock?: Clock;
-  /** workers answer health probes from `publishHealth` snapshots (src/gateway/health-tap.ts) */
+  /** workers answer HTTP/1.1 health probes from `publishHealth` snapshots (src/gateway/health-probe.ts) */
   healthInWorkers?: boolean;
 }
 
@@ -93,8 +93,6 @@ export interface TlsWorkerPool extends TlsFront {
 const PARENT_FDS_PER_CONNECTION = 1;
 /** in a worker: the TLS socket and its end of the unix-socket pair */
 const WORKER_FDS_PER_CONNECTION = 2;
-/** with the health tap: both ends of a second unix-socket pair (tap to uWS) */
-const WORKER_FDS_PER_CONNECTION_WITH_TAP = 4;
 /** how long a worker gets to start before the start fails */
 const START_TIMEOUT_MS = 20_000;
 /** how long a closing worker gets beyond the graceful timeout before SIGKILL */
@@ -138,7 +136,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
   const perWorker =
     opts.maxConnections !== undefined
       ? Math.max(1, Math.ceil(opts.maxConnections / n))
-      : Math.min(defaultMaxConnections(opts.healthInWorkers ? WORKER_FDS_PER_CONNECTION_WITH_TAP : WORKER_FDS_PER_CONNECTION), Math.floor(defaultMaxConnections(PARENT_FDS_PER_CONNECTION) / n));
+      : Math.min(defaultMaxConnections(WORKER_FDS_PER_CONNECTION), Math.floor(defaultMaxConnections(PARENT_FDS_PER_CONNECTION) / n));
   const init: TlsWorkerInit = {
     key: String(opts.key),
     cert: String(opts.cert),
@@ -148,7 +146,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),
     ...(opts.http2MaxStreams !== undefined ? { http2MaxStreams: opts.http2MaxStreams } : {}),
-    ...(opts.healthInWorkers ? { healthTap: true } : {}),
+    ...(opts.healthInWorkers ? { healthProbes: true } : {}),
     // One set for all workers, so that a ticket resumes whichever worker the
     // kernel hands the reconnect to; a secret, hence node:crypto (src/core/random.ts).
     ticketKeys: opts.ticketKeys ?? randomBytes(48),

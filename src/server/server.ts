@@ -117,7 +117,11 @@ export interface ServerOptions {
    * 0 (default) terminates TLS in this process.
    */
   tlsWorkers?: number;
-  /** TLS workers answer health probes from this process's snapshots (src/server/health-publishing.ts) */
+  /**
+   * TLS workers answer HTTP/1.1 health probes from this process's snapshots
+   * (src/server/health-publishing.ts); default true when `tlsWorkers` > 0,
+   * false sends every probe to this process (docs/reliability.md).
+   */
   healthInTlsWorkers?: boolean;
   /** `--audit-*` flags (issue 16 item 3, docs/audit.md) */
   audit?: AuditOptions;
@@ -424,9 +428,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
   let healthPublisher: HealthPublisher | undefined;
   if ((opts.tlsWorkers ?? 0) > 0) {
-    front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock, healthInWorkers: opts.healthInTlsWorkers ?? false });
+    const healthInWorkers = opts.healthInTlsWorkers ?? true;
+    front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock, healthInWorkers });
     // probes answered by the workers from this loop's results (src/server/health-publishing.ts)
-    if (opts.healthInTlsWorkers) healthPublisher = publishHealthToWorkers({
+    if (healthInWorkers) healthPublisher = publishHealthToWorkers({
       health,
       workers,
       authn,

@@ -1,13 +1,16 @@
 // Health answered by the TLS worker processes from the main loop's snapshots
-// (issue #15, src/gateway/health-snapshot.ts, src/gateway/health-tap.ts): the
-// same answers as the main process, the same authorization, answers while the
-// main event loop is blocked, and a failing liveness once its snapshot is old.
+// (issue #15, src/gateway/health-snapshot.ts, src/gateway/health-probe.ts,
+// src/gateway/tls-h1-connection.ts; the default with TLS workers): the same
+// answers as the main process, the same authorization, answers while the
+// main event loop is blocked, a failing liveness once its snapshot is old,
+// and answers in request order on a kept-alive connection.
 //
 // The server runs in this process, so blocking this thread blocks its main
 // loop; the probes are made from a worker thread, which records when each
 // answer arrived. A worker's answer carries no `uWebSockets` header (uWS adds
 // one to everything it answers), which tells who answered.
 
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
@@ -63,7 +66,8 @@ describe('health answered by the TLS workers', () => {
     });
 
   beforeAll(async () => {
-    t = await startTestServer({ tlsWorkers: 2, healthInTlsWorkers: true });
+    // no healthInTlsWorkers: answering in the workers is the default with TLS workers
+    t = await startTestServer({ tlsWorkers: 2 });
     prober = new Worker(PROBE_THREAD, { eval: true, workerData: { port: t.server.port, ca: t.server.caPem, cert: t.server.adminCertPem, key: t.server.adminKeyPem } });
     prober.on('message', (m: { id: number; answer: ProbeAnswer }) => {
       waiting.get(m.id)?.(m.answer);
@@ -144,5 +148,121 @@ describe('health answered by the TLS workers', () => {
       'liveness back',
       10_000,
     );
+  }, 60_000);
+
+  it('answers a probe pipelined behind a forwarded request after that request\'s answer', async () => {
+    const s = await openTls();
+    try {
+      const got = readResponses(s, 3);
+      // a probe first (answered by the worker), then a request for the main
+      // process and a probe behind it, all in one write; the main loop is
+      // blocked meanwhile, so a worker that answered the second probe at
+      // once would put its answer before /version's on the wire
+      const written = new Promise<void>((resolve, reject) => s.write(
+        'GET /livez HTTP/1.1\r\nHost: x\r\n\r\n' + 'GET /version HTTP/1.1\r\nHost: x\r\n\r\n' + 'GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n',
+        (e) => (e ? reject(e) : resolve()),
+      ));
+      await written;
+      blockMainLoop(1_000);
+      const [first, second, third] = await got;
+      expect(first).toMatchObject({ status: 200, body: 'ok', byUws: false });
+      expect(second!.status).toBe(200);
+      expect(second!.byUws).toBe(true);
+      expect(JSON.parse(second!.body)).toHaveProperty('gitVersion');
+      // behind a forwarded request the probe went to the main process, in order
+      expect(third).toMatchObject({ status: 200, body: 'ok', byUws: true });
+      // the same connection answers probes itself again once it is quiet (backend retired idle)
+      await eventually(
+        async () => {
+          // past the front's 4 s backend idle bound (BACKEND_IDLE_MS); a probe forwarded meanwhile restarts it
+          await new Promise((r) => setTimeout(r, 5_000));
+          const [again] = await (() => {
+            const r = readResponses(s, 1);
+            s.write('GET /livez HTTP/1.1\r\nHost: x\r\n\r\n');
+            return r;
+          })();
+          expect(again).toMatchObject({ status: 200, body: 'ok', byUws: false });
+          return true;
+        },
+        'probes answered by the worker again',
+        25_000,
+      );
+    } finally {
+      s.destroy();
+    }
+  }, 60_000);
+
+  const openTls = (): Promise<TLSSocket> =>
+    new Promise((resolve, reject) => {
+      const s = tlsConnect({ host: '127.0.0.1', port: t.server.port, ca: t.server.caPem, cert: t.server.adminCertPem, key: t.server.adminKeyPem, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
+      s.once('secureConnect', () => resolve(s));
+      s.once('error', reject);
+    });
+});
+
+/** reads `n` HTTP/1.1 responses (Content-Length or chunked bodies) from `s`, in wire order */
+function readResponses(s: TLSSocket, n: number): Promise<Omit<ProbeAnswer, 'at'>[]> {
+  return new Promise((resolve, reject) => {
+    let buf: Buffer = Buffer.alloc(0);
+    const out: Omit<ProbeAnswer, 'at'>[] = [];
+    const onData = (chunk: Buffer): void => {
+      buf = Buffer.concat([buf, chunk]);
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = buf.subarray(0, end).toString('latin1');
+        const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+        const byUws = /\r\nuwebsockets:/i.test(head);
+        const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+        let body: Buffer;
+        let rest: Buffer;
+        if (length) {
+          const len = Number(length[1]);
+          if (buf.length < end + 4 + len) return;
+          body = buf.subarray(end + 4, end + 4 + len);
+          rest = buf.subarray(end + 4 + len);
+        } else {
+          // chunked: collect chunks up to the zero-size one
+          let i = end + 4;
+          const parts: Buffer[] = [];
+          for (;;) {
+            const lineEnd = buf.indexOf('\r\n', i);
+            if (lineEnd < 0) return;
+            const size = parseInt(buf.subarray(i, lineEnd).toString('latin1'), 16);
+            if (buf.length < lineEnd + 2 + size + 2) return;
+            if (size === 0) {
+              i = lineEnd + 4;
+              break;
+            }
+            parts.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size));
+            i = lineEnd + 2 + size + 2;
+          }
+          body = Buffer.concat(parts);
+          rest = buf.subarray(i);
+        }
+        out.push({ status, body: body.toString('utf8'), byUws });
+        buf = rest;
+        if (out.length === n) {
+          s.off('data', onData);
+          s.off('error', reject);
+          resolve(out);
+          return;
+        }
+      }
+    };
+    s.on('data', onData);
+    s.once('error', reject);
+  });
+}
+
+describe('--health-in-tls-workers=false', () => {
+  it('sends every probe to the main process', async () => {
+    await using t = await startTestServer({ tlsWorkers: 1, healthInTlsWorkers: false });
+    for (const path of ['/livez', '/readyz?verbose', '/healthz']) {
+      const r = await t.request('GET', path);
+      expect(r.status).toBe(200);
+      // uWS adds this header to everything it answers
+      expect(r.headers['uwebsockets']).toBeDefined();
+    }
   }, 60_000);
 });

@@ -1,11 +1,11 @@
 // Health snapshots (src/gateway/health-snapshot.ts) and what a TLS worker
-// answers from them (src/gateway/health-tap.ts), and early shedding
+// answers from them (src/gateway/health-probe.ts), and early shedding
 // (src/gateway/flowcontrol/early-shed.ts), on a simulated clock.
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { HealthChecks } from '../../src/gateway/health.js';
 import { type HealthSnapshot, MAIN_LOOP_CHECK, SnapshotHolder, answerFromSnapshot, startHealthPublisher } from '../../src/gateway/health-snapshot.js';
-import { parseProbeHead } from '../../src/gateway/health-tap.js';
+import { parseProbeHead, probeAnswerer } from '../../src/gateway/health-probe.js';
 import { earlyShedder } from '../../src/gateway/flowcontrol/early-shed.js';
 import { FlowControl } from '../../src/gateway/flowcontrol/flow-control.js';
 import type { PeerCertificate } from '../../src/auth/types.js';
@@ -140,6 +140,43 @@ describe('request heads a worker may answer', () => {
     expect(parseProbeHead('GET /livez HTTP/1.0')).toBeUndefined();
     expect(parseProbeHead('GET /api/v1/pods HTTP/1.1')).toBeUndefined();
     expect(parseProbeHead('GET /live%7a HTTP/1.1')).toBeUndefined();
+  });
+});
+
+describe('a probe answered by the front (probeAnswerer)', () => {
+  const snap: HealthSnapshot = {
+    seq: 1,
+    livez: ['ping', MAIN_LOOP_CHECK],
+    readyz: ['ping', MAIN_LOOP_CHECK],
+    failed: {},
+    allowed: { anonymous: ['/livez'], authenticated: ['/livez', '/readyz'] },
+  };
+  const clock = new ManualClock(Date.UTC(2026, 10, 25, 19, 0, 0));
+  const answer = probeAnswerer({ snapshot: () => ({ snapshot: snap, ageMs: 10 }), clock });
+  const admin: PeerCertificate = { verified: true, commonName: 'admin', organizations: ['system:masters'], raw: new Uint8Array() };
+  const unverified: PeerCertificate = { verified: false, verifyError: 'unknown authority', commonName: 'x', organizations: [], raw: new Uint8Array() };
+
+  it('writes a whole HTTP/1.1 response in the main process format', async () => {
+    const r = await answer('GET /livez HTTP/1.1\r\nHost: x', undefined);
+    const text = r!.bytes.toString('latin1');
+    expect(r!.close).toBe(false);
+    expect(text.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+    expect(text).toContain('\r\nContent-Type: text/plain; charset=utf-8\r\n');
+    expect(text).toContain('\r\nX-Content-Type-Options: nosniff\r\n');
+    expect(text).toContain('\r\nDate: Wed, 25 Nov 2026 19:00:00 GMT\r\n');
+    expect(text).toMatch(/\r\nAudit-Id: [0-9a-f-]{36}\r\n/);
+    expect(text.endsWith('\r\nContent-Length: 2\r\n\r\nok')).toBe(true);
+    const closing = await answer('GET /readyz HTTP/1.1\r\nConnection: close', admin);
+    expect(closing!.close).toBe(true);
+    expect(closing!.bytes.toString('latin1')).toContain('\r\nConnection: close\r\n');
+  });
+
+  it('forwards what only the main process may answer', async () => {
+    // anonymous may not GET /readyz in this snapshot; an unverified certificate is the main process's 401
+    expect(await answer('GET /readyz HTTP/1.1\r\nHost: x', undefined)).toBeUndefined();
+    expect(await answer('GET /livez HTTP/1.1\r\nHost: x', unverified)).toBeUndefined();
+    expect(await answer('GET /livez HTTP/1.1\r\nAuthorization: Bearer t', admin)).toBeUndefined();
+    expect(await answer('GET /livez HTTP/1.1\r\nUpgrade: websocket', admin)).toBeUndefined();
   });
 });
 
