@@ -85,7 +85,8 @@ export class BootstrapSignerController {
     };
     const handlers = { add: (_o: ApiObject, k: string) => kick(k), update: (_a: ApiObject, _b: ApiObject, k: string) => kick(k), delete: (_o: ApiObject, k: string) => kick(k) };
     this.secretsInformer = this.loop.inform(this.o.secrets().gs.rangeKeys(''), handlers);
-    this.configMapsInformer = this.loop.inform(this.o.configMaps().gs.rangeKeys(''), handlers);
+    // the one ConfigMap it keeps, not a decoded copy of every ConfigMap (docs/store.md, "Memory per stored object")
+    this.configMapsInformer = this.loop.inform({ ...this.o.configMaps().gs.rangeKeys(''), name: CLUSTER_INFO_NAME }, handlers);
     this.loop.enqueue(CLUSTER_INFO_KEY);
   }
 

@@ -150,8 +150,9 @@ export class GarbageCollector {
     }
     for (const [prefix, def] of wanted) {
       if (this.monitors.has(prefix)) continue;
-      // the handlers get an add for every object listed (the start-up scan)
-      this.monitors.set(prefix, { def, use: sharedInformers(this.source).use(prefixRange(prefix), this.handlers(prefix)) });
+      // the handlers get an add for every object listed (the start-up scan); the collector reads metadata only
+      // (kube's metadata informers), so its cache does not hold every object whole (docs/store.md)
+      this.monitors.set(prefix, { def, use: sharedInformers(this.source).use({ ...prefixRange(prefix), metadataOnly: true }, this.handlers(prefix)) });
     }
   }
 

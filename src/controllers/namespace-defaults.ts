@@ -48,8 +48,10 @@ export class NamespaceDefaultsController {
       if (key.endsWith(`/${name}`)) this.loop.enqueue(key.slice(0, key.length - name.length - 1));
     };
     const handlers = (f: (o: ApiObject, key: string) => void) => ({ add: f, update: (_a: ApiObject, b: ApiObject, k: string) => f(b, k), delete: f });
-    this.serviceAccounts = this.loop.inform(this.o.serviceAccounts().rangeKeys(''), handlers(onObject('default')));
-    this.configMaps = this.loop.inform(this.o.configMaps().rangeKeys(''), handlers(onObject(this.o.rootCAConfigMapName)));
+    // only the two objects per namespace: a cache of every ConfigMap (and ServiceAccount) would hold a
+    // decoded copy of each for nothing (docs/store.md, "Memory per stored object")
+    this.serviceAccounts = this.loop.inform({ ...this.o.serviceAccounts().rangeKeys(''), name: 'default' }, handlers(onObject('default')));
+    this.configMaps = this.loop.inform({ ...this.o.configMaps().rangeKeys(''), name: this.o.rootCAConfigMapName }, handlers(onObject(this.o.rootCAConfigMapName)));
     this.namespaces = this.loop.inform(this.o.namespaces().rangeKeys(''), handlers(onNamespace));
   }
 

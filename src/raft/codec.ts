@@ -9,8 +9,23 @@ import { Packr } from 'msgpackr';
 // keep its whole source buffer alive.
 const packr = new Packr({ useRecords: false, copyBuffers: true, int64AsType: 'number' });
 
+/**
+ * After a result at least this large (a snapshot of the whole state, a
+ * snapshot message) the encoder gets a fresh small buffer. msgpackr keeps the
+ * buffer it grew to (one buffer for the whole process, shared by every
+ * Packr), returns every later result as a view into it, and when it is full
+ * allocates another of the same size: after one snapshot of a 40 MiB state,
+ * each group of small commands held a 54 MiB buffer alive for as long as any
+ * of them was referenced (docs/store.md, "Memory per stored object").
+ */
+export const LARGE_ENCODING_BYTES = 1 << 20;
+/** msgpackr's own initial buffer size */
+const FRESH_BUFFER_BYTES = 8192;
+
 export function encodeMsgpack(value: unknown): Uint8Array {
-  return packr.pack(value);
+  const out = packr.pack(value);
+  if (out.byteLength >= LARGE_ENCODING_BYTES) packr.useBuffer(Buffer.allocUnsafeSlow(FRESH_BUFFER_BYTES));
+  return out;
 }
 
 export function decodeMsgpack(bytes: Uint8Array): unknown {

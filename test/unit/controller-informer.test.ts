@@ -249,4 +249,45 @@ describe('ControllerLoop uses', () => {
     expect(again.informer.keys()).toEqual(['a/one', 'a/three', 'b/two']);
     again.release();
   });
+
+  it('a name selection caches only the objects of that name, from the list and from the feed', async () => {
+    const store = await newStore();
+    await put(store, cm('a', 'ca.crt', { c: '1' }));
+    await put(store, cm('a', 'other', { big: 'x'.repeat(100) }));
+    const f = new InformerFactory(store);
+    const seen: string[] = [];
+    const { informer } = f.use({ ...prefixRange(PREFIX), name: 'ca.crt' }, { add: (_o, k) => seen.push(`add ${k}`), update: (_a, _b, k) => seen.push(`update ${k}`), delete: (_o, k) => seen.push(`delete ${k}`) });
+    await put(store, cm('b', 'ca.crt'));
+    await put(store, cm('b', 'xca.crt'));
+    await put(store, cm('b', 'other'));
+    await put(store, cm('a', 'ca.crt', { c: '2' }));
+    await del(store, 'a', 'other');
+    await del(store, 'b', 'ca.crt');
+    expect(informer.keys()).toEqual(['a/ca.crt']);
+    expect(informer.get('a/other')).toBeUndefined();
+    expect(seen).toEqual(['add a/ca.crt', 'add b/ca.crt', 'update a/ca.crt', 'delete b/ca.crt']);
+    // not shared with the informer of the whole range
+    const all = f.use(prefixRange(PREFIX)).informer;
+    expect(all).not.toBe(informer);
+    expect(all.keys()).toEqual(['a/ca.crt', 'b/other', 'b/xca.crt']);
+  });
+
+  it('a metadata-only informer keeps apiVersion, kind and the shared metadata, not the rest', async () => {
+    const store = await newStore();
+    await put(store, cm('a', 'one', { payload: 'x'.repeat(100) }));
+    const f = new InformerFactory(store);
+    const full = f.use(prefixRange(PREFIX)).informer;
+    const meta = f.use({ ...prefixRange(PREFIX), metadataOnly: true }).informer;
+    expect(meta).not.toBe(full);
+    await put(store, cm('a', 'two', { payload: 'y' }, { l: 'v' }));
+    for (const key of ['a/one', 'a/two']) {
+      const m = meta.get(key)! as ApiObject & { data?: unknown };
+      expect(Object.keys(m).sort()).toEqual(['apiVersion', 'kind', 'metadata']);
+      expect(m.data).toBeUndefined();
+      expect(m.metadata!.resourceVersion).toBe(full.get(key)!.metadata!.resourceVersion);
+      // one decode: the metadata object is the full object's own
+      expect(m.metadata).toBe(full.get(key)!.metadata);
+    }
+    expect(meta.get('a/two')!.metadata!.labels).toEqual({ l: 'v' });
+  });
 });

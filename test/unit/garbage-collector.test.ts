@@ -94,7 +94,8 @@ describe('garbage collector on the runtime', () => {
   it('starts an informer for a kind registered after the start and releases it when the kind is removed', async () => {
     const { registry, cmDef, cms, gc, store } = await setup(false);
     gc.start();
-    const informer = sharedInformers(store).informer(prefixRange(CM_PREFIX));
+    // the collector's informers are metadata-only (kube's metadata informers)
+    const informer = sharedInformers(store).informer({ ...prefixRange(CM_PREFIX), metadataOnly: true });
     expect(informer.hasSynced()).toBe(false);
     expect(gc.hasSynced()).toBe(true);
 

@@ -27,7 +27,7 @@ import { decodeShared } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
 import type { AppliedWrite, KeyValue, RevisionedStore } from '../../store/types.js';
 import { prefixEnd } from '../../store/types.js';
-import { type IndexFunc, Informer, type InformerHandlers, type InformerRange, type Notification } from './informer.js';
+import { type IndexFunc, Informer, type InformerHandlers, type InformerRange, metadataPart, type Notification, selectsKey } from './informer.js';
 
 /** what informers read from the store: a consistent range and the applied feed */
 export type InformerSource = Pick<RevisionedStore, 'range' | 'onApplied'>;
@@ -51,7 +51,7 @@ export class InformerFactory {
 
   /** the informer of `range` (created on first request, shared afterwards); not started until `use` */
   informer(range: InformerRange): Informer {
-    const id = `${range.key}\u0000${range.end}`;
+    const id = informerId(range);
     let entry = this.informers.get(id);
     if (!entry) this.informers.set(id, (entry = { informer: new Informer(range), users: 0 }));
     return entry.informer;
@@ -64,7 +64,7 @@ export class InformerFactory {
    */
   use(range: InformerRange, handlers?: InformerHandlers, indexers: Record<string, IndexFunc> = {}): InformerUse {
     const informer = this.informer(range);
-    const entry = this.informers.get(`${range.key}\u0000${range.end}`)!;
+    const entry = this.informers.get(informerId(range))!;
     for (const [name, fn] of Object.entries(indexers)) informer.addIndexer(name, fn);
     entry.users++;
     if (!this.unsubscribe) {
@@ -111,6 +111,7 @@ export class InformerFactory {
     const revisions = new Map<string, { createRevision: number; modRevision: number }>();
     for (const kv of res.kvs) {
       const key = informer.keyOf(kv.key);
+      if (!selectsKey(informer.range, key)) continue;
       revisions.set(key, { createRevision: kv.createRevision, modRevision: kv.modRevision });
       const cached = informer.get(key);
       // unchanged since the cache saw it: keep the object (no re-decode, no spurious update)
@@ -119,7 +120,7 @@ export class InformerFactory {
         continue;
       }
       try {
-        entries.set(key, this.decode(kv));
+        entries.set(key, this.decodeFor(informer, kv));
       } catch {
         corrupt.add(key);
       }
@@ -127,6 +128,11 @@ export class InformerFactory {
     const ns = informer.replace(entries, corrupt, res.revision, revisions);
     if (dispatch) for (const n of ns) informer.dispatch(n);
     return ns;
+  }
+
+  private decodeFor(informer: Informer, kv: KeyValue): ApiObject {
+    const obj = this.decode(kv);
+    return informer.range.metadataOnly ? metadataPart(obj) : obj;
   }
 
   private onWrite(w: AppliedWrite): void {
@@ -139,11 +145,12 @@ export class InformerFactory {
         const k = ev.kv.key;
         if (k < key || k >= end) continue;
         const mk = e.informer.keyOf(k);
+        if (!selectsKey(e.informer.range, mk)) continue;
         let n: Notification | undefined;
         if (ev.type === 'delete') n = e.informer.apply(mk, undefined, w.revision);
         else {
           try {
-            n = e.informer.apply(mk, this.decode(ev.kv), w.revision, false, { createRevision: ev.kv.createRevision, modRevision: ev.kv.modRevision });
+            n = e.informer.apply(mk, this.decodeFor(e.informer, ev.kv), w.revision, false, { createRevision: ev.kv.createRevision, modRevision: ev.kv.modRevision });
           } catch {
             n = e.informer.apply(mk, undefined, w.revision, true);
           }
@@ -153,6 +160,11 @@ export class InformerFactory {
     }
     for (const [informer, n] of changes) informer.dispatch(n);
   }
+}
+
+/** informers are shared by range, name selection and projection */
+function informerId(range: InformerRange): string {
+  return `${range.key}\u0000${range.end}\u0000${range.name ?? ''}\u0000${range.metadataOnly ? 'm' : ''}`;
 }
 
 const shared = new WeakMap<object, InformerFactory>();

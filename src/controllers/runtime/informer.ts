@@ -47,6 +47,36 @@ export interface StoredRevisions {
 export interface InformerRange {
   key: string;
   end: string;
+  /**
+   * Only the objects of this name (meta-namespace key `<namespace>/<name>`,
+   * or `<name>` cluster-scoped), kube's `metadata.name` field selector: for a
+   * controller that keeps one well-known object per namespace of a kind that
+   * can hold many (the CA ConfigMap among every ConfigMap), so its cache does
+   * not hold a decoded copy of all of them (docs/store.md, "Memory per
+   * stored object").
+   */
+  name?: string;
+  /**
+   * Cache `{ apiVersion, kind, metadata }` only, kube's metadata informers
+   * (PartialObjectMetadata): for the garbage collector, which reads nothing
+   * else. The metadata is the decoded object's own (decodes are shared with
+   * the watch cache and the other informers), so the rest of the object —
+   * the ConfigMap's data, the Pod's spec — is not held by this cache.
+   */
+  metadataOnly?: boolean;
+}
+
+/** the part of `obj` a metadata-only informer keeps (InformerRange.metadataOnly) */
+export function metadataPart(obj: ApiObject): ApiObject {
+  const out: ApiObject = { apiVersion: obj.apiVersion, kind: obj.kind };
+  if (obj.metadata) out.metadata = obj.metadata;
+  return out;
+}
+
+/** whether the meta-namespace key `key` is in the informer's selection (InformerRange.name) */
+export function selectsKey(range: InformerRange, key: string): boolean {
+  if (range.name === undefined) return true;
+  return key === range.name || key.endsWith(`/${range.name}`);
 }
 
 /** the read side controllers get (client-go's Lister + Indexer) */
