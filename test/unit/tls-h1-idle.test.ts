@@ -6,20 +6,17 @@
 // connection idle for RACE_MS is not read, the connection is reset. The
 // front retires idle backend connections itself (backendIdleMs) so the
 // request goes to a fresh one (src/gateway/tls-h1-connection.ts).
-import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
-import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROXY_V2_TCP6_HEADER_LENGTH, startTlsFront, type TlsFront } from '../../src/gateway/tls-front.js';
-import { ensurePki, type Pki } from '../../src/server/pki.js';
+import type { Pki } from '../../src/server/pki.js';
+import { pkiAndUnixBackend, type UnixBackendFixture } from '../helpers/unix-backend.js';
 
 const RACE_MS = 600;
 
-let dir: string;
+let fixture: UnixBackendFixture | undefined;
 let pki: Pki;
-let backend: NetServer;
 let socketPath: string;
 /** backend connections opened, and those reset by the race */
 const counts = { opened: 0, raced: 0 };
@@ -54,16 +51,12 @@ function serveBackend(s: Socket): void {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orch-tls-h1-idle-'));
-  pki = await ensurePki(join(dir, 'pki'), {});
-  socketPath = join(dir, 'backend.sock');
-  backend = createNetServer(serveBackend);
-  await new Promise<void>((resolve) => backend.listen(socketPath, resolve));
+  fixture = await pkiAndUnixBackend('orch-tls-h1-idle-', serveBackend);
+  ({ pki, socketPath } = fixture);
 });
 
 afterAll(async () => {
-  await new Promise((r) => backend?.close(r));
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 async function twoRequestsWithAPause(front: TlsFront): Promise<{ results: (string | Error)[]; sockets: number }> {

@@ -3,19 +3,16 @@
 // no backend connection for a probe, no wait for the parent's registration
 // acknowledgement, nothing else reaches the backend before it, and answers
 // stay in request order when a probe is pipelined behind a forwarded request.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProbeAnswerer } from '../../src/gateway/health-probe.js';
 import { PROXY_V2_TCP6_HEADER_LENGTH, startTlsFront, type TlsFront } from '../../src/gateway/tls-front.js';
-import { ensurePki, type Pki } from '../../src/server/pki.js';
+import type { Pki } from '../../src/server/pki.js';
+import { pkiAndUnixBackend, type UnixBackendFixture } from '../helpers/unix-backend.js';
 
-let dir: string;
+let fixture: UnixBackendFixture | undefined;
 let pki: Pki;
-let backend: NetServer;
 let socketPath: string;
 /** backend connections opened, and the request lines the backend read */
 const seen = { opened: 0, requests: [] as string[] };
@@ -52,16 +49,12 @@ const answerProbe: ProbeAnswerer = (head) => {
 };
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orch-tls-h1-probes-'));
-  pki = await ensurePki(join(dir, 'pki'), {});
-  socketPath = join(dir, 'backend.sock');
-  backend = createNetServer(serveBackend);
-  await new Promise<void>((resolve) => backend.listen(socketPath, resolve));
+  fixture = await pkiAndUnixBackend('orch-tls-h1-probes-', serveBackend);
+  ({ pki, socketPath } = fixture);
 });
 
 afterAll(async () => {
-  await new Promise((r) => backend?.close(r));
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 /** a front whose registrations are acknowledged only when `ack()` is called */
