@@ -38,6 +38,12 @@ interface Ctx {
   pending?: { reason: string; message: string };
 }
 
+/** the condition as an observation sets it: the transition time moves only when the status changes */
+function observed(context: Ctx, status: ConditionStatus, event: Observation): Partial<Ctx> {
+  const now = context.clock.now();
+  return { status, reason: event.reason, message: event.message, heartbeat: now, transition: context.status === status ? context.transition : now, pending: undefined };
+}
+
 export const conditionMachine = setup({
   types: {
     context: {} as Ctx,
@@ -48,22 +54,8 @@ export const conditionMachine = setup({
     transitionPeriod: ({ context }) => context.periodMs,
   },
   actions: {
-    setProblem: assign(({ context, event }) => ({
-      status: context.whenProblem,
-      reason: event.reason,
-      message: event.message,
-      heartbeat: context.clock.now(),
-      transition: context.status === context.whenProblem ? context.transition : context.clock.now(),
-      pending: undefined,
-    })),
-    setFine: assign(({ context, event }) => ({
-      status: context.whenFine,
-      reason: event.reason,
-      message: event.message,
-      heartbeat: context.clock.now(),
-      transition: context.status === context.whenFine ? context.transition : context.clock.now(),
-      pending: undefined,
-    })),
+    setProblem: assign(({ context, event }) => observed(context, context.whenProblem, event)),
+    setFine: assign(({ context, event }) => observed(context, context.whenFine, event)),
     rememberFine: assign(({ context, event }) => ({ heartbeat: context.clock.now(), pending: { reason: event.reason, message: event.message } })),
     heartbeat: assign(({ context }) => ({ heartbeat: context.clock.now() })),
     settleFine: assign(({ context }) => ({

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createNetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PROXY_V2_TCP6_HEADER_LENGTH } from '../../src/gateway/tls-front.js';
 import { ensurePki, type Pki } from '../../src/server/pki.js';
 
 export interface UnixBackendFixture {
@@ -30,5 +31,28 @@ export async function pkiAndUnixBackend(prefix: string, serve: (socket: Socket) 
       await new Promise((r) => backend.close(r));
       await rm(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * A backend connection's byte consumer: skips the front's PROXY v2 header,
+ * then calls `onHead` with the request line of each complete request head
+ * (GET only: no bodies are expected).
+ */
+export function requestHeads(onHead: (requestLine: string) => void): (chunk: Buffer) => void {
+  let buf: Buffer = Buffer.alloc(0);
+  let headerSeen = false;
+  return (chunk) => {
+    buf = Buffer.concat([buf, chunk]);
+    if (!headerSeen) {
+      if (buf.length < PROXY_V2_TCP6_HEADER_LENGTH) return;
+      buf = buf.subarray(PROXY_V2_TCP6_HEADER_LENGTH);
+      headerSeen = true;
+    }
+    for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
+      const line = buf.subarray(0, buf.indexOf('\r\n')).toString('latin1');
+      buf = buf.subarray(end + 4);
+      onHead(line);
+    }
   };
 }

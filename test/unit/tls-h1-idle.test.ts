@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROXY_V2_TCP6_HEADER_LENGTH, startTlsFront, type TlsFront } from '../../src/gateway/tls-front.js';
 import type { Pki } from '../../src/server/pki.js';
-import { pkiAndUnixBackend, type UnixBackendFixture } from '../helpers/unix-backend.js';
+import { pkiAndUnixBackend, requestHeads, type UnixBackendFixture } from '../helpers/unix-backend.js';
 
 const RACE_MS = 600;
 
@@ -24,9 +24,12 @@ const counts = { opened: 0, raced: 0 };
 /** a minimal HTTP/1.1 backend behind the PROXY header: GET only, answers `ok <n>` */
 function serveBackend(s: Socket): void {
   counts.opened++;
-  let buf = Buffer.alloc(0);
-  let headerSeen = false;
   let lastAnsweredAt = 0;
+  const consume = requestHeads(() => {
+    const body = `ok ${counts.opened}`;
+    s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    lastAnsweredAt = Date.now();
+  });
   s.on('error', () => undefined);
   s.on('data', (chunk: Buffer) => {
     if (lastAnsweredAt > 0 && Date.now() - lastAnsweredAt >= RACE_MS) {
@@ -35,18 +38,7 @@ function serveBackend(s: Socket): void {
       s.destroy();
       return;
     }
-    buf = Buffer.concat([buf, chunk]);
-    if (!headerSeen) {
-      if (buf.length < PROXY_V2_TCP6_HEADER_LENGTH) return;
-      buf = buf.subarray(PROXY_V2_TCP6_HEADER_LENGTH);
-      headerSeen = true;
-    }
-    for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
-      buf = buf.subarray(end + 4);
-      const body = `ok ${counts.opened}`;
-      s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
-      lastAnsweredAt = Date.now();
-    }
+    consume(chunk);
   });
 }
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProbeAnswerer } from '../../src/gateway/health-probe.js';
 import { PROXY_V2_TCP6_HEADER_LENGTH, startTlsFront, type TlsFront } from '../../src/gateway/tls-front.js';
 import type { Pki } from '../../src/server/pki.js';
-import { pkiAndUnixBackend, type UnixBackendFixture } from '../helpers/unix-backend.js';
+import { pkiAndUnixBackend, requestHeads, type UnixBackendFixture } from '../helpers/unix-backend.js';
 
 let fixture: UnixBackendFixture | undefined;
 let pki: Pki;
@@ -20,24 +20,15 @@ const seen = { opened: 0, requests: [] as string[] };
 /** a minimal HTTP/1.1 backend behind the PROXY header: answers `backend <request line>` */
 function serveBackend(s: Socket): void {
   seen.opened++;
-  let buf: Buffer = Buffer.alloc(0);
-  let headerSeen = false;
   s.on('error', () => undefined);
-  s.on('data', (chunk: Buffer) => {
-    buf = Buffer.concat([buf, chunk]);
-    if (!headerSeen) {
-      if (buf.length < PROXY_V2_TCP6_HEADER_LENGTH) return;
-      buf = buf.subarray(PROXY_V2_TCP6_HEADER_LENGTH);
-      headerSeen = true;
-    }
-    for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
-      const line = buf.subarray(0, buf.indexOf('\r\n')).toString('latin1');
-      buf = buf.subarray(end + 4);
+  s.on(
+    'data',
+    requestHeads((line) => {
       seen.requests.push(line);
       const body = `backend ${line}`;
       s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
-    }
-  });
+    }),
+  );
 }
 
 /** answers `GET /livez` (and `Connection: close` on request) like a worker with a snapshot */
