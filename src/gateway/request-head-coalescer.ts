@@ -4,7 +4,11 @@
 // buffer, so a long bearer token arrives split. The TLS terminator therefore
 // passes the client's bytes through this stream, which holds the pieces of a
 // request head until the head is complete and forwards it in one write. It
-// gives up holding after a short time or a size bound so nothing can stall.
+// gives up holding at a size bound, or when the head has not completed within
+// the header-read bound (HEAD_HOLD_MS). That bound used to be 50 ms: on a
+// loaded host the pieces of one client write arrived further apart than that,
+// the partial head was released, and uWS closed the connection of a client
+// that had done nothing wrong.
 //
 // uWS also closes the connection on a header name with any character outside
 // [A-Za-z0-9-], although '.', '_', '%' and others are legal (RFC 9110 tchar)
@@ -18,7 +22,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 const HEAD_END = Buffer.from('\r\n\r\n');
 /** heads larger than this are forwarded as they come (uWS refuses them anyway) */
 export const MAX_HELD_BYTES = 256 * 1024;
-const HOLD_MS = 50;
+/** a head not complete after this long is a slow client's (uWS's own header-read bound is 10 s) */
+export const HEAD_HOLD_MS = 10_000;
 
 /**
  * The coalescing rule without a stream around it: `write` each client chunk,
@@ -32,11 +37,18 @@ export class HeadCoalescer {
   private timer: TimerHandle | undefined;
   private prefix: Buffer | undefined;
 
-  /** `prefix` (the PROXY header) is sent together with the first bytes, in the same write */
+  /**
+   * `prefix` (the PROXY header) is sent together with the first bytes, in the
+   * same write. `expired`, when given, is asked about a head still
+   * incomplete after `holdMs` (`first`: nothing was emitted before it): true
+   * means the caller answered the client (what was held is dropped), false
+   * releases it as it is.
+   */
   constructor(
     private readonly emit: (chunk: Buffer) => void,
     prefix?: Buffer,
     private readonly clock: Clock = systemClock,
+    private readonly expiry: { holdMs?: number; expired?: (first: boolean) => boolean } = {},
   ) {
     this.prefix = prefix;
   }
@@ -56,7 +68,7 @@ export class HeadCoalescer {
     const prev = this.held.length > 1 ? this.held[this.held.length - 2]! : undefined;
     const seam = prev ? Buffer.concat([prev.subarray(Math.max(0, prev.length - 3)), chunk]) : chunk;
     if (seam.includes(HEAD_END) || this.heldBytes >= MAX_HELD_BYTES) this.release();
-    else if (!this.timer) this.timer = this.clock.setTimeout(() => this.release(), HOLD_MS);
+    else if (!this.timer) this.timer = this.clock.setTimeout(() => this.onHoldExpired(), this.expiry.holdMs ?? HEAD_HOLD_MS);
   }
 
   /** the client's end: what is held goes out (and the prefix, if nothing was sent at all) */
@@ -69,6 +81,16 @@ export class HeadCoalescer {
   destroy(): void {
     this.timer?.cancel();
     this.timer = undefined;
+  }
+
+  private onHoldExpired(): void {
+    this.timer = undefined;
+    if (!this.expiry.expired?.(this.prefix !== undefined)) {
+      this.release();
+      return;
+    }
+    this.held = [];
+    this.heldBytes = 0;
   }
 
   private release(): void {
@@ -94,9 +116,9 @@ export class HeadCoalescer {
 export class RequestHeadCoalescer extends Transform {
   private readonly core: HeadCoalescer;
 
-  constructor(prefix?: Buffer, clock: Clock = systemClock) {
+  constructor(prefix?: Buffer, clock: Clock = systemClock, holdMs?: number) {
     super();
-    this.core = new HeadCoalescer((c) => this.push(c), prefix, clock);
+    this.core = new HeadCoalescer((c) => this.push(c), prefix, clock, { holdMs });
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {

@@ -25,6 +25,7 @@ import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { PeerCertificate } from '../auth/types.js';
 import { createH2Bridge, type H2Bridge } from './h2-bridge.js';
 import type { ProbeAnswerer } from './health-probe.js';
+import { HEAD_HOLD_MS } from './request-head-coalescer.js';
 import { encodeProxyV2Header, newConnectionId, PROXY_DESTINATION, proxiedAddressFor } from './proxy-v2.js';
 import { type TlsConnectionInfo, TlsConnectionRegistry } from './tls-connections.js';
 import { BACKEND_IDLE_MS, serveHttp1 } from './tls-h1-connection.js';
@@ -103,6 +104,8 @@ export interface TlsFrontOptions {
   answerProbe?: ProbeAnswerer;
   /** an idle HTTP/1.1 backend connection is closed by the front after this long (default 4 s; src/gateway/tls-h1-connection.ts) */
   backendIdleMs?: number;
+  /** an incomplete first request head is answered 408 after this long (default 10 s; src/gateway/request-head-coalescer.ts) */
+  headHoldMs?: number;
 }
 
 /** A listening socket: a net.Server, or the raw libuv handle a parent process sent. */
@@ -244,6 +247,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     backendSocketPath: opts.backendSocketPath,
     register: opts.register,
     backendIdleMs: opts.backendIdleMs ?? BACKEND_IDLE_MS,
+    headHoldMs: opts.headHoldMs ?? HEAD_HOLD_MS,
     closing: () => closing !== undefined,
     backendOpened: (b: Socket) => {
       backends.add(b);

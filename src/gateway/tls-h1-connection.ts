@@ -52,6 +52,8 @@ export interface Http1FrontContext {
   register: ((key: string, info: TlsConnectionInfo) => Promise<void>) | undefined;
   /** see BACKEND_IDLE_MS (tests shorten it) */
   backendIdleMs: number;
+  /** see HEAD_HOLD_MS in request-head-coalescer.ts (tests shorten it) */
+  headHoldMs: number;
   /** the front is closing: no backend connection is replaced any more */
   closing(): boolean;
   /** a backend connection opened; the front destroys it on a hard close and waits for it on a graceful one */
@@ -322,6 +324,7 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
       },
       header,
       clock,
+      { holdMs: front.headHoldMs, expired: (first) => first && headTimedOut() },
     );
     b.on('drain', () => {
       if (backend === b && forwarding) tlsSocket.resume();
@@ -355,6 +358,18 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
       }
       lingerAfterBackend();
     });
+  };
+
+  // The first request head on a backend connection did not complete within
+  // the header-read bound: 408 with a Status, and the connection closes. (A
+  // later head on the same backend connection goes to uWS as it is, which
+  // applies its own bound: an earlier response may still be in progress.)
+  const headTimedOut = (): boolean => {
+    if (tlsSocket.destroyed || tlsSocket.writableEnded || !framer.betweenResponses) return false;
+    tlsSocket.end(headTimeoutResponse(front.headHoldMs, clock.now()));
+    backend?.end();
+    lingerAfterBackend();
+    return true;
   };
 
   // The backend closed (uWS answered and closed: a 413, a request deadline,
@@ -404,4 +419,21 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
       fail,
     );
   }
+}
+
+/** the answer to a request head that did not complete in time (a Status, as the gateway's errors are) */
+function headTimeoutResponse(holdMs: number, now: number): Buffer {
+  const body = JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `the request head did not complete within ${holdMs / 1000}s`,
+    reason: 'Timeout',
+    code: 408,
+  });
+  return Buffer.from(
+    `HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nDate: ${new Date(now).toUTCString()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    'latin1',
+  );
 }

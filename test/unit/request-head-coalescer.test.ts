@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RequestHeadCoalescer } from '../../src/gateway/request-head-coalescer.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { HeadCoalescer, RequestHeadCoalescer } from '../../src/gateway/request-head-coalescer.js';
 
 function run(prefix: Buffer | undefined, chunks: Buffer[]): Promise<Buffer[]> {
   return new Promise((resolve, reject) => {
@@ -37,12 +38,44 @@ describe('RequestHeadCoalescer', () => {
     expect(out[0]!.equals(h)).toBe(true);
   });
 
-  it('releases an incomplete head after a short hold instead of stalling', async () => {
-    const c = new RequestHeadCoalescer();
-    const got = new Promise<Buffer>((resolve) => c.once('data', resolve));
-    c.write(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n'));
-    expect((await got).toString()).toBe('GET / HTTP/1.1\r\nHost: x\r\n');
+  it('holds a head whose pieces arrive seconds apart, and forwards it whole (a loaded host spaces one client write out)', () => {
+    const clock = new ManualClock(0);
+    const out: Buffer[] = [];
+    const c = new HeadCoalescer((b) => out.push(b), Buffer.from('P'), clock);
+    const h = head(20_000);
+    for (let i = 0; i < h.length; i += 1024) {
+      c.write(h.subarray(i, i + 1024));
+      if (i + 1024 < h.length) clock.advance(400);
+    }
+    expect(out).toHaveLength(1);
+    expect(out[0]!.equals(Buffer.concat([Buffer.from('P'), h]))).toBe(true);
     c.destroy();
+  });
+
+  it('releases a head still incomplete at the hold bound as it is, unless the owner answers the client', () => {
+    const clock = new ManualClock(0);
+    const partial = Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n');
+    const released: Buffer[] = [];
+    const plain = new HeadCoalescer((b) => released.push(b), undefined, clock, { holdMs: 1000 });
+    plain.write(partial);
+    clock.advance(999);
+    expect(released).toHaveLength(0);
+    clock.advance(1);
+    expect(released.map(String)).toEqual([partial.toString()]);
+
+    // the owner answers (408): nothing held goes on; `first` says whether anything went before
+    const asked: boolean[] = [];
+    const emitted: Buffer[] = [];
+    const owned = new HeadCoalescer((b) => emitted.push(b), Buffer.from('P'), clock, { holdMs: 1000, expired: (first) => (asked.push(first), true) });
+    owned.write(partial);
+    clock.advance(1000);
+    expect(asked).toEqual([true]);
+    expect(emitted).toHaveLength(0);
+    owned.write(head(10));
+    owned.write(partial);
+    clock.advance(1000);
+    expect(asked).toEqual([true, false]);
+    expect(emitted.map(String)).toEqual([`P${head(10).toString()}`]);
   });
 
   it('never alters or reorders bytes, however the stream is cut', async () => {
