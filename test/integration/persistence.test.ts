@@ -21,12 +21,14 @@ function startCli(dataDir: string): Promise<{ child: ChildProcess; port: number 
   });
   return new Promise((resolve, reject) => {
     let out = '';
+    let err = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /serving on https:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (m) resolve({ child, port: Number(m[1]) });
     });
-    child.on('exit', (code) => reject(new Error(`server exited early (${code}): ${out}`)));
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => reject(new Error(`server exited early (${code}): ${out}\nstderr: ${err.slice(-4000)}`)));
   });
 }
 
