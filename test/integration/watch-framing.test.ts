@@ -167,8 +167,13 @@ for seg in r.stream(amt=None, decode_content=False):
     const lines: string[] = [];
     let stderr = '';
     let wake: (() => void) | undefined;
+    // a line may come in several reads: with PYTHONUNBUFFERED=1 (set on CI hosts) print() writes
+    // 'status', ' ', '200' and '\n' separately, and a loaded host lets the reads fall between them
+    let partial = '';
     py.stdout!.on('data', (d: Buffer) => {
-      lines.push(...d.toString().split('\n').filter((l) => l !== ''));
+      const pieces = (partial + d.toString()).split('\n');
+      partial = pieces.pop()!;
+      lines.push(...pieces.filter((l) => l !== ''));
       wake?.();
     });
     py.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
