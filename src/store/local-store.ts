@@ -14,7 +14,7 @@ import { MvccState } from './mvcc-state.js';
 import { StateMachineStore, type StateMachineOptions } from './state-machine-store.js';
 
 export { rangeFilter } from './applied-feed.js';
-import { type Command, type CommandResult, type Op, type RevisionedStore, isHandedOverValue } from './types.js';
+import { type Command, type CommandResult, type Op, type RevisionedStore, takeHandedOverValue } from './types.js';
 
 export interface LocalStoreOptions extends StateMachineOptions {
   /** take a snapshot (and drop the log it covers) every this many log entries */
@@ -283,6 +283,6 @@ function copyOp(op: Op): Op {
  * allocation and copy per write less)
  */
 function ownBytes(v: Uint8Array): Uint8Array {
-  if (isHandedOverValue(v)) return v;
+  if (takeHandedOverValue(v)) return v;
   return Buffer.isBuffer(v) ? new Uint8Array(v) : v.slice();
 }

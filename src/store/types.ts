@@ -188,9 +188,14 @@ export function handOverValue(value: Uint8Array): Uint8Array {
   return value;
 }
 
-/** whether `value` may be kept without a copy (see handOverValue) */
-export function isHandedOverValue(value: Uint8Array): boolean {
-  return handedOverValues.has(value) && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength && !Buffer.isBuffer(value);
+/**
+ * whether `value` may be kept without a copy (see handOverValue); the mark is
+ * taken, so the set holds only values in flight, not every stored value
+ * (a large weak set is work for every full GC)
+ */
+export function takeHandedOverValue(value: Uint8Array): boolean {
+  if (!handedOverValues.delete(value)) return false;
+  return value.byteOffset === 0 && value.byteLength === value.buffer.byteLength && !Buffer.isBuffer(value);
 }
 
 export function prefixEnd(prefix: string): string {
