@@ -74,8 +74,11 @@ async function main(): Promise<void> {
       void t0;
     }
     const sorted = [...perRound].sort((a, b) => a - b);
+    // group commit: how many creates share one synced log batch (one thread-pool hop each)
+    const st = (server.store as { stats?: () => { syncBatches: number; entriesWritten: number } }).stats?.();
+    const entriesPerSync = st ? Math.round((st.entriesWritten / st.syncBatches) * 10) / 10 : undefined;
     process.stdout.write(
-      `${JSON.stringify({ bench: 'write-cpu', creates, rounds, watched, cpuUsPerCreate: { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], rounds: perRound }, watchBytes: received })}\n`,
+      `${JSON.stringify({ bench: 'write-cpu', creates, rounds, watched, cpuUsPerCreate: { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], rounds: perRound }, watchBytes: received, entriesPerSync })}\n`,
     );
   } finally {
     watch?.destroy();

@@ -4,7 +4,7 @@
 // (test/unit/endpoints-chain.test.ts).
 
 import type { StreamSink } from '../core/stream.js';
-import type { UpgradeSession } from './request.js';
+import type { RequestInfo, UpgradeSession } from './request.js';
 
 export interface HttpRequest {
   method: string;
@@ -16,6 +16,8 @@ export interface HttpRequest {
   proxiedAddress: string;
   body: Uint8Array;
   signal: AbortSignal;
+  /** the RequestInfo of method, path and query when the transport already parsed it (the early shedder), so the chain does not parse it again */
+  info?: RequestInfo;
 }
 
 export interface PlainResponse {

@@ -6,7 +6,7 @@ import uws from 'uWebSockets.js';
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
 import type { StreamSink } from '../core/stream.js';
-import type { UpgradeSession, WebSocketPeer } from '../endpoints/request.js';
+import type { RequestInfo, UpgradeSession, WebSocketPeer } from '../endpoints/request.js';
 import { decodeHeaderName } from './request-head-coalescer.js';
 import { type Clock, systemClock } from '../core/clock.js';
 
@@ -48,7 +48,7 @@ export interface HttpServerOptions {
    * a response here is sent at once, before the body is read or the request
    * handled; undefined goes on as usual.
    */
-  shed?(head: { method: string; path: string; query: URLSearchParams; headers: Map<string, string>; proxiedAddress: string }): PlainResponse | undefined;
+  shed?(head: { method: string; path: string; query: URLSearchParams; headers: Map<string, string>; proxiedAddress: string; info?: RequestInfo }): PlainResponse | undefined;
 }
 
 export interface HttpServer {
@@ -112,7 +112,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     const query = new URLSearchParams(req.getQuery() ?? '');
     const headers = readHeaders(req);
     const proxiedAddress = Buffer.from(res.getProxiedRemoteAddressAsText()).toString();
-    const shed = opts.shed?.({ method, path, query, headers, proxiedAddress });
+    // the shedder leaves the RequestInfo it parsed in `head.info`; the chain reuses it
+    const head: { method: string; path: string; query: URLSearchParams; headers: Map<string, string>; proxiedAddress: string; info?: RequestInfo } = { method, path, query, headers, proxiedAddress };
+    const shed = opts.shed?.(head);
     if (shed) {
       // uWS reads past a body nobody asked for, so the connection stays usable
       res.cork(() => {
@@ -199,6 +201,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
           get signal() {
             return signal();
           },
+          ...(head.info ? { info: head.info } : {}),
         })
         .then(respond, (err: unknown) => {
           respond({

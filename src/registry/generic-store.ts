@@ -5,7 +5,7 @@
 
 import { encodeStoredJson } from './stored-json.js';
 import type { KeyValue, RevisionedStore } from '../store/types.js';
-import { FutureRevisionError, prefixEnd } from '../store/types.js';
+import { FutureRevisionError, handOverValue, prefixEnd } from '../store/types.js';
 import { throwAsStatus } from './status-table.js';
 import {
   STALE_OBJECT,
@@ -245,7 +245,8 @@ export function decodeShared(kv: KeyValue): ApiObject {
 /** encodes `obj` for `key` and, when `share`, offers it to decodeShared until `release` (the write settled) */
 function handOver(key: string, obj: ApiObject, share: boolean | undefined): HandedOver {
   const encoded = encodeStoredJson(obj);
-  const bytes = encoded.bytes;
+  // fresh bytes nobody modifies: the store may keep them without a copy
+  const bytes = handOverValue(encoded.bytes);
   const json = (rv: string) => encoded.withResourceVersion(rv);
   if (!share) return { bytes, json, release: () => {} };
   const entry = { bytes, obj };

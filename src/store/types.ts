@@ -173,6 +173,31 @@ export interface RevisionedStore {
 }
 
 /** The smallest key greater than every key with the given prefix. */
+/** values whose writer promised never to modify them (`handOverValue`) */
+const handedOverValues = new WeakSet<Uint8Array>();
+
+/**
+ * Marks `value` as handed over to the store: the caller will never modify it
+ * (nor anything sharing its memory), so a store may keep it as it is instead
+ * of copying it. Only a value that owns its whole ArrayBuffer is kept
+ * uncopied (a view into a shared slab, like a small Buffer, would keep the
+ * slab alive). Used by the registry for the JSON it just encoded.
+ */
+export function handOverValue(value: Uint8Array): Uint8Array {
+  handedOverValues.add(value);
+  return value;
+}
+
+/**
+ * whether `value` may be kept without a copy (see handOverValue); the mark is
+ * taken, so the set holds only values in flight, not every stored value
+ * (a large weak set is work for every full GC)
+ */
+export function takeHandedOverValue(value: Uint8Array): boolean {
+  if (!handedOverValues.delete(value)) return false;
+  return value.byteOffset === 0 && value.byteLength === value.buffer.byteLength && !Buffer.isBuffer(value);
+}
+
 export function prefixEnd(prefix: string): string {
   return prefix + '\uffff';
 }

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeObject } from '../../src/registry/generic-store.js';
 import type { ApiObject } from '../../src/registry/types.js';
-import { InformerFactory, type InformerSource, prefixRange, sharedInformers } from '../../src/controllers/runtime/informer-factory.js';
+import { bucketOf, InformerFactory, type InformerSource, prefixRange, sharedInformers } from '../../src/controllers/runtime/informer-factory.js';
 import { LocalStore } from '../../src/store/local-store.js';
 import type { AppliedWrite } from '../../src/store/types.js';
 
@@ -221,6 +221,47 @@ describe('informers', () => {
     await del(store, 'a', 'bad');
     expect(informer.corruptKeys()).toEqual([]);
     release();
+  });
+});
+
+describe('informer dispatch by resource bucket', () => {
+  it('bucketOf is the resource prefix of a storage key, or the key up to its last slash', () => {
+    expect(bucketOf('/registry/core/configmaps/default/c-1')).toBe('/registry/core/configmaps/');
+    expect(bucketOf('/registry/core/namespaces/default')).toBe('/registry/core/namespaces/');
+    expect(bucketOf('/registry/x')).toBe('/registry/');
+    expect(bucketOf('plain')).toBe('');
+  });
+
+  it('each write reaches exactly the informers whose range holds its key, including ones created after the first write, wider and narrower prefixes and odd keys', async () => {
+    const store = await newStore();
+    const f = new InformerFactory(store);
+    const putKey = (key: string, name: string) => store.txn({ compare: [], success: [{ type: 'put', key, value: encodeObject(cm('ns', name)) }], failure: [] });
+    const seen = new Map<string, string[]>();
+    const watch = (label: string, range: { key: string; end: string }) =>
+      f.use(range, { add: (o) => seen.set(label, [...(seen.get(label) ?? []), o.metadata!.name!]) });
+    watch('configmaps', prefixRange('/registry/core/configmaps/'));
+    watch('secrets', prefixRange('/registry/core/secrets/'));
+    await putKey('/registry/core/configmaps/ns/a', 'a');
+    await putKey('/registry/core/secrets/ns/b', 'b');
+    // created after both buckets were memoised: must still get later writes
+    watch('core', prefixRange('/registry/core/'));
+    watch('namespace', prefixRange('/registry/core/configmaps/ns/'));
+    watch('names', prefixRange('/registry/core/secrets/ns/a'));
+    watch('odd', prefixRange('plain'));
+    await putKey('/registry/core/configmaps/ns/z', 'z');
+    await putKey('/registry/core/secrets/ns/a2', 'a2');
+    await putKey('/registry/core/secrets/ns/d', 'd');
+    await putKey('plainkey', 'p');
+    await putKey('/registry/apps/deployments/ns/x', 'x');
+    expect(Object.fromEntries(seen)).toEqual({
+      configmaps: ['a', 'z'],
+      secrets: ['b', 'a2', 'd'],
+      // a late handler first gets adds for what its list found
+      core: ['a', 'b', 'z', 'a2', 'd'],
+      namespace: ['a', 'z'],
+      names: ['a2'],
+      odd: ['p'],
+    });
   });
 });
 

@@ -9,6 +9,10 @@ import { parseProbeHead, probeAnswerer } from '../../src/gateway/health-probe.js
 import { earlyShedder } from '../../src/gateway/flowcontrol/early-shed.js';
 import { FlowControl } from '../../src/gateway/flowcontrol/flow-control.js';
 import type { PeerCertificate } from '../../src/auth/types.js';
+import { parseRequestInfo } from '../../src/endpoints/request-info.js';
+import type { RequestInfo } from '../../src/endpoints/request.js';
+import { requestInfoFilter } from '../../src/endpoints/filters/request-info.js';
+import type { RequestState } from '../../src/endpoints/filters/state.js';
 
 const flush = async (): Promise<void> => {
   for (let i = 0; i < 20; i++) await Promise.resolve();
@@ -221,5 +225,32 @@ describe('shedding before work', () => {
     expect(shed(head('/api/v1/namespaces/default/configmaps', { peer: 'bad' }))).toBeUndefined();
     held.release();
     expect(shed(head('/api/v1/namespaces/default/configmaps'))).toBeUndefined();
+  });
+
+  it('leaves the RequestInfo it parsed in the head for the chain, equal to a fresh parse; none when it did not parse', () => {
+    const h: ReturnType<typeof head> & { info?: RequestInfo } = head('/api/v1/namespaces/default/configmaps/c1', { method: 'PUT' });
+    expect(shed(h)).toBeUndefined();
+    expect(h.info).toEqual(parseRequestInfo('PUT', '/api/v1/namespaces/default/configmaps/c1', new URLSearchParams()));
+    expect(h.info).toMatchObject({ verb: 'update', resource: 'configmaps', namespace: 'default', name: 'c1' });
+    // a credential it cannot judge: not parsed here, the chain parses it
+    const bearer: ReturnType<typeof head> & { info?: RequestInfo } = head('/api/v1/namespaces/default/configmaps', { headers: [['authorization', 'Bearer t']] });
+    expect(shed(bearer)).toBeUndefined();
+    expect(bearer.info).toBeUndefined();
+  });
+});
+
+describe('the request-info filter', () => {
+  it('uses the RequestInfo the transport parsed, and parses when there is none', async () => {
+    const given = parseRequestInfo('GET', '/api/v1/namespaces/a/pods', new URLSearchParams());
+    const seen: (RequestInfo | undefined)[] = [];
+    const run = (info?: RequestInfo) =>
+      requestInfoFilter({ http: { method: 'GET', path: '/api/v1/namespaces/b/pods', query: new URLSearchParams(), headers: new Map(), proxiedAddress: '', body: new Uint8Array(), signal: new AbortController().signal, ...(info ? { info } : {}) } } as unknown as RequestState, async (s) => {
+        seen.push(s.info);
+        return { status: 200, headers: [], body: '' };
+      });
+    await run(given);
+    await run();
+    expect(seen[0]).toBe(given);
+    expect(seen[1]).toMatchObject({ namespace: 'b', resource: 'pods', verb: 'list' });
   });
 });

@@ -40,8 +40,24 @@ export interface InformerUse {
   release(): void;
 }
 
+interface Entry {
+  informer: Informer;
+  users: number;
+}
+
+/** memoised buckets kept at most (a bucket per resource prefix; more means unusual keys) */
+const MAX_BUCKETS = 4096;
+
 export class InformerFactory {
-  private readonly informers = new Map<string, { informer: Informer; users: number }>();
+  private readonly informers = new Map<string, Entry>();
+  /**
+   * bucket (a key's prefix up to its fourth '/', e.g. "/registry/configmaps/")
+   * → the informers whose range meets that bucket's key range, in creation
+   * order; rebuilt when an informer is created. A write then visits only
+   * the informers of its resource, not all of them (the garbage collector
+   * alone watches every resource: ≈ 2–4 % of a create's main-thread time).
+   */
+  private readonly buckets = new Map<string, Entry[]>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -53,7 +69,10 @@ export class InformerFactory {
   informer(range: InformerRange): Informer {
     const id = informerId(range);
     let entry = this.informers.get(id);
-    if (!entry) this.informers.set(id, (entry = { informer: new Informer(range), users: 0 }));
+    if (!entry) {
+      this.informers.set(id, (entry = { informer: new Informer(range), users: 0 }));
+      this.buckets.clear();
+    }
     return entry.informer;
   }
 
@@ -135,9 +154,24 @@ export class InformerFactory {
     return informer.range.metadataOnly ? metadataPart(obj) : obj;
   }
 
+  /** the informers a write of the single key `k` may concern (a superset: onWrite still checks each range) */
+  private candidates(k: string): Iterable<Entry> {
+    const b = bucketOf(k);
+    let list = this.buckets.get(b);
+    if (!list) {
+      list = [...this.informers.values()].filter((e) => meets(e.informer.range, b));
+      if (this.buckets.size >= MAX_BUCKETS) this.buckets.clear();
+      this.buckets.set(b, list);
+    }
+    return list;
+  }
+
   private onWrite(w: AppliedWrite): void {
     const changes: [Informer, Notification][] = [];
-    for (const e of this.informers.values()) {
+    // one event (nearly every write): only its bucket's informers; several (a
+    // transaction, a snapshot install): all, so the order stays creation order
+    const entries = w.events.length === 1 ? this.candidates(w.events[0]!.kv.key) : this.informers.values();
+    for (const e of entries) {
       // per informer: one listed while this write was being published already holds it
       if (e.users === 0 || !e.informer.hasSynced() || w.revision <= e.informer.lastRevision) continue;
       const { key, end } = e.informer.range;
@@ -160,6 +194,27 @@ export class InformerFactory {
     }
     for (const [informer, n] of changes) informer.dispatch(n);
   }
+}
+
+/**
+ * `k` up to and including its fourth '/' (a storage key's resource prefix,
+ * "/registry/core/configmaps/"), or its last '/' when it has fewer ('' when none)
+ */
+export function bucketOf(k: string): string {
+  let last = -1;
+  for (let n = 0; n < 4; n++) {
+    const i = k.indexOf('/', last + 1);
+    if (i < 0) break;
+    last = i;
+  }
+  return k.slice(0, last + 1);
+}
+
+/** whether [key, end) holds a string starting with `b` (b is '' or ends with '/') */
+function meets(range: InformerRange, b: string): boolean {
+  if (b === '') return true;
+  // the strings starting with b are exactly [b, b with its last '/' raised to '0')
+  return range.key < `${b.slice(0, -1)}0` && range.end > b;
 }
 
 /** informers are shared by range, name selection and projection */

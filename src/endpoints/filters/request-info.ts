@@ -7,7 +7,8 @@ import type { Filter } from './state.js';
 
 export const requestInfoFilter: Filter = (s, next) => {
   try {
-    s.info = parseRequestInfo(s.http.method, s.http.path, s.http.query);
+    // parsed already when the early shedder looked at the request (src/gateway/flowcontrol/early-shed.ts)
+    s.info = s.http.info ?? parseRequestInfo(s.http.method, s.http.path, s.http.query);
   } catch (e) {
     s.infoError = e;
   }

@@ -22,6 +22,7 @@ import type { PlainResponse } from '../../endpoints/http.js';
 import { HEALTH_PATH } from '../../endpoints/filters/non-resource.js';
 import { isLongRunning } from '../../endpoints/filters/timeout.js';
 import { parseRequestInfo } from '../../endpoints/request-info.js';
+import type { RequestInfo } from '../../endpoints/request.js';
 import type { FlowControl } from './flow-control.js';
 
 /** headers that make the requester something other than the certificate's subject or anonymous */
@@ -33,6 +34,8 @@ export interface RequestHead {
   query: URLSearchParams;
   headers: Map<string, string>;
   proxiedAddress: string;
+  /** set by the shedder when it parsed the URL, so the chain does not parse it again (request-info filter) */
+  info?: RequestInfo;
 }
 
 export interface EarlyShedOptions {
@@ -53,6 +56,7 @@ export function earlyShedder(o: EarlyShedOptions): (head: RequestHead) => PlainR
     let info;
     try {
       info = parseRequestInfo(head.method, head.path, head.query);
+      head.info = info;
     } catch {
       // a malformed path is the chain's 400
       return undefined;
