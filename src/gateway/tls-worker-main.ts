@@ -5,6 +5,7 @@
 // its first byte to the parent's uWS socket, and exits when told to close or
 // when the parent goes away (IPC `disconnect`), so no worker outlives it.
 import { type TimerHandle, systemClock } from '../core/clock.js';
+import type { SendHandle } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { startTlsFront, type TlsConnectionInfo, type TlsFront } from './tls-front.js';
 import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
@@ -47,6 +48,8 @@ const flushUnregisters = (): void => {
   send({ t: 'unregister', ids });
 };
 let front: TlsFront | undefined;
+/** the listening socket as received with `init` (the front listens on it); sent back when the parent asks */
+let listenHandle: object | undefined;
 let handshakeErrors = 0;
 let reported = 0;
 let statsTimer: TimerHandle | undefined;
@@ -68,6 +71,7 @@ const reportStats = (): void => {
 process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
   switch (msg.t) {
     case 'init':
+      listenHandle = handle;
       startTlsFront({
         host: '',
         port: 0,
@@ -130,6 +134,10 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
       else (handle as Socket | undefined)?.destroy();
       // served or refused here: either way the parent's copy may go
       send({ t: 'adopted', id: msg.id });
+      break;
+    case 'give-listen-handle':
+      // the parent keeps this copy and stops accepting on its own (src/gateway/tls-workers.ts)
+      if (process.connected) process.send!({ t: 'listen-handle' } satisfies WorkerToParent, listenHandle as SendHandle | undefined);
       break;
     case 'health':
       health.update(msg.snapshot);

@@ -258,4 +258,28 @@ describe('startTlsWorkers', () => {
     await until('the handshake errors to be reported', () => pool.handshakeErrors >= before + 4);
     expect(pool.handshakeErrors).toBeGreaterThanOrEqual(before + 4);
   });
+
+  it('the parent stops accepting once the workers serve: every new connection is a worker\'s', async () => {
+    await until('the parent to stop accepting', () => !pool.parentAccepting());
+    const before = pool.parentAccepted;
+    const answers = await Promise.all(Array.from({ length: 40 }, () => get()));
+    for (const r of answers) expect(r).toMatchObject({ cn: 'orch-admin', verified: true });
+    // none went through the parent's loop (issue #15: a probe it accepted waited for that loop)
+    expect(pool.parentAccepted).toBe(before);
+  });
+
+  it('with every worker killed at once the socket stays: connections are answered by the replacements', async () => {
+    await until('the parent to stop accepting', () => !pool.parentAccepting());
+    const victims = pool.workerPids();
+    for (const pid of victims) process.kill(pid, 'SIGKILL');
+    // made while no worker exists: held in the kernel's backlog or by the parent, never refused or left hanging
+    const answers = await Promise.all(Array.from({ length: 5 }, () => get()));
+    for (const r of answers) expect(r).toMatchObject({ cn: 'orch-admin', verified: true });
+    await until('two replacement workers', () => pool.readyWorkers() === 2 && pool.workerPids().every((p) => !victims.includes(p)), 60_000);
+    // and once they serve, the parent hands the socket over again
+    await until('the parent to stop accepting again', () => !pool.parentAccepting(), 20_000);
+    const before = pool.parentAccepted;
+    expect(await get()).toMatchObject({ cn: 'orch-admin', verified: true });
+    expect(pool.parentAccepted).toBe(before);
+  }, 90_000);
 });
