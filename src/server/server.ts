@@ -413,7 +413,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // exec, attach, port-forward and the proxies (docs/nodeagent.md "Streams")
     webSocketPaths: NODE_STREAM_WEBSOCKET_PATHS,
     // what flow control would refuse at once is answered 429 before the body or authentication
-    ...(flowControl ? { shed: earlyShedder({ flow: flowControl, peerFor: (addr) => front?.peerFor(addr) }) } : {}),
+    ...(flowControl ? { shed: earlyShedder({ flow: flowControl, peerFor: (addr) => front?.peerFor(addr), tokenUsers: auth.tokenUsers }) } : {}),
   });
   const frontOptions = {
     host: opts.bindAddress,
