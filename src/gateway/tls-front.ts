@@ -74,6 +74,8 @@ export interface TlsFrontOptions {
   unregister?: (proxiedAddress: string) => void;
   /** called on every failed handshake (timed-out ones included) */
   onHandshakeError?: () => void;
+  /** called for every connection refused at accept because `maxConnections` are open */
+  onConnectionRefused?: () => void;
   /**
    * A TCP connection that has not completed its TLS handshake by then is
    * closed (default 32 s as in kube, `--tls-handshake-timeout`): a client that opens
@@ -126,6 +128,8 @@ export interface TlsFront {
   readonly connections: number;
   /** failed TLS handshakes since start (they are otherwise ignored) */
   readonly handshakeErrors: number;
+  /** connections closed at accept, before the handshake, because `maxConnections` were open */
+  readonly refusedConnections: number;
   /** HTTP/2 sessions and streams open now in this process (zero when HTTP/2 is off; absent for worker processes) */
   readonly http2?: { readonly sessions: number; readonly streams: number; readonly backendConnections: number };
   /** serve a client TCP socket accepted elsewhere (e.g. by the parent process); refused beyond `maxConnections` */
@@ -164,7 +168,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
           clock,
           ...(opts.http2MaxStreams !== undefined ? { maxConcurrentStreams: opts.http2MaxStreams } : {}),
           // a backend connection costs about what a client connection does: they share the budget
-          mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < (server.maxConnections ?? Infinity),
+          mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < maxConnections,
           onBackendClosed: () => checkDrained?.(),
         });
 
@@ -198,7 +202,24 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     keepAliveInitialDelay: 60_000,
   });
 
-  server.maxConnections = opts.maxConnections ?? defaultMaxConnections(opts.fdsPerConnection);
+  const maxConnections = opts.maxConnections ?? defaultMaxConnections(opts.fdsPerConnection);
+  /** connections handed over by `adopt` and open: Node's accept-time check does not count them */
+  let adoptedOpen = 0;
+  // Node's check is `_connections >= maxConnections` on its own accepts only,
+  // and a 0 there means no limit: -1 refuses every accept once adopted ones fill the cap.
+  const applyCap = (): void => {
+    server.maxConnections = maxConnections - adoptedOpen > 0 ? maxConnections - adoptedOpen : -1;
+  };
+  applyCap();
+  // Node closes a connection beyond maxConnections as it accepts it: the
+  // client sees its connection end before the handshake, refused rather
+  // than left waiting (docs/reliability.md "Connections per TLS worker").
+  let refusedConnections = 0;
+  const refused = (): void => {
+    refusedConnections++;
+    opts.onConnectionRefused?.();
+  };
+  server.on('drop', refused);
 
   server.on('tlsClientError', (_err: Error, socket: TLSSocket) => {
     handshakeErrors++;
@@ -290,6 +311,9 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     get handshakeErrors() {
       return handshakeErrors;
     },
+    get refusedConnections() {
+      return refusedConnections;
+    },
     get http2() {
       return { sessions: bridge?.sessions ?? 0, streams: bridge?.streams ?? 0, backendConnections: bridge?.backendConnections ?? 0 };
     },
@@ -297,10 +321,17 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       return connections.peerFor(text);
     },
     adopt(socket) {
-      if (closing || accepted.size >= (server.maxConnections ?? Infinity)) {
+      if (closing || accepted.size >= maxConnections) {
+        if (!closing) refused();
         socket.destroy();
         return;
       }
+      adoptedOpen++;
+      applyCap();
+      socket.once('close', () => {
+        adoptedOpen--;
+        applyCap();
+      });
       // The same path as a connection accepted here ('connection' wraps it in TLS).
       server.emit('connection', socket);
     },

@@ -51,7 +51,8 @@ let front: TlsFront | undefined;
 /** the listening socket as received with `init` (the front listens on it); sent back when the parent asks */
 let listenHandle: object | undefined;
 let handshakeErrors = 0;
-let reported = 0;
+let refusedConnections = 0;
+let reported = { handshakeErrors: 0, refusedConnections: 0 };
 let statsTimer: TimerHandle | undefined;
 /** the parent's latest health snapshot: probes are answered from it here (src/gateway/health-probe.ts) */
 const health = new SnapshotHolder(systemClock);
@@ -63,9 +64,9 @@ process.on('SIGINT', () => undefined);
 
 const reportStats = (): void => {
   statsTimer = undefined;
-  if (handshakeErrors === reported) return;
-  reported = handshakeErrors;
-  send({ t: 'stats', handshakeErrors });
+  if (handshakeErrors === reported.handshakeErrors && refusedConnections === reported.refusedConnections) return;
+  reported = { handshakeErrors, refusedConnections };
+  send({ t: 'stats', handshakeErrors, refusedConnections });
 };
 
 process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
@@ -107,6 +108,10 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         onHandshakeError: () => {
           handshakeErrors++;
           // this file is the worker process's composition root: it owns the system clock
+          statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
+        },
+        onConnectionRefused: () => {
+          refusedConnections++;
           statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
         },
       }).then(

@@ -72,9 +72,9 @@ export type WorkerToParent =
   | { t: 'register'; items: { id: string; info: TlsConnectionInfo }[] }
   /** connections closed in the last moment (batched: the parent keeps entries 1 s longer anyway) */
   | { t: 'unregister'; ids: string[] }
-  | { t: 'stats'; handshakeErrors: number };
+  | { t: 'stats'; handshakeErrors: number; refusedConnections: number };
 
-export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' | 'register' | 'unregister' | 'onHandshakeError' | 'fdsPerConnection'> {
+export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' | 'register' | 'unregister' | 'onHandshakeError' | 'onConnectionRefused' | 'fdsPerConnection'> {
   /** worker processes (at least 1) */
   workers: number;
   log?: (msg: string) => void;
@@ -82,6 +82,12 @@ export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' 
   clock?: Clock;
   /** workers answer HTTP/1.1 health probes from `publishHealth` snapshots (src/gateway/health-probe.ts) */
   healthInWorkers?: boolean;
+  /**
+   * `--max-connections-per-tls-worker`: client connections one worker holds
+   * at once, below what its descriptors allow (0 or absent: that limit only);
+   * more are closed at accept (docs/reliability.md "Connections per TLS worker").
+   */
+  maxConnectionsPerWorker?: number;
 }
 
 export interface TlsWorkerPool extends TlsFront {
@@ -119,6 +125,7 @@ interface Worker {
   child: ChildProcess;
   ready: boolean;
   handshakeErrors: number;
+  refusedConnections: number;
   /** ids this worker registered, so its entries go when it dies */
   ids: Set<string>;
 }
@@ -143,10 +150,11 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
   // Per worker: what its own descriptors allow, and together no more than
   // the parent's descriptors allow (one each), so that the parent's unix
   // socket never has to refuse a connection a worker accepted.
-  const perWorker =
+  const byDescriptors =
     opts.maxConnections !== undefined
       ? Math.max(1, Math.ceil(opts.maxConnections / n))
       : Math.min(defaultMaxConnections(WORKER_FDS_PER_CONNECTION), Math.floor(defaultMaxConnections(PARENT_FDS_PER_CONNECTION) / n));
+  const perWorker = opts.maxConnectionsPerWorker ? Math.min(byDescriptors, opts.maxConnectionsPerWorker) : byDescriptors;
   const init: TlsWorkerInit = {
     key: String(opts.key),
     cert: String(opts.cert),
@@ -164,8 +172,9 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
 
   const entries = new Map<string, Entry>();
   const workers = new Set<Worker>();
-  /** handshake errors of workers that have exited */
+  /** handshake errors and refused connections of workers that have exited */
   let pastHandshakeErrors = 0;
+  let pastRefused = 0;
   let closing = false;
   let nextWorker = 0;
   let parentAccepted = 0;
@@ -297,7 +306,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const w: Worker = { child, ready: false, handshakeErrors: 0, ids: new Set() };
+    const w: Worker = { child, ready: false, handshakeErrors: 0, refusedConnections: 0, ids: new Set() };
     workers.add(w);
     return new Promise<Worker>((resolve, reject) => {
       const timer = clock.setTimeout(() => {
@@ -324,6 +333,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
           }
           case 'stats':
             w.handshakeErrors = msg.handshakeErrors;
+            w.refusedConnections = msg.refusedConnections;
             break;
           case 'adopted': {
             // the worker holds its own descriptor now; close the parent's
@@ -350,6 +360,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
         timer.cancel();
         workers.delete(w);
         pastHandshakeErrors += w.handshakeErrors;
+        pastRefused += w.refusedConnections;
         // Its connections died with it; those it had not adopted yet go to another worker.
         for (const id of w.ids) entries.delete(id);
         for (const [id, h] of handoffs) {
@@ -409,6 +420,11 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     get handshakeErrors() {
       let sum = pastHandshakeErrors;
       for (const w of workers) sum += w.handshakeErrors;
+      return sum;
+    },
+    get refusedConnections() {
+      let sum = pastRefused;
+      for (const w of workers) sum += w.refusedConnections;
       return sum;
     },
     workerPids() {

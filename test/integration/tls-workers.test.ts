@@ -283,3 +283,51 @@ describe('startTlsWorkers', () => {
     expect(pool.parentAccepted).toBe(before);
   }, 90_000);
 });
+
+describe('a per-worker connection cap (--max-connections-per-tls-worker)', () => {
+  let dir: string;
+  let pool: TlsWorkerPool;
+  let pki: Pki;
+  let backend: ReturnType<typeof createNetServer>;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'orch-tls-cap-'));
+    pki = await ensurePki(join(dir, 'pki'));
+    // a backend that holds what it is given: the client connections stay open
+    backend = createNetServer((s) => s.resume());
+    await new Promise<void>((r) => backend.listen(join(dir, 'backend.sock'), r));
+    pool = await startTlsWorkers({ workers: 1, host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, backendSocketPath: join(dir, 'backend.sock'), maxConnectionsPerWorker: 3 });
+  });
+  afterAll(async () => {
+    await pool?.close();
+    backend?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** a TLS connection: 'open' once the handshake completed, 'refused' if the server ended it first */
+  const open = (): Promise<{ outcome: 'open' | 'refused'; socket: Socket }> =>
+    new Promise((resolve) => {
+      const s = tlsConnect({ host: '127.0.0.1', port: pool.port, ca: pki.ca.certPem, servername: 'localhost' });
+      s.once('secureConnect', () => resolve({ outcome: 'open', socket: s }));
+      s.once('error', () => resolve({ outcome: 'refused', socket: s }));
+      s.once('close', () => resolve({ outcome: 'refused', socket: s }));
+    });
+
+  it('refuses connections beyond the cap at accept instead of leaving them waiting, and takes new ones once some close', async () => {
+    const held = [await open(), await open(), await open()];
+    expect(held.map((c) => c.outcome)).toEqual(['open', 'open', 'open']);
+    const extra = await open();
+    expect(extra.outcome).toBe('refused');
+    await until('the refusal to be counted', () => pool.refusedConnections >= 1);
+    expect(pool.refusedConnections).toBe(1);
+    held[0]!.socket.destroy();
+    // the worker sees the close, then has room again (each try that comes too early is refused, not left waiting)
+    let again = await open();
+    for (let i = 0; i < 100 && again.outcome === 'refused'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      again = await open();
+    }
+    expect(again.outcome).toBe('open');
+    for (const c of [...held, again]) c.socket.destroy();
+  });
+});
