@@ -24,7 +24,7 @@ import type { Server as NetServer, Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { PeerCertificate } from '../auth/types.js';
 import { createH2Bridge, type H2Bridge } from './h2-bridge.js';
-import type { ProbeAnswerer } from './health-probe.js';
+import type { H2ProbeAnswerer, ProbeAnswerer } from './health-probe.js';
 import { encodeProxyV2Header, newConnectionId, PROXY_DESTINATION, proxiedAddressFor } from './proxy-v2.js';
 import { type TlsConnectionInfo, TlsConnectionRegistry } from './tls-connections.js';
 import { BACKEND_IDLE_MS, serveHttp1 } from './tls-h1-connection.js';
@@ -100,9 +100,11 @@ export interface TlsFrontOptions {
   /**
    * Answers health probes on HTTP/1.1 connections in this process (TLS
    * workers, from the main process's snapshots: src/gateway/health-probe.ts);
-   * HTTP/2 streams always go to the backend.
+   * HTTP/2 streams: `answerH2Probe`.
    */
   answerProbe?: ProbeAnswerer;
+  /** the same for HTTP/2 streams (src/gateway/h2-bridge.ts); the session then starts before the registration is acknowledged */
+  answerH2Probe?: H2ProbeAnswerer;
   /** an idle HTTP/1.1 backend connection is closed by the front after this long (default 4 s; src/gateway/tls-h1-connection.ts) */
   backendIdleMs?: number;
 }
@@ -170,6 +172,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
           // a backend connection costs about what a client connection does: they share the budget
           mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < maxConnections,
           onBackendClosed: () => checkDrained?.(),
+          ...(opts.answerH2Probe ? { answerProbe: (headers, key) => opts.answerH2Probe!(headers, connections.peerFor(key)) } : {}),
         });
 
   const server: Server = createServer({
@@ -252,7 +255,14 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       b.serve(tlsSocket, key, header);
       return;
     }
-    opts.register(key, infoOf(key)()).then(
+    const registered = opts.register(key, infoOf(key)());
+    if (opts.answerH2Probe) {
+      // probes are answered at once; streams for uWS wait in the bridge for the registration
+      registered.catch(() => tlsSocket.destroy());
+      b.serve(tlsSocket, key, header, registered);
+      return;
+    }
+    registered.then(
       () => {
         if (!tlsSocket.destroyed) b.serve(tlsSocket, key, header);
       },

@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import { startTlsFront, type TlsConnectionInfo, type TlsFront } from './tls-front.js';
 import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
 import { SnapshotHolder } from './health-snapshot.js';
-import { probeAnswerer } from './health-probe.js';
+import { h2ProbeAnswerer, probeAnswerer } from './health-probe.js';
 
 /** at most this often a changed handshake-error count is reported */
 const STATS_INTERVAL_MS = 250;
@@ -81,7 +81,9 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         ...(msg.init.clientCA !== undefined ? { clientCA: msg.init.clientCA } : {}),
         backendSocketPath: msg.init.backendSocketPath,
         // health probes answered here from the parent's snapshot, the rest forwarded (src/gateway/tls-h1-connection.ts)
-        ...(msg.init.healthProbes ? { answerProbe: probeAnswerer({ snapshot: () => health.current(), clock: systemClock }) } : {}),
+        ...(msg.init.healthProbes
+          ? { answerProbe: probeAnswerer({ snapshot: () => health.current(), clock: systemClock }), answerH2Probe: h2ProbeAnswerer({ snapshot: () => health.current(), clock: systemClock }) }
+          : {}),
         maxConnections: msg.init.maxConnections,
         ...(msg.init.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: msg.init.handshakeTimeoutMs } : {}),
         ...(msg.init.http2 !== undefined ? { http2: msg.init.http2 } : {}),
