@@ -63,10 +63,12 @@ let probing = true;
 parentPort.on('message', () => (probing = false));
 const times = [];
 const ports = [];
+const starts = [];
 let failures = 0;
 (async () => {
   while (probing) {
     const t0 = performance.now();
+    starts.push(Date.now());
     let localPort = 0;
     const ok = await new Promise((resolve) => {
       const req = request({ host: '127.0.0.1', port, path: '/readyz', agent, ...(fresh ? { ca, cert, key } : {}) }, (res) => {
@@ -76,7 +78,7 @@ let failures = 0;
       req.setTimeout(60000, () => req.destroy());
       req.on('error', () => resolve(false));
       // the client's port names the connection in the server's accept4 trace
-      req.on('socket', (s) => s.once('connect', () => (localPort = s.localPort)));
+      if (fresh) req.on('socket', (s) => s.once('connect', () => (localPort = s.localPort)));
       req.end();
     });
     times.push(performance.now() - t0);
@@ -85,7 +87,7 @@ let failures = 0;
     await new Promise((r) => setTimeout(r, 200));
   }
   if (agent) agent.destroy();
-  parentPort.postMessage({ times, ports, failures });
+  parentPort.postMessage({ times, ports, starts, failures });
   // the message listener keeps the thread (and so the bench) alive otherwise
   parentPort.close();
 })();
@@ -166,7 +168,7 @@ async function main(): Promise<void> {
   // that loop's own lag, not only the server's.
   const prober = (fresh: boolean) => {
     const worker = new Worker(PROBE_WORKER, { eval: true, workerData: { port, fresh, ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem } });
-    const result = new Promise<{ times: number[]; ports: number[]; failures: number }>((resolve, reject) => {
+    const result = new Promise<{ times: number[]; ports: number[]; starts: number[]; failures: number }>((resolve, reject) => {
       worker.once('message', resolve);
       worker.once('error', reject);
     });
@@ -229,8 +231,10 @@ async function main(): Promise<void> {
   }
   await mark('start');
   t0Series = Date.now();
+  const netBefore = await tcpCounters();
   const before = await measured('before', () => run(64, 10));
   await mark('afterBefore');
+  const overloadStart = Date.now();
   const midTimer = setTimeout(() => void mark('overloadMidway'), (seconds * 1000) / 2);
   const overload = await measured('overload', () => run(64 * factor, seconds));
   clearTimeout(midTimer);
@@ -256,7 +260,8 @@ async function main(): Promise<void> {
   // under strace, the server itself (strace then exits with it)
   process.kill(serverPid, 'SIGTERM');
   await new Promise((r) => server.once('exit', r));
-  const acceptedBy = straceFile ? await acceptingProcesses(straceFile, serverPid, freshResult) : undefined;
+  const acceptedBy = straceFile ? await acceptingProcesses(straceFile, serverPid, freshResult, overloadStart) : undefined;
+  const netAfter = await tcpCounters();
   await rm(dir, { recursive: true, force: true });
   process.stdout.write(
     JSON.stringify(
@@ -273,6 +278,8 @@ async function main(): Promise<void> {
         peakRssMiB: Math.round(peakRss / 1024),
         rssMiB,
         rssSeriesMiB: rssSeries,
+        // host-wide (other processes' connections count too): SYNs dropped for a full accept queue, and retransmitted
+        tcpHostDeltas: Object.fromEntries(Object.entries(netAfter).map(([k, v]) => [k, v - (netBefore[k] ?? 0)])),
         ...(acceptedBy ? { freshProbesAcceptedBy: acceptedBy } : {}),
         recoveredRatio: +(after.createdPerSec / Math.max(1, before.createdPerSec)).toFixed(2),
       },
@@ -288,11 +295,12 @@ async function main(): Promise<void> {
  * trace names the client's port, the probe thread recorded its own. Slow =
  * over 500 ms.
  */
-async function acceptingProcesses(file: string, mainPid: number, probes: { times: number[]; ports: number[] }): Promise<Record<string, unknown>> {
+async function acceptingProcesses(file: string, mainPid: number, probes: { times: number[]; ports: number[]; starts: number[] }, overloadStart: number): Promise<Record<string, unknown>> {
   const byPort = new Map<number, number>();
   for (const line of (await readFile(file, 'utf8')).split('\n')) {
     // libuv passes no address buffer; -yy prints the new descriptor's ends: `= 20<TCP:[127.0.0.1:6443->127.0.0.1:54321]>`
-    const m = /^(\d+)\s.*accept4?\(.*= \d+<TCPv?6?:\[[^\]]*->[^\]]*:(\d+)\]>/.exec(line);
+    // (or, when another process's line came between, `<... accept4 resumed>) = 20<TCP:…>`)
+    const m = /^(\d+)\s.*accept4?(?:\(| resumed>\)).*= \d+<TCPv?6?:\[[^\]]*->[^\]]*:(\d+)\]>/.exec(line);
     if (m) byPort.set(Number(m[2]), Number(m[1]));
   }
   const count = { main: 0, worker: 0, unknown: 0, slowMain: 0, slowWorker: 0, slowUnknown: 0, slowestByMainMs: 0, slowestByWorkerMs: 0 };
@@ -305,9 +313,27 @@ async function acceptingProcesses(file: string, mainPid: number, probes: { times
     if (who === 'main') count.slowestByMainMs = Math.max(count.slowestByMainMs, Math.round(ms));
     if (who === 'worker') count.slowestByWorkerMs = Math.max(count.slowestByWorkerMs, Math.round(ms));
   });
+  // the slow probes themselves: [ms, who, seconds after the overload began]
+  const slow = probes.times.flatMap((ms, i) =>
+    ms > 500 ? [[Math.round(ms), byPort.get(probes.ports[i]!) === undefined ? 'unknown' : byPort.get(probes.ports[i]!) === mainPid ? 'main' : 'worker', +(((probes.starts[i] ?? 0) - overloadStart) / 1000).toFixed(1)]] : [],
+  );
   let mainAccepts = 0;
   for (const pid of byPort.values()) if (pid === mainPid) mainAccepts++;
-  return { ...count, connectionsAcceptedByMain: mainAccepts, connectionsAccepted: byPort.size };
+  return { ...count, slow, connectionsAcceptedByMain: mainAccepts, connectionsAccepted: byPort.size };
+}
+
+/** the host's TCP listen-queue counters (/proc/net/netstat) */
+async function tcpCounters(): Promise<Record<string, number>> {
+  const lines = (await readFile('/proc/net/netstat', 'utf8')).split('\n');
+  const out: Record<string, number> = {};
+  for (let i = 0; i + 1 < lines.length; i += 2) {
+    const names = lines[i]!.split(' ');
+    const values = lines[i + 1]!.split(' ');
+    names.forEach((n, j) => {
+      if (n === 'ListenOverflows' || n === 'ListenDrops' || n === 'TCPSynRetrans') out[n] = Number(values[j]);
+    });
+  }
+  return out;
 }
 
 main().catch((e: unknown) => {

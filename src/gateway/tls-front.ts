@@ -139,6 +139,15 @@ export interface TlsFront {
   close(opts?: TlsCloseOptions): Promise<void>;
 }
 
+/**
+ * The accept queue: as long as the kernel allows (it caps this at
+ * net.core.somaxconn, which is what Go's listeners ask for). Node's default
+ * of 511 overflowed when an overload opened 640 connections at once: a
+ * dropped SYN costs its client a retransmission 1, 3, 7 s later, which is
+ * how a fresh health probe took 10 s (docs/reliability.md).
+ */
+export const LISTEN_BACKLOG = 65_535;
+
 /** see TlsFrontOptions.handshakeTimeoutMs and src/server/request-limits.ts */
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 32_000;
 /**
@@ -303,8 +312,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       server.off('error', onError);
       resolve();
     };
-    if (opts.listenHandle) server.listen(opts.listenHandle, onListening);
-    else server.listen(opts.port, opts.host, onListening);
+    if (opts.listenHandle) server.listen(opts.listenHandle, LISTEN_BACKLOG, onListening);
+    else server.listen(opts.port, opts.host, LISTEN_BACKLOG, onListening);
   });
   const address = server.address();
   boundPort = typeof address === 'object' && address !== null ? address.port : opts.port;

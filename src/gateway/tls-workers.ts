@@ -31,7 +31,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { PeerCertificate } from '../auth/types.js';
 import type { HealthSnapshot } from './health-snapshot.js';
-import { defaultMaxConnections, parseProxiedAddress, proxiedAddressFor, type TlsCloseOptions, type TlsConnectionInfo, type TlsFront, type TlsFrontOptions } from './tls-front.js';
+import { defaultMaxConnections, LISTEN_BACKLOG, parseProxiedAddress, proxiedAddressFor, type TlsCloseOptions, type TlsConnectionInfo, type TlsFront, type TlsFrontOptions } from './tls-front.js';
 
 /** what a worker needs to start its front (the listening socket travels with it as the IPC handle) */
 export interface TlsWorkerInit {
@@ -240,7 +240,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
   let handleAskedOf: Worker | undefined;
   await new Promise<void>((resolve, reject) => {
     listener!.once('error', reject);
-    listener!.listen(opts.port, opts.host, () => {
+    listener!.listen(opts.port, opts.host, LISTEN_BACKLOG, () => {
       listener!.off('error', reject);
       resolve();
     });
@@ -288,7 +288,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     const h = kept;
     kept = undefined;
     listener = l;
-    l.listen(h);
+    l.listen(h, LISTEN_BACKLOG);
   };
 
   const forget = (id: string): void => {
