@@ -210,7 +210,13 @@ async function main(): Promise<void> {
   };
   let peakRss = 0;
   const rssMiB: Record<string, number> = {};
-  const mark = async (name: string) => (rssMiB[name] = Math.round((await rssKb()) / 1024));
+  /** RSS of the main process and of each TLS worker apart, at each mark: which one grows */
+  const rssByProcessMiB: Record<string, { main: number; workers: number[] }> = {};
+  const mark = async (name: string) => {
+    const children = (await readFile(`/proc/${serverPid}/task/${serverPid}/children`, 'utf8').catch(() => '')).trim().split(/\s+/).filter(Boolean).map(Number);
+    rssByProcessMiB[name] = { main: Math.round((await rssKbOf(serverPid)) / 1024), workers: await Promise.all(children.map(async (c) => Math.round((await rssKbOf(c)) / 1024))) };
+    rssMiB[name] = Math.round((await rssKb()) / 1024);
+  };
   /** [seconds since the first phase, MiB of the three processes] every 5 s: does RSS level off? */
   const rssSeries: [number, number][] = [];
   let t0Series = 0;
@@ -278,6 +284,7 @@ async function main(): Promise<void> {
         peakRssMiB: Math.round(peakRss / 1024),
         rssMiB,
         rssSeriesMiB: rssSeries,
+        rssByProcessMiB,
         // host-wide (other processes' connections count too): SYNs dropped for a full accept queue, and retransmitted
         tcpHostDeltas: Object.fromEntries(Object.entries(netAfter).map(([k, v]) => [k, v - (netBefore[k] ?? 0)])),
         ...(acceptedBy ? { freshProbesAcceptedBy: acceptedBy } : {}),
