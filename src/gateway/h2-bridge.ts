@@ -37,6 +37,7 @@ import {
 import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { type Clock, systemClock } from '../core/clock.js';
+import type { H2ProbeReply } from './health-probe.js';
 import { escapeHeaderName } from './request-head-coalescer.js';
 
 /**
@@ -77,11 +78,20 @@ export interface H2BridgeOptions {
   onBackendClosed?: () => void;
   /** request-body deadlines (default the system clock) */
   clock?: Clock;
+  /**
+   * Health probes answered in this process (TLS workers, src/gateway/health-probe.ts):
+   * asked for each stream that ended with its headers, with the session's connection key.
+   */
+  answerProbe?: (headers: IncomingHttpHeaders, connKey: string) => Promise<H2ProbeReply | undefined> | undefined;
 }
 
 export interface H2Bridge {
-  /** serve HTTP/2 on a TLS connection that negotiated `h2`; `proxyHeader` names it to uWS */
-  serve(socket: TLSSocket, connKey: string, proxyHeader: Buffer): void;
+  /**
+   * serve HTTP/2 on a TLS connection that negotiated `h2`; `proxyHeader` names it to uWS.
+   * No stream goes to uWS before `registered` resolves (the parent knows the id); probes
+   * answered here do not wait for it.
+   */
+  serve(socket: TLSSocket, connKey: string, proxyHeader: Buffer, registered?: Promise<void>): void;
   readonly sessions: number;
   /** open HTTP/2 streams across all sessions */
   readonly streams: number;
@@ -97,6 +107,8 @@ export interface H2Bridge {
 interface BackendRequestOptions {
   connKey: string;
   proxyHeader: Buffer;
+  /** resolves once the connection's identity is registered (TLS workers); streams go to uWS after it */
+  registered?: Promise<void>;
 }
 
 interface AgentInternals {
@@ -163,7 +175,7 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
   });
   server.on('sessionError', () => undefined);
 
-  let pending: { connKey: string; proxyHeader: Buffer } | undefined;
+  let pending: BackendRequestOptions | undefined;
   server.on('session', (session: ServerHttp2Session) => {
     const ctx = pending;
     pending = undefined;
@@ -223,7 +235,21 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
     delete out['content-length'];
 
     if (stream.endAfterHeaders) {
-      send(stream, method, path, out, Buffer.alloc(0), ctx);
+      const probe = opts.answerProbe?.(headers, ctx.connKey);
+      if (!probe) {
+        sendRegistered(stream, method, path, out, Buffer.alloc(0), ctx);
+        return;
+      }
+      probe.then(
+        (reply) => {
+          if (!reply) sendRegistered(stream, method, path, out, Buffer.alloc(0), ctx);
+          else if (!stream.closed && !stream.destroyed) {
+            stream.respond(reply.headers);
+            stream.end(reply.body);
+          }
+        },
+        () => sendRegistered(stream, method, path, out, Buffer.alloc(0), ctx),
+      );
       return;
     }
     const chunks: Buffer[] = [];
@@ -252,8 +278,17 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
     });
     stream.on('end', () => {
       timer.cancel();
-      if (!refused) send(stream, method, path, out, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), ctx);
+      if (!refused) sendRegistered(stream, method, path, out, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), ctx);
     });
+  };
+
+  /** `send` once the connection is registered (its session may start before: see `serve`) */
+  const sendRegistered = (stream: ServerHttp2Stream, method: string, path: string, headers: Record<string, string>, body: Buffer, ctx: BackendRequestOptions): void => {
+    if (!ctx.registered) return send(stream, method, path, headers, body, ctx);
+    ctx.registered.then(
+      () => send(stream, method, path, headers, body, ctx),
+      () => stream.close(h2constants.NGHTTP2_REFUSED_STREAM),
+    );
   };
 
   const send = (stream: ServerHttp2Stream, method: string, path: string, headers: Record<string, string>, body: Buffer, ctx: BackendRequestOptions, retried = false): void => {
@@ -344,8 +379,8 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
   };
 
   return {
-    serve(socket, connKey, proxyHeader) {
-      pending = { connKey, proxyHeader };
+    serve(socket, connKey, proxyHeader, registered) {
+      pending = { connKey, proxyHeader, ...(registered ? { registered } : {}) };
       // synchronous: the server's connection listener makes the session and emits 'session'
       server.emit('connection', socket);
       if (pending) {

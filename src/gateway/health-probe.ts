@@ -4,7 +4,11 @@
 // delay"). Pure: the HTTP/1.1 connection of the TLS front
 // (src/gateway/tls-h1-connection.ts) calls `answerProbe` with each complete
 // request head it sees while no forwarded request is outstanding, and writes
-// the answer itself, or forwards the request to uWS when there is none.
+// the answer itself, or forwards the request to uWS when there is none. The
+// HTTP/2 bridge (src/gateway/h2-bridge.ts) asks `h2ProbeAnswerer` for each
+// stream that ended with its headers: streams are independent, so an answer
+// here never overtakes another stream's response on the wire in a way a
+// client could rely on (RFC 9113 §5: no order across streams).
 //
 // A request is answered here only when it is a GET of a health path whose
 // requester the snapshot says may read it: no credential and anonymous
@@ -14,6 +18,7 @@
 // token, an upgrade). Anything else goes to the main process.
 
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import type { Clock } from '../core/clock.js';
 import type { PeerCertificate } from '../auth/types.js';
 import { type ProbeIdentity, answerFromSnapshot, type HealthSnapshot } from './health-snapshot.js';
@@ -65,6 +70,68 @@ export function probeAnswerer(o: ProbeAnswererOptions): ProbeAnswerer {
   };
 }
 
+/** a probe answered on an HTTP/2 stream: the response headers and body */
+export interface H2ProbeReply {
+  headers: OutgoingHttpHeaders;
+  body: Buffer;
+}
+
+/**
+ * Answers an HTTP/2 stream's request headers (of a stream that ended with
+ * them, so without a body), or undefined at once (not a probe a worker may
+ * answer), or a promise of undefined (the snapshot cannot: forward it).
+ */
+export type H2ProbeAnswerer = (headers: IncomingHttpHeaders, peer: PeerCertificate | undefined) => Promise<H2ProbeReply | undefined> | undefined;
+
+/** the same eligibility and answers as `probeAnswerer`, for HTTP/2 streams */
+export function h2ProbeAnswerer(o: ProbeAnswererOptions): H2ProbeAnswerer {
+  return (headers, peer) => {
+    const who = probeIdentity(peer);
+    if (!who) return undefined;
+    const probe = parseH2ProbeHeaders(headers);
+    if (!probe) return undefined;
+    const { snapshot, ageMs } = o.snapshot();
+    return answerFromSnapshot(snapshot, ageMs, { method: 'GET', path: probe.path, query: probe.query, who }, o.maxAgeMs).then((answer) => {
+      if (!answer) return undefined;
+      const body = Buffer.from(answer.body);
+      return {
+        headers: {
+          ':status': answer.status,
+          'content-type': 'text/plain; charset=utf-8',
+          'x-content-type-options': 'nosniff',
+          'audit-id': randomUUID(),
+          date: new Date(o.clock.now()).toUTCString(),
+          'content-length': body.length,
+        },
+        body,
+      };
+    });
+  };
+}
+
+/** an HTTP/2 request a worker may answer: a GET of a health path without any header that bears on who is asking */
+export function parseH2ProbeHeaders(headers: IncomingHttpHeaders): { path: string; query: URLSearchParams } | undefined {
+  if (headers[':method'] !== 'GET') return undefined;
+  const m = /^(\/[^ ?#]*)(?:\?([^ #]*))?$/.exec(String(headers[':path'] ?? ''));
+  if (!m || !parseHealthPath(m[1]!)) return undefined;
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith(':')) continue;
+    if (IDENTITY_HEADER.test(name)) return undefined;
+    if (name === 'content-length' && value !== '0') return undefined;
+  }
+  const path = plainPath(m[1]!);
+  return path === undefined ? undefined : { path, query: new URLSearchParams(m[2] ?? '') };
+}
+
+/** the path if it has no percent-encoding (uWS hands such a path over undecoded: left to the main process) */
+function plainPath(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw) === raw ? raw : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A request head a worker may answer: an HTTP/1.1 GET of a health path
  * without a body or any header that bears on who is asking. Anything else
@@ -85,13 +152,7 @@ export function parseProbeHead(head: string): { path: string; query: URLSearchPa
     if (name === 'transfer-encoding' || (name === 'content-length' && value !== '0')) return undefined;
     if (name === 'connection' && /\bclose\b/i.test(value)) close = true;
   }
-  let path: string;
-  try {
-    path = decodeURIComponent(m[1]!);
-  } catch {
-    return undefined;
-  }
-  // a percent-encoded path is left to the main process: uWS hands it over undecoded
-  if (path !== m[1]) return undefined;
+  const path = plainPath(m[1]!);
+  if (path === undefined) return undefined;
   return { path, query: new URLSearchParams(m[2] ?? ''), close };
 }

@@ -24,7 +24,7 @@ import type { Server as NetServer, Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { PeerCertificate } from '../auth/types.js';
 import { createH2Bridge, type H2Bridge } from './h2-bridge.js';
-import type { ProbeAnswerer } from './health-probe.js';
+import type { H2ProbeAnswerer, ProbeAnswerer } from './health-probe.js';
 import { HEAD_HOLD_MS } from './request-head-coalescer.js';
 import { encodeProxyV2Header, newConnectionId, PROXY_DESTINATION, proxiedAddressFor } from './proxy-v2.js';
 import { type TlsConnectionInfo, TlsConnectionRegistry } from './tls-connections.js';
@@ -75,6 +75,8 @@ export interface TlsFrontOptions {
   unregister?: (proxiedAddress: string) => void;
   /** called on every failed handshake (timed-out ones included) */
   onHandshakeError?: () => void;
+  /** called for every connection refused at accept because `maxConnections` are open */
+  onConnectionRefused?: () => void;
   /**
    * A TCP connection that has not completed its TLS handshake by then is
    * closed (default 32 s as in kube, `--tls-handshake-timeout`): a client that opens
@@ -99,9 +101,11 @@ export interface TlsFrontOptions {
   /**
    * Answers health probes on HTTP/1.1 connections in this process (TLS
    * workers, from the main process's snapshots: src/gateway/health-probe.ts);
-   * HTTP/2 streams always go to the backend.
+   * HTTP/2 streams: `answerH2Probe`.
    */
   answerProbe?: ProbeAnswerer;
+  /** the same for HTTP/2 streams (src/gateway/h2-bridge.ts); the session then starts before the registration is acknowledged */
+  answerH2Probe?: H2ProbeAnswerer;
   /** an idle HTTP/1.1 backend connection is closed by the front after this long (default 4 s; src/gateway/tls-h1-connection.ts) */
   backendIdleMs?: number;
   /** an incomplete first request head is answered 408 after this long (default 10 s; src/gateway/request-head-coalescer.ts) */
@@ -129,12 +133,23 @@ export interface TlsFront {
   readonly connections: number;
   /** failed TLS handshakes since start (they are otherwise ignored) */
   readonly handshakeErrors: number;
+  /** connections closed at accept, before the handshake, because `maxConnections` were open */
+  readonly refusedConnections: number;
   /** HTTP/2 sessions and streams open now in this process (zero when HTTP/2 is off; absent for worker processes) */
   readonly http2?: { readonly sessions: number; readonly streams: number; readonly backendConnections: number };
   /** serve a client TCP socket accepted elsewhere (e.g. by the parent process); refused beyond `maxConnections` */
   adopt(socket: Socket): void;
   close(opts?: TlsCloseOptions): Promise<void>;
 }
+
+/**
+ * The accept queue: as long as the kernel allows (it caps this at
+ * net.core.somaxconn, which is what Go's listeners ask for). Node's default
+ * of 511 overflowed when an overload opened 640 connections at once: a
+ * dropped SYN costs its client a retransmission 1, 3, 7 s later, which is
+ * how a fresh health probe took 10 s (docs/reliability.md).
+ */
+export const LISTEN_BACKLOG = 65_535;
 
 /** see TlsFrontOptions.handshakeTimeoutMs and src/server/request-limits.ts */
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 32_000;
@@ -167,8 +182,9 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
           clock,
           ...(opts.http2MaxStreams !== undefined ? { maxConcurrentStreams: opts.http2MaxStreams } : {}),
           // a backend connection costs about what a client connection does: they share the budget
-          mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < (server.maxConnections ?? Infinity),
+          mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < maxConnections,
           onBackendClosed: () => checkDrained?.(),
+          ...(opts.answerH2Probe ? { answerProbe: (headers, key) => opts.answerH2Probe!(headers, connections.peerFor(key)) } : {}),
         });
 
   const server: Server = createServer({
@@ -201,7 +217,24 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     keepAliveInitialDelay: 60_000,
   });
 
-  server.maxConnections = opts.maxConnections ?? defaultMaxConnections(opts.fdsPerConnection);
+  const maxConnections = opts.maxConnections ?? defaultMaxConnections(opts.fdsPerConnection);
+  /** connections handed over by `adopt` and open: Node's accept-time check does not count them */
+  let adoptedOpen = 0;
+  // Node's check is `_connections >= maxConnections` on its own accepts only,
+  // and a 0 there means no limit: -1 refuses every accept once adopted ones fill the cap.
+  const applyCap = (): void => {
+    server.maxConnections = maxConnections - adoptedOpen > 0 ? maxConnections - adoptedOpen : -1;
+  };
+  applyCap();
+  // Node closes a connection beyond maxConnections as it accepts it: the
+  // client sees its connection end before the handshake, refused rather
+  // than left waiting (docs/reliability.md "Connections per TLS worker").
+  let refusedConnections = 0;
+  const refused = (): void => {
+    refusedConnections++;
+    opts.onConnectionRefused?.();
+  };
+  server.on('drop', refused);
 
   server.on('tlsClientError', (_err: Error, socket: TLSSocket) => {
     handshakeErrors++;
@@ -234,7 +267,14 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       b.serve(tlsSocket, key, header);
       return;
     }
-    opts.register(key, infoOf(key)()).then(
+    const registered = opts.register(key, infoOf(key)());
+    if (opts.answerH2Probe) {
+      // probes are answered at once; streams for uWS wait in the bridge for the registration
+      registered.catch(() => tlsSocket.destroy());
+      b.serve(tlsSocket, key, header, registered);
+      return;
+    }
+    registered.then(
       () => {
         if (!tlsSocket.destroyed) b.serve(tlsSocket, key, header);
       },
@@ -276,8 +316,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       server.off('error', onError);
       resolve();
     };
-    if (opts.listenHandle) server.listen(opts.listenHandle, onListening);
-    else server.listen(opts.port, opts.host, onListening);
+    if (opts.listenHandle) server.listen(opts.listenHandle, LISTEN_BACKLOG, onListening);
+    else server.listen(opts.port, opts.host, LISTEN_BACKLOG, onListening);
   });
   const address = server.address();
   boundPort = typeof address === 'object' && address !== null ? address.port : opts.port;
@@ -294,6 +334,9 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     get handshakeErrors() {
       return handshakeErrors;
     },
+    get refusedConnections() {
+      return refusedConnections;
+    },
     get http2() {
       return { sessions: bridge?.sessions ?? 0, streams: bridge?.streams ?? 0, backendConnections: bridge?.backendConnections ?? 0 };
     },
@@ -301,10 +344,17 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       return connections.peerFor(text);
     },
     adopt(socket) {
-      if (closing || accepted.size >= (server.maxConnections ?? Infinity)) {
+      if (closing || accepted.size >= maxConnections) {
+        if (!closing) refused();
         socket.destroy();
         return;
       }
+      adoptedOpen++;
+      applyCap();
+      socket.once('close', () => {
+        adoptedOpen--;
+        applyCap();
+      });
       // The same path as a connection accepted here ('connection' wraps it in TLS).
       server.emit('connection', socket);
     },

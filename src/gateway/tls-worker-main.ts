@@ -5,11 +5,12 @@
 // its first byte to the parent's uWS socket, and exits when told to close or
 // when the parent goes away (IPC `disconnect`), so no worker outlives it.
 import { type TimerHandle, systemClock } from '../core/clock.js';
+import type { SendHandle } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { startTlsFront, type TlsConnectionInfo, type TlsFront } from './tls-front.js';
 import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
 import { SnapshotHolder } from './health-snapshot.js';
-import { probeAnswerer } from './health-probe.js';
+import { h2ProbeAnswerer, probeAnswerer } from './health-probe.js';
 
 /** at most this often a changed handshake-error count is reported */
 const STATS_INTERVAL_MS = 250;
@@ -47,8 +48,11 @@ const flushUnregisters = (): void => {
   send({ t: 'unregister', ids });
 };
 let front: TlsFront | undefined;
+/** the listening socket as received with `init` (the front listens on it); sent back when the parent asks */
+let listenHandle: object | undefined;
 let handshakeErrors = 0;
-let reported = 0;
+let refusedConnections = 0;
+let reported = { handshakeErrors: 0, refusedConnections: 0 };
 let statsTimer: TimerHandle | undefined;
 /** the parent's latest health snapshot: probes are answered from it here (src/gateway/health-probe.ts) */
 const health = new SnapshotHolder(systemClock);
@@ -60,14 +64,15 @@ process.on('SIGINT', () => undefined);
 
 const reportStats = (): void => {
   statsTimer = undefined;
-  if (handshakeErrors === reported) return;
-  reported = handshakeErrors;
-  send({ t: 'stats', handshakeErrors });
+  if (handshakeErrors === reported.handshakeErrors && refusedConnections === reported.refusedConnections) return;
+  reported = { handshakeErrors, refusedConnections };
+  send({ t: 'stats', handshakeErrors, refusedConnections });
 };
 
 process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
   switch (msg.t) {
     case 'init':
+      listenHandle = handle;
       startTlsFront({
         host: '',
         port: 0,
@@ -76,7 +81,9 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         ...(msg.init.clientCA !== undefined ? { clientCA: msg.init.clientCA } : {}),
         backendSocketPath: msg.init.backendSocketPath,
         // health probes answered here from the parent's snapshot, the rest forwarded (src/gateway/tls-h1-connection.ts)
-        ...(msg.init.healthProbes ? { answerProbe: probeAnswerer({ snapshot: () => health.current(), clock: systemClock }) } : {}),
+        ...(msg.init.healthProbes
+          ? { answerProbe: probeAnswerer({ snapshot: () => health.current(), clock: systemClock }), answerH2Probe: h2ProbeAnswerer({ snapshot: () => health.current(), clock: systemClock }) }
+          : {}),
         maxConnections: msg.init.maxConnections,
         ...(msg.init.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: msg.init.handshakeTimeoutMs } : {}),
         ...(msg.init.http2 !== undefined ? { http2: msg.init.http2 } : {}),
@@ -105,6 +112,10 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
           // this file is the worker process's composition root: it owns the system clock
           statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
         },
+        onConnectionRefused: () => {
+          refusedConnections++;
+          statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
+        },
       }).then(
         (f) => {
           front = f;
@@ -130,6 +141,10 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
       else (handle as Socket | undefined)?.destroy();
       // served or refused here: either way the parent's copy may go
       send({ t: 'adopted', id: msg.id });
+      break;
+    case 'give-listen-handle':
+      // the parent keeps this copy and stops accepting on its own (src/gateway/tls-workers.ts)
+      if (process.connected) process.send!({ t: 'listen-handle' } satisfies WorkerToParent, listenHandle as SendHandle | undefined);
       break;
     case 'health':
       health.update(msg.snapshot);

@@ -9,10 +9,12 @@
 //
 // How:
 // - The parent binds the TCP port and hands the listening socket to every
-//   worker (`child.send(msg, server)`); the kernel gives each accepted
-//   connection to whichever process accepts it first. The parent's own copy
-//   is opened with `pauseOnConnect`, and a connection the parent happens to
-//   accept is passed on to a worker untouched.
+//   worker (`child.send(msg, handle)`); the kernel gives each accepted
+//   connection to whichever process accepts it first. Once workers serve, the
+//   parent stops accepting: it keeps only an unwatched copy of the socket (a
+//   worker sends its copy back), so new connections never wait for the
+//   parent's busy loop (issue #15). It accepts again (and passes connections
+//   on untouched) only while no worker is ready.
 // - A worker runs `startTlsFront` with `register`: after the handshake it
 //   sends the parent `{id → who}` for the connection's PROXY-v2 id and
 //   forwards nothing to uWS before the parent acknowledges (one round trip
@@ -29,7 +31,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { PeerCertificate } from '../auth/types.js';
 import type { HealthSnapshot } from './health-snapshot.js';
-import { defaultMaxConnections, parseProxiedAddress, proxiedAddressFor, type TlsCloseOptions, type TlsConnectionInfo, type TlsFront, type TlsFrontOptions } from './tls-front.js';
+import { defaultMaxConnections, LISTEN_BACKLOG, parseProxiedAddress, proxiedAddressFor, type TlsCloseOptions, type TlsConnectionInfo, type TlsFront, type TlsFrontOptions } from './tls-front.js';
 
 /** what a worker needs to start its front (the listening socket travels with it as the IPC handle) */
 export interface TlsWorkerInit {
@@ -54,6 +56,8 @@ export type ParentToWorker =
   | { t: 'ack'; ids: string[] }
   /** a connection the parent accepted; the worker answers `adopted` with the same id */
   | { t: 'socket'; id: number }
+  /** send the listening socket back (`listen-handle`): the parent keeps that copy and stops accepting */
+  | { t: 'give-listen-handle' }
   | { t: 'close'; graceful: boolean; timeoutMs?: number }
   /** the main loop's latest health check results (src/gateway/health-snapshot.ts) */
   | { t: 'health'; snapshot: HealthSnapshot };
@@ -61,14 +65,16 @@ export type ParentToWorker =
 export type WorkerToParent =
   | { t: 'ready' }
   | { t: 'adopted'; id: number }
+  /** the listening socket, as the IPC handle: a copy nobody accepts on */
+  | { t: 'listen-handle' }
   | { t: 'fatal'; message: string }
   /** connections that finished their handshake in one event-loop turn (one message, one ack, however many) */
   | { t: 'register'; items: { id: string; info: TlsConnectionInfo }[] }
   /** connections closed in the last moment (batched: the parent keeps entries 1 s longer anyway) */
   | { t: 'unregister'; ids: string[] }
-  | { t: 'stats'; handshakeErrors: number };
+  | { t: 'stats'; handshakeErrors: number; refusedConnections: number };
 
-export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' | 'register' | 'unregister' | 'onHandshakeError' | 'fdsPerConnection'> {
+export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' | 'register' | 'unregister' | 'onHandshakeError' | 'onConnectionRefused' | 'fdsPerConnection'> {
   /** worker processes (at least 1) */
   workers: number;
   log?: (msg: string) => void;
@@ -76,6 +82,12 @@ export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' 
   clock?: Clock;
   /** workers answer HTTP/1.1 health probes from `publishHealth` snapshots (src/gateway/health-probe.ts) */
   healthInWorkers?: boolean;
+  /**
+   * `--max-connections-per-tls-worker`: client connections one worker holds
+   * at once, below what its descriptors allow (0 or absent: that limit only);
+   * more are closed at accept (docs/reliability.md "Connections per TLS worker").
+   */
+  maxConnectionsPerWorker?: number;
 }
 
 export interface TlsWorkerPool extends TlsFront {
@@ -87,6 +99,10 @@ export interface TlsWorkerPool extends TlsFront {
   readyWorkers(): number;
   /** send the main loop's health snapshot to every worker (a new worker gets the next one) */
   publishHealth(snapshot: HealthSnapshot): void;
+  /** whether this (parent) process accepts on the listening socket now: only while no worker is ready */
+  parentAccepting(): boolean;
+  /** connections this process accepted and handed to a worker since start */
+  readonly parentAccepted: number;
 }
 
 /** descriptors per client connection in the parent: its end of the unix-socket pair */
@@ -109,6 +125,7 @@ interface Worker {
   child: ChildProcess;
   ready: boolean;
   handshakeErrors: number;
+  refusedConnections: number;
   /** ids this worker registered, so its entries go when it dies */
   ids: Set<string>;
 }
@@ -133,10 +150,11 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
   // Per worker: what its own descriptors allow, and together no more than
   // the parent's descriptors allow (one each), so that the parent's unix
   // socket never has to refuse a connection a worker accepted.
-  const perWorker =
+  const byDescriptors =
     opts.maxConnections !== undefined
       ? Math.max(1, Math.ceil(opts.maxConnections / n))
       : Math.min(defaultMaxConnections(WORKER_FDS_PER_CONNECTION), Math.floor(defaultMaxConnections(PARENT_FDS_PER_CONNECTION) / n));
+  const perWorker = opts.maxConnectionsPerWorker ? Math.min(byDescriptors, opts.maxConnectionsPerWorker) : byDescriptors;
   const init: TlsWorkerInit = {
     key: String(opts.key),
     cert: String(opts.cert),
@@ -154,10 +172,12 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
 
   const entries = new Map<string, Entry>();
   const workers = new Set<Worker>();
-  /** handshake errors of workers that have exited */
+  /** handshake errors and refused connections of workers that have exited */
   let pastHandshakeErrors = 0;
+  let pastRefused = 0;
   let closing = false;
   let nextWorker = 0;
+  let parentAccepted = 0;
 
   // The parent's copy of the listening socket. It accepts too (every process
   // holding a listening socket does); what it gets goes to a worker unread.
@@ -197,13 +217,31 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       dispatch(socket);
     }
   };
-  const listener: NetServer = createNetServer({ pauseOnConnect: true });
-  listener.on('connection', dispatch);
-  listener.on('error', () => undefined);
+  // The parent's copy of the listening socket is either a net.Server that
+  // accepts (at start, and while no worker is ready) or `kept`: a copy that
+  // a worker sent back, which nobody watches, so the kernel gives every
+  // connection to a worker. A fresh-connection probe accepted by the parent
+  // waited for the parent's loop under overload (1.23 s, docs/reliability.md).
+  // `kept` keeps the socket open for a restarted worker even when every
+  // worker is gone: connections then wait in the backlog, or are accepted
+  // here again (below), never refused for lack of a socket.
+  const newListener = (): NetServer => {
+    const l = createNetServer({ pauseOnConnect: true });
+    l.on('connection', (socket: Socket) => {
+      parentAccepted++;
+      dispatch(socket);
+    });
+    l.on('error', () => undefined);
+    return l;
+  };
+  let listener: NetServer | undefined = newListener();
+  let kept: SendHandle | undefined;
+  /** the worker asked for its copy of the socket, while one is asked */
+  let handleAskedOf: Worker | undefined;
   await new Promise<void>((resolve, reject) => {
-    listener.once('error', reject);
-    listener.listen(opts.port, opts.host, () => {
-      listener.off('error', reject);
+    listener!.once('error', reject);
+    listener!.listen(opts.port, opts.host, LISTEN_BACKLOG, () => {
+      listener!.off('error', reject);
       resolve();
     });
   });
@@ -212,9 +250,46 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
   // soon as it arrives, before the worker's TLS front exists, and whatever
   // that interim server accepts is never answered (clients hung in the TLS
   // handshake after a worker restart or at start-up, issue #15).
-  const rawListenHandle = (): SendHandle => (listener as unknown as { _handle: SendHandle })._handle;
+  const rawListenHandle = (): SendHandle => kept ?? (listener as unknown as { _handle: SendHandle })._handle;
   const address = listener.address();
   const port = typeof address === 'object' && address !== null ? address.port : opts.port;
+  const closeHandle = (h: SendHandle): void => (h as unknown as { close(): void }).close();
+
+  /**
+   * Stop accepting here once workers serve: ask a ready worker for its copy
+   * of the socket, keep that, close the accepting server. Only when every
+   * worker is ready, so no `init` still carries the server's own handle.
+   */
+  const stopAccepting = (): void => {
+    if (closing || !listener || handleAskedOf) return;
+    const all = [...workers];
+    const ready = all.filter((w) => w.ready && w.child.connected);
+    if (ready.length === 0 || ready.length !== all.length) return;
+    handleAskedOf = ready[0]!;
+    handleAskedOf.child.send({ t: 'give-listen-handle' } satisfies ParentToWorker);
+  };
+  const gotListenHandle = (w: Worker, handle: SendHandle | undefined): void => {
+    if (handleAskedOf === w) handleAskedOf = undefined;
+    if (!handle) return;
+    if (closing || !listener || kept) {
+      closeHandle(handle);
+      return;
+    }
+    kept = handle;
+    // connections already accepted here were dispatched; the rest wait in the kernel for a worker
+    listener.close();
+    listener = undefined;
+  };
+  /** no worker is ready: accept here again (held at most the start timeout, see `dispatch`) */
+  const startAccepting = (): void => {
+    if (closing || listener || !kept) return;
+    if ([...workers].some((w) => w.ready && w.child.connected)) return;
+    const l = newListener();
+    const h = kept;
+    kept = undefined;
+    listener = l;
+    l.listen(h, LISTEN_BACKLOG);
+  };
 
   const forget = (id: string): void => {
     const e = entries.get(id);
@@ -231,15 +306,18 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const w: Worker = { child, ready: false, handshakeErrors: 0, ids: new Set() };
+    const w: Worker = { child, ready: false, handshakeErrors: 0, refusedConnections: 0, ids: new Set() };
     workers.add(w);
     return new Promise<Worker>((resolve, reject) => {
       const timer = clock.setTimeout(() => {
         reject(new Error(`TLS worker ${child.pid} did not start within ${START_TIMEOUT_MS} ms`));
         child.kill('SIGKILL');
       }, START_TIMEOUT_MS);
-      child.on('message', (msg: WorkerToParent) => {
+      child.on('message', (msg: WorkerToParent, handle?: SendHandle) => {
         switch (msg.t) {
+          case 'listen-handle':
+            gotListenHandle(w, handle);
+            break;
           case 'register':
             // A worker only names connections it holds; ids are random per connection.
             for (const { id, info } of msg.items) {
@@ -255,6 +333,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
           }
           case 'stats':
             w.handshakeErrors = msg.handshakeErrors;
+            w.refusedConnections = msg.refusedConnections;
             break;
           case 'adopted': {
             // the worker holds its own descriptor now; close the parent's
@@ -268,6 +347,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
             setImmediate(flushWaiting);
             timer.cancel();
             resolve(w);
+            stopAccepting();
             break;
           case 'fatal':
             timer.cancel();
@@ -280,6 +360,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
         timer.cancel();
         workers.delete(w);
         pastHandshakeErrors += w.handshakeErrors;
+        pastRefused += w.refusedConnections;
         // Its connections died with it; those it had not adopted yet go to another worker.
         for (const id of w.ids) entries.delete(id);
         for (const [id, h] of handoffs) {
@@ -288,8 +369,12 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
           dispatch(h.socket);
         }
         w.ids.clear();
+        if (handleAskedOf === w) handleAskedOf = undefined;
         if (!w.ready) reject(new Error(`TLS worker exited during start (code ${code}, signal ${signal})`));
         if (closing) return;
+        // the last ready worker gone: accept here until one is back, else ask a survivor again
+        startAccepting();
+        stopAccepting();
         log(`TLS worker ${child.pid} exited (code ${code}, signal ${signal}); starting another`);
         // a worker that dies young is restarted with growing delays (the slot's machine)
         slot()?.exited();
@@ -315,7 +400,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     closing = true;
     for (const s of slots) s.close();
     for (const w of workers) w.child.kill('SIGKILL');
-    listener.close();
+    listener?.close();
     throw err;
   }
 
@@ -337,6 +422,11 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       for (const w of workers) sum += w.handshakeErrors;
       return sum;
     },
+    get refusedConnections() {
+      let sum = pastRefused;
+      for (const w of workers) sum += w.refusedConnections;
+      return sum;
+    },
     workerPids() {
       return [...workers].map((w) => w.child.pid).filter((p): p is number => p !== undefined);
     },
@@ -353,7 +443,13 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       return lookup(text)?.info;
     },
     adopt(socket) {
-      listener.emit('connection', socket);
+      dispatch(socket);
+    },
+    parentAccepting() {
+      return listener !== undefined;
+    },
+    get parentAccepted() {
+      return parentAccepted;
     },
     publishHealth(snapshot) {
       for (const w of workers) if (w.ready && w.child.connected) w.child.send({ t: 'health', snapshot } satisfies ParentToWorker);
@@ -362,7 +458,11 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       closed ??= (async () => {
         closing = true;
         for (const s of slots) s.close();
-        await new Promise<void>((resolve) => listener.close(() => resolve()));
+        if (kept) closeHandle(kept);
+        kept = undefined;
+        const l = listener;
+        listener = undefined;
+        if (l) await new Promise<void>((resolve) => l.close(() => resolve()));
         for (const socket of waiting) socket.destroy();
         waiting.clear();
         const graceful = closeOpts.graceful ?? false;

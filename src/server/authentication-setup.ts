@@ -11,6 +11,7 @@ import type { Registry } from '../registry/registry.js';
 import { SchemaNames } from '../machinery/schema/naming.js';
 import type { ResourceDefinition } from '../registry/types.js';
 import { type AnonymousPolicy, AuthenticationChain, type Authenticator } from '../auth/authn/chain.js';
+import { TokenUserCache } from '../auth/authn/token-user-cache.js';
 import type { ObjectGetter } from '../auth/authn/objects.js';
 import { loadServiceAccountKeys } from '../auth/authn/sa-keys.js';
 import { ServiceAccountTokenAuthenticator, ServiceAccountTokenIssuer } from '../auth/authn/serviceaccount.js';
@@ -93,6 +94,8 @@ export interface AuthenticationDeps {
 
 export interface Authentication {
   chain: AuthenticationChain;
+  /** tokens the chain accepted, for shedding's classification (src/gateway/flowcontrol/early-shed.ts) */
+  tokenUsers: TokenUserCache;
   /** the token methods, for TokenReview */
   tokens: TokenAuthenticator;
   /** PEM of the `--client-ca-file` bundle, to add to the TLS front's client CAs ('' when none) */
@@ -267,7 +270,9 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
     { name: 'x509', authenticate: (req) => authenticateClientCertificate(req.peer) },
     new BearerTokenAuthenticator(tokens, apiAudiences),
   );
-  const chain = new AuthenticationChain(authenticators, anonymous);
+  // who each token last authenticated as, for overload shedding before authentication (never to authenticate)
+  const tokenUsers = new TokenUserCache({ clock: deps.clock });
+  const chain = new AuthenticationChain(authenticators, anonymous, (token, user) => tokenUsers.remember(token, user));
 
   // --- kinds served: the reviews, and TokenRequest on serviceaccounts
   for (const d of [...tokenReviewDefinitions(n, tokens), selfSubjectReviewDefinition(n)]) deps.registry.add(d);
@@ -333,6 +338,7 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
 
   return {
     chain,
+    tokenUsers,
     tokens,
     clientCAPem,
     nonResource,

@@ -25,6 +25,12 @@ export interface RequestLimitOptions {
   http2MaxStreamsPerConnection?: number;
   /** `--watch-backlog-budget` (default 256 MiB; 0 = none): bytes queued for all watchers together (src/watch/backlog-budget.ts) */
   watchBacklogBudgetBytes?: number;
+  /**
+   * `--max-connections-per-tls-worker` (default 0 = what the open-files limit
+   * allows): client connections one TLS worker (or the in-process front) holds
+   * at once; more are closed at accept (docs/reliability.md "Connections per TLS worker")
+   */
+  maxConnectionsPerTlsWorker?: number;
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;

@@ -36,7 +36,7 @@ import { publishHealthToWorkers } from './health-publishing.js';
 import { earlyShedder } from '../gateway/flowcontrol/early-shed.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
 import { MAX_BODY_BYTES, createChain, tooLargeResponse } from '../endpoints/chain.js';
-import { type TlsFront, startTlsFront } from '../gateway/tls-front.js';
+import { defaultMaxConnections, type TlsFront, startTlsFront } from '../gateway/tls-front.js';
 import { type TlsWorkerPool, startTlsWorkers } from '../gateway/tls-workers.js';
 import type { RevisionedStore } from '../store/types.js';
 import { listMostRecentFromCache } from '../watch/consistent-read.js';
@@ -365,6 +365,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   let front: TlsFront | undefined;
   let workers: TlsWorkerPool | undefined;
+  metrics.gauge('orch_tls_connections_refused_total', 'Client connections closed at accept because the TLS worker (or front) held --max-connections-per-tls-worker.', () => front?.refusedConnections ?? 0);
+  metrics.gauge('orch_tls_parent_accepted_connections_total', 'Client connections the main process accepted on the listening socket and handed to a TLS worker (only while no worker is ready).', () => workers?.parentAccepted ?? 0);
   let serviceRepair: LeaderGate | undefined;
   const leaderControllers = () => [
     { name: 'namespace controller', running: nsController.running, synced: () => nsController.synced() },
@@ -413,7 +415,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // exec, attach, port-forward and the proxies (docs/nodeagent.md "Streams")
     webSocketPaths: NODE_STREAM_WEBSOCKET_PATHS,
     // what flow control would refuse at once is answered 429 before the body or authentication
-    ...(flowControl ? { shed: earlyShedder({ flow: flowControl, peerFor: (addr) => front?.peerFor(addr) }) } : {}),
+    ...(flowControl ? { shed: earlyShedder({ flow: flowControl, peerFor: (addr) => front?.peerFor(addr), tokenUsers: auth.tokenUsers }) } : {}),
   });
   const frontOptions = {
     host: opts.bindAddress,
@@ -429,7 +431,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let healthPublisher: HealthPublisher | undefined;
   if ((opts.tlsWorkers ?? 0) > 0) {
     const healthInWorkers = opts.healthInTlsWorkers ?? true;
-    front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock, healthInWorkers });
+    front = workers = await startTlsWorkers({ ...frontOptions, workers: opts.tlsWorkers!, log, clock, healthInWorkers, maxConnectionsPerWorker: opts.limits?.maxConnectionsPerTlsWorker ?? 0 });
     // probes answered by the workers from this loop's results (src/server/health-publishing.ts)
     if (healthInWorkers) healthPublisher = publishHealthToWorkers({
       health,
@@ -441,7 +443,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       clock,
       log,
     });
-  } else front = await startTlsFront(frontOptions);
+  } else {
+    const cap = opts.limits?.maxConnectionsPerTlsWorker ?? 0;
+    front = await startTlsFront({ ...frontOptions, ...(cap > 0 ? { maxConnections: Math.min(cap, defaultMaxConnections()) } : {}) });
+  }
   const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
   const url = `https://${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;
   serverUrl = url;

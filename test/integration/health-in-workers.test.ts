@@ -38,9 +38,28 @@ const probe = (path, anonymous, headers) => new Promise((resolve) => {
   req.on('error', (e) => resolve({ status: 0, body: String(e), byUws: false, at: Date.now() }));
   req.end();
 });
+// HTTP/2: one new session, every path a stream on it at once
+const http2 = require('node:http2');
+const probeH2 = (paths, anonymous, headers) => new Promise((resolve) => {
+  const session = http2.connect('https://127.0.0.1:' + port, { ca, servername: 'localhost', ...(anonymous ? {} : { cert, key }) });
+  const failed = (e) => resolve(paths.map(() => ({ status: 0, body: String(e), byUws: false, at: Date.now() })));
+  session.on('error', failed);
+  Promise.all(paths.map((path) => new Promise((done) => {
+    const req = session.request({ ':path': path, ...headers }, { endStream: true });
+    let status = 0;
+    let byUws = false;
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('response', (h) => { status = h[':status']; byUws = h['uwebsockets'] !== undefined; });
+    req.on('data', (d) => (body += d));
+    req.on('end', () => done({ status, body, byUws, at: Date.now() }));
+    req.on('error', (e) => done({ status: 0, body: String(e), byUws: false, at: Date.now() }));
+  }))).then((answers) => { session.close(); resolve(answers); });
+});
 parentPort.on('message', async (m) => {
   if (m.delayMs) await new Promise((r) => setTimeout(r, m.delayMs));
-  parentPort.postMessage({ id: m.id, answer: await probe(m.path, m.anonymous, m.headers || {}) });
+  if (m.h2) parentPort.postMessage({ id: m.id, answer: await probeH2(m.paths, m.anonymous, m.headers || {}) });
+  else parentPort.postMessage({ id: m.id, answer: await probe(m.path, m.anonymous, m.headers || {}) });
 });
 `;
 
@@ -57,7 +76,7 @@ describe('health answered by the TLS workers', () => {
   let t: TestServer;
   let prober: Worker;
   let next = 0;
-  const waiting = new Map<number, (a: ProbeAnswer) => void>();
+  const waiting = new Map<number, (a: ProbeAnswer & ProbeAnswer[]) => void>();
   const probe = (path: string, o: { anonymous?: boolean; delayMs?: number; headers?: Record<string, string> } = {}): Promise<ProbeAnswer> =>
     new Promise((resolve) => {
       const id = next++;
@@ -65,11 +84,19 @@ describe('health answered by the TLS workers', () => {
       prober.postMessage({ id, path, ...o });
     });
 
+  /** streams on one new HTTP/2 session, answered in the order of `paths` */
+  const probeH2 = (paths: string[], o: { anonymous?: boolean; headers?: Record<string, string> } = {}): Promise<ProbeAnswer[]> =>
+    new Promise((resolve) => {
+      const id = next++;
+      waiting.set(id, resolve);
+      prober.postMessage({ id, h2: true, paths, ...o });
+    });
+
   beforeAll(async () => {
     // no healthInTlsWorkers: answering in the workers is the default with TLS workers
     t = await startTestServer({ tlsWorkers: 2 });
     prober = new Worker(PROBE_THREAD, { eval: true, workerData: { port: t.server.port, ca: t.server.caPem, cert: t.server.adminCertPem, key: t.server.adminKeyPem } });
-    prober.on('message', (m: { id: number; answer: ProbeAnswer }) => {
+    prober.on('message', (m: { id: number; answer: ProbeAnswer & ProbeAnswer[] }) => {
       waiting.get(m.id)?.(m.answer);
       waiting.delete(m.id);
     });
@@ -149,6 +176,35 @@ describe('health answered by the TLS workers', () => {
       10_000,
     );
   }, 60_000);
+
+  it('answers HTTP/2 probes in the worker too, with the same answers and the same rules', async () => {
+    const [livez, verbose, single, version] = await probeH2(['/livez', '/readyz?verbose', '/livez/ping', '/version']);
+    expect(livez).toMatchObject({ status: 200, body: 'ok', byUws: false });
+    expect(verbose).toMatchObject({ status: 200, byUws: false });
+    expect(verbose!.body).toContain('[+]main-loop ok\n');
+    expect(verbose!.body.endsWith('healthz check passed\n')).toBe(true);
+    // the admin's /livez/<check> and anything not a probe: the main process
+    expect(single).toMatchObject({ status: 200, body: 'ok', byUws: true });
+    expect(version).toMatchObject({ status: 200, byUws: true });
+    const [anon, anonSingle] = await probeH2(['/healthz', '/livez/ping'], { anonymous: true });
+    expect(anon).toMatchObject({ status: 200, body: 'ok', byUws: false });
+    expect(anonSingle).toMatchObject({ status: 403, byUws: true });
+    const [token] = await probeH2(['/livez'], { anonymous: true, headers: { authorization: 'Bearer not-a-token' } });
+    expect(token).toMatchObject({ status: 401, byUws: true });
+    const [imp] = await probeH2(['/livez'], { headers: { 'impersonate-user': 'someone' } });
+    expect(imp!.byUws).toBe(true);
+  });
+
+  it('answers an HTTP/2 probe on a new connection while the main loop is blocked; the session\'s other streams wait for it', async () => {
+    const answers = probeH2(['/livez', '/version']);
+    // the new session's registration cannot be acknowledged while the main loop is blocked
+    const unblockedAt = blockMainLoop(3_000);
+    const [livez, version] = await answers;
+    expect(livez).toMatchObject({ status: 200, body: 'ok', byUws: false });
+    expect(livez!.at).toBeLessThan(unblockedAt);
+    expect(version).toMatchObject({ status: 200, byUws: true });
+    expect(version!.at).toBeGreaterThanOrEqual(unblockedAt);
+  }, 30_000);
 
   it('answers a probe pipelined behind a forwarded request after that request\'s answer', async () => {
     const s = await openTls();

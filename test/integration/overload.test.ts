@@ -3,11 +3,16 @@
 // Retry-After before any work; the admin identity and watches are not
 // limited; a request that outlives its deadline is answered 504 Timeout.
 // Requests are held in flight deterministically by an authorizer that waits
-// for the test (authorization runs after admission, as in kube).
+// for the test (authorization runs after admission, as in kube). Bearer-token
+// requests are shed early by the user their token last authenticated as.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Authorizer, Decision, RequestAttributes } from '../../src/auth/authz/types.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
-import { request as httpsRequest } from 'node:https';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer, request as httpsRequest, type Server as HttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensurePki } from '../../src/server/pki.js';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 
 /** reads from a raw connection until `text` has arrived */
@@ -165,5 +170,84 @@ describe('?timeout=', () => {
     const r = await t.request('GET', '/api/v1/namespaces/held/configmaps?timeout=200ms');
     expect(r.status).toBe(504);
     expect(r.json()).toMatchObject({ reason: 'Timeout' });
+  });
+});
+
+describe('shedding bearer-token requests before authentication', () => {
+  // a real TokenReview webhook that counts what it is asked (its results are not cached: cacheTtlMs 0)
+  let t: TestServer;
+  let dir: string;
+  let hook: HttpsServer;
+  const gate = new GateAuthorizer();
+  const reviewed: string[] = [];
+  const revoked = new Set<string>();
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'orch-token-shed-'));
+    const pki = await ensurePki(join(dir, 'pki'), { hosts: ['127.0.0.1'] });
+    hook = createHttpsServer({ key: pki.serving.keyPem, cert: pki.serving.certPem }, (req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const review = JSON.parse(body) as { apiVersion: string; spec: { token: string } };
+        reviewed.push(review.spec.token);
+        const ok = review.spec.token === 'tok-bob' && !revoked.has('tok-bob');
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'TokenReview', status: ok ? { authenticated: true, user: { username: 'bob', groups: ['devs'] } } : { authenticated: false } }));
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    await writeFile(join(dir, 'ca.crt'), pki.ca.certPem);
+    await writeFile(
+      join(dir, 'webhook.kubeconfig'),
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: hook\n  cluster:\n    server: https://127.0.0.1:${(hook.address() as { port: number }).port}/authenticate\n    certificate-authority: ca.crt\nusers:\n- name: api\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: hook, user: api}\ncurrent-context: c\n`,
+    );
+    // plain in-flight limits: one read-only seat, no queue
+    t = await startTestServer({
+      authorizer: gate,
+      authn: { webhook: { configFile: join(dir, 'webhook.kubeconfig'), version: 'v1', cacheTtlMs: 0 } },
+      limits: { enablePriorityAndFairness: false, maxRequestsInflight: 1, maxMutatingRequestsInflight: 1 },
+    });
+  });
+  afterAll(async () => {
+    gate.release();
+    await t?.stop();
+    hook?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const asBob = { anonymous: true, headers: { Authorization: 'Bearer tok-bob' } };
+
+  it('a known token over the limit gets 429 and Retry-After before its body, without authentication or authorization', async () => {
+    const held = t.request('GET', '/api/v1/namespaces/held/configmaps', asBob);
+    await until(() => gate.arrived === 1);
+    // holding the seat authenticated the token once
+    expect(reviewed).toEqual(['tok-bob']);
+    const calls = gate.calls;
+    const s = tlsConnect({ host: '127.0.0.1', port: t.server.port, ca: t.server.caPem });
+    const got = { text: '' };
+    s.on('data', (d: Buffer) => (got.text += d.toString('latin1')));
+    await new Promise((r) => s.once('secureConnect', r));
+    const body = JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', padding: 'x'.repeat(64 * 1024) });
+    s.write(`GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok-bob\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 100)}`);
+    await readUntil(s, got, /\r\n\r\n\{[^]*\}$/);
+    s.destroy();
+    expect(got.text).toMatch(/^HTTP\/1\.1 429 /);
+    expect(got.text).toMatch(/\r\nRetry-After: 1\r\n/i);
+    expect(reviewed).toEqual(['tok-bob']);
+    expect(gate.calls).toBe(calls);
+    // a token the server has not accepted is not classified: it is authenticated (and refused 401), not shed
+    expect((await t.request('GET', '/api/v1/namespaces/default/configmaps', { anonymous: true, headers: { Authorization: 'Bearer tok-unknown' } })).status).toBe(401);
+    expect(reviewed).toEqual(['tok-bob', 'tok-unknown']);
+    gate.release();
+    expect((await held).status).toBe(200);
+  });
+
+  it('a token revoked after it was accepted is refused 401: the cache never authenticates', async () => {
+    expect((await t.request('GET', '/api/v1/namespaces/default/configmaps', asBob)).status).toBe(200);
+    revoked.add('tok-bob');
+    const n = reviewed.length;
+    expect((await t.request('GET', '/api/v1/namespaces/default/configmaps', asBob)).status).toBe(401);
+    expect(reviewed.length).toBe(n + 1);
   });
 });

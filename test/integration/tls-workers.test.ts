@@ -258,4 +258,76 @@ describe('startTlsWorkers', () => {
     await until('the handshake errors to be reported', () => pool.handshakeErrors >= before + 4);
     expect(pool.handshakeErrors).toBeGreaterThanOrEqual(before + 4);
   });
+
+  it('the parent stops accepting once the workers serve: every new connection is a worker\'s', async () => {
+    await until('the parent to stop accepting', () => !pool.parentAccepting());
+    const before = pool.parentAccepted;
+    const answers = await Promise.all(Array.from({ length: 40 }, () => get()));
+    for (const r of answers) expect(r).toMatchObject({ cn: 'orch-admin', verified: true });
+    // none went through the parent's loop (issue #15: a probe it accepted waited for that loop)
+    expect(pool.parentAccepted).toBe(before);
+  });
+
+  it('with every worker killed at once the socket stays: connections are answered by the replacements', async () => {
+    await until('the parent to stop accepting', () => !pool.parentAccepting());
+    const victims = pool.workerPids();
+    for (const pid of victims) process.kill(pid, 'SIGKILL');
+    // made while no worker exists: held in the kernel's backlog or by the parent, never refused or left hanging
+    const answers = await Promise.all(Array.from({ length: 5 }, () => get()));
+    for (const r of answers) expect(r).toMatchObject({ cn: 'orch-admin', verified: true });
+    await until('two replacement workers', () => pool.readyWorkers() === 2 && pool.workerPids().every((p) => !victims.includes(p)), 60_000);
+    // and once they serve, the parent hands the socket over again
+    await until('the parent to stop accepting again', () => !pool.parentAccepting(), 20_000);
+    const before = pool.parentAccepted;
+    expect(await get()).toMatchObject({ cn: 'orch-admin', verified: true });
+    expect(pool.parentAccepted).toBe(before);
+  }, 90_000);
+});
+
+describe('a per-worker connection cap (--max-connections-per-tls-worker)', () => {
+  let dir: string;
+  let pool: TlsWorkerPool;
+  let pki: Pki;
+  let backend: ReturnType<typeof createNetServer>;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'orch-tls-cap-'));
+    pki = await ensurePki(join(dir, 'pki'));
+    // a backend that holds what it is given: the client connections stay open
+    backend = createNetServer((s) => s.resume());
+    await new Promise<void>((r) => backend.listen(join(dir, 'backend.sock'), r));
+    pool = await startTlsWorkers({ workers: 1, host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, backendSocketPath: join(dir, 'backend.sock'), maxConnectionsPerWorker: 3 });
+  });
+  afterAll(async () => {
+    await pool?.close();
+    backend?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** a TLS connection: 'open' once the handshake completed, 'refused' if the server ended it first */
+  const open = (): Promise<{ outcome: 'open' | 'refused'; socket: Socket }> =>
+    new Promise((resolve) => {
+      const s = tlsConnect({ host: '127.0.0.1', port: pool.port, ca: pki.ca.certPem, servername: 'localhost' });
+      s.once('secureConnect', () => resolve({ outcome: 'open', socket: s }));
+      s.once('error', () => resolve({ outcome: 'refused', socket: s }));
+      s.once('close', () => resolve({ outcome: 'refused', socket: s }));
+    });
+
+  it('refuses connections beyond the cap at accept instead of leaving them waiting, and takes new ones once some close', async () => {
+    const held = [await open(), await open(), await open()];
+    expect(held.map((c) => c.outcome)).toEqual(['open', 'open', 'open']);
+    const extra = await open();
+    expect(extra.outcome).toBe('refused');
+    await until('the refusal to be counted', () => pool.refusedConnections >= 1);
+    expect(pool.refusedConnections).toBe(1);
+    held[0]!.socket.destroy();
+    // the worker sees the close, then has room again (each try that comes too early is refused, not left waiting)
+    let again = await open();
+    for (let i = 0; i < 100 && again.outcome === 'refused'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      again = await open();
+    }
+    expect(again.outcome).toBe('open');
+    for (const c of [...held, again]) c.socket.destroy();
+  });
 });

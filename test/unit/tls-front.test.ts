@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http2 from 'node:http2';
 import https from 'node:https';
-import { connect as netConnect } from 'node:net';
+import { connect as netConnect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -495,6 +495,36 @@ describe('TLS front: graceful close', () => {
     await f.close({ graceful: true, timeoutMs: 50 });
     await sockClosed;
     expect(f.connections).toBe(0);
+  });
+});
+
+describe('TLS front: maxConnections', () => {
+  it('counts connections handed over (adopt) and accepted here against one bound, refusing the excess at accept', async () => {
+    const f = await startTlsFront({ host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, clientCA: pki.ca.certPem, backendSocketPath: socketPath, maxConnections: 2 });
+    fronts.push(f);
+    const side = createNetServer({ pauseOnConnect: true }, (raw) => f.adopt(raw));
+    await new Promise<void>((r) => side.listen(0, '127.0.0.1', r));
+    const open = (port: number): Promise<{ ok: boolean; s: TLSSocket }> =>
+      new Promise((resolve) => {
+        const s = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: pki.ca.certPem, ...admin() });
+        s.once('secureConnect', () => resolve({ ok: true, s }));
+        s.once('error', () => resolve({ ok: false, s }));
+        s.once('close', () => resolve({ ok: false, s }));
+      });
+    try {
+      const adopted = await open((side.address() as { port: number }).port);
+      const direct = await open(f.port);
+      expect([adopted.ok, direct.ok]).toEqual([true, true]);
+      // one handed over and one accepted here fill the bound of 2, whichever way the third comes
+      expect((await open(f.port)).ok).toBe(false);
+      expect((await open((side.address() as { port: number }).port)).ok).toBe(false);
+      expect(f.refusedConnections).toBe(2);
+      adopted.s.destroy();
+      direct.s.destroy();
+    } finally {
+      side.close();
+      await f.close();
+    }
   });
 });
 

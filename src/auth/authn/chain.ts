@@ -32,6 +32,8 @@ export class AuthenticationChain {
   constructor(
     private readonly authenticators: Authenticator[],
     private anonymous: AnonymousPolicy,
+    /** told each bearer token accepted without a client certificate (for shedding's classification only: token-user-cache.ts) */
+    private readonly onTokenAccepted?: (token: string, user: UserInfo) => void,
   ) {}
 
   /** a reloaded AuthenticationConfiguration may change the anonymous policy */
@@ -51,7 +53,15 @@ export class AuthenticationChain {
       } catch (e) {
         r = { result: 'error', message: `${a.name}: ${(e as Error)?.message ?? String(e)}` };
       }
-      if (r.result === 'ok') return { user: withAuthenticatedGroup(r.user) };
+      if (r.result === 'ok') {
+        const user = withAuthenticatedGroup(r.user);
+        // without a certificate only a token method can have decided, so the token names this user
+        if (this.onTokenAccepted && req.peer === undefined) {
+          const token = bearerToken(req.headers);
+          if (token) this.onTokenAccepted(token, user);
+        }
+        return { user };
+      }
       if (r.result === 'error') errors.push(r.message);
     }
     if (errors.length > 0) return { error: errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]` };

@@ -8,15 +8,19 @@
 //
 // Classification needs the requester. Only what is known without
 // authenticating is used: the connection's client certificate (verified by
-// the TLS front; its subject is the user and groups, spec 001 §5.3), or no
-// credential at all (anonymous). A request that carries anything that may
-// decide who it is from otherwise (a bearer token, impersonation, an
-// authenticating proxy's headers) is not shed here and goes to the chain's
-// admission as before, which is still the authority: this only refuses what
-// `admit` would refuse at that moment, never admits. Health checks, the
-// admin identity (exempt) and long-running requests are never shed.
+// the TLS front; its subject is the user and groups, spec 001 §5.3), no
+// credential at all (anonymous), or a bearer token on a connection without a
+// certificate that the chain accepted in the last seconds (the user it made
+// of it, src/auth/authn/token-user-cache.ts: a classification, never an
+// authentication; an unknown token is not shed here). A request that carries
+// anything else that may decide who it is (impersonation, an authenticating
+// proxy's headers) is not shed here and goes to the chain's admission as
+// before, which is still the authority: this only refuses what `admit` would
+// refuse at that moment, never admits. Health checks, the admin identity
+// (exempt) and long-running requests are never shed.
 
-import { ANONYMOUS, AUTHENTICATED_GROUP } from '../../auth/authn/chain.js';
+import { ANONYMOUS, AUTHENTICATED_GROUP, bearerToken } from '../../auth/authn/chain.js';
+import type { TokenUserCache } from '../../auth/authn/token-user-cache.js';
 import type { PeerCertificate, UserInfo } from '../../auth/types.js';
 import type { PlainResponse } from '../../endpoints/http.js';
 import { HEALTH_PATH } from '../../endpoints/filters/non-resource.js';
@@ -25,8 +29,8 @@ import { parseRequestInfo } from '../../endpoints/request-info.js';
 import type { RequestInfo } from '../../endpoints/request.js';
 import type { FlowControl } from './flow-control.js';
 
-/** headers that make the requester something other than the certificate's subject or anonymous */
-const IDENTITY_HEADER = /^(authorization|impersonate-.*|x-remote-.*|sec-websocket-protocol)$/;
+/** headers that make the requester something other than the certificate's subject, the token's user or anonymous */
+const IDENTITY_HEADER = /^(impersonate-.*|x-remote-.*|sec-websocket-protocol)$/;
 
 export interface RequestHead {
   method: string;
@@ -44,6 +48,8 @@ export interface EarlyShedOptions {
   peerFor(proxiedAddress: string): PeerCertificate | undefined;
   /** counted per shed request (metrics) */
   onShed?(level: string): void;
+  /** who a bearer token last authenticated as (the chain fills it); without it token requests are not shed here */
+  tokenUsers?: Pick<TokenUserCache, 'classifyAs'>;
 }
 
 /** a function for the uWS handler: the 429 to answer now, or undefined to go on */
@@ -51,7 +57,7 @@ export function earlyShedder(o: EarlyShedOptions): (head: RequestHead) => PlainR
   return (head) => {
     if (HEALTH_PATH.test(head.path)) return undefined;
     for (const name of head.headers.keys()) if (IDENTITY_HEADER.test(name)) return undefined;
-    const user = cheapUser(o.peerFor(head.proxiedAddress));
+    const user = cheapUser(o.peerFor(head.proxiedAddress), head.headers, o.tokenUsers);
     if (!user) return undefined;
     let info;
     try {
@@ -69,8 +75,14 @@ export function earlyShedder(o: EarlyShedOptions): (head: RequestHead) => PlainR
   };
 }
 
-/** the user a request with only this certificate (or none) authenticates as; undefined when unsure */
-function cheapUser(peer: PeerCertificate | undefined): UserInfo | undefined {
+/** the user to classify a request with this certificate, token or neither as; undefined when unsure */
+function cheapUser(peer: PeerCertificate | undefined, headers: Map<string, string>, tokenUsers: EarlyShedOptions['tokenUsers']): UserInfo | undefined {
+  if (headers.has('authorization')) {
+    // with a certificate too, which of the two decides is the chain's business
+    if (peer) return undefined;
+    const token = bearerToken(headers);
+    return token ? tokenUsers?.classifyAs(token) : undefined;
+  }
   if (!peer) return { username: ANONYMOUS.username, groups: [...ANONYMOUS.groups] };
   // an unverified certificate is the chain's 401
   if (!peer.verified || peer.commonName === '') return undefined;
