@@ -37,6 +37,8 @@ export interface TlsWorkerInit {
   cert: string;
   clientCA?: string;
   backendSocketPath: string;
+  /** the main process's HTTP/2 channel (TlsFrontOptions.muxSocketPath) */
+  muxSocketPath?: string;
   maxConnections: number;
   handshakeTimeoutMs?: number;
   /** see TlsFrontOptions.http2 / http2MaxStreams */
@@ -142,6 +144,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     cert: String(opts.cert),
     ...(opts.clientCA !== undefined ? { clientCA: String(opts.clientCA) } : {}),
     backendSocketPath: opts.backendSocketPath,
+    ...(opts.muxSocketPath !== undefined ? { muxSocketPath: opts.muxSocketPath } : {}),
     maxConnections: perWorker,
     ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),
