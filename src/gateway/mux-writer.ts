@@ -78,9 +78,14 @@ export class MuxWriter {
     this.schedule();
   }
 
-  /** bytes of this stream still queued here */
+  /**
+   * Bytes of this stream still queued here that the socket did not take:
+   * while it takes everything, what was queued this turn leaves at the
+   * flush that ends the turn and is not a backlog (the watch budget would
+   * otherwise count every watcher's last batch).
+   */
   queuedFor(id: number): number {
-    return this.queued.get(id) ?? 0;
+    return this.waitingDrain ? (this.queued.get(id) ?? 0) : 0;
   }
 
   forget(id: number): void {
