@@ -59,6 +59,13 @@ interface Exchange {
   owed: number;
 }
 
+/** made on first use (most requests never look), already aborted if the client left */
+function signalOf(ex: Exchange): AbortSignal {
+  ex.ctrl ??= new AbortController();
+  if (ex.aborted) ex.ctrl.abort();
+  return ex.ctrl.signal;
+}
+
 const internalError = (err: unknown): PlainResponse => ({
   status: 500,
   headers: [['Content-Type', 'application/json']],
@@ -178,20 +185,9 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
         if (wantsGzip(plain, headers.get('accept-encoding'), gzipMin)) void gzipBody(plain.body).then((z) => send(z.body, z.gzipped));
         else send(plain.body, false);
       };
+      const req: HttpRequest = { method, path, query, headers, proxiedAddress, body, get signal() { return signalOf(ex); } };
       opts
-        .handle({
-          method,
-          path,
-          query,
-          headers,
-          proxiedAddress,
-          body,
-          get signal() {
-            ex.ctrl ??= new AbortController();
-            if (ex.aborted) ex.ctrl.abort();
-            return ex.ctrl.signal;
-          },
-        })
+        .handle(req)
         .then(respond, (err: unknown) => respond(internalError(err)));
     };
 

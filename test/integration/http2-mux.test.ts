@@ -5,11 +5,12 @@
 // order; a stream that never reads is ended by its backlog limit while its
 // neighbours on the same session go on; resets and lost sessions stop the
 // server's watches; kubectl's watch works through it; shutdown sends GOAWAY.
-import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
+import { lineSplitter } from '../helpers/json-lines.js';
+import { startKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 const BACKLOG_LIMIT = 256 * 1024;
@@ -42,20 +43,15 @@ interface Watch {
 function watch(s: ClientHttp2Session, path: string, read = true): Watch {
   const stream = s.request({ ':method': 'GET', ':path': path });
   const events: Watch['events'] = [];
-  let buf = '';
   stream.setEncoding('utf8');
   if (read) {
-    stream.on('data', (c: string) => {
-      buf += c;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (line.trim() === '') continue;
+    stream.on(
+      'data',
+      lineSplitter((line) => {
         const e = JSON.parse(line) as { type: string; object: { metadata?: { name?: string; resourceVersion?: string }; code?: number } };
         events.push({ type: e.type, name: e.object.metadata?.name ?? '', rv: Number(e.object.metadata?.resourceVersion ?? 0), ...(e.object.code ? { code: e.object.code } : {}) });
-      }
-    });
+      }),
+    );
   }
   stream.on('error', () => undefined);
   const status = new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))));
@@ -174,20 +170,14 @@ describe('HTTP/2 streams over the front channel (TLS in a worker process)', () =
   it('kubectl get -w (client-go over h2) prints the changes', async () => {
     const s = await session(t);
     expect(await create(s, 'mux-kubectl', 'k0')).toBe(201);
-    const child = spawn('kubectl', ['--kubeconfig', t.server.kubeconfigPath, '-n', 'mux-kubectl', 'get', 'configmaps', '--watch'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<void>((r) => child.on('exit', () => r()));
+    const k = startKubectl(t.server.kubeconfigPath, ['-n', 'mux-kubectl', 'get', 'configmaps', '--watch']);
     try {
       // the watch starts at the list's resourceVersion: what is created after the list is printed arrives
-      await eventually(() => /^k0\s/m.test(out), `kubectl to print the list (stderr: ${err})`, 20_000);
+      await eventually(() => /^k0\s/m.test(k.out()), `kubectl to print the list (stderr: ${k.err()})`, 20_000);
       for (const n of ['k1', 'k2']) expect(await create(s, 'mux-kubectl', n)).toBe(201);
-      await eventually(() => ['k1', 'k2'].every((n) => new RegExp(`^${n}\\s`, 'm').test(out)), `kubectl to print the new objects (got ${out})`, 20_000);
+      await eventually(() => ['k1', 'k2'].every((n) => new RegExp(`^${n}\\s`, 'm').test(k.out())), `kubectl to print the new objects (got ${k.out()})`, 20_000);
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      await k.stop();
       s.destroy();
     }
   }, 60_000);
