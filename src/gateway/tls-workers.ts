@@ -365,7 +365,12 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       closed ??= (async () => {
         closing = true;
         for (const s of slots) s.close();
-        await new Promise<void>((resolve) => listener.close(() => resolve()));
+        // Stop accepting, but do not wait for the listener's callback before the
+        // workers are told: it waits for every connection the listener ever
+        // accepted, and an idle HTTP/2 client keeps its connection until the
+        // worker's GOAWAY, which only the 'close' below sends (a graceful close
+        // waited forever with an open session; test/integration/http2-mux.test.ts).
+        listener.close();
         for (const socket of waiting) socket.destroy();
         waiting.clear();
         const graceful = closeOpts.graceful ?? false;
