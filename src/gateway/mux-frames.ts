@@ -128,16 +128,13 @@ export class FrameReader {
     if (this.carried > 0) {
       this.carry.push(chunk);
       this.carried += chunk.length;
-      // wait for the whole frame before joining
-      if (this.carried < FRAME_HEADER_BYTES) return true;
-      const first = this.carry.length === 1 ? this.carry[0]! : Buffer.concat(this.carry, this.carried);
-      const need = first.length >= 4 ? 4 + first.readUInt32BE(0) : Infinity;
-      if (need > MAX_FRAME_BYTES + 4) return false;
-      if (this.carried < need) {
-        this.carry = [first];
-        return true;
-      }
-      buf = first;
+      if (this.carried < 4) return true;
+      if (this.carry[0]!.length < 4) this.carry = [Buffer.concat(this.carry, this.carried)];
+      const len = this.carry[0]!.readUInt32BE(0);
+      if (len < 5 || len > MAX_FRAME_BYTES) return false;
+      // join once, when the whole frame is here (a 4 MiB body comes in many reads)
+      if (this.carried < 4 + len) return true;
+      buf = this.carry.length === 1 ? this.carry[0]! : Buffer.concat(this.carry, this.carried);
       this.carry = [];
       this.carried = 0;
     }
