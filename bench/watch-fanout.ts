@@ -10,7 +10,8 @@
 //
 // --orch h1,h2: h1 = one HTTP/1.1 TLS connection per watch; h2 = every watch a
 // stream of one HTTP/2 connection (ALPN h2, as client-go multiplexes an
-// informer set; src/gateway/h2-bridge.ts), writes on a second one.
+// informer set; the front sends the streams over its channel to the main
+// process, docs/tls.md "HTTP/2"), writes on a second one.
 // --tls-workers n: the orch server terminates TLS in n worker processes (as
 // `orch server` does by default, docs/tls.md); 0 (default here) = in-process.
 //

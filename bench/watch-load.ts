@@ -70,6 +70,8 @@ const sentAt = new Map<number, number>();
 const early = new Map<number, number[]>();
 /** from the write's acknowledgement (0 when the event came first) */
 const latencies: number[] = [];
+/** each write's own latency, request sent → response received (does the answer queue behind fan-out?) */
+const writeLatencies: number[] = [];
 /** from the moment the write was sent */
 const fromSend: number[] = [];
 let eventsReceived = 0;
@@ -238,6 +240,7 @@ async function openGrpcWatcher(): Promise<boolean> {
 function ackedAt(rev: number, sent: number, at: number): void {
   acked.set(rev, at);
   sentAt.set(rev, sent);
+  writeLatencies.push(at - sent);
   const pending = early.get(rev);
   if (pending) {
     for (const recv of pending) {
@@ -380,6 +383,8 @@ async function main(): Promise<void> {
     /** from the write request being sent (includes the write itself; never degenerate) */
     latencyFromSendMs: { p50: +quantile(sortedSend, 0.5).toFixed(2), p99: +quantile(sortedSend, 0.99).toFixed(2) },
     eventsBeforeAck: latencies.filter((l) => l === 0).length,
+    /** the writes themselves, sent → answered */
+    writeLatencyMs: ((w) => ({ p50: +quantile(w, 0.5).toFixed(2), p99: +quantile(w, 0.99).toFixed(2) }))(Float64Array.from(writeLatencies).sort()),
     /** CPU of this load process (the clients) from the first write to the end of the drain */
     clientCpuMs: Math.round(((c) => c.user + c.system)(process.cpuUsage(cpu0)) / 1000),
   };

@@ -1,11 +1,11 @@
-// HTTP/2 on the TLS front (issue #14 item 3): client-go and most clients
-// multiplex every watch of an informer set over one HTTP/2 connection (ALPN
-// `h2`). uWebSockets.js speaks HTTP/1.1 only, so the front terminates HTTP/2
-// itself (the Node `http2` module, on the accepted TLS socket) and bridges
-// each stream to the uWS backend as one HTTP/1.1 request over a keep-alive
-// unix-socket connection. Every backend connection of a session starts with
-// the session's PROXY v2 header, so uWS attributes each request to the TLS
-// connection's client certificate exactly as for HTTP/1.1 (docs/tls.md).
+// HTTP/2 streams bridged to the uWS backend as HTTP/1.1 (issue #14 item 3):
+// the forwarder src/gateway/h2-sessions.ts uses when the front has no
+// multiplexed channel to the main process (src/gateway/h2-mux-client.ts,
+// which `orch server` configures): each stream becomes one HTTP/1.1 request
+// over a keep-alive unix-socket connection. Every backend connection of a
+// session starts with the session's PROXY v2 header, so uWS attributes each
+// request to the TLS connection's client certificate exactly as for
+// HTTP/1.1 (docs/tls.md).
 //
 // - A request holds its backend connection until its response ends; a watch
 //   holds one for its lifetime. Finished connections go back to a per-session
@@ -18,97 +18,32 @@
 //   paused (its socket stops being read) until the stream drains.
 // - A stream the client resets (RST_STREAM) or loses with its session destroys
 //   its backend connection: uWS sees the abort and the watch stops.
-// - Request bodies are read whole before the backend request is sent (uWS
-//   buffers them whole as well), so the head goes out in one write together
-//   with the PROXY header and every request carries a Content-Length. Bodies
-//   are bounded in size (413) and time (504), like the gateway's own.
-// - WebSocket upgrades (exec, attach, port-forward) stay on HTTP/1.1: extended
-//   CONNECT (RFC 8441) is not offered and CONNECT is answered 405.
+// - Request bodies arrive whole (h2-sessions.ts), so the head goes out in one
+//   write together with the PROXY header and every request carries a
+//   Content-Length.
 
 import { Agent, type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
-import {
-  constants as h2constants,
-  createServer as createH2Server,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-  type ServerHttp2Session,
-  type ServerHttp2Stream,
-} from 'node:http2';
+import { constants as h2constants, type ServerHttp2Stream } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
-import { type Clock, systemClock } from '../core/clock.js';
-import type { H2ProbeReply } from './health-probe.js';
+import { h2ResponseHeaders, METHODS_WITH_BODY, respondStatus, type SessionContext, type StreamForwarder, type StreamRequest } from './h2-sessions.js';
 import { escapeHeaderName } from './request-head-coalescer.js';
 
-/**
- * SETTINGS_MAX_CONCURRENT_STREAMS. Go's HTTP/2 server defaults to 250 (kube's
- * `--http2-max-streams-per-connection 0`); k8s.io/apiserver's recommended
- * options use 1000 because their clients multiplex many long-running
- * requests (watches) over one connection, which is the case here too.
- */
-export const DEFAULT_MAX_CONCURRENT_STREAMS = 1000;
-/** a session without open streams this long is closed (kube's http2 IdleTimeout, 90 s) */
-const IDLE_SESSION_MS = 90_000;
 /** a pooled backend connection unused this long is closed (uWS closes idle ones at ~10 s) */
 const BACKEND_IDLE_MS = 4_000;
-/**
- * Request bodies larger than this are answered 413 here without being held
- * (the gateway's own limit, 3 MiB in src/gateway/router.ts, answers 413 for
- * anything between): 1,000 streams of a session cannot hold more than this each.
- */
-const MAX_BUFFERED_BODY = 4 * 1024 * 1024;
-/** a request body not complete this long after its head is answered 504, as the gateway does (kube's request timeout) */
-const BODY_TIMEOUT_MS = 60_000;
-/** per-stream receive window for request bodies: kube's MaxUploadBufferPerStream (256 KiB) */
-const STREAM_WINDOW = 256 * 1024;
-/** request header block limit (uncompressed); kube's http.Server allows 1 MiB of headers */
-const MAX_HEADER_LIST_SIZE = 1024 * 1024;
-
-/** headers that describe one HTTP/1.1 connection, never carried across (RFC 9113 §8.2.2) */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'host', 'http2-settings']);
-const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface H2BridgeOptions {
   /** unix socket the uWS app listens on */
   backendSocketPath: string;
-  maxConcurrentStreams?: number;
   /** whether another backend connection may be opened now (the front's descriptor budget) */
   mayOpenBackend?: () => boolean;
   /** called whenever a backend connection closes (the front waits for the last one on close) */
   onBackendClosed?: () => void;
-  /** request-body deadlines (default the system clock) */
-  clock?: Clock;
-  /**
-   * Health probes answered in this process (TLS workers, src/gateway/health-probe.ts):
-   * asked for each stream that ended with its headers, with the session's connection key.
-   */
-  answerProbe?: (headers: IncomingHttpHeaders, connKey: string) => Promise<H2ProbeReply | undefined> | undefined;
-}
-
-export interface H2Bridge {
-  /**
-   * serve HTTP/2 on a TLS connection that negotiated `h2`; `proxyHeader` names it to uWS.
-   * No stream goes to uWS before `registered` resolves (the parent knows the id); probes
-   * answered here do not wait for it.
-   */
-  serve(socket: TLSSocket, connKey: string, proxyHeader: Buffer, registered?: Promise<void>): void;
-  readonly sessions: number;
-  /** open HTTP/2 streams across all sessions */
-  readonly streams: number;
-  /** backend connections open (in use or pooled) */
-  readonly backendConnections: number;
-  /** GOAWAY to every session: running streams finish, no new ones start */
-  closeSessions(): void;
-  /** destroy every session and backend connection */
-  destroy(): void;
 }
 
 /** the options every backend request carries, read back by the agent */
 interface BackendRequestOptions {
   connKey: string;
   proxyHeader: Buffer;
-  /** resolves once the connection's identity is registered (TLS workers); streams go to uWS after it */
-  registered?: Promise<void>;
 }
 
 interface AgentInternals {
@@ -119,11 +54,8 @@ interface AgentInternals {
   reuseSocket(s: Socket, req: ClientRequest): void;
 }
 
-export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
-  const clock = opts.clock ?? systemClock;
+export function createH2Bridge(opts: H2BridgeOptions): StreamForwarder {
   const backends = new Set<Socket>();
-  const sessions = new Set<ServerHttp2Session>();
-  let openStreams = 0;
 
   // One keep-alive agent, pooled by connection id: a backend connection is
   // only ever reused by streams of the session whose PROXY header it carries.
@@ -161,136 +93,6 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
     for (const s of internals.freeSockets[connKey] ?? []) s.destroy();
   };
 
-  const server = createH2Server({
-    settings: {
-      maxConcurrentStreams: opts.maxConcurrentStreams ?? DEFAULT_MAX_CONCURRENT_STREAMS,
-      initialWindowSize: STREAM_WINDOW,
-      maxHeaderListSize: MAX_HEADER_LIST_SIZE,
-      // no extended CONNECT: WebSockets stay on HTTP/1.1
-      enableConnectProtocol: false,
-    },
-    maxHeaderListPairs: 512,
-    // credit for all open streams' buffers (Node's default is 10 MB); new streams are refused beyond it
-    maxSessionMemory: 64,
-  });
-  server.on('sessionError', () => undefined);
-
-  let pending: BackendRequestOptions | undefined;
-  server.on('session', (session: ServerHttp2Session) => {
-    const ctx = pending;
-    pending = undefined;
-    if (!ctx) {
-      session.destroy();
-      return;
-    }
-    sessions.add(session);
-    let streamsHere = 0;
-    // the connection window for request bodies: one stream window per allowed stream, as kube sizes it
-    session.once('localSettings', () => {
-      try {
-        session.setLocalWindowSize(STREAM_WINDOW * 16);
-      } catch {
-        // session already gone
-      }
-    });
-    session.setTimeout(IDLE_SESSION_MS, () => {
-      if (streamsHere === 0) session.close();
-    });
-    session.on('error', () => session.destroy());
-    session.on('close', () => {
-      sessions.delete(session);
-      dropPooled(ctx.connKey);
-    });
-    session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
-      streamsHere++;
-      openStreams++;
-      stream.once('close', () => {
-        streamsHere--;
-        openStreams--;
-      });
-      bridgeStream(stream, headers, ctx);
-    });
-  });
-
-  const bridgeStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ctx: BackendRequestOptions): void => {
-    stream.on('error', () => undefined);
-    const method = String(headers[':method'] ?? 'GET').toUpperCase();
-    const path = String(headers[':path'] ?? '/');
-    if (method === 'CONNECT') {
-      respondStatus(stream, 405, 'MethodNotAllowed', 'CONNECT is not served over HTTP/2; WebSocket streams (exec, attach, port-forward) use HTTP/1.1');
-      return;
-    }
-    const pooled = internals.freeSockets[ctx.connKey]?.length ?? 0;
-    if (pooled === 0 && opts.mayOpenBackend && !opts.mayOpenBackend()) {
-      respondStatus(stream, 429, 'TooManyRequests', 'the server has no connection left for this request, please try again later', { 'retry-after': '1' });
-      return;
-    }
-    const out: Record<string, string> = { host: String(headers[':authority'] ?? headers.host ?? 'localhost') };
-    for (const [name, value] of Object.entries(headers)) {
-      if (name.startsWith(':') || HOP_BY_HOP.has(name) || value === undefined) continue;
-      // HTTP/2 may split cookies into several fields (RFC 9113 §8.2.3)
-      const joined = Array.isArray(value) ? value.join(name === 'cookie' ? '; ' : ', ') : String(value);
-      out[escapeHeaderName(name)] = joined;
-    }
-    delete out['content-length'];
-
-    if (stream.endAfterHeaders) {
-      const probe = opts.answerProbe?.(headers, ctx.connKey);
-      if (!probe) {
-        sendRegistered(stream, method, path, out, Buffer.alloc(0), ctx);
-        return;
-      }
-      probe.then(
-        (reply) => {
-          if (!reply) sendRegistered(stream, method, path, out, Buffer.alloc(0), ctx);
-          else if (!stream.closed && !stream.destroyed) {
-            stream.respond(reply.headers);
-            stream.end(reply.body);
-          }
-        },
-        () => sendRegistered(stream, method, path, out, Buffer.alloc(0), ctx),
-      );
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let refused = false;
-    const refuse = (code: number, reason: string, message: string): void => {
-      refused = true;
-      chunks.length = 0;
-      timer.cancel();
-      respondStatus(stream, code, reason, message);
-      // what the client still sends is read and dropped
-      stream.resume();
-    };
-    const timer = clock.setTimeout(() => {
-      if (!refused) refuse(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded');
-    }, BODY_TIMEOUT_MS);
-    stream.once('close', () => timer.cancel());
-    stream.on('data', (c: Buffer) => {
-      if (refused) return;
-      total += c.length;
-      if (total > MAX_BUFFERED_BODY) {
-        refuse(413, 'RequestEntityTooLarge', `the request body is larger than ${MAX_BUFFERED_BODY} bytes`);
-        return;
-      }
-      chunks.push(c);
-    });
-    stream.on('end', () => {
-      timer.cancel();
-      if (!refused) sendRegistered(stream, method, path, out, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), ctx);
-    });
-  };
-
-  /** `send` once the connection is registered (its session may start before: see `serve`) */
-  const sendRegistered = (stream: ServerHttp2Stream, method: string, path: string, headers: Record<string, string>, body: Buffer, ctx: BackendRequestOptions): void => {
-    if (!ctx.registered) return send(stream, method, path, headers, body, ctx);
-    ctx.registered.then(
-      () => send(stream, method, path, headers, body, ctx),
-      () => stream.close(h2constants.NGHTTP2_REFUSED_STREAM),
-    );
-  };
-
   const send = (stream: ServerHttp2Stream, method: string, path: string, headers: Record<string, string>, body: Buffer, ctx: BackendRequestOptions, retried = false): void => {
     if (stream.closed || stream.destroyed) return;
     if (body.length > 0 || METHODS_WITH_BODY.has(method)) headers['content-length'] = String(body.length);
@@ -316,19 +118,13 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
         return;
       }
       let dropFlushByte = false;
-      const rh: OutgoingHttpHeaders = { ':status': res.statusCode ?? 502 };
+      const fields: [string, string][] = [];
       const raw = res.rawHeaders;
       for (let i = 0; i + 1 < raw.length; i += 2) {
-        const name = raw[i]!.toLowerCase();
-        const value = raw[i + 1]!;
-        if (name === 'x-orch-flush') {
-          dropFlushByte = value === '1';
-          continue;
-        }
-        if (HOP_BY_HOP.has(name)) continue;
-        const prev = rh[name];
-        rh[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [String(prev), value];
+        if (raw[i]!.toLowerCase() === 'x-orch-flush') dropFlushByte = raw[i + 1] === '1';
+        else fields.push([raw[i]!, raw[i + 1]!]);
       }
+      const rh = h2ResponseHeaders(res.statusCode ?? 502, fields);
       try {
         stream.respond(rh);
       } catch {
@@ -379,42 +175,23 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
   };
 
   return {
-    serve(socket, connKey, proxyHeader, registered) {
-      pending = { connKey, proxyHeader, ...(registered ? { registered } : {}) };
-      // synchronous: the server's connection listener makes the session and emits 'session'
-      server.emit('connection', socket);
-      if (pending) {
-        pending = undefined;
-        socket.destroy();
-      }
+    forward(stream: ServerHttp2Stream, req: StreamRequest, ctx: SessionContext) {
+      const headers: Record<string, string> = {};
+      for (const [name, value] of req.headers) headers[escapeHeaderName(name)] = value;
+      send(stream, req.method, req.path, headers, req.body, ctx);
     },
-    get sessions() {
-      return sessions.size;
+    mayAccept(ctx) {
+      return (internals.freeSockets[ctx.connKey]?.length ?? 0) > 0 || !opts.mayOpenBackend || opts.mayOpenBackend();
     },
-    get streams() {
-      return openStreams;
+    sessionClosed(ctx) {
+      dropPooled(ctx.connKey);
     },
     get backendConnections() {
       return backends.size;
     },
-    closeSessions() {
-      for (const s of sessions) s.close();
-    },
     destroy() {
-      for (const s of sessions) s.destroy();
       for (const b of backends) b.destroy();
       agent.destroy();
     },
   };
-}
-
-function respondStatus(stream: ServerHttp2Stream, code: number, reason: string, message: string, extra: OutgoingHttpHeaders = {}): void {
-  if (stream.closed || stream.destroyed) return;
-  if (stream.headersSent) {
-    stream.close(h2constants.NGHTTP2_INTERNAL_ERROR);
-    return;
-  }
-  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
-  stream.respond({ ':status': code, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...extra });
-  stream.end(body);
 }

@@ -3,14 +3,11 @@
 // streams with back-pressure accounting. It knows nothing of the API.
 
 import uws from 'uWebSockets.js';
-import { promisify } from 'node:util';
-import { gzip as gzipCb } from 'node:zlib';
 import type { StreamSink } from '../core/stream.js';
 import type { RequestInfo, UpgradeSession, WebSocketPeer } from '../endpoints/request.js';
 import { decodeHeaderName } from './request-head-coalescer.js';
 import { type Clock, systemClock } from '../core/clock.js';
-
-const gzip = promisify(gzipCb);
+import { DEFAULT_GZIP_MIN_BYTES, gzipBody, wantsGzip } from './response-body.js';
 
 // the transport speaks the endpoint layer's neutral request and response (src/endpoints/http.ts)
 export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/http.js';
@@ -101,7 +98,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   let inflight = 0;
   let closing = false;
   const streams = new Map<StreamingResponse, StreamSink>();
-  const gzipMin = opts.gzipMinBytes ?? 128 * 1024;
+  const gzipMin = opts.gzipMinBytes ?? DEFAULT_GZIP_MIN_BYTES;
   let idleResolve: (() => void) | undefined;
   const clock = opts.clock ?? systemClock;
   const bodyTimeoutMs = opts.bodyTimeoutMs ?? 0;
@@ -163,15 +160,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         runStream(res, out, () => aborted, finish, abortHooks);
         return;
       }
-      const acceptsGzip = /\bgzip\b/.test(headers.get('accept-encoding') ?? '');
-      const body = out.body;
-      const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-      if (out.compressible && acceptsGzip && size >= gzipMin) {
-        gzip(typeof body === 'string' ? Buffer.from(body) : body).then(
-          (z) => write(out, z, true),
-          () => write(out, body, false),
-        );
-      } else write(out, body, false);
+      if (wantsGzip(out, headers.get('accept-encoding'), gzipMin)) void gzipBody(out.body).then((z) => write(out, z.body, z.gzipped));
+      else write(out, out.body, false);
     };
 
     const write = (out: PlainResponse, body: Uint8Array | string, gzipped: boolean) => {

@@ -16,14 +16,18 @@
 // - src/gateway/tls-connections.ts: the registry id → socket and certificate;
 // - src/gateway/tls-h1-connection.ts: one HTTP/1.1 connection's forwarding,
 //   with uWS's idle close bridged for keep-alive clients;
-// - src/gateway/h2-bridge.ts: HTTP/2 sessions, stream by stream.
+// - src/gateway/h2-sessions.ts: HTTP/2 sessions; their streams go to the main
+//   process over one multiplexed channel (h2-mux-client.ts) or, without one,
+//   one HTTP/1.1 request each (h2-bridge.ts).
 import { type Clock, type TimerHandle, systemClock } from '../core/clock.js';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Server as NetServer, Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { PeerCertificate } from '../auth/types.js';
-import { createH2Bridge, type H2Bridge } from './h2-bridge.js';
+import { createH2Bridge } from './h2-bridge.js';
+import { createH2MuxClient } from './h2-mux-client.js';
+import { createH2Sessions, type H2Sessions } from './h2-sessions.js';
 import type { H2ProbeAnswerer, ProbeAnswerer } from './health-probe.js';
 import { HEAD_HOLD_MS } from './request-head-coalescer.js';
 import { encodeProxyV2Header, newConnectionId, PROXY_DESTINATION, proxiedAddressFor } from './proxy-v2.js';
@@ -84,11 +88,14 @@ export interface TlsFrontOptions {
    */
   handshakeTimeoutMs?: number;
   /**
-   * Serve HTTP/2 to clients that offer `h2` by ALPN (default true), bridged
-   * stream by stream to the uWS backend (src/gateway/h2-bridge.ts); false
-   * offers only HTTP/1.1.
+   * Serve HTTP/2 to clients that offer `h2` by ALPN (default true): over the
+   * multiplexed channel at `muxSocketPath` (src/gateway/h2-mux-client.ts), or
+   * without one bridged stream by stream to the uWS backend
+   * (src/gateway/h2-bridge.ts); false offers only HTTP/1.1.
    */
   http2?: boolean;
+  /** the main process's HTTP/2 channel (src/gateway/mux-server.ts) */
+  muxSocketPath?: string;
   /** SETTINGS_MAX_CONCURRENT_STREAMS (kube `--http2-max-streams-per-connection`; default 1000) */
   http2MaxStreams?: number;
   /**
@@ -104,7 +111,7 @@ export interface TlsFrontOptions {
    * HTTP/2 streams: `answerH2Probe`.
    */
   answerProbe?: ProbeAnswerer;
-  /** the same for HTTP/2 streams (src/gateway/h2-bridge.ts); the session then starts before the registration is acknowledged */
+  /** the same for HTTP/2 streams (src/gateway/h2-sessions.ts); the session then starts before the registration is acknowledged */
   answerH2Probe?: H2ProbeAnswerer;
   /** an idle HTTP/1.1 backend connection is closed by the front after this long (default 4 s; src/gateway/tls-h1-connection.ts) */
   backendIdleMs?: number;
@@ -174,17 +181,21 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
   let closing: Promise<void> | undefined;
   let boundPort = 0;
 
-  const bridge: H2Bridge | undefined =
+  const bridge: H2Sessions | undefined =
     opts.http2 === false
       ? undefined
-      : createH2Bridge({
-          backendSocketPath: opts.backendSocketPath,
+      : createH2Sessions({
           clock,
           ...(opts.http2MaxStreams !== undefined ? { maxConcurrentStreams: opts.http2MaxStreams } : {}),
-          // a backend connection costs about what a client connection does: they share the budget
-          mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < maxConnections,
-          onBackendClosed: () => checkDrained?.(),
           ...(opts.answerH2Probe ? { answerProbe: (headers, key) => opts.answerH2Probe!(headers, connections.peerFor(key)) } : {}),
+          forwarder: opts.muxSocketPath
+            ? createH2MuxClient({ socketPath: opts.muxSocketPath, onClosed: () => checkDrained?.() })
+            : createH2Bridge({
+                backendSocketPath: opts.backendSocketPath,
+                // a backend connection costs about what a client connection does: they share the budget
+                mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < maxConnections,
+                onBackendClosed: () => checkDrained?.(),
+              }),
         });
 
   const server: Server = createServer({
@@ -260,7 +271,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
   // An HTTP/2 connection: its identity is registered once (as for HTTP/1.1),
   // then every stream goes to uWS over backend connections that all carry
   // this connection's PROXY header.
-  const serveHttp2 = (b: H2Bridge, tlsSocket: TLSSocket, key: string, header: Buffer): void => {
+  const serveHttp2 = (b: H2Sessions, tlsSocket: TLSSocket, key: string, header: Buffer): void => {
     tlsSocket.on('error', () => tlsSocket.destroy());
     tlsSocket.on('close', () => clientClosed(key));
     if (!opts.register) {
@@ -269,7 +280,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     }
     const registered = opts.register(key, infoOf(key)());
     if (opts.answerH2Probe) {
-      // probes are answered at once; streams for uWS wait in the bridge for the registration
+      // probes are answered at once; streams for the main process wait for the registration (h2-sessions.ts)
       registered.catch(() => tlsSocket.destroy());
       b.serve(tlsSocket, key, header, registered);
       return;
@@ -377,6 +388,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
           if (!serverClosed || connections.size > 0 || backends.size > 0 || (bridge?.backendConnections ?? 0) > 0) return;
           timer?.cancel();
           checkDrained = undefined;
+          // the HTTP/2 channel outlives its last stream: drop it with the front
+          bridge?.destroy();
           resolve();
         };
         server.close(() => {

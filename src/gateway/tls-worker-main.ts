@@ -80,6 +80,7 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         cert: msg.init.cert,
         ...(msg.init.clientCA !== undefined ? { clientCA: msg.init.clientCA } : {}),
         backendSocketPath: msg.init.backendSocketPath,
+        ...(msg.init.muxSocketPath !== undefined ? { muxSocketPath: msg.init.muxSocketPath } : {}),
         // health probes answered here from the parent's snapshot, the rest forwarded (src/gateway/tls-h1-connection.ts)
         ...(msg.init.healthProbes
           ? { answerProbe: probeAnswerer({ snapshot: () => health.current(), clock: systemClock }), answerH2Probe: h2ProbeAnswerer({ snapshot: () => health.current(), clock: systemClock }) }

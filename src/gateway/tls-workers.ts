@@ -39,6 +39,8 @@ export interface TlsWorkerInit {
   cert: string;
   clientCA?: string;
   backendSocketPath: string;
+  /** the main process's HTTP/2 channel (TlsFrontOptions.muxSocketPath) */
+  muxSocketPath?: string;
   maxConnections: number;
   handshakeTimeoutMs?: number;
   /** see TlsFrontOptions.http2 / http2MaxStreams */
@@ -160,6 +162,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     cert: String(opts.cert),
     ...(opts.clientCA !== undefined ? { clientCA: String(opts.clientCA) } : {}),
     backendSocketPath: opts.backendSocketPath,
+    ...(opts.muxSocketPath !== undefined ? { muxSocketPath: opts.muxSocketPath } : {}),
     maxConnections: perWorker,
     ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),
@@ -460,9 +463,14 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
         for (const s of slots) s.close();
         if (kept) closeHandle(kept);
         kept = undefined;
+        // Stop accepting, but do not wait for the listener's callback before the
+        // workers are told: it waits for every connection the listener ever
+        // accepted, and an idle HTTP/2 client keeps its connection until the
+        // worker's GOAWAY, which only the 'close' below sends (a graceful close
+        // waited forever with an open session; test/integration/http2-mux.test.ts).
         const l = listener;
         listener = undefined;
-        if (l) await new Promise<void>((resolve) => l.close(() => resolve()));
+        l?.close();
         for (const socket of waiting) socket.destroy();
         waiting.clear();
         const graceful = closeOpts.graceful ?? false;

@@ -35,6 +35,7 @@ import { type HealthPublisher, MAIN_LOOP_CHECK } from '../gateway/health-snapsho
 import { publishHealthToWorkers } from './health-publishing.js';
 import { earlyShedder } from '../gateway/flowcontrol/early-shed.js';
 import { type HttpServer, startHttpServer } from '../gateway/http-server.js';
+import { type MuxServer, startMuxServer } from '../gateway/mux-server.js';
 import { MAX_BODY_BYTES, createChain, tooLargeResponse } from '../endpoints/chain.js';
 import { defaultMaxConnections, type TlsFront, startTlsFront } from '../gateway/tls-front.js';
 import { type TlsWorkerPool, startTlsWorkers } from '../gateway/tls-workers.js';
@@ -403,6 +404,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock,
     audit: auditor ? { auditor, remoteAddressFor: (addr) => front?.connectionFor(addr)?.remoteAddress } : undefined,
   });
+  // what flow control would refuse at once is answered 429 before the body or authentication
+  const shed = flowControl ? earlyShedder({ flow: flowControl, peerFor: (addr) => front?.peerFor(addr), tokenUsers: auth.tokenUsers }) : undefined;
   const http: HttpServer = await startHttpServer({
     listen: { unixPath: socketPath },
     maxBodyBytes: MAX_BODY_BYTES,
@@ -414,9 +417,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock,
     // exec, attach, port-forward and the proxies (docs/nodeagent.md "Streams")
     webSocketPaths: NODE_STREAM_WEBSOCKET_PATHS,
-    // what flow control would refuse at once is answered 429 before the body or authentication
-    ...(flowControl ? { shed: earlyShedder({ flow: flowControl, peerFor: (addr) => front?.peerFor(addr), tokenUsers: auth.tokenUsers }) } : {}),
+    ...(shed ? { shed } : {}),
   });
+  // HTTP/2 streams arrive multiplexed over one connection per TLS front process (docs/tls.md "HTTP/2")
+  const mux: MuxServer | undefined = opts.limits?.disableHttp2
+    ? undefined
+    : await startMuxServer({
+        path: join(dataDir, 'run', `gateway-h2-${process.pid}.sock`),
+        maxBodyBytes: MAX_BODY_BYTES,
+        handle: router,
+        tooLarge: tooLargeResponse,
+        ...(shed ? { shed } : {}),
+      });
   const frontOptions = {
     host: opts.bindAddress,
     port: opts.securePort,
@@ -424,6 +436,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     cert: pki.serving.certPem,
     clientCA: pki.ca.certPem + auth.clientCAPem,
     backendSocketPath: socketPath,
+    ...(mux ? { muxSocketPath: mux.path } : {}),
     handshakeTimeoutMs: opts.limits?.tlsHandshakeTimeoutMs ?? DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS,
     http2: !opts.limits?.disableHttp2,
     ...(opts.limits?.http2MaxStreamsPerConnection ? { http2MaxStreams: opts.limits.http2MaxStreamsPerConnection } : {}),
@@ -508,7 +521,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         auth.stop();
         admissionChain?.stop();
         watch.close();
-        await http.close(opts.shutdownTimeoutMs ?? 10_000);
+        await Promise.all([http.close(opts.shutdownTimeoutMs ?? 10_000), mux?.close(opts.shutdownTimeoutMs ?? 10_000)]);
         await closeAudit(auditor, 5000, clock);
         nodeTransport.close();
         healthPublisher?.stop();

@@ -1,5 +1,5 @@
 // Runs the real kubectl (1.32) against a test server's generated kubeconfig.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -22,4 +22,22 @@ export async function runKubectl(kubeconfig: string, args: string[], extra: stri
     const err = e as { stdout?: string; stderr?: string; code?: number };
     return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : -1 };
   }
+}
+
+/** a long-running kubectl (e.g. `get --watch`): its output so far, and stop() to end it */
+export function startKubectl(kubeconfig: string, args: string[]): { out(): string; err(): string; stop(): Promise<void> } {
+  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  return {
+    out: () => out,
+    err: () => err,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

@@ -11,6 +11,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENVELOPE_PREFIX } from '../../src/machinery/protobuf/envelope.js';
 import { eventually } from '../helpers/eventually.js';
+import { lineSplitter } from '../helpers/json-lines.js';
 import { kubeconfigFor, userCert } from '../helpers/identities.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
@@ -78,17 +79,8 @@ function call(s: ClientHttp2Session, method: string, path: string, body?: unknow
 function watch(s: ClientHttp2Session, path: string): { stream: ClientHttp2Stream; events: Record<string, unknown>[]; status: Promise<number> } {
   const stream = s.request({ ':method': 'GET', ':path': path });
   const events: Record<string, unknown>[] = [];
-  let buf = '';
   stream.setEncoding('utf8');
-  stream.on('data', (c: string) => {
-    buf += c;
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      if (line.trim() !== '') events.push(JSON.parse(line) as Record<string, unknown>);
-    }
-  });
+  stream.on('data', lineSplitter((line) => events.push(JSON.parse(line) as Record<string, unknown>)));
   stream.on('error', () => undefined);
   const status = new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))));
   return { stream, events, status };

@@ -1,0 +1,156 @@
+// The framing of the HTTP/2 channel between the TLS front and the main
+// process (docs/tls.md "HTTP/2"): many HTTP/2 streams of many sessions over
+// one unix-socket connection per front process, instead of one HTTP/1.1
+// connection per stream. A frame is
+//
+//   u32 length (of what follows) | u8 type | u32 stream id | payload
+//
+// Front → main: Request (u32 head length, head JSON, body), Cancel (the
+// client reset the stream or lost its session), Owed (pairs of u32 id, u32
+// bytes: what an HTTP/2 stream holds that its client has not taken yet).
+// Main → front: Response (u32 head length, head JSON, whole body), Head (a
+// streaming response's status and headers), Data, MultiData (u32 count, the
+// ids, then one payload for all of them: a watch batch shared by many
+// watchers crosses once), End, Reset (abort: the client must see an error).
+
+export const FrameType = {
+  Request: 1,
+  Cancel: 2,
+  Owed: 3,
+  Response: 16,
+  Head: 17,
+  Data: 18,
+  MultiData: 19,
+  End: 20,
+  Reset: 21,
+} as const;
+export type FrameType = (typeof FrameType)[keyof typeof FrameType];
+
+export const FRAME_HEADER_BYTES = 9;
+/** request bodies are at most 4 MiB (the front's limit) plus 1 MiB of headers; responses are split below this */
+export const MAX_FRAME_BYTES = 8 * 1024 * 1024;
+
+/** what the front sends of a request (the query apart, as uWS gives it) */
+export interface RequestHead {
+  method: string;
+  path: string;
+  query: string;
+  /** the TLS connection's id (the PROXY-header address text the gateway looks identities up by) */
+  proxiedAddress: string;
+  /** lower-case names, repeated fields already joined */
+  headers: [string, string][];
+}
+
+export interface ResponseHead {
+  status: number;
+  headers: [string, string][];
+}
+
+export function frameHeader(type: FrameType, id: number, payloadBytes: number): Buffer {
+  const h = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  h.writeUInt32BE(payloadBytes + 5, 0);
+  h.writeUInt8(type, 4);
+  h.writeUInt32BE(id, 5);
+  return h;
+}
+
+/** a frame whose payload is a JSON head followed by raw bytes */
+export function headedFrame(type: FrameType, id: number, head: object, body: Uint8Array = EMPTY): Buffer[] {
+  const json = Buffer.from(JSON.stringify(head));
+  const h = Buffer.allocUnsafe(FRAME_HEADER_BYTES + 4);
+  h.writeUInt32BE(4 + json.length + body.byteLength + 5, 0);
+  h.writeUInt8(type, 4);
+  h.writeUInt32BE(id, 5);
+  h.writeUInt32BE(json.length, 9);
+  return body.byteLength > 0 ? [h, json, Buffer.from(body.buffer, body.byteOffset, body.byteLength)] : [h, json];
+}
+
+/** splits a headed payload into its head and its body */
+export function readHeaded<T>(payload: Buffer): { head: T; body: Buffer } {
+  const n = payload.readUInt32BE(0);
+  return { head: JSON.parse(payload.toString('utf8', 4, 4 + n)) as T, body: payload.subarray(4 + n) };
+}
+
+/** one MultiData frame's header: the same payload follows once for every id */
+export function multiHeader(ids: readonly number[], payloadBytes: number): Buffer {
+  const h = Buffer.allocUnsafe(FRAME_HEADER_BYTES + 4 + 4 * ids.length);
+  h.writeUInt32BE(5 + 4 + 4 * ids.length + payloadBytes, 0);
+  h.writeUInt8(FrameType.MultiData, 4);
+  h.writeUInt32BE(0, 5);
+  h.writeUInt32BE(ids.length, 9);
+  for (let i = 0; i < ids.length; i++) h.writeUInt32BE(ids[i]!, 13 + 4 * i);
+  return h;
+}
+
+/** the ids of a MultiData payload and the bytes they all get */
+export function readMulti(payload: Buffer): { ids: number[]; data: Buffer } {
+  const n = payload.readUInt32BE(0);
+  const ids = new Array<number>(n);
+  for (let i = 0; i < n; i++) ids[i] = payload.readUInt32BE(4 + 4 * i);
+  return { ids, data: payload.subarray(4 + 4 * n) };
+}
+
+/** an Owed frame: (id, bytes) pairs */
+export function owedFrame(entries: Map<number, number>): Buffer {
+  const f = Buffer.allocUnsafe(FRAME_HEADER_BYTES + 8 * entries.size);
+  f.writeUInt32BE(5 + 8 * entries.size, 0);
+  f.writeUInt8(FrameType.Owed, 4);
+  f.writeUInt32BE(0, 5);
+  let at = FRAME_HEADER_BYTES;
+  for (const [id, bytes] of entries) {
+    f.writeUInt32BE(id, at);
+    f.writeUInt32BE(Math.min(bytes, 0xffffffff), at + 4);
+    at += 8;
+  }
+  return f;
+}
+
+export function readOwed(payload: Buffer, each: (id: number, bytes: number) => void): void {
+  for (let at = 0; at + 8 <= payload.length; at += 8) each(payload.readUInt32BE(at), payload.readUInt32BE(at + 4));
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * Cuts a byte stream into frames. Payloads are views into the read chunks
+ * where a frame lies within one (no copy); a frame split across reads is
+ * joined once. A length beyond MAX_FRAME_BYTES is a protocol error.
+ */
+export class FrameReader {
+  private carry: Buffer[] = [];
+  private carried = 0;
+
+  constructor(private readonly onFrame: (type: number, id: number, payload: Buffer) => void) {}
+
+  /** false: the peer broke the framing (the connection must be dropped) */
+  push(chunk: Buffer): boolean {
+    let buf = chunk;
+    if (this.carried > 0) {
+      this.carry.push(chunk);
+      this.carried += chunk.length;
+      if (this.carried < 4) return true;
+      if (this.carry[0]!.length < 4) this.carry = [Buffer.concat(this.carry, this.carried)];
+      const len = this.carry[0]!.readUInt32BE(0);
+      if (len < 5 || len > MAX_FRAME_BYTES) return false;
+      // join once, when the whole frame is here (a 4 MiB body comes in many reads)
+      if (this.carried < 4 + len) return true;
+      buf = this.carry.length === 1 ? this.carry[0]! : Buffer.concat(this.carry, this.carried);
+      this.carry = [];
+      this.carried = 0;
+    }
+    let at = 0;
+    while (buf.length - at >= FRAME_HEADER_BYTES) {
+      const len = buf.readUInt32BE(at);
+      if (len < 5 || len > MAX_FRAME_BYTES) return false;
+      if (buf.length - at < 4 + len) break;
+      this.onFrame(buf.readUInt8(at + 4), buf.readUInt32BE(at + 5), buf.subarray(at + 9, at + 4 + len));
+      at += 4 + len;
+    }
+    if (at < buf.length) {
+      const rest = buf.subarray(at);
+      this.carry = [rest];
+      this.carried = rest.length;
+    }
+    return true;
+  }
+}
