@@ -33,6 +33,10 @@
 //      served once the state machine has applied `index`.
 //   5. call advance(ready). Only then may ready() be called again; tick/step/
 //      propose calls may happen at any time in between.
+//      While a Ready is being persisted the host may also send
+//      takeMessagesNow() and apply takeCommittedNow() (entries committed and
+//      durable here that no Ready handed out), after the committed entries
+//      of the outstanding Ready that were already durable when it started.
 // On restart the host rebuilds the node from what it persisted in step 1
 // (PersistentState) and its state machine from the snapshot data; committed
 // entries after the snapshot are handed out again.
