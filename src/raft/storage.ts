@@ -23,11 +23,16 @@
 // `sync: true` (fsync) whenever it holds entries, a snapshot or a new
 // term/vote, so a vote or an append acknowledgement is never promised for
 // state a crash could lose (Raft §5, Figure 2 "updated on stable storage
-// before responding to RPCs"). A batch that only moves the commit index is
-// written without fsync: commitIndex is volatile state in Raft Figure 2 (a
-// restarted member relearns it from the leader), and level's log keeps
-// writes in order, so a commit index that survives a crash never points past
-// entries that did not (etcd's raft.MustSync makes the same distinction).
+// before responding to RPCs"). A Ready that only moves the commit index is
+// not written at all: its hard state goes into the next batch that is
+// written (entries, a snapshot, a new term or vote) or on close. commitIndex
+// is volatile state in Raft Figure 2 (a restarted member relearns it from
+// the leader; etcd's raft.MustSync makes the same distinction and skips the
+// fsync), and a commit index written with a later batch never points past
+// entries that batch keeps (committed entries are never overwritten). Before,
+// it was a level batch without fsync, but still one trip through libuv's
+// thread pool that the next Ready waited for: on every member, once per
+// write at one write in flight (docs/raft.md "Commit-only Readies").
 
 import { Level } from 'level';
 import { asUint8Array, decodeMsgpack, encodeMsgpack, logIndexFromKey, logKey } from './codec.js';
@@ -81,6 +86,8 @@ export interface PersistRequest {
 export interface RaftStorageStats {
   /** synced batches written */
   syncs: number;
+  /** batches written, synced or not */
+  batches: number;
   entriesWritten: number;
   firstIndex: number;
   lastIndex: number;
@@ -96,6 +103,10 @@ export class RaftStorage {
   /** term and vote of the last durably written hard state */
   private durable: { term: number; vote: string } = { term: 0, vote: NONE };
   private entriesWritten = 0;
+  /** a commit-only hard state not written yet (header): goes with the next batch */
+  private deferredHardState: HardState | undefined;
+  /** level batches written, synced or not */
+  private batches = 0;
   /** writes are serialized: a later batch may depend on the index bookkeeping of an earlier one */
   private tail: Promise<void> = Promise.resolve();
 
@@ -142,6 +153,11 @@ export class RaftStorage {
    */
   save(req: PersistRequest): Promise<boolean> {
     if (!req.hardState && !req.snapshot && req.entries.length === 0) return Promise.resolve(false);
+    const commitOnly = !req.snapshot && req.entries.length === 0 && req.hardState !== undefined && req.hardState.term === this.durable.term && req.hardState.vote === this.durable.vote;
+    if (commitOnly) {
+      this.deferredHardState = req.hardState;
+      return Promise.resolve(false);
+    }
     return this.enqueue(async () => {
       const ops: BatchOp[] = [];
       let first = this.firstIndex;
@@ -166,10 +182,13 @@ export class RaftStorage {
         if (from < first) first = from;
         last = newLast;
       }
-      const hs = req.hardState;
+      // a deferred commit-only hard state is older than the Ready's own
+      const hs = req.hardState ?? this.deferredHardState;
+      this.deferredHardState = undefined;
       if (hs) ops.push({ type: 'put', key: META_HARD_STATE, value: encodeMsgpack(hs) });
       const sync = req.snapshot !== undefined || req.entries.length > 0 || (hs !== undefined && (hs.term !== this.durable.term || hs.vote !== this.durable.vote));
       await this.writeBatch(ops, sync);
+      this.batches += 1;
       this.firstIndex = first;
       this.lastIndex = last;
       this.snapshotIndex = snapIndex;
@@ -194,6 +213,7 @@ export class RaftStorage {
       const upTo = Math.min(idx, this.lastIndex);
       for (let i = this.firstIndex; i <= upTo; i++) ops.push({ type: 'del', key: logOpKey(i) });
       await this.writeBatch(ops, true);
+      this.batches += 1;
       this.snapshotIndex = idx;
       this.firstIndex = idx + 1;
       if (this.lastIndex < idx) this.lastIndex = idx;
@@ -209,6 +229,7 @@ export class RaftStorage {
   stats(): RaftStorageStats {
     return {
       syncs: this.syncs,
+      batches: this.batches,
       entriesWritten: this.entriesWritten,
       firstIndex: this.firstIndex,
       lastIndex: this.lastIndex,
@@ -218,6 +239,11 @@ export class RaftStorage {
 
   async close(): Promise<void> {
     await this.tail.catch(() => {});
+    const hs = this.deferredHardState;
+    if (hs) {
+      this.deferredHardState = undefined;
+      await this.writeBatch([{ type: 'put', key: META_HARD_STATE, value: encodeMsgpack(hs) }], false).catch(() => {});
+    }
     await this.db.close();
   }
 

@@ -15,9 +15,9 @@
 //      index, in which case every persisted entry from entries[0].index on is
 //      overwritten), then `hardState` (if any). Durably (fsync) before step 2.
 //      Exception: a Ready whose only change is hardState.commit need not be
-//      synced (commitIndex is volatile state, Raft Figure 2), provided the
-//      write is ordered after the earlier ones (it never survives a crash
-//      that loses entries it covers).
+//      synced, nor written before step 2 (commitIndex is volatile state,
+//      Raft Figure 2), provided a commit index that is written is ordered
+//      after the entries it covers (it never survives a crash that loses them).
 //   2. send `messages` (only now: they may promise what step 1 persisted,
 //      e.g. a vote or an append acknowledgement). Exception (thesis §10.2.1):
 //      a leader's `append` messages may leave before step 1 completes when
