@@ -158,6 +158,13 @@ export interface AppendMessage extends MessageBase {
   logTerm: number;
   entries: Entry[];
   commit: number;
+  /**
+   * A commit notice to a follower known to have every entry up to `index`
+   * and nothing more in flight: its acknowledgement would carry no news
+   * (index = its known match), so an accepted one is not answered. A
+   * rejection always is. Absent on the wire from older members.
+   */
+  noAck?: boolean;
 }
 
 export interface AppendResponseMessage extends MessageBase {

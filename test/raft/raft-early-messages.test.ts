@@ -117,4 +117,28 @@ describe('messages while a Ready is persisted', () => {
     l.advance(rd3);
     expect(l.takeCommittedNow()).toEqual([]); // no Ready outstanding
   });
+
+  it('a commit notice is not acknowledged by a follower that acknowledged everything, and is by one with entries in flight', () => {
+    const { sim, leader, followers } = elected(74);
+    const [f0, f1] = [followers[0]!, followers[1]!];
+    const l = sim.node(leader).raw;
+    l.propose(text('n1'));
+    const rd = l.ready()!;
+    const index = rd.entries[0]!.index;
+    const appends = rd.sendBeforePersist.filter((m) => m.type === 'append');
+    l.advance(rd);
+    for (const m of followerTakes(sim, f0, appends.find((m) => m.to === f0)!)) l.step(m);
+    expect(l.raft.log.committed).toBe(index);
+    const notices = l.ready()!.messages.filter((m) => m.type === 'append');
+    const to = (id: string) => notices.find((m) => m.to === id)!;
+    expect(to(f0).type === 'append' && to(f0).noAck).toBe(true);
+    expect(to(f1).type === 'append' && to(f1).noAck).toBeFalsy(); // its entry is still in flight
+    // f0 applies the commit and sends nothing back
+    expect(followerTakes(sim, f0, to(f0))).toEqual([]);
+    expect(sim.node(f0).raw.raft.log.committed).toBe(index);
+    // f1 acknowledges both its entry and the notice
+    const acks = [...followerTakes(sim, f1, appends.find((m) => m.to === f1)!), ...followerTakes(sim, f1, to(f1))];
+    expect(acks.filter((m) => m.type === 'appendResponse').length).toBe(2);
+    expect(sim.node(f1).raw.raft.log.committed).toBe(index);
+  });
 });
