@@ -87,6 +87,8 @@ export class SimNode {
   persisting: Ready | undefined;
   /** the last committed entry of `persisting` applied when its write started (already durable, as the driver does) */
   appliedEarlyTo = 0;
+  /** the term when `persisting` was handed out (its soft state is of that term, even if the node moved on meanwhile) */
+  persistingTerm = 0;
   /** removed from the simulation (e.g. after being removed from the cluster) */
   stopped = false;
 
@@ -277,6 +279,7 @@ export class Sim {
           }
         }
         n.persisting = rd;
+        n.persistingTerm = rn.raft.term;
         return did;
       }
       if (!this.finishReady(n, rd, [])) return did;
@@ -289,11 +292,11 @@ export class Sim {
     const rd = n.persisting;
     if (!rd || !n.rn) return;
     n.persisting = undefined;
-    this.finishReady(n, rd, rd.sendBeforePersist, n.appliedEarlyTo);
+    this.finishReady(n, rd, rd.sendBeforePersist, n.appliedEarlyTo, n.persistingTerm);
   }
 
   /** persist, send (but `sent`), apply and advance; false when the node crashed */
-  private finishReady(n: SimNode, rd: Ready, sent: Message[], appliedTo = 0): boolean {
+  private finishReady(n: SimNode, rd: Ready, sent: Message[], appliedTo = 0, term = n.rn!.raft.term): boolean {
     const rn = n.rn!;
     this.persist(n, rd);
     if (n.crashAfterNextPersist) {
@@ -302,7 +305,7 @@ export class Sim {
       this.crash(n.id);
       return false;
     }
-    if (rd.softState?.role === 'leader') this.recordLeader(n.id, rn.raft.term);
+    if (rd.softState?.role === 'leader') this.recordLeader(n.id, term);
     for (const m of rd.messages) if (!sent.includes(m)) this.net.send(m);
     if (rd.snapshot) this.applySnapshot(n, rd.snapshot);
     for (const e of rd.committedEntries) if (e.index > appliedTo) this.apply(n, e);
