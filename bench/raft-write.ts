@@ -100,6 +100,8 @@ function perWrite(before: Raftz, after: Raftz, n: number): Record<string, number
     entriesPerFsync: r(syncs ? d('entriesPersisted') / syncs : 0),
     fsyncMs: r(syncs ? d('storageSyncMs') / syncs : 0),
     messagesSent: r(d('messagesSent') / n),
+    // committed entries applied while the next batch was being written (RawNode.takeCommittedNow)
+    appliedEarly: r(d('entriesAppliedEarly') / n),
     framesSent: r(t('frames') / n),
     ...(d('proposalsCommitted') > 0 ? { proposeToApplyMs: r(d('proposeToApplyMs') / d('proposalsCommitted')) } : {}),
   };

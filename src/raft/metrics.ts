@@ -26,6 +26,8 @@ export class RaftMetrics {
   entriesPersisted = 0;
   /** Raft messages handed to the transport */
   messagesSent = 0;
+  /** committed entries applied while a Ready was being persisted (RawNode.takeCommittedNow) */
+  entriesAppliedEarly = 0;
   /** sum over this member's applied proposals of the time from propose() to apply, ms */
   proposeToApplyMs = 0;
 

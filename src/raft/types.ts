@@ -15,9 +15,9 @@
 //      index, in which case every persisted entry from entries[0].index on is
 //      overwritten), then `hardState` (if any). Durably (fsync) before step 2.
 //      Exception: a Ready whose only change is hardState.commit need not be
-//      synced (commitIndex is volatile state, Raft Figure 2), provided the
-//      write is ordered after the earlier ones (it never survives a crash
-//      that loses entries it covers).
+//      synced, nor written before step 2 (commitIndex is volatile state,
+//      Raft Figure 2), provided a commit index that is written is ordered
+//      after the entries it covers (it never survives a crash that loses them).
 //   2. send `messages` (only now: they may promise what step 1 persisted,
 //      e.g. a vote or an append acknowledgement). Exception (thesis §10.2.1):
 //      a leader's `append` messages may leave before step 1 completes when
@@ -33,6 +33,10 @@
 //      served once the state machine has applied `index`.
 //   5. call advance(ready). Only then may ready() be called again; tick/step/
 //      propose calls may happen at any time in between.
+//      While a Ready is being persisted the host may also send
+//      takeMessagesNow() and apply takeCommittedNow() (entries committed and
+//      durable here that no Ready handed out), after the committed entries
+//      of the outstanding Ready that were already durable when it started.
 // On restart the host rebuilds the node from what it persisted in step 1
 // (PersistentState) and its state machine from the snapshot data; committed
 // entries after the snapshot are handed out again.
@@ -154,6 +158,13 @@ export interface AppendMessage extends MessageBase {
   logTerm: number;
   entries: Entry[];
   commit: number;
+  /**
+   * A commit notice to a follower known to have every entry up to `index`
+   * and nothing more in flight: its acknowledgement would carry no news
+   * (index = its known match), so an accepted one is not answered. A
+   * rejection always is. Absent on the wire from older members.
+   */
+  noAck?: boolean;
 }
 
 export interface AppendResponseMessage extends MessageBase {

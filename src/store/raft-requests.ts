@@ -8,7 +8,7 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import type { RaftMetrics } from '../raft/metrics.js';
 import type { ReadState } from '../raft/types.js';
 import { StoreClosedError } from './local-store.js';
-import { StoreUnavailableError, type CommandResult } from './types.js';
+import { StoreUnavailableError, type Command, type CommandResult } from './types.js';
 
 /** A retryable failure of the replicated store, answered as a Status with Retry-After. */
 export class RaftUnavailableError extends StoreUnavailableError {
@@ -21,6 +21,8 @@ interface Pending {
   timer: TimerHandle;
   /** performance.now() at propose (RaftMetrics.proposeToApplyMs) */
   start: number;
+  /** the proposed command as its entry decodes (ownCopy, taken when it was encoded) */
+  cmd: Command | undefined;
 }
 
 interface PendingRead {
@@ -45,7 +47,7 @@ export class RaftRequests {
   }
 
   /** waits for proposal `id` to be applied here; 504 (outcome unknown) after `timeoutMs` */
-  proposal(id: string, timeoutMs: number): Promise<CommandResult> {
+  proposal(id: string, timeoutMs: number, cmd?: Command): Promise<CommandResult> {
     return new Promise<CommandResult>((resolve, reject) => {
       this.pending.set(id, {
         resolve,
@@ -57,12 +59,18 @@ export class RaftRequests {
           }
         }, timeoutMs),
         start: performance.now(),
+        cmd,
       });
     });
   }
 
   isPending(id: string): boolean {
     return this.pending.has(id);
+  }
+
+  /** the command of pending proposal `id`, equal to what its entry decodes to (undefined: decode it) */
+  command(id: string): Command | undefined {
+    return this.pending.get(id)?.cmd;
   }
 
   /** ends proposal `id` (if this member still waits for it) with its applied result or error */

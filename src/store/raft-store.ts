@@ -27,7 +27,7 @@ import { RaftStorage } from '../raft/storage.js';
 import { FaultInjector, withFaults, type FaultAdmin } from '../raft/faults.js';
 import { NONE, ProposalDroppedError, type Entry, type NodeId, type ReadState, type Role, type Snapshot } from '../raft/types.js';
 import { decodeCommand, decodeMsgpackView, encodeCommand, encodeMsgpack } from './codec.js';
-import { StoreClosedError } from './local-store.js';
+import { StoreClosedError, ownCopy } from './local-store.js';
 import { LeaderSignal } from './leader-signal.js';
 import { MvccState } from './mvcc-state.js';
 import { checkMember, connectPeers, liveRaftMetrics, memberStatus, raftConfig, waitOptions, type LiveRaftMetrics, type RaftStoreMemoryOptions, type RaftStoreOptions, type RaftStoreStatus } from './raft-options.js';
@@ -185,11 +185,14 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     if (this.closed) throw new StoreClosedError();
     const fatal = this.driver.fatal;
     if (fatal) throw new RaftUnavailableError(`raft storage failed: ${fatal.message}`, false);
-    // Encode now: what is proposed must be exactly what the caller passed.
+    // Encode now: what is proposed must be exactly what the caller passed. The
+    // copy taken at the same moment is what this member applies when the entry
+    // comes back, instead of decoding it (as LocalStore does).
     const id = `${this.options.name}.${this.nonce}.${++this.seq}`;
     const data = encodeMsgpack([id, encodeCommand(cmd)]);
+    const own = ownCopy(cmd);
     await this.awaitLeader();
-    const applied = this.requests.proposal(id, this.opts.proposalTimeoutMs);
+    const applied = this.requests.proposal(id, this.opts.proposalTimeoutMs, own);
     this.driver.propose(
       data,
       () => this.requests.isPending(id),
@@ -253,7 +256,7 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
         let result: CommandResult | undefined;
         let error: Error | undefined;
         try {
-          result = this.state.apply(e.index, decodeCommand(bytes));
+          result = this.state.apply(e.index, this.requests.command(id) ?? decodeCommand(bytes));
         } catch (err) {
           error = err instanceof Error ? err : new Error(String(err));
         }

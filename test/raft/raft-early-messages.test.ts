@@ -2,7 +2,8 @@
 // sendBeforePersist and RawNode.takeMessagesNow; docs/raft.md "Messages
 // before the fsync", "Heartbeats while the leader fsyncs"): a ReadIndex
 // round runs during the leader's fsync, and no message ever tells a follower
-// that an entry is committed before the leader has it on disk.
+// that an entry is committed before the leader has it on disk; committed
+// entries already on disk apply during the write (RawNode.takeCommittedNow).
 
 import { describe, expect, it } from 'vitest';
 import type { Message, Ready } from '../../src/raft/types.js';
@@ -81,5 +82,63 @@ describe('messages while a Ready is persisted', () => {
     // ...and by then the entry is durable on the leader, so they may leave early again
     expect(next.sendBeforePersist.filter((m) => m.type === 'append').length).toBe(notices.length);
     l.advance(next);
+  });
+
+  it('applies an earlier batch acknowledged during the next write, but nothing not yet on the leader\'s disk', () => {
+    const { sim, leader, followers } = elected(73);
+    const l = sim.node(leader).raw;
+    l.propose(text('b1'));
+    const rd1 = l.ready()!;
+    const i1 = rd1.entries[0]!.index;
+    const appends1 = rd1.sendBeforePersist.filter((m) => m.type === 'append');
+    l.advance(rd1); // batch 1 is on the leader's disk
+    // batch 2 is being written when a follower acknowledges batch 1
+    l.propose(text('b2'));
+    const rd2 = l.ready()!;
+    const i2 = rd2.entries[0]!.index;
+    expect(rd2.committedEntries).toEqual([]);
+    expect(l.takeCommittedNow()).toEqual([]); // nothing committed yet
+    for (const m of followerTakes(sim, followers[0]!, appends1.find((m) => m.to === followers[0])!)) if (m.type === 'appendResponse') l.step(m);
+    expect(l.raft.log.committed).toBe(i1);
+    // batch 1 is committed and durable here: it applies now, not after batch 2's write
+    const early = l.takeCommittedNow();
+    expect(early.map((e) => e.index)).toEqual([i1]);
+    expect(l.takeCommittedNow()).toEqual([]); // handed out once
+    // batch 2 committed by a follower's acknowledgement but not on the leader's disk: it waits
+    const appends2 = rd2.sendBeforePersist.filter((m) => m.type === 'append' && m.to === followers[1]);
+    for (const m of followerTakes(sim, followers[1]!, { ...appends1.find((m) => m.to === followers[1])! })) if (m.type === 'appendResponse') l.step(m);
+    for (const a of appends2) for (const m of followerTakes(sim, followers[1]!, a)) if (m.type === 'appendResponse') l.step(m);
+    expect(l.raft.log.committed).toBe(i2);
+    expect(l.takeCommittedNow()).toEqual([]);
+    l.advance(rd2);
+    // the next Ready hands out batch 2 only
+    const rd3 = l.ready()!;
+    expect(rd3.committedEntries.map((e) => e.index)).toEqual([i2]);
+    l.advance(rd3);
+    expect(l.takeCommittedNow()).toEqual([]); // no Ready outstanding
+  });
+
+  it('a commit notice is not acknowledged by a follower that acknowledged everything, and is by one with entries in flight', () => {
+    const { sim, leader, followers } = elected(74);
+    const [f0, f1] = [followers[0]!, followers[1]!];
+    const l = sim.node(leader).raw;
+    l.propose(text('n1'));
+    const rd = l.ready()!;
+    const index = rd.entries[0]!.index;
+    const appends = rd.sendBeforePersist.filter((m) => m.type === 'append');
+    l.advance(rd);
+    for (const m of followerTakes(sim, f0, appends.find((m) => m.to === f0)!)) l.step(m);
+    expect(l.raft.log.committed).toBe(index);
+    const notices = l.ready()!.messages.filter((m) => m.type === 'append');
+    const to = (id: string) => notices.find((m) => m.to === id)!;
+    expect(to(f0).type === 'append' && to(f0).noAck).toBe(true);
+    expect(to(f1).type === 'append' && to(f1).noAck).toBeFalsy(); // its entry is still in flight
+    // f0 applies the commit and sends nothing back
+    expect(followerTakes(sim, f0, to(f0))).toEqual([]);
+    expect(sim.node(f0).raw.raft.log.committed).toBe(index);
+    // f1 acknowledges both its entry and the notice
+    const acks = [...followerTakes(sim, f1, appends.find((m) => m.to === f1)!), ...followerTakes(sim, f1, to(f1))];
+    expect(acks.filter((m) => m.type === 'appendResponse').length).toBe(2);
+    expect(sim.node(f1).raw.raft.log.committed).toBe(index);
   });
 });

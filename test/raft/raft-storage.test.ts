@@ -43,6 +43,44 @@ describe('RaftStorage', () => {
     await r.close();
   });
 
+  it('a commit-only hard state is written with the next batch, not on its own', async () => {
+    const path = await dir();
+    const s = await RaftStorage.open(path);
+    await s.load();
+    await s.save({ entries: [ent(1, 1, 'a'), ent(2, 1, 'b')], hardState: { term: 1, vote: 'n1', commit: 0 } });
+    const before = s.stats().batches;
+    expect(await s.save({ entries: [], hardState: { term: 1, vote: 'n1', commit: 2 } })).toBe(false);
+    expect(s.stats().batches).toBe(before); // nothing written
+    // the next batch with entries carries it
+    expect(await s.save({ entries: [ent(3, 1, 'c')] })).toBe(true);
+    expect(s.stats().batches).toBe(before + 1);
+    // a new term is synced at once and supersedes a deferred commit
+    expect(await s.save({ entries: [], hardState: { term: 1, vote: 'n1', commit: 3 } })).toBe(false);
+    expect(await s.save({ entries: [], hardState: { term: 2, vote: '', commit: 2 } })).toBe(true);
+    // close writes a deferred one
+    expect(await s.save({ entries: [], hardState: { term: 2, vote: '', commit: 3 } })).toBe(false);
+    await s.close();
+    const r = await RaftStorage.open(path);
+    const st = await r.load();
+    expect(texts(st.entries)).toEqual(['1/1/a', '2/1/b', '3/1/c']);
+    expect(st.hardState).toEqual({ term: 2, vote: '', commit: 3 });
+    await r.close();
+  });
+
+  it('a commit index carried by a later batch is that batch\'s, as of when it was deferred', async () => {
+    const path = await dir();
+    const s = await RaftStorage.open(path);
+    await s.load();
+    await s.save({ entries: [ent(1, 1, 'a')], hardState: { term: 1, vote: 'n1', commit: 0 } });
+    await s.save({ entries: [], hardState: { term: 1, vote: 'n1', commit: 1 } });
+    await s.save({ entries: [ent(2, 1, 'b')] });
+    // reopen without the close path writing anything deferred (none is left)
+    await s.close();
+    const r = await RaftStorage.open(path);
+    expect((await r.load()).hardState).toEqual({ term: 1, vote: 'n1', commit: 1 });
+    await r.close();
+  });
+
   it('a snapshot drops the entries it covers; later entries stay', async () => {
     const path = await dir();
     const s = await RaftStorage.open(path);

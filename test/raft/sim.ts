@@ -85,6 +85,10 @@ export class SimNode {
   crashAfterNextPersist = false;
   /** a Ready whose persistence is in progress (SimConfig.asyncPersist) */
   persisting: Ready | undefined;
+  /** the last committed entry of `persisting` applied when its write started (already durable, as the driver does) */
+  appliedEarlyTo = 0;
+  /** the term when `persisting` was handed out (its soft state is of that term, even if the node moved on meanwhile) */
+  persistingTerm = 0;
   /** removed from the simulation (e.g. after being removed from the cluster) */
   stopped = false;
 
@@ -250,7 +254,11 @@ export class Sim {
       // the host is writing a Ready: what may leave meanwhile leaves now
       const now = n.rn.takeMessagesNow();
       for (const m of now) this.net.send(m);
-      return now.length > 0;
+      // committed entries already on disk apply now (RawNode.takeCommittedNow)
+      const committed = n.rn.takeCommittedNow();
+      for (const e of committed) this.apply(n, e);
+      if (committed.length > 0) this.recordCommitted(n);
+      return now.length > 0 || committed.length > 0;
     }
     for (let guard = 0; n.rn && n.rn.hasReady(); guard++) {
       if (guard > 10_000) throw new Error(`node ${n.id}: Ready loop does not converge`);
@@ -260,7 +268,18 @@ export class Sim {
       if (this.cfg.asyncPersist > 0 && this.rand() < this.cfg.asyncPersist) {
         // as the driver does: the early messages leave before the write completes
         for (const m of rd.sendBeforePersist) this.net.send(m);
+        // committed entries on disk before this write (not rewritten by it) apply while it runs
+        n.appliedEarlyTo = 0;
+        if (!rd.snapshot) {
+          const durableTo = Math.min((n.disk.snapshot?.metadata.index ?? 0) + n.disk.entries.length, (rd.entries[0]?.index ?? Infinity) - 1);
+          for (const e of rd.committedEntries) {
+            if (e.index > durableTo) break;
+            this.apply(n, e);
+            n.appliedEarlyTo = e.index;
+          }
+        }
         n.persisting = rd;
+        n.persistingTerm = rn.raft.term;
         return did;
       }
       if (!this.finishReady(n, rd, [])) return did;
@@ -273,11 +292,11 @@ export class Sim {
     const rd = n.persisting;
     if (!rd || !n.rn) return;
     n.persisting = undefined;
-    this.finishReady(n, rd, rd.sendBeforePersist);
+    this.finishReady(n, rd, rd.sendBeforePersist, n.appliedEarlyTo, n.persistingTerm);
   }
 
   /** persist, send (but `sent`), apply and advance; false when the node crashed */
-  private finishReady(n: SimNode, rd: Ready, sent: Message[]): boolean {
+  private finishReady(n: SimNode, rd: Ready, sent: Message[], appliedTo = 0, term = n.rn!.raft.term): boolean {
     const rn = n.rn!;
     this.persist(n, rd);
     if (n.crashAfterNextPersist) {
@@ -286,10 +305,10 @@ export class Sim {
       this.crash(n.id);
       return false;
     }
-    if (rd.softState?.role === 'leader') this.recordLeader(n.id, rn.raft.term);
+    if (rd.softState?.role === 'leader') this.recordLeader(n.id, term);
     for (const m of rd.messages) if (!sent.includes(m)) this.net.send(m);
     if (rd.snapshot) this.applySnapshot(n, rd.snapshot);
-    for (const e of rd.committedEntries) this.apply(n, e);
+    for (const e of rd.committedEntries) if (e.index > appliedTo) this.apply(n, e);
     for (const rs of rd.readStates) n.reads.set(rs.context, rs.index);
     rn.advance(rd);
     this.recordCommitted(n);
