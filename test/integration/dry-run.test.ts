@@ -10,6 +10,7 @@
 import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RawResponse, type TestServer, startTestServer } from '../helpers/server.js';
+import { eventually } from '../helpers/eventually.js';
 
 let t: TestServer;
 type Obj = Record<string, any>;
@@ -106,6 +107,10 @@ beforeAll(async () => {
   t = await startTestServer();
   const ns = await req('POST', '/api/v1/namespaces', { metadata: { name: NS } });
   expect(ns.status, ns.text).toBe(201);
+  // the namespace's defaults are written by controllers, asynchronously: a
+  // watch opened before orch-root-ca.crt lands would see it among the "no events"
+  await eventually(async () => (await t.request('GET', `${CM}/orch-root-ca.crt`)).status === 200, 'orch-root-ca.crt in the namespace');
+  await eventually(async () => (await t.request('GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200, 'the default service account');
 });
 afterAll(async () => {
   await t?.stop();
