@@ -37,6 +37,7 @@ import {
 import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { type Clock, systemClock } from '../core/clock.js';
+import { BACKEND_DIAL_PATIENCE_MS, isBacklogFull, redialWaitMs } from './backend-dial.js';
 import { escapeHeaderName } from './request-head-coalescer.js';
 
 /**
@@ -73,6 +74,8 @@ export interface H2BridgeOptions {
   maxConcurrentStreams?: number;
   /** whether another backend connection may be opened now (the front's descriptor budget) */
   mayOpenBackend?: () => boolean;
+  /** called on every backend dial refused by a full accept queue (it is repeated) */
+  onBackendRefused?: () => void;
   /** called whenever a backend connection closes (the front waits for the last one on close) */
   onBackendClosed?: () => void;
   /** request-body deadlines (default the system clock) */
@@ -256,7 +259,7 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
     });
   };
 
-  const send = (stream: ServerHttp2Stream, method: string, path: string, headers: Record<string, string>, body: Buffer, ctx: BackendRequestOptions, retried = false): void => {
+  const send = (stream: ServerHttp2Stream, method: string, path: string, headers: Record<string, string>, body: Buffer, ctx: BackendRequestOptions, retried = false, refusals = 0, since = clock.now()): void => {
     if (stream.closed || stream.destroyed) return;
     if (body.length > 0 || METHODS_WITH_BODY.has(method)) headers['content-length'] = String(body.length);
     let req: ClientRequest;
@@ -332,6 +335,12 @@ export function createH2Bridge(opts: H2BridgeOptions): H2Bridge {
         return;
       }
       stream.off('close', onStreamClose);
+      if (isBacklogFull(err) && clock.now() - since < BACKEND_DIAL_PATIENCE_MS) {
+        // uWS's accept queue is full (its loop is behind): nothing reached it, dial again shortly
+        opts.onBackendRefused?.();
+        clock.setTimeout(() => send(stream, method, path, headers, body, ctx, retried, refusals + 1, since), redialWaitMs(refusals + 1));
+        return;
+      }
       // a pooled connection closed under us (uWS's idle close): once more on a fresh one
       if ((req as ClientRequest & { reusedSocket?: boolean }).reusedSocket && !retried) {
         send(stream, method, path, headers, body, ctx, true);

@@ -74,6 +74,8 @@ export interface TlsFrontOptions {
   unregister?: (proxiedAddress: string) => void;
   /** called on every failed handshake (timed-out ones included) */
   onHandshakeError?: () => void;
+  /** called on every backend dial refused by a full accept queue (it is repeated; TLS workers report the count) */
+  onBackendRefused?: () => void;
   /**
    * A TCP connection that has not completed its TLS handshake by then is
    * closed (default 32 s as in kube, `--tls-handshake-timeout`): a client that opens
@@ -126,6 +128,8 @@ export interface TlsFront {
   readonly connections: number;
   /** failed TLS handshakes since start (they are otherwise ignored) */
   readonly handshakeErrors: number;
+  /** backend dials refused by uWS's full accept queue and repeated (src/gateway/backend-dial.ts) */
+  readonly backendRefusals: number;
   /** HTTP/2 sessions and streams open now in this process (zero when HTTP/2 is off; absent for worker processes) */
   readonly http2?: { readonly sessions: number; readonly streams: number; readonly backendConnections: number };
   /** serve a client TCP socket accepted elsewhere (e.g. by the parent process); refused beyond `maxConnections` */
@@ -151,6 +155,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
   /** every accepted TCP socket, including those still in the handshake, so that close() can end them */
   const accepted = new Set<Socket>();
   let handshakeErrors = 0;
+  let backendRefusals = 0;
   /** set while close() waits for the last connections to finish */
   let checkDrained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
@@ -166,6 +171,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
           // a backend connection costs about what a client connection does: they share the budget
           mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < (server.maxConnections ?? Infinity),
           onBackendClosed: () => checkDrained?.(),
+          onBackendRefused: () => http1.backendRefused(),
         });
 
   const server: Server = createServer({
@@ -254,6 +260,10 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     },
     clientClosed,
     answerProbe: opts.answerProbe,
+    backendRefused: () => {
+      backendRefusals++;
+      opts.onBackendRefused?.();
+    },
   };
 
   server.on('secureConnection', (tlsSocket: TLSSocket) => {
@@ -289,6 +299,9 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     },
     get handshakeErrors() {
       return handshakeErrors;
+    },
+    get backendRefusals() {
+      return backendRefusals;
     },
     get http2() {
       return { sessions: bridge?.sessions ?? 0, streams: bridge?.streams ?? 0, backendConnections: bridge?.backendConnections ?? 0 };

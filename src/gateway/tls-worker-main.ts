@@ -48,7 +48,8 @@ const flushUnregisters = (): void => {
 };
 let front: TlsFront | undefined;
 let handshakeErrors = 0;
-let reported = 0;
+let backendRefusals = 0;
+let reported = '';
 let statsTimer: TimerHandle | undefined;
 /** the parent's latest health snapshot: probes are answered from it here (src/gateway/health-probe.ts) */
 const health = new SnapshotHolder(systemClock);
@@ -60,9 +61,9 @@ process.on('SIGINT', () => undefined);
 
 const reportStats = (): void => {
   statsTimer = undefined;
-  if (handshakeErrors === reported) return;
-  reported = handshakeErrors;
-  send({ t: 'stats', handshakeErrors });
+  if (`${handshakeErrors},${backendRefusals}` === reported) return;
+  reported = `${handshakeErrors},${backendRefusals}`;
+  send({ t: 'stats', handshakeErrors, backendRefusals });
 };
 
 process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
@@ -103,6 +104,10 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         onHandshakeError: () => {
           handshakeErrors++;
           // this file is the worker process's composition root: it owns the system clock
+          statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
+        },
+        onBackendRefused: () => {
+          backendRefusals++;
           statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
         },
       }).then(

@@ -66,7 +66,7 @@ export type WorkerToParent =
   | { t: 'register'; items: { id: string; info: TlsConnectionInfo }[] }
   /** connections closed in the last moment (batched: the parent keeps entries 1 s longer anyway) */
   | { t: 'unregister'; ids: string[] }
-  | { t: 'stats'; handshakeErrors: number };
+  | { t: 'stats'; handshakeErrors: number; backendRefusals: number };
 
 export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' | 'register' | 'unregister' | 'onHandshakeError' | 'fdsPerConnection'> {
   /** worker processes (at least 1) */
@@ -109,6 +109,7 @@ interface Worker {
   child: ChildProcess;
   ready: boolean;
   handshakeErrors: number;
+  backendRefusals: number;
   /** ids this worker registered, so its entries go when it dies */
   ids: Set<string>;
 }
@@ -156,6 +157,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
   const workers = new Set<Worker>();
   /** handshake errors of workers that have exited */
   let pastHandshakeErrors = 0;
+  let pastBackendRefusals = 0;
   let closing = false;
   let nextWorker = 0;
 
@@ -231,7 +233,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const w: Worker = { child, ready: false, handshakeErrors: 0, ids: new Set() };
+    const w: Worker = { child, ready: false, handshakeErrors: 0, backendRefusals: 0, ids: new Set() };
     workers.add(w);
     return new Promise<Worker>((resolve, reject) => {
       const timer = clock.setTimeout(() => {
@@ -255,6 +257,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
           }
           case 'stats':
             w.handshakeErrors = msg.handshakeErrors;
+            w.backendRefusals = msg.backendRefusals;
             break;
           case 'adopted': {
             // the worker holds its own descriptor now; close the parent's
@@ -280,6 +283,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
         timer.cancel();
         workers.delete(w);
         pastHandshakeErrors += w.handshakeErrors;
+        pastBackendRefusals += w.backendRefusals;
         // Its connections died with it; those it had not adopted yet go to another worker.
         for (const id of w.ids) entries.delete(id);
         for (const [id, h] of handoffs) {
@@ -335,6 +339,11 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     get handshakeErrors() {
       let sum = pastHandshakeErrors;
       for (const w of workers) sum += w.handshakeErrors;
+      return sum;
+    },
+    get backendRefusals() {
+      let sum = pastBackendRefusals;
+      for (const w of workers) sum += w.backendRefusals;
       return sum;
     },
     workerPids() {
