@@ -289,8 +289,11 @@ class SimNode {
 }
 
 /** counts nodes whose Ready condition leaves True (the lifecycle controller marking them Unknown) */
-function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; stop(): void } {
+function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; lost(): boolean; stop(): void } {
   const wronglyUnknown = new Set<string>();
+  // a watch that ended before the bench stopped it saw only part of the run: its count is a lower bound
+  let stopped = false;
+  let lost = false;
   const wasReady = new Set<string>();
   const req = request({ host: '127.0.0.1', port, method: 'GET', path: '/api/v1/nodes?watch=1', agent }, (res) => {
     let buf = '';
@@ -312,10 +315,18 @@ function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; 
       }
     });
     res.on('error', () => {});
+    res.on('close', () => (lost ||= !stopped));
   });
-  req.on('error', () => {});
+  req.on('error', () => (lost ||= !stopped));
   req.end();
-  return { wronglyUnknown, stop: () => req.destroy() };
+  return {
+    wronglyUnknown,
+    lost: () => lost,
+    stop: () => {
+      stopped = true;
+      req.destroy();
+    },
+  };
 }
 
 function makePki(pki: string): Promise<void> {
@@ -543,7 +554,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     const tainted = list.items.filter((x) => (x.spec?.taints ?? []).length > 0).length;
     const raftz = members === 3 ? await call(admin, ports[0]!.api, 'GET', '/raftz').catch(() => ({ status: 0, text: '' })) : undefined;
     const leader = raftz?.status === 200 ? (JSON.parse(raftz.text) as { leader?: string }).leader : undefined;
-    return { ...m, ...(leader ? { leader } : {}), ...registration, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
+    return { ...m, ...(leader ? { leader } : {}), ...registration, nodesWronglyUnknown: watch.wronglyUnknown.size, ...(watch.lost() ? { nodeWatchLost: true } : {}), notReadyAtEnd, tainted };
   } finally {
     watch?.stop();
     workers?.kill();
