@@ -77,6 +77,21 @@ async function twoRequestsWithAPause(front: TlsFront): Promise<{ results: (strin
   return { results, sockets: sockets.size };
 }
 
+/** both requests answered on one TLS connection over two backend connections, no race lost */
+async function expectRetiredBeforeTheRace(clock: Clock): Promise<void> {
+  const front = await startTlsFront({ host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, clientCA: pki.ca.certPem, backendSocketPath: socketPath, backendIdleMs: 200, clock });
+  try {
+    const raced = counts.raced;
+    const opened = counts.opened;
+    const { results, sockets } = await twoRequestsWithAPause(front);
+    expect(results).toEqual([`ok ${opened + 1}`, `ok ${opened + 2}`]);
+    expect(sockets).toBe(1);
+    expect(counts.raced).toBe(raced);
+  } finally {
+    await front.close();
+  }
+}
+
 describe('kept-alive HTTP/1.1 connection across a backend idle close', () => {
   it('reproduces the reset when the front keeps the idle backend connection (retirement off)', async () => {
     const front = await startTlsFront({ host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, clientCA: pki.ca.certPem, backendSocketPath: socketPath, backendIdleMs: 3_600_000 });
@@ -93,18 +108,7 @@ describe('kept-alive HTTP/1.1 connection across a backend idle close', () => {
   });
 
   it('answers the request after the pause on the same client connection: the idle backend connection was retired first', async () => {
-    const front = await startTlsFront({ host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, clientCA: pki.ca.certPem, backendSocketPath: socketPath, backendIdleMs: 200 });
-    try {
-      const raced = counts.raced;
-      const opened = counts.opened;
-      const { results, sockets } = await twoRequestsWithAPause(front);
-      expect(results).toEqual([`ok ${opened + 1}`, `ok ${opened + 2}`]);
-      // one TLS connection, two backend connections, no race lost
-      expect(sockets).toBe(1);
-      expect(counts.raced).toBe(raced);
-    } finally {
-      await front.close();
-    }
+    await expectRetiredBeforeTheRace(systemClock);
   });
 
   it('retires an overdue backend connection when the next request comes, if its retirement timer ran late', async () => {
@@ -116,16 +120,6 @@ describe('kept-alive HTTP/1.1 connection across a backend idle close', () => {
       now: () => Date.now(),
       setTimeout: (fn, ms) => (ms >= 200 ? { cancel: () => undefined } : systemClock.setTimeout(fn, ms)),
     };
-    const front = await startTlsFront({ host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, clientCA: pki.ca.certPem, backendSocketPath: socketPath, backendIdleMs: 200, clock: lateClock });
-    try {
-      const raced = counts.raced;
-      const opened = counts.opened;
-      const { results, sockets } = await twoRequestsWithAPause(front);
-      expect(results).toEqual([`ok ${opened + 1}`, `ok ${opened + 2}`]);
-      expect(sockets).toBe(1);
-      expect(counts.raced).toBe(raced);
-    } finally {
-      await front.close();
-    }
+    await expectRetiredBeforeTheRace(lateClock);
   });
 });
