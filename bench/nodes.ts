@@ -27,7 +27,7 @@
 // its workers in the window either way.
 
 import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,7 +86,8 @@ function call(agent: Agent, port: number, method: string, path: string, body?: u
       },
     );
     req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
+    // a failure on a kept-alive connection reused from the agent's pool is told apart from one on a new connection
+    req.on('error', (e) => reject(new Error(`${e.message} (${req.reusedSocket ? 'reused' : 'new'} connection)`)));
     req.end(data);
   });
 }
@@ -100,14 +101,14 @@ class Recorder {
   measuring = false;
   /** latencies by the member (API port index) the write went to: leader and followers differ */
   byMember: Record<string, number[]> = {};
-  /** `fn` resolves true, or the status of a failed write */
-  async time(fn: () => Promise<true | number>, member?: string): Promise<void> {
+  /** `fn` resolves true, or the status (and reason) of a failed write */
+  async time(fn: () => Promise<true | number | string>, member?: string): Promise<void> {
     const t = performance.now();
     let r: true | number | string;
     try {
       r = await fn();
     } catch (e) {
-      r = (e as Error).message.slice(0, 40);
+      r = (e as Error).message.slice(0, 60);
     }
     if (!this.measuring) return;
     if (r === true) {
@@ -192,6 +193,16 @@ function nodeStatus(now: number): Record<string, unknown> {
   };
 }
 
+/** a failed write's status, with the Status reason where it tells the failures apart (not 409/429) */
+function failure(r: Reply): number | string {
+  if (r.status === 409 || r.status === 429 || r.status >= 500) return r.status;
+  try {
+    return `${r.status} ${String((JSON.parse(r.text) as { message?: unknown }).message ?? '').slice(0, 50)}`;
+  } catch {
+    return r.status;
+  }
+}
+
 // ---- one simulated node agent against orch ----
 
 class SimNode {
@@ -260,7 +271,7 @@ class SimNode {
   }
 
   /** one PUT of the Lease last returned (kubelet's pattern); a conflict re-reads it */
-  private async renew(): Promise<true | number> {
+  private async renew(): Promise<true | number | string> {
     const lease = { ...this.lease!, spec: { ...(this.lease!.spec as Record<string, unknown>), renewTime: micro(Date.now()) } };
     const r = await call(this.agent, this.port, 'PUT', this.leasePath(), lease);
     if (r.status === 200) {
@@ -268,18 +279,21 @@ class SimNode {
       return true;
     }
     if (r.status === 409) this.lease = JSON.parse((await call(this.agent, this.port, 'GET', this.leasePath())).text);
-    return r.status;
+    return failure(r);
   }
 
-  private async postStatus(): Promise<true | number> {
+  private async postStatus(): Promise<true | number | string> {
     const r = await call(this.agent, this.port, 'PATCH', `/api/v1/nodes/${this.name}/status`, { status: nodeStatus(Date.now()) }, 'application/merge-patch+json');
-    return r.status === 200 || r.status;
+    return r.status === 200 || failure(r);
   }
 }
 
 /** counts nodes whose Ready condition leaves True (the lifecycle controller marking them Unknown) */
-function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; stop(): void } {
+function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; lost(): boolean; stop(): void } {
   const wronglyUnknown = new Set<string>();
+  // a watch that ended before the bench stopped it saw only part of the run: its count is a lower bound
+  let stopped = false;
+  let lost = false;
   const wasReady = new Set<string>();
   const req = request({ host: '127.0.0.1', port, method: 'GET', path: '/api/v1/nodes?watch=1', agent }, (res) => {
     let buf = '';
@@ -301,10 +315,18 @@ function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; 
       }
     });
     res.on('error', () => {});
+    res.on('close', () => (lost ||= !stopped));
   });
-  req.on('error', () => {});
+  req.on('error', () => (lost ||= !stopped));
   req.end();
-  return { wronglyUnknown, stop: () => req.destroy() };
+  return {
+    wronglyUnknown,
+    lost: () => lost,
+    stop: () => {
+      stopped = true;
+      req.destroy();
+    },
+  };
 }
 
 function makePki(pki: string): Promise<void> {
@@ -331,11 +353,24 @@ interface Registration {
 function registrationSummary(seconds: number, r: Registration): Record<string, number> {
   return { registerSeconds: seconds, registerNodesPerSec: +(r.ms.length / seconds).toFixed(1), registerP50Ms: quantile(r.ms, 0.5), registerP99Ms: quantile(r.ms, 0.99), registerFirstRequestP50Ms: quantile(r.firstMs, 0.5), registerFirstRequestP99Ms: quantile(r.firstMs, 0.99), registerRetries: r.retries, registerConcurrency: REGISTER_CONCURRENCY };
 }
-async function nodeCerts(pkiDir: string, n: number): Promise<Certs> {
-  const pki = await loadPki(pkiDir);
-  const out: Certs = [];
-  for (let i = 0; i < n; i++) out.push(await issueClientCertificate(pki, { commonName: `system:node:node-${i}`, organizations: ['system:nodes'] }));
-  return out;
+
+// BENCH_PKI_CACHE=DIR keeps the cluster PKI and the node certificates between runs (issuing 5,000 takes
+// over a minute on this host and is not measured anyway); a cache with fewer certificates is extended
+const PKI_CACHE = process.env.BENCH_PKI_CACHE;
+async function pkiAndCerts(pki: string, n: number): Promise<Certs> {
+  const cached = PKI_CACHE ? await readFile(join(PKI_CACHE, 'certs.json'), 'utf8').then((t) => JSON.parse(t) as Certs, () => undefined) : undefined;
+  if (cached) await cp(join(PKI_CACHE!, 'pki'), pki, { recursive: true });
+  else await makePki(pki);
+  const certs = cached ?? [];
+  if (certs.length < n) {
+    const pkiLoaded = await loadPki(pki);
+    for (let i = certs.length; i < n; i++) certs.push(await issueClientCertificate(pkiLoaded, { commonName: `system:node:node-${i}`, organizations: ['system:nodes'] }));
+    if (PKI_CACHE) {
+      await cp(pki, join(PKI_CACHE, 'pki'), { recursive: true });
+      await writeFile(join(PKI_CACHE, 'certs.json'), JSON.stringify(certs));
+    }
+  }
+  return certs.slice(0, n);
 }
 
 /** the measurement window shared by both kinds of target */
@@ -519,7 +554,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     const tainted = list.items.filter((x) => (x.spec?.taints ?? []).length > 0).length;
     const raftz = members === 3 ? await call(admin, ports[0]!.api, 'GET', '/raftz').catch(() => ({ status: 0, text: '' })) : undefined;
     const leader = raftz?.status === 200 ? (JSON.parse(raftz.text) as { leader?: string }).leader : undefined;
-    return { ...m, ...(leader ? { leader } : {}), ...registration, nodesWronglyUnknown: watch.wronglyUnknown.size, notReadyAtEnd, tainted };
+    return { ...m, ...(leader ? { leader } : {}), ...registration, nodesWronglyUnknown: watch.wronglyUnknown.size, ...(watch.lost() ? { nodeWatchLost: true } : {}), notReadyAtEnd, tainted };
   } finally {
     watch?.stop();
     workers?.kill();
@@ -576,10 +611,9 @@ async function main(): Promise<void> {
   const results: Record<string, Record<string, unknown>> = {};
   try {
     const pki = join(root, 'pki');
-    await makePki(pki);
     const max = Math.max(...NODES);
     const tCerts = performance.now();
-    const certs = TARGETS.some((t) => t !== 'etcd') ? await nodeCerts(pki, max) : [];
+    const certs = await pkiAndCerts(pki, TARGETS.some((t) => t !== 'etcd') ? max : 0);
     process.stderr.write(`nodes bench: ${certs.length} node certificates issued in ${((performance.now() - tCerts) / 1000).toFixed(1)} s (not part of registration)\n`);
     for (const n of NODES) {
       const r: Record<string, unknown> = {};

@@ -6,10 +6,13 @@
 // (docs/architecture.md "Write path cost"). The client's share is the same
 // on both sides of an A/B, so differences are the server's.
 //
-//   npx tsx bench/write-cpu.ts [creates=3000] [--watched] [--rounds 3]
+//   npx tsx bench/write-cpu.ts [creates=3000] [--watched] [--rounds 3] [--lease-renewals]
 //
 // --watched: a watch on the collection is open, so each write also feeds the
 // watch cache (decode) and is fanned out to one watcher.
+// --lease-renewals: instead of creates, node heartbeats' Lease renewals (one
+// PUT of the Lease last returned with a new renewTime, 64 Leases in
+// orch-node-lease, as bench/nodes.ts's agents do; docs/scale.md).
 
 import { connect } from 'node:tls';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -22,6 +25,7 @@ const creates = Number(process.argv[2] && !process.argv[2].startsWith('--') ? pr
 const watched = process.argv.includes('--watched');
 const ri = process.argv.indexOf('--rounds');
 const rounds = ri >= 0 ? Number(process.argv[ri + 1]) : 3;
+const leaseRenewals = process.argv.includes('--lease-renewals');
 
 const cpuUs = (): number => {
   const u = process.cpuUsage();
@@ -47,11 +51,30 @@ async function main(): Promise<void> {
       req.on('error', reject);
       req.end(body);
     });
+  // one Lease per loop, renewed with the object the last PUT returned (no conflicts)
+  const leases: Record<string, unknown>[] = [];
+  const leasePath = (i: number) => `/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases/node-${i}`;
+  const put = (i: number, status: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const lease = leases[i] ?? { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: `node-${i}`, namespace: 'orch-node-lease' }, spec: { holderIdentity: `node-${i}`, leaseDurationSeconds: 40 } };
+      const body = JSON.stringify({ ...lease, spec: { ...(lease.spec as object), renewTime: new Date().toISOString().replace('Z', '000Z') } });
+      const req = request({ host: '127.0.0.1', port: server.port, method: 'PUT', path: leasePath(i), agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          if (res.statusCode !== status) return reject(new Error(`status ${res.statusCode}`));
+          leases[i] = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
+          resolve();
+        });
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
   const run = async (n: number): Promise<void> => {
     let left = n;
     await Promise.all(
-      Array.from({ length: 64 }, async () => {
-        while (left-- > 0) await post();
+      Array.from({ length: 64 }, async (_, i) => {
+        while (left-- > 0) await (leaseRenewals ? put(i, 200) : post());
       }),
     );
   };
@@ -64,6 +87,8 @@ async function main(): Promise<void> {
       );
       watch.on('data', (d: Buffer) => (received += d.length));
     }
+    // the Leases (a PUT of an absent Lease creates it)
+    if (leaseRenewals) await Promise.all(Array.from({ length: 64 }, (_, i) => put(i, 201)));
     await run(500); // warm-up: JIT, connections, caches
     const perRound: number[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -78,7 +103,7 @@ async function main(): Promise<void> {
     const st = (server.store as { stats?: () => { syncBatches: number; entriesWritten: number } }).stats?.();
     const entriesPerSync = st ? Math.round((st.entriesWritten / st.syncBatches) * 10) / 10 : undefined;
     process.stdout.write(
-      `${JSON.stringify({ bench: 'write-cpu', creates, rounds, watched, cpuUsPerCreate: { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], rounds: perRound }, watchBytes: received, entriesPerSync })}\n`,
+      `${JSON.stringify({ bench: 'write-cpu', [leaseRenewals ? 'renewals' : 'creates']: creates, rounds, watched, [leaseRenewals ? 'cpuUsPerRenewal' : 'cpuUsPerCreate']: { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], rounds: perRound }, watchBytes: received, entriesPerSync })}\n`,
     );
   } finally {
     watch?.destroy();

@@ -25,6 +25,8 @@
 import { Agent, type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
 import { constants as h2constants, type ServerHttp2Stream } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
+import { type Clock, systemClock } from '../core/clock.js';
+import { BACKEND_DIAL_PATIENCE_MS, isBacklogFull, redialWaitMs } from './backend-dial.js';
 import { h2ResponseHeaders, METHODS_WITH_BODY, respondStatus, type SessionContext, type StreamForwarder, type StreamRequest } from './h2-sessions.js';
 import { escapeHeaderName } from './request-head-coalescer.js';
 
@@ -38,6 +40,10 @@ export interface H2BridgeOptions {
   mayOpenBackend?: () => boolean;
   /** called whenever a backend connection closes (the front waits for the last one on close) */
   onBackendClosed?: () => void;
+  /** called on every backend dial refused by a full accept queue (it is repeated) */
+  onBackendRefused?: () => void;
+  /** redial waits (default the system clock) */
+  clock?: Clock;
 }
 
 /** the options every backend request carries, read back by the agent */
@@ -93,7 +99,8 @@ export function createH2Bridge(opts: H2BridgeOptions): StreamForwarder {
     for (const s of internals.freeSockets[connKey] ?? []) s.destroy();
   };
 
-  const send = (stream: ServerHttp2Stream, method: string, path: string, headers: Record<string, string>, body: Buffer, ctx: BackendRequestOptions, retried = false): void => {
+  const clock = opts.clock ?? systemClock;
+  const send = (stream: ServerHttp2Stream, method: string, path: string, headers: Record<string, string>, body: Buffer, ctx: BackendRequestOptions, retried = false, refusals = 0, since = clock.now()): void => {
     if (stream.closed || stream.destroyed) return;
     if (body.length > 0 || METHODS_WITH_BODY.has(method)) headers['content-length'] = String(body.length);
     let req: ClientRequest;
@@ -163,6 +170,12 @@ export function createH2Bridge(opts: H2BridgeOptions): StreamForwarder {
         return;
       }
       stream.off('close', onStreamClose);
+      if (isBacklogFull(err) && clock.now() - since < BACKEND_DIAL_PATIENCE_MS) {
+        // uWS's accept queue is full (its loop is behind): nothing reached it, dial again shortly
+        opts.onBackendRefused?.();
+        clock.setTimeout(() => send(stream, method, path, headers, body, ctx, retried, refusals + 1, since), redialWaitMs(refusals + 1));
+        return;
+      }
       // a pooled connection closed under us (uWS's idle close): once more on a fresh one
       if ((req as ClientRequest & { reusedSocket?: boolean }).reusedSocket && !retried) {
         send(stream, method, path, headers, body, ctx, true);

@@ -20,6 +20,7 @@
 
 import { constants as h2constants, type ServerHttp2Stream } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
+import { type Clock, systemClock } from '../core/clock.js';
 import { h2ResponseHeaders, METHODS_WITH_BODY, respondStatus, type SessionContext, type StreamForwarder, type StreamRequest } from './h2-sessions.js';
 import { FrameReader, FrameType, frameHeader, headedFrame, owedFrame, readHeaded, readMulti, type RequestHead, type ResponseHead } from './mux-frames.js';
 
@@ -39,9 +40,12 @@ export interface H2MuxClientOptions {
   socketPath: string;
   /** called when the channel connection closes (the front waits for it on close) */
   onClosed?: () => void;
+  /** the grace of an ended stream's unsent bytes (default the system clock) */
+  clock?: Clock;
 }
 
 export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
+  const clock = opts.clock ?? systemClock;
   let conn: Socket | undefined;
   let nextId = 1;
   const pending = new Map<number, Pending>();
@@ -89,9 +93,8 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
     if (st.destroyed || st.closed) return;
     st.end();
     if (st.writableLength > 0) {
-      const t = setTimeout(() => st.close(h2constants.NGHTTP2_CANCEL), END_GRACE_MS);
-      t.unref();
-      st.once('close', () => clearTimeout(t));
+      const t = clock.setTimeout(() => st.close(h2constants.NGHTTP2_CANCEL), END_GRACE_MS);
+      st.once('close', () => t.cancel());
     }
   };
 

@@ -19,6 +19,7 @@
 
 import { createServer, type Server, type Socket } from 'node:net';
 import { unlink } from 'node:fs/promises';
+import { type Clock, systemClock } from '../core/clock.js';
 import type { StreamSink } from '../core/stream.js';
 import type { HttpRequest, HttpResponse, PlainResponse, StreamingResponse } from '../endpoints/http.js';
 import { FrameReader, FrameType, frameHeader, headedFrame, readHeaded, readOwed, type RequestHead, type ResponseHead } from './mux-frames.js';
@@ -38,6 +39,8 @@ export interface MuxServerOptions {
   /** overload shedding before the handler (as for HTTP/1.1, src/gateway/http-server.ts) */
   shed?(head: { method: string; path: string; query: URLSearchParams; headers: Map<string, string>; proxiedAddress: string }): PlainResponse | undefined;
   gzipMinBytes?: number;
+  /** shutdown waits (default the system clock) */
+  clock?: Clock;
 }
 
 export interface MuxServer {
@@ -79,6 +82,7 @@ const badRequest = (message: string): PlainResponse => ({
 });
 
 export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer> {
+  const clock = opts.clock ?? systemClock;
   const gzipMin = opts.gzipMinBytes ?? DEFAULT_GZIP_MIN_BYTES;
   const sockets = new Set<Socket>();
   const streams = new Map<StreamingResponse, StreamSink>();
@@ -257,7 +261,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
       if (inflight > 0) {
         await new Promise<void>((resolve) => {
           idle = resolve;
-          setTimeout(resolve, timeoutMs).unref();
+          clock.setTimeout(resolve, timeoutMs);
         });
       }
       // let the last frames go out before the connections are dropped
@@ -267,10 +271,10 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
             new Promise<void>((resolve) => {
               s.once('close', () => resolve());
               s.end();
-              setTimeout(() => {
+              clock.setTimeout(() => {
                 s.destroy();
                 resolve();
-              }, 1000).unref();
+              }, 1000);
             }),
         ),
       );

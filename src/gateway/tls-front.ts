@@ -81,6 +81,8 @@ export interface TlsFrontOptions {
   onHandshakeError?: () => void;
   /** called for every connection refused at accept because `maxConnections` are open */
   onConnectionRefused?: () => void;
+  /** called on every backend dial refused by a full accept queue (it is repeated; TLS workers report the count) */
+  onBackendRefused?: () => void;
   /**
    * A TCP connection that has not completed its TLS handshake by then is
    * closed (default 32 s as in kube, `--tls-handshake-timeout`): a client that opens
@@ -142,6 +144,8 @@ export interface TlsFront {
   readonly handshakeErrors: number;
   /** connections closed at accept, before the handshake, because `maxConnections` were open */
   readonly refusedConnections: number;
+  /** backend dials refused by uWS's full accept queue and repeated (src/gateway/backend-dial.ts) */
+  readonly backendRefusals: number;
   /** HTTP/2 sessions and streams open now in this process (zero when HTTP/2 is off; absent for worker processes) */
   readonly http2?: { readonly sessions: number; readonly streams: number; readonly backendConnections: number };
   /** serve a client TCP socket accepted elsewhere (e.g. by the parent process); refused beyond `maxConnections` */
@@ -176,6 +180,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
   /** every accepted TCP socket, including those still in the handshake, so that close() can end them */
   const accepted = new Set<Socket>();
   let handshakeErrors = 0;
+  let backendRefusals = 0;
   /** set while close() waits for the last connections to finish */
   let checkDrained: (() => void) | undefined;
   let closing: Promise<void> | undefined;
@@ -195,6 +200,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
                 // a backend connection costs about what a client connection does: they share the budget
                 mayOpenBackend: () => accepted.size + (bridge?.backendConnections ?? 0) < maxConnections,
                 onBackendClosed: () => checkDrained?.(),
+                onBackendRefused: () => http1.backendRefused(),
               }),
         });
 
@@ -309,6 +315,10 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     },
     clientClosed,
     answerProbe: opts.answerProbe,
+    backendRefused: () => {
+      backendRefusals++;
+      opts.onBackendRefused?.();
+    },
   };
 
   server.on('secureConnection', (tlsSocket: TLSSocket) => {
@@ -347,6 +357,9 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     },
     get refusedConnections() {
       return refusedConnections;
+    },
+    get backendRefusals() {
+      return backendRefusals;
     },
     get http2() {
       return { sessions: bridge?.sessions ?? 0, streams: bridge?.streams ?? 0, backendConnections: bridge?.backendConnections ?? 0 };

@@ -9,6 +9,9 @@
 //   the next request goes to a fresh backend connection with the same header
 //   (so the same identity), until the client connection itself has been idle
 //   for IDLE_CONNECTION_MS (kube-apiserver's 90 s);
+// - a full backend accept queue: a dial that uWS's queue refused (EAGAIN,
+//   its loop behind) is repeated with the bytes kept here, instead of ending
+//   the client's connection under its request (src/gateway/backend-dial.ts);
 // - linger: when uWS answers and closes (413, request deadline, slow head),
 //   what the client still sends is read and dropped for a moment, so the
 //   client reads the answer instead of a reset.
@@ -22,6 +25,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { ProbeAnswerer } from './health-probe.js';
 import { MAX_PROBE_HEAD_BYTES } from './health-probe.js';
+import { BACKEND_DIAL_PATIENCE_MS, isBacklogFull, redialWaitMs } from './backend-dial.js';
 import { HeadCoalescer } from './request-head-coalescer.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
@@ -41,6 +45,8 @@ const UWS_IDLE_CLOSE_MIN_MS = 8_000;
  * fresh one. The h2 bridge's pool uses the same bound (src/gateway/h2-bridge.ts).
  */
 export const BACKEND_IDLE_MS = 4_000;
+/** request bytes held for a backend connection not yet accepted before the client is no longer read */
+const UNSENT_LIMIT = 64 * 1024;
 /** a client connection idle this long is closed (kube-apiserver's http.Server IdleTimeout) */
 export const IDLE_CONNECTION_MS = 90_000;
 
@@ -58,6 +64,8 @@ export interface Http1FrontContext {
   closing(): boolean;
   /** a backend connection opened; the front destroys it on a hard close and waits for it on a graceful one */
   backendOpened(b: Socket): void;
+  /** a backend dial was refused by uWS's full accept queue and will be repeated (counted) */
+  backendRefused?: () => void;
   /** called once the client connection has closed and its entry is gone */
   clientClosed(key: string): void;
   /** answers health probes here (TLS workers); undefined: everything goes to the backend */
@@ -171,17 +179,19 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
       closeIdleClient();
       return;
     }
-    if (backend && quietFor >= front.backendIdleMs) {
-      // End politely: uWS has nothing of ours unanswered. Its 'close' is not
-      // this connection's business any more (backend !== b).
-      const b = backend;
-      backend = undefined;
-      coalescer?.destroy();
-      coalescer = undefined;
-      probing = answerProbe !== undefined;
-      b.end();
-    }
+    if (backend && quietFor >= front.backendIdleMs) retireBackend();
     armIdle((backend ? front.backendIdleMs : IDLE_CONNECTION_MS) - quietFor);
+  };
+  /** ends the idle backend connection; the client's next bytes open a fresh one */
+  const retireBackend = (): void => {
+    // End politely: uWS has nothing of ours unanswered. Its 'close' is not
+    // this connection's business any more (backend !== b).
+    const b = backend!;
+    backend = undefined;
+    coalescer?.destroy();
+    coalescer = undefined;
+    probing = answerProbe !== undefined;
+    b.end();
   };
   const closeIdleClient = (): void => {
     if (!tlsSocket.writableEnded) tlsSocket.end();
@@ -193,8 +203,13 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   // with the first bytes; src/gateway/request-head-coalescer.ts)
   const onClientData = (chunk: Buffer): void => {
     if (!forwarding) return;
-    lastClientAt = clock.now();
-    idleSince = lastClientAt;
+    const now = clock.now();
+    // A request after the backend connection idled past its retirement: the
+    // retirement timer ran late (this worker starved of CPU), and uWS's idle
+    // close may come at any moment now: a fresh connection instead.
+    if (backend && !unsent && quiet() && now - idleSince >= front.backendIdleMs) retireBackend();
+    lastClientAt = now;
+    idleSince = now;
     if (probing) {
       held = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
       void examine();
@@ -219,10 +234,8 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
       endQueued = true;
       return;
     }
-    if (backend) {
-      coalescer?.end();
-      backend.end();
-    } else if (!tlsSocket.writableEnded) {
+    if (backend) endBackend();
+    else if (!tlsSocket.writableEnded) {
       // nothing outstanding (answered here, or the backend retired idle)
       tlsSocket.end();
     }
@@ -290,10 +303,8 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     for (const c of q) toBackend(c);
     if (endQueued) {
       endQueued = false;
-      if (backend) {
-        coalescer?.end();
-        backend.end();
-      } else if (!tlsSocket.writableEnded) tlsSocket.end();
+      if (backend) endBackend();
+      else if (!tlsSocket.writableEnded) tlsSocket.end();
     }
   };
   const startForwarding = (): void => {
@@ -304,30 +315,84 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
     armIdle(front.backendIdleMs);
   };
 
+  /**
+   * Bytes for a backend connection that uWS has not accepted yet: kept here,
+   * not in the socket, so that a dial refused by a full accept queue can be
+   * repeated with them (src/gateway/backend-dial.ts). Undefined once accepted.
+   */
+  let unsent: Buffer[] | undefined;
+  let unsentBytes = 0;
+  /** the client's end came while the dial was pending: the backend is ended once it is accepted */
+  let endUnsent = false;
+  let pausedForDial = false;
+  const endBackend = (): void => {
+    coalescer?.end();
+    if (unsent) endUnsent = true;
+    else backend?.end();
+  };
   const dial = (): void => {
-    const b = netConnect({ path: front.backendSocketPath });
-    backend = b;
-    front.backendOpened(b);
-    // this one is retired in its turn when it idles
-    if (forwarding) armIdle(front.backendIdleMs);
-    // an error on a retired connection is no concern of the client's
-    b.on('error', () => {
-      if (backend === b) fail();
-    });
     // The header goes first, in the same write as the first request bytes (uWS
-    // reads a head split over several reads only up to 4 KiB); writes made
-    // before the unix socket connects are buffered in order.
+    // reads a head split over several reads only up to 4 KiB).
     coalescer?.destroy();
+    unsent = [];
+    unsentBytes = 0;
+    endUnsent = false;
     coalescer = new HeadCoalescer(
       (out) => {
-        if (!b.write(out)) tlsSocket.pause();
+        if (unsent) {
+          unsent.push(out);
+          unsentBytes += out.length;
+          if (unsentBytes >= UNSENT_LIMIT && !pausedForDial) {
+            pausedForDial = true;
+            tlsSocket.pause();
+          }
+        } else if (backend && !backend.write(out)) tlsSocket.pause();
       },
       header,
       clock,
       { holdMs: front.headHoldMs, expired: (first) => first && headTimedOut() },
     );
+    connectBackend(0, clock.now());
+    // this one is retired in its turn when it idles
+    if (forwarding) armIdle(front.backendIdleMs);
+  };
+  const connectBackend = (refusals: number, since: number): void => {
+    const b = netConnect({ path: front.backendSocketPath });
+    backend = b;
+    front.backendOpened(b);
+    /** uWS's accept queue was full: this socket is done with, another dial follows */
+    let refused = false;
+    b.once('connect', () => {
+      if (backend !== b || !unsent) return;
+      const out = unsent;
+      unsent = undefined;
+      let ok = true;
+      for (const c of out) ok = b.write(c);
+      if (endUnsent) b.end();
+      if (ok && pausedForDial) {
+        pausedForDial = false;
+        if (forwarding && !lingering) tlsSocket.resume();
+      }
+    });
+    // an error on a retired connection is no concern of the client's
+    b.on('error', (e) => {
+      if (backend !== b) return;
+      if (unsent && isBacklogFull(e) && !front.closing() && clock.now() - since < BACKEND_DIAL_PATIENCE_MS) {
+        // nothing reached uWS: dial again once its loop may have caught up
+        refused = true;
+        front.backendRefused?.();
+        clock.setTimeout(() => {
+          if (backend === b && !failed && !lingering && !tlsSocket.destroyed) connectBackend(refusals + 1, since);
+        }, redialWaitMs(refusals + 1));
+        return;
+      }
+      fail();
+    });
     b.on('drain', () => {
-      if (backend === b && forwarding) tlsSocket.resume();
+      if (backend === b && forwarding) {
+        pausedForDial = false;
+        tlsSocket.resume();
+      }
     });
     b.on('data', (chunk: Buffer) => {
       lastBackendAt = clock.now();
@@ -338,7 +403,7 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
       if (!idleTimer && forwarding && framer.betweenResponses) armIdle(front.backendIdleMs);
     });
     b.on('close', () => {
-      if (backend !== b) return;
+      if (backend !== b || refused) return;
       if (backendIdleClose()) {
         // uWS's idle close came first: the client's next bytes open a fresh backend connection
         backend = undefined;

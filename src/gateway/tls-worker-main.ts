@@ -52,7 +52,8 @@ let front: TlsFront | undefined;
 let listenHandle: object | undefined;
 let handshakeErrors = 0;
 let refusedConnections = 0;
-let reported = { handshakeErrors: 0, refusedConnections: 0 };
+let backendRefusals = 0;
+let reported = { handshakeErrors: 0, refusedConnections: 0, backendRefusals: 0 };
 let statsTimer: TimerHandle | undefined;
 /** the parent's latest health snapshot: probes are answered from it here (src/gateway/health-probe.ts) */
 const health = new SnapshotHolder(systemClock);
@@ -64,9 +65,9 @@ process.on('SIGINT', () => undefined);
 
 const reportStats = (): void => {
   statsTimer = undefined;
-  if (handshakeErrors === reported.handshakeErrors && refusedConnections === reported.refusedConnections) return;
-  reported = { handshakeErrors, refusedConnections };
-  send({ t: 'stats', handshakeErrors, refusedConnections });
+  if (handshakeErrors === reported.handshakeErrors && refusedConnections === reported.refusedConnections && backendRefusals === reported.backendRefusals) return;
+  reported = { handshakeErrors, refusedConnections, backendRefusals };
+  send({ t: 'stats', handshakeErrors, refusedConnections, backendRefusals });
 };
 
 process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
@@ -115,6 +116,10 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         },
         onConnectionRefused: () => {
           refusedConnections++;
+          statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
+        },
+        onBackendRefused: () => {
+          backendRefusals++;
           statsTimer ??= systemClock.setTimeout(reportStats, STATS_INTERVAL_MS);
         },
       }).then(

@@ -74,7 +74,7 @@ export type WorkerToParent =
   | { t: 'register'; items: { id: string; info: TlsConnectionInfo }[] }
   /** connections closed in the last moment (batched: the parent keeps entries 1 s longer anyway) */
   | { t: 'unregister'; ids: string[] }
-  | { t: 'stats'; handshakeErrors: number; refusedConnections: number };
+  | { t: 'stats'; handshakeErrors: number; refusedConnections: number; backendRefusals: number };
 
 export interface TlsWorkersOptions extends Omit<TlsFrontOptions, 'listenHandle' | 'register' | 'unregister' | 'onHandshakeError' | 'onConnectionRefused' | 'fdsPerConnection'> {
   /** worker processes (at least 1) */
@@ -128,6 +128,7 @@ interface Worker {
   ready: boolean;
   handshakeErrors: number;
   refusedConnections: number;
+  backendRefusals: number;
   /** ids this worker registered, so its entries go when it dies */
   ids: Set<string>;
 }
@@ -178,6 +179,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
   /** handshake errors and refused connections of workers that have exited */
   let pastHandshakeErrors = 0;
   let pastRefused = 0;
+  let pastBackendRefusals = 0;
   let closing = false;
   let nextWorker = 0;
   let parentAccepted = 0;
@@ -309,7 +311,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const w: Worker = { child, ready: false, handshakeErrors: 0, refusedConnections: 0, ids: new Set() };
+    const w: Worker = { child, ready: false, handshakeErrors: 0, refusedConnections: 0, backendRefusals: 0, ids: new Set() };
     workers.add(w);
     return new Promise<Worker>((resolve, reject) => {
       const timer = clock.setTimeout(() => {
@@ -337,6 +339,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
           case 'stats':
             w.handshakeErrors = msg.handshakeErrors;
             w.refusedConnections = msg.refusedConnections;
+            w.backendRefusals = msg.backendRefusals;
             break;
           case 'adopted': {
             // the worker holds its own descriptor now; close the parent's
@@ -364,6 +367,7 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
         workers.delete(w);
         pastHandshakeErrors += w.handshakeErrors;
         pastRefused += w.refusedConnections;
+        pastBackendRefusals += w.backendRefusals;
         // Its connections died with it; those it had not adopted yet go to another worker.
         for (const id of w.ids) entries.delete(id);
         for (const [id, h] of handoffs) {
@@ -428,6 +432,11 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     get refusedConnections() {
       let sum = pastRefused;
       for (const w of workers) sum += w.refusedConnections;
+      return sum;
+    },
+    get backendRefusals() {
+      let sum = pastBackendRefusals;
+      for (const w of workers) sum += w.backendRefusals;
       return sum;
     },
     workerPids() {

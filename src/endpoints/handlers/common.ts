@@ -160,6 +160,11 @@ export function isStatusWrite(req: ApiRequest): boolean {
   return req.info.subresource === 'status';
 }
 
+/** the kind has a status sub-resource: writes are confined to their part (confineWrite) */
+export function hasStatusSubresource(req: ApiRequest): boolean {
+  return (req.def.subresources ?? []).includes('status');
+}
+
 /**
  * Confines a write to its part of the object, as Kubernetes' status
  * strategies do: on a kind with a `status` sub-resource, a write to the main
@@ -168,7 +173,7 @@ export function isStatusWrite(req: ApiRequest): boolean {
  * `resourceVersion` precondition come from the write.
  */
 export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObject | undefined): ApiObject {
-  if (!current || !(req.def.subresources ?? []).includes('status')) return next;
+  if (!current || !hasStatusSubresource(req)) return next;
   if (isStatusWrite(req)) {
     const out: ApiObject = { ...current, metadata: { ...current.metadata } };
     if (next.status === undefined) delete out.status;

@@ -6,6 +6,7 @@ import {
   confineWrite,
   decodeObjectBody,
   fieldWarnings,
+  hasStatusSubresource,
   isStatusWrite,
   parseDryRun,
   parseFieldValidation,
@@ -38,6 +39,8 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       duplicateFields: duplicates,
       // the status sub-resource of an absent object is 404, not a create
       createIfAbsent: !isStatusWrite(req),
+      // confineWrite copies nothing from the stored object of a kind without a status sub-resource
+      transformReadsOnly: !hasStatusSubresource(req),
       manager,
       user: req.user,
       subresource: req.info.subresource || undefined,
