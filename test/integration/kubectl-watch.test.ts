@@ -2,11 +2,12 @@
 // watch from its resourceVersion, spec 000 §4.5/§4.6) and `get --chunk-size`
 // (paged lists with continue tokens, §4.5).
 
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
 import { eventually } from '../helpers/eventually.js';
+import { startKubectl } from '../helpers/kubectl.js';
 
 const exec = promisify(execFile);
 let t: TestServer;
@@ -31,29 +32,22 @@ describe('kubectl', () => {
   it('get configmaps --watch prints the list, then every change', async () => {
     await mkns('kw');
     await cm('kw', 'before');
-    const child = spawn('kubectl', ['--kubeconfig', t.server.kubeconfigPath, '-n', 'kw', 'get', 'configmaps', '--watch'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<void>((r) => child.on('exit', () => r()));
+    const kubectl = startKubectl(t.server.kubeconfigPath, ['-n', 'kw', 'get', 'configmaps', '--watch']);
+    const out = (): string => kubectl.out();
     try {
-      await eventually(() => /\bbefore\b/.test(out), `kubectl to print the list (stderr: ${err})`, 20_000);
+      await eventually(() => /\bbefore\b/.test(out()), `kubectl to print the list (stderr: ${kubectl.err()})`, 20_000);
       // the watch is open once the server holds it
       await eventually(() => t.server.watch.stats().watchers >= 1, 'the kubectl watch to register', 20_000);
       for (const name of ['w1', 'w2', 'w3']) await cm('kw', name);
       expect((await t.request('DELETE', '/api/v1/namespaces/kw/configmaps/w2')).status).toBe(200);
-      await eventually(() => ['w1', 'w2', 'w3'].every((n) => new RegExp(`^${n}\\s`, 'm').test(out)), `kubectl to print the new objects (got ${out})`, 20_000);
-      const lines = out.split('\n').filter((l) => l.trim());
+      await eventually(() => ['w1', 'w2', 'w3'].every((n) => new RegExp(`^${n}\\s`, 'm').test(out())), `kubectl to print the new objects (got ${out()})`, 20_000);
+      const lines = out().split('\n').filter((l) => l.trim());
       expect(lines[0]).toMatch(/^NAME\s+DATA\s+AGE/);
       expect(lines.some((l) => /^before\s+1\s+/.test(l))).toBe(true);
       expect(lines.filter((l) => /^w1\s+1\s+/.test(l)).length).toBeGreaterThanOrEqual(1);
-      expect(err).not.toMatch(/error/i);
+      expect(kubectl.err()).not.toMatch(/error/i);
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      await kubectl.stop();
     }
     // killing kubectl frees its watcher
     await eventually(() => t.server.watch.stats().watchers === 0, 'the watcher to be freed');
