@@ -386,6 +386,14 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
         }, redialWaitMs(refusals + 1));
         return;
       }
+      if (framer.betweenResponses && !tlsSocket.destroyed && !tlsSocket.writableEnded) {
+        // uWS answered and closed (a 504 at the request deadline, a 413) while the client was
+        // still sending: the write of its next bytes failed (EPIPE). What uWS answered is
+        // already in the TLS socket's buffer: end it politely, do not destroy it unsent.
+        tlsSocket.end();
+        lingerAfterBackend();
+        return;
+      }
       fail();
     });
     b.on('drain', () => {
