@@ -55,7 +55,8 @@ export async function openStore(
   pki: Pki,
 ): Promise<RevisionedStore> {
   const c = opts.cluster;
-  if (!c) return LocalStore.open(join(dataDir, 'store'), { clock: opts.clock });
+  // the store keeps history as long as the watch window (a single member kept 5 min whatever the window was)
+  if (!c) return LocalStore.open(join(dataDir, 'store'), { clock: opts.clock, historyMs: opts.watchWindowMs });
   const own = c.initialCluster[c.name];
   if (!own) throw new Error(`member "${c.name}" is not in --initial-cluster`);
   const host = own.slice(0, own.lastIndexOf(':'));
