@@ -99,6 +99,8 @@ describe('pods/log', () => {
     expect(stamped.stdout).toMatch(/^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z tick \d+\n){2}$/);
     const limited = await runKubectl(admin, ['logs', 'talker', '--limit-bytes=6']);
     expect(limited.stdout).toBe('tick 0');
+    // tick 7 is written ≥ 2.1 s after tick 0 (a tick every 0.3 s): from then on tick 0 is older than 1 s
+    await eventually(async () => (await runKubectl(admin, ['logs', 'talker'])).stdout.includes('tick 7'), 'eight lines logged');
     const since = await ts.request('GET', '/api/v1/namespaces/default/pods/talker/log?sinceSeconds=1');
     expect(since.status).toBe(200);
     expect(since.text).not.toMatch(/^tick 0\n/);
