@@ -4,7 +4,8 @@
 
 import uws from 'uWebSockets.js';
 import type { StreamSink } from '../core/stream.js';
-import type { RequestInfo, UpgradeSession, WebSocketPeer } from '../endpoints/request.js';
+import type { UpgradeSession, WebSocketPeer } from '../endpoints/request.js';
+import type { RequestHead as ShedHead } from './flowcontrol/early-shed.js';
 import { decodeHeaderName } from './request-head-coalescer.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DEFAULT_GZIP_MIN_BYTES, gzipBody, wantsGzip } from './response-body.js';
@@ -45,7 +46,7 @@ export interface HttpServerOptions {
    * a response here is sent at once, before the body is read or the request
    * handled; undefined goes on as usual.
    */
-  shed?(head: { method: string; path: string; query: URLSearchParams; headers: Map<string, string>; proxiedAddress: string; info?: RequestInfo }): PlainResponse | undefined;
+  shed?(head: ShedHead): PlainResponse | undefined;
 }
 
 export interface HttpServer {
@@ -110,7 +111,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     const headers = readHeaders(req);
     const proxiedAddress = Buffer.from(res.getProxiedRemoteAddressAsText()).toString();
     // the shedder leaves the RequestInfo it parsed in `head.info`; the chain reuses it
-    const head: { method: string; path: string; query: URLSearchParams; headers: Map<string, string>; proxiedAddress: string; info?: RequestInfo } = { method, path, query, headers, proxiedAddress };
+    const head: ShedHead = { method, path, query, headers, proxiedAddress };
     const shed = opts.shed?.(head);
     if (shed) {
       // uWS reads past a body nobody asked for, so the connection stays usable

@@ -23,6 +23,7 @@ import { type Clock, systemClock } from '../core/clock.js';
 import type { StreamSink } from '../core/stream.js';
 import type { HttpRequest, HttpResponse, PlainResponse, StreamingResponse } from '../endpoints/http.js';
 import { FrameReader, FrameType, frameHeader, headedFrame, readHeaded, readOwed, type RequestHead, type ResponseHead } from './mux-frames.js';
+import type { RequestHead as ShedHead } from './flowcontrol/early-shed.js';
 import { MuxWriter } from './mux-writer.js';
 import { DEFAULT_GZIP_MIN_BYTES, gzipBody, wantsGzip } from './response-body.js';
 
@@ -37,7 +38,7 @@ export interface MuxServerOptions {
   maxBodyBytes: number;
   tooLarge(limit: number): PlainResponse;
   /** overload shedding before the handler (as for HTTP/1.1, src/gateway/http-server.ts) */
-  shed?(head: { method: string; path: string; query: URLSearchParams; headers: Map<string, string>; proxiedAddress: string }): PlainResponse | undefined;
+  shed?(head: ShedHead): PlainResponse | undefined;
   gzipMinBytes?: number;
   /** shutdown waits (default the system clock) */
   clock?: Clock;
@@ -160,7 +161,9 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
       const { method, path, proxiedAddress } = head;
       const query = new URLSearchParams(head.query);
       const headers = new Map(head.headers);
-      const shed = opts.shed?.({ method, path, query, headers, proxiedAddress });
+      // the shedder leaves the RequestInfo it parsed in `shedHead.info`; the chain reuses it
+      const shedHead: ShedHead = { method, path, query, headers, proxiedAddress };
+      const shed = opts.shed?.(shedHead);
       if (shed) return sendPlain(id, shed, method, shed.body, false);
       if (body.length > opts.maxBodyBytes) {
         const out = opts.tooLarge(opts.maxBodyBytes);
@@ -189,7 +192,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
         if (wantsGzip(plain, headers.get('accept-encoding'), gzipMin)) void gzipBody(plain.body).then((z) => send(z.body, z.gzipped));
         else send(plain.body, false);
       };
-      const req: HttpRequest = { method, path, query, headers, proxiedAddress, body, get signal() { return signalOf(ex); } };
+      const req: HttpRequest = { method, path, query, headers, proxiedAddress, body, get signal() { return signalOf(ex); }, ...(shedHead.info ? { info: shedHead.info } : {}) };
       opts
         .handle(req)
         .then(respond, (err: unknown) => respond(internalError(err)));
