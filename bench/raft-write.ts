@@ -30,6 +30,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import type { request as httpRequest } from 'node:http';
 import { Agent, request } from 'node:https';
+import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,10 +55,39 @@ const members = Number(process.env.BENCH_MEMBERS ?? 3);
 // BENCH_MEMBER_LOGS=1 shows the orch members' output
 // BENCH_INFLIGHT=1,64: the concurrency levels to run
 const inFlights = (process.env.BENCH_INFLIGHT ?? '1,64').split(',').map(Number);
+// BENCH_API_PROTOCOL=h2: the orch api side's creates as streams of one HTTP/2 connection
+// (as client-go and kubectl talk to an API server); default h1: 64 keep-alive HTTP/1.1 connections
+const apiProtocol = process.env.BENCH_API_PROTOCOL === 'h2' ? 'h2' : 'h1';
 
 interface Stats extends DriveStats {
   /** orch api: of which the members' main processes (the rest is in the TLS worker processes) */
   mainCpuUsPerOp?: number;
+  /** CPU of the bench process (the client) per write: both clients share the 2 cores with their server */
+  clientCpuUsPerOp?: number;
+}
+
+/** one HTTP/2 connection, a POST per stream (client-go's pattern) */
+function h2Poster(port: number, tls: { ca: string; cert: string; key: string }): { post(path: string, body: string, expect: number): Promise<string>; close(): void } {
+  const session = http2.connect(`https://127.0.0.1:${port}`, { ...tls, servername: 'localhost' });
+  session.on('error', () => undefined);
+  return {
+    post: (path, body, expect) =>
+      new Promise((resolve, reject) => {
+        const st = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        let status = 0;
+        const chunks: Buffer[] = [];
+        st.on('response', (h) => (status = Number(h[':status'])));
+        st.on('data', (c: Buffer) => chunks.push(c));
+        st.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          if (status === expect) resolve(text);
+          else reject(new Error(`status ${status}: ${text.slice(0, 200)}`));
+        });
+        st.on('error', reject);
+        st.end(body);
+      }),
+    close: () => session.close(),
+  };
 }
 
 
@@ -128,7 +158,7 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
         spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', ...cluster, '--data-dir', join(root, n), '--secure-port', String(api), ...serverArgs], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
       );
     }
-    const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')));
+    const [ca, cert, key] = (await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')))) as [string, string, string];
     const agent = new Agent({ keepAlive: true, maxSockets: 64, ca, cert, key });
     let leaderPort = 0;
     for (let attempt = 0; attempt < 900 && !leaderPort; attempt++) {
@@ -170,11 +200,16 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
         const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `w${inFlight}-${i}` }, data: { v: value } });
         await httpCall(request, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent }, body, 201);
       });
+      const h2 = apiProtocol === 'h2' ? h2Poster(leaderPort, { ca, cert, key }) : undefined;
       const main0 = processCpuMs(procs.map((p) => p.pid!));
+      const client0 = selfCpuMs();
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
         const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `b${inFlight}-${i}` }, data: { v: value } });
-        await httpCall(request, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent }, body, 201);
+        if (h2) await h2.post('/api/v1/namespaces/default/configmaps', body, 201);
+        else await httpCall(request, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent }, body, 201);
       }, () => treeCpuMs(procs.map((p) => p.pid!)));
+      out[`inFlight${inFlight}`]!.clientCpuUsPerOp = Math.round(((selfCpuMs() - client0) * 1000) / writes);
+      h2?.close();
       // of which the members' main processes (the rest: TLS worker processes, tsx's loader)
       mainCpu[`inFlight${inFlight}`] = Math.round(((processCpuMs(procs.map((p) => p.pid!)) - main0) * 1000) / writes);
       const after = await raftz();
@@ -241,7 +276,9 @@ async function benchEtcd(root: string, pki: string, via: 'native' | 'gateway'): 
     await drive(Math.min(200, writes), 64, async (i) => void (await create(`/warmup/${i}`)));
     const out: Record<string, Stats> = {};
     for (const inFlight of inFlights) {
+      const client0 = selfCpuMs();
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => void (await create(`/registry/configmaps/default/b${inFlight}-${i}`)), () => treeCpuMs(etcd.pids));
+      out[`inFlight${inFlight}`]!.clientCpuUsPerOp = Math.round(((selfCpuMs() - client0) * 1000) / writes);
     }
     return out;
   } finally {
@@ -289,7 +326,8 @@ async function main(): Promise<void> {
           etcdGateway: gateway,
           ratio: { apiOverNative: ratios(orch, native), storeOverNative: ratios(store, native), apiOverGateway: ratios(orch, gateway), apiOverStore: ratios(orch, store) },
           orchPerWrite: orchRun?.perWrite,
-          note: `orch: HTTPS API on the leader (create ConfigMap), store: create-if-absent txn on the leader's store in-process; etcd: ${plain ? 'plain HTTP' : 'mTLS'} create-if-absent txn on the leader via the etcd3 gRPC client (native) and the v3 JSON gateway; ${plain ? 'plain' : 'mTLS'} peers; loopback${haveEtcd ? '' : '; etcd not installed (bench/setup-etcd.sh)'}`,
+          apiProtocol,
+          note: `orch: HTTPS API on the leader (create ConfigMap${apiProtocol === 'h2' ? ', streams of one HTTP/2 connection' : ', 64 HTTP/1.1 connections'}), store: create-if-absent txn on the leader's store in-process; etcd: ${plain ? 'plain HTTP' : 'mTLS'} create-if-absent txn on the leader via the etcd3 gRPC client (native) and the v3 JSON gateway; ${plain ? 'plain' : 'mTLS'} peers; loopback${haveEtcd ? '' : '; etcd not installed (bench/setup-etcd.sh)'}`,
         },
         null,
         2,
