@@ -140,15 +140,26 @@ async function settle(check: () => Promise<boolean>, what: string): Promise<void
   }
   throw new Error(`timed out waiting for ${what}`);
 }
-/** let the controllers' writes finish (they are async; the clock does not move) */
-const flush = () => new Promise((r) => setTimeout(r, 60));
+/**
+ * Lets the controllers' writes finish (they are async; the clock does not move):
+ * both report settled twice in a row, with a turn of the event loop between, so
+ * writes that a finished one started are waited for too.
+ */
+async function flush(e: Env): Promise<void> {
+  for (let quiet = 0; quiet < 2; ) {
+    await new Promise((r) => setImmediate(r));
+    const busy = e.lifecycle.busy || e.eviction.busy;
+    await Promise.all([e.lifecycle.settled(), e.eviction.settled()]);
+    quiet = busy ? 0 : quiet + 1;
+  }
+}
 
 /** advance the clock in 1 s steps, renewing the Leases of `alive` nodes each step */
 async function run(e: Env, ms: number, alive: string[]): Promise<void> {
   for (let t = 0; t < ms; t += 1000) {
     for (const n of alive) await renew(e, n);
     e.clock.advance(Math.min(1000, ms - t));
-    await flush();
+    await flush(e);
   }
 }
 
@@ -266,10 +277,10 @@ describe('node lifecycle controller: the control plane behind (blind time)', () 
     await run(e, 5_000, names);
     // the process blocks for 25 s (2.5 grace periods): no renewal is read, every timer fires late
     e.clock.stall(25_000);
-    await flush();
+    await flush(e);
     // a pass runs before the backlog of renewals is read
     e.clock.advance(1_500);
-    await flush();
+    await flush(e);
     // the renewals that queued up are read now
     await run(e, 3_000, names);
     for (const n of names) expect((await ready(e, n)).status).toBe('True');

@@ -121,6 +121,8 @@ export class NodeLifecycleController {
   private blindLogged = 0;
   /** writes made and failed (tests and metrics) */
   readonly stats = { writes: 0, markedUnknown: 0, conflicts: 0, errors: 0 };
+  /** reconciles started and not finished (settled()) */
+  private readonly running = new Set<Promise<void>>();
 
   constructor(private readonly o: NodeLifecycleOptions) {
     this.clock = o.clock ?? systemClock;
@@ -260,8 +262,26 @@ export class NodeLifecycleController {
     return l;
   }
 
-  /** one reconcile at a time per node; a change meanwhile runs it again */
-  private async reconcile(rec: NodeRec): Promise<void> {
+  /**
+   * Resolves once no reconcile is running, including those the finished ones'
+   * writes started (tests on a simulated clock wait for this instead of real time).
+   */
+  get busy(): boolean {
+    return this.running.size > 0;
+  }
+
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.all(this.running);
+  }
+
+  /** one reconcile at a time per node; a change meanwhile runs it again (tracked for settled()) */
+  private reconcile(rec: NodeRec): Promise<void> {
+    const p = this.reconcileNode(rec).finally(() => this.running.delete(p));
+    this.running.add(p);
+    return p;
+  }
+
+  private async reconcileNode(rec: NodeRec): Promise<void> {
     if (this.stopped) return;
     if (rec.busy) {
       rec.again = true;

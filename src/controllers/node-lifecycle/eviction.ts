@@ -99,6 +99,16 @@ export class TaintEvictionController {
     this.byNode.clear();
   }
 
+  /** a pod is queued or being evicted */
+  get busy(): boolean {
+    return this.loop.queue?.busy ?? false;
+  }
+
+  /** resolves once the queue holds no pod and no eviction is running (delayed evictions not counted) */
+  async settled(): Promise<void> {
+    await this.loop.queue?.idle();
+  }
+
   /** pods with an eviction scheduled for later (tests) */
   get scheduled(): number {
     return this.due.size;

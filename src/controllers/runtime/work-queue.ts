@@ -183,6 +183,11 @@ export class WorkQueue<K = string> {
     if (this.processing.size === 0) for (const w of this.idleWaiters.splice(0)) w();
   }
 
+  /** a key is queued or held (delayed adds not counted) */
+  get busy(): boolean {
+    return this.processing.size > 0 || (this.queue.length > 0 && !this.shuttingDown);
+  }
+
   /** resolves when no key is queued or held (delayed adds not counted) */
   idle(): Promise<void> {
     if (this.processing.size === 0 && (this.queue.length === 0 || this.shuttingDown)) return Promise.resolve();
