@@ -620,7 +620,12 @@ export class GenericStore {
     if (this.hooks.authorizeWrite) await this.hooks.authorizeWrite(this.def, next, current, opts);
     const removeNow = lifecycle?.outcome === 'remove';
     const claimed = removeNow ? [] : (this.hooks.reserve?.(this.def, next, current)?.keys ?? []);
-    if (opts.dryRun) return { kind: 'done', result: { object: next, created: false, unknownFields } };
+    if (opts.dryRun) {
+      // nothing is written, so the answer carries the stored object's resourceVersion, as
+      // kube-apiserver's does (kubectl diff compares it with the live object's)
+      metaOf(next).resourceVersion = current.metadata!.resourceVersion;
+      return { kind: 'done', result: { object: next, created: false, unknownFields } };
+    }
     const stored = removeNow ? undefined : this.handOver(key, next, opts.shareWritten);
     return { kind: 'write', next, unknownFields, stored, claimed, modRevision: kv!.modRevision, pinned: pinned !== undefined && pinned !== '' };
   }

@@ -159,6 +159,8 @@ describe('dryRun=All', () => {
       expect(r.status, r.text).toBe(200);
       expect(r.json<Obj>().data).toEqual({ k: 'changed' });
       expect(r.json<Obj>().metadata.uid).toBe(c.metadata.uid);
+      // nothing was written: the answer has the stored resourceVersion (kubectl diff compares it)
+      expect(r.json<Obj>().metadata.resourceVersion).toBe(c.metadata.resourceVersion);
       // PUT of an absent object creates it (201) — dry run too
       const absent = await req('PUT', `${CM}/d2-new?dryRun=All`, { metadata: { name: 'd2-new' }, data: { k: 'v' } });
       expect(absent.status, absent.text).toBe(201);
@@ -185,6 +187,7 @@ describe('dryRun=All', () => {
       const sp = await req('PATCH', `${PODS}/dp?dryRun=All`, { spec: { containers: [{ name: 'a', image: 'nginx:2' }] } }, 'application/strategic-merge-patch+json');
       expect(sp.status, sp.text).toBe(200);
       expect(sp.json<Obj>().spec.containers[0].image).toBe('nginx:2');
+      for (const r of [jp, mp, sp]) expect(r.json<Obj>().metadata.resourceVersion).toBe(c.metadata.resourceVersion);
       const ap = await req(
         'PATCH',
         `${PODS}/dp?dryRun=All&fieldManager=tool`,
@@ -194,6 +197,7 @@ describe('dryRun=All', () => {
       expect(ap.status, ap.text).toBe(200);
       expect(ap.json<Obj>().metadata.labels).toEqual({ applied: 'yes' });
       expect(ap.json<Obj>().metadata.managedFields.some((e: Obj) => e.manager === 'tool' && e.operation === 'Apply')).toBe(true);
+      expect(ap.json<Obj>().metadata.resourceVersion).toBe(c.metadata.resourceVersion);
       // apply that would create: 201, nothing created
       const apc = await req(
         'PATCH',
