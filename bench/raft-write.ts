@@ -58,6 +58,9 @@ const inFlights = (process.env.BENCH_INFLIGHT ?? '1,64').split(',').map(Number);
 // BENCH_API_PROTOCOL=h2: the orch api side's creates as streams of one HTTP/2 connection
 // (as client-go and kubectl talk to an API server); default h1: 64 keep-alive HTTP/1.1 connections
 const apiProtocol = process.env.BENCH_API_PROTOCOL === 'h2' ? 'h2' : 'h1';
+// BENCH_ORCH_BUILD=dist: the members run the compiled server (`npm run build` first), as `npm start`
+// runs it; default: the TypeScript sources through tsx (whose keepNames wrapper costs a call per closure)
+const orchEntry = process.env.BENCH_ORCH_BUILD === 'dist' ? ['dist/src/cli/main.js'] : ['--import', 'tsx', 'src/cli/main.ts'];
 
 interface Stats extends DriveStats {
   /** orch api: of which the members' main processes (the rest is in the TLS worker processes) */
@@ -155,7 +158,7 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       // one member: the single-node server (LocalStore, no Raft), as `orch server` runs by default
       const cluster = members > 1 ? ['--name', n, '--initial-cluster', ic, '--peer-port', String(peer)] : [];
       procs.push(
-        spawn(process.execPath, [...memberNodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'server', ...cluster, '--data-dir', join(root, n), '--secure-port', String(api), ...serverArgs], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
+        spawn(process.execPath, [...memberNodeArgs, ...orchEntry, 'server', ...cluster, '--data-dir', join(root, n), '--secure-port', String(api), ...serverArgs], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }),
       );
     }
     const [ca, cert, key] = (await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f), 'utf8')))) as [string, string, string];
