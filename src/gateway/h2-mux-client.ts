@@ -196,8 +196,10 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
         path: q < 0 ? req.path : req.path.slice(0, q),
         query: q < 0 ? '' : req.path.slice(q + 1),
         proxiedAddress: ctx.connKey,
-        headers: req.body.length > 0 || METHODS_WITH_BODY.has(req.method) ? [...req.headers, ['content-length', String(req.body.length)]] : req.headers,
+        headers: req.headers,
       };
+      // the sessions made this list for this request alone
+      if (req.body.length > 0 || METHODS_WITH_BODY.has(req.method)) req.headers.push(['content-length', String(req.body.length)]);
       const p: Pending = { stream, owed: 0, waitingDrain: false, answered: false };
       pending.set(id, p);
       connection();

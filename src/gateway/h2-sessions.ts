@@ -162,23 +162,34 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
         // session already gone
       }
     });
-    session.setTimeout(IDLE_SESSION_MS, () => {
-      if (streamsHere === 0) session.close();
-    });
+    // Idle: armed only while the session has no stream (a session timeout,
+    // `session.setTimeout`, is refreshed by Node on every write of every stream)
+    let idle: TimerHandle | undefined;
+    const armIdle = (): void => {
+      idle = clock.setTimeout(() => {
+        if (streamsHere === 0) session.close();
+      }, IDLE_SESSION_MS);
+    };
+    armIdle();
     session.on('error', () => session.destroy());
     session.on('close', () => {
+      idle?.cancel();
+      idle = undefined;
       sessions.delete(session);
       fwd.sessionClosed?.(ctx);
     });
     session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
-      streamsHere++;
+      if (streamsHere++ === 0 && idle) {
+        idle.cancel();
+        idle = undefined;
+      }
       openStreams++;
       const entry: StreamEntry = { closed: undefined };
       stream.on('close', () => {
-        streamsHere--;
         openStreams--;
         bodyDeadlines.delete(stream);
         entry.closed?.();
+        if (--streamsHere === 0 && !session.closed && !session.destroyed) armIdle();
       });
       stream.on('error', ignore);
       acceptStream(stream, headers, ctx, entry);
@@ -221,32 +232,24 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
       );
       return;
     }
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let refused = false;
-    const refuse = (code: number, reason: string, message: string): void => {
-      refused = true;
-      chunks.length = 0;
-      bodyDeadlines.delete(stream);
-      respondStatus(stream, code, reason, message);
-      // what the client still sends is read and dropped
-      stream.resume();
-    };
+    const body: BodyRead = { chunks: [], total: 0, refused: false };
     bodyDeadlines.add(stream, () => {
-      if (!refused) refuse(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded');
+      if (!body.refused) refuse(stream, body, 504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded');
     });
     stream.on('data', (c: Buffer) => {
-      if (refused) return;
-      total += c.length;
-      if (total > MAX_BUFFERED_BODY) {
-        refuse(413, 'RequestEntityTooLarge', `the request body is larger than ${MAX_BUFFERED_BODY} bytes`);
+      if (body.refused) return;
+      body.total += c.length;
+      if (body.total > MAX_BUFFERED_BODY) {
+        bodyDeadlines.delete(stream);
+        refuse(stream, body, 413, 'RequestEntityTooLarge', `the request body is larger than ${MAX_BUFFERED_BODY} bytes`);
         return;
       }
-      chunks.push(c);
+      body.chunks.push(c);
     });
     stream.on('end', () => {
       bodyDeadlines.delete(stream);
-      if (!refused) forwardRegistered(stream, { method, path, headers: out, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total) }, ctx, entry);
+      const { chunks, total } = body;
+      if (!body.refused) forwardRegistered(stream, { method, path, headers: out, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total) }, ctx, entry);
     });
   };
 
@@ -302,6 +305,21 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
 
 const EMPTY = Buffer.alloc(0);
 const ignore = (): void => undefined;
+
+/** a request body being read */
+interface BodyRead {
+  chunks: Buffer[];
+  total: number;
+  refused: boolean;
+}
+
+function refuse(stream: ServerHttp2Stream, body: BodyRead, code: number, reason: string, message: string): void {
+  body.refused = true;
+  body.chunks.length = 0;
+  respondStatus(stream, code, reason, message);
+  // what the client still sends is read and dropped
+  stream.resume();
+}
 
 /**
  * Deadlines of one fixed length for many streams on one timer (a timer per

@@ -215,6 +215,50 @@ describe('request body deadline', () => {
   });
 });
 
+describe('idle sessions', () => {
+  it('closes a session 90 s after its last stream closed, never one with a stream open', async () => {
+    const clock = new ManualClock(Date.now());
+    const f = await startTlsFront({
+      host: '127.0.0.1',
+      port: 0,
+      key: pki.serving.keyPem,
+      cert: pki.serving.certPem,
+      clientCA: pki.ca.certPem,
+      backendSocketPath: join(dir, 'no-uws.sock'),
+      muxSocketPath: mux.path,
+      clock,
+    });
+    const s = await session(f.port);
+    const closed = new Promise<void>((resolve) => s.once('close', () => resolve()));
+    s.on('error', () => undefined);
+    try {
+      const st = s.request({ ':method': 'POST', ':path': '/held-3' });
+      st.on('error', () => undefined);
+      const status = new Promise<number>((resolve) => st.on('response', (h) => resolve(Number(h[':status']))));
+      st.end('{}');
+      await eventually(() => held.has('/held-3'), 'the request reached the handler');
+      clock.advance(200_000);
+      expect(f.http2?.sessions).toBe(1);
+      held.get('/held-3')!({ status: 200, headers: [], body: 'ok' });
+      expect(await status).toBe(200);
+      await eventually(() => f.http2?.streams === 0, 'the stream closed in the front');
+      clock.advance(89_000);
+      expect(f.http2?.sessions).toBe(1);
+      // the session is still served before its idle time is up
+      expect((await request(s, 'POST', '/echo', Buffer.from('still'))).body.toString()).toBe('still');
+      await eventually(() => f.http2?.streams === 0, 'the stream closed in the front');
+      clock.advance(89_000);
+      expect(f.http2?.sessions).toBe(1);
+      clock.advance(1_000);
+      await closed;
+      await eventually(() => f.http2?.sessions === 0, 'the front dropped the session');
+    } finally {
+      s.destroy();
+      await f.close();
+    }
+  });
+});
+
 describe('Deadlines (one timer for many streams)', () => {
   it('expires entries in order at their own time, never a deleted one, with at most one timer', () => {
     const clock = new ManualClock(0);
