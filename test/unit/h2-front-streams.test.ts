@@ -8,6 +8,7 @@
 // reset (before or during the answer) frees the stream and reaches the
 // handler as an abort, the body deadline answers 504 on one shared timer,
 // and a turn's frames, batched into one buffer, read back as they were.
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { type ClientHttp2Session, connect, constants } from 'node:http2';
 import { tmpdir } from 'node:os';
@@ -54,15 +55,7 @@ beforeAll(async () => {
     maxBodyBytes: 3 * 1024 * 1024,
     tooLarge: () => ({ status: 413, headers: [], body: '' }),
   });
-  front = await startTlsFront({
-    host: '127.0.0.1',
-    port: 0,
-    key: pki.serving.keyPem,
-    cert: pki.serving.certPem,
-    clientCA: pki.ca.certPem,
-    backendSocketPath: join(dir, 'no-uws.sock'),
-    muxSocketPath: mux.path,
-  });
+  front = await startFront();
 }, 60_000);
 afterAll(async () => {
   await front?.close();
@@ -70,12 +63,15 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function session(port: number, settings: { initialWindowSize?: number } = {}): Promise<ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    const s = connect(`https://127.0.0.1:${port}`, { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem, settings });
-    s.once('connect', () => resolve(s));
-    s.once('error', reject);
-  });
+/** a front on the channel server above (no uWS: every stream goes over the channel) */
+const startFront = (clock?: ManualClock): Promise<TlsFront> =>
+  startTlsFront({ host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, clientCA: pki.ca.certPem, backendSocketPath: join(dir, 'no-uws.sock'), muxSocketPath: mux.path, ...(clock ? { clock } : {}) });
+
+/** an admin session (client certificate) */
+async function session(port: number, settings: { initialWindowSize?: number } = {}): Promise<ClientHttp2Session> {
+  const s = connect(`https://127.0.0.1:${port}`, { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem, settings });
+  await once(s, 'connect');
+  return s;
 }
 
 interface Answer {
@@ -176,16 +172,7 @@ describe('HTTP/2 streams through the channel', () => {
 describe('request body deadline', () => {
   it('answers 504 to a body not complete 60 s after its head, and only to that stream', async () => {
     const clock = new ManualClock(Date.now());
-    const f = await startTlsFront({
-      host: '127.0.0.1',
-      port: 0,
-      key: pki.serving.keyPem,
-      cert: pki.serving.certPem,
-      clientCA: pki.ca.certPem,
-      backendSocketPath: join(dir, 'no-uws.sock'),
-      muxSocketPath: mux.path,
-      clock,
-    });
+    const f = await startFront(clock);
     const s = await session(f.port);
     try {
       const slow = s.request({ ':method': 'POST', ':path': '/echo' });
@@ -218,16 +205,7 @@ describe('request body deadline', () => {
 describe('idle sessions', () => {
   it('closes a session 90 s after its last stream closed, never one with a stream open', async () => {
     const clock = new ManualClock(Date.now());
-    const f = await startTlsFront({
-      host: '127.0.0.1',
-      port: 0,
-      key: pki.serving.keyPem,
-      cert: pki.serving.certPem,
-      clientCA: pki.ca.certPem,
-      backendSocketPath: join(dir, 'no-uws.sock'),
-      muxSocketPath: mux.path,
-      clock,
-    });
+    const f = await startFront(clock);
     const s = await session(f.port);
     const closed = new Promise<void>((resolve) => s.once('close', () => resolve()));
     s.on('error', () => undefined);
