@@ -21,8 +21,8 @@
 import { constants as h2constants, type ServerHttp2Stream } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.js';
-import { h2ResponseHeaders, METHODS_WITH_BODY, respondStatus, type SessionContext, type StreamForwarder, type StreamRequest } from './h2-sessions.js';
-import { FrameReader, FrameType, frameHeader, headedFrame, owedFrame, readHeaded, readMulti, type RequestHead, type ResponseHead } from './mux-frames.js';
+import { h2ResponseHeaders, METHODS_WITH_BODY, respondStatus, respondWhole, type SessionContext, type StreamClosed, type StreamForwarder, type StreamRequest } from './h2-sessions.js';
+import { FrameBatch, FrameReader, FrameType, owedFrame, readHeaded, readMulti, type RequestHead, type ResponseHead } from './mux-frames.js';
 
 /** a stream ended by the server but still holding unsent bytes this long is reset (its client does not read) */
 const END_GRACE_MS = 30_000;
@@ -50,21 +50,40 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
   let nextId = 1;
   const pending = new Map<number, Pending>();
   const owedChanges = new Map<number, number>();
-  let owedScheduled = false;
   let destroyed = false;
+  // Frames for the main process (Request, Cancel, Owed) wait for the end of
+  // the turn and go in one write: the streams of one TLS read are forwarded
+  // in separate callbacks, so a flush at the next tick would still be one
+  // write per request.
+  const batch = new FrameBatch();
+  let flushScheduled = false;
+  const flush = (): void => {
+    flushScheduled = false;
+    // one Owed frame per turn for every stream that changed
+    if (owedChanges.size > 0) batch.encoded(owedFrame(owedChanges));
+    owedChanges.clear();
+    const chunks = batch.take();
+    const c = conn;
+    if (!c || c.destroyed || chunks.length === 0) return;
+    if (chunks.length === 1) {
+      c.write(chunks[0]!);
+      return;
+    }
+    c.cork();
+    for (const chunk of chunks) c.write(chunk);
+    c.uncork();
+  };
+  const scheduleFlush = (): void => {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  };
 
   const reportOwed = (id: number, p: Pending, bytes: number): void => {
     if (p.owed === bytes) return;
     p.owed = bytes;
     owedChanges.set(id, bytes);
-    if (owedScheduled) return;
-    owedScheduled = true;
-    // one Owed frame per turn for every stream that changed
-    setImmediate(() => {
-      owedScheduled = false;
-      if (owedChanges.size > 0 && conn && !conn.destroyed) conn.write(owedFrame(owedChanges));
-      owedChanges.clear();
-    });
+    scheduleFlush();
   };
 
   const deliver = (id: number, data: Buffer): void => {
@@ -107,17 +126,16 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
         const { head, body } = readHeaded<ResponseHead>(payload);
         if (p.stream.destroyed || p.stream.closed) return;
         try {
-          p.stream.respond(h2ResponseHeaders(head.status, head.headers), type === FrameType.Response && body.length === 0 ? { endStream: true } : {});
+          if (type === FrameType.Response) {
+            pending.delete(id);
+            respondWhole(p.stream, h2ResponseHeaders(head.status, head.headers), body);
+          } else p.stream.respond(h2ResponseHeaders(head.status, head.headers));
         } catch {
           pending.delete(id);
           p.stream.close(h2constants.NGHTTP2_INTERNAL_ERROR);
           return;
         }
         p.answered = true;
-        if (type === FrameType.Response) {
-          pending.delete(id);
-          if (body.length > 0) p.stream.end(body);
-        }
         return;
       }
       case FrameType.Data:
@@ -151,6 +169,9 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
     s.on('error', () => s.destroy());
     s.once('close', () => {
       if (conn === s) conn = undefined;
+      // frames not written yet were for this connection's streams (answered below), not for the next one
+      batch.take();
+      owedChanges.clear();
       // every stream of this connection lost its server side
       for (const [, p] of pending) {
         if (p.answered) {
@@ -165,7 +186,7 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
   };
 
   return {
-    forward(stream: ServerHttp2Stream, req: StreamRequest, ctx: SessionContext) {
+    forward(stream: ServerHttp2Stream, req: StreamRequest, ctx: SessionContext): StreamClosed | void {
       if (destroyed || stream.closed || stream.destroyed) return;
       const id = nextId;
       nextId = nextId >= 0xfffffffe ? 1 : nextId + 1;
@@ -175,20 +196,24 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
         path: q < 0 ? req.path : req.path.slice(0, q),
         query: q < 0 ? '' : req.path.slice(q + 1),
         proxiedAddress: ctx.connKey,
-        headers: req.body.length > 0 || METHODS_WITH_BODY.has(req.method) ? [...req.headers, ['content-length', String(req.body.length)]] : req.headers,
+        headers: req.headers,
       };
+      // the sessions made this list for this request alone
+      if (req.body.length > 0 || METHODS_WITH_BODY.has(req.method)) req.headers.push(['content-length', String(req.body.length)]);
       const p: Pending = { stream, owed: 0, waitingDrain: false, answered: false };
       pending.set(id, p);
-      stream.once('close', () => {
+      connection();
+      batch.headed(FrameType.Request, id, head, req.body);
+      scheduleFlush();
+      return () => {
         if (pending.get(id) !== p) return;
         // the client reset the stream or lost its session: a watch must stop on the server
         pending.delete(id);
-        if (conn && !conn.destroyed) conn.write(frameHeader(FrameType.Cancel, id, 0));
-      });
-      const c = connection();
-      c.cork();
-      for (const part of headedFrame(FrameType.Request, id, head, req.body)) c.write(part);
-      process.nextTick(() => c.uncork());
+        if (conn && !conn.destroyed) {
+          batch.bare(FrameType.Cancel, id);
+          scheduleFlush();
+        }
+      };
     },
     /** the channel counts while it carries streams (the front's close waits for them, not for the channel) */
     get backendConnections() {

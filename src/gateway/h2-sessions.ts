@@ -15,7 +15,7 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
-import { type Clock, systemClock } from '../core/clock.js';
+import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import type { H2ProbeReply } from './health-probe.js';
 
 /**
@@ -64,9 +64,12 @@ export interface StreamRequest {
   body: Buffer;
 }
 
+/** called when a forwarded stream closes (the sessions hold each stream's one 'close' listener) */
+export type StreamClosed = () => void;
+
 export interface StreamForwarder {
-  /** answer the stream; called once per stream with its whole request */
-  forward(stream: ServerHttp2Stream, req: StreamRequest, ctx: SessionContext): void;
+  /** answer the stream; called once per stream with its whole request; what it returns is called when the stream closes */
+  forward(stream: ServerHttp2Stream, req: StreamRequest, ctx: SessionContext): StreamClosed | void;
   /** false: the stream is answered 429 (no backend capacity) */
   mayAccept?(ctx: SessionContext): boolean;
   sessionClosed?(ctx: SessionContext): void;
@@ -105,11 +108,27 @@ export interface H2SessionsOptions {
   answerProbe?: (headers: IncomingHttpHeaders, connKey: string) => Promise<H2ProbeReply | undefined> | undefined;
 }
 
+/** a session's context and whether the main process has acknowledged its connection */
+interface SessionState extends SessionContext {
+  ready: boolean;
+}
+
+/**
+ * What the sessions keep of one stream: what its forwarder wants to hear at
+ * its close. One 'close' listener per stream does it all (three listeners and
+ * a timer per stream showed in a TLS worker's profile, docs/performance.md
+ * "TLS workers under HTTP/2 creates").
+ */
+interface StreamEntry {
+  closed: StreamClosed | undefined;
+}
+
 export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
   const clock = opts.clock ?? systemClock;
   const fwd = opts.forwarder;
   const sessions = new Set<ServerHttp2Session>();
   let openStreams = 0;
+  const bodyDeadlines = new Deadlines(clock, BODY_TIMEOUT_MS);
 
   const server = createH2Server({
     settings: {
@@ -125,7 +144,7 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
   });
   server.on('sessionError', () => undefined);
 
-  let pending: SessionContext | undefined;
+  let pending: SessionState | undefined;
   server.on('session', (session: ServerHttp2Session) => {
     const ctx = pending;
     pending = undefined;
@@ -143,27 +162,41 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
         // session already gone
       }
     });
-    session.setTimeout(IDLE_SESSION_MS, () => {
-      if (streamsHere === 0) session.close();
-    });
+    // Idle: armed only while the session has no stream (a session timeout,
+    // `session.setTimeout`, is refreshed by Node on every write of every stream)
+    let idle: TimerHandle | undefined;
+    const armIdle = (): void => {
+      idle = clock.setTimeout(() => {
+        if (streamsHere === 0) session.close();
+      }, IDLE_SESSION_MS);
+    };
+    armIdle();
     session.on('error', () => session.destroy());
     session.on('close', () => {
+      idle?.cancel();
+      idle = undefined;
       sessions.delete(session);
       fwd.sessionClosed?.(ctx);
     });
     session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
-      streamsHere++;
+      if (streamsHere++ === 0 && idle) {
+        idle.cancel();
+        idle = undefined;
+      }
       openStreams++;
-      stream.once('close', () => {
-        streamsHere--;
+      const entry: StreamEntry = { closed: undefined };
+      stream.on('close', () => {
         openStreams--;
+        bodyDeadlines.delete(stream);
+        entry.closed?.();
+        if (--streamsHere === 0 && !session.closed && !session.destroyed) armIdle();
       });
-      acceptStream(stream, headers, ctx);
+      stream.on('error', ignore);
+      acceptStream(stream, headers, ctx, entry);
     });
   });
 
-  const acceptStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ctx: SessionContext): void => {
-    stream.on('error', () => undefined);
+  const acceptStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ctx: SessionState, entry: StreamEntry): void => {
     const method = String(headers[':method'] ?? 'GET').toUpperCase();
     const path = String(headers[':path'] ?? '/');
     if (method === 'CONNECT') {
@@ -175,67 +208,61 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
       return;
     }
     const out: [string, string][] = [['host', String(headers[':authority'] ?? headers.host ?? 'localhost')]];
-    for (const [name, value] of Object.entries(headers)) {
-      if (name.startsWith(':') || HOP_BY_HOP.has(name) || name === 'content-length' || value === undefined) continue;
+    for (const name in headers) {
+      const value = headers[name];
+      // pseudo-headers start with ':' (58)
+      if (name.charCodeAt(0) === 58 || value === undefined || HOP_BY_HOP.has(name) || name === 'content-length') continue;
       // HTTP/2 may split cookies into several fields (RFC 9113 §8.2.3)
-      out.push([name, Array.isArray(value) ? value.join(name === 'cookie' ? '; ' : ', ') : String(value)]);
+      out.push([name, typeof value === 'string' ? value : Array.isArray(value) ? value.join(name === 'cookie' ? '; ' : ', ') : String(value)]);
     }
 
     if (stream.endAfterHeaders) {
       const req = { method, path, headers: out, body: EMPTY };
       const probe = opts.answerProbe?.(headers, ctx.connKey);
       if (!probe) {
-        forwardRegistered(stream, req, ctx);
+        forwardRegistered(stream, req, ctx, entry);
         return;
       }
       probe.then(
         (reply) => {
-          if (!reply) forwardRegistered(stream, req, ctx);
-          else if (!stream.closed && !stream.destroyed) {
-            stream.respond(reply.headers);
-            stream.end(reply.body);
-          }
+          if (!reply) forwardRegistered(stream, req, ctx, entry);
+          else if (!stream.closed && !stream.destroyed) respondWhole(stream, reply.headers, reply.body);
         },
-        () => forwardRegistered(stream, req, ctx),
+        () => forwardRegistered(stream, req, ctx, entry),
       );
       return;
     }
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let refused = false;
-    const refuse = (code: number, reason: string, message: string): void => {
-      refused = true;
-      chunks.length = 0;
-      timer.cancel();
-      respondStatus(stream, code, reason, message);
-      // what the client still sends is read and dropped
-      stream.resume();
-    };
-    const timer = clock.setTimeout(() => {
-      if (!refused) refuse(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded');
-    }, BODY_TIMEOUT_MS);
-    stream.once('close', () => timer.cancel());
+    const body: BodyRead = { chunks: [], total: 0, refused: false };
+    bodyDeadlines.add(stream, () => {
+      if (!body.refused) refuse(stream, body, 504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded');
+    });
     stream.on('data', (c: Buffer) => {
-      if (refused) return;
-      total += c.length;
-      if (total > MAX_BUFFERED_BODY) {
-        refuse(413, 'RequestEntityTooLarge', `the request body is larger than ${MAX_BUFFERED_BODY} bytes`);
+      if (body.refused) return;
+      body.total += c.length;
+      if (body.total > MAX_BUFFERED_BODY) {
+        bodyDeadlines.delete(stream);
+        refuse(stream, body, 413, 'RequestEntityTooLarge', `the request body is larger than ${MAX_BUFFERED_BODY} bytes`);
         return;
       }
-      chunks.push(c);
+      body.chunks.push(c);
     });
     stream.on('end', () => {
-      timer.cancel();
-      if (!refused) forwardRegistered(stream, { method, path, headers: out, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total) }, ctx);
+      bodyDeadlines.delete(stream);
+      const { chunks, total } = body;
+      if (!body.refused) forwardRegistered(stream, { method, path, headers: out, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total) }, ctx, entry);
     });
   };
 
   /** forwards once the connection is registered (its session may start before: see `serve`) */
-  const forwardRegistered = (stream: ServerHttp2Stream, req: StreamRequest, ctx: SessionContext): void => {
-    if (!ctx.registered) return fwd.forward(stream, req, ctx);
+  const forwardRegistered = (stream: ServerHttp2Stream, req: StreamRequest, ctx: SessionState, entry: StreamEntry): void => {
+    // acknowledged: no promise turn per stream
+    if (!ctx.registered || ctx.ready) {
+      entry.closed = fwd.forward(stream, req, ctx) ?? undefined;
+      return;
+    }
     ctx.registered.then(
       () => {
-        if (!stream.closed && !stream.destroyed) fwd.forward(stream, req, ctx);
+        if (!stream.closed && !stream.destroyed) entry.closed = fwd.forward(stream, req, ctx) ?? undefined;
       },
       () => stream.close(h2constants.NGHTTP2_REFUSED_STREAM),
     );
@@ -243,7 +270,12 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
 
   return {
     serve(socket, connKey, proxyHeader, registered) {
-      pending = { connKey, proxyHeader, ...(registered ? { registered } : {}) };
+      const ctx: SessionState = { connKey, proxyHeader, ready: false, ...(registered ? { registered } : {}) };
+      registered?.then(
+        () => (ctx.ready = true),
+        () => undefined,
+      );
+      pending = ctx;
       // synchronous: the server's connection listener makes the session and emits 'session'
       server.emit('connection', socket);
       if (pending) {
@@ -265,12 +297,78 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
     },
     destroy() {
       for (const s of sessions) s.destroy();
+      bodyDeadlines.clear();
       fwd.destroy();
     },
   };
 }
 
 const EMPTY = Buffer.alloc(0);
+const ignore = (): void => undefined;
+
+/** a request body being read */
+interface BodyRead {
+  chunks: Buffer[];
+  total: number;
+  refused: boolean;
+}
+
+function refuse(stream: ServerHttp2Stream, body: BodyRead, code: number, reason: string, message: string): void {
+  body.refused = true;
+  body.chunks.length = 0;
+  respondStatus(stream, code, reason, message);
+  // what the client still sends is read and dropped
+  stream.resume();
+}
+
+/**
+ * Deadlines of one fixed length for many streams on one timer (a timer per
+ * stream showed in the profile). Entries are due in the order they were added
+ * (a Map keeps insertion order), so the timer is armed for the oldest entry
+ * still waiting; a deleted entry costs nothing but the Map delete.
+ */
+export class Deadlines<K> {
+  private readonly waiting = new Map<K, { at: number; expire: () => void }>();
+  private timer: TimerHandle | undefined;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly ms: number,
+  ) {}
+
+  add(key: K, expire: () => void): void {
+    this.waiting.set(key, { at: this.clock.now() + this.ms, expire });
+    // an armed timer is due no later than this entry
+    this.timer ??= this.clock.setTimeout(() => this.fire(), this.ms);
+  }
+
+  delete(key: K): void {
+    this.waiting.delete(key);
+  }
+
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  clear(): void {
+    this.waiting.clear();
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const now = this.clock.now();
+    for (const [key, w] of this.waiting) {
+      if (w.at > now) {
+        this.timer = this.clock.setTimeout(() => this.fire(), w.at - now);
+        return;
+      }
+      this.waiting.delete(key);
+      w.expire();
+    }
+  }
+}
 
 /** a response's headers for HTTP/2: hop-by-hop fields dropped, repeated ones as arrays */
 export function h2ResponseHeaders(status: number, fields: Iterable<[string, string]>): OutgoingHttpHeaders {
@@ -290,7 +388,30 @@ export function respondStatus(stream: ServerHttp2Stream, code: number, reason: s
     stream.close(h2constants.NGHTTP2_INTERNAL_ERROR);
     return;
   }
-  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
-  stream.respond({ ':status': code, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...extra });
-  stream.end(body);
+  const body = Buffer.from(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }));
+  respondWhole(stream, { ':status': code, 'content-type': 'application/json', 'content-length': body.length, ...extra }, body);
 }
+
+/**
+ * Headers and a whole body. The body is written, and the stream ended once
+ * that write is done, rather than `end(body)`: with `end(body)` the body's
+ * DATA frame carries END_STREAM, a stream whose request was read to its end
+ * closes (and Node destroys it) before the write's callback, and that
+ * callback then builds an ERR_STREAM_DESTROYED with its stack for nobody
+ * (Node 20's `errorBuffer` in lib/internal/streams/writable.js): ≈ 7 % of a
+ * TLS worker's CPU under creates. The price is an empty DATA frame with
+ * END_STREAM, sent with the next turn's frames (docs/performance.md "TLS
+ * workers under HTTP/2 creates").
+ */
+export function respondWhole(stream: ServerHttp2Stream, headers: OutgoingHttpHeaders, body: Buffer): void {
+  if (body.length === 0) {
+    stream.respond(headers, END_STREAM);
+    return;
+  }
+  stream.respond(headers);
+  stream.write(body, (err) => {
+    if (!err && !stream.destroyed) stream.end();
+  });
+}
+
+const END_STREAM = { endStream: true };
