@@ -44,6 +44,8 @@ export interface RequestHead {
 export interface ResponseHead {
   status: number;
   headers: [string, string][];
+  /** a whole body sent in pieces (Head, Data…, End): its length, for HTTP/1.1's Content-Length; absent for streams */
+  length?: number;
 }
 
 export function frameHeader(type: FrameType, id: number, payloadBytes: number): Buffer {

@@ -50,6 +50,8 @@ export interface MuxServer {
   readonly openStreams: number;
   /** front connections */
   readonly connections: number;
+  /** requests received since start (HTTP/2 streams and HTTP/1.1 requests) */
+  readonly requests: number;
   /** ends every stream cleanly, waits for requests in flight (at most timeoutMs), then drops the connections */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -88,6 +90,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
   const sockets = new Set<Socket>();
   const streams = new Map<StreamingResponse, StreamSink>();
   let inflight = 0;
+  let requests = 0;
   let idle: (() => void) | undefined;
   const finish = (): void => {
     inflight--;
@@ -107,7 +110,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
         writer.promptFrame(headedFrame(FrameType.Response, id, head, bytes));
         return;
       }
-      writer.promptFrame(headedFrame(FrameType.Head, id, head));
+      writer.promptFrame(headedFrame(FrameType.Head, id, { ...head, length: bytes.length } satisfies ResponseHead));
       for (let at = 0; at < bytes.length; at += PIECE) {
         const piece = bytes.subarray(at, at + PIECE);
         writer.promptFrame([frameHeader(FrameType.Data, id, piece.length), piece]);
@@ -150,6 +153,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
     };
 
     const onRequest = (id: number, payload: Buffer): void => {
+      requests++;
       let head: RequestHead;
       let body: Buffer;
       try {
@@ -253,6 +257,9 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
     },
     get connections() {
       return sockets.size;
+    },
+    get requests() {
+      return requests;
     },
     async close(timeoutMs = 10_000) {
       server.close();
