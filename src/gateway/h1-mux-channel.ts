@@ -23,6 +23,8 @@ export interface MuxStreamHandler {
 export interface H1MuxChannel {
   /** sends a request; frames for it go to `handler` until `forget` or `cancel` */
   request(head: RequestHead, body: Buffer, handler: MuxStreamHandler): number;
+  /** the body of a request sent with `bodyFollows` */
+  body(id: number, body: Buffer): void;
   /** the client went away: the server stops the stream (a watch ends there) */
   cancel(id: number): void;
   /** the response is complete: no more frames are expected */
@@ -95,6 +97,10 @@ export function createH1MuxChannel(socketPath: string, onClosed?: () => void): H
       handlers.set(id, handler);
       write(headedFrame(FrameType.Request, id, head, body));
       return id;
+    },
+    body(id, body) {
+      if (!handlers.has(id)) return;
+      write(body.length > 0 ? [frameHeader(FrameType.Body, id, body.length), body] : [frameHeader(FrameType.Body, id, 0)]);
     },
     cancel(id) {
       if (!handlers.delete(id)) return;

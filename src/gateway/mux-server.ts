@@ -102,6 +102,8 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
     socket.setNoDelay?.(true);
     const writer = new MuxWriter(socket);
     const exchanges = new Map<number, Exchange>();
+    /** HTTP/1.1 requests sent before their bodies (`bodyFollows`), by stream id */
+    const awaitingBody = new Map<number, (body: Buffer) => void>();
 
     const sendPlain = (id: number, out: PlainResponse, method: string, body: Uint8Array | string, gzipped: boolean): void => {
       const bytes = method === 'HEAD' ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
@@ -169,6 +171,14 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
       const shedHead: ShedHead = { method, path, query, headers, proxiedAddress };
       const shed = opts.shed?.(shedHead);
       if (shed) return sendPlain(id, shed, method, shed.body, false);
+      // an HTTP/1.1 body still arriving at the front: shed (above) before it, as uWS does; handled once its Body frame comes
+      if (head.bodyFollows) awaitingBody.set(id, (b) => proceed(id, head, shedHead, b));
+      else proceed(id, head, shedHead, body);
+    };
+
+    const proceed = (id: number, head: RequestHead, shedHead: ShedHead, body: Buffer): void => {
+      const { method, path, proxiedAddress } = head;
+      const { query, headers } = shedHead;
       if (body.length > opts.maxBodyBytes) {
         const out = opts.tooLarge(opts.maxBodyBytes);
         return sendPlain(id, out, method, out.body, false);
@@ -203,6 +213,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
     };
 
     const cancel = (id: number): void => {
+      awaitingBody.delete(id);
       const ex = exchanges.get(id);
       if (!ex) return;
       ex.aborted = true;
@@ -217,6 +228,11 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
           return onRequest(id, payload);
         case FrameType.Cancel:
           return cancel(id);
+        case FrameType.Body: {
+          const k = awaitingBody.get(id);
+          awaitingBody.delete(id);
+          return k?.(payload);
+        }
         case FrameType.Owed:
           return readOwed(payload, (sid, bytes) => {
             const ex = exchanges.get(sid);

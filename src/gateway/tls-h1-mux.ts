@@ -27,7 +27,7 @@ import type { H1MuxChannel, MuxStreamHandler } from './h1-mux-channel.js';
 import { ChunkedBody, type H1RequestHead, MAX_MUX_BODY_BYTES, parseRequestHead } from './h1-request-head.js';
 import { CONTINUE_100, LAST_CHUNK, chunkParts, responseHead } from './h1-response.js';
 import type { ProbeAnswerer } from './health-probe.js';
-import { FrameType, readHeaded, type ResponseHead } from './mux-frames.js';
+import { FrameType, readHeaded, type RequestHead, type ResponseHead } from './mux-frames.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
 import { headTimeoutResponse } from './tls-h1-connection.js';
 
@@ -40,6 +40,8 @@ const MAX_PIPELINED = 64;
 const HANDOVER_HOLD_BYTES = 64 * 1024;
 /** after a closing answer, what the client still sends is read and dropped this long (as tls-h1-connection.ts does) */
 const LINGER_MS = 2000;
+/** a closing answer the client does not read is dropped after this long (the HTTP/2 side's grace too) */
+const END_GRACE_MS = 30_000;
 const PROBE_PATH = /^\/(livez|readyz|healthz)(\/|$)/;
 
 export interface H1MuxContext {
@@ -75,6 +77,8 @@ interface Slot {
   /** the body is chunked (a stream) */
   chunked: boolean;
   complete: boolean;
+  /** the TLS socket did not take a write of this stream and has not drained since */
+  owing?: boolean;
 }
 
 export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, info: () => TlsConnectionInfo, registered: Promise<void> | undefined): void {
@@ -82,7 +86,7 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
   const slots: Slot[] = [];
   let pending: Buffer = Buffer.alloc(0);
   /** the request whose body is being read */
-  let cur: { head: H1RequestHead; slot: Slot; raw: Buffer[]; parts: Buffer[]; have: number; chunked?: ChunkedBody; timer?: TimerHandle } | undefined;
+  let cur: { head: H1RequestHead; slot: Slot; raw: Buffer[]; parts: Buffer[]; have: number; chunked?: ChunkedBody; timer?: TimerHandle; early?: boolean } | undefined;
   let anyRequest = false;
   let isRegistered = registered === undefined;
   const waitingRegistration: (() => void)[] = [];
@@ -105,7 +109,10 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
   /** the answer bytes of `slot`: on the wire if it is first, else held */
   const emit = (slot: Slot, b: Buffer): void => {
     if (slot === slots[0]) {
-      if (!write(b) && slot.chunked && slot.id) channel.owed(slot.id, tls.writableLength);
+      if (!write(b) && slot.chunked && slot.id) {
+        slot.owing = true;
+        channel.owed(slot.id, tls.writableLength);
+      }
     } else slot.out.push(b);
   };
 
@@ -123,7 +130,10 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
       if (s.out.length > 0) {
         const b = s.out.length === 1 ? s.out[0]! : Buffer.concat(s.out);
         s.out = [];
-        if (!write(b) && s.chunked && s.id && !s.complete) channel.owed(s.id, tls.writableLength);
+        if (!write(b) && s.chunked && s.id && !s.complete) {
+          s.owing = true;
+          channel.owed(s.id, tls.writableLength);
+        }
       }
       if (!s.complete) break;
       slots.shift();
@@ -149,10 +159,18 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
     stopTimers();
     for (const s of slots) if (s.id && !s.complete) channel.cancel(s.id);
     slots.length = 0;
-    if (!tls.writableEnded) tls.end();
-    // what the client still sends is read and dropped for a moment, so it reads the answer instead of a reset
+    // what the client still sends is read and dropped for a moment once the answer is
+    // out, so it reads the answer instead of a reset; a client that does not read it
+    // is dropped after END_GRACE_MS
     tls.resume();
-    clock.setTimeout(() => tls.destroy(), LINGER_MS);
+    const grace = clock.setTimeout(() => tls.destroy(), END_GRACE_MS);
+    const linger = (): void => {
+      grace.cancel();
+      clock.setTimeout(() => tls.destroy(), LINGER_MS);
+    };
+    if (tls.writableFinished) linger();
+    else tls.once('finish', linger);
+    if (!tls.writableEnded) tls.end();
   };
 
   const stopTimers = (): void => {
@@ -216,6 +234,9 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
           return;
         case FrameType.End:
           if (slot.chunked) emit(slot, LAST_CHUNK);
+          // a stream ended while its client was not reading (a watcher ended with 410 for
+          // falling behind): the connection ends after what it holds, as through uWS
+          if (slot.owing) slot.close = true;
           complete(slot);
           return;
         default:
@@ -231,10 +252,22 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
     },
   });
 
-  const send = (slot: Slot, head: H1RequestHead, body: Buffer): void => {
+  /** `early`: the body is still arriving and follows in a Body frame (shedding answers before it) */
+  const send = (slot: Slot, head: H1RequestHead, body: Buffer, early = false): void => {
     const go = (): void => {
       if (finished || gone) return;
-      slot.id = channel.request({ method: head.method, path: head.path, query: head.query, proxiedAddress: key, headers: head.headers }, body, handlerFor(slot));
+      const rh: RequestHead = { method: head.method, path: head.path, query: head.query, proxiedAddress: key, headers: head.headers };
+      if (early) rh.bodyFollows = true;
+      slot.id = channel.request(rh, body, handlerFor(slot));
+    };
+    if (isRegistered) go();
+    else waitingRegistration.push(go);
+  };
+
+  /** the body of a request sent early, unless it was answered meanwhile (shed) */
+  const sendBody = (slot: Slot, body: Buffer): void => {
+    const go = (): void => {
+      if (!slot.complete && slot.id) channel.body(slot.id, body);
     };
     if (isRegistered) go();
     else waitingRegistration.push(go);
@@ -339,8 +372,15 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
       if (c.chunked) {
         c.chunked.push(piece);
         if (c.chunked.failed) {
+          if (c.slot.complete) {
+            // answered already (shed before its body): nothing more can be read of this connection
+            cur = undefined;
+            closeAfterAnswer();
+            return false;
+          }
           // over the limit or broken framing: uWS answers it as it always has
-          slots.pop();
+          if (c.slot.id) channel.cancel(c.slot.id);
+          slots.splice(slots.indexOf(c.slot), 1);
           startHandover(c.raw);
           return false;
         }
@@ -355,9 +395,17 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
     }
     const done = c.chunked ? c.chunked.done : c.have === c.head.bodyLength;
     if (!done) {
+      if (!c.early) {
+        // the head goes ahead, so that overload shedding answers before the body is read (as uWS does)
+        c.early = true;
+        send(c.slot, c.head, EMPTY, true);
+      }
       if (ctx.bodyTimeoutMs > 0) c.timer ??= clock.setTimeout(() => {
         if (cur !== c || finished) return;
         cur = undefined;
+        if (c.slot.complete) return closeAfterAnswer();
+        if (c.slot.id) channel.cancel(c.slot.id);
+        c.slot.id = 0;
         localAnswer(c.slot, ctx.bodyTimedOut(), true);
       }, ctx.bodyTimeoutMs);
       return false;
@@ -365,7 +413,8 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
     c.timer?.cancel();
     cur = undefined;
     const body = c.chunked ? c.chunked.body() : c.parts.length === 1 ? c.parts[0]! : Buffer.concat(c.parts, c.have);
-    dispatch(c.head, c.slot, body, c.raw[0]!);
+    if (c.early) sendBody(c.slot, body);
+    else dispatch(c.head, c.slot, body, c.raw[0]!);
     return true;
   };
 
@@ -401,7 +450,10 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
   };
   const onDrain = (): void => {
     const s = slots[0];
-    if (s && s.chunked && s.id && !s.complete) channel.owed(s.id, 0);
+    if (s && s.chunked && s.id && !s.complete) {
+      s.owing = false;
+      channel.owed(s.id, 0);
+    }
   };
   const onError = (): void => {
     tls.destroy();
