@@ -229,8 +229,14 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
           return;
         }
         case FrameType.Data:
-          if (slot.chunked) for (const p of chunkParts(payload)) emit(slot, p);
-          else emit(slot, payload);
+          if (!slot.chunked) emit(slot, payload);
+          else if (slot !== slots[0]) for (const p of chunkParts(payload)) emit(slot, p);
+          else {
+            // one write, so one TLS record (node's TLS writes corked buffers in one SSL_write)
+            tls.cork();
+            for (const p of chunkParts(payload)) emit(slot, p);
+            tls.uncork();
+          }
           return;
         case FrameType.End:
           if (slot.chunked) emit(slot, LAST_CHUNK);
