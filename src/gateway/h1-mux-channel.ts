@@ -10,8 +10,9 @@
 // Requests written in one turn go out in one write (corked until the next
 // tick), so many connections' requests cost the main process one read.
 
-import { connect as netConnect, type Socket } from 'node:net';
-import { FrameReader, FrameType, frameHeader, headedFrame, owedFrame, readMulti, type RequestHead } from './mux-frames.js';
+import type { Socket } from 'node:net';
+import { dialMux, OwedBatch } from './mux-dial.js';
+import { FrameType, frameHeader, headedFrame, readMulti, type RequestHead } from './mux-frames.js';
 
 export interface MuxStreamHandler {
   /** a Response, Head, Data, End or Reset frame for this stream */
@@ -40,8 +41,7 @@ export function createH1MuxChannel(socketPath: string, onClosed?: () => void): H
   let conn: Socket | undefined;
   let nextId = 1;
   const handlers = new Map<number, MuxStreamHandler>();
-  const owedChanges = new Map<number, number>();
-  let owedScheduled = false;
+  const owedBatch = new OwedBatch(() => conn);
   let corked = false;
 
   const onFrame = (type: number, id: number, payload: Buffer): void => {
@@ -59,14 +59,7 @@ export function createH1MuxChannel(socketPath: string, onClosed?: () => void): H
 
   const connection = (): Socket => {
     if (conn && !conn.destroyed) return conn;
-    const s = netConnect({ path: socketPath });
-    s.setNoDelay?.(true);
-    const reader = new FrameReader(onFrame);
-    s.on('data', (chunk: Buffer) => {
-      if (!reader.push(chunk)) s.destroy();
-    });
-    s.on('error', () => s.destroy());
-    s.once('close', () => {
+    const s = dialMux(socketPath, onFrame, () => {
       if (conn === s) conn = undefined;
       const lost = [...handlers.values()];
       handlers.clear();
@@ -104,24 +97,15 @@ export function createH1MuxChannel(socketPath: string, onClosed?: () => void): H
     },
     cancel(id) {
       if (!handlers.delete(id)) return;
-      owedChanges.delete(id);
+      owedBatch.delete(id);
       if (conn && !conn.destroyed) write([frameHeader(FrameType.Cancel, id, 0)]);
     },
     forget(id) {
       handlers.delete(id);
-      owedChanges.delete(id);
+      owedBatch.delete(id);
     },
     owed(id, bytes) {
-      if (!handlers.has(id)) return;
-      owedChanges.set(id, bytes);
-      if (owedScheduled) return;
-      owedScheduled = true;
-      // one Owed frame per turn for every stream that changed
-      setImmediate(() => {
-        owedScheduled = false;
-        if (owedChanges.size > 0 && conn && !conn.destroyed) conn.write(owedFrame(owedChanges));
-        owedChanges.clear();
-      });
+      if (handlers.has(id)) owedBatch.set(id, bytes);
     },
     get streams() {
       return handlers.size;

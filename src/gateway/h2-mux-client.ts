@@ -19,10 +19,11 @@
 //   get 503 and answered ones are reset; the next stream reconnects.
 
 import { constants as h2constants, type ServerHttp2Stream } from 'node:http2';
-import { connect as netConnect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.js';
 import { h2ResponseHeaders, METHODS_WITH_BODY, respondStatus, type SessionContext, type StreamForwarder, type StreamRequest } from './h2-sessions.js';
-import { FrameReader, FrameType, frameHeader, headedFrame, owedFrame, readHeaded, readMulti, type RequestHead, type ResponseHead } from './mux-frames.js';
+import { dialMux, OwedBatch } from './mux-dial.js';
+import { FrameType, frameHeader, headedFrame, readHeaded, readMulti, type RequestHead, type ResponseHead } from './mux-frames.js';
 
 /** a stream ended by the server but still holding unsent bytes this long is reset (its client does not read) */
 const END_GRACE_MS = 30_000;
@@ -49,22 +50,13 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
   let conn: Socket | undefined;
   let nextId = 1;
   const pending = new Map<number, Pending>();
-  const owedChanges = new Map<number, number>();
-  let owedScheduled = false;
+  const owedBatch = new OwedBatch(() => conn);
   let destroyed = false;
 
   const reportOwed = (id: number, p: Pending, bytes: number): void => {
     if (p.owed === bytes) return;
     p.owed = bytes;
-    owedChanges.set(id, bytes);
-    if (owedScheduled) return;
-    owedScheduled = true;
-    // one Owed frame per turn for every stream that changed
-    setImmediate(() => {
-      owedScheduled = false;
-      if (owedChanges.size > 0 && conn && !conn.destroyed) conn.write(owedFrame(owedChanges));
-      owedChanges.clear();
-    });
+    owedBatch.set(id, bytes);
   };
 
   const deliver = (id: number, data: Buffer): void => {
@@ -142,14 +134,7 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
 
   const connection = (): Socket => {
     if (conn && !conn.destroyed) return conn;
-    const s = netConnect({ path: opts.socketPath });
-    s.setNoDelay?.(true);
-    const reader = new FrameReader(onFrame);
-    s.on('data', (chunk: Buffer) => {
-      if (!reader.push(chunk)) s.destroy();
-    });
-    s.on('error', () => s.destroy());
-    s.once('close', () => {
+    const s = dialMux(opts.socketPath, onFrame, () => {
       if (conn === s) conn = undefined;
       // every stream of this connection lost its server side
       for (const [, p] of pending) {
