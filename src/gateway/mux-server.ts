@@ -290,7 +290,9 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
           clock.setTimeout(resolve, timeoutMs);
         });
       }
-      // let the last frames go out before the connections are dropped
+      // let the last frames go out before the connections are dropped: the writers
+      // flush at the end of the turn (the End frames of the streams ended above)
+      await new Promise<void>((resolve) => setImmediate(resolve));
       await Promise.all(
         [...sockets].map(
           (s) =>
