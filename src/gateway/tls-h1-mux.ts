@@ -150,7 +150,8 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
     if (slots.length > 0) return;
     if (handover) tryHandover();
     else if (ctx.closing() || (clientEnded && pending.length === 0 && !cur)) closeAfterAnswer();
-    else armIdle(ctx.idleMs);
+    // one timer per connection, not one per request: it re-arms itself for what is left of the bound
+    else if (!idleTimer) armIdle(ctx.idleMs);
   };
 
   const closeAfterAnswer = (): void => {
