@@ -37,6 +37,7 @@ export function addLimitFlags(cmd: Command): Command {
     .option('--enable-priority-and-fairness <bool>', 'per-priority-level concurrency with fair queuing across users (false: the two plain in-flight limits)', bool, true)
     .addOption(new Option('--request-timeout <duration>', 'deadline of requests that are not long-running (e.g. 60s, 1m0s); 0: none').argParser(goDuration).default(60_000, '60s'))
     .option('--disable-http2-serving', 'offer only HTTP/1.1 on the secure port (no ALPN h2)', false)
+    .option('--http1-over-mux <bool>', 'carry plain HTTP/1.1 requests from the TLS front to the main process over the multiplexed channel (false: one uWS connection per client connection)', bool, true)
     .option('--max-connections-per-tls-worker <n>', 'client connections one TLS worker process holds at once; more are closed at accept, before the handshake (0: what the open-files limit allows)', nonNegative, 0)
     .option('--http2-max-streams-per-connection <n>', 'concurrent HTTP/2 streams a client may open on one connection (0: the default, 1000)', nonNegative, 1000)
     .addOption(new Option('--tls-handshake-timeout <duration>', 'a client that has not finished its TLS handshake by then is disconnected (e.g. 32s)').argParser(goDuration).default(32_000, '32s'))
@@ -57,6 +58,7 @@ export function limitOptionsFrom(o: Record<string, unknown>): RequestLimitOption
     minRequestTimeoutMs: o['minRequestTimeout'] as number,
     tlsHandshakeTimeoutMs: o['tlsHandshakeTimeout'] as number,
     disableHttp2: o['disableHttp2Serving'] as boolean,
+    http1OverMux: o['http1OverMux'] as boolean,
     http2MaxStreamsPerConnection: o['http2MaxStreamsPerConnection'] as number,
     watchBacklogBudgetBytes: o['watchBacklogBudget'] as number,
     maxConnectionsPerTlsWorker: o['maxConnectionsPerTlsWorker'] as number,

@@ -19,10 +19,11 @@
 //   get 503 and answered ones are reset; the next stream reconnects.
 
 import { constants as h2constants, type ServerHttp2Stream } from 'node:http2';
-import { connect as netConnect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.js';
 import { h2ResponseHeaders, METHODS_WITH_BODY, respondStatus, respondWhole, type SessionContext, type StreamClosed, type StreamForwarder, type StreamRequest } from './h2-sessions.js';
-import { FrameBatch, FrameReader, FrameType, owedFrame, readHeaded, readMulti, type RequestHead, type ResponseHead } from './mux-frames.js';
+import { dialMux } from './mux-dial.js';
+import { FrameBatch, FrameType, owedFrame, readHeaded, readMulti, type RequestHead, type ResponseHead } from './mux-frames.js';
 
 /** a stream ended by the server but still holding unsent bytes this long is reset (its client does not read) */
 const END_GRACE_MS = 30_000;
@@ -160,14 +161,7 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
 
   const connection = (): Socket => {
     if (conn && !conn.destroyed) return conn;
-    const s = netConnect({ path: opts.socketPath });
-    s.setNoDelay?.(true);
-    const reader = new FrameReader(onFrame);
-    s.on('data', (chunk: Buffer) => {
-      if (!reader.push(chunk)) s.destroy();
-    });
-    s.on('error', () => s.destroy());
-    s.once('close', () => {
+    const s = dialMux(opts.socketPath, onFrame, () => {
       if (conn === s) conn = undefined;
       // frames not written yet were for this connection's streams (answered below), not for the next one
       batch.take();

@@ -9,6 +9,7 @@ import type { RequestHead as ShedHead } from './flowcontrol/early-shed.js';
 import { decodeHeaderName } from './request-head-coalescer.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DEFAULT_GZIP_MIN_BYTES, gzipBody, wantsGzip } from './response-body.js';
+import { statusLine } from './status-line.js';
 
 // the transport speaks the endpoint layer's neutral request and response (src/endpoints/http.ts)
 export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/http.js';
@@ -55,32 +56,6 @@ export interface HttpServer {
   readonly openStreams: number;
   /** stop accepting; streams are stopped; resolves when in-flight requests finish or the timeout ends */
   close(timeoutMs?: number): Promise<void>;
-}
-
-const STATUS_TEXT: Record<number, string> = {
-  200: 'OK',
-  201: 'Created',
-  202: 'Accepted',
-  204: 'No Content',
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  406: 'Not Acceptable',
-  409: 'Conflict',
-  410: 'Gone',
-  413: 'Request Entity Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Entity',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-  504: 'Gateway Timeout',
-};
-
-function statusLine(code: number): string {
-  return `${code} ${STATUS_TEXT[code] ?? 'Status'}`;
 }
 
 interface WsData {

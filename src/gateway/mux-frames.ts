@@ -7,7 +7,8 @@
 //
 // Front → main: Request (u32 head length, head JSON, body), Cancel (the
 // client reset the stream or lost its session), Owed (pairs of u32 id, u32
-// bytes: what an HTTP/2 stream holds that its client has not taken yet).
+// bytes: what an HTTP/2 stream holds that its client has not taken yet), Body
+// (the whole body of an HTTP/1.1 request whose head went ahead of it).
 // Main → front: Response (u32 head length, head JSON, whole body), Head (a
 // streaming response's status and headers), Data, MultiData (u32 count, the
 // ids, then one payload for all of them: a watch batch shared by many
@@ -17,6 +18,7 @@ export const FrameType = {
   Request: 1,
   Cancel: 2,
   Owed: 3,
+  Body: 4,
   Response: 16,
   Head: 17,
   Data: 18,
@@ -39,11 +41,19 @@ export interface RequestHead {
   proxiedAddress: string;
   /** lower-case names, repeated fields already joined */
   headers: [string, string][];
+  /**
+   * The body follows in a Body frame (HTTP/1.1: the head was read before the
+   * body, and goes ahead so that overload shedding answers before the body
+   * is read, as uWS does); the Request frame's body is empty.
+   */
+  bodyFollows?: boolean;
 }
 
 export interface ResponseHead {
   status: number;
   headers: [string, string][];
+  /** a whole body sent in pieces (Head, Data…, End): its length, for HTTP/1.1's Content-Length; absent for streams */
+  length?: number;
 }
 
 export function frameHeader(type: FrameType, id: number, payloadBytes: number): Buffer {

@@ -50,6 +50,8 @@ export interface MuxServer {
   readonly openStreams: number;
   /** front connections */
   readonly connections: number;
+  /** requests received since start (HTTP/2 streams and HTTP/1.1 requests) */
+  readonly requests: number;
   /** ends every stream cleanly, waits for requests in flight (at most timeoutMs), then drops the connections */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -88,6 +90,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
   const sockets = new Set<Socket>();
   const streams = new Map<StreamingResponse, StreamSink>();
   let inflight = 0;
+  let requests = 0;
   let idle: (() => void) | undefined;
   const finish = (): void => {
     inflight--;
@@ -99,6 +102,8 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
     socket.setNoDelay?.(true);
     const writer = new MuxWriter(socket);
     const exchanges = new Map<number, Exchange>();
+    /** HTTP/1.1 requests sent before their bodies (`bodyFollows`), by stream id */
+    const awaitingBody = new Map<number, (body: Buffer) => void>();
 
     const sendPlain = (id: number, out: PlainResponse, method: string, body: Uint8Array | string, gzipped: boolean): void => {
       const bytes = method === 'HEAD' ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
@@ -107,7 +112,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
         writer.promptFrame(headedFrame(FrameType.Response, id, head, bytes));
         return;
       }
-      writer.promptFrame(headedFrame(FrameType.Head, id, head));
+      writer.promptFrame(headedFrame(FrameType.Head, id, { ...head, length: bytes.length } satisfies ResponseHead));
       for (let at = 0; at < bytes.length; at += PIECE) {
         const piece = bytes.subarray(at, at + PIECE);
         writer.promptFrame([frameHeader(FrameType.Data, id, piece.length), piece]);
@@ -150,6 +155,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
     };
 
     const onRequest = (id: number, payload: Buffer): void => {
+      requests++;
       let head: RequestHead;
       let body: Buffer;
       try {
@@ -165,6 +171,14 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
       const shedHead: ShedHead = { method, path, query, headers, proxiedAddress };
       const shed = opts.shed?.(shedHead);
       if (shed) return sendPlain(id, shed, method, shed.body, false);
+      // an HTTP/1.1 body still arriving at the front: shed (above) before it, as uWS does; handled once its Body frame comes
+      if (head.bodyFollows) awaitingBody.set(id, (b) => proceed(id, head, shedHead, b));
+      else proceed(id, head, shedHead, body);
+    };
+
+    const proceed = (id: number, head: RequestHead, shedHead: ShedHead, body: Buffer): void => {
+      const { method, path, proxiedAddress } = head;
+      const { query, headers } = shedHead;
       if (body.length > opts.maxBodyBytes) {
         const out = opts.tooLarge(opts.maxBodyBytes);
         return sendPlain(id, out, method, out.body, false);
@@ -199,6 +213,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
     };
 
     const cancel = (id: number): void => {
+      awaitingBody.delete(id);
       const ex = exchanges.get(id);
       if (!ex) return;
       ex.aborted = true;
@@ -213,6 +228,11 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
           return onRequest(id, payload);
         case FrameType.Cancel:
           return cancel(id);
+        case FrameType.Body: {
+          const k = awaitingBody.get(id);
+          awaitingBody.delete(id);
+          return k?.(payload);
+        }
         case FrameType.Owed:
           return readOwed(payload, (sid, bytes) => {
             const ex = exchanges.get(sid);
@@ -254,6 +274,9 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
     get connections() {
       return sockets.size;
     },
+    get requests() {
+      return requests;
+    },
     async close(timeoutMs = 10_000) {
       server.close();
       // graceful shutdown ends watches cleanly: the stream stops producing, then its response ends
@@ -267,7 +290,9 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
           clock.setTimeout(resolve, timeoutMs);
         });
       }
-      // let the last frames go out before the connections are dropped
+      // let the last frames go out before the connections are dropped: the writers
+      // flush at the end of the turn (the End frames of the streams ended above)
+      await new Promise<void>((resolve) => setImmediate(resolve));
       await Promise.all(
         [...sockets].map(
           (s) =>

@@ -32,7 +32,10 @@ import type { H2ProbeAnswerer, ProbeAnswerer } from './health-probe.js';
 import { HEAD_HOLD_MS } from './request-head-coalescer.js';
 import { encodeProxyV2Header, newConnectionId, PROXY_DESTINATION, proxiedAddressFor } from './proxy-v2.js';
 import { type TlsConnectionInfo, TlsConnectionRegistry } from './tls-connections.js';
-import { BACKEND_IDLE_MS, serveHttp1 } from './tls-h1-connection.js';
+import { BACKEND_IDLE_MS, IDLE_CONNECTION_MS, serveHttp1 } from './tls-h1-connection.js';
+import { createH1MuxChannel } from './h1-mux-channel.js';
+import { type H1MuxContext, serveHttp1Mux } from './tls-h1-mux.js';
+import { timeoutResponse } from './timeouts.js';
 
 export { encodeProxyV2Header, newConnectionId, parseProxiedAddress, proxiedAddressFor, PROXY_V2_TCP6_HEADER_LENGTH } from './proxy-v2.js';
 export type { TlsConnectionInfo } from './tls-connections.js';
@@ -98,6 +101,15 @@ export interface TlsFrontOptions {
   http2?: boolean;
   /** the main process's HTTP/2 channel (src/gateway/mux-server.ts) */
   muxSocketPath?: string;
+  /**
+   * Plain HTTP/1.1 requests go over the multiplexed channel at `muxSocketPath`
+   * too (default true; src/gateway/tls-h1-mux.ts); upgrades and whatever it
+   * cannot carry exactly stay on the per-connection uWS path. False: every
+   * HTTP/1.1 connection takes the uWS path.
+   */
+  http1OverMux?: boolean;
+  /** HTTP/1.1 over the channel: a request body not complete this long after its head is answered 504 (default 60 s, kube's request timeout) */
+  requestBodyTimeoutMs?: number;
   /** SETTINGS_MAX_CONCURRENT_STREAMS (kube `--http2-max-streams-per-connection`; default 1000) */
   http2MaxStreams?: number;
   /**
@@ -172,6 +184,9 @@ export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 32_000;
  */
 export const SESSION_TIMEOUT_S = 7200;
 
+/** see TlsFrontOptions.requestBodyTimeoutMs */
+const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+
 export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
   const clock = opts.clock ?? systemClock;
   const hasClientCA = opts.clientCA !== undefined && String(opts.clientCA).trim() !== '';
@@ -203,6 +218,11 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
                 onBackendRefused: () => http1.backendRefused(),
               }),
         });
+
+  // HTTP/1.1 over the multiplexed channel (docs/tls.md "HTTP/1.1 over the multiplexed channel")
+  const h1Channel = opts.muxSocketPath && opts.http1OverMux !== false ? createH1MuxChannel(opts.muxSocketPath, () => checkDrained?.()) : undefined;
+  /** HTTP/1.1 channel connections, to end the idle ones when the front closes */
+  const h1Idle = new Set<() => void>();
 
   const server: Server = createServer({
     key: opts.key,
@@ -321,13 +341,35 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     },
   };
 
+  const h1Mux: Omit<H1MuxContext, 'handOver'> | undefined = h1Channel
+    ? {
+        clock,
+        channel: h1Channel,
+        headHoldMs: http1.headHoldMs,
+        bodyTimeoutMs: opts.requestBodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+        bodyTimedOut: timeoutResponse,
+        idleMs: IDLE_CONNECTION_MS,
+        answerProbe: opts.answerProbe,
+        closing: () => closing !== undefined,
+        clientClosed,
+        track: (endIfIdle) => {
+          h1Idle.add(endIfIdle);
+          return () => h1Idle.delete(endIfIdle);
+        },
+      }
+    : undefined;
+
   server.on('secureConnection', (tlsSocket: TLSSocket) => {
     const id = newConnectionId();
     const key = proxiedAddressFor(id);
     const header = encodeProxyV2Header(id, PROXY_DESTINATION, tlsSocket.remotePort ?? 0, boundPort);
     connections.add(key, tlsSocket);
     if (bridge && tlsSocket.alpnProtocol === 'h2') serveHttp2(bridge, tlsSocket, key, header);
-    else serveHttp1(http1, tlsSocket, key, header, infoOf(key));
+    else if (h1Mux) {
+      const info = infoOf(key);
+      const registered = opts.register?.(key, info());
+      serveHttp1Mux({ ...h1Mux, handOver: (initial, ended) => serveHttp1(http1, tlsSocket, key, header, info, { initial, ended }) }, tlsSocket, key, info, registered);
+    } else serveHttp1(http1, tlsSocket, key, header, infoOf(key));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -392,6 +434,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
           for (const raw of accepted) raw.destroy();
           for (const b of backends) b.destroy();
           bridge?.destroy();
+          h1Channel?.destroy();
         };
         let timer: TimerHandle | undefined;
         let serverClosed = false;
@@ -403,6 +446,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
           checkDrained = undefined;
           // the HTTP/2 channel outlives its last stream: drop it with the front
           bridge?.destroy();
+          h1Channel?.destroy();
           resolve();
         };
         server.close(() => {
@@ -411,6 +455,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
         });
         // HTTP/2 clients get GOAWAY: running streams finish, new requests go elsewhere
         bridge?.closeSessions();
+        // idle HTTP/1.1 channel connections end now; busy ones after their answers
+        for (const endIfIdle of [...h1Idle]) endIfIdle();
         if (!closeOpts.graceful) destroyAll();
         else if (closeOpts.timeoutMs !== undefined) {
           timer = clock.setTimeout(destroyAll, closeOpts.timeoutMs);

@@ -81,7 +81,15 @@ export interface Http1FrontContext {
  * returns false pauses the other side until 'drain' (a slow reader stops
  * uWS, a slow backend stops the client).
  */
-export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: string, header: Buffer, info: () => TlsConnectionInfo): void {
+export function serveHttp1(
+  front: Http1FrontContext,
+  tlsSocket: TLSSocket,
+  key: string,
+  header: Buffer,
+  info: () => TlsConnectionInfo,
+  /** handed over by the multiplexed-channel path (src/gateway/tls-h1-mux.ts): registered already, these bytes read, the client's end seen */
+  adopted?: { initial: Buffer; ended: boolean },
+): void {
   const { clock } = front;
   let failed = false;
   /** the backend connection in use; undefined after it was retired idle, until the client sends again */
@@ -468,7 +476,13 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
   // reading the TLS socket holds back the whole connection until the
   // registration is acknowledged; meanwhile the TLS socket buffers and then
   // stops reading.
-  if (answerProbe) {
+  if (adopted) {
+    registered = true;
+    probing = false;
+    startForwarding();
+    if (adopted.initial.length > 0) onClientData(adopted.initial);
+    if (adopted.ended) onClientEnd();
+  } else if (answerProbe) {
     // Read at once: a probe is answered without waiting for the parent's
     // acknowledgement (its event loop may be the saturated one), and no
     // backend connection is opened until a request must go there.
@@ -495,7 +509,7 @@ export function serveHttp1(front: Http1FrontContext, tlsSocket: TLSSocket, key: 
 }
 
 /** the answer to a request head that did not complete in time (a Status, as the gateway's errors are) */
-function headTimeoutResponse(holdMs: number, now: number): Buffer {
+export function headTimeoutResponse(holdMs: number, now: number): Buffer {
   const body = JSON.stringify({
     kind: 'Status',
     apiVersion: 'v1',

@@ -82,6 +82,8 @@ process.on('message', (msg: ParentToWorker, handle?: object | Socket) => {
         ...(msg.init.clientCA !== undefined ? { clientCA: msg.init.clientCA } : {}),
         backendSocketPath: msg.init.backendSocketPath,
         ...(msg.init.muxSocketPath !== undefined ? { muxSocketPath: msg.init.muxSocketPath } : {}),
+        ...(msg.init.http1OverMux !== undefined ? { http1OverMux: msg.init.http1OverMux } : {}),
+        ...(msg.init.requestBodyTimeoutMs !== undefined ? { requestBodyTimeoutMs: msg.init.requestBodyTimeoutMs } : {}),
         // health probes answered here from the parent's snapshot, the rest forwarded (src/gateway/tls-h1-connection.ts)
         ...(msg.init.healthProbes
           ? { answerProbe: probeAnswerer({ snapshot: () => health.current(), clock: systemClock }), answerH2Probe: h2ProbeAnswerer({ snapshot: () => health.current(), clock: systemClock }) }

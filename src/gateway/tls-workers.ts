@@ -41,6 +41,9 @@ export interface TlsWorkerInit {
   backendSocketPath: string;
   /** the main process's HTTP/2 channel (TlsFrontOptions.muxSocketPath) */
   muxSocketPath?: string;
+  /** see TlsFrontOptions.http1OverMux / requestBodyTimeoutMs */
+  http1OverMux?: boolean;
+  requestBodyTimeoutMs?: number;
   maxConnections: number;
   handshakeTimeoutMs?: number;
   /** see TlsFrontOptions.http2 / http2MaxStreams */
@@ -164,6 +167,8 @@ export async function startTlsWorkers(opts: TlsWorkersOptions): Promise<TlsWorke
     ...(opts.clientCA !== undefined ? { clientCA: String(opts.clientCA) } : {}),
     backendSocketPath: opts.backendSocketPath,
     ...(opts.muxSocketPath !== undefined ? { muxSocketPath: opts.muxSocketPath } : {}),
+    ...(opts.http1OverMux !== undefined ? { http1OverMux: opts.http1OverMux } : {}),
+    ...(opts.requestBodyTimeoutMs !== undefined ? { requestBodyTimeoutMs: opts.requestBodyTimeoutMs } : {}),
     maxConnections: perWorker,
     ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),

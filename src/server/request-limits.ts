@@ -21,6 +21,8 @@ export interface RequestLimitOptions {
   tlsHandshakeTimeoutMs?: number;
   /** `--disable-http2-serving`: the TLS front offers only HTTP/1.1 (docs/tls.md "HTTP/2") */
   disableHttp2?: boolean;
+  /** `--http1-over-mux` (default true): plain HTTP/1.1 requests cross to the main process over the multiplexed channel (docs/tls.md) */
+  http1OverMux?: boolean;
   /** `--http2-max-streams-per-connection` (default 1000, as kube-apiserver sets it): SETTINGS_MAX_CONCURRENT_STREAMS */
   http2MaxStreamsPerConnection?: number;
   /** `--watch-backlog-budget` (default 256 MiB; 0 = none): bytes queued for all watchers together (src/watch/backlog-budget.ts) */

@@ -148,6 +148,8 @@ export interface RunningServer {
   shutdown(): Promise<void>;
   /** process ids of the TLS worker processes (empty with `tlsWorkers: 0`) */
   tlsWorkerPids(): number[];
+  /** requests that reached the main process over the multiplexed channel (HTTP/2, and HTTP/1.1 unless `--http1-over-mux=false`) */
+  muxRequests(): number;
 }
 
 /** namespaces that exist from the start and may not be deleted */
@@ -419,8 +421,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     webSocketPaths: NODE_STREAM_WEBSOCKET_PATHS,
     ...(shed ? { shed } : {}),
   });
-  // HTTP/2 streams arrive multiplexed over one connection per TLS front process (docs/tls.md "HTTP/2")
-  const mux: MuxServer | undefined = opts.limits?.disableHttp2
+  // HTTP/2 streams and plain HTTP/1.1 requests arrive multiplexed over one connection per TLS front
+  // process (docs/tls.md "HTTP/2", "HTTP/1.1 over the multiplexed channel")
+  const http1OverMux = opts.limits?.http1OverMux ?? true;
+  const mux: MuxServer | undefined = opts.limits?.disableHttp2 && !http1OverMux
     ? undefined
     : await startMuxServer({
         path: join(dataDir, 'run', `gateway-h2-${process.pid}.sock`),
@@ -437,6 +441,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clientCA: pki.ca.certPem + auth.clientCAPem,
     backendSocketPath: socketPath,
     ...(mux ? { muxSocketPath: mux.path } : {}),
+    http1OverMux,
+    requestBodyTimeoutMs: opts.limits?.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     handshakeTimeoutMs: opts.limits?.tlsHandshakeTimeoutMs ?? DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS,
     http2: !opts.limits?.disableHttp2,
     ...(opts.limits?.http2MaxStreamsPerConnection ? { http2MaxStreams: opts.limits.http2MaxStreamsPerConnection } : {}),
@@ -506,6 +512,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     adminCertPem: pki.admin.certPem,
     adminKeyPem: pki.admin.keyPem,
     tlsWorkerPids: () => workers?.workerPids() ?? [],
+    muxRequests: () => mux?.requests ?? 0,
     shutdown() {
       done ??= (async () => {
         shuttingDown = true;

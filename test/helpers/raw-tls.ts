@@ -46,3 +46,115 @@ export async function stalledWatchersAndReader(t: TestServer, path: string, n: n
   reader.write(request);
   return { stalled, reader, seen: () => seen };
 }
+
+/** one HTTP/1.1 response as it came on the wire */
+export interface WireResponse {
+  head: string;
+  status: number;
+  /** the body as framed on the wire (chunk sizes included) */
+  framed: Buffer;
+  /** the body's bytes */
+  body: Buffer;
+}
+
+/** reads HTTP/1.1 responses from a raw connection, piece by piece, in wire order */
+export class WireReader {
+  private buf: Buffer = Buffer.alloc(0);
+  private wake: (() => void) | undefined;
+  ended = false;
+
+  constructor(s: Socket) {
+    s.on('data', (d: Buffer) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      this.wake?.();
+    });
+    const end = (): void => {
+      this.ended = true;
+      this.wake?.();
+    };
+    s.on('end', end);
+    s.on('close', end);
+    s.on('error', () => undefined);
+  }
+
+  /** bytes received and not read yet */
+  get pending(): number {
+    return this.buf.length;
+  }
+
+  private async until<T>(take: () => T | undefined, what: string, ms = 20_000): Promise<T> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const got = take();
+      if (got !== undefined) return got;
+      if (this.ended) throw new Error(`connection closed while waiting for ${what} (${this.buf.length} bytes unread: ${JSON.stringify(this.buf.toString('latin1').slice(0, 200))})`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${what} within ${ms} ms`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** a response head, CRLFCRLF included */
+  head(): Promise<string> {
+    return this.until(() => {
+      const end = this.buf.indexOf('\r\n\r\n');
+      if (end < 0) return undefined;
+      const h = this.buf.toString('latin1', 0, end + 4);
+      this.buf = this.buf.subarray(end + 4);
+      return h;
+    }, 'response head');
+  }
+
+  bytes(n: number): Promise<Buffer> {
+    return this.until(() => {
+      if (this.buf.length < n) return undefined;
+      const b = this.buf.subarray(0, n);
+      this.buf = this.buf.subarray(n);
+      return b;
+    }, `${n} bytes`);
+  }
+
+  /** one chunk of a chunked body: its framed bytes and its data (empty data: the last chunk) */
+  chunk(): Promise<{ framed: Buffer; data: Buffer }> {
+    return this.until(() => {
+      const lineEnd = this.buf.indexOf('\r\n');
+      if (lineEnd < 0) return undefined;
+      const size = parseInt(this.buf.toString('latin1', 0, lineEnd), 16);
+      if (Number.isNaN(size)) throw new Error(`not a chunk: ${JSON.stringify(this.buf.toString('latin1').slice(0, 80))}`);
+      const total = lineEnd + 2 + size + 2;
+      if (this.buf.length < total) return undefined;
+      const framed = this.buf.subarray(0, total);
+      this.buf = this.buf.subarray(total);
+      return { framed, data: framed.subarray(lineEnd + 2, lineEnd + 2 + size) };
+    }, 'chunk');
+  }
+
+  /** a whole response; `toHead`: it answers a HEAD request (no body follows) */
+  async response(toHead = false): Promise<WireResponse> {
+    const head = await this.head();
+    const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1]);
+    if (toHead || (status >= 100 && status < 200)) return { head, status, framed: Buffer.alloc(0), body: Buffer.alloc(0) };
+    const length = /\r\ncontent-length: *(\d+)\r\n/i.exec(head);
+    if (length) {
+      const body = await this.bytes(Number(length[1]));
+      return { head, status, framed: body, body };
+    }
+    if (!/\r\ntransfer-encoding: *chunked\r\n/i.test(head)) throw new Error(`no framing in ${JSON.stringify(head)}`);
+    const framed: Buffer[] = [];
+    const data: Buffer[] = [];
+    for (;;) {
+      const c = await this.chunk();
+      framed.push(c.framed);
+      if (c.data.length === 0) break;
+      data.push(c.data);
+    }
+    return { head, status, framed: Buffer.concat(framed), body: Buffer.concat(data) };
+  }
+}

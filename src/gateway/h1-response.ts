@@ -1,0 +1,44 @@
+// HTTP/1.1 responses written by the TLS front for requests carried over the
+// multiplexed channel, byte for byte what uWS writes for the same response
+// (after the TLS front's chunk re-framing, src/gateway/response-chunk-framer.ts):
+//
+//   HTTP/1.1 <code> <reason>\r\n <handler's headers> Date: …\r\n
+//   uWebSockets: 20\r\n Content-Length: n\r\n\r\n <body>
+//
+// and for streams `Transfer-Encoding: chunked` with each write one complete
+// chunk `<hex>\r\n<data>\r\n`, ended by `0\r\n\r\n`. The `uWebSockets: 20`
+// field is kept so that clients and tests see no difference between the two
+// paths (test/integration/h1-mux.test.ts compares them).
+
+import { statusLine } from './status-line.js';
+
+const CRLF = Buffer.from('\r\n');
+export const LAST_CHUNK = Buffer.from('0\r\n\r\n');
+export const CONTINUE_100 = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n');
+
+let dateSecond = -1;
+let dateText = '';
+
+/** the Date field value, made once a second (uWS updates its own once a second too) */
+function httpDate(now: number): string {
+  const s = Math.floor(now / 1000);
+  if (s !== dateSecond) {
+    dateSecond = s;
+    dateText = new Date(s * 1000).toUTCString();
+  }
+  return dateText;
+}
+
+/** a response head; `length` undefined: a chunked stream */
+export function responseHead(status: number, headers: readonly [string, string][], length: number | undefined, now: number): Buffer {
+  let s = `HTTP/1.1 ${statusLine(status)}\r\n`;
+  for (const [k, v] of headers) s += `${k}: ${v}\r\n`;
+  s += `Date: ${httpDate(now)}\r\nuWebSockets: 20\r\n`;
+  s += length === undefined ? 'Transfer-Encoding: chunked\r\n\r\n' : `Content-Length: ${length}\r\n\r\n`;
+  return Buffer.from(s, 'latin1');
+}
+
+/** one chunk of a chunked response, as the parts of one write */
+export function chunkParts(data: Buffer): Buffer[] {
+  return [Buffer.from(`${data.length.toString(16)}\r\n`, 'latin1'), data, CRLF];
+}
