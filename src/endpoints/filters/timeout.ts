@@ -6,9 +6,9 @@
 import { StatusError } from '../../core/errors.js';
 import type { RequestInfo } from '../request.js';
 import { parseGoDuration } from '../../core/duration.js';
-import type { HttpRequest, PlainResponse } from '../http.js';
+import type { HttpRequest, HttpResponse, PlainResponse } from '../http.js';
 import type { Filter } from './state.js';
-import type { Clock } from '../../core/clock.js';
+import type { Clock, TimerHandle } from '../../core/clock.js';
 
 /** kube's long-running requests: watches and the streaming sub-resources */
 const LONG_RUNNING_SUBRESOURCES = new Set(['exec', 'attach', 'portforward', 'proxy', 'log']);
@@ -44,7 +44,7 @@ export function timeoutResponse(): PlainResponse {
  * the signal (creates do not; docs/architecture.md "Write path cost").
  */
 export function timeoutFilter(clock: Clock, defaultTimeoutMs: number): Filter {
-  return async (s, next) => {
+  return (s, next) => {
     const timeoutMs = s.info && !isLongRunning(s.info) ? requestTimeoutMs(s.http.query, defaultTimeoutMs) : 0;
     if (timeoutMs <= 0) return next(s);
     const incoming = s.http;
@@ -66,15 +66,24 @@ export function timeoutFilter(clock: Clock, defaultTimeoutMs: number): Filter {
       },
     };
     s.http = http;
-    let timer: { cancel(): void } | undefined;
-    const work = next(s).finally(() => timer?.cancel());
-    const deadline = new Promise<PlainResponse>((resolve) => {
+    // one promise settled by whichever comes first (the work or the deadline), not a race of two
+    return new Promise<HttpResponse>((resolve, reject) => {
+      let timer: TimerHandle | undefined;
+      next(s).then(
+        (res) => {
+          timer?.cancel();
+          resolve(res);
+        },
+        (e: unknown) => {
+          timer?.cancel();
+          reject(e);
+        },
+      );
       timer = clock.setTimeout(() => {
         timedOut = true;
         ctrl?.abort();
         resolve(timeoutResponse());
       }, timeoutMs);
     });
-    return Promise.race([work, deadline]);
   };
 }
