@@ -6,16 +6,8 @@ import client from 'prom-client';
 import { KeyedCounter, KeyedHistogram } from '../core/metric-series.js';
 import type { RequestInfo } from '../endpoints/request.js';
 
-/** the upper-case verb label (kube's), made once per verb */
-const VERB_LABELS = new Map<string, string>();
-function verbLabel(verb: string): string {
-  let v = VERB_LABELS.get(verb);
-  if (v === undefined) {
-    v = verb.toUpperCase();
-    if (VERB_LABELS.size < 64) VERB_LABELS.set(verb, v);
-  }
-  return v;
-}
+/** the upper-case verb labels (kube's) of the API verbs, made once */
+const VERB_LABELS = new Map(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection', 'proxy', 'head', 'options'].map((v) => [v, v.toUpperCase()]));
 
 /**
  * one string per label tuple, equal only for equal tuples: the values joined
@@ -85,7 +77,7 @@ export class ServerMetrics {
 
   observe(info: RequestInfo, code: number, seconds: number): void {
     // watches are long-running: their duration is not a latency
-    const verb = verbLabel(info.verb);
+    const verb = VERB_LABELS.get(info.verb) ?? info.verb.toUpperCase();
     const { group, version, resource, subresource } = info;
     const series = tupleKey(verb, group, version, resource);
     // still one key per tuple: a series key holds 3 NULs or none, a code none
