@@ -8,6 +8,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { timeoutFilter } from '../../src/endpoints/filters/timeout.js';
 import { impersonationFilter } from '../../src/endpoints/filters/impersonation.js';
 import { auditFilter } from '../../src/endpoints/filters/audit.js';
+import { asSubresource } from '../../src/endpoints/handlers/builtin-kinds.js';
 import type { RequestState } from '../../src/endpoints/filters/state.js';
 import type { HttpRequest, HttpResponse, PlainResponse } from '../../src/endpoints/http.js';
 import type { RequestInfo } from '../../src/endpoints/request.js';
@@ -144,5 +145,22 @@ describe('audit filter', () => {
     expect(none.recording).toBe(false);
     expect(none.events).toEqual([]);
     for (const r of [rr, none]) expect(r.res.headers.find(([k]) => k === 'Audit-Id')?.[1]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('a handler request for another sub-resource', () => {
+  it('keeps the signal of a request that has it as a prototype getter (the dispatcher\'s class)', () => {
+    const ctrl = new AbortController();
+    class WithGetter {
+      info = { ...info, subresource: 'approval' };
+      get signal() {
+        return ctrl.signal;
+      }
+    }
+    const req = new WithGetter() as unknown as Parameters<typeof asSubresource>[0];
+    const moved = asSubresource(req, 'status');
+    expect(moved.signal).toBe(ctrl.signal);
+    expect(moved.info.subresource).toBe('status');
+    expect(req.info.subresource).toBe('approval');
   });
 });
