@@ -98,7 +98,8 @@ export class RequestAudit {
   private panic: string | undefined;
   private startedSent = false;
   private done = false;
-  private readonly receivedAt: string;
+  /** formatted on the first event: a request the policy does not record never formats it */
+  private receivedText: string | undefined;
   /** request facts shared by every stage's event, computed on the first */
   private facts: { uri: string; ips: string[]; ua: string | undefined } | undefined;
   private protobufDecoder: (() => unknown) | undefined;
@@ -106,9 +107,11 @@ export class RequestAudit {
   constructor(
     private readonly auditor: Auditor,
     private readonly start: RequestStart,
-    receivedMicros: number,
-  ) {
-    this.receivedAt = microTime(receivedMicros);
+    private readonly receivedMicros: number,
+  ) {}
+
+  private get receivedAt(): string {
+    return (this.receivedText ??= microTime(this.receivedMicros));
   }
 
   get auditID(): string {
@@ -118,6 +121,11 @@ export class RequestAudit {
   /** the level decided for this request (None until authenticated) */
   get level(): string {
     return this.config?.level ?? 'None';
+  }
+
+  /** whether this request's events are still being recorded (the policy level is not None) */
+  get recording(): boolean {
+    return this.active;
   }
 
   private get active(): boolean {
@@ -171,6 +179,7 @@ export class RequestAudit {
 
   /** kube's authorization.<domain>/decision and /reason annotations */
   authorized(allowed: boolean, reason: string | undefined): void {
+    if (!this.active) return;
     this.annotate(`authorization.${this.auditor.o.apiDomain}/decision`, allowed ? 'allow' : 'forbid');
     this.annotate(`authorization.${this.auditor.o.apiDomain}/reason`, reason ?? '');
   }

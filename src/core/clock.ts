@@ -22,12 +22,21 @@ export interface Clock {
   setTimeout(fn: () => void, ms: number): TimerHandle;
 }
 
+/** a Node timer as a TimerHandle (a class: no closure made per timer, every request arms one) */
+class NodeTimer implements TimerHandle {
+  constructor(private readonly t: ReturnType<typeof setTimeout>) {}
+
+  cancel(): void {
+    clearTimeout(this.t);
+  }
+}
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {
     const t = setTimeout(fn, ms);
     t.unref();
-    return { cancel: () => clearTimeout(t) };
+    return new NodeTimer(t);
   },
 };
 

@@ -7,11 +7,26 @@ import type { RequestInfo } from './request.js';
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
+/** the lower-case verb of a method (a non-resource request's verb), made once per method */
+const LOWER = new Map<string, string>();
+function lower(method: string): string {
+  let v = LOWER.get(method);
+  if (v === undefined) {
+    v = method.toLowerCase();
+    if (LOWER.size < 32) LOWER.set(method, v);
+  }
+  return v;
+}
+
+/**
+ * Works on the array of `path.split('/')` by index (issue 14, every request
+ * parses its URL once): no filtered, mapped or sliced copies of it.
+ */
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const info: RequestInfo = {
     isResourceRequest: false,
     path,
-    verb: method.toLowerCase(),
+    verb: lower(method),
     group: '',
     version: '',
     namespace: '',
@@ -19,70 +34,80 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     subresource: '',
     name: '',
   };
-  const raw = path.split('/').filter((p, i) => i > 0 || p !== '');
-  if (raw[raw.length - 1] === '') raw.pop();
-  let parts: string[];
-  try {
-    // most segments have no escapes: decode only those that do
-    parts = raw.map((p) => (p.includes('%') ? decodeURIComponent(p) : p));
-  } catch {
-    throw badRequest(`malformed path: ${path}`);
+  // segments raw[start..end): a leading empty segment and one trailing empty segment dropped
+  const raw = path.split('/');
+  const start = raw[0] === '' ? 1 : 0;
+  let end = raw.length;
+  if (end > start && raw[end - 1] === '') end--;
+  // most segments have no escapes: decode only those that do
+  for (let i = start; i < end; i++) {
+    const p = raw[i]!;
+    if (!p.includes('%')) continue;
+    try {
+      raw[i] = decodeURIComponent(p);
+    } catch {
+      throw badRequest(`malformed path: ${path}`);
+    }
   }
-  if (parts[0] !== 'api' && parts[0] !== 'apis') return info;
-  info.apiPrefix = parts[0];
-  let rest: string[];
-  if (parts[0] === 'api') {
-    if (parts.length < 2) return info;
-    info.version = parts[1]!;
-    rest = parts.slice(2);
+  const n = end - start;
+  const first = n > 0 ? raw[start] : undefined;
+  if (first !== 'api' && first !== 'apis') return info;
+  info.apiPrefix = first;
+  // r: where the rest (after /api/{v} or /apis/{g}/{v}) begins
+  let r: number;
+  if (first === 'api') {
+    if (n < 2) return info;
+    info.version = raw[start + 1]!;
+    r = start + 2;
   } else {
-    if (parts.length < 3) {
-      if (parts.length === 2) info.group = parts[1]!;
+    if (n < 3) {
+      if (n === 2) info.group = raw[start + 1]!;
       return info;
     }
-    info.group = parts[1]!;
-    info.version = parts[2]!;
-    rest = parts.slice(3);
+    info.group = raw[start + 1]!;
+    info.version = raw[start + 2]!;
+    r = start + 3;
   }
-  if (rest.length === 0) return info;
+  if (r >= end) return info;
   info.isResourceRequest = true;
   let watchPrefix = false;
-  if (rest[0] === 'watch') {
+  if (raw[r] === 'watch') {
     watchPrefix = true;
-    rest = rest.slice(1);
+    r++;
   }
-  if (rest[0] === 'namespaces' && rest.length > 1) {
-    info.namespace = rest[1]!;
-    if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2]!)) {
-      rest = rest.slice(2);
+  let len = end - r;
+  if (len > 1 && raw[r] === 'namespaces') {
+    info.namespace = raw[r + 1]!;
+    if (len > 2 && !NAMESPACE_SUBRESOURCES.has(raw[r + 2]!)) {
+      r += 2;
+      len -= 2;
     } else {
       // the namespace object itself (or its status/finalize sub-resource)
       info.resource = 'namespaces';
-      info.name = rest[1]!;
+      info.name = raw[r + 1]!;
       info.namespace = '';
-      if (rest.length > 2) info.subresource = rest[2]!;
-      if (rest.length > 3) throw badRequest(`malformed path: ${path}`);
+      if (len > 2) info.subresource = raw[r + 2]!;
+      if (len > 3) throw badRequest(`malformed path: ${path}`);
       info.verb = verbFor(method, true, query, watchPrefix);
       return info;
     }
   }
-  info.resource = rest[0] ?? '';
-  if (rest.length > 1) info.name = rest[1]!;
-  if (rest.length > 2) info.subresource = rest[2]!;
+  if (len > 0) info.resource = raw[r]!;
+  if (len > 1) info.name = raw[r + 1]!;
+  if (len > 2) info.subresource = raw[r + 2]!;
   // `…/{name}/proxy/{path}`: the sub-resource is `proxy` whatever the path (kube's RequestInfo.Parts)
-  if (rest.length > 3) info.subresource = rest[2] === 'proxy' ? 'proxy' : rest.slice(2).join('/');
+  if (len > 3) info.subresource = raw[r + 2] === 'proxy' ? 'proxy' : raw.slice(r + 2, end).join('/');
   info.verb = verbFor(method, info.name !== '', query, watchPrefix);
   return info;
 }
 
 function verbFor(method: string, hasName: boolean, query: URLSearchParams, watchPrefix: boolean): string {
-  switch (method.toUpperCase()) {
+  switch (method) {
     case 'GET':
     case 'HEAD': {
       if (watchPrefix) return 'watch';
       const w = query.get('watch');
-      if (!hasName && w !== null && w !== 'false' && w !== '0') return 'watch';
-      if (hasName && w !== null && w !== 'false' && w !== '0') return 'watch';
+      if (w !== null && w !== 'false' && w !== '0') return 'watch';
       return hasName ? 'get' : 'list';
     }
     case 'POST':
@@ -93,7 +118,10 @@ function verbFor(method: string, hasName: boolean, query: URLSearchParams, watch
       return 'patch';
     case 'DELETE':
       return hasName ? 'delete' : 'deletecollection';
-    default:
-      return method.toLowerCase();
+    default: {
+      // methods arrive upper-case; any other spelling is matched as kube does, case-insensitively
+      const upper = method.toUpperCase();
+      return upper === method ? lower(method) : verbFor(upper, hasName, query, watchPrefix);
+    }
   }
 }

@@ -3,7 +3,7 @@
 // metadata rules common to all objects. Per-kind behaviour comes from the
 // definition's schema and strategy only.
 
-import { encodeStoredJson } from './stored-json.js';
+import { type StoredJson, encodeStoredJson } from './stored-json.js';
 import type { KeyValue, RevisionedStore } from '../store/types.js';
 import { FutureRevisionError, handOverValue, prefixEnd } from '../store/types.js';
 import { throwAsStatus } from './status-table.js';
@@ -260,18 +260,32 @@ function handOver(key: string, obj: ApiObject, share: boolean | undefined): Hand
   const encoded = encodeStoredJson(obj);
   // fresh bytes nobody modifies: the store may keep them without a copy
   const bytes = handOverValue(encoded.bytes);
-  const json = (rv: string) => encoded.withResourceVersion(rv);
-  if (!share) return { bytes, json, release: () => {} };
+  if (!share) return new HandedOver(bytes, encoded);
   const entry = { bytes, obj };
   handedOver.set(key, entry);
-  return { bytes, json, release: () => void (handedOver.get(key) === entry && handedOver.delete(key)) };
+  return new HandedOver(bytes, encoded, key, entry);
 }
 
-interface HandedOver {
-  bytes: Uint8Array;
-  /** the object's JSON with `rv` as its resourceVersion, from the same text as `bytes` (stored-json.ts) */
-  json?: (rv: string) => string | undefined;
-  release: () => void;
+/**
+ * The stored bytes of a write and what it handed over. A class, not closures
+ * made per write (issue 14, docs/architecture.md "Third pass: the request path").
+ */
+class HandedOver {
+  constructor(
+    readonly bytes: Uint8Array,
+    private readonly encoded?: StoredJson,
+    private readonly key?: string,
+    private readonly entry?: { bytes: Uint8Array; obj: ApiObject },
+  ) {}
+
+  /** the object's JSON with `rv` as its resourceVersion, from the same text as `bytes` (stored-json.ts); undefined when not available */
+  json(rv: string): string | undefined {
+    return this.encoded?.withResourceVersion(rv);
+  }
+
+  release(): void {
+    if (this.entry && handedOver.get(this.key!) === this.entry) handedOver.delete(this.key!);
+  }
 }
 
 /**
@@ -354,7 +368,7 @@ export class GenericStore {
 
   /** the stored bytes of `obj`; shared with the watch cache only when stored as served (no conversion) */
   private handOver(key: string, obj: ApiObject, share: boolean | undefined): HandedOver {
-    if (this.def.storage) return { bytes: this.encode(obj), release: () => {} };
+    if (this.def.storage) return new HandedOver(this.encode(obj));
     return handOver(key, obj, share);
   }
 
@@ -489,11 +503,11 @@ export class GenericStore {
           success: [{ type: 'put', key, value: stored.bytes }, ...claimed.map((c) => ({ type: 'put' as const, key: c.key, value: c.value }))],
           failure: [],
         })
-        .finally(stored.release);
+        .finally(() => stored.release());
       if (res.succeeded) {
         const rv = String(res.revision);
         metaOf(candidate).resourceVersion = rv;
-        const json = stored.json?.(rv);
+        const json = stored.json(rv);
         return json === undefined ? { object: candidate, unknownFields } : { object: candidate, unknownFields, json };
       }
       // the object exists, or a value it claimed was taken meanwhile, or a guard moved: try again

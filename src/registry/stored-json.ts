@@ -45,10 +45,20 @@ export function encodeStoredJson(obj: ApiObject): StoredJson {
   // the precondition, checked: a resourceVersion already there would be written twice
   const meta = o.metadata as Record<string, unknown> | undefined;
   if (metaEnd >= 0 && meta?.resourceVersion !== undefined) metaEnd = -1;
-  const bytes = encoder.encode(text);
-  return {
-    bytes,
-    withResourceVersion: (rv) =>
-      metaEnd < 0 ? undefined : `${text.slice(0, metaEnd)}${metaEmpty ? '' : ','}"resourceVersion":${JSON.stringify(rv)}${text.slice(metaEnd)}`,
-  };
+  return new EncodedJson(encoder.encode(text), text, metaEnd, metaEmpty);
+}
+
+/** a class, not a closure per write: its method is made once */
+class EncodedJson implements StoredJson {
+  constructor(
+    readonly bytes: Uint8Array,
+    private readonly text: string,
+    private readonly metaEnd: number,
+    private readonly metaEmpty: boolean,
+  ) {}
+
+  withResourceVersion(rv: string): string | undefined {
+    const { text, metaEnd } = this;
+    return metaEnd < 0 ? undefined : `${text.slice(0, metaEnd)}${this.metaEmpty ? '' : ','}"resourceVersion":${JSON.stringify(rv)}${text.slice(metaEnd)}`;
+  }
 }

@@ -5,6 +5,7 @@
 // equivalent; it is documented in docs/authorization.md.
 
 import client from 'prom-client';
+import { KeyedCounter } from '../../core/metric-series.js';
 import type { ChainEntry, DecisionObserver } from './chain.js';
 import type { Decision } from './types.js';
 
@@ -18,7 +19,7 @@ export interface WebhookMetricsSink {
 }
 
 export class AuthorizationMetrics implements WebhookMetricsSink {
-  private readonly decisions: client.Counter<'type' | 'name' | 'decision'>;
+  private readonly decisions: KeyedCounter<'type' | 'name' | 'decision'>;
   private readonly evaluations: client.Counter<'name' | 'result'>;
   private readonly duration: client.Histogram<'name' | 'result'>;
   private readonly failOpens: client.Counter<'name' | 'result'>;
@@ -27,11 +28,18 @@ export class AuthorizationMetrics implements WebhookMetricsSink {
   private readonly conditionErrors: client.Counter<'type' | 'name'>;
   private readonly reloads: client.Counter<'status'>;
   private readonly reloadTime: client.Gauge<'status'>;
+  private readonly decisionKeys = new WeakMap<ChainEntry, { allowed: string; denied: string }>();
 
   constructor(registry: client.Registry) {
     const registers = [registry];
     const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new client.Counter<L>({ name, help, labelNames, registers });
-    this.decisions = counter('apiserver_authorization_decisions_total', 'Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.', ['type', 'name', 'decision'] as const);
+    // one per request: keyed by the chain entry, not prom-client's label hashing (src/core/metric-series.ts)
+    this.decisions = new KeyedCounter({
+      name: 'apiserver_authorization_decisions_total',
+      help: 'Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.',
+      labelNames: ['type', 'name', 'decision'] as const,
+      registers,
+    });
     this.evaluations = counter('apiserver_authorization_webhook_evaluations_total', 'Round-trips to authorization webhooks.', ['name', 'result'] as const);
     this.duration = new client.Histogram({
       name: 'apiserver_authorization_webhook_duration_seconds',
@@ -56,7 +64,16 @@ export class AuthorizationMetrics implements WebhookMetricsSink {
   /** the chain's DecisionObserver: terminal decisions only, as kube counts them */
   readonly observeDecision: DecisionObserver = (entry: ChainEntry | undefined, d: Decision) => {
     if (!entry || d.decision === 'noOpinion') return;
-    this.decisions.inc({ type: entry.type, name: entry.name, decision: d.decision === 'allow' ? 'allowed' : 'denied' });
+    const decision = d.decision === 'allow' ? 'allowed' : 'denied';
+    let keys = this.decisionKeys.get(entry);
+    if (!keys) {
+      // any string naming the series once per entry and decision will do
+      const base = JSON.stringify([entry.type, entry.name]);
+      keys = { allowed: `${base}allowed`, denied: `${base}denied` };
+      this.decisionKeys.set(entry, keys);
+    }
+    const key = keys[decision];
+    if (!this.decisions.inc(key)) this.decisions.add(key, { type: entry.type, name: entry.name, decision });
   };
 
   evaluated(name: string, result: 'success' | 'timeout' | 'error', seconds: number): void {

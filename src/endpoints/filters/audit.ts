@@ -92,13 +92,18 @@ export function finishAudit(out: OutgoingResponse, audit: RequestAudit | undefin
   }
   if (!out.stream) {
     if (audit) {
-      audit.complete({
-        code: out.status,
-        responseObject: responseObjects.get(out) ?? failureBody(out),
-        responseBytes: typeof out.body === 'string' ? out.body.length : out.body.byteLength,
-        body: req.body,
-        contentType: req.headers.get('content-type'),
-      });
+      // the response object (a Status parsed back for a failure) only for a request whose events are recorded
+      audit.complete(
+        audit.recording
+          ? {
+              code: out.status,
+              responseObject: responseObjects.get(out) ?? failureBody(out),
+              responseBytes: typeof out.body === 'string' ? out.body.length : out.body.byteLength,
+              body: req.body,
+              contentType: req.headers.get('content-type'),
+            }
+          : { code: out.status, body: req.body, contentType: req.headers.get('content-type') },
+      );
     }
     return { ...out, headers };
   }

@@ -7,16 +7,22 @@
 // instead (src/registry/capabilities.ts, handlers/capability.ts).
 
 import type { ResourceDefinition, VerbHandler } from '../../registry/types.js';
+import type { ApiRequest } from '../request.js';
 import { handleGet } from './get.js';
 import { handlePatch } from './patch.js';
 import { handleUpdate } from './update.js';
 
 /** `kubectl certificate approve|deny` PUTs the object to /approval: like /status, only status (the conditions) changes */
 const CSR_APPROVAL: Record<string, VerbHandler> = {
-  'approval/get': (ctx, req) => handleGet(ctx, { ...req, info: { ...req.info, subresource: '' } }),
-  'approval/update': (ctx, req) => handleUpdate(ctx, { ...req, info: { ...req.info, subresource: 'status' } }),
-  'approval/patch': (ctx, req) => handlePatch(ctx, { ...req, info: { ...req.info, subresource: 'status' } }),
+  'approval/get': (ctx, req) => handleGet(ctx, asSubresource(req, '')),
+  'approval/update': (ctx, req) => handleUpdate(ctx, asSubresource(req, 'status')),
+  'approval/patch': (ctx, req) => handlePatch(ctx, asSubresource(req, 'status')),
 };
+
+/** `req` for another sub-resource; `signal` copied by name (the dispatcher's request has it as a getter, which a spread leaves out) */
+export function asSubresource(req: ApiRequest, subresource: string): ApiRequest {
+  return { ...req, signal: req.signal, info: { ...req.info, subresource } };
+}
 
 /**
  * the built-in definitions (src/registry/kinds/index.ts `builtinDefinitions`)

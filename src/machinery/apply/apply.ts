@@ -29,6 +29,7 @@ import {
   type TypeContext,
 } from './typed.js';
 import {
+  MAX_UPDATE_MANAGERS,
   SYSTEM_FIELDS,
   capUpdateManagers,
   decodeManagedFields,
@@ -260,7 +261,8 @@ function updateEntries(args: UpdateArgs, updatedClean: JSONValue): JSONObject[] 
     set: new FieldSet(),
     ...(subresource ? { subresource } : {}),
   };
-  const myId = entryIdentity(mine);
+  // a create has no entries: no identity to compare
+  const myId = entries.length > 0 ? entryIdentity(mine) : '';
   const next: ManagerEntry[] = [];
   let prev: ManagerEntry | undefined;
   for (const e of entries) {
@@ -279,7 +281,8 @@ function updateEntries(args: UpdateArgs, updatedClean: JSONValue): JSONObject[] 
     mine.time = now;
     next.push(mine);
   }
-  return encodeManagedFields(capUpdateManagers(next));
+  // within the cap there is nothing to fold (capUpdateManagers would only copy the entries)
+  return encodeManagedFields(next.length <= MAX_UPDATE_MANAGERS ? next : capUpdateManagers(next));
 }
 
 /** The field set an object's managedFields give one manager entry (for tests and tools). */

@@ -40,10 +40,6 @@ export function findDuplicateFields(jsonText: string): string[] {
   // position of the next backslash at or after where it was last looked for
   // (n when none): kept across strings, so the scan for it stays linear
   let nextBackslash = -1;
-  const backslashFrom = (from: number): number => {
-    const b = s.indexOf('\\', from);
-    return b < 0 ? n : b;
-  };
   while (i < n) {
     const c = s.charCodeAt(i);
     if (c === QUOTE) {
@@ -58,7 +54,7 @@ export function findDuplicateFields(jsonText: string): string[] {
           j = n;
           break;
         }
-        if (nextBackslash < j) nextBackslash = backslashFrom(j);
+        if (nextBackslash < j) nextBackslash = backslashFrom(s, j);
         if (nextBackslash > q) {
           j = q;
           break;
@@ -115,6 +111,12 @@ export function findDuplicateFields(jsonText: string): string[] {
     i++;
   }
   return out;
+}
+
+/** the next backslash at or after `from`, or the text's length (a module function: no closure per body) */
+function backslashFrom(s: string, from: number): number {
+  const b = s.indexOf('\\', from);
+  return b < 0 ? s.length : b;
 }
 
 function childPath(parent: string, key: string): string {
