@@ -10,6 +10,7 @@ import { decodeHeaderName } from './request-head-coalescer.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DEFAULT_GZIP_MIN_BYTES, gzipBody, wantsGzip } from './response-body.js';
 import { statusLine } from './status-line.js';
+import { GatewayRequest } from './gateway-request.js';
 
 // the transport speaks the endpoint layer's neutral request and response (src/endpoints/http.ts)
 export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/http.js';
@@ -157,18 +158,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
     const dispatch = (body: Uint8Array) => {
       opts
-        .handle({
-          method,
-          path,
-          query,
-          headers,
-          proxiedAddress,
-          body,
-          get signal() {
-            return signal();
-          },
-          ...(head.info ? { info: head.info } : {}),
-        })
+        .handle(new GatewayRequest(method, path, query, headers, proxiedAddress, body, signal, head.info))
         .then(respond, (err: unknown) => {
           respond({
             status: 500,

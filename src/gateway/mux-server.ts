@@ -25,6 +25,7 @@ import type { HttpRequest, HttpResponse, PlainResponse, StreamingResponse } from
 import { FrameReader, FrameType, frameHeader, headedFrame, readHeaded, readOwed, type RequestHead, type ResponseHead } from './mux-frames.js';
 import type { RequestHead as ShedHead } from './flowcontrol/early-shed.js';
 import { MuxWriter } from './mux-writer.js';
+import { GatewayRequest } from './gateway-request.js';
 import { DEFAULT_GZIP_MIN_BYTES, gzipBody, wantsGzip } from './response-body.js';
 
 /** plain bodies above this go as Head, Data pieces and End, so one frame stays small */
@@ -206,7 +207,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
         if (wantsGzip(plain, headers.get('accept-encoding'), gzipMin)) void gzipBody(plain.body).then((z) => send(z.body, z.gzipped));
         else send(plain.body, false);
       };
-      const req: HttpRequest = { method, path, query, headers, proxiedAddress, body, get signal() { return signalOf(ex); }, ...(shedHead.info ? { info: shedHead.info } : {}) };
+      const req = new GatewayRequest(method, path, query, headers, proxiedAddress, body, () => signalOf(ex), shedHead.info);
       opts
         .handle(req)
         .then(respond, (err: unknown) => respond(internalError(err)));
