@@ -2,10 +2,20 @@
 // them for the multiplexed channel (docs/tls.md "HTTP/1.1 over the
 // multiplexed channel"). The rule is exactness: a head is parsed only when
 // the request means the same thing to the gateway as it does through uWS;
-// anything else (an upgrade, HTTP/1.0, an odd framing, a header name the
-// gateway would decode, bytes outside ASCII) is `undefined`, and the
-// connection goes on over the per-connection uWS path, which handles it as
-// it always has.
+// anything else (an upgrade, an absolute target, a body over the limit, an
+// unusual expectation, a header name the gateway would decode, bytes outside
+// ASCII) is `undefined`, and the connection goes on over the per-connection
+// uWS path, which handles it as it always has.
+//
+// Two kinds of request uWS cannot answer at all (it closes the connection
+// without a word) are handled here instead:
+// - HTTP/1.0 (load balancers' health checks, ApacheBench): carried like
+//   HTTP/1.1, answered without chunked framing and the connection closed
+//   after the answer (RFC 9112 §6.3, §9.3);
+// - a head that is not HTTP (a broken request line or header line, an
+//   invalid Content-Length, both framings, a transfer coding other than
+//   chunked, an unknown method, another HTTP version): a `Rejection`, which
+//   the front answers with a Status and closes (RFC 9112 §2.2, §6.1, §6.3).
 
 /** bodies above this go to uWS, which answers 413 (it reads and drops up to 64 MiB) */
 export const MAX_MUX_BODY_BYTES = 4 * 1024 * 1024;
@@ -21,37 +31,55 @@ export interface H1RequestHead {
   /** the Content-Length, 0 when none; -1: a chunked body */
   bodyLength: number;
   expectContinue: boolean;
-  /** `Connection: close`: the connection ends after this response */
+  /** `Connection: close`, or HTTP/1.0: the connection ends after this response */
   close: boolean;
+  /** an HTTP/1.0 request: its answer is not chunked (a stream ends with the connection) */
+  http10: boolean;
 }
+
+/** a head the front answers itself with a Status and the connection's close */
+export interface Rejection {
+  reject: { code: 400 | 405 | 501 | 505; message: string };
+}
+
+const rejection = (code: Rejection['reject']['code'], message: string): Rejection => ({ reject: { code, message } });
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 const TCHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
- * Parses the head in `buf[0, end)` (`end` is where its CRLFCRLF starts), or
- * undefined when it must take the uWS path.
+ * Parses the head in `buf[0, end)` (`end` is where its CRLFCRLF starts):
+ * the request, a Rejection the front answers, or undefined when it must take
+ * the uWS path.
  */
-export function parseRequestHead(buf: Buffer, end: number): H1RequestHead | undefined {
+export function parseRequestHead(buf: Buffer, end: number): H1RequestHead | Rejection | undefined {
   for (let i = 0; i < end; i++) {
     const c = buf[i]!;
     // bytes outside printable ASCII (and bare CR/LF are checked per line below)
     if (c >= 0x7f || (c < 0x20 && c !== 0x0d && c !== 0x0a && c !== 0x09)) return undefined;
   }
   const lines = buf.toString('latin1', 0, end).split('\r\n');
-  const m = /^([A-Z]+) (\/[^ ]*) HTTP\/1\.1$/.exec(lines[0]!);
-  if (!m || !METHODS.has(m[1]!)) return undefined;
-  const target = m[2]!;
+  const m = /^([^ ]+) ([^ ]+) HTTP\/(\d)\.(\d)$/.exec(lines[0]!);
+  if (!m || lines[0]!.includes('\n')) return rejection(400, 'malformed HTTP request line');
+  const [, method, target, major, minor] = m as unknown as [string, string, string, string, string];
+  if (!TCHAR.test(method)) return rejection(400, `malformed HTTP method "${method}"`);
+  if (major !== '1' || (minor !== '0' && minor !== '1')) return rejection(505, `HTTP version ${major}.${minor} is not supported`);
+  const http10 = minor === '0';
+  // an absolute or authority target, or OPTIONS *: as uWS has always handled them
+  if (!target.startsWith('/')) return undefined;
+  if (!METHODS.has(method)) return method === 'CONNECT' ? undefined : rejection(405, `the method ${method} is not allowed`);
   const q = target.indexOf('?');
   const headers = new Map<string, string>();
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
     if (line.includes('\n')) return undefined;
+    // obs-fold (RFC 9112 §5.2: reject or unfold; uWS never accepted it)
+    if (line.startsWith(' ') || line.startsWith('\t')) return rejection(400, 'folded header line');
     const colon = line.indexOf(':');
-    if (colon <= 0) return undefined;
+    if (colon <= 0) return rejection(400, 'malformed header line');
     const name = line.slice(0, colon);
-    // obs-fold, whitespace before the colon, names uWS would refuse or the gateway would decode
-    if (!TCHAR.test(name)) return undefined;
+    // whitespace before the colon (RFC 9112 §5.1: 400) or not a token
+    if (!TCHAR.test(name)) return rejection(400, `malformed header name "${name}"`);
     const lower = name.toLowerCase();
     if (lower.startsWith('x-orch-hn-')) return undefined;
     const value = line.slice(colon + 1).trim();
@@ -65,24 +93,36 @@ export function parseRequestHead(buf: Buffer, end: number): H1RequestHead | unde
   const cl = headers.get('content-length');
   let bodyLength = 0;
   if (te !== undefined) {
-    if (cl !== undefined || te.toLowerCase() !== 'chunked') return undefined;
+    // both framings: a request smuggling vector (RFC 9112 §6.3 item 3)
+    if (cl !== undefined) return rejection(400, 'both Transfer-Encoding and Content-Length');
+    if (http10) return rejection(400, 'Transfer-Encoding in an HTTP/1.0 request');
+    if (te.toLowerCase() !== 'chunked') return rejection(501, `the transfer coding "${te}" is not supported`);
     bodyLength = -1;
   } else if (cl !== undefined) {
-    if (!/^\d{1,10}$/.test(cl)) return undefined;
+    if (!/^\d+$/.test(cl)) return rejection(400, `invalid Content-Length "${cl}"`);
+    // over the limit: uWS answers 413 as it always has
+    if (cl.length > 10) return undefined;
     bodyLength = Number(cl);
     if (bodyLength > MAX_MUX_BODY_BYTES) return undefined;
   }
   const expect = headers.get('expect');
   if (expect !== undefined && expect.toLowerCase() !== '100-continue') return undefined;
   return {
-    method: m[1]!,
+    method,
     path: q < 0 ? target : target.slice(0, q),
     query: q < 0 ? '' : target.slice(q + 1),
     headers: [...headers],
     bodyLength,
-    expectContinue: expect !== undefined,
-    close: /(^|,)\s*close\s*(,|$)/.test(connection),
+    // an HTTP/1.0 client does not know 100 Continue: it sends its body anyway
+    expectContinue: expect !== undefined && !http10,
+    // HTTP/1.0: every answer ends its connection (keep-alive is not offered)
+    close: http10 || /(^|,)\s*close\s*(,|$)/.test(connection),
+    http10,
   };
+}
+
+export function isRejection(h: H1RequestHead | Rejection): h is Rejection {
+  return 'reject' in h;
 }
 
 /**

@@ -29,12 +29,18 @@ function httpDate(now: number): string {
   return dateText;
 }
 
-/** a response head; `length` undefined: a chunked stream */
-export function responseHead(status: number, headers: readonly [string, string][], length: number | undefined, now: number): Buffer {
+/**
+ * A response head; `length` undefined: a stream, chunked, or for an HTTP/1.0
+ * client (`http10`) delimited by the connection's close, since chunked
+ * framing must not be sent to it (RFC 9112 §6.1). The status line says
+ * HTTP/1.1 either way, the highest version the server conforms to (RFC 9110 §6.2).
+ */
+export function responseHead(status: number, headers: readonly [string, string][], length: number | undefined, now: number, http10 = false): Buffer {
   let s = `HTTP/1.1 ${statusLine(status)}\r\n`;
   for (const [k, v] of headers) s += `${k}: ${v}\r\n`;
   s += `Date: ${httpDate(now)}\r\nuWebSockets: 20\r\n`;
-  s += length === undefined ? 'Transfer-Encoding: chunked\r\n\r\n' : `Content-Length: ${length}\r\n\r\n`;
+  if (http10) s += length === undefined ? 'Connection: close\r\n\r\n' : `Content-Length: ${length}\r\nConnection: close\r\n\r\n`;
+  else s += length === undefined ? 'Transfer-Encoding: chunked\r\n\r\n' : `Content-Length: ${length}\r\n\r\n`;
   return Buffer.from(s, 'latin1');
 }
 

@@ -24,7 +24,7 @@ import type { TLSSocket } from 'node:tls';
 import { type Clock, type TimerHandle } from '../core/clock.js';
 import type { PlainResponse } from '../endpoints/http.js';
 import type { H1MuxChannel, MuxStreamHandler } from './h1-mux-channel.js';
-import { ChunkedBody, type H1RequestHead, MAX_MUX_BODY_BYTES, parseRequestHead } from './h1-request-head.js';
+import { ChunkedBody, type H1RequestHead, MAX_MUX_BODY_BYTES, type Rejection, isRejection, parseRequestHead } from './h1-request-head.js';
 import { CONTINUE_100, LAST_CHUNK, chunkParts, responseHead } from './h1-response.js';
 import type { ProbeAnswerer } from './health-probe.js';
 import { FrameType, readHeaded, type RequestHead, type ResponseHead } from './mux-frames.js';
@@ -79,6 +79,8 @@ interface Slot {
   complete: boolean;
   /** the TLS socket did not take a write of this stream and has not drained since */
   owing?: boolean;
+  /** an HTTP/1.0 request: no chunked framing, the connection closes after the answer */
+  http10: boolean;
 }
 
 export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, info: () => TlsConnectionInfo, registered: Promise<void> | undefined): void {
@@ -198,7 +200,7 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
     const body = typeof out.body === 'string' ? Buffer.from(out.body) : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength);
     slot.started = true;
     slot.close = slot.close || close;
-    emit(slot, Buffer.concat([responseHead(out.status, out.headers, body.length, clock.now()), body]));
+    emit(slot, Buffer.concat([responseHead(out.status, out.headers, body.length, clock.now(), slot.http10), body]));
     complete(slot);
   };
 
@@ -209,7 +211,7 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
         case FrameType.Response: {
           const { head, body } = readHeaded<ResponseHead>(payload);
           slot.started = true;
-          const h = responseHead(head.status, head.headers, body.length, clock.now());
+          const h = responseHead(head.status, head.headers, body.length, clock.now(), slot.http10);
           emit(slot, body.length > 0 && body.length < 16 * 1024 ? Buffer.concat([h, body]) : h);
           if (body.length >= 16 * 1024) emit(slot, body);
           complete(slot);
@@ -218,9 +220,10 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
         case FrameType.Head: {
           const { head } = readHeaded<ResponseHead>(payload);
           slot.started = true;
-          // a whole body sent in pieces carries its length; a stream has none
-          slot.chunked = head.length === undefined;
-          emit(slot, responseHead(head.status, head.headers, head.length, clock.now()));
+          // a whole body sent in pieces carries its length; a stream has none (and to
+          // an HTTP/1.0 client it is not chunked: the connection's close ends it)
+          slot.chunked = head.length === undefined && !slot.http10;
+          emit(slot, responseHead(head.status, head.headers, head.length, clock.now(), slot.http10));
           if (slot.method === 'HEAD') {
             // no body follows the head of a HEAD answer: the stream is stopped
             channel.cancel(slot.id);
@@ -347,12 +350,14 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
       }
       headTimer?.cancel();
       headTimer = undefined;
-      const head = parseRequestHead(pending, end);
-      if (!head) return startHandover([pending]);
+      const parsed = parseRequestHead(pending, end);
+      if (!parsed) return startHandover([pending]);
+      if (isRejection(parsed)) return reject(parsed);
+      const head = parsed;
       anyRequest = true;
       const headBuf = pending.subarray(0, end + 4);
       pending = pending.subarray(end + 4);
-      const slot: Slot = { id: 0, method: head.method, close: head.close, out: [], started: false, chunked: false, complete: false };
+      const slot: Slot = { id: 0, method: head.method, close: head.close, out: [], started: false, chunked: false, complete: false, http10: head.http10 };
       slots.push(slot);
       if (head.close) noMore = true;
       if (head.bodyLength === 0) {
@@ -425,10 +430,19 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
     return true;
   };
 
+  /** a head that is not HTTP: answered here with a Status, nothing after it is read */
+  const reject = ({ reject: r }: Rejection): void => {
+    const slot: Slot = { id: 0, method: 'GET', close: true, out: [], started: false, chunked: false, complete: false, http10: false };
+    slots.push(slot);
+    noMore = true;
+    pending = Buffer.alloc(0);
+    localAnswer(slot, rejectionResponse(r.code, r.message), true);
+  };
+
   const onHeadTimeout = (): void => {
     headTimer = undefined;
     if (finished || handover || cur || pending.length === 0) return;
-    const slot: Slot = { id: 0, method: 'GET', close: true, out: [], started: true, chunked: false, complete: false };
+    const slot: Slot = { id: 0, method: 'GET', close: true, out: [], started: true, chunked: false, complete: false, http10: false };
     slots.push(slot);
     noMore = true;
     pending = Buffer.alloc(0);
@@ -497,6 +511,21 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
 const EMPTY = Buffer.alloc(0);
 
 const unavailable = (): PlainResponse => status(503, 'ServiceUnavailable', 'the API server is not reachable');
+
+const REJECTION_REASONS: Record<number, string> = { 400: 'BadRequest', 405: 'MethodNotAllowed' };
+
+/** the answer to a head that is not HTTP; the connection closes after it */
+function rejectionResponse(code: number, message: string): PlainResponse {
+  const reason = REJECTION_REASONS[code];
+  return {
+    status: code,
+    headers: [
+      ['Content-Type', 'application/json'],
+      ['Connection', 'close'],
+    ],
+    body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}), code }),
+  };
+}
 
 
 function status(code: number, reason: string, message: string): PlainResponse {

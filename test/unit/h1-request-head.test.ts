@@ -20,6 +20,7 @@ describe('parseRequestHead', () => {
       bodyLength: 12,
       expectContinue: false,
       close: true,
+      http10: false,
     });
     expect(parse('PUT /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue')).toMatchObject({ bodyLength: -1, expectContinue: true, close: false });
   });
@@ -27,20 +28,40 @@ describe('parseRequestHead', () => {
   it.each([
     ['an upgrade', 'GET /x HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket'],
     ['a SPDY upgrade', 'POST /exec HTTP/1.1\r\nUpgrade: SPDY/3.1'],
-    ['HTTP/1.0', 'GET /x HTTP/1.0\r\nHost: x'],
     ['an absolute target', 'GET http://x/y HTTP/1.1'],
     ['CONNECT', 'CONNECT x:443 HTTP/1.1'],
-    ['Content-Length with Transfer-Encoding', 'POST /x HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked'],
-    ['another transfer coding', 'POST /x HTTP/1.1\r\nTransfer-Encoding: gzip, chunked'],
-    ['a bad Content-Length', 'POST /x HTTP/1.1\r\nContent-Length: 3, 3'],
     ['a body over 4 MiB', `POST /x HTTP/1.1\r\nContent-Length: ${4 * 1024 * 1024 + 1}`],
-    ['an obs-fold', 'GET /x HTTP/1.1\r\nX-A: 1\r\n 2'],
-    ['space before the colon', 'GET /x HTTP/1.1\r\nX-A : 1'],
     ['a name uWS would have escaped for the gateway', 'GET /x HTTP/1.1\r\nX-Orch-Hn-41: 1'],
     ['bytes outside ASCII', 'GET /x HTTP/1.1\r\nX-A: caf\u00e9'],
     ['another expectation', 'POST /x HTTP/1.1\r\nExpect: something'],
   ])('leaves %s to uWS', (_what, head) => {
     expect(parse(head)).toBeUndefined();
+  });
+
+  it('carries HTTP/1.0: the connection closes after the answer, no 100 Continue', () => {
+    expect(parse('GET /livez HTTP/1.0')).toMatchObject({ method: 'GET', path: '/livez', http10: true, close: true, bodyLength: 0 });
+    expect(parse('POST /x HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 2\r\nExpect: 100-continue')).toMatchObject({ http10: true, close: true, bodyLength: 2, expectContinue: false });
+    expect(parse('GET /x HTTP/1.1\r\nHost: x')).toMatchObject({ http10: false, close: false });
+  });
+
+  // uWS closes the connection without an answer for each of these; the front answers them
+  it.each([
+    ['a broken request line', 'GET /x', 400],
+    ['a target with a space', 'GET /a b HTTP/1.1', 400],
+    ['a method that is not a token', 'G(T /x HTTP/1.1', 400],
+    ['HTTP/2.0 in an HTTP/1 request line', 'GET /x HTTP/2.0', 505],
+    ['HTTP/1.2', 'GET /x HTTP/1.2', 505],
+    ['an unknown method', 'BREW /x HTTP/1.1', 405],
+    ['Content-Length with Transfer-Encoding', 'POST /x HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked', 400],
+    ['chunked in HTTP/1.0', 'POST /x HTTP/1.0\r\nTransfer-Encoding: chunked', 400],
+    ['another transfer coding', 'POST /x HTTP/1.1\r\nTransfer-Encoding: gzip, chunked', 501],
+    ['a bad Content-Length', 'POST /x HTTP/1.1\r\nContent-Length: 3, 3', 400],
+    ['a negative Content-Length', 'POST /x HTTP/1.1\r\nContent-Length: -1', 400],
+    ['an obs-fold', 'GET /x HTTP/1.1\r\nX-A: 1\r\n 2', 400],
+    ['space before the colon', 'GET /x HTTP/1.1\r\nX-A : 1', 400],
+    ['a header line without a colon', 'GET /x HTTP/1.1\r\nX-A', 400],
+  ])('rejects %s with %s', (_what, head, code) => {
+    expect(parse(head)).toMatchObject({ reject: { code } });
   });
 });
 
