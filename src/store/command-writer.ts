@@ -25,22 +25,14 @@ export function commandSize(cmd: Command): number {
 
 /** writes `cmd` at `at`; returns the offset after it */
 export function writeCommand(cmd: Command, out: Uint8Array, view: DataView, at: number): number {
-  let p = at;
+  // { type, revision, time } or { type, time, txn }: ownCopy's field order
+  let p = writeStr(out, map16(out, at, 3), 'type');
   if (cmd.type === 'compact') {
-    p = map16(out, p, 3);
-    p = writeStr(out, p, 'type');
-    p = writeStr(out, p, 'compact');
-    p = writeStr(out, p, 'revision');
-    p = writeNum(out, view, p, cmd.revision);
-    p = writeStr(out, p, 'time');
-    return writeNum(out, view, p, cmd.time);
+    p = numField(out, view, writeStr(out, p, 'compact'), 'revision', cmd.revision);
+    return numField(out, view, p, 'time', cmd.time);
   }
   const t = cmd.txn;
-  p = map16(out, p, 3);
-  p = writeStr(out, p, 'type');
-  p = writeStr(out, p, 'txn');
-  p = writeStr(out, p, 'time');
-  p = writeNum(out, view, p, cmd.time);
+  p = numField(out, view, writeStr(out, p, 'txn'), 'time', cmd.time);
   p = writeStr(out, p, 'txn');
   p = map16(out, p, 3);
   p = writeStr(out, p, 'compare');
@@ -67,6 +59,10 @@ function opsSize(ops: readonly Op[]): number {
   return n;
 }
 
+function numField(out: Uint8Array, view: DataView, at: number, name: string, v: number): number {
+  return writeNum(out, view, writeStr(out, at, name), v);
+}
+
 function writeCompare(out: Uint8Array, view: DataView, at: number, c: Compare): number {
   let p = map16(out, at, 4);
   p = writeStr(out, p, 'key');
@@ -75,8 +71,7 @@ function writeCompare(out: Uint8Array, view: DataView, at: number, c: Compare): 
   p = writeStr(out, p, c.target);
   p = writeStr(out, p, 'op');
   p = writeStr(out, p, c.op);
-  p = writeStr(out, p, 'value');
-  return writeNum(out, view, p, c.value);
+  return numField(out, view, p, 'value', c.value);
 }
 
 function writeOps(out: Uint8Array, view: DataView, at: number, ops: readonly Op[]): number {
@@ -97,12 +92,24 @@ function writeOps(out: Uint8Array, view: DataView, at: number, ops: readonly Op[
 
 // ---- msgpack primitives, as msgpackr writes them ----
 
+/** a type byte and a 16-bit big-endian length or value */
+function tagged16(out: Uint8Array, at: number, tag: number, n: number): number {
+  out[at] = tag;
+  out[at + 1] = n >> 8;
+  out[at + 2] = n & 0xff;
+  return at + 3;
+}
+
+/** a type byte and a 32-bit big-endian length or value */
+function tagged32(out: Uint8Array, view: DataView, at: number, tag: number, n: number): number {
+  out[at] = tag;
+  view.setUint32(at + 1, n);
+  return at + 5;
+}
+
 /** msgpackr writes every plain object as map16, the size filled in afterwards */
 function map16(out: Uint8Array, at: number, size: number): number {
-  out[at] = 0xde;
-  out[at + 1] = size >> 8;
-  out[at + 2] = size & 0xff;
-  return at + 3;
+  return tagged16(out, at, 0xde, size);
 }
 
 function arrayHeaderSize(n: number): number {
@@ -114,15 +121,7 @@ function arrayHeader(out: Uint8Array, view: DataView, at: number, n: number): nu
     out[at] = 0x90 | n;
     return at + 1;
   }
-  if (n < 0x10000) {
-    out[at] = 0xdc;
-    out[at + 1] = n >> 8;
-    out[at + 2] = n & 0xff;
-    return at + 3;
-  }
-  out[at] = 0xdd;
-  view.setUint32(at + 1, n);
-  return at + 5;
+  return n < 0x10000 ? tagged16(out, at, 0xdc, n) : tagged32(out, view, at, 0xdd, n);
 }
 
 function binSize(n: number): number {
@@ -131,19 +130,12 @@ function binSize(n: number): number {
 
 function writeBin(out: Uint8Array, view: DataView, at: number, v: Uint8Array): number {
   const n = v.byteLength;
-  let p = at;
+  let p: number;
   if (n < 0x100) {
-    out[p++] = 0xc4;
-    out[p++] = n;
-  } else if (n < 0x10000) {
-    out[p++] = 0xc5;
-    out[p++] = n >> 8;
-    out[p++] = n & 0xff;
-  } else {
-    out[p++] = 0xc6;
-    view.setUint32(p, n);
-    p += 4;
-  }
+    out[at] = 0xc4;
+    out[at + 1] = n;
+    p = at + 2;
+  } else p = n < 0x10000 ? tagged16(out, at, 0xc5, n) : tagged32(out, view, at, 0xc6, n);
   out.set(v, p);
   return p + n;
 }
@@ -239,15 +231,7 @@ function writeNum(out: Uint8Array, view: DataView, at: number, v: number): numbe
       out[at + 1] = v;
       return at + 2;
     }
-    if (v < 0x10000) {
-      out[at] = 0xcd;
-      out[at + 1] = v >> 8;
-      out[at + 2] = v & 0xff;
-      return at + 3;
-    }
-    out[at] = 0xce;
-    view.setUint32(at + 1, v);
-    return at + 5;
+    return v < 0x10000 ? tagged16(out, at, 0xcd, v) : tagged32(out, view, at, 0xce, v);
   }
   if (v >> 0 === v) {
     if (v >= -0x20) {
