@@ -267,16 +267,22 @@ export class MvccState {
     const limit = req.limit !== undefined && req.limit > 0 ? req.limit : Infinity;
     const kvs: KeyValue[] = [];
     let count = 0;
-    const visit = (key: string): void => {
-      const entry = this.histories.get(key)!.at(rev);
-      if (!entry) return;
-      count += 1;
-      if (!req.countOnly && kvs.length < limit) kvs.push(toKeyValue(key, entry));
-    };
     if (req.end === undefined) {
-      if (this.histories.has(req.key)) visit(req.key);
+      // one key (every create, get and update reads one): no callback. A
+      // named closure per call also cost an Object.defineProperty under tsx
+      // (esbuild's keepNames), ≈ 0.4 % of a create's main thread.
+      const entry = this.histories.get(req.key)?.at(rev);
+      if (entry) {
+        count = 1;
+        if (!req.countOnly) kvs.push(toKeyValue(req.key, entry));
+      }
     } else if (req.end > req.key) {
-      this.index.scan(req.key, req.end, visit);
+      this.index.scan(req.key, req.end, (key) => {
+        const entry = this.histories.get(key)!.at(rev);
+        if (!entry) return;
+        count += 1;
+        if (!req.countOnly && kvs.length < limit) kvs.push(toKeyValue(key, entry));
+      });
     }
     return { kvs, count, more: !req.countOnly && count > kvs.length, revision: rev };
   }
