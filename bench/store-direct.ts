@@ -15,6 +15,8 @@ export interface LatencyStats {
   opsPerSec: number;
   p50Ms: number;
   p99Ms: number;
+  /** this process's CPU (all threads: the log's I/O threads and V8's GC helpers too) per write, µs */
+  cpuUsPerOp?: number;
 }
 
 export interface StoreDirectResult {
@@ -47,24 +49,27 @@ export async function benchStore(store: RevisionedStore, opts: { writes: number;
   {
     const seqLat: number[] = [];
     let t0 = performance.now();
+    let cpu0 = process.cpuUsage();
     for (let i = 0; i < opts.writes; i++) await createIfAbsent(`/bench/seq/${i}`, seqLat);
-    const sequential = summarize(seqLat, performance.now() - t0);
+    const sequential = summarize(seqLat, performance.now() - t0, cpu0);
 
     const concLat: number[] = [];
     const writers = 64;
     const perWriter = Math.ceil(opts.writes / writers);
     t0 = performance.now();
+    cpu0 = process.cpuUsage();
     await Promise.all(
       Array.from({ length: writers }, async (_, w) => {
         for (let i = 0; i < perWriter; i++) await createIfAbsent(`/bench/conc/${w}/${i}`, concLat);
       }),
     );
-    const concurrent64 = summarize(concLat, performance.now() - t0);
+    const concurrent64 = summarize(concLat, performance.now() - t0, cpu0);
     return { sequential, concurrent64 };
   }
 }
 
-function summarize(latencies: number[], elapsedMs: number): LatencyStats {
+function summarize(latencies: number[], elapsedMs: number, cpu0: NodeJS.CpuUsage): LatencyStats {
+  const cpu = process.cpuUsage(cpu0);
   const sorted = [...latencies].sort((a, b) => a - b);
   const pct = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
   const round = (x: number): number => Math.round(x * 1000) / 1000;
@@ -72,6 +77,7 @@ function summarize(latencies: number[], elapsedMs: number): LatencyStats {
     opsPerSec: Math.round((latencies.length / elapsedMs) * 1000),
     p50Ms: round(pct(50)),
     p99Ms: round(pct(99)),
+    cpuUsPerOp: Math.round((cpu.user + cpu.system) / latencies.length),
   };
 }
 

@@ -105,6 +105,11 @@ export class GarbageCollector {
     this.started = true;
   }
 
+  /** nodes in the dependency graph: objects that name owners or wait for their dependents (gc-graph.ts) */
+  get graphSize(): number {
+    return this.graph.size;
+  }
+
   get hasStarted(): boolean {
     return this.started;
   }
@@ -143,10 +148,10 @@ export class GarbageCollector {
         continue;
       }
       // the kind is no longer served: its objects leave the graph (owners named by them now read as 'unknown')
-      const keys = m.use.informer.keys();
+      const gone = m.use.informer.keys().map((k) => [k, m.use.informer.get(k)] as const);
       m.use.release();
       this.monitors.delete(prefix);
-      for (const k of keys) this.removed(prefix + k);
+      for (const [k, obj] of gone) this.removed(prefix + k, obj);
     }
     for (const [prefix, def] of wanted) {
       if (this.monitors.has(prefix)) continue;
@@ -160,7 +165,7 @@ export class GarbageCollector {
     return {
       add: (obj, key) => this.changed(prefix + key, obj),
       update: (_old, obj, key) => this.changed(prefix + key, obj),
-      delete: (_obj, key) => this.removed(prefix + key),
+      delete: (obj, key) => this.removed(prefix + key, obj),
     };
   }
 
@@ -181,12 +186,13 @@ export class GarbageCollector {
     if (ownersChanged || isTerminating(obj)) this.wakeWaitingOwners(after);
   }
 
-  private removed(key: string): void {
+  /** an object deleted (`obj` as last seen): the graph holds a node only for objects with owners or waiting ones */
+  private removed(key: string, obj: ApiObject | undefined): void {
     const node = this.graph.remove(key);
-    if (!node) return;
+    const uid = node?.uid ?? obj?.metadata?.uid;
     // dependents of a vanished owner: delete them or drop the reference (Background)
-    for (const d of this.graph.dependentsOf(node.uid)) this.loop.enqueue(d);
-    this.wakeWaitingOwners(node);
+    if (uid) for (const d of this.graph.dependentsOf(uid)) this.loop.enqueue(d);
+    if (node) this.wakeWaitingOwners(node);
   }
 
   private wakeWaitingOwners(node: GraphNode): void {

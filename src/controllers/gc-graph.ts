@@ -1,7 +1,11 @@
 // The garbage collector's dependency graph (Kubernetes' GraphBuilder
-// "uidToNode"; docs/deletion.md, docs/controllers.md): one node per object of
-// every registered kind, keyed by storage key, with the owners it names and
-// the reverse edges owner uid → dependents. The informers of every kind feed
+// "uidToNode"; docs/deletion.md, docs/controllers.md): a node per object that
+// names owners or waits for its dependents (foreground deletion), keyed by
+// storage key, with the owners it names and the reverse edges owner uid →
+// dependents. An object that is neither has nothing the graph is asked about
+// (owners are looked up by name in the informers, a vanished owner's
+// dependents by its uid): it gets no node, so the graph's size and its work
+// per write follow the objects with owners, not every object stored. The informers of every kind feed
 // it (garbage-collector.ts); it holds no objects, only what the collector
 // needs to find the dependents of an owner and the owners waiting for them.
 
@@ -69,6 +73,15 @@ export class OwnerGraph {
     return [...(this.dependents.get(uid) ?? [])];
   }
 
+  /** number of nodes held (objects with owners or waiting for dependents) */
+  get size(): number {
+    return this.nodes.size;
+  }
+
+  /**
+   * The node of `obj` after a write, and the one it replaces. `after` is
+   * kept only when it names owners or waits for dependents (see the top).
+   */
   upsert(key: string, obj: ApiObject): { before?: GraphNode; after: GraphNode } {
     const before = this.nodes.get(key);
     if (before) this.unlink(before);
@@ -78,6 +91,10 @@ export class OwnerGraph {
       owners: ownerRefsOf(obj),
       deletingDependents: isTerminating(obj) && finalizersOf(obj).includes(FOREGROUND_FINALIZER),
     };
+    if (after.owners.length === 0 && !after.deletingDependents) {
+      if (before) this.nodes.delete(key);
+      return { before, after };
+    }
     this.nodes.set(key, after);
     if (after.uid) this.keyByUid.set(after.uid, key);
     for (const o of after.owners) {

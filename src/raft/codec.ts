@@ -22,7 +22,14 @@ export const LARGE_ENCODING_BYTES = 1 << 20;
 /** msgpackr's own initial buffer size */
 const FRESH_BUFFER_BYTES = 8192;
 
-export function encodeMsgpack(value: unknown): Uint8Array {
+/**
+ * `sizeHint`: the caller's estimate of the encoding's size (a snapshot). When
+ * it is large, the encoder starts in a buffer of that size instead of growing
+ * its own by doubling from 4 MiB, which copied what was encoded so far and
+ * touched fresh pages at each step (a third of a 14 MB snapshot's time).
+ */
+export function encodeMsgpack(value: unknown, sizeHint = 0): Uint8Array {
+  if (sizeHint >= LARGE_ENCODING_BYTES) packr.useBuffer(Buffer.allocUnsafeSlow(sizeHint));
   const out = packr.pack(value);
   if (out.byteLength >= LARGE_ENCODING_BYTES) packr.useBuffer(Buffer.allocUnsafeSlow(FRESH_BUFFER_BYTES));
   return out;

@@ -20,6 +20,7 @@
 
 import { Level } from 'level';
 import { decodeCommand, logIndexFromKey, logKey } from './codec.js';
+import { commandSize, writeCommand } from './command-writer.js';
 import type { Command } from './types.js';
 
 export interface LogEntry {
@@ -27,15 +28,19 @@ export interface LogEntry {
   cmd: Command;
 }
 
-/** A command already encoded with `encodeCommand` (encoded once, at proposal). */
+/** A command already encoded with `encodeCommand`. */
 export interface EncodedEntry {
   index: number;
   bytes: Uint8Array;
 }
 
 export interface CommandLog {
-  /** Appends entries (consecutive indices) durably, as one synced batch. */
-  append(entries: EncodedEntry[]): Promise<void>;
+  /**
+   * Appends entries (consecutive indices) durably, as one synced batch; the
+   * commands are encoded into the record here (`recordOf`). Resolves with the
+   * bytes written.
+   */
+  append(entries: readonly LogEntry[]): Promise<number>;
   /** Entries with index > `afterIndex`, in order. */
   readAfter(afterIndex: number): Promise<LogEntry[]>;
   loadSnapshot(): Promise<Uint8Array | undefined>;
@@ -63,12 +68,13 @@ export class LevelCommandLog implements CommandLog {
     return new LevelCommandLog(db, binarySublevel(db, 'log'), binarySublevel(db, 'meta'));
   }
 
-  async append(entries: EncodedEntry[]): Promise<void> {
-    if (entries.length === 0) return;
+  async append(entries: readonly LogEntry[]): Promise<number> {
+    if (entries.length === 0) return 0;
     const last = entries[entries.length - 1]!;
-    const value = entries.length === 1 ? last.bytes : encodeGroup(entries);
+    const value = recordOf(entries);
     // The root batch with sublevel ops takes `sync` straight to LevelDB.
     await this.db.batch([{ type: 'put' as const, sublevel: this.log, key: logKey(last.index), value }], { sync: true });
+    return value.byteLength;
   }
 
   async readAfter(afterIndex: number): Promise<LogEntry[]> {
@@ -108,6 +114,34 @@ const SNAPSHOT_KEY = new TextEncoder().encode('snapshot');
 
 /** 0xc1 is never used by msgpack, so no single encoded command starts with it */
 export const GROUP_MAGIC = 0xc1;
+
+/**
+ * The log record of `entries`: the command itself for one, else a group
+ * record (the layout above), each command written in place by
+ * command-writer.ts — one buffer per record, no encoding per command to copy
+ * out again. Equal to `encodeGroup` of the commands' msgpackr encodings
+ * (test/unit/command-writer.test.ts).
+ */
+export function recordOf(entries: readonly LogEntry[]): Uint8Array {
+  const one = entries.length === 1;
+  let size = one ? 0 : 5;
+  const sizes = entries.map((e) => commandSize(e.cmd));
+  for (const n of sizes) size += one ? n : 4 + n;
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  if (one) {
+    writeCommand(entries[0]!.cmd, out, view, 0);
+    return out;
+  }
+  out[0] = GROUP_MAGIC;
+  view.setUint32(1, entries.length);
+  let at = 5;
+  for (let i = 0; i < entries.length; i++) {
+    view.setUint32(at, sizes[i]!);
+    at = writeCommand(entries[i]!.cmd, out, view, at + 4);
+  }
+  return out;
+}
 
 /** the entries' bytes as one group record (see the layout above) */
 export function encodeGroup(entries: readonly EncodedEntry[]): Uint8Array {
@@ -149,8 +183,14 @@ export class MemoryCommandLog implements CommandLog {
   private entries: EncodedEntry[] = [];
   private snapshotBytes: Uint8Array | undefined;
 
-  async append(entries: EncodedEntry[]): Promise<void> {
-    for (const e of entries) this.entries.push(e);
+  async append(entries: readonly LogEntry[]): Promise<number> {
+    let bytes = 0;
+    for (const e of entries) {
+      const encoded = recordOf([e]);
+      bytes += encoded.byteLength;
+      this.entries.push({ index: e.index, bytes: encoded });
+    }
+    return bytes;
   }
 
   async readAfter(afterIndex: number): Promise<LogEntry[]> {

@@ -8,7 +8,6 @@
 // at apply time in log order (compare-and-swap is safe under concurrency).
 
 import { mkdir } from 'node:fs/promises';
-import { encodeCommand } from './codec.js';
 import { LevelCommandLog, MemoryCommandLog, type CommandLog } from './command-log.js';
 import { MvccState } from './mvcc-state.js';
 import { StateMachineStore, type StateMachineOptions } from './state-machine-store.js';
@@ -54,8 +53,7 @@ export class StoreClosedError extends Error {
 }
 
 interface Proposal {
-  bytes: Uint8Array;
-  /** the command as encoded in `bytes`, in the store's own copy (ownCopy) */
+  /** the command in the store's own copy (ownCopy): what the log writes and the state applies */
   cmd: Command;
   resolve: (r: CommandResult) => void;
   reject: (e: Error) => void;
@@ -158,15 +156,15 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
 
   protected propose(cmd: Command): Promise<CommandResult> {
     if (this.closed) return Promise.reject(new StoreClosedError());
-    // Encode now: the caller may reuse its buffers after txn() returns, and
-    // what is applied must be exactly what the log holds.
-    const bytes = encodeCommand(cmd);
-    // ...and what is applied is a copy taken at the same moment, so it equals
-    // the log entry without decoding it again (decodeCommand of every entry
-    // was ~2% of a create's CPU in the server profile)
+    // Copy now: the caller may reuse its buffers after txn() returns. The log
+    // record is written from this copy at flush (command-log.ts recordOf,
+    // byte for byte what msgpackr gives), and the state applies the same copy,
+    // so what is applied is exactly what the log holds without decoding it
+    // (decodeCommand of every entry was ~2% of a create's CPU in the server
+    // profile) and without encoding each command on its own first.
     const own = ownCopy(cmd);
     return new Promise((resolve, reject) => {
-      this.queue.push({ bytes, cmd: own, resolve, reject });
+      this.queue.push({ cmd: own, resolve, reject });
       this.kick();
     });
   }
@@ -195,9 +193,10 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
         batch = this.queue.splice(0, MAX_BATCH_ENTRIES);
       }
       const first = this.nextIndex;
-      const entries = batch.map((p, i) => ({ index: first + i, bytes: p.bytes }));
+      const entries = batch.map((p, i) => ({ index: first + i, cmd: p.cmd }));
+      let written: number;
       try {
-        await this.log.append(entries);
+        written = await this.log.append(entries);
       } catch (err) {
         this.writeError = err instanceof Error ? err : new Error(String(err));
         for (const p of batch) p.reject(this.writeError);
@@ -207,7 +206,7 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
       this.nextIndex = first + batch.length;
       this.counters.syncBatches += 1;
       this.counters.entriesWritten += batch.length;
-      for (const p of batch) this.logBytesSinceSnapshot += p.bytes.length;
+      this.logBytesSinceSnapshot += written;
       for (const [i, p] of batch.entries()) {
         let result: CommandResult;
         try {

@@ -15,7 +15,7 @@ import { prefixEnd, type Command } from '../../src/store/types.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const cmd = (i: number): Command => ({ type: 'txn', time: 1000 + i, txn: { compare: [], success: [{ type: 'put', key: `k${i}`, value: enc(`v${i}`) }], failure: [] } });
-const entry = (i: number) => ({ index: i, bytes: encodeCommand(cmd(i)) });
+const entry = (i: number) => ({ index: i, bytes: encodeCommand(cmd(i)), cmd: cmd(i) });
 const keysOf = (entries: { index: number; cmd: Command }[]) => entries.map((e) => [e.index, e.cmd.type === 'txn' ? e.cmd.txn.success[0]!.key : '']);
 
 const dirs: string[] = [];

@@ -331,4 +331,31 @@ describe('ControllerLoop uses', () => {
     }
     expect(meta.get('a/two')!.metadata!.labels).toEqual({ l: 'v' });
   });
+
+  it('a metadata-only informer drops managedFields and keeps the rest of the metadata, from the list and from the feed', async () => {
+    const store = await newStore();
+    const managed = (name: string): ApiObject => {
+      const o = cm('a', name, { payload: 'x' }, { l: name });
+      o.metadata!.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: 'u1' }];
+      o.metadata!.managedFields = [{ manager: 'm', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:payload': {} } } }];
+      return o;
+    };
+    await put(store, managed('listed'));
+    const f = new InformerFactory(store);
+    const full = f.use(prefixRange(PREFIX)).informer;
+    const meta = f.use({ ...prefixRange(PREFIX), metadataOnly: true }).informer;
+    await put(store, managed('fed'));
+    for (const key of ['a/listed', 'a/fed']) {
+      const m = meta.get(key)!.metadata!;
+      const whole = full.get(key)!.metadata!;
+      expect(m.managedFields).toBeUndefined();
+      expect('managedFields' in m).toBe(false);
+      // the full object is untouched, and everything else is the same
+      expect(whole.managedFields).toHaveLength(1);
+      const { managedFields: _m, ...rest } = whole;
+      expect(m).toEqual(rest);
+      expect(m.ownerReferences).toBe(whole.ownerReferences);
+    }
+  });
 });
+

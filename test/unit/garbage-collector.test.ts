@@ -144,4 +144,28 @@ describe('garbage collector on the runtime', () => {
     const dep = cms.decode(cms.readRaw('default', 'dep')!);
     expect(dep.metadata?.ownerReferences).toBeUndefined();
   });
+
+  it('keeps graph nodes only for objects with owners or waiting for dependents, and still collects the dependents of an owner without one', async () => {
+    const { cms, gc } = await setup(true);
+    gc.start();
+    const owner = await createCm(cms, 'owner');
+    for (let i = 0; i < 5; i++) await createCm(cms, `plain-${i}`);
+    expect(gc.graphSize).toBe(0);
+    await createCm(cms, 'dep', owner);
+    await createCm(cms, 'dep2', owner);
+    expect(gc.graphSize).toBe(2);
+    // Background: the owner had no node; its dependents are found by the deleted object's uid
+    await cms.delete('default', 'owner', { dryRun: false });
+    await until(() => cms.readRaw('default', 'dep') === undefined && cms.readRaw('default', 'dep2') === undefined, 'the dependents collected');
+    expect(gc.graphSize).toBe(0);
+    expect(cms.readRaw('default', 'plain-0')).toBeDefined();
+
+    // Foreground: the owner gets a node while it waits, and loses it once gone
+    const fg = await createCm(cms, 'fg-owner');
+    await createCm(cms, 'fg-dep', fg);
+    await cms.delete('default', 'fg-owner', { dryRun: false, propagationPolicy: 'Foreground' });
+    await until(() => cms.readRaw('default', 'fg-owner') === undefined, 'the foreground owner removed');
+    expect(cms.readRaw('default', 'fg-dep')).toBeUndefined();
+    expect(gc.graphSize).toBe(0);
+  });
 });

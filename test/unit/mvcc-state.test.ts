@@ -319,3 +319,30 @@ describe('SortedKeyIndex', () => {
     expect(scanned.length).toBeGreaterThan(0);
   });
 });
+
+describe('MvccState compactable keys', () => {
+  it('visits on compaction only keys with more than one entry or a tombstone, and compacts them as before', () => {
+    const h = new Harness();
+    for (let i = 0; i < 20; i++) h.put(`/k/${i}`, `v${i}`);
+    // creates hold one live entry each: nothing for compaction to shrink
+    expect(h.state.compactableKeys).toBe(0);
+    h.put('/k/1', 'v1b'); // two entries
+    h.del('/k/2'); // a tombstone
+    h.txn([], [{ type: 'put', key: '/k/3', value: enc('v3b') }, { type: 'delete', key: '/k/4' }]);
+    expect(h.state.compactableKeys).toBe(4);
+    h.put('/other', 'x'); // a create: compaction at its revision keeps nothing older of the keys above
+    h.state.compact(h.state.revision);
+    // /k/1 and /k/3 shrink to their live value, /k/2 and /k/4 disappear
+    expect(h.state.compactableKeys).toBe(0);
+    expect(h.state.indexedKeys).toBe(19);
+    expect(dec(h.state.get('/k/1')?.value)).toBe('v1b');
+    expect(dec(h.state.get('/k/3')?.value)).toBe('v3b');
+    expect(h.state.get('/k/2')).toBeUndefined();
+    expect(dec(h.state.get('/k/0')?.value)).toBe('v0');
+    // a key created and then updated after the compaction becomes compactable again
+    h.put('/k/0', 'v0b');
+    expect(h.state.compactableKeys).toBe(1);
+    // the restored state carries the same set
+    expect(MvccState.restore(h.state.snapshot()).compactableKeys).toBe(1);
+  });
+});

@@ -184,7 +184,8 @@ export class InformerFactory {
         if (ev.type === 'delete') n = e.informer.apply(mk, undefined, w.revision);
         else {
           try {
-            n = e.informer.apply(mk, this.decodeFor(e.informer, ev.kv), w.revision, false, { createRevision: ev.kv.createRevision, modRevision: ev.kv.modRevision });
+            // the KeyValue carries both revisions (StoredRevisions): no object of its own per write
+            n = e.informer.apply(mk, this.decodeFor(e.informer, ev.kv), w.revision, false, ev.kv);
           } catch {
             n = e.informer.apply(mk, undefined, w.revision, true);
           }

@@ -58,18 +58,35 @@ export interface InformerRange {
   name?: string;
   /**
    * Cache `{ apiVersion, kind, metadata }` only, kube's metadata informers
-   * (PartialObjectMetadata): for the garbage collector, which reads nothing
-   * else. The metadata is the decoded object's own (decodes are shared with
-   * the watch cache and the other informers), so the rest of the object —
-   * the ConfigMap's data, the Pod's spec — is not held by this cache.
+   * (PartialObjectMetadata), without `managedFields` (metadataPart): for the
+   * garbage collector, which reads nothing else. The rest of the object —
+   * the ConfigMap's data, the Pod's spec, the field sets — is not held by
+   * this cache.
    */
   metadataOnly?: boolean;
 }
 
-/** the part of `obj` a metadata-only informer keeps (InformerRange.metadataOnly) */
+/**
+ * The part of `obj` a metadata-only informer keeps (InformerRange.metadataOnly):
+ * apiVersion, kind and the metadata without `managedFields`, which the
+ * collector never reads and which is the largest part of most objects'
+ * metadata (an array, an entry and a fieldsV1 tree per manager). The
+ * metadata object is the shared decode's own when it has no managedFields,
+ * else a shallow copy without them, so the cache does not keep the field
+ * sets of every object alive (when nothing else holds the object, they die
+ * young instead of being promoted and marked for as long as the object is
+ * stored).
+ */
 export function metadataPart(obj: ApiObject): ApiObject {
   const out: ApiObject = { apiVersion: obj.apiVersion, kind: obj.kind };
-  if (obj.metadata) out.metadata = obj.metadata;
+  const m = obj.metadata;
+  if (m) {
+    if (m.managedFields === undefined) out.metadata = m;
+    else {
+      const { managedFields: _dropped, ...rest } = m;
+      out.metadata = rest;
+    }
+  }
   return out;
 }
 
@@ -103,6 +120,8 @@ export class Informer implements Lister {
   /** keys whose stored bytes do not decode; they stay out of the cache (spec 000 §4.10) */
   private readonly corrupt = new Set<string>();
   private readonly handlers = new Set<InformerHandlers>();
+  /** the handlers as an array, taken once per change of the set (dispatch runs for every applied write) */
+  private handlerList: InformerHandlers[] | undefined;
   /** the store's create and mod revision of each cached key (a CRD's name conflicts go by creation order) */
   private readonly revisions = new Map<string, StoredRevisions>();
   private synced = false;
@@ -141,8 +160,12 @@ export class Informer implements Lister {
    */
   addHandlers(h: InformerHandlers): () => void {
     this.handlers.add(h);
+    this.handlerList = undefined;
     if (this.synced && h.add) for (const [key, obj] of this.items) h.add(obj, key);
-    return () => void this.handlers.delete(h);
+    return () => {
+      this.handlers.delete(h);
+      this.handlerList = undefined;
+    };
   }
 
   list(): ApiObject[] {
@@ -244,7 +267,9 @@ export class Informer implements Lister {
   }
 
   dispatch(n: Notification): void {
-    for (const h of [...this.handlers]) {
+    // a snapshot: a handler (un)registered by another handler does not change this dispatch's set
+    const list = (this.handlerList ??= [...this.handlers]);
+    for (const h of list) {
       try {
         if (n.type === 'add') h.add?.(n.obj, n.key);
         else if (n.type === 'update') h.update?.(n.old, n.obj, n.key);
