@@ -63,6 +63,8 @@ const JITTER = 0.1;
 // extra Node.js flags for the members' main processes, e.g. BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'
 // (a profile is written when the member exits on the bench's SIGTERM)
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((x) => x !== '');
+// extra `orch server` flags for every member, e.g. BENCH_SERVER_ARGS='--raft-tick 300ms'
+const SERVER_ARGS = (process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter((x) => x !== '');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const jittered = (s: number) => s * 1000 * (1 - JITTER / 2 + Math.random() * JITTER);
@@ -593,7 +595,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     for (const [i, m] of names.entries()) {
       await cp(pki, join(root, m, 'pki'), { recursive: true });
       const cluster = members === 3 ? ['--name', m, '--initial-cluster', ic, '--peer-port', String(ports[i]!.peer)] : [];
-      procs.push(spawn(process.execPath, [...SERVER_NODE_ARGS, '--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', join(root, m), '--secure-port', String(ports[i]!.api), '--tls-workers', TLS_WORKERS, ...cluster], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }));
+      procs.push(spawn(process.execPath, [...SERVER_NODE_ARGS, '--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', join(root, m), '--secure-port', String(ports[i]!.api), '--tls-workers', TLS_WORKERS, ...cluster, ...SERVER_ARGS], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }));
     }
     for (const p of ports) {
       for (let a = 0; ; a++) {
