@@ -6,31 +6,19 @@
 // was applied, and a node agent's next Lease renewal a 409 (docs/scale.md).
 // Three in-memory members (MemoryNetwork, MemoryLogStorage).
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryLogStorage, MemoryNetwork } from '../../src/raft/memory.js';
-import { RaftStore, RaftUnavailableError } from '../../src/store/raft-store.js';
+import { RaftUnavailableError } from '../../src/store/raft-store.js';
+import { MemoryRaftCluster, until } from '../helpers/memory-raft.js';
 
-const names = ['a', 'b', 'c'];
-let members: RaftStore[] = [];
-
-afterEach(async () => {
-  await Promise.all(members.map((m) => m.close()));
-  members = [];
-});
-
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 5));
-}
+const c = new MemoryRaftCluster();
+afterEach(() => c.close());
 
 const put = (key: string, v: string) => ({ compare: [], success: [{ type: 'put' as const, key, value: new TextEncoder().encode(v) }], failure: [] });
 
 describe('a proposal across a leader change', () => {
   it('is acknowledged when its entry commits after its member lost and found the leader', async () => {
-    const network = new MemoryNetwork();
     // election timeout 10-20 ticks of 20 ms; the proposal may wait 10 s
-    members = await Promise.all(names.map((name) => RaftStore.openInMemory({ name, members: names, network, storage: new MemoryLogStorage(), tickMs: 20, compactIntervalMs: 0, proposalTimeoutMs: 10_000 })));
-    await members[0]!.waitUntilReady(30_000);
-    await until(() => members.some((m) => m.isLeader()));
-    const leader = members.find((m) => m.isLeader())!;
+    const leader = await c.open({ proposalTimeoutMs: 10_000 });
+    const members = c.members;
     const follower = members.find((m) => m !== leader)!;
     await follower.txn(put('/warm', '1'));
     const changesBefore = follower.metrics.leaderChanges;

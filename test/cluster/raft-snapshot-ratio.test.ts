@@ -5,29 +5,17 @@
 // state pay a multi-second stall every few thousand small writes on every
 // member. Three in-memory members (MemoryNetwork, MemoryLogStorage).
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryLogStorage, MemoryNetwork } from '../../src/raft/memory.js';
-import { RaftStore, type RaftStoreMemoryOptions } from '../../src/store/raft-store.js';
+import type { RaftStore, RaftStoreMemoryOptions } from '../../src/store/raft-store.js';
+import { MemoryRaftCluster, until } from '../helpers/memory-raft.js';
 
-const names = ['a', 'b', 'c'];
+const c = new MemoryRaftCluster();
 let members: RaftStore[] = [];
-
-afterEach(async () => {
-  await Promise.all(members.map((m) => m.close()));
-  members = [];
-});
-
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 5));
-}
+afterEach(() => c.close());
 
 async function cluster(extra: Partial<RaftStoreMemoryOptions>): Promise<RaftStore> {
-  const network = new MemoryNetwork();
-  members = await Promise.all(
-    names.map((name) => RaftStore.openInMemory({ name, members: names, network, storage: new MemoryLogStorage(), tickMs: 20, compactIntervalMs: 0, snapshotEvery: 10, ...extra })),
-  );
-  await members[0]!.waitUntilReady(30_000);
-  await until(() => members.some((m) => m.isLeader()));
-  return members.find((m) => m.isLeader())!;
+  const leader = await c.open({ snapshotEvery: 10, ...extra });
+  members = c.members;
+  return leader;
 }
 
 const put = (key: string, bytes: number) => ({ compare: [], success: [{ type: 'put' as const, key, value: new Uint8Array(bytes).fill(7) }], failure: [] });
