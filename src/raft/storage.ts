@@ -167,7 +167,7 @@ export class RaftStorage {
       let snapIndex = this.snapshotIndex;
       if (req.snapshot) {
         for (let i = first; i <= last; i++) ops.push({ type: 'del', key: logOpKey(i) });
-        ops.push({ type: 'put', key: META_SNAPSHOT, value: encodeSnapshot(req.snapshot) });
+        ops.push({ type: 'put', key: META_SNAPSHOT, value: encodeMsgpack(req.snapshot) });
         snapIndex = req.snapshot.metadata.index;
         first = snapIndex + 1;
         last = snapIndex;
@@ -215,7 +215,7 @@ export class RaftStorage {
       // that runs in level's thread pool (clearCovered). Before, one `del` per covered entry
       // went into this batch — tens of thousands of keys built and copied on the event loop
       // while the member stalled on the snapshot (docs/raft.md "The replicated store").
-      await this.writeBatch([{ type: 'put', key: META_SNAPSHOT, value: encodeSnapshot(snap) }], true);
+      await this.writeBatch([{ type: 'put', key: META_SNAPSHOT, value: encodeMsgpack(snap) }], true);
       this.batches += 1;
       this.snapshotIndex = idx;
       this.firstIndex = idx + 1;
@@ -276,24 +276,6 @@ export class RaftStorage {
     );
     return run;
   }
-}
-
-/**
- * encodeMsgpack(snap), byte for byte, without msgpackr copying the state-machine image through
- * its growing buffer: the small head encoded with an empty image, its empty-binary tail
- * (`c4 00`) replaced by a bin 32 header, then the image copied once.
- */
-export function encodeSnapshot(snap: Snapshot): Uint8Array {
-  if (snap.data.byteLength < 0x10000) return encodeMsgpack(snap);
-  const head = encodeMsgpack({ metadata: snap.metadata, data: new Uint8Array(0) });
-  const cut = head.byteLength - 2;
-  if (head[cut] !== 0xc4 || head[cut + 1] !== 0) return encodeMsgpack(snap);
-  const out = new Uint8Array(cut + 5 + snap.data.byteLength);
-  out.set(head.subarray(0, cut));
-  out[cut] = 0xc6;
-  new DataView(out.buffer).setUint32(cut + 1, snap.data.byteLength);
-  out.set(snap.data, cut + 5);
-  return out;
 }
 
 function decodeSnapshot(bytes: Uint8Array): Snapshot {

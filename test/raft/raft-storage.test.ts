@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeMsgpack, encodeMsgpack, logIndexFromKey, logKey } from '../../src/raft/codec.js';
-import { RaftStorage, encodeSnapshot } from '../../src/raft/storage.js';
+import { decodeMsgpack, logIndexFromKey, logKey } from '../../src/raft/codec.js';
+import { RaftStorage } from '../../src/raft/storage.js';
 import type { Entry } from '../../src/raft/types.js';
 
 const dirs: string[] = [];
@@ -95,14 +95,6 @@ describe('RaftStorage', () => {
     expect(texts(st.entries)).toEqual(['3/1/e3', '4/1/e4']);
     expect(r.stats()).toMatchObject({ firstIndex: 3, lastIndex: 4, snapshotIndex: 2 });
     await r.close();
-  });
-
-  it('encodes a snapshot exactly as msgpack of the whole object does (the on-disk format is unchanged)', () => {
-    for (const size of [0, 10, 65_535, 65_536, 70_000, 1 << 20]) {
-      const data = new Uint8Array(size).map((_, i) => (i * 31) & 0xff);
-      const snap = { metadata: { index: 12_345, term: 7, confState: { voters: ['a', 'b', 'c'] } }, data };
-      expect(Buffer.from(encodeSnapshot(snap)).equals(Buffer.from(encodeMsgpack(snap)))).toBe(true);
-    }
   });
 
   it('a large snapshot clears the log keys it covers (a range delete after the synced snapshot)', async () => {
