@@ -35,7 +35,7 @@ export interface RaftStoreOptions {
    * ...and only once the entries applied since the last snapshot hold at least this fraction of
    * that snapshot's bytes (default 0.5), as LocalStore's `snapshotLogRatio`: a snapshot encodes the
    * whole state (history included) synchronously, so a fixed entry count makes its cost per write
-   * grow with the state (docs/raft.md "Snapshots").
+   * grow with the state (docs/raft.md "The replicated store").
    */
   snapshotLogRatio?: number;
   /** how long a proposal waits to be applied before failing with 504 (default 7000) */

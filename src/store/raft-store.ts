@@ -297,7 +297,7 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     // A snapshot encodes the whole state with its history, synchronously, on every member at
     // about the same index: at 5,000 nodes (5 min of history, ~250 MB) that was a stall of
     // seconds every 10,000 entries on all three, longer than the election timeout. Tied to the
-    // bytes applied since, its cost per byte written stays bounded (docs/raft.md "Snapshots").
+    // bytes applied since, its cost per byte written stays bounded (docs/raft.md "The replicated store").
     if (this.logBytesSinceSnapshot < this.lastSnapshotBytes * this.opts.snapshotLogRatio) return;
     if (!this.snapshotTurn()) return;
     const index = this.appliedIndex;
