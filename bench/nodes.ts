@@ -63,6 +63,8 @@ const JITTER = 0.1;
 // extra Node.js flags for the members' main processes, e.g. BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'
 // (a profile is written when the member exits on the bench's SIGTERM)
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((x) => x !== '');
+// extra `orch server` flags for every member, e.g. BENCH_SERVER_ARGS='--raft-tick 300ms'
+const SERVER_ARGS = (process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter((x) => x !== '');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const jittered = (s: number) => s * 1000 * (1 - JITTER / 2 + Math.random() * JITTER);
@@ -101,6 +103,10 @@ class Recorder {
   measuring = false;
   /** latencies by the member (API port index) the write went to: leader and followers differ */
   byMember: Record<string, number[]> = {};
+  /** failed writes by member, then by status and message (the leader's and a follower's differ) */
+  errorsByMember: Record<string, Record<string, number>> = {};
+  /** conflicts (409) answered to a renewal that the agent then re-read and retried, as kubelet does, by message */
+  retried: Record<string, number> = {};
   /** `fn` resolves true, or the status (and reason) of a failed write */
   async time(fn: () => Promise<true | number | string>, member?: string): Promise<void> {
     const t = performance.now();
@@ -117,14 +123,22 @@ class Recorder {
       if (member !== undefined) (this.byMember[member] ??= []).push(ms);
     } else {
       this.errors++;
-      this.errorsBy[String(r)] = (this.errorsBy[String(r)] ?? 0) + 1;
+      add(this.errorsBy, String(r));
+      if (member !== undefined) add((this.errorsByMember[member] ??= {}), String(r));
     }
   }
-  summary(seconds: number): { writesPerSec: number; p50Ms: number; p99Ms: number; errors: number; errorsBy: Record<string, number>; writes: number; byMember?: Record<string, { writes: number; p50Ms: number; p99Ms: number }> } {
+  /** a failed attempt that the agent retried within the same heartbeat (counted only in the window) */
+  retry(why: string): void {
+    if (this.measuring) add(this.retried, why);
+  }
+  summary(seconds: number): { writesPerSec: number; p50Ms: number; p99Ms: number; errors: number; errorsBy: Record<string, number>; errorsByMember: Record<string, Record<string, number>>; retried: Record<string, number>; writes: number; byMember?: Record<string, { writes: number; p50Ms: number; p99Ms: number }> } {
     const s = [...this.lat].sort((a, b) => a - b);
     const byMember = Object.keys(this.byMember).length > 1 ? Object.fromEntries(Object.entries(this.byMember).map(([m, l]) => [m, { writes: l.length, p50Ms: quantile(l, 0.5), p99Ms: quantile(l, 0.99) }])) : undefined;
-    return { writesPerSec: +(s.length / seconds).toFixed(1), p50Ms: quantile(s, 0.5), p99Ms: quantile(s, 0.99), errors: this.errors, errorsBy: this.errorsBy, writes: s.length, ...(byMember ? { byMember } : {}) };
+    return { writesPerSec: +(s.length / seconds).toFixed(1), p50Ms: quantile(s, 0.5), p99Ms: quantile(s, 0.99), errors: this.errors, errorsBy: this.errorsBy, errorsByMember: this.errorsByMember, retried: this.retried, writes: s.length, ...(byMember ? { byMember } : {}) };
   }
+}
+function add(m: Record<string, number>, k: string, v = 1): void {
+  m[k] = (m[k] ?? 0) + v;
 }
 function quantile(lat: number[], p: number): number {
   const s = [...lat].sort((a, b) => a - b);
@@ -193,13 +207,16 @@ function nodeStatus(now: number): Record<string, unknown> {
   };
 }
 
-/** a failed write's status, with the Status reason where it tells the failures apart (not 409/429) */
-function failure(r: Reply): number | string {
-  if (r.status === 409 || r.status === 429 || r.status >= 500) return r.status;
+/**
+ * a failed write's status with its Status reason and message (digits folded to `#`, so that the
+ * same failure on different objects and revisions counts as one kind)
+ */
+function failure(r: Reply): string {
   try {
-    return `${r.status} ${String((JSON.parse(r.text) as { message?: unknown }).message ?? '').slice(0, 50)}`;
+    const st = JSON.parse(r.text) as { reason?: unknown; message?: unknown };
+    return `${r.status} ${String(st.reason ?? '')}: ${String(st.message ?? '').replace(/node-\d+/g, 'node-#').replace(/\d+/g, '#').slice(0, 120)}`;
   } catch {
-    return r.status;
+    return `${r.status} ${r.text.slice(0, 60)}`;
   }
 }
 
@@ -270,61 +287,130 @@ class SimNode {
     this.agent.destroy();
   }
 
-  /** one PUT of the Lease last returned (kubelet's pattern); a conflict re-reads it */
-  private async renew(): Promise<true | number | string> {
-    const lease = { ...this.lease!, spec: { ...(this.lease!.spec as Record<string, unknown>), renewTime: micro(Date.now()) } };
-    const r = await call(this.agent, this.port, 'PUT', this.leasePath(), lease);
-    if (r.status === 200) {
-      this.lease = JSON.parse(r.text);
-      return true;
+  /**
+   * one PUT of the Lease last returned (kubelet's pattern); a conflict re-reads it and tries again
+   * at once, up to 5 attempts in all, as kubelet's lease controller does (retryUpdateLease:
+   * maxUpdateRetries 5, a conflict → GET → update); the conflicts are counted in `retried`.
+   * Any other failure ends the heartbeat (counted as an error; the next one comes 10 s later).
+   */
+  private async renew(): Promise<true | string> {
+    for (let attempt = 1; ; attempt++) {
+      const lease = { ...this.lease!, spec: { ...(this.lease!.spec as Record<string, unknown>), renewTime: micro(Date.now()) } };
+      const r = await call(this.agent, this.port, 'PUT', this.leasePath(), lease);
+      if (r.status === 200) {
+        this.lease = JSON.parse(r.text);
+        return true;
+      }
+      if (r.status !== 409 || attempt >= 5) return failure(r);
+      this.rec.retry(failure(r));
+      const g = await call(this.agent, this.port, 'GET', this.leasePath());
+      if (g.status !== 200) return `after a conflict, GET: ${failure(g)}`;
+      this.lease = JSON.parse(g.text);
     }
-    if (r.status === 409) this.lease = JSON.parse((await call(this.agent, this.port, 'GET', this.leasePath())).text);
-    return failure(r);
   }
 
-  private async postStatus(): Promise<true | number | string> {
+  private async postStatus(): Promise<true | string> {
     const r = await call(this.agent, this.port, 'PATCH', `/api/v1/nodes/${this.name}/status`, { status: nodeStatus(Date.now()) }, 'application/merge-patch+json');
     return r.status === 200 || failure(r);
   }
 }
 
-/** counts nodes whose Ready condition leaves True (the lifecycle controller marking them Unknown) */
-function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; lost(): boolean; stop(): void } {
+/** how the bench's Node watch ended once (it is resumed at once from the last resourceVersion it saw) */
+interface WatchEnd {
+  /** seconds since the watch began */
+  atS: number;
+  /** what ended it: the response's end, a socket error, a non-200 answer, or an ERROR event's Status */
+  how: string;
+  /** events received on that stream before it ended */
+  events: number;
+  /** the resourceVersion it resumed from ('' when it had to list again) */
+  resumedFrom: string;
+}
+
+/**
+ * counts nodes whose Ready condition leaves True (the lifecycle controller marking them Unknown).
+ * A watch that ends before the bench stops it is recorded (when, why) and resumed from the last
+ * resourceVersion it saw, as an informer does; a 410 (history compacted) lists the Nodes again
+ * (their Ready condition is checked in the list) and watches from the list's resourceVersion.
+ */
+function watchNodes(agent: Agent, port: number): { wronglyUnknown: Set<string>; ends: WatchEnd[]; lost(): boolean; stop(): void } {
   const wronglyUnknown = new Set<string>();
-  // a watch that ended before the bench stopped it saw only part of the run: its count is a lower bound
+  const ends: WatchEnd[] = [];
+  const t0 = performance.now();
   let stopped = false;
-  let lost = false;
+  let req: ReturnType<typeof request> | undefined;
+  let rv = '';
   const wasReady = new Set<string>();
-  const req = request({ host: '127.0.0.1', port, method: 'GET', path: '/api/v1/nodes?watch=1', agent }, (res) => {
-    let buf = '';
-    res.on('data', (c: Buffer) => {
-      buf += c.toString();
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        try {
-          const ev = JSON.parse(line) as { object: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } } };
-          const r = ev.object.status?.conditions?.find((x) => x.type === 'Ready');
-          // a node counts once it was Ready and its Ready condition then left True
-          if (r?.status === 'True') wasReady.add(ev.object.metadata.name);
-          else if (r && wasReady.has(ev.object.metadata.name)) wronglyUnknown.add(ev.object.metadata.name);
-        } catch {
-          // a partial or non-JSON line
-        }
+  type NodeObj = { metadata: { name: string; resourceVersion?: string }; status?: { conditions?: { type: string; status: string }[] } };
+  const see = (o: NodeObj) => {
+    const r = o.status?.conditions?.find((x) => x.type === 'Ready');
+    // a node counts once it was Ready and its Ready condition then left True
+    if (r?.status === 'True') wasReady.add(o.metadata.name);
+    else if (r && wasReady.has(o.metadata.name)) wronglyUnknown.add(o.metadata.name);
+  };
+  const relist = async (): Promise<void> => {
+    for (let i = 0; !stopped; i++) {
+      const r = await call(agent, port, 'GET', '/api/v1/nodes').catch((e: Error) => ({ status: 0, text: e.message }));
+      if (r.status === 200) {
+        const list = JSON.parse(r.text) as { metadata: { resourceVersion: string }; items: NodeObj[] };
+        list.items.forEach(see);
+        rv = list.metadata.resourceVersion;
+        return;
       }
+      await sleep(500);
+    }
+  };
+  const open = () => {
+    if (stopped) return;
+    let events = 0;
+    let how = '';
+    let ended = false;
+    const end = (why: string) => {
+      if (ended || stopped) return;
+      ended = true;
+      if (/\b410\b|Expired|Gone/.test(why)) rv = '';
+      ends.push({ atS: +((performance.now() - t0) / 1000).toFixed(1), how: why, events, resumedFrom: rv });
+      void (rv === '' ? relist() : Promise.resolve()).then(() => setTimeout(open, 100));
+    };
+    const q = rv === '' ? '' : `&resourceVersion=${rv}&allowWatchBookmarks=true`;
+    req = request({ host: '127.0.0.1', port, method: 'GET', path: `/api/v1/nodes?watch=1${q}`, agent }, (res) => {
+      if (res.statusCode !== 200) how = `status ${res.statusCode}`;
+      let buf = '';
+      res.on('data', (c: Buffer) => {
+        buf += c.toString();
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          try {
+            const ev = JSON.parse(line) as { type: string; object: NodeObj & { code?: number; reason?: string; message?: string } };
+            events++;
+            if (ev.type === 'ERROR') {
+              how = `ERROR event ${ev.object.code ?? ''} ${ev.object.reason ?? ''}: ${String(ev.object.message ?? '').slice(0, 120)}`;
+              continue;
+            }
+            if (ev.object.metadata?.resourceVersion) rv = ev.object.metadata.resourceVersion;
+            if (ev.type !== 'BOOKMARK') see(ev.object);
+          } catch {
+            // a partial or non-JSON line
+          }
+        }
+      });
+      res.on('error', (e) => end(how || `response error: ${e.message}`));
+      res.on('end', () => end(how || 'the server ended the response'));
+      res.on('close', () => end(how || 'the connection closed'));
     });
-    res.on('error', () => {});
-    res.on('close', () => (lost ||= !stopped));
-  });
-  req.on('error', () => (lost ||= !stopped));
-  req.end();
+    req.on('error', (e) => end(how || `request error: ${e.message}`));
+    req.end();
+  };
+  open();
   return {
     wronglyUnknown,
-    lost: () => lost,
+    ends,
+    lost: () => ends.length > 0,
     stop: () => {
       stopped = true;
-      req.destroy();
+      req?.destroy();
     },
   };
 }
@@ -421,7 +507,7 @@ interface WorkerInit {
   ca: string;
 }
 type ToWorker = { init: WorkerInit } | { measure: true } | { stop: true };
-type FromWorker = { registered: Registration } | { result: { lat: number[]; byMember: Record<string, number[]>; errors: number; errorsBy: Record<string, number>; cpuSeconds: number } } | { failed: string };
+type FromWorker = { registered: Registration } | { result: { lat: number[]; byMember: Record<string, number[]>; errors: number; errorsBy: Record<string, number>; errorsByMember: Record<string, Record<string, number>>; retried: Record<string, number>; cpuSeconds: number } } | { failed: string };
 
 /** runs in a worker process: its share of the agents, registered then heartbeating until told to stop */
 function workerMain(): void {
@@ -444,7 +530,7 @@ function workerMain(): void {
     } else {
       rec.measuring = false;
       const c = process.cpuUsage(cpu0);
-      process.send!({ result: { lat: rec.lat, byMember: rec.byMember, errors: rec.errors, errorsBy: rec.errorsBy, cpuSeconds: (c.user + c.system) / 1e6 } } satisfies FromWorker);
+      process.send!({ result: { lat: rec.lat, byMember: rec.byMember, errors: rec.errors, errorsBy: rec.errorsBy, errorsByMember: rec.errorsByMember, retried: rec.retried, cpuSeconds: (c.user + c.system) / 1e6 } } satisfies FromWorker);
     }
   });
 }
@@ -484,7 +570,9 @@ async function startWorkers(certs: Certs, n: number, ports: number[], names: str
         rec.lat.push(...r.lat);
         for (const [k, v] of Object.entries(r.byMember)) (rec.byMember[k] ??= []).push(...v);
         rec.errors += r.errors;
-        for (const [k, v] of Object.entries(r.errorsBy)) rec.errorsBy[k] = (rec.errorsBy[k] ?? 0) + v;
+        for (const [k, v] of Object.entries(r.errorsBy)) add(rec.errorsBy, k, v);
+        for (const [k, v] of Object.entries(r.retried)) add(rec.retried, k, v);
+        for (const [m, by] of Object.entries(r.errorsByMember)) for (const [k, v] of Object.entries(by)) add((rec.errorsByMember[m] ??= {}), k, v);
         cpu += r.cpuSeconds;
       }
       return cpu;
@@ -507,7 +595,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     for (const [i, m] of names.entries()) {
       await cp(pki, join(root, m, 'pki'), { recursive: true });
       const cluster = members === 3 ? ['--name', m, '--initial-cluster', ic, '--peer-port', String(ports[i]!.peer)] : [];
-      procs.push(spawn(process.execPath, [...SERVER_NODE_ARGS, '--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', join(root, m), '--secure-port', String(ports[i]!.api), '--tls-workers', TLS_WORKERS, ...cluster], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }));
+      procs.push(spawn(process.execPath, [...SERVER_NODE_ARGS, '--import', 'tsx', 'src/cli/main.ts', 'server', '--data-dir', join(root, m), '--secure-port', String(ports[i]!.api), '--tls-workers', TLS_WORKERS, ...cluster, ...SERVER_ARGS], { cwd: REPO, stdio: process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore' }));
     }
     for (const p of ports) {
       for (let a = 0; ; a++) {
@@ -552,9 +640,21 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     process.stderr.write(`nodes bench: measured ${JSON.stringify(m)}\n`);
     const notReadyAtEnd = list.items.filter((x) => x.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True').length;
     const tainted = list.items.filter((x) => (x.spec?.taints ?? []).length > 0).length;
-    const raftz = members === 3 ? await call(admin, ports[0]!.api, 'GET', '/raftz').catch(() => ({ status: 0, text: '' })) : undefined;
-    const leader = raftz?.status === 200 ? (JSON.parse(raftz.text) as { leader?: string }).leader : undefined;
-    return { ...m, ...(leader ? { leader } : {}), ...registration, nodesWronglyUnknown: watch.wronglyUnknown.size, ...(watch.lost() ? { nodeWatchLost: true } : {}), notReadyAtEnd, tainted };
+    // each member's Raft counters since it started (registration included): leader changes, failed proposals and reads
+    type Raftz = { leader?: string; role?: string; term?: number; metrics?: Record<string, number> };
+    const raftz: Record<string, Raftz> = {};
+    if (members === 3) {
+      for (const [i, name] of names.entries()) {
+        const r = await call(admin, ports[i]!.api, 'GET', '/raftz').catch(() => ({ status: 0, text: '' }));
+        if (r.status === 200) raftz[name] = JSON.parse(r.text) as Raftz;
+      }
+    }
+    const leader = raftz.m1?.leader;
+    const raftCounters = Object.fromEntries(Object.entries(raftz).map(([k, z]) => {
+      const c = z.metrics ?? {};
+      return [k, { role: z.role, term: z.term, leaderChanges: c.leaderChanges, proposalsCommitted: c.proposalsCommitted, proposalsFailed: c.proposalsFailed, readIndexFailed: c.readIndexFailed, snapshotsTaken: c.snapshotsTaken, snapshotsInstalled: c.snapshotsInstalled, storageSyncs: c.storageSyncs, meanSyncMs: c.storageSyncs ? +(c.storageSyncMs! / c.storageSyncs).toFixed(2) : 0, entriesPersisted: c.entriesPersisted, readies: c.readies, meanProposeToApplyMs: c.proposalsCommitted ? +(c.proposeToApplyMs! / c.proposalsCommitted).toFixed(2) : 0 }];
+    }));
+    return { ...m, ...(leader ? { leader } : {}), ...(members === 3 ? { raftCounters } : {}), ...registration, nodesWronglyUnknown: watch.wronglyUnknown.size, ...(watch.lost() ? { nodeWatchLost: true, nodeWatchEnds: watch.ends } : {}), notReadyAtEnd, tainted };
   } finally {
     watch?.stop();
     workers?.kill();

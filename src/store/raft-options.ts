@@ -31,6 +31,13 @@ export interface RaftStoreOptions {
   heartbeatTick?: number;
   /** take a state-machine snapshot every this many applied entries (default 10000) */
   snapshotEvery?: number;
+  /**
+   * ...and only once the entries applied since the last snapshot hold at least this fraction of
+   * that snapshot's bytes (default 0.5), as LocalStore's `snapshotLogRatio`: a snapshot encodes the
+   * whole state (history included) synchronously, so a fixed entry count makes its cost per write
+   * grow with the state (docs/raft.md "The replicated store").
+   */
+  snapshotLogRatio?: number;
   /** how long a proposal waits to be applied before failing with 504 (default 7000) */
   proposalTimeoutMs?: number;
   /** how long a ReadIndex waits (default 5000) */
@@ -110,12 +117,13 @@ export function raftConfig(options: RaftStoreOptions): RaftConfig {
 }
 
 /** the waits of a member, with their defaults */
-export function waitOptions(options: RaftStoreOptions): { proposalTimeoutMs: number; readTimeoutMs: number; leaderWaitMs: number; snapshotEvery: number } {
+export function waitOptions(options: RaftStoreOptions): { proposalTimeoutMs: number; readTimeoutMs: number; leaderWaitMs: number; snapshotEvery: number; snapshotLogRatio: number } {
   return {
     proposalTimeoutMs: options.proposalTimeoutMs ?? 7000,
     readTimeoutMs: options.readTimeoutMs ?? 5000,
     leaderWaitMs: options.leaderWaitMs ?? 3000,
     snapshotEvery: Math.max(1, options.snapshotEvery ?? 10_000),
+    snapshotLogRatio: Math.max(0, options.snapshotLogRatio ?? 0.5),
   };
 }
 

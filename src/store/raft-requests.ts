@@ -131,6 +131,11 @@ export class RaftRequests {
       if (count) this.metrics.proposalsFailed += 1;
       p.reject(proposalError());
     }
+    this.failReads(readError, count);
+  }
+
+  /** fails every ReadIndex wait with `readError()` (proposals keep waiting) */
+  failReads(readError: () => Error, count = true): void {
     for (const [ctx, r] of this.reads) {
       r.timer.cancel();
       this.reads.delete(ctx);

@@ -10,8 +10,9 @@
 // member). It fails with a retryable error, never a false success:
 //   - 503 ServiceUnavailable when it was certainly not accepted (no leader,
 //     the core dropped it synchronously);
-//   - 504 Timeout ("outcome unknown") when leadership changed or the wait ran
-//     out after it may have reached a leader's log.
+//   - 504 Timeout ("outcome unknown") when the wait ran out after it may have
+//     reached a leader's log (a leader change does not end it: its entry may
+//     still commit and is then acknowledged).
 // Consistent reads use Raft ReadIndex (Raft thesis §6.4): readIndex() resolves
 // once this member has applied up to the index the leader confirmed, so the
 // revision it returns covers every write acknowledged anywhere before the call.
@@ -44,6 +45,11 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   readonly readIndexIsRemote = true;
   private appliedIndex: number;
   private snapshotIndex: number;
+  /** bytes of the entries applied since the last snapshot, and that snapshot's size (snapshotLogRatio) */
+  private logBytesSinceSnapshot = 0;
+  private lastSnapshotBytes: number;
+  /** this member's snapshot turn: its position among the members, and their number (snapshotTurn) */
+  private readonly snapshotSlot: { k: number; n: number };
   private readonly requests: RaftRequests;
   private readonly leadership: LeaderSignal;
   private transport!: Transport;
@@ -75,6 +81,9 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     this.leadership = new LeaderSignal((msg) => this.log(`raft: ${options.name}: ${msg}`), this.clock);
     this.appliedIndex = snapshot?.metadata.index ?? 0;
     this.snapshotIndex = this.appliedIndex;
+    this.lastSnapshotBytes = snapshot?.data.byteLength ?? 0;
+    const names = Object.keys(options.initialCluster).sort();
+    this.snapshotSlot = { k: Math.max(0, names.indexOf(options.name)), n: Math.max(1, names.length) };
   }
 
   /** Opens this member: loads (or bootstraps) its Raft state, starts the peer transport and the clock. */
@@ -233,9 +242,13 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     this.metrics.leaderChanges += 1;
     this.log(`raft: ${this.options.name}: leader ${previous || '(none)'} -> ${leader || '(none)'}`);
     if (previous !== NONE) {
-      // Entries proposed under the old leader may or may not survive: their
-      // callers get a retryable "outcome unknown", never a false success.
-      this.failPending('leadership changed while the write was in flight; it may or may not have been applied');
+      // A ReadIndex in flight is answered by the leader it went to, or never: fail it (retryable).
+      // A proposal is not failed (etcd does not either): an entry proposed under the old leader
+      // may still commit — a pre-candidate that lost its pre-vote goes back to the same leader, a
+      // new leader commits what the old one replicated — and is then applied here by its id.
+      // Failing it made the caller see 504 for a write that was applied, and the agent's next
+      // Lease renewal a 409 (docs/scale.md). One that never commits fails at proposalTimeoutMs.
+      this.requests.failReads(() => new RaftUnavailableError('leadership changed during a consistent read; retry', false));
     }
     if (leader !== NONE) this.leadership.wake();
   }
@@ -263,6 +276,7 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
         this.requests.settle(id, result, error);
       }
       this.appliedIndex = e.index;
+      this.logBytesSinceSnapshot += e.data.byteLength;
       this.metrics.entriesApplied += 1;
     }
   }
@@ -273,17 +287,40 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     this.replaceState(MvccState.restore(snap.data));
     this.appliedIndex = snap.metadata.index;
     this.snapshotIndex = snap.metadata.index;
+    this.lastSnapshotBytes = snap.data.byteLength;
+    this.logBytesSinceSnapshot = 0;
     this.metrics.snapshotsInstalled += 1;
   }
 
   async afterReady(): Promise<void> {
     if (this.appliedIndex - this.snapshotIndex < this.opts.snapshotEvery) return;
+    // A snapshot encodes the whole state with its history, synchronously, on every member at
+    // about the same index: at 5,000 nodes (5 min of history, ~250 MB) that was a stall of
+    // seconds every 10,000 entries on all three, longer than the election timeout. Tied to the
+    // bytes applied since, its cost per byte written stays bounded (docs/raft.md "The replicated store").
+    if (this.logBytesSinceSnapshot < this.lastSnapshotBytes * this.opts.snapshotLogRatio) return;
+    if (!this.snapshotTurn()) return;
     const index = this.appliedIndex;
     // taken synchronously: a consistent cut at `index`
-    const snap = this.node.compact(index, this.state.snapshot());
+    const data = this.state.snapshot();
+    this.lastSnapshotBytes = data.byteLength;
+    this.logBytesSinceSnapshot = 0;
+    const snap = this.node.compact(index, data);
     await this.driver.storage.saveSnapshot(snap);
     this.snapshotIndex = index;
     this.metrics.snapshotsTaken += 1;
+  }
+
+  /**
+   * Members take turns: member k of n snapshots only while floor(applied / snapshotEvery) mod n
+   * is k. They apply the same entries, so without turns they reached their thresholds at about the
+   * same index and stalled together — two stalled followers leave the leader without a quorum
+   * (it steps down), a stalled leader costs an election. A member waits at most (n-1) ×
+   * snapshotEvery entries for its turn.
+   */
+  private snapshotTurn(): boolean {
+    const { k, n } = this.snapshotSlot;
+    return Math.floor(this.appliedIndex / this.opts.snapshotEvery) % n === k;
   }
 
   /** the leader keeps `historyMs` of history; followers apply its compact commands */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeMsgpack, logKey } from '../../src/raft/codec.js';
+import { decodeMsgpack, logIndexFromKey, logKey } from '../../src/raft/codec.js';
 import { RaftStorage } from '../../src/raft/storage.js';
 import type { Entry } from '../../src/raft/types.js';
 
@@ -94,6 +94,31 @@ describe('RaftStorage', () => {
     expect([...st.snapshot!.data]).toEqual([9]);
     expect(texts(st.entries)).toEqual(['3/1/e3', '4/1/e4']);
     expect(r.stats()).toMatchObject({ firstIndex: 3, lastIndex: 4, snapshotIndex: 2 });
+    await r.close();
+  });
+
+  it('a large snapshot clears the log keys it covers (a range delete after the synced snapshot)', async () => {
+    const path = await dir();
+    const s = await RaftStorage.open(path);
+    await s.load();
+    await s.save({ entries: Array.from({ length: 50 }, (_, i) => ent(i + 1, 1, `e${i + 1}`)), hardState: { term: 1, vote: 'a', commit: 50 } });
+    const data = new Uint8Array(300_000).fill(5);
+    await s.saveSnapshot({ metadata: { index: 40, term: 1, confState: { voters: ['a'] } }, data });
+    await s.save({ entries: [ent(51, 1, 'e51')], hardState: { term: 1, vote: 'a', commit: 51 } });
+    await s.close();
+    const db = new Level<Uint8Array, Uint8Array>(path, { keyEncoding: 'view', valueEncoding: 'view' });
+    await db.open();
+    const log = db.sublevel<Uint8Array, Uint8Array>('log', { keyEncoding: 'view', valueEncoding: 'view' });
+    const indexes: number[] = [];
+    for await (const k of log.keys()) indexes.push(logIndexFromKey(k));
+    expect(indexes).toEqual(Array.from({ length: 11 }, (_, i) => 41 + i));
+    await db.close();
+    const r = await RaftStorage.open(path);
+    const st = await r.load();
+    expect(st.snapshot?.metadata.index).toBe(40);
+    expect(st.snapshot!.data.byteLength).toBe(300_000);
+    expect(st.snapshot!.data.every((b) => b === 5)).toBe(true);
+    expect(st.entries.map((e) => e.index)).toEqual(Array.from({ length: 11 }, (_, i) => 41 + i));
     await r.close();
   });
 
