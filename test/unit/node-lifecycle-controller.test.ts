@@ -238,6 +238,27 @@ describe('node lifecycle controller', () => {
     expect((await ready(e, 'n2')).status).toBe('True');
   });
 
+  it('a new leader starts the machines of many nodes in slices, and a stop retires them without acting', async () => {
+    const e = await env();
+    const names = Array.from({ length: 600 }, (_, i) => `s${i}`);
+    for (const n of names) await postStatus(e, n, 'True');
+    e.lifecycle.start();
+    const started = () => names.filter((n) => e.lifecycle.nodeView(n) !== undefined).length;
+    // the informer's first list brings all 600 at once; the machines start over several turns
+    expect(started()).toBe(0);
+    await new Promise((r) => setImmediate(r));
+    expect(started()).toBeGreaterThan(0);
+    expect(started()).toBeLessThan(names.length);
+    await flush(e);
+    expect(started()).toBe(names.length);
+    // stopped, nothing of the old run acts: silence past the grace period marks no one
+    e.lifecycle.stop();
+    e.clock.advance(60_000);
+    await flush(e);
+    expect(e.lifecycle.stats.markedUnknown).toBe(0);
+    for (const n of ['s0', 's599']) expect((await ready(e, n)).status).toBe('True');
+  });
+
   it('rate-limits NoExecute taints per zone; a partially disrupted small zone gets none; all zones down stops them', async () => {
     const e = await env({ rate: 0.1 });
     const names = Array.from({ length: 10 }, (_, i) => `z${i}`);

@@ -91,6 +91,24 @@ interface NodeRec {
   token: boolean;
 }
 
+/** node machines started per turn of the event loop (scheduleStarts) */
+const START_SLICE = 250;
+/** node machines stopped per turn (retireInSlices) */
+const STOP_SLICE = 500;
+
+/**
+ * Stops machines a few hundred per turn: a deposed leader stopping thousands
+ * at once stalled its event loop (1.1 s at 2,500 nodes, inside Raft's Ready
+ * loop). Their subscriptions already do nothing (startRec's identity check).
+ */
+function retireInSlices(actors: NodeHealthActor[]): void {
+  const step = (): void => {
+    for (let i = 0; i < STOP_SLICE && actors.length > 0; i++) actors.pop()!.stop();
+    if (actors.length > 0) setImmediate(step);
+  };
+  step();
+}
+
 const rfc3339 = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
 export class NodeLifecycleController {
@@ -123,6 +141,9 @@ export class NodeLifecycleController {
   readonly stats = { writes: 0, markedUnknown: 0, conflicts: 0, errors: 0 };
   /** reconciles started and not finished (settled()) */
   private readonly running = new Set<Promise<void>>();
+  /** nodes seen whose machines start in the next slices (scheduleStarts), with their latest object */
+  private readonly starting = new Map<string, ApiObject>();
+  private startScheduled = false;
 
   constructor(private readonly o: NodeLifecycleOptions) {
     this.clock = o.clock ?? systemClock;
@@ -168,8 +189,9 @@ export class NodeLifecycleController {
     this.nodeInformer = undefined;
     this.timer?.cancel();
     this.timer = undefined;
-    for (const r of this.nodes.values()) r.actor.stop();
+    retireInSlices([...this.nodes.values()].map((r) => r.actor));
     this.nodes.clear();
+    this.starting.clear();
     this.orphanRenew.clear();
     this.limiters.clear();
     this.zoneStates.clear();
@@ -207,34 +229,66 @@ export class NodeLifecycleController {
 
   private onNode(node: ApiObject): void {
     const name = node.metadata?.name ?? '';
-    const ready = readyOf(node);
-    const zone = zoneOf(node.metadata?.labels);
-    let rec = this.nodes.get(name);
+    const rec = this.nodes.get(name);
     if (!rec) {
-      const actor = startNodeHealth(this.clock, { graceMs: this.graceMs, notReadyGraceMs: this.notReadyGraceMs, ready: ready.status, blind: this.blind, maxBlindMs: this.maxBlindMs });
-      rec = { name, actor, heartbeat: ready.heartbeat, renew: this.orphanRenew.get(name), ready: ready.status, zone, view: viewOf(actor), confirmed: false, busy: false, again: false, held: false, token: false };
-      this.orphanRenew.delete(name);
-      this.nodes.set(name, rec);
-      const r = rec;
-      actor.subscribe(() => {
-        const v = this.viewFor(r);
-        if (v.unreachable !== r.view.unreachable || v.readiness !== r.view.readiness) {
-          r.view = v;
-          void this.reconcile(r);
-        }
-      });
-    } else {
-      if (ready.heartbeat !== rec.heartbeat) {
-        rec.heartbeat = ready.heartbeat;
-        heartbeat(rec.actor);
-      }
-      if (ready.status !== rec.ready) {
-        if (rec.ready === 'True') void this.o.events?.event({ apiVersion: 'v1', kind: 'Node', name, uid: node.metadata?.uid }, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
-        rec.ready = ready.status;
-        rec.actor.send({ type: 'REPORT', ready: ready.status });
-      }
-      rec.zone = zone;
+      // its machine starts in a later slice, from the latest object seen by then
+      this.starting.set(name, node);
+      this.scheduleStarts();
+      return;
     }
+    const ready = readyOf(node);
+    if (ready.heartbeat !== rec.heartbeat) {
+      rec.heartbeat = ready.heartbeat;
+      heartbeat(rec.actor);
+    }
+    if (ready.status !== rec.ready) {
+      if (rec.ready === 'True') void this.o.events?.event({ apiVersion: 'v1', kind: 'Node', name, uid: node.metadata?.uid }, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
+      rec.ready = ready.status;
+      rec.actor.send({ type: 'REPORT', ready: ready.status });
+    }
+    rec.zone = zoneOf(node.metadata?.labels);
+    rec.view = this.viewFor(rec);
+    void this.reconcile(rec);
+  }
+
+  /**
+   * Machines start in slices of START_SLICE per turn of the event loop: a new
+   * leader's first list brings every node at once, and starting thousands of
+   * machines in one go stalled the member's event loop for seconds (2.5 s at
+   * 2,500 nodes, docs/scale.md), long enough to cost an election. A node's
+   * grace period starts with its machine, a few turns later at most.
+   */
+  private scheduleStarts(): void {
+    if (this.startScheduled) return;
+    this.startScheduled = true;
+    setImmediate(() => {
+      this.startScheduled = false;
+      if (this.stopped) return;
+      let n = 0;
+      for (const [name, node] of this.starting) {
+        this.starting.delete(name);
+        if (!this.nodes.has(name)) this.startRec(name, node);
+        if (++n >= START_SLICE) break;
+      }
+      if (this.starting.size > 0) this.scheduleStarts();
+    });
+  }
+
+  private startRec(name: string, node: ApiObject): void {
+    const ready = readyOf(node);
+    const actor = startNodeHealth(this.clock, { graceMs: this.graceMs, notReadyGraceMs: this.notReadyGraceMs, ready: ready.status, blind: this.blind, maxBlindMs: this.maxBlindMs });
+    const rec: NodeRec = { name, actor, heartbeat: ready.heartbeat, renew: this.orphanRenew.get(name), ready: ready.status, zone: zoneOf(node.metadata?.labels), view: viewOf(actor), confirmed: false, busy: false, again: false, held: false, token: false };
+    this.orphanRenew.delete(name);
+    this.nodes.set(name, rec);
+    actor.subscribe(() => {
+      // a machine of a stopped run (being retired in slices) or of a forgotten node does nothing
+      if (this.nodes.get(name) !== rec) return;
+      const v = this.viewFor(rec);
+      if (v.unreachable !== rec.view.unreachable || v.readiness !== rec.view.readiness) {
+        rec.view = v;
+        void this.reconcile(rec);
+      }
+    });
     rec.view = this.viewFor(rec);
     void this.reconcile(rec);
   }
@@ -247,6 +301,7 @@ export class NodeLifecycleController {
   }
 
   private forget(name: string): void {
+    this.starting.delete(name);
     const r = this.nodes.get(name);
     if (!r) return;
     r.actor.stop();
@@ -267,11 +322,14 @@ export class NodeLifecycleController {
    * writes started (tests on a simulated clock wait for this instead of real time).
    */
   get busy(): boolean {
-    return this.running.size > 0;
+    return this.running.size > 0 || this.starting.size > 0;
   }
 
   async settled(): Promise<void> {
-    while (this.running.size > 0) await Promise.all(this.running);
+    while (this.running.size > 0 || (this.starting.size > 0 && !this.stopped)) {
+      if (this.running.size > 0) await Promise.all(this.running);
+      else await new Promise((r) => setImmediate(r));
+    }
   }
 
   /** one reconcile at a time per node; a change meanwhile runs it again (tracked for settled()) */
