@@ -60,6 +60,10 @@ const inFlights = (process.env.BENCH_INFLIGHT ?? '1,64').split(',').map(Number);
 const apiProtocol = process.env.BENCH_API_PROTOCOL === 'h2' ? 'h2' : 'h1';
 // BENCH_ORCH_BUILD=dist: the members run the compiled server (`npm run build` first), as `npm start`
 // runs it; default: the TypeScript sources through tsx (whose keepNames wrapper costs a call per closure)
+// BENCH_WARMUP=n: creates before each measured phase (default 200). V8 needs thousands to optimise
+// the server's hot paths: a warm server spends about half the CPU per create of one warmed by 200
+// (docs/performance.md "Warm and cold"); etcd (Go) has no warm-up
+const warmupOf = (n: number): number => (process.env.BENCH_WARMUP ? Number(process.env.BENCH_WARMUP) : Math.min(200, n));
 const orchEntry = process.env.BENCH_ORCH_BUILD === 'dist' ? ['dist/src/cli/main.js'] : ['--import', 'tsx', 'src/cli/main.ts'];
 
 interface Stats extends DriveStats {
@@ -199,7 +203,7 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
     for (const inFlight of inFlights) {
       const before = await raftz();
       // a short warm-up (JIT, connections) that is not measured
-      await drive(Math.min(200, writes), inFlight, async (i) => {
+      await drive(warmupOf(writes), inFlight, async (i) => {
         const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `w${inFlight}-${i}` }, data: { v: value } });
         await httpCall(request, { host: '127.0.0.1', port: leaderPort, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent }, body, 201);
       });
@@ -276,7 +280,7 @@ async function benchEtcd(root: string, pki: string, via: 'native' | 'gateway'): 
   const value = Buffer.alloc(valueSize, 120);
   const create = (key: string): Promise<number> => (client ? nativeCreate(client, key, value) : gatewayCreate(etcd, key, value));
   try {
-    await drive(Math.min(200, writes), 64, async (i) => void (await create(`/warmup/${i}`)));
+    await drive(warmupOf(writes), 64, async (i) => void (await create(`/warmup/${i}`)));
     const out: Record<string, Stats> = {};
     for (const inFlight of inFlights) {
       const client0 = selfCpuMs();
