@@ -7,12 +7,12 @@
 // to the handler its connection registered. A MultiData frame's one payload
 // (a watch batch shared by many watchers) is handed to each of its streams.
 //
-// Requests written in one turn go out in one write (corked until the next
-// tick), so many connections' requests cost the main process one read.
+// Requests written in one turn go out in one write (ChannelWriter, as for
+// HTTP/2), so many connections' requests cost the main process one read.
 
 import type { Socket } from 'node:net';
-import { dialMux, OwedBatch } from './mux-dial.js';
-import { FrameType, frameHeader, headedFrame, readMulti, type RequestHead } from './mux-frames.js';
+import { ChannelWriter, dialMux } from './mux-dial.js';
+import { FrameType, frameHeader, readMulti, type RequestHead } from './mux-frames.js';
 
 export interface MuxStreamHandler {
   /** a Response, Head, Data, End or Reset frame for this stream */
@@ -41,8 +41,7 @@ export function createH1MuxChannel(socketPath: string, onClosed?: () => void): H
   let conn: Socket | undefined;
   let nextId = 1;
   const handlers = new Map<number, MuxStreamHandler>();
-  const owedBatch = new OwedBatch(() => conn);
-  let corked = false;
+  const writer = new ChannelWriter(() => conn);
 
   const onFrame = (type: number, id: number, payload: Buffer): void => {
     if (type === FrameType.MultiData) {
@@ -61,6 +60,7 @@ export function createH1MuxChannel(socketPath: string, onClosed?: () => void): H
     if (conn && !conn.destroyed) return conn;
     const s = dialMux(socketPath, onFrame, () => {
       if (conn === s) conn = undefined;
+      writer.drop();
       const lost = [...handlers.values()];
       handlers.clear();
       for (const h of lost) h.lost();
@@ -70,42 +70,30 @@ export function createH1MuxChannel(socketPath: string, onClosed?: () => void): H
     return s;
   };
 
-  const write = (parts: Buffer[]): void => {
-    const c = connection();
-    if (!corked) {
-      corked = true;
-      c.cork();
-      process.nextTick(() => {
-        corked = false;
-        c.uncork();
-      });
-    }
-    for (const p of parts) c.write(p);
-  };
-
   return {
     request(head, body, handler) {
       const id = nextId;
       nextId = nextId >= 0xfffffffe ? 1 : nextId + 1;
       handlers.set(id, handler);
-      write(headedFrame(FrameType.Request, id, head, body));
+      connection();
+      writer.headed(FrameType.Request, id, head, body);
       return id;
     },
     body(id, body) {
       if (!handlers.has(id)) return;
-      write(body.length > 0 ? [frameHeader(FrameType.Body, id, body.length), body] : [frameHeader(FrameType.Body, id, 0)]);
+      writer.encoded(body.length > 0 ? [frameHeader(FrameType.Body, id, body.length), body] : [frameHeader(FrameType.Body, id, 0)]);
     },
     cancel(id) {
       if (!handlers.delete(id)) return;
-      owedBatch.delete(id);
-      if (conn && !conn.destroyed) write([frameHeader(FrameType.Cancel, id, 0)]);
+      writer.forgetOwed(id);
+      if (conn && !conn.destroyed) writer.bare(FrameType.Cancel, id);
     },
     forget(id) {
       handlers.delete(id);
-      owedBatch.delete(id);
+      writer.forgetOwed(id);
     },
     owed(id, bytes) {
-      if (handlers.has(id)) owedBatch.set(id, bytes);
+      if (handlers.has(id)) writer.owed(id, bytes);
     },
     get streams() {
       return handlers.size;

@@ -22,8 +22,8 @@ import { constants as h2constants, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.js';
 import { h2ResponseHeaders, METHODS_WITH_BODY, respondStatus, respondWhole, type SessionContext, type StreamClosed, type StreamForwarder, type StreamRequest } from './h2-sessions.js';
-import { dialMux } from './mux-dial.js';
-import { FrameBatch, FrameType, owedFrame, readHeaded, readMulti, type RequestHead, type ResponseHead } from './mux-frames.js';
+import { ChannelWriter, dialMux } from './mux-dial.js';
+import { FrameType, readHeaded, readMulti, type RequestHead, type ResponseHead } from './mux-frames.js';
 
 /** a stream ended by the server but still holding unsent bytes this long is reset (its client does not read) */
 const END_GRACE_MS = 30_000;
@@ -50,41 +50,13 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
   let conn: Socket | undefined;
   let nextId = 1;
   const pending = new Map<number, Pending>();
-  const owedChanges = new Map<number, number>();
   let destroyed = false;
-  // Frames for the main process (Request, Cancel, Owed) wait for the end of
-  // the turn and go in one write: the streams of one TLS read are forwarded
-  // in separate callbacks, so a flush at the next tick would still be one
-  // write per request.
-  const batch = new FrameBatch();
-  let flushScheduled = false;
-  const flush = (): void => {
-    flushScheduled = false;
-    // one Owed frame per turn for every stream that changed
-    if (owedChanges.size > 0) batch.encoded(owedFrame(owedChanges));
-    owedChanges.clear();
-    const chunks = batch.take();
-    const c = conn;
-    if (!c || c.destroyed || chunks.length === 0) return;
-    if (chunks.length === 1) {
-      c.write(chunks[0]!);
-      return;
-    }
-    c.cork();
-    for (const chunk of chunks) c.write(chunk);
-    c.uncork();
-  };
-  const scheduleFlush = (): void => {
-    if (flushScheduled) return;
-    flushScheduled = true;
-    setImmediate(flush);
-  };
+  const writer = new ChannelWriter(() => conn);
 
   const reportOwed = (id: number, p: Pending, bytes: number): void => {
     if (p.owed === bytes) return;
     p.owed = bytes;
-    owedChanges.set(id, bytes);
-    scheduleFlush();
+    writer.owed(id, bytes);
   };
 
   const deliver = (id: number, data: Buffer): void => {
@@ -164,8 +136,7 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
     const s = dialMux(opts.socketPath, onFrame, () => {
       if (conn === s) conn = undefined;
       // frames not written yet were for this connection's streams (answered below), not for the next one
-      batch.take();
-      owedChanges.clear();
+      writer.drop();
       // every stream of this connection lost its server side
       for (const [, p] of pending) {
         if (p.answered) {
@@ -197,15 +168,13 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
       const p: Pending = { stream, owed: 0, waitingDrain: false, answered: false };
       pending.set(id, p);
       connection();
-      batch.headed(FrameType.Request, id, head, req.body);
-      scheduleFlush();
+      writer.headed(FrameType.Request, id, head, req.body);
       return () => {
         if (pending.get(id) !== p) return;
         // the client reset the stream or lost its session: a watch must stop on the server
         pending.delete(id);
         if (conn && !conn.destroyed) {
-          batch.bare(FrameType.Cancel, id);
-          scheduleFlush();
+          writer.bare(FrameType.Cancel, id);
         }
       };
     },

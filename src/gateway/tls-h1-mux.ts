@@ -515,23 +515,13 @@ const unavailable = (): PlainResponse => status(503, 'ServiceUnavailable', 'the 
 const REJECTION_REASONS: Record<number, string> = { 400: 'BadRequest', 405: 'MethodNotAllowed' };
 
 /** the answer to a head that is not HTTP; the connection closes after it */
-function rejectionResponse(code: number, message: string): PlainResponse {
-  const reason = REJECTION_REASONS[code];
+const rejectionResponse = (code: number, message: string): PlainResponse => status(code, REJECTION_REASONS[code], message, [['Connection', 'close']]);
+
+/** a Status answer; no `reason` for codes Kubernetes has none for (501, 505) */
+function status(code: number, reason: string | undefined, message: string, extra: [string, string][] = []): PlainResponse {
   return {
     status: code,
-    headers: [
-      ['Content-Type', 'application/json'],
-      ['Connection', 'close'],
-    ],
+    headers: [['Content-Type', 'application/json'], ...extra],
     body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}), code }),
-  };
-}
-
-
-function status(code: number, reason: string, message: string): PlainResponse {
-  return {
-    status: code,
-    headers: [['Content-Type', 'application/json']],
-    body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }),
   };
 }
