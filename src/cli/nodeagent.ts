@@ -1,5 +1,6 @@
 // `orch nodeagent` and `orch runtime-sim` (docs/nodeagent.md).
 
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { writeKubeconfig } from '../server/kubeconfig.js';
@@ -123,12 +124,13 @@ export function addNodeAgentCommands(program: Command): void {
     .requiredOption('--node-name <name>', 'the node name (the agent\'s --hostname-override)')
     .requiredOption('--out <file>', 'where to write the kubeconfig (mode 0600)')
     .option('--data-dir <dir>', 'the server\'s data dir (its pki/ holds the CA)', './.orch')
-    .option('--server <url>', 'the control plane URL', 'https://127.0.0.1:6443')
-    .action(async (f: { nodeName: string; out: string; dataDir: string; server: string }) => {
+    .option('--server <url>', 'the control plane URL (default: the server of <data-dir>/admin.kubeconfig, else https://127.0.0.1:6443)')
+    .action(async (f: { nodeName: string; out: string; dataDir: string; server?: string }) => {
       try {
+        const server = f.server ?? (await adminServer(f.dataDir));
         const pki = await loadPki(join(f.dataDir, 'pki'));
         const cert = await issueClientCertificate(pki, { commonName: `system:node:${f.nodeName}`, organizations: ['system:nodes'] });
-        await writeKubeconfig(f.out, { server: f.server, caPem: pki.ca.certPem, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem, user: `system:node:${f.nodeName}` });
+        await writeKubeconfig(f.out, { server, caPem: pki.ca.certPem, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem, user: `system:node:${f.nodeName}` });
         process.stdout.write(`wrote ${f.out} for system:node:${f.nodeName}\n`);
       } catch (e) {
         process.stderr.write(`node-kubeconfig: ${(e as Error).message}\n`);
@@ -150,4 +152,11 @@ export function addNodeAgentCommands(program: Command): void {
         process.exit(1);
       }
     });
+}
+
+/** the URL `orch server` wrote into its admin kubeconfig (it knows its --secure-port and address) */
+async function adminServer(dataDir: string): Promise<string> {
+  const path = join(dataDir, 'admin.kubeconfig');
+  if (!existsSync(path)) return 'https://127.0.0.1:6443';
+  return (await readKubeconfig(path)).server;
 }

@@ -93,7 +93,8 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       extended: {},
     };
 
-    const api = o.kubeconfig ? new ApiClient(await readKubeconfig(o.kubeconfig)) : undefined;
+    const credentials = o.kubeconfig ? await readKubeconfig(o.kubeconfig) : undefined;
+    const api = credentials ? new ApiClient(credentials) : undefined;
     if (api) cleanups.push(() => api.close());
     else log('no --kubeconfig: running standalone (static pods only)');
 
@@ -209,7 +210,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       clock.clearTimeout(statusTimer);
     });
 
-    const server: AgentServer = await startAgentServer({ config: c, rootDir, certDir: o.certDir ?? join(rootDir, 'pki'), nodeName, domain: o.domain, api, runtime, healthy: () => runtimeHealthy, pods: () => pods.knownPods(), log, clock });
+    const server: AgentServer = await startAgentServer({ config: c, clusterCaPem: credentials?.caPem, rootDir, certDir: o.certDir ?? join(rootDir, 'pki'), nodeName, domain: o.domain, api, runtime, healthy: () => runtimeHealthy, pods: () => pods.knownPods(), log, clock });
     facts.port = server.port;
     cleanups.push(() => server.close());
 

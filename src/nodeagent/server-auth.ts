@@ -1,7 +1,7 @@
 // Authentication and authorization of the agent's HTTPS endpoints (spec 002
 // §4.1 "access is controlled by the agent's own authentication and
 // authorization settings"): a client certificate signed by
-// `authentication.x509.clientCAFile`, or a bearer token checked with a
+// `authentication.x509.clientCAFile` (else the kubeconfig's cluster CA), or a bearer token checked with a
 // TokenReview against the control plane; then, in mode Webhook, a
 // SubjectAccessReview for the node subresource (`nodes/checkpoint`).
 
@@ -25,7 +25,8 @@ export type AuthnResult = { ok: true; user: Caller } | { ok: false; message: str
 /** `now`: ms since the epoch on the agent's clock (clock.ts), for the TokenReview cache */
 export async function authenticate(req: IncomingMessage, c: NodeAgentConfig, api: ApiClient | undefined, domain: string, now: number): Promise<AuthnResult> {
   const sock = req.socket as TLSSocket;
-  if (c.authentication.x509.clientCAFile && sock.authorized) {
+  // `authorized` only when the server asked for a certificate (a client CA is in effect) and it verified
+  if (sock.authorized) {
     const cert = sock.getPeerCertificate();
     if (cert?.subject?.CN) {
       const o = cert.subject.O;

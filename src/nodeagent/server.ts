@@ -24,6 +24,12 @@ import { HttpError } from './streaming/target.js';
 
 export interface AgentServerOptions {
   config: NodeAgentConfig;
+  /**
+   * the kubeconfig's cluster CA: the client CA when `authentication.x509.clientCAFile` is unset, as
+   * kubeadm points a kubelet's clientCAFile at the cluster CA — so the API server's kubelet-client
+   * certificate is accepted without a configuration file (docs/nodeagent.md "Streams")
+   */
+  clusterCaPem?: string | undefined;
   rootDir: string;
   certDir: string;
   nodeName: string;
@@ -70,7 +76,7 @@ const stamp = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 export async function startAgentServer(o: AgentServerOptions): Promise<AgentServer> {
   const c = o.config;
   const pair = await servingPair(c.tlsCertFile, c.tlsPrivateKeyFile, o.certDir, [o.nodeName, 'localhost', '127.0.0.1'], o.clock.now());
-  const ca = c.authentication.x509.clientCAFile ? await readFile(c.authentication.x509.clientCAFile, 'utf8') : undefined;
+  const ca = c.authentication.x509.clientCAFile ? await readFile(c.authentication.x509.clientCAFile, 'utf8') : o.clusterCaPem;
   const server: Server = createServer({ cert: pair.certPem, key: pair.keyPem, ca, requestCert: !!ca, rejectUnauthorized: false }, (req, res) => {
     handle(req, res).catch((e: unknown) => {
       o.log(`server: ${(e as Error).message}`);

@@ -88,6 +88,8 @@ export interface StartAgentOptions {
   extraArgs?: string[];
   /** reuse the directory of an earlier agent (its root dir, lock file, manifests) */
   dir?: string;
+  /** false: no `authentication.x509.clientCAFile`, so the agent trusts its kubeconfig's cluster CA (the README's start) */
+  clientCaFile?: false;
 }
 
 /** a temp dir with root dir, lock file, static pod dir and readings file, and a running agent */
@@ -105,7 +107,7 @@ export async function startAgentProcess(ts: TestServer | undefined, o: StartAgen
     nodeLeaseRenewInterval: '1s',
     runtimeRelistPeriod: '300ms',
     evictionPressureTransitionPeriod: '0s',
-    ...(ts ? { authentication: { x509: { clientCAFile: join(ts.dataDir, 'pki', 'ca.crt') } } } : {}),
+    ...(ts && o.clientCaFile !== false ? { authentication: { x509: { clientCAFile: join(ts.dataDir, 'pki', 'ca.crt') } } } : {}),
     ...(o.config ?? {}),
   };
   await writeFile(join(dir, 'config.yaml'), agentConfig(config));

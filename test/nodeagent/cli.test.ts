@@ -6,7 +6,12 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { readKubeconfig } from '../../src/nodeagent/kubeconfig.js';
 import { RuntimeClient } from '../../src/nodeagent/runtime/client.js';
+import { writeKubeconfig } from '../../src/server/kubeconfig.js';
+import { ensurePki } from '../../src/server/pki.js';
 import { startRuntimeSim } from '../../src/nodeagent/runtime/sim-server.js';
 import { type AgentProcess, agentConfig, spawnAgent, startAgentProcess } from '../helpers/nodeagent.js';
 
@@ -35,6 +40,22 @@ function post(port: number, path: string): Promise<{ status: number; text: strin
     req.end();
   });
 }
+
+describe('orch node-kubeconfig', () => {
+  it('takes the server from the data dir\'s admin kubeconfig (a server on another port), else --server', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'orch-nodekc-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    const pki = await ensurePki(join(dir, 'pki'));
+    await writeKubeconfig(join(dir, 'admin.kubeconfig'), { server: 'https://127.0.0.1:7443', caPem: pki.ca.certPem, clientCertPem: pki.admin.certPem, clientKeyPem: pki.admin.keyPem, user: 'admin' });
+    const run = (...extra: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'node-kubeconfig', '--node-name', 'n1', '--data-dir', dir, ...extra]);
+    await run('--out', join(dir, 'a.kubeconfig'));
+    const a = await readKubeconfig(join(dir, 'a.kubeconfig'));
+    expect(a.server).toBe('https://127.0.0.1:7443');
+    expect(a.caPem).toBe(pki.ca.certPem);
+    await run('--out', join(dir, 'b.kubeconfig'), '--server', 'https://10.0.0.1:6443');
+    expect((await readKubeconfig(join(dir, 'b.kubeconfig'))).server).toBe('https://10.0.0.1:6443');
+  });
+});
 
 describe('orch nodeagent process', () => {
   it('a second agent on the same lock file exits with a clear message; a stale lock is taken over', async () => {

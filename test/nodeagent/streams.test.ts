@@ -4,13 +4,14 @@
 // → the simulated runtime over gRPC, whose containers are real `sh -c` processes.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
+import { ensurePki, issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { renderKubeconfig } from '../../src/server/kubeconfig.js';
 import { eventually as waitFor } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
@@ -58,8 +59,9 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'orch-streams-'));
   ts = await startTestServer();
   admin = join(ts.dataDir, 'admin.kubeconfig');
-  // the agent checks the API server's client certificate and asks the API server (SubjectAccessReview) whether it may
-  agent = await startAgentProcess(ts, { nodeName: 'node-a', config: { authorization: { mode: 'Webhook' } } });
+  // the agent checks the API server's client certificate and asks the API server (SubjectAccessReview) whether it may;
+  // started as the README starts it: no clientCAFile, so it trusts the cluster CA of its kubeconfig
+  agent = await startAgentProcess(ts, { nodeName: 'node-a', clientCaFile: false, config: { authorization: { mode: 'Webhook' } } });
   const pki = await loadPki(join(ts.dataDir, 'pki'));
   const cert = await issueClientCertificate(pki, { commonName: 'alice' });
   alice = join(dir, 'alice.kubeconfig');
@@ -141,6 +143,30 @@ describe('pods/log', () => {
     const prev = await ts.request('GET', '/api/v1/namespaces/default/pods/talker/log?previous=true');
     expect(prev.status).toBe(400);
     expect(prev.json().message).toMatch(/previous terminated container "main" in pod "talker" not found/);
+  });
+});
+
+/** a request straight to the agent's HTTPS server with a client certificate */
+function agentStatus(path: string, cert: { certPem: string; keyPem: string }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port: agent.port, path, rejectUnauthorized: false, cert: cert.certPem, key: cert.keyPem }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the agent\'s client CA without clientCAFile', () => {
+  it('accepts certificates of its kubeconfig\'s cluster CA and refuses another CA\'s', async () => {
+    const pki = await loadPki(join(ts.dataDir, 'pki'));
+    const master = await issueClientCertificate(pki, { commonName: 'ops', organizations: ['system:masters'] });
+    expect(await agentStatus('/containerLogs/default/talker/main?tailLines=1', master)).toBe(200);
+    // a CA the cluster does not know, issuing a certificate with the same names
+    const other = await ensurePki(join(dir, 'other-pki'));
+    const forged = await issueClientCertificate(other, { commonName: 'ops', organizations: ['system:masters'] });
+    expect(await agentStatus('/containerLogs/default/talker/main?tailLines=1', forged)).toBe(401);
   });
 });
 
