@@ -149,7 +149,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
           if (gzipped) res.writeHeader('Content-Encoding', 'gzip');
           if (closing) res.writeHeader('Connection', 'close');
           // uWS would send the body to HEAD too, and a client that (rightly)
-          // reads none would take it for the start of the next response
+          // reads none would take it for the start of the next response. The
+          // head says Content-Length: 0: this uWS build's endWithoutBody(length)
+          // closes the connection at the next request (the channel path sends
+          // the GET's length, mux-server.ts)
           res.end(method === 'HEAD' ? '' : body, false);
         });
       }

@@ -107,8 +107,16 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
     const awaitingBody = new Map<number, (body: Buffer) => void>();
 
     const sendPlain = (id: number, out: PlainResponse, method: string, body: Uint8Array | string, gzipped: boolean): void => {
-      const bytes = method === 'HEAD' ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
       const head: ResponseHead = { status: out.status, headers: gzipped ? [...out.headers, ['Content-Encoding', 'gzip']] : out.headers };
+      if (method === 'HEAD') {
+        // the head a GET would get, with its Content-Length (RFC 9110 §9.3.2, as Go's server
+        // answers kube-apiserver's HEADs); the client end sends no body
+        const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+        writer.promptFrame(headedFrame(FrameType.Head, id, { ...head, length } satisfies ResponseHead));
+        writer.promptFrame([frameHeader(FrameType.End, id, 0)]);
+        return;
+      }
+      const bytes = typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
       if (bytes.length <= WHOLE_BODY_MAX) {
         writer.promptFrame(headedFrame(FrameType.Response, id, head, bytes));
         return;
