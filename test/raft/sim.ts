@@ -197,6 +197,10 @@ export class Sim {
   /** index -> applied entry key, over all nodes (state machine safety) */
   readonly appliedAt = new Map<number, string>();
   private proposalSeq = 0;
+  /** a host hook: called for every entry a node applies, in order (test/raft/proposer-host.ts) */
+  onApply: ((n: SimNode, e: AppliedEntry) => void) | undefined;
+  /** a host hook: called when a node installs a snapshot from a leader */
+  onSnapshot: ((n: SimNode, s: Snapshot) => void) | undefined;
 
   constructor(cfg: SimConfig) {
     this.cfg = {
@@ -335,6 +339,7 @@ export class Sim {
     for (const e of sm) this.checkApplied(n, e);
     n.sm = sm;
     n.appliedIndex = s.metadata.index;
+    this.onSnapshot?.(n, s);
   }
 
   private apply(n: SimNode, e: Entry): void {
@@ -345,6 +350,7 @@ export class Sim {
     this.checkApplied(n, a);
     n.sm.push(a);
     n.appliedIndex = e.index;
+    this.onApply?.(n, a);
   }
 
   /** state machine safety: no two nodes apply different entries at one index */
