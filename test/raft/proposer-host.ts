@@ -16,6 +16,8 @@ interface Member {
   pending: Set<string>;
   /** ids to hand to the core at the next flush (new, dropped at once, or lost) */
   queued: string[];
+  /** the term of each pending id's attempt in the core */
+  termOf: Map<string, number>;
   terms: ProposalTerms<string>;
 }
 
@@ -29,6 +31,8 @@ export class ProposerHost {
   readonly forgotten = new Set<string>();
   /** ids the host gave up on: proposed maxAttempts times, or possibly inside an installed snapshot */
   readonly gaveUp = new Set<string>();
+  /** ids pending in the term of a snapshot their node installed, or an earlier one: outcome unknown (504 at the deadline in the store) */
+  readonly inSnapshot = new Set<string>();
   /** times an id was handed to a core */
   readonly attempts = new Map<string, number>();
   private seq = 0;
@@ -39,7 +43,11 @@ export class ProposerHost {
   ) {
     for (const id of sim.nodes.keys()) this.members.set(id, this.fresh());
     sim.onApply = (n, e) => this.applied(n, e);
-    sim.onSnapshot = (n, s) => this.member(n.id).terms.snapshotInstalled(s.metadata.term);
+    sim.onSnapshot = (n, s) => {
+      const m = this.member(n.id);
+      m.terms.snapshotInstalled(s.metadata.term);
+      for (const [x, term] of m.termOf) if (term <= s.metadata.term) this.inSnapshot.add(x);
+    };
     const dropped = sim.net.dropped.bind(sim.net);
     sim.net.dropped = (m: Message) => {
       if (m.type === 'propose') for (const e of m.entries) this.cutOff.add(Buffer.from(e.data).toString('utf8'));
@@ -48,7 +56,7 @@ export class ProposerHost {
   }
 
   private fresh(): Member {
-    return { pending: new Set(), queued: [], terms: new ProposalTerms(this.maxAttempts) };
+    return { pending: new Set(), queued: [], termOf: new Map(), terms: new ProposalTerms(this.maxAttempts) };
   }
 
   private member(id: NodeId): Member {
@@ -87,6 +95,7 @@ export class ProposerHost {
       m.queued = [];
       for (const x of ids) {
         m.terms.proposed(x, term);
+        m.termOf.set(x, term);
         this.attempts.set(x, (this.attempts.get(x) ?? 0) + 1);
       }
     }
@@ -102,12 +111,17 @@ export class ProposerHost {
   private applied(n: SimNode, e: AppliedEntry): void {
     const m = this.member(n.id);
     const id = idOf(e);
-    if (id !== undefined && m.pending.delete(id)) m.terms.settled(id);
+    if (id !== undefined && m.pending.delete(id)) {
+      m.terms.settled(id);
+      m.termOf.delete(id);
+    }
     const lost = m.terms.applied(e.term);
     if (!lost) return;
     m.queued.push(...lost.retry);
+    for (const x of lost.retry) m.termOf.delete(x);
     for (const x of [...lost.exhausted, ...lost.unknown]) {
       m.pending.delete(x);
+      m.termOf.delete(x);
       this.gaveUp.add(x);
     }
   }
