@@ -1,7 +1,8 @@
 // Property test of re-proposing (docs/raft.md "Re-proposing lost proposals"):
 // fast-check generates schedules of proposals from every member, random
 // partitions, leaders cut off until the others elect a new one, message loss
-// and delay, crashes and restarts, and compaction, on a 3- or 5-node
+// and delay, forwards held up for many election timeouts, crashes and
+// restarts, and compaction, on a 3- or 5-node
 // simulated cluster (sim.ts, which checks Raft's safety properties as it
 // runs) whose host proposes again what ProposalTerms says a leader change
 // lost (proposer-host.ts). Reference model: the set of proposed ids.
@@ -26,6 +27,7 @@ type Action =
   | { k: 'partition'; mask: number }
   | { k: 'heal' }
   | { k: 'net'; drop: number; delay: number }
+  | { k: 'slowForwards'; delay: number }
   | { k: 'crash'; node: number }
   | { k: 'restart'; node: number }
   | { k: 'compact'; node: number };
@@ -39,6 +41,7 @@ function actionArb(size: number): fc.Arbitrary<Action> {
     { weight: 2, arbitrary: fc.record({ k: fc.constant('partition' as const), mask: fc.integer({ min: 1, max: (1 << size) - 2 }) }) },
     { weight: 3, arbitrary: fc.record({ k: fc.constant('heal' as const) }) },
     { weight: 1, arbitrary: fc.record({ k: fc.constant('net' as const), drop: fc.constantFrom(0, 0, 0.05, 0.2), delay: fc.integer({ min: 0, max: 3 }) }) },
+    { weight: 2, arbitrary: fc.record({ k: fc.constant('slowForwards' as const), delay: fc.constantFrom(0, 20, 40, 80) }) },
     { weight: 1, arbitrary: fc.record({ k: fc.constant('crash' as const), node }) },
     { weight: 2, arbitrary: fc.record({ k: fc.constant('restart' as const), node }) },
     { weight: 1, arbitrary: fc.record({ k: fc.constant('compact' as const), node }) },
@@ -89,6 +92,10 @@ function run(size: number, seed: number, actions: Action[], preVote: boolean, ch
       case 'compact':
         sim.compact(ids[a.node]!);
         break;
+      case 'slowForwards':
+        // forwards arrive long after a leader change (to a leader re-elected in a later term, say)
+        sim.net.extraDelay = a.delay === 0 ? undefined : (m) => (m.type === 'propose' ? Math.floor(sim.rand() * a.delay) : 0);
+        break;
       default:
         // partition, heal, net
         networkAction(sim, ids, a);
@@ -97,6 +104,7 @@ function run(size: number, seed: number, actions: Action[], preVote: boolean, ch
   // heal, restart everyone, and let every proposal still pending settle
   sim.healAll();
   sim.net.maxExtraDelay = 0;
+  sim.net.extraDelay = undefined;
   // (one whose forward the network dropped, or that a snapshot may hold, may wait for ever: in the store it times out, 504)
   const leaderOfAll = (): string | undefined => {
     const l = sim.stableLeader();

@@ -128,6 +128,8 @@ export class SimNetwork {
   filter: ((m: Message) => boolean) | undefined;
   /** when set, every message handed to the network is appended here */
   log: Message[] | undefined;
+  /** a test hook: extra time units a message spends in flight (e.g. a forward held up for a long time) */
+  extraDelay: ((m: Message) => number) | undefined;
   /** report snapshot delivery outcomes to the sender, as a transport should */
   reportSnapshots = true;
   /** messages handed to the network, by type (for tests and coverage statistics) */
@@ -167,7 +169,7 @@ export class SimNetwork {
     }
     const copies = this.rand() < this.dupRate ? 2 : 1;
     for (let i = 0; i < copies; i++) {
-      const delay = 1 + Math.floor(this.rand() * this.maxExtraDelay);
+      const delay = 1 + Math.floor(this.rand() * this.maxExtraDelay) + (this.extraDelay?.(m) ?? 0);
       this.queue.push({ m, at: this.now + delay, seq: this.seq++ });
     }
   }
