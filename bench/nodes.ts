@@ -652,7 +652,7 @@ async function runOrch(root: string, pki: string, certs: Certs, n: number, membe
     const leader = raftz.m1?.leader;
     const raftCounters = Object.fromEntries(Object.entries(raftz).map(([k, z]) => {
       const c = z.metrics ?? {};
-      return [k, { role: z.role, term: z.term, leaderChanges: c.leaderChanges, proposalsCommitted: c.proposalsCommitted, proposalsFailed: c.proposalsFailed, readIndexFailed: c.readIndexFailed, snapshotsTaken: c.snapshotsTaken, snapshotsInstalled: c.snapshotsInstalled, storageSyncs: c.storageSyncs, meanSyncMs: c.storageSyncs ? +(c.storageSyncMs! / c.storageSyncs).toFixed(2) : 0, entriesPersisted: c.entriesPersisted, readies: c.readies, meanProposeToApplyMs: c.proposalsCommitted ? +(c.proposeToApplyMs! / c.proposalsCommitted).toFixed(2) : 0 }];
+      return [k, { role: z.role, term: z.term, leaderChanges: c.leaderChanges, proposalsCommitted: c.proposalsCommitted, proposalsFailed: c.proposalsFailed, proposalsRetried: c.proposalsRetried, readIndexFailed: c.readIndexFailed, snapshotsTaken: c.snapshotsTaken, snapshotsInstalled: c.snapshotsInstalled, storageSyncs: c.storageSyncs, meanSyncMs: c.storageSyncs ? +(c.storageSyncMs! / c.storageSyncs).toFixed(2) : 0, entriesPersisted: c.entriesPersisted, readies: c.readies, meanProposeToApplyMs: c.proposalsCommitted ? +(c.proposeToApplyMs! / c.proposalsCommitted).toFixed(2) : 0 }];
     }));
     return { ...m, ...(leader ? { leader } : {}), ...(members === 3 ? { raftCounters } : {}), ...registration, nodesWronglyUnknown: watch.wronglyUnknown.size, ...(watch.lost() ? { nodeWatchLost: true, nodeWatchEnds: watch.ends } : {}), notReadyAtEnd, tainted };
   } finally {

@@ -8,6 +8,8 @@ export class RaftMetrics {
   proposalsCommitted = 0;
   /** proposals of this member that failed: dropped, timed out or cut by a leader change */
   proposalsFailed = 0;
+  /** proposals of this member proposed again after a leader change lost them (docs/raft.md "Re-proposing lost proposals") */
+  proposalsRetried = 0;
   /** entries applied to the state machine (any proposer) */
   entriesApplied = 0;
   /** ReadIndex requests that failed (no leader, timeout, leader change) */
@@ -42,6 +44,7 @@ export class RaftMetrics {
     gauge('etcd_server_leader_changes_seen_total', 'Leader changes seen by this member.', () => metrics.leaderChanges);
     gauge('etcd_server_proposals_committed_total', 'Proposals of this member that were applied.', () => metrics.proposalsCommitted);
     gauge('etcd_server_proposals_failed_total', 'Proposals of this member that failed.', () => metrics.proposalsFailed);
+    gauge('orch_raft_proposals_retried_total', 'Proposals of this member proposed again after a leader change lost them.', () => metrics.proposalsRetried);
     gauge('etcd_server_proposals_pending', 'Proposals of this member waiting to be applied.', () => live().pending);
     gauge('etcd_server_proposals_applied_total', 'Entries applied to the state machine.', () => metrics.entriesApplied);
     gauge('orch_raft_term', 'Current Raft term.', () => live().term);

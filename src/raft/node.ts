@@ -51,6 +51,8 @@ interface QueuedProposal {
   /** false once the caller gave up (timeout, leader change): not proposed late */
   live: () => boolean;
   fail: (err: Error) => void;
+  /** the core took it in this term (RawNode.proposeBatch; ProposalTerms) */
+  proposed: (term: number) => void;
 }
 
 export class RaftDriver {
@@ -96,8 +98,8 @@ export class RaftDriver {
    * batch at the next kick (group commit: one log append, one append message
    * per follower, one leader fsync).
    */
-  propose(data: Uint8Array, live: () => boolean, fail: (err: Error) => void): void {
-    this.queue.push({ data, live, fail });
+  propose(data: Uint8Array, live: () => boolean, fail: (err: Error) => void, proposed: (term: number) => void = () => {}): void {
+    this.queue.push({ data, live, fail, proposed });
     this.kick();
   }
 
@@ -156,12 +158,15 @@ export class RaftDriver {
     const batch = this.queue.filter((p) => p.live());
     this.queue = [];
     if (batch.length === 0) return;
+    let term: number;
     try {
-      this.node.proposeBatch(batch.map((p) => p.data));
+      term = this.node.proposeBatch(batch.map((p) => p.data));
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
       for (const p of batch) p.fail(e);
+      return;
     }
+    for (const p of batch) p.proposed(term);
   }
 
   private async runReadyLoop(): Promise<void> {

@@ -368,6 +368,9 @@ export class Raft {
   private stepLeader(m: Message): void {
     switch (m.type) {
       case 'propose':
+        // only in the term it was proposed in: an entry holding it then has that term
+        // (docs/raft.md "Re-proposing lost proposals")
+        if (m.proposalTerm !== undefined && m.proposalTerm !== this.term) throw new ProposalDroppedError(`proposed in term ${m.proposalTerm}, leader of term ${this.term}`);
         this.leaderPropose(m.entries);
         return;
       case 'readIndex':
@@ -435,6 +438,11 @@ export class Raft {
     switch (m.type) {
       case 'propose':
         if (this.lead === NONE) throw new ProposalDroppedError('no leader');
+        // Never forward another member's proposal (it was sent to us as leader of a term we no
+        // longer lead) nor one of an earlier term: its proposer decides, by the terms it
+        // applies, whether to propose it again (docs/raft.md "Re-proposing lost proposals").
+        if (m.from !== this.id) throw new ProposalDroppedError('not the leader');
+        if (m.proposalTerm !== undefined && m.proposalTerm !== this.term) throw new ProposalDroppedError(`proposed in term ${m.proposalTerm}, now ${this.term}`);
         this.send({ ...m, from: this.id, to: this.lead, term: 0 });
         return;
       case 'append':

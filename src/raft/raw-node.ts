@@ -153,30 +153,37 @@ export class RawNode {
     }
   }
 
-  /** Propose `data` for the log. Throws ProposalDroppedError when it cannot be accepted; acceptance is not commitment. */
-  propose(data: Uint8Array): void {
-    this.proposeEntry({ term: 0, index: 0, type: 'normal', data });
+  /**
+   * Propose `data` for the log. Throws ProposalDroppedError when it cannot be
+   * accepted; acceptance is not commitment. Returns the proposal's term: an
+   * entry holding it can only have that term, so once the host applied an
+   * entry of a later term without it, it was lost and may be proposed again
+   * (docs/raft.md "Re-proposing lost proposals").
+   */
+  propose(data: Uint8Array): number {
+    return this.proposeEntries([{ term: 0, index: 0, type: 'normal', data }]);
   }
 
   /**
    * Propose several entries at once (group commit: one append per follower
    * instead of one per entry). All or none are accepted: throws
-   * ProposalDroppedError like propose().
+   * ProposalDroppedError like propose(), and returns their term like it.
    */
-  proposeBatch(data: Uint8Array[]): void {
-    if (data.length === 0) return;
-    const r = this.raft;
-    r.step({ type: 'propose', from: r.id, to: r.id, term: 0, entries: data.map((d) => ({ term: 0, index: 0, type: 'normal', data: d })) });
+  proposeBatch(data: Uint8Array[]): number {
+    if (data.length === 0) return this.raft.term;
+    return this.proposeEntries(data.map((d) => ({ term: 0, index: 0, type: 'normal', data: d })));
   }
 
   /** Propose a single-member membership change; at most one may be pending. */
   proposeConfChange(cc: ConfChange): void {
-    this.proposeEntry({ term: 0, index: 0, type: 'confChange', data: encodeConfChange(cc) });
+    this.proposeEntries([{ term: 0, index: 0, type: 'confChange', data: encodeConfChange(cc) }]);
   }
 
-  private proposeEntry(e: Entry): void {
+  private proposeEntries(entries: Entry[]): number {
     const r = this.raft;
-    r.step({ type: 'propose', from: r.id, to: r.id, term: 0, entries: [e] });
+    const term = r.term;
+    r.step({ type: 'propose', from: r.id, to: r.id, term: 0, entries, proposalTerm: term });
+    return term;
   }
 
   /** ask the leader (directly or via this follower) to hand leadership to `to` */

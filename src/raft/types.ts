@@ -219,6 +219,15 @@ export interface TimeoutNowMessage extends MessageBase {
 export interface ProposeMessage extends MessageBase {
   type: 'propose';
   entries: Entry[];
+  /**
+   * The proposer's term when it proposed (RawNode stamps it): a leader appends
+   * the entries only in that term, a follower forwards only its own proposals
+   * of its current term. So an entry holding this proposal can only ever have
+   * this term, and a proposer that applied an entry of a later term knows the
+   * proposal was lost (docs/raft.md "Re-proposing lost proposals"). Absent
+   * from older members: appended in any term, as before.
+   */
+  proposalTerm?: number;
 }
 
 /** A ReadIndex request forwarded by a follower to its leader. */

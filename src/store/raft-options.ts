@@ -40,6 +40,12 @@ export interface RaftStoreOptions {
   snapshotLogRatio?: number;
   /** how long a proposal waits to be applied before failing with 504 (default 7000) */
   proposalTimeoutMs?: number;
+  /**
+   * how many times a proposal is proposed in all: one lost to a leader change is proposed again
+   * in the new term (docs/raft.md "Re-proposing lost proposals"); after this many it fails with
+   * 503 (default 4)
+   */
+  proposalAttempts?: number;
   /** how long a ReadIndex waits (default 5000) */
   readTimeoutMs?: number;
   /** how long a request waits for a leader to be known before 503 (default 3000) */
@@ -117,9 +123,17 @@ export function raftConfig(options: RaftStoreOptions): RaftConfig {
 }
 
 /** the waits of a member, with their defaults */
-export function waitOptions(options: RaftStoreOptions): { proposalTimeoutMs: number; readTimeoutMs: number; leaderWaitMs: number; snapshotEvery: number; snapshotLogRatio: number } {
+export function waitOptions(options: RaftStoreOptions): {
+  proposalTimeoutMs: number;
+  proposalAttempts: number;
+  readTimeoutMs: number;
+  leaderWaitMs: number;
+  snapshotEvery: number;
+  snapshotLogRatio: number;
+} {
   return {
     proposalTimeoutMs: options.proposalTimeoutMs ?? 7000,
+    proposalAttempts: Math.max(1, options.proposalAttempts ?? 4),
     readTimeoutMs: options.readTimeoutMs ?? 5000,
     leaderWaitMs: options.leaderWaitMs ?? 3000,
     snapshotEvery: Math.max(1, options.snapshotEvery ?? 10_000),

@@ -6,6 +6,7 @@
 
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { RaftMetrics } from '../raft/metrics.js';
+import { ProposalTerms } from '../raft/proposal-terms.js';
 import type { ReadState } from '../raft/types.js';
 import { StoreClosedError } from './local-store.js';
 import { StoreUnavailableError, type Command, type CommandResult } from './types.js';
@@ -15,6 +16,9 @@ export class RaftUnavailableError extends StoreUnavailableError {
   override name = 'RaftUnavailableError';
 }
 
+/** appliedTerm's answer for every entry of a term the pending proposals are in (no allocation) */
+const NOTHING_LOST: readonly (readonly [string, Uint8Array])[] = [];
+
 interface Pending {
   resolve: (r: CommandResult) => void;
   reject: (e: Error) => void;
@@ -23,6 +27,8 @@ interface Pending {
   start: number;
   /** the proposed command as its entry decodes (ownCopy, taken when it was encoded) */
   cmd: Command | undefined;
+  /** the entry's data ([id, command]), proposed again as it is when a leader change lost it */
+  data: Uint8Array;
 }
 
 interface PendingRead {
@@ -36,24 +42,34 @@ interface PendingRead {
 export class RaftRequests {
   private readonly pending = new Map<string, Pending>();
   private readonly reads = new Map<string, PendingRead>();
+  /** the term each pending proposal is in the core with (docs/raft.md "Re-proposing lost proposals") */
+  private readonly terms: ProposalTerms<string>;
 
   constructor(
     private readonly metrics: RaftMetrics,
     private readonly clock: Clock,
-  ) {}
+    proposalAttempts = 1,
+  ) {
+    this.terms = new ProposalTerms(proposalAttempts);
+  }
 
   get pendingProposals(): number {
     return this.pending.size;
   }
 
-  /** waits for proposal `id` to be applied here; 504 (outcome unknown) after `timeoutMs` */
-  proposal(id: string, timeoutMs: number, cmd?: Command): Promise<CommandResult> {
+  /**
+   * waits for proposal `id` (entry data `data`) to be applied here; 504 (outcome unknown) after
+   * `timeoutMs` from now, however often it is proposed again
+   */
+  proposal(id: string, timeoutMs: number, data: Uint8Array, cmd?: Command): Promise<CommandResult> {
     return new Promise<CommandResult>((resolve, reject) => {
       this.pending.set(id, {
         resolve,
         reject,
+        data,
         timer: this.clock.setTimeout(() => {
           if (this.pending.delete(id)) {
+            this.terms.settled(id);
             this.metrics.proposalsFailed += 1;
             reject(new RaftUnavailableError('timed out waiting for the write to commit; it may or may not have been applied', true));
           }
@@ -68,6 +84,38 @@ export class RaftRequests {
     return this.pending.has(id);
   }
 
+  /** the core took pending proposal `id` in `term` (RawNode.proposeBatch) */
+  proposed(id: string, term: number): void {
+    if (this.pending.has(id)) this.terms.proposed(id, term);
+  }
+
+  /**
+   * An entry of `term` was applied (after settle() for its own id): the pending proposals of
+   * earlier terms were lost. Returns those to propose again, as [id, data]; fails those proposed
+   * too often (503: certainly not applied); leaves those a snapshot may hold to their timeout
+   * (504, outcome unknown). Nothing to do (one comparison) unless the term moved on.
+   */
+  appliedTerm(term: number): readonly (readonly [string, Uint8Array])[] {
+    const lost = this.terms.applied(term);
+    if (!lost) return NOTHING_LOST;
+    for (const id of lost.exhausted) {
+      this.settle(id, undefined, new RaftUnavailableError(`the write was lost in ${this.terms.maxAttempts} leader changes and not applied; retry`, false));
+    }
+    const again: [string, Uint8Array][] = [];
+    for (const id of lost.retry) {
+      const p = this.pending.get(id);
+      if (!p) continue;
+      this.metrics.proposalsRetried += 1;
+      again.push([id, p.data]);
+    }
+    return again;
+  }
+
+  /** a snapshot up to an entry of `term` was installed: pending proposals it may hold are never proposed again */
+  snapshotInstalled(term: number): void {
+    this.terms.snapshotInstalled(term);
+  }
+
   /** the command of pending proposal `id`, equal to what its entry decodes to (undefined: decode it) */
   command(id: string): Command | undefined {
     return this.pending.get(id)?.cmd;
@@ -78,6 +126,7 @@ export class RaftRequests {
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
+    this.terms.settled(id);
     p.timer.cancel();
     if (result) {
       this.metrics.proposalsCommitted += 1;
@@ -128,6 +177,7 @@ export class RaftRequests {
     for (const [id, p] of this.pending) {
       p.timer.cancel();
       this.pending.delete(id);
+      this.terms.settled(id);
       if (count) this.metrics.proposalsFailed += 1;
       p.reject(proposalError());
     }

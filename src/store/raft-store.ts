@@ -13,6 +13,10 @@
 //   - 504 Timeout ("outcome unknown") when the wait ran out after it may have
 //     reached a leader's log (a leader change does not end it: its entry may
 //     still commit and is then acknowledged).
+// A proposal that a leader change lost is proposed again, never twice in the
+// log: once this member applies an entry of a later term than the one the
+// core took it in, it certainly was not committed (docs/raft.md
+// "Re-proposing lost proposals"; RaftRequests.appliedTerm).
 // Consistent reads use Raft ReadIndex (Raft thesis §6.4): readIndex() resolves
 // once this member has applied up to the index the leader confirmed, so the
 // revision it returns covers every write acknowledged anywhere before the call.
@@ -72,11 +76,11 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     snapshot: Snapshot | undefined,
   ) {
     super(snapshot ? MvccState.restore(snapshot.data) : new MvccState(), options);
-    this.requests = new RaftRequests(this.metrics, this.clock);
+    this.opts = waitOptions(options);
+    this.requests = new RaftRequests(this.metrics, this.clock, this.opts.proposalAttempts);
     this.faults = new FaultInjector(options.random);
     this.nonce = `${this.clock.now().toString(36)}${(options.random ?? systemRandom)().toString(36).slice(2, 8)}`;
     this.driver = new RaftDriver(node, storage, this, this.metrics, this.clock);
-    this.opts = waitOptions(options);
     this.log = options.log ?? (() => {});
     this.leadership = new LeaderSignal((msg) => this.log(`raft: ${options.name}: ${msg}`), this.clock);
     this.appliedIndex = snapshot?.metadata.index ?? 0;
@@ -201,14 +205,20 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     const data = encodeMsgpack([id, encodeCommand(cmd)]);
     const own = ownCopy(cmd);
     await this.awaitLeader();
-    const applied = this.requests.proposal(id, this.opts.proposalTimeoutMs, own);
+    const applied = this.requests.proposal(id, this.opts.proposalTimeoutMs, data, own);
+    this.submit(id, data);
+    return applied;
+  }
+
+  /** hands proposal `id` to the driver (again, after a leader change lost it) */
+  private submit(id: string, data: Uint8Array): void {
     this.driver.propose(
       data,
       () => this.requests.isPending(id),
       // the core refused the batch: 503 when it was certainly not accepted
       (err) => this.requests.settle(id, undefined, err instanceof ProposalDroppedError ? new RaftUnavailableError(err.message, false) : err),
+      (term) => this.requests.proposed(id, term),
     );
-    return applied;
   }
 
   /** waits up to leaderWaitMs for a leader; 503 when none shows up */
@@ -247,7 +257,8 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
       // may still commit — a pre-candidate that lost its pre-vote goes back to the same leader, a
       // new leader commits what the old one replicated — and is then applied here by its id.
       // Failing it made the caller see 504 for a write that was applied, and the agent's next
-      // Lease renewal a 409 (docs/scale.md). One that never commits fails at proposalTimeoutMs.
+      // Lease renewal a 409 (docs/scale.md). One that never commits is proposed again once an
+      // entry of a later term is applied here (applyEntries), or fails at proposalTimeoutMs.
       this.requests.failReads(() => new RaftUnavailableError('leadership changed during a consistent read; retry', false));
     }
     if (leader !== NONE) this.leadership.wake();
@@ -275,6 +286,9 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
         }
         this.requests.settle(id, result, error);
       }
+      // every entry counts, the new leader's empty one above all: it tells that the proposals
+      // of earlier terms still pending were lost (docs/raft.md "Re-proposing lost proposals")
+      for (const [id, data] of this.requests.appliedTerm(e.term)) this.submit(id, data);
       this.appliedIndex = e.index;
       this.logBytesSinceSnapshot += e.data.byteLength;
       this.metrics.entriesApplied += 1;
@@ -284,6 +298,8 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   /** a leader's snapshot replaces the state machine (watchers see the difference as one write) */
   installSnapshot(snap: Snapshot): void {
     if (snap.metadata.index <= this.appliedIndex) return;
+    // pending proposals of its term or earlier may be inside: never proposed again
+    this.requests.snapshotInstalled(snap.metadata.term);
     this.replaceState(MvccState.restore(snap.data));
     this.appliedIndex = snap.metadata.index;
     this.snapshotIndex = snap.metadata.index;

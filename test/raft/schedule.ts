@@ -64,6 +64,26 @@ export const variantArb: fc.Arbitrary<Variant> = fc.record({
   asyncPersist: fc.constantFrom(0, 0.3, 0.8),
 });
 
+/** the network actions of the property tests (this one and raft-reproposal.property.test.ts) */
+export function networkAction(sim: Sim, ids: string[], a: { k: 'partition'; mask: number } | { k: 'heal' } | { k: 'net'; drop: number; dup?: number; delay: number }): void {
+  switch (a.k) {
+    case 'partition': {
+      const left = ids.filter((_, i) => a.mask & (1 << i));
+      const right = ids.filter((_, i) => !(a.mask & (1 << i)));
+      sim.net.partition([left, right]);
+      return;
+    }
+    case 'heal':
+      sim.net.heal();
+      return;
+    case 'net':
+      sim.net.dropRate = a.drop;
+      sim.net.dupRate = a.dup ?? 0;
+      sim.net.maxExtraDelay = a.delay;
+      return;
+  }
+}
+
 export function runSchedule(size: number, seed: number, actions: Action[], variant: Variant = { preVote: true, checkQuorum: true, maxInflightMsgs: 4 }): void {
   const ids = Array.from({ length: size }, (_, i) => `n${i}`);
   const { reportSnapshots = true, ...options } = variant;
@@ -108,19 +128,10 @@ export function runSchedule(size: number, seed: number, actions: Action[], varia
       case 'restart':
         sim.restart(ids[a.node]!);
         break;
-      case 'partition': {
-        const left = ids.filter((_, i) => a.mask & (1 << i));
-        const right = ids.filter((_, i) => !(a.mask & (1 << i)));
-        sim.net.partition([left, right]);
-        break;
-      }
+      case 'partition':
       case 'heal':
-        sim.net.heal();
-        break;
       case 'net':
-        sim.net.dropRate = a.drop;
-        sim.net.dupRate = a.dup;
-        sim.net.maxExtraDelay = a.delay;
+        networkAction(sim, ids, a);
         break;
       case 'compact':
         sim.compact(ids[a.node]!);

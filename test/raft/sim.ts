@@ -128,6 +128,8 @@ export class SimNetwork {
   filter: ((m: Message) => boolean) | undefined;
   /** when set, every message handed to the network is appended here */
   log: Message[] | undefined;
+  /** a test hook: extra time units a message spends in flight (e.g. a forward held up for a long time) */
+  extraDelay: ((m: Message) => number) | undefined;
   /** report snapshot delivery outcomes to the sender, as a transport should */
   reportSnapshots = true;
   /** messages handed to the network, by type (for tests and coverage statistics) */
@@ -167,7 +169,7 @@ export class SimNetwork {
     }
     const copies = this.rand() < this.dupRate ? 2 : 1;
     for (let i = 0; i < copies; i++) {
-      const delay = 1 + Math.floor(this.rand() * this.maxExtraDelay);
+      const delay = 1 + Math.floor(this.rand() * this.maxExtraDelay) + (this.extraDelay?.(m) ?? 0);
       this.queue.push({ m, at: this.now + delay, seq: this.seq++ });
     }
   }
@@ -197,6 +199,10 @@ export class Sim {
   /** index -> applied entry key, over all nodes (state machine safety) */
   readonly appliedAt = new Map<number, string>();
   private proposalSeq = 0;
+  /** a host hook: called for every entry a node applies, in order (test/raft/proposer-host.ts) */
+  onApply: ((n: SimNode, e: AppliedEntry) => void) | undefined;
+  /** a host hook: called when a node installs a snapshot from a leader */
+  onSnapshot: ((n: SimNode, s: Snapshot) => void) | undefined;
 
   constructor(cfg: SimConfig) {
     this.cfg = {
@@ -335,6 +341,7 @@ export class Sim {
     for (const e of sm) this.checkApplied(n, e);
     n.sm = sm;
     n.appliedIndex = s.metadata.index;
+    this.onSnapshot?.(n, s);
   }
 
   private apply(n: SimNode, e: Entry): void {
@@ -345,6 +352,7 @@ export class Sim {
     this.checkApplied(n, a);
     n.sm.push(a);
     n.appliedIndex = e.index;
+    this.onApply?.(n, a);
   }
 
   /** state machine safety: no two nodes apply different entries at one index */
