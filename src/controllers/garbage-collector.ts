@@ -117,7 +117,7 @@ export class GarbageCollector {
   /** running, and every kind's informer has listed */
   hasSynced(): boolean {
     if (!this.loop.running) return false;
-    for (const m of this.monitors.values()) if (!m.use.informer.hasSynced()) return false;
+    for (const m of this.monitors.values()) if (!m.use.hasSynced()) return false;
     return true;
   }
 
