@@ -91,6 +91,8 @@ export interface InformerFactoryOptions {
   inlineItems?: number;
   /** at most this many objects per slice (tests make slices small; default unbounded) */
   sliceItems?: number;
+  /** keys per page of a first list (default LIST_PAGE) */
+  listPage?: number;
 }
 
 /** a slice of list decoding and replay at most this long: a few of these per election tick (docs/controllers.md) */
@@ -124,6 +126,7 @@ export class InformerFactory {
   private readonly sliceMs: number;
   private readonly inlineItems: number;
   private readonly sliceItems: number;
+  private readonly listPage: number;
 
   constructor(
     private readonly source: InformerSource,
@@ -133,6 +136,7 @@ export class InformerFactory {
     this.sliceMs = o.sliceMs ?? SLICE_MS;
     this.inlineItems = o.inlineItems ?? INLINE_ITEMS;
     this.sliceItems = o.sliceItems ?? Number.POSITIVE_INFINITY;
+    this.listPage = o.listPage ?? LIST_PAGE;
     this.inlineLeft = this.inlineItems;
   }
 
@@ -197,7 +201,7 @@ export class InformerFactory {
    */
   private beginList(entry: Entry): void {
     const { key, end } = entry.informer.range;
-    const res = this.source.range({ key, end, limit: LIST_PAGE, skipCount: true });
+    const res = this.source.range({ key, end, limit: this.listPage, skipCount: true });
     const job: ListJob = { kvs: res.kvs, pos: 0, revision: res.revision, more: res.more, touched: new Set() };
     entry.job = job;
     entry.informer.beginList(res.revision);
@@ -210,12 +214,12 @@ export class InformerFactory {
     const after = `${job.kvs[job.kvs.length - 1]!.key}\u0000`;
     let res;
     try {
-      res = this.source.range({ key: after, end: informer.range.end, limit: LIST_PAGE, skipCount: true, revision: job.revision });
+      res = this.source.range({ key: after, end: informer.range.end, limit: this.listPage, skipCount: true, revision: job.revision });
     } catch (e) {
       if (!(e instanceof CompactedError)) throw e;
       // the list's revision was compacted meanwhile: read again from the start, now. What was
       // put so far stays (a key listed again is put again; one written since is touched and skipped)
-      res = this.source.range({ key: informer.range.key, end: informer.range.end, limit: LIST_PAGE, skipCount: true });
+      res = this.source.range({ key: informer.range.key, end: informer.range.end, limit: this.listPage, skipCount: true });
       job.revision = res.revision;
     }
     job.kvs = res.kvs;
