@@ -33,12 +33,15 @@ const keyOf = (k: number) => `ns/k${k}`;
 const cm = (k: number, v: number): ApiObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `k${k}`, namespace: 'ns' }, data: { v: String(v) } });
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
-/** one registration's view, folded from what its handlers were handed; a broken rule throws */
+/** one registration's view, folded from what its handlers were handed; a broken rule is recorded */
 class Seen {
   readonly view = new Map<string, string>();
+  /** the informer catches what a handler throws (one handler must not starve the others): kept here */
+  readonly broken: string[] = [];
   released = false;
   use!: InformerUse;
   private fail(msg: string): never {
+    this.broken.push(msg);
     throw new Error(msg);
   }
   add(o: ApiObject, k: string): void {
@@ -93,6 +96,7 @@ describe('informers listed and replayed in slices', () => {
           const check = (): void => {
             const want = stored();
             for (const s of all) {
+              expect(s.broken).toEqual([]);
               if (s.released || !s.use.hasSynced()) continue;
               expect(s.view).toEqual(want);
               // the cache too, with the stored resource versions
