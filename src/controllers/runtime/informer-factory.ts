@@ -242,6 +242,8 @@ export class InformerFactory {
       if (i >= 0) this.work.splice(i, 1);
     }
     this.settleWaiters();
+    // other registrations of the informer replay in slices
+    if (this.work.length > 0) this.schedulePump();
   }
 
   /** up to the turn's inline allowance now; the rest in slices */
@@ -274,8 +276,15 @@ export class InformerFactory {
     while (this.work.length > 0) {
       const w = this.work[0]!;
       let done: boolean;
-      if (w.kind === 'list') done = w.entry.job !== w.job || this.listSlice(w.entry, w.job, more);
-      else done = w.informer.replayStep(w.reg, more);
+      try {
+        if (w.kind === 'list') done = w.entry.job !== w.job || this.listSlice(w.entry, w.job, more);
+        else done = w.informer.replayStep(w.reg, more);
+      } catch (e) {
+        // a page the store would not read (it closed): that informer stays unsynced, which readiness
+        // reports, until its users release it; the work of the others goes on
+        console.error(`informer ${(w.kind === 'list' ? w.entry.informer : w.informer).range.key}: list failed`, e);
+        done = true;
+      }
       if (!done) break;
       this.work.shift();
     }

@@ -208,18 +208,11 @@ export class Informer implements Lister {
   }
 
   /**
-   * Registers handlers. Once synced, every cached object is delivered as an
-   * add right away (client-go does the same for a late handler), so a handler
-   * never misses what was there before it came. Returns the unregistration.
-   * (The factory registers with `register` and replays in slices instead.)
+   * Registers handlers: `replaying` from the cache now if synced, else
+   * `waiting` for `listed`. Every cached object is delivered as an add (as
+   * client-go does for a late handler), so a handler never misses what was
+   * there before it came; the factory runs the replay in slices.
    */
-  addHandlers(h: InformerHandlers): () => void {
-    const r = this.register(h);
-    if (r.state === 'replaying') r.step(this.items, () => true, (e) => this.handlerFailed(e));
-    return () => this.unregister(r);
-  }
-
-  /** a registration, `replaying` from the cache now if synced, else `waiting` for `listed` */
   register(h: InformerHandlers): HandlerRegistration {
     const r = new HandlerRegistration(h);
     this.registrations.add(r);
