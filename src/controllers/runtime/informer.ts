@@ -37,7 +37,7 @@ export interface InformerHandlers {
  * replays, a change of a key it has not been handed yet is held back (the
  * replay hands the key's latest object later); a change of any other key is
  * delivered at once. So each handler sees every object once as an add, then
- * its changes in order, none lost (test/property/informer-slices.test.ts).
+ * its changes in order, none lost (test/property/informer-slices.property.test.ts).
  */
 export class HandlerRegistration {
   state: 'waiting' | 'replaying' | 'live' = 'waiting';
