@@ -363,6 +363,8 @@ describe('ControllerLoop uses', () => {
     const store = await newStore();
     const n = 2 * INLINE_ITEMS + 50;
     for (let i = 0; i < n; i++) await put(store, cm('a', `c${i}`));
+    // slices of 20 objects: the workers get turns while the adds are still coming
+    sharedInformers(store, { sliceItems: 20 });
     const loop = new ControllerLoop(store, { name: 'test' });
     const synced: boolean[] = [];
     const added = new Set<string>();

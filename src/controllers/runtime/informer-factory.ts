@@ -448,9 +448,10 @@ const shared = new WeakMap<object, InformerFactory>();
  * that runs on it (the controllers are built with the store, not a factory,
  * so their constructors keep their shape).
  */
-export function sharedInformers(store: InformerSource): InformerFactory {
+export function sharedInformers(store: InformerSource, o?: InformerFactoryOptions): InformerFactory {
   let f = shared.get(store);
-  if (!f) shared.set(store, (f = new InformerFactory(store)));
+  // the options of the first call make the factory (tests make its slices small)
+  if (!f) shared.set(store, (f = new InformerFactory(store, decodeShared, o)));
   return f;
 }
 
