@@ -36,6 +36,7 @@ import type { RaftStore } from '../src/store/raft-store.js';
 import { ensurePki } from '../src/server/pki.js';
 import { type RunningServer, startServer } from '../src/server/server.js';
 import { freePort } from '../test/helpers/ports.js';
+import { leaseObject, nodeStatus } from './node-objects.js';
 
 const D = 'orch.io';
 
@@ -48,34 +49,8 @@ const N = arg('nodes', 5000);
 const PODS = arg('pods', 0);
 const TRANSFERS = arg('transfers', 2);
 
-const rfc = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-const micro = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
-
 function nodeObject(name: string, now: number): ApiObject {
-  const c = (type: string, status: string, reason: string, message: string) => ({ type, status, reason, message, lastHeartbeatTime: rfc(now), lastTransitionTime: rfc(now - 3_600_000) });
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name } },
-    spec: {},
-    status: {
-      capacity: { cpu: '4', memory: '16338436Ki', 'ephemeral-storage': '102687672Ki', pods: '110' },
-      allocatable: { cpu: '4', memory: '16236036Ki', 'ephemeral-storage': '94636958816', pods: '110' },
-      conditions: [
-        c('MemoryPressure', 'False', 'NodeHasSufficientMemory', 'node has sufficient memory available'),
-        c('DiskPressure', 'False', 'NodeHasNoDiskPressure', 'node has no disk pressure'),
-        c('PIDPressure', 'False', 'NodeHasSufficientPID', 'node has sufficient PID available'),
-        c('NetworkUnavailable', 'False', 'NodeNetworkReady', 'node network is configured'),
-        c('Ready', 'True', 'NodeAgentReady', 'node agent is posting ready status'),
-      ],
-      addresses: [{ type: 'InternalIP', address: '10.0.0.1' }, { type: 'Hostname', address: name }],
-      nodeInfo: { machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1.0', osImage: 'Debian GNU/Linux 12', containerRuntimeVersion: 'orch-runtime-sim://0.1.0', kubeletVersion: 'v1.32.0-orch.0.1.0', kubeProxyVersion: '', operatingSystem: 'linux', architecture: 'amd64' },
-    },
-  } as unknown as ApiObject;
-}
-
-function leaseObject(name: string, now: number): ApiObject {
-  return { apiVersion: `coordination.${D}/v1`, kind: 'Lease', metadata: { name, namespace: 'orch-node-lease' }, spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: micro(now) } } as unknown as ApiObject;
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } }, spec: {}, status: nodeStatus(now) } as unknown as ApiObject;
 }
 
 function podObject(name: string, node: string): ApiObject {
@@ -191,7 +166,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < N; i++) {
     const name = `node-${i}`;
     jobs.push(() => nodes.create('', nodeObject(name, now), { dryRun: false, manager: 'bench' }));
-    jobs.push(() => leases.create('orch-node-lease', leaseObject(name, now), { dryRun: false, manager: 'bench' }));
+    jobs.push(() => leases.create('orch-node-lease', leaseObject(name, now) as unknown as ApiObject, { dryRun: false, manager: 'bench' }));
     for (let p = 0; p < PODS; p++) jobs.push(() => pods.create('default', podObject(`pod-${i}-${p}`, name), { dryRun: false, manager: 'bench' }));
   }
   let next = 0;
