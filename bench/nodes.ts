@@ -36,6 +36,7 @@ import { Etcd3 } from 'etcd3';
 import { issueClientCertificate, loadPki } from '../src/server/pki.js';
 import { freePort } from '../test/helpers/ports.js';
 import { startEtcd } from './etcd.js';
+import { leaseObject, micro, nodeStatus, rfc } from './node-objects.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
@@ -68,8 +69,6 @@ const SERVER_ARGS = (process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter((x) 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const jittered = (s: number) => s * 1000 * (1 - JITTER / 2 + Math.random() * JITTER);
-const rfc = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-const micro = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
 
 interface Reply {
   status: number;
@@ -185,27 +184,6 @@ async function rssMiB(pids: number[]): Promise<number> {
 }
 
 // ---- the objects (also sized for the etcd side) ----
-
-function leaseObject(name: string, now: number): Record<string, unknown> {
-  return { apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name, namespace: 'orch-node-lease' }, spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: micro(now) } };
-}
-function nodeStatus(now: number): Record<string, unknown> {
-  const c = (type: string, status: string, reason: string, message: string) => ({ type, status, reason, message, lastHeartbeatTime: rfc(now), lastTransitionTime: rfc(now - 3_600_000) });
-  return {
-    capacity: { cpu: '4', memory: '16338436Ki', 'ephemeral-storage': '102687672Ki', pods: '110' },
-    allocatable: { cpu: '4', memory: '16236036Ki', 'ephemeral-storage': '94636958816', pods: '110' },
-    conditions: [
-      c('MemoryPressure', 'False', 'NodeHasSufficientMemory', 'node has sufficient memory available'),
-      c('DiskPressure', 'False', 'NodeHasNoDiskPressure', 'node has no disk pressure'),
-      c('PIDPressure', 'False', 'NodeHasSufficientPID', 'node has sufficient PID available'),
-      c('NetworkUnavailable', 'False', 'NodeNetworkReady', 'node network is configured'),
-      c('Ready', 'True', 'NodeAgentReady', 'node agent is posting ready status'),
-    ],
-    addresses: [{ type: 'InternalIP', address: '10.0.0.1' }, { type: 'Hostname', address: 'node' }],
-    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
-    nodeInfo: { machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1.0', osImage: 'Debian GNU/Linux 12', containerRuntimeVersion: 'orch-runtime-sim://0.1.0', kubeletVersion: 'v1.32.0-orch.0.1.0', kubeProxyVersion: '', operatingSystem: 'linux', architecture: 'amd64' },
-  };
-}
 
 /**
  * a failed write's status with its Status reason and message (digits folded to `#`, so that the

@@ -13,7 +13,7 @@ import { cleanupFinalizer } from '../registry/crd/kind.js';
 import { deepEqual, nowTimestamp } from '../machinery/meta.js';
 import type { ApiObject, JSONObject } from '../registry/types.js';
 import type { Clock } from '../core/clock.js';
-import { ControllerLoop, type Informer, type InformerSource, RawRange, type RawSource, prefixRange } from './runtime/index.js';
+import { ControllerLoop, type InformerSource, type InformerUse, RawRange, type RawSource, prefixRange } from './runtime/index.js';
 import { CrdRegistrar, type CrdState } from './crd-registrar.js';
 
 export interface CrdControllerOptions {
@@ -32,7 +32,7 @@ export class CrdController {
   private readonly loop: ControllerLoop;
   private unsubscribe: (() => void) | undefined;
   /** CRD name → the informer of its objects while it is being emptied (released when done or at stop) */
-  private draining = new Map<string, { informer: Informer; release: () => void }>();
+  private draining = new Map<string, InformerUse>();
 
   constructor(private readonly o: CrdControllerOptions) {
     this.loop = new ControllerLoop(o.store, { name: 'crd controller', log: o.log, clock: o.clock, baseDelayMs: 200 });
@@ -124,6 +124,9 @@ export class CrdController {
       this.draining.set(name, d);
     }
     const informer = d.informer;
+    // a kind with many objects is listed in slices (runtime/informer-factory.ts)
+    await d.synced();
+    if (!d.hasSynced()) return; // stopped meanwhile
     const raw = new RawRange(this.o.store, prefix);
     const storageDef = st.defs.find((x) => x.storage?.storageVersion === `${x.group}/${x.version}`) ?? st.defs[0];
     for (const key of informer.keys()) {

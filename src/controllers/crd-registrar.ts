@@ -64,11 +64,17 @@ export class CrdRegistrar {
       this.sync(informer);
       for (const l of this.listeners) l(name);
     };
-    this.use = sharedInformers(this.store).use(prefixRange(this.prefix), {
-      add: (_o, k) => changed(k),
-      update: (_a, _b, k) => changed(k),
-      delete: (_o, k) => changed(k),
-    });
+    // listed at once however many CRDs there are: the registry is built from the cache below
+    this.use = sharedInformers(this.store).use(
+      prefixRange(this.prefix),
+      {
+        add: (_o, k) => changed(k),
+        update: (_a, _b, k) => changed(k),
+        delete: (_o, k) => changed(k),
+      },
+      {},
+      { sync: true },
+    );
     informer = this.use.informer;
     this.sync(informer);
   }

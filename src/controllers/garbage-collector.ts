@@ -117,7 +117,7 @@ export class GarbageCollector {
   /** running, and every kind's informer has listed */
   hasSynced(): boolean {
     if (!this.loop.running) return false;
-    for (const m of this.monitors.values()) if (!m.use.informer.hasSynced()) return false;
+    for (const m of this.monitors.values()) if (!m.use.hasSynced()) return false;
     return true;
   }
 
@@ -215,8 +215,22 @@ export class GarbageCollector {
     return m && obj ? { def: m.def, obj } : undefined;
   }
 
+  /**
+   * Resolves once every monitor has listed and handed its objects to the
+   * graph (they come in slices, runtime/informer-factory.ts), or at stop:
+   * kube's collector too waits for its monitors before it acts.
+   */
+  private async monitorsSynced(): Promise<void> {
+    while (this.loop.running) {
+      const waiting = [...this.monitors.values()].filter((m) => !m.use.hasSynced());
+      if (waiting.length === 0) return;
+      await Promise.race(waiting.map((m) => m.use.synced()));
+    }
+  }
+
   /** the attemptToDelete queue: an object with owners, or an owner deleting its dependents first */
   private async attemptToDelete(key: string): Promise<void> {
+    await this.monitorsSynced();
     const cur = this.read(key);
     if (!cur) return;
     const { def, obj } = cur;
@@ -232,6 +246,7 @@ export class GarbageCollector {
 
   /** the orphan queue: an owner Terminating with the `orphan` finalizer */
   private async attemptToOrphan(key: string): Promise<void> {
+    await this.monitorsSynced();
     const cur = this.read(key);
     if (!cur || !isTerminating(cur.obj)) return;
     const f = finalizersOf(cur.obj);

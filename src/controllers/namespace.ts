@@ -85,6 +85,9 @@ export class NamespaceController {
       // the namespace's part of the resource, listed for this pass only (released below)
       const contents = this.loop.use(range);
       try {
+        // a large namespace is listed in slices (runtime/informer-factory.ts)
+        await contents.synced();
+        if (!contents.hasSynced()) return; // the run stopped
         for (const objName of [...contents.informer.keys(), ...contents.informer.corruptKeys()]) {
           try {
             const r = await gs.delete(name, objName, { dryRun: false, propagationPolicy: 'Background' });

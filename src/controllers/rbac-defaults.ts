@@ -81,6 +81,8 @@ export class RbacDefaultsController {
   }
 
   async reconcileAll(): Promise<void> {
+    // the roles' and bindings' caches are read below (their lists may come in slices)
+    if (!(await this.loop.synced())) return;
     for (const r of this.o.policy.clusterRoles) {
       if (this.stopped) return;
       await this.retry(() => this.reconcileRole(r));

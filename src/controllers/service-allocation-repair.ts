@@ -92,7 +92,8 @@ export class ServiceAllocationRepair {
   /** the `kubernetes` Service in `default`, on the first address of the range */
   private async ensureKubernetesService(): Promise<void> {
     const k = this.o.kubernetesService;
-    if (!k || !this.loop.running) return;
+    // the Services' cache is read below: wait for its list (sliced when large, runtime/informer-factory.ts)
+    if (!k || !(await this.loop.synced())) return;
     const services = this.o.services();
     const spec = {
       type: 'ClusterIP',

@@ -277,11 +277,15 @@ export class MvccState {
         if (!req.countOnly) kvs.push(toKeyValue(req.key, entry));
       }
     } else if (req.end > req.key) {
+      const stopAtLimit = req.skipCount === true && !req.countOnly;
       this.index.scan(req.key, req.end, (key) => {
         const entry = this.histories.get(key)!.at(rev);
-        if (!entry) return;
+        if (!entry) return true;
         count += 1;
         if (!req.countOnly && kvs.length < limit) kvs.push(toKeyValue(key, entry));
+        // one key past the limit: `more` is known, the rest is not visited
+        else if (stopAtLimit) return false;
+        return true;
       });
     }
     return { kvs, count, more: !req.countOnly && count > kvs.length, revision: rev };

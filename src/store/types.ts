@@ -59,6 +59,13 @@ export interface RangeRequest {
   /** read at this revision; 0/absent = current */
   revision?: number;
   countOnly?: boolean;
+  /**
+   * With `limit`: stop at the limit instead of counting the whole range
+   * (`count` is then not the range's total, `more` still tells whether any key
+   * follows): a page of a large range costs the page, not the range
+   * (the informers' sliced first lists, src/controllers/runtime/informer-factory.ts).
+   */
+  skipCount?: boolean;
 }
 
 export interface RangeResult {

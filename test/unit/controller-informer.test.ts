@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeObject } from '../../src/registry/generic-store.js';
 import type { ApiObject } from '../../src/registry/types.js';
-import { bucketOf, InformerFactory, type InformerSource, prefixRange, sharedInformers } from '../../src/controllers/runtime/informer-factory.js';
+import { bucketOf, INLINE_ITEMS, InformerFactory, type InformerSource, prefixRange, sharedInformers } from '../../src/controllers/runtime/informer-factory.js';
+import { ControllerLoop } from '../../src/controllers/runtime/controller-loop.js';
 import { LocalStore } from '../../src/store/local-store.js';
 import type { AppliedWrite } from '../../src/store/types.js';
 
@@ -357,5 +358,35 @@ describe('ControllerLoop uses', () => {
       expect(m.ownerReferences).toBe(whole.ownerReferences);
     }
   });
-});
 
+  it('a large first list comes in slices: synced only after every add, and the workers wait for it', async () => {
+    const store = await newStore();
+    const n = 2 * INLINE_ITEMS + 50;
+    for (let i = 0; i < n; i++) await put(store, cm('a', `c${i}`));
+    // slices of 20 objects: the workers get turns while the adds are still coming
+    sharedInformers(store, { sliceItems: 20 });
+    const loop = new ControllerLoop(store, { name: 'test' });
+    const synced: boolean[] = [];
+    const added = new Set<string>();
+    loop.begin(async () => {
+      synced.push(loop.hasSynced() && added.size === n);
+    });
+    const informer = loop.inform(prefixRange(PREFIX), {
+      add: (_o, k) => {
+        added.add(k);
+        loop.enqueue(k);
+      },
+    });
+    // more than a turn's inline share: not synced when `inform` returns
+    expect(loop.hasSynced()).toBe(false);
+    expect(added.size).toBeLessThan(n);
+    expect(await loop.synced()).toBe(true);
+    expect(added.size).toBe(n);
+    expect(informer.keys().length).toBe(n);
+    await loop.queue!.idle();
+    expect(synced.length).toBeGreaterThan(0);
+    expect(synced.every(Boolean)).toBe(true);
+    loop.end();
+    expect(await loop.synced()).toBe(false);
+  });
+});

@@ -168,6 +168,25 @@ describe('MvccState range', () => {
     expect(c).toMatchObject({ kvs: [], count: 3, more: false });
   });
 
+  it('skipCount stops at the limit: pages read at one revision give the whole range, none of it twice', () => {
+    const h = filled();
+    const at = h.state.revision;
+    const whole = h.state.range({ key: '/', end: prefixEnd('/') }).kvs.map((kv) => `${kv.key}@${kv.modRevision}`);
+    h.put('/pods/b', 'later'); // a write after the pages' revision is not in them
+    const got: string[] = [];
+    let key = '/';
+    for (let more = true; more; ) {
+      const r = h.state.range({ key, end: prefixEnd('/'), limit: 1, skipCount: true, revision: at });
+      expect(r.kvs.length).toBeLessThanOrEqual(1);
+      got.push(...r.kvs.map((kv) => `${kv.key}@${kv.modRevision}`));
+      more = r.more;
+      if (r.kvs.length > 0) key = `${r.kvs[r.kvs.length - 1]!.key}\u0000`;
+    }
+    expect(got).toEqual(whole);
+    const last = h.state.range({ key: '/svc/', end: prefixEnd('/'), limit: 1, skipCount: true });
+    expect(last.more).toBe(false);
+  });
+
   it('reads at past revisions and rejects future ones', () => {
     const h = filled();
     const at2 = h.state.range({ key: '/pods/', end: prefixEnd('/pods/'), revision: 2 });

@@ -17,6 +17,8 @@ import { NodeLifecycleController } from '../../src/controllers/node-lifecycle/co
 import { TaintEvictionController } from '../../src/controllers/node-lifecycle/eviction.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { LocalStore } from '../../src/store/local-store.js';
+import { runWhileLeader } from '../../src/controllers/leader-gate.js';
+import { INLINE_ITEMS, sharedInformers } from '../../src/controllers/runtime/informer-factory.js';
 
 const D = 'orch.io';
 const UNREACHABLE = 'node.orch.io/unreachable';
@@ -244,9 +246,10 @@ describe('node lifecycle controller', () => {
     for (const n of names) await postStatus(e, n, 'True');
     e.lifecycle.start();
     const started = () => names.filter((n) => e.lifecycle.nodeView(n) !== undefined).length;
-    // the informer's first list brings all 600 at once; the machines start over several turns
+    // the informers' first lists and the machines come over several turns (runtime/informer-factory.ts):
+    // none at once, and at the first turn that has some, not all
     expect(started()).toBe(0);
-    await new Promise((r) => setImmediate(r));
+    for (let turn = 0; started() === 0 && turn < 1000; turn++) await new Promise((r) => setImmediate(r));
     expect(started()).toBeGreaterThan(0);
     expect(started()).toBeLessThan(names.length);
     await flush(e);
@@ -257,6 +260,47 @@ describe('node lifecycle controller', () => {
     await flush(e);
     expect(e.lifecycle.stats.markedUnknown).toBe(0);
     for (const n of ['s0', 's599']) expect((await ready(e, n)).status).toBe('True');
+  });
+
+  it('leadership lost while the first lists are being sliced: the start stops cleanly, a later one finishes', async () => {
+    const e = await env();
+    const names = Array.from({ length: 2 * INLINE_ITEMS + 100 }, (_, i) => `m${i}`);
+    for (const n of names) await postStatus(e, n, 'True');
+    let leader = false;
+    const listeners = new Set<(l: boolean) => void>();
+    const source = { isLeader: () => leader, onLeadershipChange: (l: (x: boolean) => void) => (listeners.add(l), () => listeners.delete(l)) };
+    const set = (l: boolean) => {
+      leader = l;
+      for (const x of [...listeners]) x(l);
+    };
+    const gates = [runWhileLeader(source, e.lifecycle), runWhileLeader(source, e.eviction)];
+    const nodes = sharedInformers(e.store).informer(e.gs('nodes').rangeKeys(''));
+    set(true);
+    // the gates start on the next turn; more than a turn's inline share is left for the slices
+    await new Promise((r) => setImmediate(r));
+    expect(gates.every((g) => g.running)).toBe(true);
+    expect(gates.some((g) => g.synced())).toBe(false);
+    set(false);
+    expect(gates.some((g) => g.running)).toBe(false);
+    // the list was dropped with the last user, and nothing of the stopped start goes on
+    expect(nodes.hasSynced()).toBe(false);
+    expect(nodes.list()).toEqual([]);
+    const writes = e.lifecycle.stats.writes;
+    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+    e.clock.advance(60_000);
+    await flush(e);
+    expect(names.filter((n) => e.lifecycle.nodeView(n) !== undefined)).toEqual([]);
+    expect(nodes.hasSynced()).toBe(false);
+    expect(e.lifecycle.stats.writes).toBe(writes);
+    expect(e.lifecycle.stats.markedUnknown).toBe(0);
+    // leading again: a full start, every node has its machine
+    set(true);
+    for (let i = 0; i < 2000 && !gates.every((g) => g.synced()); i++) await new Promise((r) => setImmediate(r));
+    expect(gates.every((g) => g.synced())).toBe(true);
+    await flush(e);
+    expect(names.filter((n) => e.lifecycle.nodeView(n) === undefined)).toEqual([]);
+    expect(nodes.keys().length).toBe(names.length);
+    for (const g of gates) g.stop();
   });
 
   it('rate-limits NoExecute taints per zone; a partially disrupted small zone gets none; all zones down stops them', async () => {

@@ -93,6 +93,12 @@ interface NodeRec {
 
 /** node machines started per turn of the event loop (scheduleStarts) */
 const START_SLICE = 250;
+/**
+ * and for at most this long: a machine's start (XState actor, first
+ * reconcile) costs 0.1–0.4 ms, so 250 were 50–100 ms on a loaded host
+ * (bench/controller-start.ts, docs/scale.md)
+ */
+const START_SLICE_MS = 8;
 /** node machines stopped per turn (retireInSlices) */
 const STOP_SLICE = 500;
 
@@ -103,7 +109,8 @@ const STOP_SLICE = 500;
  */
 function retireInSlices(actors: NodeHealthActor[]): void {
   const step = (): void => {
-    for (let i = 0; i < STOP_SLICE && actors.length > 0; i++) actors.pop()!.stop();
+    const end = performance.now() + START_SLICE_MS;
+    for (let i = 0; i < STOP_SLICE && actors.length > 0 && (i === 0 || performance.now() < end); i++) actors.pop()!.stop();
     if (actors.length > 0) setImmediate(step);
   };
   step();
@@ -265,10 +272,11 @@ export class NodeLifecycleController {
       this.startScheduled = false;
       if (this.stopped) return;
       let n = 0;
+      const end = performance.now() + START_SLICE_MS;
       for (const [name, node] of this.starting) {
         this.starting.delete(name);
         if (!this.nodes.has(name)) this.startRec(name, node);
-        if (++n >= START_SLICE) break;
+        if (++n >= START_SLICE || performance.now() >= end) break;
       }
       if (this.starting.size > 0) this.scheduleStarts();
     });
@@ -322,11 +330,16 @@ export class NodeLifecycleController {
    * writes started (tests on a simulated clock wait for this instead of real time).
    */
   get busy(): boolean {
-    return this.running.size > 0 || this.starting.size > 0;
+    return this.running.size > 0 || this.starting.size > 0 || this.listing;
+  }
+
+  /** started, and the informers' first lists not all delivered yet (they come in slices) */
+  private get listing(): boolean {
+    return !this.stopped && !this.loop.hasSynced();
   }
 
   async settled(): Promise<void> {
-    while (this.running.size > 0 || (this.starting.size > 0 && !this.stopped)) {
+    while (this.running.size > 0 || ((this.starting.size > 0 || this.listing) && !this.stopped)) {
       if (this.running.size > 0) await Promise.all(this.running);
       else await new Promise((r) => setImmediate(r));
     }

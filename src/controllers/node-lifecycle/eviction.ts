@@ -74,14 +74,14 @@ export class TaintEvictionController {
     this.stop();
     this.stopped = false;
     this.loop.begin((key) => this.sync(key));
-    // the pods already there are recorded first, without acting: the nodes' taints come next
-    let initial = true;
+    // each pod is looked at as it comes: the lists arrive in slices, and the
+    // Nodes' may come before or after the Pods' (a pod on a node whose taints
+    // are not known yet is looked at again when they come, onNode)
     this.loop.inform(this.o.pods().rangeKeys(''), {
-      add: (pod) => this.onPod(pod, !initial),
+      add: (pod) => this.onPod(pod),
       update: (_old, pod) => this.onPod(pod),
       delete: (_pod, key) => this.dropPod(key),
     });
-    initial = false;
     this.loop.inform(this.o.nodes().rangeKeys(''), {
       add: (node, name) => this.onNode(name, node),
       update: (_old, node, name) => this.onNode(name, node),

@@ -5,6 +5,11 @@
 // use; a stop shuts the queue down and releases the informers, so the next
 // start — a new leadership term (leader-gate.ts) — lists again and finishes
 // whatever was left half done: the controllers are level-driven.
+//
+// Large first lists are decoded and handed to the handlers in slices
+// (informer-factory.ts): the workers wait until every informer of the run
+// has synced before they sync a key (client-go's WaitForCacheSync), so a
+// sync function never reads a half-listed cache.
 
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { IndexFunc, Informer, InformerHandlers, InformerRange } from './informer.js';
@@ -47,7 +52,8 @@ export class ControllerLoop<K = string> {
     this.end();
     const q = new WorkQueue<K>({ ...this.o, clock: this.clock });
     this.q = q;
-    void q.run(sync, this.o.workers ?? 1);
+    // a key synced once the caches are; not at all when the run ended meanwhile
+    void q.run((key) => (this.hasSynced() ? sync(key) : this.synced().then((ok) => (ok && this.q === q ? sync(key) : undefined))), this.o.workers ?? 1);
   }
 
   /** uses the shared informer of `range` for this run (listed now if nobody else uses it) */
@@ -62,6 +68,8 @@ export class ControllerLoop<K = string> {
     // (it stopped; counting it kept the namespace controller unsynced after its first deletion pass)
     const use: InformerUse = {
       informer: shared.informer,
+      hasSynced: shared.hasSynced,
+      synced: shared.synced,
       release: () => {
         const i = this.uses.indexOf(use);
         if (i < 0) return;
@@ -81,9 +89,21 @@ export class ControllerLoop<K = string> {
     this.q?.addAfter(key, ms);
   }
 
-  /** every informer of this run has listed */
+  /** every informer of this run has listed and handed its objects to this run's handlers */
   hasSynced(): boolean {
-    return this.q !== undefined && this.uses.every((u) => u.informer.hasSynced());
+    return this.q !== undefined && this.uses.every((u) => u.hasSynced());
+  }
+
+  /** resolves true once every informer used so far has synced, false if the run ends first */
+  async synced(): Promise<boolean> {
+    const q = this.q;
+    for (;;) {
+      if (this.q !== q || q === undefined) return false;
+      const waiting = this.uses.filter((u) => !u.hasSynced());
+      if (waiting.length === 0) return true;
+      // a use resolves when it syncs or is released (the run's end releases them all)
+      await Promise.race(waiting.map((u) => u.synced()));
+    }
   }
 
   /** shuts the queue down (a sync in progress finishes; its retries are dropped) and releases the informers */

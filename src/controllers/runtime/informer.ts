@@ -29,6 +29,60 @@ export interface InformerHandlers {
   delete?(obj: ApiObject, key: string): void;
 }
 
+/**
+ * One set of handlers on an informer (client-go's listener registration).
+ * It is `waiting` until the informer's first list is in the cache, then
+ * `replaying`: every cached object is handed to it as an add, a slice at a
+ * time (the factory's pump, informer-factory.ts), then `live`. While it
+ * replays, a change of a key it has not been handed yet is held back (the
+ * replay hands the key's latest object later); a change of any other key is
+ * delivered at once. So each handler sees every object once as an add, then
+ * its changes in order, none lost (test/property/informer-slices.property.test.ts).
+ */
+export class HandlerRegistration {
+  state: 'waiting' | 'replaying' | 'live' = 'waiting';
+  removed = false;
+  /** the keys still to replay (replaying only) */
+  pending: Set<string> | undefined;
+  private order: string[] = [];
+  private pos = 0;
+
+  constructor(readonly handlers: InformerHandlers) {}
+
+  /** its initial adds are all delivered (client-go's registration HasSynced) */
+  get synced(): boolean {
+    return this.state === 'live';
+  }
+
+  begin(keys: string[]): void {
+    this.order = keys;
+    this.pos = 0;
+    this.pending = new Set(keys);
+    this.state = keys.length === 0 ? 'live' : 'replaying';
+    if (this.state === 'live') this.pending = undefined;
+  }
+
+  /** hands up to the next keys to `add` until `more()` says stop; whether the replay is done */
+  step(items: Map<string, ApiObject>, more: () => boolean, onError: (e: unknown) => void): boolean {
+    while (this.pos < this.order.length && !this.removed) {
+      if (!more()) return false;
+      const key = this.order[this.pos++]!;
+      if (!this.pending!.delete(key)) continue;
+      const obj = items.get(key);
+      if (!obj) continue;
+      try {
+        this.handlers.add?.(obj, key);
+      } catch (e) {
+        onError(e);
+      }
+    }
+    this.order = [];
+    this.pending = undefined;
+    if (!this.removed) this.state = 'live';
+    return true;
+  }
+}
+
 /** the built-in index: by namespace (client-go's cache.NamespaceIndex) */
 export const NAMESPACE_INDEX = 'namespace';
 
@@ -119,9 +173,9 @@ export class Informer implements Lister {
   private readonly indices = new Map<string, Map<string, Set<string>>>();
   /** keys whose stored bytes do not decode; they stay out of the cache (spec 000 §4.10) */
   private readonly corrupt = new Set<string>();
-  private readonly handlers = new Set<InformerHandlers>();
-  /** the handlers as an array, taken once per change of the set (dispatch runs for every applied write) */
-  private handlerList: InformerHandlers[] | undefined;
+  private readonly registrations = new Set<HandlerRegistration>();
+  /** the registrations as an array, taken once per change of the set (dispatch runs for every applied write) */
+  private registrationList: HandlerRegistration[] | undefined;
   /** the store's create and mod revision of each cached key (a CRD's name conflicts go by creation order) */
   private readonly revisions = new Map<string, StoredRevisions>();
   private synced = false;
@@ -154,18 +208,28 @@ export class Informer implements Lister {
   }
 
   /**
-   * Registers handlers. Once synced, every cached object is delivered as an
-   * add right away (client-go does the same for a late handler), so a handler
-   * never misses what was there before it came. Returns the unregistration.
+   * Registers handlers: `replaying` from the cache now if synced, else
+   * `waiting` for `listed`. Every cached object is delivered as an add (as
+   * client-go does for a late handler), so a handler never misses what was
+   * there before it came; the factory runs the replay in slices.
    */
-  addHandlers(h: InformerHandlers): () => void {
-    this.handlers.add(h);
-    this.handlerList = undefined;
-    if (this.synced && h.add) for (const [key, obj] of this.items) h.add(obj, key);
-    return () => {
-      this.handlers.delete(h);
-      this.handlerList = undefined;
-    };
+  register(h: InformerHandlers): HandlerRegistration {
+    const r = new HandlerRegistration(h);
+    this.registrations.add(r);
+    this.registrationList = undefined;
+    if (this.synced) r.begin([...this.items.keys()]);
+    return r;
+  }
+
+  unregister(r: HandlerRegistration): void {
+    r.removed = true;
+    this.registrations.delete(r);
+    this.registrationList = undefined;
+  }
+
+  /** replays a slice to `r` (see HandlerRegistration.step) */
+  replayStep(r: HandlerRegistration, more: () => boolean): boolean {
+    return r.step(this.items, more, (e) => this.handlerFailed(e));
   }
 
   list(): ApiObject[] {
@@ -256,6 +320,38 @@ export class Informer implements Lister {
     return old ? { type: 'update', key, old, obj } : { type: 'add', key, obj };
   }
 
+  /**
+   * A list of `revision` begins (the factory's sliced first list): writes
+   * after it are applied as they come (`apply`), the listed objects arrive
+   * with `putListed`, and `listed` ends it.
+   */
+  beginList(revision: number): void {
+    this.revision = revision;
+  }
+
+  /** a listed object (not one a later write already set or deleted: the factory skips those) */
+  putListed(key: string, obj: ApiObject | undefined, stored: StoredRevisions): void {
+    if (!obj) {
+      this.corrupt.add(key);
+      return;
+    }
+    this.revisions.set(key, { createRevision: stored.createRevision, modRevision: stored.modRevision });
+    this.put(key, obj);
+  }
+
+  /** the list is in the cache: synced, and every waiting registration starts its replay (returned) */
+  listed(): HandlerRegistration[] {
+    this.synced = true;
+    const out: HandlerRegistration[] = [];
+    let keys: string[] | undefined;
+    for (const r of this.registrations) {
+      if (r.state !== 'waiting') continue;
+      r.begin((keys ??= [...this.items.keys()]));
+      out.push(r);
+    }
+    return out;
+  }
+
   /** drops the cache (the last user stopped); the next start lists again */
   reset(): void {
     this.items.clear();
@@ -268,17 +364,25 @@ export class Informer implements Lister {
 
   dispatch(n: Notification): void {
     // a snapshot: a handler (un)registered by another handler does not change this dispatch's set
-    const list = (this.handlerList ??= [...this.handlers]);
-    for (const h of list) {
+    const list = (this.registrationList ??= [...this.registrations]);
+    for (const r of list) {
+      if (r.removed || r.state === 'waiting') continue;
+      // not replayed yet: the replay hands this key's latest object (HandlerRegistration)
+      if (r.pending?.has(n.key)) continue;
+      const h = r.handlers;
       try {
         if (n.type === 'add') h.add?.(n.obj, n.key);
         else if (n.type === 'update') h.update?.(n.old, n.obj, n.key);
         else h.delete?.(n.obj, n.key);
       } catch (e) {
-        // one faulty handler must not starve the others (nor the store's apply loop)
-        console.error(`informer ${this.range.key}: handler failed`, e);
+        this.handlerFailed(e);
       }
     }
+  }
+
+  private handlerFailed(e: unknown): void {
+    // one faulty handler must not starve the others (nor the store's apply loop)
+    console.error(`informer ${this.range.key}: handler failed`, e);
   }
 
   private put(key: string, obj: ApiObject): void {
