@@ -10,6 +10,7 @@
 import { mkdir } from 'node:fs/promises';
 import { LevelCommandLog, MemoryCommandLog, type CommandLog } from './command-log.js';
 import { MvccState } from './mvcc-state.js';
+import { encodeSnapshotCut } from './snapshot-encoder.js';
 import { StateMachineStore, type StateMachineOptions } from './state-machine-store.js';
 
 export { rangeFilter } from './applied-feed.js';
@@ -226,12 +227,16 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
     if (this.state.appliedIndex - this.snapshotIndex < this.snapshotEvery) return;
     if (this.logBytesSinceSnapshot < this.lastSnapshotBytes * this.snapshotLogRatio) return;
     const index = this.state.appliedIndex;
-    const bytes = this.state.snapshot(); // taken synchronously: a consistent cut at `index`
-    this.lastSnapshotBytes = bytes.length;
+    // a consistent cut at `index`, by reference, encoded in slices across event-loop turns while
+    // writes go on (snapshot-encoder.ts): one synchronous encoding stalled the store for seconds
+    // on a large state with its history
+    const cut = this.state.snapshotCut();
     this.logBytesSinceSnapshot = 0;
-    this.snapshotInFlight = this.log
-      .saveSnapshot(bytes, index)
-      .then(() => {
+    this.snapshotInFlight = encodeSnapshotCut(cut, { cancelled: () => this.closed })
+      .then(async (bytes) => {
+        if (!bytes) return; // closed while encoding: the log still covers everything
+        this.lastSnapshotBytes = bytes.length;
+        await this.log.saveSnapshot(bytes, index);
         this.snapshotIndex = index;
         this.counters.snapshots += 1;
       })
