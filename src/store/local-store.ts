@@ -74,6 +74,7 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
   private readonly counters = { syncBatches: 0, entriesWritten: 0, snapshots: 0 };
   private readonly snapshotEvery: number;
   private readonly snapshotLogRatio: number;
+  private readonly snapshotEncoding: LocalStoreOptions['snapshotEncoding'];
   /** bytes of the latest snapshot taken, and of log entries written since */
   private lastSnapshotBytes = 0;
   private logBytesSinceSnapshot = 0;
@@ -86,6 +87,7 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
     super(state, opts);
     this.snapshotEvery = Math.max(1, opts.snapshotEvery ?? 10_000);
     this.snapshotLogRatio = Math.max(0, opts.snapshotLogRatio ?? 0.5);
+    this.snapshotEncoding = opts.snapshotEncoding;
     this.nextIndex = state.appliedIndex + 1;
     this.snapshotIndex = state.appliedIndex;
     this.startAutoCompaction(opts.compactIntervalMs);
@@ -232,7 +234,7 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
     // on a large state with its history
     const cut = this.state.snapshotCut();
     this.logBytesSinceSnapshot = 0;
-    this.snapshotInFlight = encodeSnapshotCut(cut, { cancelled: () => this.closed })
+    this.snapshotInFlight = encodeSnapshotCut(cut, { ...this.snapshotEncoding, cancelled: () => this.closed })
       .then(async (bytes) => {
         if (!bytes) return; // closed while encoding: the log still covers everything
         this.lastSnapshotBytes = bytes.length;

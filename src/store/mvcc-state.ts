@@ -397,7 +397,7 @@ export class MvccState {
   snapshotCut(): SnapshotCut {
     const keys: string[] = [];
     const entries: VersionEntry[][] = [];
-    let size = 64;
+    let size = 128; // the map's header and scalar fields
     this.index.scan('', undefined, (key) => {
       const list = this.histories.get(key)!.entries;
       keys.push(key);

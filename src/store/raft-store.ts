@@ -317,7 +317,7 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   private async takeSnapshot(index: number, cut: ReturnType<MvccState['snapshotCut']>): Promise<void> {
     let data: Uint8Array | undefined;
     try {
-      data = await encodeSnapshotCut(cut, { cancelled: () => this.closed });
+      data = await encodeSnapshotCut(cut, { ...this.options.snapshotEncoding, cancelled: () => this.closed });
     } catch (err) {
       this.log(`raft: ${this.options.name}: snapshot at ${index} failed: ${String(err)}`);
       return;

@@ -26,6 +26,9 @@ export interface SliceOptions {
   chunkElements?: number;
 }
 
+/** the options a store takes (StateMachineOptions.snapshotEncoding); it sets `cancelled` itself */
+export type SnapshotEncoding = Omit<SliceOptions, 'cancelled'>;
+
 /** a chunk's elements stop at about this many bytes (below LARGE_ENCODING_BYTES: msgpackr keeps its buffer) */
 const CHUNK_BYTES = 256 * 1024;
 /** ...or this many elements (SliceOptions.chunkElements) */
@@ -91,8 +94,8 @@ export async function encodeSnapshotCut(cut: SnapshotCut, opts: SliceOptions = {
     return !cancelled();
   };
 
-  // the map of SnapshotData, in snapshot()'s field order
-  out.put(Uint8Array.of(0x86));
+  // the map of SnapshotData, in snapshot()'s field order (msgpackr gives an object's map a 16-bit header)
+  out.put(Uint8Array.of(0xde, 0x00, 0x06));
   const fields: Array<[string, number]> = [
     ['format', SNAPSHOT_FORMAT],
     ['revision', cut.revision],
