@@ -147,6 +147,7 @@ async function main(): Promise<void> {
         stats.slices += 1;
         stats.longestSliceMs = Math.max(stats.longestSliceMs, performance.now() - sliceWall);
         stats.longestSliceCpuMs = Math.max(stats.longestSliceCpuMs, (cpu.user + cpu.system) / 1000);
+        if (process.env.SLICE_LOG && (cpu.user + cpu.system) / 1000 > 15) console.error(`slice ${stats.slices}: cpu ${(cpu.user + cpu.system) / 1000} ms wall ${performance.now() - sliceWall}`);
       };
       const sliceStarts = (): void => {
         sliceWall = performance.now();

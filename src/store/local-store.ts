@@ -251,6 +251,11 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
       });
   }
 
+  /** Waits for the snapshot being encoded or saved, if any (tests: it runs beside the writes). */
+  async snapshotSettled(): Promise<void> {
+    while (this.snapshotInFlight) await this.snapshotInFlight;
+  }
+
   /** Runs one auto-compaction check now and waits for it (tests; the timer does the same). */
   runAutoCompaction(): Promise<void> {
     return this.autoCompact();
