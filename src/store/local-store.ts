@@ -22,8 +22,8 @@ export interface LocalStoreOptions extends StateMachineOptions {
   /**
    * ...and only once the log written since the last snapshot holds at least
    * this fraction of that snapshot's bytes (default 0.5). A snapshot encodes
-   * the whole state synchronously, so on a growing state a fixed entry count
-   * makes its cost per write grow with the state; tying it to the log's size
+   * the whole state (in slices, snapshot-encoder.ts), so on a growing state a
+   * fixed entry count makes its CPU per write grow with the state; tying it to the log's size
    * keeps it bounded per byte written. The log still covers everything, so
    * crash safety is the same, and a restart replays at most this fraction
    * of the state (plus `snapshotEvery` entries) from the log.

@@ -35,8 +35,8 @@ export interface RaftStoreOptions {
   /**
    * ...and only once the entries applied since the last snapshot hold at least this fraction of
    * that snapshot's bytes (default 0.5), as LocalStore's `snapshotLogRatio`: a snapshot encodes the
-   * whole state (history included) synchronously, so a fixed entry count makes its cost per write
-   * grow with the state (docs/raft.md "The replicated store").
+   * whole state (history included), so a fixed entry count makes its CPU per write grow with the
+   * state (docs/raft.md "The replicated store").
    */
   snapshotLogRatio?: number;
   /** how a snapshot is encoded in slices (snapshot-encoder.ts; tests drive its turns) */
