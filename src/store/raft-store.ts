@@ -327,8 +327,8 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     this.lastSnapshotBytes = data.byteLength;
     // RawNode.compact between or during Readies: `index` is applied, so no Ready hands out
     // entries at or below it, and the storage queues the snapshot's batch after earlier ones
-    const snap = this.node.compact(index, data);
     try {
+      const snap = this.node.compact(index, data);
       await this.driver.storage.saveSnapshot(snap);
     } catch (err) {
       // the disk still holds the log the snapshot covers; the next Ready's write reports a dead disk
