@@ -177,7 +177,6 @@ async function main(): Promise<void> {
       clearInterval(writer);
       out.cut = cutTimer;
       out.encodeSliced = { ...r, writesDuring: during, slices: stats.slices, longestSliceMs: round(stats.longestSliceMs), longestSliceCpuMs: round(stats.longestSliceCpuMs), ...sliceCpuPercentiles(sliceCpus) };
-      out.slicedEqualsSync = sliced !== undefined && image !== undefined && sliced.byteLength === image.byteLength;
     }
   }
   image ??= state.snapshot();
