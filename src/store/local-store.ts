@@ -10,6 +10,7 @@
 import { mkdir } from 'node:fs/promises';
 import { LevelCommandLog, MemoryCommandLog, type CommandLog } from './command-log.js';
 import { MvccState } from './mvcc-state.js';
+import { encodeSnapshotCut } from './snapshot-encoder.js';
 import { StateMachineStore, type StateMachineOptions } from './state-machine-store.js';
 
 export { rangeFilter } from './applied-feed.js';
@@ -21,8 +22,8 @@ export interface LocalStoreOptions extends StateMachineOptions {
   /**
    * ...and only once the log written since the last snapshot holds at least
    * this fraction of that snapshot's bytes (default 0.5). A snapshot encodes
-   * the whole state synchronously, so on a growing state a fixed entry count
-   * makes its cost per write grow with the state; tying it to the log's size
+   * the whole state (in slices, snapshot-encoder.ts), so on a growing state a
+   * fixed entry count makes its CPU per write grow with the state; tying it to the log's size
    * keeps it bounded per byte written. The log still covers everything, so
    * crash safety is the same, and a restart replays at most this fraction
    * of the state (plus `snapshotEvery` entries) from the log.
@@ -73,6 +74,7 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
   private readonly counters = { syncBatches: 0, entriesWritten: 0, snapshots: 0 };
   private readonly snapshotEvery: number;
   private readonly snapshotLogRatio: number;
+  private readonly snapshotEncoding: LocalStoreOptions['snapshotEncoding'];
   /** bytes of the latest snapshot taken, and of log entries written since */
   private lastSnapshotBytes = 0;
   private logBytesSinceSnapshot = 0;
@@ -85,6 +87,7 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
     super(state, opts);
     this.snapshotEvery = Math.max(1, opts.snapshotEvery ?? 10_000);
     this.snapshotLogRatio = Math.max(0, opts.snapshotLogRatio ?? 0.5);
+    this.snapshotEncoding = opts.snapshotEncoding;
     this.nextIndex = state.appliedIndex + 1;
     this.snapshotIndex = state.appliedIndex;
     this.startAutoCompaction(opts.compactIntervalMs);
@@ -226,12 +229,16 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
     if (this.state.appliedIndex - this.snapshotIndex < this.snapshotEvery) return;
     if (this.logBytesSinceSnapshot < this.lastSnapshotBytes * this.snapshotLogRatio) return;
     const index = this.state.appliedIndex;
-    const bytes = this.state.snapshot(); // taken synchronously: a consistent cut at `index`
-    this.lastSnapshotBytes = bytes.length;
+    // a consistent cut at `index`, by reference, encoded in slices across event-loop turns while
+    // writes go on (snapshot-encoder.ts): one synchronous encoding stalled the store for seconds
+    // on a large state with its history
+    const cut = this.state.snapshotCut();
     this.logBytesSinceSnapshot = 0;
-    this.snapshotInFlight = this.log
-      .saveSnapshot(bytes, index)
-      .then(() => {
+    this.snapshotInFlight = encodeSnapshotCut(cut, { ...this.snapshotEncoding, cancelled: () => this.closed })
+      .then(async (bytes) => {
+        if (!bytes) return; // closed while encoding: the log still covers everything
+        this.lastSnapshotBytes = bytes.length;
+        await this.log.saveSnapshot(bytes, index);
         this.snapshotIndex = index;
         this.counters.snapshots += 1;
       })
@@ -242,6 +249,11 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
       .finally(() => {
         this.snapshotInFlight = undefined;
       });
+  }
+
+  /** Waits for the snapshot being encoded or saved, if any (tests: it runs beside the writes). */
+  async snapshotSettled(): Promise<void> {
+    while (this.snapshotInFlight) await this.snapshotInFlight;
   }
 
   /** Runs one auto-compaction check now and waits for it (tests; the timer does the same). */

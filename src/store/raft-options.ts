@@ -10,6 +10,7 @@ import type { RaftDriver, Transport } from '../raft/node.js';
 import type { Raft } from '../raft/raft.js';
 import { startFaultAdmin, withFaults, type ClockSkewControl, type FaultAdmin, type FaultInjector } from '../raft/faults.js';
 import { PeerTransport, type TransportStats, type TransportTls } from '../raft/transport.js';
+import type { SnapshotEncoding } from './snapshot-encoder.js';
 import { NONE, type NodeId, type RaftConfig, type Role, type Status } from '../raft/types.js';
 
 export interface RaftStoreOptions {
@@ -34,10 +35,12 @@ export interface RaftStoreOptions {
   /**
    * ...and only once the entries applied since the last snapshot hold at least this fraction of
    * that snapshot's bytes (default 0.5), as LocalStore's `snapshotLogRatio`: a snapshot encodes the
-   * whole state (history included) synchronously, so a fixed entry count makes its cost per write
-   * grow with the state (docs/raft.md "The replicated store").
+   * whole state (history included), so a fixed entry count makes its CPU per write grow with the
+   * state (docs/raft.md "The replicated store").
    */
   snapshotLogRatio?: number;
+  /** how a snapshot is encoded in slices (snapshot-encoder.ts; tests drive its turns) */
+  snapshotEncoding?: SnapshotEncoding;
   /** how long a proposal waits to be applied before failing with 504 (default 7000) */
   proposalTimeoutMs?: number;
   /**

@@ -35,6 +35,7 @@ import { decodeCommand, decodeMsgpackView, encodeCommand, encodeMsgpack } from '
 import { StoreClosedError, ownCopy } from './local-store.js';
 import { LeaderSignal } from './leader-signal.js';
 import { MvccState } from './mvcc-state.js';
+import { encodeSnapshotCut } from './snapshot-encoder.js';
 import { checkMember, connectPeers, liveRaftMetrics, memberStatus, raftConfig, waitOptions, type LiveRaftMetrics, type RaftStoreMemoryOptions, type RaftStoreOptions, type RaftStoreStatus } from './raft-options.js';
 import { RaftRequests, RaftUnavailableError } from './raft-requests.js';
 import { StateMachineStore } from './state-machine-store.js';
@@ -52,6 +53,8 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   /** bytes of the entries applied since the last snapshot, and that snapshot's size (snapshotLogRatio) */
   private logBytesSinceSnapshot = 0;
   private lastSnapshotBytes: number;
+  /** the snapshot being encoded and saved (one at a time; close waits for it) */
+  private snapshotting: Promise<void> | undefined;
   /** this member's snapshot turn: its position among the members, and their number (snapshotTurn) */
   private readonly snapshotSlot: { k: number; n: number };
   private readonly requests: RaftRequests;
@@ -309,21 +312,46 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
   }
 
   async afterReady(): Promise<void> {
+    if (this.snapshotting || this.closed) return;
     if (this.appliedIndex - this.snapshotIndex < this.opts.snapshotEvery) return;
-    // A snapshot encodes the whole state with its history, synchronously, on every member at
-    // about the same index: at 5,000 nodes (5 min of history, ~250 MB) that was a stall of
-    // seconds every 10,000 entries on all three, longer than the election timeout. Tied to the
-    // bytes applied since, its cost per byte written stays bounded (docs/raft.md "The replicated store").
+    // Tied to the bytes applied since the last snapshot, its cost per byte written stays bounded
+    // (docs/raft.md "The replicated store").
     if (this.logBytesSinceSnapshot < this.lastSnapshotBytes * this.opts.snapshotLogRatio) return;
     if (!this.snapshotTurn()) return;
+    // A consistent cut at `index`, by reference (milliseconds), encoded in slices across
+    // event-loop turns while the Ready loop goes on: one synchronous encoding of the whole state
+    // with its history stalled a member for 1–2 s at 5,000 nodes, longer than the election
+    // timeout (snapshot-encoder.ts).
     const index = this.appliedIndex;
-    // taken synchronously: a consistent cut at `index`
-    const data = this.state.snapshot();
-    this.lastSnapshotBytes = data.byteLength;
+    const cut = this.state.snapshotCut();
     this.logBytesSinceSnapshot = 0;
-    const snap = this.node.compact(index, data);
-    await this.driver.storage.saveSnapshot(snap);
-    this.snapshotIndex = index;
+    this.snapshotting = this.takeSnapshot(index, cut).finally(() => {
+      this.snapshotting = undefined;
+    });
+  }
+
+  private async takeSnapshot(index: number, cut: ReturnType<MvccState['snapshotCut']>): Promise<void> {
+    let data: Uint8Array | undefined;
+    try {
+      data = await encodeSnapshotCut(cut, { ...this.options.snapshotEncoding, cancelled: () => this.closed });
+    } catch (err) {
+      this.log(`raft: ${this.options.name}: snapshot at ${index} failed: ${String(err)}`);
+      return;
+    }
+    // closed meanwhile, or a leader's snapshot at or past `index` installed: nothing to compact
+    if (!data || this.closed || this.driver.fatal || index <= this.node.raft.log.snapIndex) return;
+    this.lastSnapshotBytes = data.byteLength;
+    // RawNode.compact between or during Readies: `index` is applied, so no Ready hands out
+    // entries at or below it, and the storage queues the snapshot's batch after earlier ones
+    try {
+      const snap = this.node.compact(index, data);
+      await this.driver.storage.saveSnapshot(snap);
+    } catch (err) {
+      // the disk still holds the log the snapshot covers; the next Ready's write reports a dead disk
+      this.log(`raft: ${this.options.name}: saving the snapshot at ${index} failed: ${String(err)}`);
+      return;
+    }
+    this.snapshotIndex = Math.max(this.snapshotIndex, index);
     this.metrics.snapshotsTaken += 1;
   }
 
@@ -351,6 +379,8 @@ export class RaftStore extends StateMachineStore implements RevisionedStore, Raf
     this.feed.refuse(() => new StoreClosedError());
     this.stopAutoCompaction();
     await this.driver.stop();
+    // an encoding in progress sees `closed` at its next slice and stops; a save completes
+    while (this.snapshotting) await this.snapshotting;
     this.requests.close();
     this.leadership.wake();
     this.feed.close(() => new StoreClosedError());

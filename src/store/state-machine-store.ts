@@ -6,6 +6,7 @@
 // (RaftStore). A store implements `propose` (the sequencer port) and applies
 // each ordered command through `state.apply`, in order.
 
+import type { SnapshotEncoding } from './snapshot-encoder.js';
 import { type Clock, type TimerHandle, every, sleep, systemClock } from '../core/clock.js';
 import { AppliedFeed } from './applied-feed.js';
 import type { MvccState } from './mvcc-state.js';
@@ -33,6 +34,8 @@ export interface StateMachineOptions {
   compactIntervalMs?: number;
   /** wall clock and timers for command times, auto-compaction and waits (the composition root's; tests pass a ManualClock) */
   clock?: Clock;
+  /** how a snapshot is encoded in slices (snapshot-encoder.ts; tests drive its turns) */
+  snapshotEncoding?: SnapshotEncoding;
 }
 
 export abstract class StateMachineStore {

@@ -3,12 +3,12 @@
 // snapshot drops the log it covers, and the keys are the ones the "log" and
 // "meta" sublevels read (the write path spells the prefixes out itself).
 
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeMsgpack, logIndexFromKey, logKey } from '../../src/raft/codec.js';
+import { decodeMsgpack, encodeMsgpack, logIndexFromKey, logKey } from '../../src/raft/codec.js';
 import { RaftStorage } from '../../src/raft/storage.js';
 import type { Entry } from '../../src/raft/types.js';
 
@@ -120,6 +120,58 @@ describe('RaftStorage', () => {
     expect(st.snapshot!.data.every((b) => b === 5)).toBe(true);
     expect(st.entries.map((e) => e.index)).toEqual(Array.from({ length: 11 }, (_, i) => 41 + i));
     await r.close();
+  });
+
+  it('keeps a snapshot\'s image in a file named by its level record; an older image is removed; a leader\'s snapshot too', async () => {
+    const path = await dir();
+    const s = await RaftStorage.open(path);
+    await s.load();
+    await s.save({ entries: Array.from({ length: 30 }, (_, i) => ent(i + 1, 1, `e${i + 1}`)), hardState: { term: 1, vote: 'a', commit: 30 } });
+    await s.saveSnapshot({ metadata: { index: 10, term: 1, confState: { voters: ['a'] } }, data: new Uint8Array(100_000).fill(1) });
+    await s.saveSnapshot({ metadata: { index: 20, term: 1, confState: { voters: ['a'] } }, data: new Uint8Array(200_000).fill(2) });
+    expect(await readdir(join(path, 'snap'))).toEqual(['0000000000000014.snap']);
+    // a snapshot from the leader (Ready.snapshot) replaces the log and the image
+    await s.save({ snapshot: { metadata: { index: 40, term: 2, confState: { voters: ['a'] } }, data: new Uint8Array(50_000).fill(4) }, entries: [], hardState: { term: 2, vote: 'b', commit: 40 } });
+    expect(await readdir(join(path, 'snap'))).toEqual(['0000000000000028.snap']);
+    await s.close();
+    const db = new Level<Uint8Array, Uint8Array>(path, { keyEncoding: 'view', valueEncoding: 'view' });
+    await db.open();
+    const meta = db.sublevel<Uint8Array, Uint8Array>('meta', { keyEncoding: 'view', valueEncoding: 'view' });
+    const record = decodeMsgpack((await meta.get(new TextEncoder().encode('snapshot')))!) as Record<string, unknown>;
+    expect(record).toEqual({ metadata: { index: 40, term: 2, confState: { voters: ['a'] } }, file: '0000000000000028.snap' });
+    await db.close();
+    const r = await RaftStorage.open(path);
+    const st = await r.load();
+    expect(st.snapshot?.metadata.index).toBe(40);
+    expect(st.snapshot!.data.byteLength).toBe(50_000);
+    expect(st.snapshot!.data.every((b) => b === 4)).toBe(true);
+    expect(st.entries).toEqual([]);
+    await r.close();
+  });
+
+  it('loads a snapshot written before the images moved to files (image inside the level record)', async () => {
+    const path = await dir();
+    const s = await RaftStorage.open(path);
+    await s.load();
+    await s.save({ entries: [ent(1, 1, 'a'), ent(2, 1, 'b'), ent(3, 1, 'c')], hardState: { term: 1, vote: 'a', commit: 3 } });
+    await s.close();
+    const db = new Level<Uint8Array, Uint8Array>(path, { keyEncoding: 'view', valueEncoding: 'view' });
+    await db.open();
+    const meta = db.sublevel<Uint8Array, Uint8Array>('meta', { keyEncoding: 'view', valueEncoding: 'view' });
+    const old = { metadata: { index: 2, term: 1, confState: { voters: ['a'] } }, data: new Uint8Array([7, 8, 9]) };
+    await meta.put(new TextEncoder().encode('snapshot'), encodeMsgpack(old));
+    await db.close();
+    const r = await RaftStorage.open(path);
+    const st = await r.load();
+    expect(st.snapshot?.metadata).toEqual(old.metadata);
+    expect([...st.snapshot!.data]).toEqual([7, 8, 9]);
+    expect(texts(st.entries)).toEqual(['3/1/c']);
+    // the next snapshot goes to a file and reads back
+    await r.saveSnapshot({ metadata: { index: 3, term: 1, confState: { voters: ['a'] } }, data: new Uint8Array([3]) });
+    await r.close();
+    const again = await RaftStorage.open(path);
+    expect([...(await again.load()).snapshot!.data]).toEqual([3]);
+    await again.close();
   });
 
   it('writes the keys of the "log" and "meta" sublevels (the on-disk layout is unchanged)', async () => {

@@ -3,7 +3,7 @@
 // its own index, a snapshot that covers part of a group keeps the rest, a
 // log of single-entry records (the layout before groups) reads the same,
 // and a store reopened after concurrent writes and snapshots has its state.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
@@ -69,6 +69,25 @@ describe('group records of the command log', () => {
     await log.close();
   });
 
+  it('keeps the snapshot image in a file (the older one removed); a snapshot in level (the layout before) still loads', async () => {
+    const dir = await tempDir();
+    // the former layout: the image under meta!snapshot
+    const db = new Level<Uint8Array, Uint8Array>(dir, { keyEncoding: 'view', valueEncoding: 'view' });
+    const meta = db.sublevel<Uint8Array, Uint8Array>('meta', { keyEncoding: 'view', valueEncoding: 'view' });
+    await meta.put(enc('snapshot'), enc('old image'));
+    await db.close();
+    const log = await LevelCommandLog.open(dir);
+    expect(new TextDecoder().decode(await log.loadSnapshot())).toBe('old image');
+    await log.append([entry(1), entry(2), entry(3)]);
+    await log.saveSnapshot(enc('image at 2'), 2);
+    await log.saveSnapshot(enc('image at 3'), 3);
+    expect(await readdir(join(dir, 'snap'))).toEqual(['0000000000000003.snap']);
+    await log.close();
+    const again = await LevelCommandLog.open(dir);
+    expect(new TextDecoder().decode(await again.loadSnapshot())).toBe('image at 3');
+    await again.close();
+  });
+
   it('a log of single-entry records (the layout before groups) followed by groups reads in order', async () => {
     const dir = await tempDir();
     // the former layout, written directly: one record per entry under its own index
@@ -88,6 +107,8 @@ describe('group records of the command log', () => {
     for (let round = 0; round < 5; round++) {
       await Promise.all(Array.from({ length: 13 }, (_, i) => a.txn({ compare: [], success: [{ type: 'put', key: `k${(round * 13 + i) % 20}`, value: enc(`v${round}.${i}`) }], failure: [] })));
     }
+    // a snapshot is encoded in slices and saved beside the writes (snapshot-encoder.ts): wait for it
+    await a.snapshotSettled();
     const stats = a.stats();
     // several entries per synced batch, so groups were written
     expect(stats.syncBatches).toBeLessThan(stats.entriesWritten);
