@@ -119,6 +119,8 @@ const EMPTY = new Uint8Array(0);
 const ARENA_BYTES = 64 * 1024;
 /** bodies this large go to the socket as their own chunk instead of being copied */
 const COPY_LIMIT = 16 * 1024;
+/** text bodies up to this many UTF-16 units are encoded into the arena */
+export const TEXT_INLINE = COPY_LIMIT;
 
 /**
  * The frames of one turn, encoded into one buffer and taken as one chunk
@@ -143,10 +145,22 @@ export class FrameBatch {
     this.finish(FrameType.Request, id, start, writeRequestHead(this.arena, start + FRAME_HEADER_BYTES + 4, head), body);
   }
 
-  /** a Response or Head frame */
-  response(type: FrameType, id: number, head: ResponseHead, body: Uint8Array = EMPTY): void {
-    const start = this.begin(responseHeadBound(head), body);
-    this.finish(type, id, start, writeResponseHead(this.arena, start + FRAME_HEADER_BYTES + 4, head), body);
+  /** a Response or Head frame; a body given as text of at most TEXT_INLINE units is encoded into the arena (no Buffer of its own) */
+  response(type: FrameType, id: number, head: ResponseHead, body: Uint8Array | string = EMPTY): void {
+    if (typeof body === 'string' && body.length > TEXT_INLINE) body = Buffer.from(body);
+    if (typeof body !== 'string') {
+      const start = this.begin(responseHeadBound(head), body);
+      this.finish(type, id, start, writeResponseHead(this.arena, start + FRAME_HEADER_BYTES + 4, head), body);
+      return;
+    }
+    // a UTF-16 unit is at most 3 bytes of UTF-8
+    this.reserve(FRAME_HEADER_BYTES + 4 + responseHeadBound(head) + 3 * body.length);
+    const a = this.arena;
+    const start = this.at;
+    const headEnd = writeResponseHead(a, start + FRAME_HEADER_BYTES + 4, head);
+    const n = body.length === 0 ? 0 : a.write(body, headEnd, 'utf8');
+    writeHeaded(a, start, type, id, headEnd, n);
+    this.at = headEnd + n;
   }
 
   /** room for a headed frame: its header, head and (when copied) body; returns where it starts */

@@ -22,7 +22,7 @@ import { unlink } from 'node:fs/promises';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { StreamSink } from '../core/stream.js';
 import type { HttpRequest, HttpResponse, PlainResponse, StreamingResponse } from '../endpoints/http.js';
-import { FrameReader, FrameType, frameHeader, readOwed, type RequestHead, type ResponseHead } from './mux-frames.js';
+import { FrameReader, FrameType, TEXT_INLINE, frameHeader, readOwed, type RequestHead, type ResponseHead } from './mux-frames.js';
 import { readRequest } from './head-codec.js';
 import type { RequestHead as ShedHead } from './flowcontrol/early-shed.js';
 import { MuxWriter } from './mux-writer.js';
@@ -115,6 +115,11 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
         const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
         writer.promptResponse(FrameType.Head, id, { ...head, length });
         writer.promptFrame([frameHeader(FrameType.End, id, 0)]);
+        return;
+      }
+      // the usual answer: JSON text, encoded straight into the turn's frames
+      if (typeof body === 'string' && body.length <= TEXT_INLINE) {
+        writer.promptResponse(FrameType.Response, id, head, body);
         return;
       }
       const bytes = typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);

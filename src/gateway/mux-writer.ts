@@ -59,7 +59,7 @@ export class MuxWriter {
   }
 
   /** a Response or Head frame (prompt) */
-  promptResponse(type: FrameType, id: number, head: ResponseHead, body?: Uint8Array): void {
+  promptResponse(type: FrameType, id: number, head: ResponseHead, body?: Uint8Array | string): void {
     if (this.closed) return;
     this.prompt.response(type, id, head, body);
     this.schedule();

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readRequest, readResponse } from '../../src/gateway/head-codec.js';
-import { FrameBatch, FrameReader, FrameType, type RequestHead, type ResponseHead } from '../../src/gateway/mux-frames.js';
+import { FrameBatch, FrameReader, FrameType, TEXT_INLINE, type RequestHead, type ResponseHead } from '../../src/gateway/mux-frames.js';
 
 /** the previous encoding: JSON text */
 const viaJson = <T>(head: T): T => JSON.parse(JSON.stringify(head)) as T;
@@ -66,6 +66,24 @@ describe('binary frame heads', () => {
         expect(got.body.equals(body)).toBe(true);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('a response body given as text reads back as its UTF-8 bytes, inline or not', () => {
+    const textBody = fc.oneof(text, fc.constantFrom(TEXT_INLINE - 1, TEXT_INLINE, TEXT_INLINE + 1).chain((n) => fc.constantFrom('a', 'é', '😀', '\ud800').map((c) => c.repeat(Math.ceil(n / c.length)).slice(0, n))));
+    fc.assert(
+      fc.property(responseHead, fc.array(textBody, { minLength: 1, maxLength: 4 }), (head, bodies) => {
+        const batch = new FrameBatch();
+        bodies.forEach((b, i) => batch.response(FrameType.Response, i + 1, head, b));
+        const got = frames(batch);
+        expect(got.length).toBe(bodies.length);
+        bodies.forEach((b, i) => {
+          const r = readResponse(got[i]!.payload);
+          expect(r.head).toEqual(viaJson(head));
+          expect(r.body.equals(Buffer.from(b))).toBe(true);
+        });
+      }),
+      { numRuns: 100 },
     );
   });
 
