@@ -18,6 +18,17 @@ import { classify, fieldSchema, itemPEOrIndex, rootSchema, withoutManagedFields,
 /** metadata fields no manager owns (the `metadata` part of SYSTEM_FIELDS in managed.ts) */
 const META_SYSTEM = new Set(['f:name', 'f:namespace', 'f:creationTimestamp', 'f:selfLink', 'f:uid', 'f:clusterName', 'f:generation', 'f:managedFields', 'f:resourceVersion']);
 const INHERITED: Record<string, unknown> = {};
+/** rootSchema per kind schema (it copies the properties when the kind's metadata declares none); defs are the server's one set */
+const roots = new WeakMap<Schema, { defs: Definitions | undefined; root: Schema }>();
+
+function rootOf(ctx: TypeContext): Schema {
+  if (!ctx.schema) return rootSchema(ctx);
+  const hit = roots.get(ctx.schema);
+  if (hit && hit.defs === ctx.defs) return hit.root;
+  const root = rootSchema(ctx);
+  roots.set(ctx.schema, { defs: ctx.defs, root });
+  return root;
+}
 
 /**
  * FieldsV1 of everything `obj` sets, as a create's Update entry holds it;
@@ -26,7 +37,7 @@ const INHERITED: Record<string, unknown> = {};
  */
 export function createdFieldsV1(obj: JSONObject, ctx: TypeContext): JSONObject | undefined | null {
   const clean = withoutManagedFields(obj) as JSONObject;
-  const root = classify(rootSchema(ctx), clean, ctx.defs);
+  const root = classify(rootOf(ctx), clean, ctx.defs);
   if (root.t !== 'struct') return null;
   const keys = Object.keys(clean);
   if (keys.length > 1) keys.sort(compareStrings);
