@@ -76,7 +76,7 @@ export function createH1MuxChannel(socketPath: string, onClosed?: () => void): H
       nextId = nextId >= 0xfffffffe ? 1 : nextId + 1;
       handlers.set(id, handler);
       connection();
-      writer.headed(FrameType.Request, id, head, body);
+      writer.request(id, head, body);
       return id;
     },
     body(id, body) {

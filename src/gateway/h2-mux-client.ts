@@ -23,7 +23,8 @@ import type { Socket } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.js';
 import { h2ResponseHeaders, METHODS_WITH_BODY, respondStatus, respondWhole, type SessionContext, type StreamClosed, type StreamForwarder, type StreamRequest } from './h2-sessions.js';
 import { ChannelWriter, dialMux } from './mux-dial.js';
-import { FrameType, readHeaded, readMulti, type RequestHead, type ResponseHead } from './mux-frames.js';
+import { FrameType, readMulti, type RequestHead } from './mux-frames.js';
+import { readResponse } from './head-codec.js';
 
 /** a stream ended by the server but still holding unsent bytes this long is reset (its client does not read) */
 const END_GRACE_MS = 30_000;
@@ -96,7 +97,7 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
       case FrameType.Head: {
         const p = pending.get(id);
         if (!p) return;
-        const { head, body } = readHeaded<ResponseHead>(payload);
+        const { head, body } = readResponse(payload);
         if (p.stream.destroyed || p.stream.closed) return;
         try {
           if (type === FrameType.Response) {
@@ -168,7 +169,7 @@ export function createH2MuxClient(opts: H2MuxClientOptions): StreamForwarder {
       const p: Pending = { stream, owed: 0, waitingDrain: false, answered: false };
       pending.set(id, p);
       connection();
-      writer.headed(FrameType.Request, id, head, req.body);
+      writer.request(id, head, req.body);
       return () => {
         if (pending.get(id) !== p) return;
         // the client reset the stream or lost its session: a watch must stop on the server

@@ -4,7 +4,7 @@
 // its end in one write.
 
 import { connect as netConnect, type Socket } from 'node:net';
-import { FrameBatch, FrameReader, type FrameType, owedFrame } from './mux-frames.js';
+import { FrameBatch, FrameReader, type FrameType, owedFrame, type RequestHead } from './mux-frames.js';
 
 /** a channel connection: frames go to `onFrame`; `onClose` once it closes (the main process went, or broke the framing) */
 export function dialMux(path: string, onFrame: (type: number, id: number, payload: Buffer) => void, onClose: (s: Socket) => void): Socket {
@@ -33,9 +33,9 @@ export class ChannelWriter {
 
   constructor(private readonly conn: () => Socket | undefined) {}
 
-  /** a frame whose payload is a JSON head followed by raw bytes */
-  headed(type: FrameType, id: number, head: object, body?: Uint8Array): void {
-    this.batch.headed(type, id, head, body);
+  /** a Request frame */
+  request(id: number, head: RequestHead, body?: Uint8Array): void {
+    this.batch.request(id, head, body);
     this.schedule();
   }
 

@@ -5,11 +5,11 @@
 //
 //   u32 length (of what follows) | u8 type | u32 stream id | payload
 //
-// Front → main: Request (u32 head length, head JSON, body), Cancel (the
+// Front → main: Request (u32 head length, binary head (src/gateway/head-codec.ts), body), Cancel (the
 // client reset the stream or lost its session), Owed (pairs of u32 id, u32
 // bytes: what an HTTP/2 stream holds that its client has not taken yet), Body
 // (the whole body of an HTTP/1.1 request whose head went ahead of it).
-// Main → front: Response (u32 head length, head JSON, whole body), Head (a
+// Main → front: Response (u32 head length, binary head, whole body), Head (a
 // streaming response's status and headers), Data, MultiData (u32 count, the
 // ids, then one payload for all of them: a watch batch shared by many
 // watchers crosses once), End, Reset (abort: the client must see an error).
@@ -27,6 +27,8 @@ export const FrameType = {
   Reset: 21,
 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
+
+import { requestHeadBound, responseHeadBound, writeRequestHead, writeResponseHead } from './head-codec.js';
 
 export const FRAME_HEADER_BYTES = 9;
 /** request bodies are at most 4 MiB (the front's limit) plus 1 MiB of headers; responses are split below this */
@@ -64,21 +66,13 @@ export function frameHeader(type: FrameType, id: number, payloadBytes: number): 
   return h;
 }
 
-/** a frame whose payload is a JSON head followed by raw bytes */
-export function headedFrame(type: FrameType, id: number, head: object, body: Uint8Array = EMPTY): Buffer[] {
-  const json = Buffer.from(JSON.stringify(head));
-  const h = Buffer.allocUnsafe(FRAME_HEADER_BYTES + 4);
-  h.writeUInt32BE(4 + json.length + body.byteLength + 5, 0);
-  h.writeUInt8(type, 4);
-  h.writeUInt32BE(id, 5);
-  h.writeUInt32BE(json.length, 9);
-  return body.byteLength > 0 ? [h, json, Buffer.from(body.buffer, body.byteOffset, body.byteLength)] : [h, json];
-}
-
-/** splits a headed payload into its head and its body */
-export function readHeaded<T>(payload: Buffer): { head: T; body: Buffer } {
-  const n = payload.readUInt32BE(0);
-  return { head: JSON.parse(payload.toString('utf8', 4, 4 + n)) as T, body: payload.subarray(4 + n) };
+/** the frame header and head length of a headed frame starting at `start` whose head ends at `headEnd` */
+function writeHeaded(buf: Buffer, start: number, type: FrameType, id: number, headEnd: number, bodyBytes: number): void {
+  const n = headEnd - (start + FRAME_HEADER_BYTES + 4);
+  buf.writeUInt32BE(4 + n + bodyBytes + 5, start);
+  buf[start + 4] = type;
+  buf.writeUInt32BE(id, start + 5);
+  buf.writeUInt32BE(n, start + 9);
 }
 
 /** one MultiData frame's header: the same payload follows once for every id */
@@ -125,10 +119,12 @@ const EMPTY = new Uint8Array(0);
 const ARENA_BYTES = 64 * 1024;
 /** bodies this large go to the socket as their own chunk instead of being copied */
 const COPY_LIMIT = 16 * 1024;
+/** text bodies up to this many UTF-16 units are encoded into the arena */
+export const TEXT_INLINE = COPY_LIMIT;
 
 /**
  * The frames of one turn, encoded into one buffer and taken as one chunk
- * (one socket write): a request's header, JSON head and body land in the
+ * (one socket write): a request's header, head and body land in the
  * arena directly, without a Buffer for each part, and a turn of 64 requests
  * is one write instead of a cork, three writes and an uncork for each.
  * Written bytes are never touched again (the socket may still hold them):
@@ -143,23 +139,42 @@ export class FrameBatch {
     return this.at === 0 && this.chunks.length === 0;
   }
 
-  /** a frame whose payload is a JSON head followed by raw bytes (as `headedFrame`) */
-  headed(type: FrameType, id: number, head: object, body: Uint8Array = EMPTY): void {
-    const json = JSON.stringify(head);
-    const copy = body.byteLength < COPY_LIMIT;
+  /** a Request frame: the binary head (head-codec.ts), then the body */
+  request(id: number, head: RequestHead, body: Uint8Array = EMPTY): void {
+    const start = this.begin(requestHeadBound(head), body);
+    this.finish(FrameType.Request, id, start, writeRequestHead(this.arena, start + FRAME_HEADER_BYTES + 4, head), body);
+  }
+
+  /** a Response or Head frame; a body given as text of at most TEXT_INLINE units is encoded into the arena (no Buffer of its own) */
+  response(type: FrameType, id: number, head: ResponseHead, body: Uint8Array | string = EMPTY): void {
+    if (typeof body === 'string' && body.length > TEXT_INLINE) body = Buffer.from(body);
+    if (typeof body !== 'string') {
+      const start = this.begin(responseHeadBound(head), body);
+      this.finish(type, id, start, writeResponseHead(this.arena, start + FRAME_HEADER_BYTES + 4, head), body);
+      return;
+    }
     // a UTF-16 unit is at most 3 bytes of UTF-8
-    this.reserve(FRAME_HEADER_BYTES + 4 + 3 * json.length + (copy ? body.byteLength : 0));
+    this.reserve(FRAME_HEADER_BYTES + 4 + responseHeadBound(head) + 3 * body.length);
     const a = this.arena;
     const start = this.at;
-    const n = a.write(json, start + FRAME_HEADER_BYTES + 4);
-    a.writeUInt32BE(4 + n + body.byteLength + 5, start);
-    a.writeUInt8(type, start + 4);
-    a.writeUInt32BE(id, start + 5);
-    a.writeUInt32BE(n, start + 9);
-    this.at = start + FRAME_HEADER_BYTES + 4 + n;
+    const headEnd = writeResponseHead(a, start + FRAME_HEADER_BYTES + 4, head);
+    const n = body.length === 0 ? 0 : a.write(body, headEnd, 'utf8');
+    writeHeaded(a, start, type, id, headEnd, n);
+    this.at = headEnd + n;
+  }
+
+  /** room for a headed frame: its header, head and (when copied) body; returns where it starts */
+  private begin(headBound: number, body: Uint8Array): number {
+    this.reserve(FRAME_HEADER_BYTES + 4 + headBound + (body.byteLength < COPY_LIMIT ? body.byteLength : 0));
+    return this.at;
+  }
+
+  private finish(type: FrameType, id: number, start: number, headEnd: number, body: Uint8Array): void {
+    writeHeaded(this.arena, start, type, id, headEnd, body.byteLength);
+    this.at = headEnd;
     if (body.byteLength === 0) return;
-    if (copy) {
-      a.set(body, this.at);
+    if (body.byteLength < COPY_LIMIT) {
+      this.arena.set(body, this.at);
       this.at += body.byteLength;
       return;
     }

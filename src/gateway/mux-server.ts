@@ -22,7 +22,8 @@ import { unlink } from 'node:fs/promises';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { StreamSink } from '../core/stream.js';
 import type { HttpRequest, HttpResponse, PlainResponse, StreamingResponse } from '../endpoints/http.js';
-import { FrameReader, FrameType, frameHeader, headedFrame, readHeaded, readOwed, type RequestHead, type ResponseHead } from './mux-frames.js';
+import { FrameReader, FrameType, TEXT_INLINE, frameHeader, readOwed, type RequestHead, type ResponseHead } from './mux-frames.js';
+import { readRequest } from './head-codec.js';
 import type { RequestHead as ShedHead } from './flowcontrol/early-shed.js';
 import { MuxWriter } from './mux-writer.js';
 import { GatewayRequest } from './gateway-request.js';
@@ -112,16 +113,21 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
         // the head a GET would get, with its Content-Length (RFC 9110 §9.3.2, as Go's server
         // answers kube-apiserver's HEADs); the client end sends no body
         const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-        writer.promptFrame(headedFrame(FrameType.Head, id, { ...head, length } satisfies ResponseHead));
+        writer.promptResponse(FrameType.Head, id, { ...head, length });
         writer.promptFrame([frameHeader(FrameType.End, id, 0)]);
+        return;
+      }
+      // the usual answer: JSON text, encoded straight into the turn's frames
+      if (typeof body === 'string' && body.length <= TEXT_INLINE) {
+        writer.promptResponse(FrameType.Response, id, head, body);
         return;
       }
       const bytes = typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
       if (bytes.length <= WHOLE_BODY_MAX) {
-        writer.promptFrame(headedFrame(FrameType.Response, id, head, bytes));
+        writer.promptResponse(FrameType.Response, id, head, bytes);
         return;
       }
-      writer.promptFrame(headedFrame(FrameType.Head, id, { ...head, length: bytes.length } satisfies ResponseHead));
+      writer.promptResponse(FrameType.Head, id, { ...head, length: bytes.length });
       for (let at = 0; at < bytes.length; at += PIECE) {
         const piece = bytes.subarray(at, at + PIECE);
         writer.promptFrame([frameHeader(FrameType.Data, id, piece.length), piece]);
@@ -130,7 +136,7 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
     };
 
     const startStream = (id: number, ex: Exchange, out: StreamingResponse): void => {
-      writer.promptFrame(headedFrame(FrameType.Head, id, { status: out.status, headers: out.headers } satisfies ResponseHead));
+      writer.promptResponse(FrameType.Head, id, { status: out.status, headers: out.headers });
       let ended = false;
       const sink: StreamSink = {
         write(chunk) {
@@ -168,9 +174,9 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
       let head: RequestHead;
       let body: Buffer;
       try {
-        ({ head, body } = readHeaded<RequestHead>(payload));
+        ({ head, body } = readRequest(payload));
       } catch {
-        writer.promptFrame(headedFrame(FrameType.Response, id, { status: 400, headers: [] } satisfies ResponseHead));
+        writer.promptResponse(FrameType.Response, id, { status: 400, headers: [] });
         return;
       }
       const { method, path, proxiedAddress } = head;

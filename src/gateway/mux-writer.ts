@@ -17,7 +17,7 @@
 // out in one writev.
 
 import type { Socket } from 'node:net';
-import { FrameType, frameHeader, multiHeader } from './mux-frames.js';
+import { FrameBatch, FrameType, frameHeader, multiHeader, type ResponseHead } from './mux-frames.js';
 
 /** bulk bytes the socket may hold before more are handed to it */
 const BULK_LOW_WATER = 256 * 1024;
@@ -33,7 +33,8 @@ interface BulkFrame {
 }
 
 export class MuxWriter {
-  private prompt: Buffer[] = [];
+  /** prompt frames of this turn, encoded into one arena (mux-frames.ts FrameBatch): one chunk for a turn's answers */
+  private readonly prompt = new FrameBatch();
   private readonly bulk: BulkFrame[] = [];
   private bulkHead = 0;
   private multi: { data: Buffer; ids: number[] } | undefined;
@@ -52,7 +53,15 @@ export class MuxWriter {
 
   /** a frame that must not wait behind fan-out */
   promptFrame(parts: Buffer[]): void {
-    for (const p of parts) this.prompt.push(p);
+    if (this.closed) return;
+    for (const p of parts) this.prompt.encoded(p);
+    this.schedule();
+  }
+
+  /** a Response or Head frame (prompt) */
+  promptResponse(type: FrameType, id: number, head: ResponseHead, body?: Uint8Array | string): void {
+    if (this.closed) return;
+    this.prompt.response(type, id, head, body);
     this.schedule();
   }
 
@@ -94,7 +103,7 @@ export class MuxWriter {
 
   close(): void {
     this.closed = true;
-    this.prompt = [];
+    this.prompt.take();
     this.bulk.length = 0;
     this.bulkHead = 0;
     this.multi = undefined;
@@ -125,7 +134,7 @@ export class MuxWriter {
 
   private flush(): void {
     if (this.closed || this.socket.destroyed || this.socket.writableEnded) return;
-    if (this.waitingDrain && this.prompt.length === 0) {
+    if (this.waitingDrain && this.prompt.empty) {
       // bulk only: the drain continues it
       this.closeMulti();
       return;
@@ -133,8 +142,7 @@ export class MuxWriter {
     this.closeMulti();
     const s = this.socket;
     s.cork();
-    for (const p of this.prompt) s.write(p);
-    this.prompt = [];
+    for (const p of this.prompt.take()) s.write(p);
     while (this.bulkHead < this.bulk.length && s.writableLength < BULK_LOW_WATER) {
       const f = this.bulk[this.bulkHead++]!;
       for (const p of f.parts) s.write(p);

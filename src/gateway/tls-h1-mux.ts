@@ -27,7 +27,8 @@ import type { H1MuxChannel, MuxStreamHandler } from './h1-mux-channel.js';
 import { ChunkedBody, type H1RequestHead, MAX_MUX_BODY_BYTES, type Rejection, isRejection, parseRequestHead } from './h1-request-head.js';
 import { CONTINUE_100, LAST_CHUNK, chunkParts, responseHead } from './h1-response.js';
 import type { ProbeAnswerer } from './health-probe.js';
-import { FrameType, readHeaded, type RequestHead, type ResponseHead } from './mux-frames.js';
+import { FrameType, type RequestHead } from './mux-frames.js';
+import { readResponse } from './head-codec.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
 import { headTimeoutResponse } from './tls-h1-connection.js';
 
@@ -209,7 +210,7 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
       if (finished || slot.complete) return;
       switch (type) {
         case FrameType.Response: {
-          const { head, body } = readHeaded<ResponseHead>(payload);
+          const { head, body } = readResponse(payload);
           slot.started = true;
           const h = responseHead(head.status, head.headers, body.length, clock.now(), slot.http10);
           emit(slot, body.length > 0 && body.length < 16 * 1024 ? Buffer.concat([h, body]) : h);
@@ -218,7 +219,7 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
           return;
         }
         case FrameType.Head: {
-          const { head } = readHeaded<ResponseHead>(payload);
+          const { head } = readResponse(payload);
           slot.started = true;
           // a whole body sent in pieces carries its length; a stream has none (and to
           // an HTTP/1.0 client it is not chunked: the connection's close ends it)

@@ -18,7 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import type { HttpRequest, HttpResponse } from '../../src/endpoints/http.js';
 import { Deadlines } from '../../src/gateway/h2-sessions.js';
-import { FrameBatch, FrameReader, FrameType, readHeaded } from '../../src/gateway/mux-frames.js';
+import { FrameBatch, FrameReader, FrameType } from '../../src/gateway/mux-frames.js';
+import { readRequest } from '../../src/gateway/head-codec.js';
 import { type MuxServer, startMuxServer } from '../../src/gateway/mux-server.js';
 import { startTlsFront, type TlsFront } from '../../src/gateway/tls-front.js';
 import { ensurePki, type Pki } from '../../src/server/pki.js';
@@ -279,7 +280,7 @@ describe('FrameBatch', () => {
         (frames) => {
           const batch = new FrameBatch();
           for (const f of frames) {
-            if (f.kind === 'headed') batch.headed(FrameType.Request, f.id, { text: f.text }, Buffer.alloc(f.bodyBytes, f.id & 0xff));
+            if (f.kind === 'headed') batch.request(f.id, { method: 'POST', path: f.text, query: '', proxiedAddress: 'c', headers: [['x', f.text]] }, Buffer.alloc(f.bodyBytes, f.id & 0xff));
             else if (f.kind === 'bare') batch.bare(FrameType.Cancel, f.id);
             else {
               const e = Buffer.alloc(17);
@@ -301,8 +302,9 @@ describe('FrameBatch', () => {
             if (f.kind === 'headed') {
               expect(g.type).toBe(FrameType.Request);
               expect(g.id).toBe(f.id);
-              const { head, body } = readHeaded<{ text: string }>(g.payload);
-              expect(head.text).toBe(f.text);
+              const { head, body } = readRequest(g.payload);
+              expect(head.path).toBe(f.text);
+              expect(head.headers).toEqual([['x', f.text]]);
               expect(body.equals(Buffer.alloc(f.bodyBytes, f.id & 0xff))).toBe(true);
             } else if (f.kind === 'bare') {
               expect([g.type, g.id, g.payload.length]).toEqual([FrameType.Cancel, f.id, 0]);
@@ -318,10 +320,11 @@ describe('FrameBatch', () => {
 
   it('never rewrites bytes already taken (the socket may still hold them)', () => {
     const batch = new FrameBatch();
-    batch.headed(FrameType.Request, 1, { a: 1 }, Buffer.from('first'));
+    const head = (i: number) => ({ method: 'POST', path: `/${i}`, query: '', proxiedAddress: 'c', headers: [] });
+    batch.request(1, head(1), Buffer.from('first'));
     const [first] = batch.take();
     const copy = Buffer.from(first!);
-    for (let i = 0; i < 100; i++) batch.headed(FrameType.Request, 2 + i, { i }, Buffer.alloc(900, i));
+    for (let i = 0; i < 100; i++) batch.request(2 + i, head(i), Buffer.alloc(900, i));
     batch.take();
     expect(first!.equals(copy)).toBe(true);
   });

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FrameReader, FrameType, frameHeader, headedFrame, multiHeader, readHeaded, readMulti } from '../../src/gateway/mux-frames.js';
+import { FrameBatch, FrameReader, FrameType, frameHeader, multiHeader, readMulti } from '../../src/gateway/mux-frames.js';
+import { readRequest } from '../../src/gateway/head-codec.js';
 import { MuxWriter } from '../../src/gateway/mux-writer.js';
 
 interface Frame {
@@ -47,11 +48,13 @@ describe('FrameReader', () => {
   });
 
   it('round-trips headed and MultiData payloads', () => {
-    const parts = headedFrame(FrameType.Request, 7, { method: 'POST', path: '/x' }, Buffer.from('body'));
+    const batch = new FrameBatch();
+    batch.request(7, { method: 'POST', path: '/x', query: '', proxiedAddress: 'c1', headers: [] }, Buffer.from('body'));
+    const parts = batch.take();
     const frames: Frame[] = [];
     new FrameReader((type, id, payload) => frames.push({ type, id, payload })).push(Buffer.concat(parts));
     expect(frames[0]!.id).toBe(7);
-    const { head, body } = readHeaded<{ method: string }>(frames[0]!.payload);
+    const { head, body } = readRequest(frames[0]!.payload);
     expect(head.method).toBe('POST');
     expect(body.toString()).toBe('body');
     const m = Buffer.concat([multiHeader([3, 5, 9], 2), Buffer.from('ev')]);
@@ -119,7 +122,7 @@ describe('MuxWriter over a unix socket', () => {
     await new Promise((r) => setTimeout(r, 50));
     // the backlog counts what the socket did not take
     expect(w.queuedFor(1)).toBeGreaterThan(4 * 1024 * 1024);
-    w.promptFrame(headedFrame(FrameType.Response, 2, { status: 201, headers: [] }, Buffer.from('created')));
+    w.promptResponse(FrameType.Response, 2, { status: 201, headers: [] }, Buffer.from('created'));
     const frames = collect(peer, (f) => f.filter((x) => x.type === FrameType.Data).length === 128 && f.some((x) => x.type === FrameType.Response));
     peer.resume();
     const got = await frames;

@@ -16,6 +16,7 @@ import type { Definitions, Schema } from '../schema/types.js';
 import type { ApiObject, JSONObject, JSONValue } from '../../core/object.js';
 import { badRequest } from '../../core/errors.js';
 import { FieldSet, pathToString, type Path } from './fieldpath.js';
+import { createdFieldsV1 } from './created-fields.js';
 import {
   compareObjects,
   deepEqual,
@@ -226,6 +227,17 @@ export function recordUpdate(args: UpdateArgs): ApiObject {
  * `undefined` means the stored object carries no managedFields.
  */
 export function updateManagedFields(args: UpdateArgs): JSONObject[] | undefined {
+  const sent = args.updated.metadata?.managedFields as JSONValue | undefined;
+  // a create with no entries sent: the writer owns what it sent, built without field sets
+  if (args.live === undefined && !(Array.isArray(sent) && sent.length > 0)) {
+    const v1 = createdFieldsV1(args.updated as JSONObject, { schema: args.schema, defs: args.defs });
+    if (v1 === undefined) return undefined;
+    if (v1 !== null) {
+      const entry: JSONObject = { manager: args.manager, operation: 'Update', apiVersion: args.apiVersion, time: args.now, fieldsType: 'FieldsV1', fieldsV1: v1 };
+      if (args.subresource) entry.subresource = args.subresource;
+      return [entry];
+    }
+  }
   return updateEntries(args, withoutManagedFields(args.updated as JSONObject)) ?? undefined;
 }
 

@@ -36,7 +36,7 @@ export interface TypeContext {
 
 type ListRelation = 'atomic' | 'set' | 'map';
 
-type Node =
+export type Node =
   | { t: 'scalar' }
   | { t: 'atomic' }
   /** granular map or struct: declared fields plus an element schema for other keys (undefined = deduced) */
@@ -112,7 +112,7 @@ export const OBJECT_META_SCHEMA: Schema = {
 };
 
 /** The root schema with a usable `metadata` (ours when the kind's does not declare its fields). */
-function rootSchema(ctx: TypeContext): Schema {
+export function rootSchema(ctx: TypeContext): Schema {
   const root = resolveSchema(ctx.schema, ctx.defs);
   const meta = resolveSchema(root?.properties?.metadata, ctx.defs);
   if (meta && meta.properties && Object.keys(meta.properties).length > 0) return root!;
@@ -120,7 +120,7 @@ function rootSchema(ctx: TypeContext): Schema {
   return { ...base, properties: { ...(base.properties ?? {}), metadata: OBJECT_META_SCHEMA } };
 }
 
-const isObject = (v: JSONValue | undefined): v is JSONObject =>
+export const isObject = (v: JSONValue | undefined): v is JSONObject =>
   v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v);
 
 function isScalarSchema(s: Schema | undefined): boolean {
@@ -158,7 +158,7 @@ function isObjectSchema(s: Schema): boolean {
 }
 
 /** How a value is treated at a schema node. `value` decides the shape where the schema does not. */
-function classify(schemaIn: Schema | undefined, value: JSONValue | undefined, defs: Definitions | undefined): Node {
+export function classify(schemaIn: Schema | undefined, value: JSONValue | undefined, defs: Definitions | undefined): Node {
   const s = resolveSchema(schemaIn, defs);
   if (Array.isArray(value)) {
     if (!s || !isListSchema(s)) return { t: 'atomic' };
@@ -190,7 +190,7 @@ function classify(schemaIn: Schema | undefined, value: JSONValue | undefined, de
   return { t: 'scalar' };
 }
 
-function fieldSchema(node: { fields: Record<string, Schema>; elem: Schema | undefined }, key: string): Schema | undefined {
+export function fieldSchema(node: { fields: Record<string, Schema>; elem: Schema | undefined }, key: string): Schema | undefined {
   return Object.prototype.hasOwnProperty.call(node.fields, key) ? node.fields[key] : node.elem;
 }
 
@@ -217,7 +217,7 @@ function itemPE(node: Extract<Node, { t: 'list' }>, item: JSONValue, index: numb
   return keyPE(fields);
 }
 
-function itemPEOrIndex(node: Extract<Node, { t: 'list' }>, item: JSONValue, index: number, defs: Definitions | undefined): PathElement {
+export function itemPEOrIndex(node: Extract<Node, { t: 'list' }>, item: JSONValue, index: number, defs: Definitions | undefined): PathElement {
   return itemPE(node, item, index, defs) ?? indexPE(index);
 }
 
