@@ -57,6 +57,11 @@ function context(ctx: HandlerContext, req: ApiRequest, write = true): Capability
     name: req.info.name,
     dryRun: write && parseDryRun(req.query),
     store: () => ctx.storeFor(req.def),
+    storeOf: (group, version, resource) => {
+      const def = ctx.registry.lookup(group, version, resource);
+      return def ? ctx.storeFor(def) : undefined;
+    },
+    now: () => ctx.clock.now(),
     ...(ctx.authorizer ? { authorizer: ctx.authorizer } : {}),
     fieldValidation: () => parseFieldValidation(req.query),
     fieldManager: (optionsKind) => fieldManagerOf(ctx, req, optionsKind),

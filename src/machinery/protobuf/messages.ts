@@ -41,3 +41,34 @@ export function tokenRequestSchema(n: SchemaNames): Schema {
   });
 }
 
+
+/** policy/v1 (and v1beta1) Eviction, the body of `pods/{name}/eviction` */
+export function evictionSchema(n: SchemaNames): Schema {
+  return obj('Eviction evicts a pod from its node subject to certain policies and safety constraints.', {
+    apiVersion: str('APIVersion of this representation.'),
+    kind: str('Always Eviction.'),
+    metadata: f(1, ref(n.meta('ObjectMeta'))),
+    deleteOptions: f(2, ref(n.meta('DeleteOptions'))),
+  });
+}
+
+/** core/v1 Binding, the body of `pods/{name}/binding` (target: an ObjectReference) */
+export function bindingSchema(n: SchemaNames): Schema {
+  return obj('Binding ties one object to another; for example, a pod is bound to a node by a scheduler.', {
+    apiVersion: str('APIVersion of this representation.'),
+    kind: str('Always Binding.'),
+    metadata: f(1, ref(n.meta('ObjectMeta'))),
+    target: f(
+      2,
+      obj('The target object to bind to.', {
+        kind: f(1, str('Kind of the referent.')),
+        namespace: f(2, str('Namespace of the referent.')),
+        name: f(3, str('Name of the referent.')),
+        uid: f(4, str('UID of the referent.')),
+        apiVersion: f(5, str('API version of the referent.')),
+        resourceVersion: f(6, str('Specific resourceVersion the reference is to.')),
+        fieldPath: f(7, str('A piece of the object instead of the whole.')),
+      }),
+    ),
+  });
+}
