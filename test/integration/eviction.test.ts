@@ -167,6 +167,15 @@ describe('pods/eviction', () => {
     expect((await getPod('web-2')).status).toBe(404);
   });
 
+  it('concurrent evictions under one budget: each spends it in turn (a conflict is retried, never a 409)', async () => {
+    for (const n of ['par-1', 'par-2', 'par-3', 'par-4']) await createPod(n, { app: 'par' });
+    await createPdb('par', { app: 'par' }, { minAvailable: 2 });
+    await pdbSettled('par', (p) => p.status.disruptionsAllowed === 2);
+    const codes = (await Promise.all(['par-1', 'par-2', 'par-3'].map((n) => evict(n)))).map((r) => r.status).sort();
+    // two allowed: two evicted, the third refused by the budget (not a conflict)
+    expect(codes).toEqual([201, 201, 429]);
+  });
+
   it('two budgets selecting the pod: 500 with kube message, the pod stays', async () => {
     await createPod('twice', { app: 'twice', tier: 'x' });
     await createPdb('twice-a', { app: 'twice' }, { minAvailable: 0 });

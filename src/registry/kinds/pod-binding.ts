@@ -47,6 +47,7 @@ async function bind(ctx: CapabilityContext, binding: ApiObject, now: () => numbe
     if (Object.keys(annotations).length > 0) m.annotations = { ...(m.annotations ?? {}), ...annotations };
     // the Binding's resourceVersion pins the write (guaranteedUpdate answers 409 on a mismatch)
     if (meta.resourceVersion) m.resourceVersion = meta.resourceVersion;
+    else delete m.resourceVersion;
     const status = (cur.status ??= {}) as { conditions?: Obj[] };
     const conds = status.conditions ?? [];
     const old = conds.find((c) => c.type === 'PodScheduled');

@@ -126,7 +126,7 @@ async function spendBudget(store: CapabilityStore, ctx: CapabilityContext, name:
   // the server's own write (kube's eviction handler writes with its loopback identity)
   await store.guaranteedUpdate(ctx.namespace, name, { dryRun: false, subresource: 'status', manager: 'kube-apiserver' }, (cur) => {
     if (!cur) throw new StatusError(404, 'NotFound', `poddisruptionbudgets.policy "${name}" not found`, { name, group: 'policy', kind: 'poddisruptionbudgets' });
-    return { ...cur, status: check(cur) };
+    return unpinned({ ...cur, status: check(cur) });
   });
 }
 
@@ -147,7 +147,7 @@ async function markAndDelete(pods: CapabilityStore, ctx: CapabilityContext, opts
       const at = old && old.status === 'True' && typeof old.lastTransitionTime === 'string' ? old.lastTransitionTime : isoSeconds(now());
       conds.push({ type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: at, reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' });
       status.conditions = conds;
-      return cur;
+      return unpinned(cur);
     });
     if (opts.preconditions?.resourceVersion) del = { ...opts, preconditions: { ...opts.preconditions, resourceVersion: r.object.metadata?.resourceVersion ?? '' } };
   }
@@ -262,6 +262,19 @@ export function disruptionAllowedCondition(conds: Obj[], allowed: boolean, reaso
 
 export function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * the object a guaranteedUpdate transform returns without its resourceVersion:
+ * one left in is a precondition (a concurrent write would be a 409 instead of
+ * a retry on the newer object, whose checks then run again)
+ */
+export function unpinned(o: ApiObject): ApiObject {
+  if (o.metadata?.resourceVersion !== undefined) {
+    o.metadata = { ...o.metadata };
+    delete o.metadata.resourceVersion;
+  }
+  return o;
 }
 
 function success(): CapabilityResult {
