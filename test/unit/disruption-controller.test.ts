@@ -4,18 +4,12 @@
 // entry expires after 2 minutes of simulated time (a delayed add on the
 // clock), and the status write never overwrites an eviction's entry.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SchemaAdmission } from '../../src/registry/admission.js';
-import { GenericStore } from '../../src/registry/generic-store.js';
-import { builtinDefinitions, sharedDefinitions } from '../../src/registry/kinds/index.js';
-import { Registry } from '../../src/registry/registry.js';
-import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
+import type { GenericStore } from '../../src/registry/generic-store.js';
+import type { ApiObject } from '../../src/registry/types.js';
 import { DisruptionController } from '../../src/controllers/disruption/controller.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { LocalStore } from '../../src/store/local-store.js';
+import { openLocalRegistry } from '../helpers/local-registry.js';
 
 const D = 'orch.io';
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -34,17 +28,7 @@ afterEach(async () => {
 });
 
 async function env(): Promise<Env> {
-  const dir = await mkdtemp(join(tmpdir(), 'orch-pdb-'));
-  const store = await LocalStore.open(join(dir, 'store'));
-  const defs = sharedDefinitions(D);
-  const registry = new Registry(D, defs, builtinDefinitions(D));
-  const admission = new SchemaAdmission(defs);
-  const stores = new Map<ResourceDefinition, GenericStore>();
-  const gs = (resource: string, group = '') => {
-    const def = registry.lookup(group, 'v1', resource)!;
-    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission));
-    return stores.get(def)!;
-  };
+  const { store, gs, close } = await openLocalRegistry(D, 'orch-pdb-');
   const clock = new ManualClock(T0);
   await gs('namespaces').create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }, { dryRun: false });
   const c = new DisruptionController({
@@ -60,8 +44,7 @@ async function env(): Promise<Env> {
   c.start();
   cleanup.push(async () => {
     c.stop();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
+    await close();
   });
   return { clock, gs, c };
 }
