@@ -153,4 +153,27 @@ describe('disruption controller', () => {
     expect(st.disruptedPods ?? {}).toEqual({});
     expect(st).toMatchObject({ currentHealthy: 0, disruptionsAllowed: 0 });
   });
+
+  it('a DisruptionTarget condition left on a pod that was not deleted is reset to False after 2 minutes', async () => {
+    const e = await env();
+    await pod(e, 'kept');
+    await pod(e, 'going');
+    const mark = (name: string) => e.gs('pods').guaranteedUpdate('default', name, { dryRun: false }, (cur) => ({
+      ...cur!, status: { ...(cur!.status as object), conditions: [{ type: 'Ready', status: 'True' }, { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', lastTransitionTime: iso(e.clock.now()) }] },
+    }));
+    await mark('kept');
+    await mark('going');
+    await e.gs('pods').guaranteedUpdate('default', 'going', { dryRun: false }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), nodeName: 'n1' } }));
+    await e.gs('pods').delete('default', 'going', { dryRun: false, gracePeriodSeconds: 30 });
+    const cond = async (name: string) => ((await e.gs('pods').get('default', name)).status as { conditions: { type: string; status: string }[] }).conditions.find((c) => c.type === 'DisruptionTarget');
+    e.clock.advance(119_000);
+    await settled(e);
+    expect(await cond('kept')).toMatchObject({ status: 'True' });
+    e.clock.advance(2_000);
+    await settled(e);
+    expect(await cond('kept')).toMatchObject({ status: 'False' });
+    // the Terminating pod keeps it: it is being deleted, as the condition says
+    expect(await cond('going')).toMatchObject({ status: 'True' });
+    expect(e.c.staleCleared).toBe(1);
+  });
 });

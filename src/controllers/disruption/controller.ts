@@ -9,7 +9,8 @@
 // add on the Clock port). The status is written with the resourceVersion
 // the computation read: an eviction that spent the budget meanwhile makes
 // it a 409 and the key is retried on the newer budget, never overwriting
-// the eviction's disruptedPods entry.
+// the eviction's disruptedPods entry. Pods left with a stale DisruptionTarget
+// condition are queued too (key `pod:namespace/name`, stale-condition.ts).
 
 import { StatusError } from '../../core/errors.js';
 import { type Clock, systemClock } from '../../core/clock.js';
@@ -19,6 +20,8 @@ import { budgetSelects } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource, NAMESPACE_INDEX } from '../runtime/index.js';
 import { type OwnerRef, type ScaleFinder, computeBudget, controllerOf } from './budget.js';
+import { clearDisruptionTarget, staleDisruptionWait } from './stale-condition.js';
+import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 
 export const DISRUPTION_CONTROLLER = 'disruption';
 export const DISRUPTION_MANAGER = 'kube-controller-manager';
@@ -42,6 +45,9 @@ export interface DisruptionOptions extends DisruptionStores {
   retryMs?: number;
 }
 
+/** queue keys of pods whose DisruptionTarget condition may be stale (budget keys are `namespace/name`) */
+const STALE_PREFIX = 'pod:';
+
 /** pods by `namespace/label=value`, one entry per label (candidates for matchLabels selectors) */
 const LABEL_INDEX = 'disruption-labels';
 function labelIndex(pod: ApiObject, key: string): string[] {
@@ -61,6 +67,8 @@ export class DisruptionController {
   private readonly workloads = new Map<Workload, Informer>();
   /** status writes made (tests) */
   writes = 0;
+  /** stale DisruptionTarget conditions reset (tests) */
+  staleCleared = 0;
 
   constructor(private readonly o: DisruptionOptions) {
     this.clock = o.clock ?? systemClock;
@@ -87,9 +95,13 @@ export class DisruptionController {
     this.pods = this.loop.inform(
       this.o.pods().rangeKeys(''),
       {
-        add: (pod) => this.enqueueFor(pod),
-        update: (old, pod) => {
+        add: (pod, key) => {
           this.enqueueFor(pod);
+          this.watchStale(pod, key);
+        },
+        update: (old, pod, key) => {
+          this.enqueueFor(pod);
+          this.watchStale(pod, key);
           if (JSON.stringify(old.metadata?.labels ?? {}) !== JSON.stringify(pod.metadata?.labels ?? {})) this.enqueueFor(old);
         },
         delete: (pod) => this.enqueueFor(pod),
@@ -124,7 +136,39 @@ export class DisruptionController {
     for (const key of this.pdbs?.indexKeys(NAMESPACE_INDEX, ns) ?? []) this.loop.enqueue(key);
   }
 
+  /** a pod with a DisruptionTarget condition and no deletion: look again when it turns stale */
+  private watchStale(pod: ApiObject, key: string): void {
+    const wait = staleDisruptionWait(pod, this.clock.now());
+    if (wait === undefined) return;
+    if (wait === 0) this.loop.enqueue(`${STALE_PREFIX}${key}`);
+    else this.loop.enqueueAfter(`${STALE_PREFIX}${key}`, wait);
+  }
+
+  /** resets a stale DisruptionTarget to False, pinned to the pod version read (a change meanwhile: decided again) */
+  private async syncStale(key: string): Promise<void> {
+    const pod = this.pods?.get(key);
+    if (!pod) return;
+    const wait = staleDisruptionWait(pod, this.clock.now());
+    if (wait === undefined) return;
+    if (wait > 0) {
+      this.loop.enqueueAfter(`${STALE_PREFIX}${key}`, wait);
+      return;
+    }
+    const slash = key.indexOf('/');
+    try {
+      await this.o.pods().guaranteedUpdate(key.slice(0, slash), key.slice(slash + 1), { dryRun: false, subresource: 'status', manager: DISRUPTION_MANAGER }, (cur) => {
+        if (!cur) throw new StatusError(404, 'NotFound', `pods "${key}" not found`);
+        return clearDisruptionTarget({ ...cur, metadata: { ...cur.metadata, resourceVersion: pod.metadata?.resourceVersion ?? '' } }, isoSeconds(this.clock.now()));
+      });
+      this.staleCleared++;
+    } catch (e) {
+      if (e instanceof StatusError && e.code === 404) return;
+      throw e;
+    }
+  }
+
   private async sync(key: string): Promise<void> {
+    if (key.startsWith(STALE_PREFIX)) return this.syncStale(key.slice(STALE_PREFIX.length));
     const pdb = this.pdbs?.get(key);
     if (!pdb || !this.pods) return;
     const ns = pdb.metadata?.namespace ?? '';
