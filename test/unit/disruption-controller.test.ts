@@ -159,7 +159,7 @@ describe('disruption controller', () => {
     await pod(e, 'kept');
     await pod(e, 'going');
     const mark = (name: string) => e.gs('pods').guaranteedUpdate('default', name, { dryRun: false }, (cur) => ({
-      ...cur!, status: { ...(cur!.status as object), conditions: [{ type: 'Ready', status: 'True' }, { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', lastTransitionTime: iso(e.clock.now()) }] },
+      ...cur!, status: { ...(cur!.status as object), conditions: [{ type: 'Ready', status: 'True', reason: 'Agent', lastTransitionTime: iso(T0) }, { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', lastTransitionTime: iso(e.clock.now()) }] },
     }));
     await mark('kept');
     await mark('going');
