@@ -78,6 +78,12 @@ export interface CapabilityContext {
   storeOf(group: string, version: string, resource: string): CapabilityStore | undefined;
   /** the server's clock (src/core/clock.ts), ms since the epoch: timestamps a capability writes */
   now(): number;
+  /**
+   * CREATE admission (webhooks, policies) of the decoded body as `kind` on this
+   * sub-resource: resolves with the admitted object, throws the refusal;
+   * warnings go to `warnings`. The object as given when no admission is configured.
+   */
+  admitCreate(obj: ApiObject, kind: { group: string; version: string; kind: string }, warnings: string[]): Promise<ApiObject>;
   /** the server's authorizer chain; absent = none configured (the access reviews then deny) */
   authorizer?: Authorizer;
   /** `?fieldValidation` (spec 000 §4.8, default Warn); a bad value throws 400, so ask only when writing */

@@ -249,6 +249,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs, clock), clock };
   ctx.featureGates = featureGates;
   if (admissionChain) ctx.admitConnect = (a) => admissionChain.admitConnect(a);
+  if (admissionChain) ctx.admitSubresourceCreate = (a) => admissionChain.admitSubresourceCreate(a);
   // pods/log, exec, attach, portforward and nodes/proxy go on to node agents with this identity (docs/nodeagent.md "Streams")
   const nodeTransport = createNodeTransport(
     await issueClientCertificate(pki, { commonName: KUBELET_CLIENT_COMMON_NAME, organizations: [KUBELET_CLIENT_ORGANIZATION], now: clock.now() }),

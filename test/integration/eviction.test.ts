@@ -2,7 +2,11 @@
 // real store, the disruption controller running as leader): what
 // kube-apiserver answers for each case (docs/controllers.md "Disruption").
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAdmissionWebhook } from '../helpers/admission-webhook.js';
 import { eventually } from '../helpers/eventually.js';
 import { userCert } from '../helpers/identities.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
@@ -261,6 +265,45 @@ describe('pods/eviction with the budget status written by hand (no disruption co
     expect(refused.status).toBe(429);
     expect(refused.json<Status>().details?.causes?.[0]?.message).toBe('The disruption budget h needs 1 healthy pods and has 2 currently');
     expect((await u.request('GET', `${NS}/pods/h-2`)).status).toBe(200);
+  });
+});
+
+describe('pods/eviction admission', () => {
+  it('webhooks for pods/eviction CREATE see the Eviction (kind policy/v1 Eviction) and may refuse it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'orch-evict-hook-'));
+    const hook = await startAdmissionWebhook(dir);
+    try {
+      hook.on.set('/deny', { allowed: false, status: { code: 403, message: 'evictions are frozen' } });
+      const r = await t.request('POST', '/apis/admissionregistration.orch.io/v1/validatingwebhookconfigurations', {
+        body: {
+          metadata: { name: 'freeze-evictions' },
+          webhooks: [{
+            name: 'freeze.evictions.test',
+            clientConfig: { url: hook.url('/deny'), caBundle: hook.caBundle },
+            rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'] }],
+            sideEffects: 'None',
+            admissionReviewVersions: ['v1'],
+          }],
+        },
+      });
+      expect(r.status, r.text).toBe(201);
+      await createPod('frozen', { app: 'frozen' });
+      // dry runs until the configuration is in effect (sideEffects None: dry runs are admitted too)
+      await eventually(async () => (await evict('frozen', {}, '?dryRun=All')).status === 403, 'the webhook refuses the eviction');
+      const refused = await evict('frozen');
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.json<Status>().message).toContain('evictions are frozen');
+      expect((await getPod('frozen')).status).toBe(200);
+      const review = hook.seen.at(-1)!.review.request as Record<string, unknown>;
+      expect(review).toMatchObject({ operation: 'CREATE', kind: { group: 'policy', version: 'v1', kind: 'Eviction' }, resource: { group: '', version: 'v1', resource: 'pods' }, subResource: 'eviction', name: 'frozen', namespace: 'default' });
+      expect((review.object as { kind: string }).kind).toBe('Eviction');
+      expect((await t.request('DELETE', '/apis/admissionregistration.orch.io/v1/validatingwebhookconfigurations/freeze-evictions')).status).toBe(200);
+      await eventually(async () => (await evict('frozen', {}, '?dryRun=All')).status === 201, 'the webhook is gone');
+      expect((await evict('frozen')).status).toBe(201);
+    } finally {
+      await hook.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -40,6 +40,22 @@ export interface HandlerContext {
     options: ApiObject;
     user: UserInfo;
   }) => Promise<string[]>;
+  /**
+   * CREATE admission of a sub-resource body of its own kind (pods/eviction's
+   * Eviction; src/registry/admission/chain.ts): throws a StatusError to
+   * refuse, returns the admitted object. Absent = no admission.
+   */
+  admitSubresourceCreate?: (a: {
+    def: ResourceDefinition;
+    subresource: string;
+    kind: { group: string; version: string; kind: string };
+    namespace: string;
+    name: string;
+    object: ApiObject;
+    dryRun: boolean;
+    user: UserInfo;
+    warnings: string[];
+  }) => Promise<ApiObject>;
   /** for checks beyond the request's own verb (the unsafe-delete verb of spec 000 §4.10); absent = allowed */
   authorizer?: Authorizer;
   /** the way to node agents for pods/log, exec, attach, portforward and nodes/proxy; absent = those answer 503 */

@@ -130,6 +130,44 @@ export class AdmissionChain {
     return req.warnings;
   }
 
+  /**
+   * CREATE of a sub-resource whose body is its own kind (pods/eviction's
+   * Eviction, kube's createValidation of the sub-resource's REST): mutating
+   * then validating webhooks and policies. Returns the admitted object.
+   */
+  async admitSubresourceCreate(a: {
+    def: ResourceDefinition;
+    subresource: string;
+    kind: { group: string; version: string; kind: string };
+    namespace: string;
+    name: string;
+    object: ApiObject;
+    dryRun: boolean;
+    user: UserInfo;
+    warnings: string[];
+  }): Promise<ApiObject> {
+    if (this.source.mutatingWebhooks().length === 0 && this.source.validatingWebhooks().length === 0 && this.source.policies().length === 0) return a.object;
+    const req: AdmissionRequest = {
+      uid: newUid(),
+      operation: 'CREATE',
+      def: a.def,
+      subresource: a.subresource,
+      kind: a.kind,
+      namespace: a.namespace,
+      name: a.name,
+      object: a.object,
+      oldObject: undefined,
+      options: undefined,
+      dryRun: a.dryRun,
+      user: a.user,
+      warnings: a.warnings,
+      auditAnnotations: {},
+    };
+    for (const p of this.mutating) req.object = (await p.admit(req)) ?? req.object;
+    for (const p of this.validating) await p.validate(req);
+    return req.object ?? a.object;
+  }
+
   private request(call: AdmissionCall): AdmissionRequest {
     // one uid per API request, across the mutating and the validating phase
     let uid = this.uids.get(call.opts);

@@ -13,6 +13,8 @@ export interface AdmissionRequest {
   operation: AdmissionOperation;
   def: ResourceDefinition;
   subresource: string;
+  /** the object's kind when it is not the resource's (pods/eviction: policy/v1 Eviction); absent = the definition's */
+  kind?: { group: string; version: string; kind: string };
   namespace: string;
   name: string;
   /** the new object (absent for DELETE); CONNECT: the options object (PodExecOptions…) */

@@ -43,7 +43,14 @@ export function evictionCapability(): Capabilities {
   return {
     // policy/v1 (kubectl ≥ 1.22) or policy/v1beta1 (older clients); JSON, YAML or protobuf
     body: { kind: { kind: 'Eviction', apiVersions: ['policy/v1', 'policy/v1beta1'] } },
-    create: (ctx, eviction) => evict(ctx, eviction, () => ctx.now()),
+    create: async (ctx, body) => {
+      // admission of the Eviction itself, as kube's createValidation (webhooks on pods/eviction CREATE)
+      const warnings: string[] = [];
+      const group = String(body.apiVersion ?? 'policy/v1').split('/');
+      const eviction = await ctx.admitCreate(body, { group: group[0] ?? 'policy', version: group[1] ?? 'v1', kind: 'Eviction' }, warnings);
+      const r = await evict(ctx, eviction, () => ctx.now());
+      return warnings.length > 0 ? { ...r, warnings } : r;
+    },
   };
 }
 
