@@ -9,32 +9,14 @@
 //   npx tsx bench/disruption.ts [pods=1000] [updates=4000] [budgets=50] [rounds=2]
 //   BENCH_STEADY=1: every update keeps the pod Ready (a budget is computed, its status is unchanged, no write)
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DisruptionController } from '../src/controllers/disruption/controller.js';
-import { SchemaAdmission } from '../src/registry/admission.js';
-import { GenericStore } from '../src/registry/generic-store.js';
-import { builtinDefinitions, sharedDefinitions } from '../src/registry/kinds/index.js';
-import { Registry } from '../src/registry/registry.js';
-import type { ResourceDefinition } from '../src/registry/types.js';
-import { LocalStore } from '../src/store/local-store.js';
+import { openLocalRegistry } from '../test/helpers/local-registry.js';
 
 const [PODS = 1000, UPDATES = 4000, BUDGETS = 50, ROUNDS = 2] = process.argv.slice(2).map(Number);
 const D = 'orch.io';
 
 async function round(controller: boolean, budgets: number): Promise<number> {
-  const dir = await mkdtemp(join(tmpdir(), 'orch-bench-pdb-'));
-  const store = await LocalStore.open(join(dir, 'store'));
-  const defs = sharedDefinitions(D);
-  const registry = new Registry(D, defs, builtinDefinitions(D));
-  const admission = new SchemaAdmission(defs);
-  const stores = new Map<ResourceDefinition, GenericStore>();
-  const gs = (resource: string, group = ''): GenericStore => {
-    const def = registry.lookup(group, 'v1', resource)!;
-    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission));
-    return stores.get(def)!;
-  };
+  const { store, gs, close } = await openLocalRegistry(D, 'orch-bench-pdb-');
   await gs('namespaces').create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }, { dryRun: false });
   const groups = Math.max(1, budgets);
   for (let i = 0; i < PODS; i++) {
@@ -69,8 +51,7 @@ async function round(controller: boolean, budgets: number): Promise<number> {
   const d = process.cpuUsage(t0);
   const writes = c.writes - writesBefore;
   c.stop();
-  await store.close();
-  await rm(dir, { recursive: true, force: true });
+  await close();
   if (controller && budgets > 0 && !steady && writes === 0) throw new Error('the controller wrote no status: the bench measures nothing');
   statusWrites.push(writes);
   return (d.user + d.system) / UPDATES;

@@ -16,7 +16,7 @@ import type { RevisionedStore } from '../../store/types.js';
 import { storeLookups, storeServiceResolver } from './lookups.js';
 import { ValidatingAdmissionPolicies } from './policy.js';
 import { AdmissionConfigSource } from './source.js';
-import type { AdmissionRequest, MutatingPlugin, ValidatingPlugin } from './types.js';
+import type { AdmissionRequest, MutatingPlugin, SubresourceCreateAdmission, ValidatingPlugin } from './types.js';
 import { type ServiceResolver, WebhookAgents } from './webhook-client.js';
 import type { CompiledWebhook } from './webhook-config.js';
 import { MutatingWebhooks, ValidatingWebhooks } from './webhooks.js';
@@ -135,17 +135,7 @@ export class AdmissionChain {
    * Eviction, kube's createValidation of the sub-resource's REST): mutating
    * then validating webhooks and policies. Returns the admitted object.
    */
-  async admitSubresourceCreate(a: {
-    def: ResourceDefinition;
-    subresource: string;
-    kind: { group: string; version: string; kind: string };
-    namespace: string;
-    name: string;
-    object: ApiObject;
-    dryRun: boolean;
-    user: UserInfo;
-    warnings: string[];
-  }): Promise<ApiObject> {
+  async admitSubresourceCreate(a: SubresourceCreateAdmission): Promise<ApiObject> {
     if (this.source.mutatingWebhooks().length === 0 && this.source.validatingWebhooks().length === 0 && this.source.policies().length === 0) return a.object;
     const req: AdmissionRequest = {
       uid: newUid(),

@@ -48,3 +48,17 @@ export interface ValidatingPlugin {
   readonly name: string;
   validate(req: AdmissionRequest): Promise<void>;
 }
+
+/** CREATE admission of a sub-resource body of its own kind (pods/eviction's Eviction) */
+export interface SubresourceCreateAdmission {
+  def: ResourceDefinition;
+  subresource: string;
+  kind: { group: string; version: string; kind: string };
+  namespace: string;
+  name: string;
+  object: ApiObject;
+  dryRun: boolean;
+  user: UserInfo;
+  /** admission warnings are pushed here */
+  warnings: string[];
+}
