@@ -176,8 +176,8 @@ function checkPreconditions(pod: ApiObject, opts: CapabilityDeleteOptions): void
 
 /**
  * The Eviction's deleteOptions with the request's dryRun (kube's
- * propagateDryRun): `?dryRun=All` applies unless the body says otherwise,
- * and the two may not disagree.
+ * propagateDryRun): either `?dryRun=All` or `deleteOptions.dryRun: [All]`
+ * makes it a dry run (the only value either may hold).
  */
 function deleteOptionsOf(eviction: ApiObject, ctx: CapabilityContext): CapabilityDeleteOptions {
   const raw = (eviction as { deleteOptions?: unknown }).deleteOptions;
@@ -186,11 +186,8 @@ function deleteOptionsOf(eviction: ApiObject, ctx: CapabilityContext): Capabilit
   let dryRun = ctx.dryRun;
   if (d.dryRun !== undefined && d.dryRun !== null) {
     if (!Array.isArray(d.dryRun) || d.dryRun.some((v) => v !== 'All')) throw badRequest(`deleteOptions.dryRun: Unsupported value: ${JSON.stringify(d.dryRun)}: supported values: "All"`);
-    const bodyDry = d.dryRun.length > 0;
-    if (ctx.dryRun && bodyDry !== ctx.dryRun) {
-      throw badRequest(`Non-matching dry-run options in request and content: [All] and ${JSON.stringify(d.dryRun)}`);
-    }
-    if (!ctx.dryRun) dryRun = bodyDry;
+    // an empty list takes the query's; two non-empty lists of valid values are both [All]
+    if (d.dryRun.length > 0) dryRun = true;
   }
   const out: CapabilityDeleteOptions = { dryRun };
   if (d.gracePeriodSeconds !== undefined && d.gracePeriodSeconds !== null) {
