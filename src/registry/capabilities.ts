@@ -25,6 +25,24 @@ export interface CapabilityStore {
     opts: CapabilityWriteOptions,
     update: (current: ApiObject | undefined) => ApiObject,
   ): Promise<{ object: ApiObject }>;
+  /**
+   * the deletion machine's delete (graceful for a bound pod, finalizers,
+   * preconditions); a 404 or 409 StatusError when it cannot (spec 000 §3.1)
+   */
+  delete(namespace: string, name: string, opts: CapabilityDeleteOptions): Promise<{ object: ApiObject; deleted: boolean }>;
+  /** the objects of one namespace ('' = all), read consistently; undecodable ones are left out */
+  list(namespace: string): Promise<ApiObject[]>;
+}
+
+/** the delete options a capability may pass (DeleteOptions a request carried, spec 000 §2.6) */
+export interface CapabilityDeleteOptions {
+  dryRun: boolean;
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  user?: UserInfo;
+  requester?: UserInfo;
+  warnings?: string[];
 }
 
 /** the write options a capability may pass to its store (a subset of the generic store's WriteOptions) */
@@ -53,6 +71,19 @@ export interface CapabilityContext {
   dryRun: boolean;
   /** the store of the addressed definition (created on first use: virtual kinds never need one) */
   store(): CapabilityStore;
+  /**
+   * the store of another served resource (pods/eviction reads and updates
+   * PodDisruptionBudgets); undefined when the server does not serve it
+   */
+  storeOf(group: string, version: string, resource: string): CapabilityStore | undefined;
+  /** the server's clock (src/core/clock.ts), ms since the epoch: timestamps a capability writes */
+  now(): number;
+  /**
+   * CREATE admission (webhooks, policies) of the decoded body as `kind` on this
+   * sub-resource: resolves with the admitted object, throws the refusal;
+   * warnings go to `warnings`. The object as given when no admission is configured.
+   */
+  admitCreate(obj: ApiObject, kind: { group: string; version: string; kind: string }, warnings: string[]): Promise<ApiObject>;
   /** the server's authorizer chain; absent = none configured (the access reviews then deny) */
   authorizer?: Authorizer;
   /** `?fieldValidation` (spec 000 §4.8, default Warn); a bad value throws 400, so ask only when writing */

@@ -10,7 +10,7 @@ import type { ResourceDefinition } from './types.js';
 import { type JsonObject, decodeProtobufObject, encodeProtobufObjectReport } from '../machinery/protobuf/codec.js';
 import { decodeEnvelope, encodeEnvelope } from '../machinery/protobuf/envelope.js';
 import { ProtobufError } from '../machinery/protobuf/errors.js';
-import { tokenRequestSchema } from '../machinery/protobuf/messages.js';
+import { bindingSchema, evictionSchema, tokenRequestSchema } from '../machinery/protobuf/messages.js';
 import { hasProtoFields } from '../machinery/protobuf/plan.js';
 
 export interface EncodedBody {
@@ -22,7 +22,8 @@ export interface EncodedBody {
 export class ProtobufCatalog {
   private readonly names: SchemaNames;
   private readonly lists = new WeakMap<ResourceDefinition, Schema>();
-  private tokenRequest: Schema | undefined;
+  /** request bodies that are not served kinds (TokenRequest, Eviction, Binding), built on first use */
+  private readonly messages = new Map<string, Schema>();
   /**
    * hasProtoFields per schema, asked on every resource request (content
    * negotiation): a scan of the kind's top-level properties each time before.
@@ -56,7 +57,7 @@ export class ProtobufCatalog {
     const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
     let s: Schema | undefined;
     if (kind === 'Status' || kind === 'DeleteOptions') s = this.defs[this.names.meta(kind)];
-    else if (kind === 'TokenRequest') s = this.tokenRequest ??= tokenRequestSchema(this.names);
+    else if (Object.hasOwn(MESSAGES, kind)) s = this.message(kind, group);
     else {
       const def = this.registry.lookupKind(group, version, kind);
       if (def) s = def.customResource ? undefined : def.schema;
@@ -66,6 +67,15 @@ export class ProtobufCatalog {
       }
     }
     return s && this.hasProtoFields(s) ? s : undefined;
+  }
+
+  /** a body message; Eviction only in the policy group, Binding only in core */
+  private message(kind: string, group: string): Schema | undefined {
+    const m = MESSAGES[kind]!;
+    if (m.group !== undefined && m.group !== group) return undefined;
+    let s = this.messages.get(kind);
+    if (!s) this.messages.set(kind, (s = m.schema(this.names)));
+    return s;
   }
 
   private hasProtoFields(schema: Schema): boolean {
@@ -113,7 +123,7 @@ export class ProtobufCatalog {
     } else {
       schema = this.schemaFor(env.typeMeta.apiVersion, kind);
       if (!schema) {
-        const known = kind === 'Status' || kind === 'DeleteOptions' || kind === 'TokenRequest' || this.registry.lookupKind(...splitApiVersion(env.typeMeta.apiVersion), kind);
+        const known = kind === 'Status' || kind === 'DeleteOptions' || Object.hasOwn(MESSAGES, kind) || this.registry.lookupKind(...splitApiVersion(env.typeMeta.apiVersion), kind);
         if (known) throw unsupported(kind);
         throw new ProtobufError('KindMismatch', `the kind in the data (${kind}) does not match the expected kind (${expectedKind ?? endpoint.kind})`);
       }
@@ -138,6 +148,13 @@ export class ProtobufCatalog {
     return { bytes: encodeEnvelope({ apiVersion, kind }, bytes), skipped };
   }
 }
+
+/** request-body messages by kind; `group`: the only API group the kind is read in (undefined = any) */
+const MESSAGES: Record<string, { group?: string; schema: (n: SchemaNames) => Schema }> = {
+  TokenRequest: { schema: tokenRequestSchema },
+  Eviction: { group: 'policy', schema: evictionSchema },
+  Binding: { group: '', schema: bindingSchema },
+};
 
 function splitApiVersion(apiVersion: string): [string, string] {
   const slash = apiVersion.indexOf('/');

@@ -29,6 +29,7 @@ import { ROOT_CA_PUBLISHER, SERVICE_ACCOUNT_CONTROLLER, controllerEnabled } from
 import { GarbageCollector } from '../controllers/garbage-collector.js';
 import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle-setup.js';
+import { startDisruption } from './disruption-setup.js';
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
 import { type HealthPublisher, MAIN_LOOP_CHECK } from '../gateway/health-snapshot.js';
@@ -248,6 +249,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs, clock), clock };
   ctx.featureGates = featureGates;
   if (admissionChain) ctx.admitConnect = (a) => admissionChain.admitConnect(a);
+  if (admissionChain) ctx.admitSubresourceCreate = (a) => admissionChain.admitSubresourceCreate(a);
   // pods/log, exec, attach, portforward and nodes/proxy go on to node agents with this identity (docs/nodeagent.md "Streams")
   const nodeTransport = createNodeTransport(
     await issueClientCertificate(pki, { commonName: KUBELET_CLIENT_COMMON_NAME, organizations: [KUBELET_CLIENT_ORGANIZATION], now: clock.now() }),
@@ -345,6 +347,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const crdController = crds.startController(storeFor);
   // Ready=Unknown and taints for silent nodes, taint-based eviction (issue 13; docs/nodeagent.md)
   const nodeLifecycle = startNodeLifecycle({ store, registry, storeFor, apiDomain: opts.apiDomain, events, log, controllers: opts.authn?.controllers, settings: opts.nodeLifecycle ?? {} });
+  // PodDisruptionBudget status for pods/eviction (docs/controllers.md)
+  const disruption = startDisruption({ store, registry, storeFor, events, log, controllers: opts.authn?.controllers, clock });
   // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;
   // a leader serves once its defaults are in place, so the first anonymous /version is not refused
   const rbacControllers = startRbacControllers(store, registry, storeFor, opts.apiDomain, log);
@@ -376,6 +380,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     { name: 'garbage collector', running: gc.running, synced: () => gc.synced() && gcController.hasStarted },
     { name: 'namespace defaults', running: namespaceDefaults.running, synced: () => namespaceDefaults.synced() },
     { name: 'service allocation repair', running: serviceRepair?.running ?? false, synced: () => serviceRepair?.synced() ?? false },
+    ...(disruption.gate ? [{ name: 'disruption controller', running: disruption.gate.running, synced: () => disruption.gate!.synced() }] : []),
     ...rbacControllers.controllers(),
   ];
   // every part must be ready before /readyz is (issue #15 item 1, src/server/readiness.ts);
@@ -520,6 +525,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         namespaceDefaults.stop();
         serviceRepair?.stop();
         nodeLifecycle.stop();
+        disruption.gate?.stop();
         gc.stop();
         crdController.stop();
         crds.registrar.stop();

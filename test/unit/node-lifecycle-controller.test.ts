@@ -3,22 +3,17 @@
 // clock: heartbeats are Lease and Node writes made here, time moves only when
 // the test says so.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SchemaAdmission } from '../../src/registry/admission.js';
-import { GenericStore } from '../../src/registry/generic-store.js';
-import { builtinDefinitions, sharedDefinitions } from '../../src/registry/kinds/index.js';
-import { Registry } from '../../src/registry/registry.js';
-import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
+import type { GenericStore } from '../../src/registry/generic-store.js';
+import type { ApiObject } from '../../src/registry/types.js';
 import { EventRecorder } from '../../src/controllers/event-recorder.js';
 import { NodeLifecycleController } from '../../src/controllers/node-lifecycle/controller.js';
 import { TaintEvictionController } from '../../src/controllers/node-lifecycle/eviction.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { LocalStore } from '../../src/store/local-store.js';
+import type { LocalStore } from '../../src/store/local-store.js';
 import { runWhileLeader } from '../../src/controllers/leader-gate.js';
 import { INLINE_ITEMS, sharedInformers } from '../../src/controllers/runtime/informer-factory.js';
+import { openLocalRegistry } from '../helpers/local-registry.js';
 
 const D = 'orch.io';
 const UNREACHABLE = 'node.orch.io/unreachable';
@@ -42,17 +37,7 @@ afterEach(async () => {
 });
 
 async function env(o: { graceMs?: number; notReadyGraceMs?: number; rate?: number; saturated?: () => boolean; maxBlindMs?: number } = {}): Promise<Env> {
-  const dir = await mkdtemp(join(tmpdir(), 'orch-nlc-'));
-  const store = await LocalStore.open(join(dir, 'store'));
-  const defs = sharedDefinitions(D);
-  const registry = new Registry(D, defs, builtinDefinitions(D));
-  const admission = new SchemaAdmission(defs);
-  const stores = new Map<ResourceDefinition, GenericStore>();
-  const gs = (resource: string, group = '') => {
-    const def = registry.lookup(group, 'v1', resource)!;
-    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission));
-    return stores.get(def)!;
-  };
+  const { store, gs, close } = await openLocalRegistry(D, 'orch-nlc-');
   const clock = new ManualClock(T0);
   const events: Env['events'] = [];
   const recorder = new EventRecorder(
@@ -103,8 +88,7 @@ async function env(o: { graceMs?: number; notReadyGraceMs?: number; rate?: numbe
   cleanup.push(async () => {
     e.lifecycle.stop();
     e.eviction.stop();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
+    await close();
   });
   return e;
 }

@@ -57,6 +57,15 @@ function context(ctx: HandlerContext, req: ApiRequest, write = true): Capability
     name: req.info.name,
     dryRun: write && parseDryRun(req.query),
     store: () => ctx.storeFor(req.def),
+    storeOf: (group, version, resource) => {
+      const def = ctx.registry.lookup(group, version, resource);
+      return def ? ctx.storeFor(def) : undefined;
+    },
+    now: () => ctx.clock.now(),
+    admitCreate: async (obj, kind, warnings) =>
+      ctx.admitSubresourceCreate
+        ? ctx.admitSubresourceCreate({ def: req.def, subresource: req.info.subresource, kind, namespace: req.info.namespace, name: req.info.name, object: obj, dryRun: write && parseDryRun(req.query), user: req.user, warnings })
+        : obj,
     ...(ctx.authorizer ? { authorizer: ctx.authorizer } : {}),
     fieldValidation: () => parseFieldValidation(req.query),
     fieldManager: (optionsKind) => fieldManagerOf(ctx, req, optionsKind),

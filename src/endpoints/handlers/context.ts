@@ -8,6 +8,7 @@ import type { LabelSelector } from '../../machinery/selectors/labels.js';
 import type { Authorizer } from '../../auth/authz/types.js';
 import type { UserInfo } from '../../auth/types.js';
 import type { Clock } from '../../core/clock.js';
+import type { SubresourceCreateAdmission } from '../../registry/admission/types.js';
 
 /** What every verb handler may use; built once by the server. */
 export interface HandlerContext {
@@ -40,6 +41,12 @@ export interface HandlerContext {
     options: ApiObject;
     user: UserInfo;
   }) => Promise<string[]>;
+  /**
+   * CREATE admission of a sub-resource body of its own kind (pods/eviction's
+   * Eviction; src/registry/admission/chain.ts): throws a StatusError to
+   * refuse, returns the admitted object. Absent = no admission.
+   */
+  admitSubresourceCreate?: (a: SubresourceCreateAdmission) => Promise<ApiObject>;
   /** for checks beyond the request's own verb (the unsafe-delete verb of spec 000 §4.10); absent = allowed */
   authorizer?: Authorizer;
   /** the way to node agents for pods/log, exec, attach, portforward and nodes/proxy; absent = those answer 503 */

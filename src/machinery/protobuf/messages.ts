@@ -1,8 +1,9 @@
 // Protobuf messages that are request or response bodies without being served
-// kinds of their own, with their Kubernetes field numbers (authentication/v1
-// generated.proto). TokenRequest is the body of `serviceaccounts/{name}/token`
-// (spec 001 §5.5); its handler (src/auth/kinds/tokenrequest.ts) reads plain
-// JSON values, so its schema lives here, used only by the protobuf codec.
+// kinds of their own, with their Kubernetes field numbers (authentication/v1,
+// policy/v1 and core/v1 generated.proto). TokenRequest is the body of
+// `serviceaccounts/{name}/token` (spec 001 §5.5), Eviction of `pods/{name}/eviction`,
+// Binding of `pods/{name}/binding`; their capabilities read plain JSON values,
+// so the schemas live here, used only by the protobuf codec.
 
 import { int64, obj, ref, str, time } from '../schema/dsl.js';
 import type { SchemaNames } from '../schema/naming.js';
@@ -10,11 +11,18 @@ import type { Schema } from '../schema/types.js';
 
 const f = (n: number, s: Schema): Schema => ({ ...s, 'x-orch-proto-field': n });
 
-export function tokenRequestSchema(n: SchemaNames): Schema {
-  return obj('TokenRequest requests a token for a given service account.', {
+/** a top-level message: type meta, ObjectMeta = 1, then its own fields */
+function message(n: SchemaNames, kind: string, description: string, fields: Record<string, Schema>): Schema {
+  return obj(description, {
     apiVersion: str('APIVersion of this representation.'),
-    kind: str('Always TokenRequest.'),
+    kind: str(`Always ${kind}.`),
     metadata: f(1, ref(n.meta('ObjectMeta'))),
+    ...fields,
+  });
+}
+
+export function tokenRequestSchema(n: SchemaNames): Schema {
+  return message(n, 'TokenRequest', 'TokenRequest requests a token for a given service account.', {
     spec: f(
       2,
       obj('The requested token.', {
@@ -41,3 +49,28 @@ export function tokenRequestSchema(n: SchemaNames): Schema {
   });
 }
 
+
+/** policy/v1 (and v1beta1) Eviction, the body of `pods/{name}/eviction` */
+export function evictionSchema(n: SchemaNames): Schema {
+  return message(n, 'Eviction', 'Eviction evicts a pod from its node subject to certain policies and safety constraints.', {
+    deleteOptions: f(2, ref(n.meta('DeleteOptions'))),
+  });
+}
+
+/** core/v1 Binding, the body of `pods/{name}/binding` (target: an ObjectReference) */
+export function bindingSchema(n: SchemaNames): Schema {
+  return message(n, 'Binding', 'Binding ties one object to another; for example, a pod is bound to a node by a scheduler.', {
+    target: f(
+      2,
+      obj('The target object to bind to.', {
+        kind: f(1, str('Kind of the referent.')),
+        namespace: f(2, str('Namespace of the referent.')),
+        name: f(3, str('Name of the referent.')),
+        uid: f(4, str('UID of the referent.')),
+        apiVersion: f(5, str('API version of the referent.')),
+        resourceVersion: f(6, str('Specific resourceVersion the reference is to.')),
+        fieldPath: f(7, str('A piece of the object instead of the whole.')),
+      }),
+    ),
+  });
+}

@@ -16,7 +16,7 @@ import type { RevisionedStore } from '../../store/types.js';
 import { storeLookups, storeServiceResolver } from './lookups.js';
 import { ValidatingAdmissionPolicies } from './policy.js';
 import { AdmissionConfigSource } from './source.js';
-import type { AdmissionRequest, MutatingPlugin, ValidatingPlugin } from './types.js';
+import type { AdmissionRequest, MutatingPlugin, SubresourceCreateAdmission, ValidatingPlugin } from './types.js';
 import { type ServiceResolver, WebhookAgents } from './webhook-client.js';
 import type { CompiledWebhook } from './webhook-config.js';
 import { MutatingWebhooks, ValidatingWebhooks } from './webhooks.js';
@@ -128,6 +128,34 @@ export class AdmissionChain {
     for (const p of this.mutating) req.object = (await p.admit(req)) ?? req.object;
     for (const p of this.validating) await p.validate(req);
     return req.warnings;
+  }
+
+  /**
+   * CREATE of a sub-resource whose body is its own kind (pods/eviction's
+   * Eviction, kube's createValidation of the sub-resource's REST): mutating
+   * then validating webhooks and policies. Returns the admitted object.
+   */
+  async admitSubresourceCreate(a: SubresourceCreateAdmission): Promise<ApiObject> {
+    if (this.source.mutatingWebhooks().length === 0 && this.source.validatingWebhooks().length === 0 && this.source.policies().length === 0) return a.object;
+    const req: AdmissionRequest = {
+      uid: newUid(),
+      operation: 'CREATE',
+      def: a.def,
+      subresource: a.subresource,
+      kind: a.kind,
+      namespace: a.namespace,
+      name: a.name,
+      object: a.object,
+      oldObject: undefined,
+      options: undefined,
+      dryRun: a.dryRun,
+      user: a.user,
+      warnings: a.warnings,
+      auditAnnotations: {},
+    };
+    for (const p of this.mutating) req.object = (await p.admit(req)) ?? req.object;
+    for (const p of this.validating) await p.validate(req);
+    return req.object ?? a.object;
   }
 
   private request(call: AdmissionCall): AdmissionRequest {

@@ -13,6 +13,8 @@ export interface AdmissionRequest {
   operation: AdmissionOperation;
   def: ResourceDefinition;
   subresource: string;
+  /** the object's kind when it is not the resource's (pods/eviction: policy/v1 Eviction); absent = the definition's */
+  kind?: { group: string; version: string; kind: string };
   namespace: string;
   name: string;
   /** the new object (absent for DELETE); CONNECT: the options object (PodExecOptions…) */
@@ -45,4 +47,18 @@ export interface MutatingPlugin {
 export interface ValidatingPlugin {
   readonly name: string;
   validate(req: AdmissionRequest): Promise<void>;
+}
+
+/** CREATE admission of a sub-resource body of its own kind (pods/eviction's Eviction) */
+export interface SubresourceCreateAdmission {
+  def: ResourceDefinition;
+  subresource: string;
+  kind: { group: string; version: string; kind: string };
+  namespace: string;
+  name: string;
+  object: ApiObject;
+  dryRun: boolean;
+  user: UserInfo;
+  /** admission warnings are pushed here */
+  warnings: string[];
 }

@@ -39,7 +39,7 @@ export function exemptFromWebhooks(req: AdmissionRequest, apiDomain: string): bo
 
 /** the `request` of an AdmissionReview v1 (also the `request` CEL variable) */
 export function reviewRequest(req: AdmissionRequest, apiDomain: string): Record<string, unknown> {
-  const kind = { group: req.def.group, version: req.def.version, kind: req.def.kind };
+  const kind = req.kind ?? { group: req.def.group, version: req.def.version, kind: req.def.kind };
   const resource = { group: req.def.group, version: req.def.version, resource: req.def.resource };
   const optionsKind = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions', CONNECT: undefined }[req.operation];
   const options = req.options ?? (optionsKind ? { apiVersion: `meta.${apiDomain}/v1`, kind: optionsKind } : undefined);

@@ -1,7 +1,9 @@
 // policy/v1 PodDisruptionBudget, autoscaling/v2 and v1
 // HorizontalPodAutoscaler, storage.<domain>/v1 StorageClass,
 // scheduling.<domain>/v1 PriorityClass, certificates.<domain>/v1
-// CertificateSigningRequest. Stored and served; no controller acts on them.
+// CertificateSigningRequest. Stored and served; the disruption controller
+// (src/controllers/disruption/) writes PodDisruptionBudget status, no
+// controller acts on the others.
 
 import { hpaStorage } from './hpa-conversion.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';

@@ -8,6 +8,8 @@ import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../ty
 import { column, fieldOf, get, getArray, getObject, getString } from './columns.js';
 import { ref } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { bindingCapability } from './pod-binding.js';
+import { evictionCapability } from './pod-eviction.js';
 
 export function podDefinition(n: SchemaNames): ResourceDefinition {
   return {
@@ -51,6 +53,8 @@ export function podDefinition(n: SchemaNames): ResourceDefinition {
         'status.nominatedNodeName': fieldOf('status', 'nominatedNodeName'),
       },
     },
+    // POST pods/{name}/eviction and pods/{name}/binding (the endpoint layer decodes the Eviction / Binding)
+    capabilities: { eviction: evictionCapability(), binding: bindingCapability() },
   };
 }
 

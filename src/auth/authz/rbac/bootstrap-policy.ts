@@ -184,6 +184,15 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     ]),
     role('system:controller:bootstrap-signer', [rule(READ, [g.core], ['secrets'])]),
     role('system:controller:clusterrole-aggregation-controller', [rule(['escalate', 'get', 'list', 'patch', 'update', 'watch'], [rbac], ['clusterroles'])]),
+    // kube's disruption-controller role: the workloads' scale, the budgets, their status, events
+    role('system:controller:disruption-controller', [
+      rule(READ, [g.apps], ['deployments', 'replicasets', 'statefulsets']),
+      rule(READ, [g.core], ['replicationcontrollers', 'pods']),
+      rule(READ, [g.policy], ['poddisruptionbudgets']),
+      rule(['update'], [g.policy], ['poddisruptionbudgets/status']),
+      rule(['get'], ['*'], ['*/scale']),
+      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+    ]),
   ];
 
   const clusterRoleBindings: DefaultClusterRoleBinding[] = [
@@ -197,7 +206,7 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     // nodes are authorized by the Node authorizer; kube keeps this binding with no subjects
     binding('system:node', []),
     binding('system:node-proxier', [user('system:kube-proxy')]),
-    ...['namespace-controller', 'generic-garbage-collector', 'token-cleaner', 'bootstrap-signer', 'clusterrole-aggregation-controller'].map((c) =>
+    ...['namespace-controller', 'generic-garbage-collector', 'token-cleaner', 'bootstrap-signer', 'clusterrole-aggregation-controller', 'disruption-controller'].map((c) =>
       binding(`system:controller:${c}`, [sa(c)]),
     ),
   ];

@@ -1,0 +1,42 @@
+// A real LocalStore in a temp dir with the built-in kinds' GenericStores, for
+// controller unit tests that need the registry's write path but no server.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SchemaAdmission } from '../../src/registry/admission.js';
+import { GenericStore } from '../../src/registry/generic-store.js';
+import { builtinDefinitions, sharedDefinitions } from '../../src/registry/kinds/index.js';
+import { Registry } from '../../src/registry/registry.js';
+import type { ResourceDefinition } from '../../src/registry/types.js';
+import { LocalStore } from '../../src/store/local-store.js';
+
+export interface LocalRegistry {
+  store: LocalStore;
+  /** the GenericStore of `resource` in `group` (v1), one per definition */
+  gs(resource: string, group?: string): GenericStore;
+  /** closes the store and removes the temp dir */
+  close(): Promise<void>;
+}
+
+export async function openLocalRegistry(domain: string, prefix: string): Promise<LocalRegistry> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const store = await LocalStore.open(join(dir, 'store'));
+  const defs = sharedDefinitions(domain);
+  const registry = new Registry(domain, defs, builtinDefinitions(domain));
+  const admission = new SchemaAdmission(defs);
+  const stores = new Map<ResourceDefinition, GenericStore>();
+  const gs = (resource: string, group = ''): GenericStore => {
+    const def = registry.lookup(group, 'v1', resource)!;
+    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission));
+    return stores.get(def)!;
+  };
+  return {
+    store,
+    gs,
+    async close() {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
