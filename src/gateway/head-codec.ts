@@ -13,7 +13,29 @@
 // A string that is not well-formed UTF-16 (a lone surrogate) goes as JSON
 // text, so every string round-trips exactly, as it did through JSON.
 
-import type { RequestHead, ResponseHead } from './mux-frames.js';
+/** what the front sends of a request (the query apart, as uWS gives it) */
+export interface RequestHead {
+  method: string;
+  path: string;
+  query: string;
+  /** the TLS connection's id (the PROXY-header address text the gateway looks identities up by) */
+  proxiedAddress: string;
+  /** lower-case names, repeated fields already joined */
+  headers: [string, string][];
+  /**
+   * The body follows in a Body frame (HTTP/1.1: the head was read before the
+   * body, and goes ahead so that overload shedding answers before the body
+   * is read, as uWS does); the Request frame's body is empty.
+   */
+  bodyFollows?: boolean;
+}
+
+export interface ResponseHead {
+  status: number;
+  headers: [string, string][];
+  /** a whole body sent in pieces (Head, Data…, End): its length, for HTTP/1.1's Content-Length; absent for streams */
+  length?: number;
+}
 
 const UTF8 = 0x80000000;
 const JSON_TEXT = 0x40000000;

@@ -34,29 +34,9 @@ export const FRAME_HEADER_BYTES = 9;
 /** request bodies are at most 4 MiB (the front's limit) plus 1 MiB of headers; responses are split below this */
 export const MAX_FRAME_BYTES = 8 * 1024 * 1024;
 
-/** what the front sends of a request (the query apart, as uWS gives it) */
-export interface RequestHead {
-  method: string;
-  path: string;
-  query: string;
-  /** the TLS connection's id (the PROXY-header address text the gateway looks identities up by) */
-  proxiedAddress: string;
-  /** lower-case names, repeated fields already joined */
-  headers: [string, string][];
-  /**
-   * The body follows in a Body frame (HTTP/1.1: the head was read before the
-   * body, and goes ahead so that overload shedding answers before the body
-   * is read, as uWS does); the Request frame's body is empty.
-   */
-  bodyFollows?: boolean;
-}
-
-export interface ResponseHead {
-  status: number;
-  headers: [string, string][];
-  /** a whole body sent in pieces (Head, Data…, End): its length, for HTTP/1.1's Content-Length; absent for streams */
-  length?: number;
-}
+// the heads' shapes live with their encoding (head-codec.ts); re-exported for the channel's users
+import type { RequestHead, ResponseHead } from './head-codec.js';
+export type { RequestHead, ResponseHead };
 
 export function frameHeader(type: FrameType, id: number, payloadBytes: number): Buffer {
   const h = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
