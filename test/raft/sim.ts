@@ -555,7 +555,7 @@ export class Sim {
    * was written) bootstraps again. Restarting it as a node with no
    * configuration instead would let it learn its membership from a prefix of
    * entries 1..n — "addNode <itself>" alone makes it a one-voter cluster that
-   * elects itself (docs/raft.md "The simulator's disk").
+   * elects itself (docs/raft.md "A crash before the bootstrap entries are written").
    */
   restart(id: NodeId): void {
     const n = this.node(id);
