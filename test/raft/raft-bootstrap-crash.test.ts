@@ -77,4 +77,36 @@ describe('a crash before the bootstrap Ready is written', () => {
     const variant: Variant = { preVote: true, checkQuorum: false, maxInflightMsgs: 1, reportSnapshots: false, asyncPersist: 0.8 };
     expect(() => runSchedule(3, 1869130790, actions, variant)).not.toThrow();
   });
+
+  it('its sibling in a 5-node cluster without pre-vote (found by the deeper search on main) passes', () => {
+    // was: "leader completeness: leader n0 (term 3) has 3/normal/ at 2, committed 1/confChange/…addNode n1 (term 1)"
+    const actions: Action[] = [
+      { k: 'crash', node: 0, midReady: false },
+      { k: 'restart', node: 0 },
+      { k: 'steps', n: 19 },
+      { k: 'partition', mask: 1 },
+      { k: 'propose', node: 0, count: 1 },
+      { k: 'conf', node: 0, target: 0, add: false },
+      { k: 'steps', n: 1 },
+      { k: 'steps', n: 1 },
+      { k: 'conf', node: 0, target: 0, add: false },
+      { k: 'steps', n: 1 },
+      { k: 'steps', n: 1 },
+      { k: 'propose', node: 0, count: 1 },
+      { k: 'propose', node: 0, count: 1 },
+      { k: 'restart', node: 0 },
+      { k: 'steps', n: 1 },
+      { k: 'read', node: 0 },
+      { k: 'compact', node: 0 },
+      { k: 'compact', node: 0 },
+      { k: 'crash', node: 0, midReady: false },
+      { k: 'propose', node: 0, count: 1 },
+      { k: 'tickOne', node: 0, n: 1 },
+      { k: 'restart', node: 0 },
+      { k: 'steps', n: 10 },
+      { k: 'propose', node: 0, count: 1 },
+    ];
+    const variant: Variant = { preVote: false, checkQuorum: false, maxInflightMsgs: 1, reportSnapshots: false, asyncPersist: 0.8 };
+    expect(() => runSchedule(5, 1, actions, variant)).not.toThrow();
+  });
 });
