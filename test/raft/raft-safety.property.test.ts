@@ -12,27 +12,33 @@ import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { actionArb, runSchedule, variantArb } from './schedule.js';
 
-// CI budget: a few seconds. RAFT_PROPERTY_RUNS=2000 for a deeper local search.
+// CI budget: a few seconds. RAFT_PROPERTY_RUNS=3000 for a deeper local search.
 const EXTRA = Number(process.env.RAFT_PROPERTY_RUNS ?? 0);
 const RUNS3 = EXTRA || 300;
 const RUNS5 = EXTRA || 150;
+// A deep search runs for minutes: a limit that grows with it, and a turn of the event loop
+// between runs so the worker answers vitest's RPC (else "Timeout calling onTaskUpdate").
+const TIMEOUT = 60_000 + EXTRA * 200;
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('raft safety under generated fault schedules', () => {
-  it('3-node clusters', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.array(actionArb(3), { minLength: 20, maxLength: 80, size: 'max' }), variantArb, (seed, actions, variant) => {
+  it('3-node clusters', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.array(actionArb(3), { minLength: 20, maxLength: 80, size: 'max' }), variantArb, async (seed, actions, variant) => {
+        await yieldToLoop();
         runSchedule(3, seed, actions, variant);
       }),
       { numRuns: RUNS3 },
     );
-  });
+  }, TIMEOUT);
 
-  it('5-node clusters', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.array(actionArb(5), { minLength: 20, maxLength: 80, size: 'max' }), variantArb, (seed, actions, variant) => {
+  it('5-node clusters', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.array(actionArb(5), { minLength: 20, maxLength: 80, size: 'max' }), variantArb, async (seed, actions, variant) => {
+        await yieldToLoop();
         runSchedule(5, seed, actions, variant);
       }),
       { numRuns: RUNS5 },
     );
-  });
+  }, TIMEOUT);
 });

@@ -73,6 +73,11 @@ const entryKey = (e: { term: number; type: string; data: string }): string => `$
 export const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 export const textHex = (s: string): string => hex(text(s));
 
+/** nothing was ever written (RaftStorage.load's `empty`: no hard state, no snapshot, no entries) */
+function diskEmpty(d: Disk): boolean {
+  return d.snapshot === undefined && d.entries.length === 0 && d.hardState.term === 0 && d.hardState.vote === NONE && d.hardState.commit === 0;
+}
+
 export class SimNode {
   rn: RawNode | undefined;
   disk: Disk = { hardState: { term: 0, vote: NONE, commit: 0 }, entries: [] };
@@ -92,7 +97,11 @@ export class SimNode {
   /** removed from the simulation (e.g. after being removed from the cluster) */
   stopped = false;
 
-  constructor(readonly id: NodeId) {}
+  /** `initialVoters`: the bootstrap membership of an initial member (undefined for a node that joins later) */
+  constructor(
+    readonly id: NodeId,
+    readonly initialVoters?: NodeId[],
+  ) {}
 
   get up(): boolean {
     return this.rn !== undefined;
@@ -220,7 +229,7 @@ export class Sim {
     this.rand = mulberry32(this.cfg.seed);
     this.net = new SimNetwork(this.rand);
     for (const id of this.cfg.ids) {
-      const n = new SimNode(id);
+      const n = new SimNode(id, this.cfg.ids);
       n.rn = RawNode.bootstrap(this.raftConfig(id), this.cfg.ids);
       this.nodes.set(id, n);
     }
@@ -539,12 +548,23 @@ export class Sim {
     n.persisting = undefined;
   }
 
-  /** restart from the simulated disk; the state machine is rebuilt from the snapshot */
+  /**
+   * Restart from the simulated disk; the state machine is rebuilt from the
+   * snapshot. As RaftStore.start does: an initial member whose disk is empty
+   * (it crashed before its first Ready, which holds the bootstrap entries,
+   * was written) bootstraps again. Restarting it as a node with no
+   * configuration instead would let it learn its membership from a prefix of
+   * entries 1..n — "addNode <itself>" alone makes it a one-voter cluster that
+   * elects itself (docs/raft.md "A crash before the bootstrap entries are written").
+   */
   restart(id: NodeId): void {
     const n = this.node(id);
     if (n.rn || n.stopped) return;
     const d = n.disk;
-    n.rn = new RawNode(this.raftConfig(id), { hardState: { ...d.hardState }, snapshot: d.snapshot, entries: [...d.entries] });
+    n.rn =
+      diskEmpty(d) && n.initialVoters
+        ? RawNode.bootstrap(this.raftConfig(id), n.initialVoters)
+        : new RawNode(this.raftConfig(id), { hardState: { ...d.hardState }, snapshot: d.snapshot, entries: [...d.entries] });
     n.sm = d.snapshot ? (unpack(d.snapshot.data) as AppliedEntry[]) : [];
     n.appliedIndex = d.snapshot?.metadata.index ?? 0;
     n.reads.clear();
