@@ -1,5 +1,6 @@
 import { badRequest, forbidden, forbiddenRequest } from '../../core/errors.js';
 import { UNSAFE_DELETE_GATE, UNSAFE_DELETE_OPTION } from '../../registry/deletion/corrupt.js';
+import { checkGracePeriod, checkPropagationPolicy } from '../../registry/deletion/delete-options.js';
 import type { PropagationPolicy } from '../../lifecycles/deletion.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
@@ -36,12 +37,10 @@ export function parseDeleteOptions(req: ApiRequest): DeleteOptions {
   }
   const q = req.query;
   const dryRun = parseDryRun(q, body.dryRun);
-  const grace = intParam(q, 'gracePeriodSeconds') ?? (typeof body.gracePeriodSeconds === 'number' ? body.gracePeriodSeconds : undefined);
-  if (grace !== undefined && grace < 0) throw badRequest('gracePeriodSeconds: Invalid value: must be greater than or equal to 0');
-  const policy = q.get('propagationPolicy') || (typeof body.propagationPolicy === 'string' ? body.propagationPolicy : undefined);
-  if (policy !== undefined && policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
-    throw badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
-  }
+  const rawGrace = intParam(q, 'gracePeriodSeconds') ?? (typeof body.gracePeriodSeconds === 'number' ? body.gracePeriodSeconds : undefined);
+  const grace = rawGrace === undefined ? undefined : checkGracePeriod(rawGrace, 'gracePeriodSeconds');
+  const rawPolicy = q.get('propagationPolicy') || (typeof body.propagationPolicy === 'string' ? body.propagationPolicy : undefined);
+  const policy = rawPolicy === undefined ? undefined : checkPropagationPolicy(rawPolicy, 'propagationPolicy');
   const orphanQ = q.get('orphanDependents');
   const orphanDependents = orphanQ !== null ? boolParam(q, 'orphanDependents') : typeof body.orphanDependents === 'boolean' ? body.orphanDependents : undefined;
   if (orphanDependents !== undefined && policy !== undefined) {
@@ -61,7 +60,7 @@ export function parseDeleteOptions(req: ApiRequest): DeleteOptions {
   return {
     dryRun,
     gracePeriodSeconds: grace,
-    propagationPolicy: policy as DeleteOptions['propagationPolicy'],
+    propagationPolicy: policy,
     orphanDependents,
     preconditions,
     ignoreStoreReadErrorWithClusterBreakingPotential: unsafe || undefined,

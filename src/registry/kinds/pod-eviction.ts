@@ -20,6 +20,7 @@
 import { StatusError, badRequest, forbidden } from '../../core/errors.js';
 import type { Capabilities, CapabilityContext, CapabilityDeleteOptions, CapabilityResult, CapabilityStore } from '../capabilities.js';
 import type { ApiObject, JSONValue } from '../types.js';
+import { checkGracePeriod, checkPropagationPolicy } from '../deletion/delete-options.js';
 import { matchesLabelSelector } from './workload-shared.js';
 
 /** kube's MaxDisruptedPodSize: more unconfirmed evictions than this and the budget refuses */
@@ -191,10 +192,8 @@ function deleteOptionsOf(eviction: ApiObject, ctx: CapabilityContext): Capabilit
   }
   const out: CapabilityDeleteOptions = { dryRun };
   if (d.gracePeriodSeconds !== undefined && d.gracePeriodSeconds !== null) {
-    if (typeof d.gracePeriodSeconds !== 'number' || !Number.isInteger(d.gracePeriodSeconds) || d.gracePeriodSeconds < 0) {
-      throw badRequest('deleteOptions.gracePeriodSeconds: Invalid value: must be greater than or equal to 0');
-    }
-    out.gracePeriodSeconds = d.gracePeriodSeconds;
+    const g = d.gracePeriodSeconds;
+    out.gracePeriodSeconds = checkGracePeriod(typeof g === 'number' && Number.isInteger(g) ? g : -1, 'deleteOptions.gracePeriodSeconds');
   }
   if (d.preconditions !== undefined && d.preconditions !== null) {
     const p = d.preconditions as { uid?: unknown; resourceVersion?: unknown };
@@ -204,12 +203,7 @@ function deleteOptionsOf(eviction: ApiObject, ctx: CapabilityContext): Capabilit
     };
   }
   const policy = d.propagationPolicy;
-  if (policy !== undefined && policy !== null) {
-    if (policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
-      throw badRequest(`deleteOptions.propagationPolicy: Unsupported value: ${JSON.stringify(policy)}: supported values: "Foreground", "Background", "Orphan"`);
-    }
-    out.propagationPolicy = policy;
-  }
+  if (policy !== undefined && policy !== null) out.propagationPolicy = checkPropagationPolicy(policy, 'deleteOptions.propagationPolicy');
   return out;
 }
 
