@@ -2,12 +2,35 @@
 // `one(i)` from `inFlight` concurrent callers, with throughput and latency
 // percentiles (and, given a CPU reading, server CPU per call).
 
+import { readFileSync } from 'node:fs';
+
 export interface DriveStats {
   opsPerSec: number;
   p50Ms: number;
   p99Ms: number;
   /** server CPU (user + system, all its processes) per call, µs: steadier than throughput on a shared machine */
   cpuUsPerOp?: number;
+  /**
+   * the host's idle share of all cores over the run (/proc/stat idle + iowait), %: a closed loop that
+   * leaves the host idle is bound by a wait (fsync, a hop, a convoy), not by CPU
+   */
+  hostIdlePct?: number;
+}
+
+/** the host's idle and total jiffies so far (the `cpu` line of /proc/stat), undefined off Linux */
+function hostJiffies(): { idle: number; total: number } | undefined {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { idle: (f[3] ?? 0) + (f[4] ?? 0), total: f.reduce((a, b) => a + b, 0) };
+  } catch {
+    return undefined;
+  }
+}
+
+function idlePctSince(j0: { idle: number; total: number } | undefined): { hostIdlePct?: number } {
+  const j1 = hostJiffies();
+  if (!j0 || !j1 || j1.total <= j0.total) return {};
+  return { hostIdlePct: +((100 * (j1.idle - j0.idle)) / (j1.total - j0.total)).toFixed(1) };
 }
 
 export function latencyStats(lat: number[], elapsedMs: number): DriveStats {
@@ -23,6 +46,7 @@ export async function drive(total: number, inFlight: number, one: (i: number) =>
   const lat: number[] = [];
   let next = 0;
   const cpu0 = cpuMs?.() ?? 0;
+  const j0 = hostJiffies();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
@@ -34,6 +58,6 @@ export async function drive(total: number, inFlight: number, one: (i: number) =>
       }
     }),
   );
-  const st = latencyStats(lat, performance.now() - t0);
+  const st = { ...latencyStats(lat, performance.now() - t0), ...idlePctSince(j0) };
   return cpuMs ? { ...st, cpuUsPerOp: Math.round(((cpuMs() - cpu0) * 1000) / total) } : st;
 }
