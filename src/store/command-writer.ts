@@ -6,7 +6,8 @@
 // own copy (`ownCopy`: fields in that order, objects as map16 as msgpackr
 // writes them with `useRecords: false`), so the log format does not change
 // and `decodeCommand` reads them (test/unit/command-writer.test.ts checks
-// byte equality against msgpackr).
+// byte equality against msgpackr). The snapshot encoder writes the state's
+// keys and change records with the same primitives (snapshot-encoder.ts).
 
 import type { Command, Compare, Op } from './types.js';
 
@@ -112,11 +113,11 @@ function map16(out: Uint8Array, at: number, size: number): number {
   return tagged16(out, at, 0xde, size);
 }
 
-function arrayHeaderSize(n: number): number {
+export function arrayHeaderSize(n: number): number {
   return n < 0x10 ? 1 : n < 0x10000 ? 3 : 5;
 }
 
-function arrayHeader(out: Uint8Array, view: DataView, at: number, n: number): number {
+export function arrayHeader(out: Uint8Array, view: DataView, at: number, n: number): number {
   if (n < 0x10) {
     out[at] = 0x90 | n;
     return at + 1;
@@ -124,11 +125,11 @@ function arrayHeader(out: Uint8Array, view: DataView, at: number, n: number): nu
   return n < 0x10000 ? tagged16(out, at, 0xdc, n) : tagged32(out, view, at, 0xdd, n);
 }
 
-function binSize(n: number): number {
+export function binSize(n: number): number {
   return n + (n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);
 }
 
-function writeBin(out: Uint8Array, view: DataView, at: number, v: Uint8Array): number {
+export function writeBin(out: Uint8Array, view: DataView, at: number, v: Uint8Array): number {
   const n = v.byteLength;
   let p: number;
   if (n < 0x100) {
@@ -159,12 +160,12 @@ function utf8Length(s: string): number {
   return n;
 }
 
-function strSize(s: string): number {
+export function strSize(s: string): number {
   const n = utf8Length(s);
   return n + (n < 0x20 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);
 }
 
-function writeStr(out: Uint8Array, at: number, s: string): number {
+export function writeStr(out: Uint8Array, at: number, s: string): number {
   const n = utf8Length(s);
   let p = at;
   if (n < 0x20) out[p++] = 0xa0 | n;
@@ -213,14 +214,14 @@ function writeStr(out: Uint8Array, at: number, s: string): number {
   return p;
 }
 
-function numSize(v: number): number {
+export function numSize(v: number): number {
   if (v >>> 0 === v) return v < 0x80 ? 1 : v < 0x100 ? 2 : v < 0x10000 ? 3 : 5;
   if (v >> 0 === v) return v >= -0x20 ? 1 : v >= -0x80 ? 2 : v >= -0x8000 ? 3 : 5;
   return 9;
 }
 
 /** msgpackr's number forms: smallest unsigned or signed int up to 32 bits, else float64 */
-function writeNum(out: Uint8Array, view: DataView, at: number, v: number): number {
+export function writeNum(out: Uint8Array, view: DataView, at: number, v: number): number {
   if (v >>> 0 === v) {
     if (v < 0x80) {
       out[at] = v;

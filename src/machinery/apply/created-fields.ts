@@ -12,7 +12,7 @@
 
 import type { JSONObject, JSONValue } from '../../core/object.js';
 import type { Definitions, Schema } from '../schema/types.js';
-import { compareStrings, comparePathElements, serializePathElement, type PathElement } from './fieldpath.js';
+import { comparePathElements, serializePathElement, sortStrings, type PathElement } from './fieldpath.js';
 import { classify, fieldSchema, itemPEOrIndex, rootSchema, withoutManagedFields, type TypeContext } from './typed.js';
 
 /** metadata fields no manager owns (the `metadata` part of SYSTEM_FIELDS in managed.ts) */
@@ -40,7 +40,7 @@ export function createdFieldsV1(obj: JSONObject, ctx: TypeContext): JSONObject |
   const root = classify(rootOf(ctx), clean, ctx.defs);
   if (root.t !== 'struct') return null;
   const keys = Object.keys(clean);
-  if (keys.length > 1) keys.sort(compareStrings);
+  sortStrings(keys);
   const out: JSONObject = {};
   let empty = true;
   for (const k of keys) {
@@ -72,7 +72,7 @@ function emitNode(v: JSONValue | undefined, schema: Schema | undefined, defs: De
     const o = v as JSONObject;
     const keys = Object.keys(o);
     if (keys.length === 0) return {};
-    if (keys.length > 1) keys.sort(compareStrings);
+    sortStrings(keys);
     const out: JSONObject = { '.': {} };
     for (const k of keys) {
       const sub = emitNode(o[k], fieldSchema(node, k), defs);

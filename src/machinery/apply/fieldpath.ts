@@ -53,6 +53,28 @@ export function compareStrings(a: string, b: string): number {
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
+/**
+ * Sorts `keys` in place by compareStrings, as `keys.sort(compareStrings)`
+ * does (both stable): an object's few keys by insertion, without the copy
+ * and comparator calls of Array.prototype.sort (≈ 0.3 µs and 1.8 KB of
+ * garbage per create, docs/architecture.md "Write path cost", fifth pass).
+ */
+export function sortStrings(keys: string[]): void {
+  if (keys.length > 16) {
+    keys.sort(compareStrings);
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && compareStrings(keys[j]!, k) > 0) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+}
+
 function typeRank(v: JSONValue): number {
   if (typeof v === 'number') return 0;
   if (typeof v === 'string') return 1;
