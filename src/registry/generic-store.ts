@@ -3,9 +3,8 @@
 // metadata rules common to all objects. Per-kind behaviour comes from the
 // definition's schema and strategy only.
 
-import { type StoredJson, encodeStoredJson } from './stored-json.js';
 import type { KeyValue, RevisionedStore } from '../store/types.js';
-import { FutureRevisionError, handOverValue, prefixEnd } from '../store/types.js';
+import { FutureRevisionError, prefixEnd } from '../store/types.js';
 import { throwAsStatus } from './status-table.js';
 import {
   STALE_OBJECT,
@@ -23,270 +22,25 @@ import { clone, deepEqual, generateName, metaOf, newUid, nowTimestamp } from '..
 import { convertObject } from './conversion.js';
 import { apiVersionOf } from './registry.js';
 import type { ApiObject, FieldError, ObjectMeta, ResourceDefinition } from './types.js';
-import type { UserInfo } from '../auth/types.js';
 import { CorruptObjectError } from './deletion/corrupt.js';
 import { applyDecision, factsOf } from './deletion/facts.js';
 import { gracePeriodFor } from './deletion/graceful.js';
-import { type PropagationPolicy, decide } from '../lifecycles/deletion.js';
+import { decide } from '../lifecycles/deletion.js';
 import { type Clock, systemClock } from '../core/clock.js';
+import { HandedOver, decodeObject, decodeShared, encodeObject, handOver } from './object-codec.js';
+import { servedObject, storageKey, storagePrefix } from './storage-keys.js';
+import type { DeleteRequestOptions, ObjectAdmission, UpdateOptions, WriteHooks, WriteOptions } from './write-options.js';
+
+// the store's vocabulary, from the modules that hold it (importers keep one entry point)
+export { decodeObject, decodeShared, encodeObject } from './object-codec.js';
+export { servedObject, storageKey, storagePrefix, storageResource } from './storage-keys.js';
+export type { AdmissionCall, DeleteRequestOptions, ObjectAdmission, UpdateOptions, WriteHooks, WriteOptions } from './write-options.js';
 
 /** How long a request waits for a resource version newer than the store has applied (spec 000 §4.6) */
 export const TOO_LARGE_RV_WAIT_MS = 3000;
 
-export interface WriteOptions {
-  dryRun: boolean;
-  /** spec 000 §4.8; defaults to Warn */
-  fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
-  /** duplicate fields the decoder found in the request body */
-  duplicateFields?: string[];
-  /** field manager for managedFields (spec 000 §4.9) */
-  manager?: string;
-  /** `Apply` when server-side apply computed managedFields itself */
-  operation?: 'Apply' | 'Update';
-  /** the sub-resource written (`status`), recorded in managedFields entries */
-  subresource?: string;
-  /** the requesting user (absent for the server's own writes); read by `WriteHooks.authorizeWrite` */
-  user?: UserInfo;
-  /** who asks, for admission plugins that depend on the requester (NodeRestriction, spec 001 §5.15) */
-  requester?: { username: string; groups?: string[] };
-  /**
-   * Warnings admission adds (webhook `warnings`, ValidatingAdmissionPolicy
-   * `Warn`): the handler returns them as `Warning` headers. Absent = dropped.
-   */
-  warnings?: string[];
-  /** audit annotations admission adds (policy `Audit` actions, fail-open webhooks), key → value */
-  auditAnnotations?: Record<string, string>;
-  /** the request's options object (CreateOptions/UpdateOptions/PatchOptions/DeleteOptions) for AdmissionReview `options` */
-  admissionOptions?: Record<string, unknown>;
-  /**
-   * The written object belongs to this request alone (decoded from its body)
-   * and nobody modifies it after the write: the watch caches and the garbage
-   * collector may share it instead of decoding the stored bytes (decodeShared).
-   */
-  shareWritten?: boolean;
-}
-
-/** what `guaranteedUpdate` takes beyond a write's options */
-export interface UpdateOptions {
-  /** an absent object is created (PUT); otherwise it is 404 */
-  createIfAbsent?: boolean;
-  /**
-   * The transform neither changes `current` nor puts any part of it into its
-   * result, so it is handed the stored object without a deep copy (a Lease
-   * renewal's PUT: the copy was ~4 % of a member's busy time at 1,000 nodes,
-   * docs/scale.md).
-   */
-  transformReadsOnly?: boolean;
-}
-
-/**
- * One object write as admission sees it (src/registry/admission/): the operation,
- * the new object (absent for DELETE) and the stored one (absent for CREATE).
- */
-export interface AdmissionCall {
-  operation: 'CREATE' | 'UPDATE' | 'DELETE';
-  def: ResourceDefinition;
-  namespace: string;
-  name: string;
-  object: ApiObject | undefined;
-  oldObject: ApiObject | undefined;
-  opts: WriteOptions;
-}
-
-/** Schema-driven admission steps, provided by the schema engine. */
-export interface ObjectAdmission {
-  /** prune unknown fields (returned as paths), apply defaults, check types and required fields */
-  admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] };
-  /** object metadata rules (name syntax, labels, annotations, namespace presence) */
-  validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[];
-}
-
-/** Hooks that run inside every write (managedFields bookkeeping lives here). */
-export interface WriteHooks {
-  /** called for create and update with the final object before it is stored */
-  beforeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): void;
-  /** may refuse a delete (e.g. the built-in namespaces) */
-  beforeDelete?(def: ResourceDefinition, obj: ApiObject, opts?: WriteOptions): void;
-  /**
-   * May refuse a create or update for who asks it, after validation and
-   * before the write (RBAC escalation prevention, spec 001 §5.14); throws a
-   * StatusError. Injected by the composition root.
-   */
-  authorizeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): Promise<void>;
-  /**
-   * Values the object claims with its write (a Service's cluster IP and node
-   * ports, src/registry/allocators/): may fill them into the object; the returned
-   * keys are created in the same transaction, each only if absent, so no two
-   * objects get the same value. Called again when a key was taken meanwhile.
-   */
-  reserve?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined): { keys: { key: string; value: Uint8Array }[] } | undefined;
-  /**
-   * Mutating admission (webhooks with JSON patches): runs after defaulting and
-   * before schema validation, so what it changes is validated like the
-   * request itself; returns the object to continue with. Throws a StatusError
-   * to refuse.
-   */
-  mutate?(call: AdmissionCall): Promise<ApiObject | undefined>;
-  /** Validating admission (webhooks, ValidatingAdmissionPolicy): after validation, before the write */
-  validateAdmission?(call: AdmissionCall): Promise<void>;
-  /**
-   * May refuse a create (throws a StatusError) and returns keys whose mod
-   * revision must be unchanged when the create commits: a custom resource is
-   * created only while its CRD is the one that was checked and not being
-   * deleted (docs/crds.md). A mismatch re-runs the check.
-   */
-  guardCreate?(def: ResourceDefinition): { key: string; modRevision: number }[];
-}
-
 /** attempts at claiming values (`WriteHooks.reserve`) before a create gives up */
 const RESERVE_ATTEMPTS = 20;
-
-/** the group and resource whose keys hold a definition's objects (its storage binding's, else its own) */
-export function storageResource(def: ResourceDefinition): { group: string; resource: string } {
-  return def.storage ? { group: def.storage.group, resource: def.storage.resource } : { group: def.group, resource: def.resource };
-}
-
-export function storageKey(def: ResourceDefinition, namespace: string, name: string): string {
-  const { group, resource } = storageResource(def);
-  const g = group || 'core';
-  return def.scope === 'Namespaced' ? `/registry/${g}/${resource}/${namespace}/${name}` : `/registry/${g}/${resource}/${name}`;
-}
-
-export function storagePrefix(def: ResourceDefinition, namespace: string): string {
-  const { group, resource } = storageResource(def);
-  const g = group || 'core';
-  return def.scope === 'Namespaced' && namespace
-    ? `/registry/${g}/${resource}/${namespace}/`
-    : `/registry/${g}/${resource}/`;
-}
-
-/** a stored object (decoded) as the definition's version serves it; the same object when no conversion applies */
-export function servedObject(def: ResourceDefinition, stored: ApiObject): ApiObject {
-  return def.storage ? convertObject(def.storage, stored, apiVersionOf(def)) : stored;
-}
-
-const encoder = new TextEncoder();
-const strictDecoder = new TextDecoder('utf-8', { fatal: true });
-
-/** the stored form: the object without its resourceVersion (that is the key's mod revision) */
-export function encodeObject(obj: ApiObject): Uint8Array {
-  const meta = obj.metadata;
-  const rv = meta?.resourceVersion;
-  if (meta && rv !== undefined) delete meta.resourceVersion;
-  const bytes = encoder.encode(JSON.stringify(obj));
-  if (meta && rv !== undefined) meta.resourceVersion = rv;
-  return bytes;
-}
-
-/** throws CorruptObjectError (a 500 naming the key) when the stored bytes do not decode (spec 000 §4.10) */
-export function decodeObject(kv: KeyValue): ApiObject {
-  let obj: unknown;
-  try {
-    obj = JSON.parse(strictDecoder.decode(kv.value));
-  } catch (e) {
-    throw new CorruptObjectError(kv.key, e);
-  }
-  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new CorruptObjectError(kv.key, new Error('not an object'));
-  metaOf(obj as ApiObject).resourceVersion = String(kv.modRevision);
-  return obj as ApiObject;
-}
-
-/**
- * Decoded objects shared by the read-only consumers of the applied feed (the
- * watch caches and the garbage collector): one decode per applied write
- * instead of one per consumer, keyed by the applied value's bytes, which
- * every listener of one write sees as the same array (within one run of
- * applies, see remember). A create or update
- * also hands over the object it just encoded (handOver), so a write made
- * through this process is not decoded at all. docs/architecture.md "Write path cost".
- */
-const sharedByBytes = new Map<Uint8Array, ApiObject>();
-let sharedClearQueued = false;
-
-/**
- * The memo lives for one synchronous run of applies (a store applies a batch
- * and publishes every write to every listener before its callers resume), so
- * it never holds objects past that: a long-lived map keyed by the stored bytes
- * would keep a decoded copy of every object the store holds.
- */
-function remember(bytes: Uint8Array, obj: ApiObject): void {
-  sharedByBytes.set(bytes, obj);
-  if (sharedClearQueued) return;
-  sharedClearQueued = true;
-  queueMicrotask(() => {
-    sharedByBytes.clear();
-    sharedClearQueued = false;
-  });
-}
-/** storage key -> the object a write in flight encoded, and the exact bytes */
-const handedOver = new Map<string, { bytes: Uint8Array; obj: ApiObject }>();
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a === b || (a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(b));
-}
-
-/**
- * decodeObject for callers that only read: the object may be shared with the
- * other consumers of the same write (and with the response of the write that
- * made it) and must not be modified.
- */
-export function decodeShared(kv: KeyValue): ApiObject {
-  const rv = String(kv.modRevision);
-  const hit = sharedByBytes.get(kv.value);
-  if (hit) {
-    const meta = metaOf(hit);
-    if (meta.resourceVersion === rv) return hit;
-    if (meta.resourceVersion === undefined) {
-      meta.resourceVersion = rv;
-      return hit;
-    }
-    return decodeObject(kv);
-  }
-  const handed = handedOver.get(kv.key);
-  let obj: ApiObject;
-  if (handed && sameBytes(handed.bytes, kv.value)) {
-    handedOver.delete(kv.key);
-    obj = handed.obj;
-    metaOf(obj).resourceVersion = rv;
-  } else {
-    obj = decodeObject(kv);
-  }
-  remember(kv.value, obj);
-  return obj;
-}
-
-/** encodes `obj` for `key` and, when `share`, offers it to decodeShared until `release` (the write settled) */
-function handOver(key: string, obj: ApiObject, share: boolean | undefined): HandedOver {
-  const encoded = encodeStoredJson(obj);
-  // fresh bytes nobody modifies: the store may keep them without a copy
-  const bytes = handOverValue(encoded.bytes);
-  if (!share) return new HandedOver(bytes, encoded);
-  const entry = { bytes, obj };
-  handedOver.set(key, entry);
-  return new HandedOver(bytes, encoded, key, entry);
-}
-
-/**
- * The stored bytes of a write and what it handed over. A class, not closures
- * made per write (issue 14, docs/architecture.md "Third pass: the request path").
- */
-class HandedOver {
-  constructor(
-    readonly bytes: Uint8Array,
-    private readonly encoded?: StoredJson,
-    private readonly key?: string,
-    private readonly entry?: { bytes: Uint8Array; obj: ApiObject },
-  ) {}
-
-  /** the object's JSON with `rv` as its resourceVersion, from the same text as `bytes` (stored-json.ts); undefined when not available */
-  json(rv: string): string | undefined {
-    return this.encoded?.withResourceVersion(rv);
-  }
-
-  release(): void {
-    if (this.entry && handedOver.get(this.key!) === this.entry) handedOver.delete(this.key!);
-  }
-}
 
 /**
  * maps store errors to API errors through the Status table (410 for
@@ -296,14 +50,6 @@ class HandedOver {
 export function storeErrorToStatus(err: unknown, requested?: string): never {
   if (err instanceof FutureRevisionError && requested !== undefined) throw tooLargeResourceVersion(requested, err.current);
   throwAsStatus(err);
-}
-
-/** the delete options the store acts on (spec 000 §2.6; parsed in handlers/delete.ts) */
-export interface DeleteRequestOptions {
-  preconditions?: { uid?: string; resourceVersion?: string };
-  gracePeriodSeconds?: number;
-  propagationPolicy?: PropagationPolicy;
-  orphanDependents?: boolean;
 }
 
 /** what one attempt of guaranteedUpdate decided before its compare-and-swap */
