@@ -22,6 +22,7 @@ import {
   type RaftConfig,
   type Ready,
   type Snapshot,
+  decodeConfChange,
 } from '../../src/raft/types.js';
 
 export interface SimConfig {
@@ -359,6 +360,7 @@ export class Sim {
     }
     const a: AppliedEntry = { index: e.index, term: e.term, type: e.type, data: hex(e.data) };
     this.checkApplied(n, a);
+    this.checkDurable(n, e);
     n.sm.push(a);
     n.appliedIndex = e.index;
     this.onApply?.(n, a);
@@ -374,6 +376,43 @@ export class Sim {
     this.appliedAt.set(a.index, key);
     const c = this.committed.get(a.index);
     if (c && c.key !== key) throw new InvariantViolation(`node ${n.id} applied ${key} at ${a.index} but ${c.key} was committed`);
+  }
+
+  /**
+   * Durability: an entry is applied only once it is on the disks of a majority
+   * (of the voters now or of those at its index; single-server changes overlap):
+   * the commit index counts durable copies only, though a leader may apply
+   * before its own write ends (docs/raft.md "Committing on a quorum of durable
+   * copies"). The bootstrap entries (term 1) are written by each member alone.
+   */
+  private checkDurable(n: SimNode, e: Entry): void {
+    if (e.term <= 1) return;
+    const onDisk = (id: NodeId): boolean => {
+      const d = this.nodes.get(id)?.disk;
+      if (!d) return false;
+      const base = d.snapshot?.metadata.index ?? 0;
+      if (e.index <= base) return true; // a snapshot holds committed entries only
+      return d.entries[e.index - base - 1]?.term === e.term;
+    };
+    // the configurations after the last two membership changes at or before the entry (one
+    // change pending at a time, in effect once applied: the entry was committed under one of
+    // them), from what the nodes applied (committed, the same everywhere)
+    const changes = [...this.appliedAt.entries()]
+      .filter(([i, key]) => i <= e.index && key.split('/')[1] === 'confChange')
+      .sort((a, b) => a[0] - b[0]);
+    const configs: NodeId[][] = [];
+    let voters = new Set<NodeId>();
+    for (const [, key] of changes) {
+      const cc = decodeConfChange(Buffer.from(key.split('/')[2]!, 'hex'));
+      voters = new Set(voters);
+      if (cc.type === 'addNode') voters.add(cc.nodeId);
+      else voters.delete(cc.nodeId);
+      configs.push([...voters]);
+    }
+    const majority = (v: NodeId[]): boolean => v.filter(onDisk).length * 2 > v.length;
+    if (!configs.slice(-2).some(majority)) {
+      throw new InvariantViolation(`durability: node ${n.id} applied ${e.index} (term ${e.term}) on the disks of no majority (configurations ${configs.slice(-2).map((v) => v.join(',')).join(' / ')}; on ${[...this.nodes.keys()].filter(onDisk)})`);
+    }
   }
 
   private recordLeader(id: NodeId, term: number): void {
@@ -533,6 +572,9 @@ export class Sim {
     if (!n.rn) return false;
     const r = n.rn.raft;
     if (n.appliedIndex <= r.log.snapIndex || n.appliedIndex !== r.log.applied) return false;
+    // as RaftStore does (after a Ready): not beyond this node's disk (a leader applies
+    // entries a quorum of followers made durable before its own write ends)
+    if (n.appliedIndex >= r.log.unstableFrom) return false;
     const snap = n.rn.compact(n.appliedIndex, pack(n.sm));
     // the snapshot is durable before the log prefix is dropped
     n.disk.snapshot = snap;
