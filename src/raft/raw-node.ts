@@ -58,12 +58,12 @@ const OUT_OF_BAND_TYPES: ReadonlySet<MessageType> = new Set<MessageType>(['heart
 
 /**
  * Whether a message may leave before the leader's unpersisted entries are
- * durable: it must not tell anyone that such an entry is committed. The
- * leader counts its own unpersisted entries towards commitment (its host
- * applies them only after persisting them), so a commit index above the
- * leader's last durable index would let a follower apply an entry that is
- * durable on fewer than a majority (itself among the counted ones): lost if
- * the leader crashes. `stable` is the last index the host has persisted.
+ * durable: it must not tell anyone that such an entry is committed. Since the
+ * commit index counts durable copies only (Raft.persisted) this is no longer
+ * what keeps a follower from applying an entry durable on fewer than a
+ * majority; it is kept as a second line (a commit index the leader's own disk
+ * does not cover yet waits for the next Ready, as the notices do anyway).
+ * `stable` is the last index the host has persisted.
  * (Within a Ready this holds by construction — acknowledgements of entries
  * come only after the Ready that sent them — and is checked anyway.)
  */
