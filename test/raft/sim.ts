@@ -208,6 +208,8 @@ export class Sim {
   readonly committed = new Map<number, { key: string; term: number }>();
   /** index -> applied entry key, over all nodes (state machine safety) */
   readonly appliedAt = new Map<number, string>();
+  /** the membership changes applied anywhere, by index (hex data): checkDurable's configurations */
+  private readonly confChangesAt = new Map<number, string>();
   private proposalSeq = 0;
   /** a host hook: called for every entry a node applies, in order (test/raft/proposer-host.ts) */
   onApply: ((n: SimNode, e: AppliedEntry) => void) | undefined;
@@ -374,6 +376,7 @@ export class Sim {
       throw new InvariantViolation(`state machine safety: node ${n.id} applied ${key} at ${a.index}, another node applied ${prev}`);
     }
     this.appliedAt.set(a.index, key);
+    if (a.type === 'confChange') this.confChangesAt.set(a.index, a.data);
     const c = this.committed.get(a.index);
     if (c && c.key !== key) throw new InvariantViolation(`node ${n.id} applied ${key} at ${a.index} but ${c.key} was committed`);
   }
@@ -397,13 +400,11 @@ export class Sim {
     // the configurations after the last two membership changes at or before the entry (one
     // change pending at a time, in effect once applied: the entry was committed under one of
     // them), from what the nodes applied (committed, the same everywhere)
-    const changes = [...this.appliedAt.entries()]
-      .filter(([i, key]) => i <= e.index && key.split('/')[1] === 'confChange')
-      .sort((a, b) => a[0] - b[0]);
+    const changes = [...this.confChangesAt.entries()].filter(([i]) => i <= e.index).sort((a, b) => a[0] - b[0]);
     const configs: NodeId[][] = [];
     let voters = new Set<NodeId>();
-    for (const [, key] of changes) {
-      const cc = decodeConfChange(Buffer.from(key.split('/')[2]!, 'hex'));
+    for (const [, data] of changes) {
+      const cc = decodeConfChange(Buffer.from(data, 'hex'));
       voters = new Set(voters);
       if (cc.type === 'addNode') voters.add(cc.nodeId);
       else voters.delete(cc.nodeId);
