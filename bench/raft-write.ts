@@ -139,6 +139,8 @@ function perWrite(before: Raftz, after: Raftz, n: number): Record<string, number
     messagesSent: r(d('messagesSent') / n),
     // committed entries applied while the next batch was being written (RawNode.takeCommittedNow)
     appliedEarly: r(d('entriesAppliedEarly') / n),
+    // of those, applied by the leader before its own fsync of them ended (both followers had them durable)
+    appliedBeforeOwnWrite: r(d('entriesAppliedBeforeOwnWrite') / n),
     framesSent: r(t('frames') / n),
     ...(d('proposalsCommitted') > 0 ? { proposeToApplyMs: r(d('proposeToApplyMs') / d('proposalsCommitted')) } : {}),
   };

@@ -30,6 +30,8 @@ export class RaftMetrics {
   messagesSent = 0;
   /** committed entries applied while a Ready was being persisted (RawNode.takeCommittedNow) */
   entriesAppliedEarly = 0;
+  /** of those, entries a leader applied before its own write of them ended (a quorum of followers had them durable) */
+  entriesAppliedBeforeOwnWrite = 0;
   /** sum over this member's applied proposals of the time from propose() to apply, ms */
   proposeToApplyMs = 0;
 

@@ -142,6 +142,8 @@ export class RaftDriver {
           this.host.applyEntries(committed);
           this.host.onReadStates([]);
           this.metrics.entriesAppliedEarly += committed.length;
+          const durable = this.node.raft.log.unstableFrom - 1;
+          for (const e of committed) if (e.index > durable) this.metrics.entriesAppliedBeforeOwnWrite += 1;
         }
       }
     });

@@ -154,7 +154,8 @@ export class Raft {
   private newProgress(id: NodeId): Progress {
     const pr = new Progress(this.log.lastIndex() + 1, this.maxInflight);
     if (id === this.id) {
-      pr.match = this.log.lastIndex();
+      // the leader's own copy counts towards commitment once durable (persisted())
+      pr.match = this.log.unstableFrom - 1;
       pr.recentActive = true;
     }
     return pr;
@@ -547,9 +548,20 @@ export class Raft {
     let li = this.log.lastIndex();
     const stamped = ents.map((e) => ({ term: this.term, index: ++li, type: e.type, data: e.data }));
     this.log.append(stamped);
-    this.prs.get(this.id)?.maybeUpdate(this.log.lastIndex());
-    // a leader that is the only voter commits at once
-    this.maybeCommit();
+    // not counted in the leader's own match until persisted (persisted())
+  }
+
+  /**
+   * The host persisted the log up to `log.unstableFrom - 1` (RawNode.advance).
+   * The commit index is computed over durable copies only (thesis §10.2.1):
+   * the leader's own copy counts from here, not from when it was appended,
+   * so an entry the followers made durable on a quorum commits, and may be
+   * applied, before the leader's own fsync ends (docs/raft.md "Committing on
+   * a quorum of durable copies").
+   */
+  persisted(): void {
+    if (this.role !== 'leader') return;
+    if (this.prs.get(this.id)?.maybeUpdate(this.log.unstableFrom - 1) && this.maybeCommit()) this.bcastAppend();
   }
 
   private leaderPropose(entries: Entry[]): void {

@@ -58,12 +58,12 @@ const OUT_OF_BAND_TYPES: ReadonlySet<MessageType> = new Set<MessageType>(['heart
 
 /**
  * Whether a message may leave before the leader's unpersisted entries are
- * durable: it must not tell anyone that such an entry is committed. The
- * leader counts its own unpersisted entries towards commitment (its host
- * applies them only after persisting them), so a commit index above the
- * leader's last durable index would let a follower apply an entry that is
- * durable on fewer than a majority (itself among the counted ones): lost if
- * the leader crashes. `stable` is the last index the host has persisted.
+ * durable: it must not tell anyone that such an entry is committed. Since the
+ * commit index counts durable copies only (Raft.persisted) this is no longer
+ * what keeps a follower from applying an entry durable on fewer than a
+ * majority; it is kept as a second line (a commit index the leader's own disk
+ * does not cover yet waits for the next Ready, as the notices do anyway).
+ * `stable` is the last index the host has persisted.
  * (Within a Ready this holds by construction — acknowledgements of entries
  * come only after the Ready that sent them — and is checked anyway.)
  */
@@ -206,7 +206,8 @@ export class RawNode {
   compact(index: number, data: Uint8Array): Snapshot {
     const r = this.raft;
     const term = r.log.term(index);
-    if (term === undefined || index <= r.log.snapIndex) throw new Error(`raft: cannot compact at ${index}`);
+    // not beyond this node's disk: a leader may have applied entries it has not persisted yet (takeCommittedNow)
+    if (term === undefined || index <= r.log.snapIndex || index >= r.log.unstableFrom) throw new Error(`raft: cannot compact at ${index}`);
     const snap: Snapshot = { metadata: { index, term, confState: r.confStateAt(index) }, data };
     r.log.compact(snap);
     r.pruneConfHistory(index);
@@ -314,8 +315,11 @@ export class RawNode {
    * write at many in flight; docs/raft.md "Applying while the next batch is
    * written"). The host applies them at once, after the outstanding Ready's
    * own already-durable committed entries, which it applies when the write
-   * starts. Only entries up to this node's durable log (unstableFrom - 1), as
-   * a Ready would; nothing while the outstanding Ready installs a snapshot or
+   * starts. On a leader every committed entry (its commit index counts
+   * durable copies only, so a batch both followers acknowledged applies
+   * before the leader's own fsync ends: thesis §10.2.1, docs/raft.md
+   * "Committing on a quorum of durable copies"); elsewhere only entries up to
+   * this node's durable log (unstableFrom - 1), as a Ready would; nothing while the outstanding Ready installs a snapshot or
    * applies a conf change, and nothing from a conf change on (the core takes
    * it into effect in advance()). Counted as applied now: a later Ready does
    * not hand them out again.
@@ -326,7 +330,9 @@ export class RawNode {
     const log = this.raft.log;
     const handedOut = rd.committedEntries[rd.committedEntries.length - 1]?.index ?? 0;
     const lo = Math.max(log.applied + 1, handedOut + 1, log.firstIndex());
-    const hi = Math.min(log.committed, log.unstableFrom - 1);
+    // a leader's commit index counts durable copies only (Raft.persisted), so what it committed is
+    // on a quorum's disks even before its own write ends; elsewhere only what is on this disk
+    const hi = this.raft.role === 'leader' ? log.committed : Math.min(log.committed, log.unstableFrom - 1);
     if (hi < lo) return [];
     const ents = log.slice(lo, hi + 1, this.maxCommittedSize) ?? [];
     let n = 0;
@@ -349,6 +355,7 @@ export class RawNode {
     }
     const last = rd.entries[rd.entries.length - 1];
     if (last) log.stableTo(last.index, last.term);
+    r.persisted();
     for (const e of rd.committedEntries) {
       log.appliedTo(e.index);
       if (e.type === 'confChange') r.applyConfChange(decodeConfChange(e.data), e.index);

@@ -1,13 +1,31 @@
 // A free loopback TCP port (for peer ports and servers started on a chosen port).
+//
+// Picked below Linux's ephemeral range (ip_local_port_range, 32768–60999 by
+// default), not with listen(0): between this check and the server's own
+// bind (seconds later for a member process that starts up), any other
+// process's listen(0) on the host — other tests, other benches — may be
+// given a port from the ephemeral range that was just released here, and the
+// member then exits with EADDRINUSE ("m2 exited while starting", a chaos run
+// failing during start-up; docs/performance.md "The chaos test over the TLS
+// frames, 40 runs"). Below the range only a process that names the port
+// itself can take it.
 import { createServer } from 'node:net';
 
-export async function freePort(): Promise<number> {
+const LOW = 20_000;
+const HIGH = 32_000;
+
+function tryListen(port: number): Promise<boolean> {
   return new Promise((resolve, reject) => {
     const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
+    s.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' || err.code === 'EACCES' ? resolve(false) : reject(err)));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
+}
+
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = LOW + Math.floor(Math.random() * (HIGH - LOW));
+    if (await tryListen(port)) return port;
+  }
+  throw new Error(`no free port in ${LOW}–${HIGH}`);
 }

@@ -3,7 +3,9 @@
 // before the fsync", "Heartbeats while the leader fsyncs"): a ReadIndex
 // round runs during the leader's fsync, and no message ever tells a follower
 // that an entry is committed before the leader has it on disk; committed
-// entries already on disk apply during the write (RawNode.takeCommittedNow).
+// entries already on disk apply during the write (RawNode.takeCommittedNow),
+// and on a leader so do entries both followers made durable (the commit index
+// counts durable copies only).
 
 import { describe, expect, it } from 'vitest';
 import type { Message, Ready } from '../../src/raft/types.js';
@@ -60,10 +62,14 @@ describe('messages while a Ready is persisted', () => {
     const appends = rd.sendBeforePersist.filter((m) => m.type === 'append');
     expect(appends.length).toBe(2);
     for (const m of appends) expect(m.type === 'append' && m.commit < index).toBe(true);
-    // one follower persists and acknowledges before the leader's write completes: with the
-    // leader's own (unpersisted) copy that is a quorum, so the leader counts it committed
+    // one follower persists and acknowledges before the leader's write completes: the leader's
+    // own copy is not durable yet, so one durable copy of three commits nothing
     const ack = followerTakes(sim, followers[0]!, appends.find((m) => m.to === followers[0])!).filter((m) => m.type === 'appendResponse');
     for (const m of ack) l.step(m);
+    expect(l.raft.log.committed).toBeLessThan(index);
+    // the other follower too: durable on a quorum without the leader, so committed (thesis §10.2.1)
+    const ack2 = followerTakes(sim, followers[1]!, appends.find((m) => m.to === followers[1])!).filter((m) => m.type === 'appendResponse');
+    for (const m of ack2) l.step(m);
     expect(l.raft.log.committed).toBe(index);
     // a heartbeat now (a tick, a ReadIndex) leaves at once but does not carry that commit index
     l.readIndex('r2');
@@ -84,7 +90,7 @@ describe('messages while a Ready is persisted', () => {
     l.advance(next);
   });
 
-  it('applies an earlier batch acknowledged during the next write, but nothing not yet on the leader\'s disk', () => {
+  it('applies an earlier batch acknowledged during the next write, and the batch being written once both followers have it on disk', () => {
     const { sim, leader, followers } = elected(73);
     const l = sim.node(leader).raw;
     l.propose(text('b1'));
@@ -104,17 +110,24 @@ describe('messages while a Ready is persisted', () => {
     const early = l.takeCommittedNow();
     expect(early.map((e) => e.index)).toEqual([i1]);
     expect(l.takeCommittedNow()).toEqual([]); // handed out once
-    // batch 2 committed by a follower's acknowledgement but not on the leader's disk: it waits
-    const appends2 = rd2.sendBeforePersist.filter((m) => m.type === 'append' && m.to === followers[1]);
+    // batch 2 on one follower's disk but not on the leader's: one durable copy, not committed
+    const to = (f: string) => rd2.sendBeforePersist.filter((m) => m.type === 'append' && m.to === f);
     for (const m of followerTakes(sim, followers[1]!, { ...appends1.find((m) => m.to === followers[1])! })) if (m.type === 'appendResponse') l.step(m);
-    for (const a of appends2) for (const m of followerTakes(sim, followers[1]!, a)) if (m.type === 'appendResponse') l.step(m);
-    expect(l.raft.log.committed).toBe(i2);
+    for (const a of to(followers[1]!)) for (const m of followerTakes(sim, followers[1]!, a)) if (m.type === 'appendResponse') l.step(m);
+    expect(l.raft.log.committed).toBe(i1);
     expect(l.takeCommittedNow()).toEqual([]);
+    // ...and on the other follower's: durable on a quorum, committed and applied before the
+    // leader's own write of it ends (docs/raft.md "Committing on a quorum of durable copies")
+    for (const a of to(followers[0]!)) for (const m of followerTakes(sim, followers[0]!, a)) if (m.type === 'appendResponse') l.step(m);
+    expect(l.raft.log.committed).toBe(i2);
+    expect(l.raft.log.unstableFrom).toBeLessThanOrEqual(i2); // not on the leader's disk
+    expect(l.takeCommittedNow().map((e) => e.index)).toEqual([i2]);
     l.advance(rd2);
-    // the next Ready hands out batch 2 only
-    const rd3 = l.ready()!;
-    expect(rd3.committedEntries.map((e) => e.index)).toEqual([i2]);
-    l.advance(rd3);
+    // no later Ready hands batch 2 out again
+    for (let rd = l.ready(); rd; rd = l.ready()) {
+      expect(rd.committedEntries).toEqual([]);
+      l.advance(rd);
+    }
     expect(l.takeCommittedNow()).toEqual([]); // no Ready outstanding
   });
 

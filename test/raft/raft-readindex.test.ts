@@ -92,6 +92,10 @@ describe('raft ReadIndex', () => {
     const rn = RawNode.bootstrap({ id: 'a', electionTick: 10, heartbeatTick: 1, random: mulberry32(1) }, ['a']);
     for (let rd = rn.ready(); rd; rd = rn.ready()) rn.advance(rd);
     rn.campaign();
+    // the empty entry of its term commits once persisted (its own durable copy is the quorum)
+    const own = rn.ready()!;
+    expect(own.entries.map((e) => e.index)).toEqual([2]);
+    rn.advance(own);
     rn.readIndex('x');
     const rd = rn.ready()!;
     expect(rd.readStates).toEqual([{ index: 2, context: 'x' }]);

@@ -168,8 +168,14 @@ describe('raft log replication', () => {
     // b acknowledges index 4 (term 2): a majority has it, but it is not of term 3
     rn.step({ type: 'appendResponse', from: 'b', to: 'a', term: 3, index: 4, reject: false, rejectHint: 0, logTerm: 0 });
     expect(rn.status().commit).toBe(3);
-    // b acknowledges index 5 (term 3): now both commit
+    // b acknowledges index 5 (term 3): a majority has it, but only b's copy is durable yet
+    // (the commit index counts durable copies only, docs/raft.md "Committing on a quorum of durable copies")
     rn.step({ type: 'appendResponse', from: 'b', to: 'a', term: 3, index: 5, reject: false, rejectHint: 0, logTerm: 0 });
+    expect(rn.status().commit).toBe(3);
+    // a persists its own copy: now both commit
+    const own = rn.ready()!;
+    expect(own.entries.map((e) => e.index)).toEqual([5]);
+    rn.advance(own);
     expect(rn.status().commit).toBe(5);
   });
 

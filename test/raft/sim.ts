@@ -22,6 +22,7 @@ import {
   type RaftConfig,
   type Ready,
   type Snapshot,
+  decodeConfChange,
 } from '../../src/raft/types.js';
 
 export interface SimConfig {
@@ -207,6 +208,8 @@ export class Sim {
   readonly committed = new Map<number, { key: string; term: number }>();
   /** index -> applied entry key, over all nodes (state machine safety) */
   readonly appliedAt = new Map<number, string>();
+  /** the membership changes applied anywhere, by index (hex data): checkDurable's configurations */
+  private readonly confChangesAt = new Map<number, string>();
   private proposalSeq = 0;
   /** a host hook: called for every entry a node applies, in order (test/raft/proposer-host.ts) */
   onApply: ((n: SimNode, e: AppliedEntry) => void) | undefined;
@@ -359,6 +362,7 @@ export class Sim {
     }
     const a: AppliedEntry = { index: e.index, term: e.term, type: e.type, data: hex(e.data) };
     this.checkApplied(n, a);
+    this.checkDurable(n, e);
     n.sm.push(a);
     n.appliedIndex = e.index;
     this.onApply?.(n, a);
@@ -372,8 +376,44 @@ export class Sim {
       throw new InvariantViolation(`state machine safety: node ${n.id} applied ${key} at ${a.index}, another node applied ${prev}`);
     }
     this.appliedAt.set(a.index, key);
+    if (a.type === 'confChange') this.confChangesAt.set(a.index, a.data);
     const c = this.committed.get(a.index);
     if (c && c.key !== key) throw new InvariantViolation(`node ${n.id} applied ${key} at ${a.index} but ${c.key} was committed`);
+  }
+
+  /**
+   * Durability: an entry is applied only once it is on the disks of a majority
+   * (of the voters now or of those at its index; single-server changes overlap):
+   * the commit index counts durable copies only, though a leader may apply
+   * before its own write ends (docs/raft.md "Committing on a quorum of durable
+   * copies"). The bootstrap entries (term 1) are written by each member alone.
+   */
+  private checkDurable(n: SimNode, e: Entry): void {
+    if (e.term <= 1) return;
+    const onDisk = (id: NodeId): boolean => {
+      const d = this.nodes.get(id)?.disk;
+      if (!d) return false;
+      const base = d.snapshot?.metadata.index ?? 0;
+      if (e.index <= base) return true; // a snapshot holds committed entries only
+      return d.entries[e.index - base - 1]?.term === e.term;
+    };
+    // the configurations after the last two membership changes at or before the entry (one
+    // change pending at a time, in effect once applied: the entry was committed under one of
+    // them), from what the nodes applied (committed, the same everywhere)
+    const changes = [...this.confChangesAt.entries()].filter(([i]) => i <= e.index).sort((a, b) => a[0] - b[0]);
+    const configs: NodeId[][] = [];
+    let voters = new Set<NodeId>();
+    for (const [, data] of changes) {
+      const cc = decodeConfChange(Buffer.from(data, 'hex'));
+      voters = new Set(voters);
+      if (cc.type === 'addNode') voters.add(cc.nodeId);
+      else voters.delete(cc.nodeId);
+      configs.push([...voters]);
+    }
+    const majority = (v: NodeId[]): boolean => v.filter(onDisk).length * 2 > v.length;
+    if (!configs.slice(-2).some(majority)) {
+      throw new InvariantViolation(`durability: node ${n.id} applied ${e.index} (term ${e.term}) on the disks of no majority (configurations ${configs.slice(-2).map((v) => v.join(',')).join(' / ')}; on ${[...this.nodes.keys()].filter(onDisk)})`);
+    }
   }
 
   private recordLeader(id: NodeId, term: number): void {
@@ -533,6 +573,9 @@ export class Sim {
     if (!n.rn) return false;
     const r = n.rn.raft;
     if (n.appliedIndex <= r.log.snapIndex || n.appliedIndex !== r.log.applied) return false;
+    // as RaftStore does (after a Ready): not beyond this node's disk (a leader applies
+    // entries a quorum of followers made durable before its own write ends)
+    if (n.appliedIndex >= r.log.unstableFrom) return false;
     const snap = n.rn.compact(n.appliedIndex, pack(n.sm));
     // the snapshot is durable before the log prefix is dropped
     n.disk.snapshot = snap;
