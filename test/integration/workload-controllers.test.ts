@@ -1,0 +1,224 @@
+// The scheduler and the Deployment / ReplicaSet controllers against a started
+// server: the test plays the node agent (it marks bound pods Running and
+// Ready, and finishes graceful deletions), so every step of a rollout can be
+// looked at. No timing is asserted: `eventually` only bounds a failure.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
+import { type TestServer, startTestServer } from '../helpers/server.js';
+
+let ts: TestServer;
+const NS = 'default';
+const PODS = `/api/v1/namespaces/${NS}/pods`;
+const DEPLOYS = `/apis/apps/v1/namespaces/${NS}/deployments`;
+const RSS = `/apis/apps/v1/namespaces/${NS}/replicasets`;
+
+interface Obj {
+  metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string; ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[]; resourceVersion?: string; generation?: number };
+  spec: Record<string, unknown> & { nodeName?: string; replicas?: number; template?: { spec: { containers: { image: string }[] } } };
+  status?: Record<string, unknown> & { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+
+async function list(path: string, selector?: string): Promise<Obj[]> {
+  const r = await ts.request('GET', selector ? `${path}?labelSelector=${encodeURIComponent(selector)}` : path);
+  expect(r.status, r.text).toBe(200);
+  return r.json<{ items: Obj[] }>().items;
+}
+
+async function get(path: string): Promise<Obj | undefined> {
+  const r = await ts.request('GET', path);
+  return r.status === 200 ? r.json<Obj>() : undefined;
+}
+
+async function send(method: string, path: string, body: unknown, contentType = 'application/merge-patch+json'): Promise<Obj> {
+  const r = await ts.request(method, path, { body: body as object, headers: method === 'PATCH' ? { 'content-type': contentType } : {} });
+  expect(r.status, r.text).toBeLessThan(300);
+  return r.json<Obj>();
+}
+
+function node(name: string, labels: Record<string, string> = {}): Record<string, unknown> {
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } }, spec: {} };
+}
+
+async function readyNode(name: string, labels: Record<string, string> = {}, cpu = '4'): Promise<void> {
+  const n = await send('POST', '/api/v1/nodes', node(name, labels));
+  await send('PUT', `/api/v1/nodes/${name}/status`, {
+    ...n,
+    status: {
+      capacity: { cpu, memory: '8Gi', pods: '110' },
+      allocatable: { cpu, memory: '8Gi', pods: '110' },
+      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready', lastHeartbeatTime: new Date().toISOString(), lastTransitionTime: new Date().toISOString() }],
+    },
+  });
+}
+
+/** the node agent's part: bound pods become Running and Ready, graceful deletions finish */
+async function kubeletStep(): Promise<void> {
+  for (const p of await list(PODS)) {
+    if (!p.spec.nodeName) continue;
+    if (p.metadata.deletionTimestamp) {
+      await ts.request('DELETE', `${PODS}/${p.metadata.name}`, { body: { gracePeriodSeconds: 0 } });
+      continue;
+    }
+    if (p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
+    const now = new Date(Date.now() - 1000).toISOString();
+    const conds = [...(p.status?.conditions ?? []).filter((c) => c.type !== 'Ready'), { type: 'Ready', status: 'True', lastTransitionTime: now }];
+    await ts.request('PUT', `${PODS}/${p.metadata.name}/status`, { body: { ...p, status: { ...p.status, phase: 'Running', conditions: conds } } });
+  }
+}
+
+const ready = (p: Obj): boolean => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+function deployment(name: string, replicas: number, image: string, strategy?: Record<string, unknown>): Record<string, unknown> {
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
+    spec: {
+      replicas, selector: { matchLabels: { app: name } }, ...(strategy ? { strategy } : {}),
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] } },
+    },
+  };
+}
+
+/** the deployment's rollout is complete as `kubectl rollout status` judges it */
+async function rolledOut(name: string): Promise<boolean> {
+  await kubeletStep();
+  const d = await get(`${DEPLOYS}/${name}`);
+  if (!d?.status) return false;
+  const s = d.status as { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number };
+  return (s.observedGeneration ?? 0) >= (d.metadata.generation ?? 0) && s.updatedReplicas === d.spec.replicas && s.replicas === s.updatedReplicas && s.availableReplicas === s.updatedReplicas;
+}
+
+beforeAll(async () => {
+  // the test plays the node agent; without leases the lifecycle controller would taint the nodes
+  ts = await startTestServer({ authn: { controllers: ['*', '-nodelifecycle', '-taint-eviction-controller'] } });
+  await readyNode('node-a');
+  await readyNode('node-b', { disk: 'ssd' });
+});
+
+afterAll(async () => {
+  await ts?.stop();
+});
+
+describe('workload controllers and the scheduler', () => {
+  it('a Deployment of 3 gets one ReplicaSet and 3 pods bound to nodes, then reports them available', async () => {
+    await send('POST', DEPLOYS, deployment('web', 3, 'nginx:1'));
+    const pods = await eventually(async () => {
+      const ps = await list(PODS, 'app=web');
+      return ps.length === 3 && ps.every((p) => p.spec.nodeName) ? ps : undefined;
+    }, '3 bound pods');
+    const rss = await list(RSS, 'app=web');
+    expect(rss).toHaveLength(1);
+    const rs = rss[0]!;
+    const hash = rs.metadata.labels?.['pod-template-hash'];
+    expect(hash).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]+$/);
+    expect(rs.metadata.name).toBe(`web-${hash}`);
+    expect(rs.metadata.annotations).toMatchObject({ 'deployment.kubernetes.io/revision': '1', 'deployment.kubernetes.io/desired-replicas': '3', 'deployment.kubernetes.io/max-replicas': '4' });
+    expect((rs.spec.selector as { matchLabels: Record<string, string> }).matchLabels).toEqual({ app: 'web', 'pod-template-hash': hash });
+    for (const p of pods) {
+      expect(p.metadata.name.startsWith(`${rs.metadata.name}-`)).toBe(true);
+      expect(p.metadata.ownerReferences).toEqual([{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs.metadata.name, uid: rs.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+      expect(['node-a', 'node-b']).toContain(p.spec.nodeName);
+      expect(p.status?.conditions?.find((c) => c.type === 'PodScheduled')?.status).toBe('True');
+    }
+    await eventually(() => rolledOut('web'), 'rollout complete');
+    const d = (await get(`${DEPLOYS}/web`))!;
+    expect(d.status).toMatchObject({ replicas: 3, updatedReplicas: 3, readyReplicas: 3, availableReplicas: 3, unavailableReplicas: 0 });
+    expect(d.metadata.annotations?.['deployment.kubernetes.io/revision']).toBe('1');
+    const conds = d.status!.conditions!;
+    expect(conds.find((c) => c.type === 'Available')).toMatchObject({ status: 'True', reason: 'MinimumReplicasAvailable' });
+    expect(conds.find((c) => c.type === 'Progressing')).toMatchObject({ status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${rs.metadata.name}" has successfully progressed.` });
+    const rsNow = (await get(`${RSS}/${rs.metadata.name}`))!;
+    expect(rsNow.status).toMatchObject({ replicas: 3, fullyLabeledReplicas: 3, readyReplicas: 3, availableReplicas: 3, observedGeneration: 1 });
+  });
+
+  it('a new image rolls out a new ReplicaSet within maxSurge and maxUnavailable', async () => {
+    await send('POST', DEPLOYS, deployment('roll', 4, 'nginx:1', { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: '25%' } }));
+    await eventually(() => rolledOut('roll'), 'first rollout');
+    await send('PATCH', `${DEPLOYS}/roll`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } } } }, 'application/strategic-merge-patch+json');
+    let steps = 0;
+    await eventually(async () => {
+      // what the controllers did so far, before this round's kubelet step
+      const rss = await list(RSS, 'app=roll');
+      const pods = await list(PODS, 'app=roll');
+      const total = rss.reduce((a, r) => a + (r.spec.replicas ?? 0), 0);
+      expect(total, 'replicas + maxSurge').toBeLessThanOrEqual(5);
+      // maxUnavailable 25% of 4 rounds down to 1
+      expect(pods.filter(ready).length, 'replicas - maxUnavailable ready').toBeGreaterThanOrEqual(3);
+      steps++;
+      return rolledOut('roll');
+    }, 'second rollout', { timeoutMs: 30_000 });
+    expect(steps).toBeGreaterThan(1);
+    const rss = await list(RSS, 'app=roll');
+    expect(rss).toHaveLength(2);
+    const byRev = Object.fromEntries(rss.map((r) => [r.metadata.annotations?.['deployment.kubernetes.io/revision'], r]));
+    expect(byRev['1']?.spec.replicas).toBe(0);
+    expect(byRev['2']?.spec.replicas).toBe(4);
+    expect(byRev['2']?.spec.template?.spec.containers[0]?.image).toBe('nginx:2');
+    const pods = await eventually(async () => {
+      await kubeletStep();
+      const ps = await list(PODS, 'app=roll');
+      return ps.length === 4 ? ps : undefined;
+    }, 'old pods gone');
+    for (const p of pods) expect(p.metadata.labels?.['pod-template-hash']).toBe(byRev['2']?.metadata.labels?.['pod-template-hash']);
+  });
+
+  it('scales up and down, deleting unready and unscheduled pods first', async () => {
+    await send('PATCH', `${DEPLOYS}/web`, { spec: { replicas: 5 } });
+    await eventually(() => rolledOut('web'), 'scaled to 5');
+    expect(await list(PODS, 'app=web')).toHaveLength(5);
+    await send('PATCH', `${DEPLOYS}/web`, { spec: { replicas: 2 } });
+    await eventually(async () => (await rolledOut('web')) && (await list(PODS, 'app=web')).length === 2, 'scaled to 2');
+    const rs = (await list(RSS, 'app=web'))[0]!;
+    expect(rs.metadata.annotations?.['deployment.kubernetes.io/desired-replicas']).toBe('2');
+  });
+
+  it('replaces a deleted pod', async () => {
+    const before = await list(PODS, 'app=web');
+    const victim = before[0]!;
+    await ts.request('DELETE', `${PODS}/${victim.metadata.name}`, { body: { gracePeriodSeconds: 0 } });
+    const after = await eventually(async () => {
+      const ps = await list(PODS, 'app=web');
+      return ps.length === 2 && !ps.some((p) => p.metadata.uid === victim.metadata.uid) ? ps : undefined;
+    }, 'replacement');
+    expect(after.filter((p) => !before.some((b) => b.metadata.uid === p.metadata.uid))).toHaveLength(1);
+  });
+
+  it('a ReplicaSet adopts a matching orphan and releases a pod that stops matching', async () => {
+    const orphan = await send('POST', PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'orphan', labels: { app: 'solo' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+    const rs = await send('POST', RSS, {
+      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'solo' },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'solo' } }, template: { metadata: { labels: { app: 'solo' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    await eventually(async () => (await list(PODS, 'app=solo')).length === 2, 'two pods');
+    const adopted = (await get(`${PODS}/orphan`))!;
+    expect(adopted.metadata.uid).toBe(orphan.metadata.uid);
+    expect(adopted.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'ReplicaSet', name: 'solo', uid: rs.metadata.uid, controller: true });
+    await send('PATCH', `${PODS}/orphan`, { metadata: { labels: { app: 'gone' } } });
+    await eventually(async () => !(await get(`${PODS}/orphan`))?.metadata.ownerReferences, 'released');
+    await eventually(async () => (await list(PODS, 'app=solo')).length === 2, 'a new pod in its place');
+  });
+
+  it('an unschedulable pod gets PodScheduled=False and an Event, and is bound when a node fits', async () => {
+    await send('POST', PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'picky' }, spec: { nodeSelector: { zone: 'z1' }, containers: [{ name: 'c', image: 'busybox' }] } });
+    const cond = await eventually(async () => (await get(`${PODS}/picky`))?.status?.conditions?.find((c) => c.type === 'PodScheduled'), 'PodScheduled condition');
+    expect(cond).toMatchObject({ status: 'False', reason: 'Unschedulable', message: "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector." });
+    const events = await eventually(async () => (await list(`/api/v1/namespaces/${NS}/events`)).filter((e) => (e as unknown as { reason: string }).reason === 'FailedScheduling' && (e as unknown as { involvedObject: { name: string } }).involvedObject.name === 'picky'), 'FailedScheduling event');
+    expect(events.length).toBeGreaterThan(0);
+    await send('PATCH', '/api/v1/nodes/node-b', { metadata: { labels: { zone: 'z1' } } });
+    const bound = await eventually(async () => (await get(`${PODS}/picky`))?.spec.nodeName, 'bound after the label');
+    expect(bound).toBe('node-b');
+  });
+
+  it('Recreate scales the old ReplicaSet to 0 before the new one grows', async () => {
+    await send('POST', DEPLOYS, deployment('rec', 2, 'nginx:1', { type: 'Recreate' }));
+    await eventually(() => rolledOut('rec'), 'first rollout');
+    await send('PATCH', `${DEPLOYS}/rec`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } } } }, 'application/strategic-merge-patch+json');
+    await eventually(async () => {
+      const rss = await list(RSS, 'app=rec');
+      const pods = await list(PODS, 'app=rec');
+      const hashes = new Set(pods.map((p) => p.metadata.labels?.['pod-template-hash']));
+      expect(hashes.size, 'old and new pods never together').toBeLessThanOrEqual(1);
+      return rss.length === 2 && (await rolledOut('rec'));
+    }, 'recreated', { timeoutMs: 30_000 });
+  });
+});
