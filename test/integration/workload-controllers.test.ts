@@ -3,8 +3,10 @@
 // Ready, and finishes graceful deletions), so every step of a rollout can be
 // looked at. No timing is asserted: `eventually` only bounds a failure.
 
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
+import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let ts: TestServer;
@@ -57,7 +59,8 @@ async function kubeletStep(): Promise<void> {
   for (const p of await list(PODS)) {
     if (!p.spec.nodeName) continue;
     if (p.metadata.deletionTimestamp) {
-      await ts.request('DELETE', `${PODS}/${p.metadata.name}`, { body: { gracePeriodSeconds: 0 } });
+      const r = await ts.request('DELETE', `${PODS}/${p.metadata.name}`, { body: { gracePeriodSeconds: 0 } });
+      if (r.status >= 300 && r.status !== 404) console.log('DELETE', r.status, r.text);
       continue;
     }
     if (p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
@@ -210,15 +213,69 @@ describe('workload controllers and the scheduler', () => {
   });
 
   it('Recreate scales the old ReplicaSet to 0 before the new one grows', async () => {
+    let dump = '';
     await send('POST', DEPLOYS, deployment('rec', 2, 'nginx:1', { type: 'Recreate' }));
     await eventually(() => rolledOut('rec'), 'first rollout');
     await send('PATCH', `${DEPLOYS}/rec`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } } } }, 'application/strategic-merge-patch+json');
     await eventually(async () => {
       const rss = await list(RSS, 'app=rec');
       const pods = await list(PODS, 'app=rec');
+      dump = JSON.stringify({ d: (await get(`${DEPLOYS}/rec`))?.status, rss: rss.map((r) => [r.metadata.name, r.spec.replicas, r.status]), pods: pods.map((p) => [p.metadata.name, p.spec.nodeName, p.metadata.deletionTimestamp]) });
       const hashes = new Set(pods.map((p) => p.metadata.labels?.['pod-template-hash']));
       expect(hashes.size, 'old and new pods never together').toBeLessThanOrEqual(1);
-      return rss.length === 2 && (await rolledOut('rec'));
-    }, 'recreated', { timeoutMs: 30_000 });
+      const done = await rolledOut('rec');
+      return rss.length === 2 && done;
+    }, 'recreated', { timeoutMs: 30_000, context: () => dump });
+  });
+});
+
+describe('kubectl create deployment, rollout status, history and undo', () => {
+  it('works against the controllers', async () => {
+    const kc = join(ts.dataDir, 'admin.kubeconfig');
+    // the node agent's part runs beside kubectl
+    let stop = false;
+    const agentLoop = (async () => {
+      while (!stop) {
+        await kubeletStep().catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      const create = await runKubectl(kc, ['create', 'deployment', 'kc', '--image=nginx:1', '--replicas=2']);
+      expect(create.code, create.stderr).toBe(0);
+      const status1 = await runKubectl(kc, ['rollout', 'status', 'deployment/kc', '--timeout=60s']);
+      expect(status1.code, status1.stderr).toBe(0);
+      expect(status1.stdout).toContain('deployment "kc" successfully rolled out');
+      expect((await list(PODS, 'app=kc')).filter(ready)).toHaveLength(2);
+
+      const set = await runKubectl(kc, ['set', 'image', 'deployment/kc', 'nginx=nginx:2']);
+      expect(set.code, set.stderr).toBe(0);
+      const status2 = await runKubectl(kc, ['rollout', 'status', 'deployment/kc', '--timeout=60s']);
+      expect(status2.code, status2.stderr).toBe(0);
+      expect(status2.stdout).toContain('successfully rolled out');
+
+      const history = await runKubectl(kc, ['rollout', 'history', 'deployment/kc']);
+      expect(history.code, history.stderr).toBe(0);
+      expect(history.stdout).toMatch(/REVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>/);
+      const rev1 = await runKubectl(kc, ['rollout', 'history', 'deployment/kc', '--revision=1']);
+      expect(rev1.stdout).toContain('nginx:1');
+
+      const undo = await runKubectl(kc, ['rollout', 'undo', 'deployment/kc']);
+      expect(undo.code, undo.stderr).toBe(0);
+      expect(undo.stdout).toContain('deployment.apps/kc rolled back');
+      const status3 = await runKubectl(kc, ['rollout', 'status', 'deployment/kc', '--timeout=60s']);
+      expect(status3.code, status3.stderr).toBe(0);
+      const d = (await get(`${DEPLOYS}/kc`))!;
+      expect(d.spec.template?.spec.containers[0]?.image).toBe('nginx:1');
+      expect(d.metadata.annotations?.['deployment.kubernetes.io/revision']).toBe('3');
+      // the first ReplicaSet is reused with revision 3; no third one
+      const rss = await list(RSS, 'app=kc');
+      expect(rss.map((r) => r.metadata.annotations?.['deployment.kubernetes.io/revision']).sort()).toEqual(['2', '3']);
+      const history2 = await runKubectl(kc, ['rollout', 'history', 'deployment/kc']);
+      expect(history2.stdout).toMatch(/REVISION\s+CHANGE-CAUSE\n2\s+<none>\n3\s+<none>/);
+    } finally {
+      stop = true;
+      await agentLoop;
+    }
   });
 });

@@ -182,7 +182,7 @@ const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
  */
 export function templateHash(template: JSONValue | undefined, collisionCount: number | undefined): string {
   let h = 0x811c9dc5;
-  const text = canonical(template ?? {}) + (collisionCount !== undefined ? `#${collisionCount}` : '');
+  const text = canonical(withoutZeroValues(template ?? {})) + (collisionCount !== undefined ? `#${collisionCount}` : '');
   for (const byte of new TextEncoder().encode(text)) {
     h ^= byte;
     h = Math.imul(h, 0x01000193) >>> 0;
@@ -190,7 +190,27 @@ export function templateHash(template: JSONValue | undefined, collisionCount: nu
   return [...String(h)].map((c) => SAFE[c.charCodeAt(0) % SAFE.length]).join('');
 }
 
-/** two pod templates equal but for the pod-template-hash label (kube's EqualIgnoreHash) */
+/**
+ * The value without Go's zero values (false, 0, "", null, empty lists and
+ * maps): kube compares templates as Go structs, where an omitted field and
+ * its zero value are the same, and clients differ in which they send
+ * (kubectl's undo patch omits `stdin: false` that a protobuf create carried).
+ */
+export function withoutZeroValues(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutZeroValues);
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const y = withoutZeroValues(x);
+      const empty = y === false || y === 0 || y === '' || y === null || y === undefined || (Array.isArray(y) && y.length === 0) || (typeof y === 'object' && y !== null && !Array.isArray(y) && Object.keys(y).length === 0);
+      if (!empty) out[k] = y;
+    }
+    return out;
+  }
+  return v;
+}
+
+/** two pod templates equal but for the pod-template-hash label and Go zero values (kube's EqualIgnoreHash) */
 export function templatesEqual(a: JSONValue | undefined, b: JSONValue | undefined): boolean {
   const strip = (t: JSONValue | undefined): unknown => {
     const c = structuredClone((t ?? {}) as Obj);
@@ -202,7 +222,7 @@ export function templatesEqual(a: JSONValue | undefined, b: JSONValue | undefine
     if (c.metadata && Object.keys(c.metadata as Obj).length === 0) delete c.metadata;
     return c;
   };
-  return canonical(strip(a)) === canonical(strip(b));
+  return canonical(withoutZeroValues(strip(a))) === canonical(withoutZeroValues(strip(b)));
 }
 
 export function revisionOf(rs: ApiObject): number {
