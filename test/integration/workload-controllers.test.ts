@@ -212,6 +212,24 @@ describe('workload controllers and the scheduler', () => {
     expect(bound).toBe('node-b');
   });
 
+  it('a paused Deployment does not roll out a changed template until resumed', async () => {
+    await send('POST', DEPLOYS, deployment('pz', 2, 'nginx:1'));
+    await eventually(() => rolledOut('pz'), 'first rollout');
+    await send('PATCH', `${DEPLOYS}/pz`, { spec: { paused: true } });
+    await eventually(async () => (await get(`${DEPLOYS}/pz`))?.status?.conditions?.find((c) => c.type === 'Progressing')?.reason === 'DeploymentPaused', 'paused condition');
+    await send('PATCH', `${DEPLOYS}/pz`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } } } }, 'application/strategic-merge-patch+json');
+    const d = await eventually(async () => {
+      const x = await get(`${DEPLOYS}/pz`);
+      return x && (x.status?.observedGeneration as number) >= (x.metadata.generation ?? 0) ? x : undefined;
+    }, 'paused change observed');
+    expect(d.status?.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({ status: 'Unknown', reason: 'DeploymentPaused', message: 'Deployment is paused' });
+    expect(await list(RSS, 'app=pz')).toHaveLength(1);
+    await send('PATCH', `${DEPLOYS}/pz`, { spec: { paused: false } });
+    await eventually(async () => (await list(RSS, 'app=pz')).length === 2 && (await rolledOut('pz')), 'rolled out after resume', { timeoutMs: 30_000 });
+    const images = (await list(PODS, 'app=pz')).filter((p) => !p.metadata.deletionTimestamp).map((p) => (p.spec.containers as { image: string }[])[0]!.image);
+    expect(images).toEqual(['nginx:2', 'nginx:2']);
+  });
+
   it('Recreate scales the old ReplicaSet to 0 before the new one grows', async () => {
     let dump = '';
     await send('POST', DEPLOYS, deployment('rec', 2, 'nginx:1', { type: 'Recreate' }));
