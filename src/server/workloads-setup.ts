@@ -6,33 +6,21 @@
 // external one, docs/controllers.md).
 
 import type { GenericStore } from '../registry/generic-store.js';
-import type { Registry } from '../registry/registry.js';
 import type { ResourceDefinition } from '../registry/types.js';
-import type { EventRecorder } from '../controllers/event-recorder.js';
 import { type Controller, type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import { SCHEDULER_CONTROLLER, Scheduler } from '../controllers/scheduler/scheduler.js';
 import { REPLICASET_CONTROLLER, REPLICATIONCONTROLLER_CONTROLLER, REPLICATION_CONTROLLER, REPLICA_SET, ReplicaSetController } from '../controllers/workloads/replicaset.js';
 import { DEPLOYMENT_CONTROLLER, DeploymentController } from '../controllers/workloads/deployment.js';
-import type { Clock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
-import type { RevisionedStore } from '../store/types.js';
 import { controllerEnabled } from './controllers-flag.js';
+import type { LeaderControllerDeps } from './disruption-setup.js';
 
 export interface WorkloadGate {
   name: string;
   gate: LeaderGate;
 }
 
-export function startWorkloads(d: {
-  store: RevisionedStore;
-  registry: Registry;
-  storeFor: (def: ResourceDefinition) => GenericStore;
-  events?: EventRecorder;
-  log: (msg: string) => void;
-  controllers?: readonly string[];
-  clock?: Clock;
-  random?: Random;
-}): WorkloadGate[] {
+export function startWorkloads(d: LeaderControllerDeps & { random?: Random }): WorkloadGate[] {
   const pods = d.registry.lookup('', 'v1', 'pods');
   if (!pods) return [];
   const of = (def: ResourceDefinition) => (): GenericStore => d.storeFor(def);
