@@ -196,7 +196,7 @@ describe('workload controllers and the scheduler', () => {
     const adopted = (await get(`${PODS}/orphan`))!;
     expect(adopted.metadata.uid).toBe(orphan.metadata.uid);
     expect(adopted.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'ReplicaSet', name: 'solo', uid: rs.metadata.uid, controller: true });
-    await send('PATCH', `${PODS}/orphan`, { metadata: { labels: { app: 'gone' } } });
+    await send('PATCH', `${PODS}/orphan`, { metadata: { labels: { app: 'released' } } });
     await eventually(async () => !(await get(`${PODS}/orphan`))?.metadata.ownerReferences, 'released');
     await eventually(async () => (await list(PODS, 'app=solo')).length === 2, 'a new pod in its place');
   });
@@ -228,6 +228,35 @@ describe('workload controllers and the scheduler', () => {
     await eventually(async () => (await list(RSS, 'app=pz')).length === 2 && (await rolledOut('pz')), 'rolled out after resume', { timeoutMs: 30_000 });
     const images = (await list(PODS, 'app=pz')).filter((p) => !p.metadata.deletionTimestamp).map((p) => (p.spec.containers as { image: string }[])[0]!.image);
     expect(images).toEqual(['nginx:2', 'nginx:2']);
+  });
+
+  it('minReadySeconds: pods count as available once ready long enough, with no further pod change', async () => {
+    const body = deployment('slow', 2, 'nginx:1') as { spec: Record<string, unknown> };
+    body.spec.minReadySeconds = 2;
+    await send('POST', DEPLOYS, body);
+    // the node agent makes the pods Ready once; only the controller's own recheck can make them available
+    await eventually(async () => {
+      await kubeletStep();
+      return (await list(PODS, 'app=slow')).filter(ready).length === 2;
+    }, 'pods ready');
+    await eventually(async () => {
+      const d = await get(`${DEPLOYS}/slow`);
+      return d?.status?.availableReplicas === 2;
+    }, 'available after minReadySeconds', { timeoutMs: 30_000 });
+    const rs = (await list(RSS, 'app=slow'))[0]!;
+    expect(rs.spec.minReadySeconds).toBe(2);
+    expect(rs.status).toMatchObject({ readyReplicas: 2, availableReplicas: 2 });
+  });
+
+  it('deleting a Deployment takes its ReplicaSets and pods with it (garbage collector)', async () => {
+    await send('POST', DEPLOYS, deployment('gone', 2, 'nginx:1'));
+    await eventually(async () => (await list(PODS, 'app=gone')).length === 2, 'pods');
+    const r = await ts.request('DELETE', `${DEPLOYS}/gone`);
+    expect(r.status, r.text).toBe(200);
+    await eventually(async () => {
+      await kubeletStep();
+      return (await list(RSS, 'app=gone')).length === 0 && (await list(PODS, 'app=gone')).length === 0;
+    }, 'sets and pods gone', { timeoutMs: 30_000 });
   });
 
   it('Recreate scales the old ReplicaSet to 0 before the new one grows', async () => {
