@@ -259,6 +259,22 @@ describe('workload controllers and the scheduler', () => {
     }, 'sets and pods gone', { timeoutMs: 30_000 });
   });
 
+  it('keeps revisionHistoryLimit old ReplicaSets, deleting the lowest revisions', async () => {
+    const body = deployment('hist', 1, 'nginx:1') as { spec: Record<string, unknown> };
+    body.spec.revisionHistoryLimit = 1;
+    await send('POST', DEPLOYS, body);
+    await eventually(() => rolledOut('hist'), 'revision 1');
+    for (const image of ['nginx:2', 'nginx:3']) {
+      await send('PATCH', `${DEPLOYS}/hist`, { spec: { template: { spec: { containers: [{ name: 'c', image }] } } } }, 'application/strategic-merge-patch+json');
+      await eventually(() => rolledOut('hist'), `rollout of ${image}`, { timeoutMs: 30_000 });
+    }
+    const revisions = await eventually(async () => {
+      const rss = await list(RSS, 'app=hist');
+      return rss.length === 2 ? rss.map((r) => r.metadata.annotations?.['deployment.kubernetes.io/revision']).sort() : undefined;
+    }, 'history trimmed to one old set');
+    expect(revisions).toEqual(['2', '3']);
+  });
+
   it('Recreate scales the old ReplicaSet to 0 before the new one grows', async () => {
     let dump = '';
     await send('POST', DEPLOYS, deployment('rec', 2, 'nginx:1', { type: 'Recreate' }));
