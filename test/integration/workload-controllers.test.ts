@@ -275,6 +275,19 @@ describe('workload controllers and the scheduler', () => {
     expect(revisions).toEqual(['2', '3']);
   });
 
+  it('a rollout that makes no progress for progressDeadlineSeconds is reported, and kubectl rollout status fails', async () => {
+    const body = deployment('stuck', 1, 'nginx:1') as { spec: Record<string, unknown> };
+    body.spec.progressDeadlineSeconds = 1;
+    await send('POST', DEPLOYS, body);
+    // no node agent step: the pod never becomes Ready
+    const cond = await eventually(async () => (await get(`${DEPLOYS}/stuck`))?.status?.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False'), 'deadline exceeded', { timeoutMs: 30_000 });
+    const rs = (await list(RSS, 'app=stuck'))[0]!;
+    expect(cond).toMatchObject({ reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${rs.metadata.name}" has timed out progressing.` });
+    const out = await runKubectl(join(ts.dataDir, 'admin.kubeconfig'), ['rollout', 'status', 'deployment/stuck', '--timeout=30s']);
+    expect(out.code).not.toBe(0);
+    expect(out.stderr).toContain('deployment "stuck" exceeded its progress deadline');
+  });
+
   it('Recreate scales the old ReplicaSet to 0 before the new one grows', async () => {
     let dump = '';
     await send('POST', DEPLOYS, deployment('rec', 2, 'nginx:1', { type: 'Recreate' }));
