@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type NodeState, leastAllocatedScore, nodeState, place, podRequests, unfitReasons } from '../../src/controllers/scheduler/fit.js';
+import { NodeTotals } from '../../src/controllers/scheduler/node-totals.js';
 import { parseQuantity, resourceAmount } from '../../src/controllers/scheduler/quantity.js';
 import type { ApiObject } from '../../src/registry/types.js';
 
@@ -140,6 +141,34 @@ describe('placement', () => {
         const chosen = states.find((s) => s.node.metadata?.name === (out as { node: string }).node)!;
         expect(unfitReasons(p, chosen)).toEqual([]);
         expect(leastAllocatedScore(p, chosen)).toBe(Math.max(...fitting.map((s) => leastAllocatedScore(p, s))));
+      }),
+    );
+  });
+});
+
+describe('node totals', () => {
+  it('kept from adds, updates and deletes, equal the sums over the pods bound now', () => {
+    const change = fc.record({ key: fc.nat(5), gone: fc.boolean(), node: fc.constantFrom('', 'a', 'b'), phase: fc.constantFrom('Pending', 'Running', 'Succeeded'), cpu: fc.nat(3000) });
+    fc.assert(
+      fc.property(fc.array(change, { maxLength: 40 }), (changes) => {
+        const totals = new NodeTotals();
+        const pods = new Map<number, ApiObject>();
+        for (const c of changes) {
+          const old = pods.get(c.key);
+          if (c.gone) {
+            if (old) totals.change(old, undefined);
+            pods.delete(c.key);
+            continue;
+          }
+          const next = { ...pod(c.node ? { nodeName: c.node } : {}, `${c.cpu}m`), status: { phase: c.phase } } as ApiObject;
+          totals.change(old, next);
+          pods.set(c.key, next);
+        }
+        for (const name of ['a', 'b']) {
+          const n = node(name);
+          const bound = [...pods.values()].filter((p) => (p.spec as { nodeName?: string }).nodeName === name);
+          expect(totals.state(n)).toEqual(nodeState(n, bound));
+        }
       }),
     );
   });

@@ -18,7 +18,8 @@ import type { ApiObject, JSONValue, ResourceDefinition } from '../../registry/ty
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
-import { holdsResources, nodeState, place } from './fit.js';
+import { holdsResources, place } from './fit.js';
+import { NodeTotals } from './node-totals.js';
 
 export const SCHEDULER_CONTROLLER = 'scheduler';
 export const DEFAULT_SCHEDULER = 'default-scheduler';
@@ -26,8 +27,6 @@ const MANAGER = 'kube-scheduler';
 const SCHEDULER_USER = { username: 'system:kube-scheduler', groups: ['system:authenticated'] };
 /** kube's podMaxInUnschedulablePodsDuration: an unschedulable pod is tried again at least this often */
 const UNSCHEDULABLE_RETRY_MS = 5 * 60_000;
-/** pods by the node they are bound to (only those holding resources) */
-const NODE_INDEX = 'scheduler-node';
 
 type Obj = Record<string, JSONValue>;
 
@@ -71,6 +70,8 @@ export class Scheduler {
   private nodes: Informer | undefined;
   /** pods found unschedulable, woken when the cluster changes */
   private readonly unschedulable = new Set<string>();
+  /** what the pods bound to each node request */
+  private readonly totals = new NodeTotals();
   /** bindings made (tests) */
   bound = 0;
 
@@ -87,28 +88,31 @@ export class Scheduler {
   start(): void {
     this.stop();
     this.loop.begin((key) => this.sync(key));
+    this.totals.clear();
     this.nodes = this.loop.inform(this.o.nodes().rangeKeys(''), {
       add: () => this.wakeUnschedulable(),
+      // the fingerprints only when someone waits: Nodes change often (status), pending pods seldom
       update: (old, node) => {
-        if (nodeFingerprint(old) !== nodeFingerprint(node)) this.wakeUnschedulable();
+        if (this.unschedulable.size > 0 && nodeFingerprint(old) !== nodeFingerprint(node)) this.wakeUnschedulable();
       },
     });
-    this.pods = this.loop.inform(
-      this.o.pods().rangeKeys(''),
-      {
-        add: (pod, key) => this.onPod(pod, key),
-        update: (old, pod, key) => {
-          // a bound pod that stopped holding resources (finished, or its requests changed) may make room
-          if (holdsResources(old) && (!holdsResources(pod) || JSON.stringify(old.spec) !== JSON.stringify(pod.spec))) this.wakeUnschedulable();
-          this.onPod(pod, key);
-        },
-        delete: (pod, key) => {
-          this.unschedulable.delete(key);
-          if (holdsResources(pod)) this.wakeUnschedulable();
-        },
+    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), {
+      add: (pod, key) => {
+        this.totals.change(undefined, pod);
+        this.onPod(pod, key);
       },
-      { [NODE_INDEX]: (pod) => (holdsResources(pod) ? [String(specOf(pod).nodeName)] : []) },
-    );
+      update: (old, pod, key) => {
+        this.totals.change(old, pod);
+        // a bound pod that stopped holding resources (finished, or its requests changed) may make room
+        if (this.unschedulable.size > 0 && holdsResources(old) && (!holdsResources(pod) || JSON.stringify(old.spec) !== JSON.stringify(pod.spec))) this.wakeUnschedulable();
+        this.onPod(pod, key);
+      },
+      delete: (pod, key) => {
+        this.totals.change(pod, undefined);
+        this.unschedulable.delete(key);
+        if (holdsResources(pod)) this.wakeUnschedulable();
+      },
+    });
   }
 
   stop(): void {
@@ -116,6 +120,7 @@ export class Scheduler {
     this.pods = undefined;
     this.nodes = undefined;
     this.unschedulable.clear();
+    this.totals.clear();
   }
 
   /** resolves once no pod is queued or being scheduled (delayed retries not counted) */
@@ -139,7 +144,7 @@ export class Scheduler {
       this.unschedulable.delete(key);
       return;
     }
-    const states = this.nodes.list().map((n) => nodeState(n, this.pods!.byIndex(NODE_INDEX, n.metadata?.name ?? '')));
+    const states = this.nodes.list().map((n) => this.totals.state(n));
     const placement = place(pod, states, this.random);
     const ns = pod.metadata?.namespace ?? '';
     const name = pod.metadata?.name ?? '';
