@@ -101,6 +101,17 @@ function nodeReady(node: ApiObject): boolean {
   return arr(obj(node.status).conditions).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
+/** the node's taints and labels as the filters read them, derived once per Node version (informer objects are never modified) */
+const factsCache = new WeakMap<ApiObject, { taints: Taint[]; labels: Record<string, string> }>();
+function nodeFacts(node: ApiObject): { taints: Taint[]; labels: Record<string, string> } {
+  let f = factsCache.get(node);
+  if (!f) {
+    f = { taints: effectiveTaints(node), labels: Object.fromEntries(Object.entries(obj(node.metadata?.labels)).map(([k, v]) => [k, String(v)])) };
+    factsCache.set(node, f);
+  }
+  return f;
+}
+
 /** the node's taints, with the not-ready taint implied for a node whose Ready is not True (the lifecycle controller adds it) */
 function effectiveTaints(node: ApiObject): Taint[] {
   const taints: Taint[] = arr(obj(node.spec).taints).map((t) => ({ key: str(t.key), value: str(t.value), effect: str(t.effect) }));
@@ -131,7 +142,7 @@ function requirementHolds(req: Obj, labels: Record<string, string>): boolean {
 /** nodeSelector and requiredDuringSchedulingIgnoredDuringExecution (terms ORed, requirements ANDed; an empty term matches nothing) */
 export function matchesNodeAffinity(pod: ApiObject, node: ApiObject): boolean {
   const spec = obj(pod.spec);
-  const labels = Object.fromEntries(Object.entries(obj(node.metadata?.labels)).map(([k, v]) => [k, String(v)]));
+  const labels = nodeFacts(node).labels;
   for (const [k, v] of Object.entries(obj(spec.nodeSelector))) if (labels[k] !== String(v)) return false;
   const required = obj(obj(obj(spec.affinity).nodeAffinity).requiredDuringSchedulingIgnoredDuringExecution);
   if (required.nodeSelectorTerms === undefined) return true;
@@ -144,10 +155,18 @@ export function matchesNodeAffinity(pod: ApiObject, node: ApiObject): boolean {
   });
 }
 
-function allocatable(node: ApiObject): { cpu: number; memory: number; pods: number } {
+type Allocatable = { cpu: number; memory: number; pods: number };
+/** parsed once per Node version: informer objects are shared and never modified */
+const allocatableCache = new WeakMap<ApiObject, Allocatable>();
+
+function allocatable(node: ApiObject): Allocatable {
+  let out = allocatableCache.get(node);
+  if (out) return out;
   const st = obj(node.status);
   const a = Object.keys(obj(st.allocatable)).length > 0 ? obj(st.allocatable) : obj(st.capacity);
-  return { cpu: resourceAmount('cpu', a.cpu), memory: resourceAmount('memory', a.memory), pods: resourceAmount('pods', a.pods) };
+  out = { cpu: resourceAmount('cpu', a.cpu), memory: resourceAmount('memory', a.memory), pods: resourceAmount('pods', a.pods) };
+  allocatableCache.set(node, out);
+  return out;
 }
 
 /**
@@ -156,7 +175,7 @@ function allocatable(node: ApiObject): { cpu: number; memory: number; pods: numb
  * framework does, so a node contributes one reason (the resources filter may
  * give several); the texts are kube's.
  */
-export function unfitReasons(pod: ApiObject, n: NodeState): string[] {
+export function unfitReasons(pod: ApiObject, n: NodeState, req: Resources = podRequests(pod)): string[] {
   const spec = obj(pod.spec);
   const tolerations = arr(spec.tolerations);
   if (obj(n.node.spec).unschedulable === true && !tolerates(tolerations, { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' })) {
@@ -164,22 +183,20 @@ export function unfitReasons(pod: ApiObject, n: NodeState): string[] {
   }
   const wanted = str(spec.nodeName);
   if (wanted !== '' && wanted !== n.node.metadata?.name) return ["node(s) didn't match the requested node name"];
-  const untolerated = effectiveTaints(n.node).find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t));
+  const untolerated = nodeFacts(n.node).taints.find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t));
   if (untolerated) return [`node(s) had untolerated taint {${untolerated.key}: ${untolerated.value ?? ''}}`];
   if (!matchesNodeAffinity(pod, n.node)) return ["node(s) didn't match Pod's node affinity/selector"];
   const alloc = allocatable(n.node);
   const reasons: string[] = [];
   if (n.pods + 1 > alloc.pods) reasons.push('Too many pods');
-  const req = podRequests(pod);
   if (req.cpu > 0 && req.cpu > alloc.cpu - n.requested.cpu) reasons.push('Insufficient cpu');
   if (req.memory > 0 && req.memory > alloc.memory - n.requested.memory) reasons.push('Insufficient memory');
   return reasons;
 }
 
 /** NodeResourcesFit's LeastAllocated score (0–100), CPU and memory weighted equally, with the non-zero defaults */
-export function leastAllocatedScore(pod: ApiObject, n: NodeState): number {
+export function leastAllocatedScore(pod: ApiObject, n: NodeState, req: Resources = podRequests(pod, true)): number {
   const alloc = allocatable(n.node);
-  const req = podRequests(pod, true);
   const one = (capacity: number, used: number): number => (capacity <= 0 || used > capacity ? 0 : ((capacity - used) * 100) / capacity);
   return Math.floor((one(alloc.cpu, n.nonZeroRequested.cpu + req.cpu) + one(alloc.memory, n.nonZeroRequested.memory + req.memory)) / 2);
 }
@@ -197,13 +214,15 @@ export function place(pod: ApiObject, nodes: NodeState[], random: () => number):
   const histogram = new Map<string, number>();
   let best: string[] = [];
   let bestScore = -1;
+  const req = podRequests(pod);
+  const nonZero = podRequests(pod, true);
   for (const n of nodes) {
-    const reasons = unfitReasons(pod, n);
+    const reasons = unfitReasons(pod, n, req);
     if (reasons.length > 0) {
       for (const r of reasons) histogram.set(r, (histogram.get(r) ?? 0) + 1);
       continue;
     }
-    const score = leastAllocatedScore(pod, n);
+    const score = leastAllocatedScore(pod, n, nonZero);
     if (score > bestScore) {
       bestScore = score;
       best = [n.node.metadata?.name ?? ''];
