@@ -286,6 +286,10 @@ describe('workload controllers and the scheduler', () => {
     const out = await runKubectl(join(ts.dataDir, 'admin.kubeconfig'), ['rollout', 'status', 'deployment/stuck', '--timeout=30s']);
     expect(out.code).not.toBe(0);
     expect(out.stderr).toContain('deployment "stuck" exceeded its progress deadline');
+    // progress after the deadline counts again: the pod turns Ready and the rollout completes
+    await eventually(() => rolledOut('stuck'), 'completed after all', { timeoutMs: 30_000 });
+    const after = await eventually(async () => (await get(`${DEPLOYS}/stuck`))?.status?.conditions?.find((c) => c.type === 'Progressing' && c.status === 'True'), 'progressing again');
+    expect(after.reason).toBe('NewReplicaSetAvailable');
   });
 
   it('Recreate scales the old ReplicaSet to 0 before the new one grows', async () => {

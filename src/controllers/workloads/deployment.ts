@@ -460,17 +460,23 @@ export class DeploymentController {
       conds = setCondition(conds, 'Progressing', 'Unknown', 'DeploymentResumed', 'Deployment is resumed', now);
     }
     let recheck: number | undefined;
-    if (rollout && nv && typeof deadline === 'number' && progressing?.reason !== 'ProgressDeadlineExceeded') {
+    if (rollout && nv && typeof deadline === 'number') {
       const rsName = JSON.stringify(nv.name);
+      // a new set resets the condition, even after a timeout (kube's getNewReplicaSet)
       if (step.created) conds = setCondition(conds, 'Progressing', 'True', 'NewReplicaSetCreated', `Created new replica set ${rsName}`, now);
       else if (!conds.some((c) => c.type === 'Progressing')) conds = setCondition(conds, 'Progressing', 'True', 'FoundNewReplicaSet', `Found new replica set ${rsName}`, now);
       const cur = conds.find((c) => c.type === 'Progressing');
-      if (rolloutComplete(dv.replicas, counts)) {
+      // a completed rollout stays complete through scaling (kube's isCompleteDeployment)
+      const alreadyComplete = counts.replicas === counts.updatedReplicas && cur?.reason === 'NewReplicaSetAvailable';
+      if (alreadyComplete) {
+        // nothing to report
+      } else if (rolloutComplete(dv.replicas, counts)) {
         conds = setCondition(conds, 'Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet ${rsName} has successfully progressed.`, now);
       } else if (rolloutProgressed(old as Partial<typeof counts>, counts)) {
         conds = setCondition(conds, 'Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet ${rsName} is progressing.`, now, true);
-        recheck = deadline * 1000;
-      } else if (cur && cur.status === 'True') {
+        recheck = deadline * 1000 + 1000;
+      } else if (cur && cur.status === 'True' && cur.reason !== 'NewReplicaSetAvailable') {
+        // nothing moved since lastUpdateTime: timed out once the deadline has passed (kube's DeploymentTimedOut)
         const since = Date.parse(String(cur.lastUpdateTime ?? '')) || nowMs;
         if (since + deadline * 1000 < nowMs) conds = setCondition(conds, 'Progressing', 'False', 'ProgressDeadlineExceeded', `ReplicaSet ${rsName} has timed out progressing.`, now);
         else recheck = since + deadline * 1000 - nowMs + 1000;
