@@ -201,6 +201,32 @@ describe('workload controllers and the scheduler', () => {
     await eventually(async () => (await list(PODS, 'app=solo')).length === 2, 'a new pod in its place');
   });
 
+  it('a ReplicationController keeps its replicas (map selector) and reports its status', async () => {
+    const rc = await send('POST', `/api/v1/namespaces/${NS}/replicationcontrollers`, {
+      apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'legacy' },
+      spec: { replicas: 2, selector: { app: 'legacy' }, template: { metadata: { labels: { app: 'legacy', tier: 'x' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    const pods = await eventually(async () => {
+      await kubeletStep();
+      const ps = await list(PODS, 'app=legacy');
+      return ps.length === 2 && ps.every(ready) ? ps : undefined;
+    }, 'two ready pods');
+    for (const p of pods) {
+      expect(p.metadata.name.startsWith('legacy-')).toBe(true);
+      expect(p.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'ReplicationController', name: 'legacy', uid: rc.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    }
+    const status = await eventually(async () => {
+      const x = await get(`/api/v1/namespaces/${NS}/replicationcontrollers/legacy`);
+      return x?.status?.availableReplicas === 2 ? x.status : undefined;
+    }, 'status');
+    expect(status).toMatchObject({ replicas: 2, fullyLabeledReplicas: 2, readyReplicas: 2, availableReplicas: 2, observedGeneration: 1 });
+    await send('PATCH', `/api/v1/namespaces/${NS}/replicationcontrollers/legacy`, { spec: { replicas: 1 } });
+    await eventually(async () => {
+      await kubeletStep();
+      return (await list(PODS, 'app=legacy')).length === 1;
+    }, 'scaled down to 1');
+  });
+
   it('an unschedulable pod gets PodScheduled=False and an Event, and is bound when a node fits', async () => {
     await send('POST', PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'picky' }, spec: { nodeSelector: { zone: 'z1' }, containers: [{ name: 'c', image: 'busybox' }] } });
     const cond = await eventually(async () => (await get(`${PODS}/picky`))?.status?.conditions?.find((c) => c.type === 'PodScheduled'), 'PodScheduled condition');
