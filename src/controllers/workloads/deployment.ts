@@ -26,8 +26,8 @@ import {
   rolloutComplete, rolloutProgressed, statusCounts, templateHash, templatesEqual,
 } from './deployment-plan.js';
 import { type OwnerReference, controllerRefOf, labelsOf } from './pods.js';
-import { CONTROLLER_MANAGER, selects } from './replicaset.js';
-import { adoptWrite, releaseWrite, statusUnchanged, updateObject, writeStatus } from './writes.js';
+import { selects } from './replicaset.js';
+import { CONTROLLER_MANAGER, adoptWrite, releaseWrite, statusUnchanged, updateObject, writeStatus } from './writes.js';
 
 export const DEPLOYMENT_CONTROLLER = 'deployment';
 

@@ -24,11 +24,10 @@ import { ControllerLoop, type Informer, type InformerSource } from '../runtime/i
 import { claim } from './claim.js';
 import { type OwnerReference, controllerRefOf, isPodActive, labelsOf, untilAvailable } from './pods.js';
 import { type ReplicaCounts, podsToDelete, replicaCounts, slowStartBatches } from './replicaset-plan.js';
-import { adoptWrite, releaseWrite, statusUnchanged, writeStatus } from './writes.js';
+import { CONTROLLER_MANAGER, adoptWrite, releaseWrite, statusUnchanged, writeStatus } from './writes.js';
 
 export const REPLICASET_CONTROLLER = 'replicaset';
 export const REPLICATIONCONTROLLER_CONTROLLER = 'replicationcontroller';
-export const CONTROLLER_MANAGER = 'kube-controller-manager';
 
 type Obj = Record<string, JSONValue>;
 

@@ -9,6 +9,9 @@ import type { OwnerReference } from './pods.js';
 
 type Obj = Record<string, JSONValue>;
 
+/** the field manager of the workload controllers' writes, as kube's */
+export const CONTROLLER_MANAGER = 'kube-controller-manager';
+
 /** a transform's way out when the object changed so that the write no longer applies */
 class Skip extends Error {}
 
@@ -29,7 +32,7 @@ async function update(store: GenericStore, o: ApiObject, manager: string, subres
 
 /** adds `ref` as the controller of an orphan that still `matches`; undefined when it is gone or no longer an orphan */
 export async function adoptWrite(store: GenericStore, o: ApiObject, ref: OwnerReference, matches: (cur: ApiObject) => boolean): Promise<ApiObject | undefined> {
-  return update(store, o, 'kube-controller-manager', undefined, (cur) => {
+  return update(store, o, CONTROLLER_MANAGER, undefined, (cur) => {
     if (cur.metadata?.deletionTimestamp || refsOf(cur).some((r) => r.controller === true) || !matches(cur)) throw new Skip();
     cur.metadata!.ownerReferences = [...refsOf(cur).filter((r) => r.uid !== ref.uid), ref] as unknown as Obj[];
     return cur;
@@ -38,7 +41,7 @@ export async function adoptWrite(store: GenericStore, o: ApiObject, ref: OwnerRe
 
 /** removes the owner reference of `ownerUid` */
 export async function releaseWrite(store: GenericStore, o: ApiObject, ownerUid: string): Promise<void> {
-  await update(store, o, 'kube-controller-manager', undefined, (cur) => {
+  await update(store, o, CONTROLLER_MANAGER, undefined, (cur) => {
     const refs = refsOf(cur);
     if (!refs.some((r) => r.uid === ownerUid)) throw new Skip();
     const rest = refs.filter((r) => r.uid !== ownerUid);
