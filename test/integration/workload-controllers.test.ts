@@ -379,6 +379,19 @@ describe('kubectl create deployment, rollout status, history and undo', () => {
       expect(rss.map((r) => r.metadata.annotations?.['deployment.kubernetes.io/revision']).sort()).toEqual(['2', '3']);
       const history2 = await runKubectl(kc, ['rollout', 'history', 'deployment/kc']);
       expect(history2.stdout).toMatch(/REVISION\s+CHANGE-CAUSE\n2\s+<none>\n3\s+<none>/);
+
+      const scale = await runKubectl(kc, ['scale', 'deployment/kc', '--replicas=3']);
+      expect(scale.code, scale.stderr).toBe(0);
+      const status4 = await runKubectl(kc, ['rollout', 'status', 'deployment/kc', '--timeout=60s']);
+      expect(status4.code, status4.stderr).toBe(0);
+      expect((await list(PODS, 'app=kc')).filter(ready)).toHaveLength(3);
+      const restart = await runKubectl(kc, ['rollout', 'restart', 'deployment/kc']);
+      expect(restart.code, restart.stderr).toBe(0);
+      const status5 = await runKubectl(kc, ['rollout', 'status', 'deployment/kc', '--timeout=60s']);
+      expect(status5.code, status5.stderr).toBe(0);
+      const newest = (await list(RSS, 'app=kc')).find((r) => r.metadata.annotations?.['deployment.kubernetes.io/revision'] === '4');
+      expect(newest?.spec.replicas).toBe(3);
+      expect((newest?.spec.template as { metadata: { annotations?: Record<string, string> } } | undefined)?.metadata.annotations?.['kubectl.kubernetes.io/restartedAt']).toBeTruthy();
     } finally {
       stop = true;
       await agentLoop;
