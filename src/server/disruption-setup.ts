@@ -12,15 +12,19 @@ import type { Clock } from '../core/clock.js';
 import type { RevisionedStore } from '../store/types.js';
 import { controllerEnabled } from './controllers-flag.js';
 
-export function startDisruption(d: {
+/** what a leader-only controller's setup takes from the composition root */
+export interface LeaderControllerDeps {
   store: RevisionedStore;
   registry: Registry;
   storeFor: (def: ResourceDefinition) => GenericStore;
   events?: EventRecorder;
   log: (msg: string) => void;
+  /** `--controllers` */
   controllers?: readonly string[];
   clock?: Clock;
-}): { gate?: LeaderGate; controller?: DisruptionController } {
+}
+
+export function startDisruption(d: LeaderControllerDeps): { gate?: LeaderGate; controller?: DisruptionController } {
   const pdbs = d.registry.lookup('policy', 'v1', 'poddisruptionbudgets');
   const pods = d.registry.lookup('', 'v1', 'pods');
   if (!pdbs || !pods || !controllerEnabled(d.controllers, DISRUPTION_CONTROLLER, true)) return {};

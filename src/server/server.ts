@@ -30,6 +30,7 @@ import { GarbageCollector } from '../controllers/garbage-collector.js';
 import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle-setup.js';
 import { startDisruption } from './disruption-setup.js';
+import { startWorkloads } from './workloads-setup.js';
 import { FeatureGates } from './feature-gates.js';
 import { HealthChecks } from '../gateway/health.js';
 import { type HealthPublisher, MAIN_LOOP_CHECK } from '../gateway/health-snapshot.js';
@@ -349,6 +350,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const nodeLifecycle = startNodeLifecycle({ store, registry, storeFor, apiDomain: opts.apiDomain, events, log, controllers: opts.authn?.controllers, settings: opts.nodeLifecycle ?? {} });
   // PodDisruptionBudget status for pods/eviction (docs/controllers.md)
   const disruption = startDisruption({ store, registry, storeFor, events, log, controllers: opts.authn?.controllers, clock });
+  // the scheduler and the Deployment, ReplicaSet and ReplicationController controllers (docs/controllers.md)
+  const workloads = startWorkloads({ store, registry, storeFor, events, log, controllers: opts.authn?.controllers, clock, random });
   // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;
   // a leader serves once its defaults are in place, so the first anonymous /version is not refused
   const rbacControllers = startRbacControllers(store, registry, storeFor, opts.apiDomain, log);
@@ -381,6 +384,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     { name: 'namespace defaults', running: namespaceDefaults.running, synced: () => namespaceDefaults.synced() },
     { name: 'service allocation repair', running: serviceRepair?.running ?? false, synced: () => serviceRepair?.synced() ?? false },
     ...(disruption.gate ? [{ name: 'disruption controller', running: disruption.gate.running, synced: () => disruption.gate!.synced() }] : []),
+    ...workloads.map((w) => ({ name: w.name, running: w.gate.running, synced: () => w.gate.synced() })),
     ...rbacControllers.controllers(),
   ];
   // every part must be ready before /readyz is (issue #15 item 1, src/server/readiness.ts);
@@ -526,6 +530,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         serviceRepair?.stop();
         nodeLifecycle.stop();
         disruption.gate?.stop();
+        for (const w of workloads) w.gate.stop();
         gc.stop();
         crdController.stop();
         crds.registrar.stop();

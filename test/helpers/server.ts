@@ -113,3 +113,12 @@ export function rawRequest(server: RunningServer, method: string, path: string, 
  * run without kube-controller-manager.
  */
 export const NO_NAMESPACE_DEFAULTS = { controllers: ['*', '-serviceaccount', '-root-ca-cert-publisher'] };
+
+/**
+ * `--controllers` without the workload controllers and the scheduler: for tests
+ * of how the API serves Deployments and ReplicaSets (their status, the scale
+ * sub-resource's resourceVersion, `kubectl get all` columns) that a controller
+ * writing status would race, as kube-apiserver's own tests run without
+ * kube-controller-manager and kube-scheduler.
+ */
+export const NO_WORKLOAD_CONTROLLERS = { controllers: ['*', '-deployment', '-replicaset', '-replicationcontroller', '-scheduler'] };

@@ -9,7 +9,7 @@
 
 import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RawResponse, type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_WORKLOAD_CONTROLLERS, type RawResponse, type TestServer, startTestServer } from '../helpers/server.js';
 import { eventually } from '../helpers/eventually.js';
 
 let t: TestServer;
@@ -104,7 +104,7 @@ async function rvNow(): Promise<string> {
 }
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ authn: NO_WORKLOAD_CONTROLLERS });
   const ns = await req('POST', '/api/v1/namespaces', { metadata: { name: NS } });
   expect(ns.status, ns.text).toBe(201);
   // the namespace's defaults are written by controllers, asynchronously: a

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdmissionWebhook } from '../helpers/admission-webhook.js';
 import { eventually } from '../helpers/eventually.js';
 import { userCert } from '../helpers/identities.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
 const NS = '/api/v1/namespaces/default';
@@ -19,7 +19,7 @@ type Pdb = { metadata: { generation: number }; status: { observedGeneration?: nu
 type Status = { kind: string; status: string; code: number; reason?: string; message?: string; details?: { causes?: { reason: string; message: string }[]; retryAfterSeconds?: number } };
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ authn: NO_WORKLOAD_CONTROLLERS });
 });
 afterAll(async () => {
   await t?.stop();
@@ -231,7 +231,7 @@ describe('pods/eviction', () => {
 describe('pods/eviction with the budget status written by hand (no disruption controller)', () => {
   let u: TestServer;
   beforeAll(async () => {
-    u = await startTestServer({ authn: { controllers: ['*', '-disruption'] } });
+    u = await startTestServer({ authn: { controllers: [...NO_WORKLOAD_CONTROLLERS.controllers, '-disruption'] } });
   });
   afterAll(async () => {
     await u?.stop();

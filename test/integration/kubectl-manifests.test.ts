@@ -5,7 +5,7 @@
 // apply, scale, rollout history and explain.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKubectl } from '../helpers/kubectl.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 import { fileURLToPath } from 'node:url';
 
 const MANIFESTS = fileURLToPath(new URL('../fixtures/manifests-k8s', import.meta.url));
@@ -15,7 +15,7 @@ describe('kubectl with typical manifests (--api-domain k8s.io)', () => {
   const kubectl = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
 
   beforeAll(async () => {
-    t = await startTestServer({ apiDomain: 'k8s.io' });
+    t = await startTestServer({ apiDomain: 'k8s.io', authn: NO_WORKLOAD_CONTROLLERS });
   });
   afterAll(async () => t.stop());
 

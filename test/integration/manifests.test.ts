@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKubectl } from '../helpers/kubectl.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'manifests');
 
@@ -18,7 +18,7 @@ describe.each(['orch.io', 'k8s.io'])('typical manifests with --api-domain %s', (
   const kubectl = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
 
   beforeAll(async () => {
-    t = await startTestServer({ apiDomain: domain });
+    t = await startTestServer({ apiDomain: domain, authn: NO_WORKLOAD_CONTROLLERS });
     dir = mkdtempSync(join(tmpdir(), 'orch-manifests-'));
     cpSync(FIXTURES, dir, { recursive: true });
     for (const f of readdirSync(dir)) writeFileSync(join(dir, f), readFileSync(join(dir, f), 'utf8').replaceAll('DOMAIN', domain));

@@ -5,7 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResourceDefinition } from '../../src/registry/types.js';
-import { type RawResponse, type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_WORKLOAD_CONTROLLERS, type RawResponse, type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
 
@@ -40,7 +40,7 @@ async function createCm(name: string, data: Record<string, string>): Promise<Obj
 }
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ authn: NO_WORKLOAD_CONTROLLERS });
 });
 afterAll(async () => {
   await t?.stop();

@@ -2,11 +2,11 @@
 // write; the scale sub-resource reads and writes spec.replicas only.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ authn: NO_WORKLOAD_CONTROLLERS });
 });
 afterAll(async () => {
   await t?.stop();

@@ -6,7 +6,7 @@
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RawResponse, type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_WORKLOAD_CONTROLLERS, type RawResponse, type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
 type Obj = Record<string, any>;
@@ -43,7 +43,7 @@ async function rvOf(path: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ authn: NO_WORKLOAD_CONTROLLERS });
 });
 afterAll(async () => {
   await t?.stop();

@@ -1,0 +1,54 @@
+// What the pods bound to each node request, kept up to date from the pods
+// informer's add/update/delete (kube's scheduler cache NodeInfo, reduced):
+// a scheduling decision then costs O(nodes) instead of adding up every bound
+// pod again (150,000 pods on 5,000 nodes would be ~150,000 request sums per
+// decision).
+
+import type { ApiObject } from '../../registry/types.js';
+import { type NodeState, type Resources, holdsResources, podRequests } from './fit.js';
+
+interface Totals {
+  requested: Resources;
+  nonZeroRequested: Resources;
+  pods: number;
+}
+
+const nodeOf = (pod: ApiObject): string => String((pod.spec as { nodeName?: unknown } | undefined)?.nodeName ?? '');
+
+export class NodeTotals {
+  private readonly byNode = new Map<string, Totals>();
+
+  /** a pod's change as the informer hands it over (old undefined = add, pod undefined = delete) */
+  change(old: ApiObject | undefined, pod: ApiObject | undefined): void {
+    if (old && holdsResources(old)) this.apply(old, -1);
+    if (pod && holdsResources(pod)) this.apply(pod, 1);
+  }
+
+  clear(): void {
+    this.byNode.clear();
+  }
+
+  state(node: ApiObject): NodeState {
+    const t = this.byNode.get(node.metadata?.name ?? '');
+    return {
+      node,
+      requested: { ...(t?.requested ?? { cpu: 0, memory: 0 }) },
+      nonZeroRequested: { ...(t?.nonZeroRequested ?? { cpu: 0, memory: 0 }) },
+      pods: t?.pods ?? 0,
+    };
+  }
+
+  private apply(pod: ApiObject, sign: 1 | -1): void {
+    const name = nodeOf(pod);
+    let t = this.byNode.get(name);
+    if (!t) this.byNode.set(name, (t = { requested: { cpu: 0, memory: 0 }, nonZeroRequested: { cpu: 0, memory: 0 }, pods: 0 }));
+    const r = podRequests(pod);
+    const z = podRequests(pod, true);
+    t.requested.cpu += sign * r.cpu;
+    t.requested.memory += sign * r.memory;
+    t.nonZeroRequested.cpu += sign * z.cpu;
+    t.nonZeroRequested.memory += sign * z.memory;
+    t.pods += sign;
+    if (t.pods === 0) this.byNode.delete(name);
+  }
+}

@@ -1,0 +1,64 @@
+// Pod facts the workload controllers share (kube's pkg/api/v1/pod and
+// controller_utils): active, ready, available, and controller references.
+
+import type { ApiObject, JSONValue } from '../../registry/types.js';
+
+type Obj = Record<string, JSONValue>;
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+const conditions = (pod: ApiObject): Obj[] => {
+  const c = (pod.status as Obj | undefined)?.conditions;
+  return Array.isArray(c) ? (c as Obj[]) : [];
+};
+
+const phaseOf = (pod: ApiObject): string => String((pod.status as Obj | undefined)?.phase ?? '');
+
+/** not finished and not being deleted (kube's IsPodActive) */
+export function isPodActive(pod: ApiObject): boolean {
+  const phase = phaseOf(pod);
+  return phase !== 'Succeeded' && phase !== 'Failed' && !pod.metadata?.deletionTimestamp;
+}
+
+export function isPodReady(pod: ApiObject): boolean {
+  return conditions(pod).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/** when the pod became Ready (ms), undefined when it is not */
+export function readySince(pod: ApiObject): number | undefined {
+  const c = conditions(pod).find((x) => x.type === 'Ready' && x.status === 'True');
+  if (!c) return undefined;
+  const t = typeof c.lastTransitionTime === 'string' ? Date.parse(c.lastTransitionTime) : NaN;
+  return Number.isNaN(t) ? 0 : t;
+}
+
+/** ready for at least minReadySeconds (kube's IsPodAvailable) */
+export function isPodAvailable(pod: ApiObject, minReadySeconds: number, now: number): boolean {
+  const since = readySince(pod);
+  if (since === undefined) return false;
+  return minReadySeconds <= 0 || since + minReadySeconds * 1000 <= now;
+}
+
+/** ms until a ready pod turns available; undefined when it is not ready or already is */
+export function untilAvailable(pod: ApiObject, minReadySeconds: number, now: number): number | undefined {
+  const since = readySince(pod);
+  if (since === undefined || minReadySeconds <= 0) return undefined;
+  const at = since + minReadySeconds * 1000;
+  return at > now ? at - now : undefined;
+}
+
+export function controllerRefOf(o: ApiObject): OwnerReference | undefined {
+  const refs = (o.metadata?.ownerReferences ?? []) as unknown as OwnerReference[];
+  return refs.find((r) => r.controller === true);
+}
+
+export function labelsOf(o: ApiObject): Record<string, JSONValue> {
+  return (o.metadata?.labels ?? {}) as Record<string, JSONValue>;
+}

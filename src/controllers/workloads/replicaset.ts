@@ -1,0 +1,239 @@
+// The ReplicaSet controller (kube-controller-manager's `replicaset`), and
+// with another `kind` the ReplicationController one (`replicationcontroller`,
+// kube's is the same code over a map selector). Leader only, on the
+// controller runtime (docs/controllers.md). Queue key: the set's
+// `namespace/name`; a set is synced when it changes and when a pod it
+// controls, or an orphan it selects, changes.
+//
+// A sync claims the namespace's pods (claim.ts: adopt matching orphans,
+// release pods that stopped matching), then creates from the template or
+// deletes (replicaset-plan.ts decides which) until `spec.replicas` active
+// pods are controlled, and writes the status when it changed. The informer
+// holds a created pod when its write resolves (the store publishes before it
+// answers), so kube's "expectations" are not needed: the sync the new pods
+// trigger sees them.
+
+import { StatusError } from '../../core/errors.js';
+import { type Clock, systemClock } from '../../core/clock.js';
+import type { GenericStore } from '../../registry/generic-store.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
+import { matchesLabelSelector } from '../../registry/kinds/workload-shared.js';
+import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
+import type { EventRecorder } from '../event-recorder.js';
+import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { claim } from './claim.js';
+import { type OwnerReference, controllerRefOf, isPodActive, labelsOf, untilAvailable } from './pods.js';
+import { type ReplicaCounts, podsToDelete, replicaCounts, slowStartBatches } from './replicaset-plan.js';
+import { CONTROLLER_MANAGER, adoptWrite, releaseWrite, statusUnchanged, writeStatus } from './writes.js';
+
+export const REPLICASET_CONTROLLER = 'replicaset';
+export const REPLICATIONCONTROLLER_CONTROLLER = 'replicationcontroller';
+
+type Obj = Record<string, JSONValue>;
+
+/** what differs between a ReplicaSet and a ReplicationController */
+export interface ReplicaKind {
+  apiVersion: string;
+  kind: string;
+  /** the set's selector as a metav1.LabelSelector */
+  selector(o: ApiObject): Obj | undefined;
+}
+
+export const REPLICA_SET: ReplicaKind = {
+  apiVersion: 'apps/v1',
+  kind: 'ReplicaSet',
+  selector: (o) => (o.spec as { selector?: Obj } | undefined)?.selector,
+};
+
+export const REPLICATION_CONTROLLER: ReplicaKind = {
+  apiVersion: 'v1',
+  kind: 'ReplicationController',
+  // a map selector, defaulted from the template's labels
+  selector: (o) => {
+    const spec = (o.spec ?? {}) as { selector?: Obj; template?: { metadata?: { labels?: Obj } } };
+    const ml = spec.selector && Object.keys(spec.selector).length > 0 ? spec.selector : spec.template?.metadata?.labels;
+    return ml ? { matchLabels: ml } : undefined;
+  },
+};
+
+export interface ReplicaSetOptions {
+  store: InformerSource;
+  kind: ReplicaKind;
+  sets: () => GenericStore;
+  pods: () => GenericStore;
+  clock?: Clock;
+  events?: EventRecorder;
+  log?: (msg: string) => void;
+  workers?: number;
+}
+
+/** does a (non-empty) selector select these labels; an empty or absent selector selects nothing, as kube's controllers treat it */
+export function selects(selector: Obj | undefined, labels: Record<string, JSONValue>): boolean {
+  if (!selector) return false;
+  const ml = selector.matchLabels as Obj | undefined;
+  const me = selector.matchExpressions as unknown[] | undefined;
+  if ((!ml || Object.keys(ml).length === 0) && (!me || me.length === 0)) return false;
+  return matchesLabelSelector(selector, labels);
+}
+
+const int = (v: unknown, dflt: number): number => (typeof v === 'number' ? v : dflt);
+
+export class ReplicaSetController {
+  private readonly loop: ControllerLoop;
+  private readonly clock: Clock;
+  private sets: Informer | undefined;
+  private pods: Informer | undefined;
+
+  constructor(private readonly o: ReplicaSetOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.loop = new ControllerLoop(o.store, { name: o.kind.kind, clock: this.clock, log: o.log, baseDelayMs: 200, workers: o.workers ?? 2 });
+  }
+
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
+  }
+
+  start(): void {
+    this.stop();
+    this.loop.begin((key) => this.sync(key));
+    this.sets = this.loop.inform(this.o.sets().rangeKeys(''), {
+      add: (_o, key) => this.loop.enqueue(key),
+      update: (_old, _o, key) => this.loop.enqueue(key),
+    });
+    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), {
+      add: (pod) => this.enqueueFor(pod),
+      update: (old, pod) => {
+        this.enqueueFor(pod);
+        const a = controllerRefOf(old);
+        const b = controllerRefOf(pod);
+        if (a?.uid !== b?.uid || JSON.stringify(labelsOf(old)) !== JSON.stringify(labelsOf(pod))) this.enqueueFor(old);
+      },
+      delete: (pod) => this.enqueueFor(pod),
+    });
+  }
+
+  stop(): void {
+    this.loop.end();
+    this.sets = undefined;
+    this.pods = undefined;
+  }
+
+  async settled(): Promise<void> {
+    await this.loop.queue?.idle();
+  }
+
+  /** the set controlling the pod, else every set of the namespace selecting the orphan */
+  private enqueueFor(pod: ApiObject): void {
+    const ns = pod.metadata?.namespace ?? '';
+    const ref = controllerRefOf(pod);
+    if (ref) {
+      if (ref.kind === this.o.kind.kind && ref.apiVersion.split('/')[0] === this.o.kind.apiVersion.split('/')[0]) this.loop.enqueue(`${ns}/${ref.name}`);
+      return;
+    }
+    const labels = labelsOf(pod);
+    for (const s of this.sets?.inNamespace(ns) ?? []) if (selects(this.o.kind.selector(s), labels)) this.loop.enqueue(`${ns}/${s.metadata?.name ?? ''}`);
+  }
+
+  private ownerRef(set: ApiObject): OwnerReference {
+    return { apiVersion: this.o.kind.apiVersion, kind: this.o.kind.kind, name: set.metadata?.name ?? '', uid: set.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
+  }
+
+  /** the set's active pods after adopting and releasing (kube's claimPods) */
+  private async claimPods(set: ApiObject): Promise<ApiObject[]> {
+    const ns = set.metadata?.namespace ?? '';
+    const selector = this.o.kind.selector(set);
+    const out: ApiObject[] = [];
+    for (const pod of this.pods!.inNamespace(ns)) {
+      const c = claim(set, pod, selects(selector, labelsOf(pod)));
+      if (c === 'adopt') {
+        const adopted = await adoptWrite(this.o.pods(), pod, this.ownerRef(set), (cur) => selects(selector, labelsOf(cur)));
+        if (adopted && isPodActive(adopted)) out.push(adopted);
+      } else if (c === 'release') await releaseWrite(this.o.pods(), pod, set.metadata?.uid ?? '');
+      else if (c === 'own' && isPodActive(pod)) out.push(pod);
+    }
+    return out;
+  }
+
+  private async sync(key: string): Promise<void> {
+    const set = this.sets?.get(key);
+    if (!set || !this.pods) return;
+    const ns = set.metadata?.namespace ?? '';
+    const name = set.metadata?.name ?? '';
+    const spec = (set.spec ?? {}) as { replicas?: number; minReadySeconds?: number; template?: { metadata?: Obj; spec?: Obj } };
+    const ref = { apiVersion: this.o.kind.apiVersion, kind: this.o.kind.kind, namespace: ns, name, uid: set.metadata?.uid ?? '' };
+    let pods = await this.claimPods(set);
+    let failure: string | undefined;
+    if (!set.metadata?.deletionTimestamp) {
+      const diff = pods.length - int(spec.replicas, 1);
+      if (diff < 0) failure = await this.createPods(set, -diff, ref);
+      else if (diff > 0) {
+        const related = this.pods.inNamespace(ns).filter((p) => controllerRefOf(p)?.uid === set.metadata?.uid && isPodActive(p));
+        await Promise.all(podsToDelete(pods, diff, related).map((p) => this.deletePod(p, ref)));
+      }
+      // the informer now holds what the writes did
+      pods = this.pods.inNamespace(ns).filter((p) => controllerRefOf(p)?.uid === set.metadata?.uid && isPodActive(p));
+    }
+    const now = this.clock.now();
+    const minReady = int(spec.minReadySeconds, 0);
+    const counts = replicaCounts(pods, (spec.template?.metadata?.labels ?? {}) as Obj, minReady, now);
+    await this.writeStatus(set, counts, failure);
+    // a ready pod turns available after minReadySeconds: look again then
+    const waits = pods.map((p) => untilAvailable(p, minReady, now)).filter((w): w is number => w !== undefined);
+    if (waits.length > 0) this.loop.enqueueAfter(key, Math.min(...waits) + 1);
+    if (failure) throw new Error(failure);
+  }
+
+  /** creates `count` pods in slow-start batches; the first failure stops it and is returned */
+  private async createPods(set: ApiObject, count: number, ref: { apiVersion: string; kind: string; namespace: string; name: string; uid: string }): Promise<string | undefined> {
+    const tmpl = ((set.spec as Obj | undefined)?.template ?? {}) as { metadata?: { labels?: Obj; annotations?: Obj }; spec?: Obj };
+    const ns = ref.namespace;
+    const pod = (): ApiObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        generateName: `${ref.name}-`,
+        namespace: ns,
+        ...(tmpl.metadata?.labels ? { labels: structuredClone(tmpl.metadata.labels) as Record<string, string> } : {}),
+        ...(tmpl.metadata?.annotations ? { annotations: structuredClone(tmpl.metadata.annotations) as Record<string, string> } : {}),
+        ownerReferences: [this.ownerRef(set) as unknown as Obj],
+      },
+      spec: structuredClone(tmpl.spec ?? {}),
+    }) as ApiObject;
+    for (const size of slowStartBatches(count)) {
+      const results = await Promise.allSettled(Array.from({ length: size }, () => this.o.pods().create(ns, pod(), { dryRun: false, manager: CONTROLLER_MANAGER })));
+      for (const r of results) if (r.status === 'fulfilled') void this.o.events?.event(ref, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.object.metadata?.name ?? ''}`);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
+        const msg = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+        void this.o.events?.event(ref, 'Warning', 'FailedCreate', `Error creating: ${msg}`);
+        return msg;
+      }
+    }
+    return undefined;
+  }
+
+  private async deletePod(pod: ApiObject, ref: { apiVersion: string; kind: string; namespace: string; name: string; uid: string }): Promise<void> {
+    const name = pod.metadata?.name ?? '';
+    try {
+      await this.o.pods().delete(ref.namespace, name, { dryRun: false, preconditions: { uid: pod.metadata?.uid ?? '' } });
+      void this.o.events?.event(ref, 'Normal', 'SuccessfulDelete', `Deleted pod: ${name}`);
+    } catch (e) {
+      if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
+      throw e;
+    }
+  }
+
+  /** status with observedGeneration and the ReplicaFailure condition (set on a failed create, removed after) */
+  private async writeStatus(set: ApiObject, counts: ReplicaCounts, failure: string | undefined): Promise<void> {
+    const cur = (set.status ?? {}) as Obj;
+    const conds = (Array.isArray(cur.conditions) ? cur.conditions : []) as Obj[];
+    const old = conds.find((c) => c.type === 'ReplicaFailure');
+    let conditions = conds.filter((c) => c.type !== 'ReplicaFailure');
+    if (failure) {
+      conditions = [...conditions, { type: 'ReplicaFailure', status: 'True', lastTransitionTime: (old?.lastTransitionTime as string | undefined) ?? isoSeconds(this.clock.now()), reason: 'FailedCreate', message: failure }];
+    }
+    const status: Obj = { ...counts, observedGeneration: set.metadata?.generation ?? 0, ...(conditions.length > 0 ? { conditions } : {}) };
+    if (statusUnchanged(cur, status)) return;
+    await writeStatus(this.o.sets(), set, status, CONTROLLER_MANAGER);
+  }
+}

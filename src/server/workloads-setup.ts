@@ -1,0 +1,49 @@
+// Wires the workload controllers and the scheduler (src/controllers/workloads/,
+// src/controllers/scheduler/) to the store behind leader gates; `--controllers`
+// names them as kube-controller-manager does (`deployment`, `replicaset`,
+// `replicationcontroller`, all on by default) plus `scheduler` for the
+// in-process scheduler (on by default; `-scheduler` leaves pods to an
+// external one, docs/controllers.md).
+
+import type { GenericStore } from '../registry/generic-store.js';
+import type { ResourceDefinition } from '../registry/types.js';
+import { type Controller, type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
+import { SCHEDULER_CONTROLLER, Scheduler } from '../controllers/scheduler/scheduler.js';
+import { REPLICASET_CONTROLLER, REPLICATIONCONTROLLER_CONTROLLER, REPLICATION_CONTROLLER, REPLICA_SET, ReplicaSetController } from '../controllers/workloads/replicaset.js';
+import { DEPLOYMENT_CONTROLLER, DeploymentController } from '../controllers/workloads/deployment.js';
+import type { Random } from '../core/random.js';
+import { controllerEnabled } from './controllers-flag.js';
+import type { LeaderControllerDeps } from './disruption-setup.js';
+
+export interface WorkloadGate {
+  name: string;
+  gate: LeaderGate;
+}
+
+export function startWorkloads(d: LeaderControllerDeps & { random?: Random }): WorkloadGate[] {
+  const pods = d.registry.lookup('', 'v1', 'pods');
+  if (!pods) return [];
+  const of = (def: ResourceDefinition) => (): GenericStore => d.storeFor(def);
+  const out: WorkloadGate[] = [];
+  const add = (name: string, controller: Controller): void => {
+    out.push({ name, gate: runWhileLeader(d.store, controller, { name, log: d.log }) });
+  };
+  const common = { store: d.store, pods: of(pods), clock: d.clock, events: d.events, log: d.log };
+  const nodes = d.registry.lookup('', 'v1', 'nodes');
+  if (nodes && controllerEnabled(d.controllers, SCHEDULER_CONTROLLER, true)) {
+    add('scheduler', new Scheduler({ ...common, podsDef: pods, nodes: of(nodes), random: d.random }));
+  }
+  const rs = d.registry.lookup('apps', 'v1', 'replicasets');
+  if (rs && controllerEnabled(d.controllers, REPLICASET_CONTROLLER, true)) {
+    add('replicaset controller', new ReplicaSetController({ ...common, kind: REPLICA_SET, sets: of(rs) }));
+  }
+  const rc = d.registry.lookup('', 'v1', 'replicationcontrollers');
+  if (rc && controllerEnabled(d.controllers, REPLICATIONCONTROLLER_CONTROLLER, true)) {
+    add('replicationcontroller controller', new ReplicaSetController({ ...common, kind: REPLICATION_CONTROLLER, sets: of(rc) }));
+  }
+  const deployments = d.registry.lookup('apps', 'v1', 'deployments');
+  if (deployments && rs && controllerEnabled(d.controllers, DEPLOYMENT_CONTROLLER, true)) {
+    add('deployment controller', new DeploymentController({ ...common, deployments: of(deployments), replicaSets: of(rs) }));
+  }
+  return out;
+}

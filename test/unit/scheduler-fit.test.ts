@@ -1,0 +1,175 @@
+// The scheduler's pure decisions (src/controllers/scheduler/fit.ts): node fit
+// by readiness, cordon, taints, node selector and affinity, resources; the
+// least-requested pick; kube's FailedScheduling message.
+
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type NodeState, leastAllocatedScore, nodeState, place, podRequests, unfitReasons } from '../../src/controllers/scheduler/fit.js';
+import { NodeTotals } from '../../src/controllers/scheduler/node-totals.js';
+import { parseQuantity, resourceAmount } from '../../src/controllers/scheduler/quantity.js';
+import type { ApiObject } from '../../src/registry/types.js';
+
+function node(name: string, o: { cpu?: string; memory?: string; pods?: string; ready?: boolean; unschedulable?: boolean; taints?: unknown[]; labels?: Record<string, string> } = {}): ApiObject {
+  return {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: { name, labels: o.labels ?? {} },
+    spec: { ...(o.unschedulable ? { unschedulable: true } : {}), ...(o.taints ? { taints: o.taints } : {}) },
+    status: {
+      allocatable: { cpu: o.cpu ?? '2', memory: o.memory ?? '4Gi', pods: o.pods ?? '110' },
+      conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }],
+    },
+  } as unknown as ApiObject;
+}
+
+function pod(spec: Record<string, unknown> = {}, cpu?: string, memory?: string): ApiObject {
+  const requests = { ...(cpu ? { cpu } : {}), ...(memory ? { memory } : {}) };
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'x', resources: { requests } }], ...spec } } as unknown as ApiObject;
+}
+
+const bound = (nodeName: string, cpu: string, memory = '0'): ApiObject => {
+  const p = pod({ nodeName }, cpu, memory);
+  return { ...p, status: { phase: 'Running' } } as ApiObject;
+};
+
+const state = (n: ApiObject, pods: ApiObject[] = []): NodeState => nodeState(n, pods);
+
+describe('quantities', () => {
+  it('parses kube quantities in base units and CPU in millicores', () => {
+    expect(parseQuantity('128Mi')).toBe(128 * 1024 * 1024);
+    expect(parseQuantity('1G')).toBe(1e9);
+    expect(parseQuantity('1e3')).toBe(1000);
+    expect(parseQuantity('bogus')).toBeUndefined();
+    expect(resourceAmount('cpu', '100m')).toBe(100);
+    expect(resourceAmount('cpu', '0.5')).toBe(500);
+    expect(resourceAmount('cpu', 2)).toBe(2000);
+    expect(resourceAmount('cpu', '1u')).toBe(1);
+  });
+});
+
+describe('pod requests', () => {
+  it('sums containers, takes the largest init container, adds overhead', () => {
+    const p = pod({
+      initContainers: [{ name: 'i', resources: { requests: { cpu: '3', memory: '1Gi' } } }],
+      containers: [{ name: 'a', resources: { requests: { cpu: '1', memory: '1Gi' } } }, { name: 'b', resources: { requests: { cpu: '500m', memory: '1Gi' } } }],
+      overhead: { cpu: '100m' },
+    });
+    expect(podRequests(p)).toEqual({ cpu: 3100, memory: 2 * 1024 ** 3 });
+    // scoring counts a container without requests as 100m / 200Mi
+    expect(podRequests(pod(), true)).toEqual({ cpu: 100, memory: 200 * 1024 * 1024 });
+  });
+});
+
+describe('node fit', () => {
+  it('refuses a cordoned node unless the pod tolerates node.kubernetes.io/unschedulable', () => {
+    const n = state(node('a', { unschedulable: true }));
+    expect(unfitReasons(pod(), n)).toEqual(['node(s) were unschedulable']);
+    expect(unfitReasons(pod({ tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' }] }), n)).toEqual([]);
+  });
+
+  it('refuses untolerated NoSchedule and NoExecute taints, ignores PreferNoSchedule', () => {
+    const n = state(node('a', { taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }, { key: 'soft', effect: 'PreferNoSchedule' }] }));
+    expect(unfitReasons(pod(), n)).toEqual(['node(s) had untolerated taint {gpu: yes}']);
+    expect(unfitReasons(pod({ tolerations: [{ key: 'gpu', operator: 'Equal', value: 'yes' }] }), n)).toEqual([]);
+    expect(unfitReasons(pod({ tolerations: [{ key: 'gpu', operator: 'Equal', value: 'no' }] }), n)).toHaveLength(1);
+    expect(unfitReasons(pod({ tolerations: [{ operator: 'Exists' }] }), n)).toEqual([]);
+    const ne = state(node('b', { taints: [{ key: 'k', effect: 'NoExecute' }] }));
+    expect(unfitReasons(pod({ tolerations: [{ key: 'k', operator: 'Exists', effect: 'NoSchedule' }] }), ne)).toEqual(['node(s) had untolerated taint {k: }']);
+  });
+
+  it('treats a node that is not Ready as tainted not-ready', () => {
+    const n = state(node('a', { ready: false }));
+    expect(unfitReasons(pod(), n)).toEqual(['node(s) had untolerated taint {node.kubernetes.io/not-ready: }']);
+    expect(unfitReasons(pod({ tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists' }] }), n)).toEqual([]);
+  });
+
+  it('matches nodeSelector and required node affinity (In, NotIn, Exists, DoesNotExist; terms ORed)', () => {
+    const n = state(node('a', { labels: { zone: 'z1', disk: 'ssd' } }));
+    const affinity = (terms: unknown[]): Record<string, unknown> => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } } });
+    const miss = ["node(s) didn't match Pod's node affinity/selector"];
+    expect(unfitReasons(pod({ nodeSelector: { zone: 'z1' } }), n)).toEqual([]);
+    expect(unfitReasons(pod({ nodeSelector: { zone: 'z2' } }), n)).toEqual(miss);
+    expect(unfitReasons(pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1', 'z3'] }] }])), n)).toEqual([]);
+    expect(unfitReasons(pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['z1'] }] }])), n)).toEqual(miss);
+    expect(unfitReasons(pod(affinity([{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }])), n)).toEqual(miss);
+    expect(unfitReasons(pod(affinity([{ matchExpressions: [{ key: 'gpu', operator: 'DoesNotExist' }, { key: 'disk', operator: 'Exists' }] }])), n)).toEqual([]);
+    expect(unfitReasons(pod(affinity([{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }, { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1'] }] }])), n)).toEqual([]);
+    expect(unfitReasons(pod(affinity([{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['b'] }] }])), n)).toEqual(miss);
+  });
+
+  it('counts the requests of the non-terminal pods bound to the node', () => {
+    const n = node('a', { cpu: '2', memory: '1Gi', pods: '3' });
+    expect(unfitReasons(pod({}, '1500m'), state(n, [bound('a', '1')]))).toEqual(['Insufficient cpu']);
+    expect(unfitReasons(pod({}, '1'), state(n, [bound('a', '1')]))).toEqual([]);
+    const finished = { ...bound('a', '1'), status: { phase: 'Succeeded' } } as ApiObject;
+    expect(unfitReasons(pod({}, '1500m'), state(n, [finished]))).toEqual([]);
+    expect(unfitReasons(pod({}, '1', '2Gi'), state(n, [bound('a', '1')]))).toEqual(['Insufficient memory']);
+    expect(unfitReasons(pod(), state(n, [bound('a', '0'), bound('a', '0'), bound('a', '0')]))).toEqual(['Too many pods']);
+  });
+});
+
+describe('placement', () => {
+  it('picks the least requested fitting node', () => {
+    const a = state(node('a'), [bound('a', '1500m')]);
+    const b = state(node('b'), [bound('b', '500m')]);
+    expect(place(pod({}, '100m'), [a, b], () => 0)).toEqual({ node: 'b' });
+  });
+
+  it("writes kube's FailedScheduling message, reasons counted and sorted", () => {
+    const nodes = [
+      state(node('a', { unschedulable: true })),
+      state(node('b', { cpu: '1' }), [bound('b', '1')]),
+      state(node('c', { cpu: '1' }), [bound('c', '1')]),
+      state(node('d', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] })),
+    ];
+    expect(place(pod({}, '500m'), nodes, () => 0)).toEqual({ unschedulable: '0/4 nodes are available: 1 node(s) had untolerated taint {x: y}, 1 node(s) were unschedulable, 2 Insufficient cpu.' });
+    expect(place(pod(), [], () => 0)).toEqual({ unschedulable: 'no nodes available to schedule pods' });
+  });
+
+  it('the chosen node always fits and has the highest score', () => {
+    const nodeArb = fc.record({ cpu: fc.integer({ min: 1, max: 8 }), used: fc.integer({ min: 0, max: 8000 }), cordoned: fc.boolean(), ready: fc.boolean() });
+    fc.assert(
+      fc.property(fc.array(nodeArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 4000 }), fc.double({ min: 0, max: 0.999, noNaN: true }), (specs, want, r) => {
+        const states = specs.map((s, i) => state(node(`n${i}`, { cpu: String(s.cpu), unschedulable: s.cordoned, ready: s.ready }), [bound(`n${i}`, `${s.used}m`)]));
+        const p = pod({}, `${want}m`);
+        const out = place(p, states, () => r);
+        const fitting = states.filter((s) => unfitReasons(p, s).length === 0);
+        if (fitting.length === 0) {
+          expect('unschedulable' in out).toBe(true);
+          return;
+        }
+        expect('node' in out).toBe(true);
+        const chosen = states.find((s) => s.node.metadata?.name === (out as { node: string }).node)!;
+        expect(unfitReasons(p, chosen)).toEqual([]);
+        expect(leastAllocatedScore(p, chosen)).toBe(Math.max(...fitting.map((s) => leastAllocatedScore(p, s))));
+      }),
+    );
+  });
+});
+
+describe('node totals', () => {
+  it('kept from adds, updates and deletes, equal the sums over the pods bound now', () => {
+    const change = fc.record({ key: fc.nat(5), gone: fc.boolean(), node: fc.constantFrom('', 'a', 'b'), phase: fc.constantFrom('Pending', 'Running', 'Succeeded'), cpu: fc.nat(3000) });
+    fc.assert(
+      fc.property(fc.array(change, { maxLength: 40 }), (changes) => {
+        const totals = new NodeTotals();
+        const pods = new Map<number, ApiObject>();
+        for (const c of changes) {
+          const old = pods.get(c.key);
+          if (c.gone) {
+            if (old) totals.change(old, undefined);
+            pods.delete(c.key);
+            continue;
+          }
+          const next = { ...pod(c.node ? { nodeName: c.node } : {}, `${c.cpu}m`), status: { phase: c.phase } } as ApiObject;
+          totals.change(old, next);
+          pods.set(c.key, next);
+        }
+        for (const name of ['a', 'b']) {
+          const n = node(name);
+          const bound = [...pods.values()].filter((p) => (p.spec as { nodeName?: string }).nodeName === name);
+          expect(totals.state(n)).toEqual(nodeState(n, bound));
+        }
+      }),
+    );
+  });
+});
