@@ -60,7 +60,16 @@ function pick(ranges: MediaRange[], opts: NegotiateOptions): Negotiated | undefi
           return { format: r.type === 'application/yaml' ? 'yaml' : 'json', table: { group: g, version: v }, pretty: opts.pretty };
         }
       }
-      // other `as=` forms (PartialObjectMetadata, aggregated discovery) are not served: fall through
+      // client-go's metadata client: kube allows it on every endpoint; we serve it on get, list and
+      // watch (the reads `allowTable` marks), in JSON or YAML (its protobuf form falls through)
+      if ((as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') && opts.allowTable && (r.type === 'application/json' || r.type === 'application/yaml')) {
+        const g = r.params.get('g') ?? '';
+        const v = r.params.get('v') ?? '';
+        if (opts.metaGroups.includes(g) && (v === 'v1' || v === 'v1beta1')) {
+          return { format: r.type === 'application/yaml' ? 'yaml' : 'json', partial: { group: g, version: v, list: as === 'PartialObjectMetadataList' }, pretty: opts.pretty };
+        }
+      }
+      // other `as=` forms (aggregated discovery) are not served: fall through
       continue;
     }
     switch (r.type) {

@@ -62,3 +62,82 @@ describe('empty metadata maps and lists (Go ObjectMeta omitempty)', () => {
     expect(changed.stdout).not.toContain('annotations');
   });
 });
+
+describe('PartialObjectMetadata (client-go metadata client and metadata informers)', () => {
+  const ACCEPT_ONE =
+    'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+  const ACCEPT_LIST =
+    'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+  const base = '/api/v1/namespaces/default/configmaps';
+
+  beforeAll(async () => {
+    for (const name of ['pm-1', 'pm-2']) {
+      const r = await t.request('POST', base, { body: { metadata: { name, labels: { pm: 'yes' } }, data: { secret: 'not in metadata' } } });
+      expect(r.status, r.text).toBe(201);
+    }
+  });
+
+  it('GET answers one PartialObjectMetadata: type meta and metadata only', async () => {
+    const r = await t.request('GET', `${base}/pm-1`, { headers: { Accept: ACCEPT_ONE } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers['content-type']).toBe('application/json');
+    const o = r.json<Obj>();
+    expect(Object.keys(o)).toEqual(['kind', 'apiVersion', 'metadata']);
+    expect(o.kind).toBe('PartialObjectMetadata');
+    expect(o.apiVersion).toBe('meta.k8s.io/v1');
+    expect(o.metadata).toMatchObject({ name: 'pm-1', namespace: 'default', labels: { pm: 'yes' } });
+    expect(o.metadata.uid).toBeTruthy();
+    expect(o.metadata.resourceVersion).toBeTruthy();
+  });
+
+  it('LIST answers a PartialObjectMetadataList with the list metadata, paging included', async () => {
+    const r = await t.request('GET', `${base}?labelSelector=pm%3Dyes&limit=1`, { headers: { Accept: ACCEPT_LIST } });
+    expect(r.status, r.text).toBe(200);
+    const l = r.json<Obj>();
+    expect(l.kind).toBe('PartialObjectMetadataList');
+    expect(l.apiVersion).toBe('meta.k8s.io/v1');
+    expect(l.metadata.resourceVersion).toBeTruthy();
+    expect(l.metadata.continue).toBeTruthy();
+    expect(l.items).toHaveLength(1);
+    expect(l.items[0]).toEqual({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: expect.objectContaining({ name: 'pm-1' }) });
+    expect(l.items[0]).not.toHaveProperty('data');
+  });
+
+  it('a list asked for as one object, or an object as a list, is 406 as in kube-apiserver', async () => {
+    const one = await t.request('GET', base, { headers: { Accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' } });
+    expect(one.status).toBe(406);
+    expect(one.json<Obj>().message).toBe('you requested PartialObjectMetadata, but the requested object is a list (*v1.ConfigMapList)');
+    const list = await t.request('GET', `${base}/pm-1`, { headers: { Accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' } });
+    expect(list.status).toBe(406);
+    expect(list.json<Obj>().reason).toBe('NotAcceptable');
+  });
+
+  it('WATCH sends PartialObjectMetadata objects, bookmarks included', async () => {
+    const listed = (await t.request('GET', `${base}?labelSelector=pm%3Dyes`, { headers: { Accept: ACCEPT_LIST } })).json<Obj>();
+    const rv = listed.metadata.resourceVersion as string;
+    const upd = await t.request('PATCH', `${base}/pm-2`, {
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+      body: { metadata: { labels: { extra: '1' } } },
+    });
+    expect(upd.status, upd.text).toBe(200);
+    // timeoutSeconds ends the stream; the events after rv are in the server's history
+    const r = await t.request('GET', `${base}?watch=1&resourceVersion=${rv}&labelSelector=pm%3Dyes&timeoutSeconds=1`, { headers: { Accept: ACCEPT_ONE } });
+    expect(r.status, r.text).toBe(200);
+    const events = r.text.trim().split('\n').map((l) => JSON.parse(l) as Obj);
+    expect(events[0]).toEqual({
+      type: 'MODIFIED',
+      object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: expect.objectContaining({ name: 'pm-2', labels: { pm: 'yes', extra: '1' } }) },
+    });
+    const initial = await t.request(
+      'GET',
+      `${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=pm%3Dyes&timeoutSeconds=1`,
+      { headers: { Accept: ACCEPT_ONE } },
+    );
+    const lines = initial.text.trim().split('\n').map((l) => JSON.parse(l) as Obj);
+    const bookmark = lines.find((e) => e.type === 'BOOKMARK');
+    expect(bookmark?.object.kind).toBe('PartialObjectMetadata');
+    expect(bookmark?.object.apiVersion).toBe('meta.k8s.io/v1');
+    expect(bookmark?.object.metadata.annotations).toMatchObject({ 'k8s.io/initial-events-end': 'true' });
+    expect(lines.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name).sort()).toEqual(['pm-1', 'pm-2']);
+  });
+});

@@ -9,7 +9,8 @@ import type { HandlerContext } from './context.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { ResourceDefinition } from '../../registry/types.js';
-import { CborWatchEncoder, JsonWatchEncoder, TableWatchEncoder, type WatchEncoder } from '../../watch/encode.js';
+import { CborWatchEncoder, JsonWatchEncoder, PartialWatchEncoder, TableWatchEncoder, type WatchEncoder } from '../../watch/encode.js';
+import { checkPartialShape } from '../../registry/partial-metadata.js';
 import { ProtobufWatchEncoder } from '../../watch/protobuf-encode.js';
 import type { WatchOpenOptions, WatchStream } from '../../watch/service.js';
 import { parseListOptions, watchParams } from '../list-params.js';
@@ -54,6 +55,11 @@ function encoderFor(req: ApiRequest, def: ResourceDefinition, clock: Clock): Wat
       throw badRequest(`includeObject: Unsupported value: "${inc}": supported values: "None", "Metadata", "Object"`);
     }
     return new TableWatchEncoder(def, apiVersion, req.accept.table, inc, () => clock.now());
+  }
+  if (req.accept.partial) {
+    // each event's object is one PartialObjectMetadata, as kube-apiserver's watch transforms them
+    checkPartialShape(def, req.accept.partial, false);
+    return new PartialWatchEncoder(apiVersion, def.kind, req.accept.partial);
   }
   if (req.accept.format === 'cbor') return new CborWatchEncoder(apiVersion, def.kind);
   if (req.accept.format === 'protobuf' && req.protobuf) {
