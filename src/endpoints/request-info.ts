@@ -106,9 +106,11 @@ function verbFor(method: string, hasName: boolean, query: URLSearchParams, watch
     case 'GET':
     case 'HEAD': {
       if (watchPrefix) return 'watch';
+      // kube's RequestInfo reads `watch` only on a collection: `…/{name}?watch=true` is a get
+      if (hasName) return 'get';
       const w = query.get('watch');
       if (w !== null && w !== 'false' && w !== '0') return 'watch';
-      return hasName ? 'get' : 'list';
+      return 'list';
     }
     case 'POST':
       return 'create';

@@ -83,7 +83,6 @@ function verbFor(method: string, hasName: boolean, query: URLSearchParams, watch
       if (watchPrefix) return 'watch';
       const w = query.get('watch');
       if (!hasName && w !== null && w !== 'false' && w !== '0') return 'watch';
-      if (hasName && w !== null && w !== 'false' && w !== '0') return 'watch';
       return hasName ? 'get' : 'list';
     }
     case 'POST':

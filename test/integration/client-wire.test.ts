@@ -141,3 +141,31 @@ describe('PartialObjectMetadata (client-go metadata client and metadata informer
     expect(lines.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name).sort()).toEqual(['pm-1', 'pm-2']);
   });
 });
+
+describe('a watch path with a name', () => {
+  const base = '/api/v1/namespaces/default/configmaps';
+  beforeAll(async () => {
+    for (const name of ['nw-1', 'nw-2']) expect((await t.request('POST', base, { body: { metadata: { name }, data: { a: 'b' } } })).status).toBe(201);
+  });
+
+  it('/watch/…/{name} sends the events of that object only', async () => {
+    const r = await t.request('GET', `/api/v1/watch/namespaces/default/configmaps/nw-1?timeoutSeconds=1`);
+    expect(r.status, r.text).toBe(200);
+    const names = r.text.trim().split('\n').map((l) => (JSON.parse(l) as Obj).object.metadata.name as string);
+    expect(names).toEqual(['nw-1']);
+  });
+
+  it('a field selector naming another object is 400, as kube-apiserver answers', async () => {
+    const r = await t.request('GET', `/api/v1/watch/namespaces/default/configmaps/nw-1?fieldSelector=metadata.name%3Dnw-2&timeoutSeconds=1`);
+    expect(r.status).toBe(400);
+    expect(r.json<Obj>().message).toBe("fieldSelector metadata.name doesn't match requested name");
+  });
+
+  it('…/{name}?watch=true is a get (kube reads `watch` only on a collection path)', async () => {
+    const r = await t.request('GET', `${base}/nw-1?watch=true`);
+    expect(r.status, r.text).toBe(200);
+    const o = r.json<Obj>();
+    expect(o.kind).toBe('ConfigMap');
+    expect(o.metadata.name).toBe('nw-1');
+  });
+});

@@ -13,7 +13,8 @@ import { CborWatchEncoder, JsonWatchEncoder, PartialWatchEncoder, TableWatchEnco
 import { checkPartialShape } from '../../registry/partial-metadata.js';
 import { ProtobufWatchEncoder } from '../../watch/protobuf-encode.js';
 import type { WatchOpenOptions, WatchStream } from '../../watch/service.js';
-import { parseListOptions, watchParams } from '../list-params.js';
+import { type ListOptions, parseListOptions, watchParams } from '../list-params.js';
+import { exactName } from '../../machinery/selectors/fields.js';
 
 /** the cacher's side of a watch (WatchService) */
 export interface WatchCacher {
@@ -43,8 +44,19 @@ export function openWatch(cacher: WatchCacher, req: ApiRequest, clock: Clock = s
     // Kubernetes has no YAML watch stream (spec 000 §4.3)
     throw notAcceptable('only the following media types are accepted: application/json, application/json;stream=watch');
   }
-  const params = watchParams(parseListOptions(req.query, req.info.namespace));
+  const params = watchParams(namedWatch(parseListOptions(req.query, req.info.namespace), req.info.name));
   return cacher.open({ def: req.def, namespace: req.info.namespace, params, encoder: encoderFor(req, req.def, clock), signal: req.signal });
+}
+
+/**
+ * `/watch/…/{name}` watches that one object: kube's ListResource turns the name into a
+ * `metadata.name` field selector, and refuses a selector naming another object.
+ */
+function namedWatch(o: ListOptions, name: string): ListOptions {
+  if (name === '') return o;
+  if (o.fieldSelector.length === 0) return { ...o, fieldSelector: [{ field: 'metadata.name', op: '=', value: name }] };
+  if (exactName(o.fieldSelector) !== name) throw badRequest("fieldSelector metadata.name doesn't match requested name");
+  return o;
 }
 
 function encoderFor(req: ApiRequest, def: ResourceDefinition, clock: Clock): WatchEncoder {
