@@ -169,3 +169,34 @@ describe('a watch path with a name', () => {
     expect(o.metadata.name).toBe('nw-1');
   });
 });
+
+describe('DELETE answers as kube-apiserver (ReturnDeletedObject)', () => {
+  it('a removed ConfigMap is a Success Status naming it; one held by a finalizer is the marked object', async () => {
+    const c = (await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'del-1' } } })).json<Obj>();
+    const r = await t.request('DELETE', '/api/v1/namespaces/default/configmaps/del-1');
+    expect(r.status, r.text).toBe(200);
+    expect(r.json<Obj>()).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: { name: 'del-1', kind: 'configmaps', uid: c.metadata.uid },
+    });
+    await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'del-2', finalizers: ['example.com/hold'] } } });
+    const held = await t.request('DELETE', '/api/v1/namespaces/default/configmaps/del-2');
+    expect(held.status).toBe(200);
+    expect(held.json<Obj>().kind).toBe('ConfigMap');
+    expect(held.json<Obj>().metadata.deletionTimestamp).toBeTruthy();
+  });
+
+  it('a group kind names its group; kinds with ReturnDeletedObject (ServiceAccount) answer the object', async () => {
+    const role = { metadata: { name: 'del-role' }, rules: [] };
+    expect((await t.request('POST', '/apis/rbac.authorization.orch.io/v1/namespaces/default/roles', { body: role })).status).toBe(201);
+    const r = await t.request('DELETE', '/apis/rbac.authorization.orch.io/v1/namespaces/default/roles/del-role');
+    expect(r.json<Obj>().details).toMatchObject({ name: 'del-role', group: 'rbac.authorization.orch.io', kind: 'roles' });
+    expect((await t.request('POST', '/api/v1/namespaces/default/serviceaccounts', { body: { metadata: { name: 'del-sa' } } })).status).toBe(201);
+    const sa = await t.request('DELETE', '/api/v1/namespaces/default/serviceaccounts/del-sa');
+    expect(sa.status).toBe(200);
+    expect(sa.json<Obj>()).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'del-sa' } });
+  });
+});
