@@ -79,7 +79,8 @@ export function encode(
     text = toYaml(body);
   } else {
     headers.push(['Content-Type', 'application/json']);
-    text = accept.pretty ? JSON.stringify(body, null, 2) + '\n' : (json ?? JSON.stringify(body));
+    // kube-apiserver's JSON encoder ends every body with a newline; clients compare error bodies whole
+    text = accept.pretty ? JSON.stringify(body, null, 2) + '\n' : (json ?? JSON.stringify(body)) + '\n';
   }
   for (const w of warnings) headers.push(['Warning', warningHeader(w)]);
   for (const [k, v] of Object.entries(extra)) headers.push([k, v]);

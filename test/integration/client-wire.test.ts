@@ -200,3 +200,18 @@ describe('DELETE answers as kube-apiserver (ReturnDeletedObject)', () => {
     expect(sa.json<Obj>()).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'del-sa' } });
   });
 });
+
+describe('JSON bodies end with a newline, as kube-apiserver encodes them', () => {
+  it('objects, lists and Status errors', async () => {
+    const obj = await t.request('GET', '/api/v1/namespaces/default');
+    const list = await t.request('GET', '/api/v1/namespaces');
+    const err = await t.request('GET', '/api/v1/namespaces/default/configmaps/does-not-exist');
+    for (const r of [obj, list, err]) {
+      expect(r.text.endsWith('}\n')).toBe(true);
+      expect(r.text.endsWith('}\n\n')).toBe(false);
+    }
+    expect(err.text).toBe(
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \\"does-not-exist\\" not found","reason":"NotFound","details":{"name":"does-not-exist","kind":"configmaps"},"code":404}\n',
+    );
+  });
+});
