@@ -47,6 +47,8 @@ export interface NegotiateOptions {
    * (client-go sends the plain name on watches); elsewhere `stream=watch` is not served
    */
   watch?: boolean;
+  /** `/api` or `/apis`: the aggregated discovery type is acceptable */
+  discovery?: boolean;
 }
 
 function pick(ranges: MediaRange[], opts: NegotiateOptions): Negotiated | undefined {
@@ -69,7 +71,8 @@ function pick(ranges: MediaRange[], opts: NegotiateOptions): Negotiated | undefi
           return { format: r.type === 'application/yaml' ? 'yaml' : 'json', partial: { group: g, version: v, list: as === 'PartialObjectMetadataList' }, pretty: opts.pretty };
         }
       }
-      // other `as=` forms (aggregated discovery) are not served: fall through
+      // aggregated discovery: /api and /apis answer it themselves (src/server/non-resource.ts); errors are JSON
+      if (as === 'APIGroupDiscoveryList' && opts.discovery && r.type === 'application/json') return { format: 'json', pretty: opts.pretty };
       continue;
     }
     switch (r.type) {

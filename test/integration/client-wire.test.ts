@@ -215,3 +215,72 @@ describe('JSON bodies end with a newline, as kube-apiserver encodes them', () =>
     );
   });
 });
+
+describe('aggregated discovery (the Accept client-go 1.32 sends on /api and /apis)', () => {
+  const ACCEPT =
+    'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+  type Item = { metadata: Obj; versions: { version: string; freshness: string; resources: Obj[] }[] };
+
+  it('/apis answers an APIGroupDiscoveryList with the same resources as the per-version lists', async () => {
+    const r = await t.request('GET', '/apis', { headers: { Accept: ACCEPT } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers['content-type']).toBe('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    expect(r.headers.etag).toBeTruthy();
+    const doc = r.json<Obj>();
+    expect(doc.kind).toBe('APIGroupDiscoveryList');
+    expect(doc.apiVersion).toBe('apidiscovery.k8s.io/v2');
+    const apps = (doc.items as Item[]).find((i) => i.metadata.name === 'apps')!;
+    expect(apps.versions[0]!.version).toBe('v1');
+    expect(apps.versions[0]!.freshness).toBe('Current');
+    const deploy = apps.versions[0]!.resources.find((x) => x.resource === 'deployments')!;
+    expect(deploy).toMatchObject({
+      responseKind: { group: '', version: '', kind: 'Deployment' },
+      scope: 'Namespaced',
+      singularResource: 'deployment',
+      shortNames: ['deploy'],
+    });
+    expect(deploy.subresources).toEqual(
+      expect.arrayContaining([
+        { subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] },
+        { subresource: 'status', responseKind: { group: '', version: '', kind: 'Deployment' }, verbs: ['get', 'patch', 'update'] },
+      ]),
+    );
+    // the same facts as the legacy document
+    const legacy = (await t.request('GET', '/apis/apps/v1')).json<Obj>();
+    const names = (legacy.resources as Obj[]).map((x) => x.name as string).filter((n) => !n.includes('/')).sort();
+    expect(apps.versions[0]!.resources.map((x) => x.resource as string).sort()).toEqual(names);
+    // If-None-Match with the ETag: 304
+    const again = await t.request('GET', '/apis', { headers: { Accept: ACCEPT, 'If-None-Match': r.headers.etag as string } });
+    expect(again.status).toBe(304);
+  });
+
+  it('/api answers the core group (no name); v2beta1 when asked only for it; plain Accept keeps the legacy documents', async () => {
+    const core = (await t.request('GET', '/api', { headers: { Accept: ACCEPT } })).json<Obj>();
+    expect(core.items).toHaveLength(1);
+    expect(core.items[0].metadata.name).toBeUndefined();
+    expect((core.items[0] as Item).versions[0]!.resources.some((x) => x.resource === 'pods')).toBe(true);
+    const beta = await t.request('GET', '/apis', { headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList' } });
+    expect(beta.status).toBe(200);
+    expect(beta.headers['content-type']).toBe('application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList');
+    expect(beta.json<Obj>().apiVersion).toBe('apidiscovery.k8s.io/v2beta1');
+    expect((await t.request('GET', '/api', { headers: { Accept: 'application/json, */*' } })).json<Obj>().kind).toBe('APIVersions');
+    expect((await t.request('GET', '/apis')).json<Obj>().kind).toBe('APIGroupList');
+  });
+
+  it('kubectl 1.32 works from it: api-resources, get, scale (with a fresh discovery cache)', async () => {
+    const cache = await mkdtemp(join(tmpdir(), 'orch-client-wire-cache-'));
+    const k = (...args: string[]) => runKubectl(t.server.kubeconfigPath, ['--cache-dir', cache, ...args]);
+    const ar = await k('api-resources', '--api-group=apps', '-o', 'name');
+    expect(ar.code, ar.stderr).toBe(0);
+    expect(ar.stdout.split('\n')).toContain('deployments.apps');
+    const f = join(dir, 'agg-deploy.yaml');
+    await writeFile(
+      f,
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: agg\n  namespace: default\nspec:\n  selector:\n    matchLabels: {app: agg}\n  template:\n    metadata:\n      labels: {app: agg}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n',
+    );
+    expect((await k('apply', '-f', f)).code).toBe(0);
+    const sc = await k('scale', 'deploy/agg', '--replicas=2', '-n', 'default');
+    expect(sc.code, sc.stderr).toBe(0);
+    expect((await k('get', 'deploy', 'agg', '-n', 'default', '-o', 'jsonpath={.spec.replicas}')).stdout).toBe('2');
+  });
+});

@@ -24,6 +24,7 @@ export function negotiationFilter(apiDomain: string, protobuf: ProtobufCatalog):
         // watches answer length-prefixed WatchEvent frames (src/watch/protobuf-encode.ts)
         protobuf: info.isResourceRequest && protobuf.supportsResource(info.group, info.version, info.resource),
         watch: info.verb === 'watch',
+        discovery: !info.isResourceRequest && (http.path === '/api' || http.path === '/apis' || http.path === '/api/' || http.path === '/apis/'),
       });
     }
     return next(s);
