@@ -4,6 +4,7 @@
 
 import { badRequest } from '../core/errors.js';
 import type { RequestInfo } from './request.js';
+import { queryBool } from './query-params.js';
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
@@ -108,8 +109,7 @@ function verbFor(method: string, hasName: boolean, query: URLSearchParams, watch
       if (watchPrefix) return 'watch';
       // kube's RequestInfo reads `watch` only on a collection: `…/{name}?watch=true` is a get
       if (hasName) return 'get';
-      const w = query.get('watch');
-      if (w !== null && w !== 'false' && w !== '0') return 'watch';
+      if (queryBool(query.get('watch'))) return 'watch';
       return 'list';
     }
     case 'POST':

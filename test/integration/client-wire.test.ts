@@ -284,3 +284,27 @@ describe('aggregated discovery (the Accept client-go 1.32 sends on /api and /api
     expect((await k('get', 'deploy', 'agg', '-n', 'default', '-o', 'jsonpath={.spec.replicas}')).stdout).toBe('2');
   });
 });
+
+describe("boolean query parameters as kube reads them (the Python client's True/False)", () => {
+  beforeAll(async () => {
+    expect((await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'bool-1' } } })).status).toBe(201);
+  });
+
+  it('watch=False is a list, watch=True a watch; pretty=True indents', async () => {
+    const list = await t.request('GET', '/api/v1/namespaces/default/configmaps?watch=False');
+    expect(list.json<Obj>().kind).toBe('ConfigMapList');
+    const watch = await t.request('GET', '/api/v1/namespaces/default/configmaps?watch=True&timeoutSeconds=1&fieldSelector=metadata.name%3Dbool-1');
+    expect(JSON.parse(watch.text.trim().split('\n')[0]!).type).toBe('ADDED');
+    const pretty = await t.request('GET', '/api/v1/namespaces/default?pretty=True');
+    expect(pretty.text).toContain('\n  "kind": "Namespace"');
+  });
+
+  it('allowWatchBookmarks=True asks for bookmarks', async () => {
+    const r = await t.request(
+      'GET',
+      '/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=True&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=True&timeoutSeconds=1&fieldSelector=metadata.name%3Dbool-1',
+    );
+    const types = r.text.trim().split('\n').map((l) => (JSON.parse(l) as Obj).type as string);
+    expect(types).toEqual(['ADDED', 'BOOKMARK']);
+  });
+});
