@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
+import { CRDS, createCrd } from '../helpers/crds.js';
 
 let t: TestServer;
 let dir: string;
@@ -201,12 +202,43 @@ describe('DELETE answers as kube-apiserver (ReturnDeletedObject)', () => {
   });
 });
 
-describe('JSON bodies end with a newline, as kube-apiserver encodes them', () => {
-  it('objects, lists and Status errors', async () => {
-    const obj = await t.request('GET', '/api/v1/namespaces/default');
-    const list = await t.request('GET', '/api/v1/namespaces');
+describe('DELETE of custom resources and their definitions', () => {
+  it('a removed custom resource is a Success Status (kube\'s customresource store has no ReturnDeletedObject); a CRD answers itself, Terminating', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.orch.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gizmos.wire.example.com' },
+      spec: {
+        group: 'wire.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    await createCrd(t, crd);
+    const base = '/apis/wire.example.com/v1/namespaces/default/gizmos';
+    const g = (await t.request('POST', base, { body: { apiVersion: 'wire.example.com/v1', kind: 'Gizmo', metadata: { name: 'g1' } } })).json<Obj>();
+    const r = await t.request('DELETE', `${base}/g1`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.json<Obj>()).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: { name: 'g1', group: 'wire.example.com', kind: 'gizmos', uid: g.metadata.uid },
+    });
+    const d = await t.request('DELETE', `${CRDS}/gizmos.wire.example.com`);
+    expect(d.status, d.text).toBe(200);
+    expect(d.json<Obj>()).toMatchObject({ kind: 'CustomResourceDefinition', metadata: { name: 'gizmos.wire.example.com' } });
+  });
+});
+
+describe('Status bodies end with a newline, as kube-apiserver encodes them', () => {
+  it('errors and a delete\'s Success Status', async () => {
     const err = await t.request('GET', '/api/v1/namespaces/default/configmaps/does-not-exist');
-    for (const r of [obj, list, err]) {
+    await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'nl-1' } } });
+    const del = await t.request('DELETE', '/api/v1/namespaces/default/configmaps/nl-1');
+    for (const r of [err, del]) {
       expect(r.text.endsWith('}\n')).toBe(true);
       expect(r.text.endsWith('}\n\n')).toBe(false);
     }
