@@ -171,18 +171,15 @@ describe('a watch path with a name', () => {
   });
 });
 
+/** kube's finalizeDelete answer */
+const successStatus = (details: Obj): Obj => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details });
+
 describe('DELETE answers as kube-apiserver (ReturnDeletedObject)', () => {
   it('a removed ConfigMap is a Success Status naming it; one held by a finalizer is the marked object', async () => {
     const c = (await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'del-1' } } })).json<Obj>();
     const r = await t.request('DELETE', '/api/v1/namespaces/default/configmaps/del-1');
     expect(r.status, r.text).toBe(200);
-    expect(r.json<Obj>()).toEqual({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Success',
-      details: { name: 'del-1', kind: 'configmaps', uid: c.metadata.uid },
-    });
+    expect(r.json<Obj>()).toEqual(successStatus({ name: 'del-1', kind: 'configmaps', uid: c.metadata.uid }));
     await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'del-2', finalizers: ['example.com/hold'] } } });
     const held = await t.request('DELETE', '/api/v1/namespaces/default/configmaps/del-2');
     expect(held.status).toBe(200);
@@ -220,13 +217,7 @@ describe('DELETE of custom resources and their definitions', () => {
     const g = (await t.request('POST', base, { body: { apiVersion: 'wire.example.com/v1', kind: 'Gizmo', metadata: { name: 'g1' } } })).json<Obj>();
     const r = await t.request('DELETE', `${base}/g1`);
     expect(r.status, r.text).toBe(200);
-    expect(r.json<Obj>()).toEqual({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Success',
-      details: { name: 'g1', group: 'wire.example.com', kind: 'gizmos', uid: g.metadata.uid },
-    });
+    expect(r.json<Obj>()).toEqual(successStatus({ name: 'g1', group: 'wire.example.com', kind: 'gizmos', uid: g.metadata.uid }));
     const d = await t.request('DELETE', `${CRDS}/gizmos.wire.example.com`);
     expect(d.status, d.text).toBe(200);
     expect(d.json<Obj>()).toMatchObject({ kind: 'CustomResourceDefinition', metadata: { name: 'gizmos.wire.example.com' } });
