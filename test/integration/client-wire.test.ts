@@ -331,3 +331,20 @@ describe("boolean query parameters as kube reads them (the Python client's True/
     expect(types).toEqual(['ADDED', 'BOOKMARK']);
   });
 });
+
+describe('a Scale asked for as a Table', () => {
+  it('has kube\'s Scale columns: kubectl get deploy --subresource=scale', async () => {
+    const f = join(dir, 'scale-table.yaml');
+    await writeFile(
+      f,
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: st\n  namespace: default\nspec:\n  replicas: 3\n  selector:\n    matchLabels: {app: st}\n  template:\n    metadata:\n      labels: {app: st}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n',
+    );
+    expect((await kubectl('apply', '-f', f)).code).toBe(0);
+    const r = await kubectl('get', 'deploy', 'st', '-n', 'default', '--subresource=scale');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split('\n')[0]!.split(/\s+/)).toEqual(['NAME', 'DESIRED', 'AVAILABLE']);
+    expect(r.stdout.split('\n')[1]!.split(/\s+/)).toEqual(['st', '3', '0']);
+    const raw = await t.request('GET', '/apis/apps/v1/namespaces/default/deployments/st/scale', { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+    expect(raw.json<Obj>().rows[0].object).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { name: 'st' } });
+  });
+});
