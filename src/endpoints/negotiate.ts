@@ -47,6 +47,8 @@ export interface NegotiateOptions {
    * (client-go sends the plain name on watches); elsewhere `stream=watch` is not served
    */
   watch?: boolean;
+  /** `/api` or `/apis`: the aggregated discovery type is acceptable */
+  discovery?: boolean;
 }
 
 function pick(ranges: MediaRange[], opts: NegotiateOptions): Negotiated | undefined {
@@ -60,7 +62,17 @@ function pick(ranges: MediaRange[], opts: NegotiateOptions): Negotiated | undefi
           return { format: r.type === 'application/yaml' ? 'yaml' : 'json', table: { group: g, version: v }, pretty: opts.pretty };
         }
       }
-      // other `as=` forms (PartialObjectMetadata, aggregated discovery) are not served: fall through
+      // client-go's metadata client: kube allows it on every endpoint; we serve it on get, list and
+      // watch (the reads `allowTable` marks), in JSON or YAML (its protobuf form falls through)
+      if ((as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') && opts.allowTable && (r.type === 'application/json' || r.type === 'application/yaml')) {
+        const g = r.params.get('g') ?? '';
+        const v = r.params.get('v') ?? '';
+        if (opts.metaGroups.includes(g) && (v === 'v1' || v === 'v1beta1')) {
+          return { format: r.type === 'application/yaml' ? 'yaml' : 'json', partial: { group: g, version: v, list: as === 'PartialObjectMetadataList' }, pretty: opts.pretty };
+        }
+      }
+      // aggregated discovery: /api and /apis answer it themselves (src/server/non-resource.ts); errors are JSON
+      if (as === 'APIGroupDiscoveryList' && opts.discovery && r.type === 'application/json') return { format: 'json', pretty: opts.pretty };
       continue;
     }
     switch (r.type) {

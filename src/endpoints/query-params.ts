@@ -5,10 +5,17 @@
 
 import { badRequest } from '../core/errors.js';
 
-/** `true`, `1`, or the bare name (`?watch`); anything else, or absence, is false */
+/** kube's reading of a boolean query parameter (see queryBool) */
 export function boolParam(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  return v === 'true' || v === '1' || (v === '' && q.has(name));
+  return queryBool(q.get(name));
+}
+
+/**
+ * kube's Convert_Slice_string_To_bool: absent is false; `0` and `false` in any case are
+ * false; anything else, even empty, is true. The Python client sends `True`/`False`.
+ */
+export function queryBool(v: string | null): boolean {
+  return v !== null && v !== '0' && v.toLowerCase() !== 'false';
 }
 
 /** undefined when absent or empty; 400 when not an integer */

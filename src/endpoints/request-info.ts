@@ -4,6 +4,7 @@
 
 import { badRequest } from '../core/errors.js';
 import type { RequestInfo } from './request.js';
+import { queryBool } from './query-params.js';
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
@@ -106,9 +107,10 @@ function verbFor(method: string, hasName: boolean, query: URLSearchParams, watch
     case 'GET':
     case 'HEAD': {
       if (watchPrefix) return 'watch';
-      const w = query.get('watch');
-      if (w !== null && w !== 'false' && w !== '0') return 'watch';
-      return hasName ? 'get' : 'list';
+      // kube's RequestInfo reads `watch` only on a collection: `…/{name}?watch=true` is a get
+      if (hasName) return 'get';
+      if (queryBool(query.get('watch'))) return 'watch';
+      return 'list';
     }
     case 'POST':
       return 'create';

@@ -2,6 +2,7 @@ import type { UserInfo } from '../auth/types.js';
 import type { StreamSink } from '../core/stream.js';
 import type { ProtobufCatalog } from '../registry/protobuf-catalog.js';
 import type { ResourceDefinition } from '../registry/types.js';
+import type { PartialTarget } from '../registry/partial-metadata.js';
 
 /** What the gateway learned from the URL (spec 000 §4.1), as Kubernetes' RequestInfo. */
 export interface RequestInfo {
@@ -23,6 +24,8 @@ export interface Negotiated {
   format: 'json' | 'yaml' | 'cbor' | 'protobuf';
   /** set when the client asked for `as=Table` */
   table?: { group: string; version: string };
+  /** set when the client asked for `as=PartialObjectMetadata` or `as=PartialObjectMetadataList` */
+  partial?: PartialTarget;
   pretty: boolean;
   /** protobuf: the media type name the client used (echoed in Content-Type; spec 000 §4.3) */
   mediaType?: string;

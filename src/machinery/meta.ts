@@ -80,3 +80,22 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 export function clone<T>(v: T): T {
   return structuredClone(v);
 }
+
+/** metadata fields Go's ObjectMeta marks `omitempty` whose empty value is a map or a list */
+const OMIT_EMPTY_META = ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
+
+/**
+ * kube-apiserver decodes every body into Go's ObjectMeta, whose maps and lists
+ * are `omitempty`: `labels: {}` or `finalizers: []` is stored and served as
+ * absent, and owns no field. kubectl's client-side diff patches with
+ * `annotations: {}`, so keeping it shows a change that is none (exit 1).
+ * `managedFields: []` is left alone: it means "keep the entries" (spec 000 §4.9).
+ */
+export function dropEmptyMetadata(obj: ApiObject): void {
+  const meta = obj.metadata as Record<string, unknown> | undefined;
+  if (meta === undefined || meta === null || typeof meta !== 'object') return;
+  for (const k of OMIT_EMPTY_META) {
+    const v = meta[k];
+    if (v === null || (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && v !== null && Object.keys(v).length === 0)) delete meta[k];
+  }
+}

@@ -6,6 +6,7 @@ import type { ObjectAdmission } from './generic-store.js';
 import { compileSchema } from '../machinery/schema/compile.js';
 import { applyCompiledDefaults } from '../machinery/schema/defaults.js';
 import { validateObjectMeta } from '../machinery/schema/object-meta.js';
+import { dropEmptyMetadata } from '../machinery/meta.js';
 import type { Definitions } from '../machinery/schema/types.js';
 import { validateCompiled } from '../machinery/schema/validate.js';
 import { validateRules } from '../machinery/schema/cel-rules.js';
@@ -22,6 +23,7 @@ export class SchemaAdmission implements ObjectAdmission {
     const compiled = compileSchema(def.schema, this.defs);
     applyCompiledDefaults(obj, compiled);
     const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true });
+    dropEmptyMetadata(obj);
     // CEL rules (x-orch-validations) see the pruned, defaulted object; not when it is malformed
     if (compiled.subtreeHasRules && r.errors.length === 0) r.errors.push(...validateRules(obj, old, compiled));
     return r;

@@ -212,3 +212,69 @@ function computeDiscovery(defs: ResourceDefinition[], path: string, serverAddres
   }
   return undefined;
 }
+
+/** the aggregated discovery versions clients ask for (`apidiscovery.k8s.io`) */
+export type AggregatedVersion = 'v2' | 'v2beta1';
+
+/**
+ * Aggregated discovery (kube-apiserver 1.30+, what client-go 1.32 asks for first):
+ * `/api` or `/apis` as one APIGroupDiscoveryList, every group with its versions
+ * (preferred first) and each version's resources with their sub-resources, the same
+ * facts as the APIResourceLists above; client-go splits it back into them.
+ */
+export function aggregatedDiscovery(defs: ResourceDefinition[], root: 'api' | 'apis', version: AggregatedVersion): object {
+  const groups = unique(defs.map((d) => d.group)).filter((g) => (root === 'api' ? g === '' : g !== ''));
+  const items = groups.map((group) => {
+    const versions = sortVersions(unique(defs.filter((d) => d.group === group).map((d) => d.version)));
+    return {
+      metadata: group === '' ? { creationTimestamp: null } : { name: group, creationTimestamp: null },
+      versions: versions.map((v) => ({ version: v, resources: discoveryResources(apiResourceList(defs, group, v)?.resources ?? []), freshness: 'Current' })),
+    };
+  });
+  return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${version}`, metadata: {}, items };
+}
+
+function discoveryResources(list: APIResource[]): object[] {
+  const out: Record<string, unknown>[] = [];
+  const byName = new Map<string, Record<string, unknown>>();
+  for (const r of list) {
+    const slash = r.name.indexOf('/');
+    const responseKind = { group: r.group ?? '', version: r.version ?? '', kind: r.kind };
+    if (slash < 0) {
+      const d: Record<string, unknown> = {
+        resource: r.name,
+        responseKind,
+        scope: r.namespaced ? 'Namespaced' : 'Cluster',
+        singularResource: r.singularName,
+        verbs: r.verbs,
+      };
+      if (r.shortNames) d.shortNames = r.shortNames;
+      if (r.categories) d.categories = r.categories;
+      byName.set(r.name, d);
+      out.push(d);
+      continue;
+    }
+    const parent = byName.get(r.name.slice(0, slash));
+    if (!parent) continue;
+    const subs = (parent.subresources ??= []) as object[];
+    subs.push({ subresource: r.name.slice(slash + 1), responseKind, verbs: r.verbs });
+  }
+  return out;
+}
+
+/** the aggregated discovery version an Accept header asks for first, if any */
+export function acceptsAggregated(accept: string | undefined): AggregatedVersion | undefined {
+  if (!accept) return undefined;
+  for (const part of accept.split(',')) {
+    const [type = '', ...params] = part.split(';').map((x) => x.trim());
+    const p = new Map(params.map((x) => [x.slice(0, x.indexOf('=')).toLowerCase(), x.slice(x.indexOf('=') + 1)]));
+    if (type.toLowerCase() === 'application/json' && p.get('g') === 'apidiscovery.k8s.io' && p.get('as') === 'APIGroupDiscoveryList') {
+      const v = p.get('v');
+      if (v === 'v2' || v === 'v2beta1') return v;
+      continue;
+    }
+    // an earlier plain type wins (client-go lists the aggregated types first)
+    if (type === 'application/json' || type === '*/*' || type === 'application/*') return undefined;
+  }
+  return undefined;
+}

@@ -69,23 +69,36 @@ export function toTable(def: ResourceDefinition, objects: ApiObject[], listMeta:
     cells.push((o) => o.metadata?.creationTimestamp ?? null);
   }
   const metaGroup = opts.group;
-  const rows = objects.map((o) => {
-    const row: Record<string, unknown> = { cells: cells.map((f) => f(o)) };
-    if (opts.includeObject === 'Object') row.object = o;
-    else if (opts.includeObject === 'Metadata') {
-      row.object = {
-        kind: 'PartialObjectMetadata',
-        apiVersion: `${metaGroup}/${opts.version}`,
-        metadata: o.metadata ?? {},
-      };
-    }
-    return row;
-  });
+  const rows = objects.map((o) => tableRow(o, cells.map((f) => f(o)), opts));
   const metadata: Record<string, unknown> = {};
   if (listMeta.resourceVersion !== undefined) metadata.resourceVersion = listMeta.resourceVersion;
   if (listMeta.continue) metadata.continue = listMeta.continue;
   if (listMeta.remainingItemCount !== undefined) metadata.remainingItemCount = listMeta.remainingItemCount;
   return { kind: 'Table', apiVersion: `${metaGroup}/${opts.version}`, metadata, columnDefinitions, rows };
+}
+
+/** a row with its object as `includeObject` asks (Metadata: a PartialObjectMetadata) */
+function tableRow(o: ApiObject, cells: unknown[], opts: Pick<TableOptions, 'group' | 'version' | 'includeObject'>): Record<string, unknown> {
+  const row: Record<string, unknown> = { cells };
+  if (opts.includeObject === 'Object') row.object = o;
+  else if (opts.includeObject === 'Metadata') row.object = { kind: 'PartialObjectMetadata', apiVersion: `${opts.group}/${opts.version}`, metadata: o.metadata ?? {} };
+  return row;
+}
+
+/** kube's table of an autoscaling/v1 Scale (printScale; `kubectl get deploy x --subresource=scale`) */
+export function scaleTable(scale: ApiObject, opts: Pick<TableOptions, 'group' | 'version' | 'includeObject'>): object {
+  const replicas = (part: unknown): unknown => (part as { replicas?: unknown } | undefined)?.replicas ?? 0;
+  return {
+    kind: 'Table',
+    apiVersion: `${opts.group}/${opts.version}`,
+    metadata: scale.metadata?.resourceVersion === undefined ? {} : { resourceVersion: scale.metadata.resourceVersion },
+    columnDefinitions: [
+      NAME_COLUMN,
+      { name: 'Desired', type: 'integer', format: '', description: 'Number of desired replicas', priority: 0 },
+      { name: 'Available', type: 'integer', format: '', description: 'Number of actual replicas', priority: 0 },
+    ],
+    rows: [tableRow(scale, [scale.metadata?.name ?? '', replicas(scale.spec), replicas(scale.status)], opts)],
+  };
 }
 
 function columnDef(c: TableColumn): object {

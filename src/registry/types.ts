@@ -96,6 +96,12 @@ export interface ResourceDefinition {
    */
   customResource?: boolean;
   /**
+   * a DELETE that removes the object answers the object (Kubernetes' ReturnDeletedObject:
+   * pods, services, namespaces, service accounts, storage classes); otherwise a `Success`
+   * Status naming it, as kube-apiserver's finalizeDelete does
+   */
+  returnDeletedObject?: boolean;
+  /**
    * metadata.name syntax (Kubernetes' per-kind NameFn); default DNS1123Subdomain.
    * Namespaces use DNS1123Label, Services DNS1035Label, RBAC objects PathSegment.
    */

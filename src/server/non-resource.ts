@@ -2,6 +2,7 @@
 // OpenAPI (/openapi/v2, /openapi/v3, /openapi/v3/<group-version>). All are
 // derived from the registry, so custom resources appear as soon as they register.
 
+import { createHash } from 'node:crypto';
 import * as discovery from '../registry/discovery.js';
 import type { Registry } from '../registry/registry.js';
 import { OpenAPIDocuments } from '../registry/openapi.js';
@@ -14,6 +15,9 @@ export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, 
   const openapi = new OpenAPIDocuments(registry, { title: 'orch', version: `v1.32.0+orch.${ORCH_VERSION}` });
   // the protobuf form of /openapi/v2, encoded once per document version
   let v2pb: { hash: string; bytes: Uint8Array } | undefined;
+  // aggregated discovery documents (/api or /apis, v2 or v2beta1) of the registry's current version
+  const aggregated = new Map<string, { json: string; etag: string }>();
+  let aggregatedVersion = -1;
   return (path, query, _accept, headers) => {
     const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     // documents of other components (service-account issuer discovery, spec 001 §5.5)
@@ -42,6 +46,23 @@ export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, 
       // a request naming the current hash may be cached for good (Kubernetes' immutable v3 documents)
       const immutable = query.get('hash') === doc.hash;
       return cached(headers, `"${doc.hash}"`, 'application/json', doc.json, immutable);
+    }
+    if (p === '/api' || p === '/apis') {
+      const v = discovery.acceptsAggregated(headers?.get('accept'));
+      if (v !== undefined) {
+        if (aggregatedVersion !== registry.version) {
+          aggregated.clear();
+          aggregatedVersion = registry.version;
+        }
+        const key = `${p}|${v}`;
+        let doc = aggregated.get(key);
+        if (!doc) {
+          const json = JSON.stringify(discovery.aggregatedDiscovery(registry.all(), p === '/api' ? 'api' : 'apis', v));
+          doc = { json, etag: `"${createHash('sha256').update(json).digest('hex').toUpperCase()}"` };
+          aggregated.set(key, doc);
+        }
+        return cached(headers, doc.etag, `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList`, doc.json);
+      }
     }
     const d = discovery.serveDiscovery(registry, p);
     return d === undefined ? undefined : { status: 200, body: d };

@@ -76,6 +76,41 @@ export class JsonWatchEncoder implements WatchEncoder {
   }
 }
 
+/**
+ * `Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1` (client-go's metadata
+ * informers): every event's object, bookmarks included, is a PartialObjectMetadata of the meta
+ * group and version the client named, as kube-apiserver transforms them; errors stay Status.
+ */
+export class PartialWatchEncoder implements WatchEncoder {
+  readonly contentType = 'application/json';
+  readonly durable = true;
+  private readonly key: string;
+  private readonly metaApiVersion: string;
+
+  constructor(apiVersion: string, kind: string, meta: { group: string; version: string }) {
+    this.metaApiVersion = `${meta.group}/${meta.version}`;
+    this.key = `partial|${apiVersion}|${kind}|${this.metaApiVersion}`;
+  }
+
+  shareKey(): string {
+    return this.key;
+  }
+
+  objectEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: ApiObject): Buffer {
+    return jsonLine(type, JSON.stringify({ kind: 'PartialObjectMetadata', apiVersion: this.metaApiVersion, metadata: obj.metadata ?? {} }));
+  }
+
+  sentObjectEvent(): void {}
+
+  bookmark(resourceVersion: string, annotations?: Record<string, string>): Buffer {
+    return jsonLine('BOOKMARK', JSON.stringify(bookmarkObject(this.metaApiVersion, 'PartialObjectMetadata', resourceVersion, annotations)));
+  }
+
+  error(status: Status): Buffer {
+    return jsonLine('ERROR', JSON.stringify(status));
+  }
+}
+
 /** `application/cbor-seq`: each event is one CBOR item (spec 000 §4.3) */
 export class CborWatchEncoder implements WatchEncoder {
   readonly contentType = 'application/cbor-seq';

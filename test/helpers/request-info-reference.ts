@@ -82,8 +82,7 @@ function verbFor(method: string, hasName: boolean, query: URLSearchParams, watch
     case 'HEAD': {
       if (watchPrefix) return 'watch';
       const w = query.get('watch');
-      if (!hasName && w !== null && w !== 'false' && w !== '0') return 'watch';
-      if (hasName && w !== null && w !== 'false' && w !== '0') return 'watch';
+      if (!hasName && w !== null && w.toLowerCase() !== 'false' && w !== '0') return 'watch';
       return hasName ? 'get' : 'list';
     }
     case 'POST':

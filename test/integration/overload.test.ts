@@ -96,7 +96,7 @@ describe('overload protection', () => {
     const half = Math.floor(body.length / 2);
     // the head and half the body: the answer comes without waiting for the rest
     s.write(`POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, half)}`);
-    await readUntil(s, got, /\r\n\r\n\{[^]*\}$/);
+    await readUntil(s, got, /\r\n\r\n\{[^]*\}\n?$/);
     expect(got.text).toMatch(/^HTTP\/1\.1 429 /);
     expect(got.text).toMatch(/\r\nRetry-After: 1\r\n/i);
     expect(got.text).toMatch(/\r\nX-Orch-Pf-Rejection: concurrency-limit\r\n/i);
@@ -106,7 +106,7 @@ describe('overload protection', () => {
     // the rest of the body is skipped, and the same connection serves the next request
     got.text = '';
     s.write(`${body.slice(half)}GET /api/v1/namespaces/default/configmaps/shed HTTP/1.1\r\nHost: x\r\n\r\n`);
-    await readUntil(s, got, /\r\n\r\n\{[^]*\}$/);
+    await readUntil(s, got, /\r\n\r\n\{[^]*\}\n?$/);
     // nothing was created: the shed request was never handled
     expect(got.text).toMatch(/^HTTP\/1\.1 404 /);
     s.destroy();
@@ -230,7 +230,7 @@ describe('shedding bearer-token requests before authentication', () => {
     await new Promise((r) => s.once('secureConnect', r));
     const body = JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', padding: 'x'.repeat(64 * 1024) });
     s.write(`GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok-bob\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 100)}`);
-    await readUntil(s, got, /\r\n\r\n\{[^]*\}$/);
+    await readUntil(s, got, /\r\n\r\n\{[^]*\}\n?$/);
     s.destroy();
     expect(got.text).toMatch(/^HTTP\/1\.1 429 /);
     expect(got.text).toMatch(/\r\nRetry-After: 1\r\n/i);

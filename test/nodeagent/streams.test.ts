@@ -261,6 +261,15 @@ describe('pods/attach and the channel protocol', () => {
     expect(status).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '5' }] } });
   });
 
+  it("reads booleans as kube does: the Python client's stdout=True, stdin=False, timestamps=True", async () => {
+    const r = await wsOpen('/api/v1/namespaces/default/pods/talker/exec?command=sh&command=-c&command=echo%20py&stderr=True&stdin=False&stdout=True&tty=False', ['v4.channel.k8s.io']);
+    await new Promise((res) => r.ws!.once('close', res));
+    expect(Buffer.concat(r.early.filter((m) => m[0] === 1).map((m) => m.subarray(1))).toString()).toBe('py\n');
+    const log = await ts.request('GET', '/api/v1/namespaces/default/pods/talker/log?timestamps=True&follow=False&tailLines=1');
+    expect(log.status, log.text).toBe(200);
+    expect(log.text).toMatch(/^\d{4}-\d\d-\d\dT[^ ]+Z tick \d+\n$/);
+  });
+
   it('attaches to the container output', async () => {
     const r = await wsOpen('/api/v1/namespaces/default/pods/talker/attach?container=main&stdout=1', ['v5.channel.k8s.io']);
     expect(r.protocol).toBe('v5.channel.k8s.io');

@@ -16,6 +16,8 @@ import { bodyText, decodeObjectBody, parseBody, parseDryRun, parseFieldValidatio
 import type { HandlerContext } from './context.js';
 import { fieldManagerOf } from './create.js';
 import { patchMediaTypes } from '../../machinery/patch/media-types.js';
+import { scaleTable } from '../../registry/table.js';
+import { includeObjectParam } from './list.js';
 
 type Handler = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
 
@@ -30,7 +32,14 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
       };
     case 'get':
       if (!cap.get) return undefined;
-      return async (ctx, req) => answer(await cap.get!(context(ctx, req, false)));
+      return async (ctx, req) => {
+        const r = await cap.get!(context(ctx, req, false));
+        // a Scale asked for as a Table gets kube's Scale columns; other sub-resource kinds have no table
+        if (req.accept.table && r.object.kind === 'Scale') {
+          return { status: r.status, body: scaleTable(r.object as ApiObject, { ...req.accept.table, includeObject: includeObjectParam(req.query) }) };
+        }
+        return answer(r);
+      };
     case 'update':
       if (!cap.update) return undefined;
       return async (ctx, req) => {

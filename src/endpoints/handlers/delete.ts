@@ -105,13 +105,7 @@ export async function handleDelete(ctx: HandlerContext, req: ApiRequest): Promis
     await gs.deleteCorrupt(req.info.namespace, req.info.name);
     return {
       status: 200,
-      body: {
-        kind: 'Status',
-        apiVersion: 'v1',
-        metadata: {},
-        status: 'Success',
-        details: { name: req.info.name, group: req.def.group || undefined, kind: req.def.resource },
-      },
+      body: deletedStatus(req, undefined),
       warnings: [`the object at ${gs.key(req.info.namespace, req.info.name)} was removed without running finalizers or admission (${UNSAFE_DELETE_OPTION})`],
     };
   }
@@ -121,7 +115,23 @@ export async function handleDelete(ctx: HandlerContext, req: ApiRequest): Promis
   // with the legacy orphanDependents=false and the object is not gone yet
   // (Kubernetes keeps this quirk for old clients)
   const status = !deleted && opts.orphanDependents === false ? 202 : 200;
+  if (deleted && !req.def.returnDeletedObject) return { status, body: deletedStatus(req, object.metadata?.uid), warnings };
   return { status, body: object, warnings };
+}
+
+/**
+ * kube-apiserver's answer to a delete that removed the object (finalizeDelete): a Success
+ * Status naming it, `kind` being the resource; clients typed to V1Status (the Java
+ * client validates every field) cannot read the object instead
+ */
+function deletedStatus(req: ApiRequest, uid: string | undefined): object {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name: req.info.name, group: req.def.group || undefined, kind: req.def.resource, uid },
+  };
 }
 
 /** the caller also needs the `unsafe-delete-ignore-read-errors` verb (spec 000 §4.10) */

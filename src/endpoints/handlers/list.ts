@@ -3,6 +3,7 @@ import { type ListResult, listObjects, listSemantics } from '../../registry/list
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import { toTable } from '../../registry/table.js';
+import { checkPartialShape, partialList } from '../../registry/partial-metadata.js';
 import type { HandlerContext } from './context.js';
 import { listParams, parseListOptions } from '../../endpoints/list-params.js';
 
@@ -15,6 +16,7 @@ export function includeObjectParam(q: URLSearchParams): 'None' | 'Metadata' | 'O
 
 /** GET on a collection path: `<Kind>List` with list metadata (spec 000 §2.2, §4.5, §4.6) */
 export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
+  if (req.accept.partial) checkPartialShape(req.def, req.accept.partial, true);
   const params = listParams(parseListOptions(req.query, req.info.namespace));
   const gs = ctx.storeFor(req.def);
   let result: ListResult | undefined;
@@ -36,6 +38,7 @@ export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<
       body: toTable(req.def, result.items, listMeta, { ...req.accept.table, includeObject: includeObjectParam(req.query), now: ctx.clock.now() }),
     };
   }
+  if (req.accept.partial) return { status: 200, body: partialList(result.items, listMeta, req.accept.partial) };
   return {
     status: 200,
     body: { kind: `${req.def.kind}List`, apiVersion: apiVersionOf(req.def), metadata: listMeta, items: result.items },

@@ -20,7 +20,7 @@ import { listObjects } from '../../registry/list.js';
 import { parseLabelSelector } from '../../machinery/selectors/labels.js';
 import { relayWebSocket } from './node-relay.js';
 import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport } from './node-transport.js';
-import { boolParam } from '../query-params.js';
+import { boolParam, queryBool } from '../query-params.js';
 
 export const NODE_STREAM_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward', 'proxy']);
 
@@ -98,9 +98,12 @@ function connectOptions(req: ApiRequest): ApiObject {
   return o;
 }
 
+/** the boolean options, passed on as `true`/`false` whatever spelling the client used (kube re-encodes them too) */
+const BOOL_KEYS = new Set(['follow', 'previous', 'timestamps', 'stdin', 'stdout', 'stderr', 'tty']);
+
 function pick(q: URLSearchParams, keys: string[]): URLSearchParams {
   const out = new URLSearchParams();
-  for (const [k, v] of q) if (keys.includes(k)) out.append(k, v);
+  for (const [k, v] of q) if (keys.includes(k)) out.append(k, BOOL_KEYS.has(k) ? String(queryBool(v)) : v);
   return out;
 }
 

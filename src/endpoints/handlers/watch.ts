@@ -9,10 +9,12 @@ import type { HandlerContext } from './context.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { ResourceDefinition } from '../../registry/types.js';
-import { CborWatchEncoder, JsonWatchEncoder, TableWatchEncoder, type WatchEncoder } from '../../watch/encode.js';
+import { CborWatchEncoder, JsonWatchEncoder, PartialWatchEncoder, TableWatchEncoder, type WatchEncoder } from '../../watch/encode.js';
+import { checkPartialShape } from '../../registry/partial-metadata.js';
 import { ProtobufWatchEncoder } from '../../watch/protobuf-encode.js';
 import type { WatchOpenOptions, WatchStream } from '../../watch/service.js';
-import { parseListOptions, watchParams } from '../list-params.js';
+import { type ListOptions, parseListOptions, watchParams } from '../list-params.js';
+import { exactName } from '../../machinery/selectors/fields.js';
 
 /** the cacher's side of a watch (WatchService) */
 export interface WatchCacher {
@@ -42,8 +44,19 @@ export function openWatch(cacher: WatchCacher, req: ApiRequest, clock: Clock = s
     // Kubernetes has no YAML watch stream (spec 000 §4.3)
     throw notAcceptable('only the following media types are accepted: application/json, application/json;stream=watch');
   }
-  const params = watchParams(parseListOptions(req.query, req.info.namespace));
+  const params = watchParams(namedWatch(parseListOptions(req.query, req.info.namespace), req.info.name));
   return cacher.open({ def: req.def, namespace: req.info.namespace, params, encoder: encoderFor(req, req.def, clock), signal: req.signal });
+}
+
+/**
+ * `/watch/…/{name}` watches that one object: kube's ListResource turns the name into a
+ * `metadata.name` field selector, and refuses a selector naming another object.
+ */
+function namedWatch(o: ListOptions, name: string): ListOptions {
+  if (name === '') return o;
+  if (o.fieldSelector.length === 0) return { ...o, fieldSelector: [{ field: 'metadata.name', op: '=', value: name }] };
+  if (exactName(o.fieldSelector) !== name) throw badRequest("fieldSelector metadata.name doesn't match requested name");
+  return o;
 }
 
 function encoderFor(req: ApiRequest, def: ResourceDefinition, clock: Clock): WatchEncoder {
@@ -54,6 +67,11 @@ function encoderFor(req: ApiRequest, def: ResourceDefinition, clock: Clock): Wat
       throw badRequest(`includeObject: Unsupported value: "${inc}": supported values: "None", "Metadata", "Object"`);
     }
     return new TableWatchEncoder(def, apiVersion, req.accept.table, inc, () => clock.now());
+  }
+  if (req.accept.partial) {
+    // each event's object is one PartialObjectMetadata, as kube-apiserver's watch transforms them
+    checkPartialShape(def, req.accept.partial, false);
+    return new PartialWatchEncoder(apiVersion, def.kind, req.accept.partial);
   }
   if (req.accept.format === 'cbor') return new CborWatchEncoder(apiVersion, def.kind);
   if (req.accept.format === 'protobuf' && req.protobuf) {

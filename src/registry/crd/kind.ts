@@ -97,6 +97,8 @@ export function crdDefinition(n: SchemaNames, o: CrdKindOptions): ResourceDefini
     version: 'v1',
     kind: 'CustomResourceDefinition',
     resource: 'customresourcedefinitions',
+    // kube's CRD Delete marks it (cleanup finalizer) and answers the CRD, never a Status
+    returnDeletedObject: true,
     singular: 'customresourcedefinition',
     scope: 'Cluster',
     shortNames: ['crd', 'crds'],

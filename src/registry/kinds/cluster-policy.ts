@@ -178,6 +178,7 @@ export const hpaV1Definition = (n: SchemaNames): ResourceDefinition => hpaDefini
 export function storageClassDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: n.group('storage'), version: 'v1', kind: 'StorageClass', resource: 'storageclasses', singular: 'storageclass', scope: 'Cluster',
+    returnDeletedObject: true,
     shortNames: ['sc'],
     schema: kindSchema(n, 'StorageClass describes the parameters for a class of storage for which PersistentVolumes can be dynamically provisioned.', proto({
       provisioner: 2, parameters: 3, reclaimPolicy: 4, mountOptions: 5, allowVolumeExpansion: 6, volumeBindingMode: 7, allowedTopologies: 8,

@@ -24,6 +24,7 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
     version: 'v1',
     kind: 'Namespace',
     resource: 'namespaces',
+    returnDeletedObject: true,
     singular: 'namespace',
     scope: 'Cluster',
     shortNames: ['ns'],

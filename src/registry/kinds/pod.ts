@@ -17,6 +17,7 @@ export function podDefinition(n: SchemaNames): ResourceDefinition {
     version: 'v1',
     kind: 'Pod',
     resource: 'pods',
+    returnDeletedObject: true,
     singular: 'pod',
     scope: 'Namespaced',
     shortNames: ['po'],

@@ -22,6 +22,7 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
     version: 'v1',
     kind: 'Service',
     resource: 'services',
+    returnDeletedObject: true,
     singular: 'service',
     scope: 'Namespaced',
     shortNames: ['svc'],

@@ -12,6 +12,7 @@ export function serviceAccountDefinition(n: SchemaNames): ResourceDefinition {
     version: 'v1',
     kind: 'ServiceAccount',
     resource: 'serviceaccounts',
+    returnDeletedObject: true,
     singular: 'serviceaccount',
     scope: 'Namespaced',
     shortNames: ['sa'],
