@@ -6,7 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { CRDS, createCrd } from '../helpers/crds.js';
 
@@ -17,7 +17,8 @@ type Obj = Record<string, any>;
 const kubectl = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
 
 beforeAll(async () => {
-  t = await startTestServer();
+  // the wire answers alone: no controller writes Deployments' status under the Scale table's columns
+  t = await startTestServer({ authn: NO_WORKLOAD_CONTROLLERS });
   dir = await mkdtemp(join(tmpdir(), 'orch-client-wire-'));
 });
 afterAll(async () => {
