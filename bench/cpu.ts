@@ -52,3 +52,35 @@ export function selfCpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 }
+
+/**
+ * CPU ms so far of one process split by thread kind, and of its descendant
+ * processes (a member's TLS workers): `main` the JavaScript thread, `libuv`
+ * the thread pool (fsync, level batches), `v8` the GC and compiler helpers,
+ * `other` the rest; from /proc/<pid>/task/<tid>/stat (thread names from comm).
+ */
+export function threadCpuMs(pid: number): { main: number; libuv: number; v8: number; other: number; children: number } {
+  const out = { main: 0, libuv: 0, v8: 0, other: 0, children: 0 };
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const s = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = s.slice(s.indexOf('(') + 1, s.lastIndexOf(')'));
+      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
+      if (Number(tid) === pid) out.main += ms;
+      else if (name.startsWith('libuv')) out.libuv += ms;
+      else if (name.startsWith('V8 ')) out.v8 += ms;
+      else out.other += ms;
+    } catch {
+      // the thread ended
+    }
+  }
+  out.children = treeCpuMs([pid]) - (stat(pid)?.cpuMs ?? 0);
+  return out;
+}

@@ -37,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { LocalStore } from '../src/store/local-store.js';
 import { RaftStore } from '../src/store/raft-store.js';
 import type { RevisionedStore } from '../src/store/types.js';
-import { processCpuMs, selfCpuMs, treeCpuMs } from './cpu.js';
+import { processCpuMs, selfCpuMs, threadCpuMs, treeCpuMs } from './cpu.js';
 import { etcdAvailable, gatewayCreate, nativeCreate, startEtcd } from './etcd.js';
 import { type DriveStats, drive, sleep } from './drive.js';
 
@@ -142,6 +142,7 @@ function perWrite(before: Raftz, after: Raftz, n: number): Record<string, number
     // of those, applied by the leader before its own fsync of them ended (both followers had them durable)
     appliedBeforeOwnWrite: r(d('entriesAppliedBeforeOwnWrite') / n),
     framesSent: r(t('frames') / n),
+    messagesReceived: r(t('received') / n),
     ...(d('proposalsCommitted') > 0 ? { proposeToApplyMs: r(d('proposeToApplyMs') / d('proposalsCommitted')) } : {}),
   };
 }
@@ -219,6 +220,7 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
         await create(`w${inFlight}-${i}`);
       });
       const main0 = processCpuMs(procs.map((p) => p.pid!));
+      const threads0 = procs.map((p) => threadCpuMs(p.pid!));
       const client0 = selfCpuMs();
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
         await create(`b${inFlight}-${i}`);
@@ -227,12 +229,19 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       h2?.close();
       // of which the members' main processes (the rest: TLS worker processes, tsx's loader)
       mainCpu[`inFlight${inFlight}`] = Math.round(((processCpuMs(procs.map((p) => p.pid!)) - main0) * 1000) / writes);
+      // per member, µs per write: its main process's JavaScript thread, libuv pool, V8 helper
+      // threads, other threads, and its child processes (the TLS workers)
+      const threads1 = procs.map((p) => threadCpuMs(p.pid!));
       const after = await raftz();
       // before, after and ports list the members in the same order
       counters[`inFlight${inFlight}`] = Object.fromEntries(
         ports.flatMap((p, i) => {
           const [b, a] = [before[i], after[i]];
-          return a && b ? [[`${p.name}${p.api === leaderPort ? ' (leader)' : ''}`, perWrite(b, a, writes)]] : [];
+          const [t0, t1] = [threads0[i]!, threads1[i]!];
+          const cpu = Object.fromEntries(Object.keys(t0).map((k) => [`cpuUs_${k}`, Math.round(((t1[k as keyof typeof t1] - t0[k as keyof typeof t0]) * 1000) / writes)]));
+          const total = Object.values(cpu).reduce((x, y) => x + y, 0);
+          const name = `${p.name}${p.api === leaderPort ? ' (leader)' : ''}`;
+          return [[name, { ...(a && b ? perWrite(b, a, writes) : {}), cpuUs: total, ...cpu }]];
         }),
       );
     }
