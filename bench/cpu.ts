@@ -54,13 +54,14 @@ export function selfCpuMs(): number {
 }
 
 /**
- * CPU ms so far of one process split by thread kind, and of its descendant
- * processes (a member's TLS workers): `main` the JavaScript thread, `libuv`
- * the thread pool (fsync, level batches), `v8` the GC and compiler helpers,
- * `other` the rest; from /proc/<pid>/task/<tid>/stat (thread names from comm).
+ * CPU ms so far of one process split into its JavaScript thread (`main`, the
+ * thread whose id is the pid), its other threads (`threads`: V8's GC and
+ * compiler helpers, libuv's pool running fsyncs and level batches, LevelDB's
+ * compaction; Node 20 names them all "node", so they are not told apart), and
+ * its descendant processes (`children`: a member's TLS workers).
  */
-export function threadCpuMs(pid: number): { main: number; libuv: number; v8: number; other: number; children: number } {
-  const out = { main: 0, libuv: 0, v8: 0, other: 0, children: 0 };
+export function threadCpuMs(pid: number): { main: number; threads: number; children: number } {
+  const out = { main: 0, threads: 0, children: 0 };
   let tids: string[] = [];
   try {
     tids = readdirSync(`/proc/${pid}/task`);
@@ -70,13 +71,10 @@ export function threadCpuMs(pid: number): { main: number; libuv: number; v8: num
   for (const tid of tids) {
     try {
       const s = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = s.slice(s.indexOf('(') + 1, s.lastIndexOf(')'));
       const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
       const ms = ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
       if (Number(tid) === pid) out.main += ms;
-      else if (name.startsWith('libuv')) out.libuv += ms;
-      else if (name.startsWith('V8 ')) out.v8 += ms;
-      else out.other += ms;
+      else out.threads += ms;
     } catch {
       // the thread ended
     }

@@ -229,8 +229,8 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       h2?.close();
       // of which the members' main processes (the rest: TLS worker processes, tsx's loader)
       mainCpu[`inFlight${inFlight}`] = Math.round(((processCpuMs(procs.map((p) => p.pid!)) - main0) * 1000) / writes);
-      // per member, µs per write: its main process's JavaScript thread, libuv pool, V8 helper
-      // threads, other threads, and its child processes (the TLS workers)
+      // per member, µs per write: its main process's JavaScript thread, its other threads
+      // (GC, libuv pool, LevelDB), and its child processes (the TLS workers)
       const threads1 = procs.map((p) => threadCpuMs(p.pid!));
       const after = await raftz();
       // before, after and ports list the members in the same order
