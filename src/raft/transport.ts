@@ -124,8 +124,15 @@ export interface TransportStats {
   connected: Record<NodeId, boolean>;
 }
 
+/**
+ * The channel's own call (`Channel.createCall`, grpc-js's public channel interface): messages go
+ * in already serialized, without the Writable stream and interceptor layers of
+ * `makeClientStreamRequest`; every layer below (filters, flow control, HTTP/2) is the same.
+ */
+type ChannelCall = ReturnType<grpc.ChannelInterface['createCall']>;
+
 class PeerStream {
-  private call: grpc.ClientWritableStream<Envelope> | undefined;
+  private call: ChannelCall | undefined;
   private retryTimer: TimerHandle | undefined;
   private backoffMs: number;
   private openedAt = 0;
@@ -154,25 +161,26 @@ class PeerStream {
       if (this.retryTimer) return false; // backing off
       this.open();
     }
-    this.call!.write(env);
+    this.call!.sendMessageWithContext({}, serializeEnvelope(env));
     return true;
   }
 
   private open(): void {
     this.openedAt = this.clock.now();
-    const call = this.client.makeClientStreamRequest<Envelope, StreamAck>(
-      STREAM_PATH,
-      serializeEnvelope,
-      deserializeAck,
-      new grpc.Metadata(),
-      { deadline: Infinity },
-      () => this.broken(call),
-    );
-    call.on('error', () => this.broken(call));
+    const call = this.client.getChannel().createCall(STREAM_PATH, Infinity, undefined, null, null);
     this.call = call;
+    call.start(new grpc.Metadata(), {
+      onReceiveMetadata: () => undefined,
+      onReceiveMessage: () => undefined,
+      // the stream ended (the peer closed it, or the connection broke): open a new one later
+      onReceiveStatus: () => this.broken(call),
+    });
+    // the server's one answer (StreamAck) and the status come through a read, as the
+    // interceptor layer of a client-streaming call starts it
+    call.startRead();
   }
 
-  private broken(call: grpc.ClientWritableStream<Envelope>): void {
+  private broken(call: ChannelCall): void {
     if (this.call !== call) return;
     this.call = undefined;
     if (this.closed) return;
@@ -192,7 +200,7 @@ class PeerStream {
     const call = this.call;
     this.call = undefined;
     try {
-      call?.cancel();
+      call?.cancelWithStatus(grpc.status.CANCELLED, 'transport closed');
     } catch {
       // already finished
     }
