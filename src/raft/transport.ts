@@ -4,7 +4,9 @@
 // Every member listens on its peer port and keeps one client stream open to
 // each other member; Raft messages travel as msgpackr bytes inside a proto
 // `Envelope`, all the messages of one send() call (one Ready) for a member in
-// one envelope, so a Ready costs one gRPC frame per peer, not one per message. A broken stream is re-opened with exponential backoff and
+// one envelope, so a Ready costs one gRPC frame per peer, not one per message;
+// envelopes sent while the previous one is still being written go out together
+// (the channel's call takes one message at a time). A broken stream is re-opened with exponential backoff and
 // jitter. Messages to a peer whose stream is down are dropped (Raft tolerates
 // loss: heartbeats and appends are retried by the protocol) and the host is
 // told the peer is unreachable so the leader probes it again.
@@ -118,7 +120,8 @@ export interface TransportStats {
   sent: number;
   received: number;
   droppedDisconnected: number;
-  /** envelopes (gRPC frames) written: one per peer per send() */
+  /** gRPC messages (frames) written: at most one per peer per send(), fewer when sends
+   * made while the previous message was still being written travel together */
   frames: number;
   reconnects: number;
   connected: Record<NodeId, boolean>;
@@ -133,11 +136,17 @@ type ChannelCall = ReturnType<grpc.ChannelInterface['createCall']>;
 
 class PeerStream {
   private call: ChannelCall | undefined;
+  /** a message handed to the call whose write callback has not come yet */
+  private writing = false;
+  /** what was written meanwhile, as one envelope (a call takes one message at a time) */
+  private queued: Envelope | undefined;
   private retryTimer: TimerHandle | undefined;
   private backoffMs: number;
   private openedAt = 0;
   private closed = false;
   reconnects = 0;
+  /** gRPC messages written (envelopes written while one was in flight travel as one) */
+  frames = 0;
 
   constructor(
     readonly name: NodeId,
@@ -161,8 +170,23 @@ class PeerStream {
       if (this.retryTimer) return false; // backing off
       this.open();
     }
-    this.call!.sendMessageWithContext({}, serializeEnvelope(env));
+    if (!this.writing) this.send(this.call!, env);
+    else if (this.queued) for (const p of env.payloads) this.queued.payloads.push(p);
+    else this.queued = { ...env, payloads: [...env.payloads] };
     return true;
+  }
+
+  private send(call: ChannelCall, env: Envelope): void {
+    this.writing = true;
+    this.frames += 1;
+    const done = (): void => {
+      if (this.call !== call) return;
+      this.writing = false;
+      const next = this.queued;
+      this.queued = undefined;
+      if (next) this.send(call, next);
+    };
+    call.sendMessageWithContext({ callback: done }, serializeEnvelope(env));
   }
 
   private open(): void {
@@ -183,6 +207,9 @@ class PeerStream {
   private broken(call: ChannelCall): void {
     if (this.call !== call) return;
     this.call = undefined;
+    // what was queued for the broken stream is lost (Raft retries)
+    this.writing = false;
+    this.queued = undefined;
     if (this.closed) return;
     // a stream that lived a while was healthy: start the backoff afresh
     if (this.clock.now() - this.openedAt > 2 * this.maxBackoffMs) this.backoffMs = this.initialBackoffMs;
@@ -199,6 +226,7 @@ class PeerStream {
     this.retryTimer?.cancel();
     const call = this.call;
     this.call = undefined;
+    this.queued = undefined;
     try {
       call?.cancelWithStatus(grpc.status.CANCELLED, 'transport closed');
     } catch {
@@ -210,7 +238,7 @@ class PeerStream {
 
 export class PeerTransport {
   private readonly streams = new Map<NodeId, PeerStream>();
-  private readonly counters = { sent: 0, received: 0, droppedDisconnected: 0, frames: 0 };
+  private readonly counters = { sent: 0, received: 0, droppedDisconnected: 0 };
   private closed = false;
 
   private constructor(
@@ -282,7 +310,6 @@ export class PeerTransport {
     if (this.closed) return;
     if (stream.write(env)) {
       this.counters.sent += env.payloads.length;
-      this.counters.frames += 1;
     } else {
       this.counters.droppedDisconnected += env.payloads.length;
       this.opts.onUnreachable?.(stream.name);
@@ -311,11 +338,13 @@ export class PeerTransport {
   stats(): TransportStats {
     const connected: Record<NodeId, boolean> = {};
     let reconnects = 0;
+    let frames = 0;
     for (const [name, s] of this.streams) {
       connected[name] = s.up;
       reconnects += s.reconnects;
+      frames += s.frames;
     }
-    return { ...this.counters, reconnects, connected };
+    return { ...this.counters, frames, reconnects, connected };
   }
 
   async close(): Promise<void> {
