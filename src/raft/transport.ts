@@ -4,9 +4,7 @@
 // Every member listens on its peer port and keeps one client stream open to
 // each other member; Raft messages travel as msgpackr bytes inside a proto
 // `Envelope`, all the messages of one send() call (one Ready) for a member in
-// one envelope, so a Ready costs one gRPC frame per peer, not one per message;
-// envelopes sent while the previous one is still being written go out together
-// (the channel's call takes one message at a time). A broken stream is re-opened with exponential backoff and
+// one envelope, so a Ready costs one gRPC frame per peer, not one per message. A broken stream is re-opened with exponential backoff and
 // jitter. Messages to a peer whose stream is down are dropped (Raft tolerates
 // loss: heartbeats and appends are retried by the protocol) and the host is
 // told the peer is unreachable so the leader probes it again.
@@ -120,33 +118,19 @@ export interface TransportStats {
   sent: number;
   received: number;
   droppedDisconnected: number;
-  /** gRPC messages (frames) written: at most one per peer per send(), fewer when sends
-   * made while the previous message was still being written travel together */
+  /** envelopes (gRPC frames) written: one per peer per send() */
   frames: number;
   reconnects: number;
   connected: Record<NodeId, boolean>;
 }
 
-/**
- * The channel's own call (`Channel.createCall`, grpc-js's public channel interface): messages go
- * in already serialized, without the Writable stream and interceptor layers of
- * `makeClientStreamRequest`; every layer below (filters, flow control, HTTP/2) is the same.
- */
-type ChannelCall = ReturnType<grpc.ChannelInterface['createCall']>;
-
 class PeerStream {
-  private call: ChannelCall | undefined;
-  /** a message handed to the call whose write callback has not come yet */
-  private writing = false;
-  /** what was written meanwhile, as one envelope (a call takes one message at a time) */
-  private queued: Envelope | undefined;
+  private call: grpc.ClientWritableStream<Envelope> | undefined;
   private retryTimer: TimerHandle | undefined;
   private backoffMs: number;
   private openedAt = 0;
   private closed = false;
   reconnects = 0;
-  /** gRPC messages written (envelopes written while one was in flight travel as one) */
-  frames = 0;
 
   constructor(
     readonly name: NodeId,
@@ -170,46 +154,27 @@ class PeerStream {
       if (this.retryTimer) return false; // backing off
       this.open();
     }
-    if (!this.writing) this.send(this.call!, env);
-    else if (this.queued) for (const p of env.payloads) this.queued.payloads.push(p);
-    else this.queued = { ...env, payloads: [...env.payloads] };
+    this.call!.write(env);
     return true;
-  }
-
-  private send(call: ChannelCall, env: Envelope): void {
-    this.writing = true;
-    this.frames += 1;
-    const done = (): void => {
-      if (this.call !== call) return;
-      this.writing = false;
-      const next = this.queued;
-      this.queued = undefined;
-      if (next) this.send(call, next);
-    };
-    call.sendMessageWithContext({ callback: done }, serializeEnvelope(env));
   }
 
   private open(): void {
     this.openedAt = this.clock.now();
-    const call = this.client.getChannel().createCall(STREAM_PATH, Infinity, undefined, null, null);
+    const call = this.client.makeClientStreamRequest<Envelope, StreamAck>(
+      STREAM_PATH,
+      serializeEnvelope,
+      deserializeAck,
+      new grpc.Metadata(),
+      { deadline: Infinity },
+      () => this.broken(call),
+    );
+    call.on('error', () => this.broken(call));
     this.call = call;
-    call.start(new grpc.Metadata(), {
-      onReceiveMetadata: () => undefined,
-      onReceiveMessage: () => undefined,
-      // the stream ended (the peer closed it, or the connection broke): open a new one later
-      onReceiveStatus: () => this.broken(call),
-    });
-    // the server's one answer (StreamAck) and the status come through a read, as the
-    // interceptor layer of a client-streaming call starts it
-    call.startRead();
   }
 
-  private broken(call: ChannelCall): void {
+  private broken(call: grpc.ClientWritableStream<Envelope>): void {
     if (this.call !== call) return;
     this.call = undefined;
-    // what was queued for the broken stream is lost (Raft retries)
-    this.writing = false;
-    this.queued = undefined;
     if (this.closed) return;
     // a stream that lived a while was healthy: start the backoff afresh
     if (this.clock.now() - this.openedAt > 2 * this.maxBackoffMs) this.backoffMs = this.initialBackoffMs;
@@ -226,9 +191,8 @@ class PeerStream {
     this.retryTimer?.cancel();
     const call = this.call;
     this.call = undefined;
-    this.queued = undefined;
     try {
-      call?.cancelWithStatus(grpc.status.CANCELLED, 'transport closed');
+      call?.cancel();
     } catch {
       // already finished
     }
@@ -238,7 +202,7 @@ class PeerStream {
 
 export class PeerTransport {
   private readonly streams = new Map<NodeId, PeerStream>();
-  private readonly counters = { sent: 0, received: 0, droppedDisconnected: 0 };
+  private readonly counters = { sent: 0, received: 0, droppedDisconnected: 0, frames: 0 };
   private closed = false;
 
   private constructor(
@@ -310,6 +274,7 @@ export class PeerTransport {
     if (this.closed) return;
     if (stream.write(env)) {
       this.counters.sent += env.payloads.length;
+      this.counters.frames += 1;
     } else {
       this.counters.droppedDisconnected += env.payloads.length;
       this.opts.onUnreachable?.(stream.name);
@@ -338,13 +303,11 @@ export class PeerTransport {
   stats(): TransportStats {
     const connected: Record<NodeId, boolean> = {};
     let reconnects = 0;
-    let frames = 0;
     for (const [name, s] of this.streams) {
       connected[name] = s.up;
       reconnects += s.reconnects;
-      frames += s.frames;
     }
-    return { ...this.counters, frames, reconnects, connected };
+    return { ...this.counters, reconnects, connected };
   }
 
   async close(): Promise<void> {
