@@ -154,6 +154,9 @@ function makePki(pki: string): Promise<void> {
   );
 }
 
+/** BENCH_IDLE_MS: each orch member's CPU while idle, ms per second */
+let idle: Record<string, { main: number; threads: number; children: number }> | undefined;
+
 async function benchOrch(root: string, pki: string): Promise<{ stats: Record<string, Stats>; perWrite: Record<string, Record<string, Record<string, number>>> }> {
   const names = Array.from({ length: members }, (_, i) => `m${i + 1}`);
   const ports = await Promise.all(names.map(async (name) => ({ name, api: await freePort(), peer: await freePort() })));
@@ -196,6 +199,16 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       const now = treeCpuMs(procs.map((p) => p.pid!));
       if (now - prev < 250) break;
       prev = now;
+    }
+    // BENCH_IDLE_MS=n: first each member's CPU while nothing is written, in ms per second (main
+    // thread / other threads / TLS worker processes): what a write pays for at low rates
+    const idleMs = Number(process.env.BENCH_IDLE_MS ?? 0);
+    if (idleMs > 0) {
+      const t0 = procs.map((p) => threadCpuMs(p.pid!));
+      await sleep(idleMs);
+      const t1 = procs.map((p) => threadCpuMs(p.pid!));
+      const perS = (a: number, b: number) => +(((b - a) * 1000) / idleMs).toFixed(1);
+      idle = Object.fromEntries(ports.map((p, i) => [`${p.name}${p.api === leaderPort ? ' (leader)' : ''}`, { main: perS(t0[i]!.main, t1[i]!.main), threads: perS(t0[i]!.threads, t1[i]!.threads), children: perS(t0[i]!.children, t1[i]!.children) }]));
     }
     const value = 'x'.repeat(valueSize);
     const out: Record<string, Stats> = {};
@@ -350,6 +363,7 @@ async function main(): Promise<void> {
           etcdGateway: gateway,
           ratio: { apiOverNative: ratios(orch, native), storeOverNative: ratios(store, native), apiOverGateway: ratios(orch, gateway), apiOverStore: ratios(orch, store) },
           orchPerWrite: orchRun?.perWrite,
+          ...(idle ? { orchIdleCpuMsPerS: idle } : {}),
           apiProtocol,
           note: `orch: HTTPS API on the leader (create ConfigMap${apiProtocol === 'h2' ? ', streams of one HTTP/2 connection' : ', 64 HTTP/1.1 connections'}), store: create-if-absent txn on the leader's store in-process; etcd: ${plain ? 'plain HTTP' : 'mTLS'} create-if-absent txn on the leader via the etcd3 gRPC client (native) and the v3 JSON gateway; ${plain ? 'plain' : 'mTLS'} peers; loopback${haveEtcd ? '' : '; etcd not installed (bench/setup-etcd.sh)'}`,
         },
