@@ -561,7 +561,7 @@ export class Raft {
    */
   persisted(): void {
     if (this.role !== 'leader') return;
-    if (this.prs.get(this.id)?.maybeUpdate(this.log.unstableFrom - 1) && this.maybeCommit()) this.bcastAppend();
+    if (this.prs.get(this.id)?.maybeUpdate(this.log.unstableFrom - 1) && this.maybeCommit()) this.bcastAppend(true);
   }
 
   private leaderPropose(entries: Entry[]): void {
