@@ -37,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { LocalStore } from '../src/store/local-store.js';
 import { RaftStore } from '../src/store/raft-store.js';
 import type { RevisionedStore } from '../src/store/types.js';
-import { processCpuMs, selfCpuMs, treeCpuMs } from './cpu.js';
+import { processCpuMs, selfCpuMs, threadCpuMs, treeCpuMs } from './cpu.js';
 import { etcdAvailable, gatewayCreate, nativeCreate, startEtcd } from './etcd.js';
 import { type DriveStats, drive, sleep } from './drive.js';
 
@@ -142,6 +142,7 @@ function perWrite(before: Raftz, after: Raftz, n: number): Record<string, number
     // of those, applied by the leader before its own fsync of them ended (both followers had them durable)
     appliedBeforeOwnWrite: r(d('entriesAppliedBeforeOwnWrite') / n),
     framesSent: r(t('frames') / n),
+    messagesReceived: r(t('received') / n),
     ...(d('proposalsCommitted') > 0 ? { proposeToApplyMs: r(d('proposeToApplyMs') / d('proposalsCommitted')) } : {}),
   };
 }
@@ -152,6 +153,9 @@ function makePki(pki: string): Promise<void> {
     spawn(process.execPath, ['--import', 'tsx', 'deploy/init-pki.ts', pki], { cwd: REPO, stdio: 'ignore' }).on('exit', (c) => (c === 0 ? res() : rej(new Error('init-pki failed')))),
   );
 }
+
+/** BENCH_IDLE_MS: each orch member's CPU while idle, ms per second */
+let idle: Record<string, { main: number; threads: number; children: number }> | undefined;
 
 async function benchOrch(root: string, pki: string): Promise<{ stats: Record<string, Stats>; perWrite: Record<string, Record<string, Record<string, number>>> }> {
   const names = Array.from({ length: members }, (_, i) => `m${i + 1}`);
@@ -196,6 +200,16 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       if (now - prev < 250) break;
       prev = now;
     }
+    // BENCH_IDLE_MS=n: first each member's CPU while nothing is written, in ms per second (main
+    // thread / other threads / TLS worker processes): what a write pays for at low rates
+    const idleMs = Number(process.env.BENCH_IDLE_MS ?? 0);
+    if (idleMs > 0) {
+      const t0 = procs.map((p) => threadCpuMs(p.pid!));
+      await sleep(idleMs);
+      const t1 = procs.map((p) => threadCpuMs(p.pid!));
+      const perS = (a: number, b: number) => +(((b - a) * 1000) / idleMs).toFixed(1);
+      idle = Object.fromEntries(ports.map((p, i) => [`${p.name}${p.api === leaderPort ? ' (leader)' : ''}`, { main: perS(t0[i]!.main, t1[i]!.main), threads: perS(t0[i]!.threads, t1[i]!.threads), children: perS(t0[i]!.children, t1[i]!.children) }]));
+    }
     const value = 'x'.repeat(valueSize);
     const out: Record<string, Stats> = {};
     const raftz = async (): Promise<Raftz[]> =>
@@ -219,6 +233,7 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
         await create(`w${inFlight}-${i}`);
       });
       const main0 = processCpuMs(procs.map((p) => p.pid!));
+      const threads0 = procs.map((p) => threadCpuMs(p.pid!));
       const client0 = selfCpuMs();
       out[`inFlight${inFlight}`] = await drive(writes, inFlight, async (i) => {
         await create(`b${inFlight}-${i}`);
@@ -227,12 +242,19 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       h2?.close();
       // of which the members' main processes (the rest: TLS worker processes, tsx's loader)
       mainCpu[`inFlight${inFlight}`] = Math.round(((processCpuMs(procs.map((p) => p.pid!)) - main0) * 1000) / writes);
+      // per member, µs per write: its main process's JavaScript thread, its other threads
+      // (GC, libuv pool, LevelDB), and its child processes (the TLS workers)
+      const threads1 = procs.map((p) => threadCpuMs(p.pid!));
       const after = await raftz();
       // before, after and ports list the members in the same order
       counters[`inFlight${inFlight}`] = Object.fromEntries(
         ports.flatMap((p, i) => {
           const [b, a] = [before[i], after[i]];
-          return a && b ? [[`${p.name}${p.api === leaderPort ? ' (leader)' : ''}`, perWrite(b, a, writes)]] : [];
+          const [t0, t1] = [threads0[i]!, threads1[i]!];
+          const cpu = Object.fromEntries(Object.keys(t0).map((k) => [`cpuUs_${k}`, Math.round(((t1[k as keyof typeof t1] - t0[k as keyof typeof t0]) * 1000) / writes)]));
+          const total = Object.values(cpu).reduce((x, y) => x + y, 0);
+          const name = `${p.name}${p.api === leaderPort ? ' (leader)' : ''}`;
+          return [[name, { ...(a && b ? perWrite(b, a, writes) : {}), cpuUs: total, ...cpu }]];
         }),
       );
     }
@@ -341,6 +363,7 @@ async function main(): Promise<void> {
           etcdGateway: gateway,
           ratio: { apiOverNative: ratios(orch, native), storeOverNative: ratios(store, native), apiOverGateway: ratios(orch, gateway), apiOverStore: ratios(orch, store) },
           orchPerWrite: orchRun?.perWrite,
+          ...(idle ? { orchIdleCpuMsPerS: idle } : {}),
           apiProtocol,
           note: `orch: HTTPS API on the leader (create ConfigMap${apiProtocol === 'h2' ? ', streams of one HTTP/2 connection' : ', 64 HTTP/1.1 connections'}), store: create-if-absent txn on the leader's store in-process; etcd: ${plain ? 'plain HTTP' : 'mTLS'} create-if-absent txn on the leader via the etcd3 gRPC client (native) and the v3 JSON gateway; ${plain ? 'plain' : 'mTLS'} peers; loopback${haveEtcd ? '' : '; etcd not installed (bench/setup-etcd.sh)'}`,
         },

@@ -561,7 +561,7 @@ export class Raft {
    */
   persisted(): void {
     if (this.role !== 'leader') return;
-    if (this.prs.get(this.id)?.maybeUpdate(this.log.unstableFrom - 1) && this.maybeCommit()) this.bcastAppend();
+    if (this.prs.get(this.id)?.maybeUpdate(this.log.unstableFrom - 1) && this.maybeCommit()) this.bcastAppend(true);
   }
 
   private leaderPropose(entries: Entry[]): void {
@@ -590,7 +590,7 @@ export class Raft {
    * Send the entries a follower is missing, or a snapshot when they were
    * compacted away. Returns whether a message was sent.
    */
-  private sendAppend(to: NodeId, sendIfEmpty = true): boolean {
+  private sendAppend(to: NodeId, sendIfEmpty = true, commitNotice = false): boolean {
     const pr = this.prs.get(to);
     if (!pr || to === this.id || pr.isPaused()) return false;
     const prevIndex = pr.next - 1;
@@ -609,8 +609,12 @@ export class Raft {
     const m: AppendMessage = { type: 'append', from: this.id, to, term: this.term, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed };
     // a pure commit notice to a follower that acknowledged everything sent to it: its
     // acknowledgement would only repeat its match (one message and frame less per
-    // write each way at one write in flight; docs/raft.md "Commit notices")
-    if (ents.length === 0 && pr.state === 'replicate' && prevIndex === pr.match) m.noAck = true;
+    // write each way at one write in flight; docs/raft.md "Commit notices"). Sent because
+    // an entry committed, it needs no answer from a follower in replicate state with
+    // entries still in flight either: the acknowledgement of those appends carries the same
+    // match. If that one is lost, the heartbeat path's append (not a commit notice) is
+    // answered, as before.
+    if (ents.length === 0 && pr.state === 'replicate' && (prevIndex === pr.match || commitNotice)) m.noAck = true;
     this.send(m);
     if (pr.state === 'replicate') {
       const last = ents[ents.length - 1]?.index;
@@ -625,8 +629,9 @@ export class Raft {
     return true;
   }
 
-  private bcastAppend(): void {
-    for (const id of this.sortedPeers()) this.sendAppend(id);
+  /** `commitNotice`: sent because the commit index moved (sendAppend's noAck rule) */
+  private bcastAppend(commitNotice = false): void {
+    for (const id of this.sortedPeers()) this.sendAppend(id, true, commitNotice);
   }
 
   private bcastHeartbeat(context: string | undefined): void {
@@ -662,7 +667,7 @@ export class Raft {
       pr.becomeReplicate();
     } else if (pr.state === 'replicate') pr.inflights.freeLE(m.index);
 
-    if (this.maybeCommit()) this.bcastAppend();
+    if (this.maybeCommit()) this.bcastAppend(true);
     else if (wasPaused) this.sendAppend(m.from);
     // keep the pipeline full
     while (this.sendAppend(m.from, false)) {

@@ -159,10 +159,12 @@ export interface AppendMessage extends MessageBase {
   entries: Entry[];
   commit: number;
   /**
-   * A commit notice to a follower known to have every entry up to `index`
-   * and nothing more in flight: its acknowledgement would carry no news
-   * (index = its known match), so an accepted one is not answered. A
-   * rejection always is. Absent on the wire from older members.
+   * A commit notice whose acknowledgement would carry no news: to a follower
+   * known to have every entry up to `index` (index = its known match), or
+   * sent because an entry committed to a follower in replicate state whose
+   * appends up to `index` are in flight (their acknowledgements carry the
+   * match). An accepted one is not answered; a rejection always is. Absent
+   * on the wire from older members.
    */
   noAck?: boolean;
 }

@@ -131,27 +131,69 @@ describe('messages while a Ready is persisted', () => {
     expect(l.takeCommittedNow()).toEqual([]); // no Ready outstanding
   });
 
-  it('a commit notice is not acknowledged by a follower that acknowledged everything, and is by one with entries in flight', () => {
-    const { sim, leader, followers } = elected(74);
+  /** a leader with one entry whose append to each follower is in flight; `persist`: the leader's own Ready advanced */
+  function oneEntryInFlight(seed: number, persist: boolean) {
+    const { sim, leader, followers } = elected(seed);
     const [f0, f1] = [followers[0]!, followers[1]!];
     const l = sim.node(leader).raw;
-    l.propose(text('n1'));
+    l.propose(text(`e${seed}`));
     const rd = l.ready()!;
-    const index = rd.entries[0]!.index;
-    const appends = rd.sendBeforePersist.filter((m) => m.type === 'append');
-    l.advance(rd);
-    for (const m of followerTakes(sim, f0, appends.find((m) => m.to === f0)!)) l.step(m);
+    if (persist) l.advance(rd);
+    const appendTo = (id: string) => rd.sendBeforePersist.find((m) => m.type === 'append' && m.to === id)!;
+    return { sim, leader, f0, f1, l, rd, index: rd.entries[0]!.index, appendTo };
+  }
+
+  it('a commit notice is answered by no follower in replicate state, with or without entries in flight', () => {
+    const { sim, f0, f1, l, index, appendTo } = oneEntryInFlight(74, true);
+    for (const m of followerTakes(sim, f0, appendTo(f0))) l.step(m);
     expect(l.raft.log.committed).toBe(index);
     const notices = l.ready()!.messages.filter((m) => m.type === 'append');
     const to = (id: string) => notices.find((m) => m.to === id)!;
     expect(to(f0).type === 'append' && to(f0).noAck).toBe(true);
-    expect(to(f1).type === 'append' && to(f1).noAck).toBeFalsy(); // its entry is still in flight
+    // f1's entry is still in flight: the acknowledgement of that append carries its match
+    expect(to(f1).type === 'append' && to(f1).noAck).toBe(true);
     // f0 applies the commit and sends nothing back
     expect(followerTakes(sim, f0, to(f0))).toEqual([]);
     expect(sim.node(f0).raw.raft.log.committed).toBe(index);
-    // f1 acknowledges both its entry and the notice
-    const acks = [...followerTakes(sim, f1, appends.find((m) => m.to === f1)!), ...followerTakes(sim, f1, to(f1))];
-    expect(acks.filter((m) => m.type === 'appendResponse').length).toBe(2);
+    // f1 acknowledges its entry only, and commits on the notice
+    const acks = [...followerTakes(sim, f1, appendTo(f1)), ...followerTakes(sim, f1, to(f1))];
+    expect(acks.filter((m) => m.type === 'appendResponse').length).toBe(1);
     expect(sim.node(f1).raw.raft.log.committed).toBe(index);
+    for (const m of acks) l.step(m);
+    expect(l.raft.prs.get(f1)!.match).toBe(index);
+  });
+
+  it("the notices of a commit made by the leader's own persist are not answered either", () => {
+    const { sim, f0, f1, l, rd, index, appendTo } = oneEntryInFlight(76, false);
+    // f0 acknowledges while the leader is still writing: one durable copy, not a quorum
+    for (const m of followerTakes(sim, f0, appendTo(f0))) l.step(m);
+    expect(l.raft.log.committed).toBeLessThan(index);
+    l.advance(rd); // the leader's copy is durable: committed
+    expect(l.raft.log.committed).toBe(index);
+    const notices = l.ready()!.messages.filter((m) => m.type === 'append' && m.entries.length === 0);
+    expect(notices.map((m) => m.to).sort()).toEqual([f0, f1].sort());
+    for (const m of notices) expect(m.type === 'append' && m.noAck).toBe(true);
+  });
+
+  it('a lost acknowledgement is repaired by the append a heartbeat response triggers, which is answered', () => {
+    const { sim, leader, f0, f1, l, index, appendTo } = oneEntryInFlight(75, true);
+    for (const m of followerTakes(sim, f0, appendTo(f0))) l.step(m);
+    // f1 gets its entry and the (unanswered) notice, but its acknowledgement is lost
+    followerTakes(sim, f1, appendTo(f1));
+    const rdNotice = l.ready()!;
+    l.advance(rdNotice);
+    const notice = rdNotice.messages.find((m) => m.type === 'append' && m.to === f1)!;
+    expect(notice.type === 'append' && notice.noAck).toBe(true);
+    expect(followerTakes(sim, f1, notice)).toEqual([]);
+    expect(l.raft.prs.get(f1)!.match).toBeLessThan(index);
+    // the next heartbeat round: f1's answer makes the leader send an append that is answered
+    l.step({ type: 'heartbeatResponse', from: f1, to: leader, term: l.raft.term });
+    const rdRepair = l.ready()!;
+    l.advance(rdRepair);
+    const repair = rdRepair.messages.filter((m) => m.type === 'append' && m.to === f1);
+    expect(repair.length).toBe(1);
+    expect(repair[0]!.type === 'append' && repair[0]!.noAck).toBeFalsy();
+    for (const m of followerTakes(sim, f1, repair[0]!)) l.step(m);
+    expect(l.raft.prs.get(f1)!.match).toBe(index);
   });
 });
