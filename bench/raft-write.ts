@@ -217,7 +217,6 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
     const counters: Record<string, Record<string, Record<string, number>>> = {};
     const mainCpu: Record<string, number> = {};
     for (const inFlight of inFlights) {
-      const before = await raftz();
       // the measured protocol's connection, made before the warm-up: an HTTP/2
       // warm-up over HTTP/1.1 left the worker's and the client's HTTP/2 code to
       // be compiled inside the measured window (docs/performance.md "TLS
@@ -232,6 +231,8 @@ async function benchOrch(root: string, pki: string): Promise<{ stats: Record<str
       await drive(warmupOf(writes), inFlight, async (i) => {
         await create(`w${inFlight}-${i}`);
       });
+      // the members' counters from here: the warm-up's writes are not the measured ones
+      const before = await raftz();
       const main0 = processCpuMs(procs.map((p) => p.pid!));
       const threads0 = procs.map((p) => threadCpuMs(p.pid!));
       const client0 = selfCpuMs();
