@@ -349,3 +349,29 @@ describe('a Scale asked for as a Table', () => {
     expect(raw.json<Obj>().rows[0].object).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { name: 'st' } });
   });
 });
+
+describe("field selectors kube's GetAttrs serves", () => {
+  it('Services by spec.type and spec.clusterIP, ReplicaSets by status.replicas, Jobs by status.successful', async () => {
+    const svc = await t.request('POST', '/api/v1/namespaces/default/services', { body: { metadata: { name: 'fs-svc' }, spec: { ports: [{ port: 80 }] } } });
+    expect(svc.status, svc.text).toBe(201);
+    const ip = svc.json<Obj>().spec.clusterIP as string;
+    const names = async (path: string): Promise<string[]> => {
+      const r = await t.request('GET', path);
+      expect(r.status, r.text).toBe(200);
+      return (r.json<Obj>().items as Obj[]).map((o) => o.metadata.name as string);
+    };
+    expect(await names('/api/v1/namespaces/default/services?fieldSelector=spec.type%3DClusterIP')).toContain('fs-svc');
+    expect(await names('/api/v1/namespaces/default/services?fieldSelector=spec.type%3DNodePort')).not.toContain('fs-svc');
+    expect(await names(`/api/v1/namespaces/default/services?fieldSelector=spec.clusterIP%3D${ip}`)).toEqual(['fs-svc']);
+    const rs = await t.request('POST', '/apis/apps/v1/namespaces/default/replicasets', {
+      body: { metadata: { name: 'fs-rs' }, spec: { replicas: 2, selector: { matchLabels: { app: 'fs' } }, template: { metadata: { labels: { app: 'fs' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } },
+    });
+    expect(rs.status, rs.text).toBe(201);
+    // no controller runs in this file's server: status.replicas is absent, which kube reads as 0
+    expect(await names('/apis/apps/v1/namespaces/default/replicasets?fieldSelector=status.replicas%3D0')).toContain('fs-rs');
+    expect(await names('/apis/apps/v1/namespaces/default/replicasets?fieldSelector=status.replicas%3D2')).not.toContain('fs-rs');
+    expect((await t.request('GET', '/apis/batch/v1/namespaces/default/jobs?fieldSelector=status.successful%3D0')).status).toBe(200);
+    const bad = await t.request('GET', '/apis/apps/v1/namespaces/default/replicasets?fieldSelector=spec.replicas%3D2');
+    expect(bad.status, bad.text).toBe(400);
+  });
+});

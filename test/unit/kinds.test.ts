@@ -430,5 +430,15 @@ describe('table columns and selectable fields', () => {
     expect(ev.reason!(evObj)).toBe('Pulled');
     expect(ev.source!(evObj)).toBe('node-agent');
     expect(kind('', 'Namespace').strategy.selectableFields!['status.phase']!({ status: { phase: 'Terminating' } })).toBe('Terminating');
+    // kube's GetAttrs: counters as decimal integers, 0 when absent
+    const svcFields = kind('', 'Service').strategy.selectableFields!;
+    expect([svcFields['spec.clusterIP']!({ spec: { clusterIP: '10.96.0.10', type: 'NodePort' } }), svcFields['spec.type']!({ spec: { type: 'NodePort' } })]).toEqual(['10.96.0.10', 'NodePort']);
+    for (const [g, k] of [['apps', 'ReplicaSet'], ['', 'ReplicationController']] as const) {
+      const f = kind(g, k).strategy.selectableFields!['status.replicas']!;
+      expect([f({ status: { replicas: 3 } }), f({})]).toEqual(['3', '0']);
+    }
+    const succeeded = kind('batch', 'Job').strategy.selectableFields!['status.successful']!;
+    expect([succeeded({ status: { succeeded: 2 } }), succeeded({ status: {} })]).toEqual(['2', '0']);
+    expect(kind('certificates.orch.io', 'CertificateSigningRequest').strategy.selectableFields!['spec.signerName']!({ spec: { signerName: 'orch.io/kubelet-serving' } })).toBe('orch.io/kubelet-serving');
   });
 });

@@ -6,7 +6,7 @@
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, ResourceDefinition } from '../types.js';
-import { column, getObject, getString } from './columns.js';
+import { column, countOf, getObject, getString } from './columns.js';
 import { bool, enumOf, int32, int64, intOrString, obj, opaque, proto, ref, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import {
@@ -121,6 +121,7 @@ export function replicaSetDefinition(n: SchemaNames): ResourceDefinition {
       }), ['replicas']),
     })),
     strategy: {
+      selectableFields: { 'status.replicas': countOf('status', 'replicas') },
       default: (o) => {
         setDefault(o, ['spec'], 'replicas', 1);
         defaultPodTemplate(getObject(o, 'spec', 'template'));

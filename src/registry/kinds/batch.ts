@@ -3,7 +3,7 @@
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
-import { column, get, getArray, getObject, getString, since } from './columns.js';
+import { column, countOf, get, getArray, getObject, getString, since } from './columns.js';
 import { atomicList, bool, enumOf, int32, int64, obj, opaque, proto, ref, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { conditions, defaultPodTemplate, num, selector, selectorText, template, templateContainers, validateSelectorAndTemplate } from './workload-shared.js';
@@ -80,6 +80,7 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      selectableFields: { 'status.successful': countOf('status', 'succeeded') },
       default: (o) => defaultJob(getObject(o, 'spec')),
       validate: (o) => validateJob(o, 'spec'),
       validateUpdate: (o, old) => {

@@ -9,7 +9,7 @@ import { hpaStorage } from './hpa-conversion.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
-import { column, get, getArray, getObject, getString } from './columns.js';
+import { column, fieldOf, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, enumOf, int32, intOrString, mapOf, obj, opaque, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { conditions, generationSeen, num, selector } from './workload-shared.js';
@@ -255,6 +255,7 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
       })),
     })),
     strategy: {
+      selectableFields: { 'spec.signerName': fieldOf('spec', 'signerName') },
       validate: (o) => (getString(o, 'spec', 'request') === '' ? [fieldErr('spec.request', 'FieldValueRequired', 'Required value')] : []),
       columns: [
         column('SignerName', 'string', (o) => getString(o, 'spec', 'signerName') ?? ''),

@@ -46,6 +46,14 @@ export function since(ts: string | undefined, now: number): string {
   return Number.isNaN(t) ? '<unknown>' : humanDuration(now - t);
 }
 
+/** selectable-field accessor for an integer counter, '0' when absent (Go's int zero value, as kube formats it) */
+export function countOf(...path: string[]): (o: ApiObject) => string {
+  return (o) => {
+    const v = get(o, ...path);
+    return typeof v === 'number' ? String(v) : '0';
+  };
+}
+
 /** selectable-field accessor for a string/boolean/number field, '' when absent (Kubernetes semantics) */
 export function fieldOf(...path: string[]): (o: ApiObject) => string {
   return (o) => {

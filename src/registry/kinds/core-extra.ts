@@ -6,7 +6,7 @@
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
-import { column, get, getArray, getObject, getString } from './columns.js';
+import { column, countOf, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, enumOf, int32, mapOf, obj, opaque, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { conditions, defaultPodTemplate, generationSeen, num, replicas, template, templateContainers } from './workload-shared.js';
@@ -34,6 +34,7 @@ export function replicationControllerDefinition(n: SchemaNames): ResourceDefinit
       }), ['replicas']),
     })),
     strategy: {
+      selectableFields: { 'status.replicas': countOf('status', 'replicas') },
       default: (o) => {
         const spec = getObject(o, 'spec');
         if (!spec) return;

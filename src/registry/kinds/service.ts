@@ -4,7 +4,7 @@
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
-import { column, get, getArray, getObject, getString } from './columns.js';
+import { column, fieldOf, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, enumOf, int32, listMap, obj, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 
@@ -79,6 +79,7 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      selectableFields: { 'spec.clusterIP': fieldOf('spec', 'clusterIP'), 'spec.type': fieldOf('spec', 'type') },
       default: defaultService,
       prepareForUpdate: keepAllocatedValues,
       validate: validateService,
