@@ -49,6 +49,22 @@ export function parseResourceVersion(rv: string | undefined | null, what = 'reso
   return Number(rv);
 }
 
+/** an owner reference as the API stores it (metadata.ownerReferences[]) */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** the owner reference marked `controller: true`, if any (kube's metav1.GetControllerOf) */
+export function controllerRefOf(o: ApiObject): OwnerReference | undefined {
+  const refs = o.metadata?.ownerReferences as unknown as OwnerReference[] | undefined;
+  return Array.isArray(refs) ? refs.find((r) => r !== null && typeof r === 'object' && r.controller === true) : undefined;
+}
+
 export function metaOf(obj: ApiObject): ObjectMeta {
   if (obj.metadata === undefined || obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) {
     obj.metadata = {};

@@ -19,6 +19,7 @@
 //     disruption allowed, the rest of the status kept).
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
+import { controllerRefOf } from '../../machinery/meta.js';
 import { budgetSelects, disruptionAllowedCondition, podReady, type PdbStatus } from '../../registry/kinds/pod-eviction.js';
 
 /** kube's DeletionTimeout: how long an eviction's disruptedPods entry keeps a pod out of currentHealthy */
@@ -48,11 +49,6 @@ export interface BudgetOutcome {
   failed?: string;
 }
 
-export function controllerOf(o: ApiObject): OwnerRef | undefined {
-  const refs = o.metadata?.ownerReferences as OwnerRef[] | undefined;
-  return Array.isArray(refs) ? refs.find((r) => r && r.controller === true) : undefined;
-}
-
 /** the budget's selected pods of its namespace */
 export function selectedPods(pdb: ApiObject, pods: readonly ApiObject[]): ApiObject[] {
   const ns = pdb.metadata?.namespace;
@@ -75,7 +71,7 @@ function expectedScale(pods: readonly ApiObject[], find: ScaleFinder): { expecte
   const scales = new Map<string, number>();
   const unmanaged: string[] = [];
   for (const pod of pods) {
-    const ref = controllerOf(pod);
+    const ref = controllerRefOf(pod);
     const name = pod.metadata?.name ?? '';
     if (!ref) {
       unmanaged.push(name);

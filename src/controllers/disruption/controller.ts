@@ -19,7 +19,8 @@ import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { budgetSelects } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource, NAMESPACE_INDEX } from '../runtime/index.js';
-import { type OwnerRef, type ScaleFinder, computeBudget, controllerOf } from './budget.js';
+import { type OwnerRef, type ScaleFinder, computeBudget } from './budget.js';
+import { controllerRefOf } from '../../machinery/meta.js';
 import { clearDisruptionTarget, staleDisruptionWait } from './stale-condition.js';
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 
@@ -235,7 +236,7 @@ export class DisruptionController {
       if (ref.kind === 'ReplicaSet' && group === 'apps') {
         const rs = get('replicaSets', ns, ref.name);
         if (!matches(rs, ref)) return undefined;
-        const owner = controllerOf(rs);
+        const owner = controllerRefOf(rs);
         if (owner?.kind !== 'Deployment') return { uid: rs.metadata?.uid ?? '', scale: replicas(rs) };
         const d = get('deployments', ns, owner.name);
         return matches(d, owner) ? { uid: d.metadata?.uid ?? '', scale: replicas(d) } : undefined;

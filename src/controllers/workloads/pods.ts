@@ -3,16 +3,11 @@
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 
-type Obj = Record<string, JSONValue>;
+// the controller reference and the Ready condition, as the rest of the server reads them
+export { type OwnerReference, controllerRefOf } from '../../machinery/meta.js';
+export { podReady as isPodReady } from '../../registry/kinds/pod-eviction.js';
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+type Obj = Record<string, JSONValue>;
 
 const conditions = (pod: ApiObject): Obj[] => {
   const c = (pod.status as Obj | undefined)?.conditions;
@@ -25,10 +20,6 @@ const phaseOf = (pod: ApiObject): string => String((pod.status as Obj | undefine
 export function isPodActive(pod: ApiObject): boolean {
   const phase = phaseOf(pod);
   return phase !== 'Succeeded' && phase !== 'Failed' && !pod.metadata?.deletionTimestamp;
-}
-
-export function isPodReady(pod: ApiObject): boolean {
-  return conditions(pod).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
 /** when the pod became Ready (ms), undefined when it is not */
@@ -52,11 +43,6 @@ export function untilAvailable(pod: ApiObject, minReadySeconds: number, now: num
   if (since === undefined || minReadySeconds <= 0) return undefined;
   const at = since + minReadySeconds * 1000;
   return at > now ? at - now : undefined;
-}
-
-export function controllerRefOf(o: ApiObject): OwnerReference | undefined {
-  const refs = (o.metadata?.ownerReferences ?? []) as unknown as OwnerReference[];
-  return refs.find((r) => r.controller === true);
 }
 
 export function labelsOf(o: ApiObject): Record<string, JSONValue> {

@@ -5,7 +5,7 @@
 import { StatusError } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
-import type { OwnerReference } from './pods.js';
+import { type OwnerReference, controllerRefOf } from '../../machinery/meta.js';
 
 type Obj = Record<string, JSONValue>;
 
@@ -33,7 +33,7 @@ async function update(store: GenericStore, o: ApiObject, manager: string, subres
 /** adds `ref` as the controller of an orphan that still `matches`; undefined when it is gone or no longer an orphan */
 export async function adoptWrite(store: GenericStore, o: ApiObject, ref: OwnerReference, matches: (cur: ApiObject) => boolean): Promise<ApiObject | undefined> {
   return update(store, o, CONTROLLER_MANAGER, undefined, (cur) => {
-    if (cur.metadata?.deletionTimestamp || refsOf(cur).some((r) => r.controller === true) || !matches(cur)) throw new Skip();
+    if (cur.metadata?.deletionTimestamp || controllerRefOf(cur) !== undefined || !matches(cur)) throw new Skip();
     cur.metadata!.ownerReferences = [...refsOf(cur).filter((r) => r.uid !== ref.uid), ref] as unknown as Obj[];
     return cur;
   });
