@@ -1,7 +1,7 @@
 // Wires the workload controllers and the scheduler (src/controllers/workloads/,
 // src/controllers/scheduler/) to the store behind leader gates; `--controllers`
 // names them as kube-controller-manager does (`deployment`, `replicaset`,
-// `replicationcontroller`, all on by default) plus `scheduler` for the
+// `replicationcontroller`, `daemonset`, `statefulset`, all on by default) plus `scheduler` for the
 // in-process scheduler (on by default; `-scheduler` leaves pods to an
 // external one, docs/controllers.md).
 
@@ -12,6 +12,7 @@ import { SCHEDULER_CONTROLLER, Scheduler } from '../controllers/scheduler/schedu
 import { REPLICASET_CONTROLLER, REPLICATIONCONTROLLER_CONTROLLER, REPLICATION_CONTROLLER, REPLICA_SET, ReplicaSetController } from '../controllers/workloads/replicaset.js';
 import { DEPLOYMENT_CONTROLLER, DeploymentController } from '../controllers/workloads/deployment.js';
 import type { Random } from '../core/random.js';
+import { startSets } from './sets-setup.js';
 import { controllerEnabled } from './controllers-flag.js';
 import type { LeaderControllerDeps } from './disruption-setup.js';
 
@@ -45,5 +46,6 @@ export function startWorkloads(d: LeaderControllerDeps & { random?: Random }): W
   if (deployments && rs && controllerEnabled(d.controllers, DEPLOYMENT_CONTROLLER, true)) {
     add('deployment controller', new DeploymentController({ ...common, deployments: of(deployments), replicaSets: of(rs) }));
   }
+  startSets(d, common, of, add);
   return out;
 }

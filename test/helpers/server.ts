@@ -116,9 +116,9 @@ export const NO_NAMESPACE_DEFAULTS = { controllers: ['*', '-serviceaccount', '-r
 
 /**
  * `--controllers` without the workload controllers and the scheduler: for tests
- * of how the API serves Deployments and ReplicaSets (their status, the scale
+ * of how the API serves the workload kinds (their status, the scale
  * sub-resource's resourceVersion, `kubectl get all` columns) that a controller
  * writing status would race, as kube-apiserver's own tests run without
  * kube-controller-manager and kube-scheduler.
  */
-export const NO_WORKLOAD_CONTROLLERS = { controllers: ['*', '-deployment', '-replicaset', '-replicationcontroller', '-scheduler'] };
+export const NO_WORKLOAD_CONTROLLERS = { controllers: ['*', '-deployment', '-replicaset', '-replicationcontroller', '-daemonset', '-statefulset', '-scheduler'] };

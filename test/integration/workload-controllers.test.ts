@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { type WObj, isReady, workloadApi } from '../helpers/workload-api.js';
 
 let ts: TestServer;
 const NS = 'default';
@@ -15,62 +16,10 @@ const PODS = `/api/v1/namespaces/${NS}/pods`;
 const DEPLOYS = `/apis/apps/v1/namespaces/${NS}/deployments`;
 const RSS = `/apis/apps/v1/namespaces/${NS}/replicasets`;
 
-interface Obj {
-  metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string; ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[]; resourceVersion?: string; generation?: number };
-  spec: Record<string, unknown> & { nodeName?: string; replicas?: number; template?: { spec: { containers: { image: string }[] } } };
-  status?: Record<string, unknown> & { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
-}
-
-async function list(path: string, selector?: string): Promise<Obj[]> {
-  const r = await ts.request('GET', selector ? `${path}?labelSelector=${encodeURIComponent(selector)}` : path);
-  expect(r.status, r.text).toBe(200);
-  return r.json<{ items: Obj[] }>().items;
-}
-
-async function get(path: string): Promise<Obj | undefined> {
-  const r = await ts.request('GET', path);
-  return r.status === 200 ? r.json<Obj>() : undefined;
-}
-
-async function send(method: string, path: string, body: unknown, contentType = 'application/merge-patch+json'): Promise<Obj> {
-  const r = await ts.request(method, path, { body: body as object, headers: method === 'PATCH' ? { 'content-type': contentType } : {} });
-  expect(r.status, r.text).toBeLessThan(300);
-  return r.json<Obj>();
-}
-
-function node(name: string, labels: Record<string, string> = {}): Record<string, unknown> {
-  return { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } }, spec: {} };
-}
-
-async function readyNode(name: string, labels: Record<string, string> = {}, cpu = '4'): Promise<void> {
-  const n = await send('POST', '/api/v1/nodes', node(name, labels));
-  await send('PUT', `/api/v1/nodes/${name}/status`, {
-    ...n,
-    status: {
-      capacity: { cpu, memory: '8Gi', pods: '110' },
-      allocatable: { cpu, memory: '8Gi', pods: '110' },
-      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready', lastHeartbeatTime: new Date().toISOString(), lastTransitionTime: new Date().toISOString() }],
-    },
-  });
-}
-
-/** the node agent's part: bound pods become Running and Ready, graceful deletions finish */
-async function kubeletStep(): Promise<void> {
-  for (const p of await list(PODS)) {
-    if (!p.spec.nodeName) continue;
-    if (p.metadata.deletionTimestamp) {
-      const r = await ts.request('DELETE', `${PODS}/${p.metadata.name}`, { body: { gracePeriodSeconds: 0 } });
-      expect([200, 404], r.text).toContain(r.status);
-      continue;
-    }
-    if (p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
-    const now = new Date(Date.now() - 1000).toISOString();
-    const conds = [...(p.status?.conditions ?? []).filter((c) => c.type !== 'Ready'), { type: 'Ready', status: 'True', lastTransitionTime: now }];
-    await ts.request('PUT', `${PODS}/${p.metadata.name}/status`, { body: { ...p, status: { ...p.status, phase: 'Running', conditions: conds } } });
-  }
-}
-
-const ready = (p: Obj): boolean => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+type Obj = WObj;
+const { list, get, send, readyNode } = workloadApi(() => ts);
+const kubeletStep = (): Promise<void> => workloadApi(() => ts).kubeletStep(NS);
+const ready = isReady;
 
 function deployment(name: string, replicas: number, image: string, strategy?: Record<string, unknown>): Record<string, unknown> {
   return {

@@ -19,7 +19,7 @@ import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
-import { claim } from './claim.js';
+import { claimAll } from './claim.js';
 import {
   type DeploymentView, DESIRED_REPLICAS, HASH_LABEL, MAX_REPLICAS, REVISION, REVISION_HISTORY, type RsView,
   maxSurgeOf, maxUnavailableOf, newRsReplicas, olderFirst, proportionalScale, revisionOf, rollingScaleDown,
@@ -27,7 +27,7 @@ import {
 } from './deployment-plan.js';
 import { type OwnerReference, controllerRefOf, labelsOf } from './pods.js';
 import { selects } from './replicaset.js';
-import { CONTROLLER_MANAGER, adoptWrite, releaseWrite, statusUnchanged, updateObject, writeStatus } from './writes.js';
+import { CONTROLLER_MANAGER, statusUnchanged, updateObject, writeStatus } from './writes.js';
 
 export const DEPLOYMENT_CONTROLLER = 'deployment';
 
@@ -176,16 +176,7 @@ export class DeploymentController {
     const sel = specOf(d).selector;
     const ref: OwnerReference = { ...this.refOf(d), controller: true, blockOwnerDeletion: true };
     delete (ref as Partial<Ref>).namespace;
-    const out: ApiObject[] = [];
-    for (const rs of this.sets!.inNamespace(d.metadata?.namespace ?? '')) {
-      const c = claim(d, rs, selects(sel, labelsOf(rs)));
-      if (c === 'adopt') {
-        const adopted = await adoptWrite(this.o.replicaSets(), rs, ref, (cur) => selects(sel, labelsOf(cur)));
-        if (adopted) out.push(adopted);
-      } else if (c === 'release') await releaseWrite(this.o.replicaSets(), rs, d.metadata?.uid ?? '');
-      else if (c === 'own') out.push(rs);
-    }
-    return out;
+    return claimAll(this.o.replicaSets(), d, this.sets!.inNamespace(d.metadata?.namespace ?? ''), (rs) => selects(sel, labelsOf(rs)), ref);
   }
 
   private async sync(key: string): Promise<void> {

@@ -21,10 +21,10 @@ import { matchesLabelSelector } from '../../registry/kinds/workload-shared.js';
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
-import { claim } from './claim.js';
+import { claimAll } from './claim.js';
 import { type OwnerReference, controllerRefOf, isPodActive, labelsOf, untilAvailable } from './pods.js';
 import { type ReplicaCounts, podsToDelete, replicaCounts, slowStartBatches } from './replicaset-plan.js';
-import { CONTROLLER_MANAGER, adoptWrite, releaseWrite, statusUnchanged, writeStatus } from './writes.js';
+import { CONTROLLER_MANAGER, statusUnchanged, writeStatus } from './writes.js';
 
 export const REPLICASET_CONTROLLER = 'replicaset';
 export const REPLICATIONCONTROLLER_CONTROLLER = 'replicationcontroller';
@@ -140,18 +140,9 @@ export class ReplicaSetController {
 
   /** the set's active pods after adopting and releasing (kube's claimPods) */
   private async claimPods(set: ApiObject): Promise<ApiObject[]> {
-    const ns = set.metadata?.namespace ?? '';
     const selector = this.o.kind.selector(set);
-    const out: ApiObject[] = [];
-    for (const pod of this.pods!.inNamespace(ns)) {
-      const c = claim(set, pod, selects(selector, labelsOf(pod)));
-      if (c === 'adopt') {
-        const adopted = await adoptWrite(this.o.pods(), pod, this.ownerRef(set), (cur) => selects(selector, labelsOf(cur)));
-        if (adopted && isPodActive(adopted)) out.push(adopted);
-      } else if (c === 'release') await releaseWrite(this.o.pods(), pod, set.metadata?.uid ?? '');
-      else if (c === 'own' && isPodActive(pod)) out.push(pod);
-    }
-    return out;
+    const owned = await claimAll(this.o.pods(), set, this.pods!.inNamespace(set.metadata?.namespace ?? ''), (p) => selects(selector, labelsOf(p)), this.ownerRef(set));
+    return owned.filter(isPodActive);
   }
 
   private async sync(key: string): Promise<void> {

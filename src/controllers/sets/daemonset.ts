@@ -1,0 +1,275 @@
+// The DaemonSet controller (kube-controller-manager's `daemonset`), leader
+// only, on the controller runtime (docs/controllers.md). Queue key: the
+// DaemonSet's `namespace/name`; synced when it changes, when one of its pods
+// or revisions (or an orphan it selects) changes, and — every DaemonSet —
+// when a node comes, goes, or changes what decides placement.
+//
+// A sync, as kube's syncDaemonSet: claim the revisions and make sure one
+// holds the current template (history.ts), claim the pods, run the per-node
+// loop (daemonset-plan.ts planManage: a pod for each node that should run
+// one, pinned there by `matchFields metadata.name` for the scheduler to
+// bind), then one RollingUpdate step (OnDelete: none), prune old revisions
+// and write the status. A ready pod turns available after minReadySeconds
+// of the injected clock: the set is looked at again then.
+
+import { StatusError } from '../../core/errors.js';
+import { type Clock, systemClock } from '../../core/clock.js';
+import type { GenericStore } from '../../registry/generic-store.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
+import type { EventRecorder } from '../event-recorder.js';
+import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { claimAll } from '../workloads/claim.js';
+import { type OwnerReference, controllerRefOf, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
+import { selects } from '../workloads/replicaset.js';
+import { slowStartBatches } from '../workloads/replicaset-plan.js';
+import { CONTROLLER_MANAGER, statusUnchanged, writeStatus } from '../workloads/writes.js';
+import {
+  type DaemonNode, type DaemonPod, TEMPLATE_GENERATION_LABEL, daemonCounts, daemonFenceposts, nodeShouldRun, pinnedSpec, planManage, planRollingUpdate, targetNode,
+} from './daemonset-plan.js';
+import { DEFAULT_HISTORY_LIMIT, REVISION_HASH_LABEL, deleteRevision, ensureRevision, revisionHash, revisionsToPrune } from './history.js';
+
+export const DAEMONSET_CONTROLLER = 'daemonset';
+
+type Obj = Record<string, JSONValue>;
+
+export interface DaemonSetOptions {
+  store: InformerSource;
+  daemonSets: () => GenericStore;
+  revisions: () => GenericStore;
+  pods: () => GenericStore;
+  nodes: () => GenericStore;
+  clock?: Clock;
+  events?: EventRecorder;
+  log?: (msg: string) => void;
+  workers?: number;
+}
+
+interface DsSpec {
+  selector?: Obj;
+  template?: Obj;
+  minReadySeconds?: number;
+  revisionHistoryLimit?: number;
+  updateStrategy?: { type?: string; rollingUpdate?: { maxSurge?: JSONValue; maxUnavailable?: JSONValue } };
+}
+
+const specOf = (ds: ApiObject): DsSpec => (ds.spec ?? {}) as DsSpec;
+const int = (v: unknown, dflt: number): number => (typeof v === 'number' ? v : dflt);
+const keyOf = (o: ApiObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
+/** what of a node decides where daemon pods go */
+const placementFacts = (n: ApiObject): string => JSON.stringify([n.metadata?.labels, (n.spec as Obj | undefined)?.taints, (n.spec as Obj | undefined)?.unschedulable]);
+
+/** the template generation pods are labelled with: kube's deprecated annotation when set, else the generation */
+function templateGeneration(ds: ApiObject): string {
+  return ds.metadata?.annotations?.['deprecated.daemonset.template.generation'] ?? String(ds.metadata?.generation ?? 1);
+}
+
+export class DaemonSetController {
+  private readonly loop: ControllerLoop;
+  private readonly clock: Clock;
+  private sets: Informer | undefined;
+  private pods: Informer | undefined;
+  private nodes: Informer | undefined;
+  private revisions: Informer | undefined;
+
+  constructor(private readonly o: DaemonSetOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.loop = new ControllerLoop(o.store, { name: 'daemonset', clock: this.clock, log: o.log, baseDelayMs: 200, workers: o.workers ?? 2 });
+  }
+
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
+  }
+
+  start(): void {
+    this.stop();
+    this.loop.begin((key) => this.sync(key));
+    this.sets = this.loop.inform(this.o.daemonSets().rangeKeys(''), {
+      add: (_o, key) => this.loop.enqueue(key),
+      update: (_old, _o, key) => this.loop.enqueue(key),
+    });
+    const owned = {
+      add: (o: ApiObject) => this.enqueueFor(o),
+      update: (old: ApiObject, o: ApiObject) => {
+        this.enqueueFor(o);
+        if (controllerRefOf(old)?.uid !== controllerRefOf(o)?.uid || JSON.stringify(labelsOf(old)) !== JSON.stringify(labelsOf(o))) this.enqueueFor(old);
+      },
+      delete: (o: ApiObject) => this.enqueueFor(o),
+    };
+    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), owned);
+    this.revisions = this.loop.inform(this.o.revisions().rangeKeys(''), owned);
+    this.nodes = this.loop.inform(this.o.nodes().rangeKeys(''), {
+      add: () => this.enqueueAll(),
+      update: (old, n) => {
+        if (placementFacts(old) !== placementFacts(n)) this.enqueueAll();
+      },
+      delete: () => this.enqueueAll(),
+    });
+  }
+
+  stop(): void {
+    this.loop.end();
+    this.sets = undefined;
+    this.pods = undefined;
+    this.nodes = undefined;
+    this.revisions = undefined;
+  }
+
+  async settled(): Promise<void> {
+    await this.loop.queue?.idle();
+  }
+
+  private enqueueAll(): void {
+    for (const ds of this.sets?.list() ?? []) this.loop.enqueue(keyOf(ds));
+  }
+
+  /** the DaemonSet controlling a pod or revision, else every DaemonSet of the namespace selecting the orphan */
+  private enqueueFor(o: ApiObject): void {
+    const ns = o.metadata?.namespace ?? '';
+    const ref = controllerRefOf(o);
+    if (ref) {
+      if (ref.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps/')) this.loop.enqueue(`${ns}/${ref.name}`);
+      return;
+    }
+    for (const ds of this.sets?.inNamespace(ns) ?? []) if (selects(specOf(ds).selector, labelsOf(o))) this.loop.enqueue(keyOf(ds));
+  }
+
+  private ownerRef(ds: ApiObject): OwnerReference {
+    return { apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata?.name ?? '', uid: ds.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
+  }
+
+  private eventRef(ds: ApiObject): { apiVersion: string; kind: string; namespace: string; name: string; uid: string } {
+    return { apiVersion: 'apps/v1', kind: 'DaemonSet', namespace: ds.metadata?.namespace ?? '', name: ds.metadata?.name ?? '', uid: ds.metadata?.uid ?? '' };
+  }
+
+  private async sync(key: string): Promise<void> {
+    const ds = this.sets?.get(key);
+    if (!ds || !this.pods || !this.nodes || !this.revisions) return;
+    const spec = specOf(ds);
+    const ns = ds.metadata?.namespace ?? '';
+    const sel = spec.selector;
+    if (!selects(sel, ((spec.template?.metadata as Obj | undefined)?.labels ?? {}) as Obj)) {
+      // an empty selector would select every pod of the namespace: kube refuses to act on it
+      void this.o.events?.event(this.eventRef(ds), 'Warning', 'SelectingAll', 'This daemon set is selecting all pods. A non-empty selector is required.');
+      return;
+    }
+    const ref = this.ownerRef(ds);
+    const matches = (o: ApiObject): boolean => selects(sel, labelsOf(o));
+    const revisions = await claimAll(this.o.revisions(), ds, this.revisions.inNamespace(ns), matches, ref);
+    const pods = await claimAll(this.o.pods(), ds, this.pods.inNamespace(ns), matches, ref);
+    const nodes: DaemonNode[] = this.nodes.list().map((n) => ({ name: n.metadata?.name ?? '', ...nodeShouldRun(spec.template ?? {}, n) }));
+    const minReady = int(spec.minReadySeconds, 0);
+    if (ds.metadata?.deletionTimestamp) {
+      await this.writeStatus(ds, nodes, this.views(pods, undefined, ds, minReady));
+      return;
+    }
+    const { update, revisions: history } = await ensureRevision(this.o.revisions(), { obj: ds, ref, store: this.o.daemonSets() }, revisions);
+    const hash = revisionHash(update);
+    const rolling = (spec.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
+    const desired = nodes.filter((n) => n.shouldRun).length;
+    const { surge, unavailable } = daemonFenceposts(spec.updateStrategy?.rollingUpdate?.maxSurge, spec.updateStrategy?.rollingUpdate?.maxUnavailable, desired);
+    let views = this.views(pods, hash, ds, minReady);
+    const known = new Set(nodes.map((n) => n.name));
+    const views0 = views;
+    const gone = (name: string): boolean => !known.has(views0.find((v) => v.name === name)?.node ?? '');
+    let failure = await this.act(ds, hash, planManage(nodes, views, rolling && surge > 0), gone);
+    if (rolling) {
+      views = this.views(this.owned(ds), hash, ds, minReady);
+      failure = (await this.act(ds, hash, planRollingUpdate(nodes, views, surge, unavailable), () => false)) ?? failure;
+    }
+    const after = this.owned(ds);
+    await this.prune(ds, history, after, update);
+    await this.writeStatus(ds, nodes, this.views(after, hash, ds, minReady));
+    const now = this.clock.now();
+    const waits = after.map((p) => untilAvailable(p, minReady, now)).filter((w): w is number => w !== undefined);
+    if (waits.length > 0) this.loop.enqueueAfter(key, Math.min(...waits) + 1);
+    if (failure) throw new Error(failure);
+  }
+
+  /** the pods the set controls, as the informer holds them after this sync's writes */
+  private owned(ds: ApiObject): ApiObject[] {
+    return (this.pods?.inNamespace(ds.metadata?.namespace ?? '') ?? []).filter((p) => controllerRefOf(p)?.uid === ds.metadata?.uid);
+  }
+
+  private views(pods: ApiObject[], hash: string | undefined, ds: ApiObject, minReady: number): DaemonPod[] {
+    const now = this.clock.now();
+    const gen = templateGeneration(ds);
+    return pods.map((p) => {
+      const labels = p.metadata?.labels ?? {};
+      const phase = (p.status as Obj | undefined)?.phase;
+      return {
+        name: p.metadata?.name ?? '',
+        node: targetNode(p),
+        updated: (hash !== undefined && labels[REVISION_HASH_LABEL] === hash) || labels[TEMPLATE_GENERATION_LABEL] === gen,
+        ready: isPodReady(p),
+        available: isPodAvailable(p, minReady, now),
+        failed: phase === 'Failed' || phase === 'Succeeded',
+        deleting: Boolean(p.metadata?.deletionTimestamp),
+        created: Date.parse(p.metadata?.creationTimestamp ?? '') || 0,
+      };
+    });
+  }
+
+  /** deletes, then creates in slow-start batches; the first failure is returned */
+  private async act(ds: ApiObject, hash: string, plan: { create: string[]; delete: string[] }, nodeGone: (pod: string) => boolean): Promise<string | undefined> {
+    const ns = ds.metadata?.namespace ?? '';
+    const ev = this.eventRef(ds);
+    await Promise.all(plan.delete.map(async (name) => {
+      try {
+        await this.o.pods().delete(ns, name, { dryRun: false, ...(nodeGone(name) ? { gracePeriodSeconds: 0 } : {}) });
+        void this.o.events?.event(ev, 'Normal', 'SuccessfulDelete', `Deleted pod: ${name}`);
+      } catch (e) {
+        if (!(e instanceof StatusError && (e.code === 404 || e.code === 409))) throw e;
+      }
+    }));
+    const nodes = [...plan.create];
+    for (const size of slowStartBatches(nodes.length)) {
+      const batch = nodes.splice(0, size);
+      const results = await Promise.allSettled(batch.map((node) => this.o.pods().create(ns, this.podFor(ds, hash, node), { dryRun: false, manager: CONTROLLER_MANAGER })));
+      for (const r of results) if (r.status === 'fulfilled') void this.o.events?.event(ev, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.object.metadata?.name ?? ''}`);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
+        const msg = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+        void this.o.events?.event(ev, 'Warning', 'FailedCreate', `Error creating: ${msg}`);
+        return msg;
+      }
+    }
+    return undefined;
+  }
+
+  /** the template for one node: kube's labels (revision hash, template generation), pinned there */
+  private podFor(ds: ApiObject, hash: string, node: string): ApiObject {
+    const tmpl = (specOf(ds).template ?? {}) as { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Obj };
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        generateName: `${ds.metadata?.name ?? ''}-`,
+        namespace: ds.metadata?.namespace ?? '',
+        labels: { ...(tmpl.metadata?.labels ?? {}), [REVISION_HASH_LABEL]: hash, [TEMPLATE_GENERATION_LABEL]: templateGeneration(ds) },
+        ...(tmpl.metadata?.annotations ? { annotations: { ...tmpl.metadata.annotations } } : {}),
+        ownerReferences: [this.ownerRef(ds) as unknown as Obj],
+      },
+      spec: pinnedSpec(tmpl.spec ?? {}, node),
+    } as ApiObject;
+  }
+
+  /** revisions beyond revisionHistoryLimit that no pod runs go, oldest first */
+  private async prune(ds: ApiObject, history: ApiObject[], pods: ApiObject[], update: ApiObject): Promise<void> {
+    const live = new Set(pods.map((p) => p.metadata?.labels?.[REVISION_HASH_LABEL] ?? '').filter((h) => h !== ''));
+    const keep = new Set([update.metadata?.name ?? '']);
+    for (const cr of revisionsToPrune(history, live, keep, int(specOf(ds).revisionHistoryLimit, DEFAULT_HISTORY_LIMIT))) await deleteRevision(this.o.revisions(), cr);
+  }
+
+  private async writeStatus(ds: ApiObject, nodes: DaemonNode[], pods: DaemonPod[]): Promise<void> {
+    const cur = (ds.status ?? {}) as Obj;
+    const status: Obj = {
+      ...(cur.collisionCount !== undefined ? { collisionCount: cur.collisionCount } : {}),
+      ...(cur.conditions !== undefined ? { conditions: cur.conditions } : {}),
+      ...daemonCounts(nodes, pods),
+      observedGeneration: ds.metadata?.generation ?? 0,
+    };
+    if (statusUnchanged(cur, status)) return;
+    await writeStatus(this.o.daemonSets(), ds, status, CONTROLLER_MANAGER);
+  }
+}

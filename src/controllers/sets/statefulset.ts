@@ -1,0 +1,338 @@
+// The StatefulSet controller (kube-controller-manager's `statefulset`),
+// leader only, on the controller runtime (docs/controllers.md). Queue key:
+// the set's `namespace/name`; synced when it changes and when one of its
+// pods or revisions (or an orphan it selects) changes.
+//
+// A sync, as kube's StatefulSetControl: claim the revisions and make sure one
+// holds the current template (history.ts: the update revision; the status'
+// currentRevision names the one before a rolling update finishes), claim the
+// pods named `<set>-<ordinal>`, then carry out statefulset-plan.ts planSet's
+// actions in order — a pod's PersistentVolumeClaims (from
+// volumeClaimTemplates) are created before it — then write the status and
+// prune old revisions. A ready pod turns available after minReadySeconds of
+// the injected clock: the set is looked at again then.
+//
+// Storage: orch has no volume binding and no provisioner, and neither the
+// scheduler nor the node agent looks at claims: a claim stays Pending and
+// the pod runs without its volume (docs/controllers.md).
+
+import { StatusError } from '../../core/errors.js';
+import { type Clock, systemClock } from '../../core/clock.js';
+import type { GenericStore } from '../../registry/generic-store.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
+import type { EventRecorder } from '../event-recorder.js';
+import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { claimAll } from '../workloads/claim.js';
+import { type OwnerReference, controllerRefOf, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
+import { selects } from '../workloads/replicaset.js';
+import { CONTROLLER_MANAGER, statusUnchanged, updateObject, writeStatus } from '../workloads/writes.js';
+import { DEFAULT_HISTORY_LIMIT, REVISION_HASH_LABEL, deleteRevision, ensureRevision, revisionsToPrune, templateOf } from './history.js';
+import {
+  POD_INDEX_LABEL, POD_NAME_LABEL, type SetPod, type SetView, claimName, claimVolumes, ordinalOf, planSet, podName, podRevision, setCounts,
+} from './statefulset-plan.js';
+
+export const STATEFULSET_CONTROLLER = 'statefulset';
+
+type Obj = Record<string, JSONValue>;
+type Ref = { apiVersion: string; kind: string; namespace: string; name: string; uid: string };
+
+export interface StatefulSetOptions {
+  store: InformerSource;
+  statefulSets: () => GenericStore;
+  revisions: () => GenericStore;
+  pods: () => GenericStore;
+  claims: () => GenericStore;
+  clock?: Clock;
+  events?: EventRecorder;
+  log?: (msg: string) => void;
+  workers?: number;
+}
+
+interface StsSpec {
+  replicas?: number;
+  selector?: Obj;
+  template?: Obj;
+  serviceName?: string;
+  podManagementPolicy?: string;
+  minReadySeconds?: number;
+  revisionHistoryLimit?: number;
+  ordinals?: { start?: number };
+  volumeClaimTemplates?: Obj[];
+  persistentVolumeClaimRetentionPolicy?: { whenDeleted?: string; whenScaled?: string };
+  updateStrategy?: { type?: string; rollingUpdate?: { partition?: number; maxUnavailable?: JSONValue } };
+}
+
+const specOf = (s: ApiObject): StsSpec => (s.spec ?? {}) as StsSpec;
+const int = (v: unknown, dflt: number): number => (typeof v === 'number' ? v : dflt);
+const keyOf = (o: ApiObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+const claimTemplateName = (t: Obj): string => String((t.metadata as Obj | undefined)?.name ?? '');
+
+export class StatefulSetController {
+  private readonly loop: ControllerLoop;
+  private readonly clock: Clock;
+  private sets: Informer | undefined;
+  private pods: Informer | undefined;
+  private revisions: Informer | undefined;
+  private claims: Informer | undefined;
+
+  constructor(private readonly o: StatefulSetOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.loop = new ControllerLoop(o.store, { name: 'statefulset', clock: this.clock, log: o.log, baseDelayMs: 200, workers: o.workers ?? 2 });
+  }
+
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
+  }
+
+  start(): void {
+    this.stop();
+    this.loop.begin((key) => this.sync(key));
+    this.sets = this.loop.inform(this.o.statefulSets().rangeKeys(''), {
+      add: (_o, key) => this.loop.enqueue(key),
+      update: (_old, _o, key) => this.loop.enqueue(key),
+    });
+    const owned = {
+      add: (o: ApiObject) => this.enqueueFor(o),
+      update: (old: ApiObject, o: ApiObject) => {
+        this.enqueueFor(o);
+        if (controllerRefOf(old)?.uid !== controllerRefOf(o)?.uid || JSON.stringify(labelsOf(old)) !== JSON.stringify(labelsOf(o))) this.enqueueFor(old);
+      },
+      delete: (o: ApiObject) => this.enqueueFor(o),
+    };
+    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), owned);
+    this.revisions = this.loop.inform(this.o.revisions().rangeKeys(''), owned);
+    this.claims = this.loop.inform(this.o.claims().rangeKeys(''));
+  }
+
+  stop(): void {
+    this.loop.end();
+    this.sets = undefined;
+    this.pods = undefined;
+    this.revisions = undefined;
+    this.claims = undefined;
+  }
+
+  async settled(): Promise<void> {
+    await this.loop.queue?.idle();
+  }
+
+  /** the set controlling a pod or revision, else every set of the namespace selecting the orphan */
+  private enqueueFor(o: ApiObject): void {
+    const ns = o.metadata?.namespace ?? '';
+    const ref = controllerRefOf(o);
+    if (ref) {
+      if (ref.kind === 'StatefulSet' && ref.apiVersion.startsWith('apps/')) this.loop.enqueue(`${ns}/${ref.name}`);
+      return;
+    }
+    for (const s of this.sets?.inNamespace(ns) ?? []) if (selects(specOf(s).selector, labelsOf(o))) this.loop.enqueue(keyOf(s));
+  }
+
+  private ownerRef(set: ApiObject): OwnerReference {
+    return { apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata?.name ?? '', uid: set.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
+  }
+
+  private eventRef(set: ApiObject): Ref {
+    return { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: set.metadata?.namespace ?? '', name: set.metadata?.name ?? '', uid: set.metadata?.uid ?? '' };
+  }
+
+  private async sync(key: string): Promise<void> {
+    const set = this.sets?.get(key);
+    if (!set || !this.pods || !this.revisions || !this.claims) return;
+    const spec = specOf(set);
+    const ns = set.metadata?.namespace ?? '';
+    const name = set.metadata?.name ?? '';
+    if (!selects(spec.selector, ((spec.template?.metadata as Obj | undefined)?.labels ?? {}) as Obj)) {
+      void this.o.events?.event(this.eventRef(set), 'Warning', 'SelectingAll', 'This statefulset is selecting all pods. A non-empty selector is required.');
+      return;
+    }
+    const ref = this.ownerRef(set);
+    const matches = (o: ApiObject): boolean => selects(spec.selector, labelsOf(o));
+    const revisions = await claimAll(this.o.revisions(), set, this.revisions.inNamespace(ns), matches, ref);
+    // a set's pods are the ones named after it (kube's isMemberOf)
+    const member = (p: ApiObject): boolean => matches(p) && ordinalOf(name, p.metadata?.name ?? '') !== undefined;
+    await claimAll(this.o.pods(), set, this.pods.inNamespace(ns), member, ref);
+    if (set.metadata?.deletionTimestamp) return;
+    const { update, revisions: history } = await ensureRevision(this.o.revisions(), { obj: set, ref, store: this.o.statefulSets() }, revisions);
+    const st = (set.status ?? {}) as Obj;
+    const current = history.find((r) => r.metadata?.name === st.currentRevision) ?? update;
+    const view: SetView = {
+      replicas: int(spec.replicas, 1),
+      start: int(spec.ordinals?.start, 0),
+      parallel: spec.podManagementPolicy === 'Parallel',
+      rolling: (spec.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate',
+      partition: int(spec.updateStrategy?.rollingUpdate?.partition, 0),
+      maxUnavailable: spec.updateStrategy?.rollingUpdate?.maxUnavailable,
+      currentRevision: current.metadata?.name ?? '',
+      updateRevision: update.metadata?.name ?? '',
+    };
+    const minReady = int(spec.minReadySeconds, 0);
+    const templates = new Map<string, Obj>([[view.currentRevision, templateOf(current)], [view.updateRevision, (spec.template ?? {}) as Obj]]);
+    let failure: string | undefined;
+    for (const a of planSet(view, this.views(set, minReady))) {
+      try {
+        if (a.op === 'create') await this.createPod(set, a.ordinal, a.revision, templates.get(a.revision) ?? {});
+        else await this.deletePod(set, a.name, a.reason === 'condemned');
+      } catch (e) {
+        failure = e instanceof Error ? e.message : String(e);
+        break;
+      }
+    }
+    const pods = this.owned(set);
+    const views = this.views(set, minReady);
+    await this.writeStatus(set, view, views, pods);
+    const live = new Set(pods.map(podRevision).filter((r) => r !== ''));
+    const keep = new Set([view.currentRevision, view.updateRevision]);
+    for (const cr of revisionsToPrune(history, live, keep, int(spec.revisionHistoryLimit, DEFAULT_HISTORY_LIMIT))) await deleteRevision(this.o.revisions(), cr);
+    const now = this.clock.now();
+    const waits = pods.map((p) => untilAvailable(p, minReady, now)).filter((w): w is number => w !== undefined);
+    if (waits.length > 0) this.loop.enqueueAfter(key, Math.min(...waits) + 1);
+    if (failure) throw new Error(failure);
+  }
+
+  private owned(set: ApiObject): ApiObject[] {
+    return (this.pods?.inNamespace(set.metadata?.namespace ?? '') ?? []).filter((p) => controllerRefOf(p)?.uid === set.metadata?.uid);
+  }
+
+  private views(set: ApiObject, minReady: number): SetPod[] {
+    const now = this.clock.now();
+    const name = set.metadata?.name ?? '';
+    return this.owned(set).flatMap((p) => {
+      const ordinal = ordinalOf(name, p.metadata?.name ?? '');
+      if (ordinal === undefined) return [];
+      const phase = (p.status as Obj | undefined)?.phase;
+      const running = phase === 'Running';
+      return [{
+        name: p.metadata?.name ?? '',
+        ordinal,
+        revision: podRevision(p),
+        ready: running && isPodReady(p),
+        available: running && isPodAvailable(p, minReady, now),
+        finished: phase === 'Failed' || phase === 'Succeeded',
+        deleting: Boolean(p.metadata?.deletionTimestamp),
+      }];
+    });
+  }
+
+  /** the claims of one ordinal, created when missing (kube's createPersistentVolumeClaims) */
+  private async ensureClaims(set: ApiObject, ordinal: number): Promise<void> {
+    const spec = specOf(set);
+    const ns = set.metadata?.namespace ?? '';
+    const setName = set.metadata?.name ?? '';
+    const whenDeleted = spec.persistentVolumeClaimRetentionPolicy?.whenDeleted ?? 'Retain';
+    for (const t of spec.volumeClaimTemplates ?? []) {
+      const cname = claimName(claimTemplateName(t), setName, ordinal);
+      const existing = this.claims?.get(`${ns}/${cname}`);
+      if (existing) {
+        if (existing.metadata?.deletionTimestamp) throw new Error(`claim ${cname} is being deleted`);
+        continue;
+      }
+      const meta = (t.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+      const claim = {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: {
+          name: cname,
+          namespace: ns,
+          labels: { ...(meta.labels ?? {}), ...(((spec.selector?.matchLabels ?? {}) as Record<string, string>)) },
+          ...(meta.annotations ? { annotations: { ...meta.annotations } } : {}),
+          // whenDeleted: Delete — the garbage collector takes the claim with the set
+          ...(whenDeleted === 'Delete' ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: setName, uid: set.metadata?.uid ?? '' }] } : {}),
+        },
+        spec: structuredClone((t.spec ?? {}) as Obj),
+      } as unknown as ApiObject;
+      try {
+        await this.o.claims().create(ns, claim, { dryRun: false, manager: CONTROLLER_MANAGER });
+        void this.o.events?.event(this.eventRef(set), 'Normal', 'SuccessfulCreate', `create Claim ${cname} Pod ${podName(setName, ordinal)} in StatefulSet ${setName} success`);
+      } catch (e) {
+        if (e instanceof StatusError && e.code === 409) continue;
+        const msg = e instanceof Error ? e.message : String(e);
+        void this.o.events?.event(this.eventRef(set), 'Warning', 'FailedCreate', `create Claim ${cname} for Pod ${podName(setName, ordinal)} in StatefulSet ${setName} failed error: ${msg}`);
+        throw e;
+      }
+    }
+  }
+
+  private async createPod(set: ApiObject, ordinal: number, revision: string, template: Obj): Promise<void> {
+    const spec = specOf(set);
+    const ns = set.metadata?.namespace ?? '';
+    const setName = set.metadata?.name ?? '';
+    const name = podName(setName, ordinal);
+    await this.ensureClaims(set, ordinal);
+    const meta = (template.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+    const podSpec = structuredClone((template.spec ?? {}) as Obj);
+    const claims = (spec.volumeClaimTemplates ?? []).map(claimTemplateName);
+    if (claims.length > 0) podSpec.volumes = claimVolumes(podSpec, claims, setName, ordinal);
+    podSpec.hostname = name;
+    if (spec.serviceName) podSpec.subdomain = spec.serviceName;
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name,
+        namespace: ns,
+        labels: { ...(meta.labels ?? {}), [POD_NAME_LABEL]: name, [POD_INDEX_LABEL]: String(ordinal), [REVISION_HASH_LABEL]: revision },
+        ...(meta.annotations ? { annotations: { ...meta.annotations } } : {}),
+        ownerReferences: [this.ownerRef(set) as unknown as Obj],
+      },
+      spec: podSpec,
+    } as unknown as ApiObject;
+    try {
+      await this.o.pods().create(ns, pod, { dryRun: false, manager: CONTROLLER_MANAGER });
+      void this.o.events?.event(this.eventRef(set), 'Normal', 'SuccessfulCreate', `create Pod ${name} in StatefulSet ${setName} successful`);
+    } catch (e) {
+      // the previous pod of that name is still going: the next sync retries
+      if (e instanceof StatusError && e.code === 409) return;
+      const msg = e instanceof Error ? e.message : String(e);
+      void this.o.events?.event(this.eventRef(set), 'Warning', 'FailedCreate', `create Pod ${name} in StatefulSet ${setName} failed error: ${msg}`);
+      throw e;
+    }
+  }
+
+  /** deletes a pod; a condemned one under whenScaled: Delete first hands its claims to it, so they go with it */
+  private async deletePod(set: ApiObject, name: string, condemned: boolean): Promise<void> {
+    const spec = specOf(set);
+    const ns = set.metadata?.namespace ?? '';
+    const setName = set.metadata?.name ?? '';
+    const pod = this.pods?.get(`${ns}/${name}`);
+    if (!pod) return;
+    if (condemned && spec.persistentVolumeClaimRetentionPolicy?.whenScaled === 'Delete') {
+      const ordinal = ordinalOf(setName, name)!;
+      const podRef = { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata?.uid ?? '' };
+      for (const t of spec.volumeClaimTemplates ?? []) {
+        const c = this.claims?.get(`${ns}/${claimName(claimTemplateName(t), setName, ordinal)}`);
+        if (!c || c.metadata?.ownerReferences?.some((r) => r.uid === podRef.uid)) continue;
+        await updateObject(this.o.claims(), c, CONTROLLER_MANAGER, (cur) => {
+          cur.metadata!.ownerReferences = [...(cur.metadata!.ownerReferences ?? []), podRef];
+        });
+      }
+    }
+    try {
+      await this.o.pods().delete(ns, name, { dryRun: false, preconditions: { uid: pod.metadata?.uid ?? '' } });
+      void this.o.events?.event(this.eventRef(set), 'Normal', 'SuccessfulDelete', `delete Pod ${name} in StatefulSet ${setName} successful`);
+    } catch (e) {
+      if (!(e instanceof StatusError && (e.code === 404 || e.code === 409))) throw e;
+    }
+  }
+
+  /** kube's status: counts, the revisions (current moves to update once every pod is updated and ready), collisionCount */
+  private async writeStatus(set: ApiObject, view: SetView, pods: SetPod[], objs: ApiObject[]): Promise<void> {
+    const created = new Set(objs.filter((p) => String((p.status as Obj | undefined)?.phase ?? '') !== '').map((p) => p.metadata?.name ?? ''));
+    const counts = setCounts(view, pods, (p) => created.has(p.name));
+    let currentRevision = view.currentRevision;
+    if (view.rolling && counts.updatedReplicas === counts.replicas && counts.readyReplicas === counts.replicas) {
+      currentRevision = view.updateRevision;
+      counts.currentReplicas = counts.updatedReplicas;
+    }
+    const cur = (set.status ?? {}) as Obj;
+    const status: Obj = {
+      observedGeneration: set.metadata?.generation ?? 0,
+      ...counts,
+      currentRevision,
+      updateRevision: view.updateRevision,
+      collisionCount: int(cur.collisionCount, 0),
+      ...(cur.conditions !== undefined ? { conditions: cur.conditions } : {}),
+    };
+    if (statusUnchanged(cur, status)) return;
+    await writeStatus(this.o.statefulSets(), set, status, CONTROLLER_MANAGER);
+  }
+}
