@@ -1,0 +1,122 @@
+// The DaemonSet and StatefulSet controllers (src/controllers/sets/) on a real
+// LocalStore with a simulated clock: minReadySeconds holds OrderedReady back
+// and keeps daemon pods unavailable until the clock has moved past it (the
+// controllers look again on a delayed add on that clock); no sleeps.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { DaemonSetController } from '../../src/controllers/sets/daemonset.js';
+import { StatefulSetController } from '../../src/controllers/sets/statefulset.js';
+import type { GenericStore } from '../../src/registry/generic-store.js';
+import type { ApiObject } from '../../src/registry/types.js';
+import { openLocalRegistry } from '../helpers/local-registry.js';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+
+interface Env {
+  clock: ManualClock;
+  gs(resource: string, group?: string): GenericStore;
+  settled(): Promise<void>;
+}
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.reverse()) await f();
+  cleanup = [];
+});
+
+async function env(): Promise<Env> {
+  const { store, gs, close } = await openLocalRegistry('orch.io', 'orch-sets-');
+  const clock = new ManualClock(T0);
+  await gs('namespaces').create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }, { dryRun: false });
+  const common = { store, pods: () => gs('pods'), revisions: () => gs('controllerrevisions', 'apps'), clock };
+  const ds = new DaemonSetController({ ...common, daemonSets: () => gs('daemonsets', 'apps'), nodes: () => gs('nodes') });
+  const sts = new StatefulSetController({ ...common, statefulSets: () => gs('statefulsets', 'apps'), claims: () => gs('persistentvolumeclaims') });
+  ds.start();
+  sts.start();
+  cleanup.push(async () => {
+    ds.stop();
+    sts.stop();
+    await close();
+  });
+  const settled = async (): Promise<void> => {
+    // the handlers run inside the store's publish; a turn lets the workers pick the keys up
+    for (let i = 0; i < 4; i++) {
+      await ds.settled();
+      await sts.settled();
+      await new Promise((r) => setImmediate(r));
+    }
+  };
+  return { clock, gs, settled };
+}
+
+const names = async (e: Env, app: string): Promise<string[]> => (await e.gs('pods').list('default')).filter((p) => p.metadata?.labels?.app === app).map((p) => p.metadata!.name!).sort();
+
+/** the node agent's part: the pod is bound, Running and Ready since `at` */
+async function readyPod(e: Env, name: string, at: number, node = 'n1'): Promise<void> {
+  await e.gs('pods').guaranteedUpdate('default', name, { dryRun: false }, (cur) => ({
+    ...cur!, spec: { ...(cur!.spec as object), nodeName: node }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: iso(at) }] },
+  }));
+}
+
+describe('minReadySeconds on the simulated clock', () => {
+  it('OrderedReady makes web-1 only once web-0 has been Ready for minReadySeconds', async () => {
+    const e = await env();
+    await e.gs('statefulsets', 'apps').create('default', {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'web' },
+      spec: { replicas: 2, minReadySeconds: 30, serviceName: 'web', selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    }, { dryRun: false });
+    await e.settled();
+    expect(await names(e, 'web')).toEqual(['web-0']);
+    await readyPod(e, 'web-0', T0);
+    await e.settled();
+    // Ready but not yet available: web-1 waits
+    expect(await names(e, 'web')).toEqual(['web-0']);
+    const st = (await e.gs('statefulsets', 'apps').get('default', 'web')).status as Record<string, number>;
+    expect(st).toMatchObject({ readyReplicas: 1, availableReplicas: 0 });
+    e.clock.advance(29_000);
+    await e.settled();
+    expect(await names(e, 'web')).toEqual(['web-0']);
+    e.clock.advance(2_000);
+    await e.settled();
+    expect(await names(e, 'web')).toEqual(['web-0', 'web-1']);
+    expect(((await e.gs('statefulsets', 'apps').get('default', 'web')).status as Record<string, number>).availableReplicas).toBe(1);
+  });
+
+  it('a daemon pod counts as available only after minReadySeconds', async () => {
+    const e = await env();
+    await e.gs('nodes').create('', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, { dryRun: false });
+    await e.gs('daemonsets', 'apps').create('default', {
+      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' },
+      spec: { minReadySeconds: 10, selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    }, { dryRun: false });
+    await e.settled();
+    const [pod] = await names(e, 'agent');
+    expect(pod).toBeDefined();
+    await readyPod(e, pod!, T0);
+    await e.settled();
+    const status = async (): Promise<Record<string, number>> => (await e.gs('daemonsets', 'apps').get('default', 'agent')).status as Record<string, number>;
+    expect(await status()).toMatchObject({ desiredNumberScheduled: 1, numberReady: 1, numberAvailable: 0, numberUnavailable: 1 });
+    e.clock.advance(11_000);
+    await e.settled();
+    expect(await status()).toMatchObject({ numberReady: 1, numberAvailable: 1, numberUnavailable: 0, updatedNumberScheduled: 1 });
+  });
+
+  it('a pod of a deleted node goes without a grace period', async () => {
+    const e = await env();
+    await e.gs('nodes').create('', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, { dryRun: false });
+    await e.gs('daemonsets', 'apps').create('default', {
+      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' },
+      spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    }, { dryRun: false });
+    await e.settled();
+    const [pod] = await names(e, 'agent');
+    await readyPod(e, pod!, T0);
+    await e.gs('nodes').delete('', 'n1', { dryRun: false });
+    await e.settled();
+    expect(await names(e, 'agent')).toEqual([]);
+    const ds = (await e.gs('daemonsets', 'apps').get('default', 'agent')) as ApiObject;
+    expect(ds.status).toMatchObject({ desiredNumberScheduled: 0, currentNumberScheduled: 0 });
+  });
+});
