@@ -45,23 +45,48 @@ export interface NodeFit {
   shouldContinueRunning: boolean;
 }
 
+/** a node's own taints, parsed once per Node version (informer objects are never modified) */
+const taintCache = new WeakMap<ApiObject, Taint[]>();
+function taintsOf(node: ApiObject): Taint[] {
+  let t = taintCache.get(node);
+  if (!t) {
+    t = arr(obj(node.spec).taints).map((x) => ({ key: String(x.key ?? ''), value: String(x.value ?? ''), effect: String(x.effect ?? '') }));
+    taintCache.set(node, t);
+  }
+  return t;
+}
+
 /**
- * kube's NodeShouldRunDaemonPod: the template's nodeName, its node selector
- * and required node affinity, and the node's NoSchedule / NoExecute taints
- * against the template's tolerations plus the daemon ones. A NoSchedule
- * taint only stops new pods; a NoExecute one also removes running ones.
- * Resources are the scheduler's business.
+ * kube's NodeShouldRunDaemonPod for one template, as a function of the node:
+ * the template's nodeName, its node selector and required node affinity, and
+ * the node's NoSchedule / NoExecute taints against the template's
+ * tolerations plus the daemon ones. A NoSchedule taint only stops new pods;
+ * a NoExecute one also removes running ones. Resources are the scheduler's
+ * business. What depends on the template alone is prepared once, as a sync
+ * asks it of every node.
  */
-export function nodeShouldRun(template: Obj, node: ApiObject): NodeFit {
+export function daemonPlacement(template: Obj): (node: ApiObject) => NodeFit {
   const spec = obj(template.spec);
-  const no = { shouldRun: false, shouldContinueRunning: false };
-  if (typeof spec.nodeName === 'string' && spec.nodeName !== '' && spec.nodeName !== node.metadata?.name) return no;
-  const pod = { spec: { ...spec, tolerations: daemonTolerations(spec) } } as unknown as ApiObject;
-  if (!matchesNodeAffinity(pod, node)) return no;
   const tolerations = daemonTolerations(spec);
-  const taints: Taint[] = arr(obj(node.spec).taints).map((t) => ({ key: String(t.key ?? ''), value: String(t.value ?? ''), effect: String(t.effect ?? '') }));
-  const untolerated = taints.filter((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t));
-  return { shouldRun: untolerated.length === 0, shouldContinueRunning: !untolerated.some((t) => t.effect === 'NoExecute') };
+  const pod = { spec: { ...spec, tolerations } } as unknown as ApiObject;
+  const wanted = typeof spec.nodeName === 'string' ? spec.nodeName : '';
+  const no = { shouldRun: false, shouldContinueRunning: false };
+  return (node) => {
+    if (wanted !== '' && wanted !== node.metadata?.name) return no;
+    if (!matchesNodeAffinity(pod, node)) return no;
+    let shouldRun = true;
+    let shouldContinueRunning = true;
+    for (const t of taintsOf(node)) {
+      if ((t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') || tolerates(tolerations, t)) continue;
+      shouldRun = false;
+      if (t.effect === 'NoExecute') shouldContinueRunning = false;
+    }
+    return { shouldRun, shouldContinueRunning };
+  };
+}
+
+export function nodeShouldRun(template: Obj, node: ApiObject): NodeFit {
+  return daemonPlacement(template)(node);
 }
 
 /** the node a daemon pod is for: its nodeName, else the `metadata.name` its affinity pins (kube's GetTargetNodeName) */

@@ -24,7 +24,7 @@ import { selects } from '../workloads/replicaset.js';
 import { slowStartBatches } from '../workloads/replicaset-plan.js';
 import { CONTROLLER_MANAGER, statusUnchanged, writeStatus } from '../workloads/writes.js';
 import {
-  type DaemonNode, type DaemonPod, TEMPLATE_GENERATION_LABEL, daemonCounts, daemonFenceposts, nodeShouldRun, pinnedSpec, planManage, planRollingUpdate, targetNode,
+  type DaemonNode, type DaemonPod, TEMPLATE_GENERATION_LABEL, daemonCounts, daemonFenceposts, daemonPlacement, pinnedSpec, planManage, planRollingUpdate, targetNode,
 } from './daemonset-plan.js';
 import { DEFAULT_HISTORY_LIMIT, REVISION_HASH_LABEL, deleteRevision, ensureRevision, revisionHash, revisionsToPrune } from './history.js';
 
@@ -157,7 +157,8 @@ export class DaemonSetController {
     const matches = (o: ApiObject): boolean => selects(sel, labelsOf(o));
     const revisions = await claimAll(this.o.revisions(), ds, this.revisions.inNamespace(ns), matches, ref);
     const pods = await claimAll(this.o.pods(), ds, this.pods.inNamespace(ns), matches, ref);
-    const nodes: DaemonNode[] = this.nodes.list().map((n) => ({ name: n.metadata?.name ?? '', ...nodeShouldRun(spec.template ?? {}, n) }));
+    const fit = daemonPlacement(spec.template ?? {});
+    const nodes: DaemonNode[] = this.nodes.list().map((n) => ({ name: n.metadata?.name ?? '', ...fit(n) }));
     const minReady = int(spec.minReadySeconds, 0);
     if (ds.metadata?.deletionTimestamp) {
       await this.writeStatus(ds, nodes, this.views(pods, undefined, ds, minReady));
