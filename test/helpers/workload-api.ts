@@ -59,7 +59,22 @@ export function workloadApi(server: () => TestServer) {
     }
   }
 
-  return { list, get, send, readyNode, kubeletStep };
+  /** the node agent's part run beside kubectl until the returned stop is awaited */
+  function kubeletLoop(namespace = 'default'): () => Promise<void> {
+    let stop = false;
+    const loop = (async () => {
+      while (!stop) {
+        await kubeletStep(namespace).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    return async () => {
+      stop = true;
+      await loop;
+    };
+  }
+
+  return { list, get, send, readyNode, kubeletStep, kubeletLoop };
 }
 
 export const isReady = (p: WObj): boolean => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');

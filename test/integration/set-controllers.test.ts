@@ -16,7 +16,7 @@ const DSS = '/apis/apps/v1/namespaces/default/daemonsets';
 const STSS = '/apis/apps/v1/namespaces/default/statefulsets';
 const CRS = '/apis/apps/v1/namespaces/default/controllerrevisions';
 const PVCS = '/api/v1/namespaces/default/persistentvolumeclaims';
-const { list, get, send, readyNode, kubeletStep } = workloadApi(() => ts);
+const { list, get, send, readyNode, kubeletStep, kubeletLoop } = workloadApi(() => ts);
 const ordinal = (p: WObj): number => Number(p.metadata.name.slice(p.metadata.name.lastIndexOf('-') + 1));
 
 function daemonSet(name: string, image: string, extra: Record<string, unknown> = {}, podSpec: Record<string, unknown> = {}): Record<string, unknown> {
@@ -127,13 +127,8 @@ describe('DaemonSet controller', () => {
 
   it('kubectl rollout status, history and undo work on a DaemonSet; OnDelete leaves old pods until deleted', async () => {
     const kc = join(ts.dataDir, 'admin.kubeconfig');
-    let stop = false;
-    const agentLoop = (async () => {
-      while (!stop) {
-        await kubeletStep().catch(() => undefined);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
+    // the node agent's part runs beside kubectl
+    const stopAgent = kubeletLoop();
     try {
       await send('POST', DSS, daemonSet('kc', 'nginx:1'));
       const s1 = await runKubectl(kc, ['rollout', 'status', 'ds/kc', '--timeout=60s']);
@@ -169,8 +164,7 @@ describe('DaemonSet controller', () => {
       const stillOld = (await list(PODS, 'ds=kc')).filter((p) => p.spec.nodeName !== old[0]!.spec.nodeName);
       expect(stillOld.every((p) => (p.spec.containers as { image: string }[])[0]!.image === 'nginx:1')).toBe(true);
     } finally {
-      stop = true;
-      await agentLoop;
+      await stopAgent();
     }
   });
 });
@@ -249,11 +243,12 @@ describe('StatefulSet controller', () => {
     }, 'part ready');
     const before = (await get(`${STSS}/part`))!.status!.currentRevision as string;
     await send('PATCH', `${STSS}/part`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } } } }, 'application/strategic-merge-patch+json');
+    // the order in which pods show up at the update revision (a deletion may be finished before it is seen)
     const order: string[] = [];
     for (let i = 0; i < 300; i++) {
-      const ps = await list(PODS, 'sts=part');
-      for (const p of ps) if (p.metadata.deletionTimestamp && !order.includes(p.metadata.name)) order.push(p.metadata.name);
       const s = (await get(`${STSS}/part`))!;
+      const ps = await list(PODS, 'sts=part');
+      for (const p of ps) if (p.metadata.labels?.['controller-revision-hash'] === s.status?.updateRevision && p.metadata.labels?.['controller-revision-hash'] !== before && !order.includes(p.metadata.name)) order.push(p.metadata.name);
       if (s.status?.updatedReplicas === 2 && s.status?.readyReplicas === 3) break;
       await kubeletStep();
     }
@@ -281,13 +276,8 @@ describe('StatefulSet controller', () => {
     }, '3 pods before any is Ready');
     expect(ps.some(isReady)).toBe(false);
     expect(ps.map((p) => p.metadata.name).sort()).toEqual(['par-5', 'par-6', 'par-7']);
-    let stop = false;
-    const agentLoop = (async () => {
-      while (!stop) {
-        await kubeletStep().catch(() => undefined);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
+    // the node agent's part runs beside kubectl
+    const stopAgent = kubeletLoop();
     try {
       const s1 = await runKubectl(kc, ['rollout', 'status', 'sts/par', '--timeout=60s']);
       expect(s1.code, s1.stderr).toBe(0);
@@ -304,8 +294,7 @@ describe('StatefulSet controller', () => {
       const after = await list(PODS, 'sts=par');
       expect(after.map((p) => (p.spec.containers as { image: string }[])[0]!.image)).toEqual(['nginx:1', 'nginx:1', 'nginx:1']);
     } finally {
-      stop = true;
-      await agentLoop;
+      await stopAgent();
     }
   });
 

@@ -17,7 +17,7 @@ const DEPLOYS = `/apis/apps/v1/namespaces/${NS}/deployments`;
 const RSS = `/apis/apps/v1/namespaces/${NS}/replicasets`;
 
 type Obj = WObj;
-const { list, get, send, readyNode } = workloadApi(() => ts);
+const { list, get, send, readyNode, kubeletLoop } = workloadApi(() => ts);
 const kubeletStep = (): Promise<void> => workloadApi(() => ts).kubeletStep(NS);
 const ready = isReady;
 
@@ -288,13 +288,7 @@ describe('kubectl create deployment, rollout status, history and undo', () => {
   it('works against the controllers', async () => {
     const kc = join(ts.dataDir, 'admin.kubeconfig');
     // the node agent's part runs beside kubectl
-    let stop = false;
-    const agentLoop = (async () => {
-      while (!stop) {
-        await kubeletStep().catch(() => undefined);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
+    const stopAgent = kubeletLoop();
     try {
       const create = await runKubectl(kc, ['create', 'deployment', 'kc', '--image=nginx:1', '--replicas=2']);
       expect(create.code, create.stderr).toBe(0);
@@ -342,8 +336,7 @@ describe('kubectl create deployment, rollout status, history and undo', () => {
       expect(newest?.spec.replicas).toBe(3);
       expect((newest?.spec.template as { metadata: { annotations?: Record<string, string> } } | undefined)?.metadata.annotations?.['kubectl.kubernetes.io/restartedAt']).toBeTruthy();
     } finally {
-      stop = true;
-      await agentLoop;
+      await stopAgent();
     }
   });
 });

@@ -19,8 +19,9 @@ import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from '../workloads/claim.js';
-import { type OwnerReference, controllerRefOf, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
+import { type OwnerReference, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
+import { type EventRef, controlledBy, eventRef, keyOf, ownedHandlers, ownerRef, selectsTemplate } from './owner.js';
 import { slowStartBatches } from '../workloads/replicaset-plan.js';
 import { CONTROLLER_MANAGER, statusUnchanged, writeStatus } from '../workloads/writes.js';
 import {
@@ -54,7 +55,6 @@ interface DsSpec {
 
 const specOf = (ds: ApiObject): DsSpec => (ds.spec ?? {}) as DsSpec;
 const int = (v: unknown, dflt: number): number => (typeof v === 'number' ? v : dflt);
-const keyOf = (o: ApiObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 /** what of a node decides where daemon pods go */
 const placementFacts = (n: ApiObject): string => JSON.stringify([n.metadata?.labels, (n.spec as Obj | undefined)?.taints, (n.spec as Obj | undefined)?.unschedulable]);
@@ -88,14 +88,7 @@ export class DaemonSetController {
       add: (_o, key) => this.loop.enqueue(key),
       update: (_old, _o, key) => this.loop.enqueue(key),
     });
-    const owned = {
-      add: (o: ApiObject) => this.enqueueFor(o),
-      update: (old: ApiObject, o: ApiObject) => {
-        this.enqueueFor(o);
-        if (controllerRefOf(old)?.uid !== controllerRefOf(o)?.uid || JSON.stringify(labelsOf(old)) !== JSON.stringify(labelsOf(o))) this.enqueueFor(old);
-      },
-      delete: (o: ApiObject) => this.enqueueFor(o),
-    };
+    const owned = ownedHandlers('DaemonSet', () => this.sets, (key) => this.loop.enqueue(key));
     this.pods = this.loop.inform(this.o.pods().rangeKeys(''), owned);
     this.revisions = this.loop.inform(this.o.revisions().rangeKeys(''), owned);
     this.nodes = this.loop.inform(this.o.nodes().rangeKeys(''), {
@@ -123,23 +116,12 @@ export class DaemonSetController {
     for (const ds of this.sets?.list() ?? []) this.loop.enqueue(keyOf(ds));
   }
 
-  /** the DaemonSet controlling a pod or revision, else every DaemonSet of the namespace selecting the orphan */
-  private enqueueFor(o: ApiObject): void {
-    const ns = o.metadata?.namespace ?? '';
-    const ref = controllerRefOf(o);
-    if (ref) {
-      if (ref.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps/')) this.loop.enqueue(`${ns}/${ref.name}`);
-      return;
-    }
-    for (const ds of this.sets?.inNamespace(ns) ?? []) if (selects(specOf(ds).selector, labelsOf(o))) this.loop.enqueue(keyOf(ds));
+  private ownerRef(o: ApiObject): OwnerReference {
+    return ownerRef('DaemonSet', o);
   }
 
-  private ownerRef(ds: ApiObject): OwnerReference {
-    return { apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata?.name ?? '', uid: ds.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
-  }
-
-  private eventRef(ds: ApiObject): { apiVersion: string; kind: string; namespace: string; name: string; uid: string } {
-    return { apiVersion: 'apps/v1', kind: 'DaemonSet', namespace: ds.metadata?.namespace ?? '', name: ds.metadata?.name ?? '', uid: ds.metadata?.uid ?? '' };
+  private eventRef(o: ApiObject): EventRef {
+    return eventRef('DaemonSet', o);
   }
 
   private async sync(key: string): Promise<void> {
@@ -148,7 +130,7 @@ export class DaemonSetController {
     const spec = specOf(ds);
     const ns = ds.metadata?.namespace ?? '';
     const sel = spec.selector;
-    if (!selects(sel, ((spec.template?.metadata as Obj | undefined)?.labels ?? {}) as Obj)) {
+    if (!selectsTemplate(ds)) {
       // an empty selector would select every pod of the namespace: kube refuses to act on it
       void this.o.events?.event(this.eventRef(ds), 'Warning', 'SelectingAll', 'This daemon set is selecting all pods. A non-empty selector is required.');
       return;
@@ -187,9 +169,8 @@ export class DaemonSetController {
     if (failure) throw new Error(failure);
   }
 
-  /** the pods the set controls, as the informer holds them after this sync's writes */
-  private owned(ds: ApiObject): ApiObject[] {
-    return (this.pods?.inNamespace(ds.metadata?.namespace ?? '') ?? []).filter((p) => controllerRefOf(p)?.uid === ds.metadata?.uid);
+  private owned(o: ApiObject): ApiObject[] {
+    return controlledBy(this.pods, o);
   }
 
   private views(pods: ApiObject[], hash: string | undefined, ds: ApiObject, minReady: number): DaemonPod[] {

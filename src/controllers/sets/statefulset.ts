@@ -23,8 +23,9 @@ import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from '../workloads/claim.js';
-import { type OwnerReference, controllerRefOf, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
+import { type OwnerReference, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
+import { type EventRef, controlledBy, eventRef, ownedHandlers, ownerRef, selectsTemplate } from './owner.js';
 import { CONTROLLER_MANAGER, statusUnchanged, updateObject, writeStatus } from '../workloads/writes.js';
 import { DEFAULT_HISTORY_LIMIT, REVISION_HASH_LABEL, deleteRevision, ensureRevision, revisionsToPrune, templateOf } from './history.js';
 import {
@@ -34,7 +35,6 @@ import {
 export const STATEFULSET_CONTROLLER = 'statefulset';
 
 type Obj = Record<string, JSONValue>;
-type Ref = { apiVersion: string; kind: string; namespace: string; name: string; uid: string };
 
 export interface StatefulSetOptions {
   store: InformerSource;
@@ -64,7 +64,6 @@ interface StsSpec {
 
 const specOf = (s: ApiObject): StsSpec => (s.spec ?? {}) as StsSpec;
 const int = (v: unknown, dflt: number): number => (typeof v === 'number' ? v : dflt);
-const keyOf = (o: ApiObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 const claimTemplateName = (t: Obj): string => String((t.metadata as Obj | undefined)?.name ?? '');
 
 export class StatefulSetController {
@@ -91,14 +90,7 @@ export class StatefulSetController {
       add: (_o, key) => this.loop.enqueue(key),
       update: (_old, _o, key) => this.loop.enqueue(key),
     });
-    const owned = {
-      add: (o: ApiObject) => this.enqueueFor(o),
-      update: (old: ApiObject, o: ApiObject) => {
-        this.enqueueFor(o);
-        if (controllerRefOf(old)?.uid !== controllerRefOf(o)?.uid || JSON.stringify(labelsOf(old)) !== JSON.stringify(labelsOf(o))) this.enqueueFor(old);
-      },
-      delete: (o: ApiObject) => this.enqueueFor(o),
-    };
+    const owned = ownedHandlers('StatefulSet', () => this.sets, (key) => this.loop.enqueue(key));
     this.pods = this.loop.inform(this.o.pods().rangeKeys(''), owned);
     this.revisions = this.loop.inform(this.o.revisions().rangeKeys(''), owned);
     this.claims = this.loop.inform(this.o.claims().rangeKeys(''));
@@ -116,23 +108,12 @@ export class StatefulSetController {
     await this.loop.queue?.idle();
   }
 
-  /** the set controlling a pod or revision, else every set of the namespace selecting the orphan */
-  private enqueueFor(o: ApiObject): void {
-    const ns = o.metadata?.namespace ?? '';
-    const ref = controllerRefOf(o);
-    if (ref) {
-      if (ref.kind === 'StatefulSet' && ref.apiVersion.startsWith('apps/')) this.loop.enqueue(`${ns}/${ref.name}`);
-      return;
-    }
-    for (const s of this.sets?.inNamespace(ns) ?? []) if (selects(specOf(s).selector, labelsOf(o))) this.loop.enqueue(keyOf(s));
+  private ownerRef(o: ApiObject): OwnerReference {
+    return ownerRef('StatefulSet', o);
   }
 
-  private ownerRef(set: ApiObject): OwnerReference {
-    return { apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata?.name ?? '', uid: set.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
-  }
-
-  private eventRef(set: ApiObject): Ref {
-    return { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: set.metadata?.namespace ?? '', name: set.metadata?.name ?? '', uid: set.metadata?.uid ?? '' };
+  private eventRef(o: ApiObject): EventRef {
+    return eventRef('StatefulSet', o);
   }
 
   private async sync(key: string): Promise<void> {
@@ -141,7 +122,7 @@ export class StatefulSetController {
     const spec = specOf(set);
     const ns = set.metadata?.namespace ?? '';
     const name = set.metadata?.name ?? '';
-    if (!selects(spec.selector, ((spec.template?.metadata as Obj | undefined)?.labels ?? {}) as Obj)) {
+    if (!selectsTemplate(set)) {
       void this.o.events?.event(this.eventRef(set), 'Warning', 'SelectingAll', 'This statefulset is selecting all pods. A non-empty selector is required.');
       return;
     }
@@ -189,8 +170,8 @@ export class StatefulSetController {
     if (failure) throw new Error(failure);
   }
 
-  private owned(set: ApiObject): ApiObject[] {
-    return (this.pods?.inNamespace(set.metadata?.namespace ?? '') ?? []).filter((p) => controllerRefOf(p)?.uid === set.metadata?.uid);
+  private owned(o: ApiObject): ApiObject[] {
+    return controlledBy(this.pods, o);
   }
 
   private views(set: ApiObject, minReady: number): SetPod[] {
