@@ -298,9 +298,9 @@ describe('StatefulSet controller', () => {
     }
   });
 
-  it('whenScaled: Delete removes the claims of the pods scaled away', async () => {
+  it('whenScaled: Delete removes the claims of the pods scaled away; whenDeleted: Delete the rest with the set', async () => {
     await send('POST', STSS, statefulSet('db', 2, 'pg:1', {
-      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Delete' },
       volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
     }));
     await eventually(async () => {
@@ -312,5 +312,13 @@ describe('StatefulSet controller', () => {
       await kubeletStep();
       return (await list(PVCS, 'sts=db')).map((c) => c.metadata.name).join() === 'data-db-0';
     }, 'data-db-1 collected with its pod');
+    const set = (await get(`${STSS}/db`))!;
+    const claim = (await list(PVCS, 'sts=db'))[0]!;
+    expect(claim.metadata.ownerReferences).toEqual([{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: set.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    await send('DELETE', `${STSS}/db`, {});
+    await eventually(async () => {
+      await kubeletStep();
+      return (await list(PVCS, 'sts=db')).length === 0;
+    }, 'data-db-0 collected with the set');
   });
 });

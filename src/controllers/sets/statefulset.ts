@@ -216,8 +216,9 @@ export class StatefulSetController {
           namespace: ns,
           labels: { ...(meta.labels ?? {}), ...(((spec.selector?.matchLabels ?? {}) as Record<string, string>)) },
           ...(meta.annotations ? { annotations: { ...meta.annotations } } : {}),
-          // whenDeleted: Delete — the garbage collector takes the claim with the set
-          ...(whenDeleted === 'Delete' ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: setName, uid: set.metadata?.uid ?? '' }] } : {}),
+          // whenDeleted: Delete — the set controls the claim and the garbage collector takes it with the set
+          // (a controller reference, as since kube's KEP-4375 fix)
+          ...(whenDeleted === 'Delete' ? { ownerReferences: [this.ownerRef(set) as unknown as Obj] } : {}),
         },
         spec: structuredClone((t.spec ?? {}) as Obj),
       } as unknown as ApiObject;
@@ -269,7 +270,7 @@ export class StatefulSetController {
     }
   }
 
-  /** deletes a pod; a condemned one under whenScaled: Delete first hands its claims to it, so they go with it */
+  /** deletes a pod; a condemned one under whenScaled: Delete first hands its claims to it (in place of the set), so they go with it */
   private async deletePod(set: ApiObject, name: string, condemned: boolean): Promise<void> {
     const spec = specOf(set);
     const ns = set.metadata?.namespace ?? '';
@@ -282,8 +283,9 @@ export class StatefulSetController {
       for (const t of spec.volumeClaimTemplates ?? []) {
         const c = this.claims?.get(`${ns}/${claimName(claimTemplateName(t), setName, ordinal)}`);
         if (!c || c.metadata?.ownerReferences?.some((r) => r.uid === podRef.uid)) continue;
+        // the set's own reference goes, or the collector would keep the claim for the set
         await updateObject(this.o.claims(), c, CONTROLLER_MANAGER, (cur) => {
-          cur.metadata!.ownerReferences = [...(cur.metadata!.ownerReferences ?? []), podRef];
+          cur.metadata!.ownerReferences = [...(cur.metadata!.ownerReferences ?? []).filter((r) => r.uid !== set.metadata?.uid), podRef];
         });
       }
     }
