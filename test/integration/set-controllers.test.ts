@@ -123,6 +123,12 @@ describe('DaemonSet controller', () => {
     }
     await eventually(() => dsRolledOut('roll'), 'second rollout');
     expect((await list(CRS, 'ds=roll')).map((c) => (c as unknown as { revision: number }).revision).sort()).toEqual([1, 2]);
+    // the template generation moved with the template only, and the new pods carry it
+    const ds = (await get(`${DSS}/roll`))!;
+    expect(ds.metadata.annotations?.['deprecated.daemonset.template.generation']).toBe('2');
+    await send('PATCH', `${DSS}/roll`, { spec: { minReadySeconds: 1 } });
+    expect((await get(`${DSS}/roll`))!.metadata.annotations?.['deprecated.daemonset.template.generation']).toBe('2');
+    for (const p of await list(PODS, 'ds=roll')) if (!p.metadata.deletionTimestamp) expect(p.metadata.labels?.['pod-template-generation']).toBe('2');
   });
 
   it('kubectl rollout status, history and undo work on a DaemonSet; OnDelete leaves old pods until deleted', async () => {

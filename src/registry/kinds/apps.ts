@@ -9,6 +9,7 @@ import type { ApiObject, ResourceDefinition } from '../types.js';
 import { column, countOf, getObject, getString } from './columns.js';
 import { bool, enumOf, int32, int64, intOrString, obj, opaque, proto, ref, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { deepEqual } from '../../machinery/meta.js';
 import {
   conditions, defaultPodTemplate, generationSeen, num, replicas, selector, selectorText, template, templateContainers,
   validateSelectorAndTemplate, validateSelectorUnchanged,
@@ -210,6 +211,13 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
   };
 }
 
+/** the DaemonSet's deprecated template generation annotation (daemon pods carry it as `pod-template-generation`) */
+export const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+
+function setTemplateGeneration(o: ApiObject, generation: number): void {
+  o.metadata = { ...(o.metadata ?? {}), annotations: { ...(o.metadata?.annotations ?? {}), [TEMPLATE_GENERATION]: String(generation) } };
+}
+
 export function daemonSetDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: 'apps', version: 'v1', kind: 'DaemonSet', resource: 'daemonsets', singular: 'daemonset', scope: 'Namespaced',
@@ -251,6 +259,12 @@ export function daemonSetDefinition(n: SchemaNames): ResourceDefinition {
         }
         setDefault(o, ['spec'], 'revisionHistoryLimit', 10);
         defaultPodTemplate(getObject(o, 'spec', 'template'));
+      },
+      // kube's TemplateGeneration, served in apps/v1 as this annotation: 1 at create, +1 when the template changes
+      prepareForCreate: (o) => setTemplateGeneration(o, Math.max(1, Number(o.metadata?.annotations?.[TEMPLATE_GENERATION] ?? 1) || 1)),
+      prepareForUpdate: (o, old) => {
+        const prev = Number(old.metadata?.annotations?.[TEMPLATE_GENERATION] ?? 1) || 1;
+        setTemplateGeneration(o, deepEqual(getObject(o, 'spec', 'template'), getObject(old, 'spec', 'template')) ? prev : prev + 1);
       },
       validate: (o) => validateSelectorAndTemplate(o),
       validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateSelectorUnchanged(o, old)],
