@@ -151,14 +151,14 @@ export class DaemonSetController {
     const rolling = (spec.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
     const desired = nodes.filter((n) => n.shouldRun).length;
     const { surge, unavailable } = daemonFenceposts(spec.updateStrategy?.rollingUpdate?.maxSurge, spec.updateStrategy?.rollingUpdate?.maxUnavailable, desired);
-    let views = this.views(pods, hash, ds, minReady);
+    const views = this.views(pods, hash, ds, minReady);
     const known = new Set(nodes.map((n) => n.name));
-    const views0 = views;
-    const gone = (name: string): boolean => !known.has(views0.find((v) => v.name === name)?.node ?? '');
-    let failure = await this.act(ds, hash, planManage(nodes, views, rolling && surge > 0), gone);
+    // pods of nodes that no longer exist: no node agent will finish them
+    const stranded = new Set(views.filter((v) => !known.has(v.node)).map((v) => v.name));
+    let failure = await this.act(ds, hash, planManage(nodes, views, rolling && surge > 0), stranded);
     if (rolling) {
-      views = this.views(this.owned(ds), hash, ds, minReady);
-      failure = (await this.act(ds, hash, planRollingUpdate(nodes, views, surge, unavailable), () => false)) ?? failure;
+      const plan = planRollingUpdate(nodes, this.views(this.owned(ds), hash, ds, minReady), surge, unavailable);
+      failure = (await this.act(ds, hash, plan, new Set())) ?? failure;
     }
     const after = this.owned(ds);
     await this.prune(ds, history, after, update);
@@ -192,13 +192,13 @@ export class DaemonSetController {
     });
   }
 
-  /** deletes, then creates in slow-start batches; the first failure is returned */
-  private async act(ds: ApiObject, hash: string, plan: { create: string[]; delete: string[] }, nodeGone: (pod: string) => boolean): Promise<string | undefined> {
+  /** deletes (`stranded` pods without a grace period), then creates in slow-start batches; the first failure is returned */
+  private async act(ds: ApiObject, hash: string, plan: { create: string[]; delete: string[] }, stranded: Set<string>): Promise<string | undefined> {
     const ns = ds.metadata?.namespace ?? '';
     const ev = this.eventRef(ds);
     await Promise.all(plan.delete.map(async (name) => {
       try {
-        await this.o.pods().delete(ns, name, { dryRun: false, ...(nodeGone(name) ? { gracePeriodSeconds: 0 } : {}) });
+        await this.o.pods().delete(ns, name, { dryRun: false, ...(stranded.has(name) ? { gracePeriodSeconds: 0 } : {}) });
         void this.o.events?.event(ev, 'Normal', 'SuccessfulDelete', `Deleted pod: ${name}`);
       } catch (e) {
         if (!(e instanceof StatusError && (e.code === 404 || e.code === 409))) throw e;
