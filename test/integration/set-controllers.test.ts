@@ -304,6 +304,53 @@ describe('StatefulSet controller', () => {
     }
   });
 
+  it('OnDelete keeps old pods until deleted; a deleted one comes back at the update revision', async () => {
+    await send('POST', STSS, statefulSet('od', 2, 'nginx:1', { updateStrategy: { type: 'OnDelete' } }));
+    await eventually(async () => {
+      await kubeletStep();
+      return (await get(`${STSS}/od`))?.status?.readyReplicas === 2;
+    }, 'od ready');
+    await send('PATCH', `${STSS}/od`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } } } }, 'application/strategic-merge-patch+json');
+    const s1 = await eventually(async () => {
+      const x = await get(`${STSS}/od`);
+      return x?.status?.observedGeneration === 2 ? x : undefined;
+    }, 'template change observed');
+    expect(s1.status?.updateRevision).not.toBe(s1.status?.currentRevision);
+    expect(s1.status).toMatchObject({ currentReplicas: 2, updatedReplicas: 0 });
+    const image = async (n: string): Promise<string | undefined> => ((await get(`${PODS}/${n}`))?.spec.containers as { image: string }[] | undefined)?.[0]?.image;
+    expect([await image('od-0'), await image('od-1')]).toEqual(['nginx:1', 'nginx:1']);
+    await send('DELETE', `${PODS}/od-0`, {});
+    await eventually(async () => {
+      await kubeletStep();
+      return (await image('od-0')) === 'nginx:2' && (await get(`${STSS}/od`))?.status?.readyReplicas === 2;
+    }, 'od-0 back at the new template');
+    expect(await image('od-1')).toBe('nginx:1');
+    expect((await get(`${STSS}/od`))!.status).toMatchObject({ currentReplicas: 1, updatedReplicas: 1 });
+  });
+
+  it('maxUnavailable lets a rolling update replace that many pods at once, never more', async () => {
+    await send('POST', STSS, statefulSet('mu', 4, 'nginx:1', { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } } }));
+    await eventually(async () => {
+      await kubeletStep();
+      return (await get(`${STSS}/mu`))?.status?.readyReplicas === 4;
+    }, 'mu ready');
+    await send('PATCH', `${STSS}/mu`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } } } }, 'application/strategic-merge-patch+json');
+    let most = 0;
+    for (let i = 0; i < 300; i++) {
+      const ps = await list(PODS, 'sts=mu');
+      const unready = 4 - ps.filter(isReady).length;
+      most = Math.max(most, unready);
+      expect(unready).toBeLessThanOrEqual(2);
+      const s = await get(`${STSS}/mu`);
+      if (s?.status?.updatedReplicas === 4 && s.status.readyReplicas === 4) break;
+      await kubeletStep();
+    }
+    expect((await get(`${STSS}/mu`))!.status).toMatchObject({ updatedReplicas: 4, readyReplicas: 4 });
+    expect((await get(`${STSS}/mu`))!.status?.currentRevision).toBe((await get(`${STSS}/mu`))!.status?.updateRevision);
+    // two went at once at some point (the bound is used, not only respected)
+    expect(most).toBe(2);
+  });
+
   it('whenScaled: Delete removes the claims of the pods scaled away; whenDeleted: Delete the rest with the set', async () => {
     await send('POST', STSS, statefulSet('db', 2, 'pg:1', {
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Delete' },
