@@ -103,6 +103,41 @@ describe('minReadySeconds on the simulated clock', () => {
     expect(await status()).toMatchObject({ numberReady: 1, numberAvailable: 1, numberUnavailable: 0, updatedNumberScheduled: 1 });
   });
 
+  it('a failed daemon pod is replaced at once the first time, then only after a doubling backoff', async () => {
+    const e = await env();
+    await e.gs('nodes').create('', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, { dryRun: false });
+    await e.gs('daemonsets', 'apps').create('default', {
+      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' },
+      spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    }, { dryRun: false });
+    await e.settled();
+    const fail = async (name: string): Promise<void> => {
+      await e.gs('pods').guaranteedUpdate('default', name, { dryRun: false }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), nodeName: 'n1' }, status: { phase: 'Failed' } }));
+      await e.settled();
+    };
+    const [first] = await names(e, 'agent');
+    await fail(first!);
+    const [second] = await names(e, 'agent');
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+    // failed again within the 1 s backoff: it stays
+    await fail(second!);
+    expect(await names(e, 'agent')).toEqual([second]);
+    e.clock.advance(1_100);
+    await e.settled();
+    const [third] = await names(e, 'agent');
+    expect(third).toBeDefined();
+    expect(third).not.toBe(second);
+    // the next backoff is 2 s
+    await fail(third!);
+    e.clock.advance(1_100);
+    await e.settled();
+    expect(await names(e, 'agent')).toEqual([third]);
+    e.clock.advance(1_000);
+    await e.settled();
+    expect(await names(e, 'agent')).not.toEqual([third]);
+  });
+
   it('a pod of a deleted node goes without a grace period', async () => {
     const e = await env();
     await e.gs('nodes').create('', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, { dryRun: false });

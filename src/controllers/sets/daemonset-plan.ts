@@ -162,12 +162,12 @@ function byNode(pods: DaemonPod[]): Map<string, DaemonPod[]> {
 /**
  * kube's manage / podsShouldBeOnNode: a node that should run the pod and has
  * none gets one; failed pods go (their replacement comes on a later sync,
- * once they are gone); extra pods go, the oldest stays (with surge: the
+ * once they are gone) unless `failedWaits` says the node is in backoff; extra pods go, the oldest stays (with surge: the
  * oldest new and the oldest old, the old one once the new is available);
  * a node that should no longer run it, or no longer exists, loses its pods
  * (the caller deletes those of a missing node without a grace period).
  */
-export function planManage(nodes: DaemonNode[], pods: DaemonPod[], surge: boolean): DaemonActions {
+export function planManage(nodes: DaemonNode[], pods: DaemonPod[], surge: boolean, failedWaits: (node: string) => boolean = () => false): DaemonActions {
   const out: DaemonActions = { create: [], delete: [] };
   const on = byNode(pods);
   const known = new Set(nodes.map((n) => n.name));
@@ -181,7 +181,7 @@ export function planManage(nodes: DaemonNode[], pods: DaemonPod[], surge: boolea
         continue;
       }
       const running = ps.filter((p) => !p.deleting && !p.failed).sort(oldestFirst);
-      for (const p of ps) if (!p.deleting && p.failed) out.delete.push(p.name);
+      if (!failedWaits(n.name)) for (const p of ps) if (!p.deleting && p.failed) out.delete.push(p.name);
       if (!surge) {
         for (const p of running.slice(1)) out.delete.push(p.name);
         continue;

@@ -27,6 +27,7 @@ import { CONTROLLER_MANAGER, statusUnchanged, writeStatus } from '../workloads/w
 import {
   type DaemonNode, type DaemonPod, TEMPLATE_GENERATION_LABEL, daemonCounts, daemonFenceposts, daemonPlacement, pinnedSpec, planManage, planRollingUpdate, targetNode,
 } from './daemonset-plan.js';
+import { FailedPodBackoff } from './backoff.js';
 import { DEFAULT_HISTORY_LIMIT, REVISION_HASH_LABEL, deleteRevision, ensureRevision, revisionHash, revisionsToPrune } from './history.js';
 
 export const DAEMONSET_CONTROLLER = 'daemonset';
@@ -71,6 +72,7 @@ export class DaemonSetController {
   private pods: Informer | undefined;
   private nodes: Informer | undefined;
   private revisions: Informer | undefined;
+  private readonly backoff = new FailedPodBackoff();
 
   constructor(private readonly o: DaemonSetOptions) {
     this.clock = o.clock ?? systemClock;
@@ -155,12 +157,14 @@ export class DaemonSetController {
     const known = new Set(nodes.map((n) => n.name));
     // pods of nodes that no longer exist: no node agent will finish them
     const stranded = new Set(views.filter((v) => !known.has(v.node)).map((v) => v.name));
-    let failure = await this.act(ds, hash, planManage(nodes, views, rolling && surge > 0), stranded);
+    const manage = planManage(nodes, views, rolling && surge > 0, (node) => this.failedWaits(key, node, views));
+    let failure = await this.act(ds, hash, manage, stranded);
     if (rolling) {
       const plan = planRollingUpdate(nodes, this.views(this.owned(ds), hash, ds, minReady), surge, unavailable);
       failure = (await this.act(ds, hash, plan, new Set())) ?? failure;
     }
     const after = this.owned(ds);
+    this.backoff.gc(this.clock.now());
     await this.prune(ds, history, after, update);
     await this.writeStatus(ds, nodes, this.views(after, hash, ds, minReady));
     const now = this.clock.now();
@@ -169,6 +173,28 @@ export class DaemonSetController {
     if (failure) throw new Error(failure);
   }
 
+  /**
+   * A node with a failed daemon pod in backoff: the set is looked at again
+   * when it runs out. Otherwise the failed pod may go now, and the next one
+   * on that node waits longer (a Warning Event, as kube's FailedDaemonPod).
+   */
+  private failedWaits(key: string, node: string, views: DaemonPod[]): boolean {
+    const failed = views.find((v) => v.node === node && v.failed && !v.deleting);
+    if (!failed) return false;
+    const now = this.clock.now();
+    const id = `${key}/${node}`;
+    const wait = this.backoff.remaining(id, now);
+    if (wait > 0) {
+      this.loop.enqueueAfter(key, wait + 1);
+      return true;
+    }
+    this.backoff.next(id, now);
+    const ds = this.sets?.get(key);
+    if (ds) void this.o.events?.event(this.eventRef(ds), 'Warning', 'FailedDaemonPod', `Found failed daemon pod ${ds.metadata?.namespace ?? ''}/${failed.name} on node ${node}, will try to kill it`);
+    return false;
+  }
+
+  /** the pods the set controls, as the informer holds them after this sync's writes */
   private owned(o: ApiObject): ApiObject[] {
     return controlledBy(this.pods, o);
   }
