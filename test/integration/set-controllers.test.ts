@@ -81,9 +81,10 @@ describe('DaemonSet controller', () => {
     });
   });
 
-  it('a new node gets its pod; a deleted node loses it; a toleration reaches a tainted node', async () => {
-    await readyNode('node-c');
-    await eventually(async () => (await list(PODS, 'ds=agent')).some((p) => p.spec.nodeName === 'node-c'), 'pod on node-c');
+  it('a new node, even cordoned, gets its pod bound there; a deleted node loses it; a toleration reaches a tainted node', async () => {
+    await readyNode('node-c', {}, '4', { unschedulable: true });
+    // the daemon tolerations include node.kubernetes.io/unschedulable, which the scheduler honours
+    await eventually(async () => (await list(PODS, 'ds=agent')).some((p) => p.spec.nodeName === 'node-c'), 'pod bound on cordoned node-c');
     await send('DELETE', '/api/v1/nodes/node-c', {});
     await eventually(async () => !(await list(PODS, 'ds=agent')).some((p) => p.spec.nodeName === 'node-c'), 'pod of node-c gone');
     await send('PATCH', `${DSS}/agent`, { spec: { template: { spec: { tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }] } } } });
@@ -334,6 +335,7 @@ describe('StatefulSet controller', () => {
       await kubeletStep();
       return (await get(`${STSS}/mu`))?.status?.readyReplicas === 4;
     }, 'mu ready');
+    const oldRevision = (await get(`${STSS}/mu`))!.status?.updateRevision;
     await send('PATCH', `${STSS}/mu`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } } } }, 'application/strategic-merge-patch+json');
     let most = 0;
     for (let i = 0; i < 300; i++) {
@@ -342,11 +344,16 @@ describe('StatefulSet controller', () => {
       most = Math.max(most, unready);
       expect(unready).toBeLessThanOrEqual(2);
       const s = await get(`${STSS}/mu`);
-      if (s?.status?.updatedReplicas === 4 && s.status.readyReplicas === 4) break;
+      if (s?.status?.updateRevision !== oldRevision && s?.status?.updatedReplicas === 4 && s.status.readyReplicas === 4) break;
       await kubeletStep();
     }
-    expect((await get(`${STSS}/mu`))!.status).toMatchObject({ updatedReplicas: 4, readyReplicas: 4 });
-    expect((await get(`${STSS}/mu`))!.status?.currentRevision).toBe((await get(`${STSS}/mu`))!.status?.updateRevision);
+    // the rollout is complete once the last replaced pod is gone too (a Terminating pod still counts in replicas)
+    const done = await eventually(async () => {
+      await kubeletStep();
+      const s = await get(`${STSS}/mu`);
+      return s?.status?.currentRevision === s?.status?.updateRevision ? s : undefined;
+    }, 'current revision moved to the update revision');
+    expect(done.status).toMatchObject({ replicas: 4, updatedReplicas: 4, readyReplicas: 4, currentReplicas: 4 });
     // two went at once at some point (the bound is used, not only respected)
     expect(most).toBe(2);
   });
