@@ -60,6 +60,15 @@ async function readyPod(e: Env, name: string, at: number, node = 'n1'): Promise<
   }));
 }
 
+/** node n1 and the DaemonSet `agent` on it */
+async function nodeAndDaemonSet(e: Env, spec: Record<string, unknown> = {}): Promise<void> {
+  await e.gs('nodes').create('', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, { dryRun: false });
+  await e.gs('daemonsets', 'apps').create('default', {
+    apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' },
+    spec: { ...spec, selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+  }, { dryRun: false });
+}
+
 describe('minReadySeconds on the simulated clock', () => {
   it('OrderedReady makes web-1 only once web-0 has been Ready for minReadySeconds', async () => {
     const e = await env();
@@ -86,11 +95,7 @@ describe('minReadySeconds on the simulated clock', () => {
 
   it('a daemon pod counts as available only after minReadySeconds', async () => {
     const e = await env();
-    await e.gs('nodes').create('', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, { dryRun: false });
-    await e.gs('daemonsets', 'apps').create('default', {
-      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' },
-      spec: { minReadySeconds: 10, selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
-    }, { dryRun: false });
+    await nodeAndDaemonSet(e, { minReadySeconds: 10 });
     await e.settled();
     const [pod] = await names(e, 'agent');
     expect(pod).toBeDefined();
@@ -105,11 +110,7 @@ describe('minReadySeconds on the simulated clock', () => {
 
   it('a failed daemon pod is replaced at once the first time, then only after a doubling backoff', async () => {
     const e = await env();
-    await e.gs('nodes').create('', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, { dryRun: false });
-    await e.gs('daemonsets', 'apps').create('default', {
-      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' },
-      spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
-    }, { dryRun: false });
+    await nodeAndDaemonSet(e);
     await e.settled();
     const fail = async (name: string): Promise<void> => {
       await e.gs('pods').guaranteedUpdate('default', name, { dryRun: false }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), nodeName: 'n1' }, status: { phase: 'Failed' } }));
@@ -140,11 +141,7 @@ describe('minReadySeconds on the simulated clock', () => {
 
   it('a pod of a deleted node goes without a grace period', async () => {
     const e = await env();
-    await e.gs('nodes').create('', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, { dryRun: false });
-    await e.gs('daemonsets', 'apps').create('default', {
-      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' },
-      spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
-    }, { dryRun: false });
+    await nodeAndDaemonSet(e);
     await e.settled();
     const [pod] = await names(e, 'agent');
     await readyPod(e, pod!, T0);
