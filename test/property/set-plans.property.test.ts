@@ -12,6 +12,7 @@ import {
   type DaemonNode, type DaemonPod, daemonCounts, daemonFenceposts, daemonTolerations, nodeShouldRun, pinnedSpec, planManage, planRollingUpdate, targetNode,
 } from '../../src/controllers/sets/daemonset-plan.js';
 import { type SetPod, type SetView, claimVolumes, ordinalOf, planSet } from '../../src/controllers/sets/statefulset-plan.js';
+import { revisionsToPrune } from '../../src/controllers/sets/history.js';
 import { matchesNodeAffinity } from '../../src/controllers/scheduler/fit.js';
 import type { ApiObject, JSONValue } from '../../src/registry/types.js';
 
@@ -193,5 +194,20 @@ describe('StatefulSet identities', () => {
       { name: 'data', persistentVolumeClaim: { claimName: 'data-web-2' } },
       { name: 'cfg', configMap: { name: 'c' } },
     ]);
+  });
+});
+
+describe('revision history', () => {
+  it('prunes the oldest revisions beyond the limit, never a live, current or update one', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 15 }), fc.integer({ min: 0, max: 12 }), fc.array(fc.integer({ min: 1, max: 15 }), { maxLength: 4 }), (n, limit, liveNums) => {
+        const revs = Array.from({ length: n }, (_, i) => ({ metadata: { name: `r${i + 1}`, labels: { 'controller-revision-hash': `h${i + 1}` } }, revision: i + 1 }) as unknown as ApiObject);
+        const live = new Set(liveNums.map((x) => `h${x}`));
+        const keep = new Set(n > 0 ? [`r${n}`] : []);
+        const gone = revisionsToPrune(revs, live, keep, limit).map((r) => Number(r.metadata!.name!.slice(1)));
+        const dead = revs.map((r) => Number(r.metadata!.name!.slice(1))).filter((x) => x !== n && !live.has(`h${x}`));
+        expect(gone).toEqual(dead.slice(0, Math.max(0, dead.length - limit)));
+      }),
+    );
   });
 });

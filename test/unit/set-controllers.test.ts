@@ -139,6 +139,24 @@ describe('minReadySeconds on the simulated clock', () => {
     expect(await names(e, 'agent')).not.toEqual([third]);
   });
 
+  it('a NoSchedule taint added under a running daemon pod leaves it (misscheduled); a NoExecute one removes it', async () => {
+    const e = await env();
+    await nodeAndDaemonSet(e);
+    await e.settled();
+    const [pod] = await names(e, 'agent');
+    await readyPod(e, pod!, T0);
+    const taint = async (effect: string): Promise<void> => {
+      await e.gs('nodes').guaranteedUpdate('', 'n1', { dryRun: false }, (cur) => ({ ...cur!, spec: { taints: [{ key: 'dedicated', value: 'x', effect }] } }));
+      await e.settled();
+    };
+    await taint('NoSchedule');
+    expect(await names(e, 'agent')).toEqual([pod]);
+    expect((await e.gs('daemonsets', 'apps').get('default', 'agent')).status).toMatchObject({ desiredNumberScheduled: 0, currentNumberScheduled: 0, numberMisscheduled: 1 });
+    await taint('NoExecute');
+    const left = await e.gs('pods').list('default');
+    expect(left.every((p) => p.metadata?.deletionTimestamp !== undefined)).toBe(true);
+  });
+
   it('a pod of a deleted node goes without a grace period', async () => {
     const e = await env();
     await nodeAndDaemonSet(e);
