@@ -174,12 +174,8 @@ export class LocalStore extends StateMachineStore implements RevisionedStore {
 
   private kick(): void {
     if (this.flushing) return; // the running loop picks the new proposals up
-    // Start at the end of this event-loop turn (setImmediate, as the Raft driver's Ready turn),
-    // so the proposals of every I/O callback of the turn share the first batch: with a
-    // microtask, the first request of a turn went alone. Over HTTP/1.1 (a connection per
-    // request in flight) that made ~9 entries per fsync at 64 in flight, each batch ~100 µs
-    // of the event loop's CPU (docs/store.md "Group commit").
-    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
+    // Start in a microtask so proposals made in the same tick share the first batch.
+    this.flushing = Promise.resolve()
       .then(() => this.flushLoop())
       .finally(() => {
         this.flushing = undefined;

@@ -53,24 +53,6 @@ describe('LocalStore group commit', () => {
     expect(store.range({ key: 'k', end: prefixEnd('k'), countOnly: true }).count).toBe(64);
   });
 
-  it('gathers the proposals of every callback of one event-loop turn into one batch', async () => {
-    const store = await open(await tempDir());
-    const before = store.stats().syncBatches;
-    // eight timers due together run in one timers phase, each its own callback (as the
-    // data events of several connections in one poll phase)
-    const writes = await new Promise<Promise<unknown>[]>((resolve) => {
-      const out: Promise<unknown>[] = [];
-      for (let i = 0; i < 8; i++)
-        setTimeout(() => {
-          out.push(store.txn(put(`turn${i}`, `v${i}`)));
-          if (out.length === 8) resolve(out);
-        }, 0);
-    });
-    await Promise.all(writes);
-    expect(store.stats().syncBatches - before).toBe(1);
-    expect(store.stats().entriesWritten).toBe(8);
-  });
-
   it('judges compares at apply time, so concurrent compare-and-swap increments never lose an update', async () => {
     const store = await open(await tempDir());
     await store.txn(put('counter', '0'));
