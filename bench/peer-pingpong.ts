@@ -4,7 +4,7 @@
 // trip and the CPU of the process that starts each one (docs/performance.md
 // "One write at one in flight, traced").
 //
-//   npx tsx bench/peer-pingpong.ts [roundTrips=3000]
+//   [PP_SIZE=bytes] npx tsx bench/peer-pingpong.ts [roundTrips=3000]
 
 import { fork, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -20,7 +20,8 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const [, self, roleArg, ...rest] = process.argv;
 const role = roleArg === 'grpc-echo' || roleArg === 'tls-echo' ? roleArg : 'main';
 const roundTrips = role === 'main' ? Number(roleArg ?? 3000) : 0;
-const payload = new Uint8Array(1100).fill(7);
+// PP_SIZE: bytes of the entry (an append of 64 creates is ~84,000)
+const payload = new Uint8Array(Number(process.env.PP_SIZE ?? 1100)).fill(7);
 
 interface Pki {
   ca: string;

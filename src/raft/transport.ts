@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { decodeMsgpack, decodeMsgpackView, encodeMsgpack } from './codec.js';
+import { receiveWindowOf, widenConnectionWindow, widenStreamWindow } from './peer-window.js';
 import type { Message, NodeId } from './types.js';
 
 // ---------------------------------------------------------------- schema
@@ -249,9 +250,11 @@ export class PeerTransport {
           true,
         )
       : grpc.ServerCredentials.createInsecure();
+    const widened = widenStreamWindow(server);
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(opts.listen, creds, (err, p) => (err ? reject(err) : resolve(p))),
     );
+    if (!widened || !widenConnectionWindow(server)) opts.log?.('transport: the peer receive window stays at HTTP/2\'s default (grpc-js internals moved)');
     transport = new PeerTransport(opts, server, port);
     for (const m of pending) opts.onMessage(m);
     return transport;
@@ -298,6 +301,11 @@ export class PeerTransport {
       this.counters.received += 1;
       this.opts.onMessage(m);
     }
+  }
+
+  /** the smallest receive window among the open inbound peer connections (bytes; undefined: none) */
+  receiveWindow(): number | undefined {
+    return receiveWindowOf(this.server);
   }
 
   stats(): TransportStats {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { PEER_RECEIVE_WINDOW } from '../../src/raft/peer-window.js';
 import { PeerTransport } from '../../src/raft/transport.js';
 import type { Message } from '../../src/raft/types.js';
 import { freePort } from '../helpers/ports.js';
@@ -42,6 +43,18 @@ describe('PeerTransport', () => {
     }
     await until(() => got.length >= 510);
     expect(got.length).toBe(510);
+  });
+
+  it('receives peers with a window wider than an append of 64 creates (not HTTP/2\'s 64 KiB)', async () => {
+    const { a, b, got } = await pair();
+    // one ~256 KiB append: with the default window it would wait for WINDOW_UPDATEs
+    const data = new Uint8Array(1100).fill(7);
+    const entries = Array.from({ length: 240 }, (_, i) => ({ term: 1, index: i + 1, type: 'normal' as const, data }));
+    a.send([{ type: 'append', from: 'a', to: 'b', term: 1, index: 0, logTerm: 0, commit: 0, entries }]);
+    await until(() => got.length >= 1);
+    expect(got[0]?.type === 'append' && got[0].entries.length).toBe(240);
+    expect(b.receiveWindow()).toBeGreaterThanOrEqual(PEER_RECEIVE_WINDOW);
+    expect(PEER_RECEIVE_WINDOW).toBeGreaterThan(64 * 1100 * 2);
   });
 
   it('opens a new stream after the peer restarts, and messages flow again', async () => {
