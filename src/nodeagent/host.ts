@@ -4,6 +4,7 @@
 // every sample, so a simulation or test changes what the agent sees without
 // touching the agent.
 
+import { parseQuantity } from '../core/quantity.js';
 import { readdir, readFile, statfs } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 
@@ -98,14 +99,12 @@ export async function sampleHost(diskPath: string, readingsFile: string, warn: (
   }
 }
 
-const SUFFIX: Record<string, number> = { '': 1, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4 };
-
 /** a Kubernetes quantity (100Mi, 1G, 512) in base units, or a percentage of `total` ("10%") */
 export function parseThreshold(v: string, total: number): number | undefined {
   const pct = /^(\d+(?:\.\d+)?)%$/.exec(v);
   if (pct) return (Number(pct[1]) / 100) * total;
-  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$/.exec(v);
-  return m ? Number(m[1]) * SUFFIX[m[2] ?? '']! : undefined;
+  const q = parseQuantity(v);
+  return q !== undefined && q >= 0 ? q : undefined;
 }
 
 export interface Pressure {

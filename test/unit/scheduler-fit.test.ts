@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type NodeState, leastAllocatedScore, nodeState, place, podRequests, unfitReasons } from '../../src/controllers/scheduler/fit.js';
 import { NodeTotals } from '../../src/controllers/scheduler/node-totals.js';
-import { parseQuantity, resourceAmount } from '../../src/controllers/scheduler/quantity.js';
+import { parseQuantity, resourceAmount } from '../../src/core/quantity.js';
 import type { ApiObject } from '../../src/registry/types.js';
 
 function node(name: string, o: { cpu?: string; memory?: string; pods?: string; ready?: boolean; unschedulable?: boolean; taints?: unknown[]; labels?: Record<string, string> } = {}): ApiObject {

@@ -4,7 +4,7 @@
 // message. scheduler.ts feeds them from the informers.
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
-import { resourceAmount } from './quantity.js';
+import { resourceAmount } from '../../core/quantity.js';
 
 type Obj = Record<string, JSONValue>;
 

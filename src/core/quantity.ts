@@ -1,6 +1,8 @@
 // Kubernetes resource quantities (`100m`, `0.5`, `128Mi`, `1G`, `1e3`) in
-// base units, as far as the scheduler compares them: CPU in millicores
-// (rounded up, as Quantity.MilliValue does) and everything else in units.
+// base units: the scheduler's requests and allocatable (CPU in millicores,
+// rounded up as Quantity.MilliValue does, everything else in units) and the
+// node agent's eviction thresholds and reservations. The syntax check of the
+// API is the schema's (src/machinery/schema/validate.ts).
 
 const SUFFIX: Record<string, number> = {
   n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
