@@ -149,6 +149,7 @@ function dayMatches(s: CronSchedule, w: WallTime): boolean {
 }
 
 const MINUTE = 60_000;
+const daysIn = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate();
 /** robfig gives up after five years without a match (Feb 30 never comes) */
 const HORIZON = 5 * 366 * 24 * 60 * MINUTE;
 
@@ -159,9 +160,10 @@ export function nextAfter(s: CronSchedule, after: number): number | undefined {
   while (t < end) {
     const w = wallTime(t, s.timeZone);
     if (!s.month.bits.has(w.month) || !dayMatches(s, w)) {
-      // towards the next wall-clock day: big steps that stop two hours short
-      // of midnight (a DST jump cannot carry them past it), then hours
-      const left = 24 * 60 - (w.hour * 60 + w.minute);
+      // towards the next wall-clock month or day: big steps that stop two
+      // hours short of its midnight (a DST jump cannot carry them past it), then hours
+      const days = s.month.bits.has(w.month) ? 0 : daysIn(w.year, w.month) - w.day;
+      const left = (days + 1) * 24 * 60 - (w.hour * 60 + w.minute);
       t += Math.max(60 - w.minute, left - 120) * MINUTE;
       continue;
     }
