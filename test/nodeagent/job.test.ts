@@ -7,12 +7,11 @@
 // (the simulator exits it 1) is retried once after the back-off and
 // reaches Failed with BackoffLimitExceeded.
 
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
-import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
+import { type AgentProcess, startAgentProcess, stopAgentAndServer, waitNodeReady } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let ts: TestServer;
@@ -32,18 +31,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await agent?.stop();
-  await ts?.stop();
-  if (agent) await rm(agent.dir, { recursive: true, force: true });
+  await stopAgentAndServer(agent, ts);
 });
 
 describe('Jobs on a real node agent', () => {
   it('kubectl create job runs to Complete; a failing Job reaches Failed with BackoffLimitExceeded', async () => {
     const context = (): string => agent!.output().slice(-2000);
-    await eventually(async () => {
-      const r = await ts.request('GET', '/api/v1/nodes/node-1');
-      return r.status === 200 && r.json<Obj>().status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-    }, 'node-1 Ready', { timeoutMs: 60_000, context });
+    await waitNodeReady(ts, agent!, 'node-1');
     const kc = join(ts.dataDir, 'admin.kubeconfig');
 
     const create = await runKubectl(kc, ['create', 'job', 'hello', '--image=busybox', '--', 'echo', "hi from the job's pod"]);

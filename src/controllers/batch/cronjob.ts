@@ -19,7 +19,7 @@ import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
 import { controllerRefOf } from '../workloads/pods.js';
-import { CONTROLLER_MANAGER, statusUnchanged, writeStatus } from '../workloads/writes.js';
+import { CONTROLLER_MANAGER, type OwnerRef, deleteControlled, statusUnchanged, writeStatus } from '../workloads/writes.js';
 import { CronError, type CronSchedule, nextAfter, parseCron, rfc3339In } from './cron.js';
 import { jobNameFor, mostRecentSchedule, overHistory } from './cronjob-plan.js';
 import { jobFinished } from './job.js';
@@ -28,7 +28,6 @@ export const CRONJOB_CONTROLLER = 'cronjob';
 export const SCHEDULED_TIMESTAMP = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
 
 type Obj = Record<string, JSONValue>;
-type Ref = { apiVersion: string; kind: string; namespace: string; name: string; uid: string };
 
 export interface CronJobOptions {
   store: InformerSource;
@@ -98,7 +97,7 @@ export class CronJobController {
     if (!cj || !this.jobs) return;
     const spec = specOf(cj);
     const ns = cj.metadata?.namespace ?? '';
-    const ref: Ref = { apiVersion: 'batch/v1', kind: 'CronJob', namespace: ns, name: cj.metadata?.name ?? '', uid: cj.metadata?.uid ?? '' };
+    const ref: OwnerRef = { apiVersion: 'batch/v1', kind: 'CronJob', namespace: ns, name: cj.metadata?.name ?? '', uid: cj.metadata?.uid ?? '' };
     const now = this.clock.now();
     const st = (cj.status ?? {}) as Obj;
     const owned = this.jobs.inNamespace(ns).filter((j) => controllerRefOf(j)?.uid === ref.uid);
@@ -187,7 +186,7 @@ export class CronJobController {
   }
 
   /** the Job of one schedule time (kube's getJobFromTemplate2) */
-  private async createJob(cj: ApiObject, ref: Ref, name: string, scheduled: number, zone: string | undefined): Promise<ApiObject | undefined> {
+  private async createJob(cj: ApiObject, ref: OwnerRef, name: string, scheduled: number, zone: string | undefined): Promise<ApiObject | undefined> {
     const t = specOf(cj).jobTemplate ?? {};
     const job = {
       apiVersion: 'batch/v1', kind: 'Job',
@@ -211,14 +210,7 @@ export class CronJobController {
     }
   }
 
-  private async deleteJob(j: ApiObject, ref: Ref): Promise<void> {
-    const name = j.metadata?.name ?? '';
-    try {
-      await this.o.jobs().delete(ref.namespace, name, { dryRun: false, propagationPolicy: 'Background', preconditions: { uid: j.metadata?.uid ?? '' } });
-      void this.o.events?.event(ref, 'Normal', 'SuccessfulDelete', `Deleted job ${name}`);
-    } catch (e) {
-      if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
-      throw e;
-    }
+  private async deleteJob(j: ApiObject, ref: OwnerRef): Promise<void> {
+    await deleteControlled(this.o.jobs(), j, ref, this.o.events, 'job', 'Background');
   }
 }

@@ -16,7 +16,6 @@
 // the exponential back-off after failures. Pods the controller deletes lose
 // their finalizer first and are not counted as failed, as kube's.
 
-import { StatusError } from '../../core/errors.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
@@ -24,10 +23,9 @@ import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from '../workloads/claim.js';
-import { type OwnerReference, controllerRefOf, isPodActive, isPodReady, labelsOf } from '../workloads/pods.js';
-import { slowStartBatches } from '../workloads/replicaset-plan.js';
+import { type OwnerReference, controllerRefOf, isPodActive, isPodReady, labelsOf, ownedObjectHandlers } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
-import { CONTROLLER_MANAGER, statusUnchanged, updateObject, writeStatus } from '../workloads/writes.js';
+import { CONTROLLER_MANAGER, type OwnerRef, createInBatches, deleteControlled, statusUnchanged, updateObject, writeStatus } from '../workloads/writes.js';
 import {
   COMPLETION_INDEX, type FailureMatch, TRACKING_FINALIZER, backoffDelay, formatIndexes, indexOf, matchFailurePolicy,
   parseIndexes, pastBackoffLimitOnFailure, planPods,
@@ -36,7 +34,6 @@ import {
 export const JOB_CONTROLLER = 'job';
 
 type Obj = Record<string, JSONValue>;
-type Ref = { apiVersion: string; kind: string; namespace: string; name: string; uid: string };
 
 export interface JobOptions {
   store: InformerSource;
@@ -123,14 +120,7 @@ export class JobController {
         for (const p of this.pods?.inNamespace(j.metadata?.namespace ?? '') ?? []) if (controllerRefOf(p)?.uid === j.metadata?.uid && hasFinalizer(p)) this.loop.enqueue(`pod:${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`);
       },
     });
-    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), {
-      add: (pod) => this.enqueueFor(pod),
-      update: (old, pod) => {
-        this.enqueueFor(pod);
-        if (controllerRefOf(old)?.uid !== controllerRefOf(pod)?.uid || JSON.stringify(labelsOf(old)) !== JSON.stringify(labelsOf(pod))) this.enqueueFor(old);
-      },
-      delete: (pod) => this.enqueueFor(pod),
-    });
+    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), ownedObjectHandlers((pod) => this.enqueueFor(pod)));
   }
 
   stop(): void {
@@ -168,7 +158,7 @@ export class JobController {
     await this.removeFinalizer(pod);
   }
 
-  private refOf(j: ApiObject): Ref {
+  private refOf(j: ApiObject): OwnerRef {
     return { apiVersion: 'batch/v1', kind: 'Job', namespace: j.metadata?.namespace ?? '', name: j.metadata?.name ?? '', uid: j.metadata?.uid ?? '' };
   }
 
@@ -337,7 +327,7 @@ export class JobController {
   }
 
   /** the pod of `index` (Indexed) or a plain one, from the template (kube's job labels, finalizer, controller reference) */
-  private podFor(job: ApiObject, ref: Ref, index: number | undefined): ApiObject {
+  private podFor(job: ApiObject, ref: OwnerRef, index: number | undefined): ApiObject {
     const tmpl = specOf(job).template ?? {};
     const labels = structuredClone(tmpl.metadata?.labels ?? {}) as Record<string, string>;
     const annotations = structuredClone(tmpl.metadata?.annotations ?? {}) as Record<string, string>;
@@ -367,31 +357,15 @@ export class JobController {
     } as ApiObject;
   }
 
-  private async createPods(job: ApiObject, indexes: number[], count: number, ref: Ref): Promise<void> {
-    const queue: (number | undefined)[] = indexes.length > 0 ? [...indexes] : Array.from({ length: count }, () => undefined);
-    for (const size of slowStartBatches(queue.length)) {
-      const batch = queue.splice(0, size);
-      const results = await Promise.allSettled(batch.map((i) => this.o.pods().create(ref.namespace, this.podFor(job, ref, i), { dryRun: false, manager: CONTROLLER_MANAGER })));
-      for (const r of results) if (r.status === 'fulfilled') void this.o.events?.event(ref, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.object.metadata?.name ?? ''}`);
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) {
-        const msg = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
-        void this.o.events?.event(ref, 'Warning', 'FailedCreate', `Error creating: ${msg}`);
-        throw new Error(msg);
-      }
-    }
+  private async createPods(job: ApiObject, indexes: number[], count: number, ref: OwnerRef): Promise<void> {
+    const makers = indexes.length > 0 ? indexes.map((i) => () => this.podFor(job, ref, i)) : Array.from({ length: count }, () => () => this.podFor(job, ref, undefined));
+    const failure = await createInBatches(this.o.pods(), ref, makers, this.o.events);
+    if (failure) throw new Error(failure);
   }
 
   /** the finalizer off first, so the deletion is not counted as a failure (kube's deleteJobPods) */
-  private async deletePod(pod: ApiObject, ref: Ref): Promise<void> {
-    const name = pod.metadata?.name ?? '';
+  private async deletePod(pod: ApiObject, ref: OwnerRef): Promise<void> {
     if (hasFinalizer(pod)) await this.removeFinalizer(pod);
-    try {
-      await this.o.pods().delete(ref.namespace, name, { dryRun: false, preconditions: { uid: pod.metadata?.uid ?? '' } });
-      void this.o.events?.event(ref, 'Normal', 'SuccessfulDelete', `Deleted pod: ${name}`);
-    } catch (e) {
-      if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
-      throw e;
-    }
+    await deleteControlled(this.o.pods(), pod, ref, this.o.events);
   }
 }
