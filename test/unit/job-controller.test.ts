@@ -349,6 +349,24 @@ describe('CronJob controller', () => {
     expect(made).toEqual([`many-${Math.floor(e.clock.now() / 60_000)}`]);
   });
 
+  it('status.active: a Job made by hand from the CronJob is not listed; one of its own with a later scheduled time is', async () => {
+    const e = await env();
+    await cron(e, 'own', { schedule: '0 3 * * *' });
+    const cj = (await e.gs('cronjobs', 'batch').get('default', 'own')) as ApiObject;
+    const owner = [{ apiVersion: 'batch/v1', kind: 'CronJob', name: 'own', uid: cj.metadata!.uid!, controller: true, blockOwnerDeletion: true }];
+    const make = async (name: string, annotations: Record<string, string>): Promise<void> => {
+      await e.gs('jobs', 'batch').create('default', {
+        apiVersion: 'batch/v1', kind: 'Job', metadata: { name, annotations, ownerReferences: owner },
+        spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }], restartPolicy: 'Never' } } },
+      }, { dryRun: false });
+      await settled(e);
+    };
+    await make('own-manual', { 'cronjob.kubernetes.io/instantiate': 'manual' });
+    expect((await cjStatus(e, 'own')).active).toBeUndefined();
+    await make('own-29453760', { [SCHEDULED_TIMESTAMP]: '2026-01-01T00:00:00Z' });
+    expect(await cjStatus(e, 'own')).toMatchObject({ active: [{ name: 'own-29453760' }], lastScheduleTime: '2026-01-01T00:00:00Z' });
+  });
+
   it('spec.timeZone: the schedule is read on that zone\'s wall clock and the annotation carries its offset', async () => {
     const e = await env();
     // 09:00 in Tokyo is 00:00 UTC

@@ -114,13 +114,21 @@ export class CronJobController {
       }
       return true;
     });
-    for (const j of owned) if (!jobFinished(j) && !j.metadata?.deletionTimestamp && !active.some((a) => a.uid === j.metadata?.uid)) active.push(this.objectRef(j));
+    let lastScheduleTime = st.lastScheduleTime as string | undefined;
+    // a running Job it made whose status write was lost (its scheduled time past lastScheduleTime) is
+    // listed again, as kube's; a Job made by hand (`kubectl create job --from`) has no scheduled time and is not
+    for (const j of owned) {
+      if (jobFinished(j) || j.metadata?.deletionTimestamp || active.some((a) => a.uid === j.metadata?.uid)) continue;
+      const at = Date.parse(j.metadata?.annotations?.[SCHEDULED_TIMESTAMP] ?? '');
+      if (Number.isNaN(at) || (lastScheduleTime !== undefined && at <= Date.parse(lastScheduleTime))) continue;
+      active.push(this.objectRef(j));
+      lastScheduleTime = isoSeconds(at);
+    }
     let lastSuccessfulTime = st.lastSuccessfulTime as string | undefined;
     for (const j of owned) {
       const t = (j.status as Obj | undefined)?.completionTime;
       if (complete(j) && typeof t === 'string' && (!lastSuccessfulTime || Date.parse(t) > Date.parse(lastSuccessfulTime))) lastSuccessfulTime = t;
     }
-    let lastScheduleTime = st.lastScheduleTime as string | undefined;
 
     // history limits
     const finished = owned.filter((j) => jobFinished(j) && !j.metadata?.deletionTimestamp);
