@@ -254,6 +254,23 @@ describe('Job controller', () => {
     expect(await podsOf(e, 'onf')).toHaveLength(0);
   });
 
+  it('a count interrupted after its first write (uids in uncountedTerminatedPods, finalizer still on) is finished once by the next run', async () => {
+    const e = await env();
+    await createJob(e, 'crash', { completions: 2 });
+    const [p] = active(await podsOf(e, 'crash'));
+    // the controller "crashes": stopped, the pod finishes, and the status holds what its first write would have
+    e.controllers[0]!.stop();
+    await finish(e, p!, 0);
+    await e.gs('jobs', 'batch').guaranteedUpdate('default', 'crash', { dryRun: false, subresource: 'status' }, (cur) => ({
+      ...cur!, status: { ...(cur!.status as Obj), uncountedTerminatedPods: { succeeded: [p!.metadata!.uid!] } },
+    }));
+    expect((await podsOf(e, 'crash'))[0]!.metadata?.finalizers).toEqual([TRACKING_FINALIZER]);
+    e.controllers[0]!.start();
+    await settled(e);
+    expect(await status(e, 'crash')).toMatchObject({ succeeded: 1, failed: 0, active: 1, uncountedTerminatedPods: {} });
+    expect((await podsOf(e, 'crash')).find((x) => x.metadata?.uid === p!.metadata!.uid)?.metadata?.finalizers).toBeUndefined();
+  });
+
   it('a pod whose Job is gone loses the tracking finalizer', async () => {
     const e = await env();
     const job = await createJob(e, 'gone', {});

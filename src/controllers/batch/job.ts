@@ -200,6 +200,11 @@ export class JobController {
     // 1. finished pods not yet counted: into uncountedTerminatedPods (completedIndexes at once, as kube)
     for (const p of pods) {
       const uid = p.metadata?.uid ?? '';
+      // a failure listed by an earlier sync that stopped before counting it still decides a FailJob rule
+      if (spec.podFailurePolicy && uncounted.failed.includes(uid)) {
+        const m = matchFailurePolicy(spec.podFailurePolicy, p);
+        if (m?.action === 'FailJob') failJob ??= m;
+      }
       if (!hasFinalizer(p) || known.has(uid)) continue;
       if (phase(p) === 'Succeeded') {
         uncounted.succeeded.push(uid);
