@@ -271,6 +271,15 @@ describe('Job controller', () => {
     expect((await podsOf(e, 'crash')).find((x) => x.metadata?.uid === p!.metadata!.uid)?.metadata?.finalizers).toBeUndefined();
   });
 
+  it('a Job whose spec.managedBy names another controller is left alone', async () => {
+    const e = await env();
+    await createJob(e, 'theirs', { managedBy: 'example.com/other' });
+    await createJob(e, 'ours', { managedBy: 'kubernetes.io/job-controller' });
+    expect(await podsOf(e, 'theirs')).toHaveLength(0);
+    expect((await getJob(e, 'theirs')).status).toBeUndefined();
+    expect(await podsOf(e, 'ours')).toHaveLength(1);
+  });
+
   it('a pod whose Job is gone loses the tracking finalizer', async () => {
     const e = await env();
     const job = await createJob(e, 'gone', {});

@@ -32,6 +32,8 @@ import {
 } from './job-plan.js';
 
 export const JOB_CONTROLLER = 'job';
+/** the spec.managedBy value of Jobs this controller runs (the default) */
+export const JOB_CONTROLLER_NAME = 'kubernetes.io/job-controller';
 
 type Obj = Record<string, JSONValue>;
 
@@ -55,6 +57,7 @@ interface JSpec {
   selector?: Obj;
   podFailurePolicy?: Obj;
   podReplacementPolicy?: string;
+  managedBy?: string;
   template?: { metadata?: { labels?: Obj; annotations?: Obj }; spec?: Obj };
 }
 
@@ -174,6 +177,8 @@ export class JobController {
     const job = this.jobs?.get(key);
     if (!job || !this.pods) return;
     const spec = specOf(job);
+    // spec.managedBy names another controller: the Job is its business (kube's JobManagedBy)
+    if (spec.managedBy !== undefined && spec.managedBy !== JOB_CONTROLLER_NAME) return;
     const ref = this.refOf(job);
     const ownerRef: OwnerReference = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, controller: true, blockOwnerDeletion: true };
     const matches = (p: ApiObject): boolean => selects(spec.selector, labelsOf(p));
