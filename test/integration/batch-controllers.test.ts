@@ -3,7 +3,8 @@
 // Job's pods with a phase and an exit code), so `kubectl wait` sees
 // Complete and Failed; `kubectl create job --from=cronjob/x` makes a Job
 // the controllers run; `kubectl delete job` takes its pods along (the
-// garbage collector, and the tracking finalizer removed for it). No timing
+// garbage collector, and the tracking finalizer removed for it), and a
+// plain API DELETE orphans them with kube's warning. No timing
 // is asserted: `eventually` and kubectl's --timeout only bound a failure.
 
 import { join } from 'node:path';
@@ -102,6 +103,32 @@ describe('batch controllers with kubectl', () => {
     const del = await runKubectl(kc, ['delete', 'job', 'manual']);
     expect(del.code, del.stderr).toBe(0);
     await eventually(async () => (await podsOf('manual')).length === 0, 'the Job\'s pods deleted', { timeoutMs: 30_000 });
+  });
+
+  it('a DELETE of a Job without a propagation policy orphans its pods with kube\'s warning; they lose the tracking finalizer and keep running', async () => {
+    const r = await ts.request('POST', JOBS, {
+      body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'keep' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['sleep', '60'] }] } } } },
+    });
+    expect(r.status, r.text).toBe(201);
+    const pod = await activePod('keep');
+    const del = await ts.request('DELETE', `${JOBS}/keep`);
+    expect(del.status, del.text).toBe(200);
+    expect(String(del.headers.warning)).toContain('child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning');
+    await eventually(async () => (await ts.request('GET', `${JOBS}/keep`)).status === 404, 'the Job gone', { timeoutMs: 30_000 });
+    const left = await eventually(async () => {
+      const p = (await ts.request('GET', `${PODS}/${pod.metadata.name}`)).json<Obj>();
+      return !p.metadata.ownerReferences && !p.metadata.finalizers ? p : undefined;
+    }, 'the pod orphaned without the finalizer', { timeoutMs: 30_000 });
+    expect(left.metadata.uid).toBe(pod.metadata.uid);
+    expect((left as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp).toBeUndefined();
+    // an explicit policy says what it wants: no warning
+    const again = await ts.request('POST', JOBS, {
+      body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'quiet' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } },
+    });
+    expect(again.status, again.text).toBe(201);
+    const quiet = await ts.request('DELETE', `${JOBS}/quiet`, { body: { propagationPolicy: 'Background' } });
+    expect(quiet.status, quiet.text).toBe(200);
+    expect(quiet.headers.warning).toBeUndefined();
   });
 
   it('ttlSecondsAfterFinished: 0 deletes the Job once it completed', async () => {

@@ -104,6 +104,8 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
       selectableFields: { 'status.successful': countOf('status', 'succeeded') },
       default: (o) => defaultJob(getObject(o, 'spec')),
       prepareForCreate: prepareJob,
+      // kube's Job strategy for batch/v1, with its warning (kubectl sends Background)
+      defaultDeletePropagation: { policy: 'Orphan', warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning' },
       validate: (o) => validateJob(o, 'spec'),
       validateUpdate: (o, old) => {
         const errs = validateJob(o, 'spec');
