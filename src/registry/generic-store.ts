@@ -25,7 +25,7 @@ import type { ApiObject, FieldError, ObjectMeta, ResourceDefinition } from './ty
 import { CorruptObjectError } from './deletion/corrupt.js';
 import { applyDecision, factsOf } from './deletion/facts.js';
 import { gracePeriodFor } from './deletion/graceful.js';
-import { decide } from '../lifecycles/deletion.js';
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, decide } from '../lifecycles/deletion.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { HandedOver, decodeObject, decodeShared, encodeObject, handOver } from './object-codec.js';
 import { servedObject, storageKey, storagePrefix } from './storage-keys.js';
@@ -468,9 +468,14 @@ export class GenericStore {
         await this.hooks.mutate?.(call);
         await this.hooks.validateAdmission?.(call);
       }
+      const defaulted = opts.propagationPolicy === undefined && opts.orphanDependents === undefined ? this.def.strategy.defaultDeletePropagation : undefined;
+      // once per response, as kube's warning recorder dedupes (a deletecollection shares the sink)
+      if (defaulted && attempt === 0 && !opts.warnings?.includes(defaulted.warning)) opts.warnings?.push(defaulted.warning);
+      const gcFinalizer = (current.metadata?.finalizers ?? []).some((f) => f === ORPHAN_FINALIZER || f === FOREGROUND_FINALIZER);
       const decision = decide(factsOf(current, this.extraFinalizersOf(current)), {
         type: 'DELETE',
-        policy: opts.propagationPolicy,
+        // a kind's default (batch/v1 Jobs orphan) applies without an option and without a GC finalizer already there
+        policy: opts.propagationPolicy ?? (defaulted && !gcFinalizer ? defaulted.policy : undefined),
         orphanDependents: opts.orphanDependents,
         gracePeriodSeconds: gracePeriodFor(this.def, current, opts.gracePeriodSeconds),
         now: this.clock.now(),

@@ -36,6 +36,11 @@ export interface Strategy {
    * spec.finalizers): the object stays until these are gone too (spec 000 §3.1)
    */
   extraFinalizers?(obj: ApiObject): string[];
+  /**
+   * the propagation of a delete that sets none (kube's DefaultGarbageCollectionPolicy; Background when
+   * absent) and the warning it answers with — batch/v1 Jobs orphan their pods, for compatibility
+   */
+  defaultDeletePropagation?: { policy: 'Orphan'; warning: string };
   /** changes made when a delete marks the object (e.g. Namespace phase Terminating) */
   prepareForDelete?(obj: ApiObject): void;
   /**

@@ -3,7 +3,9 @@
 // names them as kube-controller-manager does (`deployment`, `replicaset`,
 // `replicationcontroller`, `daemonset`, `statefulset`, all on by default) plus `scheduler` for the
 // in-process scheduler (on by default; `-scheduler` leaves pods to an
-// external one, docs/controllers.md).
+// external one, docs/controllers.md), and the batch controllers
+// (src/controllers/batch/: `job`, `cronjob`, `ttl-after-finished`, on by
+// default as in kube).
 
 import type { GenericStore } from '../registry/generic-store.js';
 import type { ResourceDefinition } from '../registry/types.js';
@@ -11,6 +13,9 @@ import { type Controller, type LeaderGate, runWhileLeader } from '../controllers
 import { SCHEDULER_CONTROLLER, Scheduler } from '../controllers/scheduler/scheduler.js';
 import { REPLICASET_CONTROLLER, REPLICATIONCONTROLLER_CONTROLLER, REPLICATION_CONTROLLER, REPLICA_SET, ReplicaSetController } from '../controllers/workloads/replicaset.js';
 import { DEPLOYMENT_CONTROLLER, DeploymentController } from '../controllers/workloads/deployment.js';
+import { JOB_CONTROLLER, JobController } from '../controllers/batch/job.js';
+import { CRONJOB_CONTROLLER, CronJobController } from '../controllers/batch/cronjob.js';
+import { TTL_AFTER_FINISHED_CONTROLLER, TtlAfterFinishedController } from '../controllers/batch/ttl-after-finished.js';
 import type { Random } from '../core/random.js';
 import { startSets } from './sets-setup.js';
 import { controllerEnabled } from './controllers-flag.js';
@@ -47,5 +52,16 @@ export function startWorkloads(d: LeaderControllerDeps & { random?: Random }): W
     add('deployment controller', new DeploymentController({ ...common, deployments: of(deployments), replicaSets: of(rs) }));
   }
   startSets(d, common, of, add);
+  const jobs = d.registry.lookup('batch', 'v1', 'jobs');
+  if (jobs && controllerEnabled(d.controllers, JOB_CONTROLLER, true)) {
+    add('job controller', new JobController({ ...common, jobs: of(jobs) }));
+  }
+  const cronJobs = d.registry.lookup('batch', 'v1', 'cronjobs');
+  if (jobs && cronJobs && controllerEnabled(d.controllers, CRONJOB_CONTROLLER, true)) {
+    add('cronjob controller', new CronJobController({ store: d.store, cronJobs: of(cronJobs), jobs: of(jobs), clock: d.clock, events: d.events, log: d.log }));
+  }
+  if (jobs && controllerEnabled(d.controllers, TTL_AFTER_FINISHED_CONTROLLER, true)) {
+    add('ttl-after-finished controller', new TtlAfterFinishedController({ store: d.store, jobs: of(jobs), clock: d.clock, log: d.log }));
+  }
   return out;
 }

@@ -2,7 +2,8 @@
 // real gRPC and HTTPS on loopback): only the leader's controllers act, so a
 // Deployment gets exactly one ReplicaSet and its replicas; when the leader
 // goes, the new leader's controllers list again and carry on (a scale made
-// after the change is honoured, nothing is created twice).
+// after the change is honoured, nothing is created twice; a Job's pod that
+// finishes after the change is counted by the new leader and replaced once).
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -76,6 +77,14 @@ describe('workload controllers in a cluster', () => {
     await eventually(async () => (await count(others[1]!, PODS)) === 2, 'two pods', 30_000);
     expect(await count(others[1]!, RSS)).toBe(1);
 
+    const JOBS = '/apis/batch/v1/namespaces/default/jobs';
+    const JOB_PODS = '/api/v1/namespaces/default/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3Dbatch';
+    const job = await rawRequest(others[0]!.server, 'POST', JOBS, {
+      body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'batch' }, spec: { completions: 3, parallelism: 2, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } },
+    });
+    expect(job.status, job.text).toBe(201);
+    await eventually(async () => (await count(others[1]!, JOB_PODS)) === 2, 'two Job pods', 30_000);
+
     await leader.server.shutdown();
     members.splice(members.indexOf(leader), 1);
     await eventually(() => others.some((m) => leaderOf(m) === m.name && m.name !== leaderName), 'a new leader', 30_000);
@@ -89,5 +98,17 @@ describe('workload controllers in a cluster', () => {
     }, 'status from the new leader', 30_000);
     expect(await count(others[1]!, RSS)).toBe(1);
     expect(await count(others[0]!, PODS)).toBe(4);
+
+    // one Job pod succeeds under the new leader: counted once, the third pod made once
+    const jobPods = (await rawRequest(others[0]!.server, 'GET', JOB_PODS)).json<{ items: { metadata: { name: string } }[] }>().items;
+    const done = await rawRequest(others[0]!.server, 'PATCH', `/api/v1/namespaces/default/pods/${jobPods[0]!.metadata.name}/status`, {
+      body: { status: { phase: 'Succeeded' } }, headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(done.status, done.text).toBe(200);
+    await eventually(async () => {
+      const s = (await rawRequest(others[1]!.server, 'GET', `${JOBS}/batch`)).json<{ status?: { succeeded?: number; active?: number } }>().status;
+      return s?.succeeded === 1 && s.active === 2;
+    }, 'the Job counted by the new leader', 30_000);
+    expect(await count(others[0]!, JOB_PODS)).toBe(3);
   }, 120_000);
 });

@@ -4,6 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Clock } from '../../src/core/clock.js';
 import { SchemaAdmission } from '../../src/registry/admission.js';
 import { GenericStore } from '../../src/registry/generic-store.js';
 import { builtinDefinitions, sharedDefinitions } from '../../src/registry/kinds/index.js';
@@ -19,7 +20,8 @@ export interface LocalRegistry {
   close(): Promise<void>;
 }
 
-export async function openLocalRegistry(domain: string, prefix: string): Promise<LocalRegistry> {
+/** `clock`: the stores' creation and deletion timestamps (a ManualClock for controllers on simulated time) */
+export async function openLocalRegistry(domain: string, prefix: string, clock?: Clock): Promise<LocalRegistry> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const store = await LocalStore.open(join(dir, 'store'));
   const defs = sharedDefinitions(domain);
@@ -28,7 +30,7 @@ export async function openLocalRegistry(domain: string, prefix: string): Promise
   const stores = new Map<ResourceDefinition, GenericStore>();
   const gs = (resource: string, group = ''): GenericStore => {
     const def = registry.lookup(group, 'v1', resource)!;
-    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission));
+    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission, {}, undefined, clock));
     return stores.get(def)!;
   };
   return {

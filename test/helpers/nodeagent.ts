@@ -3,12 +3,13 @@
 // server's CA — never with admin credentials.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { renderKubeconfig } from '../../src/server/kubeconfig.js';
+import { eventually } from './eventually.js';
 import type { TestServer } from './server.js';
 
 export interface AgentProcess {
@@ -127,4 +128,19 @@ export async function startAgentProcess(ts: TestServer | undefined, o: StartAgen
       }
     },
   };
+}
+
+/** waits until the agent's Node reports Ready=True (the agent's output tail in the failure message) */
+export async function waitNodeReady(ts: TestServer, agent: AgentProcess, nodeName: string): Promise<void> {
+  await eventually(async () => {
+    const r = await ts.request('GET', `/api/v1/nodes/${nodeName}`);
+    return r.status === 200 && (r.json<{ status?: { conditions?: { type: string; status: string }[] } }>().status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  }, `${nodeName} Ready`, { timeoutMs: 60_000, context: () => agent.output().slice(-2000) });
+}
+
+/** stops the agent, then the server, and removes the agent's directory */
+export async function stopAgentAndServer(agent: AgentProcess | undefined, ts: TestServer | undefined): Promise<void> {
+  await agent?.stop();
+  await ts?.stop();
+  if (agent) await rm(agent.dir, { recursive: true, force: true });
 }

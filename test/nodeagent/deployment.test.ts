@@ -6,12 +6,11 @@
 // their replacements wait as unschedulable on the cordoned node, and run
 // again after `kubectl uncordon`.
 
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
-import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
+import { type AgentProcess, startAgentProcess, stopAgentAndServer, waitNodeReady } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let ts: TestServer;
@@ -31,18 +30,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await agent?.stop();
-  await ts?.stop();
-  if (agent) await rm(agent.dir, { recursive: true, force: true });
+  await stopAgentAndServer(agent, ts);
 });
 
 describe('a Deployment on a real node agent', () => {
   it('kubectl create deployment, rollout status returns; drained pods are replaced once the node is uncordoned', async () => {
     const context = (): string => agent!.output().slice(-2000);
-    await eventually(async () => {
-      const r = await ts.request('GET', '/api/v1/nodes/node-1');
-      return r.status === 200 && r.json<Pod>().status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-    }, 'node-1 Ready', { timeoutMs: 60_000, context });
+    await waitNodeReady(ts, agent!, 'node-1');
     const kc = join(ts.dataDir, 'admin.kubeconfig');
     const create = await runKubectl(kc, ['create', 'deployment', 'web', '--image=nginx', '--replicas=2']);
     expect(create.code, create.stderr).toBe(0);

@@ -22,8 +22,7 @@ import { claimAll } from '../workloads/claim.js';
 import { type OwnerReference, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
 import { type EventRef, controlledBy, eventRef, keyOf, ownedHandlers, ownerRef, selectsTemplate } from './owner.js';
-import { slowStartBatches } from '../workloads/replicaset-plan.js';
-import { CONTROLLER_MANAGER, statusUnchanged, writeStatus } from '../workloads/writes.js';
+import { CONTROLLER_MANAGER, createInBatches, statusUnchanged, writeStatus } from '../workloads/writes.js';
 import {
   type DaemonNode, type DaemonPod, TEMPLATE_GENERATION_LABEL, daemonCounts, daemonFenceposts, daemonPlacement, pinnedSpec, planManage, planRollingUpdate, targetNode,
 } from './daemonset-plan.js';
@@ -230,19 +229,7 @@ export class DaemonSetController {
         if (!(e instanceof StatusError && (e.code === 404 || e.code === 409))) throw e;
       }
     }));
-    const nodes = [...plan.create];
-    for (const size of slowStartBatches(nodes.length)) {
-      const batch = nodes.splice(0, size);
-      const results = await Promise.allSettled(batch.map((node) => this.o.pods().create(ns, this.podFor(ds, hash, node), { dryRun: false, manager: CONTROLLER_MANAGER })));
-      for (const r of results) if (r.status === 'fulfilled') void this.o.events?.event(ev, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.object.metadata?.name ?? ''}`);
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) {
-        const msg = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
-        void this.o.events?.event(ev, 'Warning', 'FailedCreate', `Error creating: ${msg}`);
-        return msg;
-      }
-    }
-    return undefined;
+    return createInBatches(this.o.pods(), ev, plan.create.map((node) => () => this.podFor(ds, hash, node)), this.o.events);
   }
 
   /** the template for one node: kube's labels (revision hash, template generation), pinned there */

@@ -4,7 +4,7 @@
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { Informer, InformerHandlers } from '../runtime/index.js';
-import { type OwnerReference, controllerRefOf, labelsOf } from '../workloads/pods.js';
+import { type OwnerReference, controllerRefOf, labelsOf, ownedObjectHandlers } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
 
 type Obj = Record<string, JSONValue>;
@@ -37,14 +37,7 @@ export function ownedHandlers(kind: SetKind, sets: () => Informer | undefined, e
     }
     for (const s of sets()?.inNamespace(ns) ?? []) if (selects((s.spec as { selector?: Obj } | undefined)?.selector, labelsOf(o))) enqueue(keyOf(s));
   };
-  return {
-    add: (o) => enqueueFor(o),
-    update: (old, o) => {
-      enqueueFor(o);
-      if (controllerRefOf(old)?.uid !== controllerRefOf(o)?.uid || JSON.stringify(labelsOf(old)) !== JSON.stringify(labelsOf(o))) enqueueFor(old);
-    },
-    delete: (o) => enqueueFor(o),
-  };
+  return ownedObjectHandlers(enqueueFor);
 }
 
 /** the objects of the set's namespace it controls, as the informer holds them (after this sync's writes) */

@@ -25,7 +25,7 @@ import {
   maxSurgeOf, maxUnavailableOf, newRsReplicas, olderFirst, proportionalScale, revisionOf, rollingScaleDown,
   rolloutComplete, rolloutProgressed, statusCounts, templateHash, templatesEqual,
 } from './deployment-plan.js';
-import { type OwnerReference, controllerRefOf, labelsOf } from './pods.js';
+import { type OwnerReference, controllerRefOf, labelsOf, ownedObjectHandlers } from './pods.js';
 import { selects } from './replicaset.js';
 import { CONTROLLER_MANAGER, statusUnchanged, updateObject, writeStatus } from './writes.js';
 
@@ -123,14 +123,7 @@ export class DeploymentController {
       add: (_o, key) => this.loop.enqueue(key),
       update: (_old, _o, key) => this.loop.enqueue(key),
     });
-    this.sets = this.loop.inform(this.o.replicaSets().rangeKeys(''), {
-      add: (rs) => this.enqueueFor(rs),
-      update: (old, rs) => {
-        this.enqueueFor(rs);
-        if (controllerRefOf(old)?.uid !== controllerRefOf(rs)?.uid || JSON.stringify(labelsOf(old)) !== JSON.stringify(labelsOf(rs))) this.enqueueFor(old);
-      },
-      delete: (rs) => this.enqueueFor(rs),
-    });
+    this.sets = this.loop.inform(this.o.replicaSets().rangeKeys(''), ownedObjectHandlers((rs) => this.enqueueFor(rs)));
     // Recreate waits until the old sets' pods are gone
     this.pods = this.loop.inform(this.o.pods().rangeKeys(''), {
       delete: (pod) => {

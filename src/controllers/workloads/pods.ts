@@ -2,6 +2,8 @@
 // controller_utils): active, ready, available, and controller references.
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
+import type { InformerHandlers } from '../runtime/index.js';
+import { controllerRefOf } from '../../machinery/meta.js';
 
 // the controller reference and the Ready condition, as the rest of the server reads them
 export { type OwnerReference, controllerRefOf } from '../../machinery/meta.js';
@@ -47,4 +49,21 @@ export function untilAvailable(pod: ApiObject, minReadySeconds: number, now: num
 
 export function labelsOf(o: ApiObject): Record<string, JSONValue> {
   return (o.metadata?.labels ?? {}) as Record<string, JSONValue>;
+}
+
+/**
+ * informer handlers for the objects a controller owns: `enqueueFor` gets each
+ * added, changed or deleted object, and the old version too when its
+ * controller reference or labels changed (a released or relabelled object
+ * concerns its former owner as well)
+ */
+export function ownedObjectHandlers(enqueueFor: (o: ApiObject) => void): InformerHandlers {
+  return {
+    add: (o) => enqueueFor(o),
+    update: (old, o) => {
+      enqueueFor(o);
+      if (controllerRefOf(old)?.uid !== controllerRefOf(o)?.uid || JSON.stringify(labelsOf(old)) !== JSON.stringify(labelsOf(o))) enqueueFor(old);
+    },
+    delete: (o) => enqueueFor(o),
+  };
 }

@@ -13,7 +13,6 @@
 // answers), so kube's "expectations" are not needed: the sync the new pods
 // trigger sees them.
 
-import { StatusError } from '../../core/errors.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
@@ -22,9 +21,9 @@ import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from './claim.js';
-import { type OwnerReference, controllerRefOf, isPodActive, labelsOf, untilAvailable } from './pods.js';
-import { type ReplicaCounts, podsToDelete, replicaCounts, slowStartBatches } from './replicaset-plan.js';
-import { CONTROLLER_MANAGER, statusUnchanged, writeStatus } from './writes.js';
+import { type OwnerReference, controllerRefOf, isPodActive, labelsOf, ownedObjectHandlers, untilAvailable } from './pods.js';
+import { type ReplicaCounts, podsToDelete, replicaCounts } from './replicaset-plan.js';
+import { CONTROLLER_MANAGER, type OwnerRef, createInBatches, deleteControlled, statusUnchanged, writeStatus } from './writes.js';
 
 export const REPLICASET_CONTROLLER = 'replicaset';
 export const REPLICATIONCONTROLLER_CONTROLLER = 'replicationcontroller';
@@ -100,16 +99,7 @@ export class ReplicaSetController {
       add: (_o, key) => this.loop.enqueue(key),
       update: (_old, _o, key) => this.loop.enqueue(key),
     });
-    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), {
-      add: (pod) => this.enqueueFor(pod),
-      update: (old, pod) => {
-        this.enqueueFor(pod);
-        const a = controllerRefOf(old);
-        const b = controllerRefOf(pod);
-        if (a?.uid !== b?.uid || JSON.stringify(labelsOf(old)) !== JSON.stringify(labelsOf(pod))) this.enqueueFor(old);
-      },
-      delete: (pod) => this.enqueueFor(pod),
-    });
+    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), ownedObjectHandlers((pod) => this.enqueueFor(pod)));
   }
 
   stop(): void {
@@ -159,7 +149,7 @@ export class ReplicaSetController {
       if (diff < 0) failure = await this.createPods(set, -diff, ref);
       else if (diff > 0) {
         const related = this.pods.inNamespace(ns).filter((p) => controllerRefOf(p)?.uid === set.metadata?.uid && isPodActive(p));
-        await Promise.all(podsToDelete(pods, diff, related).map((p) => this.deletePod(p, ref)));
+        await Promise.all(podsToDelete(pods, diff, related).map((p) => deleteControlled(this.o.pods(), p, ref, this.o.events)));
       }
       // the informer now holds what the writes did
       pods = this.pods.inNamespace(ns).filter((p) => controllerRefOf(p)?.uid === set.metadata?.uid && isPodActive(p));
@@ -175,43 +165,21 @@ export class ReplicaSetController {
   }
 
   /** creates `count` pods in slow-start batches; the first failure stops it and is returned */
-  private async createPods(set: ApiObject, count: number, ref: { apiVersion: string; kind: string; namespace: string; name: string; uid: string }): Promise<string | undefined> {
+  private async createPods(set: ApiObject, count: number, ref: OwnerRef): Promise<string | undefined> {
     const tmpl = ((set.spec as Obj | undefined)?.template ?? {}) as { metadata?: { labels?: Obj; annotations?: Obj }; spec?: Obj };
-    const ns = ref.namespace;
     const pod = (): ApiObject => ({
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: {
         generateName: `${ref.name}-`,
-        namespace: ns,
+        namespace: ref.namespace,
         ...(tmpl.metadata?.labels ? { labels: structuredClone(tmpl.metadata.labels) as Record<string, string> } : {}),
         ...(tmpl.metadata?.annotations ? { annotations: structuredClone(tmpl.metadata.annotations) as Record<string, string> } : {}),
         ownerReferences: [this.ownerRef(set) as unknown as Obj],
       },
       spec: structuredClone(tmpl.spec ?? {}),
     }) as ApiObject;
-    for (const size of slowStartBatches(count)) {
-      const results = await Promise.allSettled(Array.from({ length: size }, () => this.o.pods().create(ns, pod(), { dryRun: false, manager: CONTROLLER_MANAGER })));
-      for (const r of results) if (r.status === 'fulfilled') void this.o.events?.event(ref, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.object.metadata?.name ?? ''}`);
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) {
-        const msg = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
-        void this.o.events?.event(ref, 'Warning', 'FailedCreate', `Error creating: ${msg}`);
-        return msg;
-      }
-    }
-    return undefined;
-  }
-
-  private async deletePod(pod: ApiObject, ref: { apiVersion: string; kind: string; namespace: string; name: string; uid: string }): Promise<void> {
-    const name = pod.metadata?.name ?? '';
-    try {
-      await this.o.pods().delete(ref.namespace, name, { dryRun: false, preconditions: { uid: pod.metadata?.uid ?? '' } });
-      void this.o.events?.event(ref, 'Normal', 'SuccessfulDelete', `Deleted pod: ${name}`);
-    } catch (e) {
-      if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
-      throw e;
-    }
+    return createInBatches(this.o.pods(), ref, Array.from({ length: count }, () => pod), this.o.events);
   }
 
   /** status with observedGeneration and the ReplicaFailure condition (set on a failed create, removed after) */

@@ -1,11 +1,14 @@
 // The workload controllers' writes through the registry: adopting and
 // releasing an object (kube's ControllerRefManager patches, here a
-// compare-and-swap that checks again on the current object), and status.
+// compare-and-swap that checks again on the current object), status, and
+// creating and deleting the objects they control.
 
 import { StatusError } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { type OwnerReference, controllerRefOf } from '../../machinery/meta.js';
+import type { EventRecorder } from '../event-recorder.js';
+import { slowStartBatches } from './replicaset-plan.js';
 
 type Obj = Record<string, JSONValue>;
 
@@ -69,4 +72,41 @@ export async function updateObject(store: GenericStore, o: ApiObject, manager: s
     change(cur);
     return cur;
   });
+}
+
+/** the object a controller acts for, as its Events name it */
+export type OwnerRef = { apiVersion: string; kind: string; namespace: string; name: string; uid: string };
+
+/**
+ * creates the objects `makers` make in slow-start batches 1, 2, 4, … (kube's
+ * slowStartBatch: a template that cannot be created fails once, not n
+ * times), with SuccessfulCreate Events; the first failure stops it, gets a
+ * FailedCreate Event and is returned
+ */
+export async function createInBatches(store: GenericStore, owner: OwnerRef, makers: (() => ApiObject)[], events: EventRecorder | undefined, what = 'pod'): Promise<string | undefined> {
+  const queue = [...makers];
+  for (const size of slowStartBatches(queue.length)) {
+    const batch = queue.splice(0, size);
+    const results = await Promise.allSettled(batch.map((make) => store.create(owner.namespace, make(), { dryRun: false, manager: CONTROLLER_MANAGER })));
+    for (const r of results) if (r.status === 'fulfilled') void events?.event(owner, 'Normal', 'SuccessfulCreate', `Created ${what}: ${r.value.object.metadata?.name ?? ''}`);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      const msg = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+      void events?.event(owner, 'Warning', 'FailedCreate', `Error creating: ${msg}`);
+      return msg;
+    }
+  }
+  return undefined;
+}
+
+/** deletes an object the owner controls (its uid as precondition), with a SuccessfulDelete Event; gone or replaced already is fine */
+export async function deleteControlled(store: GenericStore, o: ApiObject, owner: OwnerRef, events: EventRecorder | undefined, what = 'pod', propagationPolicy?: 'Background'): Promise<void> {
+  const name = o.metadata?.name ?? '';
+  try {
+    await store.delete(owner.namespace, name, { dryRun: false, preconditions: { uid: o.metadata?.uid ?? '' }, ...(propagationPolicy ? { propagationPolicy } : {}) });
+    void events?.event(owner, 'Normal', 'SuccessfulDelete', `Deleted ${what}: ${name}`);
+  } catch (e) {
+    if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
+    throw e;
+  }
 }

@@ -1,6 +1,6 @@
 // Real processes of the simulated runtime (docs/nodeagent.md "Streams"): a
 // container whose command is `sh -c <script>` (and not one of the forms the
-// simulator only pretends to run) runs the script on the host, its output
+// simulator only pretends to run), or `echo …`, runs the script on the host, its output
 // becoming the container's log; `exec` runs its command as a process of its
 // own. There is no isolation: processes run as the simulator's user, in its
 // working directory, with the container's environment added to the
@@ -20,10 +20,17 @@ export interface ProcessContainer {
   proc?: ChildProcess;
 }
 
-/** the script of an `sh -c <script>` / `/bin/sh -c <script>` container, else undefined */
+const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * the script of an `sh -c <script>` / `/bin/sh -c <script>` container, or of
+ * a plain `echo …` (as `kubectl create job x --image=busybox -- echo hi`
+ * makes: it prints and exits 0), else undefined
+ */
 export function realScript(config: ContainerConfig): string | undefined {
   const argv = [...(config.command ?? []), ...(config.args ?? [])];
   if ((argv[0] === 'sh' || argv[0] === '/bin/sh') && argv[1] === '-c' && argv.length === 3) return argv[2]!;
+  if (argv[0] === 'echo' || argv[0] === '/bin/echo') return ['echo', ...argv.slice(1).map(shellQuote)].join(' ');
   return undefined;
 }
 

@@ -1,7 +1,7 @@
 // The simulated runtime's state (`orch runtime-sim`): sandboxes, containers
 // and images as data. A container "runs" its command:
 //   `true` exits 0, `false` exits 1, `exit N` / `sh -c "exit N"` exits N, `sleep S` exits 0 after S
-//   seconds; any other `sh -c <script>` runs as a real process on the host (its output is the
+//   seconds; any other `sh -c <script>`, and `echo …`, runs as a real process on the host (its output is the
 //   container's log, see sim-process.ts); anything else runs until stopped. Memory use is derived
 //   from the image name.
 // Errors are thrown as SimError carrying a gRPC status code.

@@ -1,5 +1,5 @@
 // batch/v1 Job and CronJob. Stored and served with Kubernetes' defaulting and
-// validation; no controller runs them yet (docs/compatibility.md).
+// validation; the batch controllers (src/controllers/batch/) run them.
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
@@ -44,6 +44,27 @@ function defaultJob(spec: Record<string, JSONValue> | undefined): void {
   defaultPodTemplate(getObject(spec, 'template'), 'Never');
 }
 
+/** kube's job labels: the generated selector's and the job name, each also under its legacy key */
+export const JOB_UID_LABEL = 'batch.kubernetes.io/controller-uid';
+export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+
+/**
+ * kube's Job PrepareForCreate: the status is the controller's, and unless
+ * `manualSelector` is set the selector is generated from the uid and its
+ * labels (with the job name, new and legacy keys) added to the template.
+ */
+function prepareJob(o: ApiObject): void {
+  delete (o as { status?: unknown }).status;
+  const spec = getObject(o, 'spec');
+  if (!spec || spec.manualSelector === true || spec.selector !== undefined) return;
+  const uid = o.metadata?.uid ?? '';
+  const name = o.metadata?.name ?? '';
+  spec.selector = { matchLabels: { [JOB_UID_LABEL]: uid } };
+  const tmpl = (spec.template ??= {}) as Record<string, JSONValue>;
+  const meta = (tmpl.metadata ??= {}) as Record<string, JSONValue>;
+  meta.labels = { ...((meta.labels ?? {}) as Record<string, JSONValue>), [JOB_UID_LABEL]: uid, [JOB_NAME_LABEL]: name, 'controller-uid': uid, 'job-name': name };
+}
+
 function validateJob(o: ApiObject, at: string): FieldError[] {
   const errs = validateSelectorAndTemplate(o, at, { selectorOptional: true });
   const rp = getString(o, ...at.split('.'), 'template', 'spec', 'restartPolicy');
@@ -82,6 +103,9 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
     strategy: {
       selectableFields: { 'status.successful': countOf('status', 'succeeded') },
       default: (o) => defaultJob(getObject(o, 'spec')),
+      prepareForCreate: prepareJob,
+      // kube's Job strategy for batch/v1, with its warning (kubectl sends Background)
+      defaultDeletePropagation: { policy: 'Orphan', warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning' },
       validate: (o) => validateJob(o, 'spec'),
       validateUpdate: (o, old) => {
         const errs = validateJob(o, 'spec');

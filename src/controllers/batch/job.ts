@@ -1,0 +1,381 @@
+// The Job controller (kube-controller-manager's `job`), leader only, on the
+// controller runtime (docs/controllers.md). Queue keys: a Job's
+// `namespace/name`, and `pod:namespace/name` for a pod that still carries the
+// tracking finalizer but whose Job is gone (the finalizer is removed).
+//
+// A sync, as kube's syncJob: claim the namespace's pods; count the finished
+// pods that still carry `batch.kubernetes.io/job-tracking` in three steps
+// (their uids into status.uncountedTerminatedPods, the finalizers off, the
+// uids into succeeded/failed), so a count survives a crash between writes;
+// apply spec.podFailurePolicy to new failures; decide failure
+// (podFailurePolicy FailJob, backoffLimit, OnFailure restarts,
+// activeDeadlineSeconds) or success, each first as FailureTarget or
+// SuccessCriteriaMet while the remaining pods are deleted, then as Failed or
+// Complete once none is left (kube 1.31+); otherwise suspend (delete the
+// active pods) or create and delete pods as job-plan.ts decides, waiting out
+// the exponential back-off after failures. Pods the controller deletes lose
+// their finalizer first and are not counted as failed, as kube's.
+
+import { type Clock, systemClock } from '../../core/clock.js';
+import type { GenericStore } from '../../registry/generic-store.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
+import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
+import type { EventRecorder } from '../event-recorder.js';
+import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { claimAll } from '../workloads/claim.js';
+import { type OwnerReference, controllerRefOf, isPodActive, isPodReady, labelsOf, ownedObjectHandlers } from '../workloads/pods.js';
+import { selects } from '../workloads/replicaset.js';
+import { CONTROLLER_MANAGER, type OwnerRef, createInBatches, deleteControlled, statusUnchanged, updateObject, writeStatus } from '../workloads/writes.js';
+import {
+  COMPLETION_INDEX, type FailureMatch, TRACKING_FINALIZER, backoffDelay, formatIndexes, indexOf, matchFailurePolicy,
+  parseIndexes, pastBackoffLimitOnFailure, planPods,
+} from './job-plan.js';
+
+export const JOB_CONTROLLER = 'job';
+/** the spec.managedBy value of Jobs this controller runs (the default) */
+export const JOB_CONTROLLER_NAME = 'kubernetes.io/job-controller';
+
+type Obj = Record<string, JSONValue>;
+
+export interface JobOptions {
+  store: InformerSource;
+  jobs: () => GenericStore;
+  pods: () => GenericStore;
+  clock?: Clock;
+  events?: EventRecorder;
+  log?: (msg: string) => void;
+  workers?: number;
+}
+
+interface JSpec {
+  parallelism?: number;
+  completions?: number;
+  completionMode?: string;
+  backoffLimit?: number;
+  activeDeadlineSeconds?: number;
+  suspend?: boolean;
+  selector?: Obj;
+  podFailurePolicy?: Obj;
+  podReplacementPolicy?: string;
+  managedBy?: string;
+  template?: { metadata?: { labels?: Obj; annotations?: Obj }; spec?: Obj };
+}
+
+interface Uncounted {
+  succeeded: string[];
+  failed: string[];
+}
+
+const specOf = (j: ApiObject): JSpec => (j.spec ?? {}) as JSpec;
+const statusOf = (j: ApiObject): Obj => (j.status ?? {}) as Obj;
+const conditionsOf = (j: ApiObject): Obj[] => ((statusOf(j).conditions ?? []) as Obj[]);
+const hasCondition = (j: ApiObject, type: string): boolean => conditionsOf(j).some((c) => c.type === type && c.status === 'True');
+const int = (v: unknown, dflt: number): number => (typeof v === 'number' ? v : dflt);
+const phase = (p: ApiObject): string => String((p.status as Obj | undefined)?.phase ?? '');
+const hasFinalizer = (p: ApiObject): boolean => (p.metadata?.finalizers ?? []).includes(TRACKING_FINALIZER);
+
+/** a Job with Complete or Failed: nothing more happens to it */
+export function jobFinished(j: ApiObject): boolean {
+  return hasCondition(j, 'Complete') || hasCondition(j, 'Failed');
+}
+
+/** kube's isPodFailed: Failed, or (without a podFailurePolicy, replacing terminating pods) deleted before it succeeded */
+function podFailed(p: ApiObject, spec: JSpec): boolean {
+  if (phase(p) === 'Failed') return true;
+  if (spec.podFailurePolicy || spec.podReplacementPolicy === 'Failed') return false;
+  return Boolean(p.metadata?.deletionTimestamp) && phase(p) !== 'Succeeded';
+}
+
+/** kube's condition update: a new type is appended; an existing one keeps its lastTransitionTime while its status does */
+function setCondition(conds: Obj[], type: string, status: string, reason: string, message: string, now: string): Obj[] {
+  const old = conds.find((c) => c.type === type);
+  if (old && old.status === status && old.reason === reason && old.message === message) return conds;
+  const next: Obj = { type, status, lastProbeTime: now, lastTransitionTime: old?.status === status ? (old.lastTransitionTime ?? now) : now, reason, message };
+  return old ? conds.map((c) => (c === old ? next : c)) : [...conds, next];
+}
+
+export class JobController {
+  private readonly loop: ControllerLoop;
+  private readonly clock: Clock;
+  private jobs: Informer | undefined;
+  private pods: Informer | undefined;
+  /** failures since the last success and when the last was counted, per Job uid (kube's backoff records) */
+  private readonly backoff = new Map<string, { failures: number; at: number }>();
+
+  constructor(private readonly o: JobOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.loop = new ControllerLoop(o.store, { name: 'job', clock: this.clock, log: o.log, baseDelayMs: 200, workers: o.workers ?? 2 });
+  }
+
+  hasSynced(): boolean {
+    return this.loop.hasSynced();
+  }
+
+  start(): void {
+    this.stop();
+    this.loop.begin((key) => (key.startsWith('pod:') ? this.syncOrphan(key.slice(4)) : this.sync(key)));
+    this.jobs = this.loop.inform(this.o.jobs().rangeKeys(''), {
+      add: (_o, key) => this.loop.enqueue(key),
+      update: (_old, _o, key) => this.loop.enqueue(key),
+      delete: (j) => {
+        this.backoff.delete(j.metadata?.uid ?? '');
+        // its pods' finalizers must go for the garbage collector to delete them
+        for (const p of this.pods?.inNamespace(j.metadata?.namespace ?? '') ?? []) if (controllerRefOf(p)?.uid === j.metadata?.uid && hasFinalizer(p)) this.loop.enqueue(`pod:${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`);
+      },
+    });
+    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), ownedObjectHandlers((pod) => this.enqueueFor(pod)));
+  }
+
+  stop(): void {
+    this.loop.end();
+    this.jobs = undefined;
+    this.pods = undefined;
+  }
+
+  async settled(): Promise<void> {
+    await this.loop.queue?.idle();
+  }
+
+  private enqueueFor(pod: ApiObject): void {
+    const ns = pod.metadata?.namespace ?? '';
+    const ref = controllerRefOf(pod);
+    if (ref) {
+      if (ref.kind !== 'Job' || ref.apiVersion.split('/')[0] !== 'batch') return;
+      const job = this.jobs?.get(`${ns}/${ref.name}`);
+      if (job && job.metadata?.uid === ref.uid) this.loop.enqueue(`${ns}/${ref.name}`);
+      else if (hasFinalizer(pod)) this.loop.enqueue(`pod:${ns}/${pod.metadata?.name ?? ''}`);
+      return;
+    }
+    if (hasFinalizer(pod)) this.loop.enqueue(`pod:${ns}/${pod.metadata?.name ?? ''}`);
+    const labels = labelsOf(pod);
+    for (const j of this.jobs?.inNamespace(ns) ?? []) if (selects(specOf(j).selector, labels)) this.loop.enqueue(`${ns}/${j.metadata?.name ?? ''}`);
+  }
+
+  /** a pod with the tracking finalizer and no Job of its own: the finalizer goes (kube's orphan pod cleanup) */
+  private async syncOrphan(key: string): Promise<void> {
+    const pod = this.pods?.get(key);
+    if (!pod || !hasFinalizer(pod)) return;
+    const ref = controllerRefOf(pod);
+    const job = ref ? this.jobs?.get(`${pod.metadata?.namespace ?? ''}/${ref.name}`) : undefined;
+    if (job && job.metadata?.uid === ref?.uid) return;
+    await this.removeFinalizer(pod);
+  }
+
+  private refOf(j: ApiObject): OwnerRef {
+    return { apiVersion: 'batch/v1', kind: 'Job', namespace: j.metadata?.namespace ?? '', name: j.metadata?.name ?? '', uid: j.metadata?.uid ?? '' };
+  }
+
+  private async removeFinalizer(pod: ApiObject): Promise<void> {
+    await updateObject(this.o.pods(), pod, CONTROLLER_MANAGER, (cur) => {
+      const rest = (cur.metadata?.finalizers ?? []).filter((f) => f !== TRACKING_FINALIZER);
+      if (rest.length > 0) cur.metadata!.finalizers = rest;
+      else delete cur.metadata!.finalizers;
+    });
+  }
+
+  private async sync(key: string): Promise<void> {
+    const job = this.jobs?.get(key);
+    if (!job || !this.pods) return;
+    const spec = specOf(job);
+    // spec.managedBy names another controller: the Job is its business (kube's JobManagedBy)
+    if (spec.managedBy !== undefined && spec.managedBy !== JOB_CONTROLLER_NAME) return;
+    const ref = this.refOf(job);
+    const ownerRef: OwnerReference = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, controller: true, blockOwnerDeletion: true };
+    const matches = (p: ApiObject): boolean => selects(spec.selector, labelsOf(p));
+    const pods = await claimAll(this.o.pods(), job, this.pods.inNamespace(ref.namespace), matches, ownerRef);
+    if (jobFinished(job) || job.metadata?.deletionTimestamp) {
+      // nothing is counted any more: finished and terminating pods only lose their finalizer
+      await Promise.all(pods.filter((p) => hasFinalizer(p) && (!isPodActive(p) || job.metadata?.deletionTimestamp)).map((p) => this.removeFinalizer(p)));
+      return;
+    }
+    const now = this.clock.now();
+    const nowIso = isoSeconds(now);
+    const indexed = spec.completionMode === 'Indexed';
+    const completions = spec.completions;
+    const st = statusOf(job);
+    const prevUncounted = (st.uncountedTerminatedPods ?? {}) as Partial<Uncounted>;
+    const uncounted: Uncounted = { succeeded: [...(prevUncounted.succeeded ?? [])], failed: [...(prevUncounted.failed ?? [])] };
+    const known = new Set([...uncounted.succeeded, ...uncounted.failed]);
+    const completed = parseIndexes(st.completedIndexes as string | undefined, completions ?? 0);
+    let failJob: FailureMatch | undefined;
+    const ignored: ApiObject[] = [];
+    let newFailures = 0;
+    let newSuccesses = 0;
+
+    // 1. finished pods not yet counted: into uncountedTerminatedPods (completedIndexes at once, as kube)
+    for (const p of pods) {
+      const uid = p.metadata?.uid ?? '';
+      // a failure listed by an earlier sync that stopped before counting it still decides a FailJob rule
+      if (spec.podFailurePolicy && uncounted.failed.includes(uid)) {
+        const m = matchFailurePolicy(spec.podFailurePolicy, p);
+        if (m?.action === 'FailJob') failJob ??= m;
+      }
+      if (!hasFinalizer(p) || known.has(uid)) continue;
+      if (phase(p) === 'Succeeded') {
+        uncounted.succeeded.push(uid);
+        newSuccesses++;
+        const i = indexed ? indexOf(p, completions ?? 0) : undefined;
+        if (i !== undefined) completed.add(i);
+      } else if (podFailed(p, spec)) {
+        const m = spec.podFailurePolicy ? matchFailurePolicy(spec.podFailurePolicy, p) : undefined;
+        if (m?.action === 'Ignore') {
+          ignored.push(p);
+          continue;
+        }
+        if (m?.action === 'FailJob') failJob ??= m;
+        uncounted.failed.push(uid);
+        newFailures++;
+      }
+    }
+    const counting = newSuccesses + newFailures > 0;
+    if (counting) {
+      await writeStatus(this.o.jobs(), job, { ...st, uncountedTerminatedPods: uncounted as unknown as Obj, ...(indexed ? { completedIndexes: formatIndexes(completed) } : {}) }, CONTROLLER_MANAGER);
+    }
+    // 2. their finalizers off (and the ignored failures')
+    const uncountedSet = new Set([...uncounted.succeeded, ...uncounted.failed]);
+    await Promise.all(pods.filter((p) => hasFinalizer(p) && (uncountedSet.has(p.metadata?.uid ?? '') || ignored.includes(p))).map((p) => this.removeFinalizer(p)));
+    // 3. counted
+    const succeeded = indexed ? completed.size : int(st.succeeded, 0) + uncounted.succeeded.length;
+    const failed = int(st.failed, 0) + uncounted.failed.length;
+    const rec = this.backoff.get(ref.uid) ?? { failures: 0, at: 0 };
+    if (newSuccesses > 0) rec.failures = 0;
+    if (newFailures > 0) {
+      rec.failures += newFailures;
+      rec.at = now;
+    }
+    this.backoff.set(ref.uid, rec);
+
+    const current = (): ApiObject[] => this.pods!.inNamespace(ref.namespace).filter((p) => controllerRefOf(p)?.uid === ref.uid);
+    let active = pods.filter(isPodActive);
+    let conditions = conditionsOf(job);
+    let startTime = st.startTime as string | undefined;
+    let completionTime = st.completionTime as string | undefined;
+    const suspended = spec.suspend === true;
+    let requeue: number | undefined;
+
+    // failure and success, first as the target conditions
+    const failureTarget = conditions.find((c) => c.type === 'FailureTarget' && c.status === 'True');
+    const successTarget = conditions.find((c) => c.type === 'SuccessCriteriaMet' && c.status === 'True');
+    if (!failureTarget && !successTarget) {
+      let failure: { reason: string; message: string } | undefined;
+      if (failJob) failure = { reason: 'PodFailurePolicy', message: failJob.message };
+      else if (failed > int(spec.backoffLimit, 6) || (spec.template?.spec?.restartPolicy === 'OnFailure' && pastBackoffLimitOnFailure(active, int(spec.backoffLimit, 6)))) {
+        failure = { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' };
+      } else if (!suspended && startTime && spec.activeDeadlineSeconds !== undefined) {
+        const left = Date.parse(startTime) + spec.activeDeadlineSeconds * 1000 - now;
+        if (left <= 0) failure = { reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' };
+        else requeue = left;
+      }
+      const done = completions === undefined ? succeeded > 0 && active.length === 0 : succeeded >= completions;
+      if (failure) {
+        conditions = setCondition(conditions, 'FailureTarget', 'True', failure.reason, failure.message, nowIso);
+        void this.o.events?.event(ref, 'Warning', failure.reason, failure.message);
+      } else if (done) {
+        conditions = setCondition(conditions, 'SuccessCriteriaMet', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', nowIso);
+      }
+    }
+    const finishing = conditions.some((c) => (c.type === 'FailureTarget' || c.type === 'SuccessCriteriaMet') && c.status === 'True');
+
+    if (finishing) {
+      await Promise.all(active.map((p) => this.deletePod(p, ref)));
+    } else if (suspended) {
+      if (active.length > 0) await Promise.all(active.map((p) => this.deletePod(p, ref)));
+      if (!hasCondition(job, 'Suspended')) void this.o.events?.event(ref, 'Normal', 'Suspended', 'Job suspended');
+      conditions = setCondition(conditions, 'Suspended', 'True', 'JobSuspended', 'Job suspended', nowIso);
+      startTime = undefined;
+    } else {
+      if (conditions.some((c) => c.type === 'Suspended' && c.status === 'True')) {
+        conditions = setCondition(conditions, 'Suspended', 'False', 'JobResumed', 'Job resumed', nowIso);
+        void this.o.events?.event(ref, 'Normal', 'Resumed', 'Job resumed');
+        startTime = undefined;
+      }
+      if (!startTime) {
+        startTime = nowIso;
+        if (spec.activeDeadlineSeconds !== undefined) requeue = spec.activeDeadlineSeconds * 1000;
+      }
+      const terminating = pods.filter((p) => p.metadata?.deletionTimestamp && phase(p) !== 'Succeeded' && phase(p) !== 'Failed').length;
+      const plan = planPods({
+        parallelism: int(spec.parallelism, 1), completions, indexed, succeeded, completed, active,
+        terminating: spec.podReplacementPolicy === 'Failed' ? terminating : 0,
+      });
+      await Promise.all(plan.remove.map((p) => this.deletePod(p, ref)));
+      if (plan.create > 0) {
+        const wait = backoffDelay(rec.failures) - (now - rec.at);
+        if (wait > 0) requeue = Math.min(requeue ?? Infinity, wait);
+        else await this.createPods(job, plan.indexes, plan.create, ref);
+      }
+    }
+
+    // the informer now holds what the writes did
+    const all = current();
+    active = all.filter(isPodActive);
+    const terminatingNow = all.filter((p) => p.metadata?.deletionTimestamp && phase(p) !== 'Succeeded' && phase(p) !== 'Failed').length;
+    if (finishing && active.length === 0 && terminatingNow === 0) {
+      const target = conditions.find((c) => (c.type === 'FailureTarget' || c.type === 'SuccessCriteriaMet') && c.status === 'True')!;
+      const type = target.type === 'FailureTarget' ? 'Failed' : 'Complete';
+      conditions = setCondition(conditions, type, 'True', String(target.reason), String(target.message), nowIso);
+      if (type === 'Complete') {
+        completionTime = nowIso;
+        void this.o.events?.event(ref, 'Normal', 'Completed', 'Job completed');
+      }
+    }
+    const status: Obj = {
+      ...(conditions.length > 0 ? { conditions } : {}),
+      ...(startTime ? { startTime } : {}),
+      ...(completionTime ? { completionTime } : {}),
+      active: active.length,
+      ready: active.filter(isPodReady).length,
+      succeeded,
+      failed,
+      terminating: terminatingNow,
+      ...(indexed ? { completedIndexes: formatIndexes(completed) } : {}),
+      uncountedTerminatedPods: {},
+    };
+    const fresh = this.jobs?.get(key) ?? job;
+    if (!statusUnchanged(statusOf(fresh), status)) await writeStatus(this.o.jobs(), fresh, status, CONTROLLER_MANAGER);
+    if (requeue !== undefined && Number.isFinite(requeue)) this.loop.enqueueAfter(key, requeue + 1);
+  }
+
+  /** the pod of `index` (Indexed) or a plain one, from the template (kube's job labels, finalizer, controller reference) */
+  private podFor(job: ApiObject, ref: OwnerRef, index: number | undefined): ApiObject {
+    const tmpl = specOf(job).template ?? {};
+    const labels = structuredClone(tmpl.metadata?.labels ?? {}) as Record<string, string>;
+    const annotations = structuredClone(tmpl.metadata?.annotations ?? {}) as Record<string, string>;
+    const spec = structuredClone(tmpl.spec ?? {}) as Obj;
+    if (index !== undefined) {
+      annotations[COMPLETION_INDEX] = String(index);
+      labels[COMPLETION_INDEX] = String(index);
+      spec.hostname ??= `${ref.name}-${index}`;
+      const env = { name: 'JOB_COMPLETION_INDEX', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: `metadata.annotations['${COMPLETION_INDEX}']` } } };
+      for (const list of ['initContainers', 'containers']) {
+        for (const c of (spec[list] ?? []) as Obj[]) {
+          const envs = ((c.env ?? []) as Obj[]).filter((e) => e.name !== 'JOB_COMPLETION_INDEX');
+          c.env = [env, ...envs] as unknown as JSONValue;
+        }
+      }
+    }
+    return {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: {
+        generateName: index !== undefined ? `${ref.name}-${index}-` : `${ref.name}-`,
+        namespace: ref.namespace,
+        labels, annotations,
+        finalizers: [TRACKING_FINALIZER],
+        ownerReferences: [{ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, controller: true, blockOwnerDeletion: true }],
+      },
+      spec,
+    } as ApiObject;
+  }
+
+  private async createPods(job: ApiObject, indexes: number[], count: number, ref: OwnerRef): Promise<void> {
+    const makers = indexes.length > 0 ? indexes.map((i) => () => this.podFor(job, ref, i)) : Array.from({ length: count }, () => () => this.podFor(job, ref, undefined));
+    const failure = await createInBatches(this.o.pods(), ref, makers, this.o.events);
+    if (failure) throw new Error(failure);
+  }
+
+  /** the finalizer off first, so the deletion is not counted as a failure (kube's deleteJobPods) */
+  private async deletePod(pod: ApiObject, ref: OwnerRef): Promise<void> {
+    if (hasFinalizer(pod)) await this.removeFinalizer(pod);
+    await deleteControlled(this.o.pods(), pod, ref, this.o.events);
+  }
+}

@@ -1,0 +1,143 @@
+// The Job, CronJob and TTL-after-finished controllers against a started
+// server with kubectl 1.32: the test plays the node agent (it finishes the
+// Job's pods with a phase and an exit code), so `kubectl wait` sees
+// Complete and Failed; `kubectl create job --from=cronjob/x` makes a Job
+// the controllers run; `kubectl delete job` takes its pods along (the
+// garbage collector, and the tracking finalizer removed for it), and a
+// plain API DELETE orphans them with kube's warning. No timing
+// is asserted: `eventually` and kubectl's --timeout only bound a failure.
+
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
+import { runKubectl } from '../helpers/kubectl.js';
+import { type TestServer, startTestServer } from '../helpers/server.js';
+
+let ts: TestServer;
+let kc: string;
+const PODS = '/api/v1/namespaces/default/pods';
+const JOBS = '/apis/batch/v1/namespaces/default/jobs';
+
+interface Obj {
+  metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[]; ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[] };
+  spec: Record<string, unknown>;
+  status?: Record<string, unknown> & { phase?: string; conditions?: { type: string; status: string; reason?: string }[] };
+}
+
+async function podsOf(job: string): Promise<Obj[]> {
+  const r = await ts.request('GET', `${PODS}?labelSelector=${encodeURIComponent(`batch.kubernetes.io/job-name=${job}`)}`);
+  expect(r.status, r.text).toBe(200);
+  return r.json<{ items: Obj[] }>().items;
+}
+
+/** the node agent's part: the pod ran and its container exited with `code` */
+async function finish(p: Obj, code: number): Promise<void> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const status = {
+    phase: code === 0 ? 'Succeeded' : 'Failed',
+    containerStatuses: [{ name: String(((p.spec.containers as { name: string }[])[0])!.name), image: 'busybox', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: code, reason: code === 0 ? 'Completed' : 'Error', startedAt: now, finishedAt: now } } }],
+  };
+  const r = await ts.request('PUT', `${PODS}/${p.metadata.name}/status`, { body: { ...p, status } });
+  expect(r.status, r.text).toBe(200);
+}
+
+async function activePod(job: string): Promise<Obj> {
+  return eventually(async () => (await podsOf(job)).find((p) => !p.status?.phase || p.status.phase === 'Pending'), `an active pod of ${job}`, { timeoutMs: 30_000 });
+}
+
+beforeAll(async () => {
+  // no scheduler: the pods stay unbound, the test finishes them
+  ts = await startTestServer({ authn: { controllers: ['*', '-scheduler'] } });
+  kc = join(ts.dataDir, 'admin.kubeconfig');
+});
+
+afterAll(async () => {
+  await ts?.stop();
+});
+
+describe('batch controllers with kubectl', () => {
+  it('kubectl create job runs a pod with kube\'s labels; kubectl wait --for=condition=complete returns once it succeeded', async () => {
+    const create = await runKubectl(kc, ['create', 'job', 'hello', '--image=busybox', '--', 'echo', 'hi']);
+    expect(create.code, create.stderr).toBe(0);
+    const job = (await ts.request('GET', `${JOBS}/hello`)).json<Obj>();
+    const pod = await activePod('hello');
+    expect(pod.metadata.labels).toMatchObject({ 'batch.kubernetes.io/controller-uid': job.metadata.uid, 'batch.kubernetes.io/job-name': 'hello', 'controller-uid': job.metadata.uid, 'job-name': 'hello' });
+    expect(pod.metadata.finalizers).toEqual(['batch.kubernetes.io/job-tracking']);
+    expect(pod.metadata.ownerReferences).toMatchObject([{ kind: 'Job', name: 'hello', uid: job.metadata.uid, controller: true }]);
+    expect((pod.spec.containers as { command: string[] }[])[0]!.command).toEqual(['echo', 'hi']);
+    await finish(pod, 0);
+    const wait = await runKubectl(kc, ['wait', '--for=condition=complete', 'job/hello', '--timeout=25s']);
+    expect(wait.code, wait.stderr).toBe(0);
+    expect(wait.stdout).toContain('job.batch/hello condition met');
+    const get = await runKubectl(kc, ['get', 'job', 'hello']);
+    expect(get.stdout).toMatch(/hello\s+Complete\s+1\/1/);
+    const done = (await ts.request('GET', `${JOBS}/hello`)).json<Obj>();
+    expect(done.status).toMatchObject({ succeeded: 1, active: 0, failed: 0 });
+    expect(done.status?.conditions?.map((c) => c.type)).toEqual(['SuccessCriteriaMet', 'Complete']);
+    expect((await podsOf('hello'))[0]!.metadata.finalizers).toBeUndefined();
+  });
+
+  it('a failing Job with backoffLimit 0 reaches Failed with BackoffLimitExceeded', async () => {
+    const r = await ts.request('POST', JOBS, {
+      body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'boom' }, spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['false'] }] } } } },
+    });
+    expect(r.status, r.text).toBe(201);
+    await finish(await activePod('boom'), 1);
+    const wait = await runKubectl(kc, ['wait', '--for=condition=failed', 'job/boom', '--timeout=25s']);
+    expect(wait.code, wait.stderr).toBe(0);
+    const job = (await ts.request('GET', `${JOBS}/boom`)).json<Obj>();
+    expect(job.status?.conditions?.find((c) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
+    expect(job.status).toMatchObject({ failed: 1, succeeded: 0 });
+  });
+
+  it('kubectl create job --from=cronjob/x makes a Job the controller runs; kubectl delete job takes its pods along', async () => {
+    const cj = await runKubectl(kc, ['create', 'cronjob', 'nightly', '--image=busybox', '--schedule=0 3 * * *', '--', 'true']);
+    expect(cj.code, cj.stderr).toBe(0);
+    const from = await runKubectl(kc, ['create', 'job', 'manual', '--from=cronjob/nightly']);
+    expect(from.code, from.stderr).toBe(0);
+    const job = (await ts.request('GET', `${JOBS}/manual`)).json<Obj>();
+    expect(job.metadata.annotations?.['cronjob.kubernetes.io/instantiate']).toBe('manual');
+    expect(job.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'CronJob', name: 'nightly' });
+    const pod = await activePod('manual');
+    expect((pod.spec.containers as { command: string[] }[])[0]!.command).toEqual(['true']);
+    const del = await runKubectl(kc, ['delete', 'job', 'manual']);
+    expect(del.code, del.stderr).toBe(0);
+    await eventually(async () => (await podsOf('manual')).length === 0, 'the Job\'s pods deleted', { timeoutMs: 30_000 });
+  });
+
+  it('a DELETE of a Job without a propagation policy orphans its pods with kube\'s warning; they lose the tracking finalizer and keep running', async () => {
+    const r = await ts.request('POST', JOBS, {
+      body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'keep' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['sleep', '60'] }] } } } },
+    });
+    expect(r.status, r.text).toBe(201);
+    const pod = await activePod('keep');
+    const del = await ts.request('DELETE', `${JOBS}/keep`);
+    expect(del.status, del.text).toBe(200);
+    expect(String(del.headers.warning)).toContain('child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning');
+    await eventually(async () => (await ts.request('GET', `${JOBS}/keep`)).status === 404, 'the Job gone', { timeoutMs: 30_000 });
+    const left = await eventually(async () => {
+      const p = (await ts.request('GET', `${PODS}/${pod.metadata.name}`)).json<Obj>();
+      return !p.metadata.ownerReferences && !p.metadata.finalizers ? p : undefined;
+    }, 'the pod orphaned without the finalizer', { timeoutMs: 30_000 });
+    expect(left.metadata.uid).toBe(pod.metadata.uid);
+    expect((left as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp).toBeUndefined();
+    // an explicit policy says what it wants: no warning
+    const again = await ts.request('POST', JOBS, {
+      body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'quiet' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } },
+    });
+    expect(again.status, again.text).toBe(201);
+    const quiet = await ts.request('DELETE', `${JOBS}/quiet`, { body: { propagationPolicy: 'Background' } });
+    expect(quiet.status, quiet.text).toBe(200);
+    expect(quiet.headers.warning).toBeUndefined();
+  });
+
+  it('ttlSecondsAfterFinished: 0 deletes the Job once it completed', async () => {
+    const r = await ts.request('POST', JOBS, {
+      body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'brief' }, spec: { ttlSecondsAfterFinished: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['true'] }] } } } },
+    });
+    expect(r.status, r.text).toBe(201);
+    await finish(await activePod('brief'), 0);
+    await eventually(async () => (await ts.request('GET', `${JOBS}/brief`)).status === 404, 'the finished Job deleted', { timeoutMs: 30_000 });
+    await eventually(async () => (await podsOf('brief')).length === 0, 'its pod deleted with it', { timeoutMs: 30_000 });
+  });
+});
