@@ -43,9 +43,13 @@ export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, 
     if (p.startsWith('/openapi/v3/')) {
       const doc = openapi.v3(p.slice('/openapi/v3/'.length));
       if (!doc) return undefined;
+      const gv = p.slice('/openapi/v3/'.length);
+      const hash = query.get('hash');
+      // kube-openapi's handler3: a stale or wrong hash is 301 Moved Permanently to the
+      // current one (Go's http.Redirect body), so a client's cached index finds the new document
+      if (hash && hash !== doc.hash) return movedTo(`/openapi/v3/${gv}?hash=${doc.hash}`, `"${doc.hash}"`);
       // a request naming the current hash may be cached for good (Kubernetes' immutable v3 documents)
-      const immutable = query.get('hash') === doc.hash;
-      return cached(headers, `"${doc.hash}"`, 'application/json', doc.json, immutable);
+      return cached(headers, `"${doc.hash}"`, 'application/json', doc.json, hash === doc.hash);
     }
     if (p === '/api' || p === '/apis') {
       const v = discovery.acceptsAggregated(headers?.get('accept'));
@@ -83,13 +87,24 @@ function wantsProtobufV2(accept: string | undefined): boolean {
   return false;
 }
 
+/** Go's http.Redirect answer to a GET, with the ETag and Vary kube-openapi set before redirecting */
+function movedTo(location: string, etag: string): NonResourceDoc {
+  const headers: [string, string][] = [['Location', location], ['ETag', etag], ['Vary', 'Accept'], ['Cache-Control', 'no-cache, private']];
+  return { status: 301, body: null, raw: { contentType: 'text/html; charset=utf-8', text: `<a href="${location}">Moved Permanently</a>.\n\n`, headers } };
+}
+
 /**
  * OpenAPI documents carry an ETag (their SHA-512) and answer a matching
  * If-None-Match with 304 Not Modified and no body, as kube-apiserver does.
  */
 function cached(headers: Map<string, string> | undefined, etag: string, contentType: string, body: string | Uint8Array, immutable = false): NonResourceDoc {
   const out: [string, string][] = [['ETag', etag], ['Vary', 'Accept']];
-  if (immutable) out.push(['Cache-Control', 'public, immutable']);
+  if (immutable) {
+    // kube sets Expires a year from the request with the immutable Cache-Control
+    const expires = new Date();
+    expires.setUTCFullYear(expires.getUTCFullYear() + 1);
+    out.push(['Cache-Control', 'public, immutable'], ['Expires', expires.toUTCString()]);
+  }
   const inm = headers?.get('if-none-match');
   if (inm && inm.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
     return { status: 304, body: null, raw: { contentType, text: '', headers: out } };

@@ -94,3 +94,28 @@ describe("invalid ListOptions: kube's ValidateListOptions answer (422 Invalid, L
     expect(r2.json<Obj>()).toEqual(invalidStatus(`resourceVersionMatch: Forbidden: ${why}`, [forbidden('resourceVersionMatch', why)]));
   });
 });
+
+describe('/openapi/v3/<group-version>?hash= (kube-openapi handler3)', () => {
+  it('a wrong hash is 301 Moved Permanently to the current hash, which is served immutable', async () => {
+    const index = (await t.request('GET', '/openapi/v3')).json<Obj>();
+    const url = index.paths['apis/apps/v1'].serverRelativeURL as string;
+    const hash = new URL(url, 'http://x').searchParams.get('hash')!;
+    expect(hash).toMatch(/^[0-9A-F]{128}$/);
+    const moved = await t.request('GET', '/openapi/v3/apis/apps/v1?hash=0123ABCD');
+    expect(moved.status).toBe(301);
+    expect(moved.headers.location).toBe(url);
+    expect(moved.headers.etag).toBe(`"${hash}"`);
+    expect(moved.headers['cache-control']).toBe('no-cache, private');
+    expect(moved.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(moved.text).toBe(`<a href="${url}">Moved Permanently</a>.\n\n`);
+    const current = await t.request('GET', url);
+    expect(current.status).toBe(200);
+    expect(current.headers['cache-control']).toBe('public, immutable');
+    expect(new Date(current.headers.expires as string).getTime()).toBeGreaterThan(Date.now() + 300 * 24 * 3600 * 1000);
+    expect(current.json<Obj>().openapi).toMatch(/^3\./);
+    // no hash: an ordinary answer, not cached for good
+    const plain = await t.request('GET', '/openapi/v3/apis/apps/v1');
+    expect(plain.status).toBe(200);
+    expect(plain.headers['cache-control'] ?? '').not.toContain('immutable');
+  });
+});
