@@ -212,3 +212,114 @@ describe("PUT of an absent object creates only where kube's strategy allows crea
     expect(applied.status, applied.text).toBe(201);
   });
 });
+
+/** protobuf wire fields by number (varints as numbers, length-delimited as bytes): read without orch's schemas */
+function fields(buf: Uint8Array): Map<number, (number | Uint8Array)[]> {
+  const out = new Map<number, (number | Uint8Array)[]>();
+  let p = 0;
+  const varint = (): number => {
+    let v = 0;
+    let shift = 0;
+    for (;;) {
+      const b = buf[p++]!;
+      v += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return v;
+      shift += 7;
+    }
+  };
+  while (p < buf.length) {
+    const tag = varint();
+    const wire = tag & 7;
+    let v: number | Uint8Array;
+    if (wire === 0) v = varint();
+    else if (wire === 2) {
+      const len = varint();
+      v = buf.subarray(p, p + len);
+      p += len;
+    } else throw new Error(`wire type ${wire}`);
+    out.set(tag >>> 3, [...(out.get(tag >>> 3) ?? []), v]);
+  }
+  return out;
+}
+const bytesOf = (m: Map<number, (number | Uint8Array)[]>, n: number): Uint8Array => m.get(n)![0] as Uint8Array;
+const textOf = (m: Map<number, (number | Uint8Array)[]>, n: number): string | undefined => {
+  const v = m.get(n)?.[0];
+  return v === undefined ? undefined : new TextDecoder().decode(v as Uint8Array);
+};
+/** the k8s\0 envelope: TypeMeta (apiVersion = 1, kind = 2) and raw = 2 */
+function envelope(body: Buffer): { apiVersion?: string; kind?: string; raw: Uint8Array } {
+  expect([...body.subarray(0, 4)]).toEqual([0x6b, 0x38, 0x73, 0x00]);
+  const unknown = fields(body.subarray(4));
+  const typeMeta = fields(bytesOf(unknown, 1));
+  return { apiVersion: textOf(typeMeta, 1), kind: textOf(typeMeta, 2), raw: bytesOf(unknown, 2) };
+}
+
+describe('protobuf for PartialObjectMetadata(List) and Scale (client-go with ContentType protobuf)', () => {
+  const PB = 'application/vnd.kubernetes.protobuf';
+  const base = '/api/v1/namespaces/default/configmaps';
+
+  beforeAll(async () => {
+    for (const name of ['pbm-1', 'pbm-2']) {
+      expect((await t.request('POST', base, { body: { metadata: { name, labels: { pbm: 'yes' } }, data: { secret: 'not in metadata' } } })).status).toBe(201);
+    }
+  });
+
+  it('GET as=PartialObjectMetadata answers the meta.k8s.io/v1 message: ObjectMeta = 1 and nothing else', async () => {
+    const r = await t.request('GET', `${base}/pbm-1`, {
+      headers: { Accept: `${PB};as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json` },
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe(PB);
+    const env = envelope(r.raw);
+    expect(env).toMatchObject({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata' });
+    const msg = fields(env.raw);
+    expect([...msg.keys()]).toEqual([1]);
+    const meta = fields(bytesOf(msg, 1));
+    // ObjectMeta: name = 1, namespace = 3, uid = 5, resourceVersion = 6, labels = 11
+    expect(textOf(meta, 1)).toBe('pbm-1');
+    expect(textOf(meta, 3)).toBe('default');
+    expect(textOf(meta, 5)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(textOf(meta, 6)).toMatch(/^\d+$/);
+    const label = fields(bytesOf(meta, 11));
+    expect([textOf(label, 1), textOf(label, 2)]).toEqual(['pbm', 'yes']);
+    expect(Buffer.from(r.raw).includes('not in metadata')).toBe(false);
+  });
+
+  it('LIST as=PartialObjectMetadataList: ListMeta = 1 (continue = 3), items = 2 each an ObjectMeta', async () => {
+    const r = await t.request('GET', `${base}?labelSelector=pbm%3Dyes&limit=1`, {
+      headers: { Accept: `${PB};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json` },
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe(PB);
+    const env = envelope(r.raw);
+    expect(env).toMatchObject({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadataList' });
+    const msg = fields(env.raw);
+    const listMeta = fields(bytesOf(msg, 1));
+    expect(textOf(listMeta, 2)).toMatch(/^\d+$/);
+    expect(textOf(listMeta, 3)).toBeTruthy();
+    expect(msg.get(2)).toHaveLength(1);
+    const item = fields(msg.get(2)![0] as Uint8Array);
+    expect([...item.keys()]).toEqual([1]);
+    expect(textOf(fields(bytesOf(item, 1)), 1)).toBe('pbm-1');
+  });
+
+  it('the scale sub-resource answers autoscaling/v1 Scale in protobuf (spec = 2, status = 3)', async () => {
+    const dep = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'pb-scale' },
+      spec: { replicas: 3, selector: { matchLabels: { a: 'pb' } }, template: { metadata: { labels: { a: 'pb' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+    };
+    expect((await t.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: dep })).status).toBe(201);
+    const r = await t.request('GET', '/apis/apps/v1/namespaces/default/deployments/pb-scale/scale', { headers: { Accept: `${PB}, application/json` } });
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe(PB);
+    const env = envelope(r.raw);
+    expect(env).toMatchObject({ apiVersion: 'autoscaling/v1', kind: 'Scale' });
+    const msg = fields(env.raw);
+    expect(textOf(fields(bytesOf(msg, 1)), 1)).toBe('pb-scale');
+    expect(fields(bytesOf(msg, 2)).get(1)).toEqual([3]);
+    // status.selector = 2 (replicas 0 is not written, as Go's proto omits a zero int32)
+    expect(textOf(fields(bytesOf(msg, 3)), 2)).toBe('a=pb');
+  });
+});

@@ -70,6 +70,9 @@ describe('PartialObjectMetadata (client-go metadata client and metadata informer
     'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
   const ACCEPT_LIST =
     'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+  // the JSON forms (protobuf first is answered in protobuf: client-wire-2.test.ts)
+  const JSON_ONE = ACCEPT_ONE.slice(ACCEPT_ONE.indexOf(',') + 1);
+  const JSON_LIST = ACCEPT_LIST.slice(ACCEPT_LIST.indexOf(',') + 1);
   const base = '/api/v1/namespaces/default/configmaps';
 
   beforeAll(async () => {
@@ -80,7 +83,7 @@ describe('PartialObjectMetadata (client-go metadata client and metadata informer
   });
 
   it('GET answers one PartialObjectMetadata: type meta and metadata only', async () => {
-    const r = await t.request('GET', `${base}/pm-1`, { headers: { Accept: ACCEPT_ONE } });
+    const r = await t.request('GET', `${base}/pm-1`, { headers: { Accept: JSON_ONE } });
     expect(r.status, r.text).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
     const o = r.json<Obj>();
@@ -93,7 +96,7 @@ describe('PartialObjectMetadata (client-go metadata client and metadata informer
   });
 
   it('LIST answers a PartialObjectMetadataList with the list metadata, paging included', async () => {
-    const r = await t.request('GET', `${base}?labelSelector=pm%3Dyes&limit=1`, { headers: { Accept: ACCEPT_LIST } });
+    const r = await t.request('GET', `${base}?labelSelector=pm%3Dyes&limit=1`, { headers: { Accept: JSON_LIST } });
     expect(r.status, r.text).toBe(200);
     const l = r.json<Obj>();
     expect(l.kind).toBe('PartialObjectMetadataList');
@@ -115,7 +118,7 @@ describe('PartialObjectMetadata (client-go metadata client and metadata informer
   });
 
   it('WATCH sends PartialObjectMetadata objects, bookmarks included', async () => {
-    const listed = (await t.request('GET', `${base}?labelSelector=pm%3Dyes`, { headers: { Accept: ACCEPT_LIST } })).json<Obj>();
+    const listed = (await t.request('GET', `${base}?labelSelector=pm%3Dyes`, { headers: { Accept: JSON_LIST } })).json<Obj>();
     const rv = listed.metadata.resourceVersion as string;
     const upd = await t.request('PATCH', `${base}/pm-2`, {
       headers: { 'Content-Type': 'application/merge-patch+json' },
