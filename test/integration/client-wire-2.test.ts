@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 import { CRDS, createCrd } from '../helpers/crds.js';
+import { runKubectl } from '../helpers/kubectl.js';
 
 let t: TestServer;
 type Obj = Record<string, any>;
@@ -321,5 +322,74 @@ describe('protobuf for PartialObjectMetadata(List) and Scale (client-go with Con
     expect(fields(bytesOf(msg, 2)).get(1)).toEqual([3]);
     // status.selector = 2 (replicas 0 is not written, as Go's proto omits a zero int32)
     expect(textOf(fields(bytesOf(msg, 3)), 2)).toBe('a=pb');
+  });
+});
+
+describe('apiregistration/v1 APIService (kubectl get apiservices)', () => {
+  const AS = '/apis/apiregistration.orch.io/v1/apiservices';
+
+  it('a local APIService per served group/version: no spec.service, kube priorities, Available=True (Local)', async () => {
+    await expect.poll(async () => (await t.request('GET', `${AS}/v1.apps`)).status).toBe(200);
+    const apps = (await t.request('GET', `${AS}/v1.apps`)).json<Obj>();
+    expect(apps.kind).toBe('APIService');
+    expect(apps.metadata.labels).toEqual({ 'kube-aggregator.kubernetes.io/automanaged': 'onstart' });
+    expect(apps.spec).toEqual({ group: 'apps', version: 'v1', groupPriorityMinimum: 17800, versionPriority: 15 });
+    expect(apps.status.conditions).toEqual([
+      { type: 'Available', status: 'True', lastTransitionTime: expect.stringMatching(/Z$/), reason: 'Local', message: 'Local APIServices are always available' },
+    ]);
+    const core = (await t.request('GET', `${AS}/v1.`)).json<Obj>();
+    expect(core.spec).toEqual({ group: '', version: 'v1', groupPriorityMinimum: 18000, versionPriority: 1 });
+    const names = ((await t.request('GET', AS)).json<Obj>().items as Obj[]).map((i) => i.metadata.name as string);
+    expect(names).toEqual(expect.arrayContaining(['v1.', 'v1.apps', 'v1.batch', 'v2.autoscaling', 'v1.apiregistration.orch.io', 'v1.rbac.authorization.orch.io']));
+  });
+
+  it('one that points at a Service is stored and reported Available=False: orch does not proxy aggregated APIs', async () => {
+    const body = {
+      apiVersion: 'apiregistration.orch.io/v1',
+      kind: 'APIService',
+      metadata: { name: 'v1beta1.metrics.example.com' },
+      spec: {
+        group: 'metrics.example.com', version: 'v1beta1', service: { namespace: 'kube-system', name: 'metrics', port: 443 },
+        insecureSkipTLSVerify: true, groupPriorityMinimum: 100, versionPriority: 100,
+      },
+    };
+    const r = await t.request('POST', AS, { body });
+    expect(r.status, r.text).toBe(201);
+    const c = r.json<Obj>().status.conditions[0];
+    expect(c).toMatchObject({ type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck' });
+    expect(c.message).toContain('orch does not proxy aggregated APIs');
+    const bad = await t.request('POST', AS, { body: { ...body, metadata: { name: 'wrong' } } });
+    expect(bad.status).toBe(422);
+    expect(bad.json<Obj>().details.causes[0]).toEqual({ reason: 'FieldValueInvalid', message: 'Invalid value: "wrong": must be v1beta1.metrics.example.com', field: 'metadata.name' });
+  });
+
+  it("a CRD's group/version gets its local APIService (kube's 1000/100), removed with the CRD", async () => {
+    const crd = {
+      apiVersion: 'apiextensions.orch.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.as.example.com' },
+      spec: {
+        group: 'as.example.com',
+        scope: 'Cluster',
+        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+        versions: [{ name: 'v2', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    await createCrd(t, crd);
+    await expect.poll(async () => (await t.request('GET', `${AS}/v2.as.example.com`)).status).toBe(200);
+    const got = (await t.request('GET', `${AS}/v2.as.example.com`)).json<Obj>();
+    expect(got.metadata.labels).toEqual({ 'kube-aggregator.kubernetes.io/automanaged': 'true' });
+    expect(got.spec).toEqual({ group: 'as.example.com', version: 'v2', groupPriorityMinimum: 1000, versionPriority: 100 });
+    expect((await t.request('DELETE', `${CRDS}/gadgets.as.example.com`)).status).toBe(200);
+    await expect.poll(async () => (await t.request('GET', `${AS}/v2.as.example.com`)).status, { timeout: 10_000 }).toBe(404);
+  });
+
+  it('kubectl get apiservices prints NAME, SERVICE, AVAILABLE, AGE as against kube', async () => {
+    const r = await runKubectl(t.server.kubeconfigPath, ['get', 'apiservices']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+SERVICE\s+AVAILABLE\s+AGE$/);
+    expect(lines.find((l) => l.startsWith('v1.apps '))).toMatch(/^v1\.apps\s+Local\s+True\s+\S+$/);
+    expect(lines.find((l) => l.startsWith('v1beta1.metrics.example.com'))).toMatch(/kube-system\/metrics\s+False \(FailedDiscoveryCheck\)/);
   });
 });
