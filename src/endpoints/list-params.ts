@@ -31,10 +31,12 @@ export interface ListOptions {
   allowWatchBookmarks: boolean;
   /** as given: only watches read it */
   timeoutSeconds?: string;
+  /** `meta.<domain>`: the group its 422s name (kube's meta.k8s.io) */
+  metaGroup: string;
 }
 
 
-export function parseListOptions(q: URLSearchParams, namespace: string): ListOptions {
+export function parseListOptions(q: URLSearchParams, namespace: string, apiDomain: string): ListOptions {
   let labelSelector: LabelSelector;
   let fieldSelector: FieldSelector;
   try {
@@ -55,6 +57,7 @@ export function parseListOptions(q: URLSearchParams, namespace: string): ListOpt
     sendInitialEvents: q.has('sendInitialEvents') ? boolParam(q, 'sendInitialEvents') : undefined,
     allowWatchBookmarks: boolParam(q, 'allowWatchBookmarks'),
     timeoutSeconds: q.get('timeoutSeconds') ?? undefined,
+    metaGroup: `meta.${apiDomain}`,
   };
 }
 
@@ -99,7 +102,7 @@ export function listOptionsErrors(o: ListOptions, watch: boolean): FieldError[] 
 
 function checkListOptions(o: ListOptions, watch: boolean): void {
   const errs = listOptionsErrors(o, watch);
-  if (errs.length > 0) throw invalid('ListOptions', 'meta.k8s.io', '', errs);
+  if (errs.length > 0) throw invalid('ListOptions', o.metaGroup, '', errs);
 }
 
 /** list and deletecollection: the paging parameters */

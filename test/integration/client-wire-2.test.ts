@@ -17,16 +17,16 @@ afterAll(async () => {
   await t?.stop();
 });
 
-describe("invalid ListOptions: kube's ValidateListOptions answer (422 Invalid, ListOptions.meta.k8s.io)", () => {
+describe("invalid ListOptions: kube's ValidateListOptions answer (422 Invalid, ListOptions.meta.orch.io (meta.k8s.io under --api-domain k8s.io))", () => {
   const base = '/api/v1/namespaces/default/configmaps';
   const invalidStatus = (summary: string, causes: Obj[]): Obj => ({
     kind: 'Status',
     apiVersion: 'v1',
     metadata: {},
     status: 'Failure',
-    message: `ListOptions.meta.k8s.io "" is invalid: ${summary}`,
+    message: `ListOptions.meta.orch.io "" is invalid: ${summary}`,
     reason: 'Invalid',
-    details: { group: 'meta.k8s.io', kind: 'ListOptions', causes },
+    details: { group: 'meta.orch.io', kind: 'ListOptions', causes },
     code: 422,
   });
   const forbidden = (field: string, why: string) => ({ reason: 'FieldValueForbidden', message: `Forbidden: ${why}`, field });
@@ -59,7 +59,7 @@ describe("invalid ListOptions: kube's ValidateListOptions answer (422 Invalid, L
       forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'),
     ]);
     expect(body.message).toBe(
-      'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, ' +
+      'ListOptions.meta.orch.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, ' +
         'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided, ' +
         'resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", "", ' +
         'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list]',
@@ -391,5 +391,42 @@ describe('apiregistration/v1 APIService (kubectl get apiservices)', () => {
     expect(lines[0]).toMatch(/^NAME\s+SERVICE\s+AVAILABLE\s+AGE$/);
     expect(lines.find((l) => l.startsWith('v1.apps '))).toMatch(/^v1\.apps\s+Local\s+True\s+\S+$/);
     expect(lines.find((l) => l.startsWith('v1beta1.metrics.example.com'))).toMatch(/kube-system\/metrics\s+False \(FailedDiscoveryCheck\)/);
+  });
+});
+
+describe("invalid dryRun and fieldValidation: kube's 422 on the write's options kind", () => {
+  const base = '/api/v1/namespaces/default/configmaps';
+  const invalidOptions = (kind: string, field: string, message: string): Obj => ({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `${kind}.meta.orch.io "" is invalid: ${field}: ${message}`,
+    reason: 'Invalid',
+    details: { group: 'meta.orch.io', kind, causes: [{ reason: 'FieldValueNotSupported', message, field }] },
+    code: 422,
+  });
+
+  it('dryRun other than All: the values as a Go slice, on CreateOptions, UpdateOptions, PatchOptions, DeleteOptions', async () => {
+    expect((await t.request('POST', base, { body: { metadata: { name: 'wo-1' } } })).status).toBe(201);
+    const msg = 'Unsupported value: []string{"Foo"}: supported values: "All"';
+    const create = await t.request('POST', `${base}?dryRun=Foo`, { body: { metadata: { name: 'wo-2' } } });
+    expect(create.status).toBe(422);
+    expect(create.json<Obj>()).toEqual(invalidOptions('CreateOptions', 'dryRun', msg));
+    const put = await t.request('PUT', `${base}/wo-1?dryRun=Foo`, { body: { metadata: { name: 'wo-1' } } });
+    expect(put.json<Obj>()).toEqual(invalidOptions('UpdateOptions', 'dryRun', msg));
+    const patch = await t.request('PATCH', `${base}/wo-1?dryRun=Foo`, { headers: { 'Content-Type': 'application/merge-patch+json' }, body: {} });
+    expect(patch.json<Obj>()).toEqual(invalidOptions('PatchOptions', 'dryRun', msg));
+    const del = await t.request('DELETE', `${base}/wo-1?dryRun=All&dryRun=Foo`);
+    expect(del.json<Obj>()).toEqual(invalidOptions('DeleteOptions', 'dryRun', 'Unsupported value: []string{"All", "Foo"}: supported values: "All"'));
+    // nothing was written or deleted
+    expect((await t.request('GET', `${base}/wo-1`)).status).toBe(200);
+    expect((await t.request('GET', `${base}/wo-2`)).status).toBe(404);
+  });
+
+  it('fieldValidation other than Ignore/Warn/Strict: kube lists its sorted set, the empty value first', async () => {
+    const r = await t.request('POST', `${base}?fieldValidation=Loose`, { body: { metadata: { name: 'wo-3' } } });
+    expect(r.status).toBe(422);
+    expect(r.json<Obj>()).toEqual(invalidOptions('CreateOptions', 'fieldValidation', 'Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn"'));
   });
 });

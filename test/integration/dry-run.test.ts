@@ -251,7 +251,7 @@ describe('dryRun=All', () => {
     }
   });
 
-  it('an invalid dryRun value is 400 on every write verb, and nothing happens', async () => {
+  it("an invalid dryRun value is kube's 422 on every write verb's options kind, and nothing happens", async () => {
     const c = (await req('POST', CM, { metadata: { name: 'd4' }, data: { k: 'v' } })).json<Obj>();
     const cases: [string, string, unknown, string?][] = [
       ['POST', `${CM}?dryRun=Nope`, { metadata: { name: 'd4-new' }, data: {} }],
@@ -261,10 +261,10 @@ describe('dryRun=All', () => {
     ];
     for (const [method, path, body, type] of cases) {
       const r = await req(method, path, body, type);
-      expect(r.status, `${method} ${path}`).toBe(400);
+      expect(r.status, `${method} ${path}`).toBe(422);
       const s = r.json<Obj>();
-      expect(s.reason).toBe('BadRequest');
-      expect(s.message).toContain('dryRun');
+      expect(s.reason).toBe('Invalid');
+      expect(s.details.causes[0].field).toBe('dryRun');
     }
     const stored = (await t.request('GET', `${CM}/d4`)).json<Obj>();
     expect(stored.metadata.resourceVersion).toBe(c.metadata.resourceVersion);

@@ -188,7 +188,7 @@ describe('the filter chain without a socket', () => {
         json(await handle(request('POST', '/apis/example.orch.io/v1/namespaces/default/probes', { body: '[1]', contentType: 'application/json' }))),
       ];
       expect(refused.map((x) => [x.status, x.body.message])).toEqual([
-        [400, 'Invalid dry run value: dryRun: Unsupported value: "Some": supported values: "All"'],
+        [422, 'CreateOptions.meta.orch.io "" is invalid: dryRun: Unsupported value: []string{"Some"}: supported values: "All"'],
         [400, 'the kind in the data (Widget) does not match the expected kind (Probe)'],
         [400, 'the body of the request must be a single Probe object'],
       ]);
