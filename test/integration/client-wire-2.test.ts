@@ -4,7 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
-import { CRDS, createCrd } from '../helpers/crds.js';
+import { CRDS, createCrd, openCrd } from '../helpers/crds.js';
 import { runKubectl } from '../helpers/kubectl.js';
 
 let t: TestServer;
@@ -186,17 +186,7 @@ describe("PUT of an absent object creates only where kube's strategy allows crea
   });
 
   it('custom resources and their definitions answer 404 (kube has no create-on-update for either)', async () => {
-    const crd = {
-      apiVersion: 'apiextensions.orch.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'widgets.put.example.com' },
-      spec: {
-        group: 'put.example.com',
-        scope: 'Namespaced',
-        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-      },
-    };
+    const crd = openCrd({ group: 'put.example.com', plural: 'widgets', kind: 'Widget' });
     const absentCrd = await t.request('PUT', `${CRDS}/widgets.put.example.com`, { body: crd });
     expect(absentCrd.status).toBe(404);
     expect(absentCrd.json<Obj>()).toEqual(notFoundStatus('customresourcedefinitions', 'apiextensions.orch.io', 'widgets.put.example.com'));
@@ -364,17 +354,7 @@ describe('apiregistration/v1 APIService (kubectl get apiservices)', () => {
   });
 
   it("a CRD's group/version gets its local APIService (kube's 1000/100), removed with the CRD", async () => {
-    const crd = {
-      apiVersion: 'apiextensions.orch.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'gadgets.as.example.com' },
-      spec: {
-        group: 'as.example.com',
-        scope: 'Cluster',
-        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
-        versions: [{ name: 'v2', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-      },
-    };
+    const crd = openCrd({ group: 'as.example.com', plural: 'gadgets', kind: 'Gadget', version: 'v2', scope: 'Cluster' });
     await createCrd(t, crd);
     await expect.poll(async () => (await t.request('GET', `${AS}/v2.as.example.com`)).status).toBe(200);
     const got = (await t.request('GET', `${AS}/v2.as.example.com`)).json<Obj>();

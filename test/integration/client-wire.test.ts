@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
-import { CRDS, createCrd } from '../helpers/crds.js';
+import { CRDS, createCrd, openCrd } from '../helpers/crds.js';
 
 let t: TestServer;
 let dir: string;
@@ -205,17 +205,7 @@ describe('DELETE answers as kube-apiserver (ReturnDeletedObject)', () => {
 
 describe('DELETE of custom resources and their definitions', () => {
   it('a removed custom resource is a Success Status (kube\'s customresource store has no ReturnDeletedObject); a CRD answers itself, Terminating', async () => {
-    const crd = {
-      apiVersion: 'apiextensions.orch.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'gizmos.wire.example.com' },
-      spec: {
-        group: 'wire.example.com',
-        scope: 'Namespaced',
-        names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-      },
-    };
+    const crd = openCrd({ group: 'wire.example.com', plural: 'gizmos', kind: 'Gizmo' });
     await createCrd(t, crd);
     const base = '/apis/wire.example.com/v1/namespaces/default/gizmos';
     const g = (await t.request('POST', base, { body: { apiVersion: 'wire.example.com/v1', kind: 'Gizmo', metadata: { name: 'g1' } } })).json<Obj>();
