@@ -10,8 +10,14 @@ import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, encodeOpenAPIV2 } from
 import type { NonResourceDoc, NonResourceHandler } from '../endpoints/chain.js';
 import type { ServerMetrics } from './metrics.js';
 import { ORCH_VERSION, versionInfo } from './version.js';
+import { type Clock, systemClock } from '../core/clock.js';
 
-export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, extra?: (path: string) => NonResourceDoc | undefined): NonResourceHandler {
+export function nonResourceHandler(
+  registry: Registry,
+  metrics?: ServerMetrics,
+  extra?: (path: string) => NonResourceDoc | undefined,
+  clock: Clock = systemClock,
+): NonResourceHandler {
   const openapi = new OpenAPIDocuments(registry, { title: 'orch', version: `v1.32.0+orch.${ORCH_VERSION}` });
   // the protobuf form of /openapi/v2, encoded once per document version
   let v2pb: { hash: string; bytes: Uint8Array } | undefined;
@@ -49,7 +55,7 @@ export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, 
       // current one (Go's http.Redirect body), so a client's cached index finds the new document
       if (hash && hash !== doc.hash) return movedTo(`/openapi/v3/${gv}?hash=${doc.hash}`, `"${doc.hash}"`);
       // a request naming the current hash may be cached for good (Kubernetes' immutable v3 documents)
-      return cached(headers, `"${doc.hash}"`, 'application/json', doc.json, hash === doc.hash);
+      return cached(headers, `"${doc.hash}"`, 'application/json', doc.json, hash === doc.hash ? clock.now() : undefined);
     }
     if (p === '/api' || p === '/apis') {
       const v = discovery.acceptsAggregated(headers?.get('accept'));
@@ -97,11 +103,11 @@ function movedTo(location: string, etag: string): NonResourceDoc {
  * OpenAPI documents carry an ETag (their SHA-512) and answer a matching
  * If-None-Match with 304 Not Modified and no body, as kube-apiserver does.
  */
-function cached(headers: Map<string, string> | undefined, etag: string, contentType: string, body: string | Uint8Array, immutable = false): NonResourceDoc {
+function cached(headers: Map<string, string> | undefined, etag: string, contentType: string, body: string | Uint8Array, immutableAt?: number): NonResourceDoc {
   const out: [string, string][] = [['ETag', etag], ['Vary', 'Accept']];
-  if (immutable) {
+  if (immutableAt !== undefined) {
     // kube sets Expires a year from the request with the immutable Cache-Control
-    const expires = new Date();
+    const expires = new Date(immutableAt);
     expires.setUTCFullYear(expires.getUTCFullYear() + 1);
     out.push(['Cache-Control', 'public, immutable'], ['Expires', expires.toUTCString()]);
   }

@@ -408,7 +408,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     authz: authorizer,
     health,
     watch,
-    nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource), store),
+    nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource, clock), store),
     observe: (info, code, seconds) => metrics.observe(info, code, seconds),
     onDeprecated: (def, info) => metrics.deprecatedRequested(info, def.deprecated?.removedRelease),
     peerFor: (addr) => front?.peerFor(addr),

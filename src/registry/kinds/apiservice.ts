@@ -94,8 +94,11 @@ function setAvailability(o: ApiObject, old: ApiObject | undefined): void {
     : { status: 'True', ...LOCAL };
   const before = old && getArray(old, 'status', 'conditions').find((x) => get(x, 'type') === 'Available');
   const same = before && getString(before, 'status') === want.status;
-  const lastTransitionTime = (same && getString(before, 'lastTransitionTime')) || new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  o.status = { conditions: [{ type: 'Available', status: want.status, lastTransitionTime, reason: want.reason, message: want.message }] };
+  // strategies have no clock: a new condition is dated by the object's creation (docs/compatibility.md)
+  const lastTransitionTime = (same && getString(before, 'lastTransitionTime')) || o.metadata?.creationTimestamp;
+  const condition: Record<string, string> = { type: 'Available', status: want.status };
+  if (lastTransitionTime) condition.lastTransitionTime = lastTransitionTime;
+  o.status = { conditions: [{ ...condition, reason: want.reason, message: want.message }] };
 }
 
 /** kube-aggregator's ValidateAPIService, the checks clients meet */
