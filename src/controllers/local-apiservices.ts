@@ -14,28 +14,15 @@ import type { ApiObject } from '../registry/types.js';
 export const AUTOMANAGED = 'kube-aggregator.kubernetes.io/automanaged';
 
 /** kube-apiserver 1.32's group priorities (controlplane DefaultGenericAPIServicePriorities), keyed by the group's first words */
-const PRIORITIES: Record<string, { group: number; version: number }> = {
-  '': { group: 18000, version: 1 },
-  apps: { group: 17800, version: 15 },
-  events: { group: 17750, version: 15 },
-  authentication: { group: 17700, version: 15 },
-  authorization: { group: 17600, version: 15 },
-  autoscaling: { group: 17500, version: 15 },
-  batch: { group: 17400, version: 15 },
-  certificates: { group: 17300, version: 15 },
-  networking: { group: 17200, version: 15 },
-  policy: { group: 17100, version: 15 },
-  'rbac.authorization': { group: 17000, version: 15 },
-  storage: { group: 16800, version: 15 },
-  apiextensions: { group: 16700, version: 15 },
-  admissionregistration: { group: 16700, version: 15 },
-  scheduling: { group: 16600, version: 15 },
-  coordination: { group: 16500, version: 15 },
-  node: { group: 16300, version: 15 },
-  discovery: { group: 16200, version: 15 },
-  'flowcontrol.apiserver': { group: 16100, version: 21 },
-  apiregistration: { group: 18000, version: 15 },
-};
+const PRIORITIES: Record<string, { group: number; version: number }> = Object.fromEntries(
+  ([
+    ['', 18000, 1], ['apps', 17800, 15], ['events', 17750, 15], ['authentication', 17700, 15], ['authorization', 17600, 15],
+    ['autoscaling', 17500, 15], ['batch', 17400, 15], ['certificates', 17300, 15], ['networking', 17200, 15], ['policy', 17100, 15],
+    ['rbac.authorization', 17000, 15], ['storage', 16800, 15], ['apiextensions', 16700, 15], ['admissionregistration', 16700, 15],
+    ['scheduling', 16600, 15], ['coordination', 16500, 15], ['node', 16300, 15], ['discovery', 16200, 15],
+    ['flowcontrol.apiserver', 16100, 21], ['apiregistration', 18000, 15],
+  ] as const).map(([g, group, version]) => [g, { group, version }]),
+);
 /** kube's version priorities where a group serves more than one version */
 const VERSION_PRIORITY: Record<string, number> = { 'autoscaling/v2': 30, 'autoscaling/v1': 15 };
 
