@@ -108,8 +108,9 @@ function checkListOptions(o: ListOptions, watch: boolean): void {
 /** list and deletecollection: the paging parameters */
 export function listParams(o: ListOptions): ListParams {
   checkListOptions(o, false);
-  const limit = intValue('limit', o.limit);
-  if (limit !== undefined && limit < 0) throw badRequest(`limit: Invalid value: ${limit}: must be greater than or equal to 0`);
+  // kube validates no limit: its storage pages only when limit > 0, so a negative one lists everything
+  const parsed = intValue('limit', o.limit);
+  const limit = parsed !== undefined && parsed < 0 ? undefined : parsed;
   return {
     namespace: o.namespace,
     labelSelector: o.labelSelector,

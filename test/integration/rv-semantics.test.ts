@@ -202,8 +202,14 @@ describe('list table (spec 000 §4.6)', () => {
     });
     it('a malformed resourceVersion or limit is 400', async () => {
       expect((await list('resourceVersion=x1')).status).toBe(400);
-      expect((await list('limit=-1')).status).toBe(400);
       expect((await list('limit=ten')).status).toBe(400);
+    });
+    it('a negative limit lists everything, unpaged, as kube (its storage pages only when limit > 0)', async () => {
+      const all = await list('');
+      const negative = await list('limit=-1');
+      expect(negative.status).toBe(200);
+      expect(negative.body.items.length).toBe(all.body.items.length);
+      expect(negative.body.metadata.continue).toBeUndefined();
     });
   });
 
