@@ -97,7 +97,8 @@ export function invalid(kind: string, group: string, name: string, errors: Field
   const list = errors.map((e) => `${e.field}: ${e.message}`);
   const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
   return new StatusError(422, 'Invalid', `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${summary}`, {
-    name,
+    // omitempty in kube's StatusDetails: ListOptions' errors name nothing
+    name: name || undefined,
     group: group || undefined,
     kind,
     causes: errors.map((e) => ({ reason: e.type, message: e.message, field: e.field })),

@@ -2,6 +2,7 @@
 // Accept list wins; a list with nothing we serve is 406.
 
 import { notAcceptable } from '../core/errors.js';
+import { isProtobufMediaType } from '../machinery/protobuf/envelope.js';
 import type { Negotiated } from './request.js';
 
 interface MediaRange {
@@ -63,12 +64,19 @@ function pick(ranges: MediaRange[], opts: NegotiateOptions): Negotiated | undefi
         }
       }
       // client-go's metadata client: kube allows it on every endpoint; we serve it on get, list and
-      // watch (the reads `allowTable` marks), in JSON or YAML (its protobuf form falls through)
-      if ((as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') && opts.allowTable && (r.type === 'application/json' || r.type === 'application/yaml')) {
+      // watch (the reads `allowTable` marks), in JSON or YAML, and in protobuf (get and list, any
+      // kind: the message is meta/v1's, custom resources included, as kube's; a watch's falls through)
+      if ((as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') && opts.allowTable) {
         const g = r.params.get('g') ?? '';
         const v = r.params.get('v') ?? '';
         if (opts.metaGroups.includes(g) && (v === 'v1' || v === 'v1beta1')) {
-          return { format: r.type === 'application/yaml' ? 'yaml' : 'json', partial: { group: g, version: v, list: as === 'PartialObjectMetadataList' }, pretty: opts.pretty };
+          const partial = { group: g, version: v, list: as === 'PartialObjectMetadataList' };
+          if (r.type === 'application/json' || r.type === 'application/yaml') {
+            return { format: r.type === 'application/yaml' ? 'yaml' : 'json', partial, pretty: opts.pretty };
+          }
+          if (isProtobufMediaType(r.type) && !opts.watch && r.params.get('stream') === undefined) {
+            return { format: 'protobuf', partial, pretty: false, mediaType: r.type, fallback: pick(ranges.slice(i + 1), opts) };
+          }
         }
       }
       // aggregated discovery: /api and /apis answer it themselves (src/server/non-resource.ts); errors are JSON

@@ -10,7 +10,14 @@ import type { ResourceDefinition } from './types.js';
 import { type JsonObject, decodeProtobufObject, encodeProtobufObjectReport } from '../machinery/protobuf/codec.js';
 import { decodeEnvelope, encodeEnvelope } from '../machinery/protobuf/envelope.js';
 import { ProtobufError } from '../machinery/protobuf/errors.js';
-import { bindingSchema, evictionSchema, tokenRequestSchema } from '../machinery/protobuf/messages.js';
+import {
+  bindingSchema,
+  evictionSchema,
+  partialObjectMetadataListSchema,
+  partialObjectMetadataSchema,
+  scaleSchema,
+  tokenRequestSchema,
+} from '../machinery/protobuf/messages.js';
 import { hasProtoFields } from '../machinery/protobuf/plan.js';
 
 export interface EncodedBody {
@@ -144,7 +151,7 @@ export class ProtobufCatalog {
     if (kind === '') return undefined;
     const schema = this.schemaFor(apiVersion, kind);
     if (!schema) return undefined;
-    const { bytes, skipped } = encodeProtobufObjectReport(o, schema, this.defs);
+    const { bytes, skipped } = encodeProtobufObjectReport(kind === 'PartialObjectMetadataList' ? withoutItemTypeMeta(o) : o, schema, this.defs);
     return { bytes: encodeEnvelope({ apiVersion, kind }, bytes), skipped };
   }
 }
@@ -154,7 +161,17 @@ const MESSAGES: Record<string, { group?: string; schema: (n: SchemaNames) => Sch
   TokenRequest: { schema: tokenRequestSchema },
   Eviction: { group: 'policy', schema: evictionSchema },
   Binding: { group: '', schema: bindingSchema },
+  Scale: { group: 'autoscaling', schema: scaleSchema },
+  // meta.k8s.io or meta.<apiDomain>: the negotiation checked the group
+  PartialObjectMetadata: { schema: partialObjectMetadataSchema },
+  PartialObjectMetadataList: { schema: partialObjectMetadataListSchema },
 };
+
+/** the items' kind and apiVersion (kube's JSON has them) have no field in PartialObjectMetadata's message */
+function withoutItemTypeMeta(list: JsonObject): JsonObject {
+  const items = Array.isArray(list.items) ? list.items : [];
+  return { ...list, items: items.map((i) => (i !== null && typeof i === 'object' && !Array.isArray(i) ? { metadata: (i as JsonObject).metadata } : i)) };
+}
 
 function splitApiVersion(apiVersion: string): [string, string] {
   const slash = apiVersion.indexOf('/');

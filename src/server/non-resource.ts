@@ -10,8 +10,14 @@ import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, encodeOpenAPIV2 } from
 import type { NonResourceDoc, NonResourceHandler } from '../endpoints/chain.js';
 import type { ServerMetrics } from './metrics.js';
 import { ORCH_VERSION, versionInfo } from './version.js';
+import { type Clock, systemClock } from '../core/clock.js';
 
-export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, extra?: (path: string) => NonResourceDoc | undefined): NonResourceHandler {
+export function nonResourceHandler(
+  registry: Registry,
+  metrics?: ServerMetrics,
+  extra?: (path: string) => NonResourceDoc | undefined,
+  clock: Clock = systemClock,
+): NonResourceHandler {
   const openapi = new OpenAPIDocuments(registry, { title: 'orch', version: `v1.32.0+orch.${ORCH_VERSION}` });
   // the protobuf form of /openapi/v2, encoded once per document version
   let v2pb: { hash: string; bytes: Uint8Array } | undefined;
@@ -43,9 +49,13 @@ export function nonResourceHandler(registry: Registry, metrics?: ServerMetrics, 
     if (p.startsWith('/openapi/v3/')) {
       const doc = openapi.v3(p.slice('/openapi/v3/'.length));
       if (!doc) return undefined;
+      const gv = p.slice('/openapi/v3/'.length);
+      const hash = query.get('hash');
+      // kube-openapi's handler3: a stale or wrong hash is 301 Moved Permanently to the
+      // current one (Go's http.Redirect body), so a client's cached index finds the new document
+      if (hash && hash !== doc.hash) return movedTo(`/openapi/v3/${gv}?hash=${doc.hash}`, `"${doc.hash}"`);
       // a request naming the current hash may be cached for good (Kubernetes' immutable v3 documents)
-      const immutable = query.get('hash') === doc.hash;
-      return cached(headers, `"${doc.hash}"`, 'application/json', doc.json, immutable);
+      return cached(headers, `"${doc.hash}"`, 'application/json', doc.json, hash === doc.hash ? clock.now() : undefined);
     }
     if (p === '/api' || p === '/apis') {
       const v = discovery.acceptsAggregated(headers?.get('accept'));
@@ -83,13 +93,24 @@ function wantsProtobufV2(accept: string | undefined): boolean {
   return false;
 }
 
+/** Go's http.Redirect answer to a GET, with the ETag and Vary kube-openapi set before redirecting */
+function movedTo(location: string, etag: string): NonResourceDoc {
+  const headers: [string, string][] = [['Location', location], ['ETag', etag], ['Vary', 'Accept'], ['Cache-Control', 'no-cache, private']];
+  return { status: 301, body: null, raw: { contentType: 'text/html; charset=utf-8', text: `<a href="${location}">Moved Permanently</a>.\n\n`, headers } };
+}
+
 /**
  * OpenAPI documents carry an ETag (their SHA-512) and answer a matching
  * If-None-Match with 304 Not Modified and no body, as kube-apiserver does.
  */
-function cached(headers: Map<string, string> | undefined, etag: string, contentType: string, body: string | Uint8Array, immutable = false): NonResourceDoc {
+function cached(headers: Map<string, string> | undefined, etag: string, contentType: string, body: string | Uint8Array, immutableAt?: number): NonResourceDoc {
   const out: [string, string][] = [['ETag', etag], ['Vary', 'Accept']];
-  if (immutable) out.push(['Cache-Control', 'public, immutable']);
+  if (immutableAt !== undefined) {
+    // kube sets Expires a year from the request with the immutable Cache-Control
+    const expires = new Date(immutableAt);
+    expires.setUTCFullYear(expires.getUTCFullYear() + 1);
+    out.push(['Cache-Control', 'public, immutable'], ['Expires', expires.toUTCString()]);
+  }
   const inm = headers?.get('if-none-match');
   if (inm && inm.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
     return { status: 304, body: null, raw: { contentType, text: '', headers: out } };

@@ -25,6 +25,7 @@ import { NamespaceDefaultsController } from '../controllers/namespace-defaults.j
 import { ServiceAllocator } from '../registry/allocators/service-allocator.js';
 import { parseIpv4Cidr } from '../registry/allocators/cidr.js';
 import { ServiceAllocationRepair, allocationOwner } from '../controllers/service-allocation-repair.js';
+import { LocalAPIServices } from '../controllers/local-apiservices.js';
 import { ROOT_CA_PUBLISHER, SERVICE_ACCOUNT_CONTROLLER, controllerEnabled } from './controllers-flag.js';
 import { GarbageCollector } from '../controllers/garbage-collector.js';
 import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
@@ -378,11 +379,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   metrics.gauge('orch_tls_connections_refused_total', 'Client connections closed at accept because the TLS worker (or front) held --max-connections-per-tls-worker.', () => front?.refusedConnections ?? 0);
   metrics.gauge('orch_tls_parent_accepted_connections_total', 'Client connections the main process accepted on the listening socket and handed to a TLS worker (only while no worker is ready).', () => workers?.parentAccepted ?? 0);
   let serviceRepair: LeaderGate | undefined;
+  let localAPIServices: LeaderGate | undefined;
   const leaderControllers = () => [
     { name: 'namespace controller', running: nsController.running, synced: () => nsController.synced() },
     { name: 'garbage collector', running: gc.running, synced: () => gc.synced() && gcController.hasStarted },
     { name: 'namespace defaults', running: namespaceDefaults.running, synced: () => namespaceDefaults.synced() },
     { name: 'service allocation repair', running: serviceRepair?.running ?? false, synced: () => serviceRepair?.synced() ?? false },
+    { name: 'local APIServices', running: localAPIServices?.running ?? false, synced: () => localAPIServices?.synced() ?? false },
     ...(disruption.gate ? [{ name: 'disruption controller', running: disruption.gate.running, synced: () => disruption.gate!.synced() }] : []),
     ...workloads.map((w) => ({ name: w.name, running: w.gate.running, synced: () => w.gate.synced() })),
     ...rbacControllers.controllers(),
@@ -405,7 +408,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     authz: authorizer,
     health,
     watch,
-    nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource), store),
+    nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource, clock), store),
     observe: (info, code, seconds) => metrics.observe(info, code, seconds),
     onDeprecated: (def, info) => metrics.deprecatedRequested(info, def.deprecated?.removedRelease),
     peerFor: (addr) => front?.peerFor(addr),
@@ -494,6 +497,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }),
     { name: 'service allocation repair', log },
   );
+  // an APIService for every served group/version (kube's autoregister), apiregistration kept in step
+  localAPIServices = runWhileLeader(
+    store,
+    new LocalAPIServices({
+      registry,
+      apiDomain: registry.apiDomain,
+      apiServices: () => {
+        const def = registry.lookupKind(`apiregistration.${registry.apiDomain}`, 'v1', 'APIService');
+        return def ? storeFor(def) : undefined;
+      },
+      log,
+    }),
+    { name: 'local APIServices', log },
+  );
   // A member that leads at start (every single-node server) returns once its leader-only
   // controllers' informers have listed — a few loop turns — so that /readyz is ready when
   // startServer resolves (informer-sync, src/server/readiness.ts). Bounded: a slow start
@@ -528,6 +545,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         nsController.stop();
         namespaceDefaults.stop();
         serviceRepair?.stop();
+        localAPIServices?.stop();
         nodeLifecycle.stop();
         disruption.gate?.stop();
         for (const w of workloads) w.gate.stop();

@@ -38,3 +38,18 @@ export async function createCrd(t: TestServer, crd: Obj): Promise<Obj> {
   await eventually(() => establishedOn(t.server, crd.metadata.name), `${crd.metadata.name} Established`);
   return r.json();
 }
+
+/** a one-version CRD whose objects keep whatever fields they carry (the wire tests' throwaway kinds) */
+export function openCrd(o: { group: string; plural: string; kind: string; version?: string; scope?: 'Namespaced' | 'Cluster' }): Obj {
+  return {
+    apiVersion: 'apiextensions.orch.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${o.plural}.${o.group}` },
+    spec: {
+      group: o.group,
+      scope: o.scope ?? 'Namespaced',
+      names: { plural: o.plural, singular: o.kind.toLowerCase(), kind: o.kind },
+      versions: [{ name: o.version ?? 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+}

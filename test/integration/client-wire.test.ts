@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
-import { CRDS, createCrd } from '../helpers/crds.js';
+import { CRDS, createCrd, openCrd } from '../helpers/crds.js';
 
 let t: TestServer;
 let dir: string;
@@ -70,6 +70,9 @@ describe('PartialObjectMetadata (client-go metadata client and metadata informer
     'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
   const ACCEPT_LIST =
     'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+  // the JSON forms (protobuf first is answered in protobuf: client-wire-2.test.ts)
+  const JSON_ONE = ACCEPT_ONE.slice(ACCEPT_ONE.indexOf(',') + 1);
+  const JSON_LIST = ACCEPT_LIST.slice(ACCEPT_LIST.indexOf(',') + 1);
   const base = '/api/v1/namespaces/default/configmaps';
 
   beforeAll(async () => {
@@ -80,7 +83,7 @@ describe('PartialObjectMetadata (client-go metadata client and metadata informer
   });
 
   it('GET answers one PartialObjectMetadata: type meta and metadata only', async () => {
-    const r = await t.request('GET', `${base}/pm-1`, { headers: { Accept: ACCEPT_ONE } });
+    const r = await t.request('GET', `${base}/pm-1`, { headers: { Accept: JSON_ONE } });
     expect(r.status, r.text).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
     const o = r.json<Obj>();
@@ -93,7 +96,7 @@ describe('PartialObjectMetadata (client-go metadata client and metadata informer
   });
 
   it('LIST answers a PartialObjectMetadataList with the list metadata, paging included', async () => {
-    const r = await t.request('GET', `${base}?labelSelector=pm%3Dyes&limit=1`, { headers: { Accept: ACCEPT_LIST } });
+    const r = await t.request('GET', `${base}?labelSelector=pm%3Dyes&limit=1`, { headers: { Accept: JSON_LIST } });
     expect(r.status, r.text).toBe(200);
     const l = r.json<Obj>();
     expect(l.kind).toBe('PartialObjectMetadataList');
@@ -115,7 +118,7 @@ describe('PartialObjectMetadata (client-go metadata client and metadata informer
   });
 
   it('WATCH sends PartialObjectMetadata objects, bookmarks included', async () => {
-    const listed = (await t.request('GET', `${base}?labelSelector=pm%3Dyes`, { headers: { Accept: ACCEPT_LIST } })).json<Obj>();
+    const listed = (await t.request('GET', `${base}?labelSelector=pm%3Dyes`, { headers: { Accept: JSON_LIST } })).json<Obj>();
     const rv = listed.metadata.resourceVersion as string;
     const upd = await t.request('PATCH', `${base}/pm-2`, {
       headers: { 'Content-Type': 'application/merge-patch+json' },
@@ -202,17 +205,7 @@ describe('DELETE answers as kube-apiserver (ReturnDeletedObject)', () => {
 
 describe('DELETE of custom resources and their definitions', () => {
   it('a removed custom resource is a Success Status (kube\'s customresource store has no ReturnDeletedObject); a CRD answers itself, Terminating', async () => {
-    const crd = {
-      apiVersion: 'apiextensions.orch.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'gizmos.wire.example.com' },
-      spec: {
-        group: 'wire.example.com',
-        scope: 'Namespaced',
-        names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-      },
-    };
+    const crd = openCrd({ group: 'wire.example.com', plural: 'gizmos', kind: 'Gizmo' });
     await createCrd(t, crd);
     const base = '/apis/wire.example.com/v1/namespaces/default/gizmos';
     const g = (await t.request('POST', base, { body: { apiVersion: 'wire.example.com/v1', kind: 'Gizmo', metadata: { name: 'g1' } } })).json<Obj>();

@@ -161,13 +161,18 @@ describe('dryRun=All', () => {
       expect(r.json<Obj>().metadata.uid).toBe(c.metadata.uid);
       // nothing was written: the answer has the stored resourceVersion (kubectl diff compares it)
       expect(r.json<Obj>().metadata.resourceVersion).toBe(c.metadata.resourceVersion);
-      // PUT of an absent object creates it (201) — dry run too
+      // PUT of an absent ConfigMap is 404 (no create-on-update for the kind) — dry run too
       const absent = await req('PUT', `${CM}/d2-new?dryRun=All`, { metadata: { name: 'd2-new' }, data: { k: 'v' } });
-      expect(absent.status, absent.text).toBe(201);
+      expect(absent.status, absent.text).toBe(404);
       const stored = (await t.request('GET', `${CM}/d2`)).json<Obj>();
       expect(stored.data).toEqual({ k: 'v' });
       expect(stored.metadata.resourceVersion).toBe(c.metadata.resourceVersion);
       expect((await t.request('GET', `${CM}/d2-new`)).status).toBe(404);
+      // a kind with create-on-update (Endpoints) answers the dry-run create (201) and stores nothing
+      const EP = CM.replace('/configmaps', '/endpoints');
+      const created = await req('PUT', `${EP}/d2-new?dryRun=All`, { metadata: { name: 'd2-new' } });
+      expect(created.status, created.text).toBe(201);
+      expect((await t.request('GET', `${EP}/d2-new`)).status).toBe(404);
       expect(await eventsBeforeSentinel(w)).toEqual([]);
     } finally {
       w.close();
@@ -246,7 +251,7 @@ describe('dryRun=All', () => {
     }
   });
 
-  it('an invalid dryRun value is 400 on every write verb, and nothing happens', async () => {
+  it("an invalid dryRun value is kube's 422 on every write verb's options kind, and nothing happens", async () => {
     const c = (await req('POST', CM, { metadata: { name: 'd4' }, data: { k: 'v' } })).json<Obj>();
     const cases: [string, string, unknown, string?][] = [
       ['POST', `${CM}?dryRun=Nope`, { metadata: { name: 'd4-new' }, data: {} }],
@@ -256,10 +261,10 @@ describe('dryRun=All', () => {
     ];
     for (const [method, path, body, type] of cases) {
       const r = await req(method, path, body, type);
-      expect(r.status, `${method} ${path}`).toBe(400);
+      expect(r.status, `${method} ${path}`).toBe(422);
       const s = r.json<Obj>();
-      expect(s.reason).toBe('BadRequest');
-      expect(s.message).toContain('dryRun');
+      expect(s.reason).toBe('Invalid');
+      expect(s.details.causes[0].field).toBe('dryRun');
     }
     const stored = (await t.request('GET', `${CM}/d4`)).json<Obj>();
     expect(stored.metadata.resourceVersion).toBe(c.metadata.resourceVersion);

@@ -136,9 +136,9 @@ describe('POST', () => {
     expect(s.body.message).toContain('unknown field "spec.containers[0].imagePullPolcy"');
   });
 
-  it('an invalid fieldValidation value is 400', async () => {
+  it("an invalid fieldValidation value is kube's 422 on CreateOptions", async () => {
     const r = await send('POST', `${CM}?fieldValidation=Loose`, `{"metadata":{"name":"${fresh('x')}"}}`, 'application/json');
-    expect(r.status).toBe(400);
+    expect(r.status).toBe(422);
     expect(r.body.message).toContain('fieldValidation');
   });
 });

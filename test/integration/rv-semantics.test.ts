@@ -156,11 +156,11 @@ describe('list table (spec 000 §4.6)', () => {
   describe('resourceVersionMatch=Exact', () => {
     for (const paging of ['', 'limit=1&']) {
       const label = paging ? 'limit=n' : 'limit unset';
-      it(`${label}, resourceVersion unset: invalid (400)`, async () => {
-        expect((await list(`${paging}resourceVersionMatch=Exact`)).status).toBe(400);
+      it(`${label}, resourceVersion unset: invalid (422, kube's ValidateListOptions)`, async () => {
+        expect((await list(`${paging}resourceVersionMatch=Exact`)).status).toBe(422);
       });
-      it(`${label}, resourceVersion 0: invalid (400)`, async () => {
-        expect((await list(`${paging}resourceVersionMatch=Exact&resourceVersion=0`)).status).toBe(400);
+      it(`${label}, resourceVersion 0: invalid (422)`, async () => {
+        expect((await list(`${paging}resourceVersionMatch=Exact&resourceVersion=0`)).status).toBe(422);
       });
       it(`${label}, non-zero: Exact`, async () => {
         const l = await list(`${paging}resourceVersionMatch=Exact&resourceVersion=${rvOld}`);
@@ -174,8 +174,8 @@ describe('list table (spec 000 §4.6)', () => {
   describe('resourceVersionMatch=NotOlderThan', () => {
     for (const paging of ['', 'limit=1&']) {
       const label = paging ? 'limit=n' : 'limit unset';
-      it(`${label}, resourceVersion unset: invalid (400)`, async () => {
-        expect((await list(`${paging}resourceVersionMatch=NotOlderThan`)).status).toBe(400);
+      it(`${label}, resourceVersion unset: invalid (422)`, async () => {
+        expect((await list(`${paging}resourceVersionMatch=NotOlderThan`)).status).toBe(422);
       });
       it(`${label}, resourceVersion 0: Any`, async () => {
         const l = await list(`${paging}resourceVersionMatch=NotOlderThan&resourceVersion=0`);
@@ -192,18 +192,24 @@ describe('list table (spec 000 §4.6)', () => {
   });
 
   describe('other invalid combinations', () => {
-    it('an unsupported resourceVersionMatch is 400', async () => {
-      expect((await list(`resourceVersionMatch=Newest&resourceVersion=${rvOld}`)).status).toBe(400);
+    it('an unsupported resourceVersionMatch is 422', async () => {
+      expect((await list(`resourceVersionMatch=Newest&resourceVersion=${rvOld}`)).status).toBe(422);
     });
-    it('resourceVersionMatch with continue is 400', async () => {
+    it('resourceVersionMatch with continue is 422', async () => {
       const first = await list('limit=1');
       const r = await list(`limit=1&resourceVersionMatch=NotOlderThan&resourceVersion=0&continue=${encodeURIComponent(first.body.metadata.continue!)}`);
-      expect(r.status).toBe(400);
+      expect(r.status).toBe(422);
     });
     it('a malformed resourceVersion or limit is 400', async () => {
       expect((await list('resourceVersion=x1')).status).toBe(400);
-      expect((await list('limit=-1')).status).toBe(400);
       expect((await list('limit=ten')).status).toBe(400);
+    });
+    it('a negative limit lists everything, unpaged, as kube (its storage pages only when limit > 0)', async () => {
+      const all = await list('');
+      const negative = await list('limit=-1');
+      expect(negative.status).toBe(200);
+      expect(negative.body.items.length).toBe(all.body.items.length);
+      expect(negative.body.metadata.continue).toBeUndefined();
     });
   });
 
@@ -275,16 +281,16 @@ describe('watch table (spec 000 §4.6)', () => {
     expect((await t.request('DELETE', `${base}/d`)).status).toBe(200);
   });
 
-  it('invalid watch combinations are 400', async () => {
-    for (const q of [
-      'watch=1&sendInitialEvents=true',
-      'watch=1&resourceVersionMatch=NotOlderThan',
-      'watch=1&sendInitialEvents=true&resourceVersionMatch=Exact',
-      'watch=1&continue=abc',
-      'watch=1&resourceVersion=zz',
-    ]) {
+  it('invalid watch combinations are 422 (kube ValidateListOptions) or 400 (unreadable values)', async () => {
+    for (const [q, code] of [
+      ['watch=1&sendInitialEvents=true', 422],
+      ['watch=1&resourceVersionMatch=NotOlderThan', 422],
+      ['watch=1&sendInitialEvents=true&resourceVersionMatch=Exact', 422],
+      ['watch=1&continue=abc', 400],
+      ['watch=1&resourceVersion=zz', 400],
+    ] as const) {
       const w = openWatch(t.server, `${base}?${q}`);
-      expect((await w.response).status, q).toBe(400);
+      expect((await w.response).status, q).toBe(code);
       await w.body();
     }
   });

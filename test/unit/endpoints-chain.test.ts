@@ -115,7 +115,7 @@ describe('the filter chain without a socket', () => {
     stream.stop();
     // the watch checks its own ListOptions with the parser list uses
     expect(json(await handle(request('GET', '/api/v1/namespaces/default/configmaps?watch=1&continue=abc'))).status).toBe(400);
-    expect(json(await handle(request('GET', '/api/v1/namespaces/default/configmaps?limit=-1'))).status).toBe(400);
+    expect(json(await handle(request('GET', '/api/v1/namespaces/default/configmaps?limit=ten'))).status).toBe(400);
   });
 
   it('404 and 405 as the installer decides them', async () => {
@@ -188,7 +188,7 @@ describe('the filter chain without a socket', () => {
         json(await handle(request('POST', '/apis/example.orch.io/v1/namespaces/default/probes', { body: '[1]', contentType: 'application/json' }))),
       ];
       expect(refused.map((x) => [x.status, x.body.message])).toEqual([
-        [400, 'Invalid dry run value: dryRun: Unsupported value: "Some": supported values: "All"'],
+        [422, 'CreateOptions.meta.orch.io "" is invalid: dryRun: Unsupported value: []string{"Some"}: supported values: "All"'],
         [400, 'the kind in the data (Widget) does not match the expected kind (Probe)'],
         [400, 'the body of the request must be a single Probe object'],
       ]);

@@ -224,13 +224,13 @@ describe('watch: resourceVersion (spec 000 §4.6 watch table)', () => {
     expect(sink.summary()).toEqual(['ADDED two', 'DELETED one']);
   });
 
-  it('invalid combinations are 400; YAML streams are 406', async () => {
+  it('invalid combinations are 422 (ListOptions validation) or 400 (unreadable values); YAML streams are 406', async () => {
     const { store, svc } = await setup();
     const gs = genericStore(configMaps, store);
     const serve = (q: Record<string, string>) => () => openWatch(svc, request(configMaps, q));
-    expect(statusOf(serve({ sendInitialEvents: 'true' }))).toBe(400);
-    expect(statusOf(serve({ sendInitialEvents: 'true', resourceVersionMatch: 'Exact', resourceVersion: '1' }))).toBe(400);
-    expect(statusOf(serve({ resourceVersionMatch: 'NotOlderThan', resourceVersion: '1' }))).toBe(400);
+    expect(statusOf(serve({ sendInitialEvents: 'true' }))).toBe(422);
+    expect(statusOf(serve({ sendInitialEvents: 'true', resourceVersionMatch: 'Exact', resourceVersion: '1' }))).toBe(422);
+    expect(statusOf(serve({ resourceVersionMatch: 'NotOlderThan', resourceVersion: '1' }))).toBe(422);
     expect(statusOf(serve({ resourceVersion: 'abc' }))).toBe(400);
     expect(statusOf(serve({ timeoutSeconds: 'x' }))).toBe(400);
     expect(statusOf(serve({ sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' }))).toBe(200);

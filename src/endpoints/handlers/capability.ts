@@ -12,7 +12,7 @@ import { apiVersionOf } from '../../registry/registry.js';
 import type { BodyDecoding, Capabilities, CapabilityContext } from '../../registry/capabilities.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import { bodyText, decodeObjectBody, parseBody, parseDryRun, parseFieldValidation } from './common.js';
+import { type OptionsRef, bodyText, decodeObjectBody, optionsRef, parseBody, parseDryRun, parseFieldValidation } from './common.js';
 import type { HandlerContext } from './context.js';
 import { fieldManagerOf } from './create.js';
 import { patchMediaTypes } from '../../machinery/patch/media-types.js';
@@ -58,13 +58,20 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
   }
 }
 
+/** the options kind kube reads a capability write's query into, by method */
+function writeOptions(ctx: HandlerContext, req: ApiRequest): OptionsRef {
+  const v = req.info.verb;
+  const kind = v === 'update' ? 'UpdateOptions' : v === 'patch' ? 'PatchOptions' : v === 'delete' ? 'DeleteOptions' : 'CreateOptions';
+  return optionsRef(ctx.registry.apiDomain, kind);
+}
+
 /** a write's dryRun is parsed before the body, as the generic write handlers do; reads ignore it */
 function context(ctx: HandlerContext, req: ApiRequest, write = true): CapabilityContext {
   return {
     user: req.user,
     namespace: req.info.namespace,
     name: req.info.name,
-    dryRun: write && parseDryRun(req.query),
+    dryRun: write && parseDryRun(req.query, writeOptions(ctx, req)),
     store: () => ctx.storeFor(req.def),
     storeOf: (group, version, resource) => {
       const def = ctx.registry.lookup(group, version, resource);
@@ -73,10 +80,10 @@ function context(ctx: HandlerContext, req: ApiRequest, write = true): Capability
     now: () => ctx.clock.now(),
     admitCreate: async (obj, kind, warnings) =>
       ctx.admitSubresourceCreate
-        ? ctx.admitSubresourceCreate({ def: req.def, subresource: req.info.subresource, kind, namespace: req.info.namespace, name: req.info.name, object: obj, dryRun: write && parseDryRun(req.query), user: req.user, warnings })
+        ? ctx.admitSubresourceCreate({ def: req.def, subresource: req.info.subresource, kind, namespace: req.info.namespace, name: req.info.name, object: obj, dryRun: write && parseDryRun(req.query, writeOptions(ctx, req)), user: req.user, warnings })
         : obj,
     ...(ctx.authorizer ? { authorizer: ctx.authorizer } : {}),
-    fieldValidation: () => parseFieldValidation(req.query),
+    fieldValidation: () => parseFieldValidation(req.query, writeOptions(ctx, req)),
     fieldManager: (optionsKind) => fieldManagerOf(ctx, req, optionsKind),
   };
 }

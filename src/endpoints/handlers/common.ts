@@ -2,7 +2,7 @@
 // type meta checks, dry run (§4.7) and field validation levels (§4.8).
 
 import { parse as parseYaml } from 'yaml';
-import { StatusError, badRequest, unsupportedMediaType } from '../../core/errors.js';
+import { StatusError, badRequest, invalid, unsupportedMediaType } from '../../core/errors.js';
 import { throwAsStatus } from '../../registry/status-table.js';
 import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
 import { apiVersionOf } from '../../registry/registry.js';
@@ -97,24 +97,40 @@ export function decodeObjectBody(req: ApiRequest): { obj: ApiObject; duplicates:
   return { obj: { apiVersion: expectedApiVersion, kind: req.def.kind, ...rest }, duplicates };
 }
 
-/** `dryRun` query (spec 000 §4.7): absent/empty or `All`; anything else is 400. */
-export function parseDryRun(q: URLSearchParams, fromBody?: unknown): boolean {
-  const values = [...q.getAll('dryRun'), ...(Array.isArray(fromBody) ? fromBody.map(String) : [])];
-  let dry = false;
-  for (const v of values) {
-    if (v === '') continue;
-    if (v === 'All') dry = true;
-    else throw badRequest(`Invalid dry run value: dryRun: Unsupported value: "${v}": supported values: "All"`);
-  }
-  return dry;
+/** the options object a write's query is read into (`CreateOptions` in `meta.<domain>`), named by its 422s */
+export interface OptionsRef {
+  kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions';
+  group: string;
 }
 
-/** `fieldValidation` query (spec 000 §4.8): default Warn. */
-export function parseFieldValidation(q: URLSearchParams): FieldValidation {
+export function optionsRef(apiDomain: string, kind: OptionsRef['kind']): OptionsRef {
+  return { kind, group: `meta.${apiDomain}` };
+}
+
+/**
+ * `dryRun` query (spec 000 §4.7): absent/empty or `All`. Anything else is kube's
+ * ValidateDryRun answer: 422 Invalid on the options kind, the values printed as a Go
+ * slice (`Unsupported value: []string{"Foo"}: supported values: "All"`).
+ */
+export function parseDryRun(q: URLSearchParams, options: OptionsRef, fromBody?: unknown): boolean {
+  const values = [...q.getAll('dryRun'), ...(Array.isArray(fromBody) ? fromBody.map(String) : [])];
+  if (values.some((v) => v !== '' && v !== 'All')) {
+    const slice = `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
+    throw invalid(options.kind, options.group, '', [
+      { field: 'dryRun', type: 'FieldValueNotSupported', message: `Unsupported value: ${slice}: supported values: "All"` },
+    ]);
+  }
+  return values.includes('All');
+}
+
+/** `fieldValidation` query (spec 000 §4.8): default Warn; another value is kube's 422 (its sorted set, "" first). */
+export function parseFieldValidation(q: URLSearchParams, options: OptionsRef): FieldValidation {
   const v = q.get('fieldValidation');
   if (v === null || v === '') return 'Warn';
   if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
-  throw badRequest(`fieldValidation: Unsupported value: "${v}": supported values: "Ignore", "Warn", "Strict"`);
+  throw invalid(options.kind, options.group, '', [
+    { field: 'fieldValidation', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(v)}: supported values: "", "Ignore", "Strict", "Warn"` },
+  ]);
 }
 
 /** the Warning header texts for the Warn level */

@@ -2,12 +2,13 @@ import { inferFieldManager, validateFieldManager } from '../../machinery/apply/f
 import { badRequest, invalid } from '../../core/errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
-import { checkNamespace, decodeObjectBody, fieldWarnings, parseDryRun, parseFieldValidation, withAdmissionWarnings } from './common.js';
+import { checkNamespace, decodeObjectBody, fieldWarnings, optionsRef, parseDryRun, parseFieldValidation, withAdmissionWarnings } from './common.js';
 
 /** POST on a collection path (spec 000 §4.1) */
 export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
-  const dryRun = parseDryRun(req.query);
-  const fieldValidation = parseFieldValidation(req.query);
+  const options = optionsRef(ctx.registry.apiDomain, 'CreateOptions');
+  const dryRun = parseDryRun(req.query, options);
+  const fieldValidation = parseFieldValidation(req.query, options);
   const { obj, duplicates } = decodeObjectBody(req);
   checkNamespace(req, obj);
   if (!obj.metadata?.name && !obj.metadata?.generateName) {

@@ -4,7 +4,7 @@ import { checkGracePeriod, checkPropagationPolicy } from '../../registry/deletio
 import type { PropagationPolicy } from '../../lifecycles/deletion.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
-import { decodeProtobufBody, mediaType, parseDryRun, withAdmissionWarnings } from './common.js';
+import { decodeProtobufBody, mediaType, optionsRef, parseDryRun, withAdmissionWarnings } from './common.js';
 import { boolParam, intParam } from '../query-params.js';
 import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
 import { parse as parseYaml } from 'yaml';
@@ -19,7 +19,7 @@ export interface DeleteOptions {
   ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
 }
 
-export function parseDeleteOptions(req: ApiRequest): DeleteOptions {
+export function parseDeleteOptions(req: ApiRequest, apiDomain: string): DeleteOptions {
   let body: Record<string, unknown> = {};
   if (req.body && req.body.length > 0) {
     const text = new TextDecoder().decode(req.body);
@@ -36,7 +36,7 @@ export function parseDeleteOptions(req: ApiRequest): DeleteOptions {
     }
   }
   const q = req.query;
-  const dryRun = parseDryRun(q, body.dryRun);
+  const dryRun = parseDryRun(q, optionsRef(apiDomain, 'DeleteOptions'), body.dryRun);
   const rawGrace = intParam(q, 'gracePeriodSeconds') ?? (typeof body.gracePeriodSeconds === 'number' ? body.gracePeriodSeconds : undefined);
   const grace = rawGrace === undefined ? undefined : checkGracePeriod(rawGrace, 'gracePeriodSeconds');
   const rawPolicy = q.get('propagationPolicy') || (typeof body.propagationPolicy === 'string' ? body.propagationPolicy : undefined);
@@ -97,7 +97,7 @@ export function checkUnsafeDeleteOptions(ctx: HandlerContext, opts: DeleteOption
 
 /** DELETE on an object path (spec 000 §3.1, §4.10) */
 export async function handleDelete(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
-  const opts = parseDeleteOptions(req);
+  const opts = parseDeleteOptions(req, ctx.registry.apiDomain);
   const gs = ctx.storeFor(req.def);
   if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
     checkUnsafeDeleteOptions(ctx, opts);

@@ -18,12 +18,12 @@ import { listParams, parseListOptions } from '../../endpoints/list-params.js';
  * (docs/deletion.md).
  */
 export async function handleDeleteCollection(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
-  const opts = parseDeleteOptions(req);
+  const opts = parseDeleteOptions(req, ctx.registry.apiDomain);
   // force deletion names one corrupt object; a collection cannot be read to find them (spec 000 §4.10)
   if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
     throw badRequest(`${UNSAFE_DELETE_OPTION}: Invalid value: true: the option is not supported by deletecollection; delete the corrupt object by name`);
   }
-  const params = listParams(parseListOptions(req.query, req.info.namespace));
+  const params = listParams(parseListOptions(req.query, req.info.namespace, ctx.registry.apiDomain));
   const gs = ctx.storeFor(req.def);
   const { items, resourceVersion } = await listObjects(gs, { ...params, limit: undefined, continueToken: undefined }, ctx.tokens);
   const out: ApiObject[] = [];

@@ -17,7 +17,7 @@ export function includeObjectParam(q: URLSearchParams): 'None' | 'Metadata' | 'O
 /** GET on a collection path: `<Kind>List` with list metadata (spec 000 §2.2, §4.5, §4.6) */
 export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
   if (req.accept.partial) checkPartialShape(req.def, req.accept.partial, true);
-  const params = listParams(parseListOptions(req.query, req.info.namespace));
+  const params = listParams(parseListOptions(req.query, req.info.namespace, ctx.registry.apiDomain));
   const gs = ctx.storeFor(req.def);
   let result: ListResult | undefined;
   // spec 000 §4.6: an unpaged "Most Recent" list may be served from the

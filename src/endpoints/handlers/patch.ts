@@ -23,6 +23,7 @@ import {
   fieldWarnings,
   isStatusWrite,
   mediaType,
+  optionsRef,
   parseDryRun,
   parseFieldValidation,
   withAdmissionWarnings,
@@ -38,8 +39,9 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
       `the body of the request was in an unknown format - accepted media types include: ${PATCH_MEDIA_TYPES.join(', ')}`,
     );
   }
-  const dryRun = parseDryRun(req.query);
-  const fieldValidation = parseFieldValidation(req.query);
+  const options = optionsRef(ctx.registry.apiDomain, 'PatchOptions');
+  const dryRun = parseDryRun(req.query, options);
+  const fieldValidation = parseFieldValidation(req.query, options);
   const force = boolParam(req.query, 'force');
   if (type === 'application/apply-patch+yaml') return applyHandler(ctx, req, { dryRun, fieldValidation, force });
   if (req.query.has('force')) {

@@ -8,6 +8,7 @@ import {
   fieldWarnings,
   hasStatusSubresource,
   isStatusWrite,
+  optionsRef,
   parseDryRun,
   parseFieldValidation,
   withAdmissionWarnings,
@@ -19,8 +20,9 @@ import { fieldManagerOf } from './create.js';
  * resourceVersion is 409; an absent object is created.
  */
 export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
-  const dryRun = parseDryRun(req.query);
-  const fieldValidation = parseFieldValidation(req.query);
+  const options = optionsRef(ctx.registry.apiDomain, 'UpdateOptions');
+  const dryRun = parseDryRun(req.query, options);
+  const fieldValidation = parseFieldValidation(req.query, options);
   const { obj, duplicates } = decodeObjectBody(req);
   checkNamespace(req, obj);
   const bodyName = obj.metadata?.name;
@@ -37,8 +39,9 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       dryRun,
       fieldValidation,
       duplicateFields: duplicates,
-      // the status sub-resource of an absent object is 404, not a create
-      createIfAbsent: !isStatusWrite(req),
+      // only kinds whose strategy allows create-on-update create here (kube's
+      // AllowCreateOnUpdate); the status sub-resource of an absent object is 404
+      createIfAbsent: req.def.strategy.allowCreateOnUpdate === true && !isStatusWrite(req),
       // confineWrite copies nothing from the stored object of a kind without a status sub-resource
       transformReadsOnly: !hasStatusSubresource(req),
       manager,

@@ -25,7 +25,7 @@ export type VerbHandlerFn = (ctx: HandlerContext, req: ApiRequest) => Promise<Ap
 
 export function watchHandler(cacher: WatchCacher): VerbHandlerFn {
   return async (ctx, req) => {
-    const stream = openWatch(cacher, req, ctx.clock);
+    const stream = openWatch(cacher, req, ctx.clock, ctx.registry.apiDomain);
     return {
       status: stream.status,
       body: undefined,
@@ -37,14 +37,15 @@ export function watchHandler(cacher: WatchCacher): VerbHandlerFn {
 
 /**
  * validates the request and opens the stream; errors known before streaming are thrown as StatusError.
- * `clock` dates a Table watch's ages (the composition root's, through HandlerContext).
+ * `clock` dates a Table watch's ages (the composition root's, through HandlerContext); `apiDomain`
+ * names the meta group of its ListOptions errors.
  */
-export function openWatch(cacher: WatchCacher, req: ApiRequest, clock: Clock = systemClock): WatchStream {
+export function openWatch(cacher: WatchCacher, req: ApiRequest, clock: Clock = systemClock, apiDomain = 'k8s.io'): WatchStream {
   if (req.accept.format === 'yaml') {
     // Kubernetes has no YAML watch stream (spec 000 §4.3)
     throw notAcceptable('only the following media types are accepted: application/json, application/json;stream=watch');
   }
-  const params = watchParams(namedWatch(parseListOptions(req.query, req.info.namespace), req.info.name));
+  const params = watchParams(namedWatch(parseListOptions(req.query, req.info.namespace, apiDomain), req.info.name));
   return cacher.open({ def: req.def, namespace: req.info.namespace, params, encoder: encoderFor(req, req.def, clock), signal: req.signal });
 }
 

@@ -3,9 +3,11 @@
 // policy/v1 and core/v1 generated.proto). TokenRequest is the body of
 // `serviceaccounts/{name}/token` (spec 001 §5.5), Eviction of `pods/{name}/eviction`,
 // Binding of `pods/{name}/binding`; their capabilities read plain JSON values,
-// so the schemas live here, used only by the protobuf codec.
+// so the schemas live here, used only by the protobuf codec. So are the
+// autoscaling/v1 Scale of `{kind}/{name}/scale` and meta/v1
+// PartialObjectMetadata(List), the metadata client's representation.
 
-import { int64, obj, ref, str, time } from '../schema/dsl.js';
+import { int32, int64, obj, ref, str, time } from '../schema/dsl.js';
 import type { SchemaNames } from '../schema/naming.js';
 import type { Schema } from '../schema/types.js';
 
@@ -72,5 +74,34 @@ export function bindingSchema(n: SchemaNames): Schema {
         fieldPath: f(7, str('A piece of the object instead of the whole.')),
       }),
     ),
+  });
+}
+
+/** autoscaling/v1 Scale, the body of `{kind}/{name}/scale` (autoscaling/v1 generated.proto) */
+export function scaleSchema(n: SchemaNames): Schema {
+  return message(n, 'Scale', 'Scale represents a scaling request for a resource.', {
+    spec: f(2, obj('The desired state.', { replicas: f(1, int32('Desired number of instances.')) })),
+    status: f(
+      3,
+      obj('The current state.', {
+        replicas: f(1, int32('Actual number of observed instances.')),
+        selector: f(2, str('Label query over the pods, in the string form of a label selector.')),
+      }),
+    ),
+  });
+}
+
+/** meta/v1 PartialObjectMetadata { ObjectMeta metadata = 1 } */
+export function partialObjectMetadataSchema(n: SchemaNames): Schema {
+  return message(n, 'PartialObjectMetadata', 'PartialObjectMetadata is a generic representation of any object with ObjectMeta.', {});
+}
+
+/** meta/v1 PartialObjectMetadataList { ListMeta metadata = 1; repeated PartialObjectMetadata items = 2 } */
+export function partialObjectMetadataListSchema(n: SchemaNames): Schema {
+  return obj('PartialObjectMetadataList contains a list of objects containing only their metadata.', {
+    apiVersion: str('APIVersion of this representation.'),
+    kind: str('Always PartialObjectMetadataList.'),
+    metadata: f(1, ref(n.meta('ListMeta'))),
+    items: f(2, { type: 'array', items: partialObjectMetadataSchema(n) }),
   });
 }

@@ -23,6 +23,7 @@ import {
 import { secretDefinition } from './secret.js';
 import { serviceDefinition } from './service.js';
 import { serviceAccountDefinition } from './serviceaccount.js';
+import { apiServiceDefinition } from './apiservice.js';
 import { appsFactories } from './apps.js';
 import { batchFactories } from './batch.js';
 import { clusterPolicyFactories } from './cluster-policy.js';
@@ -52,6 +53,7 @@ const FACTORIES = [
   ...coreExtraFactories,
   ...networkingFactories,
   ...clusterPolicyFactories,
+  apiServiceDefinition,
 ];
 
 /**

@@ -29,6 +29,7 @@ export function leaseDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      allowCreateOnUpdate: true,
       columns: [column('Holder', 'string', (o) => getString(o, 'spec', 'holderIdentity') ?? '', { description: 'The holder of the lease' })],
     },
   };

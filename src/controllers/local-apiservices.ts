@@ -1,0 +1,115 @@
+// Local APIServices (kube-aggregator's autoregister and crdregistration
+// controllers), leader only: one `version.group` APIService, without
+// spec.service, for every group/version the registry serves — built-in ones
+// labelled `kube-aggregator.kubernetes.io/automanaged: onstart` with kube's
+// priorities, custom resources' `true` with kube's 1000/100 — made at start
+// and whenever the served set changes; an automanaged one whose group/version
+// is no longer served is deleted. APIServices users create are left alone.
+
+import { StatusError } from '../core/errors.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import type { Registry } from '../registry/registry.js';
+import type { ApiObject } from '../registry/types.js';
+
+export const AUTOMANAGED = 'kube-aggregator.kubernetes.io/automanaged';
+
+/** kube-apiserver 1.32's group priorities (controlplane DefaultGenericAPIServicePriorities), keyed by the group's first words */
+const PRIORITIES: Record<string, { group: number; version: number }> = Object.fromEntries(
+  ([
+    ['', 18000, 1], ['apps', 17800, 15], ['events', 17750, 15], ['authentication', 17700, 15], ['authorization', 17600, 15],
+    ['autoscaling', 17500, 15], ['batch', 17400, 15], ['certificates', 17300, 15], ['networking', 17200, 15], ['policy', 17100, 15],
+    ['rbac.authorization', 17000, 15], ['storage', 16800, 15], ['apiextensions', 16700, 15], ['admissionregistration', 16700, 15],
+    ['scheduling', 16600, 15], ['coordination', 16500, 15], ['node', 16300, 15], ['discovery', 16200, 15],
+    ['flowcontrol.apiserver', 16100, 21], ['apiregistration', 18000, 15],
+  ] as const).map(([g, group, version]) => [g, { group, version }]),
+);
+/** kube's version priorities where a group serves more than one version */
+const VERSION_PRIORITY: Record<string, number> = { 'autoscaling/v2': 30, 'autoscaling/v1': 15 };
+
+export interface LocalAPIServicesOptions {
+  registry: Registry;
+  apiDomain: string;
+  apiServices: () => GenericStore | undefined;
+  log?: (msg: string) => void;
+}
+
+export class LocalAPIServices {
+  private unsubscribe: (() => void) | undefined;
+  private running = false;
+  private pending: Promise<void> = Promise.resolve();
+  private synced = false;
+
+  constructor(private readonly o: LocalAPIServicesOptions) {}
+
+  start(): void {
+    this.running = true;
+    this.unsubscribe = this.o.registry.onChange(() => this.queue());
+    this.queue();
+  }
+
+  stop(): void {
+    this.running = false;
+    this.unsubscribe?.();
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** one pass at a time, in order; the last change is always seen */
+  private queue(): void {
+    this.pending = this.pending.then(() => (this.running ? this.sync() : undefined)).catch((e: unknown) => this.o.log?.(`local APIServices: ${(e as Error).message}`));
+  }
+
+  /** the APIService one served group/version should have */
+  desired(group: string, version: string, custom: boolean): ApiObject {
+    const p = this.priorityOf(group, version, custom);
+    return {
+      apiVersion: `apiregistration.${this.o.apiDomain}/v1`,
+      kind: 'APIService',
+      metadata: { name: `${version}.${group}`, labels: { [AUTOMANAGED]: custom ? 'true' : 'onstart' } },
+      spec: { group, version, groupPriorityMinimum: p.group, versionPriority: p.version },
+    };
+  }
+
+  private priorityOf(group: string, version: string, custom: boolean): { group: number; version: number } {
+    if (custom) return { group: 1000, version: 100 };
+    const suffix = `.${this.o.apiDomain}`;
+    const key = group.endsWith(suffix) ? group.slice(0, -suffix.length) : group;
+    const p = PRIORITIES[key] ?? { group: 1000, version: 15 };
+    return { group: p.group, version: VERSION_PRIORITY[`${key}/${version}`] ?? p.version };
+  }
+
+  private async sync(): Promise<void> {
+    const gs = this.o.apiServices();
+    if (!gs) return;
+    const served = new Map<string, ApiObject>();
+    for (const def of this.o.registry.all()) {
+      const name = `${def.version}.${def.group}`;
+      if (!served.has(name)) served.set(name, this.desired(def.group, def.version, def.customResource === true));
+    }
+    const have = new Map((await gs.list('')).map((o) => [o.metadata?.name ?? '', o]));
+    const opts = { dryRun: false, manager: 'orch-apiserver' } as const;
+    for (const [name, want] of served) {
+      const cur = have.get(name);
+      if (cur && cur.metadata?.labels?.[AUTOMANAGED] === undefined) continue; // a user's own, kept as is
+      if (cur && JSON.stringify(cur.spec) === JSON.stringify(want.spec)) continue;
+      try {
+        if (cur) await gs.guaranteedUpdate('', name, opts, (c) => ({ ...(c ?? want), spec: want.spec }));
+        else await gs.create('', want, opts);
+      } catch (e) {
+        // one refusal does not hold back the others; the next change tries again
+        if (!(e instanceof StatusError && e.code === 409)) this.o.log?.(`local APIServices: ${name}: ${(e as Error).message}`);
+      }
+    }
+    for (const [name, cur] of have) {
+      if (served.has(name) || cur.metadata?.labels?.[AUTOMANAGED] === undefined) continue;
+      try {
+        await gs.delete('', name, opts);
+      } catch (e) {
+        if (!(e instanceof StatusError && e.code === 404)) this.o.log?.(`local APIServices: ${name}: ${(e as Error).message}`);
+      }
+    }
+    this.synced = true;
+  }
+}
