@@ -50,12 +50,6 @@ export interface Strategy {
    * ConfigMaps, Secrets, Nodes and the like, as in Kubernetes (issue #11)
    */
   tracksGeneration?: boolean;
-  /**
-   * a PUT of an absent object creates it (Kubernetes' AllowCreateOnUpdate): true for
-   * Services, Endpoints, Events, LimitRanges, RBAC roles and bindings and Leases, as in
-   * kube-apiserver 1.32; every other kind answers 404 (server-side apply creates all)
-   */
-  allowCreateOnUpdate?: boolean;
   /** per-kind field selector fields, e.g. `spec.nodeName` on pods */
   selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
 }

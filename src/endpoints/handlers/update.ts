@@ -39,9 +39,8 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       dryRun,
       fieldValidation,
       duplicateFields: duplicates,
-      // only kinds whose strategy allows create-on-update create here (kube's
-      // AllowCreateOnUpdate); the status sub-resource of an absent object is 404
-      createIfAbsent: req.def.strategy.allowCreateOnUpdate === true && !isStatusWrite(req),
+      // the status sub-resource of an absent object is 404, not a create
+      createIfAbsent: !isStatusWrite(req),
       // confineWrite copies nothing from the stored object of a kind without a status sub-resource
       transformReadsOnly: !hasStatusSubresource(req),
       manager,

@@ -220,7 +220,7 @@ export function limitRangeDefinition(n: SchemaNames): ResourceDefinition {
         }), ['type'])),
       }), ['limits']),
     })),
-    strategy: { allowCreateOnUpdate: true },
+    strategy: {},
   };
 }
 

@@ -48,7 +48,6 @@ export function coreEventDefinition(n: SchemaNames): ResourceDefinition {
       ['metadata', 'involvedObject'],
     ),
     strategy: {
-      allowCreateOnUpdate: true,
       validate: (o) => {
         const errs: FieldError[] = [];
         const ns = getString(o, 'involvedObject', 'namespace');
@@ -134,7 +133,6 @@ export function eventsV1Definition(n: SchemaNames): ResourceDefinition {
       ['eventTime'],
     ),
     strategy: {
-      allowCreateOnUpdate: true,
       validate: (o) => [...validateEventV1Common(o), ...validateEventV1Create(o)],
       validateUpdate: (o) => validateEventV1Common(o),
       columns: [

@@ -29,7 +29,6 @@ export function leaseDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
-      allowCreateOnUpdate: true,
       columns: [column('Holder', 'string', (o) => getString(o, 'spec', 'holderIdentity') ?? '', { description: 'The holder of the lease' })],
     },
   };

@@ -149,7 +149,6 @@ export function endpointsDefinition(n: SchemaNames): ResourceDefinition {
       }))),
     })),
     strategy: {
-      allowCreateOnUpdate: true,
       columns: [column('Endpoints', 'string', (o) => {
         const out: string[] = [];
         for (const s of getArray(o, 'subsets')) for (const a of getArray(s, 'addresses')) for (const p of getArray(s, 'ports').length ? getArray(s, 'ports') : [{}]) {

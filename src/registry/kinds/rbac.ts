@@ -51,7 +51,7 @@ export function roleDefinition(n: SchemaNames): ResourceDefinition {
     schema: kindSchema(n, 'Role is a namespaced, logical grouping of PolicyRules that a RoleBinding can reference as a unit.', proto({ rules: 2 }, {
       rules: atomicList('The PolicyRules of this role.', ref(rbacName(n, 'PolicyRule'))),
     })),
-    strategy: { allowCreateOnUpdate: true, validate: (o) => validateRules(o, true) },
+    strategy: { validate: (o) => validateRules(o, true) },
   };
 }
 
@@ -70,7 +70,7 @@ export function clusterRoleDefinition(n: SchemaNames): ResourceDefinition {
         clusterRoleSelectors: atomicList('Selectors of ClusterRoles whose rules are aggregated.', ref(n.meta('LabelSelector'))),
       })),
     })),
-    strategy: { allowCreateOnUpdate: true, validate: (o) => validateRules(o, false) },
+    strategy: { validate: (o) => validateRules(o, false) },
   };
 }
 
@@ -177,7 +177,6 @@ export function roleBindingDefinition(n: SchemaNames): ResourceDefinition {
     nameValidation: 'PathSegment',
     schema: bindingSchema(n, 'RoleBinding grants the permissions of a Role or ClusterRole to subjects within one namespace.'),
     strategy: {
-      allowCreateOnUpdate: true,
       validate: (o) => validateBinding(o, n, true),
       validateUpdate: (o, old) => [...validateBinding(o, n, true), ...roleRefImmutable(o, old)],
       columns: bindingColumns(),
@@ -196,7 +195,6 @@ export function clusterRoleBindingDefinition(n: SchemaNames): ResourceDefinition
     nameValidation: 'PathSegment',
     schema: bindingSchema(n, 'ClusterRoleBinding grants the permissions of a ClusterRole to subjects cluster-wide.'),
     strategy: {
-      allowCreateOnUpdate: true,
       validate: (o) => validateBinding(o, n, false),
       validateUpdate: (o, old) => [...validateBinding(o, n, false), ...roleRefImmutable(o, old)],
       columns: bindingColumns(),

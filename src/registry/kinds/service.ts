@@ -79,7 +79,6 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
-      allowCreateOnUpdate: true,
       selectableFields: { 'spec.clusterIP': fieldOf('spec', 'clusterIP'), 'spec.type': fieldOf('spec', 'type') },
       default: defaultService,
       prepareForUpdate: keepAllocatedValues,
