@@ -138,12 +138,11 @@ describe('apply request errors', () => {
     const stale = await apply(`${CM}/e4`, cmYaml('e4', { k: 'x' }, `  resourceVersion: "${c.metadata.resourceVersion}"\n`), '?fieldManager=m1');
     expect(stale.status).toBe(409);
     expect((await get(`${CM}/e4`)).data).toEqual({ k: 'w' });
-    // on an absent object the precondition cannot hold: 409, nothing created (PUT alike where the kind
-    // creates on PUT, Endpoints; a ConfigMap's PUT of an absent object is 404 first, as kube's)
+    // on an absent object the precondition cannot hold: 409, nothing created (PUT alike, every kind)
     const absent = await apply(`${CM}/e4-none`, cmYaml('e4-none', { k: 'x' }, '  resourceVersion: "5"\n'), '?fieldManager=m1');
     expect(absent.status).toBe(409);
     const put = await t.request('PUT', `${CM}/e4-none`, { body: { metadata: { name: 'e4-none', resourceVersion: '5' }, data: {} } });
-    expect(put.status).toBe(404);
+    expect(put.status).toBe(409);
     expect((await t.request('GET', `${CM}/e4-none`)).status).toBe(404);
     const EP = CM.replace('/configmaps', '/endpoints');
     const putEp = await t.request('PUT', `${EP}/e4-none`, { body: { metadata: { name: 'e4-none', resourceVersion: '5' } } });

@@ -150,11 +150,12 @@ describe('PUT of an absent object creates it, for every kind (spec 000 §1, §4.
     }
   });
 
-  it('a PUT that names a resourceVersion of an absent object is 404: there is nothing to replace', async () => {
+  it('a PUT that names a resourceVersion of an absent object is 409 Conflict and creates nothing (the precondition cannot hold)', async () => {
     const r = await t.request('PUT', '/api/v1/namespaces/default/configmaps/pc-rv', {
       body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pc-rv', resourceVersion: '5' } },
     });
-    expect([404, 409]).toContain(r.status);
+    expect(r.status, r.text).toBe(409);
+    expect(r.json<Obj>().reason).toBe('Conflict');
     expect((await t.request('GET', '/api/v1/namespaces/default/configmaps/pc-rv')).status).toBe(404);
   });
 });
