@@ -37,10 +37,12 @@ function defaultJob(spec: Record<string, JSONValue> | undefined): void {
   if (!spec) return;
   if (spec.completions === undefined && spec.parallelism === undefined) spec.completions = 1;
   spec.parallelism ??= 1;
-  spec.backoffLimit ??= 6;
+  // kube: unlimited (MaxInt32) when backoffLimitPerIndex is set, else 6
+  spec.backoffLimit ??= spec.backoffLimitPerIndex !== undefined ? 2147483647 : 6;
   spec.completionMode ??= 'NonIndexed';
   spec.suspend ??= false;
-  spec.podReplacementPolicy ??= 'TerminatingOrFailed';
+  // kube: a podFailurePolicy needs terminating pods to reach Failed before they are replaced
+  spec.podReplacementPolicy ??= spec.podFailurePolicy !== undefined ? 'Failed' : 'TerminatingOrFailed';
   defaultPodTemplate(getObject(spec, 'template'), 'Never');
 }
 
