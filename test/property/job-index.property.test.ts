@@ -2,12 +2,13 @@
 // with the Job plan: random runs of success and failure under
 // backoffLimitPerIndex end with every index either completed or failed, no
 // index getting more than backoffLimitPerIndex + 1 pods, and the counts on
-// each replacement being the failures of its index so far.
+// each replacement being the failures of its index so far; successPolicy
+// against a reading of the rules with plain arrays.
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { COMPLETION_INDEX, formatIndexes, indexOf, planPods } from '../../src/controllers/batch/job-plan.js';
-import { INDEX_FAILURE_COUNT, type IndexCounts, countsOf, failedByIndex, failsIndex, nextCounts } from '../../src/controllers/batch/job-index.js';
+import { INDEX_FAILURE_COUNT, type IndexCounts, countsOf, failedByIndex, failsIndex, matchSuccessPolicy, nextCounts } from '../../src/controllers/batch/job-index.js';
 import type { ApiObject } from '../../src/registry/types.js';
 
 const pod = (i: number, n: number, c: IndexCounts): ApiObject => ({
@@ -60,5 +61,25 @@ describe('backoffLimitPerIndex with the Job plan', () => {
     expect(countsOf(p({ [INDEX_FAILURE_COUNT]: '-1' }))).toEqual({ failures: 0, ignored: 0 });
     expect(nextCounts([{ pod: p({ [INDEX_FAILURE_COUNT]: '2' }), ignored: true }])).toEqual({ failures: 2, ignored: 1 });
     expect(nextCounts([{ pod: p({ [INDEX_FAILURE_COUNT]: '1' }), ignored: false }, { pod: p({ [INDEX_FAILURE_COUNT]: '0' }), ignored: false }])).toEqual({ failures: 2, ignored: 0 });
+  });
+});
+
+describe('successPolicy', () => {
+  const ruleArb = fc.record({ idx: fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: 6 }), { nil: undefined }), count: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }) })
+    .filter((r) => r.idx !== undefined || r.count !== undefined);
+  it('the first rule met: all of succeededIndexes, succeededCount of them, or succeededCount overall', () => {
+    fc.assert(
+      fc.property(fc.array(ruleArb, { minLength: 1, maxLength: 4 }), fc.uniqueArray(fc.integer({ min: 0, max: 9 }), { maxLength: 10 }), (rules, done) => {
+        const policy = { rules: rules.map((r) => ({ ...(r.idx ? { succeededIndexes: formatIndexes(r.idx) } : {}), ...(r.count !== undefined ? { succeededCount: r.count } : {}) })) };
+        const want = rules.findIndex((r) => {
+          const got = r.idx ? r.idx.filter((i) => done.includes(i)).length : done.length;
+          return r.count !== undefined ? got >= r.count : got === r.idx!.length;
+        });
+        const m = matchSuccessPolicy(policy, 10, new Set(done));
+        if (want < 0) expect(m).toBeUndefined();
+        else expect(m).toEqual({ rule: want, message: `Matched rules at index ${want}` });
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,5 +1,5 @@
-// Indexed Jobs' backoffLimitPerIndex, maxFailedIndexes and the FailIndex
-// action (KEP-3850), on the Job controller with a real
+// Indexed Jobs' backoffLimitPerIndex, maxFailedIndexes, the FailIndex action
+// (KEP-3850) and successPolicy (KEP-3998), on the Job controller with a real
 // LocalStore and a simulated clock; the test plays the node agent.
 
 import { describe, expect, it } from 'vitest';
@@ -79,5 +79,36 @@ describe('backoffLimitPerIndex', () => {
     await finish(e, next[0]!, 1);
     expect(await status(e, 'ign')).toMatchObject({ failed: 1, failedIndexes: '0' });
     expect(await kinds(e, 'ign')).toEqual(['FailureTarget:FailedIndexes', 'Failed:FailedIndexes']);
+  });
+});
+
+describe('successPolicy', () => {
+  it('succeededIndexes: once those indexes succeeded the Job gets SuccessCriteriaMet (SuccessPolicy), its other pods go, then Complete', async () => {
+    const e = await env();
+    await createJob(e, 'leader', { completions: 4, parallelism: 4, completionMode: 'Indexed', successPolicy: { rules: [{ succeededIndexes: '0' }] } });
+    await finish(e, (await activeAt(e, 'leader', '1'))[0]!, 0);
+    expect(await condition(e, 'leader', 'SuccessCriteriaMet')).toBeUndefined();
+    await finish(e, (await activeAt(e, 'leader', '0'))[0]!, 0);
+    expect(await kinds(e, 'leader')).toEqual(['SuccessCriteriaMet:SuccessPolicy', 'Complete:SuccessPolicy']);
+    expect(await condition(e, 'leader', 'Complete')).toMatchObject({ status: 'True', message: 'Matched rules at index 0' });
+    const st = await status(e, 'leader');
+    expect(st).toMatchObject({ completedIndexes: '0-1', succeeded: 2, failed: 0, active: 0 });
+    expect(st.completionTime).toBeDefined();
+    // the remaining pods were deleted by the controller, not counted as failures
+    expect(active(await podsOf(e, 'leader'))).toHaveLength(0);
+  });
+
+  it('succeededCount with succeededIndexes: that many of those indexes; the second rule can match first', async () => {
+    const e = await env();
+    await createJob(e, 'quorum', {
+      completions: 6, parallelism: 6, completionMode: 'Indexed',
+      successPolicy: { rules: [{ succeededIndexes: '0-2', succeededCount: 2 }, { succeededCount: 3 }] },
+    });
+    await finish(e, (await activeAt(e, 'quorum', '4'))[0]!, 0);
+    await finish(e, (await activeAt(e, 'quorum', '0'))[0]!, 0);
+    expect(await condition(e, 'quorum', 'SuccessCriteriaMet')).toBeUndefined();
+    await finish(e, (await activeAt(e, 'quorum', '5'))[0]!, 0);
+    expect(await condition(e, 'quorum', 'Complete')).toMatchObject({ status: 'True', reason: 'SuccessPolicy', message: 'Matched rules at index 1' });
+    expect(await status(e, 'quorum')).toMatchObject({ completedIndexes: '0,4-5', succeeded: 3, active: 0 });
   });
 });

@@ -1,8 +1,9 @@
 // Per-index decisions of Indexed Jobs, pure: kube's backoff limit per index
-// (KEP-3850: failure counts carried on the pods' annotations, failed indexes).
+// (KEP-3850: failure counts carried on the pods' annotations, failed indexes)
+// and the success policy (KEP-3998: rules on succeeded indexes and counts).
 
-import type { ApiObject } from '../../registry/types.js';
-import { type FailureMatch, backoffDelay, indexOf } from './job-plan.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
+import { type FailureMatch, backoffDelay, indexOf, parseIndexes } from './job-plan.js';
 
 export const INDEX_FAILURE_COUNT = 'batch.kubernetes.io/job-index-failure-count';
 export const INDEX_IGNORED_FAILURE_COUNT = 'batch.kubernetes.io/job-index-ignored-failure-count';
@@ -72,4 +73,31 @@ export function failedByIndex(pods: ApiObject[], completions: number, isFailed: 
     out.set(i, list);
   }
   return out;
+}
+
+interface SuccessRule {
+  succeededIndexes?: string;
+  succeededCount?: number;
+}
+
+/**
+ * kube's matchSuccessPolicy: the first rule met, or undefined. A rule with
+ * succeededIndexes only is met when all those indexes succeeded; with
+ * succeededCount only, when that many indexes succeeded; with both, when that
+ * many of those indexes succeeded.
+ */
+export function matchSuccessPolicy(policy: JSONValue | undefined, completions: number, completed: Set<number>): { rule: number; message: string } | undefined {
+  const rules = ((policy as { rules?: SuccessRule[] } | undefined)?.rules ?? []);
+  for (const [i, r] of rules.entries()) {
+    let met: boolean;
+    if (r.succeededIndexes !== undefined) {
+      const want = parseIndexes(r.succeededIndexes, completions);
+      let got = 0;
+      for (const x of want) if (completed.has(x)) got++;
+      met = r.succeededCount !== undefined ? got >= r.succeededCount : got === want.size;
+    } else if (r.succeededCount !== undefined) met = completed.size >= r.succeededCount;
+    else continue;
+    if (met) return { rule: i, message: `Matched rules at index ${i}` };
+  }
+  return undefined;
 }

@@ -30,7 +30,7 @@ import {
   COMPLETION_INDEX, type FailureMatch, TRACKING_FINALIZER, backoffDelay, formatIndexes, indexOf, matchFailurePolicy,
   parseIndexes, pastBackoffLimitOnFailure, planPods,
 } from './job-plan.js';
-import { type IndexCounts, INDEX_FAILURE_COUNT, INDEX_IGNORED_FAILURE_COUNT, failedByIndex, failsIndex, indexBackoffLeft, nextCounts } from './job-index.js';
+import { type IndexCounts, INDEX_FAILURE_COUNT, INDEX_IGNORED_FAILURE_COUNT, failedByIndex, failsIndex, indexBackoffLeft, matchSuccessPolicy, nextCounts } from './job-index.js';
 
 export const JOB_CONTROLLER = 'job';
 /** the spec.managedBy value of Jobs this controller runs (the default) */
@@ -55,6 +55,7 @@ interface JSpec {
   backoffLimit?: number;
   backoffLimitPerIndex?: number;
   maxFailedIndexes?: number;
+  successPolicy?: Obj;
   activeDeadlineSeconds?: number;
   suspend?: boolean;
   selector?: Obj;
@@ -284,12 +285,16 @@ export class JobController {
       }
       if (!failure && !suspended && startTime && spec.activeDeadlineSeconds !== undefined) requeue = Date.parse(startTime) + spec.activeDeadlineSeconds * 1000 - now;
       const done = completions === undefined ? succeeded > 0 && active.length === 0 : succeeded >= completions;
+      // successPolicy (KEP-3998) is looked at before the completions, as kube's syncJob
+      const policy = !failure && indexed && spec.successPolicy ? matchSuccessPolicy(spec.successPolicy, completions ?? 0, completed) : undefined;
       if (!failure && perIndex && !done && failedIdx.size > 0 && completed.size + failedIdx.size >= (completions ?? 0)) {
         failure = { reason: 'FailedIndexes', message: 'Job has failed indexes' };
       }
-      if (failure) {
+      if (failure && !policy) {
         conditions = setCondition(conditions, 'FailureTarget', 'True', failure.reason, failure.message, nowIso);
         void this.o.events?.event(ref, 'Warning', failure.reason, failure.message);
+      } else if (policy) {
+        conditions = setCondition(conditions, 'SuccessCriteriaMet', 'True', 'SuccessPolicy', policy.message, nowIso);
       } else if (done) {
         conditions = setCondition(conditions, 'SuccessCriteriaMet', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', nowIso);
       }
