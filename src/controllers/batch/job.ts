@@ -7,9 +7,11 @@
 // pods that still carry `batch.kubernetes.io/job-tracking` in three steps
 // (their uids into status.uncountedTerminatedPods, the finalizers off, the
 // uids into succeeded/failed), so a count survives a crash between writes;
-// apply spec.podFailurePolicy to new failures; decide failure
+// apply spec.podFailurePolicy to new failures (and, with
+// backoffLimitPerIndex, fail indexes: job-index.ts); decide failure
 // (podFailurePolicy FailJob, backoffLimit, OnFailure restarts,
-// activeDeadlineSeconds) or success, each first as FailureTarget or
+// activeDeadlineSeconds, maxFailedIndexes, failed indexes) or success
+// (successPolicy, completions), each first as FailureTarget or
 // SuccessCriteriaMet while the remaining pods are deleted, then as Failed or
 // Complete once none is left (kube 1.31+); otherwise suspend (delete the
 // active pods) or create and delete pods as job-plan.ts decides, waiting out
