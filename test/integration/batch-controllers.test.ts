@@ -4,9 +4,12 @@
 // Complete and Failed; `kubectl create job --from=cronjob/x` makes a Job
 // the controllers run; `kubectl delete job` takes its pods along (the
 // garbage collector, and the tracking finalizer removed for it), and a
-// plain API DELETE orphans them with kube's warning. No timing
+// plain API DELETE orphans them with kube's warning; an Indexed Job with
+// backoffLimitPerIndex, FailIndex and a successPolicy, and kubectl seeing
+// kube's 422 for a field kube refuses. No timing
 // is asserted: `eventually` and kubectl's --timeout only bound a failure.
 
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
@@ -88,6 +91,58 @@ describe('batch controllers with kubectl', () => {
     const job = (await ts.request('GET', `${JOBS}/boom`)).json<Obj>();
     expect(job.status?.conditions?.find((c) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
     expect(job.status).toMatchObject({ failed: 1, succeeded: 0 });
+  });
+
+  it('Indexed with backoffLimitPerIndex: FailIndex fails index 0 without a retry, index 1 succeeds, kubectl wait sees Failed (FailedIndexes)', async () => {
+    const r = await ts.request('POST', JOBS, {
+      body: {
+        apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'perindex' },
+        spec: {
+          completions: 2, parallelism: 2, completionMode: 'Indexed', backoffLimitPerIndex: 1,
+          podFailurePolicy: { rules: [{ action: 'FailIndex', onExitCodes: { operator: 'In', values: [42] } }] },
+          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+        },
+      },
+    });
+    expect(r.status, r.text).toBe(201);
+    const at = async (i: string): Promise<Obj> => eventually(async () => (await podsOf('perindex')).find((p) => (!p.status?.phase || p.status.phase === 'Pending') && p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] === i), `a pod of index ${i}`, { timeoutMs: 30_000 });
+    const zero = await at('0');
+    expect(zero.metadata.annotations?.['batch.kubernetes.io/job-index-failure-count']).toBe('0');
+    await finish(zero, 42);
+    await finish(await at('1'), 0);
+    const wait = await runKubectl(kc, ['wait', '--for=condition=failed', 'job/perindex', '--timeout=25s']);
+    expect(wait.code, wait.stderr).toBe(0);
+    const job = (await ts.request('GET', `${JOBS}/perindex`)).json<Obj>();
+    expect(job.status).toMatchObject({ failedIndexes: '0', completedIndexes: '1', failed: 1, succeeded: 1 });
+    expect(job.status?.conditions?.find((c) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'FailedIndexes' });
+    // no second pod was made for index 0
+    expect((await podsOf('perindex')).filter((p) => p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] === '0')).toHaveLength(1);
+  });
+
+  it('a successPolicy ends an Indexed Job once its leader index succeeded: kubectl wait --for=condition=complete', async () => {
+    const r = await ts.request('POST', JOBS, {
+      body: {
+        apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'leader' },
+        spec: { completions: 3, parallelism: 3, completionMode: 'Indexed', successPolicy: { rules: [{ succeededIndexes: '0' }] }, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+      },
+    });
+    expect(r.status, r.text).toBe(201);
+    const zero = await eventually(async () => (await podsOf('leader')).find((p) => p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] === '0'), 'the pod of index 0', { timeoutMs: 30_000 });
+    await finish(zero, 0);
+    const wait = await runKubectl(kc, ['wait', '--for=condition=complete', 'job/leader', '--timeout=25s']);
+    expect(wait.code, wait.stderr).toBe(0);
+    const job = (await ts.request('GET', `${JOBS}/leader`)).json<Obj>();
+    expect(job.status?.conditions?.map((c) => `${c.type}:${c.reason}`)).toEqual(['SuccessCriteriaMet:SuccessPolicy', 'Complete:SuccessPolicy']);
+    expect(job.status).toMatchObject({ completedIndexes: '0', succeeded: 1, active: 0 });
+  });
+
+  it('kubectl create -f of a Job kube refuses (backoffLimitPerIndex on a NonIndexed Job) prints kube\'s 422', async () => {
+    const file = join(ts.dataDir, 'bad-job.json');
+    await writeFile(file, JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'refused' }, spec: { backoffLimitPerIndex: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } }));
+    const r = await runKubectl(kc, ['create', '-f', file]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('The Job "refused" is invalid: spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode');
+    expect((await ts.request('GET', `${JOBS}/refused`)).status).toBe(404);
   });
 
   it('kubectl create job --from=cronjob/x makes a Job the controller runs; kubectl delete job takes its pods along', async () => {

@@ -4,100 +4,11 @@
 // back-off, activeDeadlineSeconds, cron schedules and TTLs. No sleeps: the
 // clock only moves when the test says so.
 
-import { afterEach, describe, expect, it } from 'vitest';
-import type { GenericStore } from '../../src/registry/generic-store.js';
-import type { ApiObject, JSONValue } from '../../src/registry/types.js';
-import { JobController } from '../../src/controllers/batch/job.js';
-import { CronJobController, SCHEDULED_TIMESTAMP } from '../../src/controllers/batch/cronjob.js';
-import { TtlAfterFinishedController } from '../../src/controllers/batch/ttl-after-finished.js';
+import { describe, expect, it } from 'vitest';
+import type { ApiObject } from '../../src/registry/types.js';
+import { SCHEDULED_TIMESTAMP } from '../../src/controllers/batch/cronjob.js';
 import { COMPLETION_INDEX, TRACKING_FINALIZER } from '../../src/controllers/batch/job-plan.js';
-import { ManualClock } from '../../src/core/clock.js';
-import { openLocalRegistry } from '../helpers/local-registry.js';
-
-const D = 'orch.io';
-const T0 = Date.parse('2026-01-01T00:00:30Z');
-
-type Obj = Record<string, JSONValue>;
-interface Controller {
-  start(): void;
-  stop(): void;
-  settled(): Promise<void>;
-}
-
-interface Env {
-  clock: ManualClock;
-  gs(resource: string, group?: string): GenericStore;
-  controllers: Controller[];
-}
-
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const f of cleanup.reverse()) await f();
-  cleanup = [];
-});
-
-async function env(): Promise<Env> {
-  const clock = new ManualClock(T0);
-  const { store, gs, close } = await openLocalRegistry(D, 'orch-job-', clock);
-  await gs('namespaces').create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }, { dryRun: false });
-  const controllers: Controller[] = [
-    new JobController({ store, jobs: () => gs('jobs', 'batch'), pods: () => gs('pods'), clock }),
-    new CronJobController({ store, cronJobs: () => gs('cronjobs', 'batch'), jobs: () => gs('jobs', 'batch'), clock }),
-    new TtlAfterFinishedController({ store, jobs: () => gs('jobs', 'batch'), clock }),
-  ];
-  for (const c of controllers) c.start();
-  cleanup.push(async () => {
-    for (const c of controllers) c.stop();
-    await close();
-  });
-  return { clock, gs, controllers };
-}
-
-async function settled(e: Env): Promise<void> {
-  // handlers run inside the store's publish; a few turns let the workers pick up what the writes caused
-  for (let i = 0; i < 6; i++) {
-    for (const c of e.controllers) await c.settled();
-    await new Promise((r) => setImmediate(r));
-  }
-}
-
-async function advance(e: Env, ms: number): Promise<void> {
-  e.clock.advance(ms);
-  await settled(e);
-}
-
-async function createJob(e: Env, name: string, spec: Obj): Promise<ApiObject> {
-  const r = await e.gs('jobs', 'batch').create('default', {
-    apiVersion: 'batch/v1', kind: 'Job', metadata: { name },
-    spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }], restartPolicy: 'Never' } }, ...spec },
-  }, { dryRun: false });
-  await settled(e);
-  return r.object;
-}
-
-const getJob = async (e: Env, name: string): Promise<ApiObject> => (await e.gs('jobs', 'batch').get('default', name)) as ApiObject;
-const status = async (e: Env, name: string): Promise<Obj> => ((await getJob(e, name)).status ?? {}) as Obj;
-const conditions = async (e: Env, name: string): Promise<Obj[]> => ((await status(e, name)).conditions ?? []) as Obj[];
-const condition = async (e: Env, name: string, type: string): Promise<Obj | undefined> => (await conditions(e, name)).find((c) => c.type === type);
-
-async function podsOf(e: Env, job: string): Promise<ApiObject[]> {
-  return (await e.gs('pods').list('default')).filter((p) => p.metadata?.labels?.['batch.kubernetes.io/job-name'] === job);
-}
-
-const active = (ps: ApiObject[]): ApiObject[] => ps.filter((p) => !['Succeeded', 'Failed'].includes(String((p.status as Obj | undefined)?.phase ?? '')) && !p.metadata?.deletionTimestamp);
-
-/** the node agent's part: the pod finishes with `code` in its only container */
-async function finish(e: Env, pod: ApiObject, code: number, extra: Obj = {}): Promise<void> {
-  await e.gs('pods').guaranteedUpdate('default', pod.metadata!.name!, { dryRun: false, subresource: 'status' }, (cur) => ({
-    ...cur!,
-    status: {
-      phase: code === 0 ? 'Succeeded' : 'Failed',
-      containerStatuses: [{ name: 'c', image: 'busybox', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: code, reason: code === 0 ? 'Completed' : 'Error' } } }],
-      ...extra,
-    },
-  }));
-  await settled(e);
-}
+import { type Env, type Obj, T0, active, advance, condition, conditions, createJob, env, finish, getJob, podsOf, settled, status } from '../helpers/batch-env.js';
 
 describe('Job controller', () => {
   it('a NonIndexed Job: never more than parallelism active, finalizers removed once counted, SuccessCriteriaMet then Complete', async () => {

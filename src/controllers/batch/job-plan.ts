@@ -65,6 +65,8 @@ export interface PlanInput {
   succeeded: number;
   /** completed indexes (Indexed) */
   completed: Set<number>;
+  /** failed indexes (Indexed with backoffLimitPerIndex): neither pending nor kept */
+  failed?: Set<number>;
   /** the active pods */
   active: ApiObject[];
   /** terminating pods counted as active (podReplacementPolicy Failed) */
@@ -84,12 +86,14 @@ export interface Plan {
  * kube's manageJob arithmetic: the active pods wanted are
  * min(completions − succeeded, parallelism) (a work-queue Job keeps
  * parallelism until a pod succeeded, then leaves the rest running); the
- * excess goes (for Indexed first the pods of completed, duplicated or
- * out-of-range indexes), the shortfall is created.
+ * excess goes (for Indexed first the pods of completed, failed, duplicated
+ * or out-of-range indexes), the shortfall is created; a failed index counts
+ * as done for the arithmetic and is never pending again (KEP-3850).
  */
 export function planPods(p: PlanInput): Plan {
   const active = p.active.length;
-  const done = p.indexed ? p.completed.size : p.succeeded;
+  const failedIdx = p.failed ?? new Set<number>();
+  const done = p.indexed ? p.completed.size + failedIdx.size : p.succeeded;
   let want: number;
   if (p.completions === undefined) want = done > 0 ? active : p.parallelism;
   else want = Math.max(0, Math.min(p.completions - done, p.parallelism));
@@ -100,7 +104,7 @@ export function planPods(p: PlanInput): Plan {
     keep = [];
     for (const pod of p.active) {
       const i = indexOf(pod, p.completions ?? 0);
-      if (i === undefined || p.completed.has(i) || seen.has(i)) remove.push(pod);
+      if (i === undefined || p.completed.has(i) || failedIdx.has(i) || seen.has(i)) remove.push(pod);
       else {
         seen.add(i);
         keep.push(pod);
@@ -114,7 +118,7 @@ export function planPods(p: PlanInput): Plan {
   if (!p.indexed) return { create: short, indexes: [], remove };
   const busy = new Set(keep.filter((x) => !remove.includes(x)).map((x) => indexOf(x, p.completions ?? 0)!));
   const indexes: number[] = [];
-  for (let i = 0; i < (p.completions ?? 0) && indexes.length < short; i++) if (!p.completed.has(i) && !busy.has(i)) indexes.push(i);
+  for (let i = 0; i < (p.completions ?? 0) && indexes.length < short; i++) if (!p.completed.has(i) && !failedIdx.has(i) && !busy.has(i)) indexes.push(i);
   return { create: indexes.length, indexes, remove };
 }
 

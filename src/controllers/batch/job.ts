@@ -7,9 +7,11 @@
 // pods that still carry `batch.kubernetes.io/job-tracking` in three steps
 // (their uids into status.uncountedTerminatedPods, the finalizers off, the
 // uids into succeeded/failed), so a count survives a crash between writes;
-// apply spec.podFailurePolicy to new failures; decide failure
+// apply spec.podFailurePolicy to new failures (and, with
+// backoffLimitPerIndex, fail indexes: job-index.ts); decide failure
 // (podFailurePolicy FailJob, backoffLimit, OnFailure restarts,
-// activeDeadlineSeconds) or success, each first as FailureTarget or
+// activeDeadlineSeconds, maxFailedIndexes, failed indexes) or success
+// (successPolicy, completions), each first as FailureTarget or
 // SuccessCriteriaMet while the remaining pods are deleted, then as Failed or
 // Complete once none is left (kube 1.31+); otherwise suspend (delete the
 // active pods) or create and delete pods as job-plan.ts decides, waiting out
@@ -30,6 +32,7 @@ import {
   COMPLETION_INDEX, type FailureMatch, TRACKING_FINALIZER, backoffDelay, formatIndexes, indexOf, matchFailurePolicy,
   parseIndexes, pastBackoffLimitOnFailure, planPods,
 } from './job-plan.js';
+import { type IndexCounts, INDEX_FAILURE_COUNT, INDEX_IGNORED_FAILURE_COUNT, failedByIndex, failsIndex, indexBackoffLeft, matchSuccessPolicy, nextCounts } from './job-index.js';
 
 export const JOB_CONTROLLER = 'job';
 /** the spec.managedBy value of Jobs this controller runs (the default) */
@@ -52,6 +55,9 @@ interface JSpec {
   completions?: number;
   completionMode?: string;
   backoffLimit?: number;
+  backoffLimitPerIndex?: number;
+  maxFailedIndexes?: number;
+  successPolicy?: Obj;
   activeDeadlineSeconds?: number;
   suspend?: boolean;
   selector?: Obj;
@@ -101,6 +107,8 @@ export class JobController {
   private pods: Informer | undefined;
   /** failures since the last success and when the last was counted, per Job uid (kube's backoff records) */
   private readonly backoff = new Map<string, { failures: number; at: number }>();
+  /** when each index last had a counted failure, per Job uid (backoffLimitPerIndex; in memory as the Job-wide records) */
+  private readonly indexFailedAt = new Map<string, Map<number, number>>();
 
   constructor(private readonly o: JobOptions) {
     this.clock = o.clock ?? systemClock;
@@ -119,6 +127,7 @@ export class JobController {
       update: (_old, _o, key) => this.loop.enqueue(key),
       delete: (j) => {
         this.backoff.delete(j.metadata?.uid ?? '');
+        this.indexFailedAt.delete(j.metadata?.uid ?? '');
         // its pods' finalizers must go for the garbage collector to delete them
         for (const p of this.pods?.inNamespace(j.metadata?.namespace ?? '') ?? []) if (controllerRefOf(p)?.uid === j.metadata?.uid && hasFinalizer(p)) this.loop.enqueue(`pod:${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`);
       },
@@ -197,6 +206,10 @@ export class JobController {
     const uncounted: Uncounted = { succeeded: [...(prevUncounted.succeeded ?? [])], failed: [...(prevUncounted.failed ?? [])] };
     const known = new Set([...uncounted.succeeded, ...uncounted.failed]);
     const completed = parseIndexes(st.completedIndexes as string | undefined, completions ?? 0);
+    // backoffLimitPerIndex (KEP-3850): failures are counted per index and an index past its limit fails
+    const perIndex = indexed && spec.backoffLimitPerIndex !== undefined;
+    const failedIdx = perIndex ? parseIndexes(st.failedIndexes as string | undefined, completions ?? 0) : new Set<number>();
+    const idxFailedAt = this.indexFailedAt.get(ref.uid) ?? new Map<number, number>();
     let failJob: FailureMatch | undefined;
     const ignored: ApiObject[] = [];
     let newFailures = 0;
@@ -223,13 +236,18 @@ export class JobController {
           continue;
         }
         if (m?.action === 'FailJob') failJob ??= m;
+        const i = perIndex ? indexOf(p, completions ?? 0) : undefined;
+        if (i !== undefined) {
+          if (failsIndex(p, m, spec.backoffLimitPerIndex!)) failedIdx.add(i);
+          idxFailedAt.set(i, now);
+        }
         uncounted.failed.push(uid);
         newFailures++;
       }
     }
     const counting = newSuccesses + newFailures > 0;
     if (counting) {
-      await writeStatus(this.o.jobs(), job, { ...st, uncountedTerminatedPods: uncounted as unknown as Obj, ...(indexed ? { completedIndexes: formatIndexes(completed) } : {}) }, CONTROLLER_MANAGER);
+      await writeStatus(this.o.jobs(), job, { ...st, uncountedTerminatedPods: uncounted as unknown as Obj, ...(indexed ? { completedIndexes: formatIndexes(completed) } : {}), ...(perIndex ? { failedIndexes: formatIndexes(failedIdx) } : {}) }, CONTROLLER_MANAGER);
     }
     // 2. their finalizers off (and the ignored failures')
     const uncountedSet = new Set([...uncounted.succeeded, ...uncounted.failed]);
@@ -244,6 +262,7 @@ export class JobController {
       rec.at = now;
     }
     this.backoff.set(ref.uid, rec);
+    if (perIndex) this.indexFailedAt.set(ref.uid, idxFailedAt);
 
     const current = (): ApiObject[] => this.pods!.inNamespace(ref.namespace).filter((p) => controllerRefOf(p)?.uid === ref.uid);
     let active = pods.filter(isPodActive);
@@ -261,15 +280,23 @@ export class JobController {
       if (failJob) failure = { reason: 'PodFailurePolicy', message: failJob.message };
       else if (failed > int(spec.backoffLimit, 6) || (spec.template?.spec?.restartPolicy === 'OnFailure' && pastBackoffLimitOnFailure(active, int(spec.backoffLimit, 6)))) {
         failure = { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' };
-      } else if (!suspended && startTime && spec.activeDeadlineSeconds !== undefined) {
-        const left = Date.parse(startTime) + spec.activeDeadlineSeconds * 1000 - now;
-        if (left <= 0) failure = { reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' };
-        else requeue = left;
+      } else if (!suspended && startTime && spec.activeDeadlineSeconds !== undefined && Date.parse(startTime) + spec.activeDeadlineSeconds * 1000 <= now) {
+        failure = { reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' };
+      } else if (perIndex && spec.maxFailedIndexes !== undefined && failedIdx.size > spec.maxFailedIndexes) {
+        failure = { reason: 'MaxFailedIndexesExceeded', message: 'Job has exceeded the specified maximal number of failed indexes' };
       }
+      if (!failure && !suspended && startTime && spec.activeDeadlineSeconds !== undefined) requeue = Date.parse(startTime) + spec.activeDeadlineSeconds * 1000 - now;
       const done = completions === undefined ? succeeded > 0 && active.length === 0 : succeeded >= completions;
-      if (failure) {
+      // successPolicy (KEP-3998) is looked at before the completions, as kube's syncJob
+      const policy = !failure && indexed && spec.successPolicy ? matchSuccessPolicy(spec.successPolicy, completions ?? 0, completed) : undefined;
+      if (!failure && perIndex && !done && failedIdx.size > 0 && completed.size + failedIdx.size >= (completions ?? 0)) {
+        failure = { reason: 'FailedIndexes', message: 'Job has failed indexes' };
+      }
+      if (failure && !policy) {
         conditions = setCondition(conditions, 'FailureTarget', 'True', failure.reason, failure.message, nowIso);
         void this.o.events?.event(ref, 'Warning', failure.reason, failure.message);
+      } else if (policy) {
+        conditions = setCondition(conditions, 'SuccessCriteriaMet', 'True', 'SuccessPolicy', policy.message, nowIso);
       } else if (done) {
         conditions = setCondition(conditions, 'SuccessCriteriaMet', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', nowIso);
       }
@@ -295,11 +322,22 @@ export class JobController {
       }
       const terminating = pods.filter((p) => p.metadata?.deletionTimestamp && phase(p) !== 'Succeeded' && phase(p) !== 'Failed').length;
       const plan = planPods({
-        parallelism: int(spec.parallelism, 1), completions, indexed, succeeded, completed, active,
+        parallelism: int(spec.parallelism, 1), completions, indexed, succeeded, completed, failed: failedIdx, active,
         terminating: spec.podReplacementPolicy === 'Failed' ? terminating : 0,
       });
       await Promise.all(plan.remove.map((p) => this.deletePod(p, ref)));
-      if (plan.create > 0) {
+      if (perIndex && plan.create > 0) {
+        // each index waits out its own back-off; its replacement carries the counts on (kube's getNewIndexFailureCounts)
+        const byIndex = failedByIndex(pods, completions ?? 0, (p) => podFailed(p, spec), (p) => matchFailurePolicy(spec.podFailurePolicy, p)?.action === 'Ignore');
+        const counts = new Map<number, IndexCounts>();
+        for (const i of plan.indexes) {
+          const c = nextCounts(byIndex.get(i) ?? []);
+          const left = indexBackoffLeft(c.failures, idxFailedAt.get(i), now);
+          if (left > 0) requeue = Math.min(requeue ?? Infinity, left);
+          else counts.set(i, c);
+        }
+        if (counts.size > 0) await this.createPods(job, [...counts.keys()], counts.size, ref, counts);
+      } else if (plan.create > 0) {
         const wait = backoffDelay(rec.failures) - (now - rec.at);
         if (wait > 0) requeue = Math.min(requeue ?? Infinity, wait);
         else await this.createPods(job, plan.indexes, plan.create, ref);
@@ -329,6 +367,7 @@ export class JobController {
       failed,
       terminating: terminatingNow,
       ...(indexed ? { completedIndexes: formatIndexes(completed) } : {}),
+      ...(perIndex ? { failedIndexes: formatIndexes(failedIdx) } : {}),
       uncountedTerminatedPods: {},
     };
     const fresh = this.jobs?.get(key) ?? job;
@@ -337,13 +376,18 @@ export class JobController {
   }
 
   /** the pod of `index` (Indexed) or a plain one, from the template (kube's job labels, finalizer, controller reference) */
-  private podFor(job: ApiObject, ref: OwnerRef, index: number | undefined): ApiObject {
+  private podFor(job: ApiObject, ref: OwnerRef, index: number | undefined, counts?: IndexCounts): ApiObject {
     const tmpl = specOf(job).template ?? {};
     const labels = structuredClone(tmpl.metadata?.labels ?? {}) as Record<string, string>;
     const annotations = structuredClone(tmpl.metadata?.annotations ?? {}) as Record<string, string>;
     const spec = structuredClone(tmpl.spec ?? {}) as Obj;
     if (index !== undefined) {
       annotations[COMPLETION_INDEX] = String(index);
+      // backoffLimitPerIndex: the failure count always, the ignored count once there is one (as kube)
+      if (counts) {
+        annotations[INDEX_FAILURE_COUNT] = String(counts.failures);
+        if (counts.ignored > 0) annotations[INDEX_IGNORED_FAILURE_COUNT] = String(counts.ignored);
+      }
       labels[COMPLETION_INDEX] = String(index);
       spec.hostname ??= `${ref.name}-${index}`;
       const env = { name: 'JOB_COMPLETION_INDEX', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: `metadata.annotations['${COMPLETION_INDEX}']` } } };
@@ -367,8 +411,8 @@ export class JobController {
     } as ApiObject;
   }
 
-  private async createPods(job: ApiObject, indexes: number[], count: number, ref: OwnerRef): Promise<void> {
-    const makers = indexes.length > 0 ? indexes.map((i) => () => this.podFor(job, ref, i)) : Array.from({ length: count }, () => () => this.podFor(job, ref, undefined));
+  private async createPods(job: ApiObject, indexes: number[], count: number, ref: OwnerRef, counts?: Map<number, IndexCounts>): Promise<void> {
+    const makers = indexes.length > 0 ? indexes.map((i) => () => this.podFor(job, ref, i, counts?.get(i))) : Array.from({ length: count }, () => () => this.podFor(job, ref, undefined));
     const failure = await createInBatches(this.o.pods(), ref, makers, this.o.events);
     if (failure) throw new Error(failure);
   }

@@ -6,6 +6,7 @@ import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../ty
 import { column, countOf, get, getArray, getObject, getString, since } from './columns.js';
 import { atomicList, bool, enumOf, int32, int64, obj, opaque, proto, ref, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { validateJobImmutable, validateJobPolicies } from './job-validation.js';
 import { conditions, defaultPodTemplate, num, selector, selectorText, template, templateContainers, validateSelectorAndTemplate } from './workload-shared.js';
 
 function jobSpec(n: SchemaNames) {
@@ -37,11 +38,17 @@ function defaultJob(spec: Record<string, JSONValue> | undefined): void {
   if (!spec) return;
   if (spec.completions === undefined && spec.parallelism === undefined) spec.completions = 1;
   spec.parallelism ??= 1;
-  spec.backoffLimit ??= 6;
+  // kube: unlimited (MaxInt32) when backoffLimitPerIndex is set, else 6
+  spec.backoffLimit ??= spec.backoffLimitPerIndex !== undefined ? 2147483647 : 6;
   spec.completionMode ??= 'NonIndexed';
   spec.suspend ??= false;
-  spec.podReplacementPolicy ??= 'TerminatingOrFailed';
+  // kube: a podFailurePolicy needs terminating pods to reach Failed before they are replaced
+  spec.podReplacementPolicy ??= spec.podFailurePolicy !== undefined ? 'Failed' : 'TerminatingOrFailed';
   defaultPodTemplate(getObject(spec, 'template'), 'Never');
+  // kube's SetDefaults_PodFailurePolicyOnPodConditionsPattern: status True
+  for (const r of getArray(spec, 'podFailurePolicy', 'rules')) {
+    for (const c of getArray(r, 'onPodConditions')) if (c !== null && typeof c === 'object' && !Array.isArray(c)) c.status ??= 'True';
+  }
 }
 
 /** kube's job labels: the generated selector's and the job name, each also under its legacy key */
@@ -75,6 +82,8 @@ function validateJob(o: ApiObject, at: string): FieldError[] {
     const v = get(o, ...at.split('.'), f);
     if (typeof v === 'number' && v < 0) errs.push({ field: `${at}.${f}`, type: 'FieldValueInvalid', message: `Invalid value: ${v}: must be greater than or equal to 0` });
   }
+  const spec = getObject(o, ...at.split('.'));
+  if (spec) errs.push(...validateJobPolicies(spec, at));
   return errs;
 }
 
@@ -109,6 +118,7 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
       validate: (o) => validateJob(o, 'spec'),
       validateUpdate: (o, old) => {
         const errs = validateJob(o, 'spec');
+        errs.push(...validateJobImmutable(getObject(o, 'spec') ?? {}, getObject(old, 'spec') ?? {}, 'spec'));
         if (JSON.stringify(get(o, 'spec', 'selector') ?? null) !== JSON.stringify(get(old, 'spec', 'selector') ?? null)) {
           errs.push({ field: 'spec.selector', type: 'FieldValueInvalid', message: 'Invalid value: field is immutable' });
         }
