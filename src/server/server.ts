@@ -519,6 +519,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     if (leaderControllers().every((c) => c.running && (c.synced?.() ?? true))) break;
     await sleep(clock, 10);
   }
+  // the TLS workers answer /readyz from the last snapshot: one taken now, not one from before a
+  // controller that syncs with writes (local APIServices) was done
+  await healthPublisher?.publishNow();
   const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
   await writeKubeconfig(kubeconfigPath, {
     server: url,
