@@ -65,6 +65,20 @@ export function controllerRefOf(o: ApiObject): OwnerReference | undefined {
   return Array.isArray(refs) ? refs.find((r) => r !== null && typeof r === 'object' && r.controller === true) : undefined;
 }
 
+/**
+ * The reference a controller puts on what it makes or adopts (kube's
+ * metav1.NewControllerRef): `controller` and `blockOwnerDeletion` set.
+ */
+export function newControllerRef(owner: { apiVersion: string; kind: string; name: string; uid: string }): OwnerReference {
+  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
+}
+
+/** whether `ref` names a `kind` of the API group `group` ('' for the core group) in any version, as kube's controllers compare */
+export function refersTo(ref: OwnerReference, group: string, kind: string): boolean {
+  const slash = ref.apiVersion.indexOf('/');
+  return ref.kind === kind && (slash < 0 ? '' : ref.apiVersion.slice(0, slash)) === group;
+}
+
 export function metaOf(obj: ApiObject): ObjectMeta {
   if (obj.metadata === undefined || obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) {
     obj.metadata = {};

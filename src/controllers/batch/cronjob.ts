@@ -18,7 +18,7 @@ import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
-import { controllerRefOf } from '../workloads/pods.js';
+import { controllerRefOf, newControllerRef } from '../workloads/pods.js';
 import { CONTROLLER_MANAGER, type OwnerRef, deleteControlled, statusUnchanged, writeStatus } from '../workloads/writes.js';
 import { CronError, type CronSchedule, nextAfter, parseCron, rfc3339In } from './cron.js';
 import { jobNameFor, mostRecentSchedule, overHistory } from './cronjob-plan.js';
@@ -202,7 +202,7 @@ export class CronJobController {
         name, namespace: ref.namespace,
         labels: structuredClone(t.metadata?.labels ?? {}),
         annotations: { ...(structuredClone(t.metadata?.annotations ?? {}) as Record<string, string>), [SCHEDULED_TIMESTAMP]: rfc3339In(scheduled, zone) },
-        ownerReferences: [{ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [newControllerRef(ref)],
       },
       spec: structuredClone(t.spec ?? {}),
     } as unknown as ApiObject;

@@ -25,7 +25,7 @@ import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from '../workloads/claim.js';
-import { type OwnerReference, controllerRefOf, isPodActive, isPodReady, labelsOf, ownedObjectHandlers } from '../workloads/pods.js';
+import { type OwnerReference, controllerRefOf, isPodActive, isPodReady, labelsOf, newControllerRef, ownedObjectHandlers, refersTo } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
 import { CONTROLLER_MANAGER, type OwnerRef, createInBatches, deleteControlled, statusUnchanged, updateObject, writeStatus } from '../workloads/writes.js';
 import {
@@ -149,7 +149,7 @@ export class JobController {
     const ns = pod.metadata?.namespace ?? '';
     const ref = controllerRefOf(pod);
     if (ref) {
-      if (ref.kind !== 'Job' || ref.apiVersion.split('/')[0] !== 'batch') return;
+      if (!refersTo(ref, 'batch', 'Job')) return;
       const job = this.jobs?.get(`${ns}/${ref.name}`);
       if (job && job.metadata?.uid === ref.uid) this.loop.enqueue(`${ns}/${ref.name}`);
       else if (hasFinalizer(pod)) this.loop.enqueue(`pod:${ns}/${pod.metadata?.name ?? ''}`);
@@ -189,7 +189,7 @@ export class JobController {
     // spec.managedBy names another controller: the Job is its business (kube's JobManagedBy)
     if (spec.managedBy !== undefined && spec.managedBy !== JOB_CONTROLLER_NAME) return;
     const ref = this.refOf(job);
-    const ownerRef: OwnerReference = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, controller: true, blockOwnerDeletion: true };
+    const ownerRef = newControllerRef(ref);
     const matches = (p: ApiObject): boolean => selects(spec.selector, labelsOf(p));
     const pods = await claimAll(this.o.pods(), job, this.pods.inNamespace(ref.namespace), matches, ownerRef);
     if (jobFinished(job) || job.metadata?.deletionTimestamp) {
@@ -405,7 +405,7 @@ export class JobController {
         namespace: ref.namespace,
         labels, annotations,
         finalizers: [TRACKING_FINALIZER],
-        ownerReferences: [{ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [newControllerRef(ref) as unknown as Obj],
       },
       spec,
     } as ApiObject;

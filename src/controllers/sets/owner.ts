@@ -4,18 +4,20 @@
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { Informer, InformerHandlers } from '../runtime/index.js';
-import { type OwnerReference, controllerRefOf, labelsOf, ownedObjectHandlers } from '../workloads/pods.js';
+import { type OwnerReference, controllerRefOf, labelsOf, newControllerRef, ownedObjectHandlers, refersTo } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
+import type { OwnerRef } from '../workloads/writes.js';
 
 type Obj = Record<string, JSONValue>;
 
 export type SetKind = 'DaemonSet' | 'StatefulSet';
-export type EventRef = { apiVersion: string; kind: string; namespace: string; name: string; uid: string };
+/** the set as its events and its writes name it (writes.ts OwnerRef) */
+export type EventRef = OwnerRef;
 
 export const keyOf = (o: ApiObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 export function ownerRef(kind: SetKind, set: ApiObject): OwnerReference {
-  return { apiVersion: 'apps/v1', kind, name: set.metadata?.name ?? '', uid: set.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
+  return newControllerRef({ apiVersion: 'apps/v1', kind, name: set.metadata?.name ?? '', uid: set.metadata?.uid ?? '' });
 }
 
 export function eventRef(kind: SetKind, set: ApiObject): EventRef {
@@ -32,7 +34,7 @@ export function ownedHandlers(kind: SetKind, sets: () => Informer | undefined, e
     const ns = o.metadata?.namespace ?? '';
     const ref = controllerRefOf(o);
     if (ref) {
-      if (ref.kind === kind && ref.apiVersion.startsWith('apps/')) enqueue(`${ns}/${ref.name}`);
+      if (refersTo(ref, 'apps', kind)) enqueue(`${ns}/${ref.name}`);
       return;
     }
     for (const s of sets()?.inNamespace(ns) ?? []) if (selects((s.spec as { selector?: Obj } | undefined)?.selector, labelsOf(o))) enqueue(keyOf(s));

@@ -25,14 +25,13 @@ import {
   maxSurgeOf, maxUnavailableOf, newRsReplicas, olderFirst, proportionalScale, revisionOf, rollingScaleDown,
   rolloutComplete, rolloutProgressed, statusCounts, templateHash, templatesEqual,
 } from './deployment-plan.js';
-import { type OwnerReference, controllerRefOf, labelsOf, ownedObjectHandlers } from './pods.js';
+import { type OwnerReference, controllerRefOf, labelsOf, newControllerRef, ownedObjectHandlers } from './pods.js';
 import { selects } from './replicaset.js';
-import { CONTROLLER_MANAGER, statusUnchanged, updateObject, writeStatus } from './writes.js';
+import { CONTROLLER_MANAGER, type OwnerRef, statusUnchanged, updateObject, writeStatus } from './writes.js';
 
 export const DEPLOYMENT_CONTROLLER = 'deployment';
 
 type Obj = Record<string, JSONValue>;
-type Ref = { apiVersion: string; kind: string; namespace: string; name: string; uid: string };
 
 /** annotations of a Deployment that are not copied to its ReplicaSets (kube's annotationsToSkip) */
 const NOT_COPIED = new Set(['kubectl.kubernetes.io/last-applied-configuration', REVISION, REVISION_HISTORY, DESIRED_REPLICAS, MAX_REPLICAS, 'deprecated.deployment.rollback.to']);
@@ -156,7 +155,7 @@ export class DeploymentController {
     for (const d of this.deployments?.inNamespace(ns) ?? []) if (selects(specOf(d).selector, labelsOf(rs))) this.loop.enqueue(`${ns}/${d.metadata?.name ?? ''}`);
   }
 
-  private refOf(d: ApiObject): Ref {
+  private refOf(d: ApiObject): OwnerRef {
     return { apiVersion: 'apps/v1', kind: 'Deployment', namespace: d.metadata?.namespace ?? '', name: d.metadata?.name ?? '', uid: d.metadata?.uid ?? '' };
   }
 
@@ -167,8 +166,7 @@ export class DeploymentController {
 
   private async claimSets(d: ApiObject): Promise<ApiObject[]> {
     const sel = specOf(d).selector;
-    const ref: OwnerReference = { ...this.refOf(d), controller: true, blockOwnerDeletion: true };
-    delete (ref as Partial<Ref>).namespace;
+    const ref = newControllerRef(this.refOf(d));
     return claimAll(this.o.replicaSets(), d, this.sets!.inNamespace(d.metadata?.namespace ?? ''), (rs) => selects(sel, labelsOf(rs)), ref);
   }
 
@@ -279,7 +277,7 @@ export class DeploymentController {
     const annotations = this.setAnnotations(d, {}, revision);
     annotations[DESIRED_REPLICAS] = String(dv.replicas);
     annotations[MAX_REPLICAS] = String(dv.replicas + maxSurgeOf(dv));
-    const ownerRef: OwnerReference = { apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata?.name ?? '', uid: d.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
+    const ownerRef = newControllerRef(this.refOf(d));
     const rs = {
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',

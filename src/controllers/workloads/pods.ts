@@ -6,7 +6,7 @@ import type { InformerHandlers } from '../runtime/index.js';
 import { controllerRefOf } from '../../machinery/meta.js';
 
 // the controller reference and the Ready condition, as the rest of the server reads them
-export { type OwnerReference, controllerRefOf } from '../../machinery/meta.js';
+export { type OwnerReference, controllerRefOf, newControllerRef, refersTo } from '../../machinery/meta.js';
 export { podReady as isPodReady } from '../../registry/kinds/pod-eviction.js';
 
 type Obj = Record<string, JSONValue>;

@@ -21,7 +21,7 @@ import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from './claim.js';
-import { type OwnerReference, controllerRefOf, isPodActive, labelsOf, ownedObjectHandlers, untilAvailable } from './pods.js';
+import { type OwnerReference, controllerRefOf, isPodActive, labelsOf, newControllerRef, ownedObjectHandlers, refersTo, untilAvailable } from './pods.js';
 import { type ReplicaCounts, podsToDelete, replicaCounts } from './replicaset-plan.js';
 import { CONTROLLER_MANAGER, type OwnerRef, createInBatches, deleteControlled, statusUnchanged, writeStatus } from './writes.js';
 
@@ -83,8 +83,12 @@ export class ReplicaSetController {
   private sets: Informer | undefined;
   private pods: Informer | undefined;
 
+  /** the API group of the kind's controller references ('' for ReplicationControllers) */
+  private readonly group: string;
+
   constructor(private readonly o: ReplicaSetOptions) {
     this.clock = o.clock ?? systemClock;
+    this.group = o.kind.apiVersion.includes('/') ? o.kind.apiVersion.split('/')[0]! : '';
     this.loop = new ControllerLoop(o.store, { name: o.kind.kind, clock: this.clock, log: o.log, baseDelayMs: 200, workers: o.workers ?? 2 });
   }
 
@@ -117,7 +121,7 @@ export class ReplicaSetController {
     const ns = pod.metadata?.namespace ?? '';
     const ref = controllerRefOf(pod);
     if (ref) {
-      if (ref.kind === this.o.kind.kind && ref.apiVersion.split('/')[0] === this.o.kind.apiVersion.split('/')[0]) this.loop.enqueue(`${ns}/${ref.name}`);
+      if (refersTo(ref, this.group, this.o.kind.kind)) this.loop.enqueue(`${ns}/${ref.name}`);
       return;
     }
     const labels = labelsOf(pod);
@@ -125,7 +129,7 @@ export class ReplicaSetController {
   }
 
   private ownerRef(set: ApiObject): OwnerReference {
-    return { apiVersion: this.o.kind.apiVersion, kind: this.o.kind.kind, name: set.metadata?.name ?? '', uid: set.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
+    return newControllerRef({ apiVersion: this.o.kind.apiVersion, kind: this.o.kind.kind, name: set.metadata?.name ?? '', uid: set.metadata?.uid ?? '' });
   }
 
   /** the set's active pods after adopting and releasing (kube's claimPods) */
