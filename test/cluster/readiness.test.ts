@@ -82,8 +82,10 @@ describe('readiness of cluster members', () => {
     const follower = members.find((m) => m.name !== leaderName)!;
     const leader = members.find((m) => m.name === leaderName)!;
     await setFaults(follower, { partitioned: ['*'] });
-    await eventually(async () => (await readyz(follower)).status === 500, 'isolated follower not ready', 20_000);
+    // not ready as soon as one check fails (the `etcd` check can be first); wait for the ReadIndex one
+    await eventually(async () => (await readyz(follower)).text.includes('[-]etcd-readiness failed'), 'isolated follower not ready', 20_000);
     const isolated = await readyz(follower);
+    expect(isolated.status).toBe(500);
     expect(isolated.text).toContain('[-]etcd-readiness failed: reason withheld');
     expect(isolated.text).toContain('readyz check failed');
     const single = await readyz(follower, '/readyz/etcd-readiness');
