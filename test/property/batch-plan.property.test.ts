@@ -1,5 +1,5 @@
 // The batch controllers' pure parts against simple references: the cron
-// next time (src/controllers/batch/cron.ts) against a minute-by-minute walk
+// next time (src/machinery/cron.ts) against a minute-by-minute walk
 // of UTC fields (and of a zone's fields read through Intl), and the Job plan
 // (job-plan.ts): never more than parallelism active after a step, Indexed
 // pods only for pending indexes, each index once, and a run of steps
@@ -7,12 +7,15 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CronSchedule, nextAfter, parseCron, wallTime } from '../../src/controllers/batch/cron.js';
+import { type CronSchedule, type FieldSchedule, isConstantDelay, nextAfter, parseCron, parseGoDuration, wallTime } from '../../src/machinery/cron.js';
+import { mostRecentSchedule, nextSchedule } from '../../src/controllers/batch/cronjob-plan.js';
 import { COMPLETION_INDEX, formatIndexes, indexOf, parseIndexes, planPods } from '../../src/controllers/batch/job-plan.js';
 import type { ApiObject } from '../../src/registry/types.js';
 
 /** the reference: every minute after `after` until a match, fields read one by one */
-function reference(s: CronSchedule, after: number, limitMinutes: number): number | undefined {
+function reference(sched: CronSchedule, after: number, limitMinutes: number): number | undefined {
+  if (isConstantDelay(sched)) throw new Error('a field schedule was expected');
+  const s: FieldSchedule = sched;
   let t = Math.floor(after / 60_000) * 60_000 + 60_000;
   for (let i = 0; i < limitMinutes; i++, t += 60_000) {
     const w = wallTime(t, s.timeZone);
@@ -72,9 +75,63 @@ describe('cron next time', () => {
     // day of month OR day of week when both are restricted
     expect(nextAfter(parseCron('0 0 13 * 5'), Date.parse('2026-02-01T00:00:00Z'))).toBe(Date.parse('2026-02-06T00:00:00Z'));
     expect(nextAfter(parseCron('0 0 30 2 *'), t)).toBeUndefined();
-    for (const bad of ['* * * *', '60 * * * *', '* * * * 8', '5-1 * * * *', '*/0 * * * *', '@every 5m', 'TZ=Nowhere/City * * * * *', 'a b c d e']) {
+    for (const bad of ['* * * *', '60 * * * *', '* * * * 8', '5-1 * * * *', '*/0 * * * *', '@every', '@every 5', '@every 5d', '@Daily', 'TZ=Nowhere/City * * * * *', 'a b c d e', '']) {
       expect(() => parseCron(bad), bad).toThrow();
     }
+    // robfig's texts, which the API returns (spec.schedule)
+    expect(() => parseCron('60 * * * *')).toThrow('end of range (60) above maximum (59): 60');
+    expect(() => parseCron('5-1 * * * *')).toThrow('beginning of range (5) beyond end of range (1): 5-1');
+    expect(() => parseCron('*/0 * * * *')).toThrow('step of range should be a positive number: */0');
+    expect(() => parseCron('x * * * *')).toThrow('failed to parse int from x: strconv.Atoi: parsing "x": invalid syntax');
+    expect(() => parseCron('* * * *')).toThrow('expected exactly 5 fields, found 4: [* * * *]');
+    expect(() => parseCron('@every 5d')).toThrow('failed to parse duration @every 5d: time: unknown unit "d" in duration "5d"');
+    expect(() => parseCron('@every 5')).toThrow('failed to parse duration @every 5: time: missing unit in duration "5"');
+  });
+
+  it('@every is a constant delay of whole seconds from the start of the previous second', () => {
+    const t = Date.parse('2026-05-05T10:10:07.250Z');
+    expect(nextAfter(parseCron('@every 5m'), t)).toBe(Date.parse('2026-05-05T10:15:07Z'));
+    expect(nextAfter(parseCron('@every 1h30m'), t)).toBe(Date.parse('2026-05-05T11:40:07Z'));
+    // below a second is a second; fractions of a second are dropped
+    expect(nextAfter(parseCron('@every 10ms'), t)).toBe(Date.parse('2026-05-05T10:10:08Z'));
+    expect(nextAfter(parseCron('@every 2.9s'), t)).toBe(Date.parse('2026-05-05T10:10:09Z'));
+    expect(nextAfter(parseCron('@every -3m'), t)).toBe(Date.parse('2026-05-05T10:10:08Z'));
+    expect(nextAfter(parseCron('TZ=Europe/Berlin @every 1m'), t)).toBe(Date.parse('2026-05-05T10:11:07Z'));
+  });
+
+  it('@every: the most recent missed time and the next time are the walk of the delay from the anchor', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 600 }), timeArb, fc.integer({ min: 0, max: 3_000_000 }), fc.option(fc.integer({ min: 0, max: 3000 }), { nil: undefined }), (secs, earliest, span, deadline) => {
+        const s = parseCron(`@every ${secs}s`);
+        const now = earliest + span;
+        const from = deadline !== undefined ? Math.max(earliest, now - deadline * 1000) : earliest;
+        let t = from;
+        let mostRecent: number | undefined;
+        let missed = 0;
+        for (let n = nextAfter(s, t)!; n <= now; n = nextAfter(s, t)!) [mostRecent, missed, t] = [n, missed + 1, n];
+        expect(mostRecentSchedule(s, earliest, now, deadline)).toEqual({ ...(mostRecent !== undefined ? { mostRecent } : {}), missed });
+        let next = nextAfter(s, earliest)!;
+        while (next <= now) next = nextAfter(s, next)!;
+        expect(nextSchedule(s, earliest, now)).toBe(next);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("Go's duration syntax: sums of signed decimal numbers with units", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 10_000 }), fc.constantFrom('ns', 'us', 'µs', 'ms', 's', 'm', 'h')), { minLength: 1, maxLength: 4 }), (parts) => {
+        const scale: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
+        const text = parts.map(([n, u]) => `${n}${u}`).join('');
+        expect(parseGoDuration(text)).toBe(parts.reduce((a, [n, u]) => a + n * scale[u]!, 0));
+        expect(parseGoDuration(`-${text}`)).toBe(-parseGoDuration(text));
+      }),
+      { numRuns: 200 },
+    );
+    expect(parseGoDuration('1.5h')).toBe(5400e9);
+    expect(parseGoDuration('.5s')).toBe(0.5e9);
+    expect(parseGoDuration('0')).toBe(0);
+    for (const bad of ['', '-', '.s', 's', '1.5', '1x', '5 m', '9999999999h']) expect(() => parseGoDuration(bad), bad).toThrow(/^time: /);
   });
 });
 

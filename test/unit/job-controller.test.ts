@@ -304,6 +304,21 @@ describe('CronJob controller', () => {
     expect(await cjStatus(e, 'own')).toMatchObject({ active: [{ name: 'own-29453760' }], lastScheduleTime: '2026-01-01T00:00:00Z' });
   });
 
+  it('@every 90s: a Job every 90 s from the creation second, named by the scheduled minute', async () => {
+    const e = await env();
+    await cron(e, 'every', { schedule: '@every 90s' }); // created at 00:00:30
+    await advance(e, 60_000); // 00:01:30: the first time is 00:02:00
+    expect(await jobs(e)).toHaveLength(0);
+    await advance(e, 60_000); // 00:02:30
+    expect((await jobs(e)).map((j) => j.metadata?.annotations?.[SCHEDULED_TIMESTAMP])).toEqual(['2026-01-01T00:02:00Z']);
+    await advance(e, 90_000); // 00:04:00
+    const js = await jobs(e);
+    const at = [Date.parse('2026-01-01T00:02:00Z'), Date.parse('2026-01-01T00:03:30Z')];
+    expect(js.map((j) => j.metadata?.name).sort()).toEqual(at.map((t) => `every-${Math.floor(t / 60_000)}`).sort());
+    expect(js.map((j) => j.metadata?.annotations?.[SCHEDULED_TIMESTAMP]).sort()).toEqual(['2026-01-01T00:02:00Z', '2026-01-01T00:03:30Z']);
+    expect(await cjStatus(e, 'every')).toMatchObject({ lastScheduleTime: '2026-01-01T00:03:30Z' });
+  });
+
   it('spec.timeZone: the schedule is read on that zone\'s wall clock and the annotation carries its offset', async () => {
     const e = await env();
     // 09:00 in Tokyo is 00:00 UTC

@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusError } from '../../src/core/errors.js';
 import { ManualClock } from '../../src/core/clock.js';
-import type { JSONValue } from '../../src/registry/types.js';
+import type { ApiObject, JSONValue } from '../../src/registry/types.js';
 import { indexesFormat } from '../../src/registry/kinds/job-validation.js';
+import { validateCronSchedule } from '../../src/registry/kinds/cronjob-validation.js';
 import { type LocalRegistry, openLocalRegistry } from '../helpers/local-registry.js';
 
 type Obj = Record<string, JSONValue>;
@@ -126,6 +127,41 @@ describe('Job validation (kube 1.32)', () => {
     } as never, { dryRun: false }).then(() => undefined, (e: unknown) => e as StatusError);
     expect(err?.code).toBe(422);
     expect(err?.details?.causes).toEqual([{ field: 'spec.jobTemplate.spec.backoffLimitPerIndex', reason: 'FieldValueInvalid', message: 'Invalid value: 1: requires indexed completion mode' }]);
+  });
+
+  it("a CronJob's schedule and timeZone: robfig's parse errors, no TZ= in new schedules, explicit IANA zones (kube 1.32's texts)", async () => {
+    const cronCauses = async (spec: Obj): Promise<unknown> => {
+      const name = `cj${n++}`;
+      const err = await reg.gs('cronjobs', 'batch').create('default', {
+        apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name },
+        spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }], restartPolicy: 'Never' } } } }, ...spec },
+      } as never, { dryRun: false }).then(() => undefined, (e: unknown) => e as StatusError);
+      if (err === undefined) return undefined;
+      expect(err.code).toBe(422);
+      await expect(reg.gs('cronjobs', 'batch').get('default', name)).rejects.toMatchObject({ code: 404 });
+      return err.details?.causes;
+    };
+    const bad = (field: string, value: string, message: string): unknown => [{ field, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${message}` }];
+    expect(await cronCauses({ schedule: '61 * * * *' })).toEqual(bad('spec.schedule', '61 * * * *', 'end of range (61) above maximum (59): 61'));
+    expect(await cronCauses({ schedule: '* * * *' })).toEqual(bad('spec.schedule', '* * * *', 'expected exactly 5 fields, found 4: [* * * *]'));
+    expect(await cronCauses({ schedule: '@every 5d' })).toEqual(bad('spec.schedule', '@every 5d', 'failed to parse duration @every 5d: time: unknown unit "d" in duration "5d"'));
+    expect(await cronCauses({ schedule: 'CRON_TZ=UTC * * * * *' })).toEqual(bad('spec.schedule', 'CRON_TZ=UTC * * * * *', 'cannot use TZ or CRON_TZ in schedule, use timeZone field instead'));
+    expect(await cronCauses({ schedule: '* * * * *', timeZone: 'Europe/Pariss' })).toEqual(bad('spec.timeZone', 'Europe/Pariss', 'unknown time zone Europe/Pariss'));
+    expect(await cronCauses({ schedule: '* * * * *', timeZone: 'europe/paris' })).toEqual(bad('spec.timeZone', 'europe/paris', 'unknown time zone europe/paris'));
+    expect(await cronCauses({ schedule: '* * * * *', timeZone: 'Local' })).toEqual(bad('spec.timeZone', 'Local', 'timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones'));
+    expect(await cronCauses({ schedule: '* * * * *', timeZone: '' })).toEqual(bad('spec.timeZone', '', 'timeZone must be nil or non-empty string'));
+    for (const ok of [{ schedule: '@every 90s' }, { schedule: '*/61 * * * *' }, { schedule: '0 9 * * MON-FRI', timeZone: 'Europe/Paris' }, { schedule: '@daily', timeZone: 'US/Eastern' }] as Obj[]) {
+      expect(await cronCauses(ok), JSON.stringify(ok)).toBeUndefined();
+    }
+  });
+
+  it('an update may keep the TZ= of a schedule stored before the rule, but not add spec.timeZone beside it', () => {
+    const cj = (schedule: string, timeZone?: string): ApiObject => ({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'old' }, spec: { schedule, ...(timeZone !== undefined ? { timeZone } : {}) } });
+    const old = cj('TZ=UTC 0 * * * *');
+    expect(validateCronSchedule(cj('TZ=UTC 5 * * * *'), old)).toEqual([]);
+    expect(validateCronSchedule(cj('TZ=UTC 5 * * * *', 'UTC'), old).map((e) => e.message)).toEqual(['Invalid value: "TZ=UTC 5 * * * *": cannot use both timeZone field and TZ or CRON_TZ in schedule']);
+    expect(validateCronSchedule(cj('5 * * * *'), old)).toEqual([]);
+    expect(validateCronSchedule(cj('TZ=UTC 5 * * * *'), cj('0 * * * *')).map((e) => e.message)).toEqual(['Invalid value: "TZ=UTC 5 * * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field instead']);
   });
 
   it('succeededIndexes format: ascending intervals below completions', () => {

@@ -3,7 +3,7 @@
 // the finished Jobs beyond a history limit.
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
-import { type CronSchedule, nextAfter } from './cron.js';
+import { type CronSchedule, isConstantDelay, nextAfter } from '../../machinery/cron.js';
 
 export interface Missed {
   /** the latest schedule time in (earliest, now], undefined when none */
@@ -20,6 +20,13 @@ export interface Missed {
  */
 export function mostRecentSchedule(s: CronSchedule, earliest: number, now: number, startingDeadlineSeconds?: number): Missed {
   const from = startingDeadlineSeconds !== undefined ? Math.max(earliest, now - startingDeadlineSeconds * 1000) : earliest;
+  if (isConstantDelay(s)) {
+    // @every: the times are from's second + k·delay (kube counts them so, from the deadline when it is later), no walk
+    const first = nextAfter(s, from)!;
+    if (first > now) return { missed: 0 };
+    const missed = Math.floor((now - first) / s.everyMs) + 1;
+    return { mostRecent: first + (missed - 1) * s.everyMs, missed };
+  }
   let t = from;
   let mostRecent: number | undefined;
   let missed = 0;
@@ -43,6 +50,17 @@ export function mostRecentSchedule(s: CronSchedule, earliest: number, now: numbe
     }
     if (last !== undefined) return { mostRecent: last, missed: Math.max(101, estimate) };
   }
+}
+
+/**
+ * The first schedule time after `now` (kube's nextScheduleTimeDuration,
+ * without its 100 ms): for @every counted from the last schedule time or the
+ * creation (`earliest`), as the times themselves are.
+ */
+export function nextSchedule(s: CronSchedule, earliest: number, now: number): number | undefined {
+  if (!isConstantDelay(s)) return nextAfter(s, now);
+  const t1 = nextAfter(s, earliest)!;
+  return t1 > now ? t1 : t1 + (Math.floor((now - t1) / s.everyMs) + 1) * s.everyMs;
 }
 
 /** `<cronjob>-<scheduled minutes since the epoch>` (kube's getJobName) */

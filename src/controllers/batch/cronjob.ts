@@ -20,8 +20,8 @@ import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
 import { controllerRefOf, newControllerRef } from '../workloads/pods.js';
 import { CONTROLLER_MANAGER, type OwnerRef, deleteControlled, statusUnchanged, writeStatus } from '../workloads/writes.js';
-import { CronError, type CronSchedule, nextAfter, parseCron, rfc3339In } from './cron.js';
-import { jobNameFor, mostRecentSchedule, overHistory } from './cronjob-plan.js';
+import { CronError, type CronSchedule, parseCron, rfc3339In } from '../../machinery/cron.js';
+import { jobNameFor, mostRecentSchedule, nextSchedule, overHistory } from './cronjob-plan.js';
 import { jobFinished } from './job.js';
 
 export const CRONJOB_CONTROLLER = 'cronjob';
@@ -150,7 +150,7 @@ export class CronJobController {
         if (m.missed > 100) {
           void this.o.events?.event(ref, 'Warning', 'TooManyMissedTimes', `too many missed start times: ${m.missed}. Set or decrease .spec.startingDeadlineSeconds or check clock skew`);
         }
-        const next = nextAfter(sched, now);
+        const next = nextSchedule(sched, earliest, now);
         if (next !== undefined) requeue = next - now;
         const scheduled = m.mostRecent;
         if (scheduled !== undefined) {

@@ -6,6 +6,7 @@ import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../ty
 import { column, countOf, get, getArray, getObject, getString, since } from './columns.js';
 import { atomicList, bool, enumOf, int32, int64, obj, opaque, proto, ref, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { validateCronSchedule } from './cronjob-validation.js';
 import { validateJobImmutable, validateJobPolicies } from './job-validation.js';
 import { conditions, defaultPodTemplate, num, selector, selectorText, template, templateContainers, validateSelectorAndTemplate } from './workload-shared.js';
 
@@ -187,8 +188,8 @@ export function cronJobDefinition(n: SchemaNames): ResourceDefinition {
         spec.failedJobsHistoryLimit ??= 1;
         defaultJob(getObject(spec, 'jobTemplate', 'spec'));
       },
-      validate: validateCronJob,
-      validateUpdate: (o) => validateCronJob(o),
+      validate: (o) => validateCronJob(o),
+      validateUpdate: (o, old) => validateCronJob(o, old),
       columns: [
         column('Schedule', 'string', (o) => getString(o, 'spec', 'schedule') ?? ''),
         column('Timezone', 'string', (o) => getString(o, 'spec', 'timeZone') ?? '<none>'),
@@ -205,21 +206,8 @@ export function cronJobDefinition(n: SchemaNames): ResourceDefinition {
   };
 }
 
-function validateCronJob(o: ApiObject): FieldError[] {
-  const errs = validateJob(o, 'spec.jobTemplate.spec');
-  const schedule = getString(o, 'spec', 'schedule');
-  if (schedule !== undefined && !validCron(schedule)) {
-    errs.push({ field: 'spec.schedule', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(schedule)}: unparseable cron schedule` });
-  }
-  return errs;
-}
-
-/** five fields or a predefined @descriptor (robfig/cron's standard parser, as Kubernetes uses) */
-function validCron(s: string): boolean {
-  const t = s.trim().replace(/^(CRON_)?TZ=\S+\s+/, '');
-  if (/^@(yearly|annually|monthly|weekly|daily|midnight|hourly)$/.test(t) || /^@every\s+\S+$/.test(t)) return true;
-  const fields = t.split(/\s+/);
-  return fields.length === 5 && fields.every((f) => /^[\d*?/,\-A-Za-z]+$/.test(f));
+function validateCronJob(o: ApiObject, old?: ApiObject): FieldError[] {
+  return [...validateJob(o, 'spec.jobTemplate.spec'), ...validateCronSchedule(o, old)];
 }
 
 export const batchFactories = [jobDefinition, cronJobDefinition];
