@@ -160,8 +160,11 @@ export function persistentVolumeDefinition(n: SchemaNames): ResourceDefinition {
         spec.persistentVolumeReclaimPolicy ??= 'Retain';
         spec.volumeMode ??= 'Filesystem';
       },
+      // kube 1.31+ (PersistentVolumeLastPhaseTransitionTime GA): a new volume is Pending since its creation;
+      // strategies have no clock, so the creation timestamp dates it. The controller dates later phases.
       prepareForCreate: (o) => {
-        o.status = { phase: 'Pending' };
+        const at = o.metadata?.creationTimestamp;
+        o.status = { phase: 'Pending', ...(at ? { lastPhaseTransitionTime: at } : {}) };
       },
       columns: [
         column('Capacity', 'string', (o) => String(get(o, 'spec', 'capacity', 'storage') ?? '')),

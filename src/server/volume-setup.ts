@@ -1,0 +1,38 @@
+// The persistent volume controllers' part of the workload wiring
+// (workloads-setup.ts), each on when PersistentVolumes and claims are served
+// and `--controllers` leaves it on, by kube's names: `persistentvolume-binder`
+// (binding, phases, reclaim), `pvc-protection` and `pv-protection` (the
+// in-use protection finalizers). docs/controllers.md "Persistent volumes".
+
+import type { GenericStore } from '../registry/generic-store.js';
+import type { ResourceDefinition } from '../registry/types.js';
+import type { Clock } from '../core/clock.js';
+import type { EventRecorder } from '../controllers/event-recorder.js';
+import type { Controller } from '../controllers/leader-gate.js';
+import type { InformerSource } from '../controllers/runtime/index.js';
+import { PERSISTENTVOLUME_BINDER_CONTROLLER, PersistentVolumeController } from '../controllers/volume/pv-controller.js';
+import { controllerEnabled } from './controllers-flag.js';
+
+interface Lookup {
+  registry: { lookup(group: string, version: string, resource: string): ResourceDefinition | undefined };
+  controllers?: readonly string[];
+  apiDomain?: string;
+}
+
+interface Common {
+  store: InformerSource;
+  pods: () => GenericStore;
+  clock?: Clock;
+  events?: EventRecorder;
+  log?: (msg: string) => void;
+}
+
+export function startVolumes(d: Lookup, common: Common, of: (def: ResourceDefinition) => () => GenericStore, add: (name: string, c: Controller) => void): void {
+  const pvs = d.registry.lookup('', 'v1', 'persistentvolumes');
+  const pvcs = d.registry.lookup('', 'v1', 'persistentvolumeclaims');
+  if (!pvs || !pvcs) return;
+  const classes = d.registry.lookup(`storage.${d.apiDomain ?? 'k8s.io'}`, 'v1', 'storageclasses');
+  if (controllerEnabled(d.controllers, PERSISTENTVOLUME_BINDER_CONTROLLER, true)) {
+    add('persistentvolume-binder controller', new PersistentVolumeController({ ...common, volumes: of(pvs), claims: of(pvcs), ...(classes ? { classes: of(classes) } : {}) }));
+  }
+}
