@@ -125,4 +125,51 @@ describe('persistent volume binding', () => {
     for (const n of ['nothing', 'wait', 'ghost']) expect(phase(await get(`${PVCS}/${n}`))).toBe('Pending');
     expect(phase(await get(`${PVS}/local-1`))).toBe('Available');
   });
+
+  it('runs the reclaim policy when the claim goes: Retain Released, Delete deletes the object, Recycle Failed; a claim whose volume goes is Lost', async () => {
+    const kinds = [['keep', 'Retain'], ['drop', 'Delete'], ['recycle', 'Recycle'], ['vanish', 'Retain']] as const;
+    for (const [name, policy] of kinds) {
+      await send('POST', PVS, pv(`pv-${name}`, '7Gi', { storageClassName: 'reclaim', persistentVolumeReclaimPolicy: policy }, { reclaim: name }));
+      await send('POST', PVCS, pvc(`c-${name}`, '7Gi', { storageClassName: 'reclaim', selector: { matchLabels: { reclaim: name } } }));
+    }
+    for (const [name] of kinds) expect((await phaseOf(`${PVCS}/c-${name}`, 'Bound')).spec.volumeName).toBe(`pv-${name}`);
+    for (const [name] of kinds.slice(0, 3)) expect((await ts.request('DELETE', `${PVCS}/c-${name}`)).status).toBeLessThan(300);
+    const kept = await phaseOf(`${PVS}/pv-keep`, 'Released');
+    // the reference stays: a Released volume is not bound again until an administrator clears it
+    expect((kept.spec.claimRef as { name?: string }).name).toBe('c-keep');
+    await eventually(async () => (await ts.request('GET', `${PVS}/pv-drop`)).status === 404, 'pv-drop deleted', 20_000);
+    const failed = await phaseOf(`${PVS}/pv-recycle`, 'Failed');
+    expect(failed.status?.message).toBe('No recycler plugin found for the volume!');
+    expect((await eventFor('pv-recycle', 'VolumeFailedRecycle')).type).toBe('Warning');
+    // a new claim does not get the Released volume
+    await send('POST', PVCS, pvc('c-again', '7Gi', { storageClassName: 'reclaim', selector: { matchLabels: { reclaim: 'keep' } } }));
+    await eventFor('c-again', 'ProvisioningFailed');
+    expect(phase(await get(`${PVCS}/c-again`))).toBe('Pending');
+
+    expect((await ts.request('DELETE', `${PVS}/pv-vanish`)).status).toBeLessThan(300);
+    await phaseOf(`${PVCS}/c-vanish`, 'Lost');
+    expect((await eventFor('c-vanish', 'ClaimLost')).message).toBe('Bound claim has lost its PersistentVolume. Data on the volume is lost!');
+  });
+
+  it("binds a StatefulSet's claims from volumeClaimTemplates to the volumes made for them beforehand", async () => {
+    for (const i of [0, 1]) {
+      await send('POST', PVS, pv(`web-${i}`, '1Gi', { storageClassName: 'sts', claimRef: { namespace: 'default', name: `www-web-${i}` } }));
+    }
+    // another free volume of the class that fits: the claims must still take the ones reserved for them
+    await send('POST', PVS, pv('web-spare', '1Gi', { storageClassName: 'sts' }));
+    await send('POST', '/apis/apps/v1/namespaces/default/statefulsets', {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'web' },
+      spec: {
+        replicas: 2, serviceName: 'web', selector: { matchLabels: { app: 'web' } }, podManagementPolicy: 'Parallel',
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } },
+        volumeClaimTemplates: [{ metadata: { name: 'www' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'sts', resources: { requests: { storage: '1Gi' } } } }],
+      },
+    });
+    for (const i of [0, 1]) {
+      const c = await phaseOf(`${PVCS}/www-web-${i}`, 'Bound');
+      expect(c.spec.volumeName).toBe(`web-${i}`);
+      expect((await phaseOf(`${PVS}/web-${i}`, 'Bound')).spec.claimRef).toMatchObject({ name: `www-web-${i}`, uid: c.metadata.uid });
+    }
+    expect(phase(await get(`${PVS}/web-spare`))).toBe('Available');
+  });
 });
