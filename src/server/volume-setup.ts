@@ -11,6 +11,7 @@ import type { EventRecorder } from '../controllers/event-recorder.js';
 import type { Controller } from '../controllers/leader-gate.js';
 import type { InformerSource } from '../controllers/runtime/index.js';
 import { PERSISTENTVOLUME_BINDER_CONTROLLER, PersistentVolumeController } from '../controllers/volume/pv-controller.js';
+import { PVC_PROTECTION_CONTROLLER, PV_PROTECTION_CONTROLLER, PvProtectionController, PvcProtectionController } from '../controllers/volume/protection.js';
 import { controllerEnabled } from './controllers-flag.js';
 
 interface Lookup {
@@ -34,5 +35,11 @@ export function startVolumes(d: Lookup, common: Common, of: (def: ResourceDefini
   const classes = d.registry.lookup(`storage.${d.apiDomain ?? 'k8s.io'}`, 'v1', 'storageclasses');
   if (controllerEnabled(d.controllers, PERSISTENTVOLUME_BINDER_CONTROLLER, true)) {
     add('persistentvolume-binder controller', new PersistentVolumeController({ ...common, volumes: of(pvs), claims: of(pvcs), ...(classes ? { classes: of(classes) } : {}) }));
+  }
+  if (controllerEnabled(d.controllers, PVC_PROTECTION_CONTROLLER, true)) {
+    add('pvc-protection controller', new PvcProtectionController({ store: common.store, clock: common.clock, log: common.log, claims: of(pvcs), pods: common.pods }));
+  }
+  if (controllerEnabled(d.controllers, PV_PROTECTION_CONTROLLER, true)) {
+    add('pv-protection controller', new PvProtectionController({ store: common.store, clock: common.clock, log: common.log, volumes: of(pvs) }));
   }
 }

@@ -146,7 +146,14 @@ describe('persistent volume binding', () => {
     await eventFor('c-again', 'ProvisioningFailed');
     expect(phase(await get(`${PVCS}/c-again`))).toBe('Pending');
 
+    // a Bound volume is protected: its deletion waits (kubernetes.io/pv-protection)
     expect((await ts.request('DELETE', `${PVS}/pv-vanish`)).status).toBeLessThan(300);
+    const held = await get(`${PVS}/pv-vanish`);
+    expect(held?.metadata.deletionTimestamp).toBeDefined();
+    expect(held?.metadata).toMatchObject({ finalizers: ['kubernetes.io/pv-protection'] });
+    expect(phase(await get(`${PVCS}/c-vanish`))).toBe('Bound');
+    // with the finalizer taken off by hand the volume goes, and its claim is Lost
+    await send('PATCH', `${PVS}/pv-vanish`, { metadata: { finalizers: null } });
     await phaseOf(`${PVCS}/c-vanish`, 'Lost');
     expect((await eventFor('c-vanish', 'ClaimLost')).message).toBe('Bound claim has lost its PersistentVolume. Data on the volume is lost!');
   });
@@ -171,5 +178,28 @@ describe('persistent volume binding', () => {
       expect((await phaseOf(`${PVS}/web-${i}`, 'Bound')).spec.claimRef).toMatchObject({ name: `www-web-${i}`, uid: c.metadata.uid });
     }
     expect(phase(await get(`${PVS}/web-spare`))).toBe('Available');
+  });
+
+  it('keeps a claim a scheduled pod uses Terminating until the pod is gone (kubernetes.io/pvc-protection), then releases its volume', async () => {
+    await send('POST', PVS, pv('pv-used', '1Gi', { storageClassName: 'used' }));
+    await send('POST', PVCS, pvc('used', '1Gi', { storageClassName: 'used' }));
+    const claim = await phaseOf(`${PVCS}/used`, 'Bound');
+    await eventually(async () => (await get(`${PVCS}/used`))?.metadata.finalizers?.includes('kubernetes.io/pvc-protection'), 'pvc finalizer');
+    expect(claim.spec.volumeName).toBe('pv-used');
+    await send('POST', `${NS}/pods`, {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'user' },
+      spec: { nodeName: 'node-x', containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'used' } }] },
+    });
+    expect((await ts.request('DELETE', `${PVCS}/used`)).status).toBeLessThan(300);
+    // the controller has looked at the Terminating claim (and let it be) once its events settle; the pod still holds it
+    const terminating = await eventually(async () => {
+      const c = await get(`${PVCS}/used`);
+      return c?.metadata.deletionTimestamp ? c : undefined;
+    }, 'claim Terminating');
+    expect(terminating.metadata.finalizers).toEqual(['kubernetes.io/pvc-protection']);
+    expect(phase(await get(`${PVS}/pv-used`))).toBe('Bound');
+    expect((await ts.request('DELETE', `${NS}/pods/user`, { body: { gracePeriodSeconds: 0 } })).status).toBeLessThan(300);
+    await eventually(async () => (await ts.request('GET', `${PVCS}/used`)).status === 404, 'claim gone with its pod', 20_000);
+    await phaseOf(`${PVS}/pv-used`, 'Released');
   });
 });
