@@ -28,6 +28,7 @@ function pvc(name: string, size: string, extra: Record<string, unknown> = {}): R
 }
 
 const phase = (o: WObj | undefined): unknown => o?.status?.phase;
+const finalizers = (o: WObj | undefined): string[] | undefined => (o?.metadata as { finalizers?: string[] } | undefined)?.finalizers;
 
 async function phaseOf(path: string, want: string): Promise<WObj> {
   return eventually(async () => {
@@ -184,7 +185,7 @@ describe('persistent volume binding', () => {
     await send('POST', PVS, pv('pv-used', '1Gi', { storageClassName: 'used' }));
     await send('POST', PVCS, pvc('used', '1Gi', { storageClassName: 'used' }));
     const claim = await phaseOf(`${PVCS}/used`, 'Bound');
-    await eventually(async () => (await get(`${PVCS}/used`))?.metadata.finalizers?.includes('kubernetes.io/pvc-protection'), 'pvc finalizer');
+    await eventually(async () => finalizers(await get(`${PVCS}/used`))?.includes('kubernetes.io/pvc-protection'), 'pvc finalizer');
     expect(claim.spec.volumeName).toBe('pv-used');
     await send('POST', `${NS}/pods`, {
       apiVersion: 'v1', kind: 'Pod', metadata: { name: 'user' },
@@ -196,7 +197,7 @@ describe('persistent volume binding', () => {
       const c = await get(`${PVCS}/used`);
       return c?.metadata.deletionTimestamp ? c : undefined;
     }, 'claim Terminating');
-    expect(terminating.metadata.finalizers).toEqual(['kubernetes.io/pvc-protection']);
+    expect(finalizers(terminating)).toEqual(['kubernetes.io/pvc-protection']);
     expect(phase(await get(`${PVS}/pv-used`))).toBe('Bound');
     expect((await ts.request('DELETE', `${NS}/pods/user`, { body: { gracePeriodSeconds: 0 } })).status).toBeLessThan(300);
     await eventually(async () => (await ts.request('GET', `${PVCS}/used`)).status === 404, 'claim gone with its pod', 20_000);
