@@ -6,27 +6,11 @@
 
 import type { GenericStore } from '../registry/generic-store.js';
 import type { ResourceDefinition } from '../registry/types.js';
-import type { Clock } from '../core/clock.js';
-import type { EventRecorder } from '../controllers/event-recorder.js';
 import type { Controller } from '../controllers/leader-gate.js';
-import type { InformerSource } from '../controllers/runtime/index.js';
 import { PERSISTENTVOLUME_BINDER_CONTROLLER, PersistentVolumeController } from '../controllers/volume/pv-controller.js';
 import { PVC_PROTECTION_CONTROLLER, PV_PROTECTION_CONTROLLER, PvProtectionController, PvcProtectionController } from '../controllers/volume/protection.js';
 import { controllerEnabled } from './controllers-flag.js';
-
-interface Lookup {
-  registry: { lookup(group: string, version: string, resource: string): ResourceDefinition | undefined };
-  controllers?: readonly string[];
-  apiDomain?: string;
-}
-
-interface Common {
-  store: InformerSource;
-  pods: () => GenericStore;
-  clock?: Clock;
-  events?: EventRecorder;
-  log?: (msg: string) => void;
-}
+import type { Common, Lookup } from './sets-setup.js';
 
 export function startVolumes(d: Lookup, common: Common, of: (def: ResourceDefinition) => () => GenericStore, add: (name: string, c: Controller) => void): void {
   const pvs = d.registry.lookup('', 'v1', 'persistentvolumes');

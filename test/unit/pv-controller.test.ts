@@ -7,7 +7,7 @@
 // (retroactive assignment), and the protection finalizers hold a used claim
 // and a Bound volume.
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { PersistentVolumeController } from '../../src/controllers/volume/pv-controller.js';
 import { PvProtectionController, PvcProtectionController } from '../../src/controllers/volume/protection.js';
@@ -28,12 +28,6 @@ interface Env {
   settled(): Promise<void>;
 }
 
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const f of cleanup.reverse()) await f();
-  cleanup = [];
-});
-
 async function env(): Promise<Env> {
   const clock = new ManualClock(T0);
   const { store, gs, close } = await openLocalRegistry('orch.io', 'orch-pv-', clock);
@@ -45,7 +39,7 @@ async function env(): Promise<Env> {
     new PvcProtectionController({ store, clock, claims: () => pvcs, pods: () => gs('pods') }),
     new PvProtectionController({ store, clock, volumes: () => pvs }),
   ];
-  cleanup.push(async () => {
+  onTestFinished(async () => {
     for (const c of ctrl) c.stop();
     await close();
   });
