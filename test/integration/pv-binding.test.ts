@@ -4,8 +4,10 @@
 // bounds a failure), kube's events read back, and a StatefulSet whose claims
 // bind to volumes made for them beforehand.
 
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
+import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { type WObj, workloadApi } from '../helpers/workload-api.js';
 
@@ -199,6 +201,12 @@ describe('persistent volume binding', () => {
     }, 'claim Terminating');
     expect(finalizers(terminating)).toEqual(['kubernetes.io/pvc-protection']);
     expect(phase(await get(`${PVS}/pv-used`))).toBe('Bound');
+    // kubectl shows it as kube does
+    const kc = join(ts.dataDir, 'admin.kubeconfig');
+    const shown = await runKubectl(kc, ['get', 'pvc', 'used', '--no-headers']);
+    expect(shown.stdout.trim().split(/\s+/).slice(0, 3)).toEqual(['used', 'Terminating', 'pv-used']);
+    const pvShown = await runKubectl(kc, ['get', 'pv', 'pv-used', '--no-headers']);
+    expect(pvShown.stdout.trim().split(/\s+/).slice(0, 6)).toEqual(['pv-used', '1Gi', 'RWO', 'Retain', 'Bound', 'default/used']);
     expect((await ts.request('DELETE', `${NS}/pods/user`, { body: { gracePeriodSeconds: 0 } })).status).toBeLessThan(300);
     await eventually(async () => (await ts.request('GET', `${PVCS}/used`)).status === 404, 'claim gone with its pod', 20_000);
     await phaseOf(`${PVS}/pv-used`, 'Released');
