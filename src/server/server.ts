@@ -352,7 +352,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // PodDisruptionBudget status for pods/eviction (docs/controllers.md)
   const disruption = startDisruption({ store, registry, storeFor, events, log, controllers: opts.authn?.controllers, clock });
   // the scheduler and the Deployment, ReplicaSet and ReplicationController controllers (docs/controllers.md)
-  const workloads = startWorkloads({ store, registry, storeFor, events, log, controllers: opts.authn?.controllers, clock, random });
+  const workloads = startWorkloads({ store, registry, storeFor, events, log, controllers: opts.authn?.controllers, clock, random, apiDomain: opts.apiDomain });
   // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;
   // a leader serves once its defaults are in place, so the first anonymous /version is not refused
   const rbacControllers = startRbacControllers(store, registry, storeFor, opts.apiDomain, log);

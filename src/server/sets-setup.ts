@@ -12,12 +12,15 @@ import { controllerEnabled } from './controllers-flag.js';
 import { DAEMONSET_CONTROLLER, DaemonSetController } from '../controllers/sets/daemonset.js';
 import { STATEFULSET_CONTROLLER, StatefulSetController } from '../controllers/sets/statefulset.js';
 
-interface Lookup {
+/** what the workload wiring's parts read from the composition root (sets here, volumes in volume-setup.ts) */
+export interface Lookup {
   registry: { lookup(group: string, version: string, resource: string): ResourceDefinition | undefined };
   controllers?: readonly string[];
+  apiDomain?: string;
 }
 
-interface Common {
+/** the options every workload controller shares */
+export interface Common {
   store: InformerSource;
   pods: () => GenericStore;
   clock?: Clock;

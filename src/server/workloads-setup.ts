@@ -5,7 +5,7 @@
 // in-process scheduler (on by default; `-scheduler` leaves pods to an
 // external one, docs/controllers.md), and the batch controllers
 // (src/controllers/batch/: `job`, `cronjob`, `ttl-after-finished`, on by
-// default as in kube).
+// default as in kube), and the persistent volume controllers (volume-setup.ts).
 
 import type { GenericStore } from '../registry/generic-store.js';
 import type { ResourceDefinition } from '../registry/types.js';
@@ -18,6 +18,7 @@ import { CRONJOB_CONTROLLER, CronJobController } from '../controllers/batch/cron
 import { TTL_AFTER_FINISHED_CONTROLLER, TtlAfterFinishedController } from '../controllers/batch/ttl-after-finished.js';
 import type { Random } from '../core/random.js';
 import { startSets } from './sets-setup.js';
+import { startVolumes } from './volume-setup.js';
 import { controllerEnabled } from './controllers-flag.js';
 import type { LeaderControllerDeps } from './disruption-setup.js';
 
@@ -26,7 +27,7 @@ export interface WorkloadGate {
   gate: LeaderGate;
 }
 
-export function startWorkloads(d: LeaderControllerDeps & { random?: Random }): WorkloadGate[] {
+export function startWorkloads(d: LeaderControllerDeps & { random?: Random; apiDomain?: string }): WorkloadGate[] {
   const pods = d.registry.lookup('', 'v1', 'pods');
   if (!pods) return [];
   const of = (def: ResourceDefinition) => (): GenericStore => d.storeFor(def);
@@ -52,6 +53,7 @@ export function startWorkloads(d: LeaderControllerDeps & { random?: Random }): W
     add('deployment controller', new DeploymentController({ ...common, deployments: of(deployments), replicaSets: of(rs) }));
   }
   startSets(d, common, of, add);
+  startVolumes(d, common, of, add);
   const jobs = d.registry.lookup('batch', 'v1', 'jobs');
   if (jobs && controllerEnabled(d.controllers, JOB_CONTROLLER, true)) {
     add('job controller', new JobController({ ...common, jobs: of(jobs) }));

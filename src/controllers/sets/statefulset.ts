@@ -12,9 +12,10 @@
 // prune old revisions. A ready pod turns available after minReadySeconds of
 // the injected clock: the set is looked at again then.
 //
-// Storage: orch has no volume binding and no provisioner, and neither the
-// scheduler nor the node agent looks at claims: a claim stays Pending and
-// the pod runs without its volume (docs/controllers.md).
+// Storage: the persistent volume controller (../volume/) binds the claims to
+// volumes made beforehand; there is no provisioner, and neither the
+// scheduler nor the node agent looks at claims: the pod runs without its
+// volume, bound or not (docs/controllers.md).
 
 import { StatusError } from '../../core/errors.js';
 import { type Clock, systemClock } from '../../core/clock.js';

@@ -83,6 +83,9 @@ export function podTemplateDefinition(n: SchemaNames): ResourceDefinition {
   };
 }
 
+/** kube's printers show a claim or volume being deleted as Terminating, whatever its phase */
+const storagePhase = (o: ApiObject): string => (o.metadata?.deletionTimestamp ? 'Terminating' : (getString(o, 'status', 'phase') ?? ''));
+
 const accessModes = (o: ApiObject, ...path: string[]): string => getArray(o, ...path)
   .map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' } as Record<string, string>)[String(m)] ?? String(m)).join(',');
 
@@ -116,7 +119,7 @@ export function persistentVolumeClaimDefinition(n: SchemaNames): ResourceDefinit
         return errs;
       },
       columns: [
-        column('Status', 'string', (o) => getString(o, 'status', 'phase') ?? ''),
+        column('Status', 'string', storagePhase),
         column('Volume', 'string', (o) => getString(o, 'spec', 'volumeName') ?? ''),
         column('Capacity', 'string', (o) => String(get(o, 'status', 'capacity', 'storage') ?? '')),
         column('Access Modes', 'string', (o) => accessModes(o, 'status', 'accessModes')),
@@ -160,14 +163,17 @@ export function persistentVolumeDefinition(n: SchemaNames): ResourceDefinition {
         spec.persistentVolumeReclaimPolicy ??= 'Retain';
         spec.volumeMode ??= 'Filesystem';
       },
+      // kube 1.31+ (PersistentVolumeLastPhaseTransitionTime GA): a new volume is Pending since its creation;
+      // strategies have no clock, so the creation timestamp dates it. The controller dates later phases.
       prepareForCreate: (o) => {
-        o.status = { phase: 'Pending' };
+        const at = o.metadata?.creationTimestamp;
+        o.status = { phase: 'Pending', ...(at ? { lastPhaseTransitionTime: at } : {}) };
       },
       columns: [
         column('Capacity', 'string', (o) => String(get(o, 'spec', 'capacity', 'storage') ?? '')),
         column('Access Modes', 'string', (o) => accessModes(o, 'spec', 'accessModes')),
         column('Reclaim Policy', 'string', (o) => getString(o, 'spec', 'persistentVolumeReclaimPolicy') ?? ''),
-        column('Status', 'string', (o) => getString(o, 'status', 'phase') ?? ''),
+        column('Status', 'string', storagePhase),
         column('Claim', 'string', (o) => (getString(o, 'spec', 'claimRef', 'name') ? `${getString(o, 'spec', 'claimRef', 'namespace') ?? ''}/${getString(o, 'spec', 'claimRef', 'name')}` : '')),
         column('StorageClass', 'string', (o) => getString(o, 'spec', 'storageClassName') ?? ''),
         column('VolumeAttributesClass', 'string', (o) => getString(o, 'spec', 'volumeAttributesClassName') ?? '<unset>'),
