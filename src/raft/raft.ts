@@ -6,10 +6,9 @@
 // The design follows etcd's raft library (progress states, pre-vote,
 // check-quorum, fast backtracking, apply-time membership changes).
 
-import { RaftLog } from './log.js';
-import { Progress } from './progress.js';
+import type { Progress } from './progress.js';
 import { committedIndex, hasQuorum, voteResult, type VoteResult } from './quorum.js';
-import { ReadOnly } from './read-only.js';
+import { RaftState } from './state.js';
 import {
   NONE,
   ProposalDroppedError,
@@ -18,7 +17,6 @@ import {
   type ConfChange,
   type ConfState,
   type Entry,
-  type HardState,
   type HeartbeatMessage,
   type HeartbeatResponseMessage,
   type InstallSnapshotMessage,
@@ -27,76 +25,16 @@ import {
   type PersistentState,
   type RaftConfig,
   type ReadIndexMessage,
-  type ReadState,
-  type Role,
   type Snapshot,
-  type SoftState,
   type VoteMessage,
   decodeConfChange,
 } from './types.js';
 
 type CampaignKind = 'preElection' | 'election' | 'transfer';
 
-const DEFAULT_MAX_SIZE_PER_MSG = 1024 * 1024;
-const DEFAULT_MAX_INFLIGHT = 256;
-
-export class Raft {
-  readonly id: NodeId;
-  term = 0;
-  vote: NodeId = NONE;
-  lead: NodeId = NONE;
-  role: Role = 'follower';
-  readonly log: RaftLog;
-
-  /** current configuration (as of the last applied conf change) */
-  voters = new Set<NodeId>();
-  /** replication progress of every voter (maintained on the leader) */
-  prs = new Map<NodeId, Progress>();
-  private votes = new Map<NodeId, boolean>();
-
-  /** outgoing messages, drained by RawNode.ready() */
-  msgs: Message[] = [];
-  /** ReadIndex results for requests made on this node, drained by ready() */
-  readStates: ReadState[] = [];
-
-  electionElapsed = 0;
-  private heartbeatElapsed = 0;
-  private randomizedElectionTimeout = 0;
-
-  leadTransferee: NodeId = NONE;
-  /** the leader may not propose a conf change until it has applied this index (one at a time) */
-  private pendingConfIndex = 0;
-  private readonly readOnly = new ReadOnly();
-  /** ReadIndex requests that arrived before the leader committed an entry of its term */
-  private pendingReadIndexMessages: ReadIndexMessage[] = [];
-  /** configurations by the index at which they took effect (for snapshots at older indexes) */
-  private confHistory: { index: number; confState: ConfState }[] = [];
-
-  private readonly electionTick: number;
-  private readonly heartbeatTick: number;
-  private readonly preVote: boolean;
-  private readonly checkQuorum: boolean;
-  private readonly maxSizePerMsg: number;
-  private readonly maxInflight: number;
-  private readonly snapshotTimeoutTick: number;
-  private readonly random: () => number;
-
+export class Raft extends RaftState {
   constructor(cfg: RaftConfig, state: PersistentState) {
-    if (cfg.id === NONE) throw new Error('raft: node id must not be empty');
-    if (cfg.heartbeatTick <= 0 || cfg.electionTick <= cfg.heartbeatTick) {
-      throw new Error('raft: need 0 < heartbeatTick < electionTick');
-    }
-    this.id = cfg.id;
-    this.electionTick = cfg.electionTick;
-    this.heartbeatTick = cfg.heartbeatTick;
-    this.preVote = cfg.preVote ?? false;
-    this.checkQuorum = cfg.checkQuorum ?? false;
-    this.maxSizePerMsg = cfg.maxSizePerMsg ?? DEFAULT_MAX_SIZE_PER_MSG;
-    this.maxInflight = cfg.maxInflightMsgs ?? DEFAULT_MAX_INFLIGHT;
-    this.snapshotTimeoutTick = cfg.snapshotTimeoutTick ?? 5 * cfg.electionTick;
-    this.random = cfg.random;
-
-    this.log = new RaftLog(state.snapshot, state.entries, state.hardState.commit, cfg.applied);
+    super(cfg, state);
     const base = state.snapshot?.metadata.confState ?? { voters: [] };
     this.setConf(base.voters, state.snapshot?.metadata.index ?? 0);
     // Conf changes the host reports as already applied take effect now;
@@ -109,24 +47,7 @@ export class Raft {
     this.vote = state.hardState.vote;
   }
 
-  // ---------------------------------------------------------------- state
-
-  hardState(): HardState {
-    return { term: this.term, vote: this.vote, commit: this.log.committed };
-  }
-
-  softState(): SoftState {
-    return { leader: this.lead, role: this.role };
-  }
-
-  /** a node campaigns only if it is a voter of its current configuration */
-  promotable(): boolean {
-    return this.voters.has(this.id);
-  }
-
-  private send(m: Message): void {
-    this.msgs.push(m);
-  }
+  // ---------------------------------------------------------------- role transitions
 
   private resetRandomizedElectionTimeout(): void {
     // thesis §3.4: randomized in [electionTick, 2*electionTick)
@@ -149,16 +70,6 @@ export class Raft {
     this.pendingConfIndex = 0;
     this.readOnly.reset();
     this.pendingReadIndexMessages = [];
-  }
-
-  private newProgress(id: NodeId): Progress {
-    const pr = new Progress(this.log.lastIndex() + 1, this.maxInflight);
-    if (id === this.id) {
-      // the leader's own copy counts towards commitment once durable (persisted())
-      pr.match = this.log.unstableFrom - 1;
-      pr.recentActive = true;
-    }
-    return pr;
   }
 
   becomeFollower(term: number, lead: NodeId): void {
