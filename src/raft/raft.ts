@@ -8,6 +8,7 @@
 
 import type { Progress } from './progress.js';
 import { committedIndex, hasQuorum, voteResult, type VoteResult } from './quorum.js';
+import { appendEntries, bcastAppend, bcastHeartbeat, sendAppend, sendTimeoutNow } from './replication.js';
 import { RaftState } from './state.js';
 import {
   NONE,
@@ -102,7 +103,7 @@ export class Raft extends RaftState {
     this.prs.get(this.id)?.becomeReplicate();
     // thesis §6.4 / Raft §5.4.2: an empty entry of the new term lets the
     // leader learn and advance the commit index.
-    this.appendEntries([{ term: 0, index: 0, type: 'normal', data: new Uint8Array(0) }]);
+    appendEntries(this, [{ term: 0, index: 0, type: 'normal', data: new Uint8Array(0) }]);
     // No conf change until everything up to and including that entry is
     // applied: conf changes in the uncommitted tail may still be pending, and
     // a leader must commit an entry of its own term before it changes the
@@ -151,7 +152,7 @@ export class Raft extends RaftState {
     if (this.role !== 'leader') return;
     if (this.heartbeatElapsed >= this.heartbeatTick) {
       this.heartbeatElapsed = 0;
-      this.bcastHeartbeat(undefined);
+      bcastHeartbeat(this, undefined);
     }
   }
 
@@ -334,7 +335,7 @@ export class Raft extends RaftState {
           if (this.role === 'preCandidate') this.campaign('election');
           else {
             this.becomeLeader();
-            this.bcastAppend();
+            bcastAppend(this);
           }
         } else if (res === 'lost') {
           this.becomeFollower(this.term, NONE);
@@ -454,14 +455,6 @@ export class Raft extends RaftState {
 
   // ---------------------------------------------------------------- leader side
 
-  /** Assign term and index to new entries and append them to the leader's log. */
-  private appendEntries(ents: Entry[]): void {
-    let li = this.log.lastIndex();
-    const stamped = ents.map((e) => ({ term: this.term, index: ++li, type: e.type, data: e.data }));
-    this.log.append(stamped);
-    // not counted in the leader's own match until persisted (persisted())
-  }
-
   /**
    * The host persisted the log up to `log.unstableFrom - 1` (RawNode.advance).
    * The commit index is computed over durable copies only (thesis §10.2.1):
@@ -472,7 +465,7 @@ export class Raft extends RaftState {
    */
   persisted(): void {
     if (this.role !== 'leader') return;
-    if (this.prs.get(this.id)?.maybeUpdate(this.log.unstableFrom - 1) && this.maybeCommit()) this.bcastAppend(true);
+    if (this.prs.get(this.id)?.maybeUpdate(this.log.unstableFrom - 1) && this.maybeCommit()) bcastAppend(this, true);
   }
 
   private leaderPropose(entries: Entry[]): void {
@@ -485,9 +478,9 @@ export class Raft extends RaftState {
         throw new ProposalDroppedError('a configuration change is already pending');
       }
     }
-    this.appendEntries(entries);
+    appendEntries(this, entries);
     if (cc.length > 0) this.pendingConfIndex = this.log.lastIndex();
-    this.bcastAppend();
+    bcastAppend(this);
   }
 
   private maybeCommit(): boolean {
@@ -497,68 +490,6 @@ export class Raft extends RaftState {
     return true;
   }
 
-  /**
-   * Send the entries a follower is missing, or a snapshot when they were
-   * compacted away. Returns whether a message was sent.
-   */
-  private sendAppend(to: NodeId, sendIfEmpty = true, commitNotice = false): boolean {
-    const pr = this.prs.get(to);
-    if (!pr || to === this.id || pr.isPaused()) return false;
-    const prevIndex = pr.next - 1;
-    const prevTerm = this.log.term(prevIndex);
-    const ents = prevTerm === undefined ? undefined : this.log.slice(pr.next, Infinity, this.maxSizePerMsg);
-    if (prevTerm === undefined || ents === undefined) {
-      // the follower needs entries that are only in the snapshot (Raft §7)
-      if (!pr.recentActive) return false;
-      const snap = this.log.snapshot;
-      if (!snap) throw new Error('raft: entries compacted but no snapshot kept');
-      this.send({ type: 'installSnapshot', from: this.id, to, term: this.term, snapshot: snap });
-      pr.becomeSnapshot(snap.metadata.index);
-      return true;
-    }
-    if (ents.length === 0 && !sendIfEmpty) return false;
-    const m: AppendMessage = { type: 'append', from: this.id, to, term: this.term, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed };
-    // a pure commit notice to a follower that acknowledged everything sent to it: its
-    // acknowledgement would only repeat its match (one message and frame less per
-    // write each way at one write in flight; docs/raft.md "Commit notices"). Sent because
-    // an entry committed, it needs no answer from a follower in replicate state with
-    // entries still in flight either: the acknowledgement of those appends carries the same
-    // match. If that one is lost, the heartbeat path's append (not a commit notice) is
-    // answered, as before.
-    if (ents.length === 0 && pr.state === 'replicate' && (prevIndex === pr.match || commitNotice)) m.noAck = true;
-    this.send(m);
-    if (pr.state === 'replicate') {
-      const last = ents[ents.length - 1]?.index;
-      if (last !== undefined) {
-        // pipelining: assume success and move on
-        pr.next = last + 1;
-        pr.inflights.add(last);
-      }
-    } else if (pr.state === 'probe') {
-      pr.probeSent = true;
-    }
-    return true;
-  }
-
-  /** `commitNotice`: sent because the commit index moved (sendAppend's noAck rule) */
-  private bcastAppend(commitNotice = false): void {
-    for (const id of this.sortedPeers()) this.sendAppend(id, true, commitNotice);
-  }
-
-  private bcastHeartbeat(context: string | undefined): void {
-    for (const id of this.sortedPeers()) {
-      const pr = this.prs.get(id)!;
-      // never tell a follower to commit beyond what it is known to have
-      const m: HeartbeatMessage = { type: 'heartbeat', from: this.id, to: id, term: this.term, commit: Math.min(pr.match, this.log.committed) };
-      if (context !== undefined) m.context = context;
-      this.send(m);
-    }
-  }
-
-  private sortedPeers(): NodeId[] {
-    return [...this.prs.keys()].filter((id) => id !== this.id).sort();
-  }
-
   private handleAppendResponse(m: AppendResponseMessage, pr: Progress): void {
     pr.recentActive = true;
     if (m.reject) {
@@ -566,7 +497,7 @@ export class Raft extends RaftState {
       const nextProbe = m.logTerm > 0 ? this.log.findConflictByTerm(m.rejectHint, m.logTerm) : m.rejectHint;
       if (pr.maybeDecrTo(m.index, nextProbe)) {
         if (pr.state === 'replicate') pr.becomeProbe();
-        this.sendAppend(m.from);
+        sendAppend(this, m.from);
       }
       return;
     }
@@ -578,13 +509,13 @@ export class Raft extends RaftState {
       pr.becomeReplicate();
     } else if (pr.state === 'replicate') pr.inflights.freeLE(m.index);
 
-    if (this.maybeCommit()) this.bcastAppend(true);
-    else if (wasPaused) this.sendAppend(m.from);
+    if (this.maybeCommit()) bcastAppend(this, true);
+    else if (wasPaused) sendAppend(this, m.from);
     // keep the pipeline full
-    while (this.sendAppend(m.from, false)) {
+    while (sendAppend(this, m.from, false)) {
       /* send more batches */
     }
-    if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(m.from);
+    if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) sendTimeoutNow(this, m.from);
   }
 
   private handleHeartbeatResponse(m: HeartbeatResponseMessage, pr: Progress): void {
@@ -592,15 +523,11 @@ export class Raft extends RaftState {
     pr.probeSent = false;
     // a heartbeat round trip means the follower is reachable: let one more append through
     if (pr.state === 'replicate' && pr.inflights.full()) pr.inflights.freeFirstOne();
-    if (pr.match < this.log.lastIndex()) this.sendAppend(m.from);
+    if (pr.match < this.log.lastIndex()) sendAppend(this, m.from);
     if (m.context === undefined) return;
     const acks = this.readOnly.recvAck(m.from, m.context);
     if (!acks || !hasQuorum(this.voters, (id) => acks.has(id))) return;
     for (const rs of this.readOnly.advance(m.context)) this.respondReadIndex(rs.from, rs.index, rs.context);
-  }
-
-  private sendTimeoutNow(to: NodeId): void {
-    this.send({ type: 'timeoutNow', from: this.id, to, term: this.term });
   }
 
   private leaderTransfer(to: NodeId): void {
@@ -613,8 +540,8 @@ export class Raft extends RaftState {
     this.electionElapsed = 0;
     this.leadTransferee = to;
     const pr = this.prs.get(to)!;
-    if (pr.match === this.log.lastIndex()) this.sendTimeoutNow(to);
-    else this.sendAppend(to);
+    if (pr.match === this.log.lastIndex()) sendTimeoutNow(this, to);
+    else sendAppend(this, to);
   }
 
   // ---------------------------------------------------------------- ReadIndex (thesis §6.4)
@@ -636,7 +563,7 @@ export class Raft extends RaftState {
     }
     if (!this.readOnly.add(this.log.committed, m.context, m.from)) return;
     this.readOnly.recvAck(this.id, m.context);
-    this.bcastHeartbeat(m.context);
+    bcastHeartbeat(this, m.context);
   }
 
   private releasePendingReadIndex(): void {
@@ -704,14 +631,14 @@ export class Raft extends RaftState {
     if (cc.type === 'removeNode' && cc.nodeId === this.id) {
       // A removed leader steps down; first tell the others the commit index
       // so they apply the change too.
-      this.bcastAppend();
+      bcastAppend(this);
       this.becomeFollower(this.term, NONE);
       return;
     }
     if (cc.type === 'removeNode' && this.leadTransferee === cc.nodeId) this.leadTransferee = NONE;
     // the quorum may have shrunk
-    if (this.maybeCommit()) this.bcastAppend();
-    else if (cc.type === 'addNode') this.sendAppend(cc.nodeId);
+    if (this.maybeCommit()) bcastAppend(this);
+    else if (cc.type === 'addNode') sendAppend(this, cc.nodeId);
   }
 
   /** the configuration in force at log index `index` (for snapshots) */
