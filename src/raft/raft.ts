@@ -8,6 +8,7 @@
 
 import type { Progress } from './progress.js';
 import { committedIndex, hasQuorum, voteResult, type VoteResult } from './quorum.js';
+import { leaderReadIndex, releasePendingReadIndex, respondReadIndex } from './read-index.js';
 import { appendEntries, bcastAppend, bcastHeartbeat, sendAppend, sendTimeoutNow } from './replication.js';
 import { RaftState } from './state.js';
 import {
@@ -25,7 +26,6 @@ import {
   type NodeId,
   type PersistentState,
   type RaftConfig,
-  type ReadIndexMessage,
   type Snapshot,
   type VoteMessage,
   decodeConfChange,
@@ -287,7 +287,7 @@ export class Raft extends RaftState {
         this.leaderPropose(m.entries);
         return;
       case 'readIndex':
-        this.leaderReadIndex(m);
+        leaderReadIndex(this, m);
         return;
       case 'transferLeader':
         this.leaderTransfer(m.transferee);
@@ -486,7 +486,7 @@ export class Raft extends RaftState {
   private maybeCommit(): boolean {
     const idx = committedIndex(this.voters, (id) => this.prs.get(id)?.match ?? 0);
     if (!this.log.maybeCommit(idx, this.term)) return false;
-    this.releasePendingReadIndex();
+    releasePendingReadIndex(this);
     return true;
   }
 
@@ -527,7 +527,7 @@ export class Raft extends RaftState {
     if (m.context === undefined) return;
     const acks = this.readOnly.recvAck(m.from, m.context);
     if (!acks || !hasQuorum(this.voters, (id) => acks.has(id))) return;
-    for (const rs of this.readOnly.advance(m.context)) this.respondReadIndex(rs.from, rs.index, rs.context);
+    for (const rs of this.readOnly.advance(m.context)) respondReadIndex(this, rs.from, rs.index, rs.context);
   }
 
   private leaderTransfer(to: NodeId): void {
@@ -542,40 +542,6 @@ export class Raft extends RaftState {
     const pr = this.prs.get(to)!;
     if (pr.match === this.log.lastIndex()) sendTimeoutNow(this, to);
     else sendAppend(this, to);
-  }
-
-  // ---------------------------------------------------------------- ReadIndex (thesis §6.4)
-
-  private committedEntryInCurrentTerm(): boolean {
-    return this.log.term(this.log.committed) === this.term;
-  }
-
-  private leaderReadIndex(m: ReadIndexMessage): void {
-    if (this.voters.size === 1 && this.voters.has(this.id)) {
-      this.respondReadIndex(m.from, this.log.committed, m.context);
-      return;
-    }
-    // Until the leader commits an entry of its term, its commit index may be
-    // behind what earlier leaders committed.
-    if (!this.committedEntryInCurrentTerm()) {
-      this.pendingReadIndexMessages.push(m);
-      return;
-    }
-    if (!this.readOnly.add(this.log.committed, m.context, m.from)) return;
-    this.readOnly.recvAck(this.id, m.context);
-    bcastHeartbeat(this, m.context);
-  }
-
-  private releasePendingReadIndex(): void {
-    if (this.pendingReadIndexMessages.length === 0 || !this.committedEntryInCurrentTerm()) return;
-    const pending = this.pendingReadIndexMessages;
-    this.pendingReadIndexMessages = [];
-    for (const m of pending) this.leaderReadIndex(m);
-  }
-
-  private respondReadIndex(to: NodeId, index: number, context: string): void {
-    if (to === this.id) this.readStates.push({ index, context });
-    else this.send({ type: 'readIndexResponse', from: this.id, to, term: this.term, index, context });
   }
 
   // ---------------------------------------------------------------- host reports
