@@ -6,8 +6,9 @@
 // The design follows etcd's raft library (progress states, pre-vote,
 // check-quorum, fast backtracking, apply-time membership changes).
 
+import { becomeFollower, handleVoteRequest, handleVoteResponse, hup, tickElection, type CampaignKind } from './election.js';
 import type { Progress } from './progress.js';
-import { committedIndex, hasQuorum, voteResult, type VoteResult } from './quorum.js';
+import { committedIndex, hasQuorum } from './quorum.js';
 import { leaderReadIndex, releasePendingReadIndex, respondReadIndex } from './read-index.js';
 import { appendEntries, bcastAppend, bcastHeartbeat, sendAppend, sendTimeoutNow } from './replication.js';
 import { RaftState } from './state.js';
@@ -27,11 +28,8 @@ import {
   type PersistentState,
   type RaftConfig,
   type Snapshot,
-  type VoteMessage,
   decodeConfChange,
 } from './types.js';
-
-type CampaignKind = 'preElection' | 'election' | 'transfer';
 
 export class Raft extends RaftState {
   constructor(cfg: RaftConfig, state: PersistentState) {
@@ -44,87 +42,21 @@ export class Raft extends RaftState {
       const e = this.log.entry(i);
       if (e && e.type === 'confChange') this.applyConfChange(decodeConfChange(e.data), i);
     }
-    this.becomeFollower(state.hardState.term, NONE);
+    becomeFollower(this, state.hardState.term, NONE);
     this.vote = state.hardState.vote;
   }
 
   // ---------------------------------------------------------------- role transitions
 
-  private resetRandomizedElectionTimeout(): void {
-    // thesis §3.4: randomized in [electionTick, 2*electionTick)
-    this.randomizedElectionTimeout = this.electionTick + Math.floor(this.random() * this.electionTick);
-  }
-
-  private reset(term: number): void {
-    if (this.term !== term) {
-      this.term = term;
-      this.vote = NONE;
-    }
-    this.lead = NONE;
-    this.electionElapsed = 0;
-    this.heartbeatElapsed = 0;
-    this.resetRandomizedElectionTimeout();
-    this.leadTransferee = NONE;
-    this.votes.clear();
-    this.prs = new Map();
-    for (const id of this.voters) this.prs.set(id, this.newProgress(id));
-    this.pendingConfIndex = 0;
-    this.readOnly.reset();
-    this.pendingReadIndexMessages = [];
-  }
-
   becomeFollower(term: number, lead: NodeId): void {
-    this.reset(term);
-    this.lead = lead;
-    this.role = 'follower';
-  }
-
-  private becomePreCandidate(): void {
-    if (this.role === 'leader') throw new Error('raft: leader cannot become pre-candidate');
-    // thesis §9.6: the pre-vote phase changes neither term nor vote
-    this.votes.clear();
-    this.lead = NONE;
-    this.role = 'preCandidate';
-    this.resetRandomizedElectionTimeout();
-  }
-
-  private becomeCandidate(): void {
-    if (this.role === 'leader') throw new Error('raft: leader cannot become candidate');
-    this.reset(this.term + 1);
-    this.vote = this.id;
-    this.role = 'candidate';
-  }
-
-  private becomeLeader(): void {
-    if (this.role === 'follower') throw new Error('raft: follower cannot become leader');
-    this.reset(this.term);
-    this.lead = this.id;
-    this.role = 'leader';
-    this.prs.get(this.id)?.becomeReplicate();
-    // thesis §6.4 / Raft §5.4.2: an empty entry of the new term lets the
-    // leader learn and advance the commit index.
-    appendEntries(this, [{ term: 0, index: 0, type: 'normal', data: new Uint8Array(0) }]);
-    // No conf change until everything up to and including that entry is
-    // applied: conf changes in the uncommitted tail may still be pending, and
-    // a leader must commit an entry of its own term before it changes the
-    // membership (the fix to single-server changes from the raft-dev list,
-    // 2015; etcd only waits for the tail before the empty entry).
-    this.pendingConfIndex = this.log.lastIndex();
+    becomeFollower(this, term, lead);
   }
 
   // ---------------------------------------------------------------- ticks
 
   tick(): void {
     if (this.role === 'leader') this.tickHeartbeat();
-    else this.tickElection();
-  }
-
-  private tickElection(): void {
-    this.electionElapsed++;
-    if (this.promotable() && this.electionElapsed >= this.randomizedElectionTimeout) {
-      this.electionElapsed = 0;
-      this.hup(this.preVote ? 'preElection' : 'election');
-    }
+    else tickElection(this);
   }
 
   private tickHeartbeat(): void {
@@ -142,7 +74,7 @@ export class Raft extends RaftState {
         const active = hasQuorum(this.voters, (id) => this.prs.get(id)?.recentActive ?? false);
         for (const [id, pr] of this.prs) if (id !== this.id) pr.recentActive = false;
         if (!active) {
-          this.becomeFollower(this.term, NONE);
+          becomeFollower(this, this.term, NONE);
           return;
         }
       }
@@ -160,71 +92,7 @@ export class Raft extends RaftState {
 
   /** start an election (the local "hup" event) */
   hup(kind: CampaignKind): void {
-    if (this.role === 'leader') return;
-    if (!this.promotable()) return;
-    // A conf change committed but not yet applied would change who votes:
-    // wait until it is applied (etcd does the same).
-    for (let i = Math.max(this.log.applied + 1, this.log.firstIndex()); i <= this.log.committed; i++) {
-      if (this.log.entry(i)?.type === 'confChange') return;
-    }
-    this.campaign(kind);
-  }
-
-  private campaign(kind: CampaignKind): void {
-    let term: number;
-    let voteType: 'vote' | 'preVote';
-    if (kind === 'preElection') {
-      this.becomePreCandidate();
-      voteType = 'preVote';
-      term = this.term + 1;
-    } else {
-      this.becomeCandidate();
-      voteType = 'vote';
-      term = this.term;
-    }
-    if (this.poll(this.id, true) === 'won') {
-      // single-voter cluster
-      if (kind === 'preElection') this.campaign('election');
-      else this.becomeLeader();
-      return;
-    }
-    for (const id of [...this.voters].sort()) {
-      if (id === this.id) continue;
-      this.send({
-        type: voteType,
-        from: this.id,
-        to: id,
-        term,
-        index: this.log.lastIndex(),
-        logTerm: this.log.lastTerm(),
-        transfer: kind === 'transfer',
-      });
-    }
-  }
-
-  private poll(id: NodeId, granted: boolean): VoteResult {
-    if (!this.votes.has(id)) this.votes.set(id, granted);
-    return voteResult(this.voters, this.votes);
-  }
-
-  private handleVoteRequest(m: VoteMessage): void {
-    const respType = m.type === 'vote' ? 'voteResponse' : 'preVoteResponse';
-    // Raft §5.2: one vote per term; a pre-vote for a future term is not a vote.
-    const canVote =
-      this.vote === m.from ||
-      (this.vote === NONE && this.lead === NONE) ||
-      (m.type === 'preVote' && m.term > this.term);
-    if (canVote && this.log.isUpToDate(m.index, m.logTerm)) {
-      // the granting response carries the request's term so that a
-      // pre-candidate does not take it as a rejection from a newer term
-      this.send({ type: respType, from: this.id, to: m.from, term: m.term, reject: false });
-      if (m.type === 'vote') {
-        this.electionElapsed = 0;
-        this.vote = m.from;
-      }
-    } else {
-      this.send({ type: respType, from: this.id, to: m.from, term: this.term, reject: true });
-    }
+    hup(this, kind);
   }
 
   // ---------------------------------------------------------------- step
@@ -244,9 +112,9 @@ export class Raft extends RaftState {
       } else if (m.type === 'preVoteResponse' && !m.reject) {
         // a granted pre-vote carries the future term of our campaign
       } else if (m.type === 'append' || m.type === 'heartbeat' || m.type === 'installSnapshot') {
-        this.becomeFollower(m.term, m.from);
+        becomeFollower(this, m.term, m.from);
       } else {
-        this.becomeFollower(m.term, NONE);
+        becomeFollower(this, m.term, NONE);
       }
     } else if (m.term < this.term) {
       if ((this.checkQuorum || this.preVote) && (m.type === 'heartbeat' || m.type === 'append')) {
@@ -261,7 +129,7 @@ export class Raft extends RaftState {
     }
 
     if (m.type === 'vote' || m.type === 'preVote') {
-      this.handleVoteRequest(m);
+      handleVoteRequest(this, m);
       return;
     }
     switch (this.role) {
@@ -313,35 +181,21 @@ export class Raft extends RaftState {
         throw new ProposalDroppedError('no leader');
       case 'append':
         // a leader of our term exists (Raft §5.2)
-        this.becomeFollower(m.term, m.from);
+        becomeFollower(this, m.term, m.from);
         this.handleAppend(m);
         return;
       case 'heartbeat':
-        this.becomeFollower(m.term, m.from);
+        becomeFollower(this, m.term, m.from);
         this.handleHeartbeat(m);
         return;
       case 'installSnapshot':
-        this.becomeFollower(m.term, m.from);
+        becomeFollower(this, m.term, m.from);
         this.handleSnapshot(m);
         return;
       case 'voteResponse':
-      case 'preVoteResponse': {
-        const mine = this.role === 'preCandidate' ? 'preVoteResponse' : 'voteResponse';
-        if (m.type !== mine) return;
-        // a stale grant from an earlier pre-campaign must not count
-        if (m.type === 'preVoteResponse' && !m.reject && m.term !== this.term + 1) return;
-        const res = this.poll(m.from, !m.reject);
-        if (res === 'won') {
-          if (this.role === 'preCandidate') this.campaign('election');
-          else {
-            this.becomeLeader();
-            bcastAppend(this);
-          }
-        } else if (res === 'lost') {
-          this.becomeFollower(this.term, NONE);
-        }
+      case 'preVoteResponse':
+        handleVoteResponse(this, m);
         return;
-      }
       default:
         return;
     }
@@ -379,7 +233,7 @@ export class Raft extends RaftState {
         return;
       case 'timeoutNow':
         // thesis §3.10: the transfer target campaigns at once, skipping pre-vote
-        this.hup('transfer');
+        hup(this, 'transfer');
         return;
       case 'readIndex':
         if (this.lead === NONE) return;
@@ -598,7 +452,7 @@ export class Raft extends RaftState {
       // A removed leader steps down; first tell the others the commit index
       // so they apply the change too.
       bcastAppend(this);
-      this.becomeFollower(this.term, NONE);
+      becomeFollower(this, this.term, NONE);
       return;
     }
     if (cc.type === 'removeNode' && this.leadTransferee === cc.nodeId) this.leadTransferee = NONE;
