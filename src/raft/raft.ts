@@ -7,19 +7,26 @@
 // check-quorum, fast backtracking, apply-time membership changes).
 
 import { becomeFollower, handleVoteRequest, handleVoteResponse, hup, tickElection, type CampaignKind } from './election.js';
-import type { Progress } from './progress.js';
-import { committedIndex, hasQuorum } from './quorum.js';
-import { leaderReadIndex, releasePendingReadIndex, respondReadIndex } from './read-index.js';
-import { appendEntries, bcastAppend, bcastHeartbeat, sendAppend, sendTimeoutNow } from './replication.js';
+import {
+  handleAppendResponse,
+  handleHeartbeatResponse,
+  leaderPropose,
+  leaderTransfer,
+  maybeCommit,
+  persisted,
+  reportSnapshot,
+  reportUnreachable,
+  tickHeartbeat,
+} from './leader.js';
+import { leaderReadIndex } from './read-index.js';
+import { bcastAppend, sendAppend } from './replication.js';
 import { RaftState } from './state.js';
 import {
   NONE,
   ProposalDroppedError,
   type AppendMessage,
-  type AppendResponseMessage,
   type ConfChange,
   type ConfState,
-  type Entry,
   type HeartbeatMessage,
   type HeartbeatResponseMessage,
   type InstallSnapshotMessage,
@@ -55,37 +62,8 @@ export class Raft extends RaftState {
   // ---------------------------------------------------------------- ticks
 
   tick(): void {
-    if (this.role === 'leader') this.tickHeartbeat();
+    if (this.role === 'leader') tickHeartbeat(this);
     else tickElection(this);
-  }
-
-  private tickHeartbeat(): void {
-    this.heartbeatElapsed++;
-    this.electionElapsed++;
-    for (const pr of this.prs.values()) {
-      // a snapshot neither acknowledged nor reported is presumed lost
-      if (pr.state === 'snapshot' && ++pr.snapshotElapsed >= this.snapshotTimeoutTick) pr.becomeProbe();
-    }
-    if (this.electionElapsed >= this.electionTick) {
-      this.electionElapsed = 0;
-      if (this.checkQuorum) {
-        // thesis §6.2: a leader that has not heard from a quorum within an
-        // election timeout steps down.
-        const active = hasQuorum(this.voters, (id) => this.prs.get(id)?.recentActive ?? false);
-        for (const [id, pr] of this.prs) if (id !== this.id) pr.recentActive = false;
-        if (!active) {
-          becomeFollower(this, this.term, NONE);
-          return;
-        }
-      }
-      // a transfer that did not finish within an election timeout is abandoned
-      if (this.leadTransferee !== NONE) this.leadTransferee = NONE;
-    }
-    if (this.role !== 'leader') return;
-    if (this.heartbeatElapsed >= this.heartbeatTick) {
-      this.heartbeatElapsed = 0;
-      bcastHeartbeat(this, undefined);
-    }
   }
 
   // ---------------------------------------------------------------- elections
@@ -152,22 +130,22 @@ export class Raft extends RaftState {
         // only in the term it was proposed in: an entry holding it then has that term
         // (docs/raft.md "Re-proposing lost proposals")
         if (m.proposalTerm !== undefined && m.proposalTerm !== this.term) throw new ProposalDroppedError(`proposed in term ${m.proposalTerm}, leader of term ${this.term}`);
-        this.leaderPropose(m.entries);
+        leaderPropose(this, m.entries);
         return;
       case 'readIndex':
         leaderReadIndex(this, m);
         return;
       case 'transferLeader':
-        this.leaderTransfer(m.transferee);
+        leaderTransfer(this, m.transferee);
         return;
       case 'appendResponse': {
         const pr = this.prs.get(m.from);
-        if (pr) this.handleAppendResponse(m, pr);
+        if (pr) handleAppendResponse(this, m, pr);
         return;
       }
       case 'heartbeatResponse': {
         const pr = this.prs.get(m.from);
-        if (pr) this.handleHeartbeatResponse(m, pr);
+        if (pr) handleHeartbeatResponse(this, m, pr);
         return;
       }
       default:
@@ -318,105 +296,19 @@ export class Raft extends RaftState {
    * a quorum of durable copies").
    */
   persisted(): void {
-    if (this.role !== 'leader') return;
-    if (this.prs.get(this.id)?.maybeUpdate(this.log.unstableFrom - 1) && this.maybeCommit()) bcastAppend(this, true);
-  }
-
-  private leaderPropose(entries: Entry[]): void {
-    if (!this.prs.has(this.id)) throw new ProposalDroppedError('leader is not a member');
-    if (this.leadTransferee !== NONE) throw new ProposalDroppedError('leadership transfer in progress');
-    const cc = entries.filter((e) => e.type === 'confChange');
-    if (cc.length > 0) {
-      // thesis §4.1: one membership change at a time
-      if (cc.length > 1 || this.pendingConfIndex > this.log.applied) {
-        throw new ProposalDroppedError('a configuration change is already pending');
-      }
-    }
-    appendEntries(this, entries);
-    if (cc.length > 0) this.pendingConfIndex = this.log.lastIndex();
-    bcastAppend(this);
-  }
-
-  private maybeCommit(): boolean {
-    const idx = committedIndex(this.voters, (id) => this.prs.get(id)?.match ?? 0);
-    if (!this.log.maybeCommit(idx, this.term)) return false;
-    releasePendingReadIndex(this);
-    return true;
-  }
-
-  private handleAppendResponse(m: AppendResponseMessage, pr: Progress): void {
-    pr.recentActive = true;
-    if (m.reject) {
-      // fast backtracking: skip every entry of a term the follower cannot match
-      const nextProbe = m.logTerm > 0 ? this.log.findConflictByTerm(m.rejectHint, m.logTerm) : m.rejectHint;
-      if (pr.maybeDecrTo(m.index, nextProbe)) {
-        if (pr.state === 'replicate') pr.becomeProbe();
-        sendAppend(this, m.from);
-      }
-      return;
-    }
-    const wasPaused = pr.isPaused();
-    if (!pr.maybeUpdate(m.index)) return;
-    if (pr.state === 'probe') pr.becomeReplicate();
-    else if (pr.state === 'snapshot' && pr.match >= pr.pendingSnapshot) {
-      pr.becomeProbe();
-      pr.becomeReplicate();
-    } else if (pr.state === 'replicate') pr.inflights.freeLE(m.index);
-
-    if (this.maybeCommit()) bcastAppend(this, true);
-    else if (wasPaused) sendAppend(this, m.from);
-    // keep the pipeline full
-    while (sendAppend(this, m.from, false)) {
-      /* send more batches */
-    }
-    if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) sendTimeoutNow(this, m.from);
-  }
-
-  private handleHeartbeatResponse(m: HeartbeatResponseMessage, pr: Progress): void {
-    pr.recentActive = true;
-    pr.probeSent = false;
-    // a heartbeat round trip means the follower is reachable: let one more append through
-    if (pr.state === 'replicate' && pr.inflights.full()) pr.inflights.freeFirstOne();
-    if (pr.match < this.log.lastIndex()) sendAppend(this, m.from);
-    if (m.context === undefined) return;
-    const acks = this.readOnly.recvAck(m.from, m.context);
-    if (!acks || !hasQuorum(this.voters, (id) => acks.has(id))) return;
-    for (const rs of this.readOnly.advance(m.context)) respondReadIndex(this, rs.from, rs.index, rs.context);
-  }
-
-  private leaderTransfer(to: NodeId): void {
-    if (!this.voters.has(to) || to === this.id) return;
-    if (this.leadTransferee !== NONE) {
-      if (this.leadTransferee === to) return;
-      this.leadTransferee = NONE;
-    }
-    // the transfer must finish within an election timeout (thesis §3.10)
-    this.electionElapsed = 0;
-    this.leadTransferee = to;
-    const pr = this.prs.get(to)!;
-    if (pr.match === this.log.lastIndex()) sendTimeoutNow(this, to);
-    else sendAppend(this, to);
+    persisted(this);
   }
 
   // ---------------------------------------------------------------- host reports
 
   /** the transport finished (ok) or failed to deliver a snapshot to `to` */
   reportSnapshot(to: NodeId, ok: boolean): void {
-    if (this.role !== 'leader') return;
-    const pr = this.prs.get(to);
-    if (!pr || pr.state !== 'snapshot') return;
-    // On success wait for the follower's response; either way leave the
-    // snapshot state so that the next heartbeat response resumes probing.
-    if (!ok) pr.pendingSnapshot = 0;
-    pr.becomeProbe();
-    pr.probeSent = true;
+    reportSnapshot(this, to, ok);
   }
 
   /** the transport could not reach `to`: stop pipelining to it */
   reportUnreachable(to: NodeId): void {
-    if (this.role !== 'leader') return;
-    const pr = this.prs.get(to);
-    if (pr && pr.state === 'replicate') pr.becomeProbe();
+    reportUnreachable(this, to);
   }
 
   // ---------------------------------------------------------------- membership (thesis §4.1)
@@ -457,7 +349,7 @@ export class Raft extends RaftState {
     }
     if (cc.type === 'removeNode' && this.leadTransferee === cc.nodeId) this.leadTransferee = NONE;
     // the quorum may have shrunk
-    if (this.maybeCommit()) bcastAppend(this);
+    if (maybeCommit(this)) bcastAppend(this);
     else if (cc.type === 'addNode') sendAppend(this, cc.nodeId);
   }
 
