@@ -12,14 +12,13 @@ import {
   handleHeartbeatResponse,
   leaderPropose,
   leaderTransfer,
-  maybeCommit,
   persisted,
   reportSnapshot,
   reportUnreachable,
   tickHeartbeat,
 } from './leader.js';
+import { applyConfChange, confStateAt, pruneConfHistory, setConf } from './membership.js';
 import { leaderReadIndex } from './read-index.js';
-import { bcastAppend, sendAppend } from './replication.js';
 import { RaftState } from './state.js';
 import {
   NONE,
@@ -42,12 +41,12 @@ export class Raft extends RaftState {
   constructor(cfg: RaftConfig, state: PersistentState) {
     super(cfg, state);
     const base = state.snapshot?.metadata.confState ?? { voters: [] };
-    this.setConf(base.voters, state.snapshot?.metadata.index ?? 0);
+    setConf(this, base.voters, state.snapshot?.metadata.index ?? 0);
     // Conf changes the host reports as already applied take effect now;
     // later ones when the host applies them again (advance).
     for (let i = this.log.firstIndex(); i <= this.log.applied; i++) {
       const e = this.log.entry(i);
-      if (e && e.type === 'confChange') this.applyConfChange(decodeConfChange(e.data), i);
+      if (e && e.type === 'confChange') applyConfChange(this, decodeConfChange(e.data), i);
     }
     becomeFollower(this, state.hardState.term, NONE);
     this.vote = state.hardState.vote;
@@ -281,7 +280,7 @@ export class Raft extends RaftState {
     }
     this.log.restore(s);
     this.confHistory = [];
-    this.setConf(s.metadata.confState.voters, index);
+    setConf(this, s.metadata.confState.voters, index);
     return true;
   }
 
@@ -313,57 +312,18 @@ export class Raft extends RaftState {
 
   // ---------------------------------------------------------------- membership (thesis §4.1)
 
-  private setConf(voters: Iterable<NodeId>, index: number): void {
-    this.voters = new Set(voters);
-    const confState: ConfState = { voters: [...this.voters].sort() };
-    this.confHistory.push({ index, confState });
-    // keep the progress map in step with the configuration
-    for (const id of [...this.prs.keys()]) if (!this.voters.has(id)) this.prs.delete(id);
-    for (const id of this.voters) {
-      if (!this.prs.has(id)) {
-        const pr = this.newProgress(id);
-        // a new member gets an election timeout before check-quorum counts it
-        pr.recentActive = true;
-        this.prs.set(id, pr);
-      }
-    }
-  }
-
   /** Called when the host has applied the conf-change entry at `index`. */
   applyConfChange(cc: ConfChange, index: number): void {
-    const voters = new Set(this.voters);
-    if (cc.type === 'addNode') voters.add(cc.nodeId);
-    else {
-      // removing the last voter would leave a cluster that can never elect
-      if (voters.size === 1 && voters.has(cc.nodeId)) return;
-      voters.delete(cc.nodeId);
-    }
-    this.setConf(voters, index);
-    if (this.role !== 'leader') return;
-    if (cc.type === 'removeNode' && cc.nodeId === this.id) {
-      // A removed leader steps down; first tell the others the commit index
-      // so they apply the change too.
-      bcastAppend(this);
-      becomeFollower(this, this.term, NONE);
-      return;
-    }
-    if (cc.type === 'removeNode' && this.leadTransferee === cc.nodeId) this.leadTransferee = NONE;
-    // the quorum may have shrunk
-    if (maybeCommit(this)) bcastAppend(this);
-    else if (cc.type === 'addNode') sendAppend(this, cc.nodeId);
+    applyConfChange(this, cc, index);
   }
 
   /** the configuration in force at log index `index` (for snapshots) */
   confStateAt(index: number): ConfState {
-    let cs: ConfState = { voters: [] };
-    for (const h of this.confHistory) if (h.index <= index) cs = h.confState;
-    return cs;
+    return confStateAt(this, index);
   }
 
   /** forget configurations older than the one in force at `index` */
   pruneConfHistory(index: number): void {
-    let keepFrom = 0;
-    for (const [i, c] of this.confHistory.entries()) if (c.index <= index) keepFrom = i;
-    this.confHistory = this.confHistory.slice(keepFrom);
+    pruneConfHistory(this, index);
   }
 }
