@@ -5,8 +5,19 @@
 // messages in `msgs`; RawNode (raw-node.ts) packages the results as Ready.
 // The design follows etcd's raft library (progress states, pre-vote,
 // check-quorum, fast backtracking, apply-time membership changes).
+//
+// This file is the node's entry points (what RawNode calls) and the routing
+// of messages: the term rules every message passes, then the role's handler.
+// The rules themselves are functions over the node's state (state.ts):
+//   election.ts    role transitions, campaigns, votes
+//   replication.ts what the leader sends (appends, snapshots, heartbeats)
+//   leader.ts      what the leader does with answers and requests; commit
+//   read-index.ts  the leader's side of ReadIndex
+//   follower.ts    a follower's answers to appends, heartbeats, snapshots
+//   membership.ts  conf changes and the configuration history
 
 import { becomeFollower, handleVoteRequest, handleVoteResponse, hup, tickElection, type CampaignKind } from './election.js';
+import { handleAppend, handleHeartbeat, handleSnapshot } from './follower.js';
 import {
   handleAppendResponse,
   handleHeartbeatResponse,
@@ -23,17 +34,12 @@ import { RaftState } from './state.js';
 import {
   NONE,
   ProposalDroppedError,
-  type AppendMessage,
   type ConfChange,
   type ConfState,
-  type HeartbeatMessage,
-  type HeartbeatResponseMessage,
-  type InstallSnapshotMessage,
   type Message,
   type NodeId,
   type PersistentState,
   type RaftConfig,
-  type Snapshot,
   decodeConfChange,
 } from './types.js';
 
@@ -52,24 +58,20 @@ export class Raft extends RaftState {
     this.vote = state.hardState.vote;
   }
 
-  // ---------------------------------------------------------------- role transitions
-
-  becomeFollower(term: number, lead: NodeId): void {
-    becomeFollower(this, term, lead);
-  }
-
-  // ---------------------------------------------------------------- ticks
+  // ---------------------------------------------------------------- ticks and elections
 
   tick(): void {
     if (this.role === 'leader') tickHeartbeat(this);
     else tickElection(this);
   }
 
-  // ---------------------------------------------------------------- elections
-
   /** start an election (the local "hup" event) */
   hup(kind: CampaignKind): void {
     hup(this, kind);
+  }
+
+  becomeFollower(term: number, lead: NodeId): void {
+    becomeFollower(this, term, lead);
   }
 
   // ---------------------------------------------------------------- step
@@ -159,15 +161,15 @@ export class Raft extends RaftState {
       case 'append':
         // a leader of our term exists (Raft §5.2)
         becomeFollower(this, m.term, m.from);
-        this.handleAppend(m);
+        handleAppend(this, m);
         return;
       case 'heartbeat':
         becomeFollower(this, m.term, m.from);
-        this.handleHeartbeat(m);
+        handleHeartbeat(this, m);
         return;
       case 'installSnapshot':
         becomeFollower(this, m.term, m.from);
-        this.handleSnapshot(m);
+        handleSnapshot(this, m);
         return;
       case 'voteResponse':
       case 'preVoteResponse':
@@ -192,17 +194,17 @@ export class Raft extends RaftState {
       case 'append':
         this.electionElapsed = 0;
         this.lead = m.from;
-        this.handleAppend(m);
+        handleAppend(this, m);
         return;
       case 'heartbeat':
         this.electionElapsed = 0;
         this.lead = m.from;
-        this.handleHeartbeat(m);
+        handleHeartbeat(this, m);
         return;
       case 'installSnapshot':
         this.electionElapsed = 0;
         this.lead = m.from;
-        this.handleSnapshot(m);
+        handleSnapshot(this, m);
         return;
       case 'transferLeader':
         if (this.lead === NONE) return;
@@ -224,81 +226,12 @@ export class Raft extends RaftState {
     }
   }
 
-  // ---------------------------------------------------------------- follower side
+  // ---------------------------------------------------------------- host reports
 
-  private handleAppend(m: AppendMessage): void {
-    if (m.index < this.log.committed) {
-      // already have (and committed) everything up to our commit index
-      this.sendAppendResponse(m.from, this.log.committed);
-      return;
-    }
-    const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
-    if (lastNew !== undefined) {
-      // an accepted commit notice the leader marked as needing no answer (AppendMessage.noAck)
-      if (m.noAck === true && m.entries.length === 0) return;
-      this.sendAppendResponse(m.from, lastNew);
-      return;
-    }
-    // Consistency check failed (Raft §5.3): hint where our log could match.
-    const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
-    this.send({
-      type: 'appendResponse',
-      from: this.id,
-      to: m.from,
-      term: this.term,
-      index: m.index,
-      reject: true,
-      rejectHint: hint,
-      logTerm: this.log.term(hint) ?? 0,
-    });
-  }
-
-  private sendAppendResponse(to: NodeId, index: number): void {
-    this.send({ type: 'appendResponse', from: this.id, to, term: this.term, index, reject: false, rejectHint: 0, logTerm: 0 });
-  }
-
-  private handleHeartbeat(m: HeartbeatMessage): void {
-    this.log.commitTo(m.commit);
-    const resp: HeartbeatResponseMessage = { type: 'heartbeatResponse', from: this.id, to: m.from, term: this.term };
-    if (m.context !== undefined) resp.context = m.context;
-    this.send(resp);
-  }
-
-  private handleSnapshot(m: InstallSnapshotMessage): void {
-    if (this.restore(m.snapshot)) this.sendAppendResponse(m.from, this.log.lastIndex());
-    else this.sendAppendResponse(m.from, this.log.committed);
-  }
-
-  /** Raft §7: install a leader's snapshot unless our log already covers it. */
-  private restore(s: Snapshot): boolean {
-    const { index, term } = s.metadata;
-    if (index <= this.log.committed) return false;
-    if (this.log.matchTerm(index, term)) {
-      // our log has the snapshot's last entry: it is committed, keep the rest
-      this.log.commitTo(index);
-      return false;
-    }
-    this.log.restore(s);
-    this.confHistory = [];
-    setConf(this, s.metadata.confState.voters, index);
-    return true;
-  }
-
-  // ---------------------------------------------------------------- leader side
-
-  /**
-   * The host persisted the log up to `log.unstableFrom - 1` (RawNode.advance).
-   * The commit index is computed over durable copies only (thesis §10.2.1):
-   * the leader's own copy counts from here, not from when it was appended,
-   * so an entry the followers made durable on a quorum commits, and may be
-   * applied, before the leader's own fsync ends (docs/raft.md "Committing on
-   * a quorum of durable copies").
-   */
+  /** the host persisted the log up to `log.unstableFrom - 1` (RawNode.advance; the commit rule is leader.ts persisted) */
   persisted(): void {
     persisted(this);
   }
-
-  // ---------------------------------------------------------------- host reports
 
   /** the transport finished (ok) or failed to deliver a snapshot to `to` */
   reportSnapshot(to: NodeId, ok: boolean): void {
