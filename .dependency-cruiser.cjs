@@ -72,7 +72,7 @@ module.exports = {
       name: 'raft-core-is-pure',
       comment: 'the Raft core does no I/O (test/unit/raft-core-purity.test.ts checks clocks and randomness)',
       severity: 'error',
-      from: { path: '^src/raft/(raft|raw-node|progress|quorum|read-only|log|types)\\.ts$' },
+      from: { path: '^src/raft/(raft|state|election|replication|leader|read-index|follower|membership|raw-node|progress|quorum|read-only|log|types)\\.ts$' },
       to: { dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
     {

@@ -6,7 +6,7 @@ import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 /** The pure Raft core (docs/raft.md "Shape"): no clock, no ambient randomness, no I/O. */
-export const RAFT_CORE = ['src/raft/{raft,raw-node,progress,quorum,read-only,log,types}.ts'];
+export const RAFT_CORE = ['src/raft/{raft,state,election,replication,leader,read-index,follower,membership,raw-node,progress,quorum,read-only,log,types}.ts'];
 
 const PURE = 'the Raft core is pure (docs/raft.md "Shape"): time arrives as tick() calls, randomness through an injected source, I/O in the driver';
 

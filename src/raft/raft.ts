@@ -5,314 +5,73 @@
 // messages in `msgs`; RawNode (raw-node.ts) packages the results as Ready.
 // The design follows etcd's raft library (progress states, pre-vote,
 // check-quorum, fast backtracking, apply-time membership changes).
+//
+// This file is the node's entry points (what RawNode calls) and the routing
+// of messages: the term rules every message passes, then the role's handler.
+// The rules themselves are functions over the node's state (state.ts):
+//   election.ts    role transitions, campaigns, votes
+//   replication.ts what the leader sends (appends, snapshots, heartbeats)
+//   leader.ts      what the leader does with answers and requests; commit
+//   read-index.ts  the leader's side of ReadIndex
+//   follower.ts    a follower's answers to appends, heartbeats, snapshots
+//   membership.ts  conf changes and the configuration history
 
-import { RaftLog } from './log.js';
-import { Progress } from './progress.js';
-import { committedIndex, hasQuorum, voteResult, type VoteResult } from './quorum.js';
-import { ReadOnly } from './read-only.js';
+import { becomeFollower, handleVoteRequest, handleVoteResponse, hup, tickElection, type CampaignKind } from './election.js';
+import { handleAppend, handleHeartbeat, handleSnapshot } from './follower.js';
+import {
+  handleAppendResponse,
+  handleHeartbeatResponse,
+  leaderPropose,
+  leaderTransfer,
+  persisted,
+  reportSnapshot,
+  reportUnreachable,
+  tickHeartbeat,
+} from './leader.js';
+import { applyConfChange, confStateAt, pruneConfHistory, setConf } from './membership.js';
+import { leaderReadIndex } from './read-index.js';
+import { RaftState } from './state.js';
 import {
   NONE,
   ProposalDroppedError,
-  type AppendMessage,
-  type AppendResponseMessage,
   type ConfChange,
   type ConfState,
-  type Entry,
-  type HardState,
-  type HeartbeatMessage,
-  type HeartbeatResponseMessage,
-  type InstallSnapshotMessage,
   type Message,
   type NodeId,
   type PersistentState,
   type RaftConfig,
-  type ReadIndexMessage,
-  type ReadState,
-  type Role,
-  type Snapshot,
-  type SoftState,
-  type VoteMessage,
   decodeConfChange,
 } from './types.js';
 
-type CampaignKind = 'preElection' | 'election' | 'transfer';
-
-const DEFAULT_MAX_SIZE_PER_MSG = 1024 * 1024;
-const DEFAULT_MAX_INFLIGHT = 256;
-
-export class Raft {
-  readonly id: NodeId;
-  term = 0;
-  vote: NodeId = NONE;
-  lead: NodeId = NONE;
-  role: Role = 'follower';
-  readonly log: RaftLog;
-
-  /** current configuration (as of the last applied conf change) */
-  voters = new Set<NodeId>();
-  /** replication progress of every voter (maintained on the leader) */
-  prs = new Map<NodeId, Progress>();
-  private votes = new Map<NodeId, boolean>();
-
-  /** outgoing messages, drained by RawNode.ready() */
-  msgs: Message[] = [];
-  /** ReadIndex results for requests made on this node, drained by ready() */
-  readStates: ReadState[] = [];
-
-  electionElapsed = 0;
-  private heartbeatElapsed = 0;
-  private randomizedElectionTimeout = 0;
-
-  leadTransferee: NodeId = NONE;
-  /** the leader may not propose a conf change until it has applied this index (one at a time) */
-  private pendingConfIndex = 0;
-  private readonly readOnly = new ReadOnly();
-  /** ReadIndex requests that arrived before the leader committed an entry of its term */
-  private pendingReadIndexMessages: ReadIndexMessage[] = [];
-  /** configurations by the index at which they took effect (for snapshots at older indexes) */
-  private confHistory: { index: number; confState: ConfState }[] = [];
-
-  private readonly electionTick: number;
-  private readonly heartbeatTick: number;
-  private readonly preVote: boolean;
-  private readonly checkQuorum: boolean;
-  private readonly maxSizePerMsg: number;
-  private readonly maxInflight: number;
-  private readonly snapshotTimeoutTick: number;
-  private readonly random: () => number;
-
+export class Raft extends RaftState {
   constructor(cfg: RaftConfig, state: PersistentState) {
-    if (cfg.id === NONE) throw new Error('raft: node id must not be empty');
-    if (cfg.heartbeatTick <= 0 || cfg.electionTick <= cfg.heartbeatTick) {
-      throw new Error('raft: need 0 < heartbeatTick < electionTick');
-    }
-    this.id = cfg.id;
-    this.electionTick = cfg.electionTick;
-    this.heartbeatTick = cfg.heartbeatTick;
-    this.preVote = cfg.preVote ?? false;
-    this.checkQuorum = cfg.checkQuorum ?? false;
-    this.maxSizePerMsg = cfg.maxSizePerMsg ?? DEFAULT_MAX_SIZE_PER_MSG;
-    this.maxInflight = cfg.maxInflightMsgs ?? DEFAULT_MAX_INFLIGHT;
-    this.snapshotTimeoutTick = cfg.snapshotTimeoutTick ?? 5 * cfg.electionTick;
-    this.random = cfg.random;
-
-    this.log = new RaftLog(state.snapshot, state.entries, state.hardState.commit, cfg.applied);
+    super(cfg, state);
     const base = state.snapshot?.metadata.confState ?? { voters: [] };
-    this.setConf(base.voters, state.snapshot?.metadata.index ?? 0);
+    setConf(this, base.voters, state.snapshot?.metadata.index ?? 0);
     // Conf changes the host reports as already applied take effect now;
     // later ones when the host applies them again (advance).
     for (let i = this.log.firstIndex(); i <= this.log.applied; i++) {
       const e = this.log.entry(i);
-      if (e && e.type === 'confChange') this.applyConfChange(decodeConfChange(e.data), i);
+      if (e && e.type === 'confChange') applyConfChange(this, decodeConfChange(e.data), i);
     }
-    this.becomeFollower(state.hardState.term, NONE);
+    becomeFollower(this, state.hardState.term, NONE);
     this.vote = state.hardState.vote;
   }
 
-  // ---------------------------------------------------------------- state
-
-  hardState(): HardState {
-    return { term: this.term, vote: this.vote, commit: this.log.committed };
-  }
-
-  softState(): SoftState {
-    return { leader: this.lead, role: this.role };
-  }
-
-  /** a node campaigns only if it is a voter of its current configuration */
-  promotable(): boolean {
-    return this.voters.has(this.id);
-  }
-
-  private send(m: Message): void {
-    this.msgs.push(m);
-  }
-
-  private resetRandomizedElectionTimeout(): void {
-    // thesis §3.4: randomized in [electionTick, 2*electionTick)
-    this.randomizedElectionTimeout = this.electionTick + Math.floor(this.random() * this.electionTick);
-  }
-
-  private reset(term: number): void {
-    if (this.term !== term) {
-      this.term = term;
-      this.vote = NONE;
-    }
-    this.lead = NONE;
-    this.electionElapsed = 0;
-    this.heartbeatElapsed = 0;
-    this.resetRandomizedElectionTimeout();
-    this.leadTransferee = NONE;
-    this.votes.clear();
-    this.prs = new Map();
-    for (const id of this.voters) this.prs.set(id, this.newProgress(id));
-    this.pendingConfIndex = 0;
-    this.readOnly.reset();
-    this.pendingReadIndexMessages = [];
-  }
-
-  private newProgress(id: NodeId): Progress {
-    const pr = new Progress(this.log.lastIndex() + 1, this.maxInflight);
-    if (id === this.id) {
-      // the leader's own copy counts towards commitment once durable (persisted())
-      pr.match = this.log.unstableFrom - 1;
-      pr.recentActive = true;
-    }
-    return pr;
-  }
-
-  becomeFollower(term: number, lead: NodeId): void {
-    this.reset(term);
-    this.lead = lead;
-    this.role = 'follower';
-  }
-
-  private becomePreCandidate(): void {
-    if (this.role === 'leader') throw new Error('raft: leader cannot become pre-candidate');
-    // thesis §9.6: the pre-vote phase changes neither term nor vote
-    this.votes.clear();
-    this.lead = NONE;
-    this.role = 'preCandidate';
-    this.resetRandomizedElectionTimeout();
-  }
-
-  private becomeCandidate(): void {
-    if (this.role === 'leader') throw new Error('raft: leader cannot become candidate');
-    this.reset(this.term + 1);
-    this.vote = this.id;
-    this.role = 'candidate';
-  }
-
-  private becomeLeader(): void {
-    if (this.role === 'follower') throw new Error('raft: follower cannot become leader');
-    this.reset(this.term);
-    this.lead = this.id;
-    this.role = 'leader';
-    this.prs.get(this.id)?.becomeReplicate();
-    // thesis §6.4 / Raft §5.4.2: an empty entry of the new term lets the
-    // leader learn and advance the commit index.
-    this.appendEntries([{ term: 0, index: 0, type: 'normal', data: new Uint8Array(0) }]);
-    // No conf change until everything up to and including that entry is
-    // applied: conf changes in the uncommitted tail may still be pending, and
-    // a leader must commit an entry of its own term before it changes the
-    // membership (the fix to single-server changes from the raft-dev list,
-    // 2015; etcd only waits for the tail before the empty entry).
-    this.pendingConfIndex = this.log.lastIndex();
-  }
-
-  // ---------------------------------------------------------------- ticks
+  // ---------------------------------------------------------------- ticks and elections
 
   tick(): void {
-    if (this.role === 'leader') this.tickHeartbeat();
-    else this.tickElection();
+    if (this.role === 'leader') tickHeartbeat(this);
+    else tickElection(this);
   }
-
-  private tickElection(): void {
-    this.electionElapsed++;
-    if (this.promotable() && this.electionElapsed >= this.randomizedElectionTimeout) {
-      this.electionElapsed = 0;
-      this.hup(this.preVote ? 'preElection' : 'election');
-    }
-  }
-
-  private tickHeartbeat(): void {
-    this.heartbeatElapsed++;
-    this.electionElapsed++;
-    for (const pr of this.prs.values()) {
-      // a snapshot neither acknowledged nor reported is presumed lost
-      if (pr.state === 'snapshot' && ++pr.snapshotElapsed >= this.snapshotTimeoutTick) pr.becomeProbe();
-    }
-    if (this.electionElapsed >= this.electionTick) {
-      this.electionElapsed = 0;
-      if (this.checkQuorum) {
-        // thesis §6.2: a leader that has not heard from a quorum within an
-        // election timeout steps down.
-        const active = hasQuorum(this.voters, (id) => this.prs.get(id)?.recentActive ?? false);
-        for (const [id, pr] of this.prs) if (id !== this.id) pr.recentActive = false;
-        if (!active) {
-          this.becomeFollower(this.term, NONE);
-          return;
-        }
-      }
-      // a transfer that did not finish within an election timeout is abandoned
-      if (this.leadTransferee !== NONE) this.leadTransferee = NONE;
-    }
-    if (this.role !== 'leader') return;
-    if (this.heartbeatElapsed >= this.heartbeatTick) {
-      this.heartbeatElapsed = 0;
-      this.bcastHeartbeat(undefined);
-    }
-  }
-
-  // ---------------------------------------------------------------- elections
 
   /** start an election (the local "hup" event) */
   hup(kind: CampaignKind): void {
-    if (this.role === 'leader') return;
-    if (!this.promotable()) return;
-    // A conf change committed but not yet applied would change who votes:
-    // wait until it is applied (etcd does the same).
-    for (let i = Math.max(this.log.applied + 1, this.log.firstIndex()); i <= this.log.committed; i++) {
-      if (this.log.entry(i)?.type === 'confChange') return;
-    }
-    this.campaign(kind);
+    hup(this, kind);
   }
 
-  private campaign(kind: CampaignKind): void {
-    let term: number;
-    let voteType: 'vote' | 'preVote';
-    if (kind === 'preElection') {
-      this.becomePreCandidate();
-      voteType = 'preVote';
-      term = this.term + 1;
-    } else {
-      this.becomeCandidate();
-      voteType = 'vote';
-      term = this.term;
-    }
-    if (this.poll(this.id, true) === 'won') {
-      // single-voter cluster
-      if (kind === 'preElection') this.campaign('election');
-      else this.becomeLeader();
-      return;
-    }
-    for (const id of [...this.voters].sort()) {
-      if (id === this.id) continue;
-      this.send({
-        type: voteType,
-        from: this.id,
-        to: id,
-        term,
-        index: this.log.lastIndex(),
-        logTerm: this.log.lastTerm(),
-        transfer: kind === 'transfer',
-      });
-    }
-  }
-
-  private poll(id: NodeId, granted: boolean): VoteResult {
-    if (!this.votes.has(id)) this.votes.set(id, granted);
-    return voteResult(this.voters, this.votes);
-  }
-
-  private handleVoteRequest(m: VoteMessage): void {
-    const respType = m.type === 'vote' ? 'voteResponse' : 'preVoteResponse';
-    // Raft §5.2: one vote per term; a pre-vote for a future term is not a vote.
-    const canVote =
-      this.vote === m.from ||
-      (this.vote === NONE && this.lead === NONE) ||
-      (m.type === 'preVote' && m.term > this.term);
-    if (canVote && this.log.isUpToDate(m.index, m.logTerm)) {
-      // the granting response carries the request's term so that a
-      // pre-candidate does not take it as a rejection from a newer term
-      this.send({ type: respType, from: this.id, to: m.from, term: m.term, reject: false });
-      if (m.type === 'vote') {
-        this.electionElapsed = 0;
-        this.vote = m.from;
-      }
-    } else {
-      this.send({ type: respType, from: this.id, to: m.from, term: this.term, reject: true });
-    }
+  becomeFollower(term: number, lead: NodeId): void {
+    becomeFollower(this, term, lead);
   }
 
   // ---------------------------------------------------------------- step
@@ -332,9 +91,9 @@ export class Raft {
       } else if (m.type === 'preVoteResponse' && !m.reject) {
         // a granted pre-vote carries the future term of our campaign
       } else if (m.type === 'append' || m.type === 'heartbeat' || m.type === 'installSnapshot') {
-        this.becomeFollower(m.term, m.from);
+        becomeFollower(this, m.term, m.from);
       } else {
-        this.becomeFollower(m.term, NONE);
+        becomeFollower(this, m.term, NONE);
       }
     } else if (m.term < this.term) {
       if ((this.checkQuorum || this.preVote) && (m.type === 'heartbeat' || m.type === 'append')) {
@@ -349,7 +108,7 @@ export class Raft {
     }
 
     if (m.type === 'vote' || m.type === 'preVote') {
-      this.handleVoteRequest(m);
+      handleVoteRequest(this, m);
       return;
     }
     switch (this.role) {
@@ -372,22 +131,22 @@ export class Raft {
         // only in the term it was proposed in: an entry holding it then has that term
         // (docs/raft.md "Re-proposing lost proposals")
         if (m.proposalTerm !== undefined && m.proposalTerm !== this.term) throw new ProposalDroppedError(`proposed in term ${m.proposalTerm}, leader of term ${this.term}`);
-        this.leaderPropose(m.entries);
+        leaderPropose(this, m.entries);
         return;
       case 'readIndex':
-        this.leaderReadIndex(m);
+        leaderReadIndex(this, m);
         return;
       case 'transferLeader':
-        this.leaderTransfer(m.transferee);
+        leaderTransfer(this, m.transferee);
         return;
       case 'appendResponse': {
         const pr = this.prs.get(m.from);
-        if (pr) this.handleAppendResponse(m, pr);
+        if (pr) handleAppendResponse(this, m, pr);
         return;
       }
       case 'heartbeatResponse': {
         const pr = this.prs.get(m.from);
-        if (pr) this.handleHeartbeatResponse(m, pr);
+        if (pr) handleHeartbeatResponse(this, m, pr);
         return;
       }
       default:
@@ -401,35 +160,21 @@ export class Raft {
         throw new ProposalDroppedError('no leader');
       case 'append':
         // a leader of our term exists (Raft §5.2)
-        this.becomeFollower(m.term, m.from);
-        this.handleAppend(m);
+        becomeFollower(this, m.term, m.from);
+        handleAppend(this, m);
         return;
       case 'heartbeat':
-        this.becomeFollower(m.term, m.from);
-        this.handleHeartbeat(m);
+        becomeFollower(this, m.term, m.from);
+        handleHeartbeat(this, m);
         return;
       case 'installSnapshot':
-        this.becomeFollower(m.term, m.from);
-        this.handleSnapshot(m);
+        becomeFollower(this, m.term, m.from);
+        handleSnapshot(this, m);
         return;
       case 'voteResponse':
-      case 'preVoteResponse': {
-        const mine = this.role === 'preCandidate' ? 'preVoteResponse' : 'voteResponse';
-        if (m.type !== mine) return;
-        // a stale grant from an earlier pre-campaign must not count
-        if (m.type === 'preVoteResponse' && !m.reject && m.term !== this.term + 1) return;
-        const res = this.poll(m.from, !m.reject);
-        if (res === 'won') {
-          if (this.role === 'preCandidate') this.campaign('election');
-          else {
-            this.becomeLeader();
-            this.bcastAppend();
-          }
-        } else if (res === 'lost') {
-          this.becomeFollower(this.term, NONE);
-        }
+      case 'preVoteResponse':
+        handleVoteResponse(this, m);
         return;
-      }
       default:
         return;
     }
@@ -449,17 +194,17 @@ export class Raft {
       case 'append':
         this.electionElapsed = 0;
         this.lead = m.from;
-        this.handleAppend(m);
+        handleAppend(this, m);
         return;
       case 'heartbeat':
         this.electionElapsed = 0;
         this.lead = m.from;
-        this.handleHeartbeat(m);
+        handleHeartbeat(this, m);
         return;
       case 'installSnapshot':
         this.electionElapsed = 0;
         this.lead = m.from;
-        this.handleSnapshot(m);
+        handleSnapshot(this, m);
         return;
       case 'transferLeader':
         if (this.lead === NONE) return;
@@ -467,7 +212,7 @@ export class Raft {
         return;
       case 'timeoutNow':
         // thesis §3.10: the transfer target campaigns at once, skipping pre-vote
-        this.hup('transfer');
+        hup(this, 'transfer');
         return;
       case 'readIndex':
         if (this.lead === NONE) return;
@@ -481,339 +226,37 @@ export class Raft {
     }
   }
 
-  // ---------------------------------------------------------------- follower side
-
-  private handleAppend(m: AppendMessage): void {
-    if (m.index < this.log.committed) {
-      // already have (and committed) everything up to our commit index
-      this.sendAppendResponse(m.from, this.log.committed);
-      return;
-    }
-    const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
-    if (lastNew !== undefined) {
-      // an accepted commit notice the leader marked as needing no answer (AppendMessage.noAck)
-      if (m.noAck === true && m.entries.length === 0) return;
-      this.sendAppendResponse(m.from, lastNew);
-      return;
-    }
-    // Consistency check failed (Raft §5.3): hint where our log could match.
-    const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
-    this.send({
-      type: 'appendResponse',
-      from: this.id,
-      to: m.from,
-      term: this.term,
-      index: m.index,
-      reject: true,
-      rejectHint: hint,
-      logTerm: this.log.term(hint) ?? 0,
-    });
-  }
-
-  private sendAppendResponse(to: NodeId, index: number): void {
-    this.send({ type: 'appendResponse', from: this.id, to, term: this.term, index, reject: false, rejectHint: 0, logTerm: 0 });
-  }
-
-  private handleHeartbeat(m: HeartbeatMessage): void {
-    this.log.commitTo(m.commit);
-    const resp: HeartbeatResponseMessage = { type: 'heartbeatResponse', from: this.id, to: m.from, term: this.term };
-    if (m.context !== undefined) resp.context = m.context;
-    this.send(resp);
-  }
-
-  private handleSnapshot(m: InstallSnapshotMessage): void {
-    if (this.restore(m.snapshot)) this.sendAppendResponse(m.from, this.log.lastIndex());
-    else this.sendAppendResponse(m.from, this.log.committed);
-  }
-
-  /** Raft §7: install a leader's snapshot unless our log already covers it. */
-  private restore(s: Snapshot): boolean {
-    const { index, term } = s.metadata;
-    if (index <= this.log.committed) return false;
-    if (this.log.matchTerm(index, term)) {
-      // our log has the snapshot's last entry: it is committed, keep the rest
-      this.log.commitTo(index);
-      return false;
-    }
-    this.log.restore(s);
-    this.confHistory = [];
-    this.setConf(s.metadata.confState.voters, index);
-    return true;
-  }
-
-  // ---------------------------------------------------------------- leader side
-
-  /** Assign term and index to new entries and append them to the leader's log. */
-  private appendEntries(ents: Entry[]): void {
-    let li = this.log.lastIndex();
-    const stamped = ents.map((e) => ({ term: this.term, index: ++li, type: e.type, data: e.data }));
-    this.log.append(stamped);
-    // not counted in the leader's own match until persisted (persisted())
-  }
-
-  /**
-   * The host persisted the log up to `log.unstableFrom - 1` (RawNode.advance).
-   * The commit index is computed over durable copies only (thesis §10.2.1):
-   * the leader's own copy counts from here, not from when it was appended,
-   * so an entry the followers made durable on a quorum commits, and may be
-   * applied, before the leader's own fsync ends (docs/raft.md "Committing on
-   * a quorum of durable copies").
-   */
-  persisted(): void {
-    if (this.role !== 'leader') return;
-    if (this.prs.get(this.id)?.maybeUpdate(this.log.unstableFrom - 1) && this.maybeCommit()) this.bcastAppend(true);
-  }
-
-  private leaderPropose(entries: Entry[]): void {
-    if (!this.prs.has(this.id)) throw new ProposalDroppedError('leader is not a member');
-    if (this.leadTransferee !== NONE) throw new ProposalDroppedError('leadership transfer in progress');
-    const cc = entries.filter((e) => e.type === 'confChange');
-    if (cc.length > 0) {
-      // thesis §4.1: one membership change at a time
-      if (cc.length > 1 || this.pendingConfIndex > this.log.applied) {
-        throw new ProposalDroppedError('a configuration change is already pending');
-      }
-    }
-    this.appendEntries(entries);
-    if (cc.length > 0) this.pendingConfIndex = this.log.lastIndex();
-    this.bcastAppend();
-  }
-
-  private maybeCommit(): boolean {
-    const idx = committedIndex(this.voters, (id) => this.prs.get(id)?.match ?? 0);
-    if (!this.log.maybeCommit(idx, this.term)) return false;
-    this.releasePendingReadIndex();
-    return true;
-  }
-
-  /**
-   * Send the entries a follower is missing, or a snapshot when they were
-   * compacted away. Returns whether a message was sent.
-   */
-  private sendAppend(to: NodeId, sendIfEmpty = true, commitNotice = false): boolean {
-    const pr = this.prs.get(to);
-    if (!pr || to === this.id || pr.isPaused()) return false;
-    const prevIndex = pr.next - 1;
-    const prevTerm = this.log.term(prevIndex);
-    const ents = prevTerm === undefined ? undefined : this.log.slice(pr.next, Infinity, this.maxSizePerMsg);
-    if (prevTerm === undefined || ents === undefined) {
-      // the follower needs entries that are only in the snapshot (Raft §7)
-      if (!pr.recentActive) return false;
-      const snap = this.log.snapshot;
-      if (!snap) throw new Error('raft: entries compacted but no snapshot kept');
-      this.send({ type: 'installSnapshot', from: this.id, to, term: this.term, snapshot: snap });
-      pr.becomeSnapshot(snap.metadata.index);
-      return true;
-    }
-    if (ents.length === 0 && !sendIfEmpty) return false;
-    const m: AppendMessage = { type: 'append', from: this.id, to, term: this.term, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed };
-    // a pure commit notice to a follower that acknowledged everything sent to it: its
-    // acknowledgement would only repeat its match (one message and frame less per
-    // write each way at one write in flight; docs/raft.md "Commit notices"). Sent because
-    // an entry committed, it needs no answer from a follower in replicate state with
-    // entries still in flight either: the acknowledgement of those appends carries the same
-    // match. If that one is lost, the heartbeat path's append (not a commit notice) is
-    // answered, as before.
-    if (ents.length === 0 && pr.state === 'replicate' && (prevIndex === pr.match || commitNotice)) m.noAck = true;
-    this.send(m);
-    if (pr.state === 'replicate') {
-      const last = ents[ents.length - 1]?.index;
-      if (last !== undefined) {
-        // pipelining: assume success and move on
-        pr.next = last + 1;
-        pr.inflights.add(last);
-      }
-    } else if (pr.state === 'probe') {
-      pr.probeSent = true;
-    }
-    return true;
-  }
-
-  /** `commitNotice`: sent because the commit index moved (sendAppend's noAck rule) */
-  private bcastAppend(commitNotice = false): void {
-    for (const id of this.sortedPeers()) this.sendAppend(id, true, commitNotice);
-  }
-
-  private bcastHeartbeat(context: string | undefined): void {
-    for (const id of this.sortedPeers()) {
-      const pr = this.prs.get(id)!;
-      // never tell a follower to commit beyond what it is known to have
-      const m: HeartbeatMessage = { type: 'heartbeat', from: this.id, to: id, term: this.term, commit: Math.min(pr.match, this.log.committed) };
-      if (context !== undefined) m.context = context;
-      this.send(m);
-    }
-  }
-
-  private sortedPeers(): NodeId[] {
-    return [...this.prs.keys()].filter((id) => id !== this.id).sort();
-  }
-
-  private handleAppendResponse(m: AppendResponseMessage, pr: Progress): void {
-    pr.recentActive = true;
-    if (m.reject) {
-      // fast backtracking: skip every entry of a term the follower cannot match
-      const nextProbe = m.logTerm > 0 ? this.log.findConflictByTerm(m.rejectHint, m.logTerm) : m.rejectHint;
-      if (pr.maybeDecrTo(m.index, nextProbe)) {
-        if (pr.state === 'replicate') pr.becomeProbe();
-        this.sendAppend(m.from);
-      }
-      return;
-    }
-    const wasPaused = pr.isPaused();
-    if (!pr.maybeUpdate(m.index)) return;
-    if (pr.state === 'probe') pr.becomeReplicate();
-    else if (pr.state === 'snapshot' && pr.match >= pr.pendingSnapshot) {
-      pr.becomeProbe();
-      pr.becomeReplicate();
-    } else if (pr.state === 'replicate') pr.inflights.freeLE(m.index);
-
-    if (this.maybeCommit()) this.bcastAppend(true);
-    else if (wasPaused) this.sendAppend(m.from);
-    // keep the pipeline full
-    while (this.sendAppend(m.from, false)) {
-      /* send more batches */
-    }
-    if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(m.from);
-  }
-
-  private handleHeartbeatResponse(m: HeartbeatResponseMessage, pr: Progress): void {
-    pr.recentActive = true;
-    pr.probeSent = false;
-    // a heartbeat round trip means the follower is reachable: let one more append through
-    if (pr.state === 'replicate' && pr.inflights.full()) pr.inflights.freeFirstOne();
-    if (pr.match < this.log.lastIndex()) this.sendAppend(m.from);
-    if (m.context === undefined) return;
-    const acks = this.readOnly.recvAck(m.from, m.context);
-    if (!acks || !hasQuorum(this.voters, (id) => acks.has(id))) return;
-    for (const rs of this.readOnly.advance(m.context)) this.respondReadIndex(rs.from, rs.index, rs.context);
-  }
-
-  private sendTimeoutNow(to: NodeId): void {
-    this.send({ type: 'timeoutNow', from: this.id, to, term: this.term });
-  }
-
-  private leaderTransfer(to: NodeId): void {
-    if (!this.voters.has(to) || to === this.id) return;
-    if (this.leadTransferee !== NONE) {
-      if (this.leadTransferee === to) return;
-      this.leadTransferee = NONE;
-    }
-    // the transfer must finish within an election timeout (thesis §3.10)
-    this.electionElapsed = 0;
-    this.leadTransferee = to;
-    const pr = this.prs.get(to)!;
-    if (pr.match === this.log.lastIndex()) this.sendTimeoutNow(to);
-    else this.sendAppend(to);
-  }
-
-  // ---------------------------------------------------------------- ReadIndex (thesis §6.4)
-
-  private committedEntryInCurrentTerm(): boolean {
-    return this.log.term(this.log.committed) === this.term;
-  }
-
-  private leaderReadIndex(m: ReadIndexMessage): void {
-    if (this.voters.size === 1 && this.voters.has(this.id)) {
-      this.respondReadIndex(m.from, this.log.committed, m.context);
-      return;
-    }
-    // Until the leader commits an entry of its term, its commit index may be
-    // behind what earlier leaders committed.
-    if (!this.committedEntryInCurrentTerm()) {
-      this.pendingReadIndexMessages.push(m);
-      return;
-    }
-    if (!this.readOnly.add(this.log.committed, m.context, m.from)) return;
-    this.readOnly.recvAck(this.id, m.context);
-    this.bcastHeartbeat(m.context);
-  }
-
-  private releasePendingReadIndex(): void {
-    if (this.pendingReadIndexMessages.length === 0 || !this.committedEntryInCurrentTerm()) return;
-    const pending = this.pendingReadIndexMessages;
-    this.pendingReadIndexMessages = [];
-    for (const m of pending) this.leaderReadIndex(m);
-  }
-
-  private respondReadIndex(to: NodeId, index: number, context: string): void {
-    if (to === this.id) this.readStates.push({ index, context });
-    else this.send({ type: 'readIndexResponse', from: this.id, to, term: this.term, index, context });
-  }
-
   // ---------------------------------------------------------------- host reports
+
+  /** the host persisted the log up to `log.unstableFrom - 1` (RawNode.advance; the commit rule is leader.ts persisted) */
+  persisted(): void {
+    persisted(this);
+  }
 
   /** the transport finished (ok) or failed to deliver a snapshot to `to` */
   reportSnapshot(to: NodeId, ok: boolean): void {
-    if (this.role !== 'leader') return;
-    const pr = this.prs.get(to);
-    if (!pr || pr.state !== 'snapshot') return;
-    // On success wait for the follower's response; either way leave the
-    // snapshot state so that the next heartbeat response resumes probing.
-    if (!ok) pr.pendingSnapshot = 0;
-    pr.becomeProbe();
-    pr.probeSent = true;
+    reportSnapshot(this, to, ok);
   }
 
   /** the transport could not reach `to`: stop pipelining to it */
   reportUnreachable(to: NodeId): void {
-    if (this.role !== 'leader') return;
-    const pr = this.prs.get(to);
-    if (pr && pr.state === 'replicate') pr.becomeProbe();
+    reportUnreachable(this, to);
   }
 
   // ---------------------------------------------------------------- membership (thesis §4.1)
 
-  private setConf(voters: Iterable<NodeId>, index: number): void {
-    this.voters = new Set(voters);
-    const confState: ConfState = { voters: [...this.voters].sort() };
-    this.confHistory.push({ index, confState });
-    // keep the progress map in step with the configuration
-    for (const id of [...this.prs.keys()]) if (!this.voters.has(id)) this.prs.delete(id);
-    for (const id of this.voters) {
-      if (!this.prs.has(id)) {
-        const pr = this.newProgress(id);
-        // a new member gets an election timeout before check-quorum counts it
-        pr.recentActive = true;
-        this.prs.set(id, pr);
-      }
-    }
-  }
-
   /** Called when the host has applied the conf-change entry at `index`. */
   applyConfChange(cc: ConfChange, index: number): void {
-    const voters = new Set(this.voters);
-    if (cc.type === 'addNode') voters.add(cc.nodeId);
-    else {
-      // removing the last voter would leave a cluster that can never elect
-      if (voters.size === 1 && voters.has(cc.nodeId)) return;
-      voters.delete(cc.nodeId);
-    }
-    this.setConf(voters, index);
-    if (this.role !== 'leader') return;
-    if (cc.type === 'removeNode' && cc.nodeId === this.id) {
-      // A removed leader steps down; first tell the others the commit index
-      // so they apply the change too.
-      this.bcastAppend();
-      this.becomeFollower(this.term, NONE);
-      return;
-    }
-    if (cc.type === 'removeNode' && this.leadTransferee === cc.nodeId) this.leadTransferee = NONE;
-    // the quorum may have shrunk
-    if (this.maybeCommit()) this.bcastAppend();
-    else if (cc.type === 'addNode') this.sendAppend(cc.nodeId);
+    applyConfChange(this, cc, index);
   }
 
   /** the configuration in force at log index `index` (for snapshots) */
   confStateAt(index: number): ConfState {
-    let cs: ConfState = { voters: [] };
-    for (const h of this.confHistory) if (h.index <= index) cs = h.confState;
-    return cs;
+    return confStateAt(this, index);
   }
 
   /** forget configurations older than the one in force at `index` */
   pruneConfHistory(index: number): void {
-    let keepFrom = 0;
-    for (const [i, c] of this.confHistory.entries()) if (c.index <= index) keepFrom = i;
-    this.confHistory = this.confHistory.slice(keepFrom);
+    pruneConfHistory(this, index);
   }
 }
