@@ -167,7 +167,7 @@ export class MvccState {
           value: op.value,
         };
         if (last?.rev === rev) h.entries[h.entries.length - 1] = entry;
-        else h.entries.push(entry);
+        else h.append(entry);
         results.push({ type: 'put', prevKv: cur && toKeyValue(op.key, cur), kv: toKeyValue(op.key, entry) });
       } else {
         const h = this.histories.get(op.key);
@@ -189,7 +189,7 @@ export class MvccState {
           if (before[t]) h.entries[h.entries.length - 1] = tomb;
           else h.entries.pop();
         } else {
-          h.entries.push(tomb);
+          h.append(tomb);
         }
         results.push({ type: 'delete', prevKv: toKeyValue(op.key, cur), deleted: true });
       }
@@ -440,7 +440,7 @@ export class MvccState {
       const h = new KeyHistory(key);
       for (let j = 0; j < flat.length; j += 4) {
         const value = flat[j + 3] as Uint8Array | null;
-        h.entries.push({
+        h.append({
           rev: flat[j] as number,
           create: flat[j + 1] as number,
           version: flat[j + 2] as number,
