@@ -9,26 +9,15 @@
 // collection was ≈ 27 % of a loaded leader's CPU, and what each stored object
 // keeps alive is what major GCs walk).
 
-export class RevisionRing {
+import { RetainedHistory } from './window.js';
+
+/** the floor of a HistoryWindow of the same writes, without the writes */
+export class RevisionRing extends RetainedHistory {
   private revs = new Float64Array(64);
   private times = new Float64Array(64);
   /** the slot of the oldest retained write */
   private head = 0;
   private count = 0;
-  private floorRev: number;
-
-  constructor(
-    floor: number,
-    readonly maxAgeMs: number,
-    readonly maxEntries: number,
-  ) {
-    this.floorRev = floor;
-  }
-
-  /** every write with revision > floor is retained (as HistoryWindow.floor) */
-  get floor(): number {
-    return this.floorRev;
-  }
 
   get size(): number {
     return this.count;
