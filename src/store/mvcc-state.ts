@@ -346,6 +346,8 @@ export class MvccState {
   }
 
   private rebuildWrite(rev: number, time: number, keys: string | string[], filter: KeyFilter | undefined): AppliedWrite | undefined {
+    // a one-key write on another range (most, for a watch cache's backfill of one type): nothing allocated
+    if (filter && typeof keys === 'string' && !filter(keys)) return undefined;
     const events: StoreEvent[] = [];
     for (const key of recordKeys(keys)) {
       if (filter && !filter(key)) continue;
