@@ -21,6 +21,17 @@ export class KeyHistory {
 
   constructor(readonly key: string) {}
 
+  /**
+   * Appends the entry of a newer revision. The first entry gets an array of
+   * its own size: a push onto `[]` reserves 17 slots (152 B), and most keys
+   * keep one entry for as long as they are stored (issue 14: what each
+   * stored object keeps alive).
+   */
+  append(entry: VersionEntry): void {
+    if (this.entries.length === 0) this.entries = [entry];
+    else this.entries.push(entry);
+  }
+
   get latest(): VersionEntry | undefined {
     return this.entries[this.entries.length - 1];
   }

@@ -11,6 +11,7 @@
 
 import { asUint8Array, decodeMsgpack, encodeMsgpack } from './codec.js';
 import { KeyHistory, toKeyValue, type VersionEntry } from './key-history.js';
+import { ChangeLog, type ChangeColumns, recordKeys } from './change-log.js';
 import { SortedKeyIndex } from './sorted-key-index.js';
 import {
   CompactedError,
@@ -27,27 +28,8 @@ import {
   type TxnRequest,
   type TxnResult,
 } from './types.js';
-import { partitionPoint } from '../core/sorted.js';
 
-/** The keys one write revision touched, in first-touch order; its events are rebuilt from key histories. */
-export interface ChangeRecord {
-  rev: number;
-  /** the command's time, as recorded in the log */
-  time: number;
-  /** max(time of every write so far): monotonic, for time→revision lookups */
-  indexTime: number;
-  /**
-   * the key of a one-key write (nearly all of them), else the keys: a record
-   * lives until compaction (the history window), and an array per record
-   * was one more object per write to promote and mark
-   */
-  keys: string | string[];
-}
-
-/** a record's keys as a list */
-export function recordKeys(rec: Pick<ChangeRecord, 'keys'>): string[] {
-  return typeof rec.keys === 'string' ? [rec.keys] : rec.keys;
-}
+export { type ChangeRecord, recordKeys } from './change-log.js';
 
 export const SNAPSHOT_FORMAT = 1;
 
@@ -65,7 +47,7 @@ export interface SnapshotCut {
   /** sorted keys, parallel to `entries` */
   keys: string[];
   entries: VersionEntry[][];
-  changes: readonly ChangeRecord[];
+  changes: ChangeColumns;
 }
 
 interface SnapshotData {
@@ -86,8 +68,13 @@ export class MvccState {
   private readonly histories = new Map<string, KeyHistory>();
   /** keys whose history compaction may shrink (more than one entry, or a tombstone) */
   private readonly compactable = new Set<string>();
-  /** one record per write revision >= compactRevision, contiguous */
-  private changes: ChangeRecord[] = [];
+  /**
+   * the keys each write revision touched, in first-touch order (its events
+   * are rebuilt from the key histories), with the write's time: one record
+   * per write revision >= compactRevision, contiguous, stored by column
+   * (change-log.ts says why)
+   */
+  private changes = new ChangeLog();
   private _revision = 0;
   private _compactRevision = 0;
   private _appliedIndex = 0;
@@ -180,7 +167,7 @@ export class MvccState {
           value: op.value,
         };
         if (last?.rev === rev) h.entries[h.entries.length - 1] = entry;
-        else h.entries.push(entry);
+        else h.append(entry);
         results.push({ type: 'put', prevKv: cur && toKeyValue(op.key, cur), kv: toKeyValue(op.key, entry) });
       } else {
         const h = this.histories.get(op.key);
@@ -202,7 +189,7 @@ export class MvccState {
           if (before[t]) h.entries[h.entries.length - 1] = tomb;
           else h.entries.pop();
         } else {
-          h.entries.push(tomb);
+          h.append(tomb);
         }
         results.push({ type: 'delete', prevKv: toKeyValue(op.key, cur), deleted: true });
       }
@@ -236,8 +223,8 @@ export class MvccState {
     if (events.length === 0) return { succeeded, revision: this._revision, results };
 
     this._revision = rev;
-    const prevIndexTime = this.changes[this.changes.length - 1]?.indexTime ?? 0;
-    this.changes.push({ rev, time, indexTime: Math.max(prevIndexTime, time), keys: keys.length === 1 ? keys[0]! : keys });
+    // one key (nearly every write): the string itself, not an array per record kept for the whole window
+    this.changes.push(rev, time, keys.length === 1 ? keys[0]! : keys);
     this.writeListener?.({ revision: rev, time, events });
     return { succeeded, revision: rev, results };
   }
@@ -331,10 +318,9 @@ export class MvccState {
       if (h.entries.length === 0) this.dropKey(key);
       else if (!h.compactable) this.compactable.delete(key);
     }
-    const oldest = this.changes[0];
-    if (oldest !== undefined) {
-      const drop = Math.min(revision - oldest.rev, this.changes.length);
-      if (drop > 0) this.changes.splice(0, drop);
+    if (this.changes.length > 0) {
+      const drop = Math.min(revision - this.changes.rev(0), this.changes.length);
+      if (drop > 0) this.changes.dropOldest(drop);
     }
     this._compactRevision = revision;
     return revision;
@@ -349,25 +335,27 @@ export class MvccState {
   writesSince(startRevision: number, filter?: KeyFilter): AppliedWrite[] {
     if (startRevision < this._compactRevision) throw new CompactedError(startRevision, this._compactRevision);
     const out: AppliedWrite[] = [];
-    const oldest = this.changes[0];
-    if (oldest === undefined) return out;
-    // changes holds consecutive revisions, so the one for startRevision is at startRevision - oldest.rev
-    for (const rec of this.changes.slice(Math.max(0, startRevision - oldest.rev))) {
-      const w = this.rebuildWrite(rec, filter);
+    const c = this.changes;
+    if (c.length === 0) return out;
+    // changes holds consecutive revisions, so the one for startRevision is at startRevision - the oldest's
+    for (let i = Math.max(0, startRevision - c.rev(0)); i < c.length; i++) {
+      const w = this.rebuildWrite(c.rev(i), c.time(i), c.keys(i), filter);
       if (w) out.push(w);
     }
     return out;
   }
 
-  private rebuildWrite(rec: ChangeRecord, filter: KeyFilter | undefined): AppliedWrite | undefined {
+  private rebuildWrite(rev: number, time: number, keys: string | string[], filter: KeyFilter | undefined): AppliedWrite | undefined {
+    // a one-key write on another range (most, for a watch cache's backfill of one type): nothing allocated
+    if (filter && typeof keys === 'string' && !filter(keys)) return undefined;
     const events: StoreEvent[] = [];
-    for (const key of recordKeys(rec)) {
+    for (const key of recordKeys(keys)) {
       if (filter && !filter(key)) continue;
       const h = this.histories.get(key)!;
-      const i = h.indexAt(rec.rev);
+      const i = h.indexAt(rev);
       const entry = h.entries[i];
-      // rec.keys lists the keys written at rec.rev; compaction keeps their entries while rec is retained
-      if (entry === undefined) throw new Error(`mvcc: no entry of ${key} at retained revision ${rec.rev}`);
+      // the record lists the keys written at rev; compaction keeps their entries while the record is retained
+      if (entry === undefined) throw new Error(`mvcc: no entry of ${key} at retained revision ${rev}`);
       const prev = h.entries[i - 1]; // undefined when i = 0
       events.push({
         type: entry.value === null ? 'delete' : 'put',
@@ -375,7 +363,7 @@ export class MvccState {
         prevKv: prev && prev.value !== null ? toKeyValue(key, prev) : undefined,
       });
     }
-    return events.length > 0 ? { revision: rec.rev, time: rec.time, events } : undefined;
+    return events.length > 0 ? { revision: rev, time, events } : undefined;
   }
 
   /**
@@ -385,9 +373,8 @@ export class MvccState {
    * watch history retained, default 5 minutes).
    */
   newestRevisionAtOrBefore(timeMs: number): number | undefined {
-    const c = this.changes;
-    const lo = partitionPoint(0, c.length, (i) => c[i]!.indexTime <= timeMs);
-    return c[lo - 1]?.rev; // undefined when lo = 0
+    const n = this.changes.countIndexedAtOrBefore(timeMs);
+    return n > 0 ? this.changes.rev(n - 1) : undefined;
   }
 
   /**
@@ -409,7 +396,7 @@ export class MvccState {
       appliedIndex: this._appliedIndex,
       keys,
       entries,
-      changes: this.changes.slice(),
+      changes: this.changes.columns(),
     };
   }
 
@@ -429,14 +416,15 @@ export class MvccState {
       keys.push(key, flat);
       size += entrySizeBound(key, list);
     });
-    for (const c of this.changes) size += changeSizeBound(c);
+    const records = this.changes.records();
+    for (const c of records) size += changeSizeBound(c.keys);
     const data: SnapshotData = {
       format: SNAPSHOT_FORMAT,
       revision: this._revision,
       compactRevision: this._compactRevision,
       appliedIndex: this._appliedIndex,
       keys,
-      changes: this.changes.map((c) => [c.rev, c.time, c.indexTime, recordKeys(c)]),
+      changes: records.map((c) => [c.rev, c.time, c.indexTime, recordKeys(c.keys)]),
     };
     return encodeMsgpack(data, size);
   }
@@ -454,7 +442,7 @@ export class MvccState {
       const h = new KeyHistory(key);
       for (let j = 0; j < flat.length; j += 4) {
         const value = flat[j + 3] as Uint8Array | null;
-        h.entries.push({
+        h.append({
           rev: flat[j] as number,
           create: flat[j + 1] as number,
           version: flat[j + 2] as number,
@@ -465,7 +453,7 @@ export class MvccState {
       s.index.insert(key);
       if (h.compactable) s.compactable.add(key);
     }
-    s.changes = data.changes.map(([rev, time, indexTime, keys]) => ({ rev, time, indexTime, keys: keys.length === 1 ? keys[0]! : keys }));
+    for (const [rev, time, indexTime, keys] of data.changes) s.changes.pushRecord({ rev, time, indexTime, keys: keys.length === 1 ? keys[0]! : keys });
     return s;
   }
 }
@@ -477,10 +465,10 @@ export function entrySizeBound(key: string, list: readonly VersionEntry[]): numb
   return size;
 }
 
-/** bound of one change record's encoding (as entrySizeBound) */
-export function changeSizeBound(c: ChangeRecord): number {
-  if (typeof c.keys === 'string') return 45 + 3 * c.keys.length;
+/** bound of one change record's encoding (as entrySizeBound), by its keys */
+export function changeSizeBound(keys: string | string[]): number {
+  if (typeof keys === 'string') return 45 + 3 * keys.length;
   let size = 40;
-  for (const k of c.keys) size += 5 + 3 * k.length;
+  for (const k of keys) size += 5 + 3 * k.length;
   return size;
 }

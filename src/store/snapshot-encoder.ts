@@ -17,7 +17,7 @@
 import { encodeMsgpack } from './codec.js';
 import { arrayHeader as writeArrayHeader, writeBin, writeNum, writeStr } from './command-writer.js';
 import type { VersionEntry } from './key-history.js';
-import { changeSizeBound, entrySizeBound, SNAPSHOT_FORMAT, type ChangeRecord, type SnapshotCut } from './mvcc-state.js';
+import { changeSizeBound, entrySizeBound, SNAPSHOT_FORMAT, type SnapshotCut } from './mvcc-state.js';
 
 export interface SliceOptions {
   /** run at most about this long before yielding to the event loop (default 4 ms) */
@@ -91,18 +91,18 @@ class Output {
     this.pos = p;
   }
   /** a change record as [rev, time, indexTime, keys] */
-  putChange(c: ChangeRecord): void {
+  putChange(rev: number, time: number, indexTime: number, keys: string | string[]): void {
     const { bytes, view } = this;
     let p = writeArrayHeader(bytes, view, this.pos, 4);
-    p = writeNum(bytes, view, p, c.rev);
-    p = writeNum(bytes, view, p, c.time);
-    p = writeNum(bytes, view, p, c.indexTime);
-    if (typeof c.keys === 'string') {
+    p = writeNum(bytes, view, p, rev);
+    p = writeNum(bytes, view, p, time);
+    p = writeNum(bytes, view, p, indexTime);
+    if (typeof keys === 'string') {
       bytes[p++] = 0x91;
-      p = writeStr(bytes, p, c.keys);
+      p = writeStr(bytes, p, keys);
     } else {
-      p = writeArrayHeader(bytes, view, p, c.keys.length);
-      for (const k of c.keys) p = writeStr(bytes, p, k);
+      p = writeArrayHeader(bytes, view, p, keys.length);
+      for (const k of keys) p = writeStr(bytes, p, k);
     }
     this.pos = p;
   }
@@ -136,8 +136,9 @@ export async function encodeSnapshotCut(cut: SnapshotCut, opts: SliceOptions = {
     size += entrySizeBound(cut.keys[i]!, cut.entries[i]!);
     if (i % 256 === 255 && !(await slice())) return undefined;
   }
-  for (let i = 0; i < cut.changes.length; i++) {
-    size += changeSizeBound(cut.changes[i]!);
+  const changes = cut.changes;
+  for (let i = 0; i < changes.keys.length; i++) {
+    size += changeSizeBound(changes.keys[i]!);
     if (i % 4096 === 4095 && !(await slice())) return undefined;
   }
   const out = new Output(size);
@@ -169,11 +170,11 @@ export async function encodeSnapshotCut(cut: SnapshotCut, opts: SliceOptions = {
 
   // changes: [rev, time, indexTime, keys]
   out.putElements(['changes']);
-  out.put(arrayHeader(cut.changes.length));
-  for (let i = 0; i < cut.changes.length; i += chunkElements) {
+  out.put(arrayHeader(changes.keys.length));
+  for (let i = 0; i < changes.keys.length; i += chunkElements) {
     if (!(await slice())) return undefined;
-    const end = Math.min(cut.changes.length, i + chunkElements);
-    for (let j = i; j < end; j++) out.putChange(cut.changes[j]!);
+    const end = Math.min(changes.keys.length, i + chunkElements);
+    for (let j = i; j < end; j++) out.putChange(changes.revs[j]!, changes.times[j]!, changes.indexTimes[j]!, changes.keys[j]!);
   }
   return out.result();
 }

@@ -8,7 +8,7 @@
 
 import type { SnapshotEncoding } from './snapshot-encoder.js';
 import { type Clock, type TimerHandle, every, sleep, systemClock } from '../core/clock.js';
-import { AppliedFeed } from './applied-feed.js';
+import { AppliedFeed, rangeFilter } from './applied-feed.js';
 import type { MvccState } from './mvcc-state.js';
 import { validateTxnRequest } from './txn-validation.js';
 import {
@@ -114,6 +114,11 @@ export abstract class StateMachineStore {
   /** retained history then live writes, no gap, no duplicate (see AppliedFeed.watch) */
   watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher {
     return this.feed.watch(req, onEvents, onError);
+  }
+
+  /** see RevisionedStore.writesAfter: the history a watch from `revision` replays, from the state machine's records */
+  writesAfter(revision: number, key: string, end?: string): AppliedWrite[] {
+    return this.state.writesSince(revision + 1, rangeFilter(key, end));
   }
 
   onApplied(listener: (write: AppliedWrite) => void): () => void {

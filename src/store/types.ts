@@ -160,6 +160,15 @@ export interface RevisionedStore {
   /** waits until the applied revision reaches `revision` or the timeout ends; resolves true when reached */
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean>;
   watch(req: WatchRequest, onEvents: (write: AppliedWrite) => void, onError?: (err: Error) => void): Watcher;
+  /**
+   * The retained writes with a revision greater than `revision` that touch
+   * [key, end) (end absent = `key` only), oldest first, each with only those
+   * events: rebuilt from the MVCC history, synchronously at the current
+   * revision (a watch cache created later backfills its window from it, so
+   * the watch service keeps no copy of the writes; spec 000 §8). Throws
+   * CompactedError when `revision + 1` is below the compact revision.
+   */
+  writesAfter(revision: number, key: string, end?: string): AppliedWrite[];
   /** observe every applied write, in order (the watch cache feeds from this) */
   onApplied(listener: (write: AppliedWrite) => void): () => void;
   compact(revision: number): Promise<void>;

@@ -24,7 +24,7 @@ import { WatchBacklogBudget } from './backlog-budget.js';
 import { INITIAL_EVENTS_END, type WatchEncoder } from './encode.js';
 import { type StartPlan, type WatchParams, startPlan } from './params.js';
 import { DispatchMemo, type EndReason, type ObjectFilter, Watcher } from './watcher.js';
-import { HistoryWindow } from './window.js';
+import { RevisionRing } from './revision-ring.js';
 
 export interface WatchServiceOptions {
   /** how long history is kept (spec 000 §8: default 5 minutes) */
@@ -116,12 +116,6 @@ interface DispatchCursor {
   memo: DispatchMemo;
 }
 
-interface RingEntry {
-  revision: number;
-  time: number;
-  write: AppliedWrite;
-}
-
 const MINUTE = 60_000;
 /**
  * Watchers per fan-out slice. With batches per watcher, small slices no
@@ -152,8 +146,12 @@ export class WatchService {
   private readonly fanoutSlice: number;
   private readonly dirty = new Set<WatchCache<Watcher>>();
   private readonly caches = new Map<string, WatchCache<Watcher>>();
-  /** recent raw writes, so a cache created later can backfill its window */
-  private readonly ring: HistoryWindow<RingEntry>;
+  /**
+   * the revisions and times of recent writes: the floor of the window a cache
+   * created later backfills from the store (revision-ring.ts says why the
+   * writes themselves are not kept here)
+   */
+  private readonly ring: RevisionRing;
   /** every open watch (starting or live) -> its cache */
   private readonly openWatchers = new Map<Watcher, WatchCache<Watcher>>();
   private readonly waiters = new Set<RevisionWaiter>();
@@ -184,7 +182,7 @@ export class WatchService {
     this.fanoutSlice = Math.max(1, opts.fanoutSlice ?? DEFAULT_FANOUT_SLICE);
     this.revision = store.revision;
     this.dispatchedRevision = this.revision;
-    this.ring = new HistoryWindow<RingEntry>(this.revision, this.windowMs, this.windowMaxEvents);
+    this.ring = new RevisionRing(this.revision, this.windowMs, this.windowMaxEvents);
     this.unsubscribe = store.onApplied((w) => this.onApplied(w));
     const tick = Math.max(5, Math.min(1000, this.bookmarkIntervalMs / 4, this.windowMs / 4));
     this.ticker = every(this.clock, tick, () => this.maintain());
@@ -194,7 +192,7 @@ export class WatchService {
 
   private onApplied(w: AppliedWrite): void {
     this.revision = w.revision;
-    this.ring.push({ revision: w.revision, time: w.time, write: w });
+    this.ring.push(w.revision, w.time);
     for (const ev of w.events) {
       const prefix = typePrefixOf(ev.kv.key);
       if (prefix === undefined) continue;
@@ -285,7 +283,7 @@ export class WatchService {
     });
   }
 
-  /** The watch cache of a type; created on first use, its window backfilled from the recent-writes ring. */
+  /** The watch cache of a type; created on first use, its window backfilled from the store's history since the ring's floor. */
   cacheFor(def: ResourceDefinition): WatchCache<Watcher> {
     const prefix = storagePrefix(def, '');
     let cache = this.caches.get(prefix);
@@ -293,18 +291,22 @@ export class WatchService {
       cache.lastUsed = this.clock.now();
       return cache;
     }
-    // range and ring are both synchronous views at this.revision: no write can slip in between
-    const state = this.store.range({ key: prefix, end: prefixEnd(prefix) });
+    // range and writesAfter are both synchronous views at this.revision (the
+    // store publishes each write synchronously): no write can slip in between
+    const end = prefixEnd(prefix);
+    const state = this.store.range({ key: prefix, end });
     this.ring.prune(this.clock.now());
-    cache = new WatchCache<Watcher>(prefix, def.scope === 'Namespaced', state.kvs, this.ring.floor, {
+    // the store keeps history as long as the window (src/server/open-store.ts);
+    // when it compacted past the ring's floor (an explicit compaction, or the
+    // leader's clock ahead of ours) the window starts where its history does
+    const floor = Math.max(this.ring.floor, this.store.compactRevision - 1);
+    cache = new WatchCache<Watcher>(prefix, def.scope === 'Namespaced', state.kvs, floor, {
       maxAgeMs: this.windowMs,
       maxEvents: this.windowMaxEvents,
     });
     cache.lastUsed = this.clock.now();
-    for (const entry of this.ring.since(this.ring.floor) ?? []) {
-      for (const ev of entry.write.events) {
-        if (ev.kv.key.startsWith(prefix)) cache.backfill(ev, entry.revision, entry.time);
-      }
+    for (const w of this.store.writesAfter(floor, prefix, end)) {
+      for (const ev of w.events) cache.backfill(ev, w.revision, w.time);
     }
     this.caches.set(prefix, cache);
     return cache;
@@ -471,7 +473,7 @@ export class WatchService {
     for (const [prefix, cache] of this.caches) {
       cache.window.prune(now);
       // an unwatched cache costs memory and decode work on every write; the
-      // ring still holds the window's history, so a later cache loses nothing
+      // store still holds the window's history, so a later cache loses nothing
       if (!inUse.has(cache) && !cache.hasPending && now - cache.lastUsed > this.windowMs) this.caches.delete(prefix);
     }
     // bookmarks mark "everything up to this revision was sent" (spec 000 §4.5): only dispatched revisions qualify

@@ -16,11 +16,9 @@ export interface Revisioned {
   readonly time: number;
 }
 
-export class HistoryWindow<E extends Revisioned> {
-  /** entries[head..] are live; the prefix is garbage awaiting compaction of the array */
-  private entries: E[] = [];
-  private head = 0;
-  private floorRev: number;
+/** the retention bounds and the floor every history of the watch layer keeps (this window, revision-ring.ts) */
+export abstract class RetainedHistory {
+  protected floorRev: number;
 
   constructor(
     floor: number,
@@ -34,6 +32,12 @@ export class HistoryWindow<E extends Revisioned> {
   get floor(): number {
     return this.floorRev;
   }
+}
+
+export class HistoryWindow<E extends Revisioned> extends RetainedHistory {
+  /** entries[head..] are live; the prefix is garbage awaiting compaction of the array */
+  private entries: E[] = [];
+  private head = 0;
 
   get size(): number {
     return this.entries.length - this.head;

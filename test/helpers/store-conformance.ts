@@ -172,6 +172,29 @@ function expectAgrees(store: RevisionedStore, model: Model): void {
   }
 }
 
+/** the model's changes at `revision` on keys `filter` passes, as `describeEvents` writes them, sorted */
+function modelEvents(model: Model, revision: number, filter: (key: string) => boolean = () => true): string[] {
+  const before = model.at(revision - 1);
+  const after = model.at(revision);
+  const expected: string[] = [];
+  for (const key of new Set([...before.keys(), ...after.keys()])) {
+    if (!filter(key)) continue;
+    const b = before.get(key);
+    const a = after.get(key);
+    if (a && a.mod === revision) expected.push(`put ${key}=${a.value} prev=${b?.value}`);
+    else if (!a && b) expected.push(`delete ${key} prev=${b.value}`);
+  }
+  return expected.sort();
+}
+
+function describeEvents(wr: AppliedWrite): string[] {
+  return wr.events
+    .map((e) =>
+      e.type === 'put' ? `put ${e.kv.key}=${dec(e.kv.value)} prev=${e.prevKv && dec(e.prevKv.value)}` : `delete ${e.kv.key} prev=${e.prevKv && dec(e.prevKv.value)}`,
+    )
+    .sort();
+}
+
 /** The retained history, as a watch from the compact revision replays it, matches the model's diffs. */
 async function expectHistoryAgrees(store: RevisionedStore, model: Model): Promise<void> {
   const start = Math.max(1, model.compactRevision);
@@ -180,20 +203,34 @@ async function expectHistoryAgrees(store: RevisionedStore, model: Model): Promis
   await new Promise((r) => setImmediate(r));
   w.cancel();
   expect(writes.map((x) => x.revision)).toEqual(Array.from({ length: model.revision - start + 1 }, (_, i) => start + i));
-  for (const wr of writes) {
-    const before = model.at(wr.revision - 1);
-    const after = model.at(wr.revision);
-    const expected: string[] = [];
-    for (const key of new Set([...before.keys(), ...after.keys()])) {
-      const b = before.get(key);
-      const a = after.get(key);
-      if (a && a.mod === wr.revision) expected.push(`put ${key}=${a.value} prev=${b?.value}`);
-      else if (!a && b) expected.push(`delete ${key} prev=${b.value}`);
+  for (const wr of writes) expect(describeEvents(wr)).toEqual(modelEvents(model, wr.revision));
+  expectWritesAfterAgrees(store, model);
+}
+
+/**
+ * writesAfter (the watch cache's backfill) from every retained revision, for
+ * a prefix, one key and everything: exactly the model's writes after it that
+ * touch the range, each with only those events; older than the history is
+ * CompactedError.
+ */
+function expectWritesAfterAgrees(store: RevisionedStore, model: Model): void {
+  const ranges: Array<{ key: string; end?: string; filter: (k: string) => boolean }> = [
+    { key: '', end: prefixEnd(''), filter: () => true },
+    { key: 'a/', end: prefixEnd('a/'), filter: (k) => k.startsWith('a/') },
+    { key: 'b', filter: (k) => k === 'b' },
+  ];
+  const oldest = Math.max(0, model.compactRevision - 1);
+  for (const r of ranges) {
+    for (let after = oldest; after <= model.revision; after++) {
+      const got = store.writesAfter(after, r.key, r.end);
+      const expected: Array<{ revision: number; events: string[] }> = [];
+      for (let rev = after + 1; rev <= model.revision; rev++) {
+        const events = modelEvents(model, rev, r.filter);
+        if (events.length > 0) expected.push({ revision: rev, events });
+      }
+      expect(got.map((wr) => ({ revision: wr.revision, events: describeEvents(wr) })), `writesAfter(${after}, ${r.key})`).toEqual(expected);
     }
-    const actual = wr.events.map((e) =>
-      e.type === 'put' ? `put ${e.kv.key}=${dec(e.kv.value)} prev=${e.prevKv && dec(e.prevKv.value)}` : `delete ${e.kv.key} prev=${e.prevKv && dec(e.prevKv.value)}`,
-    );
-    expect(actual.sort()).toEqual(expected.sort());
+    if (model.compactRevision > 1) expect(() => store.writesAfter(model.compactRevision - 2, r.key, r.end)).toThrow(CompactedError);
   }
 }
 

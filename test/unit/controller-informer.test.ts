@@ -67,6 +67,26 @@ describe('informers', () => {
     expect(informer.list()).toEqual([]);
   });
 
+  it('keeps the store revisions of each cached key from the list, the feed and a relist, and forgets deleted keys', async () => {
+    const store = await newStore();
+    const one = await put(store, cm('a', 'one'));
+    const f = new InformerFactory(store);
+    const { informer, release } = f.use(prefixRange(PREFIX));
+    expect(informer.storedRevisions('a/one')).toEqual({ createRevision: one, modRevision: one });
+    const two = await put(store, cm('a', 'two'));
+    const oneAgain = await put(store, cm('a', 'one', { x: '1' }));
+    expect(informer.storedRevisions('a/one')).toEqual({ createRevision: one, modRevision: oneAgain });
+    expect(informer.storedRevisions('a/two')).toEqual({ createRevision: two, modRevision: two });
+    await del(store, 'a', 'two');
+    expect(informer.storedRevisions('a/two')).toBeUndefined();
+    release();
+    // a fresh list (the informer was dropped with its last user) reads them from the store again
+    const again = f.use(prefixRange(PREFIX));
+    expect(again.informer.storedRevisions('a/one')).toEqual({ createRevision: one, modRevision: oneAgain });
+    expect(again.informer.storedRevisions('a/two')).toBeUndefined();
+    again.release();
+  });
+
   it('handlers see add, update and delete, and a late handler gets adds for what is cached', async () => {
     const store = await newStore();
     await put(store, cm('a', 'old'));

@@ -224,6 +224,23 @@ describe('watch: resourceVersion (spec 000 §4.6 watch table)', () => {
     expect(sink.summary()).toEqual(['ADDED two', 'DELETED one']);
   });
 
+  it('a cache created after the store compacted past the service history starts its window at the compact revision', async () => {
+    const { store, svc } = await setup();
+    const first = await put(store, configMaps, 'a', 'one');
+    await put(store, configMaps, 'a', 'two');
+    const c = await put(store, configMaps, 'a', 'three');
+    await put(store, configMaps, 'a', 'four');
+    await store.compact(c);
+    // the write at the compact revision is still in the store's history: a watch from just before it replays it
+    const { sink } = watch(svc, store, { resourceVersion: String(c - 1) });
+    await until(() => sink.events().length === 2);
+    expect(sink.summary()).toEqual(['ADDED three', 'ADDED four']);
+    // older than the store's history: 410, as for any version older than the window
+    const { sink: old } = watch(svc, store, { resourceVersion: String(first) });
+    await until(() => old.events().length === 1);
+    expect(old.events()[0]!.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
+  });
+
   it('invalid combinations are 422 (ListOptions validation) or 400 (unreadable values); YAML streams are 406', async () => {
     const { store, svc } = await setup();
     const gs = genericStore(configMaps, store);

@@ -402,7 +402,7 @@ export class InformerFactory {
         if (ev.type === 'delete') n = e.informer.apply(mk, undefined, w.revision);
         else {
           try {
-            // the KeyValue carries both revisions (StoredRevisions): no object of its own per write
+            // the KeyValue carries both revisions (StoredRevisions): no object of its own per write (the informer keeps the numbers)
             n = e.informer.apply(mk, this.decodeFor(e.informer, ev.kv), w.revision, false, ev.kv);
           } catch {
             n = e.informer.apply(mk, undefined, w.revision, true);

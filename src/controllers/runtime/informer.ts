@@ -176,8 +176,14 @@ export class Informer implements Lister {
   private readonly registrations = new Set<HandlerRegistration>();
   /** the registrations as an array, taken once per change of the set (dispatch runs for every applied write) */
   private registrationList: HandlerRegistration[] | undefined;
-  /** the store's create and mod revision of each cached key (a CRD's name conflicts go by creation order) */
-  private readonly revisions = new Map<string, StoredRevisions>();
+  /**
+   * the store's create and mod revision of each cached key (a CRD's name
+   * conflicts go by creation order), as numbers in two maps: keeping the
+   * write's KeyValue (or an object per key) held one more heap object per
+   * cached object for as long as it is stored (issue 14)
+   */
+  private readonly createRevisions = new Map<string, number>();
+  private readonly modRevisions = new Map<string, number>();
   private synced = false;
   private revision = 0;
 
@@ -260,7 +266,8 @@ export class Informer implements Lister {
 
   /** the store revisions of the object at `key` (its incarnation and last write) */
   storedRevisions(key: string): StoredRevisions | undefined {
-    return this.revisions.get(key);
+    const createRevision = this.createRevisions.get(key);
+    return createRevision === undefined ? undefined : { createRevision, modRevision: this.modRevisions.get(key)! };
   }
 
   /** keys present in the store whose value does not decode */
@@ -281,8 +288,8 @@ export class Informer implements Lister {
    * handlers see deletes for what vanished while nobody watched.
    */
   replace(entries: Map<string, ApiObject>, corrupt: Set<string>, revision: number, revisions: Map<string, StoredRevisions> = new Map()): Notification[] {
-    this.revisions.clear();
-    for (const [k, r] of revisions) this.revisions.set(k, r);
+    this.clearRevisions();
+    for (const [k, r] of revisions) this.setRevisions(k, r);
     const out: Notification[] = [];
     for (const [key, obj] of this.items) {
       if (!entries.has(key)) {
@@ -306,8 +313,11 @@ export class Informer implements Lister {
   /** one key changed (obj undefined = deleted, or undecodable when `isCorrupt`) */
   apply(key: string, obj: ApiObject | undefined, revision: number, isCorrupt = false, stored?: StoredRevisions): Notification | undefined {
     this.revision = Math.max(this.revision, revision);
-    if (stored && obj) this.revisions.set(key, stored);
-    else this.revisions.delete(key);
+    if (stored && obj) this.setRevisions(key, stored);
+    else {
+      this.createRevisions.delete(key);
+      this.modRevisions.delete(key);
+    }
     const old = this.items.get(key);
     if (isCorrupt) this.corrupt.add(key);
     else this.corrupt.delete(key);
@@ -335,7 +345,7 @@ export class Informer implements Lister {
       this.corrupt.add(key);
       return;
     }
-    this.revisions.set(key, { createRevision: stored.createRevision, modRevision: stored.modRevision });
+    this.setRevisions(key, stored);
     this.put(key, obj);
   }
 
@@ -352,12 +362,22 @@ export class Informer implements Lister {
     return out;
   }
 
+  private setRevisions(key: string, r: StoredRevisions): void {
+    this.createRevisions.set(key, r.createRevision);
+    this.modRevisions.set(key, r.modRevision);
+  }
+
+  private clearRevisions(): void {
+    this.createRevisions.clear();
+    this.modRevisions.clear();
+  }
+
   /** drops the cache (the last user stopped); the next start lists again */
   reset(): void {
     this.items.clear();
     for (const index of this.indices.values()) index.clear();
     this.corrupt.clear();
-    this.revisions.clear();
+    this.clearRevisions();
     this.synced = false;
     this.revision = 0;
   }
