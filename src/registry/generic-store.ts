@@ -6,35 +6,25 @@
 import type { KeyValue, RevisionedStore } from '../store/types.js';
 import { FutureRevisionError, prefixEnd } from '../store/types.js';
 import { throwAsStatus } from './status-table.js';
-import {
-  STALE_OBJECT,
-  StatusError,
-  alreadyExists,
-  badRequest,
-  conflict,
-  forbidden,
-  invalid,
-  notFound,
-  qualifiedResource,
-  tooLargeResourceVersion,
-} from '../core/errors.js';
+import { STALE_OBJECT, StatusError, alreadyExists, badRequest, conflict, notFound, tooLargeResourceVersion } from '../core/errors.js';
 import { clone, deepEqual, generateName, metaOf, newUid, nowTimestamp } from '../machinery/meta.js';
 import { convertObject } from './conversion.js';
 import { apiVersionOf } from './registry.js';
-import type { ApiObject, FieldError, ObjectMeta, ResourceDefinition } from './types.js';
+import type { ApiObject, ResourceDefinition } from './types.js';
 import { CorruptObjectError } from './deletion/corrupt.js';
-import { applyDecision, factsOf } from './deletion/facts.js';
-import { gracePeriodFor } from './deletion/graceful.js';
-import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, decide } from '../lifecycles/deletion.js';
+import { decideUpdate, deleteCorruptObject, deleteObject } from './deletion/delete-object.js';
 import { type Clock, systemClock } from '../core/clock.js';
-import { HandedOver, decodeObject, decodeShared, encodeObject, handOver } from './object-codec.js';
+import { HandedOver, decodeObject, encodeObject, handOver } from './object-codec.js';
 import { servedObject, storageKey, storagePrefix } from './storage-keys.js';
+import { carryOver, specOf, stripVolatile } from './update-metadata.js';
 import type { DeleteRequestOptions, ObjectAdmission, UpdateOptions, WriteHooks, WriteOptions } from './write-options.js';
+import { checkNamespaceForCreate, checkNamespaceForUpdate, validateWrite } from './write-validation.js';
 
 // the store's vocabulary, from the modules that hold it (importers keep one entry point)
 export { decodeObject, decodeShared, encodeObject } from './object-codec.js';
 export { servedObject, storageKey, storagePrefix, storageResource } from './storage-keys.js';
 export type { AdmissionCall, DeleteRequestOptions, ObjectAdmission, UpdateOptions, WriteHooks, WriteOptions } from './write-options.js';
+export { decodeError } from './write-validation.js';
 
 /** How long a request waits for a resource version newer than the store has applied (spec 000 §4.6) */
 export const TOO_LARGE_RV_WAIT_MS = 3000;
@@ -134,44 +124,6 @@ export class GenericStore {
     return this.decode(kv);
   }
 
-  private async checkNamespace(namespace: string, name: string): Promise<void> {
-    if (this.def.scope !== 'Namespaced') return;
-    const state = this.namespaceExists(namespace);
-    if (state === undefined) throw notFound('namespaces', '', namespace);
-    if (state === 'Terminating') {
-      // kube names the object refused, not the namespace (issue #11 item 7)
-      throw forbidden(`${qualifiedResource(this.def.resource, this.def.group)} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
-        name,
-        ...(this.def.group ? { group: this.def.group } : {}),
-        kind: this.def.resource,
-      });
-    }
-  }
-
-  /** validation shared by create and update; throws 422 Invalid */
-  private validate(obj: ApiObject, old: ApiObject | undefined, name: string, opts: WriteOptions): string[] {
-    const { errors, unknownFields } = this.admission.admit(this.def, obj, old);
-    // type errors are decoding errors: 400 naming only the first, whatever the
-    // validation level, as a decoder stops there (spec 000 §4.8, §7); custom
-    // resources decode as unstructured JSON, so theirs are 422 Invalid with the rest (docs/crds.md)
-    const typeError = this.def.customResource ? undefined : errors.find((e) => e.type === 'FieldValueTypeInvalid');
-    if (typeError) throw decodeError(this.def, typeError);
-    if (opts.fieldValidation === 'Strict') {
-      const problems = [
-        ...unknownFields.map((f) => `unknown field "${f}"`),
-        ...(opts.duplicateFields ?? []).map((f) => `duplicate field "${f}"`),
-      ];
-      if (problems.length > 0) throw badRequest(`strict decoding error: ${problems.join(', ')}`);
-    }
-    const metaErrors = this.admission.validateMeta(this.def, obj);
-    const strategyErrors = old
-      ? (this.def.strategy.validateUpdate?.(obj, old) ?? this.def.strategy.validate?.(obj) ?? [])
-      : (this.def.strategy.validate?.(obj) ?? []);
-    const all = [...metaErrors, ...errors, ...strategyErrors];
-    if (all.length > 0) throw invalid(this.def.kind, this.def.group, name, all);
-    return unknownFields;
-  }
-
   /**
    * Create (POST). `obj` has passed decoding and field validation already.
    * Returns the stored object and the unknown fields that were pruned.
@@ -215,8 +167,8 @@ export class GenericStore {
       delete m.resourceVersion;
       meta = m;
     }
-    const unknownFields = this.validate(obj, undefined, name, opts);
-    await this.checkNamespace(namespace, name);
+    const unknownFields = validateWrite(this.def, this.admission, obj, undefined, name, opts);
+    await checkNamespaceForCreate(this.def, this.namespaceExists, namespace, name);
     this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
     if (this.hooks.validateAdmission) {
       await this.hooks.validateAdmission({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
@@ -366,13 +318,13 @@ export class GenericStore {
     next = prepared.object;
     const unknownFields = prepared.unknownFields;
     // a Terminating object: the deletion machine says whether this update removes it (spec 000 §3.1)
-    const lifecycle = current.metadata?.deletionTimestamp ? this.decideUpdate(current, next) : undefined;
+    const lifecycle = current.metadata?.deletionTimestamp ? decideUpdate(this.def, current, next) : undefined;
     // a no-op write is not written and does not advance the resource version
     if (deepEqual(stripVolatile(next), stripVolatile(current))) {
       if (!fresh) return { kind: 'stale' };
       return { kind: 'done', result: { object: current, created: false, unknownFields } };
     }
-    await this.checkNamespaceForUpdate(namespace);
+    await checkNamespaceForUpdate(this.def, this.namespaceExists, namespace);
     this.hooks.beforeWrite?.(this.def, next, current, opts);
     if (this.hooks.validateAdmission) {
       await this.hooks.validateAdmission({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
@@ -390,17 +342,12 @@ export class GenericStore {
     return { kind: 'write', next, unknownFields, stored, claimed, modRevision: kv!.modRevision, pinned: pinned !== undefined && pinned !== '' };
   }
 
-  private async checkNamespaceForUpdate(namespace: string): Promise<void> {
-    if (this.def.scope !== 'Namespaced') return;
-    if (this.namespaceExists(namespace) === undefined) throw notFound('namespaces', '', namespace);
-  }
-
   /** carries the immutable metadata over from the stored object, runs mutating admission, then validates */
   private async prepareUpdate(next: ApiObject, current: ApiObject, name: string, namespace: string, opts: WriteOptions): Promise<{ object: ApiObject; unknownFields: string[] }> {
     if (next.metadata?.name !== undefined && next.metadata.name !== name) {
       throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
     }
-    this.carryOver(next, current, name);
+    carryOver(this.def, next, current, name);
     this.def.strategy.default?.(next);
     this.def.strategy.prepareForUpdate?.(next, current);
     if (this.hooks.mutate) {
@@ -408,12 +355,12 @@ export class GenericStore {
       if (mutated && mutated !== next) next = mutated;
       // what a webhook may not change is carried over again
       const rv = next.metadata?.resourceVersion;
-      this.carryOver(next, current, name);
+      carryOver(this.def, next, current, name);
       if (rv !== undefined) metaOf(next).resourceVersion = rv;
     }
     const meta = metaOf(next);
     const cur = current.metadata!;
-    const unknownFields = this.validate(next, current, name, opts);
+    const unknownFields = validateWrite(this.def, this.admission, next, current, name, opts);
     // generation counts changes to the desired state (everything but metadata and status)
     if (this.def.strategy.tracksGeneration && !deepEqual(specOf(next), specOf(current))) {
       meta.generation = (cur.generation ?? 0) + 1;
@@ -421,161 +368,14 @@ export class GenericStore {
     return { object: next, unknownFields };
   }
 
-  /** the metadata an update cannot change, taken from the stored object */
-  private carryOver(next: ApiObject, current: ApiObject, name: string): void {
-    const meta = metaOf(next);
-    const cur = current.metadata!;
-    meta.name = name;
-    if (this.def.scope === 'Namespaced') meta.namespace = cur.namespace;
-    meta.uid = cur.uid;
-    meta.creationTimestamp = cur.creationTimestamp;
-    if (cur.deletionTimestamp !== undefined) {
-      meta.deletionTimestamp = cur.deletionTimestamp;
-      if (cur.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = cur.deletionGracePeriodSeconds;
-    } else {
-      delete meta.deletionTimestamp;
-      delete meta.deletionGracePeriodSeconds;
-    }
-    if (meta.generateName === undefined && cur.generateName !== undefined) meta.generateName = cur.generateName;
-    if (cur.generation !== undefined) meta.generation = cur.generation;
-    else delete meta.generation;
-    canonicalManagedFieldTimes(meta);
+  /** delete (spec 000 §3.1, §4.10): see deletion/delete-object.ts */
+  delete(namespace: string, name: string, opts: WriteOptions & DeleteRequestOptions): Promise<{ object: ApiObject; deleted: boolean }> {
+    return deleteObject(this, this.hooks, namespace, name, opts);
   }
 
-  /**
-   * delete (spec 000 §3.1, §4.10): the deletion machine (src/lifecycles/deletion.ts)
-   * decides from the object and the request whether the key goes, the object
-   * is marked Terminating (finalizers, graceful pods, the GC finalizers the
-   * propagation policy adds), or nothing changes; this method checks the
-   * preconditions and carries the decision out with a compare-and-swap.
-   */
-  async delete(
-    namespace: string,
-    name: string,
-    opts: WriteOptions & DeleteRequestOptions,
-  ): Promise<{ object: ApiObject; deleted: boolean }> {
-    const key = this.key(namespace, name);
-    await this.catchUp();
-    for (let attempt = 0; ; attempt++) {
-      const kv = this.readRaw(namespace, name);
-      if (!kv) throw notFound(this.def.resource, this.def.group, name);
-      const current = this.decode(kv);
-      this.hooks.beforeDelete?.(this.def, current, opts);
-      this.checkPreconditions(current, name, opts.preconditions);
-      if (attempt === 0 && (this.hooks.mutate || this.hooks.validateAdmission)) {
-        // DELETE admission sees the stored object as oldObject and no object (patches do not apply)
-        const call = { operation: 'DELETE' as const, def: this.def, namespace, name, object: undefined, oldObject: current, opts };
-        await this.hooks.mutate?.(call);
-        await this.hooks.validateAdmission?.(call);
-      }
-      const defaulted = opts.propagationPolicy === undefined && opts.orphanDependents === undefined ? this.def.strategy.defaultDeletePropagation : undefined;
-      // once per response, as kube's warning recorder dedupes (a deletecollection shares the sink)
-      if (defaulted && attempt === 0 && !opts.warnings?.includes(defaulted.warning)) opts.warnings?.push(defaulted.warning);
-      const gcFinalizer = (current.metadata?.finalizers ?? []).some((f) => f === ORPHAN_FINALIZER || f === FOREGROUND_FINALIZER);
-      const decision = decide(factsOf(current, this.extraFinalizersOf(current)), {
-        type: 'DELETE',
-        // a kind's default (batch/v1 Jobs orphan) applies without an option and without a GC finalizer already there
-        policy: opts.propagationPolicy ?? (defaulted && !gcFinalizer ? defaulted.policy : undefined),
-        orphanDependents: opts.orphanDependents,
-        gracePeriodSeconds: gracePeriodFor(this.def, current, opts.gracePeriodSeconds),
-        now: this.clock.now(),
-      });
-      if (decision.outcome === 'unchanged' || decision.outcome === 'reject') return { object: current, deleted: false };
-      let op: { type: 'put'; key: string; value: Uint8Array } | { type: 'delete'; key: string };
-      let result: ApiObject;
-      if (decision.outcome === 'write') {
-        result = clone(current);
-        applyDecision(metaOf(result), decision);
-        if (decision.firstMark) this.def.strategy.prepareForDelete?.(result);
-        op = { type: 'put', key, value: this.encode(result) };
-      } else {
-        result = current;
-        op = { type: 'delete', key };
-      }
-      // dry run (spec 000 §4.7): every step but the write; the would-be result is returned
-      if (opts.dryRun) return { object: result, deleted: decision.outcome === 'remove' };
-      const res = await this.store.txn({
-        compare: [{ key, target: 'mod', op: '=', value: kv.modRevision }],
-        success: [op],
-        failure: [],
-      });
-      if (!res.succeeded) {
-        if (opts.preconditions?.resourceVersion || attempt > 50) {
-          throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
-        }
-        continue;
-      }
-      if (decision.outcome === 'write') metaOf(result).resourceVersion = String(res.revision);
-      return { object: result, deleted: decision.outcome === 'remove' };
-    }
-  }
-
-  /**
-   * Force deletion of a corrupt object (spec 000 §4.10): only when the stored
-   * bytes do not decode; finalizers and preconditions are ignored. A readable
-   * object is refused (the caller must use a normal delete). The caller checks
-   * the feature gate and that no other option is set.
-   */
-  async deleteCorrupt(namespace: string, name: string): Promise<{ key: string }> {
-    const key = this.key(namespace, name);
-    await this.catchUp();
-    const kv = this.readRaw(namespace, name);
-    if (!kv) throw notFound(this.def.resource, this.def.group, name);
-    try {
-      decodeObject(kv);
-    } catch (e) {
-      if (!(e instanceof CorruptObjectError)) throw e;
-      const res = await this.store.txn({
-        compare: [{ key, target: 'mod', op: '=', value: kv.modRevision }],
-        success: [{ type: 'delete', key }],
-        failure: [],
-      });
-      if (!res.succeeded) throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
-      return { key };
-    }
-    throw badRequest(
-      `${this.def.resource}${this.def.group ? `.${this.def.group}` : ''} "${name}" is readable: ignoreStoreReadErrorWithClusterBreakingPotential applies only to objects whose stored data cannot be read; use a normal delete`,
-    );
-  }
-
-  /** preconditions (spec 000 §2.6): a mismatch is 409 Conflict */
-  private checkPreconditions(current: ApiObject, name: string, pre: DeleteRequestOptions['preconditions']): void {
-    if (pre?.uid && pre.uid !== current.metadata?.uid) {
-      throw conflict(
-        this.def.resource,
-        this.def.group,
-        name,
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`,
-      );
-    }
-    if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
-      throw conflict(
-        this.def.resource,
-        this.def.group,
-        name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
-      );
-    }
-  }
-
-  /** the deletion machine's verdict on an update of a Terminating object; 422 when it refuses */
-  private decideUpdate(current: ApiObject, next: ApiObject): ReturnType<typeof decide> {
-    const nextFinalizers = next.metadata?.finalizers;
-    const d = decide(factsOf(current, this.extraFinalizersOf(current)), {
-      type: 'UPDATE',
-      finalizers: Array.isArray(nextFinalizers) ? nextFinalizers : [],
-      extraFinalizers: this.extraFinalizersOf(next),
-    });
-    if (d.outcome === 'reject') {
-      throw invalid(this.def.kind, this.def.group, next.metadata?.name ?? '', [
-        { field: 'metadata.finalizers', type: 'FieldValueForbidden', message: `Forbidden: ${d.reason ?? ''}` },
-      ]);
-    }
-    return d;
-  }
-
-  private extraFinalizersOf(obj: ApiObject): string[] {
-    return this.def.strategy.extraFinalizers?.(obj) ?? [];
+  /** force deletion of a corrupt object (spec 000 §4.10): see deletion/delete-object.ts */
+  deleteCorrupt(namespace: string, name: string): Promise<{ key: string }> {
+    return deleteCorruptObject(this, namespace, name);
   }
 
   finalizersOf(obj: ApiObject): string[] {
@@ -610,41 +410,6 @@ export class GenericStore {
     const p = storagePrefix(this.def, namespace);
     return { key: p, end: prefixEnd(p) };
   }
-}
-
-/**
- * Clients re-encode the times they read (e.g. `…:27.000Z` from a Date);
- * store them in the canonical second-precision form so a replace that
- * changes nothing is recognised as a no-op.
- */
-function canonicalManagedFieldTimes(meta: ObjectMeta): void {
-  const mf = meta.managedFields;
-  if (!Array.isArray(mf)) return;
-  for (const e of mf) {
-    if (e && typeof e === 'object' && typeof e.time === 'string') {
-      const t = Date.parse(e.time);
-      if (!Number.isNaN(t)) e.time = nowTimestamp(t);
-    }
-  }
-}
-
-function specOf(o: ApiObject): unknown {
-  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
-  return rest;
-}
-
-/** fields that differ between two reads without being a change (resourceVersion, managedFields times) */
-function stripVolatile(o: ApiObject): ApiObject {
-  const c = { ...o, metadata: { ...(o.metadata ?? {}) } };
-  delete c.metadata.resourceVersion;
-  return c;
-}
-
-/** the 400 for a value of the wrong type: the object cannot be decoded (spec 000 §4.8) */
-export function decodeError(def: ResourceDefinition, e: FieldError): StatusError {
-  return badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${e.field}: ${e.message}`, [
-    { reason: e.type, message: e.message, field: e.field },
-  ]);
 }
 
 export function isStatusError(e: unknown): e is StatusError {

@@ -9,101 +9,34 @@
 // watcher that sees an event in the same representation gets the same bytes.
 
 import { gone, internalError, serviceUnavailable } from '../core/errors.js';
-import { servedObject, storagePrefix } from '../registry/generic-store.js';
+import { storagePrefix } from '../registry/generic-store.js';
 import type { StreamSink } from '../core/stream.js';
-import { compileFieldSelector } from '../machinery/selectors/fields.js';
-import { matchesLabels } from '../machinery/selectors/labels.js';
-import { statusFor, throwAsStatus } from '../registry/status-table.js';
-import type { ApiObject, ResourceDefinition } from '../registry/types.js';
+import { statusFor } from '../registry/status-table.js';
+import type { ResourceDefinition } from '../registry/types.js';
 import type { AppliedWrite, RevisionedStore } from '../store/types.js';
 import { prefixEnd } from '../store/types.js';
 import { type Clock, type TimerHandle, every, systemClock } from '../core/clock.js';
 import { type Random, jitter, systemRandom } from '../core/random.js';
 import { type CacheEvent, WatchCache, typePrefixOf } from './cache.js';
 import { WatchBacklogBudget } from './backlog-budget.js';
-import { INITIAL_EVENTS_END, type WatchEncoder } from './encode.js';
-import { type StartPlan, type WatchParams, startPlan } from './params.js';
-import { DispatchMemo, type EndReason, type ObjectFilter, Watcher } from './watcher.js';
+import { INITIAL_EVENTS_END } from './encode.js';
+import { type StartPlan, startPlan } from './params.js';
+import { RevisionWaiters } from './revision-waiters.js';
+import { ServedViews } from './served-views.js';
+import {
+  DEFAULT_FANOUT_SLICE,
+  DEFAULT_WATCH_BACKLOG_BUDGET_BYTES,
+  type WatchOpenOptions,
+  type WatchServiceOptions,
+  type WatchServiceStats,
+  type WatchStream,
+} from './service-options.js';
+import { buildFilter } from './watch-filter.js';
+import { DispatchMemo, type EndReason, Watcher } from './watcher.js';
 import { RevisionRing } from './revision-ring.js';
 
-export interface WatchServiceOptions {
-  /** how long history is kept (spec 000 §8: default 5 minutes) */
-  windowMs?: number;
-  /** the most events one type's window keeps */
-  windowMaxEvents?: number;
-  /** mean interval between BOOKMARK events (jittered ±10%) */
-  bookmarkIntervalMs?: number;
-  /** a watcher whose socket backlog exceeds this is ended with 410 */
-  maxBacklogBytes?: number;
-  /**
-   * The most bytes queued for all watchers together (src/watch/backlog-budget.ts);
-   * beyond it the watchers holding the most are ended with 410 first. Default
-   * 256 MiB; 0 = no budget.
-   */
-  backlogBudgetBytes?: number;
-  /** the watch duration when the client gives no timeoutSeconds (Kubernetes: random in [30, 60) minutes) */
-  defaultTimeoutMs?: () => number;
-  /** `<domain>/initial-events-end` is set next to `k8s.io/initial-events-end` (spec: orch.io) */
-  apiDomain?: string;
-  /** time for windows, bookmarks, idle caches and timeouts (the composition root's; tests pass a ManualClock) */
-  clock?: Clock;
-  /** bookmark jitter and the default timeout's spread */
-  random?: Random;
-  /**
-   * The most watchers one dispatch slice writes to (each gets all of the
-   * pass's events that concern it in one write) before it yields to the
-   * event loop (docs/watch.md "Fan-out in slices"): requests, responses and
-   * TLS work run between slices. Default 256 (measured against 2048 there).
-   */
-  fanoutSlice?: number;
-}
-
-/** A watch the endpoint layer validated: what to watch, how to encode it, when the client is gone. */
-export interface WatchOpenOptions {
-  def: ResourceDefinition;
-  /** the request's namespace ('' = all; ignored for cluster-scoped kinds) */
-  namespace: string;
-  params: WatchParams;
-  encoder: WatchEncoder;
-  signal: AbortSignal;
-}
-
-/** The stream of an opened watch; `start` begins producing, `stop` ends it (client gone, server closing). */
-export interface WatchStream {
-  status: number;
-  contentType: string;
-  start(sink: StreamSink): void;
-  stop(): void;
-}
-
-export interface WatchServiceStats {
-  /** open watch streams (live or still starting) */
-  watchers: number;
-  /** watch caches (one per watched resource type) */
-  caches: number;
-  /** events retained across all windows */
-  windowEvents: number;
-  /** objects held across all caches */
-  cachedObjects: number;
-  /** the last applied revision the service has seen */
-  revision: number;
-  /** watchers ended because they fell behind */
-  slowWatchersEnded: number;
-  /** watchers ended because the server-wide backlog budget was exceeded */
-  budgetWatchersEnded: number;
-  /** bytes queued for all watchers (an upper bound: see backlog-budget.ts) */
-  backlogBytes: number;
-  /** events written to watchers (including initial events and bookmarks) */
-  eventsSent: number;
-  /** dispatch passes that yielded to the event loop before they were done (fanoutSlice) */
-  fanoutYields: number;
-}
-
-interface RevisionWaiter {
-  revision: number;
-  resolve: (reached: boolean) => void;
-  timer: TimerHandle;
-}
+// what the service takes and reports, from the module that holds it (importers keep one entry point)
+export * from './service-options.js';
 
 interface DispatchCursor {
   cache: WatchCache<Watcher>;
@@ -117,15 +50,6 @@ interface DispatchCursor {
 }
 
 const MINUTE = 60_000;
-/**
- * Watchers per fan-out slice. With batches per watcher, small slices no
- * longer cost the batching (events pending meanwhile join the next pass),
- * and 256 beat 2048 at 1,000 watchers (docs/watch.md "Fan-out in slices").
- */
-export const DEFAULT_FANOUT_SLICE = 256;
-/** see WatchServiceOptions.backlogBudgetBytes */
-export const DEFAULT_WATCH_BACKLOG_BUDGET_BYTES = 256 * 1024 * 1024;
-
 export class WatchService {
   private readonly windowMs: number;
   private readonly windowMaxEvents: number;
@@ -154,13 +78,12 @@ export class WatchService {
   private readonly ring: RevisionRing;
   /** every open watch (starting or live) -> its cache */
   private readonly openWatchers = new Map<Watcher, WatchCache<Watcher>>();
-  private readonly waiters = new Set<RevisionWaiter>();
+  private readonly waiters: RevisionWaiters;
   private readonly unsubscribe: () => void;
   private readonly ticker: TimerHandle;
   private closed = false;
   private slowEnded = 0;
-  /** converted views of cached objects, per served definition (versions over another's storage) */
-  private readonly views = new WeakMap<ResourceDefinition, WeakMap<ApiObject, ApiObject>>();
+  private readonly views = new ServedViews();
   /** dispatch passes that yielded before they were done */
   private slices = 0;
   private eventsSentByEnded = 0;
@@ -176,6 +99,7 @@ export class WatchService {
     this.budget = new WatchBacklogBudget<Watcher>(opts.backlogBudgetBytes ?? DEFAULT_WATCH_BACKLOG_BUDGET_BYTES);
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? systemRandom;
+    this.waiters = new RevisionWaiters(this.clock);
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? (() => 30 * MINUTE * (1 + this.random()));
     const domain = opts.apiDomain ?? 'orch.io';
     this.initialEventsEnd = { [INITIAL_EVENTS_END]: 'true', [`${domain}/initial-events-end`]: 'true' };
@@ -202,7 +126,7 @@ export class WatchService {
     }
     if (this.dirty.size > 0) this.scheduleDispatch();
     else if (!this.dispatchScheduled) this.dispatchedRevision = this.revision;
-    this.releaseWaiters();
+    this.waiters.release(this.revision);
   }
 
   private scheduleDispatch(): void {
@@ -256,12 +180,6 @@ export class WatchService {
     }
   }
 
-  private releaseWaiters(): void {
-    for (const waiter of this.waiters) {
-      if (waiter.revision <= this.revision) waiter.resolve(true);
-    }
-  }
-
   /**
    * Resolves true once the service has seen `revision`, false at the timeout,
    * on close, or when `cancelled` fires (a watcher that went away frees its wait at once).
@@ -269,18 +187,7 @@ export class WatchService {
   waitForRevision(revision: number, timeoutMs: number, cancelled?: AbortSignal): Promise<boolean> {
     if (this.revision >= revision) return Promise.resolve(true);
     if (this.closed || cancelled?.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const done = (reached: boolean): void => {
-        waiter.timer.cancel();
-        this.waiters.delete(waiter);
-        cancelled?.removeEventListener('abort', onAbort);
-        resolve(reached);
-      };
-      const onAbort = (): void => done(false);
-      const waiter: RevisionWaiter = { revision, resolve: done, timer: this.clock.setTimeout(() => done(false), timeoutMs) };
-      this.waiters.add(waiter);
-      cancelled?.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.waiters.wait(revision, timeoutMs, cancelled);
   }
 
   /** The watch cache of a type; created on first use, its window backfilled from the store's history since the ring's floor. */
@@ -357,7 +264,7 @@ export class WatchService {
           namespace,
           filter,
           encoder,
-          view: this.viewFor(def),
+          view: this.views.viewFor(def),
           sink,
           allowBookmarks: params.allowWatchBookmarks,
           maxBacklogBytes: this.maxBacklogBytes,
@@ -377,29 +284,6 @@ export class WatchService {
         stopped = true;
         watcher?.stop();
       },
-    };
-  }
-
-  /**
-   * Cached objects are stored objects; a definition served over another
-   * version's storage sees each converted once (shared by its watchers, kept
-   * as long as the cached object lives).
-   */
-  private viewFor(def: ResourceDefinition): ((stored: ApiObject) => ApiObject) | undefined {
-    if (!def.storage) return undefined;
-    let memo = this.views.get(def);
-    if (!memo) {
-      memo = new WeakMap();
-      this.views.set(def, memo);
-    }
-    const m = memo;
-    return (stored) => {
-      let v = m.get(stored);
-      if (!v) {
-        v = servedObject(def, stored);
-        m.set(stored, v);
-      }
-      return v;
     };
   }
 
@@ -503,7 +387,7 @@ export class WatchService {
     this.closed = true;
     this.ticker.cancel();
     this.unsubscribe();
-    for (const waiter of [...this.waiters]) waiter.resolve(false);
+    this.waiters.cancelAll();
     for (const w of [...this.openWatchers.keys()]) w.end('closed');
   }
 
@@ -530,18 +414,3 @@ export class WatchService {
     };
   }
 }
-
-function buildFilter(def: ResourceDefinition, p: WatchParams): ObjectFilter | undefined {
-  const labels = p.labelSelector;
-  let fields: ((o: ApiObject) => boolean) | undefined;
-  if (p.fieldSelector.length > 0) {
-    try {
-      fields = compileFieldSelector(def, p.fieldSelector);
-    } catch (e) {
-      throwAsStatus(e);
-    }
-  }
-  if (labels.length === 0 && !fields) return undefined;
-  return (o) => (labels.length === 0 || matchesLabels(labels, o.metadata?.labels)) && (!fields || fields(o));
-}
-

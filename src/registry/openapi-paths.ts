@@ -1,0 +1,102 @@
+// The `paths` of the served documents: each definition's operations
+// (openapi-operations.ts) written as Swagger 2.0 or OpenAPI 3.0 path items.
+
+import type { ResourceDefinition } from './types.js';
+import type { SchemaNames } from '../machinery/schema/naming.js';
+import { type GVK, type Json, refPath } from './openapi-schema.js';
+import { type Param, groupTag, patchTypes, resourcePaths } from './openapi-operations.js';
+
+function opGvk(gvk: GVK): Json {
+  const one = { group: gvk.group, kind: gvk.kind, version: gvk.version };
+  return { 'x-kubernetes-group-version-kind': one, 'x-orch-group-version-kind': one };
+}
+
+const RESPONSE_TYPES = ['application/json', 'application/yaml', 'application/vnd.orch.protobuf'];
+const WATCH_TYPES = ['application/json', 'application/yaml', 'application/vnd.orch.protobuf', 'application/json;stream=watch', 'application/vnd.orch.protobuf;stream=watch'];
+
+function v2Param(p: Param): Json {
+  const out: Json = { name: p.name, in: p.in, description: p.description };
+  if (p.type) out.type = p.type;
+  if (p.required) out.required = true;
+  if (p.in === 'query') out.uniqueItems = true;
+  return out;
+}
+
+function v3Param(p: Param): Json {
+  const out: Json = { name: p.name, in: p.in, description: p.description, schema: { type: p.type ?? 'string', uniqueItems: true } };
+  if (p.required) out.required = true;
+  return out;
+}
+
+export function buildPathsV2(defs: ResourceDefinition[], n: SchemaNames): Json {
+  const paths: Json = {};
+  for (const def of defs) {
+    const gvk = { group: def.group, version: def.version, kind: def.kind };
+    const tag = groupTag(def.group, def.version, n.apiDomain);
+    for (const ps of resourcePaths(def, n)) {
+      const item: Json = { parameters: ps.pathParams.map(v2Param) };
+      for (const op of ps.ops) {
+        const params = op.params.map(v2Param);
+        if (op.body) params.unshift({ name: 'body', in: 'body', required: !op.body.endsWith('DeleteOptions'), schema: { $ref: refPath(op.body, 2) } });
+        const responses: Json = { '200': { description: 'OK', schema: { $ref: refPath(op.response, 2) } }, '401': { description: 'Unauthorized' } };
+        if (op.created) responses['201'] = { description: 'Created', schema: { $ref: refPath(op.response, 2) } };
+        if (op.method === 'delete' && op.action === 'delete') responses['202'] = { description: 'Accepted', schema: { $ref: refPath(op.response, 2) } };
+        item[op.method] = {
+          description: op.description,
+          operationId: op.operationId,
+          consumes: op.bodyIsPatch ? patchTypes(def) : ['*/*'],
+          produces: op.action.startsWith('watch') || op.action === 'list' ? WATCH_TYPES : RESPONSE_TYPES,
+          schemes: ['https'],
+          tags: [tag],
+          parameters: params,
+          responses,
+          'x-kubernetes-action': op.action,
+          'x-orch-action': op.action,
+          ...opGvk(gvk),
+          ...(op.deprecated ? { deprecated: true } : {}),
+        };
+      }
+      paths[ps.path] = item;
+    }
+  }
+  return paths;
+}
+
+export function buildPathsV3(defs: ResourceDefinition[], n: SchemaNames): Json {
+  const paths: Json = {};
+  for (const def of defs) {
+    const gvk = { group: def.group, version: def.version, kind: def.kind };
+    const tag = groupTag(def.group, def.version, n.apiDomain);
+    for (const ps of resourcePaths(def, n)) {
+      const item: Json = { parameters: ps.pathParams.map(v3Param) };
+      for (const op of ps.ops) {
+        const types = op.action.startsWith('watch') || op.action === 'list' ? WATCH_TYPES : RESPONSE_TYPES;
+        const content = (name: string): Json => Object.fromEntries(types.map((t) => [t, { schema: { $ref: refPath(name, 3) } }]));
+        const responses: Json = { '200': { description: 'OK', content: content(op.response) }, '401': { description: 'Unauthorized' } };
+        if (op.created) responses['201'] = { description: 'Created', content: content(op.response) };
+        if (op.method === 'delete' && op.action === 'delete') responses['202'] = { description: 'Accepted', content: content(op.response) };
+        const o: Json = {
+          tags: [tag],
+          description: op.description,
+          operationId: op.operationId,
+          parameters: op.params.map(v3Param),
+          responses,
+          'x-kubernetes-action': op.action,
+          'x-orch-action': op.action,
+          ...opGvk(gvk),
+        };
+        if (op.body) {
+          const bodyTypes = op.bodyIsPatch ? patchTypes(def) : ['*/*'];
+          o.requestBody = {
+            content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: { $ref: refPath(op.body!, 3) } }])),
+            required: !op.body.endsWith('DeleteOptions'),
+          };
+        }
+        if (op.deprecated) o.deprecated = true;
+        item[op.method] = o;
+      }
+      paths[ps.path] = item;
+    }
+  }
+  return paths;
+}

@@ -1,0 +1,84 @@
+// Schemas as a served OpenAPI document shows them: refs rewritten for the
+// document's version, every `x-orch-*` marker with its `x-kubernetes-*` twin
+// (kubectl reads only the latter; docs/schemas.md), and the group-version-kind
+// extension.
+
+import type { Schema } from '../machinery/schema/types.js';
+
+export type Json = Record<string, unknown>;
+export type Version = 2 | 3;
+
+export interface GVK {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export function gvkExtension(gvk: GVK): Json {
+  const list = [{ group: gvk.group, kind: gvk.kind, version: gvk.version }];
+  return { 'x-kubernetes-group-version-kind': list, 'x-orch-group-version-kind': list };
+}
+
+const MARKER_TWINS: [string, string][] = [
+  ['x-orch-list-type', 'x-kubernetes-list-type'],
+  ['x-orch-list-map-keys', 'x-kubernetes-list-map-keys'],
+  ['x-orch-map-type', 'x-kubernetes-map-type'],
+  ['x-orch-patch-strategy', 'x-kubernetes-patch-strategy'],
+  ['x-orch-patch-merge-key', 'x-kubernetes-patch-merge-key'],
+  ['x-orch-preserve-unknown-fields', 'x-kubernetes-preserve-unknown-fields'],
+  ['x-orch-int-or-string', 'x-kubernetes-int-or-string'],
+  ['x-orch-embedded-resource', 'x-kubernetes-embedded-resource'],
+];
+
+const PLAIN_KEYS = ['description', 'format', 'enum', 'nullable', 'required', 'minimum', 'maximum', 'maxLength', 'minLength', 'maxItems', 'pattern'] as const;
+
+export function refPath(name: string, v: Version): string {
+  return v === 2 ? `#/definitions/${name}` : `#/components/schemas/${name}`;
+}
+
+/** a Schema as it appears in a served document (refs rewritten, markers twinned) */
+export function toOpenAPISchema(s: Schema, v: Version, refs?: Set<string>): Json {
+  if (s.$ref !== undefined) {
+    refs?.add(s.$ref);
+    const $ref = refPath(s.$ref, v);
+    if (v === 2) return s.description !== undefined ? { $ref, description: s.description } : { $ref };
+    if (s.description === undefined && s.default === undefined) return { $ref };
+    const out: Json = { allOf: [{ $ref }] };
+    if (s.description !== undefined) out.description = s.description;
+    if (s.default !== undefined) out.default = s.default;
+    return out;
+  }
+  const out: Json = {};
+  if (s['x-orch-int-or-string']) {
+    // Kubernetes' own spelling: v2 has a string type (format int-or-string), v3 a union
+    if (v === 2) {
+      out.type = 'string';
+      if (s.format !== 'quantity') out.format = 'int-or-string';
+    } else {
+      out.anyOf = s.format === 'quantity' ? [{ type: 'string' }, { type: 'number' }] : [{ type: 'integer' }, { type: 'string' }];
+    }
+  } else if (s.type !== undefined) out.type = s.type;
+  for (const k of PLAIN_KEYS) {
+    if (s[k] === undefined) continue;
+    if (k === 'format' && (s.format === 'quantity' || out.format !== undefined || s['x-orch-int-or-string'])) continue;
+    if (k === 'nullable' && v === 2) continue;
+    out[k] = s[k];
+  }
+  if (s.default !== undefined) out.default = s.default;
+  if (s.properties) {
+    const props: Json = {};
+    for (const [k, child] of Object.entries(s.properties)) props[k] = toOpenAPISchema(child, v, refs);
+    out.properties = props;
+  }
+  if (s.additionalProperties !== undefined) {
+    out.additionalProperties = typeof s.additionalProperties === 'boolean' ? s.additionalProperties : toOpenAPISchema(s.additionalProperties, v, refs);
+  }
+  if (s.items) out.items = toOpenAPISchema(s.items, v, refs);
+  for (const [orch, kube] of MARKER_TWINS) {
+    const val = s[orch as keyof Schema];
+    if (val === undefined) continue;
+    out[orch] = val;
+    out[kube] = val;
+  }
+  return out;
+}
