@@ -13,7 +13,7 @@ import type { ApiObject, ResourceDefinition } from '../registry/types.js';
 import { BOOTSTRAP_NAMESPACE, type BootstrapToken, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
 import { StatusError } from '../core/errors.js';
 import { type Clock, systemClock } from '../core/clock.js';
-import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from './runtime/index.js';
 
 export const CLUSTER_INFO_NAMESPACE = 'orch-public';
 export const CLUSTER_INFO_NAME = 'cluster-info';
@@ -61,13 +61,14 @@ export interface BootstrapSignerOptions {
 /** the one key of the queue: everything this controller writes is one ConfigMap */
 const CLUSTER_INFO_KEY = `${CLUSTER_INFO_NAMESPACE}/${CLUSTER_INFO_NAME}`;
 
-export class BootstrapSignerController {
-  private readonly loop: ControllerLoop;
+export class BootstrapSignerController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private secretsInformer: Informer | undefined;
   private configMapsInformer: Informer | undefined;
 
   constructor(private readonly o: BootstrapSignerOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'bootstrapsigner', clock: this.clock, log: o.log, baseDelayMs: 200 });
   }
@@ -92,10 +93,6 @@ export class BootstrapSignerController {
 
   stop(): void {
     this.loop.end();
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   private signingTokens(now: number): { tokens: BootstrapToken[]; nextExpiry: number | undefined } {

@@ -9,13 +9,13 @@ import type { GenericStore } from '../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../registry/types.js';
 import { type LabelSelector, matchesLabels } from '../machinery/selectors/labels.js';
 import type { Clock } from '../core/clock.js';
-import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from './runtime/index.js';
 
 /** the one key of the queue: a pass recomputes every aggregated role (they are few) */
 const ALL = 'all';
 
-export class ClusterRoleAggregationController {
-  private readonly loop: ControllerLoop;
+export class ClusterRoleAggregationController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private informer: Informer | undefined;
 
   constructor(
@@ -24,6 +24,7 @@ export class ClusterRoleAggregationController {
     log: (msg: string) => void = () => {},
     clock?: Clock,
   ) {
+    super();
     // retried: the next pass recomputes everything from the cache
     this.loop = new ControllerLoop(store, { name: 'clusterrole aggregation', log, clock, baseDelayMs: 200 });
   }
@@ -37,10 +38,6 @@ export class ClusterRoleAggregationController {
 
   stop(): void {
     this.loop.end();
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   /** one pass over every aggregated ClusterRole */

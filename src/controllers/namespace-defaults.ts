@@ -9,7 +9,7 @@ import { StatusError } from '../core/errors.js';
 import type { GenericStore } from '../registry/generic-store.js';
 import type { ApiObject } from '../registry/types.js';
 import type { Clock } from '../core/clock.js';
-import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from './runtime/index.js';
 
 export const NAMESPACE_DEFAULTS_MANAGER = 'orch-namespace-defaults-controller';
 
@@ -29,13 +29,14 @@ export interface NamespaceDefaultsOptions {
   clock?: Clock;
 }
 
-export class NamespaceDefaultsController {
-  private readonly loop: ControllerLoop;
+export class NamespaceDefaultsController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private namespaces: Informer | undefined;
   private serviceAccounts: Informer | undefined;
   private configMaps: Informer | undefined;
 
   constructor(private readonly o: NamespaceDefaultsOptions) {
+    super();
     this.loop = new ControllerLoop(o.store, { name: 'namespace defaults', log: o.log, clock: o.clock, baseDelayMs: 200 });
   }
 
@@ -57,10 +58,6 @@ export class NamespaceDefaultsController {
 
   stop(): void {
     this.loop.end();
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   /** one namespace: its default ServiceAccount and CA ConfigMap exist and are right */

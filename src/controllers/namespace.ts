@@ -18,15 +18,15 @@ import { nowTimestamp } from '../machinery/meta.js';
 import type { Registry } from '../registry/registry.js';
 import type { ApiObject, JSONObject, ResourceDefinition } from '../registry/types.js';
 import type { Clock } from '../core/clock.js';
-import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from './runtime/index.js';
 import { NAMESPACE_FINALIZER } from '../registry/kinds/namespace.js';
 
 export { NAMESPACE_FINALIZER };
 /** the field manager of the controller's writes (spec 000 §2.4) */
 export const NAMESPACE_CONTROLLER_MANAGER = 'orch-namespace-controller';
 
-export class NamespaceController {
-  private readonly loop: ControllerLoop;
+export class NamespaceController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private namespaces: Informer | undefined;
 
   constructor(
@@ -38,6 +38,7 @@ export class NamespaceController {
     private readonly recorder?: Pick<EventRecorder, 'event'>,
     clock?: Clock,
   ) {
+    super();
     this.loop = new ControllerLoop(store, { name: 'namespace controller', log, clock, baseDelayMs: 500 });
   }
 
@@ -53,10 +54,6 @@ export class NamespaceController {
 
   stop(): void {
     this.loop.end();
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   private namespaceDef(): ResourceDefinition {

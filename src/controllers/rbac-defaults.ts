@@ -14,7 +14,7 @@ import type { DefaultClusterRole, DefaultClusterRoleBinding, DefaultPolicy } fro
 import { uncovered } from '../auth/authz/rbac/escalation.js';
 import { rulesOf } from '../auth/authz/rbac/rules.js';
 import { type Clock, systemClock } from '../core/clock.js';
-import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from './runtime/index.js';
 
 export interface RbacDefaultsOptions {
   /** the store the informers follow (runtime/informer-factory.ts) */
@@ -29,20 +29,17 @@ export interface RbacDefaultsOptions {
 
 type Json = Record<string, unknown>;
 
-export class RbacDefaultsController {
+export class RbacDefaultsController extends LoopController {
   private run?: Promise<void>;
   private stopped = false;
   /** holds the informers of a start; the reconciliation is one pass, not a queue of keys */
-  private readonly loop: ControllerLoop;
+  protected readonly loop: ControllerLoop;
   private roles: Informer | undefined;
   private bindings: Informer | undefined;
 
   constructor(private readonly o: RbacDefaultsOptions) {
+    super();
     this.loop = new ControllerLoop(o.store, { name: 'rbac defaults', clock: o.clock ?? systemClock, log: o.log });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   /** whether the last start's reconciliation finished without an error (readiness) */
@@ -76,7 +73,7 @@ export class RbacDefaultsController {
   }
 
   /** resolves once the last start's reconciliation finished (it never rejects) */
-  settled(): Promise<void> {
+  override settled(): Promise<void> {
     return this.run ?? Promise.resolve();
   }
 

@@ -10,7 +10,7 @@ import type { GenericStore } from '../registry/generic-store.js';
 import { ALLOCATION_PREFIX, type AllocationOwner, allocationKeysOf } from '../registry/allocators/service-allocator.js';
 import type { ApiObject } from '../registry/types.js';
 import type { Clock } from '../core/clock.js';
-import { ControllerLoop, type Informer, type InformerSource, type RawEntry, RawRange, type RawSource } from './runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource, type RawEntry, RawRange, type RawSource } from './runtime/index.js';
 
 export interface ServiceAllocationRepairOptions {
   store: InformerSource & RawSource;
@@ -40,12 +40,13 @@ export function allocationOwner(kv: { value: Uint8Array }): AllocationOwner | un
  * A Service update or delete queues the keys it stopped using; a start queues
  * every allocation (the repair pass).
  */
-export class ServiceAllocationRepair {
-  private readonly loop: ControllerLoop;
+export class ServiceAllocationRepair extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly allocations: RawRange;
   private services: Informer | undefined;
 
   constructor(private readonly o: ServiceAllocationRepairOptions) {
+    super();
     this.loop = new ControllerLoop(o.store, { name: 'service allocations', log: o.log, clock: o.clock, baseDelayMs: 200 });
     this.allocations = new RawRange(o.store, ALLOCATION_PREFIX);
   }
@@ -63,10 +64,6 @@ export class ServiceAllocationRepair {
 
   stop(): void {
     this.loop.end();
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   /** queues every allocation for a look (kube's repair loop); the number queued */

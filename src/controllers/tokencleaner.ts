@@ -9,13 +9,13 @@ import type { GenericStore } from '../registry/generic-store.js';
 import type { ResourceDefinition } from '../registry/types.js';
 import { BOOTSTRAP_NAMESPACE, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
 import { type Clock, systemClock } from '../core/clock.js';
-import { ControllerLoop, type Informer, type InformerSource } from './runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from './runtime/index.js';
 
 /** the longest delay a Node timer takes */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export class TokenCleanerController {
-  private readonly loop: ControllerLoop;
+export class TokenCleanerController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private secretsInformer: Informer | undefined;
 
   constructor(
@@ -25,6 +25,7 @@ export class TokenCleanerController {
     private readonly log: (msg: string) => void = () => {},
     private readonly clock: Clock = systemClock,
   ) {
+    super();
     this.loop = new ControllerLoop(store, { name: 'tokencleaner', clock, log, baseDelayMs: 1000 });
   }
 
@@ -39,10 +40,6 @@ export class TokenCleanerController {
 
   stop(): void {
     this.loop.end();
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   private async sync(name: string): Promise<void> {

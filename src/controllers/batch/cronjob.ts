@@ -17,7 +17,7 @@ import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { controllerRefOf, newControllerRef } from '../workloads/pods.js';
 import { CONTROLLER_MANAGER, type OwnerRef, deleteControlled, statusUnchanged, writeStatus } from '../workloads/writes.js';
 import { CronError, type CronSchedule, parseCron, rfc3339In } from '../../machinery/cron.js';
@@ -53,19 +53,16 @@ const specOf = (cj: ApiObject): CSpec => (cj.spec ?? {}) as CSpec;
 const conds = (j: ApiObject): Obj[] => (((j.status as Obj | undefined)?.conditions ?? []) as Obj[]);
 const complete = (j: ApiObject): boolean => conds(j).some((c) => c.type === 'Complete' && c.status === 'True');
 
-export class CronJobController {
-  private readonly loop: ControllerLoop;
+export class CronJobController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private cronJobs: Informer | undefined;
   private jobs: Informer | undefined;
 
   constructor(private readonly o: CronJobOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'cronjob', clock: this.clock, log: o.log, baseDelayMs: 200 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -86,10 +83,6 @@ export class CronJobController {
     this.loop.end();
     this.cronJobs = undefined;
     this.jobs = undefined;
-  }
-
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
   }
 
   private async sync(key: string): Promise<void> {

@@ -23,7 +23,7 @@ import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from '../workloads/claim.js';
 import { type OwnerReference, controllerRefOf, isPodActive, isPodReady, labelsOf, newControllerRef, ownedObjectHandlers, refersTo } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
@@ -100,8 +100,8 @@ function setCondition(conds: Obj[], type: string, status: string, reason: string
   return old ? conds.map((c) => (c === old ? next : c)) : [...conds, next];
 }
 
-export class JobController {
-  private readonly loop: ControllerLoop;
+export class JobController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private jobs: Informer | undefined;
   private pods: Informer | undefined;
@@ -111,12 +111,9 @@ export class JobController {
   private readonly indexFailedAt = new Map<string, Map<number, number>>();
 
   constructor(private readonly o: JobOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'job', clock: this.clock, log: o.log, baseDelayMs: 200, workers: o.workers ?? 2 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -139,10 +136,6 @@ export class JobController {
     this.loop.end();
     this.jobs = undefined;
     this.pods = undefined;
-  }
-
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
   }
 
   private enqueueFor(pod: ApiObject): void {

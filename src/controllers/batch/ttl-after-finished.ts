@@ -9,7 +9,7 @@ import { StatusError } from '../../core/errors.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 
 export const TTL_AFTER_FINISHED_CONTROLLER = 'ttl-after-finished';
 
@@ -33,18 +33,15 @@ export function expiresAt(job: ApiObject): number | undefined {
   return Number.isNaN(at) ? undefined : at + ttl * 1000;
 }
 
-export class TtlAfterFinishedController {
-  private readonly loop: ControllerLoop;
+export class TtlAfterFinishedController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private jobs: Informer | undefined;
 
   constructor(private readonly o: TtlOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'ttl-after-finished', clock: this.clock, log: o.log, baseDelayMs: 200 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -63,10 +60,6 @@ export class TtlAfterFinishedController {
   stop(): void {
     this.loop.end();
     this.jobs = undefined;
-  }
-
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
   }
 
   private async sync(key: string): Promise<void> {

@@ -18,7 +18,7 @@ import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { budgetSelects } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, type Informer, type InformerSource, NAMESPACE_INDEX } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource, NAMESPACE_INDEX } from '../runtime/index.js';
 import { type OwnerRef, type ScaleFinder, computeBudget } from './budget.js';
 import { controllerRefOf } from '../../machinery/meta.js';
 import { clearDisruptionTarget, staleDisruptionWait } from './stale-condition.js';
@@ -60,8 +60,8 @@ function labelIndex(pod: ApiObject, key: string): string[] {
 type Workload = 'deployments' | 'replicaSets' | 'statefulSets' | 'replicationControllers';
 const WORKLOADS: Workload[] = ['deployments', 'replicaSets', 'statefulSets', 'replicationControllers'];
 
-export class DisruptionController {
-  private readonly loop: ControllerLoop;
+export class DisruptionController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private pdbs: Informer | undefined;
   private pods: Informer | undefined;
@@ -72,12 +72,9 @@ export class DisruptionController {
   staleCleared = 0;
 
   constructor(private readonly o: DisruptionOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'disruption', clock: this.clock, log: o.log, baseDelayMs: o.retryMs ?? 200 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -119,10 +116,6 @@ export class DisruptionController {
   }
 
   /** resolves once no budget is queued or being synced (delayed rechecks not counted) */
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
-  }
-
   /** the budgets selecting a pod (kube's getPdbsForPod, here every one: the eviction refuses overlaps) */
   private enqueueFor(pod: ApiObject): void {
     const ns = pod.metadata?.namespace ?? '';

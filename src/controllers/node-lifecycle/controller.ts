@@ -31,7 +31,7 @@ import { StatusError } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
 import { type Clock, type TimerHandle, systemClock } from '../../core/clock.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { type NodeHealthActor, type NodeHealthView, type ReadyStatus, heartbeat, startNodeHealth, viewOf } from './machine.js';
 import { BlindTime } from './blind-time.js';
@@ -118,7 +118,7 @@ function retireInSlices(actors: NodeHealthActor[]): void {
 
 const rfc3339 = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-export class NodeLifecycleController {
+export class NodeLifecycleController extends LoopController {
   private readonly nodes = new Map<string, NodeRec>();
   /** renewTime of Leases whose Node is not known (yet) */
   private readonly orphanRenew = new Map<string, string>();
@@ -133,7 +133,7 @@ export class NodeLifecycleController {
   private timer?: TimerHandle;
   private stopped = true;
   /** holds the informers of a start (runtime/); the per-node work is driven by the health machines */
-  private readonly loop: ControllerLoop;
+  protected readonly loop: ControllerLoop;
   private nodeInformer: Informer | undefined;
   private disrupted = false;
   private readonly blind: BlindTime;
@@ -153,6 +153,7 @@ export class NodeLifecycleController {
   private startScheduled = false;
 
   constructor(private readonly o: NodeLifecycleOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'node lifecycle', clock: this.clock, log: o.log });
     this.graceMs = o.monitorGracePeriodMs ?? 50_000;
@@ -184,10 +185,6 @@ export class NodeLifecycleController {
     });
     this.schedulePass();
     this.o.log?.(`node lifecycle: watching ${this.nodes.size} node(s); each has ${this.graceMs} ms before it is Unknown`);
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   stop(): void {
@@ -338,7 +335,7 @@ export class NodeLifecycleController {
     return !this.stopped && !this.loop.hasSynced();
   }
 
-  async settled(): Promise<void> {
+  override async settled(): Promise<void> {
     while (this.running.size > 0 || ((this.starting.size > 0 || this.listing) && !this.stopped)) {
       if (this.running.size > 0) await Promise.all(this.running);
       else await new Promise((r) => setImmediate(r));

@@ -18,7 +18,7 @@ import { StatusError } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
 import { type Clock, systemClock } from '../../core/clock.js';
-import { ControllerLoop, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type InformerSource } from '../runtime/index.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { type Taint, type Toleration, evictionDue } from './taints.js';
 
@@ -45,7 +45,7 @@ interface PodRec {
 
 export const TAINT_EVICTION_MANAGER = 'taint-eviction-controller';
 
-export class TaintEvictionController {
+export class TaintEvictionController extends LoopController {
   /** NoExecute taints per node */
   private readonly taints = new Map<string, Taint[]>();
   /** when a taint without timeAdded was first seen: node|key|effect → ms */
@@ -56,18 +56,15 @@ export class TaintEvictionController {
   private readonly due = new Map<string, number>();
   private readonly clock: Clock;
   /** the pods and nodes informers of a start (runtime/) and the queue of pods to evict */
-  private readonly loop: ControllerLoop;
+  protected readonly loop: ControllerLoop;
   private stopped = true;
   /** pods deleted (tests and metrics) */
   evicted = 0;
 
   constructor(private readonly o: TaintEvictionOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'taint eviction', clock: this.clock, log: o.log, baseDelayMs: o.retryMs ?? 1000, workers: o.workers ?? 4 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -105,10 +102,6 @@ export class TaintEvictionController {
   }
 
   /** resolves once the queue holds no pod and no eviction is running (delayed evictions not counted) */
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
-  }
-
   /** pods with an eviction scheduled for later (tests) */
   get scheduled(): number {
     return this.due.size;

@@ -17,7 +17,7 @@ import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue, ResourceDefinition } from '../../registry/types.js';
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { holdsResources, place } from './fit.js';
 import { NodeTotals } from './node-totals.js';
 
@@ -62,8 +62,8 @@ function nodeFingerprint(node: ApiObject): string {
   return JSON.stringify([node.metadata?.labels, node.spec, st.allocatable, ready]);
 }
 
-export class Scheduler {
-  private readonly loop: ControllerLoop;
+export class Scheduler extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private readonly random: Random;
   private pods: Informer | undefined;
@@ -76,13 +76,10 @@ export class Scheduler {
   bound = 0;
 
   constructor(private readonly o: SchedulerOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.random = o.random ?? systemRandom;
     this.loop = new ControllerLoop(o.store, { name: 'scheduler', clock: this.clock, log: o.log, baseDelayMs: 200 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -124,10 +121,6 @@ export class Scheduler {
   }
 
   /** resolves once no pod is queued or being scheduled (delayed retries not counted) */
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
-  }
-
   private onPod(pod: ApiObject, key: string): void {
     if (wantsScheduling(pod)) {
       if (!this.unschedulable.has(key)) this.loop.enqueue(key);

@@ -17,7 +17,7 @@ import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from '../workloads/claim.js';
 import { type OwnerReference, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
@@ -64,8 +64,8 @@ function templateGeneration(ds: ApiObject): string {
   return ds.metadata?.annotations?.['deprecated.daemonset.template.generation'] ?? String(ds.metadata?.generation ?? 1);
 }
 
-export class DaemonSetController {
-  private readonly loop: ControllerLoop;
+export class DaemonSetController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private sets: Informer | undefined;
   private pods: Informer | undefined;
@@ -74,12 +74,9 @@ export class DaemonSetController {
   private readonly backoff = new FailedPodBackoff();
 
   constructor(private readonly o: DaemonSetOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'daemonset', clock: this.clock, log: o.log, baseDelayMs: 200, workers: o.workers ?? 2 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -107,10 +104,6 @@ export class DaemonSetController {
     this.pods = undefined;
     this.nodes = undefined;
     this.revisions = undefined;
-  }
-
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
   }
 
   private enqueueAll(): void {

@@ -22,7 +22,7 @@ import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from '../workloads/claim.js';
 import { type OwnerReference, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
@@ -67,8 +67,8 @@ const specOf = (s: ApiObject): StsSpec => (s.spec ?? {}) as StsSpec;
 const int = (v: unknown, dflt: number): number => (typeof v === 'number' ? v : dflt);
 const claimTemplateName = (t: Obj): string => String((t.metadata as Obj | undefined)?.name ?? '');
 
-export class StatefulSetController {
-  private readonly loop: ControllerLoop;
+export class StatefulSetController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private sets: Informer | undefined;
   private pods: Informer | undefined;
@@ -76,12 +76,9 @@ export class StatefulSetController {
   private claims: Informer | undefined;
 
   constructor(private readonly o: StatefulSetOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'statefulset', clock: this.clock, log: o.log, baseDelayMs: 200, workers: o.workers ?? 2 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -103,10 +100,6 @@ export class StatefulSetController {
     this.pods = undefined;
     this.revisions = undefined;
     this.claims = undefined;
-  }
-
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
   }
 
   private ownerRef(o: ApiObject): OwnerReference {

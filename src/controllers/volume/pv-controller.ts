@@ -21,7 +21,7 @@ import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { StatusError } from '../../core/errors.js';
 import type { EventRecorder, InvolvedObject } from '../event-recorder.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import {
   ANN_BETA_STORAGE_CLASS, ANN_BETA_STORAGE_PROVISIONER, ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_DEFAULT_CLASS, ANN_SELECTED_NODE,
   ANN_STORAGE_PROVISIONER, claimClass, claimRefOf, findBestMatch, hasAnnotation, isBoundToClaim, volumeMismatch, volumeModeOf,
@@ -55,8 +55,8 @@ const keyOf = (o: ApiObject): string => `${o.metadata?.namespace ?? ''}/${nameOf
 const phaseOf = (o: ApiObject): string | undefined => (o.status as Obj | undefined)?.phase as string | undefined;
 const specOf = (o: ApiObject): Obj => (o.spec ?? {}) as Obj;
 
-export class PersistentVolumeController {
-  private readonly loop: ControllerLoop;
+export class PersistentVolumeController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private readonly w: PvWriter;
   private volumes: Informer | undefined;
@@ -65,13 +65,10 @@ export class PersistentVolumeController {
   private pods: Informer | undefined;
 
   constructor(private readonly o: PvControllerOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: PERSISTENTVOLUME_BINDER_CONTROLLER, clock: this.clock, log: o.log, baseDelayMs: 200 });
     this.w = new PvWriter(o.volumes, o.claims, this.clock);
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -111,10 +108,6 @@ export class PersistentVolumeController {
   stop(): void {
     this.loop.end();
     this.volumes = this.claims = this.classes = this.pods = undefined;
-  }
-
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
   }
 
   private enqueueUnbound(): void {

@@ -18,7 +18,7 @@ import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from './claim.js';
 import {
   type DeploymentView, DESIRED_REPLICAS, HASH_LABEL, MAX_REPLICAS, REVISION, REVISION_HISTORY, type RsView,
@@ -99,20 +99,17 @@ interface Step {
   created?: boolean;
 }
 
-export class DeploymentController {
-  private readonly loop: ControllerLoop;
+export class DeploymentController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private deployments: Informer | undefined;
   private sets: Informer | undefined;
   private pods: Informer | undefined;
 
   constructor(private readonly o: DeploymentOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'deployment', clock: this.clock, log: o.log, baseDelayMs: 200, workers: o.workers ?? 2 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -138,10 +135,6 @@ export class DeploymentController {
     this.deployments = undefined;
     this.sets = undefined;
     this.pods = undefined;
-  }
-
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
   }
 
   /** the Deployment controlling a ReplicaSet, else every Deployment of the namespace selecting the orphan */

@@ -19,7 +19,7 @@ import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { matchesLabelSelector } from '../../registry/kinds/workload-shared.js';
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { claimAll } from './claim.js';
 import { type OwnerReference, controllerRefOf, isPodActive, labelsOf, newControllerRef, ownedObjectHandlers, refersTo, untilAvailable } from './pods.js';
 import { type ReplicaCounts, podsToDelete, replicaCounts } from './replicaset-plan.js';
@@ -77,8 +77,8 @@ export function selects(selector: Obj | undefined, labels: Record<string, JSONVa
 
 const int = (v: unknown, dflt: number): number => (typeof v === 'number' ? v : dflt);
 
-export class ReplicaSetController {
-  private readonly loop: ControllerLoop;
+export class ReplicaSetController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private sets: Informer | undefined;
   private pods: Informer | undefined;
@@ -87,13 +87,10 @@ export class ReplicaSetController {
   private readonly group: string;
 
   constructor(private readonly o: ReplicaSetOptions) {
+    super();
     this.clock = o.clock ?? systemClock;
     this.group = o.kind.apiVersion.includes('/') ? o.kind.apiVersion.split('/')[0]! : '';
     this.loop = new ControllerLoop(o.store, { name: o.kind.kind, clock: this.clock, log: o.log, baseDelayMs: 200, workers: o.workers ?? 2 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -110,10 +107,6 @@ export class ReplicaSetController {
     this.loop.end();
     this.sets = undefined;
     this.pods = undefined;
-  }
-
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
   }
 
   /** the set controlling the pod, else every set of the namespace selecting the orphan */
