@@ -71,6 +71,17 @@ export class EventRecorder {
     this.windowMs = o.aggregateWindowMs ?? 600_000;
   }
 
+  /**
+   * The same sink and settings as another source: each kube controller
+   * records under its own component (`deployment-controller`,
+   * `default-scheduler`, …), which `kubectl describe` shows as "From" and
+   * the `source` field selector matches. Aggregation and the rate limit are
+   * keyed by component already, so the recorders share nothing else.
+   */
+  forComponent(component: string): EventRecorder {
+    return new EventRecorder(this.sink, { ...this.o, component });
+  }
+
   /** records one occurrence; resolves once written (never rejects: events are best effort, as in kube) */
   async event(obj: InvolvedObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const objKey = `${obj.kind}/${obj.namespace ?? ''}/${obj.name}/${obj.uid ?? ''}`;

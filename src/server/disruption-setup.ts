@@ -41,7 +41,8 @@ export function startDisruption(d: LeaderControllerDeps): { gate?: LeaderGate; c
     statefulSets: storeOf('apps', 'statefulsets'),
     replicationControllers: storeOf('', 'replicationcontrollers'),
     clock: d.clock,
-    events: d.events,
+    // kube's disruption controller records as the controller manager itself
+    events: d.events?.forComponent('controllermanager'),
     log: d.log,
   });
   return { controller, gate: runWhileLeader(d.store, controller, { name: 'disruption controller', log: d.log }) };

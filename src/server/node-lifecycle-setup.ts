@@ -76,13 +76,13 @@ export function startNodeLifecycle(d: {
       monitorPeriodMs: d.settings.monitorPeriodMs,
       zoneRules: d.settings.zoneRules,
       saturated: d.settings.saturated ?? eventLoopSaturation(),
-      events: d.events,
+      events: d.events?.forComponent('node-controller'),
       log: d.log,
     });
     gates.push(runWhileLeader(d.store, lifecycle, { name: 'node lifecycle controller', log: d.log }));
   }
   if (nodesDef && podsDef && controllerEnabled(d.controllers, TAINT_EVICTION_CONTROLLER, true)) {
-    eviction = new TaintEvictionController({ store: d.store, nodes: () => d.storeFor(nodesDef), pods: () => d.storeFor(podsDef), clock: d.settings.clock, events: d.events, log: d.log });
+    eviction = new TaintEvictionController({ store: d.store, nodes: () => d.storeFor(nodesDef), pods: () => d.storeFor(podsDef), clock: d.settings.clock, events: d.events?.forComponent('taint-eviction-controller'), log: d.log });
     gates.push(runWhileLeader(d.store, eviction, { name: 'taint eviction controller', log: d.log }));
   }
   return {

@@ -34,11 +34,11 @@ export function startSets(d: Lookup, common: Common, of: (def: ResourceDefinitio
   const nodes = d.registry.lookup('', 'v1', 'nodes');
   const ds = d.registry.lookup('apps', 'v1', 'daemonsets');
   if (ds && nodes && controllerEnabled(d.controllers, DAEMONSET_CONTROLLER, true)) {
-    add('daemonset controller', new DaemonSetController({ ...common, daemonSets: of(ds), revisions: of(revisions), nodes: of(nodes) }));
+    add('daemonset controller', new DaemonSetController({ ...common, events: common.events?.forComponent('daemonset-controller'), daemonSets: of(ds), revisions: of(revisions), nodes: of(nodes) }));
   }
   const sts = d.registry.lookup('apps', 'v1', 'statefulsets');
   const pvcs = d.registry.lookup('', 'v1', 'persistentvolumeclaims');
   if (sts && pvcs && controllerEnabled(d.controllers, STATEFULSET_CONTROLLER, true)) {
-    add('statefulset controller', new StatefulSetController({ ...common, statefulSets: of(sts), revisions: of(revisions), claims: of(pvcs) }));
+    add('statefulset controller', new StatefulSetController({ ...common, events: common.events?.forComponent('statefulset-controller'), statefulSets: of(sts), revisions: of(revisions), claims: of(pvcs) }));
   }
 }

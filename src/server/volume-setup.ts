@@ -18,7 +18,7 @@ export function startVolumes(d: Lookup, common: Common, of: (def: ResourceDefini
   if (!pvs || !pvcs) return;
   const classes = d.registry.lookup(`storage.${d.apiDomain ?? 'k8s.io'}`, 'v1', 'storageclasses');
   if (controllerEnabled(d.controllers, PERSISTENTVOLUME_BINDER_CONTROLLER, true)) {
-    add('persistentvolume-binder controller', new PersistentVolumeController({ ...common, volumes: of(pvs), claims: of(pvcs), ...(classes ? { classes: of(classes) } : {}) }));
+    add('persistentvolume-binder controller', new PersistentVolumeController({ ...common, events: common.events?.forComponent('persistentvolume-controller'), volumes: of(pvs), claims: of(pvcs), ...(classes ? { classes: of(classes) } : {}) }));
   }
   if (controllerEnabled(d.controllers, PVC_PROTECTION_CONTROLLER, true)) {
     add('pvc-protection controller', new PvcProtectionController({ store: common.store, clock: common.clock, log: common.log, claims: of(pvcs), pods: common.pods }));

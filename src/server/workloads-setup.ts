@@ -17,6 +17,7 @@ import { JOB_CONTROLLER, JobController } from '../controllers/batch/job.js';
 import { CRONJOB_CONTROLLER, CronJobController } from '../controllers/batch/cronjob.js';
 import { TTL_AFTER_FINISHED_CONTROLLER, TtlAfterFinishedController } from '../controllers/batch/ttl-after-finished.js';
 import type { Random } from '../core/random.js';
+import type { EventRecorder } from '../controllers/event-recorder.js';
 import { startSets } from './sets-setup.js';
 import { startVolumes } from './volume-setup.js';
 import { controllerEnabled } from './controllers-flag.js';
@@ -36,31 +37,33 @@ export function startWorkloads(d: LeaderControllerDeps & { random?: Random; apiD
     out.push({ name, gate: runWhileLeader(d.store, controller, { name, log: d.log }) });
   };
   const common = { store: d.store, pods: of(pods), clock: d.clock, events: d.events, log: d.log };
+  // each controller records under kube's component name (event-recorder.ts forComponent)
+  const as = (component: string): { events?: EventRecorder } => (d.events ? { events: d.events.forComponent(component) } : {});
   const nodes = d.registry.lookup('', 'v1', 'nodes');
   if (nodes && controllerEnabled(d.controllers, SCHEDULER_CONTROLLER, true)) {
-    add('scheduler', new Scheduler({ ...common, podsDef: pods, nodes: of(nodes), random: d.random }));
+    add('scheduler', new Scheduler({ ...common, ...as('default-scheduler'), podsDef: pods, nodes: of(nodes), random: d.random }));
   }
   const rs = d.registry.lookup('apps', 'v1', 'replicasets');
   if (rs && controllerEnabled(d.controllers, REPLICASET_CONTROLLER, true)) {
-    add('replicaset controller', new ReplicaSetController({ ...common, kind: REPLICA_SET, sets: of(rs) }));
+    add('replicaset controller', new ReplicaSetController({ ...common, ...as('replicaset-controller'), kind: REPLICA_SET, sets: of(rs) }));
   }
   const rc = d.registry.lookup('', 'v1', 'replicationcontrollers');
   if (rc && controllerEnabled(d.controllers, REPLICATIONCONTROLLER_CONTROLLER, true)) {
-    add('replicationcontroller controller', new ReplicaSetController({ ...common, kind: REPLICATION_CONTROLLER, sets: of(rc) }));
+    add('replicationcontroller controller', new ReplicaSetController({ ...common, ...as('replication-controller'), kind: REPLICATION_CONTROLLER, sets: of(rc) }));
   }
   const deployments = d.registry.lookup('apps', 'v1', 'deployments');
   if (deployments && rs && controllerEnabled(d.controllers, DEPLOYMENT_CONTROLLER, true)) {
-    add('deployment controller', new DeploymentController({ ...common, deployments: of(deployments), replicaSets: of(rs) }));
+    add('deployment controller', new DeploymentController({ ...common, ...as('deployment-controller'), deployments: of(deployments), replicaSets: of(rs) }));
   }
   startSets(d, common, of, add);
   startVolumes(d, common, of, add);
   const jobs = d.registry.lookup('batch', 'v1', 'jobs');
   if (jobs && controllerEnabled(d.controllers, JOB_CONTROLLER, true)) {
-    add('job controller', new JobController({ ...common, jobs: of(jobs) }));
+    add('job controller', new JobController({ ...common, ...as('job-controller'), jobs: of(jobs) }));
   }
   const cronJobs = d.registry.lookup('batch', 'v1', 'cronjobs');
   if (jobs && cronJobs && controllerEnabled(d.controllers, CRONJOB_CONTROLLER, true)) {
-    add('cronjob controller', new CronJobController({ store: d.store, cronJobs: of(cronJobs), jobs: of(jobs), clock: d.clock, events: d.events, log: d.log }));
+    add('cronjob controller', new CronJobController({ store: d.store, cronJobs: of(cronJobs), jobs: of(jobs), clock: d.clock, ...as('cronjob-controller'), log: d.log }));
   }
   if (jobs && controllerEnabled(d.controllers, TTL_AFTER_FINISHED_CONTROLLER, true)) {
     add('ttl-after-finished controller', new TtlAfterFinishedController({ store: d.store, jobs: of(jobs), clock: d.clock, log: d.log }));

@@ -81,6 +81,12 @@ describe('workload controllers and the scheduler', () => {
     expect(conds.find((c) => c.type === 'Progressing')).toMatchObject({ status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${rs.metadata.name}" has successfully progressed.` });
     const rsNow = (await get(`${RSS}/${rs.metadata.name}`))!;
     expect(rsNow.status).toMatchObject({ replicas: 3, fullyLabeledReplicas: 3, readyReplicas: 3, availableReplicas: 3, observedGeneration: 1 });
+    // each controller's Events under kube's component name (what `kubectl describe` shows as "From")
+    type Ev = { reason: string; involvedObject: { kind: string; name: string }; source: { component: string } };
+    const fromOf = async (kind: string, name: string, reason: string): Promise<string | undefined> =>
+      eventually(async () => ((await list(`/api/v1/namespaces/${NS}/events`)) as unknown as Ev[]).find((e) => e.reason === reason && e.involvedObject.kind === kind && e.involvedObject.name === name)?.source.component, `${reason} on ${kind} ${name}`);
+    expect(await fromOf('Deployment', 'web', 'ScalingReplicaSet')).toBe('deployment-controller');
+    expect(await fromOf('ReplicaSet', rs.metadata.name, 'SuccessfulCreate')).toBe('replicaset-controller');
   });
 
   it('a new image rolls out a new ReplicaSet within maxSurge and maxUnavailable', async () => {
@@ -182,6 +188,8 @@ describe('workload controllers and the scheduler', () => {
     expect(cond).toMatchObject({ status: 'False', reason: 'Unschedulable', message: "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector." });
     const events = await eventually(async () => (await list(`/api/v1/namespaces/${NS}/events`)).filter((e) => (e as unknown as { reason: string }).reason === 'FailedScheduling' && (e as unknown as { involvedObject: { name: string } }).involvedObject.name === 'picky'), 'FailedScheduling event');
     expect(events.length).toBeGreaterThan(0);
+    // recorded under kube's scheduler name, as `kubectl describe` shows it ("From")
+    expect(events[0]).toMatchObject({ source: { component: 'default-scheduler' }, reportingComponent: 'default-scheduler' });
     await send('PATCH', '/api/v1/nodes/node-b', { metadata: { labels: { zone: 'z1' } } });
     const bound = await eventually(async () => (await get(`${PODS}/picky`))?.spec.nodeName, 'bound after the label');
     expect(bound).toBe('node-b');
