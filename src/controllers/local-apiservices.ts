@@ -5,11 +5,15 @@
 // priorities, custom resources' `true` with kube's 1000/100 — made at start
 // and whenever the served set changes; an automanaged one whose group/version
 // is no longer served is deleted. APIServices users create are left alone.
+// As kube's autoregister table: `onstart` ones are created or updated by the
+// first pass of a start only (one deleted later stays deleted until the next
+// start); `true` ones are kept continuously, so one deleted is made again.
 
 import { StatusError } from '../core/errors.js';
 import type { GenericStore } from '../registry/generic-store.js';
 import type { Registry } from '../registry/registry.js';
 import type { ApiObject } from '../registry/types.js';
+import { type InformerSource, type InformerUse, sharedInformers } from './runtime/index.js';
 
 export const AUTOMANAGED = 'kube-aggregator.kubernetes.io/automanaged';
 
@@ -30,6 +34,8 @@ export interface LocalAPIServicesOptions {
   registry: Registry;
   apiDomain: string;
   apiServices: () => GenericStore | undefined;
+  /** the store's applied feed: an automanaged `true` APIService deleted is made again */
+  store?: InformerSource;
   log?: (msg: string) => void;
 }
 
@@ -38,18 +44,32 @@ export class LocalAPIServices {
   private running = false;
   private pending: Promise<void> = Promise.resolve();
   private synced = false;
+  /** this start's first pass is done: `onstart` APIServices are left alone from then on */
+  private startPassDone = false;
+  private deletions: InformerUse | undefined;
 
   constructor(private readonly o: LocalAPIServicesOptions) {}
 
   start(): void {
     this.running = true;
+    this.startPassDone = false;
     this.unsubscribe = this.o.registry.onChange(() => this.queue());
+    const gs = this.o.apiServices();
+    if (this.o.store && gs) {
+      this.deletions = sharedInformers(this.o.store).use(gs.rangeKeys(''), {
+        delete: (o) => {
+          if (o.metadata?.labels?.[AUTOMANAGED] === 'true') this.queue();
+        },
+      });
+    }
     this.queue();
   }
 
   stop(): void {
     this.running = false;
     this.unsubscribe?.();
+    this.deletions?.release();
+    this.deletions = undefined;
   }
 
   hasSynced(): boolean {
@@ -93,6 +113,8 @@ export class LocalAPIServices {
     for (const [name, want] of served) {
       const cur = have.get(name);
       if (cur && cur.metadata?.labels?.[AUTOMANAGED] === undefined) continue; // a user's own, kept as is
+      // kube's `onstart`: synced by the first pass of a start only
+      if (this.startPassDone && want.metadata?.labels?.[AUTOMANAGED] === 'onstart') continue;
       if (cur && JSON.stringify(cur.spec) === JSON.stringify(want.spec)) continue;
       try {
         if (cur) await gs.guaranteedUpdate('', name, opts, (c) => ({ ...(c ?? want), spec: want.spec }));
@@ -110,6 +132,7 @@ export class LocalAPIServices {
         if (!(e instanceof StatusError && e.code === 404)) this.o.log?.(`local APIServices: ${name}: ${(e as Error).message}`);
       }
     }
+    this.startPassDone = true;
     this.synced = true;
   }
 }

@@ -136,6 +136,7 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
         store,
         new LocalAPIServices({
           registry,
+          store,
           apiDomain: registry.apiDomain,
           apiServices: () => {
             const def = registry.lookupKind(`apiregistration.${registry.apiDomain}`, 'v1', 'APIService');

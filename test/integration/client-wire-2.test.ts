@@ -316,8 +316,24 @@ describe('apiregistration/v1 APIService (kubectl get apiservices)', () => {
     const got = (await t.request('GET', `${AS}/v2.as.example.com`)).json<Obj>();
     expect(got.metadata.labels).toEqual({ 'kube-aggregator.kubernetes.io/automanaged': 'true' });
     expect(got.spec).toEqual({ group: 'as.example.com', version: 'v2', groupPriorityMinimum: 1000, versionPriority: 100 });
+    // kube's `true`: kept continuously, so deleted it is made again (a new uid)
+    expect((await t.request('DELETE', `${AS}/v2.as.example.com`)).status).toBe(200);
+    await expect.poll(async () => (await t.request('GET', `${AS}/v2.as.example.com`)).json<Obj>().metadata?.uid, { timeout: 10_000 }).not.toBe(got.metadata.uid);
+    expect((await t.request('GET', `${AS}/v2.as.example.com`)).json<Obj>().spec).toEqual(got.spec);
     expect((await t.request('DELETE', `${CRDS}/gadgets.as.example.com`)).status).toBe(200);
     await expect.poll(async () => (await t.request('GET', `${AS}/v2.as.example.com`)).status, { timeout: 10_000 }).toBe(404);
+  });
+
+  it("a built-in's local APIService (kube's `onstart`) deleted stays deleted while this leader runs, as kube's autoregister", async () => {
+    const name = `${AS}/v1.coordination.orch.io`;
+    expect((await t.request('GET', name)).json<Obj>().metadata.labels).toEqual({ 'kube-aggregator.kubernetes.io/automanaged': 'onstart' });
+    expect((await t.request('DELETE', name)).status).toBe(200);
+    // a change of the served set runs a pass: the CRD's APIService comes, the deleted built-in does not
+    const crd = openCrd({ group: 'once.example.com', plural: 'widgets', kind: 'Widget', version: 'v1', scope: 'Cluster' });
+    await createCrd(t, crd);
+    await expect.poll(async () => (await t.request('GET', `${AS}/v1.once.example.com`)).status).toBe(200);
+    expect((await t.request('GET', name)).status).toBe(404);
+    expect((await t.request('DELETE', `${CRDS}/widgets.once.example.com`)).status).toBe(200);
   });
 
   it('kubectl get apiservices prints NAME, SERVICE, AVAILABLE, AGE as against kube', async () => {
