@@ -8,7 +8,7 @@ import { type TimerHandle, systemClock } from '../core/clock.js';
 import type { SendHandle } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { startTlsFront, type TlsConnectionInfo, type TlsFront } from './tls-front.js';
-import type { ParentToWorker, WorkerToParent } from './tls-workers.js';
+import type { ParentToWorker, WorkerToParent } from './tls-worker-protocol.js';
 import { SnapshotHolder } from './health-snapshot.js';
 import { h2ProbeAnswerer, probeAnswerer } from './health-probe.js';
 
