@@ -114,7 +114,8 @@ function field(expr: string, min: number, max: number, names?: string[]): Field 
   return { bits, star };
 }
 
-function validZone(tz: string): boolean {
+/** an IANA zone the runtime's zone data (Intl) knows, matched as Intl matches names (case-insensitively) */
+export function validZone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;

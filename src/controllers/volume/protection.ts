@@ -15,7 +15,7 @@
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
-import { ControllerLoop, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { CONTROLLER_MANAGER, updateObject } from '../workloads/writes.js';
 
 export const PVC_PROTECTION_CONTROLLER = 'pvc-protection';
@@ -61,18 +61,15 @@ export function podUsesClaim(pod: ApiObject, claimName: string): boolean {
   return Boolean((pod.spec as Obj | undefined)?.nodeName) && podClaimNames(pod).includes(claimName);
 }
 
-export class PvcProtectionController {
-  private readonly loop: ControllerLoop;
+export class PvcProtectionController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private claims: Informer | undefined;
   private pods: Informer | undefined;
 
   constructor(private readonly o: ProtectionOptions & { claims: () => GenericStore; pods: () => GenericStore }) {
+    super();
     const clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: PVC_PROTECTION_CONTROLLER, clock, log: o.log, baseDelayMs: 200 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -94,10 +91,6 @@ export class PvcProtectionController {
     this.claims = this.pods = undefined;
   }
 
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
-  }
-
   private async sync(key: string): Promise<void> {
     const claim = this.claims?.get(key);
     if (!claim) return;
@@ -111,17 +104,14 @@ export class PvcProtectionController {
   }
 }
 
-export class PvProtectionController {
-  private readonly loop: ControllerLoop;
+export class PvProtectionController extends LoopController {
+  protected readonly loop: ControllerLoop;
   private volumes: Informer | undefined;
 
   constructor(private readonly o: ProtectionOptions & { volumes: () => GenericStore }) {
+    super();
     const clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: PV_PROTECTION_CONTROLLER, clock, log: o.log, baseDelayMs: 200 });
-  }
-
-  hasSynced(): boolean {
-    return this.loop.hasSynced();
   }
 
   start(): void {
@@ -136,10 +126,6 @@ export class PvProtectionController {
   stop(): void {
     this.loop.end();
     this.volumes = undefined;
-  }
-
-  async settled(): Promise<void> {
-    await this.loop.queue?.idle();
   }
 
   private async sync(key: string): Promise<void> {

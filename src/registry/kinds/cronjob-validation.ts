@@ -5,7 +5,7 @@
 // `TZ=`/`CRON_TZ=` prefix is refused on create and kept only by updates of a
 // schedule that already had one; the time zone must be an explicit IANA name.
 
-import { CronError, parseCron } from '../../machinery/cron.js';
+import { CronError, parseCron, validZone } from '../../machinery/cron.js';
 import type { ApiObject, FieldError } from '../types.js';
 import { getString } from './columns.js';
 
@@ -17,13 +17,10 @@ const ZONE_PART = /^[A-Za-z.\-_0-9+]{1,14}$/;
 /** the zone Go's time.LoadLocation would find: Intl's zone data, with Go's case-sensitive names */
 function knownZone(tz: string): boolean {
   if (tz === 'UTC') return true;
-  try {
-    const resolved = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
-    // Intl matches names case-insensitively, the zoneinfo files Go reads do not; an alias resolves to another name
-    return !(resolved !== tz && resolved.toLowerCase() === tz.toLowerCase());
-  } catch {
-    return false;
-  }
+  if (!validZone(tz)) return false;
+  // Intl matches names case-insensitively, the zoneinfo files Go reads do not; an alias resolves to another name
+  const resolved = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+  return !(resolved !== tz && resolved.toLowerCase() === tz.toLowerCase());
 }
 
 function validateTimeZone(o: ApiObject): FieldError[] {
