@@ -129,6 +129,14 @@ export function gone(message: string): StatusError {
   return new StatusError(410, 'Expired', message);
 }
 
+/** kube's v1.NamespaceTerminatingCause: a create refused because its namespace is being deleted */
+export const NAMESPACE_TERMINATING_CAUSE = 'NamespaceTerminating';
+
+/** a create refused because its namespace is being deleted: retrying cannot succeed (kube's HasStatusCause) */
+export function isNamespaceTerminating(e: unknown): boolean {
+  return e instanceof StatusError && (e.details?.causes ?? []).some((c) => c.reason === NAMESPACE_TERMINATING_CAUSE);
+}
+
 export function forbidden(message: string, details?: StatusDetails): StatusError {
   return new StatusError(403, 'Forbidden', message, details);
 }

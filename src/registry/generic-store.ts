@@ -137,6 +137,8 @@ export class GenericStore {
     if (meta.resourceVersion !== undefined && meta.resourceVersion !== '') {
       throw badRequest('resourceVersion should not be set on objects to be created');
     }
+    // kube's admission errors name the prefix of a name not generated yet (admission/errors.go extractResourceName)
+    const shownName = meta.name || meta.generateName || '';
     if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
     if (this.def.scope === 'Namespaced') meta.namespace = namespace;
     else delete meta.namespace;
@@ -168,7 +170,7 @@ export class GenericStore {
       meta = m;
     }
     const unknownFields = validateWrite(this.def, this.admission, obj, undefined, name, opts);
-    await checkNamespaceForCreate(this.def, this.namespaceExists, namespace, name);
+    await checkNamespaceForCreate(this.def, this.namespaceExists, namespace, shownName);
     this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
     if (this.hooks.validateAdmission) {
       await this.hooks.validateAdmission({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });

@@ -2,7 +2,7 @@
 // writes: schema and metadata validation with the strategy's rules, strict
 // field validation, and whether the object's namespace takes the write.
 
-import { type StatusError, badRequest, forbidden, invalid, notFound, qualifiedResource } from '../core/errors.js';
+import { NAMESPACE_TERMINATING_CAUSE, type StatusError, badRequest, forbidden, invalid, notFound, qualifiedResource } from '../core/errors.js';
 import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
 import type { ObjectAdmission, WriteOptions } from './write-options.js';
 
@@ -49,10 +49,12 @@ export async function checkNamespaceForCreate(
   if (state === undefined) throw notFound('namespaces', '', namespace);
   if (state === 'Terminating') {
     // kube names the object refused, not the namespace (issue #11 item 7)
+    // the NamespaceTerminating cause tells controllers that no create will succeed (kube's NamespaceLifecycle admission)
     throw forbidden(`${qualifiedResource(def.resource, def.group)} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
       name,
       ...(def.group ? { group: def.group } : {}),
       kind: def.resource,
+      causes: [{ reason: NAMESPACE_TERMINATING_CAUSE, message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
     });
   }
 }

@@ -65,8 +65,12 @@ describe('namespace defaults (orch.io)', () => {
     expect(r.json()).toMatchObject({
       reason: 'Forbidden',
       message: 'configmaps "late" is forbidden: unable to create new content in namespace nd-term because it is being terminated',
-      details: { name: 'late', kind: 'configmaps' },
+      details: { name: 'late', kind: 'configmaps', causes: [{ reason: 'NamespaceTerminating', message: 'namespace nd-term is being terminated', field: 'metadata.namespace' }] },
     });
+    // a name to be generated is shown as its prefix, as kube's admission does: the same refusal reads the same each time
+    const gen = await t.request('POST', '/api/v1/namespaces/nd-term/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'web-' } } });
+    expect(gen.status).toBe(403);
+    expect(gen.json<{ message: string }>().message).toBe('configmaps "web-" is forbidden: unable to create new content in namespace nd-term because it is being terminated');
     const held = (await t.request('GET', '/api/v1/namespaces/nd-term/configmaps/held')).json<Obj>();
     await t.request('PUT', '/api/v1/namespaces/nd-term/configmaps/held', { body: { ...held, metadata: { ...held.metadata, finalizers: [] } } });
   });

@@ -242,6 +242,27 @@ describe('workload controllers and the scheduler', () => {
     }, 'sets and pods gone', { timeoutMs: 30_000 });
   });
 
+  it('deleting the namespace of a running Deployment finishes; its ReplicaSet does not retry creates there', async () => {
+    const ns = 'doomed';
+    await send('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await send('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, deployment('web', 3, 'nginx:1'));
+    await eventually(async () => {
+      await workloadApi(() => ts).kubeletStep(ns);
+      return (await list(`/api/v1/namespaces/${ns}/pods`, 'app=web')).filter(ready).length === 3;
+    }, 'pods running');
+    const revision = async (): Promise<number> => Number((await ts.request('GET', '/api/v1/namespaces/default/configmaps?limit=1')).json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion);
+    const before = await revision();
+    expect((await ts.request('DELETE', `/api/v1/namespaces/${ns}`)).status).toBe(200);
+    // the node agent's part: finish the pods' graceful deletion until the namespace is gone
+    await eventually(async () => {
+      await workloadApi(() => ts).kubeletStep(ns).catch(() => undefined);
+      return (await ts.request('GET', `/api/v1/namespaces/${ns}`)).status === 404;
+    }, 'namespace gone', { timeoutMs: 60_000 });
+    // a create refused because the namespace is being deleted is not retried: the ReplicaSet controller
+    // used to write a new failure status after each refusal, hundreds of writes per second
+    expect((await revision()) - before).toBeLessThan(400);
+  });
+
   it('keeps revisionHistoryLimit old ReplicaSets, deleting the lowest revisions', async () => {
     const body = deployment('hist', 1, 'nginx:1') as { spec: Record<string, unknown> };
     body.spec.revisionHistoryLimit = 1;

@@ -11,7 +11,7 @@
 // `<cronjob>-<minutes since the epoch>` from the template with the
 // `batch.kubernetes.io/cronjob-scheduled-timestamp` annotation.
 
-import { StatusError } from '../../core/errors.js';
+import { StatusError, isNamespaceTerminating } from '../../core/errors.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
@@ -205,6 +205,8 @@ export class CronJobController extends LoopController {
       return r.object;
     } catch (e) {
       if (e instanceof StatusError && e.code === 409) return undefined;
+      // kube's cronjob controller: any creation in a namespace being deleted fails; nothing to report
+      if (isNamespaceTerminating(e)) return undefined;
       const msg = e instanceof Error ? e.message : String(e);
       void this.o.events?.event(ref, 'Warning', 'FailedCreate', `Error creating job: ${msg}`);
       throw e;

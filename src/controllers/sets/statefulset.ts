@@ -17,7 +17,7 @@
 // scheduler nor the node agent looks at claims: the pod runs without its
 // volume, bound or not (docs/controllers.md).
 
-import { StatusError } from '../../core/errors.js';
+import { StatusError, isNamespaceTerminating } from '../../core/errors.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
@@ -221,6 +221,7 @@ export class StatefulSetController extends LoopController {
         void this.o.events?.event(this.eventRef(set), 'Normal', 'SuccessfulCreate', `create Claim ${cname} Pod ${podName(setName, ordinal)} in StatefulSet ${setName} success`);
       } catch (e) {
         if (e instanceof StatusError && e.code === 409) continue;
+        if (isNamespaceTerminating(e)) return; // nothing can be created there any more
         const msg = e instanceof Error ? e.message : String(e);
         void this.o.events?.event(this.eventRef(set), 'Warning', 'FailedCreate', `create Claim ${cname} for Pod ${podName(setName, ordinal)} in StatefulSet ${setName} failed error: ${msg}`);
         throw e;
@@ -258,6 +259,7 @@ export class StatefulSetController extends LoopController {
     } catch (e) {
       // the previous pod of that name is still going: the next sync retries
       if (e instanceof StatusError && e.code === 409) return;
+      if (isNamespaceTerminating(e)) return; // nothing can be created there any more
       const msg = e instanceof Error ? e.message : String(e);
       void this.o.events?.event(this.eventRef(set), 'Warning', 'FailedCreate', `create Pod ${name} in StatefulSet ${setName} failed error: ${msg}`);
       throw e;

@@ -3,7 +3,7 @@
 // compare-and-swap that checks again on the current object), status, and
 // creating and deleting the objects they control.
 
-import { StatusError } from '../../core/errors.js';
+import { StatusError, isNamespaceTerminating } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { type OwnerReference, controllerRefOf } from '../../machinery/meta.js';
@@ -90,6 +90,9 @@ export async function createInBatches(store: GenericStore, owner: OwnerRef, make
     const results = await Promise.allSettled(batch.map((make) => store.create(owner.namespace, make(), { dryRun: false, manager: CONTROLLER_MANAGER })));
     for (const r of results) if (r.status === 'fulfilled') void events?.event(owner, 'Normal', 'SuccessfulCreate', `Created ${what}: ${r.value.object.metadata?.name ?? ''}`);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    // the namespace is being deleted: every create will fail, and there is nothing to report or retry
+    // (kube's controllers skip NamespaceTerminating; retrying wrote a new failure status in a loop)
+    if (failed && isNamespaceTerminating(failed.reason)) return undefined;
     if (failed) {
       const msg = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
       void events?.event(owner, 'Warning', 'FailedCreate', `Error creating: ${msg}`);

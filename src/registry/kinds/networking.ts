@@ -6,7 +6,7 @@ import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, get, getArray, getString } from './columns.js';
-import { atomicList, bool, enumOf, int32, intOrString, obj, opaque, proto, ref, str, strMap } from '../../machinery/schema/dsl.js';
+import { atomicList, bool, enumOf, int32, intOrString, obj, opaque, proto, protoEmbedded, ref, str, strMap } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { selectorText } from './workload-shared.js';
 
@@ -32,7 +32,8 @@ export function ingressDefinition(n: SchemaNames): ResourceDefinition {
         ingressClassName: str('Name of the IngressClass resource.'),
         defaultBackend: backend(),
         tls: atomicList('TLS configuration.', obj('TLS for a set of hosts.', proto({ hosts: 1, secretName: 2 }, { hosts: strings('Hosts in the TLS certificate.'), secretName: str('Secret holding the certificate.') }))),
-        rules: atomicList('Host rules.', obj('Maps paths under a host to backends.', proto({ host: 1, http: 2 }, {
+        // IngressRule's `http` is in the Go-inlined IngressRuleValue (field 2), where it is field 1
+        rules: atomicList('Host rules.', obj('Maps paths under a host to backends.', proto({ host: 1 }, protoEmbedded(2, { http: 1 }, {
           host: str('Fully qualified domain name of a network host.'),
           http: obj('HTTP paths.', proto({ paths: 1 }, {
             paths: atomicList('Paths mapped to backends.', obj('A path and its backend.', proto({ path: 1, pathType: 3, backend: 2 }, {
@@ -41,7 +42,7 @@ export function ingressDefinition(n: SchemaNames): ResourceDefinition {
               backend: backend(),
             }), ['pathType', 'backend'])),
           }), ['paths']),
-        }))),
+        })))),
       })),
       status: obj('The current state of the Ingress.', proto({ loadBalancer: 1 }, { loadBalancer: opaque('The load balancer status.') })),
     })),
