@@ -1,12 +1,13 @@
 // The DefaultTolerationSeconds admission plugin (kube-apiserver's, on by
-// default): a new pod that tolerates neither `node.<domain>/not-ready` nor
-// `node.<domain>/unreachable` with effect NoExecute gets a toleration of
+// default): a new pod that tolerates neither `node.<label domain>/not-ready` nor
+// `node.<label domain>/unreachable` with effect NoExecute gets a toleration of
 // each for 300 s (`--default-not-ready-toleration-seconds`,
 // `--default-unreachable-toleration-seconds`), so a short node outage does
 // not evict it at once (spec 002 §3; the taint eviction controller,
 // src/controllers/node-lifecycle/eviction.ts, honours the seconds).
 // Runs on create only, as a write hook of the generic store.
 
+import { nodeTaintKeys } from '../machinery/node-taints.js';
 import type { WriteHooks } from './generic-store.js';
 import type { ApiObject, ResourceDefinition } from './types.js';
 
@@ -25,8 +26,7 @@ interface Tol {
 }
 
 export function defaultTolerationHooks(apiDomain: string, o: DefaultTolerationOptions = {}): Pick<WriteHooks, 'beforeWrite'> {
-  const notReady = `node.${apiDomain}/not-ready`;
-  const unreachable = `node.${apiDomain}/unreachable`;
+  const { notReady, unreachable } = nodeTaintKeys(apiDomain);
   // kube's test: a toleration with this key (or no key) and NoExecute (or no effect) counts
   const covers = (t: Tol, key: string) => (t.key === key || !t.key) && (t.effect === 'NoExecute' || !t.effect);
   return {

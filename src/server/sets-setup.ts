@@ -2,6 +2,7 @@
 // (workloads-setup.ts): each runs when its kinds are served and
 // `--controllers` leaves it on (kube's names `daemonset`, `statefulset`).
 
+import { nodeTaintKeys } from '../machinery/node-taints.js';
 import type { Clock } from '../core/clock.js';
 import type { GenericStore } from '../registry/generic-store.js';
 import type { ResourceDefinition } from '../registry/types.js';
@@ -34,7 +35,7 @@ export function startSets(d: Lookup, common: Common, of: (def: ResourceDefinitio
   const nodes = d.registry.lookup('', 'v1', 'nodes');
   const ds = d.registry.lookup('apps', 'v1', 'daemonsets');
   if (ds && nodes && controllerEnabled(d.controllers, DAEMONSET_CONTROLLER, true)) {
-    add('daemonset controller', new DaemonSetController({ ...common, events: common.events?.forComponent('daemonset-controller'), daemonSets: of(ds), revisions: of(revisions), nodes: of(nodes) }));
+    add('daemonset controller', new DaemonSetController({ ...common, events: common.events?.forComponent('daemonset-controller'), daemonSets: of(ds), revisions: of(revisions), nodes: of(nodes), taintKeys: nodeTaintKeys(d.apiDomain ?? 'orch.io') }));
   }
   const sts = d.registry.lookup('apps', 'v1', 'statefulsets');
   const pvcs = d.registry.lookup('', 'v1', 'persistentvolumeclaims');

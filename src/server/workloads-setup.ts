@@ -7,6 +7,7 @@
 // (src/controllers/batch/: `job`, `cronjob`, `ttl-after-finished`, on by
 // default as in kube), and the persistent volume controllers (volume-setup.ts).
 
+import { nodeTaintKeys } from '../machinery/node-taints.js';
 import type { GenericStore } from '../registry/generic-store.js';
 import type { ResourceDefinition } from '../registry/types.js';
 import { type Controller, type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
@@ -41,7 +42,7 @@ export function startWorkloads(d: LeaderControllerDeps & { random?: Random; apiD
   const as = (component: string): { events?: EventRecorder } => (d.events ? { events: d.events.forComponent(component) } : {});
   const nodes = d.registry.lookup('', 'v1', 'nodes');
   if (nodes && controllerEnabled(d.controllers, SCHEDULER_CONTROLLER, true)) {
-    add('scheduler', new Scheduler({ ...common, ...as('default-scheduler'), podsDef: pods, nodes: of(nodes), random: d.random }));
+    add('scheduler', new Scheduler({ ...common, ...as('default-scheduler'), podsDef: pods, nodes: of(nodes), random: d.random, taintKeys: nodeTaintKeys(d.apiDomain ?? 'orch.io') }));
   }
   const rs = d.registry.lookup('apps', 'v1', 'replicasets');
   if (rs && controllerEnabled(d.controllers, REPLICASET_CONTROLLER, true)) {

@@ -73,7 +73,8 @@ describe('DaemonSet controller', () => {
       const affinity = p.spec.affinity as { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: unknown } };
       expect(affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution).toEqual({ nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [p.spec.nodeName] }] }] });
       const tolerations = (p.spec.tolerations as { key: string; effect: string }[]).map((t) => `${t.key}:${t.effect}`);
-      expect(tolerations).toEqual(expect.arrayContaining(['node.kubernetes.io/not-ready:NoExecute', 'node.kubernetes.io/unreachable:NoExecute', 'node.kubernetes.io/unschedulable:NoSchedule', 'node.kubernetes.io/disk-pressure:NoSchedule']));
+      // the keys the lifecycle controller taints with: node.orch.io/… with the default API domain (spec 002)
+      expect(tolerations).toEqual(expect.arrayContaining(['node.orch.io/not-ready:NoExecute', 'node.orch.io/unreachable:NoExecute', 'node.orch.io/unschedulable:NoSchedule', 'node.orch.io/disk-pressure:NoSchedule']));
     }
     await eventually(() => dsRolledOut('agent'), 'daemon pods available');
     expect((await get(`${DSS}/agent`))!.status).toMatchObject({
@@ -83,7 +84,7 @@ describe('DaemonSet controller', () => {
 
   it('a new node, even cordoned, gets its pod bound there; a deleted node loses it; a toleration reaches a tainted node', async () => {
     await readyNode('node-c', {}, '4', { unschedulable: true });
-    // the daemon tolerations include node.kubernetes.io/unschedulable, which the scheduler honours
+    // the daemon tolerations include node.orch.io/unschedulable, which the scheduler honours
     await eventually(async () => (await list(PODS, 'ds=agent')).some((p) => p.spec.nodeName === 'node-c'), 'pod bound on cordoned node-c');
     await send('DELETE', '/api/v1/nodes/node-c', {});
     await eventually(async () => !(await list(PODS, 'ds=agent')).some((p) => p.spec.nodeName === 'node-c'), 'pod of node-c gone');

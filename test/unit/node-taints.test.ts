@@ -80,6 +80,12 @@ describe('DefaultTolerationSeconds', () => {
     ]);
   });
 
+  it('with --api-domain k8s.io uses kube\'s own keys, node.kubernetes.io/… (groups under k8s.io, taints under kubernetes.io)', () => {
+    const p = pod();
+    defaultTolerationHooks('k8s.io').beforeWrite!(PODS, p, undefined, { dryRun: false });
+    expect((tols(p) as { key: string }[]).map((t) => t.key)).toEqual(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
+  });
+
   it('leaves pods that tolerate them, updates, and other kinds alone', () => {
     const all = pod([{ operator: 'Exists' }]);
     h.beforeWrite!(PODS, all, undefined, { dryRun: false });

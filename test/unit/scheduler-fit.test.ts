@@ -2,6 +2,8 @@
 // by readiness, cordon, taints, node selector and affinity, resources; the
 // least-requested pick; kube's FailedScheduling message.
 
+import { nodeTaintKeys } from '../../src/machinery/node-taints.js';
+import { daemonTolerations } from '../../src/controllers/sets/daemonset-plan.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type NodeState, leastAllocatedScore, nodeState, place, podRequests, unfitReasons } from '../../src/controllers/scheduler/fit.js';
@@ -80,6 +82,21 @@ describe('node fit', () => {
     const n = state(node('a', { ready: false }));
     expect(unfitReasons(pod(), n)).toEqual(['node(s) had untolerated taint {node.kubernetes.io/not-ready: }']);
     expect(unfitReasons(pod({ tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists' }] }), n)).toEqual([]);
+  });
+
+  it('uses the server\'s taint keys: node.orch.io/… with the default API domain, node.kubernetes.io/… with k8s.io', () => {
+    const orch = nodeTaintKeys('orch.io');
+    expect(orch.notReady).toBe('node.orch.io/not-ready');
+    expect(nodeTaintKeys('k8s.io').notReady).toBe('node.kubernetes.io/not-ready');
+    const cordoned = { ...state(node('a', { unschedulable: true })), taintKeys: orch };
+    expect(unfitReasons(pod({ tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' }] }), cordoned)).toEqual(['node(s) were unschedulable']);
+    expect(unfitReasons(pod({ tolerations: [{ key: orch.unschedulable, operator: 'Exists', effect: 'NoSchedule' }] }), cordoned)).toEqual([]);
+    const notReady = { ...state(node('b', { ready: false })), taintKeys: orch };
+    expect(unfitReasons(pod(), notReady)).toEqual(['node(s) had untolerated taint {node.orch.io/not-ready: }']);
+    // a daemon pod tolerates what the lifecycle controller taints with
+    const tolerated = daemonTolerations({}, orch).map((t) => `${String(t.key)}:${String(t.effect)}`);
+    expect(tolerated).toEqual(expect.arrayContaining(['node.orch.io/not-ready:NoExecute', 'node.orch.io/unreachable:NoExecute', 'node.orch.io/unschedulable:NoSchedule']));
+    expect(tolerated.some((t) => t.startsWith('node.kubernetes.io/'))).toBe(false);
   });
 
   it('matches nodeSelector and required node affinity (In, NotIn, Exists, DoesNotExist; terms ORed)', () => {

@@ -21,29 +21,10 @@ export interface Toleration {
   tolerationSeconds?: number;
 }
 
-/** the taint keys, `node.<domain>/<name>` (spec 002 §3: `node.orch.io/unreachable`) */
-export interface NodeTaintKeys {
-  unreachable: string;
-  notReady: string;
-  memoryPressure: string;
-  diskPressure: string;
-  pidPressure: string;
-  networkUnavailable: string;
-  unschedulable: string;
-}
-
-export function nodeTaintKeys(apiDomain: string): NodeTaintKeys {
-  const k = (n: string) => `node.${apiDomain}/${n}`;
-  return {
-    unreachable: k('unreachable'),
-    notReady: k('not-ready'),
-    memoryPressure: k('memory-pressure'),
-    diskPressure: k('disk-pressure'),
-    pidPressure: k('pid-pressure'),
-    networkUnavailable: k('network-unavailable'),
-    unschedulable: k('unschedulable'),
-  };
-}
+// the taint keys, `node.<label domain>/<name>` (spec 002 §3: `node.orch.io/unreachable`), shared with
+// the scheduler, the DaemonSet controller and the DefaultTolerationSeconds admission
+export { type NodeTaintKeys, nodeTaintKeys } from '../../machinery/node-taints.js';
+import type { NodeTaintKeys } from '../../machinery/node-taints.js';
 
 /** every key the controller owns: other taints on a node are never touched */
 export function ownedTaintKeys(keys: NodeTaintKeys): ReadonlySet<string> {

@@ -5,6 +5,7 @@
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { resourceAmount } from '../../core/quantity.js';
+import { KUBE_NODE_TAINT_KEYS, type NodeTaintKeys } from '../../machinery/node-taints.js';
 
 type Obj = Record<string, JSONValue>;
 
@@ -22,6 +23,8 @@ export interface NodeState {
   /** the same with kube's non-zero defaults (scoring only) */
   nonZeroRequested: Resources;
   pods: number;
+  /** the server's node taint keys (machinery/node-taints.ts); kube's `node.kubernetes.io/…` when absent */
+  taintKeys?: NodeTaintKeys;
 }
 
 // kube's defaults for a container without requests, used by scoring only (pkg/scheduler/util)
@@ -102,22 +105,25 @@ function nodeReady(node: ApiObject): boolean {
 }
 
 /** the node's taints and labels as the filters read them, derived once per Node version (informer objects are never modified) */
-const factsCache = new WeakMap<ApiObject, { taints: Taint[]; labels: Record<string, string> }>();
-function nodeFacts(node: ApiObject): { taints: Taint[]; labels: Record<string, string> } {
-  let f = factsCache.get(node);
-  if (!f) {
-    f = { taints: effectiveTaints(node), labels: Object.fromEntries(Object.entries(obj(node.metadata?.labels)).map(([k, v]) => [k, String(v)])) };
-    factsCache.set(node, f);
-  }
-  return f;
+const labelsCache = new WeakMap<ApiObject, Record<string, string>>();
+function nodeLabels(node: ApiObject): Record<string, string> {
+  let l = labelsCache.get(node);
+  if (!l) labelsCache.set(node, (l = Object.fromEntries(Object.entries(obj(node.metadata?.labels)).map(([k, v]) => [k, String(v)]))));
+  return l;
+}
+const taintsCache = new WeakMap<ApiObject, { keys: NodeTaintKeys; taints: Taint[] }>();
+function nodeTaints(node: ApiObject, keys: NodeTaintKeys): Taint[] {
+  let t = taintsCache.get(node);
+  if (!t || t.keys !== keys) taintsCache.set(node, (t = { keys, taints: effectiveTaints(node, keys) }));
+  return t.taints;
 }
 
 /** the node's taints, with the not-ready taint implied for a node whose Ready is not True (the lifecycle controller adds it) */
-function effectiveTaints(node: ApiObject): Taint[] {
+function effectiveTaints(node: ApiObject, keys: NodeTaintKeys): Taint[] {
   const taints: Taint[] = arr(obj(node.spec).taints).map((t) => ({ key: str(t.key), value: str(t.value), effect: str(t.effect) }));
   if (!nodeReady(node)) {
-    const key = arr(obj(node.status).conditions).some((c) => c.type === 'Ready' && c.status === 'False') ? 'node.kubernetes.io/not-ready' : 'node.kubernetes.io/unreachable';
-    if (!taints.some((t) => t.key === 'node.kubernetes.io/not-ready' || t.key === 'node.kubernetes.io/unreachable')) taints.push({ key, value: '', effect: 'NoSchedule' });
+    const key = arr(obj(node.status).conditions).some((c) => c.type === 'Ready' && c.status === 'False') ? keys.notReady : keys.unreachable;
+    if (!taints.some((t) => t.key === keys.notReady || t.key === keys.unreachable)) taints.push({ key, value: '', effect: 'NoSchedule' });
   }
   return taints;
 }
@@ -142,7 +148,7 @@ function requirementHolds(req: Obj, labels: Record<string, string>): boolean {
 /** nodeSelector and requiredDuringSchedulingIgnoredDuringExecution (terms ORed, requirements ANDed; an empty term matches nothing) */
 export function matchesNodeAffinity(pod: ApiObject, node: ApiObject): boolean {
   const spec = obj(pod.spec);
-  const labels = nodeFacts(node).labels;
+  const labels = nodeLabels(node);
   for (const [k, v] of Object.entries(obj(spec.nodeSelector))) if (labels[k] !== String(v)) return false;
   const required = obj(obj(obj(spec.affinity).nodeAffinity).requiredDuringSchedulingIgnoredDuringExecution);
   if (required.nodeSelectorTerms === undefined) return true;
@@ -178,12 +184,13 @@ function allocatable(node: ApiObject): Allocatable {
 export function unfitReasons(pod: ApiObject, n: NodeState, req: Resources = podRequests(pod)): string[] {
   const spec = obj(pod.spec);
   const tolerations = arr(spec.tolerations);
-  if (obj(n.node.spec).unschedulable === true && !tolerates(tolerations, { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' })) {
+  const keys = n.taintKeys ?? KUBE_NODE_TAINT_KEYS;
+  if (obj(n.node.spec).unschedulable === true && !tolerates(tolerations, { key: keys.unschedulable, effect: 'NoSchedule' })) {
     return ['node(s) were unschedulable'];
   }
   const wanted = str(spec.nodeName);
   if (wanted !== '' && wanted !== n.node.metadata?.name) return ["node(s) didn't match the requested node name"];
-  const untolerated = nodeFacts(n.node).taints.find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t));
+  const untolerated = nodeTaints(n.node, keys).find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t));
   if (untolerated) return [`node(s) had untolerated taint {${untolerated.key}: ${untolerated.value ?? ''}}`];
   if (!matchesNodeAffinity(pod, n.node)) return ["node(s) didn't match Pod's node affinity/selector"];
   const alloc = allocatable(n.node);

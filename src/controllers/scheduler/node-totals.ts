@@ -4,6 +4,7 @@
 // pod again (150,000 pods on 5,000 nodes would be ~150,000 request sums per
 // decision).
 
+import type { NodeTaintKeys } from '../../machinery/node-taints.js';
 import type { ApiObject } from '../../registry/types.js';
 import { type NodeState, type Resources, holdsResources, podRequests } from './fit.js';
 
@@ -17,6 +18,9 @@ const nodeOf = (pod: ApiObject): string => String((pod.spec as { nodeName?: unkn
 
 export class NodeTotals {
   private readonly byNode = new Map<string, Totals>();
+
+  /** `taintKeys`: the server's node taint keys, handed to the filters with each node */
+  constructor(private readonly taintKeys?: NodeTaintKeys) {}
 
   /** a pod's change as the informer hands it over (old undefined = add, pod undefined = delete) */
   change(old: ApiObject | undefined, pod: ApiObject | undefined): void {
@@ -35,6 +39,7 @@ export class NodeTotals {
       requested: { ...(t?.requested ?? { cpu: 0, memory: 0 }) },
       nonZeroRequested: { ...(t?.nonZeroRequested ?? { cpu: 0, memory: 0 }) },
       pods: t?.pods ?? 0,
+      ...(this.taintKeys ? { taintKeys: this.taintKeys } : {}),
     };
   }
 

@@ -9,6 +9,7 @@
 // FailedScheduling Event, and is tried again when a node or a bound pod
 // changes, or after five minutes (kube's podMaxInUnschedulablePodsDuration).
 
+import type { NodeTaintKeys } from '../../machinery/node-taints.js';
 import { StatusError } from '../../core/errors.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { type Random, systemRandom } from '../../core/random.js';
@@ -40,6 +41,8 @@ export interface SchedulerOptions {
   random?: Random;
   events?: EventRecorder;
   log?: (msg: string) => void;
+  /** the server's node taint keys (default kube's `node.kubernetes.io/…`) */
+  taintKeys?: NodeTaintKeys;
 }
 
 const specOf = (pod: ApiObject): Obj => (pod.spec ?? {}) as Obj;
@@ -71,12 +74,13 @@ export class Scheduler extends LoopController {
   /** pods found unschedulable, woken when the cluster changes */
   private readonly unschedulable = new Set<string>();
   /** what the pods bound to each node request */
-  private readonly totals = new NodeTotals();
+  private readonly totals: NodeTotals;
   /** bindings made (tests) */
   bound = 0;
 
   constructor(private readonly o: SchedulerOptions) {
     super();
+    this.totals = new NodeTotals(o.taintKeys);
     this.clock = o.clock ?? systemClock;
     this.random = o.random ?? systemRandom;
     this.loop = new ControllerLoop(o.store, { name: 'scheduler', clock: this.clock, log: o.log, baseDelayMs: 200 });

@@ -5,6 +5,7 @@
 // rolling update within maxSurge / maxUnavailable, and the status counts.
 // daemonset.ts feeds them from the informers.
 
+import { KUBE_NODE_TAINT_KEYS, type NodeTaintKeys } from '../../machinery/node-taints.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { matchesNodeAffinity, tolerates, type Taint } from '../scheduler/fit.js';
 import { scaledValue } from '../workloads/deployment-plan.js';
@@ -23,18 +24,18 @@ const arr = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
  * on cordoned nodes; a hostNetwork pod also on nodes whose network is not
  * ready.
  */
-export function daemonTolerations(podSpec: Obj): Obj[] {
+export function daemonTolerations(podSpec: Obj, keys: NodeTaintKeys = KUBE_NODE_TAINT_KEYS): Obj[] {
   const out = [...arr(podSpec.tolerations)];
   const add = (key: string, effect: string): void => {
     if (!out.some((t) => t.key === key && t.effect === effect && (t.operator ?? 'Equal') === 'Exists')) out.push({ key, operator: 'Exists', effect });
   };
-  add('node.kubernetes.io/not-ready', 'NoExecute');
-  add('node.kubernetes.io/unreachable', 'NoExecute');
-  add('node.kubernetes.io/disk-pressure', 'NoSchedule');
-  add('node.kubernetes.io/memory-pressure', 'NoSchedule');
-  add('node.kubernetes.io/pid-pressure', 'NoSchedule');
-  add('node.kubernetes.io/unschedulable', 'NoSchedule');
-  if (podSpec.hostNetwork === true) add('node.kubernetes.io/network-unavailable', 'NoSchedule');
+  add(keys.notReady, 'NoExecute');
+  add(keys.unreachable, 'NoExecute');
+  add(keys.diskPressure, 'NoSchedule');
+  add(keys.memoryPressure, 'NoSchedule');
+  add(keys.pidPressure, 'NoSchedule');
+  add(keys.unschedulable, 'NoSchedule');
+  if (podSpec.hostNetwork === true) add(keys.networkUnavailable, 'NoSchedule');
   return out;
 }
 
@@ -65,9 +66,9 @@ function taintsOf(node: ApiObject): Taint[] {
  * business. What depends on the template alone is prepared once, as a sync
  * asks it of every node.
  */
-export function daemonPlacement(template: Obj): (node: ApiObject) => NodeFit {
+export function daemonPlacement(template: Obj, keys: NodeTaintKeys = KUBE_NODE_TAINT_KEYS): (node: ApiObject) => NodeFit {
   const spec = obj(template.spec);
-  const tolerations = daemonTolerations(spec);
+  const tolerations = daemonTolerations(spec, keys);
   const pod = { spec: { ...spec, tolerations } } as unknown as ApiObject;
   const wanted = typeof spec.nodeName === 'string' ? spec.nodeName : '';
   const no = { shouldRun: false, shouldContinueRunning: false };
@@ -109,14 +110,14 @@ export function targetNode(pod: ApiObject): string {
  * (the controller already checked the template's own terms), the preferred
  * terms stay, the daemon tolerations are added; the scheduler binds it.
  */
-export function pinnedSpec(podSpec: Obj, node: string): Obj {
+export function pinnedSpec(podSpec: Obj, node: string, keys: NodeTaintKeys = KUBE_NODE_TAINT_KEYS): Obj {
   const spec = structuredClone(podSpec);
   const affinity = { ...obj(spec.affinity) };
   const nodeAffinity = { ...obj(affinity.nodeAffinity) };
   nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] };
   affinity.nodeAffinity = nodeAffinity;
   spec.affinity = affinity;
-  spec.tolerations = daemonTolerations(spec);
+  spec.tolerations = daemonTolerations(spec, keys);
   return spec;
 }
 

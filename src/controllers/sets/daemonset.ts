@@ -12,6 +12,7 @@
 // and write the status. A ready pod turns available after minReadySeconds
 // of the injected clock: the set is looked at again then.
 
+import type { NodeTaintKeys } from '../../machinery/node-taints.js';
 import { StatusError } from '../../core/errors.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
@@ -43,6 +44,8 @@ export interface DaemonSetOptions {
   events?: EventRecorder;
   log?: (msg: string) => void;
   workers?: number;
+  /** the server's node taint keys, for the daemon pods' tolerations (default kube's `node.kubernetes.io/…`) */
+  taintKeys?: NodeTaintKeys;
 }
 
 interface DsSpec {
@@ -133,7 +136,7 @@ export class DaemonSetController extends LoopController {
     const matches = (o: ApiObject): boolean => selects(sel, labelsOf(o));
     const revisions = await claimAll(this.o.revisions(), ds, this.revisions.inNamespace(ns), matches, ref);
     const pods = await claimAll(this.o.pods(), ds, this.pods.inNamespace(ns), matches, ref);
-    const fit = daemonPlacement(spec.template ?? {});
+    const fit = daemonPlacement(spec.template ?? {}, this.o.taintKeys);
     const nodes: DaemonNode[] = this.nodes.list().map((n) => ({ name: n.metadata?.name ?? '', ...fit(n) }));
     const minReady = int(spec.minReadySeconds, 0);
     if (ds.metadata?.deletionTimestamp) {
@@ -238,7 +241,7 @@ export class DaemonSetController extends LoopController {
         ...(tmpl.metadata?.annotations ? { annotations: { ...tmpl.metadata.annotations } } : {}),
         ownerReferences: [this.ownerRef(ds) as unknown as Obj],
       },
-      spec: pinnedSpec(tmpl.spec ?? {}, node),
+      spec: pinnedSpec(tmpl.spec ?? {}, node, this.o.taintKeys),
     } as ApiObject;
   }
 

@@ -6,6 +6,7 @@
 // it sees the final object and the stored one (like kube's validating step).
 
 import { forbidden } from '../../../core/errors.js';
+import { labelDomainOf } from '../../../machinery/node-taints.js';
 import type { WriteHooks, WriteOptions } from '../../../registry/generic-store.js';
 import type { ApiObject, ResourceDefinition } from '../../../registry/types.js';
 import { nodeNameOf } from './authorizer.js';
@@ -86,7 +87,7 @@ function labelRule(domain: string): (key: string) => boolean {
   let rule = labelRules.get(domain);
   if (rule) return rule;
   // kube's allowed list, in the product's label domain and in kubernetes.io (well-known labels agents set)
-  const labelDomains = [...new Set([domain === 'k8s.io' ? 'kubernetes.io' : domain, 'kubernetes.io'])];
+  const labelDomains = [...new Set([labelDomainOf(domain), 'kubernetes.io'])];
   const allowedKeys = new Set(
     labelDomains.flatMap((d) => [
       ...['hostname', 'arch', 'os'].map((k) => `${d}/${k}`),
