@@ -1,0 +1,116 @@
+// The Endpoints controller (kube-controller-manager's `endpoint`,
+// pkg/controller/endpoint, kube 1.32), leader only: every Service with a
+// selector gets an Endpoints object of its name listing the pods it selects
+// (endpoints-plan.ts); a deleted Service's Endpoints are deleted; a Service
+// without a selector (user-managed Endpoints, the API server's `kubernetes`)
+// is not touched. At each start, Endpoints whose Service is gone are deleted
+// (kube's checkLeftoverEndpoints). docs/controllers.md "Endpoints and EndpointSlices".
+
+import { type Clock, systemClock } from '../../core/clock.js';
+import { StatusError, notFound } from '../../core/errors.js';
+import type { GenericStore } from '../../registry/generic-store.js';
+import type { ApiObject } from '../../registry/types.js';
+import type { EventRecorder } from '../event-recorder.js';
+import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
+import { CONTROLLER_MANAGER } from '../workloads/writes.js';
+import { applyEndpointsWrite, computeSubsets, planEndpoints } from './endpoints-plan.js';
+import { TriggerTimeTracker, selects, serviceSelector } from './pod-endpoints.js';
+import { ServicePodIndex } from './service-pods.js';
+
+export const ENDPOINT_CONTROLLER = 'endpoint';
+/** the annotation of an Endpoints object used as a leader-election lock, which the leftover check leaves alone */
+const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
+
+export interface EndpointsControllerOptions {
+  store: InformerSource;
+  services: () => GenericStore;
+  pods: () => GenericStore;
+  endpoints: () => GenericStore;
+  events?: EventRecorder;
+  clock?: Clock;
+  log?: (msg: string) => void;
+}
+
+const keyOf = (o: ApiObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
+export class EndpointsController extends LoopController {
+  protected readonly loop: ControllerLoop;
+  private services: Informer | undefined;
+  private pods: Informer | undefined;
+  private endpoints: Informer | undefined;
+  private readonly triggers = new TriggerTimeTracker();
+  private readonly index: ServicePodIndex;
+
+  constructor(private readonly o: EndpointsControllerOptions) {
+    super();
+    this.loop = new ControllerLoop(o.store, { name: ENDPOINT_CONTROLLER, clock: o.clock ?? systemClock, log: o.log, baseDelayMs: 200 });
+    this.index = new ServicePodIndex(() => this.services, (key) => this.loop.enqueue(key));
+  }
+
+  start(): void {
+    this.stop();
+    this.loop.begin((key) => this.sync(key));
+    this.services = this.loop.inform(this.o.services().rangeKeys(''), this.index.serviceHandlers());
+    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), this.index.podHandlers());
+    // kube re-creates Endpoints deleted under a Service that still selects
+    this.endpoints = this.loop.inform(this.o.endpoints().rangeKeys(''), { delete: (_e, key) => this.loop.enqueue(key) });
+    const run = this.loop.queue;
+    void this.loop.synced().then((ok) => {
+      if (!ok || this.loop.queue !== run) return;
+      for (const e of this.endpoints?.list() ?? []) {
+        if (!this.services?.get(keyOf(e)) && !e.metadata?.annotations?.[LEADER_ANNOTATION]) this.loop.enqueue(keyOf(e));
+      }
+    });
+  }
+
+  stop(): void {
+    this.loop.end();
+    this.services = this.pods = this.endpoints = undefined;
+  }
+
+  private async sync(key: string): Promise<void> {
+    const [ns = '', name = ''] = key.split('/');
+    const svc = this.services?.get(key);
+    if (!svc) {
+      this.triggers.forget(key);
+      await this.deleteEndpoints(ns, name);
+      return;
+    }
+    const spec = (svc.spec ?? {}) as { type?: string };
+    const selector = serviceSelector(svc);
+    // ExternalName Services get no endpoints (kube issue 105986); no selector: user-managed
+    if (spec.type === 'ExternalName' || !selector) return;
+    const pods = (this.pods?.inNamespace(ns) ?? []).filter((p) => selects(selector, p));
+    const trigger = this.triggers.compute(key, svc, pods);
+    const current = this.endpoints?.get(key);
+    if (!current && svc.metadata?.deletionTimestamp) return;
+    const write = planEndpoints(svc, computeSubsets(svc, pods), current, trigger);
+    if (!write) return;
+    const endpoints = this.o.endpoints();
+    try {
+      if (current) {
+        await endpoints.guaranteedUpdate(ns, name, { dryRun: false, manager: CONTROLLER_MANAGER }, (cur) => {
+          if (!cur) throw notFound('endpoints', '', name);
+          return applyEndpointsWrite(svc, cur, write);
+        });
+      } else {
+        await endpoints.create(ns, applyEndpointsWrite(svc, undefined, write), { dryRun: false, manager: CONTROLLER_MANAGER });
+      }
+    } catch (e) {
+      // a namespace being deleted refuses creates: nothing to retry (kube checks the same)
+      if (!current && e instanceof StatusError && e.code === 403 && /being terminated/.test(e.message)) return;
+      const [reason, verb] = current ? ['FailedToUpdateEndpoint', 'update'] : ['FailedToCreateEndpoint', 'create'];
+      void this.o.events?.event({ apiVersion: 'v1', kind: 'Endpoints', namespace: ns, name, ...(current?.metadata?.uid ? { uid: current.metadata.uid } : {}) }, 'Warning', reason, `Failed to ${verb} endpoint ${key}: ${(e as Error).message}`);
+      throw e;
+    }
+  }
+
+  private async deleteEndpoints(ns: string, name: string): Promise<void> {
+    if (!this.endpoints?.get(`${ns}/${name}`)) return;
+    try {
+      await this.o.endpoints().delete(ns, name, { dryRun: false });
+    } catch (e) {
+      if (!(e instanceof StatusError && e.code === 404)) throw e;
+    }
+  }
+}
