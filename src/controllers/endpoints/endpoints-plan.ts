@@ -8,25 +8,25 @@ import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { deepEqual } from '../../machinery/meta.js';
 import { HEADLESS_LABEL, LAST_CHANGE_TRIGGER_TIME, type ResolvedPort, endpointsIp, headless, hostnameFor, podInEndpoints, podReady, publishNotReady, resolvePort, servicePorts } from './pod-endpoints.js';
 
-export interface TargetRef {
+export type TargetRef = {
   kind: 'Pod';
   namespace: string;
   name: string;
   uid: string;
-}
+};
 
-export interface EndpointAddress {
+export type EndpointAddress = {
   ip: string;
   hostname?: string;
   nodeName?: string;
   targetRef?: TargetRef;
-}
+};
 
-export interface EndpointSubset {
+export type EndpointSubset = {
   addresses?: EndpointAddress[];
   notReadyAddresses?: EndpointAddress[];
   ports?: ResolvedPort[];
-}
+};
 
 /** kube's maxCapacity: addresses kept in one Endpoints object */
 export const MAX_ENDPOINTS_ADDRESSES = 1000;

@@ -28,12 +28,12 @@ export interface ServicePort {
 }
 
 /** one resolved port, the fields Endpoints and EndpointSlice ports share */
-export interface ResolvedPort {
+export type ResolvedPort = {
   name: string;
   port: number;
   protocol: string;
   appProtocol?: string;
-}
+};
 
 const specOf = (o: ApiObject): Obj => (o.spec ?? {}) as Obj;
 const statusOf = (o: ApiObject): Obj => (o.status ?? {}) as Obj;
