@@ -11,7 +11,7 @@ import { StatusError, notFound } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LABEL_INDEX, LoopController, type Informer, type InformerSource, labelCandidates, labelIndex } from '../runtime/index.js';
 import { CONTROLLER_MANAGER } from '../workloads/writes.js';
 import { applyEndpointsWrite, computeSubsets, planEndpoints } from './endpoints-plan.js';
 import { TriggerTimeTracker, selects, serviceSelector } from './pod-endpoints.js';
@@ -51,7 +51,7 @@ export class EndpointsController extends LoopController {
     this.stop();
     this.loop.begin((key) => this.sync(key));
     this.services = this.loop.inform(this.o.services().rangeKeys(''), this.index.serviceHandlers());
-    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), this.index.podHandlers());
+    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), this.index.podHandlers(), { [LABEL_INDEX]: labelIndex });
     // kube re-creates Endpoints deleted under a Service that still selects
     this.endpoints = this.loop.inform(this.o.endpoints().rangeKeys(''), { delete: (_e, key) => this.loop.enqueue(key) });
     const run = this.loop.queue;
@@ -80,7 +80,7 @@ export class EndpointsController extends LoopController {
     const selector = serviceSelector(svc);
     // ExternalName Services get no endpoints (kube issue 105986); no selector: user-managed
     if (spec.type === 'ExternalName' || !selector) return;
-    const pods = (this.pods?.inNamespace(ns) ?? []).filter((p) => selects(selector, p));
+    const pods = (this.pods ? labelCandidates(this.pods, ns, selector) : []).filter((p) => selects(selector, p));
     const trigger = this.triggers.compute(key, svc, pods);
     const current = this.endpoints?.get(key);
     if (!current && svc.metadata?.deletionTimestamp) return;

@@ -12,7 +12,7 @@ import { StatusError, conflict, notFound } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
+import { ControllerLoop, LABEL_INDEX, LoopController, type Informer, type InformerSource, labelCandidates, labelIndex } from '../runtime/index.js';
 import { CONTROLLER_MANAGER } from '../workloads/writes.js';
 import { TriggerTimeTracker, selects, serviceSelector } from './pod-endpoints.js';
 import { ServicePodIndex } from './service-pods.js';
@@ -66,7 +66,7 @@ export class EndpointSliceController extends LoopController {
     this.stop();
     this.loop.begin((key) => this.sync(key));
     this.services = this.loop.inform(this.o.services().rangeKeys(''), this.index.serviceHandlers());
-    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), this.index.podHandlers());
+    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), this.index.podHandlers(), { [LABEL_INDEX]: labelIndex });
     const slice = (s: ApiObject): void => {
       const k = managedServiceKey(s);
       if (k) this.loop.enqueue(k);
@@ -108,7 +108,7 @@ export class EndpointSliceController extends LoopController {
     const selector = serviceSelector(svc);
     if ((svc.spec as { type?: string } | undefined)?.type === 'ExternalName' || !selector || svc.metadata?.deletionTimestamp) return;
     const ns = svc.metadata?.namespace ?? '';
-    const pods = (this.pods?.inNamespace(ns) ?? []).filter((p) => selects(selector, p));
+    const pods = (this.pods ? labelCandidates(this.pods, ns, selector) : []).filter((p) => selects(selector, p));
     const trigger = this.triggers.compute(key, svc, pods);
     const groups = desiredGroups(svc, pods, (node) => zoneOfNode(this.nodes?.get(node)));
     const existing = this.slices?.byIndex(BY_SERVICE, key) ?? [];
