@@ -181,10 +181,23 @@ export function endpointsLabels(svc: ApiObject): Record<string, string> {
   return labels;
 }
 
-/** subsets as compared: a target's resourceVersion ignored (kube's endpointSubsetsEqualIgnoreResourceVersion) */
-function comparable(subsets: unknown): unknown {
-  if (!Array.isArray(subsets)) return [];
-  return JSON.parse(JSON.stringify(subsets, (k, v: unknown) => (k === 'resourceVersion' ? undefined : Array.isArray(v) && v.length === 0 ? undefined : v))) as unknown;
+const list = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v : []);
+const sameList = <T>(a: T[] | undefined, b: T[] | undefined, same: (x: T, y: T) => boolean): boolean => {
+  const x = list(a);
+  const y = list(b);
+  return x.length === y.length && x.every((e, i) => same(e, y[i]!));
+};
+const sameAddress = (a: EndpointAddress, b: EndpointAddress): boolean =>
+  a.ip === b.ip && a.hostname === b.hostname && a.nodeName === b.nodeName &&
+  a.targetRef?.kind === b.targetRef?.kind && a.targetRef?.namespace === b.targetRef?.namespace && a.targetRef?.name === b.targetRef?.name && a.targetRef?.uid === b.targetRef?.uid;
+const samePort = (a: ResolvedPort, b: ResolvedPort): boolean => a.name === b.name && a.port === b.port && a.protocol === b.protocol && a.appProtocol === b.appProtocol;
+
+/**
+ * the same subsets, a target's resourceVersion ignored (kube's
+ * endpointSubsetsEqualIgnoreResourceVersion); an absent list is an empty one
+ */
+export function sameSubsets(a: EndpointSubset[] | undefined, b: EndpointSubset[] | undefined): boolean {
+  return sameList(a, b, (x, y) => sameList(x.addresses, y.addresses, sameAddress) && sameList(x.notReadyAddresses, y.notReadyAddresses, sameAddress) && sameList(x.ports, y.ports, samePort));
 }
 
 export interface EndpointsWrite {
@@ -207,7 +220,7 @@ export function planEndpoints(svc: ApiObject, subsets: EndpointSubset[], current
     const ann = (current.metadata?.annotations ?? {}) as Record<string, string>;
     const capacityOk = cut.truncated ? ann[OVER_CAPACITY] === 'truncated' : ann[OVER_CAPACITY] === undefined;
     const curLabels = (current.metadata?.labels ?? {}) as Obj;
-    if (capacityOk && deepEqual(curLabels, labels) && deepEqual(comparable((current as Obj).subsets), comparable(cut.subsets))) return undefined;
+    if (capacityOk && deepEqual(curLabels, labels) && sameSubsets((current as { subsets?: EndpointSubset[] }).subsets, cut.subsets)) return undefined;
   }
   return {
     subsets: cut.subsets,

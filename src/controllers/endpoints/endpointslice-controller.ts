@@ -45,6 +45,7 @@ function managedServiceKey(s: ApiObject): string | undefined {
   return svc && labels[MANAGED_BY_LABEL] === ENDPOINTSLICE_CONTROLLER_NAME ? `${s.metadata?.namespace ?? ''}/${svc}` : undefined;
 }
 
+const keyOf = (o: ApiObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 const zoneOfNode = (n: ApiObject | undefined): string | undefined => (n?.metadata?.labels as Record<string, string> | undefined)?.[ZONE_LABEL];
 
 export class EndpointSliceController extends LoopController {
@@ -55,6 +56,8 @@ export class EndpointSliceController extends LoopController {
   private slices: Informer | undefined;
   private readonly triggers = new TriggerTimeTracker();
   private readonly index: ServicePodIndex;
+  /** the slices this controller is updating or deleting right now (their events are its own) */
+  private readonly writing = new Set<string>();
 
   constructor(private readonly o: EndpointSliceControllerOptions) {
     super();
@@ -69,7 +72,8 @@ export class EndpointSliceController extends LoopController {
     this.pods = this.loop.inform(this.o.pods().rangeKeys(''), this.index.podHandlers(), { [LABEL_INDEX]: labelIndex });
     const slice = (s: ApiObject): void => {
       const k = managedServiceKey(s);
-      if (k) this.loop.enqueue(k);
+      // our own write comes back as an event: no sync for it (kube's endpointSliceTracker)
+      if (k && !this.writing.has(keyOf(s))) this.loop.enqueue(k);
     };
     this.slices = this.loop.inform(this.o.slices().rangeKeys(''), { update: (_o, s) => slice(s), delete: slice }, {
       [BY_SERVICE]: (s) => {
@@ -90,6 +94,22 @@ export class EndpointSliceController extends LoopController {
   stop(): void {
     this.loop.end();
     this.services = this.pods = this.nodes = this.slices = undefined;
+  }
+
+  /** runs a write of slice `s` with its events marked as this controller's own */
+  private async own<T>(s: ApiObject, write: () => Promise<T>): Promise<T> {
+    const k = keyOf(s);
+    this.writing.add(k);
+    try {
+      return await write();
+    } finally {
+      this.writing.delete(k);
+    }
+  }
+
+  private requeue(s: ApiObject): void {
+    const k = managedServiceKey(s);
+    if (k) this.loop.enqueue(k);
   }
 
   private queueServicesOnNode(node: string): void {
@@ -137,15 +157,19 @@ export class EndpointSliceController extends LoopController {
     for (const s of update) {
       const name = s.metadata?.name ?? '';
       // the plan was made on the cached version: another version means plan again (kube's update conflicts)
-      await store.guaranteedUpdate(ns, name, opts, (cur) => {
-        if (!cur || cur.metadata?.uid !== s.metadata?.uid) throw notFound('endpointslices', 'discovery', name);
-        if (cur.metadata?.resourceVersion !== s.metadata?.resourceVersion) throw conflict('endpointslices', 'discovery', name, 'the object has been modified; please apply your changes to the latest version and try again');
-        return structuredClone(s);
-      });
+      const written = await this.own(s, () =>
+        store.guaranteedUpdate(ns, name, opts, (cur) => {
+          if (!cur || cur.metadata?.uid !== s.metadata?.uid) throw notFound('endpointslices', 'discovery', name);
+          if (cur.metadata?.resourceVersion !== s.metadata?.resourceVersion) throw conflict('endpointslices', 'discovery', name, 'the object has been modified; please apply your changes to the latest version and try again');
+          return { ...s, metadata: { ...s.metadata } };
+        }),
+      );
+      // another writer's change that came while ours was in flight: look again
+      if (this.slices?.get(keyOf(s))?.metadata?.resourceVersion !== written.object.metadata?.resourceVersion) this.requeue(s);
     }
     for (const s of del) {
       try {
-        await store.delete(ns, s.metadata?.name ?? '', { dryRun: false, preconditions: { uid: s.metadata?.uid ?? '' } });
+        await this.own(s, () => store.delete(ns, s.metadata?.name ?? '', { dryRun: false, preconditions: { uid: s.metadata?.uid ?? '' } }));
       } catch (e) {
         if (!(e instanceof StatusError && e.code === 404)) throw e;
       }

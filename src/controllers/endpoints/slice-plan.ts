@@ -135,12 +135,13 @@ export interface SlicePlan {
 const epsOf = (s: ApiObject): SliceEndpoint[] => (Array.isArray((s as EndpointSlice).endpoints) ? (s as EndpointSlice).endpoints : []);
 const portsOf = (s: ApiObject): ResolvedPort[] => (Array.isArray((s as EndpointSlice).ports) ? (s as EndpointSlice).ports : []);
 
-/** a copy of an existing slice for an update: its metadata kept, labels and endpoints replaced */
+/**
+ * an existing slice for an update: labels and endpoints replaced, its metadata
+ * copied one level (the cached object is shared and never modified; the
+ * endpoints themselves are not changed once planned)
+ */
 function revised(s: ApiObject, labels: Record<string, string>, endpoints: SliceEndpoint[]): EndpointSlice {
-  const c = structuredClone(s) as EndpointSlice;
-  c.metadata = { ...c.metadata, labels };
-  c.endpoints = endpoints;
-  return c;
+  return { ...(s as EndpointSlice), metadata: { ...s.metadata, labels }, endpoints };
 }
 
 /**
@@ -240,9 +241,7 @@ export function planSlices(svc: ApiObject, existing: ApiObject[], groups: Map<st
     const j = plan.create.findLastIndex((c) => c.addressType === gone.addressType);
     if (j >= 0 && ownedBy(gone, svc)) {
       const made = plan.create.splice(j, 1)[0]!;
-      const reused = structuredClone(gone);
-      reused.metadata = { ...reused.metadata, labels: made.metadata!.labels! };
-      plan.update.push({ ...reused, endpoints: made.endpoints, ports: made.ports });
+      plan.update.push({ ...revised(gone, made.metadata!.labels!, made.endpoints), ports: made.ports });
       plan.delete.splice(i, 1);
     } else i++;
   }
