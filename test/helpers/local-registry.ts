@@ -42,3 +42,14 @@ export async function openLocalRegistry(domain: string, prefix: string, clock?: 
     },
   };
 }
+
+/**
+ * Waits until controllers on this registry are idle: their handlers run inside
+ * the store's publish, so a few turns let the workers pick up what the writes caused.
+ */
+export async function settleControllers(controllers: readonly { settled(): Promise<void> }[]): Promise<void> {
+  for (let i = 0; i < 6; i++) {
+    for (const c of controllers) await c.settled();
+    await new Promise((r) => setImmediate(r));
+  }
+}

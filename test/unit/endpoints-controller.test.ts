@@ -13,7 +13,7 @@ import { EndpointSliceController, ZONE_LABEL } from '../../src/controllers/endpo
 import type { EndpointSlice } from '../../src/controllers/endpoints/slice-plan.js';
 import type { GenericStore } from '../../src/registry/generic-store.js';
 import type { ApiObject } from '../../src/registry/types.js';
-import { openLocalRegistry } from '../helpers/local-registry.js';
+import { openLocalRegistry, settleControllers } from '../helpers/local-registry.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const W = { dryRun: false };
@@ -39,12 +39,7 @@ async function env(): Promise<Env> {
     for (const c of ctrl) c.stop();
     await close();
   });
-  const settled = async (): Promise<void> => {
-    for (let i = 0; i < 6; i++) {
-      for (const c of ctrl) await c.settled();
-      await new Promise((r) => setImmediate(r));
-    }
-  };
+  const settled = (): Promise<void> => settleControllers(ctrl);
   return { clock, gs, start: () => ctrl.forEach((c) => c.start()), stop: () => ctrl.forEach((c) => c.stop()), settled };
 }
 

@@ -6,52 +6,36 @@
 // is not touched. At each start, Endpoints whose Service is gone are deleted
 // (kube's checkLeftoverEndpoints). docs/controllers.md "Endpoints and EndpointSlices".
 
-import { type Clock, systemClock } from '../../core/clock.js';
 import { StatusError, notFound } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, LABEL_INDEX, LoopController, type Informer, type InformerSource, labelCandidates, labelIndex } from '../runtime/index.js';
+import type { Informer } from '../runtime/index.js';
 import { CONTROLLER_MANAGER } from '../workloads/writes.js';
 import { applyEndpointsWrite, computeSubsets, planEndpoints } from './endpoints-plan.js';
-import { TriggerTimeTracker, selects, serviceSelector } from './pod-endpoints.js';
-import { ServicePodIndex } from './service-pods.js';
+import { serviceSelector } from './pod-endpoints.js';
+import { ServicePodsController, type ServicePodsOptions } from './service-pods.js';
 
 export const ENDPOINT_CONTROLLER = 'endpoint';
 /** the annotation of an Endpoints object used as a leader-election lock, which the leftover check leaves alone */
 const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
 
-export interface EndpointsControllerOptions {
-  store: InformerSource;
-  services: () => GenericStore;
-  pods: () => GenericStore;
+export interface EndpointsControllerOptions extends ServicePodsOptions {
   endpoints: () => GenericStore;
   events?: EventRecorder;
-  clock?: Clock;
-  log?: (msg: string) => void;
 }
 
 const keyOf = (o: ApiObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
-export class EndpointsController extends LoopController {
-  protected readonly loop: ControllerLoop;
-  private services: Informer | undefined;
-  private pods: Informer | undefined;
+export class EndpointsController extends ServicePodsController {
   private endpoints: Informer | undefined;
-  private readonly triggers = new TriggerTimeTracker();
-  private readonly index: ServicePodIndex;
 
   constructor(private readonly o: EndpointsControllerOptions) {
-    super();
-    this.loop = new ControllerLoop(o.store, { name: ENDPOINT_CONTROLLER, clock: o.clock ?? systemClock, log: o.log, baseDelayMs: 200 });
-    this.index = new ServicePodIndex(() => this.services, (key) => this.loop.enqueue(key));
+    super(o, ENDPOINT_CONTROLLER);
   }
 
   start(): void {
-    this.stop();
-    this.loop.begin((key) => this.sync(key));
-    this.services = this.loop.inform(this.o.services().rangeKeys(''), this.index.serviceHandlers());
-    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), this.index.podHandlers(), { [LABEL_INDEX]: labelIndex });
+    this.begin();
     // kube re-creates Endpoints deleted under a Service that still selects
     this.endpoints = this.loop.inform(this.o.endpoints().rangeKeys(''), { delete: (_e, key) => this.loop.enqueue(key) });
     const run = this.loop.queue;
@@ -63,12 +47,12 @@ export class EndpointsController extends LoopController {
     });
   }
 
-  stop(): void {
-    this.loop.end();
-    this.services = this.pods = this.endpoints = undefined;
+  override stop(): void {
+    super.stop();
+    this.endpoints = undefined;
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const [ns = '', name = ''] = key.split('/');
     const svc = this.services?.get(key);
     if (!svc) {
@@ -80,7 +64,7 @@ export class EndpointsController extends LoopController {
     const selector = serviceSelector(svc);
     // ExternalName Services get no endpoints (kube issue 105986); no selector: user-managed
     if (spec.type === 'ExternalName' || !selector) return;
-    const pods = (this.pods ? labelCandidates(this.pods, ns, selector) : []).filter((p) => selects(selector, p));
+    const pods = this.selected(ns, selector);
     const trigger = this.triggers.compute(key, svc, pods);
     const current = this.endpoints?.get(key);
     if (!current && svc.metadata?.deletionTimestamp) return;

@@ -7,15 +7,14 @@
 // queues its Service again. A node's zone label feeds the endpoints' zone.
 // docs/controllers.md "Endpoints and EndpointSlices".
 
-import { type Clock, systemClock } from '../../core/clock.js';
 import { StatusError, conflict, notFound } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, LABEL_INDEX, LoopController, type Informer, type InformerSource, labelCandidates, labelIndex } from '../runtime/index.js';
+import type { Informer } from '../runtime/index.js';
 import { CONTROLLER_MANAGER } from '../workloads/writes.js';
-import { TriggerTimeTracker, selects, serviceSelector } from './pod-endpoints.js';
-import { ServicePodIndex } from './service-pods.js';
+import { serviceSelector } from './pod-endpoints.js';
+import { ServicePodsController, type ServicePodsOptions } from './service-pods.js';
 import { ENDPOINTSLICE_CONTROLLER_NAME, type EndpointSlice, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, desiredGroups, planSlices } from './slice-plan.js';
 
 export const ENDPOINTSLICE_CONTROLLER = 'endpointslice';
@@ -23,10 +22,7 @@ export const ENDPOINTSLICE_CONTROLLER = 'endpointslice';
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 const BY_SERVICE = 'service';
 
-export interface EndpointSliceControllerOptions {
-  store: InformerSource;
-  services: () => GenericStore;
-  pods: () => GenericStore;
+export interface EndpointSliceControllerOptions extends ServicePodsOptions {
   nodes?: () => GenericStore;
   slices: () => GenericStore;
   /** `discovery.<api-domain>/v1` */
@@ -34,8 +30,6 @@ export interface EndpointSliceControllerOptions {
   /** --max-endpoints-per-slice (default 100) */
   maxEndpointsPerSlice?: number;
   events?: EventRecorder;
-  clock?: Clock;
-  log?: (msg: string) => void;
 }
 
 /** the Service a slice this controller manages belongs to, as `namespace/name` */
@@ -48,28 +42,18 @@ function managedServiceKey(s: ApiObject): string | undefined {
 const keyOf = (o: ApiObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 const zoneOfNode = (n: ApiObject | undefined): string | undefined => (n?.metadata?.labels as Record<string, string> | undefined)?.[ZONE_LABEL];
 
-export class EndpointSliceController extends LoopController {
-  protected readonly loop: ControllerLoop;
-  private services: Informer | undefined;
-  private pods: Informer | undefined;
+export class EndpointSliceController extends ServicePodsController {
   private nodes: Informer | undefined;
   private slices: Informer | undefined;
-  private readonly triggers = new TriggerTimeTracker();
-  private readonly index: ServicePodIndex;
   /** the slices this controller is updating or deleting right now (their events are its own) */
   private readonly writing = new Set<string>();
 
   constructor(private readonly o: EndpointSliceControllerOptions) {
-    super();
-    this.loop = new ControllerLoop(o.store, { name: ENDPOINTSLICE_CONTROLLER, clock: o.clock ?? systemClock, log: o.log, baseDelayMs: 200 });
-    this.index = new ServicePodIndex(() => this.services, (key) => this.loop.enqueue(key));
+    super(o, ENDPOINTSLICE_CONTROLLER);
   }
 
   start(): void {
-    this.stop();
-    this.loop.begin((key) => this.sync(key));
-    this.services = this.loop.inform(this.o.services().rangeKeys(''), this.index.serviceHandlers());
-    this.pods = this.loop.inform(this.o.pods().rangeKeys(''), this.index.podHandlers(), { [LABEL_INDEX]: labelIndex });
+    this.begin();
     const slice = (s: ApiObject): void => {
       const k = managedServiceKey(s);
       // our own write comes back as an event: no sync for it (kube's endpointSliceTracker)
@@ -91,9 +75,9 @@ export class EndpointSliceController extends LoopController {
     }
   }
 
-  stop(): void {
-    this.loop.end();
-    this.services = this.pods = this.nodes = this.slices = undefined;
+  override stop(): void {
+    super.stop();
+    this.nodes = this.slices = undefined;
   }
 
   /** runs a write of slice `s` with its events marked as this controller's own */
@@ -118,7 +102,7 @@ export class EndpointSliceController extends LoopController {
     }
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const svc = this.services?.get(key);
     if (!svc) {
       // its slices go with it: the garbage collector follows their owner reference (as kube)
@@ -128,7 +112,7 @@ export class EndpointSliceController extends LoopController {
     const selector = serviceSelector(svc);
     if ((svc.spec as { type?: string } | undefined)?.type === 'ExternalName' || !selector || svc.metadata?.deletionTimestamp) return;
     const ns = svc.metadata?.namespace ?? '';
-    const pods = (this.pods ? labelCandidates(this.pods, ns, selector) : []).filter((p) => selects(selector, p));
+    const pods = this.selected(ns, selector);
     const trigger = this.triggers.compute(key, svc, pods);
     const groups = desiredGroups(svc, pods, (node) => zoneOfNode(this.nodes?.get(node)));
     const existing = this.slices?.byIndex(BY_SERVICE, key) ?? [];

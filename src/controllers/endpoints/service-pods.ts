@@ -3,11 +3,14 @@
 // pod's namespace whose selector picks it — before and after, when its
 // labels changed — and only when something an endpoint shows changed (IP,
 // readiness, deletion, phase, node, hostname), so a status heartbeat or an
-// annotation does not resync every Service of the namespace.
+// annotation does not resync every Service of the namespace. Also the part
+// both controllers share: their loop over the Services and pods informers.
 
+import { type Clock, systemClock } from '../../core/clock.js';
+import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
-import type { Informer, InformerHandlers } from '../runtime/index.js';
-import { podIps, podReady, selects, serviceSelector } from './pod-endpoints.js';
+import { ControllerLoop, type Informer, type InformerHandlers, type InformerSource, LABEL_INDEX, LoopController, labelCandidates, labelIndex } from '../runtime/index.js';
+import { TriggerTimeTracker, podIps, podReady, selects, serviceSelector } from './pod-endpoints.js';
 
 /** what of a pod its endpoints show (and the Ready transition time, the trigger time) */
 function endpointView(pod: ApiObject): string {
@@ -69,4 +72,50 @@ export class ServicePodIndex {
     }
     return out;
   }
+}
+
+export interface ServicePodsOptions {
+  store: InformerSource;
+  services: () => GenericStore;
+  pods: () => GenericStore;
+  clock?: Clock;
+  log?: (msg: string) => void;
+}
+
+/** a controller keyed by Service over the Services and pods informers (endpoint, endpointslice) */
+export abstract class ServicePodsController extends LoopController {
+  protected readonly loop: ControllerLoop;
+  protected services: Informer | undefined;
+  protected pods: Informer | undefined;
+  protected readonly triggers = new TriggerTimeTracker();
+  protected readonly index: ServicePodIndex;
+
+  constructor(
+    private readonly base: ServicePodsOptions,
+    name: string,
+  ) {
+    super();
+    this.loop = new ControllerLoop(base.store, { name, clock: base.clock ?? systemClock, log: base.log, baseDelayMs: 200 });
+    this.index = new ServicePodIndex(() => this.services, (key) => this.loop.enqueue(key));
+  }
+
+  /** a fresh run: the queue, then the Services and pods informers (the pods indexed by label) */
+  protected begin(): void {
+    this.stop();
+    this.loop.begin((key) => this.sync(key));
+    this.services = this.loop.inform(this.base.services().rangeKeys(''), this.index.serviceHandlers());
+    this.pods = this.loop.inform(this.base.pods().rangeKeys(''), this.index.podHandlers(), { [LABEL_INDEX]: labelIndex });
+  }
+
+  stop(): void {
+    this.loop.end();
+    this.services = this.pods = undefined;
+  }
+
+  /** the pods of `ns` the selector picks (from the label index's smallest bucket) */
+  protected selected(ns: string, selector: Record<string, string>): ApiObject[] {
+    return (this.pods ? labelCandidates(this.pods, ns, selector) : []).filter((p) => selects(selector, p));
+  }
+
+  protected abstract sync(key: string): Promise<void>;
 }
