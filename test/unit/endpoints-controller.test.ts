@@ -4,14 +4,17 @@
 // them, a pod change the endpoints do not show writes nothing, a deleted
 // Endpoints object is made again, a tampered slice is restored, leftovers
 // of deleted Services go at start, Services without a selector are left to
-// their users, and a node's zone reaches the slices.
+// their users, a node's zone reaches the slices, and a refused write records
+// kube's Warning (an admission hook denying) and is retried.
 
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { EndpointsController } from '../../src/controllers/endpoints/endpoints-controller.js';
 import { EndpointSliceController, ZONE_LABEL } from '../../src/controllers/endpoints/endpointslice-controller.js';
 import type { EndpointSlice } from '../../src/controllers/endpoints/slice-plan.js';
-import type { GenericStore } from '../../src/registry/generic-store.js';
+import type { GenericStore, WriteHooks } from '../../src/registry/generic-store.js';
+import { forbidden } from '../../src/core/errors.js';
+import { EventRecorder } from '../../src/controllers/event-recorder.js';
 import type { ApiObject } from '../../src/registry/types.js';
 import { openLocalRegistry, settleControllers } from '../helpers/local-registry.js';
 
@@ -21,6 +24,10 @@ const DISCOVERY = 'discovery.orch.io';
 
 interface Env {
   clock: ManualClock;
+  /** Events recorded by the controllers */
+  events: Record<string, unknown>[];
+  /** while set, writes of Endpoints and EndpointSlices are refused (an admission denial) */
+  refuse: { on: boolean };
   gs(resource: string, group?: string): GenericStore;
   start(): void;
   stop(): void;
@@ -29,18 +36,26 @@ interface Env {
 
 async function env(): Promise<Env> {
   const clock = new ManualClock(T0);
-  const { store, gs, close } = await openLocalRegistry('orch.io', 'orch-eps-', clock);
+  const refuse = { on: false };
+  const hooks: WriteHooks = {
+    validateAdmission: async ({ def }) => {
+      if (refuse.on && (def.kind === 'Endpoints' || def.kind === 'EndpointSlice')) throw forbidden(`admission denied the ${def.kind} write`);
+    },
+  };
+  const { store, gs, close } = await openLocalRegistry('orch.io', 'orch-eps-', clock, hooks);
+  const events: Record<string, unknown>[] = [];
+  const recorder = new EventRecorder({ create: async (_ns, ev) => (events.push(ev), `e${events.length}`), update: async () => true }, { component: 'test', clock });
   await gs('namespaces').create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }, W);
   const ctrl = [
-    new EndpointsController({ store, clock, services: () => gs('services'), pods: () => gs('pods'), endpoints: () => gs('endpoints') }),
-    new EndpointSliceController({ store, clock, services: () => gs('services'), pods: () => gs('pods'), nodes: () => gs('nodes'), slices: () => gs('endpointslices', DISCOVERY), sliceApiVersion: `${DISCOVERY}/v1` }),
+    new EndpointsController({ store, clock, events: recorder.forComponent('endpoint-controller'), services: () => gs('services'), pods: () => gs('pods'), endpoints: () => gs('endpoints') }),
+    new EndpointSliceController({ store, clock, events: recorder.forComponent('endpoint-slice-controller'), services: () => gs('services'), pods: () => gs('pods'), nodes: () => gs('nodes'), slices: () => gs('endpointslices', DISCOVERY), sliceApiVersion: `${DISCOVERY}/v1` }),
   ];
   onTestFinished(async () => {
     for (const c of ctrl) c.stop();
     await close();
   });
   const settled = (): Promise<void> => settleControllers(ctrl);
-  return { clock, gs, start: () => ctrl.forEach((c) => c.start()), stop: () => ctrl.forEach((c) => c.stop()), settled };
+  return { clock, events, refuse, gs, start: () => ctrl.forEach((c) => c.start()), stop: () => ctrl.forEach((c) => c.stop()), settled };
 }
 
 // ipFamilies as the server's allocator sets them (this registry has none)
@@ -167,5 +182,26 @@ describe('Endpoints and EndpointSlices follow the selected pods', () => {
     await e.gs('nodes').guaranteedUpdate('', 'n1', W, (cur) => ({ ...cur!, metadata: { ...cur!.metadata, labels: { [ZONE_LABEL]: 'zone-b' } } }));
     await e.settled();
     expect((await slicesOf(e, 'web'))[0]!.endpoints[0]!.zone).toBe('zone-b');
+  });
+
+  it('a refused write records kube\'s Warning and is retried until it goes through', async () => {
+    const e = await env();
+    e.start();
+    e.refuse.on = true;
+    await e.gs('services').create('default', service('web'), W);
+    await runPod(e, 'a', 'web', '10.1.0.1');
+    await e.settled();
+    const reasons = e.events.map((x) => [x.reason, (x.involvedObject as { kind: string }).kind, (x.source as { component: string }).component]);
+    expect(reasons).toEqual(expect.arrayContaining([['FailedToCreateEndpoint', 'Endpoints', 'endpoint-controller'], ['FailedToUpdateEndpointSlices', 'Service', 'endpoint-slice-controller']]));
+    expect(String(e.events.find((x) => x.reason === 'FailedToCreateEndpoint')!.message)).toContain('admission denied the Endpoints write');
+    expect(await endpointsOf(e, 'web')).toBeUndefined();
+    // the queue retries with backoff on the clock
+    e.refuse.on = false;
+    for (let i = 0; i < 5 && (!(await endpointsOf(e, 'web')) || (await slicesOf(e, 'web')).length === 0); i++) {
+      e.clock.advance(60_000);
+      await e.settled();
+    }
+    expect(addrs(await endpointsOf(e, 'web'), 'addresses')).toEqual(['10.1.0.1']);
+    expect((await slicesOf(e, 'web')).map((s) => s.endpoints.length)).toEqual([1]);
   });
 });
