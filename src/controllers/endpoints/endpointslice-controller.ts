@@ -54,12 +54,13 @@ export class EndpointSliceController extends ServicePodsController {
 
   start(): void {
     this.begin();
-    const slice = (s: ApiObject): void => {
-      const k = managedServiceKey(s);
+    const slice = (s: ApiObject, old?: ApiObject): void => {
+      // a slice whose labels were edited away from this controller still concerns its Service
+      const k = managedServiceKey(s) ?? (old && managedServiceKey(old));
       // our own write comes back as an event: no sync for it (kube's endpointSliceTracker)
       if (k && !this.writing.has(keyOf(s))) this.loop.enqueue(k);
     };
-    this.slices = this.loop.inform(this.o.slices().rangeKeys(''), { update: (_o, s) => slice(s), delete: slice }, {
+    this.slices = this.loop.inform(this.o.slices().rangeKeys(''), { update: (old, s) => slice(s, old), delete: (s) => slice(s) }, {
       [BY_SERVICE]: (s) => {
         const k = managedServiceKey(s);
         return k ? [k] : [];
