@@ -3,7 +3,8 @@
 // a pass over all allocations frees those whose Service is gone or no longer
 // uses them (kube's repair loops). A value is freed with a compare on its
 // key's mod revision, so a value claimed again meanwhile is never freed.
-// Also keeps the `default/kubernetes` Service on the first address.
+// Also keeps the `default/kubernetes` Service on the first address, with its
+// Endpoints and EndpointSlice naming this member's API address.
 
 import { StatusError } from '../core/errors.js';
 import type { GenericStore } from '../registry/generic-store.js';
@@ -19,6 +20,8 @@ export interface ServiceAllocationRepairOptions {
   kubernetesService?: { clusterIP: string; port: number; address: string };
   /** the Endpoints store, when the kind is served */
   endpoints?: () => GenericStore | undefined;
+  /** the EndpointSlice store and its apiVersion, when the kind is served */
+  endpointSlices?: () => { store: GenericStore; apiVersion: string } | undefined;
   log?: (msg: string) => void;
   clock?: Clock;
 }
@@ -120,6 +123,31 @@ export class ServiceAllocationRepair extends LoopController {
       }));
     } catch (e) {
       this.o.log?.(`kubernetes Endpoints: ${(e as Error).message}`);
+    }
+    await this.ensureKubernetesSlice(k);
+  }
+
+  /**
+   * its EndpointSlice, as kube's apiserver writes it beside the Endpoints
+   * (pkg/controlplane/reconcilers/endpointsadapter.go): named `kubernetes`,
+   * labelled only with the service name (no managed-by, so the EndpointSlice
+   * controller leaves it alone), each address ready
+   */
+  private async ensureKubernetesSlice(k: { port: number; address: string }): Promise<void> {
+    const slices = this.o.endpointSlices?.();
+    if (!slices || !this.loop.running) return;
+    const body = {
+      addressType: k.address.includes(':') ? 'IPv6' : 'IPv4',
+      endpoints: [{ addresses: [k.address], conditions: { ready: true } }],
+      ports: [{ name: 'https', port: k.port, protocol: 'TCP' }],
+    };
+    try {
+      await slices.store.guaranteedUpdate('default', 'kubernetes', { dryRun: false, manager: 'orch-apiserver', createIfAbsent: true }, (cur) => {
+        const base = cur ?? { apiVersion: slices.apiVersion, kind: 'EndpointSlice', metadata: { name: 'kubernetes', namespace: 'default' } };
+        return { ...base, metadata: { ...base.metadata, labels: { 'kubernetes.io/service-name': 'kubernetes' } }, ...body };
+      });
+    } catch (e) {
+      this.o.log?.(`kubernetes EndpointSlice: ${(e as Error).message}`);
     }
   }
 }

@@ -127,6 +127,10 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
             const def = registry.lookup('', 'v1', 'endpoints');
             return def ? storeFor(def) : undefined;
           },
+          endpointSlices: () => {
+            const def = registry.lookup(`discovery.${registry.apiDomain}`, 'v1', 'endpointslices');
+            return def ? { store: storeFor(def), apiVersion: `${def.group}/v1` } : undefined;
+          },
           log,
         }),
         { name: 'service allocation repair', log },

@@ -5,7 +5,8 @@
 // in-process scheduler (on by default; `-scheduler` leaves pods to an
 // external one, docs/controllers.md), and the batch controllers
 // (src/controllers/batch/: `job`, `cronjob`, `ttl-after-finished`, on by
-// default as in kube), and the persistent volume controllers (volume-setup.ts).
+// default as in kube), the persistent volume controllers (volume-setup.ts),
+// and the Endpoints and EndpointSlice controllers (endpoints-setup.ts).
 
 import { nodeTaintKeys } from '../machinery/node-taints.js';
 import type { GenericStore } from '../registry/generic-store.js';
@@ -21,6 +22,7 @@ import type { Random } from '../core/random.js';
 import type { EventRecorder } from '../controllers/event-recorder.js';
 import { startSets } from './sets-setup.js';
 import { startVolumes } from './volume-setup.js';
+import { startEndpoints } from './endpoints-setup.js';
 import { controllerEnabled } from './controllers-flag.js';
 import type { LeaderControllerDeps } from './disruption-setup.js';
 
@@ -58,6 +60,7 @@ export function startWorkloads(d: LeaderControllerDeps & { random?: Random; apiD
   }
   startSets(d, common, of, add);
   startVolumes(d, common, of, add);
+  startEndpoints(d, common, of, add);
   const jobs = d.registry.lookup('batch', 'v1', 'jobs');
   if (jobs && controllerEnabled(d.controllers, JOB_CONTROLLER, true)) {
     add('job controller', new JobController({ ...common, ...as('job-controller'), jobs: of(jobs) }));

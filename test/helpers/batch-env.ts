@@ -9,7 +9,7 @@ import { JobController } from '../../src/controllers/batch/job.js';
 import { CronJobController } from '../../src/controllers/batch/cronjob.js';
 import { TtlAfterFinishedController } from '../../src/controllers/batch/ttl-after-finished.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { openLocalRegistry } from './local-registry.js';
+import { openLocalRegistry, settleControllers } from './local-registry.js';
 
 const D = 'orch.io';
 export const T0 = Date.parse('2026-01-01T00:00:30Z');
@@ -51,11 +51,7 @@ export async function env(): Promise<Env> {
 }
 
 export async function settled(e: Env): Promise<void> {
-  // handlers run inside the store's publish; a few turns let the workers pick up what the writes caused
-  for (let i = 0; i < 6; i++) {
-    for (const c of e.controllers) await c.settled();
-    await new Promise((r) => setImmediate(r));
-  }
+  await settleControllers(e.controllers);
 }
 
 export async function advance(e: Env, ms: number): Promise<void> {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../src/core/clock.js';
 import { SchemaAdmission } from '../../src/registry/admission.js';
-import { GenericStore } from '../../src/registry/generic-store.js';
+import { GenericStore, type WriteHooks } from '../../src/registry/generic-store.js';
 import { builtinDefinitions, sharedDefinitions } from '../../src/registry/kinds/index.js';
 import { Registry } from '../../src/registry/registry.js';
 import type { ResourceDefinition } from '../../src/registry/types.js';
@@ -20,8 +20,11 @@ export interface LocalRegistry {
   close(): Promise<void>;
 }
 
-/** `clock`: the stores' creation and deletion timestamps (a ManualClock for controllers on simulated time) */
-export async function openLocalRegistry(domain: string, prefix: string, clock?: Clock): Promise<LocalRegistry> {
+/**
+ * `clock`: the stores' creation and deletion timestamps (a ManualClock for controllers on simulated time);
+ * `hooks`: the write hooks of every store (an admission that refuses, as a webhook or policy would)
+ */
+export async function openLocalRegistry(domain: string, prefix: string, clock?: Clock, hooks: WriteHooks = {}): Promise<LocalRegistry> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const store = await LocalStore.open(join(dir, 'store'));
   const defs = sharedDefinitions(domain);
@@ -30,7 +33,7 @@ export async function openLocalRegistry(domain: string, prefix: string, clock?: 
   const stores = new Map<ResourceDefinition, GenericStore>();
   const gs = (resource: string, group = ''): GenericStore => {
     const def = registry.lookup(group, 'v1', resource)!;
-    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission, {}, undefined, clock));
+    if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission, hooks, undefined, clock));
     return stores.get(def)!;
   };
   return {
@@ -41,4 +44,15 @@ export async function openLocalRegistry(domain: string, prefix: string, clock?: 
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Waits until controllers on this registry are idle: their handlers run inside
+ * the store's publish, so a few turns let the workers pick up what the writes caused.
+ */
+export async function settleControllers(controllers: readonly { settled(): Promise<void> }[]): Promise<void> {
+  for (let i = 0; i < 6; i++) {
+    for (const c of controllers) await c.settled();
+    await new Promise((r) => setImmediate(r));
+  }
 }

@@ -13,7 +13,7 @@ import { PersistentVolumeController } from '../../src/controllers/volume/pv-cont
 import { PvProtectionController, PvcProtectionController } from '../../src/controllers/volume/protection.js';
 import type { GenericStore } from '../../src/registry/generic-store.js';
 import type { ApiObject } from '../../src/registry/types.js';
-import { openLocalRegistry } from '../helpers/local-registry.js';
+import { openLocalRegistry, settleControllers } from '../helpers/local-registry.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -43,13 +43,7 @@ async function env(): Promise<Env> {
     for (const c of ctrl) c.stop();
     await close();
   });
-  const settled = async (): Promise<void> => {
-    // the handlers run inside the store's publish; a turn lets the workers pick the keys up
-    for (let i = 0; i < 6; i++) {
-      for (const c of ctrl) await c.settled();
-      await new Promise((r) => setImmediate(r));
-    }
-  };
+  const settled = (): Promise<void> => settleControllers(ctrl);
   return { clock, pvs, pvcs, gs, start: () => ctrl.forEach((c) => c.start()), settled };
 }
 

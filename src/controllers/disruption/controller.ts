@@ -18,7 +18,7 @@ import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { budgetSelects } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
-import { ControllerLoop, LoopController, type Informer, type InformerSource, NAMESPACE_INDEX } from '../runtime/index.js';
+import { ControllerLoop, LABEL_INDEX, LoopController, type Informer, type InformerSource, NAMESPACE_INDEX, labelCandidates, labelIndex } from '../runtime/index.js';
 import { type OwnerRef, type ScaleFinder, computeBudget } from './budget.js';
 import { controllerRefOf } from '../../machinery/meta.js';
 import { clearDisruptionTarget, staleDisruptionWait } from './stale-condition.js';
@@ -48,14 +48,6 @@ export interface DisruptionOptions extends DisruptionStores {
 
 /** queue keys of pods whose DisruptionTarget condition may be stale (budget keys are `namespace/name`) */
 const STALE_PREFIX = 'pod:';
-
-/** pods by `namespace/label=value`, one entry per label (candidates for matchLabels selectors) */
-const LABEL_INDEX = 'disruption-labels';
-function labelIndex(pod: ApiObject, key: string): string[] {
-  const slash = key.indexOf('/');
-  const ns = slash < 0 ? '' : key.slice(0, slash);
-  return Object.entries(pod.metadata?.labels ?? {}).map(([k, v]) => `${ns}/${k}=${String(v)}`);
-}
 
 type Workload = 'deployments' | 'replicaSets' | 'statefulSets' | 'replicationControllers';
 const WORKLOADS: Workload[] = ['deployments', 'replicaSets', 'statefulSets', 'replicationControllers'];
@@ -185,21 +177,8 @@ export class DisruptionController extends LoopController {
    * namespace's pods (~300 µs per sync at 1,000 pods, docs/controllers.md).
    */
   private candidates(pdb: ApiObject, ns: string): ApiObject[] {
-    const pods = this.pods!;
     const ml = (pdb.spec as { selector?: { matchLabels?: Record<string, unknown> } } | undefined)?.selector?.matchLabels;
-    let best: string[] | undefined;
-    for (const [k, v] of Object.entries(ml ?? {})) {
-      const keys = pods.indexKeys(LABEL_INDEX, `${ns}/${k}=${String(v)}`);
-      if (!best || keys.length < best.length) best = keys;
-      if (best.length === 0) break;
-    }
-    if (!best) return pods.inNamespace(ns);
-    const out: ApiObject[] = [];
-    for (const key of best) {
-      const p = pods.get(key);
-      if (p) out.push(p);
-    }
-    return out;
+    return labelCandidates(this.pods!, ns, ml);
   }
 
   /** the status write, pinned to the budget the computation read; a 409 throws (the queue retries on the newer one) */

@@ -8,3 +8,4 @@ export { InformerFactory, type InformerSource, type InformerUse, prefixEnd, pref
 export { type Controller, type LeaderGate, type LeadershipSource, runWhileLeader } from './leader-gate.js';
 export { type RateLimitOptions, TokenBucket, WorkQueue, type WorkQueueOptions } from './work-queue.js';
 export { type RawEntry, RawRange, type RawSource } from './raw-range.js';
+export { LABEL_INDEX, labelCandidates, labelIndex } from './label-index.js';

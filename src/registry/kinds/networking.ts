@@ -1,6 +1,8 @@
 // networking.<domain>/v1 Ingress, IngressClass, NetworkPolicy; core/v1
-// Endpoints and discovery.<domain>/v1 EndpointSlice. Stored and served; no
-// ingress or network-policy controller acts on them (docs/compatibility.md).
+// Endpoints and discovery.<domain>/v1 EndpointSlice. Stored and served; the
+// endpoint and endpointslice controllers write the latter two
+// (src/controllers/endpoints/); no ingress or network-policy controller acts
+// on the rest (docs/compatibility.md).
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';

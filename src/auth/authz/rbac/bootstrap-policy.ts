@@ -193,6 +193,20 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       rule(['get'], ['*'], ['*/scale']),
       rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
     ]),
+    // kube's endpoint-controller and endpointslice-controller roles (src/controllers/endpoints/)
+    role('system:controller:endpoint-controller', [
+      rule(['get', 'list', 'watch'], [g.core], ['pods', 'services']),
+      rule(['create', 'delete', 'get', 'list', 'update'], [g.core], ['endpoints']),
+      rule(['create'], [g.core], ['endpoints/restricted']),
+      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+    ]),
+    role('system:controller:endpointslice-controller', [
+      rule(['get', 'list', 'watch'], [g.core], ['nodes', 'pods', 'services']),
+      // its slices' owner reference sets blockOwnerDeletion, which needs update on the Service's finalizers
+      rule(['update'], [g.core], ['services/finalizers']),
+      rule(['create', 'delete', 'get', 'list', 'update'], [g.discovery], ['endpointslices']),
+      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+    ]),
   ];
 
   const clusterRoleBindings: DefaultClusterRoleBinding[] = [
@@ -206,7 +220,7 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     // nodes are authorized by the Node authorizer; kube keeps this binding with no subjects
     binding('system:node', []),
     binding('system:node-proxier', [user('system:kube-proxy')]),
-    ...['namespace-controller', 'generic-garbage-collector', 'token-cleaner', 'bootstrap-signer', 'clusterrole-aggregation-controller', 'disruption-controller'].map((c) =>
+    ...['namespace-controller', 'generic-garbage-collector', 'token-cleaner', 'bootstrap-signer', 'clusterrole-aggregation-controller', 'disruption-controller', 'endpoint-controller', 'endpointslice-controller'].map((c) =>
       binding(`system:controller:${c}`, [sa(c)]),
     ),
   ];
