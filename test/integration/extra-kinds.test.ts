@@ -78,3 +78,64 @@ describe('node.k8s.io/v1 RuntimeClass', () => {
     expect((await t.request('GET', `${base}/gvisor`)).status).toBe(404);
   });
 });
+
+describe('storage.k8s.io/v1 CSI kinds', () => {
+  const s = '/apis/storage.k8s.io/v1';
+  it('CSIDriver: defaults, update, attachRequired immutable; kubectl get shows kube columns', async () => {
+    const d = await crud(`${s}/csidrivers`, 'csi.example.com', {
+      apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'csi.example.com' },
+      spec: { tokenRequests: [{ audience: 'vault', expirationSeconds: 3600 }] },
+    }, (o) => { (o.spec as Obj).podInfoOnMount = true; });
+    expect(d.spec).toMatchObject({ attachRequired: true, podInfoOnMount: true, fsGroupPolicy: 'ReadWriteOnceWithFSType', volumeLifecycleModes: ['Persistent'] });
+    const cur = (await t.request('GET', `${s}/csidrivers/csi.example.com`)).json();
+    const causes = await refused('PUT', `${s}/csidrivers/csi.example.com`, { ...cur, spec: { ...(cur.spec as Obj), attachRequired: false } });
+    expect(causes).toContainEqual(expect.objectContaining({ field: 'spec.attachRequired', message: 'Invalid value: false: field is immutable' }));
+
+    const r = await kubectl('get', 'csidrivers');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^NAME\s+ATTACHREQUIRED\s+PODINFOONMOUNT\s+STORAGECAPACITY\s+TOKENREQUESTS\s+REQUIRESREPUBLISH\s+MODES\s+AGE\n/);
+    expect(r.stdout).toMatch(/csi\.example\.com\s+true\s+true\s+false\s+vault\s+false\s+Persistent\s+\d+s/);
+  });
+
+  it('CSINode and CSIStorageCapacity: create, list, kubectl get', async () => {
+    await crud(`${s}/csinodes`, 'node-a', {
+      apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: 'node-a' }, spec: { drivers: [{ name: 'csi.example.com', nodeID: 'i-123', topologyKeys: ['topology.example.com/zone'] }] },
+    }, (o) => { (o.metadata as Obj).labels = { a: 'b' }; });
+    let r = await kubectl('get', 'csinodes');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^NAME\s+DRIVERS\s+AGE\nnode-a\s+1\s+\d+s/);
+
+    const base = `${s}/namespaces/default/csistoragecapacities`;
+    await crud(base, 'fast-zone-a', {
+      apiVersion: 'storage.k8s.io/v1', kind: 'CSIStorageCapacity', metadata: { name: 'fast-zone-a' }, storageClassName: 'fast',
+      nodeTopology: { matchLabels: { zone: 'a' } }, capacity: '100Gi',
+    }, (o) => { o.capacity = '90Gi'; });
+    const cur = (await t.request('GET', `${base}/fast-zone-a`)).json();
+    expect(cur.capacity).toBe('90Gi');
+    const causes = await refused('PUT', `${base}/fast-zone-a`, { ...cur, storageClassName: 'slow' });
+    expect(causes).toContainEqual(expect.objectContaining({ field: 'storageClassName', message: 'Invalid value: "slow": field is immutable' }));
+    r = await kubectl('get', 'csistoragecapacities', '-n', 'default');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/NAME\s+STORAGECLASSNAME\s+CAPACITY\s+AGE\nfast-zone-a\s+fast\s+90Gi\s+\d+s/);
+  });
+
+  it('VolumeAttachment: spec immutable, status through the status sub-resource; delete', async () => {
+    const base = `${s}/volumeattachments`;
+    await crud(base, 'va-1', {
+      apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: { name: 'va-1' },
+      spec: { attacher: 'csi.example.com', nodeName: 'node-a', source: { persistentVolumeName: 'pv-1' } }, status: { attached: true },
+    }, (o) => { (o.metadata as Obj).labels = { a: 'b' }; });
+    const cur = (await t.request('GET', `${base}/va-1`)).json();
+    expect(cur.status).toBeUndefined();
+    const causes = await refused('PUT', `${base}/va-1`, { ...cur, spec: { ...(cur.spec as Obj), nodeName: 'node-b' } });
+    expect(causes.map((c) => c.field)).toEqual(['spec']);
+    let r = await t.request('PUT', `${base}/va-1/status`, { body: { ...cur, status: { attached: true } } });
+    expect(r.status, r.text).toBe(200);
+    const k = await kubectl('get', 'volumeattachments');
+    expect(k.code, k.stderr).toBe(0);
+    expect(k.stdout).toMatch(/NAME\s+ATTACHER\s+PV\s+NODE\s+ATTACHED\s+AGE\nva-1\s+csi\.example\.com\s+pv-1\s+node-a\s+true\s+\d+s/);
+    r = await t.request('DELETE', `${base}/va-1`);
+    expect(r.status, r.text).toBe(200);
+    expect((await t.request('GET', `${base}/va-1`)).status).toBe(404);
+  });
+});

@@ -30,6 +30,7 @@ import { clusterPolicyFactories } from './cluster-policy.js';
 import { coreExtraFactories } from './core-extra.js';
 import { networkingFactories } from './networking.js';
 import { runtimeClassDefinition } from './node-runtime.js';
+import { storageCsiFactories } from './storage-csi.js';
 import { workloadDefinitions } from './workload-shared.js';
 
 export const DEFAULT_API_DOMAIN = 'orch.io';
@@ -56,6 +57,7 @@ const FACTORIES = [
   ...clusterPolicyFactories,
   apiServiceDefinition,
   runtimeClassDefinition,
+  ...storageCsiFactories,
 ];
 
 /**

@@ -166,6 +166,9 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       rule(['create', 'delete', 'get', 'patch', 'update'], [g.coordination], ['leases']),
       rule(['create'], [g.core], ['serviceaccounts/token']),
       rule(READ, [g.node], ['runtimeclasses']),
+      rule(['get'], [g.storage], ['volumeattachments']),
+      rule(['create', 'delete', 'get', 'patch', 'update'], [g.storage], ['csinodes']),
+      rule(READ, [g.storage], ['csidrivers']),
     ]),
     role('system:node-proxier', [
       rule(['list', 'watch'], [g.core], ['endpoints', 'services']),
