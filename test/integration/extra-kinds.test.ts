@@ -139,3 +139,53 @@ describe('storage.k8s.io/v1 CSI kinds', () => {
     expect((await t.request('GET', `${base}/va-1`)).status).toBe(404);
   });
 });
+
+describe('flowcontrol.apiserver.k8s.io/v1', () => {
+  const f = '/apis/flowcontrol.apiserver.k8s.io/v1';
+  it('PriorityLevelConfiguration: an explicit 0 share stays 0, an absent one becomes 30; status is not taken on create', async () => {
+    const base = `${f}/prioritylevelconfigurations`;
+    const jail = await crud(base, 'jail', {
+      apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: 'jail' },
+      spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, limitResponse: { type: 'Queue', queuing: { queues: 1, handSize: 1 } } } },
+      status: { conditions: [{ type: 'X', status: 'True' }] },
+    }, (o) => { ((o.spec as Obj).limited as Obj).lendablePercent = 10; });
+    expect(jail.spec).toEqual({ type: 'Limited', limited: { nominalConcurrencyShares: 0, lendablePercent: 10, limitResponse: { type: 'Queue', queuing: { queues: 1, handSize: 1, queueLengthLimit: 50 } } } });
+    expect(jail.status ?? {}).toEqual({});
+    expect((jail.metadata as Obj).generation).toBe(2);
+    let r = await t.request('POST', base, { body: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: 'batch' }, spec: { type: 'Limited', limited: { limitResponse: { type: 'Reject' } } } } });
+    expect(r.status, r.text).toBe(201);
+    expect(((r.json().spec as Obj).limited as Obj).nominalConcurrencyShares).toBe(30);
+    const causes = await refused('POST', base, { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: 'bad' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: -1, limitResponse: { type: 'Reject' } } } });
+    expect(causes).toEqual([expect.objectContaining({ field: 'spec.limited.nominalConcurrencyShares', message: 'Invalid value: -1: must be a non-negative integer' })]);
+    r = await t.request('GET', `${base}/bad`);
+    expect(r.status).toBe(404);
+    const k = await kubectl('get', 'prioritylevelconfigurations', 'jail', 'batch');
+    expect(k.code, k.stderr).toBe(0);
+    expect(k.stdout).toMatch(/^NAME\s+TYPE\s+NOMINALCONCURRENCYSHARES\s+QUEUES\s+HANDSIZE\s+QUEUELENGTHLIMIT\s+AGE\n/);
+    expect(k.stdout).toMatch(/\njail\s+Limited\s+0\s+1\s+1\s+50\s+\d+s/);
+    expect(k.stdout).toMatch(/\nbatch\s+Limited\s+30\s+<none>\s+<none>\s+<none>\s+\d+s/);
+  });
+
+  it('FlowSchema: defaults, validation, kubectl get flowschemas columns', async () => {
+    const base = `${f}/flowschemas`;
+    const fs = await crud(base, 'batch-users', {
+      apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name: 'batch-users' },
+      spec: {
+        priorityLevelConfiguration: { name: 'batch' }, distinguisherMethod: { type: 'ByUser' },
+        rules: [{ subjects: [{ kind: 'Group', group: { name: 'batch' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'] }] }],
+      },
+    }, (o) => { (o.spec as Obj).matchingPrecedence = 500; });
+    expect((fs.spec as Obj).matchingPrecedence).toBe(500);
+    const causes = await refused('POST', base, {
+      apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name: 'bad' },
+      spec: { priorityLevelConfiguration: { name: 'batch' }, matchingPrecedence: 1, rules: [{ subjects: [{ kind: 'Robot' }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/x'] }] }] },
+    });
+    expect(causes.map((c) => c.field)).toEqual(['spec.matchingPrecedence', 'spec.rules[0].subjects[0].kind']);
+    const k = await kubectl('get', 'flowschemas', 'batch-users');
+    expect(k.code, k.stderr).toBe(0);
+    expect(k.stdout).toMatch(/^NAME\s+PRIORITYLEVEL\s+MATCHINGPRECEDENCE\s+DISTINGUISHERMETHOD\s+AGE\s+MISSINGPL\n/);
+    expect(k.stdout).toMatch(/\nbatch-users\s+batch\s+500\s+ByUser\s+\d+s\s+\?/);
+    const d = await kubectl('delete', 'flowschema', 'batch-users');
+    expect(d.code, d.stderr).toBe(0);
+  });
+});

@@ -8,6 +8,8 @@ import { applyDefaults } from '../../src/machinery/schema/defaults.js';
 import { validateAgainstSchema } from '../../src/machinery/schema/validate.js';
 import { validateObjectMeta } from '../../src/machinery/schema/object-meta.js';
 import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../../src/registry/types.js';
+import { decodeProtobufObject, encodeProtobufObjectReport } from '../../src/machinery/protobuf/codec.js';
+import { kindExamples } from '../fixtures/kind-examples.js';
 
 const kinds = builtinDefinitions('k8s.io');
 const defs = builtinSchemaDefinitions('k8s.io');
@@ -80,6 +82,7 @@ describe('CSIDriver', () => {
     })).errors);
     expect(out).toContain('spec.volumeLifecycleModes: Unsupported value: "Forever": supported values: "Ephemeral", "Persistent"');
     expect(out).toContain('spec.fsGroupPolicy: Unsupported value: "Always": supported values: "File", "None", "ReadWriteOnceWithFSType"');
+    expect(out.filter((e) => e.startsWith('spec.fsGroupPolicy'))).toHaveLength(1);
     expect(out).toContain('spec.tokenRequests[0].expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes');
     expect(out).toContain('spec.tokenRequests[1].audience: Duplicate value: "a"');
   });
@@ -152,5 +155,118 @@ describe('CSIStorageCapacity', () => {
     expect(brief(update('CSIStorageCapacity', { ...old, storageClassName: 'slow', nodeTopology: {} }, old))).toEqual([
       'nodeTopology: Invalid value: {}: field is immutable', 'storageClassName: Invalid value: "slow": field is immutable',
     ]);
+  });
+});
+
+describe('PriorityLevelConfiguration', () => {
+  const plc = (name: string, spec: JSONValue): ApiObject => ({ apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name }, spec });
+  const limited = (l: Record<string, JSONValue>) => plc('batch', { type: 'Limited', limited: { limitResponse: { type: 'Reject' }, ...l } });
+  it('nominalConcurrencyShares defaults to 30 only when unspecified; an explicit 0 stays 0', () => {
+    const a = create('PriorityLevelConfiguration', limited({}));
+    expect(a.errors).toEqual([]);
+    expect(a.obj.spec).toEqual({ type: 'Limited', limited: { nominalConcurrencyShares: 30, lendablePercent: 0, limitResponse: { type: 'Reject' } } });
+    const z = create('PriorityLevelConfiguration', limited({ nominalConcurrencyShares: 0 }));
+    expect(z.errors).toEqual([]);
+    expect(get(z.obj, 'nominalConcurrencyShares')).toBe(0);
+  });
+  it('defaults queuing and exempt as kube', () => {
+    const q = create('PriorityLevelConfiguration', limited({ limitResponse: { type: 'Queue', queuing: {} } })).obj;
+    expect((q.spec as Record<string, JSONValue>).limited).toMatchObject({ limitResponse: { type: 'Queue', queuing: { queues: 64, handSize: 8, queueLengthLimit: 50 } } });
+    const e = create('PriorityLevelConfiguration', plc('exempt', { type: 'Exempt', exempt: {} }));
+    expect(e.errors).toEqual([]);
+    expect(e.obj.spec).toEqual({ type: 'Exempt', exempt: { nominalConcurrencyShares: 0, lendablePercent: 0 } });
+  });
+  it('refuses what kube refuses, with its paths and messages', () => {
+    expect(brief(create('PriorityLevelConfiguration', limited({ nominalConcurrencyShares: -1, lendablePercent: 101, borrowingLimitPercent: -2 })).errors)).toEqual([
+      'spec.limited.nominalConcurrencyShares: Invalid value: -1: must be a non-negative integer',
+      'spec.limited.lendablePercent: Invalid value: 101: must be between 0 and 100, inclusive',
+      'spec.limited.borrowingLimitPercent: Invalid value: -2: if specified, must be a non-negative integer',
+    ]);
+    expect(brief(create('PriorityLevelConfiguration', limited({ limitResponse: { type: 'Queue', queuing: { queues: 4, handSize: 5 } } })).errors)).toEqual([
+      'spec.limited.limitResponse.queuing.handSize: Invalid value: 5: handSize 5 is greater than deckSize 4',
+    ]);
+    expect(brief(create('PriorityLevelConfiguration', limited({ limitResponse: { type: 'Queue' } })).errors)).toEqual([
+      'spec.limited.limitResponse.queuing: Required value: must not be empty if limited.limitResponse.type is Limited',
+    ]);
+    expect(brief(create('PriorityLevelConfiguration', plc('batch', { type: 'Exempt' })).errors)).toEqual([
+      'spec.type: Invalid value: "Exempt": type must be \'Exempt\' if and only if name is \'exempt\'',
+    ]);
+    expect(brief(create('PriorityLevelConfiguration', plc('batch', { type: 'Limited' })).errors)).toEqual(['spec.limited: Required value: must not be empty when type is Limited']);
+    expect(brief(create('PriorityLevelConfiguration', plc('catch-all', { type: 'Limited', limited: { nominalConcurrencyShares: 50, limitResponse: { type: 'Reject' } } })).errors))
+      .toEqual([expect.stringMatching(/^spec: Invalid value: .*: spec of 'catch-all' must equal the fixed value$/)]);
+    expect(create('PriorityLevelConfiguration', plc('catch-all', { type: 'Limited', limited: { nominalConcurrencyShares: 5, limitResponse: { type: 'Reject' } } })).errors).toEqual([]);
+  });
+});
+
+describe('FlowSchema', () => {
+  const fs = (name: string, spec: Record<string, JSONValue>): ApiObject => ({
+    apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name }, spec: { priorityLevelConfiguration: { name: 'batch' }, ...spec },
+  });
+  const rule = (r: Record<string, JSONValue>): JSONValue => ({ subjects: [{ kind: 'User', user: { name: 'alice' } }], ...r });
+  it('defaults matchingPrecedence to 1000 and accepts kube-style rules', () => {
+    const { obj, errors } = create('FlowSchema', fs('batch', {
+      distinguisherMethod: { type: 'ByUser' },
+      rules: [rule({ resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'], namespaces: ['default'] }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/healthz/*'] }] })],
+    }));
+    expect(errors).toEqual([]);
+    expect(get(obj, 'matchingPrecedence')).toBe(1000);
+  });
+  it('refuses what kube refuses, with its paths and messages', () => {
+    const out = brief(create('FlowSchema', fs('batch', {
+      matchingPrecedence: 1, priorityLevelConfiguration: { name: '' },
+      rules: [
+        { subjects: [{ kind: 'ServiceAccount', serviceAccount: { name: 'x' }, user: { name: 'u' } }], resourceRules: [{ verbs: ['*', 'get'], apiGroups: [], resources: ['pods'] }] },
+        rule({ nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['healthz', '/a/*/b'] }] }),
+        rule({}),
+      ],
+    })).errors);
+    expect(out).toEqual([
+      'spec.matchingPrecedence: Invalid value: 1: only the schema named \'exempt\' may have matching precedence 1',
+      'spec.priorityLevelConfiguration.name: Required value: must reference a priority level',
+      'spec.rules[0].subjects[0].serviceAccount.namespace: Required value: must specify namespace for service account',
+      'spec.rules[0].subjects[0].user: Forbidden: user is forbidden when subject kind is not \'User\'',
+      'spec.rules[0].resourceRules[0].verbs: Invalid value: ["*","get"]: if \'*\' is present, must not specify other verbs',
+      'spec.rules[0].resourceRules[0].apiGroups: Required value: resource rules must supply at least one api group',
+      'spec.rules[0].resourceRules[0].namespaces: Required value: resource rules that are not cluster scoped must supply at least one namespace',
+      'spec.rules[1].nonResourceRules[0].nonResourceURLs[0]: Invalid value: "healthz": must start with slash',
+      'spec.rules[1].nonResourceRules[0].nonResourceURLs[1]: Invalid value: "/a/*/b": wildcard can only do suffix glob matching',
+      'spec.rules[2]: Required value: at least one of resourceRules and nonResourceRules has to be non-empty',
+    ]);
+    expect(brief(create('FlowSchema', fs('batch', { matchingPrecedence: 10001 })).errors)).toEqual(['spec.matchingPrecedence: Invalid value: 10001: must not be greater than 10000']);
+  });
+});
+
+/** the first value of `key` anywhere in `o` */
+function get(o: unknown, key: string): unknown {
+  if (o === null || typeof o !== 'object') return undefined;
+  const r = o as Record<string, unknown>;
+  if (key in r) return r[key];
+  for (const v of Object.values(r)) {
+    const f = get(v, key);
+    if (f !== undefined) return f;
+  }
+  return undefined;
+}
+
+describe('protobuf (field numbers of Kubernetes 1.32 generated.proto)', () => {
+  const pdefs = builtinSchemaDefinitions();
+  const pkinds = builtinDefinitions();
+  const groups = ['node.orch.io', 'storage.orch.io', 'flowcontrol.apiserver.orch.io'];
+  const mine = kindExamples.filter(([g, k]) => groups.includes(g) && k !== 'StorageClass');
+  it.each(mine)('%s %s round-trips with nothing skipped', (g, k, example) => {
+    const def = pkinds.find((d) => d.group === g && d.kind === k)!;
+    const { bytes, skipped } = encodeProtobufObjectReport(example, def, pdefs);
+    expect(skipped).toEqual([]);
+    // apiVersion and kind travel in the envelope, not the message
+    const { apiVersion: _v, kind: _k, ...body } = example;
+    expect(decodeProtobufObject(bytes, def, pdefs)).toEqual(body);
+  });
+  it('RuntimeClass.handler is field 2; an explicit nominalConcurrencyShares 0 survives', () => {
+    const rc = pkinds.find((d) => d.kind === 'RuntimeClass')!;
+    const bytes = encodeProtobufObjectReport({ handler: 'runsc' }, rc, pdefs).bytes;
+    expect(Buffer.from(bytes).toString('hex')).toBe(`1205${Buffer.from('runsc').toString('hex')}`);
+    const plc = pkinds.find((d) => d.kind === 'PriorityLevelConfiguration')!;
+    const jail = { spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, limitResponse: { type: 'Reject' } } } };
+    expect(decodeProtobufObject(encodeProtobufObjectReport(jail, plc, pdefs).bytes, plc, pdefs)).toEqual(jail);
   });
 });

@@ -31,6 +31,7 @@ import { coreExtraFactories } from './core-extra.js';
 import { networkingFactories } from './networking.js';
 import { runtimeClassDefinition } from './node-runtime.js';
 import { storageCsiFactories } from './storage-csi.js';
+import { flowControlFactories } from './flowcontrol.js';
 import { workloadDefinitions } from './workload-shared.js';
 
 export const DEFAULT_API_DOMAIN = 'orch.io';
@@ -58,6 +59,7 @@ const FACTORIES = [
   apiServiceDefinition,
   runtimeClassDefinition,
   ...storageCsiFactories,
+  ...flowControlFactories,
 ];
 
 /**

@@ -24,7 +24,7 @@ export function runtimeClassDefinition(n: SchemaNames): ResourceDefinition {
         nodeSelector: strMap('Labels a node must carry to run pods of this class.', { 'x-orch-map-type': 'atomic' }),
         tolerations: atomicList('Tolerations added to pods of this class.', ref(n.core('Toleration'))),
       })),
-    }), ['handler']),
+    })),
     strategy: {
       validate: validateRuntimeClass,
       validateUpdate: (o, old) => [...validateRuntimeClass(o), ...immutable('handler', o.handler, old.handler)],

@@ -3,6 +3,8 @@
 // kube 1.32's defaults and validation (pkg/apis/storage/validation). Nothing
 // acts on them: no attach/detach controller writes VolumeAttachments, the node
 // agent registers no CSI drivers and the scheduler reads no capacities.
+// Fields kube requires are not marked `required` in the schema: the strategy
+// reports them missing with kube's paths and messages (and only once).
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
@@ -85,8 +87,7 @@ export function csiDriverDefinition(n: SchemaNames): ResourceDefinition {
 
 function validateCSIDriver(o: ApiObject): FieldError[] {
   const errs = csiDriverName(o.metadata?.name ?? '', 'metadata.name').filter((e) => e.type === 'FieldValueTooLong');
-  const policy = get(o, 'spec', 'fsGroupPolicy');
-  if (typeof policy === 'string' && !FS_GROUP_POLICIES.includes(policy)) errs.push(notSupported('spec.fsGroupPolicy', policy, FS_GROUP_POLICIES));
+  // fsGroupPolicy's values are the schema's enum
   for (const m of getArray(o, 'spec', 'volumeLifecycleModes')) {
     if (!LIFECYCLE_MODES.includes(String(m))) errs.push(notSupported('spec.volumeLifecycleModes', m, LIFECYCLE_MODES));
   }
@@ -115,7 +116,7 @@ export function csiNodeDefinition(n: SchemaNames): ResourceDefinition {
     allocatable: obj('Volume resources of the node available for scheduling.', proto({ count: 1 }, {
       count: int32('Maximum number of unique volumes of the driver on the node.'),
     })),
-  }), ['name', 'nodeID']);
+  }));
   return {
     group: n.group('storage'), version: 'v1', kind: 'CSINode', resource: 'csinodes', singular: 'csinode', scope: 'Cluster',
     schema: kindSchema(n, 'CSINode holds information about all CSI drivers installed on a node (stored; the node agent registers none).', proto({ spec: 2 }, {
@@ -184,7 +185,7 @@ export function volumeAttachmentDefinition(n: SchemaNames): ResourceDefinition {
           inlineVolumeSpec: opaque("A persistent volume spec translated from a pod's inline volume (CSI migration)."),
         })),
         nodeName: str('The node the volume should be attached to.'),
-      }), ['attacher', 'source', 'nodeName']),
+      })),
       status: obj('The state of the attach or detach operation, written by the attacher.', proto({ attached: 1, attachmentMetadata: 2, attachError: 3, detachError: 4 }, {
         attached: bool('Whether the volume is attached.'),
         attachmentMetadata: strMap('Information returned by a successful attach for later mount calls.'),
@@ -242,7 +243,7 @@ export function csiStorageCapacityDefinition(n: SchemaNames): ResourceDefinition
       storageClassName: str('The StorageClass the capacity applies to. Immutable.'),
       capacity: ref(n.quantity, 'The available capacity reported by the driver.'),
       maximumVolumeSize: ref(n.quantity, 'The largest volume the driver can create with these parameters.'),
-    }), ['storageClassName']),
+    })),
     strategy: {
       validate: validateCapacity,
       validateUpdate: (o, old) => [
