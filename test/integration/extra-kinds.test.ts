@@ -142,6 +142,24 @@ describe('storage.k8s.io/v1 CSI kinds', () => {
 
 describe('flowcontrol.apiserver.k8s.io/v1', () => {
   const f = '/apis/flowcontrol.apiserver.k8s.io/v1';
+  it('the leader created kube\'s mandatory exempt and catch-all objects; their specs are fixed', async () => {
+    const k = await kubectl('get', 'flowschemas');
+    expect(k.code, k.stderr).toBe(0);
+    expect(k.stdout).toMatch(/\nexempt\s+exempt\s+1\s+\*\s+\d+s\s+\?/);
+    expect(k.stdout).toMatch(/\ncatch-all\s+catch-all\s+10000\s+ByUser\s+\d+s\s+\?/);
+    const p = await kubectl('get', 'prioritylevelconfigurations');
+    expect(p.code, p.stderr).toBe(0);
+    expect(p.stdout).toMatch(/\nexempt\s+Exempt\s+<none>\s+<none>\s+<none>\s+<none>\s+\d+s/);
+    expect(p.stdout).toMatch(/\ncatch-all\s+Limited\s+5\s+<none>\s+<none>\s+<none>\s+\d+s/);
+    const cur = (await t.request('GET', `${f}/prioritylevelconfigurations/catch-all`)).json();
+    const causes = await refused('PUT', `${f}/prioritylevelconfigurations/catch-all`, { ...cur, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 50, limitResponse: { type: 'Reject' } } } });
+    expect(causes).toEqual([expect.objectContaining({ field: 'spec', message: expect.stringContaining("spec of 'catch-all' must equal the fixed value") })]);
+    // the admin may tune exempt's spec.exempt
+    const ex = (await t.request('GET', `${f}/prioritylevelconfigurations/exempt`)).json();
+    const r = await t.request('PUT', `${f}/prioritylevelconfigurations/exempt`, { body: { ...ex, spec: { type: 'Exempt', exempt: { nominalConcurrencyShares: 10, lendablePercent: 20 } } } });
+    expect(r.status, r.text).toBe(200);
+  });
+
   it('PriorityLevelConfiguration: an explicit 0 share stays 0, an absent one becomes 30; status is not taken on create', async () => {
     const base = `${f}/prioritylevelconfigurations`;
     const jail = await crud(base, 'jail', {
