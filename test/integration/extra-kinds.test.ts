@@ -2,18 +2,17 @@
 // deprecation table) through the HTTP API and kubectl 1.32, with
 // `--api-domain k8s.io` as kubectl sees kube.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
 
 let t: TestServer;
 const kubectl = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
 
+// the teardown beforeAll returns stops the server after the file's tests
 beforeAll(async () => {
   t = await startTestServer({ apiDomain: 'k8s.io' });
-});
-afterAll(async () => {
-  await t?.stop();
+  return () => t.stop();
 });
 
 type Obj = Record<string, unknown>;
