@@ -204,5 +204,11 @@ describe('flowcontrol.apiserver.k8s.io/v1', () => {
     expect(k.stdout).toMatch(/\nbatch-users\s+batch\s+500\s+ByUser\s+\d+s\s+\?/);
     const d = await kubectl('delete', 'flowschema', 'batch-users');
     expect(d.code, d.stderr).toBe(0);
+    const e = await kubectl('explain', 'flowschema.spec.matchingPrecedence');
+    expect(e.code, e.stderr).toBe(0);
+    expect(e.stdout).toContain('FIELD: matchingPrecedence <integer>');
+    const c = await kubectl('explain', 'csidriver.spec.attachRequired');
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.stdout).toContain('FIELD: attachRequired <boolean>');
   });
 });
