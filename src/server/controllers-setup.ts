@@ -23,6 +23,7 @@ import { startDisruption } from './disruption-setup.js';
 import { serverEventRecorder } from './events.js';
 import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle-setup.js';
 import { startRbacControllers } from './rbac-setup.js';
+import { ApfBootstrap } from '../controllers/apf-bootstrap.js';
 import type { LeaderOnlyController } from './readiness.js';
 import { rootCAConfigMapName } from './server-options.js';
 import { startWorkloads } from './workloads-setup.js';
@@ -100,6 +101,23 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
   const rbacControllers = startRbacControllers(store, registry, storeFor, d.apiDomain, log);
   await rbacControllers.settled();
   health.add({ name: 'poststarthook/rbac/bootstrap-roles', check: () => rbacControllers.ready() });
+  // kube's mandatory FlowSchemas and PriorityLevelConfigurations (only stored; docs/reliability.md)
+  const apfGroup = `flowcontrol.apiserver.${d.apiDomain}`;
+  const apfBootstrap = new ApfBootstrap({
+    apiDomain: d.apiDomain,
+    priorityLevels: () => {
+      const def = registry.lookup(apfGroup, 'v1', 'prioritylevelconfigurations');
+      return def ? storeFor(def) : undefined;
+    },
+    flowSchemas: () => {
+      const def = registry.lookup(apfGroup, 'v1', 'flowschemas');
+      return def ? storeFor(def) : undefined;
+    },
+    clock,
+    log,
+  });
+  const apf = runWhileLeader(store, apfBootstrap, { name: 'apf bootstrap', log });
+  if (apf.running) await apfBootstrap.settled();
 
   let serviceRepair: LeaderGate | undefined;
   let localAPIServices: LeaderGate | undefined;
@@ -163,6 +181,7 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
       crdController.stop();
       crds.registrar.stop();
       rbacControllers.stop();
+      apf.stop();
     },
   };
 }

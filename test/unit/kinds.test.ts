@@ -273,8 +273,8 @@ describe('built-in kinds', () => {
   it('the API domain option renames every product group', () => {
     const k8s = builtinDefinitions('k8s.io');
     expect([...new Set(k8s.map((d) => d.group))].sort()).toEqual([
-      '', 'apiregistration.k8s.io', 'apps', 'autoscaling', 'batch', 'certificates.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io', 'networking.k8s.io',
-      'policy', 'rbac.authorization.k8s.io', 'scheduling.k8s.io', 'storage.k8s.io',
+      '', 'apiregistration.k8s.io', 'apps', 'autoscaling', 'batch', 'certificates.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io',
+      'flowcontrol.apiserver.k8s.io', 'networking.k8s.io', 'node.k8s.io', 'policy', 'rbac.authorization.k8s.io', 'scheduling.k8s.io', 'storage.k8s.io',
     ]);
     const sharedK8s = builtinSchemaDefinitions('k8s.io');
     expect(sharedK8s['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']).toBeDefined();

@@ -103,7 +103,7 @@ describe('OpenAPI v3', () => {
     const index = JSON.parse(docs.v3Index().json) as J;
     expect(Object.keys(index.paths).sort()).toEqual([
       'api/v1', 'apis/apiregistration.orch.io/v1', 'apis/apps/v1', 'apis/autoscaling/v1', 'apis/autoscaling/v2', 'apis/batch/v1', 'apis/certificates.orch.io/v1', 'apis/coordination.orch.io/v1',
-      'apis/discovery.orch.io/v1', 'apis/events.orch.io/v1', 'apis/networking.orch.io/v1', 'apis/policy/v1', 'apis/rbac.authorization.orch.io/v1',
+      'apis/discovery.orch.io/v1', 'apis/events.orch.io/v1', 'apis/flowcontrol.apiserver.orch.io/v1', 'apis/networking.orch.io/v1', 'apis/node.orch.io/v1', 'apis/policy/v1', 'apis/rbac.authorization.orch.io/v1',
       'apis/scheduling.orch.io/v1', 'apis/storage.orch.io/v1',
     ]);
     for (const [path, entry] of Object.entries<J>(index.paths)) {
@@ -174,7 +174,7 @@ describe('discovery', () => {
     const groups = apiGroupList(defs) as J;
     expect(groups.groups.map((g: J) => g.name)).toEqual([
       'coordination.orch.io', 'events.orch.io', 'rbac.authorization.orch.io', 'apps', 'batch', 'networking.orch.io', 'discovery.orch.io',
-      'policy', 'autoscaling', 'storage.orch.io', 'scheduling.orch.io', 'certificates.orch.io', 'apiregistration.orch.io',
+      'policy', 'autoscaling', 'storage.orch.io', 'scheduling.orch.io', 'certificates.orch.io', 'apiregistration.orch.io', 'node.orch.io', 'flowcontrol.apiserver.orch.io',
     ]);
     expect(groups.groups[0].preferredVersion).toEqual({ groupVersion: 'coordination.orch.io/v1', version: 'v1' });
     expect(apiGroup(defs, 'rbac.authorization.orch.io')!.versions).toEqual([{ groupVersion: 'rbac.authorization.orch.io/v1', version: 'v1' }]);

@@ -29,6 +29,9 @@ import { batchFactories } from './batch.js';
 import { clusterPolicyFactories } from './cluster-policy.js';
 import { coreExtraFactories } from './core-extra.js';
 import { networkingFactories } from './networking.js';
+import { runtimeClassDefinition } from './node-runtime.js';
+import { storageCsiFactories } from './storage-csi.js';
+import { flowControlFactories } from './flowcontrol.js';
 import { workloadDefinitions } from './workload-shared.js';
 
 export const DEFAULT_API_DOMAIN = 'orch.io';
@@ -54,6 +57,9 @@ const FACTORIES = [
   ...networkingFactories,
   ...clusterPolicyFactories,
   apiServiceDefinition,
+  runtimeClassDefinition,
+  ...storageCsiFactories,
+  ...flowControlFactories,
 ];
 
 /**

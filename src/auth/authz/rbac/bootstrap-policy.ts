@@ -64,6 +64,8 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     authn: `authentication.${domain}`,
     authz: `authorization.${domain}`,
     certificates: `certificates.${domain}`,
+    node: `node.${domain}`,
+    storage: `storage.${domain}`,
     rbac,
   };
   const meta = (name: string, labels: Record<string, string> = {}) => ({
@@ -163,6 +165,10 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       rule(['create', 'get', 'list', 'watch'], [g.certificates], ['certificatesigningrequests']),
       rule(['create', 'delete', 'get', 'patch', 'update'], [g.coordination], ['leases']),
       rule(['create'], [g.core], ['serviceaccounts/token']),
+      rule(READ, [g.node], ['runtimeclasses']),
+      rule(['get'], [g.storage], ['volumeattachments']),
+      rule(['create', 'delete', 'get', 'patch', 'update'], [g.storage], ['csinodes']),
+      rule(READ, [g.storage], ['csidrivers']),
     ]),
     role('system:node-proxier', [
       rule(['list', 'watch'], [g.core], ['endpoints', 'services']),

@@ -1,0 +1,20 @@
+// kube's field.ErrorList constructors (k8s.io/apimachinery/pkg/util/validation/field)
+// with the messages kube prints, for the kinds whose strategies validate by hand.
+
+import { deepEqual } from '../../machinery/meta.js';
+import { badValue } from '../../machinery/schema/validate.js';
+import type { FieldError } from '../types.js';
+
+export const invalid = (field: string, v: unknown, m: string): FieldError => ({ field, type: 'FieldValueInvalid', message: `Invalid value: ${badValue(v)}: ${m}` });
+export const required = (field: string, m = ''): FieldError => ({ field, type: 'FieldValueRequired', message: m ? `Required value: ${m}` : 'Required value' });
+export const forbidden = (field: string, m: string): FieldError => ({ field, type: 'FieldValueForbidden', message: `Forbidden: ${m}` });
+export const duplicate = (field: string, v: unknown): FieldError => ({ field, type: 'FieldValueDuplicate', message: `Duplicate value: ${badValue(v)}` });
+export const tooLong = (field: string, max: number): FieldError => ({ field, type: 'FieldValueTooLong', message: `Too long: may not be more than ${max} bytes` });
+export const notSupported = (field: string, v: unknown, ok: string[]): FieldError => ({
+  field, type: 'FieldValueNotSupported', message: `Unsupported value: ${badValue(v)}: supported values: ${ok.map((x) => JSON.stringify(x)).join(', ')}`,
+});
+
+/** kube's ValidateImmutableField: the value given back with "field is immutable" */
+export function immutable(field: string, next: unknown, prev: unknown): FieldError[] {
+  return deepEqual(next ?? null, prev ?? null) ? [] : [invalid(field, next ?? null, 'field is immutable')];
+}

@@ -1,0 +1,76 @@
+// node.<domain>/v1 RuntimeClass (spec 000 §9 deprecation table): stored and
+// served with kube 1.32's validation (pkg/apis/node/validation). Nothing
+// applies `overhead` or `scheduling` to pods: kube's RuntimeClass admission
+// plugin is not built, so a pod's runtimeClassName is only stored.
+
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import { isDNS1123Label, isQualifiedName, isValidLabelValue } from '../../machinery/schema/object-meta.js';
+import { parseQuantity } from '../../core/quantity.js';
+import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
+import { column, get, getArray, getObject, getString } from './columns.js';
+import { atomicList, mapOf, obj, proto, ref, str, strMap } from '../../machinery/schema/dsl.js';
+import { kindSchema } from './meta.js';
+import { immutable, invalid, notSupported } from './field-errors.js';
+
+export function runtimeClassDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: n.group('node'), version: 'v1', kind: 'RuntimeClass', resource: 'runtimeclasses', singular: 'runtimeclass', scope: 'Cluster',
+    schema: kindSchema(n, 'RuntimeClass defines a class of container runtime supported in the cluster (stored; overhead and scheduling are not applied to pods).', proto({ handler: 2, overhead: 3, scheduling: 4 }, {
+      handler: str('The underlying runtime and configuration the CRI implementation uses for pods of this class; a DNS label. Immutable.'),
+      overhead: obj('Overhead of running a pod of this class.', proto({ podFixed: 1 }, {
+        podFixed: mapOf('The fixed resource overhead of a pod of this class.', ref(n.quantity)),
+      })),
+      scheduling: obj('Constraints that make pods of this class land on nodes that support it.', proto({ nodeSelector: 1, tolerations: 2 }, {
+        nodeSelector: strMap('Labels a node must carry to run pods of this class.', { 'x-orch-map-type': 'atomic' }),
+        tolerations: atomicList('Tolerations added to pods of this class.', ref(n.core('Toleration'))),
+      })),
+    })),
+    strategy: {
+      validate: validateRuntimeClass,
+      validateUpdate: (o, old) => [...validateRuntimeClass(o), ...immutable('handler', o.handler, old.handler)],
+      columns: [column('Handler', 'string', (o) => getString(o, 'handler') ?? '')],
+    },
+  };
+}
+
+function validateRuntimeClass(o: ApiObject): FieldError[] {
+  const handler = typeof o.handler === 'string' ? o.handler : '';
+  const errs = isDNS1123Label(handler).map((m) => invalid('handler', handler, m));
+  // kube reuses ResourceRequirements validation, so the path reads `overhead.limits[<name>]`
+  for (const [name, q] of Object.entries(getObject(o, 'overhead', 'podFixed') ?? {})) {
+    const v = parseQuantity(q);
+    if (v !== undefined && v < 0) errs.push(invalid(`overhead.limits[${name}]`, q, 'must be greater than or equal to 0'));
+  }
+  for (const [k, v] of Object.entries(getObject(o, 'scheduling', 'nodeSelector') ?? {})) {
+    for (const m of isQualifiedName(k)) errs.push(invalid('scheduling.nodeSelector', k, m));
+    if (typeof v === 'string') for (const m of isValidLabelValue(v)) errs.push(invalid('scheduling.nodeSelector', v, m));
+  }
+  getArray(o, 'scheduling', 'tolerations').forEach((t, i) => errs.push(...validateToleration(t, `scheduling.tolerations[${i}]`)));
+  return errs;
+}
+
+/** kube's core ValidateTolerations for one entry */
+export function validateToleration(t: unknown, at: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const key = getString(t, 'key') ?? '';
+  const op = getString(t, 'operator') ?? '';
+  const value = getString(t, 'value') ?? '';
+  const effect = getString(t, 'effect') ?? '';
+  if (key) for (const m of isQualifiedName(key)) errs.push(invalid(`${at}.key`, key, m));
+  if (!key && op !== 'Exists') errs.push(invalid(`${at}.operator`, op, 'operator must be Exists when `key` is empty, which means "match all values and all keys"'));
+  if (get(t, 'tolerationSeconds') != null && effect !== 'NoExecute') {
+    errs.push(invalid(`${at}.effect`, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+  }
+  if (op === 'Equal' || op === '') {
+    const bad = isValidLabelValue(value);
+    if (bad.length > 0) errs.push(invalid(`${at}.operator`, value, bad.join(';')));
+  } else if (op === 'Exists') {
+    if (value) errs.push(invalid(`${at}.operator`, t, "value must be empty when `operator` is 'Exists'"));
+  } else {
+    errs.push(notSupported(`${at}.operator`, op, ['Equal', 'Exists']));
+  }
+  if (effect && !['NoSchedule', 'PreferNoSchedule', 'NoExecute'].includes(effect)) {
+    errs.push(notSupported(`${at}.effect`, effect, ['NoExecute', 'NoSchedule', 'PreferNoSchedule']));
+  }
+  return errs;
+}
