@@ -72,6 +72,18 @@ describe('pods/ephemeralcontainers', () => {
     expect(absent.status).toBe(404);
   });
 
+  it('server-side apply adds one and owns only it (managedFields name the sub-resource)', async () => {
+    await createPod('p6');
+    const cfg = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p6', labels: { ignored: 'yes' } }, spec: { containers: [{ name: 'app', image: 'nginx:9' }], ephemeralContainers: [debugContainer('dbg')] } };
+    const r = await t.request('PATCH', `${PODS}/p6/ephemeralcontainers?fieldManager=debugger`, { headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: JSON.stringify(cfg) });
+    expect(r.status).toBe(200);
+    const pod = r.json<Pod & { metadata: { managedFields: { manager: string; subresource?: string }[] } }>();
+    expect(pod.spec.ephemeralContainers.map((c: { name: string }) => c.name)).toEqual(['dbg']);
+    expect(pod.spec.containers[0].image).toBe('nginx:1');
+    expect(pod.metadata.labels).toBeUndefined();
+    expect(pod.metadata.managedFields.find((m) => m.manager === 'debugger')?.subresource).toBe('ephemeralcontainers');
+  });
+
   it('an existing ephemeral container may not be changed or removed (422), and nothing is written', async () => {
     await createPod('p3');
     const added = await t.request('PATCH', `${PODS}/p3/ephemeralcontainers`, { headers: SMP, body: JSON.stringify({ spec: { ephemeralContainers: [debugContainer('dbg')] } }) });
