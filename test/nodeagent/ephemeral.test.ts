@@ -3,11 +3,11 @@
 // real `orch nodeagent` process, which starts the container in the pod's
 // sandbox of the simulated runtime and reports ephemeralContainerStatuses;
 // exec, logs and attach reach it.
-import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually as waitFor } from '../helpers/eventually.js';
+import { runKubectl } from '../helpers/kubectl.js';
 import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -15,21 +15,7 @@ let ts: TestServer;
 let agent: AgentProcess;
 let admin: string;
 
-function kubectl(args: string[]): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  return new Promise((resolve) => {
-    const child = spawn('kubectl', ['--kubeconfig', admin, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const t = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(t);
-      resolve({ stdout, stderr, code });
-    });
-    child.stdin.end();
-  });
-}
+const kubectl = (args: string[]) => runKubectl(admin, args);
 
 type EphemeralStatus = { name: string; image: string; imageID: string; containerID?: string; ready: boolean; state: { running?: unknown; terminated?: { exitCode: number } } };
 type Pod = { status?: { phase?: string; containerStatuses?: { state?: { running?: unknown } }[]; ephemeralContainerStatuses?: EphemeralStatus[] } };
