@@ -3,15 +3,25 @@
 // nothing else; changing or removing one is 422; the main resource cannot
 // touch them.
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AdmissionWebhook, startAdmissionWebhook } from '../helpers/admission-webhook.js';
 import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
+let hook: AdmissionWebhook;
+let dir: string;
 beforeAll(async () => {
   t = await startTestServer({ authn: NO_WORKLOAD_CONTROLLERS });
+  dir = await mkdtemp(join(tmpdir(), 'orch-ephemeral-'));
+  hook = await startAdmissionWebhook(dir);
 });
 afterAll(async () => {
+  await hook?.close();
   await t?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 type Pod = { metadata: { resourceVersion: string; labels?: Record<string, string> }; spec: Record<string, any> };
@@ -140,5 +150,30 @@ describe('pods/ephemeralcontainers', () => {
     const labelled = await t.request('PATCH', `${PODS}/p5`, { headers: SMP, body: JSON.stringify({ metadata: { labels: { x: 'y' } } }) });
     expect(labelled.status).toBe(200);
     expect(labelled.json<Pod>().spec.ephemeralContainers[0].name).toBe('dbg');
+  });
+
+  it('admission webhooks see the sub-resource (rule pods/ephemeralcontainers) and can refuse the write', async () => {
+    await createPod('p7');
+    const r = await t.request('POST', '/apis/admissionregistration.orch.io/v1/validatingwebhookconfigurations', {
+      body: JSON.stringify({ metadata: { name: 'no-debug' }, webhooks: [{
+        name: 'no-debug.ephemeral.test', clientConfig: { url: hook.url('/deny'), caBundle: hook.caBundle }, sideEffects: 'None', admissionReviewVersions: ['v1'],
+        rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'] }],
+      }] }),
+    });
+    expect(r.status, r.text).toBe(201);
+    hook.on.set('/deny', { allowed: false, status: { code: 403, reason: 'Forbidden', message: 'no debugging here' } });
+    try {
+      // a write to the main resource does not match the rule
+      expect((await t.request('PATCH', `${PODS}/p7`, { headers: SMP, body: JSON.stringify({ metadata: { labels: { a: 'b' } } }) })).status).toBe(200);
+      expect(hook.seen).toHaveLength(0);
+      const denied = await t.request('PATCH', `${PODS}/p7/ephemeralcontainers`, { headers: SMP, body: JSON.stringify({ spec: { ephemeralContainers: [debugContainer('dbg')] } }) });
+      expect(denied.status).toBe(403);
+      expect(denied.json<Status>().message).toContain('no debugging here');
+      expect(hook.seen).toHaveLength(1);
+      expect(hook.seen[0]!.review.request).toMatchObject({ operation: 'UPDATE', subResource: 'ephemeralcontainers', kind: { kind: 'Pod' }, resource: { resource: 'pods' } });
+      expect((await t.request('GET', `${PODS}/p7`)).json<Pod>().spec.ephemeralContainers).toBeUndefined();
+    } finally {
+      await t.request('DELETE', '/apis/admissionregistration.orch.io/v1/validatingwebhookconfigurations/no-debug');
+    }
   });
 });
