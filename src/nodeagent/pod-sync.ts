@@ -3,6 +3,8 @@
 // before the next), then the containers in order; restarts by restartPolicy
 // with a crash-loop back-off; graceful stop. The pod's status (phase,
 // conditions, containerStatuses) is computed from what the runtime reports.
+// Ephemeral containers (kubectl debug) start once each in the pod's sandbox,
+// never restarted, never probed, and count for neither phase nor readiness.
 
 import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
@@ -32,6 +34,8 @@ export interface ContainerSpec {
 export interface PodSpec {
   containers: ContainerSpec[];
   initContainers?: ContainerSpec[];
+  /** `targetContainerName` is not used: the simulated runtime shares no process namespace (docs/nodeagent.md) */
+  ephemeralContainers?: ContainerSpec[];
   restartPolicy?: 'Always' | 'OnFailure' | 'Never';
   terminationGracePeriodSeconds?: number;
   securityContext?: { seccompProfile?: SeccompField };
@@ -94,6 +98,8 @@ export class PodSyncer {
     const sbConfig = this.sandboxConfig(pod);
     const sandbox = (await this.sandboxFor(uid)) ?? (await this.o.runtime.runPodSandbox(sbConfig));
     const latest = await this.latest(sandbox);
+    // as kubelet: ephemeral containers start even while the pod initializes, and only once
+    for (const c of spec.ephemeralContainers ?? []) if (!latest.has(c.name)) await this.start(pod, sandbox, sbConfig, c, 0);
     const policy = spec.restartPolicy ?? 'Always';
     for (const c of spec.initContainers ?? []) {
       const s = latest.get(c.name);
@@ -205,6 +211,11 @@ export class PodSyncer {
     const view = (c: ContainerSpec, init: boolean) => this.containerStatus(uid, c, latest.get(c.name), init ? 'ContainerCreating' : initDone ? 'ContainerCreating' : 'PodInitializing');
     const initStatuses = inits.map((c) => view(c, true));
     const statuses = spec.containers.map((c) => view(c, false));
+    // kubelet reports ephemeral containers never ready and without `started` (they have no probes)
+    const ephemeralStatuses = (spec.ephemeralContainers ?? []).map((c) => {
+      const { started: _s, ...st } = this.containerStatus(uid, c, latest.get(c.name), 'ContainerCreating');
+      return { ...st, ready: false };
+    });
 
     const mains = spec.containers.map((c) => latest.get(c.name));
     const allExited = mains.every((s) => s?.state === 'CONTAINER_EXITED');
@@ -241,6 +252,7 @@ export class PodSyncer {
       startTime: (prev.startTime as string | undefined) ?? now,
       ...(initStatuses.length ? { initContainerStatuses: initStatuses } : {}),
       containerStatuses: statuses,
+      ...(ephemeralStatuses.length ? { ephemeralContainerStatuses: ephemeralStatuses } : {}),
       qosClass: prev.qosClass ?? 'BestEffort',
     };
   }

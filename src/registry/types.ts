@@ -24,7 +24,8 @@ export interface Strategy {
   default?(obj: ApiObject): void;
   /** extra validation beyond the schema */
   validate?(obj: ApiObject): FieldError[];
-  validateUpdate?(obj: ApiObject, old: ApiObject): FieldError[];
+  /** `subresource`: the sub-resource written ('' or undefined for the main resource) */
+  validateUpdate?(obj: ApiObject, old: ApiObject, subresource?: string): FieldError[];
   prepareForCreate?(obj: ApiObject): void;
   prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
   /** extra Table columns after Name (Age is added last by the table printer) */

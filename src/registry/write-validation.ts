@@ -23,7 +23,7 @@ export function validateWrite(def: ResourceDefinition, admission: ObjectAdmissio
   }
   const metaErrors = admission.validateMeta(def, obj);
   const strategyErrors = old
-    ? (def.strategy.validateUpdate?.(obj, old) ?? def.strategy.validate?.(obj) ?? [])
+    ? (def.strategy.validateUpdate?.(obj, old, opts.subresource) ?? def.strategy.validate?.(obj) ?? [])
     : (def.strategy.validate?.(obj) ?? []);
   const all = [...metaErrors, ...errors, ...strategyErrors];
   if (all.length > 0) throw invalid(def.kind, def.group, name, all);

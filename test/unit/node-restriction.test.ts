@@ -43,6 +43,12 @@ describe('NodeRestriction', () => {
     expect(msg(() => hooks.beforeWrite(PODS, pod('n1'), pod('n1'), n1))).toContain('can only create and delete mirror pods');
   });
 
+  it('refuses other pod sub-resources, ephemeral containers of its own pods too', () => {
+    expect(msg(() => hooks.beforeWrite(PODS, pod('n1'), pod('n1'), { ...n1, subresource: 'ephemeralcontainers' }))).toBe(
+      `pods "p" is forbidden: unexpected pod subresource "ephemeralcontainers", only 'status' and 'eviction' are allowed`,
+    );
+  });
+
   it('refuses mirror pods that reference secrets', () => {
     const p = pod('n1', { imagePullSecrets: [{ name: 's' }] });
     p.metadata!.annotations = { 'orch.io/config.mirror': 'x' };

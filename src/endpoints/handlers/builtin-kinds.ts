@@ -1,6 +1,6 @@
 // Raw verb handlers of built-in kinds' sub-resources that reuse the generic
 // handlers of another sub-resource: the CertificateSigningRequest `approval`
-// sub-resource. The kinds themselves live in the registry (src/registry/kinds/),
+// sub-resource and a Pod's `ephemeralcontainers`. The kinds themselves live in the registry (src/registry/kinds/),
 // which knows no handler; the server attaches these to the built-in definitions
 // (`withBuiltinHandlers`). Sub-resources with behaviour of their own on a
 // decoded object (Namespace `finalize`, ServiceAccount `token`) are capabilities
@@ -19,6 +19,17 @@ const CSR_APPROVAL: Record<string, VerbHandler> = {
   'approval/patch': (ctx, req) => handlePatch(ctx, asSubresource(req, 'status')),
 };
 
+/**
+ * a pod's `ephemeralcontainers` (kubectl debug): GET is the pod, PUT and PATCH
+ * change only spec.ephemeralContainers (confineWrite); the request keeps its
+ * sub-resource, so authorization, admission and audit see pods/ephemeralcontainers
+ */
+const POD_EPHEMERAL: Record<string, VerbHandler> = {
+  'ephemeralcontainers/get': (ctx, req) => handleGet(ctx, asSubresource(req, '')),
+  'ephemeralcontainers/update': handleUpdate,
+  'ephemeralcontainers/patch': handlePatch,
+};
+
 /** `req` for another sub-resource; `signal` copied by name (the dispatcher's request has it as a getter, which a spread leaves out) */
 export function asSubresource(req: ApiRequest, subresource: string): ApiRequest {
   return { ...req, signal: req.signal, info: { ...req.info, subresource } };
@@ -31,6 +42,7 @@ export function asSubresource(req: ApiRequest, subresource: string): ApiRequest 
 export function withBuiltinHandlers(defs: ResourceDefinition[]): ResourceDefinition[] {
   return defs.map((d) => {
     if (d.kind === 'CertificateSigningRequest' && d.subresources?.includes('approval')) return { ...d, handlers: { ...(d.handlers ?? {}), ...CSR_APPROVAL } };
+    if (d.kind === 'Pod' && d.group === '' && d.subresources?.includes('ephemeralcontainers')) return { ...d, handlers: { ...(d.handlers ?? {}), ...POD_EPHEMERAL } };
     return d;
   });
 }

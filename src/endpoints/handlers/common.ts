@@ -8,7 +8,8 @@ import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, AuditAnnotator } from '../request.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
-import type { ApiObject, ObjectMeta } from '../../registry/types.js';
+import type { ApiObject, JSONObject, ObjectMeta } from '../../registry/types.js';
+import { EPHEMERAL_SUBRESOURCE } from '../../registry/kinds/pod-ephemeral.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -181,19 +182,30 @@ export function hasStatusSubresource(req: ApiRequest): boolean {
   return (req.def.subresources ?? []).includes('status');
 }
 
+/** true for a write to a sub-resource that only changes part of a stored object (`/status`, `/ephemeralcontainers`): an absent object is 404, not a create */
+export function isPartialWrite(req: ApiRequest): boolean {
+  return req.info.subresource === 'status' || req.info.subresource === EPHEMERAL_SUBRESOURCE;
+}
+
 /**
  * Confines a write to its part of the object, as Kubernetes' status
  * strategies do: on a kind with a `status` sub-resource, a write to the main
  * resource keeps the stored status, and a write to `/status` changes only the
- * status (metadata and spec stay as stored). `managedFields` and a
- * `resourceVersion` precondition come from the write.
+ * status (metadata and spec stay as stored). A write to a pod's
+ * `/ephemeralcontainers` changes only spec.ephemeralContainers (kube's
+ * podEphemeralContainersStrategy). `managedFields` and a `resourceVersion`
+ * precondition come from the write.
  */
 export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObject | undefined): ApiObject {
   if (!current || !hasStatusSubresource(req)) return next;
-  if (isStatusWrite(req)) {
+  if (isPartialWrite(req)) {
     const out: ApiObject = { ...current, metadata: { ...current.metadata } };
-    if (next.status === undefined) delete out.status;
-    else out.status = next.status;
+    if (isStatusWrite(req)) {
+      if (next.status === undefined) delete out.status;
+      else out.status = next.status;
+    } else {
+      out.spec = withEphemeralContainers(current.spec, next.spec);
+    }
     const meta = out.metadata!;
     const rv = next.metadata?.resourceVersion;
     if (rv === undefined) delete meta.resourceVersion;
@@ -208,15 +220,33 @@ export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObjec
   return next;
 }
 
+/** the stored spec with the written spec's ephemeralContainers */
+function withEphemeralContainers(stored: unknown, written: unknown): JSONObject {
+  const spec: JSONObject = { ...(isObject(stored) ? stored : {}) };
+  const ec = isObject(written) ? written.ephemeralContainers : undefined;
+  if (ec === undefined) delete spec.ephemeralContainers;
+  else spec.ephemeralContainers = ec;
+  return spec;
+}
+
+function isObject(v: unknown): v is JSONObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
 /** the part of an apply configuration the endpoint may set (see confineWrite) */
 export function confineApplyConfig(req: ApiRequest, cfg: ApiObject): ApiObject {
   if (!(req.def.subresources ?? []).includes('status')) return cfg;
-  if (isStatusWrite(req)) {
+  if (isPartialWrite(req)) {
     const meta = cfg.metadata ?? {};
     const keep: ObjectMeta = {};
     for (const k of ['name', 'namespace', 'resourceVersion'] as const) if (meta[k] !== undefined) keep[k] = meta[k];
     const out: ApiObject = { apiVersion: cfg.apiVersion, kind: cfg.kind, metadata: keep };
-    if (cfg.status !== undefined) out.status = cfg.status;
+    if (isStatusWrite(req)) {
+      if (cfg.status !== undefined) out.status = cfg.status;
+    } else {
+      const ec = isObject(cfg.spec) ? cfg.spec.ephemeralContainers : undefined;
+      if (ec !== undefined) out.spec = { ephemeralContainers: ec };
+    }
     return out;
   }
   const { status: _s, ...rest } = cfg;

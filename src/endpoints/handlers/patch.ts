@@ -21,7 +21,7 @@ import {
   confineApplyConfig,
   confineWrite,
   fieldWarnings,
-  isStatusWrite,
+  isPartialWrite,
   mediaType,
   optionsRef,
   parseDryRun,
@@ -160,7 +160,7 @@ async function applyHandler(
       warnings: sink, auditAnnotations,
       duplicateFields: duplicates,
       // the status sub-resource of an absent object is 404, not a create
-      createIfAbsent: !isStatusWrite(req),
+      createIfAbsent: !isPartialWrite(req),
       manager,
       operation: 'Apply',
       user: req.user,

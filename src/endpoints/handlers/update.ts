@@ -7,7 +7,7 @@ import {
   decodeObjectBody,
   fieldWarnings,
   hasStatusSubresource,
-  isStatusWrite,
+  isPartialWrite,
   optionsRef,
   parseDryRun,
   parseFieldValidation,
@@ -40,7 +40,7 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       fieldValidation,
       duplicateFields: duplicates,
       // the status sub-resource of an absent object is 404, not a create
-      createIfAbsent: !isStatusWrite(req),
+      createIfAbsent: !isPartialWrite(req),
       // confineWrite copies nothing from the stored object of a kind without a status sub-resource
       transformReadsOnly: !hasStatusSubresource(req),
       manager,

@@ -10,6 +10,7 @@ import { ref } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { bindingCapability } from './pod-binding.js';
 import { evictionCapability } from './pod-eviction.js';
+import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainers, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 
 export function podDefinition(n: SchemaNames): ResourceDefinition {
   return {
@@ -32,8 +33,10 @@ export function podDefinition(n: SchemaNames): ResourceDefinition {
       prepareForCreate: (o) => {
         o.status = { phase: 'Pending', qosClass: qosClass(o) };
       },
-      validate: validatePod,
-      validateUpdate: (o, old) => [...validatePod(o), ...validatePodUpdate(o, old)],
+      validate: (o) => [...validatePod(o), ...validateNoEphemeralOnCreate(o)],
+      // the ephemeralcontainers sub-resource changes only spec.ephemeralContainers (confineWrite), the main resource never
+      validateUpdate: (o, old, sub) =>
+        [...validatePod(o), ...(sub === EPHEMERAL_SUBRESOURCE ? validateEphemeralContainersUpdate(o, old) : validatePodUpdate(o, old))],
       columns: [
         column('Ready', 'string', podReady, { description: 'The aggregate readiness state of this pod for accepting traffic.' }),
         column('Status', 'string', podStatusReason, { description: 'The aggregate status of the containers in this pod.' }),
@@ -156,6 +159,7 @@ export function validatePod(o: ApiObject): FieldError[] {
   for (const field of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
     containersOf(o, field).forEach((c, i) => errs.push(...validateSeccomp(getObject(c, 'securityContext', 'seccompProfile'), `spec.${field}[${i}].securityContext.seccompProfile`)));
   }
+  errs.push(...validateEphemeralContainers(o));
   const tgps = spec.terminationGracePeriodSeconds;
   if (typeof tgps === 'number' && tgps < 0) errs.push(inv('spec.terminationGracePeriodSeconds', tgps, 'must be greater than or equal to 0'));
   return errs;
@@ -188,7 +192,6 @@ function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
     delete s.activeDeadlineSeconds;
     delete s.tolerations;
     delete s.terminationGracePeriodSeconds;
-    delete s.ephemeralContainers;
     if (!r.nodeName) delete s.nodeName;
     return JSON.stringify(sortKeys(s));
   };

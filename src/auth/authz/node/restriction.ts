@@ -34,6 +34,9 @@ export function nodeRestrictionHooks(apiDomain: string): Required<Pick<WriteHook
         if (bound !== node) deny(def, name, `node "${node}" can only delete pods with spec.nodeName set to itself`);
         return;
       }
+      // kube's NodeRestriction: a node writes no other pod sub-resource (pods/ephemeralcontainers among them)
+      const sub = opts?.subresource ?? '';
+      if (sub !== '' && sub !== 'status' && sub !== 'eviction') deny(def, name, `unexpected pod subresource "${sub}", only 'status' and 'eviction' are allowed`);
       if (opts?.subresource === 'status') {
         if (bound !== node) deny(def, name, `node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
         return;
