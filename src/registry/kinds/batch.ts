@@ -4,11 +4,11 @@
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
 import { column, countOf, get, getArray, getObject, getString, since } from './columns.js';
-import { atomicList, bool, enumOf, int32, int64, obj, opaque, proto, ref, str, time } from '../../machinery/schema/dsl.js';
+import { atomicList, bool, enumOf, int32, int64, obj, opaque, proto, ref, setList, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { validateCronSchedule } from './cronjob-validation.js';
 import { validateJobImmutable, validateJobPolicies } from './job-validation.js';
-import { conditions, defaultPodTemplate, num, selector, selectorText, template, templateContainers, validateSelectorAndTemplate } from './workload-shared.js';
+import { condition, conditions, defaultPodTemplate, num, selector, selectorText, template, templateContainers, validateSelectorAndTemplate } from './workload-shared.js';
 
 function jobSpec(n: SchemaNames) {
   return obj('Specification of the desired behaviour of a job.', proto({
@@ -97,7 +97,7 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
       status: obj('Current status of a job.', proto({
         conditions: 1, startTime: 2, completionTime: 3, active: 4, succeeded: 5, failed: 6, terminating: 11, completedIndexes: 7, failedIndexes: 10, uncountedTerminatedPods: 8, ready: 9,
       }, {
-        conditions: atomicList('The latest available observations of the job.', opaque('A job condition.')),
+        conditions: atomicList('The latest available observations of the job.', condition('probed')),
         startTime: time('When the job controller started processing the job.'),
         completionTime: time('When the job was completed.'),
         active: int32('Pending and running pods.'),
@@ -106,7 +106,10 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
         terminating: int32('Terminating pods.'),
         completedIndexes: str('Completed indexes (Indexed jobs).'),
         failedIndexes: str('Failed indexes.'),
-        uncountedTerminatedPods: opaque('Finished pods not yet accounted for in the status counters.'),
+        uncountedTerminatedPods: obj('Finished pods not yet accounted for in the status counters.', proto({ succeeded: 1, failed: 2 }, {
+          succeeded: setList('UIDs of succeeded pods.', { type: 'string' }),
+          failed: setList('UIDs of failed pods.', { type: 'string' }),
+        })),
         ready: int32('Active pods with a Ready condition.'),
       })),
     })),

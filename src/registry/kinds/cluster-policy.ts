@@ -35,7 +35,7 @@ export function podDisruptionBudgetDefinition(n: SchemaNames): ResourceDefinitio
         currentHealthy: int32('Current number of healthy pods.'),
         desiredHealthy: int32('Minimum desired number of healthy pods.'),
         expectedPods: int32('Total number of pods counted by this budget.'),
-        conditions: conditions(),
+        conditions: conditions('meta'),
       })),
     })),
     strategy: {
@@ -250,7 +250,15 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
         extra: mapOf('Extra attributes of the user (set by the server).', strings('Values.')),
       }), ['request', 'signerName']),
       status: obj('The state of the request.', proto({ conditions: 1, certificate: 2 }, {
-        conditions: atomicList('Applied conditions (Approved, Denied, Failed).', opaque('A condition.')),
+        // CertificateSigningRequestCondition: status is 6 (added after the others)
+        conditions: atomicList('Applied conditions (Approved, Denied, Failed).', obj('A condition.', proto({ type: 1, status: 6, reason: 2, message: 3, lastUpdateTime: 4, lastTransitionTime: 5 }, {
+          type: str('Type of the condition: Approved, Denied or Failed.'),
+          status: str('Status of the condition, one of True, False, Unknown.'),
+          reason: str('Brief reason for the request state.'),
+          message: str('Human readable message with details about the request state.'),
+          lastUpdateTime: time('Time of the last update to this condition.'),
+          lastTransitionTime: time('Last time the condition transitioned from one status to another.'),
+        }), ['type'])),
         certificate: str('The issued certificate (PEM).', { format: 'byte' }),
       })),
     })),

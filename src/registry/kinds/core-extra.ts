@@ -99,7 +99,7 @@ export function persistentVolumeClaimDefinition(n: SchemaNames): ResourceDefinit
         phase: enumOf('The current phase of the claim.', ['Bound', 'Lost', 'Pending']),
         accessModes: atomicList('The actual access modes the volume backing the claim has.', { type: 'string' }),
         capacity: quantities(n, 'The actual resources of the underlying volume.'),
-        conditions: conditions(),
+        conditions: conditions('probed'),
       })),
     })),
     strategy: {

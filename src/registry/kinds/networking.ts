@@ -44,7 +44,15 @@ export function ingressDefinition(n: SchemaNames): ResourceDefinition {
           }), ['paths']),
         })))),
       })),
-      status: obj('The current state of the Ingress.', proto({ loadBalancer: 1 }, { loadBalancer: opaque('The load balancer status.') })),
+      status: obj('The current state of the Ingress.', proto({ loadBalancer: 1 }, { loadBalancer: obj('The load balancer status.', proto({ ingress: 1 }, {
+        ingress: atomicList('Ingress points of the load balancer.', obj('A load-balancer ingress point.', proto({ ip: 1, hostname: 2, ports: 4 }, {
+          ip: str('IP of an IP-based ingress point.'),
+          hostname: str('Hostname of a DNS-based ingress point.'),
+          ports: atomicList('Ports exposed by this load balancer.', obj('A port status.', proto({ port: 1, protocol: 2, error: 3 }, {
+            port: int32('Port number.'), protocol: str('Protocol: TCP, UDP or SCTP.'), error: str('The problem with the port, if any.'),
+          }), ['port', 'protocol'])),
+        }))),
+      })) })),
     })),
     strategy: {
       validate: validateIngress,
