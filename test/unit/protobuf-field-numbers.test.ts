@@ -49,11 +49,34 @@ message HTTPGetAction { optional string path = 1; optional IntOrString port = 2;
 message ProbeHandler { optional HTTPGetAction httpGet = 2; }
 message Probe { optional ProbeHandler handler = 1; optional int32 initialDelaySeconds = 2; optional int32 periodSeconds = 4; }
 message ResourceRequirements { map<string, Quantity> limits = 1; map<string, Quantity> requests = 2; }
+message VolumeDevice { optional string name = 1; optional string devicePath = 2; }
+message ContainerResizePolicy { optional string resourceName = 1; optional string restartPolicy = 2; }
 message Container {
   optional string name = 1; optional string image = 2; repeated string args = 4; repeated ContainerPort ports = 6; repeated EnvVar env = 7;
-  optional ResourceRequirements resources = 8; optional Probe readinessProbe = 11; optional string imagePullPolicy = 14; optional string restartPolicy = 24;
+  optional ResourceRequirements resources = 8; optional Probe readinessProbe = 11; optional string imagePullPolicy = 14; repeated VolumeDevice volumeDevices = 21;
+  repeated ContainerResizePolicy resizePolicy = 23; optional string restartPolicy = 24;
 }
-message PodSpec { repeated Volume volumes = 1; repeated Container containers = 2; optional string restartPolicy = 3; optional string nodeName = 10; repeated Container initContainers = 20; }
+message NodeSelectorRequirement { optional string key = 1; optional string operator = 2; repeated string values = 3; }
+message NodeSelectorTerm { repeated NodeSelectorRequirement matchExpressions = 1; repeated NodeSelectorRequirement matchFields = 2; }
+message NodeSelector { repeated NodeSelectorTerm nodeSelectorTerms = 1; }
+message PreferredSchedulingTerm { optional int32 weight = 1; optional NodeSelectorTerm preference = 2; }
+message NodeAffinity { optional NodeSelector requiredDuringSchedulingIgnoredDuringExecution = 1; repeated PreferredSchedulingTerm preferredDuringSchedulingIgnoredDuringExecution = 2; }
+message PodAffinityTerm { optional LabelSelector labelSelector = 1; repeated string namespaces = 2; optional string topologyKey = 3; optional LabelSelector namespaceSelector = 4; repeated string matchLabelKeys = 5; }
+message WeightedPodAffinityTerm { optional int32 weight = 1; optional PodAffinityTerm podAffinityTerm = 2; }
+message PodAffinity { repeated PodAffinityTerm requiredDuringSchedulingIgnoredDuringExecution = 1; repeated WeightedPodAffinityTerm preferredDuringSchedulingIgnoredDuringExecution = 2; }
+message Affinity { optional NodeAffinity nodeAffinity = 1; optional PodAffinity podAffinity = 2; optional PodAffinity podAntiAffinity = 3; }
+message TopologySpreadConstraint {
+  optional int32 maxSkew = 1; optional string topologyKey = 2; optional string whenUnsatisfiable = 3; optional LabelSelector labelSelector = 4;
+  optional int32 minDomains = 5; optional string nodeAffinityPolicy = 6; optional string nodeTaintsPolicy = 7; repeated string matchLabelKeys = 8;
+}
+message AppArmorProfile { optional string type = 1; optional string localhostProfile = 2; }
+message WindowsSecurityContextOptions { optional string gmsaCredentialSpecName = 1; optional string runAsUserName = 3; optional bool hostProcess = 4; }
+message PodSecurityContext { optional int64 runAsUser = 2; optional WindowsSecurityContextOptions windowsOptions = 8; optional AppArmorProfile appArmorProfile = 11; }
+message PodResourceClaim { optional string name = 1; optional string resourceClaimName = 3; optional string resourceClaimTemplateName = 4; }
+message PodSpec {
+  repeated Volume volumes = 1; repeated Container containers = 2; optional string restartPolicy = 3; optional string nodeName = 10; optional PodSecurityContext securityContext = 14;
+  optional Affinity affinity = 18; repeated Container initContainers = 20; repeated TopologySpreadConstraint topologySpreadConstraints = 33; repeated PodResourceClaim resourceClaims = 39;
+}
 message PodTemplateSpec { optional ObjectMeta metadata = 1; optional PodSpec spec = 2; }
 message Pod { optional ObjectMeta metadata = 1; optional PodSpec spec = 2; }
 message ServicePort { optional string name = 1; optional string protocol = 2; optional int32 port = 3; optional IntOrString targetPort = 4; optional int32 nodePort = 5; }
@@ -328,6 +351,45 @@ const CASES: Case[] = [
         }],
         restartPolicy: 'Always',
         nodeName: 'node-1',
+      },
+    },
+  },
+  {
+    name: 'Pod: affinity = 18, topologySpreadConstraints = 33, resourceClaims = 39, volumeDevices = 21, resizePolicy = 23, windows/AppArmor options',
+    kind: ['Pod', ''],
+    message: 'k8s.Pod',
+    pb: {
+      metadata: meta,
+      spec: {
+        containers: [{ name: 'db', image: 'pg', volumeDevices: [{ name: 'raw', devicePath: '/dev/xvda' }], resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] }],
+        securityContext: { runAsUser: 1000, windowsOptions: { gmsaCredentialSpecName: 'gmsa', runAsUserName: 'ContainerUser', hostProcess: false }, appArmorProfile: { type: 'Localhost', localhostProfile: 'p' } },
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }], matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n9'] }] }] },
+            preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'ssd', operator: 'Exists' }] } }],
+          },
+          podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'cache' } }, topologyKey: 'kubernetes.io/hostname', namespaces: ['ns'] }] },
+          podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: { labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'zone', matchLabelKeys: ['pod-template-hash'] } }] },
+        },
+        topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } }, minDomains: 2, nodeTaintsPolicy: 'Honor', matchLabelKeys: ['pod-template-hash'] }],
+        resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'gpu-template' }],
+      },
+    },
+    json: {
+      metadata: metaJson,
+      spec: {
+        containers: [{ name: 'db', image: 'pg', volumeDevices: [{ name: 'raw', devicePath: '/dev/xvda' }], resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] }],
+        securityContext: { runAsUser: 1000, windowsOptions: { gmsaCredentialSpecName: 'gmsa', runAsUserName: 'ContainerUser', hostProcess: false }, appArmorProfile: { type: 'Localhost', localhostProfile: 'p' } },
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }], matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n9'] }] }] },
+            preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'ssd', operator: 'Exists' }] } }],
+          },
+          podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'cache' } }, topologyKey: 'kubernetes.io/hostname', namespaces: ['ns'] }] },
+          podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: { labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'zone', matchLabelKeys: ['pod-template-hash'] } }] },
+        },
+        topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } }, minDomains: 2, nodeTaintsPolicy: 'Honor', matchLabelKeys: ['pod-template-hash'] }],
+        resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'gpu-template' }],
       },
     },
   },
