@@ -18,8 +18,23 @@ function jobSpec(n: SchemaNames) {
     parallelism: int32('Maximum desired number of pods running at any given time.'),
     completions: int32('Desired number of successfully finished pods.'),
     activeDeadlineSeconds: int64('Seconds the job may be continuously active before the system tries to terminate it.'),
-    podFailurePolicy: opaque('How failed pods influence the backoffLimit.'),
-    successPolicy: opaque('When the Job can be declared as succeeded.'),
+    podFailurePolicy: obj('How failed pods influence the backoffLimit.', proto({ rules: 1 }, {
+      rules: atomicList('Rules evaluated in order.', obj('One rule.', proto({ action: 1, onExitCodes: 2, onPodConditions: 3 }, {
+        action: str('FailJob, FailIndex, Ignore or Count.'),
+        onExitCodes: obj('Requirement on the container exit codes.', proto({ containerName: 1, operator: 2, values: 3 }, {
+          containerName: str('Container the check is restricted to.'),
+          operator: str('In or NotIn.'),
+          values: setList('Exit codes.', { type: 'integer', format: 'int32' }),
+        })),
+        onPodConditions: atomicList('Pod condition patterns.', obj('One pattern.', proto({ type: 1, status: 2 }, { type: str('Pod condition type.'), status: str('Pod condition status.') }))),
+      }))),
+    })),
+    successPolicy: obj('When the Job can be declared as succeeded.', proto({ rules: 1 }, {
+      rules: atomicList('Alternative rules.', obj('One rule.', proto({ succeededIndexes: 1, succeededCount: 2 }, {
+        succeededIndexes: str('Indexes that must have succeeded.'),
+        succeededCount: int32('Minimal number of succeeded indexes.'),
+      }))),
+    })),
     backoffLimit: int32('Number of retries before marking this job failed. Defaults to 6.'),
     backoffLimitPerIndex: int32('Retries within an index before marking it failed.'),
     maxFailedIndexes: int32('Maximal number of failed indexes before marking the Job failed.'),

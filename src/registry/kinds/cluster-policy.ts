@@ -189,7 +189,9 @@ export function storageClassDefinition(n: SchemaNames): ResourceDefinition {
       mountOptions: strings('Mount options of volumes dynamically provisioned by this class.'),
       allowVolumeExpansion: bool('Whether the class allows volume expansion.'),
       volumeBindingMode: enumOf('How claims should be provisioned and bound. Defaults to Immediate.', ['Immediate', 'WaitForFirstConsumer']),
-      allowedTopologies: atomicList('Topologies where volumes can be dynamically provisioned.', opaque('A topology selector term.')),
+      allowedTopologies: atomicList('Topologies where volumes can be dynamically provisioned.', obj('A topology selector term.', proto({ matchLabelExpressions: 1 }, {
+        matchLabelExpressions: atomicList('Label requirements.', obj('One requirement.', proto({ key: 1, values: 2 }, { key: str('Label key.'), values: atomicList('Values, ORed.', { type: 'string' }) }))),
+      }), undefined, { 'x-orch-map-type': 'atomic' })),
     }), ['provisioner']),
     strategy: {
       default: (o) => {

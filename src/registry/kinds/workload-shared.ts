@@ -28,7 +28,12 @@ export function workloadDefinitions(n: SchemaNames): Definitions {
       storageClassName: str('Name of the StorageClass required by the claim.'),
       volumeMode: enumOf('What type of volume is required by the claim.', ['Block', 'Filesystem']),
       dataSource: ref(n.core('TypedLocalObjectReference'), 'An existing object to populate the volume from.'),
-      dataSourceRef: opaque('The object from which to populate the volume with data.'),
+      dataSourceRef: obj('The object from which to populate the volume with data.', proto({ apiGroup: 1, kind: 2, name: 3, namespace: 4 }, {
+      apiGroup: str('Group of the referenced resource; empty for the core group.'),
+      kind: str('Kind of the referenced resource.'),
+      name: str('Name of the referenced resource.'),
+      namespace: str('Namespace of the referenced resource.'),
+    })),
       volumeAttributesClassName: str('The VolumeAttributesClass used by this claim.'),
     })),
     [n.core('TypedLocalObjectReference')]: obj('A reference to a typed object in the same namespace.', proto({ apiGroup: 1, kind: 2, name: 3 }, {
