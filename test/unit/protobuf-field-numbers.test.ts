@@ -82,6 +82,11 @@ message Pod { optional ObjectMeta metadata = 1; optional PodSpec spec = 2; }
 message ServicePort { optional string name = 1; optional string protocol = 2; optional int32 port = 3; optional IntOrString targetPort = 4; optional int32 nodePort = 5; }
 message ServiceSpec { repeated ServicePort ports = 1; map<string, string> selector = 2; optional string clusterIP = 3; optional string type = 4; repeated string clusterIPs = 18; }
 message Service { optional ObjectMeta metadata = 1; optional ServiceSpec spec = 2; }
+message NodeRuntimeHandlerFeatures { optional bool recursiveReadOnlyMounts = 1; optional bool userNamespaces = 2; }
+message NodeRuntimeHandler { optional string name = 1; optional NodeRuntimeHandlerFeatures features = 2; }
+message NodeFeatures { optional bool supplementalGroupsPolicy = 1; }
+message NodeStatus { map<string, Quantity> capacity = 1; repeated NodeRuntimeHandler runtimeHandlers = 12; optional NodeFeatures features = 13; }
+message Node { optional ObjectMeta metadata = 1; optional NodeStatus status = 3; }
 message PersistentVolumeClaimCondition {
   optional string type = 1; optional string status = 2; optional Time lastProbeTime = 3; optional Time lastTransitionTime = 4; optional string reason = 5; optional string message = 6;
 }
@@ -391,6 +396,19 @@ const CASES: Case[] = [
         topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } }, minDomains: 2, nodeTaintsPolicy: 'Honor', matchLabelKeys: ['pod-template-hash'] }],
         resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'gpu-template' }],
       },
+    },
+  },
+  {
+    name: 'Node: status runtimeHandlers = 12, features = 13 (what a 1.32 kubelet reports)',
+    kind: ['Node', ''],
+    message: 'k8s.Node',
+    pb: {
+      metadata: { name: 'n1' },
+      status: { capacity: { cpu: { string: '4' } }, runtimeHandlers: [{ features: { recursiveReadOnlyMounts: true, userNamespaces: false } }, { name: 'runc' }], features: { supplementalGroupsPolicy: true } },
+    },
+    json: {
+      metadata: { name: 'n1' },
+      status: { capacity: { cpu: '4' }, runtimeHandlers: [{ features: { recursiveReadOnlyMounts: true, userNamespaces: false } }, { name: 'runc' }], features: { supplementalGroupsPolicy: true } },
     },
   },
   {
