@@ -170,6 +170,22 @@ const ios = (v: number | string) => (typeof v === 'number' ? { type: 0, intVal: 
 const meta = { name: 'x', namespace: 'ns', labels: { app: 'web' }, creationTimestamp: T0 };
 const metaJson = { name: 'x', namespace: 'ns', labels: { app: 'web' }, creationTimestamp: J0 };
 
+/** a pod spec whose JSON and protobuf forms have the same shape (no times, quantities or IntOrStrings) */
+const schedulingSpec = {
+  containers: [{ name: 'db', image: 'pg', volumeDevices: [{ name: 'raw', devicePath: '/dev/xvda' }], resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] }],
+  securityContext: { runAsUser: 1000, windowsOptions: { gmsaCredentialSpecName: 'gmsa', runAsUserName: 'ContainerUser', hostProcess: false }, appArmorProfile: { type: 'Localhost', localhostProfile: 'p' } },
+  affinity: {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }], matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n9'] }] }] },
+      preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'ssd', operator: 'Exists' }] } }],
+    },
+    podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'cache' } }, topologyKey: 'kubernetes.io/hostname', namespaces: ['ns'] }] },
+    podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: { labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'zone', matchLabelKeys: ['pod-template-hash'] } }] },
+  },
+  topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } }, minDomains: 2, nodeTaintsPolicy: 'Honor', matchLabelKeys: ['pod-template-hash'] }],
+  resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'gpu-template' }],
+};
+
 interface Case {
   name: string;
   kind: [string, string];
@@ -363,40 +379,8 @@ const CASES: Case[] = [
     name: 'Pod: affinity = 18, topologySpreadConstraints = 33, resourceClaims = 39, volumeDevices = 21, resizePolicy = 23, windows/AppArmor options',
     kind: ['Pod', ''],
     message: 'k8s.Pod',
-    pb: {
-      metadata: meta,
-      spec: {
-        containers: [{ name: 'db', image: 'pg', volumeDevices: [{ name: 'raw', devicePath: '/dev/xvda' }], resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] }],
-        securityContext: { runAsUser: 1000, windowsOptions: { gmsaCredentialSpecName: 'gmsa', runAsUserName: 'ContainerUser', hostProcess: false }, appArmorProfile: { type: 'Localhost', localhostProfile: 'p' } },
-        affinity: {
-          nodeAffinity: {
-            requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }], matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n9'] }] }] },
-            preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'ssd', operator: 'Exists' }] } }],
-          },
-          podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'cache' } }, topologyKey: 'kubernetes.io/hostname', namespaces: ['ns'] }] },
-          podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: { labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'zone', matchLabelKeys: ['pod-template-hash'] } }] },
-        },
-        topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } }, minDomains: 2, nodeTaintsPolicy: 'Honor', matchLabelKeys: ['pod-template-hash'] }],
-        resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'gpu-template' }],
-      },
-    },
-    json: {
-      metadata: metaJson,
-      spec: {
-        containers: [{ name: 'db', image: 'pg', volumeDevices: [{ name: 'raw', devicePath: '/dev/xvda' }], resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] }],
-        securityContext: { runAsUser: 1000, windowsOptions: { gmsaCredentialSpecName: 'gmsa', runAsUserName: 'ContainerUser', hostProcess: false }, appArmorProfile: { type: 'Localhost', localhostProfile: 'p' } },
-        affinity: {
-          nodeAffinity: {
-            requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }], matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n9'] }] }] },
-            preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'ssd', operator: 'Exists' }] } }],
-          },
-          podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'cache' } }, topologyKey: 'kubernetes.io/hostname', namespaces: ['ns'] }] },
-          podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: { labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'zone', matchLabelKeys: ['pod-template-hash'] } }] },
-        },
-        topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } }, minDomains: 2, nodeTaintsPolicy: 'Honor', matchLabelKeys: ['pod-template-hash'] }],
-        resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'gpu-template' }],
-      },
-    },
+    pb: { metadata: meta, spec: schedulingSpec },
+    json: { metadata: metaJson, spec: schedulingSpec },
   },
   {
     name: 'Node: status runtimeHandlers = 12, features = 13 (what a 1.32 kubelet reports)',
