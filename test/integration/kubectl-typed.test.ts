@@ -2,7 +2,7 @@
 // answers (spec 000 §2.7, §4.3). Real kubectl against a real server with
 // `--api-domain k8s.io` (kubectl's typed clients use the Kubernetes groups).
 
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -101,6 +101,25 @@ describe('kubectl typed commands (protobuf bodies)', () => {
     r = await kubectl('auth', 'whoami', '-o', 'json');
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ kind: 'SelfSubjectReview', status: { userInfo: { username: expect.any(String) } } });
+  });
+
+  // kubectl reads the CSR and writes the approval sub-resource in protobuf: the condition's status is
+  // field 6 of CertificateSigningRequestCondition (the others 1-5); conditions used to have no protobuf
+  // form and the approval was dropped.
+  it('certificate approve records the Approved condition', async () => {
+    const file = join(cacheDir, 'csr.json');
+    await writeFile(file, JSON.stringify({
+      apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'csr1' },
+      spec: { request: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K', signerName: 'example.com/signer', usages: ['client auth'] },
+    }));
+    let r = await kubectl('create', '-f', file);
+    expect(r.code, r.stderr).toBe(0);
+    r = await kubectl('certificate', 'approve', 'csr1');
+    expect(r.code, r.stderr).toBe(0);
+    const csr = await getJson('csr', 'csr1');
+    expect((csr.status as { conditions?: unknown[] }).conditions).toEqual([
+      expect.objectContaining({ type: 'Approved', status: 'True', reason: 'KubectlApprove', lastUpdateTime: expect.any(String) }),
+    ]);
   });
 
   // What `--dry-run=client -o json` prints is the object kubectl then sends as protobuf; the server must

@@ -71,7 +71,9 @@ describe('OpenAPI v2', () => {
     const ports = doc.definitions['io.orch.api.core.v1.Container'].properties.ports;
     expect(ports['x-kubernetes-patch-merge-key']).toBe('containerPort');
     expect(ports['x-kubernetes-list-map-keys']).toEqual(['containerPort', 'protocol']);
-    expect(spec.properties.affinity.properties.nodeAffinity['x-kubernetes-preserve-unknown-fields']).toBe(true);
+    // an opaque (preserved) sub-structure; affinity has a schema since the protobuf audit
+    expect(doc.definitions['io.orch.api.core.v1.Volume'].properties.csi['x-kubernetes-preserve-unknown-fields']).toBe(true);
+    expect(spec.properties.affinity.$ref).toBe('#/definitions/io.orch.api.core.v1.Affinity');
     expect(doc.definitions['io.orch.apimachinery.pkg.util.intstr.IntOrString']).toMatchObject({ type: 'string', format: 'int-or-string', 'x-kubernetes-int-or-string': true });
   });
 

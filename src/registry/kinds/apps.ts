@@ -64,7 +64,7 @@ export function deploymentDefinition(n: SchemaNames): ResourceDefinition {
         availableReplicas: int32('Available pods (ready for at least minReadySeconds).'),
         unavailableReplicas: int32('Unavailable pods targeted by this deployment.'),
         terminatingReplicas: int32('Terminating pods targeted by this deployment.'),
-        conditions: conditions(),
+        conditions: conditions('deployment'),
         collisionCount: int32('Count of hash collisions for the Deployment.'),
       })),
     })),

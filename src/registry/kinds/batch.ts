@@ -4,11 +4,11 @@
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
 import { column, countOf, get, getArray, getObject, getString, since } from './columns.js';
-import { atomicList, bool, enumOf, int32, int64, obj, opaque, proto, ref, str, time } from '../../machinery/schema/dsl.js';
+import { atomicList, bool, enumOf, int32, int64, obj, opaque, proto, ref, setList, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { validateCronSchedule } from './cronjob-validation.js';
 import { validateJobImmutable, validateJobPolicies } from './job-validation.js';
-import { conditions, defaultPodTemplate, num, selector, selectorText, template, templateContainers, validateSelectorAndTemplate } from './workload-shared.js';
+import { condition, conditions, defaultPodTemplate, num, selector, selectorText, template, templateContainers, validateSelectorAndTemplate } from './workload-shared.js';
 
 function jobSpec(n: SchemaNames) {
   return obj('Specification of the desired behaviour of a job.', proto({
@@ -18,8 +18,23 @@ function jobSpec(n: SchemaNames) {
     parallelism: int32('Maximum desired number of pods running at any given time.'),
     completions: int32('Desired number of successfully finished pods.'),
     activeDeadlineSeconds: int64('Seconds the job may be continuously active before the system tries to terminate it.'),
-    podFailurePolicy: opaque('How failed pods influence the backoffLimit.'),
-    successPolicy: opaque('When the Job can be declared as succeeded.'),
+    podFailurePolicy: obj('How failed pods influence the backoffLimit.', proto({ rules: 1 }, {
+      rules: atomicList('Rules evaluated in order.', obj('One rule.', proto({ action: 1, onExitCodes: 2, onPodConditions: 3 }, {
+        action: str('FailJob, FailIndex, Ignore or Count.'),
+        onExitCodes: obj('Requirement on the container exit codes.', proto({ containerName: 1, operator: 2, values: 3 }, {
+          containerName: str('Container the check is restricted to.'),
+          operator: str('In or NotIn.'),
+          values: setList('Exit codes.', { type: 'integer', format: 'int32' }),
+        })),
+        onPodConditions: atomicList('Pod condition patterns.', obj('One pattern.', proto({ type: 1, status: 2 }, { type: str('Pod condition type.'), status: str('Pod condition status.') }))),
+      }))),
+    })),
+    successPolicy: obj('When the Job can be declared as succeeded.', proto({ rules: 1 }, {
+      rules: atomicList('Alternative rules.', obj('One rule.', proto({ succeededIndexes: 1, succeededCount: 2 }, {
+        succeededIndexes: str('Indexes that must have succeeded.'),
+        succeededCount: int32('Minimal number of succeeded indexes.'),
+      }))),
+    })),
     backoffLimit: int32('Number of retries before marking this job failed. Defaults to 6.'),
     backoffLimitPerIndex: int32('Retries within an index before marking it failed.'),
     maxFailedIndexes: int32('Maximal number of failed indexes before marking the Job failed.'),
@@ -97,7 +112,7 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
       status: obj('Current status of a job.', proto({
         conditions: 1, startTime: 2, completionTime: 3, active: 4, succeeded: 5, failed: 6, terminating: 11, completedIndexes: 7, failedIndexes: 10, uncountedTerminatedPods: 8, ready: 9,
       }, {
-        conditions: atomicList('The latest available observations of the job.', opaque('A job condition.')),
+        conditions: atomicList('The latest available observations of the job.', condition('probed')),
         startTime: time('When the job controller started processing the job.'),
         completionTime: time('When the job was completed.'),
         active: int32('Pending and running pods.'),
@@ -106,7 +121,10 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
         terminating: int32('Terminating pods.'),
         completedIndexes: str('Completed indexes (Indexed jobs).'),
         failedIndexes: str('Failed indexes.'),
-        uncountedTerminatedPods: opaque('Finished pods not yet accounted for in the status counters.'),
+        uncountedTerminatedPods: obj('Finished pods not yet accounted for in the status counters.', proto({ succeeded: 1, failed: 2 }, {
+          succeeded: setList('UIDs of succeeded pods.', { type: 'string' }),
+          failed: setList('UIDs of failed pods.', { type: 'string' }),
+        })),
         ready: int32('Active pods with a Ready condition.'),
       })),
     })),

@@ -35,7 +35,7 @@ export function podDisruptionBudgetDefinition(n: SchemaNames): ResourceDefinitio
         currentHealthy: int32('Current number of healthy pods.'),
         desiredHealthy: int32('Minimum desired number of healthy pods.'),
         expectedPods: int32('Total number of pods counted by this budget.'),
-        conditions: conditions(),
+        conditions: conditions('meta'),
       })),
     })),
     strategy: {
@@ -75,17 +75,53 @@ function metricTarget(n: SchemaNames): Schema {
   }), ['type']);
 }
 
-/** autoscaling/v2 MetricSpec: Resource and ContainerResource in full; Object, Pods and External kept as given */
+const crossVersionRef = (d: string): Schema => obj(d, proto({ kind: 1, name: 2, apiVersion: 3 }, {
+  kind: str('Kind of the referent.'), name: str('Name of the referent.'), apiVersion: str('API version of the referent.'),
+}), ['kind', 'name'], { 'x-orch-map-type': 'atomic' });
+
+function metricIdentifier(n: SchemaNames): Schema {
+  return obj('The metric, by name and selector.', proto({ name: 1, selector: 2 }, {
+    name: str('Name of the metric.'), selector: ref(n.meta('LabelSelector'), 'Label selector passed to the metrics server.'),
+  }), ['name']);
+}
+
+function metricValueStatus(n: SchemaNames): Schema {
+  return obj('The current value of a metric.', proto({ value: 1, averageValue: 2, averageUtilization: 3 }, {
+    value: ref(n.quantity, 'Current value.'), averageValue: ref(n.quantity, 'Current average value across the pods.'),
+    averageUtilization: int32('Current average utilization, as a percentage of the requested value.'),
+  }));
+}
+
+/** autoscaling/v2 MetricSpec (generated.proto numbers: object 2, pods 3, resource 4, external 5, containerResource 7) */
 function metricSpec(n: SchemaNames): Schema {
-  return obj('A metric to scale on.', proto({ type: 1, resource: 4, containerResource: 7 }, {
+  return obj('A metric to scale on.', proto({ type: 1, object: 2, pods: 3, resource: 4, external: 5, containerResource: 7 }, {
     type: enumOf('Type of metric source.', ['ContainerResource', 'External', 'Object', 'Pods', 'Resource']),
     resource: obj('A resource metric known to Kubernetes (requests and limits).', proto({ name: 1, target: 2 }, { name: str('Name of the resource.'), target: metricTarget(n) }), ['name', 'target']),
     containerResource: obj('A resource metric of one container.', proto({ name: 1, target: 2, container: 3 }, {
       name: str('Name of the resource.'), target: metricTarget(n), container: str('Name of the container.'),
     }), ['name', 'target', 'container']),
-    object: opaque('A metric describing a single object.'),
-    pods: opaque('A metric describing each pod (averaged).'),
-    external: opaque('A global metric not associated with any Kubernetes object.'),
+    object: obj('A metric describing a single object.', proto({ describedObject: 1, target: 2, metric: 3 }, {
+      describedObject: crossVersionRef('The described object.'), target: metricTarget(n), metric: metricIdentifier(n),
+    }), ['describedObject', 'target', 'metric']),
+    pods: obj('A metric describing each pod (averaged).', proto({ metric: 1, target: 2 }, { metric: metricIdentifier(n), target: metricTarget(n) }), ['metric', 'target']),
+    external: obj('A global metric not associated with any Kubernetes object.', proto({ metric: 1, target: 2 }, { metric: metricIdentifier(n), target: metricTarget(n) }), ['metric', 'target']),
+  }), ['type']);
+}
+
+/** autoscaling/v2 MetricStatus, numbered like MetricSpec */
+function metricStatus(n: SchemaNames): Schema {
+  const current = metricValueStatus(n);
+  return obj('The last-read state of one metric.', proto({ type: 1, object: 2, pods: 3, resource: 4, external: 5, containerResource: 7 }, {
+    type: enumOf('Type of metric source.', ['ContainerResource', 'External', 'Object', 'Pods', 'Resource']),
+    object: obj('A metric describing a single object.', proto({ metric: 1, current: 2, describedObject: 3 }, {
+      metric: metricIdentifier(n), current, describedObject: crossVersionRef('The described object.'),
+    })),
+    pods: obj('A metric describing each pod.', proto({ metric: 1, current: 2 }, { metric: metricIdentifier(n), current })),
+    resource: obj('A resource metric.', proto({ name: 1, current: 2 }, { name: str('Name of the resource.'), current })),
+    containerResource: obj('A resource metric of one container.', proto({ name: 1, current: 2, container: 3 }, {
+      name: str('Name of the resource.'), current, container: str('Name of the container.'),
+    })),
+    external: obj('A global metric.', proto({ metric: 1, current: 2 }, { metric: metricIdentifier(n), current })),
   }), ['type']);
 }
 
@@ -101,9 +137,7 @@ function scalingRules(n: SchemaNames, d: string): Schema {
 }
 
 function hpaSpec(n: SchemaNames, v2: boolean): Schema {
-  const target = obj('The scaled resource.', proto({ kind: 1, name: 2, apiVersion: 3 }, {
-    kind: str('Kind of the referent.'), name: str('Name of the referent.'), apiVersion: str('API version of the referent.'),
-  }), ['kind', 'name'], { 'x-orch-map-type': 'atomic' });
+  const target = crossVersionRef('The scaled resource.');
   const common = { scaleTargetRef: target, minReplicas: int32('Lower limit for the number of replicas. Defaults to 1.'), maxReplicas: int32('Upper limit for the number of replicas.') };
   return v2
     ? obj('Specification of the autoscaler.', proto({ scaleTargetRef: 1, minReplicas: 2, maxReplicas: 3, metrics: 4, behavior: 5 }, {
@@ -124,7 +158,7 @@ function hpaDefinition(n: SchemaNames, v2: boolean): ResourceDefinition {
     ? obj('Current information about the autoscaler.', proto({ observedGeneration: 1, lastScaleTime: 2, currentReplicas: 3, desiredReplicas: 4, currentMetrics: 5, conditions: 6 }, {
       observedGeneration: generationSeen(), lastScaleTime: time('Last time the autoscaler scaled.'),
       currentReplicas: int32('Current number of replicas.'), desiredReplicas: int32('Desired number of replicas.'),
-      currentMetrics: atomicList('Last read state of the metrics.', opaque('A metric status.')), conditions: conditions(),
+      currentMetrics: atomicList('Last read state of the metrics.', metricStatus(n)), conditions: conditions(),
     }))
     : obj('Current information about the autoscaler.', proto({ observedGeneration: 1, lastScaleTime: 2, currentReplicas: 3, desiredReplicas: 4, currentCPUUtilizationPercentage: 5 }, {
       observedGeneration: generationSeen(), lastScaleTime: time('Last time the autoscaler scaled.'),
@@ -189,7 +223,9 @@ export function storageClassDefinition(n: SchemaNames): ResourceDefinition {
       mountOptions: strings('Mount options of volumes dynamically provisioned by this class.'),
       allowVolumeExpansion: bool('Whether the class allows volume expansion.'),
       volumeBindingMode: enumOf('How claims should be provisioned and bound. Defaults to Immediate.', ['Immediate', 'WaitForFirstConsumer']),
-      allowedTopologies: atomicList('Topologies where volumes can be dynamically provisioned.', opaque('A topology selector term.')),
+      allowedTopologies: atomicList('Topologies where volumes can be dynamically provisioned.', obj('A topology selector term.', proto({ matchLabelExpressions: 1 }, {
+        matchLabelExpressions: atomicList('Label requirements.', obj('One requirement.', proto({ key: 1, values: 2 }, { key: str('Label key.'), values: atomicList('Values, ORed.', { type: 'string' }) }))),
+      }), undefined, { 'x-orch-map-type': 'atomic' })),
     }), ['provisioner']),
     strategy: {
       default: (o) => {
@@ -250,7 +286,15 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
         extra: mapOf('Extra attributes of the user (set by the server).', strings('Values.')),
       }), ['request', 'signerName']),
       status: obj('The state of the request.', proto({ conditions: 1, certificate: 2 }, {
-        conditions: atomicList('Applied conditions (Approved, Denied, Failed).', opaque('A condition.')),
+        // CertificateSigningRequestCondition: status is 6 (added after the others)
+        conditions: atomicList('Applied conditions (Approved, Denied, Failed).', obj('A condition.', proto({ type: 1, status: 6, reason: 2, message: 3, lastUpdateTime: 4, lastTransitionTime: 5 }, {
+          type: str('Type of the condition: Approved, Denied or Failed.'),
+          status: str('Status of the condition, one of True, False, Unknown.'),
+          reason: str('Brief reason for the request state.'),
+          message: str('Human readable message with details about the request state.'),
+          lastUpdateTime: time('Time of the last update to this condition.'),
+          lastTransitionTime: time('Last time the condition transitioned from one status to another.'),
+        }), ['type'])),
         certificate: str('The issued certificate (PEM).', { format: 'byte' }),
       })),
     })),

@@ -99,7 +99,7 @@ export function persistentVolumeClaimDefinition(n: SchemaNames): ResourceDefinit
         phase: enumOf('The current phase of the claim.', ['Bound', 'Lost', 'Pending']),
         accessModes: atomicList('The actual access modes the volume backing the claim has.', { type: 'string' }),
         capacity: quantities(n, 'The actual resources of the underlying volume.'),
-        conditions: conditions(),
+        conditions: conditions('probed'),
       })),
     })),
     strategy: {
@@ -146,7 +146,7 @@ export function persistentVolumeDefinition(n: SchemaNames): ResourceDefinition {
         storageClassName: str('Name of the StorageClass this volume belongs to.'),
         mountOptions: atomicList('Mount options.', { type: 'string' }),
         volumeMode: enumOf('Whether the volume is formatted or a raw block device.', ['Block', 'Filesystem']),
-        nodeAffinity: opaque('Constraints on the nodes this volume can be accessed from.'),
+        nodeAffinity: obj('Constraints on the nodes this volume can be accessed from.', proto({ required: 1 }, { required: ref(n.core('NodeSelector'), 'Hard node constraints.') })),
         volumeAttributesClassName: str('Name of the VolumeAttributesClass.'),
       }, ), undefined, { 'x-orch-preserve-unknown-fields': true }),
       status: obj('Current information/status of a persistent volume.', proto({ phase: 1, message: 2, reason: 3, lastPhaseTransitionTime: 4 }, {
@@ -192,7 +192,11 @@ export function resourceQuotaDefinition(n: SchemaNames): ResourceDefinition {
       spec: obj('The desired quota.', proto({ hard: 1, scopes: 2, scopeSelector: 3 }, {
         hard: quantities(n, 'The set of desired hard limits for each named resource.'),
         scopes: atomicList('Filters that must match each object tracked by a quota.', { type: 'string' }),
-        scopeSelector: opaque('Scope filters by selector.'),
+        scopeSelector: obj('Scope filters by selector.', proto({ matchExpressions: 1 }, {
+          matchExpressions: atomicList('Scope selector requirements.', obj('One requirement.', proto({ scopeName: 1, operator: 2, values: 3 }, {
+            scopeName: str('The scope.'), operator: str('In, NotIn, Exists or DoesNotExist.'), values: atomicList('Values.', { type: 'string' }),
+          }))),
+        }), undefined, { 'x-orch-map-type': 'atomic' }),
       })),
       status: obj('The actual enforced quota and its current usage.', proto({ hard: 1, used: 2 }, {
         hard: quantities(n, 'The enforced hard limits.'),

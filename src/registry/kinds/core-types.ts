@@ -24,6 +24,7 @@ import {
   strMap,
   time,
 } from '../../machinery/schema/dsl.js';
+import { podExtraDefinitions } from './core-pod-extras.js';
 
 const strings = (description: string): Schema => atomicList(description, { type: 'string' });
 
@@ -63,10 +64,10 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     envFrom: atomicList('Sources to populate environment variables from.', ref(c('EnvFromSource'))),
     env: mergeList('Environment variables to set in the container.', ref(c('EnvVar')), 'name'),
     resources: ref(c('ResourceRequirements'), 'Compute resources required by the container.'),
-    resizePolicy: atomicList('Resource resize policy.', opaque('One resize policy.')),
+    resizePolicy: atomicList('Resource resize policy.', ref(c('ContainerResizePolicy'))),
     restartPolicy: str('Container-level restart policy; only "Always" for sidecar init containers.'),
     volumeMounts: mergeList('Pod volumes to mount into the container filesystem.', ref(c('VolumeMount')), 'mountPath'),
-    volumeDevices: mergeList('Block devices to be used by the container.', opaque('A raw block device mapping.'), 'devicePath'),
+    volumeDevices: mergeList('Block devices to be used by the container.', ref(c('VolumeDevice')), 'devicePath'),
     livenessProbe: ref(c('Probe'), 'Periodic probe of liveness; the container is restarted if it fails.'),
     readinessProbe: ref(c('Probe'), 'Periodic probe of readiness; failing removes the pod from service endpoints.'),
     startupProbe: ref(c('Probe'), 'Probe that must succeed before the other probes start.'),
@@ -252,7 +253,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       capabilities: obj('Capabilities to add and drop.', { add: strings('Added capabilities.'), drop: strings('Dropped capabilities.') }),
       privileged: bool('Run in privileged mode.'),
       seLinuxOptions: ref(c('SELinuxOptions'), 'SELinux context.'),
-      windowsOptions: opaque('Windows-specific options.'),
+      windowsOptions: ref(c('WindowsSecurityContextOptions'), 'Windows-specific options.'),
       runAsUser: int64('UID to run the entrypoint as.'),
       runAsGroup: int64('GID to run the entrypoint as.'),
       runAsNonRoot: bool('Require the container to run as a non-root user.'),
@@ -260,7 +261,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       allowPrivilegeEscalation: bool('Whether a process can gain more privileges than its parent.'),
       procMount: str('Type of proc mount.'),
       seccompProfile: ref(c('SeccompProfile'), 'Seccomp options.'),
-      appArmorProfile: opaque('AppArmor options.'),
+      appArmorProfile: ref(c('AppArmorProfile'), 'AppArmor options.'),
     }),
     [c('SELinuxOptions')]: obj('SELinux labels.', { user: str('User label.'), role: str('Role label.'), type: str('Type label.'), level: str('Level label.') }),
     [c('SeccompProfile')]: obj('A seccomp profile.', {
@@ -269,7 +270,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     }, ['type']),
     [c('PodSecurityContext')]: obj('Pod-level security attributes and common container settings.', {
       seLinuxOptions: ref(c('SELinuxOptions'), 'SELinux context for all containers.'),
-      windowsOptions: opaque('Windows-specific options.'),
+      windowsOptions: ref(c('WindowsSecurityContextOptions'), 'Windows-specific options.'),
       runAsUser: int64('UID to run container entrypoints as.'),
       runAsGroup: int64('GID to run container entrypoints as.'),
       runAsNonRoot: bool('Require containers to run as non-root.'),
@@ -279,7 +280,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       fsGroupChangePolicy: str('When to change volume ownership.'),
       sysctls: atomicList('Namespaced sysctls.', obj('One sysctl.', { name: str('Name.'), value: str('Value.') }, ['name', 'value'])),
       seccompProfile: ref(c('SeccompProfile'), 'Seccomp options for all containers.'),
-      appArmorProfile: opaque('AppArmor options.'),
+      appArmorProfile: ref(c('AppArmorProfile'), 'AppArmor options.'),
       seLinuxChangePolicy: str('How the SELinux label is applied to volumes.'),
     }),
     [c('DownwardAPIVolumeFile')]: obj('A file exposing a pod field.', {
@@ -329,11 +330,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       imagePullSecrets: mergeList('Secrets used to pull images.', ref(c('LocalObjectReference')), 'name'),
       hostname: str('Hostname of the pod; the pod name if omitted.'),
       subdomain: str('Subdomain for the fully qualified hostname.'),
-      affinity: obj('Scheduling constraints.', {
-        nodeAffinity: opaque('Node affinity rules.'),
-        podAffinity: opaque('Pod affinity rules.'),
-        podAntiAffinity: opaque('Pod anti-affinity rules.'),
-      }),
+      affinity: ref(c('Affinity'), 'Scheduling constraints.'),
       schedulerName: str('Scheduler that dispatches the pod.', { default: 'default-scheduler' }),
       tolerations: atomicList('Tolerations of node taints.', ref(c('Toleration'))),
       hostAliases: mergeList('Extra /etc/hosts entries.', obj('One hosts entry.', { ip: str('IP address.'), hostnames: strings('Host names.') }, ['ip']), 'ip'),
@@ -349,12 +346,12 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       enableServiceLinks: bool('Inject service environment variables.', { default: true }),
       preemptionPolicy: str('Never or PreemptLowerPriority.'),
       overhead: mapOf('Resource overhead of the pod sandbox.', ref(n.quantity)),
-      topologySpreadConstraints: listMap('How pods spread across topology domains.', opaque('One constraint.'), ['topologyKey', 'whenUnsatisfiable'], 'topologyKey'),
+      topologySpreadConstraints: listMap('How pods spread across topology domains.', ref(c('TopologySpreadConstraint')), ['topologyKey', 'whenUnsatisfiable'], 'topologyKey'),
       setHostnameAsFQDN: bool('Use the FQDN as hostname.'),
       os: obj('Operating system of the containers.', { name: str('linux or windows.') }, ['name']),
       hostUsers: bool('Use the host user namespace.'),
       schedulingGates: listMap('Gates that block scheduling while present.', obj('A gate.', { name: str('Gate name.') }, ['name']), ['name'], 'name'),
-      resourceClaims: listMap('Resource claims of the pod.', opaque('One claim.'), ['name'], 'name'),
+      resourceClaims: listMap('Resource claims of the pod.', ref(c('PodResourceClaim')), ['name'], 'name'),
       resources: ref(c('ResourceRequirements'), 'Pod-level resources.'),
     }, ['containers']),
     [c('PodCondition')]: obj('One observed condition of a pod.', {
@@ -378,9 +375,9 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       started: bool('Whether the startup probe has passed.'),
       allocatedResources: mapOf('Resources allocated to the container.', ref(n.quantity)),
       resources: ref(c('ResourceRequirements'), 'Resources actually configured.'),
-      volumeMounts: listMap('Status of volume mounts.', opaque('One mount status.'), ['mountPath'], 'mountPath'),
-      user: opaque('Identities of the first process.'),
-      allocatedResourcesStatus: listMap('Health of allocated resources.', opaque('One resource status.'), ['name'], 'name'),
+      volumeMounts: listMap('Status of volume mounts.', ref(c('VolumeMountStatus')), ['mountPath'], 'mountPath'),
+      user: ref(c('ContainerUser'), 'Identities of the first process.'),
+      allocatedResourcesStatus: listMap('Health of allocated resources.', ref(c('ResourceStatus')), ['name'], 'name'),
     }, ['name', 'ready', 'restartCount', 'image', 'imageID']),
     [c('PodStatus')]: obj('Most recently observed status of a pod.', {
       phase: enumOf('Lifecycle phase.', ['Failed', 'Pending', 'Running', 'Succeeded', 'Unknown']),
@@ -398,7 +395,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       ephemeralContainerStatuses: atomicList('Status of each ephemeral container.', ref(c('ContainerStatus'))),
       qosClass: enumOf('Quality of service class.', ['BestEffort', 'Burstable', 'Guaranteed']),
       resize: str('Status of a resize.'),
-      resourceClaimStatuses: listMap('Generated claim names.', opaque('One claim status.'), ['name'], 'name'),
+      resourceClaimStatuses: listMap('Generated claim names.', ref(c('PodResourceClaimStatus')), ['name'], 'name'),
       observedGeneration: int64('Generation the status reflects.'),
     }),
   };
@@ -428,13 +425,13 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     Lifecycle: { postStart: 1, preStop: 2, stopSignal: 3 },
     SecurityContext: {
       capabilities: [1, { add: 1, drop: 2 }], privileged: 2, seLinuxOptions: 3, runAsUser: 4, runAsNonRoot: 5, readOnlyRootFilesystem: 6,
-      allowPrivilegeEscalation: 7, runAsGroup: 8, procMount: 9, seccompProfile: 11,
+      allowPrivilegeEscalation: 7, runAsGroup: 8, procMount: 9, windowsOptions: 10, seccompProfile: 11, appArmorProfile: 12,
     },
     SELinuxOptions: { user: 1, role: 2, type: 3, level: 4 },
     SeccompProfile: { type: 1, localhostProfile: 2 },
     PodSecurityContext: {
       seLinuxOptions: 1, runAsUser: 2, runAsNonRoot: 3, supplementalGroups: 4, fsGroup: 5, runAsGroup: 6, sysctls: [7, { name: 1, value: 2 }],
-      fsGroupChangePolicy: 9, seccompProfile: 10, supplementalGroupsPolicy: 12, seLinuxChangePolicy: 13,
+      windowsOptions: 8, fsGroupChangePolicy: 9, seccompProfile: 10, appArmorProfile: 11, supplementalGroupsPolicy: 12, seLinuxChangePolicy: 13,
     },
     DownwardAPIVolumeFile: { path: 1, fieldRef: [2, { apiVersion: 1, fieldPath: 2 }], resourceFieldRef: 3, mode: 4 },
     Volume: {
@@ -446,20 +443,20 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     PodSpec: {
       volumes: 1, containers: 2, restartPolicy: 3, terminationGracePeriodSeconds: 4, activeDeadlineSeconds: 5, dnsPolicy: 6, nodeSelector: 7,
       serviceAccountName: 8, serviceAccount: 9, nodeName: 10, hostNetwork: 11, hostPID: 12, hostIPC: 13, securityContext: 14, imagePullSecrets: 15,
-      hostname: 16, subdomain: 17, schedulerName: 19, initContainers: 20, automountServiceAccountToken: 21, tolerations: 22,
+      hostname: 16, subdomain: 17, affinity: 18, schedulerName: 19, initContainers: 20, automountServiceAccountToken: 21, tolerations: 22,
       hostAliases: [23, { ip: 1, hostnames: 2 }], priorityClassName: 24, priority: 25,
       dnsConfig: [26, { nameservers: 1, searches: 2, options: [3, { name: 1, value: 2 }] }], shareProcessNamespace: 27,
       readinessGates: [28, { conditionType: 1 }], runtimeClassName: 29, enableServiceLinks: 30, preemptionPolicy: 31, overhead: 32,
-      ephemeralContainers: 34, setHostnameAsFQDN: 35, os: [36, { name: 1 }], hostUsers: 37, schedulingGates: [38, { name: 1 }], resources: 40,
+      topologySpreadConstraints: 33, ephemeralContainers: 34, setHostnameAsFQDN: 35, os: [36, { name: 1 }], hostUsers: 37, schedulingGates: [38, { name: 1 }], resourceClaims: 39, resources: 40,
     },
     PodCondition: { type: 1, status: 2, lastProbeTime: 3, lastTransitionTime: 4, reason: 5, message: 6 },
     ContainerStatus: {
       name: 1, state: 2, lastState: 3, ready: 4, restartCount: 5, image: 6, imageID: 7, containerID: 8, started: 9, allocatedResources: 10,
-      resources: 11,
+      resources: 11, volumeMounts: 12, user: 13, allocatedResourcesStatus: 14,
     },
     PodStatus: {
       phase: 1, conditions: 2, message: 3, reason: 4, hostIP: 5, podIP: 6, startTime: 7, containerStatuses: 8, qosClass: 9,
-      initContainerStatuses: 10, nominatedNodeName: 11, podIPs: [12, { ip: 1 }], ephemeralContainerStatuses: 13, resize: 14,
+      initContainerStatuses: 10, nominatedNodeName: 11, podIPs: [12, { ip: 1 }], ephemeralContainerStatuses: 13, resize: 14, resourceClaimStatuses: 15,
       hostIPs: [16, { ip: 1 }], observedGeneration: 17,
     },
   };
@@ -468,5 +465,5 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     if (!schema) throw new Error(`protobuf field numbers for ${name}, which has no schema`);
     defs[c(name)] = protoTree(schema, tree);
   }
-  return defs;
+  return { ...defs, ...podExtraDefinitions(n) };
 }

@@ -20,7 +20,11 @@ function backend(): Schema {
       name: str('The referenced service.'),
       port: obj('The port of the referenced service.', proto({ name: 1, number: 2 }, { name: str('Name of the port.'), number: int32('Numerical port number.') })),
     }), ['name']),
-    resource: opaque('A typed object reference (TypedLocalObjectReference) in the same namespace.'),
+    resource: obj('A typed object reference (TypedLocalObjectReference) in the same namespace.', proto({ apiGroup: 1, kind: 2, name: 3 }, {
+      apiGroup: str('Group of the referenced resource; empty for the core group.'),
+      kind: str('Kind of the referenced resource.'),
+      name: str('Name of the referenced resource.'),
+    })),
   }));
 }
 
@@ -46,7 +50,15 @@ export function ingressDefinition(n: SchemaNames): ResourceDefinition {
           }), ['paths']),
         })))),
       })),
-      status: obj('The current state of the Ingress.', proto({ loadBalancer: 1 }, { loadBalancer: opaque('The load balancer status.') })),
+      status: obj('The current state of the Ingress.', proto({ loadBalancer: 1 }, { loadBalancer: obj('The load balancer status.', proto({ ingress: 1 }, {
+        ingress: atomicList('Ingress points of the load balancer.', obj('A load-balancer ingress point.', proto({ ip: 1, hostname: 2, ports: 4 }, {
+          ip: str('IP of an IP-based ingress point.'),
+          hostname: str('Hostname of a DNS-based ingress point.'),
+          ports: atomicList('Ports exposed by this load balancer.', obj('A port status.', proto({ port: 1, protocol: 2, error: 3 }, {
+            port: int32('Port number.'), protocol: str('Protocol: TCP, UDP or SCTP.'), error: str('The problem with the port, if any.'),
+          }), ['port', 'protocol'])),
+        }))),
+      })) })),
     })),
     strategy: {
       validate: validateIngress,
@@ -81,7 +93,13 @@ export function ingressClassDefinition(n: SchemaNames): ResourceDefinition {
     schema: kindSchema(n, 'IngressClass represents the class of the Ingress, referenced by the Ingress Spec.', proto({ spec: 2 }, {
       spec: obj('The IngressClass configuration.', proto({ controller: 1, parameters: 2 }, {
         controller: str('Name of the controller that should handle this class.'),
-        parameters: opaque('A link to a custom resource containing additional configuration for the controller.'),
+        parameters: obj('A link to a custom resource containing additional configuration for the controller.', proto({ apiGroup: 1, kind: 2, name: 3, scope: 4, namespace: 5 }, {
+          apiGroup: str('Group of the referenced resource.'),
+          kind: str('Kind of the referenced resource.'),
+          name: str('Name of the referenced resource.'),
+          scope: str('Cluster or Namespace.'),
+          namespace: str('Namespace of the referenced resource (scope Namespace).'),
+        })),
       })),
     })),
     strategy: {
@@ -177,7 +195,9 @@ export function endpointSliceDefinition(n: SchemaNames): ResourceDefinition {
         deprecatedTopology: strMap('Deprecated topology information.'),
         nodeName: str('Node hosting this endpoint.'),
         zone: str('Zone this endpoint exists in.'),
-        hints: opaque('Hints for how this endpoint should be consumed.'),
+        hints: obj('Hints for how this endpoint should be consumed.', proto({ forZones: 1 }, {
+          forZones: atomicList('Zones this endpoint should be consumed by.', obj('A zone.', proto({ name: 1 }, { name: str('Zone name.') }))),
+        })),
       }), ['addresses'])),
       ports: atomicList('Network ports exposed by each endpoint.', obj('A port.', proto({ name: 1, protocol: 2, port: 3, appProtocol: 4 }, {
         name: str('Name of this port.'), protocol: str('IP protocol.'), port: int32('The port number.'), appProtocol: str('Application protocol.'),

@@ -29,7 +29,7 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
         externalID: str('Deprecated.'),
       })),
       status: obj('Most recently observed status of the node.', proto({
-        capacity: 1, allocatable: 2, phase: 3, conditions: 4, addresses: 5, daemonEndpoints: 6, nodeInfo: 7, images: 8, volumesInUse: 9, volumesAttached: 10,
+        capacity: 1, allocatable: 2, phase: 3, conditions: 4, addresses: 5, daemonEndpoints: 6, nodeInfo: 7, images: 8, volumesInUse: 9, volumesAttached: 10, runtimeHandlers: 12, features: 13,
       }, {
         capacity: quantities('Total resources of the node.'),
         allocatable: quantities('Resources available for scheduling; defaults to capacity.'),
@@ -72,8 +72,15 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
         volumesInUse: atomicList('Volumes in use on the node.', { type: 'string' }),
         volumesAttached: atomicList('Volumes attached to the node.', obj('An attached volume.', proto({ name: 1, devicePath: 2 }, { name: str('Volume name.'), devicePath: str('Device path.') }), ['name', 'devicePath'])),
         config: opaque('Status of the node agent configuration.'),
-        runtimeHandlers: atomicList('Available runtime handlers.', opaque('A runtime handler.')),
-        features: opaque('Features the node implementation supports.'),
+        runtimeHandlers: atomicList('Available runtime handlers.', obj('A runtime handler.', proto({ name: 1, features: 2 }, {
+          name: str('Handler name; empty for the default handler.'),
+          features: obj('Features of the handler.', proto({ recursiveReadOnlyMounts: 1, userNamespaces: 2 }, {
+            recursiveReadOnlyMounts: bool('Supports recursive read-only mounts.'), userNamespaces: bool('Supports user namespaces.'),
+          })),
+        }))),
+        features: obj('Features the node implementation supports.', proto({ supplementalGroupsPolicy: 1 }, {
+          supplementalGroupsPolicy: bool('Supports SupplementalGroupsPolicy and ContainerUser.'),
+        })),
       })),
     })),
     strategy: {

@@ -28,7 +28,12 @@ export function workloadDefinitions(n: SchemaNames): Definitions {
       storageClassName: str('Name of the StorageClass required by the claim.'),
       volumeMode: enumOf('What type of volume is required by the claim.', ['Block', 'Filesystem']),
       dataSource: ref(n.core('TypedLocalObjectReference'), 'An existing object to populate the volume from.'),
-      dataSourceRef: opaque('The object from which to populate the volume with data.'),
+      dataSourceRef: obj('The object from which to populate the volume with data.', proto({ apiGroup: 1, kind: 2, name: 3, namespace: 4 }, {
+      apiGroup: str('Group of the referenced resource; empty for the core group.'),
+      kind: str('Kind of the referenced resource.'),
+      name: str('Name of the referenced resource.'),
+      namespace: str('Namespace of the referenced resource.'),
+    })),
       volumeAttributesClassName: str('The VolumeAttributesClass used by this claim.'),
     })),
     [n.core('TypedLocalObjectReference')]: obj('A reference to a typed object in the same namespace.', proto({ apiGroup: 1, kind: 2, name: 3 }, {
@@ -42,16 +47,42 @@ export function workloadDefinitions(n: SchemaNames): Definitions {
 export const template = (n: SchemaNames, d = 'Template of the pods this object creates.'): Schema => ref(n.core('PodTemplateSpec'), d);
 export const selector = (n: SchemaNames, d = 'Label query over pods; must match the pod template labels.'): Schema => ref(n.meta('LabelSelector'), d);
 
-/** the `status.conditions` list every workload carries */
-export function conditions(d = 'Latest available observations of the current state.'): Schema {
-  return listMap(d, obj('A condition of the object.', proto({ type: 1, status: 2, lastUpdateTime: 6, lastTransitionTime: 3, reason: 4, message: 5 }, {
+/**
+ * The field numbers of each kind's condition message (spec 000 §2.7), from
+ * Kubernetes' generated.proto: ReplicaSet/StatefulSet/DaemonSet/RC/HPA
+ * conditions number lastTransitionTime 3; DeploymentCondition keeps 3 free and
+ * puts lastUpdateTime at 6, lastTransitionTime at 7; PVC and Job conditions
+ * carry lastProbeTime at 3; metav1.Condition (PDB) observedGeneration at 3.
+ */
+export type ConditionShape = 'workload' | 'deployment' | 'probed' | 'meta';
+
+const CONDITION_NUMBERS: Record<ConditionShape, Record<string, number>> = {
+  workload: { type: 1, status: 2, lastTransitionTime: 3, reason: 4, message: 5 },
+  deployment: { type: 1, status: 2, lastUpdateTime: 6, lastTransitionTime: 7, reason: 4, message: 5 },
+  probed: { type: 1, status: 2, lastProbeTime: 3, lastTransitionTime: 4, reason: 5, message: 6 },
+  meta: { type: 1, status: 2, observedGeneration: 3, lastTransitionTime: 4, reason: 5, message: 6 },
+};
+
+/** one status condition, with the properties and numbers of its kind's message */
+export function condition(shape: ConditionShape): Schema {
+  const all: Record<string, Schema> = {
     type: str('Type of condition.'),
     status: str('Status of the condition, one of True, False, Unknown.'),
+    observedGeneration: int64('The .metadata.generation the condition was set based upon.'),
+    lastProbeTime: time('Last time the condition was probed.'),
     lastUpdateTime: time('The last time this condition was updated.'),
     lastTransitionTime: time('Last time the condition transitioned from one status to another.'),
     reason: str("The reason for the condition's last transition."),
     message: str('A human readable message indicating details about the transition.'),
-  }), ['type', 'status']), ['type'], 'type');
+  };
+  const numbers = CONDITION_NUMBERS[shape];
+  const props = Object.fromEntries(Object.entries(all).filter(([k]) => k in numbers));
+  return obj('A condition of the object.', proto(numbers, props), ['type', 'status']);
+}
+
+/** the `status.conditions` list every workload carries */
+export function conditions(shape: ConditionShape = 'workload', d = 'Latest available observations of the current state.'): Schema {
+  return listMap(d, condition(shape), ['type'], 'type');
 }
 
 export const replicas = (d: string): Schema => int32(d, { minimum: 0 });
