@@ -1,7 +1,7 @@
 // A container's environment as the kubelet (1.32, makeEnvironmentVariables)
 // builds it, without I/O: the caller fetches the ConfigMaps, Secrets and
 // Services first (refs()), then this module evaluates, in kubelet's order,
-// envFrom (prefix, invalid keys skipped), env (a literal value is `$(VAR)`-
+// envFrom (prefix), env (a literal value is `$(VAR)`-
 // expanded against what came before and the service variables; else
 // valueFrom), then adds the service variables not already set. command and
 // args are expanded against the final environment. A missing non-optional
@@ -69,8 +69,6 @@ export interface ContainerEnv {
   env: { key: string; value: string }[];
   command: string[];
   args: string[];
-  /** kubelet's InvalidEnvironmentVariableNames warnings */
-  warnings: string[];
 }
 
 export class EnvError extends Error {}
@@ -90,9 +88,6 @@ export function refs(c: EnvContainer): { configMaps: Set<string>; secrets: Set<s
   }
   return { configMaps, secrets };
 }
-
-// apimachinery IsEnvVarName (the check kubelet applies to envFrom keys)
-const ENV_VAR_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 
 const envName = (s: string) => s.toUpperCase().replace(/-/g, '_');
 const joinHostPort = (ip: string, port: number) => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
@@ -218,7 +213,6 @@ export function containerEnv(i: EnvInputs): ContainerEnv {
   const ns = i.pod.metadata.namespace ?? 'default';
   const svc = i.services ? serviceEnv(ns, i.pod.spec?.enableServiceLinks ?? true, i.services) : new Map<string, string>();
   const tmp = new Map<string, string>();
-  const warnings: string[] = [];
   const mapping = mappingFor(tmp, svc);
 
   for (const f of i.container.envFrom ?? []) {
@@ -228,16 +222,9 @@ export function containerEnv(i: EnvInputs): ContainerEnv {
     const name = ref.name ?? '';
     const data = fetched(isCm ? 'configmap' : 'secret', isCm ? i.configMaps : i.secrets, name, ref.optional === true);
     if (!data) continue;
-    const invalid: string[] = [];
-    for (const [k0, v] of Object.entries(data)) {
-      const k = (f.prefix ?? '') + k0;
-      if (!ENV_VAR_NAME.test(k)) invalid.push(k);
-      else tmp.set(k, isCm ? v : decode(v));
-    }
-    if (invalid.length) {
-      invalid.sort();
-      warnings.push(`Keys [${invalid.join(', ')}] from the EnvFrom ${isCm ? 'configMap' : 'secret'} ${ns}/${name} were skipped since they are considered invalid environment variable names.`);
-    }
+    // every key is kept: since RelaxedEnvironmentVariableValidation (beta, on in 1.32) kubelet no longer
+    // skips keys that are not C-like names nor records InvalidEnvironmentVariableNames (kubernetes#130099)
+    for (const [k, v] of Object.entries(data)) tmp.set((f.prefix ?? '') + k, isCm ? v : decode(v));
   }
 
   for (const e of i.container.env ?? []) {
@@ -271,6 +258,5 @@ export function containerEnv(i: EnvInputs): ContainerEnv {
     env,
     command: (i.container.command ?? []).map((s) => expand(s, final)),
     args: (i.container.args ?? []).map((s) => expand(s, final)),
-    warnings,
   };
 }

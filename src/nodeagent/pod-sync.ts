@@ -152,7 +152,6 @@ export class PodSyncer {
       this.waiting.set(key, { reason: 'CreateContainerConfigError', message: e.message });
       return;
     }
-    for (const w of env.warnings) this.o.log(`pod ${pod.metadata.namespace}/${pod.metadata.name}: InvalidEnvironmentVariableNames: ${w}`);
     let seccomp;
     try {
       seccomp = await resolveSeccomp(this.o.rootDir, effectiveProfile(spec.securityContext?.seccompProfile, c.securityContext?.seccompProfile));

@@ -135,11 +135,10 @@ describe('ConfigMaps and Secrets', () => {
   it('a read error is the container error', () => {
     expect(() => run({ name: 'c', envFrom: [{ configMapRef: { name: 'x' } }] }, { configMaps: new Map([['x', { error: 'GET x: 503 unavailable' }]]) })).toThrow('GET x: 503 unavailable');
   });
-  it('envFrom with prefix; invalid names skipped with the warning; env overrides envFrom', () => {
+  it('envFrom with prefix keeps every key (1.32 relaxed names, no skipping); env overrides envFrom', () => {
     const r = run({ name: 'c', envFrom: [{ configMapRef: { name: 'cfg' } }, { prefix: 'DB_', secretRef: { name: 'sec' } }, { configMapRef: { name: 'gone', optional: true } }], env: [{ name: 'color', value: 'red $(DB_user)' }] }, io);
-    expect(envOf(r)).toMatchObject({ color: 'red admin', 'dotted.name': 'z', DB_password: 's3cr3t', DB_user: 'admin' });
-    expect(envOf(r)).not.toHaveProperty('1st');
-    expect(r.warnings).toEqual(['Keys [1st, bad key] from the EnvFrom configMap ns1/cfg were skipped since they are considered invalid environment variable names.']);
+    expect(envOf(r)).toEqual({ color: 'red admin', 'bad key': 'x', '1st': 'y', 'dotted.name': 'z', DB_password: 's3cr3t', DB_user: 'admin' });
+    expect(r.env.map((e) => e.key)).toEqual(['color', 'bad key', '1st', 'dotted.name', 'DB_password', 'DB_user']);
     expect(() => run({ name: 'c', envFrom: [{ configMapRef: { name: 'gone' } }] }, io)).toThrow('configmap "gone" not found');
   });
   it('refs lists what must be fetched (a literal value reads nothing)', () => {
