@@ -28,7 +28,11 @@ export function apiEnvReader(api: ApiClient): EnvReader {
     },
     async services(ns, links) {
       const out: ServiceLike[] = [];
-      if (links) out.push(...(await api.get<{ items: ServiceLike[] }>(`/api/v1/namespaces/${enc(ns)}/services`)).items);
+      if (links) {
+        const items = (await api.get<{ items: ServiceLike[] }>(`/api/v1/namespaces/${enc(ns)}/services`)).items;
+        // list items may omit their namespace; serviceEnv tells the namespace's services from default/kubernetes by it
+        out.push(...items.map((s) => ({ ...s, metadata: { ...s.metadata, namespace: s.metadata.namespace ?? ns } })));
+      }
       if (!links || ns !== 'default') {
         try {
           out.push(await api.get<ServiceLike>('/api/v1/namespaces/default/services/kubernetes'));
