@@ -3,7 +3,8 @@
 // as a real shell with the environment the agent built) and kubectl 1.32 to
 // read logs. A pod prints variables from fieldRef, a ConfigMap key, a Secret
 // key, envFrom with a prefix, `$(VAR)` in its command and the kubernetes
-// service variables; a pod referencing a missing ConfigMap waits with
+// service variables; a namespace Service's variables with enableServiceLinks
+// (and only the kubernetes ones without); a pod referencing a missing ConfigMap waits with
 // CreateContainerConfigError until the ConfigMap appears; an Indexed Job's
 // pods print their completion index.
 
@@ -80,6 +81,18 @@ describe('container environments on a real node agent', () => {
     expect((await logs('env-pod')).trim()).toBe(
       `name=env-pod ns=default ip=${p.status!.podIP} node=node-1 app=web color=blue pass=s3cr3t pre=XL both=env-pod-blue esc=$(BOTH) k8s=${svc.spec.clusterIP}:${svc.spec.ports[0]!.port}`,
     );
+  });
+
+  it('service variables: the namespace services with enableServiceLinks, the kubernetes service always', async () => {
+    await create('/api/v1/namespaces/default/services', { metadata: { name: 'my-svc' }, spec: { selector: { app: 'x' }, ports: [{ name: 'web', port: 8080 }] } });
+    const svc = (await ts.request('GET', '/api/v1/namespaces/default/services/my-svc')).json<{ spec: { clusterIP: string } }>();
+    const script = 'echo "svc=$MY_SVC_SERVICE_HOST:$MY_SVC_SERVICE_PORT_WEB link=$MY_SVC_PORT k8s=${KUBERNETES_SERVICE_HOST:+set}"';
+    for (const [name, links] of [['links-on', true], ['links-off', false]] as const) {
+      await create('/api/v1/namespaces/default/pods', { metadata: { name }, spec: { nodeName: 'node-1', restartPolicy: 'Never', enableServiceLinks: links, containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', script] }] } });
+    }
+    for (const name of ['links-on', 'links-off']) await eventually(async () => (await pod(name)).status?.phase === 'Succeeded', `${name} Succeeded`, { timeoutMs: 30_000, context });
+    expect((await logs('links-on')).trim()).toBe(`svc=${svc.spec.clusterIP}:8080 link=tcp://${svc.spec.clusterIP}:8080 k8s=set`);
+    expect((await logs('links-off')).trim()).toBe('svc=: link= k8s=set');
   });
 
   it('a missing ConfigMap is CreateContainerConfigError until it is created', async () => {
