@@ -15,13 +15,14 @@ import { sampleHost, pressures, type HostReadings } from './host.js';
 import { readKubeconfig } from './kubeconfig.js';
 import { LeaseHeartbeat } from './lease.js';
 import { acquireLock, type FileLock } from './lock.js';
-import { type NodeFacts, nodeStatus, patchNodeStatus, registerNode } from './node-status.js';
+import { type NodeFacts, nodeStatus, patchNodeStatus, registerNode, resources } from './node-status.js';
 import { PodManager } from './pod-manager.js';
 import { PodSyncer } from './pod-sync.js';
 import { RuntimeClient } from './runtime/client.js';
 import { type RunningSim, startRuntimeSim } from './runtime/sim-server.js';
 import { type AgentServer, startAgentServer } from './server.js';
 import { DevicePluginRegistry } from './device-plugins.js';
+import { apiEnvReader } from './env-reader.js';
 
 export interface AgentOptions {
   config: NodeAgentConfig;
@@ -123,7 +124,9 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     facts.extended = devices.capacity();
     cleanups.push(() => devices.stop());
 
-    const syncer = new PodSyncer({ runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log });
+    const allocatable = () => (readings ? resources(readings, facts).allocatable : {});
+    const envReader = api ? apiEnvReader(api) : undefined;
+    const syncer = new PodSyncer({ runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log, envReader, allocatable });
     const pods = new PodManager({ api, syncer, nodeName, nodeUid: () => node?.metadata.uid, domain: o.domain, staticPodPath: c.staticPodPath, relistMs: c.runtimeRelistPeriod, clock, log });
 
     let statusTimer: unknown;

@@ -8,6 +8,8 @@
 
 import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
+import { type EnvContainer, EnvError, type EnvPod } from './container-env.js';
+import { type EnvReader, readContainerEnv } from './env-reader.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import type { ContainerConfig, ContainerStatus, PodSandboxConfig } from './runtime/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
@@ -27,9 +29,10 @@ export interface ContainerSpec {
   command?: string[];
   args?: string[];
   workingDir?: string;
-  env?: { name: string; value?: string }[];
+  env?: EnvContainer['env'];
+  envFrom?: EnvContainer['envFrom'];
   securityContext?: { seccompProfile?: SeccompField };
-  resources?: { limits?: Record<string, string> };
+  resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
 }
 export interface PodSpec {
   containers: ContainerSpec[];
@@ -53,6 +56,10 @@ export interface PodSyncOptions {
   hostIP: string;
   clock: Clock;
   log: (m: string) => void;
+  /** reads ConfigMaps, Secrets and Services for container environments; none when standalone */
+  envReader?: EnvReader;
+  /** the node's allocatable (the default of resourceFieldRef limits) */
+  allocatable?: () => Record<string, string>;
 }
 
 export class PodSyncer {
@@ -140,6 +147,17 @@ export class PodSyncer {
       this.waiting.set(key, { reason: 'ErrImagePull', message: (e as Error).message });
       return;
     }
+    let env;
+    try {
+      const ip = (await this.o.runtime.podSandboxStatus(sandbox)).network?.ip;
+      const i = { pod: pod as EnvPod, container: c, podIPs: ip ? [ip] : [], hostIPs: this.o.hostIP ? [this.o.hostIP] : [], allocatable: this.o.allocatable?.() ?? {} };
+      env = await readContainerEnv(this.o.envReader, i);
+    } catch (e) {
+      if (!(e instanceof EnvError)) throw e;
+      // kubelet: an environment that cannot be built is CreateContainerConfigError; a later sync retries
+      this.waiting.set(key, { reason: 'CreateContainerConfigError', message: e.message });
+      return;
+    }
     let seccomp;
     try {
       seccomp = await resolveSeccomp(this.o.rootDir, effectiveProfile(spec.securityContext?.seccompProfile, c.securityContext?.seccompProfile));
@@ -152,10 +170,10 @@ export class PodSyncer {
     const config: ContainerConfig = {
       metadata: { name: c.name, attempt },
       image: { image: c.image },
-      command: c.command ?? [],
-      args: c.args ?? [],
+      command: env.command,
+      args: env.args,
       workingDir: c.workingDir ?? '',
-      envs: (c.env ?? []).map((e) => ({ key: e.name, value: e.value ?? '' })),
+      envs: env.env,
       labels: { ...sb.labels, [LABEL_CONTAINER]: c.name },
       annotations: {},
       linux: { securityContext: seccomp ? { seccomp } : {} },
