@@ -31,7 +31,7 @@ export function addAuthenticationFlags(cmd: Command): Command {
     .option('--anonymous-auth [bool]', 'allow requests no authenticator claims, as system:anonymous (default true)', bool)
     .option('--client-ca-file <file>', 'PEM CAs whose client certificates authenticate (CN = user, O = groups), besides the cluster CA')
     .option('--token-auth-file <file>', 'static tokens: CSV token,user,uid[,groups...]')
-    .option('--enable-bootstrap-token-auth', 'authenticate bootstrap tokens from Secrets in orch-system')
+    .option('--enable-bootstrap-token-auth', 'authenticate bootstrap tokens from Secrets in orch-system (kube-system with --api-domain k8s.io)')
     .option('--controllers <names>', 'controllers to run, as kube-controller-manager: * (those on by default: serviceaccount, root-ca-cert-publisher), name, -name; tokencleaner and bootstrapsigner are off by default', list)
     .option('--service-account-key-file <file>', 'PEM keys or certificates that verify service-account tokens (repeatable)', collect)
     .option('--service-account-signing-key-file <file>', 'PEM private key that signs service-account tokens (default <pki-dir>/sa.key)')

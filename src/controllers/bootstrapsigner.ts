@@ -1,5 +1,5 @@
 // The `bootstrapsigner` controller (spec 001 §5.4): keeps the ConfigMap
-// `cluster-info` in `orch-public` signed. For every valid bootstrap token
+// `cluster-info` in `orch-public` (kube's `kube-public` with --api-domain k8s.io) signed. For every valid bootstrap token
 // with `usage-bootstrap-signing`, key `jws-kubeconfig-<id>` holds a detached
 // JWS (HS256, key = the whole token `<id>.<secret>`) of the `kubeconfig` key;
 // signatures of expired, deleted or non-signing tokens are removed.
@@ -8,14 +8,14 @@
 // delayed add on the clock looks again at the next expiration.
 
 import { CompactSign } from 'jose';
+import { systemNamespacesOf } from '../core/product-names.js';
 import type { GenericStore } from '../registry/generic-store.js';
 import type { ApiObject, ResourceDefinition } from '../registry/types.js';
-import { BOOTSTRAP_NAMESPACE, type BootstrapToken, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
+import { bootstrapNamespaceOf, type BootstrapToken, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
 import { StatusError } from '../core/errors.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { ControllerLoop, LoopController, type Informer, type InformerSource } from './runtime/index.js';
 
-export const CLUSTER_INFO_NAMESPACE = 'orch-public';
 export const CLUSTER_INFO_NAME = 'cluster-info';
 export const JWS_KEY_PREFIX = 'jws-kubeconfig-';
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -58,17 +58,23 @@ export interface BootstrapSignerOptions {
   clock?: Clock;
 }
 
-/** the one key of the queue: everything this controller writes is one ConfigMap */
-const CLUSTER_INFO_KEY = `${CLUSTER_INFO_NAMESPACE}/${CLUSTER_INFO_NAME}`;
-
 export class BootstrapSignerController extends LoopController {
   protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private secretsInformer: Informer | undefined;
   private configMapsInformer: Informer | undefined;
+  /** where `cluster-info` lives: the public namespace (`orch-public`, kube's with --api-domain k8s.io) */
+  private readonly clusterInfoNamespace: string;
+  /** the one key of the queue: everything this controller writes is one ConfigMap */
+  private readonly clusterInfoKey: string;
+  /** where the token Secrets live (bootstrap-token.ts) */
+  private readonly tokenNamespace: string;
 
   constructor(private readonly o: BootstrapSignerOptions) {
     super();
+    this.clusterInfoNamespace = systemNamespacesOf(o.apiDomain).public;
+    this.clusterInfoKey = `${this.clusterInfoNamespace}/${CLUSTER_INFO_NAME}`;
+    this.tokenNamespace = bootstrapNamespaceOf(o.apiDomain);
     this.clock = o.clock ?? systemClock;
     this.loop = new ControllerLoop(o.store, { name: 'bootstrapsigner', clock: this.clock, log: o.log, baseDelayMs: 200 });
   }
@@ -82,13 +88,13 @@ export class BootstrapSignerController extends LoopController {
   start(): void {
     this.loop.begin(() => this.sync());
     const kick = (key: string): void => {
-      if (key.startsWith(`${BOOTSTRAP_NAMESPACE}/`) || key === CLUSTER_INFO_KEY) this.loop.enqueue(CLUSTER_INFO_KEY);
+      if (key.startsWith(`${this.tokenNamespace}/`) || key === this.clusterInfoKey) this.loop.enqueue(this.clusterInfoKey);
     };
     const handlers = { add: (_o: ApiObject, k: string) => kick(k), update: (_a: ApiObject, _b: ApiObject, k: string) => kick(k), delete: (_o: ApiObject, k: string) => kick(k) };
     this.secretsInformer = this.loop.inform(this.o.secrets().gs.rangeKeys(''), handlers);
     // the one ConfigMap it keeps, not a decoded copy of every ConfigMap (docs/store.md, "Memory per stored object")
     this.configMapsInformer = this.loop.inform({ ...this.o.configMaps().gs.rangeKeys(''), name: CLUSTER_INFO_NAME }, handlers);
-    this.loop.enqueue(CLUSTER_INFO_KEY);
+    this.loop.enqueue(this.clusterInfoKey);
   }
 
   stop(): void {
@@ -98,7 +104,7 @@ export class BootstrapSignerController extends LoopController {
   private signingTokens(now: number): { tokens: BootstrapToken[]; nextExpiry: number | undefined } {
     const tokens: BootstrapToken[] = [];
     let nextExpiry: number | undefined;
-    for (const secret of this.secretsInformer?.inNamespace(BOOTSTRAP_NAMESPACE) ?? []) {
+    for (const secret of this.secretsInformer?.inNamespace(this.tokenNamespace) ?? []) {
       const t = parseBootstrapSecret(secret, this.o.apiDomain);
       if ('invalid' in t || !t.usageSigning || lifecycleState(t, now) !== 'valid') continue;
       tokens.push(t);
@@ -111,7 +117,7 @@ export class BootstrapSignerController extends LoopController {
     const now = this.clock.now();
     const { tokens, nextExpiry } = this.signingTokens(now);
     const { gs } = this.o.configMaps();
-    const current = this.configMapsInformer?.get(CLUSTER_INFO_KEY);
+    const current = this.configMapsInformer?.get(this.clusterInfoKey);
     const data = { ...((current?.data ?? {}) as Record<string, string>) };
     if (data.kubeconfig === undefined) data.kubeconfig = clusterInfoKubeconfig(this.o.server(), this.o.caPem);
     const want: Record<string, string> = {};
@@ -122,8 +128,8 @@ export class BootstrapSignerController extends LoopController {
     const changed = !current || JSON.stringify(sorted(next)) !== JSON.stringify(sorted((current.data ?? {}) as Record<string, string>));
     if (changed) {
       try {
-        await gs.guaranteedUpdate(CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME, { dryRun: false, createIfAbsent: true, manager: 'bootstrapsigner' }, (cur) => {
-          const o: ApiObject = cur ?? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO_NAME, namespace: CLUSTER_INFO_NAMESPACE } };
+        await gs.guaranteedUpdate(this.clusterInfoNamespace, CLUSTER_INFO_NAME, { dryRun: false, createIfAbsent: true, manager: 'bootstrapsigner' }, (cur) => {
+          const o: ApiObject = cur ?? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO_NAME, namespace: this.clusterInfoNamespace } };
           // a concurrent change to `kubeconfig` makes these signatures stale; the write event resyncs
           o.data = { ...next, kubeconfig: ((cur?.data ?? {}) as Record<string, string>).kubeconfig ?? next.kubeconfig! };
           if (o.data.kubeconfig !== next.kubeconfig) for (const k of Object.keys(want)) delete (o.data as Record<string, string>)[k];
@@ -132,11 +138,11 @@ export class BootstrapSignerController extends LoopController {
       } catch (e) {
         // a conflict is expected (a concurrent writer): look again soon, without a log line
         if (!(e instanceof StatusError && e.code === 409)) throw e;
-        this.loop.queue?.addRateLimited(CLUSTER_INFO_KEY);
+        this.loop.queue?.addRateLimited(this.clusterInfoKey);
         return;
       }
     }
-    if (nextExpiry !== undefined) this.loop.enqueueAfter(CLUSTER_INFO_KEY, Math.min(MAX_TIMER_MS, Math.max(0, nextExpiry - now) + 1));
+    if (nextExpiry !== undefined) this.loop.enqueueAfter(this.clusterInfoKey, Math.min(MAX_TIMER_MS, Math.max(0, nextExpiry - now) + 1));
   }
 }
 

@@ -7,7 +7,7 @@
 import { StatusError } from '../core/errors.js';
 import type { GenericStore } from '../registry/generic-store.js';
 import type { ResourceDefinition } from '../registry/types.js';
-import { BOOTSTRAP_NAMESPACE, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
+import { bootstrapNamespaceOf, lifecycleState, parseBootstrapSecret } from '../auth/authn/bootstrap-token.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { ControllerLoop, LoopController, type Informer, type InformerSource } from './runtime/index.js';
 
@@ -17,6 +17,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export class TokenCleanerController extends LoopController {
   protected readonly loop: ControllerLoop;
   private secretsInformer: Informer | undefined;
+  /** where the token Secrets live (bootstrap-token.ts) */
+  private readonly namespace: string;
 
   constructor(
     store: InformerSource,
@@ -27,13 +29,14 @@ export class TokenCleanerController extends LoopController {
   ) {
     super();
     this.loop = new ControllerLoop(store, { name: 'tokencleaner', clock, log, baseDelayMs: 1000 });
+    this.namespace = bootstrapNamespaceOf(apiDomain);
   }
 
   /** lists and follows the Secrets; may be called again after stop() (leader-gate.ts) */
   start(): void {
     this.loop.begin((name) => this.sync(name));
     const onSecret = (_o: unknown, key: string): void => {
-      if (key.startsWith(`${BOOTSTRAP_NAMESPACE}/`)) this.loop.enqueue(key.slice(BOOTSTRAP_NAMESPACE.length + 1));
+      if (key.startsWith(`${this.namespace}/`)) this.loop.enqueue(key.slice(this.namespace.length + 1));
     };
     this.secretsInformer = this.loop.inform(this.secrets().gs.rangeKeys(''), { add: onSecret, update: (_old, o, key) => onSecret(o, key) });
   }
@@ -43,7 +46,7 @@ export class TokenCleanerController extends LoopController {
   }
 
   private async sync(name: string): Promise<void> {
-    const secret = this.secretsInformer?.get(`${BOOTSTRAP_NAMESPACE}/${name}`);
+    const secret = this.secretsInformer?.get(`${this.namespace}/${name}`);
     if (!secret) return;
     const tok = parseBootstrapSecret(secret, this.apiDomain);
     if ('invalid' in tok || tok.expiresAt === undefined || tok.deleting) return;
@@ -52,8 +55,8 @@ export class TokenCleanerController extends LoopController {
       return;
     }
     try {
-      await this.secrets().gs.delete(BOOTSTRAP_NAMESPACE, name, { dryRun: false });
-      this.log(`tokencleaner: deleted expired bootstrap token secret ${BOOTSTRAP_NAMESPACE}/${name}`);
+      await this.secrets().gs.delete(this.namespace, name, { dryRun: false });
+      this.log(`tokencleaner: deleted expired bootstrap token secret ${this.namespace}/${name}`);
     } catch (e) {
       if (e instanceof StatusError && e.code === 404) return;
       throw e; // retried with backoff by the queue

@@ -1,13 +1,13 @@
 // The node's Lease heartbeat (spec 002 §2.2, §8): one Lease per node in the
-// `orch-node-lease` namespace, renewed every `nodeLeaseRenewInterval`
+// `orch-node-lease` namespace (`kube-node-lease` on a k8s.io control plane), renewed every `nodeLeaseRenewInterval`
 // (10 s default); a failed renewal is retried with exponential back-off from
 // 200 ms up to 7 s, then the normal interval resumes.
 
 import { ApiError, type ApiClient, type KubeObject } from './api-client.js';
 import { type Clock, rfc3339Micro } from './clock.js';
+import { systemNamespacesOf } from '../core/product-names.js';
 
 /** `<product>-node-lease` (spec 002 §2.2; the product word is orch whatever the API domain, as the built-in namespaces) */
-export const NODE_LEASE_NAMESPACE = 'orch-node-lease';
 
 export const BACKOFF_START_MS = 200;
 export const BACKOFF_MAX_MS = 7_000;
@@ -65,7 +65,7 @@ export class LeaseHeartbeat {
 
   private async renew(): Promise<void> {
     const { api, domain, nodeName, clock } = this.o;
-    const namespace = NODE_LEASE_NAMESPACE;
+    const namespace = systemNamespacesOf(domain).nodeLease;
     const path = `/apis/coordination.${domain}/v1/namespaces/${namespace}/leases/${nodeName}`;
     const now = rfc3339Micro(clock.now());
     let lease: KubeObject | undefined;

@@ -25,7 +25,7 @@ import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle
 import { startRbacControllers } from './rbac-setup.js';
 import { ApfBootstrap } from '../controllers/apf-bootstrap.js';
 import type { LeaderOnlyController } from './readiness.js';
-import { rootCAConfigMapName } from './server-options.js';
+import { rootCAConfigMapName } from '../core/product-names.js';
 import { startWorkloads } from './workloads-setup.js';
 
 export interface ControllerDeps {

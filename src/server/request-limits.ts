@@ -3,6 +3,7 @@
 // the metrics kube-apiserver uses for API Priority and Fairness.
 
 import type { Clock } from '../core/clock.js';
+import { systemNamespacesOf } from '../core/product-names.js';
 import { FlowControl } from '../gateway/flowcontrol/flow-control.js';
 import type { ServerMetrics } from './metrics.js';
 
@@ -55,8 +56,8 @@ export function buildFlowControl(o: RequestLimitOptions, deps: { apiDomain: stri
     maxMutatingRequestsInflight,
     enablePriorityAndFairness: o.enablePriorityAndFairness ?? true,
     requestTimeoutMs: o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    systemNamespace: 'orch-system',
-    nodeLeaseNamespace: 'orch-node-lease',
+    systemNamespace: systemNamespacesOf(deps.apiDomain).system,
+    nodeLeaseNamespace: systemNamespacesOf(deps.apiDomain).nodeLease,
     clock: deps.clock,
   });
   const m = deps.metrics;

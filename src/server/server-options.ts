@@ -98,11 +98,6 @@ export interface RunningServer {
   muxRequests(): number;
 }
 
-/** kube's `kube-root-ca.crt` with --api-domain k8s.io, else `orch-root-ca.crt` (docs/architecture.md) */
-export function rootCAConfigMapName(apiDomain: string): string {
-  return apiDomain === 'k8s.io' ? 'kube-root-ca.crt' : 'orch-root-ca.crt';
-}
-
 export const DEFAULT_SERVICE_CIDR = '10.96.0.0/12';
 export const DEFAULT_NODE_PORT_RANGE = '30000-32767';
 
@@ -115,5 +110,3 @@ export function parsePortRange(text: string): { min: number; max: number } {
   return { min, max };
 }
 
-/** namespaces that exist from the start and may not be deleted */
-export const BUILTIN_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease'];

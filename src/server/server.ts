@@ -117,7 +117,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   health.add({ name: 'shutdown', check: () => (shuttingDown ? 'process is shutting down' : undefined) }, 'ready');
 
-  await retryWhileUnavailable('the built-in namespaces', () => bootstrapNamespaces(storeFor(nsDef)), log);
+  await retryWhileUnavailable('the built-in namespaces', () => bootstrapNamespaces(storeFor(nsDef), opts.apiDomain), log);
   started.add('bootstrap-namespaces');
   const minRequestTimeoutMs = opts.limits?.minRequestTimeoutMs ?? DEFAULT_MIN_REQUEST_TIMEOUT_MS;
   const watch = new WatchService(store, {

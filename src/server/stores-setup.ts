@@ -29,7 +29,8 @@ import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins
 import { buildAdmissionChain } from './admission-setup.js';
 import { type CrdSetup, startCrds } from './crd-setup.js';
 import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
-import { BUILTIN_NAMESPACES, DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, parsePortRange } from './server-options.js';
+import { DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, parsePortRange } from './server-options.js';
+import { builtinNamespacesOf } from '../core/product-names.js';
 
 export interface StoresOptions {
   apiDomain: string;
@@ -66,7 +67,7 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   const rbacGroup = `rbac.authorization.${opts.apiDomain}`;
   let escalation: EscalationGuard | undefined;
   // namespace lifecycle and managedFields run in the registry's write path (src/registry/)
-  const namespaces = new NamespaceLifecycle(store, nsDef, BUILTIN_NAMESPACES);
+  const namespaces = new NamespaceLifecycle(store, nsDef, builtinNamespacesOf(opts.apiDomain));
   const namespaceState = namespaces.state;
   const hooks = { ...managedFieldsHooks(defs, clock), ...namespaces.hooks() };
   Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
@@ -120,9 +121,9 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   };
 }
 
-/** the namespaces that exist from the start (BUILTIN_NAMESPACES), created unless present */
-export async function bootstrapNamespaces(gs: GenericStore): Promise<void> {
-  for (const name of BUILTIN_NAMESPACES) {
+/** the namespaces that exist from the start (core/product-names.ts), created unless present */
+export async function bootstrapNamespaces(gs: GenericStore, apiDomain: string): Promise<void> {
+  for (const name of builtinNamespacesOf(apiDomain)) {
     if (gs.readRaw('', name)) continue;
     try {
       await gs.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false });

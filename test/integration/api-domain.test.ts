@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { eventually } from '../helpers/eventually.js';
 
 const exec = promisify(execFile);
 let t: TestServer;
@@ -30,7 +31,7 @@ describe('api domain k8s.io', () => {
     kc.loadFromFile(t.server.kubeconfigPath);
     const coord = kc.makeApiClient(k8s.CoordinationV1Api);
     const lease = await coord.createNamespacedLease({
-      namespace: 'orch-node-lease',
+      namespace: 'kube-node-lease',
       body: { metadata: { name: 'node-a' }, spec: { holderIdentity: 'node-a', leaseDurationSeconds: 40 } },
     });
     expect(lease.apiVersion).toBe('coordination.k8s.io/v1');
@@ -38,6 +39,16 @@ describe('api domain k8s.io', () => {
     await rbac.createClusterRole({ body: { metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
     const roles = await rbac.listClusterRole();
     expect(roles.items.map((r) => r.metadata?.name)).toContain('reader');
+  });
+
+  it('the built-in namespaces and the CA ConfigMap carry Kubernetes\' names, and stay', async () => {
+    const names = (await t.request('GET', '/api/v1/namespaces')).json<{ items: { metadata: { name: string } }[] }>().items.map((n) => n.metadata.name);
+    expect(names).toEqual(expect.arrayContaining(['default', 'kube-system', 'kube-public', 'kube-node-lease']));
+    expect(names.filter((n) => n.startsWith('orch-'))).toEqual([]);
+    const del = await t.request('DELETE', '/api/v1/namespaces/kube-system');
+    expect(del.status).toBe(403);
+    expect(del.json<{ message: string }>().message).toContain('kube-system');
+    await eventually(async () => (await t.request('GET', '/api/v1/namespaces/kube-system/configmaps/kube-root-ca.crt')).status === 200, 'kube-root-ca.crt');
   });
 
   it('kubectl uses the renamed groups', async () => {

@@ -32,7 +32,7 @@ afterAll(async () => {
 describe('an agent without --api-domain', () => {
   it('renews its Lease through coordination.k8s.io on a k8s.io control plane', async () => {
     agent = await startAgentProcess(ts, { nodeName: 'node-k', config: { apiVersion: 'nodeagent.config.k8s.io/v1beta1' } });
-    const path = '/apis/coordination.k8s.io/v1/namespaces/orch-node-lease/leases/node-k';
+    const path = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-k';
     await eventually(async () => (await ts.request('GET', path)).status === 200, 'the node-k Lease');
     const lease = (await ts.request('GET', path)).json<{ spec: { holderIdentity: string } }>();
     expect(lease.spec.holderIdentity).toBe('node-k');

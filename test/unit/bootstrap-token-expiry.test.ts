@@ -31,4 +31,14 @@ describe('bootstrap token expiry on a ManualClock', () => {
     clock.advance(1);
     expect(authn.authenticateToken('abcdef.0123456789abcdef').result).toBe('none');
   });
+
+  it('with --api-domain k8s.io reads kube-system Secrets of kube\'s type', () => {
+    const clock = new ManualClock(Date.parse('2026-11-25T11:00:00Z'));
+    const s = { ...secret('2026-11-25T12:00:00Z'), type: bootstrapSecretType('k8s.io') };
+    expect(s.type).toBe('bootstrap.kubernetes.io/token');
+    const lookups: string[] = [];
+    const authn = new BootstrapTokenAuthenticator((_r, ns, name) => (lookups.push(ns), ns === 'kube-system' && name === 'bootstrap-token-abcdef' ? s : undefined), 'k8s.io', () => clock.now());
+    expect(authn.authenticateToken('abcdef.0123456789abcdef')).toMatchObject({ result: 'ok', user: { username: 'system:bootstrap:abcdef' } });
+    expect(lookups).toEqual(['kube-system']);
+  });
 });

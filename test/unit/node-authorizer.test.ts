@@ -48,7 +48,7 @@ const pod = (name: string, nodeName: string | undefined, spec: Record<string, un
   spec: { nodeName, containers: [{ name: 'c', image: 'i' }], ...spec },
 });
 
-function setup(withPV = true) {
+function setup(withPV = true, apiDomain = 'orch.io') {
   const pods = new MemSource();
   const pvcs = new MemSource();
   const pvs = new MemSource();
@@ -59,7 +59,7 @@ function setup(withPV = true) {
     throw new Error(`no resource ${r}`);
   };
   const logs: string[] = [];
-  const na = createNodeAuthorization({ sources, apiDomain: 'orch.io', withSelectors: true, log: (m) => logs.push(m) });
+  const na = createNodeAuthorization({ sources, apiDomain, withSelectors: true, log: (m) => logs.push(m) });
   na.start();
   const decide = async (p: Partial<RequestAttributes>) => (await na.authorizer.authorize(attrs(p))).decision;
   return { pods, pvcs, pvs, na, logs, decide };
@@ -180,5 +180,12 @@ describe('Node authorizer', () => {
     expect(await decide({ apiGroup: 'authorization.orch.io', resource: 'subjectaccessreviews', namespace: '', verb: 'create' })).toBe('allow');
     expect(await decide({ resource: 'services', verb: 'delete', name: 'x' })).toBe('noOpinion');
     expect(await decide({ apiGroup: 'apps', resource: 'deployments', verb: 'get', name: 'x' })).toBe('noOpinion');
+  });
+
+  it('with --api-domain k8s.io the node lease is in kube-node-lease', async () => {
+    const { decide } = setup(true, 'k8s.io');
+    const lease = { apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'update', name: 'n1' };
+    expect(await decide({ ...lease, namespace: 'kube-node-lease' })).toBe('allow');
+    expect(await decide({ ...lease, namespace: 'orch-node-lease' })).toBe('noOpinion');
   });
 });

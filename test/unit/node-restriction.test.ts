@@ -66,6 +66,11 @@ describe('NodeRestriction', () => {
     const lease = (name: string, namespace = 'orch-node-lease') => ({ metadata: { name, namespace } }) as ApiObject;
     expect(msg(() => hooks.beforeWrite(LEASES, lease('n1'), undefined, n1))).toBeUndefined();
     expect(msg(() => hooks.beforeWrite(LEASES, lease('n2'), undefined, n1))).toBe('leases.coordination.orch.io "n2" is forbidden: can only access node lease with the same name as the requesting node');
+    // with --api-domain k8s.io the node leases are kube's
+    const kube = nodeRestrictionHooks('k8s.io');
+    const kubeLeases = def('coordination.k8s.io', 'leases');
+    expect(msg(() => kube.beforeWrite(kubeLeases, lease('n2', 'kube-node-lease'), undefined, n1))).toBe('leases.coordination.k8s.io "n2" is forbidden: can only access node lease with the same name as the requesting node');
+    expect(msg(() => kube.beforeWrite(kubeLeases, lease('n2', 'orch-node-lease'), undefined, n1))).toBeUndefined();
   });
 
   it('classifies labels like kube, with the API domain', () => {

@@ -1,6 +1,6 @@
 // Bootstrap tokens (spec 001 §5.4, §3): `<id>.<secret>` tokens backed by
 // Secrets `bootstrap-token-<id>` of type `bootstrap.<domain>/token` in
-// `orch-system`. A token authenticates as `system:bootstrap:<id>` in
+// `orch-system` (`kube-system` with --api-domain k8s.io). A token authenticates as `system:bootstrap:<id>` in
 // `system:bootstrappers` plus its `auth-extra-groups`, while it is valid and
 // allows `usage-bootstrap-authentication`.
 //
@@ -10,13 +10,17 @@
 // stops counting.
 
 import { timingSafeEqual } from 'node:crypto';
+import { systemNamespacesOf } from '../../core/product-names.js';
 import { lifecycleState } from '../../lifecycles/bootstrap-token.js';
 import type { ApiObject } from '../../registry/types.js';
 import type { UserInfo } from '../types.js';
 import type { ObjectGetter } from './objects.js';
 import type { TokenAuthenticator, TokenResult } from './token.js';
 
-export const BOOTSTRAP_NAMESPACE = 'orch-system';
+/** where the token Secrets live: the system namespace */
+export function bootstrapNamespaceOf(apiDomain: string): string {
+  return systemNamespacesOf(apiDomain).system;
+}
 export const BOOTSTRAP_SECRET_PREFIX = 'bootstrap-token-';
 export const BOOTSTRAP_USER_PREFIX = 'system:bootstrap:';
 export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
@@ -92,7 +96,11 @@ export class BootstrapTokenAuthenticator implements TokenAuthenticator {
     private readonly apiDomain: string,
     private readonly now: () => number,
     private readonly log: (msg: string) => void = () => {},
-  ) {}
+  ) {
+    this.namespace = bootstrapNamespaceOf(apiDomain);
+  }
+
+  private readonly namespace: string;
 
   authenticateToken(token: string): TokenResult {
     const m = TOKEN_PATTERN.exec(token);
@@ -100,7 +108,7 @@ export class BootstrapTokenAuthenticator implements TokenAuthenticator {
     const [, id, secret] = m as unknown as [string, string, string];
     // As Kubernetes: a token of bootstrap shape that does not check out is
     // "not mine" (the request then fails 401 because nobody accepted it).
-    const s = this.objects('secrets', BOOTSTRAP_NAMESPACE, `${BOOTSTRAP_SECRET_PREFIX}${id}`);
+    const s = this.objects('secrets', this.namespace, `${BOOTSTRAP_SECRET_PREFIX}${id}`);
     if (!s) return { result: 'none' };
     const t = parseBootstrapSecret(s, this.apiDomain);
     if ('invalid' in t) {

@@ -1,6 +1,6 @@
 // The node lifecycle controller (spec 002 §2.1, §2.2, §3; issue 13 item 1),
 // leader only (leader-gate.ts). It follows every Node and node Lease write
-// (namespace `orch-node-lease`) and keeps one machine per node (machine.ts):
+// (namespace `orch-node-lease`, kube's with --api-domain k8s.io) and keeps one machine per node (machine.ts):
 //
 // - no Lease renewal and no new Ready heartbeat for `monitorGracePeriodMs`
 //   (`--node-monitor-grace-period`, 50 s) → Ready and the pressure
@@ -34,12 +34,12 @@ import { type Clock, type TimerHandle, systemClock } from '../../core/clock.js';
 import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { type NodeHealthActor, type NodeHealthView, type ReadyStatus, heartbeat, startNodeHealth, viewOf } from './machine.js';
+import { systemNamespacesOf } from '../../core/product-names.js';
 import { BlindTime } from './blind-time.js';
 import { planNode, readyOf } from './plan.js';
 import { type NodeTaintKeys, nodeTaintKeys } from './taints.js';
 import { DEFAULT_ZONE_RULES, TokenBucket, type ZoneRules, type ZoneState, zoneOf, zoneRate, zoneState } from './zones.js';
 
-export const NODE_LEASE_NAMESPACE = 'orch-node-lease';
 export const NODE_LIFECYCLE_MANAGER = 'node-lifecycle-controller';
 
 export interface NodeLifecycleOptions {
@@ -175,7 +175,7 @@ export class NodeLifecycleController extends LoopController {
     this.stopped = false;
     this.lastPassAt = this.clock.now();
     this.loop.begin(async () => {});
-    const leaseRange = this.o.leases()?.rangeKeys(NODE_LEASE_NAMESPACE);
+    const leaseRange = this.o.leases()?.rangeKeys(systemNamespacesOf(this.o.apiDomain).nodeLease);
     // leases first, so a node's first machine knows its renewTime
     if (leaseRange) this.loop.inform(leaseRange, { add: (lease) => this.onLease(lease), update: (_old, lease) => this.onLease(lease) });
     this.nodeInformer = this.loop.inform(this.o.nodes().rangeKeys(''), {

@@ -11,9 +11,7 @@
 import type { Authorizer, Decision, RequestAttributes, RulesResult, SelectorRequirement } from '../types.js';
 import type { UserInfo } from '../../types.js';
 import type { NodeGraph, VertexKind } from './graph.js';
-
-/** where node heartbeats live: a built-in namespace, the same whatever the API domain */
-const NODE_LEASE_NAMESPACE = 'orch-node-lease';
+import { systemNamespacesOf } from '../../../core/product-names.js';
 
 export const NODE_USER_PREFIX = 'system:node:';
 export const NODES_GROUP = 'system:nodes';
@@ -38,10 +36,15 @@ const allow = (reason: string): Decision => ({ decision: 'allow', reason });
 const noOpinion = (reason: string): Decision => ({ decision: 'noOpinion', reason });
 
 export class NodeAuthorizer implements Authorizer {
+  /** where node heartbeats live (`orch-node-lease`, or kube's with --api-domain k8s.io) */
+  private readonly nodeLeaseNamespace: string;
+
   constructor(
     private readonly graph: NodeGraph,
     private readonly opts: NodeAuthorizerOptions,
-  ) {}
+  ) {
+    this.nodeLeaseNamespace = systemNamespacesOf(opts.apiDomain).nodeLease;
+  }
 
   /**
    * SelfSubjectRulesReview: nothing for users that are not nodes (complete, so
@@ -82,8 +85,8 @@ export class NodeAuthorizer implements Authorizer {
       case `events.${d}|events`:
         return ['create', 'update', 'patch'].includes(a.verb) ? allow('node may write events') : { decision: 'noOpinion' };
       case `coordination.${d}|leases`:
-        if (a.namespace === NODE_LEASE_NAMESPACE && a.name === node && (READ.has(a.verb) || WRITE.has(a.verb))) return allow('own node lease');
-        if (a.namespace === NODE_LEASE_NAMESPACE && a.name === '' && a.verb === 'create') return allow('own node lease');
+        if (a.namespace === this.nodeLeaseNamespace && a.name === node && (READ.has(a.verb) || WRITE.has(a.verb))) return allow('own node lease');
+        if (a.namespace === this.nodeLeaseNamespace && a.name === '' && a.verb === 'create') return allow('own node lease');
         return noOpinion(`node '${node}' can only access its own lease`);
       case `certificates.${d}|certificatesigningrequests`:
         return a.subresource === '' && (READ.has(a.verb) || a.verb === 'create') ? allow('TLS bootstrapping') : { decision: 'noOpinion' };

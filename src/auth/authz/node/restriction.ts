@@ -11,14 +11,13 @@ import type { WriteHooks, WriteOptions } from '../../../registry/generic-store.j
 import type { ApiObject, ResourceDefinition } from '../../../registry/types.js';
 import { nodeNameOf } from './authorizer.js';
 import { podReferences } from './graph.js';
-
-/** where node heartbeats live: a built-in namespace, the same whatever the API domain */
-const NODE_LEASE_NAMESPACE = 'orch-node-lease';
+import { systemNamespacesOf } from '../../../core/product-names.js';
 
 export const NODE_RESTRICTION = 'NodeRestriction';
 
 export function nodeRestrictionHooks(apiDomain: string): Required<Pick<WriteHooks, 'beforeWrite' | 'beforeDelete'>> {
   const mirrorAnnotations = [`${apiDomain}/config.mirror`, 'kubernetes.io/config.mirror'];
+  const nodeLeaseNamespace = systemNamespacesOf(apiDomain).nodeLease;
   const deny = (def: ResourceDefinition, name: string, msg: string): never => {
     const res = def.group ? `${def.resource}.${def.group}` : def.resource;
     throw forbidden(`${res} "${name}" is forbidden: ${msg}`, { name, group: def.group || undefined, kind: def.resource });
@@ -61,7 +60,7 @@ export function nodeRestrictionHooks(apiDomain: string): Required<Pick<WriteHook
       return;
     }
     if (def.group === `coordination.${apiDomain}` && def.resource === 'leases') {
-      if (obj.metadata?.namespace !== NODE_LEASE_NAMESPACE) return;
+      if (obj.metadata?.namespace !== nodeLeaseNamespace) return;
       if (name !== node) deny(def, name, `can only access node lease with the same name as the requesting node`);
     }
   };

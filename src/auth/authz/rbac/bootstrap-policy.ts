@@ -6,6 +6,7 @@
 // kept, so that the roles are right as those kinds land.
 
 import type { PolicyRule } from './rules.js';
+import { systemNamespacesOf } from '../../../core/product-names.js';
 
 export interface DefaultClusterRole {
   apiVersion: string;
@@ -44,9 +45,6 @@ export function bootstrapNames(domain: string) {
     aggregateTo: (role: 'admin' | 'edit' | 'view') => `rbac.authorization.${domain}/aggregate-to-${role}`,
   };
 }
-
-/** the namespace of the server's own component service accounts */
-export const SYSTEM_NAMESPACE = 'orch-system';
 
 export function defaultPolicy(domain: string): DefaultPolicy {
   const n = bootstrapNames(domain);
@@ -87,7 +85,9 @@ export function defaultPolicy(domain: string): DefaultPolicy {
   });
   const group = (name: string) => ({ kind: 'Group', apiGroup: rbac, name });
   const user = (name: string) => ({ kind: 'User', apiGroup: rbac, name });
-  const sa = (name: string) => ({ kind: 'ServiceAccount', name, namespace: SYSTEM_NAMESPACE });
+  // the server's own component service accounts live in the system namespace
+  const systemNamespace = systemNamespacesOf(domain).system;
+  const sa = (name: string) => ({ kind: 'ServiceAccount', name, namespace: systemNamespace });
   const binding = (name: string, subjects: DefaultClusterRoleBinding['subjects'], roleName = name): DefaultClusterRoleBinding => ({
     apiVersion: `${rbac}/v1`,
     kind: 'ClusterRoleBinding',
