@@ -9,6 +9,8 @@
 import protobuf from 'protobufjs/minimal.js';
 import type { Definitions, Schema } from '../schema/types.js';
 import { ProtobufError } from './errors.js';
+import { readJsonSchemaProps, writeJsonSchemaProps } from './json-schema-props.js';
+import { WT_FIXED64, WT_LEN, WT_VARINT, longToNumber, tag } from './wire.js';
 import { type FieldPlan, type Leaf, type MessagePlan, type ValuePlan, messagePlan } from './plan.js';
 
 const { Reader, Writer } = protobuf;
@@ -20,11 +22,6 @@ export type JsonObject = Record<string, unknown>;
 /** a kind's definition or directly its schema */
 /** a bare schema, or a kind's (structurally a `ResourceDefinition`: the codec knows no registry) */
 export type SchemaSource = Schema | { schema: Schema; kind: string };
-
-const WT_VARINT = 0;
-const WT_FIXED64 = 1;
-const WT_LEN = 2;
-const WT_FIXED32 = 5;
 
 const TOP_LEVEL_TYPE_META = new Set(['apiVersion', 'kind']);
 
@@ -72,8 +69,6 @@ export function asProtobufError(e: unknown): ProtobufError {
 
 // ---------------------------------------------------------------- encoding
 
-const tag = (n: number, wt: number): number => ((n << 3) | wt) >>> 0;
-
 function join(path: string, name: string): string {
   return path === '' ? name : `${path}.${name}`;
 }
@@ -87,7 +82,7 @@ function writeMessage(w: WriterT, plan: MessagePlan, obj: JsonObject, path: stri
     parts.push([f.number, () => writeField(w, f, v, join(path, f.name), skipped)]);
   }
   for (const [n, sub] of plan.embedded) {
-    if (!sub.fields.some((f) => obj[f.name] !== undefined && obj[f.name] !== null)) continue;
+    if (!hasValue(sub, obj)) continue;
     parts.push([
       n,
       () => {
@@ -106,6 +101,13 @@ function writeMessage(w: WriterT, plan: MessagePlan, obj: JsonObject, path: stri
     if (top && TOP_LEVEL_TYPE_META.has(k)) continue;
     if (!hasField(plan, k)) skipped.push(join(path, k));
   }
+}
+
+/** whether an inlined message (or one inlined in it) has a value to write */
+function hasValue(plan: MessagePlan, obj: JsonObject): boolean {
+  if (plan.fields.some((f) => obj[f.name] !== undefined && obj[f.name] !== null)) return true;
+  for (const sub of plan.embedded.values()) if (hasValue(sub, obj)) return true;
+  return false;
 }
 
 function hasField(plan: MessagePlan, name: string): boolean {
@@ -165,6 +167,15 @@ function writeValue(w: WriterT, n: number, plan: ValuePlan, v: unknown, path: st
       }
       w.uint32(tag(n, WT_LEN)).fork();
       v.forEach((item, i) => writeValue(w, 1, plan.item, item, `${path}[${i}]`, skipped));
+      w.ldelim();
+      return;
+    case 'jsonSchemaProps':
+      if (!isObject(v)) {
+        skipped.push(path);
+        return;
+      }
+      w.uint32(tag(n, WT_LEN)).fork();
+      writeJsonSchemaProps(w, v, plan.prefixes, path, skipped);
       w.ldelim();
       return;
   }
@@ -328,7 +339,7 @@ function readField(r: ReaderT, wt: number, f: FieldPlan, path: string, into: Jso
   }
   const v = readValue(r, f.value, path);
   // "" is Go's zero value: the JSON form omits it, so does the decoded object
-  if (v === undefined || (v === '' && f.value.kind === 'leaf' && f.value.leaf === 'string') || (v === 0 && f.omitZero)) {
+  if (v === undefined || (v === '' && f.value.kind === 'leaf' && f.value.leaf === 'string') || ((v === 0 || v === false) && f.omitZero)) {
     delete into[f.name];
     return;
   }
@@ -350,12 +361,6 @@ function readLeafScalar(r: ReaderT, plan: { kind: 'leaf'; leaf: Leaf }): unknown
   }
 }
 
-function longToNumber(v: unknown): number {
-  if (typeof v === 'number') return v;
-  const l = v as { toNumber?: () => number; low: number; high: number };
-  return l.toNumber ? l.toNumber() : l.high * 2 ** 32 + (l.low >>> 0);
-}
-
 function readValue(r: ReaderT, plan: ValuePlan, path: string): unknown {
   switch (plan.kind) {
     case 'leaf':
@@ -365,6 +370,8 @@ function readValue(r: ReaderT, plan: ValuePlan, path: string): unknown {
     case 'map':
       // a map as a list item cannot occur in the built-in schemas
       throw new ProtobufError('WireType', `unexpected map value at ${path}`);
+    case 'jsonSchemaProps':
+      return readJsonSchemaProps(r.bytes(), path);
     case 'wrappedList': {
       const sub = Reader.create(r.bytes());
       const out: unknown[] = [];
@@ -404,7 +411,7 @@ function readMapEntry(bytes: Uint8Array, value: ValuePlan, path: string): [strin
 
 /** an absent map value is the value type's zero (e.g. data: {a: ""}) */
 function zeroValue(plan: ValuePlan): unknown {
-  if (plan.kind === 'message') return {};
+  if (plan.kind === 'message' || plan.kind === 'jsonSchemaProps') return {};
   if (plan.kind === 'wrappedList') return [];
   if (plan.kind === 'map') return {};
   switch (plan.leaf) {
