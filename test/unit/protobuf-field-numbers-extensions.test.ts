@@ -54,6 +54,27 @@ const webhookCommonPb = { ...webhookCommonJson, rules: [rulePb] };
 const matchResourcesJson = { namespaceSelector: selector, objectSelector: { matchLabels: { a: 'b' } }, resourceRules: [namedRuleJson], excludeResourceRules: [{ ...ruleJson, resourceNames: ['skip'] }], matchPolicy: 'Equivalent' };
 const matchResourcesPb = { namespaceSelector: selector, objectSelector: { matchLabels: { a: 'b' } }, resourceRules: [namedRulePb], excludeResourceRules: [{ ...namedRulePb, resourceNames: ['skip'] }], matchPolicy: 'Equivalent' };
 
+/** a ValidatingAdmissionPolicy: the JSON and protobuf forms differ in the match rules and the condition time */
+function policy(matchConstraints: Record<string, unknown>, time: unknown): Record<string, unknown> {
+  return {
+    metadata: { name: 'vap', generation: 2 },
+    spec: {
+      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+      matchConstraints,
+      validations: [{ expression: 'object.spec.replicas <= 5', message: 'too many', reason: 'Invalid', messageExpression: "'replicas: ' + string(object.spec.replicas)" }],
+      failurePolicy: 'Fail',
+      auditAnnotations: [{ key: 'high', valueExpression: "'yes'" }],
+      matchConditions: [{ name: 'c', expression: 'true' }],
+      variables: [{ name: 'r', expression: 'object.spec.replicas' }],
+    },
+    status: {
+      observedGeneration: 2,
+      typeChecking: { expressionWarnings: [{ fieldRef: 'spec.validations[0].expression', warning: 'no such key' }] },
+      conditions: [{ type: 'Ready', status: 'True', observedGeneration: 2, lastTransitionTime: time, reason: 'Checked', message: 'ok' }],
+    },
+  };
+}
+
 // ---------------------------------------------------------------- apiextensions: a schema using every JSONSchemaProps field kind
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 63, pattern: '^[a-z]+$', format: 'hostname' };
@@ -161,40 +182,8 @@ const CASES: Case[] = [
     name: 'ValidatingAdmissionPolicy: spec 1-7, NamedRuleWithOperations (RuleWithOperations inlined at 2, Rule at 2 in it), status',
     kind: 'ValidatingAdmissionPolicy',
     message: 'k8s.ValidatingAdmissionPolicy',
-    pb: {
-      metadata: { name: 'vap', generation: 2 },
-      spec: {
-        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
-        matchConstraints: matchResourcesPb,
-        validations: [{ expression: 'object.spec.replicas <= 5', message: 'too many', reason: 'Invalid', messageExpression: "'replicas: ' + string(object.spec.replicas)" }],
-        failurePolicy: 'Fail',
-        auditAnnotations: [{ key: 'high', valueExpression: "'yes'" }],
-        matchConditions: [{ name: 'c', expression: 'true' }],
-        variables: [{ name: 'r', expression: 'object.spec.replicas' }],
-      },
-      status: {
-        observedGeneration: 2,
-        typeChecking: { expressionWarnings: [{ fieldRef: 'spec.validations[0].expression', warning: 'no such key' }] },
-        conditions: [{ type: 'Ready', status: 'True', observedGeneration: 2, lastTransitionTime: T0, reason: 'Checked', message: 'ok' }],
-      },
-    },
-    json: {
-      metadata: { name: 'vap', generation: 2 },
-      spec: {
-        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
-        matchConstraints: matchResourcesJson,
-        validations: [{ expression: 'object.spec.replicas <= 5', message: 'too many', reason: 'Invalid', messageExpression: "'replicas: ' + string(object.spec.replicas)" }],
-        failurePolicy: 'Fail',
-        auditAnnotations: [{ key: 'high', valueExpression: "'yes'" }],
-        matchConditions: [{ name: 'c', expression: 'true' }],
-        variables: [{ name: 'r', expression: 'object.spec.replicas' }],
-      },
-      status: {
-        observedGeneration: 2,
-        typeChecking: { expressionWarnings: [{ fieldRef: 'spec.validations[0].expression', warning: 'no such key' }] },
-        conditions: [{ type: 'Ready', status: 'True', observedGeneration: 2, lastTransitionTime: J0, reason: 'Checked', message: 'ok' }],
-      },
-    },
+    pb: policy(matchResourcesPb, T0),
+    json: policy(matchResourcesJson, J0),
   },
   {
     name: 'ValidatingAdmissionPolicyBinding: policyName 1, paramRef 2 (selector 3), matchResources 3, validationActions 4',

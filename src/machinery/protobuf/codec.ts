@@ -10,7 +10,7 @@ import protobuf from 'protobufjs/minimal.js';
 import type { Definitions, Schema } from '../schema/types.js';
 import { ProtobufError } from './errors.js';
 import { readJsonSchemaProps, writeJsonSchemaProps } from './json-schema-props.js';
-import { WT_FIXED64, WT_LEN, WT_VARINT, longToNumber, tag } from './wire.js';
+import { WT_FIXED64, WT_LEN, WT_VARINT, longToNumber, readRawJson, tag, writeScalar } from './wire.js';
 import { type FieldPlan, type Leaf, type MessagePlan, type ValuePlan, messagePlan } from './plan.js';
 
 const { Reader, Writer } = protobuf;
@@ -185,30 +185,16 @@ function writeValue(w: WriterT, n: number, plan: ValuePlan, v: unknown, path: st
 function writeLeaf(w: WriterT, n: number, l: Leaf, v: unknown): boolean {
   switch (l) {
     case 'string':
-      if (typeof v !== 'string') return false;
-      w.uint32(tag(n, WT_LEN)).string(v);
-      return true;
+    case 'int32':
+    case 'int64':
+    case 'double':
+    case 'bool':
+      return writeScalar(w, n, l, v);
     case 'bytes': {
       if (typeof v !== 'string') return false;
       w.uint32(tag(n, WT_LEN)).bytes(Buffer.from(v, 'base64'));
       return true;
     }
-    case 'int32':
-      if (typeof v !== 'number' || !Number.isInteger(v)) return false;
-      w.uint32(tag(n, WT_VARINT)).int32(v);
-      return true;
-    case 'int64':
-      if (typeof v !== 'number' || !Number.isInteger(v)) return false;
-      w.uint32(tag(n, WT_VARINT)).int64(v);
-      return true;
-    case 'double':
-      if (typeof v !== 'number') return false;
-      w.uint32(tag(n, WT_FIXED64)).double(v);
-      return true;
-    case 'bool':
-      if (typeof v !== 'boolean') return false;
-      w.uint32(tag(n, WT_VARINT)).bool(v);
-      return true;
     case 'Time':
     case 'MicroTime': {
       if (typeof v !== 'string') return false;
@@ -480,21 +466,8 @@ function readLeaf(r: ReaderT, l: Leaf, path: string): unknown {
       return s;
     }
     case 'FieldsV1':
-    case 'RawExtension': {
-      const sub = Reader.create(r.bytes());
-      let raw: Uint8Array | undefined;
-      while (sub.pos < sub.len) {
-        const t = sub.uint32();
-        if (t >>> 3 === 1 && (t & 7) === WT_LEN) raw = sub.bytes();
-        else sub.skipType(t & 7);
-      }
-      if (!raw || raw.length === 0) return undefined;
-      try {
-        return JSON.parse(Buffer.from(raw).toString('utf8'));
-      } catch {
-        throw new ProtobufError('Invalid', `${path}: ${l} does not hold JSON`);
-      }
-    }
+    case 'RawExtension':
+      return readRawJson(r.bytes(), path, l);
   }
 }
 

@@ -14,7 +14,7 @@
 
 import protobuf from 'protobufjs/minimal.js';
 import { ProtobufError } from './errors.js';
-import { WT_FIXED64, WT_LEN, WT_VARINT, longToNumber, tag } from './wire.js';
+import { WT_FIXED64, WT_LEN, WT_VARINT, longToNumber, readRawJson, tag, writeScalar } from './wire.js';
 
 const { Reader } = protobuf;
 type WriterT = InstanceType<typeof protobuf.Writer>;
@@ -144,24 +144,14 @@ function writeField(w: WriterT, f: Field, v: unknown, prefixes: string[], path: 
   const n = f.n;
   switch (f.kind) {
     case 'string':
-      if (typeof v !== 'string') return false;
-      w.uint32(tag(n, WT_LEN)).string(v);
-      return true;
-    case 'json':
-      json(w, n, v);
-      return true;
     case 'double':
-      if (typeof v !== 'number') return false;
-      w.uint32(tag(n, WT_FIXED64)).double(v);
-      return true;
+    case 'int64':
+      return writeScalar(w, n, f.kind, v);
     case 'bool':
     case 'flag':
-      if (typeof v !== 'boolean') return false;
-      w.uint32(tag(n, WT_VARINT)).bool(v);
-      return true;
-    case 'int64':
-      if (typeof v !== 'number' || !Number.isInteger(v)) return false;
-      w.uint32(tag(n, WT_VARINT)).int64(v);
+      return writeScalar(w, n, 'bool', v);
+    case 'json':
+      json(w, n, v);
       return true;
     case 'jsonList':
       // null is a legitimate enum member (a nullable enum): written as JSON null
@@ -296,7 +286,7 @@ function readField(r: ReaderT, f: Field, key: string, out: J, path: string): voi
       return;
     }
     case 'json': {
-      const v = readJson(r.bytes(), path);
+      const v = readRawJson(r.bytes(), path, 'JSON');
       if (v !== undefined) out[key] = v;
       return;
     }
@@ -314,7 +304,7 @@ function readField(r: ReaderT, f: Field, key: string, out: J, path: string): voi
       out[key] = longToNumber(r.int64());
       return;
     case 'jsonList': {
-      const v = readJson(r.bytes(), path);
+      const v = readRawJson(r.bytes(), path, 'JSON');
       push(out, key, v === undefined ? null : v);
       return;
     }
@@ -353,22 +343,6 @@ function readField(r: ReaderT, f: Field, key: string, out: J, path: string): voi
     case 'rules':
       push(out, key, readFlat(r.bytes(), RULE_STRINGS, ['optionalOldSelf', 6]));
       return;
-  }
-}
-
-function readJson(bytes: Uint8Array, path: string): unknown {
-  const r = Reader.create(bytes);
-  let raw: Uint8Array | undefined;
-  while (r.pos < r.len) {
-    const t = r.uint32();
-    if (t >>> 3 === 1 && (t & 7) === WT_LEN) raw = r.bytes();
-    else r.skipType(t & 7);
-  }
-  if (!raw || raw.length === 0) return undefined;
-  try {
-    return JSON.parse(Buffer.from(raw).toString('utf8'));
-  } catch {
-    throw new ProtobufError('Invalid', `${path}: JSON does not hold JSON`);
   }
 }
 
