@@ -9,6 +9,8 @@
 import protobuf from 'protobufjs/minimal.js';
 import type { Definitions, Schema } from '../schema/types.js';
 import { ProtobufError } from './errors.js';
+import { readJsonSchemaProps, writeJsonSchemaProps } from './json-schema-props.js';
+import { WT_FIXED64, WT_LEN, WT_VARINT, longToNumber, readRawJson, tag, writeScalar } from './wire.js';
 import { type FieldPlan, type Leaf, type MessagePlan, type ValuePlan, messagePlan } from './plan.js';
 
 const { Reader, Writer } = protobuf;
@@ -20,11 +22,6 @@ export type JsonObject = Record<string, unknown>;
 /** a kind's definition or directly its schema */
 /** a bare schema, or a kind's (structurally a `ResourceDefinition`: the codec knows no registry) */
 export type SchemaSource = Schema | { schema: Schema; kind: string };
-
-const WT_VARINT = 0;
-const WT_FIXED64 = 1;
-const WT_LEN = 2;
-const WT_FIXED32 = 5;
 
 const TOP_LEVEL_TYPE_META = new Set(['apiVersion', 'kind']);
 
@@ -72,8 +69,6 @@ export function asProtobufError(e: unknown): ProtobufError {
 
 // ---------------------------------------------------------------- encoding
 
-const tag = (n: number, wt: number): number => ((n << 3) | wt) >>> 0;
-
 function join(path: string, name: string): string {
   return path === '' ? name : `${path}.${name}`;
 }
@@ -87,7 +82,7 @@ function writeMessage(w: WriterT, plan: MessagePlan, obj: JsonObject, path: stri
     parts.push([f.number, () => writeField(w, f, v, join(path, f.name), skipped)]);
   }
   for (const [n, sub] of plan.embedded) {
-    if (!sub.fields.some((f) => obj[f.name] !== undefined && obj[f.name] !== null)) continue;
+    if (!hasValue(sub, obj)) continue;
     parts.push([
       n,
       () => {
@@ -106,6 +101,13 @@ function writeMessage(w: WriterT, plan: MessagePlan, obj: JsonObject, path: stri
     if (top && TOP_LEVEL_TYPE_META.has(k)) continue;
     if (!hasField(plan, k)) skipped.push(join(path, k));
   }
+}
+
+/** whether an inlined message (or one inlined in it) has a value to write */
+function hasValue(plan: MessagePlan, obj: JsonObject): boolean {
+  if (plan.fields.some((f) => obj[f.name] !== undefined && obj[f.name] !== null)) return true;
+  for (const sub of plan.embedded.values()) if (hasValue(sub, obj)) return true;
+  return false;
 }
 
 function hasField(plan: MessagePlan, name: string): boolean {
@@ -167,6 +169,15 @@ function writeValue(w: WriterT, n: number, plan: ValuePlan, v: unknown, path: st
       v.forEach((item, i) => writeValue(w, 1, plan.item, item, `${path}[${i}]`, skipped));
       w.ldelim();
       return;
+    case 'jsonSchemaProps':
+      if (!isObject(v)) {
+        skipped.push(path);
+        return;
+      }
+      w.uint32(tag(n, WT_LEN)).fork();
+      writeJsonSchemaProps(w, v, plan.prefixes, path, skipped);
+      w.ldelim();
+      return;
   }
 }
 
@@ -174,30 +185,16 @@ function writeValue(w: WriterT, n: number, plan: ValuePlan, v: unknown, path: st
 function writeLeaf(w: WriterT, n: number, l: Leaf, v: unknown): boolean {
   switch (l) {
     case 'string':
-      if (typeof v !== 'string') return false;
-      w.uint32(tag(n, WT_LEN)).string(v);
-      return true;
+    case 'int32':
+    case 'int64':
+    case 'double':
+    case 'bool':
+      return writeScalar(w, n, l, v);
     case 'bytes': {
       if (typeof v !== 'string') return false;
       w.uint32(tag(n, WT_LEN)).bytes(Buffer.from(v, 'base64'));
       return true;
     }
-    case 'int32':
-      if (typeof v !== 'number' || !Number.isInteger(v)) return false;
-      w.uint32(tag(n, WT_VARINT)).int32(v);
-      return true;
-    case 'int64':
-      if (typeof v !== 'number' || !Number.isInteger(v)) return false;
-      w.uint32(tag(n, WT_VARINT)).int64(v);
-      return true;
-    case 'double':
-      if (typeof v !== 'number') return false;
-      w.uint32(tag(n, WT_FIXED64)).double(v);
-      return true;
-    case 'bool':
-      if (typeof v !== 'boolean') return false;
-      w.uint32(tag(n, WT_VARINT)).bool(v);
-      return true;
     case 'Time':
     case 'MicroTime': {
       if (typeof v !== 'string') return false;
@@ -328,7 +325,7 @@ function readField(r: ReaderT, wt: number, f: FieldPlan, path: string, into: Jso
   }
   const v = readValue(r, f.value, path);
   // "" is Go's zero value: the JSON form omits it, so does the decoded object
-  if (v === undefined || (v === '' && f.value.kind === 'leaf' && f.value.leaf === 'string') || (v === 0 && f.omitZero)) {
+  if (v === undefined || (v === '' && f.value.kind === 'leaf' && f.value.leaf === 'string') || ((v === 0 || v === false) && f.omitZero)) {
     delete into[f.name];
     return;
   }
@@ -350,12 +347,6 @@ function readLeafScalar(r: ReaderT, plan: { kind: 'leaf'; leaf: Leaf }): unknown
   }
 }
 
-function longToNumber(v: unknown): number {
-  if (typeof v === 'number') return v;
-  const l = v as { toNumber?: () => number; low: number; high: number };
-  return l.toNumber ? l.toNumber() : l.high * 2 ** 32 + (l.low >>> 0);
-}
-
 function readValue(r: ReaderT, plan: ValuePlan, path: string): unknown {
   switch (plan.kind) {
     case 'leaf':
@@ -365,6 +356,8 @@ function readValue(r: ReaderT, plan: ValuePlan, path: string): unknown {
     case 'map':
       // a map as a list item cannot occur in the built-in schemas
       throw new ProtobufError('WireType', `unexpected map value at ${path}`);
+    case 'jsonSchemaProps':
+      return readJsonSchemaProps(r.bytes(), path);
     case 'wrappedList': {
       const sub = Reader.create(r.bytes());
       const out: unknown[] = [];
@@ -404,7 +397,7 @@ function readMapEntry(bytes: Uint8Array, value: ValuePlan, path: string): [strin
 
 /** an absent map value is the value type's zero (e.g. data: {a: ""}) */
 function zeroValue(plan: ValuePlan): unknown {
-  if (plan.kind === 'message') return {};
+  if (plan.kind === 'message' || plan.kind === 'jsonSchemaProps') return {};
   if (plan.kind === 'wrappedList') return [];
   if (plan.kind === 'map') return {};
   switch (plan.leaf) {
@@ -473,21 +466,8 @@ function readLeaf(r: ReaderT, l: Leaf, path: string): unknown {
       return s;
     }
     case 'FieldsV1':
-    case 'RawExtension': {
-      const sub = Reader.create(r.bytes());
-      let raw: Uint8Array | undefined;
-      while (sub.pos < sub.len) {
-        const t = sub.uint32();
-        if (t >>> 3 === 1 && (t & 7) === WT_LEN) raw = sub.bytes();
-        else sub.skipType(t & 7);
-      }
-      if (!raw || raw.length === 0) return undefined;
-      try {
-        return JSON.parse(Buffer.from(raw).toString('utf8'));
-      } catch {
-        throw new ProtobufError('Invalid', `${path}: ${l} does not hold JSON`);
-      }
-    }
+    case 'RawExtension':
+      return readRawJson(r.bytes(), path, l);
   }
 }
 

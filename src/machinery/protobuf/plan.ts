@@ -27,7 +27,9 @@ export type ValuePlan =
   /** map<string, V>: repeated entry messages { key = 1; value = 2 } */
   | { kind: 'map'; value: ValuePlan }
   /** a list inside a map value (Kubernetes wraps it: ExtraValue { repeated items = 1 }) */
-  | { kind: 'wrappedList'; item: ValuePlan };
+  | { kind: 'wrappedList'; item: ValuePlan }
+  /** apiextensions/v1 JSONSchemaProps (json-schema-props.ts); `prefixes` of its x-<prefix>-* markers */
+  | { kind: 'jsonSchemaProps'; prefixes: string[] };
 
 export interface FieldPlan {
   name: string;
@@ -109,8 +111,7 @@ class PlanBuilder {
       target.fields.push(field);
       target.byNumber.set(number, field);
     }
-    plan.fields.sort((a, b) => a.number - b.number);
-    for (const e of plan.embedded.values()) e.fields.sort((a, b) => a.number - b.number);
+    sortFields(plan);
     return plan;
   }
 
@@ -123,6 +124,7 @@ class PlanBuilder {
   value(prop: Schema): ValuePlan | undefined {
     const s = resolve(prop, this.defs);
     const special = prop['x-orch-proto-type'] ?? s['x-orch-proto-type'];
+    if (special === 'JSONSchemaProps') return { kind: 'jsonSchemaProps', prefixes: prop['x-orch-proto-marker-prefixes'] ?? s['x-orch-proto-marker-prefixes'] ?? ['x-kubernetes-'] };
     if (special) return leaf(special);
     if (s['x-orch-int-or-string']) return leaf(s.format === 'quantity' ? 'Quantity' : 'IntOrString');
     switch (s.type) {
@@ -159,6 +161,11 @@ class PlanBuilder {
   }
 }
 
+function sortFields(plan: MessagePlan): void {
+  plan.fields.sort((a, b) => a.number - b.number);
+  for (const e of plan.embedded.values()) sortFields(e);
+}
+
 function isArray(s: Schema): boolean {
   return s.type === 'array';
 }
@@ -167,11 +174,16 @@ function leaf(l: Leaf): ValuePlan {
   return { kind: 'leaf', leaf: l };
 }
 
-function embeddedPlan(parent: MessagePlan, n: number): MessagePlan {
-  let e = parent.embedded.get(n);
-  if (!e) {
-    e = { fields: [], byNumber: new Map(), embedded: new Map(), unnumbered: new Set() };
-    parent.embedded.set(n, e);
+/** the inlined message at `path` (one number, or a path through inlined messages) */
+function embeddedPlan(parent: MessagePlan, path: number | number[]): MessagePlan {
+  let e = parent;
+  for (const n of typeof path === 'number' ? [path] : path) {
+    let next = e.embedded.get(n);
+    if (!next) {
+      next = { fields: [], byNumber: new Map(), embedded: new Map(), unnumbered: new Set() };
+      e.embedded.set(n, next);
+    }
+    e = next;
   }
   return e;
 }

@@ -101,8 +101,8 @@ export const proto = (numbers: Record<string, number>, props: Record<string, Sch
   return out;
 };
 
-/** marks properties that live in a Go-inlined message at field `embedded` of the parent (e.g. Volume's VolumeSource = 2) */
-export const protoEmbedded = (embedded: number, numbers: Record<string, number>, props: Record<string, Schema>): Record<string, Schema> => {
+/** marks properties that live in a Go-inlined message at field `embedded` of the parent (e.g. Volume's VolumeSource = 2), or at a path of them */
+export const protoEmbedded = (embedded: number | number[], numbers: Record<string, number>, props: Record<string, Schema>): Record<string, Schema> => {
   const out = proto(numbers, props);
   for (const name of Object.keys(numbers)) out[name] = { ...out[name], 'x-orch-proto-embedded': embedded };
   return out;

@@ -58,14 +58,22 @@ export interface Schema {
   'x-orch-proto-field'?: number;
   /**
    * the property lives inside an embedded (Go-inlined) message at this field
-   * number of the parent, e.g. Volume's sources inside VolumeSource = 2
+   * number of the parent, e.g. Volume's sources inside VolumeSource = 2; a
+   * list is a path through inlined messages inlined in turn (admissionregistration
+   * NamedRuleWithOperations: RuleWithOperations at 2, its Rule at 2 again)
    */
-  'x-orch-proto-embedded'?: number;
+  'x-orch-proto-embedded'?: number | number[];
   /** a well-known protobuf message whose JSON form the schema alone does not tell apart */
-  'x-orch-proto-type'?: 'MicroTime' | 'FieldsV1' | 'RawExtension';
+  'x-orch-proto-type'?: 'MicroTime' | 'FieldsV1' | 'RawExtension' | 'JSONSchemaProps';
   /**
-   * a non-pointer Go number whose JSON form omits 0 (omitempty): protobuf
-   * always carries it, so a decoded 0 means absent (e.g. metadata.generation)
+   * with `x-orch-proto-type: JSONSchemaProps`: the prefixes its `x-<prefix>-*`
+   * markers may be written with (a CRD's markerPrefixes), first preferred
+   */
+  'x-orch-proto-marker-prefixes'?: string[];
+  /**
+   * a non-pointer Go number or bool whose JSON form omits 0/false (omitempty):
+   * protobuf always carries it, so a decoded 0 or false means absent (e.g.
+   * metadata.generation, a CRD version's `deprecated`)
    */
   'x-orch-proto-omit-zero'?: boolean;
 }

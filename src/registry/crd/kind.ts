@@ -7,8 +7,11 @@ import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, ResourceDefinition } from '../types.js';
 import { column } from '../kinds/columns.js';
-import { atomicList, bool, int32, listMap, obj, opaque, str, time } from '../../machinery/schema/dsl.js';
+import { atomicList, bool, int32, listMap, obj, opaque, proto, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from '../kinds/meta.js';
+import { condition } from '../kinds/workload-shared.js';
+import { webhookClientConfigSchema } from '../admission/kinds.js';
+import { markerPrefixes } from './convert.js';
 import { validateCrd, validateCrdUpdate } from './validate.js';
 
 export function crdGroup(apiDomain: string): string {
@@ -20,68 +23,76 @@ export function cleanupFinalizer(apiDomain: string): string {
   return `customresourcecleanup.${crdGroup(apiDomain)}`;
 }
 
+/** a non-pointer Go bool or number with omitempty: a protobuf 0/false is absent (x-orch-proto-omit-zero) */
+const omitZero = { 'x-orch-proto-omit-zero': true } as const;
+
+// protobuf field numbers: Kubernetes' apiextensions/v1 generated.proto (docs/protobuf.md)
 function crdSchema(n: SchemaNames): Schema {
-  const names = obj('Names the custom kind is served under.', {
+  const names = obj('Names the custom kind is served under.', proto({ plural: 1, singular: 2, shortNames: 3, kind: 4, listKind: 5, categories: 6 }, {
     plural: str('Plural resource name in URLs (`/apis/<group>/<version>/<plural>`); lowercase. The CRD is named `<plural>.<group>`.'),
     singular: str('Singular name, lowercase; defaults to the lowercased kind.'),
     shortNames: atomicList('Short names for the resource (e.g. `kubectl get <shortName>`); lowercase.', { type: 'string' }),
     kind: str('Serialized kind, CamelCase.'),
     listKind: str('Kind of lists; defaults to `<kind>List`.'),
     categories: atomicList('Groups of resources the kind belongs to (e.g. `all`), used by `kubectl get <category>`.', { type: 'string' }),
-  }, ['plural', 'kind']);
-  const column_ = obj('A column in Table output (kubectl get).', {
+  }), ['plural', 'kind']);
+  const column_ = obj('A column in Table output (kubectl get).', proto({ name: 1, type: 2, format: 3, description: 4, priority: 5, jsonPath: 6 }, {
     name: str('Column name.'),
     type: str('integer, number, string, boolean or date.'),
     format: str('Optional format hint: int32, int64, float, double, byte, date, date-time, password, name.'),
     description: str('Column description.'),
-    priority: int32('0 for the standard view; higher only in wide output.'),
+    priority: int32('0 for the standard view; higher only in wide output.', omitZero),
     jsonPath: str('Simple JSONPath (`.spec.replicas`) evaluated on each object for the cell.'),
-  }, ['name', 'type', 'jsonPath']);
-  const version = obj('One version of the custom kind.', {
+  }), ['name', 'type', 'jsonPath']);
+  const version = obj('One version of the custom kind.', proto({ name: 1, served: 2, storage: 3, deprecated: 7, deprecationWarning: 8, schema: 4, subresources: 5, additionalPrinterColumns: 6, selectableFields: 9 }, {
     name: str('Version name (e.g. v1, v1beta1), served at `/apis/<group>/<name>/...`.'),
     served: bool('Whether the version is served.'),
     storage: bool('Whether objects are stored in this version; exactly one version is.'),
-    deprecated: bool('Requests to a deprecated version get a Warning header.'),
+    deprecated: bool('Requests to a deprecated version get a Warning header.', omitZero),
     deprecationWarning: str('Overrides the default warning returned to clients.'),
-    schema: obj('Validation schema of this version.', {
-      openAPIV3Schema: opaque('Structural OpenAPI v3 schema (types, formats, enums, required, bounds, pattern, nullable, defaults, x-<domain>-* markers, x-<domain>-validations CEL rules).'),
-    }),
-    subresources: obj('Sub-resources served.', {
-      status: opaque('Enables /status: the main resource ignores status changes, /status ignores everything else.'),
-      scale: obj('Enables /scale (autoscaling/v1 Scale).', {
+    schema: obj('Validation schema of this version.', proto({ openAPIV3Schema: 1 }, {
+      // JSONSchemaProps: recursive, with union fields; its own codec (machinery/protobuf/json-schema-props.ts)
+      openAPIV3Schema: {
+        ...opaque('Structural OpenAPI v3 schema (types, formats, enums, required, bounds, pattern, nullable, defaults, x-<domain>-* markers, x-<domain>-validations CEL rules).'),
+        'x-orch-proto-type': 'JSONSchemaProps',
+        'x-orch-proto-marker-prefixes': markerPrefixes(n.apiDomain),
+      },
+    })),
+    subresources: obj('Sub-resources served.', proto({ status: 1, scale: 2 }, {
+      // an empty message in Kubernetes (CustomResourceSubresourceStatus): `{}` is its only form
+      status: obj('Enables /status: the main resource ignores status changes, /status ignores everything else.', {}),
+      scale: obj('Enables /scale (autoscaling/v1 Scale).', proto({ specReplicasPath: 1, statusReplicasPath: 2, labelSelectorPath: 3 }, {
         specReplicasPath: str('JSON path of the desired replicas, under .spec.'),
         statusReplicasPath: str('JSON path of the observed replicas, under .status.'),
         labelSelectorPath: str('JSON path of the label selector string, under .spec or .status.'),
-      }, ['specReplicasPath', 'statusReplicasPath']),
-    }),
+      }), ['specReplicasPath', 'statusReplicasPath']),
+    })),
     additionalPrinterColumns: atomicList('Extra columns in Table output.', column_),
-    selectableFields: atomicList('Fields usable in field selectors.', obj('A selectable field.', { jsonPath: str('JSON path of the field.') }, ['jsonPath'])),
-  }, ['name', 'served', 'storage']);
-  const condition = obj('A condition of the definition.', {
-    type: str('Established, NamesAccepted or Terminating.'),
-    status: str('True, False or Unknown.'),
-    lastTransitionTime: time('When the status last changed.'),
-    reason: str('One-word CamelCase reason.'),
-    message: str('Human-readable details.'),
-  }, ['type', 'status']);
-  return kindSchema(n, 'CustomResourceDefinition describes a custom kind served by the API server at run time.', {
-    spec: obj('The custom kind.', {
+    selectableFields: atomicList('Fields usable in field selectors.', obj('A selectable field.', proto({ jsonPath: 1 }, { jsonPath: str('JSON path of the field.') }), ['jsonPath'])),
+  }), ['name', 'served', 'storage']);
+  // CustomResourceDefinitionCondition: type 1, status 2, lastTransitionTime 3, reason 4, message 5
+  const crdCondition = condition('workload');
+  return kindSchema(n, 'CustomResourceDefinition describes a custom kind served by the API server at run time.', proto({ spec: 2, status: 3 }, {
+    spec: obj('The custom kind.', proto({ group: 1, names: 3, scope: 4, versions: 7, conversion: 9, preserveUnknownFields: 10 }, {
       group: str('API group of the kind (a DNS subdomain with at least one dot).'),
       names: names,
       scope: str('Namespaced or Cluster.', { enum: ['Namespaced', 'Cluster'] }),
       versions: listMap('Versions served; exactly one is the storage version.', version, ['name'], 'name'),
-      conversion: obj('How objects convert between versions.', {
+      conversion: obj('How objects convert between versions.', proto({ strategy: 1, webhook: 2 }, {
         strategy: str('None (the default: only apiVersion changes); Webhook is not supported (docs/crds.md).'),
-        webhook: opaque('Conversion webhook settings (not supported).'),
-      }),
-      preserveUnknownFields: bool('Must be false (apiextensions v1); use x-<domain>-preserve-unknown-fields in the schema.'),
-    }, ['group', 'names', 'scope', 'versions']),
-    status: obj('Observed state of the definition.', {
-      conditions: listMap('Established, NamesAccepted, Terminating.', condition, ['type'], 'type'),
+        webhook: obj('Conversion webhook settings (not supported).', proto({ clientConfig: 2, conversionReviewVersions: 3 }, {
+          clientConfig: webhookClientConfigSchema(),
+          conversionReviewVersions: atomicList('ConversionReview versions the webhook accepts, preferred first.', { type: 'string' }),
+        })),
+      })),
+      preserveUnknownFields: bool('Must be false (apiextensions v1); use x-<domain>-preserve-unknown-fields in the schema.', omitZero),
+    }), ['group', 'names', 'scope', 'versions']),
+    status: obj('Observed state of the definition.', proto({ conditions: 1, acceptedNames: 2, storedVersions: 3 }, {
+      conditions: listMap('Established, NamesAccepted, Terminating.', crdCondition, ['type'], 'type'),
       acceptedNames: names,
       storedVersions: atomicList('Versions objects have ever been stored in.', { type: 'string' }),
-    }),
-  }, ['spec']);
+    })),
+  }), ['spec']);
 }
 
 export interface CrdKindOptions {
