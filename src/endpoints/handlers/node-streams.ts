@@ -63,8 +63,11 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
   const ep = await endpointOf(ctx, spec.nodeName, name);
   const enc = encodeURIComponent;
   if (subresource === 'portforward') {
-    // kubectl's SPDY tunnel names the ports inside the session, client libraries in the query
-    const q = pick(req.query, ['port']);
+    // kubectl's SPDY tunnel names the ports inside the session, client libraries in the query: the
+    // API's PodPortForwardOptions `ports` (client-node, python), which kube passes on to the kubelet
+    // as one `port=P,Q` (streamParams). Without `ports`, orch passes the kubelet's own `port` on.
+    const ports = req.query.getAll('ports');
+    const q = ports.length > 0 ? new URLSearchParams({ port: ports.join(',') }) : pick(req.query, ['port']);
     return upgrade(transport, ep, `/portForward/${enc(namespace)}/${enc(name)}?${q}`, req);
   }
   const container = containerOf(spec, name, req.query.get('container'));
