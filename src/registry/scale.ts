@@ -117,6 +117,10 @@ async function writeScale(
         }]);
       }
       setAt(cur, pathOf(scale.specReplicasPath), replicas);
+      // returned without its resourceVersion, which would be a precondition: a write racing this one
+      // re-runs the transform on the newer object, as kube's unconditional scale update retries; a
+      // version the Scale names was checked above, and is checked again on the newer object
+      if (cur.metadata) delete cur.metadata.resourceVersion;
       return cur;
     },
   );

@@ -50,6 +50,10 @@ interface DispatchCursor {
 }
 
 const MINUTE = 60_000;
+
+/** kube's cacher bookmarks a watch this long before its deadline */
+const PRE_TIMEOUT_BOOKMARK_MS = 2000;
+
 export class WatchService {
   private readonly windowMs: number;
   private readonly windowMaxEvents: number;
@@ -278,7 +282,8 @@ export class WatchService {
         this.openWatchers.set(w, cache);
         // timeoutSeconds: end the stream cleanly (spec 000 §4.2)
         timer = this.clock.setTimeout(() => w.end('timeout'), timeoutMs);
-        void this.begin(w, cache, plan, this.clock.now() + timeoutMs, endSignal.signal);
+        w.deadline = this.clock.now() + timeoutMs;
+        void this.begin(w, cache, plan, w.deadline, endSignal.signal);
       },
       stop: () => {
         stopped = true;
@@ -328,13 +333,20 @@ export class WatchService {
     }
     if (w.isEnded) return;
     w.sentRevision = rev;
-    w.nextBookmarkAt = this.nextBookmarkTime();
+    w.nextBookmarkAt = this.nextBookmarkTime(w);
     w.goLive();
     cache.addWatcher(w);
   }
 
-  private nextBookmarkTime(): number {
-    return this.clock.now() + jitter(this.random, this.bookmarkIntervalMs, 0.1);
+  /**
+   * About every interval, and — as kube's cacher does (nextBookmarkTime) — 2 s before the stream's
+   * deadline, so a client whose watch times out resumes from a recent version (client-go's reflector
+   * and client-node's informer watch again from the last version they saw). Past that: none.
+   */
+  private nextBookmarkTime(w: Watcher): number {
+    const now = this.clock.now();
+    const at = Math.min(now + jitter(this.random, this.bookmarkIntervalMs, 0.1), w.deadline - PRE_TIMEOUT_BOOKMARK_MS);
+    return at <= now ? Infinity : at;
   }
 
   private onWatcherEnd(w: Watcher, why: EndReason, timer: TimerHandle | undefined): void {
@@ -364,7 +376,7 @@ export class WatchService {
     const delivered = this.dispatchScheduled ? this.dispatchedRevision : this.revision;
     for (const w of this.openWatchers.keys()) {
       if (!w.allowBookmarks || !w.isLive || w.nextBookmarkAt > now) continue;
-      w.nextBookmarkAt = this.nextBookmarkTime();
+      w.nextBookmarkAt = this.nextBookmarkTime(w);
       w.bookmark(Math.max(w.sentRevision, delivered));
     }
   }

@@ -76,8 +76,10 @@ export class Watcher {
   readonly allowBookmarks: boolean;
   /** every event with a revision <= this was covered by the starting state or replay */
   sentRevision = 0;
-  /** when the next bookmark is due (ms) */
+  /** when the next bookmark is due (ms; Infinity: none) */
   nextBookmarkAt = 0;
+  /** when the stream ends (`timeoutSeconds` or the server's default), ms on the service clock */
+  deadline = Infinity;
   // the lifecycle's rules are src/lifecycles/watcher.ts; `state` mirrors the snapshot for the hot path
   private snapshot = initialWatcher();
   private state: WatcherState = 'starting';

@@ -102,6 +102,27 @@ describe('Events: one store, two versions', () => {
     expect((await t.request('GET', `${CORE}/ev1-1`)).status).toBe(404);
   });
 
+  it("prints kube's empty structs ({}) in both versions, whichever version wrote the Event", async () => {
+    const viaCore = await t.request('POST', CORE, { body: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'bare-core' }, involvedObject: { kind: 'Pod', name: 'p' }, reason: 'R' } });
+    expect(viaCore.status, viaCore.text).toBe(201);
+    const viaV1 = await t.request('POST', EV1, {
+      body: {
+        apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: { name: 'bare-v1' }, eventTime: '2026-01-02T00:00:00.000000Z',
+        reportingController: 'orch.io/x', reportingInstance: 'x-1', action: 'Do', reason: 'R', type: 'Normal', regarding: { kind: 'Pod', name: 'p' },
+      },
+    });
+    expect(viaV1.status, viaV1.text).toBe(201);
+    for (const name of ['bare-core', 'bare-v1']) {
+      const core = (await t.request('GET', `${CORE}/${name}`)).json<Obj>();
+      // client-node's `event.source.component` must not throw where kube's answer has `source: {}`
+      expect(core.source).toEqual({});
+      expect(core.involvedObject).toEqual({ kind: 'Pod', name: 'p' });
+      const v1 = (await t.request('GET', `${EV1}/${name}`)).json<Obj>();
+      expect(v1.deprecatedSource).toEqual({});
+      expect(v1.regarding).toEqual({ kind: 'Pod', name: 'p' });
+    }
+  });
+
   it('a watch through events.orch.io/v1 receives Events written through core v1, converted', async () => {
     const rv = (await t.request('GET', EV1)).json<Obj>().metadata.resourceVersion;
     const w = openWatch(t.server, `${EV1}?watch=1&resourceVersion=${rv}&fieldSelector=reason%3DPulled`);

@@ -1,15 +1,26 @@
 // Workload kinds over HTTP: bad input is 422 Invalid with field causes and no
-// write; the scale sub-resource reads and writes spec.replicas only.
+// write; the scale sub-resource reads and writes spec.replicas only, and a Scale
+// without a resourceVersion is retried over a concurrent write, never a 409.
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AdmissionWebhook, startAdmissionWebhook } from '../helpers/admission-webhook.js';
 import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
+let hook: AdmissionWebhook;
+let dir: string;
 beforeAll(async () => {
   t = await startTestServer({ authn: NO_WORKLOAD_CONTROLLERS });
+  dir = await mkdtemp(join(tmpdir(), 'orch-workload-http-'));
+  hook = await startAdmissionWebhook(dir);
 });
 afterAll(async () => {
+  await hook?.close();
   await t?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 type Status = { kind: string; code: number; reason: string; details: { kind: string; name: string; causes: { field: string; reason: string }[] } };
@@ -75,5 +86,42 @@ describe('CertificateSigningRequest approval', () => {
     const after = (await t.request('GET', `${CSRS}/alice`)).json<Record<string, any>>();
     expect(after.status.conditions[0].type).toBe('Approved');
     expect(after.spec.signerName).toBe('example.com/signer');
+  });
+});
+
+describe('the scale sub-resource under a concurrent write', () => {
+  it('a Scale without a resourceVersion wins over a write made between its read and its write (kube retries; no 409)', async () => {
+    expect((await t.request('POST', DEPLOYMENTS, { body: JSON.stringify(deployment('raced', { app: 'raced' })) })).status).toBe(201);
+    // the webhook admitting the scale writes the Deployment itself, once: the store's compare-and-swap
+    // then finds a newer object, as when a controller writes at that moment
+    let wrote = false;
+    hook.on.set('/scale', (seen, res) => {
+      const answer = () => {
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify({ apiVersion: seen.review.apiVersion, kind: 'AdmissionReview', response: { uid: seen.review.request.uid, allowed: true } }));
+      };
+      if (wrote) return answer();
+      wrote = true;
+      const patch = JSON.stringify({ metadata: { labels: { touched: 'yes' } } });
+      void t.request('PATCH', `${DEPLOYMENTS}/raced`, { body: patch, headers: { 'Content-Type': 'application/merge-patch+json' } }).then(answer, answer);
+    });
+    const cfg = {
+      apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'scale-race' },
+      webhooks: [{
+        name: 'scale.race.test', clientConfig: { url: hook.url('/scale'), caBundle: hook.caBundle }, sideEffects: 'None', admissionReviewVersions: ['v1'],
+        rules: [{ operations: ['UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments/scale'] }],
+      }],
+    };
+    const created = await t.request('POST', '/apis/admissionregistration.orch.io/v1/validatingwebhookconfigurations', { body: cfg });
+    expect(created.status, created.text).toBe(201);
+    try {
+      const put = await t.request('PUT', `${DEPLOYMENTS}/raced/scale`, { body: JSON.stringify({ kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'raced', namespace: 'default' }, spec: { replicas: 3 } }) });
+      expect(put.status, put.text).toBe(200);
+      expect(wrote).toBe(true);
+      const d = (await t.request('GET', `${DEPLOYMENTS}/raced`)).json<{ metadata: { labels?: Record<string, string> }; spec: { replicas: number } }>();
+      expect([d.spec.replicas, d.metadata.labels?.touched]).toEqual([3, 'yes']);
+    } finally {
+      await t.request('DELETE', '/apis/admissionregistration.orch.io/v1/validatingwebhookconfigurations/scale-race');
+    }
   });
 });

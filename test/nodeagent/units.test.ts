@@ -1,4 +1,4 @@
-// Small pure parts of the agent: Lease back-off, thresholds, resources, the lock file.
+// Small pure parts of the agent: Lease back-off, thresholds, resources, the lock file, log timestamps.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { pressures, parseThreshold } from '../../src/nodeagent/host.js';
 import { nextLeaseDelay } from '../../src/nodeagent/lease.js';
 import { acquireLock, LockHeldError } from '../../src/nodeagent/lock.js';
 import { resources } from '../../src/nodeagent/node-status.js';
+import { rfc3339Nano } from '../../src/nodeagent/streaming/logs.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -17,6 +18,16 @@ describe('lease back-off (spec 002 §8)', () => {
   it('starts at 200 ms, doubles, stops at 7 s, and returns to the interval on success', () => {
     expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => nextLeaseDelay(n, 10_000))).toEqual([200, 400, 800, 1600, 3200, 6400, 7000, 7000]);
     expect(nextLeaseDelay(0, 10_000)).toBe(10_000);
+  });
+});
+
+describe('log timestamps', () => {
+  it('print nine fraction digits without the float noise of nanoseconds in a Number', () => {
+    // 2026-11-28T04:12:57.655Z in ns: the Number is 1_795_839_177_655_000_064, whose `% 1e9` is 655000064
+    const ms = Date.UTC(2026, 10, 28, 4, 12, 57, 655);
+    expect(rfc3339Nano(ms * 1_000_000)).toBe('2026-11-28T04:12:57.655000000Z');
+    expect(rfc3339Nano((ms + 0.123) * 1_000_000)).toBe('2026-11-28T04:12:57.655123000Z');
+    expect(rfc3339Nano(Date.UTC(2026, 0, 1) * 1_000_000 - 1000)).toBe('2025-12-31T23:59:59.999999000Z');
   });
 });
 

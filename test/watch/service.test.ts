@@ -320,6 +320,31 @@ describe('watch: streaming lists and bookmarks (spec 000 §4.5)', () => {
     expect(quiet.sink.events()).toHaveLength(0);
     expect(sink.events().filter((e) => e.type === 'BOOKMARK').length).toBeGreaterThanOrEqual(3);
   });
+
+  it('bookmarks a watch once, 2 s before its timeout, as kube does, so a client resumes from a recent version', async () => {
+    const clock = new ManualClock(1_000_000);
+    const { store, svc } = await setup({ clock });
+    const bookmarks = (s: { events(): { type: string }[] }) => s.events().filter((e) => e.type === 'BOOKMARK').length;
+    const { sink } = watch(svc, store, { resourceVersion: '0', allowWatchBookmarks: 'true', timeoutSeconds: '5' });
+    const other = await put(store, widgets, '', 'elsewhere');
+    await until(() => svc.stats().revision === other);
+    await tick();
+    clock.advance(2900);
+    expect(bookmarks(sink)).toBe(0);
+    clock.advance(200); // past 3 s: the deadline less 2 s
+    expect(sink.events().filter((e) => e.type === 'BOOKMARK').map((e) => (e as { object: { metadata?: { resourceVersion?: string } } }).object.metadata?.resourceVersion)).toEqual([String(other)]);
+    clock.advance(1800);
+    expect(bookmarks(sink)).toBe(1);
+    clock.advance(100);
+    await until(() => sink.ended);
+    expect(bookmarks(sink)).toBe(1);
+    // a watch of 2 s or less has no time for one (kube: the pre-timeout time is already past)
+    const short = watch(svc, store, { resourceVersion: '0', allowWatchBookmarks: 'true', timeoutSeconds: '2' });
+    await tick();
+    clock.advance(2000);
+    await until(() => short.sink.ended);
+    expect(bookmarks(short.sink)).toBe(0);
+  });
 });
 
 describe('watch: stream lifecycle', () => {

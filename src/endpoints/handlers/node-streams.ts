@@ -60,14 +60,20 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
   if (resource !== 'pods') throw unserved('only pods and nodes have streams');
 
   const spec = (obj.spec ?? {}) as PodSpec;
+  // kube checks the container before the node (LogLocation, streamLocation); a pod without a node has
+  // no log yet: kube's LogLocation gives no location and its empty stream is 204 No Content
+  const container = subresource === 'portforward' ? '' : containerOf(spec, name, req.query.get('container'));
+  if (subresource === 'log' && !spec.nodeName) return { status: 204, body: undefined };
   const ep = await endpointOf(ctx, spec.nodeName, name);
   const enc = encodeURIComponent;
   if (subresource === 'portforward') {
-    // kubectl's SPDY tunnel names the ports inside the session, client libraries in the query
-    const q = pick(req.query, ['port']);
+    // kubectl's SPDY tunnel names the ports inside the session, client libraries in the query: the
+    // API's PodPortForwardOptions `ports` (client-node, python), which kube passes on to the kubelet
+    // as one `port=P,Q` (streamParams). Without `ports`, orch passes the kubelet's own `port` on.
+    const ports = req.query.getAll('ports');
+    const q = ports.length > 0 ? new URLSearchParams({ port: ports.join(',') }) : pick(req.query, ['port']);
     return upgrade(transport, ep, `/portForward/${enc(namespace)}/${enc(name)}?${q}`, req);
   }
-  const container = containerOf(spec, name, req.query.get('container'));
   const path = `/${enc(namespace)}/${enc(name)}/${enc(container)}`;
   if (subresource === 'log') return logs(ctx, transport, ep, `/containerLogs${path}?${pick(req.query, LOG_KEYS)}`, req);
   // exec and attach

@@ -56,11 +56,15 @@ export function parseLogOptions(q: URLSearchParams, now: number): LogOptions {
   };
 }
 
-/** RFC 3339 with nanoseconds, as kube prints log timestamps */
+/**
+ * RFC 3339 with nine fraction digits, as the kubelet prints log timestamps (RFC3339NanoFixed). A
+ * Number of nanoseconds since 1970 is only good to 256 ns (2^53 < 1.8e18), so `ns % 1e9` printed
+ * noise (`.655000064`): the fraction is kept to the microsecond, which the Number does hold.
+ */
 export function rfc3339Nano(ns: number): string {
-  const ms = Math.floor(ns / 1_000_000);
-  const frac = String(ns % 1_000_000_000).padStart(9, '0');
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, `.${frac}Z`);
+  const us = Math.round(ns / 1000);
+  const frac = `${String(us % 1_000_000).padStart(6, '0')}000`;
+  return new Date(Math.floor(us / 1000)).toISOString().replace(/\.\d{3}Z$/, `.${frac}Z`);
 }
 
 /** streams the log of `containerId` to `res` */

@@ -19,6 +19,23 @@ import type { ApiObject } from '../types.js';
 
 const SAME = ['eventTime', 'series', 'action', 'reason', 'related', 'type'] as const;
 
+/**
+ * Kube's Go structs always print a struct field (`source`, `deprecatedSource`, `regarding`), empty
+ * as `{}`, omitempty or not; clients read them without a check (client-node's
+ * `event.source.component`), so an Event of either version carries them (core/v1 Events through
+ * `defaultCoreEvent`). (Kube's zero times print as `null`; here they stay absent: writes drop nulls.)
+ */
+function withEmptyStructs(o: Record<string, unknown>, structs: readonly string[]): void {
+  for (const f of structs) if (o[f] === undefined || o[f] === null) o[f] = {};
+}
+
+const CORE_STRUCTS = ['involvedObject', 'source'] as const;
+
+/** the empty structs of a core/v1 Event (its strategy's defaulting) */
+export function defaultCoreEvent(o: ApiObject): void {
+  withEmptyStructs(o as Record<string, unknown>, CORE_STRUCTS);
+}
+
 /** [events/v1 field, core/v1 field] */
 const RENAMED: [string, string][] = [
   ['regarding', 'involvedObject'],
@@ -37,6 +54,7 @@ const eventsV1: VersionConverter = {
     if (typeof src.deprecatedCount === 'number' && src.deprecatedCount !== 0) out.count = src.deprecatedCount;
     if (src.reportingController) out.reportingComponent = src.reportingController;
     if (src.reportingInstance) out.reportingInstance = src.reportingInstance;
+    withEmptyStructs(out, CORE_STRUCTS);
     return out as ApiObject;
   },
   fromHub(o) {
@@ -48,8 +66,7 @@ const eventsV1: VersionConverter = {
     // empty strings are what a core Event without them defaults to; events/v1 omits them
     if (src.reportingComponent) out.reportingController = src.reportingComponent;
     if (src.reportingInstance) out.reportingInstance = src.reportingInstance;
-    const source = out.deprecatedSource as Record<string, unknown> | undefined;
-    if (source && !source.component && !source.host) delete out.deprecatedSource;
+    withEmptyStructs(out, ['regarding', 'deprecatedSource']);
     return out as ApiObject;
   },
 };

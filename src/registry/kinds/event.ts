@@ -7,7 +7,7 @@ import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, fieldOf, get, getObject, getString, since } from './columns.js';
 import { int32, obj, proto, ref, str, time } from '../../machinery/schema/dsl.js';
-import { eventStorage } from './event-conversion.js';
+import { defaultCoreEvent, eventStorage } from './event-conversion.js';
 import { kindSchema } from './meta.js';
 
 const microTime = (d: string) => ({ ...time(d), description: `${d} Microsecond precision.`, 'x-orch-proto-type': 'MicroTime' as const });
@@ -48,6 +48,7 @@ export function coreEventDefinition(n: SchemaNames): ResourceDefinition {
       ['metadata', 'involvedObject'],
     ),
     strategy: {
+      default: defaultCoreEvent,
       validate: (o) => {
         const errs: FieldError[] = [];
         const ns = getString(o, 'involvedObject', 'namespace');

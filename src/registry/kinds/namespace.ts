@@ -82,7 +82,10 @@ const FINALIZE: Capabilities = {
     const r = await ctx.store().guaranteedUpdate('', ctx.name, { dryRun: ctx.dryRun }, (cur) => {
       const next = cur!;
       next.spec = { ...((next.spec as object | undefined) ?? {}), finalizers: [...wanted] };
+      // the body's resourceVersion pins the write (a 409 on a mismatch); without one the update is
+      // unconditional, as kube's namespace strategy allows: a racing write re-runs this on the newer object
       if (obj.metadata?.resourceVersion) next.metadata!.resourceVersion = obj.metadata.resourceVersion;
+      else delete next.metadata!.resourceVersion;
       return next;
     });
     return { status: 200, object: r.object };

@@ -2,7 +2,9 @@
 // kube-apiserver's EvictionREST, written from its documented behaviour): a
 // delete of the pod that a PodDisruptionBudget (policy/v1) may refuse.
 //   - terminal (Succeeded/Failed), Pending or already Terminating pods are
-//     deleted without looking at budgets (they are not disrupted further);
+//     deleted without looking at budgets (they are not disrupted further); a
+//     conflict there (the scheduler binding a Pending pod) is retried with the
+//     pod read again, as kube's EvictionsRetry, unless the caller pinned a version;
 //   - no budget selects the pod → deleted, 201 Status Success;
 //   - more than one → 500 (kube does not support overlapping budgets);
 //   - one: a status not yet computed for the current generation, or no
@@ -26,6 +28,8 @@ import { matchesLabelSelector } from './workload-shared.js';
 /** kube's MaxDisruptedPodSize: more unconfirmed evictions than this and the budget refuses */
 export const MAX_DISRUPTED_PODS = 2000;
 export const DISRUPTION_BUDGET_CAUSE = 'DisruptionBudget';
+/** kube's EvictionsRetry steps: how often a conflicting delete of a budget-free pod is tried */
+const EVICTION_ATTEMPTS = 20;
 const VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget.";
 
 type Obj = Record<string, JSONValue>;
@@ -60,14 +64,22 @@ async function evict(ctx: CapabilityContext, eviction: ApiObject, now: () => num
   if (bodyName !== undefined && bodyName !== ctx.name) throw badRequest('name in URL does not match name in Eviction object');
   const opts = deleteOptionsOf(eviction, ctx);
   const pods = ctx.store();
-  const pod = await pods.get(ctx.namespace, ctx.name);
-
-  if (canIgnoreBudgets(pod)) {
+  const callerPinned = Boolean(opts.preconditions?.resourceVersion);
+  let pod: ApiObject;
+  for (let attempt = 1; ; attempt++) {
+    pod = await pods.get(ctx.namespace, ctx.name);
+    if (!canIgnoreBudgets(pod)) break;
     // pinned to the version read, unless the caller pinned one: a pod that became
     // Running meanwhile must be judged against its budget (kube's shouldEnforceResourceVersion)
-    const pinned = enforcesResourceVersion(pod) && !opts.preconditions?.resourceVersion ? withResourceVersion(opts, pod) : opts;
-    await markAndDelete(pods, ctx, pinned, now);
-    return success();
+    const pinned = enforcesResourceVersion(pod) && !callerPinned ? withResourceVersion(opts, pod) : opts;
+    try {
+      await markAndDelete(pods, ctx, pinned, now);
+      return success();
+    } catch (e) {
+      // kube retries a conflict here (EvictionsRetry) with the pod read again, unless the caller
+      // pinned the version: a Pending pod the scheduler binds meanwhile is still evicted, not a 409
+      if (callerPinned || !(e instanceof StatusError && e.code === 409) || attempt >= EVICTION_ATTEMPTS) throw e;
+    }
   }
 
   const pdbStore = ctx.storeOf('policy', 'v1', 'poddisruptionbudgets');
