@@ -127,6 +127,25 @@ describe('pods', () => {
     await eventually(async () => (await ts.request('GET', '/api/v1/namespaces/default/pods/crash')).status === 404, 'crash removed');
   });
 
+  it('a restarted container shows how the attempt before it ended in lastState ({} before any restart), as kubelet', async () => {
+    type CS = { restartCount: number; containerID?: string; state: Record<string, unknown>; lastState: { terminated?: { exitCode: number; reason: string; containerID: string } } };
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'last', namespace: 'default' }, spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }] } };
+    expect((await ts.request('POST', '/api/v1/namespaces/default/pods', { body: pod })).status).toBe(201);
+    const status = async () => ((await get('/api/v1/namespaces/default/pods/last'))?.status.containerStatuses as CS[] | undefined)?.[0];
+    const first = await eventually(async () => { const s = await status(); return s?.state.running && s; }, 'first attempt running');
+    expect(first.lastState).toEqual({});
+    const ctl = new SimControlClient(join(agent.rootDir, 'runtime-sim.sock'));
+    try {
+      await ctl.exitContainer(first.containerID!.replace(/^orch-runtime-sim:\/\//, ''), 3);
+    } finally {
+      ctl.close();
+    }
+    const second = await eventually(async () => { const s = await status(); return s?.restartCount === 1 && s.state.running && s; }, 'second attempt running');
+    expect(second.lastState.terminated).toMatchObject({ exitCode: 3, reason: 'Error', containerID: first.containerID });
+    await ts.request('DELETE', '/api/v1/namespaces/default/pods/last');
+    await eventually(async () => (await ts.request('GET', '/api/v1/namespaces/default/pods/last')).status === 404, 'last removed');
+  });
+
   it('a pod whose containers finish (restartPolicy Never) Succeeds or Fails by exit code', async () => {
     const mk = (name: string, cmd: string[]) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName: 'node-a', restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: cmd }] } });
     await ts.request('POST', '/api/v1/namespaces/default/pods', { body: mk('ok', ['true']) });
