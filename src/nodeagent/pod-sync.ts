@@ -237,12 +237,17 @@ export class PodSyncer {
     const inits = spec.initContainers ?? [];
     const initDone = inits.every((c) => latest.get(c.name)?.state === 'CONTAINER_EXITED' && latest.get(c.name)?.exitCode === 0);
     const initFailed = policy === 'Never' && inits.some((c) => latest.get(c.name)?.state === 'CONTAINER_EXITED' && latest.get(c.name)?.exitCode !== 0);
-    const view = (c: ContainerSpec, init: boolean) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), init ? 'ContainerCreating' : initDone ? 'ContainerCreating' : 'PodInitializing');
+    // what was reported before stands in for a container the runtime no longer knows (kubelet's convertToAPIContainerStatuses)
+    const reported = new Map<string, Status>();
+    for (const f of ['initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses']) {
+      for (const cs of (prev[f] ?? []) as Status[]) reported.set(String(cs.name), cs);
+    }
+    const view = (c: ContainerSpec, init: boolean) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), init ? 'ContainerCreating' : initDone ? 'ContainerCreating' : 'PodInitializing', reported.get(c.name));
     const initStatuses = inits.map((c) => view(c, true));
     const statuses = spec.containers.map((c) => view(c, false));
     // kubelet reports ephemeral containers never ready and without `started` (they have no probes)
     const ephemeralStatuses = (spec.ephemeralContainers ?? []).map((c) => {
-      const { started: _s, ...st } = this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), 'ContainerCreating');
+      const { started: _s, ...st } = this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), 'ContainerCreating', reported.get(c.name));
       return { ...st, ready: false };
     });
 
@@ -290,9 +295,11 @@ export class PodSyncer {
    * kubelet's container status: `state` from the latest attempt, `lastState`
    * (always present, `{}` when none, as kube's struct field) the termination
    * of the attempt before it — or of the latest one while it waits in
-   * CrashLoopBackOff
+   * CrashLoopBackOff. A container the runtime does not know keeps a terminated
+   * state reported before; otherwise it waits, keeping its restart count and
+   * lastState (kubelet's convertToAPIContainerStatuses defaults).
    */
-  private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, prev: ContainerStatus | undefined, defaultWaiting: string): Status {
+  private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, prev: ContainerStatus | undefined, defaultWaiting: string, reported?: Status): Status {
     const w = this.waiting.get(`${uid}/${c.name}`);
     const time = (ns: number) => rfc3339(Math.floor(ns / 1_000_000));
     const terminated = (x: ContainerStatus) => ({
@@ -304,7 +311,12 @@ export class PodSyncer {
     if (s && w?.reason === 'CrashLoopBackOff' && s.state === 'CONTAINER_EXITED') {
       return { ...base, containerID: `${this.o.runtimeName()}://${s.id}`, ready: false, started: false, state: { waiting: w }, lastState: { terminated: terminated(s) } };
     }
-    if (!s) return { ...base, ready: false, started: false, state: { waiting: w ?? { reason: defaultWaiting } } };
+    if (!s) {
+      const was = reported?.state as Status | undefined;
+      if (was?.terminated) return reported!;
+      const kept = reported ? { restartCount: reported.restartCount ?? 0, lastState: reported.lastState ?? {} } : {};
+      return { ...base, ...kept, ready: false, started: false, state: { waiting: w ?? { reason: defaultWaiting } } };
+    }
     const containerID = `${this.o.runtimeName()}://${s.id}`;
     if (s.state === 'CONTAINER_RUNNING') return { ...base, containerID, ready: true, started: true, state: { running: { startedAt: time(s.startedAt) } } };
     if (s.state === 'CONTAINER_EXITED') return { ...base, containerID, ready: false, started: false, state: { terminated: terminated(s) } };
