@@ -51,11 +51,13 @@ export async function nodeInfo(runtime?: { name: string; version: string }): Pro
 }
 
 const ki = (bytes: number) => `${Math.floor(bytes / 1024)}Ki`;
+/** millicores as kube's Quantity prints them: whole cores without a suffix (`2`, not `2000m`) */
+const cpu = (milli: number) => (milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`);
 
 export function resources(r: HostReadings, f: NodeFacts): { capacity: Record<string, string>; allocatable: Record<string, string> } {
   const cpuMilli = Math.round(r.cpuCores * 1000);
   const capacity: Record<string, string> = {
-    cpu: cpuMilli % 1000 === 0 ? String(cpuMilli / 1000) : `${cpuMilli}m`,
+    cpu: cpu(cpuMilli),
     memory: ki(r.memoryTotalBytes),
     'ephemeral-storage': ki(r.diskTotalBytes),
     pods: String(f.maxPods),
@@ -64,7 +66,7 @@ export function resources(r: HostReadings, f: NodeFacts): { capacity: Record<str
   const reservedMem = f.systemReserved.memory ? (parseThreshold(f.systemReserved.memory, r.memoryTotalBytes) ?? 0) : 0;
   const allocatable: Record<string, string> = {
     ...capacity,
-    cpu: `${Math.max(0, cpuMilli - reservedCpu)}m`,
+    cpu: cpu(Math.max(0, cpuMilli - reservedCpu)),
     memory: ki(Math.max(0, r.memoryTotalBytes - reservedMem)),
   };
   for (const [name, n] of Object.entries(f.extended)) {

@@ -11,7 +11,7 @@ import { type Clock, rfc3339 } from './clock.js';
 import { type EnvContainer, EnvError, type EnvPod } from './container-env.js';
 import { type EnvReader, readContainerEnv } from './env-reader.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
-import type { ContainerConfig, ContainerStatus, PodSandboxConfig } from './runtime/types.js';
+import type { Container, ContainerConfig, ContainerStatus, PodSandboxConfig } from './runtime/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
 
 export const LABEL_POD_UID = 'io.orch.pod.uid';
@@ -85,14 +85,24 @@ export class PodSyncer {
     return items.find((s) => s.state === 'SANDBOX_READY')?.id;
   }
 
-  /** latest attempt of each container of the pod's ready sandbox */
-  private async latest(sandboxId: string): Promise<Map<string, ContainerStatus>> {
-    const out = new Map<string, ContainerStatus>();
+  /**
+   * latest attempt of each container of the pod's ready sandbox; `previous`,
+   * when given, receives the attempt before it (kubelet's lastTerminationState)
+   */
+  private async latest(sandboxId: string, previous?: Map<string, ContainerStatus>): Promise<Map<string, ContainerStatus>> {
+    const newest = new Map<string, Container>();
+    const before = new Map<string, Container>();
     for (const c of await this.o.runtime.listContainers({ podSandboxId: sandboxId })) {
       const name = c.labels[LABEL_CONTAINER] ?? c.metadata.name;
-      const prev = out.get(name);
-      if (!prev || prev.metadata.attempt < c.metadata.attempt) out.set(name, await this.o.runtime.containerStatus(c.id));
+      const top = newest.get(name);
+      if (!top || top.metadata.attempt < c.metadata.attempt) {
+        if (top) before.set(name, top);
+        newest.set(name, c);
+      } else if (!before.has(name) || before.get(name)!.metadata.attempt < c.metadata.attempt) before.set(name, c);
     }
+    const out = new Map<string, ContainerStatus>();
+    for (const [name, c] of newest) out.set(name, await this.o.runtime.containerStatus(c.id));
+    if (previous) for (const [name, c] of before) previous.set(name, await this.o.runtime.containerStatus(c.id));
     return out;
   }
 
@@ -219,19 +229,25 @@ export class PodSyncer {
     const prev = pod.status ?? {};
     const sandboxes = await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid });
     const sb = sandboxes.find((s) => s.state === 'SANDBOX_READY') ?? sandboxes[0];
-    const latest = sb ? await this.latest(sb.id) : new Map<string, ContainerStatus>();
+    const previous = new Map<string, ContainerStatus>();
+    const latest = sb ? await this.latest(sb.id, previous) : new Map<string, ContainerStatus>();
     const podIP = sb ? ((await this.o.runtime.podSandboxStatus(sb.id)).network?.ip ?? '') : '';
     const policy = spec.restartPolicy ?? 'Always';
 
     const inits = spec.initContainers ?? [];
     const initDone = inits.every((c) => latest.get(c.name)?.state === 'CONTAINER_EXITED' && latest.get(c.name)?.exitCode === 0);
     const initFailed = policy === 'Never' && inits.some((c) => latest.get(c.name)?.state === 'CONTAINER_EXITED' && latest.get(c.name)?.exitCode !== 0);
-    const view = (c: ContainerSpec, init: boolean) => this.containerStatus(uid, c, latest.get(c.name), init ? 'ContainerCreating' : initDone ? 'ContainerCreating' : 'PodInitializing');
+    // what was reported before stands in for a container the runtime no longer knows (kubelet's convertToAPIContainerStatuses)
+    const reported = new Map<string, Status>();
+    for (const f of ['initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses']) {
+      for (const cs of (prev[f] ?? []) as Status[]) reported.set(String(cs.name), cs);
+    }
+    const view = (c: ContainerSpec, init: boolean) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), init ? 'ContainerCreating' : initDone ? 'ContainerCreating' : 'PodInitializing', reported.get(c.name));
     const initStatuses = inits.map((c) => view(c, true));
     const statuses = spec.containers.map((c) => view(c, false));
     // kubelet reports ephemeral containers never ready and without `started` (they have no probes)
     const ephemeralStatuses = (spec.ephemeralContainers ?? []).map((c) => {
-      const { started: _s, ...st } = this.containerStatus(uid, c, latest.get(c.name), 'ContainerCreating');
+      const { started: _s, ...st } = this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), 'ContainerCreating', reported.get(c.name));
       return { ...st, ready: false };
     });
 
@@ -275,25 +291,35 @@ export class PodSyncer {
     };
   }
 
-  private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, defaultWaiting: string): Status {
+  /**
+   * kubelet's container status: `state` from the latest attempt, `lastState`
+   * (always present, `{}` when none, as kube's struct field) the termination
+   * of the attempt before it — or of the latest one while it waits in
+   * CrashLoopBackOff. A container the runtime does not know keeps a terminated
+   * state reported before; otherwise it waits, keeping its restart count and
+   * lastState (kubelet's convertToAPIContainerStatuses defaults).
+   */
+  private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, prev: ContainerStatus | undefined, defaultWaiting: string, reported?: Status): Status {
     const w = this.waiting.get(`${uid}/${c.name}`);
-    const base = { name: c.name, image: c.image, imageID: s?.imageRef ?? '', restartCount: s?.metadata.attempt ?? 0 };
     const time = (ns: number) => rfc3339(Math.floor(ns / 1_000_000));
+    const terminated = (x: ContainerStatus) => ({
+      exitCode: x.exitCode, reason: x.reason || (x.exitCode === 0 ? 'Completed' : 'Error'), startedAt: x.startedAt ? time(x.startedAt) : null, finishedAt: time(x.finishedAt),
+      containerID: `${this.o.runtimeName()}://${x.id}`,
+    });
+    const lastState = prev?.state === 'CONTAINER_EXITED' ? { terminated: terminated(prev) } : {};
+    const base = { name: c.name, image: c.image, imageID: s?.imageRef ?? '', restartCount: s?.metadata.attempt ?? 0, lastState };
     if (s && w?.reason === 'CrashLoopBackOff' && s.state === 'CONTAINER_EXITED') {
-      return { ...base, containerID: `${this.o.runtimeName()}://${s.id}`, ready: false, started: false, state: { waiting: w }, lastState: { terminated: { exitCode: s.exitCode, reason: s.reason || 'Error', startedAt: time(s.startedAt), finishedAt: time(s.finishedAt), containerID: `${this.o.runtimeName()}://${s.id}` } } };
+      return { ...base, containerID: `${this.o.runtimeName()}://${s.id}`, ready: false, started: false, state: { waiting: w }, lastState: { terminated: terminated(s) } };
     }
-    if (!s) return { ...base, ready: false, started: false, state: { waiting: w ?? { reason: defaultWaiting } } };
+    if (!s) {
+      const was = reported?.state as Status | undefined;
+      if (was?.terminated) return reported!;
+      const kept = reported ? { restartCount: reported.restartCount ?? 0, lastState: reported.lastState ?? {} } : {};
+      return { ...base, ...kept, ready: false, started: false, state: { waiting: w ?? { reason: defaultWaiting } } };
+    }
     const containerID = `${this.o.runtimeName()}://${s.id}`;
     if (s.state === 'CONTAINER_RUNNING') return { ...base, containerID, ready: true, started: true, state: { running: { startedAt: time(s.startedAt) } } };
-    if (s.state === 'CONTAINER_EXITED') {
-      return {
-        ...base,
-        containerID,
-        ready: false,
-        started: false,
-        state: { terminated: { exitCode: s.exitCode, reason: s.reason || (s.exitCode === 0 ? 'Completed' : 'Error'), startedAt: s.startedAt ? time(s.startedAt) : null, finishedAt: time(s.finishedAt), containerID } },
-      };
-    }
+    if (s.state === 'CONTAINER_EXITED') return { ...base, containerID, ready: false, started: false, state: { terminated: terminated(s) } };
     return { ...base, containerID, ready: false, started: false, state: { waiting: w ?? { reason: 'ContainerCreating' } } };
   }
 }

@@ -150,7 +150,7 @@ export class GenericStore {
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
     if (this.def.strategy.tracksGeneration) meta.generation = 1;
-    this.def.strategy.prepareForCreate?.(obj);
+    this.def.strategy.prepareForCreate?.(obj, opts.user);
     if (this.hooks.mutate) {
       const system = { uid: meta.uid, creationTimestamp: meta.creationTimestamp, generation: meta.generation };
       const mutated = await this.hooks.mutate({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });

@@ -1,5 +1,6 @@
 import type { Schema } from '../machinery/schema/types.js';
 import type { ApiObject, FieldError, NameValidation } from '../core/object.js';
+import type { UserInfo } from '../auth/types.js';
 import type { Capabilities } from './capabilities.js';
 
 // the object shapes are shared contracts (src/core/object.ts); re-exported for the registry's users
@@ -26,7 +27,8 @@ export interface Strategy {
   validate?(obj: ApiObject): FieldError[];
   /** `subresource`: the sub-resource written ('' or undefined for the main resource) */
   validateUpdate?(obj: ApiObject, old: ApiObject, subresource?: string): FieldError[];
-  prepareForCreate?(obj: ApiObject): void;
+  /** `user`: who asks (absent for the server's own writes), for kinds that record it (CSR requester) */
+  prepareForCreate?(obj: ApiObject, user?: UserInfo): void;
   prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
   /** extra Table columns after Name (Age is added last by the table printer) */
   columns?: TableColumn[];

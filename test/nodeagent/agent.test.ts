@@ -127,6 +127,42 @@ describe('pods', () => {
     await eventually(async () => (await ts.request('GET', '/api/v1/namespaces/default/pods/crash')).status === 404, 'crash removed');
   });
 
+  it('a restarted container shows how the attempt before it ended in lastState ({} before any restart), as kubelet', async () => {
+    type CS = { restartCount: number; containerID?: string; state: Record<string, unknown>; lastState: { terminated?: { exitCode: number; reason: string; containerID: string } } };
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'last', namespace: 'default' }, spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }] } };
+    expect((await ts.request('POST', '/api/v1/namespaces/default/pods', { body: pod })).status).toBe(201);
+    const status = async () => ((await get('/api/v1/namespaces/default/pods/last'))?.status.containerStatuses as CS[] | undefined)?.[0];
+    const first = await eventually(async () => { const s = await status(); return s?.state.running ? s : undefined; }, 'first attempt running');
+    expect(first.lastState).toEqual({});
+    const ctl = new SimControlClient(join(agent.rootDir, 'runtime-sim.sock'));
+    try {
+      await ctl.exitContainer(first.containerID!.replace(/^orch-runtime-sim:\/\//, ''), 3);
+    } finally {
+      ctl.close();
+    }
+    const second = await eventually(async () => { const s = await status(); return s?.restartCount === 1 && s.state.running ? s : undefined; }, 'second attempt running');
+    expect(second.lastState.terminated).toMatchObject({ exitCode: 3, reason: 'Error', containerID: first.containerID });
+    await ts.request('DELETE', '/api/v1/namespaces/default/pods/last');
+    await eventually(async () => (await ts.request('GET', '/api/v1/namespaces/default/pods/last')).status === 404, 'last removed');
+  });
+
+  it('a finished pod whose containers the runtime no longer knows keeps their terminated states (a runtime that restarted)', async () => {
+    // no scheduler binds it: the test does, once its status says it finished
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'done', namespace: 'default' }, spec: { schedulerName: 'none', restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['true'] }] } };
+    expect((await ts.request('POST', '/api/v1/namespaces/default/pods', { body: pod })).status).toBe(201);
+    const terminated = { exitCode: 0, reason: 'Completed', startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:01Z', containerID: 'orch-runtime-sim://0123456789abcdef0123456789abcdef' };
+    const status = { phase: 'Succeeded', containerStatuses: [{ name: 'c', image: 'busybox', imageID: '', restartCount: 0, ready: false, started: false, lastState: {}, state: { terminated } }] };
+    expect((await ts.request('PATCH', '/api/v1/namespaces/default/pods/done/status', { body: { status }, headers: { 'content-type': 'application/merge-patch+json' } })).status).toBe(200);
+    const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'done' }, target: { kind: 'Node', name: 'node-a' } };
+    expect((await ts.request('POST', '/api/v1/namespaces/default/pods/done/binding', { body: binding })).status).toBe(201);
+    // the agent has written its view once it reports the host
+    const p = await eventually(async () => { const x = await get('/api/v1/namespaces/default/pods/done'); return x?.status.hostIP ? x : undefined; }, 'agent status');
+    expect(p.status.phase).toBe('Succeeded');
+    expect((p.status.containerStatuses as { state: unknown }[])[0]!.state).toEqual({ terminated });
+    await ts.request('DELETE', '/api/v1/namespaces/default/pods/done');
+    await eventually(async () => (await ts.request('GET', '/api/v1/namespaces/default/pods/done')).status === 404, 'done removed');
+  });
+
   it('a pod whose containers finish (restartPolicy Never) Succeeds or Fails by exit code', async () => {
     const mk = (name: string, cmd: string[]) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName: 'node-a', restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: cmd }] } });
     await ts.request('POST', '/api/v1/namespaces/default/pods', { body: mk('ok', ['true']) });

@@ -50,6 +50,12 @@ describe('thresholds', () => {
     expect(capacity).toEqual({ cpu: '4', memory: `${8 * 2 ** 20}Ki`, 'ephemeral-storage': `${2 ** 20}Ki`, pods: '50', 'example.com/gpu': '2' });
     expect(allocatable).toMatchObject({ cpu: '3500m', memory: `${7 * 2 ** 20}Ki`, 'example.com/gpu': '1' });
   });
+  it('whole cores are written as the Quantity kube prints (2, not 2000m)', () => {
+    const r = { cpuCores: 2, memoryTotalBytes: 2 ** 30, memoryAvailableBytes: 0, diskTotalBytes: 2 ** 30, diskAvailableBytes: 0, pidsMax: 1, pidsUsed: 0, networkReady: true };
+    const f = { name: 'n', hostname: 'n', port: 0, maxPods: 110, systemReserved: {}, labels: {}, taints: [], extended: {} };
+    expect(resources(r, f).allocatable.cpu).toBe('2');
+    expect(resources(r, { ...f, systemReserved: { cpu: '1' } }).allocatable.cpu).toBe('1');
+  });
 });
 
 describe('lock file', () => {

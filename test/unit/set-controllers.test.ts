@@ -102,10 +102,12 @@ describe('minReadySeconds on the simulated clock', () => {
     await readyPod(e, pod!, T0);
     await e.settled();
     const status = async (): Promise<Record<string, number>> => (await e.gs('daemonsets', 'apps').get('default', 'agent')).status as Record<string, number>;
-    expect(await status()).toMatchObject({ desiredNumberScheduled: 1, numberReady: 1, numberAvailable: 0, numberUnavailable: 1 });
+    expect(await status()).toMatchObject({ desiredNumberScheduled: 1, numberReady: 1, numberUnavailable: 1 });
+    expect(await status()).not.toHaveProperty('numberAvailable');
     e.clock.advance(11_000);
     await e.settled();
-    expect(await status()).toMatchObject({ numberReady: 1, numberAvailable: 1, numberUnavailable: 0, updatedNumberScheduled: 1 });
+    expect(await status()).toMatchObject({ numberReady: 1, numberAvailable: 1, updatedNumberScheduled: 1 });
+    expect(await status()).not.toHaveProperty('numberUnavailable');
   });
 
   it('a failed daemon pod is replaced at once the first time, then only after a doubling backoff', async () => {

@@ -23,7 +23,7 @@ import { claimAll } from '../workloads/claim.js';
 import { type OwnerReference, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
 import { type EventRef, controlledBy, eventRef, keyOf, ownedHandlers, ownerRef, selectsTemplate } from './owner.js';
-import { CONTROLLER_MANAGER, createInBatches, statusUnchanged, writeStatus } from '../workloads/writes.js';
+import { CONTROLLER_MANAGER, createInBatches, omitZero, statusUnchanged, writeStatus } from '../workloads/writes.js';
 import {
   type DaemonNode, type DaemonPod, TEMPLATE_GENERATION_LABEL, daemonCounts, daemonFenceposts, daemonPlacement, pinnedSpec, planManage, planRollingUpdate, targetNode,
 } from './daemonset-plan.js';
@@ -260,6 +260,8 @@ export class DaemonSetController extends LoopController {
       ...daemonCounts(nodes, pods),
       observedGeneration: ds.metadata?.generation ?? 0,
     };
+    // kube's DaemonSetStatus: the scheduled/misscheduled/ready numbers always, these omitempty
+    omitZero(status, ['observedGeneration', 'updatedNumberScheduled', 'numberAvailable', 'numberUnavailable']);
     if (statusUnchanged(cur, status)) return;
     await writeStatus(this.o.daemonSets(), ds, status, CONTROLLER_MANAGER);
   }

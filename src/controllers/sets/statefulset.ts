@@ -27,7 +27,7 @@ import { claimAll } from '../workloads/claim.js';
 import { type OwnerReference, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
 import { type EventRef, controlledBy, eventRef, ownedHandlers, ownerRef, selectsTemplate } from './owner.js';
-import { CONTROLLER_MANAGER, statusUnchanged, updateObject, writeStatus } from '../workloads/writes.js';
+import { CONTROLLER_MANAGER, omitZero, statusUnchanged, updateObject, writeStatus } from '../workloads/writes.js';
 import { DEFAULT_HISTORY_LIMIT, REVISION_HASH_LABEL, deleteRevision, ensureRevision, revisionsToPrune, templateOf } from './history.js';
 import {
   POD_INDEX_LABEL, POD_NAME_LABEL, type SetPod, type SetView, claimName, claimVolumes, ordinalOf, planSet, podName, podRevision, setCounts,
@@ -311,6 +311,8 @@ export class StatefulSetController extends LoopController {
       collisionCount: int(cur.collisionCount, 0),
       ...(cur.conditions !== undefined ? { conditions: cur.conditions } : {}),
     };
+    // kube's StatefulSetStatus: `replicas` and `availableReplicas` always, these omitempty
+    omitZero(status, ['observedGeneration', 'readyReplicas', 'currentReplicas', 'updatedReplicas']);
     if (statusUnchanged(cur, status)) return;
     await writeStatus(this.o.statefulSets(), set, status, CONTROLLER_MANAGER);
   }

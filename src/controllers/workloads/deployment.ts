@@ -27,7 +27,7 @@ import {
 } from './deployment-plan.js';
 import { type OwnerReference, controllerRefOf, labelsOf, newControllerRef, ownedObjectHandlers } from './pods.js';
 import { selects } from './replicaset.js';
-import { CONTROLLER_MANAGER, type OwnerRef, statusUnchanged, updateObject, writeStatus } from './writes.js';
+import { CONTROLLER_MANAGER, type OwnerRef, omitZero, statusUnchanged, updateObject, writeStatus } from './writes.js';
 
 export const DEPLOYMENT_CONTROLLER = 'deployment';
 
@@ -463,6 +463,8 @@ export class DeploymentController extends LoopController {
       conditions: conds,
       ...(old.collisionCount !== undefined ? { collisionCount: old.collisionCount } : {}),
     };
+    // kube's DeploymentStatus counters are all omitempty
+    omitZero(status, ['observedGeneration', 'replicas', 'updatedReplicas', 'readyReplicas', 'availableReplicas', 'unavailableReplicas']);
     if (!statusUnchanged(old, status)) await writeStatus(this.o.deployments(), d, status, CONTROLLER_MANAGER);
     if (recheck !== undefined) this.loop.enqueueAfter(`${d.metadata?.namespace ?? ''}/${d.metadata?.name ?? ''}`, recheck);
   }

@@ -23,7 +23,7 @@ import { ControllerLoop, LoopController, type Informer, type InformerSource } fr
 import { claimAll } from './claim.js';
 import { type OwnerReference, controllerRefOf, isPodActive, labelsOf, newControllerRef, ownedObjectHandlers, refersTo, untilAvailable } from './pods.js';
 import { type ReplicaCounts, podsToDelete, replicaCounts } from './replicaset-plan.js';
-import { CONTROLLER_MANAGER, type OwnerRef, createInBatches, deleteControlled, statusUnchanged, writeStatus } from './writes.js';
+import { CONTROLLER_MANAGER, type OwnerRef, createInBatches, deleteControlled, omitZero, statusUnchanged, writeStatus } from './writes.js';
 
 export const REPLICASET_CONTROLLER = 'replicaset';
 export const REPLICATIONCONTROLLER_CONTROLLER = 'replicationcontroller';
@@ -189,6 +189,8 @@ export class ReplicaSetController extends LoopController {
       conditions = [...conditions, { type: 'ReplicaFailure', status: 'True', lastTransitionTime: (old?.lastTransitionTime as string | undefined) ?? isoSeconds(this.clock.now()), reason: 'FailedCreate', message: failure }];
     }
     const status: Obj = { ...counts, observedGeneration: set.metadata?.generation ?? 0, ...(conditions.length > 0 ? { conditions } : {}) };
+    // kube's ReplicaSetStatus: `replicas` always, the other counters omitempty
+    omitZero(status, ['fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'observedGeneration']);
     if (statusUnchanged(cur, status)) return;
     await writeStatus(this.o.sets(), set, status, CONTROLLER_MANAGER);
   }

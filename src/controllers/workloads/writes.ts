@@ -59,6 +59,16 @@ export async function writeStatus(store: GenericStore, o: ApiObject, status: Obj
   return update(store, o, manager, 'status', (cur) => ({ ...cur, status }));
 }
 
+/**
+ * drops the named counters when 0: Go's `omitempty` int fields of kube's
+ * workload statuses, so the object reads as kube's (`kubectl get -o yaml`,
+ * jsonpath waits); readers take an absent counter as 0
+ */
+export function omitZero(status: Obj, fields: readonly string[]): Obj {
+  for (const f of fields) if (status[f] === 0) delete status[f];
+  return status;
+}
+
 /** the status fields a write would set are already there (conditions compared whole) */
 export function statusUnchanged(cur: Obj, next: Obj): boolean {
   for (const [k, v] of Object.entries(next)) if (JSON.stringify(cur[k]) !== JSON.stringify(v)) return false;

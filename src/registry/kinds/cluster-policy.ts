@@ -5,6 +5,7 @@
 // (src/controllers/disruption/) writes PodDisruptionBudget status, no
 // controller acts on the others.
 
+import { certificateSigningRequestDefinition } from './csr.js';
 import { hpaStorage } from './hpa-conversion.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
@@ -264,48 +265,6 @@ export function priorityClassDefinition(n: SchemaNames): ResourceDefinition {
         column('Value', 'integer', (o) => (typeof o.value === 'number' ? o.value : 0)),
         column('Global-Default', 'boolean', (o) => o.globalDefault === true),
         column('PreemptionPolicy', 'string', (o) => String(o.preemptionPolicy ?? '')),
-      ],
-    },
-  };
-}
-
-export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDefinition {
-  return {
-    group: n.group('certificates'), version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest', scope: 'Cluster',
-    shortNames: ['csr'], subresources: ['status', 'approval'],
-    // the `approval` sub-resource's handlers are src/endpoints/handlers/builtin-kinds.ts (the server attaches them)
-    schema: kindSchema(n, 'CertificateSigningRequest objects request a signed X.509 certificate (stored; no signer runs yet).', proto({ spec: 2, status: 3 }, {
-      spec: obj('The certificate request.', proto({ request: 1, signerName: 7, expirationSeconds: 8, usages: 5, username: 2, uid: 3, groups: 4, extra: 6 }, {
-        request: str('A base64-encoded PEM "CERTIFICATE REQUEST" block.', { format: 'byte' }),
-        signerName: str('The requested signer.'),
-        expirationSeconds: int32('The requested duration of validity of the issued certificate.'),
-        usages: strings('Key usages requested in the issued certificate.'),
-        username: str('The user that created the request (set by the server).'),
-        uid: str('The uid of the user that created the request (set by the server).'),
-        groups: strings('The groups of the user that created the request (set by the server).'),
-        extra: mapOf('Extra attributes of the user (set by the server).', strings('Values.')),
-      }), ['request', 'signerName']),
-      status: obj('The state of the request.', proto({ conditions: 1, certificate: 2 }, {
-        // CertificateSigningRequestCondition: status is 6 (added after the others)
-        conditions: atomicList('Applied conditions (Approved, Denied, Failed).', obj('A condition.', proto({ type: 1, status: 6, reason: 2, message: 3, lastUpdateTime: 4, lastTransitionTime: 5 }, {
-          type: str('Type of the condition: Approved, Denied or Failed.'),
-          status: str('Status of the condition, one of True, False, Unknown.'),
-          reason: str('Brief reason for the request state.'),
-          message: str('Human readable message with details about the request state.'),
-          lastUpdateTime: time('Time of the last update to this condition.'),
-          lastTransitionTime: time('Last time the condition transitioned from one status to another.'),
-        }), ['type'])),
-        certificate: str('The issued certificate (PEM).', { format: 'byte' }),
-      })),
-    })),
-    strategy: {
-      selectableFields: { 'spec.signerName': fieldOf('spec', 'signerName') },
-      validate: (o) => (getString(o, 'spec', 'request') === '' ? [fieldErr('spec.request', 'FieldValueRequired', 'Required value')] : []),
-      columns: [
-        column('SignerName', 'string', (o) => getString(o, 'spec', 'signerName') ?? ''),
-        column('Requestor', 'string', (o) => getString(o, 'spec', 'username') ?? ''),
-        column('RequestedDuration', 'string', (o) => (typeof get(o, 'spec', 'expirationSeconds') === 'number' ? `${String(get(o, 'spec', 'expirationSeconds'))}s` : '<none>')),
-        column('Condition', 'string', (o) => getArray(o, 'status', 'conditions').map((c) => getString(c, 'type') ?? '').join(',') || 'Pending'),
       ],
     },
   };

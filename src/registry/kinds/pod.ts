@@ -10,6 +10,7 @@ import { ref } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { bindingCapability } from './pod-binding.js';
 import { evictionCapability } from './pod-eviction.js';
+import { aliasServiceAccount, defaultRequestsFromLimits, validateContainerResources } from './pod-resources.js';
 import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainers, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 
 export function podDefinition(n: SchemaNames): ResourceDefinition {
@@ -83,9 +84,8 @@ export function defaultPod(o: ApiObject): void {
     }
   }
   const spec = getObject(o, 'spec');
-  if (spec && spec.serviceAccountName === undefined && typeof spec.serviceAccount === 'string') {
-    spec.serviceAccountName = spec.serviceAccount;
-  }
+  aliasServiceAccount(spec);
+  defaultRequestsFromLimits(spec);
 }
 
 function qosClass(o: ApiObject): string {
@@ -159,6 +159,7 @@ export function validatePod(o: ApiObject): FieldError[] {
   for (const field of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
     containersOf(o, field).forEach((c, i) => errs.push(...validateSeccomp(getObject(c, 'securityContext', 'seccompProfile'), `spec.${field}[${i}].securityContext.seccompProfile`)));
   }
+  errs.push(...validateContainerResources(spec, 'spec'));
   errs.push(...validateEphemeralContainers(o));
   const tgps = spec.terminationGracePeriodSeconds;
   if (typeof tgps === 'number' && tgps < 0) errs.push(inv('spec.terminationGracePeriodSeconds', tgps, 'must be greater than or equal to 0'));
@@ -184,6 +185,9 @@ function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
   const mutable = (spec: JSONValue | undefined, ref: JSONValue | undefined): string => {
     if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return JSON.stringify(spec ?? null);
     const s = structuredClone(spec) as Obj;
+    // kube defaults the stored object as it reads it: one written before a default existed compares defaulted
+    aliasServiceAccount(s);
+    defaultRequestsFromLimits(s);
     const r = (ref && typeof ref === 'object' && !Array.isArray(ref) ? ref : {}) as Obj;
     for (const f of ['containers', 'initContainers']) {
       const arr = s[f];

@@ -7,6 +7,7 @@ import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Definitions, Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
 import { get, getObject, getString } from './columns.js';
+import { aliasServiceAccount, validateContainerResources } from './pod-resources.js';
 import { atomicList, enumOf, int32, int64, listMap, mapOf, obj, opaque, proto, ref, str, time } from '../../machinery/schema/dsl.js';
 
 export function workloadDefinitions(n: SchemaNames): Definitions {
@@ -114,7 +115,7 @@ export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { t
   else if (!getObject(tmpl, 'spec')) errs.push(required(`${at}.${tpath.join('.')}.spec`));
   else if (!Array.isArray(get(tmpl, 'spec', 'containers')) || (get(tmpl, 'spec', 'containers') as JSONValue[]).length === 0) {
     errs.push(required(`${at}.${tpath.join('.')}.spec.containers`));
-  }
+  } else errs.push(...validateContainerResources(getObject(tmpl, 'spec'), `${at}.${tpath.join('.')}.spec`));
   // replicas >= 0 is the schema's `minimum` (one cause, not two)
   return errs;
 }
@@ -135,6 +136,7 @@ export function defaultPodTemplate(tmpl: Record<string, JSONValue> | undefined, 
   spec.schedulerName ??= 'default-scheduler';
   spec.terminationGracePeriodSeconds ??= 30;
   spec.securityContext ??= {};
+  aliasServiceAccount(spec);
   for (const field of ['containers', 'initContainers'] as const) {
     const list = spec[field];
     if (!Array.isArray(list)) continue;

@@ -1,0 +1,93 @@
+// certificates/v1 CertificateSigningRequest: stored and approved or denied
+// (no signer runs, docs/compatibility.md). As kube's strategy, a create records
+// who asked (spec.username, uid, groups, extra) and starts with no conditions;
+// kubectl's table is kube's printer: Name, Age, SignerName, Requestor,
+// RequestedDuration, Condition.
+
+import type { UserInfo } from '../../auth/types.js';
+import type { SchemaNames } from '../../machinery/schema/naming.js';
+import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
+import { humanDuration } from '../table.js';
+import { column, fieldOf, get, getArray, getString } from './columns.js';
+import { atomicList, int32, mapOf, obj, proto, str, time } from '../../machinery/schema/dsl.js';
+import type { Schema } from '../../machinery/schema/types.js';
+import { kindSchema } from './meta.js';
+
+const strings = (d: string): Schema => atomicList(d, { type: 'string' });
+const fieldErr = (field: string, type: string, message: string): FieldError => ({ field, type, message });
+
+export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDefinition {
+  return {
+    group: n.group('certificates'), version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest', scope: 'Cluster',
+    shortNames: ['csr'], subresources: ['status', 'approval'],
+    // the `approval` sub-resource's handlers are src/endpoints/handlers/builtin-kinds.ts (the server attaches them)
+    schema: kindSchema(n, 'CertificateSigningRequest objects request a signed X.509 certificate (stored; no signer runs yet).', proto({ spec: 2, status: 3 }, {
+      spec: obj('The certificate request.', proto({ request: 1, signerName: 7, expirationSeconds: 8, usages: 5, username: 2, uid: 3, groups: 4, extra: 6 }, {
+        request: str('A base64-encoded PEM "CERTIFICATE REQUEST" block.', { format: 'byte' }),
+        signerName: str('The requested signer.'),
+        expirationSeconds: int32('The requested duration of validity of the issued certificate.'),
+        usages: strings('Key usages requested in the issued certificate.'),
+        username: str('The user that created the request (set by the server).'),
+        uid: str('The uid of the user that created the request (set by the server).'),
+        groups: strings('The groups of the user that created the request (set by the server).'),
+        extra: mapOf('Extra attributes of the user (set by the server).', strings('Values.')),
+      }), ['request', 'signerName']),
+      status: obj('The state of the request.', proto({ conditions: 1, certificate: 2 }, {
+        // CertificateSigningRequestCondition: status is 6 (added after the others)
+        conditions: atomicList('Applied conditions (Approved, Denied, Failed).', obj('A condition.', proto({ type: 1, status: 6, reason: 2, message: 3, lastUpdateTime: 4, lastTransitionTime: 5 }, {
+          type: str('Type of the condition: Approved, Denied or Failed.'),
+          status: str('Status of the condition, one of True, False, Unknown.'),
+          reason: str('Brief reason for the request state.'),
+          message: str('Human readable message with details about the request state.'),
+          lastUpdateTime: time('Time of the last update to this condition.'),
+          lastTransitionTime: time('Last time the condition transitioned from one status to another.'),
+        }), ['type'])),
+        certificate: str('The issued certificate (PEM).', { format: 'byte' }),
+      })),
+    })),
+    strategy: {
+      prepareForCreate: recordRequester,
+      selectableFields: { 'spec.signerName': fieldOf('spec', 'signerName') },
+      validate: (o) => (getString(o, 'spec', 'request') === '' ? [fieldErr('spec.request', 'FieldValueRequired', 'Required value')] : []),
+      columns: [
+        column('Age', 'string', () => null),
+        column('SignerName', 'string', (o) => getString(o, 'spec', 'signerName') || '<none>'),
+        column('Requestor', 'string', (o) => getString(o, 'spec', 'username') ?? ''),
+        column('RequestedDuration', 'string', requestedDuration),
+        column('Condition', 'string', conditionText),
+      ],
+    },
+  };
+}
+
+
+/** kube's csrStrategy.PrepareForCreate: the requester comes from the request, never from the body; no condition yet */
+function recordRequester(o: ApiObject, user?: UserInfo): void {
+  const spec = (o.spec ?? {}) as Record<string, JSONValue>;
+  o.spec = spec;
+  delete spec.username;
+  delete spec.uid;
+  delete spec.groups;
+  delete spec.extra;
+  if (user) {
+    spec.username = user.username;
+    if (user.uid) spec.uid = user.uid;
+    if (user.groups.length > 0) spec.groups = [...user.groups];
+    if (user.extra && Object.keys(user.extra).length > 0) spec.extra = structuredClone(user.extra);
+  }
+  o.status = {};
+}
+
+function requestedDuration(o: ApiObject): string {
+  const s = get(o, 'spec', 'expirationSeconds');
+  return typeof s === 'number' ? humanDuration(s * 1000) : '<none>';
+}
+
+/** kube's extractCSRStatus: Denied over Approved over Pending, then Failed and Issued */
+function conditionText(o: ApiObject): string {
+  const types = new Set(getArray(o, 'status', 'conditions').map((c) => getString(c, 'type')));
+  let s = types.has('Denied') ? 'Denied' : types.has('Approved') ? 'Approved' : 'Pending';
+  if (types.has('Failed')) s += ',Failed';
+  if (getString(o, 'status', 'certificate')) s += ',Issued';
+  return s;
+}
