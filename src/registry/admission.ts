@@ -12,6 +12,16 @@ import { validateCompiled } from '../machinery/schema/validate.js';
 import { validateRules } from '../machinery/schema/cel-rules.js';
 import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
 
+/** error types after which kube does not run a custom resource's CEL rules (strategy.go hasBlockingErr) */
+const BLOCKING_CEL = new Set(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+
+/** kube's field.Invalid(nil, nil, …): a nil path prints `<nil>`, a nil value `"null"` */
+const RULES_NOT_CHECKED: FieldError = {
+  field: '<nil>',
+  type: 'FieldValueInvalid',
+  message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+};
+
 export class SchemaAdmission implements ObjectAdmission {
   /** `standardFinalizers`: single-word finalizer names accepted on any object (the CRD cleanup finalizer) */
   constructor(
@@ -24,8 +34,13 @@ export class SchemaAdmission implements ObjectAdmission {
     applyCompiledDefaults(obj, compiled);
     const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true });
     dropEmptyMetadata(obj);
-    // CEL rules (x-orch-validations) see the pruned, defaulted object; not when it is malformed
-    if (compiled.subtreeHasRules && r.errors.length === 0) r.errors.push(...validateRules(obj, old, compiled));
+    // CEL rules (x-orch-validations) see the pruned, defaulted object; as in kube they are
+    // skipped, with one error saying so, when a type, required, enum or size error means the
+    // object lacks the shape the rules were written for (other errors, e.g. pattern, do not block)
+    if (compiled.subtreeHasRules) {
+      if (r.errors.some((e) => BLOCKING_CEL.has(e.type))) r.errors.push({ ...RULES_NOT_CHECKED });
+      else r.errors.push(...validateRules(obj, old, compiled));
+    }
     return r;
   }
 

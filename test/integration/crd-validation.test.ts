@@ -102,6 +102,22 @@ describe('CEL rules (x-kubernetes-validations)', () => {
     expect((await create('cel2', { replicas: 5, maxReplicas: 5 })).status).toBe(201);
   });
 
+  it('runs rules beside non-blocking schema errors, and says so when a blocking one stops them (kube hasBlockingErr)', async () => {
+    // a pattern error does not block: the rule's error is reported beside it
+    const both = await create('celb1', { name: 'UPPER', replicas: 20, maxReplicas: 5 });
+    expect(both.status).toBe(422);
+    expect(causes(both)).toEqual(['spec.name: FieldValueInvalid', 'spec: FieldValueInvalid']);
+    expect(both.json<Obj>().message).toContain('replicas must not exceed maxReplicas');
+    // a type error blocks: no rule runs, one fieldless error tells why
+    const blocked = await create('celb2', { replicas: 'many', maxReplicas: 5 });
+    expect(blocked.status).toBe(422);
+    expect(causes(blocked)).toEqual(['spec.replicas: FieldValueTypeInvalid', '<nil>: FieldValueInvalid']);
+    expect(blocked.json<Obj>().message).toContain(
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+    );
+    expect(blocked.json<Obj>().message).not.toContain('replicas must not exceed');
+  });
+
   it('runs transition rules against oldSelf on update only', async () => {
     expect((await create('cel3', { image: 'registry/app:1' })).status).toBe(201);
     const same = await t.request('PATCH', `${WA}/cel3`, { body: { spec: { image: 'registry/app:2' } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
