@@ -112,6 +112,19 @@ export class CrdController {
     });
   }
 
+  private async setTerminating(name: string, cond: Condition): Promise<void> {
+    await this.o.crds().guaranteedUpdate('', name, { dryRun: false, manager: 'orch-apiextensions-controller', subresource: 'status' }, (current) => {
+      const c = current!;
+      const old = (c.status ?? {}) as JSONObject;
+      const conds = (Array.isArray(old.conditions) ? old.conditions : []) as unknown as Condition[];
+      const prev = conds.find((p) => p.type === cond.type);
+      if (prev && prev.status === cond.status && prev.reason === cond.reason) return c;
+      const next = { ...cond, lastTransitionTime: nowTimestamp(this.loop.clock.now()) };
+      const list = prev ? conds.map((p) => (p === prev ? next : p)) : [...conds, next];
+      return { ...c, status: { ...old, conditions: list as unknown as JSONObject[] } };
+    });
+  }
+
   /** deletes every object of the kind; when none is left, lets the CRD go */
   private async cleanup(name: string, st: CrdState): Promise<void> {
     const spec = st.object.spec as unknown as CrdSpec;
@@ -153,6 +166,8 @@ export class CrdController {
     this.stopDraining(name);
     const fin = cleanupFinalizer(this.o.apiDomain);
     try {
+      // kube's finalizer controller records the outcome in the write that lets the CRD go
+      await this.setTerminating(name, { type: 'Terminating', status: 'False', reason: 'InstancesDeleted', message: 'instances deleted' });
       await this.o.crds().guaranteedUpdate('', name, { dryRun: false, manager: 'orch-apiextensions-controller' }, (current) => {
         const c = current!;
         const fins = c.metadata?.finalizers ?? [];

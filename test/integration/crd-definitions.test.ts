@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRDS, type Obj, createCrd, operatorCrd } from '../helpers/crds.js';
 import { eventually } from '../helpers/eventually.js';
+import { openWatch } from '../helpers/watch-stream.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -171,6 +172,30 @@ describe('deletion', () => {
     await eventually(async () => (await t.request('GET', `${CRDS}/pets.del.example.com`)).status === 404, 'CRD gone');
     expect(t.server.store.range({ key: '/registry/del.example.com/', end: '/registry/del.example.com0' }).count).toBe(0);
     expect((await t.request('GET', P)).status).toBe(404);
+  });
+
+  it('an object with its own finalizer holds the CRD Terminating; the last write says InstancesDeleted', async () => {
+    await createCrd(t, crd('holds', 'hold.example.com', 'Hold'));
+    const P = '/apis/hold.example.com/v1/namespaces/default/holds';
+    const body = { apiVersion: 'hold.example.com/v1', kind: 'Hold', metadata: { name: 'h1', finalizers: ['example.com/keep'] } };
+    expect((await t.request('POST', P, { body })).status).toBe(201);
+    const w = openWatch(t.server, `${CRDS}?watch=1&fieldSelector=metadata.name%3Dholds.hold.example.com`);
+    try {
+      expect((await t.request('DELETE', `${CRDS}/holds.hold.example.com`)).status).toBe(200);
+      const terminating = (o: Obj): Obj | undefined => (o.status?.conditions ?? []).find((c: Obj) => c.type === 'Terminating');
+      await eventually(async () => terminating((await t.request('GET', `${CRDS}/holds.hold.example.com`)).json<Obj>())?.reason === 'InstanceDeletionInProgress', 'Terminating');
+      expect(terminating((await t.request('GET', `${CRDS}/holds.hold.example.com`)).json<Obj>())).toMatchObject({ status: 'True', message: 'CustomResource deletion is in progress' });
+      // still served, so the finalizer can be removed; new objects are refused
+      const more = await t.request('POST', P, { body: { ...body, metadata: { name: 'h2' } } });
+      expect(more.status).toBe(405);
+      expect(more.json<Obj>().message).toBe('create not allowed while custom resource definition is terminating');
+      const unhold = await t.request('PATCH', `${P}/h1`, { body: { metadata: { finalizers: null } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+      expect(unhold.status).toBe(200);
+      const gone = await w.waitUntil((e) => e.type === 'DELETED');
+      expect(terminating(gone.object as Obj)).toMatchObject({ status: 'False', reason: 'InstancesDeleted', message: 'instances deleted' });
+    } finally {
+      w.close();
+    }
   });
 
   it('a CRD deleted while objects are being written leaves nothing behind and serves errors, not crashes', async () => {
