@@ -51,7 +51,8 @@ describe('invalid definitions are 422 with field paths', () => {
     expect(r.status).toBe(422);
     expect(r.json<Obj>().reason).toBe('Invalid');
     const fields = causes(r).map((c) => `${c.field}: ${c.reason}`);
-    const p = 'spec.versions[0].schema.openAPIV3Schema';
+    // one version: kube reports its schema at the top (the internal form's spec.validation)
+    const p = 'spec.validation.openAPIV3Schema';
     expect(fields).toEqual(expect.arrayContaining([
       `${p}.properties[spec].type: FieldValueRequired`,
       `${p}.properties[other].additionalProperties: FieldValueForbidden`,
@@ -77,7 +78,7 @@ describe('invalid definitions are 422 with field paths', () => {
     });
     expect(r.status).toBe(422);
     const fields = causes(r).map((c) => c.field);
-    const p = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations';
+    const p = 'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations';
     expect(fields).toEqual(expect.arrayContaining([`${p}[0].rule`, `${p}[1].rule`, `${p}[2].messageExpression`]));
     expect(r.json<Obj>().message).toContain("undeclared reference to 'nosuch'");
   });
@@ -113,13 +114,46 @@ describe('invalid definitions are 422 with field paths', () => {
       'spec.versions[1].name',
       'spec.versions',
       'spec.versions[0].additionalPrinterColumns[0].type',
-      'spec.versions[0].additionalPrinterColumns[0].jsonPath',
+      'spec.versions[0].additionalPrinterColumns[0].JSONPath',
       'spec.versions[0].subresources.scale.specReplicasPath',
       'spec.versions[0].subresources.scale.statusReplicasPath',
       'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[n].default',
       'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[l].x-kubernetes-list-map-keys',
       'spec.conversion.strategy',
     ]));
+  });
+
+  it("names what is shared by every version at the top, with kube's messages", async () => {
+    const keyed = { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['k'], items: { type: 'object', properties: { k: { type: 'string', nullable: true } } } };
+    const bad = crd('gadgets', 'top.example.com', 'Gadget', { type: 'object', properties: { spec: { type: 'object', properties: { n: { type: 'integer', default: 'five' }, m: keyed } } } });
+    bad.spec.names.shortNames = ['Bad_Short'];
+    bad.spec.names.categories = ['9lives'];
+    const v = bad.spec.versions[0];
+    v.additionalPrinterColumns = [
+      { name: 'A', type: 'float', jsonPath: '.spec.n' },
+      { name: 'B', type: 'string', format: 'weird', jsonPath: 'spec.n' },
+    ];
+    v.subresources = { scale: { specReplicasPath: 'spec.r', statusReplicasPath: '.spec.r', labelSelectorPath: '.metadata.x' } };
+    bad.spec.versions.push({ ...v, name: 'v2', storage: false });
+    const r = await t.request('POST', CRDS, { body: bad });
+    expect(r.status).toBe(422);
+    const lines = causes(r).map((c) => `${c.field}: ${c.message}`);
+    const dns1035 = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+    expect(lines).toEqual(expect.arrayContaining([
+      `spec.names.shortNames[0]: Invalid value: "Bad_Short": ${dns1035}`,
+      `spec.names.categories[0]: Invalid value: "9lives": ${dns1035}`,
+      'spec.validation.openAPIV3Schema.properties[spec].properties[n].default: Invalid value: "string":  in body must be of type integer: "string"',
+      'spec.validation.openAPIV3Schema.properties[spec].properties[m].items.properties[k].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property',
+      'spec.validation.openAPIV3Schema.properties[spec].properties[m].items.properties[k].nullable: Forbidden: this property is in x-kubernetes-list-map-keys, so it cannot be nullable',
+      'spec.additionalPrinterColumns[0].type: Invalid value: "float": must be one of boolean,date,integer,number,string',
+      'spec.additionalPrinterColumns[1].format: Invalid value: "weird": must be one of byte,date,date-time,double,float,int32,int64,name,password',
+      'spec.additionalPrinterColumns[1].JSONPath: Invalid value: "spec.n": must be a simple json path starting with .',
+      'spec.subresources.scale.specReplicasPath: Invalid value: "spec.r": must be a simple json path starting with .',
+      'spec.subresources.scale.statusReplicasPath: Invalid value: ".spec.r": should be a json path under .status',
+      'spec.subresources.scale.labelSelectorPath: Invalid value: ".metadata.x": should be a json path under either .spec or .status',
+    ]));
+    // reported once, not per version
+    expect(lines.filter((l) => l.startsWith('spec.versions[')).length).toBe(0);
   });
 
   it('refuses a group of the built-in kinds', async () => {

@@ -143,7 +143,12 @@ class Checker {
             const p = props[String(k)];
             if (!isObj(p)) this.err(`${path}.${keys.key}[${i}]`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(k)}: entries must all be names of item properties`);
             else if (!['string', 'integer', 'number', 'boolean'].includes(String(p.type))) this.err(`${path}.items.properties[${String(k)}].type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(p.type ?? '')}: must be a scalar type if parent array's ${lt.key} is map`);
-            else if (!req.includes(k) && p.default === undefined) this.err(`${path}.items.properties[${String(k)}]`, 'FieldValueRequired', `Required value: must be required or have a default as a key of a list-map (${keys.key})`);
+            if (!isObj(p)) return;
+            // kube's words (validateMapListKeysMapSet)
+            if (!req.includes(k) && p.default === undefined) {
+              this.err(`${path}.items.properties[${String(k)}].default`, 'FieldValueRequired', `Required value: this property is in ${keys.key}, so it must have a default or be a required property`);
+            }
+            if (p.nullable === true) this.err(`${path}.items.properties[${String(k)}].nullable`, 'FieldValueForbidden', `Forbidden: this property is in ${keys.key}, so it cannot be nullable`);
           });
         }
       } else if (keys) {
