@@ -86,7 +86,7 @@ export class CrdController {
       const conds: Condition[] = [
         accepted
           ? { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }
-          : { type: 'NamesAccepted', status: 'False', reason: 'NameConflict', message: st?.verdict.message ?? 'names not accepted' },
+          : { type: 'NamesAccepted', status: 'False', reason: st?.verdict.reason ?? 'NameConflict', message: st?.verdict.message ?? 'names not accepted' },
         accepted
           ? { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }
           : { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' },

@@ -184,8 +184,7 @@ describe('names', () => {
       cond = (s?.conditions as Obj[] | undefined)?.find((x) => x.type === 'NamesAccepted');
       return cond !== undefined;
     }, 'NamesAccepted condition');
-    expect(cond).toMatchObject({ status: 'False', reason: 'NameConflict' });
-    expect(cond!.message).toContain('kind "Foo" is already in use by foos.names.example.com');
+    expect(cond).toMatchObject({ status: 'False', reason: 'ListKindConflict', message: '"FooList" is already in use' });
     const est = ((await t.request('GET', `${CRDS}/bars.names.example.com`)).json<Obj>().status.conditions as Obj[]).find((x) => x.type === 'Established');
     expect(est?.status).toBe('False');
     expect((await t.request('GET', '/apis/names.example.com/v1/namespaces/default/bars')).status).toBe(404);

@@ -38,8 +38,17 @@ describe('names verdict', () => {
     for (const order of [[a, b], [b, a]]) {
       const v = acceptNames(order);
       expect(v.get(a.name)).toEqual({ accepted: true });
-      expect(v.get(b.name)).toEqual({ accepted: false, message: 'shortNames "x" is already in use by as.g.example.com' });
+      expect(v.get(b.name)).toEqual({ accepted: false, reason: 'ShortNamesConflict', message: '"x" is already in use' });
     }
+  });
+  it("names the last conflict found, with kube's naming-controller reasons", () => {
+    const a = crd('as.g.example.com', 1, 'as', 'A', ['x', 'y']);
+    const b = crd('bs.g.example.com', 2, 'bs', 'B', ['x', 'y']);
+    expect(acceptNames([a, b]).get(b.name)).toEqual({ accepted: false, reason: 'ShortNamesConflict', message: '["x" is already in use, "y" is already in use]' });
+    const c = crd('cs.g.example.com', 3, 'as', 'A');
+    expect(acceptNames([a, c]).get(c.name)).toEqual({ accepted: false, reason: 'ListKindConflict', message: '"AList" is already in use' });
+    const d = crd('ds.g.example.com', 4, 'as', 'D');
+    expect(acceptNames([a, d]).get(d.name)).toEqual({ accepted: false, reason: 'PluralConflict', message: '"as" is already in use' });
   });
   it('treats the same names in different groups as distinct', () => {
     const a = crd('as.g.example.com', 1, 'as', 'A');
