@@ -3,7 +3,7 @@
 // formats, structural checks and CEL rules with their cost budget.
 
 import { describe, expect, it } from 'vitest';
-import { markerPrefixes, toSchema } from '../../src/registry/crd/convert.js';
+import { customDefinitions, markerPrefixes, toSchema } from '../../src/registry/crd/convert.js';
 import { JsonPathError, evalJsonPath, parseJsonPath } from '../../src/registry/crd/jsonpath.js';
 import { acceptNames } from '../../src/registry/crd/names.js';
 import { structuralErrors } from '../../src/registry/crd/structural.js';
@@ -23,6 +23,29 @@ describe('printer column JSONPath', () => {
   });
   it('refuses what it cannot evaluate', () => {
     for (const bad of ['spec.x', '.spec..x', '.a[?(@.x > 1)]', '.a[1:2]', '.a[']) expect(() => parseJsonPath(bad), bad).toThrow(JsonPathError);
+  });
+});
+
+describe('printer column cells (kube tableconvertor cellForJSONValue)', () => {
+  const names = { plural: 'cells', kind: 'Cell' };
+  const col = (type: string, jsonPath: string) => ({ name: type, type, jsonPath });
+  const [def] = customDefinitions(
+    {
+      group: 'c.example.com',
+      scope: 'Namespaced',
+      names,
+      versions: [{ name: 'v1', served: true, storage: true, additionalPrinterColumns: [col('string', '.spec.v'), col('integer', '.spec.v'), col('number', '.spec.v'), col('boolean', '.spec.v'), col('date', '.spec.v')] }],
+    },
+    'orch.io',
+    names,
+  );
+  const cells = (v: unknown) => def!.strategy.columns!.map((c) => c.cell({ spec: { v } } as never, Date.parse('2026-01-01T00:10:00Z')));
+  it('keeps a value only in a column of its type', () => {
+    expect(cells('text')).toEqual(['text', null, null, null, '<invalid>']);
+    expect(cells(2.7)).toEqual(['2.7', 2, 2.7, null, null]);
+    expect(cells(true)).toEqual(['true', null, null, true, null]);
+    expect(cells({ a: [1] })).toEqual(['{"a":[1]}', null, null, null, null]);
+    expect(cells('2026-01-01T00:00:00Z')[4]).toBe('10m');
   });
 });
 
