@@ -154,6 +154,12 @@ describe('invalid definitions are 422 with field paths', () => {
     ]));
     // reported once, not per version
     expect(lines.filter((l) => l.startsWith('spec.versions[')).length).toBe(0);
+    // a deprecation warning belongs to a deprecated version
+    const warned = crd('warneds', 'top.example.com', 'Warned');
+    warned.spec.versions[0].deprecationWarning = 'old';
+    const w = await t.request('POST', CRDS, { body: warned });
+    expect(w.status).toBe(422);
+    expect(causes(w).map((c) => `${c.field}: ${c.message}`)).toEqual(['spec.versions[0].deprecationWarning: Invalid value: "old": can only be set for deprecated versions']);
   });
 
   it('refuses a group of the built-in kinds', async () => {

@@ -129,6 +129,7 @@ function validateVersions(versions: unknown, ctx: CrdValidationContext): FieldEr
       if (seen.has(v.name)) errs.push({ field: `${at}.name`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(v.name)}` });
       seen.add(v.name);
     }
+    errs.push(...validateDeprecationWarning(v, `${at}.deprecationWarning`));
     if (typeof v.served !== 'boolean') errs.push(required(`${at}.served`));
     if (typeof v.storage !== 'boolean') errs.push(required(`${at}.storage`));
     if (v.storage === true) storage++;
@@ -146,6 +147,20 @@ function validateVersions(versions: unknown, ctx: CrdValidationContext): FieldEr
   if (topSchema) errs.push(...structuralErrors(schemaOf(first), 'spec.validation.openAPIV3Schema', prefixes));
   if (topSubresources) errs.push(...validateSubresources(first.subresources, 'spec.subresources'));
   if (topColumns) errs.push(...validateColumns(first.additionalPrinterColumns, 'spec.additionalPrinterColumns'));
+  return errs;
+}
+
+/** kube's validateDeprecationWarning: only on a deprecated version, 1–256 printable characters */
+function validateDeprecationWarning(v: J, at: string): FieldError[] {
+  const w = v.deprecationWarning;
+  if (w === undefined || w === null) return [];
+  if (v.deprecated !== true) return [invalidValue(at, w, 'can only be set for deprecated versions')];
+  if (typeof w !== 'string') return [invalidValue(at, w, 'must be a string')];
+  const errs: FieldError[] = [];
+  if (Buffer.byteLength(w) > 256) errs.push(invalidValue(at, w, 'must be <= 256 characters long'));
+  if (w.length === 0) errs.push(invalidValue(at, w, 'must not be an empty string'));
+  const bad = w.search(/[\u0000-\u001f\u007f-\u009f]/);
+  if (bad >= 0) errs.push(invalidValue(at, w, `must only contain printable UTF-8 characters; control character found at index ${Buffer.byteLength(w.slice(0, bad))}`));
   return errs;
 }
 
