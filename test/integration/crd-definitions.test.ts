@@ -154,6 +154,16 @@ describe('invalid definitions are 422 with field paths', () => {
     ]));
     // reported once, not per version
     expect(lines.filter((l) => l.startsWith('spec.versions[')).length).toBe(0);
+    // the root: a type is required and must be object, and may not be nullable; items need a type too
+    const rootless = crd('roots', 'top.example.com', 'Root', { nullable: true, properties: { l: { type: 'array', items: { description: 'x' } } } });
+    const rr = await t.request('POST', CRDS, { body: rootless });
+    expect(rr.status).toBe(422);
+    expect(causes(rr).map((c) => `${c.field}: ${c.message}`)).toEqual(expect.arrayContaining([
+      'spec.validation.openAPIV3Schema.type: Required value: must not be empty at the root',
+      'spec.validation.openAPIV3Schema.nullable: Forbidden: nullable cannot be true at the root',
+      'spec.validation.openAPIV3Schema.properties[l].items.type: Required value: must not be empty for specified array items',
+    ]));
+    expect(causes(rr).some((c) => c.message.includes('must be object at the root'))).toBe(false);
     // a deprecation warning belongs to a deprecated version
     const warned = crd('warneds', 'top.example.com', 'Warned');
     warned.spec.versions[0].deprecationWarning = 'old';

@@ -43,7 +43,9 @@ class Checker {
       this.err(path, 'FieldValueRequired', 'Required value: schemas are required');
       return;
     }
-    if (j.type !== 'object') this.err(`${path}.type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j.type ?? '')}: must be object at the root`);
+    // an absent type is reported by node() (kube: "must not be empty at the root")
+    if (j.type !== undefined && j.type !== '' && j.type !== 'object') this.err(`${path}.type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j.type)}: must be object at the root`);
+    if (j.nullable === true) this.err(`${path}.nullable`, 'FieldValueForbidden', 'Forbidden: nullable cannot be true at the root');
     const props = isObj(j.properties) ? j.properties : {};
     if (props.metadata !== undefined) this.metadata(props.metadata, `${path}.properties[metadata]`);
     for (const k of ['apiVersion', 'kind']) {
@@ -63,7 +65,7 @@ class Checker {
     }
   }
 
-  private node(j: unknown, path: string, o: { inAlternative: boolean; isRoot?: boolean }): void {
+  private node(j: unknown, path: string, o: { inAlternative: boolean; isRoot?: boolean; isItems?: boolean }): void {
     if (!isObj(j)) {
       this.err(path, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j)}: must be a schema object`);
       return;
@@ -81,7 +83,10 @@ class Checker {
       }
       if (pres || emb) this.err(`${path}.${(pres ?? emb)!.key}`, 'FieldValueForbidden', 'Forbidden: must be false to be structural');
     } else if (type === undefined || type === '') {
-      if (ios?.value !== true && pres?.value !== true) this.err(`${path}.type`, 'FieldValueRequired', 'Required value: must not be empty for specified object fields');
+      if (ios?.value !== true && pres?.value !== true) {
+        const where = o.isRoot ? 'at the root' : o.isItems ? 'for specified array items' : 'for specified object fields';
+        this.err(`${path}.type`, 'FieldValueRequired', `Required value: must not be empty ${where}`);
+      }
     } else if (typeof type !== 'string' || !TYPES.includes(type)) {
       this.err(`${path}.type`, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(type)}: supported values: ${TYPES.map((t) => `"${t}"`).join(', ')}`);
     } else if (ios?.value === true) {
@@ -112,7 +117,7 @@ class Checker {
     this.rules(j, path);
     if (isObj(j.properties)) for (const [k, v] of Object.entries(j.properties)) this.node(v, `${path}.properties[${k}]`, { inAlternative: o.inAlternative });
     if (isObj(j.additionalProperties)) this.node(j.additionalProperties, `${path}.additionalProperties`, { inAlternative: o.inAlternative });
-    if (isObj(j.items)) this.node(j.items, `${path}.items`, { inAlternative: o.inAlternative });
+    if (isObj(j.items)) this.node(j.items, `${path}.items`, { inAlternative: o.inAlternative, isItems: true });
     for (const k of ['allOf', 'anyOf', 'oneOf']) {
       if (j[k] === undefined) continue;
       if (!Array.isArray(j[k])) {
