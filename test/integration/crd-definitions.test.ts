@@ -70,7 +70,7 @@ describe('invalid definitions are 422 with field paths', () => {
         properties: {
           spec: {
             type: 'object',
-            'x-kubernetes-validations': [{ rule: 'self.size >' }, { rule: 'nosuch.size > 1' }, { rule: 'self.size > 1', messageExpression: '"x" +' }],
+            'x-kubernetes-validations': [{ rule: 'self.size >' }, { rule: 'nosuch.size > 1' }, { rule: 'self.size > 1', messageExpression: '"x" +' }, { rule: 'self.sizes > 1' }],
             properties: { size: { type: 'integer' } },
           },
         },
@@ -81,6 +81,8 @@ describe('invalid definitions are 422 with field paths', () => {
     const p = 'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations';
     expect(fields).toEqual(expect.arrayContaining([`${p}[0].rule`, `${p}[1].rule`, `${p}[2].messageExpression`]));
     expect(r.json<Obj>().message).toContain("undeclared reference to 'nosuch'");
+    // fields are type-checked against the schema, as kube does when the CRD is written
+    expect(causes(r).find((c) => c.field === `${p}[3].rule`)?.message).toBe(`Invalid value: "self.sizes > 1": compilation failed: ERROR: <input>:1:5: undefined field 'sizes'`);
   });
 
   it('refuses bad names, versions, columns, scale paths, defaults and markers', async () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { customDefinitions, markerPrefixes, toSchema } from '../../src/registry/crd/convert.js';
 import { JsonPathError, evalJsonPath, parseJsonPath } from '../../src/registry/crd/jsonpath.js';
 import { acceptNames } from '../../src/registry/crd/names.js';
+import { undefinedField } from '../../src/registry/crd/cel-fields.js';
 import { structuralErrors } from '../../src/registry/crd/structural.js';
 import { validateRules } from '../../src/machinery/schema/cel-rules.js';
 import { compileSchema } from '../../src/machinery/schema/compile.js';
@@ -46,6 +47,38 @@ describe('printer column cells (kube tableconvertor cellForJSONValue)', () => {
     expect(cells(true)).toEqual(['true', null, null, true, null]);
     expect(cells({ a: [1] })).toEqual(['{"a":[1]}', null, null, null, null]);
     expect(cells('2026-01-01T00:00:00Z')[4]).toBe('10m');
+  });
+});
+
+describe('CEL rules select declared fields (kube type-check at CRD write)', () => {
+  const marker = (j: Record<string, unknown>, name: string) => j[`x-kubernetes-${name}`];
+  const spec = {
+    type: 'object',
+    properties: {
+      replicas: { type: 'integer' },
+      'x-prop': { type: 'string' },
+      namespace: { type: 'string' },
+      labels: { type: 'object', additionalProperties: { type: 'string' } },
+      free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+      items: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } },
+      tmpl: { type: 'object', 'x-kubernetes-embedded-resource': true, properties: { spec: { type: 'object', properties: {} } } },
+    },
+  };
+  it('reports the first undefined field with its position', () => {
+    expect(undefinedField('self.nonExistingField > 0', spec, false, marker)).toBe("compilation failed: ERROR: <input>:1:5: undefined field 'nonExistingField'");
+    expect(undefinedField('self.replicas > 0 &&\n  oldSelf.replicaz == 1', spec, false, marker)).toBe("compilation failed: ERROR: <input>:2:10: undefined field 'replicaz'");
+    expect(undefinedField('self.tmpl.spec.x == 1', spec, false, marker)).toBe("compilation failed: ERROR: <input>:1:15: undefined field 'x'");
+  });
+  it('accepts declared, escaped, implicit and dynamic fields', () => {
+    for (const ok of [
+      'self.replicas > 0',
+      'self.x__dash__prop == "a" && self.__namespace__ == "b"',
+      'self.labels.anything == "x" && self.free.whatever == 1',
+      'self.items.all(i, i.name != "" && i.nosuch == 1)',
+      'self.tmpl.kind == "X" && self.tmpl.metadata.name == "y"',
+      'has(self.replicas)',
+    ]) expect(undefinedField(ok, spec, false, marker), ok).toBeUndefined();
+    expect(undefinedField('self.metadata.name == "a" && self.kind == "K"', { type: 'object', properties: { spec: { type: 'object' } } }, true, marker)).toBeUndefined();
   });
 });
 

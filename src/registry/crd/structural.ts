@@ -5,6 +5,7 @@
 // their own schema. Every problem is reported; nothing stops at the first.
 
 import { validateRuleSyntax } from '../../machinery/schema/cel-rules.js';
+import { undefinedField } from './cel-fields.js';
 import { validateAgainstSchema } from '../../machinery/schema/validate.js';
 import type { FieldError } from '../types.js';
 import { toSchema } from './convert.js';
@@ -114,7 +115,7 @@ class Checker {
       }
     }
     this.markers(j, path, type);
-    this.rules(j, path);
+    this.rules(j, path, o.isRoot === true);
     if (isObj(j.properties)) for (const [k, v] of Object.entries(j.properties)) this.node(v, `${path}.properties[${k}]`, { inAlternative: o.inAlternative });
     if (isObj(j.additionalProperties)) this.node(j.additionalProperties, `${path}.additionalProperties`, { inAlternative: o.inAlternative });
     if (isObj(j.items)) this.node(j.items, `${path}.items`, { inAlternative: o.inAlternative, isItems: true });
@@ -172,7 +173,7 @@ class Checker {
     }
   }
 
-  private rules(j: J, path: string): void {
+  private rules(j: J, path: string, isRoot: boolean): void {
     const m = this.marker(j, 'validations');
     if (!m) return;
     if (!Array.isArray(m.value)) {
@@ -185,7 +186,14 @@ class Checker {
         this.err(`${at}.rule`, 'FieldValueRequired', 'Required value: rule is not specified');
         return;
       }
-      for (const e of validateRuleSyntax(r as { rule: string; messageExpression?: string })) this.err(`${at}.${e.field}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r[e.field])}: ${e.message}`);
+      const syntax = validateRuleSyntax(r as { rule: string; messageExpression?: string });
+      for (const e of syntax) this.err(`${at}.${e.field}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r[e.field])}: ${e.message}`);
+      for (const f of ['rule', 'messageExpression'] as const) {
+        const src = r[f];
+        if (typeof src !== 'string' || syntax.some((e) => e.field === f)) continue;
+        const undef = undefinedField(src, j, isRoot, (x, name) => this.marker(x, name)?.value);
+        if (undef) this.err(`${at}.${f}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(src)}: ${undef}`);
+      }
       if (r.reason !== undefined && !['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'].includes(String(r.reason))) {
         this.err(`${at}.reason`, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(r.reason)}: supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"`);
       }
