@@ -86,7 +86,7 @@ export class CrdController {
       const conds: Condition[] = [
         accepted
           ? { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }
-          : { type: 'NamesAccepted', status: 'False', reason: 'NameConflict', message: st?.verdict.message ?? 'names not accepted' },
+          : { type: 'NamesAccepted', status: 'False', reason: st?.verdict.reason ?? 'NameConflict', message: st?.verdict.message ?? 'names not accepted' },
         accepted
           ? { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }
           : { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' },
@@ -109,6 +109,19 @@ export class CrdController {
       } else status.acceptedNames = (old.acceptedNames as JSONObject | undefined) ?? { plural: '', kind: '' };
       if (deepEqual(status, old)) return c;
       return { ...c, status };
+    });
+  }
+
+  private async setTerminating(name: string, cond: Condition): Promise<void> {
+    await this.o.crds().guaranteedUpdate('', name, { dryRun: false, manager: 'orch-apiextensions-controller', subresource: 'status' }, (current) => {
+      const c = current!;
+      const old = (c.status ?? {}) as JSONObject;
+      const conds = (Array.isArray(old.conditions) ? old.conditions : []) as unknown as Condition[];
+      const prev = conds.find((p) => p.type === cond.type);
+      if (prev && prev.status === cond.status && prev.reason === cond.reason) return c;
+      const next = { ...cond, lastTransitionTime: nowTimestamp(this.loop.clock.now()) };
+      const list = prev ? conds.map((p) => (p === prev ? next : p)) : [...conds, next];
+      return { ...c, status: { ...old, conditions: list as unknown as JSONObject[] } };
     });
   }
 
@@ -153,6 +166,8 @@ export class CrdController {
     this.stopDraining(name);
     const fin = cleanupFinalizer(this.o.apiDomain);
     try {
+      // kube's finalizer controller records the outcome in the write that lets the CRD go
+      await this.setTerminating(name, { type: 'Terminating', status: 'False', reason: 'InstancesDeleted', message: 'instances deleted' });
       await this.o.crds().guaranteedUpdate('', name, { dryRun: false, manager: 'orch-apiextensions-controller' }, (current) => {
         const c = current!;
         const fins = c.metadata?.finalizers ?? [];

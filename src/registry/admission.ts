@@ -10,7 +10,18 @@ import { dropEmptyMetadata } from '../machinery/meta.js';
 import type { Definitions } from '../machinery/schema/types.js';
 import { validateCompiled } from '../machinery/schema/validate.js';
 import { validateRules } from '../machinery/schema/cel-rules.js';
+import { ratchetErrors } from '../machinery/schema/ratchet.js';
 import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
+
+/** error types after which kube does not run a custom resource's CEL rules (strategy.go hasBlockingErr) */
+const BLOCKING_CEL = new Set(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+
+/** kube's field.Invalid(nil, nil, …): a nil path prints `<nil>`, a nil value `"null"` */
+const RULES_NOT_CHECKED: FieldError = {
+  field: '<nil>',
+  type: 'FieldValueInvalid',
+  message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+};
 
 export class SchemaAdmission implements ObjectAdmission {
   /** `standardFinalizers`: single-word finalizer names accepted on any object (the CRD cleanup finalizer) */
@@ -24,8 +35,21 @@ export class SchemaAdmission implements ObjectAdmission {
     applyCompiledDefaults(obj, compiled);
     const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true });
     dropEmptyMetadata(obj);
-    // CEL rules (x-orch-validations) see the pruned, defaulted object; not when it is malformed
-    if (compiled.subtreeHasRules && r.errors.length === 0) r.errors.push(...validateRules(obj, old, compiled));
+    // ratcheting (custom resources, kube 1.30+): compared with the stored object as kube reads it,
+    // defaulted by today's schema; copied only when it is needed
+    let stored = old;
+    if (old !== undefined && def.customResource && (r.errors.length > 0 || compiled.subtreeHasRules)) {
+      stored = structuredClone(old);
+      applyCompiledDefaults(stored, compiled);
+      if (r.errors.length > 0) r.errors = ratchetErrors(r.errors, obj, stored, compiled);
+    }
+    // CEL rules (x-orch-validations) see the pruned, defaulted object; as in kube they are
+    // skipped, with one error saying so, when a type, required, enum or size error means the
+    // object lacks the shape the rules were written for (other errors, e.g. pattern, do not block)
+    if (compiled.subtreeHasRules) {
+      if (r.errors.some((e) => BLOCKING_CEL.has(e.type))) r.errors.push({ ...RULES_NOT_CHECKED });
+      else r.errors.push(...validateRules(obj, stored, compiled));
+    }
     return r;
   }
 

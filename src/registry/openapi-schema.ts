@@ -30,7 +30,11 @@ const MARKER_TWINS: [string, string][] = [
   ['x-orch-embedded-resource', 'x-kubernetes-embedded-resource'],
 ];
 
-const PLAIN_KEYS = ['description', 'format', 'enum', 'nullable', 'required', 'minimum', 'maximum', 'maxLength', 'minLength', 'maxItems', 'pattern'] as const;
+const PLAIN_KEYS = [
+  'description', 'format', 'enum', 'nullable', 'required', 'minimum', 'maximum', 'maxLength', 'minLength', 'maxItems', 'pattern',
+  // declared by CRD schemas only (built-in kinds use none of them); kube publishes them as given
+  'minItems', 'minProperties', 'maxProperties', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'uniqueItems',
+] as const;
 
 export function refPath(name: string, v: Version): string {
   return v === 2 ? `#/definitions/${name}` : `#/components/schemas/${name}`;
@@ -74,6 +78,20 @@ export function toOpenAPISchema(s: Schema, v: Version, refs?: Set<string>): Json
     out.additionalProperties = typeof s.additionalProperties === 'boolean' ? s.additionalProperties : toOpenAPISchema(s.additionalProperties, v, refs);
   }
   if (s.items) out.items = toOpenAPISchema(s.items, v, refs);
+  if (v === 3) {
+    // a CRD's value alternatives and CEL rules, as kube's v3 document carries them (kubectl-validate and
+    // other clients read x-kubernetes-validations from it); v2 has no place for them
+    for (const k of ['allOf', 'anyOf', 'oneOf'] as const) {
+      const alts = s[k];
+      if (alts && !(k === 'anyOf' && s['x-orch-int-or-string'])) out[k] = alts.map((a) => toOpenAPISchema(a, v, refs));
+    }
+    if (s.not) out.not = toOpenAPISchema(s.not, v, refs);
+    const rules = s['x-orch-validations'];
+    if (rules) {
+      out['x-orch-validations'] = rules;
+      out['x-kubernetes-validations'] = rules;
+    }
+  }
   for (const [orch, kube] of MARKER_TWINS) {
     const val = s[orch as keyof Schema];
     if (val === undefined) continue;

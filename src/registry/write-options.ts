@@ -13,6 +13,8 @@ export interface WriteOptions {
   fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
   /** duplicate fields the decoder found in the request body */
   duplicateFields?: string[];
+  /** the object is a patch's result, not a decoded body: a strict error does not name the kind (kube's patch handler) */
+  patched?: boolean;
   /** field manager for managedFields (spec 000 §4.9) */
   manager?: string;
   /** `Apply` when server-side apply computed managedFields itself */

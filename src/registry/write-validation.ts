@@ -19,7 +19,11 @@ export function validateWrite(def: ResourceDefinition, admission: ObjectAdmissio
       ...unknownFields.map((f) => `unknown field "${f}"`),
       ...(opts.duplicateFields ?? []).map((f) => `duplicate field "${f}"`),
     ];
-    if (problems.length > 0) throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+    if (problems.length > 0) {
+      const msg = `strict decoding error: ${problems.join(', ')}`;
+      // a decoded body's error names the kind (kube's transformDecodeError); a patched object's does not
+      throw badRequest(opts.patched ? msg : `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${msg}`);
+    }
   }
   const metaErrors = admission.validateMeta(def, obj);
   const strategyErrors = old

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRDS, type Obj, createCrd, operatorCrd } from '../helpers/crds.js';
 import { eventually } from '../helpers/eventually.js';
+import { openWatch } from '../helpers/watch-stream.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -50,7 +51,8 @@ describe('invalid definitions are 422 with field paths', () => {
     expect(r.status).toBe(422);
     expect(r.json<Obj>().reason).toBe('Invalid');
     const fields = causes(r).map((c) => `${c.field}: ${c.reason}`);
-    const p = 'spec.versions[0].schema.openAPIV3Schema';
+    // one version: kube reports its schema at the top (the internal form's spec.validation)
+    const p = 'spec.validation.openAPIV3Schema';
     expect(fields).toEqual(expect.arrayContaining([
       `${p}.properties[spec].type: FieldValueRequired`,
       `${p}.properties[other].additionalProperties: FieldValueForbidden`,
@@ -68,7 +70,7 @@ describe('invalid definitions are 422 with field paths', () => {
         properties: {
           spec: {
             type: 'object',
-            'x-kubernetes-validations': [{ rule: 'self.size >' }, { rule: 'nosuch.size > 1' }, { rule: 'self.size > 1', messageExpression: '"x" +' }],
+            'x-kubernetes-validations': [{ rule: 'self.size >' }, { rule: 'nosuch.size > 1' }, { rule: 'self.size > 1', messageExpression: '"x" +' }, { rule: 'self.sizes > 1' }],
             properties: { size: { type: 'integer' } },
           },
         },
@@ -76,9 +78,11 @@ describe('invalid definitions are 422 with field paths', () => {
     });
     expect(r.status).toBe(422);
     const fields = causes(r).map((c) => c.field);
-    const p = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations';
+    const p = 'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations';
     expect(fields).toEqual(expect.arrayContaining([`${p}[0].rule`, `${p}[1].rule`, `${p}[2].messageExpression`]));
     expect(r.json<Obj>().message).toContain("undeclared reference to 'nosuch'");
+    // fields are type-checked against the schema, as kube does when the CRD is written
+    expect(causes(r).find((c) => c.field === `${p}[3].rule`)?.message).toBe(`Invalid value: "self.sizes > 1": compilation failed: ERROR: <input>:1:5: undefined field 'sizes'`);
   });
 
   it('refuses bad names, versions, columns, scale paths, defaults and markers', async () => {
@@ -112,13 +116,62 @@ describe('invalid definitions are 422 with field paths', () => {
       'spec.versions[1].name',
       'spec.versions',
       'spec.versions[0].additionalPrinterColumns[0].type',
-      'spec.versions[0].additionalPrinterColumns[0].jsonPath',
+      'spec.versions[0].additionalPrinterColumns[0].JSONPath',
       'spec.versions[0].subresources.scale.specReplicasPath',
       'spec.versions[0].subresources.scale.statusReplicasPath',
       'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[n].default',
       'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[l].x-kubernetes-list-map-keys',
       'spec.conversion.strategy',
     ]));
+  });
+
+  it("names what is shared by every version at the top, with kube's messages", async () => {
+    const keyed = { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['k'], items: { type: 'object', properties: { k: { type: 'string', nullable: true } } } };
+    const bad = crd('gadgets', 'top.example.com', 'Gadget', { type: 'object', properties: { spec: { type: 'object', properties: { n: { type: 'integer', default: 'five' }, m: keyed } } } });
+    bad.spec.names.shortNames = ['Bad_Short'];
+    bad.spec.names.categories = ['9lives'];
+    const v = bad.spec.versions[0];
+    v.additionalPrinterColumns = [
+      { name: 'A', type: 'float', jsonPath: '.spec.n' },
+      { name: 'B', type: 'string', format: 'weird', jsonPath: 'spec.n' },
+    ];
+    v.subresources = { scale: { specReplicasPath: 'spec.r', statusReplicasPath: '.spec.r', labelSelectorPath: '.metadata.x' } };
+    bad.spec.versions.push({ ...v, name: 'v2', storage: false });
+    const r = await t.request('POST', CRDS, { body: bad });
+    expect(r.status).toBe(422);
+    const lines = causes(r).map((c) => `${c.field}: ${c.message}`);
+    const dns1035 = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+    expect(lines).toEqual(expect.arrayContaining([
+      `spec.names.shortNames[0]: Invalid value: "Bad_Short": ${dns1035}`,
+      `spec.names.categories[0]: Invalid value: "9lives": ${dns1035}`,
+      'spec.validation.openAPIV3Schema.properties[spec].properties[n].default: Invalid value: "string":  in body must be of type integer: "string"',
+      'spec.validation.openAPIV3Schema.properties[spec].properties[m].items.properties[k].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property',
+      'spec.validation.openAPIV3Schema.properties[spec].properties[m].items.properties[k].nullable: Forbidden: this property is in x-kubernetes-list-map-keys, so it cannot be nullable',
+      'spec.additionalPrinterColumns[0].type: Invalid value: "float": must be one of boolean,date,integer,number,string',
+      'spec.additionalPrinterColumns[1].format: Invalid value: "weird": must be one of byte,date,date-time,double,float,int32,int64,name,password',
+      'spec.additionalPrinterColumns[1].JSONPath: Invalid value: "spec.n": must be a simple json path starting with .',
+      'spec.subresources.scale.specReplicasPath: Invalid value: "spec.r": must be a simple json path starting with .',
+      'spec.subresources.scale.statusReplicasPath: Invalid value: ".spec.r": should be a json path under .status',
+      'spec.subresources.scale.labelSelectorPath: Invalid value: ".metadata.x": should be a json path under either .spec or .status',
+    ]));
+    // reported once, not per version
+    expect(lines.filter((l) => l.startsWith('spec.versions[')).length).toBe(0);
+    // the root: a type is required and must be object, and may not be nullable; items need a type too
+    const rootless = crd('roots', 'top.example.com', 'Root', { nullable: true, properties: { l: { type: 'array', items: { description: 'x' } } } });
+    const rr = await t.request('POST', CRDS, { body: rootless });
+    expect(rr.status).toBe(422);
+    expect(causes(rr).map((c) => `${c.field}: ${c.message}`)).toEqual(expect.arrayContaining([
+      'spec.validation.openAPIV3Schema.type: Required value: must not be empty at the root',
+      'spec.validation.openAPIV3Schema.nullable: Forbidden: nullable cannot be true at the root',
+      'spec.validation.openAPIV3Schema.properties[l].items.type: Required value: must not be empty for specified array items',
+    ]));
+    expect(causes(rr).some((c) => c.message.includes('must be object at the root'))).toBe(false);
+    // a deprecation warning belongs to a deprecated version
+    const warned = crd('warneds', 'top.example.com', 'Warned');
+    warned.spec.versions[0].deprecationWarning = 'old';
+    const w = await t.request('POST', CRDS, { body: warned });
+    expect(w.status).toBe(422);
+    expect(causes(w).map((c) => `${c.field}: ${c.message}`)).toEqual(['spec.versions[0].deprecationWarning: Invalid value: "old": can only be set for deprecated versions']);
   });
 
   it('refuses a group of the built-in kinds', async () => {
@@ -149,8 +202,7 @@ describe('names', () => {
       cond = (s?.conditions as Obj[] | undefined)?.find((x) => x.type === 'NamesAccepted');
       return cond !== undefined;
     }, 'NamesAccepted condition');
-    expect(cond).toMatchObject({ status: 'False', reason: 'NameConflict' });
-    expect(cond!.message).toContain('kind "Foo" is already in use by foos.names.example.com');
+    expect(cond).toMatchObject({ status: 'False', reason: 'ListKindConflict', message: '"FooList" is already in use' });
     const est = ((await t.request('GET', `${CRDS}/bars.names.example.com`)).json<Obj>().status.conditions as Obj[]).find((x) => x.type === 'Established');
     expect(est?.status).toBe('False');
     expect((await t.request('GET', '/apis/names.example.com/v1/namespaces/default/bars')).status).toBe(404);
@@ -171,6 +223,30 @@ describe('deletion', () => {
     await eventually(async () => (await t.request('GET', `${CRDS}/pets.del.example.com`)).status === 404, 'CRD gone');
     expect(t.server.store.range({ key: '/registry/del.example.com/', end: '/registry/del.example.com0' }).count).toBe(0);
     expect((await t.request('GET', P)).status).toBe(404);
+  });
+
+  it('an object with its own finalizer holds the CRD Terminating; the last write says InstancesDeleted', async () => {
+    await createCrd(t, crd('holds', 'hold.example.com', 'Hold'));
+    const P = '/apis/hold.example.com/v1/namespaces/default/holds';
+    const body = { apiVersion: 'hold.example.com/v1', kind: 'Hold', metadata: { name: 'h1', finalizers: ['example.com/keep'] } };
+    expect((await t.request('POST', P, { body })).status).toBe(201);
+    const w = openWatch(t.server, `${CRDS}?watch=1&fieldSelector=metadata.name%3Dholds.hold.example.com`);
+    try {
+      expect((await t.request('DELETE', `${CRDS}/holds.hold.example.com`)).status).toBe(200);
+      const terminating = (o: Obj): Obj | undefined => (o.status?.conditions ?? []).find((c: Obj) => c.type === 'Terminating');
+      await eventually(async () => terminating((await t.request('GET', `${CRDS}/holds.hold.example.com`)).json<Obj>())?.reason === 'InstanceDeletionInProgress', 'Terminating');
+      expect(terminating((await t.request('GET', `${CRDS}/holds.hold.example.com`)).json<Obj>())).toMatchObject({ status: 'True', message: 'CustomResource deletion is in progress' });
+      // still served, so the finalizer can be removed; new objects are refused
+      const more = await t.request('POST', P, { body: { ...body, metadata: { name: 'h2' } } });
+      expect(more.status).toBe(405);
+      expect(more.json<Obj>().message).toBe('create not allowed while custom resource definition is terminating');
+      const unhold = await t.request('PATCH', `${P}/h1`, { body: { metadata: { finalizers: null } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+      expect(unhold.status).toBe(200);
+      const gone = await w.waitUntil((e) => e.type === 'DELETED');
+      expect(terminating(gone.object as Obj)).toMatchObject({ status: 'False', reason: 'InstancesDeleted', message: 'instances deleted' });
+    } finally {
+      w.close();
+    }
   });
 
   it('a CRD deleted while objects are being written leaves nothing behind and serves errors, not crashes', async () => {

@@ -169,7 +169,13 @@ describe('serving a CRD kind', () => {
     const schema = v3.components.schemas['com.example.apps.v1.WebApp'];
     expect(schema.properties.spec.properties.ports['x-kubernetes-list-type']).toBe('map');
     expect(schema.properties.spec.properties.replicas.default).toBe(1);
+    // the CEL rules are published in v3 as declared (kube's structural ToKubeOpenAPI keeps them)
+    expect(schema.properties.spec['x-kubernetes-validations']).toEqual([
+      { rule: 'self.replicas <= self.maxReplicas', message: 'replicas must not exceed maxReplicas' },
+      { rule: "!has(oldSelf.image) || self.image.startsWith(oldSelf.image.split(':')[0])", message: 'the image repository cannot change' },
+    ]);
     const v2 = (await t.request('GET', '/openapi/v2')).json<Obj>();
+    expect(v2.definitions['com.example.apps.v1.WebApp'].properties.spec['x-kubernetes-validations']).toBeUndefined();
     expect(v2.definitions['com.example.apps.v1.WebApp']['x-kubernetes-group-version-kind']).toEqual([{ group: 'apps.example.com', kind: 'WebApp', version: 'v1' }]);
   });
 });

@@ -5,7 +5,8 @@
 // rules on oldSelf, defaults, pruning and the three field validation levels.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Obj, createCrd, operatorCrd } from '../helpers/crds.js';
+import { CRDS, type Obj, createCrd, operatorCrd } from '../helpers/crds.js';
+import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -102,6 +103,22 @@ describe('CEL rules (x-kubernetes-validations)', () => {
     expect((await create('cel2', { replicas: 5, maxReplicas: 5 })).status).toBe(201);
   });
 
+  it('runs rules beside non-blocking schema errors, and says so when a blocking one stops them (kube hasBlockingErr)', async () => {
+    // a pattern error does not block: the rule's error is reported beside it
+    const both = await create('celb1', { name: 'UPPER', replicas: 20, maxReplicas: 5 });
+    expect(both.status).toBe(422);
+    expect(causes(both)).toEqual(['spec.name: FieldValueInvalid', 'spec: FieldValueInvalid']);
+    expect(both.json<Obj>().message).toContain('replicas must not exceed maxReplicas');
+    // a type error blocks: no rule runs, one fieldless error tells why
+    const blocked = await create('celb2', { replicas: 'many', maxReplicas: 5 });
+    expect(blocked.status).toBe(422);
+    expect(causes(blocked)).toEqual(['spec.replicas: FieldValueTypeInvalid', '<nil>: FieldValueInvalid']);
+    expect(blocked.json<Obj>().message).toContain(
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+    );
+    expect(blocked.json<Obj>().message).not.toContain('replicas must not exceed');
+  });
+
   it('runs transition rules against oldSelf on update only', async () => {
     expect((await create('cel3', { image: 'registry/app:1' })).status).toBe(201);
     const same = await t.request('PATCH', `${WA}/cel3`, { body: { spec: { image: 'registry/app:2' } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
@@ -124,12 +141,92 @@ describe('defaults, pruning and field validation levels (spec 000 §4.8)', () =>
     expect(ignore.headers.warning).toBeUndefined();
     const strict = await create('fv3', { bogus: 1 }, '?fieldValidation=Strict');
     expect(strict.status).toBe(400);
-    expect(strict.json<Obj>().message).toContain('unknown field "spec.bogus"');
+    expect(strict.json<Obj>().message).toBe('WebApp in version "v1" cannot be handled as a WebApp: strict decoding error: unknown field "spec.bogus"');
     expect((await t.request('GET', `${WA}/fv3`)).status).toBe(404);
   });
 
   it('fills defaults on create and keeps given values', async () => {
     const r = await create('def1', { replicas: 0, tier: 'backend' });
     expect(r.json<Obj>().spec).toMatchObject({ replicas: 0, tier: 'backend', maxReplicas: 10 });
+  });
+});
+
+describe('validation ratcheting (kube CRDValidationRatcheting, on by default since 1.30)', () => {
+  const R = '/apis/ratchet.example.com/v1/namespaces/default/gizmos';
+  const schema = (strict: boolean): Obj => ({
+    type: 'object',
+    properties: {
+      spec: {
+        type: 'object',
+        properties: {
+          name: strict ? { type: 'string', pattern: '^[a-z]+$', 'x-kubernetes-validations': [{ rule: 'self.size() <= 3', message: 'name too long' }] } : { type: 'string' },
+          count: strict ? { type: 'integer', maximum: 10 } : { type: 'integer' },
+          ports: {
+            type: 'array',
+            'x-kubernetes-list-type': 'map',
+            'x-kubernetes-list-map-keys': ['name'],
+            items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, port: strict ? { type: 'integer', maximum: 65535 } : { type: 'integer' } } },
+          },
+          tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+        },
+      },
+    },
+  });
+  const gizmo = (name: string, spec: Obj): Obj => ({ apiVersion: 'ratchet.example.com/v1', kind: 'Gizmo', metadata: { name }, spec });
+  const put = async (name: string, change: (o: Obj) => void) => {
+    const cur = (await t.request('GET', `${R}/${name}`)).json<Obj>();
+    change(cur);
+    return t.request('PUT', `${R}/${name}`, { body: cur });
+  };
+
+  beforeAll(async () => {
+    const crd: Obj = {
+      apiVersion: 'apiextensions.orch.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gizmos.ratchet.example.com' },
+      spec: { group: 'ratchet.example.com', scope: 'Namespaced', names: { plural: 'gizmos', kind: 'Gizmo' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema(false) } }] },
+    };
+    await createCrd(t, crd);
+    const old = { name: 'UPPER', count: 50, ports: [{ name: 'a', port: 70000 }], tags: ['x'] };
+    expect((await t.request('POST', R, { body: gizmo('g1', old) })).status).toBe(201);
+    expect((await t.request('POST', R, { body: gizmo('g2', old) })).status).toBe(201);
+    // the CRD becomes stricter: both objects are now invalid
+    const cur = (await t.request('GET', `${CRDS}/gizmos.ratchet.example.com`)).json<Obj>();
+    cur.spec.versions[0].schema.openAPIV3Schema = schema(true);
+    expect((await t.request('PUT', `${CRDS}/gizmos.ratchet.example.com`, { body: cur })).status).toBe(200);
+    await eventually(async () => (await t.request('POST', R, { body: gizmo('probe', { count: 11 }) })).status === 422, 'stricter schema served');
+  });
+
+  it('a new object is validated in full', async () => {
+    const r = await t.request('POST', R, { body: gizmo('g3', { name: 'UPPER', count: 50 }) });
+    expect(r.status).toBe(422);
+    // the pattern error does not block the name's rule: both are reported
+    expect(causes(r).sort()).toEqual(['spec.count: FieldValueInvalid', 'spec.name: FieldValueInvalid', 'spec.name: FieldValueInvalid']);
+  });
+
+  it('an update that leaves the invalid values as stored is accepted (schema checks and CEL rules)', async () => {
+    const r = await put('g1', (o) => (o.metadata.labels = { touched: 'yes' }));
+    expect(r.status).toBe(200);
+    expect(r.json<Obj>().spec).toEqual({ name: 'UPPER', count: 50, ports: [{ name: 'a', port: 70000 }], tags: ['x'] });
+    // a change beside them in the same object: map-list items correlate by key, so item a is unchanged
+    const more = await put('g1', (o) => {
+      o.spec.ports.push({ name: 'b', port: 80 });
+      o.spec.tags.push('y');
+    });
+    expect(more.status).toBe(200);
+  });
+
+  it('a changed value is validated again, the unchanged ones stay ratcheted', async () => {
+    const count = await put('g2', (o) => (o.spec.count = 40));
+    expect(count.status).toBe(422);
+    expect(causes(count)).toEqual(['spec.count: FieldValueInvalid']);
+    const port = await put('g2', (o) => (o.spec.ports[0].port = 70001));
+    expect(port.status).toBe(422);
+    expect(causes(port)).toEqual(['spec.ports[0].port: FieldValueInvalid']);
+    // the name's rule runs again when the name changes, beside its pattern error
+    const name = await put('g2', (o) => (o.spec.name = 'LONGER'));
+    expect(name.status).toBe(422);
+    expect(name.json<Obj>().message).toContain("spec.name in body should match '^[a-z]+$'");
+    expect(name.json<Obj>().message).toContain('name too long');
   });
 });

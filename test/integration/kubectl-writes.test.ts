@@ -97,6 +97,20 @@ describe('kubectl apply --server-side', () => {
     expect(r.stderr).toContain('conflict with "other": .data.a');
   });
 
+  it('after a client-side apply, kubectl apply --server-side takes the fields it applied before without a conflict', async () => {
+    const f = await manifest('csa1.yaml', cm('csa1', { a: '1', b: '2' }));
+    expect((await kubectl('apply', '-f', f)).code).toBe(0);
+    const g = await manifest('csa1b.yaml', cm('csa1', { a: 'changed', b: '2' }));
+    const r = await kubectl('apply', '--server-side', '-f', g);
+    expect(r.code, r.stderr).toBe(0);
+    const o = await getJson('configmap', 'csa1');
+    expect(o.data).toEqual({ a: 'changed', b: '2' });
+    // the annotation follows the server-side configuration, as kube's lastAppliedUpdater keeps it
+    expect(JSON.parse(o.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']).data).toEqual({ a: 'changed', b: '2' });
+    // kubectl then hands the client-side applier's fields to its own manager and keeps the annotation under kubectl-last-applied
+    expect((o.metadata.managedFields as Obj[]).map((e) => `${e.manager} ${e.operation}`)).toEqual(['kubectl Apply', 'kubectl-last-applied Apply']);
+  });
+
   it('conflicts with a field set by kubectl patch name the patcher and its API version', async () => {
     const f = await manifest('ssa3.yaml', pod('ssa3', [['web', 'nginx:1.25'], ['side', 'busybox:1']]));
     expect((await kubectl('apply', '--server-side', '-f', f)).code).toBe(0);

@@ -458,3 +458,29 @@ describe('sets in metadata', () => {
     expect(managedSetOf(obj, 'alice').has(path('metadata', 'finalizers', valuePE('example.com/x')))).toBe(true);
   });
 });
+
+describe('kubectl moving from client-side to server-side apply (kube lastAppliedManager / lastAppliedUpdater)', () => {
+  const LA = 'kubectl.kubernetes.io/last-applied-configuration';
+  const applied = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: 2, paused: false } };
+  // a client-side apply: the object as written, with the annotation, owned by kubectl-client-side-apply
+  const csa = (): ApiObject =>
+    update(undefined, { ...structuredClone(applied), metadata: { name: 'd', annotations: { [LA]: `${JSON.stringify(applied)}\n` } } } as ApiObject, 'kubectl-client-side-apply');
+  const config = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: 3, paused: false } };
+
+  it('takes the fields the annotation still describes without a conflict, and rewrites the annotation', () => {
+    const r = apply(csa(), config, 'kubectl');
+    expect(r.conflicts).toEqual([]);
+    expect((r.object.spec as JSONObject).replicas).toBe(3);
+    expect(r.object.metadata?.annotations?.[LA]).toBe('{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"paused":false,"replicas":3}}\n');
+    expect(managedSetOf(r.object, 'kubectl').has(path('spec', 'replicas'))).toBe(true);
+  });
+
+  it('still conflicts on a field someone changed since the client-side apply, and for other managers', () => {
+    const changed = update(csa(), { ...csa(), spec: { replicas: 5, paused: false } } as ApiObject, 'kubectl-client-side-apply');
+    const other = update(changed, { ...changed, spec: { replicas: 5, paused: true } } as ApiObject, 'someone');
+    const r = apply(other, config, 'kubectl');
+    // both values moved away from the annotation's: neither may be taken
+    expect(r.conflicts.map((c) => `${c.manager} ${c.field}`)).toEqual(['kubectl-client-side-apply .spec.replicas', 'someone .spec.paused']);
+    expect(apply(csa(), config, 'my-tool').conflicts.map((c) => c.field)).toEqual(['.spec.replicas']);
+  });
+});

@@ -3,9 +3,10 @@
 // formats, structural checks and CEL rules with their cost budget.
 
 import { describe, expect, it } from 'vitest';
-import { markerPrefixes, toSchema } from '../../src/registry/crd/convert.js';
+import { customDefinitions, markerPrefixes, toSchema } from '../../src/registry/crd/convert.js';
 import { JsonPathError, evalJsonPath, parseJsonPath } from '../../src/registry/crd/jsonpath.js';
 import { acceptNames } from '../../src/registry/crd/names.js';
+import { undefinedField } from '../../src/registry/crd/cel-fields.js';
 import { structuralErrors } from '../../src/registry/crd/structural.js';
 import { validateRules } from '../../src/machinery/schema/cel-rules.js';
 import { compileSchema } from '../../src/machinery/schema/compile.js';
@@ -26,6 +27,61 @@ describe('printer column JSONPath', () => {
   });
 });
 
+describe('printer column cells (kube tableconvertor cellForJSONValue)', () => {
+  const names = { plural: 'cells', kind: 'Cell' };
+  const col = (type: string, jsonPath: string) => ({ name: type, type, jsonPath });
+  const [def] = customDefinitions(
+    {
+      group: 'c.example.com',
+      scope: 'Namespaced',
+      names,
+      versions: [{ name: 'v1', served: true, storage: true, additionalPrinterColumns: [col('string', '.spec.v'), col('integer', '.spec.v'), col('number', '.spec.v'), col('boolean', '.spec.v'), col('date', '.spec.v')] }],
+    },
+    'orch.io',
+    names,
+  );
+  const cells = (v: unknown) => def!.strategy.columns!.map((c) => c.cell({ spec: { v } } as never, Date.parse('2026-01-01T00:10:00Z')));
+  it('keeps a value only in a column of its type', () => {
+    expect(cells('text')).toEqual(['text', null, null, null, '<invalid>']);
+    expect(cells(2.7)).toEqual(['2.7', 2, 2.7, null, null]);
+    expect(cells(true)).toEqual(['true', null, null, true, null]);
+    expect(cells({ a: [1] })).toEqual(['{"a":[1]}', null, null, null, null]);
+    expect(cells('2026-01-01T00:00:00Z')[4]).toBe('10m');
+  });
+});
+
+describe('CEL rules select declared fields (kube type-check at CRD write)', () => {
+  const marker = (j: Record<string, unknown>, name: string) => j[`x-kubernetes-${name}`];
+  const spec = {
+    type: 'object',
+    properties: {
+      replicas: { type: 'integer' },
+      'x-prop': { type: 'string' },
+      namespace: { type: 'string' },
+      labels: { type: 'object', additionalProperties: { type: 'string' } },
+      free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+      items: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } },
+      tmpl: { type: 'object', 'x-kubernetes-embedded-resource': true, properties: { spec: { type: 'object', properties: {} } } },
+    },
+  };
+  it('reports the first undefined field with its position', () => {
+    expect(undefinedField('self.nonExistingField > 0', spec, false, marker)).toBe("compilation failed: ERROR: <input>:1:5: undefined field 'nonExistingField'");
+    expect(undefinedField('self.replicas > 0 &&\n  oldSelf.replicaz == 1', spec, false, marker)).toBe("compilation failed: ERROR: <input>:2:10: undefined field 'replicaz'");
+    expect(undefinedField('self.tmpl.spec.x == 1', spec, false, marker)).toBe("compilation failed: ERROR: <input>:1:15: undefined field 'x'");
+  });
+  it('accepts declared, escaped, implicit and dynamic fields', () => {
+    for (const ok of [
+      'self.replicas > 0',
+      'self.x__dash__prop == "a" && self.__namespace__ == "b"',
+      'self.labels.anything == "x" && self.free.whatever == 1',
+      'self.items.all(i, i.name != "" && i.nosuch == 1)',
+      'self.tmpl.kind == "X" && self.tmpl.metadata.name == "y"',
+      'has(self.replicas)',
+    ]) expect(undefinedField(ok, spec, false, marker), ok).toBeUndefined();
+    expect(undefinedField('self.metadata.name == "a" && self.kind == "K"', { type: 'object', properties: { spec: { type: 'object' } } }, true, marker)).toBeUndefined();
+  });
+});
+
 describe('names verdict', () => {
   const crd = (name: string, rev: number, plural: string, kind: string, shortNames?: string[]) => ({
     name,
@@ -38,8 +94,17 @@ describe('names verdict', () => {
     for (const order of [[a, b], [b, a]]) {
       const v = acceptNames(order);
       expect(v.get(a.name)).toEqual({ accepted: true });
-      expect(v.get(b.name)).toEqual({ accepted: false, message: 'shortNames "x" is already in use by as.g.example.com' });
+      expect(v.get(b.name)).toEqual({ accepted: false, reason: 'ShortNamesConflict', message: '"x" is already in use' });
     }
+  });
+  it("names the last conflict found, with kube's naming-controller reasons", () => {
+    const a = crd('as.g.example.com', 1, 'as', 'A', ['x', 'y']);
+    const b = crd('bs.g.example.com', 2, 'bs', 'B', ['x', 'y']);
+    expect(acceptNames([a, b]).get(b.name)).toEqual({ accepted: false, reason: 'ShortNamesConflict', message: '["x" is already in use, "y" is already in use]' });
+    const c = crd('cs.g.example.com', 3, 'as', 'A');
+    expect(acceptNames([a, c]).get(c.name)).toEqual({ accepted: false, reason: 'ListKindConflict', message: '"AList" is already in use' });
+    const d = crd('ds.g.example.com', 4, 'as', 'D');
+    expect(acceptNames([a, d]).get(d.name)).toEqual({ accepted: false, reason: 'PluralConflict', message: '"as" is already in use' });
   });
   it('treats the same names in different groups as distinct', () => {
     const a = crd('as.g.example.com', 1, 'as', 'A');

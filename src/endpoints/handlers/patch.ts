@@ -63,6 +63,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     dryRun,
     fieldValidation,
     duplicateFields: duplicates,
+    patched: true,
     manager: fieldManagerOf(ctx, req, 'PatchOptions'),
     user: req.user,
     subresource: req.info.subresource || undefined,

@@ -17,6 +17,7 @@ import type { ApiObject, JSONObject, JSONValue } from '../../core/object.js';
 import { badRequest } from '../../core/errors.js';
 import { FieldSet, pathToString, type Path } from './fieldpath.js';
 import { createdFieldsV1 } from './created-fields.js';
+import { KUBECTL_MANAGER, allowedFromLastApplied, syncLastApplied } from './last-applied.js';
 import {
   compareObjects,
   deepEqual,
@@ -142,7 +143,17 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
       conflicts.push(conflict);
     }
   }
-  if (conflicts.length > 0 && !force) {
+  let forced = force;
+  if (conflicts.length > 0 && !force && manager === KUBECTL_MANAGER) {
+    // kubectl moving from client-side apply: the annotation's own fields may be taken
+    const allowed = allowedFromLastApplied(live, liveClean, ctx);
+    if (allowed) {
+      const rest = conflicts.filter((c) => !allowed.has(c.path));
+      if (rest.length === 0) forced = true;
+      else conflicts.splice(0, conflicts.length, ...rest);
+    }
+  }
+  if (conflicts.length > 0 && !forced) {
     conflicts.sort(compareConflicts);
     return { object: structuredClone(live ?? config), conflicts, changed: false };
   }
@@ -163,7 +174,8 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
   } else entry.time = now;
   next.push(entry);
 
-  const object = setManagedFields(merged, next);
+  let object = setManagedFields(merged, next);
+  if (manager === KUBECTL_MANAGER) object = syncLastApplied(object, live, config);
   const result: ApplyResult = { object, conflicts: [], changed: true };
   if (live !== undefined) result.changed = !deepEqual(object as JSONObject, live as JSONObject);
   return result;

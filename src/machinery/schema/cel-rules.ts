@@ -14,6 +14,7 @@
 import { CelScalar, celEnv, isCelError, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import type { FieldError } from '../../core/object.js';
+import { deepEqual } from '../meta.js';
 import type { CompiledSchema } from './compile.js';
 import type { ValidationRule } from './types.js';
 import { type CelNode, celChildren } from './cel-ast.js';
@@ -182,10 +183,14 @@ class RuleWalk {
     let self: unknown;
     let oldSelf: unknown;
     let size = -1;
+    let unchanged: boolean | undefined;
     for (const rule of s.rules!) {
       const p = programsOf(rule);
       if (!p.rule) continue; // refused when the CRD was written; cannot happen for stored CRDs
       if (p.rule.usesOld && old === undefined && !rule.optionalOldSelf) continue;
+      // ratcheting (kube CRDValidationRatcheting, docs/crds.md): a rule without oldSelf does not
+      // run again on a value the update left as stored
+      if (!p.rule.usesOld && old !== undefined && (unchanged ??= deepEqual(v, old))) continue;
       if (size < 0) size = dataSize(v);
       this.cost += p.rule.nodes * Math.pow(1 + size, Math.max(1, p.rule.depth));
       if (this.cost > this.budget) {
@@ -224,13 +229,14 @@ function joinFieldPath(base: string, rel: string): string {
   return base === '' ? r : `${base}.${r}`;
 }
 
-function keyOf(item: unknown, keys: readonly string[]): string {
+/** a `map` list item's identity: its key values */
+export function keyOf(item: unknown, keys: readonly string[]): string {
   if (item === null || typeof item !== 'object') return '';
   const o = item as Record<string, unknown>;
   return JSON.stringify(keys.map((k) => o[k] ?? null));
 }
 
-function indexByKeys(list: unknown[], keys: readonly string[]): Map<string, unknown> {
+export function indexByKeys(list: unknown[], keys: readonly string[]): Map<string, unknown> {
   const m = new Map<string, unknown>();
   for (const item of list) m.set(keyOf(item, keys), item);
   return m;

@@ -29,6 +29,12 @@ export interface ValidationResult {
   unknownFields: string[];
 }
 
+/**
+ * Errors of checks kube never ratchets (src/machinery/schema/ratchet.ts): list-type
+ * duplicates, an embedded resource's apiVersion/kind, and allOf/anyOf/oneOf/not.
+ */
+export const NOT_RATCHETED = new WeakSet<FieldError>();
+
 const SEG_PROP = 0;
 const SEG_INDEX = 1;
 const SEG_KEY = 2;
@@ -240,7 +246,9 @@ class Walk {
     for (const k of ['apiVersion', 'kind']) {
       if (typeof obj[k] === 'string' && obj[k] !== '') continue;
       this.push(k, SEG_PROP);
-      this.errors.push({ field: this.fieldPath(), type: 'FieldValueRequired', message: 'Required value: must not be empty' });
+      const e: FieldError = { field: this.fieldPath(), type: 'FieldValueRequired', message: 'Required value: must not be empty' };
+      NOT_RATCHETED.add(e);
+      this.errors.push(e);
       this.pop();
     }
     const m = obj.metadata;
@@ -267,7 +275,9 @@ class Walk {
         const shown = keys && keys.length > 0 && item !== null && typeof item === 'object'
           ? `map[string]interface {}{${keys.map((k) => `"${k}":${JSON.stringify((item as Record<string, unknown>)[k] ?? null)}`).join(', ')}}`
           : badValue(item);
-        this.errors.push({ field: this.fieldPath(), type: 'FieldValueDuplicate', message: `Duplicate value: ${shown}` });
+        const e: FieldError = { field: this.fieldPath(), type: 'FieldValueDuplicate', message: `Duplicate value: ${shown}` };
+        NOT_RATCHETED.add(e);
+        this.errors.push(e);
         this.pop();
       } else seen.add(id);
     }
@@ -284,11 +294,13 @@ class Walk {
     };
     const passes = (b: CompiledSchema): boolean => check(b).length === 0;
     const p = this.fieldPath();
+    const before = this.errors.length;
     // allOf branches report their own errors (with full paths), as Kubernetes does
     if (s.allOf) for (const b of s.allOf) this.errors.push(...check(b));
     if (s.anyOf && !s.anyOf.some(passes)) this.invalid(v, `${p} in body must validate at least one schema (anyOf)`);
     if (s.oneOf && s.oneOf.filter(passes).length !== 1) this.invalid(v, `${p} in body must validate one and only one schema (oneOf)`);
     if (s.not && passes(s.not)) this.invalid(v, `${p} in body must not validate the schema (not)`);
+    for (let i = before; i < this.errors.length; i++) NOT_RATCHETED.add(this.errors[i]!);
   }
 
   private object(obj: Record<string, unknown>, s: CompiledSchema): void {

@@ -99,6 +99,9 @@ export function storageVersionOf(spec: CrdSpec): string | undefined {
   return spec.versions.find((v) => v.storage)?.name;
 }
 
+/** what metav1.Time accepts */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
 /** Table cells of a printer column (Kubernetes' CRD table convertor; `date` shown as an age) */
 function printerColumn(c: NonNullable<CrdVersion['additionalPrinterColumns']>[number]): TableColumn {
   const steps = parseJsonPath(c.jsonPath);
@@ -112,13 +115,24 @@ function printerColumn(c: NonNullable<CrdVersion['additionalPrinterColumns']>[nu
     cell: (o: ApiObject, now: number) => {
       const v = evalJsonPath(steps, o)[0];
       if (v === undefined || v === null) return null;
-      if (type === 'date' && typeof v === 'string') {
-        const t = Date.parse(v);
-        return Number.isNaN(t) ? v : humanDuration(now - t);
+      // kube's tableconvertor: a string column prints any value (JSON for objects and lists);
+      // the others keep only a value of their type (cellForJSONValue), else the cell is empty
+      switch (type) {
+        case 'string':
+          return typeof v === 'object' ? JSON.stringify(v) : String(v);
+        case 'integer':
+          return typeof v === 'number' ? Math.trunc(v) : null;
+        case 'number':
+          return typeof v === 'number' ? v : null;
+        case 'boolean':
+          return typeof v === 'boolean' ? v : null;
+        case 'date': {
+          if (typeof v !== 'string') return null;
+          const t = Date.parse(v);
+          return Number.isNaN(t) || !RFC3339.test(v) ? '<invalid>' : humanDuration(now - t);
+        }
       }
-      if (typeof v === 'object') return JSON.stringify(v);
-      if (type === 'string') return String(v);
-      return v as string | number | boolean;
+      return null;
     },
   };
 }

@@ -15,9 +15,13 @@ export interface NamedCrd {
 
 export interface NamesVerdict {
   accepted: boolean;
-  /** the reason a CRD's names were refused */
+  /** kube's NamesAccepted reason when refused: PluralConflict, SingularConflict, ShortNamesConflict, KindConflict, ListKindConflict */
+  reason?: string;
+  /** kube's words: `"foos" is already in use` */
   message?: string;
 }
+
+const inUse = (v: string): string => `${JSON.stringify(v)} is already in use`;
 
 export function acceptNames(crds: NamedCrd[]): Map<string, NamesVerdict> {
   const ordered = [...crds].sort((a, b) => a.createRevision - b.createRevision || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -27,25 +31,25 @@ export function acceptNames(crds: NamedCrd[]): Map<string, NamesVerdict> {
   for (const c of ordered) {
     const g = c.spec.group;
     const n = c.spec.names;
-    const resourceNames: [string, string][] = [['plural', n.plural], ...(n.singular ? [['singular', n.singular] as [string, string]] : []), ...(n.shortNames ?? []).map((s) => ['shortNames', s] as [string, string])];
-    const kindNames: [string, string][] = [['kind', n.kind], ['listKind', n.listKind ?? `${n.kind}List`]];
-    const problems: string[] = [];
-    const mine = new Set<string>();
-    for (const [field, v] of resourceNames) {
-      const owner = resources.get(`${g}/${v}`);
-      if (owner !== undefined && owner !== c.name) problems.push(`${field} "${v}" is already in use by ${owner}`);
-      mine.add(v);
-    }
-    for (const [field, v] of kindNames) {
-      const owner = kinds.get(`${g}/${v}`);
-      if (owner !== undefined && owner !== c.name) problems.push(`${field} "${v}" is already in use by ${owner}`);
-    }
-    if (problems.length > 0) {
-      out.set(c.name, { accepted: false, message: problems.join(', ') });
+    const taken = (m: Map<string, string>, v: string): boolean => {
+      const owner = m.get(`${g}/${v}`);
+      return owner !== undefined && owner !== c.name;
+    };
+    const listKind = n.listKind ?? `${n.kind}List`;
+    // as kube's naming controller: every check runs, the last conflict found names the reason
+    let refused: NamesVerdict | undefined;
+    if (taken(resources, n.plural)) refused = { accepted: false, reason: 'PluralConflict', message: inUse(n.plural) };
+    if (n.singular && taken(resources, n.singular)) refused = { accepted: false, reason: 'SingularConflict', message: inUse(n.singular) };
+    const shorts = (n.shortNames ?? []).filter((v) => taken(resources, v)).map(inUse);
+    if (shorts.length > 0) refused = { accepted: false, reason: 'ShortNamesConflict', message: shorts.length === 1 ? shorts[0] : `[${shorts.join(', ')}]` };
+    if (taken(kinds, n.kind)) refused = { accepted: false, reason: 'KindConflict', message: inUse(n.kind) };
+    if (taken(kinds, listKind)) refused = { accepted: false, reason: 'ListKindConflict', message: inUse(listKind) };
+    if (refused) {
+      out.set(c.name, refused);
       continue;
     }
-    for (const v of mine) resources.set(`${g}/${v}`, c.name);
-    for (const [, v] of kindNames) kinds.set(`${g}/${v}`, c.name);
+    for (const v of [n.plural, ...(n.singular ? [n.singular] : []), ...(n.shortNames ?? [])]) resources.set(`${g}/${v}`, c.name);
+    for (const v of [n.kind, listKind]) kinds.set(`${g}/${v}`, c.name);
     out.set(c.name, { accepted: true });
   }
   return out;

@@ -5,6 +5,7 @@
 // their own schema. Every problem is reported; nothing stops at the first.
 
 import { validateRuleSyntax } from '../../machinery/schema/cel-rules.js';
+import { undefinedField } from './cel-fields.js';
 import { validateAgainstSchema } from '../../machinery/schema/validate.js';
 import type { FieldError } from '../types.js';
 import { toSchema } from './convert.js';
@@ -43,7 +44,9 @@ class Checker {
       this.err(path, 'FieldValueRequired', 'Required value: schemas are required');
       return;
     }
-    if (j.type !== 'object') this.err(`${path}.type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j.type ?? '')}: must be object at the root`);
+    // an absent type is reported by node() (kube: "must not be empty at the root")
+    if (j.type !== undefined && j.type !== '' && j.type !== 'object') this.err(`${path}.type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j.type)}: must be object at the root`);
+    if (j.nullable === true) this.err(`${path}.nullable`, 'FieldValueForbidden', 'Forbidden: nullable cannot be true at the root');
     const props = isObj(j.properties) ? j.properties : {};
     if (props.metadata !== undefined) this.metadata(props.metadata, `${path}.properties[metadata]`);
     for (const k of ['apiVersion', 'kind']) {
@@ -63,7 +66,7 @@ class Checker {
     }
   }
 
-  private node(j: unknown, path: string, o: { inAlternative: boolean; isRoot?: boolean }): void {
+  private node(j: unknown, path: string, o: { inAlternative: boolean; isRoot?: boolean; isItems?: boolean }): void {
     if (!isObj(j)) {
       this.err(path, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j)}: must be a schema object`);
       return;
@@ -81,7 +84,10 @@ class Checker {
       }
       if (pres || emb) this.err(`${path}.${(pres ?? emb)!.key}`, 'FieldValueForbidden', 'Forbidden: must be false to be structural');
     } else if (type === undefined || type === '') {
-      if (ios?.value !== true && pres?.value !== true) this.err(`${path}.type`, 'FieldValueRequired', 'Required value: must not be empty for specified object fields');
+      if (ios?.value !== true && pres?.value !== true) {
+        const where = o.isRoot ? 'at the root' : o.isItems ? 'for specified array items' : 'for specified object fields';
+        this.err(`${path}.type`, 'FieldValueRequired', `Required value: must not be empty ${where}`);
+      }
     } else if (typeof type !== 'string' || !TYPES.includes(type)) {
       this.err(`${path}.type`, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(type)}: supported values: ${TYPES.map((t) => `"${t}"`).join(', ')}`);
     } else if (ios?.value === true) {
@@ -109,10 +115,10 @@ class Checker {
       }
     }
     this.markers(j, path, type);
-    this.rules(j, path);
+    this.rules(j, path, o.isRoot === true);
     if (isObj(j.properties)) for (const [k, v] of Object.entries(j.properties)) this.node(v, `${path}.properties[${k}]`, { inAlternative: o.inAlternative });
     if (isObj(j.additionalProperties)) this.node(j.additionalProperties, `${path}.additionalProperties`, { inAlternative: o.inAlternative });
-    if (isObj(j.items)) this.node(j.items, `${path}.items`, { inAlternative: o.inAlternative });
+    if (isObj(j.items)) this.node(j.items, `${path}.items`, { inAlternative: o.inAlternative, isItems: true });
     for (const k of ['allOf', 'anyOf', 'oneOf']) {
       if (j[k] === undefined) continue;
       if (!Array.isArray(j[k])) {
@@ -143,7 +149,12 @@ class Checker {
             const p = props[String(k)];
             if (!isObj(p)) this.err(`${path}.${keys.key}[${i}]`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(k)}: entries must all be names of item properties`);
             else if (!['string', 'integer', 'number', 'boolean'].includes(String(p.type))) this.err(`${path}.items.properties[${String(k)}].type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(p.type ?? '')}: must be a scalar type if parent array's ${lt.key} is map`);
-            else if (!req.includes(k) && p.default === undefined) this.err(`${path}.items.properties[${String(k)}]`, 'FieldValueRequired', `Required value: must be required or have a default as a key of a list-map (${keys.key})`);
+            if (!isObj(p)) return;
+            // kube's words (validateMapListKeysMapSet)
+            if (!req.includes(k) && p.default === undefined) {
+              this.err(`${path}.items.properties[${String(k)}].default`, 'FieldValueRequired', `Required value: this property is in ${keys.key}, so it must have a default or be a required property`);
+            }
+            if (p.nullable === true) this.err(`${path}.items.properties[${String(k)}].nullable`, 'FieldValueForbidden', `Forbidden: this property is in ${keys.key}, so it cannot be nullable`);
           });
         }
       } else if (keys) {
@@ -162,7 +173,7 @@ class Checker {
     }
   }
 
-  private rules(j: J, path: string): void {
+  private rules(j: J, path: string, isRoot: boolean): void {
     const m = this.marker(j, 'validations');
     if (!m) return;
     if (!Array.isArray(m.value)) {
@@ -175,7 +186,14 @@ class Checker {
         this.err(`${at}.rule`, 'FieldValueRequired', 'Required value: rule is not specified');
         return;
       }
-      for (const e of validateRuleSyntax(r as { rule: string; messageExpression?: string })) this.err(`${at}.${e.field}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r[e.field])}: ${e.message}`);
+      const syntax = validateRuleSyntax(r as { rule: string; messageExpression?: string });
+      for (const e of syntax) this.err(`${at}.${e.field}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r[e.field])}: ${e.message}`);
+      for (const f of ['rule', 'messageExpression'] as const) {
+        const src = r[f];
+        if (typeof src !== 'string' || syntax.some((e) => e.field === f)) continue;
+        const undef = undefinedField(src, j, isRoot, (x, name) => this.marker(x, name)?.value);
+        if (undef) this.err(`${at}.${f}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(src)}: ${undef}`);
+      }
       if (r.reason !== undefined && !['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'].includes(String(r.reason))) {
         this.err(`${at}.reason`, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(r.reason)}: supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"`);
       }

@@ -3,7 +3,8 @@
 // (None only), printer columns, sub-resources and the structural schema of
 // every version. Problems are 422 Invalid with Kubernetes' field paths.
 
-import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
+import { isDNS1035Label, isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
+import { deepEqual } from '../../machinery/meta.js';
 import type { ApiObject, FieldError } from '../types.js';
 import { markerPrefixes } from './convert.js';
 import { JsonPathError, parseJsonPath } from './jsonpath.js';
@@ -18,7 +19,9 @@ export interface CrdValidationContext {
 }
 
 const COLUMN_TYPES = ['integer', 'number', 'string', 'boolean', 'date'];
-const KIND_RE = /^[A-Za-z][A-Za-z0-9]*$/;
+const COLUMN_FORMATS = ['int32', 'int64', 'float', 'double', 'byte', 'date', 'date-time', 'password', 'name'];
+/** kube lists a set's members sorted, joined by commas */
+const oneOf = (list: string[]): string => `must be one of ${[...list].sort().join(',')}`;
 
 function required(field: string): FieldError {
   return { field, type: 'FieldValueRequired', message: 'Required value' };
@@ -60,22 +63,23 @@ export function validateCrd(c: ApiObject, ctx: CrdValidationContext): FieldError
 
 export function validateNames(names: J, path: string): FieldError[] {
   const errs: FieldError[] = [];
-  for (const k of ['plural', 'singular']) {
+  // kube: every name is a DNS-1035 label (kinds lower-cased), its messages joined in one error
+  const label = (field: string, v: unknown, mixedCase = false): void => {
+    if (typeof v !== 'string') {
+      errs.push(invalidValue(field, v, 'must be a string'));
+      return;
+    }
+    const msgs = isDNS1035Label(mixedCase ? v.toLowerCase() : v);
+    if (msgs.length > 0) errs.push(invalidValue(field, v, `${mixedCase ? 'may have mixed case, but should otherwise match: ' : ''}${msgs.join(',')}`));
+  };
+  for (const k of ['plural', 'singular', 'kind', 'listKind']) {
     const v = names[k];
     if (v === undefined || v === '') {
-      if (k === 'plural') errs.push(required(`${path}.plural`));
+      // singular and listKind are defaulted (from kind) before validation
+      if (k === 'plural' || k === 'kind') errs.push(required(`${path}.${k}`));
       continue;
     }
-    if (typeof v !== 'string') errs.push(invalidValue(`${path}.${k}`, v, 'must be a string'));
-    else for (const m of isDNS1123Label(v)) errs.push(invalidValue(`${path}.${k}`, v, m));
-  }
-  for (const k of ['kind', 'listKind']) {
-    const v = names[k];
-    if (v === undefined || v === '') {
-      if (k === 'kind') errs.push(required(`${path}.kind`));
-      continue;
-    }
-    if (typeof v !== 'string' || !KIND_RE.test(v)) errs.push(invalidValue(`${path}.${k}`, v, 'may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?'));
+    label(`${path}.${k}`, v, k === 'kind' || k === 'listKind');
   }
   if (typeof names.kind === 'string' && names.kind === names.listKind) errs.push(invalidValue(`${path}.listKind`, names.listKind, 'kind and listKind may not be the same'));
   for (const k of ['shortNames', 'categories']) {
@@ -85,24 +89,30 @@ export function validateNames(names: J, path: string): FieldError[] {
       errs.push(invalidValue(`${path}.${k}`, list, 'must be a list of strings'));
       continue;
     }
-    const seen = new Set<string>();
-    list.forEach((v, i) => {
-      if (typeof v !== 'string') {
-        errs.push(invalidValue(`${path}.${k}[${i}]`, v, 'must be a string'));
-        return;
-      }
-      for (const m of isDNS1123Label(v)) errs.push(invalidValue(`${path}.${k}[${i}]`, v, m));
-      if (seen.has(v)) errs.push({ field: `${path}.${k}[${i}]`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(v)}` });
-      seen.add(v);
-    });
+    list.forEach((v, i) => label(`${path}.${k}[${i}]`, v));
   }
   return errs;
+}
+
+/**
+ * kube validates the internal form of a CRD, in which a schema, sub-resources or
+ * printer columns that are identical in every version (so also those of a
+ * single version) live at the top: its errors name `spec.validation.openAPIV3Schema`,
+ * `spec.subresources` and `spec.additionalPrinterColumns[i]` then.
+ */
+function sharedByAll(versions: unknown[], pick: (v: J) => unknown, present: (x: unknown) => boolean): boolean {
+  const first = isObj(versions[0]) ? pick(versions[0]) : undefined;
+  return versions.every((v) => isObj(v) && present(pick(v)) && deepEqual(pick(v), first));
 }
 
 function validateVersions(versions: unknown, ctx: CrdValidationContext): FieldError[] {
   const errs: FieldError[] = [];
   if (!Array.isArray(versions) || versions.length === 0) return [{ field: 'spec.versions', type: 'FieldValueInvalid', message: 'Invalid value: null: must have exactly one version marked as storage version' }];
   const prefixes = markerPrefixes(ctx.apiDomain);
+  const schemaOf = (v: J): unknown => (isObj(v.schema) ? v.schema.openAPIV3Schema : undefined);
+  const topSchema = sharedByAll(versions, schemaOf, (x) => x !== undefined);
+  const topSubresources = sharedByAll(versions, (v) => v.subresources, (x) => x !== undefined);
+  const topColumns = sharedByAll(versions, (v) => v.additionalPrinterColumns, (x) => Array.isArray(x) && x.length > 0);
   const seen = new Set<string>();
   let storage = 0;
   let served = 0;
@@ -114,23 +124,43 @@ function validateVersions(versions: unknown, ctx: CrdValidationContext): FieldEr
     }
     if (typeof v.name !== 'string' || v.name === '') errs.push(required(`${at}.name`));
     else {
-      for (const m of isDNS1035Label(v.name)) errs.push(invalidValue(`${at}.name`, v.name, m));
+      const msgs = isDNS1035Label(v.name);
+      if (msgs.length > 0) errs.push(invalidValue(`${at}.name`, v.name, msgs.join(',')));
       if (seen.has(v.name)) errs.push({ field: `${at}.name`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(v.name)}` });
       seen.add(v.name);
     }
+    errs.push(...validateDeprecationWarning(v, `${at}.deprecationWarning`));
     if (typeof v.served !== 'boolean') errs.push(required(`${at}.served`));
     if (typeof v.storage !== 'boolean') errs.push(required(`${at}.storage`));
     if (v.storage === true) storage++;
     if (v.served === true) served++;
-    const schema = isObj(v.schema) ? v.schema.openAPIV3Schema : undefined;
+    const schema = schemaOf(v);
     if (schema === undefined) errs.push({ field: `${at}.schema.openAPIV3Schema`, type: 'FieldValueRequired', message: 'Required value: schemas are required' });
-    else errs.push(...structuralErrors(schema, `${at}.schema.openAPIV3Schema`, prefixes));
-    errs.push(...validateColumns(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
-    errs.push(...validateSubresources(v.subresources, `${at}.subresources`));
+    else if (!topSchema) errs.push(...structuralErrors(schema, `${at}.schema.openAPIV3Schema`, prefixes));
+    if (!topColumns) errs.push(...validateColumns(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
+    if (!topSubresources) errs.push(...validateSubresources(v.subresources, `${at}.subresources`));
     errs.push(...validateSelectable(v.selectableFields, `${at}.selectableFields`));
   });
   if (storage !== 1) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: `Invalid value: ${storage}: must have exactly one version marked as storage version` });
   if (served === 0) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: 'Invalid value: 0: must have at least one served version' });
+  const first = versions[0] as J;
+  if (topSchema) errs.push(...structuralErrors(schemaOf(first), 'spec.validation.openAPIV3Schema', prefixes));
+  if (topSubresources) errs.push(...validateSubresources(first.subresources, 'spec.subresources'));
+  if (topColumns) errs.push(...validateColumns(first.additionalPrinterColumns, 'spec.additionalPrinterColumns'));
+  return errs;
+}
+
+/** kube's validateDeprecationWarning: only on a deprecated version, 1–256 printable characters */
+function validateDeprecationWarning(v: J, at: string): FieldError[] {
+  const w = v.deprecationWarning;
+  if (w === undefined || w === null) return [];
+  if (v.deprecated !== true) return [invalidValue(at, w, 'can only be set for deprecated versions')];
+  if (typeof w !== 'string') return [invalidValue(at, w, 'must be a string')];
+  const errs: FieldError[] = [];
+  if (Buffer.byteLength(w) > 256) errs.push(invalidValue(at, w, 'must be <= 256 characters long'));
+  if (w.length === 0) errs.push(invalidValue(at, w, 'must not be an empty string'));
+  const bad = w.search(/[\u0000-\u001f\u007f-\u009f]/);
+  if (bad >= 0) errs.push(invalidValue(at, w, `must only contain printable UTF-8 characters; control character found at index ${Buffer.byteLength(w.slice(0, bad))}`));
   return errs;
 }
 
@@ -145,17 +175,20 @@ function validateColumns(cols: unknown, path: string): FieldError[] {
       return;
     }
     if (typeof c.name !== 'string' || c.name === '') errs.push(required(`${at}.name`));
-    if (!COLUMN_TYPES.includes(c.type as string)) {
-      errs.push({ field: `${at}.type`, type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(c.type ?? '')}: supported values: ${COLUMN_TYPES.map((t) => `"${t}"`).join(', ')}` });
-    }
+    if (c.type === undefined || c.type === '') errs.push({ field: `${at}.type`, type: 'FieldValueRequired', message: `Required value: ${oneOf(COLUMN_TYPES)}` });
+    else if (!COLUMN_TYPES.includes(c.type as string)) errs.push(invalidValue(`${at}.type`, c.type, oneOf(COLUMN_TYPES)));
+    if (c.format !== undefined && c.format !== '' && !COLUMN_FORMATS.includes(c.format as string)) errs.push(invalidValue(`${at}.format`, c.format, oneOf(COLUMN_FORMATS)));
     if (c.priority !== undefined && (typeof c.priority !== 'number' || c.priority < 0)) errs.push(invalidValue(`${at}.priority`, c.priority, 'must be greater than or equal to 0'));
-    if (typeof c.jsonPath !== 'string' || c.jsonPath === '') errs.push(required(`${at}.jsonPath`));
+    // kube's path names the internal Go field (JSONPath)
+    if (typeof c.jsonPath !== 'string' || c.jsonPath === '') errs.push(required(`${at}.JSONPath`));
+    else if (!c.jsonPath.startsWith('.')) errs.push(invalidValue(`${at}.JSONPath`, c.jsonPath, 'must be a simple json path starting with .'));
     else {
+      // beyond kube's check: cells are computed by our own JSONPath subset, refuse what it cannot read
       try {
         parseJsonPath(c.jsonPath);
       } catch (e) {
         if (!(e instanceof JsonPathError)) throw e;
-        errs.push(invalidValue(`${at}.jsonPath`, c.jsonPath, `must be a simple json path: ${e.message}`));
+        errs.push(invalidValue(`${at}.JSONPath`, c.jsonPath, `must be a simple json path: ${e.message}`));
       }
     }
   });
@@ -191,12 +224,15 @@ function validateSubresources(sub: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
   const check = (k: string, prefixes: string[], req: boolean): void => {
     const v = scale[k];
+    const at = `${path}.scale.${k}`;
     if (v === undefined || v === '') {
-      if (req) errs.push(required(`${path}.scale.${k}`));
+      if (req) errs.push(required(at));
       return;
     }
-    const ok = typeof v === 'string' && prefixes.some((p) => v.startsWith(p)) && /^(\.[A-Za-z_][A-Za-z0-9_-]*)+$/.test(v);
-    if (!ok) errs.push(invalidValue(`${path}.scale.${k}`, v, `should be a json path under ${prefixes.join(' or ')} without array indexes`));
+    if (typeof v !== 'string' || !v.startsWith('.')) errs.push(invalidValue(at, v, 'must be a simple json path starting with .'));
+    else if (!prefixes.some((p) => v.startsWith(p))) errs.push(invalidValue(at, v, `should be a json path under ${prefixes.length > 1 ? `either ${prefixes.map((p) => p.slice(0, -1)).join(' or ')}` : prefixes[0]!.slice(0, -1)}`));
+    // beyond kube's check (which accepts paths it then cannot read): no indexes
+    else if (!/^(\.[A-Za-z_][A-Za-z0-9_-]*)+$/.test(v)) errs.push(invalidValue(at, v, `should be a json path under ${prefixes.join(' or ')} without array indexes`));
   };
   check('specReplicasPath', ['.spec.'], true);
   check('statusReplicasPath', ['.status.'], true);
@@ -210,11 +246,26 @@ export function validateCrdUpdate(c: ApiObject, old: ApiObject, ctx: CrdValidati
   const oldSpec = isObj(old.spec) ? old.spec : {};
   if (oldSpec.scope !== undefined && spec.scope !== oldSpec.scope) errs.push(invalidValue('spec.scope', spec.scope, 'field is immutable'));
   if (oldSpec.group !== undefined && spec.group !== oldSpec.group) errs.push(invalidValue('spec.group', spec.group, 'field is immutable'));
+  const names = isObj(spec.names) ? spec.names : {};
+  const oldNames = isObj(oldSpec.names) ? oldSpec.names : {};
+  if (oldNames.plural !== undefined && names.plural !== oldNames.plural) errs.push(invalidValue('spec.names.plural', names.plural, 'field is immutable'));
+  // the kind is fixed once the CRD is Established (kube: it names the stored objects)
+  const oldConds = isObj(old.status) && Array.isArray(old.status.conditions) ? old.status.conditions : [];
+  const established = oldConds.some((c) => isObj(c) && c.type === 'Established' && c.status === 'True');
+  if (established && oldNames.kind !== undefined && names.kind !== oldNames.kind) errs.push(invalidValue('spec.names.kind', names.kind, 'field is immutable'));
   // versions objects were stored in must stay declared (conversion None reads them as any version)
   const stored = isObj(c.status) && Array.isArray(c.status.storedVersions) ? c.status.storedVersions : [];
   const declared = new Set(Array.isArray(spec.versions) ? spec.versions.map((v) => (isObj(v) ? v.name : undefined)) : []);
   stored.forEach((v, i) => {
-    if (!declared.has(v)) errs.push(invalidValue(`status.storedVersions[${i}]`, v, 'must appear in spec.versions'));
+    if (!declared.has(v)) {
+      errs.push(
+        invalidValue(
+          `status.storedVersions[${i}]`,
+          v,
+          `missing from spec.versions; ${String(v)} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in ${String(v)} and removes ${String(v)} from status.storedVersions`,
+        ),
+      );
+    }
   });
   return errs;
 }
