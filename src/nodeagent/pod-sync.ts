@@ -53,6 +53,13 @@ export interface PodSpec {
 type Status = Record<string, unknown>;
 const BACKOFF_START_MS = 10_000;
 const BACKOFF_MAX_MS = 300_000;
+/**
+ * kubelet's pod worker waits this long after a sync that failed (a container
+ * that could not be created, or still backing off) before it syncs the pod
+ * again; the agent relists every second, so it keeps the same pace per
+ * container: a failing start is tried, and a BackOff recorded, at most this often.
+ */
+export const SYNC_ERROR_RETRY_MS = 10_000;
 
 export interface PodSyncOptions {
   runtime: RuntimeClient;
@@ -74,6 +81,10 @@ export class PodSyncer {
   private readonly waiting = new Map<string, { reason: string; message: string }>();
   /** uid/name → when the container may be restarted next, and the back-off used */
   private readonly backoff = new Map<string, { until: number; ms: number }>();
+  /** uid/name → not before: a failed start is retried no sooner (SYNC_ERROR_RETRY_MS) */
+  private readonly retryAt = new Map<string, number>();
+  /** uid/name → not before: the next BackOff Event of a crash-looping container */
+  private readonly backOffEventAt = new Map<string, number>();
   private readonly events: EventSink;
   private readonly images: ImagePuller;
 
@@ -151,7 +162,10 @@ export class PodSyncer {
     const b = this.backoff.get(key);
     if (b && now < b.until) {
       // kuberuntime's doBackOff: a Warning on every sync that finds the container still backing off
-      this.events.event(containerRef(pod, kind, c.name), 'Warning', 'BackOff', msg.backOff(c.name, pod));
+      if (now >= (this.backOffEventAt.get(key) ?? 0)) {
+        this.backOffEventAt.set(key, now + SYNC_ERROR_RETRY_MS);
+        this.events.event(containerRef(pod, kind, c.name), 'Warning', 'BackOff', msg.backOff(c.name, pod));
+      }
       this.waiting.set(key, { reason: 'CrashLoopBackOff', message: msg.backOffWaiting(b.ms, c.name, pod) });
       return;
     }
@@ -164,9 +178,11 @@ export class PodSyncer {
     const key = `${pod.metadata.uid}/${c.name}`;
     const spec = pod.spec as unknown as PodSpec;
     const ref = containerRef(pod, kind, c.name);
+    if (this.o.clock.now() < (this.retryAt.get(key) ?? 0)) return;
     // kuberuntime's startContainer: each failure is also a Warning `Failed` with `Error: <message>`
     const fail = (reason: string, message: string, eventMessage = message) => {
       this.waiting.set(key, { reason, message });
+      this.retryAt.set(key, this.o.clock.now() + SYNC_ERROR_RETRY_MS);
       this.events.event(ref, 'Warning', 'Failed', msg.error(eventMessage));
     };
     const image = await this.images.ensure(pod.metadata.uid!, c.image, c.imagePullPolicy, ref);
@@ -216,6 +232,7 @@ export class PodSyncer {
     }
     this.events.event(ref, 'Normal', 'Started', msg.started(c.name));
     this.waiting.delete(key);
+    this.retryAt.delete(key);
   }
 
   /**
@@ -243,6 +260,8 @@ export class PodSyncer {
       if (k.startsWith(`${uid}/`)) {
         this.waiting.delete(k);
         this.backoff.delete(k);
+        this.retryAt.delete(k);
+        this.backOffEventAt.delete(k);
       }
     }
   }
