@@ -8,14 +8,12 @@
 // ErrImageNeverPull; and a node may write Events but not read or delete them.
 
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
-import { type AgentProcess, startAgentProcess, stopAgentAndServer, waitNodeReady } from '../helpers/nodeagent.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { serverWithAgent } from '../helpers/nodeagent.js';
 
-let ts: TestServer;
-let agent: AgentProcess | undefined;
+const env = serverWithAgent('node-1');
 
 interface Ev {
   metadata: { name: string; namespace: string; uid: string };
@@ -31,30 +29,20 @@ interface Ev {
   lastTimestamp: string;
 }
 
-const context = (): string => agent!.output().slice(-2000);
-const admin = () => join(ts.dataDir, 'admin.kubeconfig');
+const context = (): string => env.agent().output().slice(-2000);
+const admin = () => join(env.ts().dataDir, 'admin.kubeconfig');
 
 async function events(ns: string, selector: string): Promise<Ev[]> {
-  const r = await ts.request('GET', `/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(selector)}`);
+  const r = await env.ts().request('GET', `/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(selector)}`);
   expect(r.status, r.text).toBe(200);
   return r.json<{ items: Ev[] }>().items;
 }
 async function createPod(name: string, container: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<string> {
-  const r = await ts.request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name }, spec: { nodeName: 'node-1', containers: [{ name, ...container }], ...extra } } });
+  const r = await env.ts().request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name }, spec: { nodeName: 'node-1', containers: [{ name, ...container }], ...extra } } });
   expect(r.status, r.text).toBe(201);
   return r.json<{ metadata: { uid: string } }>().metadata.uid;
 }
 const reasons = (list: Ev[]) => list.map((e) => e.reason);
-
-beforeAll(async () => {
-  ts = await startTestServer();
-  agent = await startAgentProcess(ts, { nodeName: 'node-1' });
-  await waitNodeReady(ts, agent, 'node-1');
-});
-
-afterAll(async () => {
-  await stopAgentAndServer(agent, ts);
-});
 
 describe("kubelet's Events from a real node agent", () => {
   it('the node: Starting and the condition events, in default, about kind Node with the node name as uid', async () => {
@@ -158,7 +146,7 @@ describe("kubelet's Events from a real node agent", () => {
   });
 
   it('the node may create and patch Events but not read or delete them (as kube)', async () => {
-    const node = join(agent!.dir, 'node-1.kubeconfig');
+    const node = join(env.agent().dir, 'node-1.kubeconfig');
     const get = await runKubectl(node, ['get', 'events', '-n', 'default']);
     expect(get.code).not.toBe(0);
     expect(get.stderr).toMatch(/forbidden/i);
