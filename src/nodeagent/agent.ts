@@ -101,7 +101,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     if (api) cleanups.push(() => api.close());
     else log('no --kubeconfig: running standalone (static pods only)');
     // kubelet's Events (events/recorder.ts); standalone, there is nowhere to write them
-    const events = api ? new EventRecorder({ api, clock, host: nodeName, log }) : undefined;
+    const events = api ? new EventRecorder({ api, clock, host: nodeName, log, qps: c.eventRecordQPS, burst: c.eventBurst }) : undefined;
     if (events) cleanups.push(() => events.stop());
     const nodeEvent = (reason: string) => events?.event(nodeRef(nodeName), 'Normal', reason, msg.nodeStatus(nodeName, reason));
     events?.event(nodeRef(nodeName), 'Normal', 'Starting', msg.starting());

@@ -188,6 +188,28 @@ describe('the recorder', () => {
     expect(r.stats.failed).toBe(4);
   });
 
+  it('eventRecordQPS/eventBurst delay writes past the burst (none dropped)', async () => {
+    const { sim, clock } = simClock();
+    const api = fakeApi();
+    const r = new EventRecorder({ api, clock, host: 'node-1', qps: 2, burst: 2 });
+    for (let i = 0; i < 5; i++) r.event(nodeRef('node-1'), 'Normal', `R${i}`, 'm');
+    const tick = () => new Promise((res) => setImmediate(res));
+    await tick();
+    expect(api.calls).toHaveLength(2);
+    sim.increment(499);
+    await tick();
+    expect(api.calls).toHaveLength(2);
+    sim.increment(1);
+    await tick();
+    expect(api.calls).toHaveLength(3);
+    sim.increment(1_000);
+    await tick();
+    await tick();
+    await r.flush();
+    expect(api.calls).toHaveLength(5);
+    expect(r.stats).toMatchObject({ dropped: 0, filtered: 0, created: 5 });
+  });
+
   it('a refused write (a Status error) is not retried', async () => {
     const { clock } = simClock();
     const api = fakeApi();

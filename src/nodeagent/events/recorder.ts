@@ -35,6 +35,9 @@ export interface RecorderOptions {
   maxTries?: number;
   retryMs?: number;
   correlator?: CorrelatorOptions;
+  /** kubelet's eventRecordQPS / eventBurst: Event writes per second and burst; 0 = no limit (kubelet: 50, 100) */
+  qps?: number;
+  burst?: number;
 }
 
 /** kubelet's source.component (and reportingComponent) */
@@ -48,11 +51,16 @@ export class EventRecorder implements EventSink {
   private seq = 0;
   private sleepTimer: unknown;
   private wake?: () => void;
+  /** the write limiter's bucket (client-go's token bucket on the event client) */
+  private tokens: number;
+  private tokensAt: number;
   /** counters for tests and the log: queued past the limit, filtered as spam, refused or given up */
   readonly stats = { dropped: 0, filtered: 0, failed: 0, created: 0, patched: 0 };
 
   constructor(private readonly o: RecorderOptions) {
     this.correlator = new EventCorrelator(o.correlator);
+    this.tokens = o.burst ?? 100;
+    this.tokensAt = o.clock.now();
   }
 
   event(ref: ObjectRef, type: EventType, reason: string, message: string): void {
@@ -109,6 +117,8 @@ export class EventRecorder implements EventSink {
       }
       const maxTries = this.o.maxTries ?? 12;
       for (let tries = 1; !this.stopped; tries++) {
+        await this.throttle();
+        if (this.stopped) break;
         const done = await this.write(r.event, r.patch);
         if (done) break;
         if (tries >= maxTries) {
@@ -151,6 +161,22 @@ export class EventRecorder implements EventSink {
       }
       return false;
     }
+  }
+
+  /** waits for a token of the write limiter: writes are delayed, never dropped, by it */
+  private async throttle(): Promise<void> {
+    const qps = this.o.qps ?? 50;
+    if (qps <= 0) return;
+    const burst = Math.max(1, this.o.burst ?? 100);
+    const now = this.o.clock.now();
+    this.tokens = Math.min(burst, this.tokens + ((now - this.tokensAt) / 1000) * qps);
+    this.tokensAt = now;
+    if (this.tokens < 1) {
+      await this.sleep(Math.ceil(((1 - this.tokens) * 1000) / qps));
+      this.tokens = Math.min(burst, this.tokens + ((this.o.clock.now() - this.tokensAt) / 1000) * qps);
+      this.tokensAt = this.o.clock.now();
+    }
+    this.tokens -= 1;
   }
 
   private sleep(ms: number): Promise<void> {
