@@ -106,6 +106,14 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     const nodeEvent = (reason: string) => events?.event(nodeRef(nodeName), 'Normal', reason, msg.nodeStatus(nodeName, reason));
     events?.event(nodeRef(nodeName), 'Normal', 'Starting', msg.starting());
     let unschedulable = false;
+    // kubelet records NodeReady/NodeNotReady when Ready changes from what the stored Node said, so a
+    // restart of a Ready node records none: the first decision waits for registration (registerNode)
+    let lastReady: string | undefined;
+    const readyEvent = (status: string) => {
+      if (status === 'Unknown' || status === lastReady) return;
+      lastReady = status;
+      nodeEvent(status === 'True' ? 'NodeReady' : 'NodeNotReady');
+    };
 
     let runtimeHealthy = false;
     let wasHealthy: boolean | undefined;
@@ -117,8 +125,12 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     const readyListeners: (() => void)[] = [];
     let readyFired = false;
     const conditions = new NodeConditions(clock, c.evictionPressureTransitionPeriod, (type, status) => {
-      const reason = conditionEvent(type, status);
-      if (reason) nodeEvent(reason);
+      if (type === 'Ready') {
+        if (lastReady !== undefined) readyEvent(status);
+      } else {
+        const reason = conditionEvent(type, status);
+        if (reason) nodeEvent(reason);
+      }
       statusDirty = true;
       void tickStatus();
     });
@@ -187,7 +199,10 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       const key = changeKey(status);
       if (!force && node && key === lastKey) return;
       if (!node) {
-        node = await registerNode(api, facts, status, c.registerNode);
+        node = await registerNode(api, facts, status, c.registerNode, (prev) => {
+          lastReady = prev;
+          readyEvent(conditions.list().find((x) => x.type === 'Ready')!.status);
+        });
         log(`registered node ${nodeName}`);
       } else node = await patchNodeStatus(api, nodeName, status);
       // kubelet's RecordNodeSchedulableEvent, from the Node each status write returns

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
-import { serverWithAgent } from '../helpers/nodeagent.js';
+import { serverWithAgent, startAgentProcess, waitNodeReady } from '../helpers/nodeagent.js';
 
 const env = serverWithAgent('node-1');
 
@@ -154,5 +154,21 @@ describe("kubelet's Events from a real node agent", () => {
     const del = await runKubectl(node, ['delete', 'event', '-n', 'default', anyEvent.metadata.name]);
     expect(del.code).not.toBe(0);
     expect(del.stderr).toMatch(/forbidden/i);
+  });
+
+  it('a restarted agent records Starting again but no NodeReady: the stored Node was Ready already (kubelet compares with it)', async () => {
+    const before = await events('default', 'involvedObject.kind=Node,involvedObject.name=node-1,reason=NodeReady');
+    expect(before.map((e) => e.count)).toEqual([1]);
+    const old = env.agent();
+    await old.stop();
+    const again = await startAgentProcess(env.ts(), { nodeName: 'node-1', dir: old.dir });
+    try {
+      await waitNodeReady(env.ts(), again, 'node-1');
+      await eventually(async () => (await events('default', 'involvedObject.kind=Node,involvedObject.name=node-1,reason=Starting')).length === 2, 'a second Starting', { timeoutMs: 20_000, context: () => again.output() });
+      await eventually(async () => (await events('default', 'involvedObject.kind=Node,involvedObject.name=node-1,reason=NodeHasSufficientPID')).length === 2, 'the pressure events again', { timeoutMs: 20_000, context: () => again.output() });
+      expect((await events('default', 'involvedObject.kind=Node,involvedObject.name=node-1,reason=NodeReady')).map((e) => [e.metadata.name, e.count])).toEqual([[before[0]!.metadata.name, 1]]);
+    } finally {
+      await again.stop();
+    }
   });
 });
