@@ -10,7 +10,7 @@ import type { Clock } from './clock.js';
 import type { ObjectRef } from './events/correlator.js';
 import { msg } from './events/kubelet-events.js';
 import { type EventSink, noEvents } from './events/recorder.js';
-import type { RuntimeClient } from './runtime/client.js';
+import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 
 const BACKOFF_START_MS = 10_000;
 const BACKOFF_MAX_MS = 300_000;
@@ -67,7 +67,7 @@ export class ImagePuller {
     try {
       await this.runtime.pullImage(image);
     } catch (e) {
-      const err = (e as Error).message;
+      const err = e instanceof RuntimeCallError ? e.goError : (e as Error).message;
       this.events.event(ref, 'Warning', 'Failed', msg.pullFailed(image, err));
       const t = this.clock.now();
       // flowcontrol.Backoff.Next: an entry idle for twice the maximum starts over

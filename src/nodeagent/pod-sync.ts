@@ -131,7 +131,7 @@ export class PodSyncer {
       try {
         sandbox = await this.o.runtime.runPodSandbox(sbConfig);
       } catch (e) {
-        this.events.event(podRef(pod), 'Warning', 'FailedCreatePodSandBox', msg.sandboxFailed((e as Error).message));
+        this.events.event(podRef(pod), 'Warning', 'FailedCreatePodSandBox', msg.sandboxFailed(e instanceof RuntimeCallError ? e.goError : (e as Error).message));
         throw e;
       }
     }
@@ -221,14 +221,15 @@ export class PodSyncer {
       id = await this.o.runtime.createContainer(sandbox, config, sb);
     } catch (e) {
       if (!(e instanceof RuntimeCallError)) throw e;
-      return fail('CreateContainerError', e.message);
+      // kubelet keeps the gRPC status message (grpcstatus.FromError(err).Message())
+      return fail('CreateContainerError', e.details);
     }
     this.events.event(ref, 'Normal', 'Created', msg.created(c.name));
     try {
       await this.o.runtime.startContainer(id);
     } catch (e) {
       if (!(e instanceof RuntimeCallError)) throw e;
-      return fail('CreateContainerError', e.message);
+      return fail('RunContainerError', e.details);
     }
     this.events.event(ref, 'Normal', 'Started', msg.started(c.name));
     this.waiting.delete(key);

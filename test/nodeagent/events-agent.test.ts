@@ -145,6 +145,23 @@ describe("kubelet's Events from a real node agent", () => {
     ]);
   });
 
+  it('a failed pull: Pulling, Failed with the runtime error, Error: ErrImagePull; then back-off: BackOff, Error: ImagePullBackOff', async () => {
+    await createPod('pullfail', { image: 'UPPER:1' });
+    const byReason = await eventually(async () => {
+      const l = await events('default', 'involvedObject.name=pullfail');
+      return reasons(l).includes('BackOff') && l;
+    }, 'pullfail BackOff', { timeoutMs: 40_000, context });
+    expect(byReason.map((e) => [e.reason, e.type, e.message])).toEqual(expect.arrayContaining([
+      ['Pulling', 'Normal', 'Pulling image "UPPER:1"'],
+      ['Failed', 'Warning', 'Failed to pull image "UPPER:1": rpc error: code = InvalidArgument desc = invalid image reference "UPPER:1"'],
+      ['Failed', 'Warning', 'Error: ErrImagePull'],
+      ['BackOff', 'Normal', 'Back-off pulling image "UPPER:1"'],
+    ]));
+    await eventually(async () => (await events('default', 'involvedObject.name=pullfail,reason=Failed')).some((e) => e.message === 'Error: ImagePullBackOff'), 'Error: ImagePullBackOff', { timeoutMs: 20_000, context });
+    const p = (await env.ts().request('GET', '/api/v1/namespaces/default/pods/pullfail')).json<{ status: { containerStatuses: { state: { waiting?: { reason: string } } }[] } }>();
+    expect(['ErrImagePull', 'ImagePullBackOff']).toContain(p.status.containerStatuses[0]!.state.waiting?.reason);
+  });
+
   it('the node may create and patch Events but not read or delete them (as kube)', async () => {
     const node = join(env.agent().dir, 'node-1.kubeconfig');
     const get = await runKubectl(node, ['get', 'events', '-n', 'default']);

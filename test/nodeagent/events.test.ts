@@ -11,6 +11,7 @@ import { type CoreEvent, EventCorrelator } from '../../src/nodeagent/events/corr
 import { conditionEvent, containerRef, goDuration, msg, nodeRef } from '../../src/nodeagent/events/kubelet-events.js';
 import { EventRecorder } from '../../src/nodeagent/events/recorder.js';
 import { pullPolicy } from '../../src/nodeagent/images.js';
+import { RuntimeCallError } from '../../src/nodeagent/runtime/client.js';
 
 const T0 = Date.UTC(2026, 10, 28, 4, 0, 0);
 
@@ -77,6 +78,15 @@ describe('kubelet texts', () => {
     expect(msg.nodeStatus('node-1', 'NodeReady')).toBe('Node node-1 status is now: NodeReady');
     expect([conditionEvent('Ready', 'True'), conditionEvent('Ready', 'False'), conditionEvent('DiskPressure', 'False'), conditionEvent('NetworkUnavailable', 'True'), conditionEvent('Ready', 'Unknown')])
       .toEqual(['NodeReady', 'NodeNotReady', 'NodeHasNoDiskPressure', undefined, undefined]);
+  });
+
+  it('runtime errors print as a Go gRPC client prints them (kubelet\'s pull failure messages)', () => {
+    expect([[5, 'no such image'], [3, 'bad ref'], [4, 'slow'], [2, 'x']].map(([c, d]) => new RuntimeCallError('PullImage', c as number, d as string).goError)).toEqual([
+      'rpc error: code = NotFound desc = no such image',
+      'rpc error: code = InvalidArgument desc = bad ref',
+      'rpc error: code = DeadlineExceeded desc = slow',
+      'rpc error: code = Unknown desc = x',
+    ]);
   });
 
   it('image pull policy defaults from the tag, as the API defaults it', () => {
