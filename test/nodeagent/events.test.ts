@@ -220,6 +220,22 @@ describe('the recorder', () => {
     expect(r.stats).toMatchObject({ dropped: 0, filtered: 0, created: 5 });
   });
 
+  it('event() returns at once while the API hangs: the caller never waits for a write', async () => {
+    const { clock } = simClock();
+    const api = fakeApi();
+    let pending = 0;
+    api.create = () => {
+      pending++;
+      return new Promise<never>(() => {});
+    };
+    const r = new EventRecorder({ api, clock, host: 'node-1', queueLimit: 10 });
+    for (let i = 0; i < 20; i++) expect(r.event(containerRef(pod, 'containers', 'app'), 'Normal', `R${i}`, 'm')).toBeUndefined();
+    await new Promise((res) => setImmediate(res));
+    // one write in flight, ten queued, the rest dropped; nothing threw
+    expect([pending, r.stats.dropped]).toEqual([1, 9]);
+    r.stop();
+  });
+
   it('a refused write (a Status error) is not retried', async () => {
     const { clock } = simClock();
     const api = fakeApi();
