@@ -23,6 +23,8 @@ import { type RunningSim, startRuntimeSim } from './runtime/sim-server.js';
 import { type AgentServer, startAgentServer } from './server.js';
 import { DevicePluginRegistry } from './device-plugins.js';
 import { apiEnvReader } from './env-reader.js';
+import { EventRecorder } from './events/recorder.js';
+import { conditionEvent, msg, nodeRef } from './events/kubelet-events.js';
 
 export interface AgentOptions {
   config: NodeAgentConfig;
@@ -98,6 +100,20 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     const api = credentials ? new ApiClient(credentials) : undefined;
     if (api) cleanups.push(() => api.close());
     else log('no --kubeconfig: running standalone (static pods only)');
+    // kubelet's Events (events/recorder.ts); standalone, there is nowhere to write them
+    const events = api ? new EventRecorder({ api, clock, host: nodeName, log, qps: c.eventRecordQPS, burst: c.eventBurst }) : undefined;
+    if (events) cleanups.push(() => events.stop());
+    const nodeEvent = (reason: string) => events?.event(nodeRef(nodeName), 'Normal', reason, msg.nodeStatus(nodeName, reason));
+    events?.event(nodeRef(nodeName), 'Normal', 'Starting', msg.starting());
+    let unschedulable = false;
+    // kubelet records NodeReady/NodeNotReady when Ready changes from what the stored Node said, so a
+    // restart of a Ready node records none: the first decision waits for registration (registerNode)
+    let lastReady: string | undefined;
+    const readyEvent = (status: string) => {
+      if (status === 'Unknown' || status === lastReady) return;
+      lastReady = status;
+      nodeEvent(status === 'True' ? 'NodeReady' : 'NodeNotReady');
+    };
 
     let runtimeHealthy = false;
     let wasHealthy: boolean | undefined;
@@ -108,7 +124,13 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     let readings: HostReadings | undefined;
     const readyListeners: (() => void)[] = [];
     let readyFired = false;
-    const conditions = new NodeConditions(clock, c.evictionPressureTransitionPeriod, () => {
+    const conditions = new NodeConditions(clock, c.evictionPressureTransitionPeriod, (type, status) => {
+      if (type === 'Ready') {
+        if (lastReady !== undefined) readyEvent(status);
+      } else {
+        const reason = conditionEvent(type, status);
+        if (reason) nodeEvent(reason);
+      }
       statusDirty = true;
       void tickStatus();
     });
@@ -126,7 +148,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
 
     const allocatable = () => (readings ? resources(readings, facts).allocatable : {});
     const envReader = api ? apiEnvReader(api) : undefined;
-    const syncer = new PodSyncer({ runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log, envReader, allocatable });
+    const syncer = new PodSyncer({ runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log, envReader, allocatable, events });
     const pods = new PodManager({ api, syncer, nodeName, nodeUid: () => node?.metadata.uid, domain: o.domain, staticPodPath: c.staticPodPath, relistMs: c.runtimeRelistPeriod, clock, log });
 
     let statusTimer: unknown;
@@ -177,9 +199,17 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       const key = changeKey(status);
       if (!force && node && key === lastKey) return;
       if (!node) {
-        node = await registerNode(api, facts, status, c.registerNode);
+        node = await registerNode(api, facts, status, c.registerNode, (prev) => {
+          lastReady = prev;
+          readyEvent(conditions.list().find((x) => x.type === 'Ready')!.status);
+        });
         log(`registered node ${nodeName}`);
       } else node = await patchNodeStatus(api, nodeName, status);
+      // kubelet's RecordNodeSchedulableEvent, from the Node each status write returns
+      if (!!node.spec?.unschedulable !== unschedulable) {
+        unschedulable = !unschedulable;
+        nodeEvent(unschedulable ? 'NodeNotSchedulable' : 'NodeSchedulable');
+      }
       statusDirty = false;
       lastKey = key;
       lastReport = clock.now();

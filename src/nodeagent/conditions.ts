@@ -29,7 +29,7 @@ export class NodeConditions {
   constructor(
     clock: Clock,
     transitionPeriodMs: number,
-    private readonly onChange: () => void = () => {},
+    private readonly onChange: (type: ConditionType, status: ConditionStatus) => void = () => {},
   ) {
     for (const type of CONDITION_TYPES) {
       const period = type === 'MemoryPressure' || type === 'DiskPressure' || type === 'PIDPressure' ? transitionPeriodMs : 0;
@@ -41,7 +41,7 @@ export class NodeConditions {
       actor.subscribe((s) => {
         if (s.context.status !== last) {
           last = s.context.status;
-          this.onChange();
+          this.onChange(type, last);
         }
       });
       actor.start();

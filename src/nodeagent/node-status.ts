@@ -94,19 +94,30 @@ export async function nodeStatus(f: NodeFacts, r: HostReadings, conditions: Node
   };
 }
 
+/** the Ready condition's status in a stored Node ('' when it has none) */
+export const storedReady = (n: KubeObject | undefined): string =>
+  ((n?.status?.conditions ?? []) as { type: string; status: string }[]).find((x) => x.type === 'Ready')?.status ?? '';
+
 /**
  * create the Node, or adopt an existing one with the same name; returns the stored object.
  * With `create` false (registerNode: false) the Node must exist already (an administrator made it).
+ * `onPrevious` gets the Ready status the Node had before this agent's first write ('' for a new Node).
  */
-export async function registerNode(api: ApiClient, f: NodeFacts, status: Record<string, unknown>, create = true): Promise<KubeObject> {
-  if (!create) return api.mergePatch(`/api/v1/nodes/${f.name}/status`, { status });
+export async function registerNode(api: ApiClient, f: NodeFacts, status: Record<string, unknown>, create = true, onPrevious: (ready: string) => void = () => {}): Promise<KubeObject> {
+  if (!create) {
+    const prev = await api.get(`/api/v1/nodes/${f.name}`);
+    onPrevious(storedReady(prev));
+    return api.mergePatch(`/api/v1/nodes/${f.name}/status`, { status });
+  }
   const labels = { [`kubernetes.io/hostname`]: f.hostname, 'kubernetes.io/os': platform(), 'kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch(), ...f.labels };
   const body = { apiVersion: 'v1', kind: 'Node', metadata: { name: f.name, labels }, spec: f.taints.length ? { taints: f.taints } : {} };
   try {
     await api.create('/api/v1/nodes', body);
+    onPrevious('');
   } catch (e) {
     if (!(e instanceof ApiError && e.code === 409)) throw e;
-    await api.mergePatch(`/api/v1/nodes/${f.name}`, { metadata: { labels } });
+    // the patch answers with the Node as stored, its status still the one before this start
+    onPrevious(storedReady(await api.mergePatch(`/api/v1/nodes/${f.name}`, { metadata: { labels } })));
   }
   return api.mergePatch(`/api/v1/nodes/${f.name}/status`, { status });
 }

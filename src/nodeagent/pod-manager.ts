@@ -170,7 +170,7 @@ export class PodManager {
     const uid = pod.metadata.uid!;
     const spec = pod.spec as { terminationGracePeriodSeconds?: number };
     const grace = pod.metadata.deletionGracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
-    await this.o.syncer.kill(uid, grace);
+    await this.o.syncer.kill(uid, grace, pod);
     await this.writeStatus(pod, await this.o.syncer.status(pod));
     if (this.o.api) {
       try {

@@ -5,11 +5,15 @@
 // conditions, containerStatuses) is computed from what the runtime reports.
 // Ephemeral containers (kubectl debug) start once each in the pod's sandbox,
 // never restarted, never probed, and count for neither phase nor readiness.
+// Each step records kubelet's Event on the container (events/kubelet-events.ts).
 
 import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
 import { type EnvContainer, EnvError, type EnvPod } from './container-env.js';
 import { type EnvReader, readContainerEnv } from './env-reader.js';
+import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-events.js';
+import { type EventSink, noEvents } from './events/recorder.js';
+import { ImagePuller } from './images.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import type { Container, ContainerConfig, ContainerStatus, PodSandboxConfig } from './runtime/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
@@ -26,6 +30,7 @@ interface SeccompField {
 export interface ContainerSpec {
   name: string;
   image: string;
+  imagePullPolicy?: string;
   command?: string[];
   args?: string[];
   workingDir?: string;
@@ -48,6 +53,13 @@ export interface PodSpec {
 type Status = Record<string, unknown>;
 const BACKOFF_START_MS = 10_000;
 const BACKOFF_MAX_MS = 300_000;
+/**
+ * kubelet's pod worker waits this long after a sync that failed (a container
+ * that could not be created, or still backing off) before it syncs the pod
+ * again; the agent relists every second, so it keeps the same pace per
+ * container: a failing start is tried, and a BackOff recorded, at most this often.
+ */
+export const SYNC_ERROR_RETRY_MS = 10_000;
 
 export interface PodSyncOptions {
   runtime: RuntimeClient;
@@ -60,6 +72,8 @@ export interface PodSyncOptions {
   envReader?: EnvReader;
   /** the node's allocatable (the default of resourceFieldRef limits) */
   allocatable?: () => Record<string, string>;
+  /** kubelet's Events (none when standalone) */
+  events?: EventSink;
 }
 
 export class PodSyncer {
@@ -67,8 +81,17 @@ export class PodSyncer {
   private readonly waiting = new Map<string, { reason: string; message: string }>();
   /** uid/name → when the container may be restarted next, and the back-off used */
   private readonly backoff = new Map<string, { until: number; ms: number }>();
+  /** uid/name → not before: a failed start is retried no sooner (SYNC_ERROR_RETRY_MS) */
+  private readonly retryAt = new Map<string, number>();
+  /** uid/name → not before: the next BackOff Event of a crash-looping container */
+  private readonly backOffEventAt = new Map<string, number>();
+  private readonly events: EventSink;
+  private readonly images: ImagePuller;
 
-  constructor(private readonly o: PodSyncOptions) {}
+  constructor(private readonly o: PodSyncOptions) {
+    this.events = o.events ?? noEvents;
+    this.images = new ImagePuller(o.runtime, o.clock, this.events);
+  }
 
   private sandboxConfig(pod: KubeObject): PodSandboxConfig {
     const m = pod.metadata;
@@ -113,50 +136,67 @@ export class PodSyncer {
     const phase = (pod.status?.phase as string | undefined) ?? 'Pending';
     if (phase === 'Succeeded' || phase === 'Failed') return;
     const sbConfig = this.sandboxConfig(pod);
-    const sandbox = (await this.sandboxFor(uid)) ?? (await this.o.runtime.runPodSandbox(sbConfig));
+    let sandbox = await this.sandboxFor(uid);
+    if (!sandbox) {
+      try {
+        sandbox = await this.o.runtime.runPodSandbox(sbConfig);
+      } catch (e) {
+        this.events.event(podRef(pod), 'Warning', 'FailedCreatePodSandBox', msg.sandboxFailed(e instanceof RuntimeCallError ? e.goError : (e as Error).message));
+        throw e;
+      }
+    }
     const latest = await this.latest(sandbox);
     // as kubelet: ephemeral containers start even while the pod initializes, and only once
-    for (const c of spec.ephemeralContainers ?? []) if (!latest.has(c.name)) await this.start(pod, sandbox, sbConfig, c, 0);
+    for (const c of spec.ephemeralContainers ?? []) if (!latest.has(c.name)) await this.start(pod, sandbox, sbConfig, c, 0, 'ephemeralContainers');
     const policy = spec.restartPolicy ?? 'Always';
     for (const c of spec.initContainers ?? []) {
       const s = latest.get(c.name);
-      if (!s) return void (await this.start(pod, sandbox, sbConfig, c, 0));
+      if (!s) return void (await this.start(pod, sandbox, sbConfig, c, 0, 'initContainers'));
       if (s.state !== 'CONTAINER_EXITED') return;
       if (s.exitCode === 0) continue;
-      if (policy !== 'Never') await this.restart(pod, sandbox, sbConfig, c, s);
+      if (policy !== 'Never') await this.restart(pod, sandbox, sbConfig, c, s, 'initContainers');
       return;
     }
     for (const c of spec.containers) {
       const s = latest.get(c.name);
-      if (!s) await this.start(pod, sandbox, sbConfig, c, 0);
+      if (!s) await this.start(pod, sandbox, sbConfig, c, 0, 'containers');
       else if (s.state === 'CONTAINER_EXITED' && (policy === 'Always' || (policy === 'OnFailure' && s.exitCode !== 0))) {
-        await this.restart(pod, sandbox, sbConfig, c, s);
+        await this.restart(pod, sandbox, sbConfig, c, s, 'containers');
       }
     }
   }
 
-  private async restart(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, s: ContainerStatus): Promise<void> {
+  private async restart(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, s: ContainerStatus, kind: ContainerKind): Promise<void> {
     const key = `${pod.metadata.uid}/${c.name}`;
     const now = this.o.clock.now();
     const b = this.backoff.get(key);
     if (b && now < b.until) {
-      this.waiting.set(key, { reason: 'CrashLoopBackOff', message: `back-off ${Math.round(b.ms / 1000)}s restarting failed container=${c.name} pod=${pod.metadata.name}` });
+      // kuberuntime's doBackOff: a Warning on every sync that finds the container still backing off
+      if (now >= (this.backOffEventAt.get(key) ?? 0)) {
+        this.backOffEventAt.set(key, now + SYNC_ERROR_RETRY_MS);
+        this.events.event(containerRef(pod, kind, c.name), 'Warning', 'BackOff', msg.backOff(c.name, pod));
+      }
+      this.waiting.set(key, { reason: 'CrashLoopBackOff', message: msg.backOffWaiting(b.ms, c.name, pod) });
       return;
     }
     const ms = b ? Math.min(BACKOFF_MAX_MS, b.ms * 2) : BACKOFF_START_MS;
     this.backoff.set(key, { until: now + ms, ms });
-    await this.start(pod, sandbox, sb, c, s.metadata.attempt + 1);
+    await this.start(pod, sandbox, sb, c, s.metadata.attempt + 1, kind);
   }
 
-  private async start(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, attempt: number): Promise<void> {
+  private async start(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, attempt: number, kind: ContainerKind): Promise<void> {
     const key = `${pod.metadata.uid}/${c.name}`;
     const spec = pod.spec as unknown as PodSpec;
-    try {
-      await this.o.runtime.pullImage(c.image);
-    } catch (e) {
-      this.waiting.set(key, { reason: 'ErrImagePull', message: (e as Error).message });
-      return;
-    }
+    const ref = containerRef(pod, kind, c.name);
+    if (this.o.clock.now() < (this.retryAt.get(key) ?? 0)) return;
+    // kuberuntime's startContainer: each failure is also a Warning `Failed` with `Error: <message>`
+    const fail = (reason: string, message: string, eventMessage = message) => {
+      this.waiting.set(key, { reason, message });
+      this.retryAt.set(key, this.o.clock.now() + SYNC_ERROR_RETRY_MS);
+      this.events.event(ref, 'Warning', 'Failed', msg.error(eventMessage));
+    };
+    const image = await this.images.ensure(pod.metadata.uid!, c.image, c.imagePullPolicy, ref);
+    if (image) return fail(image.reason, image.message, image.reason);
     let env;
     try {
       const ip = (await this.o.runtime.podSandboxStatus(sandbox)).network?.ip;
@@ -165,8 +205,7 @@ export class PodSyncer {
     } catch (e) {
       if (!(e instanceof EnvError)) throw e;
       // kubelet: an environment that cannot be built is CreateContainerConfigError; a later sync retries
-      this.waiting.set(key, { reason: 'CreateContainerConfigError', message: e.message });
-      return;
+      return fail('CreateContainerConfigError', e.message);
     }
     let seccomp;
     try {
@@ -174,8 +213,7 @@ export class PodSyncer {
     } catch (e) {
       if (!(e instanceof SeccompError)) throw e;
       // spec 002 §7: a missing Localhost profile makes container creation fail with CreateContainerError
-      this.waiting.set(key, { reason: 'CreateContainerError', message: e.message });
-      return;
+      return fail('CreateContainerError', e.message);
     }
     const config: ContainerConfig = {
       metadata: { name: c.name, attempt },
@@ -188,20 +226,39 @@ export class PodSyncer {
       annotations: {},
       linux: { securityContext: seccomp ? { seccomp } : {} },
     };
+    let id: string;
     try {
-      const id = await this.o.runtime.createContainer(sandbox, config, sb);
-      await this.o.runtime.startContainer(id);
-      this.waiting.delete(key);
+      id = await this.o.runtime.createContainer(sandbox, config, sb);
     } catch (e) {
       if (!(e instanceof RuntimeCallError)) throw e;
-      this.waiting.set(key, { reason: 'CreateContainerError', message: e.message });
+      // kubelet keeps the gRPC status message (grpcstatus.FromError(err).Message())
+      return fail('CreateContainerError', e.details);
     }
+    this.events.event(ref, 'Normal', 'Created', msg.created(c.name));
+    try {
+      await this.o.runtime.startContainer(id);
+    } catch (e) {
+      if (!(e instanceof RuntimeCallError)) throw e;
+      return fail('RunContainerError', e.details);
+    }
+    this.events.event(ref, 'Normal', 'Started', msg.started(c.name));
+    this.waiting.delete(key);
+    this.retryAt.delete(key);
   }
 
-  /** stop every container (grace seconds each) and the sandbox; the sandbox stays until remove() */
-  async kill(uid: string, graceSeconds: number): Promise<void> {
+  /**
+   * stop every container (grace seconds each) and the sandbox; the sandbox
+   * stays until remove(). `pod` names the containers in the Killing events
+   * (without it, as for a pod force-deleted from the API, the runtime's labels do).
+   */
+  async kill(uid: string, graceSeconds: number, pod?: KubeObject): Promise<void> {
     for (const sb of await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid })) {
       const running = (await this.o.runtime.listContainers({ podSandboxId: sb.id })).filter((c) => c.state === 'CONTAINER_RUNNING');
+      const owner = pod ?? { metadata: { name: sb.labels[LABEL_POD_NAME] ?? sb.metadata.name, namespace: sb.labels[LABEL_POD_NAMESPACE] ?? sb.metadata.namespace, uid } };
+      for (const c of running) {
+        const name = c.labels[LABEL_CONTAINER] ?? c.metadata.name;
+        this.events.event(containerRef(owner, kindOf(pod, name), name), 'Normal', 'Killing', msg.stopping(name));
+      }
       await Promise.all(running.map((c) => this.o.runtime.stopContainer(c.id, graceSeconds)));
       await this.o.runtime.stopPodSandbox(sb.id);
     }
@@ -209,10 +266,13 @@ export class PodSyncer {
 
   async remove(uid: string): Promise<void> {
     for (const sb of await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid })) await this.o.runtime.removePodSandbox(sb.id);
+    this.images.forget(uid);
     for (const k of [...this.waiting.keys(), ...this.backoff.keys()]) {
       if (k.startsWith(`${uid}/`)) {
         this.waiting.delete(k);
         this.backoff.delete(k);
+        this.retryAt.delete(k);
+        this.backOffEventAt.delete(k);
       }
     }
   }
@@ -322,4 +382,12 @@ export class PodSyncer {
     if (s.state === 'CONTAINER_EXITED') return { ...base, containerID, ready: false, started: false, state: { terminated: terminated(s) } };
     return { ...base, containerID, ready: false, started: false, state: { waiting: w ?? { reason: 'ContainerCreating' } } };
   }
+}
+
+/** which list of the pod's spec declares the container (for the Event's fieldPath) */
+function kindOf(pod: KubeObject | undefined, name: string): ContainerKind {
+  const spec = pod?.spec as unknown as PodSpec | undefined;
+  if (spec?.initContainers?.some((c) => c.name === name)) return 'initContainers';
+  if (spec?.ephemeralContainers?.some((c) => c.name === name)) return 'ephemeralContainers';
+  return 'containers';
 }

@@ -42,8 +42,10 @@ const AGE: TableColumn = { name: 'Age', type: 'string', cell: () => null };
 export function toTable(def: ResourceDefinition, objects: ApiObject[], listMeta: ListMetaLike, opts: TableOptions): object {
   const now = opts.now;
   const custom = def.strategy.columns;
-  const columnDefinitions: object[] = [NAME_COLUMN];
-  const cells: ((o: ApiObject) => unknown)[] = [(o) => o.metadata?.name ?? ''];
+  const nameLast = def.strategy.nameColumnLast === true && !!custom?.length;
+  const nameCell = (o: ApiObject): unknown => o.metadata?.name ?? '';
+  const columnDefinitions: object[] = nameLast ? [] : [NAME_COLUMN];
+  const cells: ((o: ApiObject) => unknown)[] = nameLast ? [] : [nameCell];
   if (custom && custom.length > 0) {
     // Age goes after the default columns and before the wide (priority > 0) ones, as kubectl prints it,
     // unless the kind places an `Age` column itself (Nodes: Roles, Age, Version)
@@ -57,6 +59,10 @@ export function toTable(def: ResourceDefinition, objects: ApiObject[], listMeta:
       }
       columnDefinitions.push(columnDef(c));
       cells.push((o) => c.cell(o, now));
+    }
+    if (nameLast) {
+      columnDefinitions.push({ ...NAME_COLUMN, priority: 1 });
+      cells.push(nameCell);
     }
   } else {
     columnDefinitions.push({

@@ -34,6 +34,8 @@ export interface Strategy {
   columns?: TableColumn[];
   /** the columns are the whole table after Name (a CRD's additionalPrinterColumns): no Age is added */
   exactColumns?: boolean;
+  /** Name is the last column, shown with -o wide (kube's Event table), not the first */
+  nameColumnLast?: boolean;
   /**
    * finalizers the kind keeps outside metadata.finalizers (a Namespace's
    * spec.finalizers): the object stays until these are gone too (spec 000 §3.1)

@@ -6,11 +6,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { stringify } from 'yaml';
 import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { renderKubeconfig } from '../../src/server/kubeconfig.js';
 import { eventually } from './eventually.js';
-import type { TestServer } from './server.js';
+import { type TestServer, startTestServer } from './server.js';
 
 export interface AgentProcess {
   child: ChildProcess;
@@ -143,4 +144,22 @@ export async function stopAgentAndServer(agent: AgentProcess | undefined, ts: Te
   await agent?.stop();
   await ts?.stop();
   if (agent) await rm(agent.dir, { recursive: true, force: true });
+}
+
+/**
+ * A test file's server and one Ready agent: started before its tests, stopped after
+ * (registers vitest's beforeAll/afterAll; call at the top level of the file).
+ */
+export function serverWithAgent(nodeName: string): { ts(): TestServer; agent(): AgentProcess } {
+  let ts: TestServer | undefined;
+  let agent: AgentProcess | undefined;
+  beforeAll(async () => {
+    ts = await startTestServer();
+    agent = await startAgentProcess(ts, { nodeName });
+    await waitNodeReady(ts, agent, nodeName);
+  });
+  afterAll(async () => {
+    await stopAgentAndServer(agent, ts);
+  });
+  return { ts: () => ts!, agent: () => agent! };
 }

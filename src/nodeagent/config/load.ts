@@ -43,6 +43,8 @@ export interface NodeAgentConfig {
   hostReadingsFile: string;
   clusterDomain: string;
   clusterDNS: string[];
+  eventRecordQPS: number;
+  eventBurst: number;
 }
 
 /** the defaults, in the file form (what --print-config shows for unset fields) */
@@ -73,6 +75,8 @@ export const DEFAULTS: Record<string, unknown> = {
   nodeStatusReportFrequency: '5m',
   nodeLeaseDurationSeconds: 40,
   nodeLeaseRenewInterval: '10s',
+  eventRecordQPS: 50,
+  eventBurst: 100,
   hostReadingsFile: '',
   clusterDomain: 'cluster.local',
   clusterDNS: [],

@@ -61,6 +61,9 @@ export const CONFIG_SCHEMA: Record<string, FieldType> = {
   hostReadingsFile: string,
   clusterDomain: string,
   clusterDNS: { kind: 'list', item: 'string' },
+  // kubelet's limits on Event writes (0 = none), on top of the per-object spam filter
+  eventRecordQPS: int(0),
+  eventBurst: int(0),
 };
 
 /** Go-style durations: 300ms, 10s, 5m, 1h, 1m30s */

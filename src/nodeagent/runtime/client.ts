@@ -33,6 +33,11 @@ export class RuntimeCallError extends Error {
   ) {
     super(`runtime ${method}: ${grpc.status[code] ?? code}: ${details}`);
   }
+  /** how a Go client prints it (kubelet's pull errors): `rpc error: code = NotFound desc = …` */
+  get goError(): string {
+    const name = (grpc.status[this.code] ?? String(this.code)).toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s: string, c: string) => c.toUpperCase());
+    return `rpc error: code = ${name.replace(/^Ok$/, 'OK')} desc = ${this.details}`;
+  }
   get unimplemented(): boolean {
     return this.code === grpc.status.UNIMPLEMENTED;
   }

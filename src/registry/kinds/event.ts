@@ -62,16 +62,19 @@ export function coreEventDefinition(n: SchemaNames): ResourceDefinition {
         return errs;
       },
       columns: [
-        column('Last Seen', 'string', (o, now) => since(getString(o, 'lastTimestamp') ?? getString(o, 'series', 'lastObservedTime') ?? getString(o, 'eventTime'), now)),
+        column('Last Seen', 'string', (o, now) => since(getString(o, 'series', 'lastObservedTime') ?? getString(o, 'lastTimestamp') ?? getString(o, 'firstTimestamp') ?? getString(o, 'eventTime'), now)),
         column('Type', 'string', (o) => getString(o, 'type') ?? ''),
         column('Reason', 'string', (o) => getString(o, 'reason') ?? ''),
         column('Object', 'string', (o) => `${(getString(o, 'involvedObject', 'kind') ?? '').toLowerCase()}/${getString(o, 'involvedObject', 'name') ?? ''}`),
         column('Subobject', 'string', (o) => getString(o, 'involvedObject', 'fieldPath') ?? '', { priority: 1 }),
-        column('Source', 'string', (o) => getString(o, 'source', 'component') ?? getString(o, 'reportingComponent') ?? '', { priority: 1 }),
+        column('Source', 'string', (o) => eventSource(o), { priority: 1 }),
         column('Message', 'string', (o) => getString(o, 'message') ?? ''),
         column('First Seen', 'string', (o, now) => since(getString(o, 'firstTimestamp') ?? getString(o, 'eventTime'), now), { priority: 1 }),
-        column('Count', 'string', (o) => String(get(o, 'count') ?? get(o, 'series', 'count') ?? 1), { priority: 1 }),
+        column('Count', 'integer', (o) => Number(get(o, 'series', 'count') ?? get(o, 'count') ?? 1) || 1, { priority: 1 }),
       ],
+      // kube's Event table: no Age, and Name only with -o wide, last
+      exactColumns: true,
+      nameColumnLast: true,
       selectableFields: {
         'involvedObject.kind': fieldOf('involvedObject', 'kind'),
         'involvedObject.namespace': fieldOf('involvedObject', 'namespace'),
@@ -87,6 +90,13 @@ export function coreEventDefinition(n: SchemaNames): ResourceDefinition {
       },
     },
   };
+}
+
+/** kube's formatEventSource: `component, host`, each falling back to reportingComponent/reportingInstance */
+function eventSource(o: ApiObject): string {
+  const component = getString(o, 'source', 'component') || getString(o, 'reportingComponent') || '';
+  const host = getString(o, 'source', 'host') || getString(o, 'reportingInstance') || '';
+  return host ? `${component}, ${host}` : component;
 }
 
 const LIMIT_128 = 128;
