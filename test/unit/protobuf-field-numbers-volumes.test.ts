@@ -11,6 +11,8 @@ import type protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
 import { decodeProtobufObject, encodeProtobufObjectReport } from '../../src/machinery/protobuf/codec.js';
+import { type MessagePlan, type ValuePlan, messagePlan, resolve } from '../../src/machinery/protobuf/plan.js';
+import type { Schema } from '../../src/machinery/schema/types.js';
 import type { ResourceDefinition } from '../../src/registry/types.js';
 import { k8sVolumesProto as root } from '../helpers/k8s-proto-volumes.js';
 
@@ -245,5 +247,43 @@ describe('volume source field numbers against Kubernetes generated.proto', () =>
       expect(plain(type, bytes)).toEqual(plain(type, type.encode(type.fromObject(c.pb)).finish()));
     });
   }
+});
 
+/** JSON paths of a kind's message plan that have no field number (a protobuf body cannot carry them) */
+function unnumbered(p: MessagePlan, path: string, out: string[], seen = new Set<MessagePlan>()): string[] {
+  if (seen.has(p)) return out;
+  seen.add(p);
+  for (const u of p.unnumbered) out.push(`${path}.${u}`);
+  const value = (v: ValuePlan, at: string): void => {
+    if (v.kind === 'message') unnumbered(v.message, at, out, seen);
+    else if (v.kind === 'map') value(v.value, `${at}{}`);
+    else if (v.kind === 'wrappedList') value(v.item, `${at}[]`);
+  };
+  for (const f of p.fields) value(f.value, `${path}.${f.name}`);
+  for (const e of p.embedded.values()) unnumbered(e, path, out, seen);
+  return out;
+}
+
+/** JSON paths whose unknown keys are kept (preserve-unknown-fields) though protobuf cannot carry them */
+function preserved(s: Schema, path: string, out: string[], seen = new Set<Schema>()): string[] {
+  const r = resolve(s, defs);
+  if (seen.has(r)) return out;
+  seen.add(r);
+  if ((s['x-orch-preserve-unknown-fields'] ?? r['x-orch-preserve-unknown-fields']) && !(s['x-orch-proto-type'] ?? r['x-orch-proto-type'])) out.push(path);
+  for (const [k, p] of Object.entries(r.properties ?? {})) preserved(p, `${path}.${k}`, out, seen);
+  if (r.items && !Array.isArray(r.items)) preserved(r.items, `${path}[]`, out, seen);
+  if (r.additionalProperties && typeof r.additionalProperties === 'object') preserved(r.additionalProperties, `${path}{}`, out, seen);
+  return out;
+}
+
+describe('every served built-in kind is fully numbered', () => {
+  // a property without a number is skipped by the decoder: a protobuf client's value would be dropped silently
+  it('has no property without a field number but TypeMeta (carried by the envelope)', () => {
+    const missing = kinds.flatMap((d) => unnumbered(messagePlan(d.schema, defs), d.kind, [])).filter((p) => !/^\w+\.(apiVersion|kind)$/.test(p));
+    expect(missing).toEqual([]);
+  });
+
+  it('keeps no unknown JSON keys that protobuf could not carry', () => {
+    expect(kinds.flatMap((d) => preserved(d.schema, d.kind, []))).toEqual([]);
+  });
 });
