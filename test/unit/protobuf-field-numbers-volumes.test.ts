@@ -9,7 +9,12 @@
 
 import type protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
+import { DEFAULT_API_DOMAIN, builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
+import { admissionRegistrationDefinitions } from '../../src/registry/admission/kinds.js';
+import { crdDefinition } from '../../src/registry/crd/kind.js';
+import { accessReviewDefinitions } from '../../src/auth/kinds/access-reviews.js';
+import { selfSubjectReviewDefinition } from '../../src/auth/kinds/reviews.js';
+import { SchemaNames } from '../../src/machinery/schema/naming.js';
 import { decodeProtobufObject, encodeProtobufObjectReport } from '../../src/machinery/protobuf/codec.js';
 import { type MessagePlan, type ValuePlan, messagePlan, resolve } from '../../src/machinery/protobuf/plan.js';
 import type { Schema } from '../../src/machinery/schema/types.js';
@@ -277,13 +282,18 @@ function preserved(s: Schema, path: string, out: string[], seen = new Set<Schema
 }
 
 describe('every served built-in kind is fully numbered', () => {
+  const names = new SchemaNames(DEFAULT_API_DOMAIN);
+  const served = [
+    ...kinds, ...admissionRegistrationDefinitions(names), crdDefinition(names, { reservedGroups: () => new Set() }),
+    ...accessReviewDefinitions(names), selfSubjectReviewDefinition(names),
+  ];
   // a property without a number is skipped by the decoder: a protobuf client's value would be dropped silently
   it('has no property without a field number but TypeMeta (carried by the envelope)', () => {
-    const missing = kinds.flatMap((d) => unnumbered(messagePlan(d.schema, defs), d.kind, [])).filter((p) => !/^\w+\.(apiVersion|kind)$/.test(p));
+    const missing = served.flatMap((d) => unnumbered(messagePlan(d.schema, defs), d.kind, [])).filter((p) => !/^\w+\.(apiVersion|kind)$/.test(p));
     expect(missing).toEqual([]);
   });
 
   it('keeps no unknown JSON keys that protobuf could not carry', () => {
-    expect(kinds.flatMap((d) => preserved(d.schema, d.kind, []))).toEqual([]);
+    expect(served.flatMap((d) => preserved(d.schema, d.kind, []))).toEqual([]);
   });
 });
