@@ -131,4 +131,18 @@ describe('protobuf bodies with CSI, ephemeral, iSCSI, image and legacy volume so
     const read = k8sUnenvelope(g.raw, 'k8s.PersistentVolume', k8sVolumesProto).obj as { spec: { persistentVolumeSource: J } };
     expect(read.spec.persistentVolumeSource).toEqual({ csi: pvCsi });
   });
+
+  it('types the sources in JSON as kube does: unknown keys refused when strict, kube defaults applied', async () => {
+    const pod = (name: string, volume: J): J => ({ ...podJson(name), spec: { containers: [{ name: 'a', image: 'busybox' }], volumes: [volume], automountServiceAccountToken: false } });
+    const strict = await t.request('POST', `${PODS}?fieldValidation=Strict`, { body: pod('strict', { name: 'v', csi: { driver: 'd', bogus: 1 } }) });
+    expect(strict.status).toBe(400);
+    expect(strict.json().message).toBe('strict decoding error: unknown field "spec.volumes[0].csi.bogus"');
+    const noDriver = await t.request('POST', PODS, { body: pod('no-driver', { name: 'v', csi: { readOnly: true } }) });
+    expect(noDriver.status).toBe(422);
+    expect(noDriver.json().message).toBe('Pod "no-driver" is invalid: spec.volumes[0].csi.driver: Required value');
+    // Go's ISCSIVolumeSource.Lun has no omitempty (written as 0); iscsiInterface defaults to "default"
+    const c = await t.request('POST', PODS, { body: pod('iscsi-defaults', { name: 'v', iscsi: { targetPortal: 'p:3260', iqn: 'iqn.2001-04.com.example:s' } }) });
+    expect(c.status, c.text).toBe(201);
+    expect((c.json().spec as { volumes: J[] }).volumes[0]).toEqual({ name: 'v', iscsi: { targetPortal: 'p:3260', iqn: 'iqn.2001-04.com.example:s', lun: 0, iscsiInterface: 'default' } });
+  });
 });

@@ -44,7 +44,7 @@ function sharedSources(c: (k: string) => string, pv: boolean): Record<string, Sc
     }, {
       targetPortal: str('Target portal: an IP or ip_addr:port.'),
       iqn: str('Target iSCSI Qualified Name.'),
-      lun: int32('Target LUN number.'),
+      lun: int32('Target LUN number (Go writes 0 when unset).', { default: 0 }),
       iscsiInterface: str('Interface name that uses an iSCSI transport.', { default: 'default' }),
       fsType: fsType(),
       readOnly: readOnly(),
@@ -53,7 +53,7 @@ function sharedSources(c: (k: string) => string, pv: boolean): Record<string, Sc
       chapAuthSession: flag('Whether iSCSI session CHAP authentication is supported.'),
       secretRef: secretRef('CHAP secret for target and initiator authentication.'),
       initiatorName: str('Custom iSCSI initiator name.'),
-    }), ['targetPortal', 'iqn', 'lun']),
+    }), ['targetPortal', 'iqn']),
     cinder: obj('Deprecated: an OpenStack Cinder volume.', proto({ volumeID: 1, fsType: 2, readOnly: 3, secretRef: 4 }, {
       volumeID: str('Volume id in Cinder.'),
       fsType: fsType(),
@@ -101,7 +101,7 @@ function sharedSources(c: (k: string) => string, pv: boolean): Record<string, Sc
       volumeName: str('Name of a volume already created in the ScaleIO system.'),
       fsType: fsType(),
       readOnly: readOnly(),
-    }), ['gateway', 'system', 'secretRef']),
+    }), ['gateway', 'system', 'volumeName']),
     storageos: obj('Deprecated: a StorageOS volume.', proto({ volumeName: 1, volumeNamespace: 2, fsType: 3, readOnly: 4, secretRef: 5 }, {
       volumeName: str('Name of the StorageOS volume.'),
       volumeNamespace: str('Scope of the volume within StorageOS.'),
@@ -134,7 +134,7 @@ export function podVolumeSources(n: SchemaNames): Record<string, Schema> {
         metadata: ref(n.meta('ObjectMeta'), 'Labels and annotations copied into the claim.'),
         spec: ref(c('PersistentVolumeClaimSpec'), 'Specification of the claim, copied unchanged.'),
       }), ['spec']),
-    })),
+    }), ['volumeClaimTemplate']),
     image: obj('An OCI image or artifact mounted as a volume.', proto({ reference: 1, pullPolicy: 2 }, {
       reference: str('Image or artifact reference.'),
       pullPolicy: str('Always, Never or IfNotPresent.'),
