@@ -103,10 +103,12 @@ describe('protobuf bodies with CSI, ephemeral, iSCSI, image and legacy volume so
     const g = await t.request('GET', `${PODS}/pb-vols`, { headers: { Accept: `${PB}, application/json` } });
     expect(g.headers['content-type']).toBe(PB);
     const read = k8sUnenvelope(g.raw, 'k8s.Pod', k8sVolumesProto).obj as { spec: { volumes: J[] } };
-    // the server defaulted iscsiInterface and the projection's defaultMode, as kube does
+    // the server defaulted iscsiInterface, the claim template's volumeMode and the projection's defaultMode, as kube does
     const sent = (podPb('x').spec as { volumes: J[] }).volumes;
+    const template = claimTemplate({ string: '1Gi' }).volumeClaimTemplate;
     expect(read.spec.volumes).toEqual([
-      sent[0], sent[1],
+      sent[0],
+      { name: 'scratch', volumeSource: { ephemeral: { volumeClaimTemplate: { ...template, spec: { ...template.spec, volumeMode: 'Filesystem' } } } } },
       { name: 'disk', volumeSource: { iscsi: { ...iscsi, iscsiInterface: 'default' } } },
       sent[3],
       { name: 'bundle', volumeSource: { projected: { ...projected, defaultMode: 420 } } },

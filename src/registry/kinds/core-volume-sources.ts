@@ -44,7 +44,8 @@ function sharedSources(c: (k: string) => string, pv: boolean): Record<string, Sc
     }, {
       targetPortal: str('Target portal: an IP or ip_addr:port.'),
       iqn: str('Target iSCSI Qualified Name.'),
-      lun: int32('Target LUN number (Go writes 0 when unset).', { default: 0 }),
+      // Go's Lun has no omitempty: kube writes 0 when unset
+      lun: int32('Target LUN number.', { default: 0 }),
       iscsiInterface: str('Interface name that uses an iSCSI transport.', { default: 'default' }),
       fsType: fsType(),
       readOnly: readOnly(),
