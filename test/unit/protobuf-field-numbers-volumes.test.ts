@@ -7,7 +7,6 @@
 // protobufjs encodes hand-built messages; orch must decode them to the expected
 // JSON, and orch's encoding must decode back through protobufjs to the same message.
 
-import type protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_API_DOMAIN, builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
 import { admissionRegistrationDefinitions } from '../../src/registry/admission/kinds.js';
@@ -15,11 +14,11 @@ import { crdDefinition } from '../../src/registry/crd/kind.js';
 import { accessReviewDefinitions } from '../../src/auth/kinds/access-reviews.js';
 import { selfSubjectReviewDefinition } from '../../src/auth/kinds/reviews.js';
 import { SchemaNames } from '../../src/machinery/schema/naming.js';
-import { decodeProtobufObject, encodeProtobufObjectReport } from '../../src/machinery/protobuf/codec.js';
 import { type MessagePlan, type ValuePlan, messagePlan, resolve } from '../../src/machinery/protobuf/plan.js';
 import type { Schema } from '../../src/machinery/schema/types.js';
 import type { ResourceDefinition } from '../../src/registry/types.js';
 import { k8sVolumesProto as root } from '../helpers/k8s-proto-volumes.js';
+import { type AuditCase, auditCases } from '../helpers/proto-audit.js';
 
 const defs = builtinSchemaDefinitions();
 const kinds = builtinDefinitions();
@@ -98,20 +97,27 @@ const pvSources: Record<string, Record<string, unknown>> = {
   portworxVolume: legacy.portworxVolume,
 };
 
-interface Case {
-  name: string;
+interface Case extends AuditCase {
   kind: [string, string];
-  message: string;
-  pb: Record<string, unknown>;
-  json: Record<string, unknown>;
-  /** Go's wire form (zero values written): orch reads it, but writes the JSON's shorter form */
-  decodeOnly?: boolean;
 }
 
 const pvSpec = (source: Record<string, unknown>) => ({
   pb: { capacity: { storage: { string: '5Gi' } }, persistentVolumeSource: source, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', volumeMode: 'Filesystem' },
   json: { capacity: { storage: '5Gi' }, ...source, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', volumeMode: 'Filesystem' },
 });
+
+/** Node's deprecated dynamic kubelet config: the same shape in both forms */
+const nodeConfig = {
+  metadata: { name: 'n1' },
+  spec: { podCIDR: '10.0.0.0/24', configSource: { configMap: { namespace: 'kube-system', name: 'kubelet', kubeletConfigKey: 'kubelet' } } },
+  status: {
+    config: {
+      assigned: { configMap: { namespace: 'kube-system', name: 'kubelet', uid: 'u1', resourceVersion: '7', kubeletConfigKey: 'kubelet' } },
+      lastKnownGood: { configMap: { namespace: 'kube-system', name: 'old', uid: 'u0', resourceVersion: '3', kubeletConfigKey: 'kubelet' } },
+      error: 'failed to load',
+    },
+  },
+};
 
 const CASES: Case[] = [
   {
@@ -208,50 +214,13 @@ const CASES: Case[] = [
     name: 'Node: spec.configSource = 6, status.config = 11 (NodeConfigSource configMap = 2)',
     kind: ['Node', ''],
     message: 'k8s.Node',
-    pb: {
-      metadata: { name: 'n1' },
-      spec: { podCIDR: '10.0.0.0/24', configSource: { configMap: { namespace: 'kube-system', name: 'kubelet', kubeletConfigKey: 'kubelet' } } },
-      status: {
-        config: {
-          assigned: { configMap: { namespace: 'kube-system', name: 'kubelet', uid: 'u1', resourceVersion: '7', kubeletConfigKey: 'kubelet' } },
-          lastKnownGood: { configMap: { namespace: 'kube-system', name: 'old', uid: 'u0', resourceVersion: '3', kubeletConfigKey: 'kubelet' } },
-          error: 'failed to load',
-        },
-      },
-    },
-    json: {
-      metadata: { name: 'n1' },
-      spec: { podCIDR: '10.0.0.0/24', configSource: { configMap: { namespace: 'kube-system', name: 'kubelet', kubeletConfigKey: 'kubelet' } } },
-      status: {
-        config: {
-          assigned: { configMap: { namespace: 'kube-system', name: 'kubelet', uid: 'u1', resourceVersion: '7', kubeletConfigKey: 'kubelet' } },
-          lastKnownGood: { configMap: { namespace: 'kube-system', name: 'old', uid: 'u0', resourceVersion: '3', kubeletConfigKey: 'kubelet' } },
-          error: 'failed to load',
-        },
-      },
-    },
+    pb: nodeConfig,
+    json: nodeConfig,
   },
 ];
 
-function plain(type: protobuf.Type, bytes: Uint8Array): Record<string, unknown> {
-  return type.toObject(type.decode(bytes), { longs: Number, bytes: Buffer, defaults: false }) as Record<string, unknown>;
-}
-
 describe('volume source field numbers against Kubernetes generated.proto', () => {
-  for (const c of CASES) {
-    it(`decodes Kubernetes bytes: ${c.name}`, () => {
-      const type = root.lookupType(c.message);
-      const bytes = type.encode(type.fromObject(c.pb)).finish();
-      expect(decodeProtobufObject(bytes, kind(...c.kind), defs)).toEqual(c.json);
-    });
-    if (c.decodeOnly) continue;
-    it(`encodes what Kubernetes reads: ${c.name}`, () => {
-      const type = root.lookupType(c.message);
-      const { bytes, skipped } = encodeProtobufObjectReport(c.json, kind(...c.kind), defs);
-      expect(skipped).toEqual([]);
-      expect(plain(type, bytes)).toEqual(plain(type, type.encode(type.fromObject(c.pb)).finish()));
-    });
-  }
+  auditCases(CASES, root, (c) => kind(...c.kind), defs);
 });
 
 /** JSON paths of a kind's message plan that have no field number (a protobuf body cannot carry them) */
