@@ -156,3 +156,10 @@ message Node { optional ObjectMeta metadata = 1; optional NodeSpec spec = 2; opt
 
 export const k8sVolumesProto = protobuf.parse(PROTO, { keepCase: true }).root;
 
+
+type Source = Record<string, unknown>;
+
+/** pod volumes as Kubernetes' protobuf lays them out: the VolumeSource nested at field 2 */
+export const volumesPb = (volumes: [string, Source][]): Source[] => volumes.map(([name, source]) => ({ name, volumeSource: source }));
+/** the same volumes in JSON, where the VolumeSource is inlined into the Volume */
+export const volumesJson = (volumes: [string, Source][]): Source[] => volumes.map(([name, source]) => ({ name, ...source }));

@@ -21,6 +21,13 @@ export interface AuditCase {
   decodeOnly?: boolean;
 }
 
+/** a kind by name and group prefix ('' for core) */
+export function builtinKind(kinds: ResourceDefinition[], kind: string, group: string): ResourceDefinition {
+  const d = kinds.find((x) => x.kind === kind && (group === '' ? x.group === '' : x.group.startsWith(group)));
+  if (!d) throw new Error(`no kind ${group}/${kind}`);
+  return d;
+}
+
 /** a protobufjs message as a plain object with numbers for int64 and Buffers for bytes */
 export function plain(type: protobuf.Type, bytes: Uint8Array): Record<string, unknown> {
   return type.toObject(type.decode(bytes), { longs: Number, bytes: Buffer, defaults: false }) as Record<string, unknown>;

@@ -9,7 +9,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { k8sEnvelope, k8sUnenvelope } from '../helpers/k8s-proto-extensions.js';
-import { k8sVolumesProto } from '../helpers/k8s-proto-volumes.js';
+import { k8sVolumesProto, volumesJson, volumesPb } from '../helpers/k8s-proto-volumes.js';
 import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 
 const PB = 'application/vnd.kubernetes.protobuf';
@@ -37,17 +37,14 @@ const claimTemplate = (storage: unknown) => ({
 });
 const container = { name: 'app', image: 'busybox', volumeMounts: [{ name: 'inline', mountPath: '/data' }, { name: 'disk', mountPath: '/disk' }] };
 
+/** one volume per source; the claim's storage in the form's spelling */
+const sources = (storage: unknown): [string, J][] => [['inline', { csi }], ['scratch', { ephemeral: claimTemplate(storage) }], ['disk', { iscsi }], ['tools', { image }], ['bundle', { projected }]];
+
 function podPb(name: string): J {
   return {
     metadata: { name, labels: { via: 'test' } },
     spec: {
-      volumes: [
-        { name: 'inline', volumeSource: { csi } },
-        { name: 'scratch', volumeSource: { ephemeral: claimTemplate({ string: '1Gi' }) } },
-        { name: 'disk', volumeSource: { iscsi } },
-        { name: 'tools', volumeSource: { image } },
-        { name: 'bundle', volumeSource: { projected } },
-      ],
+      volumes: volumesPb(sources({ string: '1Gi' })),
       containers: [container],
       automountServiceAccountToken: false,
     },
@@ -60,7 +57,7 @@ function podJson(name: string): J {
     kind: 'Pod',
     metadata: { name, labels: { via: 'test' } },
     spec: {
-      volumes: [{ name: 'inline', csi }, { name: 'scratch', ephemeral: claimTemplate('1Gi') }, { name: 'disk', iscsi }, { name: 'tools', image }, { name: 'bundle', projected }],
+      volumes: volumesJson(sources('1Gi')),
       containers: [container],
       automountServiceAccountToken: false,
     },

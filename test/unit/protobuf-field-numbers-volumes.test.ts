@@ -17,17 +17,13 @@ import { SchemaNames } from '../../src/machinery/schema/naming.js';
 import { type MessagePlan, type ValuePlan, messagePlan, resolve } from '../../src/machinery/protobuf/plan.js';
 import type { Schema } from '../../src/machinery/schema/types.js';
 import type { ResourceDefinition } from '../../src/registry/types.js';
-import { k8sVolumesProto as root } from '../helpers/k8s-proto-volumes.js';
-import { type AuditCase, auditCases } from '../helpers/proto-audit.js';
+import { k8sVolumesProto as root, volumesJson, volumesPb } from '../helpers/k8s-proto-volumes.js';
+import { type AuditCase, auditCases, builtinKind } from '../helpers/proto-audit.js';
 
 const defs = builtinSchemaDefinitions();
 const kinds = builtinDefinitions();
 
-function kind(k: string, group: string): ResourceDefinition {
-  const d = kinds.find((x) => x.kind === k && (group === '' ? x.group === '' : x.group.startsWith(group)));
-  if (!d) throw new Error(`no kind ${group}/${k}`);
-  return d;
-}
+const kind = (k: string, group: string): ResourceDefinition => builtinKind(kinds, k, group);
 
 const meta = { name: 'x', namespace: 'ns' };
 const container = { name: 'app', image: 'busybox', volumeMounts: [{ name: 'inline', mountPath: '/data' }] };
@@ -46,6 +42,11 @@ const claimTemplate = (storage: unknown) => ({
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } }, storageClassName: 'fast', volumeMode: 'Filesystem' },
   },
 });
+
+/** the sources newer than the in-tree ones, one volume each; the claim's storage in the form's spelling */
+const newSources = (storage: unknown): [string, Record<string, unknown>][] => [
+  ['inline', { csi }], ['scratch', { ephemeral: claimTemplate(storage) }], ['disk', { iscsi }], ['tools', { image }], ['bundle', bundle],
+];
 
 /** every legacy in-tree source a pod's VolumeSource still has, one volume each */
 const legacy = {
@@ -71,7 +72,7 @@ const legacy = {
   },
   storageos: { volumeName: 'v', volumeNamespace: 'default', fsType: 'ext4', readOnly: true, secretRef: { name: 'sos' } },
 };
-const legacyVolumes = Object.entries(legacy).map(([k, v]) => ({ name: k.toLowerCase(), source: { [k]: v } }));
+const legacyVolumes = Object.entries(legacy).map(([k, v]): [string, Record<string, unknown>] => [k.toLowerCase(), { [k]: v }]);
 
 /** the sources a PersistentVolumeSpec has (secret references are SecretReference / ObjectReference there) */
 const ref = { name: 's', namespace: 'ns' };
@@ -127,20 +128,14 @@ const CASES: Case[] = [
     pb: {
       metadata: meta,
       spec: {
-        volumes: [
-          { name: 'inline', volumeSource: { csi } },
-          { name: 'scratch', volumeSource: { ephemeral: claimTemplate({ string: '1Gi' }) } },
-          { name: 'disk', volumeSource: { iscsi } },
-          { name: 'tools', volumeSource: { image } },
-          { name: 'bundle', volumeSource: bundle },
-        ],
+        volumes: volumesPb(newSources({ string: '1Gi' })),
         containers: [container],
       },
     },
     json: {
       metadata: meta,
       spec: {
-        volumes: [{ name: 'inline', csi }, { name: 'scratch', ephemeral: claimTemplate('1Gi') }, { name: 'disk', iscsi }, { name: 'tools', image }, { name: 'bundle', ...bundle }],
+        volumes: volumesJson(newSources('1Gi')),
         containers: [container],
       },
     },
@@ -149,8 +144,8 @@ const CASES: Case[] = [
     name: 'Pod: the legacy in-tree sources (gcePersistentDisk 3 … storageos 27)',
     kind: ['Pod', ''],
     message: 'k8s.Pod',
-    pb: { metadata: meta, spec: { volumes: legacyVolumes.map((v) => ({ name: v.name, volumeSource: v.source })), containers: [container] } },
-    json: { metadata: meta, spec: { volumes: legacyVolumes.map((v) => ({ name: v.name, ...v.source })), containers: [container] } },
+    pb: { metadata: meta, spec: { volumes: volumesPb(legacyVolumes), containers: [container] } },
+    json: { metadata: meta, spec: { volumes: volumesJson(legacyVolumes), containers: [container] } },
   },
   {
     name: 'Pod: Go writes non-pointer zero values (readOnly, chapAuthSession, partition): absent in JSON',

@@ -12,7 +12,7 @@ import protobuf from 'protobufjs';
 import { describe } from 'vitest';
 import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
 import type { ResourceDefinition } from '../../src/registry/types.js';
-import { type AuditCase, auditCases } from '../helpers/proto-audit.js';
+import { type AuditCase, auditCases, builtinKind } from '../helpers/proto-audit.js';
 
 const K8S_PROTO = `
 syntax = "proto2";
@@ -154,11 +154,7 @@ const root = protobuf.parse(K8S_PROTO, { keepCase: true }).root;
 const defs = builtinSchemaDefinitions();
 const kinds = builtinDefinitions();
 
-function kind(k: string, group: string): ResourceDefinition {
-  const d = kinds.find((x) => x.kind === k && (group === '' ? x.group === '' : x.group.startsWith(group)));
-  if (!d) throw new Error(`no kind ${group}/${k}`);
-  return d;
-}
+const kind = (k: string, group: string): ResourceDefinition => builtinKind(kinds, k, group);
 
 // 2024-01-02T03:04:05Z and one minute later
 const T0 = { seconds: 1704164645 };
