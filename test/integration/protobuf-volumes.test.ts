@@ -144,4 +144,18 @@ describe('protobuf bodies with CSI, ephemeral, iSCSI, image and legacy volume so
     expect(c.status, c.text).toBe(201);
     expect((c.json().spec as { volumes: J[] }).volumes[0]).toEqual({ name: 'v', iscsi: { targetPortal: 'p:3260', iqn: 'iqn.2001-04.com.example:s', lun: 0, iscsiInterface: 'default' } });
   });
+
+  it("drops a new Node's deprecated configSource and status.config, as kube does since dynamic kubelet config was removed", async () => {
+    const configMap = { namespace: 'kube-system', name: 'kubelet', kubeletConfigKey: 'kubelet' };
+    const node = { metadata: { name: 'n-config' }, spec: { podCIDR: '10.0.0.0/24', configSource: { configMap } }, status: { config: { assigned: { configMap: { ...configMap, uid: 'u', resourceVersion: '1' } }, error: 'x' } } };
+    const c = await t.request('POST', '/api/v1/nodes', { body: k8sEnvelope('v1', 'Node', 'k8s.Node', node, k8sVolumesProto), headers: { 'Content-Type': PB } });
+    expect(c.status, c.text).toBe(201);
+    const stored = (await t.request('GET', '/api/v1/nodes/n-config')).json<{ spec: J; status?: J }>();
+    expect(stored.spec).toEqual({ podCIDR: '10.0.0.0/24' });
+    expect(stored.status?.config).toBeUndefined();
+    // an update may not set it either (kube keeps it only on a node that already has one)
+    const u = await t.request('PATCH', '/api/v1/nodes/n-config', { body: { spec: { configSource: { configMap } } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(u.status, u.text).toBe(200);
+    expect(u.json<{ spec: J }>().spec.configSource).toBeUndefined();
+  });
 });

@@ -3,7 +3,7 @@
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { ApiObject, ResourceDefinition } from '../types.js';
-import { column, get, getArray, getString } from './columns.js';
+import { column, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, int32, int64, listMap, mapOf, obj, opaque, proto, ref, setList, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 
@@ -84,6 +84,15 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      // kube's dropDisabledFields (dynamic kubelet config is removed): a new node keeps neither
+      // spec.configSource nor status.config; an update keeps configSource only if already set
+      prepareForCreate: (o) => {
+        delete getObject(o, 'spec')?.configSource;
+        delete getObject(o, 'status')?.config;
+      },
+      prepareForUpdate: (o, old) => {
+        if (get(old, 'spec', 'configSource') === undefined) delete getObject(o, 'spec')?.configSource;
+      },
       columns: [
         column('Status', 'string', nodeStatus, { description: 'The status of the node' }),
         column('Roles', 'string', (o) => nodeRoles(o, n.apiDomain), { description: 'The roles of the node' }),
