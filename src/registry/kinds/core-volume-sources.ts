@@ -100,7 +100,7 @@ function sharedSources(c: (k: string) => string, pv: boolean): Record<string, Sc
       storagePool: str('ScaleIO storage pool.'),
       storageMode: str('ThickProvisioned or ThinProvisioned.', { default: 'ThinProvisioned' }),
       volumeName: str('Name of a volume already created in the ScaleIO system.'),
-      fsType: fsType(),
+      fsType: str('Filesystem type to mount.', { default: 'xfs' }),
       readOnly: readOnly(),
     }), ['gateway', 'system', 'volumeName']),
     storageos: obj('Deprecated: a StorageOS volume.', proto({ volumeName: 1, volumeNamespace: 2, fsType: 3, readOnly: 4, secretRef: 5 }, {
