@@ -139,18 +139,18 @@ export const k8sExtensionsProto = protobuf.parse(PROTO, { keepCase: true }).root
 const PREFIX = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
 /** an enveloped body (k8s\0 + Unknown{typeMeta, raw}) as a Kubernetes client sends it */
-export function k8sEnvelope(apiVersion: string, kind: string, message: string, obj: Record<string, unknown>): Buffer {
-  const type = k8sExtensionsProto.lookupType(message);
+export function k8sEnvelope(apiVersion: string, kind: string, message: string, obj: Record<string, unknown>, root = k8sExtensionsProto): Buffer {
+  const type = root.lookupType(message);
   const raw = type.encode(type.fromObject(obj)).finish();
-  const unknown = k8sExtensionsProto.lookupType('k8s.Unknown');
+  const unknown = root.lookupType('k8s.Unknown');
   return Buffer.concat([PREFIX, unknown.encode(unknown.fromObject({ typeMeta: { apiVersion, kind }, raw })).finish()]);
 }
 
 /** the type meta and message of an enveloped body, decoded by protobufjs (int64 as numbers, bytes as Buffers) */
-export function k8sUnenvelope(body: Buffer, message: string): { typeMeta: { apiVersion?: string; kind?: string }; obj: Record<string, unknown> } {
+export function k8sUnenvelope(body: Buffer, message: string, root = k8sExtensionsProto): { typeMeta: { apiVersion?: string; kind?: string }; obj: Record<string, unknown> } {
   if (!body.subarray(0, 4).equals(PREFIX)) throw new Error(`no k8s\\0 prefix: ${body.subarray(0, 16).toString('hex')}`);
-  const unknown = k8sExtensionsProto.lookupType('k8s.Unknown');
+  const unknown = root.lookupType('k8s.Unknown');
   const u = unknown.toObject(unknown.decode(body.subarray(4)), { bytes: Buffer }) as { typeMeta: { apiVersion?: string; kind?: string }; raw: Buffer };
-  const type = k8sExtensionsProto.lookupType(message);
+  const type = root.lookupType(message);
   return { typeMeta: u.typeMeta, obj: type.toObject(type.decode(u.raw), { longs: Number, bytes: Buffer, defaults: false }) as Record<string, unknown> };
 }

@@ -71,8 +71,9 @@ describe('OpenAPI v2', () => {
     const ports = doc.definitions['io.orch.api.core.v1.Container'].properties.ports;
     expect(ports['x-kubernetes-patch-merge-key']).toBe('containerPort');
     expect(ports['x-kubernetes-list-map-keys']).toEqual(['containerPort', 'protocol']);
-    // an opaque (preserved) sub-structure; affinity has a schema since the protobuf audit
-    expect(doc.definitions['io.orch.api.core.v1.Volume'].properties.csi['x-kubernetes-preserve-unknown-fields']).toBe(true);
+    // a preserved sub-structure (the volume sources and affinity have schemas since the protobuf audits)
+    expect(doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.WatchEvent'].properties.object['x-kubernetes-preserve-unknown-fields']).toBe(true);
+    expect(doc.definitions['io.orch.api.core.v1.Volume'].properties.csi.properties.driver.type).toBe('string');
     expect(spec.properties.affinity.$ref).toBe('#/definitions/io.orch.api.core.v1.Affinity');
     expect(doc.definitions['io.orch.apimachinery.pkg.util.intstr.IntOrString']).toMatchObject({ type: 'string', format: 'int-or-string', 'x-kubernetes-int-or-string': true });
   });

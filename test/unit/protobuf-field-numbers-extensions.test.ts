@@ -13,6 +13,7 @@ import { crdDefinition } from '../../src/registry/crd/kind.js';
 import { SchemaNames } from '../../src/machinery/schema/naming.js';
 import { decodeProtobufObject, encodeProtobufObjectReport } from '../../src/machinery/protobuf/codec.js';
 import type { ResourceDefinition } from '../../src/registry/types.js';
+import { type AuditCase, auditCases, plain } from '../helpers/proto-audit.js';
 import { k8sExtensionsProto as root } from '../helpers/k8s-proto-extensions.js';
 
 
@@ -155,12 +156,8 @@ function crdVersion(schemaForm: Record<string, unknown>, subresourceStatus: Reco
   };
 }
 
-interface Case {
-  name: string;
+interface Case extends AuditCase {
   kind: string;
-  message: string;
-  pb: Record<string, unknown>;
-  json: Record<string, unknown>;
 }
 
 const CASES: Case[] = [
@@ -221,28 +218,13 @@ const CASES: Case[] = [
   },
 ];
 
-function plain(type: protobuf.Type, bytes: Uint8Array): Record<string, unknown> {
-  return type.toObject(type.decode(bytes), { longs: Number, bytes: Buffer, defaults: false }) as Record<string, unknown>;
-}
-
 const encodeK8s = (message: string, pb: Record<string, unknown>): Uint8Array => {
   const type = root.lookupType(message);
   return type.encode(type.fromObject(pb)).finish();
 };
 
 describe('admissionregistration and apiextensions field numbers against Kubernetes generated.proto', () => {
-  for (const c of CASES) {
-    it(`decodes Kubernetes bytes: ${c.name}`, () => {
-      expect(decodeProtobufObject(encodeK8s(c.message, c.pb), kind(c.kind), defs)).toEqual(c.json);
-    });
-
-    it(`encodes what Kubernetes reads: ${c.name}`, () => {
-      const type = root.lookupType(c.message);
-      const { bytes, skipped } = encodeProtobufObjectReport(c.json, kind(c.kind), defs);
-      expect(skipped).toEqual([]);
-      expect(plain(type, bytes)).toEqual(plain(type, encodeK8s(c.message, c.pb)));
-    });
-  }
+  auditCases(CASES, root, (c) => kind(c.kind), defs);
 
   it('reads the zero values Go always writes (non-pointer fields) as absent, as the JSON form omits them', () => {
     // Go marshals non-pointer fields even when zero: "" strings, false omitempty bools, 0 omitempty numbers

@@ -9,10 +9,10 @@
 // schema fails here even when orch's own round trip is consistent.
 
 import protobuf from 'protobufjs';
-import { describe, expect, it } from 'vitest';
+import { describe } from 'vitest';
 import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
-import { decodeProtobufObject, encodeProtobufObjectReport } from '../../src/machinery/protobuf/codec.js';
 import type { ResourceDefinition } from '../../src/registry/types.js';
+import { type AuditCase, auditCases, builtinKind } from '../helpers/proto-audit.js';
 
 const K8S_PROTO = `
 syntax = "proto2";
@@ -154,11 +154,7 @@ const root = protobuf.parse(K8S_PROTO, { keepCase: true }).root;
 const defs = builtinSchemaDefinitions();
 const kinds = builtinDefinitions();
 
-function kind(k: string, group: string): ResourceDefinition {
-  const d = kinds.find((x) => x.kind === k && (group === '' ? x.group === '' : x.group.startsWith(group)));
-  if (!d) throw new Error(`no kind ${group}/${k}`);
-  return d;
-}
+const kind = (k: string, group: string): ResourceDefinition => builtinKind(kinds, k, group);
 
 // 2024-01-02T03:04:05Z and one minute later
 const T0 = { seconds: 1704164645 };
@@ -186,14 +182,8 @@ const schedulingSpec = {
   resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'gpu-template' }],
 };
 
-interface Case {
-  name: string;
+interface Case extends AuditCase {
   kind: [string, string];
-  message: string;
-  /** the message as Kubernetes' field numbers lay it out */
-  pb: Record<string, unknown>;
-  /** what orch must read it as */
-  json: Record<string, unknown>;
 }
 
 const CASES: Case[] = [
@@ -410,24 +400,6 @@ const CASES: Case[] = [
   },
 ];
 
-/** a protobufjs message as a plain object with numbers for int64 and Buffers for bytes */
-function plain(type: protobuf.Type, bytes: Uint8Array): Record<string, unknown> {
-  return type.toObject(type.decode(bytes), { longs: Number, bytes: Buffer, defaults: false }) as Record<string, unknown>;
-}
-
 describe('field numbers against Kubernetes generated.proto', () => {
-  for (const c of CASES) {
-    it(`decodes Kubernetes bytes: ${c.name}`, () => {
-      const type = root.lookupType(c.message);
-      const bytes = type.encode(type.fromObject(c.pb)).finish();
-      expect(decodeProtobufObject(bytes, kind(...c.kind), defs)).toEqual(c.json);
-    });
-
-    it(`encodes what Kubernetes reads: ${c.name}`, () => {
-      const type = root.lookupType(c.message);
-      const { bytes, skipped } = encodeProtobufObjectReport(c.json, kind(...c.kind), defs);
-      expect(skipped).toEqual([]);
-      expect(plain(type, bytes)).toEqual(plain(type, type.encode(type.fromObject(c.pb)).finish()));
-    });
-  }
+  auditCases(CASES, root, (c) => kind(...c.kind), defs);
 });

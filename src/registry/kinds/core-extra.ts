@@ -136,19 +136,7 @@ export function persistentVolumeDefinition(n: SchemaNames): ResourceDefinition {
     group: '', version: 'v1', kind: 'PersistentVolume', resource: 'persistentvolumes', singular: 'persistentvolume', scope: 'Cluster',
     shortNames: ['pv'], subresources: ['status'],
     schema: kindSchema(n, 'PersistentVolume is a storage resource provisioned by an administrator.', proto({ spec: 2, status: 3 }, {
-      spec: obj('The specification of a persistent volume; the volume source fields (hostPath, nfs, csi, local, …) are kept as given.', proto({
-        capacity: 1, accessModes: 3, claimRef: 4, persistentVolumeReclaimPolicy: 5, storageClassName: 6, mountOptions: 7, volumeMode: 8, nodeAffinity: 9, volumeAttributesClassName: 10,
-      }, {
-        capacity: quantities(n, 'The resources of the volume (storage).'),
-        accessModes: atomicList('Ways the volume can be mounted.', { type: 'string' }),
-        claimRef: ref(n.core('ObjectReference'), 'Part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim.'),
-        persistentVolumeReclaimPolicy: enumOf('What happens to the volume when released from its claim.', ['Delete', 'Recycle', 'Retain']),
-        storageClassName: str('Name of the StorageClass this volume belongs to.'),
-        mountOptions: atomicList('Mount options.', { type: 'string' }),
-        volumeMode: enumOf('Whether the volume is formatted or a raw block device.', ['Block', 'Filesystem']),
-        nodeAffinity: obj('Constraints on the nodes this volume can be accessed from.', proto({ required: 1 }, { required: ref(n.core('NodeSelector'), 'Hard node constraints.') })),
-        volumeAttributesClassName: str('Name of the VolumeAttributesClass.'),
-      }, ), undefined, { 'x-orch-preserve-unknown-fields': true }),
+      spec: ref(n.core('PersistentVolumeSpec'), 'The specification of a persistent volume.'),
       status: obj('Current information/status of a persistent volume.', proto({ phase: 1, message: 2, reason: 3, lastPhaseTransitionTime: 4 }, {
         phase: enumOf('Phase of the volume.', ['Available', 'Bound', 'Failed', 'Pending', 'Released']),
         message: str('Human-readable message about the state.'),

@@ -14,7 +14,6 @@ import {
   mapOf,
   mergeList,
   obj,
-  opaque,
   proto,
   protoEmbedded,
   protoTree,
@@ -25,6 +24,7 @@ import {
   time,
 } from '../../machinery/schema/dsl.js';
 import { podExtraDefinitions } from './core-pod-extras.js';
+import { podVolumeSources, volumeSourceDefinitions } from './core-volume-sources.js';
 
 const strings = (description: string): Schema => atomicList(description, { type: 'string' });
 
@@ -114,7 +114,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       readOnly: bool('Mount read-only.'),
     }), ['claimName']),
     projected: obj('Several sources projected into one directory.', proto({ sources: 1, defaultMode: 2 }, {
-      sources: atomicList('Volume projections.', obj('One projection.', proto({ secret: 1, downwardAPI: 2, configMap: 3, serviceAccountToken: 4 }, {
+      sources: atomicList('Volume projections.', obj('One projection.', proto({ secret: 1, downwardAPI: 2, configMap: 3, serviceAccountToken: 4, clusterTrustBundle: 5 }, {
         configMap: obj('ConfigMap projection.', proto({ items: 2, optional: 4 }, protoEmbedded(1, { name: 1 }, { name: str('ConfigMap name.'), items: atomicList('Keys to project.', keyToPath), optional: bool('Whether the ConfigMap must exist.') }))),
         secret: obj('Secret projection.', proto({ items: 2, optional: 4 }, protoEmbedded(1, { name: 1 }, { name: str('Secret name.'), items: atomicList('Keys to project.', keyToPath), optional: bool('Whether the Secret must exist.') }))),
         downwardAPI: obj('Downward API projection.', proto({ items: 1 }, { items: atomicList('Files to create.', ref(c('DownwardAPIVolumeFile'))) })),
@@ -123,7 +123,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
           expirationSeconds: int64('Requested token lifetime.', { default: 3600 }),
           path: str('Relative file path.'),
         }), ['path']),
-        clusterTrustBundle: opaque('ClusterTrustBundle projection.'),
+        clusterTrustBundle: ref(c('ClusterTrustBundleProjection'), 'ClusterTrustBundles projected into a file.'),
       }))),
       defaultMode: int32('Mode bits of created files.', { default: 420 }),
     })),
@@ -132,28 +132,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       defaultMode: int32('Mode bits of created files.', { default: 420 }),
     })),
     nfs: obj('An NFS export.', proto({ server: 1, path: 2, readOnly: 3 }, { server: str('NFS server.'), path: str('Exported path.'), readOnly: bool('Mount read-only.') }), ['server', 'path']),
-    csi: opaque('An ephemeral volume provided by a CSI driver.'),
-    ephemeral: opaque('A volume with a claim created for and deleted with the pod.'),
-    image: opaque('An OCI image or artifact mounted as a volume.'),
-    iscsi: opaque('An iSCSI disk.'),
-    awsElasticBlockStore: opaque('Deprecated in-tree volume.'),
-    azureDisk: opaque('Deprecated in-tree volume.'),
-    azureFile: opaque('Deprecated in-tree volume.'),
-    cephfs: opaque('Deprecated in-tree volume.'),
-    cinder: opaque('Deprecated in-tree volume.'),
-    fc: opaque('A Fibre Channel volume.'),
-    flexVolume: opaque('Deprecated in-tree volume.'),
-    flocker: opaque('Deprecated in-tree volume.'),
-    gcePersistentDisk: opaque('Deprecated in-tree volume.'),
-    gitRepo: opaque('Deprecated in-tree volume.'),
-    glusterfs: opaque('Deprecated in-tree volume.'),
-    photonPersistentDisk: opaque('Deprecated in-tree volume.'),
-    portworxVolume: opaque('Deprecated in-tree volume.'),
-    quobyte: opaque('Deprecated in-tree volume.'),
-    rbd: opaque('Deprecated in-tree volume.'),
-    scaleIO: opaque('Deprecated in-tree volume.'),
-    storageos: opaque('Deprecated in-tree volume.'),
-    vsphereVolume: opaque('Deprecated in-tree volume.'),
+    ...podVolumeSources(n),
   };
 
   const containerState = obj('Exactly one of waiting, running or terminated.', proto({ waiting: 1, running: 2, terminated: 3 }, {
@@ -437,6 +416,9 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     Volume: {
       name: 1, 'hostPath@2': 1, 'emptyDir@2': 2, 'secret@2': 6, 'nfs@2': 7, 'persistentVolumeClaim@2': 10, 'downwardAPI@2': 16,
       'configMap@2': 19, 'projected@2': 26,
+      'gcePersistentDisk@2': 3, 'awsElasticBlockStore@2': 4, 'gitRepo@2': 5, 'iscsi@2': 8, 'glusterfs@2': 9, 'rbd@2': 11, 'flexVolume@2': 12, 'cinder@2': 13,
+      'cephfs@2': 14, 'flocker@2': 15, 'fc@2': 17, 'azureFile@2': 18, 'vsphereVolume@2': 20, 'quobyte@2': 21, 'azureDisk@2': 22, 'photonPersistentDisk@2': 23,
+      'portworxVolume@2': 24, 'scaleIO@2': 25, 'storageos@2': 27, 'csi@2': 28, 'ephemeral@2': 29, 'image@2': 30,
     },
     Toleration: { key: 1, operator: 2, value: 3, effect: 4, tolerationSeconds: 5 },
     Taint: { key: 1, value: 2, effect: 3, timeAdded: 4 },
@@ -465,5 +447,5 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     if (!schema) throw new Error(`protobuf field numbers for ${name}, which has no schema`);
     defs[c(name)] = protoTree(schema, tree);
   }
-  return { ...defs, ...podExtraDefinitions(n) };
+  return { ...defs, ...podExtraDefinitions(n), ...volumeSourceDefinitions(n) };
 }

@@ -3,7 +3,7 @@
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { ApiObject, ResourceDefinition } from '../types.js';
-import { column, get, getArray, getString } from './columns.js';
+import { column, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, int32, int64, listMap, mapOf, obj, opaque, proto, ref, setList, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 
@@ -19,17 +19,17 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
     shortNames: ['no'],
     subresources: ['status', 'proxy'],
     schema: kindSchema(n, 'Node is a worker machine; each node runs a node agent and is cluster-scoped.', proto({ spec: 2, status: 3 }, {
-      spec: obj('Desired behaviour of the node.', proto({ podCIDR: 1, podCIDRs: 7, providerID: 3, unschedulable: 4, taints: 5, externalID: 2 }, {
+      spec: obj('Desired behaviour of the node.', proto({ podCIDR: 1, podCIDRs: 7, providerID: 3, unschedulable: 4, taints: 5, configSource: 6, externalID: 2 }, {
         podCIDR: str('Pod IP range assigned to the node.'),
         podCIDRs: setList('Pod IP ranges assigned to the node, at most one per family.', { type: 'string' }, { 'x-orch-patch-strategy': 'merge' }),
         providerID: str('ID of the node assigned by the cloud provider: <ProviderName>://<ProviderSpecificNodeID>.'),
         unschedulable: bool('Keep new pods off the node (cordon).'),
         taints: atomicList('Taints that repel pods without a matching toleration.', ref(n.core('Taint'))),
-        configSource: opaque('Deprecated dynamic node agent configuration source.'),
+        configSource: ref(n.core('NodeConfigSource'), 'Deprecated dynamic node agent configuration source.'),
         externalID: str('Deprecated.'),
       })),
       status: obj('Most recently observed status of the node.', proto({
-        capacity: 1, allocatable: 2, phase: 3, conditions: 4, addresses: 5, daemonEndpoints: 6, nodeInfo: 7, images: 8, volumesInUse: 9, volumesAttached: 10, runtimeHandlers: 12, features: 13,
+        capacity: 1, allocatable: 2, phase: 3, conditions: 4, addresses: 5, daemonEndpoints: 6, nodeInfo: 7, images: 8, volumesInUse: 9, volumesAttached: 10, config: 11, runtimeHandlers: 12, features: 13,
       }, {
         capacity: quantities('Total resources of the node.'),
         allocatable: quantities('Resources available for scheduling; defaults to capacity.'),
@@ -71,7 +71,7 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
         }))),
         volumesInUse: atomicList('Volumes in use on the node.', { type: 'string' }),
         volumesAttached: atomicList('Volumes attached to the node.', obj('An attached volume.', proto({ name: 1, devicePath: 2 }, { name: str('Volume name.'), devicePath: str('Device path.') }), ['name', 'devicePath'])),
-        config: opaque('Status of the node agent configuration.'),
+        config: ref(n.core('NodeConfigStatus'), 'Deprecated: status of the node agent configuration.'),
         runtimeHandlers: atomicList('Available runtime handlers.', obj('A runtime handler.', proto({ name: 1, features: 2 }, {
           name: str('Handler name; empty for the default handler.'),
           features: obj('Features of the handler.', proto({ recursiveReadOnlyMounts: 1, userNamespaces: 2 }, {
@@ -84,6 +84,15 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      // kube's dropDisabledFields (dynamic kubelet config is removed): a new node keeps neither
+      // spec.configSource nor status.config; an update keeps configSource only if already set
+      prepareForCreate: (o) => {
+        delete getObject(o, 'spec')?.configSource;
+        delete getObject(o, 'status')?.config;
+      },
+      prepareForUpdate: (o, old) => {
+        if (get(old, 'spec', 'configSource') === undefined) delete getObject(o, 'spec')?.configSource;
+      },
       columns: [
         column('Status', 'string', nodeStatus, { description: 'The status of the node' }),
         column('Roles', 'string', (o) => nodeRoles(o, n.apiDomain), { description: 'The roles of the node' }),

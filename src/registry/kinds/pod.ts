@@ -111,6 +111,11 @@ export function validatePod(o: ApiObject): FieldError[] {
   if (!spec) return [{ field: 'spec', type: 'FieldValueRequired', message: 'Required value' }];
   const volumes = new Set<string>();
   getArray(spec, 'volumes').forEach((v, i) => {
+    // kube's validateVolumeSource: a volume is its name and one source (a protobuf body whose source
+    // had no field number would arrive as a bare name: refused, not stored without its source)
+    if (v && typeof v === 'object' && Object.keys(v).every((k) => k === 'name')) {
+      errs.push({ field: `spec.volumes[${i}]`, type: 'FieldValueRequired', message: 'Required value: must specify a volume type' });
+    }
     const name = getString(v, 'name');
     if (!name) return;
     for (const m of isDNS1123Label(name)) errs.push(inv(`spec.volumes[${i}].name`, name, m));

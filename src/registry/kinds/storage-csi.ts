@@ -182,7 +182,7 @@ export function volumeAttachmentDefinition(n: SchemaNames): ResourceDefinition {
         attacher: str('Name of the volume driver that must handle the request.'),
         source: obj('The volume to attach; exactly one member is set.', proto({ persistentVolumeName: 1, inlineVolumeSpec: 2 }, {
           persistentVolumeName: str('Name of the persistent volume to attach.'),
-          inlineVolumeSpec: opaque("A persistent volume spec translated from a pod's inline volume (CSI migration)."),
+          inlineVolumeSpec: ref(n.core('PersistentVolumeSpec'), "A persistent volume spec translated from a pod's inline volume (CSI migration)."),
         })),
         nodeName: str('The node the volume should be attached to.'),
       })),

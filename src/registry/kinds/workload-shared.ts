@@ -27,7 +27,8 @@ export function workloadDefinitions(n: SchemaNames): Definitions {
       })),
       volumeName: str('Binding reference to the PersistentVolume backing this claim.'),
       storageClassName: str('Name of the StorageClass required by the claim.'),
-      volumeMode: enumOf('What type of volume is required by the claim.', ['Block', 'Filesystem']),
+      // kube's SetDefaults_PersistentVolumeClaimSpec: claims, StatefulSet and ephemeral volume claim templates alike
+      volumeMode: enumOf('What type of volume is required by the claim.', ['Block', 'Filesystem'], { default: 'Filesystem' }),
       dataSource: ref(n.core('TypedLocalObjectReference'), 'An existing object to populate the volume from.'),
       dataSourceRef: obj('The object from which to populate the volume with data.', proto({ apiGroup: 1, kind: 2, name: 3, namespace: 4 }, {
       apiGroup: str('Group of the referenced resource; empty for the core group.'),
