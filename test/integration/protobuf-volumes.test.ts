@@ -135,7 +135,7 @@ describe('protobuf bodies with CSI, ephemeral, iSCSI, image and legacy volume so
     const pod = (name: string, volume: J): J => ({ ...podJson(name), spec: { containers: [{ name: 'a', image: 'busybox' }], volumes: [volume], automountServiceAccountToken: false } });
     const strict = await t.request('POST', `${PODS}?fieldValidation=Strict`, { body: pod('strict', { name: 'v', csi: { driver: 'd', bogus: 1 } }) });
     expect(strict.status).toBe(400);
-    expect(strict.json().message).toBe('strict decoding error: unknown field "spec.volumes[0].csi.bogus"');
+    expect(strict.json().message).toBe('Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.volumes[0].csi.bogus"');
     const noSource = await t.request('POST', PODS, { body: pod('no-source', { name: 'v' }) });
     expect(noSource.status).toBe(422);
     expect(noSource.json().message).toBe('Pod "no-source" is invalid: spec.volumes[0]: Required value: must specify a volume type');
