@@ -1,12 +1,15 @@
 // One Raft message (~1.1 KiB) back and forth between two processes, over the
-// members' transport (PeerTransport: grpc-js client streams, mutual TLS) and
-// as length-prefixed frames on a plain mutual-TLS socket: latency per round
-// trip and the CPU of the process that starts each one (docs/performance.md
-// "One write at one in flight, traced").
+// members' transport (PeerTransport: grpc-js client streams, mutual TLS), as
+// gRPC-framed messages on one node:http2 stream (the same HTTP/2 and TLS, no
+// grpc-js), and as length-prefixed frames on a plain mutual-TLS socket:
+// latency per round trip and the CPU of the process that starts each one
+// (docs/performance.md "One write at one in flight, traced" and "Session of
+// 2026-11-28 afternoon").
 //
 //   [PP_SIZE=bytes] npx tsx bench/peer-pingpong.ts [roundTrips=3000]
 
 import { fork, spawn } from 'node:child_process';
+import http2 from 'node:http2';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +21,7 @@ import { freePort } from '../test/helpers/ports.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const [, self, roleArg, ...rest] = process.argv;
-const role = roleArg === 'grpc-echo' || roleArg === 'tls-echo' ? roleArg : 'main';
+const role = roleArg === 'grpc-echo' || roleArg === 'tls-echo' || roleArg === 'h2-echo' ? roleArg : 'main';
 const roundTrips = role === 'main' ? Number(roleArg ?? 3000) : 0;
 // PP_SIZE: bytes of the entry (an append of 64 creates is ~84,000)
 const payload = new Uint8Array(Number(process.env.PP_SIZE ?? 1100)).fill(7);
@@ -61,6 +64,16 @@ if (role === 'grpc-echo') {
     onMessage: (m) => t.current?.send([{ ...m, from: 'b', to: 'a' }]),
   });
   process.send!('ready');
+} else if (role === 'h2-echo') {
+  // gRPC's framing (1 flag byte, 4 length bytes) on one HTTP/2 stream, echoed on its response
+  const [pkiDir, port] = rest as [string, string];
+  const p = await loadPki(pkiDir);
+  const server = http2.createSecureServer({ ca: p.ca, cert: p.cert, key: p.key, requestCert: true, rejectUnauthorized: true });
+  server.on('stream', (s) => {
+    s.respond({ ':status': 200, 'content-type': 'application/grpc' });
+    s.on('data', (d: Buffer) => s.write(d));
+  });
+  server.listen(Number(port), '127.0.0.1', () => process.send!('ready'));
 } else if (role === 'tls-echo') {
   const [pkiDir, port] = rest as [string, string];
   const p = await loadPki(pkiDir);
@@ -88,6 +101,28 @@ if (role === 'grpc-echo') {
   const grpcStats = await measure(() => new Promise<void>((r) => ((answered = r), transport.send([ping]))));
   await transport.close();
   g.child.kill();
+  // the same bytes with gRPC's framing on one node:http2 stream (HTTP/2 and TLS without grpc-js)
+  const h2Port = await freePort();
+  const h = echo(['h2-echo', pkiDir, String(h2Port)]);
+  await h.ready;
+  const session = http2.connect(`https://localhost:${h2Port}`, { ca: p.ca, cert: p.clientCert, key: p.clientKey });
+  const h2stream = session.request({ ':method': 'POST', ':path': '/orch.raft.v1.RaftTransport/Stream', 'content-type': 'application/grpc', te: 'trailers' }, { endStream: false });
+  const grpcFrame = Buffer.alloc(5 + payload.length);
+  grpcFrame.writeUInt32BE(payload.length, 1);
+  grpcFrame.set(payload, 5);
+  let h2Got = 0;
+  let h2Back: (() => void) | undefined;
+  h2stream.on('data', (d: Buffer) => {
+    h2Got += d.length;
+    if (h2Got >= grpcFrame.length) {
+      h2Got = 0;
+      h2Back?.();
+    }
+  });
+  const h2Stats = await measure(() => new Promise<void>((r) => ((h2Back = r), h2stream.write(grpcFrame))));
+  h2stream.close();
+  session.destroy();
+  h.child.kill();
   // plain TLS frames (4-byte length, then the bytes)
   const port = await freePort();
   const t = echo(['tls-echo', pkiDir, String(port)]);
@@ -111,6 +146,6 @@ if (role === 'grpc-echo') {
   socket.destroy();
   t.child.kill();
   await rm(pkiDir, { recursive: true, force: true });
-  process.stdout.write(`${JSON.stringify({ roundTrips, peerTransportGrpc: grpcStats, plainTlsFrames: tlsStats })}\n`);
+  process.stdout.write(`${JSON.stringify({ roundTrips, peerTransportGrpc: grpcStats, http2GrpcFraming: h2Stats, plainTlsFrames: tlsStats })}\n`);
   process.exit(0);
 }
