@@ -2,8 +2,9 @@
 // HorizontalPodAutoscaler, storage.<domain>/v1 StorageClass,
 // scheduling.<domain>/v1 PriorityClass, certificates.<domain>/v1
 // CertificateSigningRequest. Stored and served; the disruption controller
-// (src/controllers/disruption/) writes PodDisruptionBudget status, no
-// controller acts on the others.
+// (src/controllers/disruption/) writes PodDisruptionBudget status, the
+// HorizontalPodAutoscaler controller (src/controllers/autoscaling/) scales
+// targets and writes autoscaler status.
 
 import { certificateSigningRequestDefinition } from './csr.js';
 import { hpaStorage } from './hpa-conversion.js';
@@ -175,7 +176,7 @@ function hpaDefinition(n: SchemaNames, v2: boolean): ResourceDefinition {
     shortNames: ['hpa'], categories: ['all'], subresources: ['status'],
     // one store for both versions, written as v2 (hpa-conversion.ts)
     storage: hpaStorage(),
-    schema: kindSchema(n, 'HorizontalPodAutoscaler automatically manages the replica count of a scalable resource (stored; no autoscaler acts on it).', proto({ spec: 2, status: 3 }, {
+    schema: kindSchema(n, 'HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.', proto({ spec: 2, status: 3 }, {
       spec: hpaSpec(n, v2), status,
     })),
     strategy: {
