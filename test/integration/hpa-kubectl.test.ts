@@ -40,8 +40,11 @@ describe('kubectl autoscale', () => {
     expect(get.code, get.stderr).toBe(0);
     const [header, row] = get.stdout.trim().split('\n').map((l) => l.trim().split(/\s+/));
     expect(header).toEqual(['NAME', 'REFERENCE', 'TARGETS', 'MINPODS', 'MAXPODS', 'REPLICAS', 'AGE']);
-    expect(row?.slice(0, 2)).toEqual(['web', 'Deployment/web']);
+    expect(row?.slice(0, 4)).toEqual(['web', 'Deployment/web', 'cpu:', '<unknown>/80%']);
     expect(row?.slice(4, 7)).toEqual(['2', '5', String(hpa.status?.currentReplicas)]);
+    // kube prints every version from its internal type: autoscaling/v1 reads the same
+    const v1 = await kubectl('get', 'hpa.v1.autoscaling', 'web', '--no-headers');
+    expect(v1.stdout.trim().split(/\s+/).slice(0, 6)).toEqual(['web', 'Deployment/web', 'cpu:', '<unknown>/80%', '2', '5']);
   });
 
   it('describe shows the rescale event from horizontal-pod-autoscaler', async () => {

@@ -193,7 +193,7 @@ function hpaDefinition(n: SchemaNames, v2: boolean): ResourceDefinition {
         column('Targets', 'string', (o) => (v2 ? getArray(o, 'spec', 'metrics').map((m) => {
           const t = get(m, 'resource', 'target', 'averageUtilization');
           return t === undefined ? '<unknown>' : `${getString(m, 'resource', 'name') ?? ''}: <unknown>/${String(t)}%`;
-        }).join(', ') || '<none>' : `<unknown>/${String(get(o, 'spec', 'targetCPUUtilizationPercentage') ?? 80)}%`)),
+        }).join(', ') || '<none>' : `cpu: <unknown>/${String(get(o, 'spec', 'targetCPUUtilizationPercentage') ?? 80)}%`)),
         column('MinPods', 'string', (o) => String(get(o, 'spec', 'minReplicas') ?? '<unset>')),
         column('MaxPods', 'integer', (o) => num(o, 'spec', 'maxReplicas')),
         column('Replicas', 'integer', (o) => num(o, 'status', 'currentReplicas')),
