@@ -59,6 +59,15 @@ describe('componentstatuses', () => {
     expect(table.rows.map((x) => x.cells)).toEqual([['etcd-0', 'Healthy', 'ok', '']]);
   });
 
+  it('serves protobuf to clients that ask for it, and kubectl explain knows the kind', async () => {
+    const r = await t.request('GET', '/api/v1/componentstatuses', { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('application/vnd.kubernetes.protobuf');
+    const explain = await kubectl('explain', 'componentstatuses.conditions');
+    expect(explain.code, explain.stderr).toBe(0);
+    expect(explain.stdout).toContain('ComponentStatus');
+  });
+
   it('refuses watch and writes with 405', async () => {
     expect((await t.request('GET', '/api/v1/componentstatuses?watch=true')).status).toBe(405);
     expect((await t.request('POST', '/api/v1/componentstatuses', { body: { apiVersion: 'v1', kind: 'ComponentStatus', metadata: { name: 'x' } } })).status).toBe(405);
