@@ -85,6 +85,9 @@ describe('componentstatuses', () => {
       ['controller-manager', 'Healthy', 'ok'],
       ['etcd-0', 'Healthy', 'ok'],
     ]);
+    const one = await kubectl('get', 'cs', 'etcd-0', '--no-headers');
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout.trim().split(/\s+/)).toEqual(['etcd-0', 'Healthy', 'ok']);
   });
 });
 
