@@ -36,3 +36,22 @@ export function builtinNamespacesOf(apiDomain: string): string[] {
 export function rootCAConfigMapName(apiDomain: string): string {
   return `${productWordOf(apiDomain)}-root-ca.crt`;
 }
+
+/** the wording of a node's Ready condition (spec 002 §8) */
+export interface NodeReadyWording {
+  readyReason: string;
+  readyMessage: string;
+  notReadyReason: string;
+}
+
+/**
+ * The node agent's Ready reasons and message: kubelet's with the Kubernetes API
+ * domain (`KubeletReady`, `kubelet is posting ready status`, `KubeletNotReady`:
+ * what dashboards, scripts and `kubectl describe node` readers match), the
+ * agent's own otherwise.
+ */
+export function nodeReadyWording(apiDomain: string): NodeReadyWording {
+  return productWordOf(apiDomain) === 'kube'
+    ? { readyReason: 'KubeletReady', readyMessage: 'kubelet is posting ready status', notReadyReason: 'KubeletNotReady' }
+    : { readyReason: 'NodeAgentReady', readyMessage: 'node agent is posting ready status', notReadyReason: 'ContainerRuntimeNotReady' };
+}

@@ -4,6 +4,7 @@
 // status and Lease current, runs its pods and serves its HTTPS endpoints.
 // Without a kubeconfig it runs standalone: static pods only (§1).
 
+import { nodeReadyWording } from '../core/product-names.js';
 import { mkdir } from 'node:fs/promises';
 import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -161,8 +162,10 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       conditions.observe('DiskPressure', p.disk, p.disk ? 'NodeHasDiskPressure' : 'NodeHasNoDiskPressure', `node has ${p.disk ? '' : 'no '}disk pressure`);
       conditions.observe('PIDPressure', p.pid, p.pid ? 'NodeHasInsufficientPID' : 'NodeHasSufficientPID', `node has ${p.pid ? 'insufficient' : 'sufficient'} PID available`);
       conditions.observe('NetworkUnavailable', !readings.networkReady, readings.networkReady ? 'NodeNetworkReady' : 'NodeNetworkUnavailable', readings.networkReady ? 'node network is configured' : 'node network is not configured');
-      let reason = 'NodeAgentReady';
-      let message = 'node agent is posting ready status';
+      // kubelet's wording under --api-domain k8s.io (src/core/product-names.ts)
+      const wording = nodeReadyWording(o.domain);
+      let reason = wording.readyReason;
+      let message = wording.readyMessage;
       try {
         if (!facts.runtime) {
           const v = await runtime.version();
@@ -173,12 +176,12 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
         const bad = (st.status?.conditions ?? []).filter((x) => !x.status);
         runtimeHealthy = bad.length === 0;
         if (!runtimeHealthy) {
-          reason = 'ContainerRuntimeNotReady';
+          reason = wording.notReadyReason;
           message = `container runtime not ready: ${bad.map((b) => `${b.type}=false reason:${b.reason} message:${b.message}`).join(', ')}`;
         }
       } catch (e) {
         runtimeHealthy = false;
-        reason = 'ContainerRuntimeNotReady';
+        reason = wording.notReadyReason;
         message = `container runtime is down: ${(e as Error).message}`;
       }
       if (runtimeHealthy !== wasHealthy) log(runtimeHealthy ? 'container runtime is ready' : `${reason}: ${message}`);

@@ -119,6 +119,17 @@ export interface Updater {
 }
 
 /**
+ * GET of a collection (rest.Lister) of a computed, read-only kind
+ * (ComponentStatus): the objects as they are now. The endpoint layer applies
+ * the label and field selectors, and answers a `<Kind>List` or a Table with
+ * the definition's columns; such a kind keeps nothing in the store, so the
+ * list has no resourceVersion and cannot be watched.
+ */
+export interface Lister {
+  list(ctx: CapabilityContext): Promise<{ items: ApiObject[] }>;
+}
+
+/**
  * PATCH of a named object: the endpoint decoded the patch; `apply` applies it
  * to the capability's view of the current object (a Scale for `scale`) and
  * throws a StatusError when it cannot (Kubernetes' rest.UpdatedObjectInfo)
@@ -145,6 +156,6 @@ export interface BodyDecoding {
 }
 
 /** the verbs one resource or sub-resource serves through capabilities */
-export interface Capabilities extends Partial<Creater>, Partial<Getter>, Partial<Updater>, Partial<Patcher> {
+export interface Capabilities extends Partial<Creater>, Partial<Getter>, Partial<Lister>, Partial<Updater>, Partial<Patcher> {
   body?: BodyDecoding;
 }

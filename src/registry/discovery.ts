@@ -72,6 +72,13 @@ export function storageVersionHash(group: string, version: string, kind: string)
   return createHash('sha256').update(`${group}/${version}/${kind}`).digest().subarray(0, 8).toString('base64');
 }
 
+/** whether the generic store keeps the kind's objects: some verb of the resource is not a capability's */
+function stored(d: ResourceDefinition): boolean {
+  const cap = d.capabilities?.[''];
+  if (!cap) return true;
+  return (d.verbs ?? DEFAULT_VERBS).some((v) => !(v === 'create' || v === 'get' || v === 'list' || v === 'update' || v === 'patch') || cap[v] === undefined);
+}
+
 function splitStorageVersion(apiVersion: string): [string, string] {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? ['', apiVersion] : [apiVersion.slice(0, slash), apiVersion.slice(slash + 1)];
@@ -103,9 +110,12 @@ export function apiResourceList(defs: ResourceDefinition[], group: string, versi
       namespaced: d.scope === 'Namespaced',
       kind: d.kind,
       verbs: [...(d.verbs ?? DEFAULT_VERBS)].sort(),
-      // every version served over one storage has the storage version's hash (src/registry/conversion.ts)
-      storageVersionHash: d.storage ? storageVersionHash(...splitStorageVersion(d.storage.storageVersion), d.kind) : storageVersionHash(d.group, d.version, d.kind),
     };
+    // every version served over one storage has the storage version's hash (src/registry/conversion.ts);
+    // a kind that stores nothing (reviews, bindings, component statuses) has none, as in kube
+    if (stored(d)) {
+      r.storageVersionHash = d.storage ? storageVersionHash(...splitStorageVersion(d.storage.storageVersion), d.kind) : storageVersionHash(d.group, d.version, d.kind);
+    }
     if (d.shortNames && d.shortNames.length > 0) r.shortNames = [...d.shortNames];
     if (d.categories && d.categories.length > 0) r.categories = [...d.categories];
     resources.push(r);

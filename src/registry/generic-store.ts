@@ -208,7 +208,7 @@ export class GenericStore {
         const rv = String(res.revision);
         metaOf(candidate).resourceVersion = rv;
         const json = stored.json(rv);
-        return json === undefined ? { object: candidate, unknownFields } : { object: candidate, unknownFields, json };
+        return json === undefined ? { object: this.readBack(candidate), unknownFields } : { object: candidate, unknownFields, json };
       }
       // the object exists, or a value it claimed was taken meanwhile, or a guard moved: try again
       if ((claimed.length === 0 && guards.length === 0) || this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
@@ -279,8 +279,20 @@ export class GenericStore {
         continue;
       }
       metaOf(next).resourceVersion = String(res.revision);
-      return { object: next, created: false, unknownFields };
+      return { object: this.readBack(next), created: false, unknownFields };
     }
+  }
+
+  /**
+   * what a write answers: for a kind stored in another version, the object as a read returns it
+   * (kube answers the object decoded from storage, so fields only conversion fills in — an
+   * events/v1 Event's null `deprecatedFirstTimestamp` — are in the answer too)
+   */
+  private readBack(obj: ApiObject): ApiObject {
+    const storage = this.def.storage;
+    if (!storage) return obj;
+    const served = { ...obj, apiVersion: apiVersionOf(this.def), kind: this.def.kind };
+    return servedObject(this.def, convertObject(storage, served, storage.storageVersion));
   }
 
   /**

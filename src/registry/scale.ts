@@ -67,6 +67,11 @@ export function scaleOf(def: ResourceDefinition, scale: ScaleSubresource, o: Api
   return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata, spec: { replicas: (specReplicas as number | undefined) ?? 0 }, status };
 }
 
+/** sets the replicas a Scale writes (the HorizontalPodAutoscaler controller's rescale) */
+export function setScaleReplicas(scale: ScaleSubresource, o: ApiObject, replicas: number): void {
+  setAt(o, pathOf(scale.specReplicasPath), replicas);
+}
+
 /** the `scale` capabilities of a definition that declares `scale` */
 export function scaleCapabilities(def: ResourceDefinition, scale: ScaleSubresource): Capabilities {
   return {

@@ -36,6 +36,8 @@ import { buildAudit } from './audit-setup.js';
 import type { RunningServer, ServerOptions } from './server-options.js';
 import { bootstrapNamespaces, buildStores } from './stores-setup.js';
 import { startControllers } from './controllers-setup.js';
+import { componentProbes } from './component-status.js';
+import { withComponentProbes } from '../registry/kinds/componentstatus.js';
 import { startGateway } from './gateway-setup.js';
 import { shutdownServer } from './shutdown.js';
 
@@ -149,6 +151,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock,
     random,
   });
+
+  // `kubectl get componentstatuses` asks the store and the leader-run controllers (component-status.ts)
+  const probes = componentProbes(store, () => controllers.leaderControllers());
+  const csDef = registry.lookup('', 'v1', 'componentstatuses');
+  if (csDef) registry.add(withComponentProbes(csDef, () => probes));
 
   let serverUrl = '';
   const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, adminToken: pki.adminToken, clock, log });

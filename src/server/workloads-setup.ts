@@ -5,7 +5,8 @@
 // in-process scheduler (on by default; `-scheduler` leaves pods to an
 // external one, docs/controllers.md), and the batch controllers
 // (src/controllers/batch/: `job`, `cronjob`, `ttl-after-finished`, on by
-// default as in kube), the persistent volume controllers (volume-setup.ts),
+// default as in kube), the HorizontalPodAutoscaler controller
+// (`horizontalpodautoscaling`, src/controllers/autoscaling/), the persistent volume controllers (volume-setup.ts),
 // and the Endpoints and EndpointSlice controllers (endpoints-setup.ts).
 
 import { nodeTaintKeys } from '../machinery/node-taints.js';
@@ -19,6 +20,7 @@ import { JOB_CONTROLLER, JobController } from '../controllers/batch/job.js';
 import { CRONJOB_CONTROLLER, CronJobController } from '../controllers/batch/cronjob.js';
 import { TTL_AFTER_FINISHED_CONTROLLER, TtlAfterFinishedController } from '../controllers/batch/ttl-after-finished.js';
 import type { Random } from '../core/random.js';
+import { HPA_CONTROLLER, HpaController, type ScaleTarget } from '../controllers/autoscaling/hpa.js';
 import type { EventRecorder } from '../controllers/event-recorder.js';
 import { startSets } from './sets-setup.js';
 import { startVolumes } from './volume-setup.js';
@@ -68,6 +70,15 @@ export function startWorkloads(d: LeaderControllerDeps & { random?: Random; apiD
   const cronJobs = d.registry.lookup('batch', 'v1', 'cronjobs');
   if (jobs && cronJobs && controllerEnabled(d.controllers, CRONJOB_CONTROLLER, true)) {
     add('cronjob controller', new CronJobController({ store: d.store, cronJobs: of(cronJobs), jobs: of(jobs), clock: d.clock, ...as('cronjob-controller'), log: d.log }));
+  }
+  // kube-controller-manager's `horizontalpodautoscaling` (on by default); it scales any kind with a scale sub-resource
+  const hpas = d.registry.lookup('autoscaling', 'v2', 'horizontalpodautoscalers');
+  if (hpas && controllerEnabled(d.controllers, HPA_CONTROLLER, true)) {
+    const scaleTarget = (group: string, kind: string): ScaleTarget | undefined => {
+      const def = d.registry.all().find((x) => x.group === group && x.kind === kind && x.scale !== undefined);
+      return def ? { def, store: d.storeFor(def) } : undefined;
+    };
+    add('horizontal pod autoscaler', new HpaController({ store: d.store, hpas: of(hpas), scaleTarget, clock: d.clock, ...as('horizontal-pod-autoscaler'), log: d.log }));
   }
   if (jobs && controllerEnabled(d.controllers, TTL_AFTER_FINISHED_CONTROLLER, true)) {
     add('ttl-after-finished controller', new TtlAfterFinishedController({ store: d.store, jobs: of(jobs), clock: d.clock, log: d.log }));

@@ -14,8 +14,9 @@ import { LocalStore } from '../../src/store/local-store.js';
 
 export interface LocalRegistry {
   store: LocalStore;
-  /** the GenericStore of `resource` in `group` (v1), one per definition */
-  gs(resource: string, group?: string): GenericStore;
+  /** the GenericStore of `resource` in `group` (`version`, default v1), one per definition */
+  gs(resource: string, group?: string, version?: string): GenericStore;
+  registry: Registry;
   /** closes the store and removes the temp dir */
   close(): Promise<void>;
 }
@@ -31,14 +32,15 @@ export async function openLocalRegistry(domain: string, prefix: string, clock?: 
   const registry = new Registry(domain, defs, builtinDefinitions(domain));
   const admission = new SchemaAdmission(defs);
   const stores = new Map<ResourceDefinition, GenericStore>();
-  const gs = (resource: string, group = ''): GenericStore => {
-    const def = registry.lookup(group, 'v1', resource)!;
+  const gs = (resource: string, group = '', version = 'v1'): GenericStore => {
+    const def = registry.lookup(group, version, resource)!;
     if (!stores.has(def)) stores.set(def, new GenericStore(def, store, admission, hooks, undefined, clock));
     return stores.get(def)!;
   };
   return {
     store,
     gs,
+    registry,
     async close() {
       await store.close();
       await rm(dir, { recursive: true, force: true });

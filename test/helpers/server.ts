@@ -121,4 +121,4 @@ export const NO_NAMESPACE_DEFAULTS = { controllers: ['*', '-serviceaccount', '-r
  * writing status would race, as kube-apiserver's own tests run without
  * kube-controller-manager and kube-scheduler.
  */
-export const NO_WORKLOAD_CONTROLLERS = { controllers: ['*', '-deployment', '-replicaset', '-replicationcontroller', '-daemonset', '-statefulset', '-scheduler', '-job', '-cronjob', '-ttl-after-finished', '-persistentvolume-binder', '-pvc-protection', '-pv-protection'] };
+export const NO_WORKLOAD_CONTROLLERS = { controllers: ['*', '-deployment', '-replicaset', '-replicationcontroller', '-daemonset', '-statefulset', '-scheduler', '-job', '-cronjob', '-ttl-after-finished', '-persistentvolume-binder', '-pvc-protection', '-pv-protection', '-horizontalpodautoscaling'] };

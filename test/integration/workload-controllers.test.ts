@@ -366,6 +366,21 @@ describe('kubectl create deployment, rollout status, history and undo', () => {
       const newest = (await list(RSS, 'app=kc')).find((r) => r.metadata.annotations?.['deployment.kubernetes.io/revision'] === '4');
       expect(newest?.spec.replicas).toBe(3);
       expect((newest?.spec.template as { metadata: { annotations?: Record<string, string> } } | undefined)?.metadata.annotations?.['kubectl.kubernetes.io/restartedAt']).toBeTruthy();
+
+      // --to-revision picks an older set's template (kubectl reads the sets' revision annotations)
+      const missing = await runKubectl(kc, ['rollout', 'undo', 'deployment/kc', '--to-revision=99']);
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toContain('unable to find specified revision 99 in history');
+      const to2 = await runKubectl(kc, ['rollout', 'undo', 'deployment/kc', '--to-revision=2']);
+      expect(to2.code, to2.stderr).toBe(0);
+      expect(to2.stdout).toContain('deployment.apps/kc rolled back');
+      const status6 = await runKubectl(kc, ['rollout', 'status', 'deployment/kc', '--timeout=60s']);
+      expect(status6.code, status6.stderr).toBe(0);
+      const back = (await get(`${DEPLOYS}/kc`))!;
+      expect(back.spec.template?.spec.containers[0]?.image).toBe('nginx:2');
+      expect(back.metadata.annotations?.['deployment.kubernetes.io/revision']).toBe('5');
+      const history3 = await runKubectl(kc, ['rollout', 'history', 'deployment/kc']);
+      expect(history3.stdout).toMatch(/REVISION\s+CHANGE-CAUSE\n3\s+<none>\n4\s+<none>\n5\s+<none>/);
     } finally {
       await stopAgent();
     }

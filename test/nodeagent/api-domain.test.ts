@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { domainFromGroups } from '../../src/nodeagent/api-domain.js';
 import { eventually } from '../helpers/eventually.js';
-import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
+import { type AgentProcess, startAgentProcess, waitNodeReady } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 describe('domainFromGroups', () => {
@@ -38,5 +38,11 @@ describe('an agent without --api-domain', () => {
     expect(lease.spec.holderIdentity).toBe('node-k');
     expect(agent.output()).not.toContain('cannot learn the API domain');
     expect(agent.output()).not.toContain('lease renewal failed');
+  });
+
+  it('reports Ready with kubelet\'s reason and message, as tools expect of a k8s.io cluster', async () => {
+    await waitNodeReady(ts, agent!, 'node-k');
+    const node = (await ts.request('GET', '/api/v1/nodes/node-k')).json<{ status: { conditions: { type: string; reason: string; message: string }[] } }>();
+    expect(node.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ reason: 'KubeletReady', message: 'kubelet is posting ready status' });
   });
 });

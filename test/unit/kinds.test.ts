@@ -229,6 +229,9 @@ const examples: [string, string, ApiObject][] = [
       roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name: 'system:monitoring' },
     },
   ],
+  // the two computed or create-only core kinds kube 1.32 still serves (legacy-core-resources.test.ts)
+  ['', 'Binding', { apiVersion: 'v1', kind: 'Binding', metadata: meta('web-0', 'default'), target: { kind: 'Node', name: 'node-a' } }],
+  ['', 'ComponentStatus', { apiVersion: 'v1', kind: 'ComponentStatus', metadata: { name: 'etcd-0' }, conditions: [{ type: 'Healthy', status: 'True', message: 'ok' }] }],
 ];
 
 examples.push(...kindExamples);

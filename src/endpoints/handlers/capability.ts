@@ -16,7 +16,10 @@ import { type OptionsRef, bodyText, decodeObjectBody, optionsRef, parseBody, par
 import type { HandlerContext } from './context.js';
 import { fieldManagerOf } from './create.js';
 import { patchMediaTypes } from '../../machinery/patch/media-types.js';
-import { scaleTable } from '../../registry/table.js';
+import { scaleTable, toTable } from '../../registry/table.js';
+import { compileFieldSelector } from '../../machinery/selectors/fields.js';
+import { matchesLabels } from '../../machinery/selectors/labels.js';
+import { parseListOptions } from '../list-params.js';
 import { includeObjectParam } from './list.js';
 
 type Handler = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
@@ -38,7 +41,26 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
         if (req.accept.table && r.object.kind === 'Scale') {
           return { status: r.status, body: scaleTable(r.object as ApiObject, { ...req.accept.table, includeObject: includeObjectParam(req.query) }) };
         }
+        // a computed object of the definition's own kind (a ComponentStatus) prints with the kind's columns
+        if (req.accept.table && req.info.subresource === '' && r.object.kind === req.def.kind) {
+          return { status: r.status, body: toTable(req.def, [r.object as ApiObject], {}, { ...req.accept.table, includeObject: includeObjectParam(req.query), now: ctx.clock.now() }) };
+        }
         return answer(r);
+      };
+    case 'list':
+      if (!cap.list) return undefined;
+      return async (ctx, req) => {
+        // the selectors are checked before anything is computed (a bad one is a 400, src/registry/status-table.ts)
+        const opts = parseListOptions(req.query, req.info.namespace, ctx.registry.apiDomain);
+        const fields = compileFieldSelector(req.def, opts.fieldSelector);
+        const { items } = await cap.list!(context(ctx, req, false));
+        const selected = items.filter((o) => matchesLabels(opts.labelSelector, o.metadata?.labels) && fields(o));
+        if (req.accept.table) {
+          return { status: 200, body: toTable(req.def, selected, {}, { ...req.accept.table, includeObject: includeObjectParam(req.query), now: ctx.clock.now() }) };
+        }
+        // kube's list of a computed kind carries items without type meta and an empty ListMeta
+        const bare = selected.map(({ kind: _k, apiVersion: _v, ...rest }) => rest);
+        return { status: 200, body: { kind: `${req.def.kind}List`, apiVersion: apiVersionOf(req.def), metadata: {}, items: bare } };
       };
     case 'update':
       if (!cap.update) return undefined;

@@ -157,7 +157,7 @@ function emptyNode(s: Schema): CompiledSchema {
     enumValues: s.enum,
     hasDefault: s.default !== undefined,
     default: s.default,
-    nullable: s.nullable === true,
+    nullable: s.nullable === true || s['x-orch-zero-null'] === true,
     properties: undefined,
     additional: undefined,
     items: undefined,

@@ -76,6 +76,13 @@ export interface Schema {
    * metadata.generation, a CRD version's `deprecated`)
    */
   'x-orch-proto-omit-zero'?: boolean;
+  /**
+   * a Go `metav1.Time` value (not a pointer) that kube's JSON writes `null`
+   * when zero (an Event's `eventTime`, `firstTimestamp`): a `null` is kept
+   * rather than dropped, as for a nullable field, but the served OpenAPI does
+   * not call it nullable (kube's does not)
+   */
+  'x-orch-zero-null'?: boolean;
 }
 
 /** Named shared definitions (`$ref` targets). */

@@ -2,8 +2,9 @@
 // HorizontalPodAutoscaler, storage.<domain>/v1 StorageClass,
 // scheduling.<domain>/v1 PriorityClass, certificates.<domain>/v1
 // CertificateSigningRequest. Stored and served; the disruption controller
-// (src/controllers/disruption/) writes PodDisruptionBudget status, no
-// controller acts on the others.
+// (src/controllers/disruption/) writes PodDisruptionBudget status, the
+// HorizontalPodAutoscaler controller (src/controllers/autoscaling/) scales
+// targets and writes autoscaler status.
 
 import { certificateSigningRequestDefinition } from './csr.js';
 import { hpaStorage } from './hpa-conversion.js';
@@ -112,8 +113,12 @@ function metricSpec(n: SchemaNames): Schema {
 /** autoscaling/v2 MetricStatus, numbered like MetricSpec */
 function metricStatus(n: SchemaNames): Schema {
   const current = metricValueStatus(n);
+  // the values are listed but not enforced: kube validates no status metric, and its controller
+  // writes an empty type for a metric it could not read (src/controllers/autoscaling/hpa.ts)
+  const types = enumOf('Type of metric source.', ['ContainerResource', 'External', 'Object', 'Pods', 'Resource']);
+  delete types.enum;
   return obj('The last-read state of one metric.', proto({ type: 1, object: 2, pods: 3, resource: 4, external: 5, containerResource: 7 }, {
-    type: enumOf('Type of metric source.', ['ContainerResource', 'External', 'Object', 'Pods', 'Resource']),
+    type: types,
     object: obj('A metric describing a single object.', proto({ metric: 1, current: 2, describedObject: 3 }, {
       metric: metricIdentifier(n), current, describedObject: crossVersionRef('The described object.'),
     })),
@@ -171,7 +176,7 @@ function hpaDefinition(n: SchemaNames, v2: boolean): ResourceDefinition {
     shortNames: ['hpa'], categories: ['all'], subresources: ['status'],
     // one store for both versions, written as v2 (hpa-conversion.ts)
     storage: hpaStorage(),
-    schema: kindSchema(n, 'HorizontalPodAutoscaler automatically manages the replica count of a scalable resource (stored; no autoscaler acts on it).', proto({ spec: 2, status: 3 }, {
+    schema: kindSchema(n, 'HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.', proto({ spec: 2, status: 3 }, {
       spec: hpaSpec(n, v2), status,
     })),
     strategy: {
@@ -188,7 +193,7 @@ function hpaDefinition(n: SchemaNames, v2: boolean): ResourceDefinition {
         column('Targets', 'string', (o) => (v2 ? getArray(o, 'spec', 'metrics').map((m) => {
           const t = get(m, 'resource', 'target', 'averageUtilization');
           return t === undefined ? '<unknown>' : `${getString(m, 'resource', 'name') ?? ''}: <unknown>/${String(t)}%`;
-        }).join(', ') || '<none>' : `<unknown>/${String(get(o, 'spec', 'targetCPUUtilizationPercentage') ?? 80)}%`)),
+        }).join(', ') || '<none>' : `cpu: <unknown>/${String(get(o, 'spec', 'targetCPUUtilizationPercentage') ?? 80)}%`)),
         column('MinPods', 'string', (o) => String(get(o, 'spec', 'minReplicas') ?? '<unset>')),
         column('MaxPods', 'integer', (o) => num(o, 'spec', 'maxReplicas')),
         column('Replicas', 'integer', (o) => num(o, 'status', 'currentReplicas')),

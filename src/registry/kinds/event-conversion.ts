@@ -23,17 +23,27 @@ const SAME = ['eventTime', 'series', 'action', 'reason', 'related', 'type'] as c
  * Kube's Go structs always print a struct field (`source`, `deprecatedSource`, `regarding`), empty
  * as `{}`, omitempty or not; clients read them without a check (client-node's
  * `event.source.component`), so an Event of either version carries them (core/v1 Events through
- * `defaultCoreEvent`). (Kube's zero times print as `null`; here they stay absent: writes drop nulls.)
+ * `defaultCoreEvent`). Its `metav1.Time`/`MicroTime` values are structs too, written `null` when
+ * zero: a core/v1 Event from client-go's recorder has `"eventTime":null`, one written through
+ * events/v1 `"firstTimestamp":null,"lastTimestamp":null`, and an events/v1 read of either has all
+ * three (`eventTime`, `deprecatedFirstTimestamp`, `deprecatedLastTimestamp`), null when unset. The
+ * core fields keep their nulls in storage (`x-orch-zero-null` in event.ts); events/v1 adds them on read.
  */
 function withEmptyStructs(o: Record<string, unknown>, structs: readonly string[]): void {
   for (const f of structs) if (o[f] === undefined || o[f] === null) o[f] = {};
 }
 
-const CORE_STRUCTS = ['involvedObject', 'source'] as const;
+function withZeroTimes(o: Record<string, unknown>, times: readonly string[]): void {
+  for (const f of times) o[f] ??= null;
+}
 
-/** the empty structs of a core/v1 Event (its strategy's defaulting) */
+const CORE_STRUCTS = ['involvedObject', 'source'] as const;
+const CORE_TIMES = ['firstTimestamp', 'lastTimestamp', 'eventTime'] as const;
+
+/** the empty structs and zero times of a core/v1 Event (its strategy's defaulting) */
 export function defaultCoreEvent(o: ApiObject): void {
   withEmptyStructs(o as Record<string, unknown>, CORE_STRUCTS);
+  withZeroTimes(o as Record<string, unknown>, CORE_TIMES);
 }
 
 /** [events/v1 field, core/v1 field] */
@@ -55,6 +65,7 @@ const eventsV1: VersionConverter = {
     if (src.reportingController) out.reportingComponent = src.reportingController;
     if (src.reportingInstance) out.reportingInstance = src.reportingInstance;
     withEmptyStructs(out, CORE_STRUCTS);
+    withZeroTimes(out, CORE_TIMES);
     return out as ApiObject;
   },
   fromHub(o) {
@@ -67,6 +78,7 @@ const eventsV1: VersionConverter = {
     if (src.reportingComponent) out.reportingController = src.reportingComponent;
     if (src.reportingInstance) out.reportingInstance = src.reportingInstance;
     withEmptyStructs(out, ['regarding', 'deprecatedSource']);
+    withZeroTimes(out, ['eventTime', 'deprecatedFirstTimestamp', 'deprecatedLastTimestamp']);
     return out as ApiObject;
   },
 };

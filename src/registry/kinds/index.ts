@@ -13,6 +13,8 @@ import { metaDefinitions } from './meta.js';
 import { namespaceDefinition } from './namespace.js';
 import { nodeDefinition } from './node.js';
 import { podDefinition } from './pod.js';
+import { legacyBindingDefinition } from './pod-binding.js';
+import { componentStatusDefinition } from './componentstatus.js';
 import {
   clusterRoleBindingDefinition,
   clusterRoleDefinition,
@@ -42,6 +44,8 @@ const FACTORIES = [
   secretDefinition,
   serviceAccountDefinition,
   podDefinition,
+  legacyBindingDefinition,
+  (n: SchemaNames) => componentStatusDefinition(n),
   serviceDefinition,
   nodeDefinition,
   coreEventDefinition,
