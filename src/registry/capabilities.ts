@@ -113,6 +113,15 @@ export interface Getter {
   get(ctx: CapabilityContext): Promise<CapabilityResult>;
 }
 
+/**
+ * GET of a collection (rest.Lister) of a virtual kind (metrics.k8s.io's NodeMetrics and PodMetrics):
+ * `selects` is the request's label and field selectors (fields `metadata.name`, `metadata.namespace`
+ * and the kind's selectable ones); the answer is the `<Kind>List`
+ */
+export interface Lister {
+  list(ctx: CapabilityContext, selects: (obj: ApiObject) => boolean): Promise<CapabilityResult>;
+}
+
 /** PUT of a named object (rest.Updater) */
 export interface Updater {
   update(ctx: CapabilityContext, obj: ApiObject): Promise<CapabilityResult>;
@@ -145,6 +154,6 @@ export interface BodyDecoding {
 }
 
 /** the verbs one resource or sub-resource serves through capabilities */
-export interface Capabilities extends Partial<Creater>, Partial<Getter>, Partial<Updater>, Partial<Patcher> {
+export interface Capabilities extends Partial<Creater>, Partial<Getter>, Partial<Lister>, Partial<Updater>, Partial<Patcher> {
   body?: BodyDecoding;
 }

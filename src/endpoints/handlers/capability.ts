@@ -18,6 +18,10 @@ import { fieldManagerOf } from './create.js';
 import { patchMediaTypes } from '../../machinery/patch/media-types.js';
 import { scaleTable } from '../../registry/table.js';
 import { includeObjectParam } from './list.js';
+import { parseListOptions } from '../list-params.js';
+import { compileFieldSelector } from '../../machinery/selectors/fields.js';
+import { matchesLabels } from '../../machinery/selectors/labels.js';
+import { throwAsStatus } from '../../registry/status-table.js';
 
 type Handler = (ctx: HandlerContext, req: ApiRequest) => Promise<ApiResponse>;
 
@@ -39,6 +43,18 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
           return { status: r.status, body: scaleTable(r.object as ApiObject, { ...req.accept.table, includeObject: includeObjectParam(req.query) }) };
         }
         return answer(r);
+      };
+    case 'list':
+      if (!cap.list) return undefined;
+      return async (ctx, req) => {
+        const o = parseListOptions(req.query, req.info.namespace, ctx.registry.apiDomain);
+        let fields: (obj: ApiObject) => boolean;
+        try {
+          fields = compileFieldSelector(req.def, o.fieldSelector);
+        } catch (e) {
+          throwAsStatus(e);
+        }
+        return answer(await cap.list!(context(ctx, req, false), (obj) => matchesLabels(o.labelSelector, obj.metadata?.labels) && fields(obj)));
       };
     case 'update':
       if (!cap.update) return undefined;
