@@ -10,7 +10,7 @@
 // runtime can tell).
 
 import { readFile } from 'node:fs/promises';
-import type { Clock } from './clock.js';
+import { type Clock, rfc3339 as rfc3339Ms } from './clock.js';
 import { LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from './pod-sync.js';
 import type { RuntimeClient } from './runtime/client.js';
 import { type PromFamily, writePromText } from '../core/prom-text.js';
@@ -176,8 +176,8 @@ export function resourceMetricsText(summary: ResourceSummary | undefined): strin
   return writePromText([containerCpu, containerMem, containerStart, nodeCpu, nodeMem, podCpu, podMem, scrapeError]);
 }
 
-/** metav1.Time: RFC 3339 in whole seconds */
-const rfc3339 = (ns: number) => new Date(Math.floor(ns / 1e6)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** metav1.Time of ns since the epoch */
+const rfc3339 = (ns: number) => rfc3339Ms(Math.floor(ns / 1e6));
 
 function cpuJson(u: { timeNs: number; cpuCoreNs: number; nanoCores?: number }): Record<string, unknown> {
   return { time: rfc3339(u.timeNs), ...(u.nanoCores !== undefined ? { usageNanoCores: u.nanoCores } : {}), usageCoreNanoSeconds: u.cpuCoreNs };
