@@ -7,6 +7,7 @@
 import type { Clock } from '../core/clock.js';
 import { type MetricsScraper as Scraper, DEFAULT_METRIC_RESOLUTION_MS, MetricsScraper } from '../controllers/metrics/scraper.js';
 import { MetricsStorage } from '../controllers/metrics/storage.js';
+import { type ResourceMetricsClient, storageResourceMetrics } from '../controllers/metrics/resource-client.js';
 import { nodeEndpoint } from '../endpoints/handlers/node-streams.js';
 import type { NodeTransport } from '../endpoints/handlers/node-transport.js';
 import { SchemaNames } from '../machinery/schema/naming.js';
@@ -28,6 +29,8 @@ export interface ResourceMetricsDeps {
 export interface ResourceMetrics {
   storage: MetricsStorage;
   scraper: Scraper;
+  /** the port a HorizontalPodAutoscaler controller reads pod metrics through (resource-client.ts) */
+  client: ResourceMetricsClient;
   stop(): void;
 }
 
@@ -57,5 +60,9 @@ export function startResourceMetrics(d: ResourceMetricsDeps): ResourceMetrics {
     log: d.log,
   });
   scraper.start();
-  return { storage, scraper, stop: () => scraper.stop() };
+  const client = storageResourceMetrics(storage, async (namespace) => {
+    const def = d.registry.lookup('', 'v1', 'pods');
+    return def ? d.storeFor(def).list(namespace) : [];
+  });
+  return { storage, scraper, client, stop: () => scraper.stop() };
 }

@@ -8,6 +8,7 @@ import { formatGoFloat, parsePromText, PromParseError, writePromText } from '../
 import { formatBinarySI, formatDecimalSI } from '../../src/core/quantity.js';
 import { decodeResourceMetrics } from '../../src/controllers/metrics/decode.js';
 import { MetricsStorage, resourceUsage } from '../../src/controllers/metrics/storage.js';
+import { ResourceMetricsError, storageResourceMetrics } from '../../src/controllers/metrics/resource-client.js';
 import { parseHostUsage, resourceMetricsText } from '../../src/nodeagent/resource-stats.js';
 
 describe('Go float formatting (client_golang writeFloat)', () => {
@@ -123,5 +124,42 @@ describe('host readings', () => {
     const stat = 'cpu  100 5 50 1000 20 3 2 1 7 0\ncpu0 1 2 3 4\nbtime 1700000000\n';
     const meminfo = 'MemTotal:       1000 kB\nMemFree:         300 kB\nMemAvailable:    600 kB\n';
     expect(parseHostUsage(stat, meminfo)).toEqual({ cpuCoreNs: 161 * 10_000_000, bootNs: 1.7e18, total: 1024000, available: 614400, free: 307200 });
+  });
+});
+
+describe('the HPA port (kube metricsclient.GetResourceMetric)', () => {
+  const point = (ts: number, cpu: number, mem: number) => ({ startTimeMs: 0, timestampMs: ts, cumulativeCpuNs: cpu, memoryBytes: mem });
+  const storage = new MetricsStorage(15_000);
+  const batch = (ts: number, k: number) => ({
+    nodes: new Map(),
+    pods: new Map([
+      ['ns/a', new Map([['app', point(ts, k * 1_500_000, 1024)], ['side', point(ts, k * 1, 2048)]])],
+      ['ns/b', new Map([['app', point(ts, k * 250_000_000, 4096)]])],
+    ]),
+  });
+  storage.store(batch(1000, 0));
+  storage.store(batch(2000, 1));
+  const pods = [
+    { metadata: { name: 'a', namespace: 'ns', labels: { app: 'x' } } },
+    { metadata: { name: 'b', namespace: 'ns', labels: { app: 'x' } } },
+    { metadata: { name: 'c', namespace: 'ns', labels: { app: 'x' } } },
+    { metadata: { name: 'd', namespace: 'ns', labels: { app: 'y' } } },
+  ];
+  const client = storageResourceMetrics(storage, async () => pods);
+  const x = (p: { metadata?: { labels?: Record<string, string> } }) => p.metadata?.labels?.app === 'x';
+
+  it('sums a pod\'s containers as MilliValue (CPU rounded up to millicores), pods without metrics left out', async () => {
+    const cpu = await client.getResourceMetric('cpu', 'ns', x, '');
+    // a: 1.5m + 1n → 2m + 1m (each container rounded up, as Quantity.MilliValue); b: 250m
+    expect(Object.fromEntries([...cpu.metrics].map(([k, v]) => [k, v.value]))).toEqual({ a: 3, b: 250 });
+    expect(cpu.timestampMs).toBe(2000);
+    expect(cpu.metrics.get('a')).toMatchObject({ windowMs: 1000 });
+    const mem = await client.getResourceMetric('memory', 'ns', x, 'app');
+    expect(Object.fromEntries([...mem.metrics].map(([k, v]) => [k, v.value]))).toEqual({ a: 1024_000, b: 4096_000 });
+  });
+
+  it('fails as kube does with nothing to read or a missing container', async () => {
+    await expect(client.getResourceMetric('cpu', 'ns', (p) => p.metadata?.labels?.app === 'y', '')).rejects.toThrow(new ResourceMetricsError('no metrics returned from resource metrics API'));
+    await expect(client.getResourceMetric('cpu', 'ns', x, 'side')).rejects.toThrow('container side not present in metrics for pod ns/b');
   });
 });
