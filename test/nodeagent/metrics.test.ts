@@ -17,7 +17,7 @@ import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { renderKubeconfig } from '../../src/server/kubeconfig.js';
 import { eventually as waitFor } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
-import { type AgentProcess, startAgentProcess, waitNodeReady } from '../helpers/nodeagent.js';
+import { type AgentProcess, startAgentProcess, stopAgentAndServer, waitNodeReady } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let ts: TestServer;
@@ -65,9 +65,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await agent?.stop();
-  await ts?.stop();
-  if (agent) await rm(agent.dir, { recursive: true, force: true });
+  await stopAgentAndServer(agent, ts);
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
