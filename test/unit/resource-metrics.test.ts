@@ -9,6 +9,8 @@ import { formatBinarySI, formatDecimalSI } from '../../src/core/quantity.js';
 import { decodeResourceMetrics } from '../../src/controllers/metrics/decode.js';
 import { MetricsStorage, resourceUsage } from '../../src/controllers/metrics/storage.js';
 import { ResourceMetricsError, storageResourceMetrics } from '../../src/controllers/metrics/resource-client.js';
+import { MetricsScraper } from '../../src/controllers/metrics/scraper.js';
+import { ManualClock } from '../../src/core/clock.js';
 import { parseHostUsage, resourceMetricsText } from '../../src/nodeagent/resource-stats.js';
 
 describe('Go float formatting (client_golang writeFloat)', () => {
@@ -161,5 +163,60 @@ describe('the HPA port (kube metricsclient.GetResourceMetric)', () => {
   it('fails as kube does with nothing to read or a missing container', async () => {
     await expect(client.getResourceMetric('cpu', 'ns', (p) => p.metadata?.labels?.app === 'y', '')).rejects.toThrow(new ResourceMetricsError('no metrics returned from resource metrics API'));
     await expect(client.getResourceMetric('cpu', 'ns', x, 'side')).rejects.toThrow('container side not present in metrics for pod ns/b');
+  });
+});
+
+describe('the scraper (metrics-server cycle on the clock port)', () => {
+  const flush = () => new Promise((r) => setTimeout(r, 0));
+  const nodeText = (cpuSeconds: number, tsMs: number) => `node_cpu_usage_seconds_total ${cpuSeconds} ${tsMs}\nnode_memory_working_set_bytes 1048576 ${tsMs}\n`;
+
+  it('scrapes every node each resolution; a node that fails or hangs loses its metrics, the others keep theirs', async () => {
+    const clock = new ManualClock(1_000_000);
+    const storage = new MetricsStorage(15_000);
+    let bFails = false;
+    let bHangs = false;
+    const logs: string[] = [];
+    const scraper = new MetricsScraper({
+      listNodes: async () => [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }],
+      scrapeNode: (node, signal) => {
+        if (node.metadata?.name === 'b' && bHangs) return new Promise((_r, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error)));
+        if (node.metadata?.name === 'b' && bFails) return Promise.reject(new Error('connection refused'));
+        return Promise.resolve(nodeText(clock.now() / 1000, clock.now()));
+      },
+      storage,
+      resolutionMs: 15_000,
+      clock,
+      log: (m) => logs.push(m),
+    });
+    scraper.start();
+    await flush();
+    expect(storage.node('a')).toBeUndefined();
+    clock.advance(15_000);
+    await flush();
+    // one core-second per second
+    expect(storage.node('a')).toEqual({ cpuNanoCores: 1_000_000_000, memoryBytes: 1048576, timestampMs: 1_015_000, windowMs: 15_000 });
+    expect(storage.node('b')).toMatchObject({ cpuNanoCores: 1_000_000_000 });
+    bFails = true;
+    clock.advance(15_000);
+    await flush();
+    expect(storage.node('a')).toMatchObject({ timestampMs: 1_030_000 });
+    expect(storage.node('b')).toBeUndefined();
+    clock.advance(15_000);
+    await flush();
+    // logged once while the failure stays the same
+    expect(logs.filter((l) => l.includes('failed to scrape node b'))).toEqual(['metrics scraper: failed to scrape node b: connection refused']);
+    bFails = false;
+    bHangs = true;
+    clock.advance(15_000);
+    await flush();
+    // the hanging scrape is cut at 90 % of the resolution; the cycle then stores what it has
+    clock.advance(13_500);
+    await flush();
+    expect(logs.at(-1)).toBe('metrics scraper: failed to scrape node b: no answer within 13500 ms');
+    expect(storage.node('a')).toMatchObject({ timestampMs: 1_060_000 });
+    scraper.stop();
+    clock.advance(60_000);
+    await flush();
+    expect(storage.node('a')).toMatchObject({ timestampMs: 1_060_000 });
   });
 });
