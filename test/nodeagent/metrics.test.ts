@@ -86,6 +86,11 @@ describe('kubectl top', () => {
     expect(selected.stdout).toMatch(/^default\s+web\s+/m);
     const none = await runKubectl(admin, ['top', 'pod', '-l', 'app=nothing']);
     expect(none.stdout).not.toMatch(/web/);
+    // kubectl get: metrics-server's table columns
+    const nodes = await runKubectl(admin, ['get', 'nodes.metrics.k8s.io']);
+    expect(nodes.stdout).toMatch(/^NAME\s+CPU\s+MEMORY\s+WINDOW\s*\n/);
+    expect(nodes.stdout).toMatch(/^node-m\s+\d+[num]?\s+\d+(Ki|Mi|Gi)?\s+\d+(\.\d+)?m?s\s*$/m);
+    expect((await runKubectl(admin, ['get', 'podmetrics', 'web'])).stdout).toMatch(/^web\s+\d+[num]?\s+\d+(Ki|Mi)?\s+\S+s\s*$/m);
   });
 
   it('answers metrics-server JSON, with field selectors and 404s', async () => {

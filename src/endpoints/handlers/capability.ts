@@ -16,7 +16,7 @@ import { type OptionsRef, bodyText, decodeObjectBody, optionsRef, parseBody, par
 import type { HandlerContext } from './context.js';
 import { fieldManagerOf } from './create.js';
 import { patchMediaTypes } from '../../machinery/patch/media-types.js';
-import { scaleTable } from '../../registry/table.js';
+import { scaleTable, toTable } from '../../registry/table.js';
 import { includeObjectParam } from './list.js';
 import { parseListOptions } from '../list-params.js';
 import { compileFieldSelector } from '../../machinery/selectors/fields.js';
@@ -42,7 +42,7 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
         if (req.accept.table && r.object.kind === 'Scale') {
           return { status: r.status, body: scaleTable(r.object as ApiObject, { ...req.accept.table, includeObject: includeObjectParam(req.query) }) };
         }
-        return answer(r);
+        return tableOr(ctx, req, r, () => [r.object as ApiObject]);
       };
     case 'list':
       if (!cap.list) return undefined;
@@ -54,7 +54,8 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
         } catch (e) {
           throwAsStatus(e);
         }
-        return answer(await cap.list!(context(ctx, req, false), (obj) => matchesLabels(o.labelSelector, obj.metadata?.labels) && fields(obj)));
+        const r = await cap.list!(context(ctx, req, false), (obj) => matchesLabels(o.labelSelector, obj.metadata?.labels) && fields(obj));
+        return tableOr(ctx, req, r, () => (Array.isArray(r.object.items) ? (r.object.items as ApiObject[]) : []));
       };
     case 'update':
       if (!cap.update) return undefined;
@@ -135,6 +136,12 @@ function applyPatch(type: string, current: ApiObject, patch: JSONValue, kind: st
 function asObject(v: unknown, kind: string): ApiObject {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badRequest(`the body of the request must be a ${kind} object`);
   return v as ApiObject;
+}
+
+/** a virtual kind's read as a Table with its columns when one was asked for (kubectl get), else as it is */
+function tableOr(ctx: HandlerContext, req: ApiRequest, r: { status: number; object: Record<string, unknown>; warnings?: string[] }, items: () => ApiObject[]): ApiResponse {
+  if (!req.accept.table || r.status !== 200 || !req.def.strategy.columns) return answer(r);
+  return { status: 200, body: toTable(req.def, items(), {}, { ...req.accept.table, includeObject: includeObjectParam(req.query), now: ctx.clock.now() }) };
 }
 
 function answer(r: { status: number; object: Record<string, unknown>; warnings?: string[] }): ApiResponse {

@@ -10,11 +10,12 @@
 
 import { formatGoDuration } from '../../core/duration.js';
 import { notFound } from '../../core/errors.js';
-import { formatBinarySI, formatDecimalSI } from '../../core/quantity.js';
+import { formatBinarySI, formatDecimalSI, parseQuantity } from '../../core/quantity.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import { atomicList, mapOf, obj, ref, str, time } from '../../machinery/schema/dsl.js';
 import type { CapabilityContext, CapabilityResult, CapabilityStore } from '../capabilities.js';
-import type { ApiObject, ResourceDefinition } from '../types.js';
+import type { ApiObject, ResourceDefinition, TableColumn } from '../types.js';
+import { column, getArray, getObject, getString } from './columns.js';
 import { kindSchema } from './meta.js';
 
 /** one usage reading: CPU in nanocores over `windowMs` ending at `timestampMs`, memory in bytes */
@@ -35,6 +36,18 @@ export function metricsGroup(apiDomain: string): string {
 
 const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const usageJson = (u: MetricsUsage) => ({ cpu: formatDecimalSI(u.cpuNanoCores, -9), memory: formatBinarySI(u.memoryBytes) });
+
+/** a usage map's amounts (the canonical strings this file wrote) */
+function usageOf(u: unknown): MetricsUsage {
+  return {
+    cpuNanoCores: Math.round((parseQuantity(getString(u, 'cpu')) ?? 0) * 1e9),
+    memoryBytes: Math.round(parseQuantity(getString(u, 'memory')) ?? 0),
+  };
+}
+const sumUsage = (us: MetricsUsage[]): MetricsUsage => ({
+  cpuNanoCores: us.reduce((a, u) => a + u.cpuNanoCores, 0),
+  memoryBytes: us.reduce((a, u) => a + u.memoryBytes, 0),
+});
 
 function metaOf(source: ApiObject, now: number): Record<string, unknown> {
   const labels = source.metadata?.labels;
@@ -76,13 +89,19 @@ export function metricsDefinitions(n: SchemaNames, reader: MetricsReader): Resou
       containers: u.containers.map((c) => ({ name: c.name, usage: usageJson(c) })),
     };
   };
+  // metrics-server's table: Name, CPU, Memory, Window (a pod's containers summed)
+  const columns = (usage: (o: ApiObject) => MetricsUsage): TableColumn[] => [
+    column('CPU', 'string', (o) => formatDecimalSI(usage(o).cpuNanoCores, -9), { description: 'CPU consumption' }),
+    column('Memory', 'string', (o) => formatBinarySI(usage(o).memoryBytes), { description: 'Memory consumption' }),
+    column('Window', 'string', (o) => getString(o, 'window') ?? '', { description: 'Interval from which metrics were collected' }),
+  ];
   const list = (kind: string, items: Record<string, unknown>[]): CapabilityResult => ({ status: 200, object: { kind: `${kind}List`, apiVersion, metadata: {}, items } });
 
   return [
     {
       group, version: 'v1beta1', kind: 'NodeMetrics', resource: 'nodes', singular: '', scope: 'Cluster', verbs: ['get', 'list'],
       schema: kindSchema(n, 'NodeMetrics sets resource usage metrics of a node.', { timestamp, window, usage }),
-      strategy: {},
+      strategy: { exactColumns: true, columns: columns((o) => usageOf(getObject(o, 'usage'))) },
       capabilities: {
         '': {
           async get(ctx) {
@@ -109,7 +128,7 @@ export function metricsDefinitions(n: SchemaNames, reader: MetricsReader): Resou
           usage,
         }, ['name', 'usage'])),
       }),
-      strategy: {},
+      strategy: { exactColumns: true, columns: columns((o) => sumUsage(getArray(o, 'containers').map((c) => usageOf(getObject(c, 'usage'))))) },
       capabilities: {
         '': {
           async get(ctx) {
