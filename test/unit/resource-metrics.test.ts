@@ -119,6 +119,18 @@ describe('the agent text → metrics-server points → usage', () => {
     s.store({ nodes: new Map(), pods: new Map([['ns/p', new Map([['c', p(3000, 30, 1500)]])]]) });
     expect(s.pod('ns', 'p')?.containers).toEqual([{ name: 'c', cpuNanoCores: 10, memoryBytes: 1 }]);
   });
+
+  it('gives a fresh container (10 s up to one resolution old) its start as a first point', () => {
+    const s = new MetricsStorage(15_000);
+    const fresh = { startTimeMs: 100_000, timestampMs: 112_000, cumulativeCpuNs: 1_200_000_000, memoryBytes: 5 };
+    s.store({ nodes: new Map(), pods: new Map([['ns/f', new Map([['c', fresh]])]]) });
+    // 1.2 s of CPU over its 12 s: 100m, from the first scrape on
+    expect(s.pod('ns', 'f')).toEqual({ timestampMs: 112_000, windowMs: 12_000, containers: [{ name: 'c', cpuNanoCores: 100_000_000, memoryBytes: 5 }] });
+    // younger than 10 s: no shortcut
+    const young = { ...fresh, startTimeMs: 105_000 };
+    s.store({ nodes: new Map(), pods: new Map([['ns/y', new Map([['c', young]])]]) });
+    expect(s.pod('ns', 'y')).toBeUndefined();
+  });
 });
 
 describe('host readings', () => {
