@@ -51,6 +51,12 @@ function count(v: string): number {
   return n;
 }
 
+function positiveDuration(v: string): number {
+  const ms = duration(v);
+  if (ms <= 0) throw new InvalidArgumentError('must be a duration above 0 such as 15s or 500ms');
+  return ms;
+}
+
 function duration(v: string): number {
   const m = /^(\d+)(ms|s|m|h)?$/.exec(v);
   if (!m) throw new InvalidArgumentError('must be a duration such as 300s, 5m or 1h');
@@ -83,6 +89,8 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   // docs/tls.md: TLS in worker processes (1 descriptor per client here instead of 3, crypto off the API event loop); 0 = in-process
   .option('--service-cluster-ip-range <cidr>', 'IPv4 range Service cluster IPs are allocated from (the first address is the kubernetes Service\'s)', '10.96.0.0/12')
   .option('--service-node-port-range <range>', 'ports NodePort and LoadBalancer Services get their node ports from', '30000-32767')
+  // docs/metrics.md: metrics-server's flag of the same name
+  .addOption(new Option('--metric-resolution <duration>', 'how often node agents\' resource metrics are scraped for metrics.<domain> (e.g. 15s)').argParser(positiveDuration).default(15_000, '15s'))
   // spec 001 §5.15; src/server/admission-plugins.ts (NodeRestriction is on by default)
   .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction)')
   .option('--disable-admission-plugins <list>', 'admission plugins to turn off, comma separated (e.g. NodeRestriction)')
@@ -126,6 +134,7 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
         admissionPlugins: { ...admissionPluginOptionsFrom(o as Record<string, unknown>), defaultTolerations: defaultTolerationOptionsFrom(o as Record<string, unknown>) },
         audit: auditOptionsFrom(o as Record<string, unknown>),
         nodeLifecycle: nodeLifecycleOptionsFrom(o as Record<string, unknown>),
+        metricResolutionMs: (o as { metricResolution?: number }).metricResolution,
       });
     } catch (e) {
       process.stderr.write(`orch: cannot start: ${(e as Error).message}\n`);

@@ -25,6 +25,8 @@ const PRIORITIES: Record<string, { group: number; version: number }> = Object.fr
     ['rbac.authorization', 17000, 15], ['storage', 16800, 15], ['apiextensions', 16700, 15], ['admissionregistration', 16700, 15],
     ['scheduling', 16600, 15], ['coordination', 16500, 15], ['node', 16300, 15], ['discovery', 16200, 15],
     ['flowcontrol.apiserver', 16100, 21], ['apiregistration', 18000, 15],
+    // metrics-server's APIService (docs/metrics.md)
+    ['metrics', 100, 100],
   ] as const).map(([g, group, version]) => [g, { group, version }]),
 );
 /** kube's version priorities where a group serves more than one version */

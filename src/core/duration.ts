@@ -13,3 +13,28 @@ export function parseGoDuration(text: string): number | undefined {
   }
   return matched === text.length && matched > 0 ? total : text === '0' ? 0 : undefined;
 }
+
+/** `value` with `decimals` fractional digits, trailing zeros (and a bare point) dropped, as Go's fmtFrac */
+function frac(value: number, decimals: number): string {
+  const whole = Math.floor(value / 10 ** decimals);
+  const rest = value % 10 ** decimals;
+  const f = rest === 0 ? '' : `.${String(rest).padStart(decimals, '0').replace(/0+$/, '')}`;
+  return `${whole}${f}`;
+}
+
+/** Go's time.Duration.String() of whole nanoseconds (`15.004s`, `1m0.5s`, `500ms`, `0s`): metav1.Duration's JSON */
+export function formatGoDuration(ns: number): string {
+  if (!Number.isSafeInteger(ns)) throw new RangeError(`${ns} is not a whole number of nanoseconds`);
+  if (ns === 0) return '0s';
+  const sign = ns < 0 ? '-' : '';
+  const d = Math.abs(ns);
+  if (d < 1e3) return `${sign}${d}ns`;
+  if (d < 1e6) return `${sign}${frac(d, 3)}µs`;
+  if (d < 1e9) return `${sign}${frac(d, 6)}ms`;
+  const h = Math.floor(d / 3.6e12);
+  const m = Math.floor((d % 3.6e12) / 6e10);
+  const s = `${frac(d % 6e10, 9)}s`;
+  if (h > 0) return `${sign}${h}h${m}m${s}`;
+  if (m > 0) return `${sign}${m}m${s}`;
+  return `${sign}${s}`;
+}

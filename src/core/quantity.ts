@@ -27,3 +27,41 @@ export function resourceAmount(resource: string, q: unknown): number {
   const v = parseQuantity(q) ?? 0;
   return resource === 'cpu' ? Math.ceil(Math.round(v * 1e9) / 1e6) : Math.ceil(v);
 }
+
+// Canonical Quantity strings, as resource.Quantity's String() writes them (what
+// metrics-server answers: `uint64Quantity(cpu, DecimalSI, -9)` and
+// `uint64Quantity(memory, BinarySI, 0)`; docs/metrics.md). Integers only.
+
+const DECIMAL_SUFFIX: Record<number, string> = { [-9]: 'n', [-6]: 'u', [-3]: 'm', 0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T', 15: 'P', 18: 'E' };
+const BINARY_SUFFIX = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
+
+/** `value`×10^`scale` in DecimalSI: factors of ten removed, exponent a multiple of 3 (12345000×10⁻⁹ → `12345u`) */
+export function formatDecimalSI(value: number, scale: number): string {
+  if (!Number.isSafeInteger(value)) throw new RangeError(`${value} is not a safe integer`);
+  if (value === 0) return '0';
+  let amount = Math.abs(value);
+  let exponent = scale;
+  while (amount >= 10 && amount % 10 === 0) {
+    amount /= 10;
+    exponent++;
+  }
+  const r = ((exponent % 3) + 3) % 3;
+  // kube multiplies back by 10 or 100 to land on a multiple of 3
+  if (r === 1) (amount *= 10), (exponent -= 1);
+  else if (r === 2) (amount *= 100), (exponent -= 2);
+  const suffix = DECIMAL_SUFFIX[exponent] ?? `e${exponent}`;
+  return `${value < 0 ? '-' : ''}${amount}${suffix}`;
+}
+
+/** `value` bytes in BinarySI: |value| < 1024 as DecimalSI (`1k`), else factors of 1024 as `Ki`, `Mi`… (`1234567` stays) */
+export function formatBinarySI(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new RangeError(`${value} is not a safe integer`);
+  if (value > -1024 && value < 1024) return formatDecimalSI(value, 0);
+  let amount = Math.abs(value);
+  let times = 0;
+  while (amount >= 1024 && amount % 1024 === 0 && times < BINARY_SUFFIX.length - 1) {
+    amount /= 1024;
+    times++;
+  }
+  return `${value < 0 ? '-' : ''}${amount}${BINARY_SUFFIX[times]}`;
+}

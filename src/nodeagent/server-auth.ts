@@ -3,7 +3,8 @@
 // authorization settings"): a client certificate signed by
 // `authentication.x509.clientCAFile` (else the kubeconfig's cluster CA), or a bearer token checked with a
 // TokenReview against the control plane; then, in mode Webhook, a
-// SubjectAccessReview for the node subresource (`nodes/checkpoint`).
+// SubjectAccessReview for the node subresource (`nodes/checkpoint`, `nodes/proxy`,
+// `nodes/metrics`, `nodes/stats`).
 
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';

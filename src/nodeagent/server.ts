@@ -1,4 +1,5 @@
-// The agent's HTTPS server (spec 002 §4.1, §7): `/healthz`, the
+// The agent's HTTPS server (spec 002 §4.1, §7): `/healthz`, kubelet's
+// `/metrics/resource` and `/stats/summary` (resource-stats.ts), the
 // checkpoint endpoint `POST /checkpoint/{namespace}/{pod}/{container}?timeout=`
 // behind the feature gate ContainerCheckpoint (beta, on by default), and the
 // streaming endpoints of streaming/routes.ts (logs, exec, attach, port-forward;
@@ -17,7 +18,8 @@ import type { NodeAgentConfig } from './config/load.js';
 import { featureEnabled } from './features.js';
 import { LABEL_CONTAINER, LABEL_POD_UID } from './pod-sync.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
-import { authenticate, authorize } from './server-auth.js';
+import { authenticate, authorize, type Caller } from './server-auth.js';
+import { ResourceStats, type ResourceSummary, resourceMetricsText, summaryJson } from './resource-stats.js';
 import { servingPair } from './serving-cert.js';
 import { parseStreamPath, prepareStream, protocolsFor, serveStreamHttp, STREAM_PATHS, type StreamContext } from './streaming/routes.js';
 import { HttpError } from './streaming/target.js';
@@ -41,7 +43,12 @@ export interface AgentServerOptions {
   log: (m: string) => void;
   /** the agent's clock port (clock.ts): checkpoint names, serving-cert validity */
   clock: Clock;
+  /** where the host's /proc is (tests; default /proc): node figures of /metrics/resource and /stats/summary */
+  procRoot?: string;
 }
+
+/** kubelet's paths and the node sub-resources that authorize them (kube's NodeAuthorizer attributes) */
+const USAGE_PATHS: Record<string, 'metrics' | 'stats'> = { '/metrics/resource': 'metrics', '/stats/summary': 'stats', '/stats/summary/': 'stats' };
 
 export interface AgentServer {
   port: number;
@@ -84,6 +91,7 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
     });
   });
 
+  const stats = new ResourceStats({ nodeName: o.nodeName, runtime: o.runtime, clock: o.clock, ...(o.procRoot ? { procRoot: o.procRoot } : {}) });
   const streams: StreamContext = { runtime: o.runtime, nodeName: o.nodeName, pods: o.pods, log: o.log, clock: o.clock };
   // ws 8.13 crashes on a request with more headers than maxHeadersCount (CVE-2024-37890); 0 = no limit
   server.maxHeadersCount = 0;
@@ -153,6 +161,9 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
       }
       return;
     }
+    // kubelet's resource metrics and Summary API (docs/metrics.md): nodes/metrics and nodes/stats
+    const usage = USAGE_PATHS[url.pathname];
+    if (usage) return serveUsage(req, res, who.user, usage);
     if (parts[0] !== 'checkpoint') return fail(res, 404, `the server could not find the requested resource ${url.pathname}`);
     // spec 002 §7: 404 when the gate is off (the endpoint does not exist)
     if (!featureEnabled(c.featureGates, 'ContainerCheckpoint')) return fail(res, 404, 'the checkpoint endpoint is disabled (feature gate ContainerCheckpoint)');
@@ -199,6 +210,34 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
     await chmod(location, 0o600);
     o.log(`checkpoint of ${ns}/${podName}/${container} written to ${location}`);
     send(res, 200, { items: [location] });
+  }
+
+  async function serveUsage(req: IncomingMessage, res: ServerResponse, user: Caller, subresource: 'metrics' | 'stats'): Promise<void> {
+    const verb = VERBS[req.method ?? 'GET'] ?? 'get';
+    const z = await authorize(user, { verb, subresource, nodeName: o.nodeName }, c, o.api, o.domain);
+    if (!z.allowed) return fail(res, 403, `Forbidden (user=${user.username}, verb=${verb}, resource=nodes, subresource=${subresource})${z.reason ? `: ${z.reason}` : ''}`);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return fail(res, 405, `method ${req.method} is not allowed on ${req.url ?? ''}; use GET`);
+    }
+    if (subresource === 'metrics') {
+      let summary: ResourceSummary | undefined;
+      try {
+        summary = await stats.collect();
+      } catch (e) {
+        // kubelet answers 200 with resource_scrape_error 1 and logs the cause
+        o.log(`resource metrics: ${(e as Error).message}`);
+      }
+      const text = resourceMetricsText(summary);
+      res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+      res.end(req.method === 'HEAD' ? undefined : text);
+      return;
+    }
+    try {
+      send(res, 200, summaryJson(await stats.collect()));
+    } catch (e) {
+      fail(res, 500, `failed to get node stats summary: ${(e as Error).message}`);
+    }
   }
 
   await new Promise<void>((resolve, reject) => {

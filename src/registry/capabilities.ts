@@ -120,7 +120,8 @@ export interface Updater {
 
 /**
  * GET of a collection (rest.Lister) of a computed, read-only kind
- * (ComponentStatus): the objects as they are now. The endpoint layer applies
+ * (ComponentStatus, metrics' NodeMetrics and PodMetrics): the objects as they
+ * are now. The endpoint layer applies
  * the label and field selectors, and answers a `<Kind>List` or a Table with
  * the definition's columns; such a kind keeps nothing in the store, so the
  * list has no resourceVersion and cannot be watched.

@@ -74,6 +74,8 @@ export interface ServerOptions {
   audit?: AuditOptions;
   /** the node lifecycle and taint eviction controllers (src/server/node-lifecycle-setup.ts) */
   nodeLifecycle?: NodeLifecycleSettings;
+  /** `--metric-resolution`: how often node agents' resource metrics are scraped, ms (default 15 s; docs/metrics.md) */
+  metricResolutionMs?: number;
   /** time and timers for every part (default the system clock; tests may pass a ManualClock, src/core/clock.ts) */
   clock?: Clock;
   /** jitter and random picks for every part (default Math.random; src/core/random.ts) */

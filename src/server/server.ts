@@ -25,6 +25,7 @@ import { buildAuthentication } from './authentication-setup.js';
 import { ensurePki, issueClientCertificate } from './pki.js';
 import { createNodeTransport, KUBELET_CLIENT_COMMON_NAME, KUBELET_CLIENT_ORGANIZATION } from './node-transport.js';
 import { checkApiDomain } from './api-domain-check.js';
+import { startResourceMetrics } from './metrics-setup.js';
 import { retryWhileUnavailable } from './startup-retry.js';
 import { DEFAULT_MIN_REQUEST_TIMEOUT_MS } from './request-limits.js';
 import { sleep, systemClock } from '../core/clock.js';
@@ -76,6 +77,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock,
   );
   ctx.nodeTransport = nodeTransport;
+  // metrics.<domain>: every node agent's /metrics/resource scraped with the same identity (docs/metrics.md)
+  const resourceMetrics = startResourceMetrics({ registry, storeFor, nodeTransport, resolutionMs: opts.metricResolutionMs, clock, log });
   // spec 001 §5.12: the chain of --authorization-mode (default Node,RBAC); every check goes
   // through it (requests, impersonation, access reviews, unsafe deletion, escalation)
   const metrics = new ServerMetrics();
@@ -227,6 +230,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     shutdown() {
       done ??= (async () => {
         shuttingDown = true;
+        resourceMetrics.stop();
         await shutdownServer({
           controllers,
           authorization,

@@ -143,6 +143,7 @@ function asObject(v: unknown, kind: string): ApiObject {
   return v as ApiObject;
 }
 
+/** a virtual kind's read as a Table with its columns when one was asked for (kubectl get), else as it is */
 function answer(r: { status: number; object: Record<string, unknown>; warnings?: string[] }): ApiResponse {
   return { status: r.status, body: r.object, ...(r.warnings?.length ? { warnings: r.warnings } : {}) };
 }

@@ -131,6 +131,10 @@ export class RuntimeClient {
   async containerStats(id: string): Promise<ContainerStats> {
     return (await this.call<{ stats: ContainerStats }>(this.runtime, 'ContainerStats', { containerId: id })).stats;
   }
+  /** every container's stats (CRI ListContainerStats), optionally of one sandbox */
+  async listContainerStats(filter: { podSandboxId?: string } = {}): Promise<ContainerStats[]> {
+    return (await this.call<{ stats: ContainerStats[] }>(this.runtime, 'ListContainerStats', { filter: { podSandboxId: filter.podSandboxId ?? '' } })).stats;
+  }
   /** timeoutSeconds 0 = the runtime's default (spec 002 §4.1) */
   async checkpointContainer(id: string, location: string, timeoutSeconds: number): Promise<void> {
     const deadline = (timeoutSeconds > 0 ? timeoutSeconds * 1000 : 0) + this.timeoutMs * 6;

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { methodNames, serviceDefinition } from './proto.js';
 import { killProcessTree } from './sim-process.js';
+import { containerStats, readProcesses } from './sim-stats.js';
 import { type Clock, systemClock } from '../clock.js';
 import { SimError, SimState } from './sim-state.js';
 import { attachStream, containerLog, execStream, portForwardStream } from './sim-streams.js';
@@ -84,10 +85,19 @@ function runtimeHandlers(state: SimState): Record<string, Handler> {
       }
       return { containers: out };
     },
-    ContainerStats: (r) => {
+    // sim-stats.ts: real figures for real processes, small deterministic ones for pretended ones
+    ContainerStats: async (r) => {
       const c = state.container(str(r.containerId));
-      const used = c.state === 'CONTAINER_RUNNING' ? c.memoryBytes : 0;
-      return { stats: { id: c.id, memory: { timestamp: state.clock.now() * 1_000_000, workingSetBytes: { value: used } } } };
+      return { stats: containerStats(c, state.clock.now() * 1_000_000, c.proc ? await readProcesses() : undefined) };
+    },
+    ListContainerStats: async (r) => {
+      const f = r.filter ?? {};
+      const list = [...state.containers.values()].filter(
+        (c) => (!f.id || c.id === f.id) && (!f.podSandboxId || c.sandboxId === f.podSandboxId) && matches(c.config.labels ?? {}, f.labelSelector),
+      );
+      const procs = list.some((c) => c.proc) ? await readProcesses() : undefined;
+      const now = state.clock.now() * 1_000_000;
+      return { stats: list.map((c) => containerStats(c, now, procs)) };
     },
     CheckpointContainer: async (r) => {
       const c = state.container(str(r.containerId));

@@ -3,7 +3,7 @@
 //   `true` exits 0, `false` exits 1, `exit N` / `sh -c "exit N"` exits N, `sleep S` exits 0 after S
 //   seconds; any other `sh -c <script>`, and `echo …`, runs as a real process on the host (its output is the
 //   container's log, see sim-process.ts); anything else runs until stopped. Memory use is derived
-//   from the image name.
+//   from the image name (resource usage: sim-stats.ts).
 // Errors are thrown as SimError carrying a gRPC status code.
 
 import type { ChildProcess } from 'node:child_process';
@@ -49,6 +49,8 @@ export interface SimContainer {
   log: ContainerLog;
   /** the real process of an `sh -c <script>` container */
   proc?: ChildProcess;
+  /** the highest cumulative CPU reported, ns (sim-stats.ts) */
+  cpuSeen?: number;
 }
 
 const ns = (ms: number) => ms * 1_000_000;

@@ -97,8 +97,10 @@ export interface ContainerStatus {
   labels: Labels;
   annotations: Labels;
 }
+/** CRI's ContainerStats (proto/runtime.proto): times in ns since the epoch */
 export interface ContainerStats {
-  id: string;
+  attributes: { id: string; metadata: { name: string; attempt: number } | null; labels: Labels; annotations: Labels } | null;
+  cpu: { timestamp: number; usageCoreNanoSeconds: { value: number } | null } | null;
   memory: { timestamp: number; workingSetBytes: { value: number } | null } | null;
 }
 export interface Image {

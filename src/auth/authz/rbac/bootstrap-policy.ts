@@ -64,6 +64,7 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     certificates: `certificates.${domain}`,
     node: `node.${domain}`,
     storage: `storage.${domain}`,
+    metrics: `metrics.${domain}`,
     rbac,
   };
   const meta = (name: string, labels: Record<string, string> = {}) => ({
@@ -133,6 +134,12 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       rule(READ, [g.policy], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
       rule(READ, [g.networking], ['ingresses', 'ingresses/status', 'networkpolicies']),
     ], { [n.aggregateTo('view')]: 'true' }),
+    // metrics-server's reader role (its manifest installs it; orch serves metrics.<domain> itself, docs/metrics.md)
+    role('system:aggregated-metrics-reader', [rule(READ, [g.metrics], ['pods', 'nodes'])], {
+      [n.aggregateTo('admin')]: 'true',
+      [n.aggregateTo('edit')]: 'true',
+      [n.aggregateTo('view')]: 'true',
+    }),
     role('system:basic-user', [
       rule(['create'], [g.authz], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
       rule(['create'], [g.authn], ['selfsubjectreviews']),
