@@ -17,6 +17,7 @@ import { definitionName, SchemaNames } from '../machinery/schema/naming.js';
 import type { Definitions } from '../machinery/schema/types.js';
 import { type Json, type Version, gvkExtension, refPath, toOpenAPISchema } from './openapi-schema.js';
 import { buildPathsV2, buildPathsV3 } from './openapi-paths.js';
+import { hoistNamedTypes } from './openapi-hoist.js';
 
 export { toOpenAPISchema } from './openapi-schema.js';
 
@@ -65,14 +66,33 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
     };
   }
   const done = new Set<string>();
-  // a Set's iterator also visits names added during the loop: the refs toOpenAPISchema finds below
-  for (const name of pending) {
-    pending.delete(name);
-    if (done.has(name) || out[name] !== undefined) continue;
-    done.add(name);
-    const s = src.defs[name];
-    if (!s) continue;
-    out[name] = toOpenAPISchema(s, v, pending);
+  const close = (): void => {
+    // a Set's iterator also visits names added during the loop: the refs toOpenAPISchema finds below
+    for (const name of pending) {
+      pending.delete(name);
+      if (done.has(name) || out[name] !== undefined) continue;
+      done.add(name);
+      const s = src.defs[name];
+      if (!s) continue;
+      out[name] = toOpenAPISchema(s, v, pending);
+    }
+  };
+  close();
+  // inline structures of built-in kinds become Kubernetes' named definitions (openapi-hoist.ts);
+  // definitions that adds may reference others, whose own structures are hoisted in turn
+  const custom = new Set(kinds.filter((d) => d.customResource).map((d) => definitionName(src.apiDomain, d.group, d.version, d.kind)));
+  const ctx = {
+    v,
+    rev: n.rev,
+    apiDomain: src.apiDomain,
+    shared: (name: string) => (src.defs[name] ? toOpenAPISchema(src.defs[name], v, pending) : undefined),
+  };
+  let roots = Object.keys(out).filter((k) => !custom.has(k));
+  while (roots.length > 0) {
+    const before = new Set(Object.keys(out));
+    hoistNamedTypes(out, roots, ctx);
+    close();
+    roots = Object.keys(out).filter((k) => !before.has(k));
   }
   return sortObject(out);
 }

@@ -72,8 +72,10 @@ describe('OpenAPI v2', () => {
     expect(ports['x-kubernetes-patch-merge-key']).toBe('containerPort');
     expect(ports['x-kubernetes-list-map-keys']).toEqual(['containerPort', 'protocol']);
     // a preserved sub-structure (the volume sources and affinity have schemas since the protobuf audits)
-    expect(doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.WatchEvent'].properties.object['x-kubernetes-preserve-unknown-fields']).toBe(true);
-    expect(doc.definitions['io.orch.api.core.v1.Volume'].properties.csi.properties.driver.type).toBe('string');
+    expect(doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.WatchEvent'].properties.object.$ref).toBe('#/definitions/io.orch.apimachinery.pkg.runtime.RawExtension');
+    expect(doc.definitions['io.orch.apimachinery.pkg.runtime.RawExtension']['x-kubernetes-preserve-unknown-fields']).toBe(true);
+    expect(doc.definitions['io.orch.api.core.v1.Volume'].properties.csi.$ref).toBe('#/definitions/io.orch.api.core.v1.CSIVolumeSource');
+    expect(doc.definitions['io.orch.api.core.v1.CSIVolumeSource'].properties.driver.type).toBe('string');
     expect(spec.properties.affinity.$ref).toBe('#/definitions/io.orch.api.core.v1.Affinity');
     expect(doc.definitions['io.orch.apimachinery.pkg.util.intstr.IntOrString']).toMatchObject({ type: 'string', format: 'int-or-string', 'x-kubernetes-int-or-string': true });
   });
