@@ -52,6 +52,8 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
     const name = definitionName(src.apiDomain, def.group, def.version, def.kind);
     const gvk = { group: def.group, version: def.version, kind: def.kind };
     out[name] = { ...toOpenAPISchema(def.schema, v, pending), ...gvkExtension(gvk) };
+    // like Kubernetes, a List definition only for kinds that can be listed (not TokenReview and friends)
+    if (def.verbs && !def.verbs.includes('list')) continue;
     out[`${name}List`] = {
       description: `${def.kind}List is a list of ${def.kind} objects.`,
       type: 'object',

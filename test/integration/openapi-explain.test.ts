@@ -9,10 +9,19 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KUBE_TYPE_NAMES, kubeTypeName } from '../../src/registry/openapi-type-names.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
+
+interface Schema {
+  $ref?: string;
+  allOf?: { $ref?: string }[];
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  additionalProperties?: Schema;
+}
 
 interface Field {
   path: string;
@@ -99,6 +108,22 @@ describe.each(['k8s.io', 'orch.io'])('OpenAPI documents read by kubectl (--api-d
       return fields.filter((f) => /^(\[\]|map\[string\])?Object$/.test(f.type)).map((f) => `${r} ${f.path} <${f.type}>${f.children === 0 ? ' without fields' : ''}`);
     });
     expect(bad.flat()).toEqual([]);
+  });
+
+  it('uses every entry of the name table in the served /openapi/v2 (a stale or misspelt entry fails here)', async () => {
+    const r = await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json' } });
+    expect(r.status).toBe(200);
+    const defs = (r.json() as { definitions: Record<string, Schema> }).definitions;
+    const rev = domain.split('.').reverse().join('.');
+    const refOf = (s: Schema | undefined): string | undefined => (s?.$ref ?? s?.allOf?.[0]?.$ref)?.replace('#/definitions/', '');
+    const unused: string[] = [];
+    for (const [owner, props] of Object.entries(KUBE_TYPE_NAMES)) {
+      for (const prop of Object.keys(props)) {
+        const p = defs[`${rev}.${owner}`]?.properties?.[prop];
+        if (![refOf(p), refOf(p?.items), refOf(p?.additionalProperties)].includes(`${rev}.${kubeTypeName(owner, prop)}`)) unused.push(`${owner}.${prop}`);
+      }
+    }
+    expect(unused).toEqual([]);
   });
 
   it.each([

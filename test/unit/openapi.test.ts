@@ -55,7 +55,8 @@ describe('OpenAPI v2', () => {
       const gvk = [{ group: d.group, kind: d.kind, version: d.version }];
       expect(def['x-kubernetes-group-version-kind']).toEqual(gvk);
       expect(def['x-orch-group-version-kind']).toEqual(gvk);
-      expect(doc.definitions[`${name}List`]['x-kubernetes-group-version-kind'][0].kind).toBe(`${d.kind}List`);
+      if (d.verbs && !d.verbs.includes('list')) expect(doc.definitions[`${name}List`], `${name}List`).toBeUndefined();
+      else expect(doc.definitions[`${name}List`]['x-kubernetes-group-version-kind'][0].kind).toBe(`${d.kind}List`);
     }
     expect(doc.definitions['io.orch.api.core.v1.ConfigMap']).toBeDefined();
     expect(doc.definitions['io.orch.api.rbac.v1.RoleBinding']).toBeDefined();

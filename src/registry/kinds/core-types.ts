@@ -264,7 +264,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     }),
     [c('DownwardAPIVolumeFile')]: obj('A file exposing a pod field.', {
       path: str('Relative file path.'),
-      fieldRef: obj('A pod field.', { apiVersion: str('Schema version.'), fieldPath: str('Path of the field.') }, ['fieldPath']),
+      fieldRef: obj('A pod field.', { apiVersion: str('Schema version.'), fieldPath: str('Path of the field.') }, ['fieldPath'], { 'x-orch-map-type': 'atomic' }),
       resourceFieldRef: ref(c('ResourceFieldSelector'), 'A container resource.'),
       mode: int32('File mode bits.'),
     }, ['path']),
