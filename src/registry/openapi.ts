@@ -96,7 +96,25 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
     close();
     roots = Object.keys(out).filter((k) => !before.has(k));
   }
+  tagSharedKinds(out, n, src.all());
   return sortObject(out);
+}
+
+/**
+ * Kubernetes tags the meta/v1 kinds every group version serves with their group-version-kinds too:
+ * Status as core v1 (the only version it is encoded in), DeleteOptions and WatchEvent once per served
+ * group version (clients decoding a generic body look them up by GVK).
+ */
+function tagSharedKinds(out: Json, n: SchemaNames, all: ResourceDefinition[]): void {
+  const status = out[n.meta('Status')] as Json | undefined;
+  if (status) Object.assign(status, gvkExtension({ group: '', version: 'v1', kind: 'Status' }));
+  const gvs = [...new Set(all.filter((d) => !d.customResource).map((d) => `${d.group}/${d.version}`))].sort().map((gv) => gv.split('/') as [string, string]);
+  for (const kind of ['DeleteOptions', 'WatchEvent']) {
+    const def = out[n.meta(kind)] as Json | undefined;
+    if (!def) continue;
+    const list = gvs.map(([group, version]) => ({ group, kind, version }));
+    Object.assign(def, { 'x-kubernetes-group-version-kind': list, 'x-orch-group-version-kind': list });
+  }
 }
 
 function sortObject(o: Json): Json {

@@ -60,6 +60,11 @@ describe('OpenAPI v2', () => {
     }
     expect(doc.definitions['io.orch.api.core.v1.ConfigMap']).toBeDefined();
     expect(doc.definitions['io.orch.api.rbac.v1.RoleBinding']).toBeDefined();
+    // the shared meta kinds, as Kubernetes tags them: Status as core v1, DeleteOptions per served group version
+    expect(doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.Status']['x-kubernetes-group-version-kind']).toEqual([{ group: '', kind: 'Status', version: 'v1' }]);
+    const deleteOptions = doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.DeleteOptions']['x-kubernetes-group-version-kind'];
+    expect(deleteOptions).toContainEqual({ group: 'apps', kind: 'DeleteOptions', version: 'v1' });
+    expect(deleteOptions).toContainEqual({ group: '', kind: 'DeleteOptions', version: 'v1' });
     expect(doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta']).toBeDefined();
   });
 
