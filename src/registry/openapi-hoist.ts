@@ -26,6 +26,9 @@ export interface HoistContext {
 
 const isObj = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
 
+/** markers of a field, not of its type: they stay beside the reference (kube: a DeploymentSpec's `strategy` is retainKeys) */
+const FIELD_MARKERS = ['x-kubernetes-patch-strategy', 'x-orch-patch-strategy', 'x-kubernetes-patch-merge-key', 'x-orch-patch-merge-key'];
+
 /** an inline object structure: not a reference, not a map (whose values are a slot of their own) */
 function isInlineObject(s: Json): boolean {
   return s.$ref === undefined && s.allOf === undefined && s.type === 'object' && !isObj(s.additionalProperties);
@@ -48,6 +51,7 @@ export function hoistNamedTypes(out: Json, roots: Iterable<string>, ctx: HoistCo
     const r: Json = ctx.v === 2 ? { $ref } : { allOf: [{ $ref }] };
     if (from.description !== undefined) r.description = from.description;
     if (ctx.v === 3 && from.default !== undefined) r.default = from.default;
+    for (const k of FIELD_MARKERS) if (from[k] !== undefined) r[k] = from[k];
     return r;
   };
   const ensureShared = (name: string): boolean => {
@@ -80,6 +84,7 @@ export function hoistNamedTypes(out: Json, roots: Iterable<string>, ctx: HoistCo
       } else if (!ensureShared(name)) {
         const def: Json = { ...s };
         delete def.default;
+        if (slot === 'property') for (const k of FIELD_MARKERS) delete def[k];
         // at a property the one description is the field's: kubectl explain prints the field's and
         // then the type's, so the type keeps none (an item's description is the type's own)
         if (slot === 'property') delete def.description;

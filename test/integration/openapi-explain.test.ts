@@ -142,6 +142,32 @@ describe.each(['k8s.io', 'orch.io'])('OpenAPI documents read by kubectl (--api-d
     expect(r.stdout).toContain(field);
   });
 
+  it("client-side apply clears what kube's retainKeys strategies clear: a defaulted rollingUpdate, a volume's old source", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-openapi-explain-'));
+    dirs.push(dir);
+    const deployment = (strategy: string, volume: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: retain, namespace: default}
+spec:
+  ${strategy}
+  selector: {matchLabels: {app: retain}}
+  template:
+    metadata: {labels: {app: retain}}
+    spec:
+      containers: [{name: c, image: nginx}]
+      volumes: [{name: v, ${volume}}]
+`;
+    const file = join(dir, 'deployment.yaml');
+    writeFileSync(file, deployment('', 'emptyDir: {}'));
+    expect((await kubectl('apply', '-f', file)).stderr).toBe('');
+    writeFileSync(file, deployment('strategy: {type: Recreate}', 'configMap: {name: settings}'));
+    const r = await kubectl('apply', '-f', file);
+    expect(r.stderr).toBe('');
+    const spec = JSON.parse((await kubectl('get', 'deployment', 'retain', '-o', 'json')).stdout).spec;
+    expect(spec.strategy).toEqual({ type: 'Recreate' });
+    expect(spec.template.spec.volumes).toEqual([{ name: 'v', configMap: { name: 'settings', defaultMode: 420 } }]);
+  });
+
   it('applies the fixture CRDs, and changes to them, client-side and server-side without a warning; explain shows a custom kind', async () => {
     const dir = copyFixtures('crds', domain);
     dirs.push(dir);

@@ -78,6 +78,11 @@ describe.each(['k8s.io', 'orch.io'])('named structures (--api-domain %s)', (doma
     const conditions = d[`${rev}.api.core.v1.NodeStatus`].properties.conditions;
     expect(conditions).toMatchObject({ 'x-kubernetes-patch-merge-key': 'type', 'x-kubernetes-patch-strategy': 'merge' });
     expect(d[`${rev}.api.core.v1.ObjectFieldSelector`]['x-kubernetes-map-type']).toBe('atomic');
+    // a patch strategy of an object field stays beside the reference, as in Kubernetes
+    expect(d[`${rev}.api.apps.v1.DeploymentSpec`].properties.strategy).toMatchObject({ $ref: `#/definitions/${rev}.api.apps.v1.DeploymentStrategy`, 'x-kubernetes-patch-strategy': 'retainKeys' });
+    expect(d[`${rev}.api.apps.v1.DeploymentStrategy`]['x-kubernetes-patch-strategy']).toBeUndefined();
+    expect(d[`${rev}.api.core.v1.PodSpec`].properties.volumes['x-kubernetes-patch-strategy']).toBe('merge,retainKeys');
+    expect(d[`${rev}.api.batch.v1.JobStatus`].properties.conditions).toMatchObject({ 'x-kubernetes-list-type': 'atomic', 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-patch-merge-key': 'type' });
     // the field keeps its description; the structure hoisted from it none, so explain prints it once
     expect(d[`${rev}.api.core.v1.Service`].properties.spec.description).toBeTruthy();
     expect(d[`${rev}.api.core.v1.ServiceSpec`].description).toBeUndefined();
