@@ -8,7 +8,9 @@
 // docs/schemas.md records that decision. Documents are built once per
 // registry version and served with their SHA-512 hash.
 //
-// The parts: schemas in a document (openapi-schema.ts), the operations of a
+// The parts: schemas in a document (openapi-schema.ts), Kubernetes' named
+// definitions for structures the kinds write inline (openapi-hoist.ts,
+// openapi-type-names.ts, openapi-jsonschemaprops.ts), the operations of a
 // definition (openapi-operations.ts) and their path items (openapi-paths.ts).
 
 import { createHash } from 'node:crypto';
