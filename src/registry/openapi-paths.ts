@@ -5,6 +5,7 @@ import type { ResourceDefinition } from './types.js';
 import type { SchemaNames } from '../machinery/schema/naming.js';
 import { type GVK, type Json, refPath } from './openapi-schema.js';
 import { type Param, groupTag, patchTypes, resourcePaths } from './openapi-operations.js';
+import { STRATEGIC_MERGE_PATCH } from '../machinery/patch/media-types.js';
 
 function opGvk(gvk: GVK): Json {
   const one = { group: gvk.group, kind: gvk.kind, version: gvk.version };
@@ -62,6 +63,21 @@ export function buildPathsV2(defs: ResourceDefinition[], n: SchemaNames): Json {
   return paths;
 }
 
+/**
+ * The patch types the v3 document lists for a kind. kubectl 1.32 computes a client-side apply's
+ * strategic merge patch from the v3 document when it lists strategic merge, and its v3 lookup
+ * cannot descend into a map of structures (strategicpatch PatchMetaFromOpenAPIV3 knows only
+ * `properties`): a changed CRD schema (JSONSchemaProps' `properties` map) would print `warning: error
+ * calculating patch from openapi v3 spec: unable to find api field "spec"` before it falls back to
+ * the v2 document, which handles maps. Not listing it for the CRD kind sends kubectl to v2 at once;
+ * the server accepts the strategic merge patch all the same (docs/compatibility.md).
+ */
+function v3PatchTypes(def: ResourceDefinition, n: SchemaNames): string[] {
+  const types = patchTypes(def);
+  const crd = def.kind === 'CustomResourceDefinition' && def.group === `apiextensions.${n.apiDomain}`;
+  return crd ? types.filter((t) => t !== STRATEGIC_MERGE_PATCH) : types;
+}
+
 export function buildPathsV3(defs: ResourceDefinition[], n: SchemaNames): Json {
   const paths: Json = {};
   for (const def of defs) {
@@ -86,7 +102,7 @@ export function buildPathsV3(defs: ResourceDefinition[], n: SchemaNames): Json {
           ...opGvk(gvk),
         };
         if (op.body) {
-          const bodyTypes = op.bodyIsPatch ? patchTypes(def) : ['*/*'];
+          const bodyTypes = op.bodyIsPatch ? v3PatchTypes(def, n) : ['*/*'];
           o.requestBody = {
             content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: { $ref: refPath(op.body!, 3) } }])),
             required: !op.body.endsWith('DeleteOptions'),

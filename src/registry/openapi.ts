@@ -8,7 +8,9 @@
 // docs/schemas.md records that decision. Documents are built once per
 // registry version and served with their SHA-512 hash.
 //
-// The parts: schemas in a document (openapi-schema.ts), the operations of a
+// The parts: schemas in a document (openapi-schema.ts), Kubernetes' named
+// definitions for structures the kinds write inline (openapi-hoist.ts,
+// openapi-type-names.ts, openapi-jsonschemaprops.ts), the operations of a
 // definition (openapi-operations.ts) and their path items (openapi-paths.ts).
 
 import { createHash } from 'node:crypto';
@@ -17,6 +19,7 @@ import { definitionName, SchemaNames } from '../machinery/schema/naming.js';
 import type { Definitions } from '../machinery/schema/types.js';
 import { type Json, type Version, gvkExtension, refPath, toOpenAPISchema } from './openapi-schema.js';
 import { buildPathsV2, buildPathsV3 } from './openapi-paths.js';
+import { hoistNamedTypes } from './openapi-hoist.js';
 
 export { toOpenAPISchema } from './openapi-schema.js';
 
@@ -51,6 +54,8 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
     const name = definitionName(src.apiDomain, def.group, def.version, def.kind);
     const gvk = { group: def.group, version: def.version, kind: def.kind };
     out[name] = { ...toOpenAPISchema(def.schema, v, pending), ...gvkExtension(gvk) };
+    // like Kubernetes, a List definition only for kinds that can be listed (not TokenReview and friends)
+    if (def.verbs && !def.verbs.includes('list')) continue;
     out[`${name}List`] = {
       description: `${def.kind}List is a list of ${def.kind} objects.`,
       type: 'object',
@@ -65,16 +70,53 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
     };
   }
   const done = new Set<string>();
-  // a Set's iterator also visits names added during the loop: the refs toOpenAPISchema finds below
-  for (const name of pending) {
-    pending.delete(name);
-    if (done.has(name) || out[name] !== undefined) continue;
-    done.add(name);
-    const s = src.defs[name];
-    if (!s) continue;
-    out[name] = toOpenAPISchema(s, v, pending);
+  const close = (): void => {
+    // a Set's iterator also visits names added during the loop: the refs toOpenAPISchema finds below
+    for (const name of pending) {
+      pending.delete(name);
+      if (done.has(name) || out[name] !== undefined) continue;
+      done.add(name);
+      const s = src.defs[name];
+      if (!s) continue;
+      out[name] = toOpenAPISchema(s, v, pending);
+    }
+  };
+  close();
+  // inline structures of built-in kinds become Kubernetes' named definitions (openapi-hoist.ts);
+  // definitions that adds may reference others, whose own structures are hoisted in turn
+  const custom = new Set(kinds.filter((d) => d.customResource).map((d) => definitionName(src.apiDomain, d.group, d.version, d.kind)));
+  const ctx = {
+    v,
+    rev: n.rev,
+    apiDomain: src.apiDomain,
+    shared: (name: string) => (src.defs[name] ? toOpenAPISchema(src.defs[name], v, pending) : undefined),
+  };
+  let roots = Object.keys(out).filter((k) => !custom.has(k));
+  while (roots.length > 0) {
+    const before = new Set(Object.keys(out));
+    hoistNamedTypes(out, roots, ctx);
+    close();
+    roots = Object.keys(out).filter((k) => !before.has(k));
   }
+  tagSharedKinds(out, n, src.all());
   return sortObject(out);
+}
+
+/**
+ * Kubernetes tags the meta/v1 kinds every group version serves with their group-version-kinds too:
+ * Status as core v1 (the only version it is encoded in), DeleteOptions and WatchEvent once per served
+ * group version (clients decoding a generic body look them up by GVK).
+ */
+function tagSharedKinds(out: Json, n: SchemaNames, all: ResourceDefinition[]): void {
+  const status = out[n.meta('Status')] as Json | undefined;
+  if (status) Object.assign(status, gvkExtension({ group: '', version: 'v1', kind: 'Status' }));
+  const gvs = [...new Set(all.filter((d) => !d.customResource).map((d) => `${d.group}/${d.version}`))].sort().map((gv) => gv.split('/') as [string, string]);
+  for (const kind of ['DeleteOptions', 'WatchEvent']) {
+    const def = out[n.meta(kind)] as Json | undefined;
+    if (!def) continue;
+    const list = gvs.map(([group, version]) => ({ group, kind, version }));
+    Object.assign(def, { 'x-kubernetes-group-version-kind': list, 'x-orch-group-version-kind': list });
+  }
 }
 
 function sortObject(o: Json): Json {

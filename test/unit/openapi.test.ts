@@ -55,10 +55,16 @@ describe('OpenAPI v2', () => {
       const gvk = [{ group: d.group, kind: d.kind, version: d.version }];
       expect(def['x-kubernetes-group-version-kind']).toEqual(gvk);
       expect(def['x-orch-group-version-kind']).toEqual(gvk);
-      expect(doc.definitions[`${name}List`]['x-kubernetes-group-version-kind'][0].kind).toBe(`${d.kind}List`);
+      if (d.verbs && !d.verbs.includes('list')) expect(doc.definitions[`${name}List`], `${name}List`).toBeUndefined();
+      else expect(doc.definitions[`${name}List`]['x-kubernetes-group-version-kind'][0].kind).toBe(`${d.kind}List`);
     }
     expect(doc.definitions['io.orch.api.core.v1.ConfigMap']).toBeDefined();
     expect(doc.definitions['io.orch.api.rbac.v1.RoleBinding']).toBeDefined();
+    // the shared meta kinds, as Kubernetes tags them: Status as core v1, DeleteOptions per served group version
+    expect(doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.Status']['x-kubernetes-group-version-kind']).toEqual([{ group: '', kind: 'Status', version: 'v1' }]);
+    const deleteOptions = doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.DeleteOptions']['x-kubernetes-group-version-kind'];
+    expect(deleteOptions).toContainEqual({ group: 'apps', kind: 'DeleteOptions', version: 'v1' });
+    expect(deleteOptions).toContainEqual({ group: '', kind: 'DeleteOptions', version: 'v1' });
     expect(doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta']).toBeDefined();
   });
 
@@ -72,8 +78,10 @@ describe('OpenAPI v2', () => {
     expect(ports['x-kubernetes-patch-merge-key']).toBe('containerPort');
     expect(ports['x-kubernetes-list-map-keys']).toEqual(['containerPort', 'protocol']);
     // a preserved sub-structure (the volume sources and affinity have schemas since the protobuf audits)
-    expect(doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.WatchEvent'].properties.object['x-kubernetes-preserve-unknown-fields']).toBe(true);
-    expect(doc.definitions['io.orch.api.core.v1.Volume'].properties.csi.properties.driver.type).toBe('string');
+    expect(doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.WatchEvent'].properties.object.$ref).toBe('#/definitions/io.orch.apimachinery.pkg.runtime.RawExtension');
+    expect(doc.definitions['io.orch.apimachinery.pkg.runtime.RawExtension']['x-kubernetes-preserve-unknown-fields']).toBe(true);
+    expect(doc.definitions['io.orch.api.core.v1.Volume'].properties.csi.$ref).toBe('#/definitions/io.orch.api.core.v1.CSIVolumeSource');
+    expect(doc.definitions['io.orch.api.core.v1.CSIVolumeSource'].properties.driver.type).toBe('string');
     expect(spec.properties.affinity.$ref).toBe('#/definitions/io.orch.api.core.v1.Affinity');
     expect(doc.definitions['io.orch.apimachinery.pkg.util.intstr.IntOrString']).toMatchObject({ type: 'string', format: 'int-or-string', 'x-kubernetes-int-or-string': true });
   });

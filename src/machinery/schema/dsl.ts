@@ -64,11 +64,12 @@ export const setList = (description: string, items: Schema, extra: Extra = {}): 
   ...extra,
 });
 
-/** a list-map keyed by `keys`; `mergeKey` adds the strategic-merge-patch markers */
+/** a list-map keyed by `keys`; `mergeKey` adds the strategic-merge-patch markers (strategy `merge` unless `extra` has one) */
 export const listMap = (description: string, items: Schema, keys: string[], mergeKey?: string, extra: Extra = {}): Schema => {
   const s: Schema = { type: 'array', description, items, 'x-orch-list-type': 'map', 'x-orch-list-map-keys': keys, ...extra };
   if (mergeKey) {
-    s['x-orch-patch-strategy'] = 'merge';
+    // `extra` may name a wider strategy (`merge,retainKeys`)
+    s['x-orch-patch-strategy'] ??= 'merge';
     s['x-orch-patch-merge-key'] = mergeKey;
   }
   return s;

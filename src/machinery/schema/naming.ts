@@ -2,6 +2,8 @@
 // from the API domain (docs/schemas.md "OpenAPI naming"):
 //   core group ''                 → <rev>.api.core.<version>.<Kind>
 //   '<x>.<domain>' or 'apps'      → <rev>.api.<first label of x>.<version>.<Kind>
+//   apiextensions.<domain>        → <rev>.apiextensions-apiserver.pkg.apis.apiextensions.<version>.<Kind>
+//   apiregistration.<domain>      → <rev>.kube-aggregator.pkg.apis.apiregistration.<version>.<Kind>
 //   any other group (custom)      → <reversed group>.<version>.<Kind>
 //   object metadata and friends   → <rev>.apimachinery.pkg.apis.meta.v1.<Kind>
 // where <rev> is the reversed API domain (`orch.io` → `io.orch`), so with
@@ -14,6 +16,9 @@ export function reversedDomain(domain: string): string {
 export function definitionName(apiDomain: string, group: string, version: string, kind: string): string {
   const rev = reversedDomain(apiDomain);
   if (group === '') return `${rev}.api.core.${version}.${kind}`;
+  // the two groups Kubernetes serves from other Go modules keep those modules' names (clients key on them)
+  if (group === `apiextensions.${apiDomain}`) return `${rev}.apiextensions-apiserver.pkg.apis.apiextensions.${version}.${kind}`;
+  if (group === `apiregistration.${apiDomain}`) return `${rev}.kube-aggregator.pkg.apis.apiregistration.${version}.${kind}`;
   if (group.endsWith(`.${apiDomain}`)) return `${rev}.api.${group.split('.')[0]}.${version}.${kind}`;
   if (!group.includes('.')) return `${rev}.api.${group}.${version}.${kind}`;
   return `${reversedDomain(group)}.${version}.${kind}`;

@@ -48,7 +48,8 @@ export function deploymentDefinition(n: SchemaNames): ResourceDefinition {
         strategy: obj('The deployment strategy to use to replace existing pods with new ones.', proto({ type: 1, rollingUpdate: 2 }, {
           type: enumOf('Type of deployment. Default is RollingUpdate.', ['Recreate', 'RollingUpdate']),
           rollingUpdate: rollingUpdate('Rolling update config params. Present only if type = RollingUpdate.'),
-        })),
+          // retainKeys as in Kubernetes: a client-side apply to Recreate clears the defaulted rollingUpdate
+        }), undefined, { 'x-orch-patch-strategy': 'retainKeys' }),
         minReadySeconds: int32('Minimum seconds a new pod should be ready without any of its containers crashing to be available.'),
         revisionHistoryLimit: int32('Number of old ReplicaSets to retain to allow rollback. Defaults to 10.'),
         paused: bool('Indicates that the deployment is paused.'),

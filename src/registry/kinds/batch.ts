@@ -112,7 +112,7 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
       status: obj('Current status of a job.', proto({
         conditions: 1, startTime: 2, completionTime: 3, active: 4, succeeded: 5, failed: 6, terminating: 11, completedIndexes: 7, failedIndexes: 10, uncountedTerminatedPods: 8, ready: 9,
       }, {
-        conditions: atomicList('The latest available observations of the job.', condition('probed')),
+        conditions: atomicList('The latest available observations of the job.', condition('probed'), { 'x-orch-patch-strategy': 'merge', 'x-orch-patch-merge-key': 'type' }),
         startTime: time('When the job controller started processing the job.'),
         completionTime: time('When the job was completed.'),
         active: int32('Pending and running pods.'),

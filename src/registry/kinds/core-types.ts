@@ -27,6 +27,8 @@ import { podExtraDefinitions } from './core-pod-extras.js';
 import { podVolumeSources, volumeSourceDefinitions } from './core-volume-sources.js';
 
 const strings = (description: string): Schema => atomicList(description, { type: 'string' });
+/** Kubernetes' `merge,retainKeys` lists (a volume's or claim's source: fields the patch leaves out are cleared) */
+const RETAIN_KEYS = { 'x-orch-patch-strategy': 'merge,retainKeys' } as const;
 
 export function coreDefinitions(n: SchemaNames): Definitions {
   const c = (k: string): string => n.core(k);
@@ -264,7 +266,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     }),
     [c('DownwardAPIVolumeFile')]: obj('A file exposing a pod field.', {
       path: str('Relative file path.'),
-      fieldRef: obj('A pod field.', { apiVersion: str('Schema version.'), fieldPath: str('Path of the field.') }, ['fieldPath']),
+      fieldRef: obj('A pod field.', { apiVersion: str('Schema version.'), fieldPath: str('Path of the field.') }, ['fieldPath'], { 'x-orch-map-type': 'atomic' }),
       resourceFieldRef: ref(c('ResourceFieldSelector'), 'A container resource.'),
       mode: int32('File mode bits.'),
     }, ['path']),
@@ -288,7 +290,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       timeAdded: time('When the taint was added (NoExecute only).'),
     }, ['key', 'effect']),
     [c('PodSpec')]: obj('The desired behaviour of a pod.', {
-      volumes: listMap('Volumes that containers of the pod can mount.', ref(c('Volume')), ['name'], 'name'),
+      volumes: listMap('Volumes that containers of the pod can mount.', ref(c('Volume')), ['name'], 'name', RETAIN_KEYS),
       initContainers: listMap('Containers run in order to completion before the app containers start.', ref(c('Container')), ['name'], 'name'),
       containers: listMap('Containers of the pod; at least one.', ref(c('Container')), ['name'], 'name'),
       ephemeralContainers: listMap('Debugging containers added to a running pod.', ref(c('EphemeralContainer')), ['name'], 'name'),
@@ -330,7 +332,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       os: obj('Operating system of the containers.', { name: str('linux or windows.') }, ['name']),
       hostUsers: bool('Use the host user namespace.'),
       schedulingGates: listMap('Gates that block scheduling while present.', obj('A gate.', { name: str('Gate name.') }, ['name']), ['name'], 'name'),
-      resourceClaims: listMap('Resource claims of the pod.', ref(c('PodResourceClaim')), ['name'], 'name'),
+      resourceClaims: listMap('Resource claims of the pod.', ref(c('PodResourceClaim')), ['name'], 'name', RETAIN_KEYS),
       resources: ref(c('ResourceRequirements'), 'Pod-level resources.'),
     }, ['containers']),
     [c('PodCondition')]: obj('One observed condition of a pod.', {
@@ -374,7 +376,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       ephemeralContainerStatuses: atomicList('Status of each ephemeral container.', ref(c('ContainerStatus'))),
       qosClass: enumOf('Quality of service class.', ['BestEffort', 'Burstable', 'Guaranteed']),
       resize: str('Status of a resize.'),
-      resourceClaimStatuses: listMap('Generated claim names.', ref(c('PodResourceClaimStatus')), ['name'], 'name'),
+      resourceClaimStatuses: listMap('Generated claim names.', ref(c('PodResourceClaimStatus')), ['name'], 'name', RETAIN_KEYS),
       observedGeneration: int64('Generation the status reflects.'),
     }),
   };

@@ -94,7 +94,7 @@ export function metaDefinitions(n: SchemaNames): Definitions {
     }, {
       apiVersion: str('APIVersion of this representation.'),
       kind: str('Always Status.'),
-      metadata: ref(n.meta('ListMeta')),
+      metadata: ref(n.meta('ListMeta'), 'Standard list metadata.'),
       status: str('Success or Failure.'),
       message: str('Human-readable description.'),
       reason: str('Machine-readable reason (e.g. NotFound, Invalid, Conflict).'),
