@@ -16,9 +16,10 @@ export function reversedDomain(domain: string): string {
 export function definitionName(apiDomain: string, group: string, version: string, kind: string): string {
   const rev = reversedDomain(apiDomain);
   if (group === '') return `${rev}.api.core.${version}.${kind}`;
-  // the two groups Kubernetes serves from other Go modules keep those modules' names (clients key on them)
+  // the groups Kubernetes serves from other Go modules (metrics-server's included) keep those modules' names (clients key on them)
   if (group === `apiextensions.${apiDomain}`) return `${rev}.apiextensions-apiserver.pkg.apis.apiextensions.${version}.${kind}`;
   if (group === `apiregistration.${apiDomain}`) return `${rev}.kube-aggregator.pkg.apis.apiregistration.${version}.${kind}`;
+  if (group === `metrics.${apiDomain}`) return `${rev}.metrics.pkg.apis.metrics.${version}.${kind}`;
   if (group.endsWith(`.${apiDomain}`)) return `${rev}.api.${group.split('.')[0]}.${version}.${kind}`;
   if (!group.includes('.')) return `${rev}.api.${group}.${version}.${kind}`;
   return `${reversedDomain(group)}.${version}.${kind}`;
