@@ -42,6 +42,12 @@ export interface ServiceAccountAdmissionOptions {
   apiDomain: string;
   /** a ServiceAccount or Namespace from the member's state, undefined when absent */
   lookup(resource: 'serviceaccounts' | 'namespaces', namespace: string, name: string): ApiObject | undefined;
+  /**
+   * makes the member's state as new as every acknowledged write (a Raft
+   * follower's ReadIndex): asked once after a miss, as kube's plugin falls back
+   * from its informer to a live GET, so an account just created on the leader is found
+   */
+  catchUp?: () => Promise<void>;
   /** a float in [0, 1) for the volume name and the retry pause */
   random: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -96,7 +102,11 @@ export function serviceAccountAdmission(o: ServiceAccountAdmissionOptions): Requ
     const pause = 100 + Math.floor(o.random() * 100);
     for (let i = 0; i < attempts; i++) {
       if (i > 0) await sleep(pause);
-      const sa = o.lookup('serviceaccounts', c.namespace, name);
+      let sa = o.lookup('serviceaccounts', c.namespace, name);
+      if (!sa && i === 0 && o.catchUp) {
+        await o.catchUp();
+        sa = o.lookup('serviceaccounts', c.namespace, name);
+      }
       if (sa) return sa;
       // no namespace: the store's 404 for it follows, as kube's NamespaceLifecycle plugin answers first
       if (!o.lookup('namespaces', '', c.namespace)) return undefined;

@@ -21,7 +21,7 @@ export interface AdmissionPluginOptions {
 }
 
 /** what plugins read from the server: stored objects and randomness (the composition root provides them) */
-export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random'>;
+export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random' | 'catchUp'>;
 
 const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, deps: AdmissionPluginDeps) => WriteHooks> = {
   [NODE_RESTRICTION]: nodeRestrictionHooks,

@@ -79,7 +79,11 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
     const kv = def ? storeFor(def).readRaw(namespace, name) : undefined;
     return kv ? decodeObject(kv) : undefined;
   };
-  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random }, admissionChain?.hooks()));
+  const catchUp = async (): Promise<void> => {
+    const def = registry.lookup('', 'v1', 'serviceaccounts');
+    if (def) await storeFor(def).catchUp();
+  };
+  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp }, admissionChain?.hooks()));
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it
   const rbacHooks = {

@@ -99,6 +99,20 @@ describe('ServiceAccount admission', () => {
     expect(slept).toHaveLength(9);
   });
 
+  it('asks the store to catch up once after a miss (a follower behind the leader), as kube falls back to a live GET', async () => {
+    let caughtUp = false;
+    const hooks = serviceAccountAdmission({
+      apiDomain: 'orch.io',
+      random: seededRandom(1),
+      sleep: async () => undefined,
+      catchUp: async () => void (caughtUp = true),
+      lookup: (resource, _ns, name) => (resource === 'namespaces' || caughtUp ? ({ metadata: { name } } as ApiObject) : undefined),
+    });
+    const spec = await admit(hooks, call({ serviceAccountName: 'fresh', containers: [] }));
+    expect(caughtUp).toBe(true);
+    expect(spec.serviceAccountName).toBe('fresh');
+  });
+
   it('leaves a create in a missing namespace to the namespace check (its 404)', async () => {
     const { hooks } = plugin({}, { namespaces: [] });
     const c = call({ containers: [] });
