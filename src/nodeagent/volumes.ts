@@ -16,7 +16,7 @@
 // FailedMount event, and the pod waits (its containers ContainerCreating),
 // retried after 0.5 s doubling to 2 min 2 s. The pod's directory goes with it.
 
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type FileProjection, writeAtomically } from './atomic-writer.js';
 import type { Clock } from './clock.js';
@@ -179,6 +179,21 @@ export class VolumeManager {
     this.retry.delete(uid);
     for (const k of [...this.tokens.keys()]) if (k.startsWith(`${uid}/`)) this.tokens.delete(k);
     await rm(this.podDir(uid), { recursive: true, force: true });
+  }
+
+  /**
+   * kubelet's cleanupOrphanedPodDirs: the directory of a pod that is neither
+   * known nor running goes (a pod deleted while the agent was down)
+   */
+  async removeOrphans(known: (uid: string) => boolean): Promise<void> {
+    let uids: string[];
+    try {
+      uids = await readdir(join(this.o.rootDir, 'pods'));
+    } catch {
+      return;
+    }
+    // asked per directory, after the read: a pod added meanwhile is known by then
+    for (const uid of uids) if (!known(uid) && !this.pods.has(uid)) await this.remove(uid);
   }
 
   /** one volume; returns when it must be refreshed before the usual resync (a token), if so */

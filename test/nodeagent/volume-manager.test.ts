@@ -131,6 +131,17 @@ describe('volume manager', () => {
     expect((await readdir(join(dir, 'pods', 'u1', 'volumes', 'orch.io~secret', 'opt'))).filter((e) => !e.startsWith('..'))).toEqual([]);
   });
 
+  it('removes the directories of pods it does not know (gone while the agent was down)', async () => {
+    const { m } = manager({});
+    const p = pod([{ name: 'e', emptyDir: {} }]);
+    await m.mount(p);
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'pods', 'gone', 'volumes'), { recursive: true });
+    await mkdir(join(dir, 'pods', 'known', 'volumes'), { recursive: true });
+    await m.removeOrphans((uid) => uid === 'known');
+    expect((await readdir(join(dir, 'pods'))).sort()).toEqual(['known', 'u1']);
+  });
+
   it('a missing key of items is kubelet\'s error; downward API labels are sorted `k="v"` lines', async () => {
     const { m, events } = manager({ 'secrets/s': { data: { a: Buffer.from('A').toString('base64') } } });
     expect(await m.mount(pod([{ name: 's', secret: { secretName: 's', items: [{ key: 'b', path: 'b' }] } }]))).toBeUndefined();
