@@ -88,6 +88,24 @@ describe('admission plugin flags', () => {
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 
+  it('runs the ServiceAccount plugin before the webhook chain, mutating and validating (kube\'s order)', async () => {
+    const seen: string[] = [];
+    const sa = { metadata: { name: 'default', namespace: 'default' } } as unknown as ApiObject;
+    const lookup = (resource: string) => (resource === 'namespaces' ? ({ metadata: { name: 'default' } } as ApiObject) : sa);
+    const chain = {
+      mutate: async (c: { object: ApiObject | undefined }) => {
+        seen.push(`webhook sees ${String((c.object as unknown as { spec: { serviceAccountName?: string } }).spec.serviceAccountName)}`);
+        return c.object;
+      },
+      validateAdmission: async () => void seen.push('policies'),
+    };
+    const h = admissionHooks({}, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io', { lookup, random: () => 0.5 }, chain);
+    const call = { operation: 'CREATE' as const, def: PODS, namespace: 'default', name: 'p', object: pod('n1'), oldObject: undefined, opts: { dryRun: false } };
+    const out = await h.mutate!(call);
+    await h.validateAdmission!({ ...call, object: out });
+    expect(seen).toEqual(['webhook sees default', 'policies']);
+  });
+
   it('runs the base hooks before the plugins', () => {
     const seen: string[] = [];
     const h = admissionHooks({ beforeWrite: () => seen.push('base') }, { disable: ['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount'] }, 'orch.io', deps);
