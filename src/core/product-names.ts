@@ -55,3 +55,15 @@ export function nodeReadyWording(apiDomain: string): NodeReadyWording {
     ? { readyReason: 'KubeletReady', readyMessage: 'kubelet is posting ready status', notReadyReason: 'KubeletNotReady' }
     : { readyReason: 'NodeAgentReady', readyMessage: 'node agent is posting ready status', notReadyReason: 'ContainerRuntimeNotReady' };
 }
+
+/**
+ * Where the ServiceAccount admission plugin mounts a pod's token, CA and
+ * namespace (spec 001 §5.5, "a predictable place"): kube's
+ * `/var/run/secrets/kubernetes.io/serviceaccount`, the `kubernetes.io` being
+ * the label domain (`orch.io` with the default API domain, as for node taints
+ * and annotations; `kubernetes.io` with `--api-domain k8s.io`, so that
+ * client-go's in-cluster configuration finds it unchanged).
+ */
+export function serviceAccountMountPath(apiDomain: string): string {
+  return `/var/run/secrets/${apiDomain === 'k8s.io' ? 'kubernetes.io' : apiDomain}/serviceaccount`;
+}

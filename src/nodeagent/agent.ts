@@ -23,7 +23,7 @@ import { RuntimeClient } from './runtime/client.js';
 import { type RunningSim, startRuntimeSim } from './runtime/sim-server.js';
 import { type AgentServer, startAgentServer } from './server.js';
 import { DevicePluginRegistry } from './device-plugins.js';
-import { apiEnvReader } from './env-reader.js';
+import { apiEnvReader, apiVolumeReader } from './env-reader.js';
 import { EventRecorder } from './events/recorder.js';
 import { conditionEvent, msg, nodeRef } from './events/kubelet-events.js';
 
@@ -149,7 +149,9 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
 
     const allocatable = () => (readings ? resources(readings, facts).allocatable : {});
     const envReader = api ? apiEnvReader(api) : undefined;
-    const syncer = new PodSyncer({ runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log, envReader, allocatable, events });
+    const volumeReader = api ? apiVolumeReader(api, o.domain) : undefined;
+    const labelDomain = o.domain === 'k8s.io' ? 'kubernetes.io' : o.domain;
+    const syncer = new PodSyncer({ runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log, envReader, volumeReader, labelDomain, allocatable, events });
     const pods = new PodManager({ api, syncer, nodeName, nodeUid: () => node?.metadata.uid, domain: o.domain, staticPodPath: c.staticPodPath, relistMs: c.runtimeRelistPeriod, clock, log });
 
     let statusTimer: unknown;

@@ -48,8 +48,8 @@ export interface ServiceLike {
   spec?: { clusterIP?: string; ports?: { name?: string; port: number; protocol?: string }[] };
 }
 
-/** a fetched ConfigMap/Secret: its data (Secret data still base64), or why it could not be read */
-export type Fetched = { data: Record<string, string> } | { notFound: true } | { error: string };
+/** a fetched ConfigMap/Secret: its data (Secret data still base64; a ConfigMap's binaryData for volumes), or why it could not be read */
+export type Fetched = { data: Record<string, string>; binaryData?: Record<string, string> } | { notFound: true } | { error: string };
 
 export interface EnvInputs {
   pod: EnvPod;

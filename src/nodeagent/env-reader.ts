@@ -6,6 +6,7 @@
 
 import { ApiError, type ApiClient } from './api-client.js';
 import { type ContainerEnv, containerEnv, type EnvInputs, EnvError, type Fetched, refs, type ServiceLike } from './container-env.js';
+import type { VolumeReader } from './volumes.js';
 
 export interface EnvReader {
   object(kind: 'configmaps' | 'secrets', ns: string, name: string): Promise<Fetched>;
@@ -19,8 +20,8 @@ export function apiEnvReader(api: ApiClient): EnvReader {
   return {
     async object(kind, ns, name) {
       try {
-        const o = await api.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${enc(ns)}/${kind}/${enc(name)}`);
-        return { data: o.data ?? {} };
+        const o = await api.get<{ data?: Record<string, string>; binaryData?: Record<string, string> }>(`/api/v1/namespaces/${enc(ns)}/${kind}/${enc(name)}`);
+        return o.binaryData ? { data: o.data ?? {}, binaryData: o.binaryData } : { data: o.data ?? {} };
       } catch (e) {
         if (e instanceof ApiError && e.code === 404) return { notFound: true };
         return { error: (e as Error).message };
@@ -58,4 +59,32 @@ export async function readContainerEnv(reader: EnvReader | undefined, i: Omit<En
     throw new EnvError((e as Error).message);
   }
   return containerEnv({ ...i, services, configMaps: await fetch('configmaps', configMaps), secrets: await fetch('secrets', secrets) });
+}
+
+/**
+ * what volumes read (volumes.ts): the same object reads, and TokenRequests
+ * (`authentication.<domain>/v1`) bound to the pod, as kubelet's token manager
+ * asks; an API refusal becomes its Status message (kubelet's FailedMount text)
+ */
+export function apiVolumeReader(api: ApiClient, apiDomain: string): VolumeReader {
+  const env = apiEnvReader(api);
+  return {
+    object: (kind, ns, name) => env.object(kind, ns, name),
+    async token(ns, sa, r) {
+      const body = {
+        apiVersion: `authentication.${apiDomain}/v1`,
+        kind: 'TokenRequest',
+        spec: { audiences: r.audiences, expirationSeconds: r.expirationSeconds, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: r.pod.name, uid: r.pod.uid } },
+      };
+      try {
+        const out = await api.call<{ status?: { token?: string; expirationTimestamp?: string } }>('POST', `/api/v1/namespaces/${enc(ns)}/serviceaccounts/${enc(sa)}/token`, body);
+        const expires = Date.parse(out.status?.expirationTimestamp ?? '');
+        if (!out.status?.token || Number.isNaN(expires)) throw new Error('the TokenRequest answer has no token');
+        return { token: out.status.token, expiresAtMs: expires };
+      } catch (e) {
+        if (e instanceof ApiError) throw new Error(e.message.replace(/^\S+ \S+: \d+ /, ''));
+        throw e;
+      }
+    },
+  };
 }

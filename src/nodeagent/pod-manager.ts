@@ -207,9 +207,12 @@ export class PodManager {
       if (this.o.api && this.listed) await this.syncMirrors(this.o.api);
       for (const uid of [...this.apiPods.keys(), ...this.staticPods.keys()]) this.schedule(uid);
       if (this.listed || !this.o.api) {
-        for (const uid of await this.o.syncer.runtimePods()) {
+        const inRuntime = await this.o.syncer.runtimePods();
+        for (const uid of inRuntime) {
           if (!this.apiPods.has(uid) && !this.staticPods.has(uid)) this.schedule(uid);
         }
+        // volume directories of pods gone while the agent was down (docs/nodeagent.md "Volumes")
+        await this.o.syncer.volumes.removeOrphans((uid) => this.apiPods.has(uid) || this.staticPods.has(uid) || inRuntime.has(uid) || this.running.has(uid));
       }
     } catch (e) {
       this.o.log(`relist: ${(e as Error).message}`);

@@ -17,6 +17,7 @@ import { ImagePuller } from './images.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import type { Container, ContainerConfig, ContainerStatus, PodSandboxConfig } from './runtime/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
+import { VolumeManager, type VolumeReader } from './volumes.js';
 
 export const LABEL_POD_UID = 'io.orch.pod.uid';
 export const LABEL_POD_NAME = 'io.orch.pod.name';
@@ -38,6 +39,7 @@ export interface ContainerSpec {
   envFrom?: EnvContainer['envFrom'];
   securityContext?: { seccompProfile?: SeccompField };
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
+  volumeMounts?: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
 }
 export interface PodSpec {
   containers: ContainerSpec[];
@@ -74,6 +76,10 @@ export interface PodSyncOptions {
   allocatable?: () => Record<string, string>;
   /** kubelet's Events (none when standalone) */
   events?: EventSink;
+  /** reads ConfigMaps and Secrets and requests tokens for volumes; none when standalone */
+  volumeReader?: VolumeReader;
+  /** the label domain: volume plugin directories are `<domain>~configmap`, … (volumes.ts) */
+  labelDomain?: string;
 }
 
 export class PodSyncer {
@@ -87,10 +93,12 @@ export class PodSyncer {
   private readonly backOffEventAt = new Map<string, number>();
   private readonly events: EventSink;
   private readonly images: ImagePuller;
+  readonly volumes: VolumeManager;
 
   constructor(private readonly o: PodSyncOptions) {
     this.events = o.events ?? noEvents;
     this.images = new ImagePuller(o.runtime, o.clock, this.events);
+    this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, clock: o.clock, events: this.events, log: o.log });
   }
 
   private sandboxConfig(pod: KubeObject): PodSandboxConfig {
@@ -135,6 +143,9 @@ export class PodSyncer {
     const uid = pod.metadata.uid!;
     const phase = (pod.status?.phase as string | undefined) ?? 'Pending';
     if (phase === 'Succeeded' || phase === 'Failed') return;
+    // as kubelet: the volumes first; a pod whose volumes cannot be set up waits (ContainerCreating)
+    const volumes = await this.volumes.mount(pod);
+    if (!volumes) return;
     const sbConfig = this.sandboxConfig(pod);
     let sandbox = await this.sandboxFor(uid);
     if (!sandbox) {
@@ -222,6 +233,7 @@ export class PodSyncer {
       args: env.args,
       workingDir: c.workingDir ?? '',
       envs: env.env,
+      mounts: this.volumes.mountsFor(pod.metadata.uid!, c),
       labels: { ...sb.labels, [LABEL_CONTAINER]: c.name },
       annotations: {},
       linux: { securityContext: seccomp ? { seccomp } : {} },
@@ -267,6 +279,7 @@ export class PodSyncer {
   async remove(uid: string): Promise<void> {
     for (const sb of await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid })) await this.o.runtime.removePodSandbox(sb.id);
     this.images.forget(uid);
+    await this.volumes.remove(uid);
     for (const k of [...this.waiting.keys(), ...this.backoff.keys()]) {
       if (k.startsWith(`${uid}/`)) {
         this.waiting.delete(k);

@@ -4,12 +4,14 @@
 // which see the requester, the sub-resource, the new and the stored object.
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
-// docs/authorization.md) and DefaultTolerationSeconds (on in kube too).
+// docs/authorization.md), DefaultTolerationSeconds and ServiceAccount (on in
+// kube too).
 
 import type { WriteHooks } from '../registry/generic-store.js';
 import { sequenceHooks } from '../registry/write-hooks.js';
 import { NODE_RESTRICTION, nodeRestrictionHooks } from '../auth/authz/node/restriction.js';
 import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultTolerationHooks } from '../registry/default-tolerations.js';
+import { SERVICE_ACCOUNT, type ServiceAccountAdmissionOptions, serviceAccountAdmission } from '../registry/service-account-admission.js';
 
 export interface AdmissionPluginOptions {
   enable?: string[];
@@ -18,13 +20,18 @@ export interface AdmissionPluginOptions {
   defaultTolerations?: DefaultTolerationOptions;
 }
 
-const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions) => WriteHooks> = {
+/** what plugins read from the server: stored objects and randomness (the composition root provides them) */
+export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random' | 'catchUp'>;
+
+const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, deps: AdmissionPluginDeps) => WriteHooks> = {
   [NODE_RESTRICTION]: nodeRestrictionHooks,
   // src/registry/default-tolerations.ts (issue 13): not-ready/unreachable tolerations of 300 s on new pods
   [DEFAULT_TOLERATION_SECONDS]: (d, o) => defaultTolerationHooks(d, o.defaultTolerations),
+  // src/registry/service-account-admission.ts (spec 001 §5.5): default account, its existence, the token volume
+  [SERVICE_ACCOUNT]: (d, _o, deps) => serviceAccountAdmission({ apiDomain: d, ...deps }),
 };
 
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS];
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT];
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
@@ -38,7 +45,11 @@ export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
   return [...names];
 }
 
-/** `base` followed by every enabled plugin, as one WriteHooks (run by the registry's write path) */
-export function admissionHooks(base: WriteHooks, o: AdmissionPluginOptions, apiDomain: string): Required<Pick<WriteHooks, 'beforeWrite' | 'beforeDelete'>> {
-  return sequenceHooks([{ ...base }, ...enabledAdmissionPlugins(o).map((n) => PLUGINS[n]!(apiDomain, o))]);
+/**
+ * `base` followed by every enabled plugin, then `after` (the webhook and
+ * policy chain: kube runs its built-in plugins first), as one WriteHooks (run
+ * by the registry's write path)
+ */
+export function admissionHooks(base: WriteHooks, o: AdmissionPluginOptions, apiDomain: string, deps: AdmissionPluginDeps, after: WriteHooks = {}): ReturnType<typeof sequenceHooks> {
+  return sequenceHooks([{ ...base }, ...enabledAdmissionPlugins(o).map((n) => PLUGINS[n]!(apiDomain, o, deps)), after]);
 }

@@ -87,6 +87,8 @@ export interface AuthenticationDeps {
   caPem: string;
   /** the generated admin kubeconfig's bearer token ('' for none): `orch-admin` in `system:masters` */
   adminToken?: string;
+  /** NodeRestriction admission is on: it also limits the tokens a node may request (tokenrequest.ts) */
+  nodeRestriction?: boolean;
   /** token expiry, caches and the config poll */
   clock: Clock;
   log(msg: string): void;
@@ -287,6 +289,7 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
         apiAudiences,
         maxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds,
         objects,
+        nodeRestriction: deps.nodeRestriction ?? true,
       }),
     );
   }

@@ -17,7 +17,7 @@ import type { AdmissionChain } from '../registry/admission/chain.js';
 import { parseIpv4Cidr } from '../registry/allocators/cidr.js';
 import { ServiceAllocator } from '../registry/allocators/service-allocator.js';
 import { cleanupFinalizer } from '../registry/crd/kind.js';
-import { GenericStore } from '../registry/generic-store.js';
+import { GenericStore, type WriteHooks, decodeObject } from '../registry/generic-store.js';
 import { builtinDefinitions, sharedDefinitions } from '../registry/kinds/index.js';
 import { managedFieldsHooks } from '../registry/managed-fields.js';
 import { NamespaceLifecycle } from '../registry/namespace-lifecycle.js';
@@ -69,12 +69,21 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   // namespace lifecycle and managedFields run in the registry's write path (src/registry/)
   const namespaces = new NamespaceLifecycle(store, nsDef, builtinNamespacesOf(opts.apiDomain));
   const namespaceState = namespaces.state;
-  const hooks = { ...managedFieldsHooks(defs, clock), ...namespaces.hooks() };
-  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain));
+  const hooks: WriteHooks = { ...managedFieldsHooks(defs, clock), ...namespaces.hooks() };
   // webhooks and ValidatingAdmissionPolicies (src/registry/admission/, docs/admission.md); every member
   // follows the configuration objects through its applied feed
   const admissionChain = buildAdmissionChain(registry, store, opts.apiDomain, log, opts.admissionServiceResolver, clock);
-  if (admissionChain) Object.assign(hooks, admissionChain.hooks());
+  // plugins read the member's own state (the ServiceAccount plugin: accounts and namespaces), as kube's read informers
+  const lookup = (resource: 'serviceaccounts' | 'namespaces', namespace: string, name: string): ApiObject | undefined => {
+    const def = registry.lookup('', 'v1', resource);
+    const kv = def ? storeFor(def).readRaw(namespace, name) : undefined;
+    return kv ? decodeObject(kv) : undefined;
+  };
+  const catchUp = async (): Promise<void> => {
+    const def = registry.lookup('', 'v1', 'serviceaccounts');
+    if (def) await storeFor(def).catchUp();
+  };
+  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp }, admissionChain?.hooks()));
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it
   const rbacHooks = {

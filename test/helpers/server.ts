@@ -115,6 +115,13 @@ export function rawRequest(server: RunningServer, method: string, path: string, 
 export const NO_NAMESPACE_DEFAULTS = { controllers: ['*', '-serviceaccount', '-root-ca-cert-publisher'] };
 
 /**
+ * Admission without the ServiceAccount plugin: with NO_NAMESPACE_DEFAULTS there
+ * is no `default` account for it to find, so pods are created as sent (kube's
+ * integration framework disables the plugin the same way).
+ */
+export const NO_SERVICE_ACCOUNT_ADMISSION = { disable: ['ServiceAccount'] };
+
+/**
  * `--controllers` without the workload controllers and the scheduler: for tests
  * of how the API serves the workload kinds (their status, the scale
  * sub-resource's resourceVersion, `kubectl get all` columns) that a controller

@@ -72,6 +72,8 @@ describe('pods', () => {
       'apiVersion: v1', 'kind: Pod', 'metadata: {name: lim}', 'spec:', '  serviceAccount: robot', '  containers:',
       '  - {name: c, image: busybox, resources: {limits: {cpu: 250m, memory: 32Mi}, requests: {cpu: 100m}}}', '',
     ].join('\n'));
+    // the ServiceAccount admission plugin wants the account to exist
+    expect((await kubectl('create', 'serviceaccount', 'robot')).code).toBe(0);
     const r = await kubectl('create', '-f', f);
     expect(r.code, r.stderr).toBe(0);
     const pod = await getJson('pod', 'lim');

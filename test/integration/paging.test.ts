@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeObject, storageKey } from '../../src/registry/generic-store.js';
 import type { ApiObject } from '../../src/registry/types.js';
-import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
+import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS, NO_SERVICE_ACCOUNT_ADMISSION } from '../helpers/server.js';
 
 let t: TestServer;
 
@@ -57,7 +57,7 @@ async function pageAll(path: string, limit: number): Promise<List[]> {
 }
 
 beforeAll(async () => {
-  t = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS });
+  t = await startTestServer({ authn: NO_NAMESPACE_DEFAULTS, admissionPlugins: NO_SERVICE_ACCOUNT_ADMISSION });
 });
 afterAll(async () => {
   await t?.stop();

@@ -4,7 +4,7 @@
 // and graceful shutdown.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS } from '../helpers/server.js';
+import { type TestServer, startTestServer, NO_NAMESPACE_DEFAULTS, NO_SERVICE_ACCOUNT_ADMISSION } from '../helpers/server.js';
 import { eventually } from '../helpers/eventually.js';
 import { type WatchEvent, openWatch } from '../helpers/watch-stream.js';
 
@@ -34,7 +34,7 @@ async function relabel(ns: string, name: string, labels: Record<string, string |
 const summary = (e: WatchEvent): string => `${e.type} ${e.object.metadata?.name ?? ''}`;
 
 beforeAll(async () => {
-  t = await startTestServer({ watchBookmarkIntervalMs: 100, authn: NO_NAMESPACE_DEFAULTS });
+  t = await startTestServer({ watchBookmarkIntervalMs: 100, authn: NO_NAMESPACE_DEFAULTS, admissionPlugins: NO_SERVICE_ACCOUNT_ADMISSION });
 });
 afterAll(async () => {
   await t?.stop();

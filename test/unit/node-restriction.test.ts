@@ -80,19 +80,38 @@ describe('NodeRestriction', () => {
 });
 
 describe('admission plugin flags', () => {
-  it('NodeRestriction and DefaultTolerationSeconds are on by default and can be disabled', () => {
-    expect(enabledAdmissionPlugins({})).toEqual(['NodeRestriction', 'DefaultTolerationSeconds']);
-    expect(enabledAdmissionPlugins({ disable: ['NodeRestriction', 'DefaultTolerationSeconds'] })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: DefaultTolerationSeconds, NodeRestriction)');
+  const deps = { lookup: () => undefined, random: () => 0.5 };
+  it('NodeRestriction, DefaultTolerationSeconds and ServiceAccount are on by default and can be disabled', () => {
+    expect(enabledAdmissionPlugins({})).toEqual(['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount']);
+    expect(enabledAdmissionPlugins({ disable: ['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount'] })).toEqual([]);
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: DefaultTolerationSeconds, NodeRestriction, ServiceAccount)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
+  });
+
+  it('runs the ServiceAccount plugin before the webhook chain, mutating and validating (kube\'s order)', async () => {
+    const seen: string[] = [];
+    const sa = { metadata: { name: 'default', namespace: 'default' } } as unknown as ApiObject;
+    const lookup = (resource: string) => (resource === 'namespaces' ? ({ metadata: { name: 'default' } } as ApiObject) : sa);
+    const chain = {
+      mutate: async (c: { object: ApiObject | undefined }) => {
+        seen.push(`webhook sees ${String((c.object as unknown as { spec: { serviceAccountName?: string } }).spec.serviceAccountName)}`);
+        return c.object;
+      },
+      validateAdmission: async () => void seen.push('policies'),
+    };
+    const h = admissionHooks({}, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io', { lookup, random: () => 0.5 }, chain);
+    const call = { operation: 'CREATE' as const, def: PODS, namespace: 'default', name: 'p', object: pod('n1'), oldObject: undefined, opts: { dryRun: false } };
+    const out = await h.mutate!(call);
+    await h.validateAdmission!({ ...call, object: out });
+    expect(seen).toEqual(['webhook sees default', 'policies']);
   });
 
   it('runs the base hooks before the plugins', () => {
     const seen: string[] = [];
-    const h = admissionHooks({ beforeWrite: () => seen.push('base') }, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io');
+    const h = admissionHooks({ beforeWrite: () => seen.push('base') }, { disable: ['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount'] }, 'orch.io', deps);
     h.beforeWrite(PODS, pod('n2'), undefined, n1);
     expect(seen).toEqual(['base']);
-    const on = admissionHooks({ beforeWrite: () => seen.push('base2') }, {}, 'orch.io');
+    const on = admissionHooks({ beforeWrite: () => seen.push('base2') }, {}, 'orch.io', deps);
     expect(msg(() => on.beforeWrite(PODS, pod('n2'), undefined, n1))).toContain('can only create mirror pods');
     expect(seen).toEqual(['base', 'base2']);
   });

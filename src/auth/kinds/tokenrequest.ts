@@ -4,7 +4,8 @@
 // composition time as a `create` capability (src/registry/capabilities.ts):
 // the endpoint layer decodes the TokenRequest body; nothing is stored.
 
-import { StatusError, invalid } from '../../core/errors.js';
+import { StatusError, badRequest, forbidden, invalid } from '../../core/errors.js';
+import { nodeNameOf } from '../authz/node/authorizer.js';
 import type { Capabilities } from '../../registry/capabilities.js';
 import type { FieldError, ResourceDefinition } from '../../registry/types.js';
 import type { BoundObject, ServiceAccountTokenIssuer } from '../authn/serviceaccount.js';
@@ -19,6 +20,11 @@ export interface TokenRequestOptions {
   /** `--service-account-max-token-expiration`; undefined = no cap */
   maxExpirationSeconds?: number;
   objects: ObjectGetter;
+  /**
+   * NodeRestriction is enabled (spec 001 §5.15): a node's token must be bound
+   * to a pod (name and uid) scheduled on that node (kube's admitServiceAccount)
+   */
+  nodeRestriction?: boolean;
 }
 
 export const DEFAULT_TOKEN_EXPIRATION_SECONDS = 3600;
@@ -74,6 +80,14 @@ function tokenRequestCapability(o: TokenRequestOptions): Capabilities {
         }
       }
       if (errs.length > 0) throw invalid('TokenRequest', group, name, errs);
+      if (o.nodeRestriction) restrictNode(ctx.user, name, spec.boundObjectRef, (pod) => o.objects('pods', namespace, pod));
+      // kube's token REST: a token bound to a pod is only for the account that pod runs as
+      if (bound?.kind === 'Pod') {
+        const pod = o.objects('pods', namespace, bound.name) as { spec?: { serviceAccountName?: string } } | undefined;
+        if ((pod?.spec?.serviceAccountName ?? '') !== name) {
+          throw badRequest(`cannot bind token for serviceaccount ${JSON.stringify(name)} to pod running with different serviceaccount name.`);
+        }
+      }
       // longer requests are capped, as Kubernetes does, rather than refused
       if (o.maxExpirationSeconds !== undefined && exp > o.maxExpirationSeconds) exp = o.maxExpirationSeconds;
       const { token, expiresAt } = await o.issuer.issue({
@@ -96,4 +110,20 @@ function tokenRequestCapability(o: TokenRequestOptions): Capabilities {
       };
     },
   };
+}
+
+/** kube's NodeRestriction for `serviceaccounts/token` (admitServiceAccount): only for a pod on the node, named with its uid */
+function restrictNode(user: { username: string; groups?: string[] }, name: string, ref: unknown, pod: (name: string) => { metadata?: { uid?: string }; spec?: unknown } | undefined): void {
+  const node = nodeNameOf(user);
+  if (node === undefined) return;
+  const deny = (why: string): never => {
+    throw forbidden(`serviceaccounts ${JSON.stringify(name)} is forbidden: ${why}`, { name, kind: 'serviceaccounts' });
+  };
+  const r = (ref ?? {}) as { apiVersion?: unknown; kind?: unknown; name?: unknown; uid?: unknown };
+  if (r.apiVersion !== 'v1' || r.kind !== 'Pod' || typeof r.name !== 'string' || r.name === '') return deny('node requested token not bound to a pod');
+  if (typeof r.uid !== 'string' || r.uid === '') return deny('node requested token with a pod binding without a uid');
+  const p = pod(r.name);
+  if (!p) throw new StatusError(404, 'NotFound', `pods "${r.name}" not found`, { name: r.name, kind: 'pods' });
+  if (p.metadata?.uid !== r.uid) deny(`the UID in the bound object reference (${r.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+  if ((p.spec as { nodeName?: string } | undefined)?.nodeName !== node) deny('node requested token bound to a pod scheduled on a different node');
 }

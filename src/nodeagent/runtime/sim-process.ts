@@ -6,11 +6,19 @@
 // working directory, with the container's environment added to the
 // simulator's. Each process leads its own process group, so stopping a
 // container ends everything its script started.
+//
+// Mounts (CRI `Mount`s: a pod's volumes, its service-account token): with no
+// mount namespace, a process cannot see a host directory at the container
+// path, so the simulator rewrites every occurrence of a mount's container
+// path, as a whole path or a path prefix, to its host path in the script, the
+// exec command's arguments and the working directory (`mapMounts`; the
+// longest container path wins). `cat /var/run/secrets/…/token` so reads the
+// file the agent wrote (docs/nodeagent.md "Volumes").
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
-import type { ContainerConfig } from './types.js';
+import type { ContainerConfig, Mount } from './types.js';
 import type { ContainerLog } from './sim-logs.js';
 
 /** what a container process needs of the simulated container (sim-state.ts's SimContainer has it) */
@@ -22,6 +30,22 @@ export interface ProcessContainer {
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * `text` with each container path of `mounts` replaced by its host path where
+ * it stands as a path: not preceded by a path character, and followed by the
+ * end, `/` or a character that cannot continue a file name
+ */
+export function mapMounts(text: string, mounts: readonly Mount[] | undefined): string {
+  const list = (mounts ?? []).filter((m) => m.containerPath.startsWith('/') && m.containerPath.length > 1 && m.hostPath);
+  if (list.length === 0) return text;
+  const byPath = new Map(list.map((m) => [m.containerPath.replace(/\/+$/, ''), m.hostPath]));
+  const alternatives = [...byPath.keys()].sort((a, b) => b.length - a.length).map(escapeRe);
+  const re = new RegExp(`(?<![\\w.\\-/])(${alternatives.join('|')})(?![\\w.\\-])`, 'g');
+  return text.replace(re, (p: string) => byPath.get(p) ?? p);
+}
+
 /**
  * the script of an `sh -c <script>` / `/bin/sh -c <script>` container, or of
  * a plain `echo …` (as `kubectl create job x --image=busybox -- echo hi`
@@ -29,14 +53,15 @@ const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
  */
 export function realScript(config: ContainerConfig): string | undefined {
   const argv = [...(config.command ?? []), ...(config.args ?? [])];
-  if ((argv[0] === 'sh' || argv[0] === '/bin/sh') && argv[1] === '-c' && argv.length === 3) return argv[2]!;
-  if (argv[0] === 'echo' || argv[0] === '/bin/echo') return ['echo', ...argv.slice(1).map(shellQuote)].join(' ');
+  if ((argv[0] === 'sh' || argv[0] === '/bin/sh') && argv[1] === '-c' && argv.length === 3) return mapMounts(argv[2]!, config.mounts);
+  if (argv[0] === 'echo' || argv[0] === '/bin/echo') return ['echo', ...argv.slice(1).map((a) => shellQuote(mapMounts(a, config.mounts)))].join(' ');
   return undefined;
 }
 
 /** the container's working directory when the host has it (images are not unpacked), else the simulator's */
 export function containerCwd(config: ContainerConfig): string | undefined {
-  return config.workingDir && existsSync(config.workingDir) ? config.workingDir : undefined;
+  const dir = config.workingDir ? mapMounts(config.workingDir, config.mounts) : '';
+  return dir && existsSync(dir) ? dir : undefined;
 }
 
 export function containerEnv(config: ContainerConfig): NodeJS.ProcessEnv {

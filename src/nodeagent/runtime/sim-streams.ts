@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { LogLine } from './sim-logs.js';
-import { containerCwd, containerEnv, exitCodeOf, killProcessTree } from './sim-process.js';
+import { containerCwd, containerEnv, exitCodeOf, killProcessTree, mapMounts } from './sim-process.js';
 import { SimError, type SimState } from './sim-state.js';
 
 type Obj = Record<string, unknown>;
@@ -106,7 +106,9 @@ export function execStream(state: SimState) {
       if (c.state !== 'CONTAINER_RUNNING') throw new SimError(FAILED_PRECONDITION, `container ${c.id} is not running (${c.state})`);
       const cmd = start.cmd ?? [];
       if (cmd.length === 0) throw new SimError(INVALID_ARGUMENT, 'exec needs a command');
-      const proc = spawn(cmd[0]!, cmd.slice(1), { cwd: containerCwd(c.config), env: containerEnv(c.config), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      // no mount namespace: container paths in the command become host paths (sim-process.ts mapMounts)
+      const argv = cmd.map((a) => mapMounts(a, c.config.mounts));
+      const proc = spawn(argv[0]!, argv.slice(1), { cwd: containerCwd(c.config), env: containerEnv(c.config), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       let spawnError: Error | undefined;
       proc.on('error', (e) => (spawnError = e));
       proc.stdin!.on('error', () => undefined);

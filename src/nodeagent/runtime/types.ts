@@ -54,6 +54,13 @@ export interface PodSandboxStatus extends PodSandbox {
   network: { ip: string } | null;
 }
 
+/** CRI's Mount: what the container sees at `containerPath` is the host's `hostPath` */
+export interface Mount {
+  containerPath: string;
+  hostPath: string;
+  readonly?: boolean;
+}
+
 export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
 export interface ContainerConfig {
   metadata: { name: string; attempt: number };
@@ -62,6 +69,7 @@ export interface ContainerConfig {
   args?: string[];
   workingDir?: string;
   envs?: { key: string; value: string }[];
+  mounts?: Mount[];
   labels?: Labels;
   annotations?: Labels;
   logPath?: string;
