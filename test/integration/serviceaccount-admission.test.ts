@@ -72,8 +72,9 @@ describe('ServiceAccount admission over the API', () => {
     const loud = await t.request('POST', '/api/v1/namespaces/default/pods', { body: podBody('l', { serviceAccountName: 'quiet', automountServiceAccountToken: true }) });
     expect(loud.json<Pod>().spec.volumes).toHaveLength(1);
     const p = loud.json<Pod>();
-    // an update that changes the account is refused by pod immutability
-    const changed = await t.request('PUT', '/api/v1/namespaces/default/pods/l', { body: { ...p, spec: { ...p.spec, serviceAccountName: 'default', serviceAccount: 'default' } } });
+    // an update that changes the account is refused by pod immutability (unconditional: the scheduler may bind the pod meanwhile)
+    const { resourceVersion: _rv, ...meta } = p.metadata;
+    const changed = await t.request('PUT', '/api/v1/namespaces/default/pods/l', { body: { ...p, metadata: meta, spec: { ...p.spec, serviceAccountName: 'default', serviceAccount: 'default' } } });
     expect(changed.status).toBe(422);
     expect(changed.text).toContain('pod updates may not change fields');
     // an update of labels keeps the one volume
