@@ -3,6 +3,13 @@
 
 export type Labels = Record<string, string>;
 
+/**
+ * kubelet's container annotation with the container's ports as JSON
+ * (`[{"name":"http","containerPort":80,"protocol":"TCP"}]`); the simulator
+ * reads it to know where an emulated image listens (sim-nginx.ts)
+ */
+export const CONTAINER_PORTS_ANNOTATION = 'io.kubernetes.container.ports';
+
 export interface VersionResponse {
   version: string;
   runtimeName: string;
@@ -51,7 +58,8 @@ export interface PodSandbox {
   annotations: Labels;
 }
 export interface PodSandboxStatus extends PodSandbox {
-  network: { ip: string } | null;
+  /** `hostReachableIp`: not CRI; where the node reaches the sandbox's network (proto/runtime.proto) */
+  network: { ip: string; hostReachableIp?: string } | null;
 }
 
 export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
@@ -100,6 +108,11 @@ export interface ContainerStatus {
 export interface ContainerStats {
   id: string;
   memory: { timestamp: number; workingSetBytes: { value: number } | null } | null;
+}
+export interface ExecSyncResponse {
+  stdout: Buffer;
+  stderr: Buffer;
+  exitCode: number;
 }
 export interface Image {
   id: string;
