@@ -6,7 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RuntimeCallError } from '../../src/nodeagent/runtime/client.js';
 import { protoService } from '../../src/nodeagent/runtime/proto.js';
-import { runProbe } from '../../src/nodeagent/probes/run.js';
+import { type ExecRuntime, runProbe } from '../../src/nodeagent/probes/run.js';
 import type { ProbedContainer, ProbeSpec } from '../../src/nodeagent/probes/types.js';
 import { freePort } from '../helpers/ports.js';
 
@@ -17,16 +17,15 @@ let port: number;
 const seen: { path: string; headers: IncomingHttpHeaders }[] = [];
 
 beforeAll(async () => {
-  http = createHttpServer((req, res) => {
+  http = createHttpServer((req, res): void => {
     seen.push({ path: req.url ?? '', headers: req.headers });
     const url = req.url ?? '/';
-    if (url === '/ok') return res.end('fine');
-    if (url === '/fail') return res.writeHead(500).end('secret body');
-    if (url === '/here') return res.writeHead(302, { Location: '/ok' }).end();
-    if (url === '/elsewhere') return res.writeHead(301, { Location: `http://127.0.0.1:${port}/ok` }).end('moved');
-    if (url.startsWith('/loop')) return res.writeHead(302, { Location: `/loop${url.length}` }).end();
-    if (url === '/slow') return; // never answers
-    res.writeHead(404).end();
+    if (url === '/ok') res.end('fine');
+    else if (url === '/fail') res.writeHead(500).end('secret body');
+    else if (url === '/here') res.writeHead(302, { Location: '/ok' }).end();
+    else if (url === '/elsewhere') res.writeHead(301, { Location: `http://127.0.0.1:${port}/ok` }).end('moved');
+    else if (url.startsWith('/loop')) res.writeHead(302, { Location: `/loop${url.length}` }).end();
+    else if (url !== '/slow') res.writeHead(404).end(); // /slow never answers
   });
   await new Promise<void>((r) => http.listen(0, '0.0.0.0', r));
   port = (http.address() as AddressInfo).port;
@@ -37,8 +36,8 @@ afterAll(() => {
 });
 
 const container: ProbedContainer = { name: 'app', ports: [{ name: 'http', containerPort: 0 }], env: [{ name: 'FILE', value: '/tmp/x' }] };
-const noExec = { execSync: () => Promise.reject(new Error('no exec here')) };
-const probe = (p: ProbeSpec, timeoutMs = 1000, runtime = noExec) => runProbe(p, { container: { ...container, ports: [{ name: 'http', containerPort: port }] }, containerId: 'c1', address: POD }, runtime, timeoutMs);
+const noExec: ExecRuntime = { execSync: () => Promise.reject(new Error('no exec here')) };
+const probe = (p: ProbeSpec, timeoutMs = 1000, runtime: ExecRuntime = noExec) => runProbe(p, { container: { ...container, ports: [{ name: 'http', containerPort: port }] }, containerId: 'c1', address: POD }, runtime, timeoutMs);
 
 describe('httpGet', () => {
   it('200–399 succeed, others fail with the status code only; the pod address, kube-probe/1.32 and the probe’s headers are sent', async () => {

@@ -3,7 +3,7 @@
 // (a python echo server) as a real process, both reached through PortForwardStream;
 // ExecSync with output, exit code and timeout; the sandbox's host-reachable address.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +128,28 @@ describe('emulated nginx', () => {
     await run(sandbox, { image: { image: 'nginx' }, annotations: { [CONTAINER_PORTS_ANNOTATION]: JSON.stringify([{ containerPort: port, protocol: 'TCP' }]) } });
     expect((await eventually(() => get(address, port, '/'))).status).toBe(200);
     await expect(get(address, 80, '/')).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
+describe('emulated nginx on a port the host holds', () => {
+  it('logs nginx’s bind() failure and keeps running (the host is the cause, not the pod)', async () => {
+    const port = await freePort();
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(port, '0.0.0.0', r));
+    try {
+      const { sandbox } = await pod();
+      const id = await run(sandbox, { image: { image: 'nginx' }, annotations: { [CONTAINER_PORTS_ANNOTATION]: JSON.stringify([{ containerPort: port }]) } });
+      const line = await eventually(async () => {
+        const chunks: Buffer[] = [];
+        await new Promise<void>((resolve, reject) => rt.containerLog({ containerId: id, tailLines: -1 }).on('data', (c: { data: Buffer }) => chunks.push(c.data)).on('end', resolve).on('error', reject));
+        return Buffer.concat(chunks).toString().split('\n').find((l) => l.includes('[emerg]'));
+      }, 'the emerg line');
+      expect(line).toContain(`bind() to `);
+      expect(line).toContain(`:${port} failed (98: Address already in use)`);
+      expect((await rt.containerStatus(id)).state).toBe('CONTAINER_RUNNING');
+    } finally {
+      holder.close();
+    }
   });
 });
 

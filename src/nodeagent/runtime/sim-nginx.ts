@@ -107,10 +107,12 @@ export interface EmulatedService {
 }
 
 /**
- * starts the emulated nginx on `address`; a port it cannot bind ends the
- * container as nginx does (`[emerg] bind() … failed`, exit 1) through `onExit`
+ * starts the emulated nginx on `address`. A port it cannot bind is logged as
+ * nginx does (`[emerg] bind() … failed`) but does not end the container: the
+ * cause is the host (a program on 0.0.0.0 of that port, or a user that may not
+ * bind below 1024), not the pod, and a crash loop would hide that.
  */
-export function startNginx(c: { config: ContainerConfig; log: ContainerLog }, address: string, now: () => number, onExit: (code: number, reason: string) => void): EmulatedService {
+export function startNginx(c: { config: ContainerConfig; log: ContainerLog }, address: string, now: () => number): EmulatedService {
   const version = nginxVersion(c.config.image.image) ?? DEFAULT_VERSION;
   const servers: Server[] = [];
   let stopped = false;
@@ -127,9 +129,8 @@ export function startNginx(c: { config: ContainerConfig; log: ContainerLog }, ad
     servers.push(server);
     server.on('error', (e: NodeJS.ErrnoException) => {
       if (stopped) return;
-      c.log.write('stderr', Buffer.from(`nginx: [emerg] bind() to ${address}:${port} failed (${e.code === 'EADDRINUSE' ? '98: Address already in use' : e.message})\n`));
-      stop();
-      onExit(1, 'Error');
+      const why = e.code === 'EADDRINUSE' ? '98: Address already in use' : e.code === 'EACCES' ? '13: Permission denied' : e.message;
+      c.log.write('stderr', Buffer.from(`nginx: [emerg] bind() to ${address}:${port} failed (${why}) [runtime-sim: the host refused the port; the container keeps running]\n`));
     });
     server.listen(port, address);
   }

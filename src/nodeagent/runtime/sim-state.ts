@@ -152,7 +152,7 @@ export class SimState {
     const onExit = (code: number, reason: string) => this.exit(c, code, reason);
     const script = exit ? undefined : (realScript(c.config) ?? hostCommandScript(c.config));
     if (script !== undefined) startContainerProcess(c, script, onExit);
-    else if (!exit && emulatesNginx(c.config)) c.service = startNginx(c, this.sandbox(c.sandboxId).loopback, this.now, onExit);
+    else if (!exit && emulatesNginx(c.config)) c.service = startNginx(c, this.sandbox(c.sandboxId).loopback, this.now);
     else if (exit) {
       // the port's timers never keep the process alive
       c.timer = this.clock.setTimeout(() => this.exit(c, exit.code, exit.code === 0 ? 'Completed' : 'Error'), exit.afterMs);
