@@ -378,8 +378,9 @@ export class PodSyncer {
       conditions: [
         cond('PodReadyToStartContainers', sb?.state === 'SANDBOX_READY'),
         cond('Initialized', initDone, 'ContainersNotInitialized'),
-        cond('Ready', ready, 'ContainersNotReady', notReadyMessage),
-        cond('ContainersReady', ready, 'ContainersNotReady', notReadyMessage),
+        // kubelet: a Succeeded pod is not ready because it completed, whatever its containers
+        cond('Ready', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),
+        cond('ContainersReady', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),
         cond('PodScheduled', true),
       ],
       hostIP: this.o.hostIP,
