@@ -11,7 +11,8 @@
 
 export const HOST_LOOPBACK = '127.0.0.1';
 
-function fnv(s: string): number {
+/** FNV-1a of a string (the simulator's deterministic ids: addresses, image digests, sizes) */
+export function fnv(s: string): number {
   let h = 2166136261;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
   return h;

@@ -15,7 +15,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { killProcessTree, realScript, startContainerProcess } from './sim-process.js';
 import { hostCommandScript } from './sim-host-command.js';
 import { type EmulatedService, emulatesNginx, startNginx } from './sim-nginx.js';
-import { sandboxLoopback } from './sim-network.js';
+import { fnv as hash, sandboxLoopback } from './sim-network.js';
 import type { ContainerConfig, ContainerState, ContainerStatus, Image, PodSandboxConfig, PodSandboxState } from './types.js';
 
 export class SimError extends Error {
@@ -221,10 +221,4 @@ export class SimState {
     }
     return img.id;
   }
-}
-
-function hash(s: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
-  return h;
 }
