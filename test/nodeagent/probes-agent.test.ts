@@ -5,11 +5,13 @@
 // Service; when the probe passes it is 1/1 and served. A failing liveness probe restarts
 // the container, with kubelet's Unhealthy and Killing events.
 
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
-import { runKubectl } from '../helpers/kubectl.js';
+import { runKubectl, startKubectl } from '../helpers/kubectl.js';
 import { serverWithAgent } from '../helpers/nodeagent.js';
 import { freePort } from '../helpers/ports.js';
 
@@ -126,5 +128,56 @@ describe('probes in a real node agent', () => {
     expect(list.find((e) => e.reason === 'Killing')).toMatchObject({ type: 'Normal', message: 'Container app failed liveness probe, will be restarted' });
     // the replacement was created and started again
     await eventually(async () => (await events('live')).filter((e) => e.reason === 'Started').reduce((n, e) => n + (e.count ?? 1), 0) >= 2, 'Started twice', { timeoutMs: 10_000, context });
+  });
+
+  it('the python client’s port-forward flow: a host python echo server gated by a tcpSocket startupProbe, then kubectl port-forward to it', async () => {
+    const [p1, p2, local] = [await freePort(), await freePort(), await freePort()];
+    // the client's e2e port_server.py, in spirit: an echo server per port, bound to 0.0.0.0, started late
+    const script = join(env.agent().dir, 'port-server.py');
+    await writeFile(script, [
+      'import socketserver, sys, threading, time',
+      'class H(socketserver.BaseRequestHandler):',
+      '    def handle(self):',
+      '        while True:',
+      '            d = self.request.recv(1024)',
+      '            if not d: break',
+      '            self.request.sendall(d)',
+      'time.sleep(1)',
+      'for p in sys.argv[1:]:',
+      "    s = socketserver.ThreadingTCPServer(('0.0.0.0', int(p)), H)",
+      '    threading.Thread(target=s.serve_forever, daemon=True).start()',
+      'time.sleep(600)',
+    ].join('\n'));
+    const r = await env.ts().request('POST', '/api/v1/namespaces/default/pods', {
+      body: {
+        metadata: { name: 'port-server' },
+        spec: { nodeName: 'node-1', restartPolicy: 'Never', containers: [{ name: 'port-server', image: 'python', command: ['python3', '-u', script, String(p1), String(p2)], startupProbe: { tcpSocket: { port: p2 }, periodSeconds: 1, failureThreshold: 30 } }] },
+      },
+    });
+    expect(r.status, r.text).toBe(201);
+    await eventually(async () => (await pod('port-server')).status?.containerStatuses?.[0]?.ready === true, 'containerStatuses[0].ready', { timeoutMs: 30_000, context });
+    expect((await pod('port-server')).status!.containerStatuses![0]).toMatchObject({ started: true, restartCount: 0 });
+    const pf = startKubectl(admin(), ['port-forward', 'pod/port-server', `${local}:${p1}`]);
+    try {
+      const echoed = await eventually(
+        () =>
+          new Promise<string>((resolve, reject) => {
+            const sock = connect({ host: '127.0.0.1', port: local });
+            let got = '';
+            sock.on('connect', () => sock.write('ping'));
+            sock.on('data', (d: Buffer) => {
+              got += d.toString();
+              if (got.length >= 4) sock.end();
+            });
+            sock.on('close', () => resolve(got));
+            sock.on('error', reject);
+          }),
+        'an echo through kubectl port-forward',
+        { timeoutMs: 20_000, context: () => `${pf.out()} ${pf.err()}` },
+      );
+      expect(echoed).toBe('ping');
+    } finally {
+      await pf.stop();
+    }
   });
 });
