@@ -5,12 +5,12 @@
 // Service; when the probe passes it is 1/1 and served. A failing liveness probe restarts
 // the container, with kubelet's Unhealthy and Killing events.
 
-import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
+import { writePythonEchoServer } from '../helpers/python-echo.js';
 import { runKubectl, startKubectl } from '../helpers/kubectl.js';
 import { serverWithAgent } from '../helpers/nodeagent.js';
 import { freePort } from '../helpers/ports.js';
@@ -132,22 +132,9 @@ describe('probes in a real node agent', () => {
 
   it('the python client’s port-forward flow: a host python echo server gated by a tcpSocket startupProbe, then kubectl port-forward to it', async () => {
     const [p1, p2, local] = [await freePort(), await freePort(), await freePort()];
-    // the client's e2e port_server.py, in spirit: an echo server per port, bound to 0.0.0.0, started late
+    // an echo server per port, bound to 0.0.0.0, started a second late
     const script = join(env.agent().dir, 'port-server.py');
-    await writeFile(script, [
-      'import socketserver, sys, threading, time',
-      'class H(socketserver.BaseRequestHandler):',
-      '    def handle(self):',
-      '        while True:',
-      '            d = self.request.recv(1024)',
-      '            if not d: break',
-      '            self.request.sendall(d)',
-      'time.sleep(1)',
-      'for p in sys.argv[1:]:',
-      "    s = socketserver.ThreadingTCPServer(('0.0.0.0', int(p)), H)",
-      '    threading.Thread(target=s.serve_forever, daemon=True).start()',
-      'time.sleep(600)',
-    ].join('\n'));
+    await writePythonEchoServer(script, 1);
     const r = await env.ts().request('POST', '/api/v1/namespaces/default/pods', {
       body: {
         metadata: { name: 'port-server' },

@@ -2,7 +2,7 @@
 // the emulated nginx image at the sandbox's own loopback address, a host program
 // (a python echo server) as a real process, both reached through PortForwardStream;
 // ExecSync with output, exit code and timeout; the sandbox's host-reachable address.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { sandboxLoopback } from '../../src/nodeagent/runtime/sim-network.js';
 import { type RunningSim, startRuntimeSim } from '../../src/nodeagent/runtime/sim-server.js';
 import { CONTAINER_PORTS_ANNOTATION, type ContainerConfig } from '../../src/nodeagent/runtime/types.js';
 import { eventually } from '../helpers/eventually.js';
+import { writePythonEchoServer } from '../helpers/python-echo.js';
 import { freePort } from '../helpers/ports.js';
 
 let dir: string;
@@ -168,23 +169,7 @@ describe('host programs', () => {
     const { sandbox } = await pod();
     const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
     const script = join(dir, 'echo.py');
-    await writeFile(
-      script,
-      [
-        'import socketserver, sys, threading, time',
-        'class H(socketserver.BaseRequestHandler):',
-        '    def handle(self):',
-        '        while True:',
-        '            d = self.request.recv(1024)',
-        '            if not d: break',
-        '            self.request.sendall(d)',
-        'for p in sys.argv[1:]:',
-        "    s = socketserver.ThreadingTCPServer(('0.0.0.0', int(p)), H)",
-        '    threading.Thread(target=s.serve_forever, daemon=True).start()',
-        "print('serving', flush=True)",
-        'time.sleep(600)',
-      ].join('\n'),
-    );
+    await writePythonEchoServer(script, 0);
     const id = await run(sandbox, { image: { image: 'python' }, command: ['python3', '-u', script, String(p1), String(p2)] });
     expect(await eventually(async () => (await forward(sandbox, p1, 'hello', false)) === 'hello', 'the echo server')).toBe(true);
     expect(await forward(sandbox, p2, 'other port', false)).toBe('other port');
