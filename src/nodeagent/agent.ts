@@ -19,12 +19,13 @@ import { acquireLock, type FileLock } from './lock.js';
 import { type NodeFacts, nodeStatus, patchNodeStatus, registerNode, resources } from './node-status.js';
 import { PodManager } from './pod-manager.js';
 import { PodSyncer } from './pod-sync.js';
+import { ProbeManager } from './probes/manager.js';
 import { RuntimeClient } from './runtime/client.js';
 import { type RunningSim, startRuntimeSim } from './runtime/sim-server.js';
 import { type AgentServer, startAgentServer } from './server.js';
 import { DevicePluginRegistry } from './device-plugins.js';
 import { apiEnvReader, apiVolumeReader } from './env-reader.js';
-import { EventRecorder } from './events/recorder.js';
+import { EventRecorder, noEvents } from './events/recorder.js';
 import { conditionEvent, msg, nodeRef } from './events/kubelet-events.js';
 
 export interface AgentOptions {
@@ -151,8 +152,15 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     const envReader = api ? apiEnvReader(api) : undefined;
     const volumeReader = api ? apiVolumeReader(api, o.domain) : undefined;
     const labelDomain = o.domain === 'k8s.io' ? 'kubernetes.io' : o.domain;
-    const syncer = new PodSyncer({ runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log, envReader, volumeReader, labelDomain, allocatable, events });
+    // a probe result that changes syncs the pod (readiness into its status, a liveness failure into a restart)
+    let onProbeChange = (_uid: string) => {};
+    const probes = new ProbeManager({ clock, runtime, events: events ?? noEvents, onChange: (uid) => onProbeChange(uid) });
+    cleanups.push(() => probes.stop());
+    const syncer = new PodSyncer({
+      runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log, envReader, volumeReader, labelDomain, allocatable, events, probes,
+    });
     const pods = new PodManager({ api, syncer, nodeName, nodeUid: () => node?.metadata.uid, domain: o.domain, staticPodPath: c.staticPodPath, relistMs: c.runtimeRelistPeriod, clock, log });
+    onProbeChange = (uid) => pods.schedule(uid);
 
     let statusTimer: unknown;
     let ticking: Promise<void> | undefined;

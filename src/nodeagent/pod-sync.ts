@@ -6,6 +6,8 @@
 // Ephemeral containers (kubectl debug) start once each in the pod's sandbox,
 // never restarted, never probed, and count for neither phase nor readiness.
 // Each step records kubelet's Event on the container (events/kubelet-events.ts).
+// Probes (probes/manager.ts) decide containers' started/ready and which
+// running containers are killed (a failed liveness or startup probe).
 
 import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
@@ -15,7 +17,9 @@ import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-
 import { type EventSink, noEvents } from './events/recorder.js';
 import { ImagePuller } from './images.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
-import type { Container, ContainerConfig, ContainerStatus, PodSandboxConfig } from './runtime/types.js';
+import { type Container, type ContainerConfig, type ContainerStatus, CONTAINER_PORTS_ANNOTATION, type PodSandboxConfig } from './runtime/types.js';
+import type { ProbeManager } from './probes/manager.js';
+import type { ProbeSpec } from './probes/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
 import { VolumeManager, type VolumeReader } from './volumes.js';
 
@@ -40,6 +44,10 @@ export interface ContainerSpec {
   securityContext?: { seccompProfile?: SeccompField };
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
   volumeMounts?: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
+  ports?: { name?: string; containerPort: number; protocol?: string }[];
+  startupProbe?: ProbeSpec;
+  livenessProbe?: ProbeSpec;
+  readinessProbe?: ProbeSpec;
 }
 export interface PodSpec {
   containers: ContainerSpec[];
@@ -80,6 +88,8 @@ export interface PodSyncOptions {
   volumeReader?: VolumeReader;
   /** the label domain: volume plugin directories are `<domain>~configmap`, … (volumes.ts) */
   labelDomain?: string;
+  /** the prober; without it containers are started and ready once running */
+  probes?: ProbeManager;
 }
 
 export class PodSyncer {
@@ -169,12 +179,31 @@ export class PodSyncer {
       return;
     }
     for (const c of spec.containers) {
-      const s = latest.get(c.name);
+      let s = latest.get(c.name);
+      const unhealthy = s?.state === 'CONTAINER_RUNNING' ? this.o.probes?.killReason(uid, c.name, s.id) : undefined;
+      if (s && unhealthy) s = await this.killUnhealthy(pod, c, s, unhealthy, policy);
       if (!s) await this.start(pod, sandbox, sbConfig, c, 0, 'containers');
       else if (s.state === 'CONTAINER_EXITED' && (policy === 'Always' || (policy === 'OnFailure' && s.exitCode !== 0))) {
         await this.restart(pod, sandbox, sbConfig, c, s, 'containers');
       }
     }
+  }
+
+  /**
+   * kubelet's computePodActions for a container that failed its liveness or
+   * startup probe: Killing `Container c failed liveness probe, will be
+   * restarted` (without the tail under restartPolicy Never), stopped with the
+   * probe's terminationGracePeriodSeconds, else the pod's; the restart then
+   * goes through the usual back-off. Returns the stopped container's status.
+   */
+  private async killUnhealthy(pod: KubeObject, c: ContainerSpec, s: ContainerStatus, why: 'liveness' | 'startup', policy: string): Promise<ContainerStatus> {
+    const spec = pod.spec as unknown as PodSpec;
+    const probe = why === 'liveness' ? c.livenessProbe : c.startupProbe;
+    const grace = probe?.terminationGracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
+    const message = `${msg.probeKilling(c.name, why)}${policy === 'Never' ? '' : ', will be restarted'}`;
+    this.events.event(containerRef(pod, 'containers', c.name), 'Normal', 'Killing', message);
+    await this.o.runtime.stopContainer(s.id, grace);
+    return this.o.runtime.containerStatus(s.id);
   }
 
   private async restart(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, s: ContainerStatus, kind: ContainerKind): Promise<void> {
@@ -235,7 +264,8 @@ export class PodSyncer {
       envs: env.env,
       mounts: this.volumes.mountsFor(pod.metadata.uid!, c),
       labels: { ...sb.labels, [LABEL_CONTAINER]: c.name },
-      annotations: {},
+      // kubelet's container annotation; the simulator reads where an emulated image listens
+      annotations: c.ports?.length ? { [CONTAINER_PORTS_ANNOTATION]: JSON.stringify(c.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' }))) } : {},
       linux: { securityContext: seccomp ? { seccomp } : {} },
     };
     let id: string;
@@ -280,6 +310,7 @@ export class PodSyncer {
     for (const sb of await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid })) await this.o.runtime.removePodSandbox(sb.id);
     this.images.forget(uid);
     await this.volumes.remove(uid);
+    this.o.probes?.remove(uid);
     for (const k of [...this.waiting.keys(), ...this.backoff.keys()]) {
       if (k.startsWith(`${uid}/`)) {
         this.waiting.delete(k);
@@ -304,7 +335,10 @@ export class PodSyncer {
     const sb = sandboxes.find((s) => s.state === 'SANDBOX_READY') ?? sandboxes[0];
     const previous = new Map<string, ContainerStatus>();
     const latest = sb ? await this.latest(sb.id, previous) : new Map<string, ContainerStatus>();
-    const podIP = sb ? ((await this.o.runtime.podSandboxStatus(sb.id)).network?.ip ?? '') : '';
+    const network = sb ? (await this.o.runtime.podSandboxStatus(sb.id)).network : null;
+    const podIP = network?.ip ?? '';
+    // probes connect where the node reaches the pod: the runtime's host-reachable address, else the pod IP
+    this.o.probes?.update(pod, latest, network?.hostReachableIp || podIP);
     const policy = spec.restartPolicy ?? 'Always';
 
     const inits = spec.initContainers ?? [];
@@ -317,7 +351,13 @@ export class PodSyncer {
     }
     const view = (c: ContainerSpec, init: boolean) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), init ? 'ContainerCreating' : initDone ? 'ContainerCreating' : 'PodInitializing', reported.get(c.name));
     const initStatuses = inits.map((c) => view(c, true));
-    const statuses = spec.containers.map((c) => view(c, false));
+    const statuses = spec.containers.map((c) => {
+      const st = view(c, false);
+      const s = latest.get(c.name);
+      // kubelet's UpdatePodStatus: a running container is started and ready as its probes say
+      if (s?.state !== 'CONTAINER_RUNNING' || !this.o.probes || !(st.state as Status | undefined)?.running) return st;
+      return { ...st, ...this.o.probes.containerState(uid, c.name, s.id) };
+    });
     // kubelet reports ephemeral containers never ready and without `started` (they have no probes)
     const ephemeralStatuses = (spec.ephemeralContainers ?? []).map((c) => {
       const { started: _s, ...st } = this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), 'ContainerCreating', reported.get(c.name));
@@ -336,20 +376,24 @@ export class PodSyncer {
     if (!sb && (prev.phase === 'Succeeded' || prev.phase === 'Failed')) phase = prev.phase as string;
 
     const ready = phase === 'Running' && statuses.every((s) => s.ready === true);
+    // kubelet's GenerateContainersReadyCondition message: `containers with unready status: [a b]`
+    const unready = statuses.filter((s) => s.ready !== true).map((s) => String(s.name));
+    const notReadyMessage = unready.length ? `containers with unready status: [${unready.join(' ')}]` : undefined;
     const now = rfc3339(this.o.clock.now());
     const prevConds = (prev.conditions ?? []) as { type: string; status: string; lastTransitionTime?: string }[];
-    const cond = (type: string, ok: boolean, reason?: string) => {
+    const cond = (type: string, ok: boolean, reason?: string, message?: string) => {
       const status = ok ? 'True' : 'False';
       const p = prevConds.find((c) => c.type === type);
-      return { type, status, lastProbeTime: null, lastTransitionTime: p && p.status === status && p.lastTransitionTime ? p.lastTransitionTime : now, ...(reason && !ok ? { reason } : {}) };
+      return { type, status, lastProbeTime: null, lastTransitionTime: p && p.status === status && p.lastTransitionTime ? p.lastTransitionTime : now, ...(reason && !ok ? { reason } : {}), ...(message && !ok ? { message } : {}) };
     };
     return {
       phase,
       conditions: [
         cond('PodReadyToStartContainers', sb?.state === 'SANDBOX_READY'),
         cond('Initialized', initDone, 'ContainersNotInitialized'),
-        cond('Ready', ready, 'ContainersNotReady'),
-        cond('ContainersReady', ready, 'ContainersNotReady'),
+        // kubelet: a Succeeded pod is not ready because it completed, whatever its containers
+        cond('Ready', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),
+        cond('ContainersReady', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),
         cond('PodScheduled', true),
       ],
       hostIP: this.o.hostIP,

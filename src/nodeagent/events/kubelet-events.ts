@@ -60,6 +60,8 @@ export const msg = {
   created: (container: string) => `Created container ${container}`,
   started: (container: string) => `Started container ${container}`,
   stopping: (container: string) => `Stopping container ${container}`,
+  /** kuberuntime's computePodActions; `, will be restarted` follows unless restartPolicy is Never */
+  probeKilling: (container: string, probe: 'liveness' | 'startup') => `Container ${container} failed ${probe} probe`,
   backOff: (container: string, pod: PodLike) => `Back-off restarting failed container ${container} in pod ${formatPod(pod)}`,
   /** the container's waiting message while in CrashLoopBackOff */
   backOffWaiting: (ms: number, container: string, pod: PodLike) => `back-off ${goDuration(ms)} restarting failed container=${container} pod=${formatPod(pod)}`,

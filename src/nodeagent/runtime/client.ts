@@ -17,6 +17,7 @@ import type {
   ContainerState,
   ContainerStats,
   ContainerStatus,
+  ExecSyncResponse,
   Image,
   PodSandbox,
   PodSandboxConfig,
@@ -134,6 +135,14 @@ export class RuntimeClient {
   /** every container's stats (CRI ListContainerStats), optionally of one sandbox */
   async listContainerStats(filter: { podSandboxId?: string } = {}): Promise<ContainerStats[]> {
     return (await this.call<{ stats: ContainerStats[] }>(this.runtime, 'ListContainerStats', { filter: { podSandboxId: filter.podSandboxId ?? '' } })).stats;
+  }
+  /**
+   * runs `cmd` in the container and waits for it (exec probes). As kubelet's
+   * remote runtime: the call's deadline is the command's timeout plus the
+   * request timeout, so the runtime answers DEADLINE_EXCEEDED itself first.
+   */
+  async execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse> {
+    return this.call<ExecSyncResponse>(this.runtime, 'ExecSync', { containerId: id, cmd, timeout: timeoutSeconds }, this.timeoutMs + timeoutSeconds * 1000);
   }
   /** timeoutSeconds 0 = the runtime's default (spec 002 §4.1) */
   async checkpointContainer(id: string, location: string, timeoutSeconds: number): Promise<void> {

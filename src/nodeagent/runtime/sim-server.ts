@@ -11,6 +11,7 @@ import { killProcessTree } from './sim-process.js';
 import { containerStats, readProcesses } from './sim-stats.js';
 import { type Clock, systemClock } from '../clock.js';
 import { SimError, SimState } from './sim-state.js';
+import { execSync } from './sim-exec.js';
 import { attachStream, containerLog, execStream, portForwardStream } from './sim-streams.js';
 import { tarArchive } from './tar.js';
 import type { Container, ContainerState, PodSandbox } from './types.js';
@@ -59,7 +60,8 @@ function runtimeHandlers(state: SimState): Record<string, Handler> {
     RemovePodSandbox: (r) => (state.removeSandbox(str(r.podSandboxId)), {}),
     PodSandboxStatus: (r) => {
       const id = str(r.podSandboxId);
-      return { status: { ...sandboxView(id), network: { ip: state.sandbox(id).ip } } };
+      const sb = state.sandbox(id);
+      return { status: { ...sandboxView(id), network: { ip: sb.ip, hostReachableIp: sb.loopback } } };
     },
     ListPodSandbox: (r) => ({
       items: [...state.sandboxes.keys()]
@@ -85,6 +87,7 @@ function runtimeHandlers(state: SimState): Record<string, Handler> {
       }
       return { containers: out };
     },
+    ExecSync: execSync(state),
     // sim-stats.ts: real figures for real processes, small deterministic ones for pretended ones
     ContainerStats: async (r) => {
       const c = state.container(str(r.containerId));
@@ -224,6 +227,7 @@ export async function startRuntimeSim(socket: string, initialFaults: Fault[] = [
       for (const c of state.containers.values()) {
         state.cancelExit(c);
         if (c.proc) killProcessTree(c.proc, 'SIGKILL');
+        c.service?.stop();
       }
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
       await rm(socket, { force: true });

@@ -2,7 +2,9 @@
 // and images as data. A container "runs" its command:
 //   `true` exits 0, `false` exits 1, `exit N` / `sh -c "exit N"` exits N, `sleep S` exits 0 after S
 //   seconds; any other `sh -c <script>`, and `echo …`, runs as a real process on the host (its output is the
-//   container's log, see sim-process.ts); anything else runs until stopped. Memory use is derived
+//   container's log, see sim-process.ts); an nginx image without a command serves nginx's welcome
+//   page (sim-nginx.ts); a command whose argv[0] the host has runs as a real process too
+//   (sim-host-command.ts); anything else runs until stopped. Memory use is derived
 //   from the image name (resource usage: sim-stats.ts).
 // Errors are thrown as SimError carrying a gRPC status code.
 
@@ -11,6 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { ContainerLog } from './sim-logs.js';
 import { type Clock, systemClock } from '../clock.js';
 import { killProcessTree, realScript, startContainerProcess } from './sim-process.js';
+import { hostCommandScript } from './sim-host-command.js';
+import { type EmulatedService, emulatesNginx, startNginx } from './sim-nginx.js';
+import { fnv as hash, sandboxLoopback } from './sim-network.js';
 import type { ContainerConfig, ContainerState, ContainerStatus, Image, PodSandboxConfig, PodSandboxState } from './types.js';
 
 export class SimError extends Error {
@@ -31,6 +36,8 @@ export interface SimSandbox {
   state: PodSandboxState;
   createdAt: number;
   ip: string;
+  /** the sandbox's own loopback address, where the node reaches it (sim-network.ts) */
+  loopback: string;
 }
 export interface SimContainer {
   id: string;
@@ -51,6 +58,8 @@ export interface SimContainer {
   proc?: ChildProcess;
   /** the highest cumulative CPU reported, ns (sim-stats.ts) */
   cpuSeen?: number;
+  /** an image the simulator emulates in-process (sim-nginx.ts) */
+  service?: EmulatedService;
 }
 
 const ns = (ms: number) => ms * 1_000_000;
@@ -90,7 +99,8 @@ export class SimState {
   runSandbox(config: PodSandboxConfig): string {
     if (!config?.metadata?.name) throw new SimError(INVALID_ARGUMENT, 'sandbox config needs metadata.name');
     const id = newId();
-    this.sandboxes.set(id, { id, config, state: 'SANDBOX_READY', createdAt: ns(this.now()), ip: `10.88.0.${this.nextIp++ % 250}` });
+    const taken = new Set([...this.sandboxes.values()].map((s) => s.loopback));
+    this.sandboxes.set(id, { id, config, state: 'SANDBOX_READY', createdAt: ns(this.now()), ip: `10.88.0.${this.nextIp++ % 250}`, loopback: sandboxLoopback(id, taken) });
     return id;
   }
 
@@ -141,8 +151,10 @@ export class SimState {
     c.state = 'CONTAINER_RUNNING';
     c.startedAt = ns(this.now());
     const exit = simulatedExit(c.config);
-    const script = exit ? undefined : realScript(c.config);
-    if (script !== undefined) startContainerProcess(c, script, (code, reason) => this.exit(c, code, reason));
+    const onExit = (code: number, reason: string) => this.exit(c, code, reason);
+    const script = exit ? undefined : (realScript(c.config) ?? hostCommandScript(c.config));
+    if (script !== undefined) startContainerProcess(c, script, onExit);
+    else if (!exit && emulatesNginx(c.config)) c.service = startNginx(c, this.sandbox(c.sandboxId).loopback, this.now);
     else if (exit) {
       // the port's timers never keep the process alive
       c.timer = this.clock.setTimeout(() => this.exit(c, exit.code, exit.code === 0 ? 'Completed' : 'Error'), exit.afterMs);
@@ -159,6 +171,7 @@ export class SimState {
     c.finishedAt = ns(this.now());
     c.log.close();
     if (c.proc) killProcessTree(c.proc, 'SIGKILL');
+    c.service?.stop();
   }
 
   stop(c: SimContainer, code = 143): void {
@@ -210,10 +223,4 @@ export class SimState {
     }
     return img.id;
   }
-}
-
-function hash(s: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
-  return h;
 }

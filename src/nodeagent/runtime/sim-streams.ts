@@ -1,7 +1,10 @@
 // The streaming calls of the simulated runtime (proto/runtime.proto
 // ContainerLog, ExecStream, AttachStream, PortForwardStream; docs/nodeagent.md
-// "Streams"). Exec runs a real process; port-forward connects to the port on
-// 127.0.0.1, since simulated sandboxes share the host's network.
+// "Streams"). Exec runs a real process; port-forward connects to the port at
+// the sandbox's loopback address (sim-network.ts), then, refused there, at
+// 127.0.0.1: inside a real pod `localhost` is the pod's own, so a process
+// bound to 127.0.0.1 is reachable by port-forward, and simulated sandboxes
+// share the host's loopback.
 
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
@@ -9,6 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { LogLine } from './sim-logs.js';
 import { containerCwd, containerEnv, exitCodeOf, killProcessTree, mapMounts } from './sim-process.js';
 import { SimError, type SimState } from './sim-state.js';
+import { HOST_LOOPBACK } from './sim-network.js';
 
 type Obj = Record<string, unknown>;
 const UNAVAILABLE = 14;
@@ -169,35 +173,62 @@ export function portForwardStream(state: SimState) {
   return (call: grpc.ServerDuplexStream<Obj, Obj>): void => {
     call.once('data', (first: Obj) => {
       const port = Number(first.port ?? 0);
+      let address: string;
       try {
         const sb = state.sandbox(String(first.podSandboxId ?? ''));
         if (sb.state !== 'SANDBOX_READY') throw new SimError(FAILED_PRECONDITION, `pod sandbox ${sb.id} is not ready`);
         if (!(port > 0 && port < 65536)) throw new SimError(INVALID_ARGUMENT, `invalid port ${port}`);
+        address = sb.loopback;
       } catch (e) {
         return fail(call, e);
       }
-      const sock = connect({ host: '127.0.0.1', port });
+      let sock = connect({ host: address, port });
       let connected = false;
-      sock.on('connect', () => (connected = true));
-      sock.on('error', (e) => {
-        if (!connected) fail(call, new SimError(UNAVAILABLE, `failed to connect to localhost:${port} inside the pod sandbox: ${e.message}`));
-        else call.end();
-      });
-      sock.on('data', (d: Buffer) => {
-        if (!call.write({ data: d })) {
-          sock.pause();
-          call.once('drain', () => sock.resume());
+      const onError = (e: NodeJS.ErrnoException) => {
+        if (connected) return void call.end();
+        if (e.code === 'ECONNREFUSED' && address !== HOST_LOOPBACK) {
+          address = HOST_LOOPBACK;
+          sock = connect({ host: address, port });
+          return void wire();
         }
-      });
-      sock.on('end', () => {
-        call.write({ close: true });
-        call.end();
-      });
+        fail(call, new SimError(UNAVAILABLE, `failed to connect to localhost:${port} inside the pod sandbox: ${e.message}`));
+      };
+      // the socket's handlers; a second attempt gets them anew, the client's side (below) reads `sock` when it writes
+      // what the client sends before the connection is made waits here, so a retry at 127.0.0.1 loses none of it
+      let pending: Buffer[] | undefined = [];
+      let clientDone = false;
+      const wire = () => {
+        sock.on('connect', () => {
+          connected = true;
+          for (const d of pending ?? []) sock.write(d);
+          pending = undefined;
+          if (clientDone) sock.end();
+        });
+        sock.on('error', onError);
+        sock.on('data', (d: Buffer) => {
+          if (!call.write({ data: d })) {
+            sock.pause();
+            call.once('drain', () => sock.resume());
+          }
+        });
+        sock.on('end', () => {
+          call.write({ close: true });
+          call.end();
+        });
+      };
+      wire();
+      const finish = () => {
+        clientDone = true;
+        if (connected) sock.end();
+      };
       call.on('data', (m: Obj) => {
-        if (m.data && (m.data as Buffer).length > 0) sock.write(m.data as Buffer);
-        if (m.close) sock.end();
+        if (m.data && (m.data as Buffer).length > 0) {
+          if (pending) pending.push(m.data as Buffer);
+          else sock.write(m.data as Buffer);
+        }
+        if (m.close) finish();
       });
-      call.on('end', () => sock.end());
+      call.on('end', finish);
       call.on('cancelled', () => sock.destroy());
     });
   };

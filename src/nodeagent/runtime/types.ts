@@ -3,6 +3,13 @@
 
 export type Labels = Record<string, string>;
 
+/**
+ * kubelet's container annotation with the container's ports as JSON
+ * (`[{"name":"http","containerPort":80,"protocol":"TCP"}]`); the simulator
+ * reads it to know where an emulated image listens (sim-nginx.ts)
+ */
+export const CONTAINER_PORTS_ANNOTATION = 'io.kubernetes.container.ports';
+
 export interface VersionResponse {
   version: string;
   runtimeName: string;
@@ -51,7 +58,8 @@ export interface PodSandbox {
   annotations: Labels;
 }
 export interface PodSandboxStatus extends PodSandbox {
-  network: { ip: string } | null;
+  /** `hostReachableIp`: not CRI; where the node reaches the sandbox's network (proto/runtime.proto) */
+  network: { ip: string; hostReachableIp?: string } | null;
 }
 
 /** CRI's Mount: what the container sees at `containerPath` is the host's `hostPath` */
@@ -110,6 +118,11 @@ export interface ContainerStats {
   attributes: { id: string; metadata: { name: string; attempt: number } | null; labels: Labels; annotations: Labels } | null;
   cpu: { timestamp: number; usageCoreNanoSeconds: { value: number } | null } | null;
   memory: { timestamp: number; workingSetBytes: { value: number } | null } | null;
+}
+export interface ExecSyncResponse {
+  stdout: Buffer;
+  stderr: Buffer;
+  exitCode: number;
 }
 export interface Image {
   id: string;
