@@ -126,6 +126,7 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
         admissionPlugins: { ...admissionPluginOptionsFrom(o as Record<string, unknown>), defaultTolerations: defaultTolerationOptionsFrom(o as Record<string, unknown>) },
         audit: auditOptionsFrom(o as Record<string, unknown>),
         nodeLifecycle: nodeLifecycleOptionsFrom(o as Record<string, unknown>),
+        clusterSigningDurationMs: (o as { clusterSigningDuration?: number }).clusterSigningDuration,
       });
     } catch (e) {
       process.stderr.write(`orch: cannot start: ${(e as Error).message}\n`);

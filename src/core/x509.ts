@@ -47,3 +47,38 @@ function installReflectMetadataShim(): void {
     return undefined;
   };
 }
+
+export interface CertificateRequestParams {
+  commonName: string;
+  organizations?: string[];
+  dnsNames?: string[];
+  ipAddresses?: string[];
+  emailAddresses?: string[];
+}
+
+/**
+ * A fresh key and a PKCS#10 request for it (PEM both; the key PKCS#8). ECDSA
+ * P-256 unless `rsa` (kubelet's TLS bootstrap generates ECDSA P-256 keys).
+ */
+export async function createCertificateRequest(p: CertificateRequestParams, rsa = false): Promise<{ csrPem: string; keyPem: string }> {
+  const x509 = await loadX509();
+  const alg = rsa
+    ? { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 }
+    : { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+  const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const name: X509.JsonName = [{ CN: [p.commonName] }];
+  for (const o of p.organizations ?? []) name.push({ O: [o] });
+  const sans = [
+    ...(p.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(p.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
+    ...(p.emailAddresses ?? []).map((value) => ({ type: 'email' as const, value })),
+  ];
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+    name,
+    keys: keys as unknown as Parameters<typeof x509.Pkcs10CertificateRequestGenerator.create>[0]['keys'],
+    signingAlgorithm: alg,
+    extensions: sans.length > 0 ? [new x509.SubjectAlternativeNameExtension(sans)] : [],
+  });
+  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  return { csrPem: csr.toString('pem') + '\n', keyPem: x509.PemConverter.encode(der, 'PRIVATE KEY') + '\n' };
+}
