@@ -10,6 +10,7 @@ import { addLimitFlags, limitOptionsFrom } from './limit-flags.js';
 import { addAuthorizationFlags, authorizationOptionsFrom } from './authz-flags.js';
 import { FeatureGateError, FeatureGates, parseFeatureGates } from '../server/feature-gates.js';
 import { addNodeAgentCommands } from './nodeagent.js';
+import { addBootstrapKubeconfigCommand } from './bootstrap-kubeconfig.js';
 import { addAuditFlags, auditOptionsFrom } from './audit-flags.js';
 import { addNodeLifecycleFlags, defaultTolerationOptionsFrom, nodeLifecycleOptionsFrom } from './node-lifecycle-flags.js';
 
@@ -155,6 +156,7 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   });
 
 addNodeAgentCommands(program);
+addBootstrapKubeconfigCommand(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`orch: ${(e as Error).message}\n`);

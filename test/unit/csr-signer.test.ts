@@ -27,7 +27,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const req = async (p: Parameters<typeof createCertificateRequest>[0], rsa = false) => parseCsr((await createCertificateRequest(p, rsa)).csrPem);
+const req = async (p: Parameters<typeof createCertificateRequest>[0], rsa = false) => parseCsr((await createCertificateRequest(p, rsa ? 'rsa' : undefined)).csrPem);
 
 describe('signer names', () => {
   it('are kube\'s under k8s.io and the product domain\'s otherwise', () => {

@@ -24,6 +24,8 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
   return {
     group: n.group('certificates'), version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest', scope: 'Cluster',
     shortNames: ['csr'], subresources: ['status', 'approval'],
+    // kube: "We don't care what you call your certificate requests" (kubelet's are base64url digests)
+    nameValidation: 'PathSegment',
     // the `approval` sub-resource's handlers are src/endpoints/handlers/builtin-kinds.ts (the server attaches them)
     schema: kindSchema(n, 'CertificateSigningRequest objects request a signed X.509 certificate (signed by the csrsigning controller for the built-in signers).', proto({ spec: 2, status: 3 }, {
       spec: obj('The certificate request.', proto({ request: 1, signerName: 7, expirationSeconds: 8, usages: 5, username: 2, uid: 3, groups: 4, extra: 6 }, {
