@@ -11,6 +11,7 @@ import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { join } from 'node:path';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
+import { eventually } from '../helpers/eventually.js';
 
 let t: TestServer;
 const CERTS = 'certificates.k8s.io';
@@ -27,14 +28,7 @@ afterAll(async () => {
 
 type Csr = { metadata: { name: string }; spec: Record<string, unknown>; status?: { certificate?: string; conditions?: { type: string; reason?: string; message?: string; status?: string }[] } };
 
-async function until<T>(f: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const v = await f();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = <T>(f: () => Promise<T>, what: string) => eventually(f, what, { timeoutMs: 15_000 });
 
 const getCsr = async (name: string): Promise<Csr> => (await t.request('GET', `${CSRS}/${name}`)).json<Csr>();
 const issued = (name: string) => until(async () => {

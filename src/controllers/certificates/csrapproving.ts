@@ -8,24 +8,18 @@
 // pending, for a person to approve or deny.
 
 import type { Authorizer } from '../../auth/authz/types.js';
-import { type Clock, systemClock } from '../../core/clock.js';
 import { signerNamesOf } from '../../core/product-names.js';
-import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
-import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { CONTROLLER_MANAGER } from '../workloads/writes.js';
+import { CsrController, type CsrControllerOptions, parseRequestOf } from './csr-controller.js';
 import { hasTrue, issuedCertificate, rfc3339, specOf, updateCsrStatus } from './csr-state.js';
-import { type ParsedCsr, kubeletClientViolation, parseCsr, requestPem } from './signer.js';
+import { type ParsedCsr, kubeletClientViolation } from './signer.js';
 
 export const CSR_APPROVING_CONTROLLER = 'csrapproving';
 
-export interface CsrApprovingOptions {
-  store: InformerSource;
-  csrs: () => GenericStore;
+export interface CsrApprovingOptions extends CsrControllerOptions {
   apiDomain: string;
   authorizer: Authorizer;
-  clock?: Clock;
-  log?: (msg: string) => void;
 }
 
 interface Recognizer {
@@ -34,16 +28,11 @@ interface Recognizer {
   message: string;
 }
 
-export class CsrApprovingController extends LoopController {
-  protected readonly loop: ControllerLoop;
-  private readonly clock: Clock;
+export class CsrApprovingController extends CsrController {
   private readonly recognizers: Recognizer[];
-  private csrs: Informer | undefined;
 
   constructor(private readonly o: CsrApprovingOptions) {
-    super();
-    this.clock = o.clock ?? systemClock;
-    this.loop = new ControllerLoop(o.store, { name: CSR_APPROVING_CONTROLLER, clock: this.clock, log: o.log, baseDelayMs: 200 });
+    super(CSR_APPROVING_CONTROLLER, o, 200);
     const signer = signerNamesOf(o.apiDomain).kubeletClient;
     const nodeClient = (csr: ApiObject, r: ParsedCsr): boolean => {
       const s = specOf(csr);
@@ -56,30 +45,14 @@ export class CsrApprovingController extends LoopController {
     ];
   }
 
-  start(): void {
-    this.stop();
-    this.loop.begin((key) => this.sync(key));
-    const consider = (o: ApiObject, key: string): void => {
-      if (pending(o)) this.loop.enqueue(key);
-    };
-    this.csrs = this.loop.inform(this.o.csrs().rangeKeys(''), { add: consider, update: (_old, o, key) => consider(o, key) });
+  protected override wants(csr: ApiObject): boolean {
+    return pending(csr);
   }
 
-  stop(): void {
-    this.loop.end();
-    this.csrs = undefined;
-  }
-
-  private async sync(key: string): Promise<void> {
-    const csr = this.csrs?.get(key);
-    if (!csr || !pending(csr)) return;
+  protected async handle(csr: ApiObject): Promise<void> {
+    if (!pending(csr)) return;
     const spec = specOf(csr);
-    let parsed: ParsedCsr;
-    try {
-      parsed = await parseCsr(requestPem(spec.request));
-    } catch (e) {
-      throw new Error(`unable to parse csr "${csr.metadata?.name ?? ''}": ${(e as Error).message}`);
-    }
+    const parsed = await parseRequestOf(csr);
     const tried: string[] = [];
     for (const r of this.recognizers) {
       if (!r.recognize(csr, parsed)) continue;

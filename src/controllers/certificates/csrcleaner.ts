@@ -7,10 +7,8 @@
 // everything again.
 
 import { StatusError } from '../../core/errors.js';
-import { type Clock, systemClock } from '../../core/clock.js';
-import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
-import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
+import { CsrController, type CsrControllerOptions } from './csr-controller.js';
 import { conditionsOf, issuedCertificate } from './csr-state.js';
 import { certificateNotAfter } from './signer.js';
 
@@ -53,39 +51,13 @@ export function cleanupAt(csr: ApiObject): number | undefined {
   return at.length > 0 ? Math.min(...at) : undefined;
 }
 
-export interface CsrCleanerOptions {
-  store: InformerSource;
-  csrs: () => GenericStore;
-  clock?: Clock;
-  log?: (msg: string) => void;
-}
-
-export class CsrCleanerController extends LoopController {
-  protected readonly loop: ControllerLoop;
-  private readonly clock: Clock;
-  private csrs: Informer | undefined;
-
-  constructor(private readonly o: CsrCleanerOptions) {
-    super();
-    this.clock = o.clock ?? systemClock;
-    this.loop = new ControllerLoop(o.store, { name: CSR_CLEANER_CONTROLLER, clock: this.clock, log: o.log, baseDelayMs: 1000 });
+export class CsrCleanerController extends CsrController {
+  constructor(o: CsrControllerOptions) {
+    super(CSR_CLEANER_CONTROLLER, o, 1000);
   }
 
-  start(): void {
-    this.stop();
-    this.loop.begin((key) => this.sync(key));
-    const consider = (_o: unknown, key: string): void => this.loop.enqueue(key);
-    this.csrs = this.loop.inform(this.o.csrs().rangeKeys(''), { add: consider, update: (_old, o, key) => consider(o, key) });
-  }
-
-  stop(): void {
-    this.loop.end();
-    this.csrs = undefined;
-  }
-
-  private async sync(key: string): Promise<void> {
-    const csr = this.csrs?.get(key);
-    if (!csr || csr.metadata?.deletionTimestamp) return;
+  protected async handle(csr: ApiObject, key: string): Promise<void> {
+    if (csr.metadata?.deletionTimestamp) return;
     const at = cleanupAt(csr);
     if (at === undefined) return;
     const left = at - this.clock.now();
@@ -95,10 +67,10 @@ export class CsrCleanerController extends LoopController {
     }
     try {
       // the uid and resourceVersion checked: a request changed since is looked at again
-      await this.o.csrs().delete('', csr.metadata?.name ?? '', {
+      await this.base.csrs().delete('', csr.metadata?.name ?? '', {
         dryRun: false, preconditions: { uid: csr.metadata?.uid ?? '', resourceVersion: csr.metadata?.resourceVersion ?? '' },
       });
-      this.o.log?.(`csrcleaner: deleted ${csr.metadata?.name ?? ''}`);
+      this.base.log?.(`csrcleaner: deleted ${csr.metadata?.name ?? ''}`);
     } catch (e) {
       if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
       throw e;

@@ -7,66 +7,37 @@
 // condition (reason `SignerValidationFailure`) and is never signed; other
 // signers' requests are left to them.
 
-import { type Clock, systemClock } from '../../core/clock.js';
 import { signerNamesOf, type SignerNames } from '../../core/product-names.js';
-import type { GenericStore } from '../../registry/generic-store.js';
-import type { JSONValue } from '../../registry/types.js';
-import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { CONTROLLER_MANAGER } from '../workloads/writes.js';
+import { CsrController, type CsrControllerOptions, parseRequestOf } from './csr-controller.js';
 import { hasTrue, isApproved, issuedCertificate, rfc3339, specOf, updateCsrStatus } from './csr-state.js';
-import { DEFAULT_SIGNING_DURATION_MS, type SigningCa, certificateDuration, judgeRequest, parseCsr, requestPem, signRequest } from './signer.js';
+import { DEFAULT_SIGNING_DURATION_MS, type SigningCa, certificateDuration, judgeRequest, signRequest } from './signer.js';
 
 export const CSR_SIGNING_CONTROLLER = 'csrsigning';
 
-export interface CsrSigningOptions {
-  store: InformerSource;
-  csrs: () => GenericStore;
+export interface CsrSigningOptions extends CsrControllerOptions {
   apiDomain: string;
   /** the cluster CA (src/server/pki.ts) */
   ca: SigningCa;
   /** `--cluster-signing-duration` (default one year) */
   signingDurationMs?: number;
-  clock?: Clock;
-  log?: (msg: string) => void;
 }
 
-export class CsrSigningController extends LoopController {
-  protected readonly loop: ControllerLoop;
-  private readonly clock: Clock;
+export class CsrSigningController extends CsrController {
   private readonly names: SignerNames;
-  private csrs: Informer | undefined;
 
   constructor(private readonly o: CsrSigningOptions) {
-    super();
-    this.clock = o.clock ?? systemClock;
+    super(CSR_SIGNING_CONTROLLER, o, 200);
     this.names = signerNamesOf(o.apiDomain);
-    this.loop = new ControllerLoop(o.store, { name: CSR_SIGNING_CONTROLLER, clock: this.clock, log: o.log, baseDelayMs: 200 });
   }
 
-  start(): void {
-    this.stop();
-    this.loop.begin((key) => this.sync(key));
-    const consider = (_o: unknown, key: string): void => this.loop.enqueue(key);
-    this.csrs = this.loop.inform(this.o.csrs().rangeKeys(''), { add: consider, update: (_old, o, key) => consider(o, key) });
-  }
-
-  stop(): void {
-    this.loop.end();
-    this.csrs = undefined;
-  }
-
-  private async sync(key: string): Promise<void> {
-    const csr = this.csrs?.get(key);
-    if (!csr || !isApproved(csr) || hasTrue(csr, 'Failed') || issuedCertificate(csr) !== '') return;
+  protected async handle(csr: ApiObject): Promise<void> {
+    if (!isApproved(csr) || hasTrue(csr, 'Failed') || issuedCertificate(csr) !== '') return;
     const spec = specOf(csr);
     // the signer name first: another signer's request is not ours to parse
     if (!Object.values(this.names).includes(spec.signerName)) return;
-    let parsed;
-    try {
-      parsed = await parseCsr(requestPem(spec.request));
-    } catch (e) {
-      throw new Error(`unable to parse csr "${csr.metadata?.name ?? ''}": ${(e as Error).message}`);
-    }
+    const parsed = await parseRequestOf(csr);
     const verdict = judgeRequest(this.names, spec.signerName, parsed, spec.usages);
     if (verdict.kind === 'not-ours') return;
     const now = this.clock.now();
