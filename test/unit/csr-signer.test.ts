@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signerNamesOf } from '../../src/core/product-names.js';
 import { createCertificateRequest } from '../../src/core/x509.js';
 import { type Pki, ensurePki } from '../../src/server/pki.js';
+import { certificateRequestProblem } from '../../src/registry/kinds/csr-request.js';
 import {
   DEFAULT_SIGNING_DURATION_MS, certificateDuration, judgeRequest, parseCsr, signRequest,
 } from '../../src/controllers/certificates/signer.js';
@@ -135,5 +136,18 @@ describe('issued certificates', () => {
     der[der.length - 5]! ^= 0xff; // inside the signature
     const bad = `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
     await expect(signRequest(pki.ca, await parseCsr(bad), { usages: ['client auth'], durationMs: 3600_000, now: NOW })).rejects.toThrow('unable to verify certificate request signature');
+  });
+});
+
+describe('certificates/v1 request validation (csr-request.ts)', () => {
+  it('accepts ECDSA and RSA requests and refuses a tampered signature, another PEM type and junk DER', async () => {
+    const ec = await createCertificateRequest({ commonName: 'a', organizations: ['b'] });
+    expect(certificateRequestProblem(ec.csrPem)).toBe('');
+    expect(certificateRequestProblem((await createCertificateRequest({ commonName: 'r' }, 'rsa')).csrPem)).toBe('');
+    const der = Buffer.from(ec.csrPem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+    der[der.length - 5]! ^= 0xff;
+    expect(certificateRequestProblem(`-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`)).toBe('x509: ECDSA verification failure');
+    expect(certificateRequestProblem(pki.ca.certPem)).toBe('PEM block type must be CERTIFICATE REQUEST');
+    expect(certificateRequestProblem('-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n')).toBe('asn1: structure error: malformed certificate request');
   });
 });
