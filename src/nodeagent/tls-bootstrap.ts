@@ -36,6 +36,9 @@ export interface RequestCertificateOptions {
   log: (m: string) => void;
 }
 
+/** the request was denied or failed: waiting longer cannot help */
+export class RequestRefusedError extends Error {}
+
 /** kubelet's digestedName: the same key and subject give the same request name, so a restart finds its request */
 function digestedName(csrPublicKeyDer: Buffer, nodeName: string): string {
   const h = createHash('sha512');
@@ -68,7 +71,7 @@ export async function requestClientCertificate(o: RequestCertificateOptions): Pr
     const csr = await o.api.get<KubeObject>(`${path}/${name}`);
     const conds = ((csr.status?.conditions ?? []) as { type: string; reason?: string; message?: string }[]);
     const bad = conds.find((c) => c.type === 'Denied' || c.type === 'Failed');
-    if (bad) throw new Error(`certificate signing request ${name} is ${bad.type === 'Denied' ? 'denied' : 'failed'}, reason: ${bad.reason ?? ''}, message: ${bad.message ?? ''}`);
+    if (bad) throw new RequestRefusedError(`certificate signing request ${name} is ${bad.type === 'Denied' ? 'denied' : 'failed'}, reason: ${bad.reason ?? ''}, message: ${bad.message ?? ''}`);
     const cert = csr.status?.certificate;
     if (typeof cert === 'string' && cert !== '') return Buffer.from(cert, 'base64').toString('utf8');
     if (o.clock.now() >= deadline) throw new Error(`timed out waiting for certificate signing request ${name} to be issued`);
@@ -153,6 +156,10 @@ export async function bootstrapKubeconfig(o: BootstrapOptions): Promise<void> {
   let certPem: string;
   try {
     certPem = await requestClientCertificate({ api, nodeName: o.nodeName, domain: o.domain, keyPem, clock: o.clock, log: o.log, timeoutMs: o.timeoutMs, pollMs: o.pollMs });
+  } catch (e) {
+    // a denied or failed request is final: the next start makes a new key, hence a new request
+    if (e instanceof RequestRefusedError) await unlink(keyFile).catch(() => {});
+    throw e;
   } finally {
     api.close();
   }

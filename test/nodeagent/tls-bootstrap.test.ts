@@ -7,7 +7,7 @@
 // certificate as the node itself (selfnodeclient).
 
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -20,6 +20,8 @@ import { readKubeconfig } from '../../src/nodeagent/kubeconfig.js';
 import { CURRENT_PEM, bootstrapKubeconfig } from '../../src/nodeagent/tls-bootstrap.js';
 import { type AgentProcess, startAgentProcess, waitNodeReady } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import { eventually } from '../helpers/eventually.js';
+import { renderKubeconfig } from '../../src/server/kubeconfig.js';
 
 let ts: TestServer;
 let dir: string;
@@ -117,6 +119,32 @@ describe('nodeagent --bootstrap-kubeconfig', () => {
     const onDisk = await readKubeconfig(kubeconfig);
     expect(new X509Certificate(onDisk.certPem!).serialNumber).toBe(second.serialNumber);
     api.close();
+  });
+});
+
+describe('a refused request', () => {
+  it('a denied request stops the bootstrap and drops the pending key, so the next start asks anew', async () => {
+    // a token whose group may create requests but is not auto-approved
+    const secret = await ts.request('POST', '/api/v1/namespaces/orch-system/secrets', {
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bootstrap-token-denyme' }, type: 'bootstrap.orch.io/token', stringData: { 'token-id': 'denyme', 'token-secret': '0123456789abcdef', 'usage-bootstrap-authentication': 'true', 'auth-extra-groups': 'system:bootstrappers:manual' } },
+    });
+    expect(secret.status, secret.text).toBe(201);
+    const binding = await ts.request('POST', '/apis/rbac.authorization.orch.io/v1/clusterrolebindings', {
+      body: { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'manual-csr' }, roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name: 'system:node-bootstrapper' }, subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.orch.io', name: 'system:bootstrappers:manual' }] },
+    });
+    expect(binding.status, binding.text).toBe(201);
+    const manual = join(dir, 'manual.kubeconfig');
+    await writeFile(manual, renderKubeconfig({ server: ts.server.url, caPem: ts.server.caPem, token: 'denyme.0123456789abcdef' }));
+    const certDir = join(dir, 'denied', 'pki');
+    const boot = bootstrapKubeconfig({ kubeconfig: join(dir, 'denied', 'node.kubeconfig'), bootstrapKubeconfig: manual, certDir, nodeName: 'denied-c', domain: 'orch.io', clock: realClock(0), log: () => {}, pollMs: 50 });
+    const outcome = boot.then(() => 'issued', (e: Error) => e.message);
+    const csr = await eventually(async () => (await csrs()).find((c) => c.spec.username === 'system:bootstrap:denyme'), 'the request');
+    expect(csr.status.conditions ?? []).toEqual([]);
+    await stat(join(certDir, 'nodeagent-client.key.tmp'));
+    const denied = await ts.request('PUT', `${CSRS}/${csr.metadata.name}/approval`, { body: { ...csr, status: { conditions: [{ type: 'Denied', status: 'True', reason: 'Nope', message: 'not this one' }] } } });
+    expect(denied.status, denied.text).toBe(200);
+    expect(await outcome).toMatch(/is denied, reason: Nope, message: not this one$/);
+    await expect(stat(join(certDir, 'nodeagent-client.key.tmp'))).rejects.toThrow(/ENOENT/);
   });
 });
 
