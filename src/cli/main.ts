@@ -85,7 +85,7 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   .option('--service-cluster-ip-range <cidr>', 'IPv4 range Service cluster IPs are allocated from (the first address is the kubernetes Service\'s)', '10.96.0.0/12')
   .option('--service-node-port-range <range>', 'ports NodePort and LoadBalancer Services get their node ports from', '30000-32767')
   // spec 001 §5.15; src/server/admission-plugins.ts (NodeRestriction is on by default)
-  .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction)')
+  .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction, DefaultTolerationSeconds, CertificateSubjectRestriction: all on by default)')
   .option('--disable-admission-plugins <list>', 'admission plugins to turn off, comma separated (e.g. NodeRestriction)')
   .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
   // docs/reliability.md "Health that the main loop cannot delay": on by default with --tls-workers; false sends probes to the main process

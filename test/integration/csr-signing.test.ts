@@ -77,6 +77,15 @@ describe('csrsigning', () => {
     expect(table.stdout).toContain('Approved,Failed');
   });
 
+  it('CertificateSubjectRestriction: no system:masters through the API server client signer', async () => {
+    const { csrPem } = await createCertificateRequest({ commonName: 'root', organizations: ['dev', 'system:masters'] });
+    const r = await postCsr('root', 'kubernetes.io/kube-apiserver-client', csrPem, ['client auth']);
+    expect(r.status, r.text).toBe(403);
+    expect(r.json<{ message: string }>().message).toBe('certificatesigningrequests.certificates.k8s.io "root" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed');
+    // other signers are not restricted (kube's plugin looks only at the client signer)
+    expect((await postCsr('root-other', 'example.com/signer', csrPem, ['client auth'])).status).toBe(201);
+  });
+
   it('certificates/v1 validation: legacy signer, usages, expirationSeconds, request', async () => {
     const { csrPem } = await createCertificateRequest({ commonName: 'v' });
     const causes = async (r: Awaited<ReturnType<typeof postCsr>>) => {

@@ -80,10 +80,10 @@ describe('NodeRestriction', () => {
 });
 
 describe('admission plugin flags', () => {
-  it('NodeRestriction and DefaultTolerationSeconds are on by default and can be disabled', () => {
-    expect(enabledAdmissionPlugins({})).toEqual(['NodeRestriction', 'DefaultTolerationSeconds']);
-    expect(enabledAdmissionPlugins({ disable: ['NodeRestriction', 'DefaultTolerationSeconds'] })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: DefaultTolerationSeconds, NodeRestriction)');
+  it('NodeRestriction, DefaultTolerationSeconds and CertificateSubjectRestriction are on by default and can be disabled', () => {
+    expect(enabledAdmissionPlugins({})).toEqual(['NodeRestriction', 'DefaultTolerationSeconds', 'CertificateSubjectRestriction']);
+    expect(enabledAdmissionPlugins({ disable: ['NodeRestriction', 'DefaultTolerationSeconds', 'CertificateSubjectRestriction'] })).toEqual([]);
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, NodeRestriction)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 

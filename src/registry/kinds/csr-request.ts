@@ -57,35 +57,76 @@ const DIGESTS: Record<string, string | null> = {
   '1.3.101.112': null,
 };
 
-/** the request's problem with kube's wording, '' when it parses and its signature verifies */
-export function certificateRequestProblem(pemText: string): string {
-  const m = /-----BEGIN ([^-\r\n]+)-----\r?\n([\s\S]*?)-----END \1-----/.exec(pemText);
+interface RequestParts {
+  der: Buffer;
+  info: Tlv;
+  subject: Tlv;
+  spki: Tlv;
+  algorithm: string;
+  signature: Buffer;
+}
+
+const PEM_BLOCK = /-----BEGIN ([^-\r\n]+)-----\r?\n([\s\S]*?)-----END \1-----/;
+
+/** the first PEM block as a PKCS#10 request's parts, or kube's problem with it */
+function requestParts(pemText: string): RequestParts | string {
+  const m = PEM_BLOCK.exec(pemText);
   if (!m || m[1] !== 'CERTIFICATE REQUEST') return 'PEM block type must be CERTIFICATE REQUEST';
   const der = Buffer.from(m[2]!.replace(/\s+/g, ''), 'base64');
-  let info: Tlv, spki: Tlv, algorithm: string, signature: Buffer;
   try {
     const outer = tlv(der, 0, der.length);
     if (outer.tag !== 0x30) throw new Error('malformed');
-    info = tlv(der, outer.body, outer.end);
+    const info = tlv(der, outer.body, outer.end);
     const version = tlv(der, info.body, info.end);
     const subject = tlv(der, version.end, info.end);
-    spki = tlv(der, subject.end, info.end);
+    const spki = tlv(der, subject.end, info.end);
     const alg = tlv(der, info.end, outer.end);
     const algOid = tlv(der, alg.body, alg.end);
     const sig = tlv(der, alg.end, outer.end);
-    if (info.tag !== 0x30 || spki.tag !== 0x30 || algOid.tag !== 0x06 || sig.tag !== 0x03) throw new Error('malformed');
-    algorithm = oid(der.subarray(algOid.body, algOid.end));
-    signature = der.subarray(sig.body + 1, sig.end);
+    if (info.tag !== 0x30 || subject.tag !== 0x30 || spki.tag !== 0x30 || algOid.tag !== 0x06 || sig.tag !== 0x03) throw new Error('malformed');
+    return { der, info, subject, spki, algorithm: oid(der.subarray(algOid.body, algOid.end)), signature: der.subarray(sig.body + 1, sig.end) };
   } catch {
     return 'asn1: structure error: malformed certificate request';
   }
-  const digest = DIGESTS[algorithm];
+}
+
+/** the request's problem with kube's wording, '' when it parses and its signature verifies */
+export function certificateRequestProblem(pemText: string): string {
+  const p = requestParts(pemText);
+  if (typeof p === 'string') return p;
+  const digest = DIGESTS[p.algorithm];
   if (digest === undefined) return 'x509: cannot verify signature: algorithm unimplemented';
   try {
-    const key = createPublicKey({ key: der.subarray(spki.start, spki.end), format: 'der', type: 'spki' });
-    if (!verify(digest, der.subarray(info.start, info.end), key, signature)) return `x509: ${key.asymmetricKeyType === 'rsa' ? 'RSA' : key.asymmetricKeyType === 'ec' ? 'ECDSA' : 'Ed25519'} verification failure`;
+    const key = createPublicKey({ key: p.der.subarray(p.spki.start, p.spki.end), format: 'der', type: 'spki' });
+    if (!verify(digest, p.der.subarray(p.info.start, p.info.end), key, p.signature)) return `x509: ${key.asymmetricKeyType === 'rsa' ? 'RSA' : key.asymmetricKeyType === 'ec' ? 'ECDSA' : 'Ed25519'} verification failure`;
   } catch (e) {
     return `x509: cannot verify signature: ${(e as Error).message}`;
   }
   return '';
+}
+
+/** the subject's organizations (O, 2.5.4.10) in order; a string: why the request does not parse */
+export function certificateRequestOrganizations(pemText: string): string[] | string {
+  const p = requestParts(pemText);
+  if (typeof p === 'string') return p;
+  const out: string[] = [];
+  try {
+    // Name ::= SEQUENCE OF SET OF SEQUENCE { type OID, value ANY (a string) }
+    for (let rdn = p.subject.body; rdn < p.subject.end; ) {
+      const set = tlv(p.der, rdn, p.subject.end);
+      for (let at = set.body; at < set.end; ) {
+        const atv = tlv(p.der, at, set.end);
+        const type = tlv(p.der, atv.body, atv.end);
+        const value = tlv(p.der, type.end, atv.end);
+        const bytes = p.der.subarray(value.body, value.end);
+        // a BMPString is UTF-16 big-endian; the other string types are read as UTF-8
+        if (oid(p.der.subarray(type.body, type.end)) === '2.5.4.10') out.push(value.tag === 0x1e ? Buffer.from(bytes).swap16().toString('utf16le') : bytes.toString('utf8'));
+        at = atv.end;
+      }
+      rdn = set.end;
+    }
+  } catch {
+    return 'asn1: structure error: malformed subject';
+  }
+  return out;
 }
