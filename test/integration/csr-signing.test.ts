@@ -86,6 +86,32 @@ describe('csrsigning', () => {
     expect((await postCsr('root-other', 'example.com/signer', csrPem, ['client auth'])).status).toBe(201);
   });
 
+  it('CertificateApproval: approving needs `approve` on the request\'s signer', async () => {
+    const { csrPem } = await createCertificateRequest({ commonName: 'heidi' });
+    expect((await postCsr('heidi', 'kubernetes.io/kube-apiserver-client', csrPem, ['client auth'])).status).toBe(201);
+    // trent may update approvals, but approve for no signer yet
+    const role = await t.request('POST', `${RBAC}/clusterroles`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'csr-approval-updater' }, rules: [{ apiGroups: [CERTS], resources: ['certificatesigningrequests', 'certificatesigningrequests/approval'], verbs: ['get', 'update'] }] } });
+    expect(role.status, role.text).toBe(201);
+    const bind = async (name: string, roleName: string) => {
+      const r = await t.request('POST', `${RBAC}/clusterrolebindings`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'trent' }] } });
+      expect(r.status, r.text).toBe(201);
+    };
+    await bind('trent-updates', 'csr-approval-updater');
+    const trent = await issueClientCertificate(await loadPki(join(t.dataDir, 'pki')), { commonName: 'trent' });
+    const approve = async () => {
+      const cur = await getCsr('heidi');
+      return t.request('PUT', `${CSRS}/heidi/approval`, { cert: trent, body: { ...cur, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Trent' }] } } });
+    };
+    const refused = await approve();
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.json<{ message: string }>().message).toBe('certificatesigningrequests.certificates.k8s.io "heidi" is forbidden: user not permitted to approve requests with signerName "kubernetes.io/kube-apiserver-client"');
+    // kube's per-signer approver role lets it through
+    await bind('trent-approves-clients', 'system:certificates.k8s.io:kube-apiserver-client-approver');
+    const ok = await approve();
+    expect(ok.status, ok.text).toBe(200);
+    await issued('heidi');
+  });
+
   it('certificates/v1 validation: legacy signer, usages, expirationSeconds, request', async () => {
     const { csrPem } = await createCertificateRequest({ commonName: 'v' });
     const causes = async (r: Awaited<ReturnType<typeof postCsr>>) => {
