@@ -61,10 +61,10 @@ export async function requestClientCertificate(o: RequestCertificateOptions): Pr
       apiVersion: `certificates.${o.domain}/v1`, kind: 'CertificateSigningRequest', metadata: { name },
       spec: { request, signerName: signerNamesOf(o.domain).kubeletClient, usages: CLIENT_USAGES },
     });
-    o.log(`tls bootstrap: created certificate signing request ${name}`);
+    o.log(`client certificate: created certificate signing request ${name}`);
   } catch (e) {
     if (!(e instanceof ApiError && e.code === 409)) throw e;
-    o.log(`tls bootstrap: waiting on the existing certificate signing request ${name}`);
+    o.log(`client certificate: waiting on the existing certificate signing request ${name}`);
   }
   const deadline = o.clock.now() + (o.timeoutMs ?? 3600_000);
   for (;;) {
