@@ -10,6 +10,7 @@ import { addLimitFlags, limitOptionsFrom } from './limit-flags.js';
 import { addAuthorizationFlags, authorizationOptionsFrom } from './authz-flags.js';
 import { FeatureGateError, FeatureGates, parseFeatureGates } from '../server/feature-gates.js';
 import { addNodeAgentCommands } from './nodeagent.js';
+import { addBootstrapKubeconfigCommand } from './bootstrap-kubeconfig.js';
 import { addAuditFlags, auditOptionsFrom } from './audit-flags.js';
 import { addNodeLifecycleFlags, defaultTolerationOptionsFrom, nodeLifecycleOptionsFrom } from './node-lifecycle-flags.js';
 
@@ -92,7 +93,7 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   // docs/metrics.md: metrics-server's flag of the same name
   .addOption(new Option('--metric-resolution <duration>', 'how often node agents\' resource metrics are scraped for metrics.<domain> (e.g. 15s)').argParser(positiveDuration).default(15_000, '15s'))
   // spec 001 §5.15; src/server/admission-plugins.ts (NodeRestriction is on by default)
-  .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction)')
+  .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction, DefaultTolerationSeconds, ServiceAccount, CertificateSubjectRestriction: all on by default)')
   .option('--disable-admission-plugins <list>', 'admission plugins to turn off, comma separated (e.g. NodeRestriction)')
   .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
   // docs/reliability.md "Health that the main loop cannot delay": on by default with --tls-workers; false sends probes to the main process
@@ -135,6 +136,7 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
         audit: auditOptionsFrom(o as Record<string, unknown>),
         nodeLifecycle: nodeLifecycleOptionsFrom(o as Record<string, unknown>),
         metricResolutionMs: (o as { metricResolution?: number }).metricResolution,
+        clusterSigningDurationMs: (o as { clusterSigningDuration?: number }).clusterSigningDuration,
       });
     } catch (e) {
       process.stderr.write(`orch: cannot start: ${(e as Error).message}\n`);
@@ -163,6 +165,7 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   });
 
 addNodeAgentCommands(program);
+addBootstrapKubeconfigCommand(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`orch: ${(e as Error).message}\n`);

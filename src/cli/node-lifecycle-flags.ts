@@ -39,6 +39,8 @@ export function addNodeLifecycleFlags(cmd: Command): Command {
     .option('--secondary-node-eviction-rate <rate>', 'the same while a zone is unhealthy (0 in zones of at most --large-cluster-size-threshold nodes)', rate, 0.01)
     .option('--unhealthy-zone-threshold <fraction>', 'fraction of not-ready nodes (more than 2) that makes a zone unhealthy', fraction, 0.55)
     .option('--large-cluster-size-threshold <n>', 'zones above this many nodes use the secondary rate when unhealthy; smaller ones stop', whole, 50)
+    // kube-controller-manager's csrsigning flag, beside the other controller-manager durations
+    .addOption(new Option('--cluster-signing-duration <duration>', 'the longest validity of certificates the csrsigning controller issues (a request\'s spec.expirationSeconds may ask for less)').argParser(positiveDuration).default(365 * 24 * 3600_000, '8760h0m0s'))
     .option('--default-not-ready-toleration-seconds <n>', 'tolerationSeconds of the not-ready toleration DefaultTolerationSeconds adds to new pods', whole, 300)
     .option('--default-unreachable-toleration-seconds <n>', 'tolerationSeconds of the unreachable toleration DefaultTolerationSeconds adds to new pods', whole, 300);
 }

@@ -18,6 +18,8 @@ import { readKubeconfig } from '../nodeagent/kubeconfig.js';
 
 interface AgentFlags {
   kubeconfig?: string;
+  bootstrapKubeconfig?: string;
+  rotateCertificates?: boolean;
   config?: string;
   configDir?: string;
   rootDir: string;
@@ -61,6 +63,8 @@ export function addNodeAgentCommands(program: Command): void {
     .command('nodeagent')
     .description('run the node agent: registers this machine as a Node and runs its pods through a container runtime')
     .option('--kubeconfig <file>', 'how to reach the control plane; absent: standalone (static pods only)')
+    .option('--bootstrap-kubeconfig <file>', 'a bootstrap-token kubeconfig: when --kubeconfig is absent or its certificate expired, request a client certificate with it and write --kubeconfig')
+    .option('--rotate-certificates', 'request a new client certificate at 70-90% of the current one\'s lifetime')
     .option('--config <file>', 'NodeAgentConfiguration file (nodeagent.config.<domain>/v1beta1)')
     .option('--config-dir <dir>', 'drop-in configuration files (*.conf), merged over --config in lexical order')
     .option('--root-dir <dir>', 'the agent\'s state directory', '/var/lib/nodeagent')
@@ -72,7 +76,8 @@ export function addNodeAgentCommands(program: Command): void {
     .option('--api-domain <domain>', 'domain of the API groups and of the configuration apiVersion (default: learned from the control plane\'s /apis, else orch.io)')
     .option('--print-config', 'print the merged configuration (files, drop-ins, defaults) and exit')
     .action(async (f: AgentFlags) => {
-      f.apiDomain ??= await learnApiDomain(f.kubeconfig);
+      // before TLS bootstrapping the bootstrap kubeconfig is the one that reaches the control plane
+      f.apiDomain ??= await learnApiDomain(f.bootstrapKubeconfig && !(f.kubeconfig && existsSync(f.kubeconfig)) ? f.bootstrapKubeconfig : f.kubeconfig);
       let loaded;
       try {
         loaded = await loadConfig({ configFile: f.config, configDir: f.configDir, domain: f.apiDomain });
@@ -95,6 +100,8 @@ export function addNodeAgentCommands(program: Command): void {
         const agent = await startAgent({
           config: loaded.config,
           kubeconfig: f.kubeconfig,
+          bootstrapKubeconfig: f.bootstrapKubeconfig,
+          rotateCertificates: f.rotateCertificates,
           rootDir: f.rootDir,
           certDir: f.certDir,
           hostnameOverride: f.hostnameOverride,

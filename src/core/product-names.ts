@@ -67,3 +67,33 @@ export function nodeReadyWording(apiDomain: string): NodeReadyWording {
 export function serviceAccountMountPath(apiDomain: string): string {
   return `/var/run/secrets/${apiDomain === 'k8s.io' ? 'kubernetes.io' : apiDomain}/serviceaccount`;
 }
+
+/**
+ * The built-in certificate signers (kube's `kubernetes.io/kube-apiserver-client`
+ * and friends, spec 001 §5.3): `<label domain>/<name>`, the label domain being
+ * `kubernetes.io` for `--api-domain k8s.io` and the API domain otherwise, and
+ * `kube-apiserver` spelt with the product word (`orch.io/orch-apiserver-client`).
+ * The signing and approving controllers, the CSR validation and the node
+ * agent's TLS bootstrap all take them from here.
+ */
+export interface SignerNames {
+  /** client certificates for the API server (any subject) */
+  apiServerClient: string;
+  /** a node agent's client certificate: O=system:nodes, CN=system:node:<name> */
+  kubeletClient: string;
+  /** a node agent's serving certificate */
+  kubeletServing: string;
+  /** no rules; cannot be requested through certificates/v1 */
+  legacyUnknown: string;
+}
+
+export function signerNamesOf(apiDomain: string): SignerNames {
+  const domain = apiDomain === 'k8s.io' ? 'kubernetes.io' : apiDomain;
+  const w = productWordOf(apiDomain);
+  return {
+    apiServerClient: `${domain}/${w}-apiserver-client`,
+    kubeletClient: `${domain}/${w}-apiserver-client-kubelet`,
+    kubeletServing: `${domain}/kubelet-serving`,
+    legacyUnknown: `${domain}/legacy-unknown`,
+  };
+}

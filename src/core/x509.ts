@@ -47,3 +47,50 @@ function installReflectMetadataShim(): void {
     return undefined;
   };
 }
+
+export interface CertificateRequestParams {
+  commonName: string;
+  organizations?: string[];
+  dnsNames?: string[];
+  ipAddresses?: string[];
+  emailAddresses?: string[];
+}
+
+/**
+ * A PKCS#10 request (PEM) and its key (PKCS#8 PEM): `key` — an ECDSA P-256
+ * key's PEM to reuse, `'rsa'` for a fresh RSA 2048 key — else a fresh ECDSA
+ * P-256 key (kubelet's TLS bootstrap generates ECDSA P-256 keys).
+ */
+export async function createCertificateRequest(p: CertificateRequestParams, key?: string | 'rsa'): Promise<{ csrPem: string; keyPem: string }> {
+  const x509 = await loadX509();
+  const rsa = key === 'rsa';
+  const alg = rsa
+    ? { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 }
+    : { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+  const keys = key && !rsa ? await ecKeyPair(key) : ((await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair);
+  const name: X509.JsonName = [{ CN: [p.commonName] }];
+  for (const o of p.organizations ?? []) name.push({ O: [o] });
+  const sans = [
+    ...(p.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(p.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
+    ...(p.emailAddresses ?? []).map((value) => ({ type: 'email' as const, value })),
+  ];
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+    name,
+    keys: keys as unknown as Parameters<typeof x509.Pkcs10CertificateRequestGenerator.create>[0]['keys'],
+    signingAlgorithm: alg,
+    extensions: sans.length > 0 ? [new x509.SubjectAlternativeNameExtension(sans)] : [],
+  });
+  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  return { csrPem: csr.toString('pem') + '\n', keyPem: x509.PemConverter.encode(der, 'PRIVATE KEY') + '\n' };
+}
+
+/** an ECDSA P-256 PKCS#8 PEM as a WebCrypto pair (the public half from the private key's JWK) */
+async function ecKeyPair(pem: string): Promise<webcrypto.CryptoKeyPair> {
+  const der = Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+  const alg = { name: 'ECDSA', namedCurve: 'P-256' };
+  const privateKey = await webcrypto.subtle.importKey('pkcs8', der, alg, true, ['sign']);
+  const { d: _d, ...pub } = await webcrypto.subtle.exportKey('jwk', privateKey);
+  const publicKey = await webcrypto.subtle.importKey('jwk', { ...pub, key_ops: ['verify'] }, alg, true, ['verify']);
+  return { privateKey, publicKey };
+}

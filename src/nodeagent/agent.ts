@@ -27,10 +27,16 @@ import { DevicePluginRegistry } from './device-plugins.js';
 import { apiEnvReader, apiVolumeReader } from './env-reader.js';
 import { EventRecorder, noEvents } from './events/recorder.js';
 import { conditionEvent, msg, nodeRef } from './events/kubelet-events.js';
+import { bootstrapKubeconfig } from './tls-bootstrap.js';
+import { ClientCertificateRotation } from './cert-rotation.js';
 
 export interface AgentOptions {
   config: NodeAgentConfig;
   kubeconfig?: string;
+  /** `--bootstrap-kubeconfig`: TLS bootstrapping when `kubeconfig` is absent or expired (tls-bootstrap.ts) */
+  bootstrapKubeconfig?: string;
+  /** `--rotate-certificates`: renew the client certificate at 70–90 % of its lifetime (cert-rotation.ts) */
+  rotateCertificates?: boolean;
   rootDir: string;
   certDir?: string;
   hostnameOverride?: string;
@@ -98,10 +104,22 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       extended: {},
     };
 
+    const certDir = o.certDir ?? join(rootDir, 'pki');
+    if (o.bootstrapKubeconfig) {
+      if (!o.kubeconfig) throw new Error('--bootstrap-kubeconfig needs --kubeconfig (where the bootstrapped kubeconfig is written)');
+      await bootstrapKubeconfig({ kubeconfig: o.kubeconfig, bootstrapKubeconfig: o.bootstrapKubeconfig, certDir, nodeName, domain: o.domain, clock, log });
+    }
     const credentials = o.kubeconfig ? await readKubeconfig(o.kubeconfig) : undefined;
     const api = credentials ? new ApiClient(credentials) : undefined;
     if (api) cleanups.push(() => api.close());
     else log('no --kubeconfig: running standalone (static pods only)');
+    if (api && o.rotateCertificates) {
+      if (credentials?.certPem) {
+        const rotation = new ClientCertificateRotation({ api, certDir, nodeName, domain: o.domain, clock, log });
+        rotation.start(credentials.certPem);
+        cleanups.push(() => rotation.stop());
+      } else log('--rotate-certificates: the kubeconfig has no client certificate to rotate');
+    }
     // kubelet's Events (events/recorder.ts); standalone, there is nowhere to write them
     const events = api ? new EventRecorder({ api, clock, host: nodeName, log, qps: c.eventRecordQPS, burst: c.eventBurst }) : undefined;
     if (events) cleanups.push(() => events.stop());
@@ -256,7 +274,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       clock.clearTimeout(statusTimer);
     });
 
-    const server: AgentServer = await startAgentServer({ config: c, clusterCaPem: credentials?.caPem, rootDir, certDir: o.certDir ?? join(rootDir, 'pki'), nodeName, domain: o.domain, api, runtime, healthy: () => runtimeHealthy, pods: () => pods.knownPods(), log, clock });
+    const server: AgentServer = await startAgentServer({ config: c, clusterCaPem: credentials?.caPem, rootDir, certDir, nodeName, domain: o.domain, api, runtime, healthy: () => runtimeHealthy, pods: () => pods.knownPods(), log, clock });
     facts.port = server.port;
     cleanups.push(() => server.close());
 

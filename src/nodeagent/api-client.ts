@@ -58,17 +58,32 @@ export interface WatchHandle {
 export const IDLE_CONNECTION_MS = 60_000;
 
 export class ApiClient {
-  private readonly agent: Agent;
+  private agent: Agent;
   private readonly url: URL;
 
   constructor(
     private readonly creds: ApiCredentials,
     private readonly timeoutMs = 30_000,
-    idleMs = IDLE_CONNECTION_MS,
+    private readonly idleMs = IDLE_CONNECTION_MS,
   ) {
     this.url = new URL(creds.server);
+    this.agent = this.newAgent(creds.certPem, creds.keyPem);
+  }
+
+  private newAgent(cert: string | undefined, key: string | undefined): Agent {
     // `timeout` on the agent closes kept-alive connections idle for idleMs (requests set their own)
-    this.agent = new Agent({ keepAlive: true, timeout: idleMs, ca: creds.caPem, cert: creds.certPem, key: creds.keyPem, servername: creds.tlsServerName });
+    return new Agent({ keepAlive: true, timeout: this.idleMs, ca: this.creds.caPem, cert, key, servername: this.creds.tlsServerName });
+  }
+
+  /**
+   * A rotated client certificate (tls-bootstrap.ts): later requests use it;
+   * open connections, watches included, are closed, so they come back with
+   * it (kubelet closes every connection on rotation too).
+   */
+  setClientCertificate(certPem: string, keyPem: string): void {
+    const old = this.agent;
+    this.agent = this.newAgent(certPem, keyPem);
+    old.destroy();
   }
 
   close(): void {

@@ -4,14 +4,15 @@
 // which see the requester, the sub-resource, the new and the stored object.
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
-// docs/authorization.md), DefaultTolerationSeconds and ServiceAccount (on in
-// kube too).
+// docs/authorization.md), DefaultTolerationSeconds, ServiceAccount and
+// CertificateSubjectRestriction (on in kube too).
 
 import type { WriteHooks } from '../registry/generic-store.js';
 import { sequenceHooks } from '../registry/write-hooks.js';
 import { NODE_RESTRICTION, nodeRestrictionHooks } from '../auth/authz/node/restriction.js';
 import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultTolerationHooks } from '../registry/default-tolerations.js';
 import { SERVICE_ACCOUNT, type ServiceAccountAdmissionOptions, serviceAccountAdmission } from '../registry/service-account-admission.js';
+import { CERTIFICATE_SUBJECT_RESTRICTION, certificateSubjectRestrictionHooks } from '../registry/csr-subject-restriction.js';
 
 export interface AdmissionPluginOptions {
   enable?: string[];
@@ -29,9 +30,11 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [DEFAULT_TOLERATION_SECONDS]: (d, o) => defaultTolerationHooks(d, o.defaultTolerations),
   // src/registry/service-account-admission.ts (spec 001 §5.5): default account, its existence, the token volume
   [SERVICE_ACCOUNT]: (d, _o, deps) => serviceAccountAdmission({ apiDomain: d, ...deps }),
+  // src/registry/csr-subject-restriction.ts: no system:masters client certificates through the API server client signer
+  [CERTIFICATE_SUBJECT_RESTRICTION]: (d) => certificateSubjectRestrictionHooks(d),
 };
 
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT];
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION];
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {

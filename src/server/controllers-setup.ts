@@ -27,6 +27,9 @@ import { ApfBootstrap } from '../controllers/apf-bootstrap.js';
 import type { LeaderOnlyController } from './readiness.js';
 import { rootCAConfigMapName } from '../core/product-names.js';
 import { startWorkloads } from './workloads-setup.js';
+import { startCertificateControllers } from './certificates-setup.js';
+import type { Authorizer } from '../auth/authz/types.js';
+import type { CertificateAndKey } from './pki.js';
 
 export interface ControllerDeps {
   store: RevisionedStore;
@@ -41,6 +44,12 @@ export interface ControllerDeps {
   controllers: readonly string[] | undefined;
   nodeLifecycle: NodeLifecycleSettings | undefined;
   caPem: string;
+  /** the cluster CA with its key: the csrsigning controller signs with it */
+  ca: CertificateAndKey;
+  /** the server's authorizer: the csrapproving controller's SubjectAccessReviews */
+  authorizer: Authorizer;
+  /** `--cluster-signing-duration` (default one year) */
+  signingDurationMs?: number;
   health: HealthChecks;
   /** the post-start hooks done (`poststarthook/…` checks) */
   started: Set<string>;
@@ -96,6 +105,8 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
   const disruption = startDisruption({ store, registry, storeFor, events, log, controllers: d.controllers, clock });
   // the scheduler and the Deployment, ReplicaSet and ReplicationController controllers (docs/controllers.md)
   const workloads = startWorkloads({ store, registry, storeFor, events, log, controllers: d.controllers, clock, random, apiDomain: d.apiDomain });
+  // CertificateSigningRequests signed, auto-approved for node agents, cleaned up (spec 001 §5.3/§5.4)
+  workloads.push(...startCertificateControllers({ store, registry, storeFor, log, controllers: d.controllers, clock, apiDomain: d.apiDomain, ca: d.ca, authorizer: d.authorizer, signingDurationMs: d.signingDurationMs }));
   // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;
   // a leader serves once its defaults are in place, so the first anonymous /version is not refused
   const rbacControllers = startRbacControllers(store, registry, storeFor, d.apiDomain, log);

@@ -72,6 +72,8 @@ export interface ServerOptions {
   healthInTlsWorkers?: boolean;
   /** `--audit-*` flags (issue 16 item 3, docs/audit.md) */
   audit?: AuditOptions;
+  /** `--cluster-signing-duration`: the longest certificate the csrsigning controller issues, ms (default one year) */
+  clusterSigningDurationMs?: number;
   /** the node lifecycle and taint eviction controllers (src/server/node-lifecycle-setup.ts) */
   nodeLifecycle?: NodeLifecycleSettings;
   /** `--metric-resolution`: how often node agents' resource metrics are scraped, ms (default 15 s; docs/metrics.md) */

@@ -119,12 +119,14 @@ describe('CertificateSigningRequests', () => {
 
     expect((await kubectl('certificate', 'approve', 'alice')).code).toBe(0);
     expect((await kubectl('certificate', 'deny', 'bob')).code).toBe(0);
+    // the csrsigning controller signs alice's request for the built-in client signer
+    for (let i = 0; i < 200 && !(await getJson('csr', 'alice')).status?.certificate; i++) await new Promise((res) => setTimeout(res, 50));
     const r = await kubectl('get', 'csr');
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n').map((l) => l.trim().split(/\s+/));
     expect(lines[0]).toEqual(['NAME', 'AGE', 'SIGNERNAME', 'REQUESTOR', 'REQUESTEDDURATION', 'CONDITION']);
     const row = (n: string) => lines.find((l) => l[0] === n)!;
-    expect(row('alice').slice(2)).toEqual(['kubernetes.io/kube-apiserver-client', whoami.stdout, '24h', 'Approved']);
+    expect(row('alice').slice(2)).toEqual(['kubernetes.io/kube-apiserver-client', whoami.stdout, '24h', 'Approved,Issued']);
     expect(row('bob').slice(2)).toEqual(['kubernetes.io/kube-apiserver-client', whoami.stdout, '24h', 'Denied']);
   });
 });

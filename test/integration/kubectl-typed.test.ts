@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
+import { SAMPLE_CSR_REQUEST } from '../fixtures/csr-request.js';
 
 let t: TestServer;
 let cacheDir: string;
@@ -110,7 +111,7 @@ describe('kubectl typed commands (protobuf bodies)', () => {
     const file = join(cacheDir, 'csr.json');
     await writeFile(file, JSON.stringify({
       apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'csr1' },
-      spec: { request: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K', signerName: 'example.com/signer', usages: ['client auth'] },
+      spec: { request: SAMPLE_CSR_REQUEST, signerName: 'example.com/signer', usages: ['client auth'] },
     }));
     let r = await kubectl('create', '-f', file);
     expect(r.code, r.stderr).toBe(0);

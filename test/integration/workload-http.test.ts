@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdmissionWebhook, startAdmissionWebhook } from '../helpers/admission-webhook.js';
 import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
+import { SAMPLE_CSR_REQUEST } from '../fixtures/csr-request.js';
 
 let t: TestServer;
 let hook: AdmissionWebhook;
@@ -75,7 +76,7 @@ describe('CertificateSigningRequest approval', () => {
   it('PUT /approval changes only the status conditions', async () => {
     const CSRS = '/apis/certificates.orch.io/v1/certificatesigningrequests';
     const created = await t.request('POST', CSRS, {
-      body: JSON.stringify({ apiVersion: 'certificates.orch.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'alice' }, spec: { request: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K', signerName: 'example.com/signer', usages: ['client auth'] } }),
+      body: JSON.stringify({ apiVersion: 'certificates.orch.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'alice' }, spec: { request: SAMPLE_CSR_REQUEST, signerName: 'example.com/signer', usages: ['client auth'] } }),
     });
     expect(created.status).toBe(201);
     const csr = created.json<Record<string, any>>();

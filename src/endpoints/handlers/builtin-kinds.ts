@@ -1,23 +1,57 @@
 // Raw verb handlers of built-in kinds' sub-resources that reuse the generic
 // handlers of another sub-resource: the CertificateSigningRequest `approval`
-// sub-resource and a Pod's `ephemeralcontainers`. The kinds themselves live in the registry (src/registry/kinds/),
+// sub-resource (with kube's CertificateApproval check) and a Pod's `ephemeralcontainers`. The kinds themselves live in the registry (src/registry/kinds/),
 // which knows no handler; the server attaches these to the built-in definitions
 // (`withBuiltinHandlers`). Sub-resources with behaviour of their own on a
 // decoded object (Namespace `finalize`, ServiceAccount `token`) are capabilities
 // instead (src/registry/capabilities.ts, handlers/capability.ts).
 
+import { forbidden } from '../../core/errors.js';
 import type { ResourceDefinition, VerbHandler } from '../../registry/types.js';
+import type { HandlerContext } from './context.js';
 import type { ApiRequest } from '../request.js';
 import { handleGet } from './get.js';
 import { handlePatch } from './patch.js';
 import { handleUpdate } from './update.js';
 
-/** `kubectl certificate approve|deny` PUTs the object to /approval: like /status, only status (the conditions) changes */
+/**
+ * `kubectl certificate approve|deny` PUTs the object to /approval: like /status, only status (the conditions)
+ * changes — after kube's CertificateApproval admission check (`authorizeApproval`)
+ */
 const CSR_APPROVAL: Record<string, VerbHandler> = {
   'approval/get': (ctx, req) => handleGet(ctx, asSubresource(req, '')),
-  'approval/update': (ctx, req) => handleUpdate(ctx, asSubresource(req, 'status')),
-  'approval/patch': (ctx, req) => handlePatch(ctx, asSubresource(req, 'status')),
+  'approval/update': async (ctx, req) => {
+    await authorizeApproval(ctx, req);
+    return handleUpdate(ctx, asSubresource(req, 'status'));
+  },
+  'approval/patch': async (ctx, req) => {
+    await authorizeApproval(ctx, req);
+    return handlePatch(ctx, asSubresource(req, 'status'));
+  },
 };
+
+/**
+ * kube's CertificateApproval admission plugin: approving or denying needs the
+ * `approve` verb on `signers` named by the request's signerName, or on
+ * `<domain>/*` (IsAuthorizedForSignerName); the stored request's signer counts,
+ * as spec is immutable. A missing request is left to the update's own 404.
+ */
+async function authorizeApproval(ctx: HandlerContext, req: ApiRequest): Promise<void> {
+  if (!ctx.authorizer) return;
+  const stored = ctx.storeFor(req.def).readRaw('', req.info.name);
+  if (!stored) return;
+  const signerName = String((ctx.storeFor(req.def).decode(stored).spec as { signerName?: unknown } | undefined)?.signerName ?? '');
+  const ask = (name: string) => ctx.authorizer!.authorize({
+    user: req.user, verb: 'approve', isResourceRequest: true, path: req.info.path, apiGroup: req.info.group,
+    apiVersion: '*', namespace: '', resource: 'signers', subresource: '', name,
+  });
+  if ((await ask(signerName)).decision === 'allow') return;
+  const slash = signerName.indexOf('/');
+  if (slash > 0 && (await ask(`${signerName.slice(0, slash)}/*`)).decision === 'allow') return;
+  throw forbidden(`${req.def.resource}.${req.def.group} ${JSON.stringify(req.info.name)} is forbidden: user not permitted to approve requests with signerName ${JSON.stringify(signerName)}`, {
+    name: req.info.name, group: req.def.group, kind: req.def.resource,
+  });
+}
 
 /**
  * a pod's `ephemeralcontainers` (kubectl debug): GET is the pod, PUT and PATCH

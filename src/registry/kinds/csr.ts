@@ -1,27 +1,33 @@
-// certificates/v1 CertificateSigningRequest: stored and approved or denied
-// (no signer runs, docs/compatibility.md). As kube's strategy, a create records
-// who asked (spec.username, uid, groups, extra) and starts with no conditions;
-// kubectl's table is kube's printer: Name, Age, SignerName, Requestor,
-// RequestedDuration, Condition.
+// certificates/v1 CertificateSigningRequest: approved or denied by clients
+// (`kubectl certificate approve`) or the csrapproving controller, signed by the
+// csrsigning controller for the built-in signers (src/controllers/certificates/).
+// As kube's strategy, a create records who asked (spec.username, uid, groups,
+// extra) and starts with no conditions, and status updates stamp the
+// conditions' times; validation is kube's (csr-validation.ts). kubectl's table
+// is kube's printer: Name, Age, SignerName, Requestor, RequestedDuration, Condition.
 
 import type { UserInfo } from '../../auth/types.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
-import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
+import type { ApiObject, JSONValue, ResourceDefinition } from '../types.js';
 import { humanDuration } from '../table.js';
 import { column, fieldOf, get, getArray, getString } from './columns.js';
 import { atomicList, int32, mapOf, obj, proto, str, time } from '../../machinery/schema/dsl.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import { kindSchema } from './meta.js';
+import { signerNamesOf } from '../../core/product-names.js';
+import { populateConditionTimestamps, validateCsr, validateCsrUpdate } from './csr-validation.js';
 
 const strings = (d: string): Schema => atomicList(d, { type: 'string' });
-const fieldErr = (field: string, type: string, message: string): FieldError => ({ field, type, message });
 
 export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDefinition {
+  const legacySigner = signerNamesOf(n.apiDomain).legacyUnknown;
   return {
     group: n.group('certificates'), version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest', scope: 'Cluster',
     shortNames: ['csr'], subresources: ['status', 'approval'],
+    // kube: "We don't care what you call your certificate requests" (kubelet's are base64url digests)
+    nameValidation: 'PathSegment',
     // the `approval` sub-resource's handlers are src/endpoints/handlers/builtin-kinds.ts (the server attaches them)
-    schema: kindSchema(n, 'CertificateSigningRequest objects request a signed X.509 certificate (stored; no signer runs yet).', proto({ spec: 2, status: 3 }, {
+    schema: kindSchema(n, 'CertificateSigningRequest objects request a signed X.509 certificate (signed by the csrsigning controller for the built-in signers).', proto({ spec: 2, status: 3 }, {
       spec: obj('The certificate request.', proto({ request: 1, signerName: 7, expirationSeconds: 8, usages: 5, username: 2, uid: 3, groups: 4, extra: 6 }, {
         request: str('A base64-encoded PEM "CERTIFICATE REQUEST" block.', { format: 'byte' }),
         signerName: str('The requested signer.'),
@@ -48,7 +54,9 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
     strategy: {
       prepareForCreate: recordRequester,
       selectableFields: { 'spec.signerName': fieldOf('spec', 'signerName') },
-      validate: (o) => (getString(o, 'spec', 'request') === '' ? [fieldErr('spec.request', 'FieldValueRequired', 'Required value')] : []),
+      validate: (o) => validateCsr(o, legacySigner),
+      validateUpdate: (o, old) => validateCsrUpdate(o, old, legacySigner),
+      prepareForUpdate: (o, old) => populateConditionTimestamps(o, old, new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z')),
       columns: [
         column('Age', 'string', () => null),
         column('SignerName', 'string', (o) => getString(o, 'spec', 'signerName') || '<none>'),

@@ -6,7 +6,7 @@
 // kept, so that the roles are right as those kinds land.
 
 import type { PolicyRule } from './rules.js';
-import { systemNamespacesOf } from '../../../core/product-names.js';
+import { signerNamesOf, systemNamespacesOf } from '../../../core/product-names.js';
 
 export interface DefaultClusterRole {
   apiVersion: string;
@@ -67,6 +67,7 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     metrics: `metrics.${domain}`,
     rbac,
   };
+  const signers = signerNamesOf(domain);
   const meta = (name: string, labels: Record<string, string> = {}) => ({
     name,
     labels: { [n.bootstrapLabel]: n.bootstrapValue, ...labels },
@@ -177,6 +178,22 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       rule(['create', 'delete', 'get', 'patch', 'update'], [g.storage], ['csinodes']),
       rule(READ, [g.storage], ['csidrivers']),
     ]),
+    // TLS bootstrapping (spec 001 §5.4): kube's roles, to be bound by the operator (or `orch bootstrap-kubeconfig`)
+    role('system:node-bootstrapper', [rule(['create', 'get', 'list', 'watch'], [g.certificates], ['certificatesigningrequests'])]),
+    role(`system:${g.certificates}:certificatesigningrequests:nodeclient`, [rule(['create'], [g.certificates], ['certificatesigningrequests/nodeclient'])]),
+    role(`system:${g.certificates}:certificatesigningrequests:selfnodeclient`, [rule(['create'], [g.certificates], ['certificatesigningrequests/selfnodeclient'])]),
+    ...Object.values(signers).map((signer) =>
+      role(`system:${g.certificates}:${signer.slice(signer.indexOf('/') + 1)}-approver`, [{ verbs: ['approve'], apiGroups: [g.certificates], resources: ['signers'], resourceNames: [signer] }]),
+    ),
+    // the csrsigning, csrapproving and csrcleaner controllers (src/controllers/certificates/)
+    role('system:controller:certificate-controller', [
+      rule(['delete', 'get', 'list', 'watch'], [g.certificates], ['certificatesigningrequests']),
+      rule(['update'], [g.certificates], ['certificatesigningrequests/approval', 'certificatesigningrequests/status']),
+      { verbs: ['approve'], apiGroups: [g.certificates], resources: ['signers'], resourceNames: [signers.kubeletClient] },
+      { verbs: ['sign'], apiGroups: [g.certificates], resources: ['signers'], resourceNames: [signers.legacyUnknown, signers.kubeletServing, signers.kubeletClient, signers.apiServerClient] },
+      rule(['create'], [g.authz], ['subjectaccessreviews']),
+      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+    ]),
     role('system:node-proxier', [
       rule(['list', 'watch'], [g.core], ['endpoints', 'services']),
       rule(['get', 'list', 'watch'], [g.core], ['nodes']),
@@ -233,7 +250,7 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     // nodes are authorized by the Node authorizer; kube keeps this binding with no subjects
     binding('system:node', []),
     binding('system:node-proxier', [user('system:kube-proxy')]),
-    ...['namespace-controller', 'generic-garbage-collector', 'token-cleaner', 'bootstrap-signer', 'clusterrole-aggregation-controller', 'disruption-controller', 'endpoint-controller', 'endpointslice-controller'].map((c) =>
+    ...['namespace-controller', 'generic-garbage-collector', 'token-cleaner', 'bootstrap-signer', 'clusterrole-aggregation-controller', 'disruption-controller', 'endpoint-controller', 'endpointslice-controller', 'certificate-controller'].map((c) =>
       binding(`system:controller:${c}`, [sa(c)]),
     ),
   ];
