@@ -12,6 +12,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
+import { systemClock } from '../core/clock.js';
 import { parseGoDuration } from '../core/duration.js';
 import { systemNamespacesOf } from '../core/product-names.js';
 import { ApiClient, ApiError } from '../nodeagent/api-client.js';
@@ -62,7 +63,7 @@ export async function createBootstrapKubeconfig(o: BootstrapKubeconfigOptions): 
         'usage-bootstrap-authentication': 'true',
         'usage-bootstrap-signing': 'true',
         'auth-extra-groups': DEFAULT_NODE_TOKEN_GROUP,
-        ...(o.ttlMs > 0 ? { expiration: new Date(Date.now() + o.ttlMs).toISOString().replace(/\.\d+Z$/, 'Z') } : {}),
+        ...(o.ttlMs > 0 ? { expiration: new Date(systemClock.now() + o.ttlMs).toISOString().replace(/\.\d+Z$/, 'Z') } : {}),
       },
     });
     const rbac = `rbac.authorization.${domain}`;

@@ -7,7 +7,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import type { ApiClient } from './api-client.js';
-import type { Clock } from './clock.js';
+import { type Clock, systemRandom } from './clock.js';
 import { newKey, requestClientCertificate, storeClientPair } from './tls-bootstrap.js';
 
 export interface RotationOptions {
@@ -17,7 +17,7 @@ export interface RotationOptions {
   domain: string;
   clock: Clock;
   log: (m: string) => void;
-  /** [0, 1), for the jitter (default Math.random) */
+  /** [0, 1), for the jitter (default: the agent's randomness port) */
   random?: () => number;
   /** how long one request waits for its certificate */
   timeoutMs?: number;
@@ -47,7 +47,7 @@ export class ClientCertificateRotation {
 
   /** schedules the first rotation of the certificate in use */
   start(certPem: string): void {
-    this.schedule(rotationDeadline(certPem, (this.o.random ?? Math.random)()));
+    this.schedule(rotationDeadline(certPem, (this.o.random ?? systemRandom)()));
   }
 
   stop(): void {

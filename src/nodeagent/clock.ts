@@ -8,6 +8,10 @@ export interface Clock {
   clearTimeout(id: unknown): void;
 }
 
+/** [0, 1): the agent's randomness port (jitter), injectable like the clock */
+export type Random = () => number;
+export const systemRandom: Random = () => Math.random();
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => {

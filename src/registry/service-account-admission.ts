@@ -24,6 +24,7 @@
 // tokens. Mutation runs before the mutating webhooks and the check again
 // before the validating ones, kube's order (docs/admission.md).
 
+import { sleep as sleepOn, systemClock } from '../core/clock.js';
 import { forbidden } from '../core/errors.js';
 import { productWordOf, rootCAConfigMapName, serviceAccountMountPath } from '../core/product-names.js';
 import type { AdmissionCall, WriteHooks } from './write-options.js';
@@ -78,7 +79,7 @@ export function serviceAccountAdmission(o: ServiceAccountAdmissionOptions): Requ
   const mirrorKeys = mirrorPodAnnotations(o.apiDomain);
   const mountPath = serviceAccountMountPath(o.apiDomain);
   const volumePrefix = `${productWordOf(o.apiDomain)}-api-access-`;
-  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = o.sleep ?? ((ms: number) => sleepOn(systemClock, ms));
   const isPodCreate = (c: AdmissionCall) => c.operation === 'CREATE' && c.def.group === '' && c.def.resource === 'pods' && c.object !== undefined;
   const isMirror = (pod: ApiObject) => mirrorKeys.some((k) => pod.metadata?.annotations?.[k] !== undefined);
   const deny = (c: AdmissionCall, message: string): never => {

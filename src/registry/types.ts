@@ -29,7 +29,8 @@ export interface Strategy {
   validateUpdate?(obj: ApiObject, old: ApiObject, subresource?: string): FieldError[];
   /** `user`: who asks (absent for the server's own writes), for kinds that record it (CSR requester) */
   prepareForCreate?(obj: ApiObject, user?: UserInfo): void;
-  prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
+  /** `now`: the store's clock (ms), for kinds that date what an update changed (CSR conditions) */
+  prepareForUpdate?(obj: ApiObject, old: ApiObject, now: number): void;
   /** extra Table columns after Name (Age is added last by the table printer) */
   columns?: TableColumn[];
   /** the columns are the whole table after Name (a CRD's additionalPrinterColumns): no Age is added */

@@ -325,7 +325,7 @@ describe('strategies', () => {
     expect(s.stringData).toBeUndefined();
     expect(s.data).toEqual({ a: Buffer.from('over').toString('base64'), b: Buffer.from('hello').toString('base64') });
     const upd: ApiObject = { metadata: { name: 's', namespace: 'd' }, data: {}, stringData: { c: 'x' } };
-    def.strategy.prepareForUpdate!(upd, s);
+    def.strategy.prepareForUpdate!(upd, s, 0);
     expect(upd.data).toEqual({ c: 'eA==' });
   });
 

@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { goDuration } from '../events/kubelet-events.js';
 import { RuntimeCallError } from '../runtime/client.js';
 import { protoService } from '../runtime/proto.js';
+import { systemClock } from '../clock.js';
 import { PROBE_USER_AGENT } from './net-probes.js';
 import { joinHostPort, type Outcome } from './types.js';
 
@@ -18,7 +19,7 @@ export function grpcProbe(host: string, port: number, service: string, timeoutMs
   const addr = joinHostPort(host, port);
   const client = new HealthClient(addr, grpc.credentials.createInsecure(), { 'grpc.primary_user_agent': PROBE_USER_AGENT }) as unknown as grpc.Client & { Check: Check };
   // a real socket's deadline: real time, whatever clock schedules the prober
-  const deadline = Date.now() + timeoutMs;
+  const deadline = systemClock.now() + timeoutMs;
   const timeout = goDuration(timeoutMs);
   return new Promise<Outcome>((resolve) => {
     // grpc.WithBlock: wait for the connection first, so a refused one is told apart from a slow call

@@ -7,6 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
+import { systemClock } from '../clock.js';
 import type { Outcome } from './types.js';
 
 /** kubelet's User-Agent: kube-probe/<major>.<minor> */
@@ -41,17 +42,18 @@ export function tcpProbe(host: string, port: number, timeoutMs: number): Promise
   const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   return new Promise((resolve) => {
     const sock = connect({ host, port });
-    const timer = setTimeout(() => {
+    // a real socket's deadline: real time, whatever clock schedules the prober
+    const timer = systemClock.setTimeout(() => {
       sock.destroy();
       resolve({ result: 'failure', output: `dial tcp ${addr}: i/o timeout` });
     }, timeoutMs);
     sock.once('connect', () => {
-      clearTimeout(timer);
+      systemClock.clearTimeout(timer);
       sock.destroy();
       resolve({ result: 'success', output: '' });
     });
     sock.once('error', (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
+      systemClock.clearTimeout(timer);
       resolve({ result: 'failure', output: e.code === 'ENOTFOUND' ? `dial tcp: lookup ${host}: no such host` : `dial tcp ${addr}: ${goSocketError(e)}` });
     });
   });
@@ -109,7 +111,7 @@ export async function httpProbe(url: URL, probeHeaders: { name: string; value: s
   if (!has('user-agent')) headers['User-Agent'] = PROBE_USER_AGENT;
   if (!has('accept')) headers['Accept'] = '*/*';
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Timeout()), timeoutMs);
+  const timer = systemClock.setTimeout(() => controller.abort(new Timeout()), timeoutMs);
   let current = url;
   let requests = 0;
   try {
@@ -145,6 +147,6 @@ export async function httpProbe(url: URL, probeHeaders: { name: string; value: s
       return { result: 'failure', output: `HTTP probe failed with statuscode: ${a.status}` };
     }
   } finally {
-    clearTimeout(timer);
+    systemClock.clearTimeout(timer);
   }
 }

@@ -5,6 +5,7 @@
 // DEADLINE_EXCEEDED, which the agent reads as kubelet reads a CRI timeout.
 
 import { spawn } from 'node:child_process';
+import { systemClock } from '../clock.js';
 import { containerCwd, containerEnv, exitCodeOf, killProcessTree, mapMounts } from './sim-process.js';
 import { SimError, type SimState } from './sim-state.js';
 import type { ExecSyncResponse } from './types.js';
@@ -39,9 +40,9 @@ export function execSync(state: SimState) {
       proc.on('error', (e) => (spawnError = e));
       let timedOut = false;
       // a real timer: the command runs in real time whatever clock the state has
-      const timer = timeoutS > 0 ? setTimeout(() => ((timedOut = true), killProcessTree(proc, 'SIGKILL')), timeoutS * 1000) : undefined;
+      const timer = timeoutS > 0 ? systemClock.setTimeout(() => ((timedOut = true), killProcessTree(proc, 'SIGKILL')), timeoutS * 1000) : undefined;
       proc.on('close', (code, signal) => {
-        clearTimeout(timer);
+        if (timer !== undefined) systemClock.clearTimeout(timer);
         if (timedOut) return reject(new SimError(DEADLINE_EXCEEDED, `timeout ${timeoutS}s exceeded: context deadline exceeded`));
         if (spawnError) {
           // as ExecStream: the runtime reports an executable it cannot start on stderr, 126/127

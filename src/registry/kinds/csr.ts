@@ -14,6 +14,7 @@ import { column, fieldOf, get, getArray, getString } from './columns.js';
 import { atomicList, int32, mapOf, obj, proto, str, time } from '../../machinery/schema/dsl.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import { kindSchema } from './meta.js';
+import { nowTimestamp } from '../../machinery/meta.js';
 import { signerNamesOf } from '../../core/product-names.js';
 import { populateConditionTimestamps, validateCsr, validateCsrUpdate } from './csr-validation.js';
 
@@ -56,7 +57,7 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
       selectableFields: { 'spec.signerName': fieldOf('spec', 'signerName') },
       validate: (o) => validateCsr(o, legacySigner),
       validateUpdate: (o, old) => validateCsrUpdate(o, old, legacySigner),
-      prepareForUpdate: (o, old) => populateConditionTimestamps(o, old, new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z')),
+      prepareForUpdate: (o, old, now) => populateConditionTimestamps(o, old, nowTimestamp(now)),
       columns: [
         column('Age', 'string', () => null),
         column('SignerName', 'string', (o) => getString(o, 'spec', 'signerName') || '<none>'),
