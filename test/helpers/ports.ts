@@ -9,10 +9,19 @@
 // failing during start-up; docs/performance.md "The chaos test over the TLS
 // frames, 40 runs"). Below the range only a process that names the port
 // itself can take it.
+//
+// Test files run in parallel workers (vitest's pool): each worker picks from
+// its own slice of the range (VITEST_POOL_ID), so a port one worker checked
+// but has not bound yet cannot be handed to another; within a worker a port
+// is handed out once.
 import { createServer } from 'node:net';
 
-const LOW = 20_000;
-const HIGH = 32_000;
+const SLICES = 4;
+const SLICE = 3_000;
+const slot = (Math.max(1, Number(process.env.VITEST_POOL_ID ?? 1)) - 1) % SLICES;
+const LOW = 20_000 + slot * SLICE;
+const HIGH = LOW + SLICE;
+const handedOut = new Set<number>();
 
 function tryListen(port: number): Promise<boolean> {
   return new Promise((resolve, reject) => {
@@ -25,7 +34,11 @@ function tryListen(port: number): Promise<boolean> {
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = LOW + Math.floor(Math.random() * (HIGH - LOW));
-    if (await tryListen(port)) return port;
+    if (handedOut.has(port)) continue;
+    if (await tryListen(port)) {
+      handedOut.add(port);
+      return port;
+    }
   }
   throw new Error(`no free port in ${LOW}–${HIGH}`);
 }
