@@ -321,10 +321,8 @@ describe('pods/portforward', () => {
   });
 
   it('reports a port nothing listens on on the error channel', async () => {
-    const closed = createServer();
-    await new Promise<void>((res) => closed.listen(0, '127.0.0.1', res));
-    const dead = (closed.address() as { port: number }).port;
-    await new Promise((res) => closed.close(res));
+    // below the ephemeral range and in this worker's slice: no other test's listen(0) can take it meanwhile
+    const dead = await freePort();
     const r = await wsOpen(`/api/v1/namespaces/default/pods/talker/portforward?port=${dead}`, ['v4.channel.k8s.io']);
     await new Promise((res) => r.ws!.once('close', res));
     const err = Buffer.concat(r.early.filter((m) => m[0] === 1).map((m) => m.subarray(1))).toString();

@@ -74,6 +74,66 @@ describe('workload validation', () => {
     expect(d.strategy.validateUpdate!({ spec: { selector: { matchLabels: { app: 'web', x: 'y' } }, template: { ...template, metadata: { labels: { app: 'web', x: 'y' } } } } }, old).map((e) => e.field)).toEqual(['spec.selector']);
   });
 
+  it("a template's pod spec is validated as a pod's, under the template's path (kube's ValidatePodTemplateSpec)", () => {
+    const bad = { metadata: template.metadata, spec: { containers: [{ name: 'Bad_Name', image: '', ports: [{ containerPort: 70000 }] }] } };
+    const spec = { selector: { matchLabels: { app: 'web' } }, template: bad };
+    const messages = (d: ResourceDefinition, o: ApiObject) => (d.strategy.validate?.(o) ?? []).map((e) => `${e.field}: ${e.message}`);
+    const podErrors = (at: string) => [
+      `${at}.spec.containers[0].name: Invalid value: "Bad_Name": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+      `${at}.spec.containers[0].image: Required value`,
+      `${at}.spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive`,
+    ];
+    for (const k of ['Deployment', 'ReplicaSet', 'DaemonSet']) expect(messages(def('apps', k), { spec })).toEqual(podErrors('spec.template'));
+    // kube leaves a StatefulSet's pod spec to its pods (volumeClaimTemplates add volumes)
+    expect(messages(def('apps', 'StatefulSet'), { spec })).toEqual([]);
+    expect(messages(def('', 'ReplicationController'), { spec: { selector: { app: 'web' }, template: bad } })).toEqual(podErrors('spec.template'));
+    expect(messages(def('batch', 'Job'), { spec: { template: { ...bad, spec: { ...bad.spec, restartPolicy: 'Never' } } } })).toEqual(podErrors('spec.template'));
+    expect(messages(def('batch', 'CronJob'), { spec: { schedule: '@daily', jobTemplate: { spec: { template: { ...bad, spec: { ...bad.spec, restartPolicy: 'Never' } } } } } })).toEqual(podErrors('spec.jobTemplate.spec.template'));
+  });
+
+  it('long-running kinds: restartPolicy Always only, no activeDeadlineSeconds, no ephemeral containers', () => {
+    const t = (extra: Record<string, unknown>) => ({ selector: { matchLabels: { app: 'web' } }, template: { ...template, spec: { ...template.spec, ...extra } } });
+    const messages = (d: ResourceDefinition, o: ApiObject) => (d.strategy.validate?.(o) ?? []).map((e) => `${e.field}: ${e.message}`);
+    expect(messages(def('apps', 'Deployment'), { spec: t({ restartPolicy: 'Never' }) })).toEqual(['spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"']);
+    expect(messages(def('apps', 'Deployment'), { spec: t({ activeDeadlineSeconds: 5 }) })).toEqual(['spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported']);
+    expect(messages(def('apps', 'StatefulSet'), { spec: t({ activeDeadlineSeconds: 5 }) })).toEqual(['spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in StatefulSet is not Supported']);
+    expect(messages(def('apps', 'DaemonSet'), { spec: t({ ephemeralContainers: [{ name: 'dbg', image: 'busybox' }] }) })).toEqual(['spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template']);
+  });
+
+  it("Deployment: the strategy and counters, with kube's messages", () => {
+    const d = def('apps', 'Deployment');
+    const base = { selector: { matchLabels: { app: 'web' } }, template };
+    const messages = (spec: Record<string, unknown>) => (d.strategy.validate?.({ spec: { ...base, ...spec } }) ?? []).map((e) => `${e.field}: ${e.message}`);
+    expect(messages({ strategy: { type: 'Recreate', rollingUpdate: { maxSurge: 1 } } })).toEqual(["spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"]);
+    expect(messages({ strategy: { type: 'Recreate' } })).toEqual([]);
+    expect(messages({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 0 } } })).toEqual(['spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: may not be 0 when `maxSurge` is 0']);
+    expect(messages({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '150%', maxSurge: 1 } } })).toEqual(['spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"150%"}: must not be greater than 100%']);
+    expect(messages({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 'half', maxSurge: -1 } } })).toEqual([
+      `spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"half"}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')`,
+      'spec.strategy.rollingUpdate.maxSurge: Invalid value: -1: must be greater than or equal to 0',
+    ]);
+    expect(messages({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } } })).toEqual([]);
+    expect(messages({ minReadySeconds: 700, progressDeadlineSeconds: 600 })).toEqual(['spec.progressDeadlineSeconds: Invalid value: 600: must be greater than minReadySeconds']);
+    expect(messages({ minReadySeconds: -1, revisionHistoryLimit: -1 })).toEqual([
+      'spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0',
+      'spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0',
+    ]);
+  });
+
+  it('DaemonSet and StatefulSet: rolling update fields and counters', () => {
+    const base = { selector: { matchLabels: { app: 'web' } }, template };
+    const messages = (d: ResourceDefinition, spec: Record<string, unknown>) => (d.strategy.validate?.({ spec: { ...base, ...spec } }) ?? []).map((e) => `${e.field}: ${e.message}`);
+    const ds = (ru: Record<string, unknown>) => messages(def('apps', 'DaemonSet'), { updateStrategy: { type: 'RollingUpdate', rollingUpdate: ru } });
+    expect(ds({ maxUnavailable: 0, maxSurge: 0 })).toEqual(['spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0']);
+    expect(ds({ maxUnavailable: 1, maxSurge: '25%' })).toEqual(['spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"25%"}: may not be set when maxUnavailable is non-zero']);
+    expect(ds({ maxUnavailable: 0, maxSurge: '200%' })).toEqual(['spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"200%"}: must not be greater than 100%']);
+    expect(ds({ maxUnavailable: 1, maxSurge: 0 })).toEqual([]);
+    expect(messages(def('apps', 'StatefulSet'), { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: -1 } }, minReadySeconds: -2 })).toEqual([
+      'spec.minReadySeconds: Invalid value: -2: must be greater than or equal to 0',
+      'spec.updateStrategy.rollingUpdate.partition: Invalid value: -1: must be greater than or equal to 0',
+    ]);
+  });
+
   it('Job: restartPolicy Always is not supported', () => {
     const d = def('batch', 'Job');
     expect(fields(d, { spec: { template: { ...template, spec: { ...template.spec, restartPolicy: 'Always' } } } })).toEqual(['FieldValueNotSupported spec.template.spec.restartPolicy']);

@@ -5,11 +5,13 @@
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
-import type { ApiObject, ResourceDefinition } from '../types.js';
-import { column, countOf, getObject, getString } from './columns.js';
+import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
+import { column, countOf, get, getObject, getString } from './columns.js';
 import { bool, enumOf, int32, int64, intOrString, obj, opaque, proto, ref, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { deepEqual } from '../../machinery/meta.js';
+import { invalid } from './field-errors.js';
+import { validateCounters, validateDeploymentRollout, validateRollingUpdateDaemonSet } from './workload-validation.js';
 import {
   conditions, defaultPodTemplate, generationSeen, num, replicas, selector, selectorText, template, templateContainers,
   validateSelectorAndTemplate, validateSelectorUnchanged,
@@ -87,8 +89,8 @@ export function deploymentDefinition(n: SchemaNames): ResourceDefinition {
           defaultPodTemplate(getObject(spec, 'template'));
         }
       },
-      validate: (o) => validateSelectorAndTemplate(o),
-      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateSelectorUnchanged(o, old)],
+      validate: (o) => [...validateSelectorAndTemplate(o), ...validateDeploymentRollout(o)],
+      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateDeploymentRollout(o), ...validateSelectorUnchanged(o, old)],
       columns: [
         column('Ready', 'string', (o) => `${num(o, 'status', 'readyReplicas')}/${num(o, 'spec', 'replicas')}`, { description: 'Number of the pod with ready state' }),
         column('Up-to-date', 'string', (o) => String(num(o, 'status', 'updatedReplicas')), { description: 'Total number of non-terminated pods targeted by this deployment that have the desired template spec.' }),
@@ -128,8 +130,8 @@ export function replicaSetDefinition(n: SchemaNames): ResourceDefinition {
         setDefault(o, ['spec'], 'replicas', 1);
         defaultPodTemplate(getObject(o, 'spec', 'template'));
       },
-      validate: (o) => validateSelectorAndTemplate(o),
-      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateSelectorUnchanged(o, old)],
+      validate: (o) => [...validateSelectorAndTemplate(o), ...validateCounters(o, ['minReadySeconds'])],
+      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateCounters(o, ['minReadySeconds']), ...validateSelectorUnchanged(o, old)],
       columns: [
         column('Desired', 'integer', (o) => num(o, 'spec', 'replicas'), { description: 'Number of desired pods.' }),
         column('Current', 'integer', (o) => num(o, 'status', 'replicas'), { description: 'Most recently observed number of replicas.' }),
@@ -201,8 +203,8 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
         setDefault(o, ['spec', 'persistentVolumeClaimRetentionPolicy'], 'whenScaled', 'Retain');
         defaultPodTemplate(getObject(o, 'spec', 'template'));
       },
-      validate: (o) => validateSelectorAndTemplate(o),
-      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateSelectorUnchanged(o, old)],
+      validate: (o) => validateStatefulSet(o),
+      validateUpdate: (o, old) => [...validateStatefulSet(o), ...validateSelectorUnchanged(o, old)],
       columns: [
         column('Ready', 'string', (o) => `${num(o, 'status', 'readyReplicas')}/${num(o, 'spec', 'replicas')}`, { description: 'Number of the pod with ready state' }),
         column('Containers', 'string', (x) => templateContainers(x, 'name', 'spec', 'template'), { priority: 1 }),
@@ -267,8 +269,8 @@ export function daemonSetDefinition(n: SchemaNames): ResourceDefinition {
         const prev = Number(old.metadata?.annotations?.[TEMPLATE_GENERATION] ?? 1) || 1;
         setTemplateGeneration(o, deepEqual(getObject(o, 'spec', 'template'), getObject(old, 'spec', 'template')) ? prev : prev + 1);
       },
-      validate: (o) => validateSelectorAndTemplate(o),
-      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateSelectorUnchanged(o, old)],
+      validate: (o) => validateDaemonSet(o),
+      validateUpdate: (o, old) => [...validateDaemonSet(o), ...validateSelectorUnchanged(o, old)],
       columns: [
         column('Desired', 'integer', (o) => num(o, 'status', 'desiredNumberScheduled')),
         column('Current', 'integer', (o) => num(o, 'status', 'currentNumberScheduled')),
@@ -304,3 +306,17 @@ export function controllerRevisionDefinition(n: SchemaNames): ResourceDefinition
 }
 
 export const appsFactories = [deploymentDefinition, replicaSetDefinition, statefulSetDefinition, daemonSetDefinition, controllerRevisionDefinition];
+
+function validateStatefulSet(o: ApiObject): FieldError[] {
+  const errs = [...validateSelectorAndTemplate(o, 'spec', { owner: 'StatefulSet' }), ...validateCounters(o, ['minReadySeconds', 'revisionHistoryLimit'])];
+  const partition = get(o, 'spec', 'updateStrategy', 'rollingUpdate', 'partition');
+  if (typeof partition === 'number' && partition < 0) errs.push(invalid('spec.updateStrategy.rollingUpdate.partition', partition, 'must be greater than or equal to 0'));
+  return errs;
+}
+
+function validateDaemonSet(o: ApiObject): FieldError[] {
+  const errs = [...validateSelectorAndTemplate(o, 'spec', { owner: 'DaemonSet' }), ...validateCounters(o, ['minReadySeconds', 'revisionHistoryLimit'])];
+  const ru = getObject(o, 'spec', 'updateStrategy', 'rollingUpdate');
+  if (getString(o, 'spec', 'updateStrategy', 'type') === 'RollingUpdate' && ru) errs.push(...validateRollingUpdateDaemonSet(ru, 'spec.updateStrategy.rollingUpdate'));
+  return errs;
+}

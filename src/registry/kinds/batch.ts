@@ -89,7 +89,7 @@ function prepareJob(o: ApiObject): void {
 }
 
 function validateJob(o: ApiObject, at: string): FieldError[] {
-  const errs = validateSelectorAndTemplate(o, at, { selectorOptional: true });
+  const errs = validateSelectorAndTemplate(o, at, { selectorOptional: true, owner: 'Job' });
   const rp = getString(o, ...at.split('.'), 'template', 'spec', 'restartPolicy');
   if (rp !== undefined && rp !== 'OnFailure' && rp !== 'Never') {
     errs.push({ field: `${at}.template.spec.restartPolicy`, type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(rp)}: supported values: "OnFailure", "Never"` });

@@ -10,6 +10,7 @@ import { column, countOf, get, getArray, getObject, getString } from './columns.
 import { atomicList, enumOf, int32, mapOf, obj, opaque, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { conditions, defaultPodTemplate, generationSeen, num, replicas, template, templateContainers } from './workload-shared.js';
+import { validateCounters, validatePodTemplate } from './workload-validation.js';
 
 const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantity));
 
@@ -65,6 +66,9 @@ function validateRC(o: ApiObject): FieldError[] {
   else if (Object.entries(sel).some(([k, v]) => labels[k] !== v)) {
     errs.push({ field: 'spec.template.metadata.labels', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(labels)}: \`selector\` does not match template \`labels\`` });
   }
+  const tmpl = getObject(o, 'spec', 'template');
+  if (tmpl) errs.push(...validatePodTemplate(tmpl, 'spec.template', 'ReplicationController'));
+  errs.push(...validateCounters(o, ['minReadySeconds']));
   return errs;
 }
 

@@ -11,7 +11,8 @@ import { kindSchema } from './meta.js';
 import { bindingCapability } from './pod-binding.js';
 import { evictionCapability } from './pod-eviction.js';
 import { aliasServiceAccount, defaultRequestsFromLimits, validateContainerResources } from './pod-resources.js';
-import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainers, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
+import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
+import { containersOf, validatePod } from './pod-validation.js';
 
 export function podDefinition(n: SchemaNames): ResourceDefinition {
   return {
@@ -65,10 +66,6 @@ export function podDefinition(n: SchemaNames): ResourceDefinition {
 
 type Obj = Record<string, JSONValue>;
 
-function containersOf(o: ApiObject, field: 'containers' | 'initContainers' | 'ephemeralContainers'): Obj[] {
-  return getArray(o, 'spec', field).filter((c): c is Obj => c !== null && typeof c === 'object' && !Array.isArray(c));
-}
-
 /** Kubernetes defaults imagePullPolicy from the image tag */
 export function defaultPod(o: ApiObject): void {
   for (const field of ['containers', 'initContainers', 'ephemeralContainers'] as const) {
@@ -103,86 +100,6 @@ function qosClass(o: ApiObject): string {
   }
   if (!anyRequest) return 'BestEffort';
   return guaranteed ? 'Guaranteed' : 'Burstable';
-}
-
-export function validatePod(o: ApiObject): FieldError[] {
-  const errs: FieldError[] = [];
-  const spec = getObject(o, 'spec');
-  if (!spec) return [{ field: 'spec', type: 'FieldValueRequired', message: 'Required value' }];
-  const volumes = new Set<string>();
-  getArray(spec, 'volumes').forEach((v, i) => {
-    // kube's validateVolumeSource: a volume is its name and one source (a protobuf body whose source
-    // had no field number would arrive as a bare name: refused, not stored without its source)
-    if (v && typeof v === 'object' && Object.keys(v).every((k) => k === 'name')) {
-      errs.push({ field: `spec.volumes[${i}]`, type: 'FieldValueRequired', message: 'Required value: must specify a volume type' });
-    }
-    const name = getString(v, 'name');
-    if (!name) return;
-    for (const m of isDNS1123Label(name)) errs.push(inv(`spec.volumes[${i}].name`, name, m));
-    if (volumes.has(name)) errs.push(dup(`spec.volumes[${i}].name`, name));
-    volumes.add(name);
-  });
-  if (getArray(spec, 'containers').length === 0) errs.push({ field: 'spec.containers', type: 'FieldValueRequired', message: 'Required value' });
-  const names = new Set<string>();
-  for (const field of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
-    containersOf(o, field).forEach((c, i) => {
-      const p = `spec.${field}[${i}]`;
-      const name = typeof c.name === 'string' ? c.name : '';
-      if (name) {
-        for (const m of isDNS1123Label(name)) errs.push(inv(`${p}.name`, name, m));
-        if (names.has(name)) errs.push(dup(`${p}.name`, name));
-        names.add(name);
-      }
-      if (typeof c.image !== 'string' || c.image.trim() === '') {
-        errs.push({ field: `${p}.image`, type: 'FieldValueRequired', message: 'Required value' });
-      }
-      getArray(c, 'ports').forEach((port, j) => {
-        const cp = get(port, 'containerPort');
-        if (typeof cp === 'number' && (cp < 1 || cp > 65535)) {
-          errs.push(inv(`${p}.ports[${j}].containerPort`, cp, 'must be between 1 and 65535, inclusive'));
-        }
-        const hp = get(port, 'hostPort');
-        if (typeof hp === 'number' && hp !== 0 && (hp < 1 || hp > 65535)) {
-          errs.push(inv(`${p}.ports[${j}].hostPort`, hp, 'must be between 1 and 65535, inclusive'));
-        }
-      });
-      const mountPaths = new Set<string>();
-      getArray(c, 'volumeMounts').forEach((m, j) => {
-        const vname = getString(m, 'name');
-        if (vname && !volumes.has(vname)) {
-          errs.push({ field: `${p}.volumeMounts[${j}].name`, type: 'FieldValueNotFound', message: `Not found: ${JSON.stringify(vname)}` });
-        }
-        const mp = getString(m, 'mountPath');
-        if (mp) {
-          if (mountPaths.has(mp)) errs.push(inv(`${p}.volumeMounts[${j}].mountPath`, mp, 'must be unique'));
-          mountPaths.add(mp);
-        }
-      });
-    });
-  }
-  errs.push(...validateSeccomp(getObject(spec, 'securityContext', 'seccompProfile'), 'spec.securityContext.seccompProfile'));
-  for (const field of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
-    containersOf(o, field).forEach((c, i) => errs.push(...validateSeccomp(getObject(c, 'securityContext', 'seccompProfile'), `spec.${field}[${i}].securityContext.seccompProfile`)));
-  }
-  errs.push(...validateContainerResources(spec, 'spec'));
-  errs.push(...validateEphemeralContainers(o));
-  const tgps = spec.terminationGracePeriodSeconds;
-  if (typeof tgps === 'number' && tgps < 0) errs.push(inv('spec.terminationGracePeriodSeconds', tgps, 'must be greater than or equal to 0'));
-  return errs;
-}
-
-/** spec 002 §2.5: localhostProfile is required for and only for type Localhost, a relative path below the seccomp directory */
-function validateSeccomp(sp: Obj | undefined, p: string): FieldError[] {
-  if (!sp) return [];
-  const profile = sp.localhostProfile;
-  if (sp.type === 'Localhost') {
-    if (typeof profile !== 'string' || profile === '') return [{ field: `${p}.localhostProfile`, type: 'FieldValueRequired', message: 'Required value: must be set when seccomp type is Localhost' }];
-    if (profile.startsWith('/')) return [inv(`${p}.localhostProfile`, profile, 'must be a relative path')];
-    if (profile.split('/').includes('..')) return [inv(`${p}.localhostProfile`, profile, "must not contain '..'")];
-    return [];
-  }
-  if (profile !== undefined) return [inv(`${p}.localhostProfile`, profile, 'can only be set when seccomp type is Localhost')];
-  return [];
 }
 
 /** pod specs are immutable but for images, activeDeadlineSeconds, tolerations, grace period and first binding */

@@ -7,7 +7,8 @@ import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Definitions, Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
 import { get, getObject, getString } from './columns.js';
-import { aliasServiceAccount, validateContainerResources } from './pod-resources.js';
+import { aliasServiceAccount } from './pod-resources.js';
+import { type TemplateOwner, validatePodTemplate } from './workload-validation.js';
 import { atomicList, enumOf, int32, int64, listMap, mapOf, obj, opaque, proto, ref, str, time } from '../../machinery/schema/dsl.js';
 
 export function workloadDefinitions(n: SchemaNames): Definitions {
@@ -97,7 +98,7 @@ const invalid = (field: string, value: unknown, m: string): FieldError => ({ fie
  * Kubernetes' ValidatePodTemplateSpecForReplicaSet and friends: a selector is
  * required, not empty, and selects the template's labels.
  */
-export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { templatePath?: string[]; selectorOptional?: boolean } = {}): FieldError[] {
+export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { templatePath?: string[]; selectorOptional?: boolean; owner?: TemplateOwner } = {}): FieldError[] {
   const errs: FieldError[] = [];
   const spec = getObject(o, ...at.split('.'));
   if (!spec) return [required(at)];
@@ -116,7 +117,7 @@ export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { t
   else if (!getObject(tmpl, 'spec')) errs.push(required(`${at}.${tpath.join('.')}.spec`));
   else if (!Array.isArray(get(tmpl, 'spec', 'containers')) || (get(tmpl, 'spec', 'containers') as JSONValue[]).length === 0) {
     errs.push(required(`${at}.${tpath.join('.')}.spec.containers`));
-  } else errs.push(...validateContainerResources(getObject(tmpl, 'spec'), `${at}.${tpath.join('.')}.spec`));
+  } else errs.push(...validatePodTemplate(tmpl, `${at}.${tpath.join('.')}`, opts.owner ?? 'ReplicaSet'));
   // replicas >= 0 is the schema's `minimum` (one cause, not two)
   return errs;
 }

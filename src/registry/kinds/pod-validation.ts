@@ -1,0 +1,98 @@
+// A pod's spec validation (kube's ValidatePodSpec, the parts orch checks;
+// spec 000 §2.6), shared by pods and by every workload's pod template
+// (workload-validation.ts validates a template's spec as a pod's).
+
+import { isDNS1123Label } from '../../machinery/schema/object-meta.js';
+import type { ApiObject, FieldError, JSONValue } from '../types.js';
+import { get, getArray, getObject, getString } from './columns.js';
+import { validateContainerResources } from './pod-resources.js';
+import { validateEphemeralContainers } from './pod-ephemeral.js';
+
+type Obj = Record<string, JSONValue>;
+
+export function containersOf(o: ApiObject, field: 'containers' | 'initContainers' | 'ephemeralContainers'): Obj[] {
+  return getArray(o, 'spec', field).filter((c): c is Obj => c !== null && typeof c === 'object' && !Array.isArray(c));
+}
+
+const inv = (field: string, value: unknown, m: string): FieldError => ({ field, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${m}` });
+const dup = (field: string, value: unknown): FieldError => ({ field, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(value)}` });
+
+export function validatePod(o: ApiObject): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = getObject(o, 'spec');
+  if (!spec) return [{ field: 'spec', type: 'FieldValueRequired', message: 'Required value' }];
+  const volumes = new Set<string>();
+  getArray(spec, 'volumes').forEach((v, i) => {
+    // kube's validateVolumeSource: a volume is its name and one source (a protobuf body whose source
+    // had no field number would arrive as a bare name: refused, not stored without its source)
+    if (v && typeof v === 'object' && Object.keys(v).every((k) => k === 'name')) {
+      errs.push({ field: `spec.volumes[${i}]`, type: 'FieldValueRequired', message: 'Required value: must specify a volume type' });
+    }
+    const name = getString(v, 'name');
+    if (!name) return;
+    for (const m of isDNS1123Label(name)) errs.push(inv(`spec.volumes[${i}].name`, name, m));
+    if (volumes.has(name)) errs.push(dup(`spec.volumes[${i}].name`, name));
+    volumes.add(name);
+  });
+  if (getArray(spec, 'containers').length === 0) errs.push({ field: 'spec.containers', type: 'FieldValueRequired', message: 'Required value' });
+  const names = new Set<string>();
+  for (const field of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
+    containersOf(o, field).forEach((c, i) => {
+      const p = `spec.${field}[${i}]`;
+      const name = typeof c.name === 'string' ? c.name : '';
+      if (name) {
+        for (const m of isDNS1123Label(name)) errs.push(inv(`${p}.name`, name, m));
+        if (names.has(name)) errs.push(dup(`${p}.name`, name));
+        names.add(name);
+      }
+      if (typeof c.image !== 'string' || c.image.trim() === '') {
+        errs.push({ field: `${p}.image`, type: 'FieldValueRequired', message: 'Required value' });
+      }
+      getArray(c, 'ports').forEach((port, j) => {
+        const cp = get(port, 'containerPort');
+        if (typeof cp === 'number' && (cp < 1 || cp > 65535)) {
+          errs.push(inv(`${p}.ports[${j}].containerPort`, cp, 'must be between 1 and 65535, inclusive'));
+        }
+        const hp = get(port, 'hostPort');
+        if (typeof hp === 'number' && hp !== 0 && (hp < 1 || hp > 65535)) {
+          errs.push(inv(`${p}.ports[${j}].hostPort`, hp, 'must be between 1 and 65535, inclusive'));
+        }
+      });
+      const mountPaths = new Set<string>();
+      getArray(c, 'volumeMounts').forEach((m, j) => {
+        const vname = getString(m, 'name');
+        if (vname && !volumes.has(vname)) {
+          errs.push({ field: `${p}.volumeMounts[${j}].name`, type: 'FieldValueNotFound', message: `Not found: ${JSON.stringify(vname)}` });
+        }
+        const mp = getString(m, 'mountPath');
+        if (mp) {
+          if (mountPaths.has(mp)) errs.push(inv(`${p}.volumeMounts[${j}].mountPath`, mp, 'must be unique'));
+          mountPaths.add(mp);
+        }
+      });
+    });
+  }
+  errs.push(...validateSeccomp(getObject(spec, 'securityContext', 'seccompProfile'), 'spec.securityContext.seccompProfile'));
+  for (const field of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
+    containersOf(o, field).forEach((c, i) => errs.push(...validateSeccomp(getObject(c, 'securityContext', 'seccompProfile'), `spec.${field}[${i}].securityContext.seccompProfile`)));
+  }
+  errs.push(...validateContainerResources(spec, 'spec'));
+  errs.push(...validateEphemeralContainers(o));
+  const tgps = spec.terminationGracePeriodSeconds;
+  if (typeof tgps === 'number' && tgps < 0) errs.push(inv('spec.terminationGracePeriodSeconds', tgps, 'must be greater than or equal to 0'));
+  return errs;
+}
+
+/** spec 002 §2.5: localhostProfile is required for and only for type Localhost, a relative path below the seccomp directory */
+function validateSeccomp(sp: Obj | undefined, p: string): FieldError[] {
+  if (!sp) return [];
+  const profile = sp.localhostProfile;
+  if (sp.type === 'Localhost') {
+    if (typeof profile !== 'string' || profile === '') return [{ field: `${p}.localhostProfile`, type: 'FieldValueRequired', message: 'Required value: must be set when seccomp type is Localhost' }];
+    if (profile.startsWith('/')) return [inv(`${p}.localhostProfile`, profile, 'must be a relative path')];
+    if (profile.split('/').includes('..')) return [inv(`${p}.localhostProfile`, profile, "must not contain '..'")];
+    return [];
+  }
+  if (profile !== undefined) return [inv(`${p}.localhostProfile`, profile, 'can only be set when seccomp type is Localhost')];
+  return [];
+}
