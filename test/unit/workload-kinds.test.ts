@@ -158,6 +158,21 @@ describe('workload validation', () => {
     expect(fields(def('autoscaling', 'HorizontalPodAutoscaler', 'v2'), { spec: { minReplicas: 5, maxReplicas: 2 } })).toEqual(['FieldValueInvalid spec.maxReplicas']);
   });
 
+  it("Ingress hosts: DNS names, not IPs; a wildcard only as the first label (kube's messages)", () => {
+    const d = def('networking.orch.io', 'Ingress');
+    const host = (h: string) => (d.strategy.validate?.({ spec: { rules: [{ host: h }] } }) ?? []).map((e) => `${e.field}: ${e.message}`);
+    expect(host('foo.example.com')).toEqual([]);
+    expect(host('*.example.com')).toEqual([]);
+    expect(host('Foo_.com')).toEqual([`spec.rules[0].host: Invalid value: "Foo_.com": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`]);
+    expect(host('10.0.0.1')).toEqual(['spec.rules[0].host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address']);
+    expect(host('foo.*.com')[0]).toMatch(/^spec\.rules\[0\]\.host: Invalid value: "foo\.\*\.com": a wildcard DNS-1123 subdomain must start with '\*\.'/);
+  });
+
+  it('ResourceQuota: no negative hard limit', () => {
+    const d = def('', 'ResourceQuota');
+    expect((d.strategy.validate?.({ spec: { hard: { pods: '-1', cpu: '2' } } }) ?? []).map((e) => `${e.field}: ${e.message}`)).toEqual(['spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0']);
+  });
+
   it('Ingress: neither rules nor a default backend; relative paths', () => {
     const d = def('networking.orch.io', 'Ingress');
     expect(fields(d, { spec: {} })).toEqual(['FieldValueInvalid spec']);

@@ -11,6 +11,8 @@ import { atomicList, enumOf, int32, mapOf, obj, opaque, proto, ref, str, strMap,
 import { kindSchema } from './meta.js';
 import { conditions, defaultPodTemplate, generationSeen, num, replicas, template, templateContainers } from './workload-shared.js';
 import { validateCounters, validatePodTemplate } from './workload-validation.js';
+import { invalid } from './field-errors.js';
+import { parseQuantity } from '../../core/quantity.js';
 
 const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantity));
 
@@ -196,6 +198,8 @@ export function resourceQuotaDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      validate: validateQuotaHard,
+      validateUpdate: (o) => validateQuotaHard(o),
       columns: [
         column('Request', 'string', (o) => Object.entries(getObject(o, 'spec', 'hard') ?? {}).filter(([k]) => !k.startsWith('limits.'))
           .map(([k, v]) => `${k}: ${String(get(o, 'status', 'used', k) ?? 0)}/${String(v)}`).join(', ')),
@@ -204,6 +208,14 @@ export function resourceQuotaDefinition(n: SchemaNames): ResourceDefinition {
       ],
     },
   };
+}
+
+/** kube's ValidateResourceQuantityValue for each hard limit: no negative amount */
+function validateQuotaHard(o: ApiObject): FieldError[] {
+  return Object.entries(getObject(o, 'spec', 'hard') ?? {}).flatMap(([k, v]) => {
+    const q = parseQuantity(v);
+    return q !== undefined && q < 0 ? [invalid(`spec.hard[${k}]`, String(v), 'must be greater than or equal to 0')] : [];
+  });
 }
 
 export function limitRangeDefinition(n: SchemaNames): ResourceDefinition {

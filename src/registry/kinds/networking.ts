@@ -11,6 +11,9 @@ import { column, get, getArray, getString } from './columns.js';
 import { atomicList, bool, enumOf, int32, intOrString, obj, opaque, proto, protoEmbedded, ref, str, strMap } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { selectorText } from './workload-shared.js';
+import { invalid } from './field-errors.js';
+import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
+import { isIP } from 'node:net';
 
 const strings = (d: string): Schema => atomicList(d, { type: 'string' });
 
@@ -78,12 +81,29 @@ function validateIngress(o: ApiObject): FieldError[] {
   if (getArray(o, 'spec', 'rules').length === 0 && get(o, 'spec', 'defaultBackend') === undefined) {
     errs.push({ field: 'spec', type: 'FieldValueInvalid', message: 'Invalid value: either `defaultBackend` or `rules` must be specified' });
   }
+  getArray(o, 'spec', 'rules').forEach((r, i) => errs.push(...validateIngressHost(getString(r, 'host'), `spec.rules[${i}].host`)));
   getArray(o, 'spec', 'rules').forEach((r, i) => getArray(r, 'http', 'paths').forEach((p, j) => {
     const path = getString(p, 'path');
     if (path !== undefined && !path.startsWith('/')) {
       errs.push({ field: `spec.rules[${i}].http.paths[${j}].path`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(path)}: must be an absolute path` });
     }
   }));
+  return errs;
+}
+
+const WILDCARD_HOST = /^\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const WILDCARD_HOST_MSG = "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+/** kube's validateIngressRules for a rule's host: a DNS name (not an IP), `*.` allowed as its first label */
+function validateIngressHost(host: string | undefined, at: string): FieldError[] {
+  if (!host) return [];
+  const errs: FieldError[] = [];
+  if (isIP(host) !== 0) errs.push(invalid(at, host, 'must be a DNS name, not an IP address'));
+  if (host.includes('*')) {
+    if (host.length > 253 || !WILDCARD_HOST.test(host)) errs.push(invalid(at, host, WILDCARD_HOST_MSG));
+    return errs;
+  }
+  for (const m of isDNS1123Subdomain(host)) errs.push(invalid(at, host, m));
   return errs;
 }
 
