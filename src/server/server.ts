@@ -158,6 +158,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log,
     clock,
     random,
+    resourceMetrics: resourceMetrics.client,
   });
 
   // `kubectl get componentstatuses` asks the store and the leader-run controllers (component-status.ts)
