@@ -160,7 +160,7 @@ const zero = (windowMs = 0): PodMetric => ({ timestampMs: 0, windowMs, value: 0 
  */
 function rebalance(
   current: number, ratio: number, groups: PodGroups, metrics: PodMetrics, tolerance: number,
-  missingValue: (pod: string) => number, recompute: (m: PodMetrics) => number, missingOnlyAboveOne: boolean,
+  missingValue: (pod: string) => number, recompute: (m: PodMetrics) => number,
 ): number {
   const scaleUpWithUnready = groups.unready.size > 0 && ratio > 1;
   if (!scaleUpWithUnready && groups.missing.size === 0) {
@@ -169,9 +169,9 @@ function rebalance(
   }
   const m: PodMetrics = new Map(metrics);
   if (groups.missing.size > 0) {
-    // kube's resource-utilization calculation leaves missing pods out at a ratio of exactly 1; the plain one counts them at 0
+    // at a ratio of exactly 1 missing pods stay out
     if (ratio < 1) for (const p of groups.missing) m.set(p, { ...zero(), value: missingValue(p) });
-    else if (ratio > 1 || !missingOnlyAboveOne) for (const p of groups.missing) m.set(p, zero());
+    else if (ratio > 1) for (const p of groups.missing) m.set(p, zero());
   }
   if (scaleUpWithUnready) for (const p of groups.unready) m.set(p, zero());
   const newRatio = recompute(m);
@@ -209,7 +209,7 @@ export function resourceReplicas(
   // on a scale-down a missing pod counts at its request, or at the target when that is above 100 %
   const fallback = Math.max(100, targetUtilization);
   const replicas = rebalance(current, first.ratio, groups, ready, s.tolerance,
-    (p) => Math.trunc(((requests.get(p) ?? 0) * fallback) / 100), (m) => utilizationRatio(m, requests, targetUtilization).ratio, true);
+    (p) => Math.trunc(((requests.get(p) ?? 0) * fallback) / 100), (m) => utilizationRatio(m, requests, targetUtilization).ratio);
   return { replicas, utilization: first.utilization, rawUtilization: first.rawAverage };
 }
 
@@ -220,6 +220,6 @@ export function rawResourceReplicas(
   const { groups, ready } = readyMetrics(pods, metrics, resource, s, nowMs);
   const first = usageRatio(ready, targetValue);
   // on a scale-down a missing pod counts at exactly the target
-  const replicas = rebalance(current, first.ratio, groups, ready, s.tolerance, () => targetValue, (m) => usageRatio(m, targetValue).ratio, false);
+  const replicas = rebalance(current, first.ratio, groups, ready, s.tolerance, () => targetValue, (m) => usageRatio(m, targetValue).ratio);
   return { replicas, usage: first.usage };
 }
