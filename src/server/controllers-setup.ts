@@ -59,6 +59,8 @@ export interface ControllerDeps {
   random: Random;
   /** the resource metrics port (metrics-setup.ts): the HorizontalPodAutoscaler controller reads pod usage through it */
   resourceMetrics?: ResourceMetricsClient;
+  /** the HorizontalPodAutoscaler controller's sync period and downscale stabilization window */
+  hpa?: { syncPeriodMs?: number; downscaleStabilizationMs?: number };
 }
 
 export interface Controllers {
@@ -107,7 +109,7 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
   // PodDisruptionBudget status for pods/eviction (docs/controllers.md)
   const disruption = startDisruption({ store, registry, storeFor, events, log, controllers: d.controllers, clock });
   // the scheduler and the Deployment, ReplicaSet and ReplicationController controllers (docs/controllers.md)
-  const workloads = startWorkloads({ store, registry, storeFor, events, log, controllers: d.controllers, clock, random, apiDomain: d.apiDomain, resourceMetrics: d.resourceMetrics });
+  const workloads = startWorkloads({ store, registry, storeFor, events, log, controllers: d.controllers, clock, random, apiDomain: d.apiDomain, resourceMetrics: d.resourceMetrics, hpa: d.hpa });
   // CertificateSigningRequests signed, auto-approved for node agents, cleaned up (spec 001 §5.3/§5.4)
   workloads.push(...startCertificateControllers({ store, registry, storeFor, log, controllers: d.controllers, clock, apiDomain: d.apiDomain, ca: d.ca, authorizer: d.authorizer, signingDurationMs: d.signingDurationMs }));
   // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;

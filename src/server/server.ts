@@ -159,6 +159,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock,
     random,
     resourceMetrics: resourceMetrics.client,
+    hpa: opts.hpa,
   });
 
   // `kubectl get componentstatuses` asks the store and the leader-run controllers (component-status.ts)

@@ -34,7 +34,16 @@ export interface WorkloadGate {
   gate: LeaderGate;
 }
 
-export function startWorkloads(d: LeaderControllerDeps & { random?: Random; apiDomain?: string; resourceMetrics?: ResourceMetricsClient }): WorkloadGate[] {
+export interface WorkloadDeps extends LeaderControllerDeps {
+  random?: Random;
+  apiDomain?: string;
+  /** the HorizontalPodAutoscaler controller's pod metrics (metrics-setup.ts); absent: it reports kube's "no metrics API" failures */
+  resourceMetrics?: ResourceMetricsClient;
+  /** `--horizontal-pod-autoscaler-sync-period`, `--horizontal-pod-autoscaler-downscale-stabilization` (ms) */
+  hpa?: { syncPeriodMs?: number; downscaleStabilizationMs?: number };
+}
+
+export function startWorkloads(d: WorkloadDeps): WorkloadGate[] {
   const pods = d.registry.lookup('', 'v1', 'pods');
   if (!pods) return [];
   const of = (def: ResourceDefinition) => (): GenericStore => d.storeFor(def);
@@ -82,6 +91,7 @@ export function startWorkloads(d: LeaderControllerDeps & { random?: Random; apiD
     // pod CPU and memory come from this server's scraper (metrics-setup.ts), as kube's from metrics-server
     add('horizontal pod autoscaler', new HpaController({
       store: d.store, hpas: of(hpas), pods: of(pods), scaleTarget, resourceMetrics: d.resourceMetrics, clock: d.clock, ...as('horizontal-pod-autoscaler'), log: d.log,
+      syncPeriodMs: d.hpa?.syncPeriodMs, downscaleStabilizationMs: d.hpa?.downscaleStabilizationMs,
     }));
   }
   if (jobs && controllerEnabled(d.controllers, TTL_AFTER_FINISHED_CONTROLLER, true)) {
