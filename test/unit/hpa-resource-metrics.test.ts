@@ -6,12 +6,12 @@
 // the test says.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { HPA_SYNC_PERIOD_MS, HpaController } from '../../src/controllers/autoscaling/hpa.js';
-import { EventRecorder } from '../../src/controllers/event-recorder.js';
+import { HPA_SYNC_PERIOD_MS } from '../../src/controllers/autoscaling/hpa.js';
 import { type PodMetric, type ResourceMetricsClient, ResourceMetricsError } from '../../src/controllers/metrics/resource-client.js';
-import { ManualClock } from '../../src/core/clock.js';
+import { type ManualClock } from '../../src/core/clock.js';
 import type { ApiObject, JSONValue } from '../../src/registry/types.js';
-import { type LocalRegistry, openLocalRegistry, settleControllers } from '../helpers/local-registry.js';
+import { type HpaEnv, openHpaEnv } from '../helpers/hpa-env.js';
+import { type LocalRegistry, settleControllers } from '../helpers/local-registry.js';
 
 type Obj = Record<string, JSONValue>;
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -52,13 +52,7 @@ class FakeMetrics implements ResourceMetricsClient {
   }
 }
 
-interface Env {
-  r: LocalRegistry;
-  clock: ManualClock;
-  hpa: HpaController;
-  metrics: FakeMetrics;
-  events: { reason: string; type: string; message: string }[];
-}
+type Env = HpaEnv & { metrics: FakeMetrics };
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -67,38 +61,13 @@ afterEach(async () => {
 });
 
 async function env(): Promise<Env> {
-  const clock = new ManualClock(T0);
-  const r = await openLocalRegistry('orch.io', 'orch-hpa-rm-', clock);
-  await r.gs('namespaces').create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }, W);
-  const events: Env['events'] = [];
-  const recorder = new EventRecorder(
-    {
-      create: (_ns, e) => {
-        events.push({ reason: String(e.reason), type: String(e.type), message: String(e.message) });
-        return Promise.resolve(String((e.metadata as Obj).name));
-      },
-      update: () => Promise.resolve(true),
-    },
-    { component: 'horizontal-pod-autoscaler', clock, aggregateWindowMs: 0 },
-  );
-  const metrics = new FakeMetrics(r, clock);
-  const hpa = new HpaController({
-    store: r.store,
-    hpas: () => r.gs('horizontalpodautoscalers', 'autoscaling', 'v2'),
-    pods: () => r.gs('pods'),
-    scaleTarget: (group, kind) => {
-      const def = r.registry.all().find((d) => d.group === group && d.kind === kind && d.scale);
-      return def ? { def, store: r.gs(def.resource, def.group, def.version) } : undefined;
-    },
-    resourceMetrics: metrics,
-    clock,
-    events: recorder,
+  let metrics: FakeMetrics | undefined;
+  const e = await openHpaEnv(T0, 'orch-hpa-rm-', (r, clock) => {
+    metrics = new FakeMetrics(r, clock);
+    return { pods: () => r.gs('pods'), resourceMetrics: metrics };
   });
-  cleanup.push(async () => {
-    hpa.stop();
-    await r.close();
-  });
-  return { r, clock, hpa, metrics, events };
+  cleanup.push(() => e.close());
+  return { ...e, metrics: metrics! };
 }
 
 const settle = (e: Env) => settleControllers([e.hpa]);
@@ -168,7 +137,7 @@ describe('HPA on resource metrics', () => {
     expect(reasons(s)).toEqual(['AbleToScale=True/SucceededRescale', 'ScalingActive=True/ValidMetricFound', 'ScalingLimited=True/ScaleUpLimit']);
     expect(condition(s, 'ScalingActive')?.message).toBe('the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)');
     expect(condition(s, 'ScalingLimited')?.message).toBe('the desired replica count is increasing faster than the maximum scale rate');
-    expect(e.events).toEqual([{ type: 'Normal', reason: 'SuccessfulRescale', message: 'New size: 4; reason: cpu resource utilization (percentage of request) above target' }]);
+    expect(e.events).toEqual([{ type: 'Normal', reason: 'SuccessfulRescale', message: 'New size: 4; reason: cpu resource utilization (percentage of request) above target', name: 'web' }]);
   });
 
   it('within the tolerance (0.1) nothing changes; just past it, it scales', async () => {
