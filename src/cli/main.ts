@@ -92,6 +92,9 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   .option('--service-node-port-range <range>', 'ports NodePort and LoadBalancer Services get their node ports from', '30000-32767')
   // docs/metrics.md: metrics-server's flag of the same name
   .addOption(new Option('--metric-resolution <duration>', 'how often node agents\' resource metrics are scraped for metrics.<domain> (e.g. 15s)').argParser(positiveDuration).default(15_000, '15s'))
+  // kube-controller-manager's flags of the same names (docs/controllers.md "HorizontalPodAutoscaler")
+  .addOption(new Option('--horizontal-pod-autoscaler-sync-period <duration>', 'how often every HorizontalPodAutoscaler is synced (e.g. 15s)').argParser(positiveDuration).default(15_000, '15s'))
+  .addOption(new Option('--horizontal-pod-autoscaler-downscale-stabilization <duration>', 'the window of recommendations a scale-down looks back on (e.g. 5m)').argParser(duration).default(300_000, '5m0s'))
   // spec 001 §5.15; src/server/admission-plugins.ts (NodeRestriction is on by default)
   .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction, DefaultTolerationSeconds, ServiceAccount, CertificateSubjectRestriction: all on by default)')
   .option('--disable-admission-plugins <list>', 'admission plugins to turn off, comma separated (e.g. NodeRestriction)')
@@ -136,6 +139,10 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
         audit: auditOptionsFrom(o as Record<string, unknown>),
         nodeLifecycle: nodeLifecycleOptionsFrom(o as Record<string, unknown>),
         metricResolutionMs: (o as { metricResolution?: number }).metricResolution,
+        hpa: {
+          syncPeriodMs: (o as { horizontalPodAutoscalerSyncPeriod?: number }).horizontalPodAutoscalerSyncPeriod,
+          downscaleStabilizationMs: (o as { horizontalPodAutoscalerDownscaleStabilization?: number }).horizontalPodAutoscalerDownscaleStabilization,
+        },
         clusterSigningDurationMs: (o as { clusterSigningDuration?: number }).clusterSigningDuration,
       });
     } catch (e) {

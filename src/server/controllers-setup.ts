@@ -30,6 +30,7 @@ import { startWorkloads } from './workloads-setup.js';
 import { startCertificateControllers } from './certificates-setup.js';
 import type { Authorizer } from '../auth/authz/types.js';
 import type { CertificateAndKey } from './pki.js';
+import type { ResourceMetricsClient } from '../controllers/metrics/resource-client.js';
 
 export interface ControllerDeps {
   store: RevisionedStore;
@@ -56,6 +57,10 @@ export interface ControllerDeps {
   log: (msg: string) => void;
   clock: Clock;
   random: Random;
+  /** the resource metrics port (metrics-setup.ts): the HorizontalPodAutoscaler controller reads pod usage through it */
+  resourceMetrics?: ResourceMetricsClient;
+  /** the HorizontalPodAutoscaler controller's sync period and downscale stabilization window */
+  hpa?: { syncPeriodMs?: number; downscaleStabilizationMs?: number };
 }
 
 export interface Controllers {
@@ -104,7 +109,7 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
   // PodDisruptionBudget status for pods/eviction (docs/controllers.md)
   const disruption = startDisruption({ store, registry, storeFor, events, log, controllers: d.controllers, clock });
   // the scheduler and the Deployment, ReplicaSet and ReplicationController controllers (docs/controllers.md)
-  const workloads = startWorkloads({ store, registry, storeFor, events, log, controllers: d.controllers, clock, random, apiDomain: d.apiDomain });
+  const workloads = startWorkloads({ store, registry, storeFor, events, log, controllers: d.controllers, clock, random, apiDomain: d.apiDomain, resourceMetrics: d.resourceMetrics, hpa: d.hpa });
   // CertificateSigningRequests signed, auto-approved for node agents, cleaned up (spec 001 §5.3/§5.4)
   workloads.push(...startCertificateControllers({ store, registry, storeFor, log, controllers: d.controllers, clock, apiDomain: d.apiDomain, ca: d.ca, authorizer: d.authorizer, signingDurationMs: d.signingDurationMs }));
   // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;

@@ -78,6 +78,8 @@ export interface ServerOptions {
   nodeLifecycle?: NodeLifecycleSettings;
   /** `--metric-resolution`: how often node agents' resource metrics are scraped, ms (default 15 s; docs/metrics.md) */
   metricResolutionMs?: number;
+  /** `--horizontal-pod-autoscaler-sync-period` and `--horizontal-pod-autoscaler-downscale-stabilization`, ms (defaults 15 s, 5 min) */
+  hpa?: { syncPeriodMs?: number; downscaleStabilizationMs?: number };
   /** time and timers for every part (default the system clock; tests may pass a ManualClock, src/core/clock.ts) */
   clock?: Clock;
   /** jitter and random picks for every part (default Math.random; src/core/random.ts) */

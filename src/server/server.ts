@@ -158,6 +158,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log,
     clock,
     random,
+    resourceMetrics: resourceMetrics.client,
+    hpa: opts.hpa,
   });
 
   // `kubectl get componentstatuses` asks the store and the leader-run controllers (component-status.ts)

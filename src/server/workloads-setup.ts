@@ -22,6 +22,7 @@ import { TTL_AFTER_FINISHED_CONTROLLER, TtlAfterFinishedController } from '../co
 import type { Random } from '../core/random.js';
 import { HPA_CONTROLLER, HpaController, type ScaleTarget } from '../controllers/autoscaling/hpa.js';
 import type { EventRecorder } from '../controllers/event-recorder.js';
+import type { ResourceMetricsClient } from '../controllers/metrics/resource-client.js';
 import { startSets } from './sets-setup.js';
 import { startVolumes } from './volume-setup.js';
 import { startEndpoints } from './endpoints-setup.js';
@@ -33,7 +34,16 @@ export interface WorkloadGate {
   gate: LeaderGate;
 }
 
-export function startWorkloads(d: LeaderControllerDeps & { random?: Random; apiDomain?: string }): WorkloadGate[] {
+export interface WorkloadDeps extends LeaderControllerDeps {
+  random?: Random;
+  apiDomain?: string;
+  /** the HorizontalPodAutoscaler controller's pod metrics (metrics-setup.ts); absent: it reports kube's "no metrics API" failures */
+  resourceMetrics?: ResourceMetricsClient;
+  /** `--horizontal-pod-autoscaler-sync-period`, `--horizontal-pod-autoscaler-downscale-stabilization` (ms) */
+  hpa?: { syncPeriodMs?: number; downscaleStabilizationMs?: number };
+}
+
+export function startWorkloads(d: WorkloadDeps): WorkloadGate[] {
   const pods = d.registry.lookup('', 'v1', 'pods');
   if (!pods) return [];
   const of = (def: ResourceDefinition) => (): GenericStore => d.storeFor(def);
@@ -78,7 +88,11 @@ export function startWorkloads(d: LeaderControllerDeps & { random?: Random; apiD
       const def = d.registry.all().find((x) => x.group === group && x.kind === kind && x.scale !== undefined);
       return def ? { def, store: d.storeFor(def) } : undefined;
     };
-    add('horizontal pod autoscaler', new HpaController({ store: d.store, hpas: of(hpas), scaleTarget, clock: d.clock, ...as('horizontal-pod-autoscaler'), log: d.log }));
+    // pod CPU and memory come from this server's scraper (metrics-setup.ts), as kube's from metrics-server
+    add('horizontal pod autoscaler', new HpaController({
+      store: d.store, hpas: of(hpas), pods: of(pods), scaleTarget, resourceMetrics: d.resourceMetrics, clock: d.clock, ...as('horizontal-pod-autoscaler'), log: d.log,
+      syncPeriodMs: d.hpa?.syncPeriodMs, downscaleStabilizationMs: d.hpa?.downscaleStabilizationMs,
+    }));
   }
   if (jobs && controllerEnabled(d.controllers, TTL_AFTER_FINISHED_CONTROLLER, true)) {
     add('ttl-after-finished controller', new TtlAfterFinishedController({ store: d.store, jobs: of(jobs), clock: d.clock, log: d.log }));

@@ -4,23 +4,15 @@
 // when no metrics API is registered. No sleeps: time moves only when the test says.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { HPA_SYNC_PERIOD_MS, HpaController } from '../../src/controllers/autoscaling/hpa.js';
-import { EventRecorder } from '../../src/controllers/event-recorder.js';
-import { ManualClock } from '../../src/core/clock.js';
+import { HPA_SYNC_PERIOD_MS } from '../../src/controllers/autoscaling/hpa.js';
 import type { ApiObject, JSONValue } from '../../src/registry/types.js';
-import { type LocalRegistry, openLocalRegistry, settleControllers } from '../helpers/local-registry.js';
+import { type HpaEnv as Env, openHpaEnv } from '../helpers/hpa-env.js';
+import { settleControllers } from '../helpers/local-registry.js';
 
 type Obj = Record<string, JSONValue>;
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 const NO_METRICS = 'failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)';
-
-interface Env {
-  r: LocalRegistry;
-  clock: ManualClock;
-  hpa: HpaController;
-  events: { reason: string; type: string; message: string; name: string }[];
-}
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -29,36 +21,10 @@ afterEach(async () => {
 });
 
 async function env(): Promise<Env> {
-  const clock = new ManualClock(T0);
-  const r = await openLocalRegistry('orch.io', 'orch-hpa-', clock);
-  await r.gs('namespaces').create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }, { dryRun: false });
-  const events: Env['events'] = [];
-  const recorder = new EventRecorder(
-    {
-      create: (_ns, e) => {
-        events.push({ reason: String(e.reason), type: String(e.type), message: String(e.message), name: String((e.involvedObject as Obj).name) });
-        return Promise.resolve(String((e.metadata as Obj).name));
-      },
-      update: () => Promise.resolve(true),
-    },
-    { component: 'horizontal-pod-autoscaler', clock, aggregateWindowMs: 0 },
-  );
-  const hpa = new HpaController({
-    store: r.store,
-    hpas: () => r.gs('horizontalpodautoscalers', 'autoscaling', 'v2'),
-    scaleTarget: (group, kind) => {
-      const def = r.registry.all().find((d) => d.group === group && d.kind === kind && d.scale);
-      return def ? { def, store: r.gs(def.resource, def.group, def.version) } : undefined;
-    },
-    clock,
-    events: recorder,
-  });
-  hpa.start();
-  cleanup.push(async () => {
-    hpa.stop();
-    await r.close();
-  });
-  return { r, clock, hpa, events };
+  const e = await openHpaEnv(T0, 'orch-hpa-');
+  e.hpa.start();
+  cleanup.push(() => e.close());
+  return e;
 }
 
 const settle = (e: Env) => settleControllers([e.hpa]);

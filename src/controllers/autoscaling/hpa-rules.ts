@@ -1,11 +1,11 @@
-// The pure rules of the HorizontalPodAutoscaler controller (hpa.ts), as
+// The small rules of the HorizontalPodAutoscaler controller (hpa.ts), as
 // kube-controller-manager 1.32's pkg/controller/podautoscaler/horizontal.go
-// states them: how a condition changes, and what each metric source answers
-// when no metrics API is served (orch serves none: no metrics.k8s.io, custom
-// or external metrics; docs/controllers.md "HorizontalPodAutoscaler"). Without
-// a metric value kube never reaches its recommendation normalization (the
-// downscale stabilization window, the scale-up limit, ScalingLimited), so
-// neither does orch.
+// states them: how a condition changes, v2's default metric, and what a metric
+// source answers when no metrics API serves it (docs/controllers.md
+// "HorizontalPodAutoscaler"): orch has no custom or external metrics API, so
+// `Pods`, `Object` and `External` metrics always fail this way; `Resource` and
+// `ContainerResource` do only when the controller was given no resource
+// metrics port (hpa-metrics.ts reads them otherwise).
 
 import type { JSONValue } from '../../registry/types.js';
 
@@ -57,8 +57,9 @@ export function metricUnavailable(spec: Obj): MetricFailure {
         : target.averageUtilization === undefined
           ? 'invalid resource metric source: neither an average utilization target nor an average value (usage) target was set'
           : `failed to get ${name} utilization: ${fetch}`;
+      // kube names the container (not the resource) in this wrap
       return container
-        ? { reason: 'FailedGetContainerResourceMetric', error, wrapped: `failed to get ${name} container metric value: ${error}` }
+        ? { reason: 'FailedGetContainerResourceMetric', error, wrapped: `failed to get ${String(r.container ?? '')} container metric value: ${error}` }
         : { reason: 'FailedGetResourceMetric', error, wrapped: `failed to get ${name} resource metric value: ${error}` };
     }
     case 'Pods': {

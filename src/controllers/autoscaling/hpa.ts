@@ -9,10 +9,13 @@
 //     `FailedGetScale`;
 //   - replicas 0 with minReplicas ≠ 0 → no scaling, ScalingActive False `ScalingDisabled`;
 //   - replicas above max or below min → scaled to the bound (`SuccessfulRescale`);
-//   - otherwise the metrics decide; orch serves no metrics API, so every metric
-//     source fails as kube's do without one (hpa-rules.ts metricUnavailable):
-//     ScalingActive False `FailedGetResourceMetric` and the events
-//     `FailedGetResourceMetric` and `FailedComputeMetricsReplicas`.
+//   - otherwise the metrics propose a count (hpa-metrics.ts: resource metrics
+//     through the injected ResourceMetricsClient and replica-calculator.ts;
+//     without a client, or for custom/external sources, kube's "no metrics API"
+//     failures of hpa-rules.ts), normalized by the stabilization windows, the
+//     behavior policies or the default scale-up limit and the bounds
+//     (hpa-normalize.ts, history per autoscaler in memory), then written to the
+//     target's scale with the event `SuccessfulRescale` "New size: N; reason: …".
 // The status is written only when it changed (kube's updateStatusIfNeeded).
 
 import { StatusError } from '../../core/errors.js';
@@ -24,12 +27,18 @@ import type { ApiObject, JSONValue, ResourceDefinition } from '../../registry/ty
 import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
-import { DEFAULT_METRICS, type HpaCondition, type MetricFailure, metricUnavailable, setCondition } from './hpa-rules.js';
+import type { ResourceMetricsClient } from '../metrics/resource-client.js';
+import { computeReplicasForMetrics } from './hpa-metrics.js';
+import { ScaleHistory, behaviorOf } from './hpa-normalize.js';
+import { DEFAULT_METRICS, type HpaCondition, setCondition } from './hpa-rules.js';
+import { type CalculatorSettings, DEFAULT_CALCULATOR_SETTINGS } from './replica-calculator.js';
 
 export const HPA_CONTROLLER = 'horizontalpodautoscaling';
 export const HPA_MANAGER = 'kube-controller-manager';
 /** kube's --horizontal-pod-autoscaler-sync-period default */
 export const HPA_SYNC_PERIOD_MS = 15_000;
+/** kube's --horizontal-pod-autoscaler-downscale-stabilization default */
+export const HPA_DOWNSCALE_STABILIZATION_MS = 300_000;
 
 type Obj = Record<string, JSONValue>;
 
@@ -50,6 +59,14 @@ export interface HpaOptions {
   log?: (msg: string) => void;
   /** resync period (default 15 s) */
   syncPeriodMs?: number;
+  /** kube's GetResourceMetric (src/controllers/metrics/resource-client.ts); absent: no resource metrics API */
+  resourceMetrics?: ResourceMetricsClient;
+  /** the Pod store: the replica calculator's pods (their readiness and requests) */
+  pods?: () => GenericStore;
+  /** tolerance, cpu initialization period, initial readiness delay (kube's flags; defaults 0.1, 5 min, 30 s) */
+  calculator?: Partial<CalculatorSettings>;
+  /** `--horizontal-pod-autoscaler-downscale-stabilization` (default 5 min) */
+  downscaleStabilizationMs?: number;
 }
 
 /** the parts of one sync that end in the status (kube's hpa.Status being built) */
@@ -62,15 +79,24 @@ export class HpaController extends LoopController {
   protected readonly loop: ControllerLoop;
   private readonly clock: Clock;
   private hpas: Informer | undefined;
+  /** recommendations and scale events per autoscaler key: the leader's memory, as kube's */
+  private readonly history: ScaleHistory;
+  private readonly settings: CalculatorSettings;
+  private readonly downscaleWindowMs: number;
 
   constructor(private readonly o: HpaOptions) {
     super();
     this.clock = o.clock ?? systemClock;
+    this.downscaleWindowMs = o.downscaleStabilizationMs ?? HPA_DOWNSCALE_STABILIZATION_MS;
+    this.history = new ScaleHistory(this.downscaleWindowMs);
+    this.settings = { ...DEFAULT_CALCULATOR_SETTINGS, ...o.calculator };
     this.loop = new ControllerLoop(o.store, { name: HPA_CONTROLLER, clock: this.clock, log: o.log, baseDelayMs: 200 });
   }
 
   start(): void {
     this.stop();
+    // a new leader starts without history, as a new kube-controller-manager does
+    this.history.clear();
     this.loop.begin((key) => this.sync(key));
     this.hpas = this.loop.inform(this.o.hpas().rangeKeys(''), {
       add: (_h, key) => this.loop.enqueue(key),
@@ -88,16 +114,19 @@ export class HpaController extends LoopController {
 
   private async sync(key: string): Promise<void> {
     const hpa = this.hpas?.get(key);
-    if (!hpa) return;
+    if (!hpa) {
+      this.history.forget(key);
+      return;
+    }
     try {
-      await this.reconcile(hpa);
+      await this.reconcile(hpa, key);
     } finally {
       // every autoscaler comes back each period, whatever this sync did (kube's AddRateLimited)
       this.loop.enqueueAfter(key, this.o.syncPeriodMs ?? HPA_SYNC_PERIOD_MS);
     }
   }
 
-  private async reconcile(hpa: ApiObject): Promise<void> {
+  private async reconcile(hpa: ApiObject, key: string): Promise<void> {
     const spec = (hpa.spec ?? {}) as Obj;
     const status = (hpa.status ?? {}) as Obj;
     const s: Sync = { conditions: ((status.conditions ?? []) as unknown as HpaCondition[]).map((c) => ({ ...c })), now: isoSeconds(this.clock.now()) };
@@ -125,6 +154,9 @@ export class HpaController extends LoopController {
     const current = Number((scale.spec as Obj | undefined)?.replicas ?? 0);
     const min = typeof spec.minReplicas === 'number' ? spec.minReplicas : 1;
     const max = Number(spec.maxReplicas ?? 0);
+    const nowMs = this.clock.now();
+    const behavior = behaviorOf(spec, this.downscaleWindowMs);
+    this.history.recordInitial(key, current, nowMs);
 
     let desired = 0;
     let reason = '';
@@ -140,12 +172,35 @@ export class HpaController extends LoopController {
       reason = 'Current number of replicas below Spec.MinReplicas';
       desired = min;
     } else {
-      // the metrics: none can be read without a metrics API, so this sync ends here as kube's does
-      const failure = this.metricsFailure(hpa, s, scale, spec);
-      metricStatuses = failure.statuses;
-      await this.writeStatus(hpa, this.status(status, s, current, Number(status.desiredReplicas ?? 0), metricStatuses, false));
-      this.event(hpa, 'Warning', 'FailedComputeMetricsReplicas', failure.error);
-      return;
+      const outcome = await computeReplicasForMetrics({
+        namespace: ns,
+        selector: (scale.status as Obj | undefined)?.selector,
+        specReplicas: current,
+        metrics: Array.isArray(spec.metrics) && spec.metrics.length > 0 ? (spec.metrics as Obj[]) : DEFAULT_METRICS,
+        client: this.o.resourceMetrics,
+        listPods: (namespace) => (this.o.pods ? this.o.pods().list(namespace) : Promise.resolve([])),
+        settings: this.settings,
+        nowMs,
+        event: (type, why, message) => this.event(hpa, type, why, message),
+      });
+      metricStatuses = outcome.statuses;
+      const a = outcome.scalingActive;
+      this.cond(s, 'ScalingActive', a.status, a.reason, a.message);
+      if (outcome.replicas < 0) {
+        await this.writeStatus(hpa, this.status(status, s, current, Number(status.desiredReplicas ?? 0), metricStatuses, false));
+        this.event(hpa, 'Warning', 'FailedComputeMetricsReplicas', outcome.error ?? '');
+        return;
+      }
+      desired = outcome.replicas;
+      if (desired > current) reason = `${outcome.metric} above target`;
+      if (desired < current) reason = 'All metrics below target';
+      const n = behavior
+        ? this.history.normalizeWithBehavior(key, behavior, current, desired, min, max, nowMs)
+        : this.history.normalize(key, current, desired, min, max, nowMs);
+      this.cond(s, 'AbleToScale', 'True', n.ableToScale.reason, n.ableToScale.message);
+      this.cond(s, 'ScalingLimited', n.limited.status, n.limited.reason, n.limited.message);
+      desired = n.desired;
+      rescale = desired !== current;
     }
 
     if (rescale) {
@@ -165,31 +220,11 @@ export class HpaController extends LoopController {
       }
       this.cond(s, 'AbleToScale', 'True', 'SucceededRescale', `the HPA controller was able to update the target scale to ${desired}`);
       this.event(hpa, 'Normal', 'SuccessfulRescale', `New size: ${desired}; reason: ${reason}`);
+      this.history.storeScaleEvent(key, behavior, current, desired, nowMs);
     } else {
       desired = current;
     }
     await this.writeStatus(hpa, this.status(status, s, current, desired, metricStatuses, rescale));
-  }
-
-  /**
-   * kube's computeReplicasForMetrics when every metric fails: the selector is
-   * checked first, then each metric source reports why it has no value; the
-   * first failure sets ScalingActive and every failure has its own event
-   */
-  private metricsFailure(hpa: ApiObject, s: Sync, scale: ApiObject, spec: Obj): { error: string; statuses?: Obj[] } {
-    const selector = (scale.status as Obj | undefined)?.selector;
-    if (typeof selector !== 'string' || selector === '') {
-      this.event(hpa, 'Warning', 'SelectorRequired', 'selector is required');
-      this.cond(s, 'ScalingActive', 'False', 'InvalidSelector', "the HPA target's scale is missing a selector");
-      return { error: 'selector is required' };
-    }
-    const metrics = Array.isArray(spec.metrics) && spec.metrics.length > 0 ? (spec.metrics as Obj[]) : DEFAULT_METRICS;
-    const failures: MetricFailure[] = metrics.map((m) => metricUnavailable(m));
-    for (const f of failures) this.event(hpa, 'Warning', f.reason, f.error);
-    const first = failures[0]!; // metrics is never empty (DEFAULT_METRICS above)
-    this.cond(s, 'ScalingActive', 'False', first.reason, `the HPA was unable to compute the replica count: ${first.error}`);
-    // kube keeps one empty MetricStatus per metric it could not read
-    return { error: `invalid metrics (${failures.length} invalid out of ${metrics.length}), first error is: ${first.wrapped}`, statuses: metrics.map(() => ({ type: '' })) };
   }
 
   /** kube's setStatus: lastScaleTime moves on a rescale; the conditions as this sync left them */

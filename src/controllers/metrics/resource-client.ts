@@ -29,16 +29,17 @@ export interface ResourceMetricsResult {
 export interface ResourceMetricsClient {
   /**
    * `container` '' = the pod's containers summed; throws ResourceMetricsError with kube's message when the
-   * metrics API has no PodMetrics for the selection or a named container is missing
+   * metrics API has no PodMetrics for the selection or a named container is missing; a resource other than
+   * cpu and memory has no usage, so no pod has a value for it (kube's getPodMetrics skips such pods)
    */
-  getResourceMetric(resource: 'cpu' | 'memory', namespace: string, selects: (pod: ApiObject) => boolean, container: string): Promise<ResourceMetricsResult>;
+  getResourceMetric(resource: string, namespace: string, selects: (pod: ApiObject) => boolean, container: string): Promise<ResourceMetricsResult>;
 }
 
 export class ResourceMetricsError extends Error {}
 
 /** Quantity.MilliValue of the usage metrics-server answers (cpu: nanocores rounded up to millicores) */
-const milli = (resource: 'cpu' | 'memory', u: { cpuNanoCores: number; memoryBytes: number }) =>
-  resource === 'cpu' ? Math.ceil(u.cpuNanoCores / 1e6) : u.memoryBytes * 1000;
+const milli = (resource: string, u: { cpuNanoCores: number; memoryBytes: number }): number | undefined =>
+  resource === 'cpu' ? Math.ceil(u.cpuNanoCores / 1e6) : resource === 'memory' ? u.memoryBytes * 1000 : undefined;
 
 export function storageResourceMetrics(storage: MetricsStorage, listPods: (namespace: string) => Promise<ApiObject[]>): ResourceMetricsClient {
   return {
@@ -50,15 +51,17 @@ export function storageResourceMetrics(storage: MetricsStorage, listPods: (names
       if (items.length === 0) throw new ResourceMetricsError('no metrics returned from resource metrics API');
       const metrics = new Map<string, PodMetric>();
       for (const { name, usage } of items) {
-        let value = 0;
+        let value: number | undefined = 0;
         if (container !== '') {
           const c = usage.containers.find((x) => x.name === container);
           if (!c) throw new ResourceMetricsError(`failed to get container metrics: container ${container} not present in metrics for pod ${namespace}/${name}`);
           value = milli(resource, c);
         } else {
           if (usage.containers.length === 0) continue;
-          for (const c of usage.containers) value += milli(resource, c);
+          const values = usage.containers.map((c) => milli(resource, c));
+          value = values.includes(undefined) ? undefined : values.reduce<number>((a, b) => a + (b ?? 0), 0);
         }
+        if (value === undefined) continue;
         metrics.set(name, { timestampMs: usage.timestampMs, windowMs: usage.windowMs, value });
       }
       return { metrics, timestampMs: items[0]!.usage.timestampMs };

@@ -8,6 +8,7 @@
 
 import { certificateSigningRequestDefinition } from './csr.js';
 import { hpaStorage } from './hpa-conversion.js';
+import { formatHpaTargets } from './hpa-targets.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
@@ -190,10 +191,9 @@ function hpaDefinition(n: SchemaNames, v2: boolean): ResourceDefinition {
       validateUpdate: (o) => validateHPA(o),
       columns: [
         column('Reference', 'string', (o) => `${getString(o, 'spec', 'scaleTargetRef', 'kind') ?? ''}/${getString(o, 'spec', 'scaleTargetRef', 'name') ?? ''}`),
-        column('Targets', 'string', (o) => (v2 ? getArray(o, 'spec', 'metrics').map((m) => {
-          const t = get(m, 'resource', 'target', 'averageUtilization');
-          return t === undefined ? '<unknown>' : `${getString(m, 'resource', 'name') ?? ''}: <unknown>/${String(t)}%`;
-        }).join(', ') || '<none>' : `cpu: <unknown>/${String(get(o, 'spec', 'targetCPUUtilizationPercentage') ?? 80)}%`)),
+        // the metrics against status.currentMetrics, as kube's printer (hpa-targets.ts)
+        column('Targets', 'string', (o) => (v2 ? formatHpaTargets(getArray(o, 'spec', 'metrics'), getArray(o, 'status', 'currentMetrics'))
+          : `cpu: ${get(o, 'status', 'currentCPUUtilizationPercentage') === undefined ? '<unknown>' : `${String(get(o, 'status', 'currentCPUUtilizationPercentage'))}%`}/${String(get(o, 'spec', 'targetCPUUtilizationPercentage') ?? 80)}%`)),
         column('MinPods', 'string', (o) => String(get(o, 'spec', 'minReplicas') ?? '<unset>')),
         column('MaxPods', 'integer', (o) => num(o, 'spec', 'maxReplicas')),
         column('Replicas', 'integer', (o) => num(o, 'status', 'currentReplicas')),
