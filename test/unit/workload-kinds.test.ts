@@ -100,6 +100,14 @@ describe('workload validation', () => {
     expect(messages(def('apps', 'DaemonSet'), { spec: t({ ephemeralContainers: [{ name: 'dbg', image: 'busybox' }] }) })).toEqual(['spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template']);
   });
 
+  it("negative replicas: kube's handwritten message, not the schema's", () => {
+    const spec = { replicas: -1, selector: { matchLabels: { app: 'web' } }, template };
+    for (const k of ['Deployment', 'ReplicaSet', 'StatefulSet']) {
+      expect((def('apps', k).strategy.validate?.({ spec }) ?? []).map((e) => `${e.field}: ${e.message}`)).toEqual(['spec.replicas: Invalid value: -1: must be greater than or equal to 0']);
+    }
+    expect((def('', 'ReplicationController').strategy.validate?.({ spec: { replicas: -1, selector: { app: 'web' }, template } }) ?? []).map((e) => e.message)).toEqual(['Invalid value: -1: must be greater than or equal to 0']);
+  });
+
   it("Deployment: the strategy and counters, with kube's messages", () => {
     const d = def('apps', 'Deployment');
     const base = { selector: { matchLabels: { app: 'web' } }, template };

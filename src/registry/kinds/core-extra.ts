@@ -9,7 +9,7 @@ import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, countOf, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, enumOf, int32, mapOf, obj, opaque, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
-import { conditions, defaultPodTemplate, generationSeen, num, replicas, template, templateContainers } from './workload-shared.js';
+import { conditions, defaultPodTemplate, generationSeen, num, replicas, template, templateContainers, validateReplicas } from './workload-shared.js';
 import { validateCounters, validatePodTemplate } from './workload-validation.js';
 import { invalid } from './field-errors.js';
 import { parseQuantity } from '../../core/quantity.js';
@@ -61,7 +61,7 @@ export function replicationControllerDefinition(n: SchemaNames): ResourceDefinit
 }
 
 function validateRC(o: ApiObject): FieldError[] {
-  const errs: FieldError[] = [];
+  const errs: FieldError[] = validateReplicas(o);
   const sel = getObject(o, 'spec', 'selector') ?? {};
   const labels = getObject(o, 'spec', 'template', 'metadata', 'labels') ?? {};
   if (Object.keys(sel).length === 0) errs.push({ field: 'spec.selector', type: 'FieldValueRequired', message: 'Required value' });

@@ -88,7 +88,14 @@ export function conditions(shape: ConditionShape = 'workload', d = 'Latest avail
   return listMap(d, condition(shape), ['type'], 'type');
 }
 
-export const replicas = (d: string): Schema => int32(d, { minimum: 0 });
+// no schema minimum: kube's OpenAPI has none, and its message is the handwritten one (validateReplicas)
+export const replicas = (d: string): Schema => int32(d);
+
+/** kube's ValidateNonnegativeField for spec.replicas */
+export function validateReplicas(o: ApiObject, at = 'spec'): FieldError[] {
+  const v = get(o, ...at.split('.'), 'replicas');
+  return typeof v === 'number' && v < 0 ? [invalid(`${at}.replicas`, v, 'must be greater than or equal to 0')] : [];
+}
 export const generationSeen = (): Schema => int64('The generation observed by the controller.');
 
 const required = (field: string): FieldError => ({ field, type: 'FieldValueRequired', message: 'Required value' });
@@ -118,7 +125,7 @@ export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { t
   else if (!Array.isArray(get(tmpl, 'spec', 'containers')) || (get(tmpl, 'spec', 'containers') as JSONValue[]).length === 0) {
     errs.push(required(`${at}.${tpath.join('.')}.spec.containers`));
   } else errs.push(...validatePodTemplate(tmpl, `${at}.${tpath.join('.')}`, opts.owner ?? 'ReplicaSet'));
-  // replicas >= 0 is the schema's `minimum` (one cause, not two)
+  if (opts.owner !== 'Job') errs.unshift(...validateReplicas(o, at));
   return errs;
 }
 
