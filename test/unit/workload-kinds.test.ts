@@ -142,6 +142,24 @@ describe('workload validation', () => {
     ]);
   });
 
+  it('Job updates: completions immutable unless Indexed (then only with parallelism); the template immutable but for a suspended, unstarted job', () => {
+    const d = def('batch', 'Job');
+    const job = (spec: Record<string, unknown>, status: Record<string, unknown> = {}): ApiObject => ({
+      spec: { completions: 2, parallelism: 2, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } }, ...spec },
+      status,
+    });
+    const upd = (o: ApiObject, old: ApiObject) => (d.strategy.validateUpdate?.(o, old) ?? []).map((e) => `${e.field}: ${e.message.replace(/Invalid value: .*: /, '')}`);
+    expect(upd(job({ completions: 5 }), job({}))).toEqual(['spec.completions: field is immutable']);
+    expect(upd(job({ completionMode: 'Indexed', completions: 5, parallelism: 5 }), job({ completionMode: 'Indexed' }))).toEqual([]);
+    expect(upd(job({ completionMode: 'Indexed', completions: 5 }), job({ completionMode: 'Indexed' }))).toEqual(['spec.completions: can only be modified in tandem with spec.parallelism']);
+    const image = (img: string, extra: Record<string, unknown> = {}) => ({ metadata: { labels: { a: 'b' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: img }], ...extra } });
+    expect(upd(job({ template: image('busybox:2') }), job({}))).toEqual(['spec.template: field is immutable']);
+    // suspended and never started: the scheduling directives may change, nothing else
+    expect(upd(job({ suspend: true, template: image('busybox', { nodeSelector: { zone: 'a' } }) }), job({ suspend: true }))).toEqual([]);
+    expect(upd(job({ suspend: true, template: image('busybox', { nodeSelector: { zone: 'a' } }) }), job({ suspend: true }, { startTime: '2026-01-01T00:00:00Z' }))).toEqual(['spec.template: field is immutable']);
+    expect(upd(job({ suspend: true, template: image('busybox:2') }), job({ suspend: true }))).toEqual(['spec.template: field is immutable']);
+  });
+
   it('Job: restartPolicy Always is not supported', () => {
     const d = def('batch', 'Job');
     expect(fields(d, { spec: { template: { ...template, spec: { ...template.spec, restartPolicy: 'Always' } } } })).toEqual(['FieldValueNotSupported spec.template.spec.restartPolicy']);

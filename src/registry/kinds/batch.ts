@@ -137,7 +137,8 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
       validate: (o) => validateJob(o, 'spec'),
       validateUpdate: (o, old) => {
         const errs = validateJob(o, 'spec');
-        errs.push(...validateJobImmutable(getObject(o, 'spec') ?? {}, getObject(old, 'spec') ?? {}, 'spec'));
+        const schedulingMutable = get(old, 'spec', 'suspend') === true && get(old, 'status', 'startTime') === undefined;
+        errs.push(...validateJobImmutable(getObject(o, 'spec') ?? {}, getObject(old, 'spec') ?? {}, 'spec', schedulingMutable));
         if (JSON.stringify(get(o, 'spec', 'selector') ?? null) !== JSON.stringify(get(old, 'spec', 'selector') ?? null)) {
           errs.push({ field: 'spec.selector', type: 'FieldValueInvalid', message: 'Invalid value: field is immutable' });
         }

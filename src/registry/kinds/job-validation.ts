@@ -186,9 +186,54 @@ export function validateJobPolicies(spec: Obj, at: string): FieldError[] {
   return errs;
 }
 
-/** the spec fields kube's ValidateJobSpecUpdate keeps as they were */
-export function validateJobImmutable(spec: Obj, old: Obj, at: string): FieldError[] {
+/**
+ * kube's validatePodTemplateUpdate: a Job's template is immutable, but for a
+ * suspended Job that never started its scheduling directives (node affinity,
+ * nodeSelector, tolerations, labels, annotations, schedulingGates) may change
+ */
+function templateUnchanged(spec: Obj, old: Obj, schedulingMutable: boolean): boolean {
+  const t = structuredClone((spec.template ?? {}) as Obj);
+  const o = structuredClone((old.template ?? {}) as Obj);
+  if (schedulingMutable) {
+    const strip = (x: Obj) => {
+      const meta = (x.metadata ?? {}) as Obj;
+      delete meta.labels;
+      delete meta.annotations;
+      const ps = (x.spec ?? {}) as Obj;
+      for (const k of ['nodeSelector', 'tolerations', 'schedulingGates']) delete ps[k];
+      const aff = ps.affinity as Obj | undefined;
+      if (aff) {
+        delete aff.nodeAffinity;
+        if (Object.keys(aff).length === 0) delete ps.affinity;
+      }
+    };
+    strip(t);
+    strip(o);
+  }
+  return JSON.stringify(sortKeys(t)) === JSON.stringify(sortKeys(o));
+}
+
+function sortKeys(v: JSONValue): JSONValue {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Obj)[k]!)]));
+}
+
+/**
+ * the spec fields kube's ValidateJobSpecUpdate keeps as they were.
+ * `schedulingMutable`: the Job is suspended and has not started (kube's
+ * AllowMutableSchedulingDirectives)
+ */
+export function validateJobImmutable(spec: Obj, old: Obj, at: string, schedulingMutable = false): FieldError[] {
   const errs: FieldError[] = [];
+  // completions: immutable unless Indexed, where it may change in tandem with parallelism (elastic Indexed Jobs)
+  if (JSON.stringify(spec.completions ?? null) !== JSON.stringify(old.completions ?? null)) {
+    if (spec.completionMode !== 'Indexed') errs.push(invalid(`${at}.completions`, spec.completions ?? null, 'field is immutable'));
+    else if (typeof spec.completions === 'number' && spec.completions !== spec.parallelism) {
+      errs.push(invalid(`${at}.completions`, spec.completions, 'can only be modified in tandem with spec.parallelism'));
+    }
+  }
+  if (!templateUnchanged(spec, old, schedulingMutable)) errs.push(invalid(`${at}.template`, spec.template ?? null, 'field is immutable'));
   for (const f of ['completionMode', 'podFailurePolicy', 'backoffLimitPerIndex', 'successPolicy', 'managedBy']) {
     if (JSON.stringify(spec[f] ?? null) !== JSON.stringify(old[f] ?? null)) errs.push(invalid(`${at}.${f}`, spec[f] ?? null, 'field is immutable'));
   }
