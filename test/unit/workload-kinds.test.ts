@@ -144,7 +144,7 @@ describe('workload validation', () => {
 
   it('Job updates: completions immutable unless Indexed (then only with parallelism); the template immutable but for a suspended, unstarted job', () => {
     const d = def('batch', 'Job');
-    const job = (spec: Record<string, unknown>, status: Record<string, unknown> = {}): ApiObject => ({
+    const job = (spec: Record<string, JSONValue>, status: Record<string, JSONValue> = {}): ApiObject => ({
       spec: { completions: 2, parallelism: 2, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } }, ...spec },
       status,
     });

@@ -16,6 +16,7 @@ import { column, fieldOf, get, getArray, getObject, getString } from './columns.
 import { atomicList, bool, enumOf, int32, intOrString, mapOf, obj, opaque, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { conditions, generationSeen, num, selector } from './workload-shared.js';
+import { notMoreThan100, validateIntOrPercent } from './workload-validation.js';
 
 const strings = (d: string): Schema => atomicList(d, { type: 'string' });
 const fieldErr = (field: string, type: string, message: string): FieldError => ({ field, type, message });
@@ -61,10 +62,11 @@ function validatePDB(o: ApiObject): FieldError[] {
   if (get(o, 'spec', 'minAvailable') !== undefined && get(o, 'spec', 'maxUnavailable') !== undefined) {
     errs.push(fieldErr('spec', 'FieldValueInvalid', 'Invalid value: minAvailable and maxUnavailable cannot be both set'));
   }
+  // kube's ValidatePositiveIntOrPercent and IsNotMoreThan100Percent
   for (const f of ['minAvailable', 'maxUnavailable']) {
     const v = get(o, 'spec', f);
-    if (typeof v === 'number' && v < 0) errs.push(fieldErr(`spec.${f}`, 'FieldValueInvalid', `Invalid value: ${v}: must be greater than or equal to 0`));
-    if (typeof v === 'string' && !/^\d+%$/.test(v)) errs.push(fieldErr(`spec.${f}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(v)}: a valid percent string must be a numeric string followed by an ending '%'`));
+    if (v === undefined || v === null) continue;
+    errs.push(...validateIntOrPercent(v, `spec.${f}`), ...notMoreThan100(v, `spec.${f}`));
   }
   return errs;
 }

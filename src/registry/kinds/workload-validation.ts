@@ -67,7 +67,7 @@ function intOrPercent(v: JSONValue | undefined): number {
 }
 
 /** kube's IsNotMoreThan100Percent */
-function notMoreThan100(v: JSONValue | undefined, field: string): FieldError[] {
+export function notMoreThan100(v: JSONValue | undefined, field: string): FieldError[] {
   return typeof v === 'string' && PERCENT.test(v) && intOrPercent(v) > 100 ? [intOrStringInvalid(field, v, 'must not be greater than 100%')] : [];
 }
 
