@@ -194,6 +194,18 @@ describe('workload validation', () => {
     expect(host('foo.*.com')[0]).toMatch(/^spec\.rules\[0\]\.host: Invalid value: "foo\.\*\.com": a wildcard DNS-1123 subdomain must start with '\*\.'/);
   });
 
+  it("Service: one port per protocol and port, targetPort in range, externalName a DNS name (kube's messages)", () => {
+    const d = def('', 'Service');
+    const messages = (spec: Record<string, JSONValue>) => (d.strategy.validate?.({ spec }) ?? []).map((e) => `${e.field}: ${e.message}`);
+    expect(messages({ ports: [{ name: 'a', port: 80 }, { name: 'b', port: 80, targetPort: 81 }] })).toEqual([
+      'spec.ports[1]: Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}',
+    ]);
+    expect(messages({ ports: [{ name: 'a', port: 53, protocol: 'TCP' }, { name: 'b', port: 53, protocol: 'UDP' }] })).toEqual([]);
+    expect(messages({ ports: [{ port: 80, targetPort: 70000 }] })).toEqual(['spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive']);
+    expect(messages({ type: 'ExternalName', externalName: 'db.example.com.' })).toEqual([]);
+    expect(messages({ type: 'ExternalName', externalName: 'bad_name!' })[0]).toMatch(/^spec\.externalName: Invalid value: "bad_name!": a lowercase RFC 1123 subdomain/);
+  });
+
   it('ResourceQuota: no negative hard limit', () => {
     const d = def('', 'ResourceQuota');
     expect((d.strategy.validate?.({ spec: { hard: { pods: '-1', cpu: '2' } } }) ?? []).map((e) => `${e.field}: ${e.message}`)).toEqual(['spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0']);

@@ -7,6 +7,7 @@ import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../ty
 import { column, fieldOf, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, enumOf, int32, listMap, obj, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
 
 export function serviceDefinition(n: SchemaNames): ResourceDefinition {
   const servicePort = obj('A port the service exposes.', proto({ name: 1, protocol: 2, appProtocol: 6, port: 3, targetPort: 4, nodePort: 5 }, {
@@ -184,7 +185,29 @@ function validateService(o: ApiObject): FieldError[] {
     if (typeof p?.nodePort === 'number' && p.nodePort !== 0 && type === 'ClusterIP') {
       errs.push({ field: `spec.ports[${i}].nodePort`, type: 'FieldValueForbidden', message: 'Forbidden: may not be used when `type` is \'ClusterIP\'' });
     }
+    const tp = p?.targetPort;
+    if (typeof tp === 'number' && tp !== 0 && (tp < 1 || tp > 65535)) {
+      errs.push({ field: `spec.ports[${i}].targetPort`, type: 'FieldValueInvalid', message: `Invalid value: ${tp}: must be between 1 and 65535, inclusive` });
+    }
   });
+  // kube's ValidateService: one port per (protocol, port); the value is the key as Go prints it
+  const seen = new Set<string>();
+  ports.forEach((p, i) => {
+    const protocol = typeof p?.protocol === 'string' ? p.protocol : 'TCP';
+    const key = `${protocol}/${String(p?.port)}`;
+    if (seen.has(key)) {
+      errs.push({
+        field: `spec.ports[${i}]`, type: 'FieldValueDuplicate',
+        message: `Duplicate value: core.ServicePort{Name:"", Protocol:${JSON.stringify(protocol)}, AppProtocol:(*string)(nil), Port:${String(p?.port)}, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}`,
+      });
+    }
+    seen.add(key);
+  });
+  if (type === 'ExternalName' && typeof spec.externalName === 'string' && spec.externalName !== '') {
+    // a trailing dot (an absolute name) is allowed, as kube's ValidateService
+    const name = spec.externalName.endsWith('.') ? spec.externalName.slice(0, -1) : spec.externalName;
+    for (const m of isDNS1123Subdomain(name)) errs.push({ field: 'spec.externalName', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(name)}: ${m}` });
+  }
   return errs;
 }
 
