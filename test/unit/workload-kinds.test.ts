@@ -206,6 +206,14 @@ describe('workload validation', () => {
     expect(messages({ type: 'ExternalName', externalName: 'bad_name!' })[0]).toMatch(/^spec\.externalName: Invalid value: "bad_name!": a lowercase RFC 1123 subdomain/);
   });
 
+  it("Lease: a positive duration, non-negative transitions (kube's messages)", () => {
+    const d = kinds.find((x) => x.kind === 'Lease')!;
+    expect((d.strategy.validate?.({ spec: { leaseDurationSeconds: 0, leaseTransitions: -1 } }) ?? []).map((e) => `${e.field}: ${e.message}`)).toEqual([
+      'spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0',
+      'spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0',
+    ]);
+  });
+
   it('ResourceQuota: no negative hard limit', () => {
     const d = def('', 'ResourceQuota');
     expect((d.strategy.validate?.({ spec: { hard: { pods: '-1', cpu: '2' } } }) ?? []).map((e) => `${e.field}: ${e.message}`)).toEqual(['spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0']);
