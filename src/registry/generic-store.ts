@@ -363,7 +363,7 @@ export class GenericStore {
     }
     carryOver(this.def, next, current, name);
     this.def.strategy.default?.(next);
-    this.def.strategy.prepareForUpdate?.(next, current, this.clock.now());
+    this.def.strategy.prepareForUpdate?.(next, current, this.clock.now(), opts.subresource);
     if (this.hooks.mutate) {
       const mutated = await this.hooks.mutate({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
       if (mutated && mutated !== next) next = mutated;

@@ -38,7 +38,8 @@ export function managedFieldsHooks(defs: Definitions, clock: Clock): Pick<WriteH
  * change, as with Kubernetes' reset-fields strategies.
  */
 function statusAsStored(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): ApiObject {
-  if (opts.subresource === 'status' || !(def.subresources ?? []).includes('status')) return obj;
+  // a CSR's `approval` writes status too (its conditions)
+  if (opts.subresource === 'status' || opts.subresource === 'approval' || !(def.subresources ?? []).includes('status')) return obj;
   const { status: _s, ...rest } = obj;
   return old?.status === undefined ? (rest as ApiObject) : { ...rest, status: old.status };
 }

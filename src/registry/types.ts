@@ -29,8 +29,11 @@ export interface Strategy {
   validateUpdate?(obj: ApiObject, old: ApiObject, subresource?: string): FieldError[];
   /** `user`: who asks (absent for the server's own writes), for kinds that record it (CSR requester) */
   prepareForCreate?(obj: ApiObject, user?: UserInfo): void;
-  /** `now`: the store's clock (ms), for kinds that date what an update changed (CSR conditions) */
-  prepareForUpdate?(obj: ApiObject, old: ApiObject, now: number): void;
+  /**
+   * `now`: the store's clock (ms), for kinds that date what an update changed (CSR conditions);
+   * `subresource`: the sub-resource written ('' or undefined for the main resource)
+   */
+  prepareForUpdate?(obj: ApiObject, old: ApiObject, now: number, subresource?: string): void;
   /** extra Table columns after Name (Age is added last by the table printer) */
   columns?: TableColumn[];
   /** the columns are the whole table after Name (a CRD's additionalPrinterColumns): no Age is added */

@@ -112,6 +112,27 @@ describe('csrsigning', () => {
     await issued('heidi');
   });
 
+  it('approval and issuance stay apart: /status cannot approve, /approval cannot write a certificate', async () => {
+    const { csrPem } = await createCertificateRequest({ commonName: 'ivan' });
+    expect((await postCsr('ivan', 'example.com/other-signer', csrPem, ['client auth'])).status).toBe(201);
+    const cur = await getCsr('ivan');
+    // an Approved condition through /status is dropped (kube's csrStatusStrategy keeps the stored approval conditions)
+    const viaStatus = await t.request('PUT', `${CSRS}/ivan/status`, { body: { ...cur, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Sneaky' }] } } });
+    expect(viaStatus.status, viaStatus.text).toBe(200);
+    expect(viaStatus.json<Csr>().status?.conditions ?? []).toEqual([]);
+    // a certificate through /approval is dropped (kube's csrApprovalStrategy changes only the conditions)
+    const cert = Buffer.from('-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n').toString('base64');
+    const viaApproval = await t.request('PUT', `${CSRS}/ivan/approval`, { body: { ...(await getCsr('ivan')), status: { certificate: cert, conditions: [{ type: 'Approved', status: 'True', reason: 'Admin' }] } } });
+    expect(viaApproval.status, viaApproval.text).toBe(200);
+    const approved = viaApproval.json<Csr>();
+    expect(approved.status?.certificate).toBeUndefined();
+    expect(approved.status?.conditions?.map((c) => c.type)).toEqual(['Approved']);
+    // /status keeps that approval while a signer writes other conditions
+    const failed = await t.request('PUT', `${CSRS}/ivan/status`, { body: { ...approved, status: { conditions: [{ type: 'Failed', status: 'True', reason: 'Nope' }] } } });
+    expect(failed.status, failed.text).toBe(200);
+    expect(failed.json<Csr>().status?.conditions?.map((c) => c.type)).toEqual(['Failed', 'Approved']);
+  });
+
   it('certificates/v1 validation: legacy signer, usages, expirationSeconds, request', async () => {
     const { csrPem } = await createCertificateRequest({ commonName: 'v' });
     const causes = async (r: Awaited<ReturnType<typeof postCsr>>) => {

@@ -96,9 +96,9 @@ const get = async (e: Env, name: string): Promise<ApiObject | undefined> => {
 };
 const st = async (e: Env, name: string): Promise<Obj> => ((await get(e, name))?.status ?? {}) as Obj;
 
-/** what `kubectl certificate approve|deny` writes, stamped with the simulated clock */
+/** what `kubectl certificate approve|deny` writes (to /approval), stamped with the simulated clock */
 async function decide(e: Env, name: string, type: 'Approved' | 'Denied'): Promise<void> {
-  await e.csrs.guaranteedUpdate('', name, { dryRun: false, subresource: 'status' }, (cur) => ({
+  await e.csrs.guaranteedUpdate('', name, { dryRun: false, subresource: 'approval' }, (cur) => ({
     ...cur!, status: { conditions: [{ type, status: 'True', reason: 'Test', lastUpdateTime: new Date(e.clock.now()).toISOString().replace('.000Z', 'Z') }] },
   }));
   await e.settle();
@@ -161,7 +161,7 @@ describe('csrcleaner', () => {
     await create(e, 'failed', KUBELET, { cn: 'not-a-node' });
     await decide(e, 'denied', 'Denied');
     await decide(e, 'failed', 'Approved');
-    expect(((await st(e, 'failed')).conditions as Obj[]).map((c) => c.type)).toEqual(['Approved', 'Failed']);
+    expect(((await st(e, 'failed')).conditions as Obj[]).map((c) => c.type)).toEqual(['Failed', 'Approved']); // kube's status strategy: the written conditions, then the stored approval
     await e.advance(HOUR - 1000);
     expect(await get(e, 'denied')).toBeDefined();
     expect(await get(e, 'failed')).toBeDefined();

@@ -15,18 +15,19 @@ import { handlePatch } from './patch.js';
 import { handleUpdate } from './update.js';
 
 /**
- * `kubectl certificate approve|deny` PUTs the object to /approval: like /status, only status (the conditions)
- * changes — after kube's CertificateApproval admission check (`authorizeApproval`)
+ * `kubectl certificate approve|deny` PUTs the object to /approval: only the conditions change (the CSR
+ * strategy's prepareForUpdate keeps the rest of the stored status) — after kube's CertificateApproval
+ * admission check (`authorizeApproval`)
  */
 const CSR_APPROVAL: Record<string, VerbHandler> = {
   'approval/get': (ctx, req) => handleGet(ctx, asSubresource(req, '')),
   'approval/update': async (ctx, req) => {
     await authorizeApproval(ctx, req);
-    return handleUpdate(ctx, asSubresource(req, 'status'));
+    return handleUpdate(ctx, req);
   },
   'approval/patch': async (ctx, req) => {
     await authorizeApproval(ctx, req);
-    return handlePatch(ctx, asSubresource(req, 'status'));
+    return handlePatch(ctx, req);
   },
 };
 

@@ -174,7 +174,8 @@ export async function withAdmissionWarnings<T>(
 
 /** true for a write to the `status` sub-resource */
 export function isStatusWrite(req: ApiRequest): boolean {
-  return req.info.subresource === 'status';
+  // a CertificateSigningRequest's `approval` writes its status (the conditions), as `status` does
+  return req.info.subresource === 'status' || req.info.subresource === 'approval';
 }
 
 /** the kind has a status sub-resource: writes are confined to their part (confineWrite) */
@@ -184,7 +185,7 @@ export function hasStatusSubresource(req: ApiRequest): boolean {
 
 /** true for a write to a sub-resource that only changes part of a stored object (`/status`, `/ephemeralcontainers`): an absent object is 404, not a create */
 export function isPartialWrite(req: ApiRequest): boolean {
-  return req.info.subresource === 'status' || req.info.subresource === EPHEMERAL_SUBRESOURCE;
+  return isStatusWrite(req) || req.info.subresource === EPHEMERAL_SUBRESOURCE;
 }
 
 /**

@@ -57,7 +57,10 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
       selectableFields: { 'spec.signerName': fieldOf('spec', 'signerName') },
       validate: (o) => validateCsr(o, legacySigner),
       validateUpdate: (o, old) => validateCsrUpdate(o, old, legacySigner),
-      prepareForUpdate: (o, old, now) => populateConditionTimestamps(o, old, nowTimestamp(now)),
+      prepareForUpdate: (o, old, now, sub) => {
+        separateApproval(o, old, sub);
+        populateConditionTimestamps(o, old, nowTimestamp(now));
+      },
       columns: [
         column('Age', 'string', () => null),
         column('SignerName', 'string', (o) => getString(o, 'spec', 'signerName') || '<none>'),
@@ -99,4 +102,28 @@ function conditionText(o: ApiObject): string {
   if (types.has('Failed')) s += ',Failed';
   if (getString(o, 'status', 'certificate')) s += ',Issued';
   return s;
+}
+
+type Condition = Record<string, JSONValue>;
+const isApproval = (c: Condition) => c.type === 'Approved' || c.type === 'Denied';
+
+/**
+ * kube keeps approval and issuance apart (csrStatusStrategy, csrApprovalStrategy):
+ * `/status` may not add or drop Approved/Denied (the stored ones are kept), and
+ * `/approval` changes only the conditions (the stored certificate is kept)
+ */
+function separateApproval(o: ApiObject, old: ApiObject, sub: string | undefined): void {
+  if (sub !== 'status' && sub !== 'approval') return;
+  const oldStatus = (old.status ?? {}) as Record<string, JSONValue>;
+  const status = (o.status ?? {}) as Record<string, JSONValue>;
+  const conds = (x: Record<string, JSONValue>) => (Array.isArray(x.conditions) ? (x.conditions as Condition[]) : []);
+  if (sub === 'status') {
+    const next = [...conds(status).filter((c) => !isApproval(c)), ...conds(oldStatus).filter(isApproval)];
+    o.status = { ...status, conditions: next };
+    if (next.length === 0) delete (o.status as Record<string, JSONValue>).conditions;
+  } else {
+    const next: Record<string, JSONValue> = { ...oldStatus, conditions: conds(status) };
+    if (conds(status).length === 0) delete next.conditions;
+    o.status = next;
+  }
 }
