@@ -67,7 +67,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     await store.close();
     throw e;
   }
-  const { registry, nsDef, rbacGroup, admissionChain, serviceAllocator, crds, storeFor, setEscalation } = buildStores(opts, store, log, clock, random);
+  const { registry, nsDef, rbacGroup, admissionChain, serviceAllocator, crds, storeFor, setEscalation, setAuthorizer } = buildStores(opts, store, log, clock, random);
   const tokenSecret = await retryWhileUnavailable('the continue-token secret', () => sharedSecret(store, CONTINUE_TOKEN_SECRET_KEY), log);
   const ctx: HandlerContext = { registry, storeFor, tokens: new ContinueTokens(tokenSecret, opts.continueTokenTtlMs, clock), clock };
   ctx.featureGates = featureGates;
@@ -104,6 +104,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const authorizer: Authorizer = opts.authorizer ?? authorization.chain;
   ctx.authorizer = authorizer;
   setEscalation(new EscalationGuard({ index: authorization.rbac, authorizer: () => authorizer, rbacGroup }));
+  setAuthorizer(authorizer);
   if (opts.authorizer) log('authorization: a custom authorizer was given');
   else {
     const modes = authorization.chain.current().map((e) => e.type).filter((t) => t !== 'SystemMasters');

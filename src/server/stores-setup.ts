@@ -8,6 +8,8 @@ import type { Clock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import type { UserInfo } from '../auth/types.js';
 import type { EscalationGuard, RbacResource } from '../auth/authz/rbac/escalation.js';
+import { checkCertificateSigning } from '../auth/authz/signer-names.js';
+import type { Authorizer } from '../auth/authz/types.js';
 import { withBuiltinHandlers } from '../endpoints/handlers/builtin-kinds.js';
 import { SchemaNames } from '../machinery/schema/naming.js';
 import { SchemaAdmission } from '../registry/admission.js';
@@ -53,6 +55,8 @@ export interface Stores {
   storeFor: (def: ResourceDefinition) => GenericStore;
   /** the RBAC stores' escalation check, once the authorizer exists */
   setEscalation(guard: EscalationGuard): void;
+  /** the authorizer the CertificateSigning check asks, once it exists */
+  setAuthorizer(authorizer: Authorizer): void;
 }
 
 export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (msg: string) => void, clock: Clock, random: Random): Stores {
@@ -92,6 +96,17 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
       await escalation?.check(def.resource as RbacResource, obj, old, o.user);
     },
   };
+  // kube's CertificateSigning admission plugin: a certificate written through /status needs `sign` on the signer
+  let authorizer: Authorizer | undefined;
+  const csrHooks = {
+    ...hooks,
+    async authorizeWrite(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, o: { user?: UserInfo; subresource?: string }) {
+      const status = (x: ApiObject | undefined) => (x?.status ?? {}) as { certificate?: unknown };
+      await checkCertificateSigning(authorizer, { resource: def.resource, group: def.group, name: obj.metadata?.name ?? '', user: o.user, subresource: o.subresource },
+        status(obj).certificate, old && { certificate: status(old).certificate, signerName: String((old.spec as { signerName?: unknown } | undefined)?.signerName ?? '') });
+    },
+  };
+  const csrGroup = `certificates.${opts.apiDomain}`;
   // Service cluster IPs and node ports, claimed with the Service's own write (src/registry/allocators/)
   const serviceAllocator = new ServiceAllocator({
     range: parseIpv4Cidr(opts.serviceClusterIpRange ?? DEFAULT_SERVICE_CIDR),
@@ -110,7 +125,8 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   const storeFor = (def: ResourceDefinition): GenericStore => {
     let gs = stores.get(def);
     if (!gs) {
-      const defHooks = def.customResource ? customHooks : def.group === rbacGroup ? rbacHooks : def.group === '' && def.resource === 'services' ? serviceHooks : hooks;
+      const defHooks = def.customResource ? customHooks : def.group === rbacGroup ? rbacHooks : def.group === '' && def.resource === 'services' ? serviceHooks
+        : def.group === csrGroup && def.resource === 'certificatesigningrequests' ? csrHooks : hooks;
       gs = new GenericStore(def, store, admission, defHooks, namespaceState, clock);
       stores.set(def, gs);
     }
@@ -126,6 +142,9 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
     storeFor,
     setEscalation(guard) {
       escalation = guard;
+    },
+    setAuthorizer(a) {
+      authorizer = a;
     },
   };
 }

@@ -112,6 +112,34 @@ describe('csrsigning', () => {
     await issued('heidi');
   });
 
+  it('CertificateSigning: writing a certificate through /status needs `sign` on the request\'s signer', async () => {
+    const { csrPem } = await createCertificateRequest({ commonName: 'judy' });
+    expect((await postCsr('judy', 'example.com/ext-signer', csrPem, ['client auth'])).status).toBe(201);
+    expect((await kubectl('certificate', 'approve', 'judy')).code).toBe(0);
+    const pki = await loadPki(join(t.dataDir, 'pki'));
+    const sam = await issueClientCertificate(pki, { commonName: 'sam' });
+    const issuedPem = (await issueClientCertificate(pki, { commonName: 'judy' })).certPem;
+    const rules = (extra: object[]) => [{ apiGroups: [CERTS], resources: ['certificatesigningrequests', 'certificatesigningrequests/status'], verbs: ['get', 'update'] }, ...extra];
+    const role = (name: string, extra: object[]) => t.request('POST', `${RBAC}/clusterroles`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules: rules(extra) } });
+    const bindSam = (name: string) => t.request('POST', `${RBAC}/clusterrolebindings`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'sam' }] } });
+    expect((await role('sam-status', [])).status).toBe(201);
+    expect((await bindSam('sam-status')).status).toBe(201);
+    const sign = async () => {
+      const cur = await getCsr('judy');
+      return t.request('PUT', `${CSRS}/judy/status`, { cert: sam, body: { ...cur, status: { ...cur.status, certificate: Buffer.from(issuedPem).toString('base64') } } });
+    };
+    const refused = await sign();
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.json<{ message: string }>().message).toBe('certificatesigningrequests.certificates.k8s.io "judy" is forbidden: user not permitted to sign requests with signerName "example.com/ext-signer"');
+    expect((await getCsr('judy')).status?.certificate).toBeUndefined();
+    // `sign` on the signer's domain wildcard, as kube's IsAuthorizedForSignerName accepts
+    expect((await role('sam-signs', [{ apiGroups: [CERTS], resources: ['signers'], resourceNames: ['example.com/*'], verbs: ['sign'] }])).status).toBe(201);
+    expect((await bindSam('sam-signs')).status).toBe(201);
+    const ok = await sign();
+    expect(ok.status, ok.text).toBe(200);
+    expect(Buffer.from(ok.json<Csr>().status!.certificate!, 'base64').toString()).toBe(issuedPem);
+  });
+
   it('approval and issuance stay apart: /status cannot approve, /approval cannot write a certificate', async () => {
     const { csrPem } = await createCertificateRequest({ commonName: 'ivan' });
     expect((await postCsr('ivan', 'example.com/other-signer', csrPem, ['client auth'])).status).toBe(201);

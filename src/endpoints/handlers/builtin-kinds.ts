@@ -7,6 +7,7 @@
 // instead (src/registry/capabilities.ts, handlers/capability.ts).
 
 import { forbidden } from '../../core/errors.js';
+import { isAuthorizedForSignerName } from '../../auth/authz/signer-names.js';
 import type { ResourceDefinition, VerbHandler } from '../../registry/types.js';
 import type { HandlerContext } from './context.js';
 import type { ApiRequest } from '../request.js';
@@ -42,13 +43,7 @@ async function authorizeApproval(ctx: HandlerContext, req: ApiRequest): Promise<
   const stored = ctx.storeFor(req.def).readRaw('', req.info.name);
   if (!stored) return;
   const signerName = String((ctx.storeFor(req.def).decode(stored).spec as { signerName?: unknown } | undefined)?.signerName ?? '');
-  const ask = (name: string) => ctx.authorizer!.authorize({
-    user: req.user, verb: 'approve', isResourceRequest: true, path: req.info.path, apiGroup: req.info.group,
-    apiVersion: '*', namespace: '', resource: 'signers', subresource: '', name,
-  });
-  if ((await ask(signerName)).decision === 'allow') return;
-  const slash = signerName.indexOf('/');
-  if (slash > 0 && (await ask(`${signerName.slice(0, slash)}/*`)).decision === 'allow') return;
+  if (await isAuthorizedForSignerName(ctx.authorizer, req.user, 'approve', signerName, req.info.group)) return;
   throw forbidden(`${req.def.resource}.${req.def.group} ${JSON.stringify(req.info.name)} is forbidden: user not permitted to approve requests with signerName ${JSON.stringify(signerName)}`, {
     name: req.info.name, group: req.def.group, kind: req.def.resource,
   });
