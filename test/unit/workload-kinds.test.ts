@@ -91,6 +91,25 @@ describe('workload validation', () => {
     expect(messages(def('batch', 'CronJob'), { spec: { schedule: '@daily', jobTemplate: { spec: { template: { ...bad, spec: { ...bad.spec, restartPolicy: 'Never' } } } } } })).toEqual(podErrors('spec.jobTemplate.spec.template'));
   });
 
+  it("selectors and template metadata: kube's ValidateLabelSelector and ValidateLabels/Annotations", () => {
+    const d = def('apps', 'Deployment');
+    const messages = (spec: Record<string, JSONValue>) => (d.strategy.validate?.({ spec }) ?? []).map((e) => `${e.field}: ${e.message}`);
+    const sel = messages({ selector: { matchLabels: { a: 'b' }, matchExpressions: [{ key: 'x', operator: 'Bogus' }, { key: 'y', operator: 'In' }, { key: 'z', operator: 'Exists', values: ['v'] }] }, template });
+    expect(sel).toEqual([
+      'spec.selector.matchExpressions[0].operator: Invalid value: "Bogus": not a valid selector operator',
+      "spec.selector.matchExpressions[1].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+      "spec.selector.matchExpressions[2].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+    ]);
+    const badKey = messages({ selector: { matchLabels: { 'bad key!': 'b' } }, template });
+    expect(badKey).toHaveLength(1);
+    expect(badKey[0]).toMatch(/^spec\.selector\.matchLabels: Invalid value: "bad key!": name part must consist of alphanumeric characters/);
+    const meta = messages({ selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web', 'bad key!': 'v' }, annotations: { 'also bad!': 'x' } }, spec: template.spec } });
+    expect(meta.map((m) => m.slice(0, m.indexOf(': name part')))).toEqual([
+      'spec.template.metadata.labels: Invalid value: "bad key!"',
+      'spec.template.metadata.annotations: Invalid value: "also bad!"',
+    ]);
+  });
+
   it('long-running kinds: restartPolicy Always only, no activeDeadlineSeconds, no ephemeral containers', () => {
     const t = (extra: Record<string, unknown>) => ({ selector: { matchLabels: { app: 'web' } }, template: { ...template, spec: { ...template.spec, ...extra } } });
     const messages = (d: ResourceDefinition, o: ApiObject) => (d.strategy.validate?.(o) ?? []).map((e) => `${e.field}: ${e.message}`);

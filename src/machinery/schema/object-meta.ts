@@ -192,29 +192,7 @@ export function validateObjectMeta(meta: ObjectMeta | undefined, rules: ObjectMe
     errs.push(invalid('metadata.generation', m.generation, 'must be greater than or equal to 0'));
   }
 
-  if (m.labels) {
-    for (const k of Object.keys(m.labels)) {
-      for (const msg of isQualifiedName(k)) errs.push(invalid('metadata.labels', k, msg));
-      const v = m.labels[k];
-      if (typeof v === 'string') for (const msg of isValidLabelValue(v)) errs.push(invalid('metadata.labels', v, msg));
-    }
-  }
-
-  if (m.annotations) {
-    let size = 0;
-    for (const k of Object.keys(m.annotations)) {
-      for (const msg of isQualifiedName(k.toLowerCase())) errs.push(invalid('metadata.annotations', k, msg));
-      const v = m.annotations[k];
-      size += Buffer.byteLength(k) + (typeof v === 'string' ? Buffer.byteLength(v) : 0);
-    }
-    if (size > TOTAL_ANNOTATION_SIZE_LIMIT) {
-      errs.push({
-        field: 'metadata.annotations',
-        type: 'FieldValueTooLong',
-        message: `Too long: may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes`,
-      });
-    }
-  }
+  errs.push(...validateLabelsAndAnnotations(m, 'metadata'));
 
   if (m.finalizers) errs.push(...validateFinalizers(m.finalizers, rules.standardFinalizers ?? []));
   if (m.ownerReferences) errs.push(...validateOwnerReferences(m.ownerReferences));
@@ -265,5 +243,35 @@ function validateOwnerReferences(refs: ObjectMeta['ownerReferences'] & object): 
       ),
     );
   }
+  return errs;
+}
+
+/** kube's ValidateLabels and ValidateAnnotations of `meta` at `at` (`metadata`, `spec.template.metadata`) */
+export function validateLabelsAndAnnotations(m: Pick<ObjectMeta, 'labels' | 'annotations'>, at: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (m.labels) {
+    for (const k of Object.keys(m.labels)) {
+      for (const msg of isQualifiedName(k)) errs.push(invalid(`${at}.labels`, k, msg));
+      const v = m.labels[k];
+      if (typeof v === 'string') for (const msg of isValidLabelValue(v)) errs.push(invalid(`${at}.labels`, v, msg));
+    }
+  }
+
+  if (m.annotations) {
+    let size = 0;
+    for (const k of Object.keys(m.annotations)) {
+      for (const msg of isQualifiedName(k.toLowerCase())) errs.push(invalid(`${at}.annotations`, k, msg));
+      const v = m.annotations[k];
+      size += Buffer.byteLength(k) + (typeof v === 'string' ? Buffer.byteLength(v) : 0);
+    }
+    if (size > TOTAL_ANNOTATION_SIZE_LIMIT) {
+      errs.push({
+        field: `${at}.annotations`,
+        type: 'FieldValueTooLong',
+        message: `Too long: may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes`,
+      });
+    }
+  }
+
   return errs;
 }

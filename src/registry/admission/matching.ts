@@ -3,7 +3,8 @@
 // forms and wildcards, scope), `namespaceSelector` and `objectSelector`.
 
 import type { LabelRequirement, LabelSelector } from '../../machinery/selectors/labels.js';
-import { matchesLabels, validLabelKey, validLabelValue } from '../../machinery/selectors/labels.js';
+import { matchesLabels } from '../../machinery/selectors/labels.js';
+import { isQualifiedName, isValidLabelValue, validateLabelsAndAnnotations } from '../../machinery/schema/object-meta.js';
 import type { FieldError } from '../types.js';
 import type { AdmissionRequest } from './types.js';
 
@@ -72,27 +73,31 @@ export function labelsMatch(sel: LabelSelector, labels: Record<string, string> |
   return sel.length === 0 || matchesLabels(sel, labels ?? {});
 }
 
-/** structural checks of a metav1.LabelSelector at `field` (422 causes) */
+/**
+ * structural checks of a metav1.LabelSelector at `field` (422 causes), as
+ * apimachinery's ValidateLabelSelector: matchLabels as labels, each
+ * expression's operator and values, its key a label name, its values label values
+ */
 export function validateLabelSelector(sel: unknown, field: string): FieldError[] {
   const errs: FieldError[] = [];
   if (sel === undefined || sel === null) return errs;
   const s = sel as { matchLabels?: Record<string, unknown>; matchExpressions?: { key?: string; operator?: string; values?: unknown[] }[] };
-  for (const [k, v] of Object.entries(s.matchLabels ?? {})) {
-    const why = validLabelKey(k);
-    if (why) errs.push({ field: `${field}.matchLabels`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(k)}: ${why}` });
-    const whyV = typeof v === 'string' ? validLabelValue(v) : 'must be a string';
-    if (whyV) errs.push({ field: `${field}.matchLabels`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(v)}: ${whyV}` });
-  }
+  const labels = Object.fromEntries(Object.entries(s.matchLabels ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : String(v)]));
+  errs.push(...validateLabelsAndAnnotations({ labels }, field).map((e) => ({ ...e, field: `${field}.matchLabels` })));
   (s.matchExpressions ?? []).forEach((e, i) => {
     const f = `${field}.matchExpressions[${i}]`;
-    if (!e.key) errs.push({ field: `${f}.key`, type: 'FieldValueRequired', message: 'Required value' });
-    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(e.operator ?? '')) {
-      errs.push({ field: `${f}.operator`, type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(e.operator ?? '')}: supported values: "DoesNotExist", "Exists", "In", "NotIn"` });
-    } else if ((e.operator === 'In' || e.operator === 'NotIn') && !(e.values ?? []).length) {
-      errs.push({ field: `${f}.values`, type: 'FieldValueRequired', message: 'Required value: must be specified when `operator` is \'In\' or \'NotIn\'' });
-    } else if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && (e.values ?? []).length) {
-      errs.push({ field: `${f}.values`, type: 'FieldValueForbidden', message: 'Forbidden: may not be specified when `operator` is \'Exists\' or \'DoesNotExist\'' });
+    const values = e.values ?? [];
+    if (e.operator === 'In' || e.operator === 'NotIn') {
+      if (values.length === 0) errs.push({ field: `${f}.values`, type: 'FieldValueRequired', message: 'Required value: must be specified when `operator` is \'In\' or \'NotIn\'' });
+    } else if (e.operator === 'Exists' || e.operator === 'DoesNotExist') {
+      if (values.length > 0) errs.push({ field: `${f}.values`, type: 'FieldValueForbidden', message: 'Forbidden: may not be specified when `operator` is \'Exists\' or \'DoesNotExist\'' });
+    } else {
+      errs.push({ field: `${f}.operator`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(e.operator ?? '')}: not a valid selector operator` });
     }
+    for (const m of isQualifiedName(e.key ?? '')) errs.push({ field: `${f}.key`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(e.key ?? '')}: ${m}` });
+    values.forEach((v, j) => {
+      for (const m of isValidLabelValue(String(v))) errs.push({ field: `${f}.values[${j}]`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(v)}: ${m}` });
+    });
   });
   return errs;
 }

@@ -9,6 +9,8 @@ import type { ApiObject, FieldError, JSONValue } from '../types.js';
 import { get, getObject, getString } from './columns.js';
 import { aliasServiceAccount } from './pod-resources.js';
 import { type TemplateOwner, validatePodTemplate } from './workload-validation.js';
+import { validateLabelSelector } from '../admission/matching.js';
+import { validateLabelsAndAnnotations } from '../../machinery/schema/object-meta.js';
 import { atomicList, enumOf, int32, int64, listMap, mapOf, obj, opaque, proto, ref, str, time } from '../../machinery/schema/dsl.js';
 
 export function workloadDefinitions(n: SchemaNames): Definitions {
@@ -113,13 +115,18 @@ export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { t
   const tmpl = getObject(spec, ...tpath);
   const sel = getObject(spec, 'selector');
   const tLabels = (getObject(tmpl, 'metadata', 'labels') ?? {}) as Record<string, JSONValue>;
+  // kube's ValidateLabelSelector first; a selector it refuses is not matched against the template
+  const selectorErrs = sel ? validateLabelSelector(sel, `${at}.selector`) : [];
+  errs.push(...selectorErrs);
   if (!sel) {
     if (!opts.selectorOptional) errs.push(required(`${at}.selector`));
   } else if (Object.keys(getObject(sel, 'matchLabels') ?? {}).length === 0 && (get(sel, 'matchExpressions') as JSONValue[] | undefined ?? []).length === 0) {
     errs.push(invalid(`${at}.selector`, sel, 'empty selector is invalid for deployment'));
-  } else if (tmpl && !matchesLabelSelector(sel, tLabels)) {
+  } else if (selectorErrs.length === 0 && tmpl && !matchesLabelSelector(sel, tLabels)) {
     errs.push(invalid(`${at}.${tpath.join('.')}.metadata.labels`, tLabels, '`selector` does not match template `labels`'));
   }
+  const tmeta = getObject(tmpl, 'metadata');
+  if (tmeta) errs.push(...validateLabelsAndAnnotations(tmeta as { labels?: Record<string, string>; annotations?: Record<string, string> }, `${at}.${tpath.join('.')}.metadata`));
   if (!tmpl) errs.push(required(`${at}.${tpath.join('.')}`));
   else if (!getObject(tmpl, 'spec')) errs.push(required(`${at}.${tpath.join('.')}.spec`));
   else if (!Array.isArray(get(tmpl, 'spec', 'containers')) || (get(tmpl, 'spec', 'containers') as JSONValue[]).length === 0) {
