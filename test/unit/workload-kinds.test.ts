@@ -110,6 +110,26 @@ describe('workload validation', () => {
     ]);
   });
 
+  it("pods: env names and valueFrom, nodeSelector labels (kube 1.32's ValidateEnv with relaxed names)", () => {
+    const d = def('', 'Pod');
+    const messages = (spec: Record<string, JSONValue>) => (d.strategy.validate?.({ spec }) ?? []).map((e) => `${e.field}: ${e.message}`);
+    const env: JSONValue[] = [
+      { name: '1BAD.ok-in-1.32', value: 'x' }, { name: 'A=B' },
+      { name: 'C', value: 'x', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'D', valueFrom: {} },
+      { name: 'E', valueFrom: { fieldRef: { fieldPath: 'metadata.name' }, secretKeyRef: { name: 's', key: 'k' } } },
+    ];
+    expect(messages({ containers: [{ name: 'c', image: 'nginx', env }], nodeSelector: { zone: 'a' } })).toEqual([
+      `spec.containers[0].env[1].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='`,
+      'spec.containers[0].env[2].valueFrom: Invalid value: "": may not be specified when `value` is not empty',
+      'spec.containers[0].env[3].valueFrom: Invalid value: "": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`',
+      'spec.containers[0].env[4].valueFrom: Invalid value: "": may not have more than one field specified at a time',
+    ]);
+    const ns = messages({ containers: [{ name: 'c', image: 'nginx' }], nodeSelector: { 'bad key!': 'x' } });
+    expect(ns).toHaveLength(1);
+    expect(ns[0]).toMatch(/^spec\.nodeSelector: Invalid value: "bad key!": name part must consist/);
+  });
+
   it('long-running kinds: restartPolicy Always only, no activeDeadlineSeconds, no ephemeral containers', () => {
     const t = (extra: Record<string, unknown>) => ({ selector: { matchLabels: { app: 'web' } }, template: { ...template, spec: { ...template.spec, ...extra } } });
     const messages = (d: ResourceDefinition, o: ApiObject) => (d.strategy.validate?.(o) ?? []).map((e) => `${e.field}: ${e.message}`);

@@ -2,7 +2,7 @@
 // spec 000 §2.6), shared by pods and by every workload's pod template
 // (workload-validation.ts validates a template's spec as a pod's).
 
-import { isDNS1123Label } from '../../machinery/schema/object-meta.js';
+import { isDNS1123Label, validateLabelsAndAnnotations } from '../../machinery/schema/object-meta.js';
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
 import { get, getArray, getObject, getString } from './columns.js';
 import { validateContainerResources } from './pod-resources.js';
@@ -48,6 +48,7 @@ export function validatePod(o: ApiObject): FieldError[] {
       if (typeof c.image !== 'string' || c.image.trim() === '') {
         errs.push({ field: `${p}.image`, type: 'FieldValueRequired', message: 'Required value' });
       }
+      errs.push(...validateEnv(c, p));
       getArray(c, 'ports').forEach((port, j) => {
         const cp = get(port, 'containerPort');
         if (typeof cp === 'number' && (cp < 1 || cp > 65535)) {
@@ -77,6 +78,8 @@ export function validatePod(o: ApiObject): FieldError[] {
     containersOf(o, field).forEach((c, i) => errs.push(...validateSeccomp(getObject(c, 'securityContext', 'seccompProfile'), `spec.${field}[${i}].securityContext.seccompProfile`)));
   }
   errs.push(...validateContainerResources(spec, 'spec'));
+  const nodeSelector = getObject(spec, 'nodeSelector');
+  if (nodeSelector) errs.push(...validateLabelsAndAnnotations({ labels: nodeSelector as Record<string, string> }, 'spec').map((e) => ({ ...e, field: 'spec.nodeSelector' })));
   errs.push(...validateEphemeralContainers(o));
   const tgps = spec.terminationGracePeriodSeconds;
   if (typeof tgps === 'number' && tgps < 0) errs.push(inv('spec.terminationGracePeriodSeconds', tgps, 'must be greater than or equal to 0'));
@@ -95,4 +98,30 @@ function validateSeccomp(sp: Obj | undefined, p: string): FieldError[] {
   }
   if (profile !== undefined) return [inv(`${p}.localhostProfile`, profile, 'can only be set when seccomp type is Localhost')];
   return [];
+}
+
+const RELAXED_ENV_NAME = "a valid environment variable name must consist only of printable ASCII characters other than '='";
+const VALUE_SOURCES = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'];
+
+/**
+ * kube's ValidateEnv as 1.32 runs it (RelaxedEnvironmentVariableValidation on
+ * by default): a name of printable ASCII other than '=', and a valueFrom with
+ * exactly one source and no `value` beside it
+ */
+function validateEnv(c: Obj, p: string): FieldError[] {
+  const errs: FieldError[] = [];
+  getArray(c, 'env').forEach((ev, i) => {
+    const at = `${p}.env[${i}]`;
+    const name = getString(ev, 'name') ?? '';
+    if (name === '') errs.push({ field: `${at}.name`, type: 'FieldValueRequired', message: 'Required value' });
+    else if ([...name].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) > 0x7e || ch === '=')) errs.push(inv(`${at}.name`, name, RELAXED_ENV_NAME));
+    const from = getObject(ev, 'valueFrom');
+    if (!from) return;
+    const sources = VALUE_SOURCES.filter((k) => from[k] !== undefined && from[k] !== null).length;
+    if (sources === 0) errs.push(inv(`${at}.valueFrom`, '', 'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`'));
+    else if (sources > 1) errs.push(inv(`${at}.valueFrom`, '', 'may not have more than one field specified at a time'));
+    const value = getString(ev, 'value') ?? '';
+    if (value !== '' && sources !== 0) errs.push(inv(`${at}.valueFrom`, '', 'may not be specified when `value` is not empty'));
+  });
+  return errs;
 }
