@@ -253,6 +253,21 @@ describe('workload validation', () => {
     ]);
   });
 
+  it("RBAC bindings: kube's v1 defaults (the RBAC group for roleRef, Users and Groups) and subject checks", () => {
+    const d = kinds.find((x) => x.kind === 'RoleBinding')!;
+    const rb: ApiObject = { roleRef: { kind: 'Role', name: 'r' }, subjects: [{ kind: 'User', name: 'alice' }, { kind: 'Group', name: 'g' }, { kind: 'ServiceAccount', name: 'sa' }] };
+    d.strategy.default?.(rb);
+    expect(rb.roleRef).toEqual({ kind: 'Role', name: 'r', apiGroup: 'rbac.authorization.orch.io' });
+    expect((rb.subjects as { apiGroup?: string }[]).map((x) => x.apiGroup)).toEqual(['rbac.authorization.orch.io', 'rbac.authorization.orch.io', undefined]);
+    expect(d.strategy.validate?.(rb)).toEqual([]);
+    const bad: ApiObject = { roleRef: { kind: 'Role', name: 'r' }, subjects: [{ kind: 'User', name: '' }, { kind: 'ServiceAccount', name: 'Bad_SA' }] };
+    d.strategy.default?.(bad);
+    expect((d.strategy.validate?.(bad) ?? []).map((e) => `${e.field}: ${e.message.slice(0, 40)}`)).toEqual([
+      'subjects[0].name: Required value',
+      'subjects[1].name: Invalid value: "Bad_SA": a lowercase RFC',
+    ]);
+  });
+
   it('ResourceQuota: no negative hard limit', () => {
     const d = def('', 'ResourceQuota');
     expect((d.strategy.validate?.({ spec: { hard: { pods: '-1', cpu: '2' } } }) ?? []).map((e) => `${e.field}: ${e.message}`)).toEqual(['spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0']);

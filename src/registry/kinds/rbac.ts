@@ -6,6 +6,7 @@ import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../ty
 import { column, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, obj, proto, ref, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
 
 const strings = (d: string) => atomicList(d, { type: 'string' });
 
@@ -122,8 +123,11 @@ function validateBinding(o: ApiObject, n: SchemaNames, namespaced: boolean): Fie
     const p = `subjects[${i}]`;
     const kind = getString(s, 'kind') ?? '';
     const g = getString(s, 'apiGroup') ?? '';
+    const name = getString(s, 'name') ?? '';
+    if (name === '') errs.push({ field: `${p}.name`, type: 'FieldValueRequired', message: 'Required value' });
     switch (kind) {
       case 'ServiceAccount':
+        for (const m of name === '' ? [] : isDNS1123Subdomain(name)) errs.push({ field: `${p}.name`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(name)}: ${m}` });
         if (g !== '') errs.push({ field: `${p}.apiGroup`, type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(g)}: supported values: ""` });
         if (!namespaced && !getString(s, 'namespace')) errs.push({ field: `${p}.namespace`, type: 'FieldValueRequired', message: 'Required value' });
         break;
@@ -136,6 +140,16 @@ function validateBinding(o: ApiObject, n: SchemaNames, namespaced: boolean): Fie
     }
   });
   return errs;
+}
+
+/** kube's rbac/v1 SetDefaults_RoleBinding and SetDefaults_Subject: the RBAC group for roleRef, Users and Groups */
+function defaultBinding(o: ApiObject, rbacGroup: string): void {
+  const rr = getObject(o, 'roleRef');
+  if (rr && !rr.apiGroup) rr.apiGroup = rbacGroup;
+  for (const s of getArray(o, 'subjects')) {
+    if (!s || typeof s !== 'object' || Array.isArray(s) || s.apiGroup) continue;
+    if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = rbacGroup;
+  }
 }
 
 function roleRefImmutable(o: ApiObject, old: ApiObject): FieldError[] {
@@ -177,6 +191,7 @@ export function roleBindingDefinition(n: SchemaNames): ResourceDefinition {
     nameValidation: 'PathSegment',
     schema: bindingSchema(n, 'RoleBinding grants the permissions of a Role or ClusterRole to subjects within one namespace.'),
     strategy: {
+      default: (o) => defaultBinding(o, n.group('rbac.authorization')),
       validate: (o) => validateBinding(o, n, true),
       validateUpdate: (o, old) => [...validateBinding(o, n, true), ...roleRefImmutable(o, old)],
       columns: bindingColumns(),
@@ -195,6 +210,7 @@ export function clusterRoleBindingDefinition(n: SchemaNames): ResourceDefinition
     nameValidation: 'PathSegment',
     schema: bindingSchema(n, 'ClusterRoleBinding grants the permissions of a ClusterRole to subjects cluster-wide.'),
     strategy: {
+      default: (o) => defaultBinding(o, n.group('rbac.authorization')),
       validate: (o) => validateBinding(o, n, false),
       validateUpdate: (o, old) => [...validateBinding(o, n, false), ...roleRefImmutable(o, old)],
       columns: bindingColumns(),
