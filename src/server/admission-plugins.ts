@@ -5,7 +5,8 @@
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md), DefaultTolerationSeconds, ServiceAccount and
-// CertificateSubjectRestriction (on in kube too).
+// CertificateSubjectRestriction and ResourceQuota (on in kube too; ResourceQuota
+// runs last, after the webhooks and policies, as kube orders it).
 
 import type { WriteHooks } from '../registry/generic-store.js';
 import { sequenceHooks } from '../registry/write-hooks.js';
@@ -13,6 +14,8 @@ import { NODE_RESTRICTION, nodeRestrictionHooks } from '../auth/authz/node/restr
 import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultTolerationHooks } from '../registry/default-tolerations.js';
 import { SERVICE_ACCOUNT, type ServiceAccountAdmissionOptions, serviceAccountAdmission } from '../registry/service-account-admission.js';
 import { CERTIFICATE_SUBJECT_RESTRICTION, certificateSubjectRestrictionHooks } from '../registry/csr-subject-restriction.js';
+import { type QuotaAccess, RESOURCE_QUOTA, resourceQuotaAdmission } from '../registry/quota/admission.js';
+import type { Clock } from '../core/clock.js';
 
 export interface AdmissionPluginOptions {
   enable?: string[];
@@ -22,7 +25,11 @@ export interface AdmissionPluginOptions {
 }
 
 /** what plugins read from the server: stored objects and randomness (the composition root provides them) */
-export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random' | 'catchUp'>;
+export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random' | 'catchUp'> & {
+  /** the namespace's quotas and their charge (the ResourceQuota plugin) */
+  quotas: QuotaAccess;
+  clock: Clock;
+};
 
 const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, deps: AdmissionPluginDeps) => WriteHooks> = {
   [NODE_RESTRICTION]: nodeRestrictionHooks,
@@ -32,9 +39,14 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [SERVICE_ACCOUNT]: (d, _o, deps) => serviceAccountAdmission({ apiDomain: d, ...deps }),
   // src/registry/csr-subject-restriction.ts: no system:masters client certificates through the API server client signer
   [CERTIFICATE_SUBJECT_RESTRICTION]: (d) => certificateSubjectRestrictionHooks(d),
+  // src/registry/quota/admission.ts: writes past a ResourceQuota refused, admitted ones charged to it
+  [RESOURCE_QUOTA]: (_d, _o, deps) => resourceQuotaAdmission(deps.quotas, deps.clock),
 };
 
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION];
+/** plugins kube runs after the webhooks and policies */
+const AFTER_CHAIN = new Set([RESOURCE_QUOTA]);
+
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION, RESOURCE_QUOTA];
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
@@ -54,5 +66,7 @@ export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
  * by the registry's write path)
  */
 export function admissionHooks(base: WriteHooks, o: AdmissionPluginOptions, apiDomain: string, deps: AdmissionPluginDeps, after: WriteHooks = {}): ReturnType<typeof sequenceHooks> {
-  return sequenceHooks([{ ...base }, ...enabledAdmissionPlugins(o).map((n) => PLUGINS[n]!(apiDomain, o, deps)), after]);
+  const enabled = enabledAdmissionPlugins(o);
+  const build = (names: string[]) => names.map((n) => PLUGINS[n]!(apiDomain, o, deps));
+  return sequenceHooks([{ ...base }, ...build(enabled.filter((n) => !AFTER_CHAIN.has(n))), after, ...build(enabled.filter((n) => AFTER_CHAIN.has(n)))]);
 }

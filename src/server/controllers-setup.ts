@@ -28,6 +28,7 @@ import type { LeaderOnlyController } from './readiness.js';
 import { rootCAConfigMapName } from '../core/product-names.js';
 import { startWorkloads } from './workloads-setup.js';
 import { startCertificateControllers } from './certificates-setup.js';
+import { startResourceQuota } from './quota-setup.js';
 import type { Authorizer } from '../auth/authz/types.js';
 import type { CertificateAndKey } from './pki.js';
 import type { ResourceMetricsClient } from '../controllers/metrics/resource-client.js';
@@ -111,6 +112,8 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
   // the scheduler and the Deployment, ReplicaSet and ReplicationController controllers (docs/controllers.md)
   const workloads = startWorkloads({ store, registry, storeFor, events, log, controllers: d.controllers, clock, random, apiDomain: d.apiDomain, resourceMetrics: d.resourceMetrics, hpa: d.hpa });
   // CertificateSigningRequests signed, auto-approved for node agents, cleaned up (spec 001 §5.3/§5.4)
+  // ResourceQuota status counted for the ResourceQuota admission plugin (docs/controllers.md "Resource quota")
+  workloads.push(...startResourceQuota({ store, registry, storeFor, log, controllers: d.controllers, clock }));
   workloads.push(...startCertificateControllers({ store, registry, storeFor, log, controllers: d.controllers, clock, apiDomain: d.apiDomain, ca: d.ca, authorizer: d.authorizer, signingDurationMs: d.signingDurationMs }));
   // default roles and bindings (spec 001 §5.14), reconciled by the leader at every start, and aggregation;
   // a leader serves once its defaults are in place, so the first anonymous /version is not refused

@@ -2,6 +2,7 @@
 // admission plugin flags.
 import { describe, expect, it } from 'vitest';
 import { StatusError } from '../../src/core/errors.js';
+import { systemClock } from '../../src/core/clock.js';
 import type { WriteOptions } from '../../src/registry/generic-store.js';
 import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import { forbiddenLabelChanges, nodeRestrictionHooks } from '../../src/auth/authz/node/restriction.js';
@@ -80,12 +81,14 @@ describe('NodeRestriction', () => {
 });
 
 describe('admission plugin flags', () => {
-  const deps = { lookup: () => undefined, random: () => 0.5 };
-  it('NodeRestriction, DefaultTolerationSeconds, ServiceAccount and CertificateSubjectRestriction are on by default and can be disabled', () => {
-    const all = ['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount', 'CertificateSubjectRestriction'];
+  // no quotas: the ResourceQuota plugin admits everything
+  const quotas = { list: () => [], listFresh: async () => [], writeUsed: async () => {} };
+  const deps = { lookup: () => undefined, random: () => 0.5, quotas, clock: systemClock };
+  it('NodeRestriction, DefaultTolerationSeconds, ServiceAccount, CertificateSubjectRestriction and ResourceQuota are on by default and can be disabled', () => {
+    const all = ['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount', 'CertificateSubjectRestriction', 'ResourceQuota'];
     expect(enabledAdmissionPlugins({})).toEqual(all);
     expect(enabledAdmissionPlugins({ disable: all })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, NodeRestriction, ServiceAccount)');
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, NodeRestriction, ResourceQuota, ServiceAccount)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 
@@ -100,7 +103,7 @@ describe('admission plugin flags', () => {
       },
       validateAdmission: async () => void seen.push('policies'),
     };
-    const h = admissionHooks({}, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io', { lookup, random: () => 0.5 }, chain);
+    const h = admissionHooks({}, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io', { lookup, random: () => 0.5, quotas, clock: systemClock }, chain);
     const call = { operation: 'CREATE' as const, def: PODS, namespace: 'default', name: 'p', object: pod('n1'), oldObject: undefined, opts: { dryRun: false } };
     const out = await h.mutate!(call);
     await h.validateAdmission!({ ...call, object: out });
