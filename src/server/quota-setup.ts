@@ -12,14 +12,18 @@ import { controllerEnabled } from './controllers-flag.js';
 import type { LeaderControllerDeps } from './disruption-setup.js';
 import type { WorkloadGate } from './workloads-setup.js';
 
+/** the objects of one kind in a namespace as this member holds them (cheap when there are none) */
+export function namespaceObjects(gs: () => GenericStore | undefined, store: Pick<RevisionedStore, 'range'>): (namespace: string) => ApiObject[] {
+  return (namespace) => {
+    const s = gs();
+    return s ? store.range(s.rangeKeys(namespace)).kvs.map((kv) => decodeObject(kv)) : [];
+  };
+}
+
 /** the admission plugin reads the member's own state and charges through the store's optimistic update */
 export function quotaAccess(quotas: () => GenericStore | undefined, store: Pick<RevisionedStore, 'range'>): QuotaAccess {
   return {
-    list(namespace) {
-      const gs = quotas();
-      if (!gs) return [];
-      return store.range(gs.rangeKeys(namespace)).kvs.map((kv) => decodeObject(kv));
-    },
+    list: namespaceObjects(quotas, store),
     async listFresh(namespace) {
       return (await quotas()?.list(namespace)) ?? [];
     },

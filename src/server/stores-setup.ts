@@ -29,7 +29,7 @@ import type { RevisionedStore } from '../store/types.js';
 import { allocationOwner } from '../controllers/service-allocation-repair.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { buildAdmissionChain } from './admission-setup.js';
-import { quotaAccess } from './quota-setup.js';
+import { namespaceObjects, quotaAccess } from './quota-setup.js';
 import { type CrdSetup, startCrds } from './crd-setup.js';
 import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, parsePortRange } from './server-options.js';
@@ -88,11 +88,13 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
     const def = registry.lookup('', 'v1', 'serviceaccounts');
     if (def) await storeFor(def).catchUp();
   };
-  const quotas = quotaAccess(() => {
-    const def = registry.lookup('', 'v1', 'resourcequotas');
+  const coreStore = (resource: string) => (): GenericStore | undefined => {
+    const def = registry.lookup('', 'v1', resource);
     return def ? storeFor(def) : undefined;
-  }, store);
-  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp, quotas, clock }, admissionChain?.hooks()));
+  };
+  const quotas = quotaAccess(coreStore('resourcequotas'), store);
+  const limitRanges = { list: namespaceObjects(coreStore('limitranges'), store) };
+  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp, quotas, limitRanges, clock }, admissionChain?.hooks()));
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it
   const rbacHooks = {

@@ -6,7 +6,7 @@
 // namespaced resource is counted as `count/<resource>[.<group>]` on create.
 
 import type { ApiObject } from '../types.js';
-import { type Usage, ZERO, addUsage, parseAmount } from './amount.js';
+import { type Usage, ZERO, addUsage, parseAmount, usageOf } from './amount.js';
 
 export interface ScopeRequirement {
   scopeName: string;
@@ -52,9 +52,9 @@ function objectCount(group: string, resource: string): QuotaEvaluator {
   };
 }
 
-type Obj = Record<string, unknown>;
-const objOf = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-const listOf = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(objOf) : []);
+export type Obj = Record<string, unknown>;
+export const objOf = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+export const listOf = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(objOf) : []);
 
 // --- pods -------------------------------------------------------------------
 
@@ -91,15 +91,6 @@ function computeUsage(requests: Usage, limits: Usage): Usage {
   return out;
 }
 
-function resourceList(v: unknown): Usage {
-  const out: Usage = new Map();
-  for (const [k, q] of Object.entries(objOf(v))) {
-    const a = parseAmount(q);
-    if (a) out.set(k, a);
-  }
-  return out;
-}
-
 /** element-wise max, kube's quota.Max */
 function maxUsage(a: Usage, b: Usage): Usage {
   const out = new Map(a);
@@ -115,13 +106,13 @@ function maxUsage(a: Usage, b: Usage): Usage {
  * (sidecar) init containers, at least each regular init container with the
  * sidecars started before it, plus the pod overhead
  */
-function podTotals(spec: Obj, field: 'requests' | 'limits'): Usage {
+export function podTotals(spec: Obj, field: 'requests' | 'limits', withOverhead = true): Usage {
   let sum: Usage = new Map();
-  for (const c of listOf(spec.containers)) sum = addUsage(sum, resourceList(objOf(c.resources)[field]));
+  for (const c of listOf(spec.containers)) sum = addUsage(sum, usageOf(objOf(c.resources)[field]));
   let sidecars: Usage = new Map();
   let initMax: Usage = new Map();
   for (const c of listOf(spec.initContainers)) {
-    const r = resourceList(objOf(c.resources)[field]);
+    const r = usageOf(objOf(c.resources)[field]);
     if (c.restartPolicy === 'Always') {
       sidecars = addUsage(sidecars, r);
       initMax = maxUsage(initMax, sidecars);
@@ -129,7 +120,7 @@ function podTotals(spec: Obj, field: 'requests' | 'limits'): Usage {
   }
   const total = maxUsage(addUsage(sum, sidecars), initMax);
   // the overhead adds to every request, and to the limits that are set
-  const overhead = resourceList(spec.overhead);
+  const overhead = withOverhead ? usageOf(spec.overhead) : new Map();
   if (field === 'limits') for (const k of overhead.keys()) if (!total.has(k)) overhead.delete(k);
   return overhead.size > 0 ? addUsage(total, overhead) : total;
 }
@@ -212,7 +203,7 @@ const pods: QuotaEvaluator = {
     const spec = objOf(pod.spec);
     for (const c of [...listOf(spec.containers), ...listOf(spec.initContainers)]) {
       const res = objOf(c.resources);
-      const have = computeUsage(resourceList(res.requests), resourceList(res.limits));
+      const have = computeUsage(usageOf(res.requests), usageOf(res.limits));
       for (const r of need) {
         if (have.has(r)) continue;
         if (!missing.has(r)) missing.set(r, new Set());
