@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
 import { parseAmount } from '../../src/registry/quota/amount.js';
+import { runKubectl } from '../helpers/kubectl.js';
 
 let t: TestServer;
 
@@ -96,6 +97,12 @@ describe('ResourceQuota', () => {
     await counted('quota-a', 'compute', (u) => same(u.pods, '1') && same(u['requests.cpu'], '500m') && same(u['requests.memory'], '64Mi'));
     r = await t.request('POST', '/api/v1/namespaces/quota-a/pods', { body: pod('three', small('0')) });
     expect(r.status, r.text).toBe(201);
+    // kubectl's columns: status.hard by name, `used/hard`, limits.* apart
+    const out = await runKubectl(t.server.kubeconfigPath, ['get', 'quota', 'compute', '-n', 'quota-a', '--no-headers', '-o', 'custom-columns=X:.metadata.name']);
+    expect(out.stdout.trim()).toBe('compute');
+    const table = await runKubectl(t.server.kubeconfigPath, ['get', 'quota', '-n', 'quota-a']);
+    expect(table.stdout).toMatch(/^NAME\s+AGE\s+REQUEST\s+LIMIT\n/);
+    expect(table.stdout).toMatch(/compute\s+\S+\s+pods: 2\/2, requests\.cpu: 500m\/1, requests\.memory: 128Mi\/1Gi\s*\n/);
   });
 
   it('counts objects of any kind (count/<resource>.<group>, legacy names) and services by type', async () => {

@@ -13,6 +13,7 @@ import { conditions, defaultPodTemplate, generationSeen, num, replicas, template
 import { validateCounters, validatePodTemplate } from './workload-validation.js';
 import { invalid } from './field-errors.js';
 import { parseQuantity } from '../../core/quantity.js';
+import { ZERO, formatAmount, usageOf } from '../quota/amount.js';
 
 const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantity));
 
@@ -200,14 +201,21 @@ export function resourceQuotaDefinition(n: SchemaNames): ResourceDefinition {
     strategy: {
       validate: validateQuotaHard,
       validateUpdate: (o) => validateQuotaHard(o),
+      // kube's printResourceQuota: Age first, then `name: used/hard` of status.hard by name, limits.* apart
       columns: [
-        column('Request', 'string', (o) => Object.entries(getObject(o, 'spec', 'hard') ?? {}).filter(([k]) => !k.startsWith('limits.'))
-          .map(([k, v]) => `${k}: ${String(get(o, 'status', 'used', k) ?? 0)}/${String(v)}`).join(', ')),
-        column('Limit', 'string', (o) => Object.entries(getObject(o, 'spec', 'hard') ?? {}).filter(([k]) => k.startsWith('limits.'))
-          .map(([k, v]) => `${k}: ${String(get(o, 'status', 'used', k) ?? 0)}/${String(v)}`).join(', ')),
+        column('Age', 'string', () => null),
+        column('Request', 'string', (o) => quotaCells(o, false)),
+        column('Limit', 'string', (o) => quotaCells(o, true)),
       ],
     },
   };
+}
+
+function quotaCells(o: ApiObject, limits: boolean): string {
+  const hard = usageOf(getObject(o, 'status', 'hard'));
+  const used = usageOf(getObject(o, 'status', 'used'));
+  return [...hard.keys()].sort().filter((k) => k.startsWith('limits.') === limits)
+    .map((k) => `${k}: ${formatAmount(used.get(k) ?? ZERO)}/${formatAmount(hard.get(k)!)}`).join(', ');
 }
 
 /** kube's ValidateResourceQuantityValue for each hard limit: no negative amount */
