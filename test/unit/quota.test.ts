@@ -9,6 +9,7 @@ import { addUsage, formatAmount, parseAmount, printUsage, usageOf } from '../../
 import { evaluatorFor } from '../../src/registry/quota/evaluators.js';
 import { checkRequest } from '../../src/registry/quota/admission.js';
 import { countedResource } from '../../src/controllers/resourcequota/controller.js';
+import { validateResourceQuotaSpec } from '../../src/registry/kinds/quota-validation.js';
 import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 
 const fmt = (q: string) => formatAmount(parseAmount(q)!);
@@ -137,5 +138,34 @@ describe('quota admission check', () => {
       .toBe('403 persistentvolumeclaims "c" is forbidden: status unknown for quota: storage, resources: persistentvolumeclaims');
     const fresh: ApiObject = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'new' }, spec: { hard: { persistentvolumeclaims: '0' } } };
     expect(checkRequest([fresh], call(claim('1Gi')), ev, 0)).toEqual([]);
+  });
+});
+
+describe('ResourceQuota validation (kube\'s ValidateResourceQuotaSpec)', () => {
+  const v = (spec: Record<string, unknown>) => validateResourceQuotaSpec({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec } as ApiObject).map((e) => `${e.field}: ${e.message}`);
+
+  it('accepts standard, counted and extended names', () => {
+    expect(v({ hard: { pods: '2', 'requests.cpu': '500m', 'count/deployments.apps': '1', 'requests.example.com/gpu': '2', 'hugepages-2Mi': '1Gi' } })).toEqual([]);
+  });
+
+  it('refuses unknown names, negative and fractional counts', () => {
+    expect(v({ hard: { widgets: '1', pods: '1.5', services: '-1' } })).toEqual([
+      'spec.hard[pods]: Invalid value: "1.5": must be an integer',
+      'spec.hard[services]: Invalid value: "-1": must be greater than or equal to 0',
+      'spec.hard[widgets]: Invalid value: "widgets": must be a standard resource type or fully qualified',
+    ]);
+    expect(v({ hard: { storage: '1Gi' } })).toEqual(['spec.hard[storage]: Invalid value: "storage": must be a standard resource for quota']);
+  });
+
+  it('refuses unknown, conflicting and misapplied scopes', () => {
+    expect(v({ hard: { pods: '1' }, scopes: ['Sometimes'] })).toEqual(['spec.scopes: Invalid value: ["Sometimes"]: unsupported scope']);
+    expect(v({ hard: { pods: '1' }, scopes: ['BestEffort', 'NotBestEffort'] })).toEqual(['spec.scopes: Invalid value: ["BestEffort","NotBestEffort"]: conflicting scopes']);
+    expect(v({ hard: { 'requests.cpu': '1' }, scopes: ['BestEffort'] })).toEqual(['spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource']);
+    expect(v({ hard: { 'requests.storage': '1Gi' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] } }))
+      .toEqual(['spec.scopeSelector.matchExpressions: Invalid value: {"matchExpressions":[{"scopeName":"PriorityClass","operator":"In","values":["high"]}]}: unsupported scope applied to resource']);
+    expect(v({ hard: { pods: '1' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In' }, { scopeName: 'Terminating', operator: 'In', values: ['x'] }] } })).toEqual([
+      'spec.scopeSelector.matchExpressions.values: Required value: must be at least one value when `operator` is \'In\' or \'NotIn\' for scope selector',
+      'spec.scopeSelector.matchExpressions.operator: Invalid value: "In": must be \'Exist\' only operator when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort and ResourceQuotaScopeNotBestEffort',
+    ]);
   });
 });

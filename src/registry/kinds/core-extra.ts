@@ -14,6 +14,7 @@ import { validateCounters, validatePodTemplate } from './workload-validation.js'
 import { invalid } from './field-errors.js';
 import { parseQuantity } from '../../core/quantity.js';
 import { ZERO, formatAmount, usageOf } from '../quota/amount.js';
+import { validateResourceQuotaSpec } from './quota-validation.js';
 
 const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantity));
 
@@ -199,8 +200,8 @@ export function resourceQuotaDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
-      validate: validateQuotaHard,
-      validateUpdate: (o) => validateQuotaHard(o),
+      validate: validateResourceQuotaSpec,
+      validateUpdate: (o) => validateResourceQuotaSpec(o),
       // kube's printResourceQuota: Age first, then `name: used/hard` of status.hard by name, limits.* apart
       columns: [
         column('Age', 'string', () => null),
@@ -216,14 +217,6 @@ function quotaCells(o: ApiObject, limits: boolean): string {
   const used = usageOf(getObject(o, 'status', 'used'));
   return [...hard.keys()].sort().filter((k) => k.startsWith('limits.') === limits)
     .map((k) => `${k}: ${formatAmount(used.get(k) ?? ZERO)}/${formatAmount(hard.get(k)!)}`).join(', ');
-}
-
-/** kube's ValidateResourceQuantityValue for each hard limit: no negative amount */
-function validateQuotaHard(o: ApiObject): FieldError[] {
-  return Object.entries(getObject(o, 'spec', 'hard') ?? {}).flatMap(([k, v]) => {
-    const q = parseQuantity(v);
-    return q !== undefined && q < 0 ? [invalid(`spec.hard[${k}]`, String(v), 'must be greater than or equal to 0')] : [];
-  });
 }
 
 export function limitRangeDefinition(n: SchemaNames): ResourceDefinition {
