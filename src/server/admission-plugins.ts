@@ -5,7 +5,7 @@
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md), DefaultTolerationSeconds, ServiceAccount and
-// CertificateSubjectRestriction, LimitRanger and ResourceQuota (on in kube too; ResourceQuota
+// CertificateSubjectRestriction, LimitRanger, Priority and ResourceQuota (on in kube too; ResourceQuota
 // runs last, after the webhooks and policies, as kube orders it).
 
 import type { WriteHooks } from '../registry/generic-store.js';
@@ -16,6 +16,7 @@ import { SERVICE_ACCOUNT, type ServiceAccountAdmissionOptions, serviceAccountAdm
 import { CERTIFICATE_SUBJECT_RESTRICTION, certificateSubjectRestrictionHooks } from '../registry/csr-subject-restriction.js';
 import { type QuotaAccess, RESOURCE_QUOTA, resourceQuotaAdmission } from '../registry/quota/admission.js';
 import { LIMIT_RANGER, type LimitRangeAccess, limitRangerAdmission } from '../registry/quota/limit-ranger.js';
+import { PRIORITY, type PriorityClassAccess, priorityAdmission } from '../registry/priority-admission.js';
 import type { Clock } from '../core/clock.js';
 
 export interface AdmissionPluginOptions {
@@ -31,6 +32,8 @@ export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' 
   quotas: QuotaAccess;
   /** the namespace's LimitRanges (the LimitRanger plugin) */
   limitRanges: LimitRangeAccess;
+  /** the cluster's PriorityClasses (the Priority plugin) */
+  priorityClasses: PriorityClassAccess;
   clock: Clock;
 };
 
@@ -38,6 +41,8 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [NODE_RESTRICTION]: nodeRestrictionHooks,
   // src/registry/quota/limit-ranger.ts: LimitRange defaults on new pods, min/max/ratio on pods and claims
   [LIMIT_RANGER]: (_d, _o, deps) => limitRangerAdmission(deps.limitRanges),
+  // src/registry/priority-admission.ts: spec.priority and preemptionPolicy from the pod's PriorityClass
+  [PRIORITY]: (d, _o, deps) => priorityAdmission(deps.priorityClasses, `scheduling.${d}`),
   // src/registry/default-tolerations.ts (issue 13): not-ready/unreachable tolerations of 300 s on new pods
   [DEFAULT_TOLERATION_SECONDS]: (d, o) => defaultTolerationHooks(d, o.defaultTolerations),
   // src/registry/service-account-admission.ts (spec 001 §5.5): default account, its existence, the token volume
@@ -52,7 +57,7 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
 const AFTER_CHAIN = new Set([RESOURCE_QUOTA]);
 
 /** in kube's order where it matters: LimitRanger's defaults before the ServiceAccount plugin's */
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, LIMIT_RANGER, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION, RESOURCE_QUOTA];
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, LIMIT_RANGER, SERVICE_ACCOUNT, PRIORITY, DEFAULT_TOLERATION_SECONDS, CERTIFICATE_SUBJECT_RESTRICTION, RESOURCE_QUOTA];
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {

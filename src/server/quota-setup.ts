@@ -2,7 +2,8 @@
 // admission plugin's access to the resourcequotas store, and the leader-only
 // resourcequota controller that keeps each quota's status counted.
 
-import { decodeObject, type GenericStore } from '../registry/generic-store.js';
+import type { GenericStore } from '../registry/generic-store.js';
+import { namespaceObjects } from './admission-access.js';
 import type { QuotaAccess } from '../registry/quota/admission.js';
 import type { ApiObject } from '../registry/types.js';
 import type { RevisionedStore } from '../store/types.js';
@@ -11,14 +12,6 @@ import { RESOURCE_QUOTA_CONTROLLER, ResourceQuotaController } from '../controlle
 import { controllerEnabled } from './controllers-flag.js';
 import type { LeaderControllerDeps } from './disruption-setup.js';
 import type { WorkloadGate } from './workloads-setup.js';
-
-/** the objects of one kind in a namespace as this member holds them (cheap when there are none) */
-export function namespaceObjects(gs: () => GenericStore | undefined, store: Pick<RevisionedStore, 'range'>): (namespace: string) => ApiObject[] {
-  return (namespace) => {
-    const s = gs();
-    return s ? store.range(s.rangeKeys(namespace)).kvs.map((kv) => decodeObject(kv)) : [];
-  };
-}
 
 /** the admission plugin reads the member's own state and charges through the store's optimistic update */
 export function quotaAccess(quotas: () => GenericStore | undefined, store: Pick<RevisionedStore, 'range'>): QuotaAccess {

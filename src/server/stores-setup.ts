@@ -29,7 +29,8 @@ import type { RevisionedStore } from '../store/types.js';
 import { allocationOwner } from '../controllers/service-allocation-repair.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { buildAdmissionChain } from './admission-setup.js';
-import { namespaceObjects, quotaAccess } from './quota-setup.js';
+import { quotaAccess } from './quota-setup.js';
+import { namespaceObjects, priorityClassAccess } from './admission-access.js';
 import { type CrdSetup, startCrds } from './crd-setup.js';
 import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, parsePortRange } from './server-options.js';
@@ -94,7 +95,12 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   };
   const quotas = quotaAccess(coreStore('resourcequotas'), store);
   const limitRanges = { list: namespaceObjects(coreStore('limitranges'), store) };
-  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp, quotas, limitRanges, clock }, admissionChain?.hooks()));
+  const priorityClasses = priorityClassAccess(() => {
+    const def = registry.lookup(`scheduling.${opts.apiDomain}`, 'v1', 'priorityclasses');
+    return def ? storeFor(def) : undefined;
+  }, store);
+  const deps = { lookup, random, catchUp, quotas, limitRanges, priorityClasses, clock };
+  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, deps, admissionChain?.hooks()));
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it
   const rbacHooks = {

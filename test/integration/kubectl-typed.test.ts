@@ -133,7 +133,7 @@ describe('kubectl typed commands (protobuf bodies)', () => {
     ['cronjob', ['cronjob', 'cj1', '--image=busybox', '--schedule=*/5 * * * *', '--restart=OnFailure', '--', 'date']],
     ['service nodeport', ['service', 'nodeport', 's2', '--tcp=80:8080', '--node-port=30080']],
     ['service externalname', ['service', 'externalname', 's4', '--external-name=example.com']],
-    ['quota', ['quota', 'q1', '--hard=cpu=1,memory=1G,pods=2', '--scopes=BestEffort']],
+    ['quota', ['quota', 'q1', '--hard=cpu=1,memory=1G,pods=2', '--scopes=NotBestEffort']],
     ['priorityclass', ['priorityclass', 'pc1', '--value=1000', '--description=high', '--preemption-policy=Never']],
     ['poddisruptionbudget', ['poddisruptionbudget', 'pdb1', '--selector=app=x', '--min-available=50%']],
     ['secret docker-registry', ['secret', 'docker-registry', 'ds1', '--docker-server=r.io', '--docker-username=u', '--docker-password=p']],

@@ -265,8 +265,7 @@ export function priorityClassDefinition(n: SchemaNames): ResourceDefinition {
       default: (o) => {
         o.preemptionPolicy ??= 'PreemptLowerPriority';
       },
-      validate: (o) => (typeof o.value === 'number' && o.value > 1_000_000_000 && !String(o.metadata?.name ?? '').startsWith('system-')
-        ? [fieldErr('value', 'FieldValueForbidden', 'Forbidden: maximum allowed value of a user defined priority is 1000000000')] : []),
+      validate: validatePriorityClass,
       validateUpdate: (o, old) => (o.value !== old.value ? [fieldErr('value', 'FieldValueForbidden', 'Forbidden: may not be changed in an update.')] : []),
       columns: [
         column('Value', 'integer', (o) => (typeof o.value === 'number' ? o.value : 0)),
@@ -275,6 +274,23 @@ export function priorityClassDefinition(n: SchemaNames): ResourceDefinition {
       ],
     },
   };
+}
+
+/** kube's scheduling.SystemPriorityClasses: the only classes a `system-` name may have */
+const SYSTEM_CLASSES: Record<string, number> = { 'system-node-critical': 2_000_001_000, 'system-cluster-critical': 2_000_000_000 };
+
+/** kube's ValidatePriorityClass: `system-` names are reserved for the built-in classes, user values stay ≤ 1e9 */
+function validatePriorityClass(o: ApiObject): FieldError[] {
+  const name = String(o.metadata?.name ?? '');
+  const value = typeof o.value === 'number' ? o.value : 0;
+  if (name.startsWith('system-')) {
+    const want = SYSTEM_CLASSES[name];
+    const why = want === undefined ? `name ${name} is not a known system priority class`
+      : value !== want ? `value of ${name} PriorityClass must be ${want}`
+        : o.globalDefault === true ? `globalDefault of ${name} PriorityClass must be false` : undefined;
+    return why ? [fieldErr('metadata.name', 'FieldValueForbidden', `Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: ${why}`)] : [];
+  }
+  return value > 1_000_000_000 ? [fieldErr('value', 'FieldValueForbidden', 'Forbidden: maximum allowed value of a user defined priority is 1000000000')] : [];
 }
 
 export const clusterPolicyFactories = [
