@@ -16,25 +16,30 @@ export function namespaceObjects(gs: () => GenericStore | undefined, store: Pick
   };
 }
 
-/** the cluster's PriorityClasses: one by name, or all (decoded once per change of the set) */
-export function priorityClassAccess(gs: () => GenericStore | undefined, store: Pick<RevisionedStore, 'range'>): PriorityClassAccess {
+/** the objects of a cluster-scoped kind, decoded again only when the set's keys or revisions changed */
+export function clusterObjects(gs: () => GenericStore | undefined, store: Pick<RevisionedStore, 'range'>): () => ApiObject[] {
   let seen = '';
   let items: ApiObject[] = [];
+  return () => {
+    const s = gs();
+    if (!s) return [];
+    const r = store.range(s.rangeKeys(''));
+    const signature = `${r.count}:${Math.max(0, ...r.kvs.map((kv) => kv.modRevision))}`;
+    if (signature !== seen) {
+      items = r.kvs.map((kv) => decodeObject(kv));
+      seen = signature;
+    }
+    return items;
+  };
+}
+
+/** the cluster's PriorityClasses: one by name, or all */
+export function priorityClassAccess(gs: () => GenericStore | undefined, store: Pick<RevisionedStore, 'range'>): PriorityClassAccess {
   return {
     get(name) {
       const kv = gs()?.readRaw('', name);
       return kv ? decodeObject(kv) : undefined;
     },
-    list() {
-      const s = gs();
-      if (!s) return [];
-      const r = store.range(s.rangeKeys(''));
-      const signature = `${r.count}:${Math.max(0, ...r.kvs.map((kv) => kv.modRevision))}`;
-      if (signature !== seen) {
-        items = r.kvs.map((kv) => decodeObject(kv));
-        seen = signature;
-      }
-      return items;
-    },
+    list: clusterObjects(gs, store),
   };
 }

@@ -5,7 +5,8 @@
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md), DefaultTolerationSeconds, ServiceAccount and
-// CertificateSubjectRestriction, LimitRanger, Priority and ResourceQuota (on in kube too; ResourceQuota
+// CertificateSubjectRestriction, LimitRanger, Priority, DefaultStorageClass,
+// DefaultIngressClass and ResourceQuota (on in kube too; ResourceQuota
 // runs last, after the webhooks and policies, as kube orders it).
 
 import type { WriteHooks } from '../registry/generic-store.js';
@@ -17,6 +18,8 @@ import { CERTIFICATE_SUBJECT_RESTRICTION, certificateSubjectRestrictionHooks } f
 import { type QuotaAccess, RESOURCE_QUOTA, resourceQuotaAdmission } from '../registry/quota/admission.js';
 import { LIMIT_RANGER, type LimitRangeAccess, limitRangerAdmission } from '../registry/quota/limit-ranger.js';
 import { PRIORITY, type PriorityClassAccess, priorityAdmission } from '../registry/priority-admission.js';
+import { DEFAULT_INGRESS_CLASS, DEFAULT_STORAGE_CLASS, defaultIngressClassAdmission, defaultStorageClassAdmission } from '../registry/default-class-admission.js';
+import type { ApiObject } from '../registry/types.js';
 import type { Clock } from '../core/clock.js';
 
 export interface AdmissionPluginOptions {
@@ -34,6 +37,9 @@ export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' 
   limitRanges: LimitRangeAccess;
   /** the cluster's PriorityClasses (the Priority plugin) */
   priorityClasses: PriorityClassAccess;
+  /** the cluster's StorageClasses and IngressClasses (the default class plugins) */
+  storageClasses: () => readonly ApiObject[];
+  ingressClasses: () => readonly ApiObject[];
   clock: Clock;
 };
 
@@ -43,6 +49,9 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [LIMIT_RANGER]: (_d, _o, deps) => limitRangerAdmission(deps.limitRanges),
   // src/registry/priority-admission.ts: spec.priority and preemptionPolicy from the pod's PriorityClass
   [PRIORITY]: (d, _o, deps) => priorityAdmission(deps.priorityClasses, `scheduling.${d}`),
+  // src/registry/default-class-admission.ts: the default StorageClass / IngressClass on new claims / Ingresses
+  [DEFAULT_STORAGE_CLASS]: (_d, _o, deps) => defaultStorageClassAdmission(deps.storageClasses),
+  [DEFAULT_INGRESS_CLASS]: (d, _o, deps) => defaultIngressClassAdmission(`networking.${d}`, deps.ingressClasses),
   // src/registry/default-tolerations.ts (issue 13): not-ready/unreachable tolerations of 300 s on new pods
   [DEFAULT_TOLERATION_SECONDS]: (d, o) => defaultTolerationHooks(d, o.defaultTolerations),
   // src/registry/service-account-admission.ts (spec 001 §5.5): default account, its existence, the token volume
@@ -57,7 +66,10 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
 const AFTER_CHAIN = new Set([RESOURCE_QUOTA]);
 
 /** in kube's order where it matters: LimitRanger's defaults before the ServiceAccount plugin's */
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, LIMIT_RANGER, SERVICE_ACCOUNT, PRIORITY, DEFAULT_TOLERATION_SECONDS, CERTIFICATE_SUBJECT_RESTRICTION, RESOURCE_QUOTA];
+export const DEFAULT_ADMISSION_PLUGINS = [
+  NODE_RESTRICTION, LIMIT_RANGER, SERVICE_ACCOUNT, PRIORITY, DEFAULT_TOLERATION_SECONDS, DEFAULT_STORAGE_CLASS, CERTIFICATE_SUBJECT_RESTRICTION,
+  DEFAULT_INGRESS_CLASS, RESOURCE_QUOTA,
+];
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {

@@ -30,7 +30,7 @@ import { allocationOwner } from '../controllers/service-allocation-repair.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { buildAdmissionChain } from './admission-setup.js';
 import { quotaAccess } from './quota-setup.js';
-import { namespaceObjects, priorityClassAccess } from './admission-access.js';
+import { clusterObjects, namespaceObjects, priorityClassAccess } from './admission-access.js';
 import { type CrdSetup, startCrds } from './crd-setup.js';
 import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, parsePortRange } from './server-options.js';
@@ -89,17 +89,16 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
     const def = registry.lookup('', 'v1', 'serviceaccounts');
     if (def) await storeFor(def).catchUp();
   };
-  const coreStore = (resource: string) => (): GenericStore | undefined => {
-    const def = registry.lookup('', 'v1', resource);
+  const storeOf = (group: string, resource: string) => (): GenericStore | undefined => {
+    const def = registry.lookup(group, 'v1', resource);
     return def ? storeFor(def) : undefined;
   };
-  const quotas = quotaAccess(coreStore('resourcequotas'), store);
-  const limitRanges = { list: namespaceObjects(coreStore('limitranges'), store) };
-  const priorityClasses = priorityClassAccess(() => {
-    const def = registry.lookup(`scheduling.${opts.apiDomain}`, 'v1', 'priorityclasses');
-    return def ? storeFor(def) : undefined;
-  }, store);
-  const deps = { lookup, random, catchUp, quotas, limitRanges, priorityClasses, clock };
+  const quotas = quotaAccess(storeOf('', 'resourcequotas'), store);
+  const limitRanges = { list: namespaceObjects(storeOf('', 'limitranges'), store) };
+  const priorityClasses = priorityClassAccess(storeOf(`scheduling.${opts.apiDomain}`, 'priorityclasses'), store);
+  const storageClasses = clusterObjects(storeOf(`storage.${opts.apiDomain}`, 'storageclasses'), store);
+  const ingressClasses = clusterObjects(storeOf(`networking.${opts.apiDomain}`, 'ingressclasses'), store);
+  const deps = { lookup, random, catchUp, quotas, limitRanges, priorityClasses, storageClasses, ingressClasses, clock };
   Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, deps, admissionChain?.hooks()));
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it

@@ -16,6 +16,7 @@
 // kube resyncs every claim and volume every 15 s; here a new or freed volume
 // and a StorageClass change enqueue the unbound claims instead.
 
+import { STORAGE_DEFAULT_ANNOTATIONS, defaultClassOf } from '../../registry/default-class-admission.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
@@ -207,15 +208,11 @@ export class PersistentVolumeController extends LoopController {
    */
   private async assignDefaultClass(claim: ApiObject): Promise<boolean> {
     if (hasAnnotation(claim, ANN_BETA_STORAGE_CLASS) || specOf(claim).storageClassName != null) return false;
-    const defaults = (this.classes?.list() ?? []).filter((c) => {
-      const a = (c.metadata?.annotations ?? {}) as Record<string, string>;
-      return a[ANN_DEFAULT_CLASS] === 'true' || a['storageclass.beta.kubernetes.io/is-default-class'] === 'true';
-    });
-    if (defaults.length === 0) return false;
-    // GetDefaultClass: the newest default, then the first name
-    defaults.sort((a, b) => (b.metadata?.creationTimestamp ?? '').localeCompare(a.metadata?.creationTimestamp ?? '') || nameOf(a).localeCompare(nameOf(b)));
+    // GetDefaultClass, as the DefaultStorageClass admission plugin picks it
+    const def = defaultClassOf(this.classes?.list() ?? [], STORAGE_DEFAULT_ANNOTATIONS);
+    if (!def) return false;
     await this.w.updateClaim(claim, (next) => {
-      (next.spec as Obj).storageClassName = nameOf(defaults[0]!);
+      (next.spec as Obj).storageClassName = nameOf(def);
     });
     return true;
   }
