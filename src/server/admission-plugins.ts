@@ -4,10 +4,10 @@
 // which see the requester, the sub-resource, the new and the stored object.
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
-// docs/authorization.md), DefaultTolerationSeconds, ServiceAccount and
-// CertificateSubjectRestriction, LimitRanger, Priority, DefaultStorageClass,
-// DefaultIngressClass and ResourceQuota (on in kube too; ResourceQuota
-// runs last, after the webhooks and policies, as kube orders it).
+// docs/authorization.md) and, as in kube, LimitRanger, ServiceAccount,
+// Priority, DefaultTolerationSeconds, DefaultStorageClass,
+// CertificateSubjectRestriction, DefaultIngressClass and ResourceQuota (last,
+// after the webhooks and policies, as kube orders it).
 
 import type { WriteHooks } from '../registry/generic-store.js';
 import { sequenceHooks } from '../registry/write-hooks.js';
