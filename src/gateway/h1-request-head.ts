@@ -1,4 +1,5 @@
 // HTTP/1.1 request heads and chunked request bodies as the TLS front reads
+import { joinHeaderLine } from './header-join.js';
 // them for the multiplexed channel (docs/tls.md "HTTP/1.1 over the
 // multiplexed channel"). The rule is exactness: a head is parsed only when
 // the request means the same thing to the gateway as it does through uWS;
@@ -83,8 +84,7 @@ export function parseRequestHead(buf: Buffer, end: number): H1RequestHead | Reje
     const lower = name.toLowerCase();
     if (lower.startsWith('x-orch-hn-')) return undefined;
     const value = line.slice(colon + 1).trim();
-    const prev = headers.get(lower);
-    headers.set(lower, prev === undefined ? value : `${prev}, ${value}`);
+    headers.set(lower, joinHeaderLine(lower, headers.get(lower), value));
   }
   if (headers.has('upgrade') || headers.has('http2-settings')) return undefined;
   const connection = (headers.get('connection') ?? '').toLowerCase();

@@ -17,6 +17,7 @@ import {
 import type { TLSSocket } from 'node:tls';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import type { H2ProbeReply } from './health-probe.js';
+import { h2HeaderValue } from './header-join.js';
 
 /**
  * SETTINGS_MAX_CONCURRENT_STREAMS. Go's HTTP/2 server defaults to 250 (kube's
@@ -178,7 +179,7 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
       sessions.delete(session);
       fwd.sessionClosed?.(ctx);
     });
-    session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
+    session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, rawHeaders?: string[]) => {
       if (streamsHere++ === 0 && idle) {
         idle.cancel();
         idle = undefined;
@@ -192,11 +193,11 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
         if (--streamsHere === 0 && !session.closed && !session.destroyed) armIdle();
       });
       stream.on('error', ignore);
-      acceptStream(stream, headers, ctx, entry);
+      acceptStream(stream, headers, ctx, entry, rawHeaders);
     });
   });
 
-  const acceptStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ctx: SessionState, entry: StreamEntry): void => {
+  const acceptStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ctx: SessionState, entry: StreamEntry, rawHeaders?: readonly string[]): void => {
     const method = String(headers[':method'] ?? 'GET').toUpperCase();
     const path = String(headers[':path'] ?? '/');
     if (method === 'CONNECT') {
@@ -213,7 +214,9 @@ export function createH2Sessions(opts: H2SessionsOptions): H2Sessions {
       // pseudo-headers start with ':' (58)
       if (name.charCodeAt(0) === 58 || value === undefined || HOP_BY_HOP.has(name) || name === 'content-length') continue;
       // HTTP/2 may split cookies into several fields (RFC 9113 §8.2.3)
-      out.push([name, typeof value === 'string' ? value : Array.isArray(value) ? value.join(name === 'cookie' ? '; ' : ', ') : String(value)]);
+      if (name === 'cookie' && Array.isArray(value)) out.push([name, value.join('; ')]);
+      else if (name.startsWith('impersonate-')) out.push([name, h2HeaderValue(name, value, rawHeaders)!]);
+      else out.push([name, typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : String(value)]);
     }
 
     if (stream.endAfterHeaders) {

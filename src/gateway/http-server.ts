@@ -15,6 +15,7 @@ import { GatewayRequest } from './gateway-request.js';
 // the transport speaks the endpoint layer's neutral request and response (src/endpoints/http.ts)
 export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/http.js';
 import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse } from '../endpoints/http.js';
+import { joinHeaderLine } from './header-join.js';
 
 /** WebSocket messages larger than this close the connection (kube's streams send 32 KiB frames) */
 const MAX_WS_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -441,8 +442,7 @@ function readHeaders(req: uws.HttpRequest): Map<string, string> {
   const headers = new Map<string, string>();
   req.forEach((raw, v) => {
     const k = decodeHeaderName(raw);
-    const prev = headers.get(k);
-    headers.set(k, prev === undefined ? v : `${prev}, ${v}`);
+    headers.set(k, joinHeaderLine(k, headers.get(k), v));
   });
   return headers;
 }

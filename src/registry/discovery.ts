@@ -111,20 +111,21 @@ export function apiResourceList(defs: ResourceDefinition[], group: string, versi
       kind: d.kind,
       verbs: [...(d.verbs ?? DEFAULT_VERBS)].sort(),
     };
+    // keys in the order of kube's APIResource fields: clients (and kubectl's own tests) match the JSON text
+    if (d.shortNames && d.shortNames.length > 0) r.shortNames = [...d.shortNames];
+    if (d.categories && d.categories.length > 0) r.categories = [...d.categories];
     // every version served over one storage has the storage version's hash (src/registry/conversion.ts);
     // a kind that stores nothing (reviews, bindings, component statuses) has none, as in kube
     if (stored(d)) {
       r.storageVersionHash = d.storage ? storageVersionHash(...splitStorageVersion(d.storage.storageVersion), d.kind) : storageVersionHash(d.group, d.version, d.kind);
     }
-    if (d.shortNames && d.shortNames.length > 0) r.shortNames = [...d.shortNames];
-    if (d.categories && d.categories.length > 0) r.categories = [...d.categories];
     resources.push(r);
     for (const sub of d.subresources ?? []) {
       const info = SUBRESOURCE_VERBS[sub] ?? { verbs: ['get'] };
-      const s: APIResource = { name: `${d.resource}/${sub}`, singularName: '', namespaced: d.scope === 'Namespaced', kind: info.kind ?? d.kind, verbs: [...info.verbs] };
-      if (info.group !== undefined) s.group = info.group;
-      if (info.version !== undefined) s.version = info.version;
-      resources.push(s);
+      const gv: Pick<APIResource, 'group' | 'version'> = {};
+      if (info.group !== undefined) gv.group = info.group;
+      if (info.version !== undefined) gv.version = info.version;
+      resources.push({ name: `${d.resource}/${sub}`, singularName: '', namespaced: d.scope === 'Namespaced', ...gv, kind: info.kind ?? d.kind, verbs: [...info.verbs] });
     }
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: groupVersionString(group, version), resources };

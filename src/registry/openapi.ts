@@ -20,6 +20,7 @@ import type { Definitions } from '../machinery/schema/types.js';
 import { type Json, type Version, gvkExtension, refPath, toOpenAPISchema } from './openapi-schema.js';
 import { buildPathsV2, buildPathsV3 } from './openapi-paths.js';
 import { hoistNamedTypes } from './openapi-hoist.js';
+import { crdSchemaForV2 } from './openapi-crd-v2.js';
 
 export { toOpenAPISchema } from './openapi-schema.js';
 
@@ -53,7 +54,8 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
   for (const def of kinds) {
     const name = definitionName(src.apiDomain, def.group, def.version, def.kind);
     const gvk = { group: def.group, version: def.version, kind: def.kind };
-    out[name] = { ...toOpenAPISchema(def.schema, v, pending), ...gvkExtension(gvk) };
+    const schema = def.customResource && v === 2 ? crdSchemaForV2(def.schema) : def.schema;
+    out[name] = { ...toOpenAPISchema(schema, v, pending), ...gvkExtension(gvk) };
     // like Kubernetes, a List definition only for kinds that can be listed (not TokenReview and friends)
     if (def.verbs && !def.verbs.includes('list')) continue;
     out[`${name}List`] = {

@@ -18,7 +18,8 @@ export interface TestServer {
 
 export interface RequestOpts {
   body?: string | Buffer | object;
-  headers?: Record<string, string>;
+  /** an array sends one field line per value */
+  headers?: Record<string, string | string[]>;
   /** send no client certificate */
   anonymous?: boolean;
   cert?: { certPem: string; keyPem: string };
@@ -63,7 +64,7 @@ export function rawRequest(server: RunningServer, method: string, path: string, 
   return new Promise((resolve, reject) => {
     const body =
       o.body === undefined ? undefined : typeof o.body === 'string' || Buffer.isBuffer(o.body) ? o.body : JSON.stringify(o.body);
-    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    const headers: Record<string, string | string[]> = { ...(o.headers ?? {}) };
     if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
       headers['Content-Type'] = 'application/json';
     }

@@ -67,7 +67,7 @@ async function bindToAnonymous(role: string): Promise<void> {
   expect(r.status, r.text).toBe(201);
 }
 
-const whoami = async (headers: Record<string, string>, anonymous = true) =>
+const whoami = async (headers: Record<string, string | string[]>, anonymous = true) =>
   t.request('POST', `/apis/${G}/v1/selfsubjectreviews`, { anonymous, headers, body: { apiVersion: `${G}/v1`, kind: 'SelfSubjectReview' } });
 
 describe('chain and static tokens', () => {
@@ -215,6 +215,15 @@ describe('impersonation', () => {
       status: { userInfo: { username: string; groups: string[] } };
     };
     expect(out.status.userInfo).toEqual({ username: 'dave', groups: ['g1', 'g2', 'system:authenticated'] });
+  });
+
+  it('every Impersonate-Group line is one group, commas and all (kubectl over HTTP/2, and HTTP/1.1)', async () => {
+    const out = JSON.parse(await kubectl(['auth', 'whoami', '-o', 'json', '--as', 'dave', '--as-group', 'g2', '--as-group', ',,,chameleon', '--as-group', 'a, b'])) as {
+      status: { userInfo: { groups: string[] } };
+    };
+    expect(out.status.userInfo.groups).toEqual(['g2', ',,,chameleon', 'a, b', 'system:authenticated']);
+    const h1 = await whoami({ 'Impersonate-User': 'erin', 'Impersonate-Group': ['x,y', 'z'], 'Impersonate-Extra-Scopes': ['r,w', 'admin'] }, false);
+    expect(h1.json()).toMatchObject({ status: { userInfo: { username: 'erin', groups: ['x,y', 'z', 'system:authenticated'], extra: { scopes: ['r,w', 'admin'] } } } });
   });
 
   it('uid and extra headers; groups without a user is 400', async () => {

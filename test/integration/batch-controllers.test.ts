@@ -6,7 +6,8 @@
 // garbage collector, and the tracking finalizer removed for it), and a
 // plain API DELETE orphans them with kube's warning; an Indexed Job with
 // backoffLimitPerIndex, FailIndex and a successPolicy, and kubectl seeing
-// kube's 422 for a field kube refuses. No timing
+// kube's 422 for a field kube refuses; a never-firing schedule's
+// InvalidSchedule event. No timing
 // is asserted: `eventually` and kubectl's --timeout only bound a failure.
 
 import { writeFile } from 'node:fs/promises';
@@ -184,6 +185,17 @@ describe('batch controllers with kubectl', () => {
     const quiet = await ts.request('DELETE', `${JOBS}/quiet`, { body: { propagationPolicy: 'Background' } });
     expect(quiet.status, quiet.text).toBe(200);
     expect(quiet.headers.warning).toBeUndefined();
+  });
+
+  it('a CronJob whose schedule never fires (Feb 31) gets kube\'s InvalidSchedule warning, seen with kubectl events', async () => {
+    const c = await runKubectl(kc, ['create', 'cronjob', 'never', '--schedule=59 23 31 2 *', '--image=busybox', '--', 'true']);
+    expect(c.code, c.stderr).toBe(0);
+    const out = await eventually(async () => {
+      const r = await runKubectl(kc, ['events', '--for=CronJob/never', '--types=Warning']);
+      return r.stdout.includes('InvalidSchedule') ? r.stdout : undefined;
+    }, 'the InvalidSchedule event');
+    expect(out).toContain('invalid schedule: 59 23 31 2 * : time difference between two schedules is less than 1 second');
+    expect((await ts.request('GET', `${JOBS}`)).json<{ items: Obj[] }>().items.filter((j) => j.metadata.name.startsWith('never-'))).toEqual([]);
   });
 
   it('ttlSecondsAfterFinished: 0 deletes the Job once it completed', async () => {

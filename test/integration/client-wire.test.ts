@@ -316,6 +316,18 @@ describe("boolean query parameters as kube reads them (the Python client's True/
     expect(pretty.text).toContain('\n  "kind": "Namespace"');
   });
 
+  it('indents for curl, Wget and browsers unless pretty says otherwise, as kube does (watch events stay one a line)', async () => {
+    const as = (ua: string, q = '') => t.request('GET', `/api/v1/namespaces/default${q}`, { headers: { 'user-agent': ua } });
+    expect((await as('curl/8.5.0')).text).toContain('\n  "kind": "Namespace"');
+    expect((await as('Wget/1.21')).text).toContain('\n  "kind": "Namespace"');
+    expect((await as('Mozilla/5.0 (X11)')).text).toContain('\n  "kind": "Namespace"');
+    expect((await as('curl/8.5.0', '?pretty=false')).text).not.toContain('\n');
+    expect((await as('curl/8.5.0', '?pretty=nonsense')).text).not.toContain('\n');
+    expect((await as('kubectl/v1.32.4 (linux/amd64)')).text).not.toContain('\n');
+    const watch = await t.request('GET', '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dbool-1', { headers: { 'user-agent': 'curl/8.5.0' } });
+    expect(JSON.parse(watch.text.trim().split('\n')[0]!).type).toBe('ADDED');
+  });
+
   it('allowWatchBookmarks=True asks for bookmarks', async () => {
     const r = await t.request(
       'GET',

@@ -140,3 +140,31 @@ describe('a multi-version CRD with kubectl', () => {
     expect((await k('delete', 'crd', 'webapps.cel.example.com')).code).toBe(0);
   });
 });
+
+describe('a CRD that preserves unknown fields at its root', () => {
+  it('takes a v1 List of objects with top-level fields through client-side validation', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.orch.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'loosies.free.example.com' },
+      spec: {
+        group: 'free.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'loosies', kind: 'Loose' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    const crdFile = join(t.dataDir, 'loose-crd.yaml');
+    await writeFile(crdFile, stringify(crd));
+    expect((await k('create', '-f', crdFile)).code).toBe(0);
+    await eventually(async () => (await k('wait', '--for=condition=Established', 'crd/loosies.free.example.com', '--timeout=5s')).code === 0, 'Established');
+    // a List is validated on the client against /openapi/v2, where kube publishes such a root as a bare object
+    const list = { apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'free.example.com/v1', kind: 'Loose', metadata: { name: 'l1', namespace: 'default' }, someField: 'a' }] };
+    const listFile = join(t.dataDir, 'loose-list.yaml');
+    await writeFile(listFile, stringify(list));
+    const r = await k('apply', '-f', listFile);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await k('get', 'loosies', 'l1', '-o', 'jsonpath={.someField}')).stdout).toBe('a');
+    expect((await k('delete', 'crd', 'loosies.free.example.com')).code).toBe(0);
+  });
+});

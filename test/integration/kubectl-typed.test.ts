@@ -123,6 +123,26 @@ describe('kubectl typed commands (protobuf bodies)', () => {
     ]);
   });
 
+  // kubectl debug creates the pod through the typed client: protobuf always carries Go's non-pointer
+  // bools, and kube's JSON omits the false ones (omitempty), so the baseline profile's hostIPC: false is absent
+  it('kubectl debug node --profile baseline: the false host namespaces and stdin are absent, as in kube', async () => {
+    const node = join(cacheDir, 'node.json');
+    await writeFile(node, JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'dbg-node' } }));
+    expect((await kubectl('create', '-f', node)).code).toBe(0);
+    const r = await kubectl('debug', '--profile', 'baseline', 'node/dbg-node', '--image=busybox', '--attach=false', '-n', 'default', '--', 'true');
+    expect(r.code, r.stderr).toBe(0);
+    const name = /pod (\S+)/.exec(r.stdout)?.[1] ?? '';
+    const pod = await getJson('pod', name, '-n', 'default');
+    const spec = pod.spec as Record<string, unknown>;
+    expect(spec.nodeName).toBe('dbg-node');
+    expect(spec).not.toHaveProperty('hostIPC');
+    expect(spec).not.toHaveProperty('hostNetwork');
+    expect(spec).not.toHaveProperty('hostPID');
+    const container = (spec.containers as Record<string, unknown>[])[0]!;
+    expect(container).not.toHaveProperty('stdin');
+    expect(container).not.toHaveProperty('tty');
+  });
+
   // What `--dry-run=client -o json` prints is the object kubectl then sends as protobuf; the server must
   // store exactly that (an Ingress's rules used to decode with the paths' bytes as the path: its
   // `http` lies in the Go-inlined IngressRuleValue, field 2, where it is field 1).

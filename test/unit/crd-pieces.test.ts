@@ -143,6 +143,12 @@ describe('structural schemas', () => {
     expect(s['x-orch-list-type']).toBe('map');
     expect(s['x-orch-list-map-keys']).toEqual(['k']);
   });
+  it('takes `additionalProperties: true` beside properties, and refuses a map schema there (kube: mutually exclusive)', () => {
+    const withTrue = { type: 'object', properties: { status: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: true } } };
+    expect(structuralErrors(withTrue, 'root', prefixes)).toEqual([]);
+    const withMap = { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'string' } };
+    expect(structuralErrors(withMap, 'root', prefixes)).toEqual([expect.objectContaining({ field: 'root.additionalProperties', message: 'Forbidden: additionalProperties and properties are mutual exclusive' })]);
+  });
   it('refuses a root that is not an object and defaults that break their schema', () => {
     const errs = structuralErrors({ type: 'string', default: 5 }, 'root', prefixes).map((e) => e.field);
     expect(errs).toEqual(expect.arrayContaining(['root.type', 'root.default']));

@@ -96,6 +96,9 @@ describe('OpenAPI v2', () => {
     expect(names(item.put)).toEqual(expect.arrayContaining(['dryRun', 'fieldManager', 'fieldValidation']));
     const coll = doc.paths['/api/v1/namespaces/{namespace}/configmaps'];
     expect(names(coll.get)).toEqual(expect.arrayContaining(['limit', 'continue', 'labelSelector', 'fieldSelector', 'watch', 'resourceVersion', 'resourceVersionMatch']));
+    // the phrases kubectl's own swagger check greps /openapi/v2 for
+    const text = JSON.stringify(doc);
+    for (const phrase of ['list of returned', 'List of services', 'Watch for changes to the described resources']) expect(text).toContain(phrase);
     expect(coll.post['x-kubernetes-action']).toBe('post');
     expect(coll.delete['x-kubernetes-action']).toBe('deletecollection');
     expect(doc.paths['/api/v1/configmaps'].get.operationId).toBe('listCoreV1ConfigMapForAllNamespaces');
@@ -192,6 +195,15 @@ describe('discovery', () => {
     expect(apiResourceList(defs, 'nope', 'v1')).toBeUndefined();
     expect(serveDiscovery({ all: () => defs }, '/apis/events.orch.io/v1')).toMatchObject({ groupVersion: 'events.orch.io/v1' });
     expect(serveDiscovery({ all: () => defs }, '/healthz')).toBeUndefined();
+  });
+
+  it('writes each resource with the keys in the order of kube APIResource fields', () => {
+    // kubectl's own tests match the JSON text of /api/v1 (`..."shortNames":["cm"],"storageVersionHash":...`)
+    const core = apiResourceList(defs, '', 'v1')!;
+    expect(Object.keys(core.resources.find((r) => r.name === 'pods')!)).toEqual(['name', 'singularName', 'namespaced', 'kind', 'verbs', 'shortNames', 'categories', 'storageVersionHash']);
+    expect(JSON.stringify(core)).toContain('"verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cm"],"storageVersionHash":');
+    const eviction = core.resources.find((r) => r.name === 'pods/eviction')!;
+    expect(Object.keys(eviction)).toEqual(['name', 'singularName', 'namespaced', 'group', 'version', 'kind', 'verbs']);
   });
 
   it('prefers GA over beta over alpha', () => {

@@ -119,7 +119,7 @@ describe('round trips of every built-in kind', () => {
             imagePullPolicy: 'IfNotPresent',
             terminationMessagePath: '/dev/termination-log',
             terminationMessagePolicy: 'File',
-            stdin: false,
+            stdin: true,
           },
         ],
         ephemeralContainers: [{ name: 'debug', image: 'busybox', targetContainerName: 'web' }],

@@ -10,6 +10,7 @@ import type { Authorizer, RequestAttributes } from '../authz/types.js';
 import type { UserInfo } from '../types.js';
 import { ANONYMOUS, AUTHENTICATED_GROUP } from './chain.js';
 import { SA_GROUP, SA_USER_PREFIX } from './serviceaccount.js';
+import { FIELD_LINE_SEPARATOR } from '../../gateway/header-join.js';
 
 const USER = 'impersonate-user';
 const GROUP = 'impersonate-group';
@@ -22,13 +23,10 @@ export function wantsImpersonation(headers: Map<string, string>): boolean {
   return false;
 }
 
-/** repeated headers reach us joined with ", " (gateway) */
+/** every field line of the header is one value, as kube reads them (the gateway keeps the lines apart) */
 function values(v: string | undefined): string[] {
   if (v === undefined) return [];
-  return v
-    .split(/,\s*/)
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
+  return v.split(FIELD_LINE_SEPARATOR).filter((s) => s !== '');
 }
 
 interface Wanted {

@@ -20,7 +20,7 @@ import type { EventRecorder } from '../event-recorder.js';
 import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { controllerRefOf, newControllerRef } from '../workloads/pods.js';
 import { CONTROLLER_MANAGER, type OwnerRef, deleteControlled, statusUnchanged, writeStatus } from '../workloads/writes.js';
-import { CronError, type CronSchedule, parseCron, rfc3339In } from '../../machinery/cron.js';
+import { CronError, type CronSchedule, nextAfter, parseCron, rfc3339In } from '../../machinery/cron.js';
 import { jobNameFor, mostRecentSchedule, nextSchedule, overHistory } from './cronjob-plan.js';
 import { jobFinished } from './job.js';
 
@@ -137,8 +137,14 @@ export class CronJobController extends LoopController {
         const msg = e instanceof CronError ? e.message : String(e);
         void this.o.events?.event(ref, 'Warning', 'UnparseableSchedule', `unparseable schedule: ${JSON.stringify(spec.schedule)} : ${msg}`);
       }
+      const earliest = Date.parse(lastScheduleTime ?? cj.metadata?.creationTimestamp ?? '') || now;
+      if (sched && nextAfter(sched, earliest) === undefined) {
+        // a schedule that never fires (`59 23 31 2 *`): kube's robfig/cron finds a zero time, so two successive
+        // times are less than a second apart and the controller says so and does nothing more
+        void this.o.events?.event(ref, 'Warning', 'InvalidSchedule', `invalid schedule: ${spec.schedule} : time difference between two schedules is less than 1 second`);
+        sched = undefined;
+      }
       if (sched) {
-        const earliest = Date.parse(lastScheduleTime ?? cj.metadata?.creationTimestamp ?? '') || now;
         const m = mostRecentSchedule(sched, earliest, now, spec.startingDeadlineSeconds);
         if (m.missed > 100) {
           void this.o.events?.event(ref, 'Warning', 'TooManyMissedTimes', `too many missed start times: ${m.missed}. Set or decrease .spec.startingDeadlineSeconds or check clock skew`);

@@ -4,17 +4,28 @@
 import type { ProtobufCatalog } from '../../registry/protobuf-catalog.js';
 import { negotiate } from '../negotiate.js';
 
-const PARSE_BOOL_TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
 import { HEALTH_PATH } from './non-resource.js';
 import { type Filter, infoOf } from './state.js';
+
+const PARSE_BOOL_TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
+/** clients kube pretty-prints JSON for when `pretty` is not given: browsers and command-line HTTP tools */
+const PRETTY_AGENTS = ['curl', 'Wget', 'Mozilla/5.0'];
+
+/**
+ * kube's isPrettyPrint: a non-empty `pretty` decides (Go's strconv.ParseBool, `True` included; anything
+ * unparseable is false), else the User-Agent does.
+ */
+export function prettyPrint(pretty: string | null, userAgent: string | null | undefined): boolean {
+  if (pretty) return PARSE_BOOL_TRUE.has(pretty);
+  return typeof userAgent === 'string' && PRETTY_AGENTS.some((p) => userAgent.startsWith(p));
+}
 
 export function negotiationFilter(apiDomain: string, protobuf: ProtobufCatalog): Filter {
   const metaGroups = [`meta.${apiDomain}`, 'meta.k8s.io'];
   return (s, next) => {
     const info = infoOf(s);
     const http = s.http;
-    // kube reads `pretty` with Go's strconv.ParseBool (`True`, the Python client's spelling, included)
-    const pretty = PARSE_BOOL_TRUE.has(http.query.get('pretty') ?? '');
+    const pretty = prettyPrint(http.query.get('pretty'), http.headers.get('user-agent'));
     // OpenAPI documents negotiate their own media types (gnostic protobuf), and health answers
     // are text whatever the probe accepts; errors there are JSON
     if (!info.isResourceRequest && (http.path.startsWith('/openapi/') || HEALTH_PATH.test(http.path))) {

@@ -97,7 +97,8 @@ class Checker {
       if (type !== 'object') this.err(`${path}.type`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(type ?? '')}: must be object if ${emb.key} is true`);
       if (!isObj(j.properties) && pres?.value !== true) this.err(`${path}.properties`, 'FieldValueRequired', `Required value: must not be empty if ${emb.key} is true without x-kubernetes-preserve-unknown-fields`);
     }
-    if (j.properties !== undefined && j.additionalProperties !== undefined && j.additionalProperties !== false) {
+    // kube forbids a map schema (or false) beside properties; `additionalProperties: true` may sit with them
+    if (isObj(j.properties) && Object.keys(j.properties).length > 0 && (j.additionalProperties === false || isObj(j.additionalProperties))) {
       this.err(`${path}.additionalProperties`, 'FieldValueForbidden', 'Forbidden: additionalProperties and properties are mutual exclusive');
     }
     if (j.additionalProperties === false && !o.inAlternative) this.err(`${path}.additionalProperties`, 'FieldValueForbidden', 'Forbidden: must not be false (the default is pruning unknown fields)');

@@ -29,6 +29,8 @@ import { podVolumeSources, volumeSourceDefinitions } from './core-volume-sources
 const strings = (description: string): Schema => atomicList(description, { type: 'string' });
 /** Kubernetes' `merge,retainKeys` lists (a volume's or claim's source: fields the patch leaves out are cleared) */
 const RETAIN_KEYS = { 'x-orch-patch-strategy': 'merge,retainKeys' } as const;
+/** Go's non-pointer omitempty bool: the false a protobuf client always writes is absent, as in kube's JSON */
+const GO_ZERO = { 'x-orch-proto-omit-zero': true } as const;
 
 export function coreDefinitions(n: SchemaNames): Definitions {
   const c = (k: string): string => n.core(k);
@@ -78,9 +80,9 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     terminationMessagePolicy: enumOf('How the termination message is populated.', ['FallbackToLogsOnError', 'File'], { default: 'File' }),
     imagePullPolicy: enumOf('Image pull policy; defaults to Always for :latest or untagged images, else IfNotPresent.', ['Always', 'IfNotPresent', 'Never']),
     securityContext: ref(c('SecurityContext'), 'Security options the container runs with.'),
-    stdin: bool('Allocate a buffer for stdin in the container runtime.'),
-    stdinOnce: bool('Close stdin after the first attach session.'),
-    tty: bool('Allocate a TTY for the container.'),
+    stdin: bool('Allocate a buffer for stdin in the container runtime.', GO_ZERO),
+    stdinOnce: bool('Close stdin after the first attach session.', GO_ZERO),
+    tty: bool('Allocate a TTY for the container.', GO_ZERO),
     ...(ephemeral ? { targetContainerName: str('Container whose namespaces this ephemeral container targets.') } : {}),
   });
 
@@ -113,7 +115,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     })),
     persistentVolumeClaim: obj('A reference to a PersistentVolumeClaim in the same namespace.', proto({ claimName: 1, readOnly: 2 }, {
       claimName: str('Name of the claim.'),
-      readOnly: bool('Mount read-only.'),
+      readOnly: bool('Mount read-only.', GO_ZERO),
     }), ['claimName']),
     projected: obj('Several sources projected into one directory.', proto({ sources: 1, defaultMode: 2 }, {
       sources: atomicList('Volume projections.', obj('One projection.', proto({ secret: 1, downwardAPI: 2, configMap: 3, serviceAccountToken: 4, clusterTrustBundle: 5 }, {
@@ -197,7 +199,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     }),
     [c('VolumeMount')]: obj('Mounting of a volume within a container.', {
       name: str('Name of a pod volume.', { minLength: 1 }),
-      readOnly: bool('Mount read-only.'),
+      readOnly: bool('Mount read-only.', GO_ZERO),
       recursiveReadOnly: str('Whether read-only mounts are recursively read-only.'),
       mountPath: str('Path within the container at which to mount; must not contain ":".', { minLength: 1 }),
       subPath: str('Path within the volume to mount instead of its root.'),
@@ -303,9 +305,9 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       serviceAccount: str('Deprecated alias of serviceAccountName.'),
       automountServiceAccountToken: bool('Mount the service account token automatically.'),
       nodeName: str('Node the pod is bound to; set by the scheduler.'),
-      hostNetwork: bool("Use the host's network namespace."),
-      hostPID: bool("Use the host's PID namespace."),
-      hostIPC: bool("Use the host's IPC namespace."),
+      hostNetwork: bool("Use the host's network namespace.", GO_ZERO),
+      hostPID: bool("Use the host's PID namespace.", GO_ZERO),
+      hostIPC: bool("Use the host's IPC namespace.", GO_ZERO),
       shareProcessNamespace: bool('Share one process namespace between the containers.'),
       securityContext: ref(c('PodSecurityContext'), 'Pod-level security attributes.', { default: {} }),
       imagePullSecrets: mergeList('Secrets used to pull images.', ref(c('LocalObjectReference')), 'name'),
