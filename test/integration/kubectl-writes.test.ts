@@ -239,4 +239,19 @@ describe('--validate', () => {
     expect(w.code, w.stderr).toBe(0);
     expect(w.stderr).toContain('Warning: unknown field "dataa"');
   });
+
+  it('replace with resourceVersion "0" is unconditional (kube parses it as version 0), also for a cluster-scoped kind', async () => {
+    const node = (annotations: string, rv: string) =>
+      JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'node-rv0', ...(annotations ? { annotations: { a: annotations } } : {}), ...(rv ? { resourceVersion: rv } : {}) } });
+    expect((await kubectl('create', '-f', await manifest('n0.json', node('', '')))).code).toBe(0);
+    const f = await manifest('n1.json', node('b', '0'));
+    const dry = await kubectl('replace', '--dry-run=server', '-f', f);
+    expect(dry.code, dry.stderr).toBe(0);
+    const r = await kubectl('replace', '-f', f);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await getJson('node', 'node-rv0')).metadata.annotations).toEqual({ a: 'b' });
+    const stale = await kubectl('replace', '-f', await manifest('n2.json', node('c', '1')));
+    expect(stale.stderr).toContain('the object has been modified');
+    expect((await kubectl('delete', 'node', 'node-rv0')).code).toBe(0);
+  });
 });
