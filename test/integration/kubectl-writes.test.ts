@@ -254,4 +254,11 @@ describe('--validate', () => {
     expect(stale.stderr).toContain('the object has been modified');
     expect((await kubectl('delete', 'node', 'node-rv0')).code).toBe(0);
   });
+
+  it('create --raw with a YAML manifest: kube\'s 400 for a body it cannot read a kind from', async () => {
+    const f = await manifest('raw-pod.yaml', pod('raw-pod', [['c', 'nginx']]));
+    const r = await kubectl('create', '--raw', '/api/v1/namespaces', '-f', f);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("the object provided is unrecognized (must be of type Namespace): couldn't get version/kind; json parse error: invalid character 'a' looking for beginning of value (");
+  });
 });
