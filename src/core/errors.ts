@@ -100,7 +100,7 @@ export function invalid(kind: string, group: string, name: string, errors: Field
     // omitempty in kube's StatusDetails: ListOptions' errors name nothing
     name: name || undefined,
     group: group || undefined,
-    kind: kind || undefined,
+    kind,
     causes: errors.map((e) => ({ reason: e.type, message: e.message, field: e.field })),
   });
 }

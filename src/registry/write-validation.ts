@@ -43,11 +43,13 @@ export function decodeError(def: ResourceDefinition, e: FieldError): StatusError
 }
 
 /**
- * kube converts a strategic merge patch's result straight into the typed object;
- * a value of the wrong type is 422 naming no kind, with the patch as the value
+ * a strategic merge patch's result of the wrong type: kube converts the merged map
+ * straight into the typed object and names the patch and the converter's error; its
+ * 422 is the spec's 400 here (spec 000 §4.8: a type error is 400), with kube's wording
  */
 function patchTypeError(patch: unknown, converter: string): StatusError {
-  return invalid('', '', '', [{ field: 'patch', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(goFormat(patch))}: ${converter}` }]);
+  const message = `Invalid value: ${JSON.stringify(goFormat(patch))}: ${converter}`;
+  return badRequest(`patch: ${message}`, [{ reason: 'FieldValueInvalid', message, field: 'patch' }]);
 }
 
 /** the namespace of a namespaced object must exist; a Terminating one takes no new objects */

@@ -245,13 +245,13 @@ describe('strategic merge patch', () => {
     expect(r.json<Obj>().data).toEqual({ b: '2', c: '3' });
   });
 
-  it('a result of the wrong type is 422 naming the patch and the converter error (a merge patch: 400 naming the kind)', async () => {
+  it('a result of the wrong type is 400 naming the patch and the converter error as kube words it (a merge patch: naming the kind)', async () => {
     await createCm('smp-type', { a: '1' });
     const r = await patch(`${CM}/smp-type`, SMP, { metadata: { labels: 'invalid' }, data: { n: 5 } });
-    expect(r.status, r.text).toBe(422);
+    expect(r.status, r.text).toBe(400);
     const st = r.json<Obj>();
-    expect(st.reason).toBe('Invalid');
-    expect(st.message).toBe(' "" is invalid: patch: Invalid value: "map[data:map[n:5] metadata:map[labels:invalid]]": cannot restore map from string');
+    expect(st.reason).toBe('BadRequest');
+    expect(st.message).toBe('patch: Invalid value: "map[data:map[n:5] metadata:map[labels:invalid]]": cannot restore map from string');
     expect(st.details.causes).toEqual([
       { reason: 'FieldValueInvalid', message: 'Invalid value: "map[data:map[n:5] metadata:map[labels:invalid]]": cannot restore map from string', field: 'patch' },
     ]);
