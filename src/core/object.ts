@@ -39,6 +39,8 @@ export interface FieldError {
   /** Kubernetes cause types: FieldValueRequired, FieldValueInvalid, FieldValueNotSupported, FieldValueDuplicate, FieldValueTooLong, FieldValueForbidden, FieldValueTypeInvalid */
   type: string;
   message: string;
+  /** of a FieldValueTypeInvalid: what kube's unstructured converter says of the value (a strategic merge patch's error) */
+  converter?: string;
 }
 
 /** metadata.name syntax (Kubernetes' per-kind NameFn); ResourceDefinition.nameValidation */

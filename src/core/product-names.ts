@@ -26,10 +26,16 @@ export function systemNamespacesOf(apiDomain: string): SystemNamespaces {
   return { system: `${w}-system`, public: `${w}-public`, nodeLease: `${w}-node-lease` };
 }
 
-/** namespaces that exist from the start and may not be deleted */
+/** namespaces that exist from the start, re-created when missing (controllers/system-namespaces.ts) */
 export function builtinNamespacesOf(apiDomain: string): string[] {
   const ns = systemNamespacesOf(apiDomain);
   return ['default', ns.system, ns.public, ns.nodeLease];
+}
+
+/** the built-in namespaces that may not be deleted: kube's NamespaceLifecycle set (the node-lease one may) */
+export function immortalNamespacesOf(apiDomain: string): string[] {
+  const ns = systemNamespacesOf(apiDomain);
+  return ['default', ns.system, ns.public];
 }
 
 /** the ConfigMap with the cluster CA in every namespace (kube's root-ca-cert-publisher) */

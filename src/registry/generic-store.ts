@@ -324,7 +324,8 @@ export class GenericStore {
       return { kind: 'create', object: next };
     }
     const pinned = metaOf(next).resourceVersion;
-    if (pinned !== undefined && pinned !== '' && pinned !== current.metadata!.resourceVersion) {
+    // "0" pins nothing: kube parses it as version 0, an unconditional update
+    if (pinned !== undefined && pinned !== '' && pinned !== '0' && pinned !== current.metadata!.resourceVersion) {
       if (!fresh) return { kind: 'stale' };
       throw conflict(this.def.resource, this.def.group, name, STALE_OBJECT);
     }

@@ -15,6 +15,8 @@ export interface WriteOptions {
   duplicateFields?: string[];
   /** the object is a patch's result, not a decoded body: a strict error does not name the kind (kube's patch handler) */
   patched?: boolean;
+  /** the decoded strategic merge patch that produced the object: a type error names it (kube's applyPatchToObject) */
+  strategicPatch?: unknown;
   /** field manager for managedFields (spec 000 §4.9) */
   manager?: string;
   /** `Apply` when server-side apply computed managedFields itself */

@@ -3,6 +3,7 @@
 // field validation, and whether the object's namespace takes the write.
 
 import { NAMESPACE_TERMINATING_CAUSE, type StatusError, badRequest, forbidden, invalid, notFound, qualifiedResource } from '../core/errors.js';
+import { goFormat } from '../machinery/schema/go-decode.js';
 import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
 import type { ObjectAdmission, WriteOptions } from './write-options.js';
 
@@ -13,7 +14,7 @@ export function validateWrite(def: ResourceDefinition, admission: ObjectAdmissio
   // validation level, as a decoder stops there (spec 000 §4.8, §7); custom
   // resources decode as unstructured JSON, so theirs are 422 Invalid with the rest (docs/crds.md)
   const typeError = def.customResource ? undefined : errors.find((e) => e.type === 'FieldValueTypeInvalid');
-  if (typeError) throw decodeError(def, typeError);
+  if (typeError) throw opts.strategicPatch !== undefined && typeError.converter ? patchTypeError(opts.strategicPatch, typeError.converter) : decodeError(def, typeError);
   if (opts.fieldValidation === 'Strict') {
     const problems = [
       ...unknownFields.map((f) => `unknown field "${f}"`),
@@ -39,6 +40,16 @@ export function decodeError(def: ResourceDefinition, e: FieldError): StatusError
   return badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${e.field}: ${e.message}`, [
     { reason: e.type, message: e.message, field: e.field },
   ]);
+}
+
+/**
+ * a strategic merge patch's result of the wrong type: kube converts the merged map
+ * straight into the typed object and names the patch and the converter's error; its
+ * 422 is the spec's 400 here (spec 000 §4.8: a type error is 400), with kube's wording
+ */
+function patchTypeError(patch: unknown, converter: string): StatusError {
+  const message = `Invalid value: ${JSON.stringify(goFormat(patch))}: ${converter}`;
+  return badRequest(`patch: ${message}`, [{ reason: 'FieldValueInvalid', message, field: 'patch' }]);
 }
 
 /** the namespace of a namespaced object must exist; a Terminating one takes no new objects */

@@ -24,6 +24,8 @@ import { serverEventRecorder } from './events.js';
 import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle-setup.js';
 import { startRbacControllers } from './rbac-setup.js';
 import { ApfBootstrap } from '../controllers/apf-bootstrap.js';
+import { SystemNamespaces } from '../controllers/system-namespaces.js';
+import { bootstrapNamespaces } from './stores-setup.js';
 import type { LeaderOnlyController } from './readiness.js';
 import { rootCAConfigMapName } from '../core/product-names.js';
 import { startWorkloads } from './workloads-setup.js';
@@ -137,6 +139,12 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
   });
   const apf = runWhileLeader(store, apfBootstrap, { name: 'apf bootstrap', log });
   if (apf.running) await apfBootstrap.settled();
+  // a deleted node-lease namespace comes back (kube's system namespaces controller)
+  const systemNamespaces = runWhileLeader(
+    store,
+    new SystemNamespaces({ ensure: () => bootstrapNamespaces(storeFor(nsDef), d.apiDomain), clock, log }),
+    { name: 'system namespaces', log },
+  );
 
   let serviceRepair: LeaderGate | undefined;
   let localAPIServices: LeaderGate | undefined;
@@ -201,6 +209,7 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
       crds.registrar.stop();
       rbacControllers.stop();
       apf.stop();
+      systemNamespaces.stop();
     },
   };
 }

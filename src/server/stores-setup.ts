@@ -34,7 +34,7 @@ import { clusterObjects, namespaceObjects, priorityClassAccess } from './admissi
 import { type CrdSetup, startCrds } from './crd-setup.js';
 import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, parsePortRange } from './server-options.js';
-import { builtinNamespacesOf } from '../core/product-names.js';
+import { builtinNamespacesOf, immortalNamespacesOf } from '../core/product-names.js';
 
 export interface StoresOptions {
   apiDomain: string;
@@ -73,7 +73,7 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   const rbacGroup = `rbac.authorization.${opts.apiDomain}`;
   let escalation: EscalationGuard | undefined;
   // namespace lifecycle and managedFields run in the registry's write path (src/registry/)
-  const namespaces = new NamespaceLifecycle(store, nsDef, builtinNamespacesOf(opts.apiDomain));
+  const namespaces = new NamespaceLifecycle(store, nsDef, immortalNamespacesOf(opts.apiDomain));
   const namespaceState = namespaces.state;
   const hooks: WriteHooks = { ...managedFieldsHooks(defs, clock), ...namespaces.hooks() };
   // webhooks and ValidatingAdmissionPolicies (src/registry/admission/, docs/admission.md); every member

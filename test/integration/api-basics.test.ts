@@ -35,6 +35,12 @@ describe('namespaces', () => {
     expect((await core.readNamespace({ name: 'default' })).metadata?.name).toBe('default');
   });
 
+  it('lets the node-lease namespace be deleted, as kube (its system namespaces controller re-creates it)', async () => {
+    for (const name of ['orch-system', 'orch-public']) expect((await t.request('DELETE', `/api/v1/namespaces/${name}`)).status).toBe(403);
+    const del = await t.request('DELETE', '/api/v1/namespaces/orch-node-lease');
+    expect(del.status, del.text).toBe(200);
+  });
+
   it('creates, gets and deletes a namespace, deleting its contents', async () => {
     await core.createNamespace({ body: { metadata: { name: 'team-a' } } });
     await core.createNamespacedConfigMap({ namespace: 'team-a', body: { metadata: { name: 'c1' }, data: { a: 'b' } } });

@@ -6,7 +6,7 @@
 // refused as the spec says; discovery and OpenAPI show the kind.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Obj, createCrd, fixture, operatorCrd } from '../helpers/crds.js';
+import { CRDS, type Obj, createCrd, fixture, operatorCrd } from '../helpers/crds.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { openWatch } from '../helpers/watch-stream.js';
 
@@ -103,6 +103,27 @@ describe('serving a CRD kind', () => {
     expect(st.json<Obj>().status.replicas).toBe(9);
     expect(st.json<Obj>().spec.replicas).toBe(4);
     expect(st.json<Obj>().metadata.generation).toBe(2);
+  });
+
+  it('PUT needs a resourceVersion (kube: custom resources and CRDs allow no unconditional update)', async () => {
+    await t.request('POST', WA, { body: webapp('rv') });
+    for (const rv of [undefined, '0']) {
+      const body = webapp('rv', { replicas: 2 });
+      if (rv) body.metadata.resourceVersion = rv;
+      const r = await t.request('PUT', `${WA}/rv`, { body });
+      expect(r.status, r.text).toBe(422);
+      expect(r.json<Obj>().message).toBe('webapps.apps.example.com "rv" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
+      expect(r.json<Obj>().details).toMatchObject({ name: 'rv', group: 'apps.example.com', kind: 'webapps' });
+    }
+    const cur = (await t.request('GET', `${WA}/rv`)).json<Obj>();
+    const ok = await t.request('PUT', `${WA}/rv`, { body: { ...cur, spec: { ...cur.spec, replicas: 2 } } });
+    expect(ok.status, ok.text).toBe(200);
+    const crdPath = `${CRDS}/webapps.apps.example.com`;
+    const crd = (await t.request('GET', crdPath)).json<Obj>();
+    delete crd.metadata.resourceVersion;
+    const c = await t.request('PUT', crdPath, { body: crd });
+    expect(c.status).toBe(422);
+    expect(c.json<Obj>().message).toContain('metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
   });
 
   it('server-side apply honours the list markers (map list by name, set list) (spec 000 §4.9)', async () => {

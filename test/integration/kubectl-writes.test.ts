@@ -239,4 +239,26 @@ describe('--validate', () => {
     expect(w.code, w.stderr).toBe(0);
     expect(w.stderr).toContain('Warning: unknown field "dataa"');
   });
+
+  it('replace with resourceVersion "0" is unconditional (kube parses it as version 0), also for a cluster-scoped kind', async () => {
+    const node = (annotations: string, rv: string) =>
+      JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'node-rv0', ...(annotations ? { annotations: { a: annotations } } : {}), ...(rv ? { resourceVersion: rv } : {}) } });
+    expect((await kubectl('create', '-f', await manifest('n0.json', node('', '')))).code).toBe(0);
+    const f = await manifest('n1.json', node('b', '0'));
+    const dry = await kubectl('replace', '--dry-run=server', '-f', f);
+    expect(dry.code, dry.stderr).toBe(0);
+    const r = await kubectl('replace', '-f', f);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await getJson('node', 'node-rv0')).metadata.annotations).toEqual({ a: 'b' });
+    const stale = await kubectl('replace', '-f', await manifest('n2.json', node('c', '1')));
+    expect(stale.stderr).toContain('the object has been modified');
+    expect((await kubectl('delete', 'node', 'node-rv0')).code).toBe(0);
+  });
+
+  it('create --raw with a YAML manifest: kube\'s 400 for a body it cannot read a kind from', async () => {
+    const f = await manifest('raw-pod.yaml', pod('raw-pod', [['c', 'nginx']]));
+    const r = await kubectl('create', '--raw', '/api/v1/namespaces', '-f', f);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("the object provided is unrecognized (must be of type Namespace): couldn't get version/kind; json parse error: invalid character 'a' looking for beginning of value (");
+  });
 });

@@ -245,6 +245,22 @@ describe('strategic merge patch', () => {
     expect(r.json<Obj>().data).toEqual({ b: '2', c: '3' });
   });
 
+  it('a result of the wrong type is 400 naming the patch and the converter error as kube words it (a merge patch: naming the kind)', async () => {
+    await createCm('smp-type', { a: '1' });
+    const r = await patch(`${CM}/smp-type`, SMP, { metadata: { labels: 'invalid' }, data: { n: 5 } });
+    expect(r.status, r.text).toBe(400);
+    const st = r.json<Obj>();
+    expect(st.reason).toBe('BadRequest');
+    expect(st.message).toBe('patch: Invalid value: "map[data:map[n:5] metadata:map[labels:invalid]]": cannot restore map from string');
+    expect(st.details.causes).toEqual([
+      { reason: 'FieldValueInvalid', message: 'Invalid value: "map[data:map[n:5] metadata:map[labels:invalid]]": cannot restore map from string', field: 'patch' },
+    ]);
+    const merge = await patch(`${CM}/smp-type`, MERGE, { metadata: { labels: 'invalid' } });
+    expect(merge.status, merge.text).toBe(400);
+    expect(merge.json<Obj>().message).toContain('ConfigMap in version "v1" cannot be handled as a ConfigMap');
+    expect((await get(`${CM}/smp-type`)).metadata.labels).toBeUndefined();
+  });
+
   it('is refused with 415 for custom-resource kinds', async () => {
     // a custom-resource-like kind registered at run time, with the standard ObjectMeta schema
     const objectMeta = t.server.registry.lookup('', 'v1', 'configmaps')!.schema.properties!.metadata!;

@@ -304,6 +304,20 @@ describe('defaults', () => {
     expect(pod.status).toEqual({ phase: 'Pending', qosClass: 'BestEffort' });
   });
 
+  it('defaults a fieldRef apiVersion to v1 in env and downward API volumes (kubectl describe prints it)', () => {
+    const pod: ApiObject = {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'd' },
+      spec: {
+        containers: [{ name: 'c', image: 'nginx', env: [{ name: 'N', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] }],
+        volumes: [{ name: 'v', downwardAPI: { items: [{ path: 'n', fieldRef: { fieldPath: 'metadata.name' } }] } }],
+      },
+    };
+    admit(kind('', 'Pod'), pod);
+    const spec = pod.spec as Record<string, any>;
+    expect(spec.containers[0].env[0].valueFrom.fieldRef).toEqual({ apiVersion: 'v1', fieldPath: 'metadata.name' });
+    expect(spec.volumes[0].downwardAPI.items[0].fieldRef).toEqual({ apiVersion: 'v1', fieldPath: 'metadata.name' });
+  });
+
   it('defaults Service type, affinity, protocol and targetPort; Namespace phase; Secret type', () => {
     const svc: ApiObject = { metadata: { name: 's', namespace: 'd' }, spec: { ports: [{ port: 80 }] } };
     admit(kind('', 'Service'), svc);

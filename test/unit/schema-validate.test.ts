@@ -54,6 +54,7 @@ describe('validateAgainstSchema: types', () => {
         field: 'spec.replicas',
         type: 'FieldValueTypeInvalid',
         message: 'Invalid value: "string": spec.replicas in body must be of type integer: "string"',
+        converter: 'unrecognized type: int64',
       },
     ]);
     expect(`${errors[0]!.field}: ${errors[0]!.message}`).toBe(

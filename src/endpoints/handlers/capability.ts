@@ -158,7 +158,7 @@ function decodeBody(req: ApiRequest, how: BodyDecoding | undefined): ApiObject {
   if (!how?.kind) return decodeObjectBody(req).obj;
   // JSON, YAML or the protobuf envelope (the catalog knows the sub-resource kinds, e.g. TokenRequest)
   const { kind, apiVersions } = how.kind;
-  const obj = asObject(parseBody(req).value, kind);
+  const obj = asObject(parseBody(req, undefined, kind).value, kind);
   if (apiVersions && obj.apiVersion !== undefined && !apiVersions.includes(String(obj.apiVersion))) {
     throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${apiVersions[0] ?? ''})`);
   }

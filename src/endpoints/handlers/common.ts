@@ -10,6 +10,7 @@ import type { ApiRequest, AuditAnnotator } from '../request.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
 import type { ApiObject, JSONObject, ObjectMeta } from '../../registry/types.js';
 import { EPHEMERAL_SUBRESOURCE } from '../../registry/kinds/pod-ephemeral.js';
+import { undecodableBodyMessage } from '../undecodable-body.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -30,7 +31,7 @@ export function bodyText(req: ApiRequest): string {
 }
 
 /** Parses a JSON or YAML body to a plain value and reports duplicate keys. */
-export function parseBody(req: ApiRequest, allowed: string[] = ['application/json', 'application/yaml']): {
+export function parseBody(req: ApiRequest, allowed: string[] = ['application/json', 'application/yaml'], kind = req.def.kind): {
   value: unknown;
   duplicates: string[];
 } {
@@ -54,7 +55,7 @@ export function parseBody(req: ApiRequest, allowed: string[] = ['application/jso
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw badRequest(`the request body could not be decoded as JSON: ${(e as Error).message}`);
+    throw badRequest(undecodableBodyMessage(kind, req.body!, text, (e as Error).message));
   }
   return { value, duplicates: findDuplicateFields(text) };
 }

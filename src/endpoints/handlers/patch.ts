@@ -64,6 +64,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     fieldValidation,
     duplicateFields: duplicates,
     patched: true,
+    ...(type === 'application/strategic-merge-patch+json' ? { strategicPatch: patch } : {}),
     manager: fieldManagerOf(ctx, req, 'PatchOptions'),
     user: req.user,
     subresource: req.info.subresource || undefined,

@@ -1,4 +1,4 @@
-import { badRequest, conflict } from '../../core/errors.js';
+import { badRequest, conflict, invalid } from '../../core/errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
 import {
@@ -56,6 +56,12 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       if (!current && obj.metadata?.resourceVersion) {
         throw conflict(req.def.resource, req.def.group, req.info.name, 'the object does not exist; it may have been deleted');
       }
+      if (current && !allowsUnconditionalUpdate(ctx, req) && [undefined, '', '0'].includes(obj.metadata?.resourceVersion)) {
+        // kube words it with the resource as the kind (registry Store.Update)
+        throw invalid(req.def.resource, req.def.group, req.info.name, [
+          { field: 'metadata.resourceVersion', type: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update' },
+        ]);
+      }
       return confineWrite(req, obj, current);
     },
   ));
@@ -64,4 +70,13 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
     body: r.object,
     warnings: [...fieldWarnings(fieldValidation, r.unknownFields, duplicates), ...warnings],
   };
+}
+
+/**
+ * kube's AllowUnconditionalUpdate: a PUT without a resourceVersion replaces the
+ * object, except of custom resources and CRDs, whose strategies require one
+ */
+function allowsUnconditionalUpdate(ctx: HandlerContext, req: ApiRequest): boolean {
+  if (req.def.customResource) return false;
+  return !(req.def.group === `apiextensions.${ctx.registry.apiDomain}` && req.def.resource === 'customresourcedefinitions');
 }

@@ -9,6 +9,7 @@
 import type { FieldError } from '../../core/object.js';
 import { type CompiledSchema, compileSchema } from './compile.js';
 import { matchesFormat } from './formats.js';
+import { converterMessage } from './go-decode.js';
 import type { Definitions, Schema } from './types.js';
 
 export interface ValidateOptions {
@@ -83,12 +84,14 @@ class Walk {
     this.kinds.pop();
   }
 
-  private typeError(expected: string, actual: string): void {
+  private typeError(expected: string, actual: string, found?: { v: unknown; s: CompiledSchema }): void {
     const p = this.fieldPath();
+    const converter = found && converterMessage(found.s, found.v);
     this.errors.push({
       field: p,
       type: 'FieldValueTypeInvalid',
       message: `Invalid value: "${actual}": ${p} in body must be of type ${expected}: "${actual}"`,
+      ...(converter ? { converter } : {}),
     });
   }
 
@@ -109,31 +112,31 @@ class Walk {
     }
     switch (s.type) {
       case 'object':
-        if (v === null || typeof v !== 'object' || Array.isArray(v)) return this.typeError('object', jsonType(v));
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) return this.typeError('object', jsonType(v), { v, s });
         this.object(v as Record<string, unknown>, s);
         return;
       case 'array':
-        if (!Array.isArray(v)) return this.typeError('array', jsonType(v));
+        if (!Array.isArray(v)) return this.typeError('array', jsonType(v), { v, s });
         this.array(v, s);
         return;
       case 'string':
         if (typeof v !== 'string') {
           // Quantity accepts JSON numbers (Kubernetes' resource.Quantity unmarshalling)
           if (s.format === 'quantity' && typeof v === 'number' && Number.isFinite(v)) return;
-          return this.typeError('string', jsonType(v));
+          return this.typeError('string', jsonType(v), { v, s });
         }
         this.string(v, s);
         return;
       case 'integer':
-        if (typeof v !== 'number' || !Number.isInteger(v)) return this.typeError('integer', jsonType(v));
+        if (typeof v !== 'number' || !Number.isInteger(v)) return this.typeError('integer', jsonType(v), { v, s });
         this.numeric(v, s);
         return;
       case 'number':
-        if (typeof v !== 'number') return this.typeError('number', jsonType(v));
+        if (typeof v !== 'number') return this.typeError('number', jsonType(v), { v, s });
         this.numeric(v, s);
         return;
       case 'boolean':
-        if (typeof v !== 'boolean') return this.typeError('boolean', jsonType(v));
+        if (typeof v !== 'boolean') return this.typeError('boolean', jsonType(v), { v, s });
         if (s.enumValues) this.enumCheck(v, s.enumValues);
         return;
       default:

@@ -177,7 +177,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       valueFrom: ref(c('EnvVarSource'), "Source for the variable's value; not with value."),
     }, ['name']),
     [c('EnvVarSource')]: obj('Where an environment variable takes its value from.', {
-      fieldRef: obj('A field of the pod.', { apiVersion: str('Version of the schema fieldPath is written in.'), fieldPath: str('Path of the field.') }, ['fieldPath'], { 'x-orch-map-type': 'atomic' }),
+      fieldRef: obj('A field of the pod.', { apiVersion: str('Version of the schema fieldPath is written in.', { default: 'v1' }), fieldPath: str('Path of the field.') }, ['fieldPath'], { 'x-orch-map-type': 'atomic' }),
       resourceFieldRef: ref(c('ResourceFieldSelector'), 'A resource of the container: limits/requests.'),
       configMapKeyRef: obj('A key of a ConfigMap.', { name: str('ConfigMap name.', { default: '' }), key: str('The key.'), optional: bool('Whether it must exist.') }, ['key'], { 'x-orch-map-type': 'atomic' }),
       secretKeyRef: obj('A key of a Secret.', { name: str('Secret name.', { default: '' }), key: str('The key.'), optional: bool('Whether it must exist.') }, ['key'], { 'x-orch-map-type': 'atomic' }),
@@ -268,7 +268,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     }),
     [c('DownwardAPIVolumeFile')]: obj('A file exposing a pod field.', {
       path: str('Relative file path.'),
-      fieldRef: obj('A pod field.', { apiVersion: str('Schema version.'), fieldPath: str('Path of the field.') }, ['fieldPath'], { 'x-orch-map-type': 'atomic' }),
+      fieldRef: obj('A pod field.', { apiVersion: str('Schema version.', { default: 'v1' }), fieldPath: str('Path of the field.') }, ['fieldPath'], { 'x-orch-map-type': 'atomic' }),
       resourceFieldRef: ref(c('ResourceFieldSelector'), 'A container resource.'),
       mode: int32('File mode bits.'),
     }, ['path']),
