@@ -10,7 +10,7 @@ import { ref } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { bindingCapability } from './pod-binding.js';
 import { evictionCapability } from './pod-eviction.js';
-import { aliasServiceAccount, defaultRequestsFromLimits, validateContainerResources } from './pod-resources.js';
+import { aliasServiceAccount, defaultRequestsFromLimits, defaultVolumeSources, validateContainerResources } from './pod-resources.js';
 import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 import { containersOf, validatePod } from './pod-validation.js';
 
@@ -82,6 +82,7 @@ export function defaultPod(o: ApiObject): void {
   }
   const spec = getObject(o, 'spec');
   aliasServiceAccount(spec);
+  defaultVolumeSources(spec);
   defaultRequestsFromLimits(spec);
 }
 
