@@ -67,6 +67,17 @@ function defaultJob(spec: Record<string, JSONValue> | undefined): void {
   }
 }
 
+/**
+ * kube's SetDefaults_Job: a Job without labels takes its template's. kube
+ * defaults on every decode, reads from storage included, so a Job created
+ * without labels shows the generated selector's labels once prepared.
+ */
+function defaultJobLabels(o: ApiObject): void {
+  const tmplLabels = getObject(o, 'spec', 'template', 'metadata', 'labels');
+  if (!o.metadata || !tmplLabels || Object.keys(tmplLabels).length === 0) return;
+  if (Object.keys(o.metadata.labels ?? {}).length === 0) o.metadata.labels = { ...(tmplLabels as Record<string, string>) };
+}
+
 /** kube's job labels: the generated selector's and the job name, each also under its legacy key */
 export const JOB_UID_LABEL = 'batch.kubernetes.io/controller-uid';
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
@@ -86,6 +97,7 @@ function prepareJob(o: ApiObject): void {
   const tmpl = (spec.template ??= {}) as Record<string, JSONValue>;
   const meta = (tmpl.metadata ??= {}) as Record<string, JSONValue>;
   meta.labels = { ...((meta.labels ?? {}) as Record<string, JSONValue>), [JOB_UID_LABEL]: uid, [JOB_NAME_LABEL]: name, 'controller-uid': uid, 'job-name': name };
+  defaultJobLabels(o);
 }
 
 function validateJob(o: ApiObject, at: string): FieldError[] {
@@ -130,7 +142,10 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
     })),
     strategy: {
       selectableFields: { 'status.successful': countOf('status', 'succeeded') },
-      default: (o) => defaultJob(getObject(o, 'spec')),
+      default: (o) => {
+        defaultJob(getObject(o, 'spec'));
+        defaultJobLabels(o);
+      },
       prepareForCreate: prepareJob,
       // kube's Job strategy for batch/v1, with its warning (kubectl sends Background)
       defaultDeletePropagation: { policy: 'Orphan', warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning' },
