@@ -4,8 +4,8 @@
 // which see the requester, the sub-resource, the new and the stored object.
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
-// docs/authorization.md), DefaultTolerationSeconds, ServiceAccount and
-// CertificateSubjectRestriction (on in kube too).
+// docs/authorization.md), DefaultTolerationSeconds, ServiceAccount, Priority
+// and CertificateSubjectRestriction (on in kube too).
 
 import type { WriteHooks } from '../registry/generic-store.js';
 import { sequenceHooks } from '../registry/write-hooks.js';
@@ -13,6 +13,7 @@ import { NODE_RESTRICTION, nodeRestrictionHooks } from '../auth/authz/node/restr
 import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultTolerationHooks } from '../registry/default-tolerations.js';
 import { SERVICE_ACCOUNT, type ServiceAccountAdmissionOptions, serviceAccountAdmission } from '../registry/service-account-admission.js';
 import { CERTIFICATE_SUBJECT_RESTRICTION, certificateSubjectRestrictionHooks } from '../registry/csr-subject-restriction.js';
+import { PRIORITY, type PriorityAdmissionOptions, priorityAdmission } from '../registry/priority-admission.js';
 
 export interface AdmissionPluginOptions {
   enable?: string[];
@@ -22,7 +23,7 @@ export interface AdmissionPluginOptions {
 }
 
 /** what plugins read from the server: stored objects and randomness (the composition root provides them) */
-export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random' | 'catchUp'>;
+export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random' | 'catchUp'> & Pick<PriorityAdmissionOptions, 'priorityClasses'>;
 
 const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, deps: AdmissionPluginDeps) => WriteHooks> = {
   [NODE_RESTRICTION]: nodeRestrictionHooks,
@@ -32,9 +33,11 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [SERVICE_ACCOUNT]: (d, _o, deps) => serviceAccountAdmission({ apiDomain: d, ...deps }),
   // src/registry/csr-subject-restriction.ts: no system:masters client certificates through the API server client signer
   [CERTIFICATE_SUBJECT_RESTRICTION]: (d) => certificateSubjectRestrictionHooks(d),
+  // src/registry/priority-admission.ts: a new pod's priority and preemption policy from its PriorityClass
+  [PRIORITY]: (d, _o, deps) => priorityAdmission({ apiDomain: d, priorityClasses: deps.priorityClasses }),
 };
 
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION];
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, PRIORITY, CERTIFICATE_SUBJECT_RESTRICTION];
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {

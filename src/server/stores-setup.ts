@@ -87,7 +87,14 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
     const def = registry.lookup('', 'v1', 'serviceaccounts');
     if (def) await storeFor(def).catchUp();
   };
-  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp }, admissionChain?.hooks()));
+  // the Priority plugin reads every PriorityClass of the member's state (a handful; read per pod create)
+  const priorityClasses = (): ApiObject[] => {
+    const def = registry.lookup(`scheduling.${opts.apiDomain}`, 'v1', 'priorityclasses');
+    if (!def) return [];
+    const gs = storeFor(def);
+    return store.range(gs.rangeKeys('')).kvs.map((kv) => gs.decode(kv));
+  };
+  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp, priorityClasses }, admissionChain?.hooks()));
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it
   const rbacHooks = {

@@ -80,12 +80,12 @@ describe('NodeRestriction', () => {
 });
 
 describe('admission plugin flags', () => {
-  const deps = { lookup: () => undefined, random: () => 0.5 };
-  it('NodeRestriction, DefaultTolerationSeconds, ServiceAccount and CertificateSubjectRestriction are on by default and can be disabled', () => {
-    const all = ['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount', 'CertificateSubjectRestriction'];
+  const deps = { lookup: () => undefined, random: () => 0.5, priorityClasses: () => [] };
+  it('NodeRestriction, DefaultTolerationSeconds, ServiceAccount, Priority and CertificateSubjectRestriction are on by default and can be disabled', () => {
+    const all = ['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount', 'Priority', 'CertificateSubjectRestriction'];
     expect(enabledAdmissionPlugins({})).toEqual(all);
     expect(enabledAdmissionPlugins({ disable: all })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, NodeRestriction, ServiceAccount)');
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, NodeRestriction, Priority, ServiceAccount)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 
@@ -100,7 +100,7 @@ describe('admission plugin flags', () => {
       },
       validateAdmission: async () => void seen.push('policies'),
     };
-    const h = admissionHooks({}, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io', { lookup, random: () => 0.5 }, chain);
+    const h = admissionHooks({}, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io', { lookup, random: () => 0.5, priorityClasses: () => [] }, chain);
     const call = { operation: 'CREATE' as const, def: PODS, namespace: 'default', name: 'p', object: pod('n1'), oldObject: undefined, opts: { dryRun: false } };
     const out = await h.mutate!(call);
     await h.validateAdmission!({ ...call, object: out });
