@@ -13,13 +13,25 @@ import type { ApiObject, JSONValue } from './types.js';
 
 export const PRIORITY = 'Priority';
 
-/** kube's system classes (scheduling.SystemPriorityClasses), known even before they are stored */
+/** kube's system classes (scheduling.SystemPriorityClasses), known even before the leader has stored them */
 export const SYSTEM_PRIORITY_CLASSES: Readonly<Record<string, number>> = {
   'system-node-critical': 2000001000,
   'system-cluster-critical': 2000000000,
 };
 
 const PREEMPT_LOWER = 'PreemptLowerPriority';
+
+const SYSTEM_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  'system-node-critical': 'Used for system critical pods that must not be moved from their current node.',
+  'system-cluster-critical': 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.',
+};
+
+/** the system classes as kube-apiserver stores them at start (its bootstrap-system-priority-classes hook) */
+export function systemPriorityClassObjects(apiDomain: string): ApiObject[] {
+  return Object.entries(SYSTEM_PRIORITY_CLASSES).map(([name, value]) => ({
+    apiVersion: `scheduling.${apiDomain}/v1`, kind: 'PriorityClass', metadata: { name }, value, description: SYSTEM_DESCRIPTIONS[name] ?? '',
+  }) as ApiObject);
+}
 
 export interface PriorityAdmissionOptions {
   apiDomain: string;

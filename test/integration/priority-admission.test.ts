@@ -1,4 +1,5 @@
-// The Priority admission plugin against a started server: a new pod gets
+// The Priority admission plugin against a started server (with kube's system
+// PriorityClasses stored at start): a new pod gets
 // priority 0 and PreemptLowerPriority (kubectl shows them), or its named
 // class's value and policy; an unknown class is kube's 403; a conflicting
 // priority is refused; a globalDefault class is taken (and named) by pods
@@ -36,6 +37,15 @@ describe('Priority admission', () => {
     const put = await t.request('PUT', `${PODS}/plain`, { body: { ...podBody('plain'), spec: { ...pod.spec, priority: undefined, preemptionPolicy: undefined } } });
     expect(put.status, put.text).toBe(200);
     expect(put.json<Pod>().spec).toMatchObject({ priority: 0, preemptionPolicy: 'PreemptLowerPriority' });
+  });
+
+  it("kube's system classes are stored at start, as kubectl lists them", async () => {
+    const r = await runKubectl(join(t.dataDir, 'admin.kubeconfig'), ['get', 'priorityclasses']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/system-cluster-critical\s+2000000000\s+false/);
+    expect(r.stdout).toMatch(/system-node-critical\s+2000001000\s+false/);
+    const node = (await t.request('GET', `${PCS}/system-node-critical`)).json<{ description: string; preemptionPolicy: string }>();
+    expect(node).toMatchObject({ description: 'Used for system critical pods that must not be moved from their current node.', preemptionPolicy: 'PreemptLowerPriority' });
   });
 
   it("a named class gives its value and policy; kube's system classes are known; an unknown one is kube's 403", async () => {
