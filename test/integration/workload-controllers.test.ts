@@ -386,3 +386,14 @@ describe('kubectl create deployment, rollout status, history and undo', () => {
     }
   });
 });
+
+describe('pod-only defaults', () => {
+  it('a template is stored without enableServiceLinks (SetDefaults_Pod, not PodSpec); the pods made from it get true', async () => {
+    const created = await send('POST', DEPLOYS, deployment('links', 1, 'nginx:1'));
+    expect((created.spec.template as { spec: Record<string, unknown> }).spec).not.toHaveProperty('enableServiceLinks');
+    const rs = await eventually(async () => (await list(RSS, 'app=links'))[0], 'the ReplicaSet');
+    expect((rs.spec.template as { spec: Record<string, unknown> }).spec).not.toHaveProperty('enableServiceLinks');
+    const pod = await eventually(async () => (await list(PODS, 'app=links'))[0], 'a pod');
+    expect(pod.spec.enableServiceLinks).toBe(true);
+  });
+});

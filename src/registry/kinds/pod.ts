@@ -66,7 +66,7 @@ export function podDefinition(n: SchemaNames): ResourceDefinition {
 
 type Obj = Record<string, JSONValue>;
 
-/** Kubernetes defaults imagePullPolicy from the image tag */
+/** Kubernetes' pod-only defaults: imagePullPolicy from the image tag, volume sources, requests from limits, service links */
 export function defaultPod(o: ApiObject): void {
   for (const field of ['containers', 'initContainers', 'ephemeralContainers'] as const) {
     for (const c of containersOf(o, field)) {
@@ -84,6 +84,8 @@ export function defaultPod(o: ApiObject): void {
   aliasServiceAccount(spec);
   defaultVolumeSources(spec);
   defaultRequestsFromLimits(spec);
+  // SetDefaults_Pod, not SetDefaults_PodSpec: a workload's template does not get it
+  if (spec) spec.enableServiceLinks ??= true;
 }
 
 function qosClass(o: ApiObject): string {
