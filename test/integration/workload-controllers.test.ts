@@ -396,4 +396,14 @@ describe('pod-only defaults', () => {
     const pod = await eventually(async () => (await list(PODS, 'app=links'))[0], 'a pod');
     expect(pod.spec.enableServiceLinks).toBe(true);
   });
+
+  it('on the host network a pod port gets hostPort = containerPort; a template port does not', async () => {
+    const spec = { hostNetwork: true, containers: [{ name: 'c', image: 'nginx:1', ports: [{ containerPort: 8080 }, { containerPort: 9090, hostPort: 9090 }] }] };
+    const pod = await send('POST', PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hostnet' }, spec });
+    expect((pod.spec.containers as unknown as { ports: unknown[] }[])[0]!.ports).toEqual([{ containerPort: 8080, hostPort: 8080, protocol: 'TCP' }, { containerPort: 9090, hostPort: 9090, protocol: 'TCP' }]);
+    const body = deployment('hostnet', 0, 'nginx:1') as { spec: { template: { spec: Record<string, unknown> } } };
+    body.spec.template.spec = { ...body.spec.template.spec, hostNetwork: true, containers: [{ name: 'c', image: 'nginx:1', ports: [{ containerPort: 8080 }] }] };
+    const d = await send('POST', DEPLOYS, body);
+    expect((d.spec.template as { spec: { containers: { ports: unknown[] }[] } }).spec.containers[0]!.ports).toEqual([{ containerPort: 8080, protocol: 'TCP' }]);
+  });
 });
