@@ -147,6 +147,19 @@ describe('batch controllers with kubectl', () => {
     expect((await ts.request('GET', `${JOBS}/refused`)).status).toBe(404);
   });
 
+  it("a Job or CronJob manifest without restartPolicy is kube's 422 (the PodSpec default Always is not a Job's)", async () => {
+    const file = join(ts.dataDir, 'no-restart-policy.yaml');
+    const containers = [{ name: 'c', image: 'busybox' }];
+    await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'norp' }, spec: { template: { spec: { containers } } } },
+      { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'norp' }, spec: { schedule: '@hourly', jobTemplate: { spec: { template: { spec: { containers } } } } } },
+    ] }));
+    const r = await runKubectl(kc, ['create', '-f', file]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('Job.batch "norp" is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"');
+    expect(r.stderr).toContain('CronJob.batch "norp" is invalid: spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"');
+  });
+
   it('kubectl create job --from=cronjob/x makes a Job the controller runs; kubectl delete job takes its pods along', async () => {
     const cj = await runKubectl(kc, ['create', 'cronjob', 'nightly', '--image=busybox', '--schedule=0 3 * * *', '--', 'true']);
     expect(cj.code, cj.stderr).toBe(0);

@@ -404,6 +404,6 @@ describe('pod-only defaults', () => {
     const body = deployment('hostnet', 0, 'nginx:1') as { spec: { template: { spec: Record<string, unknown> } } };
     body.spec.template.spec = { ...body.spec.template.spec, hostNetwork: true, containers: [{ name: 'c', image: 'nginx:1', ports: [{ containerPort: 8080 }] }] };
     const d = await send('POST', DEPLOYS, body);
-    expect((d.spec.template as { spec: { containers: { ports: unknown[] }[] } }).spec.containers[0]!.ports).toEqual([{ containerPort: 8080, protocol: 'TCP' }]);
+    expect((d.spec.template as unknown as { spec: { containers: { ports: unknown[] }[] } }).spec.containers[0]!.ports).toEqual([{ containerPort: 8080, protocol: 'TCP' }]);
   });
 });

@@ -60,8 +60,18 @@ function defaultJob(spec: Record<string, JSONValue> | undefined): void {
   spec.suspend ??= false;
   // kube: a podFailurePolicy needs terminating pods to reach Failed before they are replaced
   spec.podReplacementPolicy ??= spec.podFailurePolicy !== undefined ? 'Failed' : 'TerminatingOrFailed';
-  defaultPodTemplate(getObject(spec, 'template'), 'Never');
-  // kube's SetDefaults_PodFailurePolicyOnPodConditionsPattern: status True
+  defaultNestedJobSpec(spec);
+}
+
+/**
+ * The defaults of the types inside a JobSpec, which a CronJob's jobTemplate
+ * gets too (kube has no JobSpec-level defaulter; SetDefaults_Job is the Job's):
+ * the pod template's (restartPolicy Always like any PodSpec, which validation
+ * then refuses unless set) and SetDefaults_PodFailurePolicyOnPodConditionsPattern.
+ */
+function defaultNestedJobSpec(spec: Record<string, JSONValue> | undefined): void {
+  if (!spec) return;
+  defaultPodTemplate(getObject(spec, 'template'));
   for (const r of getArray(spec, 'podFailurePolicy', 'rules')) {
     for (const c of getArray(r, 'onPodConditions')) if (c !== null && typeof c === 'object' && !Array.isArray(c)) c.status ??= 'True';
   }
@@ -102,8 +112,11 @@ function prepareJob(o: ApiObject): void {
 
 function validateJob(o: ApiObject, at: string): FieldError[] {
   const errs = validateSelectorAndTemplate(o, at, { selectorOptional: true, owner: 'Job' });
+  // kube's validateJobSpec: the PodSpec default (Always) and an absent value read as not given
   const rp = getString(o, ...at.split('.'), 'template', 'spec', 'restartPolicy');
-  if (rp !== undefined && rp !== 'OnFailure' && rp !== 'Never') {
+  if (rp === undefined || rp === '' || rp === 'Always') {
+    errs.push({ field: `${at}.template.spec.restartPolicy`, type: 'FieldValueRequired', message: 'Required value: valid values: "OnFailure", "Never"' });
+  } else if (rp !== 'OnFailure' && rp !== 'Never') {
     errs.push({ field: `${at}.template.spec.restartPolicy`, type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(rp)}: supported values: "OnFailure", "Never"` });
   }
   for (const f of ['parallelism', 'completions', 'backoffLimit', 'activeDeadlineSeconds']) {
@@ -220,7 +233,7 @@ export function cronJobDefinition(n: SchemaNames): ResourceDefinition {
         spec.suspend ??= false;
         spec.successfulJobsHistoryLimit ??= 3;
         spec.failedJobsHistoryLimit ??= 1;
-        defaultJob(getObject(spec, 'jobTemplate', 'spec'));
+        defaultNestedJobSpec(getObject(spec, 'jobTemplate', 'spec'));
       },
       validate: (o) => validateCronJob(o),
       validateUpdate: (o, old) => validateCronJob(o, old),
