@@ -1,112 +1,119 @@
-// The Priority admission plugin (kube-apiserver's, on by default): a new pod's
-// `spec.priorityClassName` is resolved to `spec.priority` and
-// `spec.preemptionPolicy` (a pod without one gets the global default class, or
-// priority 0 and PreemptLowerPriority, as every pod on kube 1.32 shows); a
-// class that does not exist, or a priority the pod states that differs from
-// its class, is a 403. An update keeps the stored values when the client
-// leaves them out. A second PriorityClass marked globalDefault is refused.
-// The built-in system classes are created at start (bootstrapPriorityClasses).
+// The Priority admission plugin (kube-apiserver's, on by default): a new pod
+// gets `spec.priority` and `spec.preemptionPolicy` from its PriorityClass —
+// the one it names (403 when there is none), else the class marked
+// `globalDefault` (whose name it then carries), else 0 and
+// PreemptLowerPriority. A priority or policy the pod gives itself must equal
+// the computed one. On update the stored values are kept when the new object
+// leaves them out, so `kubectl replace` of a manifest is not a spec change.
+// A PriorityClass cannot be marked globalDefault while another one is.
 
-import { StatusError, forbidden, qualifiedResource } from '../core/errors.js';
+import { forbidden } from '../core/errors.js';
 import type { AdmissionCall, WriteHooks } from './write-options.js';
-import type { GenericStore } from './generic-store.js';
-import type { ApiObject } from './types.js';
+import type { ApiObject, JSONValue } from './types.js';
 
 export const PRIORITY = 'Priority';
 
-/** the cluster's PriorityClasses as this member holds them */
-export interface PriorityClassAccess {
-  get(name: string): ApiObject | undefined;
-  list(): ApiObject[];
-}
-
-type Spec = { priorityClassName?: unknown; priority?: unknown; preemptionPolicy?: unknown };
-
-function refuse(c: AdmissionCall, message: string): StatusError {
-  return forbidden(`${qualifiedResource(c.def.resource, c.def.group)} "${c.name}" is forbidden: ${message}`, { name: c.name, group: c.def.group || undefined, kind: c.def.resource });
-}
-
-/** kube's getDefaultPriorityClass: among globalDefault classes, the lowest value */
-function defaultClass(classes: PriorityClassAccess): ApiObject | undefined {
-  let best: ApiObject | undefined;
-  for (const pc of classes.list()) {
-    if ((pc as { globalDefault?: unknown }).globalDefault !== true) continue;
-    if (!best || value(pc) < value(best)) best = pc;
-  }
-  return best;
-}
-
-const value = (pc: ApiObject): number => (typeof (pc as { value?: unknown }).value === 'number' ? (pc as { value: number }).value : 0);
-const policy = (pc: ApiObject): string | undefined => {
-  const p = (pc as { preemptionPolicy?: unknown }).preemptionPolicy;
-  return typeof p === 'string' ? p : undefined;
+/** kube's system classes (scheduling.SystemPriorityClasses), known even before the leader has stored them */
+export const SYSTEM_PRIORITY_CLASSES: Readonly<Record<string, number>> = {
+  'system-node-critical': 2000001000,
+  'system-cluster-critical': 2000000000,
 };
 
-export function priorityAdmission(classes: PriorityClassAccess, schedulingGroup: string): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission'>> {
-  return {
-    async mutate(c) {
-      if (c.opts.subresource || c.def.group !== '' || c.def.resource !== 'pods' || !c.object) return c.object;
-      const spec = (c.object.spec ??= {}) as Spec;
-      if (c.operation === 'UPDATE') {
-        // set on create; validation refuses a change, so only a value left out is carried over
-        const old = (c.oldObject?.spec ?? {}) as Spec;
-        if (spec.priority === undefined && old.priority !== undefined) spec.priority = old.priority;
-        if (spec.preemptionPolicy === undefined && old.preemptionPolicy !== undefined) spec.preemptionPolicy = old.preemptionPolicy;
-        return c.object;
-      }
-      if (c.operation !== 'CREATE') return c.object;
-      let priority = 0;
-      let preemption: string | undefined = 'PreemptLowerPriority';
-      const name = typeof spec.priorityClassName === 'string' ? spec.priorityClassName : '';
-      if (!name) {
-        const dpc = defaultClass(classes);
-        if (dpc) {
-          spec.priorityClassName = dpc.metadata?.name ?? '';
-          priority = value(dpc);
-          preemption = policy(dpc);
-        }
-      } else {
-        const pc = classes.get(name);
-        if (!pc) throw refuse(c, `no PriorityClass with name ${name} was found`);
-        priority = value(pc);
-        preemption = policy(pc);
-      }
-      if (typeof spec.priority === 'number' && spec.priority !== priority) {
-        throw refuse(c, `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${priority} from the given PriorityClass name`);
-      }
-      spec.priority = priority;
-      if (preemption !== undefined) {
-        if (typeof spec.preemptionPolicy === 'string' && spec.preemptionPolicy !== preemption) {
-          throw refuse(c, `the string value of PreemptionPolicy (${spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller computed ${preemption} from the given PriorityClass name`);
-        }
-        spec.preemptionPolicy = preemption;
-      }
-      return c.object;
-    },
-    async validateAdmission(c) {
-      if (c.opts.subresource || c.def.group !== schedulingGroup || c.def.resource !== 'priorityclasses' || !c.object) return;
-      if (c.operation !== 'CREATE' && c.operation !== 'UPDATE') return;
-      if ((c.object as { globalDefault?: unknown }).globalDefault !== true) return;
-      const dpc = defaultClass(classes);
-      if (dpc && (c.operation === 'CREATE' || dpc.metadata?.name !== c.name)) {
-        throw refuse(c, `PriorityClass ${dpc.metadata?.name ?? ''} is already marked as default. Only one default can exist`);
-      }
-    },
-  };
+const PREEMPT_LOWER = 'PreemptLowerPriority';
+
+const SYSTEM_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  'system-node-critical': 'Used for system critical pods that must not be moved from their current node.',
+  'system-cluster-critical': 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.',
+};
+
+/** the system classes as kube-apiserver stores them at start (its bootstrap-system-priority-classes hook) */
+export function systemPriorityClassObjects(apiDomain: string): ApiObject[] {
+  return Object.entries(SYSTEM_PRIORITY_CLASSES).map(([name, value]) => ({
+    apiVersion: `scheduling.${apiDomain}/v1`, kind: 'PriorityClass', metadata: { name }, value, description: SYSTEM_DESCRIPTIONS[name] ?? '',
+  }) as ApiObject);
 }
 
-/** kube's bootstrap-system-priority-classes: the two classes for system-critical pods, created unless present */
-export async function bootstrapPriorityClasses(gs: GenericStore, apiVersion: string): Promise<void> {
-  const builtin = [
-    { name: 'system-node-critical', value: 2_000_001_000, description: 'Used for system critical pods that must not be moved from their current node.' },
-    { name: 'system-cluster-critical', value: 2_000_000_000, description: 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.' },
-  ];
-  for (const b of builtin) {
-    if (gs.readRaw('', b.name)) continue;
-    try {
-      await gs.create('', { apiVersion, kind: 'PriorityClass', metadata: { name: b.name }, value: b.value, description: b.description, preemptionPolicy: 'PreemptLowerPriority' } as ApiObject, { dryRun: false });
-    } catch (e) {
-      if (!(e instanceof StatusError && e.code === 409)) throw e;
+export interface PriorityAdmissionOptions {
+  apiDomain: string;
+  /** every PriorityClass in the member's state (kube's plugin reads an informer) */
+  priorityClasses(): ApiObject[];
+}
+
+type Obj = Record<string, JSONValue>;
+interface Computed {
+  name?: string;
+  value: number;
+  policy?: string;
+}
+
+const valueOf = (pc: ApiObject): number => (typeof pc.value === 'number' ? pc.value : 0);
+const policyOf = (pc: ApiObject): string => (typeof pc.preemptionPolicy === 'string' ? pc.preemptionPolicy : PREEMPT_LOWER);
+
+export function priorityAdmission(o: PriorityAdmissionOptions): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission'>> {
+  const schedulingGroup = `scheduling.${o.apiDomain}`;
+  const isPod = (c: AdmissionCall): boolean => c.def.group === '' && c.def.resource === 'pods' && c.object !== undefined;
+  /** kube's admission.NewForbidden: the name, else the generateName (not generated yet) */
+  const deny = (c: AdmissionCall, message: string): never => {
+    const meta = c.object?.metadata;
+    const name = meta?.name || meta?.generateName || 'Unknown';
+    const group = c.def.group;
+    const resource = group ? `${c.def.resource}.${group}` : c.def.resource;
+    throw forbidden(`${resource} ${JSON.stringify(name)} is forbidden: ${message}`, { name, ...(group ? { group } : {}), kind: c.def.resource });
+  };
+
+  /** kube's getDefaultPriority: the lowest globalDefault class, else 0 */
+  const defaultPriority = (): Computed => {
+    const defaults = o.priorityClasses().filter((pc) => pc.globalDefault === true).sort((a, b) => valueOf(a) - valueOf(b));
+    const pc = defaults[0];
+    return pc ? { name: pc.metadata?.name, value: valueOf(pc), policy: policyOf(pc) } : { value: 0, policy: PREEMPT_LOWER };
+  };
+
+  const named = (c: AdmissionCall, name: string): Computed => {
+    const pc = o.priorityClasses().find((p) => p.metadata?.name === name);
+    if (pc) return { value: valueOf(pc), policy: policyOf(pc) };
+    const system = SYSTEM_PRIORITY_CLASSES[name];
+    if (system !== undefined) return { value: system, policy: PREEMPT_LOWER };
+    return deny(c, `no PriorityClass with name ${name} was found`);
+  };
+
+  const admitCreate = (c: AdmissionCall, spec: Obj): void => {
+    const className = typeof spec.priorityClassName === 'string' ? spec.priorityClassName : '';
+    const computed = className === '' ? defaultPriority() : named(c, className);
+    if (className === '' && computed.name) spec.priorityClassName = computed.name;
+    if (typeof spec.priority === 'number' && spec.priority !== computed.value) {
+      deny(c, `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${computed.value} from the given PriorityClass name`);
     }
-  }
+    spec.priority = computed.value;
+    if (computed.policy === undefined) return;
+    if (typeof spec.preemptionPolicy === 'string' && spec.preemptionPolicy !== computed.policy) {
+      deny(c, `the string value of PreemptionPolicy (${spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller computed ${computed.policy} from the given PriorityClass name`);
+    }
+    spec.preemptionPolicy = computed.policy;
+  };
+
+  return {
+    async mutate(c) {
+      if (!isPod(c) || (c.operation !== 'CREATE' && c.operation !== 'UPDATE')) return c.object;
+      // the pod's own writes only: a sub-resource (status, binding) carries the stored spec
+      if (c.opts.subresource) return c.object;
+      const pod = c.object!;
+      const spec = ((pod as { spec?: Obj }).spec ??= {});
+      if (c.operation === 'CREATE') {
+        admitCreate(c, spec);
+        return pod;
+      }
+      const old = ((c.oldObject as { spec?: Obj } | undefined)?.spec ?? {}) as Obj;
+      if (spec.priority === undefined && old.priority !== undefined) spec.priority = old.priority;
+      if (spec.preemptionPolicy === undefined && old.preemptionPolicy !== undefined) spec.preemptionPolicy = old.preemptionPolicy;
+      return pod;
+    },
+    // kube's validatePriorityClass: one globalDefault at a time
+    async validateAdmission(c) {
+      if (c.def.group !== schedulingGroup || c.def.resource !== 'priorityclasses' || !c.object) return;
+      if (c.operation !== 'CREATE' && c.operation !== 'UPDATE') return;
+      if (c.object.globalDefault !== true) return;
+      const other = o.priorityClasses().find((pc) => pc.globalDefault === true && pc.metadata?.name !== c.object?.metadata?.name);
+      if (other) deny(c, `PriorityClass ${String(other.metadata?.name)} is already marked as default. Only one default can exist`);
+    },
+  };
 }

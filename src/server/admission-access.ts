@@ -4,7 +4,6 @@
 // again only when its keys or revisions changed.
 
 import { decodeObject, type GenericStore } from '../registry/generic-store.js';
-import type { PriorityClassAccess } from '../registry/priority-admission.js';
 import type { ApiObject } from '../registry/types.js';
 import type { RevisionedStore } from '../store/types.js';
 
@@ -30,16 +29,5 @@ export function clusterObjects(gs: () => GenericStore | undefined, store: Pick<R
       seen = signature;
     }
     return items;
-  };
-}
-
-/** the cluster's PriorityClasses: one by name, or all */
-export function priorityClassAccess(gs: () => GenericStore | undefined, store: Pick<RevisionedStore, 'range'>): PriorityClassAccess {
-  return {
-    get(name) {
-      const kv = gs()?.readRaw('', name);
-      return kv ? decodeObject(kv) : undefined;
-    },
-    list: clusterObjects(gs, store),
   };
 }

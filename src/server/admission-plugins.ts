@@ -17,7 +17,7 @@ import { SERVICE_ACCOUNT, type ServiceAccountAdmissionOptions, serviceAccountAdm
 import { CERTIFICATE_SUBJECT_RESTRICTION, certificateSubjectRestrictionHooks } from '../registry/csr-subject-restriction.js';
 import { type QuotaAccess, RESOURCE_QUOTA, resourceQuotaAdmission } from '../registry/quota/admission.js';
 import { LIMIT_RANGER, type LimitRangeAccess, limitRangerAdmission } from '../registry/quota/limit-ranger.js';
-import { PRIORITY, type PriorityClassAccess, priorityAdmission } from '../registry/priority-admission.js';
+import { PRIORITY, type PriorityAdmissionOptions, priorityAdmission } from '../registry/priority-admission.js';
 import { DEFAULT_INGRESS_CLASS, DEFAULT_STORAGE_CLASS, defaultIngressClassAdmission, defaultStorageClassAdmission } from '../registry/default-class-admission.js';
 import type { ApiObject } from '../registry/types.js';
 import type { Clock } from '../core/clock.js';
@@ -35,20 +35,18 @@ export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' 
   quotas: QuotaAccess;
   /** the namespace's LimitRanges (the LimitRanger plugin) */
   limitRanges: LimitRangeAccess;
-  /** the cluster's PriorityClasses (the Priority plugin) */
-  priorityClasses: PriorityClassAccess;
   /** the cluster's StorageClasses and IngressClasses (the default class plugins) */
   storageClasses: () => readonly ApiObject[];
   ingressClasses: () => readonly ApiObject[];
   clock: Clock;
-};
+} & Pick<PriorityAdmissionOptions, 'priorityClasses'>;
 
 const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, deps: AdmissionPluginDeps) => WriteHooks> = {
   [NODE_RESTRICTION]: nodeRestrictionHooks,
   // src/registry/quota/limit-ranger.ts: LimitRange defaults on new pods, min/max/ratio on pods and claims
   [LIMIT_RANGER]: (_d, _o, deps) => limitRangerAdmission(deps.limitRanges),
   // src/registry/priority-admission.ts: spec.priority and preemptionPolicy from the pod's PriorityClass
-  [PRIORITY]: (d, _o, deps) => priorityAdmission(deps.priorityClasses, `scheduling.${d}`),
+  [PRIORITY]: (d, _o, deps) => priorityAdmission({ apiDomain: d, priorityClasses: deps.priorityClasses }),
   // src/registry/default-class-admission.ts: the default StorageClass / IngressClass on new claims / Ingresses
   [DEFAULT_STORAGE_CLASS]: (_d, _o, deps) => defaultStorageClassAdmission(deps.storageClasses),
   [DEFAULT_INGRESS_CLASS]: (d, _o, deps) => defaultIngressClassAdmission(`networking.${d}`, deps.ingressClasses),

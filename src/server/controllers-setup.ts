@@ -23,7 +23,9 @@ import { startDisruption } from './disruption-setup.js';
 import { serverEventRecorder } from './events.js';
 import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle-setup.js';
 import { startRbacControllers } from './rbac-setup.js';
-import { ApfBootstrap } from '../controllers/apf-bootstrap.js';
+import { apfBootstrap } from '../controllers/apf-bootstrap.js';
+import { BootstrapObjects } from '../controllers/bootstrap-objects.js';
+import { systemPriorityClassObjects } from '../registry/priority-admission.js';
 import { SystemNamespaces } from '../controllers/system-namespaces.js';
 import { bootstrapNamespaces } from './stores-setup.js';
 import type { LeaderOnlyController } from './readiness.js';
@@ -124,7 +126,7 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
   health.add({ name: 'poststarthook/rbac/bootstrap-roles', check: () => rbacControllers.ready() });
   // kube's mandatory FlowSchemas and PriorityLevelConfigurations (only stored; docs/reliability.md)
   const apfGroup = `flowcontrol.apiserver.${d.apiDomain}`;
-  const apfBootstrap = new ApfBootstrap({
+  const apfBootstrapPass = apfBootstrap({
     apiDomain: d.apiDomain,
     priorityLevels: () => {
       const def = registry.lookup(apfGroup, 'v1', 'prioritylevelconfigurations');
@@ -137,8 +139,19 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
     clock,
     log,
   });
-  const apf = runWhileLeader(store, apfBootstrap, { name: 'apf bootstrap', log });
-  if (apf.running) await apfBootstrap.settled();
+  const apf = runWhileLeader(store, apfBootstrapPass, { name: 'apf bootstrap', log });
+  if (apf.running) await apfBootstrapPass.settled();
+  // kube's system-node-critical and system-cluster-critical PriorityClasses (the Priority admission plugin knows them anyway)
+  const pcDef = registry.lookup(`scheduling.${d.apiDomain}`, 'v1', 'priorityclasses');
+  const priorityClasses = new BootstrapObjects({
+    name: 'priority class bootstrap',
+    manager: 'orch-priority-bootstrap',
+    objects: () => systemPriorityClassObjects(d.apiDomain).map((object) => ({ store: () => (pcDef ? storeFor(pcDef) : undefined), object })),
+    clock,
+    log,
+  });
+  const pcGate = runWhileLeader(store, priorityClasses, { name: 'priority class bootstrap', log });
+  if (pcGate.running) await priorityClasses.settled();
   // a deleted node-lease namespace comes back (kube's system namespaces controller)
   const systemNamespaces = runWhileLeader(
     store,
@@ -210,6 +223,7 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
       rbacControllers.stop();
       apf.stop();
       systemNamespaces.stop();
+      pcGate.stop();
     },
   };
 }

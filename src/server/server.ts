@@ -36,7 +36,6 @@ import { openStore, registerStoreMetrics } from './open-store.js';
 import { buildAudit } from './audit-setup.js';
 import type { RunningServer, ServerOptions } from './server-options.js';
 import { bootstrapNamespaces, buildStores } from './stores-setup.js';
-import { bootstrapPriorityClasses } from '../registry/priority-admission.js';
 import { startControllers } from './controllers-setup.js';
 import { componentProbes } from './component-status.js';
 import { withComponentProbes } from '../registry/kinds/componentstatus.js';
@@ -121,17 +120,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // answered here whenever this loop answers; in a TLS worker it fails when this loop stops publishing
   health.add({ name: MAIN_LOOP_CHECK, check: () => undefined });
   health.add({ name: 'etcd', check: () => (store.healthy() ? undefined : 'the store is not healthy') });
-  for (const hook of ['bootstrap-namespaces', 'scheduling/bootstrap-system-priority-classes', 'start-watch-cache', 'start-namespace-controller']) {
+  for (const hook of ['bootstrap-namespaces', 'start-watch-cache', 'start-namespace-controller']) {
     health.add({ name: `poststarthook/${hook}`, check: () => (started.has(hook) ? undefined : 'not finished') });
   }
   health.add({ name: 'shutdown', check: () => (shuttingDown ? 'process is shutting down' : undefined) }, 'ready');
 
   await retryWhileUnavailable('the built-in namespaces', () => bootstrapNamespaces(storeFor(nsDef), opts.apiDomain), log);
   started.add('bootstrap-namespaces');
-  // kube's system-node-critical and system-cluster-critical (the Priority admission plugin resolves them)
-  const pcDef = registry.lookup(`scheduling.${opts.apiDomain}`, 'v1', 'priorityclasses');
-  if (pcDef) await retryWhileUnavailable('the system priority classes', () => bootstrapPriorityClasses(storeFor(pcDef), `${pcDef.group}/v1`), log);
-  started.add('scheduling/bootstrap-system-priority-classes');
   const minRequestTimeoutMs = opts.limits?.minRequestTimeoutMs ?? DEFAULT_MIN_REQUEST_TIMEOUT_MS;
   const watch = new WatchService(store, {
     windowMs: opts.watchWindowMs,

@@ -30,7 +30,7 @@ import { allocationOwner } from '../controllers/service-allocation-repair.js';
 import { type AdmissionPluginOptions, admissionHooks } from './admission-plugins.js';
 import { buildAdmissionChain } from './admission-setup.js';
 import { quotaAccess } from './quota-setup.js';
-import { clusterObjects, namespaceObjects, priorityClassAccess } from './admission-access.js';
+import { clusterObjects, namespaceObjects } from './admission-access.js';
 import { type CrdSetup, startCrds } from './crd-setup.js';
 import { applyRuntimeConfig, parseRuntimeConfig } from './runtime-config.js';
 import { DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, parsePortRange } from './server-options.js';
@@ -95,7 +95,8 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   };
   const quotas = quotaAccess(storeOf('', 'resourcequotas'), store);
   const limitRanges = { list: namespaceObjects(storeOf('', 'limitranges'), store) };
-  const priorityClasses = priorityClassAccess(storeOf(`scheduling.${opts.apiDomain}`, 'priorityclasses'), store);
+  // the Priority plugin reads every PriorityClass of the member's state (decoded again only when they change)
+  const priorityClasses = clusterObjects(storeOf(`scheduling.${opts.apiDomain}`, 'priorityclasses'), store);
   const storageClasses = clusterObjects(storeOf(`storage.${opts.apiDomain}`, 'storageclasses'), store);
   const ingressClasses = clusterObjects(storeOf(`networking.${opts.apiDomain}`, 'ingressclasses'), store);
   const deps = { lookup, random, catchUp, quotas, limitRanges, priorityClasses, storageClasses, ingressClasses, clock };

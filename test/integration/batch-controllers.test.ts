@@ -60,10 +60,12 @@ afterAll(async () => {
 });
 
 describe('batch controllers with kubectl', () => {
-  it('kubectl create job runs a pod with kube\'s labels; kubectl wait --for=condition=complete returns once it succeeded', async () => {
+  it('kubectl create job runs a pod with kube\'s labels (the Job carries them too); kubectl wait --for=condition=complete returns once it succeeded', async () => {
     const create = await runKubectl(kc, ['create', 'job', 'hello', '--image=busybox', '--', 'echo', 'hi']);
     expect(create.code, create.stderr).toBe(0);
     const job = (await ts.request('GET', `${JOBS}/hello`)).json<Obj>();
+    // SetDefaults_Job: a Job without labels takes its template's, the generated ones included
+    expect(job.metadata.labels).toEqual({ 'batch.kubernetes.io/controller-uid': job.metadata.uid, 'batch.kubernetes.io/job-name': 'hello', 'controller-uid': job.metadata.uid, 'job-name': 'hello' });
     const pod = await activePod('hello');
     expect(pod.metadata.labels).toMatchObject({ 'batch.kubernetes.io/controller-uid': job.metadata.uid, 'batch.kubernetes.io/job-name': 'hello', 'controller-uid': job.metadata.uid, 'job-name': 'hello' });
     expect(pod.metadata.finalizers).toEqual(['batch.kubernetes.io/job-tracking']);
@@ -146,6 +148,19 @@ describe('batch controllers with kubectl', () => {
     expect((await ts.request('GET', `${JOBS}/refused`)).status).toBe(404);
   });
 
+  it("a Job or CronJob manifest without restartPolicy is kube's 422 (the PodSpec default Always is not a Job's)", async () => {
+    const file = join(ts.dataDir, 'no-restart-policy.yaml');
+    const containers = [{ name: 'c', image: 'busybox' }];
+    await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'norp' }, spec: { template: { spec: { containers } } } },
+      { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'norp' }, spec: { schedule: '@hourly', jobTemplate: { spec: { template: { spec: { containers } } } } } },
+    ] }));
+    const r = await runKubectl(kc, ['create', '-f', file]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('Job.batch "norp" is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"');
+    expect(r.stderr).toContain('CronJob.batch "norp" is invalid: spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"');
+  });
+
   it('kubectl create job --from=cronjob/x makes a Job the controller runs; kubectl delete job takes its pods along', async () => {
     const cj = await runKubectl(kc, ['create', 'cronjob', 'nightly', '--image=busybox', '--schedule=0 3 * * *', '--', 'true']);
     expect(cj.code, cj.stderr).toBe(0);
@@ -206,5 +221,23 @@ describe('batch controllers with kubectl', () => {
     await finish(await activePod('brief'), 0);
     await eventually(async () => (await ts.request('GET', `${JOBS}/brief`)).status === 404, 'the finished Job deleted', { timeoutMs: 30_000 });
     await eventually(async () => (await podsOf('brief')).length === 0, 'its pod deleted with it', { timeoutMs: 30_000 });
+  });
+});
+
+describe('Job labels', () => {
+  it('a Job without labels takes its template labels as sent; one with labels keeps its own', async () => {
+    const job = (name: string, labels?: Record<string, string>): Record<string, unknown> => ({
+      apiVersion: 'batch/v1', kind: 'Job', metadata: { name, ...(labels ? { labels } : {}) },
+      spec: { template: { metadata: { labels: { app: 'x' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    const bare = await ts.request('POST', JOBS, { body: job('lbl-bare') });
+    expect(bare.status, bare.text).toBe(201);
+    expect(bare.json<Obj>().metadata.labels).toEqual({ app: 'x' });
+    const own = await ts.request('POST', JOBS, { body: job('lbl-own', { team: 'a' }) });
+    expect(own.json<Obj>().metadata.labels).toEqual({ team: 'a' });
+    // an update that clears the labels gets the template's again, as kube's defaulting on decode does
+    const cleared = await ts.request('PATCH', `${JOBS}/lbl-own`, { body: { metadata: { labels: null } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(cleared.status, cleared.text).toBe(200);
+    expect(cleared.json<Obj>().metadata.labels).toMatchObject({ app: 'x', 'job-name': 'lbl-own' });
   });
 });

@@ -131,14 +131,19 @@ describe('protobuf bodies with CSI, ephemeral, iSCSI, image and legacy volume so
     expect(read.spec.persistentVolumeSource).toEqual({ csi: pvCsi });
   });
 
-  it('types the sources in JSON as kube does: unknown keys refused when strict, kube defaults applied', async () => {
+  it('types the sources in JSON as kube does: unknown keys refused when strict, kube defaults applied (no source: emptyDir)', async () => {
     const pod = (name: string, volume: J): J => ({ ...podJson(name), spec: { containers: [{ name: 'a', image: 'busybox' }], volumes: [volume], automountServiceAccountToken: false } });
     const strict = await t.request('POST', `${PODS}?fieldValidation=Strict`, { body: pod('strict', { name: 'v', csi: { driver: 'd', bogus: 1 } }) });
     expect(strict.status).toBe(400);
     expect(strict.json().message).toBe('Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.volumes[0].csi.bogus"');
+    // a volume that names no source is an emptyDir (SetDefaults_Volume), in pods and pod templates alike
     const noSource = await t.request('POST', PODS, { body: pod('no-source', { name: 'v' }) });
-    expect(noSource.status).toBe(422);
-    expect(noSource.json().message).toBe('Pod "no-source" is invalid: spec.volumes[0]: Required value: must specify a volume type');
+    expect(noSource.status, noSource.text).toBe(201);
+    expect((noSource.json().spec as { volumes: J[] }).volumes).toEqual([{ name: 'v', emptyDir: {} }]);
+    const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'no-source' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: pod('x', { name: 'v' }).spec } } };
+    const tmpl = await t.request('POST', '/apis/apps/v1/namespaces/default/replicasets', { body: rs });
+    expect(tmpl.status, tmpl.text).toBe(201);
+    expect(((tmpl.json().spec as { template: { spec: { volumes: J[] } } }).template.spec.volumes)).toEqual([{ name: 'v', emptyDir: {} }]);
     const noDriver = await t.request('POST', PODS, { body: pod('no-driver', { name: 'v', csi: { readOnly: true } }) });
     expect(noDriver.status).toBe(422);
     expect(noDriver.json().message).toBe('Pod "no-driver" is invalid: spec.volumes[0].csi.driver: Required value');

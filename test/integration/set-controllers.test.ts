@@ -388,3 +388,28 @@ describe('StatefulSet controller', () => {
     }, 'data-db-0 collected with the set');
   });
 });
+
+describe('ControllerRevision annotations', () => {
+  it("a new revision carries its owner's annotations, so the change cause shows in kubectl rollout history", async () => {
+    const kc = join(ts.dataDir, 'admin.kubeconfig');
+    const cause = { 'kubernetes.io/change-cause': 'made first' };
+    const set = statefulSet('why', 0, 'app:1');
+    await send('POST', STSS, { ...set, metadata: { name: 'why', annotations: cause } });
+    const ds = daemonSet('dwhy', 'app:1', {}, { nodeSelector: { none: 'none' } });
+    await send('POST', DSS, { ...ds, metadata: { name: 'dwhy', annotations: cause } });
+    for (const [kind, path] of [['sts', STSS], ['ds', DSS]] as const) {
+      const name = kind === 'sts' ? 'why' : 'dwhy';
+      const owned = async (): Promise<WObj[]> => (await list(CRS)).filter((r) => r.metadata.ownerReferences?.[0]?.name === name);
+      await eventually(async () => (await owned()).length === 1, `${kind} revision 1`);
+      expect((await owned())[0]!.metadata.annotations).toMatchObject(cause);
+      await send('PATCH', `${path}/${name}`, {
+        metadata: { annotations: { 'kubernetes.io/change-cause': 'made second' } },
+        spec: { template: { spec: { containers: [{ name: 'c', image: 'app:2' }] } } },
+      });
+      await eventually(async () => (await owned()).length === 2, `${kind} revision 2`);
+      const h = await runKubectl(kc, ['rollout', 'history', `${kind}/${name}`]);
+      expect(h.code, h.stderr).toBe(0);
+      expect(h.stdout).toMatch(/REVISION\s+CHANGE-CAUSE\n1\s+made first\n2\s+made second/);
+    }
+  });
+});

@@ -386,3 +386,24 @@ describe('kubectl create deployment, rollout status, history and undo', () => {
     }
   });
 });
+
+describe('pod-only defaults', () => {
+  it('a template is stored without enableServiceLinks (SetDefaults_Pod, not PodSpec); the pods made from it get true', async () => {
+    const created = await send('POST', DEPLOYS, deployment('links', 1, 'nginx:1'));
+    expect((created.spec.template as { spec: Record<string, unknown> }).spec).not.toHaveProperty('enableServiceLinks');
+    const rs = await eventually(async () => (await list(RSS, 'app=links'))[0], 'the ReplicaSet');
+    expect((rs.spec.template as { spec: Record<string, unknown> }).spec).not.toHaveProperty('enableServiceLinks');
+    const pod = await eventually(async () => (await list(PODS, 'app=links'))[0], 'a pod');
+    expect(pod.spec.enableServiceLinks).toBe(true);
+  });
+
+  it('on the host network a pod port gets hostPort = containerPort; a template port does not', async () => {
+    const spec = { hostNetwork: true, containers: [{ name: 'c', image: 'nginx:1', ports: [{ containerPort: 8080 }, { containerPort: 9090, hostPort: 9090 }] }] };
+    const pod = await send('POST', PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hostnet' }, spec });
+    expect((pod.spec.containers as unknown as { ports: unknown[] }[])[0]!.ports).toEqual([{ containerPort: 8080, hostPort: 8080, protocol: 'TCP' }, { containerPort: 9090, hostPort: 9090, protocol: 'TCP' }]);
+    const body = deployment('hostnet', 0, 'nginx:1') as { spec: { template: { spec: Record<string, unknown> } } };
+    body.spec.template.spec = { ...body.spec.template.spec, hostNetwork: true, containers: [{ name: 'c', image: 'nginx:1', ports: [{ containerPort: 8080 }] }] };
+    const d = await send('POST', DEPLOYS, body);
+    expect((d.spec.template as unknown as { spec: { containers: { ports: unknown[] }[] } }).spec.containers[0]!.ports).toEqual([{ containerPort: 8080, protocol: 'TCP' }]);
+  });
+});

@@ -84,7 +84,7 @@ describe('admission plugin flags', () => {
   // no quotas: the ResourceQuota plugin admits everything
   const quotas = { list: () => [], listFresh: async () => [], writeUsed: async () => {} };
   const limitRanges = { list: () => [] };
-  const priorityClasses = { get: () => undefined, list: () => [] };
+  const priorityClasses = () => [];
   const none = () => [];
   const deps = { lookup: () => undefined, random: () => 0.5, quotas, limitRanges, priorityClasses, storageClasses: none, ingressClasses: none, clock: systemClock };
   it('kube\'s default plugins that orch has are on by default and can be disabled', () => {

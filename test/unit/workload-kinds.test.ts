@@ -40,13 +40,15 @@ describe('workload defaults', () => {
     expect(a.spec).toMatchObject({ completions: 1, parallelism: 1, backoffLimit: 6, completionMode: 'NonIndexed', suspend: false });
     const b = defaulted(def('batch', 'Job'), { spec: { parallelism: 3, template: structuredClone(template) } });
     expect(b.spec.completions).toBeUndefined();
-    expect(b.spec.template.spec.restartPolicy).toBe('Never');
+    // the PodSpec default, as in kube: validation then asks for OnFailure or Never
+    expect(b.spec.template.spec.restartPolicy).toBe('Always');
   });
 
-  it('CronJob: Allow, history limits 3/1, job template defaults', () => {
+  it('CronJob: Allow, history limits 3/1; the job template gets its pod template defaults, not the Job defaults', () => {
     const o = defaulted(def('batch', 'CronJob'), { spec: { schedule: '@hourly', jobTemplate: { spec: { template: structuredClone(template) } } } });
     expect(o.spec).toMatchObject({ concurrencyPolicy: 'Allow', suspend: false, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1 });
-    expect(o.spec.jobTemplate.spec.backoffLimit).toBe(6);
+    expect(Object.keys(o.spec.jobTemplate.spec)).toEqual(['template']);
+    expect(o.spec.jobTemplate.spec.template.spec).toMatchObject({ dnsPolicy: 'ClusterFirst', terminationGracePeriodSeconds: 30 });
   });
 
   it('HPA v2: minReplicas 1 and the 80% CPU metric', () => {
@@ -199,9 +201,12 @@ describe('workload validation', () => {
     expect(upd(job({ suspend: true, template: image('busybox:2') }), job({ suspend: true }))).toEqual(['spec.template: field is immutable']);
   });
 
-  it('Job: restartPolicy Always is not supported', () => {
+  it('Job: restartPolicy Always or none is required to be OnFailure or Never; another value is not supported', () => {
     const d = def('batch', 'Job');
-    expect(fields(d, { spec: { template: { ...template, spec: { ...template.spec, restartPolicy: 'Always' } } } })).toEqual(['FieldValueNotSupported spec.template.spec.restartPolicy']);
+    const withPolicy = (restartPolicy?: string) => ({ spec: { template: { ...template, spec: { ...template.spec, ...(restartPolicy ? { restartPolicy } : {}) } } } });
+    expect(fields(d, withPolicy('Always'))).toEqual(['FieldValueRequired spec.template.spec.restartPolicy']);
+    expect(fields(d, withPolicy())).toEqual(['FieldValueRequired spec.template.spec.restartPolicy']);
+    expect(fields(d, withPolicy('Sometimes'))).toEqual(['FieldValueNotSupported spec.template.spec.restartPolicy']);
   });
 
   it('CronJob: an unparseable schedule', () => {

@@ -6,7 +6,9 @@
 // is named `<owner>-<hash>` and numbered; the template that matches an old
 // revision moves that revision to the top instead of creating a new one.
 // `kubectl rollout history` lists the revisions by the owner's selector and
-// controller reference, so both are kept.
+// controller reference, so both are kept. A new revision carries the owner's
+// annotations (kube's snapshot / newRevision), so `kubernetes.io/change-cause`
+// shows in the history; a moved-up revision keeps the ones it was made with.
 
 import { StatusError } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
@@ -99,10 +101,11 @@ export async function ensureRevision(crs: GenericStore, owner: RevisionOwner, re
   const hash = templateHash(data, collisionCount);
   const name = revisionName(o.metadata?.name ?? '', hash);
   const labels = { ...(((template.metadata as Obj | undefined)?.labels ?? {}) as Record<string, string>), [REVISION_HASH_LABEL]: hash };
+  const annotations = o.metadata?.annotations;
   const cr = {
     apiVersion: 'apps/v1',
     kind: 'ControllerRevision',
-    metadata: { name, namespace: ns, labels, ownerReferences: [owner.ref as unknown as Obj] },
+    metadata: { name, namespace: ns, labels, ...(annotations && Object.keys(annotations).length > 0 ? { annotations: { ...annotations } } : {}), ownerReferences: [owner.ref as unknown as Obj] },
     data,
     revision: next,
   } as unknown as ApiObject;

@@ -60,11 +60,32 @@ function defaultJob(spec: Record<string, JSONValue> | undefined): void {
   spec.suspend ??= false;
   // kube: a podFailurePolicy needs terminating pods to reach Failed before they are replaced
   spec.podReplacementPolicy ??= spec.podFailurePolicy !== undefined ? 'Failed' : 'TerminatingOrFailed';
-  defaultPodTemplate(getObject(spec, 'template'), 'Never');
-  // kube's SetDefaults_PodFailurePolicyOnPodConditionsPattern: status True
+  defaultNestedJobSpec(spec);
+}
+
+/**
+ * The defaults of the types inside a JobSpec, which a CronJob's jobTemplate
+ * gets too (kube has no JobSpec-level defaulter; SetDefaults_Job is the Job's):
+ * the pod template's (restartPolicy Always like any PodSpec, which validation
+ * then refuses unless set) and SetDefaults_PodFailurePolicyOnPodConditionsPattern.
+ */
+function defaultNestedJobSpec(spec: Record<string, JSONValue> | undefined): void {
+  if (!spec) return;
+  defaultPodTemplate(getObject(spec, 'template'));
   for (const r of getArray(spec, 'podFailurePolicy', 'rules')) {
     for (const c of getArray(r, 'onPodConditions')) if (c !== null && typeof c === 'object' && !Array.isArray(c)) c.status ??= 'True';
   }
+}
+
+/**
+ * kube's SetDefaults_Job: a Job without labels takes its template's. kube
+ * defaults on every decode, reads from storage included, so a Job created
+ * without labels shows the generated selector's labels once prepared.
+ */
+function defaultJobLabels(o: ApiObject): void {
+  const tmplLabels = getObject(o, 'spec', 'template', 'metadata', 'labels');
+  if (!o.metadata || !tmplLabels || Object.keys(tmplLabels).length === 0) return;
+  if (Object.keys(o.metadata.labels ?? {}).length === 0) o.metadata.labels = { ...(tmplLabels as Record<string, string>) };
 }
 
 /** kube's job labels: the generated selector's and the job name, each also under its legacy key */
@@ -86,12 +107,16 @@ function prepareJob(o: ApiObject): void {
   const tmpl = (spec.template ??= {}) as Record<string, JSONValue>;
   const meta = (tmpl.metadata ??= {}) as Record<string, JSONValue>;
   meta.labels = { ...((meta.labels ?? {}) as Record<string, JSONValue>), [JOB_UID_LABEL]: uid, [JOB_NAME_LABEL]: name, 'controller-uid': uid, 'job-name': name };
+  defaultJobLabels(o);
 }
 
 function validateJob(o: ApiObject, at: string): FieldError[] {
   const errs = validateSelectorAndTemplate(o, at, { selectorOptional: true, owner: 'Job' });
+  // kube's validateJobSpec: the PodSpec default (Always) and an absent value read as not given
   const rp = getString(o, ...at.split('.'), 'template', 'spec', 'restartPolicy');
-  if (rp !== undefined && rp !== 'OnFailure' && rp !== 'Never') {
+  if (rp === undefined || rp === '' || rp === 'Always') {
+    errs.push({ field: `${at}.template.spec.restartPolicy`, type: 'FieldValueRequired', message: 'Required value: valid values: "OnFailure", "Never"' });
+  } else if (rp !== 'OnFailure' && rp !== 'Never') {
     errs.push({ field: `${at}.template.spec.restartPolicy`, type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(rp)}: supported values: "OnFailure", "Never"` });
   }
   for (const f of ['parallelism', 'completions', 'backoffLimit', 'activeDeadlineSeconds']) {
@@ -130,7 +155,10 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
     })),
     strategy: {
       selectableFields: { 'status.successful': countOf('status', 'succeeded') },
-      default: (o) => defaultJob(getObject(o, 'spec')),
+      default: (o) => {
+        defaultJob(getObject(o, 'spec'));
+        defaultJobLabels(o);
+      },
       prepareForCreate: prepareJob,
       // kube's Job strategy for batch/v1, with its warning (kubectl sends Background)
       defaultDeletePropagation: { policy: 'Orphan', warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning' },
@@ -205,7 +233,7 @@ export function cronJobDefinition(n: SchemaNames): ResourceDefinition {
         spec.suspend ??= false;
         spec.successfulJobsHistoryLimit ??= 3;
         spec.failedJobsHistoryLimit ??= 1;
-        defaultJob(getObject(spec, 'jobTemplate', 'spec'));
+        defaultNestedJobSpec(getObject(spec, 'jobTemplate', 'spec'));
       },
       validate: (o) => validateCronJob(o),
       validateUpdate: (o, old) => validateCronJob(o, old),

@@ -326,7 +326,8 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       }),
       readinessGates: atomicList('Extra conditions evaluated for pod readiness.', obj('A gate.', { conditionType: str('Condition type.') }, ['conditionType'])),
       runtimeClassName: str('RuntimeClass used to run the pod.'),
-      enableServiceLinks: bool('Inject service environment variables.', { default: true }),
+      // defaulted in pods only (pod.ts defaultPod, kube's SetDefaults_Pod), never in templates
+      enableServiceLinks: bool('Inject service environment variables.'),
       preemptionPolicy: str('Never or PreemptLowerPriority.'),
       overhead: mapOf('Resource overhead of the pod sandbox.', ref(n.quantity)),
       topologySpreadConstraints: listMap('How pods spread across topology domains.', ref(c('TopologySpreadConstraint')), ['topologyKey', 'whenUnsatisfiable'], 'topologyKey'),

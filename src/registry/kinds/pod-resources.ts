@@ -1,5 +1,6 @@
 // Rules kube applies to every PodSpec, in pods and in pod templates alike:
-// the deprecated `serviceAccount` alias, container resource requirements
+// the deprecated `serviceAccount` alias, a volume with no source reading as
+// an emptyDir, container resource requirements
 // (kube's ValidateContainerResourceRequirements), and — for pods only — the
 // requests a limit implies (SetDefaults_Pod).
 
@@ -28,6 +29,20 @@ export function aliasServiceAccount(spec: Obj | undefined): void {
   }
   if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName !== '') spec.serviceAccount = spec.serviceAccountName;
   else delete spec.serviceAccount;
+}
+
+/**
+ * A volume that names no source is an emptyDir (kube's SetDefaults_Volume),
+ * so `volumes: [{name: x}]` in a manifest is stored as `emptyDir: {}`.
+ */
+export function defaultVolumeSources(spec: Obj | undefined): void {
+  const list = spec?.volumes;
+  if (!Array.isArray(list)) return;
+  for (const v of list) {
+    if (!isObj(v) || !Object.keys(v).every((k) => k === 'name' || v[k] === null)) continue;
+    for (const k of Object.keys(v)) if (k !== 'name') delete v[k];
+    v.emptyDir = {};
+  }
 }
 
 /**

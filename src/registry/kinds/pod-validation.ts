@@ -23,8 +23,8 @@ export function validatePod(o: ApiObject): FieldError[] {
   if (!spec) return [{ field: 'spec', type: 'FieldValueRequired', message: 'Required value' }];
   const volumes = new Set<string>();
   getArray(spec, 'volumes').forEach((v, i) => {
-    // kube's validateVolumeSource: a volume is its name and one source (a protobuf body whose source
-    // had no field number would arrive as a bare name: refused, not stored without its source)
+    // kube's validateVolumeSource: a volume is its name and one source (defaulting makes a bare name an
+    // emptyDir first, so this guards only objects that skipped the defaults)
     if (v && typeof v === 'object' && Object.keys(v).every((k) => k === 'name')) {
       errs.push({ field: `spec.volumes[${i}]`, type: 'FieldValueRequired', message: 'Required value: must specify a volume type' });
     }

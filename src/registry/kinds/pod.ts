@@ -10,7 +10,7 @@ import { ref } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { bindingCapability } from './pod-binding.js';
 import { evictionCapability } from './pod-eviction.js';
-import { aliasServiceAccount, defaultRequestsFromLimits, validateContainerResources } from './pod-resources.js';
+import { aliasServiceAccount, defaultRequestsFromLimits, defaultVolumeSources, validateContainerResources } from './pod-resources.js';
 import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 import { containersOf, validatePod } from './pod-validation.js';
 
@@ -66,7 +66,7 @@ export function podDefinition(n: SchemaNames): ResourceDefinition {
 
 type Obj = Record<string, JSONValue>;
 
-/** Kubernetes defaults imagePullPolicy from the image tag */
+/** Kubernetes' pod-only defaults: imagePullPolicy from the image tag, volume sources, requests from limits, service links, host network ports */
 export function defaultPod(o: ApiObject): void {
   for (const field of ['containers', 'initContainers', 'ephemeralContainers'] as const) {
     for (const c of containersOf(o, field)) {
@@ -82,7 +82,23 @@ export function defaultPod(o: ApiObject): void {
   }
   const spec = getObject(o, 'spec');
   aliasServiceAccount(spec);
+  defaultVolumeSources(spec);
   defaultRequestsFromLimits(spec);
+  // SetDefaults_Pod, not SetDefaults_PodSpec: a workload's template gets neither
+  if (spec) spec.enableServiceLinks ??= true;
+  if (spec?.hostNetwork === true) defaultHostNetworkPorts(o);
+}
+
+/** kube's defaultHostNetworkPorts: on the host's network a port's hostPort is its containerPort */
+function defaultHostNetworkPorts(o: ApiObject): void {
+  for (const c of [...containersOf(o, 'containers'), ...containersOf(o, 'initContainers')]) {
+    const ports = c.ports;
+    if (!Array.isArray(ports)) continue;
+    for (const p of ports) {
+      if (p === null || typeof p !== 'object' || Array.isArray(p)) continue;
+      if ((p.hostPort === undefined || p.hostPort === 0) && typeof p.containerPort === 'number') p.hostPort = p.containerPort;
+    }
+  }
 }
 
 function qosClass(o: ApiObject): string {

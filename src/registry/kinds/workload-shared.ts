@@ -7,7 +7,7 @@ import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Definitions, Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
 import { get, getObject, getString } from './columns.js';
-import { aliasServiceAccount } from './pod-resources.js';
+import { aliasServiceAccount, defaultVolumeSources } from './pod-resources.js';
 import { type TemplateOwner, validatePodTemplate } from './workload-validation.js';
 import { validateLabelSelector } from '../admission/matching.js';
 import { validateLabelsAndAnnotations } from '../../machinery/schema/object-meta.js';
@@ -153,6 +153,7 @@ export function defaultPodTemplate(tmpl: Record<string, JSONValue> | undefined, 
   spec.terminationGracePeriodSeconds ??= 30;
   spec.securityContext ??= {};
   aliasServiceAccount(spec);
+  defaultVolumeSources(spec);
   for (const field of ['containers', 'initContainers'] as const) {
     const list = spec[field];
     if (!Array.isArray(list)) continue;
