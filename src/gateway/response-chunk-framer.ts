@@ -31,7 +31,8 @@ type State =
   | { s: 'size'; line: string; dropNext: boolean }
   | { s: 'data'; left: number; drop: boolean }
   | { s: 'final'; got: number }
-  | { s: 'passthrough' };
+  | { s: 'passthrough' }
+  | { s: 'websocket' };
 
 export class ResponseChunkFramer extends Transform {
   private state: State = { s: 'head', held: [], bytes: 0 };
@@ -41,6 +42,22 @@ export class ResponseChunkFramer extends Transform {
 
   /** the last head was an interim response (100 Continue): its request's final response is still to come */
   private interim = false;
+
+  /** bytes after a WebSocket handshake's 101, not framed here: the caller takes them with takeWebSocketBytes() */
+  private wsBytes: Buffer[] = [];
+
+  /** the backend switched the connection to WebSocket: from now on its bytes are frames (src/gateway/ws-record-writer.ts) */
+  get webSocket(): boolean {
+    return this.state.s === 'websocket';
+  }
+
+  /** the WebSocket bytes that came with the 101 head (and any fed since) */
+  takeWebSocketBytes(): Buffer | undefined {
+    if (this.wsBytes.length === 0) return undefined;
+    const out = this.wsBytes.length === 1 ? this.wsBytes[0] : Buffer.concat(this.wsBytes);
+    this.wsBytes = [];
+    return out;
+  }
 
   /** every response so far is complete (what follows would be a new response head) */
   get betweenResponses(): boolean {
@@ -75,6 +92,9 @@ export class ResponseChunkFramer extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     const out = this.frame(chunk);
     if (out) this.push(out);
+    // as a stream, WebSocket bytes follow unchanged
+    const ws = this.takeWebSocketBytes();
+    if (ws) this.push(ws);
     cb();
   }
 
@@ -90,6 +110,9 @@ export class ResponseChunkFramer extends Transform {
     switch (st.s) {
       case 'passthrough':
         this.out.push(i === 0 ? buf : buf.subarray(i));
+        return buf.length;
+      case 'websocket':
+        this.wsBytes.push(i === 0 ? buf : buf.subarray(i));
         return buf.length;
       case 'body': {
         const n = Math.min(st.left, buf.length - i);
@@ -177,7 +200,13 @@ export class ResponseChunkFramer extends Transform {
     const endInPiece = at + 4 - (prevTail ? prevTail.length : 0);
     const headBuf = st.bytes > 0 ? Buffer.concat([...st.held, piece.subarray(0, endInPiece)]) : piece.subarray(0, endInPiece);
     let head = headBuf.toString('latin1');
-    // not a response head we know, or a protocol switch (WebSocket): bytes as they are from here on
+    if (head.startsWith('HTTP/1.1 101') && /\r\nupgrade:\s*websocket\r\n/i.test(head)) {
+      // the head alone; the frames after it are for the caller to write frame by frame
+      this.out.push(headBuf);
+      this.state = { s: 'websocket' };
+      return i + endInPiece;
+    }
+    // not a response head we know, or another protocol switch: bytes as they are from here on
     if (!head.startsWith('HTTP/1.') || head.startsWith('HTTP/1.1 101')) return this.passthrough(buf, i + endInPiece, [headBuf]);
     this.dropFirst = false;
     this.interim = head.startsWith('HTTP/1.1 1') || head.startsWith('HTTP/1.0 1');

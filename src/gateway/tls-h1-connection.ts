@@ -28,6 +28,7 @@ import { MAX_PROBE_HEAD_BYTES } from './health-probe.js';
 import { BACKEND_DIAL_PATIENCE_MS, isBacklogFull, redialWaitMs } from './backend-dial.js';
 import { HeadCoalescer } from './request-head-coalescer.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
+import { WebSocketRecordWriter } from './ws-record-writer.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
@@ -137,9 +138,12 @@ export function serveHttp1(
   });
   // uWS's chunk framing, made complete per write (src/gateway/response-chunk-framer.ts)
   const framer = new ResponseChunkFramer();
+  /** the connection's writer once uWS switched it to WebSocket */
+  let wsWriter: WebSocketRecordWriter | undefined;
   // a slow client: stop reading uWS until the TLS socket has sent what it holds
   tlsSocket.on('drain', () => {
-    backend?.resume();
+    // an upgraded connection's flow is the record writer's
+    if (!wsWriter?.holding) backend?.resume();
     // answers written here (probes) paused the client the same way
     if (pausedForAnswer) {
       pausedForAnswer = false;
@@ -414,7 +418,16 @@ export function serveHttp1(
       lastBackendAt = clock.now();
       idleSince = lastBackendAt;
       if (tlsSocket.destroyed || backend !== b) return;
+      if (wsWriter) return wsWriter.push(chunk);
       const out = framer.frame(chunk);
+      if (framer.webSocket) {
+        // upgraded: one TLS record per frame from here on (src/gateway/ws-record-writer.ts)
+        wsWriter = new WebSocketRecordWriter(tlsSocket, b);
+        if (out) wsWriter.pushRecord(out);
+        const rest = framer.takeWebSocketBytes();
+        if (rest) wsWriter.push(rest);
+        return;
+      }
       if (out && !tlsSocket.write(out)) b.pause();
       if (!idleTimer && forwarding && framer.betweenResponses) armIdle(front.backendIdleMs);
     });
@@ -434,7 +447,8 @@ export function serveHttp1(
       // the TLS socket still holds.
       if (!tlsSocket.destroyed && !tlsSocket.writableEnded) {
         const rest = framer.finish();
-        if (rest) tlsSocket.end(rest);
+        if (wsWriter) wsWriter.end();
+        else if (rest) tlsSocket.end(rest);
         else tlsSocket.end();
       }
       lingerAfterBackend();

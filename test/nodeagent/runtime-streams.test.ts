@@ -111,4 +111,17 @@ describe('runtime streams', () => {
     expect(Buffer.concat(got).toString()).toBe('echo:ping');
     server.close();
   });
+
+  it('gives a container HOSTNAME = the sandbox hostname, as containerd does, unless its env sets it', async () => {
+    const named = { metadata: { name: 'web-0', uid: 'u-hostname', namespace: 'default', attempt: 0 }, hostname: 'web-0' };
+    const sb = await rt.runPodSandbox(named);
+    const logOf = async (envs: { key: string; value: string }[]) => {
+      const id = await rt.createContainer(sb, { metadata: { name: `h${envs.length}`, attempt: 0 }, image: { image: 'busybox' }, command: ['sh', '-c', 'echo $HOSTNAME'], envs }, named);
+      await rt.startContainer(id);
+      for (let i = 0; i < 200 && (await rt.containerStatus(id)).state !== 'CONTAINER_EXITED'; i++) await new Promise((r) => setTimeout(r, 20));
+      return text(await collect(rt.containerLog({ containerId: id, tailLines: -1 })));
+    };
+    expect(await logOf([])).toBe('web-0\n');
+    expect(await logOf([{ key: 'HOSTNAME', value: 'mine' }])).toBe('mine\n');
+  });
 });

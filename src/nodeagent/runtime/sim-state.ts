@@ -135,6 +135,9 @@ export class SimState {
     }
     const id = newId();
     const memoryBytes = (4 + (hash(image) % 60)) * 1024 * 1024;
+    // as containerd does: HOSTNAME is the sandbox's hostname unless the container sets it
+    const hostname = sb.config.hostname;
+    if (hostname && !config.envs?.some((e) => e.key === 'HOSTNAME')) config = { ...config, envs: [{ key: 'HOSTNAME', value: hostname }, ...(config.envs ?? [])] };
     this.containers.set(id, { id, sandboxId, config, state: 'CONTAINER_CREATED', createdAt: ns(this.now()), startedAt: 0, finishedAt: 0, exitCode: 0, reason: '', memoryBytes, log: new ContainerLog(this.now) });
     return id;
   }
