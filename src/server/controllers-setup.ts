@@ -20,6 +20,7 @@ import type { RevisionedStore } from '../store/types.js';
 import { ROOT_CA_PUBLISHER, SERVICE_ACCOUNT_CONTROLLER, controllerEnabled } from './controllers-flag.js';
 import type { CrdSetup } from './crd-setup.js';
 import { startDisruption } from './disruption-setup.js';
+import { startResourceQuota } from './quota-setup.js';
 import { serverEventRecorder } from './events.js';
 import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle-setup.js';
 import { startRbacControllers } from './rbac-setup.js';
@@ -108,6 +109,8 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
   const nodeLifecycle = startNodeLifecycle({ store, registry, storeFor, apiDomain: d.apiDomain, events, log, controllers: d.controllers, settings: d.nodeLifecycle ?? {} });
   // PodDisruptionBudget status for pods/eviction (docs/controllers.md)
   const disruption = startDisruption({ store, registry, storeFor, events, log, controllers: d.controllers, clock });
+  // ResourceQuota status (hard, used); not enforced at admission yet (docs/compatibility.md)
+  const resourceQuota = startResourceQuota({ store, registry, storeFor, events, log, controllers: d.controllers, clock });
   // the scheduler and the Deployment, ReplicaSet and ReplicationController controllers (docs/controllers.md)
   const workloads = startWorkloads({ store, registry, storeFor, events, log, controllers: d.controllers, clock, random, apiDomain: d.apiDomain, resourceMetrics: d.resourceMetrics, hpa: d.hpa });
   // CertificateSigningRequests signed, auto-approved for node agents, cleaned up (spec 001 §5.3/§5.4)
@@ -144,6 +147,7 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
     { name: 'service allocation repair', running: serviceRepair?.running ?? false, synced: () => serviceRepair?.synced() ?? false },
     { name: 'local APIServices', running: localAPIServices?.running ?? false, synced: () => localAPIServices?.synced() ?? false },
     ...(disruption.gate ? [{ name: 'disruption controller', running: disruption.gate.running, synced: () => disruption.gate!.synced() }] : []),
+    ...(resourceQuota.gate ? [{ name: 'resourcequota controller', running: resourceQuota.gate.running, synced: () => resourceQuota.gate!.synced() }] : []),
     ...workloads.map((w) => ({ name: w.name, running: w.gate.running, synced: () => w.gate.synced() })),
     ...rbacControllers.controllers(),
   ];
@@ -192,6 +196,7 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
       localAPIServices?.stop();
       nodeLifecycle.stop();
       disruption.gate?.stop();
+      resourceQuota.gate?.stop();
       for (const w of workloads) w.gate.stop();
       gc.stop();
       crdController.stop();
