@@ -5,7 +5,8 @@
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md), DefaultTolerationSeconds, ServiceAccount and
-// CertificateSubjectRestriction (on in kube too).
+// CertificateSubjectRestriction and ResourceQuota (on in kube too; like kube's,
+// ResourceQuota runs last, after the webhooks and policies).
 
 import type { WriteHooks } from '../registry/generic-store.js';
 import { sequenceHooks } from '../registry/write-hooks.js';
@@ -13,6 +14,7 @@ import { NODE_RESTRICTION, nodeRestrictionHooks } from '../auth/authz/node/restr
 import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultTolerationHooks } from '../registry/default-tolerations.js';
 import { SERVICE_ACCOUNT, type ServiceAccountAdmissionOptions, serviceAccountAdmission } from '../registry/service-account-admission.js';
 import { CERTIFICATE_SUBJECT_RESTRICTION, certificateSubjectRestrictionHooks } from '../registry/csr-subject-restriction.js';
+import { RESOURCE_QUOTA, type ResourceQuotaAdmissionOptions, resourceQuotaAdmission } from '../registry/resource-quota-admission.js';
 
 export interface AdmissionPluginOptions {
   enable?: string[];
@@ -22,7 +24,7 @@ export interface AdmissionPluginOptions {
 }
 
 /** what plugins read from the server: stored objects and randomness (the composition root provides them) */
-export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random' | 'catchUp'>;
+export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random' | 'catchUp'> & Partial<ResourceQuotaAdmissionOptions>;
 
 const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, deps: AdmissionPluginDeps) => WriteHooks> = {
   [NODE_RESTRICTION]: nodeRestrictionHooks,
@@ -32,9 +34,13 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [SERVICE_ACCOUNT]: (d, _o, deps) => serviceAccountAdmission({ apiDomain: d, ...deps }),
   // src/registry/csr-subject-restriction.ts: no system:masters client certificates through the API server client signer
   [CERTIFICATE_SUBJECT_RESTRICTION]: (d) => certificateSubjectRestrictionHooks(d),
+  // src/registry/resource-quota-admission.ts: creates past a quota refused, admitted ones charged
+  [RESOURCE_QUOTA]: (_d, _o, deps) => (deps.quotas ? resourceQuotaAdmission({ quotas: deps.quotas }) : {}),
 };
 
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION];
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION, RESOURCE_QUOTA];
+/** plugins kube runs after the webhooks and policies */
+const AFTER_WEBHOOKS = new Set([RESOURCE_QUOTA]);
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
@@ -54,5 +60,7 @@ export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
  * by the registry's write path)
  */
 export function admissionHooks(base: WriteHooks, o: AdmissionPluginOptions, apiDomain: string, deps: AdmissionPluginDeps, after: WriteHooks = {}): ReturnType<typeof sequenceHooks> {
-  return sequenceHooks([{ ...base }, ...enabledAdmissionPlugins(o).map((n) => PLUGINS[n]!(apiDomain, o, deps)), after]);
+  const enabled = enabledAdmissionPlugins(o);
+  const make = (n: string) => PLUGINS[n]!(apiDomain, o, deps);
+  return sequenceHooks([{ ...base }, ...enabled.filter((n) => !AFTER_WEBHOOKS.has(n)).map(make), after, ...enabled.filter((n) => AFTER_WEBHOOKS.has(n)).map(make)]);
 }

@@ -2,20 +2,26 @@
 // leader only, on the controller runtime (docs/controllers.md): keeps each
 // ResourceQuota's status current, `hard` = the spec's and `used` =
 // quotaUsage (usage.ts) over the namespace's objects. Queue key: the quota's
-// `namespace/name`; every quota of a namespace is synced again when a
-// counted object there changes. The status is written only when it differs,
-// pinned to the quota version read (a 409 retries on the newer one).
-// Admission does not enforce quotas yet (docs/compatibility.md).
+// `namespace/name`. As kube's: a quota is synced when it is added or its
+// spec changes (not on status writes: the admission plugin's charges,
+// src/registry/resource-quota-admission.ts, are written there before the
+// object is stored), its namespace's quotas when a counted object goes or
+// changes what it counts for (replenishment; creates were charged at
+// admission), and each quota every 5 minutes (kube's
+// --resource-quota-sync-period), which also returns what a failed create
+// was charged. The status is written only when it differs, pinned to the
+// quota version read (a 409 retries on the newer one).
 
 import { StatusError } from '../../core/errors.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { ControllerLoop, LoopController, type Informer, type InformerSource, NAMESPACE_INDEX } from '../runtime/index.js';
-import { type NamespaceObjects, quotaUsage } from './usage.js';
+import { type NamespaceObjects, podCounts, quotaUsage } from './usage.js';
 
 export const RESOURCE_QUOTA_CONTROLLER = 'resourcequota';
 const MANAGER = 'kube-controller-manager';
+const RESYNC_MS = 5 * 60_000;
 
 export interface QuotaStores {
   resourceQuotas: () => GenericStore;
@@ -57,11 +63,16 @@ export class ResourceQuotaController extends LoopController {
         this.loop.enqueue(key);
         onObject(o);
       },
-      update: (_old, _o, key) => this.loop.enqueue(key),
+      update: (old, o, key) => {
+        if (JSON.stringify(old.spec ?? {}) !== JSON.stringify(o.spec ?? {})) this.loop.enqueue(key);
+      },
       delete: onObject,
     });
     for (const t of TRACKED) {
-      this.informers.set(t, this.loop.inform(this.o[t]().rangeKeys(''), { add: onObject, update: (_old, o) => onObject(o), delete: onObject }));
+      const update = (old: ApiObject, o: ApiObject): void => {
+        if (countsChanged(t, old, o)) onObject(o);
+      };
+      this.informers.set(t, this.loop.inform(this.o[t]().rangeKeys(''), { update, delete: onObject }));
     }
   }
 
@@ -93,6 +104,7 @@ export class ResourceQuotaController extends LoopController {
       resourceQuotas: this.quotas?.inNamespace(ns) ?? [],
     };
     const status: Record<string, JSONValue> = { hard: { ...hard }, used: quotaUsage(hard, scopes, objects) };
+    this.loop.enqueueAfter(key, RESYNC_MS);
     if (JSON.stringify(canonical(quota.status)) === JSON.stringify(canonical(status))) return;
     const name = quota.metadata?.name ?? '';
     try {
@@ -106,6 +118,15 @@ export class ResourceQuotaController extends LoopController {
       throw e;
     }
   }
+}
+
+/** an update that changes what the object counts for: a pod turning terminal, a service's type or ports, a claim's request */
+function countsChanged(kind: Tracked, old: ApiObject, o: ApiObject): boolean {
+  const spec = (x: ApiObject) => (x.spec ?? {}) as Record<string, unknown>;
+  if (kind === 'pods') return podCounts(old) !== podCounts(o);
+  if (kind === 'services') return spec(old).type !== spec(o).type || JSON.stringify(spec(old).ports) !== JSON.stringify(spec(o).ports);
+  if (kind === 'persistentVolumeClaims') return JSON.stringify(spec(old).resources) !== JSON.stringify(spec(o).resources);
+  return false;
 }
 
 /** keys sorted, for comparing a status read with one computed */

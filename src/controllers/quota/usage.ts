@@ -29,6 +29,9 @@ const COUNTS: Record<string, Counted> = {
   resourcequotas: 'resourceQuotas',
 };
 
+/** the kinds quotas count, by resource (core group) */
+export const QUOTA_KINDS: Record<string, keyof NamespaceObjects> = { pods: 'pods', ...COUNTS };
+
 /** compute resources of pods: quota name → [requests or limits, resource] */
 const POD_COMPUTE: Record<string, ['requests' | 'limits', string]> = {
   cpu: ['requests', 'cpu'],
@@ -107,7 +110,7 @@ function bestEffort(pod: ApiObject): boolean {
 }
 
 /** kube's pod scopes; others (PriorityClass, CrossNamespacePodAffinity) match every pod here */
-function inScopes(pod: ApiObject, scopes: string[]): boolean {
+export function inScopes(pod: ApiObject, scopes: string[]): boolean {
   const deadline = obj(pod.spec).activeDeadlineSeconds;
   return scopes.every((s) => {
     if (s === 'Terminating') return typeof deadline === 'number';
@@ -122,6 +125,47 @@ function nodePorts(svc: ApiObject): number {
   const spec = obj(svc.spec);
   if (spec.type !== 'NodePort' && spec.type !== 'LoadBalancer') return 0;
   return arr(spec.ports).filter((p) => p.nodePort !== undefined || spec.type === 'NodePort' || spec.allocateLoadBalancerNodePorts !== false).length;
+}
+
+/** the quota names the evaluator of a kind knows (kube's MatchingResources) */
+export function evaluatedNames(kind: keyof NamespaceObjects): Set<string> {
+  const counted = (plural: string) => [plural, `count/${plural}`];
+  switch (kind) {
+    case 'pods':
+      return new Set([...counted('pods'), ...Object.keys(POD_COMPUTE)]);
+    case 'services':
+      return new Set([...counted('services'), 'services.loadbalancers', 'services.nodeports']);
+    case 'persistentVolumeClaims':
+      return new Set([...counted('persistentvolumeclaims'), 'requests.storage']);
+    default:
+      return new Set(counted(Object.keys(COUNTS).find((k) => COUNTS[k] === kind)!));
+  }
+}
+
+/** the names a container must request or limit when a quota tracks them (kube's pod Constraints) */
+export function missingComputeNames(pod: ApiObject, tracked: string[]): Map<string, string[]> {
+  const validation = ['cpu', 'memory', 'requests.cpu', 'requests.memory', 'limits.cpu', 'limits.memory'].filter((n) => tracked.includes(n));
+  const missing = new Map<string, string[]>();
+  const spec = obj(pod.spec);
+  for (const c of [...arr(spec.containers), ...arr(spec.initContainers)]) {
+    const r = obj(c.resources);
+    const has = new Set<string>();
+    for (const k of ['cpu', 'memory']) {
+      if (obj(r.requests)[k] !== undefined) has.add(k).add(`requests.${k}`);
+      if (obj(r.limits)[k] !== undefined) has.add(`limits.${k}`);
+    }
+    for (const n of validation) if (!has.has(n)) missing.set(n, [...(missing.get(n) ?? []), String(c.name ?? '')]);
+  }
+  return missing;
+}
+
+/** a + b as Quantity.Add writes it: the receiver's format, a zero receiver taking the other's */
+export function addQuantities(a: string, b: string): string {
+  const sum = new Sum();
+  if ((parseQuantity(a) ?? 0) !== 0) sum.add(a);
+  sum.add(b);
+  if ((parseQuantity(a) ?? 0) === 0 && sum.milli === 0) return '0';
+  return sum.format();
 }
 
 /** status.used for a quota: every name of `hard` an evaluator knows; scoped quotas count pods only */
