@@ -5,8 +5,8 @@
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md), DefaultTolerationSeconds, ServiceAccount and
-// CertificateSubjectRestriction and ResourceQuota (on in kube too; like kube's,
-// ResourceQuota runs last, after the webhooks and policies).
+// CertificateSubjectRestriction, LimitRanger and ResourceQuota (on in kube too;
+// like kube's, ResourceQuota runs last, after the webhooks and policies).
 
 import type { WriteHooks } from '../registry/generic-store.js';
 import { sequenceHooks } from '../registry/write-hooks.js';
@@ -15,6 +15,7 @@ import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultToler
 import { SERVICE_ACCOUNT, type ServiceAccountAdmissionOptions, serviceAccountAdmission } from '../registry/service-account-admission.js';
 import { CERTIFICATE_SUBJECT_RESTRICTION, certificateSubjectRestrictionHooks } from '../registry/csr-subject-restriction.js';
 import { RESOURCE_QUOTA, type ResourceQuotaAdmissionOptions, resourceQuotaAdmission } from '../registry/resource-quota-admission.js';
+import { LIMIT_RANGER, type LimitRangerOptions, limitRangerAdmission } from '../registry/limit-ranger-admission.js';
 
 export interface AdmissionPluginOptions {
   enable?: string[];
@@ -24,7 +25,7 @@ export interface AdmissionPluginOptions {
 }
 
 /** what plugins read from the server: stored objects and randomness (the composition root provides them) */
-export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random' | 'catchUp'> & Partial<ResourceQuotaAdmissionOptions>;
+export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' | 'random' | 'catchUp'> & Partial<ResourceQuotaAdmissionOptions & LimitRangerOptions>;
 
 const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, deps: AdmissionPluginDeps) => WriteHooks> = {
   [NODE_RESTRICTION]: nodeRestrictionHooks,
@@ -36,9 +37,11 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [CERTIFICATE_SUBJECT_RESTRICTION]: (d) => certificateSubjectRestrictionHooks(d),
   // src/registry/resource-quota-admission.ts: creates past a quota refused, admitted ones charged
   [RESOURCE_QUOTA]: (_d, _o, deps) => (deps.quotas ? resourceQuotaAdmission({ quotas: deps.quotas }) : {}),
+  // src/registry/limit-ranger-admission.ts: LimitRange defaults on new pods, min/max/ratio checks
+  [LIMIT_RANGER]: (_d, _o, deps) => (deps.limitRanges ? limitRangerAdmission({ limitRanges: deps.limitRanges }) : {}),
 };
 
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION, RESOURCE_QUOTA];
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, LIMIT_RANGER, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION, RESOURCE_QUOTA];
 /** plugins kube runs after the webhooks and policies */
 const AFTER_WEBHOOKS = new Set([RESOURCE_QUOTA]);
 

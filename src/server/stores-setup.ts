@@ -89,7 +89,9 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   };
   const quotaDef = registry.lookup('', 'v1', 'resourcequotas');
   const quotas = quotaDef ? () => storeFor(quotaDef) : undefined;
-  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp, quotas }, admissionChain?.hooks()));
+  const limitRangeDef = registry.lookup('', 'v1', 'limitranges');
+  const limitRanges = limitRangeDef ? () => storeFor(limitRangeDef) : undefined;
+  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp, quotas, limitRanges }, admissionChain?.hooks()));
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it
   const rbacHooks = {

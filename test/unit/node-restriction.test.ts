@@ -81,11 +81,11 @@ describe('NodeRestriction', () => {
 
 describe('admission plugin flags', () => {
   const deps = { lookup: () => undefined, random: () => 0.5 };
-  it('NodeRestriction, DefaultTolerationSeconds, ServiceAccount, CertificateSubjectRestriction and ResourceQuota are on by default and can be disabled', () => {
-    const all = ['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount', 'CertificateSubjectRestriction', 'ResourceQuota'];
+  it('NodeRestriction, LimitRanger, DefaultTolerationSeconds, ServiceAccount, CertificateSubjectRestriction and ResourceQuota are on by default and can be disabled', () => {
+    const all = ['NodeRestriction', 'LimitRanger', 'DefaultTolerationSeconds', 'ServiceAccount', 'CertificateSubjectRestriction', 'ResourceQuota'];
     expect(enabledAdmissionPlugins({})).toEqual(all);
     expect(enabledAdmissionPlugins({ disable: all })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, NodeRestriction, ResourceQuota, ServiceAccount)');
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, LimitRanger, NodeRestriction, ResourceQuota, ServiceAccount)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 

@@ -1,7 +1,8 @@
 // core/v1 kinds that real manifests carry besides pods and services:
 // ReplicationController, PodTemplate, PersistentVolume(Claim), ResourceQuota,
-// LimitRange. Stored and served; no controller binds volumes or enforces quota
-// yet (docs/compatibility.md "Kinds served").
+// LimitRange. Quotas are kept by the resourcequota controller and enforced by
+// the ResourceQuota admission plugin, LimitRanges by LimitRanger
+// (docs/admission.md).
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
@@ -182,7 +183,7 @@ export function resourceQuotaDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: '', version: 'v1', kind: 'ResourceQuota', resource: 'resourcequotas', singular: 'resourcequota', scope: 'Namespaced',
     shortNames: ['quota'], subresources: ['status'],
-    schema: kindSchema(n, 'ResourceQuota sets aggregate quota restrictions enforced per namespace (stored; not enforced yet).', proto({ spec: 2, status: 3 }, {
+    schema: kindSchema(n, 'ResourceQuota sets aggregate quota restrictions enforced per namespace.', proto({ spec: 2, status: 3 }, {
       spec: obj('The desired quota.', proto({ hard: 1, scopes: 2, scopeSelector: 3 }, {
         hard: quantities(n, 'The set of desired hard limits for each named resource.'),
         scopes: atomicList('Filters that must match each object tracked by a quota.', { type: 'string' }),
@@ -222,7 +223,7 @@ export function limitRangeDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: '', version: 'v1', kind: 'LimitRange', resource: 'limitranges', singular: 'limitrange', scope: 'Namespaced',
     shortNames: ['limits'],
-    schema: kindSchema(n, 'LimitRange sets resource usage limits for each kind of resource in a namespace (stored; not enforced yet).', proto({ spec: 2 }, {
+    schema: kindSchema(n, 'LimitRange sets resource usage limits for each kind of resource in a namespace.', proto({ spec: 2 }, {
       spec: obj('The limits enforced.', proto({ limits: 1 }, {
         limits: atomicList('Limits that are enforced.', obj('A min/max/default per resource of one kind.', proto({ type: 1, max: 2, min: 3, default: 4, defaultRequest: 5, maxLimitRequestRatio: 6 }, {
           type: str('Type of resource this limit applies to (Pod, Container, PersistentVolumeClaim).'),
@@ -234,10 +235,28 @@ export function limitRangeDefinition(n: SchemaNames): ResourceDefinition {
         }), ['type'])),
       }), ['limits']),
     })),
-    strategy: {},
+    strategy: { default: defaultLimitRangeItems },
   };
 }
 
 export const coreExtraFactories = [
   replicationControllerDefinition, podTemplateDefinition, persistentVolumeClaimDefinition, persistentVolumeDefinition, resourceQuotaDefinition, limitRangeDefinition,
 ];
+
+/** kube's SetDefaults_LimitRangeItem for Container items: default ← max, defaultRequest ← default, then ← min */
+function defaultLimitRangeItems(o: ApiObject): void {
+  const limits = getObject(o, 'spec')?.limits;
+  if (!Array.isArray(limits)) return;
+  for (const item of limits) {
+    if (!item || typeof item !== 'object' || Array.isArray(item) || item.type !== 'Container') continue;
+    const it = item as Record<string, unknown>;
+    const map = (k: string): Record<string, unknown> => (it[k] && typeof it[k] === 'object' ? (it[k] as Record<string, unknown>) : {});
+    const def = { ...map('default') };
+    const req = { ...map('defaultRequest') };
+    for (const [k, v] of Object.entries(map('max'))) def[k] ??= v;
+    for (const [k, v] of Object.entries(def)) req[k] ??= v;
+    for (const [k, v] of Object.entries(map('min'))) req[k] ??= v;
+    if (Object.keys(def).length > 0) it.default = def;
+    if (Object.keys(req).length > 0) it.defaultRequest = req;
+  }
+}
