@@ -75,7 +75,7 @@ export class ResourceQuotaController extends LoopController {
     this.quotas = this.loop.inform(this.o.quotas().rangeKeys(''), {
       add: (_q, key) => this.loop.enqueue(key),
       update: (old, q, key) => {
-        if (JSON.stringify(old.spec ?? {}) !== JSON.stringify(q.spec ?? {}) || needsSync(q)) this.loop.enqueue(key);
+        if (JSON.stringify(old.spec ?? {}) !== JSON.stringify(q.spec ?? {}) || this.needsSync(q)) this.loop.enqueue(key);
       },
     });
     for (const [group, resource] of MEASURED) {
@@ -110,6 +110,25 @@ export class ResourceQuotaController extends LoopController {
     this.loop.inform(gs.rangeKeys(''), { delete: (obj) => this.enqueueNamespace(obj.metadata?.namespace ?? '', resource) });
   }
 
+  /**
+   * a quota whose status does not answer for its spec yet: other hard limits,
+   * or no usage for a name that is measured (a name nothing measures never
+   * gets one, so it would resync after every admission charge)
+   */
+  private needsSync(q: ApiObject): boolean {
+    const hard = ((q.spec ?? {}) as { hard?: object }).hard ?? {};
+    const status = (q.status ?? {}) as { hard?: object; used?: object };
+    if (normalized({ hard }) !== normalized({ hard: status.hard ?? {} })) return true;
+    const used = status.used ?? {};
+    return Object.keys(hard).some((k) => !(k in used) && this.measurable(k));
+  }
+
+  private measurable(name: string): boolean {
+    if (MEASURED.some(([g, r]) => evaluatorFor(g, r)!.matchingResources([name]).length > 0)) return true;
+    const r = countedResource(name);
+    return r !== undefined && this.o.storeOf(r.group, r.resource) !== undefined;
+  }
+
   private async sync(key: string): Promise<void> {
     const quota = this.quotas?.get(key);
     if (!quota) return;
@@ -121,16 +140,23 @@ export class ResourceQuotaController extends LoopController {
     this.loop.enqueueAfter(key, this.o.resyncMs ?? 5 * 60_000);
   }
 
-  /** kube's CalculateUsage: every hard name starts at zero; each kind adds what it holds in the namespace */
+  /**
+   * kube's CalculateUsage: each name an evaluator measures starts at zero and
+   * gets what the namespace holds; a name nothing measures (an unserved kind's
+   * count, an unknown name) gets no entry
+   */
   private measure(quota: ApiObject, ns: string, names: string[]): Usage {
-    let used: Usage = new Map(names.map((n) => [n, ZERO]));
+    let used: Usage = new Map();
     const now = this.clock.now();
     const handled = new Set<string>();
     for (const [group, resource] of MEASURED) {
       const ev = evaluatorFor(group, resource)!;
       const matched = ev.matchingResources(names);
       if (matched.length === 0) continue;
-      for (const n of matched) handled.add(n);
+      for (const n of matched) {
+        handled.add(n);
+        used.set(n, ZERO);
+      }
       const informer = this.measured.get(resource);
       for (const obj of informer?.inNamespace(ns) ?? []) {
         if (!quotaMatches(ev, names, quota, obj)) continue;
@@ -164,13 +190,6 @@ export class ResourceQuotaController extends LoopController {
   }
 }
 
-/** a quota whose status does not answer for its spec yet */
-function needsSync(q: ApiObject): boolean {
-  const hard = ((q.spec ?? {}) as { hard?: object }).hard ?? {};
-  const status = (q.status ?? {}) as { hard?: object; used?: object };
-  return normalized({ hard }) !== normalized({ hard: status.hard ?? {} }) ||
-    Object.keys(hard).some((k) => !(k in (status.used ?? {})));
-}
 
 /** a pod that stops costing compute: terminal, or marked for deletion */
 function stopsCosting(old: ApiObject, pod: ApiObject): boolean {
