@@ -5,8 +5,8 @@
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md), DefaultTolerationSeconds, ServiceAccount and
-// CertificateSubjectRestriction, LimitRanger and ResourceQuota (on in kube too; ResourceQuota
-// runs last, after the webhooks and policies, as kube orders it).
+// CertificateSubjectRestriction, LimitRanger, PodSecurity and ResourceQuota (on in kube too;
+// ResourceQuota runs last, after the webhooks and policies, as kube orders it).
 
 import type { WriteHooks } from '../registry/generic-store.js';
 import { sequenceHooks } from '../registry/write-hooks.js';
@@ -16,6 +16,7 @@ import { SERVICE_ACCOUNT, type ServiceAccountAdmissionOptions, serviceAccountAdm
 import { CERTIFICATE_SUBJECT_RESTRICTION, certificateSubjectRestrictionHooks } from '../registry/csr-subject-restriction.js';
 import { type QuotaAccess, RESOURCE_QUOTA, resourceQuotaAdmission } from '../registry/quota/admission.js';
 import { LIMIT_RANGER, type LimitRangeAccess, limitRangerAdmission } from '../registry/quota/limit-ranger.js';
+import { POD_SECURITY, type PodSecurityAccess, podSecurityAdmission } from '../registry/podsecurity/admission.js';
 import type { Clock } from '../core/clock.js';
 
 export interface AdmissionPluginOptions {
@@ -31,6 +32,8 @@ export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' 
   quotas: QuotaAccess;
   /** the namespace's LimitRanges (the LimitRanger plugin) */
   limitRanges: LimitRangeAccess;
+  /** namespaces and their pods (the PodSecurity plugin) */
+  podSecurity: PodSecurityAccess;
   clock: Clock;
 };
 
@@ -42,6 +45,8 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [DEFAULT_TOLERATION_SECONDS]: (d, o) => defaultTolerationHooks(d, o.defaultTolerations),
   // src/registry/service-account-admission.ts (spec 001 §5.5): default account, its existence, the token volume
   [SERVICE_ACCOUNT]: (d, _o, deps) => serviceAccountAdmission({ apiDomain: d, ...deps }),
+  // src/registry/podsecurity/: Pod Security Standards by namespace labels (enforce, audit, warn)
+  [POD_SECURITY]: (_d, _o, deps) => podSecurityAdmission(deps.podSecurity),
   // src/registry/csr-subject-restriction.ts: no system:masters client certificates through the API server client signer
   [CERTIFICATE_SUBJECT_RESTRICTION]: (d) => certificateSubjectRestrictionHooks(d),
   // src/registry/quota/admission.ts: writes past a ResourceQuota refused, admitted ones charged to it
@@ -52,7 +57,7 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
 const AFTER_CHAIN = new Set([RESOURCE_QUOTA]);
 
 /** in kube's order where it matters: LimitRanger's defaults before the ServiceAccount plugin's */
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, LIMIT_RANGER, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION, RESOURCE_QUOTA];
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, LIMIT_RANGER, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, POD_SECURITY, CERTIFICATE_SUBJECT_RESTRICTION, RESOURCE_QUOTA];
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {

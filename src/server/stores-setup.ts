@@ -94,7 +94,8 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   };
   const quotas = quotaAccess(coreStore('resourcequotas'), store);
   const limitRanges = { list: namespaceObjects(coreStore('limitranges'), store) };
-  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp, quotas, limitRanges, clock }, admissionChain?.hooks()));
+  const podSecurity = { namespace: (name: string) => lookup('namespaces', '', name), pods: namespaceObjects(coreStore('pods'), store) };
+  Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, { lookup, random, catchUp, quotas, limitRanges, podSecurity, clock }, admissionChain?.hooks()));
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it
   const rbacHooks = {

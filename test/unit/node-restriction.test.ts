@@ -84,12 +84,13 @@ describe('admission plugin flags', () => {
   // no quotas: the ResourceQuota plugin admits everything
   const quotas = { list: () => [], listFresh: async () => [], writeUsed: async () => {} };
   const limitRanges = { list: () => [] };
-  const deps = { lookup: () => undefined, random: () => 0.5, quotas, limitRanges, clock: systemClock };
-  it('NodeRestriction, LimitRanger, DefaultTolerationSeconds, ServiceAccount, CertificateSubjectRestriction and ResourceQuota are on by default and can be disabled', () => {
-    const all = ['NodeRestriction', 'LimitRanger', 'DefaultTolerationSeconds', 'ServiceAccount', 'CertificateSubjectRestriction', 'ResourceQuota'];
+  const podSecurity = { namespace: () => undefined, pods: () => [] };
+  const deps = { lookup: () => undefined, random: () => 0.5, quotas, limitRanges, podSecurity, clock: systemClock };
+  it('NodeRestriction, LimitRanger, DefaultTolerationSeconds, ServiceAccount, PodSecurity, CertificateSubjectRestriction and ResourceQuota are on by default and can be disabled', () => {
+    const all = ['NodeRestriction', 'LimitRanger', 'DefaultTolerationSeconds', 'ServiceAccount', 'PodSecurity', 'CertificateSubjectRestriction', 'ResourceQuota'];
     expect(enabledAdmissionPlugins({})).toEqual(all);
     expect(enabledAdmissionPlugins({ disable: all })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, LimitRanger, NodeRestriction, ResourceQuota, ServiceAccount)');
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, LimitRanger, NodeRestriction, PodSecurity, ResourceQuota, ServiceAccount)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 
@@ -104,7 +105,7 @@ describe('admission plugin flags', () => {
       },
       validateAdmission: async () => void seen.push('policies'),
     };
-    const h = admissionHooks({}, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io', { lookup, random: () => 0.5, quotas, limitRanges, clock: systemClock }, chain);
+    const h = admissionHooks({}, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io', { lookup, random: () => 0.5, quotas, limitRanges, podSecurity, clock: systemClock }, chain);
     const call = { operation: 'CREATE' as const, def: PODS, namespace: 'default', name: 'p', object: pod('n1'), oldObject: undefined, opts: { dryRun: false } };
     const out = await h.mutate!(call);
     await h.validateAdmission!({ ...call, object: out });
