@@ -72,6 +72,13 @@ describe('PodSecurity', () => {
     // an update that only changes labels is not evaluated again; a new image is
     const labelsOnly = await t.request('PATCH', '/api/v1/namespaces/psa-enforce/pods/y', { body: { metadata: { labels: { a: 'b' } } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
     expect(labelsOnly.status, labelsOnly.text).toBe(200);
+    // an ephemeral container added through its sub-resource is held to the level too
+    const debug = await t.request('PATCH', '/api/v1/namespaces/psa-enforce/pods/y/ephemeralcontainers', {
+      body: [{ op: 'add', path: '/spec/ephemeralContainers', value: [{ name: 'dbg', image: 'busybox:1', securityContext: { privileged: true } }] }],
+      headers: { 'Content-Type': 'application/json-patch+json' },
+    });
+    expect(debug.status, debug.text).toBe(403);
+    expect(debug.json<{ message: string }>().message).toMatch(/^pods "y" is forbidden: violates PodSecurity "restricted:latest": privileged \(container "dbg" must not set securityContext.privileged=true\), allowPrivilegeEscalation != false \(container "dbg"/);
   });
 
   it('evaluates enforce at the labelled version', async () => {
