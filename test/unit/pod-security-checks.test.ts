@@ -128,4 +128,15 @@ describe('existing pods under a new enforce level', () => {
     ]);
     expect(existingPodWarnings('ns', lv('baseline'), [pod('a', hostNet), pod('b', hostNet)])[1]).toBe('a (and 1 other pod): host namespaces');
   });
+
+  it('checks at most 3000 pods, one per controller before the other replicas', () => {
+    const replica = (i: number) => ({ metadata: { name: `r${String(i).padStart(4, '0')}`, ownerReferences: [{ uid: 'rs', controller: true }] }, spec: { hostPID: true } }) as unknown as ApiObject;
+    const pods = [...Array.from({ length: 3001 }, (_, i) => replica(i)), pod('z', { containers: [{ name: 'c', securityContext: { privileged: true } }] })];
+    expect(existingPodWarnings('ns', lv('baseline'), pods)).toEqual([
+      'new PodSecurity enforce level only checked against the first 3000 of 3002 existing pods',
+      'existing pods in namespace "ns" violate the new PodSecurity enforce level "baseline:latest"',
+      'r0000 (and 2998 other pods): host namespaces',
+      'z: privileged',
+    ]);
+  });
 });
