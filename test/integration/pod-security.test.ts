@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
+import { runKubectl } from '../helpers/kubectl.js';
 import { NO_WORKLOAD_CONTROLLERS, type RawResponse, type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -138,6 +139,23 @@ describe('PodSecurity', () => {
     const image = await patch('/spec/containers/0/image', 'busybox:2');
     expect(image.status, image.text).toBe(403);
     expect(image.json<{ message: string }>().message).toBe('pods "x" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)');
+  });
+
+  it('shows kubectl users the warnings and the refusal as kube does', async () => {
+    await namespace('psa-kubectl');
+    const cfg = t.server.kubeconfigPath;
+    const label = await runKubectl(cfg, ['label', 'ns', 'psa-kubectl', 'pod-security.kubernetes.io/warn=baseline']);
+    expect(label.code, label.stderr).toBe(0);
+    const run = await runKubectl(cfg, ['run', 'w', '-n', 'psa-kubectl', '--image=busybox:1', '--overrides={"spec":{"hostIPC":true}}']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('Warning: would violate PodSecurity "baseline:latest": host namespaces (hostIPC=true)');
+    const enforce = await runKubectl(cfg, ['label', 'ns', 'psa-kubectl', 'pod-security.kubernetes.io/enforce=baseline']);
+    expect(enforce.code, enforce.stderr).toBe(0);
+    expect(enforce.stderr).toContain('Warning: existing pods in namespace "psa-kubectl" violate the new PodSecurity enforce level "baseline:latest"');
+    expect(enforce.stderr).toContain('Warning: w: host namespaces');
+    const refused = await runKubectl(cfg, ['run', 'r', '-n', 'psa-kubectl', '--image=busybox:1', '--overrides={"spec":{"hostIPC":true}}']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('Error from server (Forbidden): pods "r" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostIPC=true)');
   });
 
   it('refuses invalid label values with kube\'s 422', async () => {
