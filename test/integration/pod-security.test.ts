@@ -51,6 +51,9 @@ describe('PodSecurity', () => {
     const r = await t.request('POST', '/api/v1/namespaces/psa-none/pods', { body: pod('host', { hostNetwork: true, containers: [{ name: 'c', image: 'busybox:1', securityContext: { privileged: true } }] }) });
     expect(r.status, r.text).toBe(201);
     expect(warnings(r)).toEqual([]);
+    const hp = await t.request('POST', '/api/v1/namespaces/psa-none/pods', { body: pod('hp', { hostNetwork: true, containers: [{ name: 'c', image: 'busybox:1', ports: [{ containerPort: 8080 }] }] }) });
+    expect(hp.status, hp.text).toBe(201);
+    expect(hp.json<{ spec: { containers: { ports: unknown[] }[] } }>().spec.containers[0]!.ports).toEqual([{ containerPort: 8080, hostPort: 8080, protocol: 'TCP' }]);
   });
 
   it('admits anything at the privileged level', async () => {
@@ -106,6 +109,10 @@ describe('PodSecurity', () => {
     expect(p.status).toBe(403);
     expect(p.json<{ message: string }>().message).toBe('pods "h" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)');
     expect(warnings(p)).toEqual([]);
+    // a host-network pod's container ports default to host ports (kube's SetDefaults_Pod), which baseline refuses too
+    const hp = await t.request('POST', '/api/v1/namespaces/psa-warn/pods', { body: pod('hp', { hostNetwork: true, containers: [{ name: 'c', image: 'busybox:1', ports: [{ containerPort: 8080 }] }] }) });
+    expect(hp.status).toBe(403);
+    expect(hp.json<{ message: string }>().message).toBe('pods "hp" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true), hostPort (container "c" uses hostPort 8080)');
   });
 
   it('warns about existing pods when a namespace\'s enforce level gets stricter', async () => {

@@ -10,7 +10,7 @@ import { ref } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { bindingCapability } from './pod-binding.js';
 import { evictionCapability } from './pod-eviction.js';
-import { aliasServiceAccount, defaultRequestsFromLimits, validateContainerResources } from './pod-resources.js';
+import { aliasServiceAccount, defaultHostNetworkPorts, defaultRequestsFromLimits, validateContainerResources } from './pod-resources.js';
 import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 import { containersOf, validatePod } from './pod-validation.js';
 
@@ -83,6 +83,7 @@ export function defaultPod(o: ApiObject): void {
   const spec = getObject(o, 'spec');
   aliasServiceAccount(spec);
   defaultRequestsFromLimits(spec);
+  defaultHostNetworkPorts(spec);
 }
 
 function qosClass(o: ApiObject): string {
@@ -110,6 +111,7 @@ function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
     // kube defaults the stored object as it reads it: one written before a default existed compares defaulted
     aliasServiceAccount(s);
     defaultRequestsFromLimits(s);
+    defaultHostNetworkPorts(s);
     const r = (ref && typeof ref === 'object' && !Array.isArray(ref) ? ref : {}) as Obj;
     for (const f of ['containers', 'initContainers']) {
       const arr = s[f];
