@@ -5,7 +5,7 @@
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md) and, as in kube, LimitRanger, ServiceAccount,
-// Priority, DefaultTolerationSeconds, DefaultStorageClass,
+// PodSecurity, Priority, DefaultTolerationSeconds, DefaultStorageClass,
 // CertificateSubjectRestriction, DefaultIngressClass and ResourceQuota (last,
 // after the webhooks and policies, as kube orders it).
 
@@ -20,6 +20,7 @@ import { LIMIT_RANGER, type LimitRangeAccess, limitRangerAdmission } from '../re
 import { PRIORITY, type PriorityAdmissionOptions, priorityAdmission } from '../registry/priority-admission.js';
 import { DEFAULT_INGRESS_CLASS, DEFAULT_STORAGE_CLASS, defaultIngressClassAdmission, defaultStorageClassAdmission } from '../registry/default-class-admission.js';
 import type { ApiObject } from '../registry/types.js';
+import { POD_SECURITY, type PodSecurityAccess, podSecurityAdmission } from '../registry/podsecurity/admission.js';
 import type { Clock } from '../core/clock.js';
 
 export interface AdmissionPluginOptions {
@@ -38,6 +39,8 @@ export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' 
   /** the cluster's StorageClasses and IngressClasses (the default class plugins) */
   storageClasses: () => readonly ApiObject[];
   ingressClasses: () => readonly ApiObject[];
+  /** namespaces and their pods (the PodSecurity plugin) */
+  podSecurity: PodSecurityAccess;
   clock: Clock;
 } & Pick<PriorityAdmissionOptions, 'priorityClasses'>;
 
@@ -54,6 +57,8 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [DEFAULT_TOLERATION_SECONDS]: (d, o) => defaultTolerationHooks(d, o.defaultTolerations),
   // src/registry/service-account-admission.ts (spec 001 §5.5): default account, its existence, the token volume
   [SERVICE_ACCOUNT]: (d, _o, deps) => serviceAccountAdmission({ apiDomain: d, ...deps }),
+  // src/registry/podsecurity/: Pod Security Standards by namespace labels (enforce, audit, warn)
+  [POD_SECURITY]: (_d, _o, deps) => podSecurityAdmission(deps.podSecurity),
   // src/registry/csr-subject-restriction.ts: no system:masters client certificates through the API server client signer
   [CERTIFICATE_SUBJECT_RESTRICTION]: (d) => certificateSubjectRestrictionHooks(d),
   // src/registry/quota/admission.ts: writes past a ResourceQuota refused, admitted ones charged to it
@@ -65,7 +70,7 @@ const AFTER_CHAIN = new Set([RESOURCE_QUOTA]);
 
 /** in kube's order where it matters: LimitRanger's defaults before the ServiceAccount plugin's */
 export const DEFAULT_ADMISSION_PLUGINS = [
-  NODE_RESTRICTION, LIMIT_RANGER, SERVICE_ACCOUNT, PRIORITY, DEFAULT_TOLERATION_SECONDS, DEFAULT_STORAGE_CLASS, CERTIFICATE_SUBJECT_RESTRICTION,
+  NODE_RESTRICTION, LIMIT_RANGER, SERVICE_ACCOUNT, POD_SECURITY, PRIORITY, DEFAULT_TOLERATION_SECONDS, DEFAULT_STORAGE_CLASS, CERTIFICATE_SUBJECT_RESTRICTION,
   DEFAULT_INGRESS_CLASS, RESOURCE_QUOTA,
 ];
 

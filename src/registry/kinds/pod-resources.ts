@@ -2,7 +2,7 @@
 // the deprecated `serviceAccount` alias, a volume with no source reading as
 // an emptyDir, container resource requirements
 // (kube's ValidateContainerResourceRequirements), and — for pods only — the
-// requests a limit implies (SetDefaults_Pod).
+// requests a limit implies and a host-network pod's host ports (SetDefaults_Pod).
 
 import { parseQuantity } from '../../core/quantity.js';
 import type { FieldError, JSONValue } from '../types.js';
@@ -58,6 +58,22 @@ export function defaultRequestsFromLimits(spec: Obj | undefined): void {
       if (!isObj(res) || !isObj(res.limits)) continue;
       const requests = isObj(res.requests) ? res.requests : (res.requests = {});
       for (const [name, q] of Object.entries(res.limits)) if (!(name in requests)) requests[name] = q;
+    }
+  }
+}
+
+/**
+ * A host-network pod's container ports are host ports: an unset hostPort is
+ * the containerPort (kube's SetDefaults_Pod; pods only since 1.28, templates
+ * keep theirs).
+ */
+export function defaultHostNetworkPorts(spec: Obj | undefined): void {
+  if (!spec || spec.hostNetwork !== true) return;
+  for (const field of ['containers', 'initContainers']) {
+    for (const c of containers(spec, field)) {
+      for (const port of Array.isArray(c.ports) ? c.ports : []) {
+        if (isObj(port) && !port.hostPort && typeof port.containerPort === 'number') port.hostPort = port.containerPort;
+      }
     }
   }
 }

@@ -10,7 +10,7 @@ import { ref } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { bindingCapability } from './pod-binding.js';
 import { evictionCapability } from './pod-eviction.js';
-import { aliasServiceAccount, defaultRequestsFromLimits, defaultVolumeSources, validateContainerResources } from './pod-resources.js';
+import { aliasServiceAccount, defaultHostNetworkPorts, defaultRequestsFromLimits, defaultVolumeSources, validateContainerResources } from './pod-resources.js';
 import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 import { containersOf, validatePod } from './pod-validation.js';
 
@@ -86,19 +86,7 @@ export function defaultPod(o: ApiObject): void {
   defaultRequestsFromLimits(spec);
   // SetDefaults_Pod, not SetDefaults_PodSpec: a workload's template gets neither
   if (spec) spec.enableServiceLinks ??= true;
-  if (spec?.hostNetwork === true) defaultHostNetworkPorts(o);
-}
-
-/** kube's defaultHostNetworkPorts: on the host's network a port's hostPort is its containerPort */
-function defaultHostNetworkPorts(o: ApiObject): void {
-  for (const c of [...containersOf(o, 'containers'), ...containersOf(o, 'initContainers')]) {
-    const ports = c.ports;
-    if (!Array.isArray(ports)) continue;
-    for (const p of ports) {
-      if (p === null || typeof p !== 'object' || Array.isArray(p)) continue;
-      if ((p.hostPort === undefined || p.hostPort === 0) && typeof p.containerPort === 'number') p.hostPort = p.containerPort;
-    }
-  }
+  defaultHostNetworkPorts(spec);
 }
 
 function qosClass(o: ApiObject): string {
@@ -126,6 +114,7 @@ function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
     // kube defaults the stored object as it reads it: one written before a default existed compares defaulted
     aliasServiceAccount(s);
     defaultRequestsFromLimits(s);
+    defaultHostNetworkPorts(s);
     const r = (ref && typeof ref === 'object' && !Array.isArray(ref) ? ref : {}) as Obj;
     for (const f of ['containers', 'initContainers']) {
       const arr = s[f];
