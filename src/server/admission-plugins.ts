@@ -5,7 +5,7 @@
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md), DefaultTolerationSeconds, ServiceAccount and
-// CertificateSubjectRestriction (on in kube too).
+// CertificateSubjectRestriction and PodSecurity (on in kube too).
 
 import type { WriteHooks } from '../registry/generic-store.js';
 import { sequenceHooks } from '../registry/write-hooks.js';
@@ -13,6 +13,7 @@ import { NODE_RESTRICTION, nodeRestrictionHooks } from '../auth/authz/node/restr
 import { DEFAULT_TOLERATION_SECONDS, type DefaultTolerationOptions, defaultTolerationHooks } from '../registry/default-tolerations.js';
 import { SERVICE_ACCOUNT, type ServiceAccountAdmissionOptions, serviceAccountAdmission } from '../registry/service-account-admission.js';
 import { CERTIFICATE_SUBJECT_RESTRICTION, certificateSubjectRestrictionHooks } from '../registry/csr-subject-restriction.js';
+import { POD_SECURITY, podSecurityHooks } from '../registry/pod-security/admission.js';
 
 export interface AdmissionPluginOptions {
   enable?: string[];
@@ -32,9 +33,11 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [SERVICE_ACCOUNT]: (d, _o, deps) => serviceAccountAdmission({ apiDomain: d, ...deps }),
   // src/registry/csr-subject-restriction.ts: no system:masters client certificates through the API server client signer
   [CERTIFICATE_SUBJECT_RESTRICTION]: (d) => certificateSubjectRestrictionHooks(d),
+  // src/registry/pod-security/: the namespace's pod-security.kubernetes.io/enforce and warn levels on pods
+  [POD_SECURITY]: (d, _o, deps) => podSecurityHooks({ apiDomain: d, lookup: deps.lookup }),
 };
 
-export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION];
+export const DEFAULT_ADMISSION_PLUGINS = [NODE_RESTRICTION, DEFAULT_TOLERATION_SECONDS, SERVICE_ACCOUNT, CERTIFICATE_SUBJECT_RESTRICTION, POD_SECURITY];
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {

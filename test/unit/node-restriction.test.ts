@@ -81,11 +81,11 @@ describe('NodeRestriction', () => {
 
 describe('admission plugin flags', () => {
   const deps = { lookup: () => undefined, random: () => 0.5 };
-  it('NodeRestriction, DefaultTolerationSeconds, ServiceAccount and CertificateSubjectRestriction are on by default and can be disabled', () => {
-    const all = ['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount', 'CertificateSubjectRestriction'];
+  it('NodeRestriction, DefaultTolerationSeconds, ServiceAccount, CertificateSubjectRestriction and PodSecurity are on by default and can be disabled', () => {
+    const all = ['NodeRestriction', 'DefaultTolerationSeconds', 'ServiceAccount', 'CertificateSubjectRestriction', 'PodSecurity'];
     expect(enabledAdmissionPlugins({})).toEqual(all);
     expect(enabledAdmissionPlugins({ disable: all })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, NodeRestriction, ServiceAccount)');
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultTolerationSeconds, NodeRestriction, PodSecurity, ServiceAccount)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 
