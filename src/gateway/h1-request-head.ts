@@ -1,5 +1,5 @@
 // HTTP/1.1 request heads and chunked request bodies as the TLS front reads
-import { joinHeaderLine } from './header-join.js';
+import { joinHeaderLine } from '../core/header-join.js';
 // them for the multiplexed channel (docs/tls.md "HTTP/1.1 over the
 // multiplexed channel"). The rule is exactness: a head is parsed only when
 // the request means the same thing to the gateway as it does through uWS;

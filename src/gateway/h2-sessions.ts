@@ -17,7 +17,7 @@ import {
 import type { TLSSocket } from 'node:tls';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import type { H2ProbeReply } from './health-probe.js';
-import { h2HeaderValue } from './header-join.js';
+import { h2HeaderValue } from '../core/header-join.js';
 
 /**
  * SETTINGS_MAX_CONCURRENT_STREAMS. Go's HTTP/2 server defaults to 250 (kube's

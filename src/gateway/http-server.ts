@@ -15,7 +15,7 @@ import { GatewayRequest } from './gateway-request.js';
 // the transport speaks the endpoint layer's neutral request and response (src/endpoints/http.ts)
 export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/http.js';
 import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse } from '../endpoints/http.js';
-import { joinHeaderLine } from './header-join.js';
+import { joinHeaderLine } from '../core/header-join.js';
 
 /** WebSocket messages larger than this close the connection (kube's streams send 32 KiB frames) */
 const MAX_WS_MESSAGE_BYTES = 16 * 1024 * 1024;

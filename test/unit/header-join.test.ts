@@ -2,7 +2,7 @@
 // the impersonation headers, whose field lines stay apart (kube reads each as one value).
 
 import { describe, expect, it } from 'vitest';
-import { FIELD_LINE_SEPARATOR, h2HeaderValue, joinHeaderLine } from '../../src/gateway/header-join.js';
+import { FIELD_LINE_SEPARATOR, h2HeaderValue, joinHeaderLine } from '../../src/core/header-join.js';
 
 describe('joinHeaderLine', () => {
   it('joins ordinary headers with ", " and impersonation groups and extras with the line separator', () => {

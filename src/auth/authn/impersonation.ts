@@ -10,7 +10,7 @@ import type { Authorizer, RequestAttributes } from '../authz/types.js';
 import type { UserInfo } from '../types.js';
 import { ANONYMOUS, AUTHENTICATED_GROUP } from './chain.js';
 import { SA_GROUP, SA_USER_PREFIX } from './serviceaccount.js';
-import { FIELD_LINE_SEPARATOR } from '../../gateway/header-join.js';
+import { FIELD_LINE_SEPARATOR } from '../../core/header-join.js';
 
 const USER = 'impersonate-user';
 const GROUP = 'impersonate-group';
