@@ -96,7 +96,7 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   .addOption(new Option('--horizontal-pod-autoscaler-sync-period <duration>', 'how often every HorizontalPodAutoscaler is synced (e.g. 15s)').argParser(positiveDuration).default(15_000, '15s'))
   .addOption(new Option('--horizontal-pod-autoscaler-downscale-stabilization <duration>', 'the window of recommendations a scale-down looks back on (e.g. 5m)').argParser(duration).default(300_000, '5m0s'))
   // spec 001 §5.15; src/server/admission-plugins.ts (NodeRestriction is on by default)
-  .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction, LimitRanger, ServiceAccount, PodSecurity, Priority, DefaultTolerationSeconds, DefaultStorageClass, CertificateSubjectRestriction, DefaultIngressClass, ResourceQuota: all on by default)')
+  .option('--enable-admission-plugins <list>', 'admission plugins to turn on, comma separated (NodeRestriction, LimitRanger, ServiceAccount, PodSecurity, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, CertificateSubjectRestriction, DefaultIngressClass, ResourceQuota: all on by default)')
   .option('--disable-admission-plugins <list>', 'admission plugins to turn off, comma separated (e.g. NodeRestriction)')
   .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
   // docs/reliability.md "Health that the main loop cannot delay": on by default with --tls-workers; false sends probes to the main process

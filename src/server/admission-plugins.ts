@@ -6,7 +6,7 @@
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md) and, as in kube, LimitRanger, ServiceAccount,
 // PodSecurity, Priority, DefaultTolerationSeconds, DefaultStorageClass,
-// CertificateSubjectRestriction, DefaultIngressClass and ResourceQuota (last,
+// StorageObjectInUseProtection, CertificateSubjectRestriction, DefaultIngressClass and ResourceQuota (last,
 // after the webhooks and policies, as kube orders it).
 
 import type { WriteHooks } from '../registry/generic-store.js';
@@ -19,6 +19,7 @@ import { type QuotaAccess, RESOURCE_QUOTA, resourceQuotaAdmission } from '../reg
 import { LIMIT_RANGER, type LimitRangeAccess, limitRangerAdmission } from '../registry/quota/limit-ranger.js';
 import { PRIORITY, type PriorityAdmissionOptions, priorityAdmission } from '../registry/priority-admission.js';
 import { DEFAULT_INGRESS_CLASS, DEFAULT_STORAGE_CLASS, defaultIngressClassAdmission, defaultStorageClassAdmission } from '../registry/default-class-admission.js';
+import { STORAGE_OBJECT_IN_USE_PROTECTION, storageProtectionAdmission } from '../registry/storage-protection-admission.js';
 import type { ApiObject } from '../registry/types.js';
 import { POD_SECURITY, type PodSecurityAccess, podSecurityAdmission } from '../registry/podsecurity/admission.js';
 import type { Clock } from '../core/clock.js';
@@ -53,6 +54,8 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   // src/registry/default-class-admission.ts: the default StorageClass / IngressClass on new claims / Ingresses
   [DEFAULT_STORAGE_CLASS]: (_d, _o, deps) => defaultStorageClassAdmission(deps.storageClasses),
   [DEFAULT_INGRESS_CLASS]: (d, _o, deps) => defaultIngressClassAdmission(`networking.${d}`, deps.ingressClasses),
+  // src/registry/storage-protection-admission.ts: the protection finalizers on new claims and volumes
+  [STORAGE_OBJECT_IN_USE_PROTECTION]: () => storageProtectionAdmission(),
   // src/registry/default-tolerations.ts (issue 13): not-ready/unreachable tolerations of 300 s on new pods
   [DEFAULT_TOLERATION_SECONDS]: (d, o) => defaultTolerationHooks(d, o.defaultTolerations),
   // src/registry/service-account-admission.ts (spec 001 §5.5): default account, its existence, the token volume
@@ -70,8 +73,8 @@ const AFTER_CHAIN = new Set([RESOURCE_QUOTA]);
 
 /** in kube's order where it matters: LimitRanger's defaults before the ServiceAccount plugin's */
 export const DEFAULT_ADMISSION_PLUGINS = [
-  NODE_RESTRICTION, LIMIT_RANGER, SERVICE_ACCOUNT, POD_SECURITY, PRIORITY, DEFAULT_TOLERATION_SECONDS, DEFAULT_STORAGE_CLASS, CERTIFICATE_SUBJECT_RESTRICTION,
-  DEFAULT_INGRESS_CLASS, RESOURCE_QUOTA,
+  NODE_RESTRICTION, LIMIT_RANGER, SERVICE_ACCOUNT, POD_SECURITY, PRIORITY, DEFAULT_TOLERATION_SECONDS, DEFAULT_STORAGE_CLASS, STORAGE_OBJECT_IN_USE_PROTECTION,
+  CERTIFICATE_SUBJECT_RESTRICTION, DEFAULT_INGRESS_CLASS, RESOURCE_QUOTA,
 ];
 
 /** the enabled plugin names; an unknown name is a startup error listing the known ones */

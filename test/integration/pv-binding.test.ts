@@ -212,3 +212,23 @@ describe('persistent volume binding', () => {
     await phaseOf(`${PVS}/pv-used`, 'Released');
   });
 });
+
+describe('StorageObjectInUseProtection admission', () => {
+  it('a new claim and a new volume carry their protection finalizer from the create on', async () => {
+    const v = await send('POST', PVS, pv('pv-protected', '1Gi', { storageClassName: 'protected' }));
+    expect(finalizers(v)).toEqual(['kubernetes.io/pv-protection']);
+    const c = await send('POST', PVCS, pvc('protected', '1Gi', { storageClassName: 'protected' }));
+    expect(finalizers(c)).toEqual(['kubernetes.io/pvc-protection']);
+  });
+
+  it('turned off, the create leaves them to the protection controllers', async () => {
+    const off = await startTestServer({ admissionPlugins: { disable: ['StorageObjectInUseProtection'] }, authn: { controllers: ['*', '-pvc-protection', '-pv-protection'] } });
+    try {
+      const r = await off.request('POST', '/api/v1/namespaces/default/persistentvolumeclaims', { body: pvc('bare', '1Gi') });
+      expect(r.status, r.text).toBe(201);
+      expect(r.json<{ metadata: { finalizers?: string[] } }>().metadata.finalizers).toBeUndefined();
+    } finally {
+      await off.stop();
+    }
+  });
+});

@@ -89,10 +89,10 @@ describe('admission plugin flags', () => {
   const podSecurity = { namespace: () => undefined, pods: () => [] };
   const deps = { lookup: () => undefined, random: () => 0.5, quotas, limitRanges, priorityClasses, storageClasses: none, ingressClasses: none, podSecurity, clock: systemClock };
   it('kube\'s default plugins that orch has are on by default and can be disabled', () => {
-    const all = ['NodeRestriction', 'LimitRanger', 'ServiceAccount', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass', 'CertificateSubjectRestriction', 'DefaultIngressClass', 'ResourceQuota'];
+    const all = ['NodeRestriction', 'LimitRanger', 'ServiceAccount', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass', 'StorageObjectInUseProtection', 'CertificateSubjectRestriction', 'DefaultIngressClass', 'ResourceQuota'];
     expect(enabledAdmissionPlugins({})).toEqual(all);
     expect(enabledAdmissionPlugins({ disable: all })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultIngressClass, DefaultStorageClass, DefaultTolerationSeconds, LimitRanger, NodeRestriction, PodSecurity, Priority, ResourceQuota, ServiceAccount)');
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultIngressClass, DefaultStorageClass, DefaultTolerationSeconds, LimitRanger, NodeRestriction, PodSecurity, Priority, ResourceQuota, ServiceAccount, StorageObjectInUseProtection)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 

@@ -2,8 +2,8 @@
 // `pvc-protection` and `pv-protection`, pkg/controller/volume/pvcprotection
 // and pvprotection, kube 1.32), leader only. Each adds its finalizer to every
 // object not being deleted (kube's StorageObjectInUseProtection admission
-// adds it at creation; orch has no such plugin, so the controller's own
-// "add when missing" path does it) and removes it from an object being
+// adds it at creation, src/registry/storage-protection-admission.ts; this
+// "add when missing" path covers the plugin turned off) and removes it from an object being
 // deleted once nothing uses it:
 //   - a claim is in use while a pod scheduled to a node (spec.nodeName) names
 //     it in a persistentVolumeClaim volume, whatever the pod's phase (kube's
@@ -17,11 +17,11 @@ import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { ControllerLoop, LoopController, type Informer, type InformerSource } from '../runtime/index.js';
 import { CONTROLLER_MANAGER, updateObject } from '../workloads/writes.js';
+import { PVC_PROTECTION_FINALIZER, PV_PROTECTION_FINALIZER } from '../../registry/storage-protection-admission.js';
 
 export const PVC_PROTECTION_CONTROLLER = 'pvc-protection';
 export const PV_PROTECTION_CONTROLLER = 'pv-protection';
-export const PVC_PROTECTION_FINALIZER = 'kubernetes.io/pvc-protection';
-export const PV_PROTECTION_FINALIZER = 'kubernetes.io/pv-protection';
+export { PVC_PROTECTION_FINALIZER, PV_PROTECTION_FINALIZER };
 
 type Obj = Record<string, JSONValue>;
 
