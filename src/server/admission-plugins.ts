@@ -77,14 +77,42 @@ export const DEFAULT_ADMISSION_PLUGINS = [
   CERTIFICATE_SUBJECT_RESTRICTION, DEFAULT_INGRESS_CLASS, RESOURCE_QUOTA,
 ];
 
-/** the enabled plugin names; an unknown name is a startup error listing the known ones */
+/**
+ * kube's plugins that are part of orch's write path, always on: namespace
+ * lifecycle (the store's namespace check), the webhook and policy chain, the
+ * CertificateSigningRequest checks. Named in a kube-apiserver command line,
+ * they are accepted; a request to turn one off is warned about.
+ */
+const ALWAYS_ON = new Set(['NamespaceLifecycle', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'CertificateApproval', 'CertificateSigning']);
+/** kube's default-on plugins orch does not build: accepted with a warning, so a kube-apiserver command line still starts */
+const NOT_BUILT_DEFAULTS = new Set(['TaintNodesByCondition', 'RuntimeClass', 'PersistentVolumeClaimResize', 'ClusterTrustBundleAttest']);
+/** kube's opt-in plugins orch does not build: asking for one is a startup error, as it would silently not protect */
+const NOT_BUILT_OPT_IN = new Set([
+  'AlwaysAdmit', 'AlwaysDeny', 'AlwaysPullImages', 'DenyServiceExternalIPs', 'EventRateLimit', 'ExtendedResourceToleration', 'ImagePolicyWebhook',
+  'LimitPodHardAntiAffinityTopology', 'NamespaceAutoProvision', 'NamespaceExists', 'OwnerReferencesPermissionEnforcement', 'PodNodeSelector',
+  'PodTolerationRestriction',
+]);
+
+/** what the server should log about the flags' plugin names it accepts without acting on them */
+export function admissionPluginWarnings(o: AdmissionPluginOptions): string[] {
+  return [
+    ...(o.disable ?? []).filter((n) => ALWAYS_ON.has(n)).map((n) => `admission plugin ${n} is part of orch's write path and stays on`),
+    ...(o.enable ?? []).filter((n) => NOT_BUILT_DEFAULTS.has(n)).map((n) => `admission plugin ${n} is not built in orch; ignored`),
+  ];
+}
+
+/** the enabled plugin names; an unknown name, or an opt-in kube plugin orch lacks, is a startup error */
 export function enabledAdmissionPlugins(o: AdmissionPluginOptions): string[] {
+  const accepted = (n: string) => ALWAYS_ON.has(n) || NOT_BUILT_DEFAULTS.has(n);
+  for (const n of o.enable ?? []) {
+    if (NOT_BUILT_OPT_IN.has(n)) throw new Error(`admission plugin "${n}" is not built in orch (built: ${Object.keys(PLUGINS).sort().join(', ')})`);
+  }
   for (const n of [...(o.enable ?? []), ...(o.disable ?? [])]) {
-    if (!PLUGINS[n]) throw new Error(`admission plugin "${n}" is unknown (known: ${Object.keys(PLUGINS).sort().join(', ')})`);
+    if (!PLUGINS[n] && !accepted(n) && !NOT_BUILT_OPT_IN.has(n)) throw new Error(`admission plugin "${n}" is unknown (known: ${Object.keys(PLUGINS).sort().join(', ')})`);
   }
   const both = (o.enable ?? []).filter((n) => (o.disable ?? []).includes(n));
   if (both.length > 0) throw new Error(`admission plugin "${both[0]}" is both enabled and disabled (--enable-admission-plugins, --disable-admission-plugins)`);
-  const names = new Set([...DEFAULT_ADMISSION_PLUGINS, ...(o.enable ?? [])]);
+  const names = new Set([...DEFAULT_ADMISSION_PLUGINS, ...(o.enable ?? []).filter((n) => PLUGINS[n])]);
   for (const n of o.disable ?? []) names.delete(n);
   return [...names];
 }

@@ -41,7 +41,7 @@ import { componentProbes } from './component-status.js';
 import { withComponentProbes } from '../registry/kinds/componentstatus.js';
 import { startGateway } from './gateway-setup.js';
 import { shutdownServer } from './shutdown.js';
-import { enabledAdmissionPlugins } from './admission-plugins.js';
+import { admissionPluginWarnings, enabledAdmissionPlugins } from './admission-plugins.js';
 import { NODE_RESTRICTION } from '../auth/authz/node/restriction.js';
 
 export type { RunningServer, ServerOptions } from './server-options.js';
@@ -171,6 +171,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let serverUrl = '';
   const auth = await buildAuthentication(opts.authn ?? {}, { apiDomain: opts.apiDomain, dataDir, pkiDir: pki.paths.dir, registry, store, storeFor, serverUrl: () => serverUrl, caPem: pki.ca.certPem, adminToken: pki.adminToken, nodeRestriction: enabledAdmissionPlugins(opts.admissionPlugins ?? {}).includes(NODE_RESTRICTION), clock, log });
 
+  for (const w of admissionPluginWarnings(opts.admissionPlugins ?? {})) log(`WARNING: ${w}`);
   auth.registerMetrics((name, help, read) => metrics.gauge(name, help, read));
   metrics.gauge('orch_store_revision', 'The applied revision of the store.', () => store.revision);
   metrics.gauge('orch_store_compact_revision', 'The oldest revision still readable.', () => store.compactRevision);

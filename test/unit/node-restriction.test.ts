@@ -6,7 +6,7 @@ import { systemClock } from '../../src/core/clock.js';
 import type { WriteOptions } from '../../src/registry/generic-store.js';
 import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import { forbiddenLabelChanges, nodeRestrictionHooks } from '../../src/auth/authz/node/restriction.js';
-import { admissionHooks, enabledAdmissionPlugins } from '../../src/server/admission-plugins.js';
+import { admissionHooks, admissionPluginWarnings, enabledAdmissionPlugins } from '../../src/server/admission-plugins.js';
 
 const def = (group: string, resource: string) => ({ group, resource }) as ResourceDefinition;
 const PODS = def('', 'pods');
@@ -94,6 +94,17 @@ describe('admission plugin flags', () => {
     expect(enabledAdmissionPlugins({ disable: all })).toEqual([]);
     expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultIngressClass, DefaultStorageClass, DefaultTolerationSeconds, LimitRanger, NodeRestriction, PodSecurity, Priority, ResourceQuota, ServiceAccount, StorageObjectInUseProtection)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
+  });
+
+  it('accepts kube\'s plugin names that are always on or not built by default, and refuses opt-in ones orch lacks', () => {
+    // a kube-apiserver command line: the always-on ones and kube's default-on ones orch lacks start the server
+    const kubeLine = { enable: ['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'TaintNodesByCondition', 'MutatingAdmissionWebhook', 'ResourceQuota'] };
+    expect(enabledAdmissionPlugins(kubeLine)).toContain('LimitRanger');
+    expect(enabledAdmissionPlugins(kubeLine)).not.toContain('NamespaceLifecycle');
+    expect(admissionPluginWarnings(kubeLine)).toEqual(['admission plugin TaintNodesByCondition is not built in orch; ignored']);
+    expect(admissionPluginWarnings({ disable: ['ValidatingAdmissionWebhook'] })).toEqual(["admission plugin ValidatingAdmissionWebhook is part of orch's write path and stays on"]);
+    expect(() => enabledAdmissionPlugins({ enable: ['AlwaysPullImages'] })).toThrow('admission plugin "AlwaysPullImages" is not built in orch (built: ');
+    expect(enabledAdmissionPlugins({ disable: ['AlwaysPullImages'] })).toContain('ResourceQuota');
   });
 
   it('runs the ServiceAccount plugin before the webhook chain, mutating and validating (kube\'s order)', async () => {
