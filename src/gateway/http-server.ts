@@ -60,6 +60,27 @@ export interface HttpServer {
   close(timeoutMs?: number): Promise<void>;
 }
 
+/**
+ * The largest frame sent whole. This uWS build writes a message of 16 KiB or
+ * more through a separate header-then-payload path, and under back-pressure
+ * that path lost payloads: kubectl exec of a few MB read a header followed by
+ * the next header ("continuation after FIN"; a capture at the TLS front showed
+ * it). A larger message goes out as fragments below the size, as gorilla's
+ * writer in kube-apiserver fragments its large messages too; clients see one
+ * message either way (RFC 6455 §5.4).
+ */
+const WS_FRAGMENT_BYTES = 16 * 1024 - 64;
+
+/** one binary message; true when uWS took it whole (false: it waits in uWS's buffer) */
+function sendMessage(ws: uws.WebSocket<WsData>, msg: Uint8Array): boolean {
+  if (msg.byteLength <= WS_FRAGMENT_BYTES) return ws.send(msg, true) === 1;
+  ws.sendFirstFragment(msg.subarray(0, WS_FRAGMENT_BYTES), true);
+  let at = WS_FRAGMENT_BYTES;
+  for (; msg.byteLength - at > WS_FRAGMENT_BYTES; at += WS_FRAGMENT_BYTES) ws.sendFragment(msg.subarray(at, at + WS_FRAGMENT_BYTES));
+  ws.sendLastFragment(msg.subarray(at));
+  return ws.getBufferedAmount() === 0;
+}
+
 interface WsData {
   session: UpgradeSession;
   /** uWS forbids touching a closed socket */
@@ -312,7 +333,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       sessions.add(ws);
       const data = ws.getUserData();
       const peer: WebSocketPeer = {
-        send: (msg) => !data.closed && ws.send(msg, true) === 1,
+        send: (msg) => !data.closed && sendMessage(ws, msg),
         bufferedAmount: () => (data.closed ? 0 : ws.getBufferedAmount()),
         end: (code = 1000, reason) => {
           if (!data.closed) ws.end(code, reason);

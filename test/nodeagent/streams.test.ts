@@ -3,6 +3,7 @@
 // authentication of the API server's client certificate and a SubjectAccessReview)
 // → the simulated runtime over gRPC, whose containers are real `sh -c` processes.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -35,7 +36,7 @@ function kubectl(kubeconfig: string, args: string[], stdin?: string): Promise<{ 
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const t = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.on('close', (code) => {
       clearTimeout(t);
       resolve({ stdout, stderr, code });
@@ -176,6 +177,15 @@ describe('pods/exec', () => {
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('hello\nworld\n');
     expect(r.code).toBe(0);
+  });
+
+  it('carries a large output whole (kubectl exec of ≈ 7 MB: messages past 16 KiB go out as fragments)', async () => {
+    const r = await kubectl(admin, ['exec', 'talker', '--', 'seq', '1', '1000000']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const want = `${Array.from({ length: 1_000_000 }, (_, i) => i + 1).join('\n')}\n`;
+    expect(r.stdout.length).toBe(want.length);
+    expect(createHash('sha256').update(r.stdout).digest('hex')).toBe(createHash('sha256').update(want).digest('hex'));
   });
 
   it('returns the exit code of the command and its output', async () => {
