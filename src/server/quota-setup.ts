@@ -2,6 +2,7 @@
 // admission plugin's access to the resourcequotas store, and the leader-only
 // resourcequota controller that keeps each quota's status counted.
 
+import { StatusError } from '../core/errors.js';
 import type { GenericStore } from '../registry/generic-store.js';
 import { namespaceObjects } from './admission-access.js';
 import type { QuotaAccess } from '../registry/quota/admission.js';
@@ -24,11 +25,16 @@ export function quotaAccess(quotas: () => GenericStore | undefined, store: Pick<
       const gs = quotas();
       const meta = quota.metadata ?? {};
       if (!gs) return;
-      // pinned to the quota the check read: a charge made meanwhile is a 409 and the check repeats
-      await gs.guaranteedUpdate(meta.namespace ?? '', meta.name ?? '', { dryRun: false, subresource: 'status', manager: 'kube-apiserver' }, (cur) => {
-        if (!cur) return quota;
-        return { ...cur, metadata: { ...cur.metadata, resourceVersion: meta.resourceVersion }, status: { ...((cur.status ?? {}) as object), used } };
-      });
+      // pinned to the quota the check read: a charge made meanwhile is a 409 and the check repeats;
+      // a quota deleted meanwhile limits nothing any more (returning an object here would re-create it)
+      try {
+        await gs.guaranteedUpdate(meta.namespace ?? '', meta.name ?? '', { dryRun: false, subresource: 'status', manager: 'kube-apiserver' }, (cur) => {
+          if (!cur) throw new StatusError(404, 'NotFound', `resourcequotas "${meta.name ?? ''}" not found`);
+          return { ...cur, metadata: { ...cur.metadata, resourceVersion: meta.resourceVersion }, status: { ...((cur.status ?? {}) as object), used } };
+        });
+      } catch (e) {
+        if (!(e instanceof StatusError && e.code === 404)) throw e;
+      }
     },
   };
 }

@@ -83,9 +83,9 @@ export class ResourceQuotaController extends LoopController {
       if (!gs) continue;
       this.measured.set(resource, this.loop.inform(gs.rangeKeys(''), {
         update: (old, obj) => {
-          if (resource !== 'pods' || stopsCosting(old, obj)) this.enqueueNamespace(obj.metadata?.namespace ?? '', resource);
+          if (resource !== 'pods' || stopsCosting(old, obj)) this.enqueueNamespace(obj.metadata?.namespace ?? '');
         },
-        delete: (obj) => this.enqueueNamespace(obj.metadata?.namespace ?? '', resource),
+        delete: (obj) => this.enqueueNamespace(obj.metadata?.namespace ?? ''),
       }));
     }
   }
@@ -97,8 +97,8 @@ export class ResourceQuotaController extends LoopController {
     this.counted.clear();
   }
 
-  /** the quotas of a namespace that may count `resource` (kube enqueues every quota of the namespace) */
-  private enqueueNamespace(ns: string, _resource: string): void {
+  /** every quota of the namespace, as kube's replenishment enqueues them */
+  private enqueueNamespace(ns: string): void {
     for (const key of this.quotas?.indexKeys(NAMESPACE_INDEX, ns) ?? []) this.loop.enqueue(key);
   }
 
@@ -107,7 +107,7 @@ export class ResourceQuotaController extends LoopController {
     const id = `${group}/${resource}`;
     if (this.counted.has(id) || MEASURED.some(([g, r]) => g === group && r === resource)) return;
     this.counted.add(id);
-    this.loop.inform(gs.rangeKeys(''), { delete: (obj) => this.enqueueNamespace(obj.metadata?.namespace ?? '', resource) });
+    this.loop.inform(gs.rangeKeys(''), { delete: (obj) => this.enqueueNamespace(obj.metadata?.namespace ?? '') });
   }
 
   /**
