@@ -9,6 +9,7 @@ import { mergeTolerations, type Toleration } from '../../src/machinery/toleratio
 import type { AdmissionCall } from '../../src/registry/write-options.js';
 import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import { runtimeClassAdmission } from '../../src/registry/runtime-class-admission.js';
+import { admissionPluginWarnings, enabledAdmissionPlugins } from '../../src/server/admission-plugins.js';
 
 const PODS = { group: '', resource: 'pods' } as ResourceDefinition;
 type Obj = Record<string, unknown>;
@@ -192,5 +193,15 @@ describe("kube's MergeTolerations", () => {
     expect(mergeTolerations([short], [long])).toEqual([long]);
     expect(mergeTolerations([long], [short])).toEqual([long]);
     expect(mergeTolerations([long], [forever])).toEqual([forever]);
+  });
+});
+
+describe('RuntimeClass among the admission plugins', () => {
+  it("on by default in kube's place, off when disabled, and no longer warned about", () => {
+    const on = enabledAdmissionPlugins({});
+    expect(on.indexOf('RuntimeClass')).toBe(on.indexOf('StorageObjectInUseProtection') + 1);
+    expect(on.indexOf('RuntimeClass')).toBeLessThan(on.indexOf('CertificateSubjectRestriction'));
+    expect(enabledAdmissionPlugins({ disable: ['RuntimeClass'] })).not.toContain('RuntimeClass');
+    expect(admissionPluginWarnings({ enable: ['RuntimeClass'] })).toEqual([]);
   });
 });
