@@ -6,6 +6,7 @@
 // again, even once its class is gone; --disable-admission-plugins
 // RuntimeClass leaves pods as they are sent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -80,6 +81,18 @@ describe('RuntimeClass admission', () => {
     const clash = await t.request('POST', PODS, { body: podBody('clash', { runtimeClassName: 'sandbox', nodeSelector: { sandbox: 'false' } }) });
     expect(clash.status).toBe(403);
     expect(clash.json<{ message: string }>().message).toBe('pods "clash" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[sandbox] = true; pod.spec.nodeSelector[sandbox] = false');
+  });
+
+  it("a controller's pods are admitted too (kube's controllers are clients): a ReplicaSet's pod gets its class's overhead", async () => {
+    const labels = { app: 'rs-kata' };
+    const rs = {
+      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'rs-kata' },
+      spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { runtimeClassName: 'kata', containers: [{ name: 'c', image: 'busybox' }] } } },
+    };
+    const r = await t.request('POST', '/apis/apps/v1/namespaces/default/replicasets', { body: rs });
+    expect(r.status, r.text).toBe(201);
+    const pod = await eventually(async () => (await t.request('GET', `${PODS}?labelSelector=app%3Drs-kata`)).json<{ items: Pod[] }>().items[0], "the ReplicaSet's pod");
+    expect(pod.spec.overhead).toEqual({ cpu: '250m', memory: '64Mi' });
   });
 
   it('updates are not admitted again: a pod whose class is gone can still be changed', async () => {
