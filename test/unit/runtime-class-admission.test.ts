@@ -4,11 +4,11 @@
 // creates only; and its place among the plugins (on by default, after
 // StorageObjectInUseProtection, off with --disable-admission-plugins).
 import { describe, expect, it } from 'vitest';
-import { StatusError } from '../../src/core/errors.js';
 import { mergeTolerations, type Toleration } from '../../src/machinery/toleration-merge.js';
 import type { AdmissionCall } from '../../src/registry/write-options.js';
 import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import { runtimeClassAdmission } from '../../src/registry/runtime-class-admission.js';
+import { admitPod, forbiddenBy } from '../helpers/admission-plugin.js';
 import { admissionPluginWarnings, enabledAdmissionPlugins } from '../../src/server/admission-plugins.js';
 
 const PODS = { group: '', resource: 'pods' } as ResourceDefinition;
@@ -40,24 +40,8 @@ const call = (spec: Obj, o: { operation?: AdmissionCall['operation']; meta?: Obj
   opts: { dryRun: false, ...(o.subresource ? { subresource: o.subresource } : {}) },
 });
 
-type Hooks = ReturnType<typeof plugin>['hooks'];
-/** both steps, as the write path runs them: mutate, then validate the mutated object */
-async function admit(h: Hooks, c: AdmissionCall): Promise<Obj> {
-  const out = (await h.mutate(c))!;
-  await h.validateAdmission({ ...c, object: out });
-  return (out as unknown as { spec: Obj }).spec;
-}
-
-async function refusal(p: Promise<unknown>): Promise<StatusError> {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e).toBeInstanceOf(StatusError);
-  expect((e as StatusError).code).toBe(403);
-  expect((e as StatusError).reason).toBe('Forbidden');
-  return e as StatusError;
-}
+const admit = admitPod;
+const refusal = forbiddenBy;
 
 describe('RuntimeClass admission: the class', () => {
   it("an unknown class is kube's 403, asked again after catching up with the leader", async () => {
