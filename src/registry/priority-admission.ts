@@ -7,7 +7,7 @@
 // leaves them out, so `kubectl replace` of a manifest is not a spec change.
 // A PriorityClass cannot be marked globalDefault while another one is.
 
-import { forbidden } from '../core/errors.js';
+import { admissionForbidden } from './admission-forbidden.js';
 import type { AdmissionCall, WriteHooks } from './write-options.js';
 import type { ApiObject, JSONValue } from './types.js';
 
@@ -52,13 +52,8 @@ const policyOf = (pc: ApiObject): string => (typeof pc.preemptionPolicy === 'str
 export function priorityAdmission(o: PriorityAdmissionOptions): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission'>> {
   const schedulingGroup = `scheduling.${o.apiDomain}`;
   const isPod = (c: AdmissionCall): boolean => c.def.group === '' && c.def.resource === 'pods' && c.object !== undefined;
-  /** kube's admission.NewForbidden: the name, else the generateName (not generated yet) */
   const deny = (c: AdmissionCall, message: string): never => {
-    const meta = c.object?.metadata;
-    const name = meta?.name || meta?.generateName || 'Unknown';
-    const group = c.def.group;
-    const resource = group ? `${c.def.resource}.${group}` : c.def.resource;
-    throw forbidden(`${resource} ${JSON.stringify(name)} is forbidden: ${message}`, { name, ...(group ? { group } : {}), kind: c.def.resource });
+    throw admissionForbidden(c, message);
   };
 
   /** kube's getDefaultPriority: the lowest globalDefault class, else 0 */

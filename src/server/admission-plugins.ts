@@ -6,7 +6,7 @@
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md) and, as in kube, LimitRanger, ServiceAccount,
 // PodSecurity, Priority, DefaultTolerationSeconds, DefaultStorageClass,
-// StorageObjectInUseProtection, CertificateSubjectRestriction, DefaultIngressClass and ResourceQuota (last,
+// StorageObjectInUseProtection, RuntimeClass, CertificateSubjectRestriction, DefaultIngressClass and ResourceQuota (last,
 // after the webhooks and policies, as kube orders it).
 
 import type { WriteHooks } from '../registry/generic-store.js';
@@ -20,6 +20,7 @@ import { LIMIT_RANGER, type LimitRangeAccess, limitRangerAdmission } from '../re
 import { PRIORITY, type PriorityAdmissionOptions, priorityAdmission } from '../registry/priority-admission.js';
 import { DEFAULT_INGRESS_CLASS, DEFAULT_STORAGE_CLASS, defaultIngressClassAdmission, defaultStorageClassAdmission } from '../registry/default-class-admission.js';
 import { STORAGE_OBJECT_IN_USE_PROTECTION, storageProtectionAdmission } from '../registry/storage-protection-admission.js';
+import { RUNTIME_CLASS, runtimeClassAdmission } from '../registry/runtime-class-admission.js';
 import type { ApiObject } from '../registry/types.js';
 import { POD_SECURITY, type PodSecurityAccess, podSecurityAdmission } from '../registry/podsecurity/admission.js';
 import type { Clock } from '../core/clock.js';
@@ -40,6 +41,8 @@ export type AdmissionPluginDeps = Pick<ServiceAccountAdmissionOptions, 'lookup' 
   /** the cluster's StorageClasses and IngressClasses (the default class plugins) */
   storageClasses: () => readonly ApiObject[];
   ingressClasses: () => readonly ApiObject[];
+  /** the cluster's RuntimeClasses (the RuntimeClass plugin) */
+  runtimeClasses: () => readonly ApiObject[];
   /** namespaces and their pods (the PodSecurity plugin) */
   podSecurity: PodSecurityAccess;
   clock: Clock;
@@ -56,6 +59,8 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [DEFAULT_INGRESS_CLASS]: (d, _o, deps) => defaultIngressClassAdmission(`networking.${d}`, deps.ingressClasses),
   // src/registry/storage-protection-admission.ts: the protection finalizers on new claims and volumes
   [STORAGE_OBJECT_IN_USE_PROTECTION]: () => storageProtectionAdmission(),
+  // src/registry/runtime-class-admission.ts: a new pod's RuntimeClass must exist; its overhead and scheduling applied
+  [RUNTIME_CLASS]: (_d, _o, deps) => runtimeClassAdmission({ runtimeClasses: deps.runtimeClasses, catchUp: deps.catchUp }),
   // src/registry/default-tolerations.ts (issue 13): not-ready/unreachable tolerations of 300 s on new pods
   [DEFAULT_TOLERATION_SECONDS]: (d, o) => defaultTolerationHooks(d, o.defaultTolerations),
   // src/registry/service-account-admission.ts (spec 001 §5.5): default account, its existence, the token volume
@@ -74,7 +79,7 @@ const AFTER_CHAIN = new Set([RESOURCE_QUOTA]);
 /** in kube's order where it matters: LimitRanger's defaults before the ServiceAccount plugin's */
 export const DEFAULT_ADMISSION_PLUGINS = [
   NODE_RESTRICTION, LIMIT_RANGER, SERVICE_ACCOUNT, POD_SECURITY, PRIORITY, DEFAULT_TOLERATION_SECONDS, DEFAULT_STORAGE_CLASS, STORAGE_OBJECT_IN_USE_PROTECTION,
-  CERTIFICATE_SUBJECT_RESTRICTION, DEFAULT_INGRESS_CLASS, RESOURCE_QUOTA,
+  RUNTIME_CLASS, CERTIFICATE_SUBJECT_RESTRICTION, DEFAULT_INGRESS_CLASS, RESOURCE_QUOTA,
 ];
 
 /**
@@ -85,7 +90,7 @@ export const DEFAULT_ADMISSION_PLUGINS = [
  */
 const ALWAYS_ON = new Set(['NamespaceLifecycle', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'CertificateApproval', 'CertificateSigning']);
 /** kube's default-on plugins orch does not build: accepted with a warning, so a kube-apiserver command line still starts */
-const NOT_BUILT_DEFAULTS = new Set(['TaintNodesByCondition', 'RuntimeClass', 'PersistentVolumeClaimResize', 'ClusterTrustBundleAttest']);
+const NOT_BUILT_DEFAULTS = new Set(['TaintNodesByCondition', 'PersistentVolumeClaimResize', 'ClusterTrustBundleAttest']);
 /** kube's opt-in plugins orch does not build: asking for one is a startup error, as it would silently not protect */
 const NOT_BUILT_OPT_IN = new Set([
   'AlwaysAdmit', 'AlwaysDeny', 'AlwaysPullImages', 'DenyServiceExternalIPs', 'EventRateLimit', 'ExtendedResourceToleration', 'ImagePolicyWebhook',

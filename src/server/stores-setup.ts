@@ -99,8 +99,9 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   const priorityClasses = clusterObjects(storeOf(`scheduling.${opts.apiDomain}`, 'priorityclasses'), store);
   const storageClasses = clusterObjects(storeOf(`storage.${opts.apiDomain}`, 'storageclasses'), store);
   const ingressClasses = clusterObjects(storeOf(`networking.${opts.apiDomain}`, 'ingressclasses'), store);
+  const runtimeClasses = clusterObjects(storeOf(`node.${opts.apiDomain}`, 'runtimeclasses'), store);
   const podSecurity = { namespace: (name: string) => lookup('namespaces', '', name), pods: namespaceObjects(storeOf('', 'pods'), store) };
-  const deps = { lookup, random, catchUp, quotas, limitRanges, priorityClasses, storageClasses, ingressClasses, podSecurity, clock };
+  const deps = { lookup, random, catchUp, quotas, limitRanges, priorityClasses, storageClasses, ingressClasses, runtimeClasses, podSecurity, clock };
   Object.assign(hooks, admissionHooks(hooks, opts.admissionPlugins ?? {}, opts.apiDomain, deps, admissionChain?.hooks()));
   // RBAC escalation prevention (spec 001 §5.14) needs the requesting user and the authorizer;
   // only the RBAC kinds' stores get the hook, so other writes do not pay for it

@@ -87,12 +87,12 @@ describe('admission plugin flags', () => {
   const priorityClasses = () => [];
   const none = () => [];
   const podSecurity = { namespace: () => undefined, pods: () => [] };
-  const deps = { lookup: () => undefined, random: () => 0.5, quotas, limitRanges, priorityClasses, storageClasses: none, ingressClasses: none, podSecurity, clock: systemClock };
+  const deps = { lookup: () => undefined, random: () => 0.5, quotas, limitRanges, priorityClasses, storageClasses: none, ingressClasses: none, runtimeClasses: none, podSecurity, clock: systemClock };
   it('kube\'s default plugins that orch has are on by default and can be disabled', () => {
-    const all = ['NodeRestriction', 'LimitRanger', 'ServiceAccount', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass', 'StorageObjectInUseProtection', 'CertificateSubjectRestriction', 'DefaultIngressClass', 'ResourceQuota'];
+    const all = ['NodeRestriction', 'LimitRanger', 'ServiceAccount', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass', 'StorageObjectInUseProtection', 'RuntimeClass', 'CertificateSubjectRestriction', 'DefaultIngressClass', 'ResourceQuota'];
     expect(enabledAdmissionPlugins({})).toEqual(all);
     expect(enabledAdmissionPlugins({ disable: all })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultIngressClass, DefaultStorageClass, DefaultTolerationSeconds, LimitRanger, NodeRestriction, PodSecurity, Priority, ResourceQuota, ServiceAccount, StorageObjectInUseProtection)');
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultIngressClass, DefaultStorageClass, DefaultTolerationSeconds, LimitRanger, NodeRestriction, PodSecurity, Priority, ResourceQuota, RuntimeClass, ServiceAccount, StorageObjectInUseProtection)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 
@@ -118,7 +118,7 @@ describe('admission plugin flags', () => {
       },
       validateAdmission: async () => void seen.push('policies'),
     };
-    const h = admissionHooks({}, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io', { lookup, random: () => 0.5, quotas, limitRanges, priorityClasses, storageClasses: none, ingressClasses: none, podSecurity, clock: systemClock }, chain);
+    const h = admissionHooks({}, { disable: ['NodeRestriction', 'DefaultTolerationSeconds'] }, 'orch.io', { lookup, random: () => 0.5, quotas, limitRanges, priorityClasses, storageClasses: none, ingressClasses: none, runtimeClasses: none, podSecurity, clock: systemClock }, chain);
     const call = { operation: 'CREATE' as const, def: PODS, namespace: 'default', name: 'p', object: pod('n1'), oldObject: undefined, opts: { dryRun: false } };
     const out = await h.mutate!(call);
     await h.validateAdmission!({ ...call, object: out });

@@ -2,11 +2,11 @@
 // plugin/pkg/admission/serviceaccount): defaulting, rejection, automount
 // opt-outs, one volume only, mirror pods, and the k8s.io names.
 import { describe, expect, it } from 'vitest';
-import { StatusError } from '../../src/core/errors.js';
 import { seededRandom } from '../../src/core/random.js';
 import type { AdmissionCall } from '../../src/registry/generic-store.js';
 import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
 import { serviceAccountAdmission } from '../../src/registry/service-account-admission.js';
+import { admitPod, forbiddenBy } from '../helpers/admission-plugin.js';
 
 const PODS = { group: '', resource: 'pods' } as ResourceDefinition;
 type Obj = Record<string, unknown>;
@@ -36,22 +36,8 @@ const call = (spec: Obj, meta: Obj = {}, operation: AdmissionCall['operation'] =
   opts: { dryRun: false },
 });
 
-async function admit(h: ReturnType<typeof plugin>['hooks'], c: AdmissionCall): Promise<Obj> {
-  const out = (await h.mutate(c))!;
-  await h.validateAdmission({ ...c, object: out });
-  return (out as unknown as { spec: Obj }).spec;
-}
-
-async function refusal(p: Promise<unknown>): Promise<string> {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  expect(e).toBeInstanceOf(StatusError);
-  expect((e as StatusError).code).toBe(403);
-  expect((e as StatusError).reason).toBe('Forbidden');
-  return (e as Error).message;
-}
+const admit = admitPod;
+const refusal = async (p: Promise<unknown>): Promise<string> => (await forbiddenBy(p)).message;
 
 const PATH = '/var/run/secrets/orch.io/serviceaccount';
 

@@ -1,7 +1,8 @@
 // node.<domain>/v1 RuntimeClass (spec 000 §9 deprecation table): stored and
-// served with kube 1.32's validation (pkg/apis/node/validation). Nothing
-// applies `overhead` or `scheduling` to pods: kube's RuntimeClass admission
-// plugin is not built, so a pod's runtimeClassName is only stored.
+// served with kube 1.32's validation (pkg/apis/node/validation). The
+// RuntimeClass admission plugin (src/registry/runtime-class-admission.ts)
+// applies `overhead` and `scheduling` to new pods naming a class; the node
+// agent runs every pod the same way whatever its handler.
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import { isDNS1123Label, isQualifiedName, isValidLabelValue } from '../../machinery/schema/object-meta.js';
@@ -15,7 +16,7 @@ import { immutable, invalid, notSupported } from './field-errors.js';
 export function runtimeClassDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: n.group('node'), version: 'v1', kind: 'RuntimeClass', resource: 'runtimeclasses', singular: 'runtimeclass', scope: 'Cluster',
-    schema: kindSchema(n, 'RuntimeClass defines a class of container runtime supported in the cluster (stored; overhead and scheduling are not applied to pods).', proto({ handler: 2, overhead: 3, scheduling: 4 }, {
+    schema: kindSchema(n, 'RuntimeClass defines a class of container runtime supported in the cluster; its overhead and scheduling are applied to new pods that name it.', proto({ handler: 2, overhead: 3, scheduling: 4 }, {
       handler: str('The underlying runtime and configuration the CRI implementation uses for pods of this class; a DNS label. Immutable.'),
       overhead: obj('Overhead of running a pod of this class.', proto({ podFixed: 1 }, {
         podFixed: mapOf('The fixed resource overhead of a pod of this class.', ref(n.quantity)),
