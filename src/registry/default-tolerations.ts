@@ -5,11 +5,13 @@
 // `--default-unreachable-toleration-seconds`), so a short node outage does
 // not evict it at once (spec 002 §3; the taint eviction controller,
 // src/controllers/node-lifecycle/eviction.ts, honours the seconds).
-// Runs on create only, as a write hook of the generic store.
+// Runs on pod creates only (not sub-resources), as a mutating step in kube's
+// plugin order: after Priority, before RuntimeClass's toleration merge and the
+// mutating webhooks, which see the defaults as they do in kube.
 
 import { nodeTaintKeys } from '../machinery/node-taints.js';
 import type { WriteHooks } from './generic-store.js';
-import type { ApiObject, ResourceDefinition } from './types.js';
+import type { AdmissionCall } from './write-options.js';
 
 export const DEFAULT_TOLERATION_SECONDS = 'DefaultTolerationSeconds';
 
@@ -25,21 +27,23 @@ interface Tol {
   tolerationSeconds?: number;
 }
 
-export function defaultTolerationHooks(apiDomain: string, o: DefaultTolerationOptions = {}): Pick<WriteHooks, 'beforeWrite'> {
+export function defaultTolerationHooks(apiDomain: string, o: DefaultTolerationOptions = {}): Required<Pick<WriteHooks, 'mutate'>> {
   const { notReady, unreachable } = nodeTaintKeys(apiDomain);
   // kube's test: a toleration with this key (or no key) and NoExecute (or no effect) counts
   const covers = (t: Tol, key: string) => (t.key === key || !t.key) && (t.effect === 'NoExecute' || !t.effect);
   return {
-    beforeWrite(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined) {
-      if (old || def.group !== '' || def.resource !== 'pods') return;
+    async mutate(c: AdmissionCall) {
+      const obj = c.object;
+      if (!obj || c.operation !== 'CREATE' || c.opts.subresource || c.def.group !== '' || c.def.resource !== 'pods') return obj;
       const spec = (obj.spec ?? {}) as { tolerations?: Tol[] };
       const list = Array.isArray(spec.tolerations) ? [...spec.tolerations] : [];
       const add: Tol[] = [];
       if (!list.some((t) => covers(t, notReady))) add.push({ key: notReady, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: o.notReadySeconds ?? 300 });
       if (!list.some((t) => covers(t, unreachable))) add.push({ key: unreachable, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: o.unreachableSeconds ?? 300 });
-      if (add.length === 0) return;
+      if (add.length === 0) return obj;
       spec.tolerations = [...list, ...add] as typeof spec.tolerations;
       (obj as { spec?: unknown }).spec = spec;
+      return obj;
     },
   };
 }

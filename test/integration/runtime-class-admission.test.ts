@@ -75,12 +75,22 @@ describe('RuntimeClass admission', () => {
     expect(r.status, r.text).toBe(201);
     const spec = (await t.request('GET', `${PODS}/sandboxed`)).json<Pod>().spec;
     expect(spec.nodeSelector).toEqual({ disk: 'ssd', sandbox: 'true' });
-    // the pod's own first, then the class's; DefaultTolerationSeconds adds its two after
-    expect(spec.tolerations?.slice(0, 2)).toEqual([own, SANDBOX_TOLERATION]);
+    // kube's plugin order: DefaultTolerationSeconds adds its two to the pod's own, then the class's are merged in
+    const defaults = ['not-ready', 'unreachable'].map((k) => ({ key: `node.orch.io/${k}`, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }));
+    expect(spec.tolerations).toEqual([own, ...defaults, SANDBOX_TOLERATION]);
     expect(spec.tolerations?.filter((x) => x.key === 'sandbox')).toHaveLength(1);
     const clash = await t.request('POST', PODS, { body: podBody('clash', { runtimeClassName: 'sandbox', nodeSelector: { sandbox: 'false' } }) });
     expect(clash.status).toBe(403);
     expect(clash.json<{ message: string }>().message).toBe('pods "clash" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[sandbox] = true; pod.spec.nodeSelector[sandbox] = false');
+  });
+
+  it("a class's shorter not-ready toleration gives way to DefaultTolerationSeconds' broader one, as in kube's order", async () => {
+    const short = { key: 'node.orch.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 };
+    expect((await t.request('POST', RCS, { body: rcBody('short-ready', { scheduling: { tolerations: [short] } }) })).status).toBe(201);
+    const r = await t.request('POST', PODS, { body: podBody('short-ready', { runtimeClassName: 'short-ready' }) });
+    expect(r.status, r.text).toBe(201);
+    const notReady = r.json<Pod>().spec.tolerations?.filter((x) => x.key === short.key);
+    expect(notReady).toEqual([{ ...short, tolerationSeconds: 300 }]);
   });
 
   it("a controller's pods are admitted too (kube's controllers are clients): a ReplicaSet's pod gets its class's overhead", async () => {

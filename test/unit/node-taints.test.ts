@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultTolerationHooks } from '../../src/registry/default-tolerations.js';
 import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
+import type { AdmissionCall } from '../../src/registry/write-options.js';
 import { evictionDue, tolerates } from '../../src/controllers/node-lifecycle/taints.js';
 import { TokenBucket, zoneOf, zoneRate, zoneState, DEFAULT_ZONE_RULES } from '../../src/controllers/node-lifecycle/zones.js';
 
@@ -67,12 +68,14 @@ describe('zones', () => {
 describe('DefaultTolerationSeconds', () => {
   const PODS = { group: '', resource: 'pods' } as ResourceDefinition;
   const pod = (tolerations?: unknown[]): ApiObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [], ...(tolerations ? { tolerations } : {}) } }) as ApiObject;
-  const tols = (o: ApiObject) => (o.spec as { tolerations?: unknown[] }).tolerations;
+  const tols = (o: ApiObject | undefined) => (o?.spec as { tolerations?: unknown[] } | undefined)?.tolerations;
   const h = defaultTolerationHooks('orch.io', { unreachableSeconds: 60 });
+  /** the plugin's mutating step as the admission chain calls it */
+  const admit = (hooks: ReturnType<typeof defaultTolerationHooks>, object: ApiObject, over: Partial<AdmissionCall> = {}) =>
+    hooks.mutate({ operation: 'CREATE', def: PODS, namespace: 'default', name: 'p', object, oldObject: undefined, opts: { dryRun: false }, ...over });
 
-  it('adds not-ready and unreachable tolerations to new pods that have neither', () => {
-    const p = pod([{ key: 'x', operator: 'Exists', effect: 'NoSchedule' }]);
-    h.beforeWrite!(PODS, p, undefined, { dryRun: false });
+  it('adds not-ready and unreachable tolerations to new pods that have neither', async () => {
+    const p = await admit(h, pod([{ key: 'x', operator: 'Exists', effect: 'NoSchedule' }]));
     expect(tols(p)).toEqual([
       { key: 'x', operator: 'Exists', effect: 'NoSchedule' },
       { key: 'node.orch.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
@@ -80,24 +83,17 @@ describe('DefaultTolerationSeconds', () => {
     ]);
   });
 
-  it('with --api-domain k8s.io uses kube\'s own keys, node.kubernetes.io/… (groups under k8s.io, taints under kubernetes.io)', () => {
-    const p = pod();
-    defaultTolerationHooks('k8s.io').beforeWrite!(PODS, p, undefined, { dryRun: false });
+  it('with --api-domain k8s.io uses kube\'s own keys, node.kubernetes.io/… (groups under k8s.io, taints under kubernetes.io)', async () => {
+    const p = await admit(defaultTolerationHooks('k8s.io'), pod());
     expect((tols(p) as { key: string }[]).map((t) => t.key)).toEqual(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
   });
 
-  it('leaves pods that tolerate them, updates, and other kinds alone', () => {
-    const all = pod([{ operator: 'Exists' }]);
-    h.beforeWrite!(PODS, all, undefined, { dryRun: false });
-    expect(tols(all)).toEqual([{ operator: 'Exists' }]);
-    const one = pod([{ key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute' }]);
-    h.beforeWrite!(PODS, one, undefined, { dryRun: false });
-    expect(tols(one)).toHaveLength(2);
-    const upd = pod();
-    h.beforeWrite!(PODS, upd, pod(), { dryRun: false });
-    expect(tols(upd)).toBeUndefined();
-    const cm = pod();
-    h.beforeWrite!({ group: '', resource: 'configmaps' } as ResourceDefinition, cm, undefined, { dryRun: false });
-    expect(tols(cm)).toBeUndefined();
+  it('leaves pods that tolerate them, updates, sub-resources and other kinds alone', async () => {
+    expect(tols(await admit(h, pod([{ operator: 'Exists' }])))).toEqual([{ operator: 'Exists' }]);
+    expect(tols(await admit(h, pod([{ key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute' }])))).toHaveLength(2);
+    expect(tols(await admit(h, pod(), { operation: 'UPDATE', oldObject: pod() }))).toBeUndefined();
+    // a create on a pod's sub-resource (binding, eviction) carries another object
+    expect(tols(await admit(h, pod(), { opts: { dryRun: false, subresource: 'eviction' } }))).toBeUndefined();
+    expect(tols(await admit(h, pod(), { def: { group: '', resource: 'configmaps' } as ResourceDefinition }))).toBeUndefined();
   });
 });
