@@ -15,8 +15,8 @@
 // A smaller or equal request is not this plugin's business (kube leaves it to
 // the claim's update validation).
 
-import { forbidden, qualifiedResource } from '../core/errors.js';
-import type { AdmissionCall, WriteHooks } from './write-options.js';
+import { admissionForbidden } from './admission-forbidden.js';
+import type { WriteHooks } from './write-options.js';
 import type { ApiObject } from './types.js';
 import { ZERO, parseAmount } from './quota/amount.js';
 import { claimClass } from './quota/evaluators.js';
@@ -27,11 +27,6 @@ export const PERSISTENT_VOLUME_CLAIM_RESIZE = 'PersistentVolumeClaimResize';
 function requestedStorage(pvc: ApiObject): bigint {
   const spec = pvc.spec as { resources?: { requests?: Record<string, unknown> } } | undefined;
   return (parseAmount(spec?.resources?.requests?.storage) ?? ZERO).nano;
-}
-
-/** kube's admission.NewForbidden for the claim */
-function refuse(c: AdmissionCall, message: string): never {
-  throw forbidden(`${qualifiedResource(c.def.resource, c.def.group)} "${c.name}" is forbidden: ${message}`, { name: c.name, kind: c.def.resource });
 }
 
 export function pvcResizeAdmission(storageClasses: () => readonly ApiObject[]): Required<Pick<WriteHooks, 'validateAdmission'>> {
@@ -47,8 +42,8 @@ export function pvcResizeAdmission(storageClasses: () => readonly ApiObject[]): 
       const pvc = c.object;
       const old = c.oldObject;
       if (!pvc || !old || requestedStorage(pvc) <= requestedStorage(old)) return;
-      if ((old.status as { phase?: unknown } | undefined)?.phase !== 'Bound') refuse(c, 'Only bound persistent volume claims can be expanded');
-      if (!allowResize(pvc, old)) refuse(c, 'only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize');
+      if ((old.status as { phase?: unknown } | undefined)?.phase !== 'Bound') throw admissionForbidden(c, 'Only bound persistent volume claims can be expanded');
+      if (!allowResize(pvc, old)) throw admissionForbidden(c, 'only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize');
     },
   };
 }
