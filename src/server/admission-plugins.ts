@@ -5,8 +5,9 @@
 // They run after the server's own hooks. Default on: NodeRestriction (kube
 // leaves it off by default but every kubeadm cluster enables it;
 // docs/authorization.md) and, as in kube, LimitRanger, ServiceAccount,
-// PodSecurity, Priority, DefaultTolerationSeconds, DefaultStorageClass,
-// StorageObjectInUseProtection, RuntimeClass, CertificateSubjectRestriction, DefaultIngressClass and ResourceQuota (last,
+// TaintNodesByCondition, PodSecurity, Priority, DefaultTolerationSeconds, DefaultStorageClass,
+// StorageObjectInUseProtection, PersistentVolumeClaimResize, RuntimeClass, CertificateSubjectRestriction,
+// DefaultIngressClass and ResourceQuota (last,
 // after the webhooks and policies, as kube orders it).
 
 import type { WriteHooks } from '../registry/generic-store.js';
@@ -21,6 +22,8 @@ import { PRIORITY, type PriorityAdmissionOptions, priorityAdmission } from '../r
 import { DEFAULT_INGRESS_CLASS, DEFAULT_STORAGE_CLASS, defaultIngressClassAdmission, defaultStorageClassAdmission } from '../registry/default-class-admission.js';
 import { STORAGE_OBJECT_IN_USE_PROTECTION, storageProtectionAdmission } from '../registry/storage-protection-admission.js';
 import { RUNTIME_CLASS, runtimeClassAdmission } from '../registry/runtime-class-admission.js';
+import { PERSISTENT_VOLUME_CLAIM_RESIZE, pvcResizeAdmission } from '../registry/pvc-resize-admission.js';
+import { TAINT_NODES_BY_CONDITION, nodeTaintAdmission } from '../registry/node-taint-admission.js';
 import type { ApiObject } from '../registry/types.js';
 import { POD_SECURITY, type PodSecurityAccess, podSecurityAdmission } from '../registry/podsecurity/admission.js';
 import type { Clock } from '../core/clock.js';
@@ -59,6 +62,10 @@ const PLUGINS: Record<string, (apiDomain: string, o: AdmissionPluginOptions, dep
   [DEFAULT_INGRESS_CLASS]: (d, _o, deps) => defaultIngressClassAdmission(`networking.${d}`, deps.ingressClasses),
   // src/registry/storage-protection-admission.ts: the protection finalizers on new claims and volumes
   [STORAGE_OBJECT_IN_USE_PROTECTION]: () => storageProtectionAdmission(),
+  // src/registry/pvc-resize-admission.ts: a claim grows only when bound and its StorageClass allows expansion
+  [PERSISTENT_VOLUME_CLAIM_RESIZE]: (_d, _o, deps) => pvcResizeAdmission(deps.storageClasses),
+  // src/registry/node-taint-admission.ts: the not-ready NoSchedule taint on new Nodes
+  [TAINT_NODES_BY_CONDITION]: (d) => nodeTaintAdmission(d),
   // src/registry/runtime-class-admission.ts: a new pod's RuntimeClass must exist; its overhead and scheduling applied
   [RUNTIME_CLASS]: (_d, _o, deps) => runtimeClassAdmission({ runtimeClasses: deps.runtimeClasses, catchUp: deps.catchUp }),
   // src/registry/default-tolerations.ts (issue 13): not-ready/unreachable tolerations of 300 s on new pods
@@ -78,8 +85,8 @@ const AFTER_CHAIN = new Set([RESOURCE_QUOTA]);
 
 /** in kube's order where it matters: LimitRanger's defaults before the ServiceAccount plugin's */
 export const DEFAULT_ADMISSION_PLUGINS = [
-  NODE_RESTRICTION, LIMIT_RANGER, SERVICE_ACCOUNT, POD_SECURITY, PRIORITY, DEFAULT_TOLERATION_SECONDS, DEFAULT_STORAGE_CLASS, STORAGE_OBJECT_IN_USE_PROTECTION,
-  RUNTIME_CLASS, CERTIFICATE_SUBJECT_RESTRICTION, DEFAULT_INGRESS_CLASS, RESOURCE_QUOTA,
+  NODE_RESTRICTION, LIMIT_RANGER, SERVICE_ACCOUNT, TAINT_NODES_BY_CONDITION, POD_SECURITY, PRIORITY, DEFAULT_TOLERATION_SECONDS, DEFAULT_STORAGE_CLASS, STORAGE_OBJECT_IN_USE_PROTECTION,
+  PERSISTENT_VOLUME_CLAIM_RESIZE, RUNTIME_CLASS, CERTIFICATE_SUBJECT_RESTRICTION, DEFAULT_INGRESS_CLASS, RESOURCE_QUOTA,
 ];
 
 /**
@@ -90,7 +97,7 @@ export const DEFAULT_ADMISSION_PLUGINS = [
  */
 const ALWAYS_ON = new Set(['NamespaceLifecycle', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'CertificateApproval', 'CertificateSigning']);
 /** kube's default-on plugins orch does not build: accepted with a warning, so a kube-apiserver command line still starts */
-const NOT_BUILT_DEFAULTS = new Set(['TaintNodesByCondition', 'PersistentVolumeClaimResize', 'ClusterTrustBundleAttest']);
+const NOT_BUILT_DEFAULTS = new Set(['ClusterTrustBundleAttest']);
 /** kube's opt-in plugins orch does not build: asking for one is a startup error, as it would silently not protect */
 const NOT_BUILT_OPT_IN = new Set([
   'AlwaysAdmit', 'AlwaysDeny', 'AlwaysPullImages', 'DenyServiceExternalIPs', 'EventRateLimit', 'ExtendedResourceToleration', 'ImagePolicyWebhook',

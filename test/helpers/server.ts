@@ -123,6 +123,18 @@ export const NO_NAMESPACE_DEFAULTS = { controllers: ['*', '-serviceaccount', '-r
 export const NO_SERVICE_ACCOUNT_ADMISSION = { disable: ['ServiceAccount'] };
 
 /**
+ * `--controllers` without the node lifecycle controller, and admission without
+ * the TaintNodesByCondition plugin: for tests that make Ready nodes themselves
+ * and schedule pods on them, or read a node's taints exactly. Without the
+ * controller nothing would remove the not-ready taint the plugin puts on every
+ * new Node (kube's scheduler integration tests disable the plugin the same way).
+ */
+export const NO_NODE_LIFECYCLE = {
+  authn: { controllers: ['*', '-nodelifecycle', '-taint-eviction-controller'] },
+  admissionPlugins: { disable: ['TaintNodesByCondition'] },
+};
+
+/**
  * `--controllers` without the workload controllers and the scheduler: for tests
  * of how the API serves the workload kinds (their status, the scale
  * sub-resource's resourceVersion, `kubectl get all` columns) that a controller

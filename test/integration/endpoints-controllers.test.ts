@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_NODE_LIFECYCLE, type TestServer, startTestServer } from '../helpers/server.js';
 import { workloadApi } from '../helpers/workload-api.js';
 
 let ts: TestServer;
@@ -49,7 +49,7 @@ const endpointIps = async (svc: string): Promise<string[] | undefined> => {
 };
 
 beforeAll(async () => {
-  ts = await startTestServer({ apiDomain: 'k8s.io', authn: { controllers: ['*', '-nodelifecycle', '-taint-eviction-controller'] } });
+  ts = await startTestServer({ apiDomain: 'k8s.io', ...NO_NODE_LIFECYCLE });
 });
 
 afterAll(async () => {

@@ -7,14 +7,14 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKubectl } from '../helpers/kubectl.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_NODE_LIFECYCLE, type TestServer, startTestServer } from '../helpers/server.js';
 
 let t: TestServer;
 const k = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
 
 beforeAll(async () => {
-  // without the node lifecycle controller, whose not-ready taints would take over the (atomic) taints list
-  t = await startTestServer({ authn: { controllers: ['*', '-nodelifecycle', '-taint-eviction-controller'] } });
+  // without the node lifecycle controller and the TaintNodesByCondition plugin, whose not-ready taints would take over the (atomic) taints list
+  t = await startTestServer(NO_NODE_LIFECYCLE);
 });
 afterAll(async () => {
   await t?.stop();

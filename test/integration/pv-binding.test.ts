@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_NODE_LIFECYCLE, type TestServer, startTestServer } from '../helpers/server.js';
 import { type WObj, workloadApi } from '../helpers/workload-api.js';
 
 let ts: TestServer;
@@ -47,7 +47,7 @@ async function eventFor(name: string, reason: string): Promise<{ message: string
 }
 
 beforeAll(async () => {
-  ts = await startTestServer({ authn: { controllers: ['*', '-nodelifecycle', '-taint-eviction-controller'] } });
+  ts = await startTestServer(NO_NODE_LIFECYCLE);
 });
 
 afterAll(async () => {

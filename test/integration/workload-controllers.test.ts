@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { NO_NODE_LIFECYCLE, type TestServer, startTestServer } from '../helpers/server.js';
 import { type WObj, isReady, workloadApi } from '../helpers/workload-api.js';
 
 let ts: TestServer;
@@ -42,7 +42,7 @@ async function rolledOut(name: string): Promise<boolean> {
 
 beforeAll(async () => {
   // the test plays the node agent; without leases the lifecycle controller would taint the nodes
-  ts = await startTestServer({ authn: { controllers: ['*', '-nodelifecycle', '-taint-eviction-controller'] } });
+  ts = await startTestServer(NO_NODE_LIFECYCLE);
   await readyNode('node-a');
   await readyNode('node-b', { disk: 'ssd' });
 });

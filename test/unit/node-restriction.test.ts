@@ -89,19 +89,22 @@ describe('admission plugin flags', () => {
   const podSecurity = { namespace: () => undefined, pods: () => [] };
   const deps = { lookup: () => undefined, random: () => 0.5, quotas, limitRanges, priorityClasses, storageClasses: none, ingressClasses: none, runtimeClasses: none, podSecurity, clock: systemClock };
   it('kube\'s default plugins that orch has are on by default and can be disabled', () => {
-    const all = ['NodeRestriction', 'LimitRanger', 'ServiceAccount', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass', 'StorageObjectInUseProtection', 'RuntimeClass', 'CertificateSubjectRestriction', 'DefaultIngressClass', 'ResourceQuota'];
+    const all = [
+      'NodeRestriction', 'LimitRanger', 'ServiceAccount', 'TaintNodesByCondition', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass',
+      'StorageObjectInUseProtection', 'PersistentVolumeClaimResize', 'RuntimeClass', 'CertificateSubjectRestriction', 'DefaultIngressClass', 'ResourceQuota',
+    ];
     expect(enabledAdmissionPlugins({})).toEqual(all);
     expect(enabledAdmissionPlugins({ disable: all })).toEqual([]);
-    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultIngressClass, DefaultStorageClass, DefaultTolerationSeconds, LimitRanger, NodeRestriction, PodSecurity, Priority, ResourceQuota, RuntimeClass, ServiceAccount, StorageObjectInUseProtection)');
+    expect(() => enabledAdmissionPlugins({ enable: ['Nope'] })).toThrow('admission plugin "Nope" is unknown (known: CertificateSubjectRestriction, DefaultIngressClass, DefaultStorageClass, DefaultTolerationSeconds, LimitRanger, NodeRestriction, PersistentVolumeClaimResize, PodSecurity, Priority, ResourceQuota, RuntimeClass, ServiceAccount, StorageObjectInUseProtection, TaintNodesByCondition)');
     expect(() => enabledAdmissionPlugins({ enable: ['NodeRestriction'], disable: ['NodeRestriction'] })).toThrow('both enabled and disabled');
   });
 
   it('accepts kube\'s plugin names that are always on or not built by default, and refuses opt-in ones orch lacks', () => {
     // a kube-apiserver command line: the always-on ones and kube's default-on ones orch lacks start the server
-    const kubeLine = { enable: ['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'TaintNodesByCondition', 'MutatingAdmissionWebhook', 'ResourceQuota'] };
+    const kubeLine = { enable: ['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'ClusterTrustBundleAttest', 'MutatingAdmissionWebhook', 'ResourceQuota'] };
     expect(enabledAdmissionPlugins(kubeLine)).toContain('LimitRanger');
     expect(enabledAdmissionPlugins(kubeLine)).not.toContain('NamespaceLifecycle');
-    expect(admissionPluginWarnings(kubeLine)).toEqual(['admission plugin TaintNodesByCondition is not built in orch; ignored']);
+    expect(admissionPluginWarnings(kubeLine)).toEqual(['admission plugin ClusterTrustBundleAttest is not built in orch; ignored']);
     expect(admissionPluginWarnings({ disable: ['ValidatingAdmissionWebhook'] })).toEqual(["admission plugin ValidatingAdmissionWebhook is part of orch's write path and stays on"]);
     expect(() => enabledAdmissionPlugins({ enable: ['AlwaysPullImages'] })).toThrow('admission plugin "AlwaysPullImages" is not built in orch (built: ');
     expect(enabledAdmissionPlugins({ disable: ['AlwaysPullImages'] })).toContain('ResourceQuota');

@@ -242,7 +242,8 @@ const services: QuotaEvaluator = {
 
 const STORAGE_CLASS_SUFFIX = '.storageclass.storage.k8s.io/';
 
-function claimClass(pvc: ApiObject): string {
+/** GetPersistentVolumeClaimClass: the beta annotation, else spec.storageClassName, else "" */
+export function claimClass(pvc: ApiObject): string {
   const beta = pvc.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'];
   if (typeof beta === 'string') return beta;
   const sc = objOf(pvc.spec).storageClassName;
