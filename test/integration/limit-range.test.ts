@@ -80,7 +80,11 @@ describe('LimitRange', () => {
     expect(r.json<{ message: string }>().message).toBe('persistentvolumeclaims "small" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi');
     r = await t.request('POST', `${NS}/persistentvolumeclaims`, { body: claim('ok', '2Gi') });
     expect(r.status, r.text).toBe(201);
-    r = await t.request('PATCH', `${NS}/persistentvolumeclaims/ok`, { body: { spec: { resources: { requests: { storage: '20Gi' } } } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    // only a Bound claim's request may change at all (claim update validation, 422 otherwise): bound as the binder would mark it
+    const merge = { 'content-type': 'application/merge-patch+json' };
+    r = await t.request('PATCH', `${NS}/persistentvolumeclaims/ok/status`, { body: { status: { phase: 'Bound' } }, headers: merge });
+    expect(r.status, r.text).toBe(200);
+    r = await t.request('PATCH', `${NS}/persistentvolumeclaims/ok`, { body: { spec: { resources: { requests: { storage: '20Gi' } } } }, headers: merge });
     expect(r.status, r.text).toBe(403);
     expect(r.json<{ message: string }>().message).toBe('persistentvolumeclaims "ok" is forbidden: maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 20Gi');
   });

@@ -79,17 +79,22 @@ describe('PersistentVolumeClaimResize', () => {
     expect((await send(t, 'PATCH', `${PVCS}/silver-data`, { metadata: { labels: { tier: 'b' } } })).metadata.labels).toEqual({ tier: 'b' });
   });
 
-  it('refuses growth of a claim that is not bound, even of an expandable class', async () => {
+  it('refuses growth of a claim that is not bound, even of an expandable class: validation first, as in kube (422 before the plugin)', async () => {
     // no volume left for it: the claim waits for the (absent) external provisioner, Pending
     await send(t, 'POST', PVCS, claim('waiting', 'gold'));
     expect((await get(t, `${PVCS}/waiting`)).status.phase).toBe('Pending');
-    expect(await refused(t, `${PVCS}/waiting`, resize('3Gi'))).toBe('persistentvolumeclaims "waiting" is forbidden: Only bound persistent volume claims can be expanded');
+    const r = await t.request('PATCH', `${PVCS}/waiting`, { body: resize('3Gi'), headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(r.status, r.text).toBe(422);
+    expect(r.json<Obj>().message).toMatch(/^PersistentVolumeClaim "waiting" is invalid: spec: Forbidden: spec is immutable after creation except resources\.requests and volumeAttributesClassName for bound claims\n/);
+    expect((await get(t, `${PVCS}/waiting`)).spec.resources.requests.storage).toBe('1Gi');
     expect((await send(t, 'PATCH', `${PVCS}/waiting`, { metadata: { annotations: { note: 'x' } } })).metadata.annotations).toMatchObject({ note: 'x' });
   });
 
-  it('disabled, lets an unbound claim of a class without expansion grow', async () => {
+  it('disabled, lets a bound claim of a class without expansion grow', async () => {
     await send(off, 'POST', '/apis/storage.orch.io/v1/storageclasses', storageClass('silver', false));
     await send(off, 'POST', PVCS, claim('loose', 'silver'));
+    // bound as the volume binder would mark it (this server runs no workload controllers)
+    await send(off, 'PATCH', `${PVCS}/loose/status`, { status: { phase: 'Bound' } });
     expect((await send(off, 'PATCH', `${PVCS}/loose`, resize('4Gi'))).spec.resources.requests.storage).toBe('4Gi');
   });
 });

@@ -15,6 +15,7 @@ import { invalid } from './field-errors.js';
 import { parseQuantity } from '../../core/quantity.js';
 import { ZERO, formatAmount, usageOf } from '../quota/amount.js';
 import { validateResourceQuotaSpec } from './quota-validation.js';
+import { validatePersistentVolumeClaimUpdate } from './pvc-update-validation.js';
 
 const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantity));
 
@@ -97,6 +98,15 @@ const storagePhase = (o: ApiObject): string => (o.metadata?.deletionTimestamp ? 
 const accessModes = (o: ApiObject, ...path: string[]): string => getArray(o, ...path)
   .map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' } as Record<string, string>)[String(m)] ?? String(m)).join(',');
 
+function validateClaim(o: ApiObject): FieldError[] {
+  const errs: FieldError[] = [];
+  if (getArray(o, 'spec', 'accessModes').length === 0) errs.push({ field: 'spec.accessModes', type: 'FieldValueRequired', message: 'Required value: at least 1 access mode is required' });
+  if (get(o, 'spec', 'resources', 'requests', 'storage') === undefined && !getString(o, 'spec', 'volumeName')) {
+    errs.push({ field: 'spec.resources[storage]', type: 'FieldValueRequired', message: 'Required value' });
+  }
+  return errs;
+}
+
 export function persistentVolumeClaimDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: '', version: 'v1', kind: 'PersistentVolumeClaim', resource: 'persistentvolumeclaims', singular: 'persistentvolumeclaim', scope: 'Namespaced',
@@ -118,14 +128,8 @@ export function persistentVolumeClaimDefinition(n: SchemaNames): ResourceDefinit
       prepareForCreate: (o) => {
         o.status = { phase: 'Pending' };
       },
-      validate: (o) => {
-        const errs: FieldError[] = [];
-        if (getArray(o, 'spec', 'accessModes').length === 0) errs.push({ field: 'spec.accessModes', type: 'FieldValueRequired', message: 'Required value: at least 1 access mode is required' });
-        if (get(o, 'spec', 'resources', 'requests', 'storage') === undefined && !getString(o, 'spec', 'volumeName')) {
-          errs.push({ field: 'spec.resources[storage]', type: 'FieldValueRequired', message: 'Required value' });
-        }
-        return errs;
-      },
+      validate: validateClaim,
+      validateUpdate: (o, old, subresource) => [...validateClaim(o), ...validatePersistentVolumeClaimUpdate(o, old, subresource)],
       columns: [
         column('Status', 'string', storagePhase),
         column('Volume', 'string', (o) => getString(o, 'spec', 'volumeName') ?? ''),
