@@ -4,13 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { validatePersistentVolumeClaimUpdate } from '../../src/registry/kinds/pvc-update-validation.js';
 import type { ApiObject } from '../../src/registry/types.js';
 
-type Claim = ApiObject & { spec: Record<string, unknown>; status?: Record<string, unknown> };
+type Claim = ApiObject;
 const claim = (storage: string, extra: Record<string, unknown> = {}, annotations?: Record<string, string>): Claim => ({
   apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'c', namespace: 'd', ...(annotations ? { annotations } : {}) },
   spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } }, volumeMode: 'Filesystem', ...extra },
   status: { phase: 'Pending' },
 }) as Claim;
-const bound = (c: Claim, capacity?: string): Claim => ({ ...c, status: { phase: 'Bound', ...(capacity ? { capacity: { storage: capacity } } : {}) } });
+const bound = (c: Claim, capacity?: string): Claim => ({ ...c, status: { phase: 'Bound', ...(capacity ? { capacity: { storage: capacity } } : {}) } }) as Claim;
 const fields = (n: Claim, o: Claim, sub?: string) => validatePersistentVolumeClaimUpdate(n, o, sub).map((e) => e.field);
 
 describe('PersistentVolumeClaim update validation', () => {

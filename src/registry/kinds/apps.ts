@@ -9,6 +9,7 @@ import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, countOf, get, getObject, getString } from './columns.js';
 import { bool, enumOf, int32, int64, intOrString, obj, opaque, proto, ref, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { statefulSetUpdateErrors } from './update-immutability.js';
 import { deepEqual } from '../../machinery/meta.js';
 import { invalid } from './field-errors.js';
 import { validateCounters, validateDeploymentRollout, validateRollingUpdateDaemonSet } from './workload-validation.js';
@@ -204,7 +205,7 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
         defaultPodTemplate(getObject(o, 'spec', 'template'));
       },
       validate: (o) => validateStatefulSet(o),
-      validateUpdate: (o, old) => [...validateStatefulSet(o), ...validateSelectorUnchanged(o, old)],
+      validateUpdate: (o, old, subresource) => [...validateStatefulSet(o), ...(subresource ? [] : statefulSetUpdateErrors(o, old))],
       columns: [
         column('Ready', 'string', (o) => `${num(o, 'status', 'readyReplicas')}/${num(o, 'spec', 'replicas')}`, { description: 'Number of the pod with ready state' }),
         column('Containers', 'string', (x) => templateContainers(x, 'name', 'spec', 'template'), { priority: 1 }),

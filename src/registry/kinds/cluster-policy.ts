@@ -15,6 +15,7 @@ import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, fieldOf, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, enumOf, int32, intOrString, mapOf, obj, opaque, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { storageClassUpdateErrors } from './update-immutability.js';
 import { conditions, generationSeen, num, selector } from './workload-shared.js';
 import { notMoreThan100, validateIntOrPercent } from './workload-validation.js';
 
@@ -240,7 +241,7 @@ export function storageClassDefinition(n: SchemaNames): ResourceDefinition {
         o.reclaimPolicy ??= 'Delete';
         o.volumeBindingMode ??= 'Immediate';
       },
-      validateUpdate: (o, old) => (o.provisioner !== old.provisioner ? [fieldErr('provisioner', 'FieldValueForbidden', 'Forbidden: updates to provisioner are forbidden.')] : []),
+      validateUpdate: storageClassUpdateErrors,
       columns: [
         column('Provisioner', 'string', (o) => String(o.provisioner ?? '')),
         column('ReclaimPolicy', 'string', (o) => String(o.reclaimPolicy ?? '')),

@@ -16,6 +16,7 @@ import { parseQuantity } from '../../core/quantity.js';
 import { ZERO, formatAmount, usageOf } from '../quota/amount.js';
 import { validateResourceQuotaSpec } from './quota-validation.js';
 import { validatePersistentVolumeClaimUpdate } from './pvc-update-validation.js';
+import { persistentVolumeUpdateErrors, resourceQuotaUpdateErrors } from './update-immutability.js';
 
 const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantity));
 
@@ -169,6 +170,7 @@ export function persistentVolumeDefinition(n: SchemaNames): ResourceDefinition {
         const at = o.metadata?.creationTimestamp;
         o.status = { phase: 'Pending', ...(at ? { lastPhaseTransitionTime: at } : {}) };
       },
+      validateUpdate: persistentVolumeUpdateErrors,
       columns: [
         column('Capacity', 'string', (o) => String(get(o, 'spec', 'capacity', 'storage') ?? '')),
         column('Access Modes', 'string', (o) => accessModes(o, 'spec', 'accessModes')),
@@ -205,7 +207,7 @@ export function resourceQuotaDefinition(n: SchemaNames): ResourceDefinition {
     })),
     strategy: {
       validate: validateResourceQuotaSpec,
-      validateUpdate: (o) => validateResourceQuotaSpec(o),
+      validateUpdate: (o, old, subresource) => [...validateResourceQuotaSpec(o), ...(subresource ? [] : resourceQuotaUpdateErrors(o, old))],
       // kube's printResourceQuota: Age first, then `name: used/hard` of status.hard by name, limits.* apart
       columns: [
         column('Age', 'string', () => null),

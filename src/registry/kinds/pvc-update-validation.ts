@@ -14,6 +14,7 @@
 import { deepEqual } from '../../machinery/meta.js';
 import { parseAmount } from '../quota/amount.js';
 import type { ApiObject, FieldError } from '../types.js';
+import { forbidden, immutable } from './field-errors.js';
 
 const BETA_CLASS = 'volume.beta.kubernetes.io/storage-class';
 
@@ -40,9 +41,7 @@ export function validatePersistentVolumeClaimUpdate(o: ApiObject, old: ApiObject
     // from the beta annotation to the field with the same value, or from nothing to a class
     if (legacy === undefined || legacy === spec.storageClassName) delete spec.storageClassName;
   }
-  if (annotation(o) !== annotation(old)) {
-    errs.push({ field: `metadata.annotations[${BETA_CLASS}]`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(annotation(o) ?? '')}: field is immutable` });
-  }
+  errs.push(...immutable(`metadata.annotations[${BETA_CLASS}]`, annotation(o), annotation(old)));
   if (bound) {
     if (spec.resources?.requests && storageOf(spec) !== undefined) {
       spec.resources.requests.storage = storageOf(was);
@@ -54,22 +53,17 @@ export function validatePersistentVolumeClaimUpdate(o: ApiObject, old: ApiObject
   const sameStorage = nanoOf(storageOf(spec)) !== undefined && nanoOf(storageOf(spec)) === nanoOf(storageOf(was));
   if (sameStorage && spec.resources?.requests) spec.resources.requests.storage = storageOf(was);
   if (!deepEqual(spec, was)) {
-    errs.push({
-      field: 'spec', type: 'FieldValueForbidden',
-      message: `Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n${specDiff(was, spec)}`,
-    });
+    errs.push(forbidden('spec', `spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n${specDiff(was, spec)}`));
   }
 
   const newSize = nanoOf(storageOf(specOf(o)));
   const oldSize = nanoOf(storageOf(specOf(old)));
   const capacity = nanoOf((old as { status?: { capacity?: Record<string, unknown> } }).status?.capacity?.storage);
   if (newSize !== undefined && oldSize !== undefined && capacity !== undefined && newSize < oldSize && newSize <= capacity) {
-    errs.push({ field: 'spec.resources.requests.storage', type: 'FieldValueForbidden', message: 'Forbidden: field can not be less than status.capacity' });
+    errs.push(forbidden('spec.resources.requests.storage', 'field can not be less than status.capacity'));
   }
-  if (specOf(old).volumeMode !== undefined && specOf(o).volumeMode !== specOf(old).volumeMode) {
-    // kube's path for this one is "volumeMode", not "spec.volumeMode"
-    errs.push({ field: 'volumeMode', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(specOf(o).volumeMode ?? '')}: field is immutable` });
-  }
+  // kube's path for this one is "volumeMode", not "spec.volumeMode"
+  if (specOf(old).volumeMode !== undefined) errs.push(...immutable('volumeMode', specOf(o).volumeMode, specOf(old).volumeMode));
   return errs;
 }
 
