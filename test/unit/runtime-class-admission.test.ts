@@ -183,7 +183,9 @@ describe("kube's MergeTolerations", () => {
 describe('RuntimeClass among the admission plugins', () => {
   it("on by default in kube's place, off when disabled, and no longer warned about", () => {
     const on = enabledAdmissionPlugins({});
-    expect(on.indexOf('RuntimeClass')).toBe(on.indexOf('StorageObjectInUseProtection') + 1);
+    // kube's order: …, StorageObjectInUseProtection, PersistentVolumeClaimResize, RuntimeClass, …
+    expect(on.indexOf('RuntimeClass')).toBe(on.indexOf('PersistentVolumeClaimResize') + 1);
+    expect(on.indexOf('PersistentVolumeClaimResize')).toBe(on.indexOf('StorageObjectInUseProtection') + 1);
     expect(on.indexOf('RuntimeClass')).toBeLessThan(on.indexOf('CertificateSubjectRestriction'));
     expect(enabledAdmissionPlugins({ disable: ['RuntimeClass'] })).not.toContain('RuntimeClass');
     expect(admissionPluginWarnings({ enable: ['RuntimeClass'] })).toEqual([]);
