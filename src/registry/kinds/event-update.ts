@@ -6,19 +6,13 @@
 
 import { deepEqual } from '../../machinery/meta.js';
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
-import { invalidShown, required } from './field-errors.js';
+import { goStruct, invalidShown, required } from './field-errors.js';
 
 type Obj = Record<string, JSONValue>;
 
 const obj = (v: JSONValue | undefined): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? v : {});
 const str = (v: JSONValue | undefined): string => (typeof v === 'string' ? v : '');
 const quoted = (v: JSONValue | undefined): string => JSON.stringify(str(v));
-
-/** Go's %#v of a struct of string fields, `core.EventSource{Component:"", Host:""}` */
-function goStruct(type: string, fields: [string, string][], v: JSONValue | undefined): string {
-  const o = obj(v);
-  return `${type}{${fields.map(([goName, json]) => `${goName}:${quoted(o[json])}`).join(', ')}}`;
-}
 
 const REFERENCE: [string, string][] = [
   ['Kind', 'kind'], ['Namespace', 'namespace'], ['Name', 'name'], ['UID', 'uid'], ['APIVersion', 'apiVersion'], ['ResourceVersion', 'resourceVersion'], ['FieldPath', 'fieldPath'],

@@ -30,3 +30,9 @@ export function goSlice(type: string, v: unknown): string {
 
 /** how kube prints a pointer to a string-like value: quoted, and a nil one as `"null"` */
 export const goStringPtr = (v: unknown): string => JSON.stringify(typeof v === 'string' ? v : 'null');
+
+/** Go's %#v of a struct of string fields, `core.EventSource{Component:"", Host:""}`: each [Go name, JSON name] */
+export function goStruct(type: string, fields: [string, string][], v: unknown): string {
+  const o = (v && typeof v === 'object' ? v : {}) as Record<string, unknown>;
+  return `${type}{${fields.map(([goName, json]) => `${goName}:${JSON.stringify(typeof o[json] === 'string' ? o[json] : '')}`).join(', ')}}`;
+}
