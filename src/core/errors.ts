@@ -94,7 +94,8 @@ export function conflict(resource: string, group: string, name: string, why: str
 export const STALE_OBJECT = 'the object has been modified; please apply your changes to the latest version and try again';
 
 export function invalid(kind: string, group: string, name: string, errors: FieldError[]): StatusError {
-  const list = errors.map((e) => `${e.field}: ${e.message}`);
+  // the message names each distinct error once (kube's ErrorList.ToAggregate); the causes keep them all
+  const list = [...new Set(errors.map((e) => `${e.field}: ${e.message}`))];
   const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
   return new StatusError(422, 'Invalid', `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${summary}`, {
     // omitempty in kube's StatusDetails: ListOptions' errors name nothing

@@ -88,7 +88,7 @@ describe('storage.k8s.io/v1 CSI kinds', () => {
     expect(d.spec).toMatchObject({ attachRequired: true, podInfoOnMount: true, fsGroupPolicy: 'ReadWriteOnceWithFSType', volumeLifecycleModes: ['Persistent'] });
     const cur = (await t.request('GET', `${s}/csidrivers/csi.example.com`)).json();
     const causes = await refused('PUT', `${s}/csidrivers/csi.example.com`, { ...cur, spec: { ...(cur.spec as Obj), attachRequired: false } });
-    expect(causes).toContainEqual(expect.objectContaining({ field: 'spec.attachRequired', message: 'Invalid value: false: field is immutable' }));
+    expect(causes).toContainEqual(expect.objectContaining({ field: 'spec.attachedRequired', message: 'Invalid value: false: field is immutable' }));
 
     const r = await kubectl('get', 'csidrivers');
     expect(r.code, r.stderr).toBe(0);

@@ -90,8 +90,8 @@ describe('CSIDriver', () => {
     const old = create('CSIDriver', drv({})).obj;
     const spec = old.spec as Record<string, JSONValue>;
     expect(brief(update('CSIDriver', { ...old, spec: { ...spec, attachRequired: false, volumeLifecycleModes: ['Ephemeral'] } }, old))).toEqual([
-      'spec.attachRequired: Invalid value: false: field is immutable',
-      'spec.volumeLifecycleModes: Invalid value: ["Ephemeral"]: field is immutable',
+      'spec.attachedRequired: Invalid value: false: field is immutable',
+      'spec.volumeLifecycleModes: Invalid value: []storage.VolumeLifecycleMode{"Ephemeral"}: field is immutable',
     ]);
     expect(update('CSIDriver', { ...old, spec: { ...spec, podInfoOnMount: true, storageCapacity: true, fsGroupPolicy: 'File' } }, old)).toEqual([]);
   });
@@ -112,7 +112,7 @@ describe('CSINode', () => {
   it('an existing driver entry is immutable; drivers may be added', () => {
     const old = create('CSINode', node([{ name: 'a.example.com', nodeID: 'n1' }])).obj;
     expect(update('CSINode', node([{ name: 'a.example.com', nodeID: 'n1' }, { name: 'b.example.com', nodeID: 'n1' }]), old)).toEqual([]);
-    expect(brief(update('CSINode', node([{ name: 'a.example.com', nodeID: 'n2' }]), old))).toEqual(['spec.drivers[0]: Invalid value: {"name":"a.example.com","nodeID":"n2"}: field is immutable']);
+    expect(brief(update('CSINode', node([{ name: 'a.example.com', nodeID: 'n2' }]), old))).toEqual(['CSINodeDriver: Invalid value: {"name":"a.example.com","nodeID":"n2"}: field is immutable']);
   });
 });
 

@@ -3,6 +3,7 @@
 // deprecated* fields not allowed on new objects, type Normal|Warning).
 
 import { isQualifiedName } from '../../machinery/schema/object-meta.js';
+import { eventV1UpdateErrors } from './event-update.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, fieldOf, get, getObject, getString, since } from './columns.js';
@@ -145,7 +146,7 @@ export function eventsV1Definition(n: SchemaNames): ResourceDefinition {
     ),
     strategy: {
       validate: (o) => [...validateEventV1Common(o), ...validateEventV1Create(o)],
-      validateUpdate: (o) => validateEventV1Common(o),
+      validateUpdate: (o, old) => [...validateEventV1Common(o), ...eventV1UpdateErrors(o, old)],
       columns: [
         column('Last Seen', 'string', (o, now) => since(getString(o, 'series', 'lastObservedTime') ?? getString(o, 'eventTime'), now)),
         column('Type', 'string', (o) => getString(o, 'type') ?? ''),

@@ -18,3 +18,21 @@ export const notSupported = (field: string, v: unknown, ok: string[]): FieldErro
 export function immutable(field: string, next: unknown, prev: unknown): FieldError[] {
   return deepEqual(next ?? null, prev ?? null) ? [] : [invalid(field, next ?? null, 'field is immutable')];
 }
+
+/** field.Invalid with the value already as kube prints it (Go's %#v of a slice or struct) */
+export const invalidShown = (field: string, shown: string, m: string): FieldError => ({ field, type: 'FieldValueInvalid', message: `Invalid value: ${shown}: ${m}` });
+
+/** Go's %#v of a slice of strings as kube gives one back: `[]string{"a", "b"}`, `[]string(nil)` when absent or empty */
+export function goSlice(type: string, v: unknown): string {
+  const items = Array.isArray(v) ? v.map(String) : [];
+  return items.length === 0 ? `[]${type}(nil)` : `[]${type}{${items.map((x) => JSON.stringify(x)).join(', ')}}`;
+}
+
+/** how kube prints a pointer to a string-like value: quoted, and a nil one as `"null"` */
+export const goStringPtr = (v: unknown): string => JSON.stringify(typeof v === 'string' ? v : 'null');
+
+/** Go's %#v of a struct of string fields, `core.EventSource{Component:"", Host:""}`: each [Go name, JSON name] */
+export function goStruct(type: string, fields: [string, string][], v: unknown): string {
+  const o = (v && typeof v === 'object' ? v : {}) as Record<string, unknown>;
+  return `${type}{${fields.map(([goName, json]) => `${goName}:${JSON.stringify(typeof o[json] === 'string' ? o[json] : '')}`).join(', ')}}`;
+}

@@ -11,7 +11,7 @@ import { column, get, getArray, getString } from './columns.js';
 import { atomicList, bool, enumOf, int32, intOrString, obj, opaque, proto, protoEmbedded, ref, str, strMap } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { selectorText } from './workload-shared.js';
-import { invalid } from './field-errors.js';
+import { immutable, invalid } from './field-errors.js';
 import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
 import { isIP } from 'node:net';
 
@@ -123,6 +123,8 @@ export function ingressClassDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      // kube's ValidateIngressClassUpdate
+      validateUpdate: (o, old) => immutable('spec.controller', get(o, 'spec', 'controller'), get(old, 'spec', 'controller')),
       columns: [
         column('Controller', 'string', (o) => getString(o, 'spec', 'controller') ?? ''),
         column('Parameters', 'string', (o) => (getString(o, 'spec', 'parameters', 'name') ? `${getString(o, 'spec', 'parameters', 'kind') ?? ''}/${getString(o, 'spec', 'parameters', 'name')}` : '<none>')),
@@ -224,6 +226,8 @@ export function endpointSliceDefinition(n: SchemaNames): ResourceDefinition {
       }))),
     }), ['addressType', 'endpoints']),
     strategy: {
+      // kube's ValidateEndpointSliceUpdate
+      validateUpdate: (o, old) => immutable('addressType', o.addressType, old.addressType),
       columns: [
         column('AddressType', 'string', (o) => getString(o, 'addressType') ?? ''),
         column('Ports', 'string', (o) => getArray(o, 'ports').map((p) => String(get(p, 'port') ?? '')).join(',') || '<unset>'),

@@ -6,6 +6,7 @@ import type { ApiObject, ResourceDefinition } from '../types.js';
 import { column, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, int32, int64, listMap, mapOf, obj, opaque, proto, ref, setList, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { nodeUpdateErrors } from './update-immutability.js';
 
 export function nodeDefinition(n: SchemaNames): ResourceDefinition {
   const quantities = (d: string) => mapOf(d, ref(n.quantity));
@@ -96,6 +97,7 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
       prepareForUpdate: (o, old) => {
         if (get(old, 'spec', 'configSource') === undefined) delete getObject(o, 'spec')?.configSource;
       },
+      validateUpdate: nodeUpdateErrors,
       columns: [
         column('Status', 'string', nodeStatus, { description: 'The status of the node' }),
         column('Roles', 'string', (o) => nodeRoles(o, n.apiDomain), { description: 'The roles of the node' }),

@@ -6,6 +6,7 @@ import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../ty
 import { column, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, obj, proto, ref, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { goStruct } from './field-errors.js';
 import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
 
 const strings = (d: string) => atomicList(d, { type: 'string' });
@@ -156,7 +157,9 @@ function roleRefImmutable(o: ApiObject, old: ApiObject): FieldError[] {
   const a = JSON.stringify(sorted(o.roleRef as JSONValue));
   const b = JSON.stringify(sorted(old.roleRef as JSONValue));
   if (a === b) return [];
-  return [{ field: 'roleRef', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(o.roleRef ?? null)}: cannot change roleRef` }];
+  // kube gives the new rbac.RoleRef back as Go prints it
+  const shown = goStruct('rbac.RoleRef', [['APIGroup', 'apiGroup'], ['Kind', 'kind'], ['Name', 'name']], o.roleRef);
+  return [{ field: 'roleRef', type: 'FieldValueInvalid', message: `Invalid value: ${shown}: cannot change roleRef` }];
 }
 
 function sorted(v: JSONValue | undefined): JSONValue | undefined {

@@ -8,6 +8,7 @@ import { column, fieldOf, get, getArray, getObject, getString } from './columns.
 import { atomicList, bool, enumOf, int32, listMap, obj, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
+import { keepHealthCheckNodePort, loadBalancerClassErrors, normalizeClusterIPs, serviceUpdateErrors } from './service-update.js';
 
 export function serviceDefinition(n: SchemaNames): ResourceDefinition {
   const servicePort = obj('A port the service exposes.', proto({ name: 1, protocol: 2, appProtocol: 6, port: 3, targetPort: 4, nodePort: 5 }, {
@@ -84,15 +85,8 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
       default: defaultService,
       prepareForUpdate: keepAllocatedValues,
       validate: validateService,
-      validateUpdate: (o, old) => {
-        const errs = validateService(o);
-        const before = getString(old, 'spec', 'clusterIP');
-        const after = getString(o, 'spec', 'clusterIP');
-        if (before && after !== undefined && after !== before) {
-          errs.push({ field: 'spec.clusterIP', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(after)}: field is immutable` });
-        }
-        return errs;
-      },
+      // kube's ValidateServiceUpdate: the update rules first, then the create ones
+      validateUpdate: (o, old) => [...serviceUpdateErrors(o, old), ...validateService(o)],
       columns: [
         column('Type', 'string', (o) => getString(o, 'spec', 'type') ?? 'ClusterIP', { description: 'The type of the service' }),
         column('Cluster-IP', 'string', (o) => getString(o, 'spec', 'clusterIP') || '<none>', { description: 'The cluster IP of the service' }),
@@ -113,22 +107,24 @@ const needsNodePorts = (spec: Obj): boolean => spec.type === 'NodePort' || spec.
  * An update that leaves out what the server allocated keeps it (kube's
  * patchAllocatedValues), and one that changes the type drops what the new
  * type does not use (dropTypeDependentFields): a cluster IP for ExternalName,
- * node ports for ClusterIP.
+ * node ports for ClusterIP. `clusterIP` and `clusterIPs` are then lined up (normalizeClusterIPs).
  */
 function keepAllocatedValues(o: ApiObject, old: ApiObject): void {
   const spec = getObject(o, 'spec');
   const oldSpec = getObject(old, 'spec');
   if (!spec || !oldSpec) return;
   if (needsClusterIP(spec) && needsClusterIP(oldSpec)) {
-    if ((spec.clusterIP === undefined || spec.clusterIP === '') && oldSpec.clusterIP !== undefined) {
-      spec.clusterIP = oldSpec.clusterIP;
+    if ((spec.clusterIP === undefined || spec.clusterIP === '') && oldSpec.clusterIP !== undefined) spec.clusterIP = oldSpec.clusterIP;
+    if (!Array.isArray(spec.clusterIPs) || spec.clusterIPs.length === 0) {
       if (oldSpec.clusterIPs !== undefined) spec.clusterIPs = oldSpec.clusterIPs;
     }
+    normalizeClusterIPs(spec, oldSpec);
     if (spec.ipFamilies === undefined && oldSpec.ipFamilies !== undefined) spec.ipFamilies = oldSpec.ipFamilies;
     if (spec.ipFamilyPolicy === undefined && oldSpec.ipFamilyPolicy !== undefined) spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
   } else if (!needsClusterIP(spec)) {
     for (const f of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy']) delete spec[f];
   }
+  keepHealthCheckNodePort(spec, oldSpec);
   const ports = getArray(spec, 'ports') as Obj[];
   const oldPorts = getArray(oldSpec, 'ports') as Obj[];
   if (needsNodePorts(spec) && needsNodePorts(oldSpec)) {
@@ -208,6 +204,7 @@ function validateService(o: ApiObject): FieldError[] {
     const name = spec.externalName.endsWith('.') ? spec.externalName.slice(0, -1) : spec.externalName;
     for (const m of isDNS1123Subdomain(name)) errs.push({ field: 'spec.externalName', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(name)}: ${m}` });
   }
+  errs.push(...loadBalancerClassErrors(o));
   return errs;
 }
 

@@ -15,7 +15,8 @@ import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, enumOf, int32, int64, listMap, obj, opaque, proto, ref, setList, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
-import { duplicate, immutable, invalid, notSupported, required, tooLong } from './field-errors.js';
+import { duplicate, goSlice, immutable, invalid, invalidShown, notSupported, required, tooLong } from './field-errors.js';
+import { deepEqual } from '../../machinery/meta.js';
 
 const FS_GROUP_POLICIES = ['File', 'None', 'ReadWriteOnceWithFSType'];
 const LIFECYCLE_MODES = ['Ephemeral', 'Persistent'];
@@ -68,10 +69,11 @@ export function csiDriverDefinition(n: SchemaNames): ResourceDefinition {
       },
       validate: validateCSIDriver,
       // kube 1.32: attachRequired and volumeLifecycleModes stay; podInfoOnMount, fsGroupPolicy, storageCapacity may change
+      // (kube's path for attachRequired is spec.attachedRequired)
       validateUpdate: (o, old) => [
         ...validateCSIDriver(o),
-        ...immutable('spec.attachRequired', get(o, 'spec', 'attachRequired'), get(old, 'spec', 'attachRequired')),
-        ...immutable('spec.volumeLifecycleModes', get(o, 'spec', 'volumeLifecycleModes'), get(old, 'spec', 'volumeLifecycleModes')),
+        ...immutable('spec.attachedRequired', get(o, 'spec', 'attachRequired'), get(old, 'spec', 'attachRequired')),
+        ...lifecycleModesFixed(get(o, 'spec', 'volumeLifecycleModes'), get(old, 'spec', 'volumeLifecycleModes')),
       ],
       columns: [
         column('AttachRequired', 'boolean', (o) => get(o, 'spec', 'attachRequired') !== false),
@@ -83,6 +85,11 @@ export function csiDriverDefinition(n: SchemaNames): ResourceDefinition {
       ],
     },
   };
+}
+
+/** kube prints the modes as the Go slice they are */
+function lifecycleModesFixed(next: unknown, prev: unknown): FieldError[] {
+  return deepEqual(next ?? null, prev ?? null) ? [] : [invalidShown('spec.volumeLifecycleModes', goSlice('storage.VolumeLifecycleMode', next), 'field is immutable')];
 }
 
 function validateCSIDriver(o: ApiObject): FieldError[] {
@@ -126,14 +133,15 @@ export function csiNodeDefinition(n: SchemaNames): ResourceDefinition {
     }), ['spec']),
     strategy: {
       validate: validateCSINode,
-      // kube 1.32: an existing driver entry may not change (drivers may be added or removed)
+      // kube 1.32: an existing driver entry may not change (drivers may be added or removed); kube's path
+      // is the Go type's name, `CSINodeDriver`, with the new entry as the value
       validateUpdate: (o, old) => {
         const errs = validateCSINode(o);
         const next = new Map(getArray(o, 'spec', 'drivers').map((d) => [getString(d, 'name'), d]));
-        getArray(old, 'spec', 'drivers').forEach((d, i) => {
+        for (const d of getArray(old, 'spec', 'drivers')) {
           const now = next.get(getString(d, 'name'));
-          if (now !== undefined) errs.push(...immutable(`spec.drivers[${i}]`, now, d));
-        });
+          if (now !== undefined) errs.push(...immutable('CSINodeDriver', now, d));
+        }
         return errs;
       },
       columns: [column('Drivers', 'integer', (o) => getArray(o, 'spec', 'drivers').length)],

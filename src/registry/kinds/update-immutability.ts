@@ -65,3 +65,28 @@ export function persistentVolumeUpdateErrors(o: ApiObject, old: ApiObject, subre
   if (specOf(old).nodeAffinity !== undefined) errs.push(...immutable('nodeAffinity', specOf(o).nodeAffinity, specOf(old).nodeAffinity));
   return errs;
 }
+
+/** a node's pod CIDRs as kube's internal NodeSpec holds them: `podCIDRs`, or the v1 `podCIDR` alone */
+function podCIDRsOf(o: ApiObject): string[] {
+  const spec = specOf(o);
+  if (Array.isArray(spec.podCIDRs) && spec.podCIDRs.length > 0) return spec.podCIDRs.map(String);
+  return typeof spec.podCIDR === 'string' && spec.podCIDR !== '' ? [spec.podCIDR] : [];
+}
+
+const ONLY_FROM_EMPTY = (f: string): string => `node updates may not change ${f} except from "" to valid`;
+
+/** kube's ValidateNodeUpdate: pod CIDRs and the provider ID are set once (by the node IPAM and cloud controllers), externalID never changes */
+export function nodeUpdateErrors(o: ApiObject, old: ApiObject): FieldError[] {
+  const errs: FieldError[] = [];
+  const was = podCIDRsOf(old);
+  const now = podCIDRsOf(o);
+  if (was.length > 0) {
+    // kube reports each differing entry (or one error for a different count)
+    const changes = was.length !== now.length ? 1 : was.filter((c, i) => c !== now[i]).length;
+    for (let i = 0; i < changes; i++) errs.push(forbidden('spec.podCIDRs', ONLY_FROM_EMPTY('podCIDR')));
+  }
+  const provider = (x: ApiObject): string => String(specOf(x).providerID ?? '');
+  if (provider(old) !== '' && provider(old) !== provider(o)) errs.push(forbidden('spec.providerID', ONLY_FROM_EMPTY('providerID')));
+  if ((specOf(o).externalID ?? '') !== (specOf(old).externalID ?? '')) errs.push(forbidden('spec.externalID', 'may not be updated'));
+  return errs;
+}

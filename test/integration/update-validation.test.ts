@@ -1,0 +1,82 @@
+// kube 1.32's update validation on a started server: a refused change answers
+// 422 with a Status of reason Invalid whose causes carry kube's field paths,
+// types and messages (a Service's cluster IP, a Node's provider ID, an
+// IngressClass's controller, an events.k8s.io Event's note), while the
+// changes kube allows go through.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestServer, startTestServer } from '../helpers/server.js';
+
+let t: TestServer;
+
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+type Obj = Record<string, any>;
+interface Cause { reason: string; message: string; field: string }
+
+async function send(method: string, path: string, body: object, want: number): Promise<Obj> {
+  const r = await t.request(method, path, { body, headers: method === 'PATCH' ? { 'content-type': 'application/merge-patch+json' } : {} });
+  expect(r.status, r.text).toBe(want);
+  return r.json();
+}
+
+/** the 422 Status of a refused update, checked for kube's shape; its causes */
+async function refused(method: string, path: string, body: object, kindName: string): Promise<Cause[]> {
+  const s = await send(method, path, body, 422);
+  expect(s).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Invalid', code: 422 });
+  expect(s.message).toMatch(new RegExp(`^${kindName.replace(/\./g, '\\.')} "[^"]+" is invalid: `));
+  return s.details.causes as Cause[];
+}
+
+describe('update validation', () => {
+  it('a Service keeps its cluster IP; other fields change', async () => {
+    const svc = await send('POST', '/api/v1/namespaces/default/services', { metadata: { name: 'fixed-ip' }, spec: { ports: [{ port: 80 }] } }, 201);
+    const ip = svc.spec.clusterIP as string;
+    const moved = ip.replace(/\.\d+$/, (m) => (m === '.200' ? '.201' : '.200'));
+    const causes = await refused('PATCH', '/api/v1/namespaces/default/services/fixed-ip', { spec: { clusterIP: moved } }, 'Service');
+    expect(causes).toEqual([{ reason: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: `Invalid value: []string{"${moved}"}: may not change once set` }]);
+    const lbClass = await refused('PATCH', '/api/v1/namespaces/default/services/fixed-ip', { spec: { loadBalancerClass: 'example.com/lb' } }, 'Service');
+    expect(lbClass).toContainEqual({ reason: 'FieldValueForbidden', field: 'spec.loadBalancerClass', message: "Forbidden: may only be used when `type` is 'LoadBalancer'" });
+    const ok = await send('PATCH', '/api/v1/namespaces/default/services/fixed-ip', { spec: { selector: { app: 'x' } } }, 200);
+    expect(ok.spec).toMatchObject({ clusterIP: ip, clusterIPs: [ip], selector: { app: 'x' } });
+  });
+
+  it('a Node takes a provider ID and pod CIDR once', async () => {
+    await send('POST', '/api/v1/nodes', { metadata: { name: 'upd-node' } }, 201);
+    const set = await send('PATCH', '/api/v1/nodes/upd-node', { spec: { providerID: 'example:///a', podCIDR: '10.244.3.0/24', podCIDRs: ['10.244.3.0/24'] } }, 200);
+    expect(set.spec).toMatchObject({ providerID: 'example:///a', podCIDRs: ['10.244.3.0/24'] });
+    const causes = await refused('PATCH', '/api/v1/nodes/upd-node', { spec: { providerID: 'example:///b', podCIDR: '10.244.4.0/24', podCIDRs: ['10.244.4.0/24'] } }, 'Node');
+    expect(causes).toEqual([
+      { reason: 'FieldValueForbidden', field: 'spec.podCIDRs', message: 'Forbidden: node updates may not change podCIDR except from "" to valid' },
+      { reason: 'FieldValueForbidden', field: 'spec.providerID', message: 'Forbidden: node updates may not change providerID except from "" to valid' },
+    ]);
+    // cordoning still works
+    expect((await send('PATCH', '/api/v1/nodes/upd-node', { spec: { unschedulable: true } }, 200)).spec.unschedulable).toBe(true);
+  });
+
+  it('an IngressClass keeps its controller', async () => {
+    const path = '/apis/networking.orch.io/v1/ingressclasses';
+    await send('POST', path, { metadata: { name: 'upd-class' }, spec: { controller: 'example.com/a' } }, 201);
+    const causes = await refused('PATCH', `${path}/upd-class`, { spec: { controller: 'example.com/b' } }, 'IngressClass.networking.orch.io');
+    expect(causes).toEqual([{ reason: 'FieldValueInvalid', field: 'spec.controller', message: 'Invalid value: "example.com/b": field is immutable' }]);
+  });
+
+  it('an events.k8s.io Event keeps its note; its series may grow', async () => {
+    const path = '/apis/events.orch.io/v1/namespaces/default/events';
+    await send('POST', path, {
+      metadata: { name: 'upd-event' }, eventTime: '2024-05-01T10:00:00.000000Z', reportingController: 'example.com/c', reportingInstance: 'c-1',
+      action: 'Pull', reason: 'Pulled', type: 'Normal', regarding: { kind: 'Pod', namespace: 'default', name: 'p' }, note: 'pulled',
+    }, 201);
+    const causes = await refused('PATCH', `${path}/upd-event`, { note: 'changed' }, 'Event.events.orch.io');
+    expect(causes).toEqual([{ reason: 'FieldValueInvalid', field: 'message', message: 'Invalid value: "changed": field is immutable' }]);
+    const grown = await send('PATCH', `${path}/upd-event`, { series: { count: 2, lastObservedTime: '2024-05-01T10:05:00.000000Z' } }, 200);
+    expect(grown.series.count).toBe(2);
+    // through core v1 the same object's message may change (legacy checks only)
+    expect((await send('PATCH', '/api/v1/namespaces/default/events/upd-event', { message: 'changed' }, 200)).message).toBe('changed');
+  });
+});
