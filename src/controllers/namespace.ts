@@ -3,7 +3,8 @@
 // Terminating while its `spec.finalizers` holds `kubernetes` (a kind-held
 // finalizer the deletion machine counts, src/registry/deletion/machine.ts); this
 // controller deletes every namespaced object in it with the Background
-// policy (the garbage collector takes care of dependents elsewhere), reports
+// policy (the garbage collector takes care of dependents elsewhere) — its pods
+// first, the rest once no pod remains, as kube's OrderedNamespaceDeletion —, reports
 // progress in the namespace's status conditions as Kubernetes does, then
 // removes that finalizer, and the generic store removes the namespace. It is
 // level-driven: after a restart in the middle it simply finds the
@@ -71,8 +72,12 @@ export class NamespaceController extends LoopController {
     const withFinalizers = new Map<string, number>();
     const failures: string[] = [];
     const seen = new Set<string>();
-    for (const def of this.registry.all()) {
-      if (def.scope !== 'Namespaced') continue;
+    // pods first, and nothing else while any remain (kube's OrderedNamespaceDeletion):
+    // what a pod uses (its ConfigMaps, Secrets, claims) stays until the pod is gone
+    const defs = this.registry.all().filter((d) => d.scope === 'Namespaced');
+    const isPods = (d: ResourceDefinition): boolean => d.group === '' && d.resource === 'pods';
+    for (const def of [...defs.filter(isPods), ...defs.filter((d) => !isPods(d))]) {
+      if (!isPods(def) && (remaining.get('pods') ?? 0) > 0) break;
       const gs = this.storeFor(def);
       const range = gs.rangeKeys(name);
       // every version of a resource shares its storage: one pass per prefix
