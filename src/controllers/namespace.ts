@@ -77,13 +77,14 @@ export class NamespaceController extends LoopController {
     const defs = this.registry.all().filter((d) => d.scope === 'Namespaced');
     const isPods = (d: ResourceDefinition): boolean => d.group === '' && d.resource === 'pods';
     for (const def of [...defs.filter(isPods), ...defs.filter((d) => !isPods(d))]) {
-      if (!isPods(def) && (remaining.get('pods') ?? 0) > 0) break;
+      if (!isPods(def) && (remaining.get('pods.') ?? 0) > 0) break;
       const gs = this.storeFor(def);
       const range = gs.rangeKeys(name);
       // every version of a resource shares its storage: one pass per prefix
       if (seen.has(range.key)) continue;
       seen.add(range.key);
-      const resource = def.group ? `${def.resource}.${def.group}` : def.resource;
+      // kube's `<resource>.<group>`, so `pods.` for the core group
+      const resource = `${def.resource}.${def.group}`;
       // the namespace's part of the resource, listed for this pass only (released below)
       const contents = this.loop.use(range);
       try {
@@ -140,7 +141,12 @@ export class NamespaceController extends LoopController {
     withFinalizers: Map<string, number>,
     failures: string[],
   ): Promise<void> {
+    // kube's five conditions, in its order; discovery and group versions are local here and never fail
+    const counts = (m: Map<string, number>, unit: string): string =>
+      [...m].map(([what, n]) => `${what} ${unit} ${n} resource instances`).sort().join(', ');
     const wanted: Record<string, { status: string; reason: string; message: string }> = {
+      NamespaceDeletionDiscoveryFailure: { status: 'False', reason: 'ResourcesDiscovered', message: 'All resources successfully discovered' },
+      NamespaceDeletionGroupVersionParsingFailure: { status: 'False', reason: 'ParsedGroupVersions', message: 'All legacy kube types successfully parsed' },
       NamespaceDeletionContentFailure:
         failures.length > 0
           ? { status: 'True', reason: 'ContentDeletionFailed', message: `Failed to delete all resource types: ${failures.join('; ')}` }
@@ -150,7 +156,7 @@ export class NamespaceController extends LoopController {
           ? {
               status: 'True',
               reason: 'SomeResourcesRemain',
-              message: `Some resources are remaining: ${[...remaining].map(([r, n]) => `${r} has ${n} resource instances`).join(', ')}`,
+              message: `Some resources are remaining: ${counts(remaining, 'has')}`,
             }
           : { status: 'False', reason: 'ContentRemoved', message: 'All content successfully removed' },
       NamespaceFinalizersRemaining:
@@ -158,7 +164,7 @@ export class NamespaceController extends LoopController {
           ? {
               status: 'True',
               reason: 'SomeFinalizersRemain',
-              message: `Some content in the namespace has finalizers remaining: ${[...withFinalizers].map(([f, n]) => `${f} in ${n} resource instances`).join(', ')}`,
+              message: `Some content in the namespace has finalizers remaining: ${counts(withFinalizers, 'in')}`,
             }
           : { status: 'False', reason: 'ContentHasNoFinalizers', message: 'All content-preserving finalizers finished' },
     };

@@ -133,8 +133,18 @@ describe('[sig-api-machinery] OrderedNamespaceDeletion', () => {
     await eventually(async () => (await k.get(`${NS}/${ns}/pods/test-pod`)).metadata.deletionTimestamp, 'test-pod deleting');
     await new Promise((r) => setTimeout(r, 1500));
     await k.get(`${NS}/${ns}/configmaps/test-configmap`);
+    // kube's five conditions, in its order and words
     const held = await k.get(`${NS}/${ns}`);
-    expect(held.status.conditions.find((c: Obj) => c.type === 'NamespaceContentRemaining')).toMatchObject({ status: 'True' });
+    expect(held.status.conditions.map((c: Obj) => [c.type, c.status, c.reason])).toEqual([
+      ['NamespaceDeletionDiscoveryFailure', 'False', 'ResourcesDiscovered'],
+      ['NamespaceDeletionGroupVersionParsingFailure', 'False', 'ParsedGroupVersions'],
+      ['NamespaceDeletionContentFailure', 'False', 'ContentDeleted'],
+      ['NamespaceContentRemaining', 'True', 'SomeResourcesRemain'],
+      ['NamespaceFinalizersRemaining', 'True', 'SomeFinalizersRemain'],
+    ]);
+    const message = (type: string) => held.status.conditions.find((c: Obj) => c.type === type).message;
+    expect(message('NamespaceContentRemaining')).toBe('Some resources are remaining: pods. has 1 resource instances');
+    expect(message('NamespaceFinalizersRemaining')).toBe('Some content in the namespace has finalizers remaining: e2e.example.com/finalizer in 1 resource instances');
 
     await eventually(async () => {
       const p = await k.get(`${NS}/${ns}/pods/test-pod`);
