@@ -63,6 +63,18 @@ describe('[sig-api-machinery] Namespaces [Serial]', () => {
     await k.get(`${NS}/${ns}/services/test-service`, 404);
   });
 
+  it('should delete fast enough (90 percent of 100 namespaces in 150 seconds) — all of them here', async () => {
+    const names = Array.from({ length: 100 }, (_, n) => `nslifetest-${n}`);
+    for (let i = 0; i < names.length; i += 20) await Promise.all(names.slice(i, i + 20).map((n) => k.send('POST', NS, { metadata: { name: n } })));
+    // the e2e's DeleteNamespaces: every namespace whose name contains the filter
+    const listed = (await k.get(NS)).items.map((n: Obj) => n.metadata.name as string).filter((n: string) => n.includes('nslifetest'));
+    expect(listed).toHaveLength(100);
+    for (let i = 0; i < listed.length; i += 20) await Promise.all(listed.slice(i, i + 20).map((n: string) => k.send('DELETE', `${NS}/${n}`)));
+    const started = Date.now();
+    await eventually(async () => (await k.get(NS)).items.every((n: Obj) => !String(n.metadata.name).includes('nslifetest')), 'all nslifetest namespaces gone', 150_000);
+    expect(Date.now() - started).toBeLessThan(150_000);
+  }, 240_000);
+
   it('should patch a Namespace [Conformance]', async () => {
     const ns = await k.send('POST', NS, { metadata: { name: `nspatchtest-${crypto.randomUUID()}` } });
     expect(Number(ns.metadata.resourceVersion)).toBeGreaterThan(0);
