@@ -8,6 +8,7 @@
 
 import { Agent } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProtobufCatalog } from '../../src/registry/protobuf-catalog.js';
 import { type Obj, api } from '../helpers/e2e.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -125,6 +126,12 @@ describe('[sig-api-machinery] Servers with support for API chunking', () => {
     // a write after the first page, then compaction past the first page's revision
     await k.send('POST', '/api/v1/namespaces/default/configmaps', { metadata: { generateName: 'chunking-' } });
     await t.server.store.compact(t.server.store.revision);
+    // the e2e's clientset speaks protobuf: the Status there carries the token too
+    const pb = await t.request('GET', `${templates(ns)}?limit=${TOTAL / 10}&continue=${encodeURIComponent(l.metadata.continue!)}`, { agent, headers: { Accept: 'application/vnd.kubernetes.protobuf' } });
+    expect(pb.status).toBe(410);
+    const status = new ProtobufCatalog(t.server.registry).decodeBody(pb.raw, t.server.registry.lookupKind('', 'v1', 'PodTemplate')!, 'Status') as Obj;
+    expect(status).toMatchObject({ reason: 'Expired', code: 410 });
+    expect(status.metadata?.continue).toBeTruthy();
     const expired = await list(t, ns, TOTAL / 10, l.metadata.continue);
     await continueInconsistently(t, ns, expired, l.metadata.resourceVersion);
   });
