@@ -6,8 +6,8 @@
 // and the count of a custom resource (count/<plural>.<group>).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAmount } from '../../src/registry/quota/amount.js';
 import { type Obj, api } from '../helpers/e2e.js';
+import { base, bestEffortScenario, quotaSteps, quotas, terminatingScenario, testPod } from '../helpers/e2e-quota.js';
 import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -21,23 +21,8 @@ afterAll(async () => {
   await t?.stop();
 });
 
-const base = (ns: string) => `/api/v1/namespaces/${ns}`;
-const quotas = (ns: string) => `${base(ns)}/resourcequotas`;
-const same = (a: string | undefined, b: string) => a !== undefined && parseAmount(a)?.nano === parseAmount(b)?.nano;
-
-async function namespace(): Promise<string> {
-  const ns = await k.namespace('resourcequota-');
-  await eventually(async () => (await t.request('GET', `${base(ns)}/serviceaccounts/default`)).status === 200, `default ServiceAccount in ${ns}`);
-  return ns;
-}
-
-function waitForUsed(ns: string, name: string, used: Record<string, string>): Promise<Obj> {
-  return eventually(async () => {
-    const q = await k.get(`${quotas(ns)}/${name}`);
-    const have = q.status?.used as Record<string, string> | undefined;
-    return have && Object.entries(used).every(([r, v]) => same(have[r], v)) ? q : undefined;
-  }, `${ns}/${name} used ${JSON.stringify(used)}`, 20_000);
-}
+const steps = quotaSteps(k);
+const { namespace, waitForUsed, deleteNow } = steps;
 
 /** the e2e's newTestResourceQuotaWithScopeSelector */
 function selectorQuota(name: string, scope: string): Obj {
@@ -52,14 +37,6 @@ const priorityQuota = (hard: Record<string, string>, operator: string, values: s
   spec: { hard, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator, ...(values.length ? { values } : {}) }] } },
 });
 
-function testPod(name: string, requests: Record<string, string> = {}, limits: Record<string, string> = {}, extra: Obj = {}): Obj {
-  return {
-    metadata: { name },
-    spec: { nodeSelector: { 'x-test.k8s.io/unsatisfiable': 'not-schedulable' }, containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests, limits } }], ...extra },
-  };
-}
-const deleteNow = (path: string) => k.send('DELETE', path, { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 });
-
 async function priorityClass(name: string): Promise<void> {
   const r = await t.request('POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { body: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value: 1000 } });
   expect([201, 409], r.text).toContain(r.status);
@@ -67,54 +44,23 @@ async function priorityClass(name: string): Promise<void> {
 
 describe('[sig-api-machinery] ResourceQuota (scope selectors)', () => {
   it('should verify ResourceQuota with best effort scope using scope-selectors.', async () => {
-    const ns = await namespace();
-    await k.send('POST', quotas(ns), selectorQuota('quota-besteffort', 'BestEffort'));
-    await waitForUsed(ns, 'quota-besteffort', { pods: '0' });
-    await k.send('POST', quotas(ns), selectorQuota('quota-not-besteffort', 'NotBestEffort'));
-    await waitForUsed(ns, 'quota-not-besteffort', { pods: '0' });
-    await k.send('POST', `${base(ns)}/pods`, testPod('pfpod'));
-    await waitForUsed(ns, 'quota-besteffort', { pods: '1' });
-    await waitForUsed(ns, 'quota-not-besteffort', { pods: '0' });
-    await deleteNow(`${base(ns)}/pods/pfpod`);
-    await waitForUsed(ns, 'quota-besteffort', { pods: '0' });
-    await k.send('POST', `${base(ns)}/pods`, testPod('burstable-pod', { cpu: '500m', memory: '200Mi' }, { cpu: '1', memory: '400Mi' }));
-    await waitForUsed(ns, 'quota-not-besteffort', { pods: '1' });
-    await waitForUsed(ns, 'quota-besteffort', { pods: '0' });
-    await deleteNow(`${base(ns)}/pods/burstable-pod`);
-    await waitForUsed(ns, 'quota-not-besteffort', { pods: '0' });
+    await bestEffortScenario(k, steps, selectorQuota);
   });
 
   it('should verify ResourceQuota with terminating scopes through scope selectors.', async () => {
-    const ns = await namespace();
-    await k.send('POST', quotas(ns), selectorQuota('quota-terminating', 'Terminating'));
-    await waitForUsed(ns, 'quota-terminating', { pods: '0' });
-    await k.send('POST', quotas(ns), selectorQuota('quota-not-terminating', 'NotTerminating'));
-    await waitForUsed(ns, 'quota-not-terminating', { pods: '0' });
-    const requests = { cpu: '500m', memory: '200Mi' };
-    const limits = { cpu: '1', memory: '400Mi' };
-    const counted = { pods: '1', 'requests.cpu': '500m', 'requests.memory': '200Mi', 'limits.cpu': '1', 'limits.memory': '400Mi' };
-    const none = { pods: '0', 'requests.cpu': '0', 'requests.memory': '0', 'limits.cpu': '0', 'limits.memory': '0' };
-
-    await k.send('POST', `${base(ns)}/pods`, testPod('test-pod', requests, limits));
-    await waitForUsed(ns, 'quota-not-terminating', counted);
-    await waitForUsed(ns, 'quota-terminating', none);
-
-    // the long-running pod gets an active deadline: it moves into the Terminating scope
-    const pod = await k.get(`${base(ns)}/pods/test-pod`);
-    pod.spec.activeDeadlineSeconds = 3600;
-    await k.send('PUT', `${base(ns)}/pods/test-pod`, pod);
-    const second = await k.send('POST', `${base(ns)}/pods`, testPod('terminating-pod', requests, limits, { activeDeadlineSeconds: 3600 }), 403);
-    expect(second).toMatchObject({ reason: 'Forbidden', code: 403 });
-    await waitForUsed(ns, 'quota-terminating', counted);
-    await waitForUsed(ns, 'quota-not-terminating', none);
-
-    await deleteNow(`${base(ns)}/pods/test-pod`);
-    await waitForUsed(ns, 'quota-terminating', none);
-    await k.send('POST', `${base(ns)}/pods`, testPod('terminating-pod', requests, limits, { activeDeadlineSeconds: 3600 }));
-    await waitForUsed(ns, 'quota-terminating', counted);
-    await waitForUsed(ns, 'quota-not-terminating', none);
-    await deleteNow(`${base(ns)}/pods/terminating-pod`);
-    await waitForUsed(ns, 'quota-terminating', none);
+    await terminatingScenario(k, steps, selectorQuota, async (ns, pod, counted, none) => {
+      // the long-running pod gets an active deadline: it moves into the Terminating scope, whose one pod it takes
+      const running = await k.get(`${base(ns)}/pods/${pod.name}`);
+      running.spec.activeDeadlineSeconds = 3600;
+      await k.send('PUT', `${base(ns)}/pods/${pod.name}`, running);
+      const refused = await k.send('POST', `${base(ns)}/pods`, pod.terminating, 403);
+      expect(refused).toMatchObject({ reason: 'Forbidden', code: 403 });
+      expect(refused.message).toContain('exceeded quota: quota-terminating, requested: pods=1, used: pods=1, limited: pods=1');
+      await waitForUsed(ns, 'quota-terminating', counted);
+      await waitForUsed(ns, 'quota-not-terminating', none);
+      await deleteNow(`${base(ns)}/pods/${pod.name}`);
+      await waitForUsed(ns, 'quota-terminating', none);
+    });
   });
 
   it('should verify ResourceQuota with cross namespace pod affinity scope using scope-selectors.', async () => {

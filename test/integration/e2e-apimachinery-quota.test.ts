@@ -9,8 +9,8 @@
 // an unsatisfiable node selector), so no node is needed.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAmount } from '../../src/registry/quota/amount.js';
 import { type Obj, api } from '../helpers/e2e.js';
+import { base, bestEffortScenario, quotaSteps, quotas, same, terminatingScenario, testPod } from '../helpers/e2e-quota.js';
 import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { openWatch } from '../helpers/watch-stream.js';
@@ -28,16 +28,8 @@ afterAll(async () => {
   await t?.stop();
 });
 
-const base = (ns: string) => `/api/v1/namespaces/${ns}`;
-const quotas = (ns: string) => `${base(ns)}/resourcequotas`;
-const same = (a: string | undefined, b: string) => a !== undefined && parseAmount(a)?.nano === parseAmount(b)?.nano;
-
-/** the framework's namespace: created, and ready for pods (its default ServiceAccount) */
-async function namespace(): Promise<string> {
-  const ns = await k.namespace('resourcequota-');
-  await eventually(async () => (await t.request('GET', `${base(ns)}/serviceaccounts/default`)).status === 200, `default ServiceAccount in ${ns}`);
-  return ns;
-}
+const steps = quotaSteps(k);
+const { namespace, waitForUsed, deleteNow } = steps;
 
 /** the e2e's newTestResourceQuota */
 function testQuota(name: string, extra: Record<string, string> = {}): Obj {
@@ -56,40 +48,12 @@ function scopedQuota(name: string, scope: string): Obj {
   return { metadata: { name }, spec: { hard, scopes: [scope] } };
 }
 
-/** the e2e's waitForResourceQuota: status.used shows these values (others ignored) */
-function waitForUsed(ns: string, name: string, used: Record<string, string>): Promise<Obj> {
-  return eventually(async () => {
-    const q = await k.get(`${quotas(ns)}/${name}`);
-    const have = q.status?.used as Record<string, string> | undefined;
-    return have && Object.entries(used).every(([r, v]) => same(have[r], v)) ? q : undefined;
-  }, `${ns}/${name} used ${JSON.stringify(used)}`, 20_000);
-}
-
-/** the e2e's ensureResourceQuota (Consistently), over a shorter time */
-async function ensureUsed(ns: string, name: string, used: Record<string, string>): Promise<void> {
-  for (let i = 0; i < 5; i++) {
-    const have = (await k.get(`${quotas(ns)}/${name}`)).status?.used ?? {};
-    for (const [r, v] of Object.entries(used)) expect(same(have[r], v), `${name} ${r}=${have[r]}, want ${v}`).toBe(true);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** the e2e's newTestPodForQuota: never scheduled */
-function testPod(name: string, requests: Record<string, string> = {}, limits: Record<string, string> = {}, extra: Obj = {}): Obj {
-  return {
-    metadata: { name },
-    spec: { nodeSelector: { 'x-test.k8s.io/unsatisfiable': 'not-schedulable' }, containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests, limits } }], ...extra },
-  };
-}
-
 async function refused(path: string, body: Obj): Promise<Obj> {
   const s = await k.send('POST', path, body, 403);
   expect(s).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
   expect(s.message).toContain('exceeded quota');
   return s;
 }
-
-const deleteNow = (path: string) => k.send('DELETE', path, { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 });
 
 /** quota, namespace and the usage of resourcequotas once counted (c + 1 with c = 0 in a new namespace) */
 async function withTestQuota(extra: Record<string, string> = {}, used: Record<string, string> = {}): Promise<string> {
@@ -208,48 +172,14 @@ describe('[sig-api-machinery] ResourceQuota', () => {
   });
 
   it('should verify ResourceQuota with terminating scopes. [Conformance]', async () => {
-    const ns = await namespace();
-    await k.send('POST', quotas(ns), scopedQuota('quota-terminating', 'Terminating'));
-    await waitForUsed(ns, 'quota-terminating', { pods: '0' });
-    await k.send('POST', quotas(ns), scopedQuota('quota-not-terminating', 'NotTerminating'));
-    await waitForUsed(ns, 'quota-not-terminating', { pods: '0' });
-
-    const requests = { cpu: '500m', memory: '200Mi' };
-    const limits = { cpu: '1', memory: '400Mi' };
-    const counted = { pods: '1', 'requests.cpu': '500m', 'requests.memory': '200Mi', 'limits.cpu': '1', 'limits.memory': '400Mi' };
-    const none = { pods: '0', 'requests.cpu': '0', 'requests.memory': '0', 'limits.cpu': '0', 'limits.memory': '0' };
-
-    await k.send('POST', `${base(ns)}/pods`, testPod('test-pod', requests, limits));
-    await waitForUsed(ns, 'quota-not-terminating', counted);
-    await ensureUsed(ns, 'quota-terminating', none);
-    await deleteNow(`${base(ns)}/pods/test-pod`);
-    await waitForUsed(ns, 'quota-not-terminating', none);
-
-    await k.send('POST', `${base(ns)}/pods`, testPod('terminating-pod', requests, limits, { activeDeadlineSeconds: 3600 }));
-    await waitForUsed(ns, 'quota-terminating', counted);
-    await ensureUsed(ns, 'quota-not-terminating', none);
-    await deleteNow(`${base(ns)}/pods/terminating-pod`);
-    await waitForUsed(ns, 'quota-terminating', none);
+    await terminatingScenario(k, steps, scopedQuota, async (ns, pod, _counted, none) => {
+      await deleteNow(`${base(ns)}/pods/${pod.name}`);
+      await waitForUsed(ns, 'quota-not-terminating', none);
+    });
   });
 
   it('should verify ResourceQuota with best effort scope. [Conformance]', async () => {
-    const ns = await namespace();
-    await k.send('POST', quotas(ns), scopedQuota('quota-besteffort', 'BestEffort'));
-    await waitForUsed(ns, 'quota-besteffort', { pods: '0' });
-    await k.send('POST', quotas(ns), scopedQuota('quota-not-besteffort', 'NotBestEffort'));
-    await waitForUsed(ns, 'quota-not-besteffort', { pods: '0' });
-
-    await k.send('POST', `${base(ns)}/pods`, testPod('pfpod'));
-    await waitForUsed(ns, 'quota-besteffort', { pods: '1' });
-    await waitForUsed(ns, 'quota-not-besteffort', { pods: '0' });
-    await deleteNow(`${base(ns)}/pods/pfpod`);
-    await waitForUsed(ns, 'quota-besteffort', { pods: '0' });
-
-    await k.send('POST', `${base(ns)}/pods`, testPod('burstable-pod', { cpu: '500m', memory: '200Mi' }, { cpu: '1', memory: '400Mi' }));
-    await waitForUsed(ns, 'quota-not-besteffort', { pods: '1' });
-    await waitForUsed(ns, 'quota-besteffort', { pods: '0' });
-    await deleteNow(`${base(ns)}/pods/burstable-pod`);
-    await waitForUsed(ns, 'quota-not-besteffort', { pods: '0' });
+    await bestEffortScenario(k, steps, scopedQuota);
   });
 
   it('should be able to update and delete ResourceQuota. [Conformance]', async () => {
