@@ -404,4 +404,20 @@ describe('the status sub-resource', () => {
     expect(again.status).toBe(200);
     expect(again.json<Obj>().metadata.resourceVersion).toBe(o.metadata.resourceVersion);
   });
+
+  it('apply on /status may set labels and annotations, as PUT and PATCH there may (kube resets only the spec)', async () => {
+    expect((await t.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'st-ns' } } })).status).toBe(201);
+    const a = await patch('/api/v1/namespaces/st-ns/status', APPLY,
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: st-ns\n  annotations:\n    applied: "yes"\nspec:\n  finalizers: []\nstatus:\n  conditions:\n  - type: Applied\n    status: "True"\n',
+      '?fieldManager=applier');
+    expect(a.status, a.text).toBe(200);
+    const o = a.json<Obj>();
+    expect(o.metadata.annotations).toEqual({ applied: 'yes' });
+    expect(o.spec.finalizers).toEqual(['kubernetes']);
+    expect(o.status.conditions).toMatchObject([{ type: 'Applied', status: 'True' }]);
+    const e = (o.metadata.managedFields as Obj[]).find((m) => m.manager === 'applier');
+    expect(e).toMatchObject({ operation: 'Apply', subresource: 'status' });
+    expect(e!.fieldsV1['f:metadata']).toEqual({ 'f:annotations': { 'f:applied': {} } });
+    expect(e!.fieldsV1['f:spec']).toBeUndefined();
+  });
 });

@@ -232,12 +232,15 @@ export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObjec
  * stored metadata (the CRD status strategy copies the old object).
  */
 function statusWriteMetadata(req: ApiRequest, meta: ObjectMeta, written: ObjectMeta): void {
-  if (req.def.customResource) return;
-  const fields: ('labels' | 'annotations')[] = req.def.group === 'apps' && req.def.resource === 'deployments' ? ['annotations'] : ['labels', 'annotations'];
-  for (const f of fields) {
+  for (const f of statusMetadataFields(req)) {
     if (written[f] === undefined) delete meta[f];
     else meta[f] = written[f];
   }
+}
+
+function statusMetadataFields(req: ApiRequest): ('labels' | 'annotations')[] {
+  if (req.def.customResource) return [];
+  return req.def.group === 'apps' && req.def.resource === 'deployments' ? ['annotations'] : ['labels', 'annotations'];
 }
 
 /** the stored spec with the written spec's ephemeralContainers */
@@ -262,6 +265,8 @@ export function confineApplyConfig(req: ApiRequest, cfg: ApiObject): ApiObject {
     for (const k of ['name', 'namespace', 'resourceVersion'] as const) if (meta[k] !== undefined) keep[k] = meta[k];
     const out: ApiObject = { apiVersion: cfg.apiVersion, kind: cfg.kind, metadata: keep };
     if (isStatusWrite(req)) {
+      // what a /status write may change of the metadata (statusWriteMetadata)
+      for (const f of statusMetadataFields(req)) if (meta[f] !== undefined) keep[f] = meta[f];
       if (cfg.status !== undefined) out.status = cfg.status;
     } else {
       const ec = isObject(cfg.spec) ? cfg.spec.ephemeralContainers : undefined;
