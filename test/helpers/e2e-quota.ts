@@ -4,10 +4,11 @@
 // never-scheduled test pod, and the best-effort scenario both the `scopes`
 // and the `scopeSelector` form of a quota run.
 
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { parseAmount } from '../../src/registry/quota/amount.js';
-import type { Api, Obj } from './e2e.js';
+import { type Api, type Obj, api } from './e2e.js';
 import { eventually } from './eventually.js';
+import { type TestServer, startTestServer } from './server.js';
 
 export const base = (ns: string) => `/api/v1/namespaces/${ns}`;
 export const quotas = (ns: string) => `${base(ns)}/resourcequotas`;
@@ -23,6 +24,23 @@ export interface QuotaSteps {
   ensureUsed(ns: string, name: string, used: Record<string, string>): Promise<void>;
   /** DELETE with gracePeriodSeconds 0 (metav1.NewDeleteOptions(0)) */
   deleteNow(path: string): Promise<Obj>;
+}
+
+/**
+ * A test file's server with kube's group names (so quota names such as
+ * gold.storageclass.storage.k8s.io/requests.storage are kube's), started
+ * before its tests and stopped after (registers beforeAll/afterAll)
+ */
+export function quotaServer(): { t(): TestServer; k: Api; steps: QuotaSteps } {
+  let t: TestServer | undefined;
+  beforeAll(async () => {
+    t = await startTestServer({ apiDomain: 'k8s.io' });
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+  const k = api(() => t!);
+  return { t: () => t!, k, steps: quotaSteps(k) };
 }
 
 export function quotaSteps(k: Api): QuotaSteps {

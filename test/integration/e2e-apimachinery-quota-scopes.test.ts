@@ -5,23 +5,14 @@
 // PriorityClass scope with In, NotIn and Exists, CrossNamespacePodAffinity),
 // and the count of a custom resource (count/<plural>.<group>).
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Obj, api } from '../helpers/e2e.js';
-import { base, bestEffortScenario, quotaSteps, quotas, terminatingScenario, testPod } from '../helpers/e2e-quota.js';
+import { describe, expect, it } from 'vitest';
+import type { Obj } from '../helpers/e2e.js';
+import { base, bestEffortScenario, quotaServer, quotas, terminatingScenario, testPod } from '../helpers/e2e-quota.js';
 import { eventually } from '../helpers/eventually.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
 
-let t: TestServer;
-const k = api(() => t);
+const server = quotaServer();
+const { k, steps } = server;
 
-beforeAll(async () => {
-  t = await startTestServer({ apiDomain: 'k8s.io' });
-});
-afterAll(async () => {
-  await t?.stop();
-});
-
-const steps = quotaSteps(k);
 const { namespace, waitForUsed, deleteNow } = steps;
 
 /** the e2e's newTestResourceQuotaWithScopeSelector */
@@ -38,7 +29,7 @@ const priorityQuota = (hard: Record<string, string>, operator: string, values: s
 });
 
 async function priorityClass(name: string): Promise<void> {
-  const r = await t.request('POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { body: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value: 1000 } });
+  const r = await server.t().request('POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { body: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value: 1000 } });
   expect([201, 409], r.text).toContain(r.status);
 }
 
@@ -162,7 +153,7 @@ describe('[sig-api-machinery] ResourceQuota (custom resources)', () => {
       },
     });
     const crs = `/apis/${group}/v1/namespaces/${ns}/${plural}`;
-    await eventually(async () => (await t.request('GET', crs)).status === 200, `${plural} served`);
+    await eventually(async () => (await server.t().request('GET', crs)).status === 200, `${plural} served`);
     const count = `count/${plural}.${group}`;
     // the e2e first makes sure the controller knows the new resource (a quota for it, updated until its usage appears)
     await k.send('POST', quotas(ns), { metadata: { name: `quota-for-${plural}` }, spec: { hard: { [count]: '0' } } });

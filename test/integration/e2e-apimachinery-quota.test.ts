@@ -8,27 +8,18 @@
 // read, updated and patched. The pods are never scheduled (the e2e gives them
 // an unsatisfiable node selector), so no node is needed.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Obj, api } from '../helpers/e2e.js';
-import { base, bestEffortScenario, quotaSteps, quotas, same, terminatingScenario, testPod } from '../helpers/e2e-quota.js';
+import { describe, expect, it } from 'vitest';
+import type { Obj } from '../helpers/e2e.js';
+import { base, bestEffortScenario, quotaServer, quotas, same, terminatingScenario, testPod } from '../helpers/e2e-quota.js';
 import { eventually } from '../helpers/eventually.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
 import { openWatch } from '../helpers/watch-stream.js';
 
-let t: TestServer;
-const k = api(() => t);
+const server = quotaServer();
+const { k, steps } = server;
 const GOLD_CLAIMS = 'gold.storageclass.storage.k8s.io/persistentvolumeclaims';
 const GOLD_STORAGE = 'gold.storageclass.storage.k8s.io/requests.storage';
 const DONGLE = 'requests.example.com/dongle';
 
-beforeAll(async () => {
-  t = await startTestServer({ apiDomain: 'k8s.io' });
-});
-afterAll(async () => {
-  await t?.stop();
-});
-
-const steps = quotaSteps(k);
 const { namespace, waitForUsed, deleteNow } = steps;
 
 /** the e2e's newTestResourceQuota */
@@ -107,7 +98,7 @@ describe('[sig-api-machinery] ResourceQuota', () => {
     // a pod cannot change its resource requirements: the e2e's object is stale by now (409), the current one is Invalid
     const resized = { cpu: '100m', memory: '100Mi', 'ephemeral-storage': '10Gi' };
     pod.spec.containers[0].resources.requests = resized;
-    expect((await t.request('PUT', `${base(ns)}/pods/test-pod`, { body: pod })).status).toBe(409);
+    expect((await server.t().request('PUT', `${base(ns)}/pods/test-pod`, { body: pod })).status).toBe(409);
     const current = await k.get(`${base(ns)}/pods/test-pod`);
     current.spec.containers[0].resources.requests = resized;
     const invalid = await k.send('PUT', `${base(ns)}/pods/test-pod`, current, 422);
@@ -122,7 +113,7 @@ describe('[sig-api-machinery] ResourceQuota', () => {
   it('should create a ResourceQuota and capture the life of a configMap. [Conformance]', async () => {
     const ns = await namespace();
     // the root CA ConfigMap arrives with the namespace
-    await eventually(async () => (await t.request('GET', `${base(ns)}/configmaps/kube-root-ca.crt`)).status === 200, 'kube-root-ca.crt');
+    await eventually(async () => (await server.t().request('GET', `${base(ns)}/configmaps/kube-root-ca.crt`)).status === 200, 'kube-root-ca.crt');
     const found = (await k.get(`${base(ns)}/configmaps`)).items.length as number;
     await k.send('POST', quotas(ns), testQuota('test-quota', { configmaps: String(found + 1) }));
     await waitForUsed(ns, 'test-quota', { resourcequotas: '1', configmaps: String(found) });
@@ -225,7 +216,7 @@ describe('[sig-api-machinery] ResourceQuota', () => {
     const listRV = async () => (await k.get(`/api/v1/resourcequotas?labelSelector=${selector}`)).metadata.resourceVersion as string;
     /** the e2e's watchtools.Until from a list's resourceVersion: some event's quota has this status.hard */
     const seeHard = async (rv: string, hard: Record<string, string>): Promise<void> => {
-      const w = openWatch(t.server, `${quotas(ns)}?watch=1&labelSelector=${selector}&resourceVersion=${rv}`);
+      const w = openWatch(server.t().server, `${quotas(ns)}?watch=1&labelSelector=${selector}&resourceVersion=${rv}`);
       try {
         await w.waitUntil((e) => {
           const h = ((e.object.status as Obj | undefined)?.hard ?? {}) as Record<string, string>;
