@@ -3,7 +3,8 @@
 // Terminating while its `spec.finalizers` holds `kubernetes` (a kind-held
 // finalizer the deletion machine counts, src/registry/deletion/machine.ts); this
 // controller deletes every namespaced object in it with the Background
-// policy (the garbage collector takes care of dependents elsewhere), reports
+// policy (the garbage collector takes care of dependents elsewhere) — its pods
+// first, the rest once no pod remains, as kube's OrderedNamespaceDeletion —, reports
 // progress in the namespace's status conditions as Kubernetes does, then
 // removes that finalizer, and the generic store removes the namespace. It is
 // level-driven: after a restart in the middle it simply finds the
@@ -71,14 +72,19 @@ export class NamespaceController extends LoopController {
     const withFinalizers = new Map<string, number>();
     const failures: string[] = [];
     const seen = new Set<string>();
-    for (const def of this.registry.all()) {
-      if (def.scope !== 'Namespaced') continue;
+    // pods first, and nothing else while any remain (kube's OrderedNamespaceDeletion):
+    // what a pod uses (its ConfigMaps, Secrets, claims) stays until the pod is gone
+    const defs = this.registry.all().filter((d) => d.scope === 'Namespaced');
+    const isPods = (d: ResourceDefinition): boolean => d.group === '' && d.resource === 'pods';
+    for (const def of [...defs.filter(isPods), ...defs.filter((d) => !isPods(d))]) {
+      if (!isPods(def) && (remaining.get('pods.') ?? 0) > 0) break;
       const gs = this.storeFor(def);
       const range = gs.rangeKeys(name);
       // every version of a resource shares its storage: one pass per prefix
       if (seen.has(range.key)) continue;
       seen.add(range.key);
-      const resource = def.group ? `${def.resource}.${def.group}` : def.resource;
+      // kube's `<resource>.<group>`, so `pods.` for the core group
+      const resource = `${def.resource}.${def.group}`;
       // the namespace's part of the resource, listed for this pass only (released below)
       const contents = this.loop.use(range);
       try {
@@ -135,7 +141,12 @@ export class NamespaceController extends LoopController {
     withFinalizers: Map<string, number>,
     failures: string[],
   ): Promise<void> {
+    // kube's five conditions, in its order; discovery and group versions are local here and never fail
+    const counts = (m: Map<string, number>, unit: string): string =>
+      [...m].map(([what, n]) => `${what} ${unit} ${n} resource instances`).sort().join(', ');
     const wanted: Record<string, { status: string; reason: string; message: string }> = {
+      NamespaceDeletionDiscoveryFailure: { status: 'False', reason: 'ResourcesDiscovered', message: 'All resources successfully discovered' },
+      NamespaceDeletionGroupVersionParsingFailure: { status: 'False', reason: 'ParsedGroupVersions', message: 'All legacy kube types successfully parsed' },
       NamespaceDeletionContentFailure:
         failures.length > 0
           ? { status: 'True', reason: 'ContentDeletionFailed', message: `Failed to delete all resource types: ${failures.join('; ')}` }
@@ -145,7 +156,7 @@ export class NamespaceController extends LoopController {
           ? {
               status: 'True',
               reason: 'SomeResourcesRemain',
-              message: `Some resources are remaining: ${[...remaining].map(([r, n]) => `${r} has ${n} resource instances`).join(', ')}`,
+              message: `Some resources are remaining: ${counts(remaining, 'has')}`,
             }
           : { status: 'False', reason: 'ContentRemoved', message: 'All content successfully removed' },
       NamespaceFinalizersRemaining:
@@ -153,7 +164,7 @@ export class NamespaceController extends LoopController {
           ? {
               status: 'True',
               reason: 'SomeFinalizersRemain',
-              message: `Some content in the namespace has finalizers remaining: ${[...withFinalizers].map(([f, n]) => `${f} in ${n} resource instances`).join(', ')}`,
+              message: `Some content in the namespace has finalizers remaining: ${counts(withFinalizers, 'in')}`,
             }
           : { status: 'False', reason: 'ContentHasNoFinalizers', message: 'All content-preserving finalizers finished' },
     };

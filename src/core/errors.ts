@@ -24,7 +24,8 @@ export interface StatusDetails {
 export interface Status {
   kind: 'Status';
   apiVersion: 'v1';
-  metadata: Record<string, never>;
+  /** ListMeta: empty but for the inconsistent continue token of a 410 paged list (kube's handleCompactedErrorForPaging) */
+  metadata: { continue?: string };
   status: 'Failure' | 'Success';
   message: string;
   reason: string;
@@ -36,6 +37,8 @@ export class StatusError extends Error {
   readonly headers: Record<string, string> = {};
   /** `Warning` headers sent with the error (admission warnings gathered before a denial) */
   warnings: string[] = [];
+  /** a token to go on with a list whose continue token expired, at the newest revision (Status.metadata.continue) */
+  continueToken?: string;
   constructor(
     readonly code: number,
     readonly reason: string,
@@ -51,7 +54,7 @@ export class StatusError extends Error {
     return {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: this.continueToken ? { continue: this.continueToken } : {},
       status: 'Failure',
       message: this.message,
       reason: this.reason,

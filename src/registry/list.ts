@@ -4,7 +4,8 @@
 // consistent snapshot.
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { badRequest, gone } from '../core/errors.js';
+import { type StatusError, badRequest, gone } from '../core/errors.js';
+import { CompactedError } from '../store/types.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { type GenericStore, TOO_LARGE_RV_WAIT_MS, storeErrorToStatus } from './generic-store.js';
 import { parseResourceVersion } from '../machinery/meta.js';
@@ -39,8 +40,22 @@ export type ListSemantics =
   | { kind: 'exact'; rv: number }
   | { kind: 'continue'; rv: number; start: string };
 
+/**
+ * kube's 410 for a paged list whose consistent snapshot is gone (compacted, or
+ * the token too old): Status.metadata.continue then holds a token that goes on
+ * from the same key at the newest revision (etcd3 store's inconsistentContinue).
+ */
+const INCONSISTENT_CONTINUE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, ' +
+  'or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an ' +
+  'inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+/** a token's `rv` meaning "the newest revision" (kube's continue token with resourceVersion -1) */
+const LATEST = -1;
+
 interface ContinueToken {
   v: 1;
+  /** the revision of the first chunk; LATEST in the token of an expired list's 410 */
   rv: number;
   /** first key of the next chunk */
   start: string;
@@ -79,12 +94,15 @@ export class ContinueTokens {
     if (t.v !== 1 || typeof t.rv !== 'number' || typeof t.start !== 'string' || typeof t.iat !== 'number') {
       throw badRequest('continue key is not valid: unknown token version');
     }
-    if (this.clock.now() - t.iat > this.ttlMs) {
-      throw gone(
-        'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
-      );
-    }
+    if (this.clock.now() - t.iat > this.ttlMs) throw this.expired(t.start);
     return t;
+  }
+
+  /** the 410 of a list whose snapshot is gone, with the token that goes on from `start` at the newest revision */
+  expired(start: string): StatusError {
+    const e = gone(INCONSISTENT_CONTINUE);
+    e.continueToken = this.encode(LATEST, start);
+    return e;
   }
 
   private sign(body: string): string {
@@ -119,7 +137,7 @@ export function listSemantics(p: ListParams, tokens: ContinueTokens): ListSemant
       throw badRequest('specifying resource version is not allowed when using continue');
     }
     const t = tokens.decode(p.continueToken);
-    return { kind: 'continue', rv: t.rv, start: t.start };
+    return { kind: 'continue', rv: t.rv === LATEST ? 0 : t.rv, start: t.start };
   }
   const rv = parseResourceVersion(rvRaw);
   if (rv === undefined) return { kind: 'mostRecent' };
@@ -148,6 +166,8 @@ export async function listObjects(gs: GenericStore, p: ListParams, tokens: Conti
       atRevision = sem.rv;
       break;
     case 'continue':
+      // 0: the rest of an expired list, at the newest revision (as a list without resourceVersion)
+      if (sem.rv === 0) await store.waitForRevision(await store.readIndex(), TOO_LARGE_RV_WAIT_MS);
       atRevision = sem.rv;
       break;
   }
@@ -180,7 +200,7 @@ export async function listObjects(gs: GenericStore, p: ListParams, tokens: Conti
   // unfiltered: one range of `limit` keys; filtered: keep reading batches until `limit` matches
   const batch = limit > 0 ? Math.max(limit, filtered ? 500 : limit) : 0;
   for (;;) {
-    const r = read(store, { key: start, end, limit: batch || undefined, revision: readRev }, p.resourceVersion);
+    const r = read(store, { key: start, end, limit: batch || undefined, revision: readRev }, p.resourceVersion, sem.kind === 'continue' ? () => tokens.expired(start) : undefined);
     let i = 0;
     for (; i < r.kvs.length; i++) {
       const kv = r.kvs[i]!;
@@ -227,10 +247,12 @@ function compileFields(gs: GenericStore, sel: FieldSelector): ((o: ApiObject) =>
   }
 }
 
-function read(store: GenericStore['store'], req: Parameters<GenericStore['store']['range']>[0], rvRaw?: string) {
+/** `expired`: the error of a continued list whose revision was compacted away (kube's handleCompactedErrorForPaging) */
+function read(store: GenericStore['store'], req: Parameters<GenericStore['store']['range']>[0], rvRaw?: string, expired?: () => StatusError) {
   try {
     return store.range(req);
   } catch (e) {
+    if (expired && e instanceof CompactedError) throw expired();
     return storeErrorToStatus(e, rvRaw);
   }
 }

@@ -207,7 +207,7 @@ describe('namespace deletion', () => {
     );
     const fin = (await conditions()).find((c) => c.type === 'NamespaceFinalizersRemaining')!;
     expect(fin.message).toContain('example.com/a in 1 resource instances');
-    expect((await conditions()).find((c) => c.type === 'NamespaceContentRemaining')?.message).toContain('configmaps has 1 resource instances');
+    expect((await conditions()).find((c) => c.type === 'NamespaceContentRemaining')?.message).toContain('configmaps. has 1 resource instances');
     // nothing new may be created in a Terminating namespace
     const refused = await t.request('POST', path, { body: { metadata: { name: 'late' } } });
     expect(refused.status).toBe(403);

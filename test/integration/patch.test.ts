@@ -342,7 +342,7 @@ describe('patch media types', () => {
 describe('the status sub-resource', () => {
   const podBody = (name: string) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } });
 
-  it('a write to /status changes only the status; managedFields name the sub-resource', async () => {
+  it('a write to /status changes the status and metadata, never the spec; managedFields name the sub-resource', async () => {
     expect((await t.request('POST', PODS, { body: podBody('st1') })).status).toBe(201);
     const r = await patch(`${PODS}/st1/status?fieldManager=kubelet`, MERGE, {
       metadata: { labels: { sneaky: 'x' } },
@@ -353,7 +353,8 @@ describe('the status sub-resource', () => {
     const o = r.json<Obj>();
     expect(o.status.phase).toBe('Running');
     expect(o.spec.containers[0].image).toBe('nginx:1');
-    expect(o.metadata.labels).toBeUndefined();
+    // kube's podStatusStrategy resets the spec (and ownerReferences), not the labels
+    expect(o.metadata.labels).toEqual({ sneaky: 'x' });
     const e = (o.metadata.managedFields as Obj[]).find((m) => m.manager === 'kubelet');
     expect(e).toMatchObject({ operation: 'Update', subresource: 'status' });
     expect(e!.fieldsV1['f:status']['f:phase']).toEqual({});
@@ -402,5 +403,21 @@ describe('the status sub-resource', () => {
     );
     expect(again.status).toBe(200);
     expect(again.json<Obj>().metadata.resourceVersion).toBe(o.metadata.resourceVersion);
+  });
+
+  it('apply on /status may set labels and annotations, as PUT and PATCH there may (kube resets only the spec)', async () => {
+    expect((await t.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'st-ns' } } })).status).toBe(201);
+    const a = await patch('/api/v1/namespaces/st-ns/status', APPLY,
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: st-ns\n  annotations:\n    applied: "yes"\nspec:\n  finalizers: []\nstatus:\n  conditions:\n  - type: Applied\n    status: "True"\n',
+      '?fieldManager=applier');
+    expect(a.status, a.text).toBe(200);
+    const o = a.json<Obj>();
+    expect(o.metadata.annotations).toEqual({ applied: 'yes' });
+    expect(o.spec.finalizers).toEqual(['kubernetes']);
+    expect(o.status.conditions).toMatchObject([{ type: 'Applied', status: 'True' }]);
+    const e = (o.metadata.managedFields as Obj[]).find((m) => m.manager === 'applier');
+    expect(e).toMatchObject({ operation: 'Apply', subresource: 'status' });
+    expect(e!.fieldsV1['f:metadata']).toEqual({ 'f:annotations': { 'f:applied': {} } });
+    expect(e!.fieldsV1['f:spec']).toBeUndefined();
   });
 });

@@ -98,6 +98,14 @@ describe('quota evaluators', () => {
     const ev = evaluatorFor('apps', 'deployments')!;
     expect(ev.handles('CREATE', undefined)).toBe(true);
     expect(ev.handles('UPDATE', undefined)).toBe(false);
+    // a pod update is charged only when it moves the pod into or out of the Terminating scope
+    const pods = evaluatorFor('', 'pods')!;
+    const pod = (spec: Record<string, unknown>): ApiObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', resourceVersion: '1' }, spec: { containers: [], ...spec } });
+    expect(pods.handles('CREATE', undefined)).toBe(true);
+    expect(pods.handles('UPDATE', undefined, pod({ activeDeadlineSeconds: 30 }), pod({}))).toBe(true);
+    expect(pods.handles('UPDATE', undefined, pod({}), pod({ activeDeadlineSeconds: 30 }))).toBe(true);
+    expect(pods.handles('UPDATE', undefined, pod({ activeDeadlineSeconds: 20 }), pod({ activeDeadlineSeconds: 30 }))).toBe(false);
+    expect(pods.handles('UPDATE', 'status', pod({ activeDeadlineSeconds: 30 }), pod({}))).toBe(false);
     expect(printUsage(ev.usage({ apiVersion: 'apps/v1', kind: 'Deployment' }, 0))).toBe('count/deployments.apps=1');
     expect(printUsage(evaluatorFor('', 'configmaps')!.usage({ apiVersion: 'v1', kind: 'ConfigMap' }, 0))).toBe('configmaps=1,count/configmaps=1');
     expect(evaluatorFor('', 'events')).toBeUndefined();

@@ -17,7 +17,7 @@ import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject } from '../../registry/types.js';
 import { type Usage, ZERO, addUsage, maskUsage, usageOf, usageToJSON } from '../../registry/quota/amount.js';
-import { evaluatorFor, quotaMatches } from '../../registry/quota/evaluators.js';
+import { evaluatorFor, isTerminatingPod, quotaMatches } from '../../registry/quota/evaluators.js';
 import { ControllerLoop, LoopController, type Informer, type InformerSource, NAMESPACE_INDEX } from '../runtime/index.js';
 
 export const RESOURCE_QUOTA_CONTROLLER = 'resourcequota';
@@ -83,7 +83,7 @@ export class ResourceQuotaController extends LoopController {
       if (!gs) continue;
       this.measured.set(resource, this.loop.inform(gs.rangeKeys(''), {
         update: (old, obj) => {
-          if (resource !== 'pods' || stopsCosting(old, obj)) this.enqueueNamespace(obj.metadata?.namespace ?? '');
+          if (resource !== 'pods' || stopsCosting(old, obj) || changesScope(old, obj)) this.enqueueNamespace(obj.metadata?.namespace ?? '');
         },
         delete: (obj) => this.enqueueNamespace(obj.metadata?.namespace ?? ''),
       }));
@@ -196,6 +196,14 @@ function stopsCosting(old: ApiObject, pod: ApiObject): boolean {
   const phase = (o: ApiObject) => ((o.status ?? {}) as { phase?: string }).phase;
   const terminal = (p: string | undefined) => p === 'Succeeded' || p === 'Failed';
   return (terminal(phase(pod)) && !terminal(phase(old))) || (!!pod.metadata?.deletionTimestamp && !old.metadata?.deletionTimestamp);
+}
+
+/**
+ * a pod moved into or out of the Terminating scope: admission charged the quotas of its new
+ * scope (and left the old scope's usage high, as kube overcounts); a recount gives it back
+ */
+function changesScope(old: ApiObject, pod: ApiObject): boolean {
+  return isTerminatingPod(old) !== isTerminatingPod(pod);
 }
 
 /** a status compared by value: quantities canonical, keys sorted */

@@ -209,6 +209,7 @@ export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObjec
       out.spec = withEphemeralContainers(current.spec, next.spec);
     }
     const meta = out.metadata!;
+    if (isStatusWrite(req)) statusWriteMetadata(req, meta, next.metadata ?? {});
     const rv = next.metadata?.resourceVersion;
     if (rv === undefined) delete meta.resourceVersion;
     else meta.resourceVersion = rv;
@@ -220,6 +221,26 @@ export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObjec
   if (current.status === undefined) delete next.status;
   else next.status = current.status;
   return next;
+}
+
+/**
+ * A built-in kind's status strategy resets the spec, not the metadata: kube's
+ * BeforeUpdate keeps the labels and annotations a `/status` write sends (the e2e
+ * "should apply changes to a namespace status" patches an annotation with the
+ * conditions), but for what a strategy resets — a Deployment's labels
+ * (deploymentStatusStrategy). A custom resource's `/status` keeps all of the
+ * stored metadata (the CRD status strategy copies the old object).
+ */
+function statusWriteMetadata(req: ApiRequest, meta: ObjectMeta, written: ObjectMeta): void {
+  for (const f of statusMetadataFields(req)) {
+    if (written[f] === undefined) delete meta[f];
+    else meta[f] = written[f];
+  }
+}
+
+function statusMetadataFields(req: ApiRequest): ('labels' | 'annotations')[] {
+  if (req.def.customResource) return [];
+  return req.def.group === 'apps' && req.def.resource === 'deployments' ? ['annotations'] : ['labels', 'annotations'];
 }
 
 /** the stored spec with the written spec's ephemeralContainers */
@@ -244,6 +265,8 @@ export function confineApplyConfig(req: ApiRequest, cfg: ApiObject): ApiObject {
     for (const k of ['name', 'namespace', 'resourceVersion'] as const) if (meta[k] !== undefined) keep[k] = meta[k];
     const out: ApiObject = { apiVersion: cfg.apiVersion, kind: cfg.kind, metadata: keep };
     if (isStatusWrite(req)) {
+      // what a /status write may change of the metadata (statusWriteMetadata)
+      for (const f of statusMetadataFields(req)) if (meta[f] !== undefined) keep[f] = meta[f];
       if (cfg.status !== undefined) out.status = cfg.status;
     } else {
       const ec = isObject(cfg.spec) ? cfg.spec.ephemeralContainers : undefined;

@@ -38,7 +38,7 @@ export function resourceQuotaAdmission(access: QuotaAccess, clock: Clock): Requi
       let quotas = access.list(c.namespace);
       if (quotas.length === 0) return;
       const ev = evaluatorFor(c.def.group, c.def.resource);
-      if (!ev?.handles(c.operation, c.opts.subresource)) return;
+      if (!ev?.handles(c.operation, c.opts.subresource, c.object, c.oldObject)) return;
       let lastError: unknown;
       for (let attempt = 0; attempt <= RETRIES; attempt++) {
         const charges = checkRequest(quotas, c, ev, clock.now());

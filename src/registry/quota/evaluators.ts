@@ -15,8 +15,8 @@ export interface ScopeRequirement {
 }
 
 export interface QuotaEvaluator {
-  /** whether a write of this kind can change usage (kube's Handles) */
-  handles(operation: 'CREATE' | 'UPDATE', subresource: string | undefined): boolean;
+  /** whether a write of this kind can change usage (kube's Handles); an update gives the object and the stored one */
+  handles(operation: 'CREATE' | 'UPDATE', subresource: string | undefined, object?: ApiObject, oldObject?: ApiObject): boolean;
   /** the names of `hard` this kind is measured by */
   matchingResources(names: readonly string[]): string[];
   usage(obj: ApiObject, nowMs: number): Usage;
@@ -158,9 +158,16 @@ function usesCrossNamespaceAffinity(spec: Obj): boolean {
   });
 }
 
+/** the Terminating scope: an active deadline (kube's IsTerminating) */
+export function isTerminatingPod(pod: ApiObject): boolean {
+  const deadline = objOf(pod.spec).activeDeadlineSeconds;
+  return typeof deadline === 'number' && deadline >= 0;
+}
+
 const pods: QuotaEvaluator = {
-  // InPlacePodVerticalScaling is off by default in 1.32: only creates change a pod's usage
-  handles: (op, sub) => op === 'CREATE' && !sub,
+  // InPlacePodVerticalScaling is off by default in 1.32: a create changes a pod's usage, and an update
+  // that moves it into or out of the Terminating scope is charged to the quotas of its new scope (kube #130060)
+  handles: (op, sub, obj, old) => !sub && (op === 'CREATE' || (op === 'UPDATE' && !!obj && !!old && isTerminatingPod(obj) !== isTerminatingPod(old))),
   matchingResources: (input) => input.filter((n) => POD_RESOURCES.includes(n) || n.startsWith('hugepages-') || n.startsWith('requests.hugepages-') || isExtendedQuotaName(n)),
   usage(pod, nowMs) {
     const out: Usage = new Map([['count/pods', ONE]]);
@@ -170,8 +177,7 @@ const pods: QuotaEvaluator = {
   },
   matchesScope(sel, pod) {
     const spec = objOf(pod.spec);
-    const deadline = spec.activeDeadlineSeconds;
-    const terminating = typeof deadline === 'number' && deadline >= 0;
+    const terminating = isTerminatingPod(pod);
     switch (sel.scopeName) {
       case 'Terminating':
         return terminating;
