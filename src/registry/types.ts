@@ -47,9 +47,10 @@ export interface Strategy {
   extraFinalizers?(obj: ApiObject): string[];
   /**
    * the propagation of a delete that sets none (kube's DefaultGarbageCollectionPolicy; Background when
-   * absent) and the warning it answers with — batch/v1 Jobs orphan their pods, for compatibility
+   * absent) and the warning it answers with, if any — batch/v1 Jobs and core/v1 ReplicationControllers
+   * orphan their pods, for compatibility
    */
-  defaultDeletePropagation?: { policy: 'Orphan'; warning: string };
+  defaultDeletePropagation?: { policy: 'Orphan'; warning?: string };
   /** changes made when a delete marks the object (e.g. Namespace phase Terminating) */
   prepareForDelete?(obj: ApiObject): void;
   /**
