@@ -59,18 +59,42 @@ export function toSchema(j: J, prefixes: string[]): Schema {
   return s;
 }
 
+/**
+ * an object's metadata is the shared ObjectMeta: the restrictions of name / generateName (the
+ * only ones a CRD may declare) apply on top of it (the root, and every embedded resource)
+ */
+function withObjectMeta(s: Schema, n: SchemaNames): Schema {
+  const declared = s.properties?.metadata?.properties;
+  const out: Schema = { ...s, properties: { ...(s.properties ?? {}), metadata: { $ref: n.meta('ObjectMeta'), description: "Standard object's metadata." } } };
+  if (declared && Object.keys(declared).length > 0) {
+    out.allOf = [...(s.allOf ?? []), { properties: { metadata: { type: 'object', properties: declared } } }];
+  }
+  return out;
+}
+
+/**
+ * embedded resources below the root keep every ObjectMeta field in their metadata and drop
+ * (report) the others, as kube's pruning does with objectmeta
+ */
+function embeddedMeta(s: Schema, n: SchemaNames): Schema {
+  let out = s;
+  if (s.properties) {
+    const props: Record<string, Schema> = {};
+    for (const [k, v] of Object.entries(s.properties)) props[k] = embeddedMeta(v, n);
+    out = { ...out, properties: props };
+  }
+  if (s.items) out = { ...out, items: embeddedMeta(s.items, n) };
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') out = { ...out, additionalProperties: embeddedMeta(s.additionalProperties, n) };
+  return out['x-orch-embedded-resource'] === true ? withObjectMeta(out, n) : out;
+}
+
 /** the kind's top-level schema: type meta and the shared ObjectMeta around the CRD's properties */
 function kindSchema(root: Schema, n: SchemaNames): Schema {
-  const props = { ...(root.properties ?? {}) };
+  const inner = embeddedMeta(root, n);
+  const props = { ...(inner.properties ?? {}) };
   props.apiVersion = { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' };
   props.kind = { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' };
-  // restrictions of metadata.name / generateName (the only ones a CRD may declare) apply on top of ObjectMeta
-  const declared = root.properties?.metadata?.properties;
-  props.metadata = { $ref: n.meta('ObjectMeta'), description: "Standard object's metadata." };
-  const out: Schema = { ...root, type: 'object', properties: props };
-  if (declared && Object.keys(declared).length > 0) {
-    out.allOf = [...(root.allOf ?? []), { properties: { metadata: { type: 'object', properties: declared } } }];
-  }
+  const out = withObjectMeta({ ...inner, type: 'object', properties: props }, n);
   if (out.required) out.required = out.required.filter((r) => r !== 'metadata' && r !== 'apiVersion' && r !== 'kind');
   return out;
 }
