@@ -132,6 +132,12 @@ export interface ResourceDefinition {
    * stored under this definition's own group/resource, as written
    */
   storage?: StorageBinding;
+  /**
+   * defaults applied to a stored object as it is read (get, list, watch), as kube's custom
+   * resource codec defaults on decoding: a default added to a CRD's schema shows on objects
+   * stored before it; returns a copy, the stored object stays as it is
+   */
+  readDefaults?: (obj: ApiObject) => ApiObject;
 }
 
 /** JSON paths (`.spec.replicas`) of the fields a Scale reads and writes */

@@ -6,6 +6,8 @@
 // the shared ObjectMeta; printer columns become Table columns; the status and
 // scale sub-resources are the generic ones.
 
+import { compileSchema } from '../../machinery/schema/compile.js';
+import { applyCompiledDefaults } from '../../machinery/schema/defaults.js';
 import { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema, SchemaType, ValidationRule } from '../../machinery/schema/types.js';
 import type { ApiObject, ResourceDefinition, Scope, TableColumn } from '../types.js';
@@ -190,7 +192,8 @@ export function customDefinitions(spec: CrdSpec, apiDomain: string, accepted: Cr
   for (const v of spec.versions) {
     if (!v.served) continue;
     const raw = v.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-    const schema = kindSchema(toSchema(raw, prefixes), n);
+    const own = toSchema(raw, prefixes);
+    const schema = kindSchema(own, n);
     // without declared columns Kubernetes shows Name and Age
     const cols = (v.additionalPrinterColumns && v.additionalPrinterColumns.length > 0 ? v.additionalPrinterColumns : [AGE_COLUMN]).map(printerColumn);
     const subresources: string[] = [];
@@ -213,6 +216,15 @@ export function customDefinitions(spec: CrdSpec, apiDomain: string, accepted: Cr
     // every served version shares the stored objects; conversion None rewrites only apiVersion (docs/crds.md)
     if (storageVersion !== undefined) def.storage = { group: spec.group, resource: accepted.plural, storageVersion: `${spec.group}/${storageVersion}`, versions: {} };
     if (v.subresources?.scale) def.scale = { ...v.subresources.scale };
+    // kube defaults custom resources as they are decoded from storage, too
+    const compiled = compileSchema(own, {});
+    if (compiled.subtreeHasDefaults) {
+      def.readDefaults = (o) => {
+        const copy = structuredClone(o);
+        applyCompiledDefaults(copy, compiled);
+        return copy;
+      };
+    }
     if (v.deprecated) def.deprecated = { warning: v.deprecationWarning ?? `${spec.group}/${v.name} ${accepted.kind} is deprecated` };
     out.push(def);
   }
