@@ -5,7 +5,7 @@
 // cluster-scoped CRD of group mygroup.example.com whose kind is its lower-case
 // singular, its two-version variant, and the "noxu" CRD).
 
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { eventually } from './eventually.js';
 import { type RawResponse, type TestServer, startTestServer } from './server.js';
 
@@ -19,6 +19,18 @@ export const TABLE_V1BETA1 = 'application/json;as=Table;v=v1beta1;g=meta.k8s.io'
 /** a started server with kube's group names (apps, apiextensions.k8s.io, …) */
 export function startKubeServer(): Promise<TestServer> {
   return startTestServer({ apiDomain: 'k8s.io' });
+}
+
+/** one such server for a test file: started before its tests (handed to `set`), stopped after them */
+export function useKubeServer(set: (t: TestServer) => void): void {
+  let t: TestServer | undefined;
+  beforeAll(async () => {
+    t = await startKubeServer();
+    set(t);
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
 }
 
 /** sends a request, expects a 2xx answer (or `want`) and returns the body */

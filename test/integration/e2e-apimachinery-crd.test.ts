@@ -7,21 +7,16 @@
 // group in discovery, defaulting on requests and from storage as the schema's
 // defaults change, and watches of custom resources by field selector.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import {
   CRDS, type Obj, type TestServer, call, createCrdAndWait, crPath, deleteCrdAndWait, generateName, getOrUndefined, listItems, noxuCrd,
-  noxuInstance, randomNameCrd, startKubeServer,
+  noxuInstance, randomNameCrd, useKubeServer,
 } from '../helpers/kube-e2e.js';
 import { type WatchStream, openWatch } from '../helpers/watch-stream.js';
 
 let t: TestServer;
-beforeAll(async () => {
-  t = await startKubeServer();
-});
-afterAll(async () => {
-  await t?.stop();
-});
+useKubeServer((s) => (t = s));
 
 const JSON_PATCH = 'application/json-patch+json';
 const condition = (crd: Obj, type: string): Obj | undefined => (crd.status?.conditions as Obj[] | undefined)?.find((c) => c.type === type);

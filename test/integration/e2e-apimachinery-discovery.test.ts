@@ -7,18 +7,13 @@
 // (apidiscovery.k8s.io/v2) listing the same.
 
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  type Obj, type TestServer, call, createCrdAndWait, deleteCrdAndWait, randomNameCrd, startKubeServer,
+  type Obj, type TestServer, call, createCrdAndWait, deleteCrdAndWait, randomNameCrd, useKubeServer,
 } from '../helpers/kube-e2e.js';
 
 let t: TestServer;
-beforeAll(async () => {
-  t = await startKubeServer();
-});
-afterAll(async () => {
-  await t?.stop();
-});
+useKubeServer((s) => (t = s));
 
 /** client-go's discovery.IsResourceEnabled: a missing group/version is "not enabled", not an error */
 async function isResourceEnabled(group: string, version: string, resource: string): Promise<boolean> {

@@ -6,19 +6,16 @@
 // declare at the root, in metadata and in an embedded resource's metadata,
 // and a duplicate YAML key under x-kubernetes-preserve-unknown-fields).
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  type Obj, type TestServer, createCrdAndWait, crPath, deleteCrdAndWait, newNamespace, randomNameMultiVersionCrd, startKubeServer,
+  type Obj, type TestServer, createCrdAndWait, crPath, deleteCrdAndWait, newNamespace, randomNameMultiVersionCrd, useKubeServer,
 } from '../helpers/kube-e2e.js';
 
 let t: TestServer;
 let ns: string;
+useKubeServer((s) => (t = s));
 beforeAll(async () => {
-  t = await startKubeServer();
   ns = await newNamespace(t, 'field-validation');
-});
-afterAll(async () => {
-  await t?.stop();
 });
 
 const STRICT = '?fieldManager=field_validation_mgr&fieldValidation=Strict';

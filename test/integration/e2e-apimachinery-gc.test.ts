@@ -7,20 +7,15 @@
 // (no node runs them): the GC tests need their ownerReferences, not their
 // containers.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import {
   type Obj, type TestServer, call, createCrdAndWait, crPath, deleteCrdAndWait, generateName, getOrUndefined, listItems, newNamespace,
-  randomNameCrd, startKubeServer,
+  randomNameCrd, useKubeServer,
 } from '../helpers/kube-e2e.js';
 
 let t: TestServer;
-beforeAll(async () => {
-  t = await startKubeServer();
-});
-afterAll(async () => {
-  await t?.stop();
-});
+useKubeServer((s) => (t = s));
 
 const SMP = 'application/strategic-merge-patch+json';
 const rcs = (ns: string): string => `/api/v1/namespaces/${ns}/replicationcontrollers`;
@@ -83,6 +78,21 @@ async function waitRemaining(ns: string, kinds: Record<string, (ns: string) => s
 
 /** the pause the e2e tests make to see whether the collector deletes what it must not (30 s there) */
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 1500));
+
+/** a random cluster-scoped CRD, an owner of its kind and a dependent of it */
+async function customOwnerAndDependent(): Promise<{ crd: Obj; path: string; apiVersion: string; kind: string; ownerName: string; dependentName: string }> {
+  const crd = await createCrdAndWait(t, randomNameCrd('Cluster'));
+  const path = crPath(crd);
+  const apiVersion = `${crd.spec.group}/${crd.spec.versions[0].name}`;
+  const kind = crd.spec.names.kind as string;
+  const ownerName = generateName('owner');
+  const owner = await call(t, 'POST', path, { apiVersion, kind, metadata: { name: ownerName } }, undefined, 201);
+  const dependentName = generateName('dependent');
+  await call(t, 'POST', path, {
+    apiVersion, kind, metadata: { name: dependentName, ownerReferences: [{ uid: owner.metadata.uid, apiVersion, kind, name: ownerName }] },
+  }, undefined, 201);
+  return { crd, path, apiVersion, kind, ownerName, dependentName };
+}
 
 describe('Garbage collector (garbage_collector.go)', () => {
   it('[Conformance] should delete pods created by rc when not orphaning', async () => {
@@ -194,16 +204,7 @@ describe('Garbage collector (garbage_collector.go)', () => {
   });
 
   it('should support cascading deletion of custom resources', async () => {
-    const crd = await createCrdAndWait(t, randomNameCrd('Cluster'));
-    const path = crPath(crd);
-    const apiVersion = `${crd.spec.group}/${crd.spec.versions[0].name}`;
-    const kind = crd.spec.names.kind as string;
-    const ownerName = generateName('owner');
-    const owner = await call(t, 'POST', path, { apiVersion, kind, metadata: { name: ownerName } }, undefined, 201);
-    const dependentName = generateName('dependent');
-    await call(t, 'POST', path, {
-      apiVersion, kind, metadata: { name: dependentName, ownerReferences: [{ uid: owner.metadata.uid, apiVersion, kind, name: ownerName }] },
-    }, undefined, 201);
+    const { crd, path, apiVersion, kind, ownerName, dependentName } = await customOwnerAndDependent();
     await call(t, 'DELETE', `${path}/${ownerName}`, { propagationPolicy: 'Background' });
     const canaryName = generateName('canary');
     await call(t, 'POST', path, { apiVersion, kind, metadata: { name: canaryName } }, undefined, 201);
@@ -214,16 +215,7 @@ describe('Garbage collector (garbage_collector.go)', () => {
   });
 
   it('should support orphan deletion of custom resources', async () => {
-    const crd = await createCrdAndWait(t, randomNameCrd('Cluster'));
-    const path = crPath(crd);
-    const apiVersion = `${crd.spec.group}/${crd.spec.versions[0].name}`;
-    const kind = crd.spec.names.kind as string;
-    const ownerName = generateName('owner');
-    const owner = await call(t, 'POST', path, { apiVersion, kind, metadata: { name: ownerName } }, undefined, 201);
-    const dependentName = generateName('dependent');
-    await call(t, 'POST', path, {
-      apiVersion, kind, metadata: { name: dependentName, ownerReferences: [{ uid: owner.metadata.uid, apiVersion, kind, name: ownerName }] },
-    }, undefined, 201);
+    const { crd, path, ownerName, dependentName } = await customOwnerAndDependent();
     await call(t, 'DELETE', `${path}/${ownerName}`, { propagationPolicy: 'Orphan' });
     await eventually(async () => (await getOrUndefined(t, `${path}/${ownerName}`)) === undefined, 'owner deleted');
     await settle();

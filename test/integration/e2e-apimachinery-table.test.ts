@@ -5,18 +5,13 @@
 // kind that has no metadata to print (a SelfSubjectAccessReview); plus the
 // CRD side of Tables: a custom resource's additionalPrinterColumns.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  type Obj, type TestServer, TABLE_V1, TABLE_V1BETA1, call, createCrdAndWait, crPath, newNamespace, randomNameCrd, startKubeServer,
+  type Obj, type TestServer, TABLE_V1, TABLE_V1BETA1, call, createCrdAndWait, crPath, newNamespace, randomNameCrd, useKubeServer,
 } from '../helpers/kube-e2e.js';
 
 let t: TestServer;
-beforeAll(async () => {
-  t = await startKubeServer();
-});
-afterAll(async () => {
-  await t?.stop();
-});
+useKubeServer((s) => (t = s));
 
 async function table(path: string, accept: string): Promise<Obj> {
   const r = await t.request('GET', path, { headers: { Accept: accept } });
