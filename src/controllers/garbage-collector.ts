@@ -325,8 +325,12 @@ export class GarbageCollector {
     }
     let policy: PropagationPolicy;
     const f = finalizersOf(obj);
-    if (waiting > 0 && this.graph.dependentsOf(uid).length > 0) policy = 'Foreground';
-    else if (f.includes(ORPHAN_FINALIZER)) policy = 'Orphan';
+    if (waiting > 0 && this.graph.dependentsOf(uid).length > 0) {
+      policy = 'Foreground';
+      // kube's cycle guard: a dependent of this object already waits for its own dependents, so this
+      // object's references stop blocking its owners before it waits in turn (A→B→C→A would deadlock)
+      if (this.dependentWaiting(uid)) await this.unblockOwners(def, obj);
+    } else if (f.includes(ORPHAN_FINALIZER)) policy = 'Orphan';
     else if (f.includes(FOREGROUND_FINALIZER)) policy = 'Foreground';
     else policy = 'Background';
     if (await this.remove(def, obj, policy)) {
@@ -334,6 +338,21 @@ export class GarbageCollector {
       const owners = drop.map((r) => `${r.kind} ${r.name} (uid ${r.uid})`).join(', ');
       this.record(def, obj, 'Normal', 'GarbageCollected', `Deleted by the garbage collector (propagation ${policy}): owner${drop.length > 1 ? 's' : ''} ${owners} ${drop.length > 1 ? 'are' : 'is'} gone`);
     }
+  }
+
+  /** does a dependent of `uid` wait, Terminating with `foregroundDeletion`, for its own dependents? */
+  private dependentWaiting(uid: string): boolean {
+    return this.graph.dependentsOf(uid).some((k) => {
+      const dep = this.read(k)?.obj;
+      return dep !== undefined && isTerminating(dep) && finalizersOf(dep).includes(FOREGROUND_FINALIZER);
+    });
+  }
+
+  /** kube's unblockOwnerReferences: every `blockOwnerDeletion: true` of the object becomes false */
+  private async unblockOwners(def: ResourceDefinition, obj: ApiObject): Promise<void> {
+    await this.update(def, obj, (o) => {
+      for (const r of (o.metadata?.ownerReferences ?? []) as JSONObject[]) if (r.blockOwnerDeletion === true) r.blockOwnerDeletion = false;
+    });
   }
 
   /** owner with `foregroundDeletion`: delete the dependents, then drop the finalizer */

@@ -25,7 +25,8 @@ export function storagePrefix(def: ResourceDefinition, namespace: string): strin
     : `/registry/${g}/${resource}/`;
 }
 
-/** a stored object (decoded) as the definition's version serves it; the same object when no conversion applies */
+/** a stored object (decoded) as the definition's version serves it; the same object when no conversion or read default applies */
 export function servedObject(def: ResourceDefinition, stored: ApiObject): ApiObject {
-  return def.storage ? convertObject(def.storage, stored, apiVersionOf(def)) : stored;
+  const served = def.storage ? convertObject(def.storage, stored, apiVersionOf(def)) : stored;
+  return def.readDefaults ? def.readDefaults(served) : served;
 }

@@ -47,9 +47,10 @@ export interface Strategy {
   extraFinalizers?(obj: ApiObject): string[];
   /**
    * the propagation of a delete that sets none (kube's DefaultGarbageCollectionPolicy; Background when
-   * absent) and the warning it answers with — batch/v1 Jobs orphan their pods, for compatibility
+   * absent) and the warning it answers with, if any — batch/v1 Jobs and core/v1 ReplicationControllers
+   * orphan their pods, for compatibility
    */
-  defaultDeletePropagation?: { policy: 'Orphan'; warning: string };
+  defaultDeletePropagation?: { policy: 'Orphan'; warning?: string };
   /** changes made when a delete marks the object (e.g. Namespace phase Terminating) */
   prepareForDelete?(obj: ApiObject): void;
   /**
@@ -131,6 +132,12 @@ export interface ResourceDefinition {
    * stored under this definition's own group/resource, as written
    */
   storage?: StorageBinding;
+  /**
+   * defaults applied to a stored object as it is read (get, list, watch), as kube's custom
+   * resource codec defaults on decoding: a default added to a CRD's schema shows on objects
+   * stored before it; returns a copy, the stored object stays as it is
+   */
+  readDefaults?: (obj: ApiObject) => ApiObject;
 }
 
 /** JSON paths (`.spec.replicas`) of the fields a Scale reads and writes */

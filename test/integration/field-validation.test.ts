@@ -278,9 +278,13 @@ describe('PATCH', () => {
     const name = fresh('apply');
     const y = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: "1"\n  a: "2"\nwhatever: 1\n`;
     const strict = await send('PATCH', `${CM}/${name}${q('Strict', 'fieldManager=m')}`, y, 'application/apply-patch+yaml');
+    // worded as kube's apply: the undeclared field fails the typed patch first, then the duplicate key the strict YAML decoding
     expect(strict.status).toBe(400);
-    expect(strict.body.message).toContain('duplicate field "data.a"');
-    expect(strict.body.message).toContain('unknown field "whatever"');
+    expect(strict.body.message).toBe(`failed to create typed patch object (/${name}; /v1, Kind=ConfigMap): .whatever: field not declared in schema`);
+    expect((await t.request('GET', `${CM}/${name}`)).status).toBe(404);
+    const dup = await send('PATCH', `${CM}/${name}${q('Strict', 'fieldManager=m')}`, y.replace('whatever: 1\n', ''), 'application/apply-patch+yaml');
+    expect(dup.status).toBe(400);
+    expect(dup.body.message).toBe('error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  line 7: key "a" already set in map');
     expect((await t.request('GET', `${CM}/${name}`)).status).toBe(404);
     const warn = await send('PATCH', `${CM}/${name}${q('Warn', 'fieldManager=m')}`, y, 'application/apply-patch+yaml');
     expect(warn.status).toBe(201);

@@ -14,7 +14,7 @@ import { boolParam } from '../query-params.js';
 import { decodeError } from '../../registry/generic-store.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import type { ApiObject, JSONValue } from '../../registry/types.js';
+import type { ApiObject, JSONValue, ResourceDefinition } from '../../registry/types.js';
 import type { HandlerContext } from './context.js';
 import {
   bodyText,
@@ -29,7 +29,7 @@ import {
   withAdmissionWarnings,
 } from './common.js';
 import { checkFieldManager, fieldManagerOf } from './create.js';
-import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
+import { duplicateKeyLinesYaml, findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
 import { validateAgainstSchema } from '../../machinery/schema/validate.js';
 
 export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
@@ -150,9 +150,7 @@ async function applyHandler(
   const typeError = decoded.errors.find((e) => e.type === 'FieldValueTypeInvalid');
   if (typeError) throw decodeError(req.def, typeError);
   const configUnknown = decoded.unknownFields;
-  if (opts.fieldValidation === 'Strict' && (duplicates.length > 0 || configUnknown.length > 0)) {
-    throw badRequest(`strict decoding error: ${strictProblems(configUnknown, duplicates).join(', ')}`);
-  }
+  if (opts.fieldValidation === 'Strict') strictApplyCheck(req.def, cfg, text, configUnknown, duplicates.length > 0);
   const gs = ctx.storeFor(req.def);
   const { result: r, warnings: admissionWarnings } = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) => gs.guaranteedUpdate(
     req.info.namespace,
@@ -205,6 +203,25 @@ async function applyHandler(
 }
 
 /**
+ * Strict field validation of an apply configuration, worded as kube's: a field the
+ * schema does not declare fails the conversion to a typed patch first (structured
+ * merge diff's paths, `.spec.a`), then duplicate keys fail the strict YAML decoding
+ * (yaml.v2's `line 9: key "foo" already set in map`). Kube answers the first with
+ * 500 (kubernetes/kubernetes#122480); the spec's 400 is kept.
+ */
+function strictApplyCheck(def: ResourceDefinition, cfg: ApiObject, text: string, unknown: string[], duplicates: boolean): void {
+  if (unknown.length > 0) {
+    const where = `${cfg.metadata?.namespace ?? ''}/${cfg.metadata?.name ?? ''}; ${def.group}/${def.version}, Kind=${def.kind}`;
+    const errs = unknown.map((f) => `.${f}: field not declared in schema`);
+    throw badRequest(`failed to create typed patch object (${where}): ${errs.length === 1 ? errs[0] : ['errors:', ...errs].join('\n  ')}`);
+  }
+  if (duplicates) {
+    const lines = duplicateKeyLinesYaml(text).map((l) => `\n  ${l}`).join('');
+    throw badRequest(`error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:${lines}`);
+  }
+}
+
+/**
  * A body that cannot be a patch of an object at all is a bad request (400):
  * JSON Patch must be a list of operations, merge and strategic merge patches
  * must be JSON objects. Problems inside a well-formed patch are 422/409.
@@ -229,10 +246,6 @@ function ifMatchVersion(header: string | null | undefined): string | undefined {
   if (header === null || header === undefined) return undefined;
   const v = header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
   return v === '' || v === '*' ? undefined : v;
-}
-
-function strictProblems(unknown: string[], duplicates: string[]): string[] {
-  return [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
 }
 
 /** a patch engine's failure: PatchError and UnsupportedPatchType through the Status table, anything else a 400 */

@@ -128,21 +128,44 @@ function childPath(parent: string, key: string): string {
  * documents' paths are prefixed with nothing, as each is a separate object).
  */
 export function findDuplicateFieldsYaml(text: string): string[] {
-  const out: string[] = [];
+  return yamlDuplicates(text).map((d) => d.path);
+}
+
+/**
+ * the duplicate keys of a YAML text as Kubernetes' strict YAML decoder (yaml.v2)
+ * reports them: `line 9: key "foo" already set in map`, the line the repeated key is on
+ */
+export function duplicateKeyLinesYaml(text: string): string[] {
+  return yamlDuplicates(text).map((d) => {
+    let line = 1;
+    for (let i = 0; i < d.offset; i++) if (text.charCodeAt(i) === 10) line++;
+    return `line ${line}: key ${JSON.stringify(d.key)} already set in map`;
+  });
+}
+
+interface YamlDuplicate {
+  path: string;
+  key: string;
+  /** where the repeated key starts in the text */
+  offset: number;
+}
+
+function yamlDuplicates(text: string): YamlDuplicate[] {
+  const out: YamlDuplicate[] = [];
   for (const doc of parseAllDocuments(text, { uniqueKeys: false })) {
     if ('contents' in doc && doc.contents) walkYaml(doc.contents as YamlNode, '', out);
   }
   return out;
 }
 
-function walkYaml(node: YamlNode, path: string, out: string[]): void {
+function walkYaml(node: YamlNode, path: string, out: YamlDuplicate[]): void {
   if (isMap(node)) {
     const seen = new Set<string>();
     for (const pair of node.items) {
       const k = pair.key;
       const key = isScalar(k) ? String(k.value) : String(k);
       const p = childPath(path, key);
-      if (seen.has(key)) out.push(p);
+      if (seen.has(key)) out.push({ path: p, key, offset: isScalar(k) ? (k.range?.[0] ?? 0) : 0 });
       else seen.add(key);
       if (pair.value && typeof pair.value === 'object') walkYaml(pair.value as YamlNode, p, out);
     }

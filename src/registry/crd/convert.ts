@@ -6,6 +6,8 @@
 // the shared ObjectMeta; printer columns become Table columns; the status and
 // scale sub-resources are the generic ones.
 
+import { compileSchema } from '../../machinery/schema/compile.js';
+import { applyCompiledDefaults } from '../../machinery/schema/defaults.js';
 import { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema, SchemaType, ValidationRule } from '../../machinery/schema/types.js';
 import type { ApiObject, ResourceDefinition, Scope, TableColumn } from '../types.js';
@@ -59,18 +61,42 @@ export function toSchema(j: J, prefixes: string[]): Schema {
   return s;
 }
 
+/**
+ * an object's metadata is the shared ObjectMeta: the restrictions of name / generateName (the
+ * only ones a CRD may declare) apply on top of it (the root, and every embedded resource)
+ */
+function withObjectMeta(s: Schema, n: SchemaNames): Schema {
+  const declared = s.properties?.metadata?.properties;
+  const out: Schema = { ...s, properties: { ...(s.properties ?? {}), metadata: { $ref: n.meta('ObjectMeta'), description: "Standard object's metadata." } } };
+  if (declared && Object.keys(declared).length > 0) {
+    out.allOf = [...(s.allOf ?? []), { properties: { metadata: { type: 'object', properties: declared } } }];
+  }
+  return out;
+}
+
+/**
+ * embedded resources below the root keep every ObjectMeta field in their metadata and drop
+ * (report) the others, as kube's pruning does with objectmeta
+ */
+function embeddedMeta(s: Schema, n: SchemaNames): Schema {
+  let out = s;
+  if (s.properties) {
+    const props: Record<string, Schema> = {};
+    for (const [k, v] of Object.entries(s.properties)) props[k] = embeddedMeta(v, n);
+    out = { ...out, properties: props };
+  }
+  if (s.items) out = { ...out, items: embeddedMeta(s.items, n) };
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') out = { ...out, additionalProperties: embeddedMeta(s.additionalProperties, n) };
+  return out['x-orch-embedded-resource'] === true ? withObjectMeta(out, n) : out;
+}
+
 /** the kind's top-level schema: type meta and the shared ObjectMeta around the CRD's properties */
 function kindSchema(root: Schema, n: SchemaNames): Schema {
-  const props = { ...(root.properties ?? {}) };
+  const inner = embeddedMeta(root, n);
+  const props = { ...(inner.properties ?? {}) };
   props.apiVersion = { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' };
   props.kind = { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' };
-  // restrictions of metadata.name / generateName (the only ones a CRD may declare) apply on top of ObjectMeta
-  const declared = root.properties?.metadata?.properties;
-  props.metadata = { $ref: n.meta('ObjectMeta'), description: "Standard object's metadata." };
-  const out: Schema = { ...root, type: 'object', properties: props };
-  if (declared && Object.keys(declared).length > 0) {
-    out.allOf = [...(root.allOf ?? []), { properties: { metadata: { type: 'object', properties: declared } } }];
-  }
+  const out = withObjectMeta({ ...inner, type: 'object', properties: props }, n);
   if (out.required) out.required = out.required.filter((r) => r !== 'metadata' && r !== 'apiVersion' && r !== 'kind');
   return out;
 }
@@ -166,7 +192,8 @@ export function customDefinitions(spec: CrdSpec, apiDomain: string, accepted: Cr
   for (const v of spec.versions) {
     if (!v.served) continue;
     const raw = v.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-    const schema = kindSchema(toSchema(raw, prefixes), n);
+    const own = toSchema(raw, prefixes);
+    const schema = kindSchema(own, n);
     // without declared columns Kubernetes shows Name and Age
     const cols = (v.additionalPrinterColumns && v.additionalPrinterColumns.length > 0 ? v.additionalPrinterColumns : [AGE_COLUMN]).map(printerColumn);
     const subresources: string[] = [];
@@ -189,6 +216,15 @@ export function customDefinitions(spec: CrdSpec, apiDomain: string, accepted: Cr
     // every served version shares the stored objects; conversion None rewrites only apiVersion (docs/crds.md)
     if (storageVersion !== undefined) def.storage = { group: spec.group, resource: accepted.plural, storageVersion: `${spec.group}/${storageVersion}`, versions: {} };
     if (v.subresources?.scale) def.scale = { ...v.subresources.scale };
+    // kube defaults custom resources as they are decoded from storage, too
+    const compiled = compileSchema(own, {});
+    if (compiled.subtreeHasDefaults) {
+      def.readDefaults = (o) => {
+        const copy = structuredClone(o);
+        applyCompiledDefaults(copy, compiled);
+        return copy;
+      };
+    }
     if (v.deprecated) def.deprecated = { warning: v.deprecationWarning ?? `${spec.group}/${v.name} ${accepted.kind} is deprecated` };
     out.push(def);
   }

@@ -58,7 +58,7 @@ export async function deleteObject(
     }
     const defaulted = opts.propagationPolicy === undefined && opts.orphanDependents === undefined ? def.strategy.defaultDeletePropagation : undefined;
     // once per response, as kube's warning recorder dedupes (a deletecollection shares the sink)
-    if (defaulted && attempt === 0 && !opts.warnings?.includes(defaulted.warning)) opts.warnings?.push(defaulted.warning);
+    if (defaulted?.warning && attempt === 0 && !opts.warnings?.includes(defaulted.warning)) opts.warnings?.push(defaulted.warning);
     const gcFinalizer = (current.metadata?.finalizers ?? []).some((f) => f === ORPHAN_FINALIZER || f === FOREGROUND_FINALIZER);
     const decision = decide(factsOf(current, extraFinalizersOf(def, current)), {
       type: 'DELETE',

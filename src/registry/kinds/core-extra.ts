@@ -41,6 +41,8 @@ export function replicationControllerDefinition(n: SchemaNames): ResourceDefinit
       }), ['replicas']),
     })),
     strategy: {
+      // kube's rcStrategy.DefaultGarbageCollectionPolicy: core/v1 orphans the pods, as before server-side GC (no warning)
+      defaultDeletePropagation: { policy: 'Orphan' },
       selectableFields: { 'status.replicas': countOf('status', 'replicas') },
       default: (o) => {
         const spec = getObject(o, 'spec');
