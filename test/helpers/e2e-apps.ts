@@ -50,7 +50,7 @@ export function e2eEnv(nodeName = 'e2e-node'): E2eEnv {
   };
   const get = (path: string): Promise<Obj> => call('GET', path);
   const list = (path: string, selector?: string): Promise<Obj> => get(selector === undefined ? path : `${path}?labelSelector=${encodeURIComponent(selector)}`);
-  const ev = <T>(f: () => Promise<T | undefined | false>, what: string, ms = 60_000): Promise<T> =>
+  const ev = <T>(f: () => Promise<T | undefined | false>, what: string, ms = 40_000): Promise<T> =>
     eventually(f, what, { timeoutMs: ms, intervalMs: 200, context: () => agent?.output().slice(-2000) ?? '' }) as Promise<T>;
 
   return {
@@ -59,7 +59,7 @@ export function e2eEnv(nodeName = 'e2e-node'): E2eEnv {
     call,
     get,
     list,
-    async until(path, rv, selector, pred, timeoutMs = 60_000) {
+    async until(path, rv, selector, pred, timeoutMs = 40_000) {
       const w = openWatch(ts!.server, `${path}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&labelSelector=${encodeURIComponent(selector)}`);
       try {
         return await w.waitUntil(pred, timeoutMs);

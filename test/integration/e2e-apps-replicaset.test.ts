@@ -97,7 +97,7 @@ describe('[sig-apps] ReplicaSet', () => {
       const o = e.object as Obj;
       return named('test-rs', e) && o.metadata.labels['test-rs'] === 'patched' && o.status?.readyReplicas === 3 && o.status?.availableReplicas === 3 &&
         o.spec.template.spec.containers[0].image === PAUSE && o.spec.template.spec.terminationGracePeriodSeconds === 0;
-    }, 90_000);
+    });
   });
 
   it('should list and delete a collection of ReplicaSets [Conformance]', async () => {
