@@ -87,7 +87,7 @@ export async function namespace(env: E2eEnv, name: string): Promise<string> {
 
 /** a pod template as kube's e2e helpers write it (one container; terminationGracePeriodSeconds 0 where they set it) */
 export function podTemplate(labels: Record<string, string>, container: string, image: string, extra: Obj = {}): Obj {
-  return { metadata: { labels }, spec: { containers: [{ name: container, image }], ...extra } };
+  return { metadata: { labels: { ...labels } }, spec: { containers: [{ name: container, image }], ...extra } };
 }
 
 export const WEBSERVER = 'registry.k8s.io/e2e-test-images/httpd:2.4.38-4';
