@@ -8,9 +8,14 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { eventually } from './eventually.js';
 import { type AgentProcess, startAgentProcess, stopAgentAndServer, waitNodeReady } from './nodeagent.js';
 import { type TestServer, startTestServer } from './server.js';
-import { type WatchEvent, openWatch } from './watch-stream.js';
+import { openWatch } from './watch-stream.js';
 
 export type Obj = Record<string, any>;
+/** a watch event as the e2e tests read it (the object decoded as its kind) */
+export interface Event {
+  type: string;
+  object: Obj;
+}
 
 export const MERGE = 'application/merge-patch+json';
 export const STRATEGIC = 'application/strategic-merge-patch+json';
@@ -23,7 +28,7 @@ export interface E2eEnv {
   get(path: string): Promise<Obj>;
   list(path: string, selector?: string): Promise<Obj>;
   /** watchtools.Until: a watch of `path` from `rv` (with `selector`), read until `pred` holds for an event */
-  until(path: string, rv: string, selector: string, pred: (e: WatchEvent) => boolean, timeoutMs?: number): Promise<WatchEvent>;
+  until(path: string, rv: string, selector: string, pred: (e: Event) => boolean, timeoutMs?: number): Promise<Event>;
   /** polls (the agent acts on its own schedule), naming the agent's output on a timeout */
   eventually<T>(f: () => Promise<T | undefined | false>, what: string, ms?: number): Promise<T>;
   /** the running (phase Running, Ready) pods of `namespace` that `selector` selects */
@@ -62,7 +67,7 @@ export function e2eEnv(nodeName = 'e2e-node'): E2eEnv {
     async until(path, rv, selector, pred, timeoutMs = 40_000) {
       const w = openWatch(ts!.server, `${path}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&labelSelector=${encodeURIComponent(selector)}`);
       try {
-        return await w.waitUntil(pred, timeoutMs);
+        return await w.waitUntil((e) => pred(e as Event), timeoutMs);
       } finally {
         w.close();
       }
@@ -98,4 +103,4 @@ export const PAUSE = 'registry.k8s.io/pause:3.10';
 export const condition = (o: Obj, type: string): Obj | undefined => ((o.status?.conditions ?? []) as Obj[]).find((c) => c.type === type);
 
 /** an event of `o`'s name (the e2e tests' `found` check) */
-export const named = (name: string, e: WatchEvent): boolean => e.object.metadata?.name === name;
+export const named = (name: string, e: Event): boolean => e.object.metadata?.name === name;
