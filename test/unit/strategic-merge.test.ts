@@ -140,20 +140,24 @@ const specOf = (v: JSONValue) => (v as { spec: Spec }).spec;
 const metaOf = (v: JSONValue) => (v as { metadata: JSONObject }).metadata;
 
 describe('strategic merge: lists merged by key', () => {
-  it('merges containers by name: updates in place, appends new ones', () => {
+  it('merges containers by name: updates in place, puts new ones before the server-only ones after them (kube)', () => {
     const out = smp(base, { spec: { containers: [{ name: 'web', image: 'nginx:2' }, { name: 'sidecar', image: 'envoy' }] } });
     const cs = specOf(out).containers;
-    expect(cs.map((c) => c.name)).toEqual(['web', 'log', 'sidecar']);
+    expect(cs.map((c) => c.name)).toEqual(['web', 'sidecar', 'log']);
     expect(cs[0]!.image).toBe('nginx:2');
     expect(cs[0]!.args).toEqual(['-v']); // untouched fields of the merged element stay
-    expect(cs[1]).toEqual({ name: 'log', image: 'busybox' });
-    expect(cs[2]).toEqual({ name: 'sidecar', image: 'envoy' });
+    expect(cs[1]).toEqual({ name: 'sidecar', image: 'envoy' });
+    expect(cs[2]).toEqual({ name: 'log', image: 'busybox' });
+    // a patch naming only a new container makes it the first, as kube's ReplicaSet and
+    // StatefulSet e2e tests expect of their patched templates (containers[0] is the new image)
+    expect(specOf(smp(base, { spec: { containers: [{ name: 'new', image: 'pause' }] } })).containers.map((c) => c.name)).toEqual(['new', 'web', 'log']);
   });
 
-  it('orders patched elements by the patch, server-only ones keep their place before them', () => {
-    // Kubernetes' order: the patch's relative order wins for the elements it names
+  it('orders patched elements by the patch, server-only ones go before one only if they were before it on the server', () => {
+    // Kubernetes' order (mergeSortedSlice): the patch's relative order wins for the elements it names
     const out = smp(base, { spec: { containers: [{ name: 'sidecar', image: 'envoy' }, { name: 'web', image: 'nginx:2' }] } });
-    expect(specOf(out).containers.map((c) => c.name)).toEqual(['log', 'sidecar', 'web']);
+    expect(specOf(out).containers.map((c) => c.name)).toEqual(['sidecar', 'web', 'log']);
+    expect(specOf(smp(base, { spec: { containers: [{ name: 'log', image: 'b2' }] } })).containers.map((c) => c.name)).toEqual(['web', 'log']);
   });
 
   it('merges nested lists: ports by containerPort, env by name', () => {
@@ -180,8 +184,8 @@ describe('strategic merge: lists merged by key', () => {
     const orig = { spec: { sidecarSets: { s1: { name: 'c', env: [{ name: 'X', value: '1' }] } } } };
     const out = smp(orig, { spec: { sidecarSets: { s1: { env: [{ name: 'Y', value: '2' }] } } } });
     expect((out as { spec: { sidecarSets: { s1: { env: JSONValue } } } }).spec.sidecarSets.s1.env).toEqual([
-      { name: 'X', value: '1' },
       { name: 'Y', value: '2' },
+      { name: 'X', value: '1' },
     ]);
   });
 
@@ -200,9 +204,10 @@ describe('strategic merge: lists merged by key', () => {
 describe('strategic merge: primitive lists, atomic lists, maps', () => {
   it('unions a merged primitive list (no merge key)', () => {
     const out = smp(base, { metadata: { finalizers: ['c', 'a'] } });
-    // Kubernetes order: patch values in patch order, server-only values kept before them unless they followed them
-    expect(metaOf(out).finalizers).toEqual(['b', 'c', 'a']);
-    expect(metaOf(smp(base, { metadata: { finalizers: ['c'] } })).finalizers).toEqual(['a', 'b', 'c']);
+    // Kubernetes order: patch values in patch order, a server-only value before one only if it was before it there
+    expect(metaOf(out).finalizers).toEqual(['c', 'a', 'b']);
+    expect(metaOf(smp(base, { metadata: { finalizers: ['c'] } })).finalizers).toEqual(['c', 'a', 'b']);
+    expect(metaOf(smp(base, { metadata: { finalizers: ['b'] } })).finalizers).toEqual(['a', 'b']);
   });
 
   it('replaces lists without a strategy', () => {
@@ -297,7 +302,7 @@ describe('strategic merge: parallel-list directives', () => {
     expect(metaOf(out).finalizers).toEqual(['b']);
     // combined with additions
     const both = smp(base, { metadata: { finalizers: ['c'], '$deleteFromPrimitiveList/finalizers': ['b'] } });
-    expect(metaOf(both).finalizers).toEqual(['a', 'c']);
+    expect(metaOf(both).finalizers).toEqual(['c', 'a']);
     // absent list: nothing to delete, and the directive never lands in the object
     expect(smp({ metadata: {} }, { metadata: { '$deleteFromPrimitiveList/finalizers': ['a'] } })).toEqual({ metadata: {} });
   });

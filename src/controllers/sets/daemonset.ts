@@ -22,7 +22,7 @@ import { ControllerLoop, LoopController, type Informer, type InformerSource } fr
 import { claimAll } from '../workloads/claim.js';
 import { type OwnerReference, isPodAvailable, isPodReady, labelsOf, untilAvailable } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
-import { type EventRef, controlledBy, eventRef, keyOf, ownedHandlers, ownerRef, selectsTemplate } from './owner.js';
+import { type EventRef, controlledBy, eventRef, keyOf, ownedHandlers, ownerRef, revisionHandlers, selectsTemplate } from './owner.js';
 import { CONTROLLER_MANAGER, createInBatches, omitZero, statusUnchanged, writeStatus } from '../workloads/writes.js';
 import {
   type DaemonNode, type DaemonPod, TEMPLATE_GENERATION_LABEL, daemonCounts, daemonFenceposts, daemonPlacement, pinnedSpec, planManage, planRollingUpdate, targetNode,
@@ -91,7 +91,7 @@ export class DaemonSetController extends LoopController {
     });
     const owned = ownedHandlers('DaemonSet', () => this.sets, (key) => this.loop.enqueue(key));
     this.pods = this.loop.inform(this.o.pods().rangeKeys(''), owned);
-    this.revisions = this.loop.inform(this.o.revisions().rangeKeys(''), owned);
+    this.revisions = this.loop.inform(this.o.revisions().rangeKeys(''), revisionHandlers('DaemonSet', () => this.sets, (key) => this.loop.enqueue(key)));
     this.nodes = this.loop.inform(this.o.nodes().rangeKeys(''), {
       add: () => this.enqueueAll(),
       update: (old, n) => {

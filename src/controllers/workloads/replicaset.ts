@@ -179,14 +179,21 @@ export class ReplicaSetController extends LoopController {
     return createInBatches(this.o.pods(), ref, Array.from({ length: count }, () => pod), this.o.events);
   }
 
-  /** status with observedGeneration and the ReplicaFailure condition (set on a failed create, removed after) */
+  /**
+   * status with observedGeneration and the ReplicaFailure condition, as kube's
+   * calculateStatus: set on a failed create when there is none, kept as it is
+   * while creates keep failing (a new message on every retry, each naming
+   * another generated pod, would be a status write per retry: a write loop
+   * that starves clients' updates of the set with 409s), removed after a sync
+   * without failure
+   */
   private async writeStatus(set: ApiObject, counts: ReplicaCounts, failure: string | undefined): Promise<void> {
     const cur = (set.status ?? {}) as Obj;
     const conds = (Array.isArray(cur.conditions) ? cur.conditions : []) as Obj[];
     const old = conds.find((c) => c.type === 'ReplicaFailure');
     let conditions = conds.filter((c) => c.type !== 'ReplicaFailure');
     if (failure) {
-      conditions = [...conditions, { type: 'ReplicaFailure', status: 'True', lastTransitionTime: (old?.lastTransitionTime as string | undefined) ?? isoSeconds(this.clock.now()), reason: 'FailedCreate', message: failure }];
+      conditions = old ? conds : [...conditions, { type: 'ReplicaFailure', status: 'True', lastTransitionTime: isoSeconds(this.clock.now()), reason: 'FailedCreate', message: failure }];
     }
     const status: Obj = { ...counts, observedGeneration: set.metadata?.generation ?? 0, ...(conditions.length > 0 ? { conditions } : {}) };
     // kube's ReplicaSetStatus: `replicas` always, the other counters omitempty

@@ -10,6 +10,7 @@ import type { ApiRequest, AuditAnnotator } from '../request.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
 import type { ApiObject, JSONObject, ObjectMeta } from '../../registry/types.js';
 import { EPHEMERAL_SUBRESOURCE } from '../../registry/kinds/pod-ephemeral.js';
+import { statusWriteMetadata } from '../../registry/status-write-metadata.js';
 import { undecodableBodyMessage } from '../undecodable-body.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -193,7 +194,8 @@ export function isPartialWrite(req: ApiRequest): boolean {
  * Confines a write to its part of the object, as Kubernetes' status
  * strategies do: on a kind with a `status` sub-resource, a write to the main
  * resource keeps the stored status, and a write to `/status` changes only the
- * status (metadata and spec stay as stored). A write to a pod's
+ * status (metadata and spec stay as stored), except the metadata the kind's
+ * status strategy lets through (registry/status-write-metadata.ts). A write to a pod's
  * `/ephemeralcontainers` changes only spec.ephemeralContainers (kube's
  * podEphemeralContainersStrategy). `managedFields` and a `resourceVersion`
  * precondition come from the write.
@@ -202,6 +204,15 @@ export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObjec
   if (!current || !hasStatusSubresource(req)) return next;
   if (isPartialWrite(req)) {
     const out: ApiObject = { ...current, metadata: { ...current.metadata } };
+    const written = isStatusWrite(req) ? statusWriteMetadata(req.def) : 'none';
+    if (written !== 'none') {
+      // the kind's status strategy keeps the written metadata (the store carries the system fields over)
+      out.metadata = { ...next.metadata };
+      if (written === 'all-but-labels') {
+        if (current.metadata?.labels === undefined) delete out.metadata.labels;
+        else out.metadata.labels = current.metadata.labels;
+      }
+    }
     if (isStatusWrite(req)) {
       if (next.status === undefined) delete out.status;
       else out.status = next.status;
@@ -209,7 +220,7 @@ export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObjec
       out.spec = withEphemeralContainers(current.spec, next.spec);
     }
     const meta = out.metadata!;
-    if (isStatusWrite(req)) statusWriteMetadata(req, meta, next.metadata ?? {});
+    if (isStatusWrite(req) && written === 'none') keepWrittenLabelsAndAnnotations(req, meta, next.metadata ?? {});
     const rv = next.metadata?.resourceVersion;
     if (rv === undefined) delete meta.resourceVersion;
     else meta.resourceVersion = rv;
@@ -224,14 +235,14 @@ export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObjec
 }
 
 /**
- * A built-in kind's status strategy resets the spec, not the metadata: kube's
+ * (Kinds statusWriteMetadata does not cover.) A built-in kind's status strategy resets the spec, not the metadata: kube's
  * BeforeUpdate keeps the labels and annotations a `/status` write sends (the e2e
  * "should apply changes to a namespace status" patches an annotation with the
  * conditions), but for what a strategy resets — a Deployment's labels
  * (deploymentStatusStrategy). A custom resource's `/status` keeps all of the
  * stored metadata (the CRD status strategy copies the old object).
  */
-function statusWriteMetadata(req: ApiRequest, meta: ObjectMeta, written: ObjectMeta): void {
+function keepWrittenLabelsAndAnnotations(req: ApiRequest, meta: ObjectMeta, written: ObjectMeta): void {
   for (const f of statusMetadataFields(req)) {
     if (written[f] === undefined) delete meta[f];
     else meta[f] = written[f];

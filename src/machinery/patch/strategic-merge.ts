@@ -278,11 +278,14 @@ function elementKey(mergeKey: string | undefined): KeyFn {
 }
 
 /**
- * Orders a merged list the way Kubernetes does: elements named by the patch
- * (or `$setElementOrder`) follow the patch's order, elements only the server
- * has keep their relative server order, and the two runs are interleaved so a
- * patch element goes before a server-only one only if it was before it on the
- * server already. New elements therefore end up after the existing ones.
+ * Orders a merged list the way Kubernetes does (normalizeElementOrder and
+ * mergeSortedSlice): elements named by the patch (or `$setElementOrder`)
+ * follow the patch's order, elements only the server has keep their relative
+ * server order, and the two runs are interleaved so a server-only element goes
+ * before a patch element only if both are on the server and it was before it
+ * there. An element new to the server therefore goes before the server-only
+ * elements that follow (`{"containers":[{"name":"new"}]}` makes `new` the first
+ * container), as kube's apps e2e tests expect of a patched template.
  */
 function normalizeOrder(merged: JSONValue[], patchOrder: JSONValue[], serverOrder: JSONValue[], keyOf: KeyFn): JSONValue[] {
   const patchIndex = indexBy(patchOrder, keyOf);
@@ -307,10 +310,10 @@ function normalizeOrder(merged: JSONValue[], patchOrder: JSONValue[], serverOrde
   let i = 0;
   let j = 0;
   while (i < fromPatch.length && j < serverOnly.length) {
-    const li = sr(fromPatch[i]!);
-    const ri = sr(serverOnly[j]!);
-    if (li !== Number.MAX_SAFE_INTEGER && ri !== Number.MAX_SAFE_INTEGER && li < ri) out.push(fromPatch[i++]!);
-    else out.push(serverOnly[j++]!);
+    const si = sr(serverOnly[j]!);
+    const pi = sr(fromPatch[i]!);
+    if (si !== Number.MAX_SAFE_INTEGER && pi !== Number.MAX_SAFE_INTEGER && si < pi) out.push(serverOnly[j++]!);
+    else out.push(fromPatch[i++]!);
   }
   while (i < fromPatch.length) out.push(fromPatch[i++]!);
   while (j < serverOnly.length) out.push(serverOnly[j++]!);
