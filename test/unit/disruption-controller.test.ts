@@ -105,7 +105,8 @@ describe('disruption controller', () => {
     await budget(e, 'web', { maxUnavailable: 1 });
     await settled(e);
     expect(await status(e, 'web')).toMatchObject({ expectedPods: 3, desiredHealthy: 2, currentHealthy: 3, disruptionsAllowed: 1 });
-    await e.gs('replicationcontrollers').delete('default', 'old', { dryRun: false });
+    // Background, as kubectl sends it (a core/v1 RC orphans its pods by default, and no collector runs here)
+    await e.gs('replicationcontrollers').delete('default', 'old', { dryRun: false, propagationPolicy: 'Background' });
     // a pod change makes the controller look again (the pod's controller is gone now)
     await e.gs('pods').guaranteedUpdate('default', 'old-x', { dryRun: false }, (cur) => ({ ...cur!, metadata: { ...cur!.metadata, labels: { app: 'web', touched: 'yes' } } }));
     await settled(e);
