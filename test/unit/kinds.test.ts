@@ -405,6 +405,11 @@ describe('strategies', () => {
     expect(def.strategy.validateUpdate!(imageOnly, old)).toEqual([]);
     const other: ApiObject = { metadata: { name: 'p', namespace: 'd' }, spec: { containers: [{ name: 'a', image: 'i:1', args: ['x'] }] } };
     expect(def.strategy.validateUpdate!(other, old).map((e) => e.field)).toEqual(['spec']);
+    // kube's JSON carries a container's `resources: {}` (a Go struct): it equals an absent one
+    const emptyResources: ApiObject = { metadata: { name: 'p', namespace: 'd' }, spec: { containers: [{ name: 'a', image: 'i:2', resources: {}, ports: [] }] } };
+    expect(def.strategy.validateUpdate!(emptyResources, old)).toEqual([]);
+    const realResources: ApiObject = { metadata: { name: 'p', namespace: 'd' }, spec: { containers: [{ name: 'a', image: 'i:1', resources: { limits: { cpu: '1' } } }] } };
+    expect(def.strategy.validateUpdate!(realResources, old).map((e) => e.field)).toEqual(['spec']);
   });
 });
 

@@ -124,7 +124,7 @@ function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
     delete s.tolerations;
     delete s.terminationGracePeriodSeconds;
     if (!r.nodeName) delete s.nodeName;
-    return JSON.stringify(sortKeys(s));
+    return JSON.stringify(sortKeys(pruneEmpty(s) ?? {}));
   };
   const before = mutable(old.spec as JSONValue, old.spec as JSONValue);
   const after = mutable(o.spec as JSONValue, old.spec as JSONValue);
@@ -137,6 +137,22 @@ function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
         'Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
     },
   ];
+}
+
+/**
+ * drops empty objects and arrays, as kube's Semantic.DeepEqual sees them: a
+ * Go struct field (a container's `resources: {}`, which kube's JSON always
+ * carries) and an empty map or slice equal an absent one
+ */
+function pruneEmpty(v: JSONValue): JSONValue | undefined {
+  if (Array.isArray(v)) return v.length === 0 ? undefined : v.map((x) => pruneEmpty(x) ?? {});
+  if (v === null || typeof v !== 'object') return v;
+  const out: Obj = {};
+  for (const [k, child] of Object.entries(v)) {
+    const p = pruneEmpty(child);
+    if (p !== undefined) out[k] = p;
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
 }
 
 function sortKeys(v: JSONValue): JSONValue {

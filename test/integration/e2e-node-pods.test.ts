@@ -1,0 +1,158 @@
+// What Kubernetes' sig-node e2e tests of Pods (test/e2e/common/node/pods.go,
+// the Conformance ones on the API) check, on orch with its controllers and a
+// real node agent (simulated runtime): a pod gets a host IP; a pod is seen
+// added and then deleted by a watch from a list, gracefully (its last state
+// has a deletionTimestamp and a non-zero grace period); a label update is
+// seen by a selector; deleteCollection by label removes running pods; a pod's
+// lifecycle (strategic patch of labels and image, a status replace with Ready
+// and ContainersReady False, deleteCollection seen by a watch, then 404); and a
+// merge patch of /status that carries an annotation, a message and a reason.
+
+import { describe, expect, it } from 'vitest';
+import { type Event, type Obj, AGNHOST, PAUSE, STRATEGIC, WEBSERVER, e2eEnv, named, namespace } from '../helpers/e2e-apps.js';
+import { openWatch } from '../helpers/watch-stream.js';
+
+const env = e2eEnv('pods-node');
+const PODS = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
+const NGINX = 'registry.k8s.io/e2e-test-images/nginx:1.14-4';
+let seq = 0;
+const ns = (base: string) => namespace(env, `${base}-${++seq}-${Math.random().toString(36).slice(2, 7)}`);
+
+function pod(name: string, labels: Record<string, string>, container: string, image: string, extra: Obj = {}): Obj {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels }, spec: { containers: [{ name: container, image }], ...extra } };
+}
+/** e2epod.WaitForPodNameRunningInNamespace */
+const running = (n: string, name: string): Promise<Obj> =>
+  env.eventually(async () => {
+    const p = await env.get(`${PODS(n)}/${name}`);
+    return p.status?.phase === 'Running' ? p : undefined;
+  }, `${name} Running`);
+
+describe('[sig-node] Pods', () => {
+  it('should get a host IP [NodeConformance] [Conformance]', async () => {
+    const n = await ns('pods-hostip');
+    const name = `pod-hostip-${crypto.randomUUID()}`;
+    await env.call('POST', PODS(n), pod(name, {}, 'test', PAUSE));
+    const p = await running(n, name);
+    expect(p.status.hostIP).toMatch(/^\d+\.\d+\.\d+\.\d+$|:/);
+  });
+
+  it('should be submitted and removed [NodeConformance] [Conformance]', async () => {
+    const n = await ns('pods-submit');
+    const name = `pod-submit-remove-${crypto.randomUUID()}`;
+    const time = String(process.hrtime()[1]);
+    const sel = `time=${time}`;
+    const before = await env.list(PODS(n), sel);
+    expect(before.items).toHaveLength(0);
+    // the informer's watch from its list
+    const w = openWatch(env.ts().server, `${PODS(n)}?watch=1&resourceVersion=${before.metadata.resourceVersion}&labelSelector=${encodeURIComponent(sel)}`);
+    try {
+      await env.call('POST', PODS(n), pod(name, { name: 'foo', time }, 'nginx', NGINX));
+      expect((await env.list(PODS(n), sel)).items).toHaveLength(1);
+      const added = (await w.waitUntil((e) => (e as Event).type !== 'BOOKMARK', 10_000)) as Event;
+      expect(added.type).toBe('ADDED');
+
+      await running(n, name);
+      await env.call('DELETE', `${PODS(n)}/${name}`, { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 30 });
+      const deleted = (await w.waitUntil((e) => (e as Event).type === 'DELETED' || (e as Event).type === 'ERROR', 60_000)) as Event;
+      expect(deleted.type).toBe('DELETED');
+      expect(deleted.object.metadata.deletionTimestamp).toBeTruthy();
+      expect(deleted.object.spec.terminationGracePeriodSeconds).not.toBe(0);
+    } finally {
+      w.close();
+    }
+    expect((await env.list(PODS(n), sel)).items).toHaveLength(0);
+  });
+
+  it('should be updated [NodeConformance] [Conformance]', async () => {
+    const n = await ns('pods-update');
+    const name = `pod-update-${crypto.randomUUID()}`;
+    const time = String(process.hrtime()[1]);
+    await env.call('POST', PODS(n), pod(name, { name: 'foo', time }, 'nginx', NGINX));
+    await running(n, name);
+    expect((await env.list(PODS(n), `time=${time}`)).items).toHaveLength(1);
+
+    // podClient.Update: get, change the label, put; again on a conflict
+    const value = `${time}1`;
+    await env.eventually(async () => {
+      const cur = await env.get(`${PODS(n)}/${name}`);
+      cur.metadata.labels.time = value;
+      const r = await env.ts().request('PUT', `${PODS(n)}/${name}`, { body: cur });
+      if (r.status === 409) return undefined;
+      expect(r.status, r.text).toBe(200);
+      return true;
+    }, 'the pod update');
+    await running(n, name);
+    expect((await env.list(PODS(n), `time=${value}`)).items).toHaveLength(1);
+  });
+
+  it('should delete a collection of pods [Conformance]', async () => {
+    const n = await ns('pods-collection');
+    for (const name of ['test-pod-1', 'test-pod-2', 'test-pod-3']) {
+      await env.call('POST', PODS(n), pod(name, { type: 'Testing' }, 'token-test', AGNHOST, { terminationGracePeriodSeconds: 1, restartPolicy: 'Never' }));
+    }
+    await env.runningPods(n, 'type=Testing', 3);
+    await env.call('DELETE', `${PODS(n)}?labelSelector=type%3DTesting`, { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 1 });
+    await env.eventually(async () => (await env.list(PODS(n), 'type=Testing')).items.length === 0, 'the pods deleted');
+  });
+
+  it('should run through the lifecycle of Pods and PodStatus [Conformance]', async () => {
+    const n = await ns('pods-lifecycle');
+    const sel = 'test-pod-static=true';
+    const all = await env.list('/api/v1/pods', sel);
+    await env.call('POST', PODS(n), pod('pod-test', { 'test-pod-static': 'true' }, 'pod-test', AGNHOST, { terminationGracePeriodSeconds: 1 }));
+    await env.until(PODS(n), all.metadata.resourceVersion, sel, (e) =>
+      named('pod-test', e) && e.object.metadata.namespace === n && e.object.status?.phase === 'Running');
+    const p = await env.get(`${PODS(n)}/pod-test`);
+    expect(p.status.phase).toBe('Running');
+
+    // a strategic merge patch of a marshalled Pod: a label and the container's image
+    await env.call('PATCH', `${PODS(n)}/pod-test`, {
+      metadata: { labels: { 'test-pod': 'patched' }, creationTimestamp: null },
+      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'pod-test', image: WEBSERVER, resources: {} }] },
+      status: {},
+    }, STRATEGIC);
+    await env.until(PODS(n), p.metadata.resourceVersion, sel, (e) => e.type === 'MODIFIED' && e.object.metadata.labels?.['test-pod-static'] === 'true');
+    const patched = await env.get(`${PODS(n)}/pod-test`);
+    expect(patched.metadata.labels['test-pod']).toBe('patched');
+    expect(patched.spec.containers[0].image).toBe(WEBSERVER);
+
+    // UpdateStatus (retry on conflict) of what GET /status gave, Ready and ContainersReady set False
+    const updated = await env.eventually(async () => {
+      const st = await env.get(`${PODS(n)}/pod-test/status`);
+      let flipped = 0;
+      for (const c of st.status.conditions as Obj[]) {
+        if ((c.type === 'Ready' || c.type === 'ContainersReady') && c.status === 'True') {
+          c.status = 'False';
+          flipped++;
+        }
+      }
+      expect(flipped).toBe(2);
+      const r = await env.ts().request('PUT', `${PODS(n)}/pod-test/status`, { body: st });
+      if (r.status === 409) return undefined;
+      expect(r.status, r.text).toBe(200);
+      return r.json<Obj>();
+    }, 'the status update');
+    const falseConds = (updated.status.conditions as Obj[]).filter((c) => (c.type === 'Ready' || c.type === 'ContainersReady') && c.status === 'False');
+    expect(falseConds).toHaveLength(2);
+
+    await env.call('DELETE', `${PODS(n)}?labelSelector=${encodeURIComponent(sel)}`, { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 1 });
+    await env.until(PODS(n), updated.metadata.resourceVersion, sel, (e) => e.type === 'DELETED' && e.object.metadata.labels?.['test-pod-static'] === 'true', 60_000);
+    const r = await env.ts().request('GET', `${PODS(n)}/pod-test`);
+    expect(r.status, r.text).toBe(404);
+  });
+
+  it('should patch a pod status [Conformance]', async () => {
+    const n = await ns('pods-patch-status');
+    const name = `pod-${Math.random().toString(36).slice(2, 7)}`;
+    await env.call('POST', PODS(n), pod(name, { e2e: name }, 'agnhost', AGNHOST, { terminationGracePeriodSeconds: 1 }));
+    await running(n, name);
+    const patched = await env.call('PATCH', `${PODS(n)}/${name}/status`, {
+      metadata: { annotations: { patchedstatus: 'true' } },
+      status: { message: 'Patched by e2e test', reason: 'E2E' },
+    });
+    expect(patched.status.message).toBe('Patched by e2e test');
+    expect(patched.status.reason).toBe('E2E');
+    expect(patched.metadata.annotations).toMatchObject({ patchedstatus: 'true' });
+  });
+});
