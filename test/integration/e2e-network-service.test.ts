@@ -1,0 +1,192 @@
+// Ports of Kubernetes' API-only e2e tests "[sig-network] Services"
+// (test/e2e/network/service.go) and "[sig-network] EndpointSlice"
+// (test/e2e/network/endpointslice.go) to orch, on a started server with kube's
+// group names: an Endpoints object's lifecycle (watch by label, patch, delete
+// by collection), listing services across namespaces, deleting a collection
+// of services, a service's status through `/status` (patch, update, watch),
+// and the `kubernetes` service's Endpoints and EndpointSlice.
+
+import { describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
+import { type Obj, type TestServer, call, generateName, getOrUndefined, listItems, newNamespace, useKubeServer } from '../helpers/kube-e2e.js';
+import { type WatchEvent, openWatch } from '../helpers/watch-stream.js';
+
+let t: TestServer;
+useKubeServer((s) => (t = s));
+
+const sel = (s: string): string => `labelSelector=${encodeURIComponent(s)}`;
+const named = (name: string) => (e: WatchEvent): boolean => e.object.metadata?.name === name;
+
+describe('[sig-network] Services (service.go)', () => {
+  it('[Conformance] should test the lifecycle of an Endpoint', async () => {
+    const ns = await newNamespace(t, 'endpoints');
+    const name = 'example-empty-endpoint';
+    const path = `/api/v1/namespaces/${ns}/endpoints`;
+    const label = 'test-endpoint-static=true';
+    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
+    try {
+      await call(t, 'POST', path, {
+        metadata: { name, labels: { 'test-endpoint-static': 'true' } },
+        subsets: [{ addresses: [{ ip: '10.0.0.24' }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }],
+      }, undefined, 201);
+      await w.waitUntil((e) => e.type === 'ADDED' && named(name)(e));
+      const got = await call(t, 'GET', `${path}/${name}`);
+      expect(got.metadata.labels).toEqual({ 'test-endpoint-static': 'true' });
+      // listing all namespaces by label finds it
+      const all = await listItems(t, `/api/v1/endpoints?${sel(label)}`);
+      expect(all.map((e) => `${e.metadata.namespace}/${e.metadata.name}`)).toContain(`${ns}/${name}`);
+      // a strategic merge patch of a label and the subsets
+      const patched = await call(t, 'PATCH', `${path}/${name}`, {
+        metadata: { labels: { 'test-service': 'updated' } },
+        subsets: [{ addresses: [{ ip: '10.0.0.25' }], ports: [{ name: 'http-test', port: 8080, protocol: 'TCP' }] }],
+      }, 'application/strategic-merge-patch+json');
+      expect(patched.metadata.labels).toEqual({ 'test-endpoint-static': 'true', 'test-service': 'updated' });
+      await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata as Obj).labels?.['test-service'] === 'updated');
+      const again = await call(t, 'GET', `${path}/${name}`);
+      expect(again.subsets).toEqual([{ addresses: [{ ip: '10.0.0.25' }], ports: [{ name: 'http-test', port: 8080, protocol: 'TCP' }] }]);
+      await call(t, 'DELETE', `${path}?${sel(label)}`);
+      await w.waitUntil((e) => e.type === 'DELETED' && named(name)(e));
+      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(0);
+    } finally {
+      w.close();
+    }
+  });
+
+  it('[Conformance] should find a service from listing all namespaces', async () => {
+    const ns = await newNamespace(t, 'services');
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'test-service' },
+      spec: { ports: [{ port: 80, targetPort: 80 }] },
+    }, undefined, 201);
+    const all = await listItems(t, '/api/v1/services');
+    expect(all.some((s) => s.metadata.name === 'test-service' && s.metadata.namespace === ns)).toBe(true);
+  });
+
+  it('[Conformance] should delete a collection of services', async () => {
+    const ns = await newNamespace(t, 'services');
+    const path = `/api/v1/namespaces/${ns}/services`;
+    for (const n of ['e2e-svc-a', 'e2e-svc-b', 'e2e-svc-c']) {
+      const svc = await call(t, 'POST', path, {
+        metadata: { name: n, labels: { 'e2e-test-service': 'delete' } },
+        spec: { type: 'ClusterIP', ports: [{ name: 'http', protocol: 'TCP', port: 8080, targetPort: 8080 }] },
+      }, undefined, 201);
+      expect(svc.spec.clusterIP).toBeTruthy();
+    }
+    expect(await listItems(t, `${path}?${sel('e2e-test-service=delete')}`)).toHaveLength(3);
+    await call(t, 'DELETE', `${path}?${sel('e2e-test-service=delete')}`);
+    await eventually(async () => (await listItems(t, `${path}?${sel('e2e-test-service=delete')}`)).length === 0, 'services deleted');
+  });
+
+  it('[Conformance] should complete a service status lifecycle', async () => {
+    const ns = await newNamespace(t, 'services');
+    const path = `/api/v1/namespaces/${ns}/services`;
+    const name = generateName('test-service-');
+    const label = 'test-service-static=true';
+    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
+    try {
+      await call(t, 'POST', path, {
+        metadata: { name, labels: { 'test-service-static': 'true' } },
+        spec: { type: 'LoadBalancer', ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 80 }] },
+      }, undefined, 201);
+      await w.waitUntil((e) => e.type === 'ADDED' && named(name)(e));
+      expect((await listItems(t, `/api/v1/services?${sel(label)}`)).map((s) => s.metadata.name)).toContain(name);
+
+      // the status sub-resource, as the dynamic client reads it
+      const status = await call(t, 'GET', `${path}/${name}/status`);
+      expect(status.kind).toBe('Service');
+      expect(status.metadata.name).toBe(name);
+
+      // a merge patch of an annotation and the load balancer's ingress through /status
+      const lb = { ingress: [{ ip: '203.0.113.1' }] };
+      const patched = await call(t, 'PATCH', `${path}/${name}/status`, { metadata: { annotations: { patchedstatus: 'true' } }, status: { loadBalancer: lb } });
+      expect(patched.status.loadBalancer).toEqual(lb);
+      expect(patched.metadata.annotations?.patchedstatus).toBe('true');
+      await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata?.annotations ?? {}).patchedstatus === 'true');
+
+      // an update of /status adding a condition
+      const cur = await call(t, 'GET', `${path}/${name}/status`);
+      cur.status.conditions = [{ type: 'StatusUpdate', status: 'True', reason: 'E2E', message: 'Set from e2e test', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }];
+      const updated = await call(t, 'PUT', `${path}/${name}/status`, cur);
+      expect(updated.status.conditions).toHaveLength(1);
+      expect(updated.status.conditions[0]).toMatchObject({ type: 'StatusUpdate', reason: 'E2E', message: 'Set from e2e test' });
+      await w.waitUntil((e) => e.type === 'MODIFIED' && ((e.object.status as Obj)?.conditions ?? []).some((c: Obj) => c.type === 'StatusUpdate'));
+
+      // a patch of the service itself
+      await call(t, 'PATCH', `${path}/${name}`, { metadata: { labels: { 'test-service': 'patched' } } });
+      await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata as Obj).labels?.['test-service'] === 'patched');
+
+      await call(t, 'DELETE', `${path}/${name}`);
+      await w.waitUntil((e) => e.type === 'DELETED' && named(name)(e));
+      expect(await getOrUndefined(t, `${path}/${name}`)).toBeUndefined();
+    } finally {
+      w.close();
+    }
+  });
+});
+
+describe('[sig-network] EndpointSlice (endpointslice.go)', () => {
+  it('[Conformance] should have Endpoints and EndpointSlices pointing to API Server', async () => {
+    const svc = await call(t, 'GET', '/api/v1/namespaces/default/services/kubernetes');
+    expect(svc.spec.clusterIP).toBeTruthy();
+    const ep = await eventually(async () => {
+      const e = await getOrUndefined(t, '/api/v1/namespaces/default/endpoints/kubernetes');
+      return (e?.subsets as Obj[] | undefined)?.length ? e : undefined;
+    }, 'kubernetes Endpoints');
+    const slices = await eventually(async () => {
+      const l = await listItems(t, `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?${sel('kubernetes.io/service-name=kubernetes')}`);
+      return l.length ? l : undefined;
+    }, 'kubernetes EndpointSlice');
+    expect(slices).toHaveLength(1);
+    const slice = slices[0];
+    // the slice has the Endpoints' addresses and ports
+    const epAddrs = (ep.subsets as Obj[]).flatMap((s) => (s.addresses as Obj[]).map((a) => a.ip as string)).sort();
+    const sliceAddrs = (slice.endpoints as Obj[]).flatMap((e) => e.addresses as string[]).sort();
+    expect(sliceAddrs).toEqual(epAddrs);
+    const epPorts = (ep.subsets as Obj[]).flatMap((s) => (s.ports as Obj[]).map((p) => `${p.name ?? ''}/${p.port}/${p.protocol}`)).sort();
+    const slicePorts = (slice.ports as Obj[]).map((p) => `${p.name ?? ''}/${p.port}/${p.protocol}`).sort();
+    expect(slicePorts).toEqual(epPorts);
+  });
+
+  it('[Conformance] should support creating EndpointSlice API operations', async () => {
+    const ns = await newNamespace(t, 'endpointslice');
+    const group = await call(t, 'GET', '/apis/discovery.k8s.io');
+    expect((group.versions as Obj[]).map((v) => v.version)).toContain('v1');
+    const resources = await call(t, 'GET', '/apis/discovery.k8s.io/v1');
+    expect((resources.resources as Obj[]).map((r) => r.name)).toContain('endpointslices');
+
+    const path = `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`;
+    const label = `special-label=${ns}`;
+    const tmpl = (): Obj => ({
+      metadata: { generateName: 'e2e-example-ing', labels: { 'special-label': ns } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['1.2.3.4', '5.6.7.8'] }, { addresses: ['2.2.3.4', '6.6.7.8'] }],
+    });
+    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
+    try {
+      const created: Obj[] = [];
+      for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, tmpl(), undefined, 201));
+      const got = await call(t, 'GET', `${path}/${created[0].metadata.name}`);
+      expect(got.metadata.uid).toBe(created[0].metadata.uid);
+      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(3);
+      expect(await listItems(t, `/apis/discovery.k8s.io/v1/endpointslices?${sel(label)}`)).toHaveLength(3);
+
+      const one = `${path}/${created[0].metadata.name}`;
+      const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });
+      expect(patched.metadata.annotations.patched).toBe('true');
+      await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata?.annotations ?? {}).patched === 'true');
+
+      const cur = await call(t, 'GET', one);
+      cur.metadata.annotations.updated = 'true';
+      const updated = await call(t, 'PUT', one, cur);
+      expect(updated.metadata.annotations.updated).toBe('true');
+
+      await call(t, 'DELETE', one);
+      expect((await t.request('GET', one)).status).toBe(404);
+      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(2);
+      await call(t, 'DELETE', `${path}?${sel(label)}`);
+      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(0);
+    } finally {
+      w.close();
+    }
+  });
+});
