@@ -1,0 +1,116 @@
+// Ports of Kubernetes' API-only e2e tests "[sig-network] Ingress API" and
+// "[sig-network] IngressClass API" (test/e2e/network/ingress.go,
+// ingressclass.go) to orch, on a started server with kube's group names:
+// networking.k8s.io/v1 in discovery, create / get / list (in a namespace and
+// across them) / watch / patch / update / delete / delete a collection, and an
+// Ingress's load balancer status through `/status` (patch and update).
+
+import { describe, expect, it } from 'vitest';
+import { type Obj, type TestServer, call, listItems, newNamespace, useKubeServer } from '../helpers/kube-e2e.js';
+import { openWatch } from '../helpers/watch-stream.js';
+
+let t: TestServer;
+useKubeServer((s) => (t = s));
+
+const NET = '/apis/networking.k8s.io/v1';
+const sel = (s: string): string => `labelSelector=${encodeURIComponent(s)}`;
+
+async function expectInDiscovery(resource: string): Promise<void> {
+  const group = await call(t, 'GET', '/apis/networking.k8s.io');
+  expect((group.versions as Obj[]).map((v) => v.version)).toContain('v1');
+  const resources = await call(t, 'GET', NET);
+  expect((resources.resources as Obj[]).map((r) => r.name)).toContain(resource);
+}
+
+const annotations = (o: Obj): Record<string, string> => (o.metadata?.annotations ?? {}) as Record<string, string>;
+
+describe('[sig-network] Ingress API (ingress.go)', () => {
+  it('[Conformance] should support creating Ingress API operations', async () => {
+    await expectInDiscovery('ingresses');
+    const ns = await newNamespace(t, 'ingress');
+    const path = `${NET}/namespaces/${ns}/ingresses`;
+    const label = `special-label=${ns}`;
+    const backend = (name: string): Obj => ({ service: { name, port: { number: 8080 } } });
+    const template = (): Obj => ({
+      metadata: { generateName: 'e2e-example-ing', labels: { 'special-label': ns } },
+      spec: {
+        defaultBackend: backend('default-backend'),
+        rules: [{ host: 'foo.bar.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: backend('test-backend') }] } }],
+      },
+    });
+    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
+    try {
+      const created: Obj[] = [];
+      for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, template(), undefined, 201));
+      const one = `${path}/${created[0].metadata.name}`;
+      expect((await call(t, 'GET', one)).metadata.uid).toBe(created[0].metadata.uid);
+      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(3);
+      expect(await listItems(t, `${NET}/ingresses?${sel(label)}`)).toHaveLength(3);
+
+      const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });
+      expect(annotations(patched).patched).toBe('true');
+      await w.waitUntil((e) => e.type === 'MODIFIED' && annotations(e.object).patched === 'true');
+
+      const cur = await call(t, 'GET', one);
+      cur.metadata.annotations.updated = 'true';
+      expect(annotations(await call(t, 'PUT', one, cur)).updated).toBe('true');
+      await w.waitUntil((e) => e.type === 'MODIFIED' && annotations(e.object).updated === 'true');
+
+      // /status: a merge patch of an annotation and the load balancer, then an update
+      expect((await call(t, 'GET', `${one}/status`)).metadata.uid).toBe(created[0].metadata.uid);
+      const lb1 = { ingress: [{ ip: '169.1.1.1' }] };
+      const st = await call(t, 'PATCH', `${one}/status`, { metadata: { annotations: { patchedstatus: 'true' } }, status: { loadBalancer: lb1 } });
+      expect(st.status.loadBalancer).toEqual(lb1);
+      expect(annotations(st).patchedstatus).toBe('true');
+      const lb2 = { ingress: [{ ip: '169.1.1.2' }] };
+      const toUpdate = await call(t, 'GET', `${one}/status`);
+      toUpdate.status.loadBalancer = lb2;
+      expect((await call(t, 'PUT', `${one}/status`, toUpdate)).status.loadBalancer).toEqual(lb2);
+
+      await call(t, 'DELETE', one);
+      expect((await t.request('GET', one)).status).toBe(404);
+      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(2);
+      await call(t, 'DELETE', `${path}?${sel(label)}`);
+      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(0);
+    } finally {
+      w.close();
+    }
+  });
+});
+
+describe('[sig-network] IngressClass API (ingressclass.go)', () => {
+  it('[Conformance] should support creating IngressClass API operations', async () => {
+    await expectInDiscovery('ingressclasses');
+    const unique = `ingressclass-${Math.random().toString(36).slice(2, 8)}`;
+    const path = `${NET}/ingressclasses`;
+    const label = `special-label=${unique}`;
+    const template = (): Obj => ({
+      metadata: { generateName: 'e2e-example-ingressclass', labels: { 'special-label': unique } },
+      spec: { controller: 'example.com/controller', parameters: { apiGroup: 'k8s.example.com', kind: 'IngressParameters', name: 'external-config' } },
+    });
+    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
+    try {
+      const created: Obj[] = [];
+      for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, template(), undefined, 201));
+      const one = `${path}/${created[0].metadata.name}`;
+      expect((await call(t, 'GET', one)).metadata.uid).toBe(created[0].metadata.uid);
+      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(3);
+
+      const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });
+      expect(annotations(patched).patched).toBe('true');
+      await w.waitUntil((e) => e.type === 'MODIFIED' && annotations(e.object).patched === 'true');
+
+      const cur = await call(t, 'GET', one);
+      cur.metadata.annotations.updated = 'true';
+      expect(annotations(await call(t, 'PUT', one, cur)).updated).toBe('true');
+
+      await call(t, 'DELETE', one);
+      expect((await t.request('GET', one)).status).toBe(404);
+      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(2);
+      await call(t, 'DELETE', `${path}?${sel(label)}`);
+      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(0);
+    } finally {
+      w.close();
+    }
+  });
+});
