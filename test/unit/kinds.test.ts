@@ -446,6 +446,9 @@ describe('table columns and selectable fields', () => {
     expect(ev['involvedObject.name']!(evObj)).toBe('web-0');
     expect(ev.reason!(evObj)).toBe('Pulled');
     expect(ev.source!(evObj)).toBe('node-agent');
+    // no source component: the reporting controller (kube's event ToSelectableFields)
+    expect(ev.source!({ reportingComponent: 'test-controller' })).toBe('test-controller');
+    expect(ev.source!({ source: { component: '' }, reportingComponent: 'test-controller' })).toBe('test-controller');
     expect(kind('', 'Namespace').strategy.selectableFields!['status.phase']!({ status: { phase: 'Terminating' } })).toBe('Terminating');
     // kube's GetAttrs: counters as decimal integers, 0 when absent
     const svcFields = kind('', 'Service').strategy.selectableFields!;

@@ -86,7 +86,9 @@ export function coreEventDefinition(n: SchemaNames): ResourceDefinition {
         'involvedObject.fieldPath': fieldOf('involvedObject', 'fieldPath'),
         reason: fieldOf('reason'),
         reportingComponent: fieldOf('reportingComponent'),
-        source: fieldOf('source', 'component'),
+        // kube's ToSelectableFields: source.component, or the reporting controller when it is empty
+        // (an event written through events.k8s.io has no source)
+        source: (o) => getString(o, 'source', 'component') || getString(o, 'reportingComponent') || '',
         type: fieldOf('type'),
       },
     },
