@@ -42,8 +42,8 @@ describe('[sig-network] Ingress API (ingress.go)', () => {
     try {
       const created: Obj[] = [];
       for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, template(), undefined, 201));
-      const one = `${path}/${created[0].metadata.name}`;
-      expect((await call(t, 'GET', one)).metadata.uid).toBe(created[0].metadata.uid);
+      const one = `${path}/${created[0]!.metadata.name}`;
+      expect((await call(t, 'GET', one)).metadata.uid).toBe(created[0]!.metadata.uid);
       expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(3);
       expect(await listItems(t, `${NET}/ingresses?${sel(label)}`)).toHaveLength(3);
 
@@ -57,7 +57,7 @@ describe('[sig-network] Ingress API (ingress.go)', () => {
       await w.waitUntil((e) => e.type === 'MODIFIED' && annotations(e.object).updated === 'true');
 
       // /status: a merge patch of an annotation and the load balancer, then an update
-      expect((await call(t, 'GET', `${one}/status`)).metadata.uid).toBe(created[0].metadata.uid);
+      expect((await call(t, 'GET', `${one}/status`)).metadata.uid).toBe(created[0]!.metadata.uid);
       const lb1 = { ingress: [{ ip: '169.1.1.1' }] };
       const st = await call(t, 'PATCH', `${one}/status`, { metadata: { annotations: { patchedstatus: 'true' } }, status: { loadBalancer: lb1 } });
       expect(st.status.loadBalancer).toEqual(lb1);
@@ -92,8 +92,8 @@ describe('[sig-network] IngressClass API (ingressclass.go)', () => {
     try {
       const created: Obj[] = [];
       for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, template(), undefined, 201));
-      const one = `${path}/${created[0].metadata.name}`;
-      expect((await call(t, 'GET', one)).metadata.uid).toBe(created[0].metadata.uid);
+      const one = `${path}/${created[0]!.metadata.name}`;
+      expect((await call(t, 'GET', one)).metadata.uid).toBe(created[0]!.metadata.uid);
       expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(3);
 
       const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });

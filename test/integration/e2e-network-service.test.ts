@@ -137,7 +137,7 @@ describe('[sig-network] EndpointSlice (endpointslice.go)', () => {
       return l.length ? l : undefined;
     }, 'kubernetes EndpointSlice');
     expect(slices).toHaveLength(1);
-    const slice = slices[0];
+    const slice = slices[0]!;
     // the slice has the Endpoints' addresses and ports
     const epAddrs = (ep.subsets as Obj[]).flatMap((s) => (s.addresses as Obj[]).map((a) => a.ip as string)).sort();
     const sliceAddrs = (slice.endpoints as Obj[]).flatMap((e) => e.addresses as string[]).sort();
@@ -165,12 +165,12 @@ describe('[sig-network] EndpointSlice (endpointslice.go)', () => {
     try {
       const created: Obj[] = [];
       for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, tmpl(), undefined, 201));
-      const got = await call(t, 'GET', `${path}/${created[0].metadata.name}`);
-      expect(got.metadata.uid).toBe(created[0].metadata.uid);
+      const got = await call(t, 'GET', `${path}/${created[0]!.metadata.name}`);
+      expect(got.metadata.uid).toBe(created[0]!.metadata.uid);
       expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(3);
       expect(await listItems(t, `/apis/discovery.k8s.io/v1/endpointslices?${sel(label)}`)).toHaveLength(3);
 
-      const one = `${path}/${created[0].metadata.name}`;
+      const one = `${path}/${created[0]!.metadata.name}`;
       const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });
       expect(patched.metadata.annotations.patched).toBe('true');
       await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata?.annotations ?? {}).patched === 'true');
