@@ -105,7 +105,8 @@ describe('[sig-network] Services (service.go)', () => {
 
       // an update of /status adding a condition
       const cur = await call(t, 'GET', `${path}/${name}/status`);
-      cur.status.conditions = [{ type: 'StatusUpdate', status: 'True', reason: 'E2E', message: 'Set from e2e test', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }];
+      // a metav1.Condition as the e2e builds it: no transition time, which Go's client sends as null
+      cur.status.conditions = [{ type: 'StatusUpdate', status: 'True', lastTransitionTime: null, reason: 'E2E', message: 'Set from e2e test' }];
       const updated = await call(t, 'PUT', `${path}/${name}/status`, cur);
       expect(updated.status.conditions).toHaveLength(1);
       expect(updated.status.conditions[0]).toMatchObject({ type: 'StatusUpdate', reason: 'E2E', message: 'Set from e2e test' });
@@ -121,6 +122,48 @@ describe('[sig-network] Services (service.go)', () => {
     } finally {
       w.close();
     }
+  });
+
+  it('[Conformance] should serve endpoints on same port and different protocols (the API part: no traffic is sent)', async () => {
+    const ns = await newNamespace(t, 'services');
+    const svc = await call(t, 'POST', `/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'multiprotocol-test' },
+      spec: {
+        selector: { app: 'multiprotocol' },
+        ports: [
+          { name: 'tcp-port', port: 53, targetPort: 53, protocol: 'TCP' },
+          { name: 'udp-port', port: 53, targetPort: 53, protocol: 'UDP' },
+        ],
+      },
+    }, undefined, 201);
+    expect((svc.spec.ports as Obj[]).map((p) => p.protocol)).toEqual(['TCP', 'UDP']);
+    // the e2e's server pod, running and ready (its node agent's part written through /status)
+    const podPath = `/api/v1/namespaces/${ns}/pods/pod1`;
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: 'pod1', labels: { app: 'multiprotocol' } },
+      spec: { nodeName: 'node-1', containers: [{ name: 'agnhost', image: 'agnhost', ports: [{ containerPort: 53, protocol: 'TCP' }, { containerPort: 53, protocol: 'UDP' }] }] },
+    }, undefined, 201);
+    const pod = await call(t, 'GET', podPath);
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    pod.status = { phase: 'Running', podIP: '10.244.1.7', podIPs: [{ ip: '10.244.1.7' }], conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] };
+    await call(t, 'PUT', `${podPath}/status`, pod);
+
+    const portsOf = (ports: Obj[]): string[] => ports.map((p) => `${p.name}/${p.port}/${p.protocol}`).sort();
+    await eventually(async () => {
+      const ep = await getOrUndefined(t, `/api/v1/namespaces/${ns}/endpoints/multiprotocol-test`);
+      const subset = (ep?.subsets as Obj[] | undefined)?.[0];
+      if (!subset?.addresses) return false;
+      expect((subset.addresses as Obj[]).map((a) => a.ip)).toEqual(['10.244.1.7']);
+      expect(portsOf(subset.ports as Obj[])).toEqual(['tcp-port/53/TCP', 'udp-port/53/UDP']);
+      return true;
+    }, 'Endpoints with both protocols');
+    await eventually(async () => {
+      const slices = await listItems(t, `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?${sel('kubernetes.io/service-name=multiprotocol-test')}`);
+      const withPod = slices.filter((s) => ((s.endpoints ?? []) as Obj[]).some((e) => (e.addresses as string[]).includes('10.244.1.7')));
+      if (withPod.length === 0) return false;
+      expect(withPod.flatMap((s) => portsOf(s.ports as Obj[])).sort()).toEqual(['tcp-port/53/TCP', 'udp-port/53/UDP']);
+      return true;
+    }, 'EndpointSlices with both protocols');
   });
 });
 
