@@ -32,11 +32,12 @@ describe('[sig-network] Ingress API (ingress.go)', () => {
     const label = `special-label=${ns}`;
     const backend = (name: string): Obj => ({ service: { name, port: { number: 8080 } } });
     const template = (): Obj => ({
-      metadata: { generateName: 'e2e-example-ing', labels: { 'special-label': ns } },
+      metadata: { generateName: 'e2e-example-ing', labels: { 'special-label': ns }, creationTimestamp: null },
       spec: {
         defaultBackend: backend('default-backend'),
         rules: [{ host: 'foo.bar.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: backend('test-backend') }] } }],
       },
+      status: { loadBalancer: {} },
     });
     const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
     try {
@@ -85,7 +86,7 @@ describe('[sig-network] IngressClass API (ingressclass.go)', () => {
     const path = `${NET}/ingressclasses`;
     const label = `special-label=${unique}`;
     const template = (): Obj => ({
-      metadata: { generateName: 'e2e-example-ingressclass', labels: { 'special-label': unique } },
+      metadata: { generateName: 'e2e-example-ingressclass', labels: { 'special-label': unique }, creationTimestamp: null },
       spec: { controller: 'example.com/controller', parameters: { apiGroup: 'k8s.example.com', kind: 'IngressParameters', name: 'external-config' } },
     });
     const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);

@@ -26,7 +26,7 @@ describe('[sig-network] Services (service.go)', () => {
     const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
     try {
       await call(t, 'POST', path, {
-        metadata: { name, labels: { 'test-endpoint-static': 'true' } },
+        metadata: { name, labels: { 'test-endpoint-static': 'true' }, creationTimestamp: null },
         subsets: [{ addresses: [{ ip: '10.0.0.24' }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }],
       }, undefined, 201);
       await w.waitUntil((e) => e.type === 'ADDED' && named(name)(e));
@@ -38,7 +38,7 @@ describe('[sig-network] Services (service.go)', () => {
       // a strategic merge patch of a label and the subsets
       const patched = await call(t, 'PATCH', `${path}/${name}`, {
         metadata: { labels: { 'test-service': 'updated' } },
-        subsets: [{ addresses: [{ ip: '10.0.0.25' }], ports: [{ name: 'http-test', port: 8080, protocol: 'TCP' }] }],
+        subsets: [{ addresses: [{ ip: '10.0.0.25' }], ports: [{ name: 'http-test', port: 8080 }] }],
       }, 'application/strategic-merge-patch+json');
       expect(patched.metadata.labels).toEqual({ 'test-endpoint-static': 'true', 'test-service': 'updated' });
       await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata as Obj).labels?.['test-service'] === 'updated');
@@ -55,8 +55,9 @@ describe('[sig-network] Services (service.go)', () => {
   it('[Conformance] should find a service from listing all namespaces', async () => {
     const ns = await newNamespace(t, 'services');
     await call(t, 'POST', `/api/v1/namespaces/${ns}/services`, {
-      metadata: { name: 'test-service' },
+      metadata: { name: 'test-service', creationTimestamp: null },
       spec: { ports: [{ port: 80, targetPort: 80 }] },
+      status: { loadBalancer: {} },
     }, undefined, 201);
     const all = await listItems(t, '/api/v1/services');
     expect(all.some((s) => s.metadata.name === 'test-service' && s.metadata.namespace === ns)).toBe(true);
@@ -67,8 +68,9 @@ describe('[sig-network] Services (service.go)', () => {
     const path = `/api/v1/namespaces/${ns}/services`;
     for (const n of ['e2e-svc-a', 'e2e-svc-b', 'e2e-svc-c']) {
       const svc = await call(t, 'POST', path, {
-        metadata: { name: n, labels: { 'e2e-test-service': 'delete' } },
+        metadata: { name: n, labels: { 'e2e-test-service': 'delete' }, creationTimestamp: null },
         spec: { type: 'ClusterIP', ports: [{ name: 'http', protocol: 'TCP', port: 8080, targetPort: 8080 }] },
+        status: { loadBalancer: {} },
       }, undefined, 201);
       expect(svc.spec.clusterIP).toBeTruthy();
     }
@@ -85,8 +87,9 @@ describe('[sig-network] Services (service.go)', () => {
     const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
     try {
       await call(t, 'POST', path, {
-        metadata: { name, labels: { 'test-service-static': 'true' } },
-        spec: { type: 'LoadBalancer', ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 80 }] },
+        metadata: { name, labels: { 'test-service-static': 'true' }, creationTimestamp: null },
+        spec: { type: 'LoadBalancer', ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 80 }], loadBalancerClass: 'example.com/internal-vip' },
+        status: { loadBalancer: {} },
       }, undefined, 201);
       await w.waitUntil((e) => e.type === 'ADDED' && named(name)(e));
       expect((await listItems(t, `/api/v1/services?${sel(label)}`)).map((s) => s.metadata.name)).toContain(name);
@@ -113,7 +116,8 @@ describe('[sig-network] Services (service.go)', () => {
       await w.waitUntil((e) => e.type === 'MODIFIED' && ((e.object.status as Obj)?.conditions ?? []).some((c: Obj) => c.type === 'StatusUpdate'));
 
       // a patch of the service itself
-      await call(t, 'PATCH', `${path}/${name}`, { metadata: { labels: { 'test-service': 'patched' } } });
+      // json.Marshal(v1.Service{labels}) as a strategic merge patch
+      await call(t, 'PATCH', `${path}/${name}`, { metadata: { labels: { 'test-service': 'patched' }, creationTimestamp: null }, spec: {}, status: { loadBalancer: {} } }, 'application/strategic-merge-patch+json');
       await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata as Obj).labels?.['test-service'] === 'patched');
 
       await call(t, 'DELETE', `${path}/${name}`);
@@ -200,9 +204,11 @@ describe('[sig-network] EndpointSlice (endpointslice.go)', () => {
     const path = `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`;
     const label = `special-label=${ns}`;
     const tmpl = (): Obj => ({
-      metadata: { generateName: 'e2e-example-ing', labels: { 'special-label': ns } },
+      // as Go marshals a discovery/v1 EndpointSlice: ports is not omitempty, an endpoint's conditions are sent empty
+      metadata: { generateName: 'e2e-example-ing', labels: { 'special-label': ns }, creationTimestamp: null },
       addressType: 'IPv4',
-      endpoints: [{ addresses: ['1.2.3.4', '5.6.7.8'] }, { addresses: ['2.2.3.4', '6.6.7.8'] }],
+      endpoints: [{ addresses: ['1.2.3.4', '5.6.7.8'], conditions: {} }],
+      ports: null,
     });
     const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
     try {
@@ -210,6 +216,10 @@ describe('[sig-network] EndpointSlice (endpointslice.go)', () => {
       for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, tmpl(), undefined, 201));
       const got = await call(t, 'GET', `${path}/${created[0]!.metadata.name}`);
       expect(got.metadata.uid).toBe(created[0]!.metadata.uid);
+      // a port with neither name nor protocol is defaulted as kube's discovery/v1 SetDefaults_EndpointPort does
+      const withPort = await call(t, 'POST', path, { ...tmpl(), ports: [{ port: 80 }] }, undefined, 201);
+      expect(withPort.ports).toEqual([{ name: '', protocol: 'TCP', port: 80 }]);
+      await call(t, 'DELETE', `${path}/${withPort.metadata.name}`);
       expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(3);
       expect(await listItems(t, `/apis/discovery.k8s.io/v1/endpointslices?${sel(label)}`)).toHaveLength(3);
 
