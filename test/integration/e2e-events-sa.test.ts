@@ -42,6 +42,12 @@ describe('[sig-instrumentation] Events (core_events.go)', () => {
     expect(found(await listItems(t, `/api/v1/events?${sel('testevent-constant=true')}`), ns, 'event-test')).toBe(true);
     await call(t, 'PATCH', `${path}/event-test`, { message: 'This is a test event - patched' }, SMP);
     expect((await call(t, 'GET', `${path}/event-test`)).message).toBe('This is a test event - patched');
+
+    // an unconditional update (resourceVersion and managedFields cleared) adding a series
+    const testEvent = withoutServerFields({ ...(await call(t, 'GET', `${path}/event-test`)), series: { count: 100, lastObservedTime: '2017-09-19T13:49:16.000000Z' } });
+    await call(t, 'PUT', `${path}/event-test`, testEvent);
+    expect(withoutServerFields(await call(t, 'GET', `${path}/event-test`))).toEqual(testEvent);
+
     await call(t, 'DELETE', `${path}/event-test`);
     expect(found(await listItems(t, `/api/v1/events?${sel('testevent-constant=true')}`), ns, 'event-test')).toBe(false);
   });
