@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { eventually } from './eventually.js';
 import { type RawResponse, type TestServer, startTestServer } from './server.js';
+import type { WatchStream } from './watch-stream.js';
 
 export type Obj = Record<string, any>;
 
@@ -155,6 +156,18 @@ export async function createCrdAndWait(t: TestServer, crd: Obj): Promise<Obj> {
 export async function deleteCrdAndWait(t: TestServer, name: string): Promise<void> {
   await call(t, 'DELETE', `${CRDS}/${name}`);
   await eventually(async () => (await getOrUndefined(t, `${CRDS}/${name}`)) === undefined, `${name} deleted`);
+}
+
+export const annotations = (o: Obj): Record<string, string> => (o.metadata?.annotations ?? {}) as Record<string, string>;
+
+/**
+ * the API-operations e2e tests' watch, opened at a list's resourceVersion: it replays no ADDED
+ * events, every event up to the one of the patched (then updated) object is MODIFIED
+ */
+export async function expectModifiedUntilPatched(w: WatchStream): Promise<void> {
+  const ev = await w.waitUntil((e) => e.type !== 'MODIFIED' || annotations(e.object).patched === 'true');
+  expect(w.events.map((e) => e.type)).toEqual(w.events.map(() => 'MODIFIED'));
+  expect(annotations(ev.object).patched).toBe('true');
 }
 
 export type { RawResponse, TestServer };

@@ -6,7 +6,7 @@
 // Ingress's load balancer status through `/status` (patch and update).
 
 import { describe, expect, it } from 'vitest';
-import { type Obj, type TestServer, call, listItems, newNamespace, useKubeServer } from '../helpers/kube-e2e.js';
+import { type Obj, type TestServer, annotations, call, expectModifiedUntilPatched, listItems, newNamespace, useKubeServer } from '../helpers/kube-e2e.js';
 import { openWatch } from '../helpers/watch-stream.js';
 
 let t: TestServer;
@@ -21,8 +21,6 @@ async function expectInDiscovery(resource: string): Promise<void> {
   const resources = await call(t, 'GET', NET);
   expect((resources.resources as Obj[]).map((r) => r.name)).toContain(resource);
 }
-
-const annotations = (o: Obj): Record<string, string> => (o.metadata?.annotations ?? {}) as Record<string, string>;
 
 describe('[sig-network] Ingress API (ingress.go)', () => {
   it('[Conformance] should support creating Ingress API operations', async () => {
@@ -39,23 +37,21 @@ describe('[sig-network] Ingress API (ingress.go)', () => {
       },
       status: { loadBalancer: {} },
     });
-    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
+    const created: Obj[] = [];
+    for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, template(), undefined, 201));
+    const one = `${path}/${created[0]!.metadata.name}`;
+    expect((await call(t, 'GET', one)).metadata.uid).toBe(created[0]!.metadata.uid);
+    const list = await call(t, 'GET', `${path}?${sel(label)}`);
+    expect(list.items).toHaveLength(3);
+    expect(await listItems(t, `${NET}/ingresses?${sel(label)}`)).toHaveLength(3);
+    const w = openWatch(t.server, `${path}?watch=true&resourceVersion=${list.metadata.resourceVersion}&${sel(label)}`);
     try {
-      const created: Obj[] = [];
-      for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, template(), undefined, 201));
-      const one = `${path}/${created[0]!.metadata.name}`;
-      expect((await call(t, 'GET', one)).metadata.uid).toBe(created[0]!.metadata.uid);
-      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(3);
-      expect(await listItems(t, `${NET}/ingresses?${sel(label)}`)).toHaveLength(3);
-
       const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });
       expect(annotations(patched).patched).toBe('true');
-      await w.waitUntil((e) => e.type === 'MODIFIED' && annotations(e.object).patched === 'true');
-
-      const cur = await call(t, 'GET', one);
+      const cur = structuredClone(patched);
       cur.metadata.annotations.updated = 'true';
       expect(annotations(await call(t, 'PUT', one, cur)).updated).toBe('true');
-      await w.waitUntil((e) => e.type === 'MODIFIED' && annotations(e.object).updated === 'true');
+      await expectModifiedUntilPatched(w);
 
       // /status: a merge patch of an annotation and the load balancer, then an update
       expect((await call(t, 'GET', `${one}/status`)).metadata.uid).toBe(created[0]!.metadata.uid);
@@ -81,37 +77,40 @@ describe('[sig-network] Ingress API (ingress.go)', () => {
 
 describe('[sig-network] IngressClass API (ingressclass.go)', () => {
   it('[Conformance] should support creating IngressClass API operations', async () => {
+    const groups = await call(t, 'GET', '/apis');
+    expect((groups.groups as Obj[]).find((g) => g.name === 'networking.k8s.io')?.versions.map((v: Obj) => v.version)).toContain('v1');
     await expectInDiscovery('ingressclasses');
     const unique = `ingressclass-${Math.random().toString(36).slice(2, 8)}`;
     const path = `${NET}/ingressclasses`;
-    const label = `special-label=${unique}`;
-    const template = (): Obj => ({
-      metadata: { generateName: 'e2e-example-ingressclass', labels: { 'special-label': unique }, creationTimestamp: null },
-      spec: { controller: 'example.com/controller', parameters: { apiGroup: 'k8s.example.com', kind: 'IngressParameters', name: 'external-config' } },
-    });
-    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
-    try {
-      const created: Obj[] = [];
-      for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, template(), undefined, 201));
-      const one = `${path}/${created[0]!.metadata.name}`;
-      expect((await call(t, 'GET', one)).metadata.uid).toBe(created[0]!.metadata.uid);
-      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(3);
+    const mine = `ingressclass=${unique}`;
+    const create = (name: string): Promise<Obj> => call(t, 'POST', path, {
+      metadata: { name, labels: { ingressclass: unique, 'special-label': 'generic' }, creationTimestamp: null },
+      spec: { controller: 'example.com/controller' },
+    }, undefined, 201);
+    const first = await create('ingressclass1');
+    await create('ingressclass2');
+    await create('ingressclass3');
+    const one = `${path}/ingressclass1`;
+    expect((await call(t, 'GET', one)).metadata.uid).toBe(first.metadata.uid);
+    const list = await call(t, 'GET', `${path}?${sel('special-label=generic')}`);
+    expect(list.items).toHaveLength(3);
 
+    const w = openWatch(t.server, `${path}?watch=true&resourceVersion=${list.metadata.resourceVersion}&${sel(mine)}`);
+    try {
       const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });
       expect(annotations(patched).patched).toBe('true');
-      await w.waitUntil((e) => e.type === 'MODIFIED' && annotations(e.object).patched === 'true');
-
-      const cur = await call(t, 'GET', one);
-      cur.metadata.annotations.updated = 'true';
-      expect(annotations(await call(t, 'PUT', one, cur)).updated).toBe('true');
-
-      await call(t, 'DELETE', one);
-      expect((await t.request('GET', one)).status).toBe(404);
-      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(2);
-      await call(t, 'DELETE', `${path}?${sel(label)}`);
-      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(0);
+      const toUpdate = structuredClone(patched);
+      toUpdate.metadata.annotations.updated = 'true';
+      expect(annotations(await call(t, 'PUT', one, toUpdate)).updated).toBe('true');
+      await expectModifiedUntilPatched(w);
     } finally {
       w.close();
     }
+
+    await call(t, 'DELETE', one);
+    expect((await t.request('GET', one)).status).toBe(404);
+    expect(await listItems(t, `${path}?${sel(mine)}`)).toHaveLength(2);
+    await call(t, 'DELETE', `${path}?${sel(mine)}`);
+    expect(await listItems(t, `${path}?${sel(mine)}`)).toHaveLength(0);
   });
 });

@@ -8,7 +8,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
-import { type Obj, type TestServer, call, generateName, getOrUndefined, listItems, newNamespace, useKubeServer } from '../helpers/kube-e2e.js';
+import {
+  type Obj, type TestServer, annotations, call, expectModifiedUntilPatched, generateName, getOrUndefined, listItems, newNamespace, useKubeServer,
+} from '../helpers/kube-e2e.js';
 import { type WatchEvent, openWatch } from '../helpers/watch-stream.js';
 
 let t: TestServer;
@@ -210,28 +212,27 @@ describe('[sig-network] EndpointSlice (endpointslice.go)', () => {
       endpoints: [{ addresses: ['1.2.3.4', '5.6.7.8'], conditions: {} }],
       ports: null,
     });
-    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
+    const created: Obj[] = [];
+    for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, tmpl(), undefined, 201));
+    const got = await call(t, 'GET', `${path}/${created[0]!.metadata.name}`);
+    expect(got.metadata.uid).toBe(created[0]!.metadata.uid);
+    // a port with neither name nor protocol is defaulted as kube's discovery/v1 SetDefaults_EndpointPort does
+    const withPort = await call(t, 'POST', path, { ...tmpl(), ports: [{ port: 80 }] }, undefined, 201);
+    expect(withPort.ports).toEqual([{ name: '', protocol: 'TCP', port: 80 }]);
+    await call(t, 'DELETE', `${path}/${withPort.metadata.name}`);
+    const list = await call(t, 'GET', `${path}?${sel(label)}`);
+    expect(list.items).toHaveLength(3);
+    expect(await listItems(t, `/apis/discovery.k8s.io/v1/endpointslices?${sel(label)}`)).toHaveLength(3);
+
+    const one = `${path}/${created[0]!.metadata.name}`;
+    const w = openWatch(t.server, `${path}?watch=true&resourceVersion=${list.metadata.resourceVersion}&${sel(label)}`);
     try {
-      const created: Obj[] = [];
-      for (let i = 0; i < 3; i++) created.push(await call(t, 'POST', path, tmpl(), undefined, 201));
-      const got = await call(t, 'GET', `${path}/${created[0]!.metadata.name}`);
-      expect(got.metadata.uid).toBe(created[0]!.metadata.uid);
-      // a port with neither name nor protocol is defaulted as kube's discovery/v1 SetDefaults_EndpointPort does
-      const withPort = await call(t, 'POST', path, { ...tmpl(), ports: [{ port: 80 }] }, undefined, 201);
-      expect(withPort.ports).toEqual([{ name: '', protocol: 'TCP', port: 80 }]);
-      await call(t, 'DELETE', `${path}/${withPort.metadata.name}`);
-      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(3);
-      expect(await listItems(t, `/apis/discovery.k8s.io/v1/endpointslices?${sel(label)}`)).toHaveLength(3);
-
-      const one = `${path}/${created[0]!.metadata.name}`;
       const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });
-      expect(patched.metadata.annotations.patched).toBe('true');
-      await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata?.annotations ?? {}).patched === 'true');
-
-      const cur = await call(t, 'GET', one);
-      cur.metadata.annotations.updated = 'true';
-      const updated = await call(t, 'PUT', one, cur);
-      expect(updated.metadata.annotations.updated).toBe('true');
+      expect(annotations(patched).patched).toBe('true');
+      const toUpdate = structuredClone(patched);
+      toUpdate.metadata.annotations.updated = 'true';
+      expect(annotations(await call(t, 'PUT', one, toUpdate)).updated).toBe('true');
+      await expectModifiedUntilPatched(w);
 
       await call(t, 'DELETE', one);
       expect((await t.request('GET', one)).status).toBe(404);
