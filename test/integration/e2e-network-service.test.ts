@@ -22,33 +22,41 @@ const named = (name: string) => (e: WatchEvent): boolean => e.object.metadata?.n
 describe('[sig-network] Services (service.go)', () => {
   it('[Conformance] should test the lifecycle of an Endpoint', async () => {
     const ns = await newNamespace(t, 'endpoints');
-    const name = 'example-empty-endpoint';
+    const name = 'testservice';
     const path = `/api/v1/namespaces/${ns}/endpoints`;
     const label = 'test-endpoint-static=true';
-    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
+    const before = await call(t, 'GET', `/api/v1/endpoints?${sel(label)}`);
+    const w = openWatch(t.server, `${path}?watch=true&resourceVersion=${before.metadata.resourceVersion}&${sel(label)}`);
     try {
-      await call(t, 'POST', path, {
+      const created = await call(t, 'POST', path, {
         metadata: { name, labels: { 'test-endpoint-static': 'true' }, creationTimestamp: null },
         subsets: [{ addresses: [{ ip: '10.0.0.24' }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }],
       }, undefined, 201);
+      expect(created.metadata.resourceVersion).toMatch(/^[1-9]\d*$/);
       await w.waitUntil((e) => e.type === 'ADDED' && named(name)(e));
-      const got = await call(t, 'GET', `${path}/${name}`);
-      expect(got.metadata.labels).toEqual({ 'test-endpoint-static': 'true' });
-      // listing all namespaces by label finds it
+
+      // listing all namespaces by label finds it; the listed object is updated with a new label
       const all = await listItems(t, `/api/v1/endpoints?${sel(label)}`);
-      expect(all.map((e) => `${e.metadata.namespace}/${e.metadata.name}`)).toContain(`${ns}/${name}`);
-      // a strategic merge patch of a label and the subsets
+      const found = all.find((e) => e.metadata.name === name && e.metadata.namespace === ns);
+      expect(found).toBeDefined();
+      found!.metadata.labels['test-service'] = 'updated';
+      await call(t, 'PUT', `${path}/${name}`, found);
+      await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata as Obj).labels?.['test-service'] === 'updated');
+
+      // a strategic merge patch of a label and the subsets (a port without protocol)
       const patched = await call(t, 'PATCH', `${path}/${name}`, {
-        metadata: { labels: { 'test-service': 'updated' } },
+        metadata: { labels: { 'test-service': 'patched' } },
         subsets: [{ addresses: [{ ip: '10.0.0.25' }], ports: [{ name: 'http-test', port: 8080 }] }],
       }, 'application/strategic-merge-patch+json');
-      expect(patched.metadata.labels).toEqual({ 'test-endpoint-static': 'true', 'test-service': 'updated' });
-      await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata as Obj).labels?.['test-service'] === 'updated');
+      expect(BigInt(patched.metadata.resourceVersion)).toBeGreaterThan(BigInt(created.metadata.resourceVersion));
+      await w.waitUntil((e) => e.type === 'MODIFIED' && (e.object.metadata as Obj).labels?.['test-service'] === 'patched');
       const again = await call(t, 'GET', `${path}/${name}`);
+      expect(again.metadata.labels).toEqual({ 'test-endpoint-static': 'true', 'test-service': 'patched' });
       expect(again.subsets).toEqual([{ addresses: [{ ip: '10.0.0.25' }], ports: [{ name: 'http-test', port: 8080, protocol: 'TCP' }] }]);
+
       await call(t, 'DELETE', `${path}?${sel(label)}`);
       await w.waitUntil((e) => e.type === 'DELETED' && named(name)(e));
-      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(0);
+      expect(await getOrUndefined(t, `${path}/${name}`)).toBeUndefined();
     } finally {
       w.close();
     }
