@@ -5,7 +5,8 @@
 // events fetched, patched, updated, listed (by label and by the `source` /
 // `reportingController` field selectors), deleted one by one and by
 // collection; the kube-root-ca.crt ConfigMap kept in every namespace; a
-// ServiceAccount's lifecycle and updates.
+// ServiceAccount's lifecycle and updates; a token requested for one and
+// reviewed.
 
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
@@ -136,9 +137,12 @@ describe('[sig-auth] ServiceAccounts (service_accounts.go)', () => {
     const path = `/api/v1/namespaces/${ns}/serviceaccounts`;
     const name = 'testserviceaccount';
     const label = 'test-serviceaccount-static=true';
-    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
+    const created = await call(t, 'POST', path, { metadata: { name, labels: { 'test-serviceaccount-static': 'true' }, creationTimestamp: null } }, undefined, 201);
+    expect((await call(t, 'GET', `${path}/${name}`)).metadata.uid).toBe(created.metadata.uid);
+
+    // a watch without resourceVersion, opened after the create: it starts with the object as ADDED
+    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}&timeoutSeconds=180`);
     try {
-      await call(t, 'POST', path, { metadata: { name, labels: { 'test-serviceaccount-static': 'true' } } }, undefined, 201);
       await w.waitUntil((e) => e.type === 'ADDED' && e.object.metadata?.name === name);
 
       // json.Marshal(v1.ServiceAccount{AutomountServiceAccountToken: &false}): a null creationTimestamp comes along
@@ -150,7 +154,8 @@ describe('[sig-auth] ServiceAccounts (service_accounts.go)', () => {
       expect(mine?.automountServiceAccountToken).toBe(false);
       expect(mine?.metadata.creationTimestamp).toBeTruthy();
 
-      await call(t, 'DELETE', `${path}?${sel(label)}`);
+      // the e2e deletes the whole collection of the namespace, no selector
+      await call(t, 'DELETE', path);
       await w.waitUntil((e) => e.type === 'DELETED' && e.object.metadata?.name === name);
     } finally {
       w.close();
@@ -173,5 +178,22 @@ describe('[sig-auth] ServiceAccounts (service_accounts.go)', () => {
     expect(patched.automountServiceAccountToken).toBe(false);
     expect(patched.metadata.labels).toEqual({ 'e2e-sa': 'patched' });
     expect((await call(t, 'GET', `${path}/${name}`)).automountServiceAccountToken).toBe(false);
+  });
+
+  it('[Conformance] should create a serviceAccountToken and ensure a successful TokenReview', async () => {
+    const ns = await newNamespace(t, 'svcaccounts');
+    const name = generateName('e2e-sa-');
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name, creationTimestamp: null } }, undefined, 201);
+    // an empty TokenRequest, as Go marshals &authenticationv1.TokenRequest{}
+    const response = await call(t, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts/${name}/token`, {
+      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { creationTimestamp: null }, spec: { audiences: null }, status: { token: '', expirationTimestamp: null },
+    }, undefined, 201);
+    expect(response.status.token).toBeTruthy();
+    const review = await call(t, 'POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: { creationTimestamp: null }, spec: { token: response.status.token }, status: { user: {} },
+    }, undefined, 201);
+    expect(review.status.authenticated).toBe(true);
+    expect(review.status.error ?? '').toBe('');
+    expect(review.status.user.username).toBe(`system:serviceaccount:${ns}:${name}`);
   });
 });
