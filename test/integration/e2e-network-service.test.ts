@@ -96,7 +96,9 @@ describe('[sig-network] Services (service.go)', () => {
     const path = `/api/v1/namespaces/${ns}/services`;
     const name = generateName('test-service-');
     const label = 'test-service-static=true';
-    const w = openWatch(t.server, `${path}?watch=true&${sel(label)}`);
+    // the e2e's watches all start at the resourceVersion of a list across namespaces
+    const before = await call(t, 'GET', `/api/v1/services?${sel(label)}`);
+    const w = openWatch(t.server, `${path}?watch=true&resourceVersion=${before.metadata.resourceVersion}&${sel(label)}`);
     try {
       await call(t, 'POST', path, {
         metadata: { name, labels: { 'test-service-static': 'true' }, creationTimestamp: null },
