@@ -6,8 +6,9 @@
 // Ingress's load balancer status through `/status` (patch and update).
 
 import { describe, expect, it } from 'vitest';
-import { type Obj, type TestServer, annotations, call, expectModifiedUntilPatched, listItems, newNamespace, useKubeServer } from '../helpers/kube-e2e.js';
-import { openWatch } from '../helpers/watch-stream.js';
+import {
+  type Obj, type TestServer, annotations, call, deleteOneThenCollection, listItems, newNamespace, patchUpdateAndWatch, useKubeServer,
+} from '../helpers/kube-e2e.js';
 
 let t: TestServer;
 useKubeServer((s) => (t = s));
@@ -44,34 +45,20 @@ describe('[sig-network] Ingress API (ingress.go)', () => {
     const list = await call(t, 'GET', `${path}?${sel(label)}`);
     expect(list.items).toHaveLength(3);
     expect(await listItems(t, `${NET}/ingresses?${sel(label)}`)).toHaveLength(3);
-    const w = openWatch(t.server, `${path}?watch=true&resourceVersion=${list.metadata.resourceVersion}&${sel(label)}`);
-    try {
-      const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });
-      expect(annotations(patched).patched).toBe('true');
-      const cur = structuredClone(patched);
-      cur.metadata.annotations.updated = 'true';
-      expect(annotations(await call(t, 'PUT', one, cur)).updated).toBe('true');
-      await expectModifiedUntilPatched(w);
+    await patchUpdateAndWatch(t, path, one, list.metadata.resourceVersion, label);
 
-      // /status: a merge patch of an annotation and the load balancer, then an update
-      expect((await call(t, 'GET', `${one}/status`)).metadata.uid).toBe(created[0]!.metadata.uid);
-      const lb1 = { ingress: [{ ip: '169.1.1.1' }] };
-      const st = await call(t, 'PATCH', `${one}/status`, { metadata: { annotations: { patchedstatus: 'true' } }, status: { loadBalancer: lb1 } });
-      expect(st.status.loadBalancer).toEqual(lb1);
-      expect(annotations(st).patchedstatus).toBe('true');
-      const lb2 = { ingress: [{ ip: '169.1.1.2' }] };
-      const toUpdate = await call(t, 'GET', `${one}/status`);
-      toUpdate.status.loadBalancer = lb2;
-      expect((await call(t, 'PUT', `${one}/status`, toUpdate)).status.loadBalancer).toEqual(lb2);
+    // /status: a merge patch of an annotation and the load balancer, then an update
+    expect((await call(t, 'GET', `${one}/status`)).metadata.uid).toBe(created[0]!.metadata.uid);
+    const lb1 = { ingress: [{ ip: '169.1.1.1' }] };
+    const st = await call(t, 'PATCH', `${one}/status`, { metadata: { annotations: { patchedstatus: 'true' } }, status: { loadBalancer: lb1 } });
+    expect(st.status.loadBalancer).toEqual(lb1);
+    expect(annotations(st).patchedstatus).toBe('true');
+    const lb2 = { ingress: [{ ip: '169.1.1.2' }] };
+    const toUpdate = await call(t, 'GET', `${one}/status`);
+    toUpdate.status.loadBalancer = lb2;
+    expect((await call(t, 'PUT', `${one}/status`, toUpdate)).status.loadBalancer).toEqual(lb2);
 
-      await call(t, 'DELETE', one);
-      expect((await t.request('GET', one)).status).toBe(404);
-      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(2);
-      await call(t, 'DELETE', `${path}?${sel(label)}`);
-      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(0);
-    } finally {
-      w.close();
-    }
+    await deleteOneThenCollection(t, path, one, label, 2);
   });
 });
 
@@ -95,22 +82,7 @@ describe('[sig-network] IngressClass API (ingressclass.go)', () => {
     const list = await call(t, 'GET', `${path}?${sel('special-label=generic')}`);
     expect(list.items).toHaveLength(3);
 
-    const w = openWatch(t.server, `${path}?watch=true&resourceVersion=${list.metadata.resourceVersion}&${sel(mine)}`);
-    try {
-      const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });
-      expect(annotations(patched).patched).toBe('true');
-      const toUpdate = structuredClone(patched);
-      toUpdate.metadata.annotations.updated = 'true';
-      expect(annotations(await call(t, 'PUT', one, toUpdate)).updated).toBe('true');
-      await expectModifiedUntilPatched(w);
-    } finally {
-      w.close();
-    }
-
-    await call(t, 'DELETE', one);
-    expect((await t.request('GET', one)).status).toBe(404);
-    expect(await listItems(t, `${path}?${sel(mine)}`)).toHaveLength(2);
-    await call(t, 'DELETE', `${path}?${sel(mine)}`);
-    expect(await listItems(t, `${path}?${sel(mine)}`)).toHaveLength(0);
+    await patchUpdateAndWatch(t, path, one, list.metadata.resourceVersion, mine);
+    await deleteOneThenCollection(t, path, one, mine, 2);
   });
 });

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import {
-  type Obj, type TestServer, annotations, call, expectModifiedUntilPatched, generateName, getOrUndefined, listItems, newNamespace, useKubeServer,
+  type Obj, type TestServer, call, deleteOneThenCollection, generateName, getOrUndefined, listItems, newNamespace, patchUpdateAndWatch, useKubeServer,
 } from '../helpers/kube-e2e.js';
 import { type WatchEvent, openWatch } from '../helpers/watch-stream.js';
 
@@ -236,22 +236,7 @@ describe('[sig-network] EndpointSlice (endpointslice.go)', () => {
     expect(await listItems(t, `/apis/discovery.k8s.io/v1/endpointslices?${sel(label)}`)).toHaveLength(3);
 
     const one = `${path}/${created[0]!.metadata.name}`;
-    const w = openWatch(t.server, `${path}?watch=true&resourceVersion=${list.metadata.resourceVersion}&${sel(label)}`);
-    try {
-      const patched = await call(t, 'PATCH', one, { metadata: { annotations: { patched: 'true' } } });
-      expect(annotations(patched).patched).toBe('true');
-      const toUpdate = structuredClone(patched);
-      toUpdate.metadata.annotations.updated = 'true';
-      expect(annotations(await call(t, 'PUT', one, toUpdate)).updated).toBe('true');
-      await expectModifiedUntilPatched(w);
-
-      await call(t, 'DELETE', one);
-      expect((await t.request('GET', one)).status).toBe(404);
-      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(2);
-      await call(t, 'DELETE', `${path}?${sel(label)}`);
-      expect(await listItems(t, `${path}?${sel(label)}`)).toHaveLength(0);
-    } finally {
-      w.close();
-    }
+    await patchUpdateAndWatch(t, path, one, list.metadata.resourceVersion, label);
+    await deleteOneThenCollection(t, path, one, label, 2);
   });
 });
