@@ -160,6 +160,8 @@ describe('[sig-auth] ServiceAccounts (service_accounts.go)', () => {
     } finally {
       w.close();
     }
+    // the collection held the namespace's `default` account too: kube's serviceaccounts controller puts it back
+    await eventually(async () => (await getOrUndefined(t, `${path}/default`)) !== undefined, 'default ServiceAccount recreated');
   });
 
   it('[Conformance] should update a ServiceAccount', async () => {

@@ -6,6 +6,7 @@
 // Ingress's load balancer status through `/status` (patch and update).
 
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import {
   type Obj, type TestServer, annotations, call, deleteOneThenCollection, listItems, newNamespace, patchUpdateAndWatch, useKubeServer,
 } from '../helpers/kube-e2e.js';
@@ -84,5 +85,23 @@ describe('[sig-network] IngressClass API (ingressclass.go)', () => {
 
     await patchUpdateAndWatch(t, path, one, list.metadata.resourceVersion, mine);
     await deleteOneThenCollection(t, path, one, mine, 2);
+  });
+});
+
+describe("the e2e framework's namespace teardown (framework.go AfterEach)", () => {
+  it('deletes a namespace holding the objects these tests leave behind', async () => {
+    const ns = await newNamespace(t, 'teardown');
+    const meta = (name: string): Obj => ({ name, creationTimestamp: null });
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/services`, { metadata: meta('svc'), spec: { ports: [{ port: 80 }] } }, undefined, 201);
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/endpoints`, { metadata: meta('ep'), subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ port: 80 }] }] }, undefined, 201);
+    await call(t, 'POST', `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, { metadata: meta('eps'), addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.1'] }] }, undefined, 201);
+    await call(t, 'POST', `${NET}/namespaces/${ns}/ingresses`, { metadata: meta('ing'), spec: { defaultBackend: { service: { name: 'svc', port: { number: 80 } } } } }, undefined, 201);
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/events`, { metadata: meta('ev'), involvedObject: { namespace: ns }, reason: 'Test', message: 'm', type: 'Normal', count: 1 }, undefined, 201);
+    await call(t, 'POST', `/apis/events.k8s.io/v1/namespaces/${ns}/events`, {
+      metadata: meta('ev2'), eventTime: '2017-09-19T13:49:16.000000Z', reportingController: 'test-controller', reportingInstance: 'test-node', action: 'Do', reason: 'Test', type: 'Normal', regarding: { namespace: ns },
+    }, undefined, 201);
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: meta('sa') }, undefined, 201);
+    await call(t, 'DELETE', `/api/v1/namespaces/${ns}`);
+    await eventually(async () => (await t.request('GET', `/api/v1/namespaces/${ns}`)).status === 404, `namespace ${ns} deleted`, 30_000);
   });
 });
