@@ -177,6 +177,9 @@ export async function patchUpdateAndWatch(t: TestServer, collection: string, obj
     const ev = await w.waitUntil((e) => e.type !== 'MODIFIED' || annotations(e.object).patched === 'true');
     expect(w.events.map((e) => e.type)).toEqual(w.events.map(() => 'MODIFIED'));
     expect(annotations(ev.object).patched).toBe('true');
+    // client-go decodes a watch event's object by its apiVersion and kind
+    expect([ev.object.apiVersion, ev.object.kind]).toEqual([patched.apiVersion, patched.kind]);
+    expect(patched.kind).toBeTruthy();
   } finally {
     w.close();
   }

@@ -161,6 +161,10 @@ export function eventsV1Definition(n: SchemaNames): ResourceDefinition {
         'regarding.namespace': fieldOf('regarding', 'namespace'),
         'regarding.name': fieldOf('regarding', 'name'),
         'regarding.uid': fieldOf('regarding', 'uid'),
+        // kube's events/v1 field label conversions map every involvedObject field of core/v1
+        'regarding.apiVersion': fieldOf('regarding', 'apiVersion'),
+        'regarding.resourceVersion': fieldOf('regarding', 'resourceVersion'),
+        'regarding.fieldPath': fieldOf('regarding', 'fieldPath'),
         reason: fieldOf('reason'),
         reportingController: fieldOf('reportingController'),
         type: fieldOf('type'),
