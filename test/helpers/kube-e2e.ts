@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { eventually } from './eventually.js';
 import { type RawResponse, type TestServer, startTestServer } from './server.js';
+import { openWatch } from './watch-stream.js';
 
 export type Obj = Record<string, any>;
 
@@ -155,6 +156,43 @@ export async function createCrdAndWait(t: TestServer, crd: Obj): Promise<Obj> {
 export async function deleteCrdAndWait(t: TestServer, name: string): Promise<void> {
   await call(t, 'DELETE', `${CRDS}/${name}`);
   await eventually(async () => (await getOrUndefined(t, `${CRDS}/${name}`)) === undefined, `${name} deleted`);
+}
+
+export const annotations = (o: Obj): Record<string, string> => (o.metadata?.annotations ?? {}) as Record<string, string>;
+
+/**
+ * the API-operations e2e tests' patch, update and watch: a watch opened at the list's
+ * resourceVersion (`rv`) with `selector` replays no ADDED events; a merge patch sets the annotation
+ * `patched`, an update of what it returned adds `updated`, and every event up to the patched object
+ * is MODIFIED
+ */
+export async function patchUpdateAndWatch(t: TestServer, collection: string, object: string, rv: string, selector: string): Promise<void> {
+  const w = openWatch(t.server, `${collection}?watch=true&resourceVersion=${rv}&labelSelector=${encodeURIComponent(selector)}`);
+  try {
+    const patched = await call(t, 'PATCH', object, { metadata: { annotations: { patched: 'true' } } });
+    expect(annotations(patched).patched).toBe('true');
+    const toUpdate = structuredClone(patched);
+    toUpdate.metadata.annotations.updated = 'true';
+    expect(annotations(await call(t, 'PUT', object, toUpdate)).updated).toBe('true');
+    const ev = await w.waitUntil((e) => e.type !== 'MODIFIED' || annotations(e.object).patched === 'true');
+    expect(w.events.map((e) => e.type)).toEqual(w.events.map(() => 'MODIFIED'));
+    expect(annotations(ev.object).patched).toBe('true');
+    // client-go decodes a watch event's object by its apiVersion and kind
+    expect([ev.object.apiVersion, ev.object.kind]).toEqual([patched.apiVersion, patched.kind]);
+    expect(patched.kind).toBeTruthy();
+  } finally {
+    w.close();
+  }
+}
+
+/** the API-operations e2e tests' end: one deleted (then 404, `left` remain), the rest by collection */
+export async function deleteOneThenCollection(t: TestServer, collection: string, object: string, selector: string, left: number): Promise<void> {
+  const byLabel = `${collection}?labelSelector=${encodeURIComponent(selector)}`;
+  await call(t, 'DELETE', object);
+  expect((await t.request('GET', object)).status).toBe(404);
+  expect(await listItems(t, byLabel)).toHaveLength(left);
+  await call(t, 'DELETE', byLabel);
+  expect(await listItems(t, byLabel)).toHaveLength(0);
 }
 
 export type { RawResponse, TestServer };

@@ -451,6 +451,13 @@ describe('table columns and selectable fields', () => {
     expect(ev['involvedObject.name']!(evObj)).toBe('web-0');
     expect(ev.reason!(evObj)).toBe('Pulled');
     expect(ev.source!(evObj)).toBe('node-agent');
+    // no source component: the reporting controller (kube's event ToSelectableFields)
+    expect(ev.source!({ reportingComponent: 'test-controller' })).toBe('test-controller');
+    expect(ev.source!({ source: { component: '' }, reportingComponent: 'test-controller' })).toBe('test-controller');
+    // events/v1 selects on every regarding field (kube's AddFieldLabelConversionsForEvent)
+    const evV1 = kind('events.orch.io', 'Event').strategy.selectableFields!;
+    const regarding = { regarding: { apiVersion: 'v1', resourceVersion: '7', fieldPath: 'spec.containers{c}' } };
+    expect([evV1['regarding.apiVersion']!(regarding), evV1['regarding.resourceVersion']!(regarding), evV1['regarding.fieldPath']!(regarding)]).toEqual(['v1', '7', 'spec.containers{c}']);
     expect(kind('', 'Namespace').strategy.selectableFields!['status.phase']!({ status: { phase: 'Terminating' } })).toBe('Terminating');
     // kube's GetAttrs: counters as decimal integers, 0 when absent
     const svcFields = kind('', 'Service').strategy.selectableFields!;

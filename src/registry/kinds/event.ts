@@ -86,7 +86,9 @@ export function coreEventDefinition(n: SchemaNames): ResourceDefinition {
         'involvedObject.fieldPath': fieldOf('involvedObject', 'fieldPath'),
         reason: fieldOf('reason'),
         reportingComponent: fieldOf('reportingComponent'),
-        source: fieldOf('source', 'component'),
+        // kube's ToSelectableFields: source.component, or the reporting controller when it is empty
+        // (an event written through events.k8s.io has no source)
+        source: (o) => getString(o, 'source', 'component') || getString(o, 'reportingComponent') || '',
         type: fieldOf('type'),
       },
     },
@@ -159,6 +161,10 @@ export function eventsV1Definition(n: SchemaNames): ResourceDefinition {
         'regarding.namespace': fieldOf('regarding', 'namespace'),
         'regarding.name': fieldOf('regarding', 'name'),
         'regarding.uid': fieldOf('regarding', 'uid'),
+        // kube's events/v1 field label conversions map every involvedObject field of core/v1
+        'regarding.apiVersion': fieldOf('regarding', 'apiVersion'),
+        'regarding.resourceVersion': fieldOf('regarding', 'resourceVersion'),
+        'regarding.fieldPath': fieldOf('regarding', 'fieldPath'),
         reason: fieldOf('reason'),
         reportingController: fieldOf('reportingController'),
         type: fieldOf('type'),

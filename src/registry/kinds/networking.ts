@@ -187,7 +187,8 @@ export function endpointsDefinition(n: SchemaNames): ResourceDefinition {
         addresses: atomicList('Ready addresses.', addr),
         notReadyAddresses: atomicList('Addresses not ready.', addr),
         ports: atomicList('Port numbers available.', obj('A port.', proto({ name: 1, port: 2, protocol: 3, appProtocol: 4 }, {
-          name: str('Name of this port.'), port: int32('The port number.'), protocol: str('IP protocol.'), appProtocol: str('Application protocol.'),
+          // kube's SetDefaults_EndpointPort: TCP when unset
+          name: str('Name of this port.'), port: int32('The port number.'), protocol: str('IP protocol.', { default: 'TCP' }), appProtocol: str('Application protocol.'),
         }), ['port'])),
       }))),
     })),
@@ -222,7 +223,8 @@ export function endpointSliceDefinition(n: SchemaNames): ResourceDefinition {
         })),
       }), ['addresses'])),
       ports: atomicList('Network ports exposed by each endpoint.', obj('A port.', proto({ name: 1, protocol: 2, port: 3, appProtocol: 4 }, {
-        name: str('Name of this port.'), protocol: str('IP protocol.'), port: int32('The port number.'), appProtocol: str('Application protocol.'),
+        // discovery/v1 SetDefaults_EndpointPort: an unset name is "", an unset protocol TCP
+        name: str('Name of this port.', { default: '' }), protocol: str('IP protocol.', { default: 'TCP' }), port: int32('The port number.'), appProtocol: str('Application protocol.'),
       }))),
     }), ['addressType', 'endpoints']),
     strategy: {
