@@ -1,5 +1,5 @@
 // The objects a watch of a definition served over another version's storage
-// sees: each cached (stored) object converted once, shared by the watchers.
+// sees: each cached (stored) object converted (and read-defaulted) once, shared by the watchers.
 
 import { servedObject } from '../registry/generic-store.js';
 import type { ApiObject, ResourceDefinition } from '../registry/types.js';
@@ -14,7 +14,7 @@ export class ServedViews {
    * as long as the cached object lives).
    */
   viewFor(def: ResourceDefinition): ((stored: ApiObject) => ApiObject) | undefined {
-    if (!def.storage) return undefined;
+    if (!def.storage && !def.readDefaults) return undefined;
     let memo = this.views.get(def);
     if (!memo) {
       memo = new WeakMap();

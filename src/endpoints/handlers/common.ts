@@ -10,7 +10,7 @@ import type { ApiRequest, AuditAnnotator } from '../request.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
 import type { ApiObject, JSONObject, ObjectMeta } from '../../registry/types.js';
 import { EPHEMERAL_SUBRESOURCE } from '../../registry/kinds/pod-ephemeral.js';
-import { statusWriteMetadata } from '../../registry/status-write-metadata.js';
+import { statusApplyMetadataFields, statusWriteMeta, statusWriteMetadata } from '../../registry/status-write-metadata.js';
 import { undecodableBodyMessage } from '../undecodable-body.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -204,23 +204,14 @@ export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObjec
   if (!current || !hasStatusSubresource(req)) return next;
   if (isPartialWrite(req)) {
     const out: ApiObject = { ...current, metadata: { ...current.metadata } };
-    const written = isStatusWrite(req) ? statusWriteMetadata(req.def) : 'none';
-    if (written !== 'none') {
-      // the kind's status strategy keeps the written metadata (the store carries the system fields over)
-      out.metadata = { ...next.metadata };
-      if (written === 'all-but-labels') {
-        if (current.metadata?.labels === undefined) delete out.metadata.labels;
-        else out.metadata.labels = current.metadata.labels;
-      }
-    }
     if (isStatusWrite(req)) {
+      out.metadata = statusWriteMeta(statusWriteMetadata(req.def), current.metadata ?? {}, next.metadata ?? {});
       if (next.status === undefined) delete out.status;
       else out.status = next.status;
     } else {
       out.spec = withEphemeralContainers(current.spec, next.spec);
     }
     const meta = out.metadata!;
-    if (isStatusWrite(req) && written === 'none') keepWrittenLabelsAndAnnotations(req, meta, next.metadata ?? {});
     const rv = next.metadata?.resourceVersion;
     if (rv === undefined) delete meta.resourceVersion;
     else meta.resourceVersion = rv;
@@ -232,26 +223,6 @@ export function confineWrite(req: ApiRequest, next: ApiObject, current: ApiObjec
   if (current.status === undefined) delete next.status;
   else next.status = current.status;
   return next;
-}
-
-/**
- * (Kinds statusWriteMetadata does not cover.) A built-in kind's status strategy resets the spec, not the metadata: kube's
- * BeforeUpdate keeps the labels and annotations a `/status` write sends (the e2e
- * "should apply changes to a namespace status" patches an annotation with the
- * conditions), but for what a strategy resets — a Deployment's labels
- * (deploymentStatusStrategy). A custom resource's `/status` keeps all of the
- * stored metadata (the CRD status strategy copies the old object).
- */
-function keepWrittenLabelsAndAnnotations(req: ApiRequest, meta: ObjectMeta, written: ObjectMeta): void {
-  for (const f of statusMetadataFields(req)) {
-    if (written[f] === undefined) delete meta[f];
-    else meta[f] = written[f];
-  }
-}
-
-function statusMetadataFields(req: ApiRequest): ('labels' | 'annotations')[] {
-  if (req.def.customResource) return [];
-  return req.def.group === 'apps' && req.def.resource === 'deployments' ? ['annotations'] : ['labels', 'annotations'];
 }
 
 /** the stored spec with the written spec's ephemeralContainers */
@@ -276,8 +247,8 @@ export function confineApplyConfig(req: ApiRequest, cfg: ApiObject): ApiObject {
     for (const k of ['name', 'namespace', 'resourceVersion'] as const) if (meta[k] !== undefined) keep[k] = meta[k];
     const out: ApiObject = { apiVersion: cfg.apiVersion, kind: cfg.kind, metadata: keep };
     if (isStatusWrite(req)) {
-      // what a /status write may change of the metadata (statusWriteMetadata)
-      for (const f of statusMetadataFields(req)) if (meta[f] !== undefined) keep[f] = meta[f];
+      // what a /status apply may own of the metadata (its labels and annotations, as statusWriteMetadata allows)
+      for (const f of statusApplyMetadataFields(statusWriteMetadata(req.def))) if (meta[f] !== undefined) keep[f] = meta[f];
       if (cfg.status !== undefined) out.status = cfg.status;
     } else {
       const ec = isObject(cfg.spec) ? cfg.spec.ephemeralContainers : undefined;

@@ -36,3 +36,9 @@ export function goStruct(type: string, fields: [string, string][], v: unknown): 
   const o = (v && typeof v === 'object' ? v : {}) as Record<string, unknown>;
   return `${type}{${fields.map(([goName, json]) => `${goName}:${JSON.stringify(typeof o[json] === 'string' ? o[json] : '')}`).join(', ')}}`;
 }
+
+/** the top-level fields that differ, a `-` and a `+` line each (where kube prints a Go struct diff in a message) */
+export function fieldDiff(was: Record<string, unknown>, now: Record<string, unknown>): string {
+  const keys = [...new Set([...Object.keys(was), ...Object.keys(now)])].filter((k) => !deepEqual(was[k], now[k]));
+  return keys.map((k) => `-  ${k}: ${JSON.stringify(was[k] ?? null)}\n+  ${k}: ${JSON.stringify(now[k] ?? null)}`).join('\n');
+}

@@ -14,7 +14,7 @@
 import { deepEqual } from '../../machinery/meta.js';
 import { parseAmount } from '../quota/amount.js';
 import type { ApiObject, FieldError } from '../types.js';
-import { forbidden, immutable } from './field-errors.js';
+import { fieldDiff, forbidden, immutable } from './field-errors.js';
 
 const BETA_CLASS = 'volume.beta.kubernetes.io/storage-class';
 
@@ -53,7 +53,7 @@ export function validatePersistentVolumeClaimUpdate(o: ApiObject, old: ApiObject
   const sameStorage = nanoOf(storageOf(spec)) !== undefined && nanoOf(storageOf(spec)) === nanoOf(storageOf(was));
   if (sameStorage && spec.resources?.requests) spec.resources.requests.storage = storageOf(was);
   if (!deepEqual(spec, was)) {
-    errs.push(forbidden('spec', `spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n${specDiff(was, spec)}`));
+    errs.push(forbidden('spec', `spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n${fieldDiff(was, spec)}`));
   }
 
   const newSize = nanoOf(storageOf(specOf(o)));
@@ -65,10 +65,4 @@ export function validatePersistentVolumeClaimUpdate(o: ApiObject, old: ApiObject
   // kube's path for this one is "volumeMode", not "spec.volumeMode"
   if (specOf(old).volumeMode !== undefined) errs.push(...immutable('volumeMode', specOf(o).volumeMode, specOf(old).volumeMode));
   return errs;
-}
-
-/** the changed top-level spec fields, one `-` and one `+` line each (kube prints a Go struct diff here) */
-function specDiff(was: Spec, now: Spec): string {
-  const keys = [...new Set([...Object.keys(was), ...Object.keys(now)])].filter((k) => !deepEqual(was[k], now[k]));
-  return keys.map((k) => `-  ${k}: ${JSON.stringify(was[k] ?? null)}\n+  ${k}: ${JSON.stringify(now[k] ?? null)}`).join('\n');
 }

@@ -6,7 +6,7 @@
 
 import { deepEqual } from '../../machinery/meta.js';
 import type { ApiObject, FieldError } from '../types.js';
-import { forbidden, immutable, invalid } from './field-errors.js';
+import { fieldDiff, forbidden, immutable, invalid } from './field-errors.js';
 
 type Obj = Record<string, unknown>;
 const specOf = (o: ApiObject): Obj => ((o as { spec?: Obj }).spec ?? {});
@@ -56,9 +56,7 @@ export function persistentVolumeUpdateErrors(o: ApiObject, old: ApiObject, subre
   const now = source(o);
   const was = source(old);
   if (!deepEqual(now, was)) {
-    const changed = [...new Set([...Object.keys(was), ...Object.keys(now)])].filter((k) => !deepEqual(was[k], now[k]));
-    const diff = changed.map((k) => `-  ${k}: ${JSON.stringify(was[k] ?? null)}\n+  ${k}: ${JSON.stringify(now[k] ?? null)}`).join('\n');
-    errs.push(forbidden('spec.persistentvolumesource', `spec.persistentvolumesource is immutable after creation\n${diff}`));
+    errs.push(forbidden('spec.persistentvolumesource', `spec.persistentvolumesource is immutable after creation\n${fieldDiff(was, now)}`));
   }
   // kube's paths for these two are "volumeMode" and "nodeAffinity", not under spec
   if (specOf(old).volumeMode !== undefined) errs.push(...immutable('volumeMode', specOf(o).volumeMode, specOf(old).volumeMode));
