@@ -37,7 +37,8 @@
 // write at one write in flight (docs/raft.md "Commit-only Readies").
 
 import { join } from 'node:path';
-import { Level } from 'level';
+import type { Level } from 'level';
+import { type BinarySublevel, binarySublevel, openLogDb } from './log-db.js';
 import { asUint8Array, decodeMsgpack, encodeMsgpack, logIndexFromKey, logKey } from './codec.js';
 import { SnapshotFiles } from './snapshot-file.js';
 import { NONE, type Entry, type EntryType, type HardState, type PersistentState, type Snapshot } from './types.js';
@@ -47,10 +48,7 @@ type StoredEntry = [term: number, type: EntryType, data: Uint8Array];
 /** an operation on the root database, the key already prefixed (logOpKey, META_*) */
 type BatchOp = { type: 'put'; key: Bytes; value: Bytes } | { type: 'del'; key: Bytes };
 
-function binarySublevel(db: Level<Bytes, Bytes>, name: string) {
-  return db.sublevel<Bytes, Bytes>(name, { keyEncoding: 'view', valueEncoding: 'view' });
-}
-type Sub = ReturnType<typeof binarySublevel>;
+type Sub = BinarySublevel;
 
 const HARD_STATE_KEY = new TextEncoder().encode('hardState');
 const SNAPSHOT_KEY = new TextEncoder().encode('snapshot');
@@ -124,8 +122,7 @@ export class RaftStorage {
   ) {}
 
   static async open(dir: string): Promise<RaftStorage> {
-    const db = new Level<Bytes, Bytes>(dir, { keyEncoding: 'view', valueEncoding: 'view' });
-    await db.open();
+    const db = await openLogDb(dir);
     // the images beside level's own files (level ignores names it did not write)
     const files = await SnapshotFiles.open(join(dir, 'snap'));
     return new RaftStorage(db, binarySublevel(db, 'log'), binarySublevel(db, 'meta'), files);

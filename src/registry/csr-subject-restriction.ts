@@ -13,10 +13,11 @@ import type { ApiObject, ResourceDefinition } from './types.js';
 
 export const CERTIFICATE_SUBJECT_RESTRICTION = 'CertificateSubjectRestriction';
 
-export function certificateSubjectRestrictionHooks(apiDomain: string): Pick<WriteHooks, 'beforeWrite'> {
+export function certificateSubjectRestrictionHooks(apiDomain: string): Pick<WriteHooks, 'beforeWrite' | 'appliesTo'> {
   const signer = signerNamesOf(apiDomain).apiServerClient;
   const group = `certificates.${apiDomain}`;
   return {
+    appliesTo: (def) => def.group === group && def.resource === 'certificatesigningrequests',
     beforeWrite(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined) {
       if (old || def.group !== group || def.resource !== 'certificatesigningrequests') return;
       const spec = (obj.spec ?? {}) as { signerName?: unknown; request?: unknown };

@@ -33,8 +33,9 @@ function defaulting(
   annotations: readonly string[],
   has: (o: ApiObject) => boolean,
   set: (spec: Record<string, unknown>, name: string) => void,
-): Required<Pick<WriteHooks, 'mutate'>> {
+): Required<Pick<WriteHooks, 'mutate' | 'appliesTo'>> {
   return {
+    appliesTo: (def) => def.group === group && def.resource === resource,
     async mutate(c) {
       if (c.operation !== 'CREATE' || c.opts.subresource || c.def.group !== group || c.def.resource !== resource || !c.object || has(c.object)) return c.object;
       const def = defaultClassOf(classes(), annotations);
@@ -44,13 +45,13 @@ function defaulting(
   };
 }
 
-export function defaultStorageClassAdmission(storageClasses: () => readonly ApiObject[]): Required<Pick<WriteHooks, 'mutate'>> {
+export function defaultStorageClassAdmission(storageClasses: () => readonly ApiObject[]): Required<Pick<WriteHooks, 'mutate' | 'appliesTo'>> {
   return defaulting('', 'persistentvolumeclaims', storageClasses, STORAGE_DEFAULT_ANNOTATIONS,
     (pvc) => (pvc.spec as { storageClassName?: unknown } | undefined)?.storageClassName != null || pvc.metadata?.annotations?.[BETA_STORAGE_CLASS] !== undefined,
     (spec, name) => (spec.storageClassName = name));
 }
 
-export function defaultIngressClassAdmission(networkingGroup: string, ingressClasses: () => readonly ApiObject[]): Required<Pick<WriteHooks, 'mutate'>> {
+export function defaultIngressClassAdmission(networkingGroup: string, ingressClasses: () => readonly ApiObject[]): Required<Pick<WriteHooks, 'mutate' | 'appliesTo'>> {
   return defaulting(networkingGroup, 'ingresses', ingressClasses, [INGRESS_DEFAULT_ANNOTATION],
     (ing) => (ing.spec as { ingressClassName?: unknown } | undefined)?.ingressClassName != null || ing.metadata?.annotations?.[INGRESS_CLASS_ANNOTATION] !== undefined,
     (spec, name) => (spec.ingressClassName = name));

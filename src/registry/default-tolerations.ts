@@ -12,6 +12,7 @@
 import { nodeTaintKeys } from '../machinery/node-taints.js';
 import type { WriteHooks } from './generic-store.js';
 import type { AdmissionCall } from './write-options.js';
+import { coreResources } from './write-hooks.js';
 
 export const DEFAULT_TOLERATION_SECONDS = 'DefaultTolerationSeconds';
 
@@ -27,11 +28,12 @@ interface Tol {
   tolerationSeconds?: number;
 }
 
-export function defaultTolerationHooks(apiDomain: string, o: DefaultTolerationOptions = {}): Required<Pick<WriteHooks, 'mutate'>> {
+export function defaultTolerationHooks(apiDomain: string, o: DefaultTolerationOptions = {}): Required<Pick<WriteHooks, 'mutate' | 'appliesTo'>> {
   const { notReady, unreachable } = nodeTaintKeys(apiDomain);
   // kube's test: a toleration with this key (or no key) and NoExecute (or no effect) counts
   const covers = (t: Tol, key: string) => (t.key === key || !t.key) && (t.effect === 'NoExecute' || !t.effect);
   return {
+    appliesTo: coreResources('pods'),
     async mutate(c: AdmissionCall) {
       const obj = c.object;
       if (!obj || c.operation !== 'CREATE' || c.opts.subresource || c.def.group !== '' || c.def.resource !== 'pods') return obj;

@@ -14,6 +14,7 @@
 
 import { nodeTaintKeys } from '../machinery/node-taints.js';
 import type { WriteHooks } from './write-options.js';
+import { coreResources } from './write-hooks.js';
 
 export const TAINT_NODES_BY_CONDITION = 'TaintNodesByCondition';
 
@@ -22,9 +23,10 @@ interface TaintLike {
   effect?: unknown;
 }
 
-export function nodeTaintAdmission(apiDomain: string): Required<Pick<WriteHooks, 'mutate'>> {
+export function nodeTaintAdmission(apiDomain: string): Required<Pick<WriteHooks, 'mutate' | 'appliesTo'>> {
   const notReady = { key: nodeTaintKeys(apiDomain).notReady, effect: 'NoSchedule' };
   return {
+    appliesTo: coreResources('nodes'),
     async mutate(c) {
       if (c.operation !== 'CREATE' || c.opts.subresource || c.def.group !== '' || c.def.resource !== 'nodes' || !c.object) return c.object;
       const spec = (c.object.spec ??= {}) as { taints?: TaintLike[] };

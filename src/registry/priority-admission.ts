@@ -49,7 +49,7 @@ interface Computed {
 const valueOf = (pc: ApiObject): number => (typeof pc.value === 'number' ? pc.value : 0);
 const policyOf = (pc: ApiObject): string => (typeof pc.preemptionPolicy === 'string' ? pc.preemptionPolicy : PREEMPT_LOWER);
 
-export function priorityAdmission(o: PriorityAdmissionOptions): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission'>> {
+export function priorityAdmission(o: PriorityAdmissionOptions): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission' | 'appliesTo'>> {
   const schedulingGroup = `scheduling.${o.apiDomain}`;
   const isPod = (c: AdmissionCall): boolean => c.def.group === '' && c.def.resource === 'pods' && c.object !== undefined;
   const deny = (c: AdmissionCall, message: string): never => {
@@ -87,6 +87,7 @@ export function priorityAdmission(o: PriorityAdmissionOptions): Required<Pick<Wr
   };
 
   return {
+    appliesTo: (def) => (def.group === '' && def.resource === 'pods') || (def.group === schedulingGroup && def.resource === 'priorityclasses'),
     async mutate(c) {
       if (!isPod(c) || (c.operation !== 'CREATE' && c.operation !== 'UPDATE')) return c.object;
       // the pod's own writes only: a sub-resource (status, binding) carries the stored spec

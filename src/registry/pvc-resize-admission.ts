@@ -20,6 +20,7 @@ import type { WriteHooks } from './write-options.js';
 import type { ApiObject } from './types.js';
 import { ZERO, parseAmount } from './quota/amount.js';
 import { claimClass } from './quota/evaluators.js';
+import { coreResources } from './write-hooks.js';
 
 export const PERSISTENT_VOLUME_CLAIM_RESIZE = 'PersistentVolumeClaimResize';
 
@@ -29,7 +30,7 @@ function requestedStorage(pvc: ApiObject): bigint {
   return (parseAmount(spec?.resources?.requests?.storage) ?? ZERO).nano;
 }
 
-export function pvcResizeAdmission(storageClasses: () => readonly ApiObject[]): Required<Pick<WriteHooks, 'validateAdmission'>> {
+export function pvcResizeAdmission(storageClasses: () => readonly ApiObject[]): Required<Pick<WriteHooks, 'validateAdmission' | 'appliesTo'>> {
   /** kube's allowResize: one class before and after, existing and allowing expansion */
   const allowResize = (pvc: ApiObject, old: ApiObject): boolean => {
     const name = claimClass(pvc);
@@ -37,6 +38,7 @@ export function pvcResizeAdmission(storageClasses: () => readonly ApiObject[]): 
     return storageClasses().find((sc) => sc.metadata?.name === name)?.allowVolumeExpansion === true;
   };
   return {
+    appliesTo: coreResources('persistentvolumeclaims'),
     async validateAdmission(c) {
       if (c.operation !== 'UPDATE' || c.opts.subresource || c.def.group !== '' || c.def.resource !== 'persistentvolumeclaims') return;
       const pvc = c.object;

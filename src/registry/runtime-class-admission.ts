@@ -13,6 +13,7 @@ import { type Toleration, mergeTolerations } from '../machinery/toleration-merge
 import { admissionForbidden } from './admission-forbidden.js';
 import type { AdmissionCall, WriteHooks } from './write-options.js';
 import type { ApiObject, JSONValue } from './types.js';
+import { coreResources } from './write-hooks.js';
 
 export const RUNTIME_CLASS = 'RuntimeClass';
 
@@ -46,7 +47,7 @@ function sameResources(a: Record<string, JSONValue> | undefined, b: Record<strin
   return Object.entries(a ?? {}).every(([name, q]) => b !== undefined && Object.hasOwn(b, name) && parseQuantity(q) === parseQuantity(b[name]));
 }
 
-export function runtimeClassAdmission(o: RuntimeClassAdmissionOptions): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission'>> {
+export function runtimeClassAdmission(o: RuntimeClassAdmissionOptions): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission' | 'appliesTo'>> {
   /** kube's shouldIgnore plus its Create-only handler: pods themselves, created */
   const applies = (c: AdmissionCall): boolean =>
     c.operation === 'CREATE' && !c.opts.subresource && c.def.group === '' && c.def.resource === 'pods' && isObj(c.object);
@@ -112,6 +113,7 @@ export function runtimeClassAdmission(o: RuntimeClassAdmissionOptions): Required
   };
 
   return {
+    appliesTo: coreResources('pods'),
     async mutate(c) {
       if (!applies(c)) return c.object;
       const spec = specOf(c);

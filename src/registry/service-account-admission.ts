@@ -29,6 +29,7 @@ import { forbidden } from '../core/errors.js';
 import { productWordOf, rootCAConfigMapName, serviceAccountMountPath } from '../core/product-names.js';
 import type { AdmissionCall, WriteHooks } from './write-options.js';
 import type { ApiObject, JSONValue } from './types.js';
+import { coreResources } from './write-hooks.js';
 
 export const SERVICE_ACCOUNT = 'ServiceAccount';
 export const DEFAULT_SERVICE_ACCOUNT_NAME = 'default';
@@ -75,7 +76,7 @@ export function tokenVolumeSource(apiDomain: string): Obj {
   };
 }
 
-export function serviceAccountAdmission(o: ServiceAccountAdmissionOptions): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission'>> {
+export function serviceAccountAdmission(o: ServiceAccountAdmissionOptions): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission' | 'appliesTo'>> {
   const mirrorKeys = mirrorPodAnnotations(o.apiDomain);
   const mountPath = serviceAccountMountPath(o.apiDomain);
   const volumePrefix = `${productWordOf(o.apiDomain)}-api-access-`;
@@ -137,6 +138,7 @@ export function serviceAccountAdmission(o: ServiceAccountAdmissionOptions): Requ
   };
 
   return {
+    appliesTo: coreResources('pods'),
     async mutate(c) {
       if (!isPodCreate(c)) return c.object;
       const pod = c.object!;

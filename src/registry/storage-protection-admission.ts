@@ -18,8 +18,9 @@ const FINALIZERS: Readonly<Record<string, string>> = {
   persistentvolumes: PV_PROTECTION_FINALIZER,
 };
 
-export function storageProtectionAdmission(): Pick<WriteHooks, 'beforeWrite'> {
+export function storageProtectionAdmission(): Pick<WriteHooks, 'beforeWrite' | 'appliesTo'> {
   return {
+    appliesTo: (def) => def.group === '' && Object.hasOwn(FINALIZERS, def.resource),
     beforeWrite(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined) {
       if (old || def.group !== '') return;
       const finalizer = FINALIZERS[def.resource];

@@ -81,6 +81,11 @@ export interface ObjectAdmission {
 
 /** Hooks that run inside every write (managedFields bookkeeping lives here). */
 export interface WriteHooks {
+  /**
+   * The resources this set acts on; absent: every resource. A sequence of
+   * sets (write-hooks.ts sequenceHooks) calls a set only for these.
+   */
+  appliesTo?(def: ResourceDefinition): boolean;
   /** called for create and update with the final object before it is stored */
   beforeWrite?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): void;
   /** may refuse a delete (e.g. the built-in namespaces) */

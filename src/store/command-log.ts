@@ -23,7 +23,8 @@
 // single-entry records (written before groups) reads the same way.
 
 import { join } from 'node:path';
-import { Level } from 'level';
+import type { Level } from 'level';
+import { type BinarySublevel, binarySublevel, openLogDb } from '../raft/log-db.js';
 import { SnapshotFiles } from '../raft/snapshot-file.js';
 import { decodeCommand, logIndexFromKey, logKey } from './codec.js';
 import { commandSize, writeCommand } from './command-writer.js';
@@ -56,10 +57,7 @@ export interface CommandLog {
 }
 
 type Bytes = Uint8Array;
-function binarySublevel(db: Level<Bytes, Bytes>, name: string) {
-  return db.sublevel<Bytes, Bytes>(name, { keyEncoding: 'view', valueEncoding: 'view' });
-}
-type Sub = ReturnType<typeof binarySublevel>;
+type Sub = BinarySublevel;
 
 export class LevelCommandLog implements CommandLog {
   private constructor(
@@ -70,8 +68,7 @@ export class LevelCommandLog implements CommandLog {
   ) {}
 
   static async open(dir: string): Promise<LevelCommandLog> {
-    const db = new Level<Bytes, Bytes>(dir, { keyEncoding: 'view', valueEncoding: 'view' });
-    await db.open();
+    const db = await openLogDb(dir);
     const files = await SnapshotFiles.open(join(dir, 'snap'));
     return new LevelCommandLog(db, binarySublevel(db, 'log'), binarySublevel(db, 'meta'), files);
   }

@@ -29,8 +29,9 @@ export interface PodSecurityAccess {
 /** pod sub-resources that cannot change what the checks read (kube's ignored list) */
 const IGNORED_POD_SUBRESOURCES = new Set(['exec', 'attach', 'binding', 'eviction', 'log', 'portforward', 'proxy', 'status']);
 
-export function podSecurityAdmission(access: PodSecurityAccess): Required<Pick<WriteHooks, 'validateAdmission'>> {
+export function podSecurityAdmission(access: PodSecurityAccess): Required<Pick<WriteHooks, 'validateAdmission' | 'appliesTo'>> {
   return {
+    appliesTo: (def) => (def.group === '' && (def.resource === 'namespaces' || def.resource === 'pods')) || isWorkload(def.group, def.resource),
     async validateAdmission(c) {
       if (c.operation === 'DELETE' || !c.object) return;
       if (c.def.group === '' && c.def.resource === 'namespaces') return validateNamespace(c, access);

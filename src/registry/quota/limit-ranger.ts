@@ -11,6 +11,7 @@ import type { AdmissionCall, WriteHooks } from '../write-options.js';
 import type { ApiObject } from '../types.js';
 import { type Amount, type Usage, formatAmount, usageOf } from './amount.js';
 import { type Obj, listOf, objOf, podTotals } from './evaluators.js';
+import { coreResources } from '../write-hooks.js';
 
 export const LIMIT_RANGER = 'LimitRanger';
 const ANNOTATION = 'kubernetes.io/limit-ranger';
@@ -51,8 +52,9 @@ function applies(c: AdmissionCall): 'pods' | 'claims' | undefined {
   return undefined;
 }
 
-export function limitRangerAdmission(access: LimitRangeAccess): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission'>> {
+export function limitRangerAdmission(access: LimitRangeAccess): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission' | 'appliesTo'>> {
   return {
+    appliesTo: coreResources('pods', 'persistentvolumeclaims'),
     async mutate(c) {
       if (applies(c) !== 'pods') return c.object;
       for (const range of access.list(c.namespace)) setDefaults(c.object!, itemsOf(range));
