@@ -154,7 +154,12 @@ export class GenericStore {
     if (this.hooks.mutate) {
       const system = { uid: meta.uid, creationTimestamp: meta.creationTimestamp, generation: meta.generation };
       const mutated = await this.hooks.mutate({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
-      if (mutated && mutated !== obj) obj = mutated;
+      if (mutated && mutated !== obj) {
+        obj = mutated;
+        // kube decodes a patched object through its scheme, which defaults it again (e2e
+        // "should mutate pod and apply defaults after mutation": an added init container's defaults)
+        this.def.strategy.default?.(obj);
+      }
       // a webhook may not move the object or change what the server assigns
       const m = metaOf(obj);
       m.name = name;
@@ -367,7 +372,10 @@ export class GenericStore {
     this.def.strategy.prepareForUpdate?.(next, current, this.clock.now(), opts.subresource);
     if (this.hooks.mutate) {
       const mutated = await this.hooks.mutate({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
-      if (mutated && mutated !== next) next = mutated;
+      if (mutated && mutated !== next) {
+        next = mutated;
+        this.def.strategy.default?.(next); // defaults after mutation, as on create
+      }
       // what a webhook may not change is carried over again
       const rv = next.metadata?.resourceVersion;
       carryOver(this.def, next, current, name);

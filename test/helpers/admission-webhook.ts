@@ -30,8 +30,9 @@ export interface AdmissionWebhook {
   close(): Promise<void>;
 }
 
-export async function startAdmissionWebhook(dir: string): Promise<AdmissionWebhook> {
-  const pki = await ensurePki(join(dir, 'hook-pki'), { hosts: ['127.0.0.1', 'hook.default.svc'] });
+/** `hosts`: more names the serving certificate carries (a Service reference's `<name>.<namespace>.svc`) */
+export async function startAdmissionWebhook(dir: string, hosts: readonly string[] = []): Promise<AdmissionWebhook> {
+  const pki = await ensurePki(join(dir, 'hook-pki'), { hosts: ['127.0.0.1', 'hook.default.svc', ...hosts] });
   const seen: SeenAdmission[] = [];
   const on = new Map<string, AdmissionBehaviour>();
   const server: Server = createServer({ key: pki.serving.keyPem, cert: pki.serving.certPem }, (req: IncomingMessage, res: ServerResponse) => {

@@ -138,6 +138,19 @@ describe('mutating and validating webhooks', () => {
     expect(g.data.added).toBe('by-webhook');
   });
 
+  it('an update a webhook patched is defaulted again, as kube decodes the patched object through its scheme', async () => {
+    const dep = '/apis/apps/v1/namespaces/default/deployments';
+    const tmpl = { metadata: { labels: { app: 'redefault' } }, spec: { containers: [{ name: 'a', image: 'busybox:1.36' }] } };
+    const body = { metadata: { name: 'redefault' }, spec: { replicas: 1, selector: { matchLabels: { app: 'redefault' } }, template: tmpl } };
+    expect((await ts.request('POST', dep, { body })).status).toBe(201);
+    hook.on.set('/mutate', { allowed: true, patch: [{ op: 'add', path: '/spec/template/spec/containers/-', value: { name: 'added', image: 'busybox' } }] });
+    await configure('mutating', 'm', [webhook('m.mutate.test', '/mutate', { rules: [{ operations: ['UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }] })]);
+    const r = await ts.request('PATCH', `${dep}/redefault`, { body: { metadata: { labels: { touched: 'yes' } } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(r.status, r.text).toBe(200);
+    const added = r.json<{ spec: { template: { spec: { containers: Record<string, unknown>[] } } } }>().spec.template.spec.containers[1]!;
+    expect(added).toMatchObject({ name: 'added', imagePullPolicy: 'Always', terminationMessagePolicy: 'File' });
+  });
+
   it('a patch that breaks the schema is refused like a bad request body, nothing stored', async () => {
     hook.on.set('/mutate', { allowed: true, patch: [{ op: 'add', path: '/data/n', value: 5 }] });
     await configure('mutating', 'm', [webhook('m.mutate.test', '/mutate')]);

@@ -54,7 +54,7 @@ export function compileAdmissionCel(source: unknown, variables: readonly string[
     evaluate(vars) {
       let r: unknown;
       try {
-        r = run(vars);
+        r = run(celInputs(vars));
       } catch (e) {
         throw new Error((e as Error).message);
       }
@@ -64,7 +64,33 @@ export function compileAdmissionCel(source: unknown, variables: readonly string[
   };
 }
 
+/**
+ * JSON → CEL input: integral numbers are CEL ints, as kube's objects give them (int fields of
+ * built-in kinds, int64 of decoded unstructured JSON), so `object.spec.replicas % 2` is int
+ * arithmetic, not a double with no `%` (kube e2e "should allow expressions to refer variables")
+ */
+function toCelInput(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(toCelInput);
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = toCelInput(x);
+  return out;
+}
 
+/** the converted inputs of one variables record, made once: every expression of a policy reads the same objects */
+const converted = new WeakMap<object, Record<string, unknown>>();
+
+/** `variables` (the policy's, filled in as they are evaluated) is converted on each call, the rest once */
+function celInputs(vars: Record<string, unknown>): Record<string, unknown> {
+  let base = converted.get(vars);
+  if (!base) {
+    base = {};
+    for (const [k, v] of Object.entries(vars)) if (k !== 'variables') base[k] = toCelInput(v);
+    converted.set(vars, base);
+  }
+  return 'variables' in vars ? { ...base, variables: toCelInput(vars.variables) } : base;
+}
 
 /** size, comprehension depth, free identifiers and comprehension-bound names of a parsed expression */
 function walk(root: unknown): { nodes: number; depth: number; idents: Set<string>; bound: Set<string> } {

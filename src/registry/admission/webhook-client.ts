@@ -63,7 +63,8 @@ export function resolveTarget(cc: ClientConfig, resolver: ServiceResolver, timeo
     return { url: `${u.origin}${path}`, host, port: u.port ? Number(u.port) : 443, path };
   }
   const s = cc.service!;
-  const path = `${s.path ?? '/'}?${timeoutQuery}`;
+  // an empty path is the root, as in kube (webhookutil's service URL)
+  const path = `${s.path || '/'}?${timeoutQuery}`;
   const url = `https://${s.name}.${s.namespace}.svc:${s.port}${path}`;
   let r: ResolvedService;
   try {

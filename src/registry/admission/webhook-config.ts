@@ -152,9 +152,7 @@ function validateClientConfig(cc: unknown, f: string): FieldError[] {
     else {
       if (!s.name) errs.push({ field: `${f}.service.name`, type: 'FieldValueRequired', message: 'Required value: service name is required' });
       if (!s.namespace) errs.push({ field: `${f}.service.namespace`, type: 'FieldValueRequired', message: 'Required value: service namespace is required' });
-      if (s.path !== undefined && (typeof s.path !== 'string' || !s.path.startsWith('/'))) {
-        errs.push({ field: `${f}.service.path`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(s.path)}: must start with a '/'` });
-      }
+      errs.push(...servicePathErrors(s.path, `${f}.service.path`));
       const p = s.port;
       if (p !== undefined && (typeof p !== 'number' || !Number.isInteger(p) || p < 1 || p > 65535)) {
         errs.push({ field: `${f}.service.port`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(p)}: port is not valid: must be between 1 and 65535, inclusive` });
@@ -166,6 +164,22 @@ function validateClientConfig(cc: unknown, f: string): FieldError[] {
     if (pem === undefined) errs.push({ field: `${f}.caBundle`, type: 'FieldValueInvalid', message: 'Invalid value: "<bytes>": must be base64 of one or more PEM CERTIFICATE blocks' });
   }
   return errs;
+}
+
+/**
+ * kube's validateWebhookService for `path`: empty and "/" are the root (kube's e2e
+ * registers webhooks with `path: ""`); otherwise it starts with '/' and has no
+ * empty segment
+ */
+function servicePathErrors(path: unknown, field: string): FieldError[] {
+  if (path === undefined || path === '' || path === '/') return [];
+  const invalid = (why: string): FieldError[] => [{ field, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(path)}: ${why}` }];
+  if (typeof path !== 'string') return invalid('must be a string');
+  if (path === '//') return invalid('segment[0] may not be empty');
+  if (!path.startsWith('/')) return invalid("must start with a '/'");
+  const steps = path.slice(1).replace(/\/$/, '').split('/');
+  const empty = steps.findIndex((step) => step === '');
+  return empty < 0 ? [] : invalid(`segment[${empty}] may not be empty`);
 }
 
 /** base64 → PEM text holding at least one certificate; undefined when it is not */

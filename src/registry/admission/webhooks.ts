@@ -93,10 +93,16 @@ function decide(w: CompiledWebhook, req: AdmissionRequest, env: WebhookEnvironme
   return { call: true };
 }
 
-/** the denial a webhook answered (kube's ToStatusErr): its code (default 403), reason and message */
+/**
+ * the denial a webhook answered (kube's ToStatusErr): its code (default 403), reason and
+ * message; a status with no message but a reason is explained by the reason, as agnhost's
+ * configmap webhook of kube's e2e tests answers
+ */
 function denial(w: CompiledWebhook, status: Record<string, unknown> | undefined): StatusError {
   const code = typeof status?.code === 'number' && status.code >= 400 && status.code < 600 ? status.code : 403;
-  const msg = typeof status?.message === 'string' && status.message !== '' ? `: ${status.message}` : ' without explanation';
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  const explanation = text(status?.message) || text(status?.reason);
+  const msg = explanation ? `: ${explanation}` : ' without explanation';
   const reason = typeof status?.reason === 'string' ? status.reason : code === 403 ? 'Forbidden' : '';
   const details = status?.details && typeof status.details === 'object' ? (status.details as Record<string, unknown>) : undefined;
   return new StatusError(code, reason, `admission webhook ${JSON.stringify(w.name)} denied the request${msg}`, details);
