@@ -94,18 +94,17 @@ function decide(w: CompiledWebhook, req: AdmissionRequest, env: WebhookEnvironme
 }
 
 /**
- * the denial a webhook answered (kube's ToStatusErr): its code (default 403), reason and
- * message; a status with no message but a reason is explained by the reason, as agnhost's
- * configmap webhook of kube's e2e tests answers
+ * the denial a webhook answered, as kube 1.32's ToStatusErr (the version orch serves): its
+ * code, or 400 when it gave none below 400; its reason as given; its message, or its reason
+ * when it has no message (as agnhost's configmap webhook of kube's e2e tests answers)
  */
 function denial(w: CompiledWebhook, status: Record<string, unknown> | undefined): StatusError {
-  const code = typeof status?.code === 'number' && status.code >= 400 && status.code < 600 ? status.code : 403;
+  const code = typeof status?.code === 'number' && status.code >= 400 && status.code < 600 ? status.code : 400;
   const text = (v: unknown): string => (typeof v === 'string' ? v : '');
   const explanation = text(status?.message) || text(status?.reason);
   const msg = explanation ? `: ${explanation}` : ' without explanation';
-  const reason = typeof status?.reason === 'string' ? status.reason : code === 403 ? 'Forbidden' : '';
   const details = status?.details && typeof status.details === 'object' ? (status.details as Record<string, unknown>) : undefined;
-  return new StatusError(code, reason, `admission webhook ${JSON.stringify(w.name)} denied the request${msg}`, details);
+  return new StatusError(code, text(status?.reason), `admission webhook ${JSON.stringify(w.name)} denied the request${msg}`, details);
 }
 
 class WebhookFailure extends Error {}
