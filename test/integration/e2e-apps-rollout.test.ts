@@ -1,22 +1,30 @@
-// What Kubernetes' sig-apps e2e tests of Deployment rollouts
-// (test/e2e/apps/deployment.go) check, on orch with its controllers and a
-// real node agent (simulated runtime): RollingUpdate and Recreate replace
-// old pods, an adopted ReplicaSet's revision is continued, old ReplicaSets
-// beyond revisionHistoryLimit go, a rollout can be rolled over before it
-// finishes, and a scale during a rollout is spread proportionally.
+// What Kubernetes' sig-apps e2e tests of Deployment and DaemonSet rollouts
+// (test/e2e/apps/deployment.go, daemon_set.go) check, on orch with its
+// controllers and a real node agent (simulated runtime): RollingUpdate and
+// Recreate replace old pods, an adopted ReplicaSet's revision is continued,
+// old ReplicaSets beyond revisionHistoryLimit go, a rollout can be rolled
+// over before it finishes, a scale during a rollout is spread
+// proportionally; a daemon pod runs on every (selected) node and comes back
+// when deleted or failed, a RollingUpdate replaces it with a new revision,
+// and a rollback leaves pods of the old template alone.
 //
 // Images kube's tests use because no registry has them are written with an
 // upper-case tag here: the simulated runtime pulls every well-formed image
 // and refuses those, so their pods never become ready, as on a cluster.
 
 import { describe, expect, it } from 'vitest';
-import { AGNHOST, type Obj, WEBSERVER, e2eEnv, namespace, podTemplate, updateWithRetries } from '../helpers/e2e-apps.js';
+import { AGNHOST, type Obj, STRATEGIC, WEBSERVER, e2eEnv, namespace, podTemplate, updateWithRetries } from '../helpers/e2e-apps.js';
+import { rm } from 'node:fs/promises';
+import { isDeepStrictEqual } from 'node:util';
+import { startAgentProcess, waitNodeReady } from '../helpers/nodeagent.js';
 import { openWatch } from '../helpers/watch-stream.js';
 
-const env = e2eEnv('rollout-node');
+const NODE = 'rollout-node';
+const env = e2eEnv(NODE);
 const DEPLOYS = (ns: string) => `/apis/apps/v1/namespaces/${ns}/deployments`;
 const RSS = (ns: string) => `/apis/apps/v1/namespaces/${ns}/replicasets`;
 const REVISION = 'deployment.kubernetes.io/revision';
+const HASH_LABEL = 'pod-template-hash';
 // kube's e2e image names (WebserverImageName, AgnhostImageName) are the container names
 const HTTPD = 'httpd';
 const AGN = 'agnhost';
@@ -59,7 +67,9 @@ function waitRevisionAndImage(ns: string, name: string, revision: string, img: s
   return env.eventually(async () => {
     const d = await env.get(`${DEPLOYS(ns)}/${name}`);
     const { newRs } = await replicaSetsOf(d);
-    return newRs && d.metadata.annotations?.[REVISION] === revision && newRs.metadata.annotations?.[REVISION] === revision && image(d) === img && image(newRs) === img ? d : undefined;
+    // checkRevisionAndImage: the new set selects by pod-template-hash
+    const hashed = newRs?.spec.selector.matchLabels?.[HASH_LABEL] !== undefined;
+    return newRs && hashed && d.metadata.annotations?.[REVISION] === revision && newRs.metadata.annotations?.[REVISION] === revision && image(d) === img && image(newRs) === img ? d : undefined;
   }, `deployment ${name} at revision ${revision} with ${img}`);
 }
 
@@ -74,7 +84,7 @@ async function waitComplete(ns: string, name: string, rolling?: { surge: number;
   const violations: string[] = [];
   const d = await env.eventually(async () => {
     const cur = await env.get(`${DEPLOYS(ns)}/${name}`);
-    if (rolling && cur.status?.updatedReplicas < cur.spec.replicas) {
+    if (rolling && !complete(cur)) {
       const { newRs, olds } = await replicaSetsOf(cur);
       const created = [...olds, ...(newRs ? [newRs] : [])].reduce((a, rs) => a + rs.spec.replicas, 0);
       if (created > cur.spec.replicas + rolling.surge) violations.push(`${created} pods asked for, more than ${cur.spec.replicas} + ${rolling.surge}`);
@@ -236,5 +246,229 @@ describe('[sig-apps] Deployment', () => {
     });
     await waitSetSpecReplicas(ns, first.metadata.name, first.metadata.generation, 20);
     await waitSetSpecReplicas(ns, second.metadata.name, second.metadata.generation, 13);
+  });
+});
+
+const DSS = (ns: string) => `/apis/apps/v1/namespaces/${ns}/daemonsets`;
+const DS_NAME = 'daemon-set';
+const NAME_LABEL = { 'daemonset-name': DS_NAME };
+const HASH = 'controller-revision-hash';
+const COLOR = 'daemonset-color';
+
+/** daemon_set.go's newDaemonSet: no labels on the object, one container `app` with port 9376 */
+function newDaemonSet(img: string, strategy?: string): Obj {
+  return {
+    apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: DS_NAME },
+    spec: {
+      selector: { matchLabels: { ...NAME_LABEL } }, ...(strategy ? { updateStrategy: { type: strategy } } : {}),
+      template: { metadata: { labels: { ...NAME_LABEL } }, spec: { containers: [{ name: 'app', image: img, ports: [{ containerPort: 9376 }] }] } },
+    },
+  };
+}
+
+const podReady = (p: Obj): boolean => ((p.status?.conditions ?? []) as Obj[]).some((c) => c.type === 'Ready' && c.status === 'True');
+const daemonPods = async (ns: string): Promise<Obj[]> => (await env.list(`/api/v1/namespaces/${ns}/pods`, 'daemonset-name=daemon-set')).items as Obj[];
+
+/** the nodes the set's pods fit (canScheduleOnNode: its node selector; the test node has no taints) */
+async function schedulableNodes(ds: Obj): Promise<string[]> {
+  const sel = (ds.spec.template.spec.nodeSelector ?? {}) as Record<string, string>;
+  const nodes = (await env.list('/api/v1/nodes')).items as Obj[];
+  return nodes.filter((n) => Object.entries(sel).every(([k, v]) => n.metadata.labels?.[k] === v)).map((n) => n.metadata.name as string);
+}
+
+/** checkDaemonPodOnNodes: exactly one available pod of the set on each of `nodes`, none elsewhere */
+async function onNodes(ds: Obj, nodes: string[]): Promise<boolean> {
+  const count = new Map<string, number>();
+  for (const p of await daemonPods(ds.metadata.namespace)) {
+    if (!controlledBy(p, ds.metadata.uid) || p.metadata.deletionTimestamp || !podReady(p)) continue;
+    count.set(p.spec.nodeName, (count.get(p.spec.nodeName) ?? 0) + 1);
+  }
+  return nodes.every((n) => count.get(n) === 1) && count.size === nodes.length;
+}
+
+const waitOnNodes = (ds: Obj, nodes: string[], what: string): Promise<boolean> => env.eventually(() => onNodes(ds, nodes), what, 60_000);
+const waitOnAllNodes = async (ds: Obj): Promise<boolean> => waitOnNodes(ds, await schedulableNodes(ds), 'daemon pods on every node');
+
+/** checkDaemonStatus: as many scheduled and ready as desired */
+const waitDaemonStatus = (ns: string): Promise<Obj> => env.eventually(async () => {
+  const s = (await env.get(`${DSS(ns)}/${DS_NAME}`)).status ?? {};
+  return s.desiredNumberScheduled > 0 && s.desiredNumberScheduled === s.currentNumberScheduled && s.desiredNumberScheduled === s.numberReady ? s : undefined;
+}, 'the daemon status');
+
+/** setDaemonSetNodeLabels: the node's `daemonset-` labels replaced by `labels` */
+function setNodeLabels(labels: Record<string, string>): Promise<Obj> {
+  return updateWithRetries(env, `/api/v1/nodes/${NODE}`, (n) => {
+    const others = Object.fromEntries(Object.entries((n.metadata.labels ?? {}) as Record<string, string>).filter(([k]) => !k.startsWith('daemonset-')));
+    n.metadata.labels = { ...others, ...labels };
+  });
+}
+
+/**
+ * checkDaemonPodsImageAndAvailability: every node runs a pod with `img`;
+ * kube fails at once when more than `maxUnavailable` of the set's pods are
+ * not available — collected here and asserted empty.
+ */
+async function waitImageAndAvailability(ds: Obj, img: string, maxUnavailable: number): Promise<void> {
+  const violations: string[] = [];
+  const nodes = await schedulableNodes(ds);
+  await env.eventually(async () => {
+    const pods = (await daemonPods(ds.metadata.namespace)).filter((p) => controlledBy(p, ds.metadata.uid));
+    const unavailable = pods.filter((p) => !podReady(p)).map((p) => p.metadata.name as string);
+    if (unavailable.length > maxUnavailable) violations.push(`unavailable: ${unavailable.join(', ')}`);
+    return nodes.every((n) => pods.some((p) => p.spec.nodeName === n && p.spec.containers[0].image === img));
+  }, `daemon pods with ${img}`, 90_000);
+  expect(violations).toEqual([]);
+}
+
+/** waitForHistoryCreated, then curHistory: the one revision whose template is the set's */
+async function currentHistory(ds: Obj, count: number): Promise<Obj> {
+  const histories = await env.eventually(async () => {
+    const l = (await env.list(`/apis/apps/v1/namespaces/${ds.metadata.namespace}/controllerrevisions`, 'daemonset-name=daemon-set')).items as Obj[];
+    return l.length === count ? l : undefined;
+  }, `${count} controller revisions`);
+  const template = (cr: Obj): Obj => {
+    const { $patch, ...t } = cr.data.spec.template as Obj;
+    expect($patch).toBe('replace');
+    return t;
+  };
+  const cur = histories.filter((cr) => isDeepStrictEqual(template(cr), ds.spec.template));
+  expect(cur).toHaveLength(1);
+  return cur[0]!;
+}
+
+/** checkDaemonSetPodsLabels: every pod carries the revision hash `hash` */
+async function expectPodsHash(ns: string, hash: string): Promise<void> {
+  const pods = await daemonPods(ns);
+  expect(pods.length).toBeGreaterThan(0);
+  for (const p of pods) expect(p.metadata.labels[HASH]).toBe(hash);
+}
+
+/** the e2e's AfterEach: the set deleted, its pods gone, the node's test labels cleared */
+async function cleanUp(ns: string): Promise<void> {
+  await env.ts().request('DELETE', `${DSS(ns)}/${DS_NAME}`, { body: { propagationPolicy: 'Background' } });
+  await env.eventually(async () => (await daemonPods(ns)).length === 0, 'the daemon pods reaped');
+  await setNodeLabels({});
+}
+
+describe('[sig-apps] Daemon set [Serial]', () => {
+  it('should run and stop simple daemon [Conformance]', async () => {
+    const ns = await namespace(env, 'ds-simple');
+    try {
+      const ds = await env.call('POST', DSS(ns), newDaemonSet(WEBSERVER));
+      await waitOnAllNodes(ds);
+      await waitDaemonStatus(ns);
+      // a deleted daemon pod is revived
+      const pod = (await daemonPods(ns))[0]!;
+      await env.call('DELETE', `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`);
+      await env.eventually(async () => (await onNodes(ds, await schedulableNodes(ds))) && !(await daemonPods(ns)).some((p) => p.metadata.uid === pod.metadata.uid), 'the daemon pod revived', 60_000);
+    } finally {
+      await cleanUp(ns);
+    }
+  });
+
+  it('should run and stop complex daemon [Conformance]', async () => {
+    const ns = await namespace(env, 'ds-complex');
+    try {
+      const created = newDaemonSet(WEBSERVER);
+      created.spec.template.spec.nodeSelector = { [COLOR]: 'blue' };
+      const ds = await env.call('POST', DSS(ns), created);
+      await waitOnNodes(ds, [], 'no daemon pods');
+      expect(await daemonPods(ns).catch(() => [])).toEqual([]);
+
+      // the node labelled blue gets the pod
+      const blue = await setNodeLabels({ [COLOR]: 'blue' });
+      expect(Object.keys(blue.metadata.labels).filter((k) => k.startsWith('daemonset-'))).toEqual([COLOR]);
+      await waitOnNodes(ds, [NODE], 'a daemon pod on the blue node');
+      await waitDaemonStatus(ns);
+
+      // green: the node no longer fits, its pod goes
+      await setNodeLabels({ [COLOR]: 'green' });
+      await waitOnNodes(ds, [], 'the daemon pod unscheduled');
+
+      const patched = await env.call('PATCH', `${DSS(ns)}/${DS_NAME}`, { spec: { template: { spec: { nodeSelector: { [COLOR]: 'green' } } }, updateStrategy: { type: 'RollingUpdate' } } }, STRATEGIC);
+      expect(patched.spec.updateStrategy.type).toBe('RollingUpdate');
+      await waitOnNodes(patched, [NODE], 'a daemon pod on the green node');
+      await waitDaemonStatus(ns);
+    } finally {
+      await cleanUp(ns);
+    }
+  });
+
+  it('should retry creating failed daemon pods [Conformance]', async () => {
+    const ns = await namespace(env, 'ds-failed');
+    try {
+      const ds = await env.call('POST', DSS(ns), newDaemonSet(WEBSERVER));
+      await waitOnAllNodes(ds);
+      await waitDaemonStatus(ns);
+      // the phase set to Failed by an unconditional status update
+      const pod = (await daemonPods(ns))[0]!;
+      await env.call('PUT', `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}/status`, { ...pod, metadata: { ...pod.metadata, resourceVersion: '' }, status: { ...pod.status, phase: 'Failed' } });
+      await env.eventually(async () => (await onNodes(ds, [NODE])) && !(await daemonPods(ns)).some((p) => p.metadata.uid === pod.metadata.uid), 'the daemon pod revived', 60_000);
+      // waitFailedDaemonPodDeleted
+      await env.eventually(async () => (await env.ts().request('GET', `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`)).status === 404, 'the failed pod deleted');
+    } finally {
+      await cleanUp(ns);
+    }
+  });
+
+  it('should update pod when spec was updated and update strategy is RollingUpdate [Conformance]', async () => {
+    const ns = await namespace(env, 'ds-rolling');
+    try {
+      let ds = await env.call('POST', DSS(ns), newDaemonSet(WEBSERVER, 'RollingUpdate'));
+      await waitOnAllNodes(ds);
+      ds = await env.get(`${DSS(ns)}/${DS_NAME}`);
+      let cur = await currentHistory(ds, 1);
+      expect(cur.revision).toBe(1);
+      await expectPodsHash(ns, cur.metadata.labels[HASH]);
+
+      ds = await env.call('PATCH', `${DSS(ns)}/${DS_NAME}`, { spec: { template: { spec: { containers: [{ name: 'app', image: AGNHOST }] } } } }, STRATEGIC);
+      await waitImageAndAvailability(ds, AGNHOST, 1);
+      await waitOnAllNodes(ds);
+      ds = await env.get(`${DSS(ns)}/${DS_NAME}`);
+      cur = await currentHistory(ds, 2);
+      expect(cur.revision).toBe(2);
+      await expectPodsHash(ns, cur.metadata.labels[HASH]);
+    } finally {
+      await cleanUp(ns);
+    }
+  });
+
+  it('should rollback without unnecessary restarts [Conformance]', async () => {
+    // kube's test needs two nodes: a second agent joins for it
+    const second = await startAgentProcess(env.ts(), { nodeName: `${NODE}-2`, config: { apiVersion: 'nodeagent.config.k8s.io/v1beta1' } });
+    const ns = await namespace(env, 'ds-rollback');
+    try {
+      await waitNodeReady(env.ts(), second, `${NODE}-2`);
+      const ds = await env.call('POST', DSS(ns), newDaemonSet(WEBSERVER, 'RollingUpdate'));
+      expect(await schedulableNodes(ds)).toHaveLength(2);
+      await waitOnAllNodes(ds);
+
+      // an image no registry has, so that the rollout cannot finish
+      const stuck = 'foo:NON-EXISTENT';
+      await updateWithRetries(env, `${DSS(ns)}/${DS_NAME}`, (u) => {
+        u.spec.template.spec.containers[0].image = stuck;
+      });
+      await env.eventually(async () => (await daemonPods(ns)).some((p) => p.spec.containers[0].image === stuck), 'a pod of the new template');
+      const pods = await daemonPods(ns);
+      const existing = pods.filter((p) => p.spec.containers[0].image === WEBSERVER);
+      const fresh = pods.filter((p) => p.spec.containers[0].image === stuck);
+      expect(existing.length + fresh.length).toBe(pods.length);
+      // in the middle of the rollout: maxUnavailable 1 keeps the other node's old pod
+      expect(existing.length).toBeGreaterThan(0);
+      expect(fresh.length).toBeGreaterThan(0);
+
+      const rollback = await updateWithRetries(env, `${DSS(ns)}/${DS_NAME}`, (u) => {
+        u.spec.template.spec.containers[0].image = WEBSERVER;
+      });
+      await waitImageAndAvailability(rollback, WEBSERVER, 1);
+      // the pods of the old template were not restarted
+      const names = new Set((await daemonPods(ns)).map((p) => p.metadata.name));
+      for (const p of existing) expect(names.has(p.metadata.name), `${p.metadata.name} restarted`).toBe(true);
+    } finally {
+      await cleanUp(ns);
+      await second.stop();
+      await env.call('DELETE', `/api/v1/nodes/${NODE}-2`);
+      await rm(second.dir, { recursive: true, force: true });
+    }
   });
 });
