@@ -350,17 +350,26 @@ async function cleanUp(ns: string): Promise<void> {
   await setNodeLabels({});
 }
 
+/** a simple DaemonSet running on every node with its status caught up, and one of its pods */
+async function simpleDaemon(ns: string): Promise<{ ds: Obj; pod: Obj }> {
+  const ds = await env.call('POST', DSS(ns), newDaemonSet(WEBSERVER));
+  await waitOnAllNodes(ds);
+  await waitDaemonStatus(ns);
+  return { ds, pod: (await daemonPods(ns))[0]! };
+}
+
+/** checkRunningOnAllNodes again, with `pod` replaced by another */
+const waitRevived = (ds: Obj, pod: Obj): Promise<boolean> => env.eventually(async () =>
+  (await onNodes(ds, await schedulableNodes(ds))) && !(await daemonPods(ds.metadata.namespace)).some((p) => p.metadata.uid === pod.metadata.uid), 'the daemon pod revived', 60_000);
+
 describe('[sig-apps] Daemon set [Serial]', () => {
   it('should run and stop simple daemon [Conformance]', async () => {
     const ns = await namespace(env, 'ds-simple');
     try {
-      const ds = await env.call('POST', DSS(ns), newDaemonSet(WEBSERVER));
-      await waitOnAllNodes(ds);
-      await waitDaemonStatus(ns);
+      const { ds, pod } = await simpleDaemon(ns);
       // a deleted daemon pod is revived
-      const pod = (await daemonPods(ns))[0]!;
       await env.call('DELETE', `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`);
-      await env.eventually(async () => (await onNodes(ds, await schedulableNodes(ds))) && !(await daemonPods(ns)).some((p) => p.metadata.uid === pod.metadata.uid), 'the daemon pod revived', 60_000);
+      await waitRevived(ds, pod);
     } finally {
       await cleanUp(ns);
     }
@@ -397,13 +406,10 @@ describe('[sig-apps] Daemon set [Serial]', () => {
   it('should retry creating failed daemon pods [Conformance]', async () => {
     const ns = await namespace(env, 'ds-failed');
     try {
-      const ds = await env.call('POST', DSS(ns), newDaemonSet(WEBSERVER));
-      await waitOnAllNodes(ds);
-      await waitDaemonStatus(ns);
+      const { ds, pod } = await simpleDaemon(ns);
       // the phase set to Failed by an unconditional status update
-      const pod = (await daemonPods(ns))[0]!;
       await env.call('PUT', `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}/status`, { ...pod, metadata: { ...pod.metadata, resourceVersion: '' }, status: { ...pod.status, phase: 'Failed' } });
-      await env.eventually(async () => (await onNodes(ds, [NODE])) && !(await daemonPods(ns)).some((p) => p.metadata.uid === pod.metadata.uid), 'the daemon pod revived', 60_000);
+      await waitRevived(ds, pod);
       // waitFailedDaemonPodDeleted
       await env.eventually(async () => (await env.ts().request('GET', `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`)).status === 404, 'the failed pod deleted');
     } finally {
