@@ -104,3 +104,15 @@ export const condition = (o: Obj, type: string): Obj | undefined => ((o.status?.
 
 /** an event of `o`'s name (the e2e tests' `found` check) */
 export const named = (name: string, e: Event): boolean => e.object.metadata?.name === name;
+
+/** the e2e framework's Update…WithRetries: get, change, update; again on a conflict */
+export function updateWithRetries(env: E2eEnv, path: string, change: (o: Obj) => void): Promise<Obj> {
+  return env.eventually(async () => {
+    const cur = await env.get(path);
+    change(cur);
+    const r = await env.ts().request('PUT', path, { body: cur });
+    if (r.status === 409) return undefined;
+    expect(r.status, r.text).toBe(200);
+    return r.json<Obj>();
+  }, `the update of ${path}`);
+}

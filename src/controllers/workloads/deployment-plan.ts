@@ -225,9 +225,27 @@ export function templatesEqual(a: JSONValue | undefined, b: JSONValue | undefine
   return canonical(withoutZeroValues(strip(a))) === canonical(withoutZeroValues(strip(b)));
 }
 
-export function revisionOf(rs: ApiObject): number {
-  const v = Number(rs.metadata?.annotations?.[REVISION] ?? 0);
-  return Number.isInteger(v) && v > 0 ? v : 0;
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * A revision annotation as kube reads it (strconv.ParseInt, base 10, 64
+ * bits): a bigint, since revisions an adopted ReplicaSet brings may be
+ * beyond 2^53 and the next one must be exactly one more; absent, malformed
+ * or out of range counts as 0 (kube's MaxRevision skips what it cannot parse).
+ */
+export function parseRevision(v: string | undefined): bigint {
+  if (v === undefined || !/^[+-]?\d+$/.test(v)) return 0n;
+  const n = BigInt(v);
+  return n > INT64_MAX || n < -INT64_MAX - 1n ? 0n : n;
+}
+
+export function revisionOf(rs: ApiObject): bigint {
+  return parseRevision(rs.metadata?.annotations?.[REVISION]);
+}
+
+/** kube's MaxRevision: the highest revision of the sets, 0 for none */
+export function maxRevision(sets: ApiObject[]): bigint {
+  return sets.reduce((m, rs) => (revisionOf(rs) > m ? revisionOf(rs) : m), 0n);
 }
 
 export interface DeploymentStatusCounts {

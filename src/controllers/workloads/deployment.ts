@@ -22,7 +22,7 @@ import { ControllerLoop, LoopController, type Informer, type InformerSource } fr
 import { claimAll } from './claim.js';
 import {
   type DeploymentView, DESIRED_REPLICAS, HASH_LABEL, MAX_REPLICAS, REVISION, REVISION_HISTORY, type RsView,
-  maxSurgeOf, maxUnavailableOf, newRsReplicas, olderFirst, proportionalScale, revisionOf, rollingScaleDown,
+  maxRevision, maxSurgeOf, maxUnavailableOf, newRsReplicas, olderFirst, parseRevision, proportionalScale, revisionOf, rollingScaleDown,
   rolloutComplete, rolloutProgressed, statusCounts, templateHash, templatesEqual,
 } from './deployment-plan.js';
 import { type OwnerReference, controllerRefOf, labelsOf, newControllerRef, ownedObjectHandlers } from './pods.js';
@@ -218,7 +218,7 @@ export class DeploymentController extends LoopController {
    */
   private async syncRevision(d: ApiObject, rsList: ApiObject[], create: boolean): Promise<Step> {
     const step = this.split(d, rsList);
-    const revision = Math.max(0, ...step.olds.map(revisionOf)) + 1;
+    const revision = maxRevision(step.olds) + 1n;
     if (step.newRs) {
       const rs = step.newRs;
       const annotations = this.setAnnotations(d, { ...(rs.metadata?.annotations ?? {}) }, revision);
@@ -238,10 +238,9 @@ export class DeploymentController extends LoopController {
   }
 
   /** the Deployment's annotations copied onto a set's, and its revision moved up to `revision` (the old one kept in the history) */
-  private setAnnotations(d: ApiObject, ann: Record<string, string>, revision: number): Record<string, string> {
+  private setAnnotations(d: ApiObject, ann: Record<string, string>, revision: bigint): Record<string, string> {
     for (const [k, v] of Object.entries(d.metadata?.annotations ?? {})) if (!NOT_COPIED.has(k)) ann[k] = v;
-    const old = Number(ann[REVISION] ?? 0);
-    if (!(old >= revision)) {
+    if (parseRevision(ann[REVISION]) < revision) {
       if (ann[REVISION]) ann[REVISION_HISTORY] = ann[REVISION_HISTORY] ? `${ann[REVISION_HISTORY]},${ann[REVISION]}` : ann[REVISION];
       ann[REVISION] = String(revision);
     }
@@ -255,7 +254,7 @@ export class DeploymentController extends LoopController {
     });
   }
 
-  private async createNewSet(d: ApiObject, olds: ApiObject[], revision: number): Promise<ApiObject> {
+  private async createNewSet(d: ApiObject, olds: ApiObject[], revision: bigint): Promise<ApiObject> {
     const spec = specOf(d);
     const dv = deploymentView(d);
     const ns = d.metadata?.namespace ?? '';
@@ -392,7 +391,7 @@ export class DeploymentController extends LoopController {
     const cleanable = olds.filter((rs) => !rs.metadata?.deletionTimestamp);
     let diff = cleanable.length - limit;
     if (diff <= 0) return;
-    for (const rs of [...cleanable].sort((a, b) => revisionOf(a) - revisionOf(b))) {
+    for (const rs of [...cleanable].sort((a, b) => (revisionOf(a) < revisionOf(b) ? -1 : revisionOf(a) > revisionOf(b) ? 1 : 0))) {
       if (diff <= 0) break;
       const v = view(rs);
       const observed = int((rs.status as Obj | undefined)?.observedGeneration, 0);
