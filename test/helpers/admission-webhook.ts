@@ -19,6 +19,22 @@ export type AdmissionBehaviour =
   | { allowed: boolean; status?: Record<string, unknown>; patch?: unknown[]; warnings?: string[] }
   | ((seen: SeenAdmission, res: ServerResponse) => void);
 
+/** an AdmissionResponse without its uid (filled in when sent) */
+export type AdmissionAnswer = Exclude<AdmissionBehaviour, (...args: never[]) => void>;
+
+/** answers `review` with `a` as an AdmissionReview */
+export function sendReview(res: ServerResponse, review: SeenAdmission['review'], a: AdmissionAnswer): void {
+  const response: Record<string, unknown> = { uid: review.request.uid, allowed: a.allowed };
+  if (a.status) response.status = a.status;
+  if (a.warnings) response.warnings = a.warnings;
+  if (a.patch) {
+    response.patchType = 'JSONPatch';
+    response.patch = Buffer.from(JSON.stringify(a.patch)).toString('base64');
+  }
+  res.setHeader('Content-Type', 'application/json');
+  res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response }));
+}
+
 export interface AdmissionWebhook {
   port: number;
   url(path: string): string;
@@ -55,15 +71,7 @@ export async function startAdmissionWebhook(dir: string, hosts: readonly string[
         b(s, res);
         return;
       }
-      const response: Record<string, unknown> = { uid: review.request.uid, allowed: b.allowed };
-      if (b.status) response.status = b.status;
-      if (b.warnings) response.warnings = b.warnings;
-      if (b.patch) {
-        response.patchType = 'JSONPatch';
-        response.patch = Buffer.from(JSON.stringify(b.patch)).toString('base64');
-      }
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response }));
+      sendReview(res, review, b);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

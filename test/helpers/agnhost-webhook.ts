@@ -6,23 +6,12 @@
 // seconds, or never answers.
 
 import type { ServerResponse } from 'node:http';
-import type { AdmissionBehaviour, AdmissionWebhook, SeenAdmission } from './admission-webhook.js';
+import { type AdmissionAnswer, type AdmissionBehaviour, type AdmissionWebhook, type SeenAdmission, sendReview } from './admission-webhook.js';
 
 type Obj = Record<string, any>;
 type Review = SeenAdmission['review'];
-/** an AdmissionResponse without its uid (filled in when sent) */
-type Answer = { allowed: boolean; status?: Obj; patch?: Obj[] };
-
-function send(res: ServerResponse, review: Review, a: Answer): void {
-  const response: Obj = { uid: review.request.uid, allowed: a.allowed };
-  if (a.status) response.status = a.status;
-  if (a.patch) {
-    response.patchType = 'JSONPatch';
-    response.patch = Buffer.from(JSON.stringify(a.patch)).toString('base64');
-  }
-  res.setHeader('Content-Type', 'application/json');
-  res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response }));
-}
+type Answer = AdmissionAnswer;
+const send = sendReview;
 
 const allow: Answer = { allowed: true };
 /** agnhost's toV1AdmissionResponse: a refusal carrying the error as message */
