@@ -273,7 +273,7 @@ describe('[sig-cli] Kubectl client', () => {
     it('should support proxy with --port 0 [Conformance]', async () => {
       const proxy = startKubectl(env.ts().server.kubeconfigPath, ['proxy', '-p', '0', '--disable-filter']);
       try {
-        const m = await env.eventually(async () => /Starting to serve on 127\.0\.0\.1:(\d+)/.exec(proxy.out()), `kubectl proxy's port: ${proxy.err()}`);
+        const m = await env.eventually(async () => /Starting to serve on 127\.0\.0\.1:(\d+)/.exec(proxy.out()) ?? undefined, `kubectl proxy's port: ${proxy.err()}`);
         const body = await httpGet({ host: '127.0.0.1', port: Number(m[1]), path: '/api/' });
         expect((JSON.parse(body) as Obj).versions.length).toBeGreaterThanOrEqual(1);
       } finally {
