@@ -4,7 +4,8 @@
 // api-versions, cluster-info, describe of an RC's pod/RC/service/node/namespace,
 // expose of an RC and of a service, label, patch, run --restart=Never,
 // replace of a pod's image, server-side dry-run replace, diff of a Deployment,
-// and `kubectl proxy` on port 0 and on a unix socket.
+// logs (tail, limit-bytes, timestamps, since) and `kubectl proxy` on port 0 and
+// on a unix socket.
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
@@ -267,6 +268,36 @@ describe('[sig-cli] Kubectl client', () => {
     expect(r.code, r.stderr).toBe(1);
     for (const item of [WEBSERVER, BUSYBOX]) expect(r.stdout).toContain(item);
     await ok(n, 'delete', '-f', f);
+  });
+
+  it('Kubectl logs logs should be able to retrieve and filter logs [Conformance]', async () => {
+    const n = await ns('kubectl-logs');
+    // agnhost's logs-generator does not run on the simulated runtime; a shell loop writes its kind of lines (100 over 20 s)
+    const script = 'for i in $(seq 1 100); do echo "I0000 $i logs_generator.go:67] $i GET /api/v1/namespaces/kube-system/pods/$i 200"; sleep 0.2; done';
+    await ok(n, 'run', 'logs-generator', `--image=${BUSYBOX}`, '--restart=Never', '--pod-running-timeout=2m0s', '--', 'sh', '-c', script);
+    await env.eventually(async () => ['Running', 'Succeeded'].includes((await env.get(`/api/v1/namespaces/${n}/pods/logs-generator`)).status?.phase), 'logs-generator running');
+    // LookForStringInLog
+    await env.eventually(async () => (await ok(n, 'logs', 'logs-generator', 'logs-generator')).includes('/api/v1/namespaces/kube-system'), 'the expected log line');
+    const lines = (out: string) => out.replace(/\n+$/, '').split('\n');
+
+    let out = await ok(n, 'logs', 'logs-generator', 'logs-generator', '--tail=1');
+    expect(out).not.toBe('');
+    expect(lines(out)).toHaveLength(1);
+    out = await ok(n, 'logs', 'logs-generator', 'logs-generator', '--limit-bytes=1');
+    expect(lines(out)).toHaveLength(1);
+    expect(out).toHaveLength(1);
+    out = await ok(n, 'logs', 'logs-generator', 'logs-generator', '--tail=1', '--timestamps');
+    const l = lines(out);
+    expect(l).toHaveLength(1);
+    const words = l[0]!.split(' ');
+    expect(words.length).toBeGreaterThan(1);
+    expect(words[0]).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/);
+    // the test's own wait: the first lines are then more than a second old
+    await new Promise((r) => setTimeout(r, 2500));
+    const recent = (await ok(n, 'logs', 'logs-generator', 'logs-generator', '--since=1s')).split('\n').length;
+    const older = (await ok(n, 'logs', 'logs-generator', 'logs-generator', '--since=24h')).split('\n').length;
+    expect(recent).toBeLessThan(older);
+    await ok(n, 'delete', 'pod', 'logs-generator');
   });
 
   describe('Proxy server', () => {
