@@ -102,6 +102,15 @@ async function expectDisruptionBudgetCause(n: string, name: string): Promise<voi
   expect(((r.json<Obj>().details?.causes ?? []) as Obj[]).map((c) => c.reason), r.text).toContain('DisruptionBudget');
 }
 
+/** the tests' common start: a namespace, budget "foo" (minAvailable 1) and `count` bare pods, ready */
+async function budgetOverPods(count: number): Promise<string> {
+  const n = await ns('disruption');
+  await createPdb(n, 'foo', { minAvailable: 1 }, DEFAULT_LABELS);
+  await createPods(n, count);
+  await waitForPods(n, count);
+  return n;
+}
+
 const names = (items: Obj[]) => items.map((i) => i.metadata.name as string).sort();
 
 describe('[sig-apps] DisruptionController', () => {
@@ -131,19 +140,13 @@ describe('[sig-apps] DisruptionController', () => {
   });
 
   it('should observe PodDisruptionBudget status updated [Conformance]', async () => {
-    const n = await ns('disruption');
-    await createPdb(n, 'foo', { minAvailable: 1 }, DEFAULT_LABELS);
-    await createPods(n, 3);
-    await waitForPods(n, 3);
+    const n = await budgetOverPods(3);
     // disruptionsAllowed starts at 0: once positive, the controller works
     await env.eventually(async () => (await env.get(`${PDBS(n)}/foo`)).status?.disruptionsAllowed > 0, 'disruptionsAllowed > 0');
   });
 
   it('should update/patch PodDisruptionBudget status [Conformance]', async () => {
-    const n = await ns('disruption');
-    await createPdb(n, 'foo', { minAvailable: 1 }, DEFAULT_LABELS);
-    await createPods(n, 1);
-    await waitForPods(n, 1);
+    const n = await budgetOverPods(1);
     const pod = await locateRunningPod(n);
     const podName = pod.metadata.name as string;
     await updatePdb(n, 'foo', (p) => (p.status.disruptedPods = { [podName]: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }), '/status');
@@ -155,10 +158,7 @@ describe('[sig-apps] DisruptionController', () => {
   });
 
   it('should observe that the PodDisruptionBudget status is not updated for unmanaged pods', async () => {
-    const n = await ns('disruption');
-    await createPdb(n, 'foo', { minAvailable: 1 }, DEFAULT_LABELS);
-    await createPods(n, 3);
-    await waitForPods(n, 3);
+    const n = await budgetOverPods(3);
     // kube watches for a minute (gomega.Consistently); here: once the budget has counted the three pods
     const pdb = await env.eventually(async () => {
       const p = await env.get(`${PDBS(n)}/foo`);
