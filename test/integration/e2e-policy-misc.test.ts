@@ -95,11 +95,14 @@ const locateRunningPod = (n: string): Promise<Obj> =>
 const evict = (n: string, name: string) =>
   env.ts().request('POST', `${PODS(n)}/${name}/eviction`, { body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: n } } });
 
-/** apierrors.HasStatusCause(err, policyv1.DisruptionBudgetCause) */
-async function expectDisruptionBudgetCause(n: string, name: string): Promise<void> {
+/**
+ * apierrors.HasStatusCause(err, policyv1.DisruptionBudgetCause), and the rest of kube's answer:
+ * 429 TooManyRequests, its message, and the cause naming the budget's numbers
+ */
+async function expectDisruptionBudgetCause(n: string, name: string, healthy: number): Promise<void> {
   const r = await evict(n, name);
-  expect(r.status, r.text).toBeGreaterThanOrEqual(400);
-  expect(((r.json<Obj>().details?.causes ?? []) as Obj[]).map((c) => c.reason), r.text).toContain('DisruptionBudget');
+  expect([r.status, r.json<Obj>().reason, r.json<Obj>().message], r.text).toEqual([429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget."]);
+  expect((r.json<Obj>().details?.causes ?? []) as Obj[], r.text).toContainEqual({ reason: 'DisruptionBudget', message: `The disruption budget foo needs ${healthy} healthy pods and has ${healthy} currently` });
 }
 
 /** the tests' common start: a namespace, budget "foo" (minAvailable 1) and `count` bare pods, ready */
@@ -175,7 +178,7 @@ describe('[sig-apps] DisruptionController', () => {
     await createReplicaSet(n, 3);
     await waitForPods(n, 3);
     const pod = await locateRunningPod(n);
-    await expectDisruptionBudgetCause(n, pod.metadata.name);
+    await expectDisruptionBudgetCause(n, pod.metadata.name, 3);
 
     await updatePdb(n, 'foo', (p) => (p.spec.minAvailable = 2));
     await waitForPods(n, 3);
@@ -191,7 +194,7 @@ describe('[sig-apps] DisruptionController', () => {
     await patchPdb(n, 'foo', () => ({ spec: { minAvailable: null, maxUnavailable: 0 } }));
     await waitForPods(n, 3);
     const next = await locateRunningPod(n);
-    await expectDisruptionBudgetCause(n, next.metadata.name);
+    await expectDisruptionBudgetCause(n, next.metadata.name, 3);
 
     await deletePdb(n, 'foo');
     await waitForPods(n, 3);
