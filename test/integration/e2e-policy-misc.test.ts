@@ -5,8 +5,10 @@
 // simulated runtime: list and deleteCollection across namespaces; create,
 // update, patch and delete; the controller's status (disruptionsAllowed);
 // update and merge patch of /status (disruptedPods); evictions refused with a
-// DisruptionBudget cause until the budget allows them; no SyncFailed for
-// pods without a controller when minAvailable is a number.
+// DisruptionBudget cause until the budget allows them, and the eviction
+// cases (bare pods, ReplicaSets, percentages, host-port pods that one node
+// cannot all run); no SyncFailed for pods without a controller when
+// minAvailable is a number.
 
 import { describe, expect, it } from 'vitest';
 import { type Obj, MERGE, PAUSE, e2eEnv, namespace } from '../helpers/e2e-apps.js';
@@ -72,12 +74,14 @@ async function createPods(n: string, count: number): Promise<void> {
 }
 
 /** createReplicaSetOrDie: "rs", selector and template labels foo=bar, the pause image */
-async function createReplicaSet(n: string, replicas: number): Promise<void> {
+async function createReplicaSet(n: string, replicas: number, exclusive = false): Promise<void> {
+  // exclusive: host port 5555, so one pod per node
+  const container = { name: 'donothing', image: PAUSE, ...(exclusive ? { ports: [{ hostPort: 5555, containerPort: 5555 }] } : {}) };
   await env.call('POST', `/apis/apps/v1/namespaces/${n}/replicasets`, {
     apiVersion: 'apps/v1',
     kind: 'ReplicaSet',
     metadata: { name: 'rs' },
-    spec: { replicas, selector: { matchLabels: DEFAULT_LABELS }, template: { metadata: { labels: DEFAULT_LABELS }, spec: { containers: [{ name: 'donothing', image: PAUSE }] } } },
+    spec: { replicas, selector: { matchLabels: DEFAULT_LABELS }, template: { metadata: { labels: DEFAULT_LABELS }, spec: { containers: [container] } } },
   });
 }
 
@@ -99,10 +103,12 @@ const evict = (n: string, name: string) =>
  * apierrors.HasStatusCause(err, policyv1.DisruptionBudgetCause), and the rest of kube's answer:
  * 429 TooManyRequests, its message, and the cause naming the budget's numbers
  */
-async function expectDisruptionBudgetCause(n: string, name: string, healthy: number): Promise<void> {
+async function expectDisruptionBudgetCause(n: string, name: string, healthy?: number): Promise<void> {
   const r = await evict(n, name);
   expect([r.status, r.json<Obj>().reason, r.json<Obj>().message], r.text).toEqual([429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget."]);
-  expect((r.json<Obj>().details?.causes ?? []) as Obj[], r.text).toContainEqual({ reason: 'DisruptionBudget', message: `The disruption budget foo needs ${healthy} healthy pods and has ${healthy} currently` });
+  const causes = (r.json<Obj>().details?.causes ?? []) as Obj[];
+  expect(causes.map((c) => c.reason), r.text).toContain('DisruptionBudget');
+  if (healthy !== undefined) expect(causes, r.text).toContainEqual({ reason: 'DisruptionBudget', message: `The disruption budget foo needs ${healthy} healthy pods and has ${healthy} currently` });
 }
 
 /** the tests' common start: a namespace, budget "foo" (minAvailable 1) and `count` bare pods, ready */
@@ -113,6 +119,15 @@ async function budgetOverPods(count: number): Promise<string> {
   await waitForPods(n, count);
   return n;
 }
+
+/** `count` pods the scheduler left pending for want of the host port (kube's message; orch adds no preemption part) */
+const unschedulableForPorts = (n: string, count: number): Promise<unknown> =>
+  env.eventually(async () => {
+    const pending = ((await env.list(PODS(n), 'foo=bar')).items as Obj[]).filter((p) =>
+      ((p.status?.conditions ?? []) as Obj[]).some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable' && c.message === "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports."),
+    );
+    return pending.length === count;
+  }, `${count} pods unschedulable for the host port`);
 
 const names = (items: Obj[]) => items.map((i) => i.metadata.name as string).sort();
 
@@ -171,6 +186,38 @@ describe('[sig-apps] DisruptionController', () => {
     expect(erroring, JSON.stringify(pdb.status)).toBe(false);
     expect(pdb.status.disruptionsAllowed).toBe(2);
   });
+
+  // evictionCases (exclusive ones: one node takes one of the host-port pods, as on a cluster of fewer than 10 nodes)
+  const evictionCases: { description: string; minAvailable?: number | string; maxUnavailable?: number | string; podCount?: number; replicaSetSize?: number; exclusive?: boolean; shouldDeny: boolean }[] = [
+    { description: 'no PDB', podCount: 1, shouldDeny: false },
+    { description: 'too few pods, absolute', minAvailable: 2, podCount: 2, shouldDeny: true },
+    { description: 'enough pods, absolute', minAvailable: 2, podCount: 3, shouldDeny: false },
+    { description: 'enough pods, replicaSet, percentage', minAvailable: '90%', replicaSetSize: 10, shouldDeny: false },
+    { description: 'too few pods, replicaSet, percentage', minAvailable: '90%', replicaSetSize: 10, exclusive: true, shouldDeny: true },
+    { description: 'maxUnavailable allow single eviction, percentage', maxUnavailable: '10%', replicaSetSize: 10, shouldDeny: false },
+    { description: 'maxUnavailable deny evictions, integer', maxUnavailable: 1, replicaSetSize: 10, exclusive: true, shouldDeny: true },
+  ];
+  for (const c of evictionCases) {
+    it(`evictions: ${c.description} => should ${c.shouldDeny ? 'not allow' : 'allow'} an eviction`, async () => {
+      const n = await ns('disruption');
+      try {
+        await createPods(n, c.podCount ?? 0);
+        if (c.replicaSetSize) await createReplicaSet(n, c.replicaSetSize, c.exclusive);
+        if (c.minAvailable !== undefined) await createPdb(n, 'foo', { minAvailable: c.minAvailable }, DEFAULT_LABELS);
+        if (c.maxUnavailable !== undefined) await createPdb(n, 'foo', { maxUnavailable: c.maxUnavailable });
+        const pod = await locateRunningPod(n);
+        // the case's premise: the node runs one host-port pod, the scheduler leaves the others pending
+        if (c.exclusive) await unschedulableForPorts(n, c.replicaSetSize! - 1);
+        if (c.shouldDeny) return await expectDisruptionBudgetCause(n, pod.metadata.name);
+        await waitForPods(n, (c.podCount ?? 0) + (c.replicaSetSize ?? 0));
+        // disruptionsAllowed starts at 0: an eviction once allowed shows the controller works
+        await env.eventually(async () => (await evict(n, pod.metadata.name)).status === 201, `eviction of ${pod.metadata.name}`);
+      } finally {
+        // the framework deletes the test's namespace: its host-port pods free the node's port for the next case
+        await env.call('DELETE', `/api/v1/namespaces/${n}`);
+      }
+    });
+  }
 
   it('should block an eviction until the PDB is updated to allow it [Conformance]', async () => {
     const n = await ns('disruption');
