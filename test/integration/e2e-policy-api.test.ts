@@ -10,6 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCertificateRequest } from '../../src/core/x509.js';
 import { type Obj, type TestServer, annotations, call, generateName, getOrUndefined, listItems, newNamespace, useKubeServer } from '../helpers/kube-e2e.js';
+import { eventually } from '../helpers/eventually.js';
 import { openWatch } from '../helpers/watch-stream.js';
 
 let t: TestServer;
@@ -37,10 +38,16 @@ async function patchUpdateWatch(collection: string, name: string, listRv: string
   try {
     const patched = await call(t, 'PATCH', `${collection}/${name}`, patch);
     expect(annotations(patched).patched).toBe('true');
-    const toUpdate = structuredClone(patched);
-    toUpdate.metadata.annotations.updated = 'true';
-    update(toUpdate);
-    const updated = await call(t, 'PUT', `${collection}/${name}`, toUpdate);
+    // retry.RetryOnConflict around get, change and update (a controller may write status meanwhile)
+    const updated = await eventually(async () => {
+      const toUpdate = await call(t, 'GET', `${collection}/${name}`);
+      toUpdate.metadata.annotations.updated = 'true';
+      update(toUpdate);
+      const r = await t.request('PUT', `${collection}/${name}`, { body: toUpdate });
+      if (r.status === 409) return undefined;
+      expect(r.status, r.text).toBe(200);
+      return r.json<Obj>();
+    }, `update of ${name}`);
     expect(annotations(updated).updated).toBe('true');
     await w.waitUntil((e) => e.type !== 'MODIFIED' || annotations(e.object).patched === 'true');
     expect(w.events.map((e) => e.type)).toEqual(w.events.map(() => 'MODIFIED'));
@@ -326,9 +333,13 @@ describe('[sig-api-machinery] API priority and fairness', () => {
         expect([status.apiVersion, status.kind, status.metadata.uid]).toEqual([`${GROUP}/v1`, created.kind, created.metadata.uid]);
         const patchedStatus = await call(t, 'PATCH', `${COLL}/${name}/status`, { status: { conditions: [{ type: 'PatchStatusFailed', status: 'False', reason: 'e2e' }] } });
         expect(conditionTypes(patchedStatus)).toContain('PatchStatusFailed');
-        const cur = await call(t, 'GET', `${COLL}/${name}`);
-        cur.status = { ...cur.status, conditions: [...((cur.status?.conditions ?? []) as Obj[]), { type: 'StatusUpdateFailed', status: 'False', reason: 'E2E', message: 'Set from an e2e test' }] };
-        expect(conditionTypes(await call(t, 'PUT', `${COLL}/${name}/status`, cur))).toContain('StatusUpdateFailed');
+        const statusUpdated = await eventually(async () => {
+          const cur = await call(t, 'GET', `${COLL}/${name}`);
+          cur.status = { ...cur.status, conditions: [...((cur.status?.conditions ?? []) as Obj[]), { type: 'StatusUpdateFailed', status: 'False', reason: 'E2E', message: 'Set from an e2e test' }] };
+          const r = await t.request('PUT', `${COLL}/${name}/status`, { body: cur });
+          return r.status === 409 ? undefined : r.json<Obj>();
+        }, `status update of ${name}`);
+        expect(conditionTypes(statusUpdated)).toContain('StatusUpdateFailed');
 
         await call(t, 'DELETE', `${COLL}/${name}`);
         expect(await getOrUndefined(t, `${COLL}/${name}`)).toBeUndefined();
@@ -339,4 +350,31 @@ describe('[sig-api-machinery] API priority and fairness', () => {
       expect(await listItems(t, `${COLL}?${bySelector}`)).toHaveLength(0);
     });
   }
+
+  // kube-apiserver's configuration consumer keeps each schema's Dangling condition (`kubectl get flowschemas` MISSINGPL)
+  it('a FlowSchema carries the Dangling condition of the priority level it names', async () => {
+    const FS = `/apis/${GROUP}/v1/flowschemas`;
+    const dangling = (name: string, status: string) =>
+      eventually(async () => ((await call(t, 'GET', `${FS}/${name}`)).status?.conditions ?? []).find((c: Obj) => c.type === 'Dangling' && c.status === status) as Obj | undefined, `${name} Dangling=${status}`);
+    const found = await dangling('catch-all', 'False');
+    expect(found).toMatchObject({ reason: 'Found', message: 'This FlowSchema references the PriorityLevelConfiguration object named "catch-all" and it exists' });
+    expect(found.lastTransitionTime).toMatch(/Z$/);
+
+    const level = generateName('e2e-level-');
+    const name = generateName('e2e-dangling-');
+    await call(t, 'POST', FS, { apiVersion: `${GROUP}/v1`, kind: 'FlowSchema', metadata: { name }, spec: { matchingPrecedence: 9000, priorityLevelConfiguration: { name: level } } });
+    try {
+      expect(await dangling(name, 'True')).toMatchObject({ reason: 'NotFound', message: `This FlowSchema references the PriorityLevelConfiguration object named "${level}" but there is no such object` });
+      // other conditions stay: the consumer writes only its own
+      await call(t, 'PATCH', `${FS}/${name}/status`, { status: { conditions: [...(await call(t, 'GET', `${FS}/${name}`)).status.conditions, { type: 'Other', status: 'True', reason: 'e2e' }] } });
+      await call(t, 'POST', `/apis/${GROUP}/v1/prioritylevelconfigurations`, { apiVersion: `${GROUP}/v1`, kind: 'PriorityLevelConfiguration', metadata: { name: level }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, limitResponse: { type: 'Reject' } } } });
+      expect(await dangling(name, 'False')).toMatchObject({ reason: 'Found' });
+      expect(conditionTypes(await call(t, 'GET', `${FS}/${name}`))).toEqual(['Dangling', 'Other']);
+      const row = await t.request('GET', `${FS}/${name}`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+      expect((row.json<Obj>().rows as Obj[])[0]!.cells).toContain('False');
+    } finally {
+      await call(t, 'DELETE', `${FS}/${name}`);
+      await t.request('DELETE', `/apis/${GROUP}/v1/prioritylevelconfigurations/${level}`);
+    }
+  });
 });
