@@ -242,6 +242,9 @@ describe('[sig-cli] Kubectl client', () => {
     const n = await ns('kubectl-dry-run');
     const name = 'e2e-test-httpd-pod';
     await ok(n, 'run', name, `--image=${WEBSERVER}`, '--pod-running-timeout=2m0s', `--labels=run=${name}`);
+    // the simulated runtime's status writes come within milliseconds and would make the read's resourceVersion
+    // stale (a 409), where kube's kubelet is still pulling; so read once the pod is running
+    await env.runningPods(n, `run=${name}`, 1);
     const podJson = (await ok(n, 'get', 'pod', name, '-o', 'json')).replace(WEBSERVER, BUSYBOX);
     expect(podJson).toContain(BUSYBOX);
     await withInput(n, podJson, 'replace', '-f', '-', '--dry-run=server');
