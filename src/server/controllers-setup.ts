@@ -24,6 +24,7 @@ import { serverEventRecorder } from './events.js';
 import { type NodeLifecycleSettings, startNodeLifecycle } from './node-lifecycle-setup.js';
 import { startRbacControllers } from './rbac-setup.js';
 import { apfBootstrap } from '../controllers/apf-bootstrap.js';
+import { startApfDangling } from '../controllers/apf-dangling.js';
 import { BootstrapObjects } from '../controllers/bootstrap-objects.js';
 import { systemPriorityClassObjects } from '../registry/priority-admission.js';
 import { SystemNamespaces } from '../controllers/system-namespaces.js';
@@ -126,21 +127,15 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
   health.add({ name: 'poststarthook/rbac/bootstrap-roles', check: () => rbacControllers.ready() });
   // kube's mandatory FlowSchemas and PriorityLevelConfigurations (only stored; docs/reliability.md)
   const apfGroup = `flowcontrol.apiserver.${d.apiDomain}`;
-  const apfBootstrapPass = apfBootstrap({
-    apiDomain: d.apiDomain,
-    priorityLevels: () => {
-      const def = registry.lookup(apfGroup, 'v1', 'prioritylevelconfigurations');
-      return def ? storeFor(def) : undefined;
-    },
-    flowSchemas: () => {
-      const def = registry.lookup(apfGroup, 'v1', 'flowschemas');
-      return def ? storeFor(def) : undefined;
-    },
-    clock,
-    log,
-  });
+  const apfStore = (resource: string): (() => GenericStore | undefined) => () => {
+    const def = registry.lookup(apfGroup, 'v1', resource);
+    return def ? storeFor(def) : undefined;
+  };
+  const apfBootstrapPass = apfBootstrap({ apiDomain: d.apiDomain, priorityLevels: apfStore('prioritylevelconfigurations'), flowSchemas: apfStore('flowschemas'), clock, log });
   const apf = runWhileLeader(store, apfBootstrapPass, { name: 'apf bootstrap', log });
   if (apf.running) await apfBootstrapPass.settled();
+  // each FlowSchema's Dangling condition, as kube-apiserver's APF configuration consumer writes it
+  const apfDangling = startApfDangling({ store, flowSchemas: apfStore('flowschemas'), priorityLevels: apfStore('prioritylevelconfigurations'), clock, log });
   // kube's system-node-critical and system-cluster-critical PriorityClasses (the Priority admission plugin knows them anyway)
   const pcDef = registry.lookup(`scheduling.${d.apiDomain}`, 'v1', 'priorityclasses');
   const priorityClasses = new BootstrapObjects({
@@ -222,6 +217,7 @@ export async function startControllers(d: ControllerDeps): Promise<Controllers> 
       crds.registrar.stop();
       rbacControllers.stop();
       apf.stop();
+      apfDangling?.stop();
       systemNamespaces.stop();
       pcGate.stop();
     },

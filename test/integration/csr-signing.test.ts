@@ -144,10 +144,14 @@ describe('csrsigning', () => {
     const { csrPem } = await createCertificateRequest({ commonName: 'ivan' });
     expect((await postCsr('ivan', 'example.com/other-signer', csrPem, ['client auth'])).status).toBe(201);
     const cur = await getCsr('ivan');
-    // an Approved condition through /status is dropped (kube's csrStatusStrategy keeps the stored approval conditions)
+    // an Approved condition through /status is refused (kube's ValidateCertificateSigningRequestStatusUpdate)
     const viaStatus = await t.request('PUT', `${CSRS}/ivan/status`, { body: { ...cur, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Sneaky' }] } } });
-    expect(viaStatus.status, viaStatus.text).toBe(200);
-    expect(viaStatus.json<Csr>().status?.conditions ?? []).toEqual([]);
+    expect(viaStatus.status, viaStatus.text).toBe(422);
+    expect(viaStatus.json<{ message: string }>().message).toContain('status.conditions: Forbidden: updates may not add a condition of type "Approved"');
+    // the main resource ignores status (kube's csrStrategy keeps the stored one), so nothing is added or refused
+    const viaMain = await t.request('PUT', `${CSRS}/ivan`, { body: { ...cur, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Sneaky' }] } } });
+    expect(viaMain.status, viaMain.text).toBe(200);
+    expect(viaMain.json<Csr>().status?.conditions ?? []).toEqual([]);
     // a certificate through /approval is dropped (kube's csrApprovalStrategy changes only the conditions)
     const cert = Buffer.from('-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n').toString('base64');
     const viaApproval = await t.request('PUT', `${CSRS}/ivan/approval`, { body: { ...(await getCsr('ivan')), status: { certificate: cert, conditions: [{ type: 'Approved', status: 'True', reason: 'Admin' }] } } });
@@ -155,10 +159,14 @@ describe('csrsigning', () => {
     const approved = viaApproval.json<Csr>();
     expect(approved.status?.certificate).toBeUndefined();
     expect(approved.status?.conditions?.map((c) => c.type)).toEqual(['Approved']);
-    // /status keeps that approval while a signer writes other conditions
-    const failed = await t.request('PUT', `${CSRS}/ivan/status`, { body: { ...approved, status: { conditions: [{ type: 'Failed', status: 'True', reason: 'Nope' }] } } });
+    // /status may not drop that approval, nor change it: the stored one stays where the written one stands
+    const dropped = await t.request('PUT', `${CSRS}/ivan/status`, { body: { ...approved, status: { conditions: [{ type: 'Failed', status: 'True', reason: 'Nope' }] } } });
+    expect(dropped.status, dropped.text).toBe(422);
+    expect(dropped.json<{ message: string }>().message).toContain('updates may not remove a condition of type "Approved"');
+    const conditions = [{ type: 'Failed', status: 'True', reason: 'Nope' }, { ...approved.status!.conditions![0]!, reason: 'Rewritten' }];
+    const failed = await t.request('PUT', `${CSRS}/ivan/status`, { body: { ...approved, status: { conditions } } });
     expect(failed.status, failed.text).toBe(200);
-    expect(failed.json<Csr>().status?.conditions?.map((c) => c.type)).toEqual(['Failed', 'Approved']);
+    expect(failed.json<Csr>().status?.conditions?.map((c) => [c.type, c.reason])).toEqual([['Failed', 'Nope'], ['Approved', 'Admin']]);
   });
 
   it('certificates/v1 validation: legacy signer, usages, expirationSeconds, request', async () => {

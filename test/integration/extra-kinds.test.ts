@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl } from '../helpers/kubectl.js';
+import { eventually } from '../helpers/eventually.js';
 
 let t: TestServer;
 const kubectl = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
@@ -21,12 +22,15 @@ interface Cause { field: string; message: string; reason: string }
 async function crud(base: string, name: string, body: Obj, change: (o: Obj) => void): Promise<Obj> {
   let r = await t.request('POST', base, { body });
   expect(r.status, r.text).toBe(201);
-  r = await t.request('GET', `${base}/${name}`);
-  expect(r.status, r.text).toBe(200);
-  const got = r.json();
-  change(got);
-  r = await t.request('PUT', `${base}/${name}`, { body: got });
-  expect(r.status, r.text).toBe(200);
+  // get, change, update, again on a conflict (a controller may write status meanwhile, as the APF consumer does)
+  await eventually(async () => {
+    const got = (await t.request('GET', `${base}/${name}`)).json();
+    change(got);
+    const u = await t.request('PUT', `${base}/${name}`, { body: got });
+    if (u.status === 409) return false;
+    expect(u.status, u.text).toBe(200);
+    return true;
+  }, `update of ${name}`);
   r = await t.request('GET', base);
   expect(r.status).toBe(200);
   expect(r.json<{ items: { metadata: { name: string } }[] }>().items.map((i) => i.metadata.name)).toContain(name);
@@ -142,10 +146,12 @@ describe('storage.k8s.io/v1 CSI kinds', () => {
 describe('flowcontrol.apiserver.k8s.io/v1', () => {
   const f = '/apis/flowcontrol.apiserver.k8s.io/v1';
   it('the leader created kube\'s mandatory exempt and catch-all objects; their specs are fixed', async () => {
-    const k = await kubectl('get', 'flowschemas');
+    // MISSINGPL: the Dangling condition the APF configuration consumer writes (False: the level exists)
+    const k = await eventually(async () => {
+      const r = await kubectl('get', 'flowschemas');
+      return /\nexempt\s+exempt\s+1\s+\*\s+\d+s\s+False/.test(r.stdout) && /\ncatch-all\s+catch-all\s+10000\s+ByUser\s+\d+s\s+False/.test(r.stdout) ? r : undefined;
+    }, 'exempt and catch-all listed, MISSINGPL False');
     expect(k.code, k.stderr).toBe(0);
-    expect(k.stdout).toMatch(/\nexempt\s+exempt\s+1\s+\*\s+\d+s\s+\?/);
-    expect(k.stdout).toMatch(/\ncatch-all\s+catch-all\s+10000\s+ByUser\s+\d+s\s+\?/);
     const p = await kubectl('get', 'prioritylevelconfigurations');
     expect(p.code, p.stderr).toBe(0);
     expect(p.stdout).toMatch(/\nexempt\s+Exempt\s+<none>\s+<none>\s+<none>\s+<none>\s+\d+s/);
@@ -198,10 +204,12 @@ describe('flowcontrol.apiserver.k8s.io/v1', () => {
       spec: { priorityLevelConfiguration: { name: 'batch' }, matchingPrecedence: 1, rules: [{ subjects: [{ kind: 'Robot' }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/x'] }] }] },
     });
     expect(causes.map((c) => c.field)).toEqual(['spec.matchingPrecedence', 'spec.rules[0].subjects[0].kind']);
-    const k = await kubectl('get', 'flowschemas', 'batch-users');
+    const k = await eventually(async () => {
+      const r = await kubectl('get', 'flowschemas', 'batch-users');
+      return /\nbatch-users\s+batch\s+500\s+ByUser\s+\d+s\s+False/.test(r.stdout) ? r : undefined;
+    }, 'batch-users listed, MISSINGPL False');
     expect(k.code, k.stderr).toBe(0);
     expect(k.stdout).toMatch(/^NAME\s+PRIORITYLEVEL\s+MATCHINGPRECEDENCE\s+DISTINGUISHERMETHOD\s+AGE\s+MISSINGPL\n/);
-    expect(k.stdout).toMatch(/\nbatch-users\s+batch\s+500\s+ByUser\s+\d+s\s+\?/);
     const d = await kubectl('delete', 'flowschema', 'batch-users');
     expect(d.code, d.stderr).toBe(0);
     const e = await kubectl('explain', 'flowschema.spec.matchingPrecedence');

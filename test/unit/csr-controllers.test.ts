@@ -161,7 +161,7 @@ describe('csrcleaner', () => {
     await create(e, 'failed', KUBELET, { cn: 'not-a-node' });
     await decide(e, 'denied', 'Denied');
     await decide(e, 'failed', 'Approved');
-    expect(((await st(e, 'failed')).conditions as Obj[]).map((c) => c.type)).toEqual(['Failed', 'Approved']); // kube's status strategy: the written conditions, then the stored approval
+    expect(((await st(e, 'failed')).conditions as Obj[]).map((c) => c.type)).toEqual(['Approved', 'Failed']); // the signer appends Failed; kube's status strategy keeps the stored approval where it stands
     await e.advance(HOUR - 1000);
     expect(await get(e, 'denied')).toBeDefined();
     expect(await get(e, 'failed')).toBeDefined();

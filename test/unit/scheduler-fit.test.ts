@@ -1,5 +1,5 @@
 // The scheduler's pure decisions (src/controllers/scheduler/fit.ts): node fit
-// by readiness, cordon, taints, node selector and affinity, resources; the
+// by readiness, cordon, taints, node selector and affinity, host ports, resources; the
 // least-requested pick; kube's FailedScheduling message.
 
 import { nodeTaintKeys } from '../../src/machinery/node-taints.js';
@@ -124,6 +124,44 @@ describe('node fit', () => {
   });
 });
 
+describe('node ports', () => {
+  const withPorts = (ports: Record<string, unknown>[], nodeName?: string): ApiObject => {
+    const p = pod(nodeName ? { nodeName } : {});
+    (p.spec as { containers: Record<string, unknown>[] }).containers[0]!.ports = ports;
+    return { ...p, status: { phase: 'Running' } } as ApiObject;
+  };
+  const FULL = ["node(s) didn't have free ports for the requested pod ports"];
+
+  it("refuses a node where a bound pod holds the host port (kube's NodePorts), before the resources filter", () => {
+    const n = node('a', { cpu: '1' });
+    const holder = withPorts([{ containerPort: 5555, hostPort: 5555 }], 'a');
+    expect(unfitReasons(withPorts([{ containerPort: 5555, hostPort: 5555 }]), state(n, [holder]))).toEqual(FULL);
+    expect(unfitReasons(withPorts([{ containerPort: 5555, hostPort: 5556 }]), state(n, [holder]))).toEqual([]);
+    // a container port without a host port takes nothing on the node
+    expect(unfitReasons(withPorts([{ containerPort: 5555 }]), state(n, [holder]))).toEqual([]);
+    // another protocol on the same port is free
+    expect(unfitReasons(withPorts([{ containerPort: 5555, hostPort: 5555, protocol: 'UDP' }]), state(n, [holder]))).toEqual([]);
+    // a finished pod holds nothing
+    expect(unfitReasons(withPorts([{ containerPort: 5555, hostPort: 5555 }]), state(n, [{ ...holder, status: { phase: 'Succeeded' } } as ApiObject]))).toEqual([]);
+    // ports come before resources: one reason per node
+    const big = withPorts([{ containerPort: 5555, hostPort: 5555 }]);
+    (big.spec as { containers: { resources: unknown }[] }).containers[0]!.resources = { requests: { cpu: '2' } };
+    expect(unfitReasons(big, state(n, [holder]))).toEqual(FULL);
+  });
+
+  it('0.0.0.0 conflicts with the port on any address, an address only with itself and 0.0.0.0', () => {
+    const n = node('a');
+    const on = (hostIP: string) => withPorts([{ containerPort: 80, hostPort: 80, hostIP }], 'a');
+    const want = (hostIP: string) => withPorts([{ containerPort: 80, hostPort: 80, hostIP }]);
+    expect(unfitReasons(want('10.0.0.1'), state(n, [on('10.0.0.2')]))).toEqual([]);
+    expect(unfitReasons(want('10.0.0.1'), state(n, [on('10.0.0.1')]))).toEqual(FULL);
+    expect(unfitReasons(want('10.0.0.1'), state(n, [on('')]))).toEqual(FULL);
+    expect(unfitReasons(want(''), state(n, [on('10.0.0.2')]))).toEqual(FULL);
+    expect(place(want(''), [state(n, [on('')]), state(node('b'))], () => 0)).toEqual({ node: 'b' });
+    expect(place(want(''), [state(n, [on('')])], () => 0)).toEqual({ unschedulable: "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports." });
+  });
+});
+
 describe('placement', () => {
   it('picks the least requested fitting node', () => {
     const a = state(node('a'), [bound('a', '1500m')]);
@@ -165,7 +203,7 @@ describe('placement', () => {
 
 describe('node totals', () => {
   it('kept from adds, updates and deletes, equal the sums over the pods bound now', () => {
-    const change = fc.record({ key: fc.nat(5), gone: fc.boolean(), node: fc.constantFrom('', 'a', 'b'), phase: fc.constantFrom('Pending', 'Running', 'Succeeded'), cpu: fc.nat(3000) });
+    const change = fc.record({ key: fc.nat(5), gone: fc.boolean(), node: fc.constantFrom('', 'a', 'b'), phase: fc.constantFrom('Pending', 'Running', 'Succeeded'), cpu: fc.nat(3000), hostPort: fc.constantFrom(0, 80, 81) });
     fc.assert(
       fc.property(fc.array(change, { maxLength: 40 }), (changes) => {
         const totals = new NodeTotals();
@@ -178,6 +216,7 @@ describe('node totals', () => {
             continue;
           }
           const next = { ...pod(c.node ? { nodeName: c.node } : {}, `${c.cpu}m`), status: { phase: c.phase } } as ApiObject;
+          if (c.hostPort) (next.spec as { containers: Record<string, unknown>[] }).containers[0]!.ports = [{ containerPort: 8080, hostPort: c.hostPort }];
           totals.change(old, next);
           pods.set(c.key, next);
         }

@@ -23,8 +23,32 @@ export interface NodeState {
   /** the same with kube's non-zero defaults (scoring only) */
   nonZeroRequested: Resources;
   pods: number;
+  /** the host ports those pods hold, in `hostPortKey` order (one entry per container port) */
+  usedPorts?: HostPort[];
   /** the server's node taint keys (machinery/node-taints.ts); kube's `node.kubernetes.io/…` when absent */
   taintKeys?: NodeTaintKeys;
+}
+
+/** a container port bound on the node, as the NodePorts filter keys it: an empty hostIP is 0.0.0.0, an empty protocol TCP */
+export interface HostPort {
+  ip: string;
+  protocol: string;
+  port: number;
+}
+
+export const hostPortKey = (p: HostPort): string => `${p.ip}/${p.protocol}/${p.port}`;
+
+/** the host ports a pod's containers ask for (kube's getContainerPorts: the ports with a hostPort above 0) */
+export function hostPorts(pod: ApiObject): HostPort[] {
+  return arr(obj(pod.spec).containers)
+    .flatMap((c) => arr(c.ports))
+    .filter((p) => typeof p.hostPort === 'number' && p.hostPort > 0)
+    .map((p) => ({ ip: str(p.hostIP) || '0.0.0.0', protocol: str(p.protocol) || 'TCP', port: p.hostPort as number }));
+}
+
+/** HostPortInfo.CheckConflict: 0.0.0.0 takes the protocol and port on every address, another address only on itself */
+function portTaken(want: HostPort, used: readonly HostPort[]): boolean {
+  return used.some((u) => u.protocol === want.protocol && u.port === want.port && (want.ip === '0.0.0.0' || u.ip === '0.0.0.0' || u.ip === want.ip));
 }
 
 // kube's defaults for a container without requests, used by scoring only (pkg/scheduler/util)
@@ -193,6 +217,8 @@ export function unfitReasons(pod: ApiObject, n: NodeState, req: Resources = podR
   const untolerated = nodeTaints(n.node, keys).find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t));
   if (untolerated) return [`node(s) had untolerated taint {${untolerated.key}: ${untolerated.value ?? ''}}`];
   if (!matchesNodeAffinity(pod, n.node)) return ["node(s) didn't match Pod's node affinity/selector"];
+  // NodePorts, before NodeResourcesFit in kube's default profile
+  if (hostPorts(pod).some((p) => portTaken(p, n.usedPorts ?? []))) return ["node(s) didn't have free ports for the requested pod ports"];
   const alloc = allocatable(n.node);
   const reasons: string[] = [];
   if (n.pods + 1 > alloc.pods) reasons.push('Too many pods');
@@ -245,9 +271,11 @@ export function nodeState(node: ApiObject, boundPods: ApiObject[]): NodeState {
   const requested: Resources = { cpu: 0, memory: 0 };
   const nonZeroRequested: Resources = { cpu: 0, memory: 0 };
   let pods = 0;
+  const usedPorts: HostPort[] = [];
   for (const p of boundPods) {
     if (!holdsResources(p)) continue;
     pods++;
+    usedPorts.push(...hostPorts(p));
     const r = podRequests(p);
     const z = podRequests(p, true);
     requested.cpu += r.cpu;
@@ -255,5 +283,6 @@ export function nodeState(node: ApiObject, boundPods: ApiObject[]): NodeState {
     nonZeroRequested.cpu += z.cpu;
     nonZeroRequested.memory += z.memory;
   }
-  return { node, requested, nonZeroRequested, pods };
+  usedPorts.sort((a, b) => (hostPortKey(a) < hostPortKey(b) ? -1 : hostPortKey(a) > hostPortKey(b) ? 1 : 0));
+  return { node, requested, nonZeroRequested, pods, usedPorts };
 }

@@ -6,12 +6,14 @@
 
 import type { NodeTaintKeys } from '../../machinery/node-taints.js';
 import type { ApiObject } from '../../registry/types.js';
-import { type NodeState, type Resources, holdsResources, podRequests } from './fit.js';
+import { type HostPort, type NodeState, type Resources, holdsResources, hostPortKey, hostPorts, podRequests } from './fit.js';
 
 interface Totals {
   requested: Resources;
   nonZeroRequested: Resources;
   pods: number;
+  /** the host ports held, by hostPortKey, with how many container ports hold each */
+  ports: Map<string, { port: HostPort; count: number }>;
 }
 
 const nodeOf = (pod: ApiObject): string => String((pod.spec as { nodeName?: unknown } | undefined)?.nodeName ?? '');
@@ -39,6 +41,9 @@ export class NodeTotals {
       requested: { ...(t?.requested ?? { cpu: 0, memory: 0 }) },
       nonZeroRequested: { ...(t?.nonZeroRequested ?? { cpu: 0, memory: 0 }) },
       pods: t?.pods ?? 0,
+      usedPorts: [...(t?.ports ?? new Map<string, { port: HostPort; count: number }>())]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .flatMap(([, { port, count }]) => Array.from({ length: count }, () => ({ ...port }))),
       ...(this.taintKeys ? { taintKeys: this.taintKeys } : {}),
     };
   }
@@ -46,7 +51,7 @@ export class NodeTotals {
   private apply(pod: ApiObject, sign: 1 | -1): void {
     const name = nodeOf(pod);
     let t = this.byNode.get(name);
-    if (!t) this.byNode.set(name, (t = { requested: { cpu: 0, memory: 0 }, nonZeroRequested: { cpu: 0, memory: 0 }, pods: 0 }));
+    if (!t) this.byNode.set(name, (t = { requested: { cpu: 0, memory: 0 }, nonZeroRequested: { cpu: 0, memory: 0 }, pods: 0, ports: new Map() }));
     const r = podRequests(pod);
     const z = podRequests(pod, true);
     t.requested.cpu += sign * r.cpu;
@@ -54,6 +59,12 @@ export class NodeTotals {
     t.nonZeroRequested.cpu += sign * z.cpu;
     t.nonZeroRequested.memory += sign * z.memory;
     t.pods += sign;
+    for (const port of hostPorts(pod)) {
+      const key = hostPortKey(port);
+      const count = (t.ports.get(key)?.count ?? 0) + sign;
+      if (count > 0) t.ports.set(key, { port, count });
+      else t.ports.delete(key);
+    }
     if (t.pods === 0) this.byNode.delete(name);
   }
 }

@@ -78,12 +78,19 @@ export function validateCsr(o: ApiObject, legacySigner: string, old?: ApiObject)
   return errs;
 }
 
-/** ValidateCertificateSigningRequestUpdate (status and approval): no condition removed, an issued certificate kept */
-export function validateCsrUpdate(o: ApiObject, old: ApiObject, legacySigner: string): FieldError[] {
+/**
+ * ValidateCertificateSigningRequestUpdate (status and approval): no condition removed, an issued
+ * certificate kept, and outside `/approval` (`approval` false) no Approved or Denied condition added
+ */
+export function validateCsrUpdate(o: ApiObject, old: ApiObject, legacySigner: string, approval = false): FieldError[] {
   const errs = validateCsr(o, legacySigner, old);
+  const count = (x: ApiObject, t: string) => conditions(x).filter((c) => c.type === t).length;
   for (const t of ['Approved', 'Denied', 'Failed']) {
-    const count = (x: ApiObject) => conditions(x).filter((c) => c.type === t).length;
-    if (count(o) < count(old)) errs.push(forbidden('status.conditions', `updates may not remove a condition of type "${t}"`));
+    if (count(o, t) < count(old, t)) errs.push(forbidden('status.conditions', `updates may not remove a condition of type "${t}"`));
+  }
+  // a changed instance cannot reach here: the status strategy put the stored ones back (preserveConditionInstances)
+  for (const t of approval ? [] : ['Approved', 'Denied']) {
+    if (count(o, t) > count(old, t)) errs.push(forbidden('status.conditions', `updates may not add a condition of type "${t}"`));
   }
   if (certificate(old) !== '' && certificate(o) !== certificate(old)) errs.push(forbidden('status.certificate', 'updates may not modify existing certificate content'));
   return errs;

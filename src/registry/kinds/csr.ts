@@ -56,7 +56,7 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
       prepareForCreate: recordRequester,
       selectableFields: { 'spec.signerName': fieldOf('spec', 'signerName') },
       validate: (o) => validateCsr(o, legacySigner),
-      validateUpdate: (o, old) => validateCsrUpdate(o, old, legacySigner),
+      validateUpdate: (o, old, sub) => validateCsrUpdate(o, old, legacySigner, sub === 'approval'),
       prepareForUpdate: (o, old, now, sub) => {
         separateApproval(o, old, sub);
         populateConditionTimestamps(o, old, nowTimestamp(now));
@@ -105,11 +105,12 @@ function conditionText(o: ApiObject): string {
 }
 
 type Condition = Record<string, JSONValue>;
-const isApproval = (c: Condition) => c.type === 'Approved' || c.type === 'Denied';
 
 /**
  * kube keeps approval and issuance apart (csrStatusStrategy, csrApprovalStrategy):
- * `/status` may not add or drop Approved/Denied (the stored ones are kept), and
+ * `/status` keeps the stored Approved/Denied conditions where the written ones
+ * stand (preserveConditionInstances: only when as many of a type are written as
+ * are stored; adding or dropping one is left for validation to refuse), and
  * `/approval` changes only the conditions (the stored certificate is kept)
  */
 function separateApproval(o: ApiObject, old: ApiObject, sub: string | undefined): void {
@@ -118,12 +119,18 @@ function separateApproval(o: ApiObject, old: ApiObject, sub: string | undefined)
   const status = (o.status ?? {}) as Record<string, JSONValue>;
   const conds = (x: Record<string, JSONValue>) => (Array.isArray(x.conditions) ? (x.conditions as Condition[]) : []);
   if (sub === 'status') {
-    const next = [...conds(status).filter((c) => !isApproval(c)), ...conds(oldStatus).filter(isApproval)];
-    o.status = { ...status, conditions: next };
-    if (next.length === 0) delete (o.status as Record<string, JSONValue>).conditions;
+    for (const type of ['Approved', 'Denied']) preserveConditionInstances(conds(status), conds(oldStatus), type);
   } else {
     const next: Record<string, JSONValue> = { ...oldStatus, conditions: conds(status) };
     if (conds(status).length === 0) delete next.conditions;
     o.status = next;
   }
+}
+
+/** kube's preserveConditionInstances: the stored conditions of `type` replace the written ones, in place, when their counts match */
+function preserveConditionInstances(next: Condition[], old: Condition[], type: string): void {
+  const indices = (cs: Condition[]) => cs.flatMap((c, i) => (c.type === type ? [i] : []));
+  const [oldAt, newAt] = [indices(old), indices(next)];
+  if (oldAt.length !== newAt.length) return;
+  oldAt.forEach((from, i) => (next[newAt[i]!] = old[from]!));
 }
