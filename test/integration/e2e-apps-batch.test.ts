@@ -345,4 +345,19 @@ describe('[sig-apps] CronJob scheduling', () => {
     expect(alive.map((j) => j.metadata.name), 'one job running').toHaveLength(1);
     await call(t!, 'DELETE', `${CRONJOBS(ns)}/replace`, { propagationPolicy: 'Background' });
   });
+  it('should remove from active list jobs that have been deleted', async () => {
+    const ns = await newNamespace(t!, 'cronjob-missing');
+    const cronJobSpec = await call(t!, 'POST', CRONJOBS(ns), newTestCronJob('forbid', '*/1 * * * ?', 'Forbid', SLEEP));
+    const cj = await nextMinute(ns, 'forbid', (c) => active(c).length >= 1, 'a job scheduled');
+    expect(active(cj)).toHaveLength(1);
+    const job = active(cj)[0]!.name as string;
+    // DeleteResourceAndWaitForGC
+    await call(t!, 'DELETE', `${JOBS(ns)}/${job}`, { propagationPolicy: 'Background' });
+    await eventually(async () => (await listItems(t!, `/api/v1/namespaces/${ns}/pods?labelSelector=batch.kubernetes.io/job-name%3D${job}`)).length === 0, 'the pods collected', 20_000);
+    expect((await t!.request('GET', `${JOBS(ns)}/${job}`)).status).toBe(404);
+    await eventually(async () => !active(await cronJob(ns, 'forbid')).some((a) => a.name === job), 'the job off the active list', 20_000);
+    // waitForEventWithReason: the CronJob's events (Events(ns).Search) include MissingJob
+    const fields = `involvedObject.kind=CronJob,involvedObject.name=forbid,involvedObject.uid=${cronJobSpec.metadata.uid}`;
+    await eventually(async () => (await listItems(t!, `/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(fields)}`)).some((e) => e.reason === 'MissingJob'), 'a MissingJob event', 20_000);
+  });
 });
