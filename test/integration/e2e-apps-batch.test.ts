@@ -157,6 +157,36 @@ describe('[sig-apps] Job', () => {
     await waitForController(ns, pod, undefined, 'released');
   });
 
+  it('should fail when exceeds active deadline', async () => {
+    const ns = await namespace('job-deadline');
+    const spec = newTestJob('notTerminate', 'exceed-active-deadline', 2, 4, 6);
+    spec.spec.activeDeadlineSeconds = 1;
+    await env.call('POST', JOBS(ns), spec);
+    // waitForJobFailure(DeadlineExceeded)
+    const job = await env.eventually(async () => {
+      const j = await env.get(`${JOBS(ns)}/exceed-active-deadline`);
+      return condition(j, 'Failed')?.status === 'True' ? j : undefined;
+    }, 'the Job failed');
+    expect(condition(job, 'Failed')?.reason).toBe('DeadlineExceeded');
+    // kube's job controller counts the pods it deletes at the deadline as failed (TestSyncJobPastDeadline)
+    expect(job.status).toMatchObject({ active: 0, failed: 2 });
+  });
+
+  it('should fail to exceed backoffLimit', async () => {
+    const ns = await namespace('job-backoff');
+    const spec = newTestJob('notTerminate', 'backofflimit', 1, 1, 1);
+    spec.spec.template.spec.containers[0].command = ['/bin/sh', '-c', 'exit 1']; // NewTestJob's "fail"
+    await env.call('POST', JOBS(ns), spec);
+    // the one retry comes after the job controller's 10 s back-off
+    const job = await env.eventually(async () => {
+      const j = await env.get(`${JOBS(ns)}/backofflimit`);
+      return condition(j, 'Failed')?.status === 'True' ? j : undefined;
+    }, 'the Job failed', 60_000);
+    expect(condition(job, 'Failed')?.reason).toBe('BackoffLimitExceeded');
+    const pods = (await env.list(PODS(ns), 'batch.kubernetes.io/job-name=backofflimit')).items as Obj[];
+    expect(pods.map((p) => p.status.phase)).toEqual(['Failed', 'Failed']);
+  }, 90_000);
+
   it('should create pods for an Indexed job with completion indexes and specified hostname [Conformance]', async () => {
     const ns = await namespace('job-indexed');
     const spec = newTestJob('succeed', 'indexed-job', 2, 4, 6);
