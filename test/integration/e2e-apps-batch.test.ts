@@ -13,7 +13,8 @@ import { namespacesTornDown, newTestJob, updatePod } from '../helpers/e2e-batch.
 import { eventually } from '../helpers/eventually.js';
 import { JumpClock } from '../helpers/jump-clock.js';
 import { call, listItems, newNamespace } from '../helpers/kube-e2e.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { type AgentProcess, startAgentProcess, stopAgentAndServer, waitNodeReady } from '../helpers/nodeagent.js';
+import { NO_NODE_LIFECYCLE, type TestServer, startTestServer } from '../helpers/server.js';
 
 const env = e2eEnv('batch-node');
 const namespace = namespacesTornDown(env);
@@ -283,18 +284,28 @@ describe('[sig-apps] CronJob', () => {
 });
 
 // The scheduling tests wait minutes for a `*/1 * * * ?` schedule on a real
-// cluster. Here a second control plane runs on a JumpClock (no node agent:
-// the Jobs' pods stay Pending, so the Jobs stay active) and the test moves
-// its clock from one schedule time to the next.
+// cluster. Here a second control plane runs on a JumpClock, and the test
+// moves its clock from one schedule time to the next. Its node agent keeps
+// real time, so the node lifecycle controller (which would find its Lease
+// minutes old after a jump) is off; `sleep 300` pods stay active throughout.
 describe('[sig-apps] CronJob scheduling', () => {
   const clock = new JumpClock();
   let t: TestServer | undefined;
+  let agent: AgentProcess | undefined;
   beforeAll(async () => {
-    t = await startTestServer({ apiDomain: 'k8s.io', clock });
-  });
+    t = await startTestServer({ apiDomain: 'k8s.io', clock, ...NO_NODE_LIFECYCLE });
+    agent = await startAgentProcess(t, { nodeName: 'cron-node', config: { apiVersion: 'nodeagent.config.k8s.io/v1beta1' } });
+    await waitNodeReady(t, agent, 'cron-node');
+  }, 90_000);
   afterAll(async () => {
-    await t?.stop();
+    await stopAgentAndServer(agent, t);
   });
+  /** newNamespace, and its default ServiceAccount that the Jobs' pods need */
+  const newNs = async (base: string): Promise<string> => {
+    const ns = await newNamespace(t!, base);
+    await eventually(async () => (await t!.request('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`)).status === 200, `${ns}'s default ServiceAccount`);
+    return ns;
+  };
   const SLEEP = ['sleep', '300'];
   const cronJob = async (ns: string, name: string): Promise<Obj> => call(t!, 'GET', `${CRONJOBS(ns)}/${name}`);
   const jobs = async (ns: string): Promise<Obj[]> => listItems(t!, JOBS(ns));
@@ -318,7 +329,7 @@ describe('[sig-apps] CronJob scheduling', () => {
   };
 
   it('should schedule multiple jobs concurrently [Conformance]', async () => {
-    const ns = await newNamespace(t!, 'cronjob-concurrent');
+    const ns = await newNs('cronjob-concurrent');
     await call(t!, 'POST', CRONJOBS(ns), newTestCronJob('concurrent', '*/1 * * * ?', 'Allow', SLEEP));
     await nextMinute(ns, 'concurrent', (cj) => active(cj).length >= 1, 'one active job');
     await nextMinute(ns, 'concurrent', (cj) => active(cj).length >= 2, 'two active jobs');
@@ -327,7 +338,7 @@ describe('[sig-apps] CronJob scheduling', () => {
   });
 
   it('should not schedule jobs when suspended [Slow] [Conformance]', async () => {
-    const ns = await newNamespace(t!, 'cronjob-suspended');
+    const ns = await newNs('cronjob-suspended');
     const spec = newTestCronJob('suspended', '*/1 * * * ?', 'Allow', SLEEP);
     spec.spec.suspend = true;
     await call(t!, 'POST', CRONJOBS(ns), spec);
@@ -343,7 +354,7 @@ describe('[sig-apps] CronJob scheduling', () => {
   });
 
   it('should not schedule new jobs when ForbidConcurrent [Slow] [Conformance]', async () => {
-    const ns = await newNamespace(t!, 'cronjob-forbid');
+    const ns = await newNs('cronjob-forbid');
     await call(t!, 'POST', CRONJOBS(ns), newTestCronJob('forbid', '*/1 * * * ?', 'Forbid', SLEEP));
     await witness(ns);
     const cj = await nextMinute(ns, 'forbid', (c) => active(c).length >= 1, 'a job scheduled');
@@ -360,7 +371,7 @@ describe('[sig-apps] CronJob scheduling', () => {
   });
 
   it('should replace jobs when ReplaceConcurrent [Conformance]', async () => {
-    const ns = await newNamespace(t!, 'cronjob-replace');
+    const ns = await newNs('cronjob-replace');
     await call(t!, 'POST', CRONJOBS(ns), newTestCronJob('replace', '*/1 * * * ?', 'Replace', SLEEP));
     const cj = await nextMinute(ns, 'replace', (c) => active(c).length >= 1, 'a job scheduled');
     expect(active(cj)).toHaveLength(1);
@@ -376,7 +387,7 @@ describe('[sig-apps] CronJob scheduling', () => {
     await call(t!, 'DELETE', `${CRONJOBS(ns)}/replace`, { propagationPolicy: 'Background' });
   });
   it('should remove from active list jobs that have been deleted', async () => {
-    const ns = await newNamespace(t!, 'cronjob-missing');
+    const ns = await newNs('cronjob-missing');
     const cronJobSpec = await call(t!, 'POST', CRONJOBS(ns), newTestCronJob('forbid', '*/1 * * * ?', 'Forbid', SLEEP));
     const cj = await nextMinute(ns, 'forbid', (c) => active(c).length >= 1, 'a job scheduled');
     expect(active(cj)).toHaveLength(1);
@@ -390,4 +401,27 @@ describe('[sig-apps] CronJob scheduling', () => {
     const fields = `involvedObject.kind=CronJob,involvedObject.name=forbid,involvedObject.uid=${cronJobSpec.metadata.uid}`;
     await eventually(async () => (await listItems(t!, `/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(fields)}`)).some((e) => e.reason === 'MissingJob'), 'a MissingJob event', 20_000);
   });
+  /** ensureHistoryLimits: one finished Job is kept; the next one's finish takes the first away with its pods */
+  async function ensureHistoryLimits(base: string, command: string[], successLimit: number, failedLimit: number): Promise<void> {
+    const ns = await newNs(base);
+    await call(t!, 'POST', CRONJOBS(ns), newTestCronJob('history', '*/1 * * * ?', 'Allow', command, successLimit, failedLimit));
+    const finishedJobs = (items: Obj[]): Obj[] => items.filter((j) => activeJobs([j]).length === 0);
+    clock.jump(60_000);
+    await eventually(async () => finishedJobs(await jobs(ns)).length > 0, 'a finished job', 30_000);
+    const [first, ...more] = finishedJobs(await jobs(ns));
+    expect(more).toEqual([]);
+    clock.jump(60_000);
+    await eventually(async () => !finishedJobs(await jobs(ns)).some((j) => j.metadata.name === first!.metadata.name), 'the first job gone', 30_000);
+    await eventually(async () => (await listItems(t!, `/api/v1/namespaces/${ns}/pods?labelSelector=controller-uid%3D${first!.metadata.uid}`)).length === 0, 'its pods gone', 30_000);
+    expect(finishedJobs(await jobs(ns))).toHaveLength(1);
+    await call(t!, 'DELETE', `${CRONJOBS(ns)}/history`, { propagationPolicy: 'Background' });
+  }
+
+  it('should delete successful finished jobs with limit of one successful job', async () => {
+    await ensureHistoryLimits('cronjob-success-limit', ['/bin/true'], 1, 0);
+  }, 90_000);
+
+  it('should delete failed finished jobs with limit of one job', async () => {
+    await ensureHistoryLimits('cronjob-failed-limit', ['/bin/false'], 0, 1);
+  }, 90_000);
 });
