@@ -424,4 +424,18 @@ describe('[sig-apps] CronJob scheduling', () => {
   it('should delete failed finished jobs with limit of one job', async () => {
     await ensureHistoryLimits('cronjob-failed-limit', ['/bin/false'], 0, 1);
   }, 90_000);
+  it('should not emit unexpected warnings', async () => {
+    const ns = await newNs('cronjob-warnings');
+    // kube's template has no command: busybox's `sh` ends at once; the simulated runtime would run it forever
+    const cj = await call(t!, 'POST', CRONJOBS(ns), newTestCronJob('concurrent', '*/1 * * * ?', 'Allow', ['/bin/true']));
+    clock.jump(60_000);
+    await eventually(async () => (await jobs(ns)).length >= 1, 'a job', 30_000);
+    clock.jump(60_000);
+    await eventually(async () => (await jobs(ns)).length >= 2, 'two jobs', 30_000);
+    await eventually(async () => activeJobs(await jobs(ns)).length < (await jobs(ns)).length, 'a finished job', 30_000);
+    const fields = `involvedObject.kind=CronJob,involvedObject.name=concurrent,involvedObject.uid=${cj.metadata.uid}`;
+    const events = await listItems(t!, `/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(fields)}`);
+    expect(events.map((e) => e.reason)).toContain('SuccessfulCreate');
+    expect(events.filter((e) => ['MissingJob', 'UnexpectedJob'].includes(e.reason))).toEqual([]);
+  }, 90_000);
 });
