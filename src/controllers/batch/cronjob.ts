@@ -113,7 +113,11 @@ export class CronJobController extends LoopController {
     for (const j of owned) {
       if (jobFinished(j) || j.metadata?.deletionTimestamp || active.some((a) => a.uid === j.metadata?.uid)) continue;
       const at = Date.parse(j.metadata?.annotations?.[SCHEDULED_TIMESTAMP] ?? '');
-      if (Number.isNaN(at) || (lastScheduleTime !== undefined && at <= Date.parse(lastScheduleTime))) continue;
+      if (Number.isNaN(at) || (lastScheduleTime !== undefined && at <= Date.parse(lastScheduleTime))) {
+        // kube's syncCronJob warns of a running Job it controls but does not list, unless the CronJob read again lists it
+        if (!(await this.listedNow(key, j))) void this.o.events?.event(ref, 'Warning', 'UnexpectedJob', `Saw a job that the controller did not create or forgot: ${j.metadata?.name ?? ''}`);
+        continue;
+      }
       active.push(this.objectRef(j));
       lastScheduleTime = isoSeconds(at);
     }
@@ -186,6 +190,18 @@ export class CronJobController extends LoopController {
     if (!statusUnchanged((fresh.status ?? {}) as Obj, status)) await writeStatus(this.o.cronJobs(), fresh, status, CONTROLLER_MANAGER);
     // kube requeues 100 ms after the next schedule time
     if (requeue !== undefined) this.loop.enqueueAfter(key, requeue + 100);
+  }
+
+  /** the CronJob as the store has it now lists `job` as active (kube re-reads it from the API server) */
+  private async listedNow(key: string, job: ApiObject): Promise<boolean> {
+    const [ns, name] = key.split('/') as [string, string];
+    try {
+      const cur = await this.o.cronJobs().get(ns, name);
+      return (((cur.status as Obj | undefined)?.active ?? []) as Obj[]).some((a) => a.uid === job.metadata?.uid);
+    } catch (e) {
+      if (e instanceof StatusError && e.code === 404) return false;
+      throw e;
+    }
   }
 
   /**
