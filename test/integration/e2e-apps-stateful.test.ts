@@ -304,6 +304,31 @@ describe('[sig-apps] StatefulSet Basic StatefulSet functionality', () => {
     expect(r.set.status.currentRevision).toBe(update);
   }, 240_000);
 
+  it('should implement legacy replacement when the update strategy is OnDelete', async () => {
+    const ns = await setup('ss-ondelete');
+    await env.call('POST', SETS(ns), newStatefulSet('ss2', 3, { updateStrategy: { type: 'OnDelete' } }));
+    await env.runningPods(ns, SELECTOR, 3);
+    let set = await waitForStatus(ns, 'ss2');
+    const current = set.status.currentRevision as string;
+    expect(set.status.updateRevision).toBe(current);
+    const recreateAll = async (): Promise<Obj[]> => {
+      for (const i of [0, 1, 2]) await deletePod(ns, `ss2-${i}`);
+      return env.eventually(async () => {
+        const pods = await podList(ns);
+        return pods.length === 3 && pods.every((p) => p.status?.phase === 'Running' && ready(p) && !p.metadata.deletionTimestamp) ? pods : undefined;
+      }, 'three pods back');
+    };
+    expectPartitioned(await recreateAll(), 3, [WEBSERVER, current], ['', '']);
+
+    await updateSet(ns, 'ss2', (s) => (s.spec.template.spec.containers[0].image = NEW_WEBSERVER));
+    set = await waitForStatus(ns, 'ss2');
+    const update = set.status.updateRevision as string;
+    expect(update).not.toBe(current);
+    // OnDelete: nothing is replaced until deleted
+    expectPartitioned(await podList(ns), 3, [WEBSERVER, current], ['', '']);
+    expectPartitioned(await recreateAll(), 0, ['', ''], [NEW_WEBSERVER, update]);
+  });
+
   // deletingPodForRollingUpdatePartitionTest: partition 1, pod-0 held by a finalizer while it is deleted
   async function deletingPod0(ns: string, name: string, extraContainer?: Obj): Promise<void> {
     const spec = newStatefulSet(name, 3, { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1 } } });
