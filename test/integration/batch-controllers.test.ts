@@ -171,6 +171,13 @@ describe('batch controllers with kubectl', () => {
     expect(job.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'CronJob', name: 'nightly' });
     const pod = await activePod('manual');
     expect((pod.spec.containers as { command: string[] }[])[0]!.command).toEqual(['true']);
+    // a running Job the CronJob controls but did not make: kube's UnexpectedJob warning on the CronJob
+    const fields = encodeURIComponent('involvedObject.kind=CronJob,involvedObject.name=nightly');
+    const warned = await eventually(async () => {
+      const events = (await ts.request('GET', `/api/v1/namespaces/default/events?fieldSelector=${fields}`)).json<{ items: { reason: string; type: string; message: string }[] }>().items;
+      return events.find((e) => e.reason === 'UnexpectedJob');
+    }, 'an UnexpectedJob event', { timeoutMs: 20_000 });
+    expect(warned).toMatchObject({ type: 'Warning', message: 'Saw a job that the controller did not create or forgot: manual' });
     const del = await runKubectl(kc, ['delete', 'job', 'manual']);
     expect(del.code, del.stderr).toBe(0);
     await eventually(async () => (await podsOf('manual')).length === 0, 'the Job\'s pods deleted', { timeoutMs: 30_000 });

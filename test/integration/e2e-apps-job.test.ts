@@ -7,29 +7,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { type Obj, STRATEGIC, condition, e2eEnv, named, namespace } from '../helpers/e2e-apps.js';
+import { newTestJob } from '../helpers/e2e-batch.js';
 
 const env = e2eEnv('job-node');
 const JOBS = (ns: string) => `/apis/batch/v1/namespaces/${ns}/jobs`;
-const BUSYBOX = 'registry.k8s.io/e2e-test-images/busybox:1.36.1-1';
-
-/** kube's e2ejob.NewTestJob for the behaviours used here */
-function newTestJob(behavior: 'notTerminate' | 'succeed', name: string, parallelism: number, completions: number, backoffLimit: number): Obj {
-  const command = behavior === 'succeed' ? ['/bin/sh', '-c', 'exit 0'] : ['sleep', '1000000'];
-  return {
-    apiVersion: 'batch/v1', kind: 'Job', metadata: { name },
-    spec: {
-      parallelism, completions, backoffLimit, manualSelector: false,
-      template: {
-        metadata: { labels: { 'e2e-job-label': name } },
-        spec: {
-          restartPolicy: 'Never',
-          volumes: [{ name: 'data', emptyDir: {} }],
-          containers: [{ name: 'c', image: BUSYBOX, command, volumeMounts: [{ mountPath: '/data', name: 'data' }] }],
-        },
-      },
-    },
-  };
-}
 /** metav1.Now().Rfc3339Copy(): whole seconds */
 const nowSeconds = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 

@@ -104,8 +104,8 @@ describe('Job controller', () => {
     await advance(e, 1_001);
     expect(await podsOf(e, 'slow')).toHaveLength(0);
     expect(await condition(e, 'slow', 'Failed')).toMatchObject({ status: 'True', reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' });
-    // the deleted pods were the controller's doing: not failures
-    expect(await status(e, 'slow')).toMatchObject({ failed: 0, active: 0 });
+    // the pods still running when the Job fails count as failed (kube's TestSyncJobPastDeadline)
+    expect(await status(e, 'slow')).toMatchObject({ failed: 2, active: 0, uncountedTerminatedPods: {} });
   });
 
   it('suspend deletes the active pods (not counted as failed) and sets Suspended; resuming creates them again', async () => {
@@ -163,6 +163,8 @@ describe('Job controller', () => {
     await settled(e);
     expect(await condition(e, 'onf', 'Failed')).toMatchObject({ reason: 'BackoffLimitExceeded' });
     expect(await podsOf(e, 'onf')).toHaveLength(0);
+    // the restarting pod, deleted as the Job fails, is its failure
+    expect(await status(e, 'onf')).toMatchObject({ failed: 1, active: 0 });
   });
 
   it('a count interrupted after its first write (uids in uncountedTerminatedPods, finalizer still on) is finished once by the next run', async () => {

@@ -93,6 +93,27 @@ describe('minReadySeconds on the simulated clock', () => {
     expect(((await e.gs('statefulsets', 'apps').get('default', 'web')).status as Record<string, number>).availableReplicas).toBe(1);
   });
 
+  it('a StatefulSet pod Ready while it terminates still counts as ready and available, not as current or updated', async () => {
+    const e = await env();
+    await e.gs('statefulsets', 'apps').create('default', {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'web' },
+      spec: { replicas: 2, serviceName: 'web', selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    }, { dryRun: false });
+    await e.settled();
+    await readyPod(e, 'web-0', T0);
+    await e.settled();
+    await readyPod(e, 'web-1', T0);
+    await e.settled();
+    const status = async () => (await e.gs('statefulsets', 'apps').get('default', 'web')).status as Record<string, number>;
+    expect(await status()).toMatchObject({ replicas: 2, readyReplicas: 2, availableReplicas: 2, currentReplicas: 2 });
+    // held by a finalizer and deleted: the agent keeps it Running and Ready through its grace period
+    await e.gs('pods').guaranteedUpdate('default', 'web-1', { dryRun: false }, (cur) => ({ ...cur!, metadata: { ...cur!.metadata, finalizers: ['example.com/hold'] } }));
+    await e.gs('pods').delete('default', 'web-1', { dryRun: false });
+    await e.settled();
+    // kube's computeReplicaStatus: ready and available by isRunningAndReady alone; current and updated skip terminating pods
+    expect(await status()).toMatchObject({ replicas: 2, readyReplicas: 2, availableReplicas: 2, currentReplicas: 1, updatedReplicas: 1 });
+  });
+
   it('a daemon pod counts as available only after minReadySeconds', async () => {
     const e = await env();
     await nodeAndDaemonSet(e, { minReadySeconds: 10 });

@@ -97,23 +97,27 @@ export class CronJobController extends LoopController {
     const byUid = new Map(owned.map((j) => [j.metadata?.uid ?? '', j]));
 
     // status.active: running Jobs it controls; finished or vanished ones leave it
-    const prev = ((st.active ?? []) as Obj[]);
-    let active = prev.filter((a) => {
+    let active: Obj[] = [];
+    for (const a of (st.active ?? []) as Obj[]) {
       const j = byUid.get(String(a.uid ?? ''));
-      if (!j) return false;
-      if (jobFinished(j)) {
+      if (!j) {
+        if (await this.missing(ns, String(a.name ?? ''))) void this.o.events?.event(ref, 'Normal', 'MissingJob', `Active job went missing: ${String(a.name ?? '')}`);
+        else active.push(a);
+      } else if (jobFinished(j)) {
         void this.o.events?.event(ref, 'Normal', 'SawCompletedJob', `Saw completed job: ${j.metadata?.name ?? ''}, status: ${complete(j) ? 'Complete' : 'Failed'}`);
-        return false;
-      }
-      return true;
-    });
+      } else active.push(a);
+    }
     let lastScheduleTime = st.lastScheduleTime as string | undefined;
     // a running Job it made whose status write was lost (its scheduled time past lastScheduleTime) is
     // listed again, as kube's; a Job made by hand (`kubectl create job --from`) has no scheduled time and is not
     for (const j of owned) {
       if (jobFinished(j) || j.metadata?.deletionTimestamp || active.some((a) => a.uid === j.metadata?.uid)) continue;
       const at = Date.parse(j.metadata?.annotations?.[SCHEDULED_TIMESTAMP] ?? '');
-      if (Number.isNaN(at) || (lastScheduleTime !== undefined && at <= Date.parse(lastScheduleTime))) continue;
+      if (Number.isNaN(at) || (lastScheduleTime !== undefined && at <= Date.parse(lastScheduleTime))) {
+        // kube's syncCronJob warns of a running Job it controls but does not list, unless the CronJob read again lists it
+        if (!(await this.listedNow(key, j))) void this.o.events?.event(ref, 'Warning', 'UnexpectedJob', `Saw a job that the controller did not create or forgot: ${j.metadata?.name ?? ''}`);
+        continue;
+      }
       active.push(this.objectRef(j));
       lastScheduleTime = isoSeconds(at);
     }
@@ -186,6 +190,33 @@ export class CronJobController extends LoopController {
     if (!statusUnchanged((fresh.status ?? {}) as Obj, status)) await writeStatus(this.o.cronJobs(), fresh, status, CONTROLLER_MANAGER);
     // kube requeues 100 ms after the next schedule time
     if (requeue !== undefined) this.loop.enqueueAfter(key, requeue + 100);
+  }
+
+  /** the CronJob as the store has it now lists `job` as active (kube re-reads it from the API server) */
+  private async listedNow(key: string, job: ApiObject): Promise<boolean> {
+    const [ns, name] = key.split('/') as [string, string];
+    try {
+      const cur = await this.o.cronJobs().get(ns, name);
+      return (((cur.status as Obj | undefined)?.active ?? []) as Obj[]).some((a) => a.uid === job.metadata?.uid);
+    } catch (e) {
+      if (e instanceof StatusError && e.code === 404) return false;
+      throw e;
+    }
+  }
+
+  /**
+   * an active Job the informer does not have is gone only if the store says so
+   * (kube's syncCronJob reads it from the API server, so that an informer
+   * behind the status does not drop a Job it has not seen yet)
+   */
+  private async missing(ns: string, name: string): Promise<boolean> {
+    try {
+      await this.o.jobs().get(ns, name);
+      return false;
+    } catch (e) {
+      if (e instanceof StatusError && e.code === 404) return true;
+      throw e;
+    }
   }
 
   private objectRef(j: ApiObject): Obj {

@@ -15,8 +15,9 @@
 // SuccessCriteriaMet while the remaining pods are deleted, then as Failed or
 // Complete once none is left (kube 1.31+); otherwise suspend (delete the
 // active pods) or create and delete pods as job-plan.ts decides, waiting out
-// the exponential back-off after failures. Pods the controller deletes lose
-// their finalizer first and are not counted as failed, as kube's.
+// the exponential back-off after failures. Pods the controller deletes to
+// scale down or suspend lose their finalizer first and are not counted as
+// failed; those still running when the Job fails count as failed, as kube's.
 
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { GenericStore } from '../../registry/generic-store.js';
@@ -239,15 +240,15 @@ export class JobController extends LoopController {
       }
     }
     const counting = newSuccesses + newFailures > 0;
-    if (counting) {
-      await writeStatus(this.o.jobs(), job, { ...st, uncountedTerminatedPods: uncounted as unknown as Obj, ...(indexed ? { completedIndexes: formatIndexes(completed) } : {}), ...(perIndex ? { failedIndexes: formatIndexes(failedIdx) } : {}) }, CONTROLLER_MANAGER);
-    }
+    // the status that records uncounted pods before their finalizers go (and a failing Job's target condition)
+    const interim = (more: Obj = {}): Obj => ({ ...st, uncountedTerminatedPods: uncounted as unknown as Obj, ...(indexed ? { completedIndexes: formatIndexes(completed) } : {}), ...(perIndex ? { failedIndexes: formatIndexes(failedIdx) } : {}), ...more });
+    if (counting) await writeStatus(this.o.jobs(), job, interim(), CONTROLLER_MANAGER);
     // 2. their finalizers off (and the ignored failures')
     const uncountedSet = new Set([...uncounted.succeeded, ...uncounted.failed]);
     await Promise.all(pods.filter((p) => hasFinalizer(p) && (uncountedSet.has(p.metadata?.uid ?? '') || ignored.includes(p))).map((p) => this.removeFinalizer(p)));
     // 3. counted
     const succeeded = indexed ? completed.size : int(st.succeeded, 0) + uncounted.succeeded.length;
-    const failed = int(st.failed, 0) + uncounted.failed.length;
+    let failed = int(st.failed, 0) + uncounted.failed.length;
     const rec = this.backoff.get(ref.uid) ?? { failures: 0, at: 0 };
     if (newSuccesses > 0) rec.failures = 0;
     if (newFailures > 0) {
@@ -295,6 +296,19 @@ export class JobController extends LoopController {
       }
     }
     const finishing = conditions.some((c) => (c.type === 'FailureTarget' || c.type === 'SuccessCriteriaMet') && c.status === 'True');
+    if (conditions.some((c) => c.type === 'FailureTarget' && c.status === 'True')) {
+      // kube's trackJobStatusAndRemoveFinalizers: once the Job fails, every pod not terminated with success counts
+      // as failed (kube's TestSyncJobPastDeadline: the active pods deleted at the deadline are failures), recorded in
+      // uncountedTerminatedPods with the FailureTarget condition before the finalizers go
+      const more = pods.filter((p) => hasFinalizer(p) && !uncounted.failed.includes(p.metadata?.uid ?? '') && phase(p) !== 'Succeeded'
+        && (!indexed || indexOf(p, completions ?? 0) !== undefined) && matchFailurePolicy(spec.podFailurePolicy, p)?.action !== 'Ignore');
+      if (more.length > 0) {
+        uncounted.failed.push(...more.map((p) => p.metadata?.uid ?? ''));
+        await writeStatus(this.o.jobs(), job, interim({ conditions }), CONTROLLER_MANAGER);
+        await Promise.all(more.map((p) => this.removeFinalizer(p)));
+        failed += more.length;
+      }
+    }
 
     if (finishing) {
       await Promise.all(active.map((p) => this.deletePod(p, ref)));

@@ -162,12 +162,17 @@ export interface SetCounts {
   updatedReplicas: number;
 }
 
-/** kube's computeReplicaStatus over the set's pods */
+/**
+ * kube's computeReplicaStatus over the set's pods: ready and available count
+ * every Running and Ready pod, one terminating too (the node agent keeps it
+ * Ready through its grace period, as kubelet does); current and updated skip
+ * terminating pods.
+ */
 export function setCounts(s: SetView, pods: SetPod[], created: (p: SetPod) => boolean): SetCounts {
   const c: SetCounts = { replicas: 0, readyReplicas: 0, availableReplicas: 0, currentReplicas: 0, updatedReplicas: 0 };
   for (const p of pods) {
     if (created(p)) c.replicas++;
-    if (p.ready && !p.deleting) {
+    if (p.ready) {
       c.readyReplicas++;
       if (p.available) c.availableReplicas++;
     }
