@@ -19,6 +19,7 @@ import { servedObject, storageKey, storagePrefix } from './storage-keys.js';
 import { carryOver, specOf, stripVolatile } from './update-metadata.js';
 import type { DeleteRequestOptions, ObjectAdmission, UpdateOptions, WriteHooks, WriteOptions } from './write-options.js';
 import { checkNamespaceForCreate, checkNamespaceForUpdate, validateWrite } from './write-validation.js';
+import { fillZeroShape } from './zero-shape.js';
 
 // the store's vocabulary, from the modules that hold it (importers keep one entry point)
 export { decodeObject, decodeShared, encodeObject } from './object-codec.js';
@@ -151,6 +152,8 @@ export class GenericStore {
     delete meta.resourceVersion;
     if (this.def.strategy.tracksGeneration) meta.generation = 1;
     this.def.strategy.prepareForCreate?.(obj, opts.user);
+    // kube decodes the write into its Go type: admission, validation and managedFields see its zero values
+    fillZeroShape(obj, this.def.strategy.zeroShape);
     if (this.hooks.mutate) {
       const system = { uid: meta.uid, creationTimestamp: meta.creationTimestamp, generation: meta.generation };
       const mutated = await this.hooks.mutate({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
@@ -159,6 +162,7 @@ export class GenericStore {
         // kube decodes a patched object through its scheme, which defaults it again (e2e
         // "should mutate pod and apply defaults after mutation": an added init container's defaults)
         this.def.strategy.default?.(obj);
+        fillZeroShape(obj, this.def.strategy.zeroShape);
       }
       // a webhook may not move the object or change what the server assigns
       const m = metaOf(obj);
@@ -370,11 +374,13 @@ export class GenericStore {
     carryOver(this.def, next, current, name);
     this.def.strategy.default?.(next);
     this.def.strategy.prepareForUpdate?.(next, current, this.clock.now(), opts.subresource);
+    fillZeroShape(next, this.def.strategy.zeroShape); // as on create (an apply's merged result too)
     if (this.hooks.mutate) {
       const mutated = await this.hooks.mutate({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
       if (mutated && mutated !== next) {
         next = mutated;
         this.def.strategy.default?.(next); // defaults after mutation, as on create
+        fillZeroShape(next, this.def.strategy.zeroShape);
       }
       // what a webhook may not change is carried over again
       const rv = next.metadata?.resourceVersion;

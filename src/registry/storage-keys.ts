@@ -5,6 +5,7 @@
 import { convertObject } from './conversion.js';
 import { apiVersionOf } from './registry.js';
 import type { ApiObject, ResourceDefinition } from './types.js';
+import { withZeroShape } from './zero-shape.js';
 
 /** the group and resource whose keys hold a definition's objects (its storage binding's, else its own) */
 export function storageResource(def: ResourceDefinition): { group: string; resource: string } {
@@ -25,8 +26,13 @@ export function storagePrefix(def: ResourceDefinition, namespace: string): strin
     : `/registry/${g}/${resource}/`;
 }
 
-/** a stored object (decoded) as the definition's version serves it; the same object when no conversion or read default applies */
+/**
+ * a stored object (decoded) as the definition's version serves it; the same object when no
+ * conversion or read default applies and its zero shape is complete (objects stored before
+ * the kind had one, or converted from another version, get it here: src/registry/zero-shape.ts)
+ */
 export function servedObject(def: ResourceDefinition, stored: ApiObject): ApiObject {
   const served = def.storage ? convertObject(def.storage, stored, apiVersionOf(def)) : stored;
-  return def.readDefaults ? def.readDefaults(served) : served;
+  const shaped = def.strategy.zeroShape ? withZeroShape(served, def.strategy.zeroShape) : served;
+  return def.readDefaults ? def.readDefaults(shaped) : shaped;
 }

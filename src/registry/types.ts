@@ -2,6 +2,7 @@ import type { Schema } from '../machinery/schema/types.js';
 import type { ApiObject, FieldError, NameValidation } from '../core/object.js';
 import type { UserInfo } from '../auth/types.js';
 import type { Capabilities } from './capabilities.js';
+import type { ZeroShape } from './zero-shape.js';
 
 // the object shapes are shared contracts (src/core/object.ts); re-exported for the registry's users
 export type { ApiObject, FieldError, JSONObject, JSONValue, NameValidation, ObjectMeta } from '../core/object.js';
@@ -62,6 +63,12 @@ export interface Strategy {
   tracksGeneration?: boolean;
   /** per-kind field selector fields, e.g. `spec.nodeName` on pods */
   selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
+  /**
+   * the fields kube's Go type always encodes (non-pointer structs, scalars
+   * without `omitempty`) with their zero values: filled in on every write and
+   * as stored objects are served (src/registry/zero-shape.ts); built-in kinds only
+   */
+  zeroShape?: ZeroShape;
 }
 
 export type Scope = 'Namespaced' | 'Cluster';

@@ -14,7 +14,10 @@ export class ServedViews {
    * as long as the cached object lives).
    */
   viewFor(def: ResourceDefinition): ((stored: ApiObject) => ApiObject) | undefined {
-    if (!def.storage && !def.readDefaults) return undefined;
+    if (!def.storage && !def.readDefaults) {
+      // written objects carry their zero shape already: a check of its paths, no copy (and no memo) unless one lacks it
+      return def.strategy.zeroShape ? (stored) => servedObject(def, stored) : undefined;
+    }
     let memo = this.views.get(def);
     if (!memo) {
       memo = new WeakMap();

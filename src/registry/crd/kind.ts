@@ -120,6 +120,8 @@ export function crdDefinition(n: SchemaNames, o: CrdKindOptions): ResourceDefini
     schema: crdSchema(n),
     strategy: {
       tracksGeneration: true,
+      // CustomResourceDefinitionStatus.acceptedNames is a non-pointer struct whose plural and kind have no omitempty
+      zeroShape: { spec: {}, status: { acceptedNames: { plural: '', kind: '' } } },
       default: (c) => defaultCrd(c),
       validate: (c) => validateCrd(c, ctx),
       validateUpdate: (c, old) => validateCrdUpdate(c, old, ctx),
@@ -128,7 +130,11 @@ export function crdDefinition(n: SchemaNames, o: CrdKindOptions): ResourceDefini
         const meta = c.metadata!;
         const fins = Array.isArray(meta.finalizers) ? meta.finalizers : [];
         if (!fins.includes(finalizer)) meta.finalizers = [...fins, finalizer];
-        delete c.status;
+        // kube's PrepareForCreate: a fresh status that records the storage version (storedVersions has no omitempty)
+        const versions = (c.spec as J | undefined)?.versions;
+        const storage = Array.isArray(versions) ? (versions as J[]).find((v) => v?.storage === true)?.name : undefined;
+        if (typeof storage === 'string') c.status = { storedVersions: [storage] };
+        else delete c.status;
       },
       columns: [column('Created At', 'date', (c) => c.metadata?.creationTimestamp ?? null)],
       exactColumns: true,

@@ -10,6 +10,7 @@ import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
 import { column, get, getArray, getObject, getString } from './columns.js';
 import { bool, int32, listMap, obj, proto, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { SPEC_STATUS_SHAPE } from '../zero-shape.js';
 
 /** what kube's availability controller says of a local APIService */
 const LOCAL = { reason: 'Local', message: 'Local APIServices are always available' };
@@ -53,6 +54,7 @@ export function apiServiceDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: SPEC_STATUS_SHAPE,
       validate: validateAPIService,
       validateUpdate: (o) => validateAPIService(o),
       prepareForCreate: (o) => setAvailability(o, undefined),

@@ -17,6 +17,7 @@ import {
   conditions, defaultPodTemplate, generationSeen, num, replicas, selector, selectorText, template, templateContainers,
   validateSelectorAndTemplate, validateSelectorUnchanged,
 } from './workload-shared.js';
+import { POD_TEMPLATE_SHAPE, each } from '../zero-shape.js';
 
 const SUBRESOURCES = ['status', 'scale'];
 const SCALE = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' };
@@ -73,6 +74,7 @@ export function deploymentDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: { spec: { template: POD_TEMPLATE_SHAPE, strategy: {} }, status: {} },
       default: (o) => {
         setDefault(o, ['spec'], 'replicas', 1);
         const spec = getObject(o, 'spec');
@@ -126,6 +128,7 @@ export function replicaSetDefinition(n: SchemaNames): ResourceDefinition {
       }), ['replicas']),
     })),
     strategy: {
+      zeroShape: { spec: { template: POD_TEMPLATE_SHAPE }, status: { replicas: 0 } },
       selectableFields: { 'status.replicas': countOf('status', 'replicas') },
       default: (o) => {
         setDefault(o, ['spec'], 'replicas', 1);
@@ -189,6 +192,10 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
       }), ['replicas']),
     })),
     strategy: {
+      zeroShape: {
+        spec: { template: POD_TEMPLATE_SHAPE, updateStrategy: {}, volumeClaimTemplates: each({ metadata: {}, spec: { resources: {} } }) },
+        status: { replicas: 0, availableReplicas: 0 },
+      },
       default: (o) => {
         setDefault(o, ['spec'], 'replicas', 1);
         setDefault(o, ['spec'], 'podManagementPolicy', 'OrderedReady');
@@ -253,6 +260,10 @@ export function daemonSetDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: {
+        spec: { template: POD_TEMPLATE_SHAPE, updateStrategy: {} },
+        status: { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 },
+      },
       default: (o) => {
         setDefault(o, ['spec'], 'updateStrategy', {});
         setDefault(o, ['spec', 'updateStrategy'], 'type', 'RollingUpdate');

@@ -9,6 +9,7 @@ import { kindSchema } from './meta.js';
 import { validateCronSchedule } from './cronjob-validation.js';
 import { validateJobImmutable, validateJobPolicies } from './job-validation.js';
 import { condition, conditions, defaultPodTemplate, num, selector, selectorText, template, templateContainers, validateSelectorAndTemplate } from './workload-shared.js';
+import { POD_TEMPLATE_SHAPE } from '../zero-shape.js';
 
 function jobSpec(n: SchemaNames) {
   return obj('Specification of the desired behaviour of a job.', proto({
@@ -154,6 +155,7 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: { spec: { template: POD_TEMPLATE_SHAPE }, status: {} },
       selectableFields: { 'status.successful': countOf('status', 'succeeded') },
       default: (o) => {
         defaultJob(getObject(o, 'spec'));
@@ -226,6 +228,7 @@ export function cronJobDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: { spec: { jobTemplate: { metadata: {}, spec: { template: POD_TEMPLATE_SHAPE } } }, status: {} },
       default: (o) => {
         const spec = getObject(o, 'spec');
         if (!spec) return;

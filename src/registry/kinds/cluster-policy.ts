@@ -44,6 +44,7 @@ export function podDisruptionBudgetDefinition(n: SchemaNames): ResourceDefinitio
       })),
     })),
     strategy: {
+      zeroShape: { spec: {}, status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 } },
       prepareForCreate: (o) => {
         o.status = { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
       },
@@ -184,6 +185,11 @@ function hpaDefinition(n: SchemaNames, v2: boolean): ResourceDefinition {
       spec: hpaSpec(n, v2), status,
     })),
     strategy: {
+      zeroShape: {
+        spec: { scaleTargetRef: {} },
+        // v1's currentReplicas has no omitempty, v2's has
+        status: v2 ? { desiredReplicas: 0 } : { currentReplicas: 0, desiredReplicas: 0 },
+      },
       default: (o) => {
         const spec = getObject(o, 'spec');
         if (!spec) return;

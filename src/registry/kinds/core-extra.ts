@@ -17,6 +17,7 @@ import { ZERO, formatAmount, usageOf } from '../quota/amount.js';
 import { validateResourceQuotaSpec } from './quota-validation.js';
 import { validatePersistentVolumeClaimUpdate } from './pvc-update-validation.js';
 import { persistentVolumeUpdateErrors, resourceQuotaUpdateErrors } from './update-immutability.js';
+import { POD_TEMPLATE_SHAPE, PVC_SHAPE, SPEC_STATUS_SHAPE, whenPresent } from '../zero-shape.js';
 
 const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantity));
 
@@ -41,6 +42,7 @@ export function replicationControllerDefinition(n: SchemaNames): ResourceDefinit
       }), ['replicas']),
     })),
     strategy: {
+      zeroShape: { spec: { template: whenPresent(POD_TEMPLATE_SHAPE) }, status: { replicas: 0 } },
       // kube's rcStrategy.DefaultGarbageCollectionPolicy: core/v1 orphans the pods, as before server-side GC (no warning)
       defaultDeletePropagation: { policy: 'Orphan' },
       selectableFields: { 'status.replicas': countOf('status', 'replicas') },
@@ -85,6 +87,7 @@ export function podTemplateDefinition(n: SchemaNames): ResourceDefinition {
     group: '', version: 'v1', kind: 'PodTemplate', resource: 'podtemplates', singular: 'podtemplate', scope: 'Namespaced',
     schema: kindSchema(n, 'PodTemplate describes a template for creating copies of a predefined pod.', proto({ template: 2 }, { template: template(n, 'Template defines the pods that will be created from this pod template.') })),
     strategy: {
+      zeroShape: { template: POD_TEMPLATE_SHAPE },
       default: (o) => defaultPodTemplate(getObject(o, 'template')),
       columns: [
         column('Containers', 'string', (o) => templateContainers(o, 'name', 'template')),
@@ -124,6 +127,7 @@ export function persistentVolumeClaimDefinition(n: SchemaNames): ResourceDefinit
       })),
     })),
     strategy: {
+      zeroShape: PVC_SHAPE,
       default: (o) => {
         const spec = getObject(o, 'spec');
         if (spec) spec.volumeMode ??= 'Filesystem';
@@ -160,6 +164,7 @@ export function persistentVolumeDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: SPEC_STATUS_SHAPE,
       default: (o) => {
         const spec = getObject(o, 'spec');
         if (!spec) return;
@@ -208,6 +213,7 @@ export function resourceQuotaDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: SPEC_STATUS_SHAPE,
       validate: validateResourceQuotaSpec,
       validateUpdate: (o, old, subresource) => [...validateResourceQuotaSpec(o), ...(subresource ? [] : resourceQuotaUpdateErrors(o, old))],
       // kube's printResourceQuota: Age first, then `name: used/hard` of status.hard by name, limits.* apart
@@ -243,7 +249,7 @@ export function limitRangeDefinition(n: SchemaNames): ResourceDefinition {
         }), ['type'])),
       }), ['limits']),
     })),
-    strategy: { default: defaultLimitRange },
+    strategy: { default: defaultLimitRange, zeroShape: { spec: {} } },
   };
 }
 

@@ -17,6 +17,7 @@ import { kindSchema } from './meta.js';
 import { nowTimestamp } from '../../machinery/meta.js';
 import { signerNamesOf } from '../../core/product-names.js';
 import { populateConditionTimestamps, validateCsr, validateCsrUpdate } from './csr-validation.js';
+import { SPEC_STATUS_SHAPE } from '../zero-shape.js';
 
 const strings = (d: string): Schema => atomicList(d, { type: 'string' });
 
@@ -53,6 +54,7 @@ export function certificateSigningRequestDefinition(n: SchemaNames): ResourceDef
       })),
     })),
     strategy: {
+      zeroShape: SPEC_STATUS_SHAPE,
       prepareForCreate: recordRequester,
       selectableFields: { 'spec.signerName': fieldOf('spec', 'signerName') },
       validate: (o) => validateCsr(o, legacySigner),

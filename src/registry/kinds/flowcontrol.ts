@@ -13,6 +13,7 @@ import { column, get, getArray, getObject, getString, since } from './columns.js
 import { atomicList, bool, int32, listMap, obj, proto, setList, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { defaultFlowSchema, defaultPriorityLevel, validateFlowSchema, validatePriorityLevel } from './flowcontrol-validation.js';
+import { SPEC_STATUS_SHAPE } from '../zero-shape.js';
 
 const strings = (d: string): Schema => setList(d, { type: 'string' });
 // the strategy checks these values (kube's NotSupported, also for an absent value), so the schema carries no `enum`
@@ -79,6 +80,7 @@ export function flowSchemaDefinition(n: SchemaNames): ResourceDefinition {
       status: conditions('flow schema'),
     })),
     strategy: {
+      zeroShape: SPEC_STATUS_SHAPE,
       tracksGeneration: true,
       default: defaultFlowSchema,
       prepareForCreate: clearStatus,
@@ -130,6 +132,7 @@ export function priorityLevelDefinition(n: SchemaNames): ResourceDefinition {
       status: conditions('priority level'),
     })),
     strategy: {
+      zeroShape: SPEC_STATUS_SHAPE,
       tracksGeneration: true,
       default: defaultPriorityLevel,
       prepareForCreate: clearStatus,

@@ -30,6 +30,7 @@ export function leaseDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: { spec: {} },
       validate: validateLease,
       validateUpdate: (o) => validateLease(o),
       columns: [column('Holder', 'string', (o) => getString(o, 'spec', 'holderIdentity') ?? '', { description: 'The holder of the lease' })],

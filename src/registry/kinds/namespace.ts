@@ -11,6 +11,7 @@ import type { ApiObject, ResourceDefinition } from '../types.js';
 import { column, fieldOf, getString } from './columns.js';
 import { atomicList, enumOf, listMap, obj, proto, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { SPEC_STATUS_SHAPE } from '../zero-shape.js';
 
 /** `kubernetes.io/metadata.name` with --api-domain k8s.io, else `<domain>/metadata.name` */
 export function namespaceNameLabel(apiDomain: string): string {
@@ -51,6 +52,7 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
       }), undefined, { default: {} }),
     })),
     strategy: {
+      zeroShape: SPEC_STATUS_SHAPE,
       default(o) {
         const spec = (o.spec ??= {}) as { finalizers?: string[] };
         if (spec.finalizers === undefined) spec.finalizers = [NAMESPACE_FINALIZER];

@@ -14,6 +14,7 @@ import { selectorText } from './workload-shared.js';
 import { immutable, invalid } from './field-errors.js';
 import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
 import { isIP } from 'node:net';
+import { each } from '../zero-shape.js';
 
 const strings = (d: string): Schema => atomicList(d, { type: 'string' });
 
@@ -64,6 +65,7 @@ export function ingressDefinition(n: SchemaNames): ResourceDefinition {
       })) })),
     })),
     strategy: {
+      zeroShape: { spec: {}, status: { loadBalancer: {} } },
       validate: validateIngress,
       validateUpdate: (o) => validateIngress(o),
       columns: [
@@ -123,6 +125,7 @@ export function ingressClassDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: { spec: {} },
       // kube's ValidateIngressClassUpdate
       validateUpdate: (o, old) => immutable('spec.controller', get(o, 'spec', 'controller'), get(old, 'spec', 'controller')),
       columns: [
@@ -156,6 +159,7 @@ export function networkPolicyDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: { spec: { podSelector: {} } },
       default: (o) => {
         const spec = o.spec;
         if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return;
@@ -228,6 +232,7 @@ export function endpointSliceDefinition(n: SchemaNames): ResourceDefinition {
       }))),
     }), ['addressType', 'endpoints']),
     strategy: {
+      zeroShape: { endpoints: each({ conditions: {} }) },
       // kube's ValidateEndpointSliceUpdate
       validateUpdate: (o, old) => immutable('addressType', o.addressType, old.addressType),
       columns: [

@@ -7,6 +7,22 @@ import { column, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, int32, int64, listMap, mapOf, obj, opaque, proto, ref, setList, str, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { nodeUpdateErrors } from './update-immutability.js';
+import type { ZeroShape } from '../zero-shape.js';
+
+/**
+ * core/v1 Node: `spec`, and in `status` the non-pointer `daemonEndpoints` (whose
+ * DaemonEndpoint `Port` has no omitempty) and `nodeInfo` (NodeSystemInfo: ten strings without omitempty)
+ */
+const NODE_SHAPE: ZeroShape = {
+  spec: {},
+  status: {
+    daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+    nodeInfo: {
+      machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: '',
+      containerRuntimeVersion: '', kubeletVersion: '', kubeProxyVersion: '', operatingSystem: '', architecture: '',
+    },
+  },
+};
 
 export function nodeDefinition(n: SchemaNames): ResourceDefinition {
   const quantities = (d: string) => mapOf(d, ref(n.quantity));
@@ -85,6 +101,7 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: NODE_SHAPE,
       // kube's dropDisabledFields (dynamic kubelet config is removed): a new node keeps neither
       // spec.configSource nor status.config; an update keeps configSource only if already set
       prepareForCreate: (o) => {

@@ -13,6 +13,7 @@ import { evictionCapability } from './pod-eviction.js';
 import { aliasServiceAccount, defaultHostNetworkPorts, defaultRequestsFromLimits, defaultVolumeSources, validateContainerResources } from './pod-resources.js';
 import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 import { containersOf, validatePod } from './pod-validation.js';
+import { POD_SPEC_SHAPE } from '../zero-shape.js';
 
 export function podDefinition(n: SchemaNames): ResourceDefinition {
   return {
@@ -31,6 +32,7 @@ export function podDefinition(n: SchemaNames): ResourceDefinition {
       status: ref(n.core('PodStatus'), 'Most recently observed status of the pod. Read-only.', { 'x-orch-proto-field': 3 }),
     }),
     strategy: {
+      zeroShape: { spec: POD_SPEC_SHAPE, status: {} },
       default: defaultPod,
       prepareForCreate: (o) => {
         o.status = { phase: 'Pending', qosClass: qosClass(o) };

@@ -83,6 +83,7 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      zeroShape: { spec: {}, status: { loadBalancer: {} } },
       selectableFields: { 'spec.clusterIP': fieldOf('spec', 'clusterIP'), 'spec.type': fieldOf('spec', 'type') },
       default: defaultService,
       prepareForUpdate: keepAllocatedValues,

@@ -56,6 +56,7 @@ export function csiDriverDefinition(n: SchemaNames): ResourceDefinition {
       })),
     }), ['spec']),
     strategy: {
+      zeroShape: { spec: {} },
       default: (o) => {
         const spec = getObject(o, 'spec');
         if (!spec) return;
@@ -132,6 +133,7 @@ export function csiNodeDefinition(n: SchemaNames): ResourceDefinition {
       }), ['drivers']),
     }), ['spec']),
     strategy: {
+      zeroShape: { spec: {} },
       validate: validateCSINode,
       // kube 1.32: an existing driver entry may not change (drivers may be added or removed); kube's path
       // is the Go type's name, `CSINodeDriver`, with the new entry as the value
@@ -202,6 +204,7 @@ export function volumeAttachmentDefinition(n: SchemaNames): ResourceDefinition {
       }), ['attached']),
     }), ['spec']),
     strategy: {
+      zeroShape: { spec: { source: {} }, status: { attached: false } },
       // kube's strategy: a create carries no status; the status sub-resource writes it
       prepareForCreate: (o) => {
         delete o.status;
