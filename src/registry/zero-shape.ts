@@ -45,18 +45,26 @@ function isObject(v: unknown): v is Obj {
  * subtree, so shared (cached) objects are never changed.
  */
 export function withZeroShape<T extends object>(obj: T, shape: ZeroShape): T {
-  const o = obj as Obj;
-  let out: Obj | undefined;
-  for (const k in shape) {
-    const node = shape[k]!;
-    const v = o[k];
-    const filled = fillNode(v, node);
-    if (filled !== v) (out ??= { ...o })[k] = filled;
-  }
-  return (out as T | undefined) ?? obj;
+  return filledObject(obj as Obj, shape, false) as T;
 }
 
-function fillNode(v: unknown, node: ZeroNode): unknown {
+/** fills `obj` itself, in place (a write's object, owned by the write); nothing without a shape */
+export function fillZeroShape(obj: object, shape: ZeroShape | undefined): void {
+  if (shape) filledObject(obj as Obj, shape, true);
+}
+
+/** `o` filled: in place, or copied where something was missing */
+function filledObject(o: Obj, shape: ZeroShape, inPlace: boolean): Obj {
+  let out: Obj | undefined;
+  for (const k in shape) {
+    const v = o[k];
+    const filled = filledNode(v, shape[k]!, inPlace);
+    if (filled !== v) (out ??= inPlace ? o : { ...o })[k] = filled;
+  }
+  return out ?? o;
+}
+
+function filledNode(v: unknown, node: ZeroNode, inPlace: boolean): unknown {
   if (typeof node !== 'object') return v === undefined || v === null ? node : v;
   if (node instanceof EachItem) {
     if (!Array.isArray(v)) return v;
@@ -64,24 +72,14 @@ function fillNode(v: unknown, node: ZeroNode): unknown {
     for (let i = 0; i < v.length; i++) {
       const item: unknown = v[i];
       if (!isObject(item)) continue;
-      const f = withZeroShape(item, node.item);
+      const f = filledObject(item, node.item, inPlace);
       if (f !== item) (items ??= v.slice())[i] = f;
     }
     return items ?? v;
   }
-  if (node instanceof WhenPresent) return isObject(v) ? withZeroShape(v, node.shape) : v;
-  if (v === undefined || v === null) return withZeroShape({}, node);
-  return isObject(v) ? withZeroShape(v, node) : v;
-}
-
-/**
- * Fills `obj` itself (a write's object, owned by the write): its top-level
- * fields that were missing something are replaced by filled copies.
- */
-export function fillZeroShape(obj: object, shape: ZeroShape | undefined): void {
-  if (!shape) return;
-  const filled = withZeroShape(obj, shape);
-  if (filled !== obj) Object.assign(obj, filled);
+  if (node instanceof WhenPresent) return isObject(v) ? filledObject(v, node.shape, inPlace) : v;
+  if (v === undefined || v === null) return filledObject({}, node, true);
+  return isObject(v) ? filledObject(v, node, inPlace) : v;
 }
 
 // ---- shapes shared by several kinds (core/v1 structures they embed) ----
