@@ -3,11 +3,12 @@
 // values, copy on write; and every built-in kind's shape against its schema.
 
 import { describe, expect, it } from 'vitest';
-import { POD_SPEC_SHAPE, type ZeroNode, type ZeroShape, each, fillZeroShape, whenPresent, withZeroShape, withZeroShape as zeroFilled } from '../../src/registry/zero-shape.js';
+import { POD_SPEC_SHAPE, type ZeroNode, type ZeroShape, each, fillZeroShape, whenPresent, withZeroShape } from '../../src/registry/zero-shape.js';
 import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
 import { validateAgainstSchema } from '../../src/machinery/schema/validate.js';
 import { applyDefaults } from '../../src/machinery/schema/defaults.js';
 import type { ApiObject, ResourceDefinition } from '../../src/registry/types.js';
+import { servedObject } from '../../src/registry/storage-keys.js';
 
 const kinds = builtinDefinitions('k8s.io');
 const defs = builtinSchemaDefinitions('k8s.io');
@@ -101,20 +102,45 @@ describe('withZeroShape', () => {
   });
 });
 
+describe('serving stored objects', () => {
+  const def = (kind: string, version: string): ResourceDefinition => kinds.find((d) => d.kind === kind && d.version === version)!;
+
+  it('an object stored without its shape is served with it; the stored object is not changed', () => {
+    const stored: ApiObject = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'old' }, spec: { template: { spec: { containers: [{ name: 'c' }] } } } };
+    const snapshot = structuredClone(stored);
+    const served = servedObject(def('ReplicaSet', 'v1'), stored);
+    expect(served.status).toEqual({ replicas: 0 });
+    expect((served.spec as Record<string, unknown>).template).toEqual({ metadata: {}, spec: { containers: [{ name: 'c', resources: {} }] } });
+    expect(stored).toEqual(snapshot);
+    // complete: the very object
+    expect(servedObject(def('ReplicaSet', 'v1'), served)).toBe(served);
+  });
+
+  it("a version served over another version's storage gets its own shape (autoscaling/v1 over v2)", () => {
+    const v2: ApiObject = {
+      apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h', namespace: 'default' },
+      spec: { scaleTargetRef: { kind: 'Deployment', name: 'd', apiVersion: 'apps/v1' }, maxReplicas: 3 }, status: { desiredReplicas: 0 },
+    };
+    const v1 = servedObject(def('HorizontalPodAutoscaler', 'v1'), v2);
+    expect(v1.apiVersion).toBe('autoscaling/v1');
+    expect(v1.status).toMatchObject({ currentReplicas: 0, desiredReplicas: 0 });
+  });
+});
+
 describe('the built-in kinds', () => {
   it('declare the shapes kube encodes', () => {
-    const withZeroShape = (o: object, shape: ZeroShape): Record<string, unknown> => zeroFilled(o as Record<string, unknown>, shape);
-    expect(withZeroShape({}, shapeOf('Deployment'))).toEqual({ spec: { template: { metadata: {}, spec: {} }, strategy: {} }, status: {} });
-    expect(withZeroShape({}, shapeOf('Service'))).toEqual({ spec: {}, status: { loadBalancer: {} } });
-    expect(withZeroShape({}, shapeOf('Ingress'))).toEqual({ spec: {}, status: { loadBalancer: {} } });
-    expect(withZeroShape({}, shapeOf('StatefulSet')).status).toEqual({ replicas: 0, availableReplicas: 0 });
-    expect(withZeroShape({}, shapeOf('DaemonSet')).status).toEqual({ currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 });
-    expect(withZeroShape({}, shapeOf('ReplicationController'))).toEqual({ spec: {}, status: { replicas: 0 } });
-    expect(withZeroShape({}, shapeOf('PodDisruptionBudget')).status).toEqual({ disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 });
-    expect(withZeroShape({}, shapeOf('HorizontalPodAutoscaler', 'v2')).status).toEqual({ desiredReplicas: 0 });
-    expect(withZeroShape({}, shapeOf('HorizontalPodAutoscaler', 'v1')).status).toEqual({ currentReplicas: 0, desiredReplicas: 0 });
-    expect(withZeroShape({}, shapeOf('VolumeAttachment')).status).toEqual({ attached: false });
-    expect(withZeroShape({}, shapeOf('Node')).status).toMatchObject({ daemonEndpoints: { kubeletEndpoint: { Port: 0 } }, nodeInfo: { kubeletVersion: '' } });
+    const filled = (shape: ZeroShape): Record<string, unknown> => withZeroShape({} as Record<string, unknown>, shape);
+    expect(filled(shapeOf('Deployment'))).toEqual({ spec: { template: { metadata: {}, spec: {} }, strategy: {} }, status: {} });
+    expect(filled(shapeOf('Service'))).toEqual({ spec: {}, status: { loadBalancer: {} } });
+    expect(filled(shapeOf('Ingress'))).toEqual({ spec: {}, status: { loadBalancer: {} } });
+    expect(filled(shapeOf('StatefulSet')).status).toEqual({ replicas: 0, availableReplicas: 0 });
+    expect(filled(shapeOf('DaemonSet')).status).toEqual({ currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 });
+    expect(filled(shapeOf('ReplicationController'))).toEqual({ spec: {}, status: { replicas: 0 } });
+    expect(filled(shapeOf('PodDisruptionBudget')).status).toEqual({ disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 });
+    expect(filled(shapeOf('HorizontalPodAutoscaler', 'v2')).status).toEqual({ desiredReplicas: 0 });
+    expect(filled(shapeOf('HorizontalPodAutoscaler', 'v1')).status).toEqual({ currentReplicas: 0, desiredReplicas: 0 });
+    expect(filled(shapeOf('VolumeAttachment')).status).toEqual({ attached: false });
+    expect(filled(shapeOf('Node')).status).toMatchObject({ daemonEndpoints: { kubeletEndpoint: { Port: 0 } }, nodeInfo: { kubeletVersion: '' } });
     expect(kinds.find((d) => d.kind === 'ConfigMap')!.strategy.zeroShape).toBeUndefined();
   });
 
