@@ -11,8 +11,10 @@
 // (`/` on the container's ports) or by the test's own HTTP server.
 
 import { createServer, type Server } from 'node:http';
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Obj, condition, e2eEnv, namespace } from '../helpers/e2e-apps.js';
+import { protoService } from '../../src/nodeagent/runtime/proto.js';
 import { freePort } from '../helpers/ports.js';
 
 const env = e2eEnv('probe-node');
@@ -106,6 +108,8 @@ describe('[sig-node] Probing container', () => {
     const p = await pod(path);
     expect(condition(p, 'Ready')).toMatchObject({ status: 'False', reason: 'ContainersNotReady' });
     expect(p.status.containerStatuses[0]).toMatchObject({ ready: false, restartCount: 0 });
+    const ev = (await events(n, 'test-webserver')).find((e) => e.reason === 'Unhealthy');
+    expect(ev?.message).toMatch(/^Readiness probe failed: Get "http:\/\/127\.[\d.]+:81\/": dial tcp 127\.[\d.]+:81: connect: connection refused$/);
   });
 
   it('should be restarted with a exec "cat /tmp/health" liveness probe [NodeConformance] [Conformance]', async () => {
@@ -275,6 +279,37 @@ describe('[sig-node] Probing container', () => {
     const p = await livenessTest(path, 1);
     // SIGTERM ignored: killed when the probe's 5 s ran out
     expect(p.status.containerStatuses[0].lastState.terminated).toMatchObject({ exitCode: 137, reason: 'Error' });
+  });
+
+  describe('GRPC liveness probes', () => {
+    // kube's agnhost grpc-health-checking server; here a grpc-js health server of the test on 0.0.0.0,
+    // which answers at the pod's loopback address where the probe connects
+    let server: grpc.Server;
+    let gport: number;
+    beforeAll(async () => {
+      server = new grpc.Server();
+      server.addService(protoService('grpc-health.proto', 'grpc.health.v1', 'Health'), {
+        Check: (_call: grpc.ServerUnaryCall<{ service: string }, object>, cb: grpc.sendUnaryData<object>) => cb(null, { status: 'SERVING' }),
+      });
+      gport = await new Promise<number>((resolve, reject) => server.bindAsync('0.0.0.0:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    });
+    afterAll(() => server.forceShutdown());
+
+    it('should *not* be restarted with a GRPC liveness probe [NodeConformance] [Conformance]', async () => {
+      const n = await ns();
+      const path = await create(n, 'agnhost', { command: ['sleep', '600'], livenessProbe: { grpc: { port: gport }, initialDelaySeconds: 1, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 1 } });
+      let reads = 0;
+      await livenessTest(path, 0, async () => ++reads >= 30);
+      expect(count(await events(n, 'agnhost'), 'Unhealthy')).toBe(0);
+    });
+
+    it('should be restarted with a GRPC liveness probe [NodeConformance] [Conformance]', async () => {
+      const n = await ns();
+      // a port nothing serves (kube's "wrong port" 2333)
+      const path = await create(n, 'agnhost', { command: ['sleep', '600'], livenessProbe: { grpc: { port: await freePort() }, initialDelaySeconds: 1, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 1 } });
+      await livenessTest(path, 1);
+      expect((await events(n, 'agnhost')).find((e) => e.reason === 'Unhealthy')?.message).toMatch(/^Liveness probe failed: timeout: failed to connect service "127\.[\d.]+:\d+" within 5s: context deadline exceeded$/);
+    });
   });
 
   it('should mark readiness on pods to false and disable liveness probes while pod is in progress of terminating', async () => {
