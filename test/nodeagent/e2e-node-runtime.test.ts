@@ -9,9 +9,14 @@
 // (activeDeadlineSeconds updated → DeadlineExceeded) and test/e2e/node/pods.go
 // (Pod QOS class; a pending container never reports success).
 
-import { createServer, type Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Obj, condition, e2eEnv, namespace, updateWithRetries } from '../helpers/e2e-apps.js';
+import { ensurePki } from '../../src/server/pki.js';
 import { freePort } from '../helpers/ports.js';
 
 const env = e2eEnv('runtime-node');
@@ -113,19 +118,32 @@ describe('[sig-node] Container Lifecycle Hook when create a pod with lifecycle h
   // kube's handler pod (agnhost netexec) logs the requests it gets; here the test's own HTTP server
   // on the host records them, and the hooks reach it at 127.0.0.1 (simulated pods share the host network)
   const got: string[] = [];
+  const record = (req: IncomingMessage, res: ServerResponse) => {
+    got.push(`${req.method} ${req.url}`);
+    res.end('ok');
+  };
+  // and one over TLS with a certificate of its own CA (hooks do not verify certificates, as kubelet's)
   let handler: Server;
+  let tls: Server;
   let port: number;
+  let tlsPort: number;
+  let pkiDir: string;
   beforeAll(async () => {
     port = await freePort();
-    handler = createServer((req, res) => {
-      got.push(`${req.method} ${req.url}`);
-      res.end('ok');
-    });
+    tlsPort = await freePort();
+    pkiDir = await mkdtemp(join(tmpdir(), 'orch-hook-pki-'));
+    const pki = await ensurePki(pkiDir, { hosts: ['127.0.0.1'] });
+    handler = createServer(record);
+    tls = createHttpsServer({ key: pki.serving.keyPem, cert: pki.serving.certPem }, record);
     await new Promise<void>((r) => handler.listen(port, '127.0.0.1', r));
+    await new Promise<void>((r) => tls.listen(tlsPort, '127.0.0.1', r));
   });
-  afterAll(() => {
-    handler.closeAllConnections();
-    handler.close();
+  afterAll(async () => {
+    for (const s of [handler, tls]) {
+      s.closeAllConnections();
+      s.close();
+    }
+    await rm(pkiDir, { recursive: true, force: true });
   });
   const received = (what: string) => env.eventually(async () => got.includes(what), `the handler got ${what}`, 60_000);
 
@@ -156,6 +174,12 @@ describe('[sig-node] Container Lifecycle Hook when create a pod with lifecycle h
   it('should execute prestop http hook properly [NodeConformance] [Conformance]', () =>
     podWithHook('pod-with-prestop-http-hook', { preStop: { httpGet: { host: '127.0.0.1', path: '/echo?msg=prestop', port } } }, 'registry.k8s.io/pause:3.10', undefined));
 
+  it('should execute poststart https hook properly [NodeConformance]', () =>
+    podWithHook('pod-with-poststart-https-hook', { postStart: { httpGet: { scheme: 'HTTPS', host: '127.0.0.1', path: '/echo?msg=poststart', port: tlsPort } } }, 'registry.k8s.io/pause:3.10', undefined));
+
+  it('should execute prestop https hook properly [NodeConformance]', () =>
+    podWithHook('pod-with-prestop-https-hook', { preStop: { httpGet: { scheme: 'HTTPS', host: '127.0.0.1', path: '/echo?msg=prestop', port: tlsPort } } }, 'registry.k8s.io/pause:3.10', undefined));
+
   // kubelet's handling of a failing postStart hook: FailedPostStartHook, the container killed and restarted
   it('a failing poststart exec hook is a FailedPostStartHook event and the container is restarted', async () => {
     const n = await ns('container-lifecycle-hook');
@@ -165,6 +189,16 @@ describe('[sig-node] Container Lifecycle Hook when create a pod with lifecycle h
     expect(ev.message).toMatch(/^Exec lifecycle hook \(\[sh -c echo nope; exit 3\]\) for Container "failing-hook" in Pod "failing-hook_[^"]+" failed - error: command 'sh -c echo nope; exit 3' exited with 3: , message: "nope\\n"$/);
     await env.eventually(async () => (await status(path)).restartCount >= 1, 'a restart', 60_000);
     await deleteAndWait(path);
+  });
+
+  it('a failing prestop exec hook is a FailedPreStopHook event and the pod is still deleted', async () => {
+    const n = await ns('container-lifecycle-hook');
+    const path = await create(n, 'failing-prestop', { command: ['sh', '-c', 'while true; do sleep 1; done'], lifecycle: { preStop: { exec: { command: ['sh', '-c', 'exit 2'] } } } });
+    await phaseIs(path, 'Running');
+    await deleteAndWait(path);
+    const ev = await env.eventually(async () => (await events(n, 'failing-prestop')).find((e) => e.reason === 'FailedPreStopHook'), 'a FailedPreStopHook event', 30_000);
+    expect(ev).toMatchObject({ type: 'Warning', involvedObject: { fieldPath: 'spec.containers{failing-prestop}' } });
+    expect(ev.message).toMatch(/^Exec lifecycle hook \(\[sh -c exit 2\]\) for Container "failing-prestop" in Pod "failing-prestop_[^"]+" failed - error: command 'sh -c exit 2' exited with 2: , message: ""$/);
   });
 });
 
