@@ -208,6 +208,14 @@ describe('[sig-node] Pods status', () => {
     const path = await create(n, 'pod-update-activedeadlineseconds', { image: 'registry.k8s.io/pause:3.10' });
     await phaseIs(path, 'Running');
     await updateWithRetries(env, path, (p) => (p.spec.activeDeadlineSeconds = 5));
+    // beyond kube's test: the API lets the deadline be lowered only (ValidatePodUpdate)
+    for (const [value, why] of [[10, 'Invalid value: 10: must be less than or equal to previous value'], [null, 'Invalid value: null: must not update from a positive integer to nil value']] as const) {
+      const cur = await env.get(path);
+      cur.spec.activeDeadlineSeconds = value;
+      const r = await env.ts().request('PUT', path, { body: cur });
+      expect(r.status, r.text).toBe(422);
+      expect(r.json<Obj>().message).toBe(`Pod "pod-update-activedeadlineseconds" is invalid: spec.activeDeadlineSeconds: ${why}`);
+    }
     // WaitForPodTerminatedInNamespace(…, "DeadlineExceeded")
     const p = await phaseIs(path, 'Failed');
     expect(p.status).toMatchObject({ reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' });
