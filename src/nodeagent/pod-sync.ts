@@ -17,7 +17,7 @@ import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
 import { type EnvContainer, EnvError, type EnvPod } from './container-env.js';
 import { type EnvReader, readContainerEnv } from './env-reader.js';
-import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-events.js';
+import { type ContainerKind, containerRef, formatPod, msg, podRef } from './events/kubelet-events.js';
 import { type EventSink, noEvents } from './events/recorder.js';
 import { ImagePuller } from './images.js';
 import { type Lifecycle, type LifecycleHandler, runHook } from './lifecycle-hooks.js';
@@ -305,9 +305,11 @@ export class PodSyncer {
     const postStart = c.lifecycle?.postStart;
     const failed = postStart && (await this.hook(pod, sandbox, c, id, postStart));
     if (failed) {
-      // kuberuntime's startContainer: the event, then killContainer with the message `FailedPostStartHook`;
-      // the exited container is restarted by restartPolicy with the usual back-off
-      this.events.event(ref, 'Warning', 'FailedPostStartHook', failed);
+      // kuberuntime's startContainer: the hook's message only in the log (an Event must not leak what a hook
+      // printed, kubelet says), then killContainer with the message `FailedPostStartHook`; the exited
+      // container is restarted by restartPolicy with the usual back-off
+      this.o.log(`pod ${formatPod(pod)}: ${failed}`);
+      this.events.event(ref, 'Warning', 'FailedPostStartHook', msg.postStartFailed());
       this.events.event(ref, 'Normal', 'Killing', 'FailedPostStartHook');
       await this.stopContainer(pod, sandbox, c.name, id, spec.terminationGracePeriodSeconds ?? 30);
     }
@@ -323,7 +325,7 @@ export class PodSyncer {
 
   /**
    * kuberuntime's killContainer: the preStop hook first, for at most the grace
-   * period (FailedPreStopHook when it fails), then the stop with what is left
+   * period (FailedPreStopHook `PreStopHook failed` when it fails, the hook's message logged), then the stop with what is left
    * of it, at least 2 s (minimumGracePeriodInSeconds)
    */
   private async stopContainer(pod: KubeObject | undefined, sandbox: string | undefined, name: string, id: string, grace: number): Promise<void> {
@@ -334,7 +336,10 @@ export class PodSyncer {
       let timer: unknown;
       const failed = await Promise.race([this.hook(pod, sandbox, c, id, preStop), new Promise<undefined>((r) => (timer = this.o.clock.setTimeout(() => r(undefined), grace * 1000)))]);
       this.o.clock.clearTimeout(timer);
-      if (failed) this.events.event(containerRef(pod, 'containers', name), 'Warning', 'FailedPreStopHook', failed);
+      if (failed) {
+        this.o.log(`pod ${formatPod(pod)}: ${failed}`);
+        this.events.event(containerRef(pod, 'containers', name), 'Warning', 'FailedPreStopHook', msg.preStopFailed());
+      }
       grace = Math.max(2, grace - Math.floor((this.o.clock.now() - began) / 1000));
     }
     await this.o.runtime.stopContainer(id, grace);
