@@ -8,7 +8,7 @@
 // Each step records kubelet's Event on the container (events/kubelet-events.ts).
 // Probes (probes/manager.ts) decide containers' started/ready and which
 // running containers are killed (a failed liveness or startup probe).
-// Lifecycle hooks run after a start and before a stop (lifecycle-hooks.ts);
+// Lifecycle hooks run after a start and before a stop (container-hooks.ts);
 // termination messages are read from a file the agent mounts
 // (termination-message.ts); activeDeadlineSeconds fails the pod (active-deadline.ts).
 
@@ -17,10 +17,11 @@ import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
 import { type EnvContainer, EnvError, type EnvPod } from './container-env.js';
 import { type EnvReader, readContainerEnv } from './env-reader.js';
-import { type ContainerKind, containerRef, formatPod, msg, podRef } from './events/kubelet-events.js';
+import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-events.js';
 import { type EventSink, noEvents } from './events/recorder.js';
+import { ContainerHooks } from './container-hooks.js';
 import { ImagePuller } from './images.js';
-import { type Lifecycle, type LifecycleHandler, runHook } from './lifecycle-hooks.js';
+import type { Lifecycle } from './lifecycle-hooks.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import { type Container, type ContainerConfig, type ContainerStatus, CONTAINER_PORTS_ANNOTATION, type PodSandboxConfig } from './runtime/types.js';
 import type { ProbeManager } from './probes/manager.js';
@@ -115,10 +116,12 @@ export class PodSyncer {
   private readonly images: ImagePuller;
   readonly volumes: VolumeManager;
   private readonly messages: TerminationMessages;
+  private readonly hooks: ContainerHooks;
 
   constructor(private readonly o: PodSyncOptions) {
     this.events = o.events ?? noEvents;
     this.messages = new TerminationMessages(o.rootDir, o.runtime);
+    this.hooks = new ContainerHooks({ runtime: o.runtime, clock: o.clock, events: this.events, log: o.log });
     this.images = new ImagePuller(o.runtime, o.clock, this.events);
     this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, clock: o.clock, events: this.events, log: o.log });
   }
@@ -302,47 +305,11 @@ export class PodSyncer {
     this.events.event(ref, 'Normal', 'Started', msg.started(c.name));
     this.waiting.delete(key);
     this.retryAt.delete(key);
-    const postStart = c.lifecycle?.postStart;
-    const failed = postStart && (await this.hook(pod, sandbox, c, id, postStart));
-    if (failed) {
-      // kuberuntime's startContainer: the hook's message only in the log (an Event must not leak what a hook
-      // printed, kubelet says), then killContainer with the message `FailedPostStartHook`; the exited
-      // container is restarted by restartPolicy with the usual back-off
-      this.o.log(`pod ${formatPod(pod)}: ${failed}`);
-      this.events.event(ref, 'Warning', 'FailedPostStartHook', msg.postStartFailed());
-      this.events.event(ref, 'Normal', 'Killing', 'FailedPostStartHook');
-      await this.stopContainer(pod, sandbox, c.name, id, spec.terminationGracePeriodSeconds ?? 30);
-    }
+    await this.hooks.postStart(pod, sandbox, c, id, spec.terminationGracePeriodSeconds ?? 30);
   }
 
-  private hook(pod: KubeObject, sandbox: string | undefined, c: ContainerSpec, id: string, h: LifecycleHandler): Promise<string | undefined> {
-    const address = async () => {
-      const network = sandbox ? (await this.o.runtime.podSandboxStatus(sandbox)).network : null;
-      return network?.hostReachableIp || network?.ip || '';
-    };
-    return runHook(h, { pod, container: c, containerId: id, address }, this.o.runtime, this.o.clock);
-  }
-
-  /**
-   * kuberuntime's killContainer: the preStop hook first, for at most the grace
-   * period (FailedPreStopHook `PreStopHook failed` when it fails, the hook's message logged), then the stop with what is left
-   * of it, at least 2 s (minimumGracePeriodInSeconds)
-   */
-  private async stopContainer(pod: KubeObject | undefined, sandbox: string | undefined, name: string, id: string, grace: number): Promise<void> {
-    const c = (pod?.spec as unknown as PodSpec | undefined)?.containers.find((x) => x.name === name);
-    const preStop = c?.lifecycle?.preStop;
-    if (pod && c && preStop && grace > 0) {
-      const began = this.o.clock.now();
-      let timer: unknown;
-      const failed = await Promise.race([this.hook(pod, sandbox, c, id, preStop), new Promise<undefined>((r) => (timer = this.o.clock.setTimeout(() => r(undefined), grace * 1000)))]);
-      this.o.clock.clearTimeout(timer);
-      if (failed) {
-        this.o.log(`pod ${formatPod(pod)}: ${failed}`);
-        this.events.event(containerRef(pod, 'containers', name), 'Warning', 'FailedPreStopHook', msg.preStopFailed());
-      }
-      grace = Math.max(2, grace - Math.floor((this.o.clock.now() - began) / 1000));
-    }
-    await this.o.runtime.stopContainer(id, grace);
+  private stopContainer(pod: KubeObject | undefined, sandbox: string | undefined, name: string, id: string, grace: number): Promise<void> {
+    return this.hooks.stop(pod, sandbox, (pod?.spec as unknown as PodSpec | undefined)?.containers.find((x) => x.name === name), id, grace);
   }
 
   /**
