@@ -27,7 +27,7 @@ import { type Container, type ContainerConfig, type ContainerStatus, CONTAINER_P
 import type { ProbeManager } from './probes/manager.js';
 import type { ProbeSpec } from './probes/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
-import { TerminationMessages } from './termination-message.js';
+import { bytesPerStatus, TerminationMessages } from './termination-message.js';
 import { VolumeManager, type VolumeReader } from './volumes.js';
 
 export const LABEL_POD_UID = 'io.orch.pod.uid';
@@ -361,7 +361,8 @@ export class PodSyncer {
     const previous = new Map<string, ContainerStatus>();
     const latest = sb ? await this.latest(sb.id, previous) : new Map<string, ContainerStatus>();
     const specs = new Map([...(spec.initContainers ?? []), ...spec.containers].map((c) => [c.name, c]));
-    for (const [name, s] of [...latest, ...previous]) if (specs.has(name)) await this.messages.load(uid, specs.get(name)!, s);
+    const limit = bytesPerStatus(specs.size);
+    for (const [name, s] of [...latest, ...previous]) if (specs.has(name)) await this.messages.load(uid, specs.get(name)!, s, limit);
     const network = sb ? (await this.o.runtime.podSandboxStatus(sb.id)).network : null;
     const podIP = network?.ip ?? '';
     // probes connect where the node reaches the pod: the runtime's host-reachable address, else the pod IP

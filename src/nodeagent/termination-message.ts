@@ -7,7 +7,10 @@
 // (kubecontainer.MaxContainerTerminationMessageLength, tail.ReadAtMost); with
 // policy `FallbackToLogsOnError`, an exit code other than 0 and an empty or
 // missing file, it is the log's last 80 lines, at most their last 2048 bytes
-// (readLastStringFromContainerLogs). Exited containers do not change, so each
+// (readLastStringFromContainerLogs). A pod's messages together stay within
+// 12 KiB: each is cut to its first 12288 / (containers + init containers)
+// bytes, as kubelet's status manager does (normalizeStatus,
+// MaxPodTerminationMessageLogLength). Exited containers do not change, so each
 // message is read once and kept until its pod is removed.
 
 import { chmod, mkdir, open, writeFile } from 'node:fs/promises';
@@ -17,6 +20,10 @@ import type { ContainerLogChunk, ContainerLogRequest, ContainerStatus, Mount } f
 const MAX_MESSAGE_BYTES = 4096;
 const MAX_LOG_BYTES = 2048;
 const MAX_LOG_LINES = 80;
+const MAX_POD_BYTES = 12 * 1024;
+
+/** how many bytes of its message each container of a pod with `containers` containers and init containers keeps */
+export const bytesPerStatus = (containers: number): number => (containers > 0 ? Math.floor(MAX_POD_BYTES / containers) : MAX_POD_BYTES);
 
 /** the container fields the message depends on (core/v1 Container; the API defaults both) */
 export interface TerminationMessageSpec {
@@ -50,14 +57,14 @@ export class TerminationMessages {
     return [{ containerPath: c.terminationMessagePath, hostPath }];
   }
 
-  /** reads the message of an exited container once; get() then answers it */
-  async load(uid: string, c: TerminationMessageSpec, s: ContainerStatus): Promise<void> {
+  /** reads the message of an exited container once, its first `limit` bytes kept (bytesPerStatus); get() then answers it */
+  async load(uid: string, c: TerminationMessageSpec, s: ContainerStatus, limit: number): Promise<void> {
     const key = `${uid}/${s.id}`;
     if (s.state !== 'CONTAINER_EXITED' || this.messages.has(key)) return;
     const fallback = c.terminationMessagePolicy === 'FallbackToLogsOnError' && s.exitCode !== 0;
     let message = c.terminationMessagePath ? await readTail(this.hostPath(uid, c.name, s.metadata.attempt), MAX_MESSAGE_BYTES) : '';
     if (!message && fallback) message = await this.logTail(s.id);
-    this.messages.set(key, message);
+    this.messages.set(key, Buffer.from(message).subarray(0, limit).toString());
   }
 
   get(uid: string, id: string): string {

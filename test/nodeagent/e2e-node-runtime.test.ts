@@ -112,6 +112,15 @@ while true; do sleep 1; done
   // not in runtime.go: the default policy File never falls back to the log
   it('on terminated container: a failing container with policy File and no file reports no message', () =>
     terminationMessage({ command: ['/bin/sh', '-c'], args: ['/bin/echo -n DONE; /bin/false'] }, 'Failed', ''));
+
+  // not in runtime.go: kubelet's status manager keeps a pod's messages within 12 KiB (12288 / 4 containers each)
+  it('on terminated container: four containers writing 4096 bytes each report 3072 bytes each', async () => {
+    const n = await ns('container-runtime');
+    const write = (name: string) => ({ name, image: BUSYBOX, command: ['sh', '-c', "head -c 4096 /dev/zero | tr '\\000' x > /dev/termination-log"] });
+    await env.call('POST', PODS(n), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'messages' }, spec: { restartPolicy: 'Never', containers: ['a', 'b', 'c', 'd'].map(write) } });
+    const p = await phaseIs(`${PODS(n)}/messages`, 'Succeeded');
+    expect((p.status.containerStatuses as Obj[]).map((c) => c.state.terminated.message)).toEqual(Array(4).fill('x'.repeat(3072)));
+  });
 });
 
 describe('[sig-node] Container Lifecycle Hook when create a pod with lifecycle hook', () => {

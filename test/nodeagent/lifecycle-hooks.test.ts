@@ -15,7 +15,7 @@ import { runHook } from '../../src/nodeagent/lifecycle-hooks.js';
 import { RuntimeClient } from '../../src/nodeagent/runtime/client.js';
 import { type RunningSim, startRuntimeSim } from '../../src/nodeagent/runtime/sim-server.js';
 import type { ContainerLogRequest, ContainerStatus } from '../../src/nodeagent/runtime/types.js';
-import { TerminationMessages } from '../../src/nodeagent/termination-message.js';
+import { bytesPerStatus, TerminationMessages } from '../../src/nodeagent/termination-message.js';
 import { freePort } from '../helpers/ports.js';
 
 const pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u1' } };
@@ -102,22 +102,32 @@ describe('TerminationMessages', () => {
     expect(m).toEqual({ containerPath: '/dev/termination-log', hostPath: join(root, 'pods', 'u1', 'containers', 'c', '0') });
     expect(await readFile(m!.hostPath, 'utf8')).toBe('');
     await writeFile(m!.hostPath, `${'a'.repeat(100)}${'b'.repeat(4096)}`);
-    await tm.load('u1', spec, exited('k1', 0, 1));
+    await tm.load('u1', spec, exited('k1', 0, 1), 12288);
     expect(tm.get('u1', 'k1')).toBe('b'.repeat(4096));
     // policy File: an empty file on a failure is no message, and the log is not read
     await tm.prepare('u1', spec, 1);
-    await tm.load('u1', spec, exited('k2', 1, 1));
+    await tm.load('u1', spec, exited('k2', 1, 1), 12288);
     expect(tm.get('u1', 'k2')).toBe('');
     expect(asked).toEqual([]);
+  });
+
+  it('a pod\'s messages stay within 12 KiB: each keeps its first 12288 / containers bytes', async () => {
+    expect([1, 4, 5].map(bytesPerStatus)).toEqual([12288, 3072, 2457]);
+    const tm = new TerminationMessages(root, runtime);
+    const spec = { name: 'm', terminationMessagePath: '/dev/termination-log' };
+    const [m] = await tm.prepare('u3', spec, 0);
+    await writeFile(m!.hostPath, `${'a'.repeat(3000)}${'b'.repeat(1096)}`);
+    await tm.load('u3', spec, exited('k5', 0, 0), bytesPerStatus(4));
+    expect(tm.get('u3', 'k5')).toBe(`${'a'.repeat(3000)}${'b'.repeat(72)}`);
   });
 
   it('FallbackToLogsOnError: the log\'s 80 last lines, their last 2048 bytes, on a failure only', async () => {
     const tm = new TerminationMessages(root, runtime);
     const spec = { name: 'f', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'FallbackToLogsOnError' };
     await tm.prepare('u2', spec, 0);
-    await tm.load('u2', spec, exited('k3', 0, 0));
+    await tm.load('u2', spec, exited('k3', 0, 0), 12288);
     expect(tm.get('u2', 'k3')).toBe('');
-    await tm.load('u2', spec, exited('k4', 0, 2));
+    await tm.load('u2', spec, exited('k4', 0, 2), 12288);
     expect(asked.at(-1)).toMatchObject({ containerId: 'k4', tailLines: 80 });
     const all = logLines.slice(-80).join('');
     expect(tm.get('u2', 'k4')).toBe(all.slice(-2048));
