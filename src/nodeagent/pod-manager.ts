@@ -170,7 +170,16 @@ export class PodManager {
     const uid = pod.metadata.uid!;
     const spec = pod.spec as { terminationGracePeriodSeconds?: number };
     const grace = pod.metadata.deletionGracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
-    await this.o.syncer.kill(uid, grace, pod);
+    // kubelet's status manager writes while the containers stop: a readiness probe that fails during the grace
+    // period (its files removed on SIGTERM) shows as Ready=False before the pod is gone (kube's e2e "should mark
+    // readiness on pods to false while pod is in progress of terminating")
+    let stopped = false;
+    const killing = this.o.syncer.kill(uid, grace, pod).finally(() => (stopped = true));
+    while (!stopped) {
+      await Promise.race([killing, this.sleep(this.o.relistMs)]);
+      if (!stopped) await this.writeStatus(pod, await this.o.syncer.status(pod));
+    }
+    await killing;
     await this.writeStatus(pod, await this.o.syncer.status(pod));
     if (this.o.api) {
       try {

@@ -8,19 +8,26 @@
 // Each step records kubelet's Event on the container (events/kubelet-events.ts).
 // Probes (probes/manager.ts) decide containers' started/ready and which
 // running containers are killed (a failed liveness or startup probe).
+// Lifecycle hooks run after a start and before a stop (container-hooks.ts);
+// termination messages are read from a file the agent mounts
+// (termination-message.ts); activeDeadlineSeconds fails the pod (active-deadline.ts).
 
+import { DEADLINE_MESSAGE, DEADLINE_REASON, pastActiveDeadline } from './active-deadline.js';
 import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
 import { type EnvContainer, EnvError, type EnvPod } from './container-env.js';
 import { type EnvReader, readContainerEnv } from './env-reader.js';
 import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-events.js';
 import { type EventSink, noEvents } from './events/recorder.js';
+import { ContainerHooks } from './container-hooks.js';
 import { ImagePuller } from './images.js';
+import type { Lifecycle } from './lifecycle-hooks.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import { type Container, type ContainerConfig, type ContainerStatus, CONTAINER_PORTS_ANNOTATION, type PodSandboxConfig } from './runtime/types.js';
 import type { ProbeManager } from './probes/manager.js';
 import type { ProbeSpec } from './probes/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
+import { bytesPerStatus, TerminationMessages } from './termination-message.js';
 import { VolumeManager, type VolumeReader } from './volumes.js';
 
 export const LABEL_POD_UID = 'io.orch.pod.uid';
@@ -48,6 +55,9 @@ export interface ContainerSpec {
   startupProbe?: ProbeSpec;
   livenessProbe?: ProbeSpec;
   readinessProbe?: ProbeSpec;
+  lifecycle?: Lifecycle;
+  terminationMessagePath?: string;
+  terminationMessagePolicy?: string;
 }
 export interface PodSpec {
   containers: ContainerSpec[];
@@ -58,6 +68,7 @@ export interface PodSpec {
   terminationGracePeriodSeconds?: number;
   securityContext?: { seccompProfile?: SeccompField };
   hostname?: string;
+  activeDeadlineSeconds?: number;
 }
 
 type Status = Record<string, unknown>;
@@ -104,9 +115,13 @@ export class PodSyncer {
   private readonly events: EventSink;
   private readonly images: ImagePuller;
   readonly volumes: VolumeManager;
+  private readonly messages: TerminationMessages;
+  private readonly hooks: ContainerHooks;
 
   constructor(private readonly o: PodSyncOptions) {
     this.events = o.events ?? noEvents;
+    this.messages = new TerminationMessages(o.rootDir, o.runtime);
+    this.hooks = new ContainerHooks({ runtime: o.runtime, clock: o.clock, events: this.events, log: o.log });
     this.images = new ImagePuller(o.runtime, o.clock, this.events);
     this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, clock: o.clock, events: this.events, log: o.log });
   }
@@ -153,6 +168,10 @@ export class PodSyncer {
     const uid = pod.metadata.uid!;
     const phase = (pod.status?.phase as string | undefined) ?? 'Pending';
     if (phase === 'Succeeded' || phase === 'Failed') return;
+    if (pastActiveDeadline(pod, this.o.clock.now())) {
+      this.events.event(podRef(pod), 'Normal', DEADLINE_REASON, DEADLINE_MESSAGE);
+      return this.kill(uid, spec.terminationGracePeriodSeconds ?? 30, pod);
+    }
     // as kubelet: the volumes first; a pod whose volumes cannot be set up waits (ContainerCreating)
     const volumes = await this.volumes.mount(pod);
     if (!volumes) return;
@@ -181,7 +200,7 @@ export class PodSyncer {
     for (const c of spec.containers) {
       let s = latest.get(c.name);
       const unhealthy = s?.state === 'CONTAINER_RUNNING' ? this.o.probes?.killReason(uid, c.name, s.id) : undefined;
-      if (s && unhealthy) s = await this.killUnhealthy(pod, c, s, unhealthy, policy);
+      if (s && unhealthy) s = await this.killUnhealthy(pod, sandbox, c, s, unhealthy, policy);
       if (!s) await this.start(pod, sandbox, sbConfig, c, 0, 'containers');
       else if (s.state === 'CONTAINER_EXITED' && (policy === 'Always' || (policy === 'OnFailure' && s.exitCode !== 0))) {
         await this.restart(pod, sandbox, sbConfig, c, s, 'containers');
@@ -196,13 +215,13 @@ export class PodSyncer {
    * probe's terminationGracePeriodSeconds, else the pod's; the restart then
    * goes through the usual back-off. Returns the stopped container's status.
    */
-  private async killUnhealthy(pod: KubeObject, c: ContainerSpec, s: ContainerStatus, why: 'liveness' | 'startup', policy: string): Promise<ContainerStatus> {
+  private async killUnhealthy(pod: KubeObject, sandbox: string, c: ContainerSpec, s: ContainerStatus, why: 'liveness' | 'startup', policy: string): Promise<ContainerStatus> {
     const spec = pod.spec as unknown as PodSpec;
     const probe = why === 'liveness' ? c.livenessProbe : c.startupProbe;
     const grace = probe?.terminationGracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
     const message = `${msg.probeKilling(c.name, why)}${policy === 'Never' ? '' : ', will be restarted'}`;
     this.events.event(containerRef(pod, 'containers', c.name), 'Normal', 'Killing', message);
-    await this.o.runtime.stopContainer(s.id, grace);
+    await this.stopContainer(pod, sandbox, c.name, s.id, grace);
     return this.o.runtime.containerStatus(s.id);
   }
 
@@ -262,7 +281,7 @@ export class PodSyncer {
       args: env.args,
       workingDir: c.workingDir ?? '',
       envs: env.env,
-      mounts: this.volumes.mountsFor(pod.metadata.uid!, c),
+      mounts: [...this.volumes.mountsFor(pod.metadata.uid!, c), ...(await this.messages.prepare(pod.metadata.uid!, c, attempt))],
       labels: { ...sb.labels, [LABEL_CONTAINER]: c.name },
       // kubelet's container annotation; the simulator reads where an emulated image listens
       annotations: c.ports?.length ? { [CONTAINER_PORTS_ANNOTATION]: JSON.stringify(c.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' }))) } : {},
@@ -286,6 +305,11 @@ export class PodSyncer {
     this.events.event(ref, 'Normal', 'Started', msg.started(c.name));
     this.waiting.delete(key);
     this.retryAt.delete(key);
+    await this.hooks.postStart(pod, sandbox, c, id, spec.terminationGracePeriodSeconds ?? 30);
+  }
+
+  private stopContainer(pod: KubeObject | undefined, sandbox: string | undefined, name: string, id: string, grace: number): Promise<void> {
+    return this.hooks.stop(pod, sandbox, (pod?.spec as unknown as PodSpec | undefined)?.containers.find((x) => x.name === name), id, grace);
   }
 
   /**
@@ -301,7 +325,7 @@ export class PodSyncer {
         const name = c.labels[LABEL_CONTAINER] ?? c.metadata.name;
         this.events.event(containerRef(owner, kindOf(pod, name), name), 'Normal', 'Killing', msg.stopping(name));
       }
-      await Promise.all(running.map((c) => this.o.runtime.stopContainer(c.id, graceSeconds)));
+      await Promise.all(running.map((c) => this.stopContainer(pod, sb.id, c.labels[LABEL_CONTAINER] ?? c.metadata.name, c.id, graceSeconds)));
       await this.o.runtime.stopPodSandbox(sb.id);
     }
   }
@@ -310,6 +334,7 @@ export class PodSyncer {
     for (const sb of await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid })) await this.o.runtime.removePodSandbox(sb.id);
     this.images.forget(uid);
     await this.volumes.remove(uid);
+    this.messages.forget(uid);
     this.o.probes?.remove(uid);
     for (const k of [...this.waiting.keys(), ...this.backoff.keys()]) {
       if (k.startsWith(`${uid}/`)) {
@@ -335,6 +360,9 @@ export class PodSyncer {
     const sb = sandboxes.find((s) => s.state === 'SANDBOX_READY') ?? sandboxes[0];
     const previous = new Map<string, ContainerStatus>();
     const latest = sb ? await this.latest(sb.id, previous) : new Map<string, ContainerStatus>();
+    const specs = new Map([...(spec.initContainers ?? []), ...spec.containers].map((c) => [c.name, c]));
+    const limit = bytesPerStatus(specs.size);
+    for (const [name, s] of [...latest, ...previous]) if (specs.has(name)) await this.messages.load(uid, specs.get(name)!, s, limit);
     const network = sb ? (await this.o.runtime.podSandboxStatus(sb.id)).network : null;
     const podIP = network?.ip ?? '';
     // probes connect where the node reaches the pod: the runtime's host-reachable address, else the pod IP
@@ -374,6 +402,9 @@ export class PodSyncer {
     else if (allExited && policy === 'Never') phase = 'Failed';
     else if (initDone && allStarted && (anyRunning || policy !== 'Never')) phase = 'Running';
     if (!sb && (prev.phase === 'Succeeded' || prev.phase === 'Failed')) phase = prev.phase as string;
+    const terminal = prev.phase === 'Succeeded' || prev.phase === 'Failed';
+    const deadline = terminal ? prev.reason === DEADLINE_REASON : pastActiveDeadline(pod, this.o.clock.now());
+    if (deadline) phase = 'Failed';
 
     const ready = phase === 'Running' && statuses.every((s) => s.ready === true);
     // kubelet's GenerateContainersReadyCondition message: `containers with unready status: [a b]`
@@ -388,6 +419,7 @@ export class PodSyncer {
     };
     return {
       phase,
+      ...(deadline ? { reason: DEADLINE_REASON, message: DEADLINE_MESSAGE } : {}),
       conditions: [
         cond('PodReadyToStartContainers', sb?.state === 'SANDBOX_READY'),
         cond('Initialized', initDone, 'ContainersNotInitialized'),
@@ -419,8 +451,9 @@ export class PodSyncer {
   private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, prev: ContainerStatus | undefined, defaultWaiting: string, reported?: Status): Status {
     const w = this.waiting.get(`${uid}/${c.name}`);
     const time = (ns: number) => rfc3339(Math.floor(ns / 1_000_000));
+    const message = (x: ContainerStatus) => this.messages.get(uid, x.id);
     const terminated = (x: ContainerStatus) => ({
-      exitCode: x.exitCode, reason: x.reason || (x.exitCode === 0 ? 'Completed' : 'Error'), startedAt: x.startedAt ? time(x.startedAt) : null, finishedAt: time(x.finishedAt),
+      exitCode: x.exitCode, reason: x.reason || (x.exitCode === 0 ? 'Completed' : 'Error'), ...(message(x) ? { message: message(x) } : {}), startedAt: x.startedAt ? time(x.startedAt) : null, finishedAt: time(x.finishedAt),
       containerID: `${this.o.runtimeName()}://${x.id}`,
     });
     const lastState = prev?.state === 'CONTAINER_EXITED' ? { terminated: terminated(prev) } : {};

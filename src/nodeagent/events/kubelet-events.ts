@@ -66,6 +66,9 @@ export const msg = {
   /** the container's waiting message while in CrashLoopBackOff */
   backOffWaiting: (ms: number, container: string, pod: PodLike) => `back-off ${goDuration(ms)} restarting failed container=${container} pod=${formatPod(pod)}`,
   sandboxFailed: (err: string) => `Failed to create pod sandbox: ${err}`,
+  /** kuberuntime's startContainer/executePreStopHook: the hook's own message is only logged (it may hold secrets) */
+  postStartFailed: () => 'PostStartHook failed',
+  preStopFailed: () => 'PreStopHook failed',
   starting: () => 'Starting kubelet.',
   nodeStatus: (node: string, event: string) => `Node ${node} status is now: ${event}`,
 };

@@ -142,7 +142,9 @@ export class RuntimeClient {
    * request timeout, so the runtime answers DEADLINE_EXCEEDED itself first.
    */
   async execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse> {
-    return this.call<ExecSyncResponse>(this.runtime, 'ExecSync', { containerId: id, cmd, timeout: timeoutSeconds }, this.timeoutMs + timeoutSeconds * 1000);
+    // timeout 0 (lifecycle hooks): no deadline at all, as kubelet's remote runtime ("Do not set timeout when timeout is 0")
+    const deadline = timeoutSeconds > 0 ? this.timeoutMs + timeoutSeconds * 1000 : Infinity;
+    return this.call<ExecSyncResponse>(this.runtime, 'ExecSync', { containerId: id, cmd, timeout: timeoutSeconds }, deadline);
   }
   /** timeoutSeconds 0 = the runtime's default (spec 002 §4.1) */
   async checkpointContainer(id: string, location: string, timeoutSeconds: number): Promise<void> {

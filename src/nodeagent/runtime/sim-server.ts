@@ -70,7 +70,7 @@ function runtimeHandlers(state: SimState): Record<string, Handler> {
     }),
     CreateContainer: (r) => ({ containerId: state.createContainer(str(r.podSandboxId), r.config as never) }),
     StartContainer: (r) => (state.startContainer(str(r.containerId)), {}),
-    StopContainer: (r) => (state.stop(state.container(str(r.containerId))), {}),
+    StopContainer: async (r) => (await state.stopWithin(state.container(str(r.containerId)), Number(r.timeout ?? 0)), {}),
     RemoveContainer: (r) => (state.removeContainer(str(r.containerId)), {}),
     ContainerStatus: (r) => ({ status: state.containerStatus(str(r.containerId)) }),
     ListContainers: (r) => {

@@ -189,6 +189,28 @@ export class SimState {
     this.exit(c, code, 'Error');
   }
 
+  /**
+   * CRI StopContainer with its timeout: a real process gets SIGTERM and up to `timeoutS` seconds to end by
+   * itself — with its own exit code, so a SIGTERM trap that exits 0 is `Completed` — then SIGKILL (137), as
+   * containerd does. Simulated and emulated containers, and a timeout of 0, end at once (stop()).
+   */
+  async stopWithin(c: SimContainer, timeoutS: number): Promise<void> {
+    const proc = c.proc;
+    if (c.state !== 'CONTAINER_RUNNING' || !proc || timeoutS <= 0 || proc.exitCode !== null || proc.signalCode !== null) return this.stop(c);
+    killProcessTree(proc, 'SIGTERM');
+    await new Promise<void>((resolve) => {
+      const t = this.clock.setTimeout(() => {
+        this.exit(c, 137, 'Error');
+        resolve();
+      }, timeoutS * 1000);
+      // the process's own 'close' handler (startContainerProcess) has recorded its exit by then
+      proc.once('close', () => {
+        this.clock.clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+
   removeContainer(id: string): void {
     const c = this.containers.get(id);
     if (!c) return;

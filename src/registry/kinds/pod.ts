@@ -14,6 +14,7 @@ import { aliasServiceAccount, defaultHostNetworkPorts, defaultRequestsFromLimits
 import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 import { containersOf, validatePod } from './pod-validation.js';
 import { POD_SPEC_SHAPE } from '../zero-shape.js';
+import { invalid } from './field-errors.js';
 
 export function podDefinition(n: SchemaNames): ResourceDefinition {
   return {
@@ -108,8 +109,22 @@ function qosClass(o: ApiObject): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
+/**
+ * kube's ValidatePodUpdate: activeDeadlineSeconds may be set, or lowered, never raised or removed (a node
+ * agent fails the pod once it ran that long; a raise would revive a pod it already failed)
+ */
+function validateDeadlineUpdate(o: ApiObject, old: ApiObject): FieldError[] {
+  const now = get(o.spec, 'activeDeadlineSeconds');
+  const was = get(old.spec, 'activeDeadlineSeconds');
+  const f = 'spec.activeDeadlineSeconds';
+  if (typeof now === 'number') return typeof was === 'number' && was < now ? [invalid(f, now, 'must be less than or equal to previous value')] : [];
+  return typeof was === 'number' ? [invalid(f, null, 'must not update from a positive integer to nil value')] : [];
+}
+
 /** pod specs are immutable but for images, activeDeadlineSeconds, tolerations, grace period and first binding */
 function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
+  const deadline = validateDeadlineUpdate(o, old);
+  if (deadline.length) return deadline;
   const mutable = (spec: JSONValue | undefined, ref: JSONValue | undefined): string => {
     if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return JSON.stringify(spec ?? null);
     const s = structuredClone(spec) as Obj;
