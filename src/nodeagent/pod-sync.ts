@@ -16,6 +16,7 @@ import { type EnvReader, readContainerEnv } from './env-reader.js';
 import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-events.js';
 import { type EventSink, noEvents } from './events/recorder.js';
 import { ImagePuller } from './images.js';
+import { defaultWaitingReason, initContainerReady, initializedCondition } from './init-status.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import { type Container, type ContainerConfig, type ContainerStatus, CONTAINER_PORTS_ANNOTATION, type PodSandboxConfig } from './runtime/types.js';
 import type { ProbeManager } from './probes/manager.js';
@@ -108,7 +109,7 @@ export class PodSyncer {
   constructor(private readonly o: PodSyncOptions) {
     this.events = o.events ?? noEvents;
     this.images = new ImagePuller(o.runtime, o.clock, this.events);
-    this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, clock: o.clock, events: this.events, log: o.log });
+    this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, allocatable: o.allocatable, clock: o.clock, events: this.events, log: o.log });
   }
 
   private sandboxConfig(pod: KubeObject): PodSandboxConfig {
@@ -349,10 +350,14 @@ export class PodSyncer {
     for (const f of ['initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses']) {
       for (const cs of (prev[f] ?? []) as Status[]) reported.set(String(cs.name), cs);
     }
-    const view = (c: ContainerSpec, init: boolean) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), init ? 'ContainerCreating' : initDone ? 'ContainerCreating' : 'PodInitializing', reported.get(c.name));
-    const initStatuses = inits.map((c) => view(c, true));
-    const statuses = spec.containers.map((c) => {
-      const st = view(c, false);
+    const waitingReason = defaultWaitingReason(inits.length > 0);
+    const view = (c: ContainerSpec) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), waitingReason, reported.get(c.name));
+    const initStatuses = inits.map((c): Status => {
+      const st = view(c);
+      return { ...st, ready: initContainerReady(st) };
+    });
+    const statuses = spec.containers.map((c): Status => {
+      const st = view(c);
       const s = latest.get(c.name);
       // kubelet's UpdatePodStatus: a running container is started and ready as its probes say
       if (s?.state !== 'CONTAINER_RUNNING' || !this.o.probes || !(st.state as Status | undefined)?.running) return st;
@@ -375,6 +380,7 @@ export class PodSyncer {
     else if (initDone && allStarted && (anyRunning || policy !== 'Never')) phase = 'Running';
     if (!sb && (prev.phase === 'Succeeded' || prev.phase === 'Failed')) phase = prev.phase as string;
 
+    const initialized = initializedCondition(initStatuses, statuses, phase);
     const ready = phase === 'Running' && statuses.every((s) => s.ready === true);
     // kubelet's GenerateContainersReadyCondition message: `containers with unready status: [a b]`
     const unready = statuses.filter((s) => s.ready !== true).map((s) => String(s.name));
@@ -390,7 +396,7 @@ export class PodSyncer {
       phase,
       conditions: [
         cond('PodReadyToStartContainers', sb?.state === 'SANDBOX_READY'),
-        cond('Initialized', initDone, 'ContainersNotInitialized'),
+        { ...cond('Initialized', initialized.status === 'True', initialized.reason, initialized.message), ...(initialized.status === 'True' && initialized.reason ? { reason: initialized.reason } : {}) },
         // kubelet: a Succeeded pod is not ready because it completed, whatever its containers
         cond('Ready', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),
         cond('ContainersReady', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),

@@ -93,6 +93,8 @@ interface PodVolumes {
   /** volume name → whether its content is the API's (mounted read-only, as kubelet does) */
   readOnly: Set<string>;
   nextSyncMs: number;
+  /** the pod's labels and annotations when set up: a change sets the volumes up again (see mount) */
+  podMeta: string;
 }
 
 export interface VolumeManagerOptions {
@@ -100,6 +102,8 @@ export interface VolumeManagerOptions {
   /** the label domain (`orch.io`, `kubernetes.io` with --api-domain k8s.io): the plugin directories' prefix */
   labelDomain: string;
   reader?: VolumeReader;
+  /** the node's allocatable: a downward API file of a limit the container does not set shows it, as in env */
+  allocatable?: () => Record<string, string>;
   clock: Clock;
   events: EventSink;
   log: (m: string) => void;
@@ -128,11 +132,15 @@ export class VolumeManager {
     const uid = pod.metadata.uid!;
     const now = this.o.clock.now();
     const have = this.pods.get(uid);
-    if (have && now < have.nextSyncMs) return have;
+    // kubelet sets the volumes of an updated pod up again at its next sync (WaitForAttachAndMount →
+    // ReprocessPod), so a downward API file follows a label or annotation change at once, not a minute later
+    // (kube's e2e downwardapi_volume.go "should update labels on modification")
+    const podMeta = JSON.stringify([pod.metadata.labels ?? {}, pod.metadata.annotations ?? {}]);
+    if (have && now < have.nextSyncMs && have.podMeta === podMeta) return have;
     const r = this.retry.get(uid);
     if (!have && r && now < r.at) return undefined;
     const volumes = ((pod.spec as { volumes?: VolumeSpec[] }).volumes ?? []) as VolumeSpec[];
-    const next: PodVolumes = { paths: new Map(), readOnly: new Set(), nextSyncMs: now + RESYNC_MS };
+    const next: PodVolumes = { paths: new Map(), readOnly: new Set(), nextSyncMs: now + RESYNC_MS, podMeta };
     let failed = false;
     for (const v of volumes) {
       try {
@@ -292,7 +300,7 @@ export class VolumeManager {
       } else if (it.resourceFieldRef) {
         const c = (p.spec?.containers ?? []).find((x) => x.name === it.resourceFieldRef!.containerName) as EnvContainer | undefined;
         if (!c) throw new VolumeError(`container ${it.resourceFieldRef.containerName ?? ''} not found`);
-        text = resourceValue(it.resourceFieldRef, p, c, {});
+        text = resourceValue(it.resourceFieldRef, p, c, this.o.allocatable?.() ?? {});
       }
       payload.set(it.path, { data: Buffer.from(text), mode: it.mode ?? mode });
     }
