@@ -104,13 +104,16 @@ export function killProcessTree(proc: ChildProcess, signal: NodeJS.Signals): voi
  * shell identifiers (`data-1`, from `envFrom` of a ConfigMap; kubelet 1.32
  * allows them) on to the commands it runs; dash, Debian's /bin/sh, drops them
  * (kube's configmap.go "should be consumable via the environment" test), bash
- * keeps them. bash also knows ash's `[[ … ]]`, which dash does not.
+ * keeps them. bash also knows ash's `[[ … ]]`, which dash does not. `--norc`: bash
+ * sources ~/.bashrc when its stdin is a socket (it takes that for rshd), and a
+ * container's stdin is one (Node's pipe); the host user's startup file must not
+ * run in, nor set variables for, every container.
  */
-export const SCRIPT_SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
+export const SCRIPT_SHELL: readonly string[] = existsSync('/bin/bash') ? ['/bin/bash', '--norc'] : ['/bin/sh'];
 
 /** runs the container's script; `onExit` when the process ended and its output was read */
 export function startContainerProcess(c: ProcessContainer, script: string, onExit: (code: number, reason: string) => void): void {
-  const proc = spawn(SCRIPT_SHELL, ['-c', script], {
+  const proc = spawn(SCRIPT_SHELL[0]!, [...SCRIPT_SHELL.slice(1), '-c', script], {
     cwd: containerCwd(c.config),
     env: containerEnv(c.config),
     stdio: ['pipe', 'pipe', 'pipe'],
