@@ -22,6 +22,7 @@ import { type Container, type ContainerConfig, type ContainerStatus, CONTAINER_P
 import type { ProbeManager } from './probes/manager.js';
 import type { ProbeSpec } from './probes/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
+import { SubPathError } from './subpath.js';
 import { VolumeManager, type VolumeReader } from './volumes.js';
 
 export const LABEL_POD_UID = 'io.orch.pod.uid';
@@ -44,7 +45,7 @@ export interface ContainerSpec {
   envFrom?: EnvContainer['envFrom'];
   securityContext?: { seccompProfile?: SeccompField };
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
-  volumeMounts?: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
+  volumeMounts?: { name: string; mountPath: string; subPath?: string; subPathExpr?: string; readOnly?: boolean }[];
   ports?: { name?: string; containerPort: number; protocol?: string }[];
   startupProbe?: ProbeSpec;
   livenessProbe?: ProbeSpec;
@@ -248,6 +249,14 @@ export class PodSyncer {
       // kubelet: an environment that cannot be built is CreateContainerConfigError; a later sync retries
       return fail('CreateContainerConfigError', e.message);
     }
+    let mounts;
+    try {
+      mounts = await this.volumes.containerMounts(pod.metadata.uid!, c, env.env);
+    } catch (e) {
+      if (!(e instanceof SubPathError)) throw e;
+      // kubelet's makeMounts fails the container config: CreateContainerConfigError, retried at a later sync
+      return fail('CreateContainerConfigError', e.message);
+    }
     let seccomp;
     try {
       seccomp = await resolveSeccomp(this.o.rootDir, effectiveProfile(spec.securityContext?.seccompProfile, c.securityContext?.seccompProfile));
@@ -263,7 +272,7 @@ export class PodSyncer {
       args: env.args,
       workingDir: c.workingDir ?? '',
       envs: env.env,
-      mounts: this.volumes.mountsFor(pod.metadata.uid!, c),
+      mounts,
       labels: { ...sb.labels, [LABEL_CONTAINER]: c.name },
       // kubelet's container annotation; the simulator reads where an emulated image listens
       annotations: c.ports?.length ? { [CONTAINER_PORTS_ANNOTATION]: JSON.stringify(c.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' }))) } : {},

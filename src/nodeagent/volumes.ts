@@ -16,7 +16,7 @@
 // FailedMount event, and the pod waits (its containers ContainerCreating),
 // retried after 0.5 s doubling to 2 min 2 s. The pod's directory goes with it.
 
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type FileProjection, writeAtomically } from './atomic-writer.js';
 import type { Clock } from './clock.js';
@@ -25,6 +25,7 @@ import { podRef } from './events/kubelet-events.js';
 import type { EventSink } from './events/recorder.js';
 import type { KubeObject } from './api-client.js';
 import type { Mount } from './runtime/types.js';
+import { resolveSubPath } from './subpath.js';
 
 /** what the volume manager reads from the API (the node's own credentials) */
 export interface VolumeReader {
@@ -68,8 +69,10 @@ interface VolumeMountSpec {
   name: string;
   mountPath: string;
   subPath?: string;
+  subPathExpr?: string;
   readOnly?: boolean;
 }
+type EnvList = readonly { key: string; value: string }[];
 
 export class VolumeError extends Error {}
 
@@ -168,15 +171,32 @@ export class VolumeManager {
     return next;
   }
 
-  /** the CRI Mounts of a container: each of its volumeMounts whose volume is set up */
-  mountsFor(uid: string, container: { volumeMounts?: VolumeMountSpec[] }): Mount[] {
+  /**
+   * the CRI Mounts of a container: each of its volumeMounts whose volume is
+   * set up, at its subPath (subPathExpr expanded with the container's `env`;
+   * SubPathError for a bad one)
+   */
+  mountsFor(uid: string, container: { volumeMounts?: VolumeMountSpec[] }, env: EnvList = []): Mount[] {
+    return this.plan(uid, container, env).map((p) => p.mount);
+  }
+
+  /** mountsFor, with each missing sub-path made a directory first, as kubelet's makeMounts does */
+  async containerMounts(uid: string, container: { volumeMounts?: VolumeMountSpec[] }, env: EnvList): Promise<Mount[]> {
+    const plan = this.plan(uid, container, env);
+    for (const p of plan) {
+      if (p.sub && !(await stat(p.mount.hostPath).catch(() => undefined))) await mkdir(p.mount.hostPath, { recursive: true });
+    }
+    return plan.map((p) => p.mount);
+  }
+
+  private plan(uid: string, container: { volumeMounts?: VolumeMountSpec[] }, env: EnvList): { mount: Mount; sub: string }[] {
     const vols = this.pods.get(uid);
-    const out: Mount[] = [];
+    const out: { mount: Mount; sub: string }[] = [];
     for (const vm of container.volumeMounts ?? []) {
       const dir = vols?.paths.get(vm.name);
       if (!dir) continue;
-      const hostPath = vm.subPath ? join(dir, vm.subPath) : dir;
-      out.push({ containerPath: vm.mountPath, hostPath, readonly: vm.readOnly === true || vols!.readOnly.has(vm.name) });
+      const sub = resolveSubPath(vm, env);
+      out.push({ sub, mount: { containerPath: vm.mountPath, hostPath: sub ? join(dir, sub) : dir, readonly: vm.readOnly === true || vols!.readOnly.has(vm.name) } });
     }
     return out;
   }

@@ -4,8 +4,7 @@
 // environment"), on orch with kube's API domain and a real node agent whose
 // simulated runtime runs `sh -c env` as a real shell: the container's log,
 // read through the API, is what kube's TestContainerOutput checks.
-// The subPathExpr tests of expansion.go are not ported: the agent does not
-// build subPathExpr (docs/nodeagent.md "Not built").
+// The subPathExpr tests of expansion.go are in e2e-node-subpath.test.ts.
 
 import { describe, expect, it } from 'vitest';
 import { type Obj, e2eEnv, namespace } from '../helpers/e2e-apps.js';
