@@ -60,6 +60,7 @@ export interface PodSpec {
   terminationGracePeriodSeconds?: number;
   securityContext?: { seccompProfile?: SeccompField };
   hostname?: string;
+  hostNetwork?: boolean;
 }
 
 type Status = Record<string, unknown>;
@@ -241,7 +242,7 @@ export class PodSyncer {
     if (image) return fail(image.reason, image.message, image.reason);
     let env;
     try {
-      const ip = (await this.o.runtime.podSandboxStatus(sandbox)).network?.ip;
+      const ip = podIPOf(spec, this.o.hostIP, (await this.o.runtime.podSandboxStatus(sandbox)).network?.ip);
       const i = { pod: pod as EnvPod, container: c, podIPs: ip ? [ip] : [], hostIPs: this.o.hostIP ? [this.o.hostIP] : [], allocatable: this.o.allocatable?.() ?? {} };
       env = await readContainerEnv(this.o.envReader, i);
     } catch (e) {
@@ -346,7 +347,7 @@ export class PodSyncer {
     const previous = new Map<string, ContainerStatus>();
     const latest = sb ? await this.latest(sb.id, previous) : new Map<string, ContainerStatus>();
     const network = sb ? (await this.o.runtime.podSandboxStatus(sb.id)).network : null;
-    const podIP = network?.ip ?? '';
+    const podIP = podIPOf(spec, this.o.hostIP, network?.ip) ?? '';
     // probes connect where the node reaches the pod: the runtime's host-reachable address, else the pod IP
     this.o.probes?.update(pod, latest, network?.hostReachableIp || podIP);
     const policy = spec.restartPolicy ?? 'Always';
@@ -454,6 +455,14 @@ export class PodSyncer {
     if (s.state === 'CONTAINER_EXITED') return { ...base, containerID, ready: false, started: false, state: { terminated: terminated(s) } };
     return { ...base, containerID, ready: false, started: false, state: { waiting: w ?? { reason: 'ContainerCreating' } } };
   }
+}
+
+/**
+ * kubelet: a host-network pod's IP is the node's (generateAPIPodStatus takes the node's addresses for
+ * it; the sandbox's own address is not the pod's), in its status and its env's status.podIP alike
+ */
+function podIPOf(spec: PodSpec, hostIP: string | undefined, sandboxIP: string | undefined): string | undefined {
+  return spec.hostNetwork && hostIP ? hostIP : sandboxIP;
 }
 
 /** which list of the pod's spec declares the container (for the Event's fieldPath) */

@@ -39,6 +39,20 @@ describe('[sig-node] Downward API', () => {
     expect(log).toContain('HOST_IP=127.0.0.1\n');
   });
 
+  it('should provide host IP and pod IP as an env var if pod uses host network [LinuxOnly]', async () => {
+    const n = await ns('downward-api');
+    // kube's script; `[[` is busybox ash's, run here by bash
+    const script = `[[ "\${HOST_IP:?}" == "\${POD_IP:?}" ]] && echo 'OK' || echo "HOST_IP: '\${HOST_IP}' != POD_IP: '\${POD_IP}'"`;
+    const name = uniqueName('downward-api-');
+    const pod = envPod(name, { command: ['sh', '-c', script], env: [field('HOST_IP', 'status.hostIP'), field('POD_IP', 'status.podIP')] });
+    pod.spec.hostNetwork = true;
+    const log = await testContainerOutput(env, n, pod, 0, ['OK']);
+    expect(log).toBe('OK\n');
+    // beyond kube's check: the pod's status says the same
+    const p = await env.get(`/api/v1/namespaces/${n}/pods/${name}`);
+    expect(p.status.podIP).toBe(p.status.hostIP);
+  });
+
   it("should provide container's limits.cpu/memory and requests.cpu/memory as env vars [NodeConformance] [Conformance]", async () => {
     const n = await ns('downward-api');
     const pod = envPod(uniqueName('downward-api-'), {
