@@ -21,12 +21,14 @@ import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-
 import { type EventSink, noEvents } from './events/recorder.js';
 import { ContainerHooks } from './container-hooks.js';
 import { ImagePuller } from './images.js';
+import { defaultWaitingReason, initContainerReady, initializedCondition } from './init-status.js';
 import type { Lifecycle } from './lifecycle-hooks.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import { type Container, type ContainerConfig, type ContainerStatus, CONTAINER_PORTS_ANNOTATION, type PodSandboxConfig } from './runtime/types.js';
 import type { ProbeManager } from './probes/manager.js';
 import type { ProbeSpec } from './probes/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
+import { SubPathError } from './subpath.js';
 import { bytesPerStatus, TerminationMessages } from './termination-message.js';
 import { VolumeManager, type VolumeReader } from './volumes.js';
 
@@ -50,7 +52,7 @@ export interface ContainerSpec {
   envFrom?: EnvContainer['envFrom'];
   securityContext?: { seccompProfile?: SeccompField };
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
-  volumeMounts?: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
+  volumeMounts?: { name: string; mountPath: string; subPath?: string; subPathExpr?: string; readOnly?: boolean }[];
   ports?: { name?: string; containerPort: number; protocol?: string }[];
   startupProbe?: ProbeSpec;
   livenessProbe?: ProbeSpec;
@@ -69,6 +71,7 @@ export interface PodSpec {
   securityContext?: { seccompProfile?: SeccompField };
   hostname?: string;
   activeDeadlineSeconds?: number;
+  hostNetwork?: boolean;
 }
 
 type Status = Record<string, unknown>;
@@ -123,7 +126,7 @@ export class PodSyncer {
     this.messages = new TerminationMessages(o.rootDir, o.runtime);
     this.hooks = new ContainerHooks({ runtime: o.runtime, clock: o.clock, events: this.events, log: o.log });
     this.images = new ImagePuller(o.runtime, o.clock, this.events);
-    this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, clock: o.clock, events: this.events, log: o.log });
+    this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, allocatable: o.allocatable, clock: o.clock, events: this.events, log: o.log });
   }
 
   private sandboxConfig(pod: KubeObject): PodSandboxConfig {
@@ -258,12 +261,20 @@ export class PodSyncer {
     if (image) return fail(image.reason, image.message, image.reason);
     let env;
     try {
-      const ip = (await this.o.runtime.podSandboxStatus(sandbox)).network?.ip;
+      const ip = podIPOf(spec, this.o.hostIP, (await this.o.runtime.podSandboxStatus(sandbox)).network?.ip);
       const i = { pod: pod as EnvPod, container: c, podIPs: ip ? [ip] : [], hostIPs: this.o.hostIP ? [this.o.hostIP] : [], allocatable: this.o.allocatable?.() ?? {} };
       env = await readContainerEnv(this.o.envReader, i);
     } catch (e) {
       if (!(e instanceof EnvError)) throw e;
       // kubelet: an environment that cannot be built is CreateContainerConfigError; a later sync retries
+      return fail('CreateContainerConfigError', e.message);
+    }
+    let mounts;
+    try {
+      mounts = await this.volumes.containerMounts(pod.metadata.uid!, c, env.env);
+    } catch (e) {
+      if (!(e instanceof SubPathError)) throw e;
+      // kubelet's makeMounts fails the container config: CreateContainerConfigError, retried at a later sync
       return fail('CreateContainerConfigError', e.message);
     }
     let seccomp;
@@ -281,7 +292,7 @@ export class PodSyncer {
       args: env.args,
       workingDir: c.workingDir ?? '',
       envs: env.env,
-      mounts: [...this.volumes.mountsFor(pod.metadata.uid!, c), ...(await this.messages.prepare(pod.metadata.uid!, c, attempt))],
+      mounts: [...mounts, ...(await this.messages.prepare(pod.metadata.uid!, c, attempt))],
       labels: { ...sb.labels, [LABEL_CONTAINER]: c.name },
       // kubelet's container annotation; the simulator reads where an emulated image listens
       annotations: c.ports?.length ? { [CONTAINER_PORTS_ANNOTATION]: JSON.stringify(c.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' }))) } : {},
@@ -364,7 +375,7 @@ export class PodSyncer {
     const limit = bytesPerStatus(specs.size);
     for (const [name, s] of [...latest, ...previous]) if (specs.has(name)) await this.messages.load(uid, specs.get(name)!, s, limit);
     const network = sb ? (await this.o.runtime.podSandboxStatus(sb.id)).network : null;
-    const podIP = network?.ip ?? '';
+    const podIP = podIPOf(spec, this.o.hostIP, network?.ip) ?? '';
     // probes connect where the node reaches the pod: the runtime's host-reachable address, else the pod IP
     this.o.probes?.update(pod, latest, network?.hostReachableIp || podIP);
     const policy = spec.restartPolicy ?? 'Always';
@@ -377,10 +388,14 @@ export class PodSyncer {
     for (const f of ['initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses']) {
       for (const cs of (prev[f] ?? []) as Status[]) reported.set(String(cs.name), cs);
     }
-    const view = (c: ContainerSpec, init: boolean) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), init ? 'ContainerCreating' : initDone ? 'ContainerCreating' : 'PodInitializing', reported.get(c.name));
-    const initStatuses = inits.map((c) => view(c, true));
-    const statuses = spec.containers.map((c) => {
-      const st = view(c, false);
+    const waitingReason = defaultWaitingReason(inits.length > 0);
+    const view = (c: ContainerSpec) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), waitingReason, reported.get(c.name));
+    const initStatuses = inits.map((c): Status => {
+      const st = view(c);
+      return { ...st, ready: initContainerReady(st) };
+    });
+    const statuses = spec.containers.map((c): Status => {
+      const st = view(c);
       const s = latest.get(c.name);
       // kubelet's UpdatePodStatus: a running container is started and ready as its probes say
       if (s?.state !== 'CONTAINER_RUNNING' || !this.o.probes || !(st.state as Status | undefined)?.running) return st;
@@ -406,6 +421,7 @@ export class PodSyncer {
     const deadline = terminal ? prev.reason === DEADLINE_REASON : pastActiveDeadline(pod, this.o.clock.now());
     if (deadline) phase = 'Failed';
 
+    const initialized = initializedCondition(initStatuses, statuses, phase);
     const ready = phase === 'Running' && statuses.every((s) => s.ready === true);
     // kubelet's GenerateContainersReadyCondition message: `containers with unready status: [a b]`
     const unready = statuses.filter((s) => s.ready !== true).map((s) => String(s.name));
@@ -422,7 +438,7 @@ export class PodSyncer {
       ...(deadline ? { reason: DEADLINE_REASON, message: DEADLINE_MESSAGE } : {}),
       conditions: [
         cond('PodReadyToStartContainers', sb?.state === 'SANDBOX_READY'),
-        cond('Initialized', initDone, 'ContainersNotInitialized'),
+        { ...cond('Initialized', initialized.status === 'True', initialized.reason, initialized.message), ...(initialized.status === 'True' && initialized.reason ? { reason: initialized.reason } : {}) },
         // kubelet: a Succeeded pod is not ready because it completed, whatever its containers
         cond('Ready', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),
         cond('ContainersReady', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),
@@ -472,6 +488,14 @@ export class PodSyncer {
     if (s.state === 'CONTAINER_EXITED') return { ...base, containerID, ready: false, started: false, state: { terminated: terminated(s) } };
     return { ...base, containerID, ready: false, started: false, state: { waiting: w ?? { reason: 'ContainerCreating' } } };
   }
+}
+
+/**
+ * kubelet: a host-network pod's IP is the node's (generateAPIPodStatus takes the node's addresses for
+ * it; the sandbox's own address is not the pod's), in its status and its env's status.podIP alike
+ */
+function podIPOf(spec: PodSpec, hostIP: string | undefined, sandboxIP: string | undefined): string | undefined {
+  return spec.hostNetwork && hostIP ? hostIP : sandboxIP;
 }
 
 /** which list of the pod's spec declares the container (for the Event's fieldPath) */

@@ -16,7 +16,7 @@
 // FailedMount event, and the pod waits (its containers ContainerCreating),
 // retried after 0.5 s doubling to 2 min 2 s. The pod's directory goes with it.
 
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type FileProjection, writeAtomically } from './atomic-writer.js';
 import type { Clock } from './clock.js';
@@ -25,6 +25,7 @@ import { podRef } from './events/kubelet-events.js';
 import type { EventSink } from './events/recorder.js';
 import type { KubeObject } from './api-client.js';
 import type { Mount } from './runtime/types.js';
+import { resolveSubPath } from './subpath.js';
 
 /** what the volume manager reads from the API (the node's own credentials) */
 export interface VolumeReader {
@@ -68,8 +69,10 @@ interface VolumeMountSpec {
   name: string;
   mountPath: string;
   subPath?: string;
+  subPathExpr?: string;
   readOnly?: boolean;
 }
+type EnvList = readonly { key: string; value: string }[];
 
 export class VolumeError extends Error {}
 
@@ -93,6 +96,8 @@ interface PodVolumes {
   /** volume name → whether its content is the API's (mounted read-only, as kubelet does) */
   readOnly: Set<string>;
   nextSyncMs: number;
+  /** the pod's labels and annotations when set up: a change sets the volumes up again (see mount) */
+  podMeta: string;
 }
 
 export interface VolumeManagerOptions {
@@ -100,6 +105,8 @@ export interface VolumeManagerOptions {
   /** the label domain (`orch.io`, `kubernetes.io` with --api-domain k8s.io): the plugin directories' prefix */
   labelDomain: string;
   reader?: VolumeReader;
+  /** the node's allocatable: a downward API file of a limit the container does not set shows it, as in env */
+  allocatable?: () => Record<string, string>;
   clock: Clock;
   events: EventSink;
   log: (m: string) => void;
@@ -128,11 +135,15 @@ export class VolumeManager {
     const uid = pod.metadata.uid!;
     const now = this.o.clock.now();
     const have = this.pods.get(uid);
-    if (have && now < have.nextSyncMs) return have;
+    // kubelet sets the volumes of an updated pod up again at its next sync (WaitForAttachAndMount →
+    // ReprocessPod), so a downward API file follows a label or annotation change at once, not a minute later
+    // (kube's e2e downwardapi_volume.go "should update labels on modification")
+    const podMeta = JSON.stringify([pod.metadata.labels ?? {}, pod.metadata.annotations ?? {}]);
+    if (have && now < have.nextSyncMs && have.podMeta === podMeta) return have;
     const r = this.retry.get(uid);
     if (!have && r && now < r.at) return undefined;
     const volumes = ((pod.spec as { volumes?: VolumeSpec[] }).volumes ?? []) as VolumeSpec[];
-    const next: PodVolumes = { paths: new Map(), readOnly: new Set(), nextSyncMs: now + RESYNC_MS };
+    const next: PodVolumes = { paths: new Map(), readOnly: new Set(), nextSyncMs: now + RESYNC_MS, podMeta };
     let failed = false;
     for (const v of volumes) {
       try {
@@ -160,15 +171,32 @@ export class VolumeManager {
     return next;
   }
 
-  /** the CRI Mounts of a container: each of its volumeMounts whose volume is set up */
-  mountsFor(uid: string, container: { volumeMounts?: VolumeMountSpec[] }): Mount[] {
+  /**
+   * the CRI Mounts of a container: each of its volumeMounts whose volume is
+   * set up, at its subPath (subPathExpr expanded with the container's `env`;
+   * SubPathError for a bad one)
+   */
+  mountsFor(uid: string, container: { volumeMounts?: VolumeMountSpec[] }, env: EnvList = []): Mount[] {
+    return this.plan(uid, container, env).map((p) => p.mount);
+  }
+
+  /** mountsFor, with each missing sub-path made a directory first, as kubelet's makeMounts does */
+  async containerMounts(uid: string, container: { volumeMounts?: VolumeMountSpec[] }, env: EnvList): Promise<Mount[]> {
+    const plan = this.plan(uid, container, env);
+    for (const p of plan) {
+      if (p.sub && !(await stat(p.mount.hostPath).catch(() => undefined))) await mkdir(p.mount.hostPath, { recursive: true });
+    }
+    return plan.map((p) => p.mount);
+  }
+
+  private plan(uid: string, container: { volumeMounts?: VolumeMountSpec[] }, env: EnvList): { mount: Mount; sub: string }[] {
     const vols = this.pods.get(uid);
-    const out: Mount[] = [];
+    const out: { mount: Mount; sub: string }[] = [];
     for (const vm of container.volumeMounts ?? []) {
       const dir = vols?.paths.get(vm.name);
       if (!dir) continue;
-      const hostPath = vm.subPath ? join(dir, vm.subPath) : dir;
-      out.push({ containerPath: vm.mountPath, hostPath, readonly: vm.readOnly === true || vols!.readOnly.has(vm.name) });
+      const sub = resolveSubPath(vm, env);
+      out.push({ sub, mount: { containerPath: vm.mountPath, hostPath: sub ? join(dir, sub) : dir, readonly: vm.readOnly === true || vols!.readOnly.has(vm.name) } });
     }
     return out;
   }
@@ -292,7 +320,7 @@ export class VolumeManager {
       } else if (it.resourceFieldRef) {
         const c = (p.spec?.containers ?? []).find((x) => x.name === it.resourceFieldRef!.containerName) as EnvContainer | undefined;
         if (!c) throw new VolumeError(`container ${it.resourceFieldRef.containerName ?? ''} not found`);
-        text = resourceValue(it.resourceFieldRef, p, c, {});
+        text = resourceValue(it.resourceFieldRef, p, c, this.o.allocatable?.() ?? {});
       }
       payload.set(it.path, { data: Buffer.from(text), mode: it.mode ?? mode });
     }

@@ -69,7 +69,7 @@ class FakeClock implements Clock {
   clearTimeout(): void {}
 }
 
-function manager(objects: Record<string, Fetched>) {
+function manager(objects: Record<string, Fetched>, allocatable?: Record<string, string>) {
   const clock = new FakeClock();
   const events: string[] = [];
   const tokens: { audiences: string[]; expirationSeconds: number; pod: { name: string; uid: string }; sa: string }[] = [];
@@ -80,7 +80,7 @@ function manager(objects: Record<string, Fetched>) {
       return { token: `tok-${tokens.length}`, expiresAtMs: clock.t + r.expirationSeconds * 1000 };
     },
   };
-  const m = new VolumeManager({ rootDir: dir, labelDomain: 'orch.io', reader, clock, events: { event: (_r, type, reason, message) => void events.push(`${type} ${reason} ${message}`) }, log: () => {} });
+  const m = new VolumeManager({ rootDir: dir, labelDomain: 'orch.io', reader, ...(allocatable ? { allocatable: () => allocatable } : {}), clock, events: { event: (_r, type, reason, message) => void events.push(`${type} ${reason} ${message}`) }, log: () => {} });
   return { m, clock, events, tokens };
 }
 
@@ -147,6 +147,34 @@ describe('volume manager', () => {
     expect(await m.mount(pod([{ name: 's', secret: { secretName: 's', items: [{ key: 'b', path: 'b' }] } }]))).toBeUndefined();
     expect(events).toEqual(['Warning FailedMount MountVolume.SetUp failed for volume "s" : references non-existent secret key: b']);
     expect(formatMap({ b: '2', a: 'x"y' })).toBe('a="x\\"y"\nb="2"');
+  });
+});
+
+describe('downward API volumes (kube e2e downwardapi_volume.go)', () => {
+  const dapiFile = (f: string) => join(dir, 'pods', 'u1', 'volumes', 'orch.io~downward-api', 'podinfo', f);
+  const dapi = {
+    name: 'podinfo',
+    downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }, { path: 'cpu_limit', resourceFieldRef: { containerName: 'c', resource: 'limits.cpu' } }, { path: 'memory_limit', resourceFieldRef: { containerName: 'c', resource: 'limits.memory' } }] },
+  };
+
+  it('a limit the container does not set is the node allocatable, as in env', async () => {
+    const { m } = manager({}, { cpu: '3500m', memory: '8Gi' });
+    await m.mount(pod([dapi], [{ name: 'c' }]));
+    expect(await readFile(dapiFile('cpu_limit'), 'utf8')).toBe('4');
+    expect(await readFile(dapiFile('memory_limit'), 'utf8')).toBe(String(8 * 2 ** 30));
+  });
+
+  it("a label change is written at the pod's next sync, not at the minute's resync", async () => {
+    const { m, clock } = manager({}, { cpu: '2', memory: '1Gi' });
+    const p = pod([dapi], [{ name: 'c' }]);
+    await m.mount(p);
+    expect(await readFile(dapiFile('labels'), 'utf8')).toBe('a="x\\"y"\nb="2"');
+    clock.t += 1000;
+    // the same pod again: nothing to do before the resync
+    await m.mount(p);
+    p.metadata.labels = { ...p.metadata.labels, c: '3' };
+    await m.mount(p);
+    expect(await readFile(dapiFile('labels'), 'utf8')).toBe('a="x\\"y"\nb="2"\nc="3"');
   });
 });
 

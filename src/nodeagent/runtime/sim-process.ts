@@ -3,9 +3,9 @@
 // simulator only pretends to run), or `echo …`, runs the script on the host, its output
 // becoming the container's log; `exec` runs its command as a process of its
 // own. There is no isolation: processes run as the simulator's user, in its
-// working directory, with the container's environment added to the
-// simulator's. Each process leads its own process group, so stopping a
-// container ends everything its script started.
+// working directory, with the container's environment and the host's PATH and
+// HOME only (see containerEnv). Each process leads its own process group, so
+// stopping a container ends everything its script started.
 //
 // Mounts (CRI `Mount`s: a pod's volumes, its service-account token): with no
 // mount namespace, a process cannot see a host directory at the container
@@ -64,8 +64,16 @@ export function containerCwd(config: ContainerConfig): string | undefined {
   return dir && existsSync(dir) ? dir : undefined;
 }
 
+/**
+ * a container's environment: what the agent set (CRI `envs`) over the host's
+ * PATH and HOME — the two a runtime gives every container (the image's PATH,
+ * the user's HOME) — and nothing else of the simulator's own environment: in
+ * kube a container never sees the node's variables (kube's downwardapi.go and
+ * configmap.go e2e tests print a container's whole `env`)
+ */
 export function containerEnv(config: ContainerConfig): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const env: NodeJS.ProcessEnv = {};
+  for (const k of ['PATH', 'HOME']) if (process.env[k] !== undefined) env[k] = process.env[k];
   for (const e of config.envs ?? []) env[e.key] = e.value;
   return env;
 }
@@ -90,9 +98,22 @@ export function killProcessTree(proc: ChildProcess, signal: NodeJS.Signals): voi
   }
 }
 
+/**
+ * the shell that runs containers' scripts: bash where the host has it. Kube's
+ * test images' `sh` is busybox ash, which passes variables whose names are not
+ * shell identifiers (`data-1`, from `envFrom` of a ConfigMap; kubelet 1.32
+ * allows them) on to the commands it runs; dash, Debian's /bin/sh, drops them
+ * (kube's configmap.go "should be consumable via the environment" test), bash
+ * keeps them. bash also knows ash's `[[ … ]]`, which dash does not. `--norc`: bash
+ * sources ~/.bashrc when its stdin is a socket (it takes that for rshd), and a
+ * container's stdin is one (Node's pipe); the host user's startup file must not
+ * run in, nor set variables for, every container.
+ */
+export const SCRIPT_SHELL: readonly string[] = existsSync('/bin/bash') ? ['/bin/bash', '--norc'] : ['/bin/sh'];
+
 /** runs the container's script; `onExit` when the process ended and its output was read */
 export function startContainerProcess(c: ProcessContainer, script: string, onExit: (code: number, reason: string) => void): void {
-  const proc = spawn('/bin/sh', ['-c', script], {
+  const proc = spawn(SCRIPT_SHELL[0]!, [...SCRIPT_SHELL.slice(1), '-c', script], {
     cwd: containerCwd(c.config),
     env: containerEnv(c.config),
     stdio: ['pipe', 'pipe', 'pipe'],
