@@ -100,6 +100,8 @@ export interface PodSyncOptions {
   events?: EventSink;
   /** reads ConfigMaps and Secrets and requests tokens for volumes; none when standalone */
   volumeReader?: VolumeReader;
+  /** kubelet's syncFrequency: API-backed volumes' refresh period */
+  volumeResyncMs?: number;
   /** the label domain: volume plugin directories are `<domain>~configmap`, … (volumes.ts) */
   labelDomain?: string;
   /** the prober; without it containers are started and ready once running */
@@ -126,7 +128,7 @@ export class PodSyncer {
     this.messages = new TerminationMessages(o.rootDir, o.runtime);
     this.hooks = new ContainerHooks({ runtime: o.runtime, clock: o.clock, events: this.events, log: o.log });
     this.images = new ImagePuller(o.runtime, o.clock, this.events);
-    this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, allocatable: o.allocatable, clock: o.clock, events: this.events, log: o.log });
+    this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, allocatable: o.allocatable, clock: o.clock, events: this.events, log: o.log, resyncMs: o.volumeResyncMs });
   }
 
   private sandboxConfig(pod: KubeObject): PodSandboxConfig {

@@ -77,6 +77,7 @@ type EnvList = readonly { key: string; value: string }[];
 export class VolumeError extends Error {}
 
 const DEFAULT_MODE = 0o644;
+/** kubelet's default syncFrequency */
 const RESYNC_MS = 60_000;
 const RETRY_START_MS = 500;
 const RETRY_MAX_MS = 122_000;
@@ -110,6 +111,8 @@ export interface VolumeManagerOptions {
   clock: Clock;
   events: EventSink;
   log: (m: string) => void;
+  /** how often a running pod's API-backed volumes are refreshed (kubelet's syncFrequency; default 1 min) */
+  resyncMs?: number;
 }
 
 export class VolumeManager {
@@ -143,7 +146,7 @@ export class VolumeManager {
     const r = this.retry.get(uid);
     if (!have && r && now < r.at) return undefined;
     const volumes = ((pod.spec as { volumes?: VolumeSpec[] }).volumes ?? []) as VolumeSpec[];
-    const next: PodVolumes = { paths: new Map(), readOnly: new Set(), nextSyncMs: now + RESYNC_MS, podMeta };
+    const next: PodVolumes = { paths: new Map(), readOnly: new Set(), nextSyncMs: now + (this.o.resyncMs ?? RESYNC_MS), podMeta };
     let failed = false;
     for (const v of volumes) {
       try {

@@ -36,12 +36,13 @@ export interface E2eEnv {
 }
 
 /** registers beforeAll/afterAll: one server (kube's API domain) and one Ready agent for the file */
-export function e2eEnv(nodeName = 'e2e-node'): E2eEnv {
+/** `agentConfig`: more fields of the node agent's configuration file */
+export function e2eEnv(nodeName = 'e2e-node', agentConfig: Record<string, unknown> = {}): E2eEnv {
   let ts: TestServer | undefined;
   let agent: AgentProcess | undefined;
   beforeAll(async () => {
     ts = await startTestServer({ apiDomain: 'k8s.io' });
-    agent = await startAgentProcess(ts, { nodeName, config: { apiVersion: 'nodeagent.config.k8s.io/v1beta1' } });
+    agent = await startAgentProcess(ts, { nodeName, config: { apiVersion: 'nodeagent.config.k8s.io/v1beta1', ...agentConfig } });
     await waitNodeReady(ts, agent, nodeName);
   }, 90_000);
   afterAll(async () => {

@@ -194,7 +194,7 @@ function configMapVolume(s: Suite): void {
     await createRunning(n, p);
     await logHas(n, p.metadata.name, 'agnhost-container', 'value-1');
     await env.call('PUT', `/api/v1/namespaces/${n}/configmaps/${name}`, { metadata: { name }, data: { 'data-1': 'value-2' } });
-    // kubelet rewrites configMap volumes at its periodic pod sync (a minute); so does the agent
+    // kubelet rewrites configMap volumes at its periodic pod sync (syncFrequency, a minute; the suites' agents 2 s); so does the agent
     await logHas(n, p.metadata.name, 'agnhost-container', 'value-2');
   }, 180_000);
 }
@@ -266,7 +266,7 @@ function secretVolume(s: Suite): void {
     await env.call('DELETE', `/api/v1/namespaces/${n}/secrets/${del}`);
     await env.call('PUT', `/api/v1/namespaces/${n}/secrets/${upd}`, { metadata: { name: upd }, data: { 'data-3': b64('value-3') } });
     await env.call('POST', `/api/v1/namespaces/${n}/secrets`, { metadata: { name: create }, data: one });
-    // the periodic pod sync (a minute) brings all three changes, as kubelet's does
+    // the periodic pod sync (syncFrequency) brings all three changes, as kubelet's does
     await logHas(n, name, 'creates-volume-test', 'value-1');
     await logHas(n, name, 'upds-volume-test', 'value-3');
     await logHas(n, name, 'dels-volume-test', `Error reading file ${base}/delete/data-1`);

@@ -12,7 +12,7 @@ import { BUSYBOX, testContainerOutput, uniqueName } from '../helpers/e2e-node-ou
 import { configMapVolumeSuite, downwardApiVolumeSuite, secretVolumeSuite } from '../helpers/e2e-node-volume-suites.js';
 
 const node = 'projected-node';
-const env = e2eEnv(node);
+const env = e2eEnv(node, { syncFrequency: '2s' }) /* the update tests wait for the periodic volume refresh (kubelet's default: a minute) */;
 const suite = { env, node, projected: true };
 downwardApiVolumeSuite(suite);
 configMapVolumeSuite(suite);

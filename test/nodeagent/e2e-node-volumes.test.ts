@@ -9,7 +9,7 @@ import { e2eEnv } from '../helpers/e2e-apps.js';
 import { configMapVolumeSuite, downwardApiVolumeSuite, secretVolumeSuite } from '../helpers/e2e-node-volume-suites.js';
 
 const node = 'volumes-node';
-const suite = { env: e2eEnv(node), node, projected: false };
+const suite = { env: e2eEnv(node, { syncFrequency: '2s' }) /* the update tests wait for the periodic volume refresh (kubelet's default: a minute) */, node, projected: false };
 downwardApiVolumeSuite(suite);
 configMapVolumeSuite(suite);
 secretVolumeSuite(suite);

@@ -18,6 +18,7 @@ export interface NodeAgentConfig {
   imageServiceEndpoint: string;
   runtimeRequestTimeout: number;
   runtimeRelistPeriod: number;
+  syncFrequency: number;
   address: string;
   port: number;
   tlsCertFile: string;
@@ -56,6 +57,7 @@ export const DEFAULTS: Record<string, unknown> = {
   imageServiceEndpoint: '',
   runtimeRequestTimeout: '2m',
   runtimeRelistPeriod: '1s',
+  syncFrequency: '1m',
   address: '0.0.0.0',
   port: 10250,
   tlsCertFile: '',
@@ -144,7 +146,7 @@ export function resolveConfig(fileForm: Record<string, unknown>): NodeAgentConfi
   const c = structuredClone(fileForm) as Record<string, unknown>;
   delete c.apiVersion;
   delete c.kind;
-  for (const k of ['evictionPressureTransitionPeriod', 'runtimeRequestTimeout', 'runtimeRelistPeriod', 'nodeStatusUpdateFrequency', 'nodeStatusReportFrequency', 'nodeLeaseRenewInterval']) {
+  for (const k of ['evictionPressureTransitionPeriod', 'runtimeRequestTimeout', 'runtimeRelistPeriod', 'syncFrequency', 'nodeStatusUpdateFrequency', 'nodeStatusReportFrequency', 'nodeLeaseRenewInterval']) {
     c[k] = parseDuration(c[k] as string);
   }
   const authn = c.authentication as { webhook: { cacheTTL: unknown } };

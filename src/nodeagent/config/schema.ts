@@ -33,6 +33,8 @@ export const CONFIG_SCHEMA: Record<string, FieldType> = {
   runtimeRequestTimeout: duration,
   // how often the runtime is asked for container states (the agent's relist)
   runtimeRelistPeriod: duration,
+  // kubelet's syncFrequency: how often a running pod's ConfigMap, Secret and downward API volumes are refreshed
+  syncFrequency: duration,
   // the agent's HTTPS server (§4.1)
   address: string,
   port: int(0),
