@@ -12,11 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pastActiveDeadline } from '../../src/nodeagent/active-deadline.js';
 import type { Clock } from '../../src/nodeagent/clock.js';
 import { runHook } from '../../src/nodeagent/lifecycle-hooks.js';
-import { RuntimeClient } from '../../src/nodeagent/runtime/client.js';
-import { type RunningSim, startRuntimeSim } from '../../src/nodeagent/runtime/sim-server.js';
 import type { ContainerLogRequest, ContainerStatus } from '../../src/nodeagent/runtime/types.js';
 import { bytesPerStatus, TerminationMessages } from '../../src/nodeagent/termination-message.js';
 import { freePort } from '../helpers/ports.js';
+import { useSimSandbox } from '../helpers/sim-sandbox.js';
 
 const pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u1' } };
 const container = { name: 'c' };
@@ -148,34 +147,17 @@ describe('pastActiveDeadline', () => {
 });
 
 describe('the simulated runtime', () => {
-  let dir: string;
-  let sim: RunningSim;
-  let rt: RuntimeClient;
-  let sandbox: string;
-  const sbc = { metadata: { name: 'p', uid: 'u-hooks', namespace: 'default', attempt: 0 } };
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'orch-hooks-'));
-    sim = await startRuntimeSim(join(dir, 'runtime.sock'));
-    // a request timeout of 300 ms: an ExecSync without a timeout of its own must not inherit it
-    rt = new RuntimeClient(`unix://${sim.socket}`, undefined, 300);
-    await rt.pullImage('busybox');
-    sandbox = await rt.runPodSandbox(sbc);
-  });
-  afterAll(async () => {
-    rt.close();
-    await sim.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  // a request timeout of 300 ms: an ExecSync without a timeout of its own must not inherit it
+  const box = useSimSandbox('u-hooks', 300);
   async function run(script: string): Promise<string> {
-    const id = await rt.createContainer(sandbox, { metadata: { name: `c${Math.random()}`, attempt: 0 }, image: { image: 'busybox' }, command: ['sh', '-c', script] }, sbc);
-    await rt.startContainer(id);
+    const id = await box.run(script);
     // the script's trap is set once it printed
     for (let i = 0; i < 100 && !(await readLog(id)).includes('up'); i++) await new Promise((r) => setTimeout(r, 20));
     return id;
   }
   const readLog = (id: string) => new Promise<string>((resolve) => {
     let out = '';
-    const s = rt.containerLog({ containerId: id, tailLines: -1 });
+    const s = box.rt.containerLog({ containerId: id, tailLines: -1 });
     s.on('data', (c: { data: Buffer }) => (out += c.data.toString()));
     s.on('end', () => resolve(out));
     s.on('error', () => resolve(out));
@@ -183,22 +165,22 @@ describe('the simulated runtime', () => {
 
   it('StopContainer lets a process handle SIGTERM within the timeout, with its own exit code', async () => {
     const id = await run('trap "echo bye; exit 0" TERM; echo up; while true; do sleep 0.1; done');
-    await rt.stopContainer(id, 5);
-    const s = await rt.containerStatus(id);
+    await box.rt.stopContainer(id, 5);
+    const s = await box.rt.containerStatus(id);
     expect(s).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 0, reason: 'Completed' });
     expect(await readLog(id)).toContain('bye');
   });
 
   it('StopContainer kills a process that ignores SIGTERM when the timeout runs out (137)', async () => {
     const id = await run('trap "" TERM; echo up; while true; do sleep 0.1; done');
-    await rt.stopContainer(id, 1);
-    expect(await rt.containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 137, reason: 'Error' });
+    await box.rt.stopContainer(id, 1);
+    expect(await box.rt.containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 137, reason: 'Error' });
   });
 
   it('ExecSync with timeout 0 has no deadline (kubelet passes 0 for exec hooks)', async () => {
     const id = await run('echo up; while true; do sleep 1; done');
-    const r = await rt.execSync(id, ['sh', '-c', 'sleep 0.6; echo done'], 0);
+    const r = await box.rt.execSync(id, ['sh', '-c', 'sleep 0.6; echo done'], 0);
     expect({ exitCode: r.exitCode, out: r.stdout.toString() }).toEqual({ exitCode: 0, out: 'done\n' });
-    await rt.stopContainer(id, 0);
+    await box.rt.stopContainer(id, 0);
   });
 });
