@@ -15,64 +15,21 @@
 import { DEADLINE_MESSAGE, DEADLINE_REASON, pastActiveDeadline } from './active-deadline.js';
 import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
-import { type EnvContainer, EnvError, type EnvPod } from './container-env.js';
+import { EnvError, type EnvPod } from './container-env.js';
 import { type EnvReader, readContainerEnv } from './env-reader.js';
 import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-events.js';
 import { type EventSink, noEvents } from './events/recorder.js';
 import { ContainerHooks } from './container-hooks.js';
 import { ImagePuller } from './images.js';
 import { defaultWaitingReason, initContainerReady, initializedCondition } from './init-status.js';
-import type { Lifecycle } from './lifecycle-hooks.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import { type Container, type ContainerConfig, type ContainerStatus, CONTAINER_PORTS_ANNOTATION, type PodSandboxConfig } from './runtime/types.js';
 import type { ProbeManager } from './probes/manager.js';
-import type { ProbeSpec } from './probes/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
 import { SubPathError } from './subpath.js';
 import { bytesPerStatus, TerminationMessages } from './termination-message.js';
 import { VolumeManager, type VolumeReader } from './volumes.js';
-
-export const LABEL_POD_UID = 'io.orch.pod.uid';
-export const LABEL_POD_NAME = 'io.orch.pod.name';
-export const LABEL_POD_NAMESPACE = 'io.orch.pod.namespace';
-export const LABEL_CONTAINER = 'io.orch.container.name';
-
-interface SeccompField {
-  type?: string;
-  localhostProfile?: string;
-}
-export interface ContainerSpec {
-  name: string;
-  image: string;
-  imagePullPolicy?: string;
-  command?: string[];
-  args?: string[];
-  workingDir?: string;
-  env?: EnvContainer['env'];
-  envFrom?: EnvContainer['envFrom'];
-  securityContext?: { seccompProfile?: SeccompField };
-  resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
-  volumeMounts?: { name: string; mountPath: string; subPath?: string; subPathExpr?: string; readOnly?: boolean }[];
-  ports?: { name?: string; containerPort: number; protocol?: string }[];
-  startupProbe?: ProbeSpec;
-  livenessProbe?: ProbeSpec;
-  readinessProbe?: ProbeSpec;
-  lifecycle?: Lifecycle;
-  terminationMessagePath?: string;
-  terminationMessagePolicy?: string;
-}
-export interface PodSpec {
-  containers: ContainerSpec[];
-  initContainers?: ContainerSpec[];
-  /** `targetContainerName` is not used: the simulated runtime shares no process namespace (docs/nodeagent.md) */
-  ephemeralContainers?: ContainerSpec[];
-  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
-  terminationGracePeriodSeconds?: number;
-  securityContext?: { seccompProfile?: SeccompField };
-  hostname?: string;
-  activeDeadlineSeconds?: number;
-  hostNetwork?: boolean;
-}
+import { type ContainerSpec, LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, type PodSpec } from './pod-spec.js';
 
 type Status = Record<string, unknown>;
 const BACKOFF_START_MS = 10_000;

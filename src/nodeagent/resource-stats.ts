@@ -11,7 +11,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { type Clock, rfc3339 as rfc3339Ms } from './clock.js';
-import { LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from './pod-sync.js';
+import { LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from './pod-spec.js';
 import type { RuntimeClient } from './runtime/client.js';
 import { type PromFamily, writePromText } from '../core/prom-text.js';
 

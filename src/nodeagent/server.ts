@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { ApiClient, KubeObject } from './api-client.js';
 import type { NodeAgentConfig } from './config/load.js';
 import { featureEnabled } from './features.js';
-import { LABEL_CONTAINER, LABEL_POD_UID } from './pod-sync.js';
+import { LABEL_CONTAINER, LABEL_POD_UID } from './pod-spec.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import { authenticate, authorize, type Caller } from './server-auth.js';
 import { ResourceStats, type ResourceSummary, resourceMetricsText, summaryJson } from './resource-stats.js';

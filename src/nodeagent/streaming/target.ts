@@ -5,7 +5,7 @@
 // them: 404 for a pod or container the node does not have, 400 for a bad name.
 
 import type { KubeObject } from '../api-client.js';
-import { LABEL_CONTAINER, LABEL_POD_UID } from '../pod-sync.js';
+import { LABEL_CONTAINER, LABEL_POD_UID } from '../pod-spec.js';
 import type { RuntimeClient } from '../runtime/client.js';
 import type { Container } from '../runtime/types.js';
 

@@ -1,0 +1,48 @@
+// The parts of a Pod's spec the node agent acts on (spec 002), and the labels
+// it puts on the runtime's sandboxes and containers to find a pod's again.
+
+import type { EnvContainer } from './container-env.js';
+import type { Lifecycle } from './lifecycle-hooks.js';
+import type { ProbeSpec } from './probes/types.js';
+
+export const LABEL_POD_UID = 'io.orch.pod.uid';
+export const LABEL_POD_NAME = 'io.orch.pod.name';
+export const LABEL_POD_NAMESPACE = 'io.orch.pod.namespace';
+export const LABEL_CONTAINER = 'io.orch.container.name';
+
+interface SeccompField {
+  type?: string;
+  localhostProfile?: string;
+}
+export interface ContainerSpec {
+  name: string;
+  image: string;
+  imagePullPolicy?: string;
+  command?: string[];
+  args?: string[];
+  workingDir?: string;
+  env?: EnvContainer['env'];
+  envFrom?: EnvContainer['envFrom'];
+  securityContext?: { seccompProfile?: SeccompField };
+  resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
+  volumeMounts?: { name: string; mountPath: string; subPath?: string; subPathExpr?: string; readOnly?: boolean }[];
+  ports?: { name?: string; containerPort: number; protocol?: string }[];
+  startupProbe?: ProbeSpec;
+  livenessProbe?: ProbeSpec;
+  readinessProbe?: ProbeSpec;
+  lifecycle?: Lifecycle;
+  terminationMessagePath?: string;
+  terminationMessagePolicy?: string;
+}
+export interface PodSpec {
+  containers: ContainerSpec[];
+  initContainers?: ContainerSpec[];
+  /** `targetContainerName` is not used: the simulated runtime shares no process namespace (docs/nodeagent.md) */
+  ephemeralContainers?: ContainerSpec[];
+  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+  terminationGracePeriodSeconds?: number;
+  securityContext?: { seccompProfile?: SeccompField };
+  hostname?: string;
+  activeDeadlineSeconds?: number;
+  hostNetwork?: boolean;
+}
