@@ -22,9 +22,13 @@ export const APF_CONSUMER_MANAGER = 'api-priority-and-fairness-config-consumer-v
 
 type Condition = Record<string, JSONValue>;
 
+/** the PriorityLevelConfiguration a FlowSchema names */
+const levelNameOf = (fs: ApiObject): string =>
+  String((fs.spec as { priorityLevelConfiguration?: { name?: unknown } } | undefined)?.priorityLevelConfiguration?.name ?? '');
+
 /** the schema's conditions with its Dangling condition as kube wants it; undefined when it already is */
 export function withDanglingCondition(fs: ApiObject, levelExists: boolean, now: string): Condition[] | undefined {
-  const level = String((fs.spec as { priorityLevelConfiguration?: { name?: unknown } } | undefined)?.priorityLevelConfiguration?.name ?? '');
+  const level = levelNameOf(fs);
   const want = levelExists
     ? { status: 'False', reason: 'Found', message: `This FlowSchema references the PriorityLevelConfiguration object named ${JSON.stringify(level)} and it exists` }
     : { status: 'True', reason: 'NotFound', message: `This FlowSchema references the PriorityLevelConfiguration object named ${JSON.stringify(level)} but there is no such object` };
@@ -77,8 +81,7 @@ export class ApfDanglingController extends LoopController {
   private async sync(key: string): Promise<void> {
     const fs = this.schemas?.get(key);
     if (!fs || !this.levels) return;
-    const level = String((fs.spec as { priorityLevelConfiguration?: { name?: unknown } } | undefined)?.priorityLevelConfiguration?.name ?? '');
-    const conditions = withDanglingCondition(fs, this.levels.get(level) !== undefined, nowTimestamp(this.clock.now()));
+    const conditions = withDanglingCondition(fs, this.levels.get(levelNameOf(fs)) !== undefined, nowTimestamp(this.clock.now()));
     if (!conditions) return;
     const name = fs.metadata?.name ?? '';
     try {

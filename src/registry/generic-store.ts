@@ -109,6 +109,17 @@ export class GenericStore {
     return handOver(key, obj, share);
   }
 
+  /**
+   * a webhook's patched object as kube decodes it through its scheme: defaulted and
+   * zero-shaped again (e2e "should mutate pod and apply defaults after mutation": an added
+   * init container's defaults)
+   */
+  private decodedAgain(obj: ApiObject): ApiObject {
+    this.def.strategy.default?.(obj);
+    fillZeroShape(obj, this.def.strategy.zeroShape);
+    return obj;
+  }
+
   readRaw(namespace: string, name: string): KeyValue | undefined {
     return this.store.range({ key: this.key(namespace, name) }).kvs[0];
   }
@@ -157,13 +168,7 @@ export class GenericStore {
     if (this.hooks.mutate) {
       const system = { uid: meta.uid, creationTimestamp: meta.creationTimestamp, generation: meta.generation };
       const mutated = await this.hooks.mutate({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
-      if (mutated && mutated !== obj) {
-        obj = mutated;
-        // kube decodes a patched object through its scheme, which defaults it again (e2e
-        // "should mutate pod and apply defaults after mutation": an added init container's defaults)
-        this.def.strategy.default?.(obj);
-        fillZeroShape(obj, this.def.strategy.zeroShape);
-      }
+      if (mutated && mutated !== obj) obj = this.decodedAgain(mutated);
       // a webhook may not move the object or change what the server assigns
       const m = metaOf(obj);
       m.name = name;
@@ -377,11 +382,7 @@ export class GenericStore {
     fillZeroShape(next, this.def.strategy.zeroShape); // as on create (an apply's merged result too)
     if (this.hooks.mutate) {
       const mutated = await this.hooks.mutate({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
-      if (mutated && mutated !== next) {
-        next = mutated;
-        this.def.strategy.default?.(next); // defaults after mutation, as on create
-        fillZeroShape(next, this.def.strategy.zeroShape);
-      }
+      if (mutated && mutated !== next) next = this.decodedAgain(mutated);
       // what a webhook may not change is carried over again
       const rv = next.metadata?.resourceVersion;
       carryOver(this.def, next, current, name);
