@@ -105,10 +105,17 @@ function crdPb(group: string): J {
 }
 
 /** the parts of a stored object that do not depend on when and under which name it was made */
+// Entries sort by operation, then time in whole seconds (as kube's), so two made in
+// different seconds may change places: compare them without time, in one order.
+function byManager(entries: J[]): J[] {
+  const key = (e: J) => `${String(e.manager)}/${String(e.subresource ?? '')}`;
+  return entries.map(({ time: _t, ...rest }) => rest).sort((a, b) => key(a).localeCompare(key(b)));
+}
+
 function comparable(o: J, name: string, group?: string): J {
   const m = o.metadata as J;
   const text = JSON.stringify({
-    metadata: { labels: m.labels, finalizers: m.finalizers, generation: m.generation, managedFields: (m.managedFields as J[]).map(({ time: _t, ...rest }) => rest) },
+    metadata: { labels: m.labels, finalizers: m.finalizers, generation: m.generation, managedFields: byManager(m.managedFields as J[]) },
     spec: o.spec,
     webhooks: o.webhooks,
   });
