@@ -3,10 +3,11 @@
 #   deploy/cluster.sh up       start m1, m2, m3; write deploy/.cluster/kubeconfig (contexts m1, m2, m3)
 #   deploy/cluster.sh status   /raftz of every member
 #   deploy/cluster.sh down     stop the members (data kept; `down --purge` removes it)
-# Ports: API 6443/6444/6445, peers 2380/2381/2382 (override with ORCH_API_BASE / ORCH_PEER_BASE).
+# Ports: API 6443/6444/6445, peers 2380/2381/2382 (override with ORCH_API_BASE / ORCH_PEER_BASE);
+# state in deploy/.cluster (override with ORCH_CLUSTER_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=deploy/.cluster
+ROOT=${ORCH_CLUSTER_DIR:-deploy/.cluster}
 API_BASE=${ORCH_API_BASE:-6443}
 PEER_BASE=${ORCH_PEER_BASE:-2380}
 NAMES=(m1 m2 m3)
@@ -81,7 +82,8 @@ up() {
   for attempt in $(seq 1 120); do
     local ok=0
     for j in 0 1 2; do
-      if raftz $((API_BASE + j)) 2>/dev/null | grep -q '"leader":"m'; then ok=$((ok + 1)); fi
+      # /raftz answers curl pretty-printed (as kube-apiserver does for curl): `"leader": "m2"`
+      if raftz $((API_BASE + j)) 2>/dev/null | grep -Eq '"leader": ?"m'; then ok=$((ok + 1)); fi
     done
     if [ "$ok" -eq 3 ]; then
       echo "cluster is up; kubeconfig: $ROOT/kubeconfig (contexts m1, m2, m3)"

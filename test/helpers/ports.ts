@@ -42,3 +42,18 @@ export async function freePort(): Promise<number> {
   }
   throw new Error(`no free port in ${LOW}–${HIGH}`);
 }
+
+/** `n` consecutive free ports (a script that numbers its members' ports from one base) */
+export async function freePortRun(n: number): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const base = LOW + Math.floor(Math.random() * (HIGH - LOW - n));
+    const run = Array.from({ length: n }, (_, i) => base + i);
+    if (run.some((p) => handedOut.has(p))) continue;
+    let free = true;
+    for (const p of run) if (!(await tryListen(p))) free = false;
+    if (!free) continue;
+    for (const p of run) handedOut.add(p);
+    return base;
+  }
+  throw new Error(`no ${n} consecutive free ports in ${LOW}–${HIGH}`);
+}
