@@ -176,7 +176,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     cleanups.push(() => probes.stop());
     const syncer = new PodSyncer({
       runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log, envReader, volumeReader, labelDomain, allocatable, events, probes,
-      volumeResyncMs: c.syncFrequency,
+      volumeResyncMs: c.syncFrequency, crashLoopBackOffMaxMs: c.crashLoopBackOff.maxContainerRestartPeriod,
     });
     const pods = new PodManager({ api, syncer, nodeName, nodeUid: () => node?.metadata.uid, domain: o.domain, staticPodPath: c.staticPodPath, relistMs: c.runtimeRelistPeriod, clock, log });
     onProbeChange = (uid) => pods.schedule(uid);

@@ -29,11 +29,10 @@ import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
 import { SubPathError } from './subpath.js';
 import { bytesPerStatus, TerminationMessages } from './termination-message.js';
 import { VolumeManager, type VolumeReader } from './volumes.js';
+import { CrashLoopBackOff } from './crash-loop-backoff.js';
 import { type ContainerSpec, LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, type PodSpec } from './pod-spec.js';
 
 type Status = Record<string, unknown>;
-const BACKOFF_START_MS = 10_000;
-const BACKOFF_MAX_MS = 300_000;
 /**
  * kubelet's pod worker waits this long after a sync that failed (a container
  * that could not be created, or still backing off) before it syncs the pod
@@ -63,13 +62,15 @@ export interface PodSyncOptions {
   labelDomain?: string;
   /** the prober; without it containers are started and ready once running */
   probes?: ProbeManager;
+  /** the cap of a crash-looping container's back-off (kubelet's crashLoopBackOff.maxContainerRestartPeriod; default 300 s) */
+  crashLoopBackOffMaxMs?: number;
 }
 
 export class PodSyncer {
   /** why a container could not be created: uid/name → waiting reason and message */
   private readonly waiting = new Map<string, { reason: string; message: string }>();
-  /** uid/name → when the container may be restarted next, and the back-off used */
-  private readonly backoff = new Map<string, { until: number; ms: number }>();
+  /** uid/name → the crash-loop back-off (kubelet's) */
+  private readonly backoff: CrashLoopBackOff;
   /** uid/name → not before: a failed start is retried no sooner (SYNC_ERROR_RETRY_MS) */
   private readonly retryAt = new Map<string, number>();
   /** uid/name → not before: the next BackOff Event of a crash-looping container */
@@ -82,6 +83,7 @@ export class PodSyncer {
 
   constructor(private readonly o: PodSyncOptions) {
     this.events = o.events ?? noEvents;
+    this.backoff = new CrashLoopBackOff(o.crashLoopBackOffMaxMs);
     this.messages = new TerminationMessages(o.rootDir, o.runtime);
     this.hooks = new ContainerHooks({ runtime: o.runtime, clock: o.clock, events: this.events, log: o.log });
     this.images = new ImagePuller(o.runtime, o.clock, this.events);
@@ -190,18 +192,17 @@ export class PodSyncer {
   private async restart(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, s: ContainerStatus, kind: ContainerKind): Promise<void> {
     const key = `${pod.metadata.uid}/${c.name}`;
     const now = this.o.clock.now();
-    const b = this.backoff.get(key);
-    if (b && now < b.until) {
+    const waitMs = this.backoff.backingOff(key, s.metadata.attempt, now);
+    if (waitMs !== undefined) {
       // kuberuntime's doBackOff: a Warning on every sync that finds the container still backing off
       if (now >= (this.backOffEventAt.get(key) ?? 0)) {
         this.backOffEventAt.set(key, now + SYNC_ERROR_RETRY_MS);
         this.events.event(containerRef(pod, kind, c.name), 'Warning', 'BackOff', msg.backOff(c.name, pod));
       }
-      this.waiting.set(key, { reason: 'CrashLoopBackOff', message: msg.backOffWaiting(b.ms, c.name, pod) });
+      this.waiting.set(key, { reason: 'CrashLoopBackOff', message: msg.backOffWaiting(waitMs, c.name, pod) });
       return;
     }
-    const ms = b ? Math.min(BACKOFF_MAX_MS, b.ms * 2) : BACKOFF_START_MS;
-    this.backoff.set(key, { until: now + ms, ms });
+    this.backoff.restarted(key, s.metadata.attempt, now);
     await this.start(pod, sandbox, sb, c, s.metadata.attempt + 1, kind);
   }
 
@@ -309,7 +310,7 @@ export class PodSyncer {
     for (const k of [...this.waiting.keys(), ...this.backoff.keys()]) {
       if (k.startsWith(`${uid}/`)) {
         this.waiting.delete(k);
-        this.backoff.delete(k);
+        this.backoff.forget(k);
         this.retryAt.delete(k);
         this.backOffEventAt.delete(k);
       }
