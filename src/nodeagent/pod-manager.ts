@@ -152,7 +152,9 @@ export class PodManager {
       const prev = this.apiPods.get(uid);
       // keep the status we computed if the event is older than what we wrote
       this.apiPods.set(uid, prev && !p.status ? { ...p, status: prev.status } : p);
-      this.admitter.admitInOrder([this.apiPods.get(uid)!]);
+      // a pod seen before goes straight to its sync; a new one is admitted first
+      if (this.admitter.decision(uid)) this.schedule(uid);
+      else this.admitter.admitInOrder([this.apiPods.get(uid)!]);
     }
   }
 
