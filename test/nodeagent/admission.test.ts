@@ -8,6 +8,7 @@ import type { KubeObject } from '../../src/nodeagent/api-client.js';
 import { type AdmissionNode, admitPod, holdsNode, rejectedStatus, wasRejected } from '../../src/nodeagent/admission.js';
 import type { Clock } from '../../src/nodeagent/clock.js';
 import { type AdmissionSource, PodAdmitter } from '../../src/nodeagent/pod-admitter.js';
+import type { PodSyncer } from '../../src/nodeagent/pod-sync.js';
 
 type Obj = Record<string, any>;
 const NODE = 'node-a';
@@ -254,5 +255,28 @@ describe('PodAdmitter: one pod at a time, in creation order', () => {
     // a resource refusal does not depend on the Node object: no read
     expect(h.a.decision(q.metadata.uid!)).toMatchObject({ admit: false, reason: 'OutOfcpu' });
     expect(reads).toBe(1);
+  });
+
+  it('a rejected pod: runtime leftovers removed and its status written once; deleted, it goes from the API at once', async () => {
+    const h = harness({ node: () => node({ pressure: ['DiskPressure'] }) });
+    const p = pod({}, {}, {}, { phase: 'Pending', qosClass: 'BestEffort', conditions: [{ type: 'PodScheduled', status: 'True' }] });
+    h.add(p);
+    await h.admit([p]);
+    const d = h.a.decision(p.metadata.uid!)!;
+    const calls: string[] = [];
+    const syncer = { kill: (uid: string) => (calls.push(`kill ${uid}`), Promise.resolve()), remove: (uid: string) => (calls.push(`remove ${uid}`), Promise.resolve()) } as unknown as PodSyncer;
+    const written: Obj[] = [];
+    let accepted = false;
+    const io = { syncer, write: (st: Obj) => (written.push(st), Promise.resolve(accepted)), delete: () => (calls.push('delete'), Promise.resolve()) };
+    await h.a.settleRejected(p, d, io); // the API did not take it (say, a static pod's mirror not made yet): again next time
+    accepted = true;
+    await h.a.settleRejected(p, d, io);
+    await h.a.settleRejected(p, d, io);
+    expect(calls).toEqual([`kill ${p.metadata.uid}`, `remove ${p.metadata.uid}`]);
+    expect(written).toHaveLength(2);
+    expect(written[1]).toEqual({ phase: 'Failed', reason: 'Evicted', message: 'Pod was rejected: The node had condition: [DiskPressure]. ', qosClass: 'BestEffort', startTime: '2026-01-01T00:00:00Z', conditions: null });
+    await h.a.settleRejected({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-01-01T00:00:05Z' } }, d, io);
+    expect(calls.at(-1)).toBe('delete');
+    expect(written).toHaveLength(2);
   });
 });
