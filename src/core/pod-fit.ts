@@ -42,17 +42,18 @@ const atLeast = (into: Amounts, other: Amounts): void => {
  * what the scheduler's NodeResourcesFit and kubelet's admission count): the
  * containers plus the restartable (sidecar) init containers, at least the
  * largest ordinary init container plus the sidecars started before it, plus
- * `overhead`. `appRequests` reads the app containers' requests (the scheduler's
- * scoring fills defaults there); init containers are read as they are.
+ * `overhead`. `requestsOf` reads each container's requests, init containers and
+ * sidecars included (the scheduler's scoring fills kube's defaults there, as
+ * PodRequests' NonMissingContainerRequests does).
  */
-export function podResourceRequests(pod: Shape, appRequests: (c: unknown) => Amounts = containerRequestAmounts): Amounts {
+export function podResourceRequests(pod: Shape, requestsOf: (c: unknown) => Amounts = containerRequestAmounts): Amounts {
   const spec = obj(pod.spec);
   const sum: Amounts = {};
-  for (const c of arr(spec.containers)) add(sum, appRequests(c));
+  for (const c of arr(spec.containers)) add(sum, requestsOf(c));
   const sidecars: Amounts = {};
   const initMax: Amounts = {};
   for (const c of arr(spec.initContainers)) {
-    const r = containerRequestAmounts(c);
+    const r = requestsOf(c);
     if (c.restartPolicy === 'Always') {
       add(sidecars, r);
       continue;

@@ -41,7 +41,7 @@ const obj = (v: unknown): Obj => (v !== null && typeof v === 'object' && !Array.
 const arr = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-/** an app container's requests with kube's non-zero defaults for missing CPU/memory (scoring) */
+/** a container's requests with kube's non-zero defaults for missing CPU/memory (scoring) */
 function nonZeroRequests(c: unknown): Amounts {
   const r = containerRequestAmounts(c);
   return { ...r, cpu: r.cpu ?? DEFAULT_MILLI_CPU, memory: r.memory ?? DEFAULT_MEMORY };
@@ -50,7 +50,8 @@ function nonZeroRequests(c: unknown): Amounts {
 /**
  * A pod's effective CPU and memory request (the resources plugin's
  * computePodResourceRequest; src/core/pod-fit.ts `podResourceRequests`).
- * `nonZero` fills kube's defaults for missing CPU/memory (scoring).
+ * `nonZero` fills kube's defaults for missing CPU/memory (scoring), in every
+ * container, init containers and sidecars included.
  */
 export function podRequests(pod: ApiObject, nonZero = false): Resources {
   const r = podResourceRequests(pod, nonZero ? nonZeroRequests : containerRequestAmounts);
