@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABEL_POD_UID } from '../../src/nodeagent/pod-spec.js';
 import { RuntimeClient } from '../../src/nodeagent/runtime/client.js';
 import { eventually as waitFor } from '../helpers/eventually.js';
+import { runKubectl } from '../helpers/kubectl.js';
 import { type AgentProcess, startAgentProcess, stopAgentAndServer, waitNodeReady } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -67,6 +68,8 @@ describe('the node agent admits pods as kubelet does', () => {
     expect(ev.involvedObject).toMatchObject({ kind: 'Pod', uid: created.metadata.uid });
 
     expect(await runtime.listPodSandbox({ [LABEL_POD_UID]: created.metadata.uid })).toEqual([]);
+    // kubectl's STATUS column shows the reason, as for kubelet's rejections
+    expect((await runKubectl(join(ts.dataDir, 'admin.kubeconfig'), ['get', 'pod', 'too-big'])).stdout).toMatch(/too-big\s+0\/1\s+OutOfcpu\s+0\s/);
     // a rejected pod holds nothing: deleting it removes it at once
     expect((await ts.request('DELETE', `${PODS}/too-big`)).status).toBe(200);
     expect(await getPod('too-big')).toBeUndefined();
