@@ -19,7 +19,7 @@ import type { Outcome, ProbeKind } from '../../src/nodeagent/probes/types.js';
 import { RuntimeClient } from '../../src/nodeagent/runtime/client.js';
 import { type RunningSim, startRuntimeSim } from '../../src/nodeagent/runtime/sim-server.js';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;
 
 const manual = new ManualClock(Date.now());
 const clock: Clock = { now: () => manual.now(), setTimeout: (fn, ms) => manual.setTimeout(fn as () => void, ms), clearTimeout: (h) => (h as TimerHandle | undefined)?.cancel() };
