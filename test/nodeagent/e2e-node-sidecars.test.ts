@@ -1,0 +1,149 @@
+// Kubernetes' e2e tests of sidecar containers (restartable init containers, KEP-753), from
+// test/e2e_node/container_lifecycle_test.go ("[NodeFeature:SidecarContainers] Containers Lifecycle"),
+// on orch with kube's API domain and a real node agent on the simulated runtime. kube's ExecCommand
+// containers append `<name> Starting|Started|Exiting` lines to one shared file and the test reads their
+// order (containerOutputList); here the file is on a hostPath volume that the test reads directly, and
+// the delays are scaled down. Plus the Job a sidecar must not keep from completing, and the API's refusal
+// of probes on a regular init container (kube's ValidatePodSpec message).
+
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Obj, e2eEnv, namespace } from '../helpers/e2e-apps.js';
+import { BUSYBOX, PODS, uniqueName } from '../helpers/e2e-node-output.js';
+
+// a short relist: the agent moves from one init container to the next at each relist
+const env = e2eEnv('sidecar-node', { runtimeRelistPeriod: '200ms' });
+const ns = () => namespace(env, `containers-lifecycle-${Math.random().toString(36).slice(2, 8)}`);
+let shared = '';
+beforeAll(async () => {
+  shared = await mkdtemp(join(tmpdir(), 'orch-sidecar-out-'));
+});
+afterAll(async () => {
+  await rm(shared, { recursive: true, force: true });
+});
+
+/**
+ * kube's ExecCommand: log Starting and Started, run `delay` seconds, log Exiting and exit with `code`;
+ * on SIGTERM log Exiting and exit 0 (its TerminationSeconds 0)
+ */
+function execCommand(name: string, delay: number, code = 0): string[] {
+  const log = (what: string) => `echo "${name} ${what}" >> /persistent/out.log`;
+  return ['sh', '-c', `trap '${log('Exiting')}; exit 0' TERM; ${log('Starting')}; ${log('Started')}; sleep ${delay} & wait $!; ${log('Exiting')}; exit ${code}`];
+}
+const container = (name: string, delay: number, more: Obj = {}): Obj => ({ name, image: BUSYBOX, command: execCommand(name, delay), volumeMounts: [{ name: 'persistent', mountPath: '/persistent' }], ...more });
+const sidecar = (name: string, delay: number): Obj => container(name, delay, { restartPolicy: 'Always' });
+
+/** kube's containerOutputList over the shared file's lines */
+class Output {
+  constructor(private readonly lines: { name: string; what: string }[]) {}
+  index(name: string, what: string, from = 0): number {
+    const i = this.lines.findIndex((l, j) => j >= from && l.name === name && l.what === what);
+    expect(i, `${name} ${what} in ${JSON.stringify(this.lines)}`).toBeGreaterThanOrEqual(0);
+    return i;
+  }
+  startsBefore(a: string, b: string): void {
+    expect(this.index(a, 'Starting'), `${a} starts before ${b}`).toBeLessThan(this.index(b, 'Starting'));
+  }
+  /** a exits before b starts */
+  exitsBefore(a: string, b: string): void {
+    expect(this.index(a, 'Exiting'), `${a} exits before ${b} starts`).toBeLessThan(this.index(b, 'Starting'));
+  }
+  /** each started before the other exited */
+  runTogether(a: string, b: string): void {
+    expect(this.index(a, 'Starting'), `${a} starts before ${b} exits`).toBeLessThan(this.index(b, 'Exiting'));
+    expect(this.index(b, 'Starting'), `${b} starts before ${a} exits`).toBeLessThan(this.index(a, 'Exiting'));
+  }
+  starts(name: string): number {
+    return this.lines.filter((l) => l.name === name && l.what === 'Starting').length;
+  }
+}
+
+async function output(dir: string): Promise<Output> {
+  const text = await readFile(join(dir, 'out.log'), 'utf8');
+  return new Output(text.trim().split('\n').map((l) => ({ name: l.split(' ')[0]!, what: l.split(' ')[1]! })));
+}
+
+/** a pod of these containers on a fresh hostPath directory; the directory */
+async function podSpec(restartPolicy: string, initContainers: Obj[], containers: Obj[]): Promise<{ spec: Obj; dir: string }> {
+  const dir = await mkdtemp(join(shared, 'pod-'));
+  return { dir, spec: { restartPolicy, initContainers, containers, volumes: [{ name: 'persistent', hostPath: { path: dir } }], terminationGracePeriodSeconds: 5 } };
+}
+
+async function finished(n: string, name: string): Promise<Obj> {
+  return env.eventually(async () => {
+    const p = await env.get(`${PODS(n)}/${name}`);
+    return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
+  }, `${name} no longer running`);
+}
+
+describe('[sig-node] [NodeFeature:SidecarContainers] Containers Lifecycle', () => {
+  it('using a Pod with restartPolicy=Never, three init container and two restartable init containers: starts them serially, runs them together, and finishes', async () => {
+    const n = await ns();
+    const { spec, dir } = await podSpec(
+      'Never',
+      [container('init-1', 0.2), sidecar('restartable-init-1', 600), container('init-2', 0.2), sidecar('restartable-init-2', 600), container('init-3', 0.2)],
+      [container('regular-1', 0.5)],
+    );
+    const name = 'restartable-init-containers-start-serially';
+    await env.call('POST', PODS(n), { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec });
+    const p = await finished(n, name);
+    // "should finish and produce log": the pod exits successfully
+    expect(p.status.phase).toBe('Succeeded');
+    const o = await output(dir);
+    // the first init container runs to completion before the first restartable init container starts
+    o.startsBefore('init-1', 'restartable-init-1');
+    o.exitsBefore('init-1', 'restartable-init-1');
+    // the first restartable init container starts before the second init container, and they run together
+    o.startsBefore('restartable-init-1', 'init-2');
+    o.runTogether('restartable-init-1', 'init-2');
+    o.startsBefore('init-2', 'restartable-init-2');
+    o.exitsBefore('init-2', 'restartable-init-2');
+    o.startsBefore('restartable-init-2', 'init-3');
+    o.runTogether('restartable-init-1', 'restartable-init-2');
+    o.runTogether('restartable-init-1', 'init-3');
+    o.runTogether('restartable-init-2', 'init-3');
+    o.startsBefore('init-3', 'regular-1');
+    o.exitsBefore('init-3', 'regular-1');
+    o.runTogether('restartable-init-1', 'regular-1');
+    o.runTogether('restartable-init-2', 'regular-1');
+    // "should terminate sidecars in reverse order after all main containers have exited"
+    expect(o.index('regular-1', 'Exiting')).toBeLessThan(o.index('restartable-init-2', 'Exiting'));
+    expect(o.index('restartable-init-2', 'Exiting')).toBeLessThan(o.index('restartable-init-1', 'Exiting'));
+    // "should not restart a restartable init container": each started once
+    expect(o.starts('restartable-init-1')).toBe(1);
+    expect(o.starts('restartable-init-2')).toBe(1);
+    // the sidecars' statuses: started before they were stopped, never restarted, terminated now
+    for (const s of p.status.initContainerStatuses.filter((x: Obj) => x.name.startsWith('restartable'))) {
+      expect(s).toMatchObject({ restartCount: 0, ready: false, started: false, state: { terminated: {} } });
+    }
+    expect(p.status.conditions.find((c: Obj) => c.type === 'Initialized')).toMatchObject({ status: 'True', reason: 'PodCompleted' });
+  });
+
+  it('a Job whose pod has a sidecar completes when its main container has finished', async () => {
+    const n = await ns();
+    const { spec } = await podSpec('Never', [sidecar('proxy', 600)], [container('work', 0.2)]);
+    const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'with-sidecar' }, spec: { backoffLimit: 0, template: { spec } } };
+    await env.call('POST', `/apis/batch/v1/namespaces/${n}/jobs`, job);
+    const done = await env.eventually(async () => {
+      const j = await env.get(`/apis/batch/v1/namespaces/${n}/jobs/with-sidecar`);
+      return (j.status?.conditions ?? []).some((c: Obj) => c.type === 'Complete' && c.status === 'True') ? j : undefined;
+    }, 'the Job Complete');
+    expect(done.status.succeeded).toBe(1);
+    const pods = (await env.list(PODS(n), 'job-name=with-sidecar')).items as Obj[];
+    expect(pods.map((p) => p.status.phase)).toEqual(['Succeeded']);
+  });
+
+  it('the API refuses probes on a regular init container and a restartPolicy other than Always (422, kube\'s messages)', async () => {
+    const n = await ns();
+    const init = { name: 'i', image: BUSYBOX, readinessProbe: { exec: { command: ['true'] } } };
+    const r = await env.ts().request('POST', PODS(n), { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: uniqueName('p-') }, spec: { initContainers: [init, { name: 'j', image: BUSYBOX, restartPolicy: 'Never' }], containers: [{ name: 'c', image: BUSYBOX }] } } });
+    expect(r.status).toBe(422);
+    const causes = (r.json<Obj>().details.causes as Obj[]).map((c) => `${c.field}: ${c.message}`);
+    expect(causes).toEqual([
+      'spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always',
+      'spec.initContainers[1].restartPolicy: Unsupported value: "Never": supported values: "Always"',
+    ]);
+  });
+});
