@@ -72,7 +72,8 @@ function containerRequests(c: Obj, nonZero: boolean): Resources {
  * A pod's effective request (the resources plugin's computePodResourceRequest):
  * the sum over its containers and restartable (sidecar) init containers, at
  * least the largest ordinary init container plus the sidecars before it, plus
- * `overhead`. `nonZero` fills kube's defaults for missing CPU/memory (scoring).
+ * `overhead`. `nonZero` fills kube's defaults for missing CPU/memory (scoring), in
+ * every container, init containers and sidecars included.
  */
 export function podRequests(pod: ApiObject, nonZero = false): Resources {
   const spec = obj(pod.spec);
@@ -85,7 +86,8 @@ export function podRequests(pod: ApiObject, nonZero = false): Resources {
   let sidecars: Resources = { cpu: 0, memory: 0 };
   let initMax: Resources = { cpu: 0, memory: 0 };
   for (const c of arr(spec.initContainers)) {
-    const r = containerRequests(c, false);
+    // kube's PodRequests fills the scoring defaults (NonMissingContainerRequests) for init containers too
+    const r = containerRequests(c, nonZero);
     if (c.restartPolicy === 'Always') {
       sidecars = { cpu: sidecars.cpu + r.cpu, memory: sidecars.memory + r.memory };
       continue;
