@@ -4,14 +4,18 @@
 // containers append `<name> Starting|Started|Exiting` lines to one shared file and the test reads their
 // order (containerOutputList); here the file is on a hostPath volume that the test reads directly, and
 // the delays are scaled down. Plus the Job a sidecar must not keep from completing, and the API's refusal
-// of probes on a regular init container (kube's ValidatePodSpec message).
+// of probes on a regular init container (kube's ValidatePodSpec message); and test/e2e/common/node/
+// lifecycle_hook.go's "Restartable Init Container Lifecycle Hook" (exec hooks of a sidecar, reaching a
+// recorder on the host as e2e-node-runtime.test.ts's port of the regular-container tests does).
 
+import { createServer, type Server } from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Obj, e2eEnv, namespace } from '../helpers/e2e-apps.js';
 import { BUSYBOX, PODS, uniqueName } from '../helpers/e2e-node-output.js';
+import { freePort } from '../helpers/ports.js';
 
 // a short relist: the agent moves from one init container to the next at each relist
 const env = e2eEnv('sidecar-node', { runtimeRelistPeriod: '200ms' });
@@ -146,4 +150,43 @@ describe('[sig-node] [NodeFeature:SidecarContainers] Containers Lifecycle', () =
       'spec.initContainers[1].restartPolicy: Unsupported value: "Never": supported values: "Always"',
     ]);
   });
+});
+
+describe('[sig-node] [NodeFeature:SidecarContainers] Restartable Init Container Lifecycle Hook when create a pod with lifecycle hook', () => {
+  // kube's handler pod (agnhost netexec) records the hooks' requests; here an HTTP server on the host does
+  const got: string[] = [];
+  let handler: Server;
+  let port: number;
+  beforeAll(async () => {
+    port = await freePort();
+    handler = createServer((req, res) => {
+      got.push(`${req.method} ${req.url}`);
+      res.end('ok');
+    });
+    await new Promise<void>((r) => handler.listen(port, '127.0.0.1', r));
+  });
+  afterAll(() => {
+    handler.closeAllConnections();
+    handler.close();
+  });
+  const hook = (msg: string) => ({ exec: { command: ['sh', '-c', `curl -s http://127.0.0.1:${port}/echo?msg=${msg}`] } });
+
+  /** kube's testPodWithHook for a sidecar: the hook on the restartable init container, a regular container beside it */
+  async function podWithHook(name: string, lifecycle: Obj, expected: string): Promise<void> {
+    const n = await ns();
+    const loop = ['sh', '-c', 'while true; do sleep 1; done'];
+    const spec = { initContainers: [{ name: 'restartable-init', image: BUSYBOX, command: loop, restartPolicy: 'Always', lifecycle }], containers: [{ name: 'main', image: BUSYBOX, command: loop }] };
+    const path = `${PODS(n)}/${name}`;
+    await env.call('POST', PODS(n), { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec });
+    await env.eventually(async () => (await env.get(path)).status?.phase === 'Running', `${name} Running`);
+    if (lifecycle.postStart) await env.eventually(async () => got.includes(expected), `the handler got ${expected}`);
+    expect(got).not.toContain('GET /echo?msg=prestop');
+    await env.call('DELETE', path, { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 15 });
+    await env.eventually(async () => (await env.ts().request('GET', path)).status === 404, `${name} gone`);
+    if (lifecycle.preStop) expect(got).toContain(expected);
+    got.length = 0;
+  }
+
+  it('should execute poststart exec hook properly', () => podWithHook('pod-with-poststart-exec-hook', { postStart: hook('poststart') }, 'GET /echo?msg=poststart'));
+  it('should execute prestop exec hook properly', () => podWithHook('pod-with-prestop-exec-hook', { preStop: hook('prestop') }, 'GET /echo?msg=prestop'));
 });
