@@ -1,7 +1,9 @@
 // kube 1.32's validation of the container-level restartPolicy (sidecar containers, KEP-753):
-// ValidatePodSpec's messages and field paths, for pods and for workload templates.
+// ValidatePodSpec's messages and field paths, for pods and for workload templates; and kubectl's READY and
+// RESTARTS columns of a pod with sidecars.
 
 import { describe, expect, it } from 'vitest';
+import { builtinDefinitions } from '../../src/registry/kinds/index.js';
 import { validatePod } from '../../src/registry/kinds/pod-validation.js';
 import { validatePodTemplate } from '../../src/registry/kinds/workload-validation.js';
 import type { ApiObject } from '../../src/registry/types.js';
@@ -47,5 +49,44 @@ describe('container restartPolicy (sidecars)', () => {
     expect(validatePodTemplate(tmpl as never, 'spec.template', 'Job').map((e) => `${e.field}: ${e.message}`)).toEqual([
       'spec.template.spec.initContainers[0].restartPolicy: Unsupported value: "Sometimes": supported values: "Always"',
     ]);
+  });
+});
+
+describe('kubectl get pods columns with sidecars (kube printPod)', () => {
+  const kinds = builtinDefinitions('orch.io');
+  const def = kinds.find((d) => d.group === '' && d.kind === 'Pod')!;
+  const cells = (o: ApiObject) => Object.fromEntries(def.strategy.columns!.map((c) => [c.name, c.cell(o, 0)]));
+  const spec = { initContainers: [{ name: 'init', image: 'x' }, { name: 'side', image: 'x', restartPolicy: 'Always' }], containers: [{ name: 'main', image: 'x' }] };
+
+  it('READY counts started, ready sidecars; RESTARTS counts sidecars and containers once initialized', () => {
+    const running = {
+      spec,
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Initialized', status: 'True' }, { type: 'Ready', status: 'True' }],
+        initContainerStatuses: [
+          { name: 'init', restartCount: 4, state: { terminated: { exitCode: 0, reason: 'Completed' } } },
+          { name: 'side', restartCount: 2, started: true, ready: true, state: { running: {} } },
+        ],
+        containerStatuses: [{ name: 'main', restartCount: 1, ready: true, state: { running: {} } }],
+      },
+    } as unknown as ApiObject;
+    expect(cells(running)).toMatchObject({ Ready: '2/2', Status: 'Running', Restarts: '3' });
+  });
+
+  it('while a sidecar has not started the pod is initializing: Init:1/2, the init containers\' restarts', () => {
+    const starting = {
+      spec,
+      status: {
+        phase: 'Pending',
+        conditions: [{ type: 'Initialized', status: 'False' }],
+        initContainerStatuses: [
+          { name: 'init', restartCount: 1, state: { terminated: { exitCode: 0, reason: 'Completed' } } },
+          { name: 'side', restartCount: 0, started: false, ready: false, state: { running: {} } },
+        ],
+        containerStatuses: [{ name: 'main', restartCount: 0, ready: false, state: { waiting: { reason: 'PodInitializing' } } }],
+      },
+    } as unknown as ApiObject;
+    expect(cells(starting)).toMatchObject({ Ready: '0/2', Status: 'Init:1/2', Restarts: '1' });
   });
 });
