@@ -159,10 +159,10 @@ export class PodSyncer {
     const inits = spec.initContainers ?? [];
     const probe = (name: string, id: string): ProbeView => ({ started: this.o.probes?.containerState(uid, name, id).started ?? true, kill: this.o.probes?.killReason(uid, name, id) });
     const init = initActions(inits, spec.containers, latest, policy, probe);
-    if (init.failed) return;
-    if (init.initialized && mainsFinished(spec.containers, latest, policy)) {
-      // kubelet's KillPod: the pod is done; its sidecars still running stop (after the main containers, in
-      // reverse order) and are not restarted, and the phase follows from the main containers (pod-phase.ts)
+    if (init.failed || (init.initialized && mainsFinished(spec.containers, latest, policy))) {
+      // kubelet's KillPod: the pod is done (an init container failed under Never, or the main containers
+      // finished); its sidecars still running stop (after the main containers, in reverse order) and are
+      // not restarted, and the phase follows from the others (pod-phase.ts)
       if ([...latest.values()].some((s) => s.state === 'CONTAINER_RUNNING')) await this.kill(uid, spec.terminationGracePeriodSeconds ?? 30, pod);
       return;
     }

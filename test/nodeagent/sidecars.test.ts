@@ -197,6 +197,15 @@ describe('sidecar containers in the pod sync', () => {
       s = await step(p);
       expect((await containers(p)).get('side')).toMatchObject({ state: 'CONTAINER_EXITED', attempt: 0 });
     }
+    // an init container after the sidecar fails under Never: the pod fails and the sidecar is stopped
+    const p = pod({ restartPolicy: 'Never', initContainers: [side('side'), c('init')], containers: [c('main')] });
+    await step(p);
+    await step(p);
+    await exit(p, 'init', 1);
+    const s = await step(p);
+    expect(s.phase).toBe('Failed');
+    expect((await containers(p)).get('side')?.state).toBe('CONTAINER_EXITED');
+    expect((await containers(p)).has('main')).toBe(false);
   });
 
   it('a stopping pod stops its main containers first, then its sidecars in reverse init order, with what is left of the grace period', async () => {
