@@ -6,7 +6,8 @@
 // the delays are scaled down. Plus the Job a sidecar must not keep from completing, and the API's refusal
 // of probes on a regular init container (kube's ValidatePodSpec message); and test/e2e/common/node/
 // lifecycle_hook.go's "Restartable Init Container Lifecycle Hook" (exec hooks of a sidecar, reaching a
-// recorder on the host as e2e-node-runtime.test.ts's port of the regular-container tests does).
+// recorder on the host as e2e-node-runtime.test.ts's port of the regular-container tests does), and
+// container_probe.go's "Probing restartable init container" (delays scaled down as in e2e-node-probes.test.ts).
 
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -189,4 +190,49 @@ describe('[sig-node] [NodeFeature:SidecarContainers] Restartable Init Container 
 
   it('should execute poststart exec hook properly', () => podWithHook('pod-with-poststart-exec-hook', { postStart: hook('poststart') }, 'GET /echo?msg=poststart'));
   it('should execute prestop exec hook properly', () => podWithHook('pod-with-prestop-exec-hook', { preStop: hook('prestop') }, 'GET /echo?msg=prestop'));
+});
+
+describe('[sig-node] [NodeFeature:SidecarContainers] Probing restartable init container', () => {
+  const NGINX = 'registry.k8s.io/e2e-test-images/nginx:1.14-4';
+  const loop = ['sh', '-c', 'while true; do sleep 1; done'];
+  /** kube's sidecar pod: the probed restartable init container and a regular container; /tmp an emptyDir of the pod */
+  async function create(n: string, name: string, sidecarFields: Obj): Promise<string> {
+    const tmp = { volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] };
+    const spec = { initContainers: [{ name, image: BUSYBOX, restartPolicy: 'Always', ...tmp, ...sidecarFields }], containers: [{ name: 'main', image: BUSYBOX, command: loop }], volumes: [{ name: 'tmp', emptyDir: {} }] };
+    await env.call('POST', PODS(n), { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec });
+    return `${PODS(n)}/${name}`;
+  }
+  const sidecarStatus = async (path: string): Promise<Obj> => (await env.get(path)).status?.initContainerStatuses?.[0] ?? {};
+
+  it('should be restarted with a exec "cat /tmp/health" liveness probe', async () => {
+    const n = await ns();
+    const path = await create(n, 'busybox', {
+      command: ['/bin/sh', '-c', 'echo ok >/tmp/health; sleep 2; rm -rf /tmp/health; sleep 600'],
+      livenessProbe: { exec: { command: ['cat', '/tmp/health'] }, initialDelaySeconds: 1, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 1 },
+    });
+    await env.eventually(async () => (await env.get(path)).status?.phase === 'Running', 'Running');
+    await env.eventually(async () => (await sidecarStatus(path)).restartCount >= 1, 'the sidecar restarted');
+    const list = (await env.get(`/api/v1/namespaces/${n}/events?fieldSelector=${encodeURIComponent('involvedObject.name=busybox')}`)).items as Obj[];
+    expect(list.find((e) => e.reason === 'Killing' && e.involvedObject.fieldPath === 'spec.initContainers{busybox}')?.message).toBe('Init container busybox failed liveness probe');
+    expect(list.find((e) => e.reason === 'Unhealthy')?.message).toMatch(/^Liveness probe failed: cat: .*health: No such file or directory\n?$/);
+    // the main container is not restarted with it
+    expect((await env.get(path)).status.containerStatuses[0].restartCount).toBe(0);
+  });
+
+  it('with readiness probe should not be ready before initial delay and never restart', async () => {
+    const n = await ns();
+    const path = await create(n, 'test-webserver', { image: NGINX, command: undefined, readinessProbe: { httpGet: { path: '/', port: 80 }, initialDelaySeconds: 2, periodSeconds: 1 } });
+    // running and started, but neither it nor the pod ready before the initial delay
+    const early = await env.eventually(async () => {
+      const p = await env.get(path);
+      return p.status?.containerStatuses?.[0]?.state?.running && p;
+    }, 'the main container running');
+    expect(early.status.initContainerStatuses[0]).toMatchObject({ started: true, ready: false });
+    expect(early.status.conditions.find((c: Obj) => c.type === 'Ready')).toMatchObject({ status: 'False', message: 'containers with unready status: [test-webserver]' });
+    const p = await env.eventually(async () => {
+      const x = await env.get(path);
+      return x.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True') && x;
+    }, 'Ready');
+    expect(p.status.initContainerStatuses[0]).toMatchObject({ ready: true, restartCount: 0 });
+  });
 });
