@@ -79,6 +79,8 @@ export class PodSyncer {
   private readonly retryAt = new Map<string, number>();
   /** uid/name → not before: the next BackOff Event of a crash-looping container */
   private readonly backOffEventAt = new Map<string, number>();
+  /** terminal pods seen with nothing left running (settle) */
+  private readonly settled = new Set<string>();
   private readonly events: EventSink;
   private readonly images: ImagePuller;
   readonly volumes: VolumeManager;
@@ -134,7 +136,7 @@ export class PodSyncer {
     const spec = pod.spec as unknown as PodSpec;
     const uid = pod.metadata.uid!;
     const phase = (pod.status?.phase as string | undefined) ?? 'Pending';
-    if (phase === 'Succeeded' || phase === 'Failed') return;
+    if (phase === 'Succeeded' || phase === 'Failed') return this.settle(pod);
     if (pastActiveDeadline(pod, this.o.clock.now())) {
       this.events.event(podRef(pod), 'Normal', DEADLINE_REASON, DEADLINE_MESSAGE);
       return this.kill(uid, spec.terminationGracePeriodSeconds ?? 30, pod);
@@ -186,6 +188,20 @@ export class PodSyncer {
         await this.restart(pod, sandbox, sbConfig, c, s, 'containers');
       }
     }
+  }
+
+  /**
+   * a terminal pod keeps nothing running: a sidecar may still run when the status said Failed first (an init
+   * container failed under Never between a sync and the status read); kubelet's pod worker then terminates
+   * the pod. Looked at once per pod, not at every relist.
+   */
+  private async settle(pod: KubeObject): Promise<void> {
+    const uid = pod.metadata.uid!;
+    if (this.settled.has(uid)) return;
+    const sandbox = await this.sandboxFor(uid);
+    const running = sandbox ? (await this.o.runtime.listContainers({ podSandboxId: sandbox })).some((c) => c.state === 'CONTAINER_RUNNING') : false;
+    if (running) await this.kill(uid, (pod.spec as unknown as PodSpec).terminationGracePeriodSeconds ?? 30, pod);
+    this.settled.add(uid);
   }
 
   /**
@@ -336,6 +352,7 @@ export class PodSyncer {
     await this.volumes.remove(uid);
     this.messages.forget(uid);
     this.o.probes?.remove(uid);
+    this.settled.delete(uid);
     for (const k of [...this.waiting.keys(), ...this.backoff.keys()]) {
       if (k.startsWith(`${uid}/`)) {
         this.waiting.delete(k);

@@ -126,6 +126,32 @@ describe('[sig-node] [NodeFeature:SidecarContainers] Containers Lifecycle', () =
     expect(p.status.conditions.find((c: Obj) => c.type === 'Initialized')).toMatchObject({ status: 'True', reason: 'PodCompleted' });
   });
 
+  it('using a restartable init container in a Pod with restartPolicy=Never: an Init container before it fails', async () => {
+    const n = await ns();
+    const { spec, dir } = await podSpec('Never', [{ ...container('init-1', 0.2), command: execCommand('init-1', 0.2, 1) }, sidecar('restartable-init-1', 600)], [container('regular-1', 600)]);
+    await env.call('POST', PODS(n), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'init-container-fails-before-restartable-init-starts' }, spec });
+    const p = await finished(n, 'init-container-fails-before-restartable-init-starts');
+    // should mark a Pod as failed; should mark an Init container as failed; should not start restartable init container
+    expect(p.status.phase).toBe('Failed');
+    const o = await output(dir);
+    o.index('init-1', 'Exiting');
+    expect(o.starts('restartable-init-1')).toBe(0);
+    expect(o.starts('regular-1')).toBe(0);
+  });
+
+  it('using a restartable init container in a Pod with restartPolicy=Never: an Init container after it fails', async () => {
+    const n = await ns();
+    const { spec, dir } = await podSpec('Never', [sidecar('restartable-init-1', 600), { ...container('init-1', 0.5), command: execCommand('init-1', 0.5, 1) }], [container('regular-1', 600)]);
+    await env.call('POST', PODS(n), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'restartable-init-container-fails-before-init-container' }, spec });
+    const p = await finished(n, 'restartable-init-container-fails-before-init-container');
+    expect(p.status.phase).toBe('Failed');
+    const o = await output(dir);
+    // should be running restartable init container and a failed Init container in parallel; the sidecar is then stopped
+    o.runTogether('restartable-init-1', 'init-1');
+    expect(o.starts('regular-1')).toBe(0);
+    expect(p.status.initContainerStatuses[0]).toMatchObject({ name: 'restartable-init-1', state: { terminated: {} } });
+  });
+
   it('a Job whose pod has a sidecar completes when its main container has finished', async () => {
     const n = await ns();
     const { spec } = await podSpec('Never', [sidecar('proxy', 600)], [container('work', 0.2)]);

@@ -206,6 +206,14 @@ describe('sidecar containers in the pod sync', () => {
     expect(s.phase).toBe('Failed');
     expect((await containers(p)).get('side')?.state).toBe('CONTAINER_EXITED');
     expect((await containers(p)).has('main')).toBe(false);
+    // the status may say Failed before a sync saw the failure (the init container exited in between): the
+    // next sync of the terminal pod still stops what runs
+    const q = pod({ restartPolicy: 'Never', initContainers: [side('side'), c('init')], containers: [c('main')] });
+    await step(q);
+    await step(q);
+    q.status = { ...(q.status as Obj), phase: 'Failed' };
+    await syncer.sync(q);
+    expect((await containers(q)).get('side')?.state).toBe('CONTAINER_EXITED');
   });
 
   it('a stopping pod stops its main containers first, then its sidecars in reverse init order, with what is left of the grace period', async () => {
