@@ -22,6 +22,7 @@ import { type EnvReader, readContainerEnv } from './env-reader.js';
 import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-events.js';
 import { type EventSink, noEvents } from './events/recorder.js';
 import { ContainerHooks } from './container-hooks.js';
+import { apiContainerStatus } from './container-status.js';
 import { ImagePuller } from './images.js';
 import { defaultWaitingReason, initContainerReady, initializedCondition } from './init-status.js';
 import { podPhase } from './pod-phase.js';
@@ -453,38 +454,10 @@ export class PodSyncer {
     };
   }
 
-  /**
-   * kubelet's container status: `state` from the latest attempt, `lastState`
-   * (always present, `{}` when none, as kube's struct field) the termination
-   * of the attempt before it — or of the latest one while it waits in
-   * CrashLoopBackOff. A container the runtime does not know keeps a terminated
-   * state reported before; otherwise it waits, keeping its restart count and
-   * lastState (kubelet's convertToAPIContainerStatuses defaults).
-   */
+  /** the API's status of one container (container-status.ts), with why its last start failed */
   private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, prev: ContainerStatus | undefined, defaultWaiting: string, reported: Status | undefined, restarts: boolean): Status {
-    const w = this.waiting.get(`${uid}/${c.name}`);
-    const time = (ns: number) => rfc3339(Math.floor(ns / 1_000_000));
-    const message = (x: ContainerStatus) => this.messages.get(uid, x.id);
-    const terminated = (x: ContainerStatus) => ({
-      exitCode: x.exitCode, reason: x.reason || (x.exitCode === 0 ? 'Completed' : 'Error'), ...(message(x) ? { message: message(x) } : {}), startedAt: x.startedAt ? time(x.startedAt) : null, finishedAt: time(x.finishedAt),
-      containerID: `${this.o.runtimeName()}://${x.id}`,
-    });
-    const lastState = prev?.state === 'CONTAINER_EXITED' ? { terminated: terminated(prev) } : {};
-    const base = { name: c.name, image: c.image, imageID: s?.imageRef ?? '', restartCount: s?.metadata.attempt ?? 0, lastState };
-    // an exited container that will be restarted waits with the reason its last start failed (kubelet's reasonCache)
-    if (s && s.state === 'CONTAINER_EXITED' && (w?.reason === 'CrashLoopBackOff' || (w?.reason === 'PostStartHookError' && restarts))) {
-      return { ...base, containerID: `${this.o.runtimeName()}://${s.id}`, ready: false, started: false, state: { waiting: w }, lastState: { terminated: terminated(s) } };
-    }
-    if (!s) {
-      const was = reported?.state as Status | undefined;
-      if (was?.terminated) return reported!;
-      const kept = reported ? { restartCount: reported.restartCount ?? 0, lastState: reported.lastState ?? {} } : {};
-      return { ...base, ...kept, ready: false, started: false, state: { waiting: w ?? { reason: defaultWaiting } } };
-    }
-    const containerID = `${this.o.runtimeName()}://${s.id}`;
-    if (s.state === 'CONTAINER_RUNNING') return { ...base, containerID, ready: true, started: true, state: { running: { startedAt: time(s.startedAt) } } };
-    if (s.state === 'CONTAINER_EXITED') return { ...base, containerID, ready: false, started: false, state: { terminated: terminated(s) } };
-    return { ...base, containerID, ready: false, started: false, state: { waiting: w ?? { reason: 'ContainerCreating' } } };
+    const waiting = this.waiting.get(`${uid}/${c.name}`);
+    return apiContainerStatus({ spec: c, latest: s, previous: prev, waiting, message: (id) => this.messages.get(uid, id), runtimeName: this.o.runtimeName(), defaultWaiting, reported, restarts });
   }
 }
 
