@@ -76,27 +76,35 @@ async function podSpec(restartPolicy: string, initContainers: Obj[], containers:
   return { dir, spec: { restartPolicy, initContainers, containers, volumes: [{ name: 'persistent', hostPath: { path: dir } }], terminationGracePeriodSeconds: 5 } };
 }
 
+/** the pod terminal and none of its containers running any more (a sidecar may be stopped just after the phase is written) */
 async function finished(n: string, name: string): Promise<Obj> {
   return env.eventually(async () => {
     const p = await env.get(`${PODS(n)}/${name}`);
-    return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
+    const running = [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])].some((c: Obj) => c.state?.running);
+    return (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') && !running ? p : undefined;
   }, `${name} no longer running`);
 }
 
+/** creates the pod in a fresh namespace and waits until it is no longer running: the pod and its containers' output */
+async function runToEnd(name: string, restartPolicy: string, initContainers: Obj[], containers: Obj[]): Promise<{ p: Obj; o: Output }> {
+  const n = await ns();
+  const { spec, dir } = await podSpec(restartPolicy, initContainers, containers);
+  await env.call('POST', PODS(n), { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec });
+  const p = await finished(n, name);
+  return { p, o: await output(dir) };
+}
+const failing = (name: string, delay: number): Obj => ({ ...container(name, delay), command: execCommand(name, delay, 1) });
+
 describe('[sig-node] [NodeFeature:SidecarContainers] Containers Lifecycle', () => {
   it('using a Pod with restartPolicy=Never, three init container and two restartable init containers: starts them serially, runs them together, and finishes', async () => {
-    const n = await ns();
-    const { spec, dir } = await podSpec(
+    const { p, o } = await runToEnd(
+      'restartable-init-containers-start-serially',
       'Never',
       [container('init-1', 0.2), sidecar('restartable-init-1', 600), container('init-2', 0.2), sidecar('restartable-init-2', 600), container('init-3', 0.2)],
       [container('regular-1', 0.5)],
     );
-    const name = 'restartable-init-containers-start-serially';
-    await env.call('POST', PODS(n), { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec });
-    const p = await finished(n, name);
     // "should finish and produce log": the pod exits successfully
     expect(p.status.phase).toBe('Succeeded');
-    const o = await output(dir);
     // the first init container runs to completion before the first restartable init container starts
     o.startsBefore('init-1', 'restartable-init-1');
     o.exitsBefore('init-1', 'restartable-init-1');
@@ -127,25 +135,17 @@ describe('[sig-node] [NodeFeature:SidecarContainers] Containers Lifecycle', () =
   });
 
   it('using a restartable init container in a Pod with restartPolicy=Never: an Init container before it fails', async () => {
-    const n = await ns();
-    const { spec, dir } = await podSpec('Never', [{ ...container('init-1', 0.2), command: execCommand('init-1', 0.2, 1) }, sidecar('restartable-init-1', 600)], [container('regular-1', 600)]);
-    await env.call('POST', PODS(n), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'init-container-fails-before-restartable-init-starts' }, spec });
-    const p = await finished(n, 'init-container-fails-before-restartable-init-starts');
+    const { p, o } = await runToEnd('init-container-fails-before-restartable-init-starts', 'Never', [failing('init-1', 0.2), sidecar('restartable-init-1', 600)], [container('regular-1', 600)]);
     // should mark a Pod as failed; should mark an Init container as failed; should not start restartable init container
     expect(p.status.phase).toBe('Failed');
-    const o = await output(dir);
     o.index('init-1', 'Exiting');
     expect(o.starts('restartable-init-1')).toBe(0);
     expect(o.starts('regular-1')).toBe(0);
   });
 
   it('using a restartable init container in a Pod with restartPolicy=Never: an Init container after it fails', async () => {
-    const n = await ns();
-    const { spec, dir } = await podSpec('Never', [sidecar('restartable-init-1', 600), { ...container('init-1', 0.5), command: execCommand('init-1', 0.5, 1) }], [container('regular-1', 600)]);
-    await env.call('POST', PODS(n), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'restartable-init-container-fails-before-init-container' }, spec });
-    const p = await finished(n, 'restartable-init-container-fails-before-init-container');
+    const { p, o } = await runToEnd('restartable-init-container-fails-before-init-container', 'Never', [sidecar('restartable-init-1', 600), failing('init-1', 0.5)], [container('regular-1', 600)]);
     expect(p.status.phase).toBe('Failed');
-    const o = await output(dir);
     // should be running restartable init container and a failed Init container in parallel; the sidecar is then stopped
     o.runTogether('restartable-init-1', 'init-1');
     expect(o.starts('regular-1')).toBe(0);
