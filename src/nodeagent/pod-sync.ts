@@ -148,6 +148,7 @@ export class PodSyncer {
     const sbConfig = this.sandboxConfig(pod);
     let sandbox = await this.sandboxFor(uid);
     if (!sandbox) {
+      if (await this.ranToEnd(uid, spec)) return;
       try {
         sandbox = await this.o.runtime.runPodSandbox(sbConfig);
       } catch (e) {
@@ -189,6 +190,21 @@ export class PodSyncer {
         await this.restart(pod, sandbox, sbConfig, c, s, 'containers');
       }
     }
+  }
+
+  /**
+   * kubelet's computePodActions before it creates a sandbox: a pod whose sandbox was stopped after its
+   * containers ran gets no new one when they would not run again — restartPolicy Never, or every main
+   * container finished — so a pod stopped on completion (its sidecars killed) is not started over when a
+   * sync still sees it Running (a watch event older than the status just written)
+   */
+  private async ranToEnd(uid: string, spec: PodSpec): Promise<boolean> {
+    const old = (await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid })).sort((a, b) => b.createdAt - a.createdAt)[0];
+    if (!old) return false;
+    const ran = await this.latest(old.id);
+    if (ran.size === 0) return false;
+    const policy = spec.restartPolicy ?? 'Always';
+    return policy === 'Never' || mainsFinished(spec.containers, ran, policy);
   }
 
   /**

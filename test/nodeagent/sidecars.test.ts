@@ -196,6 +196,12 @@ describe('sidecar containers in the pod sync', () => {
       expect(status(s, 'main').state.terminated.exitCode).toBe(code);
       s = await step(p);
       expect((await containers(p)).get('side')).toMatchObject({ state: 'CONTAINER_EXITED', attempt: 0 });
+      // a sync that still sees it Running (a watch event older than the status written) does not start it over in a new sandbox
+      p.status = { ...(p.status as Obj), phase: 'Running' };
+      s = await step(p);
+      expect(s.phase).toBe(phase);
+      expect([...sim.state.sandboxes.values()].filter((sb) => sb.config.metadata.uid === p.metadata.uid)).toHaveLength(1);
+      expect((await containers(p)).get('side')).toMatchObject({ state: 'CONTAINER_EXITED', attempt: 0 });
     }
     // an init container after the sidecar fails under Never: the pod fails and the sidecar is stopped
     const p = pod({ restartPolicy: 'Never', initContainers: [side('side'), c('init')], containers: [c('main')] });
