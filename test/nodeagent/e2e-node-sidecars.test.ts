@@ -233,7 +233,7 @@ describe('[sig-node] [NodeFeature:SidecarContainers] Probing restartable init co
   it('should be restarted with a exec "cat /tmp/health" liveness probe', async () => {
     const n = await ns();
     const path = await create(n, 'busybox', {
-      command: ['/bin/sh', '-c', 'echo ok >/tmp/health; sleep 2; rm -rf /tmp/health; sleep 600'],
+      command: ['/bin/sh', '-c', 'echo ok >/tmp/health; sleep 1; rm -rf /tmp/health; sleep 600'],
       livenessProbe: { exec: { command: ['cat', '/tmp/health'] }, initialDelaySeconds: 1, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 1 },
     });
     await env.eventually(async () => (await env.get(path)).status?.phase === 'Running', 'Running');
