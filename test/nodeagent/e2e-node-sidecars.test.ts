@@ -152,6 +152,24 @@ describe('[sig-node] [NodeFeature:SidecarContainers] Containers Lifecycle', () =
     expect(p.status.initContainerStatuses[0]).toMatchObject({ name: 'restartable-init-1', state: { terminated: {} } });
   });
 
+  it('should call sidecar container PreStop hook simultaneously (and stop the sidecars in reverse order after the main container)', async () => {
+    // kube's makePrestop: an ExecCommand of its own name, run in the sidecar, 1 s long
+    const withPrestop = (name: string): Obj => ({ ...sidecar(name, 600), lifecycle: { preStop: { exec: { command: execCommand(`PreStop-${name}`, 1) } } } });
+    const { p, o } = await runToEnd('serialize-termination-simul-prestop', 'Never', [withPrestop('restartable-init-1'), withPrestop('restartable-init-2'), withPrestop('restartable-init-3')], [container('regular-1', 0.5)]);
+    expect(p.status.phase).toBe('Succeeded');
+    o.startsBefore('restartable-init-1', 'restartable-init-2');
+    o.startsBefore('restartable-init-2', 'restartable-init-3');
+    o.startsBefore('restartable-init-3', 'regular-1');
+    // main containers exit first, followed by sidecars in reverse order
+    for (const side of ['restartable-init-1', 'restartable-init-2', 'restartable-init-3']) expect(o.index('regular-1', 'Exiting')).toBeLessThan(o.index(side, 'Exiting'));
+    expect(o.index('restartable-init-3', 'Exiting')).toBeLessThan(o.index('restartable-init-2', 'Exiting'));
+    expect(o.index('restartable-init-2', 'Exiting')).toBeLessThan(o.index('restartable-init-1', 'Exiting'));
+    // the pre-stop hooks were called simultaneously: all three started before any of them ended (kube compares times within 500 ms)
+    const lastStart = Math.max(...[1, 2, 3].map((i) => o.index(`PreStop-restartable-init-${i}`, 'Starting')));
+    const firstExit = Math.min(...[1, 2, 3].map((i) => o.index(`PreStop-restartable-init-${i}`, 'Exiting')));
+    expect(lastStart).toBeLessThan(firstExit);
+  });
+
   it('a Job whose pod has a sidecar completes when its main container has finished', async () => {
     const n = await ns();
     const { spec } = await podSpec('Never', [sidecar('proxy', 600)], [container('work', 0.2)]);
