@@ -31,8 +31,12 @@ export interface CmdEnv {
   json(...args: string[]): Promise<Obj>;
   /** the names `kubectl get <what>` lists, in its order (`{{range.items}}{{.metadata.name}}:{{end}}`) */
   names(...args: string[]): Promise<string[]>;
+  /** an API path read directly (a check of what a kubectl command did, without another kubectl); undefined on 404 */
+  api(path: string): Promise<Obj | undefined>;
+  /** the names of a list read directly */
+  apiNames(path: string): Promise<string[]>;
   /** writes a manifest (an object, or YAML/JSON text) to a file of the file's data dir and returns its path */
-  file(name: string, content: Obj | string): Promise<string>;
+  file(name: string, content: Obj | string | Buffer): Promise<string>;
   /** a fresh namespace (create_and_use_new_namespace) */
   newNs(base: string): Promise<string>;
   /** kubectl with an EDITOR (kubectl edit, create --edit) */
@@ -72,9 +76,16 @@ export function cmdEnv(opts: { scheduler?: boolean } = {}): CmdEnv {
     const out = await ok('get', ...args, '-o', 'jsonpath={range .items[*]}{.metadata.name}{"\\n"}{end}');
     return out.split('\n').filter((n) => n !== '');
   };
-  const file = async (name: string, content: Obj | string): Promise<string> => {
+  const api = async (path: string): Promise<Obj | undefined> => {
+    const r = await ts().request('GET', path);
+    if (r.status === 404) return undefined;
+    expect(r.status, `GET ${path}: ${r.text}`).toBe(200);
+    return r.json<Obj>();
+  };
+  const apiNames = async (path: string): Promise<string[]> => ((await api(path))?.items as Obj[]).map((i) => i.metadata.name as string);
+  const file = async (name: string, content: Obj | string | Buffer): Promise<string> => {
     const path = join(ts().dataDir, `${++seq}-${name}`);
-    await writeFile(path, typeof content === 'string' ? content : JSON.stringify(content));
+    await writeFile(path, typeof content === 'string' || Buffer.isBuffer(content) ? content : JSON.stringify(content));
     return path;
   };
   const newNs = async (base: string): Promise<string> => {
@@ -93,7 +104,7 @@ export function cmdEnv(opts: { scheduler?: boolean } = {}): CmdEnv {
       return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : -1 };
     }
   };
-  return { ts, run, ok, fails, json, names, file, newNs, withEditor };
+  return { ts, run, ok, fails, json, names, api, apiNames, file, newNs, withEditor };
 }
 
 /** an editor script for `kubectl edit`: replaces `from` by `to` in the file it is given (kube's tmp-editor.sh) */

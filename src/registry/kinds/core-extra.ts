@@ -89,6 +89,8 @@ export function podTemplateDefinition(n: SchemaNames): ResourceDefinition {
     strategy: {
       zeroShape: { template: POD_TEMPLATE_SHAPE },
       default: (o) => defaultPodTemplate(getObject(o, 'template')),
+      // kube's podTemplateColumnDefinitions have no Age
+      exactColumns: true,
       columns: [
         column('Containers', 'string', (o) => templateContainers(o, 'name', 'template')),
         column('Images', 'string', (o) => templateContainers(o, 'image', 'template')),
