@@ -24,7 +24,7 @@ import { describe, expect, it } from 'vitest';
 import { type Obj, cmdEnv, sedEditor } from '../helpers/kubectl-cmd.js';
 
 const env = cmdEnv();
-const { ok, run, fails, json, names, file, newNs, withEditor } = env;
+const { ok, run, fails, names, api, apiNames, file, newNs, withEditor } = env;
 
 const validPod = (name = 'valid-pod'): Obj => ({
   apiVersion: 'v1',
@@ -39,13 +39,16 @@ const testPod = (label = 'test-pod-label'): Obj => ({
   spec: { containers: [{ name: 'kubernetes-pause', image: 'registry.k8s.io/pause:3.10' }] },
 });
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+/** what a command did, read without another kubectl */
+const podNames = (ns: string): Promise<string[]> => apiNames(`/api/v1/namespaces/${ns}/pods`);
+const pod = async (ns: string, name: string): Promise<Obj> => (await api(`/api/v1/namespaces/${ns}/pods/${name}`))!;
 
 describe.concurrent('kubectl(v1:pods)', () => {
   it('creates valid-pod, reads it by every spelling, describes it and lists in chunks', async () => {
     const ns = await newNs('pods-get');
     const f = await file('valid-pod.json', validPod());
     await ok('create', '-n', ns, '-f', f);
-    expect(await names('pods', '-n', ns)).toEqual(['valid-pod']);
+    expect(await podNames(ns)).toEqual(['valid-pod']);
     const spellings = await Promise.all(['pod valid-pod', 'pod/valid-pod', 'pods/valid-pod'].map((s) => ok('get', '-n', ns, ...s.split(' '), '-o', 'jsonpath={.metadata.name}')));
     expect(spellings).toEqual(['valid-pod', 'valid-pod', 'valid-pod']);
     expect(await ok('get', '-n', ns, '--show-managed-fields', '-f', f, '-o', 'jsonpath={.metadata.managedFields[*].manager}')).toContain('kubectl-create');
@@ -67,23 +70,23 @@ describe.concurrent('kubectl(v1:pods)', () => {
     await ok('create', '-n', ns, '-f', f);
     const dump = await ok('get', '-n', ns, 'pod', 'valid-pod', '-o', 'yaml');
     await ok('delete', '-n', ns, 'pod', 'valid-pod', '--grace-period=0', '--force');
-    expect(await names('pods', '-n', ns)).toEqual([]);
+    expect(await podNames(ns)).toEqual([]);
     await ok('create', '-n', ns, '-f', f);
     await ok('delete', '-n', ns, 'pod', 'valid-pod', '--now');
-    expect(await names('pods', '-n', ns)).toEqual([]);
+    expect(await podNames(ns)).toEqual([]);
     await ok('create', '-n', ns, '-f', f);
     // without --force kubectl waits for the pod to go: an unscheduled pod goes at once
     await ok('delete', '-n', ns, 'pod', 'valid-pod', '--grace-period=0');
-    expect(await names('pods', '-n', ns)).toEqual([]);
+    expect(await podNames(ns)).toEqual([]);
 
     // the dump carries uid, creationTimestamp, status: the server makes its own
     const ns2 = await newNs('pods-dump');
-    const old = (await json('pod', 'valid-pod', '-n', ns).catch(() => undefined)) as Obj | undefined;
+    const old = (await pod(ns, 'valid-pod').catch(() => undefined)) as Obj | undefined;
     expect(old).toBeUndefined();
     await ok('create', '-n', ns2, '-f', await file('dump.yaml', dump.replace(/^\s*namespace:.*\n/m, '')));
-    expect(await names('pods', '-n', ns2)).toEqual(['valid-pod']);
+    expect(await podNames(ns2)).toEqual(['valid-pod']);
     await ok('delete', '-n', ns2, '-f', f, '--grace-period=0', '--force');
-    expect(await names('pods', '-n', ns2)).toEqual([]);
+    expect(await podNames(ns2)).toEqual([]);
   });
 
   it('selects pods by label and field, and deletes nothing without names', async () => {
@@ -97,9 +100,9 @@ describe.concurrent('kubectl(v1:pods)', () => {
     expect(byPhase).toContain('valid-pod');
     await fails('delete', '-n', ns, 'pods');
     await fails('delete', '-n', ns, '--all', 'pods', "-lname in (valid-pod)");
-    expect(await names('pods', '-n', ns)).toEqual(['valid-pod']);
+    expect(await podNames(ns)).toEqual(['valid-pod']);
     await ok('delete', '-n', ns, '--all', 'pods', '--grace-period=0', '--force');
-    expect(await names('pods', '-n', ns)).toEqual([]);
+    expect(await podNames(ns)).toEqual([]);
   });
 
   it('describes env from a secret, a config map and the downward API; pdbs and priority classes', async () => {
@@ -118,7 +121,7 @@ describe.concurrent('kubectl(v1:pods)', () => {
       ok('create', 'pdb', 'test-pdb-3', '--selector=app=rails', '--max-unavailable=2', '-n', ns),
       ok('create', 'pdb', 'test-pdb-4', '--selector=app=rails', '--max-unavailable=50%', '-n', ns),
     ]);
-    const pdbs = (await json('pdb', '-n', ns)).items as Obj[];
+    const pdbs = (await api(`/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets`))!.items as Obj[];
     expect(pdbs.map((p) => [p.metadata.name, p.spec.minAvailable ?? p.spec.maxUnavailable])).toEqual([
       ['test-pdb-1', 2],
       ['test-pdb-2', '50%'],
@@ -162,6 +165,10 @@ describe.concurrent('kubectl(v1:pods)', () => {
     expect(await names('priorityclasses')).not.toContain('test-priorityclass');
     await ok('create', 'priorityclass', 'test-priorityclass');
     expect(await names('priorityclasses')).toContain('test-priorityclass');
+    // kube 1.32's columns, PreemptionPolicy last
+    const table = await ok('get', 'priorityclass', 'test-priorityclass');
+    expect(table).toMatch(/^NAME\s+VALUE\s+GLOBAL-DEFAULT\s+AGE\s+PREEMPTIONPOLICY\n/);
+    expect(table).toMatch(/^test-priorityclass\s+0\s+false\s+\d+s\s+PreemptLowerPriority\n/m);
     const chunked = await run('describe', 'priorityclasses', '--show-events=false', '--chunk-size=10', '-v=6');
     expect(chunked.stderr).toMatch(/priorityclasses\?limit=10/);
     await ok('delete', 'priorityclass', 'test-priorityclass');
@@ -170,16 +177,16 @@ describe.concurrent('kubectl(v1:pods)', () => {
   it('deletes several pods at once', async () => {
     const ns = await newNs('pods-multi');
     await Promise.all([ok('create', '-n', ns, '-f', await file('valid-pod.json', validPod())), ok('create', '-n', ns, '-f', await file('agnhost.json', validPod('agnhost-primary')))]);
-    expect(await names('pods', '-n', ns)).toEqual(['agnhost-primary', 'valid-pod']);
+    expect(await podNames(ns)).toEqual(['agnhost-primary', 'valid-pod']);
     await ok('delete', '-n', ns, 'pods', 'valid-pod', 'agnhost-primary', '--grace-period=0', '--force');
-    expect(await names('pods', '-n', ns)).toEqual([]);
+    expect(await podNames(ns)).toEqual([]);
   });
 
   it('labels and annotates: dry-run, empty values, --record and the field managers', async () => {
     const ns = await newNs('pods-label');
     await ok('create', '-n', ns, '-f', await file('valid-pod.json', validPod()));
-    const labels = async (): Promise<Record<string, string>> => (await json('pod', 'valid-pod', '-n', ns)).metadata.labels;
-    const annotations = async (): Promise<Record<string, string> | undefined> => (await json('pod', 'valid-pod', '-n', ns)).metadata.annotations;
+    const labels = async (): Promise<Record<string, string>> => (await pod(ns, 'valid-pod')).metadata.labels;
+    const annotations = async (): Promise<Record<string, string> | undefined> => (await pod(ns, 'valid-pod')).metadata.annotations;
     for (const dry of ['client', 'server']) await ok('label', '-n', ns, 'pods', 'valid-pod', 'new-name=new-valid-pod', `--dry-run=${dry}`);
     expect(await labels()).toEqual({ name: 'valid-pod' });
     await ok('label', '-n', ns, 'pods', 'valid-pod', 'new-name=new-valid-pod');
@@ -202,12 +209,12 @@ describe.concurrent('kubectl(v1:pods)', () => {
     expect((await annotations())!['kubernetes.io/change-cause']).toMatch(/new-record-change=true/);
 
     await ok('delete', '-n', ns, 'pods', '-lnew-name=new-valid-pod', '--grace-period=0', '--force');
-    expect(await names('pods', '-n', ns)).toEqual([]);
+    expect(await podNames(ns)).toEqual([]);
   });
 
   it('keeps int64 precision through patch, label and annotate', async () => {
     const ns = await newNs('pods-precision');
-    const pod = {
+    const precise = {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'pod-with-precision' },
@@ -218,11 +225,11 @@ describe.concurrent('kubectl(v1:pods)', () => {
         securityContext: { supplementalGroups: [0, 1000030003, 2147483647] },
       },
     };
-    await ok('create', '-n', ns, '-f', await file('precision.json', pod));
+    await ok('create', '-n', ns, '-f', await file('precision.json', precise));
     await ok('patch', '-n', ns, 'pod', 'pod-with-precision', '-p={"metadata":{"annotations":{"patchkey": "patchvalue"}}}');
     await ok('label', '-n', ns, 'pods', 'pod-with-precision', 'labelkey=labelvalue');
     await ok('annotate', '-n', ns, 'pods', 'pod-with-precision', 'annotatekey=annotatevalue');
-    const got = await json('pod', 'pod-with-precision', '-n', ns);
+    const got = await pod(ns, 'pod-with-precision');
     expect(got.metadata.annotations).toEqual({ patchkey: 'patchvalue', annotatekey: 'annotatevalue' });
     expect(got.metadata.labels).toEqual({ labelkey: 'labelvalue' });
     expect(got.spec.activeDeadlineSeconds).toBe(2147483647);
@@ -236,7 +243,7 @@ describe.concurrent('kubectl(v1:pods)', () => {
     await ok('annotate', '-n', ns, '-f', f, 'annotatekey=annotatevalue');
     const local = await ok('annotate', '-n', ns, '--local', '-f', f, 'annotatekey=localvalue', '-o', 'yaml');
     expect(local).toContain('localvalue');
-    expect((await json('pod', 'test-pod', '-n', ns)).metadata.annotations.annotatekey).toBe('annotatevalue');
+    expect((await pod(ns, 'test-pod')).metadata.annotations.annotatekey).toBe('annotatevalue');
   });
 
   it('create --edit creates what the editor made of a List and of several objects', async () => {
@@ -272,7 +279,7 @@ describe.concurrent('kubectl(v1:pods)', () => {
     const ns = await newNs('pods-patch');
     const f = await file('valid-pod.json', validPod());
     await ok('create', '-n', ns, '-f', f);
-    const image = async (): Promise<string> => (await json('pod', 'valid-pod', '-n', ns)).spec.containers[0].image;
+    const image = async (): Promise<string> => (await pod(ns, 'valid-pod')).spec.containers[0].image;
 
     expect(await fails('patch', '-n', ns, 'pod', 'valid-pod', '-p={"metadata":{"labels":"invalid"}}')).toContain('cannot restore map from string');
     const noop = await run('patch', '-n', ns, 'pod', 'valid-pod', '-p={"metadata":{"labels":{"name":"valid-pod"}}}');
@@ -281,7 +288,7 @@ describe.concurrent('kubectl(v1:pods)', () => {
 
     await ok('patch', '-n', ns, 'pod', 'valid-pod', '--record', '-p={"spec":{"containers":[{"name": "kubernetes-serve-hostname", "image": "nginx"}]}}');
     expect(await image()).toBe('nginx');
-    expect((await json('pod', 'valid-pod', '-n', ns)).metadata.annotations['kubernetes.io/change-cause']).toMatch(/kubectl .*patch/);
+    expect((await pod(ns, 'valid-pod')).metadata.annotations['kubernetes.io/change-cause']).toMatch(/kubectl .*patch/);
     await ok('patch', '-n', ns, 'pod', 'valid-pod', '--type=json', '-p=[{"op": "replace", "path": "/spec/containers/0/image", "value":"nginx2"}]');
     expect(await image()).toBe('nginx2');
     await ok('patch', '-n', ns, 'pod', 'valid-pod', '--type=json', '-p=[{"op": "replace", "path": "/spec/containers/0/image", "value":"nginx"}]');
@@ -309,9 +316,9 @@ describe.concurrent('kubectl(v1:pods)', () => {
     const live = await ok('get', '-n', ns, 'pod', 'valid-pod', '-o', 'json');
     const renamed = await file('renamed.json', live.replaceAll('"kubernetes-serve-hostname"', '"replaced-k8s-serve-hostname"'));
     await ok('replace', '-n', ns, '--force', '-f', renamed);
-    const pod = await json('pod', 'valid-pod', '-n', ns, '--show-managed-fields');
-    expect(pod.spec.containers[0].name).toBe('replaced-k8s-serve-hostname');
-    expect(pod.metadata.managedFields.map((m: Obj) => m.manager)).toContain('kubectl-replace');
+    const replaced = await pod(ns, 'valid-pod');
+    expect(replaced.spec.containers[0].name).toBe('replaced-k8s-serve-hostname');
+    expect(replaced.metadata.managedFields.map((m: Obj) => m.manager)).toContain('kubectl-replace');
     expect(await fails('replace', '-n', ns, '--grace-period=1', '-f', renamed)).toContain('--grace-period must have --force specified');
 
     // kubectl edit sends a patch; --output-patch prints it
@@ -320,7 +327,7 @@ describe.concurrent('kubectl(v1:pods)', () => {
     const edited = await withEditor(editor, 'edit', '-n', ns, 'pods/valid-pod', '--output-patch=true');
     expect(edited.code, edited.stderr).toBe(0);
     expect(edited.stdout).toContain('Patch:');
-    const after = await json('pod', 'valid-pod', '-n', ns, '--show-managed-fields');
+    const after = await pod(ns, 'valid-pod');
     expect(after.spec.containers[0].image).toBe('registry.k8s.io/serve_hostname');
     expect(after.metadata.managedFields.map((m: Obj) => m.manager)).toContain('kubectl-edit');
     const cancelled = await withEditor('cat', 'edit', '-n', ns, 'pod/valid-pod');
@@ -331,20 +338,20 @@ describe.concurrent('kubectl(v1:pods)', () => {
 
     // label: an existing key needs --overwrite
     await fails('label', '-n', ns, 'pods', 'valid-pod', 'name=valid-pod-super-sayan');
-    expect((await json('pod', 'valid-pod', '-n', ns)).metadata.labels.name).toBe('valid-pod');
+    expect((await pod(ns, 'valid-pod')).metadata.labels.name).toBe('valid-pod');
     await ok('label', '-n', ns, '--overwrite', 'pods', '--all', 'name=valid-pod-super-sayan');
-    expect((await json('pod', 'valid-pod', '-n', ns)).metadata.labels.name).toBe('valid-pod-super-sayan');
+    expect((await pod(ns, 'valid-pod')).metadata.labels.name).toBe('valid-pod-super-sayan');
     await ok('delete', '-n', ns, 'pods', '-lname in (valid-pod-super-sayan)', '--grace-period=0', '--force');
-    expect(await names('pods', '-n', ns)).toEqual([]);
+    expect(await podNames(ns)).toEqual([]);
   });
 
   it('replaces a cluster-scoped Node sent with resourceVersion 0 (unconditionally)', async () => {
     await ok('create', '-f', await file('node.json', { kind: 'Node', apiVersion: 'v1', metadata: { name: 'node-v1-test' } }));
     const replacement = await file('node-a.json', { kind: 'Node', apiVersion: 'v1', metadata: { name: 'node-v1-test', annotations: { a: 'b' }, resourceVersion: '0' } });
     for (const dry of ['server', 'client']) await ok('replace', `--dry-run=${dry}`, '-f', replacement);
-    expect((await json('node', 'node-v1-test')).metadata.annotations?.a).toBeUndefined();
+    expect((await api('/api/v1/nodes/node-v1-test'))!.metadata.annotations?.a).toBeUndefined();
     await ok('replace', '-f', replacement);
-    expect((await json('node', 'node-v1-test')).metadata.annotations?.a).toBe('b');
+    expect((await api('/api/v1/nodes/node-v1-test'))!.metadata.annotations?.a).toBe('b');
     await ok('delete', 'node', 'node-v1-test');
   });
 
@@ -352,28 +359,28 @@ describe.concurrent('kubectl(v1:pods)', () => {
     const ns = await newNs('pods-two');
     const f = await file('multi-pod.yaml', `# two pods\n${JSON.stringify(validPod('redis-master'))}\n---\n${JSON.stringify(validPod())}\n`);
     await ok('create', '-n', ns, '-f', f);
-    expect(await names('pods', '-n', ns)).toEqual(['redis-master', 'valid-pod']);
+    expect(await podNames(ns)).toEqual(['redis-master', 'valid-pod']);
     await ok('delete', '-n', ns, '-f', f);
-    expect(await names('pods', '-n', ns)).toEqual([]);
+    expect(await podNames(ns)).toEqual([]);
   });
 
   it('keeps the last-applied annotation to apply: create and replace add none, apply does, replace updates it', async () => {
     const ns = await newNs('pods-last-applied');
     await ok('create', '-n', ns, '-f', await file('pod.json', testPod()));
-    const pod = async (): Promise<Obj> => json('pod', 'test-pod', '-n', ns);
-    expect((await pod()).metadata.annotations?.[LAST_APPLIED]).toBeUndefined();
+    const live = async (): Promise<Obj> => pod(ns, 'test-pod');
+    expect((await live()).metadata.annotations?.[LAST_APPLIED]).toBeUndefined();
     const replaceWith = async (from: string, to: string): Promise<void> => {
       const yaml = await ok('get', '-n', ns, 'pods', 'test-pod', '-o', 'yaml');
       await ok('replace', '-n', ns, '-f', await file('replace.yaml', yaml.replaceAll(from, to)));
     };
     await replaceWith('test-pod-label', 'test-pod-replaced');
-    expect((await pod()).metadata.labels.name).toBe('test-pod-replaced');
-    expect((await pod()).metadata.annotations?.[LAST_APPLIED]).toBeUndefined();
+    expect((await live()).metadata.labels.name).toBe('test-pod-replaced');
+    expect((await live()).metadata.annotations?.[LAST_APPLIED]).toBeUndefined();
     await ok('apply', '-n', ns, '-f', await file('pod-apply.json', testPod('test-pod-applied')));
-    const applied = (await pod()).metadata.annotations?.[LAST_APPLIED] as string;
+    const applied = (await live()).metadata.annotations?.[LAST_APPLIED] as string;
     expect(applied).toContain('test-pod-applied');
     await replaceWith('test-pod-applied', 'test-pod-replaced');
-    const replaced = await pod();
+    const replaced = await live();
     expect(replaced.metadata.labels.name).toBe('test-pod-replaced');
     expect(replaced.metadata.annotations[LAST_APPLIED]).toContain('test-pod-replaced');
   });
