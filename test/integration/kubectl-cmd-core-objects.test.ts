@@ -291,7 +291,8 @@ describe.concurrent('core.sh: services and replication controllers', () => {
     await ok('expose', '-n', ns, 'service', 'frontend', '--name=frontend-4');
     const ports = await Promise.all(['frontend', 'frontend-2', 'frontend-3', 'frontend-4'].map(async (s) => (await port(s)).map((p) => [p.name, p.port])));
     expect(ports).toEqual([[[undefined, 80]], [[undefined, 443]], [[undefined, 444]], [[undefined, 80]]]);
-    expect(await fails('expose', '-n', ns, 'nodes', '127.0.0.1')).toMatch(/cannot expose|not found/);
+    await ok('create', '-f', await file('node.json', { kind: 'Node', apiVersion: 'v1', metadata: { name: '127.0.0.1' } }));
+    expect(await fails('expose', '-n', ns, 'nodes', '127.0.0.1')).toContain('cannot expose a Node');
     expect(await fails('expose', '-n', ns, 'rc', 'frontend', '--name=invalid-large-service-name-that-has-more-than-sixty-three-characters', '--port=8081')).toContain(
       'metadata.name: Invalid value: "invalid-large-service-name-that-has-more-than-sixty-three-characters": must be no more than 63 characters',
     );
