@@ -16,9 +16,11 @@
 // --force, replace of a Node with resourceVersion 0, edit (and its patch
 // output), label --overwrite --all, several pods in one file, and the
 // last-applied annotation through create / replace / apply.
-// Skipped (client side only, no server answer involved): --local label /
-// annotate / patch output, `delete --all -l` and `replace --grace-period`
-// flag checks, `edit --windows-line-endings`, `create pdb` with both bounds.
+// The test-cmd server runs without the ServiceAccount admission plugin, so a
+// pod's manifest can be sent again whole (test/helpers/kubectl-cmd.ts).
+// Skipped (client side only, no server answer involved): `label --local` and
+// `patch --local` output, the `replace --timeout` flag check,
+// `edit --windows-line-endings`, `create pdb` with both bounds.
 
 import { describe, expect, it } from 'vitest';
 import { type Obj, cmdEnv, sedEditor } from '../helpers/kubectl-cmd.js';
