@@ -97,6 +97,14 @@ describe.concurrent('core.sh: config maps, secrets, service accounts, namespaces
     expect(byName['test-tls']!.type).toBe('kubernetes.io/tls');
     expect(byName['secret-string-data']!.data).toEqual({ k1: 'djE=', k2: 'djI=' });
     expect(byName['secret-string-data']!.stringData).toBeUndefined();
+    // kube validates the well-known types: a docker config must be a JSON object, a token names its account
+    const notJson = await file('dockerconfig.json', 'notjson\n');
+    expect(await fails('create', 'secret', 'docker-registry', 'bad', `--from-file=.dockerconfigjson=${notJson}`, '-n', ns)).toContain(
+      'Secret "bad" is invalid: data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": invalid character \'o\' in literal null (expecting \'u\')',
+    );
+    expect(await fails('create', 'secret', 'generic', 'token', '--type=kubernetes.io/service-account-token', '-n', ns)).toContain(
+      'Secret "token" is invalid: metadata.annotations[kubernetes.io/service-account.name]: Required value',
+    );
     const chunked = await run('describe', 'secrets', '-n', ns, '--chunk-size=10', '-v=6');
     expect(chunked.stderr).toMatch(/secrets\?limit=10/);
   });
