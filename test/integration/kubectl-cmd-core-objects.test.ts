@@ -105,6 +105,9 @@ describe.concurrent('core.sh: config maps, secrets, service accounts, namespaces
     expect(await fails('create', 'secret', 'generic', 'token', '--type=kubernetes.io/service-account-token', '-n', ns)).toContain(
       'Secret "token" is invalid: metadata.annotations[kubernetes.io/service-account.name]: Required value',
     );
+    expect(await fails('create', 'secret', 'generic', 'basic', '--type=kubernetes.io/basic-auth', '--from-literal=user=x', '-n', ns)).toContain(
+      'Secret "basic" is invalid: [data[username]: Required value, data[password]: Required value]',
+    );
     const chunked = await run('describe', 'secrets', '-n', ns, '--chunk-size=10', '-v=6');
     expect(chunked.stderr).toMatch(/secrets\?limit=10/);
   });

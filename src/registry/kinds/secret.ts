@@ -125,8 +125,10 @@ function validateSecret(o: ApiObject, typeSuffix: (t: string) => string | undefi
       break;
     }
     case 'basic-auth':
+      // either may be empty, one must be there; kube names both when neither is
       if (!('username' in data) && !('password' in data)) {
-        errs.push({ field: 'data[username]', type: 'FieldValueRequired', message: 'Required value' });
+        requireKey('username');
+        requireKey('password');
       }
       break;
     case 'ssh-auth':
