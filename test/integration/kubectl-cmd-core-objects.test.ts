@@ -108,6 +108,9 @@ describe.concurrent('core.sh: config maps, secrets, service accounts, namespaces
     expect(await fails('create', 'secret', 'generic', 'basic', '--type=kubernetes.io/basic-auth', '--from-literal=user=x', '-n', ns)).toContain(
       'Secret "basic" is invalid: [data[username]: Required value, data[password]: Required value]',
     );
+    // data that is not base64: Go's decoder error, which names no field
+    const notBase64 = await file('b64.json', { kind: 'Secret', apiVersion: 'v1', metadata: { name: 'b64' }, data: { a: 'not base64!' } });
+    expect(await fails('create', '-n', ns, '-f', notBase64)).toContain('Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 3');
     const chunked = await run('describe', 'secrets', '-n', ns, '--chunk-size=10', '-v=6');
     expect(chunked.stderr).toMatch(/secrets\?limit=10/);
   });
