@@ -170,6 +170,9 @@ describe.concurrent('core.sh: config maps, secrets, service accounts, namespaces
     expect(table.split('\n')[0]).toMatch(/^NAME\s+CONTAINERS\s+IMAGES\s+POD LABELS$/);
     expect(table).toMatch(/^nginx\s+nginx\s+nginx\s+name=nginx$/m); // no AGE, as kube prints it
     expect(yaml).toContain('nginx');
+    // the template's pod spec is validated as a pod's (kube's ValidatePodTemplate), any restart policy
+    const noImage = { ...tpl, metadata: { name: 'no-image' }, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'nginx' }] } } };
+    expect(await fails('create', '-n', ns, '-f', await file('no-image.json', noImage))).toContain('The PodTemplate "no-image" is invalid: template.spec.containers[0].image: Required value');
     await ok('delete', 'podtemplate', 'nginx', '-n', ns);
     expect(await apiNames(`/api/v1/namespaces/${ns}/podtemplates`)).toEqual([]);
   });
