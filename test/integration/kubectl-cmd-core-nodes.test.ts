@@ -122,6 +122,8 @@ describe('cluster management (node-management.sh) and nodes (core.sh)', () => {
     // the startup grace period (kube's --node-startup-grace-period, 1 min), which kube's suite has spent by then
     for (const out of [one, all]) for (const s of ['Name:', 'Labels:', 'CreationTimestamp:', 'Addresses:', 'Capacity:', 'Pods:', 'Events:']) expect(out).toContain(s);
     expect(noEvents).not.toContain('Events:');
+    // a node that never reported: kube's printer shows what it lacks as <unknown>
+    expect(await ok('get', 'nodes', NODE, '-o', 'wide')).toMatch(/^127\.0\.0\.1\s+(Unknown|NotReady)\s+<none>\s+\S+\s+<none>\s+<none>\s+<unknown>\s+<unknown>\s+<unknown>\n/m);
     const chunked = await run('describe', 'nodes', '--show-events=true', '--chunk-size=10', '-v=6');
     expect(chunked.stderr).toMatch(/\/api\/v1\/nodes\?limit=10 /);
     expect(chunked.stderr).toMatch(/\/api\/v1\/pods\?.*limit=10 /);
