@@ -121,9 +121,20 @@ function validateDeadlineUpdate(o: ApiObject, old: ApiObject): FieldError[] {
   return typeof was === 'number' ? [invalid(f, null, 'must not update from a positive integer to nil value')] : [];
 }
 
+/**
+ * kube's validateOnlyAddedTolerations: tolerations may be added, and an existing one's tolerationSeconds
+ * changed, but none removed or otherwise changed (one error for the list, as kube stops at the first)
+ */
+function validateTolerationUpdate(o: ApiObject, old: ApiObject): FieldError[] {
+  const identity = (t: JSONValue): string => JSON.stringify(['key', 'operator', 'value', 'effect'].map((f) => get(t, f) ?? ''));
+  const kept = new Set(getArray(o, 'spec', 'tolerations').map(identity));
+  if (getArray(old, 'spec', 'tolerations').every((t) => kept.has(identity(t)))) return [];
+  return [{ field: 'spec.tolerations', type: 'FieldValueForbidden', message: 'Forbidden: existing toleration can not be modified except its tolerationSeconds' }];
+}
+
 /** pod specs are immutable but for images, activeDeadlineSeconds, tolerations, grace period and first binding */
 function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
-  const deadline = validateDeadlineUpdate(o, old);
+  const deadline = [...validateDeadlineUpdate(o, old), ...validateTolerationUpdate(o, old)];
   if (deadline.length) return deadline;
   const mutable = (spec: JSONValue | undefined, ref: JSONValue | undefined): string => {
     if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return JSON.stringify(spec ?? null);
