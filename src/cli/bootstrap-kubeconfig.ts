@@ -11,7 +11,7 @@
 import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { systemClock } from '../core/clock.js';
 import { parseGoDuration } from '../core/duration.js';
 import { systemNamespacesOf } from '../core/product-names.js';
@@ -101,7 +101,7 @@ export function addBootstrapKubeconfigCommand(program: Command): void {
     .option('--data-dir <dir>', 'the server\'s data dir (its admin.kubeconfig creates the token)', './.orch')
     .option('--kubeconfig <file>', 'an administrator kubeconfig to use instead of <data-dir>/admin.kubeconfig')
     .option('--server <url>', 'the control plane URL written into the bootstrap kubeconfig (default: the admin kubeconfig\'s)')
-    .option('--ttl <duration>', 'how long the token stays valid (0: no expiration)', ttl, 24 * 3600_000)
+    .addOption(new Option('--ttl <duration>', 'how long the token stays valid (0: no expiration)').argParser(ttl).default(24 * 3600_000, '24h'))
     .option('--description <text>', 'the token Secret\'s description')
     .action(async (f: { out: string; dataDir: string; kubeconfig?: string; server?: string; ttl: number; description?: string }) => {
       try {
