@@ -1,0 +1,92 @@
+// The README's quick start as a new user runs it, with real processes and the real kubectl: `orch server` prints
+// where its kubeconfig is and the printed `try:` command works; `kubectl get/create/apply` with that kubeconfig;
+// then `orch node-kubeconfig` and `orch nodeagent` (no runtime configured: the simulated one) register node-1,
+// which becomes Ready and runs a Deployment's pods and a Job whose log kubectl reads. Only the ports differ from
+// the README (a free API port; `port: 0` for the agent's HTTPS server, whose default 10250 other tests share).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
+import { runKubectl } from '../helpers/kubectl.js';
+import { agentConfig } from '../helpers/nodeagent.js';
+import { type OrchProcess, spawnOrch, stopOrch } from '../helpers/orch-process.js';
+import { freePort } from '../helpers/ports.js';
+
+let dir = '';
+let port = 0;
+let server: OrchProcess | undefined;
+let agent: OrchProcess | undefined;
+let kubeconfig = '';
+const kubectl = (...args: string[]) => runKubectl(kubeconfig, args);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'orch-readme-'));
+  port = await freePort();
+  // `npm start` = `node dist/src/cli/main.js server`, data in ./.orch of the working directory
+  server = spawnOrch(['server', '--secure-port', String(port)], {}, dir);
+  const m = await server.waitFor(/^ {2}kubeconfig: (\S+)$/m, 60_000);
+  kubeconfig = m[1]!;
+}, 90_000);
+
+afterAll(async () => {
+  await stopOrch(agent);
+  await stopOrch(server);
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('README quick start', () => {
+  it('prints its URL and the kubeconfig path; the printed `try:` command and the README\'s kubectl commands work', async () => {
+    expect(server!.output()).toContain(`orch is serving on https://127.0.0.1:${port}\n`);
+    expect(kubeconfig).toBe(join(dir, '.orch', 'admin.kubeconfig'));
+    const tryLine = /^ {2}try: +kubectl (.*)$/m.exec(server!.output())![1]!.split(' ');
+    expect(tryLine).toEqual(['--kubeconfig', kubeconfig, 'get', 'namespaces']);
+
+    const ns = await kubectl('get', 'namespaces');
+    expect(ns.code, ns.stderr).toBe(0);
+    expect(ns.stdout.split('\n')[0]).toMatch(/^NAME +STATUS +AGE$/);
+    for (const n of ['default', 'orch-system', 'orch-public', 'orch-node-lease']) expect(ns.stdout).toMatch(new RegExp(`^${n} +Active `, 'm'));
+
+    const cm = await kubectl('create', 'configmap', 'demo', '--from-literal=a=b');
+    expect(cm.code, cm.stderr).toBe(0);
+    expect(cm.stdout).toBe('configmap/demo created\n');
+
+    const manifest = join(dir, 'my-manifest.yaml');
+    await writeFile(manifest, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-manifest\ndata:\n  greeting: hello\n');
+    expect((await kubectl('apply', '-f', manifest)).stdout).toBe('configmap/from-manifest created\n');
+    expect((await kubectl('apply', '-f', manifest)).stdout).toBe('configmap/from-manifest unchanged\n');
+  });
+
+  it('node-kubeconfig + nodeagent: node-1 is Ready and runs a Deployment\'s pods and a Job', async () => {
+    const nodeKc = join(dir, 'node-1.kubeconfig');
+    const nk = spawnOrch(['node-kubeconfig', '--node-name', 'node-1', '--out', 'node-1.kubeconfig'], {}, dir);
+    expect(await nk.exited, nk.output()).toBe(0);
+    expect(nk.output()).toBe('wrote node-1.kubeconfig for system:node:node-1\n');
+
+    await writeFile(join(dir, 'agent.yaml'), agentConfig({ port: 0, staticPodPath: join(dir, 'manifests') }));
+    agent = spawnOrch(['nodeagent', '--kubeconfig', nodeKc, '--hostname-override', 'node-1', '--root-dir', '.nodeagent',
+      '--lock-file', '.nodeagent/nodeagent.lock', '--config', join(dir, 'agent.yaml')], {}, dir);
+    await agent.waitFor(/nodeagent: node node-1 running; HTTPS on port \d+; runtime unix:\/\/.*\/\.nodeagent\/runtime-sim\.sock/);
+
+    const ready = await eventually(async () => {
+      const r = await kubectl('get', 'nodes', '-o', 'wide');
+      return /^node-1 +Ready +<none> +\S+ +v1\.32\.0-orch\.\S+ +\S+ +<none> +.* orch-runtime-sim:\/\/\S+$/m.test(r.stdout) && r;
+    }, 'node-1 Ready in `kubectl get nodes -o wide`', { timeoutMs: 30_000, context: () => agent!.output() });
+    expect(ready.stdout.split('\n')[0]).toMatch(/^NAME +STATUS +ROLES +AGE +VERSION +INTERNAL-IP +EXTERNAL-IP +OS-IMAGE +KERNEL-VERSION +CONTAINER-RUNTIME$/);
+
+    expect((await kubectl('create', 'deployment', 'web', '--image=nginx', '--replicas=2')).stdout).toBe('deployment.apps/web created\n');
+    const rollout = await kubectl('rollout', 'status', 'deployment/web', '--timeout=25s');
+    expect(rollout.code, `${rollout.stdout}${rollout.stderr}\n${agent.output()}`).toBe(0);
+    expect(rollout.stdout).toContain('deployment "web" successfully rolled out');
+    const pods = await kubectl('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={range .items[*]}{.spec.nodeName} {.status.phase}{"\\n"}{end}');
+    expect(pods.stdout).toBe('node-1 Running\nnode-1 Running\n');
+
+    expect((await kubectl('create', 'job', 'hello', '--image=busybox', '--', 'echo', 'hi')).stdout).toBe('job.batch/hello created\n');
+    const wait = await kubectl('wait', '--for=condition=complete', 'job/hello', '--timeout=25s');
+    expect(wait.code, `${wait.stdout}${wait.stderr}`).toBe(0);
+    expect(wait.stdout).toBe('job.batch/hello condition met\n');
+    const logs = await kubectl('logs', 'job/hello');
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toBe('hi\n');
+  }, 90_000);
+});
