@@ -3,6 +3,7 @@
 // then `orch node-kubeconfig` and `orch nodeagent` (no runtime configured: the simulated one) register node-1,
 // which becomes Ready and runs a Deployment's pods and a Job whose log kubectl reads. Only the ports differ from
 // the README (a free API port; `port: 0` for the agent's HTTPS server, whose default 10250 other tests share).
+// A second server on the same data dir or port says which.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,4 +90,16 @@ describe('README quick start', () => {
     expect(logs.code, logs.stderr).toBe(0);
     expect(logs.stdout).toBe('hi\n');
   }, 90_000);
+
+  it('a second `npm start` beside the first says why it cannot start: its data dir, or the port, is taken', async () => {
+    const same = spawnOrch(['server', '--secure-port', String(await freePort())], {}, dir);
+    expect(await same.exited).toBe(1);
+    expect(same.output()).toContain(`orch: cannot start: ${join(dir, '.orch', 'store')} is in use by another process (another orch server on the same --data-dir?)`);
+    const port2 = spawnOrch(['server', '--secure-port', String(port), '--data-dir', join(dir, 'other')], {}, dir);
+    expect(await port2.exited).toBe(1);
+    expect(port2.output()).toContain(`orch: cannot start: listen EADDRINUSE: address already in use 127.0.0.1:${port}`);
+    // the first one serves on, with its kubeconfig unchanged
+    expect((await kubectl('get', 'configmap', 'demo', '-o', 'jsonpath={.data.a}')).stdout).toBe('b');
+    expect((await kubectl('create', 'configmap', 'after-second-start')).code).toBe(0);
+  }, 60_000);
 });
