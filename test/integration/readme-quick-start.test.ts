@@ -3,7 +3,8 @@
 // then `orch node-kubeconfig` and `orch nodeagent` (no runtime configured: the simulated one) register node-1,
 // which becomes Ready and runs a Deployment's pods and a Job whose log kubectl reads. Only the ports differ from
 // the README (a free API port; `port: 0` for the agent's HTTPS server, whose default 10250 other tests share).
-// A second server on the same data dir or port says which.
+// A second server on the same data dir or port says which; a bootstrap token for this server (started without
+// --enable-bootstrap-token-auth) comes with a warning.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,4 +103,11 @@ describe('README quick start', () => {
     expect((await kubectl('get', 'configmap', 'demo', '-o', 'jsonpath={.data.a}')).stdout).toBe('b');
     expect((await kubectl('create', 'configmap', 'after-second-start')).code).toBe(0);
   }, 60_000);
+
+  it('bootstrap-kubeconfig against this server (no --enable-bootstrap-token-auth) warns that the token will be refused', async () => {
+    const boot = spawnOrch(['bootstrap-kubeconfig', '--out', 'boot.kubeconfig', '--ttl', '1h'], {}, dir);
+    expect(await boot.exited).toBe(0);
+    expect(boot.output()).toMatch(/^wrote boot\.kubeconfig with bootstrap token [a-z0-9]{6}\.<secret>\n/);
+    expect(boot.output()).toContain('bootstrap-kubeconfig: warning: the server answers 401 to the new token: it does not authenticate bootstrap tokens; start it with --enable-bootstrap-token-auth');
+  }, 30_000);
 });
