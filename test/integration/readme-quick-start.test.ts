@@ -5,43 +5,21 @@
 // the README (a free API port; `port: 0` for the agent's HTTPS server, whose default 10250 other tests share).
 // A second server on the same data dir or port says which; a bootstrap token for this server (started without
 // --enable-bootstrap-token-auth) comes with a warning.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
-import { runKubectl } from '../helpers/kubectl.js';
-import { agentConfig } from '../helpers/nodeagent.js';
-import { type OrchProcess, spawnOrch, stopOrch } from '../helpers/orch-process.js';
 import { freePort } from '../helpers/ports.js';
+import { useFreshDirServer } from '../helpers/orch-process.js';
 
-let dir = '';
-let port = 0;
-let server: OrchProcess | undefined;
-let agent: OrchProcess | undefined;
-let kubeconfig = '';
-const kubectl = (...args: string[]) => runKubectl(kubeconfig, args);
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orch-readme-'));
-  port = await freePort();
-  // `npm start` = `node dist/src/cli/main.js server`, data in ./.orch of the working directory
-  server = spawnOrch(['server', '--secure-port', String(port)], {}, dir);
-  const m = await server.waitFor(/^ {2}kubeconfig: (\S+)$/m, 60_000);
-  kubeconfig = m[1]!;
-}, 90_000);
-
-afterAll(async () => {
-  await stopOrch(agent);
-  await stopOrch(server);
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+const fresh = useFreshDirServer();
 
 describe('README quick start', () => {
   it('prints its URL and the kubeconfig path; the printed `try:` command and the README\'s kubectl commands work', async () => {
-    expect(server!.output()).toContain(`orch is serving on https://127.0.0.1:${port}\n`);
+    const { server, port, dir, kubeconfig, kubectl } = fresh();
+    expect(server.output()).toContain(`orch is serving on https://127.0.0.1:${port}\n`);
     expect(kubeconfig).toBe(join(dir, '.orch', 'admin.kubeconfig'));
-    const tryLine = /^ {2}try: +kubectl (.*)$/m.exec(server!.output())![1]!.split(' ');
+    const tryLine = /^ {2}try: +kubectl (.*)$/m.exec(server.output())![1]!.split(' ');
     expect(tryLine).toEqual(['--kubeconfig', kubeconfig, 'get', 'namespaces']);
 
     const ns = await kubectl('get', 'namespaces');
@@ -60,20 +38,19 @@ describe('README quick start', () => {
   });
 
   it('node-kubeconfig + nodeagent: node-1 is Ready and runs a Deployment\'s pods and a Job', async () => {
-    const nodeKc = join(dir, 'node-1.kubeconfig');
-    const nk = spawnOrch(['node-kubeconfig', '--node-name', 'node-1', '--out', 'node-1.kubeconfig'], {}, dir);
+    const { orch, kubectl } = fresh();
+    const nk = orch(['node-kubeconfig', '--node-name', 'node-1', '--out', 'node-1.kubeconfig']);
     expect(await nk.exited, nk.output()).toBe(0);
     expect(nk.output()).toBe('wrote node-1.kubeconfig for system:node:node-1\n');
 
-    await writeFile(join(dir, 'agent.yaml'), agentConfig({ port: 0, staticPodPath: join(dir, 'manifests') }));
-    agent = spawnOrch(['nodeagent', '--kubeconfig', nodeKc, '--hostname-override', 'node-1', '--root-dir', '.nodeagent',
-      '--lock-file', '.nodeagent/nodeagent.lock', '--config', join(dir, 'agent.yaml')], {}, dir);
+    const agent = orch(['nodeagent', '--kubeconfig', 'node-1.kubeconfig', '--hostname-override', 'node-1', '--root-dir', '.nodeagent',
+      '--lock-file', '.nodeagent/nodeagent.lock', '--config', await fresh().agentConfigFile()]);
     await agent.waitFor(/nodeagent: node node-1 running; HTTPS on port \d+; runtime unix:\/\/.*\/\.nodeagent\/runtime-sim\.sock/);
 
     const ready = await eventually(async () => {
       const r = await kubectl('get', 'nodes', '-o', 'wide');
       return /^node-1 +Ready +<none> +\S+ +v1\.32\.0-orch\.\S+ +\S+ +<none> +.* orch-runtime-sim:\/\/\S+$/m.test(r.stdout) && r;
-    }, 'node-1 Ready in `kubectl get nodes -o wide`', { timeoutMs: 30_000, context: () => agent!.output() });
+    }, 'node-1 Ready in `kubectl get nodes -o wide`', { timeoutMs: 30_000, context: () => agent.output() });
     expect(ready.stdout.split('\n')[0]).toMatch(/^NAME +STATUS +ROLES +AGE +VERSION +INTERNAL-IP +EXTERNAL-IP +OS-IMAGE +KERNEL-VERSION +CONTAINER-RUNTIME$/);
 
     expect((await kubectl('create', 'deployment', 'web', '--image=nginx', '--replicas=2')).stdout).toBe('deployment.apps/web created\n');
@@ -93,10 +70,11 @@ describe('README quick start', () => {
   }, 90_000);
 
   it('a second `npm start` beside the first says why it cannot start: its data dir, or the port, is taken', async () => {
-    const same = spawnOrch(['server', '--secure-port', String(await freePort())], {}, dir);
+    const { orch, port, dir, kubectl } = fresh();
+    const same = orch(['server', '--secure-port', String(await freePort())]);
     expect(await same.exited).toBe(1);
     expect(same.output()).toContain(`orch: cannot start: ${join(dir, '.orch', 'store')} is in use by another process (another orch server on the same --data-dir?)`);
-    const port2 = spawnOrch(['server', '--secure-port', String(port), '--data-dir', join(dir, 'other')], {}, dir);
+    const port2 = orch(['server', '--secure-port', String(port), '--data-dir', join(dir, 'other')]);
     expect(await port2.exited).toBe(1);
     expect(port2.output()).toContain(`orch: cannot start: listen EADDRINUSE: address already in use 127.0.0.1:${port}`);
     // the first one serves on, with its kubeconfig unchanged
@@ -105,7 +83,7 @@ describe('README quick start', () => {
   }, 60_000);
 
   it('bootstrap-kubeconfig against this server (no --enable-bootstrap-token-auth) warns that the token will be refused', async () => {
-    const boot = spawnOrch(['bootstrap-kubeconfig', '--out', 'boot.kubeconfig', '--ttl', '1h'], {}, dir);
+    const boot = fresh().orch(['bootstrap-kubeconfig', '--out', 'boot.kubeconfig', '--ttl', '1h']);
     expect(await boot.exited).toBe(0);
     expect(boot.output()).toMatch(/^wrote boot\.kubeconfig with bootstrap token [a-z0-9]{6}\.<secret>\n/);
     expect(boot.output()).toContain('bootstrap-kubeconfig: warning: the server answers 401 to the new token: it does not authenticate bootstrap tokens; start it with --enable-bootstrap-token-auth');
