@@ -1,7 +1,8 @@
 // The documented command lines against the commands' own `--help`: every flag that README.md, docs/*.md (shell
 // blocks), the systemd units' ExecStart and the Containerfile's ENTRYPOINT give an `orch` subcommand exists in
 // that subcommand's `--help`; every flag of `orch server --help` is described somewhere in README.md or docs/;
-// the README's "Server flags" section names only flags the server has; docs/nodeagent.md's flag table is exactly
+// the README's "Server flags" section names only flags the server has, with the defaults it prints;
+// docs/nodeagent.md's flag table is exactly
 // `orch nodeagent --help`.
 import { readFile, readdir } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { spawnOrch } from '../helpers/orch-process.js';
 const REPO = new URL('../../', import.meta.url).pathname;
 const SUBCOMMANDS = ['server', 'nodeagent', 'node-kubeconfig', 'bootstrap-kubeconfig', 'runtime-sim'] as const;
 const help: Record<string, Set<string>> = {};
+let serverHelpText = '';
 let docs: Record<string, string> = {};
 
 /** the long flags a `--help` lists (its option column) */
@@ -39,6 +41,7 @@ beforeAll(async () => {
     const p = spawnOrch([sub, '--help']);
     expect(await p.exited, p.output()).toBe(0);
     help[sub] = helpFlags(p.output());
+    if (sub === 'server') serverHelpText = p.output();
   }));
   const names = ['README.md', ...(await readdir(`${REPO}docs`)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
   docs = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await readFile(`${REPO}${n}`, 'utf8')] as const)));
@@ -76,6 +79,16 @@ describe('documented orch command lines', () => {
     const server = [...help.server!];
     const missing = [...named].filter((f) => (f.endsWith('*') ? !server.some((s) => s.startsWith(f.slice(0, -1))) : !help.server!.has(f)));
     expect(missing).toEqual([]);
+  });
+
+  it('the defaults in the README\'s flag table are the ones `orch server --help` prints', () => {
+    const section = /^## Server flags\n([\s\S]*?)^## /m.exec(docs['README.md']!)![1]!;
+    const rows = [...section.matchAll(/^\| `(--[a-z0-9-]+)` \| `([^`]*)` \|/gm)].filter((m) => m[1] !== '--controllers');
+    expect(rows.length).toBeGreaterThan(10);
+    for (const [, flag, readmeDefault] of rows) {
+      const printed = new RegExp(`^ +${flag}\\b.*\\(default:? "?([^")]*)"?\\)$`, 'm').exec(serverHelpText)?.[1];
+      expect(printed, flag).toBe(readmeDefault);
+    }
   });
 
   it('every flag of `orch server --help` is described in README.md or docs/', () => {
