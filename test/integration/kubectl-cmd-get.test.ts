@@ -66,6 +66,17 @@ describe.concurrent('kubectl get', () => {
     expect(outs[2]).not.toContain('List');
   });
 
+  it('a selector that does not parse is BadRequest with kube\'s parser message', async () => {
+    const [open, extra, field] = await Promise.all([
+      env.fails('get', 'pods', '-n', 'default', '-l', 'a in (b'),
+      env.fails('get', 'pods', '-n', 'default', '-l', 'a=b c'),
+      env.fails('get', 'pods', '-n', 'default', '--field-selector', 'foo=bar'),
+    ]);
+    expect(open).toContain(`Error from server (BadRequest): Unable to find "/v1, Resource=pods" that match label selector "a in (b", field selector "": unable to parse requirement: found '', expected: ',' or ')'`);
+    expect(extra).toContain(`field selector "": found 'c', expected: ',' or 'end of string'`);
+    expect(field).toContain('field label not supported: foo');
+  });
+
   it('"No resources found" only for human-readable output', async () => {
     const ns = await env.namespace('get-empty');
     const quiet = [['-o', 'json'], ['-o', 'yaml'], ['-o', 'name'], ['-o', 'jsonpath={.items}'], ['-o', 'go-template={{.items}}'], ['-o', 'custom-columns=NAME:.metadata.name'], ['--ignore-not-found']];
