@@ -189,7 +189,6 @@ describe.concurrent('kubectl get', () => {
   });
 
   it('gets a node and a service in one call', async () => {
-    await env.files({});
     const node = await env.files({ 'node.yaml': 'apiVersion: v1\nkind: Node\nmetadata:\n  name: 127.0.0.1\n' });
     await env.ok('create', '-f', node);
     const list = JSON.parse(await env.ok('get', 'nodes/127.0.0.1', 'service/kubernetes', '-n', 'default', '-o', 'json')) as { items: { metadata: { name: string } }[] };
