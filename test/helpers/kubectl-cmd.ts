@@ -82,3 +82,45 @@ export function podYaml(name: string, labels: Record<string, string>, extra: { n
   lines.push('spec:', '  containers:', '  - name: kubernetes-pause', `    image: ${extra.image ?? 'registry.k8s.io/pause:3.10.1'}`);
   return lines.join('\n') + '\n';
 }
+
+/**
+ * a Deployment of one pause container selecting `app: <app>`; `strategy` and
+ * `container` / `pod` add YAML lines (indented as the spec, the container and
+ * the pod spec) for what a test changes
+ */
+export function deploymentYaml(name: string, app: string, extra: { strategy?: string; container?: string; pod?: string } = {}): string {
+  return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+spec:
+  selector:
+    matchLabels: {app: ${app}}
+${extra.strategy ?? ''}  template:
+    metadata:
+      labels: {app: ${app}}
+    spec:
+      containers:
+      - name: c
+        image: registry.k8s.io/pause:3.10.1
+${extra.container ?? ''}${extra.pod ?? ''}`;
+}
+
+/** a namespaced CustomResourceDefinition of one served version whose schema keeps every field */
+export function crdYaml(group: string, names: { plural: string; singular: string; kind: string }, version: string): string {
+  return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ${names.plural}.${group}
+spec:
+  group: ${group}
+  scope: Namespaced
+  names: {plural: ${names.plural}, singular: ${names.singular}, kind: ${names.kind}, listKind: ${names.kind}List}
+  versions:
+  - name: ${version}
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`;
+}

@@ -18,7 +18,7 @@
 // manifests with the same shape (names, labels, fields the assertions read).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CmdEnv, names, podYaml, startCmdEnv } from '../helpers/kubectl-cmd.js';
+import { type CmdEnv, crdYaml, deploymentYaml, names, podYaml, startCmdEnv } from '../helpers/kubectl-cmd.js';
 import { eventually } from '../helpers/eventually.js';
 
 let env: CmdEnv;
@@ -72,23 +72,7 @@ describe.concurrent('kubectl apply (client-side)', () => {
 
   it('clears defaulted fields (retainKeys): RollingUpdate and emptyDir give way to Recreate and hostPath', async () => {
     const ns = await env.namespace('apply-retain');
-    const deploy = (strategy: string, volume: string) => `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: test-deployment-retainkeys
-spec:
-  selector:
-    matchLabels: {app: retain}
-${strategy}  template:
-    metadata:
-      labels: {app: retain}
-    spec:
-      containers:
-      - name: c
-        image: registry.k8s.io/pause:3.10.1
-      volumes:
-      - name: data
-${volume}`;
+    const deploy = (strategy: string, volume: string) => deploymentYaml('test-deployment-retainkeys', 'retain', { strategy, pod: `      volumes:\n      - name: data\n${volume}` });
     const before = await env.files({ 'retain/before.yaml': deploy('', '        emptyDir: {}\n') });
     const after = await env.files({ 'retain/after.yaml': deploy('  strategy:\n    type: Recreate\n', '        hostPath:\n          path: /tmp\n') });
     await env.ok('apply', '-n', ns, '-f', before);
@@ -116,26 +100,9 @@ ${volume}`;
   it('propagates nulls: a null request and a null quota limit are left out, a null defaulted field keeps its default', async () => {
     const ns = await env.namespace('apply-null');
     const dep = await env.files({
-      'null/deployment.yaml': `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: my-dep-null
-spec:
-  selector:
-    matchLabels: {app: null-dep}
-  template:
-    metadata:
-      labels: {app: null-dep}
-    spec:
-      containers:
-      - name: c
-        image: registry.k8s.io/pause:3.10.1
-        terminationMessagePolicy: null
-        resources:
-          requests:
-            cpu: null
-            memory: 64Mi
-`,
+      'null/deployment.yaml': deploymentYaml('my-dep-null', 'null-dep', {
+        container: '        terminationMessagePolicy: null\n        resources:\n          requests:\n            cpu: null\n            memory: 64Mi\n',
+      }),
     });
     const rq = await env.files({
       'null/quota.yaml': `apiVersion: v1
@@ -180,21 +147,7 @@ spec:
   it('a custom resource applied with --dry-run=server (client- and server-side) is not created', async () => {
     const ns = await env.namespace('apply-crd');
     const crd = await env.files({
-      'crd/resources.yaml': `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: resources.mygroup.example.com
-spec:
-  group: mygroup.example.com
-  scope: Namespaced
-  names: {plural: resources, singular: resource, kind: Kind, listKind: KindList}
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`,
+      'crd/resources.yaml': crdYaml('mygroup.example.com', { plural: 'resources', singular: 'resource', kind: 'Kind' }, 'v1alpha1'),
     });
     const cr = await env.files({ 'crd/myobj.yaml': 'apiVersion: mygroup.example.com/v1alpha1\nkind: Kind\nmetadata:\n  name: myobj\nkey: value\n' });
     await env.ok('create', '-f', crd);
@@ -242,21 +195,7 @@ spec:
     const kdir = (await env.files({
       'kustomize/kustomization.yaml': `namePrefix: test-the-\nnamespace: ${ns}\nresources:\n- configmap.yaml\n- deployment.yaml\n- service.yaml\n`,
       'kustomize/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: map\ndata:\n  altGreeting: Good Morning!\n',
-      'kustomize/deployment.yaml': `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: deployment
-spec:
-  selector:
-    matchLabels: {app: kust}
-  template:
-    metadata:
-      labels: {app: kust}
-    spec:
-      containers:
-      - name: c
-        image: registry.k8s.io/pause:3.10.1
-`,
+      'kustomize/deployment.yaml': deploymentYaml('deployment', 'kust'),
       'kustomize/service.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: service\nspec:\n  selector: {app: kust}\n  ports:\n  - port: 8666\n',
     })).replace(/\/kustomization\.yaml$/, '');
     for (const flag of ['-k', '--kustomize']) {
@@ -290,21 +229,7 @@ describe.concurrent('kubectl apply: several objects with one failure', () => {
   it('a CRD and its custom resource in one file: the resource waits for a second pass', async () => {
     const ns = await env.namespace('apply-widget');
     const f = await env.files({
-      'multi/multi-resource-4.yaml': `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
----
+      'multi/multi-resource-4.yaml': `${crdYaml('example.com', { plural: 'widgets', singular: 'widget', kind: 'Widget' }, 'v1')}---
 apiVersion: example.com/v1
 kind: Widget
 metadata:

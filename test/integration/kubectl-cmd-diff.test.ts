@@ -18,7 +18,7 @@
 // create.sh's `--raw` with `--edit` (a client-side flag check).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CmdEnv, names, podYaml, startCmdEnv } from '../helpers/kubectl-cmd.js';
+import { type CmdEnv, deploymentYaml, names, podYaml, startCmdEnv } from '../helpers/kubectl-cmd.js';
 
 let env: CmdEnv;
 let pod: string;
@@ -101,7 +101,7 @@ describe.concurrent('kubectl diff', () => {
     const ns = await env.namespace('diff-names');
     const dir = (await env.files({
       [`same-${ns}/pod.yaml`]: podYaml('test', { app: 'test' }),
-      [`same-${ns}/deployment.yaml`]: 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: test\nspec:\n  selector:\n    matchLabels: {app: test}\n  template:\n    metadata:\n      labels: {app: test}\n    spec:\n      containers:\n      - name: c\n        image: registry.k8s.io/pause:3.10.1\n',
+      [`same-${ns}/deployment.yaml`]: deploymentYaml('test', 'test'),
       [`same-${ns}/configmap.yaml`]: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: test\ndata:\n  a: b\n',
       [`same-${ns}/secret.yaml`]: 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: test\nstringData:\n  a: b\n',
     })).replace(/\/pod\.yaml$/, '');
@@ -173,22 +173,7 @@ describe.concurrent('kubectl create', () => {
   it('--validate: strict (the default, true) refuses an unknown field; warn, ignore and false create', async () => {
     const ns = await env.namespace('create-validate');
     const f = await env.files({
-      'invalid-deployment.yaml': `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: invalid-nginx-deployment
-spec:
-  selector:
-    matchLabels: {app: nginx}
-  template:
-    metadata:
-      labels: {app: nginx}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx
-        baz: foo
-`,
+      'invalid-deployment.yaml': deploymentYaml('invalid-nginx-deployment', 'nginx', { container: '        baz: foo\n' }),
     });
     const refused = await Promise.all([[], ['--validate'], ['--validate=true'], ['--validate=strict']].map((v) => env.fails('create', '-n', ns, '-f', f, ...v)));
     for (const o of refused) expect(o).toContain('strict decoding error: unknown field "spec.template.spec.containers[0].baz"');
