@@ -165,7 +165,7 @@ export class GenericStore {
     this.def.strategy.prepareForCreate?.(obj, opts.user);
     // kube decodes the write into its Go type: admission, validation and managedFields see its zero values
     fillZeroShape(obj, this.def.strategy.zeroShape);
-    const unmutated = this.unmutated(obj);
+    const unmutated = this.unmutated(obj, opts);
     if (this.hooks.mutate) {
       const system = { uid: meta.uid, creationTimestamp: meta.creationTimestamp, generation: meta.generation };
       const mutated = await this.hooks.mutate({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
@@ -388,7 +388,7 @@ export class GenericStore {
     this.def.strategy.default?.(next);
     this.def.strategy.prepareForUpdate?.(next, current, this.clock.now(), opts.subresource);
     fillZeroShape(next, this.def.strategy.zeroShape); // as on create (an apply's merged result too)
-    const unmutated = this.unmutated(next);
+    const unmutated = this.unmutated(next, opts);
     if (this.hooks.mutate) {
       const mutated = await this.hooks.mutate({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
       if (mutated && mutated !== next) next = this.decodedAgain(mutated);
@@ -412,9 +412,10 @@ export class GenericStore {
    * The object as the writer sent it, kept apart when an admission plugin may
    * change it in place (webhooks return a changed copy): kube-apiserver records
    * managedFields before admission, so what a plugin adds belongs to nobody.
+   * No plugin changes a status write (a node agent's frequent pod status updates).
    */
-  private unmutated(obj: ApiObject): ApiObject {
-    return this.hooks.mutatesInPlace?.(this.def) ? clone(obj) : obj;
+  private unmutated(obj: ApiObject, opts: WriteOptions): ApiObject {
+    return opts.subresource !== 'status' && this.hooks.mutatesInPlace?.(this.def) ? clone(obj) : obj;
   }
 
   /** the unmutated object, defaulted and pruned as the written one is, when admission changed anything */
