@@ -20,6 +20,8 @@
 // request-timeout.sh's 'Timeout exceeded while reading body' is Go's old text
 // for the client's deadline; kubectl 1.32 only logs it at -v=5, so the watch is
 // checked to end cleanly after printing the pod.
+// Found in orch: label selector parse errors differed from kube's parser
+// ('end of string' for the empty literal, errors between requirements).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CmdEnv, names, podYaml, startCmdEnv } from '../helpers/kubectl-cmd.js';
