@@ -283,6 +283,15 @@ spec:
   });
 });
 
+/** an RBAC object of auth reconcile's fixture: roles may get pods, bindings give the role of the same kind to user `me` */
+function rbacObject(kind: 'ClusterRole' | 'ClusterRoleBinding' | 'Role' | 'RoleBinding', name: string, namespace?: string): object {
+  const metadata = namespace ? { name, namespace } : { name };
+  const head = { apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata };
+  if (kind.endsWith('Role')) return { ...head, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] };
+  const role = kind === 'ClusterRoleBinding' ? { kind: 'ClusterRole', name: 'testing-CR' } : { kind: 'Role', name: 'testing-R' };
+  return { ...head, roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'me' }] };
+}
+
 describe.concurrent('--template on commands that go through the server (template-output.sh)', () => {
   const T = '--template={{ .metadata.name }}:';
   let ns: string;
@@ -321,36 +330,11 @@ describe.concurrent('--template on commands that go through the server (template
     expect(await env.ok('taint', 'node', 'tmpl-node', 'dedicated=foo:PreferNoSchedule', T)).toContain('tmpl-node:');
     await env.ok('taint', 'node', 'tmpl-node', 'dedicated-');
     const rbac = await env.files({
-      'tmpl/rbac.yaml': `apiVersion: v1
-kind: List
-items:
-- apiVersion: rbac.authorization.k8s.io/v1
-  kind: ClusterRole
-  metadata: {name: testing-CR}
-  rules:
-  - apiGroups: [""]
-    resources: [pods]
-    verbs: [get]
-- apiVersion: rbac.authorization.k8s.io/v1
-  kind: ClusterRoleBinding
-  metadata: {name: testing-CRB}
-  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: testing-CR}
-  subjects:
-  - {apiGroup: rbac.authorization.k8s.io, kind: User, name: me}
-- apiVersion: rbac.authorization.k8s.io/v1
-  kind: RoleBinding
-  metadata: {name: testing-RB, namespace: ${ns}}
-  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: testing-R}
-  subjects:
-  - {apiGroup: rbac.authorization.k8s.io, kind: User, name: me}
-- apiVersion: rbac.authorization.k8s.io/v1
-  kind: Role
-  metadata: {name: testing-R, namespace: ${ns}}
-  rules:
-  - apiGroups: [""]
-    resources: [pods]
-    verbs: [get]
-`,
+      'tmpl/rbac.json': JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [rbacObject('ClusterRole', 'testing-CR'), rbacObject('ClusterRoleBinding', 'testing-CRB'), rbacObject('RoleBinding', 'testing-RB', ns), rbacObject('Role', 'testing-R', ns)],
+      }),
     });
     expect(await env.ok('auth', 'reconcile', '--dry-run=client', '-f', rbac, T)).toContain('testing-CR:testing-CRB:testing-RB:testing-R:');
   });

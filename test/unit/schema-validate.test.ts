@@ -308,7 +308,7 @@ describe('dropEmptyMaps (Go omitempty maps)', () => {
       data: { type: 'object', additionalProperties: { type: 'string' } },
       required: { type: 'object', additionalProperties: { type: 'string' } },
       struct: { type: 'object', properties: { a: { type: 'string' } } },
-      free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+      free: { type: 'object', 'x-orch-preserve-unknown-fields': true },
       fields: { type: 'object', additionalProperties: { type: 'string' }, 'x-orch-proto-type': 'FieldsV1' },
       items: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string' } } },
     },
