@@ -1,126 +1,115 @@
-// The harness of the kubectl command-test ports (kube's test/cmd/*.sh and
-// test/cmd/testdata/*.txtar): one server per file with kube's group names, a
-// directory of manifests, and kubectl run in a namespace of the caller's.
+// What the ports of kubectl's command tests (kubernetes/kubernetes
+// test/cmd/*.sh, test/integration/kubectl-cmd-*.test.ts) share: one server
+// with kube's group names per file, as hack/make-rules/test-cmd.sh runs
+// kube-apiserver and kube-controller-manager without a scheduler or kubelet
+// (so pods stay Pending and nodes are bare objects) and with the ServiceAccount
+// and DefaultStorageClass admission plugins disabled (its
+// DISABLE_ADMISSION_PLUGINS: pods get no token volume, so a pod's manifest can
+// be sent again with `kubectl replace`), and the shell helpers
+// those tests call (`kubectl … || exit 1`, `kube::test::get_object_assert`,
+// `create_and_use_new_namespace`, `kubectl create -f - <<EOF`).
 
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { expect } from 'vitest';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { type KubectlResult, runKubectl } from './kubectl.js';
 import { type TestServer, startTestServer } from './server.js';
-import type { ServerOptions } from '../../src/server/server.js';
+
+export type Obj = Record<string, any>;
 
 export interface CmdEnv {
-  t: TestServer;
-  dir: string;
-  /** kubectl with the given arguments (no namespace added) */
+  ts(): TestServer;
+  /** kubectl's result, whatever its exit code */
   run(...args: string[]): Promise<KubectlResult>;
-  /** kubectl that must succeed: its stdout */
+  /** stdout, after checking kubectl exited 0 */
   ok(...args: string[]): Promise<string>;
-  /** kubectl that must fail: stdout and stderr together, as kube's `2>&1` captures */
+  /** stdout and stderr together, after checking kubectl failed (`! kubectl … || exit 1`) */
   fails(...args: string[]): Promise<string>;
-  /** writes manifests (path relative to the manifest directory → text) and returns the first path made absolute */
-  files(entries: Record<string, string>): Promise<string>;
-  /** a fresh namespace (kube's create_and_use_new_namespace) */
-  namespace(base: string): Promise<string>;
-  stop(): Promise<void>;
+  /** `kubectl get … -o json`, parsed */
+  json(...args: string[]): Promise<Obj>;
+  /** the names `kubectl get <what>` lists, in its order (`{{range.items}}{{.metadata.name}}:{{end}}`) */
+  names(...args: string[]): Promise<string[]>;
+  /** an API path read directly (a check of what a kubectl command did, without another kubectl); undefined on 404 */
+  api(path: string): Promise<Obj | undefined>;
+  /** the names of a list read directly */
+  apiNames(path: string): Promise<string[]>;
+  /** writes a manifest (an object, or YAML/JSON text) to a file of the file's data dir and returns its path */
+  file(name: string, content: Obj | string | Buffer): Promise<string>;
+  /** a fresh namespace (create_and_use_new_namespace) */
+  newNs(base: string): Promise<string>;
+  /** kubectl with an EDITOR (kubectl edit, create --edit) */
+  withEditor(editor: string, ...args: string[]): Promise<KubectlResult>;
 }
 
-export async function startCmdEnv(opts: Partial<ServerOptions> = {}): Promise<CmdEnv> {
-  const t = await startTestServer({ apiDomain: 'k8s.io', ...opts });
-  const dir = await mkdtemp(join(tmpdir(), 'orch-kubectl-cmd-'));
-  let seq = 0;
-  const run = (...args: string[]) => runKubectl(t.server.kubeconfigPath, args);
-  const env: CmdEnv = {
-    t,
-    dir,
-    run,
-    ok: async (...args) => {
-      const r = await run(...args);
-      expect(r.code, `kubectl ${args.join(' ')}: ${r.stderr}`).toBe(0);
-      return r.stdout;
-    },
-    fails: async (...args) => {
-      const r = await run(...args);
-      expect(r.code, `kubectl ${args.join(' ')} should fail: ${r.stdout}`).not.toBe(0);
-      return r.stdout + r.stderr;
-    },
-    files: async (entries) => {
-      const paths: string[] = [];
-      for (const [name, text] of Object.entries(entries)) {
-        const p = join(dir, name);
-        await mkdir(dirname(p), { recursive: true });
-        await writeFile(p, text);
-        paths.push(p);
-      }
-      return paths[0]!;
-    },
-    namespace: async (base) => {
-      const name = `${base}-${++seq}`;
-      await env.ok('create', 'namespace', name);
-      return name;
-    },
-    stop: async () => {
-      await t.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
+const exec = promisify(execFile);
+let seq = 0;
+
+/** registers beforeAll/afterAll: one server for the file, without the scheduler unless `scheduler` */
+export function cmdEnv(opts: { scheduler?: boolean } = {}): CmdEnv {
+  let t: TestServer | undefined;
+  beforeAll(async () => {
+    t = await startTestServer({
+      apiDomain: 'k8s.io',
+      admissionPlugins: { disable: ['ServiceAccount', 'DefaultStorageClass'] },
+      ...(opts.scheduler ? {} : { authn: { controllers: ['*', '-scheduler'] } }),
+    });
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+  const ts = (): TestServer => t!;
+  const run = (...args: string[]): Promise<KubectlResult> => runKubectl(ts().server.kubeconfigPath, args);
+  const ok = async (...args: string[]): Promise<string> => {
+    const r = await run(...args);
+    expect(r.code, `kubectl ${args.join(' ')}: ${r.stderr}`).toBe(0);
+    return r.stdout;
   };
-  return env;
+  const fails = async (...args: string[]): Promise<string> => {
+    const r = await run(...args);
+    expect(r.code, `kubectl ${args.join(' ')} should fail: ${r.stdout}`).not.toBe(0);
+    return r.stdout + r.stderr;
+  };
+  const json = async (...args: string[]): Promise<Obj> => JSON.parse(await ok('get', ...args, '-o', 'json')) as Obj;
+  const names = async (...args: string[]): Promise<string[]> => {
+    const out = await ok('get', ...args, '-o', 'jsonpath={range .items[*]}{.metadata.name}{"\\n"}{end}');
+    return out.split('\n').filter((n) => n !== '');
+  };
+  const api = async (path: string): Promise<Obj | undefined> => {
+    const r = await ts().request('GET', path);
+    if (r.status === 404) return undefined;
+    expect(r.status, `GET ${path}: ${r.text}`).toBe(200);
+    return r.json<Obj>();
+  };
+  const apiNames = async (path: string): Promise<string[]> => ((await api(path))?.items as Obj[]).map((i) => i.metadata.name as string);
+  const file = async (name: string, content: Obj | string | Buffer): Promise<string> => {
+    const path = join(ts().dataDir, `${++seq}-${name}`);
+    await writeFile(path, typeof content === 'string' || Buffer.isBuffer(content) ? content : JSON.stringify(content));
+    return path;
+  };
+  const newNs = async (base: string): Promise<string> => {
+    const name = `${base}-${++seq}`;
+    await ok('create', 'namespace', name);
+    return name;
+  };
+  const withEditor = async (editor: string, ...args: string[]): Promise<KubectlResult> => {
+    const kubeconfig = ts().server.kubeconfigPath;
+    const cache = ['--cache-dir', join(dirname(kubeconfig), 'kubectl-cache')];
+    try {
+      const r = await exec('kubectl', ['--kubeconfig', kubeconfig, ...cache, ...args], { timeout: 30_000, env: { ...process.env, EDITOR: editor, KUBE_EDITOR: editor } });
+      return { stdout: r.stdout, stderr: r.stderr, code: 0 };
+    } catch (e) {
+      const err = e as { stdout?: string; stderr?: string; code?: number };
+      return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : -1 };
+    }
+  };
+  return { ts, run, ok, fails, json, names, api, apiNames, file, newNs, withEditor };
 }
 
-/** `{range .items[*]}{.metadata.name}:{end}` of a list got as JSON */
-export function names(listJson: string): string {
-  const list = JSON.parse(listJson) as { items: { metadata: { name: string } }[] };
-  return list.items.map((i) => `${i.metadata.name}:`).join('');
-}
-
-/** a pod manifest in kube's test fixture shape (one pause container) */
-export function podYaml(name: string, labels: Record<string, string>, extra: { namespace?: string; image?: string } = {}): string {
-  const lines = ['apiVersion: v1', 'kind: Pod', 'metadata:', `  name: ${name}`];
-  if (extra.namespace) lines.push(`  namespace: ${extra.namespace}`);
-  lines.push('  labels:', ...Object.entries(labels).map(([k, v]) => `    ${k}: "${v}"`));
-  lines.push('spec:', '  containers:', '  - name: kubernetes-pause', `    image: ${extra.image ?? 'registry.k8s.io/pause:3.10.1'}`);
-  return lines.join('\n') + '\n';
-}
-
-/**
- * a Deployment of one pause container selecting `app: <app>`; `strategy` and
- * `container` / `pod` add YAML lines (indented as the spec, the container and
- * the pod spec) for what a test changes
- */
-export function deploymentYaml(name: string, app: string, extra: { strategy?: string; container?: string; pod?: string } = {}): string {
-  return `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: ${name}
-spec:
-  selector:
-    matchLabels: {app: ${app}}
-${extra.strategy ?? ''}  template:
-    metadata:
-      labels: {app: ${app}}
-    spec:
-      containers:
-      - name: c
-        image: registry.k8s.io/pause:3.10.1
-${extra.container ?? ''}${extra.pod ?? ''}`;
-}
-
-/** a namespaced CustomResourceDefinition of one served version whose schema keeps every field */
-export function crdYaml(group: string, names: { plural: string; singular: string; kind: string }, version: string): string {
-  return `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: ${names.plural}.${group}
-spec:
-  group: ${group}
-  scope: Namespaced
-  names: {plural: ${names.plural}, singular: ${names.singular}, kind: ${names.kind}, listKind: ${names.kind}List}
-  versions:
-  - name: ${version}
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`;
+/** an editor script for `kubectl edit`: replaces `from` by `to` in the file it is given (kube's tmp-editor.sh) */
+export async function sedEditor(env: CmdEnv, from: string, to: string): Promise<string> {
+  const path = await env.file('editor.sh', `#!/bin/sh\nsed -i "s|${from}|${to}|g" "$1"\n`);
+  await exec('chmod', ['+x', path]);
+  return path;
 }

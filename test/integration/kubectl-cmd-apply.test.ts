@@ -22,20 +22,17 @@
 // server-side apply after a client-side one removed the pod's token volume and
 // tolerations (422); an all-null quota `hard` was served as `{}`.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CmdEnv, crdYaml, deploymentYaml, names, podYaml, startCmdEnv } from '../helpers/kubectl-cmd.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cmdEnv } from '../helpers/kubectl-cmd.js';
+import { crdYaml, deploymentYaml, files, names, podYaml } from '../helpers/kubectl-cmd-files.js';
 import { eventually } from '../helpers/eventually.js';
 
-let env: CmdEnv;
+const env = cmdEnv();
 let pod: string; // test-pod, label name=test-pod-label
 let podApply: string; // the same pod, label name=test-pod-applied
 beforeAll(async () => {
-  env = await startCmdEnv();
-  pod = await env.files({ 'pod.yaml': podYaml('test-pod', { name: 'test-pod-label' }) });
-  podApply = await env.files({ 'pod-apply.yaml': podYaml('test-pod', { name: 'test-pod-applied' }) });
-});
-afterAll(async () => {
-  await env?.stop();
+  pod = await files(env, { 'pod.yaml': podYaml('test-pod', { name: 'test-pod-label' }) });
+  podApply = await files(env, { 'pod-apply.yaml': podYaml('test-pod', { name: 'test-pod-applied' }) });
 });
 
 const podNames = async (ns: string): Promise<string> => names(await env.ok('get', 'pods', '-n', ns, '-o', 'json'));
@@ -43,7 +40,7 @@ const jsonpath = (ns: string, what: string, path: string): Promise<string> => en
 
 describe.concurrent('kubectl apply (client-side)', () => {
   it('creates a missing pod with the last-applied annotation and the client-side apply manager', async () => {
-    const ns = await env.namespace('apply-create');
+    const ns = await env.newNs('apply-create');
     expect(await env.ok('apply', '-n', ns, '-f', pod)).toContain('pod/test-pod created');
     const [label, yaml, json] = await Promise.all([
       jsonpath(ns, 'pods test-pod', '{.metadata.labels.name}'),
@@ -63,7 +60,7 @@ describe.concurrent('kubectl apply (client-side)', () => {
   });
 
   it('set-last-applied: dry runs leave the annotation out, the real one adds it', async () => {
-    const ns = await env.namespace('apply-sla');
+    const ns = await env.newNs('apply-sla');
     expect(await env.ok('create', '-n', ns, '-f', pod)).toContain('pod/test-pod created');
     const annotated = async () => (await env.ok('get', '-n', ns, 'pods', 'test-pod', '-o', 'yaml')).includes('kubectl.kubernetes.io/last-applied-configuration');
     expect(await annotated()).toBe(false);
@@ -76,10 +73,10 @@ describe.concurrent('kubectl apply (client-side)', () => {
   });
 
   it('clears defaulted fields (retainKeys): RollingUpdate and emptyDir give way to Recreate and hostPath', async () => {
-    const ns = await env.namespace('apply-retain');
+    const ns = await env.newNs('apply-retain');
     const deploy = (strategy: string, volume: string) => deploymentYaml('test-deployment-retainkeys', 'retain', { strategy, pod: `      volumes:\n      - name: data\n${volume}` });
-    const before = await env.files({ 'retain/before.yaml': deploy('', '        emptyDir: {}\n') });
-    const after = await env.files({ 'retain/after.yaml': deploy('  strategy:\n    type: Recreate\n', '        hostPath:\n          path: /tmp\n') });
+    const before = await files(env, { 'retain/before.yaml': deploy('', '        emptyDir: {}\n') });
+    const after = await files(env, { 'retain/after.yaml': deploy('  strategy:\n    type: Recreate\n', '        hostPath:\n          path: /tmp\n') });
     await env.ok('apply', '-n', ns, '-f', before);
     const y1 = await env.ok('get', '-n', ns, 'deployments', 'test-deployment-retainkeys', '-o', 'yaml');
     for (const s of ['RollingUpdate', 'maxSurge', 'maxUnavailable', 'emptyDir']) expect(y1).toContain(s);
@@ -92,8 +89,8 @@ describe.concurrent('kubectl apply (client-side)', () => {
   });
 
   it('-l applies only the matching objects of a directory', async () => {
-    const ns = await env.namespace('apply-filter');
-    const dir = await env.files({
+    const ns = await env.newNs('apply-filter');
+    const dir = await files(env, {
       'filter/pod1.yaml': podYaml('selector-test-pod', { name: 'selector-test-pod', 'unique-label': 'bingbang' }),
       'filter/pod2.yaml': podYaml('selector-test-pod-dont-apply', { name: 'selector-test-pod-dont-apply', 'unique-label': 'biz' }),
     });
@@ -103,13 +100,13 @@ describe.concurrent('kubectl apply (client-side)', () => {
   });
 
   it('propagates nulls: a null request and a null quota limit are left out, a null defaulted field keeps its default', async () => {
-    const ns = await env.namespace('apply-null');
-    const dep = await env.files({
+    const ns = await env.newNs('apply-null');
+    const dep = await files(env, {
       'null/deployment.yaml': deploymentYaml('my-dep-null', 'null-dep', {
         container: '        terminationMessagePolicy: null\n        resources:\n          requests:\n            cpu: null\n            memory: 64Mi\n',
       }),
     });
-    const rq = await env.files({
+    const rq = await files(env, {
       'null/quota.yaml': `apiVersion: v1
 kind: ResourceQuota
 metadata:
@@ -136,7 +133,7 @@ spec:
   });
 
   it('--dry-run=client|server creates and changes nothing', async () => {
-    const ns = await env.namespace('apply-dry');
+    const ns = await env.newNs('apply-dry');
     expect(await env.ok('apply', '-n', ns, '--dry-run=client', '-f', pod)).toContain('pod/test-pod created (dry run)');
     expect(await env.ok('apply', '-n', ns, '--dry-run=server', '-f', pod)).toContain('pod/test-pod created (server dry run)');
     expect(await podNames(ns)).toBe('');
@@ -149,11 +146,11 @@ spec:
   });
 
   it('a custom resource applied with --dry-run=server (client- and server-side) is not created', async () => {
-    const ns = await env.namespace('apply-crd');
-    const crd = await env.files({
+    const ns = await env.newNs('apply-crd');
+    const crd = await files(env, {
       'crd/resources.yaml': crdYaml('mygroup.example.com', { plural: 'resources', singular: 'resource', kind: 'Kind' }, 'v1alpha1'),
     });
-    const cr = await env.files({ 'crd/myobj.yaml': 'apiVersion: mygroup.example.com/v1alpha1\nkind: Kind\nmetadata:\n  name: myobj\nkey: value\n' });
+    const cr = await files(env, { 'crd/myobj.yaml': 'apiVersion: mygroup.example.com/v1alpha1\nkind: Kind\nmetadata:\n  name: myobj\nkey: value\n' });
     await env.ok('create', '-f', crd);
     await eventually(
       async () => (await env.ok('get', 'crd', 'resources.mygroup.example.com', '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}')) === 'True',
@@ -167,12 +164,12 @@ spec:
   });
 
   it('-n must match the namespace in the file', async () => {
-    const b = await env.files({ 'nsmismatch/b.yaml': podYaml('b', { 'prune-group': 'true' }, { namespace: 'nsb-other' }) });
+    const b = await files(env, { 'nsmismatch/b.yaml': podYaml('b', { 'prune-group': 'true' }, { namespace: 'nsb-other' }) });
     expect(await env.fails('apply', '-n', 'foo', '-f', b)).toContain('the namespace from the provided object "nsb-other" does not match the namespace "foo".');
   });
 
   it('--force recreates a Service whose clusterIP cannot change', async () => {
-    const ns = await env.namespace('apply-force');
+    const ns = await env.newNs('apply-force');
     const svc = (ip: string) => `apiVersion: v1
 kind: Service
 metadata:
@@ -184,8 +181,8 @@ spec:
   - port: 80
   selector: {name: a}
 `;
-    const r1 = await env.files({ 'force/service-revision1.yaml': svc('10.96.0.11') });
-    const r2 = await env.files({ 'force/service-revision2.yaml': svc('10.96.0.12') });
+    const r1 = await files(env, { 'force/service-revision1.yaml': svc('10.96.0.11') });
+    const r2 = await files(env, { 'force/service-revision2.yaml': svc('10.96.0.12') });
     await env.ok('apply', '-n', ns, '-f', r1);
     expect(await jsonpath(ns, 'services a', '{.metadata.name}')).toBe('a');
     expect(await env.fails('apply', '-n', ns, '-f', r2)).toContain('may not change once set');
@@ -195,8 +192,8 @@ spec:
   });
 
   it('-k and --kustomize apply and delete a kustomization', async () => {
-    const ns = await env.namespace('apply-kustomize');
-    const kdir = (await env.files({
+    const ns = await env.newNs('apply-kustomize');
+    const kdir = (await files(env, {
       'kustomize/kustomization.yaml': `namePrefix: test-the-\nnamespace: ${ns}\nresources:\n- configmap.yaml\n- deployment.yaml\n- service.yaml\n`,
       'kustomize/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: map\ndata:\n  altGreeting: Good Morning!\n',
       'kustomize/deployment.yaml': deploymentYaml('deployment', 'kust'),
@@ -213,8 +210,8 @@ spec:
 
 describe.concurrent('kubectl apply: several objects with one failure', () => {
   it('an unknown kind fails while the ConfigMap next to it is created', async () => {
-    const ns = await env.namespace('apply-bogus');
-    const f = await env.files({
+    const ns = await env.newNs('apply-bogus');
+    const f = await files(env, {
       'multi/multi-resource-2.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: foo\ndata:\n  a: b\n---\napiVersion: example.com/v1\nkind: Bogus\nmetadata:\n  name: foo\n',
     });
     expect(await env.fails('apply', '-n', ns, '-f', f)).toContain('no matches for kind "Bogus" in version "example.com/v1"');
@@ -222,8 +219,8 @@ describe.concurrent('kubectl apply: several objects with one failure', () => {
   });
 
   it('an invalid pod name fails while the two valid pods are created', async () => {
-    const ns = await env.namespace('apply-invalid');
-    const f = await env.files({
+    const ns = await env.newNs('apply-invalid');
+    const f = await files(env, {
       'multi/multi-resource-3.yaml': [podYaml('pod-a', { n: 'a' }), podYaml('POD-B', { n: 'b' }), podYaml('pod-c', { n: 'c' })].join('---\n'),
     });
     expect(await env.fails('apply', '-n', ns, '-f', f)).toContain('The Pod "POD-B" is invalid');
@@ -231,8 +228,8 @@ describe.concurrent('kubectl apply: several objects with one failure', () => {
   });
 
   it('a CRD and its custom resource in one file: the resource waits for a second pass', async () => {
-    const ns = await env.namespace('apply-widget');
-    const f = await env.files({
+    const ns = await env.newNs('apply-widget');
+    const f = await files(env, {
       'multi/multi-resource-4.yaml': `${crdYaml('example.com', { plural: 'widgets', singular: 'widget', kind: 'Widget' }, 'v1')}---
 apiVersion: example.com/v1
 kind: Widget
@@ -255,13 +252,13 @@ metadata:
 
 describe.concurrent('kubectl apply --server-side', () => {
   it('creates with the kubectl manager, takes a custom manager, and applies a pod condition through status', async () => {
-    const ns = await env.namespace('ssa-create');
+    const ns = await env.newNs('ssa-create');
     expect(await env.ok('apply', '-n', ns, '--server-side', '-f', pod)).toContain('pod/test-pod serverside-applied');
     expect(await jsonpath(ns, 'pods test-pod', '{.metadata.labels.name}')).toBe('test-pod-label');
     expect(await env.ok('get', '-n', ns, '--show-managed-fields', '-f', pod, '-o', 'jsonpath={.metadata.managedFields[*].manager}')).toContain('kubectl');
     await env.ok('apply', '-n', ns, '--server-side', '--field-manager=my-field-manager', '--force-conflicts', '-f', pod);
     expect(await env.ok('get', '-n', ns, '-f', pod, '-o', 'jsonpath={.metadata.managedFields[*].manager}')).toContain('my-field-manager');
-    const status = await env.files({
+    const status = await files(env, {
       'ssa/pod-apply-status.yaml': `apiVersion: v1
 kind: Pod
 metadata:
@@ -277,7 +274,7 @@ status:
   });
 
   it('--dry-run=server creates and changes nothing', async () => {
-    const ns = await env.namespace('ssa-dry');
+    const ns = await env.newNs('ssa-dry');
     expect(await env.ok('apply', '-n', ns, '--server-side', '--dry-run=server', '-f', pod)).toContain('pod/test-pod serverside-applied (server dry run)');
     expect(await podNames(ns)).toBe('');
     await env.ok('apply', '-n', ns, '--server-side', '-f', pod);
@@ -288,7 +285,7 @@ status:
   });
 
   it('upgrades a client-side applied pod to server-side (not under another manager) and back', async () => {
-    const ns = await env.namespace('ssa-upgrade');
+    const ns = await env.newNs('ssa-upgrade');
     expect(await env.ok('apply', '-n', ns, '-f', pod)).toContain('pod/test-pod created');
     expect((await env.fails('apply', '-n', ns, '--server-side', '--field-manager=not-kubectl', '-f', podApply)).toLowerCase()).toContain('conflict');
     expect(await env.ok('apply', '-n', ns, '--server-side', '-f', podApply)).toContain('pod/test-pod serverside-applied');
@@ -301,13 +298,13 @@ status:
   });
 
   it('migrates a ConfigMap between client- and server-side apply, removing the fields each one dropped', async () => {
-    const ns = await env.namespace('ssa-migrate');
+    const ns = await env.newNs('ssa-migrate');
     const cm = (data: Record<string, string>, annotations = '') =>
       `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: test\n${annotations}data:\n${Object.entries(data).map(([k, v]) => `  ${k}: ${v}\n`).join('')}`;
-    const csa1 = await env.files({ 'migrate/csa-1.yaml': cm({ key: 'value', legacy: 'unused' }) });
-    const ssa2 = await env.files({ 'migrate/ssa-2.yaml': cm({ key: 'value', ssaKey: 'ssaValue' }) });
-    const csa3 = await env.files({ 'migrate/csa-3.yaml': cm({ key: 'value', newKey: 'newValue' }) });
-    const diff = await env.files({ 'migrate/diff.yaml': cm({ key: 'value', newKey: 'newValue' }, '  annotations:\n    newAnnotation: newValue\n') });
+    const csa1 = await files(env, { 'migrate/csa-1.yaml': cm({ key: 'value', legacy: 'unused' }) });
+    const ssa2 = await files(env, { 'migrate/ssa-2.yaml': cm({ key: 'value', ssaKey: 'ssaValue' }) });
+    const csa3 = await files(env, { 'migrate/csa-3.yaml': cm({ key: 'value', newKey: 'newValue' }) });
+    const diff = await files(env, { 'migrate/diff.yaml': cm({ key: 'value', newKey: 'newValue' }, '  annotations:\n    newAnnotation: newValue\n') });
     const data = async () => (JSON.parse(await env.ok('get', '-n', ns, 'configmap', 'test', '-o', 'json')) as { data: Record<string, string> }).data;
     expect(await env.ok('apply', '-n', ns, '--server-side=false', '-f', csa1)).toContain('configmap/test created');
     expect(await env.ok('apply', '-n', ns, '--server-side', '-f', csa1)).toContain('configmap/test serverside-applied');
@@ -325,9 +322,9 @@ status:
   });
 
   it('a custom field manager does not stop the migration; the last-applied annotation is dropped', async () => {
-    const ns = await env.namespace('ssa-custom-fm');
-    const f1 = await env.files({ 'fm/1.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa-test\ndata:\n  key: value1\n  legacy: value2\n' });
-    const f2 = await env.files({ 'fm/2.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa-test\ndata:\n  key: value2\n' });
+    const ns = await env.newNs('ssa-custom-fm');
+    const f1 = await files(env, { 'fm/1.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa-test\ndata:\n  key: value1\n  legacy: value2\n' });
+    const f2 = await files(env, { 'fm/2.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa-test\ndata:\n  key: value2\n' });
     expect(await env.ok('apply', '-n', ns, '--server-side=false', '--field-manager=myfm', '-f', f1)).toContain('configmap/ssa-test created');
     expect(await env.ok('get', '-n', ns, 'configmap', 'ssa-test', '-o', 'yaml')).toContain('kubectl.kubernetes.io/last-applied-configuration');
     expect(await env.ok('apply', '-n', ns, '--server-side=true', '--field-manager=myfm', '-f', f1)).toContain('configmap/ssa-test serverside-applied');
@@ -340,9 +337,9 @@ status:
   });
 
   it('the ConfigMap of apply.sh: a server-side apply without a key removes it', async () => {
-    const ns = await env.namespace('ssa-legacy');
-    const full = await env.files({ 'legacy/full.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: test\ndata:\n  key: value\n  legacy: unused\n' });
-    const less = await env.files({ 'legacy/less.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: test\ndata:\n  key: value\n' });
+    const ns = await env.newNs('ssa-legacy');
+    const full = await files(env, { 'legacy/full.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: test\ndata:\n  key: value\n  legacy: unused\n' });
+    const less = await files(env, { 'legacy/less.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: test\ndata:\n  key: value\n' });
     await env.ok('apply', '-n', ns, '-f', full);
     expect(await env.ok('get', '-n', ns, 'configmap', 'test', '-o', 'yaml')).toContain('legacy: unused');
     await env.ok('apply', '-n', ns, '--server-side', '-f', full);
@@ -356,11 +353,11 @@ status:
 // visits, and cluster-scoped kinds such as Namespaces: each test has its own
 // namespaces, and the one test that applies a Namespace runs after them.
 describe.concurrent('kubectl apply --prune', () => {
-  const a = () => env.files({ 'prune/a.yaml': podYaml('a', { 'prune-group': 'true' }) });
-  const b = (nsb: string) => env.files({ [`prune-${nsb}/b.yaml`]: podYaml('b', { 'prune-group': 'true' }, { namespace: nsb }) });
+  const a = () => files(env, { 'prune/a.yaml': podYaml('a', { 'prune-group': 'true' }) });
+  const b = (nsb: string) => files(env, { [`prune-${nsb}/b.yaml`]: podYaml('b', { 'prune-group': 'true' }, { namespace: nsb }) });
 
   it('prunes the pod of the same label that the new file leaves out', async () => {
-    const nsb = await env.namespace('nsb');
+    const nsb = await env.newNs('nsb');
     await env.ok('apply', '--namespace', nsb, '-l', 'prune-group=true', '-f', await a());
     expect(await jsonpath(nsb, 'pods a', '{.metadata.name}')).toBe('a');
     const out = await env.ok('apply', '--namespace', nsb, '--prune', '-l', 'prune-group=true', '-f', await b(nsb));
@@ -370,8 +367,8 @@ describe.concurrent('kubectl apply --prune', () => {
   });
 
   it('without --prune both stay; --prune alone asks for --all', async () => {
-    const nsb = await env.namespace('nsb');
-    const dir = await env.files({ 'prune-all/a.yaml': podYaml('a', { 'prune-group': 'true' }), 'prune-all/b.yaml': podYaml('b', { 'prune-group': 'true' }, { namespace: nsb }) });
+    const nsb = await env.newNs('nsb');
+    const dir = await files(env, { 'prune-all/a.yaml': podYaml('a', { 'prune-group': 'true' }), 'prune-all/b.yaml': podYaml('b', { 'prune-group': 'true' }, { namespace: nsb }) });
     const [fa, fb] = [dir, dir.replace(/a\.yaml$/, 'b.yaml')];
     // the directory mixes a pod without a namespace (default) and one in nsb: no -n
     await env.ok('apply', '-l', 'prune-group=true', '-f', fa);
@@ -388,8 +385,8 @@ describe.concurrent('kubectl apply --prune', () => {
   });
 
   it('--prune-allowlist limits what is pruned', async () => {
-    const ns = await env.namespace('prune-allow');
-    const svc = await env.files({ 'prune-svc/svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: prune-svc\n  labels:\n    prune-group: "true"\nspec:\n  selector: {app: prune}\n  ports:\n  - port: 80\n' });
+    const ns = await env.newNs('prune-allow');
+    const svc = await files(env, { 'prune-svc/svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: prune-svc\n  labels:\n    prune-group: "true"\nspec:\n  selector: {app: prune}\n  ports:\n  - port: 80\n' });
     await env.ok('apply', '-n', ns, '--prune', '-l', 'prune-group=true', '-f', await a());
     expect(await podNames(ns)).toBe('a:');
     await env.ok('apply', '-n', ns, '--prune', '-l', 'prune-group=true', '-f', svc, '--prune-allowlist', 'core/v1/Service');
@@ -400,11 +397,11 @@ describe.concurrent('kubectl apply --prune', () => {
   });
 
   it('falls back to delete for PVCs', async () => {
-    const ns = await env.namespace('prune-pvc');
+    const ns = await env.newNs('prune-pvc');
     const pvc = (name: string) =>
       `apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n`;
-    const pa = await env.files({ 'prune-reap/a.yml': pvc('a-pvc') });
-    const pb = await env.files({ 'prune-reap/b.yml': pvc('b-pvc') });
+    const pa = await files(env, { 'prune-reap/a.yml': pvc('a-pvc') });
+    const pb = await files(env, { 'prune-reap/b.yml': pvc('b-pvc') });
     await env.ok('apply', '--all', '--prune', '-f', pa);
     expect(await jsonpath(ns, 'pvc a-pvc', '{.metadata.name}')).toBe('a-pvc');
     const out = await env.ok('apply', '--all', '--prune', '-f', pb);
@@ -414,7 +411,7 @@ describe.concurrent('kubectl apply --prune', () => {
   });
 
   it('prunes in a namespace other than the default one', async () => {
-    const nsb = await env.namespace('nsb');
+    const nsb = await env.newNs('nsb');
     const fb = await b(nsb);
     await env.ok('apply', '--namespace', nsb, '-f', await a());
     await env.ok('apply', '--namespace', nsb, '-f', fb);
@@ -426,7 +423,7 @@ describe.concurrent('kubectl apply --prune', () => {
 
 describe('kubectl apply: a Namespace in the file', () => {
   it('a pod before its namespace: the first pass creates the namespace only, the second the pod', async () => {
-    const f = await env.files({
+    const f = await files(env, {
       'multi/multi-resource-1.yaml': `${podYaml('test-pod', { name: 'multi' }, { namespace: 'multi-resource-ns' })}---
 apiVersion: v1
 kind: Namespace

@@ -17,19 +17,16 @@
 // Skipped: delete.txtar's `--interactive` (stdin prompts, kubectl alone),
 // create.sh's `--raw` with `--edit` (a client-side flag check).
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CmdEnv, deploymentYaml, names, podYaml, startCmdEnv } from '../helpers/kubectl-cmd.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cmdEnv } from '../helpers/kubectl-cmd.js';
+import { deploymentYaml, files, names, podYaml } from '../helpers/kubectl-cmd-files.js';
 
-let env: CmdEnv;
+const env = cmdEnv();
 let pod: string;
 let podChanged: string;
 beforeAll(async () => {
-  env = await startCmdEnv();
-  pod = await env.files({ 'pod.yaml': podYaml('test-pod', { name: 'test-pod-label' }) });
-  podChanged = await env.files({ 'pod-changed.yaml': podYaml('test-pod', { name: 'test-pod-label' }, { image: 'registry.k8s.io/pause:3.4' }) });
-});
-afterAll(async () => {
-  await env?.stop();
+  pod = await files(env, { 'pod.yaml': podYaml('test-pod', { name: 'test-pod-label' }) });
+  podChanged = await files(env, { 'pod-changed.yaml': podYaml('test-pod', { name: 'test-pod-label' }, { image: 'registry.k8s.io/pause:3.4' }) });
 });
 
 const rvOf = (ns: string) => env.ok('get', '-n', ns, '-f', pod, '-o', 'jsonpath={.metadata.resourceVersion}');
@@ -37,7 +34,7 @@ const rvOf = (ns: string) => env.ok('get', '-n', ns, '-f', pod, '-o', 'jsonpath=
 describe.concurrent('kubectl diff', () => {
   for (const side of ['client', 'server'] as const) {
     it(`${side}-side: a missing object, no change, a changed image, an invalid object`, async () => {
-      const ns = await env.namespace(`diff-${side}`);
+      const ns = await env.newNs(`diff-${side}`);
       const flags = side === 'server' ? ['--server-side'] : [];
       const missing = await env.run('diff', '-n', ns, ...flags, '-f', pod);
       expect(missing.code, missing.stderr).toBe(1);
@@ -54,7 +51,7 @@ describe.concurrent('kubectl diff', () => {
       }
       expect(await env.ok('get', '-n', ns, 'pod', 'test-pod', '-o', 'jsonpath={.spec.containers[0].image}')).toBe('registry.k8s.io/pause:3.10.1');
       expect(await rvOf(ns)).toBe(rv);
-      const invalid = await env.files({ 'invalid-pod.yaml': 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: invalid-pod\nspec:\n  containers:\n  - name: c\n' });
+      const invalid = await files(env, { 'invalid-pod.yaml': 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: invalid-pod\nspec:\n  containers:\n  - name: c\n' });
       const bad = await env.run('diff', '-n', ns, '-f', invalid);
       expect(bad.code).toBeGreaterThan(1);
       expect(bad.stderr).toContain('invalid');
@@ -62,9 +59,9 @@ describe.concurrent('kubectl diff', () => {
   }
 
   it('--prune shows what a selector would prune, and nothing once applied', async () => {
-    const ns = await env.namespace('diff-prune');
-    const a = await env.files({ [`prune-${ns}/a.yaml`]: podYaml('a', { 'prune-group': 'true' }) });
-    const b = await env.files({ [`prune-${ns}/b.yaml`]: podYaml('b', { 'prune-group': 'true' }, { namespace: ns }) });
+    const ns = await env.newNs('diff-prune');
+    const a = await files(env, { [`prune-${ns}/a.yaml`]: podYaml('a', { 'prune-group': 'true' }) });
+    const b = await files(env, { [`prune-${ns}/b.yaml`]: podYaml('b', { 'prune-group': 'true' }, { namespace: ns }) });
     await env.ok('apply', '--namespace', ns, '-l', 'prune-group=true', '-f', a);
     const [plain, pruned] = await Promise.all([
       env.run('diff', '--namespace', ns, '-l', 'prune-group=true', '-f', b),
@@ -81,11 +78,11 @@ describe.concurrent('kubectl diff', () => {
   });
 
   it('--prune with a selector leaves out the pods it does not select', async () => {
-    const ns = await env.namespace('diff-prune-sel');
-    const three = await env.files({
+    const ns = await env.newNs('diff-prune-sel');
+    const three = await files(env, {
       [`prune3-${ns}/abc.yaml`]: [podYaml('a', { 'prune-group': 'true' }), podYaml('b', { 'prune-group': 'true' }), podYaml('c', { 'prune-group': 'false' })].join('---\n'),
     });
-    const ac = await env.files({ [`prune3-${ns}/ac.yaml`]: [podYaml('a', { 'prune-group': 'true' }), podYaml('c', { 'prune-group': 'false' })].join('---\n') });
+    const ac = await files(env, { [`prune3-${ns}/ac.yaml`]: [podYaml('a', { 'prune-group': 'true' }), podYaml('c', { 'prune-group': 'false' })].join('---\n') });
     await env.ok('apply', '--namespace', ns, '-f', three);
     const [plain, pruned] = await Promise.all([
       env.run('diff', '--namespace', ns, '-l', 'prune-group=true', '-f', ac),
@@ -98,8 +95,8 @@ describe.concurrent('kubectl diff', () => {
   });
 
   it('several kinds with the same name get a file each', async () => {
-    const ns = await env.namespace('diff-names');
-    const dir = (await env.files({
+    const ns = await env.newNs('diff-names');
+    const dir = (await files(env, {
       [`same-${ns}/pod.yaml`]: podYaml('test', { app: 'test' }),
       [`same-${ns}/deployment.yaml`]: deploymentYaml('test', 'test'),
       [`same-${ns}/configmap.yaml`]: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: test\ndata:\n  a: b\n',
@@ -107,7 +104,7 @@ describe.concurrent('kubectl diff', () => {
     })).replace(/\/pod\.yaml$/, '');
     const { execFile } = await import('node:child_process');
     const out = await new Promise<string>((resolve) => {
-      execFile('kubectl', ['--kubeconfig', env.t.server.kubeconfigPath, 'diff', '-n', ns, '-Rf', dir], { env: { ...process.env, KUBECTL_EXTERNAL_DIFF: 'find' } }, (_e, stdout) => resolve(stdout));
+      execFile('kubectl', ['--kubeconfig', env.ts().server.kubeconfigPath, 'diff', '-n', ns, '-Rf', dir], { env: { ...process.env, KUBECTL_EXTERNAL_DIFF: 'find' } }, (_e, stdout) => resolve(stdout));
     });
     for (const re of [/v1\.Pod\..*\.test/, /apps\.v1\.Deployment\..*\.test/, /v1\.ConfigMap\..*\.test/, /v1\.Secret\..*\.test/]) expect(out).toMatch(re);
   });
@@ -115,7 +112,7 @@ describe.concurrent('kubectl diff', () => {
 
 describe.concurrent('kubectl create', () => {
   it('--dry-run=client|server creates nothing', async () => {
-    const ns = await env.namespace('create-dry');
+    const ns = await env.newNs('create-dry');
     const [client, server] = await Promise.all([env.ok('create', '-n', ns, '--dry-run=client', '-f', pod), env.ok('create', '-n', ns, '--dry-run=server', '-f', pod)]);
     expect(client).toContain('pod/test-pod created (dry run)');
     expect(server).toContain('pod/test-pod created (server dry run)');
@@ -123,8 +120,8 @@ describe.concurrent('kubectl create', () => {
   });
 
   it('-l creates only the matching objects', async () => {
-    const ns = await env.namespace('create-filter');
-    const dir = (await env.files({
+    const ns = await env.newNs('create-filter');
+    const dir = (await files(env, {
       [`filter-${ns}/1.yaml`]: podYaml('selector-test-pod', { name: 'selector-test-pod', 'unique-label': 'bingbang' }),
       [`filter-${ns}/2.yaml`]: podYaml('selector-test-pod-dont-apply', { name: 'selector-test-pod-dont-apply', 'unique-label': 'biz' }),
     })).replace(/\/1\.yaml$/, '');
@@ -141,7 +138,7 @@ describe.concurrent('kubectl create', () => {
   });
 
   it('create job: an image, a command, from a CronJob', async () => {
-    const ns = await env.namespace('create-job');
+    const ns = await env.newNs('create-job');
     const [j1, j2, cj] = await Promise.all([
       env.ok('create', '-n', ns, 'job', 'test-job', '--image=registry.k8s.io/nginx:test-cmd'),
       env.ok('create', '-n', ns, 'job', 'test-job-pi', '--image=registry.k8s.io/perl', '--', 'perl', '-Mbignum=bpi', '-wle', 'print bpi(20)'),
@@ -159,8 +156,8 @@ describe.concurrent('kubectl create', () => {
   });
 
   it('create -k makes every object of the kustomization', async () => {
-    const ns = await env.namespace('create-k');
-    const kdir = (await env.files({
+    const ns = await env.newNs('create-k');
+    const kdir = (await files(env, {
       [`kustomize-${ns}/kustomization.yaml`]: `namePrefix: test-the-\nnamespace: ${ns}\nresources:\n- cm.yaml\n- svc.yaml\n`,
       [`kustomize-${ns}/cm.yaml`]: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: map\ndata:\n  a: b\n',
       [`kustomize-${ns}/svc.yaml`]: 'apiVersion: v1\nkind: Service\nmetadata:\n  name: service\nspec:\n  ports:\n  - port: 80\n',
@@ -171,8 +168,8 @@ describe.concurrent('kubectl create', () => {
   });
 
   it('--validate: strict (the default, true) refuses an unknown field; warn, ignore and false create', async () => {
-    const ns = await env.namespace('create-validate');
-    const f = await env.files({
+    const ns = await env.newNs('create-validate');
+    const f = await files(env, {
       'invalid-deployment.yaml': deploymentYaml('invalid-nginx-deployment', 'nginx', { container: '        baz: foo\n' }),
     });
     const refused = await Promise.all([[], ['--validate'], ['--validate=true'], ['--validate=strict']].map((v) => env.fails('create', '-n', ns, '-f', f, ...v)));
@@ -190,7 +187,7 @@ describe.concurrent('kubectl create', () => {
 
 describe.concurrent('kubectl delete', () => {
   it('--all-namespaces with a label selector: client and server dry runs keep, then deletes', async () => {
-    const [n1, n2] = await Promise.all([env.namespace('delete-ns'), env.namespace('delete-ns')]);
+    const [n1, n2] = await Promise.all([env.newNs('delete-ns'), env.newNs('delete-ns')]);
     await Promise.all([env.ok('create', 'configmap', 'one', '-n', n1), env.ok('create', 'configmap', 'two', '-n', n2)]);
     const labeled = await Promise.all([env.ok('label', 'configmap', 'one', '-n', n1, 'deletetest=true'), env.ok('label', 'configmap', 'two', '-n', n2, 'deletetest=true')]);
     expect(labeled).toEqual(['configmap/one labeled\n', 'configmap/two labeled\n']);
@@ -209,7 +206,7 @@ describe.concurrent('kubectl delete', () => {
   });
 
   it('--wait and --force --wait delete by selector', async () => {
-    const ns = await env.namespace('delete-wait');
+    const ns = await env.newNs('delete-wait');
     await Promise.all([env.ok('create', 'configmap', 'cm-three', '-n', ns), env.ok('create', 'configmap', 'cm-four', '-n', ns)]);
     await Promise.all([env.ok('label', 'configmap', 'cm-three', '-n', ns, 'deletetest2=true'), env.ok('label', 'configmap', 'cm-four', '-n', ns, 'deletetest3=true')]);
     expect(await env.ok('delete', 'configmap', '-l', 'deletetest2=true', '-n', ns, '--wait')).toContain('configmap "cm-three" deleted');

@@ -23,14 +23,14 @@
 // Found in orch: label selector parse errors differed from kube's parser
 // ('end of string' for the empty literal, errors between requirements).
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CmdEnv, names, podYaml, startCmdEnv } from '../helpers/kubectl-cmd.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cmdEnv } from '../helpers/kubectl-cmd.js';
+import { files, names, podYaml } from '../helpers/kubectl-cmd-files.js';
 
-let env: CmdEnv;
+const env = cmdEnv();
 let validPod: string;
 beforeAll(async () => {
-  env = await startCmdEnv();
-  validPod = await env.files({
+  validPod = await files(env, {
     'valid-pod.yaml': `apiVersion: v1
 kind: Pod
 metadata:
@@ -48,9 +48,6 @@ spec:
 `,
   });
 });
-afterAll(async () => {
-  await env?.stop();
-});
 
 /** lines of a table's first column, header left out */
 const firstColumn = (out: string): string[] =>
@@ -62,7 +59,7 @@ const firstColumn = (out: string): string[] =>
 
 describe.concurrent('kubectl get', () => {
   it('a missing pod is NotFound in every format, never an empty List', async () => {
-    const ns = await env.namespace('get-missing');
+    const ns = await env.newNs('get-missing');
     const outs = await Promise.all([env.fails('get', '-n', ns, 'pods', 'abc'), env.fails('get', '-n', ns, 'pods', 'abc', '-o', 'name'), env.fails('get', '-n', ns, 'pods', 'abc', '-o', 'json')]);
     for (const o of outs) expect(o).toContain('pods "abc" not found');
     expect(outs[2]).not.toContain('List');
@@ -80,7 +77,7 @@ describe.concurrent('kubectl get', () => {
   });
 
   it('"No resources found" only for human-readable output', async () => {
-    const ns = await env.namespace('get-empty');
+    const ns = await env.newNs('get-empty');
     const quiet = [['-o', 'json'], ['-o', 'yaml'], ['-o', 'name'], ['-o', 'jsonpath={.items}'], ['-o', 'go-template={{.items}}'], ['-o', 'custom-columns=NAME:.metadata.name'], ['--ignore-not-found']];
     const said = [[], ['-o', 'wide']];
     const all = await Promise.all([...quiet, ...said].map(async (f) => {
@@ -125,7 +122,7 @@ describe.concurrent('kubectl get', () => {
   });
 
   it('--watch and --watch-only of a list served in chunks', async () => {
-    const ns = await env.namespace('get-chunk-watch');
+    const ns = await env.newNs('get-chunk-watch');
     await Promise.all(['one', 'two', 'three'].map((n) => env.ok('create', 'cm', n, '-n', ns)));
     const outs = await Promise.all(['--watch', '--watch-only'].map((w) => env.run('get', 'configmap', '-n', ns, '--chunk-size=1', w, '--request-timeout=1s')));
     for (const o of outs) expect(o.stdout + o.stderr).not.toContain('watch is only supported on individual resources');
@@ -133,7 +130,7 @@ describe.concurrent('kubectl get', () => {
   });
 
   it('templates: missing keys allowed by default, refused with --allow-missing-template-keys=false', async () => {
-    const ns = await env.namespace('get-templates');
+    const ns = await env.newNs('get-templates');
     await env.ok('create', '-n', ns, '-f', validPod);
     expect(names(await env.ok('get', '-n', ns, 'pods', '-o', 'json'))).toBe('valid-pod:');
     const [jp, gt, tmpl, jpStrict, gtStrict, status, scale] = await Promise.all([
@@ -155,7 +152,7 @@ describe.concurrent('kubectl get', () => {
   });
 
   it('get -w: a list prints its table, one object its name or YAML, a missing one NotFound', async () => {
-    const ns = await env.namespace('get-watch');
+    const ns = await env.newNs('get-watch');
     await env.ok('create', '-n', ns, '-f', validPod);
     const [list, name, yaml, missing] = await Promise.all([
       env.ok('get', '-n', ns, 'pods', '-w', '--request-timeout=1'),
@@ -173,11 +170,11 @@ describe.concurrent('kubectl get', () => {
   });
 
   it('get -f prints every object of the file; get -k every object of a kustomization', async () => {
-    const ns = await env.namespace('get-files');
-    const multi = await env.files({ [`multi-pod-${ns}.yaml`]: [podYaml('redis-master', { name: 'redis-master' }), podYaml('valid-pod', { name: 'valid-pod' })].join('---\n') });
+    const ns = await env.newNs('get-files');
+    const multi = await files(env, { [`multi-pod-${ns}.yaml`]: [podYaml('redis-master', { name: 'redis-master' }), podYaml('valid-pod', { name: 'valid-pod' })].join('---\n') });
     await env.ok('create', '-n', ns, '-f', multi);
     expect(await env.ok('get', '-n', ns, '-f', multi, '-o', 'jsonpath={..metadata.name}')).toContain('redis-master valid-pod');
-    const kdir = (await env.files({
+    const kdir = (await files(env, {
       [`kustomize-${ns}/kustomization.yaml`]: `namePrefix: test-the-\nnamespace: ${ns}\nresources:\n- cm.yaml\n- svc.yaml\n`,
       [`kustomize-${ns}/cm.yaml`]: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: map\ndata:\n  a: b\n',
       [`kustomize-${ns}/svc.yaml`]: 'apiVersion: v1\nkind: Service\nmetadata:\n  name: service\nspec:\n  ports:\n  - port: 80\n',
@@ -191,7 +188,7 @@ describe.concurrent('kubectl get', () => {
   });
 
   it('gets a node and a service in one call', async () => {
-    const node = await env.files({ 'node.yaml': 'apiVersion: v1\nkind: Node\nmetadata:\n  name: 127.0.0.1\n' });
+    const node = await files(env, { 'node.yaml': 'apiVersion: v1\nkind: Node\nmetadata:\n  name: 127.0.0.1\n' });
     await env.ok('create', '-f', node);
     const list = JSON.parse(await env.ok('get', 'nodes/127.0.0.1', 'service/kubernetes', '-n', 'default', '-o', 'json')) as { items: { metadata: { name: string } }[] };
     expect(list.items.map((i) => i.metadata.name)).toEqual(['127.0.0.1', 'kubernetes']);
@@ -200,7 +197,7 @@ describe.concurrent('kubectl get', () => {
   });
 
   it('--sort-by over server-side Tables with the objects, and over objects', async () => {
-    const ns = await env.namespace('get-sort');
+    const ns = await env.newNs('get-sort');
     const r0 = await Promise.all([env.run('get', '-n', ns, 'pods', '--sort-by={metadata.name}'), env.run('get', '-n', ns, 'pods', '--sort-by={metadata.creationTimestamp}')]);
     for (const r of r0) expect(r.code, r.stderr).toBe(0);
     // name, label, first container, requests and limits: three pods in different orders
@@ -210,7 +207,7 @@ describe.concurrent('kubectl get', () => {
       ['sorted-pod3', 'sorted-pod1-label', 'kubernetes-pause3', 1],
     ];
     for (const [name, label, container, size] of spec) {
-      const f = await env.files({
+      const f = await files(env, {
         [`sorted/${name}.yaml`]: `apiVersion: v1
 kind: Pod
 metadata:
@@ -250,7 +247,7 @@ spec:
   });
 
   it('--all-namespaces (-A) shows the namespace; --namespace is then ignored', async () => {
-    const [n1, n2] = await Promise.all([env.namespace('all-ns-test'), env.namespace('all-ns-test')]);
+    const [n1, n2] = await Promise.all([env.newNs('all-ns-test'), env.newNs('all-ns-test')]);
     await Promise.all([env.ok('create', 'serviceaccount', 'test', '-n', n1), env.ok('create', 'serviceaccount', 'test', '-n', n2)]);
     const [long, short] = await Promise.all([
       env.ok('get', 'serviceaccounts', '--all-namespaces', '--namespace=default'),
@@ -269,7 +266,7 @@ spec:
   });
 
   it('--request-timeout: a get answers, a watch ends at the deadline, a bad unit is refused', async () => {
-    const ns = await env.namespace('get-timeout');
+    const ns = await env.newNs('get-timeout');
     await env.ok('create', '-n', ns, '-f', validPod);
     const [plain, watch, bad] = await Promise.all([
       env.ok('get', '-n', ns, 'pod', 'valid-pod', '--request-timeout=1'),
@@ -296,12 +293,12 @@ describe.concurrent('--template on commands that go through the server (template
   const T = '--template={{ .metadata.name }}:';
   let ns: string;
   beforeAll(async () => {
-    ns = await env.namespace('template');
+    ns = await env.newNs('template');
     await env.ok('create', '-n', ns, '-f', validPod);
   });
 
   it('patch, label, annotate, apply, create, set … with --dry-run=client', async () => {
-    const scale = await env.files({
+    const scale = await files(env, {
       'tmpl/scale-deploy.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: scale-1\n  labels: {run: hello}\nspec:\n  selector:\n    matchLabels: {run: hello}\n  template:\n    metadata:\n      labels: {run: hello}\n    spec:\n      containers:\n      - name: c\n        image: registry.k8s.io/pause:3.10.1\n',
     });
     const runs: [string[], string][] = [
@@ -322,14 +319,14 @@ describe.concurrent('--template on commands that go through the server (template
   });
 
   it('create clusterrole / clusterrolebinding / deployment, taint, set subject, auth reconcile', async () => {
-    const node = await env.files({ 'tmpl/node.yaml': 'apiVersion: v1\nkind: Node\nmetadata:\n  name: tmpl-node\n' });
+    const node = await files(env, { 'tmpl/node.yaml': 'apiVersion: v1\nkind: Node\nmetadata:\n  name: tmpl-node\n' });
     await env.ok('create', '-f', node);
     expect(await env.ok('create', 'clusterrole', T, '--verb', 'get', 'tmpl-cr', '--non-resource-url', '/logs/', '--resource', 'pods')).toContain('tmpl-cr:');
     expect(await env.ok('create', 'clusterrolebinding', 'tmpl-crb', '--clusterrole=tmpl-cr', T)).toContain('tmpl-crb:');
     expect(await env.ok('set', 'subject', 'clusterrolebinding/tmpl-crb', '--user=foo', '--dry-run=client', T)).toContain('tmpl-crb:');
     expect(await env.ok('taint', 'node', 'tmpl-node', 'dedicated=foo:PreferNoSchedule', T)).toContain('tmpl-node:');
     await env.ok('taint', 'node', 'tmpl-node', 'dedicated-');
-    const rbac = await env.files({
+    const rbac = await files(env, {
       'tmpl/rbac.json': JSON.stringify({
         apiVersion: 'v1',
         kind: 'List',

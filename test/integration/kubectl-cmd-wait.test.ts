@@ -11,26 +11,21 @@
 // Skipped: wait.sh's check that the 1 s timeout takes between 1 and 2 s (a
 // timing assertion, against the suite's rules).
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CmdEnv, startCmdEnv } from '../helpers/kubectl-cmd.js';
+import { describe, expect, it } from 'vitest';
+import { cmdEnv } from '../helpers/kubectl-cmd.js';
+import { files } from '../helpers/kubectl-cmd-files.js';
 import { eventually } from '../helpers/eventually.js';
 import { startKubectl } from '../helpers/kubectl.js';
 
-let env: CmdEnv;
-beforeAll(async () => {
-  env = await startCmdEnv();
-});
-afterAll(async () => {
-  await env?.stop();
-});
+const env = cmdEnv();
 
 describe.concurrent('kubectl wait', () => {
   it('a jsonpath condition never met times out; --for=delete --all returns once another client deletes', async () => {
-    const ns = await env.namespace('wait-delete');
+    const ns = await env.newNs('wait-delete');
     await Promise.all([env.ok('create', '-n', ns, 'deployment', 'test-1', '--image=busybox'), env.ok('create', '-n', ns, 'deployment', 'test-2', '--image=busybox')]);
     expect(await env.ok('get', '-n', ns, 'deployments', '-o', 'go-template={{range .items}}{{.metadata.name}},{{end}}')).toBe('test-1,test-2,');
     expect(await env.fails('wait', '-n', ns, '--for=jsonpath=.status.readyReplicas=1', 'deploy/test-1', '--timeout=1s')).toContain('timed out');
-    const waiting = startKubectl(env.t.server.kubeconfigPath, ['wait', '-n', ns, 'deployment', '--for=delete', '--all', '--timeout=30s', '-v=6']);
+    const waiting = startKubectl(env.ts().server.kubeconfigPath, ['wait', '-n', ns, 'deployment', '--for=delete', '--all', '--timeout=30s', '-v=6']);
     try {
       // kube deletes 2 s later; here once the wait watches (its request shows at -v=6)
       await eventually(() => waiting.err().includes('watch=true'), 'kubectl wait watches', 20_000);
@@ -42,8 +37,8 @@ describe.concurrent('kubectl wait', () => {
   });
 
   it('an unknown condition on pods selected by label times out, naming each pod', async () => {
-    const ns = await env.namespace('wait-invalid');
-    const f = await env.files({
+    const ns = await env.newNs('wait-invalid');
+    const f = await files(env, {
       [`dtest-${ns}.yaml`]: `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -72,7 +67,7 @@ spec:
   });
 
   it('a jsonpath condition without a value is met once the field is there', async () => {
-    const ns = await env.namespace('wait-jsonpath');
+    const ns = await env.newNs('wait-jsonpath');
     await env.ok('create', '-n', ns, 'deployment', 'test-3', '--image=busybox');
     expect(await env.ok('wait', '-n', ns, '--for=jsonpath={.status.replicas}', 'deploy/test-3', '--timeout=30s')).toContain('deployment.apps/test-3 condition met');
   });
