@@ -12,7 +12,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { sleep, systemClock } from '../core/clock.js';
+import { pause, systemClock } from '../core/clock.js';
 import { parseGoDuration } from '../core/duration.js';
 import { systemNamespacesOf } from '../core/product-names.js';
 import { ApiClient, ApiError } from '../nodeagent/api-client.js';
@@ -103,7 +103,8 @@ async function tokenAccepted(kubeconfig: string): Promise<boolean> {
     } catch (e) {
       if (!(e instanceof ApiError && e.code === 401)) return true; // another problem: not this check's to report
       if (attempt >= 10) return false;
-      await sleep(systemClock, 200);
+      // a ref'd timer: nothing else keeps this command's process alive while it waits
+      await pause(200);
     }
   }
 }

@@ -64,6 +64,15 @@ export function every(clock: Clock, ms: number, fn: () => void): TimerHandle {
   };
 }
 
+/**
+ * a real-time wait that keeps the process alive (systemClock's timers are
+ * unref'd): for a short-lived command that polls, which would otherwise exit
+ * in the middle of its wait
+ */
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /** a promise that resolves after `ms` on `clock` */
 export function sleep(clock: Clock, ms: number): Promise<void> {
   return new Promise((resolve) => clock.setTimeout(resolve, ms));
