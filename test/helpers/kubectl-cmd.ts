@@ -5,11 +5,16 @@
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { eventually } from './eventually.js';
 import { type KubectlResult, runKubectl } from './kubectl.js';
+import type { ServerOptions } from '../../src/server/server.js';
 import { type TestServer, startTestServer } from './server.js';
+
+const exec = promisify(execFile);
 
 export type Obj = Record<string, any>;
 
@@ -17,6 +22,8 @@ export interface CmdEnv {
   ts(): TestServer;
   /** kubectl with these arguments, whatever its exit code */
   run(...args: string[]): Promise<KubectlResult>;
+  /** kubectl with more environment variables (EDITOR for `kubectl edit`) */
+  runWithEnv(vars: Record<string, string>, ...args: string[]): Promise<KubectlResult>;
   /** kubectl that must succeed: its stdout */
   ok(...args: string[]): Promise<string>;
   /** kubectl that must fail: its stdout and stderr together (kube's `output_message=$(! kubectl … 2>&1)`) */
@@ -33,12 +40,13 @@ export interface CmdEnv {
   until<T>(check: () => Promise<T | undefined | false>, what: string, ms?: number): Promise<T>;
 }
 
-export function cmdEnv(prefix: string): CmdEnv {
+/** `opts`: more server options (kube's test-cmd.sh, for one, runs kube-apiserver without ServiceAccount admission) */
+export function cmdEnv(prefix: string, opts: Partial<ServerOptions> = {}): CmdEnv {
   let ts: TestServer | undefined;
   let dir = '';
   let seq = 0;
   beforeAll(async () => {
-    ts = await startTestServer({ apiDomain: 'k8s.io' });
+    ts = await startTestServer({ apiDomain: 'k8s.io', ...opts });
     dir = await mkdtemp(join(tmpdir(), `orch-kcmd-${prefix}-`));
   }, 60_000);
   afterAll(async () => {
@@ -46,6 +54,17 @@ export function cmdEnv(prefix: string): CmdEnv {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
   const run = (...args: string[]): Promise<KubectlResult> => runKubectl(ts!.server.kubeconfigPath, args);
+  const runWithEnv = async (vars: Record<string, string>, ...args: string[]): Promise<KubectlResult> => {
+    const kubeconfig = ts!.server.kubeconfigPath;
+    const argv = ['--kubeconfig', kubeconfig, '--cache-dir', join(dirname(kubeconfig), 'kubectl-cache'), ...args];
+    try {
+      const r = await exec('kubectl', argv, { timeout: 30_000, env: { ...process.env, ...vars } });
+      return { stdout: r.stdout, stderr: r.stderr, code: 0 };
+    } catch (e) {
+      const err = e as { stdout?: string; stderr?: string; code?: number };
+      return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : -1 };
+    }
+  };
   const ok = async (...args: string[]): Promise<string> => {
     const r = await run(...args);
     expect(r.code, `kubectl ${args.join(' ')}: ${r.stderr}`).toBe(0);
@@ -71,5 +90,5 @@ export function cmdEnv(prefix: string): CmdEnv {
   };
   const until = <T>(check: () => Promise<T | undefined | false>, what: string, ms = 20_000): Promise<T> =>
     eventually(check, what, { timeoutMs: ms, intervalMs: 150 }) as Promise<T>;
-  return { ts: () => ts!, run, ok, fails, json, names, file, namespace, until };
+  return { ts: () => ts!, run, runWithEnv, ok, fails, json, names, file, namespace, until };
 }

@@ -191,7 +191,7 @@ describe.concurrent('kubectl discovery (test/cmd/discovery.sh)', () => {
     expect(/"name":"pods"[^}]*}/.exec(core)?.[0]).toContain('"categories":["all"]');
   });
 
-  for (const [what, names_] of [['short', { singular: 'example', shortNames: ['pod'] }], ['singular', { singular: 'pod' }]] as const) {
+  for (const [what, names_] of [['short', { singular: 'example', shortNames: ['pod'] }], ['singular', { singular: 'pod' }]] as [string, { singular: string; shortNames?: string[] }][]) {
     it(`run_assert_${what}_name_tests: a CRD whose ${what} name is pod does not shadow pods`, async () => {
       const group = `${what}.test.com`;
       const def = crd('examples', group, 'Example', { ...names_, schema: { type: 'object', properties: { spec: { type: 'object', properties: { test: { type: 'string' } } } } } });
