@@ -32,6 +32,9 @@ const NGINX_R2 = 'registry.k8s.io/nginx:1.7.9';
 const PERL = 'registry.k8s.io/perl';
 
 const images = (o: Obj): string => (o.spec.template.spec.containers as Obj[]).map((c) => c.image).join(',');
+/** `rollout history`'s rows: revision and the first word pair of the change-cause */
+const historyRows = (out: string): string[] =>
+  out.split('\n').filter((l) => /^\d+\s/.test(l)).map((l) => l.replace(/^(\d+)\s+(\S+(?: \S+)?).*$/, '$1 $2'));
 const managers = (o: Obj): string[] => ((o.metadata.managedFields ?? []) as Obj[]).map((m) => m.manager as string);
 
 function daemonSet(containers: [string, string][]): Obj {
@@ -131,15 +134,28 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     await ok('-n', n, 'apply', '-f', v2, '--record');
     expect(images(await json('-n', n, 'ds', 'bind'))).toBe(`${PAUSE_LATEST},${NGINX_R1}`);
     await until(async () => (await causes()).includes('ds-rv2.json --record'), 'the second revision');
+    const [history, rev1, rev2] = await Promise.all([
+      ok('-n', n, 'rollout', 'history', 'daemonset'),
+      ok('-n', n, 'rollout', 'history', 'daemonset', '--revision=1'),
+      ok('-n', n, 'rollout', 'history', 'daemonset', '--revision=2'),
+    ]);
+    expect(history).toContain('daemonset.apps/bind \nREVISION  CHANGE-CAUSE\n');
+    expect(historyRows(history)).toEqual(['1 kubectl apply', '2 kubectl apply']);
+    expect(rev1).toContain('daemonset.apps/bind with revision #1\nPod Template:');
+    expect(rev1).toContain(PAUSE);
+    for (const s of ['daemonset.apps/bind with revision #2', PAUSE_LATEST, NGINX_R1]) expect(rev2).toContain(s);
     await ok('-n', n, 'rollout', 'undo', 'daemonset', '--dry-run=client');
     await ok('-n', n, 'rollout', 'undo', 'daemonset', '--dry-run=server');
     expect(images(await json('-n', n, 'ds', 'bind'))).toBe(`${PAUSE_LATEST},${NGINX_R1}`);
     await ok('-n', n, 'rollout', 'undo', 'daemonset', '--to-revision=1');
     expect(images(await json('-n', n, 'ds', 'bind'))).toBe(PAUSE);
+    // the revision rolled back to is numbered again, after the others
+    await until(async () => historyRows(await ok('-n', n, 'rollout', 'history', 'daemonset')).join() === '2 kubectl apply,3 kubectl apply', 'revisions 2 and 3');
     expect(await fails('-n', n, 'rollout', 'undo', 'daemonset', '--to-revision=1000000')).toContain('unable to find specified revision');
     expect(images(await json('-n', n, 'ds', 'bind'))).toBe(PAUSE);
     await ok('-n', n, 'rollout', 'undo', 'daemonset');
     expect(images(await json('-n', n, 'ds', 'bind'))).toBe(`${PAUSE_LATEST},${NGINX_R1}`);
+    await until(async () => historyRows(await ok('-n', n, 'rollout', 'history', 'daemonset')).join() === '3 kubectl apply,4 kubectl apply', 'revisions 3 and 4');
     await ok('-n', n, 'delete', '-f', v1);
   });
 
@@ -291,6 +307,11 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     expect(await image()).toBe(`${NGINX_R1},${PERL}`);
     await ok('-n', n, 'set', 'image', 'deployment', 'nginx-deployment', `nginx=${NGINX_R2}`);
     expect(await image()).toBe(`${NGINX_R2},${PERL}`);
+    // the "Get rollout history" block: one revision per template, read from the ReplicaSets
+    await until(async () => historyRows(await ok('-n', n, 'rollout', 'history', 'deployment', 'nginx-deployment')).join() === '1 <none>,2 <none>', 'revisions 1 and 2');
+    const [rev1, rev2] = await Promise.all([1, 2].map((r) => ok('-n', n, 'rollout', 'history', 'deployment', 'nginx-deployment', `--revision=${r}`)));
+    for (const s of ['deployment.apps/nginx-deployment with revision #1', 'Pod Template:', NGINX_R1, PERL]) expect(rev1).toContain(s);
+    for (const s of ['deployment.apps/nginx-deployment with revision #2', 'Pod Template:', NGINX_R2, PERL]) expect(rev2).toContain(s);
     await fails('-n', n, 'set', 'image', 'deployment', 'nginx-deployment', 'redis=redis');
     await ok('-n', n, 'set', 'image', 'deployments', '--all', `nginx=${NGINX_R1}`);
     expect(await image()).toBe(`${NGINX_R1},${PERL}`);
@@ -356,14 +377,26 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     await ok('-n', n, 'apply', '-f', v2, '--record');
     expect(await image()).toBe(`${NGINX_R2},${PAUSE}`);
     await until(async () => (await causes()).includes('sts-rv2.json --record'), 'the second revision');
+    const [history, rev1, rev2] = await Promise.all([
+      ok('-n', n, 'rollout', 'history', 'statefulset'),
+      ok('-n', n, 'rollout', 'history', 'statefulset', '--revision=1'),
+      ok('-n', n, 'rollout', 'history', 'statefulset', '--revision=2'),
+    ]);
+    expect(history).toContain('statefulset.apps/nginx \nREVISION  CHANGE-CAUSE\n');
+    expect(historyRows(history)).toEqual(['1 kubectl apply', '2 kubectl apply']);
+    expect(rev1).toContain('statefulset.apps/nginx with revision #1\nPod Template:');
+    expect(rev1).toContain(NGINX_R1);
+    for (const s of ['statefulset.apps/nginx with revision #2', NGINX_R2, PAUSE]) expect(rev2).toContain(s);
     for (const dry of ['--dry-run=client', '--dry-run=server']) await ok('-n', n, 'rollout', 'undo', 'statefulset', dry);
     expect(await image()).toBe(`${NGINX_R2},${PAUSE}`);
     await ok('-n', n, 'rollout', 'undo', 'statefulset', '--to-revision=1');
     expect(await image()).toBe(NGINX_R1);
+    await until(async () => historyRows(await ok('-n', n, 'rollout', 'history', 'statefulset')).join() === '2 kubectl apply,3 kubectl apply', 'revisions 2 and 3');
     expect(await fails('-n', n, 'rollout', 'undo', 'statefulset', '--to-revision=1000000')).toContain('unable to find specified revision');
     expect(await image()).toBe(NGINX_R1);
     await ok('-n', n, 'rollout', 'undo', 'statefulset');
     expect(await image()).toBe(`${NGINX_R2},${PAUSE}`);
+    await until(async () => historyRows(await ok('-n', n, 'rollout', 'history', 'statefulset')).join() === '3 kubectl apply,4 kubectl apply', 'revisions 3 and 4');
     await ok('-n', n, 'delete', '-f', v2);
   });
 
