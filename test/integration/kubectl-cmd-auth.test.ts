@@ -157,21 +157,22 @@ describe.concurrent('kubectl auth (authorization.sh, certificate.sh, auth_whoami
   });
 
   it('run_certificates_tests: approve and deny, by name and by file', async () => {
-    for (const [verb, condition] of [['approve', 'Approved'], ['deny', 'Denied']] as const) {
-      for (const how of ['name', 'file'] as const) {
+    const cases = (['approve', 'deny'] as const).flatMap((verb) => (['name', 'file'] as const).map((how) => [verb, how] as const));
+    await Promise.all(
+      cases.map(async ([verb, how]) => {
+        const condition = verb === 'approve' ? 'Approved' : 'Denied';
         const name = `foo-${verb}-${how}`;
         const f = await csrFile(name);
         expect(await ok('create', '-f', f)).toBe(`certificatesigningrequest.certificates.k8s.io/${name} created\n`);
         expect(await conditions(name)).toBe('');
         const target = how === 'name' ? [name] : ['-f', f];
         expect(await ok('certificate', verb, ...target)).toBe(`certificatesigningrequest.certificates.k8s.io/${name} ${verb === 'approve' ? 'approved' : 'denied'}\n`);
-        expect(await conditions(name)).toBe(condition);
-        expect(await ok('get', `csr/${name}`, '-o', 'yaml')).toContain(`type: ${condition}`);
-        const row = (await ok('get', 'csr', name)).split('\n')[1];
-        expect(row).toMatch(new RegExp(`^${name}\\s+\\d+s\\s+example.com/test-cmd\\s+\\S+\\s+<none>\\s+${condition}$`));
+        const [yaml, table] = await Promise.all([ok('get', `csr/${name}`, '-o', 'yaml'), ok('get', 'csr', name)]);
+        expect(yaml).toMatch(new RegExp(`conditions:\\n  - lastTransitionTime: \\S+\\n    lastUpdateTime: \\S+\\n    message: This CSR was ${verb === 'approve' ? 'approved' : 'denied'} by kubectl certificate ${verb}\\.\\n    reason: Kubectl${verb === 'approve' ? 'Approve' : 'Deny'}\\n    status: "True"\\n    type: ${condition}\\n`));
+        expect(table.split('\n')[1]).toMatch(new RegExp(`^${name}\\s+\\d+s\\s+example.com/test-cmd\\s+\\S+\\s+<none>\\s+${condition}$`));
         expect(await ok('delete', '-f', f)).toBe(`certificatesigningrequest.certificates.k8s.io "${name}" deleted\n`);
-      }
-    }
+      }),
+    );
     expect(await ok('get', 'csr', '-o', 'jsonpath={range.items}{.metadata.name}{end}')).not.toContain('foo-');
   });
 
