@@ -100,6 +100,53 @@ function frontend(): Obj {
   };
 }
 
+/**
+ * run_daemonset_history_tests and run_statefulset_history_tests, which differ only in the kind: ControllerRevisions
+ * carry the change-cause of `apply --record`, `rollout history` lists them (and one in detail), `rollout undo`
+ * (dry-run, --to-revision, an unknown revision, the previous one) and the revision rolled back to numbered again
+ */
+async function rolloutHistory(k: { short: string; resource: string; name: string; v1: Obj; v2: Obj }): Promise<void> {
+  const n = await namespace(`${k.short}-history`);
+  const [f1, f2] = [await file(`${k.short}-rv1.json`, k.v1), await file(`${k.short}-rv2.json`, k.v2)];
+  const [images1, images2] = [images(k.v1), images(k.v2)];
+  const image = async (): Promise<string> => images(await json('-n', n, k.resource, k.name));
+  const causes = async (): Promise<string> =>
+    ((await json('-n', n, 'controllerrevisions')).items as Obj[]).map((r) => r.metadata.annotations?.['kubernetes.io/change-cause'] ?? '').join(':');
+  const revisions = (want: string): Promise<unknown> =>
+    until(async () => historyRows(await ok('-n', n, 'rollout', 'history', k.resource)).join() === want, `revisions ${want}`);
+  const qualified = `${k.resource}.apps/${k.name}`;
+
+  await ok('-n', n, 'apply', '-f', f1, '--record');
+  await until(async () => (await causes()).includes(`${k.short}-rv1.json --record`), 'the first revision');
+  await ok('-n', n, 'rollout', 'undo', k.resource, '--to-revision=1');
+  expect(await image()).toBe(images1);
+  await ok('-n', n, 'apply', '-f', f2, '--record');
+  expect(await image()).toBe(images2);
+  await until(async () => (await causes()).includes(`${k.short}-rv2.json --record`), 'the second revision');
+  const [history, rev1, rev2] = await Promise.all([
+    ok('-n', n, 'rollout', 'history', k.resource),
+    ok('-n', n, 'rollout', 'history', k.resource, '--revision=1'),
+    ok('-n', n, 'rollout', 'history', k.resource, '--revision=2'),
+  ]);
+  expect(history).toContain(`${qualified} \nREVISION  CHANGE-CAUSE\n`);
+  expect(historyRows(history)).toEqual(['1 kubectl apply', '2 kubectl apply']);
+  expect(rev1).toContain(`${qualified} with revision #1\nPod Template:`);
+  for (const i of images1.split(',')) expect(rev1).toContain(i);
+  expect(rev2).toContain(`${qualified} with revision #2`);
+  for (const i of images2.split(',')) expect(rev2).toContain(i);
+  for (const dry of ['--dry-run=client', '--dry-run=server']) await ok('-n', n, 'rollout', 'undo', k.resource, dry);
+  expect(await image()).toBe(images2);
+  await ok('-n', n, 'rollout', 'undo', k.resource, '--to-revision=1');
+  expect(await image()).toBe(images1);
+  await revisions('2 kubectl apply,3 kubectl apply');
+  expect(await fails('-n', n, 'rollout', 'undo', k.resource, '--to-revision=1000000')).toContain('unable to find specified revision');
+  expect(await image()).toBe(images1);
+  await ok('-n', n, 'rollout', 'undo', k.resource);
+  expect(await image()).toBe(images2);
+  await revisions('3 kubectl apply,4 kubectl apply');
+  await ok('-n', n, 'delete', '-f', f2);
+}
+
 describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
   it('run_daemonset_tests: generation follows each template change', async () => {
     const n = await namespace('ds');
@@ -121,43 +168,8 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     await ok('-n', n, 'delete', '-f', f);
   });
 
-  it('run_daemonset_history_tests: change-causes on revisions, rollout undo', async () => {
-    const n = await namespace('ds-history');
-    const v1 = await file('ds-rv1.json', daemonSet([['bind', PAUSE]]));
-    const v2 = await file('ds-rv2.json', daemonSet([['bind', PAUSE_LATEST], ['app', NGINX_R1]]));
-    const causes = async (): Promise<string> =>
-      ((await json('-n', n, 'controllerrevisions')).items as Obj[]).map((r) => r.metadata.annotations?.['kubernetes.io/change-cause'] ?? '').join(':');
-    await ok('-n', n, 'apply', '-f', v1, '--record');
-    await until(async () => (await causes()).includes('ds-rv1.json --record'), 'the first revision');
-    await ok('-n', n, 'rollout', 'undo', 'daemonset', '--to-revision=1');
-    expect(images(await json('-n', n, 'ds', 'bind'))).toBe(PAUSE);
-    await ok('-n', n, 'apply', '-f', v2, '--record');
-    expect(images(await json('-n', n, 'ds', 'bind'))).toBe(`${PAUSE_LATEST},${NGINX_R1}`);
-    await until(async () => (await causes()).includes('ds-rv2.json --record'), 'the second revision');
-    const [history, rev1, rev2] = await Promise.all([
-      ok('-n', n, 'rollout', 'history', 'daemonset'),
-      ok('-n', n, 'rollout', 'history', 'daemonset', '--revision=1'),
-      ok('-n', n, 'rollout', 'history', 'daemonset', '--revision=2'),
-    ]);
-    expect(history).toContain('daemonset.apps/bind \nREVISION  CHANGE-CAUSE\n');
-    expect(historyRows(history)).toEqual(['1 kubectl apply', '2 kubectl apply']);
-    expect(rev1).toContain('daemonset.apps/bind with revision #1\nPod Template:');
-    expect(rev1).toContain(PAUSE);
-    for (const s of ['daemonset.apps/bind with revision #2', PAUSE_LATEST, NGINX_R1]) expect(rev2).toContain(s);
-    await ok('-n', n, 'rollout', 'undo', 'daemonset', '--dry-run=client');
-    await ok('-n', n, 'rollout', 'undo', 'daemonset', '--dry-run=server');
-    expect(images(await json('-n', n, 'ds', 'bind'))).toBe(`${PAUSE_LATEST},${NGINX_R1}`);
-    await ok('-n', n, 'rollout', 'undo', 'daemonset', '--to-revision=1');
-    expect(images(await json('-n', n, 'ds', 'bind'))).toBe(PAUSE);
-    // the revision rolled back to is numbered again, after the others
-    await until(async () => historyRows(await ok('-n', n, 'rollout', 'history', 'daemonset')).join() === '2 kubectl apply,3 kubectl apply', 'revisions 2 and 3');
-    expect(await fails('-n', n, 'rollout', 'undo', 'daemonset', '--to-revision=1000000')).toContain('unable to find specified revision');
-    expect(images(await json('-n', n, 'ds', 'bind'))).toBe(PAUSE);
-    await ok('-n', n, 'rollout', 'undo', 'daemonset');
-    expect(images(await json('-n', n, 'ds', 'bind'))).toBe(`${PAUSE_LATEST},${NGINX_R1}`);
-    await until(async () => historyRows(await ok('-n', n, 'rollout', 'history', 'daemonset')).join() === '3 kubectl apply,4 kubectl apply', 'revisions 3 and 4');
-    await ok('-n', n, 'delete', '-f', v1);
-  });
+  it('run_daemonset_history_tests: change-causes on revisions, rollout history, rollout undo', () =>
+    rolloutHistory({ short: 'ds', resource: 'daemonset', name: 'bind', v1: daemonSet([['bind', PAUSE]]), v2: daemonSet([['bind', PAUSE_LATEST], ['app', NGINX_R1]]) }));
 
   it('run_kubectl_apply_deployments_tests: null propagation, a conflicting resourceVersion, --force', async () => {
     const n = await namespace('apply-deploy');
@@ -363,42 +375,8 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     await until(async () => (await names('-n', n, 'pods', '-l', 'app=nginx-statefulset')) === '', 'no pods left');
   });
 
-  it('run_statefulset_history_tests: change-causes on revisions, rollout undo', async () => {
-    const n = await namespace('sts-history');
-    const v1 = await file('sts-rv1.json', statefulSet([['nginx', NGINX_R1]]));
-    const v2 = await file('sts-rv2.json', statefulSet([['nginx', NGINX_R2], ['pause', PAUSE]]));
-    const image = async (): Promise<string> => images(await json('-n', n, 'statefulset', 'nginx'));
-    const causes = async (): Promise<string> =>
-      ((await json('-n', n, 'controllerrevisions')).items as Obj[]).map((r) => r.metadata.annotations?.['kubernetes.io/change-cause'] ?? '').join(':');
-    await ok('-n', n, 'apply', '-f', v1, '--record');
-    await until(async () => (await causes()).includes('sts-rv1.json --record'), 'the first revision');
-    await ok('-n', n, 'rollout', 'undo', 'statefulset', '--to-revision=1');
-    expect(await image()).toBe(NGINX_R1);
-    await ok('-n', n, 'apply', '-f', v2, '--record');
-    expect(await image()).toBe(`${NGINX_R2},${PAUSE}`);
-    await until(async () => (await causes()).includes('sts-rv2.json --record'), 'the second revision');
-    const [history, rev1, rev2] = await Promise.all([
-      ok('-n', n, 'rollout', 'history', 'statefulset'),
-      ok('-n', n, 'rollout', 'history', 'statefulset', '--revision=1'),
-      ok('-n', n, 'rollout', 'history', 'statefulset', '--revision=2'),
-    ]);
-    expect(history).toContain('statefulset.apps/nginx \nREVISION  CHANGE-CAUSE\n');
-    expect(historyRows(history)).toEqual(['1 kubectl apply', '2 kubectl apply']);
-    expect(rev1).toContain('statefulset.apps/nginx with revision #1\nPod Template:');
-    expect(rev1).toContain(NGINX_R1);
-    for (const s of ['statefulset.apps/nginx with revision #2', NGINX_R2, PAUSE]) expect(rev2).toContain(s);
-    for (const dry of ['--dry-run=client', '--dry-run=server']) await ok('-n', n, 'rollout', 'undo', 'statefulset', dry);
-    expect(await image()).toBe(`${NGINX_R2},${PAUSE}`);
-    await ok('-n', n, 'rollout', 'undo', 'statefulset', '--to-revision=1');
-    expect(await image()).toBe(NGINX_R1);
-    await until(async () => historyRows(await ok('-n', n, 'rollout', 'history', 'statefulset')).join() === '2 kubectl apply,3 kubectl apply', 'revisions 2 and 3');
-    expect(await fails('-n', n, 'rollout', 'undo', 'statefulset', '--to-revision=1000000')).toContain('unable to find specified revision');
-    expect(await image()).toBe(NGINX_R1);
-    await ok('-n', n, 'rollout', 'undo', 'statefulset');
-    expect(await image()).toBe(`${NGINX_R2},${PAUSE}`);
-    await until(async () => historyRows(await ok('-n', n, 'rollout', 'history', 'statefulset')).join() === '3 kubectl apply,4 kubectl apply', 'revisions 3 and 4');
-    await ok('-n', n, 'delete', '-f', v2);
-  });
+  it('run_statefulset_history_tests: change-causes on revisions, rollout history, rollout undo', () =>
+    rolloutHistory({ short: 'sts', resource: 'statefulset', name: 'nginx', v1: statefulSet([['nginx', NGINX_R1]]), v2: statefulSet([['nginx', NGINX_R2], ['pause', PAUSE]]) }));
 
   it('run_rs_tests: deletion, orphaning, describe, scale, expose', async () => {
     const n = await namespace('rs');

@@ -40,6 +40,20 @@ function rc(name: string, status?: string): Obj {
 }
 const yamlOf = (o: Obj): string => stringifyYaml(o);
 
+/** kube's hack/testdata/recursive/<kind>: two objects (one in a nested folder) and a third without its kind */
+async function recursiveDir(name: string, objs: Obj[]): Promise<string> {
+  const d = join(dirname(await file('marker', '')), name);
+  await mkdir(join(d, 'nested'), { recursive: true });
+  const broken = { ...objs[2] } as Obj;
+  delete broken.kind;
+  await Promise.all([
+    writeFile(join(d, 'a.json'), JSON.stringify(objs[0])),
+    writeFile(join(d, 'nested', 'b.json'), JSON.stringify(objs[1])),
+    writeFile(join(d, 'nested', 'c.json'), JSON.stringify(broken)),
+  ]);
+  return d;
+}
+
 // one suite, so that all its tests run concurrently (sibling suites would run one after the other)
 describe.concurrent('kubectl generic resources, storage and run (test/cmd/generic-resources.sh, storage.sh, run.sh)', () => {
   describe('kubectl generic resources (test/cmd/generic-resources.sh)', () => {
@@ -83,21 +97,11 @@ describe.concurrent('kubectl generic resources, storage and run (test/cmd/generi
 
     it('run_recursive_resources_tests: pods in a directory with a malformed file', async () => {
       const n = await namespace('recursive-pods');
-      const dir = dirname(await file('marker', ''));
       const pod = (i: number, status?: string): Obj => ({
         apiVersion: 'v1', kind: 'Pod', metadata: { name: `busybox${i}`, labels: { app: `busybox${i}`, ...(status ? { status } : {}) } },
         spec: { restartPolicy: 'Always', containers: [{ name: 'busybox', image: 'busybox', command: ['sleep', '3600'] }] },
       });
-      const tree = async (sub: string, objs: Obj[]): Promise<string> => {
-        const d = join(dir, `${n}-${sub}`);
-        await mkdir(join(d, 'nested'), { recursive: true });
-        await writeFile(join(d, 'a.json'), JSON.stringify(objs[0]));
-        await writeFile(join(d, 'nested', 'b.json'), JSON.stringify(objs[1]));
-        const broken = { ...objs[2] } as Obj;
-        delete broken.kind;
-        await writeFile(join(d, 'nested', 'c.json'), JSON.stringify(broken));
-        return d;
-      };
+      const tree = (sub: string, objs: Obj[]): Promise<string> => recursiveDir(`${n}-${sub}`, objs);
       const pods = await tree('pod', [pod(0), pod(1), pod(2)]);
       const modified = await tree('pod-modify', [pod(0, 'replaced'), pod(1, 'replaced'), pod(2, 'replaced')]);
       const podField = async (f: (p: Obj) => unknown): Promise<unknown[]> => ((await json('-n', n, 'pods')).items as Obj[]).map(f);
@@ -123,17 +127,7 @@ describe.concurrent('kubectl generic resources, storage and run (test/cmd/generi
 
     it('run_recursive_resources_tests: replication controllers and deployments in a directory', async () => {
       const n = await namespace('recursive-ctrl');
-      const dir = dirname(await file('marker2', ''));
-      const tree = async (sub: string, objs: Obj[]): Promise<string> => {
-        const d = join(dir, `${n}-${sub}`);
-        await mkdir(join(d, 'nested'), { recursive: true });
-        await writeFile(join(d, 'a.json'), JSON.stringify(objs[0]));
-        await writeFile(join(d, 'nested', 'b.json'), JSON.stringify(objs[1]));
-        const broken = { ...objs[2] } as Obj;
-        delete broken.kind;
-        await writeFile(join(d, 'nested', 'c.json'), JSON.stringify(broken));
-        return d;
-      };
+      const tree = (sub: string, objs: Obj[]): Promise<string> => recursiveDir(`${n}-${sub}`, objs);
       const rcs = await tree('rc', [rc('busybox0'), rc('busybox1'), rc('busybox2')]);
       await fails('-n', n, 'create', '-f', rcs, '--recursive');
       expect(await names('-n', n, 'rc')).toBe('busybox0:busybox1:');
