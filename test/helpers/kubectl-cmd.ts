@@ -36,6 +36,11 @@ export interface CmdEnv {
   file(name: string, content: string | object): Promise<string>;
   /** a fresh namespace (create_and_use_new_namespace) */
   namespace(base: string): Promise<string>;
+  /**
+   * describe_resource_chunk_size_assert: `describe <resource> --chunk-size=10` lists the resource, and every
+   * related one describe reads (events, pods, …), in pages of 10
+   */
+  describeChunks(flags: string[], resource: string, related: string[]): Promise<void>;
   /** polls `check` until it holds (wait_object_assert) */
   until<T>(check: () => Promise<T | undefined | false>, what: string, ms?: number): Promise<T>;
 }
@@ -88,7 +93,12 @@ export function cmdEnv(prefix: string, opts: Partial<ServerOptions> = {}): CmdEn
     await ok('create', 'namespace', n);
     return n;
   };
+  const describeChunks = async (flags: string[], resource: string, related: string[]): Promise<void> => {
+    const r = await run(...flags, 'describe', resource, '--chunk-size=10', '-v=6');
+    expect(r.code, r.stderr).toBe(0);
+    for (const listed of [resource, ...related]) expect(r.stderr).toMatch(new RegExp(`GET https://\\S+/${listed}\\?(\\S+&)?limit=10 200`));
+  };
   const until = <T>(check: () => Promise<T | undefined | false>, what: string, ms = 20_000): Promise<T> =>
     eventually(check, what, { timeoutMs: ms, intervalMs: 150 }) as Promise<T>;
-  return { ts: () => ts!, run, runWithEnv, ok, fails, json, names, file, namespace, until };
+  return { ts: () => ts!, run, runWithEnv, ok, fails, json, names, file, namespace, describeChunks, until };
 }

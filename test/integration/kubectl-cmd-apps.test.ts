@@ -23,7 +23,7 @@ import { describe, expect, it } from 'vitest';
 import { type Obj, cmdEnv } from '../helpers/kubectl-cmd.js';
 
 const env = cmdEnv('apps');
-const { ok, fails, json, names, file, namespace, until } = env;
+const { ok, fails, json, names, file, namespace, describeChunks, until } = env;
 
 const PAUSE = 'registry.k8s.io/pause:2.0';
 const PAUSE_LATEST = 'registry.k8s.io/pause:latest';
@@ -163,6 +163,7 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     const ds = await json('-n', n, 'ds', 'bind', '--show-managed-fields');
     expect(ds.metadata.generation).toBe(4);
     expect(managers(ds)).toContain('kubectl-set');
+    await describeChunks(['-n', n], 'daemonsets', ['pods', 'events']);
     await ok('-n', n, 'rollout', 'restart', 'daemonset/bind');
     expect((await json('-n', n, 'ds', 'bind')).metadata.generation).toBe(5);
     await ok('-n', n, 'delete', '-f', f);
@@ -213,6 +214,7 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     for (const s of ['Name:', 'Pod Template:', 'Labels:', 'Selector:', 'Controlled By', 'Replicas:', 'Pods Status:', 'Volumes:']) expect(rs).toContain(s);
     const pods = await ok('-n', n, 'describe', 'pods');
     for (const s of ['Name:', 'Image:', 'Node:', 'Labels:', 'Status:', 'Controlled By']) expect(pods).toContain(s);
+    await describeChunks(['-n', n], 'deployments', ['replicasets', 'events']);
     await ok('-n', n, 'delete', 'deployment', 'test-nginx-apps');
 
     for (const dry of ['--dry-run=client', '--dry-run=server'])
@@ -251,6 +253,7 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     await ok('-n', n, 'autoscale', 'deployment', 'nginx-deployment', '--min=2', '--max=3');
     const hpa = await json('-n', n, 'horizontalpodautoscalers.v1.autoscaling', 'nginx-deployment');
     expect([hpa.spec.minReplicas, hpa.spec.maxReplicas, hpa.spec.targetCPUUtilizationPercentage]).toEqual([2, 3, 80]);
+    await describeChunks(['-n', n], 'horizontalpodautoscalers', ['events']);
     await ok('-n', n, 'delete', 'hpa', 'nginx-deployment');
     await ok('-n', n, 'delete', 'deployment.apps', 'nginx-deployment');
   });
@@ -361,6 +364,7 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     const n = await namespace('sts');
     const f = await file('sts.json', statefulSet([['nginx', NGINX_R1]]));
     await ok('-n', n, 'create', '-f', f);
+    await describeChunks(['-n', n], 'statefulsets', ['pods', 'events']);
     expect((await json('-n', n, 'statefulset', 'nginx')).spec.replicas).toBe(0);
     const observed = (g: number): Promise<unknown> =>
       until(async () => (await json('-n', n, 'statefulset', 'nginx')).status.observedGeneration === g, `observedGeneration ${g}`);
@@ -407,6 +411,7 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     for (const out of [byName, all, withEvents]) expect(out).toContain('Events:');
     expect(noEvents).not.toContain('Events:');
     expect(await ok('-n', n, 'describe', 'pods')).toContain('Controlled By');
+    await describeChunks(['-n', n], 'replicasets', ['pods', 'events']);
 
     expect((await json('-n', n, 'rs', 'frontend')).spec.replicas).toBe(3);
     for (const dry of ['--dry-run=client', '--dry-run=server']) await ok('-n', n, 'scale', dry, '--current-replicas=3', '--replicas=2', 'replicasets', 'frontend');

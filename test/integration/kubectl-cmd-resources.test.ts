@@ -25,7 +25,7 @@ import { type Obj, cmdEnv } from '../helpers/kubectl-cmd.js';
 // kube's hack/make-rules/test-cmd.sh starts kube-apiserver with ServiceAccount admission disabled, so a
 // pod replaced from its manifest keeps the spec it was created with (no token volume was added)
 const env = cmdEnv('resources', { admissionPlugins: { disable: ['ServiceAccount'] } });
-const { ok, run, runWithEnv, fails, json, names, file, namespace, until } = env;
+const { ok, run, runWithEnv, fails, json, names, file, namespace, describeChunks, until } = env;
 
 const labels = (o: Obj): Obj => o.metadata.labels ?? {};
 function service(name: string, status?: string): Obj {
@@ -197,9 +197,7 @@ describe.concurrent('kubectl generic resources, storage and run (test/cmd/generi
         await ok('create', '-f', f);
         expect(await names('pv')).toBe(`${p.metadata.name}:`);
         if (p === gce) {
-          const d = await run('describe', 'persistentvolumes', '--chunk-size=10', '-v=6');
-          expect(d.stderr).toMatch(/GET https:\/\/\S+\/api\/v1\/persistentvolumes\?limit=10 200/);
-          expect(d.stderr).toMatch(/GET https:\/\/\S+\/api\/v1\/events\?fieldSelector=\S+&limit=10 200/);
+          await describeChunks([], 'persistentvolumes', ['events']);
         }
         await ok('delete', 'pv', p.metadata.name);
       }
@@ -220,10 +218,7 @@ describe.concurrent('kubectl generic resources, storage and run (test/cmd/generi
         await ok('-n', n, 'create', '-f', await file(`${c.metadata.name}.json`, c));
         expect(await names('-n', n, 'pvc')).toBe(`${c.metadata.name}:`);
         if (c.metadata.name === 'myclaim-1') {
-          const d = await run('-n', n, 'describe', 'persistentvolumeclaims', '--chunk-size=10', '-v=6');
-          expect(d.stderr).toMatch(/persistentvolumeclaims\?limit=10 200/);
-          expect(d.stderr).toMatch(/\/pods\?limit=10 200/);
-          expect(d.stderr).toMatch(/\/events\?fieldSelector=\S+&limit=10 200/);
+          await describeChunks(['-n', n], 'persistentvolumeclaims', ['pods', 'events']);
         }
         await ok('-n', n, 'delete', 'pvc', c.metadata.name);
       }
@@ -236,8 +231,7 @@ describe.concurrent('kubectl generic resources, storage and run (test/cmd/generi
       await ok('create', '-f', await file('sc.json', sc));
       expect(await names('storageclass')).toBe(`${before}storage-class-name:`.split(':').filter(Boolean).sort().map((s) => `${s}:`).join(''));
       expect(await names('sc')).toContain('storage-class-name:');
-      const d = await run('describe', 'storageclasses', '--chunk-size=10', '-v=6');
-      expect(d.stderr).toMatch(/storageclasses\?limit=10 200/);
+      await describeChunks([], 'storageclasses', ['events']);
       await ok('delete', 'storageclass', 'storage-class-name');
       expect(await names('storageclass')).toBe(before);
     });
