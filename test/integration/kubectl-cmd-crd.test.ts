@@ -210,6 +210,9 @@ describe.concurrent('kubectl custom resources and discovery (test/cmd/crd.sh, di
       const core = await ok('get', '--raw=/api/v1');
       expect(core).toContain('{"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cm"],"storageVersionHash":');
       expect(/"name":"pods"[^}]*}/.exec(core)?.[0]).toContain('"categories":["all"]');
+      // kube's namespaces have no deletecollection (and a DELETE of the collection is 405)
+      expect(core).toContain('{"name":"namespaces","singularName":"namespace","namespaced":false,"kind":"Namespace","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["ns"],');
+      expect(await fails('delete', '--raw', '/api/v1/namespaces')).toContain('the server does not allow this method on the requested resource');
     });
 
     for (const [what, names_] of [['short', { singular: 'example', shortNames: ['pod'] }], ['singular', { singular: 'pod' }]] as [string, { singular: string; shortNames?: string[] }][]) {
