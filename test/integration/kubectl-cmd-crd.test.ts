@@ -212,6 +212,11 @@ describe.concurrent('kubectl custom resources and discovery (test/cmd/crd.sh, di
       expect(/"name":"pods"[^}]*}/.exec(core)?.[0]).toContain('"categories":["all"]');
       // kube's namespaces have no deletecollection (and a DELETE of the collection is 405)
       expect(core).toContain('{"name":"namespaces","singularName":"namespace","namespaced":false,"kind":"Namespace","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["ns"],');
+      // sub-resources answer as kube names their kinds
+      expect(core).toContain('{"name":"serviceaccounts/token","singularName":"","namespaced":true,"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest","verbs":["create"]}');
+      for (const [sub, kind] of [['pods/proxy', 'PodProxyOptions'], ['nodes/proxy', 'NodeProxyOptions'], ['services/proxy', 'ServiceProxyOptions'], ['pods/log', 'Pod'], ['pods/eviction', 'Eviction']]) {
+        expect(new RegExp(`"name":"${sub}",[^}]*"kind":"${kind}"`).test(core), `${sub} as ${kind}`).toBe(true);
+      }
       expect(await fails('delete', '--raw', '/api/v1/namespaces')).toContain('the server does not allow this method on the requested resource');
     });
 
