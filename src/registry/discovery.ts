@@ -133,7 +133,8 @@ export function apiResourceList(defs: ResourceDefinition[], group: string, versi
       r.storageVersionHash = d.storage ? storageVersionHash(...splitStorageVersion(d.storage.storageVersion), d.kind) : storageVersionHash(d.group, d.version, d.kind);
     }
     resources.push(r);
-    for (const sub of d.subresources ?? []) {
+    // kube's installer registers the sorted paths (`pods`, `pods/attach`, …, `pods/status`): sub-resources in name order
+    for (const sub of [...(d.subresources ?? [])].sort()) {
       const info: SubresourceInfo = SUBRESOURCE_VERBS[sub] ?? { verbs: ['get'] };
       const gv: Pick<APIResource, 'group' | 'version'> = {};
       const subGroup = info.groupOf !== undefined ? defs.find((o) => o.kind === info.groupOf)?.group : info.group;

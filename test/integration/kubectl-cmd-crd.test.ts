@@ -217,6 +217,8 @@ describe.concurrent('kubectl custom resources and discovery (test/cmd/crd.sh, di
       for (const [sub, kind] of [['pods/proxy', 'PodProxyOptions'], ['nodes/proxy', 'NodeProxyOptions'], ['services/proxy', 'ServiceProxyOptions'], ['pods/log', 'Pod'], ['pods/eviction', 'Eviction']]) {
         expect(new RegExp(`"name":"${sub}",[^}]*"kind":"${kind}"`).test(core), `${sub} as ${kind}`).toBe(true);
       }
+      const podSubs = (JSON.parse(core) as Obj).resources.map((r: Obj) => r.name as string).filter((x: string) => x.startsWith('pods/'));
+      expect(podSubs).toEqual(['attach', 'binding', 'ephemeralcontainers', 'eviction', 'exec', 'log', 'portforward', 'proxy', 'status'].map((x) => `pods/${x}`));
       expect(await fails('delete', '--raw', '/api/v1/namespaces')).toContain('the server does not allow this method on the requested resource');
     });
 
