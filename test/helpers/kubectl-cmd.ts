@@ -41,6 +41,8 @@ export interface CmdEnv {
    * related one describe reads (events, pods, …), in pages of 10
    */
   describeChunks(flags: string[], resource: string, related: string[]): Promise<void>;
+  /** GET of an API path over HTTPS, for polls that need not start a kubectl each time */
+  api(path: string): Promise<Obj>;
   /** polls `check` until it holds (wait_object_assert) */
   until<T>(check: () => Promise<T | undefined | false>, what: string, ms?: number): Promise<T>;
 }
@@ -98,7 +100,12 @@ export function cmdEnv(prefix: string, opts: Partial<ServerOptions> = {}): CmdEn
     expect(r.code, r.stderr).toBe(0);
     for (const listed of [resource, ...related]) expect(r.stderr).toMatch(new RegExp(`GET https://\\S+/${listed}\\?(\\S+&)?limit=10 200`));
   };
+  const api = async (path: string): Promise<Obj> => {
+    const r = await ts!.request('GET', path);
+    expect(r.status, `GET ${path}: ${r.text}`).toBe(200);
+    return r.json<Obj>();
+  };
   const until = <T>(check: () => Promise<T | undefined | false>, what: string, ms = 20_000): Promise<T> =>
     eventually(check, what, { timeoutMs: ms, intervalMs: 150 }) as Promise<T>;
-  return { ts: () => ts!, run, runWithEnv, ok, fails, json, names, file, namespace, describeChunks, until };
+  return { ts: () => ts!, run, runWithEnv, ok, fails, json, names, file, namespace, describeChunks, api, until };
 }

@@ -23,7 +23,7 @@ import { describe, expect, it } from 'vitest';
 import { type Obj, cmdEnv } from '../helpers/kubectl-cmd.js';
 
 const env = cmdEnv('apps');
-const { ok, fails, json, names, file, namespace, describeChunks, until } = env;
+const { ok, fails, json, names, file, namespace, describeChunks, api, until } = env;
 
 const PAUSE = 'registry.k8s.io/pause:2.0';
 const PAUSE_LATEST = 'registry.k8s.io/pause:latest';
@@ -235,12 +235,13 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     const three = deployment('nginx-deployment', [['nginx', NGINX_R1]], { replicas: 3 });
     three.spec.replicas = 3;
     await ok('-n', n, 'create', '-f', await file('three.json', three));
-    await until(async () => ((await json('-n', n, 'rs')).items as Obj[])[0]?.spec.replicas === 3, 'a ReplicaSet of 3');
+    await until(async () => ((await api(`/apis/apps/v1/namespaces/${n}/replicasets`)).items as Obj[])[0]?.spec.replicas === 3, 'a ReplicaSet of 3');
     await ok('-n', n, 'delete', 'deployment', 'nginx-deployment', '--cascade');
-    await until(async () => (await names('-n', n, 'rs')) === '', 'the ReplicaSet deleted with its Deployment');
+    await until(async () => ((await api(`/apis/apps/v1/namespaces/${n}/replicasets`)).items as Obj[]).length === 0, 'the ReplicaSet deleted with its Deployment');
+    expect(await names('-n', n, 'rs')).toBe('');
 
     await ok('-n', n, 'create', 'deployment', 'nginx-deployment', `--image=${NGINX_R1}`);
-    await until(async () => ((await json('-n', n, 'rs')).items as Obj[])[0]?.spec.replicas === 1, 'a ReplicaSet of 1');
+    await until(async () => ((await api(`/apis/apps/v1/namespaces/${n}/replicasets`)).items as Obj[])[0]?.spec.replicas === 1, 'a ReplicaSet of 1');
     await ok('-n', n, 'delete', 'deployment', 'nginx-deployment', '--cascade=orphan');
     await until(async () => (await names('-n', n, 'deployment')) === '', 'the Deployment gone');
     const orphans = (await json('-n', n, 'rs')).items as Obj[];
@@ -272,7 +273,7 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     /** the controller has made the ReplicaSet of the current template (rollout undo reads them) */
     const settled = (): Promise<Obj> =>
       until(async () => {
-        const d = await json('-n', n, 'deploy', 'nginx');
+        const d = await api(`/apis/apps/v1/namespaces/${n}/deployments/nginx`);
         return d.status.observedGeneration === d.metadata.generation && d;
       }, 'the Deployment observed');
 
@@ -367,7 +368,7 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     await describeChunks(['-n', n], 'statefulsets', ['pods', 'events']);
     expect((await json('-n', n, 'statefulset', 'nginx')).spec.replicas).toBe(0);
     const observed = (g: number): Promise<unknown> =>
-      until(async () => (await json('-n', n, 'statefulset', 'nginx')).status.observedGeneration === g, `observedGeneration ${g}`);
+      until(async () => (await api(`/apis/apps/v1/namespaces/${n}/statefulsets/nginx`)).status.observedGeneration === g, `observedGeneration ${g}`);
     await observed(1);
     await ok('-n', n, 'scale', '--current-replicas=0', '--replicas=1', 'statefulset', 'nginx');
     expect((await json('-n', n, 'statefulset', 'nginx')).spec.replicas).toBe(1);
@@ -388,10 +389,11 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     const frontendPods = (): Promise<Obj> => json('-n', n, 'pods', '-l', 'tier=frontend');
     await ok('-n', n, 'create', '-f', f);
     await ok('-n', n, 'delete', 'rs', 'frontend');
-    await until(async () => ((await frontendPods()).items as Obj[]).length === 0, 'the pods deleted with their ReplicaSet');
+    const podCount = async (): Promise<number> => ((await api(`/api/v1/namespaces/${n}/pods?labelSelector=tier%3Dfrontend`)).items as Obj[]).length;
+    await until(async () => (await podCount()) === 0, 'the pods deleted with their ReplicaSet');
 
     await ok('-n', n, 'create', '-f', f);
-    await until(async () => ((await frontendPods()).items as Obj[]).length === 3, '3 pods');
+    await until(async () => (await podCount()) === 3, '3 pods');
     await ok('-n', n, 'delete', 'rs', 'frontend', '--cascade=orphan');
     await until(async () => (await names('-n', n, 'rs')) === '', 'the ReplicaSet gone');
     expect(((await frontendPods()).items as Obj[]).map((p) => p.spec.containers[0].name)).toEqual(['php-redis', 'php-redis', 'php-redis']);
@@ -419,13 +421,14 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     await ok('-n', n, 'scale', '--current-replicas=3', '--replicas=2', 'replicasets', 'frontend');
     expect((await json('-n', n, 'rs', 'frontend')).spec.replicas).toBe(2);
 
-    for (const [i, label] of [[1, 'hello'], [2, 'hello'], [3, 'goodbye']] as const) {
+    const scaled = ([[1, 'hello'], [2, 'hello'], [3, 'goodbye']] as const).map(([i, label]) => {
       const d = deployment(`scale-${i}`, [['nginx', NGINX_R1]]);
       d.metadata.labels = { run: label };
       d.spec.selector.matchLabels = { run: label };
       d.spec.template.metadata.labels = { run: label };
-      await ok('-n', n, 'create', '-f', await file(`scale-${i}.json`, d));
-    }
+      return d;
+    });
+    await ok('-n', n, 'create', '-f', await file('scale-deploys.json', { apiVersion: 'v1', kind: 'List', items: scaled }));
     const replicas = async (): Promise<number[]> => ((await json('-n', n, 'deploy')).items as Obj[]).map((d) => d.spec.replicas as number);
     expect(await replicas()).toEqual([1, 1, 1]);
     for (const dry of ['--dry-run=client', '--dry-run=server']) await ok('-n', n, 'scale', 'deploy', '--replicas=3', '--all', dry);
