@@ -36,7 +36,9 @@ function crd(plural: string, group: string, kind: string, opts: { version?: stri
   };
 }
 const established = (name: string): Promise<unknown> =>
-  until(async () => ((await json('crd', name)).status.conditions as Obj[] | undefined)?.some((c) => c.type === 'Established' && c.status === 'True'), `${name} established`);
+  until(async () => ((await env.api(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)).status.conditions as Obj[] | undefined)?.some((c) => c.type === 'Established' && c.status === 'True'), `${name} established`);
+/** the object at `path` is gone (404) */
+const gone = (path: string, what: string): Promise<unknown> => until(async () => (await env.ts().request('GET', path)).status === 404, what);
 
 function custom(kind: string, name: string, fields: Obj): Obj {
   return { apiVersion: 'company.com/v1', kind, metadata: { name, labels: { pruneGroup: 'true' } }, ...fields };
@@ -192,7 +194,8 @@ describe.concurrent('kubectl custom resources and discovery (test/cmd/crd.sh, di
       await ok('create', '-f', bar, '--namespace=non-native-resources');
       expect(((await json('bars', '--namespace=non-native-resources')).items as Obj[]).length).toBe(1);
       await ok('delete', 'namespace', 'non-native-resources', '--wait=false');
-      await until(async () => (await run('get', 'namespace', 'non-native-resources')).code !== 0, 'the namespace gone');
+      await gone('/api/v1/namespaces/non-native-resources', 'the namespace gone');
+      expect((await run('get', 'namespace', 'non-native-resources')).stderr).toContain('namespaces "non-native-resources" not found');
     });
   });
 
@@ -269,7 +272,7 @@ describe.concurrent('kubectl custom resources and discovery (test/cmd/crd.sh, di
       await established('examples.recreate.test.com');
       expect(await ok('apply', '-f', await file('ex-cluster.json', ex))).toContain('created');
       expect(await ok('delete', '-f', clusterFile)).toContain('deleted');
-      await until(async () => (await run('get', 'crd', 'examples.recreate.test.com')).code !== 0, 'the CRD gone');
+      await gone('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/examples.recreate.test.com', 'the CRD gone');
       await ok('api-resources');
       expect(await ok('apply', '-f', await file('crd-ns.json', nsDef))).toContain('created');
       await established('examples.recreate.test.com');
