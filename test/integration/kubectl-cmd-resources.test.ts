@@ -160,7 +160,7 @@ describe.concurrent('kubectl generic resources, storage and run (test/cmd/generi
       const deps = await tree('deployment', [deployment(0), deployment(1), deployment(2)]);
       await fails('-n', n, 'create', '-f', deps, '--recursive');
       expect(await names('-n', n, 'deployment')).toBe('nginx0-deployment:nginx1-deployment:');
-      await until(async () => ((await json('-n', n, 'rs')).items as Obj[]).length === 2, 'both ReplicaSets');
+      await until(async () => ((await env.api(`/apis/apps/v1/namespaces/${n}/replicasets`)).items as Obj[]).length === 2, 'both ReplicaSets');
       expect(await fails('-n', n, 'rollout', 'undo', '-f', deps, '--recursive', '--to-revision=1')).toContain("Object 'Kind' is missing");
       const paused = async (): Promise<unknown[]> => ((await json('-n', n, 'deployment')).items as Obj[]).map((d) => d.spec.paused);
       expect(await fails('-n', n, 'rollout', 'pause', '-f', deps, '--recursive')).toContain("Object 'Kind' is missing");
