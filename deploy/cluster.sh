@@ -80,7 +80,18 @@ up() {
   kubeconfig
   # wait until every member serves its API (each waits for a quorum first)
   for attempt in $(seq 1 120); do
-    local ok=0
+    local ok=0 dead=0
+    # a member that exited (a flag it refuses, a port in use, data of another --api-domain) will not come up: say why now
+    for n in "${NAMES[@]}"; do
+      if ! kill -0 "$(cat "$ROOT/$n.pid")" 2>/dev/null; then
+        echo "$n exited: $(grep -m1 'cannot start' "$ROOT/$n.log" || tail -n1 "$ROOT/$n.log")" >&2
+        dead=1
+      fi
+    done
+    if [ "$dead" -eq 1 ]; then
+      echo "cluster did not come up; see $ROOT/*.log (\`$0 down\` stops the members still running)" >&2
+      return 1
+    fi
     for j in 0 1 2; do
       # /raftz answers curl pretty-printed (as kube-apiserver does for curl): `"leader": "m2"`
       if raftz $((API_BASE + j)) 2>/dev/null | grep -Eq '"leader": ?"m'; then ok=$((ok + 1)); fi

@@ -4,9 +4,18 @@
 
 import { type Command, InvalidArgumentError } from 'commander';
 import type { AuthenticationOptions } from '../server/authentication-setup.js';
+import { DEFAULT_CONTROLLERS, OFF_BY_DEFAULT_CONTROLLERS, unknownControllers } from '../server/controllers-flag.js';
 
 const collect = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), v];
 const list = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), ...v.split(',').map((s) => s.trim()).filter((s) => s !== '')];
+
+/** `--controllers`: kube-controller-manager's `*`, `name`, `-name`; an unknown name is an error, as there */
+function controllers(v: string, prev: string[] | undefined): string[] {
+  const all = list(v, prev);
+  const unknown = unknownControllers(all);
+  if (unknown.length > 0) throw new InvalidArgumentError(`unknown controller ${unknown.map((u) => `"${u}"`).join(', ')} (known: ${[...DEFAULT_CONTROLLERS, ...OFF_BY_DEFAULT_CONTROLLERS].join(', ')})`);
+  return all;
+}
 
 function bool(v: string | undefined): boolean {
   if (v === undefined || v === 'true' || v === '1') return true;
@@ -32,7 +41,7 @@ export function addAuthenticationFlags(cmd: Command): Command {
     .option('--client-ca-file <file>', 'PEM CAs whose client certificates authenticate (CN = user, O = groups), besides the cluster CA')
     .option('--token-auth-file <file>', 'static tokens: CSV token,user,uid[,groups...]')
     .option('--enable-bootstrap-token-auth', 'authenticate bootstrap tokens from Secrets in orch-system (kube-system with --api-domain k8s.io)')
-    .option('--controllers <names>', 'controllers to run, as kube-controller-manager: * (those on by default: serviceaccount, root-ca-cert-publisher), name, -name; tokencleaner and bootstrapsigner are off by default', list)
+    .option('--controllers <names>', `controllers to run, as kube-controller-manager: * (those on by default: ${DEFAULT_CONTROLLERS.join(', ')}), name, -name; ${OFF_BY_DEFAULT_CONTROLLERS.join(' and ')} are off by default (e.g. '*,tokencleaner,-scheduler')`, controllers)
     .option('--service-account-key-file <file>', 'PEM keys or certificates that verify service-account tokens (repeatable)', collect)
     .option('--service-account-signing-key-file <file>', 'PEM private key that signs service-account tokens (default <pki-dir>/sa.key)')
     .option('--service-account-issuer <url>', 'issuer of service-account tokens (repeatable; the first signs)', collect)

@@ -11,7 +11,7 @@
 import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { systemClock } from '../core/clock.js';
 import { parseGoDuration } from '../core/duration.js';
 import { systemNamespacesOf } from '../core/product-names.js';
@@ -93,6 +93,21 @@ export async function createBootstrapKubeconfig(o: BootstrapKubeconfigOptions): 
   }
 }
 
+/** whether the server authenticates the token of `kubeconfig` (the authenticator may see a new token Secret a moment late) */
+async function tokenAccepted(kubeconfig: string): Promise<boolean> {
+  const creds = await readKubeconfig(kubeconfig);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await discoverApiDomain(creds);
+      return true;
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 401)) return true; // another problem: not this check's to report
+      if (attempt >= 10) return false;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
 export function addBootstrapKubeconfigCommand(program: Command): void {
   program
     .command('bootstrap-kubeconfig')
@@ -101,7 +116,7 @@ export function addBootstrapKubeconfigCommand(program: Command): void {
     .option('--data-dir <dir>', 'the server\'s data dir (its admin.kubeconfig creates the token)', './.orch')
     .option('--kubeconfig <file>', 'an administrator kubeconfig to use instead of <data-dir>/admin.kubeconfig')
     .option('--server <url>', 'the control plane URL written into the bootstrap kubeconfig (default: the admin kubeconfig\'s)')
-    .option('--ttl <duration>', 'how long the token stays valid (0: no expiration)', ttl, 24 * 3600_000)
+    .addOption(new Option('--ttl <duration>', 'how long the token stays valid (0: no expiration)').argParser(ttl).default(24 * 3600_000, '24h'))
     .option('--description <text>', 'the token Secret\'s description')
     .action(async (f: { out: string; dataDir: string; kubeconfig?: string; server?: string; ttl: number; description?: string }) => {
       try {
@@ -109,6 +124,9 @@ export function addBootstrapKubeconfigCommand(program: Command): void {
         if (!existsSync(adminKubeconfig)) throw new Error(`${adminKubeconfig} not found: start the server first or pass --kubeconfig`);
         const token = await createBootstrapKubeconfig({ adminKubeconfig, out: f.out, ttlMs: f.ttl, server: f.server, description: f.description });
         process.stdout.write(`wrote ${f.out} with bootstrap token ${token.slice(0, 6)}.<secret>\n`);
+        if (!(await tokenAccepted(f.out))) {
+          process.stderr.write(`bootstrap-kubeconfig: warning: the server answers 401 to the new token: it does not authenticate bootstrap tokens; start it with --enable-bootstrap-token-auth, or \`nodeagent --bootstrap-kubeconfig ${f.out}\` will fail with 401 Unauthorized\n`);
+        }
       } catch (e) {
         process.stderr.write(`bootstrap-kubeconfig: ${(e as Error).message}\n`);
         process.exit(1);

@@ -70,7 +70,7 @@ program.name('orch').description('orch: a Kubernetes-style control plane').versi
 
 addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthenticationFlags(program.command('server'))))))
   .description('run a control-plane member (single-node on the embedded store by default)')
-  .option('--secure-port <port>', 'HTTPS port', port, 6443)
+  .option('--secure-port <port>', 'HTTPS port (0: any free port)', port, 6443)
   .option('--bind-address <ip>', 'address to listen on', '127.0.0.1')
   .option('--data-dir <dir>', 'where the store, certificates and admin.kubeconfig live', './.orch')
   .option('--api-domain <domain>', 'domain of the API groups (k8s.io lets unmodified Kubernetes clients use every group)', domain, 'orch.io')

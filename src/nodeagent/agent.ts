@@ -6,7 +6,7 @@
 
 import { nodeReadyWording } from '../core/product-names.js';
 import { mkdir } from 'node:fs/promises';
-import { hostname, networkInterfaces } from 'node:os';
+import { hostname, networkInterfaces, platform } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ApiClient, type KubeObject } from './api-client.js';
 import { type Clock, systemClock } from './clock.js';
@@ -16,7 +16,8 @@ import { sampleHost, pressures, type HostReadings } from './host.js';
 import { readKubeconfig } from './kubeconfig.js';
 import { LeaseHeartbeat } from './lease.js';
 import { acquireLock, type FileLock } from './lock.js';
-import { type NodeFacts, nodeStatus, patchNodeStatus, registerNode, resources } from './node-status.js';
+import { type NodeFacts, nodeLabels, nodeStatus, patchNodeStatus, registerNode, resources } from './node-status.js';
+import { type AdmissionNode, goos } from './admission.js';
 import { PodManager } from './pod-manager.js';
 import { PodSyncer } from './pod-sync.js';
 import { ProbeManager } from './probes/manager.js';
@@ -176,9 +177,26 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     cleanups.push(() => probes.stop());
     const syncer = new PodSyncer({
       runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log, envReader, volumeReader, labelDomain, allocatable, events, probes,
-      volumeResyncMs: c.syncFrequency,
+      volumeResyncMs: c.syncFrequency, crashLoopBackOffMaxMs: c.crashLoopBackOff.maxContainerRestartPeriod,
     });
-    const pods = new PodManager({ api, syncer, nodeName, nodeUid: () => node?.metadata.uid, domain: o.domain, staticPodPath: c.staticPodPath, relistMs: c.runtimeRelistPeriod, clock, log });
+    // what admission knows of the node: the Node as last read (before registration, what the agent would
+    // register), its allocatable and pressure as the agent measures them (kubelet's getNodeAnyWay)
+    const admissionNode = (): AdmissionNode => ({
+      node: node ?? { metadata: { name: nodeName, labels: nodeLabels(facts) }, spec: { taints: facts.taints } },
+      allocatable: readings ? allocatable() : { pods: String(c.maxPods) },
+      pressure: conditions.list().filter((x) => x.type.endsWith('Pressure') && x.status === 'True').map((x) => x.type),
+      os: goos(platform()),
+      memoryPressureTaint: `node.${labelDomain}/memory-pressure`,
+    });
+    const admission = {
+      node: admissionNode,
+      refresh: async () => {
+        if (!api) return undefined;
+        node = await api.get<KubeObject>(`/api/v1/nodes/${nodeName}`);
+        return admissionNode();
+      },
+    };
+    const pods = new PodManager({ api, syncer, nodeName, nodeUid: () => node?.metadata.uid, domain: o.domain, staticPodPath: c.staticPodPath, relistMs: c.runtimeRelistPeriod, clock, log, admission, events });
     onProbeChange = (uid) => pods.schedule(uid);
 
     let statusTimer: unknown;

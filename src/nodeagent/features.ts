@@ -4,6 +4,8 @@ export const FEATURE_GATES: Record<string, { default: boolean; stage: 'alpha' | 
   ContainerCheckpoint: { default: true, stage: 'beta' },
   SystemdWatchdog: { default: true, stage: 'beta' },
   InPlacePodVerticalScaling: { default: false, stage: 'alpha' },
+  // kube 1.32's KEP-4603: `crashLoopBackOff.maxContainerRestartPeriod` caps a crash-looping container's back-off
+  KubeletCrashLoopBackOffMax: { default: false, stage: 'alpha' },
 };
 
 export function featureEnabled(gates: Record<string, boolean>, name: string): boolean {

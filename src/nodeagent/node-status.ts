@@ -98,6 +98,14 @@ export async function nodeStatus(f: NodeFacts, r: HostReadings, conditions: Node
 export const storedReady = (n: KubeObject | undefined): string =>
   ((n?.status?.conditions ?? []) as { type: string; status: string }[]).find((x) => x.type === 'Ready')?.status ?? '';
 
+/** the labels the agent registers its Node with */
+export const nodeLabels = (f: NodeFacts): Record<string, string> => ({
+  'kubernetes.io/hostname': f.hostname,
+  'kubernetes.io/os': platform(),
+  'kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch(),
+  ...f.labels,
+});
+
 /**
  * create the Node, or adopt an existing one with the same name; returns the stored object.
  * With `create` false (registerNode: false) the Node must exist already (an administrator made it).
@@ -109,7 +117,7 @@ export async function registerNode(api: ApiClient, f: NodeFacts, status: Record<
     onPrevious(storedReady(prev));
     return api.mergePatch(`/api/v1/nodes/${f.name}/status`, { status });
   }
-  const labels = { [`kubernetes.io/hostname`]: f.hostname, 'kubernetes.io/os': platform(), 'kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch(), ...f.labels };
+  const labels = nodeLabels(f);
   const body = { apiVersion: 'v1', kind: 'Node', metadata: { name: f.name, labels }, spec: f.taints.length ? { taints: f.taints } : {} };
   try {
     await api.create('/api/v1/nodes', body);

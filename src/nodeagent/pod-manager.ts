@@ -5,9 +5,14 @@
 // relisted every `runtimeRelistPeriod` to notice exits and restart containers.
 // Deleted pods are stopped with their grace period, their status written and
 // then removed from the API with a zero-grace delete (docs/deletion.md).
+// A pod is admitted before it is first run (admission.ts, kubelet's
+// canAdmitPod), one at a time in creation order; a rejected pod is never run
+// (pod-admitter.ts writes its Failed status).
 
 import { ApiError, type ApiClient, type KubeObject, type WatchHandle } from './api-client.js';
 import type { Clock } from './clock.js';
+import type { EventSink } from './events/recorder.js';
+import { type AdmissionSource, PodAdmitter } from './pod-admitter.js';
 import type { PodSyncer } from './pod-sync.js';
 import { annotations, mirrorOf, readStaticPods } from './static-pods.js';
 
@@ -21,6 +26,10 @@ export interface PodManagerOptions {
   relistMs: number;
   clock: Clock;
   log: (m: string) => void;
+  /** the node as admission sees it; without it every pod is admitted */
+  admission?: AdmissionSource;
+  /** kubelet's Events (the rejection of a pod) */
+  events?: EventSink;
 }
 
 const podPath = (p: KubeObject) => `/api/v1/namespaces/${p.metadata.namespace ?? 'default'}/pods/${p.metadata.name}`;
@@ -37,8 +46,20 @@ export class PodManager {
   private relistTimer: unknown;
   private stopped = false;
   private listed = false;
+  private readonly admitter: PodAdmitter;
 
-  constructor(private readonly o: PodManagerOptions) {}
+  constructor(private readonly o: PodManagerOptions) {
+    this.admitter = new PodAdmitter({
+      source: o.admission,
+      events: o.events,
+      clock: o.clock,
+      log: o.log,
+      pod: (uid) => this.apiPods.get(uid) ?? this.staticPods.get(uid),
+      isStatic: (uid) => this.staticPods.has(uid),
+      decided: (uid) => this.schedule(uid),
+      stopped: () => this.stopped,
+    });
+  }
 
   start(): void {
     if (this.o.api) void this.watchLoop(this.o.api);
@@ -77,6 +98,7 @@ export class PodManager {
         const list = await api.get<{ metadata: { resourceVersion: string }; items: KubeObject[] }>(`/api/v1/pods?${selector}`);
         const seen = new Set<string>();
         this.mirrors.clear();
+        const listed: KubeObject[] = [];
         for (const p of list.items) {
           p.apiVersion = 'v1';
           p.kind = 'Pod';
@@ -84,10 +106,12 @@ export class PodManager {
           else {
             seen.add(p.metadata.uid!);
             this.apiPods.set(p.metadata.uid!, p);
-            this.schedule(p.metadata.uid!);
+            listed.push(p);
           }
         }
         for (const uid of [...this.apiPods.keys()]) if (!seen.has(uid)) this.forget(uid);
+        // kubelet's HandlePodAdditions: the pods of one batch are admitted in creation order
+        this.admitter.admitInOrder(listed);
         this.listed = true;
         failures = 0;
         let rv = list.metadata.resourceVersion;
@@ -128,13 +152,16 @@ export class PodManager {
       const prev = this.apiPods.get(uid);
       // keep the status we computed if the event is older than what we wrote
       this.apiPods.set(uid, prev && !p.status ? { ...p, status: prev.status } : p);
-      this.schedule(uid);
+      // a pod seen before goes straight to its sync; a new one is admitted first
+      if (this.admitter.decision(uid)) this.schedule(uid);
+      else this.admitter.admitInOrder([this.apiPods.get(uid)!]);
     }
   }
 
   private forget(uid: string): void {
     this.apiPods.delete(uid);
     this.lastWritten.delete(uid);
+    this.admitter.forget(uid);
     this.schedule(uid);
   }
 
@@ -161,6 +188,9 @@ export class PodManager {
       await syncer.remove(uid);
       return;
     }
+    const decision = this.admitter.decision(uid);
+    if (!decision) return; // the admitter schedules the pod once it has decided
+    if (!decision.admit) return this.admitter.settleRejected(pod, decision, { syncer, write: (status) => this.writeStatus(pod, status), delete: () => this.deleteFromApi(pod) });
     if (pod.metadata.deletionTimestamp) return this.terminate(pod);
     await syncer.sync(pod);
     await this.writeStatus(pod, await syncer.status(pod));
@@ -181,29 +211,36 @@ export class PodManager {
     }
     await killing;
     await this.writeStatus(pod, await this.o.syncer.status(pod));
-    if (this.o.api) {
-      try {
-        await this.o.api.delete(podPath(pod), { gracePeriodSeconds: 0, preconditions: { uid } });
-      } catch (e) {
-        if (!(e instanceof ApiError && (e.code === 404 || e.code === 409))) throw e;
-      }
-    }
+    await this.deleteFromApi(pod);
     await this.o.syncer.remove(uid);
   }
 
-  private async writeStatus(pod: KubeObject, status: Record<string, unknown>): Promise<void> {
+  /** the last step of a pod's deletion: the zero-grace delete, on this uid only */
+  private async deleteFromApi(pod: KubeObject): Promise<void> {
+    if (!this.o.api) return;
+    try {
+      await this.o.api.delete(podPath(pod), { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } });
+    } catch (e) {
+      if (!(e instanceof ApiError && (e.code === 404 || e.code === 409))) throw e;
+    }
+  }
+
+  /** writes the status when it changed; true once the API (or the mirror pod) holds it */
+  private async writeStatus(pod: KubeObject, status: Record<string, unknown>): Promise<boolean> {
     pod.status = status;
     const uid = pod.metadata.uid!;
     const text = JSON.stringify(status);
-    if (this.lastWritten.get(uid) === text || !this.o.api) return;
+    if (this.lastWritten.get(uid) === text) return true;
+    if (!this.o.api) return false;
     let target: KubeObject | undefined = pod;
     if (this.staticPods.has(uid)) target = this.mirrors.get(pod.metadata.annotations?.[annotations(this.o.domain).hash] ?? '');
-    if (!target) return;
+    if (!target) return false;
     try {
       await this.o.api.mergePatch(`${podPath(target)}/status`, { status });
       this.lastWritten.set(uid, text);
+      return true;
     } catch (e) {
-      if (e instanceof ApiError && e.code === 404) return;
+      if (e instanceof ApiError && e.code === 404) return false;
       throw e;
     }
   }
@@ -232,10 +269,13 @@ export class PodManager {
   private async scanStatic(): Promise<void> {
     const pods = await readStaticPods(this.o.staticPodPath, this.o.nodeName, this.o.domain, this.o.log);
     const now = new Set(pods.map((p) => p.metadata.uid!));
-    for (const p of pods) if (!this.staticPods.has(p.metadata.uid!)) this.staticPods.set(p.metadata.uid!, p);
+    const added = pods.filter((p) => !this.staticPods.has(p.metadata.uid!));
+    for (const p of added) this.staticPods.set(p.metadata.uid!, p);
+    this.admitter.admitInOrder(added);
     for (const uid of [...this.staticPods.keys()]) {
       if (!now.has(uid)) {
         this.staticPods.delete(uid);
+        this.admitter.forget(uid);
         this.schedule(uid);
       }
     }

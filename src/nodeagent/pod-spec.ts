@@ -2,6 +2,7 @@
 // it puts on the runtime's sandboxes and containers to find a pod's again.
 
 import type { EnvContainer } from './container-env.js';
+import type { ContainerKind } from './events/kubelet-events.js';
 import type { Lifecycle } from './lifecycle-hooks.js';
 import type { ProbeSpec } from './probes/types.js';
 
@@ -33,6 +34,8 @@ export interface ContainerSpec {
   lifecycle?: Lifecycle;
   terminationMessagePath?: string;
   terminationMessagePolicy?: string;
+  /** only `Always`, only on init containers: a sidecar (KEP-753, sidecars.ts) */
+  restartPolicy?: 'Always';
 }
 export interface PodSpec {
   containers: ContainerSpec[];
@@ -45,4 +48,14 @@ export interface PodSpec {
   hostname?: string;
   activeDeadlineSeconds?: number;
   hostNetwork?: boolean;
+}
+
+/** kube's IsRestartableInitContainer: an init container with restartPolicy Always, a sidecar */
+export const isSidecar = (c: { restartPolicy?: string }): boolean => c.restartPolicy === 'Always';
+
+/** which list of the pod's spec declares the container (for an Event's fieldPath) */
+export function kindOf(spec: PodSpec | undefined, name: string): ContainerKind {
+  if (spec?.initContainers?.some((c) => c.name === name)) return 'initContainers';
+  if (spec?.ephemeralContainers?.some((c) => c.name === name)) return 'ephemeralContainers';
+  return 'containers';
 }

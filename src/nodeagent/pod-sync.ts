@@ -1,7 +1,9 @@
 // Runs one pod through the container runtime and reads its status back:
 // a sandbox, then the init containers one at a time (each must succeed
-// before the next), then the containers in order; restarts by restartPolicy
-// with a crash-loop back-off; graceful stop. The pod's status (phase,
+// before the next; a sidecar — restartPolicy Always — need only have started,
+// and keeps running: sidecars.ts), then the containers in order; restarts by
+// restartPolicy with a crash-loop back-off; graceful stop, sidecars last
+// (termination-order.ts). The pod's status (phase,
 // conditions, containerStatuses) is computed from what the runtime reports.
 // Ephemeral containers (kubectl debug) start once each in the pod's sandbox,
 // never restarted, never probed, and count for neither phase nor readiness.
@@ -20,8 +22,12 @@ import { type EnvReader, readContainerEnv } from './env-reader.js';
 import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-events.js';
 import { type EventSink, noEvents } from './events/recorder.js';
 import { ContainerHooks } from './container-hooks.js';
+import { apiContainerStatus } from './container-status.js';
 import { ImagePuller } from './images.js';
 import { defaultWaitingReason, initContainerReady, initializedCondition } from './init-status.js';
+import { podPhase } from './pod-phase.js';
+import { initActions, mainsFinished, type ProbeView } from './sidecars.js';
+import { TerminationOrder } from './termination-order.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import { type Container, type ContainerConfig, type ContainerStatus, CONTAINER_PORTS_ANNOTATION, type PodSandboxConfig } from './runtime/types.js';
 import type { ProbeManager } from './probes/manager.js';
@@ -29,11 +35,10 @@ import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
 import { SubPathError } from './subpath.js';
 import { bytesPerStatus, TerminationMessages } from './termination-message.js';
 import { VolumeManager, type VolumeReader } from './volumes.js';
-import { type ContainerSpec, LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, type PodSpec } from './pod-spec.js';
+import { CrashLoopBackOff } from './crash-loop-backoff.js';
+import { type ContainerSpec, isSidecar, kindOf, LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, type PodSpec } from './pod-spec.js';
 
 type Status = Record<string, unknown>;
-const BACKOFF_START_MS = 10_000;
-const BACKOFF_MAX_MS = 300_000;
 /**
  * kubelet's pod worker waits this long after a sync that failed (a container
  * that could not be created, or still backing off) before it syncs the pod
@@ -63,17 +68,21 @@ export interface PodSyncOptions {
   labelDomain?: string;
   /** the prober; without it containers are started and ready once running */
   probes?: ProbeManager;
+  /** the cap of a crash-looping container's back-off (kubelet's crashLoopBackOff.maxContainerRestartPeriod; default 300 s) */
+  crashLoopBackOffMaxMs?: number;
 }
 
 export class PodSyncer {
   /** why a container could not be created: uid/name → waiting reason and message */
   private readonly waiting = new Map<string, { reason: string; message: string }>();
-  /** uid/name → when the container may be restarted next, and the back-off used */
-  private readonly backoff = new Map<string, { until: number; ms: number }>();
+  /** uid/name → the crash-loop back-off (kubelet's) */
+  private readonly backoff: CrashLoopBackOff;
   /** uid/name → not before: a failed start is retried no sooner (SYNC_ERROR_RETRY_MS) */
   private readonly retryAt = new Map<string, number>();
   /** uid/name → not before: the next BackOff Event of a crash-looping container */
   private readonly backOffEventAt = new Map<string, number>();
+  /** terminal pods seen with nothing left running (settle) */
+  private readonly settled = new Set<string>();
   private readonly events: EventSink;
   private readonly images: ImagePuller;
   readonly volumes: VolumeManager;
@@ -82,6 +91,7 @@ export class PodSyncer {
 
   constructor(private readonly o: PodSyncOptions) {
     this.events = o.events ?? noEvents;
+    this.backoff = new CrashLoopBackOff(o.crashLoopBackOffMaxMs);
     this.messages = new TerminationMessages(o.rootDir, o.runtime);
     this.hooks = new ContainerHooks({ runtime: o.runtime, clock: o.clock, events: this.events, log: o.log });
     this.images = new ImagePuller(o.runtime, o.clock, this.events);
@@ -129,7 +139,7 @@ export class PodSyncer {
     const spec = pod.spec as unknown as PodSpec;
     const uid = pod.metadata.uid!;
     const phase = (pod.status?.phase as string | undefined) ?? 'Pending';
-    if (phase === 'Succeeded' || phase === 'Failed') return;
+    if (phase === 'Succeeded' || phase === 'Failed') return this.settle(pod);
     if (pastActiveDeadline(pod, this.o.clock.now())) {
       this.events.event(podRef(pod), 'Normal', DEADLINE_REASON, DEADLINE_MESSAGE);
       return this.kill(uid, spec.terminationGracePeriodSeconds ?? 30, pod);
@@ -140,6 +150,7 @@ export class PodSyncer {
     const sbConfig = this.sandboxConfig(pod);
     let sandbox = await this.sandboxFor(uid);
     if (!sandbox) {
+      if (await this.ranToEnd(uid, spec)) return;
       try {
         sandbox = await this.o.runtime.runPodSandbox(sbConfig);
       } catch (e) {
@@ -151,14 +162,27 @@ export class PodSyncer {
     // as kubelet: ephemeral containers start even while the pod initializes, and only once
     for (const c of spec.ephemeralContainers ?? []) if (!latest.has(c.name)) await this.start(pod, sandbox, sbConfig, c, 0, 'ephemeralContainers');
     const policy = spec.restartPolicy ?? 'Always';
-    for (const c of spec.initContainers ?? []) {
-      const s = latest.get(c.name);
-      if (!s) return void (await this.start(pod, sandbox, sbConfig, c, 0, 'initContainers'));
-      if (s.state !== 'CONTAINER_EXITED') return;
-      if (s.exitCode === 0) continue;
-      if (policy !== 'Never') await this.restart(pod, sandbox, sbConfig, c, s, 'initContainers');
+    const inits = spec.initContainers ?? [];
+    const probe = (name: string, id: string): ProbeView => ({ started: this.o.probes?.containerState(uid, name, id).started ?? true, kill: this.o.probes?.killReason(uid, name, id) });
+    const init = initActions(inits, spec.containers, latest, policy, probe);
+    if (init.failed || (init.initialized && mainsFinished(spec.containers, latest, policy))) {
+      // kubelet's KillPod: the pod is done (an init container failed under Never, or the main containers
+      // finished); its sidecars still running stop (after the main containers, in reverse order) and are
+      // not restarted, and the phase follows from the others (pod-phase.ts)
+      if ([...latest.values()].some((s) => s.state === 'CONTAINER_RUNNING')) await this.kill(uid, spec.terminationGracePeriodSeconds ?? 30, pod);
       return;
     }
+    for (const k of init.kill) {
+      const c = inits[k.index]!;
+      latest.set(c.name, await this.killUnhealthy(pod, sandbox, c, latest.get(c.name)!, k.why, policy));
+    }
+    for (const i of init.start) {
+      const c = inits[i]!;
+      const s = latest.get(c.name);
+      if (!s) await this.start(pod, sandbox, sbConfig, c, 0, 'initContainers');
+      else await this.restart(pod, sandbox, sbConfig, c, s, 'initContainers');
+    }
+    if (!init.initialized) return;
     for (const c of spec.containers) {
       let s = latest.get(c.name);
       const unhealthy = s?.state === 'CONTAINER_RUNNING' ? this.o.probes?.killReason(uid, c.name, s.id) : undefined;
@@ -171,18 +195,50 @@ export class PodSyncer {
   }
 
   /**
+   * kubelet's computePodActions before it creates a sandbox: a pod whose sandbox was stopped after its
+   * containers ran gets no new one when they would not run again — restartPolicy Never, or every main
+   * container finished — so a pod stopped on completion (its sidecars killed) is not started over when a
+   * sync still sees it Running (a watch event older than the status just written)
+   */
+  private async ranToEnd(uid: string, spec: PodSpec): Promise<boolean> {
+    const old = (await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid })).sort((a, b) => b.createdAt - a.createdAt)[0];
+    if (!old) return false;
+    const ran = await this.latest(old.id);
+    if (ran.size === 0) return false;
+    const policy = spec.restartPolicy ?? 'Always';
+    return policy === 'Never' || mainsFinished(spec.containers, ran, policy);
+  }
+
+  /**
+   * a terminal pod keeps nothing running: a sidecar may still run when the status said Failed first (an init
+   * container failed under Never between a sync and the status read); kubelet's pod worker then terminates
+   * the pod. Looked at once per pod, not at every relist.
+   */
+  private async settle(pod: KubeObject): Promise<void> {
+    const uid = pod.metadata.uid!;
+    if (this.settled.has(uid)) return;
+    const sandbox = await this.sandboxFor(uid);
+    const running = sandbox ? (await this.o.runtime.listContainers({ podSandboxId: sandbox })).some((c) => c.state === 'CONTAINER_RUNNING') : false;
+    if (running) await this.kill(uid, (pod.spec as unknown as PodSpec).terminationGracePeriodSeconds ?? 30, pod);
+    this.settled.add(uid);
+  }
+
+  /**
    * kubelet's computePodActions for a container that failed its liveness or
    * startup probe: Killing `Container c failed liveness probe, will be
-   * restarted` (without the tail under restartPolicy Never), stopped with the
-   * probe's terminationGracePeriodSeconds, else the pod's; the restart then
-   * goes through the usual back-off. Returns the stopped container's status.
+   * restarted` (without the tail under restartPolicy Never; a sidecar's is
+   * computeInitContainerActions' `Init container c failed liveness probe`),
+   * stopped with the probe's terminationGracePeriodSeconds, else the pod's;
+   * the restart then goes through the usual back-off. Returns the stopped
+   * container's status.
    */
   private async killUnhealthy(pod: KubeObject, sandbox: string, c: ContainerSpec, s: ContainerStatus, why: 'liveness' | 'startup', policy: string): Promise<ContainerStatus> {
     const spec = pod.spec as unknown as PodSpec;
     const probe = why === 'liveness' ? c.livenessProbe : c.startupProbe;
     const grace = probe?.terminationGracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
-    const message = `${msg.probeKilling(c.name, why)}${policy === 'Never' ? '' : ', will be restarted'}`;
-    this.events.event(containerRef(pod, 'containers', c.name), 'Normal', 'Killing', message);
+    const kind = kindOf(spec, c.name);
+    const message = kind === 'initContainers' ? `Init container ${c.name} failed ${why} probe` : `${msg.probeKilling(c.name, why)}${policy === 'Never' ? '' : ', will be restarted'}`;
+    this.events.event(containerRef(pod, kind, c.name), 'Normal', 'Killing', message);
     await this.stopContainer(pod, sandbox, c.name, s.id, grace);
     return this.o.runtime.containerStatus(s.id);
   }
@@ -190,18 +246,17 @@ export class PodSyncer {
   private async restart(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, s: ContainerStatus, kind: ContainerKind): Promise<void> {
     const key = `${pod.metadata.uid}/${c.name}`;
     const now = this.o.clock.now();
-    const b = this.backoff.get(key);
-    if (b && now < b.until) {
+    const waitMs = this.backoff.backingOff(key, s.metadata.attempt, now);
+    if (waitMs !== undefined) {
       // kuberuntime's doBackOff: a Warning on every sync that finds the container still backing off
       if (now >= (this.backOffEventAt.get(key) ?? 0)) {
         this.backOffEventAt.set(key, now + SYNC_ERROR_RETRY_MS);
         this.events.event(containerRef(pod, kind, c.name), 'Warning', 'BackOff', msg.backOff(c.name, pod));
       }
-      this.waiting.set(key, { reason: 'CrashLoopBackOff', message: msg.backOffWaiting(b.ms, c.name, pod) });
+      this.waiting.set(key, { reason: 'CrashLoopBackOff', message: msg.backOffWaiting(waitMs, c.name, pod) });
       return;
     }
-    const ms = b ? Math.min(BACKOFF_MAX_MS, b.ms * 2) : BACKOFF_START_MS;
-    this.backoff.set(key, { until: now + ms, ms });
+    this.backoff.restarted(key, s.metadata.attempt, now);
     await this.start(pod, sandbox, sb, c, s.metadata.attempt + 1, kind);
   }
 
@@ -275,17 +330,24 @@ export class PodSyncer {
     this.events.event(ref, 'Normal', 'Started', msg.started(c.name));
     this.waiting.delete(key);
     this.retryAt.delete(key);
-    await this.hooks.postStart(pod, sandbox, c, id, spec.terminationGracePeriodSeconds ?? 30);
+    const hookError = await this.hooks.postStart(pod, sandbox, c, id, spec.terminationGracePeriodSeconds ?? 30);
+    // kuberuntime's startContainer fails with ErrPostStartHook: the container (killed by the hook's failure)
+    // waits with reason PostStartHookError and the hook's message until it is restarted (convertToAPIContainerStatuses)
+    if (hookError) this.waiting.set(key, { reason: 'PostStartHookError', message: hookError });
   }
 
-  private stopContainer(pod: KubeObject | undefined, sandbox: string | undefined, name: string, id: string, grace: number): Promise<void> {
-    return this.hooks.stop(pod, sandbox, (pod?.spec as unknown as PodSpec | undefined)?.containers.find((x) => x.name === name), id, grace);
+  private stopContainer(pod: KubeObject | undefined, sandbox: string | undefined, name: string, id: string, grace: number, order?: TerminationOrder): Promise<void> {
+    const spec = pod?.spec as unknown as PodSpec | undefined;
+    const c = [...(spec?.containers ?? []), ...(spec?.initContainers ?? []), ...(spec?.ephemeralContainers ?? [])].find((x) => x.name === name);
+    return this.hooks.stop(pod, sandbox, c, id, grace, order);
   }
 
   /**
    * stop every container (grace seconds each) and the sandbox; the sandbox
    * stays until remove(). `pod` names the containers in the Killing events
-   * (without it, as for a pod force-deleted from the API, the runtime's labels do).
+   * (without it, as for a pod force-deleted from the API, the runtime's labels
+   * do) and orders the stops: sidecars after the main containers, in reverse
+   * init order (kuberuntime's killContainersWithSyncResult).
    */
   async kill(uid: string, graceSeconds: number, pod?: KubeObject): Promise<void> {
     for (const sb of await this.o.runtime.listPodSandbox({ [LABEL_POD_UID]: uid })) {
@@ -293,9 +355,11 @@ export class PodSyncer {
       const owner = pod ?? { metadata: { name: sb.labels[LABEL_POD_NAME] ?? sb.metadata.name, namespace: sb.labels[LABEL_POD_NAMESPACE] ?? sb.metadata.namespace, uid } };
       for (const c of running) {
         const name = c.labels[LABEL_CONTAINER] ?? c.metadata.name;
-        this.events.event(containerRef(owner, kindOf(pod, name), name), 'Normal', 'Killing', msg.stopping(name));
+        this.events.event(containerRef(owner, kindOf(pod?.spec as unknown as PodSpec | undefined, name), name), 'Normal', 'Killing', msg.stopping(name));
       }
-      await Promise.all(running.map((c) => this.stopContainer(pod, sb.id, c.labels[LABEL_CONTAINER] ?? c.metadata.name, c.id, graceSeconds)));
+      const nameOf = (c: Container) => c.labels[LABEL_CONTAINER] ?? c.metadata.name;
+      const order = pod ? new TerminationOrder(pod.spec as unknown as PodSpec, new Set(running.map(nameOf)), this.o.clock) : undefined;
+      await Promise.all(running.map((c) => this.stopContainer(pod, sb.id, nameOf(c), c.id, graceSeconds, order)));
       await this.o.runtime.stopPodSandbox(sb.id);
     }
   }
@@ -306,10 +370,11 @@ export class PodSyncer {
     await this.volumes.remove(uid);
     this.messages.forget(uid);
     this.o.probes?.remove(uid);
+    this.settled.delete(uid);
     for (const k of [...this.waiting.keys(), ...this.backoff.keys()]) {
       if (k.startsWith(`${uid}/`)) {
         this.waiting.delete(k);
-        this.backoff.delete(k);
+        this.backoff.forget(k);
         this.retryAt.delete(k);
         this.backOffEventAt.delete(k);
       }
@@ -340,50 +405,41 @@ export class PodSyncer {
     const policy = spec.restartPolicy ?? 'Always';
 
     const inits = spec.initContainers ?? [];
-    const initDone = inits.every((c) => latest.get(c.name)?.state === 'CONTAINER_EXITED' && latest.get(c.name)?.exitCode === 0);
-    const initFailed = policy === 'Never' && inits.some((c) => latest.get(c.name)?.state === 'CONTAINER_EXITED' && latest.get(c.name)?.exitCode !== 0);
+    const sidecars = new Set(inits.filter(isSidecar).map((c) => c.name));
     // what was reported before stands in for a container the runtime no longer knows (kubelet's convertToAPIContainerStatuses)
     const reported = new Map<string, Status>();
     for (const f of ['initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses']) {
       for (const cs of (prev[f] ?? []) as Status[]) reported.set(String(cs.name), cs);
     }
     const waitingReason = defaultWaitingReason(inits.length > 0);
-    const view = (c: ContainerSpec) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), waitingReason, reported.get(c.name));
-    const initStatuses = inits.map((c): Status => {
-      const st = view(c);
-      return { ...st, ready: initContainerReady(st) };
-    });
-    const statuses = spec.containers.map((c): Status => {
-      const st = view(c);
+    // whether an exited container is restarted: a sidecar always, others by the pod's restartPolicy
+    const restarts = (c: ContainerSpec, s: ContainerStatus | undefined) => isSidecar(c) || policy === 'Always' || (policy === 'OnFailure' && s?.exitCode !== 0);
+    const view = (c: ContainerSpec) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), waitingReason, reported.get(c.name), restarts(c, latest.get(c.name)));
+    // kubelet's UpdatePodStatus: a running container (main or sidecar) is started and ready as its probes say
+    const probed = (c: ContainerSpec, st: Status): Status => {
       const s = latest.get(c.name);
-      // kubelet's UpdatePodStatus: a running container is started and ready as its probes say
       if (s?.state !== 'CONTAINER_RUNNING' || !this.o.probes || !(st.state as Status | undefined)?.running) return st;
       return { ...st, ...this.o.probes.containerState(uid, c.name, s.id) };
-    });
+    };
+    // a regular init container is ready once it exited 0
+    const initStatuses = inits.map((c): Status => (isSidecar(c) ? probed(c, view(c)) : { ...view(c), ready: initContainerReady(view(c)) }));
+    const statuses = spec.containers.map((c): Status => probed(c, view(c)));
     // kubelet reports ephemeral containers never ready and without `started` (they have no probes)
     const ephemeralStatuses = (spec.ephemeralContainers ?? []).map((c) => {
-      const { started: _s, ...st } = this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), 'ContainerCreating', reported.get(c.name));
+      const { started: _s, ...st } = this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), 'ContainerCreating', reported.get(c.name), false);
       return { ...st, ready: false };
     });
 
-    const mains = spec.containers.map((c) => latest.get(c.name));
-    const allExited = mains.every((s) => s?.state === 'CONTAINER_EXITED');
-    const anyRunning = mains.some((s) => s?.state === 'CONTAINER_RUNNING');
-    const allStarted = mains.every((s) => !!s && s.startedAt > 0);
-    let phase = 'Pending';
-    if (initFailed) phase = 'Failed';
-    else if (allExited && mains.every((s) => s!.exitCode === 0) && policy !== 'Always') phase = 'Succeeded';
-    else if (allExited && policy === 'Never') phase = 'Failed';
-    else if (initDone && allStarted && (anyRunning || policy !== 'Never')) phase = 'Running';
+    let phase: string = podPhase(spec, initStatuses, statuses);
     if (!sb && (prev.phase === 'Succeeded' || prev.phase === 'Failed')) phase = prev.phase as string;
     const terminal = prev.phase === 'Succeeded' || prev.phase === 'Failed';
     const deadline = terminal ? prev.reason === DEADLINE_REASON : pastActiveDeadline(pod, this.o.clock.now());
     if (deadline) phase = 'Failed';
 
-    const initialized = initializedCondition(initStatuses, statuses, phase);
-    const ready = phase === 'Running' && statuses.every((s) => s.ready === true);
-    // kubelet's GenerateContainersReadyCondition message: `containers with unready status: [a b]`
-    const unready = statuses.filter((s) => s.ready !== true).map((s) => String(s.name));
+    const initialized = initializedCondition(initStatuses, statuses, phase, sidecars);
+    // kubelet's GenerateContainersReadyCondition: sidecars count (named first), `containers with unready status: [a b]`
+    const unready = [...initStatuses.filter((s) => sidecars.has(String(s.name))), ...statuses].filter((s) => s.ready !== true).map((s) => String(s.name));
+    const ready = phase === 'Running' && unready.length === 0;
     const notReadyMessage = unready.length ? `containers with unready status: [${unready.join(' ')}]` : undefined;
     const now = rfc3339(this.o.clock.now());
     const prevConds = (prev.conditions ?? []) as { type: string; status: string; lastTransitionTime?: string }[];
@@ -415,37 +471,10 @@ export class PodSyncer {
     };
   }
 
-  /**
-   * kubelet's container status: `state` from the latest attempt, `lastState`
-   * (always present, `{}` when none, as kube's struct field) the termination
-   * of the attempt before it — or of the latest one while it waits in
-   * CrashLoopBackOff. A container the runtime does not know keeps a terminated
-   * state reported before; otherwise it waits, keeping its restart count and
-   * lastState (kubelet's convertToAPIContainerStatuses defaults).
-   */
-  private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, prev: ContainerStatus | undefined, defaultWaiting: string, reported?: Status): Status {
-    const w = this.waiting.get(`${uid}/${c.name}`);
-    const time = (ns: number) => rfc3339(Math.floor(ns / 1_000_000));
-    const message = (x: ContainerStatus) => this.messages.get(uid, x.id);
-    const terminated = (x: ContainerStatus) => ({
-      exitCode: x.exitCode, reason: x.reason || (x.exitCode === 0 ? 'Completed' : 'Error'), ...(message(x) ? { message: message(x) } : {}), startedAt: x.startedAt ? time(x.startedAt) : null, finishedAt: time(x.finishedAt),
-      containerID: `${this.o.runtimeName()}://${x.id}`,
-    });
-    const lastState = prev?.state === 'CONTAINER_EXITED' ? { terminated: terminated(prev) } : {};
-    const base = { name: c.name, image: c.image, imageID: s?.imageRef ?? '', restartCount: s?.metadata.attempt ?? 0, lastState };
-    if (s && w?.reason === 'CrashLoopBackOff' && s.state === 'CONTAINER_EXITED') {
-      return { ...base, containerID: `${this.o.runtimeName()}://${s.id}`, ready: false, started: false, state: { waiting: w }, lastState: { terminated: terminated(s) } };
-    }
-    if (!s) {
-      const was = reported?.state as Status | undefined;
-      if (was?.terminated) return reported!;
-      const kept = reported ? { restartCount: reported.restartCount ?? 0, lastState: reported.lastState ?? {} } : {};
-      return { ...base, ...kept, ready: false, started: false, state: { waiting: w ?? { reason: defaultWaiting } } };
-    }
-    const containerID = `${this.o.runtimeName()}://${s.id}`;
-    if (s.state === 'CONTAINER_RUNNING') return { ...base, containerID, ready: true, started: true, state: { running: { startedAt: time(s.startedAt) } } };
-    if (s.state === 'CONTAINER_EXITED') return { ...base, containerID, ready: false, started: false, state: { terminated: terminated(s) } };
-    return { ...base, containerID, ready: false, started: false, state: { waiting: w ?? { reason: 'ContainerCreating' } } };
+  /** the API's status of one container (container-status.ts), with why its last start failed */
+  private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, prev: ContainerStatus | undefined, defaultWaiting: string, reported: Status | undefined, restarts: boolean): Status {
+    const waiting = this.waiting.get(`${uid}/${c.name}`);
+    return apiContainerStatus({ spec: c, latest: s, previous: prev, waiting, message: (id) => this.messages.get(uid, id), runtimeName: this.o.runtimeName(), defaultWaiting, reported, restarts });
   }
 }
 
@@ -455,12 +484,4 @@ export class PodSyncer {
  */
 function podIPOf(spec: PodSpec, hostIP: string | undefined, sandboxIP: string | undefined): string | undefined {
   return spec.hostNetwork && hostIP ? hostIP : sandboxIP;
-}
-
-/** which list of the pod's spec declares the container (for the Event's fieldPath) */
-function kindOf(pod: KubeObject | undefined, name: string): ContainerKind {
-  const spec = pod?.spec as unknown as PodSpec | undefined;
-  if (spec?.initContainers?.some((c) => c.name === name)) return 'initContainers';
-  if (spec?.ephemeralContainers?.some((c) => c.name === name)) return 'ephemeralContainers';
-  return 'containers';
 }

@@ -21,7 +21,15 @@ export const LOG_DB_WRITE_BUFFER = 32 * 1024 * 1024;
 /** opens the log database in `dir`, creating it if needed */
 export async function openLogDb(dir: string): Promise<Level<Bytes, Bytes>> {
   const db = new Level<Bytes, Bytes>(dir, { keyEncoding: 'view', valueEncoding: 'view', writeBufferSize: LOG_DB_WRITE_BUFFER });
-  await db.open();
+  try {
+    await db.open();
+  } catch (e) {
+    // leveldb's LOCK: what a user sees when a second server is started on the same --data-dir
+    if ((e as { cause?: { code?: string } }).cause?.code === 'LEVEL_LOCKED') {
+      throw new Error(`${dir} is in use by another process (another orch server on the same --data-dir?): stop it or use another --data-dir`, { cause: e });
+    }
+    throw e;
+  }
   return db;
 }
 

@@ -33,7 +33,7 @@ export class SchemaAdmission implements ObjectAdmission {
   admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] } {
     const compiled = compileSchema(def.schema, this.defs);
     applyCompiledDefaults(obj, compiled);
-    const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true });
+    const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true, dropEmptyMaps: def.customResource !== true });
     dropEmptyMetadata(obj);
     // ratcheting (custom resources, kube 1.30+): compared with the stored object as kube reads it,
     // defaulted by today's schema; copied only when it is needed

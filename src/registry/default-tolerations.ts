@@ -5,9 +5,12 @@
 // `--default-unreachable-toleration-seconds`), so a short node outage does
 // not evict it at once (spec 002 §3; the taint eviction controller,
 // src/controllers/node-lifecycle/eviction.ts, honours the seconds).
-// Runs on pod creates only (not sub-resources), as a mutating step in kube's
-// plugin order: after Priority, before RuntimeClass's toleration merge and the
-// mutating webhooks, which see the defaults as they do in kube.
+// Runs on pod creates and updates (not sub-resources: kube's handler is
+// NewHandler(Create, Update)), so a PUT of a pod without the defaults (kubectl
+// replace of the manifest it was created from) gets them back instead of being
+// refused for removing tolerations; a mutating step in kube's plugin order:
+// after Priority, before RuntimeClass's toleration merge and the mutating
+// webhooks, which see the defaults as they do in kube.
 
 import { nodeTaintKeys } from '../machinery/node-taints.js';
 import type { WriteHooks } from './generic-store.js';
@@ -36,7 +39,7 @@ export function defaultTolerationHooks(apiDomain: string, o: DefaultTolerationOp
     appliesTo: coreResources('pods'),
     async mutate(c: AdmissionCall) {
       const obj = c.object;
-      if (!obj || c.operation !== 'CREATE' || c.opts.subresource || c.def.group !== '' || c.def.resource !== 'pods') return obj;
+      if (!obj || (c.operation !== 'CREATE' && c.operation !== 'UPDATE') || c.opts.subresource || c.def.group !== '' || c.def.resource !== 'pods') return obj;
       const spec = (obj.spec ?? {}) as { tolerations?: Tol[] };
       const list = Array.isArray(spec.tolerations) ? [...spec.tolerations] : [];
       const add: Tol[] = [];

@@ -165,6 +165,7 @@ export class GenericStore {
     this.def.strategy.prepareForCreate?.(obj, opts.user);
     // kube decodes the write into its Go type: admission, validation and managedFields see its zero values
     fillZeroShape(obj, this.def.strategy.zeroShape);
+    const unmutated = this.unmutated(obj, opts);
     if (this.hooks.mutate) {
       const system = { uid: meta.uid, creationTimestamp: meta.creationTimestamp, generation: meta.generation };
       const mutated = await this.hooks.mutate({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
@@ -183,9 +184,10 @@ export class GenericStore {
       delete m.resourceVersion;
       meta = m;
     }
+    const admitted = this.changedByAdmission(unmutated, obj);
     const unknownFields = validateWrite(this.def, this.admission, obj, undefined, name, opts);
     await checkNamespaceForCreate(this.def, this.namespaceExists, namespace, shownName);
-    this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
+    this.hooks.beforeWrite?.(this.def, obj, undefined, this.fieldsOpts(opts, admitted));
     if (this.hooks.validateAdmission) {
       await this.hooks.validateAdmission({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
     }
@@ -354,7 +356,7 @@ export class GenericStore {
       return { kind: 'done', result: { object: current, created: false, unknownFields } };
     }
     await checkNamespaceForUpdate(this.def, this.namespaceExists, namespace);
-    this.hooks.beforeWrite?.(this.def, next, current, opts);
+    this.hooks.beforeWrite?.(this.def, next, current, this.fieldsOpts(opts, prepared.beforeAdmission));
     if (this.hooks.validateAdmission) {
       await this.hooks.validateAdmission({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
     }
@@ -372,7 +374,13 @@ export class GenericStore {
   }
 
   /** carries the immutable metadata over from the stored object, runs mutating admission, then validates */
-  private async prepareUpdate(next: ApiObject, current: ApiObject, name: string, namespace: string, opts: WriteOptions): Promise<{ object: ApiObject; unknownFields: string[] }> {
+  private async prepareUpdate(
+    next: ApiObject,
+    current: ApiObject,
+    name: string,
+    namespace: string,
+    opts: WriteOptions,
+  ): Promise<{ object: ApiObject; unknownFields: string[]; beforeAdmission: ApiObject | undefined }> {
     if (next.metadata?.name !== undefined && next.metadata.name !== name) {
       throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
     }
@@ -380,6 +388,7 @@ export class GenericStore {
     this.def.strategy.default?.(next);
     this.def.strategy.prepareForUpdate?.(next, current, this.clock.now(), opts.subresource);
     fillZeroShape(next, this.def.strategy.zeroShape); // as on create (an apply's merged result too)
+    const unmutated = this.unmutated(next, opts);
     if (this.hooks.mutate) {
       const mutated = await this.hooks.mutate({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
       if (mutated && mutated !== next) next = this.decodedAgain(mutated);
@@ -390,12 +399,34 @@ export class GenericStore {
     }
     const meta = metaOf(next);
     const cur = current.metadata!;
+    const admitted = this.changedByAdmission(unmutated, next);
     const unknownFields = validateWrite(this.def, this.admission, next, current, name, opts);
     // generation counts changes to the desired state (everything but metadata and status)
     if (this.def.strategy.tracksGeneration && !deepEqual(specOf(next), specOf(current))) {
       meta.generation = (cur.generation ?? 0) + 1;
     }
-    return { object: next, unknownFields };
+    return { object: next, unknownFields, beforeAdmission: admitted };
+  }
+
+  /**
+   * The object as the writer sent it, kept apart when an admission plugin may
+   * change it in place (webhooks return a changed copy): kube-apiserver records
+   * managedFields before admission, so what a plugin adds belongs to nobody.
+   * No plugin changes a status write (a node agent's frequent pod status updates).
+   */
+  private unmutated(obj: ApiObject, opts: WriteOptions): ApiObject {
+    return opts.subresource !== 'status' && this.hooks.mutatesInPlace?.(this.def) ? clone(obj) : obj;
+  }
+
+  /** the unmutated object, defaulted and pruned as the written one is, when admission changed anything */
+  private changedByAdmission(unmutated: ApiObject, obj: ApiObject): ApiObject | undefined {
+    if (unmutated === obj || deepEqual(unmutated, obj)) return undefined;
+    this.admission.admit(this.def, unmutated);
+    return unmutated;
+  }
+
+  private fieldsOpts(opts: WriteOptions, beforeAdmission: ApiObject | undefined): WriteOptions {
+    return beforeAdmission ? { ...opts, beforeAdmission } : opts;
   }
 
   /** delete (spec 000 §3.1, §4.10): see deletion/delete-object.ts */

@@ -18,7 +18,7 @@ export function managedFieldsHooks(defs: Definitions, clock: Clock): Pick<WriteH
       // only the entries are needed: recordUpdate would clone the whole object
       const mf = updateManagedFields({
         live: old,
-        updated: statusAsStored(def, obj, old, opts),
+        updated: statusAsStored(def, opts.beforeAdmission ?? obj, old, opts),
         manager: opts.manager,
         apiVersion: apiVersionOf(def),
         now: nowTimestamp(clock.now()),

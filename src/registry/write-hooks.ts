@@ -12,7 +12,7 @@
 import type { ResourceDefinition } from './types.js';
 import type { WriteHooks } from './write-options.js';
 
-type Sequenced = Required<Pick<WriteHooks, 'beforeWrite' | 'beforeDelete'>> & Pick<WriteHooks, 'mutate' | 'validateAdmission'>;
+type Sequenced = Required<Pick<WriteHooks, 'beforeWrite' | 'beforeDelete' | 'mutatesInPlace'>> & Pick<WriteHooks, 'mutate' | 'validateAdmission'>;
 
 /** an `appliesTo` for core (group "") resources of these names */
 export function coreResources(...resources: string[]): (def: ResourceDefinition) => boolean {
@@ -24,6 +24,7 @@ interface Applicable {
   beforeDelete: WriteHooks[];
   mutate: WriteHooks[];
   validateAdmission: WriteHooks[];
+  inPlace: boolean;
 }
 
 export function sequenceHooks(all: WriteHooks[]): Sequenced {
@@ -38,6 +39,7 @@ export function sequenceHooks(all: WriteHooks[]): Sequenced {
         beforeDelete: sets.filter((h) => h.beforeDelete),
         mutate: sets.filter((h) => h.mutate),
         validateAdmission: sets.filter((h) => h.validateAdmission),
+        inPlace: sets.some((h) => h.mutate && !h.mutatesCopy),
       };
       byDef.set(def, a);
     }
@@ -50,6 +52,7 @@ export function sequenceHooks(all: WriteHooks[]): Sequenced {
     beforeDelete(def, obj, opts) {
       for (const h of applicable(def).beforeDelete) h.beforeDelete!(def, obj, opts);
     },
+    mutatesInPlace: (def) => applicable(def).inPlace,
   };
   // asynchronous admission only when some set has it: a store without it skips the step
   if (all.some((h) => h.mutate)) {

@@ -42,6 +42,13 @@ export interface WriteOptions {
    * collector may share it instead of decoding the stored bytes (decodeShared).
    */
   shareWritten?: boolean;
+  /**
+   * The object before mutating admission changed it, defaulted: what the writer's
+   * managedFields entry covers. kube-apiserver computes managedFields before
+   * admission, so the fields a plugin adds (a pod's token volume, tolerations,
+   * priority) belong to no manager and a later apply cannot remove them.
+   */
+  beforeAdmission?: ApiObject;
 }
 
 /** what `guaranteedUpdate` takes beyond a write's options */
@@ -110,6 +117,10 @@ export interface WriteHooks {
    * to refuse.
    */
   mutate?(call: AdmissionCall): Promise<ApiObject | undefined>;
+  /** `mutate` never changes the object it is given (it returns a changed copy) */
+  mutatesCopy?: boolean;
+  /** whether some `mutate` of a sequence may change the object in place for this resource (sequenceHooks) */
+  mutatesInPlace?(def: ResourceDefinition): boolean;
   /** Validating admission (webhooks, ValidatingAdmissionPolicy): after validation, before the write */
   validateAdmission?(call: AdmissionCall): Promise<void>;
   /**

@@ -37,7 +37,9 @@ export function validateWrite(def: ResourceDefinition, admission: ObjectAdmissio
 
 /** the 400 for a value of the wrong type: the object cannot be decoded (spec 000 §4.8) */
 export function decodeError(def: ResourceDefinition, e: FieldError): StatusError {
-  return badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${e.field}: ${e.message}`, [
+  // Go's json decoder saves a base64 error as it is (base64.CorruptInputError), naming no field
+  const what = e.message.startsWith('illegal base64 data') ? e.message : `${e.field}: ${e.message}`;
+  return badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${what}`, [
     { reason: e.type, message: e.message, field: e.field },
   ]);
 }

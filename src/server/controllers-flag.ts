@@ -9,6 +9,26 @@ export function controllerEnabled(list: readonly string[] | undefined, name: str
   return list.includes('*') && onByDefault;
 }
 
+/**
+ * every controller `*` turns on, by kube-controller-manager's names (`orch server --help` and the README list them;
+ * test/unit/controllers-flag.test.ts checks this against the names the controllers are started under)
+ */
+export const DEFAULT_CONTROLLERS = [
+  'serviceaccount', 'root-ca-cert-publisher', 'nodelifecycle', 'taint-eviction-controller', 'disruption', 'scheduler',
+  'deployment', 'replicaset', 'replicationcontroller', 'daemonset', 'statefulset', 'job', 'cronjob', 'ttl-after-finished',
+  'horizontalpodautoscaling', 'persistentvolume-binder', 'pvc-protection', 'pv-protection', 'endpoint', 'endpointslice',
+  'resourcequota', 'csrsigning', 'csrapproving', 'csrcleaner',
+] as const;
+
+/** controllers only a name in `--controllers` turns on */
+export const OFF_BY_DEFAULT_CONTROLLERS = ['tokencleaner', 'bootstrapsigner'] as const;
+
+/** the entries of `--controllers` that name no controller (`*`, `name`, `-name`): a typo would silently turn controllers off */
+export function unknownControllers(list: readonly string[]): string[] {
+  const known = new Set<string>([...DEFAULT_CONTROLLERS, ...OFF_BY_DEFAULT_CONTROLLERS]);
+  return list.filter((e) => e !== '*' && !known.has(e.startsWith('-') ? e.slice(1) : e));
+}
+
 /** the namespace defaults (issue #11 item 6), by kube's controller names */
 export const SERVICE_ACCOUNT_CONTROLLER = 'serviceaccount';
 export const ROOT_CA_PUBLISHER = 'root-ca-cert-publisher';

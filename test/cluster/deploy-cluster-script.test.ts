@@ -2,7 +2,8 @@
 // must report the cluster up (exit 0) once every member serves, and its
 // kubeconfig must reach every member. It once reported "did not become ready"
 // on a working cluster: its readiness check read /raftz as compact JSON, which
-// the server answers curl pretty-printed.
+// the server answers curl pretty-printed. A member that exits at start is
+// reported with its reason right away.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -61,4 +62,14 @@ describe('deploy/cluster.sh', () => {
     expect(down.code, down.err).toBe(0);
     expect(down.out.match(/stopped/g)).toHaveLength(3);
   }, 180_000);
+
+  it('`up` with a flag its members refuse names the member and its reason (it once waited a minute for "did not become ready")', async () => {
+    // the data kept by `down` was created with the default API domain (the test above)
+    const up = await script('up', '--', '--api-domain', 'k8s.io');
+    expect(up.code).toBe(1);
+    expect(up.err).toMatch(/^m\d exited: orch: cannot start: --api-domain k8s.io: this data was created with --api-domain orch.io/m);
+    expect(up.err).toContain('cluster did not come up');
+    const down = await script('down');
+    expect(down.code, down.err).toBe(0);
+  }, 90_000);
 });

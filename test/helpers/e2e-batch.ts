@@ -14,7 +14,7 @@ export type Obj = Record<string, any>;
  * test's namespace and waits for it, so whatever the test leaves (a finalizer
  * no controller removes, a pod that never ends) fails it there too.
  */
-export function namespacesTornDown(env: E2eEnv, podSecurity: 'baseline' | 'restricted' = 'baseline'): (base: string) => Promise<string> {
+export function namespacesTornDown(env: E2eEnv, podSecurity: 'privileged' | 'baseline' | 'restricted' = 'baseline'): (base: string) => Promise<string> {
   const made: string[] = [];
   afterEach(async () => {
     for (const ns of made.splice(0)) {

@@ -2,7 +2,7 @@
 // as system:node:<name> (group system:nodes) with a certificate signed by the
 // server's CA — never with admin credentials.
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { renderKubeconfig } from '../../src/server/kubeconfig.js';
 import { eventually } from './eventually.js';
+import { type OrchProcess, spawnOrch } from './orch-process.js';
 import { type TestServer, startTestServer } from './server.js';
 
 export interface AgentProcess {
@@ -36,50 +37,8 @@ export function agentConfig(fields: Record<string, unknown>): string {
   return stringify({ apiVersion: 'nodeagent.config.orch.io/v1beta1', kind: 'NodeAgentConfiguration', ...fields });
 }
 
-export function spawnAgent(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; output(): string; waitFor(re: RegExp, ms?: number): Promise<RegExpExecArray>; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'nodeagent', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  let out = '';
-  const waiters: (() => void)[] = [];
-  const feed = (d: Buffer) => {
-    out += d.toString();
-    for (const w of [...waiters]) w();
-  };
-  child.stdout!.on('data', feed);
-  child.stderr!.on("data", feed);
-  if (process.env.ORCH_AGENT_LOG) child.stderr!.on("data", (d: Buffer) => process.stderr.write(d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
-    resolve(code);
-    for (const w of [...waiters]) w();
-  }));
-  let done = false;
-  void exited.then(() => (done = true));
-  return {
-    child,
-    output: () => out,
-    exited,
-    waitFor(re, ms = 60_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const m = re.exec(out);
-          if (m) {
-            waiters.splice(waiters.indexOf(check), 1);
-            clearTimeout(t);
-            resolve(m);
-          } else if (done) {
-            waiters.splice(waiters.indexOf(check), 1);
-            clearTimeout(t);
-            reject(new Error(`agent exited before ${re}: ${out}`));
-          }
-        };
-        const t = setTimeout(() => {
-          waiters.splice(waiters.indexOf(check), 1);
-          reject(new Error(`timed out waiting for ${re}: ${out}`));
-        }, ms);
-        waiters.push(check);
-        check();
-      });
-    },
-  };
+export function spawnAgent(args: string[], env: NodeJS.ProcessEnv = {}): OrchProcess {
+  return spawnOrch(['nodeagent', ...args], env);
 }
 
 export interface StartAgentOptions {

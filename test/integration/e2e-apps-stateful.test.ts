@@ -3,7 +3,8 @@
 // controllers and a real node agent (simulated runtime): the scale
 // sub-resource; ordered scaling that halts on an unhealthy pod; burst
 // (Parallel) scaling that does not; rolling updates and roll backs; canary
-// and phased rolling updates with a partition.
+// and phased rolling updates with a partition; a pod the node rejects (a
+// host port taken by a pod bound straight to the node) recreated until it runs.
 //
 // kube's pods run httpd with an HTTP readiness probe on /index.html and the
 // tests break it by moving the file away with `kubectl exec`. Here the probe
@@ -17,9 +18,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Obj, STRATEGIC, WEBSERVER, e2eEnv } from '../helpers/e2e-apps.js';
 import { namespacesTornDown, updatePod } from '../helpers/e2e-batch.js';
+import { openWatch } from '../helpers/watch-stream.js';
 
-const env = e2eEnv('stateful-node');
-const namespace = namespacesTornDown(env);
+const NODE = 'stateful-node';
+const env = e2eEnv(NODE);
+// kube's statefulset.go runs in privileged namespaces (f.NamespacePodSecurityLevel): the evicted-set test binds a host port
+const namespace = namespacesTornDown(env, 'privileged');
 const SETS = (ns: string) => `/apis/apps/v1/namespaces/${ns}/statefulsets`;
 const PODS = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 const NEW_WEBSERVER = 'registry.k8s.io/e2e-test-images/httpd:2.4.39-4';
@@ -384,4 +388,59 @@ describe('[sig-apps] StatefulSet Basic StatefulSet functionality', () => {
       env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } }],
     });
   }, 240_000);
+
+  it('Should recreate evicted statefulset [Conformance]', async () => {
+    const ns = await setup('ss-evicted');
+    const conflictingPort = { hostPort: 21017, containerPort: 21017, name: 'conflict' };
+    // a pod bound straight to the node, holding the host port
+    const pod = await env.call('POST', PODS(ns), {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'test-pod' },
+      spec: { containers: [{ name: 'webserver', image: WEBSERVER, ports: [conflictingPort] }], nodeName: NODE },
+    });
+    await env.eventually(async () => (await env.get(`${PODS(ns)}/test-pod`)).status?.phase === 'Running', 'test-pod running');
+
+    // e2estatefulset.NewStatefulSet (no probe) with the same host port, bound to the same node
+    await env.call('POST', SETS(ns), {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'ss', labels: { ...LABELS } },
+      spec: {
+        replicas: 1, serviceName: 'test', selector: { matchLabels: { ...LABELS } },
+        template: { metadata: { labels: { ...LABELS } }, spec: { nodeName: NODE, containers: [{ name: 'webserver', image: WEBSERVER, ports: [conflictingPort] }] } },
+      },
+    });
+
+    // the set's pod, in whatever state, until the controller has deleted it at least once
+    const selector = encodeURIComponent('metadata.name=ss-0');
+    const pl = await env.get(`${PODS(ns)}?fieldSelector=${selector}`);
+    let initialUid: string = pl.items[0]?.metadata.uid ?? '';
+    const phases: string[] = [];
+    const w = openWatch(env.ts().server, `${PODS(ns)}?watch=1&fieldSelector=${selector}&resourceVersion=${pl.metadata.resourceVersion}`);
+    try {
+      await w.waitUntil((e) => {
+        const o = e.object as Obj;
+        if (e.type === 'DELETED') return initialUid !== '';
+        initialUid = o.metadata.uid;
+        phases.push(`${o.status?.phase}/${o.status?.reason ?? ''}`);
+        return false;
+      }, 40_000);
+    } finally {
+      w.close();
+    }
+    // what orch adds to the port: the pod went because the node rejected it (kube's e2e does not look)
+    expect(phases).toContain('Failed/NodePorts');
+    const rejected = await env.eventually(async () => {
+      const r = await env.get(`/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent('involvedObject.kind=StatefulSet,reason=RecreatingFailedPod')}`);
+      return (r.items as Obj[])[0];
+    }, 'RecreatingFailedPod');
+    expect(rejected.message).toBe(`StatefulSet ${ns}/ss is recreating failed Pod ss-0`);
+
+    await env.call('DELETE', `${PODS(ns)}/${pod.metadata.name}`, { gracePeriodSeconds: 0 });
+    // the pod may be caught between deletion and recreation: wait for a Running one of another uid
+    const running = await env.eventually(async () => {
+      const p = await env.ts().request('GET', `${PODS(ns)}/ss-0`);
+      if (p.status !== 200) return undefined;
+      const o = p.json<Obj>();
+      return o.status?.phase === 'Running' && o.metadata.uid !== initialUid ? o : undefined;
+    }, 'ss-0 recreated and running');
+    expect(running.status.reason).toBeUndefined();
+  });
 });

@@ -22,8 +22,11 @@
 import { describe, expect, it } from 'vitest';
 import { type Obj, cmdEnv } from '../helpers/kubectl-cmd.js';
 
-const env = cmdEnv('apps');
-const { ok, fails, json, names, file, namespace, describeChunks, api, until } = env;
+const env = cmdEnv();
+const { ok, fails, json, file, describeChunks, until, api } = env;
+/** kube's `{{range.items}}{{.metadata.name}}:{{end}}` */
+const names = async (...args: string[]): Promise<string> => (await env.names(...args)).map((x) => `${x}:`).join('');
+const namespace = env.newNs;
 
 const PAUSE = 'registry.k8s.io/pause:2.0';
 const PAUSE_LATEST = 'registry.k8s.io/pause:latest';
@@ -235,13 +238,13 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     const three = deployment('nginx-deployment', [['nginx', NGINX_R1]], { replicas: 3 });
     three.spec.replicas = 3;
     await ok('-n', n, 'create', '-f', await file('three.json', three));
-    await until(async () => ((await api(`/apis/apps/v1/namespaces/${n}/replicasets`)).items as Obj[])[0]?.spec.replicas === 3, 'a ReplicaSet of 3');
+    await until(async () => ((await api(`/apis/apps/v1/namespaces/${n}/replicasets`))!.items as Obj[])[0]?.spec.replicas === 3, 'a ReplicaSet of 3');
     await ok('-n', n, 'delete', 'deployment', 'nginx-deployment', '--cascade');
-    await until(async () => ((await api(`/apis/apps/v1/namespaces/${n}/replicasets`)).items as Obj[]).length === 0, 'the ReplicaSet deleted with its Deployment');
+    await until(async () => ((await api(`/apis/apps/v1/namespaces/${n}/replicasets`))!.items as Obj[]).length === 0, 'the ReplicaSet deleted with its Deployment');
     expect(await names('-n', n, 'rs')).toBe('');
 
     await ok('-n', n, 'create', 'deployment', 'nginx-deployment', `--image=${NGINX_R1}`);
-    await until(async () => ((await api(`/apis/apps/v1/namespaces/${n}/replicasets`)).items as Obj[])[0]?.spec.replicas === 1, 'a ReplicaSet of 1');
+    await until(async () => ((await api(`/apis/apps/v1/namespaces/${n}/replicasets`))!.items as Obj[])[0]?.spec.replicas === 1, 'a ReplicaSet of 1');
     await ok('-n', n, 'delete', 'deployment', 'nginx-deployment', '--cascade=orphan');
     await until(async () => (await names('-n', n, 'deployment')) === '', 'the Deployment gone');
     const orphans = (await json('-n', n, 'rs')).items as Obj[];
@@ -273,7 +276,7 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     /** the controller has made the ReplicaSet of the current template (rollout undo reads them) */
     const settled = (): Promise<Obj> =>
       until(async () => {
-        const d = await api(`/apis/apps/v1/namespaces/${n}/deployments/nginx`);
+        const d = (await api(`/apis/apps/v1/namespaces/${n}/deployments/nginx`))!;
         return d.status.observedGeneration === d.metadata.generation && d;
       }, 'the Deployment observed');
 
@@ -368,7 +371,7 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     await describeChunks(['-n', n], 'statefulsets', ['pods', 'events']);
     expect((await json('-n', n, 'statefulset', 'nginx')).spec.replicas).toBe(0);
     const observed = (g: number): Promise<unknown> =>
-      until(async () => (await api(`/apis/apps/v1/namespaces/${n}/statefulsets/nginx`)).status.observedGeneration === g, `observedGeneration ${g}`);
+      until(async () => (await api(`/apis/apps/v1/namespaces/${n}/statefulsets/nginx`))!.status.observedGeneration === g, `observedGeneration ${g}`);
     await observed(1);
     await ok('-n', n, 'scale', '--current-replicas=0', '--replicas=1', 'statefulset', 'nginx');
     expect((await json('-n', n, 'statefulset', 'nginx')).spec.replicas).toBe(1);
@@ -389,7 +392,7 @@ describe.concurrent('kubectl apps (test/cmd/apps.sh)', () => {
     const frontendPods = (): Promise<Obj> => json('-n', n, 'pods', '-l', 'tier=frontend');
     await ok('-n', n, 'create', '-f', f);
     await ok('-n', n, 'delete', 'rs', 'frontend');
-    const podCount = async (): Promise<number> => ((await api(`/api/v1/namespaces/${n}/pods?labelSelector=tier%3Dfrontend`)).items as Obj[]).length;
+    const podCount = async (): Promise<number> => ((await api(`/api/v1/namespaces/${n}/pods?labelSelector=tier%3Dfrontend`))!.items as Obj[]).length;
     await until(async () => (await podCount()) === 0, 'the pods deleted with their ReplicaSet');
 
     await ok('-n', n, 'create', '-f', f);

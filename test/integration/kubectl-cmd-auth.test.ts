@@ -21,8 +21,11 @@ import { describe, expect, it } from 'vitest';
 import { createCertificateRequest } from '../../src/core/x509.js';
 import { type Obj, cmdEnv } from '../helpers/kubectl-cmd.js';
 
-const env = cmdEnv('auth');
-const { ok, run, fails, json, names, file } = env;
+const env = cmdEnv();
+const { ok, run, fails, json, file } = env;
+/** kube's `{{range.items}}{{.metadata.name}}:{{end}}` */
+const names = async (...args: string[]): Promise<string> => (await env.names(...args)).map((x) => `${x}:`).join('');
+const namespace = env.newNs;
 
 async function csrFile(name: string): Promise<string> {
   const { csrPem } = await createCertificateRequest({ commonName: 'kube-admin' });

@@ -11,7 +11,11 @@
 import { describe, expect, it } from 'vitest';
 import { type Obj, cmdEnv } from '../helpers/kubectl-cmd.js';
 
-const { ok, run, json, names, namespace, describeChunks, until } = cmdEnv('batch');
+const env = cmdEnv();
+const { ok, run, json, describeChunks, until } = env;
+/** kube's `{{range.items}}{{.metadata.name}}:{{end}}` */
+const names = async (...args: string[]): Promise<string> => (await env.names(...args)).map((x) => `${x}:`).join('');
+const namespace = env.newNs;
 const PERL = 'registry.k8s.io/perl';
 const NEVER = '59 23 31 2 *';
 const cronjob = (n: string, ...flags: string[]): Promise<string> =>

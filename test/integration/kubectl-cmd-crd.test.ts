@@ -19,8 +19,11 @@ import { describe, expect, it } from 'vitest';
 import { type Obj, cmdEnv } from '../helpers/kubectl-cmd.js';
 import { startKubectl } from '../helpers/kubectl.js';
 
-const env = cmdEnv('crd');
-const { ok, run, fails, json, names, file, namespace, until } = env;
+const env = cmdEnv();
+const { ok, run, fails, json, file, until, api } = env;
+/** kube's `{{range.items}}{{.metadata.name}}:{{end}}` */
+const names = async (...args: string[]): Promise<string> => (await env.names(...args)).map((x) => `${x}:`).join('');
+const namespace = env.newNs;
 
 function crd(plural: string, group: string, kind: string, opts: { version?: string; scope?: string; singular?: string; shortNames?: string[]; schema?: Obj } = {}): Obj {
   return {
@@ -36,7 +39,7 @@ function crd(plural: string, group: string, kind: string, opts: { version?: stri
   };
 }
 const established = (name: string): Promise<unknown> =>
-  until(async () => ((await env.api(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)).status.conditions as Obj[] | undefined)?.some((c) => c.type === 'Established' && c.status === 'True'), `${name} established`);
+  until(async () => ((await api(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`))!.status.conditions as Obj[] | undefined)?.some((c) => c.type === 'Established' && c.status === 'True'), `${name} established`);
 /** the object at `path` is gone (404) */
 const gone = (path: string, what: string): Promise<unknown> => until(async () => (await env.ts().request('GET', path)).status === 404, what);
 

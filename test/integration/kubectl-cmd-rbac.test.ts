@@ -10,7 +10,11 @@
 import { describe, expect, it } from 'vitest';
 import { type Obj, cmdEnv } from '../helpers/kubectl-cmd.js';
 
-const { ok, run, fails, json, namespace } = cmdEnv('rbac');
+const env = cmdEnv();
+const { ok, run, fails, json } = env;
+/** kube's `{{range.items}}{{.metadata.name}}:{{end}}` */
+const names = async (...args: string[]): Promise<string> => (await env.names(...args)).map((x) => `${x}:`).join('');
+const namespace = env.newNs;
 
 /** kube's `{{range.rules}}{{range.<field>}}{{.}}:{{end}}{{end}}` */
 const ruleField = (o: Obj, field: string): string => ((o.rules ?? []) as Obj[]).flatMap((r) => ((r[field] ?? []) as string[]).map((v) => `${v}:`)).join('');

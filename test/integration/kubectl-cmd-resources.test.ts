@@ -1,6 +1,6 @@
-// Port of kube's kubectl command tests over several objects at once, storage and `kubectl run`
-// (kubernetes/kubernetes test/cmd/generic-resources.sh, test/cmd/storage.sh, test/cmd/run.sh), run
-// with the real kubectl 1.32 against orch with kube's group names and no node agent. Ported:
+// Port of kube's kubectl command tests over several objects at once and of `kubectl run`
+// (kubernetes/kubernetes test/cmd/generic-resources.sh, test/cmd/run.sh), run with the real kubectl
+// 1.32 against orch set up as test-cmd sets up kube (test/helpers/kubectl-cmd.ts). Ported:
 //   run_multi_resources_tests — a Service and a ReplicationController from YAML with `---`, and two
 //     Services from a ServiceList: create, get, describe, replace --force --cascade, edit (an editor
 //     script), label and annotate --overwrite, delete (kube's List, concatenated-JSON and RC List files
@@ -9,12 +9,10 @@
 //     file: create, replace, apply, label, annotate, patch, describe, get and delete of the rest, rc
 //     autoscale / expose / scale, deployment rollout undo / pause / resume / history and the
 //     "not supported" errors for ReplicationControllers;
-//   run_lists_tests — a List of several kinds;
-//   run_persistent_volumes_tests, run_persistent_volume_claims_tests, run_storage_class_tests — create
-//     and delete, short names, describe with --chunk-size, the cluster-scope warning;
 //   run_kubectl_run_tests — run with client and server dry-run, a valid image name, and the invalid one.
 // Skipped: `kubectl convert` (a plugin since 1.21, not in kubectl 1.32) and creating from a URL (no
-// network here).
+// network here). run_lists_tests and storage.sh (volumes, claims, storage classes) are ported with the
+// core.sh functions that once held them, in kubectl-cmd-core-objects.test.ts.
 
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -22,10 +20,11 @@ import { describe, expect, it } from 'vitest';
 import { stringify as stringifyYaml } from 'yaml';
 import { type Obj, cmdEnv } from '../helpers/kubectl-cmd.js';
 
-// kube's hack/make-rules/test-cmd.sh starts kube-apiserver with ServiceAccount admission disabled, so a
-// pod replaced from its manifest keeps the spec it was created with (no token volume was added)
-const env = cmdEnv('resources', { admissionPlugins: { disable: ['ServiceAccount'] } });
-const { ok, run, runWithEnv, fails, json, names, file, namespace, describeChunks, until } = env;
+const env = cmdEnv();
+const { ok, fails, json, file, until, api } = env;
+/** kube's `{{range.items}}{{.metadata.name}}:{{end}}` */
+const names = async (...args: string[]): Promise<string> => (await env.names(...args)).map((x) => `${x}:`).join('');
+const namespace = env.newNs;
 
 const labels = (o: Obj): Obj => o.metadata.labels ?? {};
 function service(name: string, status?: string): Obj {
@@ -81,7 +80,7 @@ describe.concurrent('kubectl generic resources, storage and run (test/cmd/generi
         // kubectl edit of several objects: the editor gets them all in one file
         const editor = await file(`editor-${kind}.sh`, '#!/usr/bin/env bash\nsed -i "s/status: replaced/status: edited/g" "$@"\n');
         await chmod(editor, 0o755);
-        const edited = await runWithEnv({ EDITOR: editor }, '-n', n, 'edit', '-f', f);
+        const edited = await env.withEditor(editor, '-n', n, 'edit', '-f', f);
         expect(edited.code, edited.stderr).toBe(0);
         await each((o) => expect(labels(o).status).toBe('edited'));
         await ok('-n', n, 'label', '-f', f, 'labeled=true', '--overwrite');
@@ -160,7 +159,7 @@ describe.concurrent('kubectl generic resources, storage and run (test/cmd/generi
       const deps = await tree('deployment', [deployment(0), deployment(1), deployment(2)]);
       await fails('-n', n, 'create', '-f', deps, '--recursive');
       expect(await names('-n', n, 'deployment')).toBe('nginx0-deployment:nginx1-deployment:');
-      await until(async () => ((await env.api(`/apis/apps/v1/namespaces/${n}/replicasets`)).items as Obj[]).length === 2, 'both ReplicaSets');
+      await until(async () => ((await api(`/apis/apps/v1/namespaces/${n}/replicasets`))!.items as Obj[]).length === 2, 'both ReplicaSets');
       expect(await fails('-n', n, 'rollout', 'undo', '-f', deps, '--recursive', '--to-revision=1')).toContain("Object 'Kind' is missing");
       const paused = async (): Promise<unknown[]> => ((await json('-n', n, 'deployment')).items as Obj[]).map((d) => d.spec.paused);
       expect(await fails('-n', n, 'rollout', 'pause', '-f', deps, '--recursive')).toContain("Object 'Kind' is missing");
@@ -170,70 +169,6 @@ describe.concurrent('kubectl generic resources, storage and run (test/cmd/generi
       const history = await fails('-n', n, 'rollout', 'history', '-f', deps, '--recursive');
       for (const s of ['nginx0-deployment', 'nginx1-deployment', "Object 'Kind' is missing"]) expect(history).toContain(s);
       await fails('-n', n, 'delete', '-f', deps, '--recursive', '--grace-period=0', '--force');
-    });
-
-    it('run_lists_tests: a List of several kinds', async () => {
-      const n = await namespace('lists');
-      const list = {
-        apiVersion: 'v1', kind: 'List',
-        items: [
-          { apiVersion: 'v1', kind: 'Service', metadata: { name: 'list-service-test' }, spec: { ports: [{ protocol: 'TCP', port: 80 }] } },
-          { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'list-deployment-test', labels: { app: 'list-deployment-test' } },
-            spec: { replicas: 1, selector: { matchLabels: { app: 'list-deployment-test' } }, template: { metadata: { labels: { app: 'list-deployment-test' } }, spec: { containers: [{ name: 'nginx', image: 'nginx' }] } } } },
-        ],
-      };
-      expect(await ok('-n', n, 'create', '-f', await file('list.json', list))).toBe('service/list-service-test created\ndeployment.apps/list-deployment-test created\n');
-      expect(await ok('-n', n, 'delete', 'service/list-service-test', 'deployment/list-deployment-test')).toBe('service "list-service-test" deleted\ndeployment.apps "list-deployment-test" deleted\n');
-    });
-  });
-
-  describe('kubectl storage (test/cmd/storage.sh)', () => {
-    it('run_persistent_volumes_tests', async () => {
-      const pv = (name: string, source: Obj): Obj => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name }, spec: { capacity: { storage: '10Gi' }, accessModes: ['ReadWriteOnce'], ...source } });
-      const local = (name: string): Obj => pv(name, { hostPath: { path: `/tmp/data-${name}` } });
-      const gce = pv('pv0003', { gcePersistentDisk: { pdName: 'abc123', fsType: 'ext4' } });
-      for (const p of [local('pv0001'), local('pv0002'), gce]) {
-        const f = await file(`${p.metadata.name}.json`, p);
-        await ok('create', '-f', f);
-        expect(await names('pv')).toBe(`${p.metadata.name}:`);
-        if (p === gce) {
-          await describeChunks([], 'persistentvolumes', ['events']);
-        }
-        await ok('delete', 'pv', p.metadata.name);
-      }
-      expect(await names('pv')).toBe('');
-      await ok('create', '-f', await file('pv0001-again.json', local('pv0001')));
-      const deleted = await run('delete', 'pv', '-n', 'test', '--all');
-      expect(deleted.stderr).toContain('Warning: deleting cluster-scoped resources');
-      expect(deleted.stdout).toContain('persistentvolume "pv0001" deleted');
-      expect(await names('pv')).toBe('');
-    });
-
-    it('run_persistent_volume_claims_tests', async () => {
-      const n = await namespace('pvc');
-      const claim = (name: string, mode: string, size: string): Obj => ({
-        apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: [mode], resources: { requests: { storage: size } } },
-      });
-      for (const c of [claim('myclaim-1', 'ReadWriteOnce', '3Gi'), claim('myclaim-2', 'ReadWriteOnce', '8Gi'), claim('myclaim-3', 'ReadOnlyMany', '10G')]) {
-        await ok('-n', n, 'create', '-f', await file(`${c.metadata.name}.json`, c));
-        expect(await names('-n', n, 'pvc')).toBe(`${c.metadata.name}:`);
-        if (c.metadata.name === 'myclaim-1') {
-          await describeChunks(['-n', n], 'persistentvolumeclaims', ['pods', 'events']);
-        }
-        await ok('-n', n, 'delete', 'pvc', c.metadata.name);
-      }
-      expect(await names('-n', n, 'pvc')).toBe('');
-    });
-
-    it('run_storage_class_tests', async () => {
-      const sc = { kind: 'StorageClass', apiVersion: 'storage.k8s.io/v1', metadata: { name: 'storage-class-name' }, provisioner: 'kubernetes.io/fake-provisioner-type', parameters: { zone: 'us-east-1b', type: 'ssd' } };
-      const before = await names('storageclass');
-      await ok('create', '-f', await file('sc.json', sc));
-      expect(await names('storageclass')).toBe(`${before}storage-class-name:`.split(':').filter(Boolean).sort().map((s) => `${s}:`).join(''));
-      expect(await names('sc')).toContain('storage-class-name:');
-      await describeChunks([], 'storageclasses', ['events']);
-      await ok('delete', 'storageclass', 'storage-class-name');
-      expect(await names('storageclass')).toBe(before);
     });
   });
 

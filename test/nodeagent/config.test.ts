@@ -86,3 +86,23 @@ describe('bad configuration', () => {
     await expect(loadConfig({ configFile: join(d, 'y.yaml'), domain: 'orch.io' })).rejects.toThrow(/y\.yaml: not valid YAML/);
   });
 });
+
+describe('crashLoopBackOff (kube 1.32, feature gate KubeletCrashLoopBackOffMax)', () => {
+  it('caps the back-off at maxContainerRestartPeriod when the gate is on; 300 s when unset', async () => {
+    expect((await setup('', {})).config.crashLoopBackOff).toEqual({ maxContainerRestartPeriod: 300_000 });
+    const { config } = await setup('featureGates: {KubeletCrashLoopBackOffMax: true}\ncrashLoopBackOff: {maxContainerRestartPeriod: 2s}\n', {});
+    expect(config.crashLoopBackOff).toEqual({ maxContainerRestartPeriod: 2_000 });
+  });
+
+  it('refuses the field without the gate, and outside 1s–300s, with kubelet\'s messages', async () => {
+    await expect(setup('crashLoopBackOff: {maxContainerRestartPeriod: 30s}\n', {})).rejects.toThrow(
+      'invalid configuration: FeatureGate KubeletCrashLoopBackOffMax not enabled, CrashLoopBackOff.MaxContainerRestartPeriod must not be set',
+    );
+    const gated = 'featureGates: {KubeletCrashLoopBackOffMax: true}\n';
+    await expect(setup(`${gated}crashLoopBackOff: {maxContainerRestartPeriod: 500ms}\n`, {})).rejects.toThrow(
+      'invalid configuration: CrashLoopBackOff.MaxContainerRestartPeriod (got: 0.5 seconds) must be set between 1s and 300s',
+    );
+    await expect(setup(`${gated}crashLoopBackOff: {maxContainerRestartPeriod: 6m}\n`, {})).rejects.toThrow('(got: 360 seconds) must be set between 1s and 300s');
+    await expect(setup(`${gated}crashLoopBackOff: {maxContainerRestartPeriod: soon}\n`, {})).rejects.toThrow('crashLoopBackOff.maxContainerRestartPeriod');
+  });
+});

@@ -88,10 +88,14 @@ describe('DefaultTolerationSeconds', () => {
     expect((tols(p) as { key: string }[]).map((t) => t.key)).toEqual(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
   });
 
-  it('leaves pods that tolerate them, updates, sub-resources and other kinds alone', async () => {
+  it('adds them on updates too (kube: NewHandler(Create, Update)), so a PUT of the original manifest keeps them', async () => {
+    expect((tols(await admit(h, pod(), { operation: 'UPDATE', oldObject: pod() })) as { key: string }[]).map((t) => t.key)).toEqual(['node.orch.io/not-ready', 'node.orch.io/unreachable']);
+    expect(tols(await admit(h, pod(), { operation: 'DELETE', oldObject: pod() }))).toBeUndefined();
+  });
+
+  it('leaves pods that tolerate them, sub-resources and other kinds alone', async () => {
     expect(tols(await admit(h, pod([{ operator: 'Exists' }])))).toEqual([{ operator: 'Exists' }]);
     expect(tols(await admit(h, pod([{ key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute' }])))).toHaveLength(2);
-    expect(tols(await admit(h, pod(), { operation: 'UPDATE', oldObject: pod() }))).toBeUndefined();
     // a create on a pod's sub-resource (binding, eviction) carries another object
     expect(tols(await admit(h, pod(), { opts: { dryRun: false, subresource: 'eviction' } }))).toBeUndefined();
     expect(tols(await admit(h, pod(), { def: { group: '', resource: 'configmaps' } as ResourceDefinition }))).toBeUndefined();

@@ -59,6 +59,24 @@ describe('pod requests', () => {
     // scoring counts a container without requests as 100m / 200Mi
     expect(podRequests(pod(), true)).toEqual({ cpu: 100, memory: 200 * 1024 * 1024 });
   });
+
+  it('with sidecars: the larger of the sidecars plus the containers and each init container plus the sidecars started before it', () => {
+    const r = (cpu: string, memory: string) => ({ resources: { requests: { cpu, memory } } });
+    const p = pod({
+      initContainers: [
+        { name: 's1', restartPolicy: 'Always', ...r('1', '1Gi') },
+        { name: 'i1', ...r('2', '1Gi') },
+        { name: 's2', restartPolicy: 'Always', ...r('500m', '1Gi') },
+        { name: 'i2', ...r('1', '4Gi') },
+      ],
+      containers: [{ name: 'a', ...r('1', '1Gi') }],
+    });
+    // cpu: max(1 + 0.5 + 1 = 2.5, 1 + 2 = 3, 1.5 + 1 = 2.5) = 3; memory: max(3Gi, 2Gi, 2Gi + 4Gi = 6Gi) = 6Gi
+    expect(podRequests(p)).toEqual({ cpu: 3000, memory: 6 * 1024 ** 3 });
+    // scoring: a sidecar without requests counts kube's 100m / 200Mi like any container
+    const q = pod({ initContainers: [{ name: 's', restartPolicy: 'Always' }], containers: [{ name: 'a', ...r('1', '1Gi') }] });
+    expect(podRequests(q, true)).toEqual({ cpu: 1100, memory: 1024 ** 3 + 200 * 1024 * 1024 });
+  });
 });
 
 describe('node fit', () => {

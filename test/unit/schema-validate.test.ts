@@ -300,3 +300,34 @@ describe('findDuplicateFields: strings with escapes', () => {
     expect(findDuplicateFields(text)).toEqual(['b.c"d', 'a', 'e\\[0].k', 'e\\']);
   });
 });
+
+describe('dropEmptyMaps (Go omitempty maps)', () => {
+  const mapSchema: Schema = {
+    type: 'object',
+    properties: {
+      data: { type: 'object', additionalProperties: { type: 'string' } },
+      required: { type: 'object', additionalProperties: { type: 'string' } },
+      struct: { type: 'object', properties: { a: { type: 'string' } } },
+      free: { type: 'object', 'x-orch-preserve-unknown-fields': true },
+      fields: { type: 'object', additionalProperties: { type: 'string' }, 'x-orch-proto-type': 'FieldsV1' },
+      items: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string' } } },
+    },
+    required: ['required'],
+  };
+
+  it('drops an empty typed map but keeps structs, free-form objects, FieldsV1, list items and required maps', () => {
+    const obj = { data: {}, required: {}, struct: {}, free: {}, fields: {}, items: [{}] };
+    const r = validateAgainstSchema(obj, mapSchema, {}, { dropEmptyMaps: true });
+    expect(r.errors).toEqual([]);
+    expect(obj).toEqual({ required: {}, struct: {}, free: {}, fields: {}, items: [{}] });
+  });
+
+  it('keeps a map that has keys, and every empty map without the option (custom resources)', () => {
+    const a = { data: { k: 'v' } };
+    validateAgainstSchema(a, mapSchema, {}, { dropEmptyMaps: true });
+    expect(a).toEqual({ data: { k: 'v' } });
+    const b = { data: {}, required: {} };
+    validateAgainstSchema(b, mapSchema, {});
+    expect(b).toEqual({ data: {}, required: {} });
+  });
+});

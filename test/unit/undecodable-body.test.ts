@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { undecodableBodyMessage } from '../../src/endpoints/undecodable-body.js';
+import { goJsonError } from '../../src/machinery/go-json-error.js';
 
 const msg = (text: string) => {
   let err = '';
@@ -23,5 +24,21 @@ describe('undecodableBodyMessage (kube transformDecodeError without a kind)', ()
       "the object provided is unrecognized (must be of type Namespace): couldn't get version/kind; json parse error: unexpected end of JSON input ({\"kind\": )",
     );
     expect(msg('{} x')).toContain("json parse error: invalid character 'x' after top-level value ({} x)");
+  });
+});
+
+describe('goJsonError (Go encoding/json messages)', () => {
+  const goError = (text: string): string => {
+    try {
+      JSON.parse(text);
+      return '';
+    } catch (e) {
+      return goJsonError(text, (e as Error).message);
+    }
+  };
+  it('a misspelt literal names the character and what was expected', () => {
+    expect(goError('notjson\n')).toBe("invalid character 'o' in literal null (expecting 'u')");
+    expect(goError('tru')).toBe('unexpected end of JSON input');
+    expect(goError('fals3')).toBe("invalid character '3' in literal false (expecting 'e')");
   });
 });

@@ -72,4 +72,12 @@ describe('sequenceHooks', () => {
     const pick = coreResources('pods', 'persistentvolumeclaims');
     expect([PODS, def('', 'persistentvolumeclaims'), def('apps', 'pods'), CONFIGMAPS].map(pick)).toEqual([true, true, false, false]);
   });
+
+  it('says whether a mutation in place may happen for a resource: sets that return a changed copy do not count', () => {
+    const seen: string[] = [];
+    const webhooks: WriteHooks = { ...recorder('chain', seen), mutatesCopy: true };
+    const hooks = sequenceHooks([{ beforeWrite: () => {} }, recorder('podsOnly', seen, coreResources('pods')), webhooks]);
+    expect(hooks.mutatesInPlace(PODS)).toBe(true);
+    expect(hooks.mutatesInPlace(CONFIGMAPS)).toBe(false);
+  });
 });

@@ -5,9 +5,13 @@
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { resourceAmount } from '../../core/quantity.js';
+import { type Amounts, type HostPort, type Taint, containerRequestAmounts, hostPortKey, hostPorts, matchesNodeAffinity, podResourceRequests, portTaken, tolerates } from '../../core/pod-fit.js';
 import { KUBE_NODE_TAINT_KEYS, type NodeTaintKeys } from '../../machinery/node-taints.js';
 
 type Obj = Record<string, JSONValue>;
+
+// the pod-level rules the node agent's admission shares (src/core/pod-fit.ts)
+export { type HostPort, type Taint, hostPortKey, hostPorts, matchesNodeAffinity, tolerates };
 
 /** the amounts the scheduler adds up: CPU in millicores, memory in bytes */
 export interface Resources {
@@ -29,28 +33,6 @@ export interface NodeState {
   taintKeys?: NodeTaintKeys;
 }
 
-/** a container port bound on the node, as the NodePorts filter keys it: an empty hostIP is 0.0.0.0, an empty protocol TCP */
-export interface HostPort {
-  ip: string;
-  protocol: string;
-  port: number;
-}
-
-export const hostPortKey = (p: HostPort): string => `${p.ip}/${p.protocol}/${p.port}`;
-
-/** the host ports a pod's containers ask for (kube's getContainerPorts: the ports with a hostPort above 0) */
-export function hostPorts(pod: ApiObject): HostPort[] {
-  return arr(obj(pod.spec).containers)
-    .flatMap((c) => arr(c.ports))
-    .filter((p) => typeof p.hostPort === 'number' && p.hostPort > 0)
-    .map((p) => ({ ip: str(p.hostIP) || '0.0.0.0', protocol: str(p.protocol) || 'TCP', port: p.hostPort as number }));
-}
-
-/** HostPortInfo.CheckConflict: 0.0.0.0 takes the protocol and port on every address, another address only on itself */
-function portTaken(want: HostPort, used: readonly HostPort[]): boolean {
-  return used.some((u) => u.protocol === want.protocol && u.port === want.port && (want.ip === '0.0.0.0' || u.ip === '0.0.0.0' || u.ip === want.ip));
-}
-
 // kube's defaults for a container without requests, used by scoring only (pkg/scheduler/util)
 const DEFAULT_MILLI_CPU = 100;
 const DEFAULT_MEMORY = 200 * 1024 * 1024;
@@ -59,44 +41,21 @@ const obj = (v: unknown): Obj => (v !== null && typeof v === 'object' && !Array.
 const arr = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-function containerRequests(c: Obj, nonZero: boolean): Resources {
-  const req = obj(obj(c.resources).requests);
-  const has = (r: string): boolean => req[r] !== undefined;
-  return {
-    cpu: has('cpu') ? resourceAmount('cpu', req.cpu) : nonZero ? DEFAULT_MILLI_CPU : 0,
-    memory: has('memory') ? resourceAmount('memory', req.memory) : nonZero ? DEFAULT_MEMORY : 0,
-  };
+/** a container's requests with kube's non-zero defaults for missing CPU/memory (scoring) */
+function nonZeroRequests(c: unknown): Amounts {
+  const r = containerRequestAmounts(c);
+  return { ...r, cpu: r.cpu ?? DEFAULT_MILLI_CPU, memory: r.memory ?? DEFAULT_MEMORY };
 }
 
 /**
- * A pod's effective request (the resources plugin's computePodResourceRequest):
- * the sum over its containers and restartable (sidecar) init containers, at
- * least the largest ordinary init container plus the sidecars before it, plus
- * `overhead`. `nonZero` fills kube's defaults for missing CPU/memory (scoring).
+ * A pod's effective CPU and memory request (the resources plugin's
+ * computePodResourceRequest; src/core/pod-fit.ts `podResourceRequests`).
+ * `nonZero` fills kube's defaults for missing CPU/memory (scoring), in every
+ * container, init containers and sidecars included.
  */
 export function podRequests(pod: ApiObject, nonZero = false): Resources {
-  const spec = obj(pod.spec);
-  const sum: Resources = { cpu: 0, memory: 0 };
-  for (const c of arr(spec.containers)) {
-    const r = containerRequests(c, nonZero);
-    sum.cpu += r.cpu;
-    sum.memory += r.memory;
-  }
-  let sidecars: Resources = { cpu: 0, memory: 0 };
-  let initMax: Resources = { cpu: 0, memory: 0 };
-  for (const c of arr(spec.initContainers)) {
-    const r = containerRequests(c, false);
-    if (c.restartPolicy === 'Always') {
-      sidecars = { cpu: sidecars.cpu + r.cpu, memory: sidecars.memory + r.memory };
-      continue;
-    }
-    initMax = { cpu: Math.max(initMax.cpu, r.cpu + sidecars.cpu), memory: Math.max(initMax.memory, r.memory + sidecars.memory) };
-  }
-  const overhead = obj(spec.overhead);
-  return {
-    cpu: Math.max(sum.cpu + sidecars.cpu, initMax.cpu) + resourceAmount('cpu', overhead.cpu),
-    memory: Math.max(sum.memory + sidecars.memory, initMax.memory) + resourceAmount('memory', overhead.memory),
-  };
+  const r = podResourceRequests(pod, nonZero ? nonZeroRequests : containerRequestAmounts);
+  return { cpu: r.cpu ?? 0, memory: r.memory ?? 0 };
 }
 
 /** a pod that holds its node's resources: bound, not Succeeded/Failed (the scheduler cache drops terminal pods) */
@@ -105,36 +64,11 @@ export function holdsResources(pod: ApiObject): boolean {
   return str(obj(pod.spec).nodeName) !== '' && phase !== 'Succeeded' && phase !== 'Failed';
 }
 
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
-}
-
-/** v1 toleration semantics (ToleratesTaint): effect, key (empty key with Exists = all), operator */
-export function tolerates(tolerations: Obj[], taint: Taint): boolean {
-  return tolerations.some((t) => {
-    const effect = str(t.effect);
-    if (effect !== '' && effect !== taint.effect) return false;
-    const key = str(t.key);
-    const op = str(t.operator) || 'Equal';
-    if (key === '' ) return op === 'Exists';
-    if (key !== taint.key) return false;
-    return op === 'Exists' || (op === 'Equal' && str(t.value) === (taint.value ?? ''));
-  });
-}
-
 function nodeReady(node: ApiObject): boolean {
   return arr(obj(node.status).conditions).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
-/** the node's taints and labels as the filters read them, derived once per Node version (informer objects are never modified) */
-const labelsCache = new WeakMap<ApiObject, Record<string, string>>();
-function nodeLabels(node: ApiObject): Record<string, string> {
-  let l = labelsCache.get(node);
-  if (!l) labelsCache.set(node, (l = Object.fromEntries(Object.entries(obj(node.metadata?.labels)).map(([k, v]) => [k, String(v)]))));
-  return l;
-}
+/** the node's taints as the filters read them, derived once per Node version (informer objects are never modified) */
 const taintsCache = new WeakMap<ApiObject, { keys: NodeTaintKeys; taints: Taint[] }>();
 function nodeTaints(node: ApiObject, keys: NodeTaintKeys): Taint[] {
   let t = taintsCache.get(node);
@@ -150,39 +84,6 @@ function effectiveTaints(node: ApiObject, keys: NodeTaintKeys): Taint[] {
     if (!taints.some((t) => t.key === keys.notReady || t.key === keys.unreachable)) taints.push({ key, value: '', effect: 'NoSchedule' });
   }
   return taints;
-}
-
-/** a NodeSelectorRequirement against labels (or `metadata.name` for matchFields) */
-function requirementHolds(req: Obj, labels: Record<string, string>): boolean {
-  const key = str(req.key);
-  const values = arr(req.values).map(String);
-  const has = Object.prototype.hasOwnProperty.call(labels, key);
-  const v = labels[key];
-  switch (str(req.operator)) {
-    case 'In': return has && values.includes(v!);
-    case 'NotIn': return !has || !values.includes(v!);
-    case 'Exists': return has;
-    case 'DoesNotExist': return !has;
-    case 'Gt': return has && values.length === 1 && Number(v) > Number(values[0]);
-    case 'Lt': return has && values.length === 1 && Number(v) < Number(values[0]);
-    default: return false;
-  }
-}
-
-/** nodeSelector and requiredDuringSchedulingIgnoredDuringExecution (terms ORed, requirements ANDed; an empty term matches nothing) */
-export function matchesNodeAffinity(pod: ApiObject, node: ApiObject): boolean {
-  const spec = obj(pod.spec);
-  const labels = nodeLabels(node);
-  for (const [k, v] of Object.entries(obj(spec.nodeSelector))) if (labels[k] !== String(v)) return false;
-  const required = obj(obj(obj(spec.affinity).nodeAffinity).requiredDuringSchedulingIgnoredDuringExecution);
-  if (required.nodeSelectorTerms === undefined) return true;
-  const fields = { 'metadata.name': node.metadata?.name ?? '' };
-  return arr(required.nodeSelectorTerms).some((term) => {
-    const exprs = arr(term.matchExpressions);
-    const fieldExprs = arr(term.matchFields);
-    if (exprs.length === 0 && fieldExprs.length === 0) return false;
-    return exprs.every((r) => requirementHolds(r, labels)) && fieldExprs.every((r) => requirementHolds(r, fields));
-  });
 }
 
 type Allocatable = { cpu: number; memory: number; pods: number };

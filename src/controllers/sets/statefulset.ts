@@ -146,7 +146,10 @@ export class StatefulSetController extends LoopController {
     for (const a of planSet(view, this.views(set, minReady))) {
       try {
         if (a.op === 'create') await this.createPod(set, a.ordinal, a.revision, templates.get(a.revision) ?? {});
-        else await this.deletePod(set, a.name, a.reason === 'condemned');
+        else {
+          if (a.reason === 'finished') this.recreating(set, a.name);
+          await this.deletePod(set, a.name, a.reason === 'condemned');
+        }
       } catch (e) {
         failure = e instanceof Error ? e.message : String(e);
         break;
@@ -264,6 +267,17 @@ export class StatefulSetController extends LoopController {
       void this.o.events?.event(this.eventRef(set), 'Warning', 'FailedCreate', `create Pod ${name} in StatefulSet ${setName} failed error: ${msg}`);
       throw e;
     }
+  }
+
+  /**
+   * kube's processReplica before it deletes a finished pod to make it again (a pod the node rejected or
+   * evicted is Failed): Warning RecreatingFailedPod, or Normal RecreatingTerminatedPod for a Succeeded one
+   */
+  private recreating(set: ApiObject, name: string): void {
+    const ns = set.metadata?.namespace ?? '';
+    const failed = (this.pods?.get(`${ns}/${name}`)?.status as Obj | undefined)?.phase === 'Failed';
+    const what = `StatefulSet ${ns}/${set.metadata?.name ?? ''} is recreating ${failed ? 'failed' : 'terminated'} Pod ${name}`;
+    void this.o.events?.event(this.eventRef(set), failed ? 'Warning' : 'Normal', failed ? 'RecreatingFailedPod' : 'RecreatingTerminatedPod', what);
   }
 
   /** deletes a pod; a condemned one under whenScaled: Delete first hands its claims to it (in place of the set), so they go with it */

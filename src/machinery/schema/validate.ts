@@ -22,6 +22,12 @@ export interface ValidateOptions {
    * kinds report duplicates in their strategies, with their own messages)
    */
   listUniqueness?: boolean;
+  /**
+   * drop an empty typed map (`additionalProperties` of a schema, no `properties`):
+   * every map of Kubernetes' Go types is `omitempty`, so kube never encodes `{}`
+   * for one (`data: {}`, `nodeSelector: {}`); custom resources keep what was written
+   */
+  dropEmptyMaps?: boolean;
 }
 
 export interface ValidationResult {
@@ -50,6 +56,7 @@ class Walk {
     private readonly prune: boolean,
     private readonly dropNulls: boolean,
     private readonly listUniqueness = false,
+    private readonly dropEmptyMaps = false,
   ) {}
 
   /** Kubernetes field.Path rendering: `a.b[0].c[key]` */
@@ -343,6 +350,7 @@ class Walk {
       this.push(k, kind);
       this.value(v, child);
       this.pop();
+      if (this.dropEmptyMaps && isEmptyTypedMap(v, child) && !s.required?.includes(k)) delete obj[k];
     }
     const req = s.required;
     if (req !== undefined) {
@@ -385,9 +393,18 @@ export function validateAgainstSchema(
 }
 
 export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: ValidateOptions = {}): ValidationResult {
-  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true);
+  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true, opts.dropEmptyMaps === true);
   if (obj !== null && obj !== undefined) w.value(obj, compiled);
   return { errors: w.errors, unknownFields: w.unknownFields };
+}
+
+/** `{}` where the schema is a map of typed values (not a struct, free-form JSON or a FieldsV1-like message) */
+function isEmptyTypedMap(v: unknown, s: CompiledSchema): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  if (s.properties !== undefined || s.additional === undefined || s.additional === true || s.preserveUnknown) return false;
+  if (s.source['x-orch-proto-type'] !== undefined) return false;
+  for (const _ in v) return false;
+  return true;
 }
 
 /** the type word JSON Schema validators print for a value */

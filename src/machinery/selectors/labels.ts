@@ -58,9 +58,30 @@ export function parseLabelSelector(text: string): LabelSelector {
     while (i < n && !' \t,=!()<>'.includes(s[i]!)) i++;
     return s.slice(start, i);
   };
+  /** the literal of the token at i, as kube's lexer reads it ('' at the end of the string) */
+  const peek = (): string => {
+    if (i >= n) return '';
+    const two = s.slice(i, i + 2);
+    if (two === '!=' || two === '==') return two;
+    if ('!=()<>,'.includes(s[i]!)) return s[i]!;
+    const save = i;
+    const word = readIdent();
+    i = save;
+    return word;
+  };
   const fail = (msg: string): never => {
     throw new SelectorParseError(`unable to parse requirement: ${msg}`);
   };
+  /** an error of the selector as a whole: kube's parse() does not say "unable to parse requirement" */
+  const failSelector = (msg: string): never => {
+    throw new SelectorParseError(msg);
+  };
+  const startsRequirement = (): boolean => {
+    const t = peek();
+    return t === '!' || (t !== '' && t !== '!=' && !'=()<>,'.includes(t));
+  };
+  skipWs();
+  if (!startsRequirement()) failSelector(`found '${peek()}', expected: !, identifier, or 'end of string'`);
   for (;;) {
     skipWs();
     let op: LabelOp | undefined;
@@ -69,7 +90,7 @@ export function parseLabelSelector(text: string): LabelSelector {
       op = '!';
     }
     const key = readIdent();
-    if (!key) fail(`found '${s[i] ?? ''}', expected: identifier`);
+    if (!key) fail(`found '${peek()}', expected: identifier`);
     const keyErr = validLabelKey(key);
     if (keyErr) fail(`key: Invalid value: "${key}": ${keyErr}`);
     skipWs();
@@ -95,7 +116,7 @@ export function parseLabelSelector(text: string): LabelSelector {
       if (word === 'in' || word === 'notin') {
         op = word;
         skipWs();
-        if (s[i] !== '(') fail(`found '${s[i] ?? ''}', expected: '('`);
+        if (s[i] !== '(') fail(`found '${peek()}', expected: '('`);
         i++;
         values = [];
         for (;;) {
@@ -117,11 +138,11 @@ export function parseLabelSelector(text: string): LabelSelector {
             i++;
             break;
           }
-          fail(`found '${s[i] ?? 'end of string'}', expected: ',' or ')'`);
+          fail(`found '${peek()}', expected: ',' or ')'`);
         }
         if (values.length === 0) fail(`for 'in', 'notin' operators, values set can't be empty`);
       } else {
-        fail(`found '${word || s[i] || 'end of string'}', expected: in, notin, =, ==, !=, gt, lt`);
+        fail(`found '${word || peek()}', expected: in, notin, =, ==, !=, gt, lt`);
       }
     }
     if (op === '=' || op === '!=' || op === 'gt' || op === 'lt') {
@@ -137,8 +158,10 @@ export function parseLabelSelector(text: string): LabelSelector {
     out.push({ key, op: op!, values });
     skipWs();
     if (i >= n) break;
-    if (s[i] !== ',') fail(`found '${s[i]}', expected: ','`);
+    if (s[i] !== ',') failSelector(`found '${peek()}', expected: ',' or 'end of string'`);
     i++;
+    skipWs();
+    if (!startsRequirement()) failSelector(`found '${peek()}', expected: identifier after ','`);
   }
   return out;
 }

@@ -5,7 +5,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { FEATURE_GATES, unknownGates } from '../features.js';
+import { FEATURE_GATES, featureEnabled, unknownGates } from '../features.js';
 import { parseThreshold } from '../host.js';
 import { CONFIG_KIND, CONFIG_SCHEMA, ConfigError, configApiVersion, mergeConfig, parseDuration, validateFields } from './schema.js';
 
@@ -19,6 +19,8 @@ export interface NodeAgentConfig {
   runtimeRequestTimeout: number;
   runtimeRelistPeriod: number;
   syncFrequency: number;
+  /** the cap of a crash-looping container's restart back-off, ms (kubelet's 300 s unless configured) */
+  crashLoopBackOff: { maxContainerRestartPeriod: number };
   address: string;
   port: number;
   tlsCertFile: string;
@@ -155,11 +157,34 @@ export function resolveConfig(fileForm: Record<string, unknown>): NodeAgentConfi
   if (mode !== 'AlwaysAllow' && mode !== 'Webhook') throw new ConfigError(`field "authorization.mode" must be AlwaysAllow or Webhook, got "${mode}"`);
   const gates = unknownGates(c.featureGates as Record<string, boolean>);
   if (gates.length) throw new ConfigError(`field "featureGates": unknown feature gate(s) ${gates.join(', ')} (known: ${Object.keys(FEATURE_GATES).join(', ')})`);
+  c.crashLoopBackOff = { maxContainerRestartPeriod: crashLoopBackOffMax(c) };
   for (const [k, v] of Object.entries(c.evictionHard as Record<string, string>)) {
     if (!['memory.available', 'nodefs.available', 'pid.available'].includes(k)) throw new ConfigError(`field "evictionHard.${k}": unknown signal (memory.available, nodefs.available, pid.available)`);
     if (parseThreshold(v, 100) === undefined) throw new ConfigError(`field "evictionHard.${k}": "${v}" is not a quantity (100Mi) or a percentage (10%)`);
   }
   return c as unknown as NodeAgentConfig;
+}
+
+/** kubelet's MaxContainerBackOff: the cap of a crash-looping container's back-off unless configured */
+export const MAX_CONTAINER_BACKOFF_MS = 300_000;
+
+/**
+ * `crashLoopBackOff.maxContainerRestartPeriod` in ms: kube 1.32 accepts it only
+ * with the (alpha) KubeletCrashLoopBackOffMax gate on, between 1s and 300s;
+ * unset, the cap stays 300 s. Kubelet's messages.
+ */
+function crashLoopBackOffMax(c: Record<string, unknown>): number {
+  const set = (c.crashLoopBackOff as { maxContainerRestartPeriod?: string } | undefined)?.maxContainerRestartPeriod;
+  if (set === undefined) return MAX_CONTAINER_BACKOFF_MS;
+  if (!featureEnabled(c.featureGates as Record<string, boolean>, 'KubeletCrashLoopBackOffMax')) {
+    throw new ConfigError('invalid configuration: FeatureGate KubeletCrashLoopBackOffMax not enabled, CrashLoopBackOff.MaxContainerRestartPeriod must not be set');
+  }
+  // a well-formed duration (validateFields)
+  const ms = parseDuration(set) ?? 0;
+  if (ms < 1_000 || ms > MAX_CONTAINER_BACKOFF_MS) {
+    throw new ConfigError(`invalid configuration: CrashLoopBackOff.MaxContainerRestartPeriod (got: ${ms / 1000} seconds) must be set between 1s and 300s`);
+  }
+  return ms;
 }
 
 export async function loadConfig(o: LoadOptions): Promise<{ config: NodeAgentConfig; fileForm: Record<string, unknown> }> {

@@ -35,6 +35,8 @@ export const CONFIG_SCHEMA: Record<string, FieldType> = {
   runtimeRelistPeriod: duration,
   // kubelet's syncFrequency: how often a running pod's ConfigMap, Secret and downward API volumes are refreshed
   syncFrequency: duration,
+  // kubelet's crashLoopBackOff (feature gate KubeletCrashLoopBackOffMax): the back-off's cap, 1s–300s
+  crashLoopBackOff: struct({ maxContainerRestartPeriod: duration }),
   // the agent's HTTPS server (§4.1)
   address: string,
   port: int(0),

@@ -6,11 +6,16 @@
 // containers to kill (a liveness or startup failure). Every failed run is an
 // `Unhealthy` Warning with kubelet's message (`Readiness probe failed: HTTP
 // probe failed with statuscode: 500`). A changed result asks for a pod sync.
+// Sidecars (init containers with restartPolicy Always) are probed like main
+// containers (kubelet 1.32's prober manager adds their workers too): their
+// startup decides when the next init container starts (sidecars.ts), their
+// readiness counts for the pod's, and they restart whatever the pod's policy.
 
 import type { KubeObject } from '../api-client.js';
 import type { Clock } from '../clock.js';
 import { containerRef } from '../events/kubelet-events.js';
 import type { EventSink } from '../events/recorder.js';
+import { isSidecar, kindOf, type PodSpec } from '../pod-spec.js';
 import type { ContainerStatus } from '../runtime/types.js';
 import { type ExecRuntime, runProbe } from './run.js';
 import { handlerOf, kindName, type Outcome, type ProbeKind, type ProbedContainer, type ProbeSpec, timing } from './types.js';
@@ -61,7 +66,8 @@ export class ProbeManager {
   }
 
   private addWorkers(uid: string, e: PodEntry): void {
-    const containers = ((e.pod.spec as { containers?: ProbedContainer[] } | undefined)?.containers ?? []) as ProbedContainer[];
+    const spec = e.pod.spec as { containers?: ProbedContainer[]; initContainers?: (ProbedContainer & { restartPolicy?: string })[] } | undefined;
+    const containers = [...(spec?.initContainers ?? []).filter(isSidecar), ...(spec?.containers ?? [])];
     for (const c of containers) {
       const byKind = new Map<ProbeKind, ProbeWorker>();
       for (const kind of KINDS) {
@@ -89,7 +95,7 @@ export class ProbeManager {
     const run = this.o.run ?? ((p, cc, cid, address, t) => runProbe(p, { container: cc, containerId: cid, address }, this.o.runtime, t));
     const out = await run(spec, c, id, e.address, timeoutMs);
     // kubelet's prober.probe: every failed run is an event; a warning is one of its own
-    const ref = containerRef(e.pod, 'containers', c.name);
+    const ref = containerRef(e.pod, kindOf(e.pod.spec as unknown as PodSpec, c.name), c.name);
     if (out.result === 'failure') this.o.events.event(ref, 'Warning', 'Unhealthy', `${kindName(kind)} probe failed: ${out.output}`);
     else if (out.result === 'error') this.o.events.event(ref, 'Warning', 'Unhealthy', `${kindName(kind)} probe errored: ${out.output}`);
     else if (out.result === 'warning') this.o.events.event(ref, 'Warning', 'ProbeWarning', `${kindName(kind)} probe warning: ${out.output}`);
@@ -100,7 +106,8 @@ export class ProbeManager {
     const e = this.pods.get(uid);
     const s = e?.statuses.get(name);
     if (!e || !s) return undefined;
-    const spec = e.pod.spec as { restartPolicy?: string };
+    const spec = e.pod.spec as { restartPolicy?: string; initContainers?: { name: string; restartPolicy?: string }[] };
+    const sidecar = spec.initContainers?.some((c) => c.name === name && isSidecar(c)) ?? false;
     const phase = (e.pod.status as { phase?: string } | undefined)?.phase;
     return {
       id: s.id,
@@ -108,7 +115,8 @@ export class ProbeManager {
       exited: s.state === 'CONTAINER_EXITED',
       startedAtMs: Math.floor(s.startedAt / 1_000_000),
       started: this.started(e, name, s.id),
-      restartable: spec.restartPolicy !== 'Never',
+      // a sidecar is restarted whatever the pod's restartPolicy
+      restartable: sidecar || spec.restartPolicy !== 'Never',
       deleting: !!e.pod.metadata.deletionTimestamp,
       terminal: phase === 'Succeeded' || phase === 'Failed',
     };

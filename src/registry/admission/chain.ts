@@ -88,8 +88,9 @@ export class AdmissionChain {
   }
 
   /** the generic store hooks; writes without a requesting user (the server's own) are not admitted */
-  hooks(): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission'>> {
+  hooks(): Required<Pick<WriteHooks, 'mutate' | 'validateAdmission' | 'mutatesCopy'>> {
     return {
+      mutatesCopy: true,
       mutate: async (call) => {
         // nothing configured: no request object, no plugin calls (the common case costs one check)
         if (!call.opts.user || this.source.mutatingWebhooks().length === 0) return call.object;

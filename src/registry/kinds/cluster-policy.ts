@@ -274,9 +274,11 @@ export function priorityClassDefinition(n: SchemaNames): ResourceDefinition {
       },
       validate: validatePriorityClass,
       validateUpdate: (o, old) => (o.value !== old.value ? [fieldErr('value', 'FieldValueForbidden', 'Forbidden: may not be changed in an update.')] : []),
+      // kube 1.32's priorityClassColumnDefinitions: PreemptionPolicy after Age (kubernetes#126529)
       columns: [
         column('Value', 'integer', (o) => (typeof o.value === 'number' ? o.value : 0)),
         column('Global-Default', 'boolean', (o) => o.globalDefault === true),
+        column('Age', 'string', () => null),
         column('PreemptionPolicy', 'string', (o) => String(o.preemptionPolicy ?? '')),
       ],
     },

@@ -89,6 +89,13 @@ export function podTemplateDefinition(n: SchemaNames): ResourceDefinition {
     strategy: {
       zeroShape: { template: POD_TEMPLATE_SHAPE },
       default: (o) => defaultPodTemplate(getObject(o, 'template')),
+      // kube's ValidatePodTemplate: the template's pod spec as a pod's, at `template.spec`
+      validate: (o) => {
+        const tmpl = getObject(o, 'template');
+        return tmpl ? validatePodTemplate(tmpl, 'template', 'PodTemplate') : [];
+      },
+      // kube's podTemplateColumnDefinitions have no Age
+      exactColumns: true,
       columns: [
         column('Containers', 'string', (o) => templateContainers(o, 'name', 'template')),
         column('Images', 'string', (o) => templateContainers(o, 'image', 'template')),

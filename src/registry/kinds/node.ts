@@ -123,9 +123,10 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
         column('Version', 'string', (o) => getString(o, 'status', 'nodeInfo', 'kubeletVersion') ?? '', { description: 'Node agent version' }),
         column('Internal-IP', 'string', (o) => address(o, 'InternalIP'), { priority: 1 }),
         column('External-IP', 'string', (o) => address(o, 'ExternalIP'), { priority: 1 }),
-        column('OS-Image', 'string', (o) => getString(o, 'status', 'nodeInfo', 'osImage') ?? '<unknown>', { priority: 1 }),
-        column('Kernel-Version', 'string', (o) => getString(o, 'status', 'nodeInfo', 'kernelVersion') ?? '<unknown>', { priority: 1 }),
-        column('Container-Runtime', 'string', (o) => getString(o, 'status', 'nodeInfo', 'containerRuntimeVersion') ?? '<unknown>', { priority: 1 }),
+        // kube's printNode shows an empty (the zero shape's "") or absent value as <unknown>
+        column('OS-Image', 'string', (o) => getString(o, 'status', 'nodeInfo', 'osImage') || '<unknown>', { priority: 1 }),
+        column('Kernel-Version', 'string', (o) => getString(o, 'status', 'nodeInfo', 'kernelVersion') || '<unknown>', { priority: 1 }),
+        column('Container-Runtime', 'string', (o) => getString(o, 'status', 'nodeInfo', 'containerRuntimeVersion') || '<unknown>', { priority: 1 }),
       ],
       selectableFields: { 'spec.unschedulable': (o) => String(get(o, 'spec', 'unschedulable') === true) },
     },

@@ -7,6 +7,7 @@ import type { ApiObject, FieldError, JSONValue } from '../types.js';
 import { get, getArray, getObject, getString } from './columns.js';
 import { validateContainerResources } from './pod-resources.js';
 import { validateEphemeralContainers } from './pod-ephemeral.js';
+import { validateContainerRestartPolicies } from './pod-sidecars.js';
 
 type Obj = Record<string, JSONValue>;
 
@@ -77,6 +78,7 @@ export function validatePod(o: ApiObject): FieldError[] {
   for (const field of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
     containersOf(o, field).forEach((c, i) => errs.push(...validateSeccomp(getObject(c, 'securityContext', 'seccompProfile'), `spec.${field}[${i}].securityContext.seccompProfile`)));
   }
+  errs.push(...validateContainerRestartPolicies(o));
   errs.push(...validateContainerResources(spec, 'spec'));
   const nodeSelector = getObject(spec, 'nodeSelector');
   if (nodeSelector) errs.push(...validateLabelsAndAnnotations({ labels: nodeSelector as Record<string, string> }, 'spec').map((e) => ({ ...e, field: 'spec.nodeSelector' })));

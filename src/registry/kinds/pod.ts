@@ -121,9 +121,20 @@ function validateDeadlineUpdate(o: ApiObject, old: ApiObject): FieldError[] {
   return typeof was === 'number' ? [invalid(f, null, 'must not update from a positive integer to nil value')] : [];
 }
 
+/**
+ * kube's validateOnlyAddedTolerations: tolerations may be added, and an existing one's tolerationSeconds
+ * changed, but none removed or otherwise changed (one error for the list, as kube stops at the first)
+ */
+function validateTolerationUpdate(o: ApiObject, old: ApiObject): FieldError[] {
+  const identity = (t: JSONValue): string => JSON.stringify(['key', 'operator', 'value', 'effect'].map((f) => get(t, f) ?? ''));
+  const kept = new Set(getArray(o, 'spec', 'tolerations').map(identity));
+  if (getArray(old, 'spec', 'tolerations').every((t) => kept.has(identity(t)))) return [];
+  return [{ field: 'spec.tolerations', type: 'FieldValueForbidden', message: 'Forbidden: existing toleration can not be modified except its tolerationSeconds' }];
+}
+
 /** pod specs are immutable but for images, activeDeadlineSeconds, tolerations, grace period and first binding */
 function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
-  const deadline = validateDeadlineUpdate(o, old);
+  const deadline = [...validateDeadlineUpdate(o, old), ...validateTolerationUpdate(o, old)];
   if (deadline.length) return deadline;
   const mutable = (spec: JSONValue | undefined, ref: JSONValue | undefined): string => {
     if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return JSON.stringify(spec ?? null);
@@ -183,18 +194,49 @@ function sortKeys(v: JSONValue): JSONValue {
 const inv = (field: string, value: unknown, m: string): FieldError => ({ field, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${m}` });
 const dup = (field: string, value: unknown): FieldError => ({ field, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(value)}` });
 
-function podReady(o: ApiObject): string {
-  const total = getArray(o, 'spec', 'containers').length;
-  let ready = 0;
-  for (const s of getArray(o, 'status', 'containerStatuses')) {
-    if (get(s, 'ready') === true && get(s, 'state', 'running') !== undefined) ready++;
+/**
+ * kubectl's walk over the init container statuses (printPod): an init container that exited 0, or a
+ * sidecar (restartPolicy Always) that has started, is done; the first other one means the pod is still
+ * initializing. Sidecars count in READY (started and ready ones) and RESTARTS.
+ */
+function initProgress(o: ApiObject): { initializing: boolean; sidecars: number; readySidecars: number; initRestarts: number; sidecarRestarts: number } {
+  const specs = getArray(o, 'spec', 'initContainers');
+  const sidecar = (name: JSONValue | undefined) => specs.some((c) => get(c, 'name') === name && get(c, 'restartPolicy') === 'Always');
+  const out = { initializing: false, sidecars: specs.filter((c) => get(c, 'restartPolicy') === 'Always').length, readySidecars: 0, initRestarts: 0, sidecarRestarts: 0 };
+  // as kubectl, the walk (and its restart counts) ends at the first init container still initializing
+  for (const s of getArray(o, 'status', 'initContainerStatuses')) {
+    const restarts = get(s, 'restartCount');
+    const n = typeof restarts === 'number' ? restarts : 0;
+    out.initRestarts += n;
+    if (sidecar(get(s, 'name'))) out.sidecarRestarts += n;
+    if (get(s, 'state', 'terminated', 'exitCode') === 0) continue;
+    if (sidecar(get(s, 'name')) && get(s, 'started') === true) {
+      if (get(s, 'ready') === true) out.readySidecars++;
+      continue;
+    }
+    out.initializing = true;
+    break;
   }
-  return `${ready}/${total}`;
+  return out;
 }
 
+function podReady(o: ApiObject): string {
+  const init = initProgress(o);
+  let ready = init.readySidecars;
+  if (!init.initializing || hasCondition(o, 'Initialized')) {
+    for (const s of getArray(o, 'status', 'containerStatuses')) {
+      if (get(s, 'ready') === true && get(s, 'state', 'running') !== undefined) ready++;
+    }
+  }
+  return `${ready}/${getArray(o, 'spec', 'containers').length + init.sidecars}`;
+}
+
+/** kubectl's RESTARTS: the init containers' while initializing, then the sidecars' and the containers' */
 function podRestarts(o: ApiObject): number {
-  let r = 0;
-  for (const s of [...getArray(o, 'status', 'initContainerStatuses'), ...getArray(o, 'status', 'containerStatuses')]) {
+  const init = initProgress(o);
+  if (init.initializing && !hasCondition(o, 'Initialized')) return init.initRestarts;
+  let r = init.sidecarRestarts;
+  for (const s of getArray(o, 'status', 'containerStatuses')) {
     const c = get(s, 'restartCount');
     if (typeof c === 'number') r += c;
   }

@@ -8,6 +8,7 @@ import { immutableDataErrors, isConfigKey } from './config-data.js';
 import { column, countKeys, fieldOf, getString } from './columns.js';
 import { bool, mapOf, proto, str, strMap } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
+import { goJsonError } from '../../machinery/go-json-error.js';
 
 export function secretDefinition(n: SchemaNames): ResourceDefinition {
   // well-known types are `<prefix>/tls` etc.; accept the Kubernetes spelling too
@@ -69,6 +70,27 @@ function mergeStringData(o: ApiObject): void {
   delete o.stringData;
 }
 
+/**
+ * kube's ValidateSecret for the docker config types: the value must decode as a JSON object (Go's
+ * json.Unmarshal into a map, so `null` passes), the contents never shown
+ */
+function jsonObjectErrors(data: Record<string, unknown>, key: string): FieldError[] {
+  const value = data[key];
+  if (typeof value !== 'string') return [];
+  const text = Buffer.from(value, 'base64').toString('utf8');
+  let message: string | undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) {
+      const goType = Array.isArray(parsed) ? 'array' : typeof parsed === 'boolean' ? 'bool' : typeof parsed;
+      message = `json: cannot unmarshal ${goType} into Go value of type map[string]interface {}`;
+    }
+  } catch (e) {
+    message = goJsonError(text, (e as Error).message);
+  }
+  return message === undefined ? [] : [{ field: `data[${key}]`, type: 'FieldValueInvalid', message: `Invalid value: "<secret contents redacted>": ${message}` }];
+}
+
 function validateSecret(o: ApiObject, typeSuffix: (t: string) => string | undefined): FieldError[] {
   const errs: FieldError[] = [];
   const data = (o.data && typeof o.data === 'object' && !Array.isArray(o.data) ? o.data : {}) as Record<string, unknown>;
@@ -89,13 +111,24 @@ function validateSecret(o: ApiObject, typeSuffix: (t: string) => string | undefi
       break;
     case 'dockerconfigjson':
       requireKey('.dockerconfigjson');
+      errs.push(...jsonObjectErrors(data, '.dockerconfigjson'));
       break;
     case 'dockercfg':
       requireKey('.dockercfg');
+      errs.push(...jsonObjectErrors(data, '.dockercfg'));
       break;
+    case 'service-account-token': {
+      // kube requires only the account's name; a controller adds the rest
+      const key = `${t.slice(0, t.indexOf('/'))}/service-account.name`;
+      const annotations = (o.metadata?.annotations ?? {}) as Record<string, unknown>;
+      if (!annotations[key]) errs.push({ field: `metadata.annotations[${key}]`, type: 'FieldValueRequired', message: 'Required value' });
+      break;
+    }
     case 'basic-auth':
+      // either may be empty, one must be there; kube names both when neither is
       if (!('username' in data) && !('password' in data)) {
-        errs.push({ field: 'data[username]', type: 'FieldValueRequired', message: 'Required value' });
+        requireKey('username');
+        requireKey('password');
       }
       break;
     case 'ssh-auth':

@@ -262,6 +262,8 @@ export function csiStorageCapacityDefinition(n: SchemaNames): ResourceDefinition
         ...immutable('nodeTopology', o.nodeTopology, old.nodeTopology),
         ...immutable('storageClassName', o.storageClassName, old.storageClassName),
       ],
+      // kube's csiStorageCapacityColumnDefinitions have no Age
+      exactColumns: true,
       columns: [
         column('StorageClassName', 'string', (o) => getString(o, 'storageClassName') ?? ''),
         column('Capacity', 'string', (o) => (o.capacity === undefined ? '<unset>' : String(o.capacity))),

@@ -13,7 +13,7 @@ import { validatePod } from './pod-validation.js';
 type Obj = Record<string, JSONValue>;
 
 /** the kind named in kube's "activeDeadlineSeconds in <Kind> is not Supported" (Deployments use ReplicaSet's rule) */
-export type TemplateOwner = 'ReplicaSet' | 'DaemonSet' | 'StatefulSet' | 'ReplicationController' | 'Job';
+export type TemplateOwner = 'ReplicaSet' | 'DaemonSet' | 'StatefulSet' | 'ReplicationController' | 'Job' | 'PodTemplate';
 
 /**
  * kube's ValidatePodTemplateSpec (+ ForReplicaSet, ForStatefulSet, ForRC, the
@@ -34,7 +34,8 @@ export function validatePodTemplate(tmpl: Obj, at: string, owner: TemplateOwner)
       errs.push(forbidden(`${at}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
     }
   }
-  if (owner === 'Job') return errs;
+  // a Job's and a PodTemplate object's template take any restart policy (kube's ValidatePodTemplateSpec alone)
+  if (owner === 'Job' || owner === 'PodTemplate') return errs;
   const rp = getString(spec, 'restartPolicy');
   if (rp !== undefined && rp !== 'Always') errs.push(notSupported(`${at}.spec.restartPolicy`, rp, ['Always']));
   const ads = get(spec, 'activeDeadlineSeconds');

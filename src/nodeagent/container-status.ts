@@ -1,0 +1,63 @@
+// One container's status as the API shows it, from the runtime's latest
+// attempt and the one before it (kubelet's convertToAPIContainerStatuses).
+
+import { rfc3339 } from './clock.js';
+import type { ContainerStatus } from './runtime/types.js';
+
+type Status = Record<string, unknown>;
+
+export interface ContainerStatusInput {
+  spec: { name: string; image: string };
+  /** the runtime's latest attempt, none when it has not been created (or the runtime forgot it) */
+  latest?: ContainerStatus;
+  /** the attempt before it */
+  previous?: ContainerStatus;
+  /** why its last start failed (kubelet's reason cache): CrashLoopBackOff, PostStartHookError, ErrImagePull… */
+  waiting?: { reason: string; message: string };
+  /** an exited attempt's termination message, by container id */
+  message: (id: string) => string | undefined;
+  runtimeName: string;
+  /** the waiting reason of a container not created yet (PodInitializing / ContainerCreating) */
+  defaultWaiting: string;
+  /** what was reported before, standing in for a container the runtime no longer knows */
+  reported?: Status;
+  /** the container will be restarted once exited (a sidecar, or by the pod's restartPolicy) */
+  restarts: boolean;
+}
+
+/**
+ * kubelet's container status: `state` from the latest attempt, `lastState`
+ * (always present, `{}` when none, as kube's struct field) the termination
+ * of the attempt before it — or of the latest one while it waits to be
+ * restarted (CrashLoopBackOff, PostStartHookError). A container the runtime
+ * does not know keeps a terminated state reported before; otherwise it waits,
+ * keeping its restart count and lastState (convertToAPIContainerStatuses defaults).
+ */
+export function apiContainerStatus(i: ContainerStatusInput): Status {
+  const { latest: s, waiting: w, reported } = i;
+  const time = (ns: number) => rfc3339(Math.floor(ns / 1_000_000));
+  const id = (x: ContainerStatus) => `${i.runtimeName}://${x.id}`;
+  const terminated = (x: ContainerStatus) => {
+    const message = i.message(x.id);
+    return {
+      exitCode: x.exitCode, reason: x.reason || (x.exitCode === 0 ? 'Completed' : 'Error'), ...(message ? { message } : {}), startedAt: x.startedAt ? time(x.startedAt) : null, finishedAt: time(x.finishedAt),
+      containerID: id(x),
+    };
+  };
+  const lastState = i.previous?.state === 'CONTAINER_EXITED' ? { terminated: terminated(i.previous) } : {};
+  const base = { name: i.spec.name, image: i.spec.image, imageID: s?.imageRef ?? '', restartCount: s?.metadata.attempt ?? 0, lastState };
+  // an exited container that will be restarted waits with the reason its last start failed
+  if (s && s.state === 'CONTAINER_EXITED' && (w?.reason === 'CrashLoopBackOff' || (w?.reason === 'PostStartHookError' && i.restarts))) {
+    return { ...base, containerID: id(s), ready: false, started: false, state: { waiting: w }, lastState: { terminated: terminated(s) } };
+  }
+  if (!s) {
+    const was = reported?.state as Status | undefined;
+    if (was?.terminated) return reported!;
+    const kept = reported ? { restartCount: reported.restartCount ?? 0, lastState: reported.lastState ?? {} } : {};
+    return { ...base, ...kept, ready: false, started: false, state: { waiting: w ?? { reason: i.defaultWaiting } } };
+  }
+  const containerID = id(s);
+  if (s.state === 'CONTAINER_RUNNING') return { ...base, containerID, ready: true, started: true, state: { running: { startedAt: time(s.startedAt) } } };
+  if (s.state === 'CONTAINER_EXITED') return { ...base, containerID, ready: false, started: false, state: { terminated: terminated(s) } };
+  return { ...base, containerID, ready: false, started: false, state: { waiting: w ?? { reason: 'ContainerCreating' } } };
+}
