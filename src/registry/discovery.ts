@@ -46,8 +46,19 @@ export interface APIResourceList {
   resources: APIResource[];
 }
 
-/** verbs served on each well-known sub-resource */
-const SUBRESOURCE_VERBS: Record<string, { verbs: string[]; kind?: string; group?: string; version?: string }> = {
+/**
+ * verbs served on each well-known sub-resource, and the kind it answers as kube's discovery names it
+ * (`kindOf` from the parent's kind; `groupOf`: the group serving that kind, which follows the API domain)
+ */
+interface SubresourceInfo {
+  verbs: string[];
+  kind?: string;
+  kindOf?: (parent: string) => string;
+  group?: string;
+  groupOf?: string;
+  version?: string;
+}
+const SUBRESOURCE_VERBS: Record<string, SubresourceInfo> = {
   status: { verbs: ['get', 'patch', 'update'] },
   finalize: { verbs: ['update'] },
   approval: { verbs: ['get', 'patch', 'update'] },
@@ -59,8 +70,10 @@ const SUBRESOURCE_VERBS: Record<string, { verbs: string[]; kind?: string; group?
   exec: { verbs: ['create', 'get'], kind: 'PodExecOptions' },
   attach: { verbs: ['create', 'get'], kind: 'PodAttachOptions' },
   portforward: { verbs: ['create', 'get'], kind: 'PodPortForwardOptions' },
-  proxy: { verbs: ['create', 'delete', 'get', 'patch', 'update'] },
-  token: { verbs: ['create'], kind: 'TokenRequest' },
+  // kube's proxy REST answers as PodProxyOptions, NodeProxyOptions, ServiceProxyOptions
+  proxy: { verbs: ['create', 'delete', 'get', 'patch', 'update'], kindOf: (parent) => `${parent}ProxyOptions` },
+  // TokenRequest is an authentication.k8s.io/v1 kind served under core ServiceAccounts
+  token: { verbs: ['create'], kind: 'TokenRequest', groupOf: 'TokenReview', version: 'v1' },
 };
 
 /**
@@ -120,12 +133,15 @@ export function apiResourceList(defs: ResourceDefinition[], group: string, versi
       r.storageVersionHash = d.storage ? storageVersionHash(...splitStorageVersion(d.storage.storageVersion), d.kind) : storageVersionHash(d.group, d.version, d.kind);
     }
     resources.push(r);
-    for (const sub of d.subresources ?? []) {
-      const info = SUBRESOURCE_VERBS[sub] ?? { verbs: ['get'] };
+    // kube's installer registers the sorted paths (`pods`, `pods/attach`, …, `pods/status`): sub-resources in name order
+    for (const sub of [...(d.subresources ?? [])].sort()) {
+      const info: SubresourceInfo = SUBRESOURCE_VERBS[sub] ?? { verbs: ['get'] };
       const gv: Pick<APIResource, 'group' | 'version'> = {};
-      if (info.group !== undefined) gv.group = info.group;
-      if (info.version !== undefined) gv.version = info.version;
-      resources.push({ name: `${d.resource}/${sub}`, singularName: '', namespaced: d.scope === 'Namespaced', ...gv, kind: info.kind ?? d.kind, verbs: [...info.verbs] });
+      const subGroup = info.groupOf !== undefined ? defs.find((o) => o.kind === info.groupOf)?.group : info.group;
+      if (subGroup !== undefined) gv.group = subGroup;
+      if (info.version !== undefined && subGroup !== undefined) gv.version = info.version;
+      const kind = info.kindOf?.(d.kind) ?? info.kind ?? d.kind;
+      resources.push({ name: `${d.resource}/${sub}`, singularName: '', namespaced: d.scope === 'Namespaced', ...gv, kind, verbs: [...info.verbs] });
     }
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: groupVersionString(group, version), resources };

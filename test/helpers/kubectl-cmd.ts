@@ -14,6 +14,7 @@ import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { eventually } from './eventually.js';
 import { type KubectlResult, runKubectl } from './kubectl.js';
 import { type TestServer, startTestServer } from './server.js';
 
@@ -41,6 +42,13 @@ export interface CmdEnv {
   newNs(base: string): Promise<string>;
   /** kubectl with an EDITOR (kubectl edit, create --edit) */
   withEditor(editor: string, ...args: string[]): Promise<KubectlResult>;
+  /** polls `check` until it holds (kube::test::wait_object_assert); a timeout only bounds a failure */
+  until<T>(check: () => Promise<T | undefined | false>, what: string, ms?: number): Promise<T>;
+  /**
+   * kube::test::describe_resource_chunk_size_assert: `describe <resource> --chunk-size=10` lists the resource,
+   * and every related one describe reads (events, pods, …), in pages of 10
+   */
+  describeChunks(flags: string[], resource: string, related: string[]): Promise<void>;
 }
 
 const exec = promisify(execFile);
@@ -104,7 +112,14 @@ export function cmdEnv(opts: { scheduler?: boolean } = {}): CmdEnv {
       return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: typeof err.code === 'number' ? err.code : -1 };
     }
   };
-  return { ts, run, ok, fails, json, names, api, apiNames, file, newNs, withEditor };
+  const until = <T>(check: () => Promise<T | undefined | false>, what: string, ms = 20_000): Promise<T> =>
+    eventually(check, what, { timeoutMs: ms, intervalMs: 150 }) as Promise<T>;
+  const describeChunks = async (flags: string[], resource: string, related: string[]): Promise<void> => {
+    const r = await run(...flags, 'describe', resource, '--chunk-size=10', '-v=6');
+    expect(r.code, r.stderr).toBe(0);
+    for (const listed of [resource, ...related]) expect(r.stderr).toMatch(new RegExp(`GET https://\\S+/${listed}\\?(\\S+&)?limit=10 200`));
+  };
+  return { ts, run, ok, fails, json, names, api, apiNames, file, newNs, withEditor, until, describeChunks };
 }
 
 /** an editor script for `kubectl edit`: replaces `from` by `to` in the file it is given (kube's tmp-editor.sh) */

@@ -243,7 +243,11 @@ export function cronJobDefinition(n: SchemaNames): ResourceDefinition {
       columns: [
         column('Schedule', 'string', (o) => getString(o, 'spec', 'schedule') ?? ''),
         column('Timezone', 'string', (o) => getString(o, 'spec', 'timeZone') ?? '<none>'),
-        column('Suspend', 'boolean', (o) => get(o, 'spec', 'suspend') === true),
+        // kube's printCronJob writes printBoolPtr's string ("True", "False", "<unset>") in this boolean column
+        column('Suspend', 'boolean', (o) => {
+          const s = get(o, 'spec', 'suspend');
+          return typeof s === 'boolean' ? (s ? 'True' : 'False') : '<unset>';
+        }),
         column('Active', 'integer', (o) => getArray(o, 'status', 'active').length),
         column('Last Schedule', 'string', (o, now) => {
           const t = getString(o, 'status', 'lastScheduleTime');

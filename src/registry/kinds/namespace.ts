@@ -29,6 +29,9 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
     singular: 'namespace',
     scope: 'Cluster',
     shortNames: ['ns'],
+    // kube's namespace REST storage has no DeleteCollection: no `deletecollection` in discovery, and a DELETE of
+    // the collection is 405 (a namespace's deletion is one at a time, each through its finalizers)
+    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
     subresources: ['status', 'finalize'],
     nameValidation: 'DNS1123Label',
     schema: kindSchema(n, 'Namespace provides a scope for names of namespaced objects.', proto({ spec: 2, status: 3 }, {
