@@ -79,7 +79,9 @@ async function livenessTest(path: string, want: number, observe?: () => Promise<
   return pod(path);
 }
 
-describe('[sig-node] Probing container', () => {
+// the tests run at once (each in its own namespace, on the one agent): most of their time is waiting for probe
+// periods and restarts, so one after another the file took nearly 3 minutes of the suite
+describe.concurrent('[sig-node] Probing container', () => {
   it('with readiness probe should not be ready before initial delay and never restart [NodeConformance] [Conformance]', async () => {
     const n = await ns();
     const path = await create(n, 'test-webserver', { image: NGINX, readinessProbe: { httpGet: { path: '/', port: 80 }, initialDelaySeconds: 2, periodSeconds: 1 } });
