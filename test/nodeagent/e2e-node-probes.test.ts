@@ -58,6 +58,9 @@ async function create(n: string, name: string, container: Obj, extra: Obj = {}):
 const pod = (path: string) => env.get(path);
 const cs = async (path: string): Promise<Obj> => (await pod(path)).status?.containerStatuses?.[0] ?? {};
 const events = async (n: string, name: string): Promise<Obj[]> => (await env.get(`/api/v1/namespaces/${n}/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${name}`)}`)).items;
+/** The first event of a reason, waited for: the agent's recorder sends events asynchronously, so a restart may be seen first. */
+const eventOf = (n: string, name: string, reason: string): Promise<Obj> =>
+  env.eventually(async () => (await events(n, name)).find((e) => e.reason === reason), `a ${reason} event of ${name}`, 30_000);
 const count = (list: Obj[], reason: string, text = '') => list.filter((e) => e.reason === reason && String(e.message).includes(text)).reduce((k, e) => k + (e.count ?? 1), 0);
 
 /**
@@ -112,7 +115,7 @@ describe.concurrent('[sig-node] Probing container', () => {
     const p = await pod(path);
     expect(condition(p, 'Ready')).toMatchObject({ status: 'False', reason: 'ContainersNotReady' });
     expect(p.status.containerStatuses[0]).toMatchObject({ ready: false, restartCount: 0 });
-    const ev = (await events(n, 'test-webserver')).find((e) => e.reason === 'Unhealthy');
+    const ev = await eventOf(n, 'test-webserver', 'Unhealthy');
     expect(ev?.message).toMatch(/^Readiness probe failed: Get "http:\/\/127\.[\d.]+:81\/": dial tcp 127\.[\d.]+:81: connect: connection refused$/);
   });
 
@@ -148,7 +151,7 @@ describe.concurrent('[sig-node] Probing container', () => {
     failing.add('h1');
     await livenessTest(path, 1);
     failing.delete('h1');
-    expect((await events(n, 'agnhost-liveness')).find((e) => e.reason === 'Unhealthy')?.message).toBe('Liveness probe failed: HTTP probe failed with statuscode: 500');
+    expect((await eventOf(n, 'agnhost-liveness', 'Unhealthy')).message).toBe('Liveness probe failed: HTTP probe failed with statuscode: 500');
   });
 
   it('should *not* be restarted with a tcp:8080 liveness probe [NodeConformance] [Conformance]', async () => {
@@ -199,7 +202,7 @@ describe.concurrent('[sig-node] Probing container', () => {
     const n = await ns();
     const path = await create(n, 'busybox', { command: ['/bin/sh', '-c', 'sleep 600'], livenessProbe: { exec: { command: ['/bin/sh', '-c', 'sleep 10'] }, initialDelaySeconds: 1, timeoutSeconds: 1, failureThreshold: 1 } });
     await livenessTest(path, 1);
-    expect((await events(n, 'busybox')).find((e) => e.reason === 'Unhealthy')?.message).toBe('Liveness probe failed: command "/bin/sh -c sleep 10" timed out');
+    expect((await eventOf(n, 'busybox', 'Unhealthy')).message).toBe('Liveness probe failed: command "/bin/sh -c sleep 10" timed out');
   });
 
   it('should not be ready with an exec readiness probe timeout [MinimumKubeletVersion:1.20] [NodeConformance]', async () => {
@@ -242,7 +245,7 @@ describe.concurrent('[sig-node] Probing container', () => {
       startupProbe: { exec: { command: ['/bin/false'] }, initialDelaySeconds: 1, periodSeconds: 1, failureThreshold: 3 },
     });
     await livenessTest(path, 1);
-    expect((await events(n, 'busybox')).find((e) => e.reason === 'Killing')?.message).toBe('Container busybox failed startup probe, will be restarted');
+    expect((await eventOf(n, 'busybox', 'Killing')).message).toBe('Container busybox failed startup probe, will be restarted');
   });
 
   it('should *not* be restarted by liveness probe because startup probe delays it', async () => {
@@ -266,7 +269,7 @@ describe.concurrent('[sig-node] Probing container', () => {
       startupProbe: { exec: { command: ['cat', '/tmp/startup'] }, initialDelaySeconds: 1, periodSeconds: 1, failureThreshold: 60 },
     });
     await livenessTest(path, 1);
-    expect((await events(n, 'busybox')).find((e) => e.reason === 'Killing')?.message).toBe('Container busybox failed liveness probe, will be restarted');
+    expect((await eventOf(n, 'busybox', 'Killing')).message).toBe('Container busybox failed liveness probe, will be restarted');
   });
 
   it('should be ready immediately after startupProbe succeeds', async () => {
@@ -325,7 +328,7 @@ describe.concurrent('[sig-node] Probing container', () => {
       // a port nothing serves (kube's "wrong port" 2333)
       const path = await create(n, 'agnhost', { command: ['sleep', '600'], livenessProbe: { grpc: { port: await freePort() }, initialDelaySeconds: 1, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 1 } });
       await livenessTest(path, 1);
-      expect((await events(n, 'agnhost')).find((e) => e.reason === 'Unhealthy')?.message).toMatch(/^Liveness probe failed: timeout: failed to connect service "127\.[\d.]+:\d+" within 5s: context deadline exceeded$/);
+      expect((await eventOf(n, 'agnhost', 'Unhealthy')).message).toMatch(/^Liveness probe failed: timeout: failed to connect service "127\.[\d.]+:\d+" within 5s: context deadline exceeded$/);
     });
   });
 

@@ -230,7 +230,8 @@ describe('[sig-node] Pods status', () => {
     const p = await phaseIs(path, 'Failed');
     expect(p.status).toMatchObject({ reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' });
     expect(Object.keys((await status(path)).state)).toEqual(['terminated']);
-    const ev = (await events(n, 'pod-update-activedeadlineseconds')).find((e) => e.reason === 'DeadlineExceeded');
+    // the recorder sends events asynchronously (as kubelet's broadcaster does): the status may land first
+    const ev = await env.eventually(async () => (await events(n, 'pod-update-activedeadlineseconds')).find((e) => e.reason === 'DeadlineExceeded'), 'a DeadlineExceeded event', 30_000);
     expect(ev).toMatchObject({ type: 'Normal', message: 'Pod was active on the node longer than the specified deadline' });
   });
 
