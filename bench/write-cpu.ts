@@ -6,13 +6,16 @@
 // (docs/architecture.md "Write path cost"). The client's share is the same
 // on both sides of an A/B, so differences are the server's.
 //
-//   npx tsx bench/write-cpu.ts [creates=3000] [--watched] [--rounds 3] [--lease-renewals]
+//   npx tsx bench/write-cpu.ts [creates=3000] [--watched] [--rounds 3] [--lease-renewals] [--pods]
 //
 // --watched: a watch on the collection is open, so each write also feeds the
 // watch cache (decode) and is fanned out to one watcher.
 // --lease-renewals: instead of creates, node heartbeats' Lease renewals (one
 // PUT of the Lease last returned with a new renewTime, 64 Leases in
 // orch-node-lease, as bench/nodes.ts's agents do; docs/scale.md).
+// --pods: creates of a small pod (bound to a node, so no scheduler work) instead
+// of 1 KiB ConfigMaps: the path with the pod admission plugins (ServiceAccount,
+// DefaultTolerationSeconds, Priority, LimitRanger) and the pod's defaulting.
 
 import { connect } from 'node:tls';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -26,6 +29,7 @@ const watched = process.argv.includes('--watched');
 const ri = process.argv.indexOf('--rounds');
 const rounds = ri >= 0 ? Number(process.argv[ri + 1]) : 3;
 const leaseRenewals = process.argv.includes('--lease-renewals');
+const pods = process.argv.includes('--pods');
 
 const cpuUs = (): number => {
   const u = process.cpuUsage();
@@ -40,9 +44,13 @@ async function main(): Promise<void> {
   let seq = 0;
   const post = (): Promise<void> =>
     new Promise((resolve, reject) => {
-      const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${seq++}` }, data: { v: value } });
+      const body = JSON.stringify(
+        pods
+          ? { apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${seq++}`, labels: { app: 'bench' } }, spec: { nodeName: 'bench-node', containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', ports: [{ containerPort: 8080 }] }] } }
+          : { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${seq++}` }, data: { v: value } },
+      );
       const req = request(
-        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/api/v1/namespaces/default/configmaps', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        { host: '127.0.0.1', port: server.port, method: 'POST', path: `/api/v1/namespaces/default/${pods ? 'pods' : 'configmaps'}`, agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
         (res) => {
           res.resume();
           res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
@@ -89,6 +97,14 @@ async function main(): Promise<void> {
     }
     // the Leases (a PUT of an absent Lease creates it)
     if (leaseRenewals) await Promise.all(Array.from({ length: 64 }, (_, i) => put(i, 201)));
+    // the ServiceAccount plugin needs the namespace's default account, which a controller creates
+    for (let i = 0; pods && i < 100; i++) {
+      const sa = await new Promise<number>((resolve, reject) =>
+        request({ host: '127.0.0.1', port: server.port, path: '/api/v1/namespaces/default/serviceaccounts/default', agent }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject).end(),
+      );
+      if (sa === 200) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     await run(500); // warm-up: JIT, connections, caches
     const perRound: number[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -103,7 +119,7 @@ async function main(): Promise<void> {
     const st = (server.store as { stats?: () => { syncBatches: number; entriesWritten: number } }).stats?.();
     const entriesPerSync = st ? Math.round((st.entriesWritten / st.syncBatches) * 10) / 10 : undefined;
     process.stdout.write(
-      `${JSON.stringify({ bench: 'write-cpu', [leaseRenewals ? 'renewals' : 'creates']: creates, rounds, watched, [leaseRenewals ? 'cpuUsPerRenewal' : 'cpuUsPerCreate']: { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], rounds: perRound }, watchBytes: received, entriesPerSync })}\n`,
+      `${JSON.stringify({ bench: 'write-cpu', kind: leaseRenewals ? 'Lease' : pods ? 'Pod' : 'ConfigMap', [leaseRenewals ? 'renewals' : 'creates']: creates, rounds, watched, [leaseRenewals ? 'cpuUsPerRenewal' : 'cpuUsPerCreate']: { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], rounds: perRound }, watchBytes: received, entriesPerSync })}\n`,
     );
   } finally {
     watch?.destroy();

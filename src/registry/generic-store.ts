@@ -18,7 +18,7 @@ import { HandedOver, decodeObject, encodeObject, handOver } from './object-codec
 import { servedObject, storageKey, storagePrefix } from './storage-keys.js';
 import { carryOver, specOf, stripVolatile } from './update-metadata.js';
 import type { DeleteRequestOptions, ObjectAdmission, UpdateOptions, WriteHooks, WriteOptions } from './write-options.js';
-import { checkNamespaceForCreate, checkNamespaceForUpdate, validateWrite } from './write-validation.js';
+import { admitAgain, checkNamespaceForCreate, checkNamespaceForUpdate, decodeWrite, validateWrite } from './write-validation.js';
 import { fillZeroShape } from './zero-shape.js';
 
 // the store's vocabulary, from the modules that hold it (importers keep one entry point)
@@ -165,11 +165,13 @@ export class GenericStore {
     this.def.strategy.prepareForCreate?.(obj, opts.user);
     // kube decodes the write into its Go type: admission, validation and managedFields see its zero values
     fillZeroShape(obj, this.def.strategy.zeroShape);
-    const unmutated = this.unmutated(obj, opts);
+    let admitted = decodeWrite(this.def, this.admission, obj, undefined, opts);
+    const putFields = this.hooks.recordFields?.(this.def, obj, undefined, opts);
     if (this.hooks.mutate) {
       const system = { uid: meta.uid, creationTimestamp: meta.creationTimestamp, generation: meta.generation };
       const mutated = await this.hooks.mutate({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
-      if (mutated && mutated !== obj) obj = this.decodedAgain(mutated);
+      const copied = mutated !== undefined && mutated !== obj;
+      if (copied) obj = this.decodedAgain(mutated);
       // a webhook may not move the object or change what the server assigns
       const m = metaOf(obj);
       m.name = name;
@@ -183,11 +185,13 @@ export class GenericStore {
       delete m.deletionGracePeriodSeconds;
       delete m.resourceVersion;
       meta = m;
+      if (copied || this.mutatedInPlace(opts)) admitted = admitAgain(this.def, this.admission, obj, undefined, opts, admitted);
     }
-    const admitted = this.changedByAdmission(unmutated, obj);
-    const unknownFields = validateWrite(this.def, this.admission, obj, undefined, name, opts);
+    const unknownFields = admitted.unknownFields;
+    validateWrite(this.def, this.admission, obj, undefined, name, opts, admitted);
     await checkNamespaceForCreate(this.def, this.namespaceExists, namespace, shownName);
-    this.hooks.beforeWrite?.(this.def, obj, undefined, this.fieldsOpts(opts, admitted));
+    putFields?.(obj);
+    this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
     if (this.hooks.validateAdmission) {
       await this.hooks.validateAdmission({ operation: 'CREATE', def: this.def, namespace, name, object: obj, oldObject: undefined, opts });
     }
@@ -356,7 +360,8 @@ export class GenericStore {
       return { kind: 'done', result: { object: current, created: false, unknownFields } };
     }
     await checkNamespaceForUpdate(this.def, this.namespaceExists, namespace);
-    this.hooks.beforeWrite?.(this.def, next, current, this.fieldsOpts(opts, prepared.beforeAdmission));
+    prepared.putFields?.(next);
+    this.hooks.beforeWrite?.(this.def, next, current, opts);
     if (this.hooks.validateAdmission) {
       await this.hooks.validateAdmission({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
     }
@@ -380,7 +385,7 @@ export class GenericStore {
     name: string,
     namespace: string,
     opts: WriteOptions,
-  ): Promise<{ object: ApiObject; unknownFields: string[]; beforeAdmission: ApiObject | undefined }> {
+  ): Promise<{ object: ApiObject; unknownFields: string[]; putFields: ((written: ApiObject) => void) | undefined }> {
     if (next.metadata?.name !== undefined && next.metadata.name !== name) {
       throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
     }
@@ -388,45 +393,31 @@ export class GenericStore {
     this.def.strategy.default?.(next);
     this.def.strategy.prepareForUpdate?.(next, current, this.clock.now(), opts.subresource);
     fillZeroShape(next, this.def.strategy.zeroShape); // as on create (an apply's merged result too)
-    const unmutated = this.unmutated(next, opts);
+    let admitted = decodeWrite(this.def, this.admission, next, current, opts);
+    const putFields = this.hooks.recordFields?.(this.def, next, current, opts);
     if (this.hooks.mutate) {
       const mutated = await this.hooks.mutate({ operation: 'UPDATE', def: this.def, namespace, name, object: next, oldObject: current, opts });
-      if (mutated && mutated !== next) next = this.decodedAgain(mutated);
+      const copied = mutated !== undefined && mutated !== next;
+      if (copied) next = this.decodedAgain(mutated);
       // what a webhook may not change is carried over again
       const rv = next.metadata?.resourceVersion;
       carryOver(this.def, next, current, name);
       if (rv !== undefined) metaOf(next).resourceVersion = rv;
+      if (copied || this.mutatedInPlace(opts)) admitted = admitAgain(this.def, this.admission, next, current, opts, admitted);
     }
     const meta = metaOf(next);
     const cur = current.metadata!;
-    const admitted = this.changedByAdmission(unmutated, next);
-    const unknownFields = validateWrite(this.def, this.admission, next, current, name, opts);
+    validateWrite(this.def, this.admission, next, current, name, opts, admitted);
     // generation counts changes to the desired state (everything but metadata and status)
     if (this.def.strategy.tracksGeneration && !deepEqual(specOf(next), specOf(current))) {
       meta.generation = (cur.generation ?? 0) + 1;
     }
-    return { object: next, unknownFields, beforeAdmission: admitted };
+    return { object: next, unknownFields: admitted.unknownFields, putFields };
   }
 
-  /**
-   * The object as the writer sent it, kept apart when an admission plugin may
-   * change it in place (webhooks return a changed copy): kube-apiserver records
-   * managedFields before admission, so what a plugin adds belongs to nobody.
-   * No plugin changes a status write (a node agent's frequent pod status updates).
-   */
-  private unmutated(obj: ApiObject, opts: WriteOptions): ApiObject {
-    return opts.subresource !== 'status' && this.hooks.mutatesInPlace?.(this.def) ? clone(obj) : obj;
-  }
-
-  /** the unmutated object, defaulted and pruned as the written one is, when admission changed anything */
-  private changedByAdmission(unmutated: ApiObject, obj: ApiObject): ApiObject | undefined {
-    if (unmutated === obj || deepEqual(unmutated, obj)) return undefined;
-    this.admission.admit(this.def, unmutated);
-    return unmutated;
-  }
-
-  private fieldsOpts(opts: WriteOptions, beforeAdmission: ApiObject | undefined): WriteOptions {
-    return beforeAdmission ? { ...opts, beforeAdmission } : opts;
+  /** an admission plugin may have changed the object in place (no plugin changes a status write: a node agent's frequent pod status updates) */
+  private mutatedInPlace(opts: WriteOptions): boolean {
+    return opts.subresource !== 'status' && this.hooks.mutatesInPlace?.(this.def) === true;
   }
 
   /** delete (spec 000 §3.1, §4.10): see deletion/delete-object.ts */

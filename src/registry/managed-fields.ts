@@ -11,14 +11,14 @@ import type { Definitions } from '../machinery/schema/types.js';
 import type { ApiObject, ResourceDefinition } from './types.js';
 
 /** `clock` stamps the entries' `time` (the composition root's, src/core/clock.ts) */
-export function managedFieldsHooks(defs: Definitions, clock: Clock): Pick<WriteHooks, 'beforeWrite'> {
+export function managedFieldsHooks(defs: Definitions, clock: Clock): Pick<WriteHooks, 'recordFields'> {
   return {
-    beforeWrite(def, obj, old, opts) {
-      if (opts.operation === 'Apply' || !opts.manager) return;
+    recordFields(def, obj, old, opts) {
+      if (opts.operation === 'Apply' || !opts.manager) return undefined;
       // only the entries are needed: recordUpdate would clone the whole object
       const mf = updateManagedFields({
         live: old,
-        updated: statusAsStored(def, opts.beforeAdmission ?? obj, old, opts),
+        updated: statusAsStored(def, obj, old, opts),
         manager: opts.manager,
         apiVersion: apiVersionOf(def),
         now: nowTimestamp(clock.now()),
@@ -26,8 +26,10 @@ export function managedFieldsHooks(defs: Definitions, clock: Clock): Pick<WriteH
         defs,
         subresource: opts.subresource,
       });
-      if (mf === undefined) delete obj.metadata!.managedFields;
-      else obj.metadata!.managedFields = mf;
+      return (written) => {
+        if (mf === undefined) delete written.metadata!.managedFields;
+        else written.metadata!.managedFields = mf;
+      };
     },
   };
 }

@@ -12,7 +12,7 @@
 import type { ResourceDefinition } from './types.js';
 import type { WriteHooks } from './write-options.js';
 
-type Sequenced = Required<Pick<WriteHooks, 'beforeWrite' | 'beforeDelete' | 'mutatesInPlace'>> & Pick<WriteHooks, 'mutate' | 'validateAdmission'>;
+type Sequenced = Required<Pick<WriteHooks, 'recordFields' | 'beforeWrite' | 'beforeDelete' | 'mutatesInPlace'>> & Pick<WriteHooks, 'mutate' | 'validateAdmission'>;
 
 /** an `appliesTo` for core (group "") resources of these names */
 export function coreResources(...resources: string[]): (def: ResourceDefinition) => boolean {
@@ -20,6 +20,7 @@ export function coreResources(...resources: string[]): (def: ResourceDefinition)
 }
 
 interface Applicable {
+  recordFields: WriteHooks[];
   beforeWrite: WriteHooks[];
   beforeDelete: WriteHooks[];
   mutate: WriteHooks[];
@@ -35,6 +36,7 @@ export function sequenceHooks(all: WriteHooks[]): Sequenced {
     if (!a) {
       const sets = all.filter((h) => !h.appliesTo || h.appliesTo(def));
       a = {
+        recordFields: sets.filter((h) => h.recordFields),
         beforeWrite: sets.filter((h) => h.beforeWrite),
         beforeDelete: sets.filter((h) => h.beforeDelete),
         mutate: sets.filter((h) => h.mutate),
@@ -46,6 +48,13 @@ export function sequenceHooks(all: WriteHooks[]): Sequenced {
     return a;
   };
   const out: Sequenced = {
+    recordFields(def, obj, old, opts) {
+      const puts = applicable(def).recordFields.map((h) => h.recordFields!(def, obj, old, opts)).filter((p) => p !== undefined);
+      if (puts.length <= 1) return puts[0];
+      return (written) => {
+        for (const put of puts) put(written);
+      };
+    },
     beforeWrite(def, obj, old, opts) {
       for (const h of applicable(def).beforeWrite) h.beforeWrite!(def, obj, old, opts);
     },

@@ -42,13 +42,6 @@ export interface WriteOptions {
    * collector may share it instead of decoding the stored bytes (decodeShared).
    */
   shareWritten?: boolean;
-  /**
-   * The object before mutating admission changed it, defaulted: what the writer's
-   * managedFields entry covers. kube-apiserver computes managedFields before
-   * admission, so the fields a plugin adds (a pod's token volume, tolerations,
-   * priority) belong to no manager and a later apply cannot remove them.
-   */
-  beforeAdmission?: ApiObject;
 }
 
 /** what `guaranteedUpdate` takes beyond a write's options */
@@ -119,8 +112,19 @@ export interface WriteHooks {
   mutate?(call: AdmissionCall): Promise<ApiObject | undefined>;
   /** `mutate` never changes the object it is given (it returns a changed copy) */
   mutatesCopy?: boolean;
-  /** whether some `mutate` of a sequence may change the object in place for this resource (sequenceHooks) */
+  /**
+   * whether some `mutate` of a sequence may change the object in place for this resource
+   * (sequenceHooks): the store then admits (defaults and validates) the object again after it
+   */
   mutatesInPlace?(def: ResourceDefinition): boolean;
+  /**
+   * The writer's managedFields entry (spec 000 §4.9), computed from the decoded and
+   * defaulted object before mutating admission: kube-apiserver's field manager runs before
+   * admission, so what a plugin or webhook adds (a pod's token volume, tolerations,
+   * priority) belongs to no manager and a later apply cannot remove it. Returns what puts
+   * the entries on the object that is written (after validation, before `beforeWrite`).
+   */
+  recordFields?(def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): ((written: ApiObject) => void) | undefined;
   /** Validating admission (webhooks, ValidatingAdmissionPolicy): after validation, before the write */
   validateAdmission?(call: AdmissionCall): Promise<void>;
   /**

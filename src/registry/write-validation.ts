@@ -7,17 +7,24 @@ import { goFormat } from '../machinery/schema/go-decode.js';
 import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
 import type { ObjectAdmission, WriteOptions } from './write-options.js';
 
-/** validation shared by create and update; throws 422 Invalid */
-export function validateWrite(def: ResourceDefinition, admission: ObjectAdmission, obj: ApiObject, old: ApiObject | undefined, name: string, opts: WriteOptions): string[] {
-  const { errors, unknownFields } = admission.admit(def, obj, old);
-  // type errors are decoding errors: 400 naming only the first, whatever the
-  // validation level, as a decoder stops there (spec 000 §4.8, §7); custom
-  // resources decode as unstructured JSON, so theirs are 422 Invalid with the rest (docs/crds.md)
-  const typeError = def.customResource ? undefined : errors.find((e) => e.type === 'FieldValueTypeInvalid');
-  if (typeError) throw opts.strategicPatch !== undefined && typeError.converter ? patchTypeError(opts.strategicPatch, typeError.converter) : decodeError(def, typeError);
+/** what schema admission found in an object: its errors, and the unknown fields it pruned */
+export interface Admitted {
+  errors: FieldError[];
+  unknownFields: string[];
+}
+
+/**
+ * Decoding's share of a create or update, before admission (kube decodes the body
+ * into its Go type first): schema defaults and pruning; a value of the wrong type,
+ * and with Strict field validation an unknown or duplicate field, is a 400 here.
+ * The other errors are kept for `validateWrite`.
+ */
+export function decodeWrite(def: ResourceDefinition, admission: ObjectAdmission, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions): Admitted {
+  const admitted = admission.admit(def, obj, old);
+  throwTypeError(def, admitted.errors, opts);
   if (opts.fieldValidation === 'Strict') {
     const problems = [
-      ...unknownFields.map((f) => `unknown field "${f}"`),
+      ...admitted.unknownFields.map((f) => `unknown field "${f}"`),
       ...(opts.duplicateFields ?? []).map((f) => `duplicate field "${f}"`),
     ];
     if (problems.length > 0) {
@@ -26,13 +33,34 @@ export function validateWrite(def: ResourceDefinition, admission: ObjectAdmissio
       throw badRequest(opts.patched ? msg : `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${msg}`);
     }
   }
+  return admitted;
+}
+
+/**
+ * An object mutating admission changed, admitted again: what a plugin or webhook added is
+ * defaulted and validated as the request was; the unknown fields stay the request's.
+ */
+export function admitAgain(def: ResourceDefinition, admission: ObjectAdmission, obj: ApiObject, old: ApiObject | undefined, opts: WriteOptions, first: Admitted): Admitted {
+  const { errors } = admission.admit(def, obj, old);
+  throwTypeError(def, errors, opts);
+  return { errors, unknownFields: first.unknownFields };
+}
+
+/** type errors are decoding errors: 400 naming only the first, whatever the validation level, as a decoder stops there (spec 000 §4.8, §7) */
+function throwTypeError(def: ResourceDefinition, errors: FieldError[], opts: WriteOptions): void {
+  // custom resources decode as unstructured JSON, so theirs are 422 Invalid with the rest (docs/crds.md)
+  const typeError = def.customResource ? undefined : errors.find((e) => e.type === 'FieldValueTypeInvalid');
+  if (typeError) throw opts.strategicPatch !== undefined && typeError.converter ? patchTypeError(opts.strategicPatch, typeError.converter) : decodeError(def, typeError);
+}
+
+/** validation shared by create and update, after admission: schema, metadata and the strategy's rules; throws 422 Invalid */
+export function validateWrite(def: ResourceDefinition, admission: ObjectAdmission, obj: ApiObject, old: ApiObject | undefined, name: string, opts: WriteOptions, admitted: Admitted): void {
   const metaErrors = admission.validateMeta(def, obj);
   const strategyErrors = old
     ? (def.strategy.validateUpdate?.(obj, old, opts.subresource) ?? def.strategy.validate?.(obj) ?? [])
     : (def.strategy.validate?.(obj) ?? []);
-  const all = [...metaErrors, ...errors, ...strategyErrors];
+  const all = [...metaErrors, ...admitted.errors, ...strategyErrors];
   if (all.length > 0) throw invalid(def.kind, def.group, name, all);
-  return unknownFields;
 }
 
 /** the 400 for a value of the wrong type: the object cannot be decoded (spec 000 §4.8) */

@@ -80,4 +80,24 @@ describe('sequenceHooks', () => {
     expect(hooks.mutatesInPlace(PODS)).toBe(true);
     expect(hooks.mutatesInPlace(CONFIGMAPS)).toBe(false);
   });
+
+  it('records fields with the sets that apply, and puts what each recorded on the written object', () => {
+    const fields = (name: string, appliesTo?: (d: ResourceDefinition) => boolean): WriteHooks => ({
+      ...(appliesTo ? { appliesTo } : {}),
+      recordFields: (_d, obj) => {
+        const sent = obj.metadata?.name; // read when recorded, not when put
+        return (written) => void ((written.metadata!.labels ??= {})[name] = `${sent}`);
+      },
+    });
+    const hooks = sequenceHooks([fields('all'), fields('podsOnly', coreResources('pods')), { recordFields: () => undefined }]);
+    const obj = { metadata: { name: 'before' } } as ApiObject;
+    const put = hooks.recordFields(PODS, obj, undefined, { dryRun: false });
+    obj.metadata!.name = 'after';
+    put!(obj);
+    expect(obj.metadata?.labels).toEqual({ all: 'before', podsOnly: 'before' });
+    const cm = { metadata: { name: 'cm' } } as ApiObject;
+    hooks.recordFields(CONFIGMAPS, cm, undefined, { dryRun: false })!(cm);
+    expect(cm.metadata?.labels).toEqual({ all: 'cm' });
+    expect(sequenceHooks([{ beforeWrite: () => {} }]).recordFields(PODS, obj, undefined, { dryRun: false })).toBeUndefined();
+  });
 });
