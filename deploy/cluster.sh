@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts / stops a 3-member orch cluster on loopback (docs/raft.md "Running a cluster").
 #   deploy/cluster.sh up       start m1, m2, m3; write deploy/.cluster/kubeconfig (contexts m1, m2, m3)
-#   deploy/cluster.sh status   /raftz of every member
+#   deploy/cluster.sh status   one line per member: role, leader, term, commit and applied index
+#                              (`status --json`: each member's whole /raftz document)
 #   deploy/cluster.sh down     stop the members (data kept; `down --purge` removes it)
 # Ports: API 6443/6444/6445, peers 2380/2381/2382 (override with ORCH_API_BASE / ORCH_PEER_BASE);
 # state in deploy/.cluster (override with ORCH_CLUSTER_DIR).
@@ -125,9 +126,23 @@ down() {
 }
 
 status() {
-  local i=0
+  local i=0 doc
+  [ "${1:-}" = "--json" ] || printf '%-6s %-10s %-7s %-6s %-8s %s\n' NAME ROLE LEADER TERM COMMIT APPLIED
   for n in "${NAMES[@]}"; do
-    echo "$n: $(raftz $((API_BASE + i)) 2>/dev/null || echo 'not reachable')"
+    if ! doc=$(raftz $((API_BASE + i)) 2>/dev/null) || [ -z "$doc" ]; then
+      if [ "${1:-}" = "--json" ]; then echo "$n: not reachable"; else printf '%-6s %s\n' "$n" 'not reachable'; fi
+    elif [ "${1:-}" = "--json" ]; then
+      echo "$n: $doc"
+    else
+      # the document's fields (src/store/raft-options.ts memberStatus)
+      printf '%s' "$doc" | node -e '
+        let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+          const d = JSON.parse(s);
+          const row = [d.name, d.role, d.leader || "-", d.term, d.commit, d.applied];
+          const widths = [6, 10, 7, 6, 8];
+          console.log(row.map((v, k) => (k < widths.length ? String(v).padEnd(widths[k]) : String(v))).join(" "));
+        });'
+    fi
     i=$((i + 1))
   done
 }
@@ -142,6 +157,6 @@ case "${1:-}" in
     up
     ;;
   down) shift; down "${1:-}" ;;
-  status) status ;;
-  *) echo "usage: $0 up [-- <server flags>]|down [--purge]|status" >&2; exit 2 ;;
+  status) shift; status "${1:-}" ;;
+  *) echo "usage: $0 up [-- <server flags>]|down [--purge]|status [--json]" >&2; exit 2 ;;
 esac

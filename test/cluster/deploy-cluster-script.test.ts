@@ -53,10 +53,20 @@ describe('deploy/cluster.sh', () => {
     expect(read.code, read.stderr).toBe(0);
     expect(read.stdout).toBe('b');
 
+    // one line per member, as `etcdctl endpoint status -w table`: every member names the same leader,
+    // which is the one member whose role is leader, and none is behind the others for long
     const status = await script('status');
-    const leaders = [...status.out.matchAll(/"leader": ?"(m[123])"/g)].map((m) => m[1]);
-    expect(leaders).toHaveLength(3);
-    expect(new Set(leaders).size).toBe(1);
+    expect(status.code, status.err).toBe(0);
+    const [head, ...rows] = status.out.trim().split('\n').map((l) => l.trim().split(/\s+/));
+    expect(head).toEqual(['NAME', 'ROLE', 'LEADER', 'TERM', 'COMMIT', 'APPLIED']);
+    expect(rows.map((r) => r[0])).toEqual(['m1', 'm2', 'm3']);
+    const leader = rows[0]![2]!;
+    expect(rows.map((r) => r[2])).toEqual([leader, leader, leader]);
+    expect(rows.filter((r) => r[1] === 'leader').map((r) => r[0])).toEqual([leader]);
+    for (const r of rows) expect(Number(r[5])).toBeGreaterThan(0);
+    const json = await script('status', '--json');
+    const leaders = [...json.out.matchAll(/"leader": ?"(m[123])"/g)].map((m) => m[1]);
+    expect(leaders).toEqual([leader, leader, leader]);
 
     const down = await script('down');
     expect(down.code, down.err).toBe(0);
