@@ -15,6 +15,7 @@ import { parseFaultsEnv, startRuntimeSim } from '../nodeagent/runtime/sim-server
 import { startWatchdog, watchdogPeriodMs } from '../nodeagent/watchdog.js';
 import { DEFAULT_API_DOMAIN, discoverApiDomain } from '../nodeagent/api-domain.js';
 import { checkKubeconfigs, KubeconfigError, readKubeconfig } from '../nodeagent/kubeconfig.js';
+import { systemClock } from '../nodeagent/clock.js';
 
 interface AgentFlags {
   kubeconfig?: string;
@@ -79,7 +80,7 @@ export function addNodeAgentCommands(program: Command): void {
       // an unusable kubeconfig is one message, before the API domain is asked for and anything starts
       if (!f.printConfig) {
         try {
-          await checkKubeconfigs({ kubeconfig: f.kubeconfig, bootstrapKubeconfig: f.bootstrapKubeconfig, now: Date.now() });
+          await checkKubeconfigs({ kubeconfig: f.kubeconfig, bootstrapKubeconfig: f.bootstrapKubeconfig, now: systemClock.now() });
         } catch (e) {
           process.stderr.write(`nodeagent: ${(e as Error).message}\n`);
           process.exit(1);
