@@ -14,7 +14,8 @@ import { LockHeldError } from '../nodeagent/lock.js';
 import { parseFaultsEnv, startRuntimeSim } from '../nodeagent/runtime/sim-server.js';
 import { startWatchdog, watchdogPeriodMs } from '../nodeagent/watchdog.js';
 import { DEFAULT_API_DOMAIN, discoverApiDomain } from '../nodeagent/api-domain.js';
-import { readKubeconfig } from '../nodeagent/kubeconfig.js';
+import { checkKubeconfigs, KubeconfigError, readKubeconfig } from '../nodeagent/kubeconfig.js';
+import { systemClock } from '../nodeagent/clock.js';
 
 interface AgentFlags {
   kubeconfig?: string;
@@ -76,6 +77,15 @@ export function addNodeAgentCommands(program: Command): void {
     .option('--api-domain <domain>', 'domain of the API groups and of the configuration apiVersion (default: learned from the control plane\'s /apis, else orch.io)')
     .option('--print-config', 'print the merged configuration (files, drop-ins, defaults) and exit')
     .action(async (f: AgentFlags) => {
+      // an unusable kubeconfig is one message, before the API domain is asked for and anything starts
+      if (!f.printConfig) {
+        try {
+          await checkKubeconfigs({ kubeconfig: f.kubeconfig, bootstrapKubeconfig: f.bootstrapKubeconfig, now: systemClock.now() });
+        } catch (e) {
+          process.stderr.write(`nodeagent: ${(e as Error).message}\n`);
+          process.exit(1);
+        }
+      }
       // before TLS bootstrapping the bootstrap kubeconfig is the one that reaches the control plane
       f.apiDomain ??= await learnApiDomain(f.bootstrapKubeconfig && !(f.kubeconfig && existsSync(f.kubeconfig)) ? f.bootstrapKubeconfig : f.kubeconfig);
       let loaded;
@@ -118,7 +128,7 @@ export function addNodeAgentCommands(program: Command): void {
           await agent.stop();
         }, 'nodeagent');
       } catch (e) {
-        const what = e instanceof LockHeldError ? '' : e instanceof ConfigError ? 'invalid configuration: ' : 'cannot start: ';
+        const what = e instanceof LockHeldError || e instanceof KubeconfigError ? '' : e instanceof ConfigError ? 'invalid configuration: ' : 'cannot start: ';
         process.stderr.write(`nodeagent: ${what}${(e as Error).message}\n`);
         process.exit(1);
       }

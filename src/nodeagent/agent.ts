@@ -13,7 +13,7 @@ import { type Clock, systemClock } from './clock.js';
 import { NodeConditions } from './conditions.js';
 import type { NodeAgentConfig } from './config/load.js';
 import { sampleHost, pressures, type HostReadings } from './host.js';
-import { readKubeconfig } from './kubeconfig.js';
+import { checkKubeconfigs, readKubeconfig } from './kubeconfig.js';
 import { LeaseHeartbeat } from './lease.js';
 import { acquireLock, type FileLock } from './lock.js';
 import { type NodeFacts, nodeLabels, nodeStatus, patchNodeStatus, registerNode, resources } from './node-status.js';
@@ -71,6 +71,8 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
   const log = o.log ?? ((m: string) => process.stderr.write(`nodeagent: ${m}\n`));
   const c = o.config;
   const rootDir = resolve(o.rootDir);
+  // a kubeconfig the agent cannot use stops it before anything starts (the lock, the root dir, the runtime)
+  await checkKubeconfigs({ kubeconfig: o.kubeconfig, bootstrapKubeconfig: o.bootstrapKubeconfig, now: clock.now() });
   const lock: FileLock = acquireLock(o.lockFile);
   const cleanups: (() => Promise<void> | void)[] = [() => lock.release()];
   const stopAll = async () => {
@@ -107,8 +109,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
 
     const certDir = o.certDir ?? join(rootDir, 'pki');
     if (o.bootstrapKubeconfig) {
-      if (!o.kubeconfig) throw new Error('--bootstrap-kubeconfig needs --kubeconfig (where the bootstrapped kubeconfig is written)');
-      await bootstrapKubeconfig({ kubeconfig: o.kubeconfig, bootstrapKubeconfig: o.bootstrapKubeconfig, certDir, nodeName, domain: o.domain, clock, log });
+      await bootstrapKubeconfig({ kubeconfig: o.kubeconfig!, bootstrapKubeconfig: o.bootstrapKubeconfig, certDir, nodeName, domain: o.domain, clock, log });
     }
     const credentials = o.kubeconfig ? await readKubeconfig(o.kubeconfig) : undefined;
     const api = credentials ? new ApiClient(credentials) : undefined;

@@ -8,6 +8,9 @@
 // A pod is admitted before it is first run (admission.ts, kubelet's
 // canAdmitPod), one at a time in creation order; a rejected pod is never run
 // (pod-admitter.ts writes its Failed status).
+// The status the agent computed for a pod is the truth for that pod's status
+// until the API is known to hold it (kubelet's status manager): an object from
+// the API that is older than what the agent knows is not taken in (see take).
 
 import { ApiError, type ApiClient, type KubeObject, type WatchHandle } from './api-client.js';
 import type { Clock } from './clock.js';
@@ -32,6 +35,26 @@ export interface PodManagerOptions {
   events?: EventSink;
 }
 
+/**
+ * Whether resourceVersion `a` is newer than `b`: false when equal; undefined when it cannot be told.
+ * resourceVersions are opaque to clients in Kubernetes, but orch's are the store's revision (one
+ * committed log entry each, docs/architecture.md), decimal integers that grow with every write, as
+ * etcd's revisions: this agent, which only ever talks to orch, compares two of them as integers. Any
+ * other form is left undecided and the agent falls back on the watch's order (see take).
+ */
+export function newerVersion(a: string | undefined, b: string | undefined): boolean | undefined {
+  if (a === undefined || b === undefined) return undefined;
+  if (a === b) return false;
+  if (/^\d+$/.test(a) && /^\d+$/.test(b)) return BigInt(a) > BigInt(b);
+  return undefined;
+}
+
+/** the status the agent computed for an API pod, and the resourceVersion its write gave the pod (none until written) */
+interface OwnStatus {
+  status: Record<string, unknown>;
+  rv?: string;
+}
+
 const podPath = (p: KubeObject) => `/api/v1/namespaces/${p.metadata.namespace ?? 'default'}/pods/${p.metadata.name}`;
 
 export class PodManager {
@@ -40,6 +63,10 @@ export class PodManager {
   /** mirror pods in the API by their static pod's hash */
   private readonly mirrors = new Map<string, KubeObject>();
   private readonly lastWritten = new Map<string, string>();
+  /** by uid, for API pods: the status the agent computed, kept as the pod's until the API is seen holding it */
+  private readonly ownStatus = new Map<string, OwnStatus>();
+  /** by uid, the newest resourceVersion the list or the watch brought (a write's response not counted) */
+  private readonly apiSeen = new Map<string, string>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
   private watch?: WatchHandle;
@@ -105,8 +132,8 @@ export class PodManager {
           if (this.isMirror(p)) this.mirrors.set(p.metadata.annotations![annotations(this.o.domain).mirror]!, p);
           else {
             seen.add(p.metadata.uid!);
-            this.apiPods.set(p.metadata.uid!, p);
-            listed.push(p);
+            this.take(p, 'api');
+            listed.push(this.apiPods.get(p.metadata.uid!)!);
           }
         }
         for (const uid of [...this.apiPods.keys()]) if (!seen.has(uid)) this.forget(uid);
@@ -149,18 +176,57 @@ export class PodManager {
     const uid = p.metadata.uid!;
     if (type === 'DELETED') this.forget(uid);
     else {
-      const prev = this.apiPods.get(uid);
-      // keep the status we computed if the event is older than what we wrote
-      this.apiPods.set(uid, prev && !p.status ? { ...p, status: prev.status } : p);
+      // an event older than the pod the agent knows (its own status write's response came first) is no news
+      if (!this.take(p, 'api')) return;
       // a pod seen before goes straight to its sync; a new one is admitted first
       if (this.admitter.decision(uid)) this.schedule(uid);
       else this.admitter.admitInOrder([this.apiPods.get(uid)!]);
     }
   }
 
+  /**
+   * Takes in an API pod, from the list or the watch ('api') or the response of the agent's status write
+   * ('write'): the agent's copy becomes it when it is newer than the copy, else it is left (false). Its
+   * status is the agent's own as long as the API is not seen holding that — kubelet's status manager:
+   * generateAPIPodStatus starts from the status manager's cached status (GetPodStatus), the API's
+   * pod.Status only when there is none, and pods from the API update spec and metadata. So a watch
+   * event delivered after the agent wrote Succeeded, with the Running of an earlier revision, neither
+   * rolls the status back nor reads as a new spec. The API is seen holding the agent's status once the
+   * list or the watch brings the pod at the write's resourceVersion or later: the watch is ordered,
+   * so with resourceVersions that cannot be compared (newerVersion) its event of that very revision
+   * still tells it, and until then the agent's status stands. A write's response is not such proof
+   * (it may come before the watch's older events).
+   */
+  private take(p: KubeObject, from: 'api' | 'write'): boolean {
+    const uid = p.metadata.uid!;
+    const cur = this.apiPods.get(uid);
+    if (from === 'write' && !cur) return false; // deleted while the status was written
+    const rv = p.metadata.resourceVersion;
+    if (from === 'api' && rv !== undefined) {
+      const seen = this.apiSeen.get(uid);
+      if (seen === undefined || (newerVersion(rv, seen) ?? true)) this.apiSeen.set(uid, rv);
+    }
+    this.settleOwnStatus(uid);
+    // undecided: an event follows what the watch brought before it; a write's response is not placed
+    const newer = cur ? (newerVersion(rv, cur.metadata.resourceVersion) ?? from === 'api') : true;
+    if (!newer) return false;
+    const status = this.ownStatus.get(uid)?.status ?? p.status ?? cur?.status;
+    this.apiPods.set(uid, status === p.status ? p : { ...p, status });
+    return true;
+  }
+
+  /** the agent's status stops standing for the API's once the list or the watch brought the pod at its write's resourceVersion or later */
+  private settleOwnStatus(uid: string): void {
+    const own = this.ownStatus.get(uid);
+    const seen = this.apiSeen.get(uid);
+    if (own?.rv !== undefined && seen !== undefined && (seen === own.rv || newerVersion(seen, own.rv))) this.ownStatus.delete(uid);
+  }
+
   private forget(uid: string): void {
     this.apiPods.delete(uid);
     this.lastWritten.delete(uid);
+    this.ownStatus.delete(uid);
+    this.apiSeen.delete(uid);
     this.admitter.forget(uid);
     this.schedule(uid);
   }
@@ -231,13 +297,28 @@ export class PodManager {
     const uid = pod.metadata.uid!;
     const text = JSON.stringify(status);
     if (this.lastWritten.get(uid) === text) return true;
+    const cur = this.apiPods.get(uid);
+    const own: OwnStatus | undefined = cur ? { status } : undefined;
+    if (cur && own) {
+      // what the agent computed is the pod's status from now on, written or not (kubelet's SetPodStatus), in
+      // the copy the next sync starts from even if an event replaced it meanwhile
+      this.ownStatus.set(uid, own);
+      if (cur !== pod) this.apiPods.set(uid, { ...cur, status });
+    }
     if (!this.o.api) return false;
     let target: KubeObject | undefined = pod;
     if (this.staticPods.has(uid)) target = this.mirrors.get(pod.metadata.annotations?.[annotations(this.o.domain).hash] ?? '');
     if (!target) return false;
     try {
-      await this.o.api.mergePatch(`${podPath(target)}/status`, { status });
+      const written = await this.o.api.mergePatch<KubeObject>(`${podPath(target)}/status`, { status });
       this.lastWritten.set(uid, text);
+      if (own && this.ownStatus.get(uid) === own && written?.metadata?.uid === uid) {
+        own.rv = written.metadata.resourceVersion;
+        written.apiVersion = 'v1';
+        written.kind = 'Pod';
+        // the response may bring news of the pod (a deletion) whose events, older, are then passed over
+        if (this.take(written, 'write')) this.schedule(uid);
+      }
       return true;
     } catch (e) {
       if (e instanceof ApiError && e.code === 404) return false;

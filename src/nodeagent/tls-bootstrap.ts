@@ -8,7 +8,7 @@
 // `nodeagent-client-current.pem`) and writes a kubeconfig that points at them.
 // Only the public API is used.
 
-import { X509Certificate, createHash, createPublicKey } from 'node:crypto';
+import { createHash, createPublicKey } from 'node:crypto';
 import { mkdir, readFile, readlink, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
@@ -16,7 +16,7 @@ import { signerNamesOf } from '../core/product-names.js';
 import { createCertificateRequest } from '../core/x509.js';
 import { ApiClient, ApiError, type KubeObject } from './api-client.js';
 import type { Clock } from './clock.js';
-import { type ApiCredentials, readKubeconfig } from './kubeconfig.js';
+import { type ApiCredentials, certificateValid, readKubeconfig } from './kubeconfig.js';
 
 /** kubelet's usages for an ECDSA key (key encipherment only with RSA) */
 export const CLIENT_USAGES = ['digital signature', 'client auth'];
@@ -105,18 +105,6 @@ export async function storeClientPair(certDir: string, certPem: string, keyPem: 
   await symlink(file, tmp);
   await rename(tmp, current);
   return current;
-}
-
-/** the certificate of a kubeconfig's credentials is usable at `now` */
-function certificateValid(creds: ApiCredentials, now: number): boolean {
-  if (creds.token) return true;
-  if (!creds.certPem || !creds.keyPem) return false;
-  try {
-    const c = new X509Certificate(creds.certPem);
-    return Date.parse(c.validFrom) <= now + 5 * 60_000 && now < Date.parse(c.validTo);
-  } catch {
-    return false;
-  }
 }
 
 export interface BootstrapOptions {

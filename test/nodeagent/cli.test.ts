@@ -1,6 +1,7 @@
 // `orch nodeagent` as a process: the lock file, --print-config, bad
-// configuration, standalone mode with static pods, an unreachable control
+// configuration, a kubeconfig it cannot use, standalone mode with static pods, an unreachable control
 // plane, and the checkpoint gate turned off.
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -99,6 +100,34 @@ describe('orch nodeagent process', () => {
     const w = spawnAgent(['--config', join(dir, 'c.yaml')], { WATCHDOG_USEC: '500000', NOTIFY_SOCKET: join(dir, 'n.sock') });
     expect(await w.exited).toBe(1);
     expect(w.output()).toContain('minimum supported: 1.0s');
+  });
+
+  it('a kubeconfig it cannot use: one message and exit 1, with nothing started (no lock, root dir or runtime)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'orch-badkc-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(join(dir, 'notyaml.kubeconfig'), 'clusters: [\n');
+    await writeFile(join(dir, 'nocontext.kubeconfig'), 'apiVersion: v1\nkind: Config\nclusters: []\n');
+    const run = async (name: string, args: string[]) => {
+      const rootDir = join(dir, name, 'root');
+      const p = spawnAgent([...args, '--root-dir', rootDir, '--lock-file', join(dir, name, 'nodeagent.lock'), '--hostname-override', name]);
+      expect(await p.exited).toBe(1);
+      // nothing started: no lock file, no root dir, so no simulated runtime's socket in it
+      expect(existsSync(join(dir, name))).toBe(false);
+      expect(p.output()).not.toContain('simulated runtime');
+      return p.output().trim();
+    };
+    expect(await run('missing', ['--kubeconfig', join(dir, 'missing.kubeconfig')])).toBe(
+      `nodeagent: --kubeconfig ${join(dir, 'missing.kubeconfig')} is not usable: no such file or directory (without --kubeconfig the agent runs standalone)`,
+    );
+    expect(await run('notyaml', ['--kubeconfig', join(dir, 'notyaml.kubeconfig')])).toMatch(new RegExp(`^nodeagent: --kubeconfig ${join(dir, 'notyaml.kubeconfig')} is not usable: [^\n]+ \\(without --kubeconfig the agent runs standalone\\)$`));
+    expect(await run('nocontext', ['--kubeconfig', join(dir, 'nocontext.kubeconfig')])).toBe(
+      `nodeagent: --kubeconfig ${join(dir, 'nocontext.kubeconfig')} is not usable: context "" not found (without --kubeconfig the agent runs standalone)`,
+    );
+    // TLS bootstrapping: without a usable --kubeconfig the bootstrap kubeconfig must be readable
+    expect(await run('boot', ['--kubeconfig', join(dir, 'node.kubeconfig'), '--bootstrap-kubeconfig', join(dir, 'boot.kubeconfig')])).toBe(
+      `nodeagent: --bootstrap-kubeconfig ${join(dir, 'boot.kubeconfig')} is not usable: no such file or directory (needed: --kubeconfig ${join(dir, 'node.kubeconfig')} is absent or has no valid client certificate)`,
+    );
+    expect(await run('bootonly', ['--bootstrap-kubeconfig', join(dir, 'boot.kubeconfig')])).toBe('nodeagent: --bootstrap-kubeconfig needs --kubeconfig (where the bootstrapped kubeconfig is written)');
   });
 
   it('standalone: runs static pods without a control plane; the checkpoint endpoint is 404 with the gate off', async () => {
