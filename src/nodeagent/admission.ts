@@ -17,6 +17,7 @@
 // Not built: sysctls, the node shutdown manager, device allocation, and the
 // preemption of lower-priority pods that kubelet does for critical pods.
 
+import { othersConditions } from './pod-conditions.js';
 import { type Amounts, type Shape, type Taint, arr, hostPorts, matchesNodeAffinity, obj, podResourceRequests, portTaken, str, tolerates } from '../core/pod-fit.js';
 import { resourceAmount } from '../core/quantity.js';
 
@@ -165,9 +166,6 @@ export const REJECTED_PREFIX = 'Pod was rejected: ';
 /** a pod this node (or a kubelet) rejected: it stays as it is, never run */
 export const wasRejected = (pod: Shape): boolean => str(obj(pod.status).phase) === 'Failed' && str(obj(pod.status).message).startsWith(REJECTED_PREFIX);
 
-/** the conditions kubelet owns (pkg/kubelet/types PodConditionsByKubelet, PodReadyToStartContainers on in 1.32) */
-const KUBELET_CONDITIONS = new Set(['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers']);
-
 /**
  * The status kubelet writes for a rejected pod (rejectPod, then the status
  * manager): phase Failed, the reason, `Pod was rejected: <message>`, the QoS
@@ -178,7 +176,7 @@ const KUBELET_CONDITIONS = new Set(['PodScheduled', 'Ready', 'Initialized', 'Con
  */
 export function rejectedStatus(pod: Shape, r: { reason: string; message: string }, now: string): Record<string, unknown> {
   const prev = obj(pod.status);
-  const kept = arr(prev.conditions).filter((c) => !KUBELET_CONDITIONS.has(str(c.type)));
+  const kept = othersConditions(prev);
   const out: Record<string, unknown> = {
     phase: 'Failed',
     reason: r.reason,

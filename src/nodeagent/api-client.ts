@@ -143,6 +143,9 @@ export class ApiClient {
   mergePatch<T = KubeObject>(path: string, patch: unknown): Promise<T> {
     return this.call<T>('PATCH', path, patch, 'application/merge-patch+json');
   }
+  strategicPatch<T = KubeObject>(path: string, patch: unknown): Promise<T> {
+    return this.call<T>('PATCH', path, patch, 'application/strategic-merge-patch+json');
+  }
   delete<T = KubeObject>(path: string, options?: Record<string, unknown>): Promise<T> {
     return this.call<T>('DELETE', path, options ? { kind: 'DeleteOptions', apiVersion: 'v1', ...options } : undefined);
   }

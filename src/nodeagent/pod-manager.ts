@@ -13,6 +13,7 @@
 // the API that is older than what the agent knows is not taken in (see take).
 
 import { ApiError, type ApiClient, type KubeObject, type WatchHandle } from './api-client.js';
+import { statusPatch, withOthersConditions } from './pod-conditions.js';
 import type { Clock } from './clock.js';
 import type { EventSink } from './events/recorder.js';
 import { type AdmissionSource, PodAdmitter } from './pod-admitter.js';
@@ -210,7 +211,9 @@ export class PodManager {
     // undecided: an event follows what the watch brought before it; a write's response is not placed
     const newer = cur ? (newerVersion(rv, cur.metadata.resourceVersion) ?? from === 'api') : true;
     if (!newer) return false;
-    const status = this.ownStatus.get(uid)?.status ?? p.status ?? cur?.status;
+    // the agent's own conditions from its status, anyone else's (a readiness gate's) from the newer pod
+    const own = this.ownStatus.get(uid)?.status;
+    const status = own ? withOthersConditions(own, p.status) : (p.status ?? cur?.status);
     this.apiPods.set(uid, status === p.status ? p : { ...p, status });
     return true;
   }
@@ -310,7 +313,8 @@ export class PodManager {
     if (this.staticPods.has(uid)) target = this.mirrors.get(pod.metadata.annotations?.[annotations(this.o.domain).hash] ?? '');
     if (!target) return false;
     try {
-      const written = await this.o.api.mergePatch<KubeObject>(`${podPath(target)}/status`, { status });
+      // strategic: the conditions merge by type, so the agent's write keeps the ones others set (pod-conditions.ts)
+      const written = await this.o.api.strategicPatch<KubeObject>(`${podPath(target)}/status`, { status: statusPatch(status) });
       this.lastWritten.set(uid, text);
       if (own && this.ownStatus.get(uid) === own && written?.metadata?.uid === uid) {
         own.rv = written.metadata.resourceVersion;

@@ -48,6 +48,8 @@ export interface PodSpec {
   hostname?: string;
   activeDeadlineSeconds?: number;
   hostNetwork?: boolean;
+  /** conditions others set that must be True for the pod to be Ready (pod-conditions.ts) */
+  readinessGates?: { conditionType?: string }[];
 }
 
 /** kube's IsRestartableInitContainer: an init container with restartPolicy Always, a sidecar */

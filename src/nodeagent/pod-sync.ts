@@ -25,6 +25,7 @@ import { ContainerHooks } from './container-hooks.js';
 import { apiContainerStatus } from './container-status.js';
 import { ImagePuller } from './images.js';
 import { defaultWaitingReason, initContainerReady, initializedCondition } from './init-status.js';
+import { othersConditions, readinessGatesUnready } from './pod-conditions.js';
 import { podPhase } from './pod-phase.js';
 import { initActions, mainsFinished, type ProbeView } from './sidecars.js';
 import { TerminationOrder } from './termination-order.js';
@@ -443,6 +444,9 @@ export class PodSyncer {
     const notReadyMessage = unready.length ? `containers with unready status: [${unready.join(' ')}]` : undefined;
     const now = rfc3339(this.o.clock.now());
     const prevConds = (prev.conditions ?? []) as { type: string; status: string; lastTransitionTime?: string }[];
+    // kubelet keeps the conditions it does not own (first, as it does) and gates Ready on the readiness gates' ones
+    const others = othersConditions(prev);
+    const gatesUnready = ready ? readinessGatesUnready(spec.readinessGates, others) : undefined;
     const cond = (type: string, ok: boolean, reason?: string, message?: string) => {
       const status = ok ? 'True' : 'False';
       const p = prevConds.find((c) => c.type === type);
@@ -452,10 +456,13 @@ export class PodSyncer {
       phase,
       ...(deadline ? { reason: DEADLINE_REASON, message: DEADLINE_MESSAGE } : {}),
       conditions: [
+        ...others,
         cond('PodReadyToStartContainers', sb?.state === 'SANDBOX_READY'),
         { ...cond('Initialized', initialized.status === 'True', initialized.reason, initialized.message), ...(initialized.status === 'True' && initialized.reason ? { reason: initialized.reason } : {}) },
         // kubelet: a Succeeded pod is not ready because it completed, whatever its containers
-        cond('Ready', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),
+        gatesUnready
+          ? cond('Ready', false, 'ReadinessGatesNotReady', gatesUnready)
+          : cond('Ready', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),
         cond('ContainersReady', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMessage),
         cond('PodScheduled', true),
       ],

@@ -6,7 +6,9 @@
 // seen by a selector; deleteCollection by label removes running pods; a pod's
 // lifecycle (strategic patch of labels and image, a status replace with Ready
 // and ContainersReady False, deleteCollection seen by a watch, then 404); and a
-// merge patch of /status that carries an annotation, a message and a reason.
+// merge patch of /status that carries an annotation, a message and a reason;
+// readiness gates: Ready only once the conditions others set are True, and the
+// agent's own status writes keep those conditions.
 
 import { describe, expect, it } from 'vitest';
 import { type Event, type Obj, AGNHOST, PAUSE, STRATEGIC, WEBSERVER, e2eEnv, named, namespace } from '../helpers/e2e-apps.js';
@@ -154,5 +156,44 @@ describe('[sig-node] Pods', () => {
     expect(patched.status.message).toBe('Patched by e2e test');
     expect(patched.status.reason).toBe('E2E');
     expect(patched.metadata.annotations).toMatchObject({ patchedstatus: 'true' });
+  });
+
+  it('should support pod readiness gates [NodeConformance]', async () => {
+    const n = await ns('pods-readiness-gates');
+    const [gate1, gate2] = ['k8s.io/test-condition1', 'k8s.io/test-condition2'];
+    await env.call('POST', PODS(n), pod('pod-ready', {}, 'agnhost', AGNHOST, { readinessGates: [{ conditionType: gate1 }, { conditionType: gate2 }] }));
+    await running(n, 'pod-ready');
+    type Cond = { type: string; status: string; reason?: string; message?: string };
+    const conditions = async (): Promise<Cond[]> => (await env.get(`${PODS(n)}/pod-ready`)).status.conditions as Cond[];
+    const readyWhen = (check: (ready: Cond, all: Cond[]) => boolean, what: string): Promise<Cond[]> =>
+      env.eventually(async () => {
+        const all = await conditions();
+        const ready = all.find((c) => c.type === 'Ready');
+        return ready && check(ready, all) ? all : undefined;
+      }, what);
+    const setGate = (type: string, status: string) => env.call('PATCH', `${PODS(n)}/pod-ready/status`, { status: { conditions: [{ type, status }] } }, STRATEGIC);
+
+    // the containers are ready, the gates' conditions are missing (kubelet's GeneratePodReadyCondition)
+    await readyWhen(
+      (r, all) => r.status === 'False' && r.reason === 'ReadinessGatesNotReady' && all.find((c) => c.type === 'ContainersReady')?.status === 'True',
+      'Ready False for both gates',
+    );
+    expect((await conditions()).find((c) => c.type === 'Ready')?.message).toBe(
+      `corresponding condition of pod readiness gate "${gate1}" does not exist., corresponding condition of pod readiness gate "${gate2}" does not exist.`,
+    );
+    await setGate(gate1, 'True');
+    // still not ready: the second gate; the agent's write after the change keeps the first gate's condition
+    const afterOne = await readyWhen((r) => r.message === `corresponding condition of pod readiness gate "${gate2}" does not exist.`, 'Ready waiting for the second gate');
+    expect(afterOne.find((c) => c.type === 'Ready')?.status).toBe('False');
+    expect(afterOne.find((c) => c.type === gate1)?.status).toBe('True');
+    await setGate(gate2, 'True');
+    const ready = await readyWhen((r) => r.status === 'True', 'Ready True');
+    expect(ready.filter((c) => c.type === gate1 || c.type === gate2).map((c) => c.status)).toEqual(['True', 'True']);
+    await setGate(gate1, 'False');
+    await readyWhen((r) => r.status === 'False' && r.message === `the status of pod readiness gate "${gate1}" is not "True", but False`, 'Ready False again');
+    // every condition once: the agent merges its own by type and leaves the others' as they were set
+    const last = await conditions();
+    expect(new Set(last.map((c) => c.type)).size).toBe(last.length);
+    expect(last.filter((c) => c.type === gate1 || c.type === gate2).map((c) => [c.type, c.status]).sort()).toEqual([[gate1, 'False'], [gate2, 'True']]);
   });
 });

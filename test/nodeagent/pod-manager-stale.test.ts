@@ -28,7 +28,7 @@ function fakeApi(prefix: string) {
       send = onEvent;
       return { done: new Promise<void>(() => undefined), stop: () => undefined };
     },
-    mergePatch: async (_path: string, patch: { status: Status }) => {
+    strategicPatch: async (_path: string, patch: { status: Status }) => {
       n += 1;
       pod = { ...copy(), status: patch.status, metadata: { ...pod.metadata, resourceVersion: rv() } };
       written.push({ rv: rv(), phase: patch.status.phase });
