@@ -10,6 +10,23 @@ export const LABEL_POD_UID = 'io.orch.pod.uid';
 export const LABEL_POD_NAME = 'io.orch.pod.name';
 export const LABEL_POD_NAMESPACE = 'io.orch.pod.namespace';
 export const LABEL_CONTAINER = 'io.orch.container.name';
+/** kubelet's container annotation: the hash of the container's definition it was created from */
+export const CONTAINER_HASH_ANNOTATION = 'io.kubernetes.container.hash';
+
+/**
+ * The hash of a container's definition (kubelet's HashContainer): of its image, the one field of a
+ * container the API lets change (ValidatePodUpdate); a running container created from another
+ * definition is restarted, and a changed container's restart does not wait out the old back-off.
+ */
+export function containerHash(c: { name: string; image?: string }): string {
+  // FNV-1a, 32 bits, as kubelet's hash is
+  let h = 0x811c9dc5;
+  for (const ch of `${c.name}\0${c.image ?? ''}`) {
+    h ^= ch.codePointAt(0)!;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16);
+}
 
 interface SeccompField {
   type?: string;

@@ -37,7 +37,7 @@ import { SubPathError } from './subpath.js';
 import { bytesPerStatus, TerminationMessages } from './termination-message.js';
 import { VolumeManager, type VolumeReader } from './volumes.js';
 import { CrashLoopBackOff } from './crash-loop-backoff.js';
-import { type ContainerSpec, isSidecar, kindOf, LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, type PodSpec } from './pod-spec.js';
+import { CONTAINER_HASH_ANNOTATION, containerHash, type ContainerSpec, isSidecar, kindOf, LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, type PodSpec } from './pod-spec.js';
 
 type Status = Record<string, unknown>;
 /**
@@ -186,6 +186,10 @@ export class PodSyncer {
     if (!init.initialized) return;
     for (const c of spec.containers) {
       let s = latest.get(c.name);
+      if (s?.state === 'CONTAINER_RUNNING' && definitionChanged(c, s)) {
+        await this.replaceChanged(pod, sandbox, sbConfig, c, s, 'containers');
+        continue;
+      }
       const unhealthy = s?.state === 'CONTAINER_RUNNING' ? this.o.probes?.killReason(uid, c.name, s.id) : undefined;
       if (s && unhealthy) s = await this.killUnhealthy(pod, sandbox, c, s, unhealthy, policy);
       if (!s) await this.start(pod, sandbox, sbConfig, c, 0, 'containers');
@@ -244,8 +248,22 @@ export class PodSyncer {
     return this.o.runtime.containerStatus(s.id);
   }
 
+  /**
+   * kubelet's computePodActions for a running container whose definition changed (its image, updated
+   * on the pod): Killing `Container c definition changed, will be restarted`, stopped with the pod's
+   * grace period, and started again whatever the restart policy
+   */
+  private async replaceChanged(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, s: ContainerStatus, kind: ContainerKind): Promise<void> {
+    this.events.event(containerRef(pod, kind, c.name), 'Normal', 'Killing', `Container ${c.name} definition changed, will be restarted`);
+    await this.stopContainer(pod, sandbox, c.name, s.id, (pod.spec as unknown as PodSpec).terminationGracePeriodSeconds ?? 30);
+    this.backoff.forget(`${pod.metadata.uid}/${c.name}`);
+    await this.start(pod, sandbox, sb, c, s.metadata.attempt + 1, kind);
+  }
+
   private async restart(pod: KubeObject, sandbox: string, sb: PodSandboxConfig, c: ContainerSpec, s: ContainerStatus, kind: ContainerKind): Promise<void> {
     const key = `${pod.metadata.uid}/${c.name}`;
+    // kubelet's back-off is keyed by the container's hash: a changed definition starts without waiting
+    if (definitionChanged(c, s)) this.backoff.forget(key);
     const now = this.o.clock.now();
     const waitMs = this.backoff.backingOff(key, s.metadata.attempt, now);
     if (waitMs !== undefined) {
@@ -310,7 +328,10 @@ export class PodSyncer {
       mounts: [...mounts, ...(await this.messages.prepare(pod.metadata.uid!, c, attempt))],
       labels: { ...sb.labels, [LABEL_CONTAINER]: c.name },
       // kubelet's container annotation; the simulator reads where an emulated image listens
-      annotations: c.ports?.length ? { [CONTAINER_PORTS_ANNOTATION]: JSON.stringify(c.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' }))) } : {},
+      annotations: {
+        [CONTAINER_HASH_ANNOTATION]: containerHash(c),
+        ...(c.ports?.length ? { [CONTAINER_PORTS_ANNOTATION]: JSON.stringify(c.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' }))) } : {}),
+      },
       linux: { securityContext: seccomp ? { seccomp } : {} },
     };
     let id: string;
@@ -483,6 +504,12 @@ export class PodSyncer {
     const waiting = this.waiting.get(`${uid}/${c.name}`);
     return apiContainerStatus({ spec: c, latest: s, previous: prev, waiting, message: (id) => this.messages.get(uid, id), runtimeName: this.o.runtimeName(), defaultWaiting, reported, restarts });
   }
+}
+
+/** the container `s` was created from another definition than `c` (one created before the hash annotation counts as unchanged) */
+function definitionChanged(c: ContainerSpec, s: ContainerStatus): boolean {
+  const was = s.annotations?.[CONTAINER_HASH_ANNOTATION];
+  return was !== undefined && was !== containerHash(c);
 }
 
 /**

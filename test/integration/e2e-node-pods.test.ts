@@ -8,10 +8,11 @@
 // and ContainersReady False, deleteCollection seen by a watch, then 404); and a
 // merge patch of /status that carries an annotation, a message and a reason;
 // readiness gates: Ready only once the conditions others set are True, and the
-// agent's own status writes keep those conditions.
+// agent's own status writes keep those conditions; an image update restarts the
+// running container with the new image (kubelet's "definition changed").
 
 import { describe, expect, it } from 'vitest';
-import { type Event, type Obj, AGNHOST, PAUSE, STRATEGIC, WEBSERVER, e2eEnv, named, namespace } from '../helpers/e2e-apps.js';
+import { type Event, type Obj, AGNHOST, PAUSE, STRATEGIC, WEBSERVER, e2eEnv, named, namespace, updateWithRetries } from '../helpers/e2e-apps.js';
 import { openWatch } from '../helpers/watch-stream.js';
 
 const env = e2eEnv('pods-node');
@@ -195,5 +196,25 @@ describe('[sig-node] Pods', () => {
     const last = await conditions();
     expect(new Set(last.map((c) => c.type)).size).toBe(last.length);
     expect(last.filter((c) => c.type === gate1 || c.type === gate2).map((c) => [c.type, c.status]).sort()).toEqual([[gate1, 'False'], [gate2, 'True']]);
+  });
+
+  it('restarts a running container whose image was updated, with the new image (kubelet: definition changed)', async () => {
+    const n = await ns('pods-image-update');
+    await env.call('POST', PODS(n), pod('pod-image', {}, 'main', PAUSE, { terminationGracePeriodSeconds: 1 }));
+    const before = (await running(n, 'pod-image')).status.containerStatuses[0];
+    expect(before).toMatchObject({ image: PAUSE, restartCount: 0 });
+    await updateWithRetries(env, `${PODS(n)}/pod-image`, (p) => (p.spec.containers[0].image = AGNHOST));
+    const after = await env.eventually(async () => {
+      const cs = (await env.get(`${PODS(n)}/pod-image`)).status.containerStatuses[0];
+      return cs.image === AGNHOST && cs.state.running ? cs : undefined;
+    }, 'the container running the new image');
+    // a new container (attempt 1), whatever the restart policy; the last one ended when it was stopped
+    expect(after.restartCount).toBe(1);
+    expect(after.containerID).not.toBe(before.containerID);
+    expect(after.lastState.terminated).toBeDefined();
+    // the recorder sends events asynchronously: the new container may be seen first
+    const events = async () => (await env.get(`/api/v1/namespaces/${n}/events?fieldSelector=${encodeURIComponent('involvedObject.name=pod-image')}`)).items as Obj[];
+    const killing = await env.eventually(async () => (await events()).find((e) => e.reason === 'Killing'), 'a Killing event');
+    expect(killing).toMatchObject({ type: 'Normal', message: 'Container main definition changed, will be restarted', involvedObject: { fieldPath: 'spec.containers{main}' } });
   });
 });
