@@ -45,7 +45,8 @@ export function apiContainerStatus(i: ContainerStatusInput): Status {
     };
   };
   const lastState = i.previous?.state === 'CONTAINER_EXITED' ? { terminated: terminated(i.previous) } : {};
-  const base = { name: i.spec.name, image: i.spec.image, imageID: s?.imageRef ?? '', restartCount: s?.metadata.attempt ?? 0, lastState };
+  // kubelet reports the image the container was created from (the runtime's), the spec's before there is one
+  const base = { name: i.spec.name, image: s?.image?.image || i.spec.image, imageID: s?.imageRef ?? '', restartCount: s?.metadata.attempt ?? 0, lastState };
   // an exited container that will be restarted waits with the reason its last start failed
   if (s && s.state === 'CONTAINER_EXITED' && (w?.reason === 'CrashLoopBackOff' || (w?.reason === 'PostStartHookError' && i.restarts))) {
     return { ...base, containerID: id(s), ready: false, started: false, state: { waiting: w }, lastState: { terminated: terminated(s) } };

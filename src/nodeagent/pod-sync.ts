@@ -84,6 +84,8 @@ export class PodSyncer {
   private readonly backOffEventAt = new Map<string, number>();
   /** terminal pods seen with nothing left running (settle) */
   private readonly settled = new Set<string>();
+  /** pods whose DeadlineExceeded Event was recorded */
+  private readonly deadlineNoted = new Set<string>();
   private readonly events: EventSink;
   private readonly images: ImagePuller;
   readonly volumes: VolumeManager;
@@ -142,7 +144,7 @@ export class PodSyncer {
     const phase = (pod.status?.phase as string | undefined) ?? 'Pending';
     if (phase === 'Succeeded' || phase === 'Failed') return this.settle(pod);
     if (pastActiveDeadline(pod, this.o.clock.now())) {
-      this.events.event(podRef(pod), 'Normal', DEADLINE_REASON, DEADLINE_MESSAGE);
+      this.deadlineEvent(pod);
       return this.kill(uid, spec.terminationGracePeriodSeconds ?? 30, pod);
     }
     // as kubelet: the volumes first; a pod whose volumes cannot be set up waits (ContainerCreating)
@@ -219,6 +221,14 @@ export class PodSyncer {
    * container failed under Never between a sync and the status read); kubelet's pod worker then terminates
    * the pod. Looked at once per pod, not at every relist.
    */
+  /** the pod's DeadlineExceeded Event, once (a sync or the status read, whichever sees the deadline first) */
+  private deadlineEvent(pod: KubeObject): void {
+    const uid = pod.metadata.uid!;
+    if (this.deadlineNoted.has(uid)) return;
+    this.deadlineNoted.add(uid);
+    this.events.event(podRef(pod), 'Normal', DEADLINE_REASON, DEADLINE_MESSAGE);
+  }
+
   private async settle(pod: KubeObject): Promise<void> {
     const uid = pod.metadata.uid!;
     if (this.settled.has(uid)) return;
@@ -393,6 +403,7 @@ export class PodSyncer {
     this.messages.forget(uid);
     this.o.probes?.remove(uid);
     this.settled.delete(uid);
+    this.deadlineNoted.delete(uid);
     for (const k of [...this.waiting.keys(), ...this.backoff.keys()]) {
       if (k.startsWith(`${uid}/`)) {
         this.waiting.delete(k);
@@ -456,6 +467,8 @@ export class PodSyncer {
     if (!sb && (prev.phase === 'Succeeded' || prev.phase === 'Failed')) phase = prev.phase as string;
     const terminal = prev.phase === 'Succeeded' || prev.phase === 'Failed';
     const deadline = terminal ? prev.reason === DEADLINE_REASON : pastActiveDeadline(pod, this.o.clock.now());
+    // the deadline may pass between a sync and this read: the pod is then Failed without that sync's event
+    if (deadline && !terminal) this.deadlineEvent(pod);
     if (deadline) phase = 'Failed';
 
     const initialized = initializedCondition(initStatuses, statuses, phase, sidecars);
