@@ -178,7 +178,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     cleanups.push(() => probes.stop());
     const syncer = new PodSyncer({
       runtime, runtimeName: () => runtimeName, rootDir, hostIP: facts.internalIP!, clock, log, envReader, volumeReader, labelDomain, allocatable, events, probes,
-      volumeResyncMs: c.syncFrequency, crashLoopBackOffMaxMs: c.crashLoopBackOff.maxContainerRestartPeriod,
+      volumeResyncMs: c.syncFrequency, crashLoopBackOffMaxMs: c.crashLoopBackOff.maxContainerRestartPeriod, clusterDomain: c.clusterDomain,
     });
     // what admission knows of the node: the Node as last read (before registration, what the agent would
     // register), its allocatable and pressure as the agent measures them (kubelet's getNodeAnyWay)

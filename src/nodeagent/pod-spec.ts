@@ -67,6 +67,9 @@ export interface PodSpec {
   hostNetwork?: boolean;
   /** conditions others set that must be True for the pod to be Ready (pod-conditions.ts) */
   readinessGates?: { conditionType?: string }[];
+  /** the pod's /etc/hosts (etc-hosts.ts) */
+  subdomain?: string;
+  hostAliases?: { ip?: string; hostnames?: string[] }[];
 }
 
 /** kube's IsRestartableInitContainer: an init container with restartPolicy Always, a sidecar */

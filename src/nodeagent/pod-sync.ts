@@ -19,6 +19,7 @@ import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
 import { EnvError, type EnvPod } from './container-env.js';
 import { type EnvReader, readContainerEnv } from './env-reader.js';
+import { EtcHosts, HostsFileError, type HostsPod, podHostnameAndDomain } from './etc-hosts.js';
 import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-events.js';
 import { type EventSink, noEvents } from './events/recorder.js';
 import { ContainerHooks } from './container-hooks.js';
@@ -71,6 +72,8 @@ export interface PodSyncOptions {
   probes?: ProbeManager;
   /** the cap of a crash-looping container's back-off (kubelet's crashLoopBackOff.maxContainerRestartPeriod; default 300 s) */
   crashLoopBackOffMaxMs?: number;
+  /** kubelet's clusterDomain: the pod's FQDN in its /etc/hosts (etc-hosts.ts; default cluster.local) */
+  clusterDomain?: string;
 }
 
 export class PodSyncer {
@@ -91,6 +94,7 @@ export class PodSyncer {
   readonly volumes: VolumeManager;
   private readonly messages: TerminationMessages;
   private readonly hooks: ContainerHooks;
+  private readonly etcHosts: EtcHosts;
 
   constructor(private readonly o: PodSyncOptions) {
     this.events = o.events ?? noEvents;
@@ -98,6 +102,7 @@ export class PodSyncer {
     this.messages = new TerminationMessages(o.rootDir, o.runtime);
     this.hooks = new ContainerHooks({ runtime: o.runtime, clock: o.clock, events: this.events, log: o.log });
     this.images = new ImagePuller(o.runtime, o.clock, this.events);
+    this.etcHosts = new EtcHosts({ rootDir: o.rootDir, clusterDomain: o.clusterDomain ?? 'cluster.local' });
     this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, allocatable: o.allocatable, clock: o.clock, events: this.events, log: o.log, resyncMs: o.volumeResyncMs });
   }
 
@@ -105,7 +110,7 @@ export class PodSyncer {
     const m = pod.metadata;
     return {
       metadata: { name: m.name, uid: m.uid!, namespace: m.namespace ?? 'default', attempt: 0 },
-      hostname: ((pod.spec as unknown as PodSpec).hostname ?? m.name).slice(0, 63),
+      hostname: podHostnameAndDomain(pod as unknown as HostsPod, '').hostname,
       labels: { [LABEL_POD_UID]: m.uid!, [LABEL_POD_NAME]: m.name, [LABEL_POD_NAMESPACE]: m.namespace ?? 'default' },
       annotations: {},
     };
@@ -303,8 +308,8 @@ export class PodSyncer {
     const image = await this.images.ensure(pod.metadata.uid!, c.image, c.imagePullPolicy, ref);
     if (image) return fail(image.reason, image.message, image.reason);
     let env;
+    const ip = podIPOf(spec, this.o.hostIP, (await this.o.runtime.podSandboxStatus(sandbox)).network?.ip);
     try {
-      const ip = podIPOf(spec, this.o.hostIP, (await this.o.runtime.podSandboxStatus(sandbox)).network?.ip);
       const i = { pod: pod as EnvPod, container: c, podIPs: ip ? [ip] : [], hostIPs: this.o.hostIP ? [this.o.hostIP] : [], allocatable: this.o.allocatable?.() ?? {} };
       env = await readContainerEnv(this.o.envReader, i);
     } catch (e) {
@@ -315,8 +320,10 @@ export class PodSyncer {
     let mounts;
     try {
       mounts = await this.volumes.containerMounts(pod.metadata.uid!, c, env.env);
+      // kubelet's makeMounts: the pod's managed /etc/hosts, written from the sandbox's IP (etc-hosts.ts)
+      mounts.push(...(await this.etcHosts.mount(pod as unknown as HostsPod, ip ? [ip] : [], c)));
     } catch (e) {
-      if (!(e instanceof SubPathError)) throw e;
+      if (!(e instanceof SubPathError) && !(e instanceof HostsFileError)) throw e;
       // kubelet's makeMounts fails the container config: CreateContainerConfigError, retried at a later sync
       return fail('CreateContainerConfigError', e.message);
     }
