@@ -48,7 +48,7 @@ async function supportsSysctl(name: string): Promise<void> {
   const done = await env.eventually(async () => {
     const p = await env.get(`${PODS(n)}/${pod.metadata.name}`);
     return ['Succeeded', 'Failed'].includes(p.status?.phase) && p;
-  }, `${pod.metadata.name} no longer running`, 60_000);
+  }, `${pod.metadata.name} no longer running`, 40_000);
   expect(done.status.phase).toBe('Succeeded');
   expect(await podLog(env, n, pod.metadata.name, 'test-container')).toContain('kernel.shm_rmid_forced = 1');
 }
@@ -58,7 +58,7 @@ async function waitForPodFailedReason(n: string, name: string, reason: string): 
   return env.eventually(async () => {
     const p = await env.get(`${PODS(n)}/${name}`);
     return p.status?.phase === 'Failed' && p.status.reason === reason && p;
-  }, `${name} Failed with ${reason}`, 60_000);
+  }, `${name} Failed with ${reason}`, 40_000);
 }
 
 describe('[sig-node] Sysctls [LinuxOnly] [NodeConformance]', () => {
@@ -103,7 +103,7 @@ describe('[sig-node] Sysctls [LinuxOnly] [NodeConformance]', () => {
     const n = await ns();
     const pod = testPod([{ name: 'kernel.shmmax', value: '100000000' }], ['sysctl', 'kernel.shmmax']);
     await env.call('POST', PODS(n), pod);
-    await env.eventually(async () => (await env.get(`${PODS(n)}/${pod.metadata.name}`)).status?.phase === 'Succeeded', `${pod.metadata.name} Succeeded`, 60_000);
+    await env.eventually(async () => (await env.get(`${PODS(n)}/${pod.metadata.name}`)).status?.phase === 'Succeeded', `${pod.metadata.name} Succeeded`, 40_000);
     expect(await podLog(env, n, pod.metadata.name, 'test-container')).toBe('kernel.shmmax = 100000000\n');
   });
 });
