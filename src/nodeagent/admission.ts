@@ -9,17 +9,22 @@
 //    PIDPressure) no pod is admitted, except critical pods and, under memory
 //    pressure alone, pods that are not BestEffort or that tolerate the
 //    memory-pressure taint: reason `Evicted`, `The node had condition: [DiskPressure]. `
-// 2. the predicate handler (pkg/kubelet/lifecycle/predicate.go): the pod's
+// 2. the sysctl allowlist (sysctl-allowlist.ts): every sysctl of the pod in the
+//    safe set or the configuration's allowedUnsafeSysctls, none of a namespace
+//    the pod shares with the host: reason `SysctlForbidden`,
+//    `forbidden sysctl: "kernel.msgmax" not allowlisted`
+// 3. the predicate handler (pkg/kubelet/lifecycle/predicate.go): the pod's
 //    `kubernetes.io/os` label and `spec.os.name` against the node's OS, then
 //    the scheduler's AdmissionCheck with every failure kept (resources, node
 //    affinity, node name, host ports) and untolerated NoExecute taints (not for
 //    static pods); only the first failure is reported.
-// Not built: sysctls, the node shutdown manager, device allocation, and the
+// Not built: the node shutdown manager, device allocation, and the
 // preemption of lower-priority pods that kubelet does for critical pods.
 
 import { othersConditions } from './pod-conditions.js';
 import { type Amounts, type Shape, type Taint, arr, hostPorts, matchesNodeAffinity, obj, podResourceRequests, portTaken, str, tolerates } from '../core/pod-fit.js';
 import { resourceAmount } from '../core/quantity.js';
+import { safeSysctls, SYSCTL_FORBIDDEN, type SysctlAllowlist, sysctlAllowlist, sysctlRefusal } from './sysctl-allowlist.js';
 
 /** what admission knows of its node */
 export interface AdmissionNode {
@@ -33,6 +38,8 @@ export interface AdmissionNode {
   os: string;
   /** the memory-pressure taint's key (`node.kubernetes.io/memory-pressure` with kube's domain) */
   memoryPressureTaint: string;
+  /** the sysctls pods may set (the safe set and allowedUnsafeSysctls); absent: the safe set of a current Linux kernel */
+  sysctls?: SysctlAllowlist;
 }
 
 export type Admission = { admit: true } | { admit: false; reason: string; message: string };
@@ -148,8 +155,12 @@ function predicateAdmit(n: AdmissionNode, admitted: readonly Shape[], pod: Shape
  */
 export function admitPod(n: AdmissionNode, admitted: readonly Shape[], pod: Shape, facts: PodFacts = {}): Admission {
   const p = pressureAdmit(n, pod, facts);
-  return p.admit ? predicateAdmit(n, admitted, pod, facts) : p;
+  if (!p.admit) return p;
+  const sysctls = sysctlRefusal(n.sysctls ?? CURRENT_SAFE, obj(pod.spec));
+  return sysctls ? reject(SYSCTL_FORBIDDEN, sysctls) : predicateAdmit(n, admitted, pod, facts);
 }
+
+const CURRENT_SAFE = sysctlAllowlist(safeSysctls('linux', '6.1'));
 
 /** a pod that counts against the node: not Succeeded/Failed, or still being stopped (kubelet's filterOutInactivePods) */
 export function holdsNode(pod: Shape): boolean {

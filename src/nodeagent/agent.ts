@@ -6,7 +6,7 @@
 
 import { nodeReadyWording } from '../core/product-names.js';
 import { mkdir } from 'node:fs/promises';
-import { hostname, networkInterfaces, platform } from 'node:os';
+import { hostname, networkInterfaces, platform, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ApiClient, type KubeObject } from './api-client.js';
 import { type Clock, systemClock } from './clock.js';
@@ -18,6 +18,7 @@ import { LeaseHeartbeat } from './lease.js';
 import { acquireLock, type FileLock } from './lock.js';
 import { type NodeFacts, nodeLabels, nodeStatus, patchNodeStatus, registerNode, resources } from './node-status.js';
 import { type AdmissionNode, goos } from './admission.js';
+import { safeSysctls, sysctlAllowlist } from './sysctl-allowlist.js';
 import { PodManager } from './pod-manager.js';
 import { PodSyncer } from './pod-sync.js';
 import { ProbeManager } from './probes/manager.js';
@@ -182,12 +183,15 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     });
     // what admission knows of the node: the Node as last read (before registration, what the agent would
     // register), its allocatable and pressure as the agent measures them (kubelet's getNodeAnyWay)
+    // kubelet's sysctl allowlist, built once at start: the safe set of this kernel and allowedUnsafeSysctls
+    const sysctls = sysctlAllowlist([...safeSysctls(goos(platform()), release()), ...c.allowedUnsafeSysctls]);
     const admissionNode = (): AdmissionNode => ({
       node: node ?? { metadata: { name: nodeName, labels: nodeLabels(facts) }, spec: { taints: facts.taints } },
       allocatable: readings ? allocatable() : { pods: String(c.maxPods) },
       pressure: conditions.list().filter((x) => x.type.endsWith('Pressure') && x.status === 'True').map((x) => x.type),
       os: goos(platform()),
       memoryPressureTaint: `node.${labelDomain}/memory-pressure`,
+      sysctls,
     });
     const admission = {
       node: admissionNode,

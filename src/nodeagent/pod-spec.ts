@@ -61,7 +61,7 @@ export interface PodSpec {
   ephemeralContainers?: ContainerSpec[];
   restartPolicy?: 'Always' | 'OnFailure' | 'Never';
   terminationGracePeriodSeconds?: number;
-  securityContext?: { seccompProfile?: SeccompField };
+  securityContext?: { seccompProfile?: SeccompField; sysctls?: { name: string; value: string }[] };
   hostname?: string;
   activeDeadlineSeconds?: number;
   hostNetwork?: boolean;

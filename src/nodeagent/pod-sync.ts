@@ -14,6 +14,7 @@
 // termination messages are read from a file the agent mounts
 // (termination-message.ts); activeDeadlineSeconds fails the pod (active-deadline.ts).
 
+import { normalizeSysctlName } from '../core/sysctl.js';
 import { DEADLINE_MESSAGE, DEADLINE_REASON, pastActiveDeadline } from './active-deadline.js';
 import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
@@ -108,11 +109,14 @@ export class PodSyncer {
 
   private sandboxConfig(pod: KubeObject): PodSandboxConfig {
     const m = pod.metadata;
+    // kubelet's generatePodSandboxLinuxConfig, the names made dotted first (ConvertPodSysctlsVariableToDotsSeparator)
+    const sysctls = (pod.spec as unknown as PodSpec).securityContext?.sysctls ?? [];
     return {
       metadata: { name: m.name, uid: m.uid!, namespace: m.namespace ?? 'default', attempt: 0 },
       hostname: podHostnameAndDomain(pod as unknown as HostsPod, '').hostname,
       labels: { [LABEL_POD_UID]: m.uid!, [LABEL_POD_NAME]: m.name, [LABEL_POD_NAMESPACE]: m.namespace ?? 'default' },
       annotations: {},
+      ...(sysctls.length > 0 ? { linux: { sysctls: Object.fromEntries(sysctls.map((s) => [normalizeSysctlName(s.name), s.value])) } } : {}),
     };
   }
 

@@ -13,16 +13,19 @@ export interface SimSandbox {
   rt: RuntimeClient;
   sim: RunningSim;
   sandbox: string;
-  sbc: { metadata: { name: string; uid: string; namespace: string; attempt: number } };
+  sbc: { metadata: { name: string; uid: string; namespace: string; attempt: number }; linux?: { sysctls?: Record<string, string> } };
   /** starts `sh -c script` as a new container of the sandbox; its id */
   run(script: string): Promise<string>;
 }
 
-/** started before the enclosing suite's tests, stopped after them; `requestTimeoutMs`: the client's default call timeout */
-export function useSimSandbox(uid: string, requestTimeoutMs?: number): SimSandbox {
+/**
+ * started before the enclosing suite's tests, stopped after them; `requestTimeoutMs`: the client's default call timeout;
+ * `sysctls`: the sandbox's (CRI LinuxPodSandboxConfig.sysctls)
+ */
+export function useSimSandbox(uid: string, requestTimeoutMs?: number, sysctls?: Record<string, string>): SimSandbox {
   let dir = '';
   const s = {
-    sbc: { metadata: { name: 'p', uid, namespace: 'default', attempt: 0 } },
+    sbc: { metadata: { name: 'p', uid, namespace: 'default', attempt: 0 }, ...(sysctls ? { linux: { sysctls } } : {}) },
     async run(script: string): Promise<string> {
       const id = await s.rt.createContainer(s.sandbox, { metadata: { name: `c${Math.random()}`, attempt: 0 }, image: { image: 'busybox' }, command: ['sh', '-c', script] }, s.sbc);
       await s.rt.startContainer(id);

@@ -106,3 +106,20 @@ describe('crashLoopBackOff (kube 1.32, feature gate KubeletCrashLoopBackOffMax)'
     await expect(setup(`${gated}crashLoopBackOff: {maxContainerRestartPeriod: soon}\n`, {})).rejects.toThrow('crashLoopBackOff.maxContainerRestartPeriod');
   });
 });
+
+describe('allowedUnsafeSysctls (kubelet 1.32)', () => {
+  it('is a list replaced whole by a drop-in, empty by default', async () => {
+    expect((await setup('', {})).config.allowedUnsafeSysctls).toEqual([]);
+    const { config } = await setup("allowedUnsafeSysctls: ['kernel.msg*', net.core.somaxconn]\n", { '10-a.conf': "allowedUnsafeSysctls: ['kernel.shm*', 'net/ipv4/*']\n" });
+    expect(config.allowedUnsafeSysctls).toEqual(['kernel.shm*', 'net/ipv4/*']);
+  });
+
+  it("refuses a malformed entry and one not known to be namespaced, with kubelet's messages", async () => {
+    await expect(setup("allowedUnsafeSysctls: ['foo-']\n", {})).rejects.toThrow(
+      'field "allowedUnsafeSysctls": sysctl "foo-" must have at most 253 characters and match regex ([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*([a-z0-9][-_a-z0-9]*)?[a-z0-9*]',
+    );
+    await expect(setup("allowedUnsafeSysctls: ['vm.swappiness']\n", {})).rejects.toThrow('field "allowedUnsafeSysctls": the sysctls "vm.swappiness" are not known to be namespaced');
+    await expect(setup("allowedUnsafeSysctls: ['kernel.*']\n", {})).rejects.toThrow('the sysctls "kernel." are not known to be namespaced');
+    await expect(setup('allowedUnsafeSysctls: kernel.msgmax\n', {})).rejects.toThrow('field "allowedUnsafeSysctls" must be a list');
+  });
+});

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { FEATURE_GATES, featureEnabled, unknownGates } from '../features.js';
 import { parseThreshold } from '../host.js';
+import { sysctlAllowlist } from '../sysctl-allowlist.js';
 import { CONFIG_KIND, CONFIG_SCHEMA, ConfigError, configApiVersion, mergeConfig, parseDuration, validateFields } from './schema.js';
 
 /** the merged configuration with every default filled (durations in ms) */
@@ -46,6 +47,8 @@ export interface NodeAgentConfig {
   hostReadingsFile: string;
   clusterDomain: string;
   clusterDNS: string[];
+  /** kubelet's allowedUnsafeSysctls: names or patterns ending in `*`, each known to be namespaced */
+  allowedUnsafeSysctls: string[];
   eventRecordQPS: number;
   eventBurst: number;
 }
@@ -84,6 +87,7 @@ export const DEFAULTS: Record<string, unknown> = {
   hostReadingsFile: '',
   clusterDomain: 'cluster.local',
   clusterDNS: [],
+  allowedUnsafeSysctls: [],
 };
 
 export interface LoadOptions {
@@ -161,6 +165,12 @@ export function resolveConfig(fileForm: Record<string, unknown>): NodeAgentConfi
   for (const [k, v] of Object.entries(c.evictionHard as Record<string, string>)) {
     if (!['memory.available', 'nodefs.available', 'pid.available'].includes(k)) throw new ConfigError(`field "evictionHard.${k}": unknown signal (memory.available, nodefs.available, pid.available)`);
     if (parseThreshold(v, 100) === undefined) throw new ConfigError(`field "evictionHard.${k}": "${v}" is not a quantity (100Mi) or a percentage (10%)`);
+  }
+  try {
+    // kubelet builds its allowlist at start and refuses to start on a bad entry
+    sysctlAllowlist(c.allowedUnsafeSysctls as string[]);
+  } catch (e) {
+    throw new ConfigError(`field "allowedUnsafeSysctls": ${(e as Error).message}`);
   }
   return c as unknown as NodeAgentConfig;
 }

@@ -64,6 +64,8 @@ export const CONFIG_SCHEMA: Record<string, FieldType> = {
   // a JSON file of host readings that replace the measured ones (simulation and tests)
   hostReadingsFile: string,
   clusterDomain: string,
+  // kubelet's allowedUnsafeSysctls: sysctls (or patterns ending in *) pods may set beyond the safe set
+  allowedUnsafeSysctls: { kind: 'list', item: 'string' },
   clusterDNS: { kind: 'list', item: 'string' },
   // kubelet's limits on Event writes (0 = none), on top of the per-object spam filter
   eventRecordQPS: int(0),

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { systemClock } from '../clock.js';
 import { containerCwd, containerEnv, exitCodeOf, killProcessTree, mapMounts } from './sim-process.js';
 import { SimError, type SimState } from './sim-state.js';
+import { execArgv } from './sim-sysctl.js';
 import type { ExecSyncResponse } from './types.js';
 
 const INVALID_ARGUMENT = 3;
@@ -21,7 +22,7 @@ export function execSync(state: SimState) {
     const c = state.container(String(r.containerId ?? ''));
     if (c.state !== 'CONTAINER_RUNNING') throw new SimError(FAILED_PRECONDITION, `container ${c.id} is not running (${c.state})`);
     // no mount namespace: container paths in the command become host paths, as for ExecStream (sim-process.ts mapMounts)
-    const cmd = ((r.cmd ?? []) as string[]).map((a) => mapMounts(a, c.config.mounts));
+    const cmd = execArgv(((r.cmd ?? []) as string[]).map((a) => mapMounts(a, c.config.mounts)), state.sandbox(c.sandboxId).config.linux?.sysctls);
     if (cmd.length === 0) throw new SimError(INVALID_ARGUMENT, 'exec needs a command');
     const timeoutS = Number(r.timeout ?? 0);
     return new Promise((resolve, reject) => {

@@ -4,7 +4,8 @@
 //   seconds; any other `sh -c <script>`, and `echo …`, runs as a real process on the host (its output is the
 //   container's log, see sim-process.ts); an nginx image without a command serves nginx's welcome
 //   page (sim-nginx.ts); a command whose argv[0] the host has runs as a real process too
-//   (sim-host-command.ts); anything else runs until stopped. Memory use is derived
+//   (sim-host-command.ts), except `sysctl <name>…`, answered with the sandbox's sysctls (sim-sysctl.ts);
+//   anything else runs until stopped. Memory use is derived
 //   from the image name (resource usage: sim-stats.ts).
 // Errors are thrown as SimError carrying a gRPC status code.
 
@@ -14,6 +15,7 @@ import { ContainerLog } from './sim-logs.js';
 import { type Clock, systemClock } from '../clock.js';
 import { killProcessTree, realScript, startContainerProcess } from './sim-process.js';
 import { hostCommandScript } from './sim-host-command.js';
+import { sysctlScript } from './sim-sysctl.js';
 import { type EmulatedService, emulatesNginx, startNginx } from './sim-nginx.js';
 import { fnv as hash, sandboxLoopback } from './sim-network.js';
 import type { ContainerConfig, ContainerState, ContainerStatus, Image, PodSandboxConfig, PodSandboxState } from './types.js';
@@ -155,7 +157,8 @@ export class SimState {
     c.startedAt = ns(this.now());
     const exit = simulatedExit(c.config);
     const onExit = (code: number, reason: string) => this.exit(c, code, reason);
-    const script = exit ? undefined : (realScript(c.config) ?? hostCommandScript(c.config));
+    const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
+    const script = exit ? undefined : (realScript(c.config) ?? sysctlScript(argv, this.sandbox(c.sandboxId).config.linux?.sysctls) ?? hostCommandScript(c.config));
     if (script !== undefined) startContainerProcess(c, script, onExit);
     else if (!exit && emulatesNginx(c.config)) c.service = startNginx(c, this.sandbox(c.sandboxId).loopback, this.now);
     else if (exit) {

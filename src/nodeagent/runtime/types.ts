@@ -45,7 +45,8 @@ export interface PodSandboxConfig {
   logDirectory?: string;
   labels?: Labels;
   annotations?: Labels;
-  linux?: { securityContext?: { seccomp?: SecurityProfile } };
+  /** `sysctls`: the pod's sysctls by dotted name (kubelet's generatePodSandboxLinuxConfig) */
+  linux?: { securityContext?: { seccomp?: SecurityProfile }; sysctls?: Labels };
 }
 
 export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';

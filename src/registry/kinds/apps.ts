@@ -93,7 +93,7 @@ export function deploymentDefinition(n: SchemaNames): ResourceDefinition {
         }
       },
       validate: (o) => [...validateSelectorAndTemplate(o), ...validateDeploymentRollout(o)],
-      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateDeploymentRollout(o), ...validateSelectorUnchanged(o, old)],
+      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o, 'spec', { old }), ...validateDeploymentRollout(o), ...validateSelectorUnchanged(o, old)],
       columns: [
         column('Ready', 'string', (o) => `${num(o, 'status', 'readyReplicas')}/${num(o, 'spec', 'replicas')}`, { description: 'Number of the pod with ready state' }),
         column('Up-to-date', 'string', (o) => String(num(o, 'status', 'updatedReplicas')), { description: 'Total number of non-terminated pods targeted by this deployment that have the desired template spec.' }),
@@ -135,7 +135,7 @@ export function replicaSetDefinition(n: SchemaNames): ResourceDefinition {
         defaultPodTemplate(getObject(o, 'spec', 'template'));
       },
       validate: (o) => [...validateSelectorAndTemplate(o), ...validateCounters(o, ['minReadySeconds'])],
-      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o), ...validateCounters(o, ['minReadySeconds']), ...validateSelectorUnchanged(o, old)],
+      validateUpdate: (o, old) => [...validateSelectorAndTemplate(o, 'spec', { old }), ...validateCounters(o, ['minReadySeconds']), ...validateSelectorUnchanged(o, old)],
       columns: [
         column('Desired', 'integer', (o) => num(o, 'spec', 'replicas'), { description: 'Number of desired pods.' }),
         column('Current', 'integer', (o) => num(o, 'status', 'replicas'), { description: 'Most recently observed number of replicas.' }),
@@ -282,7 +282,7 @@ export function daemonSetDefinition(n: SchemaNames): ResourceDefinition {
         setTemplateGeneration(o, deepEqual(getObject(o, 'spec', 'template'), getObject(old, 'spec', 'template')) ? prev : prev + 1);
       },
       validate: (o) => validateDaemonSet(o),
-      validateUpdate: (o, old) => [...validateDaemonSet(o), ...validateSelectorUnchanged(o, old)],
+      validateUpdate: (o, old) => [...validateDaemonSet(o, old), ...validateSelectorUnchanged(o, old)],
       columns: [
         column('Desired', 'integer', (o) => num(o, 'status', 'desiredNumberScheduled')),
         column('Current', 'integer', (o) => num(o, 'status', 'currentNumberScheduled')),
@@ -326,8 +326,8 @@ function validateStatefulSet(o: ApiObject): FieldError[] {
   return errs;
 }
 
-function validateDaemonSet(o: ApiObject): FieldError[] {
-  const errs = [...validateSelectorAndTemplate(o, 'spec', { owner: 'DaemonSet' }), ...validateCounters(o, ['minReadySeconds', 'revisionHistoryLimit'])];
+function validateDaemonSet(o: ApiObject, old?: ApiObject): FieldError[] {
+  const errs = [...validateSelectorAndTemplate(o, 'spec', { owner: 'DaemonSet', old }), ...validateCounters(o, ['minReadySeconds', 'revisionHistoryLimit'])];
   const ru = getObject(o, 'spec', 'updateStrategy', 'rollingUpdate');
   if (getString(o, 'spec', 'updateStrategy', 'type') === 'RollingUpdate' && ru) errs.push(...validateRollingUpdateDaemonSet(ru, 'spec.updateStrategy.rollingUpdate'));
   return errs;

@@ -111,8 +111,8 @@ function prepareJob(o: ApiObject): void {
   defaultJobLabels(o);
 }
 
-function validateJob(o: ApiObject, at: string): FieldError[] {
-  const errs = validateSelectorAndTemplate(o, at, { selectorOptional: true, owner: 'Job' });
+function validateJob(o: ApiObject, at: string, old?: ApiObject): FieldError[] {
+  const errs = validateSelectorAndTemplate(o, at, { selectorOptional: true, owner: 'Job', old });
   // kube's validateJobSpec: the PodSpec default (Always) and an absent value read as not given
   const rp = getString(o, ...at.split('.'), 'template', 'spec', 'restartPolicy');
   if (rp === undefined || rp === '' || rp === 'Always') {
@@ -166,7 +166,7 @@ export function jobDefinition(n: SchemaNames): ResourceDefinition {
       defaultDeletePropagation: { policy: 'Orphan', warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning' },
       validate: (o) => validateJob(o, 'spec'),
       validateUpdate: (o, old) => {
-        const errs = validateJob(o, 'spec');
+        const errs = validateJob(o, 'spec', old);
         const schedulingMutable = get(old, 'spec', 'suspend') === true && get(old, 'status', 'startTime') === undefined;
         errs.push(...validateJobImmutable(getObject(o, 'spec') ?? {}, getObject(old, 'spec') ?? {}, 'spec', schedulingMutable));
         if (JSON.stringify(get(o, 'spec', 'selector') ?? null) !== JSON.stringify(get(old, 'spec', 'selector') ?? null)) {
@@ -261,7 +261,7 @@ export function cronJobDefinition(n: SchemaNames): ResourceDefinition {
 }
 
 function validateCronJob(o: ApiObject, old?: ApiObject): FieldError[] {
-  return [...validateJob(o, 'spec.jobTemplate.spec'), ...validateCronSchedule(o, old)];
+  return [...validateJob(o, 'spec.jobTemplate.spec', old), ...validateCronSchedule(o, old)];
 }
 
 export const batchFactories = [jobDefinition, cronJobDefinition];

@@ -56,7 +56,7 @@ export function replicationControllerDefinition(n: SchemaNames): ResourceDefinit
         defaultPodTemplate(getObject(spec, 'template'));
       },
       validate: validateRC,
-      validateUpdate: (o) => validateRC(o),
+      validateUpdate: (o, old) => validateRC(o, old),
       columns: [
         column('Desired', 'integer', (o) => num(o, 'spec', 'replicas')),
         column('Current', 'integer', (o) => num(o, 'status', 'replicas')),
@@ -68,7 +68,7 @@ export function replicationControllerDefinition(n: SchemaNames): ResourceDefinit
   };
 }
 
-function validateRC(o: ApiObject): FieldError[] {
+function validateRC(o: ApiObject, old?: ApiObject): FieldError[] {
   const errs: FieldError[] = validateReplicas(o);
   const sel = getObject(o, 'spec', 'selector') ?? {};
   const labels = getObject(o, 'spec', 'template', 'metadata', 'labels') ?? {};
@@ -77,9 +77,14 @@ function validateRC(o: ApiObject): FieldError[] {
     errs.push({ field: 'spec.template.metadata.labels', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(labels)}: \`selector\` does not match template \`labels\`` });
   }
   const tmpl = getObject(o, 'spec', 'template');
-  if (tmpl) errs.push(...validatePodTemplate(tmpl, 'spec.template', 'ReplicationController'));
+  if (tmpl) errs.push(...validatePodTemplate(tmpl, 'spec.template', 'ReplicationController', getObject(old, 'spec', 'template')));
   errs.push(...validateCounters(o, ['minReadySeconds']));
   return errs;
+}
+
+function validatePodTemplateObject(o: ApiObject, old?: ApiObject): FieldError[] {
+  const tmpl = getObject(o, 'template');
+  return tmpl ? validatePodTemplate(tmpl, 'template', 'PodTemplate', getObject(old, 'template')) : [];
 }
 
 export function podTemplateDefinition(n: SchemaNames): ResourceDefinition {
@@ -90,10 +95,8 @@ export function podTemplateDefinition(n: SchemaNames): ResourceDefinition {
       zeroShape: { template: POD_TEMPLATE_SHAPE },
       default: (o) => defaultPodTemplate(getObject(o, 'template')),
       // kube's ValidatePodTemplate: the template's pod spec as a pod's, at `template.spec`
-      validate: (o) => {
-        const tmpl = getObject(o, 'template');
-        return tmpl ? validatePodTemplate(tmpl, 'template', 'PodTemplate') : [];
-      },
+      validate: (o) => validatePodTemplateObject(o),
+      validateUpdate: (o, old) => validatePodTemplateObject(o, old),
       // kube's podTemplateColumnDefinitions have no Age
       exactColumns: true,
       columns: [

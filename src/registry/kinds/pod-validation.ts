@@ -8,6 +8,7 @@ import { get, getArray, getObject, getString } from './columns.js';
 import { validateContainerResources } from './pod-resources.js';
 import { validateEphemeralContainers } from './pod-ephemeral.js';
 import { validateContainerRestartPolicies } from './pod-sidecars.js';
+import { validateSysctls } from './pod-sysctls.js';
 
 type Obj = Record<string, JSONValue>;
 
@@ -18,7 +19,8 @@ export function containersOf(o: ApiObject, field: 'containers' | 'initContainers
 const inv = (field: string, value: unknown, m: string): FieldError => ({ field, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${m}` });
 const dup = (field: string, value: unknown): FieldError => ({ field, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(value)}` });
 
-export function validatePod(o: ApiObject): FieldError[] {
+/** `allowHostSysctls`: an update whose old spec already had sysctls its host namespaces forbid (pod-sysctls.ts) */
+export function validatePod(o: ApiObject, opts: { allowHostSysctls?: boolean } = {}): FieldError[] {
   const errs: FieldError[] = [];
   const spec = getObject(o, 'spec');
   if (!spec) return [{ field: 'spec', type: 'FieldValueRequired', message: 'Required value' }];
@@ -74,6 +76,7 @@ export function validatePod(o: ApiObject): FieldError[] {
       });
     });
   }
+  errs.push(...validateSysctls(spec, 'spec', opts));
   errs.push(...validateSeccomp(getObject(spec, 'securityContext', 'seccompProfile'), 'spec.securityContext.seccompProfile'));
   for (const field of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
     containersOf(o, field).forEach((c, i) => errs.push(...validateSeccomp(getObject(c, 'securityContext', 'seccompProfile'), `spec.${field}[${i}].securityContext.seccompProfile`)));

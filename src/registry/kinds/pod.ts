@@ -13,6 +13,7 @@ import { evictionCapability } from './pod-eviction.js';
 import { aliasServiceAccount, defaultHostNetworkPorts, defaultRequestsFromLimits, defaultVolumeSources, validateContainerResources } from './pod-resources.js';
 import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 import { containersOf, validatePod } from './pod-validation.js';
+import { allowsHostSysctls } from './pod-sysctls.js';
 import { POD_SPEC_SHAPE } from '../zero-shape.js';
 import { invalid } from './field-errors.js';
 
@@ -41,7 +42,7 @@ export function podDefinition(n: SchemaNames): ResourceDefinition {
       validate: (o) => [...validatePod(o), ...validateNoEphemeralOnCreate(o)],
       // the ephemeralcontainers sub-resource changes only spec.ephemeralContainers (confineWrite), the main resource never
       validateUpdate: (o, old, sub) =>
-        [...validatePod(o), ...(sub === EPHEMERAL_SUBRESOURCE ? validateEphemeralContainersUpdate(o, old) : validatePodUpdate(o, old))],
+        [...validatePod(o, { allowHostSysctls: allowsHostSysctls(getObject(old, 'spec')) }), ...(sub === EPHEMERAL_SUBRESOURCE ? validateEphemeralContainersUpdate(o, old) : validatePodUpdate(o, old))],
       columns: [
         column('Ready', 'string', podReady, { description: 'The aggregate readiness state of this pod for accepting traffic.' }),
         column('Status', 'string', podStatusReason, { description: 'The aggregate status of the containers in this pod.' }),

@@ -107,7 +107,7 @@ const invalid = (field: string, value: unknown, m: string): FieldError => ({ fie
  * Kubernetes' ValidatePodTemplateSpecForReplicaSet and friends: a selector is
  * required, not empty, and selects the template's labels.
  */
-export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { templatePath?: string[]; selectorOptional?: boolean; owner?: TemplateOwner } = {}): FieldError[] {
+export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { templatePath?: string[]; selectorOptional?: boolean; owner?: TemplateOwner; old?: ApiObject } = {}): FieldError[] {
   const errs: FieldError[] = [];
   const spec = getObject(o, ...at.split('.'));
   if (!spec) return [required(at)];
@@ -131,7 +131,7 @@ export function validateSelectorAndTemplate(o: ApiObject, at = 'spec', opts: { t
   else if (!getObject(tmpl, 'spec')) errs.push(required(`${at}.${tpath.join('.')}.spec`));
   else if (!Array.isArray(get(tmpl, 'spec', 'containers')) || (get(tmpl, 'spec', 'containers') as JSONValue[]).length === 0) {
     errs.push(required(`${at}.${tpath.join('.')}.spec.containers`));
-  } else errs.push(...validatePodTemplate(tmpl, `${at}.${tpath.join('.')}`, opts.owner ?? 'ReplicaSet'));
+  } else errs.push(...validatePodTemplate(tmpl, `${at}.${tpath.join('.')}`, opts.owner ?? 'ReplicaSet', getObject(opts.old, ...at.split('.'), ...tpath)));
   if (opts.owner !== 'Job') errs.unshift(...validateReplicas(o, at));
   return errs;
 }

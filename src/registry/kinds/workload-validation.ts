@@ -8,6 +8,7 @@
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
 import { get, getObject, getString } from './columns.js';
 import { forbidden, invalid, notSupported, required } from './field-errors.js';
+import { allowsHostSysctls } from './pod-sysctls.js';
 import { validatePod } from './pod-validation.js';
 
 type Obj = Record<string, JSONValue>;
@@ -19,15 +20,16 @@ export type TemplateOwner = 'ReplicaSet' | 'DaemonSet' | 'StatefulSet' | 'Replic
  * kube's ValidatePodTemplateSpec (+ ForReplicaSet, ForStatefulSet, ForRC, the
  * DaemonSet's checks): the pod spec as a pod's, no ephemeral containers, and
  * for the long-running kinds restartPolicy Always and no activeDeadlineSeconds.
- * `at` is the template's path (`spec.template`, `spec.jobTemplate.spec.template`).
+ * `at` is the template's path (`spec.template`, `spec.jobTemplate.spec.template`);
+ * `old`, on an update, the template before it (kube's GetValidationOptionsFromPodTemplate).
  */
-export function validatePodTemplate(tmpl: Obj, at: string, owner: TemplateOwner): FieldError[] {
+export function validatePodTemplate(tmpl: Obj, at: string, owner: TemplateOwner, old?: Obj): FieldError[] {
   const spec = getObject(tmpl, 'spec');
   if (!spec) return [];
   const errs: FieldError[] = [];
   // kube leaves a StatefulSet's pod spec unchecked: its volumeClaimTemplates add volumes the mounts may name
   if (owner !== 'StatefulSet') {
-    errs.push(...validatePod({ spec } as unknown as ApiObject)
+    errs.push(...validatePod({ spec } as unknown as ApiObject, { allowHostSysctls: allowsHostSysctls(getObject(old, 'spec')) })
       .filter((e) => !e.field.startsWith('spec.ephemeralContainers'))
       .map((e) => ({ ...e, field: `${at}.${e.field}` })));
     if (Array.isArray(spec.ephemeralContainers) && spec.ephemeralContainers.length > 0) {
