@@ -79,6 +79,7 @@ export class MemoryNetwork {
       },
       stats: (): TransportStats => ({
         ...counters,
+        refusedPeers: 0,
         reconnects: 0,
         connected: Object.fromEntries([...this.members.keys()].filter((id) => id !== self).map((id) => [id, true])),
       }),

@@ -17,6 +17,7 @@ import { type Random, systemRandom } from '../core/random.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
+import type { PeerCertificate } from 'node:tls';
 import protobuf from 'protobufjs';
 import { decodeMsgpack, decodeMsgpackView, encodeMsgpack } from './codec.js';
 import { receiveWindowOf, widenConnectionWindow, widenStreamWindow } from './peer-window.js';
@@ -93,6 +94,12 @@ export interface TransportTls {
   /** presented by the client side of a peer stream */
   clientCertPem: string;
   clientKeyPem: string;
+  /**
+   * Whether a verified client certificate is a member's: the CA alone does not say so when it
+   * also signs other identities (nodes, users' approved CSRs), and a stream from such a client
+   * could carry forged Raft messages. Unset: any certificate of the CA (a CA for peers only).
+   */
+  authorizePeer?(cert: PeerCertificate): boolean;
 }
 
 export interface TransportOptions {
@@ -119,6 +126,8 @@ export interface TransportStats {
   sent: number;
   received: number;
   droppedDisconnected: number;
+  /** incoming streams refused: their client certificate is not a member's (TransportTls.authorizePeer) */
+  refusedPeers: number;
   /** envelopes (gRPC frames) written: one per peer per send() */
   frames: number;
   reconnects: number;
@@ -210,6 +219,7 @@ export class PeerTransport {
     private readonly opts: TransportOptions,
     private readonly server: grpc.Server,
     readonly port: number,
+    private readonly refusals: { count: number },
   ) {
     const creds = opts.tls
       ? grpc.credentials.createSsl(
@@ -229,8 +239,19 @@ export class PeerTransport {
     const server = new grpc.Server(CHANNEL_OPTIONS);
     let transport: PeerTransport | undefined;
     const pending: Message[] = [];
+    const refusals = { count: 0 };
     server.addService(serviceDefinition, {
       Stream: (call: grpc.ServerReadableStream<Envelope, StreamAck>, callback: grpc.sendUnaryData<StreamAck>) => {
+        const authorize = opts.tls?.authorizePeer;
+        if (authorize) {
+          const cert = call.getAuthContext().sslPeerCertificate;
+          if (!cert || !authorize(cert)) {
+            refusals.count += 1;
+            opts.log?.(`transport: refused a peer stream from ${call.getPeer()}: its certificate (${subjectOf(cert)}) is not a member's`);
+            callback({ code: grpc.status.PERMISSION_DENIED, details: 'the client certificate is not a cluster member\'s' });
+            return;
+          }
+        }
         let received = 0;
         call.on('data', (env: Envelope) => {
           received += 1;
@@ -255,7 +276,7 @@ export class PeerTransport {
       server.bindAsync(opts.listen, creds, (err, p) => (err ? reject(err) : resolve(p))),
     );
     if (!widened || !widenConnectionWindow(server)) opts.log?.('transport: the peer receive window stays at HTTP/2\'s default (grpc-js internals moved)');
-    transport = new PeerTransport(opts, server, port);
+    transport = new PeerTransport(opts, server, port, refusals);
     for (const m of pending) opts.onMessage(m);
     return transport;
   }
@@ -315,7 +336,7 @@ export class PeerTransport {
       connected[name] = s.up;
       reconnects += s.reconnects;
     }
-    return { ...this.counters, reconnects, connected };
+    return { ...this.counters, refusedPeers: this.refusals.count, reconnects, connected };
   }
 
   async close(): Promise<void> {
@@ -325,6 +346,14 @@ export class PeerTransport {
     // peers' inbound streams never end on their own: do not wait for them
     this.server.forceShutdown();
   }
+}
+
+/** a certificate's subject for a log line (Node gives repeated attributes as arrays) */
+function subjectOf(cert: PeerCertificate | undefined): string {
+  if (!cert?.subject) return 'none';
+  return Object.entries(cert.subject)
+    .map(([k, v]) => `${k}=${([] as string[]).concat(v as string | string[]).join('+')}`)
+    .join(', ');
 }
 
 /** "127.0.0.1:2380", "http://127.0.0.1:2380" or "https://host:2380" -> "host:port" */

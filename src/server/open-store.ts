@@ -12,7 +12,8 @@ import { peerAddress } from '../raft/transport.js';
 import { LocalStore } from '../store/local-store.js';
 import { RaftStore } from '../store/raft-store.js';
 import type { RevisionedStore } from '../store/types.js';
-import type { Pki } from './pki.js';
+import { ADMIN_ORGANIZATION, type Pki } from './pki.js';
+import type { PeerCertificate } from 'node:tls';
 
 export interface ClusterOptions {
   /** this member's name (must be a key of initialCluster) */
@@ -66,13 +67,16 @@ export async function openStore(
     initialCluster: c.initialCluster,
     dataDir: join(dataDir, 'member'),
     peerListen: `${c.peerBindAddress ?? host}:${port}`,
-    // members authenticate each other with the cluster's shared PKI
+    // members authenticate each other with the cluster's shared PKI; as that CA also signs nodes' and
+    // users' client certificates (CSRs), a peer stream is taken only from the identity members present,
+    // group system:masters, which the CSR API never issues (CertificateSubjectRestriction)
     tls: {
       caPem: pki.ca.certPem,
       serverCertPem: pki.serving.certPem,
       serverKeyPem: pki.serving.keyPem,
       clientCertPem: pki.admin.certPem,
       clientKeyPem: pki.admin.keyPem,
+      authorizePeer: (cert) => organizationsOf(cert).includes(ADMIN_ORGANIZATION),
     },
     tickMs: c.tickMs,
     electionTick: c.electionTick,
@@ -112,4 +116,10 @@ export function registerStoreMetrics(
 ): void {
   if (!(store instanceof RaftStore)) return;
   RaftMetrics.register((n, h, r) => metrics.gauge(n, h, r), store.metrics, () => store.liveMetrics());
+}
+
+/** the organizations (O) of a verified client certificate's subject */
+function organizationsOf(cert: PeerCertificate): string[] {
+  const o = (cert.subject as Record<string, string | string[] | undefined> | undefined)?.O;
+  return o === undefined ? [] : ([] as string[]).concat(o);
 }

@@ -3,13 +3,17 @@
 // kubeconfig must reach every member. It once reported "did not become ready"
 // on a working cluster: its readiness check read /raftz as compact JSON, which
 // the server answers curl pretty-printed. A member that exits at start is
-// reported with its reason right away.
+// reported with its reason right away. A member's peer port takes Raft
+// streams only from a member's identity, not from a node's certificate of the
+// same CA.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PeerTransport } from '../../src/raft/transport.js';
+import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { freePortRun } from '../helpers/ports.js';
 
@@ -67,6 +71,29 @@ describe('deploy/cluster.sh', () => {
     const json = await script('status', '--json');
     const leaders = [...json.out.matchAll(/"leader": ?"(m[123])"/g)].map((m) => m[1]);
     expect(leaders).toEqual([leader, leader, leader]);
+
+    // a node's client certificate (the cluster CA signs those too) opening a Raft stream to m1 is refused
+    const pki = await loadPki(join(dir, 'cluster', 'pki'));
+    const node = await issueClientCertificate(pki, { commonName: 'system:node:intruder', organizations: ['system:nodes'] });
+    const m1 = `127.0.0.1:${env.ORCH_PEER_BASE}`;
+    const intruder = await PeerTransport.start({
+      self: 'x', listen: '127.0.0.1:0', peers: { m1 }, onMessage: () => undefined, initialBackoffMs: 20, maxBackoffMs: 50,
+      tls: { caPem: pki.ca.certPem, serverCertPem: node.certPem, serverKeyPem: node.keyPem, clientCertPem: node.certPem, clientKeyPem: node.keyPem },
+    });
+    // m1's document comes first in `status --json`
+    const refused = async () => Number(/"refusedPeers": ?(\d+)/.exec((await script('status', '--json')).out)?.[1] ?? 0);
+    try {
+      for (let i = 0; i < 200 && (await refused()) === 0; i++) {
+        intruder.send([{ type: 'heartbeat', from: 'x', to: 'm1', term: 1_000_000, commit: 0 }]);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      await intruder.close();
+    }
+    expect(await refused()).toBeGreaterThan(0);
+    // the forged term reached nobody: the cluster's term is unchanged
+    const after = (await script('status')).out.trim().split('\n').slice(1).map((l) => l.trim().split(/\s+/));
+    expect(after.map((r) => r[3])).toEqual(rows.map((r) => r[3]));
 
     const down = await script('down');
     expect(down.code, down.err).toBe(0);
