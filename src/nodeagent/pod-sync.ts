@@ -18,12 +18,12 @@ import { normalizeSysctlName } from '../core/sysctl.js';
 import { DEADLINE_MESSAGE, DEADLINE_REASON, pastActiveDeadline } from './active-deadline.js';
 import type { KubeObject } from './api-client.js';
 import { type Clock, rfc3339 } from './clock.js';
-import { EnvError, type EnvPod } from './container-env.js';
-import { type EnvReader, readContainerEnv } from './env-reader.js';
-import { EtcHosts, HostsFileError, type HostsPod, podHostnameAndDomain } from './etc-hosts.js';
+import type { EnvReader } from './env-reader.js';
+import { EtcHosts, type HostsPod, podHostnameAndDomain } from './etc-hosts.js';
 import { type ContainerKind, containerRef, msg, podRef } from './events/kubelet-events.js';
 import { type EventSink, noEvents } from './events/recorder.js';
 import { ContainerHooks } from './container-hooks.js';
+import { containerConfig, type ContainerConfigDeps, podIPOf } from './container-config.js';
 import { apiContainerStatus } from './container-status.js';
 import { ImagePuller } from './images.js';
 import { defaultWaitingReason, initContainerReady, initializedCondition } from './init-status.js';
@@ -32,10 +32,8 @@ import { podPhase } from './pod-phase.js';
 import { initActions, mainsFinished, type ProbeView } from './sidecars.js';
 import { TerminationOrder } from './termination-order.js';
 import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
-import { type Container, type ContainerConfig, type ContainerStatus, CONTAINER_PORTS_ANNOTATION, type PodSandboxConfig } from './runtime/types.js';
+import type { Container, ContainerStatus, PodSandboxConfig } from './runtime/types.js';
 import type { ProbeManager } from './probes/manager.js';
-import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
-import { SubPathError } from './subpath.js';
 import { bytesPerStatus, TerminationMessages } from './termination-message.js';
 import { VolumeManager, type VolumeReader } from './volumes.js';
 import { CrashLoopBackOff } from './crash-loop-backoff.js';
@@ -96,6 +94,7 @@ export class PodSyncer {
   private readonly messages: TerminationMessages;
   private readonly hooks: ContainerHooks;
   private readonly etcHosts: EtcHosts;
+  private readonly configDeps: ContainerConfigDeps;
 
   constructor(private readonly o: PodSyncOptions) {
     this.events = o.events ?? noEvents;
@@ -105,6 +104,7 @@ export class PodSyncer {
     this.images = new ImagePuller(o.runtime, o.clock, this.events);
     this.etcHosts = new EtcHosts({ rootDir: o.rootDir, clusterDomain: o.clusterDomain ?? 'cluster.local' });
     this.volumes = new VolumeManager({ rootDir: o.rootDir, labelDomain: o.labelDomain ?? 'orch.io', reader: o.volumeReader, allocatable: o.allocatable, clock: o.clock, events: this.events, log: o.log, resyncMs: o.volumeResyncMs });
+    this.configDeps = { ...o, images: this.images, volumes: this.volumes, etcHosts: this.etcHosts, messages: this.messages };
   }
 
   private sandboxConfig(pod: KubeObject): PodSandboxConfig {
@@ -309,52 +309,9 @@ export class PodSyncer {
       this.retryAt.set(key, this.o.clock.now() + SYNC_ERROR_RETRY_MS);
       this.events.event(ref, 'Warning', 'Failed', msg.error(eventMessage));
     };
-    const image = await this.images.ensure(pod.metadata.uid!, c.image, c.imagePullPolicy, ref);
-    if (image) return fail(image.reason, image.message, image.reason);
-    let env;
-    const ip = podIPOf(spec, this.o.hostIP, (await this.o.runtime.podSandboxStatus(sandbox)).network?.ip);
-    try {
-      const i = { pod: pod as EnvPod, container: c, podIPs: ip ? [ip] : [], hostIPs: this.o.hostIP ? [this.o.hostIP] : [], allocatable: this.o.allocatable?.() ?? {} };
-      env = await readContainerEnv(this.o.envReader, i);
-    } catch (e) {
-      if (!(e instanceof EnvError)) throw e;
-      // kubelet: an environment that cannot be built is CreateContainerConfigError; a later sync retries
-      return fail('CreateContainerConfigError', e.message);
-    }
-    let mounts;
-    try {
-      mounts = await this.volumes.containerMounts(pod.metadata.uid!, c, env.env);
-      // kubelet's makeMounts: the pod's managed /etc/hosts, written from the sandbox's IP (etc-hosts.ts)
-      mounts.push(...(await this.etcHosts.mount(pod as unknown as HostsPod, ip ? [ip] : [], c)));
-    } catch (e) {
-      if (!(e instanceof SubPathError) && !(e instanceof HostsFileError)) throw e;
-      // kubelet's makeMounts fails the container config: CreateContainerConfigError, retried at a later sync
-      return fail('CreateContainerConfigError', e.message);
-    }
-    let seccomp;
-    try {
-      seccomp = await resolveSeccomp(this.o.rootDir, effectiveProfile(spec.securityContext?.seccompProfile, c.securityContext?.seccompProfile));
-    } catch (e) {
-      if (!(e instanceof SeccompError)) throw e;
-      // spec 002 §7: a missing Localhost profile makes container creation fail with CreateContainerError
-      return fail('CreateContainerError', e.message);
-    }
-    const config: ContainerConfig = {
-      metadata: { name: c.name, attempt },
-      image: { image: c.image },
-      command: env.command,
-      args: env.args,
-      workingDir: c.workingDir ?? '',
-      envs: env.env,
-      mounts: [...mounts, ...(await this.messages.prepare(pod.metadata.uid!, c, attempt))],
-      labels: { ...sb.labels, [LABEL_CONTAINER]: c.name },
-      // kubelet's container annotation; the simulator reads where an emulated image listens
-      annotations: {
-        [CONTAINER_HASH_ANNOTATION]: containerHash(c),
-        ...(c.ports?.length ? { [CONTAINER_PORTS_ANNOTATION]: JSON.stringify(c.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' }))) } : {}),
-      },
-      linux: { securityContext: seccomp ? { seccomp } : {} },
-    };
+    const made = await containerConfig(this.configDeps, pod, sandbox, sb, c, attempt, ref);
+    if ('failure' in made) return fail(made.failure.reason, made.failure.message, made.failure.eventMessage);
+    const { config } = made;
     let id: string;
     try {
       id = await this.o.runtime.createContainer(sandbox, config, sb);
@@ -534,12 +491,4 @@ export class PodSyncer {
 function definitionChanged(c: ContainerSpec, s: ContainerStatus): boolean {
   const was = s.annotations?.[CONTAINER_HASH_ANNOTATION];
   return was !== undefined && was !== containerHash(c);
-}
-
-/**
- * kubelet: a host-network pod's IP is the node's (generateAPIPodStatus takes the node's addresses for
- * it; the sandbox's own address is not the pod's), in its status and its env's status.podIP alike
- */
-function podIPOf(spec: PodSpec, hostIP: string | undefined, sandboxIP: string | undefined): string | undefined {
-  return spec.hostNetwork && hostIP ? hostIP : sandboxIP;
 }
