@@ -53,7 +53,11 @@ describe('kubectl autoscale on cpu', () => {
       return n > 1 && n;
     }, 'the autoscaler scales busy past one replica');
     expect(replicas).toBeLessThanOrEqual(3);
-    const hpa = (await ts.request('GET', '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/busy')).json<{ status: Record<string, any> }>().status;
+    // the controller scales the Deployment first, then writes its own status: wait for the second write
+    const hpa = await eventually(async () => {
+      const status = (await ts.request('GET', '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/busy')).json<{ status: Record<string, any> }>().status;
+      return status?.lastScaleTime ? status : undefined;
+    }, 'the autoscaler status with its lastScaleTime');
     expect(hpa.lastScaleTime).toMatch(/Z$/);
     expect(hpa.conditions.find((c: { type: string }) => c.type === 'ScalingActive')).toMatchObject({ status: 'True', reason: 'ValidMetricFound' });
     const describe = await runKubectl(admin, ['describe', 'hpa', 'busy']);
