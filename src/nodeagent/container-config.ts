@@ -1,8 +1,8 @@
 // The runtime's configuration of one container attempt, as kuberuntime's
 // generateContainerConfig builds it: the image (pulled by its policy), the
 // environment and command, the mounts (volumes, the pod's managed /etc/hosts,
-// the termination-message file), the seccomp profile, and kubelet's labels
-// and annotations. A step that cannot be done is the container's waiting
+// the termination-message file), the container's user (run-as-user.ts), the
+// seccomp profile, and kubelet's labels and annotations. A step that cannot be done is the container's waiting
 // reason and message (ErrImagePull…, CreateContainerConfigError,
 // CreateContainerError), which the pod syncer records and retries.
 
@@ -12,7 +12,8 @@ import { type EnvReader, readContainerEnv } from './env-reader.js';
 import { type EtcHosts, HostsFileError, type HostsPod } from './etc-hosts.js';
 import type { ImagePuller } from './images.js';
 import { CONTAINER_HASH_ANNOTATION, containerHash, type ContainerSpec, LABEL_CONTAINER, type PodSpec } from './pod-spec.js';
-import type { RuntimeClient } from './runtime/client.js';
+import { imageUser, runtimeUser, verifyRunAsNonRoot } from './run-as-user.js';
+import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import { type ContainerConfig, CONTAINER_PORTS_ANNOTATION, type PodSandboxConfig } from './runtime/types.js';
 import { effectiveProfile, resolveSeccomp, SeccompError } from './seccomp.js';
 import { SubPathError } from './subpath.js';
@@ -82,6 +83,16 @@ export async function containerConfig(
     // kubelet's makeMounts fails the container config: CreateContainerConfigError, retried at a later sync
     return fail('CreateContainerConfigError', e.message);
   }
+  // kubelet's getImageUser (a separate ImageStatus) and verifyRunAsNonRoot: CreateContainerConfigError
+  let user;
+  try {
+    user = imageUser(await d.runtime.imageStatus(c.image));
+  } catch (e) {
+    if (!(e instanceof RuntimeCallError)) throw e;
+    return fail('CreateContainerConfigError', e.goError);
+  }
+  const nonRoot = verifyRunAsNonRoot(pod, c, user);
+  if (nonRoot) return fail('CreateContainerConfigError', nonRoot);
   let seccomp;
   try {
     seccomp = await resolveSeccomp(d.rootDir, effectiveProfile(spec.securityContext?.seccompProfile, c.securityContext?.seccompProfile));
@@ -106,7 +117,7 @@ export async function containerConfig(
         [CONTAINER_HASH_ANNOTATION]: containerHash(c),
         ...(c.ports?.length ? { [CONTAINER_PORTS_ANNOTATION]: JSON.stringify(c.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' }))) } : {}),
       },
-      linux: { securityContext: seccomp ? { seccomp } : {} },
+      linux: { securityContext: { ...(seccomp ? { seccomp } : {}), ...runtimeUser(pod, c, user) } },
     },
   };
 }

@@ -5,6 +5,7 @@ import type { EnvContainer } from './container-env.js';
 import type { ContainerKind } from './events/kubelet-events.js';
 import type { Lifecycle } from './lifecycle-hooks.js';
 import type { ProbeSpec } from './probes/types.js';
+import type { PodUserFields, UserFields } from './run-as-user.js';
 
 export const LABEL_POD_UID = 'io.orch.pod.uid';
 export const LABEL_POD_NAME = 'io.orch.pod.name';
@@ -41,7 +42,8 @@ export interface ContainerSpec {
   workingDir?: string;
   env?: EnvContainer['env'];
   envFrom?: EnvContainer['envFrom'];
-  securityContext?: { seccompProfile?: SeccompField };
+  /** the user fields: run-as-user.ts */
+  securityContext?: { seccompProfile?: SeccompField } & UserFields;
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
   volumeMounts?: { name: string; mountPath: string; subPath?: string; subPathExpr?: string; readOnly?: boolean }[];
   ports?: { name?: string; containerPort: number; protocol?: string }[];
@@ -61,7 +63,7 @@ export interface PodSpec {
   ephemeralContainers?: ContainerSpec[];
   restartPolicy?: 'Always' | 'OnFailure' | 'Never';
   terminationGracePeriodSeconds?: number;
-  securityContext?: { seccompProfile?: SeccompField; sysctls?: { name: string; value: string }[] };
+  securityContext?: { seccompProfile?: SeccompField; sysctls?: { name: string; value: string }[] } & PodUserFields;
   hostname?: string;
   activeDeadlineSeconds?: number;
   hostNetwork?: boolean;

@@ -16,7 +16,7 @@
 // FailedMount event, and the pod waits (its containers ContainerCreating),
 // retried after 0.5 s doubling to 2 min 2 s. The pod's directory goes with it.
 
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type FileProjection, writeAtomically } from './atomic-writer.js';
 import type { Clock } from './clock.js';
@@ -241,6 +241,8 @@ export class VolumeManager {
     if (v.emptyDir) {
       const dir = this.dirOf(uid, 'empty-dir', v.name);
       await mkdir(dir, { recursive: true, mode: 0o777 });
+      // kubelet's emptyDir setupDir: 0777 whatever the umask, so a container of any user writes there
+      await chmod(dir, 0o777);
       out.paths.set(v.name, dir);
       return undefined;
     }

@@ -41,5 +41,21 @@ export async function testContainerOutput(env: E2eEnv, ns: string, pod: Obj, ind
   return log;
 }
 
+/** the Events of one object of the namespace */
+export const podEvents = async (env: E2eEnv, ns: string, name: string): Promise<Obj[]> =>
+  (await env.get(`/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${name}`)}`)).items;
+
+/** PodClient.WaitForErrorEventOrSuccess: the first Killing, Failed or SysctlForbidden event, or none once Started */
+export async function waitForErrorEventOrSuccess(env: E2eEnv, ns: string, name: string): Promise<Obj | null> {
+  const found = await env.eventually(async () => {
+    for (const e of await podEvents(env, ns, name)) {
+      if (['Killing', 'Failed', 'SysctlForbidden'].includes(e.reason)) return { ev: e };
+      if (e.reason === 'Started') return { ev: null };
+    }
+    return undefined;
+  }, `an error event or Started for ${name}`, 40_000);
+  return found.ev;
+}
+
 /** kube's e2e names: a prefix and a fresh uuid */
 export const uniqueName = (prefix: string): string => `${prefix}${crypto.randomUUID()}`;

@@ -16,7 +16,7 @@ import { BUSYBOX, PODS, podLog, testContainerOutput, uniqueName } from './e2e-no
 const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const DATA = { 'data-1': 'value-1', 'data-2': 'value-2', 'data-3': 'value-3' };
-/** kube runs these pods as uid 1000; the simulator runs every process as its own user (no isolation), so the pod only carries the field */
+/** kube runs these pods as uid 1000 (group 0); so does the simulator when it runs as root (docs/nodeagent.md "What the simulator runs") */
 const NON_ROOT = { securityContext: { runAsUser: 1000 } };
 
 function pod(prefix: string, volumes: Obj[], containers: Obj[], extra: Obj = {}): Obj {
@@ -225,7 +225,8 @@ function secretVolume(s: Suite): void {
 
   it('should be consumable from pods in volume [NodeConformance] [Conformance]', () => consume({ mappings: false }));
   it('should be consumable from pods in volume with defaultMode set [LinuxOnly] [NodeConformance] [Conformance]', () => consume({ mappings: false, mode: 0o400 }));
-  // kube also sets fsGroup 1001: ownership changes are not built; the mode is the defaultMode's either way
+  // kube also sets fsGroup 1001: ownership changes are not built; the mode is the defaultMode's either way, and
+  // the file (root:root 0440) is read through the process's group 0, where kube's is read through group 1001
   it('should be consumable from pods in volume as non-root with defaultMode and fsGroup set [LinuxOnly] [NodeConformance] [Conformance]', () => consume({ mappings: false, mode: 0o440, nonRoot: true }));
   it('should be consumable from pods in volume with mappings [NodeConformance] [Conformance]', () => consume({ mappings: true }));
   it('should be consumable from pods in volume with mappings and Item Mode set [LinuxOnly] [NodeConformance] [Conformance]', () => consume({ mappings: true, mode: 0o400 }));

@@ -96,7 +96,7 @@ while true; do sleep 1; done
   it('on terminated container: should report termination message if TerminationMessagePath is set [NodeConformance]', () =>
     terminationMessage({ command: ['/bin/sh', '-c'], args: ['/bin/echo -n DONE > /dev/termination-log'], terminationMessagePath: '/dev/termination-log', securityContext: { runAsUser: 0 } }, 'Succeeded', 'DONE'));
 
-  // runAsUser is not applied by the simulator (its processes run as its own user): the custom path is what is checked
+  // the script runs as uid 10000 when the simulator is root: the message file (0666) is reached through the agent's private root dir
   it('on terminated container: should report termination message if TerminationMessagePath is set as non-root user and at a non-default path [NodeConformance] [Conformance]', () =>
     terminationMessage({ command: ['/bin/sh', '-c'], args: ['/bin/echo -n DONE > /dev/termination-custom-log'], terminationMessagePath: '/dev/termination-custom-log', securityContext: { runAsUser: 10000 } }, 'Succeeded', 'DONE'));
 

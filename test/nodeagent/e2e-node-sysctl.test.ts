@@ -8,7 +8,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { type Obj, e2eEnv, namespace } from '../helpers/e2e-apps.js';
-import { BUSYBOX, PODS, podLog, uniqueName } from '../helpers/e2e-node-output.js';
+import { BUSYBOX, PODS, podEvents, podLog, uniqueName, waitForErrorEventOrSuccess } from '../helpers/e2e-node-output.js';
 
 const env = e2eEnv('sysctl-node', { allowedUnsafeSysctls: ['kernel.shm*'] });
 let seq = 0;
@@ -23,27 +23,12 @@ function testPod(sysctls: Obj[], command?: string[]): Obj {
   };
 }
 
-const events = async (n: string, name: string): Promise<Obj[]> =>
-  (await env.get(`/api/v1/namespaces/${n}/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${name}`)}`)).items;
-
-/** PodClient.WaitForErrorEventOrSuccess: the first Killing, Failed or SysctlForbidden event, or none once Started */
-async function waitForErrorEventOrSuccess(n: string, name: string): Promise<Obj | null> {
-  const found = await env.eventually(async () => {
-    for (const e of await events(n, name)) {
-      if (['Killing', 'Failed', 'SysctlForbidden'].includes(e.reason)) return { ev: e };
-      if (e.reason === 'Started') return { ev: null };
-    }
-    return undefined;
-  }, `an error event or Started for ${name}`, 40_000);
-  return found.ev;
-}
-
 /** the two "should support sysctls" tests: the pod runs, Succeeds, and its log shows the value */
 async function supportsSysctl(name: string): Promise<void> {
   const n = await ns();
   const pod = testPod([{ name, value: '1' }], ['/bin/sysctl', name]);
   await env.call('POST', PODS(n), pod);
-  expect(await waitForErrorEventOrSuccess(n, pod.metadata.name)).toBeNull();
+  expect(await waitForErrorEventOrSuccess(env, n, pod.metadata.name)).toBeNull();
   // WaitForPodNoLongerRunningInNamespace, then the phase
   const done = await env.eventually(async () => {
     const p = await env.get(`${PODS(n)}/${pod.metadata.name}`);
@@ -89,7 +74,7 @@ describe('[sig-node] Sysctls [LinuxOnly] [NodeConformance]', () => {
     // beyond sysctl.go: kubelet's message, its Warning, and no container ever started
     expect(p.status.message).toBe('Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted');
     const evs = await env.eventually(async () => {
-      const all = await events(n, pod.metadata.name);
+      const all = await podEvents(env, n, pod.metadata.name);
       return all.some((e) => e.reason === 'SysctlForbidden') && all;
     }, 'the SysctlForbidden event');
     expect(evs.find((e) => e.reason === 'SysctlForbidden')).toMatchObject({ type: 'Warning', message: 'forbidden sysctl: "kernel.msgmax" not allowlisted' });

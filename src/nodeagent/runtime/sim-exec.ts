@@ -6,7 +6,7 @@
 
 import { spawn } from 'node:child_process';
 import { systemClock } from '../clock.js';
-import { containerCwd, containerEnv, exitCodeOf, killProcessTree, mapMounts } from './sim-process.js';
+import { exitCodeOf, killProcessTree, mapMounts, processOptions } from './sim-process.js';
 import { SimError, type SimState } from './sim-state.js';
 import { execArgv } from './sim-sysctl.js';
 import type { ExecSyncResponse } from './types.js';
@@ -26,7 +26,7 @@ export function execSync(state: SimState) {
     if (cmd.length === 0) throw new SimError(INVALID_ARGUMENT, 'exec needs a command');
     const timeoutS = Number(r.timeout ?? 0);
     return new Promise((resolve, reject) => {
-      const proc = spawn(cmd[0]!, cmd.slice(1), { cwd: containerCwd(c.config), env: containerEnv(c.config), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const proc = spawn(cmd[0]!, cmd.slice(1), { ...processOptions(c.config), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       let size = 0;

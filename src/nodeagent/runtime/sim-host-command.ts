@@ -8,7 +8,8 @@
 // command at all) is only pretended, as before.
 //
 // Security note: there is no isolation. The process runs on the host as the
-// simulator's (the agent's) user, sees the host's files and network, and
+// simulator's (the agent's) user — or, the simulator being root, as the
+// container's runAsUser/runAsGroup (sim-user.ts) — sees the host's files and network, and
 // takes whatever the pod spec says as its argv. This is a simulator for
 // tests and development, not a runtime for untrusted pods.
 

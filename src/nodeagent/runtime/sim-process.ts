@@ -2,7 +2,8 @@
 // container whose command is `sh -c <script>` (and not one of the forms the
 // simulator only pretends to run), or `echo …`, runs the script on the host, its output
 // becoming the container's log; `exec` runs its command as a process of its
-// own. There is no isolation: processes run as the simulator's user, in its
+// own. There is no isolation: processes run as the simulator's user (or the
+// container's runAsUser/runAsGroup when the simulator is root: sim-user.ts), in its
 // working directory, with the container's environment and the host's PATH and
 // HOME only (see containerEnv). Each process leads its own process group, so
 // stopping a container ends everything its script started.
@@ -20,6 +21,7 @@ import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { ContainerConfig, Mount } from './types.js';
 import type { ContainerLog } from './sim-logs.js';
+import { processUser, reachMounts } from './sim-user.js';
 
 /** what a container process needs of the simulated container (sim-state.ts's SimContainer has it) */
 export interface ProcessContainer {
@@ -78,6 +80,22 @@ export function containerEnv(config: ContainerConfig): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * how a process of the container is spawned: its working directory and environment, and — when the
+ * simulator runs as root and the container asks for another user — that uid and gid, with HOME `/`
+ * unless the container sets it, `/` as the working directory the host lacks, and the mounts' host
+ * parents made traversable (sim-user.ts)
+ */
+export function processOptions(config: ContainerConfig): { cwd?: string; env: NodeJS.ProcessEnv; uid?: number; gid?: number } {
+  const cwd = containerCwd(config);
+  const env = containerEnv(config);
+  const user = processUser(config);
+  if (!user) return { cwd, env };
+  reachMounts(config);
+  if (!config.envs?.some((e) => e.key === 'HOME')) env.HOME = '/';
+  return { cwd: cwd ?? '/', env, ...user };
+}
+
 /** the shell's convention: 128 + signal number for a process ended by a signal */
 export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
   if (code !== null) return code;
@@ -114,8 +132,7 @@ export const SCRIPT_SHELL: readonly string[] = existsSync('/bin/bash') ? ['/bin/
 /** runs the container's script; `onExit` when the process ended and its output was read */
 export function startContainerProcess(c: ProcessContainer, script: string, onExit: (code: number, reason: string) => void): void {
   const proc = spawn(SCRIPT_SHELL[0]!, [...SCRIPT_SHELL.slice(1), '-c', script], {
-    cwd: containerCwd(c.config),
-    env: containerEnv(c.config),
+    ...processOptions(c.config),
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
   });

@@ -16,6 +16,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { killProcessTree, realScript, startContainerProcess } from './sim-process.js';
 import { hostCommandScript } from './sim-host-command.js';
 import { sysctlScript } from './sim-sysctl.js';
+import { imageUserFields } from './sim-user.js';
 import { type EmulatedService, emulatesNginx, startNginx } from './sim-nginx.js';
 import { fnv as hash, sandboxLoopback } from './sim-network.js';
 import type { ContainerConfig, ContainerState, ContainerStatus, Image, PodSandboxConfig, PodSandboxState } from './types.js';
@@ -246,7 +247,7 @@ export class SimState {
     let img = this.images.get(image);
     if (!img) {
       const digest = `sha256:${hash(image).toString(16).padStart(8, '0').repeat(8)}`;
-      img = { id: digest, repoTags: [image.includes(':') ? image : `${image}:latest`], repoDigests: [`${image.split(':')[0]}@${digest}`], size: 1_000_000 + (hash(image) % 50_000_000) };
+      img = { id: digest, repoTags: [image.includes(':') ? image : `${image}:latest`], repoDigests: [`${image.split(':')[0]}@${digest}`], size: 1_000_000 + (hash(image) % 50_000_000), ...imageUserFields(image) };
       this.images.set(image, img);
     }
     return img.id;

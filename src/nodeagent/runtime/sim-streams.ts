@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { LogLine } from './sim-logs.js';
-import { containerCwd, containerEnv, exitCodeOf, killProcessTree, mapMounts } from './sim-process.js';
+import { exitCodeOf, killProcessTree, mapMounts, processOptions } from './sim-process.js';
 import { SimError, type SimState } from './sim-state.js';
 import { execArgv } from './sim-sysctl.js';
 import { HOST_LOOPBACK } from './sim-network.js';
@@ -113,7 +113,7 @@ export function execStream(state: SimState) {
       if (cmd.length === 0) throw new SimError(INVALID_ARGUMENT, 'exec needs a command');
       // no mount namespace: container paths in the command become host paths (sim-process.ts mapMounts)
       const argv = execArgv(cmd.map((a) => mapMounts(a, c.config.mounts)), state.sandbox(c.sandboxId).config.linux?.sysctls);
-      const proc = spawn(argv[0]!, argv.slice(1), { cwd: containerCwd(c.config), env: containerEnv(c.config), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      const proc = spawn(argv[0]!, argv.slice(1), { ...processOptions(c.config), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       let spawnError: Error | undefined;
       proc.on('error', (e) => (spawnError = e));
       proc.stdin!.on('error', () => undefined);

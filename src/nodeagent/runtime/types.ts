@@ -84,8 +84,20 @@ export interface ContainerConfig {
   logPath?: string;
   linux?: {
     resources?: { cpuPeriod?: number; cpuQuota?: number; cpuShares?: number; memoryLimitInBytes?: number };
-    securityContext?: { seccomp?: SecurityProfile };
+    securityContext?: LinuxContainerSecurityContext;
   };
+}
+/** CRI's Int64Value: a number whose absence (null) differs from 0 */
+export interface Int64Value {
+  value: number;
+}
+/** the container's user and seccomp profile (proto/runtime.proto LinuxContainerSecurityContext) */
+export interface LinuxContainerSecurityContext {
+  seccomp?: SecurityProfile;
+  runAsUser?: Int64Value | null;
+  runAsUsername?: string;
+  runAsGroup?: Int64Value | null;
+  supplementalGroups?: number[];
 }
 export interface Container {
   id: string;
@@ -130,6 +142,9 @@ export interface Image {
   repoTags: string[];
   repoDigests: string[];
   size: number;
+  /** the image's numeric user; `username` a non-numeric one; neither: no USER (root) */
+  uid?: Int64Value | null;
+  username?: string;
 }
 
 // streams (proto/runtime.proto ContainerLog, ExecStream, AttachStream, PortForwardStream)
