@@ -4,7 +4,7 @@
 // group names: an Endpoints object's lifecycle (watch by label, patch, delete
 // by collection), listing services across namespaces, deleting a collection
 // of services, a service's status through `/status` (patch, update, watch),
-// and the `kubernetes` service's Endpoints and EndpointSlice.
+// and the `kubernetes` service (its presence, its Endpoints and EndpointSlice).
 
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
@@ -20,6 +20,12 @@ const sel = (s: string): string => `labelSelector=${encodeURIComponent(s)}`;
 const named = (name: string) => (e: WatchEvent): boolean => e.object.metadata?.name === name;
 
 describe('[sig-network] Services (service.go)', () => {
+  it('[Conformance] should provide secure master service', async () => {
+    const svc = await call(t, 'GET', '/api/v1/namespaces/default/services/kubernetes');
+    // what the e2e relies on when it reaches the API server through it
+    expect(svc.spec.ports).toEqual([expect.objectContaining({ name: 'https', port: 443, protocol: 'TCP' })]);
+  });
+
   it('[Conformance] should test the lifecycle of an Endpoint', async () => {
     const ns = await newNamespace(t, 'endpoints');
     const name = 'testservice';
