@@ -246,3 +246,32 @@ describe('[sig-network] EndpointSlice (endpointslice.go)', () => {
     await deleteOneThenCollection(t, path, one, label, 2);
   });
 });
+
+describe('[sig-network] EndpointSliceMirroring (endpointslicemirroring.go)', () => {
+  it('[Conformance] should mirror a custom Endpoints resource through create update and delete', async () => {
+    const ns = await newNamespace(t, 'endpointslicemirroring');
+    const name = 'example-custom-endpoints';
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/services`, { metadata: { name }, spec: { ports: [{ name: 'example', port: 80, protocol: 'TCP' }] } });
+    const slicesPath = `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?${sel(`kubernetes.io/service-name=${name}`)}`;
+    /** every mirrored slice: one port 80, one endpoint of one address `ip` (kube allows a duplicate slice on the first sync) */
+    const mirrors = (ip: string, exactlyOne: boolean) => async (): Promise<boolean> => {
+      const slices = await listItems(t, slicesPath);
+      if (slices.length === 0 || (exactlyOne && slices.length !== 1)) return false;
+      return slices.every((s) => {
+        const ports = (s.ports ?? []) as Obj[];
+        const eps = (s.endpoints ?? []) as Obj[];
+        return ports.length === 1 && ports[0]!.port === 80 && eps.length === 1 && (eps[0]!.addresses as string[]).length === 1 && eps[0]!.addresses[0] === ip;
+      });
+    };
+    const endpoints = { metadata: { name }, subsets: [{ ports: [{ port: 80 }], addresses: [{ ip: '10.1.2.3' }] }] };
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/endpoints`, endpoints);
+    await eventually(mirrors('10.1.2.3', false), 'the Endpoints mirrored', 12_000);
+
+    // kube's update sends the object it created (no resourceVersion): an unconditional update
+    await call(t, 'PUT', `/api/v1/namespaces/${ns}/endpoints/${name}`, { ...endpoints, subsets: [{ ports: [{ port: 80 }], addresses: [{ ip: '10.2.3.4' }] }] });
+    await eventually(mirrors('10.2.3.4', true), 'the update mirrored', 12_000);
+
+    await call(t, 'DELETE', `/api/v1/namespaces/${ns}/endpoints/${name}`);
+    await eventually(async () => (await listItems(t, slicesPath)).length === 0, 'the deletion mirrored', 12_000);
+  });
+});
