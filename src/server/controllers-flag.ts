@@ -16,7 +16,7 @@ export function controllerEnabled(list: readonly string[] | undefined, name: str
 export const DEFAULT_CONTROLLERS = [
   'serviceaccount', 'root-ca-cert-publisher', 'nodelifecycle', 'taint-eviction-controller', 'disruption', 'scheduler',
   'deployment', 'replicaset', 'replicationcontroller', 'daemonset', 'statefulset', 'job', 'cronjob', 'ttl-after-finished',
-  'horizontalpodautoscaling', 'persistentvolume-binder', 'pvc-protection', 'pv-protection', 'endpoint', 'endpointslice',
+  'horizontalpodautoscaling', 'persistentvolume-binder', 'pvc-protection', 'pv-protection', 'endpoint', 'endpointslice', 'endpointslicemirroring',
   'resourcequota', 'csrsigning', 'csrapproving', 'csrcleaner',
 ] as const;
 

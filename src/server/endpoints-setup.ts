@@ -1,6 +1,6 @@
 // The Endpoints and EndpointSlice controllers' part of the workload wiring
-// (workloads-setup.ts), by kube's `--controllers` names `endpoint` and
-// `endpointslice`, both on by default, each on when its kinds are served.
+// (workloads-setup.ts), by kube's `--controllers` names `endpoint`,
+// `endpointslice` and `endpointslicemirroring`, all on by default, each on when its kinds are served.
 // docs/controllers.md "Endpoints and EndpointSlices".
 
 import type { GenericStore } from '../registry/generic-store.js';
@@ -8,6 +8,7 @@ import type { ResourceDefinition } from '../registry/types.js';
 import type { Controller } from '../controllers/leader-gate.js';
 import { ENDPOINT_CONTROLLER, EndpointsController } from '../controllers/endpoints/endpoints-controller.js';
 import { ENDPOINTSLICE_CONTROLLER, EndpointSliceController } from '../controllers/endpoints/endpointslice-controller.js';
+import { ENDPOINTSLICE_MIRRORING_CONTROLLER, EndpointSliceMirroringController } from '../controllers/endpoints/endpointslice-mirroring.js';
 import { controllerEnabled } from './controllers-flag.js';
 import type { Common, Lookup } from './sets-setup.js';
 
@@ -29,6 +30,11 @@ export function startEndpoints(d: Lookup, common: Common, of: (def: ResourceDefi
       slices: of(slices),
       sliceApiVersion: `${group}/v1`,
       ...(nodes ? { nodes: of(nodes) } : {}),
+    }));
+  }
+  if (slices && endpoints && controllerEnabled(d.controllers, ENDPOINTSLICE_MIRRORING_CONTROLLER, true)) {
+    add('endpointslicemirroring controller', new EndpointSliceMirroringController({
+      store: common.store, clock: common.clock, log: common.log, services: of(services), endpoints: of(endpoints), slices: of(slices), sliceApiVersion: `${group}/v1`,
     }));
   }
 }

@@ -173,6 +173,18 @@ function configMapVolume(s: Suite): void {
   it('should be consumable from pods in volume with mappings and Item mode set [LinuxOnly] [NodeConformance] [Conformance]', () => consume({ mappings: true, mode: 0o400 }));
   it('should be consumable from pods in volume with mappings as non-root [NodeConformance] [Conformance]', () => consume({ mappings: true, nonRoot: true }));
 
+  it('should be consumable in multiple volumes in the same pod [NodeConformance] [Conformance]', async () => {
+    const n = await ns('configmap');
+    const name = await configMap(n);
+    const p = pod('pod-configmaps-', [volume(s, VOLUME, 'configMap', { name }), volume(s, `${VOLUME}-2`, 'configMap', { name })], [
+      container('agnhost-container', mounttest({ content: [`${MOUNT}/data-1`] }), [
+        { name: VOLUME, mountPath: MOUNT, readOnly: true },
+        { name: `${VOLUME}-2`, mountPath: `${MOUNT}-2`, readOnly: true },
+      ]),
+    ]);
+    await testContainerOutput(env, n, p, 0, [`content of file "${MOUNT}/data-1": value-1`]);
+  });
+
   // configmap_volume.go only (projected_configmap.go has no binary data test)
   it.skipIf(s.projected)('binary data should be reflected in volume [NodeConformance] [Conformance]', async () => {
     const n = await ns('configmap');

@@ -4,12 +4,16 @@
 // IsResourceEnabled finds them, a custom resource's storageVersionHash, each
 // group's preferred version, and the group/version and a resource of each
 // group the conformance test lists; plus the aggregated discovery document
-// (apidiscovery.k8s.io/v2) listing the same.
+// (apidiscovery.k8s.io/v2) listing the same. The "[sig-api-machinery]
+// AggregatedDiscovery" tests (aggregated_discovery.go): built-in resources and a
+// new CRD's in that document, asked for with the raw Accept header and with
+// client-go's list of discovery formats; and "server version" (server_version.go).
 
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import {
-  type Obj, type TestServer, call, createCrdAndWait, deleteCrdAndWait, randomNameCrd, useKubeServer,
+  type Obj, type TestServer, call, createCrdAndWait, deleteCrdAndWait, generateName, randomNameCrd, useKubeServer,
 } from '../helpers/kube-e2e.js';
 
 let t: TestServer;
@@ -123,5 +127,68 @@ describe('Discovery (discovery.go)', () => {
       expect(res!.responseKind.kind).toBeTruthy();
       expect(res!.verbs.length).toBeGreaterThan(0);
     }
+  });
+});
+
+/** kube's isGVRPresentAPIDiscovery: the group (by metadata.name), the version, the resource */
+function inAggregated(list: Obj, group: string, version: string, resource: string): boolean {
+  return (list.items as Obj[]).some((g) => (g.metadata?.name ?? '') === group
+    && (g.versions as Obj[]).some((v) => v.version === version && (v.resources as Obj[]).some((r) => r.resource === resource)));
+}
+
+const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+/** what client-go's discovery client sends (AggregatedDiscoveryInterface): v2, v2beta1, then the plain lists */
+const CLIENT_GO_ACCEPT = `${AGGREGATED},application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json;q=0.9`;
+
+async function aggregated(path: '/api' | '/apis', accept: string): Promise<Obj> {
+  const r = await t.request('GET', path, { headers: { Accept: accept } });
+  expect(r.status, r.text).toBe(200);
+  // client-go reads the answer as aggregated only when the content type says so
+  expect(String(r.headers['content-type'])).toBe(AGGREGATED);
+  return r.json<Obj>();
+}
+
+/** the e2e's CRD of a random group: testcrds.<group>, namespaced, one version v1 allowing all */
+function testCrd(): Obj {
+  const group = `${generateName('group')}.example.com`;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `testcrds.${group}` },
+    spec: {
+      group, scope: 'Namespaced', names: { plural: 'testcrds', singular: 'testcrd', kind: 'testcrd', listKind: 'testcrdList' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+}
+
+describe('[sig-api-machinery] AggregatedDiscovery', () => {
+  for (const [how, accept] of [['raw aggregated discovery endpoint Accept headers', AGGREGATED], ['aggregated discovery interface', CLIENT_GO_ACCEPT]] as const) {
+    it(`should support ${how} [Conformance]`, async () => {
+      const [apis, core] = [await aggregated('/apis', accept), await aggregated('/api', accept)];
+      for (const [group, version, resource] of CONFORMANCE_GROUPS) {
+        expect(inAggregated(group === '' ? core : apis, group, version, resource), `${group}/${version} ${resource}`).toBe(true);
+      }
+    });
+  }
+
+  for (const [how, accept] of [['raw aggregated discovery request for CRDs', AGGREGATED], ['aggregated discovery interface for CRDs', CLIENT_GO_ACCEPT]] as const) {
+    it(`should support ${how} [Conformance]`, async () => {
+      const crd = testCrd();
+      await createCrdAndWait(t, crd);
+      try {
+        await eventually(async () => inAggregated(await aggregated('/apis', accept), crd.spec.group, 'v1', 'testcrds'), 'the CRD in aggregated discovery');
+      } finally {
+        await deleteCrdAndWait(t, crd.metadata.name);
+      }
+    });
+  }
+});
+
+describe('[sig-api-machinery] server version', () => {
+  it('should find the server version [Conformance]', async () => {
+    const v = await call(t, 'GET', '/version');
+    // the major version is one digit 1-9; the minor, digits once any "+" is cleaned off
+    expect(v.major).toMatch(/^[1-9]$/);
+    expect(String(v.minor).replace(/[^0-9]+/g, '')).toBe(String(v.minor).match(/[0-9]+/)?.[0]);
+    expect(v.gitVersion).toMatch(/^v[0-9]+\.[0-9]+\.[0-9]+/);
   });
 });

@@ -6,7 +6,10 @@
 // `reportingController` field selectors), deleted one by one and by
 // collection; the kube-root-ca.crt ConfigMap kept in every namespace; a
 // ServiceAccount's lifecycle and updates; a token requested for one and
-// reviewed.
+// reviewed; pods of ServiceAccounts that opt in or out of the token's
+// automount; "[sig-auth] SubjectReview" (subjectreviews.go): a
+// SubjectAccessReview and a LocalSubjectAccessReview agreeing with what an
+// impersonated ServiceAccount may do.
 
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
@@ -36,7 +39,8 @@ describe('[sig-instrumentation] Events (core_events.go)', () => {
     eventTime: null, reportingComponent: '', reportingInstance: '',
   });
 
-  it('[Conformance] should ensure that an event can be fetched, patched, deleted, and listed', async () => {
+  // kube's title since 1.25 (it was "should ensure that an event can be fetched, patched, deleted, and listed")
+  it('[Conformance] should manage the lifecycle of an event', async () => {
     const ns = await newNamespace(t, 'events');
     const path = `/api/v1/namespaces/${ns}/events`;
     await call(t, 'POST', path, { ...coreEvent(ns, 'event-test', 'testevent-constant'), message: 'This is a test event' }, undefined, 201);
@@ -197,5 +201,62 @@ describe('[sig-auth] ServiceAccounts (service_accounts.go)', () => {
     expect(review.status.authenticated).toBe(true);
     expect(review.status.error ?? '').toBe('');
     expect(review.status.user.username).toBe(`system:serviceaccount:${ns}:${name}`);
+  });
+});
+
+describe('[sig-auth] ServiceAccounts (service_accounts.go, token automount)', () => {
+  it('[Conformance] should allow opting out of API token automount', async () => {
+    const ns = await newNamespace(t, 'svcaccounts');
+    const sas = `/api/v1/namespaces/${ns}/serviceaccounts`;
+    await call(t, 'POST', sas, { metadata: { name: 'mount' }, automountServiceAccountToken: true }, undefined, 201);
+    await call(t, 'POST', sas, { metadata: { name: 'nomount' }, automountServiceAccountToken: false }, undefined, 201);
+    await eventually(async () => (await getOrUndefined(t, `${sas}/default`)) !== undefined, 'the default ServiceAccount');
+    const TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+    // [account, the pod's automountServiceAccountToken, mounted]: kube's table (1a–3c)
+    const cases: [string, boolean | undefined, boolean][] = [
+      ['default', undefined, true], ['mount', undefined, true], ['nomount', undefined, false],
+      ['default', true, true], ['mount', true, true], ['nomount', true, true],
+      ['default', false, false], ['mount', false, false], ['nomount', false, false],
+    ];
+    for (const [sa, podMount, wantMount] of cases) {
+      const pod = {
+        metadata: { name: `pod-service-account-${sa}-${podMount ?? 'nil'}` },
+        spec: {
+          serviceAccountName: sa, containers: [{ name: 'token-test', image: 'registry.k8s.io/pause:3.10' }], restartPolicy: 'Never',
+          ...(podMount === undefined ? {} : { automountServiceAccountToken: podMount }),
+        },
+      };
+      const created = await call(t, 'POST', `/api/v1/namespaces/${ns}/pods`, pod, undefined, 201);
+      const mounted = ((created.spec.containers[0].volumeMounts ?? []) as Obj[]).some((m) => m.mountPath === TOKEN_PATH);
+      expect(mounted, `${pod.metadata.name}: the token mounted`).toBe(wantMount);
+    }
+  });
+});
+
+describe('[sig-auth] SubjectReview (subjectreviews.go)', () => {
+  it('[Conformance] should support SubjectReview API operations', async () => {
+    const ns = await newNamespace(t, 'subjectreview');
+    const sa = await call(t, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'e2e' } }, undefined, 201);
+    const user = `system:serviceaccount:${ns}:e2e`;
+    const groups = ['system:authenticated', 'system:serviceaccounts', `system:serviceaccounts:${ns}`];
+    const uid = sa.metadata.uid as string;
+    const attributes = { verb: 'list', resource: 'configmaps', namespace: ns, version: 'v1' };
+
+    const sar = await call(t, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { resourceAttributes: attributes, user, groups, uid },
+    }, undefined, 201);
+    const expectedAllowed = sar.status.allowed === true;
+
+    // the same list as the account (client-go's impersonation config: user, uid, groups)
+    const r = await t.request('GET', `/api/v1/namespaces/${ns}/configmaps`, { headers: { 'Impersonate-User': user, 'Impersonate-Uid': uid, 'Impersonate-Group': groups } });
+    expect([200, 403], r.text).toContain(r.status);
+    const actuallyAllowed = r.status === 200;
+    expect(actuallyAllowed, 'SubjectAccessReview allowed vs the request').toBe(expectedAllowed);
+
+    // kube's LocalSubjectAccessReview names the account by its short name, with the account's groups
+    const lsar = await call(t, 'POST', `/apis/authorization.k8s.io/v1/namespaces/${ns}/localsubjectaccessreviews`, {
+      apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', metadata: { namespace: ns }, spec: { resourceAttributes: attributes, user: 'e2e', groups, uid },
+    }, undefined, 201);
+    expect(lsar.status.allowed === true, 'LocalSubjectAccessReview allowed vs the request').toBe(actuallyAllowed);
   });
 });

@@ -4,7 +4,7 @@
 // group names: an Endpoints object's lifecycle (watch by label, patch, delete
 // by collection), listing services across namespaces, deleting a collection
 // of services, a service's status through `/status` (patch, update, watch),
-// and the `kubernetes` service's Endpoints and EndpointSlice.
+// and the `kubernetes` service (its presence, its Endpoints and EndpointSlice).
 
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
@@ -20,6 +20,12 @@ const sel = (s: string): string => `labelSelector=${encodeURIComponent(s)}`;
 const named = (name: string) => (e: WatchEvent): boolean => e.object.metadata?.name === name;
 
 describe('[sig-network] Services (service.go)', () => {
+  it('[Conformance] should provide secure master service', async () => {
+    const svc = await call(t, 'GET', '/api/v1/namespaces/default/services/kubernetes');
+    // what the e2e relies on when it reaches the API server through it
+    expect(svc.spec.ports).toEqual([expect.objectContaining({ name: 'https', port: 443, protocol: 'TCP' })]);
+  });
+
   it('[Conformance] should test the lifecycle of an Endpoint', async () => {
     const ns = await newNamespace(t, 'endpoints');
     const name = 'testservice';
@@ -238,5 +244,34 @@ describe('[sig-network] EndpointSlice (endpointslice.go)', () => {
     const one = `${path}/${created[0]!.metadata.name}`;
     await patchUpdateAndWatch(t, path, one, list.metadata.resourceVersion, label);
     await deleteOneThenCollection(t, path, one, label, 2);
+  });
+});
+
+describe('[sig-network] EndpointSliceMirroring (endpointslicemirroring.go)', () => {
+  it('[Conformance] should mirror a custom Endpoints resource through create update and delete', async () => {
+    const ns = await newNamespace(t, 'endpointslicemirroring');
+    const name = 'example-custom-endpoints';
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/services`, { metadata: { name }, spec: { ports: [{ name: 'example', port: 80, protocol: 'TCP' }] } });
+    const slicesPath = `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?${sel(`kubernetes.io/service-name=${name}`)}`;
+    /** every mirrored slice: one port 80, one endpoint of one address `ip` (kube allows a duplicate slice on the first sync) */
+    const mirrors = (ip: string, exactlyOne: boolean) => async (): Promise<boolean> => {
+      const slices = await listItems(t, slicesPath);
+      if (slices.length === 0 || (exactlyOne && slices.length !== 1)) return false;
+      return slices.every((s) => {
+        const ports = (s.ports ?? []) as Obj[];
+        const eps = (s.endpoints ?? []) as Obj[];
+        return ports.length === 1 && ports[0]!.port === 80 && eps.length === 1 && (eps[0]!.addresses as string[]).length === 1 && eps[0]!.addresses[0] === ip;
+      });
+    };
+    const endpoints = { metadata: { name }, subsets: [{ ports: [{ port: 80 }], addresses: [{ ip: '10.1.2.3' }] }] };
+    await call(t, 'POST', `/api/v1/namespaces/${ns}/endpoints`, endpoints);
+    await eventually(mirrors('10.1.2.3', false), 'the Endpoints mirrored', 12_000);
+
+    // kube's update sends the object it created (no resourceVersion): an unconditional update
+    await call(t, 'PUT', `/api/v1/namespaces/${ns}/endpoints/${name}`, { ...endpoints, subsets: [{ ports: [{ port: 80 }], addresses: [{ ip: '10.2.3.4' }] }] });
+    await eventually(mirrors('10.2.3.4', true), 'the update mirrored', 12_000);
+
+    await call(t, 'DELETE', `/api/v1/namespaces/${ns}/endpoints/${name}`);
+    await eventually(async () => (await listItems(t, slicesPath)).length === 0, 'the deletion mirrored', 12_000);
   });
 });

@@ -4,9 +4,11 @@
 // refused; a ConfigMap's update, and its lifecycle (strategic patch of labels
 // and data, a list in all namespaces by label, deleteCollection); a Secret's
 // strategic patch of labels and base64 data, then deleteCollection; a
-// PodTemplate's lifecycle, deleteCollection, and replace with an annotation.
+// PodTemplate's lifecycle, deleteCollection, and replace with an annotation;
+// and a fake Node's lifecycle (test/e2e/node/node_lifecycle.go).
 
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { type Obj, type TestServer, call, listItems, newNamespace, useKubeServer } from '../helpers/kube-e2e.js';
 
 let t: TestServer;
@@ -137,5 +139,34 @@ describe('[sig-node] PodTemplates', () => {
     cur.metadata.annotations = { updated: 'true' };
     const updated = await call(t, 'PUT', `${PTS(ns)}/${name}`, cur);
     expect(updated.metadata.annotations).toEqual({ updated: 'true' });
+  });
+});
+
+describe('[sig-node] Node Lifecycle', () => {
+  it('should run through the lifecycle of a node [Conformance]', async () => {
+    const nodes = '/api/v1/nodes';
+    const name = `e2e-fake-node-${Math.random().toString(36).slice(2, 7)}`;
+    // ready but unschedulable, so that nothing is scheduled onto it
+    const created = await call(t, 'POST', nodes, {
+      apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: { unschedulable: true },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', reason: 'E2E', message: 'Set from e2e test' }] },
+    });
+    expect(created.metadata.name).toBe(name);
+    expect(created.metadata.resourceVersion).toMatch(/^[1-9][0-9]*$/);
+    expect((await call(t, 'GET', `${nodes}/${name}`)).metadata.name).toBe(name);
+    const patched = await call(t, 'PATCH', `${nodes}/${name}`, { metadata: { labels: { [name]: 'patched' } } }, STRATEGIC);
+    expect(patched.metadata.labels[name]).toBe('patched');
+    expect(BigInt(patched.metadata.resourceVersion)).toBeGreaterThan(BigInt(created.metadata.resourceVersion));
+    expect(await listItems(t, `${nodes}${sel(`${name}=patched`)}`)).toHaveLength(1);
+    // retry.RetryOnConflict: the node lifecycle controller may write the node meanwhile
+    const updated = await eventually(async () => {
+      const cur = await call(t, 'GET', `${nodes}/${name}`);
+      cur.metadata.labels[name] = 'updated';
+      const r = await t.request('PUT', `${nodes}/${name}`, { body: cur });
+      return r.status === 409 ? undefined : r.json<Obj>();
+    }, `update of ${name}`);
+    expect(updated.metadata.labels[name]).toBe('updated');
+    await call(t, 'DELETE', `${nodes}/${name}`);
+    await eventually(async () => (await t.request('GET', `${nodes}/${name}`)).status === 404, `${name} deleted`);
   });
 });

@@ -13,6 +13,7 @@ import { CSR_SIGNING_CONTROLLER } from '../../src/controllers/certificates/csrsi
 import { DISRUPTION_CONTROLLER } from '../../src/controllers/disruption/controller.js';
 import { ENDPOINT_CONTROLLER } from '../../src/controllers/endpoints/endpoints-controller.js';
 import { ENDPOINTSLICE_CONTROLLER } from '../../src/controllers/endpoints/endpointslice-controller.js';
+import { ENDPOINTSLICE_MIRRORING_CONTROLLER } from '../../src/controllers/endpoints/endpointslice-mirroring.js';
 import { RESOURCE_QUOTA_CONTROLLER } from '../../src/controllers/resourcequota/controller.js';
 import { SCHEDULER_CONTROLLER } from '../../src/controllers/scheduler/scheduler.js';
 import { DAEMONSET_CONTROLLER } from '../../src/controllers/sets/daemonset.js';
@@ -31,7 +32,7 @@ describe('--controllers', () => {
       SCHEDULER_CONTROLLER, DEPLOYMENT_CONTROLLER, REPLICASET_CONTROLLER, REPLICATIONCONTROLLER_CONTROLLER, DAEMONSET_CONTROLLER,
       STATEFULSET_CONTROLLER, JOB_CONTROLLER, CRONJOB_CONTROLLER, TTL_AFTER_FINISHED_CONTROLLER, HPA_CONTROLLER,
       PERSISTENTVOLUME_BINDER_CONTROLLER, PVC_PROTECTION_CONTROLLER, PV_PROTECTION_CONTROLLER, ENDPOINT_CONTROLLER,
-      ENDPOINTSLICE_CONTROLLER, RESOURCE_QUOTA_CONTROLLER, CSR_SIGNING_CONTROLLER, CSR_APPROVING_CONTROLLER, CSR_CLEANER_CONTROLLER,
+      ENDPOINTSLICE_CONTROLLER, ENDPOINTSLICE_MIRRORING_CONTROLLER, RESOURCE_QUOTA_CONTROLLER, CSR_SIGNING_CONTROLLER, CSR_APPROVING_CONTROLLER, CSR_CLEANER_CONTROLLER,
     ];
     expect([...DEFAULT_CONTROLLERS].sort()).toEqual([...started].sort());
   });
