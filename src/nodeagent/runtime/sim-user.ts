@@ -13,7 +13,8 @@
 // volume's host path, so each directory above a mount's host path must let it
 // through (a real runtime bind-mounts the volume, and the container needs no
 // access to the host's parents of it). The simulator adds search permission
-// for group and others (g+x, o+x, never read) to those that lack it; its working directory
+// for group and others (g+x, o+x, never read) to those that lack it, for the
+// agent's own files only (not a hostPath volume's parents); its working directory
 // is the container's when the host has it, else `/`, and HOME is `/` unless
 // the container sets it (what containerd gives a user the image's
 // /etc/passwd does not name).
@@ -58,19 +59,23 @@ export function processUser(config: ContainerConfig, self = { uid: process.getui
 
 /**
  * adds search permission for group and others to every directory above each mount's host path that
- * lacks it (the group's too: a process of group 0 is judged by a root-owned directory's group bits)
+ * lacks it (the group's too: a process of group 0 is judged by a root-owned directory's group bits).
+ * Only for the agent's own files (`<root>/pods/<uid>/…`: volumes, the managed /etc/hosts, termination
+ * messages), whose directories lie under the root directory the agent was given: the parents of a
+ * hostPath volume are the host's and stay as they are (a process of another user may then not reach
+ * it, a documented limit).
  */
 export function reachMounts(config: ContainerConfig): void {
   const seen = new Set<string>();
   for (const m of config.mounts ?? []) {
-    if (!m.hostPath.startsWith('/')) continue;
+    if (!m.hostPath.startsWith('/') || !m.hostPath.includes('/pods/')) continue;
     for (let dir = dirname(m.hostPath); !seen.has(dir); dir = dirname(dir)) {
       seen.add(dir);
       try {
         const mode = statSync(dir).mode & 0o7777;
         if ((mode & 0o011) !== 0o011) chmodSync(dir, mode | 0o011);
       } catch {
-        /* a missing or foreign directory: the process finds out itself */
+        /* a missing directory: the process finds out itself */
       }
       if (dir === '/') break;
     }
