@@ -6,6 +6,8 @@
 // fieldPath, Killing on delete; a crash-looping container's BackOff counted up
 // on one Event (patched, no new objects); Failed for a missing ConfigMap and
 // ErrImageNeverPull; and a node may write Events but not read or delete them.
+// The three tests that wait out kubelet's back-offs (10 s and more) run at once,
+// each with its own pods.
 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -99,7 +101,7 @@ describe("kubelet's Events from a real node agent", () => {
     expect(killing).toMatchObject({ type: 'Normal', message: 'Stopping container web', involvedObject: { fieldPath: 'spec.containers{web}', uid } });
   });
 
-  it("a crash-looping container: one BackOff Event whose count rises (patched, never a new object)", async () => {
+  it.concurrent("a crash-looping container: one BackOff Event whose count rises (patched, never a new object)", async () => {
     const uid = await createPod('crash', { image: 'busybox:1.36', command: ['false'] });
     const backOff = async () => {
       const l = await events('default', 'involvedObject.name=crash,reason=BackOff');
@@ -131,7 +133,7 @@ describe("kubelet's Events from a real node agent", () => {
     expect(d.stdout).toMatch(/Warning\s+BackOff\s+\S+ \(x\d+ over \S+\)\s+kubelet\s+Back-off restarting failed container crash in pod crash_default/);
   });
 
-  it('Failed: a missing ConfigMap, and an image absent with pull policy Never', async () => {
+  it.concurrent('Failed: a missing ConfigMap, and an image absent with pull policy Never', async () => {
     await createPod('cfg', { image: 'busybox:1.36', envFrom: [{ configMapRef: { name: 'missing' } }] });
     await createPod('never', { image: 'not-here:1', imagePullPolicy: 'Never' });
     const cfg = await eventually(async () => (await events('default', 'involvedObject.name=cfg,reason=Failed'))[0], 'cfg Failed', { timeoutMs: 30_000, context });
@@ -146,7 +148,7 @@ describe("kubelet's Events from a real node agent", () => {
     ]);
   });
 
-  it('a failed pull: Pulling, Failed with the runtime error, Error: ErrImagePull; then back-off: BackOff, Error: ImagePullBackOff', async () => {
+  it.concurrent('a failed pull: Pulling, Failed with the runtime error, Error: ErrImagePull; then back-off: BackOff, Error: ImagePullBackOff', async () => {
     await createPod('pullfail', { image: 'UPPER:1' });
     const byReason = await eventually(async () => {
       const l = await events('default', 'involvedObject.name=pullfail');
