@@ -9,11 +9,13 @@
 // merge patch of /status that carries an annotation, a message and a reason;
 // readiness gates: Ready only once the conditions others set are True, and the
 // agent's own status writes keep those conditions; an image update restarts the
-// running container with the new image (kubelet's "definition changed").
+// running container with the new image (kubelet's "definition changed"); a
+// Service's environment variables in a pod started after it.
 
 import { describe, expect, it } from 'vitest';
 import { type Event, type Obj, AGNHOST, PAUSE, STRATEGIC, WEBSERVER, e2eEnv, named, namespace, updateWithRetries } from '../helpers/e2e-apps.js';
 import { openWatch } from '../helpers/watch-stream.js';
+import { BUSYBOX, podLog, waitSucceeded } from '../helpers/e2e-node-output.js';
 
 const env = e2eEnv('pods-node');
 const PODS = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
@@ -216,5 +218,27 @@ describe('[sig-node] Pods', () => {
     const events = async () => (await env.get(`/api/v1/namespaces/${n}/events?fieldSelector=${encodeURIComponent('involvedObject.name=pod-image')}`)).items as Obj[];
     const killing = await env.eventually(async () => (await events()).find((e) => e.reason === 'Killing'), 'a Killing event');
     expect(killing).toMatchObject({ type: 'Normal', message: 'Container main definition changed, will be restarted', involvedObject: { fieldPath: 'spec.containers{main}' } });
+  });
+
+  it('should contain environment variables for services [NodeConformance] [Conformance]', async () => {
+    const n = await ns('pods-envvars');
+    // the service's pod (serve-hostname), Running before the Service exists
+    const serverName = `server-envvars-${crypto.randomUUID()}`;
+    await env.call('POST', PODS(n), pod(serverName, { name: serverName }, 'srv', AGNHOST, { containers: [{ name: 'srv', image: AGNHOST, args: ['serve-hostname'], ports: [{ containerPort: 9376 }] }] }));
+    await running(n, serverName);
+    // kube keeps the fixed name: the variables' names derive from it
+    await env.call('POST', `/api/v1/namespaces/${n}/services`, { metadata: { name: 'fooservice', labels: { name: 'fooservice' } }, spec: { ports: [{ port: 8765, targetPort: 8080 }], selector: { name: serverName } } });
+    const expectedVars = ['FOOSERVICE_SERVICE_HOST=', 'FOOSERVICE_SERVICE_PORT=', 'FOOSERVICE_PORT=', 'FOOSERVICE_PORT_8765_TCP_PORT=', 'FOOSERVICE_PORT_8765_TCP_PROTO=', 'FOOSERVICE_PORT_8765_TCP=', 'FOOSERVICE_PORT_8765_TCP_ADDR='];
+    // f.MatchContainerOutput, retried up to 3 times (the node may learn of the Service after the pod starts)
+    let log = '';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const podName = `client-envvars-${crypto.randomUUID()}`;
+      await env.call('POST', PODS(n), pod(podName, { name: podName }, 'env3cont', BUSYBOX, { containers: [{ name: 'env3cont', image: BUSYBOX, command: ['sh', '-c', 'env'] }], restartPolicy: 'Never' }));
+      await waitSucceeded(env, n, podName);
+      log = await podLog(env, n, podName, 'env3cont');
+      await env.call('DELETE', `${PODS(n)}/${podName}`);
+      if (expectedVars.every((v) => log.includes(v))) break;
+    }
+    for (const v of expectedVars) expect(log).toContain(v);
   });
 });
