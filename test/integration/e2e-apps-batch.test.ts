@@ -6,7 +6,8 @@
 // a Job completes with pods restarted in place, is deleted with its pods,
 // adopts and releases pods, and gives an Indexed Job's pods their indexes and
 // hostnames; a podFailurePolicy fails a Job early on an exit code (FailJob) and
-// ignores evicted pods' failures (DisruptionTarget); the CronJob API with its /status sub-resource.
+// ignores evicted pods' failures (DisruptionTarget); the CronJob API with its
+// /status sub-resource.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
