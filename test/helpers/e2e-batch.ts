@@ -33,13 +33,15 @@ export function namespacesTornDown(env: E2eEnv, podSecurity: 'privileged' | 'bas
 export const BUSYBOX = 'registry.k8s.io/e2e-test-images/busybox:1.36.1-1';
 
 /** how a test Job's pods behave (the NewTestJob behaviours ported) */
-export type JobBehavior = 'notTerminate' | 'succeed' | 'failOnce';
+export type JobBehavior = 'notTerminate' | 'succeed' | 'failOnce' | 'notTerminateOncePerIndex';
 
 function command(behavior: JobBehavior): string[] {
   if (behavior === 'succeed') return ['/bin/sh', '-c', 'exit 0'];
   // fails the first time (leaving a file on the pod's emptyDir), succeeds when restarted in the same pod.
   // kube writes `[[ -r /data/foo ]]`; the simulated runtime runs scripts with the host's /bin/sh, which may lack `[[`
   if (behavior === 'failOnce') return ['/bin/sh', '-c', 'if [ -r /data/foo ] ; then exit 0 ; else touch /data/foo ; exit 1 ; fi'];
+  // runs until stopped the first time for its index (leaving a marker), succeeds in the index's next pod
+  if (behavior === 'notTerminateOncePerIndex') return ['/bin/sh', '-c', 'if [ -r /data/foo-$JOB_COMPLETION_INDEX ] ; then exit 0 ; else touch /data/foo-$JOB_COMPLETION_INDEX ; sleep 1000000 ; fi'];
   return ['sleep', '1000000'];
 }
 
@@ -59,6 +61,18 @@ export function newTestJob(behavior: JobBehavior, name: string, parallelism: num
       },
     },
   };
+}
+
+/**
+ * e2ejob.NewTestJobOnNode: NewTestJob with its pods on `node` (a required node affinity on the node's name)
+ * and a hostPath at /data (`hostDir`), so a marker outlives the pod that left it
+ */
+export function newTestJobOnNode(behavior: JobBehavior, name: string, parallelism: number, completions: number, backoffLimit: number, node: string, hostDir: string): Obj {
+  const job = newTestJob(behavior, name, parallelism, completions, backoffLimit);
+  const spec = job.spec.template.spec;
+  spec.volumes = [{ name: 'data', hostPath: { path: hostDir } }];
+  spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] } } };
+  return job;
 }
 
 /** e2epod.NewPodClient(f).Update: get, change, update, retried on conflict */

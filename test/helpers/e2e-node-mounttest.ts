@@ -7,12 +7,12 @@
 // as mounttest's os.Stat follows the atomic writer's links).
 
 /**
- * a path as mounttest shows it, split in two shell words (`'/etc''/podinfo/x'`)
- * so the simulator's rewriting of container paths leaves the shown text alone
+ * a path as mounttest shows it, split in two shell words after its leading
+ * slash (`'/''etc/podinfo/x'`) so the simulator's rewriting of container paths
+ * leaves the shown text alone (a mount at `/test-volume` included)
  */
 function shown(path: string): string {
-  const i = path.indexOf('/', 1);
-  return i < 0 ? `'${path}'` : `'${path.slice(0, i)}''${path.slice(i)}'`;
+  return path.startsWith('/') ? `'/''${path.slice(1)}'` : `'${path}'`;
 }
 
 /** mounttest --file_content=… --file_mode=…: `content of file "p": …` and `mode of file "p": -rw-r--r--` lines */

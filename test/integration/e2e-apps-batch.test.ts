@@ -5,11 +5,16 @@
 // ReplicaFailure while a quota refuses its pods, and scales through /scale;
 // a Job completes with pods restarted in place, is deleted with its pods,
 // adopts and releases pods, and gives an Indexed Job's pods their indexes and
-// hostnames; the CronJob API with its /status sub-resource.
+// hostnames; a podFailurePolicy fails a Job early on an exit code (FailJob) and
+// ignores evicted pods' failures (DisruptionTarget); the CronJob API with its
+// /status sub-resource.
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Obj, WEBSERVER, condition, e2eEnv } from '../helpers/e2e-apps.js';
-import { namespacesTornDown, newTestJob, updatePod } from '../helpers/e2e-batch.js';
+import { namespacesTornDown, newTestJob, newTestJobOnNode, updatePod } from '../helpers/e2e-batch.js';
 import { eventually } from '../helpers/eventually.js';
 import { JumpClock } from '../helpers/jump-clock.js';
 import { call, listItems, newNamespace } from '../helpers/kube-e2e.js';
@@ -18,6 +23,8 @@ import { NO_NODE_LIFECYCLE, type TestServer, startTestServer } from '../helpers/
 
 const env = e2eEnv('batch-node');
 const namespace = namespacesTornDown(env);
+/** job.go's own level (NamespacePodSecurityLevel privileged): NewTestJobOnNode's hostPath needs it */
+const privilegedNamespace = namespacesTornDown(env, 'privileged');
 const RCS = (ns: string) => `/api/v1/namespaces/${ns}/replicationcontrollers`;
 const PODS = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
 const JOBS = (ns: string) => `/apis/batch/v1/namespaces/${ns}/jobs`;
@@ -187,6 +194,56 @@ describe('[sig-apps] Job', () => {
     const pods = (await env.list(PODS(ns), 'batch.kubernetes.io/job-name=backofflimit')).items as Obj[];
     expect(pods.map((p) => p.status.phase)).toEqual(['Failed', 'Failed']);
   }, 90_000);
+
+  /** waitForJobCondition / WaitForJobFailed / WaitForJobComplete: the condition True (with the reason when given) */
+  const jobCondition = (ns: string, name: string, type: string, reason?: string, ms = 60_000): Promise<Obj> =>
+    env.eventually(async () => {
+      const j = await env.get(`${JOBS(ns)}/${name}`);
+      const c = condition(j, type);
+      return c?.status === 'True' && (reason === undefined || c.reason === reason) ? j : undefined;
+    }, `${name} ${type}${reason ? ` (${reason})` : ''}`, ms);
+
+  it('should allow to use the pod failure policy on exit code to fail the job early [Conformance]', async () => {
+    const ns = await privilegedNamespace('job-pfp-failjob');
+    const dir = await mkdtemp(join(tmpdir(), 'orch-job-'));
+    try {
+      const spec = newTestJobOnNode('failOnce', 'pod-failure-failjob', 2, 4, 6, 'batch-node', dir);
+      spec.spec.podFailurePolicy = { rules: [{ action: 'FailJob', onExitCodes: { operator: 'In', values: [1] } }] };
+      await env.call('POST', JOBS(ns), spec);
+      const job = await jobCondition(ns, 'pod-failure-failjob', 'Failed');
+      // beyond kube's test: the reason the FailJob rule gives, with its interim FailureTarget
+      expect(condition(job, 'Failed')?.reason).toBe('PodFailurePolicy');
+      expect(condition(job, 'FailureTarget')?.reason).toBe('PodFailurePolicy');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should allow to use a pod failure policy to ignore failure matching on DisruptionTarget condition [Conformance]', async () => {
+    const ns = await privilegedNamespace('job-pfp-disruption');
+    const dir = await mkdtemp(join(tmpdir(), 'orch-job-'));
+    try {
+      const numPods = 3;
+      const spec = newTestJobOnNode('notTerminateOncePerIndex', 'evicted-pod-ignore-on-disruption-condition', numPods, numPods, numPods - 1, 'batch-node', dir);
+      spec.spec.completionMode = 'Indexed';
+      spec.spec.podFailurePolicy = { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }] };
+      const name = spec.metadata.name as string;
+      await env.call('POST', JOBS(ns), spec);
+      // WaitForJobReady: status.ready = numPods
+      await env.eventually(async () => (await env.get(`${JOBS(ns)}/${name}`)).status?.ready === numPods, 'all the pods ready');
+      const pods = await jobPodsRunning(ns, name, numPods);
+      expect(pods).toHaveLength(numPods);
+      // evict all the pods (together), each then gone from the API
+      await Promise.all(pods.map(async (p) => {
+        await env.call('POST', `${PODS(ns)}/${p.metadata.name}/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: p.metadata.name, namespace: ns } });
+        await env.eventually(async () => (await env.ts().request('GET', `${PODS(ns)}/${p.metadata.name}`)).status === 404, `${p.metadata.name} deleted`, 60_000);
+      }));
+      const job = await jobCondition(ns, name, 'Complete', 'CompletionsReached', 90_000);
+      expect(job.status.succeeded).toBe(numPods);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('should create pods for an Indexed job with completion indexes and specified hostname [Conformance]', async () => {
     const ns = await namespace('job-indexed');

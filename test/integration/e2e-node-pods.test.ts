@@ -9,11 +9,16 @@
 // merge patch of /status that carries an annotation, a message and a reason;
 // readiness gates: Ready only once the conditions others set are True, and the
 // agent's own status writes keep those conditions; an image update restarts the
-// running container with the new image (kubelet's "definition changed").
+// running container with the new image (kubelet's "definition changed"); a
+// Service's environment variables in a pod started after it; exec and logs
+// over WebSockets with the protocols kube's e2e client offers (the unversioned
+// `channel.k8s.io`, `binary.k8s.io`).
 
 import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { type Event, type Obj, AGNHOST, PAUSE, STRATEGIC, WEBSERVER, e2eEnv, named, namespace, updateWithRetries } from '../helpers/e2e-apps.js';
 import { openWatch } from '../helpers/watch-stream.js';
+import { BUSYBOX, podLog, waitSucceeded } from '../helpers/e2e-node-output.js';
 
 const env = e2eEnv('pods-node');
 const PODS = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
@@ -216,5 +221,74 @@ describe('[sig-node] Pods', () => {
     const events = async () => (await env.get(`/api/v1/namespaces/${n}/events?fieldSelector=${encodeURIComponent('involvedObject.name=pod-image')}`)).items as Obj[];
     const killing = await env.eventually(async () => (await events()).find((e) => e.reason === 'Killing'), 'a Killing event');
     expect(killing).toMatchObject({ type: 'Normal', message: 'Container main definition changed, will be restarted', involvedObject: { fieldPath: 'spec.containers{main}' } });
+  });
+
+  it('should contain environment variables for services [NodeConformance] [Conformance]', async () => {
+    const n = await ns('pods-envvars');
+    // the service's pod (serve-hostname), Running before the Service exists
+    const serverName = `server-envvars-${crypto.randomUUID()}`;
+    await env.call('POST', PODS(n), pod(serverName, { name: serverName }, 'srv', AGNHOST, { containers: [{ name: 'srv', image: AGNHOST, args: ['serve-hostname'], ports: [{ containerPort: 9376 }] }] }));
+    await running(n, serverName);
+    // kube keeps the fixed name: the variables' names derive from it
+    await env.call('POST', `/api/v1/namespaces/${n}/services`, { metadata: { name: 'fooservice', labels: { name: 'fooservice' } }, spec: { ports: [{ port: 8765, targetPort: 8080 }], selector: { name: serverName } } });
+    const expectedVars = ['FOOSERVICE_SERVICE_HOST=', 'FOOSERVICE_SERVICE_PORT=', 'FOOSERVICE_PORT=', 'FOOSERVICE_PORT_8765_TCP_PORT=', 'FOOSERVICE_PORT_8765_TCP_PROTO=', 'FOOSERVICE_PORT_8765_TCP=', 'FOOSERVICE_PORT_8765_TCP_ADDR='];
+    // f.MatchContainerOutput, retried up to 3 times (the node may learn of the Service after the pod starts)
+    let log = '';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const podName = `client-envvars-${crypto.randomUUID()}`;
+      await env.call('POST', PODS(n), pod(podName, { name: podName }, 'env3cont', BUSYBOX, { containers: [{ name: 'env3cont', image: BUSYBOX, command: ['sh', '-c', 'env'] }], restartPolicy: 'Never' }));
+      await waitSucceeded(env, n, podName);
+      log = await podLog(env, n, podName, 'env3cont');
+      await env.call('DELETE', `${PODS(n)}/${podName}`);
+      if (expectedVars.every((v) => log.includes(v))) break;
+    }
+    for (const v of expectedVars) expect(log).toContain(v);
+  });
+
+  /** e2ewebsocket.OpenWebSocketForURL as the admin, then every message until the server closes */
+  const websocketMessages = (path: string, protocol: string): Promise<Buffer[]> =>
+    new Promise((resolve, reject) => {
+      const ts = env.ts();
+      const ws = new WebSocket(`wss://127.0.0.1:${ts.server.port}${path}`, [protocol], { ca: ts.server.caPem, cert: ts.server.adminCertPem, key: ts.server.adminKeyPem });
+      const got: Buffer[] = [];
+      ws.on('message', (d) => got.push(Buffer.isBuffer(d) ? d : Buffer.from(d as ArrayBuffer)));
+      ws.on('unexpected-response', (_req, res) => reject(new Error(`${path}: HTTP ${res.statusCode}`)));
+      ws.on('error', reject);
+      ws.on('close', () => resolve(got));
+    });
+  const aliveContainer = (command: string): Obj => ({ containers: [{ name: 'main', image: BUSYBOX, command: ['/bin/sh', '-c', command] }] });
+
+  it('should support remote command execution over websockets [NodeConformance] [Conformance]', async () => {
+    const n = await ns('pods-exec-ws');
+    const name = `pod-exec-websocket-${crypto.randomUUID()}`;
+    await env.call('POST', PODS(n), pod(name, {}, 'main', BUSYBOX, aliveContainer('echo container is alive; sleep 600')));
+    await running(n, name);
+    // the unversioned `channel.k8s.io` protocol: stdout on channel 1, nothing else but empty messages
+    const q = 'stderr=1&stdout=1&container=main&command=echo&command=remote+execution+test';
+    const messages = await websocketMessages(`${PODS(n)}/${name}/exec?${q}`, 'channel.k8s.io');
+    let out = '';
+    for (const m of messages) {
+      if (m.length === 0) continue;
+      if (m[0] !== 1) {
+        expect(m.length, `a message on channel ${m[0]}: ${m.subarray(1).toString()}`).toBe(1);
+        continue;
+      }
+      out += m.subarray(1).toString();
+    }
+    expect(out).toContain('remote execution test');
+    // beyond kube's test: a failure is told on the error channel as its message alone (no Status JSON)
+    const failed = await websocketMessages(`${PODS(n)}/${name}/exec?stdout=1&container=main&command=sh&command=-c&command=exit+3`, 'channel.k8s.io');
+    const errors = failed.filter((m) => m[0] === 3).map((m) => m.subarray(1).toString()).join('');
+    expect(errors).toMatch(/^command terminated with non-zero exit code: .*exit code 3$/);
+  });
+
+  it('should support retrieving logs from the container over websockets [NodeConformance] [Conformance]', async () => {
+    const n = await ns('pods-logs-ws');
+    const name = `pod-logs-websocket-${crypto.randomUUID()}`;
+    await env.call('POST', PODS(n), pod(name, {}, 'main', BUSYBOX, aliveContainer('echo container is alive; sleep 10000')));
+    await running(n, name);
+    // the log's bytes as binary messages (`binary.k8s.io`), the socket closed at its end; blank messages skipped
+    const messages = await websocketMessages(`${PODS(n)}/${name}/log?container=main`, 'binary.k8s.io');
+    expect(messages.filter((m) => m.toString().trim() !== '').map((m) => m.toString()).join('')).toBe('container is alive\n');
   });
 });

@@ -5,7 +5,9 @@
 // codes → RestartCount, Phase, Ready, State; termination messages from a file,
 // as non-root at a custom path, from the log on failure with
 // FallbackToLogsOnError), test/e2e/common/node/lifecycle_hook.go (postStart and
-// preStop hooks, exec and httpGet), test/e2e/common/node/pods.go
+// preStop hooks, exec and httpGet), test/e2e/common/node/kubelet.go (a
+// command's output in the log; a failing command's terminated reason, and its
+// pod deleted), test/e2e/common/node/pods.go
 // (activeDeadlineSeconds updated → DeadlineExceeded) and test/e2e/node/pods.go
 // (Pod QOS class; a pending container never reports success).
 
@@ -209,6 +211,47 @@ describe('[sig-node] Container Lifecycle Hook when create a pod with lifecycle h
     const ev = await env.eventually(async () => (await events(n, 'failing-prestop')).find((e) => e.reason === 'FailedPreStopHook'), 'a FailedPreStopHook event', 30_000);
     expect(ev).toMatchObject({ type: 'Warning', message: 'PreStopHook failed', involvedObject: { fieldPath: 'spec.containers{failing-prestop}' } });
     expect(env.agent().output()).toMatch(/Exec lifecycle hook \(\[sh -c exit 2\]\) for Container "failing-prestop" in Pod "failing-prestop_[^"]+" failed - error: command 'sh -c exit 2' exited with 2: , message: ""/);
+  });
+});
+
+describe('[sig-node] Kubelet (kubelet.go)', () => {
+  it('when scheduling a busybox command in a pod: should print the output to logs [NodeConformance] [Conformance]', async () => {
+    const n = await ns('kubelet-test');
+    const name = `busybox-scheduling-${crypto.randomUUID()}`;
+    const path = await create(n, name, { command: ['sh', '-c', "echo 'Hello World' ; sleep 240"] }, { restartPolicy: 'Never' });
+    await phaseIs(path, 'Running');
+    // GetLogs with sinceTime an hour back, polled until it is exactly the line
+    const since = encodeURIComponent(new Date(Date.now() - 3600_000).toISOString().replace(/\.\d+Z$/, 'Z'));
+    await env.eventually(async () => {
+      const r = await env.ts().request('GET', `${path}/log?sinceTime=${since}`);
+      return r.status === 200 && r.text === 'Hello World\n';
+    }, 'the log is "Hello World\\n"');
+    await deleteAndWait(path);
+  });
+
+  /** the BeforeEach of "when scheduling a busybox command that always fails in a pod" */
+  const binFalse = async (): Promise<string> => {
+    const n = await ns('kubelet-test');
+    return create(n, `bin-false${crypto.randomUUID()}`, { command: ['/bin/false'] }, { restartPolicy: 'Never' });
+  };
+
+  it('when scheduling a busybox command that always fails in a pod: should have an terminated reason [NodeConformance] [Conformance]', async () => {
+    const path = await binFalse();
+    const terminated = await env.eventually(async () => {
+      const statuses = (await env.get(path)).status?.containerStatuses ?? [];
+      if (statuses.length !== 1) return undefined;
+      const t = statuses[0].state?.terminated;
+      return t && t.exitCode !== 0 && t.reason ? t : undefined;
+    }, 'one container terminated with a non-zero exit code and a reason', 60_000);
+    // beyond kube's test: kubelet's reason for a non-zero exit
+    expect(terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
+  });
+
+  it('when scheduling a busybox command that always fails in a pod: should be possible to delete [NodeConformance] [Conformance]', async () => {
+    const path = await binFalse();
+    await env.call('DELETE', path, {});
+    // beyond kube's test: the agent finishes the graceful deletion
+    await env.eventually(async () => (await env.ts().request('GET', path)).status === 404, `${path} gone`, 60_000);
   });
 });
 

@@ -11,6 +11,7 @@ import { kindSchema } from '../../registry/kinds/meta.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ResourceDefinition } from '../../registry/types.js';
+import { withAuthenticatedGroup } from '../authn/chain.js';
 import type { TokenAuthenticator } from '../authn/token.js';
 import type { UserInfo } from '../types.js';
 
@@ -75,9 +76,11 @@ export function tokenReviewDefinitions(n: SchemaNames, tokens: TokenAuthenticato
           if (typeof spec.token !== 'string' || spec.token === '') throw badRequest('spec.token: Required value: a token is required');
           const audiences = Array.isArray(spec.audiences) ? spec.audiences.filter((a): a is string => typeof a === 'string') : [];
           const r = await tokens.authenticateToken(spec.token, audiences);
+          // as kube's TokenReview, which runs the server's authenticator (group.NewAuthenticatedGroupAdder
+          // included): the user has `system:authenticated` as on a request
           const status: Record<string, unknown> =
             r.result === 'ok'
-              ? { authenticated: true, user: userInfoJson(r.user), audiences: r.audiences ?? audiences }
+              ? { authenticated: true, user: userInfoJson(withAuthenticatedGroup(r.user)), audiences: r.audiences ?? audiences }
               : { user: {}, ...(r.result === 'error' ? { error: r.message } : {}) };
           // the token is not echoed back: the response may be logged
           return {

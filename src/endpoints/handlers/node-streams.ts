@@ -14,7 +14,7 @@
 import { StatusError, badRequest, notFound } from '../../core/errors.js';
 import { type Clock, type TimerHandle, every } from '../../core/clock.js';
 import type { ApiObject } from '../../registry/types.js';
-import type { ApiRequest, ApiResponse, RawStream, StreamSink } from '../request.js';
+import type { ApiRequest, ApiResponse, RawStream, StreamSink, WebSocketPeer } from '../request.js';
 import type { HandlerContext } from './context.js';
 import { listObjects } from '../../registry/list.js';
 import { parseLabelSelector } from '../../machinery/selectors/labels.js';
@@ -26,7 +26,7 @@ export const NODE_STREAM_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portf
 
 /** the paths (uWS patterns) whose requests may be WebSocket handshakes */
 export const NODE_STREAM_WEBSOCKET_PATHS = [
-  ...['exec', 'attach', 'portforward', 'proxy', 'proxy/*'].map((s) => `/api/v1/namespaces/:namespace/pods/:name/${s}`),
+  ...['log', 'exec', 'attach', 'portforward', 'proxy', 'proxy/*'].map((s) => `/api/v1/namespaces/:namespace/pods/:name/${s}`),
   '/api/v1/nodes/:name/proxy',
   '/api/v1/nodes/:name/proxy/*',
 ];
@@ -75,7 +75,10 @@ export async function handleNodeStream(ctx: HandlerContext, req: ApiRequest): Pr
     return upgrade(transport, ep, `/portForward/${enc(namespace)}/${enc(name)}?${q}`, req);
   }
   const path = `/${enc(namespace)}/${enc(name)}/${enc(container)}`;
-  if (subresource === 'log') return logs(ctx, transport, ep, `/containerLogs${path}?${pick(req.query, LOG_KEYS)}`, req);
+  if (subresource === 'log') {
+    const logPath = `/containerLogs${path}?${pick(req.query, LOG_KEYS)}`;
+    return isWebSocket(req) ? logsOverWebSocket(transport, ep, logPath, req) : logs(ctx, transport, ep, logPath, req);
+  }
   // exec and attach
   const phase = (obj.status as { phase?: string } | undefined)?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') throw badRequest(`cannot ${subresource} into a container in a completed pod; current phase is ${phase}`);
@@ -176,6 +179,64 @@ async function logs(ctx: HandlerContext, transport: NodeTransport, ep: NodeEndpo
   }
   if (res.status !== 200) refusal(new NodeRefusal(res.status, await readAll(res)), ep);
   return { status: 200, body: undefined, raw: pipeBody(ctx.clock, res, 'text/plain') };
+}
+
+/** kube's wsstream.NewDefaultReaderProtocols, the binary ones: '' (none offered) and `binary.k8s.io` */
+const LOG_WEBSOCKET_PROTOCOLS = ['binary.k8s.io'];
+
+/**
+ * pods/log over a WebSocket (kube's StreamObject → wsstream.Reader): each piece of the log the agent
+ * sends is one binary message, and the socket closes at the log's end. Refusals come before the
+ * handshake, as plain HTTP. `base64.binary.k8s.io` (text messages) is not served.
+ */
+async function logsOverWebSocket(transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
+  const offered = (req.headers.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  const protocol = offered.length === 0 ? '' : offered.find((p) => LOG_WEBSOCKET_PROTOCOLS.includes(p));
+  if (protocol === undefined) throw badRequest(`requested protocol(s) are not supported: [${offered.join(' ')}]; supports [${LOG_WEBSOCKET_PROTOCOLS.join(' ')}]`);
+  let res: NodeHttpResponse;
+  try {
+    // not the request's signal: the handshake's request ends when the socket opens; close() ends the log
+    res = await transport.request(ep, 'GET', path, {});
+  } catch (e) {
+    refusal(e, ep);
+  }
+  if (res.status !== 200) refusal(new NodeRefusal(res.status, await readAll(res)), ep);
+  const HIGH = 1024 * 1024;
+  let peer: WebSocketPeer | undefined;
+  let ended = false;
+  const early: Buffer[] = [];
+  const toClient = (d: Buffer) => {
+    peer!.send(d);
+    if (peer!.bufferedAmount() > HIGH) res.body.pause();
+  };
+  res.body.on('data', (d: Buffer) => (peer ? toClient(d) : early.push(d)));
+  const end = () => {
+    ended = true;
+    peer?.end(1000);
+  };
+  res.body.on('end', end);
+  res.body.on('error', end);
+  return {
+    status: 101,
+    body: undefined,
+    upgrade: {
+      protocol,
+      open(p) {
+        peer = p;
+        for (const d of early.splice(0)) toClient(d);
+        if (ended) p.end(1000);
+      },
+      message() {
+        // the client sends nothing that matters on a log
+      },
+      drain() {
+        if (peer && peer.bufferedAmount() < HIGH / 2) res.body.resume();
+      },
+      close() {
+        if (!ended) res.body.destroy();
+      },
+    },
+  };
 }
 
 async function proxyToNode(ctx: HandlerContext, transport: NodeTransport, req: ApiRequest, node: ApiObject): Promise<ApiResponse> {

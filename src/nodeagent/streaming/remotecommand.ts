@@ -5,12 +5,18 @@
 // 3 error (one Status, JSON, then the connection closes), 4 resize
 // (`{"Width":w,"Height":h}`); v5 adds 255 = "the client closed channel N"
 // (message [255, N]), which is how stdin's end reaches the process.
+// The unversioned `channel.k8s.io` (kube's pre-v4 binary protocol, what the
+// e2e tests' websocket client offers) frames the channels alike, but its
+// error channel carries only a failure's message, as text, and nothing on
+// success (kubelet's v1WriteStatusFunc).
 
 import type * as grpc from '@grpc/grpc-js';
 import type { WebSocket, RawData } from 'ws';
 import type { StreamInput, StreamOutput } from '../runtime/types.js';
 
-export const REMOTE_COMMAND_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
+export const REMOTE_COMMAND_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'channel.k8s.io'];
+/** kube's preV4BinaryWebsocketProtocol */
+const V1_PROTOCOL = 'channel.k8s.io';
 
 export const STDIN = 0;
 export const STDOUT = 1;
@@ -66,7 +72,8 @@ export function bridgeRemoteCommand(ws: WebSocket, call: grpc.ClientDuplexStream
   const finish = (status: Record<string, unknown>) => {
     if (finished) return;
     finished = true;
-    send(ERROR, Buffer.from(JSON.stringify(status)));
+    if (ws.protocol !== V1_PROTOCOL) send(ERROR, Buffer.from(JSON.stringify(status)));
+    else if (status.status !== 'Success') send(ERROR, Buffer.from(String(status.message ?? '')));
     ws.close(1000);
   };
 
