@@ -16,7 +16,7 @@ import { decideUpdate, deleteCorruptObject, deleteObject } from './deletion/dele
 import { type Clock, systemClock } from '../core/clock.js';
 import { HandedOver, decodeObject, encodeObject, handOver } from './object-codec.js';
 import { servedObject, storageKey, storagePrefix } from './storage-keys.js';
-import { carryOver, sameButFieldTimes, specOf, stripVolatile } from './update-metadata.js';
+import { carryOver, specOf, stripVolatile } from './update-metadata.js';
 import type { DeleteRequestOptions, ObjectAdmission, UpdateOptions, WriteHooks, WriteOptions } from './write-options.js';
 import { admitAgain, checkNamespaceForCreate, checkNamespaceForUpdate, decodeWrite, validateWrite } from './write-validation.js';
 import { fillZeroShape } from './zero-shape.js';
@@ -355,7 +355,7 @@ export class GenericStore {
     // a Terminating object: the deletion machine says whether this update removes it (spec 000 §3.1)
     const lifecycle = current.metadata?.deletionTimestamp ? decideUpdate(this.def, current, next) : undefined;
     // a no-op write is not written and does not advance the resource version
-    if (deepEqual(stripVolatile(next), stripVolatile(current)) || (opts.operation === 'Apply' && sameButFieldTimes(next, current))) {
+    if (deepEqual(stripVolatile(next), stripVolatile(current))) {
       if (!fresh) return { kind: 'stale' };
       return { kind: 'done', result: { object: current, created: false, unknownFields } };
     }

@@ -3,7 +3,7 @@
 // counts as a change: the desired state for generation, everything but the
 // volatile fields for a no-op.
 
-import { deepEqual, metaOf, nowTimestamp } from '../machinery/meta.js';
+import { metaOf, nowTimestamp } from '../machinery/meta.js';
 import type { ApiObject, ObjectMeta, ResourceDefinition } from './types.js';
 
 /** the metadata an update cannot change, taken from the stored object */
@@ -55,21 +55,3 @@ export function stripVolatile(o: ApiObject): ApiObject {
   return c;
 }
 
-/**
- * An apply that changes nothing but its own entry's time (and so the entries' order): what it
- * applied is already there once the store normalizes it — e.g. `data: {}` on a ConfigMap, which
- * is stored without the empty map (Go's omitempty), so the merge sees an added field each time.
- * Such an apply is a no-op, as applying the same configuration twice must be.
- */
-export function sameButFieldTimes(a: ApiObject, b: ApiObject): boolean {
-  const ma = a.metadata?.managedFields;
-  const mb = b.metadata?.managedFields;
-  if (!Array.isArray(ma) || !Array.isArray(mb) || ma.length !== mb.length) return false;
-  const untimed = (mf: unknown[]) => mf.map((e) => JSON.stringify({ ...(e as Record<string, unknown>), time: undefined })).sort();
-  const strip = (o: ApiObject): ApiObject => {
-    const c = stripVolatile(o);
-    delete c.metadata!.managedFields;
-    return c;
-  };
-  return deepEqual(untimed(ma), untimed(mb)) && deepEqual(strip(a), strip(b));
-}

@@ -15,6 +15,7 @@ import { decodeError } from '../../registry/generic-store.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { ApiObject, JSONValue, ResourceDefinition } from '../../registry/types.js';
+import type { JSONObject } from '../../core/object.js';
 import type { HandlerContext } from './context.js';
 import {
   bodyText,
@@ -30,7 +31,9 @@ import {
 } from './common.js';
 import { checkFieldManager, fieldManagerOf } from './create.js';
 import { duplicateKeyLinesYaml, findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
-import { validateAgainstSchema } from '../../machinery/schema/validate.js';
+import { dropEmptyTypedMaps, validateAgainstSchema } from '../../machinery/schema/validate.js';
+import { compileSchema } from '../../machinery/schema/compile.js';
+import type { Definitions } from '../../machinery/schema/types.js';
 
 export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise<ApiResponse> {
   const type = mediaType(req.contentType);
@@ -179,6 +182,7 @@ async function applyHandler(
         schema: req.def.schema,
         defs: ctx.registry.defs,
         subresource: req.info.subresource || undefined,
+        normalize: normalizeFor(req.def, ctx.registry.defs),
       });
       if (result.conflicts.length > 0) throw conflictStatusError(result.conflicts, apiVersion);
       const out = result.object;
@@ -251,4 +255,9 @@ function ifMatchVersion(header: string | null | undefined): string | undefined {
 /** a patch engine's failure: PatchError and UnsupportedPatchType through the Status table, anything else a 400 */
 function patchErrorToStatus(e: unknown): Error {
   return statusFor(e) ?? badRequest(`the patch could not be applied: ${(e as Error)?.message ?? String(e)}`);
+}
+
+/** the store's normalization of what it writes (src/registry/admission.ts): a built-in kind's empty maps dropped */
+function normalizeFor(def: ResourceDefinition, defs: Definitions): ((obj: JSONObject) => void) | undefined {
+  return def.customResource ? undefined : (obj) => dropEmptyTypedMaps(obj, compileSchema(def.schema, defs));
 }

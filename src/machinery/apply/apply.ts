@@ -71,6 +71,12 @@ export interface ApplyArgs {
   defs?: Definitions;
   /** '' / undefined for the main resource */
   subresource?: string;
+  /**
+   * What the store does to the object it writes (a built-in kind's empty maps dropped, as Go's
+   * `omitempty`), done to the merged object before it is compared with the live one: an applied
+   * `data: {}` is then no change, and a second apply of it stays a no-op
+   */
+  normalize?(obj: JSONObject): void;
 }
 
 export interface ApplyResult {
@@ -129,6 +135,7 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
     if (!drop.isEmpty()) merged = removeItems(merged, drop, ctx);
   }
 
+  if (args.normalize && merged !== null && typeof merged === 'object' && !Array.isArray(merged)) args.normalize(merged);
   const cmp = compareObjects(liveClean ?? {}, merged, ctx);
   const changed = cmp.modified.union(cmp.added);
   const conflicts: Conflict[] = [];

@@ -398,6 +398,14 @@ export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: V
   return { errors: w.errors, unknownFields: w.unknownFields };
 }
 
+/**
+ * Drops the empty typed maps of `obj` (the `dropEmptyMaps` of a validation, without its errors):
+ * what the store does to a built-in kind's object, for callers that compare before it writes
+ */
+export function dropEmptyTypedMaps(obj: unknown, compiled: CompiledSchema): void {
+  validateCompiled(obj, compiled, { prune: false, dropNulls: false, dropEmptyMaps: true });
+}
+
 /** `{}` where the schema is a map of typed values (not a struct, free-form JSON or a FieldsV1-like message) */
 function isEmptyTypedMap(v: unknown, s: CompiledSchema): boolean {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
