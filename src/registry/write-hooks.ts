@@ -49,7 +49,10 @@ export function sequenceHooks(all: WriteHooks[]): Sequenced {
   };
   const out: Sequenced = {
     recordFields(def, obj, old, opts) {
-      const puts = applicable(def).recordFields.map((h) => h.recordFields!(def, obj, old, opts)).filter((p) => p !== undefined);
+      const sets = applicable(def).recordFields;
+      // one set (managedFields) on every write: no arrays for it
+      if (sets.length <= 1) return sets[0]?.recordFields!(def, obj, old, opts);
+      const puts = sets.map((h) => h.recordFields!(def, obj, old, opts)).filter((p) => p !== undefined);
       if (puts.length <= 1) return puts[0];
       return (written) => {
         for (const put of puts) put(written);
