@@ -100,3 +100,27 @@ export function toOpenAPISchema(s: Schema, v: Version, refs?: Set<string>): Json
   }
   return out;
 }
+
+/** values that are data, not schemas or extensions: never walked */
+const DATA_KEYS = new Set(['default', 'enum', 'example']);
+
+/**
+ * With kube's own API domain (`--api-domain k8s.io`) the documents are kube-apiserver's: only the
+ * `x-kubernetes-*` extensions, no `x-orch-*` twins (clients compare published schemas with what a
+ * CRD declared, e.g. kube's CustomResourcePublishOpenAPI e2e: definition = schema + GVK). Removes
+ * every `x-orch-*` key of a built document in place; names in `properties` are fields, not
+ * extensions, and stay.
+ */
+export function dropOrchExtensions(node: unknown, names = false): void {
+  if (Array.isArray(node)) {
+    for (const x of node) dropOrchExtensions(x);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const o = node as Json;
+  for (const k of Object.keys(o)) {
+    if (!names && k.startsWith('x-orch-')) delete o[k];
+    else if (!names && (DATA_KEYS.has(k) || k.startsWith('x-'))) continue;
+    else dropOrchExtensions(o[k], !names && k === 'properties');
+  }
+}

@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import type { ResourceDefinition } from './types.js';
 import { definitionName, SchemaNames } from '../machinery/schema/naming.js';
 import type { Definitions } from '../machinery/schema/types.js';
-import { type Json, type Version, gvkExtension, refPath, toOpenAPISchema } from './openapi-schema.js';
+import { type Json, type Version, dropOrchExtensions, gvkExtension, refPath, toOpenAPISchema } from './openapi-schema.js';
 import { buildPathsV2, buildPathsV3 } from './openapi-paths.js';
 import { hoistNamedTypes } from './openapi-hoist.js';
 import { crdSchemaForV2 } from './openapi-crd-v2.js';
@@ -134,16 +134,22 @@ function served(doc: Json): ServedDocument {
 
 const SECURITY_V2 = { securityDefinitions: { BearerToken: { type: 'apiKey', name: 'authorization', in: 'header', description: 'Bearer token authentication' } }, security: [{ BearerToken: [] }] };
 
+/** kube's own API domain: the documents carry kube's extension names only (dropOrchExtensions) */
+function kubeNamesOnly(src: OpenAPISource, doc: Json): Json {
+  if (src.apiDomain === 'k8s.io') dropOrchExtensions(doc);
+  return doc;
+}
+
 export function buildOpenAPIV2(src: OpenAPISource, info: OpenAPIInfo = {}): Json {
   const n = new SchemaNames(src.apiDomain);
   const kinds = src.all();
-  return {
+  return kubeNamesOnly(src, {
     swagger: '2.0',
     info: { title: info.title ?? 'Orch', version: info.version ?? 'v1.32.0' },
     paths: sortObject(buildPathsV2(kinds, n)),
     definitions: buildSchemas(kinds, src, 2),
     ...SECURITY_V2,
-  };
+  });
 }
 
 /** `api/v1` or `apis/<group>/<version>` → its definitions */
@@ -160,7 +166,7 @@ export function groupVersionPaths(src: OpenAPISource): Map<string, ResourceDefin
 
 export function buildOpenAPIV3GroupVersion(src: OpenAPISource, defs: ResourceDefinition[], info: OpenAPIInfo = {}): Json {
   const n = new SchemaNames(src.apiDomain);
-  return {
+  return kubeNamesOnly(src, {
     openapi: '3.0.0',
     info: { title: info.title ?? 'Orch', version: info.version ?? 'v1.32.0' },
     paths: sortObject(buildPathsV3(defs, n)),
@@ -169,7 +175,7 @@ export function buildOpenAPIV3GroupVersion(src: OpenAPISource, defs: ResourceDef
       securitySchemes: { BearerToken: { type: 'apiKey', description: 'Bearer token authentication', name: 'authorization', in: 'header' } },
     },
     security: [{ BearerToken: [] }],
-  };
+  });
 }
 
 /**

@@ -1,0 +1,394 @@
+// Kubernetes' e2e "[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin]" tests
+// (test/e2e/apimachinery/crd_publish_openapi.go, all nine Conformance in 1.32) on a started orch server
+// with kube's group names, run with the real kubectl 1.32: client-side apply and create with kubectl's
+// default strict validation through the published schema, `kubectl explain` of a custom resource and its
+// fields, and the definitions in /openapi/v2 (kube's waitForDefinition: the definition equals the CRD's
+// schema once metadata, apiVersion, kind and the group-version-kind extension are dropped; polled with
+// If-None-Match as kube does) and /openapi/v3/apis/<group>/<version> as CRDs are created, get a version
+// renamed or unserved, and are deleted. Beside kube's checks: the x-kubernetes-group-version-kind
+// extension, and that the /openapi/v3 index's hashed URL changes with a CRD's schema (client-go's cached
+// v3 client keys on it). Left out: the [Flaky] "kubectl explain works for CR with the same resource
+// name as built-in object" (not Conformance).
+
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
+import { type KubectlResult, runKubectlInput } from '../helpers/kubectl.js';
+import { CRDS, type Obj, type TestServer, call, createCrdAndWait, deleteCrdAndWait, newNamespace, useKubeServer } from '../helpers/kube-e2e.js';
+
+let t: TestServer;
+useKubeServer((s) => (t = s));
+
+const BASE = 'crd-publish-openapi';
+/** kube's wait.Poll bound (60 s); only a failure waits that long */
+const WAIT = { timeoutMs: 60_000, intervalMs: 50 };
+
+const schemaFoo = parse(`description: Foo CRD for Testing
+type: object
+properties:
+  spec:
+    type: object
+    description: Specification of Foo
+    properties:
+      bars:
+        description: List of Bars and their specs.
+        type: array
+        items:
+          type: object
+          required:
+          - name
+          properties:
+            name:
+              description: Name of Bar.
+              type: string
+            age:
+              description: Age of Bar.
+              type: string
+            feeling:
+              description: Whether Bar is feeling great.
+              type: string
+              enum:
+              - Great
+              - Down
+            bazs:
+              description: List of Bazs.
+              items:
+                type: string
+              type: array
+  status:
+    description: Status of Foo
+    type: object
+    properties:
+      bars:
+        description: List of Bars and their statuses.
+        type: array
+        items:
+          type: object
+          properties:
+            name:
+              description: Name of Bar.
+              type: string
+            available:
+              description: Whether the Bar is installed.
+              type: boolean
+            quxType:
+              description: Indicates to external qux type.
+              pattern: in-tree|out-of-tree
+              type: string`) as Obj;
+
+const waldoParts = `type: object
+properties:
+  spec:
+    description: Specification of Waldo
+    type: object
+    PRESERVE
+    properties:
+      dummy:
+        description: Dummy property.
+        type: object
+  status:
+    description: Status of Waldo
+    type: object
+    properties:
+      bars:
+        description: List of Bars and their statuses.
+        type: array
+        items:
+          type: object`;
+const schemaWaldo = parse(`description: Waldo CRD for Testing\n${waldoParts.replace('PRESERVE', '')}`) as Obj;
+const schemaPreserveRoot = parse(
+  `description: preserve-unknown-properties at root for Testing\nx-kubernetes-preserve-unknown-fields: true\n${waldoParts.replace('PRESERVE', '')}`,
+) as Obj;
+const schemaPreserveNested = parse(
+  `description: preserve-unknown-properties in nested field for Testing\n${waldoParts.replace('PRESERVE', 'x-kubernetes-preserve-unknown-fields: true')}`,
+) as Obj;
+/** setupCRD without a schema: kube's e2e gives such a CRD an object that keeps every field */
+const PRESERVE_ALL = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+
+interface TestCrd {
+  crd: Obj;
+  group: string;
+  kind: string;
+  plural: string;
+  ns: string;
+}
+
+let suffix = 0;
+/** CreateMultiVersionTestCRD: kind and singular `e2e-test-<base>-<n>-crd`, namespaced, the first version stores */
+async function setupCRD(schema: Obj | undefined, groupSuffix: string, versions: string[], expect_: Obj | null = schema ?? { type: 'object' }): Promise<TestCrd> {
+  const group = `${BASE}-test-${groupSuffix}.example.com`;
+  const name = `e2e-test-${BASE}-${1000 + ++suffix}${Math.floor(Math.random() * 900)}-crd`;
+  const plural = `${name}s`;
+  const crd = await createCrdAndWait(t, {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural, singular: name, kind: name, listKind: `${name}List` },
+      versions: versions.map((v, i) => ({ name: v, served: true, storage: i === 0, schema: { openAPIV3Schema: schema ?? PRESERVE_ALL } })),
+    },
+  });
+  const tc = { crd, group, kind: name, plural, ns: await newNamespace(t, BASE) };
+  for (const v of versions) await waitForDefinition(tc, v, expect_);
+  return tc;
+}
+
+/** kube's definitionName: openapiutil.ToRESTFriendlyName("<group>/<version>/<kind>") */
+const definitionName = (c: TestCrd, version: string): string => `${c.group.split('.').reverse().join('.')}.${version}.${c.kind}`;
+
+/** kube's dropDefaults: what the server adds to a CRD's schema */
+function dropDefaults(d: Obj): Obj {
+  const out = structuredClone(d);
+  for (const k of ['metadata', 'apiVersion', 'kind']) delete out.properties?.[k];
+  if (out.properties && Object.keys(out.properties as Obj).length === 0) delete out.properties;
+  delete out['x-kubernetes-group-version-kind'];
+  delete out['x-kubernetes-selectable-fields'];
+  return out;
+}
+
+/** /openapi/v2 fetched as waitForOpenAPISchema does: If-None-Match with the last ETag, 304 keeps the last document */
+function openAPIV2Poller(): () => Promise<Obj> {
+  let etag = '';
+  let last: Obj | undefined;
+  return async () => {
+    const r = await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', ...(etag ? { 'If-None-Match': etag } : {}) } });
+    if (r.status === 304 && last) return last;
+    expect(r.status, r.text.slice(0, 200)).toBe(200);
+    etag = String(r.headers.etag ?? '');
+    last = r.json<Obj>();
+    return last;
+  };
+}
+
+/** the group-version's /openapi/v3 document through the index's hashed URL, as client-go's cached client reads it */
+async function openAPIV3(group: string, version: string): Promise<Obj | undefined> {
+  const index = await call(t, 'GET', '/openapi/v3');
+  const entry = (index.paths as Record<string, { serverRelativeURL: string }>)[`apis/${group}/${version}`];
+  if (!entry) return undefined;
+  expect(entry.serverRelativeURL).toMatch(new RegExp(`^/openapi/v3/apis/${group.replaceAll('.', '\\.')}/${version}\\?hash=[0-9A-F]{128}$`));
+  const r = await t.request('GET', entry.serverRelativeURL);
+  expect(r.status).toBe(200);
+  // a hashed URL never changes its content: clients may keep it for good
+  expect(r.headers['cache-control']).toBe('public, immutable');
+  return r.json<Obj>();
+}
+
+/** waitForDefinition, on /openapi/v2 and /openapi/v3: `expect_` null checks only that the definition exists */
+async function waitForDefinition(c: TestCrd, version: string, expect_: Obj | null): Promise<void> {
+  const name = definitionName(c, version);
+  const gvk = [{ group: c.group, version, kind: c.kind }];
+  const v2 = openAPIV2Poller();
+  await eventually(async () => {
+    const d = ((await v2()).definitions as Obj)[name] as Obj | undefined;
+    if (!d) return false;
+    expect(d['x-kubernetes-group-version-kind']).toEqual(gvk);
+    if (expect_ !== null) expect(dropDefaults(d)).toEqual(expect_);
+    return true;
+  }, `${name} in /openapi/v2`, WAIT);
+  await eventually(async () => {
+    const d = ((await openAPIV3(c.group, version))?.components?.schemas as Obj | undefined)?.[name] as Obj | undefined;
+    if (!d) return false;
+    expect(d['x-kubernetes-group-version-kind']).toEqual(gvk);
+    return true;
+  }, `${name} in /openapi/v3`, WAIT);
+}
+
+/** waitForDefinitionCleanup, on /openapi/v2 and /openapi/v3 */
+async function waitForDefinitionCleanup(c: TestCrd, version: string): Promise<void> {
+  const name = definitionName(c, version);
+  const v2 = openAPIV2Poller();
+  await eventually(async () => ((await v2()).definitions as Obj)[name] === undefined, `${name} gone from /openapi/v2`, WAIT);
+  await eventually(async () => ((await openAPIV3(c.group, version))?.components?.schemas as Obj | undefined)?.[name] === undefined, `${name} gone from /openapi/v3`, WAIT);
+}
+
+/** cleanupCRD: deletes the CRD and waits until none of its versions is published */
+async function cleanupCRD(c: TestCrd): Promise<void> {
+  await deleteCrdAndWait(t, c.crd.metadata.name as string);
+  for (const v of c.crd.spec.versions as Obj[]) await waitForDefinitionCleanup(c, v.name as string);
+}
+
+const kubectl = (args: string[], input?: string): Promise<KubectlResult> => runKubectlInput(t.server.kubeconfigPath, input, args);
+const output = (r: KubectlResult): string => `${r.stdout}${r.stderr}`;
+
+/** kubectl succeeds (framework.RunKubectl(Input) without an error) */
+async function ok(args: string[], input?: string): Promise<string> {
+  const r = await kubectl(args, input);
+  expect(r.code, `kubectl ${args.join(' ')}: ${output(r)}`).toBe(0);
+  return r.stdout;
+}
+
+/** kubectl fails with one of `messages` in its output */
+async function failsWith(args: string[], input: string, messages: string[]): Promise<void> {
+  const r = await kubectl(args, input);
+  expect(r.code, `kubectl ${args.join(' ')} should fail: ${output(r)}`).not.toBe(0);
+  expect(messages.some((m) => output(r).includes(m)), `kubectl ${args.join(' ')}: ${output(r)} should say one of ${messages.join(' | ')}`).toBe(true);
+}
+
+/** verifyKubectlExplain */
+async function explainMatches(what: string, pattern: RegExp): Promise<void> {
+  const out = await ok(['explain', what]);
+  expect(out).toMatch(pattern);
+}
+
+/** kube's metaPattern: the custom resource's kind, apiVersion and name, as JSON members */
+const meta = (c: TestCrd, name: string): string => `"kind":"${c.kind}","apiVersion":"${c.group}/${c.crd.spec.versions[0].name}","metadata":{"name":"${name}"}`;
+
+/** `kubectl create` then `kubectl apply` of a valid object, each deleted again */
+async function createAndApply(c: TestCrd, cr: string, name: string): Promise<void> {
+  for (const verb of ['create', 'apply']) {
+    await ok([`--namespace=${c.ns}`, verb, '-f', '-'], cr);
+    await ok([`--namespace=${c.ns}`, 'delete', c.plural, name]);
+  }
+}
+
+describe.concurrent('CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] (crd_publish_openapi.go)', () => {
+  it('[Conformance] works for CRD with validation schema', async () => {
+    const c = await setupCRD(schemaFoo, 'foo', ['v1']);
+    const ns = `--namespace=${c.ns}`;
+    // kubectl validation (kubectl create and apply) allows request with known and required properties
+    await createAndApply(c, `{${meta(c, 'test-foo')},"spec":{"bars":[{"name":"test-bar"}]}}`, 'test-foo');
+    // … rejects request with value outside defined enum values
+    const badEnum = `{${meta(c, 'test-foo')},"spec":{"bars":[{"name":"test-bar", "feeling":"NonExistentValue"}]}}`;
+    await failsWith([ns, 'create', '-f', '-'], badEnum, ['Unsupported value: "NonExistentValue"']);
+    // … rejects request with unknown properties when disallowed by the schema
+    const unknown = `{${meta(c, 'test-foo')},"spec":{"foo":true}}`;
+    for (const verb of ['create', 'apply']) await failsWith([ns, verb, '-f', '-'], unknown, ['unknown field "foo"', 'unknown field "spec.foo"']);
+    // … rejects request without required properties
+    const noRequired = `{${meta(c, 'test-foo')},"spec":{"bars":[{"age":"10"}]}}`;
+    for (const verb of ['create', 'apply']) await failsWith([ns, verb, '-f', '-'], noRequired, ['missing required field "name"', 'spec.bars[0].name: Required value']);
+    expect((await call(t, 'GET', `/apis/${c.group}/v1/namespaces/${c.ns}/${c.plural}`)).items).toEqual([]);
+
+    // kubectl explain works to explain CR properties
+    await explainMatches(c.plural, /DESCRIPTION:.*Foo CRD for Testing.*FIELDS:.*apiVersion.*<string>.*APIVersion defines.*spec.*<Object>.*Specification of Foo/s);
+    // … recursively
+    await explainMatches(`${c.plural}.metadata`, /DESCRIPTION:.*Standard object's metadata.*FIELDS:.*creationTimestamp.*<string>.*CreationTimestamp is a timestamp/s);
+    await explainMatches(`${c.plural}.spec`, /DESCRIPTION:.*Specification of Foo.*FIELDS:.*bars.*<\[\]Object>.*List of Bars and their specs/s);
+    await explainMatches(
+      `${c.plural}.spec.bars`,
+      /(FIELD|RESOURCE):.*bars.*<\[\]Object>.*DESCRIPTION:.*List of Bars and their specs.*FIELDS:.*bazs.*<\[\]string>.*List of Bazs.*name.*<string>.*Name of Bar/s,
+    );
+    // kubectl explain works to return error when explain is called on property that doesn't exist
+    const missing = await kubectl(['explain', `${c.plural}.spec.bars2`]);
+    expect(missing.code).not.toBe(0);
+    expect(output(missing)).toContain('field "bars2" does not exist');
+    await cleanupCRD(c);
+  });
+
+  it('[Conformance] works for CRD without validation schema', async () => {
+    const c = await setupCRD(undefined, 'empty', ['v1']);
+    // kubectl validation (kubectl create and apply) allows request with any unknown properties
+    await createAndApply(c, `{${meta(c, 'test-cr')},"a":{"b":[{"c":"d"}]}}`, 'test-cr');
+    // kubectl explain works to explain CR without validation schema
+    await explainMatches(c.plural, /DESCRIPTION:.*<empty>/s);
+    await cleanupCRD(c);
+  });
+
+  it('[Conformance] works for CRD preserving unknown fields at the schema root', async () => {
+    const c = await setupCRD(schemaPreserveRoot, 'unknown-at-root', ['v1'], null);
+    await createAndApply(c, `{${meta(c, 'test-cr')},"a":{"b":[{"c":"d"}]}}`, 'test-cr');
+    await explainMatches(c.plural, new RegExp(`KIND:.*${c.kind}`, 's'));
+    await cleanupCRD(c);
+  });
+
+  it('[Conformance] works for CRD preserving unknown fields in an embedded object', async () => {
+    const c = await setupCRD(schemaPreserveNested, 'unknown-in-nested', ['v1'], null);
+    await createAndApply(c, `{${meta(c, 'test-cr')},"spec":{"a":null,"b":[{"c":"d"}]}}`, 'test-cr');
+    await explainMatches(c.plural, /DESCRIPTION:.*preserve-unknown-properties in nested field for Testing/s);
+    await cleanupCRD(c);
+  });
+
+  it('[Conformance] works for multiple CRDs of different groups', async () => {
+    const foo = await setupCRD(schemaFoo, 'foo', ['v1']);
+    const waldo = await setupCRD(schemaWaldo, 'waldo', ['v1beta1']);
+    expect(foo.group).not.toBe(waldo.group);
+    await waitForDefinition(waldo, 'v1beta1', schemaWaldo);
+    await waitForDefinition(foo, 'v1', schemaFoo);
+    await cleanupCRD(foo);
+    await cleanupCRD(waldo);
+  });
+
+  it('[Conformance] works for multiple CRDs of same group but different versions', async () => {
+    // one multi-version CRD
+    const multi = await setupCRD(schemaFoo, 'multi-ver', ['v2', 'v3']);
+    await waitForDefinition(multi, 'v3', schemaFoo);
+    await waitForDefinition(multi, 'v2', schemaFoo);
+    await cleanupCRD(multi);
+    // two CRDs
+    const foo = await setupCRD(schemaFoo, 'common-group', ['v4']);
+    const waldo = await setupCRD(schemaWaldo, 'common-group', ['v5']);
+    expect(foo.group).toBe(waldo.group);
+    await waitForDefinition(waldo, 'v5', schemaWaldo);
+    await waitForDefinition(foo, 'v4', schemaFoo);
+    await cleanupCRD(foo);
+    await cleanupCRD(waldo);
+  });
+
+  it('[Conformance] works for multiple CRDs of same group and version but different kinds', async () => {
+    const foo = await setupCRD(schemaFoo, 'common-group', ['v6']);
+    const waldo = await setupCRD(schemaWaldo, 'common-group', ['v6']);
+    expect(foo.group).toBe(waldo.group);
+    await waitForDefinition(waldo, 'v6', schemaWaldo);
+    await waitForDefinition(foo, 'v6', schemaFoo);
+    await cleanupCRD(foo);
+    await cleanupCRD(waldo);
+  });
+
+  it('[Conformance] updates the published spec when one version gets renamed', async () => {
+    const c = await setupCRD(schemaFoo, 'multi-ver', ['v2', 'v3']);
+    await waitForDefinition(c, 'v3', schemaFoo);
+    await waitForDefinition(c, 'v2', schemaFoo);
+    const patch = [
+      { op: 'test', path: '/spec/versions/1/name', value: 'v3' },
+      { op: 'replace', path: '/spec/versions/1/name', value: 'v4' },
+    ];
+    c.crd = await call(t, 'PATCH', `${CRDS}/${c.crd.metadata.name}`, patch, 'application/json-patch+json');
+    // the new version name is served, the old one removed, the other not changed
+    await waitForDefinition(c, 'v4', schemaFoo);
+    await waitForDefinitionCleanup(c, 'v3');
+    await waitForDefinition(c, 'v2', schemaFoo);
+    await cleanupCRD(c);
+  });
+
+  it('[Conformance] removes definition from spec when one version gets changed to not be served', async () => {
+    const c = await setupCRD(schemaFoo, 'multi-to-single-ver', ['v5', 'v6alpha1']);
+    await waitForDefinition(c, 'v6alpha1', schemaFoo);
+    await waitForDefinition(c, 'v5', schemaFoo);
+    // mark a version not served
+    const cur = await call(t, 'GET', `${CRDS}/${c.crd.metadata.name}`);
+    cur.spec.versions[1].served = false;
+    c.crd = await call(t, 'PUT', `${CRDS}/${c.crd.metadata.name}`, cur);
+    await waitForDefinitionCleanup(c, 'v6alpha1');
+    await waitForDefinition(c, 'v5', schemaFoo);
+    await cleanupCRD(c);
+  });
+});
+
+describe('published CRD schemas as clients cache them', () => {
+  it('the /openapi/v3 index hash and the /openapi/v2 ETag change when a CRD schema changes', async () => {
+    const c = await setupCRD(schemaWaldo, 'hash', ['v1']);
+    const indexUrl = async (): Promise<string> => ((await call(t, 'GET', '/openapi/v3')).paths as Obj)[`apis/${c.group}/v1`].serverRelativeURL as string;
+    const before = await indexUrl();
+    // kubectl caches the group-version document under its hashed URL
+    expect(await ok(['explain', `${c.plural}.spec.dummy`])).toContain('Dummy property.');
+    const v2 = await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json' } });
+    const etag = String(v2.headers.etag);
+    expect(etag).toMatch(/^"[0-9A-F]{128}"$/);
+    expect((await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', 'If-None-Match': etag } })).status).toBe(304);
+
+    const cur = await call(t, 'GET', `${CRDS}/${c.crd.metadata.name}`);
+    cur.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.dummy.description = 'Changed dummy property.';
+    await call(t, 'PUT', `${CRDS}/${c.crd.metadata.name}`, cur);
+    const after = await eventually(async () => {
+      const u = await indexUrl();
+      return u !== before && u;
+    }, 'a new hash in the /openapi/v3 index', WAIT);
+    const doc = (await t.request('GET', after)).json<Obj>();
+    expect(doc.components.schemas[definitionName(c, 'v1')].properties.spec.properties.dummy.description).toBe('Changed dummy property.');
+    expect((await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', 'If-None-Match': etag } })).status).toBe(200);
+    // kubectl explain (openapi v3 through its cache) sees the change
+    expect(await ok(['explain', `${c.plural}.spec.dummy`])).toContain('Changed dummy property.');
+    await cleanupCRD(c);
+  });
+});
