@@ -178,14 +178,26 @@ export function buildOpenAPIV3GroupVersion(src: OpenAPISource, defs: ResourceDef
   });
 }
 
+const sameDefs = (a: readonly ResourceDefinition[], b: readonly ResourceDefinition[]): boolean => a.length === b.length && a.every((d, i) => d === b[i]);
+
+/** the source with only some of its definitions */
+const only = (src: OpenAPISource, defs: ResourceDefinition[]): OpenAPISource => ({ apiDomain: src.apiDomain, defs: src.defs, version: src.version, all: () => defs });
+
 /**
- * The served documents, rebuilt lazily when the source's version changes.
- * v3 group-version documents are built on first request of each.
+ * The served documents, rebuilt lazily when the source's version changes — but only what changed: a CRD
+ * write changes the registry version, and rebuilding every document for it cost hundreds of
+ * milliseconds per CRD. The built-in kinds' part of /openapi/v2 is kept while the built-in definitions
+ * are the same objects, and a group-version's v3 document while its definitions are (the CRD registrar
+ * keeps an unchanged CRD's definitions). The custom resources' part of v2 is rebuilt and merged: custom
+ * kinds are never hoisted and shared kinds are tagged from the built-in group versions only, so the
+ * merge is what buildOpenAPIV2 of everything gives (test/unit/openapi.test.ts checks).
  */
 export class OpenAPIDocuments {
   private builtFor = -1;
   private v2Doc: ServedDocument | undefined;
-  private v3Docs = new Map<string, ServedDocument>();
+  private builtins: ResourceDefinition[] = [];
+  private v2Builtins: Json | undefined;
+  private v3Docs = new Map<string, { defs: ResourceDefinition[]; doc: ServedDocument }>();
   private gvs = new Map<string, ResourceDefinition[]>();
   private index: ServedDocument | undefined;
 
@@ -199,25 +211,39 @@ export class OpenAPIDocuments {
     this.builtFor = this.src.version;
     this.v2Doc = undefined;
     this.index = undefined;
-    this.v3Docs.clear();
     this.gvs = groupVersionPaths(this.src);
+    const builtins = this.src.all().filter((d) => !d.customResource);
+    if (!sameDefs(builtins, this.builtins)) {
+      // every document lists the built-in group versions (tagSharedKinds)
+      this.builtins = builtins;
+      this.v2Builtins = undefined;
+      this.v3Docs.clear();
+    }
+    for (const [path, e] of this.v3Docs) if (!sameDefs(this.gvs.get(path) ?? [], e.defs)) this.v3Docs.delete(path);
   }
 
   v2(): ServedDocument {
     this.fresh();
-    this.v2Doc ??= served(buildOpenAPIV2(this.src, this.info));
-    return this.v2Doc;
+    if (this.v2Doc) return this.v2Doc;
+    const base = (this.v2Builtins ??= buildOpenAPIV2(only(this.src, this.builtins), this.info));
+    const custom = this.src.all().filter((d) => d.customResource);
+    if (custom.length === 0) return (this.v2Doc = served(base));
+    const extra = buildOpenAPIV2(only(this.src, custom), this.info);
+    // the built-in part's shared definitions win: they carry the built-in group versions' tags
+    const definitions = sortObject({ ...(extra.definitions as Json), ...(base.definitions as Json) });
+    const paths = sortObject({ ...(extra.paths as Json), ...(base.paths as Json) });
+    return (this.v2Doc = served({ ...base, paths, definitions }));
   }
 
   /** path is `api/v1` or `apis/<group>/<version>` (no leading slash) */
   v3(path: string): ServedDocument | undefined {
     this.fresh();
     const hit = this.v3Docs.get(path);
-    if (hit) return hit;
+    if (hit) return hit.doc;
     const defs = this.gvs.get(path);
     if (!defs) return undefined;
     const doc = served(buildOpenAPIV3GroupVersion(this.src, defs, this.info));
-    this.v3Docs.set(path, doc);
+    this.v3Docs.set(path, { defs, doc });
     return doc;
   }
 

@@ -21,7 +21,7 @@ useKubeServer((s) => (t = s));
 
 const BASE = 'crd-publish-openapi';
 /** kube's wait.Poll bound (60 s); only a failure waits that long */
-const WAIT = { timeoutMs: 60_000, intervalMs: 50 };
+const WAIT = { timeoutMs: 60_000, intervalMs: 100 };
 
 const schemaFoo = parse(`description: Foo CRD for Testing
 type: object
@@ -148,18 +148,16 @@ function dropDefaults(d: Obj): Obj {
   return out;
 }
 
+let v2Etag = '';
+let v2Last: Obj | undefined;
 /** /openapi/v2 fetched as waitForOpenAPISchema does: If-None-Match with the last ETag, 304 keeps the last document */
-function openAPIV2Poller(): () => Promise<Obj> {
-  let etag = '';
-  let last: Obj | undefined;
-  return async () => {
-    const r = await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', ...(etag ? { 'If-None-Match': etag } : {}) } });
-    if (r.status === 304 && last) return last;
-    expect(r.status, r.text.slice(0, 200)).toBe(200);
-    etag = String(r.headers.etag ?? '');
-    last = r.json<Obj>();
-    return last;
-  };
+async function openAPIV2(): Promise<Obj> {
+  const r = await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', ...(v2Etag ? { 'If-None-Match': v2Etag } : {}) } });
+  if (r.status === 304 && v2Last) return v2Last;
+  expect(r.status, r.text.slice(0, 200)).toBe(200);
+  const doc = r.json<Obj>();
+  [v2Etag, v2Last] = [String(r.headers.etag ?? ''), doc];
+  return doc;
 }
 
 /** the group-version's /openapi/v3 document through the index's hashed URL, as client-go's cached client reads it */
@@ -175,32 +173,38 @@ async function openAPIV3(group: string, version: string): Promise<Obj | undefine
   return r.json<Obj>();
 }
 
-/** waitForDefinition, on /openapi/v2 and /openapi/v3: `expect_` null checks only that the definition exists */
+const v3Definition = async (c: TestCrd, version: string): Promise<Obj | undefined> =>
+  ((await openAPIV3(c.group, version))?.components?.schemas as Obj | undefined)?.[definitionName(c, version)] as Obj | undefined;
+
+/**
+ * waitForDefinition, on /openapi/v3 (first: a small document) and /openapi/v2: the v2 definition is
+ * `expect_` (null: only that it exists), the v3 one the CRD's schema as written
+ */
 async function waitForDefinition(c: TestCrd, version: string, expect_: Obj | null): Promise<void> {
   const name = definitionName(c, version);
   const gvk = [{ group: c.group, version, kind: c.kind }];
-  const v2 = openAPIV2Poller();
+  const written = (c.crd.spec.versions as Obj[]).find((v) => v.name === version)?.schema.openAPIV3Schema as Obj;
   await eventually(async () => {
-    const d = ((await v2()).definitions as Obj)[name] as Obj | undefined;
+    const d = await v3Definition(c, version);
+    if (!d) return false;
+    expect(d['x-kubernetes-group-version-kind']).toEqual(gvk);
+    expect(dropDefaults(d)).toEqual(written);
+    return true;
+  }, `${name} in /openapi/v3`, WAIT);
+  await eventually(async () => {
+    const d = ((await openAPIV2()).definitions as Obj)[name] as Obj | undefined;
     if (!d) return false;
     expect(d['x-kubernetes-group-version-kind']).toEqual(gvk);
     if (expect_ !== null) expect(dropDefaults(d)).toEqual(expect_);
     return true;
   }, `${name} in /openapi/v2`, WAIT);
-  await eventually(async () => {
-    const d = ((await openAPIV3(c.group, version))?.components?.schemas as Obj | undefined)?.[name] as Obj | undefined;
-    if (!d) return false;
-    expect(d['x-kubernetes-group-version-kind']).toEqual(gvk);
-    return true;
-  }, `${name} in /openapi/v3`, WAIT);
 }
 
-/** waitForDefinitionCleanup, on /openapi/v2 and /openapi/v3 */
+/** waitForDefinitionCleanup, on /openapi/v3 and /openapi/v2 */
 async function waitForDefinitionCleanup(c: TestCrd, version: string): Promise<void> {
   const name = definitionName(c, version);
-  const v2 = openAPIV2Poller();
-  await eventually(async () => ((await v2()).definitions as Obj)[name] === undefined, `${name} gone from /openapi/v2`, WAIT);
-  await eventually(async () => ((await openAPIV3(c.group, version))?.components?.schemas as Obj | undefined)?.[name] === undefined, `${name} gone from /openapi/v3`, WAIT);
+  await eventually(async () => (await v3Definition(c, version)) === undefined, `${name} gone from /openapi/v3`, WAIT);
+  await eventually(async () => ((await openAPIV2()).definitions as Obj)[name] === undefined, `${name} gone from /openapi/v2`, WAIT);
 }
 
 /** cleanupCRD: deletes the CRD and waits until none of its versions is published */
@@ -243,152 +247,160 @@ async function createAndApply(c: TestCrd, cr: string, name: string): Promise<voi
   }
 }
 
-describe.concurrent('CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] (crd_publish_openapi.go)', () => {
-  it('[Conformance] works for CRD with validation schema', async () => {
-    const c = await setupCRD(schemaFoo, 'foo', ['v1']);
-    const ns = `--namespace=${c.ns}`;
-    // kubectl validation (kubectl create and apply) allows request with known and required properties
-    await createAndApply(c, `{${meta(c, 'test-foo')},"spec":{"bars":[{"name":"test-bar"}]}}`, 'test-foo');
-    // … rejects request with value outside defined enum values
-    const badEnum = `{${meta(c, 'test-foo')},"spec":{"bars":[{"name":"test-bar", "feeling":"NonExistentValue"}]}}`;
-    await failsWith([ns, 'create', '-f', '-'], badEnum, ['Unsupported value: "NonExistentValue"']);
-    // … rejects request with unknown properties when disallowed by the schema
-    const unknown = `{${meta(c, 'test-foo')},"spec":{"foo":true}}`;
-    for (const verb of ['create', 'apply']) await failsWith([ns, verb, '-f', '-'], unknown, ['unknown field "foo"', 'unknown field "spec.foo"']);
-    // … rejects request without required properties
-    const noRequired = `{${meta(c, 'test-foo')},"spec":{"bars":[{"age":"10"}]}}`;
-    for (const verb of ['create', 'apply']) await failsWith([ns, verb, '-f', '-'], noRequired, ['missing required field "name"', 'spec.bars[0].name: Required value']);
-    expect((await call(t, 'GET', `/apis/${c.group}/v1/namespaces/${c.ns}/${c.plural}`)).items).toEqual([]);
+// one suite, so that all its tests run concurrently (sibling suites would run one after the other)
+describe.concurrent('crd_publish_openapi.go and the published documents', () => {
+  describe('CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] (crd_publish_openapi.go)', () => {
+    it('[Conformance] works for CRD with validation schema', async () => {
+      const c = await setupCRD(schemaFoo, 'foo', ['v1']);
+      const ns = `--namespace=${c.ns}`;
+      // kubectl validation (kubectl create and apply) allows request with known and required properties
+      await createAndApply(c, `{${meta(c, 'test-foo')},"spec":{"bars":[{"name":"test-bar"}]}}`, 'test-foo');
+      // … rejects request with value outside defined enum values
+      const badEnum = `{${meta(c, 'test-foo')},"spec":{"bars":[{"name":"test-bar", "feeling":"NonExistentValue"}]}}`;
+      const unknown = `{${meta(c, 'test-foo')},"spec":{"foo":true}}`;
+      const noRequired = `{${meta(c, 'test-foo')},"spec":{"bars":[{"age":"10"}]}}`;
+      // kube runs these one after the other; they are independent
+      await Promise.all([
+        // … rejects request with value outside defined enum values
+        failsWith([ns, 'create', '-f', '-'], badEnum, ['Unsupported value: "NonExistentValue"']),
+        // … rejects request with unknown properties when disallowed by the schema
+        ...['create', 'apply'].map((verb) => failsWith([ns, verb, '-f', '-'], unknown, ['unknown field "foo"', 'unknown field "spec.foo"'])),
+        // … rejects request without required properties
+        ...['create', 'apply'].map((verb) => failsWith([ns, verb, '-f', '-'], noRequired, ['missing required field "name"', 'spec.bars[0].name: Required value'])),
+        // kubectl explain works to explain CR properties
+        explainMatches(c.plural, /DESCRIPTION:.*Foo CRD for Testing.*FIELDS:.*apiVersion.*<string>.*APIVersion defines.*spec.*<Object>.*Specification of Foo/s),
+        // … recursively
+        explainMatches(`${c.plural}.metadata`, /DESCRIPTION:.*Standard object's metadata.*FIELDS:.*creationTimestamp.*<string>.*CreationTimestamp is a timestamp/s),
+        explainMatches(`${c.plural}.spec`, /DESCRIPTION:.*Specification of Foo.*FIELDS:.*bars.*<\[\]Object>.*List of Bars and their specs/s),
+        explainMatches(
+          `${c.plural}.spec.bars`,
+          /(FIELD|RESOURCE):.*bars.*<\[\]Object>.*DESCRIPTION:.*List of Bars and their specs.*FIELDS:.*bazs.*<\[\]string>.*List of Bazs.*name.*<string>.*Name of Bar/s,
+        ),
+        // kubectl explain works to return error when explain is called on property that doesn't exist
+        (async () => {
+          const missing = await kubectl(['explain', `${c.plural}.spec.bars2`]);
+          expect(missing.code).not.toBe(0);
+          expect(output(missing)).toContain('field "bars2" does not exist');
+        })(),
+      ]);
+      expect((await call(t, 'GET', `/apis/${c.group}/v1/namespaces/${c.ns}/${c.plural}`)).items).toEqual([]);
+      await cleanupCRD(c);
+    });
 
-    // kubectl explain works to explain CR properties
-    await explainMatches(c.plural, /DESCRIPTION:.*Foo CRD for Testing.*FIELDS:.*apiVersion.*<string>.*APIVersion defines.*spec.*<Object>.*Specification of Foo/s);
-    // … recursively
-    await explainMatches(`${c.plural}.metadata`, /DESCRIPTION:.*Standard object's metadata.*FIELDS:.*creationTimestamp.*<string>.*CreationTimestamp is a timestamp/s);
-    await explainMatches(`${c.plural}.spec`, /DESCRIPTION:.*Specification of Foo.*FIELDS:.*bars.*<\[\]Object>.*List of Bars and their specs/s);
-    await explainMatches(
-      `${c.plural}.spec.bars`,
-      /(FIELD|RESOURCE):.*bars.*<\[\]Object>.*DESCRIPTION:.*List of Bars and their specs.*FIELDS:.*bazs.*<\[\]string>.*List of Bazs.*name.*<string>.*Name of Bar/s,
-    );
-    // kubectl explain works to return error when explain is called on property that doesn't exist
-    const missing = await kubectl(['explain', `${c.plural}.spec.bars2`]);
-    expect(missing.code).not.toBe(0);
-    expect(output(missing)).toContain('field "bars2" does not exist');
-    await cleanupCRD(c);
+    it('[Conformance] works for CRD without validation schema', async () => {
+      const c = await setupCRD(undefined, 'empty', ['v1']);
+      // kubectl validation (kubectl create and apply) allows request with any unknown properties
+      await createAndApply(c, `{${meta(c, 'test-cr')},"a":{"b":[{"c":"d"}]}}`, 'test-cr');
+      // kubectl explain works to explain CR without validation schema
+      await explainMatches(c.plural, /DESCRIPTION:.*<empty>/s);
+      await cleanupCRD(c);
+    });
+
+    it('[Conformance] works for CRD preserving unknown fields at the schema root', async () => {
+      const c = await setupCRD(schemaPreserveRoot, 'unknown-at-root', ['v1'], null);
+      await createAndApply(c, `{${meta(c, 'test-cr')},"a":{"b":[{"c":"d"}]}}`, 'test-cr');
+      await explainMatches(c.plural, new RegExp(`KIND:.*${c.kind}`, 's'));
+      await cleanupCRD(c);
+    });
+
+    it('[Conformance] works for CRD preserving unknown fields in an embedded object', async () => {
+      const c = await setupCRD(schemaPreserveNested, 'unknown-in-nested', ['v1'], null);
+      await createAndApply(c, `{${meta(c, 'test-cr')},"spec":{"a":null,"b":[{"c":"d"}]}}`, 'test-cr');
+      await explainMatches(c.plural, /DESCRIPTION:.*preserve-unknown-properties in nested field for Testing/s);
+      await cleanupCRD(c);
+    });
+
+    it('[Conformance] works for multiple CRDs of different groups', async () => {
+      const foo = await setupCRD(schemaFoo, 'foo', ['v1']);
+      const waldo = await setupCRD(schemaWaldo, 'waldo', ['v1beta1']);
+      expect(foo.group).not.toBe(waldo.group);
+      await waitForDefinition(waldo, 'v1beta1', schemaWaldo);
+      await waitForDefinition(foo, 'v1', schemaFoo);
+      await cleanupCRD(foo);
+      await cleanupCRD(waldo);
+    });
+
+    it('[Conformance] works for multiple CRDs of same group but different versions', async () => {
+      // one multi-version CRD
+      const multi = await setupCRD(schemaFoo, 'multi-ver', ['v2', 'v3']);
+      await waitForDefinition(multi, 'v3', schemaFoo);
+      await waitForDefinition(multi, 'v2', schemaFoo);
+      await cleanupCRD(multi);
+      // two CRDs
+      const foo = await setupCRD(schemaFoo, 'common-group', ['v4']);
+      const waldo = await setupCRD(schemaWaldo, 'common-group', ['v5']);
+      expect(foo.group).toBe(waldo.group);
+      await waitForDefinition(waldo, 'v5', schemaWaldo);
+      await waitForDefinition(foo, 'v4', schemaFoo);
+      await cleanupCRD(foo);
+      await cleanupCRD(waldo);
+    });
+
+    it('[Conformance] works for multiple CRDs of same group and version but different kinds', async () => {
+      const foo = await setupCRD(schemaFoo, 'common-group', ['v6']);
+      const waldo = await setupCRD(schemaWaldo, 'common-group', ['v6']);
+      expect(foo.group).toBe(waldo.group);
+      await waitForDefinition(waldo, 'v6', schemaWaldo);
+      await waitForDefinition(foo, 'v6', schemaFoo);
+      await cleanupCRD(foo);
+      await cleanupCRD(waldo);
+    });
+
+    it('[Conformance] updates the published spec when one version gets renamed', async () => {
+      const c = await setupCRD(schemaFoo, 'multi-ver', ['v2', 'v3']);
+      await waitForDefinition(c, 'v3', schemaFoo);
+      await waitForDefinition(c, 'v2', schemaFoo);
+      const patch = [
+        { op: 'test', path: '/spec/versions/1/name', value: 'v3' },
+        { op: 'replace', path: '/spec/versions/1/name', value: 'v4' },
+      ];
+      c.crd = await call(t, 'PATCH', `${CRDS}/${c.crd.metadata.name}`, patch, 'application/json-patch+json');
+      // the new version name is served, the old one removed, the other not changed
+      await waitForDefinition(c, 'v4', schemaFoo);
+      await waitForDefinitionCleanup(c, 'v3');
+      await waitForDefinition(c, 'v2', schemaFoo);
+      await cleanupCRD(c);
+    });
+
+    it('[Conformance] removes definition from spec when one version gets changed to not be served', async () => {
+      const c = await setupCRD(schemaFoo, 'multi-to-single-ver', ['v5', 'v6alpha1']);
+      await waitForDefinition(c, 'v6alpha1', schemaFoo);
+      await waitForDefinition(c, 'v5', schemaFoo);
+      // mark a version not served
+      const cur = await call(t, 'GET', `${CRDS}/${c.crd.metadata.name}`);
+      cur.spec.versions[1].served = false;
+      c.crd = await call(t, 'PUT', `${CRDS}/${c.crd.metadata.name}`, cur);
+      await waitForDefinitionCleanup(c, 'v6alpha1');
+      await waitForDefinition(c, 'v5', schemaFoo);
+      await cleanupCRD(c);
+    });
   });
 
-  it('[Conformance] works for CRD without validation schema', async () => {
-    const c = await setupCRD(undefined, 'empty', ['v1']);
-    // kubectl validation (kubectl create and apply) allows request with any unknown properties
-    await createAndApply(c, `{${meta(c, 'test-cr')},"a":{"b":[{"c":"d"}]}}`, 'test-cr');
-    // kubectl explain works to explain CR without validation schema
-    await explainMatches(c.plural, /DESCRIPTION:.*<empty>/s);
-    await cleanupCRD(c);
-  });
+  describe('published CRD schemas as clients cache them', () => {
+    it('the /openapi/v3 index hash and the /openapi/v2 ETag change when a CRD schema changes', async () => {
+      const c = await setupCRD(schemaWaldo, 'hash', ['v1']);
+      const indexUrl = async (): Promise<string> => ((await call(t, 'GET', '/openapi/v3')).paths as Obj)[`apis/${c.group}/v1`].serverRelativeURL as string;
+      const before = await indexUrl();
+      // kubectl caches the group-version document under its hashed URL
+      expect(await ok(['explain', `${c.plural}.spec.dummy`])).toContain('Dummy property.');
+      const v2 = await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json' } });
+      const etag = String(v2.headers.etag);
+      expect(etag).toMatch(/^"[0-9A-F]{128}"$/);
+      expect((await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', 'If-None-Match': etag } })).status).toBe(304);
 
-  it('[Conformance] works for CRD preserving unknown fields at the schema root', async () => {
-    const c = await setupCRD(schemaPreserveRoot, 'unknown-at-root', ['v1'], null);
-    await createAndApply(c, `{${meta(c, 'test-cr')},"a":{"b":[{"c":"d"}]}}`, 'test-cr');
-    await explainMatches(c.plural, new RegExp(`KIND:.*${c.kind}`, 's'));
-    await cleanupCRD(c);
-  });
-
-  it('[Conformance] works for CRD preserving unknown fields in an embedded object', async () => {
-    const c = await setupCRD(schemaPreserveNested, 'unknown-in-nested', ['v1'], null);
-    await createAndApply(c, `{${meta(c, 'test-cr')},"spec":{"a":null,"b":[{"c":"d"}]}}`, 'test-cr');
-    await explainMatches(c.plural, /DESCRIPTION:.*preserve-unknown-properties in nested field for Testing/s);
-    await cleanupCRD(c);
-  });
-
-  it('[Conformance] works for multiple CRDs of different groups', async () => {
-    const foo = await setupCRD(schemaFoo, 'foo', ['v1']);
-    const waldo = await setupCRD(schemaWaldo, 'waldo', ['v1beta1']);
-    expect(foo.group).not.toBe(waldo.group);
-    await waitForDefinition(waldo, 'v1beta1', schemaWaldo);
-    await waitForDefinition(foo, 'v1', schemaFoo);
-    await cleanupCRD(foo);
-    await cleanupCRD(waldo);
-  });
-
-  it('[Conformance] works for multiple CRDs of same group but different versions', async () => {
-    // one multi-version CRD
-    const multi = await setupCRD(schemaFoo, 'multi-ver', ['v2', 'v3']);
-    await waitForDefinition(multi, 'v3', schemaFoo);
-    await waitForDefinition(multi, 'v2', schemaFoo);
-    await cleanupCRD(multi);
-    // two CRDs
-    const foo = await setupCRD(schemaFoo, 'common-group', ['v4']);
-    const waldo = await setupCRD(schemaWaldo, 'common-group', ['v5']);
-    expect(foo.group).toBe(waldo.group);
-    await waitForDefinition(waldo, 'v5', schemaWaldo);
-    await waitForDefinition(foo, 'v4', schemaFoo);
-    await cleanupCRD(foo);
-    await cleanupCRD(waldo);
-  });
-
-  it('[Conformance] works for multiple CRDs of same group and version but different kinds', async () => {
-    const foo = await setupCRD(schemaFoo, 'common-group', ['v6']);
-    const waldo = await setupCRD(schemaWaldo, 'common-group', ['v6']);
-    expect(foo.group).toBe(waldo.group);
-    await waitForDefinition(waldo, 'v6', schemaWaldo);
-    await waitForDefinition(foo, 'v6', schemaFoo);
-    await cleanupCRD(foo);
-    await cleanupCRD(waldo);
-  });
-
-  it('[Conformance] updates the published spec when one version gets renamed', async () => {
-    const c = await setupCRD(schemaFoo, 'multi-ver', ['v2', 'v3']);
-    await waitForDefinition(c, 'v3', schemaFoo);
-    await waitForDefinition(c, 'v2', schemaFoo);
-    const patch = [
-      { op: 'test', path: '/spec/versions/1/name', value: 'v3' },
-      { op: 'replace', path: '/spec/versions/1/name', value: 'v4' },
-    ];
-    c.crd = await call(t, 'PATCH', `${CRDS}/${c.crd.metadata.name}`, patch, 'application/json-patch+json');
-    // the new version name is served, the old one removed, the other not changed
-    await waitForDefinition(c, 'v4', schemaFoo);
-    await waitForDefinitionCleanup(c, 'v3');
-    await waitForDefinition(c, 'v2', schemaFoo);
-    await cleanupCRD(c);
-  });
-
-  it('[Conformance] removes definition from spec when one version gets changed to not be served', async () => {
-    const c = await setupCRD(schemaFoo, 'multi-to-single-ver', ['v5', 'v6alpha1']);
-    await waitForDefinition(c, 'v6alpha1', schemaFoo);
-    await waitForDefinition(c, 'v5', schemaFoo);
-    // mark a version not served
-    const cur = await call(t, 'GET', `${CRDS}/${c.crd.metadata.name}`);
-    cur.spec.versions[1].served = false;
-    c.crd = await call(t, 'PUT', `${CRDS}/${c.crd.metadata.name}`, cur);
-    await waitForDefinitionCleanup(c, 'v6alpha1');
-    await waitForDefinition(c, 'v5', schemaFoo);
-    await cleanupCRD(c);
-  });
-});
-
-describe('published CRD schemas as clients cache them', () => {
-  it('the /openapi/v3 index hash and the /openapi/v2 ETag change when a CRD schema changes', async () => {
-    const c = await setupCRD(schemaWaldo, 'hash', ['v1']);
-    const indexUrl = async (): Promise<string> => ((await call(t, 'GET', '/openapi/v3')).paths as Obj)[`apis/${c.group}/v1`].serverRelativeURL as string;
-    const before = await indexUrl();
-    // kubectl caches the group-version document under its hashed URL
-    expect(await ok(['explain', `${c.plural}.spec.dummy`])).toContain('Dummy property.');
-    const v2 = await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json' } });
-    const etag = String(v2.headers.etag);
-    expect(etag).toMatch(/^"[0-9A-F]{128}"$/);
-    expect((await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', 'If-None-Match': etag } })).status).toBe(304);
-
-    const cur = await call(t, 'GET', `${CRDS}/${c.crd.metadata.name}`);
-    cur.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.dummy.description = 'Changed dummy property.';
-    await call(t, 'PUT', `${CRDS}/${c.crd.metadata.name}`, cur);
-    const after = await eventually(async () => {
-      const u = await indexUrl();
-      return u !== before && u;
-    }, 'a new hash in the /openapi/v3 index', WAIT);
-    const doc = (await t.request('GET', after)).json<Obj>();
-    expect(doc.components.schemas[definitionName(c, 'v1')].properties.spec.properties.dummy.description).toBe('Changed dummy property.');
-    expect((await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', 'If-None-Match': etag } })).status).toBe(200);
-    // kubectl explain (openapi v3 through its cache) sees the change
-    expect(await ok(['explain', `${c.plural}.spec.dummy`])).toContain('Changed dummy property.');
-    await cleanupCRD(c);
+      const cur = await call(t, 'GET', `${CRDS}/${c.crd.metadata.name}`);
+      cur.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.dummy.description = 'Changed dummy property.';
+      await call(t, 'PUT', `${CRDS}/${c.crd.metadata.name}`, cur);
+      const after = await eventually(async () => {
+        const u = await indexUrl();
+        return u !== before && u;
+      }, 'a new hash in the /openapi/v3 index', WAIT);
+      const doc = (await t.request('GET', after)).json<Obj>();
+      expect(doc.components.schemas[definitionName(c, 'v1')].properties.spec.properties.dummy.description).toBe('Changed dummy property.');
+      expect((await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', 'If-None-Match': etag } })).status).toBe(200);
+      // kubectl explain (openapi v3 through its cache) sees the change
+      expect(await ok(['explain', `${c.plural}.spec.dummy`])).toContain('Changed dummy property.');
+      await cleanupCRD(c);
+    });
   });
 });
