@@ -4,6 +4,8 @@
 // extension.
 
 import type { Schema } from '../machinery/schema/types.js';
+import { customResourceDefinitionName, definitionName } from '../machinery/schema/naming.js';
+import type { ResourceDefinition } from './types.js';
 
 export type Json = Record<string, unknown>;
 export type Version = 2 | 3;
@@ -12,6 +14,11 @@ export interface GVK {
   group: string;
   version: string;
   kind: string;
+}
+
+/** the name of a served kind's definition in the documents */
+export function kindDefinitionName(apiDomain: string, def: Pick<ResourceDefinition, 'group' | 'version' | 'kind' | 'customResource'>): string {
+  return def.customResource ? customResourceDefinitionName(def.group, def.version, def.kind) : definitionName(apiDomain, def.group, def.version, def.kind);
 }
 
 export function gvkExtension(gvk: GVK): Json {

@@ -15,9 +15,9 @@
 
 import { createHash } from 'node:crypto';
 import type { ResourceDefinition } from './types.js';
-import { definitionName, SchemaNames } from '../machinery/schema/naming.js';
+import { SchemaNames } from '../machinery/schema/naming.js';
 import type { Definitions } from '../machinery/schema/types.js';
-import { type Json, type Version, dropOrchExtensions, gvkExtension, refPath, toOpenAPISchema } from './openapi-schema.js';
+import { type Json, type Version, dropOrchExtensions, gvkExtension, kindDefinitionName, refPath, toOpenAPISchema } from './openapi-schema.js';
 import { buildPathsV2, buildPathsV3 } from './openapi-paths.js';
 import { hoistNamedTypes } from './openapi-hoist.js';
 import { crdSchemaForV2 } from './openapi-crd-v2.js';
@@ -52,7 +52,7 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
   const out: Json = {};
   const pending = new Set<string>([n.meta('Status'), n.meta('DeleteOptions'), n.meta('WatchEvent'), n.meta('Patch'), n.meta('ListMeta')]);
   for (const def of kinds) {
-    const name = definitionName(src.apiDomain, def.group, def.version, def.kind);
+    const name = kindDefinitionName(src.apiDomain, def);
     const gvk = { group: def.group, version: def.version, kind: def.kind };
     const schema = def.customResource && v === 2 ? crdSchemaForV2(def.schema) : def.schema;
     out[name] = { ...toOpenAPISchema(schema, v, pending), ...gvkExtension(gvk) };
@@ -86,7 +86,7 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
   close();
   // inline structures of built-in kinds become Kubernetes' named definitions (openapi-hoist.ts);
   // definitions that adds may reference others, whose own structures are hoisted in turn
-  const custom = new Set(kinds.filter((d) => d.customResource).map((d) => definitionName(src.apiDomain, d.group, d.version, d.kind)));
+  const custom = new Set(kinds.filter((d) => d.customResource).map((d) => kindDefinitionName(src.apiDomain, d)));
   const ctx = {
     v,
     rev: n.rev,

@@ -200,6 +200,11 @@ describe('OpenAPI v3', () => {
     expect(JSON.parse(d.v3Index().json).paths['apis/b.example.com/v1'].serverRelativeURL).toBe(`/openapi/v3/apis/b.example.com/v1?hash=${d.v3('apis/b.example.com/v1')!.hash}`);
     expect(d.v2().json).toBe(JSON.stringify(buildOpenAPIV2(r, { title: 't' })));
     expect(d.v2().json).toContain('"changed"');
+    // a custom group under the API domain keeps kube's reversed-group name (not the built-in `<rev>.api.<x>` one)
+    for (const def of crd(`snapshot.storage.${domain}`, 'VolumeSnapshot', 's')) r.add(def);
+    const rev = domain.split('.').reverse().join('.');
+    expect(d.v3(`apis/snapshot.storage.${domain}/v1`)!.doc).toHaveProperty(['components', 'schemas', `${rev}.storage.snapshot.v1.VolumeSnapshot`]);
+    expect(d.v2().doc).toHaveProperty(['definitions', `${rev}.storage.snapshot.v1.VolumeSnapshotList`]);
     // only kube's extension names under kube's domain
     expect(d.v2().json.includes('x-orch-')).toBe(domain === 'orch.io');
     expect(d.v3('apis/b.example.com/v1')!.json.includes('x-orch-')).toBe(domain === 'orch.io');
