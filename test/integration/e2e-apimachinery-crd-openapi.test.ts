@@ -398,6 +398,9 @@ describe.concurrent('crd_publish_openapi.go and the published documents', () => 
         const u = await indexUrl();
         return u !== before && u;
       }, 'a new hash in the /openapi/v3 index', WAIT);
+      // a client holding the old index is sent on to the new document (kube-openapi's 301)
+      const stale = await t.request('GET', before);
+      expect([stale.status, stale.headers.location]).toEqual([301, after]);
       // documents of other group versions keep their URLs: clients keep what they cached of them
       expect(await indexUrl('api/v1')).toBe(coreBefore);
       const doc = (await t.request('GET', after)).json<Obj>();
