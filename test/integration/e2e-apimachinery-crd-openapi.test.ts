@@ -10,7 +10,6 @@
 // v3 client keys on it). Left out: the [Flaky] "kubectl explain works for CR with the same resource
 // name as built-in object" (not Conformance).
 
-import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { type KubectlResult, runKubectlInput } from '../helpers/kubectl.js';
@@ -23,87 +22,61 @@ const BASE = 'crd-publish-openapi';
 /** kube's wait.Poll bound (60 s); only a failure waits that long */
 const WAIT = { timeoutMs: 60_000, intervalMs: 100 };
 
-const schemaFoo = parse(`description: Foo CRD for Testing
-type: object
-properties:
-  spec:
-    type: object
-    description: Specification of Foo
-    properties:
-      bars:
-        description: List of Bars and their specs.
-        type: array
-        items:
-          type: object
-          required:
-          - name
-          properties:
-            name:
-              description: Name of Bar.
-              type: string
-            age:
-              description: Age of Bar.
-              type: string
-            feeling:
-              description: Whether Bar is feeling great.
-              type: string
-              enum:
-              - Great
-              - Down
-            bazs:
-              description: List of Bazs.
-              items:
-                type: string
-              type: array
-  status:
-    description: Status of Foo
-    type: object
-    properties:
-      bars:
-        description: List of Bars and their statuses.
-        type: array
-        items:
-          type: object
-          properties:
-            name:
-              description: Name of Bar.
-              type: string
-            available:
-              description: Whether the Bar is installed.
-              type: boolean
-            quxType:
-              description: Indicates to external qux type.
-              pattern: in-tree|out-of-tree
-              type: string`) as Obj;
-
-const waldoParts = `type: object
-properties:
-  spec:
-    description: Specification of Waldo
-    type: object
-    PRESERVE
-    properties:
-      dummy:
-        description: Dummy property.
-        type: object
-  status:
-    description: Status of Waldo
-    type: object
-    properties:
-      bars:
-        description: List of Bars and their statuses.
-        type: array
-        items:
-          type: object`;
-const schemaWaldo = parse(`description: Waldo CRD for Testing\n${waldoParts.replace('PRESERVE', '')}`) as Obj;
-const schemaPreserveRoot = parse(
-  `description: preserve-unknown-properties at root for Testing\nx-kubernetes-preserve-unknown-fields: true\n${waldoParts.replace('PRESERVE', '')}`,
-) as Obj;
-const schemaPreserveNested = parse(
-  `description: preserve-unknown-properties in nested field for Testing\n${waldoParts.replace('PRESERVE', 'x-kubernetes-preserve-unknown-fields: true')}`,
-) as Obj;
+// kube's schemaFoo, schemaWaldo, schemaPreserveRoot and schemaPreserveNested
+const text = (description: string, more: Obj = {}): Obj => ({ description, type: 'string', ...more });
+const statusOf = (kind: string, bar: Obj): Obj => ({
+  description: `Status of ${kind}`,
+  type: 'object',
+  properties: { bars: { description: 'List of Bars and their statuses.', type: 'array', items: { type: 'object', ...bar } } },
+});
+const schemaFoo: Obj = {
+  description: 'Foo CRD for Testing',
+  type: 'object',
+  properties: {
+    spec: {
+      type: 'object',
+      description: 'Specification of Foo',
+      properties: {
+        bars: {
+          description: 'List of Bars and their specs.',
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['name'],
+            properties: {
+              name: text('Name of Bar.'),
+              age: text('Age of Bar.'),
+              feeling: text('Whether Bar is feeling great.', { enum: ['Great', 'Down'] }),
+              bazs: { description: 'List of Bazs.', items: { type: 'string' }, type: 'array' },
+            },
+          },
+        },
+      },
+    },
+    status: statusOf('Foo', {
+      properties: {
+        name: text('Name of Bar.'),
+        available: { description: 'Whether the Bar is installed.', type: 'boolean' },
+        quxType: text('Indicates to external qux type.', { pattern: 'in-tree|out-of-tree' }),
+      },
+    }),
+  },
+};
+const waldo = (description: string, preserve: { root?: Obj; spec?: Obj } = {}): Obj => ({
+  description,
+  ...preserve.root,
+  type: 'object',
+  properties: {
+    spec: { description: 'Specification of Waldo', type: 'object', ...preserve.spec, properties: { dummy: { description: 'Dummy property.', type: 'object' } } },
+    status: statusOf('Waldo', {}),
+  },
+});
+const PRESERVE = { 'x-kubernetes-preserve-unknown-fields': true };
+const schemaWaldo = waldo('Waldo CRD for Testing');
+const schemaPreserveRoot = waldo('preserve-unknown-properties at root for Testing', { root: PRESERVE });
+const schemaPreserveNested = waldo('preserve-unknown-properties in nested field for Testing', { spec: PRESERVE });
 /** setupCRD without a schema: kube's e2e gives such a CRD an object that keeps every field */
-const PRESERVE_ALL = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+const PRESERVE_ALL = { type: 'object', ...PRESERVE };
 
 interface TestCrd {
   crd: Obj;
@@ -250,6 +223,23 @@ async function createAndApply(c: TestCrd, cr: string, name: string): Promise<voi
   }
 }
 
+/** kube's "CRs in … (two CRDs) show up in OpenAPI documentation": a Foo and a Waldo CRD published, then removed */
+async function fooAndWaldo(foo: [group: string, version: string], waldo: [group: string, version: string], sameGroup: boolean): Promise<void> {
+  // kube sets them up one after the other; they are independent
+  const [f, w] = await Promise.all([setupCRD(schemaFoo, foo[0], [foo[1]]), setupCRD(schemaWaldo, waldo[0], [waldo[1]])]);
+  expect(f.group === w.group).toBe(sameGroup);
+  await waitForDefinition(w, waldo[1], schemaWaldo);
+  await waitForDefinition(f, foo[1], schemaFoo);
+  await Promise.all([cleanupCRD(f), cleanupCRD(w)]);
+}
+
+/** a multi-version Foo CRD, each version's definition checked again (kube's "just double check"), the last first */
+async function setupMultiVersion(groupSuffix: string, versions: string[]): Promise<TestCrd> {
+  const c = await setupCRD(schemaFoo, groupSuffix, versions);
+  for (const v of [...versions].reverse()) await waitForDefinition(c, v, schemaFoo);
+  return c;
+}
+
 // one suite, so that all its tests run concurrently (sibling suites would run one after the other)
 describe.concurrent('crd_publish_openapi.go and the published documents', () => {
   describe('CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] (crd_publish_openapi.go)', () => {
@@ -314,42 +304,22 @@ describe.concurrent('crd_publish_openapi.go and the published documents', () => 
     });
 
     it('[Conformance] works for multiple CRDs of different groups', async () => {
-      // kube sets them up one after the other; they are independent
-      const [foo, waldo] = await Promise.all([setupCRD(schemaFoo, 'foo', ['v1']), setupCRD(schemaWaldo, 'waldo', ['v1beta1'])]);
-      expect(foo.group).not.toBe(waldo.group);
-      await waitForDefinition(waldo, 'v1beta1', schemaWaldo);
-      await waitForDefinition(foo, 'v1', schemaFoo);
-      await Promise.all([cleanupCRD(foo), cleanupCRD(waldo)]);
+      await fooAndWaldo(['foo', 'v1'], ['waldo', 'v1beta1'], false);
     });
 
     it('[Conformance] works for multiple CRDs of same group but different versions', async () => {
       // one multi-version CRD
-      const multi = await setupCRD(schemaFoo, 'multi-ver', ['v2', 'v3']);
-      await waitForDefinition(multi, 'v3', schemaFoo);
-      await waitForDefinition(multi, 'v2', schemaFoo);
-      await cleanupCRD(multi);
+      await cleanupCRD(await setupMultiVersion('multi-ver', ['v2', 'v3']));
       // two CRDs
-      // kube sets them up one after the other; they are independent
-      const [foo, waldo] = await Promise.all([setupCRD(schemaFoo, 'common-group', ['v4']), setupCRD(schemaWaldo, 'common-group', ['v5'])]);
-      expect(foo.group).toBe(waldo.group);
-      await waitForDefinition(waldo, 'v5', schemaWaldo);
-      await waitForDefinition(foo, 'v4', schemaFoo);
-      await Promise.all([cleanupCRD(foo), cleanupCRD(waldo)]);
+      await fooAndWaldo(['common-group', 'v4'], ['common-group', 'v5'], true);
     });
 
     it('[Conformance] works for multiple CRDs of same group and version but different kinds', async () => {
-      // kube sets them up one after the other; they are independent
-      const [foo, waldo] = await Promise.all([setupCRD(schemaFoo, 'common-group', ['v6']), setupCRD(schemaWaldo, 'common-group', ['v6'])]);
-      expect(foo.group).toBe(waldo.group);
-      await waitForDefinition(waldo, 'v6', schemaWaldo);
-      await waitForDefinition(foo, 'v6', schemaFoo);
-      await Promise.all([cleanupCRD(foo), cleanupCRD(waldo)]);
+      await fooAndWaldo(['common-group', 'v6'], ['common-group', 'v6'], true);
     });
 
     it('[Conformance] updates the published spec when one version gets renamed', async () => {
-      const c = await setupCRD(schemaFoo, 'multi-ver', ['v2', 'v3']);
-      await waitForDefinition(c, 'v3', schemaFoo);
-      await waitForDefinition(c, 'v2', schemaFoo);
+      const c = await setupMultiVersion('multi-ver', ['v2', 'v3']);
       const patch = [
         { op: 'test', path: '/spec/versions/1/name', value: 'v3' },
         { op: 'replace', path: '/spec/versions/1/name', value: 'v4' },
@@ -363,9 +333,7 @@ describe.concurrent('crd_publish_openapi.go and the published documents', () => 
     });
 
     it('[Conformance] removes definition from spec when one version gets changed to not be served', async () => {
-      const c = await setupCRD(schemaFoo, 'multi-to-single-ver', ['v5', 'v6alpha1']);
-      await waitForDefinition(c, 'v6alpha1', schemaFoo);
-      await waitForDefinition(c, 'v5', schemaFoo);
+      const c = await setupMultiVersion('multi-to-single-ver', ['v5', 'v6alpha1']);
       // mark a version not served
       const cur = await call(t, 'GET', `${CRDS}/${c.crd.metadata.name}`);
       cur.spec.versions[1].served = false;
