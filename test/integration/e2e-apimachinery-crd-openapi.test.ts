@@ -6,8 +6,9 @@
 // schema once metadata, apiVersion, kind and the group-version-kind extension are dropped; polled with
 // If-None-Match as kube does) and /openapi/v3/apis/<group>/<version> as CRDs are created, get a version
 // renamed or unserved, and are deleted. Beside kube's checks: the x-kubernetes-group-version-kind
-// extension, and that the /openapi/v3 index's hashed URL changes with a CRD's schema (client-go's cached
-// v3 client keys on it). Left out: the [Flaky] "kubectl explain works for CR with the same resource
+// extension, the v3 definition equal to the CRD's schema, kubectl's own validation of a `kind: List`
+// against the v2 definition, and that the /openapi/v3 index's hashed URL changes with a CRD's schema
+// (client-go's cached v3 client keys on it) while other group versions keep theirs. Left out: the [Flaky] "kubectl explain works for CR with the same resource
 // name as built-in object" (not Conformance).
 
 import { describe, expect, it } from 'vitest';
@@ -260,6 +261,13 @@ describe.concurrent('crd_publish_openapi.go and the published documents', () => 
         ...['create', 'apply'].map((verb) => failsWith([ns, verb, '-f', '-'], unknown, ['unknown field "foo"', 'unknown field "spec.foo"'])),
         // … rejects request without required properties
         ...['create', 'apply'].map((verb) => failsWith([ns, verb, '-f', '-'], noRequired, ['missing required field "name"', 'spec.bars[0].name: Required value'])),
+        // beside kube's checks: a `kind: List` is validated by kubectl itself against the published /openapi/v2
+        // definition (kubectl's strict server-side validation covers single objects only), both messages at once
+        ...['create', 'apply'].map(async (verb) => {
+          const list = `{"apiVersion":"v1","kind":"List","items":[{${meta(c, 'test-foo')},"spec":{"foo":true,"bars":[{"age":"10"}]}}]}`;
+          await failsWith([ns, verb, '--validate=true', '-f', '-'], list, [`unknown field "foo" in ${definitionName(c, 'v1')}.spec`]);
+          await failsWith([ns, verb, '--validate=true', '-f', '-'], list, [`missing required field "name" in ${definitionName(c, 'v1')}.spec.bars`]);
+        }),
         // kubectl explain works to explain CR properties
         explainMatches(c.plural, /DESCRIPTION:.*Foo CRD for Testing.*FIELDS:.*apiVersion.*<string>.*APIVersion defines.*spec.*<Object>.*Specification of Foo/s),
         // … recursively
