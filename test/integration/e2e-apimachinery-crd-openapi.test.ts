@@ -8,8 +8,8 @@
 // renamed or unserved, and are deleted. Beside kube's checks: the x-kubernetes-group-version-kind
 // extension, the v3 definition equal to the CRD's schema, kubectl's own validation of a `kind: List`
 // against the v2 definition, and that the /openapi/v3 index's hashed URL changes with a CRD's schema
-// (client-go's cached v3 client keys on it) while other group versions keep theirs. Left out: the [Flaky] "kubectl explain works for CR with the same resource
-// name as built-in object" (not Conformance).
+// (client-go's cached v3 client keys on it) while other group versions keep theirs. Left out: the
+// [Flaky] "kubectl explain works for CR with the same resource name as built-in object" (not Conformance).
 
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
