@@ -5,7 +5,7 @@
 import type { ResourceDefinition } from './types.js';
 import type { SchemaNames } from '../machinery/schema/naming.js';
 import { patchMediaTypes } from '../machinery/patch/media-types.js';
-import { kindDefinitionName } from './openapi-schema.js';
+import { kindDefinitionName, listDefinitionName } from './openapi-schema.js';
 
 /** `rbac.authorization.orch.io` → `RbacAuthorization`; core → `Core`; `stable.example.com` → `StableExampleCom` */
 function groupPascal(group: string, apiDomain: string): string {
@@ -114,7 +114,7 @@ export function resourcePaths(def: ResourceDefinition, n: SchemaNames): PathSpec
   const gv = `${groupPascal(def.group, n.apiDomain)}${def.version.charAt(0).toUpperCase()}${def.version.slice(1)}`;
   const K = def.kind;
   const kindName = kindDefinitionName(n.apiDomain, def);
-  const listName = `${kindName}List`;
+  const listName = listDefinitionName(n.apiDomain, def);
   const status = n.meta('Status');
   const watchEvent = n.meta('WatchEvent');
   const namespaced = def.scope === 'Namespaced';

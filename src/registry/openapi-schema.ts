@@ -5,7 +5,7 @@
 
 import type { Schema } from '../machinery/schema/types.js';
 import { customResourceDefinitionName, definitionName } from '../machinery/schema/naming.js';
-import type { ResourceDefinition } from './types.js';
+import { type ResourceDefinition, listKindOf } from './types.js';
 
 export type Json = Record<string, unknown>;
 export type Version = 2 | 3;
@@ -19,6 +19,11 @@ export interface GVK {
 /** the name of a served kind's definition in the documents */
 export function kindDefinitionName(apiDomain: string, def: Pick<ResourceDefinition, 'group' | 'version' | 'kind' | 'customResource'>): string {
   return def.customResource ? customResourceDefinitionName(def.group, def.version, def.kind) : definitionName(apiDomain, def.group, def.version, def.kind);
+}
+
+/** the name of the definition of a list of a served kind (a CRD's `listKind`, else `<Kind>List`) */
+export function listDefinitionName(apiDomain: string, def: Pick<ResourceDefinition, 'group' | 'version' | 'kind' | 'listKind' | 'customResource'>): string {
+  return kindDefinitionName(apiDomain, { ...def, kind: listKindOf(def) });
 }
 
 export function gvkExtension(gvk: GVK): Json {

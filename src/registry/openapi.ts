@@ -14,10 +14,10 @@
 // definition (openapi-operations.ts) and their path items (openapi-paths.ts).
 
 import { createHash } from 'node:crypto';
-import type { ResourceDefinition } from './types.js';
+import { type ResourceDefinition, listKindOf } from './types.js';
 import { SchemaNames } from '../machinery/schema/naming.js';
 import type { Definitions } from '../machinery/schema/types.js';
-import { type Json, type Version, dropOrchExtensions, gvkExtension, kindDefinitionName, refPath, toOpenAPISchema } from './openapi-schema.js';
+import { type Json, type Version, dropOrchExtensions, gvkExtension, kindDefinitionName, listDefinitionName, refPath, toOpenAPISchema } from './openapi-schema.js';
 import { buildPathsV2, buildPathsV3 } from './openapi-paths.js';
 import { hoistNamedTypes } from './openapi-hoist.js';
 import { crdSchemaForV2 } from './openapi-crd-v2.js';
@@ -58,8 +58,9 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
     out[name] = { ...toOpenAPISchema(schema, v, pending), ...gvkExtension(gvk) };
     // like Kubernetes, a List definition only for kinds that can be listed (not TokenReview and friends)
     if (def.verbs && !def.verbs.includes('list')) continue;
-    out[`${name}List`] = {
-      description: `${def.kind}List is a list of ${def.kind} objects.`,
+    const listKind = listKindOf(def);
+    out[listDefinitionName(src.apiDomain, def)] = {
+      description: `${listKind} is a list of ${def.kind} objects.`,
       type: 'object',
       required: ['items'],
       properties: {
@@ -68,7 +69,7 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
         kind: { type: 'string', description: 'Kind of this list.' },
         metadata: v === 2 ? { $ref: refPath(n.meta('ListMeta'), v), description: 'Standard list metadata.' } : { allOf: [{ $ref: refPath(n.meta('ListMeta'), v) }], description: 'Standard list metadata.' },
       },
-      ...gvkExtension({ ...gvk, kind: `${def.kind}List` }),
+      ...gvkExtension({ ...gvk, kind: listKind }),
     };
   }
   const done = new Set<string>();

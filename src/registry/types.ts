@@ -117,6 +117,8 @@ export interface ResourceDefinition {
    * patch is refused for them with 415 (spec 000 §4.3).
    */
   customResource?: boolean;
+  /** the kind of a list of these (a CRD's `names.listKind`); `<kind>List` when absent (listKindOf) */
+  listKind?: string;
   /**
    * a DELETE that removes the object answers the object (Kubernetes' ReturnDeletedObject:
    * pods, services, namespaces, service accounts, storage classes); otherwise a `Success`
@@ -184,4 +186,9 @@ export interface StorageBinding {
   storageVersion: string;
   /** converters of the other served versions, by apiVersion */
   versions: Record<string, VersionConverter>;
+}
+
+/** the kind of a list of `def`'s objects, as list and deletecollection answer and OpenAPI names it */
+export function listKindOf(def: Pick<ResourceDefinition, 'kind' | 'listKind'>): string {
+  return def.listKind ?? `${def.kind}List`;
 }

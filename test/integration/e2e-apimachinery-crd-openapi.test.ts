@@ -375,7 +375,23 @@ describe.concurrent('crd_publish_openapi.go and the published documents', () => 
     });
   });
 
-  describe('published CRD schemas as clients cache them', () => {
+  describe("published CRD definitions beyond kube's e2e", () => {
+    it("a CRD's listKind names its list: the list response and its definition, as kube's builder names it", async () => {
+      const names = { plural: 'noxus', singular: 'nonenglishnoxu', kind: 'WishIHadChosenNoxu', listKind: 'NoxuItemList', shortNames: [] };
+      const c = await setupCRD(schemaWaldo, 'list-kind', ['v1'], schemaWaldo, names);
+      const list = await call(t, 'GET', `/apis/${c.group}/v1/namespaces/${c.ns}/noxus`);
+      expect(list.kind).toBe('NoxuItemList');
+      const rev = c.group.split('.').reverse().join('.');
+      const def = ((await openAPIV2()).definitions as Obj)[`${rev}.v1.NoxuItemList`] as Obj | undefined;
+      expect(def?.['x-kubernetes-group-version-kind']).toEqual([{ group: c.group, version: 'v1', kind: 'NoxuItemList' }]);
+      expect(((await openAPIV2()).definitions as Obj)[`${rev}.v1.WishIHadChosenNoxuList`]).toBeUndefined();
+      const v3 = (await openAPIV3(c.group, 'v1'))!;
+      expect(v3.paths[`/apis/${c.group}/v1/namespaces/{namespace}/noxus`].get.responses['200'].content['application/json'].schema.$ref).toBe(
+        `#/components/schemas/${rev}.v1.NoxuItemList`,
+      );
+      await cleanupCRD(c);
+    });
+
     it('the /openapi/v3 index hash and the /openapi/v2 ETag change when a CRD schema changes', async () => {
       const c = await setupCRD(schemaWaldo, 'hash', ['v1']);
       const indexUrl = async (path = `apis/${c.group}/v1`): Promise<string> => ((await call(t, 'GET', '/openapi/v3')).paths as Obj)[path].serverRelativeURL as string;

@@ -212,6 +212,7 @@ export function customDefinitions(spec: CrdSpec, apiDomain: string, accepted: Cr
       strategy: { tracksGeneration: true, columns: cols, exactColumns: true, selectableFields: selectable(v.selectableFields) },
       subresources,
       customResource: true,
+      ...(accepted.listKind ? { listKind: accepted.listKind } : {}),
     };
     // every served version shares the stored objects; conversion None rewrites only apiVersion (docs/crds.md)
     if (storageVersion !== undefined) def.storage = { group: spec.group, resource: accepted.plural, storageVersion: `${spec.group}/${storageVersion}`, versions: {} };
