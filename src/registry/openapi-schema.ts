@@ -31,6 +31,17 @@ export function gvkExtension(gvk: GVK): Json {
   return { 'x-kubernetes-group-version-kind': list, 'x-orch-group-version-kind': list };
 }
 
+/**
+ * a CRD version's selectableFields as kube publishes them on the kind's definition (v2 and v3), in the
+ * declared order, without the leading dot: `x-kubernetes-selectable-fields: [{fieldPath: spec.color}]`
+ */
+export function selectableFieldsExtension(def: Pick<ResourceDefinition, 'customResource' | 'strategy'>): Json {
+  const paths = def.customResource ? Object.keys(def.strategy.selectableFields ?? {}) : [];
+  if (paths.length === 0) return {};
+  const list = paths.map((fieldPath) => ({ fieldPath }));
+  return { 'x-kubernetes-selectable-fields': list, 'x-orch-selectable-fields': list };
+}
+
 const MARKER_TWINS: [string, string][] = [
   ['x-orch-list-type', 'x-kubernetes-list-type'],
   ['x-orch-list-map-keys', 'x-kubernetes-list-map-keys'],

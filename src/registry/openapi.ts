@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { type ResourceDefinition, listKindOf } from './types.js';
 import { SchemaNames } from '../machinery/schema/naming.js';
 import type { Definitions } from '../machinery/schema/types.js';
-import { type Json, type Version, dropOrchExtensions, gvkExtension, kindDefinitionName, listDefinitionName, refPath, toOpenAPISchema } from './openapi-schema.js';
+import { type Json, type Version, dropOrchExtensions, gvkExtension, kindDefinitionName, listDefinitionName, refPath, selectableFieldsExtension, toOpenAPISchema } from './openapi-schema.js';
 import { buildPathsV2, buildPathsV3 } from './openapi-paths.js';
 import { hoistNamedTypes } from './openapi-hoist.js';
 import { crdSchemaForV2 } from './openapi-crd-v2.js';
@@ -55,7 +55,7 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
     const name = kindDefinitionName(src.apiDomain, def);
     const gvk = { group: def.group, version: def.version, kind: def.kind };
     const schema = def.customResource && v === 2 ? crdSchemaForV2(def.schema) : def.schema;
-    out[name] = { ...toOpenAPISchema(schema, v, pending), ...gvkExtension(gvk) };
+    out[name] = { ...toOpenAPISchema(schema, v, pending), ...gvkExtension(gvk), ...selectableFieldsExtension(def) };
     // like Kubernetes, a List definition only for kinds that can be listed (not TokenReview and friends)
     if (def.verbs && !def.verbs.includes('list')) continue;
     const listKind = listKindOf(def);

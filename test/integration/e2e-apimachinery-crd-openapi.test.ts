@@ -73,6 +73,11 @@ const waldo = (description: string, preserve: { root?: Obj; spec?: Obj } = {}): 
     status: statusOf('Waldo', {}),
   },
 });
+const schemaCustomService: Obj = {
+  description: 'CustomService CRD for Testing',
+  type: 'object',
+  properties: { spec: { description: 'Specification of CustomService', type: 'object', properties: { dummy: text('Dummy property.') } } },
+};
 const PRESERVE = { 'x-kubernetes-preserve-unknown-fields': true };
 const schemaWaldo = waldo('Waldo CRD for Testing');
 const schemaPreserveRoot = waldo('preserve-unknown-properties at root for Testing', { root: PRESERVE });
@@ -95,11 +100,11 @@ async function setupCRD(
   groupSuffix: string,
   versions: string[],
   expect_: Obj | null = schema ?? { type: 'object' },
-  names?: { plural: string; singular: string; kind: string; listKind: string; shortNames: string[] },
+  opts: { names?: { plural: string; singular: string; kind: string; listKind: string; shortNames: string[] }; selectableFields?: string[] } = {},
 ): Promise<TestCrd> {
   const group = `${BASE}-test-${groupSuffix}.example.com`;
   const name = `e2e-test-${BASE}-${1000 + ++suffix}${Math.floor(Math.random() * 900)}-crd`;
-  const n = names ?? { plural: `${name}s`, singular: name, kind: name, listKind: `${name}List` };
+  const n = opts.names ?? { plural: `${name}s`, singular: name, kind: name, listKind: `${name}List` };
   const [crd, ns] = await Promise.all([
     createCrdAndWait(t, {
       apiVersion: 'apiextensions.k8s.io/v1',
@@ -109,7 +114,13 @@ async function setupCRD(
         group,
         scope: 'Namespaced',
         names: n,
-        versions: versions.map((v, i) => ({ name: v, served: true, storage: i === 0, schema: { openAPIV3Schema: schema ?? PRESERVE_ALL } })),
+        versions: versions.map((v, i) => ({
+          name: v,
+          served: true,
+          storage: i === 0,
+          schema: { openAPIV3Schema: schema ?? PRESERVE_ALL },
+          ...(opts.selectableFields ? { selectableFields: opts.selectableFields.map((jsonPath) => ({ jsonPath })) } : {}),
+        })),
       },
     }),
     newNamespace(t, BASE),
@@ -362,12 +373,7 @@ describe.concurrent('crd_publish_openapi.go and the published documents', () => 
     it('kubectl explain works for CR with the same resource name as built-in object.', async () => {
       const shortName = `ksvc-${Math.random().toString(36).slice(2, 8)}`;
       const names = { plural: 'services', singular: 'service', kind: 'Service', listKind: 'ServiceList', shortNames: [shortName] };
-      const schemaCustomService = {
-        description: 'CustomService CRD for Testing',
-        type: 'object',
-        properties: { spec: { description: 'Specification of CustomService', type: 'object', properties: { dummy: text('Dummy property.') } } },
-      };
-      const c = await setupCRD(schemaCustomService, 'service', ['v1'], schemaCustomService, names);
+      const c = await setupCRD(schemaCustomService, 'service', ['v1'], schemaCustomService, { names });
       // kubectl resolves a short name from its cached discovery, which predates the CRD (kube's flake): refresh it
       await ok(['api-resources', '--api-group', c.group]);
       await explainMatches(`${shortName}.spec`, /DESCRIPTION:.*Specification of CustomService.*FIELDS:.*dummy.*<string>.*Dummy property/s);
@@ -376,9 +382,17 @@ describe.concurrent('crd_publish_openapi.go and the published documents', () => 
   });
 
   describe("published CRD definitions beyond kube's e2e", () => {
+    it("a CRD's selectableFields are published on its definitions as x-kubernetes-selectable-fields", async () => {
+      const c = await setupCRD(schemaCustomService, 'selectable', ['v1'], schemaCustomService, { selectableFields: ['.spec.dummy'] });
+      const expected = [{ fieldPath: 'spec.dummy' }];
+      expect((((await openAPIV2()).definitions as Obj)[definitionName(c, 'v1')] as Obj)['x-kubernetes-selectable-fields']).toEqual(expected);
+      expect((await v3Definition(c, 'v1'))!['x-kubernetes-selectable-fields']).toEqual(expected);
+      await cleanupCRD(c);
+    });
+
     it("a CRD's listKind names its list: the list response and its definition, as kube's builder names it", async () => {
       const names = { plural: 'noxus', singular: 'nonenglishnoxu', kind: 'WishIHadChosenNoxu', listKind: 'NoxuItemList', shortNames: [] };
-      const c = await setupCRD(schemaWaldo, 'list-kind', ['v1'], schemaWaldo, names);
+      const c = await setupCRD(schemaWaldo, 'list-kind', ['v1'], schemaWaldo, { names });
       const list = await call(t, 'GET', `/apis/${c.group}/v1/namespaces/${c.ns}/noxus`);
       expect(list.kind).toBe('NoxuItemList');
       const rev = c.group.split('.').reverse().join('.');
