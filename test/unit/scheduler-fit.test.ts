@@ -176,7 +176,7 @@ describe('node ports', () => {
     expect(unfitReasons(want('10.0.0.1'), state(n, [on('')]))).toEqual(FULL);
     expect(unfitReasons(want(''), state(n, [on('10.0.0.2')]))).toEqual(FULL);
     expect(place(want(''), [state(n, [on('')]), state(node('b'))], () => 0)).toEqual({ node: 'b' });
-    expect(place(want(''), [state(n, [on('')])], () => 0)).toEqual({ unschedulable: "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports." });
+    expect(place(want(''), [state(n, [on('')])], () => 0)).toMatchObject({ unschedulable: "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports." });
   });
 });
 
@@ -194,8 +194,11 @@ describe('placement', () => {
       state(node('c', { cpu: '1' }), [bound('c', '1')]),
       state(node('d', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] })),
     ];
-    expect(place(pod({}, '500m'), nodes, () => 0)).toEqual({ unschedulable: '0/4 nodes are available: 1 node(s) had untolerated taint {x: y}, 1 node(s) were unschedulable, 2 Insufficient cpu.' });
-    expect(place(pod(), [], () => 0)).toEqual({ unschedulable: 'no nodes available to schedule pods' });
+    const out = place(pod({}, '500m'), nodes, () => 0);
+    expect(out).toMatchObject({ unschedulable: '0/4 nodes are available: 1 node(s) had untolerated taint {x: y}, 1 node(s) were unschedulable, 2 Insufficient cpu.' });
+    // what preemption starts from: resources can be freed, a cordon or a taint cannot
+    expect('statuses' in out && Object.fromEntries([...out.statuses].map(([n, s]) => [n, s.resolvable]))).toEqual({ a: false, b: true, c: true, d: false });
+    expect(place(pod(), [], () => 0)).toMatchObject({ unschedulable: 'no nodes available to schedule pods' });
   });
 
   it('the chosen node always fits and has the highest score', () => {
