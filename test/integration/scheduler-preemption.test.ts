@@ -44,6 +44,14 @@ const pod = (name: string): Promise<WObj | undefined> => get(`${PODS}/${name}`);
 const nominated = (p: WObj | undefined): string | undefined => p?.status?.nominatedNodeName as string | undefined;
 const scheduledCond = (p: WObj | undefined) => p?.status?.conditions?.find((c) => c.type === 'PodScheduled');
 
+/** one full node of `group` running a low-priority pod held by a finalizer, and a high-priority pod nominated there */
+async function nominatedOverHeldVictim(group: string): Promise<void> {
+  await readyNode(`${group}-1`, { group }, '1');
+  await runPod(`${group}-low`, 'low', group, { node: `${group}-1`, hold: true });
+  await runPod(`${group}-high`, 'high', group);
+  await eventually(async () => nominated(await pod(`${group}-high`)) === `${group}-1`, `${group}-high nominated`);
+}
+
 /** the node agent's part for a victim: the hold dropped, the graceful deletion finished */
 async function finishDeletion(name: string): Promise<void> {
   await send('PATCH', `${PODS}/${name}`, { metadata: { finalizers: null } });
@@ -123,10 +131,7 @@ describe('scheduler preemption', () => {
   });
 
   it.concurrent('a nominated pod counts on its node for lower-priority pods, which cannot take the room it made', async () => {
-    await readyNode('d-1', { group: 'd' }, '1');
-    await runPod('d-low', 'low', 'd', { node: 'd-1', hold: true });
-    await runPod('d-high', 'high', 'd');
-    await eventually(async () => nominated(await pod('d-high')) === 'd-1', 'd-high nominated');
+    await nominatedOverHeldVictim('d');
     // a pod between the two: the victim is already going, and the nominated pod's room is not its to take
     await runPod('d-mid', 'mid', 'd');
     const mid = await eventually(async () => {
@@ -144,10 +149,7 @@ describe('scheduler preemption', () => {
   });
 
   it.concurrent('the nomination is cleared when the pod is bound to another node', async () => {
-    await readyNode('e-1', { group: 'e' }, '1');
-    await runPod('e-low', 'low', 'e', { node: 'e-1', hold: true });
-    await runPod('e-high', 'high', 'e');
-    await eventually(async () => nominated(await pod('e-high')) === 'e-1', 'e-high nominated');
+    await nominatedOverHeldVictim('e');
     // a new node with room before the victim is gone
     await readyNode('e-2', { group: 'e' }, '1');
     const p = await eventually(async () => {
