@@ -212,7 +212,7 @@ describe('[sig-scheduling] SchedulerPreemption [Serial]', () => {
         await createPausePod(conf(4, '500'));
         // waitForPreemptingWithTimeout: the preemptor gets a node
         await env.eventually(async () => (await getPod(n, 'pod4'))?.spec.nodeName, 'pod4 scheduled');
-        await env.eventually(() => seen(1) >= 2 && seen(2) >= 2, 'the replacement pods of ReplicaSets 1 and 2');
+        await env.eventually(async () => seen(1) >= 2 && seen(2) >= 2, 'the replacement pods of ReplicaSets 1 and 2');
         // the replacements find no room and preempt nothing (they are the lowest priorities there)
         await env.eventually(async () => {
           const pending = ((await env.list(PODS(n))).items as Obj[]).filter((p) => !p.spec.nodeName && !p.metadata.deletionTimestamp);

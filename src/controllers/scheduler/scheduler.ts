@@ -229,13 +229,18 @@ export class Scheduler extends LoopController {
    * nominated to the same node lose their nomination.
    */
   private async preempt(pod: ApiObject, key: string, states: NodeState[], placement: NoFit): Promise<{ suffix?: string; nominate?: string }> {
-    if (states.length === 0) return {};
+    // no nodes at all is no FitError: kube runs no preemption, and drops the nomination (ErrNoNodesAvailable)
+    if (states.length === 0) return { nominate: '' };
     const nominated = nominatedNodeName(pod);
     const onNominated = nominated === '' ? undefined : { status: placement.statuses.get(nominated), pods: this.podsOn(nominated) };
     const notEligible = eligibleToPreempt(pod, onNominated);
     if (notEligible) return { suffix: notEligible };
     const budgets = (this.budgets?.list() ?? []).map(budgetOf);
-    const nodes = states.map((state) => ({ state, pods: this.podsOn(state.node.metadata?.name ?? '') }));
+    // the pods of the nodes preemption may help on (the others are not dry-run)
+    const nodes = states.map((state) => {
+      const name = state.node.metadata?.name ?? '';
+      return { state, pods: placement.statuses.get(name)?.resolvable ? this.podsOn(name) : [] };
+    });
     const found = findPreemption(pod, nodes, placement.statuses, budgets, this.random);
     if ('message' in found) return { suffix: found.message, nominate: '' };
     const { node, victims } = found.candidate;
