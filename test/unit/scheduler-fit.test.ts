@@ -180,6 +180,40 @@ describe('node ports', () => {
   });
 });
 
+describe('scalar resources', () => {
+  const withReq = (requests: Record<string, string>, nodeName?: string): ApiObject =>
+    ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', resources: { requests } }] }, status: nodeName ? { phase: 'Running' } : {} }) as unknown as ApiObject;
+  const gpuNode = (): ApiObject => {
+    const n = node('g');
+    (n.status as { allocatable: Record<string, string> }).allocatable['example.com/gpu'] = '2';
+    (n.status as { allocatable: Record<string, string> }).allocatable['ephemeral-storage'] = '10Gi';
+    return n;
+  };
+
+  it('counts extended resources and ephemeral-storage; a node that does not list one has none', () => {
+    const n = gpuNode();
+    expect(unfitReasons(withReq({ 'example.com/gpu': '2' }), state(n))).toEqual([]);
+    expect(unfitReasons(withReq({ 'example.com/gpu': '1' }), state(n, [withReq({ 'example.com/gpu': '2' }, 'g')]))).toEqual(['Insufficient example.com/gpu']);
+    expect(unfitReasons(withReq({ 'example.com/gpu': '1' }), state(node('plain')))).toEqual(['Insufficient example.com/gpu']);
+    // ephemeral-storage first, then the others by name
+    expect(unfitReasons(withReq({ 'example.com/gpu': '3', 'ephemeral-storage': '11Gi', 'example.com/a': '1' }), state(n))).toEqual(['Insufficient ephemeral-storage', 'Insufficient example.com/a', 'Insufficient example.com/gpu']);
+    // a request of 0 asks for nothing
+    expect(unfitReasons(withReq({ 'example.com/other': '0' }), state(n))).toEqual([]);
+  });
+
+  it('kept by the node totals as by a sum from scratch', () => {
+    const totals = new NodeTotals();
+    const a = withReq({ 'example.com/gpu': '1', cpu: '1' }, 'g');
+    const b = withReq({ 'example.com/gpu': '1' }, 'g');
+    totals.change(undefined, a);
+    totals.change(undefined, b);
+    expect(totals.state(gpuNode())).toEqual(nodeState(gpuNode(), [a, b]));
+    totals.change(a, undefined);
+    totals.change(b, undefined);
+    expect(totals.state(gpuNode()).requested).toEqual({ cpu: 0, memory: 0 });
+  });
+});
+
 describe('placement', () => {
   it('picks the least requested fitting node', () => {
     const a = state(node('a'), [bound('a', '1500m')]);
