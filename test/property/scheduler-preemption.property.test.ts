@@ -95,9 +95,9 @@ describe('victims on a node', () => {
         const preemptor = pod({ priority: prio, cpu: `${want}m` });
         const out = selectVictims(preemptor, nodeState(n, pods), pods, []);
         // the reference: lower-priority pods by importance; keep each one that still lets the preemptor fit
+        const cpuOf = (p: ApiObject): number => specs[Number(p.metadata!.name!.slice(1))]!.cpu;
         const lower = pods.filter((p) => podPriority(p) < prio).sort(byImportance);
-        const higherCpu = pods.filter((p) => podPriority(p) >= prio).reduce((s, _p, i, a) => s + Number(String((a[i]!.spec as { containers: { resources: { requests: { cpu: string } } }[] }).containers[0]!.resources.requests.cpu).slice(0, -1)), 0);
-        const cpuOf = (p: ApiObject): number => Number(String((p.spec as { containers: { resources: { requests: { cpu: string } } }[] }).containers[0]!.resources.requests.cpu).slice(0, -1));
+        const higherCpu = pods.filter((p) => podPriority(p) >= prio).reduce((s, p) => s + cpuOf(p), 0);
         if (lower.length === 0) {
           expect('status' in out).toBe(true);
           return;
