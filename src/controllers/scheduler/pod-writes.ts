@@ -10,7 +10,7 @@ import type { Clock } from '../../core/clock.js';
 import type { CapabilityContext, CapabilityStore } from '../../registry/capabilities.js';
 import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue, ResourceDefinition } from '../../registry/types.js';
-import { isoSeconds } from '../../registry/kinds/pod-eviction.js';
+import { isoSeconds, withDisruptionTarget } from '../../registry/kinds/pod-eviction.js';
 import type { EventRecorder } from '../event-recorder.js';
 
 export const SCHEDULER_MANAGER = 'kube-scheduler';
@@ -126,7 +126,7 @@ export class PodWrites {
   async preemptVictim(victim: ApiObject, preemptor: ApiObject, node: string, schedulerName: string): Promise<void> {
     const { ns, name } = nameOf(victim);
     const uid = victim.metadata?.uid ?? '';
-    const now = isoSeconds(this.o.clock.now());
+    const nowMs = this.o.clock.now();
     try {
       await this.updateStatus(victim, (cur) => {
         if (cur.metadata?.uid !== uid) throw new StatusError(404, 'NotFound', `pods "${name}" not found`);
@@ -135,8 +135,7 @@ export class PodWrites {
         const old = conds.find((c) => c.type === 'DisruptionTarget');
         const message = `${schedulerName}: preempting to accommodate a higher priority pod`;
         if (old?.status === 'True' && old.reason === 'PreemptionByScheduler' && old.message === message) return;
-        const next: Obj = { type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: old?.status === 'True' && typeof old.lastTransitionTime === 'string' ? old.lastTransitionTime : now, reason: 'PreemptionByScheduler', message };
-        status.conditions = old ? conds.map((c) => (c === old ? next : c)) : [...conds, next];
+        status.conditions = withDisruptionTarget(conds, 'PreemptionByScheduler', message, nowMs);
       });
       await this.o.pods().delete(ns, name, { dryRun: false, manager: SCHEDULER_MANAGER, preconditions: { uid } });
     } catch (e) {
