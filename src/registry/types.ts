@@ -184,4 +184,15 @@ export interface StorageBinding {
   storageVersion: string;
   /** converters of the other served versions, by apiVersion */
   versions: Record<string, VersionConverter>;
+  /**
+   * a CRD's conversion webhook: objects crossing versions are converted by it, asynchronously
+   * (src/registry/conversion.ts `convertObjects`); absent = the synchronous converters above
+   */
+  webhook?: AsyncConverter;
+}
+
+/** conversion by an outside party (a CRD's conversion webhook), a batch per call */
+export interface AsyncConverter {
+  /** `objects` (each in the apiVersion it carries) as `to`, in order; rejects with a ConversionWebhookError */
+  convert(objects: readonly ApiObject[], to: string): Promise<ApiObject[]>;
 }
