@@ -83,7 +83,8 @@ export function webhookConverter(conversion: ConversionSpec | undefined, kind: s
       try {
         answer = await postReview(cc, review, { resolver: env.resolver, timeoutMs: CONVERSION_TIMEOUT_MS, agents: env.agents, clock: env.clock });
       } catch (e) {
-        throw new ConversionWebhookError(`conversion webhook for ${gvk} failed: ${(e as Error).message}`);
+        // the admission client's words without its admission prefix: kube's REST client error (`Post "…": …`)
+        throw new ConversionWebhookError(`conversion webhook for ${gvk} failed: ${(e as Error).message.replace(/^failed to call webhook: /, '')}`);
       }
       const converted = convertedObjects(answer, reviewVersion, uid, gvk);
       const checked = checkConverted(sent, converted, to, gvk, list);
