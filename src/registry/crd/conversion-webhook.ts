@@ -15,7 +15,9 @@ import { validateLabelsAndAnnotations } from '../../machinery/schema/object-meta
 import type { ApiObject, AsyncConverter } from '../types.js';
 import { type ServiceResolver, type WebhookAgents, postReview } from '../admission/webhook-client.js';
 import { type ClientConfig, decodeCaBundle } from '../admission/webhook-config.js';
-import { CONVERSION_REVIEW_VERSIONS } from './validate.js';
+
+/** ConversionReview versions this server speaks (kube's acceptedConversionReviewVersions) */
+export const CONVERSION_REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
 /** kube's conversion webhook client has no timeout of its own beyond the REST client's 30 s */
 const CONVERSION_TIMEOUT_MS = 30_000;

@@ -10,6 +10,7 @@ import { markerPrefixes } from './convert.js';
 import { JsonPathError, parseJsonPath } from './jsonpath.js';
 import { structuralErrors } from './structural.js';
 import { validateClientConfig } from '../admission/webhook-config.js';
+import { CONVERSION_REVIEW_VERSIONS } from './conversion-webhook.js';
 
 type J = Record<string, unknown>;
 const isObj = (v: unknown): v is J => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -58,9 +59,6 @@ export function validateCrd(c: ApiObject, ctx: CrdValidationContext): FieldError
   errs.push(...validateVersions(spec.versions, ctx));
   return errs;
 }
-
-/** ConversionReview versions this server speaks (kube's acceptedConversionReviewVersions) */
-export const CONVERSION_REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
 /**
  * kube's validateCustomResourceConversion. Kube validates the internal form, in which
