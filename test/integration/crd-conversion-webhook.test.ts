@@ -7,11 +7,8 @@
 // failed conversion.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type TestServer, startTestServer } from '../helpers/server.js';
-import { type AdmissionWebhook, startAdmissionWebhook } from '../helpers/admission-webhook.js';
+import type { TestServer } from '../helpers/server.js';
+import { type AdmissionWebhook, useServerWithWebhook } from '../helpers/admission-webhook.js';
 import { type ConversionWebhook, type Obj, hostPortVersions, serveConversion } from '../helpers/conversion-webhook.js';
 import { CRDS, createCrd } from '../helpers/crds.js';
 import { openWatch } from '../helpers/watch-stream.js';
@@ -21,19 +18,10 @@ const GROUP = 'conv.example.com';
 
 let ts: TestServer;
 let hook: AdmissionWebhook;
-let dir: string;
 let n = 0;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orch-convwh-'));
-  ts = await startTestServer();
-  hook = await startAdmissionWebhook(dir);
-});
-
-afterAll(async () => {
-  await hook?.close();
-  await ts?.stop();
-  await rm(dir, { recursive: true, force: true });
+useServerWithWebhook('orch-convwh-', (s, h) => {
+  ts = s;
+  hook = h;
 });
 
 /** a fresh kind (own plural and webhook path) with the e2e's v1/v2, v1 stored */

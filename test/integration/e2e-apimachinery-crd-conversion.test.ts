@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { type AdmissionWebhook, startAdmissionWebhook } from '../helpers/admission-webhook.js';
 import { hostPortVersions, serveConversion } from '../helpers/conversion-webhook.js';
 import { eventually } from '../helpers/eventually.js';
+import { exposeWebhookService } from '../helpers/kube-e2e-webhook.js';
 import { CRDS, type Obj, type TestServer, call, createCrdAndWait, deleteCrdAndWait, generateName, newNamespace, useKubeServer } from '../helpers/kube-e2e.js';
 
 const SERVICE = 'e2e-test-crd-conversion-webhook';
@@ -33,16 +34,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'orch-e2e-crd-conversion-'));
   hook = await startAdmissionWebhook(dir, [`${SERVICE}.${SERVICE_NS}.svc`]);
   serveConversion(hook, '/crdconvert');
-  await call(t, 'POST', '/api/v1/namespaces', { metadata: { name: SERVICE_NS } });
-  // no selector: the endpoints are the in-process webhook's loopback address (what the pod's would be)
-  await call(t, 'POST', `/api/v1/namespaces/${SERVICE_NS}/services`, {
-    metadata: { name: SERVICE, labels: { test: 'crd-webhook' } },
-    spec: { ports: [{ protocol: 'TCP', port: SERVICE_PORT, targetPort: 9444 }] },
-  });
-  await call(t, 'POST', `/api/v1/namespaces/${SERVICE_NS}/endpoints`, {
-    metadata: { name: SERVICE },
-    subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: hook.port, protocol: 'TCP' }] }],
-  });
+  await exposeWebhookService(t, hook, { namespace: SERVICE_NS, name: SERVICE, port: SERVICE_PORT, targetPort: 9444, labels: { test: 'crd-webhook' } });
 });
 
 afterAll(async () => {
