@@ -47,10 +47,10 @@ export function convertObject(binding: StorageBinding, obj: ApiObject, to: strin
  * Status without a reason ("conversion webhook for <gvk> failed: …", as kube's response writer
  * answers), on a write kube's InternalError ("Internal error occurred: …", nothing written).
  */
-export async function convertObjects(binding: StorageBinding, objects: readonly ApiObject[], to: string, on: 'read' | 'write'): Promise<ApiObject[]> {
+export async function convertObjects(binding: StorageBinding, objects: readonly ApiObject[], to: string, on: 'read' | 'write', list?: boolean): Promise<ApiObject[]> {
   if (!binding.webhook) return objects.map((o) => convertObject(binding, o, to));
   try {
-    return await binding.webhook.convert(objects, to);
+    return await binding.webhook.convert(objects, to, list);
   } catch (e) {
     if (e instanceof StatusError) throw e;
     const message = e instanceof Error ? e.message : String(e);

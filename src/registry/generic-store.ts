@@ -121,7 +121,7 @@ export class GenericStore {
 
   /** stored key-values as this version serves them: one conversion review for them all */
   decodeAll(kvs: readonly KeyValue[]): Promise<ApiObject[]> {
-    return servedObjects(this.def, kvs.map((kv) => decodeObject(kv)));
+    return servedObjects(this.def, kvs.map((kv) => decodeObject(kv)), 'read', true);
   }
 
   /** `encode` through the conversion webhook: the stored form of an object of this version */

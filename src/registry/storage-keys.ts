@@ -45,7 +45,7 @@ function shapedForServing(def: ResourceDefinition, served: ApiObject): ApiObject
  * stored objects (decoded) as the definition's version serves them, for a definition whose
  * storage converts through a webhook: one review for the batch (servedObject otherwise)
  */
-export async function servedObjects(def: ResourceDefinition, stored: readonly ApiObject[], on: 'read' | 'write' = 'read'): Promise<ApiObject[]> {
-  const converted = def.storage ? await convertObjects(def.storage, stored, apiVersionOf(def), on) : stored;
+export async function servedObjects(def: ResourceDefinition, stored: readonly ApiObject[], on: 'read' | 'write' = 'read', list?: boolean): Promise<ApiObject[]> {
+  const converted = def.storage ? await convertObjects(def.storage, stored, apiVersionOf(def), on, list) : stored;
   return converted.map((o) => shapedForServing(def, o));
 }

@@ -193,6 +193,9 @@ export interface StorageBinding {
 
 /** conversion by an outside party (a CRD's conversion webhook), a batch per call */
 export interface AsyncConverter {
-  /** `objects` (each in the apiVersion it carries) as `to`, in order; rejects with a ConversionWebhookError */
-  convert(objects: readonly ApiObject[], to: string): Promise<ApiObject[]>;
+  /**
+   * `objects` (each in the apiVersion it carries) as `to`, in order; rejects with a ConversionWebhookError.
+   * `list`: the objects of a list (kube's messages name the list kind); default: more than one object
+   */
+  convert(objects: readonly ApiObject[], to: string, list?: boolean): Promise<ApiObject[]>;
 }

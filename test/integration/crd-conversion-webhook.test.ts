@@ -188,6 +188,11 @@ describe('conversion webhook', () => {
       const uid = k.conv.reviews[k.conv.reviews.length - 1]!.request.uid;
       expect(r.json<Obj>().message, what).toBe(message.replace('UID', uid));
     }
+    // a list names the list kind and the object's place in it
+    k.conv.answer = (r, c) => ({ apiVersion: r.apiVersion, kind: 'ConversionReview', response: { uid: r.request.uid, result: { status: 'Success' }, convertedObjects: c.map((o) => ({ ...o, kind: 'Other' })) } });
+    const list = await ts.request('GET', k.path('v2'));
+    expect(list.status).toBe(500);
+    expect(list.json<Obj>().message).toBe(`conversion webhook for ${gvk}List returned invalid converted object at index 1: invalid kind (expected ${k.crd.spec.names.kind}, received Other)`);
     // labels and annotations may change; other metadata is restored from the original
     k.conv.answer = (r, c) => ({
       apiVersion: r.apiVersion, kind: 'ConversionReview',

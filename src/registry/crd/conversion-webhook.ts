@@ -21,6 +21,8 @@ export const CONVERSION_REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
 /** kube's conversion webhook client has no timeout of its own beyond the REST client's 30 s */
 const CONVERSION_TIMEOUT_MS = 30_000;
+/** a review answers a whole list (kube's REST client has no cap): far above the admission answers' 3 MiB */
+const MAX_CONVERSION_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 type J = Record<string, unknown>;
 const isObj = (v: unknown): v is J => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -68,10 +70,9 @@ export function webhookConverter(conversion: ConversionSpec | undefined, kind: s
   const cc = conversionClientConfig(conversion.webhook.clientConfig);
   const reviewVersion = (conversion.webhook.conversionReviewVersions ?? []).find((v) => CONVERSION_REVIEW_VERSIONS.includes(v));
   return {
-    async convert(objects, to) {
+    async convert(objects, to, list = objects.length > 1) {
       const sent = objects.filter((o) => o.apiVersion !== to);
       if (sent.length === 0) return [...objects];
-      const list = objects.length > 1;
       const first = sent[0]!;
       const gvk = gvkText(String(first.apiVersion ?? ''), list ? `${kind}List` : String(first.kind ?? kind));
       if (reviewVersion === undefined) throw new ConversionWebhookError('no supported conversion review versions');
@@ -83,7 +84,7 @@ export function webhookConverter(conversion: ConversionSpec | undefined, kind: s
       };
       let answer: unknown;
       try {
-        answer = await postReview(cc, review, { resolver: env.resolver, timeoutMs: CONVERSION_TIMEOUT_MS, agents: env.agents, clock: env.clock });
+        answer = await postReview(cc, review, { resolver: env.resolver, timeoutMs: CONVERSION_TIMEOUT_MS, agents: env.agents, clock: env.clock, maxResponseBytes: MAX_CONVERSION_RESPONSE_BYTES });
       } catch (e) {
         // the admission client's words without its admission prefix: kube's REST client error (`Post "…": …`)
         throw new ConversionWebhookError(`conversion webhook for ${gvk} failed: ${(e as Error).message.replace(/^failed to call webhook: /, '')}`);
