@@ -3,16 +3,19 @@
 // create in one version and read in the other, a list over mixed stored
 // versions converted in one review, a watch in the non-storage version, a
 // patch through the non-storage version, the webhook down (clear 500, nothing
-// written), malformed answers (kube's messages), and a watch ended by a
-// failed conversion.
+// written), malformed answers (kube's messages), a watch ended by a failed
+// conversion, and kubectl applying such a CRD.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { TestServer } from '../helpers/server.js';
 import { type AdmissionWebhook, useServerWithWebhook } from '../helpers/admission-webhook.js';
 import { type ConversionWebhook, type Obj, hostPortVersions, serveConversion } from '../helpers/conversion-webhook.js';
 import { CRDS, createCrd } from '../helpers/crds.js';
 import { openWatch } from '../helpers/watch-stream.js';
 import { eventually } from '../helpers/eventually.js';
+import { runKubectl } from '../helpers/kubectl.js';
 
 const GROUP = 'conv.example.com';
 
@@ -237,6 +240,38 @@ describe('conversion webhook', () => {
     expect((await ts.request('POST', k.path('v1'), { body: cr(k, 'v1', 'b1', { hostPort: 'a:1' }) })).status).toBe(201);
     await eventually(async () => (await ts.request('GET', k.path('v2', 'b1'))).json<Obj>().host === 'a', 'read through v1beta1');
     expect(k.conv.reviews[k.conv.reviews.length - 1]!.apiVersion).toBe('apiextensions.k8s.io/v1beta1');
+  });
+});
+
+describe('conversion webhook with kubectl', () => {
+  it.concurrent('kubectl applies a CRD with a conversion webhook and reads an object in both versions', async () => {
+    const plural = `kubectlports${++n}`;
+    const conv = serveConversion(hook, `/convert-${n}`);
+    const crd = {
+      apiVersion: 'apiextensions.orch.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `${plural}.${GROUP}` },
+      spec: {
+        group: GROUP,
+        scope: 'Namespaced',
+        names: { plural, kind: `KubectlPort${n}` },
+        versions: hostPortVersions('v1'),
+        conversion: { strategy: 'Webhook', webhook: { clientConfig: { url: hook.url(conv.path), caBundle: hook.caBundle }, conversionReviewVersions: ['v1'] } },
+      },
+    };
+    const kubectl = (...args: string[]) => runKubectl(ts.server.kubeconfigPath, args);
+    const file = join(ts.dataDir, `${plural}.json`);
+    await writeFile(file, JSON.stringify(crd));
+    const applied = await kubectl('apply', '-f', file);
+    expect(applied.stderr).toBe('');
+    expect(applied.stdout).toContain(`customresourcedefinition.apiextensions.orch.io/${plural}.${GROUP} created`);
+    const obj = join(ts.dataDir, `${plural}-obj.json`);
+    await writeFile(obj, JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: `KubectlPort${n}`, metadata: { name: 'k', namespace: 'default' }, hostPort: 'kube:6443' }));
+    await eventually(async () => (await kubectl('apply', '-f', obj)).code === 0, 'the object applied');
+    const v2 = await kubectl('get', `${plural}.v2.${GROUP}`, 'k', '-o', 'jsonpath={.apiVersion} {.host} {.port}');
+    expect(v2.stdout).toBe(`${GROUP}/v2 kube 6443`);
+    const v1 = await kubectl('get', `${plural}.v1.${GROUP}`, 'k', '-o', 'jsonpath={.hostPort}');
+    expect(v1.stdout).toBe('kube:6443');
   });
 });
 
