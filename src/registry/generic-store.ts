@@ -137,6 +137,12 @@ export class GenericStore {
     return (await servedObjects(this.def, [storedForm], 'write'))[0]!;
   }
 
+  /** a dry run's answer: kube's dry-run storage round-trips the object through the storage codec (the webhook may refuse) */
+  private async roundTrip(obj: ApiObject): Promise<ApiObject> {
+    const storedForm = await this.toStorage(obj);
+    return (await servedObjects(this.def, [storedForm], 'write'))[0]!;
+  }
+
   /** the stored bytes of `obj`; shared with the watch cache only when stored as served (no conversion) */
   private handOver(key: string, obj: ApiObject, share: boolean | undefined): HandedOver {
     if (this.def.storage) return new HandedOver(this.encode(obj));
@@ -235,7 +241,7 @@ export class GenericStore {
       if (this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
       // the answer shows what would be allocated; nothing is claimed
       this.hooks.reserve?.(this.def, obj, undefined);
-      return { object: obj, unknownFields };
+      return { object: this.convertsByWebhook ? await this.roundTrip(obj) : obj, unknownFields };
     }
     // values a failed attempt filled in (a cluster IP, node ports) are not what the
     // client asked for: every attempt claims from the object as validated, else the
@@ -409,7 +415,7 @@ export class GenericStore {
       // nothing is written, so the answer carries the stored object's resourceVersion, as
       // kube-apiserver's does (kubectl diff compares it with the live object's)
       metaOf(next).resourceVersion = current.metadata!.resourceVersion;
-      return { kind: 'done', result: { object: next, created: false, unknownFields } };
+      return { kind: 'done', result: { object: this.convertsByWebhook ? await this.roundTrip(next) : next, created: false, unknownFields } };
     }
     if (this.convertsByWebhook && !removeNow) {
       const storedForm = await this.toStorage(next);

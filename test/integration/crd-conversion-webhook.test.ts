@@ -151,7 +151,12 @@ describe('conversion webhook', () => {
   it.concurrent('the webhook down: a clear 500, and nothing written', async () => {
     const k = await kind();
     expect((await ts.request('POST', k.path('v1'), { body: cr(k, 'v1', 'kept', { hostPort: 'k:1' }) })).status).toBe(201);
+    const dry = await ts.request('POST', `${k.path('v2')}?dryRun=All`, { body: cr(k, 'v2', 'dry', { host: 'd', port: '2' }) });
+    expect(dry.status).toBe(201);
+    expect(dry.json()).toMatchObject({ apiVersion: `${GROUP}/v2`, host: 'd', port: '2' });
     k.conv.down = true;
+    // a dry run converts too (kube's dry-run storage round-trips the object)
+    expect((await ts.request('POST', `${k.path('v2')}?dryRun=All`, { body: cr(k, 'v2', 'dry', { host: 'd', port: '2' }) })).status).toBe(500);
     const c = await ts.request('POST', k.path('v2'), { body: cr(k, 'v2', 'lost', { host: 'h', port: '1' }) });
     expect(c.status).toBe(500);
     expect(c.json()).toMatchObject({ reason: 'InternalError', code: 500 });
