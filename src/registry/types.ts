@@ -186,6 +186,20 @@ export interface StorageBinding {
   storageVersion: string;
   /** converters of the other served versions, by apiVersion */
   versions: Record<string, VersionConverter>;
+  /**
+   * a CRD's conversion webhook: objects crossing versions are converted by it, asynchronously
+   * (src/registry/conversion.ts `convertObjects`); absent = the synchronous converters above
+   */
+  webhook?: AsyncConverter;
+}
+
+/** conversion by an outside party (a CRD's conversion webhook), a batch per call */
+export interface AsyncConverter {
+  /**
+   * `objects` (each in the apiVersion it carries) as `to`, in order; rejects with a ConversionWebhookError.
+   * `list`: the objects of a list (kube's messages name the list kind); default: more than one object
+   */
+  convert(objects: readonly ApiObject[], to: string, list?: boolean): Promise<ApiObject[]>;
 }
 
 /** the kind of a list of `def`'s objects, as list and deletecollection answer and OpenAPI names it */

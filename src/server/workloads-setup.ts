@@ -56,7 +56,11 @@ export function startWorkloads(d: WorkloadDeps): WorkloadGate[] {
   const as = (component: string): { events?: EventRecorder } => (d.events ? { events: d.events.forComponent(component) } : {});
   const nodes = d.registry.lookup('', 'v1', 'nodes');
   if (nodes && controllerEnabled(d.controllers, SCHEDULER_CONTROLLER, true)) {
-    add('scheduler', new Scheduler({ ...common, ...as('default-scheduler'), podsDef: pods, nodes: of(nodes), random: d.random, taintKeys: nodeTaintKeys(d.apiDomain ?? 'orch.io') }));
+    // preemption respects PodDisruptionBudgets (kube's DefaultPreemption reads them through its informer)
+    const pdbs = d.registry.lookup('policy', 'v1', 'poddisruptionbudgets');
+    add('scheduler', new Scheduler({
+      ...common, ...as('default-scheduler'), podsDef: pods, nodes: of(nodes), random: d.random, taintKeys: nodeTaintKeys(d.apiDomain ?? 'orch.io'), ...(pdbs ? { budgets: of(pdbs) } : {}),
+    }));
   }
   const rs = d.registry.lookup('apps', 'v1', 'replicasets');
   if (rs && controllerEnabled(d.controllers, REPLICASET_CONTROLLER, true)) {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { eventually } from './eventually.js';
 import { type AgentProcess, startAgentProcess, stopAgentAndServer, waitNodeReady } from './nodeagent.js';
+import type { ServerOptions } from '../../src/server/server.js';
 import { type TestServer, startTestServer } from './server.js';
 import { openWatch } from './watch-stream.js';
 
@@ -36,12 +37,12 @@ export interface E2eEnv {
 }
 
 /** registers beforeAll/afterAll: one server (kube's API domain) and one Ready agent for the file */
-/** `agentConfig`: more fields of the node agent's configuration file */
-export function e2eEnv(nodeName = 'e2e-node', agentConfig: Record<string, unknown> = {}): E2eEnv {
+/** `agentConfig`: more fields of the node agent's configuration file; `serverOptions`: the server's (a controller clock) */
+export function e2eEnv(nodeName = 'e2e-node', agentConfig: Record<string, unknown> = {}, serverOptions: Partial<ServerOptions> = {}): E2eEnv {
   let ts: TestServer | undefined;
   let agent: AgentProcess | undefined;
   beforeAll(async () => {
-    ts = await startTestServer({ apiDomain: 'k8s.io' });
+    ts = await startTestServer({ apiDomain: 'k8s.io', ...serverOptions });
     agent = await startAgentProcess(ts, { nodeName, config: { apiVersion: 'nodeagent.config.k8s.io/v1beta1', ...agentConfig } });
     await waitNodeReady(ts, agent, nodeName);
   }, 90_000);

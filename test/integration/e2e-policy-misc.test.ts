@@ -120,11 +120,11 @@ async function budgetOverPods(count: number): Promise<string> {
   return n;
 }
 
-/** `count` pods the scheduler left pending for want of the host port (kube's message; orch adds no preemption part) */
+/** `count` pods the scheduler left pending for want of the host port (kube's message, with its preemption part) */
 const unschedulableForPorts = (n: string, count: number): Promise<unknown> =>
   env.eventually(async () => {
     const pending = ((await env.list(PODS(n), 'foo=bar')).items as Obj[]).filter((p) =>
-      ((p.status?.conditions ?? []) as Obj[]).some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable' && c.message === "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports."),
+      ((p.status?.conditions ?? []) as Obj[]).some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable' && c.message === "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."),
     );
     return pending.length === count;
   }, `${count} pods unschedulable for the host port`);

@@ -187,7 +187,7 @@ describe('workload controllers and the scheduler', () => {
   it('an unschedulable pod gets PodScheduled=False and an Event, and is bound when a node fits', async () => {
     await send('POST', PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'picky' }, spec: { nodeSelector: { zone: 'z1' }, containers: [{ name: 'c', image: 'busybox' }] } });
     const cond = await eventually(async () => (await get(`${PODS}/picky`))?.status?.conditions?.find((c) => c.type === 'PodScheduled'), 'PodScheduled condition');
-    expect(cond).toMatchObject({ status: 'False', reason: 'Unschedulable', message: "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector." });
+    expect(cond).toMatchObject({ status: 'False', reason: 'Unschedulable', message: "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling." });
     const events = await eventually(async () => (await list(`/api/v1/namespaces/${NS}/events`)).filter((e) => (e as unknown as { reason: string }).reason === 'FailedScheduling' && (e as unknown as { involvedObject: { name: string } }).involvedObject.name === 'picky'), 'FailedScheduling event');
     expect(events.length).toBeGreaterThan(0);
     // recorded under kube's scheduler name, as `kubectl describe` shows it ("From")

@@ -59,7 +59,7 @@ describe('a Deployment on a real node agent', () => {
     }, 'replacements unschedulable', { timeoutMs: 60_000, context });
     for (const p of waiting) {
       expect(p.spec.nodeName).toBeUndefined();
-      expect(p.status.conditions?.find((c) => c.type === 'PodScheduled')?.message).toBe('0/1 nodes are available: 1 node(s) were unschedulable.');
+      expect(p.status.conditions?.find((c) => c.type === 'PodScheduled')?.message).toBe('0/1 nodes are available: 1 node(s) were unschedulable. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.');
     }
     const uncordon = await runKubectl(kc, ['uncordon', 'node-1']);
     expect(uncordon.code, uncordon.stderr).toBe(0);

@@ -9,7 +9,10 @@
 // command's output in the log; a failing command's terminated reason, and its
 // pod deleted), test/e2e/common/node/pods.go
 // (activeDeadlineSeconds updated → DeadlineExceeded) and test/e2e/node/pods.go
-// (Pod QOS class; a pending container never reports success).
+// (Pod QOS class; a pending container never reports success), and
+// test/e2e/common/node/containers.go (the agnhost image's ENTRYPOINT and CMD
+// under the pod's command and args; the simulator's image configs,
+// sim-images.ts, and its agnhost, sim-agnhost.ts).
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -20,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Obj, condition, e2eEnv, namespace, updateWithRetries } from '../helpers/e2e-apps.js';
 import { ensurePki } from '../../src/server/pki.js';
 import { freePort } from '../helpers/ports.js';
+import { podLog, testContainerOutput, uniqueName } from '../helpers/e2e-node-output.js';
 
 const env = e2eEnv('runtime-node');
 const BUSYBOX = 'registry.k8s.io/e2e-test-images/busybox:1.36.1-1';
@@ -299,5 +303,45 @@ describe('[sig-node] Pods status', () => {
     }, 'ErrImageNeverPull', 60_000);
     expect(s.state.terminated).toBeUndefined();
     expect((await env.get(path)).status.phase).toBe('Pending');
+  });
+});
+
+describe('[sig-node] Containers', () => {
+  /** kube's entrypointTestPod: NewAgnhostPod with these args, grace 1 s, restartPolicy Never */
+  const entrypointTestPod = (args?: string[], command?: string[]): Obj => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: uniqueName('client-containers-') },
+    spec: {
+      containers: [{ name: 'agnhost-container', image: 'registry.k8s.io/e2e-test-images/agnhost:2.53', ...(args ? { args } : {}), ...(command ? { command } : {}) }],
+      terminationGracePeriodSeconds: 1,
+      restartPolicy: 'Never',
+    },
+  });
+
+  it.concurrent('should use the image defaults if command and args are blank [NodeConformance] [Conformance]', async () => {
+    const n = await ns('containers');
+    const pod = entrypointTestPod();
+    await env.call('POST', PODS(n), pod);
+    await phaseIs(`${PODS(n)}/${pod.metadata.name}`, 'Running');
+    // the image's default entrypoint and args, `/agnhost pause`, print "Paused"
+    await env.eventually(async () => (await podLog(env, n, pod.metadata.name, 'agnhost-container')).includes('Paused'), 'Paused in the log');
+    await env.call('DELETE', `${PODS(n)}/${pod.metadata.name}`);
+    await env.eventually(async () => (await env.ts().request('GET', `${PODS(n)}/${pod.metadata.name}`)).status === 404, `${pod.metadata.name} gone`);
+  });
+
+  it.concurrent("should be able to override the image's default arguments (container cmd) [NodeConformance] [Conformance]", async () => {
+    const log = await testContainerOutput(env, await ns('containers'), entrypointTestPod(['entrypoint-tester', 'override', 'arguments']), 0, ['[/agnhost entrypoint-tester override arguments]']);
+    expect(log).toBe('[/agnhost entrypoint-tester override arguments]\n');
+  });
+
+  // when the entrypoint is overridden, the image's arguments (container cmd) are ignored
+  it.concurrent("should be able to override the image's default command (container entrypoint) [NodeConformance] [Conformance]", async () => {
+    const log = await testContainerOutput(env, await ns('containers'), entrypointTestPod(['entrypoint-tester'], ['/agnhost-2']), 0, ['[/agnhost-2 entrypoint-tester]']);
+    expect(log).toBe('[/agnhost-2 entrypoint-tester]\n');
+  });
+
+  it.concurrent("should be able to override the image's default command and arguments [NodeConformance] [Conformance]", async () => {
+    await testContainerOutput(env, await ns('containers'), entrypointTestPod(['entrypoint-tester', 'override', 'arguments'], ['/agnhost-2']), 0, ['[/agnhost-2 entrypoint-tester override arguments]']);
   });
 });

@@ -5,6 +5,12 @@
 // CreateContainerConfigError; a sub-path that cannot be expanded yet (a missing
 // annotation) keeps the container waiting until the pod is updated; a file
 // written through the whole volume is seen through the sub-path mount.
+// And sig-storage's Subpath "Atomic writer volumes" (test/e2e/storage/subpath.go):
+// a file of a secret, configMap, downwardAPI or projected volume — written by
+// the agent's atomic writer, reached through its `..data` links — mounted by
+// `subPath`, read by agnhost mounttest (the simulator's, sim-agnhost.ts).
+// kube's pod reads for --retry_time=20 s (its content is never mounttest's
+// own, so the loop runs out); here --retry_time=2, one read.
 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -107,5 +113,70 @@ describe('[sig-node] Variable Expansion (subPathExpr)', () => {
     await update(n, p.metadata.name, (cur) => void (cur.metadata.annotations.mysubpath = 'mynewpath'));
     await running(n, p.metadata.name);
     await deleteWithWait(n, p.metadata.name);
+  });
+});
+
+describe('[sig-storage] Subpath Atomic writer volumes', () => {
+  const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
+  /** the namespace with kube's BeforeEach data: Secret my-secret, ConfigMap my-configmap */
+  async function setUp(): Promise<string> {
+    const n = await namespace(env, `subpath-${Math.random().toString(36).slice(2, 8)}`);
+    await env.call('POST', `/api/v1/namespaces/${n}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'my-secret' }, data: { 'secret-key': Buffer.from('secret-value').toString('base64') } });
+    await env.call('POST', `/api/v1/namespaces/${n}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'my-configmap' }, data: { 'configmap-key': 'configmap-value' } });
+    return n;
+  }
+  /**
+   * SubpathTestPod after removeUnusedContainers, with setReadCommand: one agnhost container
+   * reading `file` in a loop, the volume mounted at /test-volume by `subPath`, and the probe emptyDir
+   */
+  function subpathTestPod(subPath: string, volumeType: string, source: Obj, file = '/test-volume'): Obj {
+    const suffix = `${volumeType.replace(/[^A-Za-z0-9]/g, '-')}-${Math.random().toString(36).slice(2, 6)}`.toLowerCase();
+    return {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: `pod-subpath-test-${suffix}` },
+      spec: {
+        containers: [{
+          name: `test-container-subpath-${suffix}`, image: AGNHOST,
+          args: ['mounttest', `--file_content_in_loop=${file}`, '--retry_time=2'],
+          volumeMounts: [{ name: 'test-volume', mountPath: file, subPath }, { name: 'liveness-probe-volume', mountPath: '/probe-volume' }],
+        }],
+        restartPolicy: 'Never', terminationGracePeriodSeconds: 1,
+        volumes: [{ name: 'test-volume', ...source }, { name: 'liveness-probe-volume', emptyDir: {} }],
+        securityContext: { seLinuxOptions: { level: 's0:c0,c1' } },
+      },
+    };
+  }
+  /** TestBasicSubpathFile: the pod succeeds with the contents in its log, then DeletePodWithWait */
+  async function testBasicSubpath(n: string, contents: string, pod: Obj, file = '/test-volume'): Promise<void> {
+    const log = await testContainerOutput(env, n, pod, 0, [contents]);
+    expect(log).toContain(`content of file "${file}": ${contents}\n`);
+    await deleteWithWait(n, pod.metadata.name);
+  }
+
+  it.concurrent('should support subpaths with secret pod [Conformance]', async () => {
+    const n = await setUp();
+    await testBasicSubpath(n, 'secret-value', subpathTestPod('secret-key', 'secret', { secret: { secretName: 'my-secret' } }));
+  });
+
+  it.concurrent('should support subpaths with configmap pod [Conformance]', async () => {
+    const n = await setUp();
+    await testBasicSubpath(n, 'configmap-value', subpathTestPod('configmap-key', 'configmap', { configMap: { name: 'my-configmap' } }));
+  });
+
+  it.concurrent('should support subpaths with configmap pod with mountPath of existing file [Conformance]', async () => {
+    const n = await setUp();
+    const file = '/etc/resolv.conf';
+    await testBasicSubpath(n, 'configmap-value', subpathTestPod('configmap-key', 'configmap', { configMap: { name: 'my-configmap' } }, file), file);
+  });
+
+  it.concurrent('should support subpaths with downward pod [Conformance]', async () => {
+    const n = await setUp();
+    const pod = subpathTestPod('downward/podname', 'downwardAPI', { downwardAPI: { items: [{ path: 'downward/podname', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } }] } });
+    await testBasicSubpath(n, pod.metadata.name, pod);
+  });
+
+  it.concurrent('should support subpaths with projected pod [Conformance]', async () => {
+    const n = await setUp();
+    const source = { projected: { sources: [{ configMap: { name: 'my-configmap', items: [{ path: 'projected/configmap-key', key: 'configmap-key' }] } }] } };
+    await testBasicSubpath(n, 'configmap-value', subpathTestPod('projected/configmap-key', 'projected', source));
   });
 });

@@ -84,3 +84,74 @@ describe('ephemeral containers on a node', () => {
     expect(again.containerID).toBe(s.containerID);
   });
 });
+
+// kube 1.32's two Conformance tests (test/e2e/common/node/ephemeral_containers.go),
+// each in its own namespace as the e2e framework gives it. kube 1.32 does not
+// yet count pod generations (1.33's PodObservedGenerationTracking), so the
+// later versions' generation checks are not part of them.
+describe('[sig-node] Ephemeral Containers [NodeConformance]', () => {
+  const target = 'ephemeral-containers-target-pod';
+  const podsOf = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
+  type PodSpecEc = { spec: { ephemeralContainers?: { name: string }[] }; metadata: { resourceVersion: string } };
+
+  /** the framework's CreateSync: a namespace and the busybox target pod, running */
+  const targetPod = async (ns: string) => {
+    expect((await ts.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })).status).toBe(201);
+    const body = { apiVersion: 'v1', kind: 'Pod', metadata: { name: target }, spec: { nodeName: 'node-e', containers: [{ name: 'test-container-1', image: 'busybox', command: ['/bin/sleep'], args: ['10000'] }] } };
+    expect((await ts.request('POST', podsOf(ns), { body })).status).toBe(201);
+    await eventually(async () => {
+      const p = (await ts.request('GET', `${podsOf(ns)}/${target}`)).json<Pod>();
+      return p.status?.phase === 'Running' ? p : undefined;
+    }, `${ns}/${target} running`);
+  };
+
+  /** the framework's AddEphemeralContainerSync: a strategic merge patch of pods/ephemeralcontainers, then the container running */
+  const addDebugger = async (ns: string) => {
+    const ec = { name: 'debugger', image: 'busybox', command: ['/bin/sh', '-c', 'while true; do echo polo; sleep 2; done'], stdin: true, tty: true };
+    const r = await ts.request('PATCH', `${podsOf(ns)}/${target}/ephemeralcontainers`, { headers: { 'Content-Type': 'application/strategic-merge-patch+json' }, body: JSON.stringify({ spec: { ephemeralContainers: [ec] } }) });
+    expect(r.status, r.text).toBe(200);
+    await eventually(async () => {
+      const p = (await ts.request('GET', `${podsOf(ns)}/${target}`)).json<Pod>();
+      return p.status?.ephemeralContainerStatuses?.find((s) => s.name === 'debugger')?.state.running;
+    }, `${ns} debugger running`);
+  };
+
+  /** the checks of "checking pod container endpoints": exec and logs reach the ephemeral container */
+  const checkEndpoints = async (ns: string) => {
+    const exec = await kubectl(['exec', '-n', ns, target, '-c', 'debugger', '--', '/bin/echo', 'marco']);
+    expect(exec.stdout).toContain('marco');
+    const log = await eventually(async () => {
+      const l = await kubectl(['logs', '-n', ns, target, '-c', 'debugger']);
+      return l.stdout.includes('polo') ? l.stdout : undefined;
+    }, `${ns} debugger log`);
+    expect(log).toContain('polo');
+  };
+
+  const ephemeralContainers = async (ns: string) => {
+    const r = await ts.request('GET', `${podsOf(ns)}/${target}/ephemeralcontainers`);
+    expect(r.status).toBe(200);
+    return r.json<PodSpecEc>();
+  };
+
+  it.concurrent('will start an ephemeral container in an existing pod [Conformance]', async () => {
+    const ns = 'ephemeral-containers-test-1';
+    await targetPod(ns);
+    await addDebugger(ns);
+    await checkEndpoints(ns);
+  });
+
+  it.concurrent('should update the ephemeral containers in an existing pod [Conformance]', async () => {
+    const ns = 'ephemeral-containers-test-2';
+    await targetPod(ns);
+    await addDebugger(ns);
+    await checkEndpoints(ns);
+    expect((await ephemeralContainers(ns)).spec.ephemeralContainers).toHaveLength(1);
+    // kube's RetryOnConflict around a get and an update of the sub-resource
+    const pod = (await ts.request('GET', `${podsOf(ns)}/${target}`)).json<PodSpecEc & Record<string, unknown>>();
+    pod.spec.ephemeralContainers = [...(pod.spec.ephemeralContainers ?? []), { name: 'debugger2', image: 'registry.k8s.io/e2e-test-images/agnhost:2.53', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' } as { name: string }];
+    const put = await ts.request('PUT', `${podsOf(ns)}/${target}/ephemeralcontainers`, { body: pod });
+    expect(put.status, put.text).toBe(200);
+    const after = await ephemeralContainers(ns);
+    expect(after.spec.ephemeralContainers?.map((c) => c.name)).toEqual(['debugger', 'debugger2']);
+  });
+});

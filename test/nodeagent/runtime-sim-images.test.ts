@@ -2,7 +2,7 @@
 // the emulated nginx image at the sandbox's own loopback address, a host program
 // (a python echo server) as a real process, both reached through PortForwardStream;
 // ExecSync with output, exit code and timeout; the sandbox's host-reachable address.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RuntimeCallError, RuntimeClient } from '../../src/nodeagent/runtime/client.js';
 import { hostCommandScript, hostExecutable } from '../../src/nodeagent/runtime/sim-host-command.js';
 import { nginxVersion } from '../../src/nodeagent/runtime/sim-nginx.js';
+import { goFileMode } from '../../src/nodeagent/runtime/sim-agnhost.js';
+import { withImageDefaults } from '../../src/nodeagent/runtime/sim-images.js';
 import { sandboxLoopback } from '../../src/nodeagent/runtime/sim-network.js';
 import { type RunningSim, startRuntimeSim } from '../../src/nodeagent/runtime/sim-server.js';
 import { CONTAINER_PORTS_ANNOTATION, type ContainerConfig } from '../../src/nodeagent/runtime/types.js';
@@ -193,5 +195,55 @@ describe('ExecSync', () => {
     expect((slow as RuntimeCallError).code).toBe(4);
     await rt.stopContainer(id, 0);
     await expect(rt.execSync(id, ['true'], 1)).rejects.toMatchObject({ code: 9 });
+  });
+});
+
+describe('image configs and the emulated agnhost', () => {
+  const AGN = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
+  const logOf = async (id: string): Promise<string> => {
+    const chunks: Buffer[] = [];
+    await new Promise<void>((resolve, reject) => rt.containerLog({ containerId: id, tailLines: -1 }).on('data', (c: { data: Buffer }) => chunks.push(c.data)).on('end', resolve).on('error', reject));
+    return Buffer.concat(chunks).toString();
+  };
+  const exited = (id: string) => eventually(async () => {
+    const st = await rt.containerStatus(id);
+    return st.state === 'CONTAINER_EXITED' && st;
+  }, `${id} exited`);
+
+  it("fills in the image's ENTRYPOINT and CMD as containerd does: a command drops the CMD, args replace it", () => {
+    const cfg = (o: Partial<ContainerConfig>): ContainerConfig => ({ metadata: { name: 'c', attempt: 0 }, image: { image: AGN }, ...o });
+    const argv = (c: ContainerConfig) => [...(c.command ?? []), ...(c.args ?? [])];
+    expect(argv(withImageDefaults(cfg({})))).toEqual(['/agnhost', 'pause']);
+    expect(argv(withImageDefaults(cfg({ args: ['netexec'] })))).toEqual(['/agnhost', 'netexec']);
+    expect(argv(withImageDefaults(cfg({ command: ['/agnhost-2'] })))).toEqual(['/agnhost-2']);
+    expect(argv(withImageDefaults(cfg({ command: ['sh', '-c', 'x'], args: [] })))).toEqual(['sh', '-c', 'x']);
+    // an image the simulator has no config of runs the pod's command and args as given
+    expect(withImageDefaults(cfg({ image: { image: 'busybox' }, args: ['x'] }))).toEqual(cfg({ image: { image: 'busybox' }, args: ['x'] }));
+  });
+
+  it('pause prints Paused and ends with 2 on SIGTERM; entrypoint-tester prints its argv and exits 0', async () => {
+    const { sandbox } = await pod();
+    const paused = await run(sandbox, { image: { image: AGN } });
+    expect(await eventually(async () => (await logOf(paused)) === 'Paused\n' || undefined, 'Paused')).toBe(true);
+    await rt.stopContainer(paused, 1);
+    expect((await exited(paused)).exitCode).toBe(2);
+    const tester = await run(sandbox, { image: { image: AGN }, command: ['/agnhost-2'], args: ['entrypoint-tester', 'a b'] });
+    expect(await exited(tester)).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(await logOf(tester)).toBe('[/agnhost-2 entrypoint-tester a b]\n');
+  });
+
+  it('mounttest writes, reads and shows modes through the mounts; a missing file is exit 1', async () => {
+    const vol = join(dir, 'mt-vol');
+    await mkdir(vol, { recursive: true });
+    await writeFile(join(vol, 'data'), 'value-1\n');
+    const mounts = [{ containerPath: '/test-volume', hostPath: vol, readonly: false }];
+    const { sandbox } = await pod();
+    const ok = await run(sandbox, { image: { image: AGN }, args: ['mounttest', '--new_file_0666=/test-volume/new', '--file_mode=/test-volume/new', '--file_content=/test-volume/data'], mounts });
+    expect(await exited(ok)).toMatchObject({ exitCode: 0 });
+    expect(await logOf(ok)).toBe('content of file "/test-volume/new": mount-tester new file\n\nmode of file "/test-volume/new": -rw-rw-rw-\ncontent of file "/test-volume/data": value-1\n\n');
+    const loop = await run(sandbox, { image: { image: AGN }, args: ['mounttest', '--file_content_in_loop=/test-volume/none', '--retry_time=1'], mounts });
+    expect(await exited(loop)).toMatchObject({ exitCode: 1 });
+    expect(await logOf(loop)).toBe('Error reading file /test-volume/none: open /test-volume/none: no such file or directory, retrying\n');
+    expect(goFileMode(0o1777, true)).toBe('dtrwxrwxrwx');
   });
 });

@@ -385,6 +385,9 @@ describe('taint eviction controller', () => {
     expect(await terminating(e, 'thirty')).toBe(false);
     expect(await terminating(e, 'elsewhere')).toBe(false);
     expect(e.events.filter((x) => x.reason === 'TaintManagerEviction').map((x) => x.message)).toEqual(['Marking for deletion Pod default/plain']);
+    // kube's controller marks the pod before it deletes it
+    const conds = ((await e.gs('pods').get('default', 'plain')).status as { conditions?: Record<string, unknown>[] }).conditions;
+    expect(conds?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({ status: 'True', reason: 'DeletionByTaintManager', message: 'Taint manager: deleting due to NoExecute taint' });
     // a leader change does not restart the 30 s: they count from the taint's timeAdded
     await run(e, 15_000, ['n2']);
     e.restart();

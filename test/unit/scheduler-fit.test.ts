@@ -176,7 +176,41 @@ describe('node ports', () => {
     expect(unfitReasons(want('10.0.0.1'), state(n, [on('')]))).toEqual(FULL);
     expect(unfitReasons(want(''), state(n, [on('10.0.0.2')]))).toEqual(FULL);
     expect(place(want(''), [state(n, [on('')]), state(node('b'))], () => 0)).toEqual({ node: 'b' });
-    expect(place(want(''), [state(n, [on('')])], () => 0)).toEqual({ unschedulable: "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports." });
+    expect(place(want(''), [state(n, [on('')])], () => 0)).toMatchObject({ unschedulable: "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports." });
+  });
+});
+
+describe('scalar resources', () => {
+  const withReq = (requests: Record<string, string>, nodeName?: string): ApiObject =>
+    ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', resources: { requests } }] }, status: nodeName ? { phase: 'Running' } : {} }) as unknown as ApiObject;
+  const gpuNode = (): ApiObject => {
+    const n = node('g');
+    (n.status as { allocatable: Record<string, string> }).allocatable['example.com/gpu'] = '2';
+    (n.status as { allocatable: Record<string, string> }).allocatable['ephemeral-storage'] = '10Gi';
+    return n;
+  };
+
+  it('counts extended resources and ephemeral-storage; a node that does not list one has none', () => {
+    const n = gpuNode();
+    expect(unfitReasons(withReq({ 'example.com/gpu': '2' }), state(n))).toEqual([]);
+    expect(unfitReasons(withReq({ 'example.com/gpu': '1' }), state(n, [withReq({ 'example.com/gpu': '2' }, 'g')]))).toEqual(['Insufficient example.com/gpu']);
+    expect(unfitReasons(withReq({ 'example.com/gpu': '1' }), state(node('plain')))).toEqual(['Insufficient example.com/gpu']);
+    // ephemeral-storage first, then the others by name
+    expect(unfitReasons(withReq({ 'example.com/gpu': '3', 'ephemeral-storage': '11Gi', 'example.com/a': '1' }), state(n))).toEqual(['Insufficient ephemeral-storage', 'Insufficient example.com/a', 'Insufficient example.com/gpu']);
+    // a request of 0 asks for nothing
+    expect(unfitReasons(withReq({ 'example.com/other': '0' }), state(n))).toEqual([]);
+  });
+
+  it('kept by the node totals as by a sum from scratch', () => {
+    const totals = new NodeTotals();
+    const a = withReq({ 'example.com/gpu': '1', cpu: '1' }, 'g');
+    const b = withReq({ 'example.com/gpu': '1' }, 'g');
+    totals.change(undefined, a);
+    totals.change(undefined, b);
+    expect(totals.state(gpuNode())).toEqual(nodeState(gpuNode(), [a, b]));
+    totals.change(a, undefined);
+    totals.change(b, undefined);
+    expect(totals.state(gpuNode()).requested).toEqual({ cpu: 0, memory: 0 });
   });
 });
 
@@ -194,8 +228,11 @@ describe('placement', () => {
       state(node('c', { cpu: '1' }), [bound('c', '1')]),
       state(node('d', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] })),
     ];
-    expect(place(pod({}, '500m'), nodes, () => 0)).toEqual({ unschedulable: '0/4 nodes are available: 1 node(s) had untolerated taint {x: y}, 1 node(s) were unschedulable, 2 Insufficient cpu.' });
-    expect(place(pod(), [], () => 0)).toEqual({ unschedulable: 'no nodes available to schedule pods' });
+    const out = place(pod({}, '500m'), nodes, () => 0);
+    expect(out).toMatchObject({ unschedulable: '0/4 nodes are available: 1 node(s) had untolerated taint {x: y}, 1 node(s) were unschedulable, 2 Insufficient cpu.' });
+    // what preemption starts from: resources can be freed, a cordon or a taint cannot
+    expect('statuses' in out && Object.fromEntries([...out.statuses].map(([n, s]) => [n, s.resolvable]))).toEqual({ a: false, b: true, c: true, d: false });
+    expect(place(pod(), [], () => 0)).toMatchObject({ unschedulable: 'no nodes available to schedule pods' });
   });
 
   it('the chosen node always fits and has the highest score', () => {

@@ -13,10 +13,13 @@
 // the worker decides again from the pod and taints as they are then, so a
 // taint removed or a toleration added meanwhile needs no timer cancelled. A
 // failed delete is retried with the queue's backoff, starting at `retryMs`.
+// Before the delete the pod gets kube's DisruptionTarget condition (reason
+// DeletionByTaintManager), as kube's controller writes it since 1.26.
 
 import { StatusError } from '../../core/errors.js';
 import type { GenericStore } from '../../registry/generic-store.js';
-import type { ApiObject } from '../../registry/types.js';
+import type { ApiObject, JSONValue } from '../../registry/types.js';
+import { unpinned, withDisruptionTarget } from '../../registry/kinds/pod-eviction.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { ControllerLoop, LoopController, type InformerSource } from '../runtime/index.js';
 import type { EventRecorder } from '../event-recorder.js';
@@ -195,14 +198,25 @@ export class TaintEvictionController extends LoopController {
     return undefined;
   }
 
-  /** deletes the pod (uid precondition); gone or replaced is done, anything else throws for a retry */
+  /**
+   * kube's deletePodHandler: the `Marking for deletion` Event, the pod's
+   * DisruptionTarget condition (reason DeletionByTaintManager, a status write
+   * of that pod uid), then the delete (uid precondition). Gone or replaced is
+   * done; anything else throws for a retry.
+   */
   private async evict(p: PodRec): Promise<void> {
     const key = `${p.namespace}/${p.name}`;
+    void this.o.events?.event({ apiVersion: 'v1', kind: 'Pod', namespace: p.namespace, name: p.name, uid: p.uid }, 'Normal', 'TaintManagerEviction', `Marking for deletion Pod ${key}`);
     try {
+      await this.o.pods().guaranteedUpdate(p.namespace, p.name, { dryRun: false, subresource: 'status', manager: TAINT_EVICTION_MANAGER }, (cur) => {
+        if (!cur || cur.metadata?.uid !== p.uid) throw new StatusError(404, 'NotFound', `pods "${p.name}" not found`);
+        const status = (cur.status ??= {}) as { conditions?: Record<string, JSONValue>[] };
+        status.conditions = withDisruptionTarget(status.conditions ?? [], 'DeletionByTaintManager', 'Taint manager: deleting due to NoExecute taint', this.clock.now());
+        return unpinned(cur);
+      });
       await this.o.pods().delete(p.namespace, p.name, { dryRun: false, manager: TAINT_EVICTION_MANAGER, preconditions: { uid: p.uid } });
       this.evicted++;
       this.o.log?.(`taint eviction: deleting pod ${key} from node ${p.node}`);
-      void this.o.events?.event({ apiVersion: 'v1', kind: 'Pod', namespace: p.namespace, name: p.name, uid: p.uid }, 'Normal', 'TaintManagerEviction', `Marking for deletion Pod ${key}`);
     } catch (e) {
       if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
       throw e;

@@ -6,7 +6,7 @@
 
 import type { NodeTaintKeys } from '../../machinery/node-taints.js';
 import type { ApiObject } from '../../registry/types.js';
-import { type HostPort, type NodeState, type Resources, holdsResources, hostPortKey, hostPorts, podRequests } from './fit.js';
+import { type HostPort, type NodeState, type Resources, addResources, cloneState, holdsResources, hostPortKey, hostPorts, podRequests } from './fit.js';
 
 interface Totals {
   requested: Resources;
@@ -36,28 +36,24 @@ export class NodeTotals {
 
   state(node: ApiObject): NodeState {
     const t = this.byNode.get(node.metadata?.name ?? '');
-    return {
+    return cloneState({
       node,
-      requested: { ...(t?.requested ?? { cpu: 0, memory: 0 }) },
-      nonZeroRequested: { ...(t?.nonZeroRequested ?? { cpu: 0, memory: 0 }) },
+      requested: t?.requested ?? { cpu: 0, memory: 0 },
+      nonZeroRequested: t?.nonZeroRequested ?? { cpu: 0, memory: 0 },
       pods: t?.pods ?? 0,
       usedPorts: [...(t?.ports ?? new Map<string, { port: HostPort; count: number }>())]
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .flatMap(([, { port, count }]) => Array.from({ length: count }, () => ({ ...port }))),
       ...(this.taintKeys ? { taintKeys: this.taintKeys } : {}),
-    };
+    });
   }
 
   private apply(pod: ApiObject, sign: 1 | -1): void {
     const name = nodeOf(pod);
     let t = this.byNode.get(name);
     if (!t) this.byNode.set(name, (t = { requested: { cpu: 0, memory: 0 }, nonZeroRequested: { cpu: 0, memory: 0 }, pods: 0, ports: new Map() }));
-    const r = podRequests(pod);
-    const z = podRequests(pod, true);
-    t.requested.cpu += sign * r.cpu;
-    t.requested.memory += sign * r.memory;
-    t.nonZeroRequested.cpu += sign * z.cpu;
-    t.nonZeroRequested.memory += sign * z.memory;
+    addResources(t.requested, podRequests(pod), sign);
+    addResources(t.nonZeroRequested, podRequests(pod, true), sign);
     t.pods += sign;
     for (const port of hostPorts(pod)) {
       const key = hostPortKey(port);

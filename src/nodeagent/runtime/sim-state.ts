@@ -5,6 +5,8 @@
 //   container's log, see sim-process.ts); an nginx image without a command serves nginx's welcome
 //   page (sim-nginx.ts); a command whose argv[0] the host has runs as a real process too
 //   (sim-host-command.ts), except `sysctl <name>…`, answered with the sandbox's sysctls (sim-sysctl.ts);
+//   the agnhost image's `/agnhost pause|entrypoint-tester|mounttest` is emulated (sim-agnhost.ts), its
+//   ENTRYPOINT and CMD filling in a config without command (sim-images.ts);
 //   anything else runs until stopped. Memory use is derived
 //   from the image name (resource usage: sim-stats.ts).
 // Errors are thrown as SimError carrying a gRPC status code.
@@ -17,6 +19,8 @@ import { killProcessTree, realScript, startContainerProcess } from './sim-proces
 import { hostCommandScript } from './sim-host-command.js';
 import { sysctlScript } from './sim-sysctl.js';
 import { imageUserFields } from './sim-user.js';
+import { agnhostArgv, startAgnhost } from './sim-agnhost.js';
+import { withImageDefaults } from './sim-images.js';
 import { type EmulatedService, emulatesNginx, startNginx } from './sim-nginx.js';
 import { fnv as hash, sandboxLoopback } from './sim-network.js';
 import type { ContainerConfig, ContainerState, ContainerStatus, Image, PodSandboxConfig, PodSandboxState } from './types.js';
@@ -61,8 +65,10 @@ export interface SimContainer {
   proc?: ChildProcess;
   /** the highest cumulative CPU reported, ns (sim-stats.ts) */
   cpuSeen?: number;
-  /** an image the simulator emulates in-process (sim-nginx.ts) */
+  /** an image the simulator emulates in-process (sim-nginx.ts, sim-agnhost.ts) */
   service?: EmulatedService;
+  /** the exit code SIGTERM ends an emulated program with (agnhost pause: 2), else 143 */
+  sigtermExit?: number;
 }
 
 const ns = (ms: number) => ms * 1_000_000;
@@ -136,6 +142,8 @@ export class SimState {
     if (seccomp?.profileType === 'Localhost' && !seccomp.profileJson) {
       throw new SimError(INVALID_ARGUMENT, `seccomp profile ${seccomp.localhostRef ?? ''} has no content`);
     }
+    // containerd's process args: the image's ENTRYPOINT and CMD where the config leaves them out (sim-images.ts)
+    config = withImageDefaults(config);
     const id = newId();
     const memoryBytes = (4 + (hash(image) % 60)) * 1024 * 1024;
     // as containerd does: HOSTNAME is the sandbox's hostname unless the container sets it
@@ -159,6 +167,13 @@ export class SimState {
     const exit = simulatedExit(c.config);
     const onExit = (code: number, reason: string) => this.exit(c, code, reason);
     const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
+    const agnhost = exit ? undefined : agnhostArgv(c.config);
+    const emulated = agnhost && startAgnhost(c, agnhost, this.clock, (code) => this.exit(c, code, code === 0 ? 'Completed' : 'Error'));
+    if (emulated) {
+      c.service = emulated;
+      c.sigtermExit = emulated.sigtermExit;
+      return;
+    }
     const script = exit ? undefined : (realScript(c.config) ?? sysctlScript(argv, this.sandbox(c.sandboxId).config.linux?.sysctls) ?? hostCommandScript(c.config));
     if (script !== undefined) startContainerProcess(c, script, onExit);
     else if (!exit && emulatesNginx(c.config)) c.service = startNginx(c, this.sandbox(c.sandboxId).loopback, this.now);
@@ -189,8 +204,8 @@ export class SimState {
       return;
     }
     if (c.proc) killProcessTree(c.proc, 'SIGTERM');
-    // a simulated process ends on SIGTERM at once: 143 = 128 + 15
-    this.exit(c, code, 'Error');
+    // a simulated process ends on SIGTERM at once: 143 = 128 + 15, or the emulated program's own code
+    this.exit(c, code === 143 ? (c.sigtermExit ?? code) : code, 'Error');
   }
 
   /**

@@ -1,6 +1,6 @@
 // The container's user in the simulated runtime (docs/nodeagent.md "What the
 // simulator runs"). Images: the few whose USER kube's e2e tests depend on
-// report it in ImageStatus (CRI `Image.uid` / `username`, parsed as containerd
+// (sim-images.ts) report it in ImageStatus (CRI `Image.uid` / `username`, parsed as containerd
 // parses an image config's USER); every other image has none, which kubelet
 // takes for root. Processes: a container's real processes (script, host
 // command, exec) run as the CRI config's run_as_user / run_as_group when the
@@ -21,22 +21,10 @@
 
 import { chmodSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { imageConfig } from './sim-images.js';
 import type { ContainerConfig, Image } from './types.js';
 
-/** the USER of the images kube's tests run as non-root; any other image runs as root */
-const IMAGE_USERS: ReadonlyMap<string, string> = new Map([
-  // kube's test/images/nonroot (the runAsNonRoot tests' "image specified user ID" 1234)
-  ['registry.k8s.io/e2e-test-images/nonroot', '1234'],
-  ['registry.k8s.io/pause', '65535:65535'],
-]);
-
-/** the repository of an image reference: without its digest and tag */
-export function imageRepository(image: string): string {
-  const name = image.split('@')[0]!;
-  const slash = name.lastIndexOf('/');
-  const colon = name.lastIndexOf(':');
-  return colon > slash ? name.slice(0, colon) : name;
-}
+export { imageRepository } from './sim-images.js';
 
 /** an image config's USER (`uid`, `name`, `uid:gid`) as CRI's Image fields: a number is the uid, else the name */
 export function userFields(user: string | undefined): Pick<Image, 'uid' | 'username'> {
@@ -46,7 +34,7 @@ export function userFields(user: string | undefined): Pick<Image, 'uid' | 'usern
 }
 
 /** what ImageStatus reports of the image's user */
-export const imageUserFields = (image: string): Pick<Image, 'uid' | 'username'> => userFields(IMAGE_USERS.get(imageRepository(image)));
+export const imageUserFields = (image: string): Pick<Image, 'uid' | 'username'> => userFields(imageConfig(image)?.user);
 
 /** the uid and gid to spawn the container's processes with, or undefined: as the simulator itself */
 export function processUser(config: ContainerConfig, self = { uid: process.getuid?.(), gid: process.getgid?.() }): { uid: number; gid: number } | undefined {

@@ -162,11 +162,7 @@ async function markAndDelete(pods: CapabilityStore, ctx: CapabilityContext, opts
       if (!cur) throw new StatusError(404, 'NotFound', `pods "${ctx.name}" not found`, { name: ctx.name, kind: 'pods' });
       checkPreconditions(cur, opts);
       const status = (cur.status ??= {}) as { conditions?: Obj[] };
-      const conds = (status.conditions ?? []).filter((c) => c.type !== 'DisruptionTarget');
-      const old = (status.conditions ?? []).find((c) => c.type === 'DisruptionTarget');
-      const at = old && old.status === 'True' && typeof old.lastTransitionTime === 'string' ? old.lastTransitionTime : isoSeconds(now());
-      conds.push({ type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: at, reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' });
-      status.conditions = conds;
+      status.conditions = withDisruptionTarget(status.conditions ?? [], 'EvictionByEvictionAPI', 'Eviction API: evicting', now());
       return unpinned(cur);
     });
     if (opts.preconditions?.resourceVersion) del = { ...opts, preconditions: { ...opts.preconditions, resourceVersion: r.object.metadata?.resourceVersion ?? '' } };
@@ -268,6 +264,18 @@ export function disruptionAllowedCondition(conds: Obj[], allowed: boolean, reaso
   const at = old && old.status === status && typeof old.lastTransitionTime === 'string' ? old.lastTransitionTime : isoSeconds(nowMs);
   const next: Obj = { type: 'DisruptionAllowed', status, observedGeneration, lastTransitionTime: at, reason, message };
   return old ? conds.map((c) => (c === old ? next : c)) : [...conds, next];
+}
+
+/**
+ * the pod conditions with DisruptionTarget=True for `reason` (kube's
+ * UpdatePodCondition: lastTransitionTime kept while the status stays True);
+ * set before a pod is deleted by the Eviction API, the taint eviction
+ * controller or the scheduler, so its own status says why it went
+ */
+export function withDisruptionTarget(conds: readonly Record<string, JSONValue>[], reason: string, message: string, nowMs: number): Record<string, JSONValue>[] {
+  const old = conds.find((c) => c.type === 'DisruptionTarget');
+  const at = old && old.status === 'True' && typeof old.lastTransitionTime === 'string' ? old.lastTransitionTime : isoSeconds(nowMs);
+  return [...conds.filter((c) => c.type !== 'DisruptionTarget'), { type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: at, reason, message }];
 }
 
 export function isoSeconds(ms: number): string {
