@@ -143,16 +143,17 @@ function dropDefaults(d: Obj): Obj {
   return out;
 }
 
-let v2Etag = '';
-let v2Last: Obj | undefined;
-/** /openapi/v2 fetched as waitForOpenAPISchema does: If-None-Match with the last ETag, 304 keeps the last document */
+/** the last /openapi/v2 read, shared by the concurrent tests */
+let v2Last: { etag: string; doc: Obj } | undefined;
+/** /openapi/v2 fetched as waitForOpenAPISchema does: If-None-Match with the last ETag, 304 keeps that document */
 async function openAPIV2(): Promise<Obj> {
-  const r = await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', ...(v2Etag ? { 'If-None-Match': v2Etag } : {}) } });
-  if (r.status === 304 && v2Last) return v2Last;
+  // the pair as sent: another test may replace v2Last while this request is out
+  const sent = v2Last;
+  const r = await t.request('GET', '/openapi/v2', { headers: { Accept: 'application/json', ...(sent ? { 'If-None-Match': sent.etag } : {}) } });
+  if (r.status === 304 && sent) return sent.doc;
   expect(r.status, r.text.slice(0, 200)).toBe(200);
-  const doc = r.json<Obj>();
-  [v2Etag, v2Last] = [String(r.headers.etag ?? ''), doc];
-  return doc;
+  v2Last = { etag: String(r.headers.etag ?? ''), doc: r.json<Obj>() };
+  return v2Last.doc;
 }
 
 /** the group-version's /openapi/v3 document through the index's hashed URL, as client-go's cached client reads it */
