@@ -383,6 +383,15 @@ describe.concurrent('crd_publish_openapi.go and the published documents', () => 
   });
 
   describe("published CRD definitions beyond kube's e2e", () => {
+    it("with kube's API domain the documents carry kube's extension names only (no x-orch-* twins)", async () => {
+      expect(JSON.stringify(await openAPIV2())).not.toContain('x-orch-');
+      const crdDoc = (await openAPIV3('apiextensions.k8s.io', 'v1'))!;
+      expect(JSON.stringify(crdDoc)).not.toContain('x-orch-');
+      const props = Object.keys(crdDoc.components.schemas['io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps'].properties as Obj);
+      expect(props.filter((p) => p.startsWith('x-'))).toEqual(props.filter((p) => p.startsWith('x-kubernetes-')));
+      expect(props).toContain('x-kubernetes-preserve-unknown-fields');
+    });
+
     it("a CRD's selectableFields are published on its definitions as x-kubernetes-selectable-fields", async () => {
       const c = await setupCRD(schemaCustomService, 'selectable', ['v1'], schemaCustomService, { selectableFields: ['.spec.dummy'] });
       const expected = [{ fieldPath: 'spec.dummy' }];
