@@ -41,7 +41,7 @@ export function startCrds(o: {
   // conversion webhooks call out through the admission webhooks' client (URL or Service, caBundle, keep-alive)
   const agents = new WebhookAgents();
   const env = { resolver: o.resolver ?? storeServiceResolver(o.store, o.registry), agents, clock: o.clock, uid: newUid };
-  const conversion = { converterFor: (spec: CrdSpec) => webhookConverter(spec.conversion, spec.names.kind, env), close: () => agents.close() };
+  const conversion = { converterFor: (spec: CrdSpec) => webhookConverter(spec.conversion, spec.names.kind, env, spec.names.listKind), close: () => agents.close() };
   const registrar = new CrdRegistrar(o.store, o.registry, o.apiDomain, o.log, conversion);
   registrar.start();
   return {

@@ -36,7 +36,8 @@ async function kind(storage: 'v1' | 'v2' = 'v1'): Promise<{ plural: string; conv
     spec: {
       group: GROUP,
       scope: 'Namespaced',
-      names: { plural, kind: `HostPort${n}` },
+      // a listKind of its own, as a CRD may name it: the list messages name it
+      names: { plural, kind: `HostPort${n}`, listKind: `HostPort${n}Collection` },
       versions: hostPortVersions(storage),
       conversion: { strategy: 'Webhook', webhook: { clientConfig: { url: hook.url(conv.path), caBundle: hook.caBundle }, conversionReviewVersions: ['v1', 'v1beta1'] } },
     },
@@ -200,7 +201,7 @@ describe('conversion webhook', () => {
     k.conv.answer = (r, c) => ({ apiVersion: r.apiVersion, kind: 'ConversionReview', response: { uid: r.request.uid, result: { status: 'Success' }, convertedObjects: c.map((o) => ({ ...o, kind: 'Other' })) } });
     const list = await ts.request('GET', k.path('v2'));
     expect(list.status).toBe(500);
-    expect(list.json<Obj>().message).toBe(`conversion webhook for ${gvk}List returned invalid converted object at index 1: invalid kind (expected ${k.crd.spec.names.kind}, received Other)`);
+    expect(list.json<Obj>().message).toBe(`conversion webhook for ${gvk}Collection returned invalid converted object at index 1: invalid kind (expected ${k.crd.spec.names.kind}, received Other)`);
     // labels and annotations may change; other metadata is restored from the original
     k.conv.answer = (r, c) => ({
       apiVersion: r.apiVersion, kind: 'ConversionReview',

@@ -63,9 +63,9 @@ function gvkText(apiVersion: string, kind: string): string {
 
 /**
  * The converter of one CRD's webhook, or undefined when the CRD converts with None.
- * `kind` is the CRD's kind (the messages name `<kind>List` for a batch).
+ * `kind` and `listKind` are the CRD's names (the messages name the list kind for a batch).
  */
-export function webhookConverter(conversion: ConversionSpec | undefined, kind: string, env: ConversionWebhookEnv): AsyncConverter | undefined {
+export function webhookConverter(conversion: ConversionSpec | undefined, kind: string, env: ConversionWebhookEnv, listKind = `${kind}List`): AsyncConverter | undefined {
   if (conversion?.strategy !== 'Webhook' || !isObj(conversion.webhook?.clientConfig)) return undefined;
   const cc = conversionClientConfig(conversion.webhook.clientConfig);
   const reviewVersion = (conversion.webhook.conversionReviewVersions ?? []).find((v) => CONVERSION_REVIEW_VERSIONS.includes(v));
@@ -74,7 +74,7 @@ export function webhookConverter(conversion: ConversionSpec | undefined, kind: s
       const sent = objects.filter((o) => o.apiVersion !== to);
       if (sent.length === 0) return [...objects];
       const first = sent[0]!;
-      const gvk = gvkText(String(first.apiVersion ?? ''), list ? `${kind}List` : String(first.kind ?? kind));
+      const gvk = gvkText(String(first.apiVersion ?? ''), list ? listKind : String(first.kind ?? kind));
       if (reviewVersion === undefined) throw new ConversionWebhookError('no supported conversion review versions');
       const uid = env.uid();
       const review = {
