@@ -193,7 +193,7 @@ function validateVersions(versions: unknown, ctx: CrdValidationContext): FieldEr
     else if (!topSchema) errs.push(...structuralErrors(schema, `${at}.schema.openAPIV3Schema`, prefixes));
     if (!topColumns) errs.push(...validateColumns(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
     if (!topSubresources) errs.push(...validateSubresources(v.subresources, `${at}.subresources`));
-    errs.push(...validateSelectable(v.selectableFields, `${at}.selectableFields`));
+    errs.push(...validateSelectable(v.selectableFields, `${at}.selectableFields`, schema));
   });
   if (storage !== 1) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: `Invalid value: ${storage}: must have exactly one version marked as storage version` });
   if (served === 0) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: 'Invalid value: 0: must have at least one served version' });
@@ -249,8 +249,11 @@ function validateColumns(cols: unknown, path: string): FieldError[] {
   return errs;
 }
 
-/** selectable fields are simple paths without indexes, at most 8, no duplicates */
-function validateSelectable(fields: unknown, path: string): FieldError[] {
+/**
+ * selectable fields are simple paths without indexes, at most 8, no duplicates, to a string,
+ * boolean or integer field of the version's schema (kube's validateSelectableFields)
+ */
+function validateSelectable(fields: unknown, path: string, schema: unknown): FieldError[] {
   if (fields === undefined) return [];
   if (!Array.isArray(fields)) return [invalidValue(path, fields, 'must be a list')];
   const errs: FieldError[] = [];
@@ -263,10 +266,28 @@ function validateSelectable(fields: unknown, path: string): FieldError[] {
       return;
     }
     if (!/^(\.[A-Za-z_][A-Za-z0-9_-]*)+$/.test(jp) || jp.startsWith('.metadata.')) errs.push(invalidValue(`${path}[${i}].jsonPath`, jp, 'must be a simple path to a field (not under metadata), such as .spec.color'));
+    else if (isObj(schema)) {
+      const type = fieldType(schema, jp.slice(1).split('.'));
+      if (type === undefined) errs.push(invalidValue(`${path}[${i}].jsonPath`, jp, 'is an invalid path: does not refer to a valid field'));
+      else if (type !== 'string' && type !== 'boolean' && type !== 'integer') {
+        errs.push(invalidValue(`${path}[${i}].jsonPath`, jp, 'must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'));
+      }
+    }
     if (seen.has(jp)) errs.push({ field: `${path}[${i}].jsonPath`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(jp)}` });
     seen.add(jp);
   });
   return errs;
+}
+
+/** the declared type of the field at `segments` under an openAPIV3Schema ('' when untyped); undefined when not declared */
+function fieldType(schema: J, segments: string[]): string | undefined {
+  let cur: unknown = schema;
+  for (const seg of segments) {
+    const props = isObj(cur) && isObj(cur.properties) ? cur.properties : undefined;
+    cur = props?.[seg];
+    if (!isObj(cur)) return undefined;
+  }
+  return isObj(cur) && typeof cur.type === 'string' ? cur.type : '';
 }
 
 function validateSubresources(sub: unknown, path: string): FieldError[] {
