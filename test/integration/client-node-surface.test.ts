@@ -290,6 +290,63 @@ describe('typed APIs', () => {
     expect((await apiError(core.readNamespacedPod({ namespace, name: 'evictee' }))).code).toBe(404);
   });
 
+  it.concurrent('discovery through the typed APIs: /api, /apis, a group and its resources; the issuer documents', async ({ expect }) => {
+    const core0 = await kc.makeApiClient(k8s.CoreApi).getAPIVersions();
+    expect(core0).toMatchObject({ kind: 'APIVersions', versions: ['v1'] });
+    // kube's ExternalAddress: the address and port clients reach the server at
+    expect(core0.serverAddressByClientCIDRs).toEqual([{ clientCIDR: '0.0.0.0/0', serverAddress: `127.0.0.1:${t.server.port}` }]);
+    const groups = await kc.makeApiClient(k8s.ApisApi).getAPIVersions();
+    const apps0 = groups.groups.find((g) => g.name === 'apps');
+    expect(apps0).toMatchObject({ name: 'apps', versions: [{ groupVersion: 'apps/v1', version: 'v1' }], preferredVersion: { groupVersion: 'apps/v1', version: 'v1' } });
+    expect((await kc.makeApiClient(k8s.AppsApi).getAPIGroup()).preferredVersion?.groupVersion).toBe('apps/v1');
+    const appsResources = await apps.getAPIResources();
+    const deployments = appsResources.resources.find((r) => r.name === 'deployments');
+    expect(deployments).toMatchObject({ kind: 'Deployment', namespaced: true, singularName: 'deployment', shortNames: ['deploy'], categories: ['all'] });
+    expect([...(deployments?.verbs ?? [])].sort()).toEqual(['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
+    expect(appsResources.resources.map((r) => r.name)).toContain('deployments/scale');
+    const pods = (await core.getAPIResources()).resources.find((r) => r.name === 'pods/log');
+    expect(pods).toMatchObject({ kind: 'Pod', namespaced: true, verbs: ['get'] });
+    // typed `string`, but the library parses an application/json answer (kube's content type too) into an object
+    const doc = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+    const config = doc(await kc.makeApiClient(k8s.WellKnownApi).getServiceAccountIssuerOpenIDConfiguration()) as { issuer: string; jwks_uri: string };
+    // the key set at the server's external address, as kube-apiserver without --service-account-jwks-uri
+    expect(config.jwks_uri).toBe(`https://127.0.0.1:${t.server.port}/openid/v1/jwks`);
+    expect(config.issuer).toMatch(/^https:\/\//);
+    const keys = doc(await kc.makeApiClient(k8s.OpenidApi).getServiceAccountIssuerOpenIDKeyset()) as { keys: { kty: string; use: string; kid: string }[] };
+    expect(keys.keys[0]).toMatchObject({ use: 'sig', kid: expect.any(String) });
+  });
+
+  it.concurrent('Events (events.k8s.io/v1 with a MicroTime), HPA v2, PDB, PriorityClass and StorageClass round-trip', async ({ expect }) => {
+    const namespace = await newNamespace('more');
+    const events = kc.makeApiClient(k8s.EventsV1Api);
+    const eventTime = new k8s.V1MicroTime();
+    const ev = await events.createNamespacedEvent({
+      namespace,
+      body: { metadata: { name: 'e1' }, eventTime, reportingController: 'example.com/ctl', reportingInstance: 'ctl-1', action: 'Test', reason: 'Tested', type: 'Normal', regarding: { kind: 'Pod', name: 'p', namespace }, note: 'hello' },
+    });
+    expect(new Date(String(ev.eventTime)).getTime()).toBe(eventTime.getTime());
+    // the same Event through core/v1, as kubectl get events reads it
+    const legacy = await core.readNamespacedEvent({ namespace, name: 'e1' });
+    expect(legacy).toMatchObject({ reason: 'Tested', message: 'hello', type: 'Normal', involvedObject: { kind: 'Pod', name: 'p' }, reportingComponent: 'example.com/ctl', reportingInstance: 'ctl-1', source: {} });
+
+    const hpa = await kc.makeApiClient(k8s.AutoscalingV2Api).createNamespacedHorizontalPodAutoscaler({
+      namespace,
+      body: { metadata: { name: 'h' }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxReplicas: 5, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } }] } },
+    });
+    expect(hpa.spec?.minReplicas).toBe(1);
+    expect(hpa.spec?.metrics?.[0]?.resource?.target.averageUtilization).toBe(60);
+    const v1 = await kc.makeApiClient(k8s.AutoscalingV1Api).readNamespacedHorizontalPodAutoscaler({ namespace, name: 'h' });
+    expect(v1.spec?.targetCPUUtilizationPercentage).toBe(60);
+
+    const pdb = await kc.makeApiClient(k8s.PolicyV1Api).createNamespacedPodDisruptionBudget({ namespace, body: { metadata: { name: 'pdb' }, spec: { minAvailable: '50%', selector: { matchLabels: { app: 'x' } } } } });
+    expect(pdb.spec?.minAvailable).toBe('50%');
+    const pc = await kc.makeApiClient(k8s.SchedulingV1Api).createPriorityClass({ body: { metadata: { name: `prio-${namespace}` }, value: 1000 } });
+    expect(pc).toMatchObject({ value: 1000, preemptionPolicy: 'PreemptLowerPriority' });
+    expect(pc.globalDefault).toBeUndefined(); // omitempty
+    const sc = await kc.makeApiClient(k8s.StorageV1Api).createStorageClass({ body: { metadata: { name: `sc-${namespace}` }, provisioner: 'example.com/disk' } });
+    expect(sc).toMatchObject({ reclaimPolicy: 'Delete', volumeBindingMode: 'Immediate' });
+  });
+
   it.concurrent('BatchV1Api, RbacAuthorizationV1Api, CoordinationV1Api and NetworkingV1Api objects round-trip', async ({ expect }) => {
     const namespace = await newNamespace('groups');
     const batch = kc.makeApiClient(k8s.BatchV1Api);
