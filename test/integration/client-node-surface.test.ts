@@ -10,6 +10,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { NO_NAMESPACE_DEFAULTS, NO_WORKLOAD_CONTROLLERS, type TestServer, startTestServer } from '../helpers/server.js';
@@ -284,6 +285,14 @@ describe('typed APIs', () => {
     await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
     const pod = await core.createNamespacedPod({ namespace, body: { metadata: { name: 'evictee' }, spec: { containers: [{ name: 'c', image: 'busybox' }] }, status: { phase: 'Running' } } });
     expect(pod.status).toMatchObject({ phase: 'Pending', qosClass: 'BestEffort' });
+    // a binding names the node (kube answers a Status; the library types it as the V1Binding it sent)
+    await core.createNamespacedPod({ namespace, body: { metadata: { name: 'bound' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } });
+    const bound = await core.createNamespacedPodBinding({ namespace, name: 'bound', body: { metadata: { name: 'bound' }, target: { kind: 'Node', name: 'node-x' } } });
+    expect(bound).toMatchObject({ apiVersion: 'v1', kind: 'Status' });
+    expect((await core.readNamespacedPod({ namespace, name: 'bound' })).spec?.nodeName).toBe('node-x');
+    const again = await apiError(core.createNamespacedPodBinding({ namespace, name: 'bound', body: { metadata: { name: 'bound' }, target: { kind: 'Node', name: 'node-y' } } }));
+    expect(again.code).toBe(409);
+    expect(again.status.message).toBe('Operation cannot be fulfilled on pods/binding "bound": pod bound is already assigned to node "node-x"');
     const eviction = await core.createNamespacedPodEviction({ namespace, name: 'evictee', body: { metadata: { name: 'evictee', namespace } } });
     // kube answers a Status; the library types it as a V1Eviction, so only apiVersion, kind and metadata stay
     expect(eviction).toMatchObject({ apiVersion: 'v1', kind: 'Status' });
@@ -453,6 +462,11 @@ describe('custom resources', () => {
     expect(status.spec.replicas).toBe(3);
     const got = (await custom.getNamespacedCustomObject({ group, version: 'v1', namespace, plural: 'crontabs', name: 'nightly' })) as { status: unknown };
     expect(got.status).toEqual({ state: 'Ready' });
+    const strict = await apiError(
+      custom.createNamespacedCustomObject({ group, version: 'v1', namespace, plural: 'crontabs', fieldValidation: 'Strict', body: { ...body, metadata: { name: 'strict' }, spec: { cronSpec: 'x', extra: 1 } } }),
+    );
+    expect(strict.code).toBe(400);
+    expect(strict.status).toMatchObject({ reason: 'BadRequest', message: 'CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.extra"' });
     const invalid = await apiError(custom.createNamespacedCustomObject({ group, version: 'v1', namespace, plural: 'crontabs', body: { ...body, metadata: { name: 'bad' }, spec: { replicas: 0 } } }));
     expect(invalid.code).toBe(422);
     expect(invalid.status.message).toContain('spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1');
@@ -500,6 +514,9 @@ describe('KubernetesObjectApi', () => {
     const list = await client.list<k8s.V1Deployment>('apps/v1', 'Deployment', namespace, undefined, undefined, undefined, 'metadata.name=dep', 'v=2');
     expect(list).toMatchObject({ apiVersion: 'apps/v1', kind: 'DeploymentList' });
     expect(list.items.map((o) => o.metadata?.name)).toEqual(['dep']);
+    // a namespaced kind without a namespace lists across all of them
+    const everywhere = await client.list<k8s.V1Deployment>('apps/v1', 'Deployment', undefined, undefined, undefined, undefined, `metadata.namespace=${namespace}`);
+    expect(everywhere.items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`)).toEqual([`${namespace}/dep`]);
     const ns = await client.list('v1', 'Namespace', undefined, undefined, undefined, undefined, `metadata.name=${namespace}`);
     expect(ns.items).toHaveLength(1);
     const status = await client.delete(spec, undefined, undefined, 0, undefined, 'Foreground');
@@ -745,6 +762,34 @@ describe('credentials from a kubeconfig', () => {
     await writeFile(script, `#!/bin/sh\ncat <<'EOF'\n${credential}\nEOF\n`);
     await chmod(script, 0o755);
     await checkRobot(await kubeconfigWith('exec', { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: script, interactiveMode: 'Never' } }));
+  });
+
+  it('an exec credential plugin that hands over a client certificate', async () => {
+    const pki = await loadPki(join(t.dataDir, 'pki'));
+    const cert = await issueClientCertificate(pki, { commonName: 'exec-cert-user', organizations: ['exec-group'] });
+    const script = join(dir, 'cert-plugin.sh');
+    const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { clientCertificateData: cert.certPem, clientKeyData: cert.keyPem } });
+    await writeFile(script, `#!/bin/sh\ncat <<'EOF'\n${credential}\nEOF\n`);
+    await chmod(script, 0o755);
+    const config = await kubeconfigWith('exec-cert', { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: script, interactiveMode: 'Never' } });
+    const user = await whoAmI(config);
+    expect(user).toMatchObject({ username: 'exec-cert-user', groups: ['exec-group', 'system:authenticated'] });
+  });
+
+  it('an informer whose user may not list reports the 403 on its error callback', async () => {
+    const robot = await kubeconfigWith('informer-robot', { token });
+    const api = robot.makeApiClient(k8s.CoreV1Api);
+    // the view role has no secrets
+    const informer = k8s.makeInformer(robot, `/api/v1/namespaces/${saNamespace}/secrets`, () => api.listNamespacedSecret({ namespace: saNamespace }));
+    const errors: unknown[] = [];
+    informer.on('error', (e) => errors.push(e));
+    await informer.start();
+    await eventually(() => errors.length > 0, 'the informer error');
+    const e = errors[0];
+    expect(e).toBeInstanceOf(k8s.ApiException);
+    expect((e as k8s.ApiException<string>).code).toBe(403);
+    expect(JSON.parse((e as k8s.ApiException<string>).body)).toMatchObject({ reason: 'Forbidden', details: { kind: 'secrets' } });
+    await informer.stop();
   });
 
   it('in-cluster: the token file and CA under the service account path', async () => {
