@@ -356,6 +356,31 @@ describe('typed APIs', () => {
     expect(sc).toMatchObject({ reclaimPolicy: 'Delete', volumeBindingMode: 'Immediate' });
   });
 
+  it.concurrent('generateName, immutable ConfigMaps, unconditional replace and a failing JSON patch test', async ({ expect }) => {
+    const namespace = await newNamespace('misc');
+    const generated = await core.createNamespacedConfigMap({ namespace, body: { metadata: { generateName: 'gen-' }, data: { a: '1' } } });
+    expect(generated.metadata?.name).toMatch(/^gen-[a-z0-9]{5}$/);
+    expect(generated.metadata?.generateName).toBe('gen-');
+    const name = generated.metadata!.name!;
+    // a replace without a resourceVersion is unconditional for ConfigMaps
+    const replaced = await core.replaceNamespacedConfigMap({ namespace, name, body: { metadata: { name }, data: { a: '2' }, immutable: true } });
+    expect(replaced).toMatchObject({ data: { a: '2' }, immutable: true });
+    const frozen = await apiError(core.patchNamespacedConfigMap({ namespace, name, body: { data: { a: '3' } } }, as(k8s.PatchStrategy.MergePatch)));
+    expect(frozen.code).toBe(422);
+    expect(frozen.status.message).toBe(`ConfigMap "${name}" is invalid: data: Forbidden: field is immutable when \`immutable\` is set`);
+    const test = await apiError(
+      core.patchNamespacedConfigMap({ namespace, name, body: [{ op: 'test', path: '/data/a', value: 'nope' }, { op: 'remove', path: '/data/a' }] }, as(k8s.PatchStrategy.JsonPatch)),
+    );
+    expect(test.code).toBe(422);
+    expect(test.status).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Invalid', code: 422 });
+    // a watch from resourceVersion "0" starts with the current objects
+    const seen: string[] = [];
+    const ctl = await new k8s.Watch(kc).watch(`/api/v1/namespaces/${namespace}/configmaps`, { resourceVersion: '0' }, (type, o: k8s.V1ConfigMap) => seen.push(`${type} ${o.metadata?.name}`), () => {});
+    await eventually(() => seen.length >= 1, 'the synthetic ADDED');
+    ctl.abort();
+    expect(seen).toEqual([`ADDED ${name}`]);
+  });
+
   it.concurrent('BatchV1Api, RbacAuthorizationV1Api, CoordinationV1Api and NetworkingV1Api objects round-trip', async ({ expect }) => {
     const namespace = await newNamespace('groups');
     const batch = kc.makeApiClient(k8s.BatchV1Api);
