@@ -131,6 +131,16 @@ describe('Exec failures', () => {
   });
 });
 
+describe('proxy and connect through the typed API', () => {
+  it.concurrent('connectGetNodeProxyWithPath reaches the agent; the typed exec call without an upgrade is a 400', async ({ expect }) => {
+    expect(await core.connectGetNodeProxyWithPath({ name: NODE, path: 'healthz' })).toBe('ok');
+    // the generated connect methods send a plain GET: the server asks for the upgrade, as kube-apiserver does
+    const plain = await apiError(core.connectGetNamespacedPodExec({ namespace: NS, name: 'lines', command: 'true', stdout: true }));
+    expect(plain.code).toBe(400);
+    expect(JSON.parse(String(plain.body))).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: 'Upgrade request required' });
+  });
+});
+
 describe('Cp', () => {
   it.concurrent('cpToPod and cpFromPod move files through exec and tar', async ({ expect }) => {
     // the simulated containers share the host's file system: a path "in the pod" is a host path
