@@ -554,6 +554,79 @@ describe('KubernetesObjectApi', () => {
   });
 });
 
+describe('the library\'s examples', () => {
+  it.concurrent('apply-example: loadAllYaml, then read and patch (strategic merge) what exists, create what does not', async ({ expect }) => {
+    const namespace = await newNamespace('apply');
+    const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+    const manifest = (replicas: number, color: string) => `
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: settings, namespace: ${namespace} }
+data: { color: ${color} }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: web, namespace: ${namespace}, labels: { app: web } }
+spec:
+  replicas: ${replicas}
+  selector: { matchLabels: { app: web } }
+  template:
+    metadata: { labels: { app: web } }
+    spec: { containers: [{ name: web, image: nginx }] }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: web, namespace: ${namespace} }
+spec: { selector: { app: web }, ports: [{ port: 80 }] }
+`;
+    // the example's loop, verbatim in what it calls
+    const apply = async (text: string): Promise<k8s.KubernetesObject[]> => {
+      const out: k8s.KubernetesObject[] = [];
+      for (const spec of k8s.loadAllYaml(text) as k8s.KubernetesObject[]) {
+        spec.metadata!.annotations = { ...spec.metadata!.annotations, 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify(spec) };
+        try {
+          await client.read(spec as k8s.KubernetesObjectHeader<k8s.KubernetesObject>);
+          out.push(await client.patch(spec));
+        } catch {
+          out.push(await client.create(spec));
+        }
+      }
+      return out;
+    };
+    const first = await apply(manifest(1, 'red'));
+    expect(first.map((o) => `${o.kind}/${o.metadata?.name}@${o.metadata?.generation ?? '-'}`)).toEqual(['ConfigMap/settings@-', 'Deployment/web@1', 'Service/web@-']);
+    const svc = first[2] as k8s.V1Service;
+    expect(svc.spec?.clusterIP).toMatch(/^10\./);
+    expect(svc.spec?.ports?.[0]).toMatchObject({ port: 80, protocol: 'TCP', targetPort: 80 });
+    const second = await apply(manifest(3, 'blue'));
+    expect((second[0] as k8s.V1ConfigMap).data).toEqual({ color: 'blue' });
+    expect((second[1] as k8s.V1Deployment).spec?.replicas).toBe(3);
+    expect(second[1]!.metadata?.generation).toBe(2);
+    // the Service kept its allocated cluster IP through the patch
+    expect((second[2] as k8s.V1Service).spec?.clusterIP).toBe(svc.spec?.clusterIP);
+    // dumpYaml of a read object parses back to the same object
+    const read = await client.read({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace } });
+    expect(k8s.loadYaml<k8s.V1ConfigMap>(k8s.dumpYaml(read)).data).toEqual({ color: 'blue' });
+  });
+
+  it.concurrent('raw-example: applyToHTTPSOptions credentials on a plain request', async ({ expect }) => {
+    const opts: { headers: Record<string, string>; ca?: Buffer | string; cert?: Buffer | string; key?: Buffer | string } = { headers: {} };
+    await kc.applyToHTTPSOptions(opts);
+    const { request } = await import('node:https');
+    const url = new URL(`${kc.getCurrentCluster()!.server}/api/v1/namespaces/default/serviceaccounts?limit=1`);
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = request(url, { ...opts, agent: false }, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve(`${res.statusCode} ${text}`));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(body).toMatch(/^200 \{"kind":"ServiceAccountList","apiVersion":"v1","metadata":\{"resourceVersion":"\d+"/);
+  });
+});
+
 describe('Watch and informers', () => {
   it.concurrent('Watch: ADDED, MODIFIED and DELETED events from a list\'s resourceVersion, with a label selector', async ({ expect }) => {
     const namespace = await newNamespace('watch');
