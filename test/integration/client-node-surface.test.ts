@@ -585,7 +585,7 @@ spec: { selector: { app: web }, ports: [{ port: 80 }] }
       for (const spec of k8s.loadAllYaml(text) as k8s.KubernetesObject[]) {
         spec.metadata!.annotations = { ...spec.metadata!.annotations, 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify(spec) };
         try {
-          await client.read(spec as k8s.KubernetesObjectHeader<k8s.KubernetesObject>);
+          await client.read(spec as Parameters<typeof client.read>[0]);
           out.push(await client.patch(spec));
         } catch {
           out.push(await client.create(spec));
