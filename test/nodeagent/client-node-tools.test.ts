@@ -8,9 +8,10 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sink } from '../helpers/client-node.js';
 import { eventually as waitFor } from '../helpers/eventually.js';
 import { type AgentProcess, startAgentProcess, stopAgentAndServer, waitNodeReady } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
@@ -24,18 +25,6 @@ const NS = 'default';
 const NODE = 'node-cnt';
 
 const eventually = <T>(f: () => Promise<T> | T, what: string, ms = 45_000) => waitFor(f, what, { timeoutMs: ms, intervalMs: 200, context: () => agent?.output().slice(-2000) ?? '' });
-
-/** a Writable that keeps what it is given */
-function sink(): Writable & { text(): string } {
-  const chunks: Buffer[] = [];
-  const w = new Writable({
-    write(c: Buffer, _e, cb) {
-      chunks.push(Buffer.from(c));
-      cb();
-    },
-  });
-  return Object.assign(w, { text: () => Buffer.concat(chunks).toString() });
-}
 
 /** the ApiException a call rejects with */
 async function apiError(p: Promise<unknown>): Promise<k8s.ApiException<unknown>> {
