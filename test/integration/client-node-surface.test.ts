@@ -464,7 +464,13 @@ describe('custom resources', () => {
     const namespace = await newNamespace('cr');
     const custom = kc.makeApiClient(k8s.CustomObjectsApi);
     const body = { apiVersion: `${group}/v1`, kind: 'CronTab', metadata: { name: 'nightly', labels: { when: 'night' } }, spec: { cronSpec: '0 2 * * *' } };
-    const created = (await custom.createNamespacedCustomObject({ group, version: 'v1', namespace, plural: 'crontabs', body })) as { spec: { replicas: number }; metadata: { generation: number } };
+    // with a status sub-resource a create drops the status it is sent (kube's PrepareForCreate)
+    const created = (await custom.createNamespacedCustomObject({ group, version: 'v1', namespace, plural: 'crontabs', body: { ...body, status: { state: 'Sent' } } })) as {
+      spec: { replicas: number };
+      metadata: { generation: number };
+      status?: unknown;
+    };
+    expect(created.status).toBeUndefined();
     expect(created.spec).toEqual({ cronSpec: '0 2 * * *', replicas: 1 });
     expect(created.metadata.generation).toBe(1);
     const listed = (await custom.listNamespacedCustomObject({ group, version: 'v1', namespace, plural: 'crontabs', labelSelector: 'when=night' })) as { kind: string; items: unknown[] };
@@ -702,6 +708,25 @@ describe('Watch and informers', () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: 'ERROR', obj: { kind: 'Status', status: 'Failure', reason: 'Expired', code: 410 } });
     expect(events[0]!.obj.message).toMatch(/^too old resource version: 1 \(\d+\)$/);
+  });
+
+  it.concurrent('ListWatch with a field selector: the cache holds the selected object only', async ({ expect }) => {
+    const namespace = await newNamespace('fieldsel');
+    const path = `/api/v1/namespaces/${namespace}/configmaps`;
+    const cache = new k8s.ListWatch<k8s.V1ConfigMap>(path, new k8s.Watch(kc), () => core.listNamespacedConfigMap({ namespace, fieldSelector: 'metadata.name=target' }), false, undefined, 'metadata.name=target');
+    const added: string[] = [];
+    cache.on('add', (o) => added.push(o.metadata?.name ?? ''));
+    await cache.start();
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'other' } } });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'target' }, data: { k: 'v' } } });
+    await eventually(() => cache.get('target', namespace), 'the selected object in the cache');
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'after' } } });
+    await core.patchNamespacedConfigMap({ namespace, name: 'target', body: { data: { k: 'w' } } }, as(k8s.PatchStrategy.MergePatch));
+    await eventually(() => cache.get('target', namespace)?.data?.k === 'w', 'the update');
+    expect(added).toEqual(['target']);
+    expect(cache.list(namespace).map((o) => o.metadata?.name)).toEqual(['target']);
+    expect(Number(cache.latestResourceVersion())).toBeGreaterThan(0);
+    await cache.stop();
   });
 
   // not concurrent: the forced 410 ends every watch of the server
