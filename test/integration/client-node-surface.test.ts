@@ -642,7 +642,7 @@ describe('Watch and informers', () => {
     const ctl = await new k8s.Watch(kc).watch(
       `/api/v1/namespaces/${namespace}/configmaps`,
       { resourceVersion: list.metadata?.resourceVersion, labelSelector: 'watched=yes' },
-      (type, obj: k8s.V1ConfigMap) => events.push(`${type} ${obj.metadata?.name} ${JSON.stringify(obj.data ?? {})}`),
+      (type, obj: k8s.V1ConfigMap) => events.push(`${type} ${obj.apiVersion}/${obj.kind} ${obj.metadata?.name} ${JSON.stringify(obj.data ?? {})}`),
       (err) => (ended = err),
     );
     await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'other' } } });
@@ -650,7 +650,7 @@ describe('Watch and informers', () => {
     await core.patchNamespacedConfigMap({ namespace, name: 'w', body: { data: { a: 'b' } } }, as(k8s.PatchStrategy.MergePatch));
     await core.deleteNamespacedConfigMap({ namespace, name: 'w' });
     await eventually(() => events.length >= 3, 'three watch events');
-    expect(events).toEqual(['ADDED w {}', 'MODIFIED w {"a":"b"}', 'DELETED w {"a":"b"}']);
+    expect(events).toEqual(['ADDED v1/ConfigMap w {}', 'MODIFIED v1/ConfigMap w {"a":"b"}', 'DELETED v1/ConfigMap w {"a":"b"}']);
     ctl.abort();
     await eventually(() => ended !== 'open', 'the watch to end');
   });
