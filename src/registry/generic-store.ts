@@ -202,6 +202,7 @@ export class GenericStore {
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
     if (this.def.strategy.tracksGeneration) meta.generation = 1;
+    if (this.def.subresources?.includes('status') && !this.def.strategy.keepsStatusOnCreate) delete obj.status;
     this.def.strategy.prepareForCreate?.(obj, opts.user);
     // kube decodes the write into its Go type: admission, validation and managedFields see its zero values
     fillZeroShape(obj, this.def.strategy.zeroShape);

@@ -31,6 +31,12 @@ export interface Strategy {
   /** `user`: who asks (absent for the server's own writes), for kinds that record it (CSR requester) */
   prepareForCreate?(obj: ApiObject, user?: UserInfo): void;
   /**
+   * a create keeps the status it is sent (a Node: the node agent registers with its status); on every
+   * other kind with a `status` sub-resource a create starts from an empty status, as kube's
+   * PrepareForCreate strategies reset it before `prepareForCreate` sets the kind's initial one
+   */
+  keepsStatusOnCreate?: boolean;
+  /**
    * `now`: the store's clock (ms), for kinds that date what an update changed (CSR conditions);
    * `subresource`: the sub-resource written ('' or undefined for the main resource)
    */

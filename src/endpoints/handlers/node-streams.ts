@@ -129,6 +129,12 @@ function containerOf(spec: PodSpec, pod: string, asked: string | null): string {
 }
 
 const isWebSocket = (req: ApiRequest) => (req.headers.get('upgrade') ?? '').toLowerCase() === 'websocket';
+/**
+ * the 400 for an exec, attach or port-forward that is not a WebSocket: a plain request (a client
+ * library's generated `connectGet…Exec`) gets kube's UpgradeAwareHandler message, a SPDY upgrade ours
+ */
+const notWebSocket = (req: ApiRequest, detail: string) =>
+  badRequest(req.headers.get('upgrade') ? `${req.info.subresource} is served over WebSocket only${detail}; SPDY upgrades are not supported` : 'Upgrade request required');
 
 /** the node's agent: InternalIP, else ExternalIP, else Hostname; the port the agent reports */
 async function endpointOf(ctx: HandlerContext, nodeName: string | undefined, pod: string): Promise<NodeEndpoint> {
@@ -350,13 +356,13 @@ async function upgrade(transport: NodeTransport, ep: NodeEndpoint, path: string,
     ws = await transport.websocket(ep, path, offered.map(toAgent));
   } catch (e) {
     if (!webSocket && e instanceof NodeRefusal && /subprotocols/.test(e.body)) {
-      throw badRequest(`${req.info.subresource} is served over WebSocket only (subprotocols v5.channel.k8s.io, v4.channel.k8s.io); SPDY upgrades are not supported`);
+      throw notWebSocket(req, ' (subprotocols v5.channel.k8s.io, v4.channel.k8s.io)');
     }
     refusal(e, ep);
   }
   if (!webSocket) {
     ws.close();
-    throw badRequest(`${req.info.subresource} is served over WebSocket only; SPDY upgrades are not supported`);
+    throw notWebSocket(req, '');
   }
   const chosen = offered.find((p) => toAgent(p) === ws.protocol) ?? ws.protocol;
   return { status: 101, body: undefined, upgrade: relayWebSocket(ws, chosen) };
