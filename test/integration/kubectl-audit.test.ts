@@ -3,7 +3,8 @@
 // (helpers/kubectl-cmd.ts): label/annotate preconditions, edit-last-applied,
 // create configmap --from-env-file / service loadbalancer / token with a bound
 // object, cluster-info dump, config on the generated kubeconfig, kustomize and
-// apply -k, api-resources -o wide, and events --watch seeing a new event.
+// apply -k, api-resources -o wide, wait --for=create, and events --watch
+// seeing a new event.
 
 import { copyFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -77,6 +78,18 @@ describe.concurrent('kubectl command audit', () => {
     expect(claims.aud).toEqual(['audit']);
     expect(claims['kubernetes.io']).toMatchObject({ namespace: ns, serviceaccount: { name: 'bot' }, secret: { name: 'anchor', uid: anchorUid } });
     expect(await fails('create', 'token', 'bot', '-n', ns, '--bound-object-kind=Secret', '--bound-object-name=missing')).toContain('secrets "missing" not found');
+  });
+
+  it('wait --for=create returns once the object exists; --for=delete once it is gone', async () => {
+    const ns = await newNs('wait-create');
+    const waiting = run('wait', '-n', ns, '--for=create', 'configmap/later', '--timeout=20s');
+    await ok('create', 'configmap', 'later', '-n', ns);
+    const r = await waiting;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('configmap/later condition met\n');
+    const timedOut = await run('wait', '-n', ns, '--for=create', 'configmap/never', '--timeout=1s');
+    expect(timedOut.code).not.toBe(0);
+    expect(timedOut.stderr).toContain('timed out waiting for the condition');
   });
 
   it('cluster-info dump writes the nodes, the namespace objects and the pod logs it can read', async () => {

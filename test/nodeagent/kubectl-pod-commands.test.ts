@@ -1,6 +1,7 @@
 // kubectl 1.32's commands that need a running pod, against orch and a real
 // node agent with the simulated runtime (docs/testing.md "kubectl command
-// audit"): cp both ways, attach, port-forward to svc/ and deploy/, run --rm -i,
+// audit"): cp both ways, attach, port-forward to svc/ and deploy/ (and logs,
+// exec and the API server's proxy by workload or service), run --rm -i, logs -f,
 // debug --copy-to and debug node/, and drain's refusals (a budget that allows
 // no disruption, a pod with emptyDir data) before --delete-emptydir-data.
 // The simulator has no mount namespace: `kubectl cp` out of a pod names the
@@ -110,6 +111,13 @@ describe('kubectl commands on running pods', () => {
         await pf.stop();
       }
     }
+    // the other commands that take a workload or a service and pick a pod of it
+    const pods = (await ok('get', 'pods', '-n', 'pf', '-l', 'app=web', '-o', 'name')).trim();
+    expect(await ok('logs', '-n', 'pf', 'deploy/web', '--all-pods', '--prefix')).toContain(`[${pods}/nginx] nginx/`);
+    expect(await ok('exec', '-n', 'pf', 'svc/web', '--', 'echo', 'in a pod of the service')).toBe('in a pod of the service\n');
+    // the API server's proxy to the service's port (by name and port) and to the pod's
+    expect(await ok('get', '--raw', '/api/v1/namespaces/pf/services/web:8080/proxy/')).toContain('<h1>Welcome to nginx!</h1>');
+    expect(await ok('get', '--raw', `/api/v1/namespaces/pf/pods/${pods.slice('pod/'.length)}:80/proxy/`)).toContain('<h1>Welcome to nginx!</h1>');
   });
 
   it.concurrent('run --rm -i attaches, prints the output and deletes the pod', async () => {
@@ -119,6 +127,12 @@ describe('kubectl commands on running pods', () => {
     expect(r.stdout).toContain('ran once');
     expect(r.stdout).toContain('pod "once" deleted');
     await until(async () => (await api('/api/v1/namespaces/run/pods/once')) === undefined, 'once gone');
+    // logs -f follows a running container to its end
+    await ok('run', 'lines', '-n', 'run', '--restart=Never', '--image=busybox', '--', 'sh', '-c', 'for i in 1 2 3; do echo line $i; sleep 0.2; done');
+    await until(async () => (await api('/api/v1/namespaces/run/pods/lines'))?.status?.phase !== 'Pending', 'lines started');
+    expect(await ok('logs', '-f', '-n', 'run', 'lines')).toBe('line 1\nline 2\nline 3\n');
+    const previous = await kubectl('logs', '-n', 'run', 'lines', '--previous');
+    expect(previous.stderr).toContain('previous terminated container "lines" in pod "lines" not found');
   });
 
   it.concurrent('debug --copy-to makes a copy of the pod with the new image and a shared process namespace', async () => {
