@@ -30,7 +30,9 @@ export function startKubectl(
   args: string[],
   opts: { stdin?: boolean } = {},
 ): { out(): string; err(): string; write(s: string): void; stop(): Promise<void> } {
-  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  // without `stdin` kubectl reads an empty input, as with stdin ignored
+  if (!opts.stdin) child.stdin.end();
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -39,7 +41,7 @@ export function startKubectl(
   return {
     out: () => out,
     err: () => err,
-    write: (s: string) => void child.stdin?.write(s),
+    write: (s: string) => void child.stdin.write(s),
     stop: async () => {
       child.kill('SIGTERM');
       await exited;

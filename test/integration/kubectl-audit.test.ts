@@ -92,6 +92,25 @@ describe.concurrent('kubectl command audit', () => {
     expect(timedOut.stderr).toContain('timed out waiting for the condition');
   });
 
+  // kubectl's typed create sends protobuf, which always carries Go's non-pointer zeros; kube's JSON
+  // leaves out the `omitempty` ones, so `get -o json` shows what kubectl's own dry run shows
+  it('objects created through the typed client keep no Go zero that kube leaves out', async () => {
+    const ns = await newNs('typed-zeros');
+    await Promise.all([
+      ok('create', 'ingress', 'ing', '-n', ns, '--rule=a.com/p*=svc:http'),
+      ok('create', 'service', 'clusterip', 'headless', '-n', ns, '--clusterip=None'),
+      ok('create', 'deployment', 'd', '-n', ns, '--image=nginx', '--port=80'),
+      ok('create', 'priorityclass', `pc-${ns}`, '--value=10'),
+    ]);
+    const [ing, svc, deploy, pc] = await Promise.all([json('ingress', 'ing', '-n', ns), json('service', 'headless', '-n', ns), json('deployment', 'd', '-n', ns), json('priorityclass', `pc-${ns}`)]);
+    expect(ing.spec.rules[0].http.paths[0].backend.service.port).toEqual({ name: 'http' });
+    expect(svc.spec).not.toHaveProperty('publishNotReadyAddresses');
+    expect(deploy.spec).not.toHaveProperty('minReadySeconds');
+    expect(deploy.spec).not.toHaveProperty('paused');
+    expect(deploy.spec.template.spec.containers[0].ports).toEqual([{ containerPort: 80, protocol: 'TCP' }]);
+    expect(pc).not.toHaveProperty('globalDefault');
+  });
+
   it('cluster-info dump writes the nodes, the namespace objects and the pod logs it can read', async () => {
     const ns = await newNs('dump');
     await ok('create', 'configmap', 'x', '-n', ns);

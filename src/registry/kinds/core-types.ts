@@ -166,7 +166,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     }, undefined, { 'x-orch-map-type': 'atomic' }),
     [c('ContainerPort')]: obj('A network port in a single container.', {
       name: str('An IANA_SVC_NAME, unique within the pod, that services can refer to.'),
-      hostPort: int32('Port to expose on the host.'),
+      hostPort: int32('Port to expose on the host.', GO_ZERO),
       containerPort: int32('Port to expose on the pod IP address (0 < x < 65536).'),
       protocol: enumOf('Protocol for the port.', ['SCTP', 'TCP', 'UDP'], { default: 'TCP' }),
       hostIP: str('Host IP to bind the external port to.'),
