@@ -1,7 +1,7 @@
 // kubectl 1.32's commands that need a running pod, against orch and a real
 // node agent with the simulated runtime (docs/testing.md "kubectl command
 // audit"): cp both ways, attach, port-forward to svc/ and deploy/ (and logs,
-// exec and the API server's proxy by workload or service), run --rm -i, logs -f,
+// exec and the API server's proxy by workload or service), run --rm -it, logs -f,
 // debug --copy-to and debug node/, and drain's refusals (a budget that allows
 // no disruption, a pod with emptyDir data) before --delete-emptydir-data.
 // The simulator has no mount namespace: `kubectl cp` out of a pod names the
@@ -120,9 +120,9 @@ describe('kubectl commands on running pods', () => {
     expect(await ok('get', '--raw', `/api/v1/namespaces/pf/pods/${pods.slice('pod/'.length)}:80/proxy/`)).toContain('<h1>Welcome to nginx!</h1>');
   });
 
-  it.concurrent('run --rm -i attaches, prints the output and deletes the pod', async () => {
+  it.concurrent('run --rm -it attaches (without a terminal: no TTY), prints the output and deletes the pod', async () => {
     await ok('create', 'namespace', 'run');
-    const r = await kubectl('run', 'once', '-n', 'run', '--rm', '-i', '--restart=Never', '--image=busybox', '--', 'sh', '-c', 'echo ran once');
+    const r = await kubectl('run', 'once', '-n', 'run', '--rm', '-it', '--restart=Never', '--image=busybox', '--', 'sh', '-c', 'echo ran once');
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('ran once');
     expect(r.stdout).toContain('pod "once" deleted');
