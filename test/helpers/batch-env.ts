@@ -69,7 +69,8 @@ export async function createJob(e: Env, name: string, spec: Obj): Promise<ApiObj
 }
 
 export const getJob = async (e: Env, name: string): Promise<ApiObject> => (await e.gs('jobs', 'batch').get('default', name)) as ApiObject;
-export const status = async (e: Env, name: string): Promise<Obj> => ((await getJob(e, name)).status ?? {}) as Obj;
+/** the Job's status, its omitempty counters (absent when 0, as kube writes them) read as Go reads them */
+export const status = async (e: Env, name: string): Promise<Obj> => ({ active: 0, succeeded: 0, failed: 0, ...(((await getJob(e, name)).status ?? {}) as Obj) });
 export const conditions = async (e: Env, name: string): Promise<Obj[]> => ((await status(e, name)).conditions ?? []) as Obj[];
 export const condition = async (e: Env, name: string, type: string): Promise<Obj | undefined> => (await conditions(e, name)).find((c) => c.type === type);
 

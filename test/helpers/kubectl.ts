@@ -31,9 +31,15 @@ export async function runKubectlInput(kubeconfig: string, input: string | undefi
   }
 }
 
-/** a long-running kubectl (e.g. `get --watch`): its output so far, and stop() to end it */
-export function startKubectl(kubeconfig: string, args: string[]): { out(): string; err(): string; stop(): Promise<void> } {
-  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** a long-running kubectl (e.g. `get --watch`, `attach -i` with `stdin`): its output so far, write() to its stdin, and stop() to end it */
+export function startKubectl(
+  kubeconfig: string,
+  args: string[],
+  opts: { stdin?: boolean } = {},
+): { out(): string; err(): string; write(s: string): void; stop(): Promise<void> } {
+  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  // without `stdin` kubectl reads an empty input, as with stdin ignored
+  if (!opts.stdin) child.stdin.end();
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -42,6 +48,7 @@ export function startKubectl(kubeconfig: string, args: string[]): { out(): strin
   return {
     out: () => out,
     err: () => err,
+    write: (s: string) => void child.stdin.write(s),
     stop: async () => {
       child.kill('SIGTERM');
       await exited;

@@ -93,6 +93,29 @@ describe('protobuf over HTTPS', () => {
     expect((await t.request('GET', '/api/v1/namespaces/default/configmaps/pb1')).status).toBe(404);
   });
 
+  // a Go client writes every non-pointer field, so an unset omitempty number or bool arrives as 0/false:
+  // kube reads it as unset (its defaults apply, its JSON leaves it out)
+  it('Go zeros of omitempty fields read as unset: probe timings defaulted, hostPort, unschedulable and count absent', async () => {
+    const probe = { tcpSocket: { port: 80 }, initialDelaySeconds: 0, timeoutSeconds: 0, periodSeconds: 0, successThreshold: 0, failureThreshold: 0 };
+    const pod = await t.request('POST', '/api/v1/namespaces/default/pods', {
+      body: body('v1', 'Pod', { metadata: { name: 'pb-zeros' }, spec: { containers: [{ name: 'c', image: 'nginx', ports: [{ containerPort: 80, hostPort: 0 }], readinessProbe: probe }] } }),
+      headers: { 'Content-Type': K8S_PB },
+    });
+    expect(pod.status, pod.text).toBe(201);
+    const c = pod.json<{ spec: { containers: Record<string, unknown>[] } }>().spec.containers[0]!;
+    expect(c.readinessProbe).toEqual({ tcpSocket: { port: 80 }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 });
+    expect(c.ports).toEqual([{ containerPort: 80, protocol: 'TCP' }]);
+    const node = await t.request('POST', '/api/v1/nodes', { body: body('v1', 'Node', { metadata: { name: 'pb-zeros' }, spec: { unschedulable: false } }), headers: { 'Content-Type': K8S_PB } });
+    expect(node.status, node.text).toBe(201);
+    expect(node.json<{ spec: Record<string, unknown> }>().spec).not.toHaveProperty('unschedulable');
+    const event = await t.request('POST', '/api/v1/namespaces/default/events', {
+      body: body('v1', 'Event', { metadata: { name: 'pb-zeros.1' }, involvedObject: { kind: 'Pod', name: 'pb-zeros', namespace: 'default' }, reason: 'R', message: 'm', count: 0 }),
+      headers: { 'Content-Type': K8S_PB },
+    });
+    expect(event.status, event.text).toBe(201);
+    expect(event.json()).not.toHaveProperty('count');
+  });
+
   it('rejects malformed bodies with 400 and a kind mismatch with 400', async () => {
     const noPrefix = await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: Buffer.from('{"a":1}'), headers: { 'Content-Type': K8S_PB } });
     expect(noPrefix.status).toBe(400);

@@ -28,7 +28,7 @@ import { ControllerLoop, LoopController, type Informer, type InformerSource } fr
 import { claimAll } from '../workloads/claim.js';
 import { type OwnerReference, controllerRefOf, isPodActive, isPodReady, labelsOf, newControllerRef, ownedObjectHandlers, refersTo } from '../workloads/pods.js';
 import { selects } from '../workloads/replicaset.js';
-import { CONTROLLER_MANAGER, type OwnerRef, createInBatches, deleteControlled, statusUnchanged, updateObject, writeStatus } from '../workloads/writes.js';
+import { CONTROLLER_MANAGER, type OwnerRef, createInBatches, deleteControlled, omitZero, statusUnchanged, updateObject, writeStatus } from '../workloads/writes.js';
 import {
   COMPLETION_INDEX, type FailureMatch, TRACKING_FINALIZER, backoffDelay, formatIndexes, indexOf, matchFailurePolicy,
   parseIndexes, pastBackoffLimitOnFailure, planPods,
@@ -377,6 +377,8 @@ export class JobController extends LoopController {
       ...(perIndex ? { failedIndexes: formatIndexes(failedIdx) } : {}),
       uncountedTerminatedPods: {},
     };
+    // kube's JobStatus: active, succeeded and failed are non-pointer omitempty (ready and terminating are pointers)
+    omitZero(status, ['active', 'succeeded', 'failed']);
     const fresh = this.jobs?.get(key) ?? job;
     if (!statusUnchanged(statusOf(fresh), status)) await writeStatus(this.o.jobs(), fresh, status, CONTROLLER_MANAGER);
     if (requeue !== undefined && Number.isFinite(requeue)) this.loop.enqueueAfter(key, requeue + 1);

@@ -34,7 +34,7 @@ export function apiServiceDefinition(n: SchemaNames): ResourceDefinition {
           })),
           group: str('The API group name this server hosts.'),
           version: str('The API version this server hosts, e.g. "v1".'),
-          insecureSkipTLSVerify: bool('Disables TLS certificate verification when talking to this server.'),
+          insecureSkipTLSVerify: bool('Disables TLS certificate verification when talking to this server.', { 'x-orch-proto-omit-zero': true }),
           caBundle: str('A PEM encoded CA bundle used to validate the API server\'s serving certificate.', { format: 'byte' }),
           groupPriorityMinimum: int32('The priority this group should have at least (1–20000).'),
           versionPriority: int32('The ordering of this API version inside its group (1–1000).'),

@@ -21,6 +21,8 @@ import { POD_TEMPLATE_SHAPE, each } from '../zero-shape.js';
 
 const SUBRESOURCES = ['status', 'scale'];
 const SCALE = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' };
+/** Go's non-pointer `omitempty` fields: a protobuf client always sends their zero, kube's JSON leaves it out */
+const GO_ZERO = { 'x-orch-proto-omit-zero': true } as const;
 
 const wide = () => [
   column('Containers', 'string', (x) => templateContainers(x, 'name', 'spec', 'template'), { priority: 1, description: 'Names of each container in the template.' }),
@@ -54,9 +56,9 @@ export function deploymentDefinition(n: SchemaNames): ResourceDefinition {
           rollingUpdate: rollingUpdate('Rolling update config params. Present only if type = RollingUpdate.'),
           // retainKeys as in Kubernetes: a client-side apply to Recreate clears the defaulted rollingUpdate
         }), undefined, { 'x-orch-patch-strategy': 'retainKeys' }),
-        minReadySeconds: int32('Minimum seconds a new pod should be ready without any of its containers crashing to be available.'),
+        minReadySeconds: int32('Minimum seconds a new pod should be ready without any of its containers crashing to be available.', GO_ZERO),
         revisionHistoryLimit: int32('Number of old ReplicaSets to retain to allow rollback. Defaults to 10.'),
-        paused: bool('Indicates that the deployment is paused.'),
+        paused: bool('Indicates that the deployment is paused.', GO_ZERO),
         progressDeadlineSeconds: int32('Maximum time in seconds for a deployment to make progress before it is considered failed. Defaults to 600.'),
       }), ['selector', 'template']),
       status: obj('Most recently observed status of the Deployment.', proto({
@@ -111,7 +113,7 @@ export function replicaSetDefinition(n: SchemaNames): ResourceDefinition {
     schema: kindSchema(n, 'ReplicaSet ensures that a specified number of pod replicas are running at any given time.', proto({ spec: 2, status: 3 }, {
       spec: obj('Specification of the desired behaviour of the ReplicaSet.', proto({ replicas: 1, minReadySeconds: 4, selector: 2, template: 3 }, {
         replicas: replicas('Number of desired pods. Defaults to 1.'),
-        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.'),
+        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.', GO_ZERO),
         selector: selector(n),
         template: template(n),
       }), ['selector']),
@@ -169,7 +171,7 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
           })),
         })),
         revisionHistoryLimit: int32('Maximum number of revisions kept in the history. Defaults to 10.'),
-        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.'),
+        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.', GO_ZERO),
         persistentVolumeClaimRetentionPolicy: obj('Lifecycle of claims created from volumeClaimTemplates.', proto({ whenDeleted: 1, whenScaled: 2 }, {
           whenDeleted: enumOf('What happens to claims when the StatefulSet is deleted.', ['Delete', 'Retain']),
           whenScaled: enumOf('What happens to claims when the StatefulSet is scaled down.', ['Delete', 'Retain']),
@@ -241,7 +243,7 @@ export function daemonSetDefinition(n: SchemaNames): ResourceDefinition {
           type: enumOf('Type of daemon set update. Default is RollingUpdate.', ['OnDelete', 'RollingUpdate']),
           rollingUpdate: rollingUpdate('Rolling update config params.'),
         })),
-        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.'),
+        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.', GO_ZERO),
         revisionHistoryLimit: int32('Number of old history entries to retain. Defaults to 10.'),
       }), ['selector', 'template']),
       status: obj('The current status of this daemon set.', proto({

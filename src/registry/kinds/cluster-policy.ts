@@ -264,7 +264,7 @@ export function priorityClassDefinition(n: SchemaNames): ResourceDefinition {
     shortNames: ['pc'],
     schema: kindSchema(n, 'PriorityClass defines a mapping from a priority class name to the priority integer value.', proto({ value: 2, globalDefault: 3, description: 4, preemptionPolicy: 5 }, {
       value: int32('The integer priority value of pods of this class.'),
-      globalDefault: bool('Whether this class is the default for pods without a priorityClassName.'),
+      globalDefault: bool('Whether this class is the default for pods without a priorityClassName.', { 'x-orch-proto-omit-zero': true }),
       description: str('When this priority class should be used.'),
       preemptionPolicy: enumOf('Policy for preempting pods with lower priority. Defaults to PreemptLowerPriority.', ['Never', 'PreemptLowerPriority']),
     }), ['value']),

@@ -28,7 +28,7 @@ export function replicationControllerDefinition(n: SchemaNames): ResourceDefinit
     schema: kindSchema(n, 'ReplicationController represents the configuration of a replication controller.', proto({ spec: 2, status: 3 }, {
       spec: obj('Specification of the desired behaviour of the replication controller.', proto({ replicas: 1, minReadySeconds: 4, selector: 2, template: 3 }, {
         replicas: replicas('Number of desired replicas. Defaults to 1.'),
-        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.'),
+        minReadySeconds: int32('Minimum seconds a new pod should be ready to be considered available.', { 'x-orch-proto-omit-zero': true }),
         selector: strMap('Label query over pods (equality only); defaults to the template labels.', { 'x-orch-map-type': 'atomic' }),
         template: template(n),
       })),

@@ -166,7 +166,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     }, undefined, { 'x-orch-map-type': 'atomic' }),
     [c('ContainerPort')]: obj('A network port in a single container.', {
       name: str('An IANA_SVC_NAME, unique within the pod, that services can refer to.'),
-      hostPort: int32('Port to expose on the host.'),
+      hostPort: int32('Port to expose on the host.', GO_ZERO),
       containerPort: int32('Port to expose on the pod IP address (0 < x < 65536).'),
       protocol: enumOf('Protocol for the port.', ['SCTP', 'TCP', 'UDP'], { default: 'TCP' }),
       hostIP: str('Host IP to bind the external port to.'),
@@ -220,11 +220,12 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       httpGet: ref(c('HTTPGetAction'), 'Perform an HTTP GET.'),
       tcpSocket: ref(c('TCPSocketAction'), 'Open a TCP connection.'),
       grpc: obj('A gRPC health check.', { port: int32('Port number.'), service: str('Service name.', { default: '' }) }, ['port']),
-      initialDelaySeconds: int32('Seconds after start before the first probe.'),
-      timeoutSeconds: int32('Seconds after which the probe times out.', { default: 1 }),
-      periodSeconds: int32('How often to probe, in seconds.', { default: 10 }),
-      successThreshold: int32('Consecutive successes to count as success after a failure.', { default: 1 }),
-      failureThreshold: int32('Consecutive failures to count as failure.', { default: 3 }),
+      initialDelaySeconds: int32('Seconds after start before the first probe.', GO_ZERO),
+      // Go's non-pointer omitempty numbers: a protobuf 0 is unset, which defaulting fills as kube's SetDefaults_Probe
+      timeoutSeconds: int32('Seconds after which the probe times out.', { default: 1, ...GO_ZERO }),
+      periodSeconds: int32('How often to probe, in seconds.', { default: 10, ...GO_ZERO }),
+      successThreshold: int32('Consecutive successes to count as success after a failure.', { default: 1, ...GO_ZERO }),
+      failureThreshold: int32('Consecutive failures to count as failure.', { default: 3, ...GO_ZERO }),
       terminationGracePeriodSeconds: int64('Grace period for a probe-triggered kill.'),
     }),
     [c('Lifecycle')]: obj('Actions to take on container lifecycle events.', {

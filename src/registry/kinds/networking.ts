@@ -22,7 +22,7 @@ function backend(): Schema {
   return obj('A backend: a Service and port, or a typed resource.', proto({ service: 4, resource: 3 }, {
     service: obj('A Service as a backend.', proto({ name: 1, port: 2 }, {
       name: str('The referenced service.'),
-      port: obj('The port of the referenced service.', proto({ name: 1, number: 2 }, { name: str('Name of the port.'), number: int32('Numerical port number.') })),
+      port: obj('The port of the referenced service.', proto({ name: 1, number: 2 }, { name: str('Name of the port.'), number: int32('Numerical port number.', { 'x-orch-proto-omit-zero': true }) })),
     }), ['name']),
     resource: obj('A typed object reference (TypedLocalObjectReference) in the same namespace.', proto({ apiGroup: 1, kind: 2, name: 3 }, {
       apiGroup: str('Group of the referenced resource; empty for the core group.'),

@@ -40,7 +40,7 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
         podCIDR: str('Pod IP range assigned to the node.'),
         podCIDRs: setList('Pod IP ranges assigned to the node, at most one per family.', { type: 'string' }, { 'x-orch-patch-strategy': 'merge' }),
         providerID: str('ID of the node assigned by the cloud provider: <ProviderName>://<ProviderSpecificNodeID>.'),
-        unschedulable: bool('Keep new pods off the node (cordon).'),
+        unschedulable: bool('Keep new pods off the node (cordon).', { 'x-orch-proto-omit-zero': true }),
         taints: atomicList('Taints that repel pods without a matching toleration.', ref(n.core('Taint'))),
         configSource: ref(n.core('NodeConfigSource'), 'Deprecated dynamic node agent configuration source.'),
         externalID: str('Deprecated.'),

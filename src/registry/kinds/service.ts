@@ -50,7 +50,7 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
         externalName: str('DNS name returned as a CNAME for ExternalName services.'),
         externalTrafficPolicy: enumOf('Routing of external traffic.', ['Cluster', 'Local']),
         healthCheckNodePort: int32('Health check node port for Local external traffic policy.', { 'x-orch-proto-omit-zero': true }),
-        publishNotReadyAddresses: bool('Publish addresses of pods that are not ready.'),
+        publishNotReadyAddresses: bool('Publish addresses of pods that are not ready.', { 'x-orch-proto-omit-zero': true }),
         sessionAffinityConfig: obj('Session affinity settings.', proto({ clientIP: 1 }, {
           clientIP: obj('ClientIP affinity settings.', proto({ timeoutSeconds: 1 }, { timeoutSeconds: int32('Sticky session time, 1 to 86400 seconds.') })),
         })),
