@@ -90,6 +90,32 @@ export function finishAudit(out: OutgoingResponse, audit: RequestAudit | undefin
       },
     };
   }
+  if ('tunnel' in out) {
+    // a SPDY/3.1 exec, attach or port-forward: as the WebSocket above, complete when the connection ends
+    if (!audit) return { ...out, headers };
+    const tunnel = out.tunnel;
+    let ended = false;
+    const complete = () => {
+      if (ended) return;
+      ended = true;
+      audit.complete({ code: 101, body: req.body, contentType: req.headers.get('content-type') });
+    };
+    return {
+      ...out,
+      headers,
+      tunnel: {
+        open(client) {
+          audit.responseStarted(101);
+          client.once('close', complete);
+          tunnel.open(client);
+        },
+        close() {
+          tunnel.close();
+          complete();
+        },
+      },
+    };
+  }
   if (!out.stream) {
     if (audit) {
       // the response object (a Status parsed back for a failure) only for a request whose events are recorded
