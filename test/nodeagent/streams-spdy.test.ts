@@ -88,5 +88,131 @@ for (const tlsWorkers of [0, 1]) {
       expect(r.stderr).toContain('command terminated with exit code 3');
       expect(r.code).toBe(3);
     });
+
+    it.concurrent('kubectl exec -i: stdin to the command and its end', async () => {
+      const r = await kubectl(admin, ['exec', '-i', 'talker', '--', 'cat'], 'hello\nworld\n');
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe('hello\nworld\n');
+      expect(r.code).toBe(0);
+    });
+
+    it.concurrent('kubectl cp into the pod and back out of it', async () => {
+      const local = join(dir, 'in.txt');
+      const back = join(dir, 'out.txt');
+      const content = 'a line\n'.repeat(5000);
+      await writeFile(local, content);
+      const up = await kubectl(admin, ['cp', local, `talker:/tmp/spdy-cp-${tlsWorkers}.txt`]);
+      expect(up.stderr).toBe('');
+      expect(up.code).toBe(0);
+      const down = await kubectl(admin, ['cp', `talker:/tmp/spdy-cp-${tlsWorkers}.txt`, back]);
+      expect(down.code, down.stderr).toBe(0);
+      expect(await readFile(back, 'utf8')).toBe(content);
+    });
+
+    it.concurrent('kubectl attach: the container\'s output', async () => {
+      const child = spawn('kubectl', ['--kubeconfig', admin, 'attach', 'talker'], { env: { ...process.env, ...SPDY_ENV } });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      try {
+        await eventually(async () => /tick \d+\n/.test(out), `attached output (kubectl: ${err})`, 20_000);
+      } finally {
+        child.kill('SIGTERM');
+      }
+    });
+
+    it.concurrent('kubectl port-forward: bytes both ways, a connection after another', async () => {
+      const child = spawn('kubectl', ['--kubeconfig', admin, 'port-forward', 'pod/talker', `:${listenPort}`], { env: { ...process.env, ...SPDY_ENV } });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      try {
+        const m = await eventually(async () => /Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(out), `kubectl forwarding (${err})`, 20_000);
+        for (const word of ['one', 'two']) {
+          const answer = await new Promise<string>((resolve, reject) => {
+            const sock = connect(Number(m[1]), '127.0.0.1', () => sock.write(word));
+            sock.on('data', (d) => {
+              resolve(d.toString());
+              sock.end();
+            });
+            sock.on('error', (e) => reject(new Error(`${e.message}; kubectl: ${out} ${err}`)));
+          });
+          expect(answer).toBe(`pong:${word}`);
+        }
+      } finally {
+        child.kill('SIGTERM');
+      }
+      expect(err).not.toMatch(/error|lost connection/i);
+    });
+
+    it.concurrent('answers 404 for a missing pod', async () => {
+      const r = await kubectl(admin, ['exec', 'nosuch', '--', 'true']);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('pods "nosuch" not found');
+    });
+
+    it.concurrent('refuses a user without create pods/exec with 403', async () => {
+      const role = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'Role', metadata: { name: 'pod-reader', namespace: 'default' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }] };
+      const binding = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'RoleBinding', metadata: { name: 'alice-pod-reader', namespace: 'default' }, roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.orch.io' }] };
+      expect((await ts.request('POST', '/apis/rbac.authorization.orch.io/v1/namespaces/default/roles', { body: role })).status).toBe(201);
+      expect((await ts.request('POST', '/apis/rbac.authorization.orch.io/v1/namespaces/default/rolebindings', { body: binding })).status).toBe(201);
+      await eventually(async () => (await kubectl(alice, ['get', 'pod', 'talker'])).code === 0, 'alice reads pods');
+      const r = await kubectl(alice, ['exec', 'talker', '--', 'true']);
+      expect(r.code).not.toBe(0);
+      // SPDY asks with POST: kube's message for the create verb on the sub-resource
+      expect(r.stderr).toContain('pods "talker" is forbidden: User "alice" cannot create resource "pods/exec" in API group "" in the namespace "default"');
+    });
+  });
+}
+
+for (const tlsWorkers of [0, 1]) {
+  describe(`over SPDY/3.1 (--tls-workers ${tlsWorkers})`, () => {
+    let ts: TestServer;
+    let agent: AgentProcess;
+    let admin: string;
+    let alice: string;
+    let dir: string;
+    let listener: Server;
+    let listenPort: number;
+    const eventually = <T>(f: () => Promise<T>, what: string, ms = 45_000) => waitFor(f, what, { timeoutMs: ms, intervalMs: 200, context: () => agent?.output() ?? '' });
+
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'orch-spdy-'));
+      ts = await startTestServer({ tlsWorkers });
+      admin = join(ts.dataDir, 'admin.kubeconfig');
+      agent = await startAgentProcess(ts, { nodeName: 'node-a', clientCaFile: false, config: { authorization: { mode: 'Webhook' } } });
+      const pki = await loadPki(join(ts.dataDir, 'pki'));
+      const cert = await issueClientCertificate(pki, { commonName: 'alice' });
+      alice = join(dir, 'alice.kubeconfig');
+      await writeFile(alice, renderKubeconfig({ server: ts.server.url, caPem: pki.ca.certPem, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem, user: 'alice' }));
+      listener = createServer((s) => s.on('data', (d) => s.write(`pong:${d}`)));
+      await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+      listenPort = (listener.address() as { port: number }).port;
+      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'talker', namespace: 'default' }, spec: { nodeName: 'node-a', containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.3; done'] }] } };
+      expect((await ts.request('POST', '/api/v1/namespaces/default/pods', { body: pod })).status).toBe(201);
+      await eventually(async () => {
+        const r = await ts.request('GET', '/api/v1/namespaces/default/pods/talker');
+        const p = r.json<{ status?: { phase?: string; containerStatuses?: { state?: { running?: unknown } }[] } }>();
+        return p.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => c.state?.running);
+      }, 'pod talker running');
+    }, 90_000);
+
+    afterAll(async () => {
+      listener?.close();
+      await agent?.stop();
+      await ts?.stop();
+      if (agent) await rm(agent.dir, { recursive: true, force: true });
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it.concurrent('kubectl exec: stdout, stderr and the exit code', async () => {
+      const r = await kubectl(admin, ['exec', 'talker', '--', 'sh', '-c', 'echo hi; echo oops >&2; exit 3']);
+      expect(r.stdout).toBe('hi\n');
+      expect(r.stderr).toContain('oops\n');
+      expect(r.stderr).toContain('command terminated with exit code 3');
+      expect(r.code).toBe(3);
+    });
   });
 }
