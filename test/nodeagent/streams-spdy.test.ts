@@ -5,6 +5,7 @@
 // to the agent's SPDY streams — with the TLS front in the main process (the test
 // server's default, `--tls-workers 0`) and in a TLS worker process.
 import { spawn } from 'node:child_process';
+import { request as httpsRequest } from 'node:https';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -145,6 +146,31 @@ for (const tlsWorkers of [0, 1]) {
         child.kill('SIGTERM');
       }
       expect(err).not.toMatch(/error|lost connection/i);
+    });
+
+    it.concurrent("answers 403 with kube's negotiation message when no protocol is shared", async () => {
+      const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpsRequest({
+          host: '127.0.0.1',
+          port: ts.server.port,
+          method: 'POST',
+          path: '/api/v1/namespaces/default/pods/talker/exec?command=true&stdout=true',
+          headers: { connection: 'Upgrade', upgrade: 'SPDY/3.1', 'x-stream-protocol-version': 'v9.channel.k8s.io' },
+          ca: ts.server.caPem,
+          cert: ts.server.adminCertPem,
+          key: ts.server.adminKeyPem,
+        });
+        req.on('upgrade', () => reject(new Error('upgraded')));
+        req.on('response', (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status).toBe(403);
+      expect(body).toContain('unable to upgrade: unable to negotiate protocol: client supports [v9.channel.k8s.io]');
     });
 
     it.concurrent('answers 404 for a missing pod', async () => {
