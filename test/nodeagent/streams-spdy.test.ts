@@ -90,6 +90,14 @@ for (const tlsWorkers of [0, 1]) {
       expect(r.code).toBe(3);
     });
 
+    it.concurrent('kubectl exec carries a large output whole (≈ 7 MB through the hand-over and the relay)', async () => {
+      const r = await kubectl(admin, ['exec', 'talker', '--', 'seq', '1', '1000000']);
+      expect(r.code, r.stderr).toBe(0);
+      const lines = r.stdout.split('\n');
+      expect(lines).toHaveLength(1_000_001);
+      expect(lines[999_999]).toBe('1000000');
+    });
+
     it.concurrent('kubectl exec -i: stdin to the command and its end', async () => {
       const r = await kubectl(admin, ['exec', '-i', 'talker', '--', 'cat'], 'hello\nworld\n');
       expect(r.stderr).toBe('');

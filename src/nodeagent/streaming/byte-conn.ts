@@ -14,6 +14,10 @@ export interface ByteConn {
   onClose(f: () => void): void;
   /** ends the connection after what was written */
   close(): void;
+  /** bytes written and not yet sent */
+  backlog(): number;
+  /** the backlog was sent (not told on a WebSocket, whose sessions here do not wait for it) */
+  onDrain(f: () => void): void;
 }
 
 export function webSocketBytes(ws: WebSocket): ByteConn {
@@ -27,6 +31,8 @@ export function webSocketBytes(ws: WebSocket): ByteConn {
       ws.on('error', () => undefined);
     },
     close: () => ws.close(1000),
+    backlog: () => ws.bufferedAmount,
+    onDrain: () => undefined,
   };
 }
 
@@ -41,5 +47,7 @@ export function socketBytes(socket: Duplex): ByteConn {
     close: () => {
       if (!socket.writableEnded) socket.end();
     },
+    backlog: () => socket.writableLength,
+    onDrain: (f) => socket.on('drain', f),
   };
 }

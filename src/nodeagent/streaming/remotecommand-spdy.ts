@@ -17,6 +17,9 @@ import type { ByteConn } from './byte-conn.js';
 import { errorStatus, exitStatus } from './remotecommand.js';
 import { SpdyServerSession } from './spdy.js';
 
+/** output queued on the connection before the runtime stream is paused (as the WebSocket bridge does) */
+const HIGH_WATER = 1024 * 1024;
+
 /** kubelet's order; client-go offers v4 first */
 export const SPDY_REMOTE_COMMAND_PROTOCOLS = ['v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'];
 
@@ -102,8 +105,11 @@ export function bridgeSpdyRemoteCommand(
 
   const out = (type: StreamType, data: Buffer | undefined) => {
     const id = ids.get(type);
-    if (id !== undefined && data && data.length > 0) session.data(id, data);
+    if (id === undefined || !data || data.length === 0) return;
+    session.data(id, data);
+    if (conn.backlog() > HIGH_WATER) call?.pause();
   };
+  conn.onDrain(() => call?.resume());
 
   const finish = (status: Record<string, unknown>) => {
     if (finished) return;
