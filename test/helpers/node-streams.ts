@@ -78,3 +78,21 @@ export async function stopStreamsEnv(e: { listener?: Server; agent?: { stop(): P
   if (e.agent) await rm(e.agent.dir, { recursive: true, force: true });
   if (e.dir) await rm(e.dir, { recursive: true, force: true });
 }
+
+/**
+ * kubectl given a terminal by `script` (so `-it` asks for tty=true; the simulator runs without a pty):
+ * what it printed, both streams, and its exit code
+ */
+export function kubectlInTerminal(kubeconfig: string, args: string, env: NodeJS.ProcessEnv = {}): Promise<{ out: string; code: number | null }> {
+  return new Promise((resolve) => {
+    const child = spawn('script', ['-qec', `kubectl --kubeconfig ${kubeconfig} ${args}`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('close', (code) => {
+      clearTimeout(t);
+      resolve({ out, code });
+    });
+  });
+}

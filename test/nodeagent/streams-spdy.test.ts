@@ -5,6 +5,7 @@
 // to the agent's SPDY streams — with the TLS front in the main process (the test
 // server's default, `--tls-workers 0`) and in a TLS worker process.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { connect, type Server } from 'node:net';
@@ -12,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually as waitFor } from '../helpers/eventually.js';
-import { grantPodReader, kubectlRun, podRunning, pongServer, stopStreamsEnv, userKubeconfig } from '../helpers/node-streams.js';
+import { grantPodReader, kubectlInTerminal, kubectlRun, podRunning, pongServer, stopStreamsEnv, userKubeconfig } from '../helpers/node-streams.js';
 import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -58,6 +59,13 @@ for (const tlsWorkers of [0, 1]) {
       const lines = r.stdout.split('\n');
       expect(lines).toHaveLength(1_000_001);
       expect(lines[999_999]).toBe('1000000');
+    });
+
+    it.runIf(existsSync('/usr/bin/script')).concurrent('kubectl exec -it: a terminal (a resize stream, no stderr stream) and the exit code', async () => {
+      const r = await kubectlInTerminal(admin, "exec -it talker -- sh -c 'echo hi; exit 3'", SPDY_ENV);
+      expect(r.out).toContain('hi');
+      expect(r.out).toContain('command terminated with exit code 3');
+      expect(r.code).toBe(3);
     });
 
     it.concurrent('kubectl exec -i: stdin to the command and its end', async () => {

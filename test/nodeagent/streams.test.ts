@@ -16,7 +16,7 @@ import { ensurePki, issueClientCertificate, loadPki } from '../../src/server/pki
 import { eventually as waitFor } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { freePort } from '../helpers/ports.js';
-import { grantPodReader, kubectlRun, podRunning, pongServer, stopStreamsEnv, userKubeconfig } from '../helpers/node-streams.js';
+import { grantPodReader, kubectlInTerminal, kubectlRun, podRunning, pongServer, stopStreamsEnv, userKubeconfig } from '../helpers/node-streams.js';
 import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -166,17 +166,7 @@ describe('pods/exec', () => {
 
   it.runIf(existsSync('/usr/bin/script'))('returns the exit code with a terminal too (kubectl exec -it)', async () => {
     // `script` gives kubectl a terminal, so it asks for tty=true (the simulator runs without a pty)
-    const r = await new Promise<{ out: string; code: number | null }>((resolve) => {
-      const child = spawn('script', ['-qec', `kubectl --kubeconfig ${admin} exec -it talker -- sh -c 'echo hi; exit 3'`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      child.on('close', (code) => {
-        clearTimeout(t);
-        resolve({ out, code });
-      });
-    });
+    const r = await kubectlInTerminal(admin, "exec -it talker -- sh -c 'echo hi; exit 3'");
     expect(r.out).toContain('hi');
     expect(r.out).toContain('command terminated with exit code 3');
     expect(r.code).toBe(3);
