@@ -2,14 +2,16 @@
 // kubectl with stdin and its exit code, a pod's wait for Running, a user of the
 // cluster CA, a pod-reader role for that user, and a TCP server the pods'
 // port-forwards reach (simulated pods share the host's loopback).
-import { spawn } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { issueClientCertificate, loadPki } from '../../src/server/pki.js';
 import { renderKubeconfig } from '../../src/server/kubeconfig.js';
-import type { TestServer } from './server.js';
+import { type AgentProcess, startAgentProcess } from './nodeagent.js';
+import { type TestServer, startTestServer } from './server.js';
 
 export interface KubectlRun {
   stdout: string;
@@ -17,21 +19,27 @@ export interface KubectlRun {
   code: number | null;
 }
 
-/** kubectl with stdin (none: closed at once), its output and exit code; `env` is added to the process's */
-export function kubectlRun(kubeconfig: string, args: string[], stdin?: string, env: NodeJS.ProcessEnv = {}): Promise<KubectlRun> {
+/** a child's stdout and stderr and its exit code; killed after `ms` */
+function outputOf(child: ChildProcessWithoutNullStreams, ms: number): Promise<KubectlRun> {
   return new Promise((resolve) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const t = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const t = setTimeout(() => child.kill('SIGKILL'), ms);
     child.on('close', (code) => {
       clearTimeout(t);
       resolve({ stdout, stderr, code });
     });
-    child.stdin.end(stdin ?? '');
   });
+}
+
+/** kubectl with stdin (none: closed at once), its output and exit code; `env` is added to the process's */
+export function kubectlRun(kubeconfig: string, args: string[], stdin?: string, env: NodeJS.ProcessEnv = {}): Promise<KubectlRun> {
+  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const out = outputOf(child, 60_000);
+  child.stdin.end(stdin ?? '');
+  return out;
 }
 
 type Eventually = <T>(f: () => Promise<T>, what: string) => Promise<T>;
@@ -71,7 +79,7 @@ export async function pongServer(): Promise<{ server: Server; port: number }> {
 }
 
 /** stops what a stream test started, whichever of it did start */
-export async function stopStreamsEnv(e: { listener?: Server; agent?: { stop(): Promise<void>; dir: string }; ts?: TestServer; dir?: string }): Promise<void> {
+export async function stopStreamsEnv(e: Partial<StreamsEnv>): Promise<void> {
   e.listener?.close();
   await e.agent?.stop();
   await e.ts?.stop();
@@ -83,16 +91,35 @@ export async function stopStreamsEnv(e: { listener?: Server; agent?: { stop(): P
  * kubectl given a terminal by `script` (so `-it` asks for tty=true; the simulator runs without a pty):
  * what it printed, both streams, and its exit code
  */
-export function kubectlInTerminal(kubeconfig: string, args: string, env: NodeJS.ProcessEnv = {}): Promise<{ out: string; code: number | null }> {
-  return new Promise((resolve) => {
-    const child = spawn('script', ['-qec', `kubectl --kubeconfig ${kubeconfig} ${args}`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(t);
-      resolve({ out, code });
-    });
-  });
+export async function kubectlInTerminal(kubeconfig: string, args: string, env: NodeJS.ProcessEnv = {}): Promise<{ out: string; code: number | null }> {
+  const child = spawn('script', ['-qec', `kubectl --kubeconfig ${kubeconfig} ${args}`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const r = await outputOf(child, 30_000);
+  return { out: r.stdout + r.stderr, code: r.code };
+}
+
+/** a server, its agent `node-a` (webhook authorization, trusting the kubeconfig's CA), admin's and alice's kubeconfigs, a pong server */
+export interface StreamsEnv {
+  ts: TestServer;
+  agent: AgentProcess;
+  admin: string;
+  alice: string;
+  dir: string;
+  listener: Server;
+  listenPort: number;
+}
+
+export async function startStreamsEnv(serverOptions: Parameters<typeof startTestServer>[0] = {}): Promise<StreamsEnv> {
+  const dir = await mkdtemp(join(tmpdir(), 'orch-streams-'));
+  const started: Partial<StreamsEnv> = { dir };
+  try {
+    const ts = (started.ts = await startTestServer(serverOptions));
+    const agent = (started.agent = await startAgentProcess(ts, { nodeName: 'node-a', clientCaFile: false, config: { authorization: { mode: 'Webhook' } } }));
+    const alice = await userKubeconfig(ts, dir, 'alice');
+    const { server: listener, port: listenPort } = await pongServer();
+    return { ts, agent, admin: join(ts.dataDir, 'admin.kubeconfig'), alice, dir, listener, listenPort };
+  } catch (e) {
+    // afterAll has nothing to stop when this throws: what did start is stopped here
+    await stopStreamsEnv(started);
+    throw e;
+  }
 }

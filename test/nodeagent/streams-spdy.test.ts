@@ -7,46 +7,32 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { connect, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually as waitFor } from '../helpers/eventually.js';
-import { grantPodReader, kubectlInTerminal, kubectlRun, podRunning, pongServer, stopStreamsEnv, userKubeconfig } from '../helpers/node-streams.js';
-import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { grantPodReader, kubectlInTerminal, kubectlRun, podRunning, startStreamsEnv, stopStreamsEnv, type StreamsEnv } from '../helpers/node-streams.js';
 
 const SPDY_ENV = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false', KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' };
 const kubectl = (kubeconfig: string, args: string[], stdin?: string) => kubectlRun(kubeconfig, args, stdin, SPDY_ENV);
 
 for (const tlsWorkers of [0, 1]) {
   describe(`over SPDY/3.1 (--tls-workers ${tlsWorkers})`, () => {
-    let ts: TestServer;
-    let agent: AgentProcess;
-    let admin: string;
-    let alice: string;
-    let dir: string;
-    let listener: Server;
-    let listenPort: number;
-    const eventually = <T>(f: () => Promise<T>, what: string, ms = 45_000) => waitFor(f, what, { timeoutMs: ms, intervalMs: 200, context: () => agent?.output() ?? '' });
+    let e: StreamsEnv;
+    const eventually = <T>(f: () => Promise<T>, what: string, ms = 45_000) => waitFor(f, what, { timeoutMs: ms, intervalMs: 200, context: () => e?.agent.output() ?? '' });
 
     beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'orch-spdy-'));
-      ts = await startTestServer({ tlsWorkers });
-      admin = join(ts.dataDir, 'admin.kubeconfig');
-      agent = await startAgentProcess(ts, { nodeName: 'node-a', clientCaFile: false, config: { authorization: { mode: 'Webhook' } } });
-      alice = await userKubeconfig(ts, dir, 'alice');
-      ({ server: listener, port: listenPort } = await pongServer());
+      e = await startStreamsEnv({ tlsWorkers });
       const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'talker', namespace: 'default' }, spec: { nodeName: 'node-a', containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.3; done'] }] } };
-      expect((await ts.request('POST', '/api/v1/namespaces/default/pods', { body: pod })).status).toBe(201);
-      await podRunning(ts, 'talker', eventually);
+      expect((await e.ts.request('POST', '/api/v1/namespaces/default/pods', { body: pod })).status).toBe(201);
+      await podRunning(e.ts, 'talker', eventually);
     }, 90_000);
 
-    afterAll(() => stopStreamsEnv({ listener, agent, ts, dir }));
+    afterAll(() => stopStreamsEnv(e ?? {}));
 
     it.concurrent('kubectl exec: stdout, stderr and the exit code', async () => {
-      const r = await kubectl(admin, ['exec', 'talker', '--', 'sh', '-c', 'echo hi; echo oops >&2; exit 3']);
+      const r = await kubectl(e.admin, ['exec', 'talker', '--', 'sh', '-c', 'echo hi; echo oops >&2; exit 3']);
       expect(r.stdout).toBe('hi\n');
       expect(r.stderr).toContain('oops\n');
       expect(r.stderr).toContain('command terminated with exit code 3');
@@ -54,7 +40,7 @@ for (const tlsWorkers of [0, 1]) {
     });
 
     it.concurrent('kubectl exec carries a large output whole (≈ 7 MB through the hand-over and the relay)', async () => {
-      const r = await kubectl(admin, ['exec', 'talker', '--', 'seq', '1', '1000000']);
+      const r = await kubectl(e.admin, ['exec', 'talker', '--', 'seq', '1', '1000000']);
       expect(r.code, r.stderr).toBe(0);
       const lines = r.stdout.split('\n');
       expect(lines).toHaveLength(1_000_001);
@@ -62,34 +48,34 @@ for (const tlsWorkers of [0, 1]) {
     });
 
     it.runIf(existsSync('/usr/bin/script')).concurrent('kubectl exec -it: a terminal (a resize stream, no stderr stream) and the exit code', async () => {
-      const r = await kubectlInTerminal(admin, "exec -it talker -- sh -c 'echo hi; exit 3'", SPDY_ENV);
+      const r = await kubectlInTerminal(e.admin, "exec -it talker -- sh -c 'echo hi; exit 3'", SPDY_ENV);
       expect(r.out).toContain('hi');
       expect(r.out).toContain('command terminated with exit code 3');
       expect(r.code).toBe(3);
     });
 
     it.concurrent('kubectl exec -i: stdin to the command and its end', async () => {
-      const r = await kubectl(admin, ['exec', '-i', 'talker', '--', 'cat'], 'hello\nworld\n');
+      const r = await kubectl(e.admin, ['exec', '-i', 'talker', '--', 'cat'], 'hello\nworld\n');
       expect(r.stderr).toBe('');
       expect(r.stdout).toBe('hello\nworld\n');
       expect(r.code).toBe(0);
     });
 
     it.concurrent('kubectl cp into the pod and back out of it', async () => {
-      const local = join(dir, 'in.txt');
-      const back = join(dir, 'out.txt');
+      const local = join(e.dir, 'in.txt');
+      const back = join(e.dir, 'out.txt');
       const content = 'a line\n'.repeat(5000);
       await writeFile(local, content);
-      const up = await kubectl(admin, ['cp', local, `talker:/tmp/spdy-cp-${tlsWorkers}.txt`]);
+      const up = await kubectl(e.admin, ['cp', local, `talker:/tmp/spdy-cp-${tlsWorkers}.txt`]);
       expect(up.stderr).toBe('');
       expect(up.code).toBe(0);
-      const down = await kubectl(admin, ['cp', `talker:/tmp/spdy-cp-${tlsWorkers}.txt`, back]);
+      const down = await kubectl(e.admin, ['cp', `talker:/tmp/spdy-cp-${tlsWorkers}.txt`, back]);
       expect(down.code, down.stderr).toBe(0);
       expect(await readFile(back, 'utf8')).toBe(content);
     });
 
     it.concurrent('kubectl attach: the container\'s output', async () => {
-      const child = spawn('kubectl', ['--kubeconfig', admin, 'attach', 'talker'], { env: { ...process.env, ...SPDY_ENV } });
+      const child = spawn('kubectl', ['--kubeconfig', e.admin, 'attach', 'talker'], { env: { ...process.env, ...SPDY_ENV } });
       let out = '';
       let err = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -102,7 +88,7 @@ for (const tlsWorkers of [0, 1]) {
     });
 
     it.concurrent('kubectl port-forward: bytes both ways, a connection after another', async () => {
-      const child = spawn('kubectl', ['--kubeconfig', admin, 'port-forward', 'pod/talker', `:${listenPort}`], { env: { ...process.env, ...SPDY_ENV } });
+      const child = spawn('kubectl', ['--kubeconfig', e.admin, 'port-forward', 'pod/talker', `:${e.listenPort}`], { env: { ...process.env, ...SPDY_ENV } });
       let out = '';
       let err = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -130,13 +116,13 @@ for (const tlsWorkers of [0, 1]) {
       const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = httpsRequest({
           host: '127.0.0.1',
-          port: ts.server.port,
+          port: e.ts.server.port,
           method: 'POST',
           path: '/api/v1/namespaces/default/pods/talker/exec?command=true&stdout=true',
           headers: { connection: 'Upgrade', upgrade: 'SPDY/3.1', 'x-stream-protocol-version': 'v9.channel.k8s.io' },
-          ca: ts.server.caPem,
-          cert: ts.server.adminCertPem,
-          key: ts.server.adminKeyPem,
+          ca: e.ts.server.caPem,
+          cert: e.ts.server.adminCertPem,
+          key: e.ts.server.adminKeyPem,
         });
         req.on('upgrade', () => reject(new Error('upgraded')));
         req.on('response', (res) => {
@@ -152,15 +138,15 @@ for (const tlsWorkers of [0, 1]) {
     });
 
     it.concurrent('answers 404 for a missing pod', async () => {
-      const r = await kubectl(admin, ['exec', 'nosuch', '--', 'true']);
+      const r = await kubectl(e.admin, ['exec', 'nosuch', '--', 'true']);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toContain('pods "nosuch" not found');
     });
 
     it.concurrent('refuses a user without create pods/exec with 403', async () => {
-      await grantPodReader(ts, 'alice');
-      await eventually(async () => (await kubectl(alice, ['get', 'pod', 'talker'])).code === 0, 'alice reads pods');
-      const r = await kubectl(alice, ['exec', 'talker', '--', 'true']);
+      await grantPodReader(e.ts, 'alice');
+      await eventually(async () => (await kubectl(e.alice, ['get', 'pod', 'talker'])).code === 0, 'alice reads pods');
+      const r = await kubectl(e.alice, ['exec', 'talker', '--', 'true']);
       expect(r.code).not.toBe(0);
       // SPDY asks with POST: kube's message for the create verb on the sub-resource
       expect(r.stderr).toContain('pods "talker" is forbidden: User "alice" cannot create resource "pods/exec" in API group "" in the namespace "default"');

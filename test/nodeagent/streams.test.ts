@@ -6,9 +6,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { mkdtemp } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -16,9 +14,9 @@ import { ensurePki, issueClientCertificate, loadPki } from '../../src/server/pki
 import { eventually as waitFor } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { freePort } from '../helpers/ports.js';
-import { grantPodReader, kubectlInTerminal, kubectlRun, podRunning, pongServer, stopStreamsEnv, userKubeconfig } from '../helpers/node-streams.js';
-import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { grantPodReader, kubectlInTerminal, kubectlRun, podRunning, startStreamsEnv, stopStreamsEnv } from '../helpers/node-streams.js';
+import type { AgentProcess } from '../helpers/nodeagent.js';
+import type { TestServer } from '../helpers/server.js';
 
 let ts: TestServer;
 let agent: AgentProcess;
@@ -36,14 +34,9 @@ const pod = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1'
 const running = (name: string) => podRunning(ts, name, eventually);
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orch-streams-'));
-  ts = await startTestServer();
-  admin = join(ts.dataDir, 'admin.kubeconfig');
   // the agent checks the API server's client certificate and asks the API server (SubjectAccessReview) whether it may;
   // started as the README starts it: no clientCAFile, so it trusts the cluster CA of its kubeconfig
-  agent = await startAgentProcess(ts, { nodeName: 'node-a', clientCaFile: false, config: { authorization: { mode: 'Webhook' } } });
-  alice = await userKubeconfig(ts, dir, 'alice');
-  ({ server: listener, port: listenPort } = await pongServer());
+  ({ ts, agent, admin, alice, dir, listener, listenPort } = await startStreamsEnv());
   for (const p of [
     pod('talker', { containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.3; done'] }] }),
     pod('two', { containers: [{ name: 'a', image: 'busybox', command: ['sh', '-c', 'echo from-a; sleep 3600'] }, { name: 'b', image: 'busybox', command: ['sleep', '3600'] }] }),
