@@ -10,7 +10,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { ByteTunnel } from '../endpoints/request.js';
 
@@ -86,4 +87,31 @@ export async function startByteTunnelListener(path: string, clock: Clock): Promi
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The front's side: the client's connection, past its upgrade request, relayed to the tunnel
+ * listener of the main process behind `token`, with back-pressure both ways (`fail` on a broken one).
+ */
+export function relayToTunnel(client: Duplex, backendSocketPath: string, token: string, fail: () => void): Socket {
+  const t = connect({ path: tunnelSocketPath(backendSocketPath) });
+  t.write(`${token}\n`);
+  t.on('data', (d: Buffer) => {
+    if (!client.write(d)) t.pause();
+  });
+  client.on('drain', () => t.resume());
+  client.on('data', (d: Buffer) => {
+    if (!t.write(d)) client.pause();
+  });
+  t.on('drain', () => client.resume());
+  client.on('end', () => t.end());
+  t.on('end', () => {
+    if (!client.writableEnded) client.end();
+  });
+  t.on('error', fail);
+  t.on('close', () => {
+    if (!client.destroyed && !client.writableEnded) client.end();
+  });
+  client.resume();
+  return t;
 }

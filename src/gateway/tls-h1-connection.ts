@@ -29,7 +29,7 @@ import { BACKEND_DIAL_PATIENCE_MS, isBacklogFull, redialWaitMs } from './backend
 import { HeadCoalescer } from './request-head-coalescer.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
 import { WebSocketRecordWriter } from './ws-record-writer.js';
-import { tunnelSocketPath } from './byte-tunnels.js';
+import { relayToTunnel } from './byte-tunnels.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
@@ -473,26 +473,7 @@ export function serveHttp1(
     coalescer = undefined;
     backend = undefined;
     b.destroy();
-    const t = netConnect({ path: tunnelSocketPath(front.backendSocketPath) });
-    tunnel = t;
-    t.write(`${token}\n`);
-    t.on('data', (d: Buffer) => {
-      if (!tlsSocket.write(d)) t.pause();
-    });
-    tlsSocket.on('drain', () => t.resume());
-    tlsSocket.on('data', (d: Buffer) => {
-      if (!t.write(d)) tlsSocket.pause();
-    });
-    t.on('drain', () => tlsSocket.resume());
-    tlsSocket.on('end', () => t.end());
-    t.on('end', () => {
-      if (!tlsSocket.writableEnded) tlsSocket.end();
-    });
-    t.on('error', fail);
-    t.on('close', () => {
-      if (!tlsSocket.destroyed && !tlsSocket.writableEnded) tlsSocket.end();
-    });
-    tlsSocket.resume();
+    tunnel = relayToTunnel(tlsSocket, front.backendSocketPath, token, fail);
   };
 
   // The first request head on a backend connection did not complete within
