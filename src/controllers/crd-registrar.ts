@@ -12,8 +12,16 @@ import { type CrdSpec, customDefinitions } from '../registry/crd/convert.js';
 import { crdGroup } from '../registry/crd/kind.js';
 import { type NamesVerdict, acceptNames } from '../registry/crd/names.js';
 import type { Registry } from '../registry/registry.js';
-import type { ApiObject, ResourceDefinition } from '../registry/types.js';
+import type { ApiObject, AsyncConverter, ResourceDefinition } from '../registry/types.js';
 import { type Informer, type InformerSource, type InformerUse, prefixRange, sharedInformers } from './runtime/index.js';
+
+/** how the registrar gets a CRD's conversion webhook (src/registry/crd/conversion-webhook.ts) */
+export interface CrdConversion {
+  /** the webhook converter of a CRD with `strategy: Webhook`, else undefined */
+  converterFor(spec: CrdSpec): AsyncConverter | undefined;
+  /** closes the webhook connections (server shutdown) */
+  close(): void;
+}
 
 interface Served {
   /** the stored spec the definitions were built from */
@@ -46,6 +54,8 @@ export class CrdRegistrar {
     private readonly registry: Registry,
     private readonly apiDomain: string,
     private readonly log: (msg: string) => void = () => {},
+    /** the converters of CRDs with a conversion webhook (the composition root's webhook client) */
+    private readonly conversion?: CrdConversion,
   ) {
     this.prefix = `/registry/${crdGroup(apiDomain)}/customresourcedefinitions/`;
   }
@@ -82,6 +92,7 @@ export class CrdRegistrar {
   stop(): void {
     this.use?.release();
     this.use = undefined;
+    this.conversion?.close();
   }
 
   hasSynced(): boolean {
@@ -153,7 +164,7 @@ export class CrdRegistrar {
     if (cur && cur.specJson === specJson) return cur.defs;
     let defs: ResourceDefinition[];
     try {
-      defs = customDefinitions(spec, this.apiDomain, spec.names);
+      defs = customDefinitions(spec, this.apiDomain, spec.names, this.conversion?.converterFor(spec));
     } catch (e) {
       this.log(`crd registrar: ${name} cannot be served: ${(e as Error).message}`);
       defs = [];

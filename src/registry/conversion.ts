@@ -16,6 +16,7 @@
 // consistent list from the cache), so the registry, discovery, OpenAPI and
 // RBAC, which are per served definition, need nothing else.
 
+import { StatusError, internalError } from '../core/errors.js';
 import { clone } from '../machinery/meta.js';
 import type { ApiObject, StorageBinding } from './types.js';
 
@@ -29,6 +30,8 @@ export type { StorageBinding, VersionConverter } from './types.js';
 export function convertObject(binding: StorageBinding, obj: ApiObject, to: string): ApiObject {
   const from = typeof obj.apiVersion === 'string' && obj.apiVersion !== '' ? obj.apiVersion : binding.storageVersion;
   if (from === to) return obj;
+  // a webhook converts asynchronously (convertObjects): a synchronous caller here is a bug, not a None conversion
+  if (binding.webhook) throw internalError(`a conversion from ${from} to ${to} needs the conversion webhook, on a path that cannot call it`);
   const src = binding.versions[from];
   let hub = src ? src.toHub(obj) : clone(obj);
   hub.apiVersion = binding.storageVersion;
@@ -36,6 +39,23 @@ export function convertObject(binding: StorageBinding, obj: ApiObject, to: strin
   const dst = binding.versions[to];
   if (dst) hub = dst.fromHub(hub);
   return typeMetaFirst(hub, to);
+}
+
+/**
+ * `objects` as `to` through the binding's conversion webhook, in one review (kube batches a
+ * list); objects already in `to` are not sent. A failed conversion is kube's 500: on a read a
+ * Status without a reason ("conversion webhook for <gvk> failed: …", as kube's response writer
+ * answers), on a write kube's InternalError ("Internal error occurred: …", nothing written).
+ */
+export async function convertObjects(binding: StorageBinding, objects: readonly ApiObject[], to: string, on: 'read' | 'write', list?: boolean): Promise<ApiObject[]> {
+  if (!binding.webhook) return objects.map((o) => convertObject(binding, o, to));
+  try {
+    return await binding.webhook.convert(objects, to, list);
+  } catch (e) {
+    if (e instanceof StatusError) throw e;
+    const message = e instanceof Error ? e.message : String(e);
+    throw on === 'read' ? new StatusError(500, '', message) : internalError(message);
+  }
 }
 
 function typeMetaFirst(obj: ApiObject, apiVersion: string): ApiObject {

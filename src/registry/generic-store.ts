@@ -8,14 +8,14 @@ import { FutureRevisionError, prefixEnd } from '../store/types.js';
 import { throwAsStatus } from './status-table.js';
 import { STALE_OBJECT, StatusError, alreadyExists, badRequest, conflict, notFound, tooLargeResourceVersion } from '../core/errors.js';
 import { clone, deepEqual, generateName, metaOf, newUid, nowTimestamp } from '../machinery/meta.js';
-import { convertObject } from './conversion.js';
+import { convertObject, convertObjects } from './conversion.js';
 import { apiVersionOf } from './registry.js';
 import type { ApiObject, ResourceDefinition } from './types.js';
 import { CorruptObjectError } from './deletion/corrupt.js';
 import { decideUpdate, deleteCorruptObject, deleteObject } from './deletion/delete-object.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { HandedOver, decodeObject, encodeObject, handOver } from './object-codec.js';
-import { servedObject, storageKey, storagePrefix } from './storage-keys.js';
+import { servedObject, servedObjects, storageKey, storagePrefix } from './storage-keys.js';
 import { carryOver, specOf, stripVolatile } from './update-metadata.js';
 import type { DeleteRequestOptions, ObjectAdmission, UpdateOptions, WriteHooks, WriteOptions } from './write-options.js';
 import { admitAgain, checkNamespaceForCreate, checkNamespaceForUpdate, decodeWrite, validateWrite } from './write-validation.js';
@@ -23,7 +23,7 @@ import { fillZeroShape } from './zero-shape.js';
 
 // the store's vocabulary, from the modules that hold it (importers keep one entry point)
 export { decodeObject, decodeShared, encodeObject } from './object-codec.js';
-export { servedObject, storageKey, storagePrefix, storageResource } from './storage-keys.js';
+export { servedObject, servedObjects, storageKey, storagePrefix, storageResource } from './storage-keys.js';
 export type { AdmissionCall, DeleteRequestOptions, ObjectAdmission, UpdateOptions, WriteHooks, WriteOptions } from './write-options.js';
 export { decodeError } from './write-validation.js';
 
@@ -53,6 +53,8 @@ type UpdateStep =
       next: ApiObject;
       unknownFields: string[];
       stored: { bytes: Uint8Array; release: () => void } | undefined;
+      /** the stored form, when a conversion webhook made it (the answer is converted back from it) */
+      storedForm?: ApiObject;
       claimed: { key: string; value: Uint8Array }[];
       modRevision: number;
       pinned: boolean;
@@ -67,7 +69,9 @@ export class GenericStore {
     private readonly namespaceExists: (ns: string) => 'Active' | 'Terminating' | undefined = () => 'Active',
     /** creation and deletion timestamps and the deletion decision (the composition root's clock, src/core/clock.ts) */
     readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.convertsByWebhook = def.storage?.webhook !== undefined;
+  }
 
   key(namespace: string, name: string): string {
     return storageKey(this.def, namespace, name);
@@ -103,6 +107,42 @@ export class GenericStore {
     return encodeObject(convertObject(storage, served, storage.storageVersion));
   }
 
+  /**
+   * Conversion webhooks (a CRD's `strategy: Webhook`, src/registry/crd/conversion-webhook.ts) are
+   * asynchronous: a definition whose binding has one reads and writes through the methods below,
+   * chosen by one property test, so kinds without a webhook keep the synchronous path.
+   */
+  readonly convertsByWebhook: boolean;
+
+  /** `decode` through the conversion webhook */
+  async decodeConverted(kv: KeyValue): Promise<ApiObject> {
+    return (await servedObjects(this.def, [decodeObject(kv)]))[0]!;
+  }
+
+  /** stored key-values as this version serves them: one conversion review for them all */
+  decodeAll(kvs: readonly KeyValue[]): Promise<ApiObject[]> {
+    return servedObjects(this.def, kvs.map((kv) => decodeObject(kv)), 'read', true);
+  }
+
+  /** `encode` through the conversion webhook: the stored form of an object of this version */
+  async toStorage(obj: ApiObject): Promise<ApiObject> {
+    const storage = this.def.storage!;
+    const served = { ...obj, apiVersion: apiVersionOf(this.def), kind: this.def.kind };
+    return (await convertObjects(storage, [served], storage.storageVersion, 'write'))[0]!;
+  }
+
+  /** `readBack` through the conversion webhook: the written stored form, at `rv`, as this version serves it */
+  private async readBackConverted(storedForm: ApiObject, rv: string): Promise<ApiObject> {
+    metaOf(storedForm).resourceVersion = rv;
+    return (await servedObjects(this.def, [storedForm], 'write'))[0]!;
+  }
+
+  /** a dry run's answer: kube's dry-run storage round-trips the object through the storage codec (the webhook may refuse) */
+  private async roundTrip(obj: ApiObject): Promise<ApiObject> {
+    const storedForm = await this.toStorage(obj);
+    return (await servedObjects(this.def, [storedForm], 'write'))[0]!;
+  }
+
   /** the stored bytes of `obj`; shared with the watch cache only when stored as served (no conversion) */
   private handOver(key: string, obj: ApiObject, share: boolean | undefined): HandedOver {
     if (this.def.storage) return new HandedOver(this.encode(obj));
@@ -133,7 +173,7 @@ export class GenericStore {
     }
     const kv = this.readRaw(namespace, name);
     if (!kv) throw notFound(this.def.resource, this.def.group, name);
-    return this.decode(kv);
+    return this.convertsByWebhook ? this.decodeConverted(kv) : this.decode(kv);
   }
 
   /**
@@ -162,6 +202,7 @@ export class GenericStore {
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
     if (this.def.strategy.tracksGeneration) meta.generation = 1;
+    if (this.def.subresources?.includes('status') && !this.def.strategy.keepsStatusOnCreate) delete obj.status;
     this.def.strategy.prepareForCreate?.(obj, opts.user);
     // kube decodes the write into its Go type: admission, validation and managedFields see its zero values
     fillZeroShape(obj, this.def.strategy.zeroShape);
@@ -201,7 +242,7 @@ export class GenericStore {
       if (this.readRaw(namespace, name)) throw alreadyExists(this.def.resource, this.def.group, name);
       // the answer shows what would be allocated; nothing is claimed
       this.hooks.reserve?.(this.def, obj, undefined);
-      return { object: obj, unknownFields };
+      return { object: this.convertsByWebhook ? await this.roundTrip(obj) : obj, unknownFields };
     }
     // values a failed attempt filled in (a cluster IP, node ports) are not what the
     // client asked for: every attempt claims from the object as validated, else the
@@ -211,8 +252,9 @@ export class GenericStore {
       const candidate = attempt === 1 || !unclaimed ? obj : clone(unclaimed);
       const claimed = this.hooks.reserve?.(this.def, candidate, undefined)?.keys ?? [];
       const guards = this.hooks.guardCreate?.(this.def) ?? [];
+      const storedForm = this.convertsByWebhook ? await this.toStorage(candidate) : undefined;
       // shareWritten: from here on `candidate` is not modified but for its resourceVersion (the watch cache may share it)
-      const stored = this.handOver(key, candidate, opts.shareWritten);
+      const stored = storedForm ? new HandedOver(encodeObject(storedForm)) : this.handOver(key, candidate, opts.shareWritten);
       const res = await this.store
         .txn({
           compare: [
@@ -227,6 +269,7 @@ export class GenericStore {
       if (res.succeeded) {
         const rv = String(res.revision);
         metaOf(candidate).resourceVersion = rv;
+        if (storedForm) return { object: await this.readBackConverted(storedForm, rv), unknownFields };
         const json = stored.json(rv);
         return json === undefined ? { object: this.readBack(candidate), unknownFields } : { object: candidate, unknownFields, json };
       }
@@ -277,7 +320,7 @@ export class GenericStore {
         const r = await this.create(namespace, step.object, opts);
         return { ...r, created: true };
       }
-      const { next, unknownFields, stored, claimed, modRevision } = step;
+      const { next, unknownFields, stored, storedForm, claimed, modRevision } = step;
       const res = await this.store
         .txn({
           compare: [{ key, target: 'mod', op: '=', value: modRevision }, ...claimed.map((c) => ({ key: c.key, target: 'create' as const, op: '=' as const, value: 0 }))],
@@ -299,6 +342,7 @@ export class GenericStore {
         continue;
       }
       metaOf(next).resourceVersion = String(res.revision);
+      if (storedForm) return { object: await this.readBackConverted(storedForm, String(res.revision)), created: false, unknownFields };
       return { object: this.readBack(next), created: false, unknownFields };
     }
   }
@@ -330,7 +374,7 @@ export class GenericStore {
     fresh: boolean,
   ): Promise<UpdateStep> {
     const kv = this.readRaw(namespace, name);
-    const current = kv ? this.decode(kv) : undefined;
+    const current = kv ? (this.convertsByWebhook ? await this.decodeConverted(kv) : this.decode(kv)) : undefined;
     if (!current && !fresh) return { kind: 'stale' };
     if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
     // the transform gets its own copy unless it promises to neither change nor keep any part of it
@@ -372,7 +416,11 @@ export class GenericStore {
       // nothing is written, so the answer carries the stored object's resourceVersion, as
       // kube-apiserver's does (kubectl diff compares it with the live object's)
       metaOf(next).resourceVersion = current.metadata!.resourceVersion;
-      return { kind: 'done', result: { object: next, created: false, unknownFields } };
+      return { kind: 'done', result: { object: this.convertsByWebhook ? await this.roundTrip(next) : next, created: false, unknownFields } };
+    }
+    if (this.convertsByWebhook && !removeNow) {
+      const storedForm = await this.toStorage(next);
+      return { kind: 'write', next, unknownFields, stored: new HandedOver(encodeObject(storedForm)), storedForm, claimed, modRevision: kv!.modRevision, pinned: pinned !== undefined && pinned !== '' };
     }
     const stored = removeNow ? undefined : this.handOver(key, next, opts.shareWritten);
     return { kind: 'write', next, unknownFields, stored, claimed, modRevision: kv!.modRevision, pinned: pinned !== undefined && pinned !== '' };
@@ -448,7 +496,9 @@ export class GenericStore {
   async list(namespace: string): Promise<ApiObject[]> {
     await this.catchUp();
     const out: ApiObject[] = [];
-    for (const kv of this.store.range(this.rangeKeys(namespace)).kvs) {
+    const kvs = this.store.range(this.rangeKeys(namespace)).kvs;
+    if (this.convertsByWebhook) return this.decodeAll(kvs);
+    for (const kv of kvs) {
       try {
         out.push(this.decode(kv));
       } catch (e) {

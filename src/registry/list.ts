@@ -189,7 +189,8 @@ export async function listObjects(gs: GenericStore, p: ListParams, tokens: Conti
   if (name !== undefined && (p.namespace || gs.def.scope === 'Cluster') && sem.kind !== 'continue') {
     const key = gs.key(p.namespace, name);
     const single = read(store, { key, revision: readRev }, p.resourceVersion);
-    const items = single.kvs.map((kv) => gs.decode(kv)).filter((o) => keep(o));
+    const decoded = gs.convertsByWebhook ? await gs.decodeAll(single.kvs) : single.kvs.map((kv) => gs.decode(kv));
+    const items = decoded.filter((o) => keep(o));
     return { items, resourceVersion: String(single.revision) };
   }
 
@@ -201,10 +202,12 @@ export async function listObjects(gs: GenericStore, p: ListParams, tokens: Conti
   const batch = limit > 0 ? Math.max(limit, filtered ? 500 : limit) : 0;
   for (;;) {
     const r = read(store, { key: start, end, limit: batch || undefined, revision: readRev }, p.resourceVersion, sem.kind === 'continue' ? () => tokens.expired(start) : undefined);
+    // a conversion webhook converts the batch in one review (kube sends a list's objects together)
+    const converted = gs.convertsByWebhook ? await gs.decodeAll(r.kvs) : undefined;
     let i = 0;
     for (; i < r.kvs.length; i++) {
       const kv = r.kvs[i]!;
-      const obj = gs.decode(kv);
+      const obj = converted ? converted[i]! : gs.decode(kv);
       if (!filtered || keep(obj)) {
         items.push(obj);
         lastKey = kv.key;

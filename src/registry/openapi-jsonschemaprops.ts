@@ -5,7 +5,8 @@
 // published schema and warns `unable to find api field "properties"` on a
 // field the schema does not describe. Kubernetes publishes the recursive
 // definition, so this does too, with a field for each marker prefix a CRD may
-// use (x-kubernetes-*, and the domain's own: crd/convert.ts markerPrefixes).
+// use (x-kubernetes-*, and the domain's own: crd/convert.ts markerPrefixes; only kube's with
+// --api-domain k8s.io).
 
 import type { Json, Version } from './openapi-schema.js';
 import { refPath } from './openapi-schema.js';
@@ -26,7 +27,8 @@ export function jsonSchemaPropsDefinitions(v: Version, rev: string, apiDomain: s
   const atomic = (description: string, items: Json): Json => ({ type: 'array', description, items, 'x-kubernetes-list-type': 'atomic' });
   const map = (description: string, t: string): Json => ({ type: 'object', description, additionalProperties: el(t) });
   const markers: Json = {};
-  for (const p of markerPrefixes(apiDomain)) {
+  // with kube's own domain the definition is kube's: its x-kubernetes-* fields only
+  for (const p of apiDomain === 'k8s.io' ? ['x-kubernetes-'] : markerPrefixes(apiDomain)) {
     Object.assign(markers, {
       [`${p}embedded-resource`]: bool('The value is an embedded object with apiVersion, kind and metadata.'),
       [`${p}int-or-string`]: bool('The value is an integer or a string.'),

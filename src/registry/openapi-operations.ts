@@ -3,8 +3,9 @@
 // are written in either document's form (openapi-paths.ts).
 
 import type { ResourceDefinition } from './types.js';
-import { definitionName, type SchemaNames } from '../machinery/schema/naming.js';
+import type { SchemaNames } from '../machinery/schema/naming.js';
 import { patchMediaTypes } from '../machinery/patch/media-types.js';
+import { kindDefinitionName, listDefinitionName } from './openapi-schema.js';
 
 /** `rbac.authorization.orch.io` → `RbacAuthorization`; core → `Core`; `stable.example.com` → `StableExampleCom` */
 function groupPascal(group: string, apiDomain: string): string {
@@ -112,8 +113,8 @@ export function resourcePaths(def: ResourceDefinition, n: SchemaNames): PathSpec
   const verbs = new Set(def.verbs ?? ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
   const gv = `${groupPascal(def.group, n.apiDomain)}${def.version.charAt(0).toUpperCase()}${def.version.slice(1)}`;
   const K = def.kind;
-  const kindName = definitionName(n.apiDomain, def.group, def.version, K);
-  const listName = `${kindName}List`;
+  const kindName = kindDefinitionName(n.apiDomain, def);
+  const listName = listDefinitionName(n.apiDomain, def);
   const status = n.meta('Status');
   const watchEvent = n.meta('WatchEvent');
   const namespaced = def.scope === 'Namespaced';

@@ -4,6 +4,8 @@
 // extension.
 
 import type { Schema } from '../machinery/schema/types.js';
+import { customResourceDefinitionName, definitionName } from '../machinery/schema/naming.js';
+import { type ResourceDefinition, listKindOf } from './types.js';
 
 export type Json = Record<string, unknown>;
 export type Version = 2 | 3;
@@ -14,9 +16,30 @@ export interface GVK {
   kind: string;
 }
 
+/** the name of a served kind's definition in the documents */
+export function kindDefinitionName(apiDomain: string, def: Pick<ResourceDefinition, 'group' | 'version' | 'kind' | 'customResource'>): string {
+  return def.customResource ? customResourceDefinitionName(def.group, def.version, def.kind) : definitionName(apiDomain, def.group, def.version, def.kind);
+}
+
+/** the name of the definition of a list of a served kind (a CRD's `listKind`, else `<Kind>List`) */
+export function listDefinitionName(apiDomain: string, def: Pick<ResourceDefinition, 'group' | 'version' | 'kind' | 'listKind' | 'customResource'>): string {
+  return kindDefinitionName(apiDomain, { ...def, kind: listKindOf(def) });
+}
+
 export function gvkExtension(gvk: GVK): Json {
   const list = [{ group: gvk.group, kind: gvk.kind, version: gvk.version }];
   return { 'x-kubernetes-group-version-kind': list, 'x-orch-group-version-kind': list };
+}
+
+/**
+ * a CRD version's selectableFields as kube publishes them on the kind's definition (v2 and v3), in the
+ * declared order, without the leading dot: `x-kubernetes-selectable-fields: [{fieldPath: spec.color}]`
+ */
+export function selectableFieldsExtension(def: Pick<ResourceDefinition, 'customResource' | 'strategy'>): Json {
+  const paths = def.customResource ? Object.keys(def.strategy.selectableFields ?? {}) : [];
+  if (paths.length === 0) return {};
+  const list = paths.map((fieldPath) => ({ fieldPath }));
+  return { 'x-kubernetes-selectable-fields': list, 'x-orch-selectable-fields': list };
 }
 
 const MARKER_TWINS: [string, string][] = [
@@ -99,4 +122,28 @@ export function toOpenAPISchema(s: Schema, v: Version, refs?: Set<string>): Json
     out[kube] = val;
   }
   return out;
+}
+
+/** values that are data, not schemas or extensions: never walked */
+const DATA_KEYS = new Set(['default', 'enum', 'example']);
+
+/**
+ * With kube's own API domain (`--api-domain k8s.io`) the documents are kube-apiserver's: only the
+ * `x-kubernetes-*` extensions, no `x-orch-*` twins (clients compare published schemas with what a
+ * CRD declared, e.g. kube's CustomResourcePublishOpenAPI e2e: definition = schema + GVK). Removes
+ * every `x-orch-*` key of a built document in place; names in `properties` are fields, not
+ * extensions, and stay.
+ */
+export function dropOrchExtensions(node: unknown, names = false): void {
+  if (Array.isArray(node)) {
+    for (const x of node) dropOrchExtensions(x);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const o = node as Json;
+  for (const k of Object.keys(o)) {
+    if (!names && k.startsWith('x-orch-')) delete o[k];
+    else if (!names && (DATA_KEYS.has(k) || k.startsWith('x-'))) continue;
+    else dropOrchExtensions(o[k], !names && k === 'properties');
+  }
 }

@@ -14,10 +14,10 @@
 // definition (openapi-operations.ts) and their path items (openapi-paths.ts).
 
 import { createHash } from 'node:crypto';
-import type { ResourceDefinition } from './types.js';
-import { definitionName, SchemaNames } from '../machinery/schema/naming.js';
+import { type ResourceDefinition, listKindOf } from './types.js';
+import { SchemaNames } from '../machinery/schema/naming.js';
 import type { Definitions } from '../machinery/schema/types.js';
-import { type Json, type Version, gvkExtension, refPath, toOpenAPISchema } from './openapi-schema.js';
+import { type Json, type Version, dropOrchExtensions, gvkExtension, kindDefinitionName, listDefinitionName, refPath, selectableFieldsExtension, toOpenAPISchema } from './openapi-schema.js';
 import { buildPathsV2, buildPathsV3 } from './openapi-paths.js';
 import { hoistNamedTypes } from './openapi-hoist.js';
 import { crdSchemaForV2 } from './openapi-crd-v2.js';
@@ -52,14 +52,15 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
   const out: Json = {};
   const pending = new Set<string>([n.meta('Status'), n.meta('DeleteOptions'), n.meta('WatchEvent'), n.meta('Patch'), n.meta('ListMeta')]);
   for (const def of kinds) {
-    const name = definitionName(src.apiDomain, def.group, def.version, def.kind);
+    const name = kindDefinitionName(src.apiDomain, def);
     const gvk = { group: def.group, version: def.version, kind: def.kind };
     const schema = def.customResource && v === 2 ? crdSchemaForV2(def.schema) : def.schema;
-    out[name] = { ...toOpenAPISchema(schema, v, pending), ...gvkExtension(gvk) };
+    out[name] = { ...toOpenAPISchema(schema, v, pending), ...gvkExtension(gvk), ...selectableFieldsExtension(def) };
     // like Kubernetes, a List definition only for kinds that can be listed (not TokenReview and friends)
     if (def.verbs && !def.verbs.includes('list')) continue;
-    out[`${name}List`] = {
-      description: `${def.kind}List is a list of ${def.kind} objects.`,
+    const listKind = listKindOf(def);
+    out[listDefinitionName(src.apiDomain, def)] = {
+      description: `${listKind} is a list of ${def.kind} objects.`,
       type: 'object',
       required: ['items'],
       properties: {
@@ -68,7 +69,7 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
         kind: { type: 'string', description: 'Kind of this list.' },
         metadata: v === 2 ? { $ref: refPath(n.meta('ListMeta'), v), description: 'Standard list metadata.' } : { allOf: [{ $ref: refPath(n.meta('ListMeta'), v) }], description: 'Standard list metadata.' },
       },
-      ...gvkExtension({ ...gvk, kind: `${def.kind}List` }),
+      ...gvkExtension({ ...gvk, kind: listKind }),
     };
   }
   const done = new Set<string>();
@@ -86,7 +87,7 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
   close();
   // inline structures of built-in kinds become Kubernetes' named definitions (openapi-hoist.ts);
   // definitions that adds may reference others, whose own structures are hoisted in turn
-  const custom = new Set(kinds.filter((d) => d.customResource).map((d) => definitionName(src.apiDomain, d.group, d.version, d.kind)));
+  const custom = new Set(kinds.filter((d) => d.customResource).map((d) => kindDefinitionName(src.apiDomain, d)));
   const ctx = {
     v,
     rev: n.rev,
@@ -134,16 +135,22 @@ function served(doc: Json): ServedDocument {
 
 const SECURITY_V2 = { securityDefinitions: { BearerToken: { type: 'apiKey', name: 'authorization', in: 'header', description: 'Bearer token authentication' } }, security: [{ BearerToken: [] }] };
 
+/** kube's own API domain: the documents carry kube's extension names only (dropOrchExtensions) */
+function kubeNamesOnly(src: OpenAPISource, doc: Json): Json {
+  if (src.apiDomain === 'k8s.io') dropOrchExtensions(doc);
+  return doc;
+}
+
 export function buildOpenAPIV2(src: OpenAPISource, info: OpenAPIInfo = {}): Json {
   const n = new SchemaNames(src.apiDomain);
   const kinds = src.all();
-  return {
+  return kubeNamesOnly(src, {
     swagger: '2.0',
     info: { title: info.title ?? 'Orch', version: info.version ?? 'v1.32.0' },
     paths: sortObject(buildPathsV2(kinds, n)),
     definitions: buildSchemas(kinds, src, 2),
     ...SECURITY_V2,
-  };
+  });
 }
 
 /** `api/v1` or `apis/<group>/<version>` → its definitions */
@@ -160,7 +167,7 @@ export function groupVersionPaths(src: OpenAPISource): Map<string, ResourceDefin
 
 export function buildOpenAPIV3GroupVersion(src: OpenAPISource, defs: ResourceDefinition[], info: OpenAPIInfo = {}): Json {
   const n = new SchemaNames(src.apiDomain);
-  return {
+  return kubeNamesOnly(src, {
     openapi: '3.0.0',
     info: { title: info.title ?? 'Orch', version: info.version ?? 'v1.32.0' },
     paths: sortObject(buildPathsV3(defs, n)),
@@ -169,17 +176,29 @@ export function buildOpenAPIV3GroupVersion(src: OpenAPISource, defs: ResourceDef
       securitySchemes: { BearerToken: { type: 'apiKey', description: 'Bearer token authentication', name: 'authorization', in: 'header' } },
     },
     security: [{ BearerToken: [] }],
-  };
+  });
 }
 
+const sameDefs = (a: readonly ResourceDefinition[], b: readonly ResourceDefinition[]): boolean => a.length === b.length && a.every((d, i) => d === b[i]);
+
+/** the source with only some of its definitions */
+const only = (src: OpenAPISource, defs: ResourceDefinition[]): OpenAPISource => ({ apiDomain: src.apiDomain, defs: src.defs, version: src.version, all: () => defs });
+
 /**
- * The served documents, rebuilt lazily when the source's version changes.
- * v3 group-version documents are built on first request of each.
+ * The served documents, rebuilt lazily when the source's version changes — but only what changed: a CRD
+ * write changes the registry version, and rebuilding every document for it cost hundreds of
+ * milliseconds per CRD. The built-in kinds' part of /openapi/v2 is kept while the built-in definitions
+ * are the same objects, and a group-version's v3 document while its definitions are (the CRD registrar
+ * keeps an unchanged CRD's definitions). The custom resources' part of v2 is rebuilt and merged: custom
+ * kinds are never hoisted and shared kinds are tagged from the built-in group versions only, so the
+ * merge is what buildOpenAPIV2 of everything gives (test/unit/openapi.test.ts checks).
  */
 export class OpenAPIDocuments {
   private builtFor = -1;
   private v2Doc: ServedDocument | undefined;
-  private v3Docs = new Map<string, ServedDocument>();
+  private builtins: ResourceDefinition[] = [];
+  private v2Builtins: Json | undefined;
+  private v3Docs = new Map<string, { defs: ResourceDefinition[]; doc: ServedDocument }>();
   private gvs = new Map<string, ResourceDefinition[]>();
   private index: ServedDocument | undefined;
 
@@ -193,25 +212,39 @@ export class OpenAPIDocuments {
     this.builtFor = this.src.version;
     this.v2Doc = undefined;
     this.index = undefined;
-    this.v3Docs.clear();
     this.gvs = groupVersionPaths(this.src);
+    const builtins = this.src.all().filter((d) => !d.customResource);
+    if (!sameDefs(builtins, this.builtins)) {
+      // every document lists the built-in group versions (tagSharedKinds)
+      this.builtins = builtins;
+      this.v2Builtins = undefined;
+      this.v3Docs.clear();
+    }
+    for (const [path, e] of this.v3Docs) if (!sameDefs(this.gvs.get(path) ?? [], e.defs)) this.v3Docs.delete(path);
   }
 
   v2(): ServedDocument {
     this.fresh();
-    this.v2Doc ??= served(buildOpenAPIV2(this.src, this.info));
-    return this.v2Doc;
+    if (this.v2Doc) return this.v2Doc;
+    const base = (this.v2Builtins ??= buildOpenAPIV2(only(this.src, this.builtins), this.info));
+    const custom = this.src.all().filter((d) => d.customResource);
+    if (custom.length === 0) return (this.v2Doc = served(base));
+    const extra = buildOpenAPIV2(only(this.src, custom), this.info);
+    // the built-in part's shared definitions win: they carry the built-in group versions' tags
+    const definitions = sortObject({ ...(extra.definitions as Json), ...(base.definitions as Json) });
+    const paths = sortObject({ ...(extra.paths as Json), ...(base.paths as Json) });
+    return (this.v2Doc = served({ ...base, paths, definitions }));
   }
 
   /** path is `api/v1` or `apis/<group>/<version>` (no leading slash) */
   v3(path: string): ServedDocument | undefined {
     this.fresh();
     const hit = this.v3Docs.get(path);
-    if (hit) return hit;
+    if (hit) return hit.doc;
     const defs = this.gvs.get(path);
     if (!defs) return undefined;
     const doc = served(buildOpenAPIV3GroupVersion(this.src, defs, this.info));
-    this.v3Docs.set(path, doc);
+    this.v3Docs.set(path, { defs, doc });
     return doc;
   }
 

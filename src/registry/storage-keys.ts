@@ -2,7 +2,7 @@
 // (`/registry/<group>/<resource>/[<namespace>/]<name>`, `core` for the
 // legacy group) and the stored object as the definition's version serves it.
 
-import { convertObject } from './conversion.js';
+import { convertObject, convertObjects } from './conversion.js';
 import { apiVersionOf } from './registry.js';
 import type { ApiObject, ResourceDefinition } from './types.js';
 import { withZeroShape } from './zero-shape.js';
@@ -32,7 +32,20 @@ export function storagePrefix(def: ResourceDefinition, namespace: string): strin
  * the kind had one, or converted from another version, get it here: src/registry/zero-shape.ts)
  */
 export function servedObject(def: ResourceDefinition, stored: ApiObject): ApiObject {
-  const served = def.storage ? convertObject(def.storage, stored, apiVersionOf(def)) : stored;
+  return shapedForServing(def, def.storage ? convertObject(def.storage, stored, apiVersionOf(def)) : stored);
+}
+
+/** the zero shape and read defaults of a served (converted) object */
+function shapedForServing(def: ResourceDefinition, served: ApiObject): ApiObject {
   const shaped = def.strategy.zeroShape ? withZeroShape(served, def.strategy.zeroShape) : served;
   return def.readDefaults ? def.readDefaults(shaped) : shaped;
+}
+
+/**
+ * stored objects (decoded) as the definition's version serves them, for a definition whose
+ * storage converts through a webhook: one review for the batch (servedObject otherwise)
+ */
+export async function servedObjects(def: ResourceDefinition, stored: readonly ApiObject[], on: 'read' | 'write' = 'read', list?: boolean): Promise<ApiObject[]> {
+  const converted = def.storage ? await convertObjects(def.storage, stored, apiVersionOf(def), on, list) : stored;
+  return converted.map((o) => shapedForServing(def, o));
 }

@@ -31,6 +31,12 @@ export interface Strategy {
   /** `user`: who asks (absent for the server's own writes), for kinds that record it (CSR requester) */
   prepareForCreate?(obj: ApiObject, user?: UserInfo): void;
   /**
+   * a create keeps the status it is sent (a Node: the node agent registers with its status); on every
+   * other kind with a `status` sub-resource a create starts from an empty status, as kube's
+   * PrepareForCreate strategies reset it before `prepareForCreate` sets the kind's initial one
+   */
+  keepsStatusOnCreate?: boolean;
+  /**
    * `now`: the store's clock (ms), for kinds that date what an update changed (CSR conditions);
    * `subresource`: the sub-resource written ('' or undefined for the main resource)
    */
@@ -117,6 +123,8 @@ export interface ResourceDefinition {
    * patch is refused for them with 415 (spec 000 §4.3).
    */
   customResource?: boolean;
+  /** the kind of a list of these (a CRD's `names.listKind`); `<kind>List` when absent (listKindOf) */
+  listKind?: string;
   /**
    * a DELETE that removes the object answers the object (Kubernetes' ReturnDeletedObject:
    * pods, services, namespaces, service accounts, storage classes); otherwise a `Success`
@@ -184,4 +192,23 @@ export interface StorageBinding {
   storageVersion: string;
   /** converters of the other served versions, by apiVersion */
   versions: Record<string, VersionConverter>;
+  /**
+   * a CRD's conversion webhook: objects crossing versions are converted by it, asynchronously
+   * (src/registry/conversion.ts `convertObjects`); absent = the synchronous converters above
+   */
+  webhook?: AsyncConverter;
+}
+
+/** conversion by an outside party (a CRD's conversion webhook), a batch per call */
+export interface AsyncConverter {
+  /**
+   * `objects` (each in the apiVersion it carries) as `to`, in order; rejects with a ConversionWebhookError.
+   * `list`: the objects of a list (kube's messages name the list kind); default: more than one object
+   */
+  convert(objects: readonly ApiObject[], to: string, list?: boolean): Promise<ApiObject[]>;
+}
+
+/** the kind of a list of `def`'s objects, as list and deletecollection answer and OpenAPI names it */
+export function listKindOf(def: Pick<ResourceDefinition, 'kind' | 'listKind'>): string {
+  return def.listKind ?? `${def.kind}List`;
 }

@@ -11,6 +11,12 @@ import { CrdController } from '../controllers/crd-controller.js';
 import { CrdRegistrar } from '../controllers/crd-registrar.js';
 import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import type { RevisionedStore } from '../store/types.js';
+import type { Clock } from '../core/clock.js';
+import { newUid } from '../machinery/meta.js';
+import { storeServiceResolver } from '../registry/admission/lookups.js';
+import { type ServiceResolver, WebhookAgents } from '../registry/admission/webhook-client.js';
+import { webhookConverter } from '../registry/crd/conversion-webhook.js';
+import type { CrdSpec } from '../registry/crd/convert.js';
 
 export interface CrdSetup {
   registrar: CrdRegistrar;
@@ -19,12 +25,24 @@ export interface CrdSetup {
   startController(storeFor: (def: ResourceDefinition) => GenericStore): LeaderGate;
 }
 
-export function startCrds(o: { store: RevisionedStore; registry: Registry; apiDomain: string; log: (msg: string) => void }): CrdSetup {
+export function startCrds(o: {
+  store: RevisionedStore;
+  registry: Registry;
+  apiDomain: string;
+  log: (msg: string) => void;
+  clock: Clock;
+  /** where Service references of conversion webhooks lead (the admission webhooks' resolver) */
+  resolver?: ServiceResolver;
+}): CrdSetup {
   // groups of the built-in kinds (and of kinds other parts of the server add) are not for CRDs
   const reservedGroups = (): ReadonlySet<string> => new Set(o.registry.all().filter((d) => !d.customResource).map((d) => d.group));
   const crdDef = crdDefinition(new SchemaNames(o.apiDomain), { reservedGroups });
   o.registry.add(crdDef);
-  const registrar = new CrdRegistrar(o.store, o.registry, o.apiDomain, o.log);
+  // conversion webhooks call out through the admission webhooks' client (URL or Service, caBundle, keep-alive)
+  const agents = new WebhookAgents();
+  const env = { resolver: o.resolver ?? storeServiceResolver(o.store, o.registry), agents, clock: o.clock, uid: newUid };
+  const conversion = { converterFor: (spec: CrdSpec) => webhookConverter(spec.conversion, spec.names.kind, env, spec.names.listKind), close: () => agents.close() };
+  const registrar = new CrdRegistrar(o.store, o.registry, o.apiDomain, o.log, conversion);
   registrar.start();
   return {
     registrar,

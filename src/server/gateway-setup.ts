@@ -85,6 +85,8 @@ export async function startGateway(d: GatewayDeps): Promise<Gateway> {
     clock,
   });
   const socketPath = join(dataDir, 'run', `gateway-${process.pid}.sock`);
+  // set once the port is open (securePort 0 picks one)
+  let serverAddress = '';
   const flowControl = buildFlowControl(opts.limits ?? {}, { apiDomain: opts.apiDomain, clock, metrics });
   const router = createChain({
     ctx,
@@ -93,7 +95,7 @@ export async function startGateway(d: GatewayDeps): Promise<Gateway> {
     authz: authorizer,
     health,
     watch,
-    nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource, clock), store),
+    nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource, clock, () => serverAddress), store),
     observe: (info, code, seconds) => metrics.observe(info, code, seconds),
     onDeprecated: (def, info) => metrics.deprecatedRequested(info, def.deprecated?.removedRelease),
     peerFor: (addr) => front?.peerFor(addr),
@@ -164,7 +166,8 @@ export async function startGateway(d: GatewayDeps): Promise<Gateway> {
     front = await startTlsFront({ ...frontOptions, ...(cap > 0 ? { maxConnections: Math.min(cap, defaultMaxConnections()) } : {}) });
   }
   const hostForUrl = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress;
-  const url = `https://${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;
+  serverAddress = `${hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl}:${front.port}`;
+  const url = `https://${serverAddress}`;
   return {
     port: front.port,
     url,

@@ -17,6 +17,8 @@ export function nonResourceHandler(
   metrics?: ServerMetrics,
   extra?: (path: string) => NonResourceDoc | undefined,
   clock: Clock = systemClock,
+  /** host:port clients reach this server at, for `/api`'s serverAddressByClientCIDRs (kube's ExternalAddress) */
+  serverAddress: () => string = () => '',
 ): NonResourceHandler {
   const openapi = new OpenAPIDocuments(registry, { title: 'orch', version: `v1.32.0+orch.${ORCH_VERSION}` });
   // the protobuf form of /openapi/v2, encoded once per document version
@@ -74,7 +76,7 @@ export function nonResourceHandler(
         return cached(headers, doc.etag, `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList`, doc.json);
       }
     }
-    const d = discovery.serveDiscovery(registry, p);
+    const d = discovery.serveDiscovery(registry, p, serverAddress());
     return d === undefined ? undefined : { status: 200, body: d };
   };
 }

@@ -134,7 +134,7 @@ export function buildStores(opts: StoresOptions, store: RevisionedStore, log: (m
   });
   const serviceHooks = { ...hooks, reserve: (_def: ResourceDefinition, obj: ApiObject, old: ApiObject | undefined) => serviceAllocator.reserve(obj, old) };
   // CustomResourceDefinitions (docs/crds.md): served on every member from the applied feed
-  const crds = startCrds({ store, registry, apiDomain: opts.apiDomain, log });
+  const crds = startCrds({ store, registry, apiDomain: opts.apiDomain, log, clock, resolver: opts.admissionServiceResolver });
   const customHooks = { ...hooks, guardCreate: (def: ResourceDefinition) => crds.registrar.guardCreate(def) };
   const stores = new Map<ResourceDefinition, GenericStore>();
   const storeFor = (def: ResourceDefinition): GenericStore => {

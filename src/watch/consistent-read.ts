@@ -36,6 +36,8 @@ export async function listMostRecentFromCache(
   p: CachedListParams,
   waitMs = TOO_LARGE_RV_WAIT_MS,
 ): Promise<ListResult | undefined> {
+  // objects a conversion webhook converts are listed from the store, one review per range (src/registry/list.ts)
+  if (gs.convertsByWebhook) return undefined;
   let matchField: ((o: ApiObject) => boolean) | undefined;
   try {
     matchField = p.fieldSelector.length > 0 ? compileFieldSelector(gs.def, p.fieldSelector) : undefined;

@@ -32,7 +32,8 @@ import {
   type WatchStream,
 } from './service-options.js';
 import { buildFilter } from './watch-filter.js';
-import { DispatchMemo, type EndReason, Watcher } from './watcher.js';
+import { DispatchMemo, type EndReason, Watcher, type WatcherOptions } from './watcher.js';
+import { ConvertingWatcher } from './converting-watcher.js';
 import { RevisionRing } from './revision-ring.js';
 
 // what the service takes and reports, from the module that holds it (importers keep one entry point)
@@ -264,7 +265,8 @@ export class WatchService {
         }
         let timer: TimerHandle | undefined;
         const endSignal = new AbortController();
-        const w = new Watcher({
+        const prepare = this.views.prepareFor(def);
+        const options: WatcherOptions = {
           namespace,
           filter,
           encoder,
@@ -277,7 +279,9 @@ export class WatchService {
             endSignal.abort();
             this.onWatcherEnd(ended, why, timer);
           },
-        });
+        };
+        // a CRD's conversion webhook converts asynchronously: its watchers queue their sends (converting-watcher.ts)
+        const w = prepare ? new ConvertingWatcher(options, prepare) : new Watcher(options);
         watcher = w;
         this.openWatchers.set(w, cache);
         // timeoutSeconds: end the stream cleanly (spec 000 §4.2)

@@ -7,7 +7,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Server, createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { afterAll, beforeAll } from 'vitest';
 import { ensurePki } from '../../src/server/pki.js';
+import { type TestServer, startTestServer } from './server.js';
 
 export interface SeenAdmission {
   path: string;
@@ -88,4 +92,22 @@ export async function startAdmissionWebhook(dir: string, hosts: readonly string[
         server.close(() => r());
       }),
   };
+}
+
+/** one server and one webhook (in a temp dir) for a test file: started before its tests (handed to `set`), stopped after them */
+export function useServerWithWebhook(prefix: string, set: (ts: TestServer, hook: AdmissionWebhook) => void): void {
+  let ts: TestServer | undefined;
+  let hook: AdmissionWebhook | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), prefix));
+    ts = await startTestServer();
+    hook = await startAdmissionWebhook(dir);
+    set(ts, hook);
+  });
+  afterAll(async () => {
+    await hook?.close();
+    await ts?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
 }

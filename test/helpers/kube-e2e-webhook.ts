@@ -60,16 +60,7 @@ export function useWebhookEnv(): () => WebhookTestEnv {
     dir = await mkdtemp(join(tmpdir(), 'orch-e2e-webhook-'));
     hook = await startAdmissionWebhook(dir, [`${SERVICE}.${SERVICE_NS}.svc`]);
     serveAgnhost(hook);
-    await call(t, 'POST', '/api/v1/namespaces', { metadata: { name: SERVICE_NS } });
-    // no selector: the endpoints are the in-process webhook's loopback address (what the pod's would be)
-    await call(t, 'POST', `/api/v1/namespaces/${SERVICE_NS}/services`, {
-      metadata: { name: SERVICE, labels: { test: 'webhook' } },
-      spec: { ports: [{ protocol: 'TCP', port: SERVICE_PORT, targetPort: 8444 }] },
-    });
-    await call(t, 'POST', `/api/v1/namespaces/${SERVICE_NS}/endpoints`, {
-      metadata: { name: SERVICE },
-      subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: hook.port, protocol: 'TCP' }] }],
-    });
+    await exposeWebhookService(t, hook, { namespace: SERVICE_NS, name: SERVICE, port: SERVICE_PORT, targetPort: 8444, labels: { test: 'webhook' } });
   });
   afterAll(async () => {
     await hook?.close();
@@ -88,6 +79,26 @@ export function useWebhookEnv(): () => WebhookTestEnv {
     if (!env) throw new Error('only inside a test');
     return env;
   };
+}
+
+/**
+ * the namespace, a Service and its Endpoints leading to the in-process webhook (kube deploys it
+ * as a pod behind the Service); no selector: the endpoints are the webhook's loopback address
+ */
+export async function exposeWebhookService(
+  t: TestServer,
+  hook: AdmissionWebhook,
+  s: { namespace: string; name: string; port: number; targetPort: number; labels: Record<string, string> },
+): Promise<void> {
+  await call(t, 'POST', '/api/v1/namespaces', { metadata: { name: s.namespace } });
+  await call(t, 'POST', `/api/v1/namespaces/${s.namespace}/services`, {
+    metadata: { name: s.name, labels: s.labels },
+    spec: { ports: [{ protocol: 'TCP', port: s.port, targetPort: s.targetPort }] },
+  });
+  await call(t, 'POST', `/api/v1/namespaces/${s.namespace}/endpoints`, {
+    metadata: { name: s.name },
+    subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: hook.port, protocol: 'TCP' }] }],
+  });
 }
 
 /** kube's BeforeEach: labelNamespace and createWebhookConfigurationReadyNamespace */

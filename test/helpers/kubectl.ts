@@ -13,10 +13,17 @@ export interface KubectlResult {
 }
 
 export async function runKubectl(kubeconfig: string, args: string[], extra: string[] = []): Promise<KubectlResult> {
+  return runKubectlInput(kubeconfig, undefined, args, extra);
+}
+
+/** kubectl with `input` on its standard input (`kubectl create -f -`; framework.RunKubectlInput) */
+export async function runKubectlInput(kubeconfig: string, input: string | undefined, args: string[], extra: string[] = []): Promise<KubectlResult> {
   try {
     // a discovery cache per server data dir: kubectl caches per host:port, and test servers reuse ports
     const cache = ['--cache-dir', join(dirname(kubeconfig), 'kubectl-cache')];
-    const r = await exec('kubectl', ['--kubeconfig', kubeconfig, ...cache, ...extra, ...args], { timeout: 30_000 });
+    const run = exec('kubectl', ['--kubeconfig', kubeconfig, ...cache, ...extra, ...args], { timeout: 30_000 });
+    if (input !== undefined) run.child.stdin?.end(input);
+    const r = await run;
     return { stdout: r.stdout, stderr: r.stderr, code: 0 };
   } catch (e) {
     const err = e as { stdout?: string; stderr?: string; code?: number };

@@ -10,8 +10,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type TestServer, startTestServer } from '../helpers/server.js';
-import { type AdmissionWebhook, startAdmissionWebhook } from '../helpers/admission-webhook.js';
+import type { TestServer } from '../helpers/server.js';
+import { type AdmissionWebhook, startAdmissionWebhook, useServerWithWebhook } from '../helpers/admission-webhook.js';
 import { freePort } from '../helpers/ports.js';
 
 const AR = '/apis/admissionregistration.orch.io/v1';
@@ -21,18 +21,9 @@ const CM = '/api/v1/namespaces/default/configmaps';
 
 let ts: TestServer;
 let hook: AdmissionWebhook;
-let dir: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orch-admission-'));
-  ts = await startTestServer();
-  hook = await startAdmissionWebhook(dir);
-});
-
-afterAll(async () => {
-  await hook?.close();
-  await ts?.stop();
-  await rm(dir, { recursive: true, force: true });
+useServerWithWebhook('orch-admission-', (s, h) => {
+  ts = s;
+  hook = h;
 });
 
 afterEach(async () => {

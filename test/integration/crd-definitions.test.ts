@@ -105,7 +105,7 @@ describe('invalid definitions are 422 with field paths', () => {
         },
       },
     };
-    bad.spec.conversion = { strategy: 'Webhook' };
+    bad.spec.conversion = { strategy: 'Bogus' };
     const r = await t.request('POST', CRDS, { body: bad });
     expect(r.status).toBe(422);
     const fields = causes(r).map((c) => c.field);

@@ -3,10 +3,11 @@
 // parameters (`ports=`, PodPortForwardOptions), which kubectl does not use.
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sink } from '../helpers/client-node.js';
 import { eventually as waitFor } from '../helpers/eventually.js';
 import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
@@ -19,18 +20,6 @@ let listenPort: number;
 const NS = 'default';
 
 const eventually = <T>(f: () => Promise<T>, what: string, ms = 45_000) => waitFor(f, what, { timeoutMs: ms, intervalMs: 200, context: () => agent?.output() ?? '' });
-
-/** a Writable that keeps what it is given */
-function sink(): Writable & { text(): string } {
-  const chunks: Buffer[] = [];
-  const w = new Writable({
-    write(c: Buffer, _e, cb) {
-      chunks.push(Buffer.from(c));
-      cb();
-    },
-  });
-  return Object.assign(w, { text: () => Buffer.concat(chunks).toString() });
-}
 
 beforeAll(async () => {
   ts = await startTestServer();

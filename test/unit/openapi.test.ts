@@ -13,6 +13,7 @@ import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry
 import { Registry } from '../../src/registry/registry.js';
 import { definitionName } from '../../src/machinery/schema/naming.js';
 import { OpenAPIDocuments, buildOpenAPIV2 } from '../../src/registry/openapi.js';
+import { customDefinitions } from '../../src/registry/crd/convert.js';
 
 const run = promisify(execFile);
 type J = Record<string, any>;
@@ -169,6 +170,44 @@ describe('OpenAPI v3', () => {
     expect(docs.v3('apis/example.com/v1')!.doc).toHaveProperty(['components', 'schemas', 'com.example.v1.Widget']);
     expect(docs.v2()).not.toBe(v2);
     expect(docs.v3('apis/nope/v1')).toBeUndefined();
+  });
+
+  it.each(['orch.io', 'k8s.io'])('rebuilds only what a CRD write changed, and serves what a full build gives (--api-domain %s)', (domain) => {
+    const r = newRegistry(domain);
+    const d = new OpenAPIDocuments(r, { title: 't' });
+    const crd = (group: string, kind: string, description: string) =>
+      customDefinitions(
+        {
+          group,
+          scope: 'Namespaced',
+          names: { plural: `${kind.toLowerCase()}s`, kind },
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', description, properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } } }],
+        },
+        domain,
+        { plural: `${kind.toLowerCase()}s`, kind },
+      );
+    for (const def of [...crd('a.example.com', 'Apple', 'a'), ...crd('b.example.com', 'Berry', 'b')]) r.add(def);
+    const core = d.v3('api/v1')!;
+    const apple = d.v3('apis/a.example.com/v1')!;
+    const berry = d.v3('apis/b.example.com/v1')!;
+    expect(d.v2().json).toBe(JSON.stringify(buildOpenAPIV2(r, { title: 't' })));
+    // Berry's schema changes: the registrar replaces its definitions
+    r.remove('b.example.com', 'v1', 'berrys');
+    for (const def of crd('b.example.com', 'Berry', 'changed')) r.add(def);
+    expect(d.v3('api/v1')).toBe(core);
+    expect(d.v3('apis/a.example.com/v1')).toBe(apple);
+    expect(d.v3('apis/b.example.com/v1')!.hash).not.toBe(berry.hash);
+    expect(JSON.parse(d.v3Index().json).paths['apis/b.example.com/v1'].serverRelativeURL).toBe(`/openapi/v3/apis/b.example.com/v1?hash=${d.v3('apis/b.example.com/v1')!.hash}`);
+    expect(d.v2().json).toBe(JSON.stringify(buildOpenAPIV2(r, { title: 't' })));
+    expect(d.v2().json).toContain('"changed"');
+    // a custom group under the API domain keeps kube's reversed-group name (not the built-in `<rev>.api.<x>` one)
+    for (const def of crd(`snapshot.storage.${domain}`, 'VolumeSnapshot', 's')) r.add(def);
+    const rev = domain.split('.').reverse().join('.');
+    expect(d.v3(`apis/snapshot.storage.${domain}/v1`)!.doc).toHaveProperty(['components', 'schemas', `${rev}.storage.snapshot.v1.VolumeSnapshot`]);
+    expect(d.v2().doc).toHaveProperty(['definitions', `${rev}.storage.snapshot.v1.VolumeSnapshotList`]);
+    // only kube's extension names under kube's domain
+    expect(d.v2().json.includes('x-orch-')).toBe(domain === 'orch.io');
+    expect(d.v3('apis/b.example.com/v1')!.json.includes('x-orch-')).toBe(domain === 'orch.io');
   });
 });
 

@@ -10,7 +10,7 @@ import { applyJsonPatch } from '../../machinery/patch/json-patch.js';
 import { applyMergePatch } from '../../machinery/patch/merge-patch.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { BodyDecoding, Capabilities, CapabilityContext } from '../../registry/capabilities.js';
-import type { ApiObject, JSONValue } from '../../registry/types.js';
+import { type ApiObject, type JSONValue, listKindOf } from '../../registry/types.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import { type OptionsRef, bodyText, decodeObjectBody, optionsRef, parseBody, parseDryRun, parseFieldValidation } from './common.js';
 import type { HandlerContext } from './context.js';
@@ -60,7 +60,7 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
         }
         // kube's list of a computed kind carries items without type meta and an empty ListMeta
         const bare = selected.map(({ kind: _k, apiVersion: _v, ...rest }) => rest);
-        return { status: 200, body: { kind: `${req.def.kind}List`, apiVersion: apiVersionOf(req.def), metadata: {}, items: bare } };
+        return { status: 200, body: { kind: listKindOf(req.def), apiVersion: apiVersionOf(req.def), metadata: {}, items: bare } };
       };
     case 'update':
       if (!cap.update) return undefined;

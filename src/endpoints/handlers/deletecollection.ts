@@ -1,7 +1,7 @@
 import { listObjects } from '../../registry/list.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import type { ApiObject } from '../../registry/types.js';
+import { type ApiObject, listKindOf } from '../../registry/types.js';
 import { StatusError, badRequest } from '../../core/errors.js';
 import { UNSAFE_DELETE_OPTION } from '../../registry/deletion/corrupt.js';
 import type { HandlerContext } from './context.js';
@@ -47,7 +47,7 @@ export async function handleDeleteCollection(ctx: HandlerContext, req: ApiReques
   }
   return {
     status: 200,
-    body: { kind: `${req.def.kind}List`, apiVersion: apiVersionOf(req.def), metadata: { resourceVersion }, items: out },
+    body: { kind: listKindOf(req.def), apiVersion: apiVersionOf(req.def), metadata: { resourceVersion }, items: out },
     warnings: [...new Set(warnings)],
   };
 }

@@ -1,6 +1,7 @@
 import { badRequest } from '../../core/errors.js';
 import { type ListResult, listObjects, listSemantics } from '../../registry/list.js';
 import { apiVersionOf } from '../../registry/registry.js';
+import { listKindOf } from '../../registry/types.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import { toTable } from '../../registry/table.js';
 import { checkPartialShape, partialList } from '../../registry/partial-metadata.js';
@@ -41,6 +42,6 @@ export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<
   if (req.accept.partial) return { status: 200, body: partialList(result.items, listMeta, req.accept.partial) };
   return {
     status: 200,
-    body: { kind: `${req.def.kind}List`, apiVersion: apiVersionOf(req.def), metadata: listMeta, items: result.items },
+    body: { kind: listKindOf(req.def), apiVersion: apiVersionOf(req.def), metadata: listMeta, items: result.items },
   };
 }

@@ -340,7 +340,7 @@ function verbMethod(verb: string): string {
 async function upgrade(transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
   if (isSpdy(req)) return spdyUpgrade(transport, ep, path, req);
   // kube's UpgradeAwareHandler: a stream sub-resource needs an upgrade
-  if (!isWebSocket(req)) throw badRequest(`Upgrade request required: ${req.info.subresource} is served over WebSocket or SPDY/3.1`);
+  if (!isWebSocket(req)) throw badRequest('Upgrade request required');
   const offered = (req.headers.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean);
   // `/` is not a token character (kubectl's `SPDY/3.1+portforward.k8s.io`): the agent knows it with `-`
   const toAgent = (p: string) => p.replaceAll('/', '-');

@@ -25,6 +25,15 @@ export function definitionName(apiDomain: string, group: string, version: string
   return `${reversedDomain(group)}.${version}.${kind}`;
 }
 
+/**
+ * a custom resource's definition name: always kube's REST-friendly reversed group
+ * (openapiutil.ToRESTFriendlyName of `<group>/<version>/<kind>`), also for a group under the API domain
+ * (`snapshot.storage.k8s.io` → `io.k8s.storage.snapshot.v1.VolumeSnapshot`), which built-in kinds name otherwise
+ */
+export function customResourceDefinitionName(group: string, version: string, kind: string): string {
+  return `${reversedDomain(group)}.${version}.${kind}`;
+}
+
 /** shared names used by every kind's schema */
 export class SchemaNames {
   readonly rev: string;

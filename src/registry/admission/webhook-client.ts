@@ -78,7 +78,8 @@ export function resolveTarget(cc: ClientConfig, resolver: ServiceResolver, timeo
 export function postReview(
   cc: ClientConfig,
   review: unknown,
-  o: { resolver: ServiceResolver; timeoutMs: number; agents: WebhookAgents; clock: Clock },
+  /** `maxResponseBytes`: the answer's cap (default MAX_RESPONSE_BYTES; a conversion webhook answers whole lists) */
+  o: { resolver: ServiceResolver; timeoutMs: number; agents: WebhookAgents; clock: Clock; maxResponseBytes?: number },
 ): Promise<unknown> {
   return new Promise((resolve, reject) => {
     let target: ReturnType<typeof resolveTarget>;
@@ -90,6 +91,7 @@ export function postReview(
     }
     const fail = (why: string) => reject(new WebhookCallError(`failed to call webhook: Post "${target.url}": ${why}`));
     const body = JSON.stringify(review);
+    const maxBytes = o.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     const agentKey = `${target.host}:${target.port}|${target.serverName ?? ''}|${cc.caPem ?? ''}`;
     let settled = false;
     const req = request(
@@ -109,10 +111,10 @@ export function postReview(
         let size = 0;
         res.on('data', (c: Buffer) => {
           size += c.length;
-          if (size > MAX_RESPONSE_BYTES) {
+          if (size > maxBytes) {
             settled = true;
             req.destroy();
-            fail(`the response is larger than ${MAX_RESPONSE_BYTES} bytes`);
+            fail(`the response is larger than ${maxBytes} bytes`);
             return;
           }
           chunks.push(c);

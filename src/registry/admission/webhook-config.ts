@@ -125,7 +125,8 @@ export function validateWebhookConfiguration(o: ApiObject, mutating: boolean, ol
   return errs;
 }
 
-function validateClientConfig(cc: unknown, f: string): FieldError[] {
+/** kube's webhook client config checks (ValidateWebhookURL / ValidateWebhookService), at `f`; also a CRD's conversion webhook */
+export function validateClientConfig(cc: unknown, f: string): FieldError[] {
   const errs: FieldError[] = [];
   if (!isObj(cc)) return [{ field: f, type: 'FieldValueRequired', message: 'Required value: exactly one of url or service is required' }];
   const hasUrl = cc.url !== undefined && cc.url !== '';

@@ -10,7 +10,8 @@ import { compileSchema } from '../../machinery/schema/compile.js';
 import { applyCompiledDefaults } from '../../machinery/schema/defaults.js';
 import { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema, SchemaType, ValidationRule } from '../../machinery/schema/types.js';
-import type { ApiObject, ResourceDefinition, Scope, TableColumn } from '../types.js';
+import type { ApiObject, AsyncConverter, ResourceDefinition, Scope, TableColumn } from '../types.js';
+import type { ConversionSpec } from './conversion-webhook.js';
 import { humanDuration } from '../table.js';
 import { evalJsonPath, parseJsonPath } from './jsonpath.js';
 
@@ -118,6 +119,7 @@ export interface CrdSpec {
   names: { plural: string; singular?: string; kind: string; listKind?: string; shortNames?: string[]; categories?: string[] };
   scope: Scope;
   versions: CrdVersion[];
+  conversion?: ConversionSpec;
 }
 
 /** the storage version's name, or undefined when the CRD has none (invalid) */
@@ -184,7 +186,7 @@ const AGE_COLUMN = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTim
  * `acceptedNames` are the names the CRD holds (short names and categories
  * may be withheld on conflicts, docs/crds.md).
  */
-export function customDefinitions(spec: CrdSpec, apiDomain: string, accepted: CrdSpec['names']): ResourceDefinition[] {
+export function customDefinitions(spec: CrdSpec, apiDomain: string, accepted: CrdSpec['names'], webhook?: AsyncConverter): ResourceDefinition[] {
   const n = new SchemaNames(apiDomain);
   const prefixes = markerPrefixes(apiDomain);
   const storageVersion = storageVersionOf(spec);
@@ -212,9 +214,13 @@ export function customDefinitions(spec: CrdSpec, apiDomain: string, accepted: Cr
       strategy: { tracksGeneration: true, columns: cols, exactColumns: true, selectableFields: selectable(v.selectableFields) },
       subresources,
       customResource: true,
+      ...(accepted.listKind ? { listKind: accepted.listKind } : {}),
     };
-    // every served version shares the stored objects; conversion None rewrites only apiVersion (docs/crds.md)
-    if (storageVersion !== undefined) def.storage = { group: spec.group, resource: accepted.plural, storageVersion: `${spec.group}/${storageVersion}`, versions: {} };
+    // every served version shares the stored objects; conversion None rewrites only apiVersion,
+    // a conversion webhook converts (docs/crds.md)
+    if (storageVersion !== undefined) {
+      def.storage = { group: spec.group, resource: accepted.plural, storageVersion: `${spec.group}/${storageVersion}`, versions: {}, ...(webhook ? { webhook } : {}) };
+    }
     if (v.subresources?.scale) def.scale = { ...v.subresources.scale };
     // kube defaults custom resources as they are decoded from storage, too
     const compiled = compileSchema(own, {});

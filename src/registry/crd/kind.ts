@@ -81,8 +81,8 @@ function crdSchema(n: SchemaNames): Schema {
       scope: str('Namespaced or Cluster.', { enum: ['Namespaced', 'Cluster'] }),
       versions: listMap('Versions served; exactly one is the storage version.', version, ['name'], 'name'),
       conversion: obj('How objects convert between versions.', proto({ strategy: 1, webhook: 2 }, {
-        strategy: str('None (the default: only apiVersion changes); Webhook is not supported (docs/crds.md).'),
-        webhook: obj('Conversion webhook settings (not supported).', proto({ clientConfig: 2, conversionReviewVersions: 3 }, {
+        strategy: str('None (the default: only apiVersion changes) or Webhook (a ConversionReview to the webhook converts).'),
+        webhook: obj('The conversion webhook (strategy Webhook only).', proto({ clientConfig: 2, conversionReviewVersions: 3 }, {
           clientConfig: webhookClientConfigSchema(),
           conversionReviewVersions: atomicList('ConversionReview versions the webhook accepts, preferred first.', { type: 'string' }),
         })),
@@ -154,5 +154,11 @@ function defaultCrd(c: ApiObject): void {
     if (typeof names.kind === 'string' && (names.listKind === undefined || names.listKind === '')) names.listKind = `${names.kind}List`;
   }
   if (spec.conversion === undefined) spec.conversion = { strategy: 'None' };
-  else if (spec.conversion && typeof spec.conversion === 'object' && (spec.conversion as J).strategy === undefined) (spec.conversion as J).strategy = 'None';
+  else if (spec.conversion && typeof spec.conversion === 'object') {
+    const conv = spec.conversion as J;
+    if (conv.strategy === undefined) conv.strategy = 'None';
+    // kube's SetDefaults_ServiceReference: a conversion webhook's service port is 443
+    const service = ((conv.webhook as J | undefined)?.clientConfig as J | undefined)?.service as J | undefined;
+    if (service && typeof service === 'object' && service.port === undefined) service.port = 443;
+  }
 }

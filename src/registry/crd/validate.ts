@@ -1,6 +1,6 @@
 // Validation of a CustomResourceDefinition itself (issue #16; spec 000 §9.3
 // CRD row): names, scope, versions (exactly one storage version), conversion
-// (None only), printer columns, sub-resources and the structural schema of
+// (None or Webhook), printer columns, sub-resources and the structural schema of
 // every version. Problems are 422 Invalid with Kubernetes' field paths.
 
 import { isDNS1035Label, isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
@@ -9,6 +9,8 @@ import type { ApiObject, FieldError } from '../types.js';
 import { markerPrefixes } from './convert.js';
 import { JsonPathError, parseJsonPath } from './jsonpath.js';
 import { structuralErrors } from './structural.js';
+import { validateClientConfig } from '../admission/webhook-config.js';
+import { CONVERSION_REVIEW_VERSIONS } from './conversion-webhook.js';
 
 type J = Record<string, unknown>;
 const isObj = (v: unknown): v is J => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -53,11 +55,63 @@ export function validateCrd(c: ApiObject, ctx: CrdValidationContext): FieldError
     errs.push(spec.scope === undefined ? required('spec.scope') : { field: 'spec.scope', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"` });
   }
   if (spec.preserveUnknownFields === true) errs.push(invalidValue('spec.preserveUnknownFields', true, 'must be false in order to use defaults in the schema'));
-  const conv = spec.conversion;
-  if (isObj(conv) && conv.strategy !== undefined && conv.strategy !== 'None') {
-    errs.push({ field: 'spec.conversion.strategy', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(conv.strategy)}: supported values: "None" (conversion webhooks are not supported by this server)` });
-  }
+  if (isObj(spec.conversion)) errs.push(...validateConversion(spec.conversion, spec.preserveUnknownFields === true));
   errs.push(...validateVersions(spec.versions, ctx));
+  return errs;
+}
+
+/**
+ * kube's validateCustomResourceConversion. Kube validates the internal form, in which
+ * `webhook.clientConfig` is `webhookClientConfig` and `webhook.conversionReviewVersions`
+ * is `conversionReviewVersions` right under `spec.conversion`: its errors name those paths.
+ */
+function validateConversion(conv: J, preserveUnknownFields: boolean): FieldError[] {
+  const errs: FieldError[] = [];
+  const at = 'spec.conversion';
+  const webhook = isObj(conv.webhook) ? conv.webhook : undefined;
+  if (conv.strategy !== 'None' && conv.strategy !== 'Webhook') {
+    errs.push({ field: `${at}.strategy`, type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(conv.strategy)}: supported values: "None", "Webhook"` });
+  }
+  if (conv.strategy !== 'Webhook') {
+    const forbidden = (f: string): FieldError => ({ field: `${at}.${f}`, type: 'FieldValueForbidden', message: 'Forbidden: should not be set when strategy is not set to Webhook' });
+    if (webhook?.clientConfig !== undefined && webhook.clientConfig !== null) errs.push(forbidden('webhookClientConfig'));
+    if (Array.isArray(webhook?.conversionReviewVersions) && webhook.conversionReviewVersions.length > 0) errs.push(forbidden('conversionReviewVersions'));
+    return errs;
+  }
+  if (preserveUnknownFields) errs.push(invalidValue(`${at}.strategy`, conv.strategy, 'must be None if spec.preserveUnknownFields is true'));
+  if (webhook?.clientConfig === undefined || webhook.clientConfig === null) {
+    errs.push({ field: `${at}.webhookClientConfig`, type: 'FieldValueRequired', message: 'Required value: required when strategy is set to Webhook' });
+  } else {
+    errs.push(...validateClientConfig(webhook.clientConfig, `${at}.webhookClientConfig`));
+  }
+  errs.push(...validateReviewVersions(webhook?.conversionReviewVersions, `${at}.conversionReviewVersions`));
+  return errs;
+}
+
+/** kube's validateConversionReviewVersions: at least one, no duplicates, DNS-1035 labels, one this server speaks */
+function validateReviewVersions(versions: unknown, at: string): FieldError[] {
+  if (!Array.isArray(versions) || versions.length === 0) return [required(at)];
+  const errs: FieldError[] = [];
+  const seen = new Set<unknown>();
+  let understood = false;
+  versions.forEach((v, i) => {
+    if (seen.has(v)) {
+      errs.push(invalidValue(`${at}[${i}]`, v, 'duplicate version'));
+      return;
+    }
+    seen.add(v);
+    if (typeof v !== 'string') {
+      errs.push(invalidValue(`${at}[${i}]`, v, 'must be a string'));
+      return;
+    }
+    for (const m of isDNS1035Label(v)) errs.push(invalidValue(`${at}[${i}]`, v, m));
+    if (CONVERSION_REVIEW_VERSIONS.includes(v)) understood = true;
+  });
+  if (!understood) {
+    // kube prints the Go value of the list: []string{"v3"}
+    const shown = `[]string{${versions.map((v) => JSON.stringify(String(v))).join(', ')}}`;
+    errs.push({ field: at, type: 'FieldValueInvalid', message: `Invalid value: ${shown}: must include at least one of ${CONVERSION_REVIEW_VERSIONS.join(', ')}` });
+  }
   return errs;
 }
 
@@ -139,7 +193,7 @@ function validateVersions(versions: unknown, ctx: CrdValidationContext): FieldEr
     else if (!topSchema) errs.push(...structuralErrors(schema, `${at}.schema.openAPIV3Schema`, prefixes));
     if (!topColumns) errs.push(...validateColumns(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
     if (!topSubresources) errs.push(...validateSubresources(v.subresources, `${at}.subresources`));
-    errs.push(...validateSelectable(v.selectableFields, `${at}.selectableFields`));
+    errs.push(...validateSelectable(v.selectableFields, `${at}.selectableFields`, schema));
   });
   if (storage !== 1) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: `Invalid value: ${storage}: must have exactly one version marked as storage version` });
   if (served === 0) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: 'Invalid value: 0: must have at least one served version' });
@@ -195,8 +249,11 @@ function validateColumns(cols: unknown, path: string): FieldError[] {
   return errs;
 }
 
-/** selectable fields are simple paths without indexes, at most 8, no duplicates */
-function validateSelectable(fields: unknown, path: string): FieldError[] {
+/**
+ * selectable fields are simple paths without indexes, at most 8, no duplicates, to a string,
+ * boolean or integer field of the version's schema (kube's validateSelectableFields)
+ */
+function validateSelectable(fields: unknown, path: string, schema: unknown): FieldError[] {
   if (fields === undefined) return [];
   if (!Array.isArray(fields)) return [invalidValue(path, fields, 'must be a list')];
   const errs: FieldError[] = [];
@@ -209,10 +266,28 @@ function validateSelectable(fields: unknown, path: string): FieldError[] {
       return;
     }
     if (!/^(\.[A-Za-z_][A-Za-z0-9_-]*)+$/.test(jp) || jp.startsWith('.metadata.')) errs.push(invalidValue(`${path}[${i}].jsonPath`, jp, 'must be a simple path to a field (not under metadata), such as .spec.color'));
+    else if (isObj(schema)) {
+      const type = fieldType(schema, jp.slice(1).split('.'));
+      if (type === undefined) errs.push(invalidValue(`${path}[${i}].jsonPath`, jp, 'is an invalid path: does not refer to a valid field'));
+      else if (type !== 'string' && type !== 'boolean' && type !== 'integer') {
+        errs.push(invalidValue(`${path}[${i}].jsonPath`, jp, 'must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'));
+      }
+    }
     if (seen.has(jp)) errs.push({ field: `${path}[${i}].jsonPath`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(jp)}` });
     seen.add(jp);
   });
   return errs;
+}
+
+/** the declared type of the field at `segments` under an openAPIV3Schema ('' when untyped); undefined when not declared */
+function fieldType(schema: J, segments: string[]): string | undefined {
+  let cur: unknown = schema;
+  for (const seg of segments) {
+    const props = isObj(cur) && isObj(cur.properties) ? cur.properties : undefined;
+    cur = props?.[seg];
+    if (!isObj(cur)) return undefined;
+  }
+  return isObj(cur) && typeof cur.type === 'string' ? cur.type : '';
 }
 
 function validateSubresources(sub: unknown, path: string): FieldError[] {

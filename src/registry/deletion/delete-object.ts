@@ -8,7 +8,7 @@ import { STALE_OBJECT, badRequest, conflict, invalid, notFound } from '../../cor
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, decide } from '../../lifecycles/deletion.js';
 import { clone, metaOf } from '../../machinery/meta.js';
 import type { KeyValue, RevisionedStore } from '../../store/types.js';
-import { decodeObject } from '../object-codec.js';
+import { decodeObject, encodeObject } from '../object-codec.js';
 import type { ApiObject, ResourceDefinition } from '../types.js';
 import type { DeleteRequestOptions, WriteHooks, WriteOptions } from '../write-options.js';
 import { CorruptObjectError } from './corrupt.js';
@@ -25,6 +25,10 @@ export interface DeletableStore {
   readRaw(namespace: string, name: string): KeyValue | undefined;
   decode(kv: KeyValue): ApiObject;
   encode(obj: ApiObject): Uint8Array;
+  /** a CRD's conversion webhook converts this definition's objects (asynchronously: the two below) */
+  readonly convertsByWebhook: boolean;
+  decodeConverted(kv: KeyValue): Promise<ApiObject>;
+  toStorage(obj: ApiObject): Promise<ApiObject>;
 }
 
 /**
@@ -47,7 +51,7 @@ export async function deleteObject(
   for (let attempt = 0; ; attempt++) {
     const kv = s.readRaw(namespace, name);
     if (!kv) throw notFound(def.resource, def.group, name);
-    const current = s.decode(kv);
+    const current = s.convertsByWebhook ? await s.decodeConverted(kv) : s.decode(kv);
     hooks.beforeDelete?.(def, current, opts);
     checkPreconditions(def, current, name, opts.preconditions);
     if (attempt === 0 && (hooks.mutate || hooks.validateAdmission)) {
@@ -75,7 +79,7 @@ export async function deleteObject(
       result = clone(current);
       applyDecision(metaOf(result), decision);
       if (decision.firstMark) def.strategy.prepareForDelete?.(result);
-      op = { type: 'put', key, value: s.encode(result) };
+      op = { type: 'put', key, value: s.convertsByWebhook ? encodeObject(await s.toStorage(result)) : s.encode(result) };
     } else {
       result = current;
       op = { type: 'delete', key };

@@ -21,7 +21,7 @@ export function metaDefinitions(n: SchemaNames): Definitions {
       uid: str('Unique identifier assigned by the server on creation. Read-only.'),
       resourceVersion: str('Opaque version of the object, for optimistic concurrency and watches. Read-only; clients pass it back unmodified.'),
       generation: int64('Sequence number of a specific generation of the desired state. Set by the server. Read-only.', { 'x-orch-proto-omit-zero': true }),
-      creationTimestamp: time('Time the object was created, RFC 3339 UTC. Set by the server. Read-only.'),
+      creationTimestamp: time('CreationTimestamp is a timestamp of when the server created the object, RFC 3339 UTC. Set by the server. Read-only.'),
       deletionTimestamp: time('Time after which the object will be deleted; set when deletion is requested. Read-only.'),
       deletionGracePeriodSeconds: int64('Seconds allowed for graceful termination before removal. Read-only.'),
       labels: strMap('Key/value pairs used to organize and select objects.'),

@@ -104,6 +104,7 @@ export function nodeDefinition(n: SchemaNames): ResourceDefinition {
       zeroShape: NODE_SHAPE,
       // kube's dropDisabledFields (dynamic kubelet config is removed): a new node keeps neither
       // spec.configSource nor status.config; an update keeps configSource only if already set
+      keepsStatusOnCreate: true,
       prepareForCreate: (o) => {
         // kube's NodeSpec is a struct: a node always has `spec`, and its creator owns `f:spec` (so later
         // writers such as kubectl taint/cordon are tracked in managedFields)
