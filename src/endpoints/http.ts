@@ -4,7 +4,7 @@
 // (test/unit/endpoints-chain.test.ts).
 
 import type { StreamSink } from '../core/stream.js';
-import type { RequestInfo, UpgradeSession } from './request.js';
+import type { ByteTunnel, RequestInfo, UpgradeSession } from './request.js';
 
 export interface HttpRequest {
   method: string;
@@ -45,4 +45,16 @@ export interface UpgradeResponse {
   headers: [string, string][];
 }
 
-export type HttpResponse = PlainResponse | StreamingResponse | UpgradeResponse;
+/**
+ * The connection becomes `tunnel`'s (a SPDY/3.1 upgrade). uWS cannot hand a
+ * connection over, so the transport gives it a one-time token and the TLS
+ * front brings the client's connection to the tunnel (docs/tls.md "SPDY upgrades").
+ */
+export interface TunnelResponse {
+  stream?: false;
+  tunnel: ByteTunnel;
+  status: 101;
+  headers: [string, string][];
+}
+
+export type HttpResponse = PlainResponse | StreamingResponse | UpgradeResponse | TunnelResponse;

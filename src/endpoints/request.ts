@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { UserInfo } from '../auth/types.js';
 import type { StreamSink } from '../core/stream.js';
 import type { ProtobufCatalog } from '../registry/protobuf-catalog.js';
@@ -73,6 +74,19 @@ export interface ApiResponse {
   raw?: RawStream;
   /** the request becomes a WebSocket (exec, attach, port-forward) */
   upgrade?: UpgradeSession;
+  /** the connection is handed over as raw bytes (a SPDY/3.1 upgrade of exec, attach, port-forward) */
+  tunnel?: ByteTunnel;
+}
+
+/**
+ * An upgraded HTTP/1.1 connection relayed byte for byte (SPDY/3.1): the gateway
+ * writes nothing of its own; the tunnel writes the `101` head and what follows.
+ */
+export interface ByteTunnel {
+  /** the client's connection, right after its upgrade request */
+  open(client: Duplex): void;
+  /** the client's connection never came (the hand-over expired) or the server is closing */
+  close(): void;
 }
 
 /** A response body produced over time, with its media type. */

@@ -11,6 +11,7 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { DEFAULT_GZIP_MIN_BYTES, gzipBody, wantsGzip } from './response-body.js';
 import { statusLine } from './status-line.js';
 import { GatewayRequest } from './gateway-request.js';
+import { startByteTunnelListener, TUNNEL_HEADER, tunnelSocketPath } from './byte-tunnels.js';
 
 // the transport speaks the endpoint layer's neutral request and response (src/endpoints/http.ts)
 export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/http.js';
@@ -93,6 +94,8 @@ const DISCARD_LIMIT = 64 * 1024 * 1024;
 
 export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const app = uws.App();
+  // SPDY upgrades reach their handler's tunnel through the TLS front, which only a unix listener has
+  const tunnels = 'unixPath' in opts.listen ? await startByteTunnelListener(tunnelSocketPath(opts.listen.unixPath), opts.clock ?? systemClock) : undefined;
   let listenSocket: uws.us_listen_socket | undefined;
   let inflight = 0;
   let closing = false;
@@ -145,6 +148,21 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     };
 
     const respond = (out: OutgoingResponse) => {
+      if ('tunnel' in out) {
+        if (tunnels && !aborted) {
+          // the internal 101 the TLS front turns into a hand-over (byte-tunnels.ts)
+          const token = tunnels.offer(out.tunnel);
+          res.cork(() => {
+            res.writeStatus('101 Switching Protocols');
+            res.writeHeader(TUNNEL_HEADER, token);
+            res.end('', false);
+          });
+          finish();
+          return;
+        }
+        out.tunnel.close();
+        out = { status: 400, headers: [['Content-Type', 'application/json']], body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'SPDY upgrades are served only behind the TLS front', reason: 'BadRequest', code: 400 }) };
+      }
       if ('upgrade' in out) {
         // only a WebSocket handshake (app.ws below) can be upgraded
         out.upgrade.close();
@@ -310,12 +328,17 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
             finish();
             if (aborted || closing) {
               if ('upgrade' in out) out.upgrade.close();
+              else if ('tunnel' in out) out.tunnel.close();
               else if (out.stream) out.stop();
               return;
             }
             if ('upgrade' in out) {
               res.cork(() => res.upgrade<WsData>({ session: out.upgrade, closed: false }, key, out.upgrade.protocol, '', context));
               return;
+            }
+            if ('tunnel' in out) {
+              out.tunnel.close();
+              return plain({ status: 400, headers: [['Content-Type', 'application/json']], body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'a WebSocket handshake cannot become a SPDY/3.1 connection', reason: 'BadRequest', code: 400 }) });
             }
             if (out.stream) {
               out.stop();
@@ -454,6 +477,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         });
       }
       (app as unknown as { close(): void }).close();
+      await tunnels?.close();
     },
   };
 }

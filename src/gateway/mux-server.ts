@@ -202,10 +202,11 @@ export async function startMuxServer(opts: MuxServerOptions): Promise<MuxServer>
       exchanges.set(id, ex);
       inflight++;
       const respond = (out: HttpResponse): void => {
-        if ('upgrade' in out) {
-          // WebSockets stay on HTTP/1.1 (the front answers CONNECT itself)
-          out.upgrade.close();
-          out = badRequest('this request must be a WebSocket upgrade');
+        if ('upgrade' in out || 'tunnel' in out) {
+          // WebSockets and SPDY stay on HTTP/1.1 (the front answers CONNECT itself)
+          if ('upgrade' in out) out.upgrade.close();
+          else out.tunnel.close();
+          out = badRequest('this request must be a WebSocket or SPDY/3.1 upgrade');
         }
         if (ex.aborted) {
           if (out.stream) out.stop();

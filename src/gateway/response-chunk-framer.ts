@@ -23,6 +23,8 @@ const HEAD_END = Buffer.from('\r\n\r\n');
 const FLUSH_HEADER = /\r\nX-Orch-Flush: 1(?=\r\n)/i;
 /** a head larger than this is not a response head we know: pass through */
 const MAX_HEAD_BYTES = 64 * 1024;
+/** the internal hand-over header (TUNNEL_HEADER of byte-tunnels.ts) and its token */
+const TUNNEL_TOKEN = /\r\nx-orch-tunnel:\s*([0-9a-f]{64})\r\n/i;
 
 type State =
   | { s: 'head'; held: Buffer[]; bytes: number }
@@ -32,7 +34,8 @@ type State =
   | { s: 'data'; left: number; drop: boolean }
   | { s: 'final'; got: number }
   | { s: 'passthrough' }
-  | { s: 'websocket' };
+  | { s: 'websocket' }
+  | { s: 'tunnel' };
 
 export class ResponseChunkFramer extends Transform {
   private state: State = { s: 'head', held: [], bytes: 0 };
@@ -45,6 +48,9 @@ export class ResponseChunkFramer extends Transform {
 
   /** bytes after a WebSocket handshake's 101, not framed here: the caller takes them with takeWebSocketBytes() */
   private wsBytes: Buffer[] = [];
+
+  /** the token of the gateway's internal 101 (src/gateway/byte-tunnels.ts): the connection is handed over, nothing more is framed */
+  tunnelToken: string | undefined;
 
   /** the backend switched the connection to WebSocket: from now on its bytes are frames (src/gateway/ws-record-writer.ts) */
   get webSocket(): boolean {
@@ -113,6 +119,8 @@ export class ResponseChunkFramer extends Transform {
         return buf.length;
       case 'websocket':
         this.wsBytes.push(i === 0 ? buf : buf.subarray(i));
+        return buf.length;
+      case 'tunnel':
         return buf.length;
       case 'body': {
         const n = Math.min(st.left, buf.length - i);
@@ -200,6 +208,14 @@ export class ResponseChunkFramer extends Transform {
     const endInPiece = at + 4 - (prevTail ? prevTail.length : 0);
     const headBuf = st.bytes > 0 ? Buffer.concat([...st.held, piece.subarray(0, endInPiece)]) : piece.subarray(0, endInPiece);
     let head = headBuf.toString('latin1');
+    // only 101 heads are looked at for the internal hand-over: ordinary responses pay nothing
+    const token = head.startsWith('HTTP/1.1 101') ? TUNNEL_TOKEN.exec(head) : null;
+    if (token) {
+      // the head is the gateway's own, not the client's: dropped, and the rest with it
+      this.tunnelToken = token[1];
+      this.state = { s: 'tunnel' };
+      return buf.length;
+    }
     if (head.startsWith('HTTP/1.1 101') && /\r\nupgrade:\s*websocket\r\n/i.test(head)) {
       // the head alone; the frames after it are for the caller to write frame by frame
       this.out.push(headBuf);

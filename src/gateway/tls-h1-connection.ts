@@ -29,6 +29,7 @@ import { BACKEND_DIAL_PATIENCE_MS, isBacklogFull, redialWaitMs } from './backend
 import { HeadCoalescer } from './request-head-coalescer.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
 import { WebSocketRecordWriter } from './ws-record-writer.js';
+import { relayToTunnel } from './byte-tunnels.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
@@ -134,6 +135,7 @@ export function serveHttp1(
     coalescer?.destroy();
     // Nobody is left to read what the backend might still send.
     backend?.destroy();
+    tunnel?.destroy();
     front.clientClosed(key);
   });
   // uWS's chunk framing, made complete per write (src/gateway/response-chunk-framer.ts)
@@ -420,6 +422,7 @@ export function serveHttp1(
       if (tlsSocket.destroyed || backend !== b) return;
       if (wsWriter) return wsWriter.push(chunk);
       const out = framer.frame(chunk);
+      if (framer.tunnelToken !== undefined) return handOver(b, out, framer.tunnelToken);
       if (framer.webSocket) {
         // upgraded: one TLS record per frame from here on (src/gateway/ws-record-writer.ts)
         wsWriter = new WebSocketRecordWriter(tlsSocket, b);
@@ -453,6 +456,24 @@ export function serveHttp1(
       }
       lingerAfterBackend();
     });
+  };
+
+  // A SPDY/3.1 upgrade (src/gateway/byte-tunnels.ts): uWS answered the
+  // internal 101 with the tunnel's token. The uWS connection is left, and the
+  // client's connection is relayed as it is to the main process's tunnel
+  // listener, token first; the tunnel writes the real 101. (A client speaks
+  // SPDY only after the 101, so uWS has been sent nothing past the request.)
+  let tunnel: Socket | undefined;
+  const handOver = (b: Socket, before: Buffer | undefined, token: string): void => {
+    if (before) tlsSocket.write(before);
+    forwarding = false;
+    idleTimer?.cancel();
+    holdTimer?.cancel();
+    coalescer?.destroy();
+    coalescer = undefined;
+    backend = undefined;
+    b.destroy();
+    tunnel = relayToTunnel(tlsSocket, front.backendSocketPath, token, fail);
   };
 
   // The first request head on a backend connection did not complete within

@@ -3,7 +3,7 @@
 // checkpoint endpoint `POST /checkpoint/{namespace}/{pod}/{container}?timeout=`
 // behind the feature gate ContainerCheckpoint (beta, on by default), and the
 // streaming endpoints of streaming/routes.ts (logs, exec, attach, port-forward;
-// WebSockets arrive as HTTP upgrades).
+// WebSockets and SPDY/3.1 arrive as HTTP upgrades).
 // Errors are Kubernetes Status objects (the body shape is not given by §7).
 
 import type { Clock } from './clock.js';
@@ -21,7 +21,8 @@ import { RuntimeCallError, type RuntimeClient } from './runtime/client.js';
 import { authenticate, authorize, type Caller } from './server-auth.js';
 import { ResourceStats, type ResourceSummary, resourceMetricsText, summaryJson } from './resource-stats.js';
 import { servingPair } from './serving-cert.js';
-import { parseStreamPath, prepareStream, protocolsFor, serveStreamHttp, STREAM_PATHS, type StreamContext } from './streaming/routes.js';
+import { parseStreamPath, prepareStream, protocolsFor, serveStreamHttp, STREAM_PATHS, type PreparedStream, type StreamContext } from './streaming/routes.js';
+import { socketBytes } from './streaming/byte-conn.js';
 import { HttpError } from './streaming/target.js';
 
 export interface AgentServerOptions {
@@ -56,6 +57,9 @@ export interface AgentServer {
 }
 
 const REASONS: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 500: 'InternalError' };
+
+/** the upgrade token of kube's SPDY streams (httpstream/spdy) */
+const SPDY_UPGRADE = 'SPDY/3.1';
 
 function send(res: ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -106,36 +110,46 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
     });
   });
 
-  /** exec, attach and port-forward: checked as HTTP, then the WebSocket handshake (streaming/routes.ts) */
+  /** exec, attach and port-forward: checked as HTTP, then the WebSocket or SPDY/3.1 handshake (streaming/routes.ts) */
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://agent');
     const who = await authenticate(req, c, o.api, o.domain, o.clock.now());
     if (!who.ok) return failUpgrade(socket, 401, `Unauthorized: ${who.message}`);
     const kind = url.pathname.split('/')[1] ?? '';
-    if (!STREAM_PATHS.has(kind) || (req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
-      return failUpgrade(socket, 400, `${url.pathname} cannot be upgraded to ${req.headers.upgrade ?? 'nothing'}: only exec, attach and portForward speak WebSocket`);
+    const to = (req.headers.upgrade ?? '').toLowerCase();
+    const spdy = to === SPDY_UPGRADE.toLowerCase();
+    if (!STREAM_PATHS.has(kind) || (to !== 'websocket' && !spdy)) {
+      return failUpgrade(socket, 400, `${url.pathname} cannot be upgraded to ${req.headers.upgrade ?? 'nothing'}: only exec, attach and portForward speak WebSocket or ${SPDY_UPGRADE}`);
     }
     const verb = VERBS[req.method ?? 'GET'] ?? 'get';
     const z = await authorize(who.user, { verb, subresource: 'proxy', nodeName: o.nodeName }, c, o.api, o.domain);
     if (!z.allowed) return failUpgrade(socket, 403, `Forbidden (user=${who.user.username}, verb=${verb}, resource=nodes, subresource=proxy)${z.reason ? `: ${z.reason}` : ''}`);
-    let run: (ws: WebSocket) => void;
+    let run: PreparedStream;
     let protocol: string | undefined;
     try {
       const t = parseStreamPath(url.pathname);
       // the target is checked first, so that a client offering no protocol we speak still learns
-      // what is wrong with it (the API server asks this way for SPDY clients); nothing runs yet
+      // what is wrong with it; nothing runs yet
       run = await prepareStream(streams, t, url);
-      const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
-      const ours = protocolsFor(t);
-      // the client's order of preference decides, as kube's wsstream does
+      const header = spdy ? req.headers['x-stream-protocol-version'] : req.headers['sec-websocket-protocol'];
+      const offered = (Array.isArray(header) ? header.join(',') : String(header ?? '')).split(',').map((p) => p.trim()).filter(Boolean);
+      const ours = protocolsFor(t, spdy);
+      // the client's order of preference decides, as kube's wsstream and httpstream.Handshake do
       protocol = offered.find((p) => ours.includes(p));
+      if (spdy && offered.length === 0) throw new HttpError(400, 'unable to upgrade: X-Stream-Protocol-Version is required');
+      if (spdy && !protocol) throw new HttpError(403, `unable to upgrade: unable to negotiate protocol: client supports [${offered.join(' ')}], server accepts [${ours.join(' ')}]`);
       if (!protocol) throw new HttpError(400, `none of the WebSocket subprotocols [${offered.join(', ')}] is supported; the agent speaks ${ours.join(', ')}`);
     } catch (e) {
       if (e instanceof HttpError) return failUpgrade(socket, e.code, e.message);
       throw e;
     }
+    if (spdy) {
+      socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${SPDY_UPGRADE}\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`);
+      if (head.length > 0) socket.unshift(head);
+      return run.spdy(socketBytes(socket), protocol);
+    }
     chosenProtocol.set(req, protocol);
-    wss.handleUpgrade(req, socket, head, (ws) => run(ws));
+    wss.handleUpgrade(req, socket, head, (ws) => run.webSocket(ws));
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -12,7 +12,7 @@ import { request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
-import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport, type NodeWebSocket } from '../endpoints/handlers/node-transport.js';
+import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport, type NodeUpgrade, type NodeWebSocket } from '../endpoints/handlers/node-transport.js';
 import type { CertificateAndKey } from './pki.js';
 
 export const KUBELET_CLIENT_COMMON_NAME = 'orch-apiserver-kubelet-client';
@@ -137,6 +137,30 @@ export function createNodeTransport(client: CertificateAndKey, clock: Clock): No
             },
           });
         });
+      });
+    },
+
+    upgrade(ep, method, pathAndQuery, headers) {
+      return new Promise<NodeUpgrade>((resolve, reject) => {
+        // its own connection (no agent: an upgraded socket never returns to a pool)
+        const req = httpsRequest({ host: ep.host, port: ep.port, method, path: pathAndQuery, headers, cert: client.certPem, key: client.keyPem, rejectUnauthorized: false, agent: false });
+        const timer = clock.setTimeout(() => req.destroy(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000}s`)), CONNECT_TIMEOUT_MS);
+        req.on('upgrade', (res, socket, head) => {
+          timer.cancel();
+          resolve({ headers: res.headers, socket, head });
+        });
+        req.on('response', (res) => {
+          timer.cancel();
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => reject(new NodeRefusal(res.statusCode ?? 502, Buffer.concat(chunks).toString())));
+          res.on('error', (e) => reject(new NodeUnreachable(e.message)));
+        });
+        req.on('error', (e) => {
+          timer.cancel();
+          reject(new NodeUnreachable(`${method} https://${hostPort(ep)}${pathAndQuery.split('?')[0]}: ${e.message}`));
+        });
+        req.end();
       });
     },
 

@@ -6,19 +6,17 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { ensurePki, issueClientCertificate, loadPki } from '../../src/server/pki.js';
-import { renderKubeconfig } from '../../src/server/kubeconfig.js';
 import { eventually as waitFor } from '../helpers/eventually.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { freePort } from '../helpers/ports.js';
-import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { grantPodReader, kubectlInTerminal, kubectlRun, podRunning, startStreamsEnv, stopStreamsEnv } from '../helpers/node-streams.js';
+import type { AgentProcess } from '../helpers/nodeagent.js';
+import type { TestServer } from '../helpers/server.js';
 
 let ts: TestServer;
 let agent: AgentProcess;
@@ -28,48 +26,17 @@ let dir: string;
 let listener: Server;
 let listenPort: number;
 
-/** kubectl with stdin, its output and exit code */
-function kubectl(kubeconfig: string, args: string[], stdin?: string): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  return new Promise((resolve) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const t = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(t);
-      resolve({ stdout, stderr, code });
-    });
-    if (stdin !== undefined) child.stdin.end(stdin);
-    else child.stdin.end();
-  });
-}
+const kubectl = (kubeconfig: string, args: string[], stdin?: string) => kubectlRun(kubeconfig, args, stdin);
 
 /** the agent acts on its own schedule: poll for up to 45 s, and show its output when it never happens */
 const eventually = <T>(f: () => Promise<T>, what: string, ms = 45_000) => waitFor(f, what, { timeoutMs: ms, intervalMs: 200, context: () => agent?.output() ?? '' });
 const pod = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName: 'node-a', ...spec } });
-const running = (name: string) =>
-  eventually(async () => {
-    const r = await ts.request('GET', `/api/v1/namespaces/default/pods/${name}`);
-    const p = r.json<{ status?: { phase?: string; containerStatuses?: { state?: { running?: unknown } }[] } }>();
-    return p.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => c.state?.running) && p;
-  }, `pod ${name} running`);
+const running = (name: string) => podRunning(ts, name, eventually);
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orch-streams-'));
-  ts = await startTestServer();
-  admin = join(ts.dataDir, 'admin.kubeconfig');
   // the agent checks the API server's client certificate and asks the API server (SubjectAccessReview) whether it may;
   // started as the README starts it: no clientCAFile, so it trusts the cluster CA of its kubeconfig
-  agent = await startAgentProcess(ts, { nodeName: 'node-a', clientCaFile: false, config: { authorization: { mode: 'Webhook' } } });
-  const pki = await loadPki(join(ts.dataDir, 'pki'));
-  const cert = await issueClientCertificate(pki, { commonName: 'alice' });
-  alice = join(dir, 'alice.kubeconfig');
-  await writeFile(alice, renderKubeconfig({ server: ts.server.url, caPem: pki.ca.certPem, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem, user: 'alice' }));
-  listener = createServer((s) => s.on('data', (d) => s.write(`pong:${d}`)));
-  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-  listenPort = (listener.address() as { port: number }).port;
+  ({ ts, agent, admin, alice, dir, listener, listenPort } = await startStreamsEnv());
   for (const p of [
     pod('talker', { containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.3; done'] }] }),
     pod('two', { containers: [{ name: 'a', image: 'busybox', command: ['sh', '-c', 'echo from-a; sleep 3600'] }, { name: 'b', image: 'busybox', command: ['sleep', '3600'] }] }),
@@ -81,13 +48,7 @@ beforeAll(async () => {
   await running('two');
 }, 90_000);
 
-afterAll(async () => {
-  listener?.close();
-  await agent?.stop();
-  await ts?.stop();
-  if (agent) await rm(agent.dir, { recursive: true, force: true });
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => stopStreamsEnv({ listener, agent, ts, dir }));
 
 describe('pods/log', () => {
   it('serves the log with tailLines, timestamps and limitBytes', async () => {
@@ -198,17 +159,7 @@ describe('pods/exec', () => {
 
   it.runIf(existsSync('/usr/bin/script'))('returns the exit code with a terminal too (kubectl exec -it)', async () => {
     // `script` gives kubectl a terminal, so it asks for tty=true (the simulator runs without a pty)
-    const r = await new Promise<{ out: string; code: number | null }>((resolve) => {
-      const child = spawn('script', ['-qec', `kubectl --kubeconfig ${admin} exec -it talker -- sh -c 'echo hi; exit 3'`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      child.on('close', (code) => {
-        clearTimeout(t);
-        resolve({ out, code });
-      });
-    });
+    const r = await kubectlInTerminal(admin, "exec -it talker -- sh -c 'echo hi; exit 3'");
     expect(r.out).toContain('hi');
     expect(r.out).toContain('command terminated with exit code 3');
     expect(r.code).toBe(3);
@@ -229,10 +180,7 @@ describe('pods/exec', () => {
 
   it('refuses a user without pods/exec with 403', async () => {
     // alice may read pods (kubectl exec reads the pod first), not exec into them or read their logs
-    const role = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'Role', metadata: { name: 'pod-reader', namespace: 'default' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }] };
-    const binding = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'RoleBinding', metadata: { name: 'alice-pod-reader', namespace: 'default' }, roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.orch.io' }] };
-    expect((await ts.request('POST', '/apis/rbac.authorization.orch.io/v1/namespaces/default/roles', { body: role })).status).toBe(201);
-    expect((await ts.request('POST', '/apis/rbac.authorization.orch.io/v1/namespaces/default/rolebindings', { body: binding })).status).toBe(201);
+    await grantPodReader(ts, 'alice');
     await eventually(async () => (await kubectl(alice, ['get', 'pod', 'talker'])).code === 0, 'alice reads pods');
     const r = await kubectl(alice, ['exec', 'talker', '--', 'true']);
     expect(r.code).not.toBe(0);

@@ -80,7 +80,7 @@ function request(method: string, path: string, o: { body?: unknown; contentType?
 }
 
 function json(res: HttpResponse): { status: number; body: Record<string, unknown> } {
-  if ('upgrade' in res || res.stream) throw new Error('expected a plain response');
+  if ('upgrade' in res || 'tunnel' in res || res.stream) throw new Error('expected a plain response');
   return { status: res.status, body: JSON.parse(typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body)) as Record<string, unknown> };
 }
 

@@ -86,4 +86,19 @@ describe('ResponseChunkFramer', () => {
       { numRuns: 2000 },
     );
   });
+  it("keeps the gateway's internal 101 of a SPDY hand-over to itself and reads its token (byte-tunnels.ts)", () => {
+    const f = new ResponseChunkFramer();
+    const token = 'ab'.repeat(32);
+    const before = f.frame(Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok', 'latin1'));
+    expect(before?.toString('latin1')).toBe('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    expect(f.tunnelToken).toBeUndefined();
+    const out = f.frame(Buffer.from(`HTTP/1.1 101 Switching Protocols\r\nX-Orch-Tunnel: ${token}\r\nContent-Length: 0\r\n\r\n`, 'latin1'));
+    expect(out).toBeUndefined();
+    expect(f.tunnelToken).toBe(token);
+    // a WebSocket's 101 is no hand-over
+    const ws = new ResponseChunkFramer();
+    ws.frame(Buffer.from('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n', 'latin1'));
+    expect(ws.tunnelToken).toBeUndefined();
+    expect(ws.webSocket).toBe(true);
+  });
 });

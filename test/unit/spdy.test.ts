@@ -1,43 +1,10 @@
 // The SPDY/3.1 server framing of the port-forward tunnel (src/nodeagent/streaming/spdy.ts):
 // header blocks compressed by a peer with the SPDY/3 dictionary and one zlib context for the
 // session, our replies readable by a persistent inflater, data frames with FIN, PING echoed.
-import { constants, createDeflate, createInflate, type Deflate } from 'node:zlib';
+import { constants, createDeflate, createInflate } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { SPDY3_DICTIONARY, SpdyServerSession } from '../../src/nodeagent/streaming/spdy.js';
-
-/** a name/value block as a SPDY/3 client writes it: one zlib context, sync-flushed per block */
-function headerBlock(z: Deflate, headers: Record<string, string>): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  const n = Buffer.alloc(4);
-  n.writeUInt32BE(Object.keys(headers).length);
-  parts.push(n);
-  for (const [k, v] of Object.entries(headers)) {
-    for (const s of [k, v]) {
-      const l = Buffer.alloc(4);
-      l.writeUInt32BE(s.length);
-      parts.push(l, Buffer.from(s));
-    }
-  }
-  return new Promise((resolve) => {
-    const out: Buffer[] = [];
-    const onData = (d: Buffer) => out.push(d);
-    z.on('data', onData);
-    z.write(Buffer.concat(parts));
-    z.flush(constants.Z_SYNC_FLUSH, () => {
-      z.off('data', onData);
-      resolve(Buffer.concat(out));
-    });
-  });
-}
-
-function synStream(id: number, block: Buffer, fin = false): Buffer {
-  const body = Buffer.alloc(10 + block.length);
-  body.writeUInt32BE(id);
-  block.copy(body, 10);
-  const head = Buffer.from([0x80, 0x03, 0x00, 0x01, fin ? 1 : 0, 0, 0, 0]);
-  head.writeUIntBE(body.length, 5, 3);
-  return Buffer.concat([head, body]);
-}
+import { headerBlock, synStream } from '../helpers/spdy-client.js';
 
 describe('SPDY/3.1 server session', () => {
   it('reads streams whose headers share one compression context, and answers in order', async () => {

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Auditor, RequestAudit } from '../../audit/auditor.js';
 import type { RequestInfo } from '../request.js';
 import type { StreamSink } from '../../core/stream.js';
-import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse } from '../http.js';
+import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, TunnelResponse } from '../http.js';
 import type { Filter } from './state.js';
 import { isLongRunning } from './timeout.js';
 
@@ -65,6 +65,7 @@ export function beginAudit(a: GatewayAudit | undefined, req: IncomingRequest, in
 /** adds the Audit-Id header; completes the audit now, or when the stream ends */
 export function finishAudit(out: OutgoingResponse, audit: RequestAudit | undefined, auditID: string, req: IncomingRequest): OutgoingResponse {
   const headers: [string, string][] = [...out.headers, ['Audit-Id', auditID]];
+  if ('tunnel' in out) return auditTunnel(out, headers, audit, req);
   if ('upgrade' in out) {
     // exec, attach, port-forward: long-running like a watch (ResponseStarted at the 101, ResponseComplete when the session ends)
     if (!audit) return { ...out, headers };
@@ -144,4 +145,31 @@ function failureBody(out: PlainResponse): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** a SPDY/3.1 exec, attach or port-forward: as a WebSocket, ResponseComplete when the connection ends */
+function auditTunnel(out: TunnelResponse, headers: [string, string][], audit: RequestAudit | undefined, req: IncomingRequest): OutgoingResponse {
+  if (!audit) return { ...out, headers };
+  const tunnel = out.tunnel;
+  let ended = false;
+  const complete = () => {
+    if (ended) return;
+    ended = true;
+    audit.complete({ code: 101, body: req.body, contentType: req.headers.get('content-type') });
+  };
+  return {
+    ...out,
+    headers,
+    tunnel: {
+      open(client) {
+        audit.responseStarted(101);
+        client.once('close', complete);
+        tunnel.open(client);
+      },
+      close() {
+        tunnel.close();
+        complete();
+      },
+    },
+  };
 }

@@ -77,6 +77,7 @@ export function dispatch(o: DispatchOptions): Next {
     const res = await handler(o.ctx, req);
     // node-agent streams (exec, attach, port-forward): a WebSocket session
     if (res.upgrade) return { upgrade: res.upgrade, status: 101, headers: [] };
+    if (res.tunnel) return { tunnel: res.tunnel, status: 101, headers: [] };
     const warnings = deprecation ? [deprecation, ...(res.warnings ?? [])] : res.warnings;
     // 204 No Content has no body to encode, nor to frame (a chunked 204 corrupts a keep-alive HTTP/1.1 client)
     if (res.status === 204) return { status: 204, headers: (warnings ?? []).map((w): [string, string] => ['Warning', warningHeader(w)]), body: '' };

@@ -6,7 +6,8 @@
 // node is found, and the request goes on to that node's agent through
 // `ctx.nodeTransport`. Logs and proxied responses stream back as they come;
 // exec, attach and port-forward become a WebSocket relayed message by message
-// to a WebSocket the API server opens to the agent.
+// to a WebSocket the API server opens to the agent, or (SPDY/3.1 upgrades) a
+// connection relayed byte for byte to the agent's upgraded connection.
 // pods/proxy and services/proxy: a pod's address is not reachable from the API
 // server in this project (simulated sandboxes have no network), so the HTTP
 // request travels through a port-forward of the pod's agent.
@@ -129,12 +130,6 @@ function containerOf(spec: PodSpec, pod: string, asked: string | null): string {
 }
 
 const isWebSocket = (req: ApiRequest) => (req.headers.get('upgrade') ?? '').toLowerCase() === 'websocket';
-/**
- * the 400 for an exec, attach or port-forward that is not a WebSocket: a plain request (a client
- * library's generated `connectGet…Exec`) gets kube's UpgradeAwareHandler message, a SPDY upgrade ours
- */
-const notWebSocket = (req: ApiRequest, detail: string) =>
-  badRequest(req.headers.get('upgrade') ? `${req.info.subresource} is served over WebSocket only${detail}; SPDY upgrades are not supported` : 'Upgrade request required');
 
 /** the node's agent: InternalIP, else ExternalIP, else Hostname; the port the agent reports */
 async function endpointOf(ctx: HandlerContext, nodeName: string | undefined, pod: string): Promise<NodeEndpoint> {
@@ -343,29 +338,61 @@ function verbMethod(verb: string): string {
 }
 
 async function upgrade(transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
-  const webSocket = isWebSocket(req);
-  // kubectl 1.32 speaks WebSocket first and, when the handshake fails for any reason, tries
-  // again with SPDY, which is not served. So a SPDY request is checked like the WebSocket one
-  // (the agent checks the target before it looks at the subprotocols, and runs nothing) so
-  // that the error the user finally sees is the real one.
-  const offered = webSocket ? (req.headers.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean) : [];
+  if (isSpdy(req)) return spdyUpgrade(transport, ep, path, req);
+  // kube's UpgradeAwareHandler: a stream sub-resource needs an upgrade
+  if (!isWebSocket(req)) throw badRequest('Upgrade request required');
+  const offered = (req.headers.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean);
   // `/` is not a token character (kubectl's `SPDY/3.1+portforward.k8s.io`): the agent knows it with `-`
   const toAgent = (p: string) => p.replaceAll('/', '-');
   let ws;
   try {
     ws = await transport.websocket(ep, path, offered.map(toAgent));
   } catch (e) {
-    if (!webSocket && e instanceof NodeRefusal && /subprotocols/.test(e.body)) {
-      throw notWebSocket(req, ' (subprotocols v5.channel.k8s.io, v4.channel.k8s.io)');
-    }
     refusal(e, ep);
-  }
-  if (!webSocket) {
-    ws.close();
-    throw notWebSocket(req, '');
   }
   const chosen = offered.find((p) => toAgent(p) === ws.protocol) ?? ws.protocol;
   return { status: 101, body: undefined, upgrade: relayWebSocket(ws, chosen) };
+}
+
+const isSpdy = (req: ApiRequest) => (req.headers.get('upgrade') ?? '').toLowerCase() === 'spdy/3.1';
+
+/**
+ * A SPDY/3.1 upgrade, as kube-apiserver's UpgradeAwareHandler proxies it: the agent is asked the
+ * same upgrade (its protocol negotiation, its refusals as the client's answer), and once it switched,
+ * the client's connection is relayed to it byte for byte (the gateway hands it over, byte-tunnels.ts).
+ */
+async function spdyUpgrade(transport: NodeTransport, ep: NodeEndpoint, path: string, req: ApiRequest): Promise<ApiResponse> {
+  const headers: Record<string, string> = { connection: 'Upgrade', upgrade: 'SPDY/3.1' };
+  const protocols = req.headers.get('x-stream-protocol-version');
+  if (protocols) headers['x-stream-protocol-version'] = protocols;
+  let agent;
+  try {
+    agent = await transport.upgrade(ep, req.info.verb === 'get' ? 'GET' : 'POST', path, headers);
+  } catch (e) {
+    refusal(e, ep);
+  }
+  const { socket, head } = agent;
+  const chosen = agent.headers['x-stream-protocol-version'];
+  socket.on('error', () => socket.destroy());
+  return {
+    status: 101,
+    body: undefined,
+    tunnel: {
+      open(client) {
+        client.on('error', () => client.destroy());
+        client.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n${chosen ? `X-Stream-Protocol-Version: ${String(chosen)}\r\n` : ''}\r\n`);
+        if (head.length > 0) client.write(head);
+        // pipe(): back-pressure both ways, and either side's end ends the other
+        socket.pipe(client);
+        client.pipe(socket);
+        socket.on('close', () => {
+          if (!client.writableEnded) client.end();
+        });
+        client.on('close', () => socket.destroy());
+      },
+      close: () => socket.destroy(),
+    },
+  };
 }
 
 function readAll(res: NodeHttpResponse): Promise<string> {

@@ -3,7 +3,7 @@
 // provides it (src/server/node-transport.ts: HTTPS and WebSocket clients with
 // the apiserver-kubelet-client certificate).
 
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 
 /** where a node's agent serves: the node's address and `status.daemonEndpoints.kubeletEndpoint.Port` */
 export interface NodeEndpoint {
@@ -32,6 +32,14 @@ export interface NodeWebSocket {
   onClose(fn: () => void): void;
 }
 
+/** a connection the agent upgraded (SPDY/3.1): its 101's header fields and the raw connection */
+export interface NodeUpgrade {
+  headers: Record<string, string | string[] | undefined>;
+  socket: Duplex;
+  /** bytes the agent sent after its 101 head */
+  head: Buffer;
+}
+
 /** the agent refused the request or the handshake: its status and body (a Status, usually) */
 export class NodeRefusal extends Error {
   constructor(
@@ -49,6 +57,8 @@ export interface NodeTransport {
   request(ep: NodeEndpoint, method: string, pathAndQuery: string, opts: { headers?: Record<string, string>; body?: Uint8Array; signal?: AbortSignal }): Promise<NodeHttpResponse>;
   /** rejects with NodeRefusal or NodeUnreachable */
   websocket(ep: NodeEndpoint, pathAndQuery: string, protocols: string[]): Promise<NodeWebSocket>;
+  /** an HTTP/1.1 upgrade (`headers` carry Connection, Upgrade and the protocol's own); rejects with NodeRefusal or NodeUnreachable */
+  upgrade(ep: NodeEndpoint, method: string, pathAndQuery: string, headers: Record<string, string | string[]>): Promise<NodeUpgrade>;
   /**
    * An HTTP request to `port` of a pod, carried by a port-forward through the pod's agent (pods/proxy,
    * services/proxy: pod addresses are not reachable from the API server here).

@@ -1,6 +1,7 @@
-// kube's SPDY port-forward protocol (`portforward.k8s.io`), as kubectl 1.32
-// speaks it inside a WebSocket (subprotocol `SPDY/3.1+portforward.k8s.io`,
-// KEP-4006 tunnelling): for every local connection the client opens two SPDY
+// kube's SPDY port-forward protocol (`portforward.k8s.io`), on a plain
+// `Upgrade: SPDY/3.1` connection or as kubectl 1.32 speaks it inside a
+// WebSocket (subprotocol `SPDY/3.1+portforward.k8s.io`, KEP-4006
+// tunnelling; byte-conn.ts): for every local connection the client opens two SPDY
 // streams with headers `streamtype` (`error` / `data`), `port` and
 // `requestid`. Once both streams of a request id are there, one runtime
 // PortForwardStream connects to the port in the pod's sandbox; its bytes
@@ -9,10 +10,9 @@
 // client waits for.
 
 import type * as grpc from '@grpc/grpc-js';
-import type { WebSocket, RawData } from 'ws';
 import type { RuntimeClient } from '../runtime/client.js';
 import type { PortForwardFrame } from '../runtime/types.js';
-import { toBuffer } from './remotecommand.js';
+import type { ByteConn } from './byte-conn.js';
 import { SpdyServerSession } from './spdy.js';
 
 /**
@@ -33,13 +33,14 @@ interface Pair {
   done: boolean;
 }
 
-export function bridgeSpdyPortForward(ws: WebSocket, runtime: RuntimeClient, sandboxId: string, log: (m: string) => void): void {
+/** the protocol of a plain `Upgrade: SPDY/3.1` port-forward (kubelet's portforward.k8s.io) */
+export const SPDY_PORT_FORWARD_PROTOCOL = 'portforward.k8s.io';
+
+export function bridgeSpdyPortForward(conn: ByteConn, runtime: RuntimeClient, sandboxId: string, log: (m: string) => void): void {
   const pairs = new Map<string, Pair>();
   const byStream = new Map<number, Pair>();
   const session = new SpdyServerSession(
-    (bytes) => {
-      if (ws.readyState === 1) ws.send(bytes, { binary: true });
-    },
+    (bytes) => conn.write(bytes),
     {
       onStream(id, headers, fin) {
         session.reply(id);
@@ -79,7 +80,7 @@ export function bridgeSpdyPortForward(ws: WebSocket, runtime: RuntimeClient, san
       },
       onEnd(reason) {
         log(`port-forward: ${reason}`);
-        ws.close(1000);
+        conn.close();
       },
     },
   );
@@ -112,9 +113,8 @@ export function bridgeSpdyPortForward(ws: WebSocket, runtime: RuntimeClient, san
     if (p.clientFin) call.write({ close: true });
   }
 
-  ws.on('message', (raw: RawData) => session.feed(toBuffer(raw)));
-  ws.on('close', () => {
+  conn.onData((bytes) => session.feed(bytes));
+  conn.onClose(() => {
     for (const p of pairs.values()) p.call?.cancel();
   });
-  ws.on('error', () => undefined);
 }
