@@ -84,6 +84,8 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   .option('--initial-cluster <members>', 'run as a Raft member: name=host:peerPort,... (every member)')
   .option('--peer-port <port>', 'peer (Raft gRPC) port; default: the port of this member in --initial-cluster', port)
   .option('--pki-dir <dir>', 'certificates shared by every member (default <data-dir>/pki)')
+  .option('--proxy-client-cert-file <file>', 'client certificate presented to aggregated API servers (default <pki-dir>/front-proxy-client.crt, generated)')
+  .option('--proxy-client-key-file <file>', 'private key of --proxy-client-cert-file')
   .option('--enable-fault-injection', 'serve the loopback fault-injection endpoint (chaos tests only)')
   .option('--fault-injection-port <port>', 'port of the fault-injection endpoint', port, 0)
   .addOption(new Option('--raft-tick <duration>', 'Raft tick; the election timeout is 10-20 ticks (e.g. 100ms)').argParser(duration).default(100, '100ms'))
@@ -101,13 +103,14 @@ addNodeLifecycleFlags(addAuditFlags(addLimitFlags(addAuthorizationFlags(addAuthe
   .option('--tls-workers <n>', 'TLS terminator worker processes (0: terminate TLS in the server process)', count, 2)
   // docs/reliability.md "Health that the main loop cannot delay": on by default with --tls-workers; false sends probes to the main process
   .option('--health-in-tls-workers [bool]', 'TLS workers answer HTTP/1.1 /livez, /readyz, /healthz from the main loop\'s health snapshots (default true)', trueOrFalse)
-  .action(async (o: { healthInTlsWorkers?: boolean; securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number; runtimeConfig?: string }) => {
+  .action(async (o: { healthInTlsWorkers?: boolean; securePort: number; bindAddress: string; dataDir: string; apiDomain: string; tlsSan?: string[]; watchCacheWindow: number; shutdownTimeout: number; name?: string; initialCluster?: string; peerPort?: number; pkiDir?: string; proxyClientCertFile?: string; proxyClientKeyFile?: string; enableFaultInjection?: boolean; faultInjectionPort: number; raftTick: number; tlsWorkers: number; runtimeConfig?: string }) => {
     let server;
     try {
       const initialCluster = o.initialCluster ? parseInitialCluster(o.initialCluster) : undefined;
       if (initialCluster && !o.name) throw new Error('--initial-cluster needs --name');
       server = await startServer({
         pkiDir: o.pkiDir,
+        proxyClient: proxyClientOf(o.proxyClientCertFile, o.proxyClientKeyFile),
         cluster: initialCluster
           ? {
               name: o.name!,
@@ -183,4 +186,11 @@ program.parseAsync(process.argv).catch((e: unknown) => {
 function admissionPluginOptionsFrom(o: Record<string, unknown>): { enable?: string[]; disable?: string[] } {
   const list = (v: unknown): string[] | undefined => (typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter((x) => x !== '') : undefined);
   return { enable: list(o.enableAdmissionPlugins), disable: list(o.disableAdmissionPlugins) };
+}
+
+/** `--proxy-client-cert-file` and `--proxy-client-key-file` go together, as kube-apiserver requires */
+function proxyClientOf(certFile: string | undefined, keyFile: string | undefined): { certFile: string; keyFile: string } | undefined {
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new Error('--proxy-client-cert-file and --proxy-client-key-file must be given together');
+  return { certFile, keyFile };
 }

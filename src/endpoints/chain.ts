@@ -4,7 +4,7 @@
 //
 //   request info → metrics → audit → deadline → Status errors → negotiation
 //   → authentication → impersonation → flow control → authorization
-//   → non-resource paths (health, discovery, OpenAPI) → dispatch
+//   → aggregated APIs (proxied) → non-resource paths (health, discovery, OpenAPI) → dispatch
 //
 // Dispatch is one lookup in the installer's (definition, verb, sub-resource)
 // table (src/endpoints/installer.ts), rebuilt when the registry changes.
@@ -20,6 +20,7 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { type Encoder, encoderWith } from './encode.js';
 import { type GatewayAudit, auditFilter, rememberResponseObject } from './filters/audit.js';
 import { authenticationFilter } from './filters/authentication.js';
+import { type AggregatedApis, aggregatorFilter } from './filters/aggregator.js';
 import { authorizationFilter } from './filters/authorization.js';
 import { dispatch } from './filters/dispatch.js';
 import { type FlowAdmission, flowControlFilter } from './filters/flow-control.js';
@@ -63,6 +64,8 @@ export interface ChainOptions {
   clock?: Clock;
   /** audit logging (issue 16 item 3, src/endpoints/filters/audit.ts); absent = only the Audit-Id header */
   audit?: GatewayAudit;
+  /** APIServices with a Service: their groups are proxied after authorization (src/endpoints/filters/aggregator.ts) */
+  aggregated?: AggregatedApis;
 }
 
 export function createChain(opts: ChainOptions): (req: HttpRequest) => Promise<HttpResponse> {
@@ -82,7 +85,9 @@ export function createChain(opts: ChainOptions): (req: HttpRequest) => Promise<H
     impersonationFilter(opts.authz, opts.apiDomain),
   );
   if (opts.flowControl) filters.push(flowControlFilter(opts.flowControl));
-  filters.push(authorizationFilter(opts.authz), nonResourceFilter(opts.health, opts.nonResource, respond));
+  filters.push(authorizationFilter(opts.authz));
+  if (opts.aggregated) filters.push(aggregatorFilter(opts.aggregated));
+  filters.push(nonResourceFilter(opts.health, opts.nonResource, respond));
   const run = compose(filters, dispatch({ ctx: opts.ctx, routes, protobuf, apiDomain: opts.apiDomain, respond, onDeprecated: opts.onDeprecated }));
   return (http) => run({ http, accept: { format: 'json', pretty: false } });
 }

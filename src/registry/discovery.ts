@@ -261,7 +261,8 @@ export function aggregatedDiscovery(defs: ResourceDefinition[], root: 'api' | 'a
   return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${version}`, metadata: {}, items };
 }
 
-function discoveryResources(list: APIResource[]): object[] {
+/** one version's resources as aggregated discovery lists them (sub-resources under their resource) */
+export function discoveryResources(list: APIResource[]): object[] {
   const out: Record<string, unknown>[] = [];
   const byName = new Map<string, Record<string, unknown>>();
   for (const r of list) {

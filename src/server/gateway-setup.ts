@@ -31,9 +31,12 @@ import { withClusterStatus } from './open-store.js';
 import { type LeaderOnlyController, addReadinessChecks } from './readiness.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS, buildFlowControl } from './request-limits.js';
 import type { ServerOptions } from './server-options.js';
+import type { Aggregator } from './aggregator/setup.js';
 
 export interface GatewayDeps {
   opts: ServerOptions;
+  /** APIServices with a Service: proxied, and listed in discovery (src/server/aggregator/) */
+  aggregator?: Aggregator;
   /** the resolved data directory (the gateway's sockets go to its `run/`) */
   dataDir: string;
   pki: { serving: { keyPem: string; certPem: string }; ca: { certPem: string } };
@@ -95,7 +98,8 @@ export async function startGateway(d: GatewayDeps): Promise<Gateway> {
     authz: authorizer,
     health,
     watch,
-    nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource, clock, () => serverAddress), store),
+    nonResource: withClusterStatus(nonResourceHandler(registry, metrics, auth.nonResource, clock, () => serverAddress, d.aggregator?.discovery), store),
+    aggregated: d.aggregator?.apis,
     observe: (info, code, seconds) => metrics.observe(info, code, seconds),
     onDeprecated: (def, info) => metrics.deprecatedRequested(info, def.deprecated?.removedRelease),
     peerFor: (addr) => front?.peerFor(addr),

@@ -12,6 +12,14 @@ import type { ServerMetrics } from './metrics.js';
 import { ORCH_VERSION, versionInfo } from './version.js';
 import { type Clock, systemClock } from '../core/clock.js';
 
+/** what discovery needs of the aggregated groups (src/server/aggregator/discovery.ts) */
+export interface AggregatedGroupsSource {
+  /** changes whenever the lists below change */
+  readonly version: number;
+  groups(): discovery.APIGroup[];
+  discoveryItems(): object[];
+}
+
 export function nonResourceHandler(
   registry: Registry,
   metrics?: ServerMetrics,
@@ -19,13 +27,15 @@ export function nonResourceHandler(
   clock: Clock = systemClock,
   /** host:port clients reach this server at, for `/api`'s serverAddressByClientCIDRs (kube's ExternalAddress) */
   serverAddress: () => string = () => '',
+  /** the aggregated groups (APIServices with a Service) `/apis` lists besides the registry's */
+  aggregatedGroups?: AggregatedGroupsSource,
 ): NonResourceHandler {
   const openapi = new OpenAPIDocuments(registry, { title: 'orch', version: `v1.32.0+orch.${ORCH_VERSION}` });
   // the protobuf form of /openapi/v2, encoded once per document version
   let v2pb: { hash: string; bytes: Uint8Array } | undefined;
   // aggregated discovery documents (/api or /apis, v2 or v2beta1) of the registry's current version
   const aggregated = new Map<string, { json: string; etag: string }>();
-  let aggregatedVersion = -1;
+  let aggregatedVersion = '';
   return (path, query, _accept, headers) => {
     const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     // documents of other components (service-account issuer discovery, spec 001 §5.5)
@@ -62,14 +72,17 @@ export function nonResourceHandler(
     if (p === '/api' || p === '/apis') {
       const v = discovery.acceptsAggregated(headers?.get('accept'));
       if (v !== undefined) {
-        if (aggregatedVersion !== registry.version) {
+        const current = `${registry.version}|${aggregatedGroups?.version ?? 0}`;
+        if (aggregatedVersion !== current) {
           aggregated.clear();
-          aggregatedVersion = registry.version;
+          aggregatedVersion = current;
         }
         const key = `${p}|${v}`;
         let doc = aggregated.get(key);
         if (!doc) {
-          const json = JSON.stringify(discovery.aggregatedDiscovery(registry.all(), p === '/api' ? 'api' : 'apis', v));
+          const list = discovery.aggregatedDiscovery(registry.all(), p === '/api' ? 'api' : 'apis', v) as { items: object[] };
+          if (p === '/apis' && aggregatedGroups) list.items = [...list.items, ...aggregatedGroups.discoveryItems()];
+          const json = JSON.stringify(list);
           doc = { json, etag: `"${createHash('sha256').update(json).digest('hex').toUpperCase()}"` };
           aggregated.set(key, doc);
         }
@@ -77,6 +90,10 @@ export function nonResourceHandler(
       }
     }
     const d = discovery.serveDiscovery(registry, p, serverAddress());
+    if (p === '/apis' && d && aggregatedGroups) {
+      const extra = aggregatedGroups.groups();
+      if (extra.length > 0) return { status: 200, body: { ...d, groups: [...(d as { groups: discovery.APIGroup[] }).groups, ...extra] } };
+    }
     return d === undefined ? undefined : { status: 200, body: d };
   };
 }

@@ -162,6 +162,41 @@ async function readAdminToken(path: string): Promise<string> {
   }
 }
 
+/** the common name of the generated front-proxy client certificate (kubeadm's `front-proxy-client`) */
+export const FRONT_PROXY_CLIENT_NAME = 'front-proxy-client';
+
+/** the aggregator's front-proxy identity: its own CA (requestheader-client-ca-file) and the client certificate it signed */
+export interface FrontProxyPki {
+  ca: CertificateAndKey;
+  client: CertificateAndKey;
+}
+
+/**
+ * The front-proxy CA and client certificate under `dir` (kubeadm's
+ * front-proxy-ca.crt and front-proxy-client.crt), made at first start and
+ * reissued as the other leaves are. A CA of its own, as kube's: aggregated API
+ * servers trust X-Remote-* headers only from certificates this CA signed.
+ */
+export async function ensureFrontProxyPki(dir: string, now: number): Promise<FrontProxyPki> {
+  const caCert = join(dir, 'front-proxy-ca.crt');
+  const caKey = join(dir, 'front-proxy-ca.key');
+  const clientCert = join(dir, 'front-proxy-client.crt');
+  const clientKey = join(dir, 'front-proxy-client.key');
+  let ca = await readPair(caCert, caKey);
+  let caIsNew = false;
+  if (!ca || !pairMatches(ca)) {
+    ca = await createCa(now, 'front-proxy-ca');
+    await writePair(caCert, caKey, ca);
+    caIsNew = true;
+  }
+  let client = caIsNew ? undefined : await readPair(clientCert, clientKey);
+  if (!client || !leafIsUsable(client, new NodeX509Certificate(ca.certPem), now)) {
+    client = await issueClientCertificate({ ca }, { commonName: FRONT_PROXY_CLIENT_NAME, days: LEAF_DAYS, now });
+    await writePair(clientCert, clientKey, client);
+  }
+  return { ca, client };
+}
+
 /** Read an existing PKI without creating or repairing anything. */
 export async function loadPki(dir: string): Promise<Pki> {
   const paths = pkiPaths(dir);
@@ -198,13 +233,13 @@ interface IssueParams {
   now: number;
 }
 
-async function createCa(now: number): Promise<CertificateAndKey> {
+async function createCa(now: number, name = 'orch-ca'): Promise<CertificateAndKey> {
   const x509 = await loadX509();
   const keys = (await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const notBefore = backdated(now);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerial(),
-    name: [{ CN: [`orch-ca@${Math.floor(notBefore.getTime() / 1000)}`] }],
+    name: [{ CN: [`${name}@${Math.floor(notBefore.getTime() / 1000)}`] }],
     notBefore,
     notAfter: new Date(notBefore.getTime() + CA_DAYS * DAY_MS),
     signingAlgorithm: SIGNING_ALGORITHM,

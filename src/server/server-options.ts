@@ -57,6 +57,8 @@ export interface ServerOptions {
   admissionServiceResolver?: ServiceResolver;
   /** certificates shared by every member of a cluster (default <dataDir>/pki) */
   pkiDir?: string;
+  /** `--proxy-client-cert-file`/`--proxy-client-key-file`: the client certificate presented to aggregated API servers (default: generated, <pkiDir>/front-proxy-client.crt) */
+  proxyClient?: { certFile: string; keyFile: string };
   /** run as a member of a Raft cluster instead of the single-node store (docs/raft.md) */
   cluster?: ClusterOptions;
   /**

@@ -40,6 +40,7 @@ import { startControllers } from './controllers-setup.js';
 import { componentProbes } from './component-status.js';
 import { withComponentProbes } from '../registry/kinds/componentstatus.js';
 import { startGateway } from './gateway-setup.js';
+import { startAggregator } from './aggregator/setup.js';
 import { shutdownServer } from './shutdown.js';
 import { admissionPluginWarnings, enabledAdmissionPlugins } from './admission-plugins.js';
 import { NODE_RESTRICTION } from '../auth/authz/node/restriction.js';
@@ -183,7 +184,22 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   registerStoreMetrics(metrics, store);
   if (admissionChain) registerAdmissionMetrics(admissionChain, metrics.registry);
 
+  // API aggregation: APIServices with a Service are proxied (docs/compatibility.md "API aggregation")
+  const aggregator = await startAggregator({
+    apiDomain: opts.apiDomain,
+    pkiDir: pki.paths.dir,
+    proxyClient: opts.proxyClient,
+    requestHeader: opts.authn?.requestHeader,
+    clientCAPem: pki.ca.certPem + auth.clientCAPem,
+    store,
+    registry,
+    storeFor,
+    resolver: opts.admissionServiceResolver,
+    clock,
+    log,
+  });
   const gateway = await startGateway({
+    aggregator,
     opts,
     dataDir,
     pki,
@@ -240,6 +256,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       done ??= (async () => {
         shuttingDown = true;
         resourceMetrics.stop();
+        aggregator.stop();
         await shutdownServer({
           controllers,
           authorization,

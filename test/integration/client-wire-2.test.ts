@@ -289,7 +289,7 @@ describe('apiregistration/v1 APIService (kubectl get apiservices)', () => {
     expect(names).toEqual(expect.arrayContaining(['v1.', 'v1.apps', 'v1.batch', 'v2.autoscaling', 'v1.apiregistration.orch.io', 'v1.rbac.authorization.orch.io']));
   });
 
-  it('one that points at a Service is stored and reported Available=False: orch does not proxy aggregated APIs', async () => {
+  it('one that points at a Service is stored and its availability checked: a missing Service is Available=False (ServiceNotFound)', async () => {
     const body = {
       apiVersion: 'apiregistration.orch.io/v1',
       kind: 'APIService',
@@ -301,9 +301,11 @@ describe('apiregistration/v1 APIService (kubectl get apiservices)', () => {
     };
     const r = await t.request('POST', AS, { body });
     expect(r.status, r.text).toBe(201);
-    const c = r.json<Obj>().status.conditions[0];
-    expect(c).toMatchObject({ type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck' });
-    expect(c.message).toContain('orch does not proxy aggregated APIs');
+    // kube's strategy clears the status on create; the availability controller reports the check that failed
+    expect(r.json<Obj>().status).toEqual({});
+    await expect.poll(async () => (await t.request('GET', `${AS}/v1beta1.metrics.example.com`)).json<Obj>().status?.conditions?.[0]).toMatchObject({
+      type: 'Available', status: 'False', reason: 'ServiceNotFound', message: 'service/metrics in "kube-system" is not present',
+    });
     const bad = await t.request('POST', AS, { body: { ...body, metadata: { name: 'wrong' } } });
     expect(bad.status).toBe(422);
     expect(bad.json<Obj>().details.causes[0]).toEqual({ reason: 'FieldValueInvalid', message: 'Invalid value: "wrong": must be v1beta1.metrics.example.com', field: 'metadata.name' });
@@ -342,7 +344,7 @@ describe('apiregistration/v1 APIService (kubectl get apiservices)', () => {
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^NAME\s+SERVICE\s+AVAILABLE\s+AGE$/);
     expect(lines.find((l) => l.startsWith('v1.apps '))).toMatch(/^v1\.apps\s+Local\s+True\s+\S+$/);
-    expect(lines.find((l) => l.startsWith('v1beta1.metrics.example.com'))).toMatch(/kube-system\/metrics\s+False \(FailedDiscoveryCheck\)/);
+    expect(lines.find((l) => l.startsWith('v1beta1.metrics.example.com'))).toMatch(/kube-system\/metrics\s+False \(ServiceNotFound\)/);
   });
 });
 

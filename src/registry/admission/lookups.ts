@@ -7,7 +7,7 @@ import type { Registry } from '../registry.js';
 import type { ApiObject } from '../types.js';
 import { type RevisionedStore, prefixEnd } from '../../store/types.js';
 import type { AdmissionLookups } from './types.js';
-import type { ResolvedService, ServiceResolver } from './webhook-client.js';
+import { type ResolvedService, type ServiceResolver, ServiceResolutionError } from './webhook-client.js';
 
 export function storeLookups(store: RevisionedStore, registry: Registry): AdmissionLookups {
   const read = (key: string): ApiObject | undefined => {
@@ -70,13 +70,14 @@ export function storeServiceResolver(store: RevisionedStore, registry: Registry)
   return (namespace, name, port): ResolvedService => {
     const serverName = `${name}.${namespace}.svc`;
     const svc = read('services', namespace, name);
-    if (!svc) throw new Error(`service "${name}" not found`);
+    if (!svc) throw new ServiceResolutionError('ServiceNotFound', `service "${name}" not found`);
     const spec = (svc.spec ?? {}) as Obj;
     if (spec.type === 'ExternalName' && typeof spec.externalName === 'string') return { host: spec.externalName, port, serverName };
     const ports = (Array.isArray(spec.ports) ? spec.ports : []) as Obj[];
     const sp = ports.find((p) => p.port === port);
-    if (!sp) throw new Error(`no service port ${port} found for service "${name}"`);
+    if (!sp) throw new ServiceResolutionError('ServicePortError', `no service port ${port} found for service "${name}"`);
     const ep = read('endpoints', namespace, name);
+    if (!ep) throw new ServiceResolutionError('EndpointsNotFound', `no endpoints available for service "${name}"`);
     for (const subset of (Array.isArray(ep?.subsets) ? ep.subsets : []) as Obj[]) {
       const addrs = (Array.isArray(subset.addresses) ? subset.addresses : []) as Obj[];
       const eports = (Array.isArray(subset.ports) ? subset.ports : []) as Obj[];
@@ -84,6 +85,6 @@ export function storeServiceResolver(store: RevisionedStore, registry: Registry)
       const ip = addrs.find((a) => typeof a.ip === 'string')?.ip;
       if (epPort && typeof epPort.port === 'number' && typeof ip === 'string') return { host: ip, port: epPort.port, serverName };
     }
-    throw new Error(`no endpoints available for service "${name}"`);
+    throw new ServiceResolutionError('MissingEndpoints', `no endpoints available for service "${name}"`, typeof sp.name === 'string' ? sp.name : '');
   };
 }

@@ -25,6 +25,22 @@ export type ServiceResolver = (namespace: string, name: string, port: number) =>
 
 export class WebhookCallError extends Error {}
 
+/**
+ * Why a Service reference did not resolve, as kube-aggregator's availability
+ * controller names it (ServiceNotFound, ServicePortError, EndpointsNotFound,
+ * MissingEndpoints); the message is the webhook client's wording.
+ */
+export class ServiceResolutionError extends Error {
+  constructor(
+    readonly reason: 'ServiceNotFound' | 'ServicePortError' | 'EndpointsNotFound' | 'MissingEndpoints',
+    message: string,
+    /** the Service port's name (MissingEndpoints names it) */
+    readonly portName = '',
+  ) {
+    super(message);
+  }
+}
+
 /** keep-alive agents per endpoint and CA, so a busy webhook does not pay a TLS handshake per call */
 export class WebhookAgents {
   private readonly agents = new Map<string, Agent>();
@@ -158,12 +174,12 @@ export function postReview(
   });
 }
 
-function isIp(h: string): boolean {
+export function isIp(h: string): boolean {
   return /^\d+\.\d+\.\d+\.\d+$/.test(h) || h.includes(':');
 }
 
 /** Service references: the certificate must name `<service>.<namespace>.svc` whatever address we dialled */
-function checkName(serverName: string) {
+export function checkName(serverName: string) {
   return (_host: string, cert: PeerCertificate): Error | undefined => {
     const sans = (cert.subjectaltname ?? '').split(',').map((s) => s.trim());
     if (sans.includes(`DNS:${serverName}`)) return undefined;
@@ -171,7 +187,7 @@ function checkName(serverName: string) {
   };
 }
 
-function describeSocketError(e: NodeJS.ErrnoException, t: { host: string; port: number }): string {
+export function describeSocketError(e: NodeJS.ErrnoException, t: { host: string; port: number }): string {
   if (e.code === 'ECONNREFUSED') return `dial tcp ${t.host}:${t.port}: connect: connection refused`;
   if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN') return `dial tcp: lookup ${t.host}: no such host`;
   if (e.code === 'ECONNRESET') return `read tcp ${t.host}:${t.port}: connection reset by peer`;

@@ -2,8 +2,9 @@
 // apiservices` and client libraries' discovery treat the group as any other.
 // Local APIServices (no spec.service) name the group/versions this server
 // serves and are always Available (src/controllers/local-apiservices.ts keeps
-// them); one that points at a Service is stored and reported Available=False:
-// orch does not proxy aggregated APIs (docs/compatibility.md).
+// them); one that points at a Service starts with no status and the
+// availability controller (src/controllers/apiservice-availability.ts) probes
+// it; its group is then proxied (docs/compatibility.md "API aggregation").
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
@@ -82,18 +83,17 @@ function availableText(o: ApiObject): string {
 }
 
 /**
- * The Available condition, derived from the spec: kube's availability controller
- * reports local ones True; orch never proxies, so one with a Service is False.
+ * The Available condition of a local APIService, derived from the spec: kube's
+ * local availability controller reports them True. One with a Service is the
+ * remote availability controller's: it starts with no status (kube's strategy
+ * clears it on create) and keeps what that controller wrote.
  */
 function setAvailability(o: ApiObject, old: ApiObject | undefined): void {
-  const svc = getObject(o, 'spec', 'service');
-  const want = svc
-    ? {
-      status: 'False',
-      reason: 'FailedDiscoveryCheck',
-      message: `orch does not proxy aggregated APIs: service/${getString(svc, 'name') ?? ''} in "${getString(svc, 'namespace') ?? ''}" is never called`,
-    }
-    : { status: 'True', ...LOCAL };
+  if (getObject(o, 'spec', 'service')) {
+    if (!old) o.status = {};
+    return;
+  }
+  const want = { status: 'True', ...LOCAL };
   const before = old && getArray(old, 'status', 'conditions').find((x) => get(x, 'type') === 'Available');
   const same = before && getString(before, 'status') === want.status;
   // strategies have no clock: a new condition is dated by the object's creation (docs/compatibility.md)

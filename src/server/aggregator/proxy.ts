@@ -1,0 +1,191 @@
+// kube-aggregator's proxy (handler_proxy.go): the request, authenticated and
+// authorized here, goes on over HTTPS to the APIService's Service, resolved as
+// the admission webhook client resolves a Service reference
+// (src/registry/admission/lookups.ts), trusting the APIService's caBundle
+// (none when insecureSkipTLSVerify) and presenting the front-proxy client
+// certificate; the user travels in X-Remote-User / X-Remote-Group /
+// X-Remote-Extra-* (kube's requestheader authentication), and the client's own
+// credentials do not. Watches and other long-running answers stream through.
+
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { request } from 'node:https';
+import type { Clock } from '../../core/clock.js';
+import type { StreamSink } from '../../core/stream.js';
+import { serviceUnavailable } from '../../core/errors.js';
+import type { AggregatedVersion, ProxiedRequest } from '../../endpoints/filters/aggregator.js';
+import type { HttpResponse } from '../../endpoints/http.js';
+import { type ServiceResolver, type WebhookAgents, checkName, describeSocketError } from '../../registry/admission/webhook-client.js';
+import type { UserInfo } from '../../auth/types.js';
+import type { CertificateAndKey } from '../pki.js';
+
+/** the largest answer buffered whole; anything longer streams */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+/** headers that belong to one hop (RFC 9110 §7.6.1) or to the client's identity, never forwarded */
+const DROPPED_REQUEST_HEADERS = new Set(['authorization', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'accept-encoding']);
+const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'trailer', 'upgrade', 'proxy-connection']);
+
+export interface AggregatorProxyOptions {
+  resolver: ServiceResolver;
+  agents: WebhookAgents;
+  /** the front-proxy client certificate (--proxy-client-cert-file / --proxy-client-key-file) */
+  clientCert: () => CertificateAndKey;
+  log?: (msg: string) => void;
+}
+
+/** kube's transport.SetAuthProxyHeaders: the user, one header per group, extras with percent-encoded keys */
+export function authProxyHeaders(user: UserInfo): OutgoingHttpHeaders {
+  const h: OutgoingHttpHeaders = { 'x-remote-user': user.username };
+  if (user.uid) h['x-remote-uid'] = user.uid;
+  if (user.groups.length > 0) h['x-remote-group'] = [...user.groups];
+  for (const [k, vs] of Object.entries(user.extra ?? {})) h[`x-remote-extra-${encodeURIComponent(k)}`] = [...vs];
+  return h;
+}
+
+/** the options of one HTTPS request to an APIService's Service (proxy and availability probe alike) */
+export function serviceRequestOptions(
+  target: AggregatedVersion,
+  o: AggregatorProxyOptions,
+  /** kube's availability probe skips verification whatever the APIService says */
+  insecure = target.insecureSkipTLSVerify,
+): { host: string; port: number; tls: Record<string, unknown>; agentKey: string } {
+  const svc = target.service;
+  const r = o.resolver(svc.namespace, svc.name, svc.port);
+  const cert = o.clientCert();
+  const ca = target.caBundle ? Buffer.from(target.caBundle, 'base64').toString('utf8') : undefined;
+  const tls = insecure
+    ? { rejectUnauthorized: false }
+    : { ca, servername: r.serverName, checkServerIdentity: checkName(r.serverName) };
+  return {
+    host: r.host,
+    port: r.port,
+    tls: { ...tls, cert: cert.certPem, key: cert.keyPem },
+    agentKey: `aggr|${r.host}:${r.port}|${r.serverName}|${insecure ? 'insecure' : (ca ?? '')}`,
+  };
+}
+
+export function aggregatorProxy(o: AggregatorProxyOptions): (r: ProxiedRequest) => Promise<HttpResponse> {
+  return (r) => {
+    let target: ReturnType<typeof serviceRequestOptions>;
+    try {
+      target = serviceRequestOptions(r.target, o);
+    } catch (e) {
+      // kube logs the resolution error and answers 503 "service unavailable"
+      o.log?.(`aggregator: ${r.target.name}: ${(e as Error).message}`);
+      return Promise.reject(serviceUnavailable('service unavailable'));
+    }
+    const headers: OutgoingHttpHeaders = {};
+    for (const [k, v] of r.http.headers) {
+      if (DROPPED_REQUEST_HEADERS.has(k) || k.startsWith('x-remote-') || k.startsWith('impersonate-')) continue;
+      headers[k] = v;
+    }
+    Object.assign(headers, authProxyHeaders(r.user));
+    if (r.http.body.length > 0) headers['content-length'] = r.http.body.length;
+    const query = r.http.query.toString();
+    const long = r.info.verb === 'watch' || r.http.query.get('follow') === 'true';
+    return new Promise<HttpResponse>((resolve, reject) => {
+      const req = request(
+        { host: target.host, port: target.port, method: r.http.method, path: query ? `${r.http.path}?${query}` : r.http.path, headers, agent: o.agents.get(target.agentKey), ...target.tls },
+        (res) => resolve(long ? streamed(res, req.destroy.bind(req)) : buffered(res)),
+      );
+      const onAbort = () => req.destroy();
+      r.http.signal.addEventListener('abort', onAbort, { once: true });
+      req.on('close', () => r.http.signal.removeEventListener('abort', onAbort));
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        o.log?.(`aggregator: ${r.target.name}: ${e.message}`);
+        reject(serviceUnavailable(`error trying to reach service: ${describeSocketError(e, target)}`));
+      });
+      req.end(r.http.body.length > 0 ? Buffer.from(r.http.body) : undefined);
+    });
+  };
+}
+
+function responseHeaders(res: IncomingMessage): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [k, v] of Object.entries(res.headers)) {
+    if (v === undefined || DROPPED_RESPONSE_HEADERS.has(k)) continue;
+    for (const one of Array.isArray(v) ? v : [v]) out.push([k, one]);
+  }
+  return out;
+}
+
+/** an ordinary answer: read whole (the transport frames and may compress it), or streamed when it is very long */
+function buffered(res: IncomingMessage): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (c: Buffer) => {
+      size += c.length;
+      chunks.push(c);
+      if (size > MAX_BUFFERED_BYTES) reject(serviceUnavailable('the aggregated API server\'s response is too large'));
+    });
+    res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: responseHeaders(res), body: new Uint8Array(Buffer.concat(chunks)), compressible: true }));
+    res.on('error', (e: Error) => reject(serviceUnavailable(`error reading from the aggregated API server: ${e.message}`)));
+  });
+}
+
+/** a watch (or a followed log): bytes as they come, until either side ends */
+function streamed(res: IncomingMessage, abort: () => void): HttpResponse {
+  return {
+    stream: true,
+    status: res.statusCode ?? 502,
+    headers: responseHeaders(res),
+    start(sink: StreamSink) {
+      res.on('data', (c: Buffer) => sink.write(c));
+      res.on('end', () => sink.end());
+      res.on('error', () => sink.end());
+    },
+    stop() {
+      abort();
+    },
+  };
+}
+
+/** the identity kube-aggregator's own requests carry (availability probe, discovery) */
+const AGGREGATOR_USER: UserInfo = { username: 'system:kube-aggregator', groups: ['system:masters'] };
+
+/**
+ * GET of the server's `/apis/<group>/<version>` as kube's availability check
+ * makes it (its own identity, 5 s at most, a 2xx or 3xx answer); resolves with
+ * the body (the version's APIResourceList, for discovery), rejects with kube's
+ * "failing or missing response from <url>: …".
+ */
+export function getDiscoveryDocument(target: AggregatedVersion, o: AggregatorProxyOptions, clock: Clock, timeoutMs = 5000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const path = `/apis/${target.group}/${target.version}`;
+    let t: ReturnType<typeof serviceRequestOptions>;
+    try {
+      t = serviceRequestOptions(target, o, true);
+    } catch (e) {
+      reject(e);
+      return;
+    }
+    const url = `https://${t.host}:${t.port}${path}`;
+    let done = false;
+    const fail = (why: string) => {
+      if (done) return;
+      done = true;
+      timer.cancel();
+      reject(new Error(`failing or missing response from ${url}: ${why}`));
+    };
+    const req = request({ host: t.host, port: t.port, method: 'GET', path, headers: { accept: 'application/json', ...authProxyHeaders(AGGREGATOR_USER) }, agent: o.agents.get(t.agentKey), ...t.tls }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const code = res.statusCode ?? 0;
+        if (code < 200 || code >= 300) return fail(`bad status from ${url}: ${code}`);
+        if (done) return;
+        done = true;
+        timer.cancel();
+        resolve(Buffer.concat(chunks).toString('utf8'));
+      });
+      res.on('error', (e) => fail(e.message));
+    });
+    const timer = clock.setTimeout(() => {
+      fail(`Get "${url}": context deadline exceeded`);
+      req.destroy();
+    }, timeoutMs);
+    req.on('error', (e: NodeJS.ErrnoException) => fail(`Get "${url}": ${describeSocketError(e, t)}`));
+    req.end();
+  });
+}
