@@ -9,6 +9,7 @@ import { type Server, createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
+import { WebSocketServer } from 'ws';
 import { ensurePki } from '../../src/server/pki.js';
 
 export const WARDLE_GROUP = 'wardle.example.com';
@@ -57,12 +58,16 @@ export async function startWardleServer(dir: string, port = 0): Promise<WardleSe
   const seen: WardleRequest[] = [];
   const flunders = new Map<string, Record<string, unknown>>();
   let rv = 1;
-  const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
+  const record = (req: IncomingMessage): URL => {
     const url = new URL(req.url ?? '/', 'https://wardle');
     const cert = (req.socket as TLSSocket).getPeerCertificate();
     const headers: [string, string][] = [];
     for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!.toLowerCase(), req.rawHeaders[i + 1]!]);
     seen.push({ method: req.method ?? '', path: url.pathname, query: url.searchParams, headers, clientCN: String(cert?.subject?.CN ?? ''), clientIssuerCN: String(cert?.issuer?.CN ?? ''), clientCertPem: pemOf(cert?.raw) });
+    return url;
+  };
+  const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
+    const url = record(req);
     const base = `/apis/${WARDLE_GROUP}/${WARDLE_VERSION}`;
     if (url.pathname === `/apis/${WARDLE_GROUP}`) {
       const gv = { groupVersion: `${WARDLE_GROUP}/${WARDLE_VERSION}`, version: WARDLE_VERSION };
@@ -95,6 +100,12 @@ export async function startWardleServer(dir: string, port = 0): Promise<WardleSe
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => handle(req, res, body));
   });
+  // a WebSocket (kube's watch over WebSocket, exec): greets the user the proxy named
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req: IncomingMessage, socket, head) => {
+    record(req);
+    wss.handleUpgrade(req, socket, head, (ws) => ws.send(`hello ${String(req.headers['x-remote-user'])}`));
+  });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     port: (server.address() as AddressInfo).port,
@@ -103,6 +114,8 @@ export async function startWardleServer(dir: string, port = 0): Promise<WardleSe
     flunders,
     close: () =>
       new Promise<void>((resolve) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

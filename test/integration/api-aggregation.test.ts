@@ -9,13 +9,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl, runKubectlInput } from '../helpers/kubectl.js';
 import { kubeconfigFor, userCert } from '../helpers/identities.js';
 import { WARDLE_GROUP, WARDLE_VERSION, type WardleServer, startWardleServer } from '../helpers/wardle-server.js';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;
 
 const AS = `/apis/apiregistration.orch.io/v1/apiservices`;
 const NAME = `${WARDLE_VERSION}.${WARDLE_GROUP}`;
@@ -141,6 +142,19 @@ describe('API aggregation (kube-aggregator)', () => {
       req.end();
     });
     expect(JSON.parse(first.split('\n')[0]!)).toMatchObject({ type: 'ADDED', object: { kind: 'Flunder' } });
+  });
+
+  it('a WebSocket upgrade passes through to the server, with the user in X-Remote-User', async () => {
+    const ws = new WebSocket(`${t.server.url.replace('https:', 'wss:')}${FLUNDERS}?watch=true`, { ca: t.server.caPem, cert: t.server.adminCertPem, key: t.server.adminKeyPem });
+    try {
+      const first = await new Promise<string>((resolve, reject) => {
+        ws.once('message', (d) => resolve(String(d)));
+        ws.once('error', reject);
+      });
+      expect(first).toBe('hello orch-admin');
+    } finally {
+      ws.terminate();
+    }
   });
 
   it('a user without RBAC on flunders gets 403 from orch and the server is not called', async () => {

@@ -17,6 +17,7 @@ import type { HttpResponse } from '../../endpoints/http.js';
 import { type ServiceResolver, type WebhookAgents, checkName, describeSocketError } from '../../registry/admission/webhook-client.js';
 import type { UserInfo } from '../../auth/types.js';
 import type { CertificateAndKey } from '../pki.js';
+import { isUpgrade, proxyUpgrade } from './upgrade.js';
 
 /** the largest answer buffered whole; anything longer streams */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
@@ -64,6 +65,16 @@ export function serviceRequestOptions(
   };
 }
 
+/** the client's headers without its credentials, hop-by-hop headers or claimed identity, and the user as X-Remote-* */
+export function forwardedHeaders(r: ProxiedRequest): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = {};
+  for (const [k, v] of r.http.headers) {
+    if (DROPPED_REQUEST_HEADERS.has(k) || k.startsWith('x-remote-') || k.startsWith('impersonate-')) continue;
+    headers[k] = v;
+  }
+  return Object.assign(headers, authProxyHeaders(r.user));
+}
+
 export function aggregatorProxy(o: AggregatorProxyOptions): (r: ProxiedRequest) => Promise<HttpResponse> {
   return (r) => {
     let target: ReturnType<typeof serviceRequestOptions>;
@@ -74,12 +85,8 @@ export function aggregatorProxy(o: AggregatorProxyOptions): (r: ProxiedRequest) 
       o.log?.(`aggregator: ${r.target.name}: ${(e as Error).message}`);
       return Promise.reject(serviceUnavailable('service unavailable'));
     }
-    const headers: OutgoingHttpHeaders = {};
-    for (const [k, v] of r.http.headers) {
-      if (DROPPED_REQUEST_HEADERS.has(k) || k.startsWith('x-remote-') || k.startsWith('impersonate-')) continue;
-      headers[k] = v;
-    }
-    Object.assign(headers, authProxyHeaders(r.user));
+    if (isUpgrade(r.http.headers)) return proxyUpgrade(r, o);
+    const headers = forwardedHeaders(r);
     if (r.http.body.length > 0) headers['content-length'] = r.http.body.length;
     const query = r.http.query.toString();
     const long = r.info.verb === 'watch' || r.http.query.get('follow') === 'true';
