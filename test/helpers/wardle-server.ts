@@ -102,9 +102,13 @@ export async function startWardleServer(dir: string, port = 0): Promise<WardleSe
   });
   // a WebSocket (kube's watch over WebSocket, exec): greets the user the proxy named
   const wss = new WebSocketServer({ noServer: true });
+  const sockets = new Set<{ terminate(): void }>();
   server.on('upgrade', (req: IncomingMessage, socket, head) => {
     record(req);
-    wss.handleUpgrade(req, socket, head, (ws) => ws.send(`hello ${String(req.headers['x-remote-user'])}`));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      sockets.add(ws);
+      ws.send(`hello ${String(req.headers['x-remote-user'])}`);
+    });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
@@ -114,7 +118,7 @@ export async function startWardleServer(dir: string, port = 0): Promise<WardleSe
     flunders,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const c of wss.clients) c.terminate();
+        for (const c of sockets) c.terminate();
         wss.close();
         server.closeAllConnections();
         server.close(() => resolve());

@@ -145,7 +145,7 @@ describe('API aggregation (kube-aggregator)', () => {
   });
 
   it('a WebSocket upgrade passes through to the server, with the user in X-Remote-User', async () => {
-    const ws = new WebSocket(`${t.server.url.replace('https:', 'wss:')}${FLUNDERS}?watch=true`, { ca: t.server.caPem, cert: t.server.adminCertPem, key: t.server.adminKeyPem });
+    const ws = new WebSocket(`${t.server.url.replace('https:', 'wss:')}${FLUNDERS}?watch=true`, [], { ca: t.server.caPem, cert: t.server.adminCertPem, key: t.server.adminKeyPem });
     try {
       const first = await new Promise<string>((resolve, reject) => {
         ws.once('message', (d) => resolve(String(d)));

@@ -7,73 +7,21 @@
 // X-Remote-Extra-* (kube's requestheader authentication), and the client's own
 // credentials do not. Watches and other long-running answers stream through.
 
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { request } from 'node:https';
 import type { Clock } from '../../core/clock.js';
 import type { StreamSink } from '../../core/stream.js';
 import { serviceUnavailable } from '../../core/errors.js';
 import type { AggregatedVersion, ProxiedRequest } from '../../endpoints/filters/aggregator.js';
 import type { HttpResponse } from '../../endpoints/http.js';
-import { type ServiceResolver, type WebhookAgents, checkName, describeSocketError } from '../../registry/admission/webhook-client.js';
+import { describeSocketError } from '../../registry/admission/webhook-client.js';
 import type { UserInfo } from '../../auth/types.js';
-import type { CertificateAndKey } from '../pki.js';
+import { type AggregatorProxyOptions, authProxyHeaders, forwardedHeaders, serviceRequestOptions } from './service-request.js';
 import { isUpgrade, proxyUpgrade } from './upgrade.js';
 
 /** the largest answer buffered whole; anything longer streams */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
-
-/** headers that belong to one hop (RFC 9110 §7.6.1) or to the client's identity, never forwarded */
-const DROPPED_REQUEST_HEADERS = new Set(['authorization', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'accept-encoding']);
 const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'trailer', 'upgrade', 'proxy-connection']);
-
-export interface AggregatorProxyOptions {
-  resolver: ServiceResolver;
-  agents: WebhookAgents;
-  /** the front-proxy client certificate (--proxy-client-cert-file / --proxy-client-key-file) */
-  clientCert: () => CertificateAndKey;
-  log?: (msg: string) => void;
-}
-
-/** kube's transport.SetAuthProxyHeaders: the user, one header per group, extras with percent-encoded keys */
-export function authProxyHeaders(user: UserInfo): OutgoingHttpHeaders {
-  const h: OutgoingHttpHeaders = { 'x-remote-user': user.username };
-  if (user.uid) h['x-remote-uid'] = user.uid;
-  if (user.groups.length > 0) h['x-remote-group'] = [...user.groups];
-  for (const [k, vs] of Object.entries(user.extra ?? {})) h[`x-remote-extra-${encodeURIComponent(k)}`] = [...vs];
-  return h;
-}
-
-/** the options of one HTTPS request to an APIService's Service (proxy and availability probe alike) */
-export function serviceRequestOptions(
-  target: AggregatedVersion,
-  o: AggregatorProxyOptions,
-  /** kube's availability probe skips verification whatever the APIService says */
-  insecure = target.insecureSkipTLSVerify,
-): { host: string; port: number; tls: Record<string, unknown>; agentKey: string } {
-  const svc = target.service;
-  const r = o.resolver(svc.namespace, svc.name, svc.port);
-  const cert = o.clientCert();
-  const ca = target.caBundle ? Buffer.from(target.caBundle, 'base64').toString('utf8') : undefined;
-  const tls = insecure
-    ? { rejectUnauthorized: false }
-    : { ca, servername: r.serverName, checkServerIdentity: checkName(r.serverName) };
-  return {
-    host: r.host,
-    port: r.port,
-    tls: { ...tls, cert: cert.certPem, key: cert.keyPem },
-    agentKey: `aggr|${r.host}:${r.port}|${r.serverName}|${insecure ? 'insecure' : (ca ?? '')}`,
-  };
-}
-
-/** the client's headers without its credentials, hop-by-hop headers or claimed identity, and the user as X-Remote-* */
-export function forwardedHeaders(r: ProxiedRequest): OutgoingHttpHeaders {
-  const headers: OutgoingHttpHeaders = {};
-  for (const [k, v] of r.http.headers) {
-    if (DROPPED_REQUEST_HEADERS.has(k) || k.startsWith('x-remote-') || k.startsWith('impersonate-')) continue;
-    headers[k] = v;
-  }
-  return Object.assign(headers, authProxyHeaders(r.user));
-}
 
 export function aggregatorProxy(o: AggregatorProxyOptions): (r: ProxiedRequest) => Promise<HttpResponse> {
   return (r) => {

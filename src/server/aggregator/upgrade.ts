@@ -11,7 +11,7 @@ import { serviceUnavailable } from '../../core/errors.js';
 import type { ProxiedRequest } from '../../endpoints/filters/aggregator.js';
 import type { HttpResponse } from '../../endpoints/http.js';
 import { describeSocketError } from '../../registry/admission/webhook-client.js';
-import { type AggregatorProxyOptions, forwardedHeaders, serviceRequestOptions } from './proxy.js';
+import { type AggregatorProxyOptions, forwardedHeaders, serviceRequestOptions } from './service-request.js';
 
 /** the largest response head read before the answer is known */
 const MAX_HEAD_BYTES = 64 * 1024;
