@@ -66,7 +66,7 @@ describe('API aggregation (kube-aggregator)', () => {
     expect(probe!.clientCN).toBe('front-proxy-client');
   });
 
-  it.concurrent('extension-apiserver-authentication in the system namespace names the client CA and the front proxy that signs the proxied requests', async () => {
+  it.concurrent('extension-apiserver-authentication in the system namespace names the client CA and the front proxy that signs the proxied requests', async ({ expect }) => {
     const data = (await call('GET', '/api/v1/namespaces/orch-system/configmaps/extension-apiserver-authentication')).data as Record<string, string>;
     expect(data['client-ca-file']).toContain(t.server.caPem.trim());
     expect(data['requestheader-username-headers']).toBe('["X-Remote-User"]');
@@ -78,6 +78,25 @@ describe('API aggregation (kube-aggregator)', () => {
     const presented = new X509Certificate(wardle.seen[0]!.clientCertPem);
     expect(presented.verify(frontCa.publicKey)).toBe(true);
     expect(presented.verify(new X509Certificate(t.server.caPem).publicKey)).toBe(false);
+  });
+
+  it.concurrent("a Service that cannot lead to a server is reported with kube's reasons: ServicePortError, EndpointsNotFound, MissingEndpoints", async ({ expect }) => {
+    const condition = async (name: string) => (await t.request('GET', `${AS}/${name}`)).json<Obj>().status?.conditions?.[0];
+    const register = (group: string, service: string, port: number) => call('POST', AS, {
+      apiVersion: 'apiregistration.orch.io/v1', kind: 'APIService', metadata: { name: `v1.${group}` },
+      spec: { group, version: 'v1', service: { namespace: 'wardle', name: service, port }, insecureSkipTLSVerify: true, groupPriorityMinimum: 100, versionPriority: 10 },
+    });
+    await call('POST', '/api/v1/namespaces/wardle/services', { metadata: { name: 'no-endpoints' }, spec: { ports: [{ name: 'https', port: 443 }] } });
+    await call('POST', '/api/v1/namespaces/wardle/services', { metadata: { name: 'empty' }, spec: { ports: [{ name: 'https', port: 443 }] } });
+    await call('POST', '/api/v1/namespaces/wardle/endpoints', { metadata: { name: 'empty' }, subsets: [] });
+    await Promise.all([register('port.example.com', 'api', 8080), register('noeps.example.com', 'no-endpoints', 443), register('empty.example.com', 'empty', 443)]);
+    await expect.poll(() => condition('v1.port.example.com')).toMatchObject({ status: 'False', reason: 'ServicePortError', message: 'service/api in "wardle" is not listening on port 8080' });
+    await expect.poll(() => condition('v1.noeps.example.com')).toMatchObject({ status: 'False', reason: 'EndpointsNotFound', message: 'cannot find endpoints for service/no-endpoints in "wardle"' });
+    await expect.poll(() => condition('v1.empty.example.com')).toMatchObject({ status: 'False', reason: 'MissingEndpoints', message: 'endpoints for service/empty in "wardle" have no addresses with port name "https"' });
+    // not Available: its requests are 503, as kube's proxy answers
+    const r = await t.request('GET', '/apis/port.example.com/v1/things');
+    expect(r.status).toBe(503);
+    expect(r.json<Obj>()).toMatchObject({ reason: 'ServiceUnavailable', message: 'service unavailable' });
   });
 
   it('kubectl creates and gets flunders through orch; the server sees the user in X-Remote-* and never the client\'s credentials', async () => {

@@ -33,7 +33,7 @@ export function aggregatorProxy(o: AggregatorProxyOptions): (r: ProxiedRequest) 
       o.log?.(`aggregator: ${r.target.name}: ${(e as Error).message}`);
       return Promise.reject(serviceUnavailable('service unavailable'));
     }
-    if (isUpgrade(r.http.headers)) return proxyUpgrade(r, o);
+    if (isUpgrade(r.http.headers)) return proxyUpgrade(r, target);
     const headers = forwardedHeaders(r);
     if (r.http.body.length > 0) headers['content-length'] = r.http.body.length;
     const query = r.http.query.toString();

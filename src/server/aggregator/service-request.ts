@@ -30,6 +30,8 @@ export function authProxyHeaders(user: UserInfo): OutgoingHttpHeaders {
   return h;
 }
 
+export type ServiceTarget = ReturnType<typeof serviceRequestOptions>;
+
 /** the options of one HTTPS request to an APIService's Service (proxy and availability probe alike) */
 export function serviceRequestOptions(
   target: AggregatedVersion,

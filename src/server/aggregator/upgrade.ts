@@ -11,7 +11,7 @@ import { serviceUnavailable } from '../../core/errors.js';
 import type { ProxiedRequest } from '../../endpoints/filters/aggregator.js';
 import type { HttpResponse } from '../../endpoints/http.js';
 import { describeSocketError } from '../../registry/admission/webhook-client.js';
-import { type AggregatorProxyOptions, forwardedHeaders, serviceRequestOptions } from './service-request.js';
+import { type ServiceTarget, forwardedHeaders } from './service-request.js';
 
 /** the largest response head read before the answer is known */
 const MAX_HEAD_BYTES = 64 * 1024;
@@ -20,14 +20,8 @@ export function isUpgrade(headers: Map<string, string>): boolean {
   return headers.has('upgrade') && /\bupgrade\b/i.test(headers.get('connection') ?? '');
 }
 
-export function proxyUpgrade(r: ProxiedRequest, o: AggregatorProxyOptions): Promise<HttpResponse> {
-  let target: ReturnType<typeof serviceRequestOptions>;
-  try {
-    target = serviceRequestOptions(r.target, o);
-  } catch (e) {
-    o.log?.(`aggregator: ${r.target.name}: ${(e as Error).message}`);
-    return Promise.reject(serviceUnavailable('service unavailable'));
-  }
+/** `target`: the resolved Service (the proxy resolved it already) */
+export function proxyUpgrade(r: ProxiedRequest, target: ServiceTarget): Promise<HttpResponse> {
   const headers = forwardedHeaders(r);
   headers.connection = 'Upgrade';
   headers.upgrade = r.http.headers.get('upgrade') ?? '';
