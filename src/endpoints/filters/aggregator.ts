@@ -57,7 +57,7 @@ export function aggregatorFilter(apis: AggregatedApis): Filter {
     const target = version ? group.versions.get(version) : group.preferred;
     if (!target) return next(s);
     // kube's handler_proxy: an APIService that is not Available answers 503
-    if (!target.available) throw serviceUnavailable('service unavailable');
+    if (!target.available) return Promise.reject(serviceUnavailable('service unavailable'));
     return apis.proxy({ http: s.http, info, user: userOf(s), target });
   };
 }
