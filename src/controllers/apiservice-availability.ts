@@ -120,12 +120,14 @@ export class APIServiceAvailability {
 
   private enqueue(name: string): void {
     this.queued.add(name);
-    if (!this.draining) void this.drain();
+    if (this.draining) return;
+    this.draining = true;
+    // off the informer's stack: a first replay hands objects over inside `use`, before the informers are kept
+    queueMicrotask(() => void this.drain());
   }
 
   /** one check at a time; a name queued again while checked is checked again */
   private async drain(): Promise<void> {
-    this.draining = true;
     try {
       while (this.running && this.queued.size > 0) {
         const name = this.queued.values().next().value as string;
