@@ -115,6 +115,8 @@ export class LocalAPIServices {
     for (const [name, want] of served) {
       const cur = have.get(name);
       if (cur && cur.metadata?.labels?.[AUTOMANAGED] === undefined) continue; // a user's own, kept as is
+      // one a user pointed at a Service (metrics-server's manifest applied over v1beta1.metrics.<domain>): aggregated now, kept
+      if (cur && (cur.spec as { service?: unknown } | undefined)?.service) continue;
       // kube's `onstart`: synced by the first pass of a start only
       if (this.startPassDone && want.metadata?.labels?.[AUTOMANAGED] === 'onstart') continue;
       if (cur && JSON.stringify(cur.spec) === JSON.stringify(want.spec)) continue;
@@ -127,7 +129,7 @@ export class LocalAPIServices {
       }
     }
     for (const [name, cur] of have) {
-      if (served.has(name) || cur.metadata?.labels?.[AUTOMANAGED] === undefined) continue;
+      if (served.has(name) || cur.metadata?.labels?.[AUTOMANAGED] === undefined || (cur.spec as { service?: unknown } | undefined)?.service) continue;
       try {
         await gs.delete('', name, opts);
       } catch (e) {
