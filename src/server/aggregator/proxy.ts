@@ -19,7 +19,7 @@ import type { UserInfo } from '../../auth/types.js';
 import { type AggregatorProxyOptions, authProxyHeaders, forwardedHeaders, serviceRequestOptions } from './service-request.js';
 import { isUpgrade, proxyUpgrade } from './upgrade.js';
 
-/** the largest answer buffered whole; anything longer streams */
+/** the largest ordinary answer buffered whole; a longer one is refused (503), watches and followed logs stream */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'trailer', 'upgrade', 'proxy-connection']);
 
@@ -72,7 +72,10 @@ function buffered(res: IncomingMessage): Promise<HttpResponse> {
     res.on('data', (c: Buffer) => {
       size += c.length;
       chunks.push(c);
-      if (size > MAX_BUFFERED_BYTES) reject(serviceUnavailable('the aggregated API server\'s response is too large'));
+      if (size > MAX_BUFFERED_BYTES) {
+        res.destroy();
+        reject(serviceUnavailable('the aggregated API server\'s response is too large'));
+      }
     });
     res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: responseHeaders(res), body: new Uint8Array(Buffer.concat(chunks)), compressible: true }));
     res.on('error', (e: Error) => reject(serviceUnavailable(`error reading from the aggregated API server: ${e.message}`)));
