@@ -21,10 +21,9 @@ export interface AggregatorProxyOptions {
   log?: (msg: string) => void;
 }
 
-/** kube's transport.SetAuthProxyHeaders: the user, one header per group, extras with percent-encoded keys */
+/** kube's transport.SetAuthProxyHeaders: the user, one header per group, extras with percent-encoded keys (no UID: kube 1.32 sends none by default) */
 export function authProxyHeaders(user: UserInfo): OutgoingHttpHeaders {
   const h: OutgoingHttpHeaders = { 'x-remote-user': user.username };
-  if (user.uid) h['x-remote-uid'] = user.uid;
   if (user.groups.length > 0) h['x-remote-group'] = [...user.groups];
   for (const [k, vs] of Object.entries(user.extra ?? {})) h[`x-remote-extra-${encodeURIComponent(k)}`] = [...vs];
   return h;
