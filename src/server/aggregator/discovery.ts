@@ -6,6 +6,7 @@
 // APIService becomes Available (and again when it changes). `/apis/<group>`
 // and `/apis/<group>/<version>` themselves are proxied to the server.
 
+import { type Clock, type TimerHandle, every } from '../../core/clock.js';
 import type { AggregatedVersion } from '../../endpoints/filters/aggregator.js';
 import { type APIGroup, type APIResource, discoveryResources } from '../../registry/discovery.js';
 import type { AggregatedApiIndex } from './apiservice-index.js';
@@ -20,20 +21,25 @@ export class AggregatedDiscovery {
   private readonly docs = new Map<string, Fetched>();
   private readonly fetching = new Set<string>();
   private unsubscribe: (() => void) | undefined;
+  private timer: TimerHandle | undefined;
   /** changes whenever what discovery lists changes (the documents' cache key) */
   version = 0;
 
   constructor(
     private readonly index: AggregatedApiIndex,
     private readonly fetch: (target: AggregatedVersion) => Promise<string>,
+    clock: Clock,
     private readonly log?: (msg: string) => void,
+    refreshMs = 60_000,
   ) {
-    this.unsubscribe = index.onChange(() => this.refresh());
+    this.unsubscribe = index.onChange(() => this.refresh(false));
+    this.timer = every(clock, refreshMs, () => this.refresh(true));
   }
 
   stop(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.timer?.cancel();
   }
 
   /** the aggregated groups of `/apis` (legacy APIGroupList entries), Available versions only */
@@ -59,14 +65,15 @@ export class AggregatedDiscovery {
     return out;
   }
 
-  private refresh(): void {
+  /** `again`: fetch every Available version's document, not only new or changed ones (a kept one serves meanwhile) */
+  private refresh(again: boolean): void {
     const seen = new Set<string>();
     for (const g of this.index.groups()) {
       for (const v of g.ordered) {
         if (!v.available) continue;
         seen.add(v.name);
         const key = JSON.stringify([v.service, v.caBundle ?? '', v.insecureSkipTLSVerify]);
-        if (this.docs.get(v.name)?.key === key || this.fetching.has(v.name)) continue;
+        if ((!again && this.docs.get(v.name)?.key === key) || this.fetching.has(v.name)) continue;
         this.fetching.add(v.name);
         this.fetch(v)
           .then((text) => {

@@ -89,7 +89,7 @@ export async function startAggregator(d: AggregatorDeps): Promise<Aggregator> {
   const agents = new WebhookAgents();
   const proxyOpts = { resolver, agents, clientCert: () => client, log: d.log };
   const index = new AggregatedApiIndex();
-  const discovery = new AggregatedDiscovery(index, (target) => getDiscoveryDocument(target, proxyOpts, d.clock), d.log);
+  const discovery = new AggregatedDiscovery(index, (target) => getDiscoveryDocument(target, proxyOpts, d.clock), d.clock, d.log);
   let availability: LeaderGate | undefined;
   if (apiServiceDef) {
     const apiServices = d.storeFor(apiServiceDef);

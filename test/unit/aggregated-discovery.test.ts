@@ -1,0 +1,45 @@
+// Discovery of aggregated groups (src/server/aggregator/discovery.ts,
+// apiservice-index.ts): Available versions only, ordered by the APIServices'
+// priorities, each version's resources as the server lists them, fetched
+// when it becomes Available and again on the clock.
+
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { AggregatedApiIndex } from '../../src/server/aggregator/apiservice-index.js';
+import { AggregatedDiscovery } from '../../src/server/aggregator/discovery.js';
+import type { ApiObject } from '../../src/registry/types.js';
+import { eventually } from '../helpers/eventually.js';
+
+const apiService = (version: string, versionPriority: number, available: boolean): ApiObject => ({
+  apiVersion: 'apiregistration.orch.io/v1', kind: 'APIService', metadata: { name: `${version}.wardle.example.com` },
+  spec: { group: 'wardle.example.com', version, service: { namespace: 'w', name: 'api', port: 443 }, groupPriorityMinimum: 2000, versionPriority },
+  status: { conditions: [{ type: 'Available', status: available ? 'True' : 'False' }] },
+}) as ApiObject;
+
+const list = (...names: string[]) => JSON.stringify({ kind: 'APIResourceList', resources: names.map((n) => ({ name: n, singularName: '', namespaced: true, kind: 'Flunder', verbs: ['get'] })) });
+
+describe('aggregated discovery', () => {
+  it('lists Available versions by versionPriority with the resources the server lists, fetched again on the clock', async () => {
+    const clock = new ManualClock(0);
+    const index = new AggregatedApiIndex();
+    let served = list('flunders');
+    const fetched: string[] = [];
+    const d = new AggregatedDiscovery(index, async (v) => {
+      fetched.push(v.version);
+      return served;
+    }, clock);
+    index.put('a', apiService('v1alpha1', 10, true));
+    index.put('b', apiService('v1', 20, true));
+    index.put('c', apiService('v2', 30, false));
+    expect(d.groups()).toEqual([{ name: 'wardle.example.com', versions: [{ groupVersion: 'wardle.example.com/v1', version: 'v1' }, { groupVersion: 'wardle.example.com/v1alpha1', version: 'v1alpha1' }], preferredVersion: { groupVersion: 'wardle.example.com/v1', version: 'v1' } }]);
+    const resources = (version: string) => (d.discoveryItems()[0] as { versions: { version: string; freshness: string; resources: { resource: string }[] }[] }).versions.find((v) => v.version === version);
+    await eventually(() => resources('v1')?.freshness === 'Current' && resources('v1alpha1')?.freshness === 'Current', 'both fetched');
+    expect(resources('v1')!.resources.map((r) => r.resource)).toEqual(['flunders']);
+    expect(resources('v2')).toBeUndefined();
+    expect(fetched.sort()).toEqual(['v1', 'v1alpha1']);
+    served = list('flunders', 'fischers');
+    clock.advance(60_000);
+    await eventually(() => resources('v1')?.resources.length === 2, 'the new resource');
+    d.stop();
+  });
+});
