@@ -5,11 +5,12 @@
 
 import { X509Certificate } from 'node:crypto';
 import { request } from 'node:https';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { ensurePki } from '../../src/server/pki.js';
 import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl, runKubectlInput } from '../helpers/kubectl.js';
@@ -34,19 +35,29 @@ async function call(method: string, path: string, body?: object, headers?: Recor
 
 const available = async () => (await t.request('GET', `${AS}/${NAME}`)).json<Obj>().status?.conditions?.find((c: Obj) => c.type === 'Available');
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orch-aggr-'));
-  [t, wardle] = await Promise.all([startTestServer(), startWardleServer(dir)]);
-  await call('POST', '/api/v1/namespaces', { metadata: { name: 'wardle' } });
-  await call('POST', '/api/v1/namespaces/wardle/services', { metadata: { name: 'api' }, spec: { ports: [{ port: 443, targetPort: 8443 }] } });
-  await call('POST', '/api/v1/namespaces/wardle/endpoints', { metadata: { name: 'api' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: wardle.port }] }] });
-  await call('POST', AS, {
+/** kube's e2e registration: a namespace, a Service and Endpoints leading to the server, the APIService naming the Service */
+async function registerWardle(s: TestServer, w: WardleServer): Promise<void> {
+  const post = async (path: string, body: object) => {
+    const r = await s.request('POST', path, { body });
+    if (r.status >= 300) throw new Error(`POST ${path}: ${r.status} ${r.text}`);
+  };
+  await post('/api/v1/namespaces', { metadata: { name: 'wardle' } });
+  await post('/api/v1/namespaces/wardle/services', { metadata: { name: 'api' }, spec: { ports: [{ port: 443, targetPort: 8443 }] } });
+  await post('/api/v1/namespaces/wardle/endpoints', { metadata: { name: 'api' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: w.port }] }] });
+  await post(AS, {
     apiVersion: 'apiregistration.orch.io/v1',
     kind: 'APIService',
     metadata: { name: NAME },
-    spec: { group: WARDLE_GROUP, version: WARDLE_VERSION, service: { namespace: 'wardle', name: 'api', port: 443 }, caBundle: wardle.caBundle, groupPriorityMinimum: 2000, versionPriority: 200 },
+    spec: { group: WARDLE_GROUP, version: WARDLE_VERSION, service: { namespace: 'wardle', name: 'api', port: 443 }, caBundle: w.caBundle, groupPriorityMinimum: 2000, versionPriority: 200 },
   });
-  await eventually(async () => (await available())?.status === 'True', 'the APIService to become Available', 5000);
+  const cond = async () => (await s.request('GET', `${AS}/${NAME}`)).json<Obj>().status?.conditions?.find((c: Obj) => c.type === 'Available');
+  await eventually(async () => (await cond())?.status === 'True', 'the APIService to become Available', 5000);
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'orch-aggr-'));
+  [t, wardle] = await Promise.all([startTestServer(), startWardleServer(dir)]);
+  await registerWardle(t, wardle);
 });
 
 afterAll(async () => {
@@ -199,5 +210,34 @@ describe('API aggregation (kube-aggregator)', () => {
     expect(after.json<Obj>()).toMatchObject({ reason: 'ServiceUnavailable', message: 'service unavailable' });
     // the group leaves discovery with its availability
     expect(((await call('GET', '/apis')).groups as Obj[]).some((g) => g.name === WARDLE_GROUP)).toBe(false);
+  });
+});
+
+describe('--proxy-client-cert-file / --proxy-client-key-file with --requestheader-*', () => {
+  it('the given certificate is presented and the ConfigMap publishes the requestheader flags', async () => {
+    const own = await mkdtemp(join(tmpdir(), 'orch-aggr-flags-'));
+    // a proxy CA of the operator's: its "admin" certificate stands for the proxy's client certificate
+    const proxyPki = await ensurePki(join(own, 'proxy-pki'));
+    await writeFile(join(own, 'proxy.crt'), proxyPki.admin.certPem);
+    await writeFile(join(own, 'proxy.key'), proxyPki.admin.keyPem);
+    await writeFile(join(own, 'proxy-ca.crt'), proxyPki.ca.certPem);
+    const [s, w] = await Promise.all([
+      startTestServer({
+        proxyClient: { certFile: join(own, 'proxy.crt'), keyFile: join(own, 'proxy.key') },
+        authn: { requestHeader: { clientCAFile: join(own, 'proxy-ca.crt'), usernameHeaders: ['X-Remote-User'], groupHeaders: ['X-Remote-Group'], extraHeaderPrefixes: ['X-Remote-Extra-'], allowedNames: ['orch-admin'] } },
+      }),
+      startWardleServer(own),
+    ]);
+    try {
+      await registerWardle(s, w);
+      expect(w.seen[0]!.clientCN).toBe('orch-admin');
+      expect(w.seen[0]!.clientIssuerCN).toMatch(/^orch-ca@/);
+      const cm = (await s.request('GET', '/api/v1/namespaces/orch-system/configmaps/extension-apiserver-authentication')).json<Obj>();
+      expect(cm.data['requestheader-client-ca-file']).toBe(proxyPki.ca.certPem);
+      expect(cm.data['requestheader-allowed-names']).toBe('["orch-admin"]');
+    } finally {
+      await Promise.all([s.stop(), w.close()]);
+      await rm(own, { recursive: true, force: true });
+    }
   });
 });
