@@ -3,7 +3,8 @@
 // kinds this server serves and to the API domain: every group kube spells
 // `*.k8s.io` is spelt `*.<domain>` here; apps, batch, autoscaling and policy
 // keep their bare names. Rules for kinds this server does not serve yet are
-// kept, so that the roles are right as those kinds land.
+// kept, so that the roles are right as those kinds land. The Roles and
+// RoleBindings of the system and public namespaces are namespace-policy.ts's.
 
 import type { PolicyRule } from './rules.js';
 import { signerNamesOf, systemNamespacesOf } from '../../../core/product-names.js';
