@@ -1,16 +1,18 @@
 // Creates and reconciles the default roles and bindings (spec 001 §5.14) on
-// the leader at every start: a missing object is created; an existing one
+// the leader at every start — the ClusterRoles and ClusterRoleBindings, then
+// the Roles and RoleBindings of the system and public namespaces, the same
+// way, as kube's storage_rbac.go does: a missing object is created; an existing one
 // gets the default rules it lacks (a default rule not covered by its current
 // rules is appended), the aggregation selectors it lacks, the subjects it
 // lacks and the bootstrap labels/annotations; nothing is removed. An object
-// annotated `rbac.authorization.<domain>/autoupdate: "false"` is left alone.
+// annotated `rbac.authorization.<label domain>/autoupdate: "false"` is left alone.
 // A binding whose roleRef differs is deleted and recreated (roleRef is
 // immutable), as kube's reconciler does.
 
 import { StatusError } from '../core/errors.js';
 import type { GenericStore } from '../registry/generic-store.js';
 import type { ApiObject } from '../registry/types.js';
-import type { DefaultClusterRole, DefaultClusterRoleBinding, DefaultPolicy } from '../auth/authz/rbac/bootstrap-policy.js';
+import type { DefaultClusterRole, DefaultClusterRoleBinding, DefaultPolicy, DefaultRole, DefaultRoleBinding } from '../auth/authz/rbac/bootstrap-policy.js';
 import { uncovered } from '../auth/authz/rbac/escalation.js';
 import { rulesOf } from '../auth/authz/rbac/rules.js';
 import { type Clock, systemClock } from '../core/clock.js';
@@ -24,18 +26,26 @@ export interface RbacDefaultsOptions {
   autoupdateAnnotation: string;
   clusterRoles: () => GenericStore;
   clusterRoleBindings: () => GenericStore;
+  roles: () => GenericStore;
+  roleBindings: () => GenericStore;
   log?: (msg: string) => void;
 }
 
 type Json = Record<string, unknown>;
+type Subjectish = { kind?: unknown; namespace?: unknown; name?: unknown };
+
+/** one of the four kinds: where it is stored and its informer's cache */
+interface Target {
+  store: () => GenericStore;
+  cache: () => Informer | undefined;
+}
 
 export class RbacDefaultsController extends LoopController {
   private run?: Promise<void>;
   private stopped = false;
   /** holds the informers of a start; the reconciliation is one pass, not a queue of keys */
   protected readonly loop: ControllerLoop;
-  private roles: Informer | undefined;
-  private bindings: Informer | undefined;
+  private readonly informers = new Map<() => GenericStore, Informer>();
 
   constructor(private readonly o: RbacDefaultsOptions) {
     super();
@@ -50,8 +60,9 @@ export class RbacDefaultsController extends LoopController {
     this.done = false;
     if (!this.loop.running) {
       this.loop.begin(async () => {});
-      this.roles = this.loop.inform(this.o.clusterRoles().rangeKeys(''));
-      this.bindings = this.loop.inform(this.o.clusterRoleBindings().rangeKeys(''));
+      for (const store of [this.o.clusterRoles, this.o.clusterRoleBindings, this.o.roles, this.o.roleBindings]) {
+        this.informers.set(store, this.loop.inform(store().rangeKeys('')));
+      }
     }
     this.run = this.reconcileAll().then(
       () => {
@@ -80,14 +91,21 @@ export class RbacDefaultsController extends LoopController {
   async reconcileAll(): Promise<void> {
     // the roles' and bindings' caches are read below (their lists may come in slices)
     if (!(await this.loop.synced())) return;
-    for (const r of this.o.policy.clusterRoles) {
+    const { policy: p, clusterRoles, clusterRoleBindings, roles, roleBindings } = this.o;
+    const steps: (() => Promise<void>)[] = [
+      ...p.clusterRoles.map((r) => () => this.reconcileRole(r, this.target(clusterRoles))),
+      ...p.clusterRoleBindings.map((b) => () => this.reconcileBinding(b, this.target(clusterRoleBindings))),
+      ...p.roles.map((r) => () => this.reconcileRole(r, this.target(roles))),
+      ...p.roleBindings.map((b) => () => this.reconcileBinding(b, this.target(roleBindings))),
+    ];
+    for (const step of steps) {
       if (this.stopped) return;
-      await this.retry(() => this.reconcileRole(r));
+      await this.retry(step);
     }
-    for (const b of this.o.policy.clusterRoleBindings) {
-      if (this.stopped) return;
-      await this.retry(() => this.reconcileBinding(b));
-    }
+  }
+
+  private target(store: () => GenericStore): Target {
+    return { store, cache: () => this.informers.get(store) };
   }
 
   private async retry(f: () => Promise<void>): Promise<void> {
@@ -106,19 +124,20 @@ export class RbacDefaultsController extends LoopController {
     return o.metadata?.annotations?.[this.o.autoupdateAnnotation] === 'false';
   }
 
-  private async reconcileRole(want: DefaultClusterRole): Promise<void> {
-    const gs = this.o.clusterRoles();
-    const have = this.roles?.get(want.metadata.name);
+  private async reconcileRole(want: DefaultClusterRole | DefaultRole, t: Target): Promise<void> {
+    const gs = t.store();
+    const ns = want.metadata.namespace ?? '';
+    const have = t.cache()?.get(keyOf(want));
     if (!have) {
-      await gs.create('', structuredClone(want) as unknown as ApiObject, { dryRun: false, manager: 'orch-rbac-defaults' });
+      await gs.create(ns, structuredClone(want) as unknown as ApiObject, { dryRun: false, manager: 'orch-rbac-defaults' });
       return;
     }
     if (this.optedOut(have)) return;
-    await gs.guaranteedUpdate('', want.metadata.name, { dryRun: false, manager: 'orch-rbac-defaults' }, (cur) => {
+    await gs.guaranteedUpdate(ns, want.metadata.name, { dryRun: false, manager: 'orch-rbac-defaults' }, (cur) => {
       if (!cur || this.optedOut(cur)) return cur!;
       delete cur.metadata?.resourceVersion;
       mergeMeta(cur, want.metadata);
-      if (want.aggregationRule) {
+      if (want.kind === 'ClusterRole' && want.aggregationRule) {
         const agg = ((cur.aggregationRule as Json | undefined) ?? {}) as { clusterRoleSelectors?: unknown[] };
         const have = agg.clusterRoleSelectors ?? [];
         for (const s of want.aggregationRule.clusterRoleSelectors) {
@@ -134,10 +153,11 @@ export class RbacDefaultsController extends LoopController {
     });
   }
 
-  private async reconcileBinding(want: DefaultClusterRoleBinding): Promise<void> {
-    const gs = this.o.clusterRoleBindings();
-    const cur = this.bindings?.get(want.metadata.name);
-    const create = () => gs.create('', structuredClone(want) as unknown as ApiObject, { dryRun: false, manager: 'orch-rbac-defaults' });
+  private async reconcileBinding(want: DefaultClusterRoleBinding | DefaultRoleBinding, t: Target): Promise<void> {
+    const gs = t.store();
+    const ns = want.metadata.namespace ?? '';
+    const cur = t.cache()?.get(keyOf(want));
+    const create = () => gs.create(ns, structuredClone(want) as unknown as ApiObject, { dryRun: false, manager: 'orch-rbac-defaults' });
     if (!cur) {
       await create();
       return;
@@ -145,22 +165,27 @@ export class RbacDefaultsController extends LoopController {
     if (this.optedOut(cur)) return;
     const rr = (cur.roleRef ?? {}) as Json;
     if (rr.kind !== want.roleRef.kind || rr.name !== want.roleRef.name || rr.apiGroup !== want.roleRef.apiGroup) {
-      this.o.log?.(`rbac defaults: clusterrolebinding ${want.metadata.name} refers to ${String(rr.kind)}/${String(rr.name)}; recreating it`);
-      await gs.delete('', want.metadata.name, { dryRun: false });
+      this.o.log?.(`rbac defaults: ${want.kind.toLowerCase()} ${keyOf(want)} refers to ${String(rr.kind)}/${String(rr.name)}; recreating it`);
+      await gs.delete(ns, want.metadata.name, { dryRun: false });
       await create();
       return;
     }
-    await gs.guaranteedUpdate('', want.metadata.name, { dryRun: false, manager: 'orch-rbac-defaults' }, (o) => {
+    await gs.guaranteedUpdate(ns, want.metadata.name, { dryRun: false, manager: 'orch-rbac-defaults' }, (o) => {
       if (!o || this.optedOut(o)) return o!;
       delete o.metadata?.resourceVersion;
       mergeMeta(o, want.metadata);
-      const have = ((o.subjects as Json[] | undefined) ?? []).slice();
-      const key = (s: Json) => `${String(s.kind)}/${String(s.namespace ?? '')}/${String(s.name)}`;
+      const have = ((o.subjects as Subjectish[] | undefined) ?? []).slice();
+      const key = (s: Subjectish) => `${String(s.kind)}/${String(s.namespace ?? '')}/${String(s.name)}`;
       for (const s of want.subjects) if (!have.some((h) => key(h) === key(s))) have.push(structuredClone(s));
       o.subjects = have as ApiObject[string];
       return o;
     });
   }
+}
+
+/** the informer key: `namespace/name`, or the name of a cluster-scoped object */
+function keyOf(o: { metadata: { name: string; namespace?: string } }): string {
+  return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
 }
 
 /** adds the bootstrap labels and annotations that are missing (an operator's values win) */

@@ -1,5 +1,6 @@
 // The RBAC controllers of a server (spec 001 §5.14), leader only: the default
-// roles and bindings reconciled at start, and ClusterRole aggregation.
+// roles and bindings (cluster-wide and in the system and public namespaces)
+// reconciled at start, and ClusterRole aggregation.
 
 import type { GenericStore } from '../registry/generic-store.js';
 import type { Registry } from '../registry/registry.js';
@@ -31,12 +32,16 @@ export function startRbacControllers(
   const group = `rbac.authorization.${apiDomain}`;
   const crDef = registry.lookup(group, 'v1', 'clusterroles')!;
   const crbDef = registry.lookup(group, 'v1', 'clusterrolebindings')!;
+  const roleDef = registry.lookup(group, 'v1', 'roles')!;
+  const rbDef = registry.lookup(group, 'v1', 'rolebindings')!;
   const defaults = new RbacDefaultsController({
     store,
     policy: defaultPolicy(apiDomain),
     autoupdateAnnotation: bootstrapNames(apiDomain).autoupdate,
     clusterRoles: () => storeFor(crDef),
     clusterRoleBindings: () => storeFor(crbDef),
+    roles: () => storeFor(roleDef),
+    roleBindings: () => storeFor(rbDef),
     log,
   });
   const defaultsGate = runWhileLeader(store, defaults, { name: 'rbac defaults', log });

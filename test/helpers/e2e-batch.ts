@@ -2,25 +2,29 @@
 // NewTestJob), shared by the Job ports (e2e-apps-job, e2e-apps-batch), and
 // the e2e framework's namespace teardown for the e2e-apps ports.
 
-import { afterEach, expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { type E2eEnv, namespace } from './e2e-apps.js';
 
 export type Obj = Record<string, any>;
 
 /**
  * `namespace` as the e2e framework makes it for these tests (the
- * `NamespacePodSecurityLevel` they set, enforced), deleted after each test,
- * the test failing until it is gone: the framework's AfterEach deletes a
- * test's namespace and waits for it, so whatever the test leaves (a finalizer
- * no controller removes, a pod that never ends) fails it there too.
+ * `NamespacePodSecurityLevel` they set, enforced), deleted when the file's
+ * tests are done, all at once, each waited for: the framework's AfterEach
+ * deletes a test's namespace and waits for it, so whatever a test leaves (a
+ * finalizer no controller removes, a pod that never ends) fails the run there
+ * too. After all rather than after each, so the tests may run concurrently
+ * (an afterEach would delete the namespaces of tests still running).
  */
 export function namespacesTornDown(env: E2eEnv, podSecurity: 'privileged' | 'baseline' | 'restricted' = 'baseline'): (base: string) => Promise<string> {
   const made: string[] = [];
-  afterEach(async () => {
-    for (const ns of made.splice(0)) {
-      await env.call('DELETE', `/api/v1/namespaces/${ns}`);
-      await env.eventually(async () => (await env.ts().request('GET', `/api/v1/namespaces/${ns}`)).status === 404, `namespace ${ns} deleted`, 60_000);
-    }
+  afterAll(async () => {
+    await Promise.all(
+      made.splice(0).map(async (ns) => {
+        await env.call('DELETE', `/api/v1/namespaces/${ns}`);
+        await env.eventually(async () => (await env.ts().request('GET', `/api/v1/namespaces/${ns}`)).status === 404, `namespace ${ns} deleted`, 60_000);
+      }),
+    );
   });
   return async (base) => {
     const ns = await namespace(env, base);

@@ -63,7 +63,7 @@ const jobComplete = (ns: string, name: string, completions: number, ms?: number)
     return j.status?.succeeded === completions ? j : undefined;
   }, `${name} complete`, ms);
 
-describe('[sig-apps] ReplicationController', () => {
+describe.concurrent('[sig-apps] ReplicationController', () => {
   it('should surface a failure condition on a common issue like exceeded quota [Conformance]', async () => {
     const ns = await namespace('rc-quota');
     const name = 'condition-test';
@@ -131,7 +131,7 @@ describe('[sig-apps] ReplicationController', () => {
   });
 });
 
-describe('[sig-apps] Job', () => {
+describe.concurrent('[sig-apps] Job', () => {
   it('should run a job to completion when tasks sometimes fail and are locally restarted [Conformance]', async () => {
     const ns = await namespace('job-fail-once');
     await env.call('POST', JOBS(ns), newTestJob('failOnce', 'fail-once-local', 2, 4, 6, 'OnFailure'));
@@ -276,7 +276,7 @@ function newTestCronJob(name: string, schedule: string, concurrencyPolicy: strin
   };
 }
 
-describe('[sig-apps] CronJob', () => {
+describe.concurrent('[sig-apps] CronJob', () => {
   it('should support CronJob API operations [Conformance]', async () => {
     const ns = await namespace('cronjob-api');
     const unique = `${ns}-u`;

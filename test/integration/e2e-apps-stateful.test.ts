@@ -45,9 +45,14 @@ function newStatefulSet(name: string, replicas: number, extra: Obj = {}): Obj {
         spec: {
           containers: [{
             name: 'webserver', image: WEBSERVER,
-            env: [{ name: 'BROKEN_DIR', value: broken }, { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } }],
-            // not ready while $BROKEN_DIR/$POD_NAME exists (kube: httpGet /index.html, moved away to break it)
-            readinessProbe: { exec: { command: ['sh', '-c', 'test ! -e "$BROKEN_DIR/$POD_NAME"'] }, periodSeconds: 1, successThreshold: 1, failureThreshold: 1 },
+            env: [
+              { name: 'BROKEN_DIR', value: broken },
+              { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+              { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
+            ],
+            // not ready while $BROKEN_DIR/<namespace>.<pod> exists (kube: httpGet /index.html, moved away to break it);
+            // the namespace keeps the tests, which run concurrently, apart
+            readinessProbe: { exec: { command: ['sh', '-c', 'test ! -e "$BROKEN_DIR/$POD_NAMESPACE.$POD_NAME"'] }, periodSeconds: 1, successThreshold: 1, failureThreshold: 1 },
           }],
         },
       },
@@ -68,10 +73,10 @@ async function podList(ns: string): Promise<Obj[]> {
   return ((await env.list(PODS(ns), SELECTOR)).items as Obj[]).sort((a, b) => ordinal(a) - ordinal(b));
 }
 const ready = (p: Obj): boolean => ((p.status?.conditions ?? []) as Obj[]).some((c) => c.type === 'Ready' && c.status === 'True');
-const breakProbe = (pod: string): void => writeFileSync(join(broken, pod), '');
-const restoreProbe = (pod: string): void => rmSync(join(broken, pod), { force: true });
-const breakAll = async (ns: string): Promise<void> => (await podList(ns)).forEach((p) => breakProbe(p.metadata.name));
-const restoreAll = async (ns: string): Promise<void> => (await podList(ns)).forEach((p) => restoreProbe(p.metadata.name));
+const breakProbe = (ns: string, pod: string): void => writeFileSync(join(broken, `${ns}.${pod}`), '');
+const restoreProbe = (ns: string, pod: string): void => rmSync(join(broken, `${ns}.${pod}`), { force: true });
+const breakAll = async (ns: string): Promise<void> => (await podList(ns)).forEach((p) => breakProbe(ns, p.metadata.name));
+const restoreAll = async (ns: string): Promise<void> => (await podList(ns)).forEach((p) => restoreProbe(ns, p.metadata.name));
 
 /** waitForStatus: the controller has seen the set's generation */
 async function waitForStatus(ns: string, name: string): Promise<Obj> {
@@ -157,7 +162,7 @@ const TEST_FINALIZER = 'example.com/test-finalizer';
 
 const deletePod = (ns: string, name: string) => env.call('DELETE', `${PODS(ns)}/${name}`, { gracePeriodSeconds: 0 });
 
-describe('[sig-apps] StatefulSet Basic StatefulSet functionality', () => {
+describe.concurrent('[sig-apps] StatefulSet Basic StatefulSet functionality', () => {
   it('should have a working scale subresource [Conformance]', async () => {
     const ns = await setup('ss-scale');
     await env.call('POST', SETS(ns), newStatefulSet('ss', 1));
@@ -242,7 +247,7 @@ describe('[sig-apps] StatefulSet Basic StatefulSet functionality', () => {
     expect(set.status.updateRevision).toBe(first);
     for (const p of await podList(ns)) expect(p.metadata.labels[REVISION]).toBe(first);
 
-    breakProbe('ss2-1');
+    breakProbe(ns, 'ss2-1');
     await env.eventually(async () => !ready(await env.get(`${PODS(ns)}/ss2-1`)), 'ss2-1 not ready');
     set = await updateSet(ns, 'ss2', (s) => (s.spec.template.spec.containers[0].image = NEW_WEBSERVER));
     set = await waitForStatus(ns, 'ss2');
@@ -250,19 +255,19 @@ describe('[sig-apps] StatefulSet Basic StatefulSet functionality', () => {
     expect(set.status.currentRevision).not.toBe(second);
 
     // updated in reverse ordinal order once ss2-1 is ready again
-    restoreProbe('ss2-1');
+    restoreProbe(ns, 'ss2-1');
     const rolled = await waitForRollout(ns, 'ss2');
     expect(rolled.set.status.currentRevision).toBe(second);
     expectPartitioned(rolled.pods, 0, ['', ''], [NEW_WEBSERVER, second]);
 
     // back to the first template: the prior revision is the update revision again, no new one
-    breakProbe('ss2-1');
+    breakProbe(ns, 'ss2-1');
     await env.eventually(async () => !ready(await env.get(`${PODS(ns)}/ss2-1`)), 'ss2-1 not ready');
     await updateSet(ns, 'ss2', (s) => (s.spec.template.spec.containers[0].image = WEBSERVER));
     set = await waitForStatus(ns, 'ss2');
     expect(set.status.updateRevision).toBe(first);
     expect(set.status.currentRevision).not.toBe(first);
-    restoreProbe('ss2-1');
+    restoreProbe(ns, 'ss2-1');
     const back = await waitForRollout(ns, 'ss2');
     expect(back.set.status.currentRevision).toBe(first);
     expectPartitioned(back.pods, 0, ['', ''], [WEBSERVER, first]);

@@ -29,11 +29,11 @@ describe('aggregation selectors', () => {
 });
 
 describe('default policy', () => {
-  it('names groups, labels and annotations after the API domain', () => {
+  it('names groups after the API domain, the bootstrap label and annotation after kube\'s label domain', () => {
     const p = defaultPolicy('k8s.io');
     const view = p.clusterRoles.find((r) => r.metadata.name === 'view')!;
-    expect(view.metadata.labels).toEqual({ 'k8s.io/bootstrapping': 'rbac-defaults', 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' });
-    expect(view.metadata.annotations).toEqual({ 'rbac.authorization.k8s.io/autoupdate': 'true' });
+    expect(view.metadata.labels).toEqual({ 'kubernetes.io/bootstrapping': 'rbac-defaults', 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' });
+    expect(view.metadata.annotations).toEqual({ 'rbac.authorization.kubernetes.io/autoupdate': 'true' });
     expect(view.aggregationRule).toEqual({ clusterRoleSelectors: [{ matchLabels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } }] });
     const basic = p.clusterRoles.find((r) => r.metadata.name === 'system:basic-user')!;
     expect(basic.rules!.flatMap((r) => r.apiGroups)).toEqual(['authorization.k8s.io', 'authentication.k8s.io']);

@@ -3,15 +3,21 @@
 // kinds this server serves and to the API domain: every group kube spells
 // `*.k8s.io` is spelt `*.<domain>` here; apps, batch, autoscaling and policy
 // keep their bare names. Rules for kinds this server does not serve yet are
-// kept, so that the roles are right as those kinds land.
+// kept, so that the roles are right as those kinds land. The Roles and
+// RoleBindings of the system and public namespaces are namespace-policy.ts's.
 
 import type { PolicyRule } from './rules.js';
 import { signerNamesOf, systemNamespacesOf } from '../../../core/product-names.js';
+import { type BootstrapMeta, type Subject, bootstrapMetaOf, bootstrapNames, eventsRule, rule, subjectsOf, urls } from './policy-meta.js';
+import { type DefaultRole, type DefaultRoleBinding, defaultNamespacePolicy } from './namespace-policy.js';
+
+export { bootstrapNames } from './policy-meta.js';
+export type { DefaultRole, DefaultRoleBinding } from './namespace-policy.js';
 
 export interface DefaultClusterRole {
   apiVersion: string;
   kind: 'ClusterRole';
-  metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  metadata: BootstrapMeta;
   rules?: PolicyRule[];
   aggregationRule?: { clusterRoleSelectors: { matchLabels: Record<string, string> }[] };
 }
@@ -19,32 +25,22 @@ export interface DefaultClusterRole {
 export interface DefaultClusterRoleBinding {
   apiVersion: string;
   kind: 'ClusterRoleBinding';
-  metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  metadata: BootstrapMeta;
   roleRef: { apiGroup: string; kind: 'ClusterRole'; name: string };
-  subjects: { kind: string; apiGroup?: string; name: string; namespace?: string }[];
+  subjects: Subject[];
 }
 
+/** the cluster-wide defaults and the Roles and RoleBindings of the system and public namespaces */
 export interface DefaultPolicy {
   clusterRoles: DefaultClusterRole[];
   clusterRoleBindings: DefaultClusterRoleBinding[];
+  roles: DefaultRole[];
+  roleBindings: DefaultRoleBinding[];
 }
 
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 const READ_WRITE = [...READ, ...WRITE];
-
-const rule = (verbs: string[], apiGroups: string[], resources: string[]): PolicyRule => ({ verbs, apiGroups, resources });
-const urls = (verbs: string[], nonResourceURLs: string[]): PolicyRule => ({ verbs, nonResourceURLs });
-
-/** the label and annotation names of §5.14 for an API domain */
-export function bootstrapNames(domain: string) {
-  return {
-    bootstrapLabel: `${domain}/bootstrapping`,
-    bootstrapValue: 'rbac-defaults',
-    autoupdate: `rbac.authorization.${domain}/autoupdate`,
-    aggregateTo: (role: 'admin' | 'edit' | 'view') => `rbac.authorization.${domain}/aggregate-to-${role}`,
-  };
-}
 
 export function defaultPolicy(domain: string): DefaultPolicy {
   const n = bootstrapNames(domain);
@@ -68,11 +64,7 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     rbac,
   };
   const signers = signerNamesOf(domain);
-  const meta = (name: string, labels: Record<string, string> = {}) => ({
-    name,
-    labels: { [n.bootstrapLabel]: n.bootstrapValue, ...labels },
-    annotations: { [n.autoupdate]: 'true' },
-  });
+  const meta = bootstrapMetaOf(domain);
   const role = (name: string, rules: PolicyRule[], labels?: Record<string, string>): DefaultClusterRole => ({
     apiVersion: `${rbac}/v1`,
     kind: 'ClusterRole',
@@ -85,11 +77,10 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     metadata: meta(name, labels),
     aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [n.aggregateTo(name)]: 'true' } }] },
   });
-  const group = (name: string) => ({ kind: 'Group', apiGroup: rbac, name });
-  const user = (name: string) => ({ kind: 'User', apiGroup: rbac, name });
+  const { group, user, sa: saIn } = subjectsOf(domain);
   // the server's own component service accounts live in the system namespace
   const systemNamespace = systemNamespacesOf(domain).system;
-  const sa = (name: string) => ({ kind: 'ServiceAccount', name, namespace: systemNamespace });
+  const sa = (name: string) => saIn(systemNamespace, name);
   const binding = (name: string, subjects: DefaultClusterRoleBinding['subjects'], roleName = name): DefaultClusterRoleBinding => ({
     apiVersion: `${rbac}/v1`,
     kind: 'ClusterRoleBinding',
@@ -162,7 +153,7 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       rule(['create', 'get', 'list', 'watch'], [g.core], ['nodes']),
       rule(['patch', 'update'], [g.core], ['nodes/status']),
       rule(['patch', 'update'], [g.core], ['nodes']),
-      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+      eventsRule(domain),
       rule(READ, [g.core], ['pods']),
       rule(['create', 'delete'], [g.core], ['pods']),
       rule(['patch', 'update'], [g.core], ['pods/status']),
@@ -192,12 +183,12 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       { verbs: ['approve'], apiGroups: [g.certificates], resources: ['signers'], resourceNames: [signers.kubeletClient] },
       { verbs: ['sign'], apiGroups: [g.certificates], resources: ['signers'], resourceNames: [signers.legacyUnknown, signers.kubeletServing, signers.kubeletClient, signers.apiServerClient] },
       rule(['create'], [g.authz], ['subjectaccessreviews']),
-      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+      eventsRule(domain),
     ]),
     role('system:node-proxier', [
       rule(['list', 'watch'], [g.core], ['endpoints', 'services']),
       rule(['get', 'list', 'watch'], [g.core], ['nodes']),
-      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+      eventsRule(domain),
       rule(['list', 'watch'], [g.discovery], ['endpointslices']),
     ]),
     // the in-process controllers of this server (src/controllers/) write through the store and need no
@@ -208,11 +199,6 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       rule(['delete', 'deletecollection', 'get', 'list'], ['*'], ['*']),
     ]),
     role('system:controller:generic-garbage-collector', [rule(['delete', 'get', 'list', 'patch', 'update', 'watch'], ['*'], ['*'])]),
-    role('system:controller:token-cleaner', [
-      rule(['delete', 'get', 'list', 'watch'], [g.core], ['secrets']),
-      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
-    ]),
-    role('system:controller:bootstrap-signer', [rule(READ, [g.core], ['secrets'])]),
     role('system:controller:clusterrole-aggregation-controller', [rule(['escalate', 'get', 'list', 'patch', 'update', 'watch'], [rbac], ['clusterroles'])]),
     // kube's disruption-controller role: the workloads' scale, the budgets, their status, events
     role('system:controller:disruption-controller', [
@@ -221,21 +207,21 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       rule(READ, [g.policy], ['poddisruptionbudgets']),
       rule(['update'], [g.policy], ['poddisruptionbudgets/status']),
       rule(['get'], ['*'], ['*/scale']),
-      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+      eventsRule(domain),
     ]),
     // kube's endpoint-controller and endpointslice-controller roles (src/controllers/endpoints/)
     role('system:controller:endpoint-controller', [
       rule(['get', 'list', 'watch'], [g.core], ['pods', 'services']),
       rule(['create', 'delete', 'get', 'list', 'update'], [g.core], ['endpoints']),
       rule(['create'], [g.core], ['endpoints/restricted']),
-      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+      eventsRule(domain),
     ]),
     role('system:controller:endpointslice-controller', [
       rule(['get', 'list', 'watch'], [g.core], ['nodes', 'pods', 'services']),
       // its slices' owner reference sets blockOwnerDeletion, which needs update on the Service's finalizers
       rule(['update'], [g.core], ['services/finalizers']),
       rule(['create', 'delete', 'get', 'list', 'update'], [g.discovery], ['endpointslices']),
-      rule(['create', 'patch', 'update'], [g.core, g.events], ['events']),
+      eventsRule(domain),
     ]),
   ];
 
@@ -250,9 +236,9 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     // nodes are authorized by the Node authorizer; kube keeps this binding with no subjects
     binding('system:node', []),
     binding('system:node-proxier', [user('system:kube-proxy')]),
-    ...['namespace-controller', 'generic-garbage-collector', 'token-cleaner', 'bootstrap-signer', 'clusterrole-aggregation-controller', 'disruption-controller', 'endpoint-controller', 'endpointslice-controller', 'certificate-controller'].map((c) =>
+    ...['namespace-controller', 'generic-garbage-collector', 'clusterrole-aggregation-controller', 'disruption-controller', 'endpoint-controller', 'endpointslice-controller', 'certificate-controller'].map((c) =>
       binding(`system:controller:${c}`, [sa(c)]),
     ),
   ];
-  return { clusterRoles, clusterRoleBindings };
+  return { clusterRoles, clusterRoleBindings, ...defaultNamespacePolicy(domain) };
 }
