@@ -9,8 +9,10 @@ import { type Clock, type TimerHandle, every } from '../../core/clock.js';
 import { StatusError } from '../../core/errors.js';
 import { systemNamespacesOf } from '../../core/product-names.js';
 import type { GenericStore } from '../../registry/generic-store.js';
+// the name kube's bootstrap Role `extension-apiserver-authentication-reader` grants reading
+import { EXTENSION_APISERVER_AUTHENTICATION as AUTHENTICATION_CONFIGMAP } from '../../auth/authz/rbac/namespace-policy.js';
 
-export const AUTHENTICATION_CONFIGMAP = 'extension-apiserver-authentication';
+export { AUTHENTICATION_CONFIGMAP };
 
 export interface RequestHeaderTrust {
   clientCAPem: string;
