@@ -78,7 +78,8 @@ describe('API aggregation (kube-aggregator)', () => {
   });
 
   it.concurrent('extension-apiserver-authentication in the system namespace names the client CA and the front proxy that signs the proxied requests', async ({ expect }) => {
-    const data = (await call('GET', '/api/v1/namespaces/orch-system/configmaps/extension-apiserver-authentication')).data as Record<string, string>;
+    // written by the server at start
+    const data = await eventually(async () => (await call('GET', '/api/v1/namespaces/orch-system/configmaps/extension-apiserver-authentication')).data as Record<string, string>, 'the ConfigMap');
     expect(data['client-ca-file']).toContain(t.server.caPem.trim());
     expect(data['requestheader-username-headers']).toBe('["X-Remote-User"]');
     expect(data['requestheader-group-headers']).toBe('["X-Remote-Group"]');
@@ -140,8 +141,7 @@ describe('API aggregation (kube-aggregator)', () => {
   });
 
   it('discovery lists the aggregated group with its resources, and kubectl api-resources sees them', async () => {
-    const groups = (await call('GET', '/apis')).groups as Obj[];
-    expect(groups.find((g) => g.name === WARDLE_GROUP)).toEqual({ name: WARDLE_GROUP, versions: [{ groupVersion: `${WARDLE_GROUP}/${WARDLE_VERSION}`, version: WARDLE_VERSION }], preferredVersion: { groupVersion: `${WARDLE_GROUP}/${WARDLE_VERSION}`, version: WARDLE_VERSION } });
+    await expect.poll(async () => ((await call('GET', '/apis')).groups as Obj[]).find((g) => g.name === WARDLE_GROUP)).toEqual({ name: WARDLE_GROUP, versions: [{ groupVersion: `${WARDLE_GROUP}/${WARDLE_VERSION}`, version: WARDLE_VERSION }], preferredVersion: { groupVersion: `${WARDLE_GROUP}/${WARDLE_VERSION}`, version: WARDLE_VERSION } });
     const aggregated = async () => {
       const r = await t.request('GET', '/apis', { headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } });
       return (r.json<Obj>().items as Obj[]).find((i) => i.metadata.name === WARDLE_GROUP);
