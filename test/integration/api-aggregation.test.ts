@@ -13,7 +13,7 @@ import { WebSocket } from 'ws';
 import { ensurePki } from '../../src/server/pki.js';
 import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
-import { runKubectl, runKubectlInput } from '../helpers/kubectl.js';
+import { runKubectl, runKubectlInput, startKubectl } from '../helpers/kubectl.js';
 import { kubeconfigFor, userCert } from '../helpers/identities.js';
 import { WARDLE_GROUP, WARDLE_VERSION, type WardleServer, startWardleServer } from '../helpers/wardle-server.js';
 
@@ -172,6 +172,15 @@ describe('API aggregation (kube-aggregator)', () => {
       req.end();
     });
     expect(JSON.parse(first.split('\n')[0]!)).toMatchObject({ type: 'ADDED', object: { kind: 'Flunder' } });
+  });
+
+  it('kubectl get --watch streams the events through orch', async () => {
+    const k = startKubectl(t.server.kubeconfigPath, ['get', 'flunders', '--watch-only', '-o', 'name']);
+    try {
+      await eventually(() => k.out().includes(`flunder.${WARDLE_GROUP}/watched`), 'the watched event', { context: () => k.err() });
+    } finally {
+      await k.stop();
+    }
   });
 
   it('a WebSocket upgrade passes through to the server, with the user in X-Remote-User', async () => {
