@@ -14,6 +14,7 @@ import type { StreamSink } from '../../core/stream.js';
 import { serviceUnavailable } from '../../core/errors.js';
 import type { AggregatedVersion, ProxiedRequest } from '../../endpoints/filters/aggregator.js';
 import type { HttpResponse } from '../../endpoints/http.js';
+import { isLongRunning } from '../../endpoints/filters/timeout.js';
 import { describeSocketError } from '../../registry/admission/webhook-client.js';
 import type { UserInfo } from '../../auth/types.js';
 import { type AggregatorProxyOptions, authProxyHeaders, forwardedHeaders, serviceRequestOptions } from './service-request.js';
@@ -37,7 +38,8 @@ export function aggregatorProxy(o: AggregatorProxyOptions): (r: ProxiedRequest) 
     const headers = forwardedHeaders(r);
     if (r.http.body.length > 0) headers['content-length'] = r.http.body.length;
     const query = r.http.query.toString();
-    const long = r.info.verb === 'watch' || r.http.query.get('follow') === 'true';
+    // what the chain treats as long-running (no deadline, no flow-control seat) streams
+    const long = isLongRunning(r.info) || r.http.query.get('follow') === 'true';
     return new Promise<HttpResponse>((resolve, reject) => {
       const req = request(
         { host: target.host, port: target.port, method: r.http.method, path: query ? `${r.http.path}?${query}` : r.http.path, headers, agent: o.agents.get(target.agentKey), ...target.tls },
