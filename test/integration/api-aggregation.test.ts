@@ -113,7 +113,7 @@ describe('API aggregation (kube-aggregator)', () => {
 
   it('kubectl creates and gets flunders through orch; the server sees the user in X-Remote-* and never the client\'s credentials', async () => {
     const manifest = JSON.stringify({ apiVersion: `${WARDLE_GROUP}/${WARDLE_VERSION}`, kind: 'Flunder', metadata: { name: 'first' } });
-    const created = await runKubectlInput(t.server.kubeconfigPath, manifest, ['create', '-f', '-', '--validate=false']);
+    const created = await runKubectlInput(t.server.kubeconfigPath, manifest, ['create', '-f', '-']);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toContain(`flunder.${WARDLE_GROUP}/first created`);
     const got = await runKubectl(t.server.kubeconfigPath, ['get', 'flunders', 'first', '-o', 'json']);
