@@ -9,7 +9,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import { request } from 'node:https';
-import type { Clock } from '../../core/clock.js';
+import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { StreamSink } from '../../core/stream.js';
 import { serviceUnavailable } from '../../core/errors.js';
 import type { AggregatedVersion, ProxiedRequest } from '../../endpoints/filters/aggregator.js';
@@ -43,7 +43,7 @@ export function aggregatorProxy(o: AggregatorProxyOptions): (r: ProxiedRequest) 
     return new Promise<HttpResponse>((resolve, reject) => {
       const req = request(
         { host: target.host, port: target.port, method: r.http.method, path: query ? `${r.http.path}?${query}` : r.http.path, headers, agent: o.agents.get(target.agentKey), ...target.tls },
-        (res) => resolve(long ? streamed(res, req.destroy.bind(req)) : buffered(res)),
+        (res) => resolve(long ? streamed(res, req.destroy.bind(req), o.clock) : buffered(res)),
       );
       const onAbort = () => req.destroy();
       r.http.signal.addEventListener('abort', onAbort, { once: true });
@@ -84,18 +84,43 @@ function buffered(res: IncomingMessage): Promise<HttpResponse> {
   });
 }
 
-/** a watch (or a followed log): bytes as they come, until either side ends */
-function streamed(res: IncomingMessage, abort: () => void): HttpResponse {
+/** a client this far behind pauses the server's stream until it catches up (bytes queued on the client's side) */
+const PAUSE_BACKLOG_BYTES = 1024 * 1024;
+const RESUME_CHECK_MS = 50;
+
+/**
+ * a watch (or a followed log): bytes as they come, until either side ends;
+ * while the client's queue is long the server's response is paused (TCP then
+ * slows the server), checked again on the clock
+ */
+export function streamed(res: IncomingMessage, abort: () => void, clock: Clock): HttpResponse {
+  let check: TimerHandle | undefined;
   return {
     stream: true,
     status: res.statusCode ?? 502,
     headers: responseHeaders(res),
     start(sink: StreamSink) {
-      res.on('data', (c: Buffer) => sink.write(c));
-      res.on('end', () => sink.end());
-      res.on('error', () => sink.end());
+      const resumeWhenDrained = () => {
+        check = clock.setTimeout(() => {
+          if (sink.backlog() < PAUSE_BACKLOG_BYTES) res.resume();
+          else resumeWhenDrained();
+        }, RESUME_CHECK_MS);
+      };
+      res.on('data', (c: Buffer) => {
+        if (!sink.write(c) && sink.backlog() >= PAUSE_BACKLOG_BYTES && !res.isPaused()) {
+          res.pause();
+          resumeWhenDrained();
+        }
+      });
+      const end = () => {
+        check?.cancel();
+        sink.end();
+      };
+      res.on('end', end);
+      res.on('error', end);
     },
     stop() {
+      check?.cancel();
       abort();
     },
   };

@@ -9,6 +9,7 @@ import type { AggregatedVersion, ProxiedRequest } from '../../endpoints/filters/
 import { type ServiceResolver, type WebhookAgents, checkName } from '../../registry/admission/webhook-client.js';
 import type { UserInfo } from '../../auth/types.js';
 import type { CertificateAndKey } from '../pki.js';
+import type { Clock } from '../../core/clock.js';
 
 /** headers that belong to one hop (RFC 9110 §7.6.1) or to the client's identity, never forwarded */
 const DROPPED_REQUEST_HEADERS = new Set(['authorization', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'accept-encoding']);
@@ -18,6 +19,8 @@ export interface AggregatorProxyOptions {
   agents: WebhookAgents;
   /** the front-proxy client certificate (--proxy-client-cert-file / --proxy-client-key-file) */
   clientCert: () => CertificateAndKey;
+  /** timers: the probe's deadline, a paused stream's re-checks */
+  clock: Clock;
   log?: (msg: string) => void;
 }
 

@@ -87,7 +87,7 @@ export async function startAggregator(d: AggregatorDeps): Promise<Aggregator> {
   const core = (resource: string) => d.storeFor(d.registry.lookup('', 'v1', resource)!);
   const resolver = d.resolver ?? storeServiceResolver(d.store, d.registry);
   const agents = new WebhookAgents();
-  const proxyOpts = { resolver, agents, clientCert: () => client, log: d.log };
+  const proxyOpts = { resolver, agents, clientCert: () => client, clock: d.clock, log: d.log };
   const index = new AggregatedApiIndex();
   const discovery = new AggregatedDiscovery(index, (target) => getDiscoveryDocument(target, proxyOpts, d.clock), d.clock, d.log);
   let availability: LeaderGate | undefined;
