@@ -177,7 +177,18 @@ export interface FrontProxyPki {
  * reissued as the other leaves are. A CA of its own, as kube's: aggregated API
  * servers trust X-Remote-* headers only from certificates this CA signed.
  */
-export async function ensureFrontProxyPki(dir: string, now: number): Promise<FrontProxyPki> {
+export function ensureFrontProxyPki(dir: string, now: number): Promise<FrontProxyPki> {
+  // members of an in-process cluster (tests) start together on one PKI directory: one makes it, the others wait
+  const running = frontProxyMaking.get(dir);
+  if (running) return running;
+  const making = makeFrontProxyPki(dir, now).finally(() => frontProxyMaking.delete(dir));
+  frontProxyMaking.set(dir, making);
+  return making;
+}
+
+const frontProxyMaking = new Map<string, Promise<FrontProxyPki>>();
+
+async function makeFrontProxyPki(dir: string, now: number): Promise<FrontProxyPki> {
   const caCert = join(dir, 'front-proxy-ca.crt');
   const caKey = join(dir, 'front-proxy-ca.key');
   const clientCert = join(dir, 'front-proxy-client.crt');
@@ -368,8 +379,11 @@ async function writePair(certPath: string, keyPath: string, pair: CertificateAnd
   await writeFileAtomic(certPath, pair.certPem);
 }
 
+/** temporary names unique within the process too (two writers of one path in one process must not share one) */
+let tmpSeq = 0;
+
 async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
+  const tmp = `${path}.tmp-${process.pid}-${++tmpSeq}`;
   await writeFile(tmp, text, { mode: 0o600 });
   await chmod(tmp, 0o600); // mode is masked by umask on create
   await rename(tmp, path);

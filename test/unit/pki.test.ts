@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ensurePki, issueClientCertificate, loadPki } from '../../src/server/pki.js';
+import { ensureFrontProxyPki, ensurePki, issueClientCertificate, loadPki } from '../../src/server/pki.js';
 
 let base: string;
 let dir: string;
@@ -144,5 +144,23 @@ describe('issueClientCertificate', () => {
   it('rejects an empty common name', async () => {
     const pki = await ensurePki(dir, {});
     await expect(issueClientCertificate(pki, { commonName: '' })).rejects.toThrow(/common name/);
+  });
+});
+
+describe('ensureFrontProxyPki', () => {
+  it('members starting together on one directory get one CA and a client certificate it signed', async () => {
+    await ensurePki(dir);
+    // the members of an in-process cluster (test/cluster) start at once on a shared PKI directory
+    const all = await Promise.all([1, 2, 3].map(() => ensureFrontProxyPki(dir, Date.now())));
+    const caPem = await readFile(join(dir, 'front-proxy-ca.crt'), 'utf8');
+    for (const fp of all) {
+      expect(fp.ca.certPem).toBe(caPem);
+      expect(new X509Certificate(fp.client.certPem).verify(new X509Certificate(caPem).publicKey)).toBe(true);
+      expect(keyMatches(fp.client.certPem, fp.client.keyPem)).toBe(true);
+    }
+    // a later start reads what was made
+    const again = await ensureFrontProxyPki(dir, Date.now());
+    expect(again.ca.certPem).toBe(caPem);
+    expect(again.client.certPem).toBe(all[0]!.client.certPem);
   });
 });
