@@ -270,11 +270,11 @@ describe('pods/portforward', () => {
     expect(r.protocol).toBe('v4.channel.k8s.io');
     const ws = r.ws!;
     // the port prefix on the data (0) and error (1) channels, little-endian
-    await eventually(async () => r.early.length >= 2, 'port prefixes', 5000);
+    await eventually(async () => r.early.length >= 2, 'port prefixes', 30_000);
     const prefix = Buffer.from([listenPort & 0xff, listenPort >> 8]);
     expect(r.early.slice(0, 2).map((m) => [m[0], m.subarray(1).equals(prefix)])).toEqual([[0, true], [1, true]]);
     ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('ping')]));
-    await eventually(async () => Buffer.concat(r.early.slice(2).filter((m) => m[0] === 0).map((m) => m.subarray(1))).toString() === 'pong:ping', 'forwarded answer', 5000);
+    await eventually(async () => Buffer.concat(r.early.slice(2).filter((m) => m[0] === 0).map((m) => m.subarray(1))).toString() === 'pong:ping', 'forwarded answer', 30_000);
     ws.close();
   });
 
