@@ -86,6 +86,10 @@ interface WsData {
   session: UpgradeSession;
   /** uWS forbids touching a closed socket */
   closed: boolean;
+  /** the session's open, scheduled past uWS's open callback (see `open` below) */
+  opening?: NodeJS.Immediate;
+  /** what the client sent before the session opened */
+  early?: Buffer[];
 }
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -362,16 +366,38 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
           if (!data.closed) ws.end(code, reason);
         },
       };
-      data.session.open(peer);
+      // Nothing is sent from inside this callback. Every upgrade here completes
+      // asynchronously (res.cork(() => res.upgrade(…)) once the handler has
+      // answered), and after open returns this uWS build's cork() runs its
+      // HTTP end-of-response check on the socket; when the upgrade reallocated
+      // it in place that check reads WebSocket memory and may close the new
+      // socket at once (uWebSockets #1929). Sends in open make that happen
+      // (uWebSockets.js #1108): port-forward's port prefixes were sent here, and
+      // about one full-suite run in four lost them. The session opens on the next turn.
+      data.opening = setImmediate(() => {
+        data.opening = undefined;
+        data.session.open(peer);
+        for (const m of data.early?.splice(0) ?? []) data.session.message(m);
+        if (data.closed) data.session.close();
+      });
     },
-    // the message's memory is reused after this callback: the session gets a copy
-    message: (ws, msg) => ws.getUserData().session.message(Buffer.from(new Uint8Array(msg))),
-    drain: (ws) => ws.getUserData().session.drain(),
+    message: (ws, msg) => {
+      const data = ws.getUserData();
+      // the message's memory is reused after this callback: the session gets a copy
+      const copy = Buffer.from(new Uint8Array(msg));
+      if (data.opening) (data.early ??= []).push(copy);
+      else data.session.message(copy);
+    },
+    drain: (ws) => {
+      const data = ws.getUserData();
+      if (!data.opening) data.session.drain();
+    },
     close: (ws) => {
       sessions.delete(ws);
       const data = ws.getUserData();
       data.closed = true;
-      data.session.close();
+      // a session not opened yet closes right after it opens
+      if (!data.opening) data.session.close();
     },
   };
   for (const pattern of opts.webSocketPaths ?? []) app.ws<WsData>(pattern, wsBehavior);

@@ -193,18 +193,31 @@ describe('pods/exec', () => {
 });
 
 /** a raw WebSocket to the API server as admin: the handshake's status and body, or the open socket */
-function wsOpen(path: string, protocols: string[]): Promise<{ status: number; body: string; ws?: WebSocket; protocol?: string; early: Buffer[] }> {
+function wsOpen(path: string, protocols: string[]): Promise<{ status: number; body: string; ws?: WebSocket; protocol?: string; early: Buffer[]; trace: string[] }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`wss://127.0.0.1:${ts.server.port}${path}`, protocols, { ca: ts.server.caPem, cert: ts.server.adminCertPem, key: ts.server.adminKeyPem });
     const early: Buffer[] = [];
-    ws.on('message', (d) => early.push(Buffer.isBuffer(d) ? d : Buffer.from(d as ArrayBuffer)));
+    // what happened to the socket, with times, for a failure's message
+    const t0 = Date.now();
+    const trace: string[] = [];
+    const note = (what: string) => trace.push(`+${Date.now() - t0} ms ${what}`);
+    ws.on('upgrade', () => note('101'));
+    ws.on('close', (code, reason) => note(`close ${code} ${reason.toString()}`));
+    ws.on('message', (d) => {
+      const b = Buffer.isBuffer(d) ? d : Buffer.from(d as ArrayBuffer);
+      note(`message of ${b.length} bytes on channel ${b[0]}`);
+      early.push(b);
+    });
     ws.on('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, early }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, early, trace }));
     });
-    ws.once('open', () => resolve({ status: 101, body: '', ws, protocol: ws.protocol, early }));
-    ws.on('error', (e) => reject(e));
+    ws.once('open', () => resolve({ status: 101, body: '', ws, protocol: ws.protocol, early, trace }));
+    ws.on('error', (e) => {
+      note(`error ${e.message}`);
+      reject(e);
+    });
   });
 }
 
@@ -270,7 +283,7 @@ describe('pods/portforward', () => {
     expect(r.protocol).toBe('v4.channel.k8s.io');
     const ws = r.ws!;
     // the port prefix on the data (0) and error (1) channels, little-endian
-    await eventually(async () => r.early.length >= 2, 'port prefixes', 30_000);
+    await waitFor(async () => r.early.length >= 2, 'port prefixes', { timeoutMs: 30_000, intervalMs: 200, context: () => `client: ${r.trace.join('; ')}\nagent: ${agent.output()}` });
     const prefix = Buffer.from([listenPort & 0xff, listenPort >> 8]);
     expect(r.early.slice(0, 2).map((m) => [m[0], m.subarray(1).equals(prefix)])).toEqual([[0, true], [1, true]]);
     ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('ping')]));
