@@ -12,25 +12,11 @@
 import { StatusError } from '../core/errors.js';
 import type { GenericStore } from '../registry/generic-store.js';
 import type { Registry } from '../registry/registry.js';
+import { builtInPriority, CUSTOM_PRIORITY, type APIServicePriority } from '../registry/group-priorities.js';
 import type { ApiObject } from '../registry/types.js';
 import { type InformerSource, type InformerUse, sharedInformers } from './runtime/index.js';
 
 export const AUTOMANAGED = 'kube-aggregator.kubernetes.io/automanaged';
-
-/** kube-apiserver 1.32's group priorities (controlplane DefaultGenericAPIServicePriorities), keyed by the group's first words */
-const PRIORITIES: Record<string, { group: number; version: number }> = Object.fromEntries(
-  ([
-    ['', 18000, 1], ['apps', 17800, 15], ['events', 17750, 15], ['authentication', 17700, 15], ['authorization', 17600, 15],
-    ['autoscaling', 17500, 15], ['batch', 17400, 15], ['certificates', 17300, 15], ['networking', 17200, 15], ['policy', 17100, 15],
-    ['rbac.authorization', 17000, 15], ['storage', 16800, 15], ['apiextensions', 16700, 15], ['admissionregistration', 16700, 15],
-    ['scheduling', 16600, 15], ['coordination', 16500, 15], ['node', 16300, 15], ['discovery', 16200, 15],
-    ['flowcontrol.apiserver', 16100, 21], ['apiregistration', 18000, 15],
-    // metrics-server's APIService (docs/metrics.md)
-    ['metrics', 100, 100],
-  ] as const).map(([g, group, version]) => [g, { group, version }]),
-);
-/** kube's version priorities where a group serves more than one version */
-const VERSION_PRIORITY: Record<string, number> = { 'autoscaling/v2': 30, 'autoscaling/v1': 15 };
 
 export interface LocalAPIServicesOptions {
   registry: Registry;
@@ -94,12 +80,9 @@ export class LocalAPIServices {
     };
   }
 
-  private priorityOf(group: string, version: string, custom: boolean): { group: number; version: number } {
-    if (custom) return { group: 1000, version: 100 };
-    const suffix = `.${this.o.apiDomain}`;
-    const key = group.endsWith(suffix) ? group.slice(0, -suffix.length) : group;
-    const p = PRIORITIES[key] ?? { group: 1000, version: 15 };
-    return { group: p.group, version: VERSION_PRIORITY[`${key}/${version}`] ?? p.version };
+  private priorityOf(group: string, version: string, custom: boolean): APIServicePriority {
+    if (custom) return CUSTOM_PRIORITY;
+    return builtInPriority(group, version, this.o.apiDomain) ?? { group: 1000, version: 15 };
   }
 
   private async sync(): Promise<void> {

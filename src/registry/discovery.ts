@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import type { ResourceDefinition } from './types.js';
+import { byGroupPriority, CUSTOM_PRIORITY, groupPriority } from './group-priorities.js';
 
 export const DEFAULT_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
@@ -157,10 +158,22 @@ export function apiGroup(defs: ResourceDefinition[], group: string): APIGroup | 
   return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: gvs, preferredVersion };
 }
 
-/** `/apis`: every named group (the core group is not listed), in registration order */
-export function apiGroupList(defs: ResourceDefinition[]): object {
+/** the served groups in kube's discovery order (src/registry/group-priorities.ts); without a domain, in registration order */
+export function orderedGroups(defs: ResourceDefinition[], apiDomain?: string): string[] {
+  const groups = unique(defs.map((d) => d.group));
+  return apiDomain === undefined ? groups : groups.sort(byGroupPriority(groupPriorityOf(defs, apiDomain)));
+}
+
+/** a served group's discovery priority: kube's for its own groups, a custom resource group's otherwise */
+export function groupPriorityOf(defs: ResourceDefinition[], apiDomain: string): (group: string) => number {
+  const custom = new Set(defs.filter((d) => d.customResource).map((d) => d.group));
+  return (g) => (custom.has(g) ? CUSTOM_PRIORITY.group : groupPriority(g, apiDomain));
+}
+
+/** `/apis`: every named group (the core group is not listed), highest priority first */
+export function apiGroupList(defs: ResourceDefinition[], apiDomain?: string): object {
   const groups: APIGroup[] = [];
-  for (const g of unique(defs.map((d) => d.group))) {
+  for (const g of orderedGroups(defs, apiDomain)) {
     if (g === '') continue;
     const grp = apiGroup(defs, g)!;
     groups.push({ name: grp.name, versions: grp.versions, preferredVersion: grp.preferredVersion });
@@ -199,6 +212,8 @@ export function sortVersions(versions: string[]): string[] {
 /** anything that lists the served definitions (the Registry does) */
 export interface DiscoverySource {
   all(): ResourceDefinition[];
+  /** the API domain, for kube's group order (the Registry has it) */
+  readonly apiDomain?: string;
   /** when present, answers are memoised per version */
   readonly version?: number;
 }
@@ -220,12 +235,12 @@ export function serveDiscovery(src: DiscoverySource, path: string, serverAddress
   }
   const key = `${path}\u0000${serverAddress}`;
   if (cache?.answers.has(key)) return cache.answers.get(key);
-  const answer = computeDiscovery(src.all(), path, serverAddress);
+  const answer = computeDiscovery(src.all(), path, serverAddress, src.apiDomain);
   cache?.answers.set(key, answer);
   return answer;
 }
 
-function computeDiscovery(defs: ResourceDefinition[], path: string, serverAddress: string): object | undefined {
+function computeDiscovery(defs: ResourceDefinition[], path: string, serverAddress: string, apiDomain?: string): object | undefined {
   const [root, first, second, ...rest] = path.split('/').filter((s) => s !== '');
   if (root === 'api') {
     if (first === undefined) return apiVersions(defs, serverAddress);
@@ -233,7 +248,7 @@ function computeDiscovery(defs: ResourceDefinition[], path: string, serverAddres
     return undefined;
   }
   if (root === 'apis') {
-    if (first === undefined) return apiGroupList(defs);
+    if (first === undefined) return apiGroupList(defs, apiDomain);
     if (second === undefined) return apiGroup(defs, first);
     if (rest.length === 0) return apiResourceList(defs, first, second);
   }
@@ -249,8 +264,8 @@ export type AggregatedVersion = 'v2' | 'v2beta1';
  * (preferred first) and each version's resources with their sub-resources, the same
  * facts as the APIResourceLists above; client-go splits it back into them.
  */
-export function aggregatedDiscovery(defs: ResourceDefinition[], root: 'api' | 'apis', version: AggregatedVersion): object {
-  const groups = unique(defs.map((d) => d.group)).filter((g) => (root === 'api' ? g === '' : g !== ''));
+export function aggregatedDiscovery(defs: ResourceDefinition[], root: 'api' | 'apis', version: AggregatedVersion, apiDomain?: string): object {
+  const groups = orderedGroups(defs, apiDomain).filter((g) => (root === 'api' ? g === '' : g !== ''));
   const items = groups.map((group) => {
     const versions = sortVersions(unique(defs.filter((d) => d.group === group).map((d) => d.version)));
     return {

@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import * as discovery from '../registry/discovery.js';
+import { byGroupPriority } from '../registry/group-priorities.js';
 import type { Registry } from '../registry/registry.js';
 import { OpenAPIDocuments } from '../registry/openapi.js';
 import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, encodeOpenAPIV2 } from '../machinery/schema/openapi-proto.js';
@@ -18,6 +19,8 @@ export interface AggregatedGroupsSource {
   readonly version: number;
   groups(): discovery.APIGroup[];
   discoveryItems(): object[];
+  /** an aggregated group's groupPriorityMinimum (the highest of its APIServices) */
+  groupPriority(group: string): number | undefined;
 }
 
 export function nonResourceHandler(
@@ -80,8 +83,11 @@ export function nonResourceHandler(
         const key = `${p}|${v}`;
         let doc = aggregated.get(key);
         if (!doc) {
-          const list = discovery.aggregatedDiscovery(registry.all(), p === '/api' ? 'api' : 'apis', v) as { items: object[] };
-          if (p === '/apis' && aggregatedGroups) list.items = [...list.items, ...aggregatedGroups.discoveryItems()];
+          const list = discovery.aggregatedDiscovery(registry.all(), p === '/api' ? 'api' : 'apis', v, registry.apiDomain) as { items: { metadata: { name?: string } }[] };
+          if (p === '/apis' && aggregatedGroups) {
+            const extra = aggregatedGroups.discoveryItems() as { metadata: { name?: string } }[];
+            if (extra.length > 0) list.items = inGroupOrder([...list.items, ...extra], (i) => i.metadata.name ?? '', registry, aggregatedGroups);
+          }
           const json = JSON.stringify(list);
           doc = { json, etag: `"${createHash('sha256').update(json).digest('hex').toUpperCase()}"` };
           aggregated.set(key, doc);
@@ -92,10 +98,18 @@ export function nonResourceHandler(
     const d = discovery.serveDiscovery(registry, p, serverAddress());
     if (p === '/apis' && d && aggregatedGroups) {
       const extra = aggregatedGroups.groups();
-      if (extra.length > 0) return { status: 200, body: { ...d, groups: [...(d as { groups: discovery.APIGroup[] }).groups, ...extra] } };
+      if (extra.length > 0) return { status: 200, body: { ...d, groups: inGroupOrder([...(d as { groups: discovery.APIGroup[] }).groups, ...extra], (g) => g.name, registry, aggregatedGroups) } };
     }
     return d === undefined ? undefined : { status: 200, body: d };
   };
+}
+
+/** served and aggregated groups together in kube's order; an aggregated group by its APIServices' priority */
+function inGroupOrder<T>(items: T[], nameOf: (item: T) => string, registry: Registry, aggregated: AggregatedGroupsSource): T[] {
+  const served = discovery.groupPriorityOf(registry.all(), registry.apiDomain);
+  const priority = new Map(items.map((item) => [nameOf(item), aggregated.groupPriority(nameOf(item)) ?? served(nameOf(item))]));
+  const order = byGroupPriority((g) => priority.get(g) ?? 0);
+  return [...items].sort((a, b) => order(nameOf(a), nameOf(b)));
 }
 
 /** does the Accept header prefer (or allow only) the gnostic protobuf form of /openapi/v2? */

@@ -147,6 +147,13 @@ describe('API aggregation (kube-aggregator)', () => {
       return (r.json<Obj>().items as Obj[]).find((i) => i.metadata.name === WARDLE_GROUP);
     };
     await expect.poll(aggregated, { timeout: 5000 }).toMatchObject({ versions: [{ version: WARDLE_VERSION, freshness: 'Current', resources: [{ resource: 'flunders', scope: 'Namespaced', responseKind: { group: WARDLE_GROUP, version: WARDLE_VERSION, kind: 'Flunder' } }] }] });
+    // placed by its groupPriorityMinimum (2000) as kube-aggregator places it: after kube's own groups (16100 and up), in both lists
+    const legacy = ((await call('GET', '/apis')).groups as Obj[]).map((g) => g.name as string);
+    const v2 = ((await t.request('GET', '/apis', { headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } })).json<Obj>().items as Obj[]).map((i) => i.metadata.name as string);
+    for (const names of [legacy, v2]) {
+      expect(names.slice(0, 2)).toEqual(['apiregistration.orch.io', 'apps']);
+      expect(names.indexOf(WARDLE_GROUP)).toBe(names.indexOf('flowcontrol.apiserver.orch.io') + 1);
+    }
     // the group and version documents come from the server itself
     expect((await call('GET', `/apis/${WARDLE_GROUP}/${WARDLE_VERSION}`)).resources[0].name).toBe('flunders');
     expect((await call('GET', `/apis/${WARDLE_GROUP}`)).preferredVersion.version).toBe(WARDLE_VERSION);

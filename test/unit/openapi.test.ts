@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, compareVersions, serveDiscovery, storageVersionHash } from '../../src/registry/discovery.js';
+import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions, compareVersions, serveDiscovery, storageVersionHash } from '../../src/registry/discovery.js';
 import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
 import { Registry } from '../../src/registry/registry.js';
 import { definitionName } from '../../src/machinery/schema/naming.js';
@@ -234,6 +234,21 @@ describe('discovery', () => {
     expect(apiResourceList(defs, 'nope', 'v1')).toBeUndefined();
     expect(serveDiscovery({ all: () => defs }, '/apis/events.orch.io/v1')).toMatchObject({ groupVersion: 'events.orch.io/v1' });
     expect(serveDiscovery({ all: () => defs }, '/healthz')).toBeUndefined();
+  });
+
+  it("lists the groups in kube's order under the registry's domain: priority, then name; custom resource groups after kube's own", () => {
+    // kube-apiserver 1.32's /apis (SortedByGroupAndVersion over DefaultGenericAPIServicePriorities)
+    const kube = ['apiregistration', 'apps', 'events', 'authentication', 'authorization', 'autoscaling', 'batch', 'certificates', 'networking', 'policy', 'rbac.authorization', 'storage', 'admissionregistration', 'apiextensions', 'scheduling', 'coordination', 'node', 'discovery', 'flowcontrol.apiserver'];
+    const named = (g: string) => (['apps', 'autoscaling', 'batch', 'policy'].includes(g) ? g : `${g}.k8s.io`);
+    const k8s = builtinDefinitions('k8s.io');
+    const crd = (group: string) => ({ ...k8s.find((d) => d.resource === 'configmaps')!, group, version: 'v1', resource: 'widgets', kind: 'Widget', customResource: true });
+    const all = [crd('zeta.example.com'), ...k8s, crd('alpha.example.com')];
+    const served = new Set(all.map((d) => d.group));
+    const expected = [...kube.map(named).filter((g) => served.has(g)), 'alpha.example.com', 'zeta.example.com'];
+    expect(expected.length).toBeGreaterThan(12);
+    expect(((apiGroupList(all, 'k8s.io') as J).groups as J[]).map((g) => g.name)).toEqual(expected);
+    expect(((serveDiscovery({ all: () => all, apiDomain: 'k8s.io' }, '/apis') as J).groups as J[]).map((g) => g.name)).toEqual(expected);
+    expect(((aggregatedDiscovery(all, 'apis', 'v2', 'k8s.io') as J).items as J[]).map((i) => i.metadata.name)).toEqual(expected);
   });
 
   it('writes each resource with the keys in the order of kube APIResource fields', () => {
