@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
 import { applyDefaults } from '../../src/machinery/schema/defaults.js';
+import { prepareCreate } from '../../src/registry/create-metadata.js';
 import { validateAgainstSchema } from '../../src/machinery/schema/validate.js';
 import { validateObjectMeta } from '../../src/machinery/schema/object-meta.js';
 import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../../src/registry/types.js';
@@ -15,12 +16,11 @@ const kinds = builtinDefinitions('k8s.io');
 const defs = builtinSchemaDefinitions('k8s.io');
 const kind = (k: string): ResourceDefinition => kinds.find((d) => d.kind === k)!;
 
-/** the store's create pipeline: strategy default, prepare, schema defaults, validation */
+/** the store's create pipeline: its preparation (defaults, status reset, the kind's own), schema defaults, validation */
 function create(k: string, o: ApiObject): { obj: ApiObject; errors: FieldError[] } {
   const def = kind(k);
   const obj = structuredClone(o);
-  def.strategy.default?.(obj);
-  def.strategy.prepareForCreate?.(obj);
+  prepareCreate(def, obj, Date.now());
   applyDefaults(obj, def.schema, defs);
   const errors = [
     ...validateAgainstSchema(obj, def.schema, defs).errors,

@@ -2,6 +2,7 @@ import { workloadExamples } from '../fixtures/workload-examples.js';
 import { describe, expect, it } from 'vitest';
 import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
 import { podStatusReason } from '../../src/registry/kinds/pod.js';
+import { prepareCreate } from '../../src/registry/create-metadata.js';
 import { applyDefaults } from '../../src/machinery/schema/defaults.js';
 import { validateObjectMeta } from '../../src/machinery/schema/object-meta.js';
 import { validateAgainstSchema } from '../../src/machinery/schema/validate.js';
@@ -18,10 +19,9 @@ function kind(group: string, k: string): ResourceDefinition {
   return d;
 }
 
-/** the admission pipeline as the store runs it: strategy default, prepare, schema defaults, validation */
+/** the admission pipeline as the store runs it: its create preparation, schema defaults, validation */
 function admit(def: ResourceDefinition, obj: ApiObject) {
-  def.strategy.default?.(obj);
-  def.strategy.prepareForCreate?.(obj);
+  prepareCreate(def, obj, Date.now());
   applyDefaults(obj, def.schema, defs);
   const res = validateAgainstSchema(obj, def.schema, defs);
   const meta = validateObjectMeta(obj.metadata, { namespaced: def.scope === 'Namespaced', nameValidation: def.nameValidation });

@@ -134,7 +134,6 @@ export function crdDefinition(n: SchemaNames, o: CrdKindOptions): ResourceDefini
         const versions = (c.spec as J | undefined)?.versions;
         const storage = Array.isArray(versions) ? (versions as J[]).find((v) => v?.storage === true)?.name : undefined;
         if (typeof storage === 'string') c.status = { storedVersions: [storage] };
-        else delete c.status;
       },
       columns: [column('Created At', 'date', (c) => c.metadata?.creationTimestamp ?? null)],
       exactColumns: true,

@@ -60,10 +60,6 @@ function rulesWithSubjects(): Schema {
   }));
 }
 
-const clearStatus = (o: ApiObject): void => {
-  delete o.status;
-};
-
 export function flowSchemaDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: n.group('flowcontrol.apiserver'), version: 'v1', kind: 'FlowSchema', resource: 'flowschemas', singular: 'flowschema', scope: 'Cluster',
@@ -83,7 +79,6 @@ export function flowSchemaDefinition(n: SchemaNames): ResourceDefinition {
       zeroShape: SPEC_STATUS_SHAPE,
       tracksGeneration: true,
       default: defaultFlowSchema,
-      prepareForCreate: clearStatus,
       validate: validateFlowSchema,
       validateUpdate: (o) => validateFlowSchema(o),
       // kube prints Age before MissingPL
@@ -135,7 +130,6 @@ export function priorityLevelDefinition(n: SchemaNames): ResourceDefinition {
       zeroShape: SPEC_STATUS_SHAPE,
       tracksGeneration: true,
       default: defaultPriorityLevel,
-      prepareForCreate: clearStatus,
       validate: validatePriorityLevel,
       validateUpdate: (o) => validatePriorityLevel(o),
       columns: [

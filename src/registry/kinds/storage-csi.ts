@@ -205,10 +205,6 @@ export function volumeAttachmentDefinition(n: SchemaNames): ResourceDefinition {
     }), ['spec']),
     strategy: {
       zeroShape: { spec: { source: {} }, status: { attached: false } },
-      // kube's strategy: a create carries no status; the status sub-resource writes it
-      prepareForCreate: (o) => {
-        delete o.status;
-      },
       validate: validateVolumeAttachment,
       validateUpdate: (o, old) => [...validateVolumeAttachment(o), ...immutable('spec', o.spec, old.spec)],
       columns: [
