@@ -4,9 +4,7 @@
 
 import uws from 'uWebSockets.js';
 import type { StreamSink } from '../core/stream.js';
-import type { UpgradeSession, WebSocketPeer } from '../endpoints/request.js';
 import type { RequestHead as ShedHead } from './flowcontrol/early-shed.js';
-import { decodeHeaderName } from './request-head-coalescer.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DEFAULT_GZIP_MIN_BYTES, gzipBody, wantsGzip } from './response-body.js';
 import { statusLine } from './status-line.js';
@@ -16,10 +14,7 @@ import { startByteTunnelListener, TUNNEL_HEADER, tunnelSocketPath } from './byte
 // the transport speaks the endpoint layer's neutral request and response (src/endpoints/http.ts)
 export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/http.js';
 import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse } from '../endpoints/http.js';
-import { joinHeaderLine } from '../core/header-join.js';
-
-/** WebSocket messages larger than this close the connection (kube's streams send 32 KiB frames) */
-const MAX_WS_MESSAGE_BYTES = 16 * 1024 * 1024;
+import { readHeaders, webSocketBehavior, type WsData } from './ws-sessions.js';
 
 export interface HttpServerOptions {
   /** unix socket path (behind the TLS terminator) or a TCP port on host */
@@ -59,37 +54,6 @@ export interface HttpServer {
   readonly openStreams: number;
   /** stop accepting; streams are stopped; resolves when in-flight requests finish or the timeout ends */
   close(timeoutMs?: number): Promise<void>;
-}
-
-/**
- * The largest frame sent whole. This uWS build writes a message of 16 KiB or
- * more through a separate header-then-payload path, and under back-pressure
- * that path lost payloads: kubectl exec of a few MB read a header followed by
- * the next header ("continuation after FIN"; a capture at the TLS front showed
- * it). A larger message goes out as fragments below the size, as gorilla's
- * writer in kube-apiserver fragments its large messages too; clients see one
- * message either way (RFC 6455 §5.4).
- */
-const WS_FRAGMENT_BYTES = 16 * 1024 - 64;
-
-/** one binary message; true when uWS took it whole (false: it waits in uWS's buffer) */
-function sendMessage(ws: uws.WebSocket<WsData>, msg: Uint8Array): boolean {
-  if (msg.byteLength <= WS_FRAGMENT_BYTES) return ws.send(msg, true) === 1;
-  ws.sendFirstFragment(msg.subarray(0, WS_FRAGMENT_BYTES), true);
-  let at = WS_FRAGMENT_BYTES;
-  for (; msg.byteLength - at > WS_FRAGMENT_BYTES; at += WS_FRAGMENT_BYTES) ws.sendFragment(msg.subarray(at, at + WS_FRAGMENT_BYTES));
-  ws.sendLastFragment(msg.subarray(at));
-  return ws.getBufferedAmount() === 0;
-}
-
-interface WsData {
-  session: UpgradeSession;
-  /** uWS forbids touching a closed socket */
-  closed: boolean;
-  /** the session's open, scheduled past uWS's open callback (see `open` below) */
-  opening?: NodeJS.Immediate;
-  /** what the client sent before the session opened */
-  early?: Buffer[];
 }
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -291,115 +255,20 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     });
   });
 
-  // WebSocket handshakes (exec, attach, port-forward): the request goes through the same
-  // handler (authentication, authorization, the sub-resource's handler); an UpgradeResponse
-  // accepts it, anything else is answered as plain HTTP.
+  // WebSocket handshakes (exec, attach, port-forward): src/gateway/ws-sessions.ts
   const sessions = new Set<uws.WebSocket<WsData>>();
-  const wsBehavior: uws.WebSocketBehavior<WsData> = {
-    maxPayloadLength: MAX_WS_MESSAGE_BYTES,
-    // exec sessions may sit idle for long (kube has no idle limit here); clients ping on their own
-    idleTimeout: 0,
-    maxBackpressure: 64 * 1024 * 1024,
-    compression: uws.DISABLED,
-    upgrade: (res, req, context) => {
-      const path = req.getUrl();
-      const query = new URLSearchParams(req.getQuery() ?? '');
-      const headers = readHeaders(req);
-      const key = headers.get('sec-websocket-key') ?? '';
-      const method = req.getMethod().toUpperCase();
-      const ctrl = new AbortController();
-      let aborted = false;
-      res.onAborted(() => {
-        aborted = true;
-        ctrl.abort();
-      });
+  const wsBehavior = webSocketBehavior({
+    handle: opts.handle,
+    sessions,
+    begin: () => {
       inflight++;
-      const finish = () => {
+      return () => {
         inflight--;
         if (closing && inflight === 0) idleResolve?.();
       };
-      const plain = (out: PlainResponse) => {
-        res.cork(() => {
-          res.writeStatus(statusLine(out.status));
-          for (const [k, v] of out.headers) res.writeHeader(k, v);
-          res.end(out.body, true);
-        });
-      };
-      opts
-        .handle({ method, path, query, headers, proxiedAddress: Buffer.from(res.getProxiedRemoteAddressAsText()).toString(), body: new Uint8Array(0), signal: ctrl.signal })
-        .then(
-          (out) => {
-            finish();
-            if (aborted || closing) {
-              if ('upgrade' in out) out.upgrade.close();
-              else if ('tunnel' in out) out.tunnel.close();
-              else if (out.stream) out.stop();
-              return;
-            }
-            if ('upgrade' in out) {
-              res.cork(() => res.upgrade<WsData>({ session: out.upgrade, closed: false }, key, out.upgrade.protocol, '', context));
-              return;
-            }
-            if ('tunnel' in out) {
-              out.tunnel.close();
-              return plain({ status: 400, headers: [['Content-Type', 'application/json']], body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'a WebSocket handshake cannot become a SPDY/3.1 connection', reason: 'BadRequest', code: 400 }) });
-            }
-            if (out.stream) {
-              out.stop();
-              return plain({ status: 400, headers: [['Content-Type', 'application/json']], body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'this request cannot be served over a WebSocket', reason: 'BadRequest', code: 400 }) });
-            }
-            plain(out);
-          },
-          (err: unknown) => {
-            finish();
-            if (!aborted) plain({ status: 500, headers: [['Content-Type', 'application/json']], body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `Internal error occurred: ${(err as Error)?.message ?? String(err)}`, reason: 'InternalError', code: 500 }) });
-          },
-        );
     },
-    open: (ws) => {
-      sessions.add(ws);
-      const data = ws.getUserData();
-      const peer: WebSocketPeer = {
-        send: (msg) => !data.closed && sendMessage(ws, msg),
-        bufferedAmount: () => (data.closed ? 0 : ws.getBufferedAmount()),
-        end: (code = 1000, reason) => {
-          if (!data.closed) ws.end(code, reason);
-        },
-      };
-      // Nothing is sent from inside this callback. Every upgrade here completes
-      // asynchronously (res.cork(() => res.upgrade(…)) once the handler has
-      // answered), and after open returns this uWS build's cork() runs its
-      // HTTP end-of-response check on the socket; when the upgrade reallocated
-      // it in place that check reads WebSocket memory and may close the new
-      // socket at once (uWebSockets #1929). Sends in open make that happen
-      // (uWebSockets.js #1108): port-forward's port prefixes were sent here, and
-      // about one full-suite run in four lost them. The session opens on the next turn.
-      data.opening = setImmediate(() => {
-        data.opening = undefined;
-        data.session.open(peer);
-        for (const m of data.early?.splice(0) ?? []) data.session.message(m);
-        if (data.closed) data.session.close();
-      });
-    },
-    message: (ws, msg) => {
-      const data = ws.getUserData();
-      // the message's memory is reused after this callback: the session gets a copy
-      const copy = Buffer.from(new Uint8Array(msg));
-      if (data.opening) (data.early ??= []).push(copy);
-      else data.session.message(copy);
-    },
-    drain: (ws) => {
-      const data = ws.getUserData();
-      if (!data.opening) data.session.drain();
-    },
-    close: (ws) => {
-      sessions.delete(ws);
-      const data = ws.getUserData();
-      data.closed = true;
-      // a session not opened yet closes right after it opens
-      if (!data.opening) data.session.close();
-    },
-  };
+    closing: () => closing,
+  });
   for (const pattern of opts.webSocketPaths ?? []) app.ws<WsData>(pattern, wsBehavior);
 
   function runStream(
@@ -508,12 +377,3 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   };
 }
 
-/** the request's headers, names decoded (see decodeHeaderName), repeated ones joined with ", " (RFC 9110 §5.3) */
-function readHeaders(req: uws.HttpRequest): Map<string, string> {
-  const headers = new Map<string, string>();
-  req.forEach((raw, v) => {
-    const k = decodeHeaderName(raw);
-    headers.set(k, joinHeaderLine(k, headers.get(k), v));
-  });
-  return headers;
-}
