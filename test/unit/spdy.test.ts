@@ -47,6 +47,46 @@ describe('SPDY/3.1 server session', () => {
     z.close();
   });
 
+  it("reads every header block of a long session: 2,000 streams, well past deflate's 32 KiB window", async () => {
+    // a long kubectl port-forward: two streams per forwarded connection, each block referring back into the ones before
+    const z = createDeflate({ dictionary: SPDY3_DICTIONARY });
+    const got: string[] = [];
+    const s = new SpdyServerSession(() => undefined, {
+      onStream: (id, h) => got.push(`${id} ${h.get('streamtype')} ${h.get('port')} ${h.get('requestid')} ${h.get('x-note')}`),
+      onData: () => undefined,
+      onReset: () => undefined,
+      onEnd: (r) => {
+        throw new Error(r);
+      },
+    });
+    const want: string[] = [];
+    for (let i = 0; i < 1000; i++) {
+      for (const [k, type] of [[0, 'error'], [1, 'data']] as const) {
+        const id = 4 * i + 2 * k + 1;
+        // a value unique to the block, so that every block carries some literal bytes
+        const note = `n${i * 7919}-${type}`;
+        want.push(`${id} ${type} 8080 ${i} ${note}`);
+        s.feed(synStream(id, await headerBlock(z, { streamtype: type, port: '8080', requestid: String(i), 'x-note': note })));
+      }
+    }
+    expect(got.length).toBe(2000);
+    expect(got).toEqual(want);
+    z.close();
+  });
+
+  it('ends the session, instead of inflating it, on a header block that inflates past 256 KiB', async () => {
+    const z = createDeflate({ dictionary: SPDY3_DICTIONARY });
+    let ended = '';
+    const streams: number[] = [];
+    const s = new SpdyServerSession(() => undefined, { onStream: (id) => streams.push(id), onData: () => undefined, onReset: () => undefined, onEnd: (r) => (ended = r) });
+    s.feed(synStream(1, await headerBlock(z, { streamtype: 'data', port: '1' })));
+    // a 4 MiB value compresses to a few KiB
+    s.feed(synStream(3, await headerBlock(z, { streamtype: 'data', 'x-bomb': 'a'.repeat(4 << 20) })));
+    expect(streams).toEqual([1]);
+    expect(ended).toMatch(/^bad SPDY frame: /);
+    z.close();
+  });
+
   it('writes data frames of at most 32 KiB, FIN on the last', () => {
     const sent: Buffer[] = [];
     const s = new SpdyServerSession((b) => sent.push(b), { onStream: () => undefined, onData: () => undefined, onReset: () => undefined, onEnd: () => undefined });

@@ -9,13 +9,16 @@
 // here carry one TCP connection each, paced by the WebSocket).
 //
 // Header blocks share one zlib context per direction, primed with the SPDY/3
-// dictionary (§2.6.10.1). The client's blocks are inflated by re-inflating
-// everything received so far (sync-flushed), which keeps the code synchronous;
-// a port-forward session carries two small blocks per connection. Our own
-// blocks (empty header sets in SYN_REPLY) are sent as stored deflate blocks,
-// which need no dictionary.
+// dictionary (§2.6.10.1). The client sync-flushes each block, so a block is
+// whole deflate data whose back-references reach at most 32 KiB back into the
+// dictionary and the blocks before it: each is inflated on its own (raw, with
+// those 32 KiB as its dictionary), synchronously, at a cost that does not grow
+// with the session (a port-forward carries two blocks per connection, and one
+// session may forward thousands). A block may inflate to at most 256 KiB. Our
+// own blocks (empty header sets in SYN_REPLY) are sent as stored deflate
+// blocks, which need no dictionary.
 
-import { constants, inflateSync } from 'node:zlib';
+import { constants, inflateRawSync } from 'node:zlib';
 
 const SYN_STREAM = 1;
 const SYN_REPLY = 2;
@@ -26,6 +29,10 @@ const HEADERS = 8;
 export const FLAG_FIN = 0x01;
 /** the largest frame payload accepted (kube's streams send 32 KiB) */
 const MAX_FRAME = 1 << 20;
+/** the most one header block may inflate to (a small block can inflate to gigabytes) */
+const MAX_HEADER_BLOCK = 256 * 1024;
+/** how far back deflate's back-references reach (RFC 1951 §2) */
+const DEFLATE_WINDOW = 32 * 1024;
 
 /** the SPDY/3 header dictionary: length-prefixed names and values, then a text tail (§2.6.10.1) */
 const DICT_WORDS = [
@@ -65,8 +72,10 @@ export interface SpdyHandlers {
 
 export class SpdyServerSession {
   private buf: Buffer = Buffer.alloc(0);
-  private inflatedIn: Buffer[] = [];
-  private inflatedLen = 0;
+  /** the last 32 KiB of the dictionary and of every header block inflated so far */
+  private window: Buffer = SPDY3_DICTIONARY.subarray(-DEFLATE_WINDOW);
+  /** the first block's zlib header has been read */
+  private zlibHeaderRead = false;
   private sentHeaderBlock = false;
   private ended = false;
 
@@ -175,10 +184,16 @@ export class SpdyServerSession {
 
   /** a compressed name/value block → lower-case names to values (multiple values joined by NUL) */
   private headers(block: Buffer): Map<string, string> {
-    this.inflatedIn.push(Buffer.from(block));
-    const all = inflateSync(Buffer.concat(this.inflatedIn), { dictionary: SPDY3_DICTIONARY, finishFlush: constants.Z_SYNC_FLUSH });
-    const out = all.subarray(this.inflatedLen);
-    this.inflatedLen = all.length;
+    let raw = block;
+    if (!this.zlibHeaderRead) {
+      // RFC 1950: CMF, FLG, and with FDICT set the dictionary's Adler-32
+      if (block.length < 2 || (block[0]! & 0x0f) !== 8) throw new Error('the first header block does not start with a zlib header');
+      raw = block.subarray((block[1]! & 0x20) !== 0 ? 6 : 2);
+      this.zlibHeaderRead = true;
+    }
+    const out = inflateRawSync(raw, { dictionary: this.window, finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: MAX_HEADER_BLOCK });
+    const seen = Buffer.concat([this.window, out]);
+    this.window = seen.length > DEFLATE_WINDOW ? Buffer.from(seen.subarray(seen.length - DEFLATE_WINDOW)) : seen;
     const map = new Map<string, string>();
     let at = 0;
     const n = out.readUInt32BE(at);
