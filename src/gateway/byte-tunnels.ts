@@ -14,9 +14,13 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { ByteTunnel } from '../endpoints/request.js';
+import { ResponseChunkFramer } from './response-chunk-framer.js';
+import { type RecordSink, WebSocketRecordWriter } from './ws-record-writer.js';
 
 /** the internal header of the token-carrying 101; it never reaches a client */
 export const TUNNEL_HEADER = 'X-Orch-Tunnel';
+/** beside it, `websocket` for a tunnel that carries a WebSocket (its frames are written one TLS record each) */
+export const TUNNEL_KIND_HEADER = 'X-Orch-Tunnel-Kind';
 /** a token the front did not bring within this is dropped (the tunnel is closed) */
 const TOKEN_TTL_MS = 10_000;
 /** 32 random bytes in hex and the newline */
@@ -93,25 +97,57 @@ export async function startByteTunnelListener(path: string, clock: Clock): Promi
  * The front's side: the client's connection, past its upgrade request, relayed to the tunnel
  * listener of the main process behind `token`, with back-pressure both ways (`fail` on a broken one).
  */
-export function relayToTunnel(client: Duplex, backendSocketPath: string, token: string, fail: () => void): Socket {
+export function relayToTunnel(client: Duplex, backendSocketPath: string, token: string, fail: () => void, webSocket = false): Socket {
   const t = connect({ path: tunnelSocketPath(backendSocketPath) });
   t.write(`${token}\n`);
+  const frames = webSocket ? webSocketRecords(client, t) : undefined;
   t.on('data', (d: Buffer) => {
+    if (frames) return frames.push(d);
     if (!client.write(d)) t.pause();
   });
-  client.on('drain', () => t.resume());
+  // the record writer paces the tunnel itself
+  if (!frames) client.on('drain', () => t.resume());
   client.on('data', (d: Buffer) => {
     if (!t.write(d)) client.pause();
   });
   t.on('drain', () => client.resume());
   client.on('end', () => t.end());
-  t.on('end', () => {
-    if (!client.writableEnded) client.end();
-  });
+  const endClient = () => {
+    if (frames) frames.end();
+    else if (!client.destroyed && !client.writableEnded) client.end();
+  };
+  t.on('end', endClient);
   t.on('error', fail);
-  t.on('close', () => {
-    if (!client.destroyed && !client.writableEnded) client.end();
-  });
+  t.on('close', endClient);
   client.resume();
   return t;
+}
+
+/**
+ * A WebSocket's bytes from the tunnel to the client: the handshake's 101 as one record, then one TLS
+ * record per frame (src/gateway/ws-record-writer.ts), as on a connection uWS upgraded.
+ */
+function webSocketRecords(client: Duplex, t: Socket): { push(d: Buffer): void; end(): void } {
+  const framer = new ResponseChunkFramer();
+  let writer: WebSocketRecordWriter | undefined;
+  let ended = false;
+  return {
+    push(d) {
+      if (writer) return writer.push(d);
+      const out = framer.frame(d);
+      if (framer.webSocket) {
+        writer = new WebSocketRecordWriter(client as unknown as RecordSink, t);
+        if (out) writer.pushRecord(out);
+        const rest = framer.takeWebSocketBytes();
+        if (rest) writer.push(rest);
+      } else if (out && !client.write(out)) t.pause();
+    },
+    end() {
+      if (ended) return;
+      ended = true;
+      if (writer) return writer.end();
+      const rest = framer.finish();
+      if (!client.destroyed && !client.writableEnded) client.end(rest);
+    },
+  };
 }

@@ -268,6 +268,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       };
     },
     closing: () => closing,
+    ...(tunnels ? { tunnels } : {}),
   });
   for (const pattern of opts.webSocketPaths ?? []) app.ws<WsData>(pattern, wsBehavior);
 

@@ -25,6 +25,8 @@ const FLUSH_HEADER = /\r\nX-Orch-Flush: 1(?=\r\n)/i;
 const MAX_HEAD_BYTES = 64 * 1024;
 /** the internal hand-over header (TUNNEL_HEADER of byte-tunnels.ts) and its token */
 const TUNNEL_TOKEN = /\r\nx-orch-tunnel:\s*([0-9a-f]{64})\r\n/i;
+/** TUNNEL_KIND_HEADER of byte-tunnels.ts naming a WebSocket */
+const TUNNEL_WEBSOCKET = /\r\nx-orch-tunnel-kind:\s*websocket\r\n/i;
 
 type State =
   | { s: 'head'; held: Buffer[]; bytes: number }
@@ -51,6 +53,8 @@ export class ResponseChunkFramer extends Transform {
 
   /** the token of the gateway's internal 101 (src/gateway/byte-tunnels.ts): the connection is handed over, nothing more is framed */
   tunnelToken: string | undefined;
+  /** that tunnel carries a WebSocket (TUNNEL_KIND_HEADER): its frames go out one TLS record each */
+  tunnelWebSocket = false;
 
   /** the backend switched the connection to WebSocket: from now on its bytes are frames (src/gateway/ws-record-writer.ts) */
   get webSocket(): boolean {
@@ -213,6 +217,7 @@ export class ResponseChunkFramer extends Transform {
     if (token) {
       // the head is the gateway's own, not the client's: dropped, and the rest with it
       this.tunnelToken = token[1];
+      this.tunnelWebSocket = TUNNEL_WEBSOCKET.test(head);
       this.state = { s: 'tunnel' };
       return buf.length;
     }

@@ -473,7 +473,7 @@ export function serveHttp1(
     coalescer = undefined;
     backend = undefined;
     b.destroy();
-    tunnel = relayToTunnel(tlsSocket, front.backendSocketPath, token, fail);
+    tunnel = relayToTunnel(tlsSocket, front.backendSocketPath, token, fail, framer.tunnelWebSocket);
   };
 
   // The first request head on a backend connection did not complete within

@@ -1,8 +1,10 @@
 // The gateway's WebSocket side (exec, attach, port-forward): a handshake goes
 // through the same handler as any request (authentication, authorization, the
 // sub-resource's handler); an UpgradeResponse accepts it, anything else is
-// answered as plain HTTP. Then uWS's socket and the session it opened relay
-// messages, back-pressure and the close.
+// answered as plain HTTP. Behind the TLS front the accepted connection is
+// handed over to Node's ws (ws-tunnel.ts); on a plain TCP listener uWS
+// upgrades it, and its socket and the session relay messages, back-pressure
+// and the close.
 
 import uws from 'uWebSockets.js';
 import type { WebSocketPeer, UpgradeSession } from '../endpoints/request.js';
@@ -10,6 +12,8 @@ import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, 
 import { decodeHeaderName } from './request-head-coalescer.js';
 import { statusLine } from './status-line.js';
 import { joinHeaderLine } from '../core/header-join.js';
+import { type ByteTunnelListener, TUNNEL_HEADER, TUNNEL_KIND_HEADER } from './byte-tunnels.js';
+import { webSocketTunnel } from './ws-tunnel.js';
 
 /** WebSocket messages larger than this close the connection (kube's streams send 32 KiB frames) */
 const MAX_WS_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -53,6 +57,8 @@ export interface WebSocketDeps {
   begin(): () => void;
   /** the server is closing: an answered handshake is not upgraded */
   closing(): boolean;
+  /** behind the TLS front (a unix listener): handshakes are handed over to Node's ws instead of uWS's upgrade */
+  tunnels?: ByteTunnelListener;
 }
 
 export function webSocketBehavior(deps: WebSocketDeps): uws.WebSocketBehavior<WsData> {
@@ -94,6 +100,17 @@ export function webSocketBehavior(deps: WebSocketDeps): uws.WebSocketBehavior<Ws
               return;
             }
             if ('upgrade' in out) {
+              if (deps.tunnels) {
+                // behind the TLS front: the connection is handed over and Node's ws answers the handshake (ws-tunnel.ts)
+                const token = deps.tunnels.offer(webSocketTunnel(out.upgrade, method, headers, MAX_WS_MESSAGE_BYTES));
+                res.cork(() => {
+                  res.writeStatus('101 Switching Protocols');
+                  res.writeHeader(TUNNEL_HEADER, token);
+                  res.writeHeader(TUNNEL_KIND_HEADER, 'websocket');
+                  res.end('', false);
+                });
+                return;
+              }
               res.cork(() => res.upgrade<WsData>({ session: out.upgrade, closed: false }, key, out.upgrade.protocol, '', context));
               return;
             }
@@ -123,14 +140,12 @@ export function webSocketBehavior(deps: WebSocketDeps): uws.WebSocketBehavior<Ws
           if (!data.closed) ws.end(code, reason);
         },
       };
-      // Nothing is sent from inside this callback. Every upgrade here completes
-      // asynchronously (res.cork(() => res.upgrade(…)) once the handler has
-      // answered), and after open returns this uWS build's cork() runs its
-      // HTTP end-of-response check on the socket; when the upgrade reallocated
-      // it in place that check reads WebSocket memory and may close the new
-      // socket at once (uWebSockets #1929). Sends in open make that happen
-      // (uWebSockets.js #1108): port-forward's port prefixes were sent here, and
-      // about one full-suite run in four lost them. The session opens on the next turn.
+      // The uWS path (a TCP listener, no TLS front: tests): nothing is sent from
+      // inside this callback, the session opens on the next turn. After an
+      // asynchronous upgrade this uWS build's cork() checks the HTTP response's
+      // state in memory the upgrade may have reallocated in place, and can close
+      // the new socket (uWebSockets #1929; sends in open make it likelier,
+      // uWebSockets.js #1108). Behind the TLS front uWS upgrades nothing (ws-tunnel.ts).
       data.opening = setImmediate(() => {
         data.opening = undefined;
         data.session.open(peer);

@@ -6,6 +6,7 @@
 // WebSockets and SPDY/3.1 arrive as HTTP upgrades).
 // Errors are Kubernetes Status objects (the body shape is not given by §7).
 
+import type { Socket } from 'node:net';
 import type { Clock } from './clock.js';
 import { chmod, readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
@@ -144,6 +145,8 @@ export async function startAgentServer(o: AgentServerOptions): Promise<AgentServ
       throw e;
     }
     if (spdy) {
+      // SPDY frames are small and interactive (the kubelet's Go sockets have TCP_NODELAY)
+      (socket as Partial<Socket>).setNoDelay?.(true);
       socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${SPDY_UPGRADE}\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`);
       if (head.length > 0) socket.unshift(head);
       return run.spdy(socketBytes(socket), protocol);

@@ -147,6 +147,9 @@ export function createNodeTransport(client: CertificateAndKey, clock: Clock): No
         const timer = clock.setTimeout(() => req.destroy(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000}s`)), CONNECT_TIMEOUT_MS);
         req.on('upgrade', (res, socket, head) => {
           timer.cancel();
+          // SPDY frames are small and interactive: without this, Nagle held each behind the agent's delayed ACK
+          // (a kubectl port-forward over SPDY took ≈ 19 ms a connection instead of ≈ 2.5)
+          socket.setNoDelay(true);
           resolve({ headers: res.headers, socket, head });
         });
         req.on('response', (res) => {

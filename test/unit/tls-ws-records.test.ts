@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PROXY_V2_TCP6_HEADER_LENGTH, startTlsFront } from '../../src/gateway/tls-front.js';
+import { TUNNEL_HEADER, TUNNEL_KIND_HEADER, tunnelSocketPath } from '../../src/gateway/byte-tunnels.js';
 import { ensurePki, type Pki } from '../../src/server/pki.js';
 
 const HEAD = 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: x\r\n\r\n';
@@ -50,7 +51,53 @@ afterAll(async () => {
 
 it('writes the 101 head and each frame after it as TLS records of their own', async () => {
   const front = await startTlsFront({ host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, clientCA: pki.ca.certPem, backendSocketPath: socketPath });
-  const sock = tlsConnect({ host: '127.0.0.1', port: front.port, ca: pki.ca.certPem, servername: 'localhost', cert: pki.admin.certPem, key: pki.admin.keyPem });
+  try {
+    expect(await recordsOfUpgrade(front.port)).toEqual([HEAD, ...FRAMES.map((f) => f.toString('latin1'))]);
+  } finally {
+    await front.close();
+  }
+});
+
+it('does the same for a WebSocket handed over through a tunnel (X-Orch-Tunnel-Kind: websocket)', async () => {
+  // the gateway's way since uWS's asynchronous upgrade could close the socket (src/gateway/ws-tunnel.ts):
+  // uWS answers an internal 101 with the token, the front relays the connection to the tunnel listener,
+  // and what the tunnel writes (the real 101 and the frames, here in one write) is framed by the front
+  const tunnelPath = join(dir, 'tunnel-backend.sock');
+  const token = 'ab'.repeat(32);
+  const tunnel = createServer((s) => {
+    s.on('error', () => undefined);
+    let line = '';
+    s.on('data', (c: Buffer) => {
+      line += c.toString('latin1');
+      if (!line.includes('\n')) return;
+      expect(line.slice(0, line.indexOf('\n'))).toBe(token);
+      s.write(Buffer.concat([Buffer.from(HEAD, 'latin1'), ...FRAMES]));
+    });
+  });
+  await new Promise<void>((r) => tunnel.listen(tunnelSocketPath(tunnelPath), r));
+  const uws = createServer((s) => {
+    s.on('error', () => undefined);
+    let buf = Buffer.alloc(0);
+    s.on('data', (c: Buffer) => {
+      buf = Buffer.concat([buf, c]);
+      if (buf.indexOf('\r\n\r\n', PROXY_V2_TCP6_HEADER_LENGTH) < 0) return;
+      s.write(`HTTP/1.1 101 Switching Protocols\r\n${TUNNEL_HEADER}: ${token}\r\n${TUNNEL_KIND_HEADER}: websocket\r\nContent-Length: 0\r\n\r\n`);
+    });
+  });
+  await new Promise<void>((r) => uws.listen(tunnelPath, r));
+  const front = await startTlsFront({ host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, clientCA: pki.ca.certPem, backendSocketPath: tunnelPath });
+  try {
+    expect(await recordsOfUpgrade(front.port)).toEqual([HEAD, ...FRAMES.map((f) => f.toString('latin1'))]);
+  } finally {
+    await front.close();
+    await new Promise((r) => uws.close(r));
+    await new Promise((r) => tunnel.close(r));
+  }
+});
+
+/** a port-forward upgrade through the front on `port`: what the client reads, one entry per TLS record */
+async function recordsOfUpgrade(port: number): Promise<string[]> {
+  const sock = tlsConnect({ host: '127.0.0.1', port, ca: pki.ca.certPem, servername: 'localhost', cert: pki.admin.certPem, key: pki.admin.keyPem });
   try {
     // Node's TLS socket emits one 'data' per record it decrypts (SSL_read returns one record's bytes at most)
     const reads: Buffer[] = [];
@@ -67,9 +114,8 @@ it('writes the 101 head and each frame after it as TLS records of their own', as
         if (got >= total) resolve();
       });
     });
-    expect(reads.map((r) => r.toString('latin1'))).toEqual([HEAD, ...FRAMES.map((f) => f.toString('latin1'))]);
+    return reads.map((r) => r.toString('latin1'));
   } finally {
     sock.destroy();
-    await front.close();
   }
-});
+}

@@ -183,13 +183,14 @@ export function portForwardStream(state: SimState) {
       } catch (e) {
         return fail(call, e);
       }
-      let sock = connect({ host: address, port });
+      // as a Go runtime's dial would (TCP_NODELAY is Go's default): forwarded bytes leave as they come
+      let sock = connect({ host: address, port, noDelay: true });
       let connected = false;
       const onError = (e: NodeJS.ErrnoException) => {
         if (connected) return void call.end();
         if (e.code === 'ECONNREFUSED' && address !== HOST_LOOPBACK) {
           address = HOST_LOOPBACK;
-          sock = connect({ host: address, port });
+          sock = connect({ host: address, port, noDelay: true });
           return void wire();
         }
         fail(call, new SimError(UNAVAILABLE, `failed to connect to localhost:${port} inside the pod sandbox: ${e.message}`));

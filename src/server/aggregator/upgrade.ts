@@ -31,6 +31,8 @@ export function proxyUpgrade(r: ProxiedRequest, target: ServiceTarget): Promise<
   const head = `${lines.join('\r\n')}\r\n\r\n`;
   return new Promise<HttpResponse>((resolve, reject) => {
     const sock = connect({ host: target.host, port: target.port, ALPNProtocols: ['http/1.1'], ...target.tls });
+    // small interactive writes (exec keystrokes, SPDY frames) leave at once, not behind Nagle's wait for an ACK
+    sock.setNoDelay(true);
     let got = Buffer.alloc(0);
     const fail = (e: NodeJS.ErrnoException) => {
       sock.destroy();

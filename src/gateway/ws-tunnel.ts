@@ -1,0 +1,79 @@
+// A WebSocket served by Node's `ws` over a connection handed over by the TLS
+// front (byte-tunnels.ts), instead of one uWS upgrades: this uWS build's
+// upgrade after an asynchronous handler (res.cork(() => res.upgrade(…))) could
+// close the new socket right after its 101 (uWebSockets #1929: its cork()
+// checks the HTTP response's state in memory the upgrade had reallocated), so
+// a port-forward or exec sometimes ended with 1006 before its first message.
+// The handshake here answers the client's own request head (key, protocol),
+// then the session gets the same peer the uWS path gives it.
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import type { ByteTunnel, UpgradeSession, WebSocketPeer } from '../endpoints/request.js';
+
+/** the protocol each handshake agreed on, looked up by the server's handleProtocols */
+const chosen = new WeakMap<object, string>();
+
+let server: WebSocketServer | undefined;
+function handshakes(maxPayload: number): WebSocketServer {
+  server ??= new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload,
+    handleProtocols: (_offered, req) => chosen.get(req) ?? false,
+  });
+  return server;
+}
+
+/** the tunnel that answers the client's handshake (`method`, `headers` with lower-case names) for `session` */
+export function webSocketTunnel(session: UpgradeSession, method: string, headers: Map<string, string>, maxPayload: number): ByteTunnel {
+  let closed = false;
+  return {
+    open(client: Duplex) {
+      if (closed) return void client.destroy();
+      // what ws reads of a request: the method and the handshake's headers. The subprotocol was chosen
+      // already (session.protocol); kubectl's `SPDY/3.1+portforward.k8s.io` is no token to ws's parser
+      // (`/`), so ws is shown a stand-in and answers with the chosen one.
+      const shown = Object.fromEntries(headers);
+      delete shown['sec-websocket-protocol'];
+      if (session.protocol) shown['sec-websocket-protocol'] = 'chosen';
+      const req = { method, headers: shown, url: '/' } as unknown as IncomingMessage;
+      if (session.protocol) chosen.set(req, session.protocol);
+      client.on('error', () => client.destroy());
+      // a handshake ws refused (it answered 400 and closed) ends the session it was for
+      let bridged = false;
+      client.once('close', () => {
+        if (!bridged) session.close();
+      });
+      handshakes(maxPayload).handleUpgrade(req, client, Buffer.alloc(0), (ws) => {
+        bridged = true;
+        bridge(ws, client, session);
+      });
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      session.close();
+    },
+  };
+}
+
+function bridge(ws: WebSocket, socket: Duplex, session: UpgradeSession): void {
+  const peer: WebSocketPeer = {
+    send: (msg) => {
+      if (ws.readyState !== WebSocket.OPEN) return false;
+      ws.send(msg, { binary: true });
+      return !socket.writableNeedDrain;
+    },
+    bufferedAmount: () => (ws.readyState === WebSocket.OPEN ? ws.bufferedAmount + socket.writableLength : 0),
+    end: (code = 1000, reason) => {
+      if (ws.readyState === WebSocket.OPEN) ws.close(code, reason);
+    },
+  };
+  socket.on('drain', () => session.drain());
+  ws.on('message', (data: RawData) => session.message(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)));
+  ws.on('error', () => ws.terminate());
+  ws.once('close', () => session.close());
+  session.open(peer);
+}
