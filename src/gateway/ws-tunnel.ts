@@ -66,7 +66,8 @@ function bridge(ws: WebSocket, socket: Duplex, session: UpgradeSession): void {
       ws.send(msg, { binary: true });
       return !socket.writableNeedDrain;
     },
-    bufferedAmount: () => (ws.readyState === WebSocket.OPEN ? ws.bufferedAmount + socket.writableLength : 0),
+    // ws counts what its socket still holds and what waits in its sender
+    bufferedAmount: () => (ws.readyState === WebSocket.OPEN ? ws.bufferedAmount : 0),
     end: (code = 1000, reason) => {
       if (ws.readyState === WebSocket.OPEN) ws.close(code, reason);
     },
