@@ -15,14 +15,14 @@ import type { ByteTunnel, UpgradeSession, WebSocketPeer } from '../endpoints/req
 /** the protocol each handshake agreed on, looked up by the server's handleProtocols */
 const chosen = new WeakMap<object, string>();
 
-let server: WebSocketServer | undefined;
+/** one handshake server per message bound (there is one: the gateway's) */
+const servers = new Map<number, WebSocketServer>();
 function handshakes(maxPayload: number): WebSocketServer {
-  server ??= new WebSocketServer({
-    noServer: true,
-    perMessageDeflate: false,
-    maxPayload,
-    handleProtocols: (_offered, req) => chosen.get(req) ?? false,
-  });
+  let server = servers.get(maxPayload);
+  if (!server) {
+    server = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload, handleProtocols: (_offered, req) => chosen.get(req) ?? false });
+    servers.set(maxPayload, server);
+  }
   return server;
 }
 
