@@ -15,6 +15,7 @@ import { startByteTunnelListener, TUNNEL_HEADER, tunnelSocketPath } from './byte
 export type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse, UpgradeResponse } from '../endpoints/http.js';
 import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse, StreamingResponse } from '../endpoints/http.js';
 import { readHeaders, webSocketBehavior, type WsData } from './ws-sessions.js';
+import type { WebSocket } from 'ws';
 
 export interface HttpServerOptions {
   /** unix socket path (behind the TLS terminator) or a TCP port on host */
@@ -257,6 +258,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
   // WebSocket handshakes (exec, attach, port-forward): src/gateway/ws-sessions.ts
   const sessions = new Set<uws.WebSocket<WsData>>();
+  const tunneled = new Set<WebSocket>();
   const wsBehavior = webSocketBehavior({
     handle: opts.handle,
     sessions,
@@ -268,6 +270,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       };
     },
     closing: () => closing,
+    tunneled,
     ...(tunnels ? { tunnels } : {}),
   });
   for (const pattern of opts.webSocketPaths ?? []) app.ws<WsData>(pattern, wsBehavior);
@@ -366,6 +369,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         sink.end();
       }
       for (const ws of [...sessions]) ws.end(1001, 'server shutting down');
+      for (const ws of [...tunneled]) ws.close(1001, 'server shutting down');
       if (inflight > 0) {
         await new Promise<void>((resolve) => {
           idleResolve = resolve;

@@ -14,6 +14,7 @@ import { statusLine } from './status-line.js';
 import { joinHeaderLine } from '../core/header-join.js';
 import { type ByteTunnelListener, TUNNEL_HEADER, TUNNEL_KIND_HEADER } from './byte-tunnels.js';
 import { webSocketTunnel } from './ws-tunnel.js';
+import type { WebSocket } from 'ws';
 
 /** WebSocket messages larger than this close the connection (kube's streams send 32 KiB frames) */
 const MAX_WS_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -59,6 +60,8 @@ export interface WebSocketDeps {
   closing(): boolean;
   /** behind the TLS front (a unix listener): handshakes are handed over to Node's ws instead of uWS's upgrade */
   tunnels?: ByteTunnelListener;
+  /** the WebSockets open through those tunnels (the server closes them when it closes) */
+  tunneled: Set<WebSocket>;
 }
 
 export function webSocketBehavior(deps: WebSocketDeps): uws.WebSocketBehavior<WsData> {
@@ -102,7 +105,7 @@ export function webSocketBehavior(deps: WebSocketDeps): uws.WebSocketBehavior<Ws
             if ('upgrade' in out) {
               if (deps.tunnels) {
                 // behind the TLS front: the connection is handed over and Node's ws answers the handshake (ws-tunnel.ts)
-                const token = deps.tunnels.offer(webSocketTunnel(out.upgrade, method, headers, MAX_WS_MESSAGE_BYTES));
+                const token = deps.tunnels.offer(webSocketTunnel(out.upgrade, method, headers, MAX_WS_MESSAGE_BYTES, deps.tunneled));
                 res.cork(() => {
                   res.writeStatus('101 Switching Protocols');
                   res.writeHeader(TUNNEL_HEADER, token);

@@ -26,8 +26,8 @@ function handshakes(maxPayload: number): WebSocketServer {
   return server;
 }
 
-/** the tunnel that answers the client's handshake (`method`, `headers` with lower-case names) for `session` */
-export function webSocketTunnel(session: UpgradeSession, method: string, headers: Map<string, string>, maxPayload: number): ByteTunnel {
+/** the tunnel that answers the client's handshake (`method`, `headers` with lower-case names) for `session`; `open`: the sockets open, kept for the shutdown */
+export function webSocketTunnel(session: UpgradeSession, method: string, headers: Map<string, string>, maxPayload: number, open: Set<WebSocket>): ByteTunnel {
   let closed = false;
   return {
     open(client: Duplex) {
@@ -48,6 +48,9 @@ export function webSocketTunnel(session: UpgradeSession, method: string, headers
       });
       handshakes(maxPayload).handleUpgrade(req, client, Buffer.alloc(0), (ws) => {
         bridged = true;
+        // the server's shutdown closes it with 1001, as it does uWS's sessions
+        open.add(ws);
+        ws.once('close', () => open.delete(ws));
         bridge(ws, client, session);
       });
     },

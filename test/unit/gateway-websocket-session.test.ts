@@ -6,7 +6,12 @@
 // session after its open, in order.
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startHttpServer, type HttpServer } from '../../src/gateway/http-server.js';
+import { startTlsFront } from '../../src/gateway/tls-front.js';
+import { ensurePki } from '../../src/server/pki.js';
 import type { UpgradeSession, WebSocketPeer } from '../../src/endpoints/request.js';
 
 let server: HttpServer | undefined;
@@ -95,5 +100,46 @@ describe('gateway WebSocket sessions', () => {
     ws.on('message', (raw) => msgs.push((raw as Buffer).toString()));
     const [code, reason] = await new Promise<[number, string]>((r) => ws.once('close', (c, why: Buffer) => r([c, why.toString()])));
     expect({ code, reason, msgs }).toEqual({ code: 1000, reason: 'done', msgs: ['last words'] });
+  });
+});
+
+describe('behind the TLS front (the connection handed over to Node ws)', () => {
+  it('carries the session both ways and closes it with 1001 when the server shuts down', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'orch-ws-tunnel-'));
+    const pki = await ensurePki(join(dir, 'pki'), {});
+    const events: string[] = [];
+    const backend = await startHttpServer({
+      listen: { unixPath: join(dir, 'gateway.sock') },
+      maxBodyBytes: 1024,
+      webSocketPaths: ['/ws'],
+      tooLarge: () => ({ status: 413, headers: [], body: '' }),
+      handle: async () => {
+        await new Promise((r) => setImmediate(r));
+        return { status: 101, headers: [], body: undefined, upgrade: recordingSession(events, (peer) => peer.send(Buffer.from('hello'))) } as never;
+      },
+    });
+    const front = await startTlsFront({ host: '127.0.0.1', port: 0, key: pki.serving.keyPem, cert: pki.serving.certPem, clientCA: pki.ca.certPem, backendSocketPath: join(dir, 'gateway.sock') });
+    try {
+      const ws = new WebSocket(`wss://127.0.0.1:${front.port}/ws`, ['v4.channel.k8s.io'], { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem, servername: 'localhost' });
+      const got: string[] = [];
+      ws.on('message', (raw) => got.push((raw as Buffer).toString()));
+      const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+      await new Promise((r, j) => {
+        ws.once('open', r);
+        ws.once('error', j);
+      });
+      // (kubectl's `SPDY/3.1+portforward.k8s.io`, no token to ws's parser, is test/nodeagent/streams.test.ts's)
+      expect(ws.protocol).toBe('v4.channel.k8s.io');
+      ws.send('ping');
+      await until(() => got.includes('hello') && events.includes('message ping'));
+      await backend.close(1000);
+      expect(await closed).toBe(1001);
+      await until(() => events.includes('close'));
+      expect(events).toEqual(['open', 'message ping', 'close']);
+    } finally {
+      await front.close();
+      await backend.close(100);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
