@@ -15,7 +15,7 @@ import type { Duplex } from 'node:stream';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { ByteTunnel } from '../endpoints/request.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
-import { type RecordSink, WebSocketRecordWriter } from './ws-record-writer.js';
+import { recordWriterAfterHandshake, type WebSocketRecordWriter } from './ws-record-writer.js';
 
 /** the internal header of the token-carrying 101; it never reaches a client */
 export const TUNNEL_HEADER = 'X-Orch-Tunnel';
@@ -135,12 +135,8 @@ function webSocketRecords(client: Duplex, t: Socket): { push(d: Buffer): void; e
     push(d) {
       if (writer) return writer.push(d);
       const out = framer.frame(d);
-      if (framer.webSocket) {
-        writer = new WebSocketRecordWriter(client as unknown as RecordSink, t);
-        if (out) writer.pushRecord(out);
-        const rest = framer.takeWebSocketBytes();
-        if (rest) writer.push(rest);
-      } else if (out && !client.write(out)) t.pause();
+      if (framer.webSocket) writer = recordWriterAfterHandshake(out, framer.takeWebSocketBytes(), client, t);
+      else if (out && !client.write(out)) t.pause();
     },
     end() {
       if (ended) return;

@@ -28,7 +28,7 @@ import { MAX_PROBE_HEAD_BYTES } from './health-probe.js';
 import { BACKEND_DIAL_PATIENCE_MS, isBacklogFull, redialWaitMs } from './backend-dial.js';
 import { HeadCoalescer } from './request-head-coalescer.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
-import { WebSocketRecordWriter } from './ws-record-writer.js';
+import { recordWriterAfterHandshake, type WebSocketRecordWriter } from './ws-record-writer.js';
 import { relayToTunnel } from './byte-tunnels.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
 
@@ -425,10 +425,7 @@ export function serveHttp1(
       if (framer.tunnelToken !== undefined) return handOver(b, out, framer.tunnelToken);
       if (framer.webSocket) {
         // upgraded: one TLS record per frame from here on (src/gateway/ws-record-writer.ts)
-        wsWriter = new WebSocketRecordWriter(tlsSocket, b);
-        if (out) wsWriter.pushRecord(out);
-        const rest = framer.takeWebSocketBytes();
-        if (rest) wsWriter.push(rest);
+        wsWriter = recordWriterAfterHandshake(out, framer.takeWebSocketBytes(), tlsSocket, b);
         return;
       }
       if (out && !tlsSocket.write(out)) b.pause();

@@ -125,6 +125,14 @@ export class WebSocketRecordWriter {
   }
 }
 
+/** the writer of a connection that just switched to WebSocket: the 101 `head` as one record, then the frame bytes that came with it */
+export function recordWriterAfterHandshake(head: Buffer | undefined, rest: Buffer | undefined, sink: RecordSink, flow: BackendFlow): WebSocketRecordWriter {
+  const writer = new WebSocketRecordWriter(sink, flow);
+  if (head) writer.pushRecord(head);
+  if (rest) writer.push(rest);
+  return writer;
+}
+
 /** the header's length once its first bytes are known (RFC 6455 §5.2), undefined before */
 function headerLength(held: Buffer, chunk: Buffer, i: number): number | undefined {
   const byteAt = (k: number): number | undefined => (k < held.length ? held[k] : chunk[i + k - held.length]);

@@ -11,6 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { ByteTunnel, UpgradeSession, WebSocketPeer } from '../endpoints/request.js';
+import { messageBuffer } from '../core/ws-message.js';
 
 /** the protocol each handshake agreed on, looked up by the server's handleProtocols */
 const chosen = new WeakMap<object, string>();
@@ -76,7 +77,7 @@ function bridge(ws: WebSocket, socket: Duplex, session: UpgradeSession): void {
     },
   };
   socket.on('drain', () => session.drain());
-  ws.on('message', (data: RawData) => session.message(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)));
+  ws.on('message', (data: RawData) => session.message(messageBuffer(data)));
   ws.on('error', () => ws.terminate());
   ws.once('close', () => session.close());
   session.open(peer);

@@ -8,6 +8,7 @@
 // verified (agents sign their own, spec 002 §4.2).
 
 import type { Clock } from '../core/clock.js';
+import { messageBuffer } from '../core/ws-message.js';
 import { request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
@@ -109,7 +110,7 @@ export function createNodeTransport(client: CertificateAndKey, clock: Clock): No
           const pending: Buffer[] = [];
           let closed = false;
           ws.on('message', (data) => {
-            const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+            const buf = messageBuffer(data);
             if (onMessage) onMessage(buf);
             else pending.push(buf);
           });

@@ -5,7 +5,7 @@
 
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
-import { toBuffer } from './remotecommand.js';
+import { messageBuffer } from '../../core/ws-message.js';
 
 export interface ByteConn {
   write(bytes: Buffer): void;
@@ -25,7 +25,7 @@ export function webSocketBytes(ws: WebSocket): ByteConn {
     write: (bytes) => {
       if (ws.readyState === 1) ws.send(bytes, { binary: true });
     },
-    onData: (f) => ws.on('message', (raw: RawData) => f(toBuffer(raw))),
+    onData: (f) => ws.on('message', (raw: RawData) => f(messageBuffer(raw))),
     onClose: (f) => {
       ws.on('close', f);
       ws.on('error', () => undefined);

@@ -9,7 +9,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { WebSocket, RawData } from 'ws';
 import type { RuntimeClient } from '../runtime/client.js';
 import type { PortForwardFrame } from '../runtime/types.js';
-import { toBuffer } from './remotecommand.js';
+import { messageBuffer } from '../../core/ws-message.js';
 import { HttpError } from './target.js';
 
 import { SPDY_TUNNEL_PROTOCOL } from './portforward-spdy.js';
@@ -68,7 +68,7 @@ export function bridgePortForward(ws: WebSocket, runtime: RuntimeClient, sandbox
     call.write({ podSandboxId: sandboxId, port });
   });
   ws.on('message', (raw: RawData) => {
-    const data = toBuffer(raw);
+    const data = messageBuffer(raw);
     if (data.length === 0) return;
     const ch = data[0]!;
     // data channels only; what a client writes on an error channel means nothing

@@ -13,6 +13,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { WebSocket, RawData } from 'ws';
 import type { StreamInput, StreamOutput } from '../runtime/types.js';
+import { messageBuffer } from '../../core/ws-message.js';
 
 export const REMOTE_COMMAND_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'channel.k8s.io'];
 /** kube's preV4BinaryWebsocketProtocol */
@@ -44,11 +45,6 @@ export function errorStatus(message: string): Record<string, unknown> {
   return { metadata: {}, status: 'Failure', message: `Internal error occurred: ${message}`, reason: 'InternalError', details: { causes: [{ message }] }, code: 500 };
 }
 
-export function toBuffer(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
-}
 
 /**
  * Runs one exec or attach session: `call` is the runtime stream, already sent its
@@ -89,7 +85,7 @@ export function bridgeRemoteCommand(ws: WebSocket, call: grpc.ClientDuplexStream
   call.on('end', () => finish(errorStatus('the runtime ended the stream without an exit status')));
 
   ws.on('message', (raw: RawData) => {
-    const data = toBuffer(raw);
+    const data = messageBuffer(raw);
     if (data.length === 0 || finished) return;
     const payload = data.subarray(1);
     switch (data[0]) {

@@ -5,6 +5,7 @@
 // kube's version order (handler_apis.go, apiservice_controller.go).
 
 import { compareVersions } from '../../registry/discovery.js';
+import { byGroupPriority } from '../../registry/group-priorities.js';
 import type { AggregatedGroup, AggregatedVersion } from '../../endpoints/filters/aggregator.js';
 import type { ApiObject } from '../../registry/types.js';
 import type { GenericStore } from '../../registry/generic-store.js';
@@ -60,7 +61,8 @@ export class AggregatedApiIndex {
 
   /** every aggregated group, highest groupPriorityMinimum first, then by name */
   groups(): AggregatedGroupEntry[] {
-    return [...this.byGroup.values()].sort((a, b) => b.groupPriority - a.groupPriority || a.name.localeCompare(b.name));
+    const order = byGroupPriority((name) => this.byGroup.get(name)?.groupPriority ?? 0);
+    return [...this.byGroup.values()].sort((a, b) => order(a.name, b.name));
   }
 
   /** called after every change of the aggregated set (discovery's cached documents) */

@@ -54,7 +54,7 @@ export class AggregatedDiscovery {
 
   /** an aggregated group's groupPriorityMinimum (the highest of its APIServices); undefined for a group not aggregated */
   groupPriority(group: string): number | undefined {
-    return this.index.groups().find((g) => g.name === group)?.groupPriority;
+    return this.index.group(group)?.groupPriority;
   }
 
   /** the aggregated groups as APIGroupDiscovery items; a version whose document is not fetched yet is `Stale` */
