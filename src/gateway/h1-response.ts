@@ -10,6 +10,7 @@
 // field is kept so that clients and tests see no difference between the two
 // paths (test/integration/h1-mux.test.ts compares them).
 
+import type { PlainResponse } from '../endpoints/http.js';
 import { statusLine } from './status-line.js';
 
 const CRLF = Buffer.from('\r\n');
@@ -47,4 +48,21 @@ export function responseHead(status: number, headers: readonly [string, string][
 /** one chunk of a chunked response, as the parts of one write */
 export function chunkParts(data: Buffer): Buffer[] {
   return [Buffer.from(`${data.length.toString(16)}\r\n`, 'latin1'), data, CRLF];
+}
+
+/** the main process cannot be reached over the channel */
+export const unavailableResponse = (): PlainResponse => status(503, 'ServiceUnavailable', 'the API server is not reachable');
+
+const REJECTION_REASONS: Record<number, string> = { 400: 'BadRequest', 405: 'MethodNotAllowed' };
+
+/** the answer to a head that is not HTTP; the connection closes after it */
+export const rejectionResponse = (code: number, message: string): PlainResponse => status(code, REJECTION_REASONS[code], message, [['Connection', 'close']]);
+
+/** a Status answer; no `reason` for codes Kubernetes has none for (501, 505) */
+function status(code: number, reason: string | undefined, message: string, extra: [string, string][] = []): PlainResponse {
+  return {
+    status: code,
+    headers: [['Content-Type', 'application/json'], ...extra],
+    body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}), code }),
+  };
 }

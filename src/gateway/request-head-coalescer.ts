@@ -201,3 +201,20 @@ export function decodeHeaderName(lowerName: string): string {
   if (hex.length === 0 || hex.length % 2 !== 0 || !/^[0-9a-f]+$/.test(hex)) return lowerName;
   return Buffer.from(hex, 'hex').toString('latin1').toLowerCase();
 }
+
+/** the answer to a request head that did not complete in time (a Status, as the gateway's errors are) */
+export function headTimeoutResponse(holdMs: number, now: number): Buffer {
+  const body = JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `the request head did not complete within ${holdMs / 1000}s`,
+    reason: 'Timeout',
+    code: 408,
+  });
+  return Buffer.from(
+    `HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nDate: ${new Date(now).toUTCString()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    'latin1',
+  );
+}

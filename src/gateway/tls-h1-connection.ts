@@ -16,26 +16,21 @@
 //   what the client still sends is read and dropped for a moment, so the
 //   client reads the answer instead of a reset.
 // - health probes (TLS workers, issue #15): a request head that the worker
-//   can answer from the main process's health snapshot
-//   (src/gateway/health-probe.ts) is answered here, without the backend,
-//   as long as no forwarded request is outstanding on the connection, so
-//   answers keep the order of the requests (see `probing`).
+//   can answer from the main process's health snapshot is answered here,
+//   without the backend, as long as no forwarded request is outstanding on
+//   the connection (src/gateway/tls-h1-probe-gate.ts).
 import { type Clock, type TimerHandle } from '../core/clock.js';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { ProbeAnswerer } from './health-probe.js';
-import { MAX_PROBE_HEAD_BYTES } from './health-probe.js';
+import type { ProbeAnswerer, ProbeReply } from './health-probe.js';
+import { ProbeGate } from './tls-h1-probe-gate.js';
 import { BACKEND_DIAL_PATIENCE_MS, isBacklogFull, redialWaitMs } from './backend-dial.js';
-import { HeadCoalescer } from './request-head-coalescer.js';
+import { HeadCoalescer, headTimeoutResponse } from './request-head-coalescer.js';
 import { ResponseChunkFramer } from './response-chunk-framer.js';
 import { recordWriterAfterHandshake, type WebSocketRecordWriter } from './ws-record-writer.js';
 import { relayToTunnel } from './byte-tunnels.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
 
-const HEAD_END = Buffer.from('\r\n\r\n');
-const GET_ = Buffer.from('GET ');
-/** an incomplete head that may be a probe's is held this long, then forwarded (as the head coalescer does) */
-const PROBE_HOLD_MS = 50;
 /** how long a client's further bytes are read and dropped after the backend closed its connection */
 const LINGER_MS = 2000;
 /** uWS closes HTTP connections idle for 10 s; a backend close after this much silence is that idle close */
@@ -103,18 +98,8 @@ export function serveHttp1(
   let lingering = false;
   let idleTimer: TimerHandle | undefined;
   const answerProbe = front.answerProbe;
-  // Probe answering (answerProbe set). `probing`: the current backend
-  // connection (if any) has been sent nothing, so every earlier request has
-  // been answered, and the next complete head may be answered here; the
-  // first request that is not such a probe, and everything after it, goes to
-  // the backend until that backend connection is retired idle (every response
-  // complete), when probing starts again. So a probe pipelined behind a
-  // forwarded request goes to uWS behind it, and its answer comes after.
-  let probing = answerProbe !== undefined;
-  /** client bytes read while probing, not yet answered or forwarded */
-  let held: Buffer = Buffer.alloc(0);
-  let answering = false;
-  let holdTimer: TimerHandle | undefined;
+  /** probes answered here (answerProbe set); made below, after what it calls */
+  let gate: ProbeGate | undefined;
   /** the parent knows this connection (no register: at once); no byte goes to the backend before */
   let registered = front.register === undefined;
   /** bytes for the backend that wait for `registered` */
@@ -131,7 +116,7 @@ export function serveHttp1(
   tlsSocket.on('error', fail);
   tlsSocket.on('close', () => {
     idleTimer?.cancel();
-    holdTimer?.cancel();
+    gate?.cancel();
     coalescer?.destroy();
     // Nobody is left to read what the backend might still send.
     backend?.destroy();
@@ -204,7 +189,7 @@ export function serveHttp1(
     backend = undefined;
     coalescer?.destroy();
     coalescer = undefined;
-    probing = answerProbe !== undefined;
+    gate?.reset();
     b.end();
   };
   const closeIdleClient = (): void => {
@@ -224,11 +209,7 @@ export function serveHttp1(
     if (backend && !unsent && quiet() && now - idleSince >= front.backendIdleMs) retireBackend();
     lastClientAt = now;
     idleSince = now;
-    if (probing) {
-      held = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
-      void examine();
-      return;
-    }
+    if (gate?.active) return gate.take(chunk);
     toBackend(chunk);
   };
   const toBackend = (chunk: Buffer): void => {
@@ -243,7 +224,7 @@ export function serveHttp1(
   };
   const onClientEnd = (): void => {
     if (!forwarding) return;
-    if (probing && held.length > 0) stopProbing();
+    if (gate?.active && gate.holding) gate.stop();
     if (!registered) {
       endQueued = true;
       return;
@@ -254,60 +235,33 @@ export function serveHttp1(
       tlsSocket.end();
     }
   };
-  /** from here on (until the backend connection is retired) the client's bytes go to the backend */
-  const stopProbing = (): void => {
-    probing = false;
-    holdTimer?.cancel();
-    holdTimer = undefined;
-    const rest = held;
-    held = Buffer.alloc(0);
-    if (rest.length > 0) toBackend(rest);
-  };
-  /** answers the complete probe heads at the start of `held`; forwards from the first request that is not one */
-  const examine = async (): Promise<void> => {
-    if (answering) return;
-    while (probing && held.length > 0 && !failed && !lingering && !tlsSocket.destroyed) {
-      const end = held.indexOf(HEAD_END);
-      if (end < 0) {
-        const n = Math.min(held.length, GET_.length);
-        if (held.length > MAX_PROBE_HEAD_BYTES || !held.subarray(0, n).equals(GET_.subarray(0, n))) stopProbing();
-        else holdTimer ??= clock.setTimeout(() => {
-          holdTimer = undefined;
-          if (probing && held.length > 0) stopProbing();
-        }, PROBE_HOLD_MS);
-        return;
-      }
-      holdTimer?.cancel();
-      holdTimer = undefined;
-      answering = true;
-      let reply;
-      try {
-        reply = await answerProbe!(held.subarray(0, end).toString('latin1'), info().peer);
-      } finally {
-        answering = false;
-      }
-      if (!probing || failed || lingering || tlsSocket.destroyed) return;
-      if (!reply) {
-        stopProbing();
-        return;
-      }
-      held = held.subarray(end + HEAD_END.length);
-      const now = clock.now();
-      lastBackendAt = now;
-      idleSince = now;
-      if (reply.close) {
-        tlsSocket.end(reply.bytes);
-        lingerAfterBackend();
-        return;
-      }
-      // a client that pipelines probes without reading their answers is not read further either
-      if (!tlsSocket.write(reply.bytes)) {
-        pausedForAnswer = true;
-        tlsSocket.pause();
-      }
-      if (!idleTimer) armIdle(front.backendIdleMs);
+  /** a probe's answer (ProbeGate) */
+  const answered = (reply: ProbeReply): void => {
+    const now = clock.now();
+    lastBackendAt = now;
+    idleSince = now;
+    if (reply.close) {
+      tlsSocket.end(reply.bytes);
+      lingerAfterBackend();
+      return;
     }
+    // a client that pipelines probes without reading their answers is not read further either
+    if (!tlsSocket.write(reply.bytes)) {
+      pausedForAnswer = true;
+      tlsSocket.pause();
+    }
+    if (!idleTimer) armIdle(front.backendIdleMs);
   };
+  if (answerProbe) {
+    gate = new ProbeGate({
+      clock,
+      answer: answerProbe,
+      peer: () => info().peer,
+      open: () => !failed && !lingering && !tlsSocket.destroyed,
+      forward: toBackend,
+      answered,
+    });
+  }
   const onRegistered = (): void => {
     registered = true;
     // resumed first: a backend write that fills its buffer below pauses the client again
@@ -438,7 +392,7 @@ export function serveHttp1(
         backend = undefined;
         coalescer?.destroy();
         coalescer = undefined;
-        probing = answerProbe !== undefined;
+        gate?.reset();
         tlsSocket.resume();
         return;
       }
@@ -465,7 +419,7 @@ export function serveHttp1(
     if (before) tlsSocket.write(before);
     forwarding = false;
     idleTimer?.cancel();
-    holdTimer?.cancel();
+    gate?.cancel();
     coalescer?.destroy();
     coalescer = undefined;
     backend = undefined;
@@ -495,7 +449,7 @@ export function serveHttp1(
     if (tlsSocket.destroyed || lingering) return;
     lingering = true;
     idleTimer?.cancel();
-    holdTimer?.cancel();
+    gate?.cancel();
     coalescer?.destroy();
     if (!forwarding) tlsSocket.on('data', () => undefined);
     forwarding = false;
@@ -510,7 +464,7 @@ export function serveHttp1(
   // stops reading.
   if (adopted) {
     registered = true;
-    probing = false;
+    gate?.stop();
     startForwarding();
     if (adopted.initial.length > 0) onClientData(adopted.initial);
     if (adopted.ended) onClientEnd();
@@ -538,21 +492,4 @@ export function serveHttp1(
       fail,
     );
   }
-}
-
-/** the answer to a request head that did not complete in time (a Status, as the gateway's errors are) */
-export function headTimeoutResponse(holdMs: number, now: number): Buffer {
-  const body = JSON.stringify({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: `the request head did not complete within ${holdMs / 1000}s`,
-    reason: 'Timeout',
-    code: 408,
-  });
-  return Buffer.from(
-    `HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nDate: ${new Date(now).toUTCString()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    'latin1',
-  );
 }

@@ -25,12 +25,12 @@ import { type Clock, type TimerHandle } from '../core/clock.js';
 import type { PlainResponse } from '../endpoints/http.js';
 import type { H1MuxChannel, MuxStreamHandler } from './h1-mux-channel.js';
 import { ChunkedBody, type H1RequestHead, MAX_MUX_BODY_BYTES, type Rejection, isRejection, parseRequestHead } from './h1-request-head.js';
-import { CONTINUE_100, LAST_CHUNK, chunkParts, responseHead } from './h1-response.js';
+import { CONTINUE_100, LAST_CHUNK, chunkParts, rejectionResponse, responseHead, unavailableResponse } from './h1-response.js';
 import type { ProbeAnswerer } from './health-probe.js';
 import { FrameType, type RequestHead } from './mux-frames.js';
+import { headTimeoutResponse } from './request-head-coalescer.js';
 import { readResponse } from './head-codec.js';
 import type { TlsConnectionInfo } from './tls-connections.js';
-import { headTimeoutResponse } from './tls-h1-connection.js';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
 /** a later request head larger than this goes to uWS as it is */
@@ -259,7 +259,7 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
       if (finished || slot.complete) return;
       slot.id = 0;
       if (slot.started) tls.destroy();
-      else localAnswer(slot, unavailable(), false);
+      else localAnswer(slot, unavailableResponse(), false);
     },
   });
 
@@ -510,19 +510,3 @@ export function serveHttp1Mux(ctx: H1MuxContext, tls: TLSSocket, key: string, in
 }
 
 const EMPTY = Buffer.alloc(0);
-
-const unavailable = (): PlainResponse => status(503, 'ServiceUnavailable', 'the API server is not reachable');
-
-const REJECTION_REASONS: Record<number, string> = { 400: 'BadRequest', 405: 'MethodNotAllowed' };
-
-/** the answer to a head that is not HTTP; the connection closes after it */
-const rejectionResponse = (code: number, message: string): PlainResponse => status(code, REJECTION_REASONS[code], message, [['Connection', 'close']]);
-
-/** a Status answer; no `reason` for codes Kubernetes has none for (501, 505) */
-function status(code: number, reason: string | undefined, message: string, extra: [string, string][] = []): PlainResponse {
-  return {
-    status: code,
-    headers: [['Content-Type', 'application/json'], ...extra],
-    body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}), code }),
-  };
-}
