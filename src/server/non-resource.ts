@@ -21,6 +21,8 @@ export interface AggregatedGroupsSource {
   discoveryItems(): object[];
   /** an aggregated group's groupPriorityMinimum (the highest of its APIServices) */
   groupPriority(group: string): number | undefined;
+  /** the aggregated versions' OpenAPI v3 documents by path (`apis/<group>/<version>`) */
+  openapiV3Paths(): ReadonlyMap<string, { json: string; hash: string }>;
 }
 
 export function nonResourceHandler(
@@ -39,6 +41,22 @@ export function nonResourceHandler(
   // aggregated discovery documents (/api or /apis, v2 or v2beta1) of the registry's current version
   const aggregated = new Map<string, { json: string; etag: string }>();
   let aggregatedVersion = '';
+  // /openapi/v3 with the aggregated versions' documents, for the local index's hash and the aggregated version
+  let v3Index: { key: string; doc: { json: string; hash: string } } | undefined;
+  const openapiV3Index = (): { json: string; hash: string } => {
+    const local = openapi.v3Index();
+    const extra = aggregatedGroups?.openapiV3Paths();
+    if (!extra || extra.size === 0) return local;
+    const key = `${local.hash}|${aggregatedGroups!.version}`;
+    if (v3Index?.key !== key) {
+      const paths: Record<string, unknown> = { ...(local.doc.paths as Record<string, unknown>) };
+      // a group served here is not shadowed by an aggregated one (kube's local APIServices win)
+      for (const [path, doc] of extra) paths[path] ??= { serverRelativeURL: `/openapi/v3/${path}?hash=${doc.hash}` };
+      const json = JSON.stringify({ paths: Object.fromEntries(Object.keys(paths).sort().map((k) => [k, paths[k]])) });
+      v3Index = { key, doc: { json, hash: createHash('sha512').update(json).digest('hex').toUpperCase() } };
+    }
+    return v3Index.doc;
+  };
   return (path, query, _accept, headers) => {
     const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     // documents of other components (service-account issuer discovery, spec 001 §5.5)
@@ -58,13 +76,13 @@ export function nonResourceHandler(
       return cached(headers, `"${doc.hash}"`, 'application/json', doc.json);
     }
     if (p === '/openapi/v3') {
-      const doc = openapi.v3Index();
+      const doc = openapiV3Index();
       return cached(headers, `"${doc.hash}"`, 'application/json', doc.json);
     }
     if (p.startsWith('/openapi/v3/')) {
-      const doc = openapi.v3(p.slice('/openapi/v3/'.length));
-      if (!doc) return undefined;
       const gv = p.slice('/openapi/v3/'.length);
+      const doc = openapi.v3(gv) ?? aggregatedGroups?.openapiV3Paths().get(gv);
+      if (!doc) return undefined;
       const hash = query.get('hash');
       // kube-openapi's handler3: a stale or wrong hash is 301 Moved Permanently to the
       // current one (Go's http.Redirect body), so a client's cached index finds the new document

@@ -1,6 +1,6 @@
 // A small real aggregated API server on loopback over TLS, after kube's
-// sample-apiserver (wardle.example.com/v1alpha1 Flunders): discovery, list,
-// get, create and a watch stream, in memory. It asks for a client certificate
+// sample-apiserver (wardle.example.com/v1alpha1 Flunders): discovery, its
+// OpenAPI v3 document, list, get, create and a watch stream, in memory. It asks for a client certificate
 // and records every request with the X-Remote-* headers and the certificate it
 // got, so tests can check what orch's proxy sends.
 
@@ -44,6 +44,42 @@ const RESOURCES = {
   resources: [{ name: 'flunders', singularName: 'flunder', namespaced: true, kind: 'Flunder', verbs: ['create', 'delete', 'get', 'list', 'watch'] }],
 };
 
+/** the version's OpenAPI v3 document (sample-apiserver publishes one; kube-aggregator merges it) */
+export const WARDLE_OPENAPI_V3 = {
+  openapi: '3.0.0',
+  info: { title: 'wardle', version: 'v0.1' },
+  // kubectl explain finds a kind's schema through its GET /{name} answer
+  paths: {
+    [`/apis/${WARDLE_GROUP}/${WARDLE_VERSION}/namespaces/{namespace}/flunders/{name}`]: {
+      get: {
+        operationId: 'readWardleV1alpha1NamespacedFlunder',
+        responses: { 200: { description: 'OK', content: { 'application/json': { schema: { $ref: '#/components/schemas/com.example.wardle.v1alpha1.Flunder' } } } } },
+        'x-kubernetes-action': 'get',
+        'x-kubernetes-group-version-kind': { group: WARDLE_GROUP, kind: 'Flunder', version: WARDLE_VERSION },
+      },
+    },
+  },
+  components: {
+    schemas: {
+      'com.example.wardle.v1alpha1.Flunder': {
+        description: 'Flunder is a sample object served by the wardle aggregated API server.',
+        type: 'object',
+        properties: {
+          apiVersion: { description: 'APIVersion defines the versioned schema of this representation of an object.', type: 'string' },
+          kind: { description: 'Kind is a string value representing the REST resource this object represents.', type: 'string' },
+          metadata: { description: 'Standard object metadata.', type: 'object' },
+          spec: {
+            description: 'FlunderSpec is the specification of a Flunder.',
+            type: 'object',
+            properties: { reference: { description: 'A name of another flunder, mutually exclusive to the FischerReference.', type: 'string' } },
+          },
+        },
+        'x-kubernetes-group-version-kind': [{ group: WARDLE_GROUP, kind: 'Flunder', version: WARDLE_VERSION }],
+      },
+    },
+  },
+};
+
 function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify(body));
@@ -74,6 +110,7 @@ export async function startWardleServer(dir: string, port = 0): Promise<WardleSe
       return send(res, 200, { kind: 'APIGroup', apiVersion: 'v1', name: WARDLE_GROUP, versions: [gv], preferredVersion: gv });
     }
     if (url.pathname === base) return send(res, 200, RESOURCES);
+    if (url.pathname === `/openapi/v3${base}`) return send(res, 200, WARDLE_OPENAPI_V3);
     const m = new RegExp(`^${base}/namespaces/([^/]+)/flunders(?:/([^/]+))?$`).exec(url.pathname);
     if (!m) return send(res, 404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'the server could not find the requested resource' });
     const [, ns, name] = m;

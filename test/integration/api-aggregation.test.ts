@@ -3,7 +3,7 @@
 // registered as kube's e2e registers one: a Service and Endpoints leading to
 // it and an APIService naming the Service with its caBundle.
 
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, createHash } from 'node:crypto';
 import { request } from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 import { runKubectl, runKubectlInput, startKubectl } from '../helpers/kubectl.js';
 import { kubeconfigFor, userCert } from '../helpers/identities.js';
-import { WARDLE_GROUP, WARDLE_VERSION, type WardleServer, startWardleServer } from '../helpers/wardle-server.js';
+import { WARDLE_GROUP, WARDLE_OPENAPI_V3, WARDLE_VERSION, type WardleServer, startWardleServer } from '../helpers/wardle-server.js';
 
 type Obj = Record<string, any>;
 
@@ -160,6 +160,25 @@ describe('API aggregation (kube-aggregator)', () => {
     const r = await runKubectl(t.server.kubeconfigPath, ['api-resources', `--api-group=${WARDLE_GROUP}`]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^flunders\\s+${WARDLE_GROUP}/${WARDLE_VERSION}\\s+true\\s+Flunder`, 'm'));
+  });
+
+  it('/openapi/v3 lists the server\'s OpenAPI v3 document under its hash, serves it, and kubectl explain reads the aggregated kind', async () => {
+    const path = `apis/${WARDLE_GROUP}/${WARDLE_VERSION}`;
+    const entry = await eventually(async () => (await call('GET', '/openapi/v3')).paths[path] as { serverRelativeURL: string } | undefined, 'the aggregated OpenAPI v3 path');
+    const index = (await call('GET', '/openapi/v3')).paths as Record<string, unknown>;
+    // the served groups stay, in order
+    expect(index['apis/apps/v1']).toBeDefined();
+    expect(Object.keys(index)).toEqual([...Object.keys(index)].sort());
+    const served = await t.request('GET', entry.serverRelativeURL);
+    expect(served.status).toBe(200);
+    expect(served.json()).toEqual(WARDLE_OPENAPI_V3);
+    // kube-openapi's hash: the upper-case hex SHA-512 of the document served
+    expect(entry.serverRelativeURL).toBe(`/openapi/v3/${path}?hash=${createHash('sha512').update(served.text).digest('hex').toUpperCase()}`);
+    expect((await t.request('GET', `/openapi/v3/${path}?hash=stale`)).status).toBe(301);
+    const r = await runKubectl(t.server.kubeconfigPath, ['explain', 'flunders.spec']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('FlunderSpec is the specification of a Flunder.');
+    expect(r.stdout).toMatch(/reference\s+<string>/);
   });
 
   it('a watch streams through orch', async () => {

@@ -5,7 +5,15 @@
 // the server itself lists them at `/apis/<group>/<version>`, fetched when an
 // APIService becomes Available (and again when it changes). `/apis/<group>`
 // and `/apis/<group>/<version>` themselves are proxied to the server.
+//
+// OpenAPI v3 (kube-aggregator's openapiv3 aggregation): each Available
+// version's `/openapi/v3/apis/<group>/<version>` is fetched with its
+// discovery document and served from here, listed in `/openapi/v3` under the
+// document's hash, so `kubectl explain` and kubectl's field validation see
+// the aggregated kinds. A server that serves no such document (404, an error)
+// is left out of the index, as kube leaves it out.
 
+import { createHash } from 'node:crypto';
 import { type Clock, type TimerHandle, every } from '../../core/clock.js';
 import type { AggregatedVersion } from '../../endpoints/filters/aggregator.js';
 import { type APIGroup, type APIResource, discoveryResources } from '../../registry/discovery.js';
@@ -17,8 +25,24 @@ interface Fetched {
   resources: APIResource[];
 }
 
+/** how the documents are read from an aggregated server (src/server/aggregator/proxy.ts) */
+export interface AggregatedDocumentFetchers {
+  /** `/apis/<group>/<version>`: the version's APIResourceList */
+  discovery: (target: AggregatedVersion) => Promise<string>;
+  /** `/openapi/v3/apis/<group>/<version>`; absent: no OpenAPI v3 aggregation */
+  openapiV3?: (target: AggregatedVersion) => Promise<string>;
+}
+
+/** an aggregated version's OpenAPI v3 document as served: its JSON and kube's hash of it (upper-case hex SHA-512) */
+export interface AggregatedOpenAPIDocument {
+  json: string;
+  hash: string;
+}
+
 export class AggregatedDiscovery {
   private readonly docs = new Map<string, Fetched>();
+  /** by APIService name, with the document's path (`apis/<group>/<version>`) */
+  private readonly openapi = new Map<string, AggregatedOpenAPIDocument & { path: string }>();
   private readonly fetching = new Set<string>();
   private unsubscribe: (() => void) | undefined;
   private timer: TimerHandle | undefined;
@@ -27,7 +51,7 @@ export class AggregatedDiscovery {
 
   constructor(
     private readonly index: AggregatedApiIndex,
-    private readonly fetch: (target: AggregatedVersion) => Promise<string>,
+    private readonly fetch: AggregatedDocumentFetchers,
     clock: Clock,
     private readonly log?: (msg: string) => void,
     refreshMs = 60_000,
@@ -70,6 +94,18 @@ export class AggregatedDiscovery {
     return out;
   }
 
+  /** the OpenAPI v3 documents of the Available versions, by path (`apis/<group>/<version>`) */
+  openapiV3Paths(): Map<string, AggregatedOpenAPIDocument> {
+    const out = new Map<string, AggregatedOpenAPIDocument>();
+    for (const g of this.index.groups()) {
+      for (const v of g.ordered) {
+        const doc = v.available ? this.openapi.get(v.name) : undefined;
+        if (doc) out.set(doc.path, doc);
+      }
+    }
+    return out;
+  }
+
   /** `again`: fetch every Available version's document, not only new or changed ones (a kept one serves meanwhile) */
   private refresh(again: boolean): void {
     const seen = new Set<string>();
@@ -80,10 +116,12 @@ export class AggregatedDiscovery {
         const key = JSON.stringify([v.service, v.caBundle ?? '', v.insecureSkipTLSVerify]);
         if ((!again && this.docs.get(v.name)?.key === key) || this.fetching.has(v.name)) continue;
         this.fetching.add(v.name);
-        this.fetch(v)
-          .then((text) => {
+        this.fetch
+          .discovery(v)
+          .then(async (text) => {
             const list = JSON.parse(text) as { resources?: APIResource[] };
             this.docs.set(v.name, { key, resources: (list.resources ?? []).map((r) => ({ ...r, group: r.group ?? v.group, version: r.version ?? v.version })) });
+            if (this.fetch.openapiV3) await this.fetchOpenAPI(v, this.fetch.openapiV3);
           })
           .catch((e: unknown) => this.log?.(`aggregated discovery: ${v.name}: ${(e as Error).message}`))
           .finally(() => {
@@ -93,6 +131,20 @@ export class AggregatedDiscovery {
       }
     }
     for (const name of this.docs.keys()) if (!seen.has(name)) this.docs.delete(name);
+    for (const name of this.openapi.keys()) if (!seen.has(name)) this.openapi.delete(name);
     this.version++;
+  }
+
+  /** the version's OpenAPI v3 document, kept only when it is a JSON object; a failure drops an older one */
+  private async fetchOpenAPI(v: AggregatedVersion & { name: string }, get: (target: AggregatedVersion) => Promise<string>): Promise<void> {
+    try {
+      const text = await get(v);
+      const doc: unknown = JSON.parse(text);
+      if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error('the OpenAPI v3 document is not a JSON object');
+      const json = JSON.stringify(doc);
+      this.openapi.set(v.name, { path: `apis/${v.group}/${v.version}`, json, hash: createHash('sha512').update(json).digest('hex').toUpperCase() });
+    } catch (e) {
+      if (this.openapi.delete(v.name) || !/: 404$/.test((e as Error).message)) this.log?.(`aggregated OpenAPI v3: ${v.name}: ${(e as Error).message}`);
+    }
   }
 }

@@ -131,13 +131,21 @@ const AGGREGATOR_USER: UserInfo = { username: 'system:kube-aggregator', groups: 
 
 /**
  * GET of the server's `/apis/<group>/<version>` as kube's availability check
- * makes it (its own identity, 5 s at most, a 2xx or 3xx answer); resolves with
- * the body (the version's APIResourceList, for discovery), rejects with kube's
+ * makes it (its own identity, 5 s at most, a 2xx answer); resolves with the
+ * body (the version's APIResourceList, for discovery), rejects with kube's
  * "failing or missing response from <url>: …".
  */
 export function getDiscoveryDocument(target: AggregatedVersion, o: AggregatorProxyOptions, clock: Clock, timeoutMs = 5000): Promise<string> {
+  return getServerDocument(target, `/apis/${target.group}/${target.version}`, o, clock, timeoutMs);
+}
+
+/** the server's OpenAPI v3 document of the version (kube-aggregator's OpenAPI v3 aggregation), fetched the same way */
+export function getOpenAPIV3Document(target: AggregatedVersion, o: AggregatorProxyOptions, clock: Clock, timeoutMs = 5000): Promise<string> {
+  return getServerDocument(target, `/openapi/v3/apis/${target.group}/${target.version}`, o, clock, timeoutMs);
+}
+
+function getServerDocument(target: AggregatedVersion, path: string, o: AggregatorProxyOptions, clock: Clock, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const path = `/apis/${target.group}/${target.version}`;
     let t: ReturnType<typeof serviceRequestOptions>;
     try {
       t = serviceRequestOptions(target, o, true);

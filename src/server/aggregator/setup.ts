@@ -21,7 +21,7 @@ import { type CertificateAndKey, FRONT_PROXY_CLIENT_NAME, ensureFrontProxyPki } 
 import { AggregatedApiIndex } from './apiservice-index.js';
 import { AggregatedDiscovery } from './discovery.js';
 import { AuthenticationConfigMap, type RequestHeaderTrust } from './authentication-configmap.js';
-import { aggregatorProxy, getDiscoveryDocument } from './proxy.js';
+import { aggregatorProxy, getDiscoveryDocument, getOpenAPIV3Document } from './proxy.js';
 
 export interface AggregatorDeps {
   apiDomain: string;
@@ -89,7 +89,12 @@ export async function startAggregator(d: AggregatorDeps): Promise<Aggregator> {
   const agents = new WebhookAgents();
   const proxyOpts = { resolver, agents, clientCert: () => client, clock: d.clock, log: d.log };
   const index = new AggregatedApiIndex();
-  const discovery = new AggregatedDiscovery(index, (target) => getDiscoveryDocument(target, proxyOpts, d.clock), d.clock, d.log);
+  const discovery = new AggregatedDiscovery(
+    index,
+    { discovery: (target) => getDiscoveryDocument(target, proxyOpts, d.clock), openapiV3: (target) => getOpenAPIV3Document(target, proxyOpts, d.clock) },
+    d.clock,
+    d.log,
+  );
   let availability: LeaderGate | undefined;
   if (apiServiceDef) {
     const apiServices = d.storeFor(apiServiceDef);
