@@ -12,8 +12,15 @@ function opGvk(gvk: GVK): Json {
   return { 'x-kubernetes-group-version-kind': one, 'x-orch-group-version-kind': one };
 }
 
-const RESPONSE_TYPES = ['application/json', 'application/yaml', 'application/vnd.orch.protobuf'];
-const WATCH_TYPES = ['application/json', 'application/yaml', 'application/vnd.orch.protobuf', 'application/json;stream=watch', 'application/vnd.orch.protobuf;stream=watch'];
+/**
+ * What an operation answers in. The server takes both protobuf names (src/machinery/protobuf/envelope.ts);
+ * the documents list the spec's, or kube's with `--api-domain k8s.io`, as kube-apiserver lists it.
+ */
+function responseTypes(op: { action: string }, apiDomain: string): string[] {
+  const protobuf = apiDomain === 'k8s.io' ? 'application/vnd.kubernetes.protobuf' : 'application/vnd.orch.protobuf';
+  const plain = ['application/json', 'application/yaml', protobuf];
+  return op.action.startsWith('watch') || op.action === 'list' ? [...plain, 'application/json;stream=watch', `${protobuf};stream=watch`] : plain;
+}
 
 function v2Param(p: Param): Json {
   const out: Json = { name: p.name, in: p.in, description: p.description };
@@ -46,7 +53,7 @@ export function buildPathsV2(defs: ResourceDefinition[], n: SchemaNames): Json {
           description: op.description,
           operationId: op.operationId,
           consumes: op.bodyIsPatch ? patchTypes(def) : ['*/*'],
-          produces: op.action.startsWith('watch') || op.action === 'list' ? WATCH_TYPES : RESPONSE_TYPES,
+          produces: responseTypes(op, n.apiDomain),
           schemes: ['https'],
           tags: [tag],
           parameters: params,
@@ -86,7 +93,7 @@ export function buildPathsV3(defs: ResourceDefinition[], n: SchemaNames): Json {
     for (const ps of resourcePaths(def, n)) {
       const item: Json = { parameters: ps.pathParams.map(v3Param) };
       for (const op of ps.ops) {
-        const types = op.action.startsWith('watch') || op.action === 'list' ? WATCH_TYPES : RESPONSE_TYPES;
+        const types = responseTypes(op, n.apiDomain);
         const content = (name: string): Json => Object.fromEntries(types.map((t) => [t, { schema: { $ref: refPath(name, 3) } }]));
         const responses: Json = { '200': { description: 'OK', content: content(op.response) }, '401': { description: 'Unauthorized' } };
         if (op.created) responses['201'] = { description: 'Created', content: content(op.response) };

@@ -209,6 +209,18 @@ describe('OpenAPI v3', () => {
     expect(d.v2().json.includes('x-orch-')).toBe(domain === 'orch.io');
     expect(d.v3('apis/b.example.com/v1')!.json.includes('x-orch-')).toBe(domain === 'orch.io');
   });
+
+  it.each([['orch.io', 'application/vnd.orch.protobuf'], ['k8s.io', 'application/vnd.kubernetes.protobuf']])('lists the protobuf media type by its name under the domain (--api-domain %s: %s), plain and as a watch stream', (domain, protobuf) => {
+    const d = new OpenAPIDocuments(newRegistry(domain), { title: 't' });
+    const pods = `/api/v1/namespaces/{namespace}/pods`;
+    const v3 = d.v3('api/v1')!.doc as J;
+    expect(Object.keys(v3.paths[`${pods}/{name}`].get.responses['200'].content)).toEqual(['application/json', 'application/yaml', protobuf]);
+    expect(Object.keys(v3.paths[pods].get.responses['200'].content)).toEqual(['application/json', 'application/yaml', protobuf, 'application/json;stream=watch', `${protobuf};stream=watch`]);
+    expect((d.v2().doc as J).paths[`${pods}/{name}`].get.produces).toEqual(['application/json', 'application/yaml', protobuf]);
+    const other = domain === 'k8s.io' ? 'vnd.orch.protobuf' : 'vnd.kubernetes.protobuf';
+    expect(d.v2().json.includes(other)).toBe(false);
+    expect(d.v3('apis/apps/v1')!.json.includes(other)).toBe(false);
+  });
 });
 
 describe('discovery', () => {
