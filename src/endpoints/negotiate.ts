@@ -34,7 +34,7 @@ export function negotiate(
   const ranges = parseAccept(header);
   const picked = pick(ranges, opts);
   if (picked) return picked;
-  throw notAcceptable(`only the following media types are accepted: application/json, application/yaml${opts.cbor ? ', application/cbor' : ''}${opts.protobuf ? ', application/vnd.orch.protobuf' : ''}`);
+  throw notAcceptable(`only the following media types are accepted: application/json, application/yaml${opts.cbor ? ', application/cbor' : ''}${opts.protobuf ? `, ${opts.protobufName ?? 'application/vnd.orch.protobuf'}` : ''}`);
 }
 
 export interface NegotiateOptions {
@@ -43,6 +43,8 @@ export interface NegotiateOptions {
   pretty: boolean;
   cbor?: boolean;
   protobuf?: boolean;
+  /** the protobuf media type a 406 names (both names are accepted): kube's under --api-domain k8s.io */
+  protobufName?: string;
   /**
    * a watch: protobuf may be asked for as `…protobuf;stream=watch` or plainly
    * (client-go sends the plain name on watches); elsewhere `stream=watch` is not served

@@ -220,6 +220,7 @@ describe('errors are Status objects and store nothing (spec 000 §7)', () => {
   it('a request whose Accept types are all unsupported is 406', async () => {
     const r = await t.request('GET', path, { headers: { Accept: 'application/vnd.unknown' } });
     expect(r.status).toBe(406);
+    expect(r.json()).toMatchObject({ kind: 'Status', reason: 'NotAcceptable', message: 'only the following media types are accepted: application/json, application/yaml, application/vnd.orch.protobuf' });
   });
 
   it('a method the resource does not serve is 405', async () => {

@@ -26,6 +26,18 @@ describe('api domain k8s.io', () => {
     expect(groups.some((g) => g.includes('orch.io'))).toBe(false);
   });
 
+  it('a 406 names the protobuf media type as kube-apiserver does; both names are still accepted', async () => {
+    const path = '/api/v1/namespaces/default/configmaps';
+    const r = await t.request('GET', path, { headers: { Accept: 'application/vnd.unknown' } });
+    expect(r.status).toBe(406);
+    expect(r.json<{ message: string }>().message).toBe('only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf');
+    for (const type of ['application/vnd.kubernetes.protobuf', 'application/vnd.orch.protobuf']) {
+      const ok = await t.request('GET', path, { headers: { Accept: type } });
+      expect(ok.status).toBe(200);
+      expect(ok.headers['content-type']).toBe(type);
+    }
+  });
+
   it('client-node typed clients work for every built-in group', async () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(t.server.kubeconfigPath);

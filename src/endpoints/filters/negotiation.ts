@@ -22,6 +22,7 @@ export function prettyPrint(pretty: string | null, userAgent: string | null | un
 
 export function negotiationFilter(apiDomain: string, protobuf: ProtobufCatalog): Filter {
   const metaGroups = [`meta.${apiDomain}`, 'meta.k8s.io'];
+  const protobufName = apiDomain === 'k8s.io' ? 'application/vnd.kubernetes.protobuf' : 'application/vnd.orch.protobuf';
   return (s, next) => {
     const info = infoOf(s);
     const http = s.http;
@@ -37,6 +38,7 @@ export function negotiationFilter(apiDomain: string, protobuf: ProtobufCatalog):
         pretty,
         // watches answer length-prefixed WatchEvent frames (src/watch/protobuf-encode.ts)
         protobuf: info.isResourceRequest && protobuf.supportsResource(info.group, info.version, info.resource),
+        protobufName,
         watch: info.verb === 'watch',
         discovery: !info.isResourceRequest && (http.path === '/api' || http.path === '/apis' || http.path === '/api/' || http.path === '/apis/'),
       });
