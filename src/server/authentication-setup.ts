@@ -28,6 +28,8 @@ import { RequestHeaderAuthenticator } from '../auth/authn/requestheader.js';
 import { BootstrapTokenAuthenticator } from '../auth/authn/bootstrap-token.js';
 import { BootstrapSignerController } from '../controllers/bootstrapsigner.js';
 import { TokenCleanerController } from '../controllers/tokencleaner.js';
+import { SA_TOKEN_CONTROLLER, ServiceAccountTokenSecretsController } from '../controllers/sa-token-secrets.js';
+import { controllerEnabled } from './controllers-flag.js';
 import { type LeaderGate, runWhileLeader } from '../controllers/leader-gate.js';
 import type { RevisionedStore } from '../store/types.js';
 import { type AnonymousConfig, loadAuthenticationConfig } from '../auth/authn/auth-config.js';
@@ -161,7 +163,7 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
   });
   const issuer = new ServiceAccountTokenIssuer(saKeys, issuers[0]!, deps.apiDomain, now);
   tokenMethods.push(
-    new ServiceAccountTokenAuthenticator({ keys: saKeys, issuers, apiDomain: deps.apiDomain, lookup: opts.serviceAccountLookup ?? true, objects }),
+    new ServiceAccountTokenAuthenticator({ keys: saKeys, issuers, apiDomain: deps.apiDomain, lookup: opts.serviceAccountLookup ?? true, objects, apiAudiences }),
   );
 
   // OIDC by flags (§5.6)
@@ -317,6 +319,22 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
     const def = deps.registry.lookup('', 'v1', resource)!;
     return { def, gs: deps.storeFor(def) };
   };
+  // kube's tokens controller: on by default (`-serviceaccount-token` turns it off)
+  if (controllerEnabled(opts.controllers, SA_TOKEN_CONTROLLER, true)) {
+    const c = new ServiceAccountTokenSecretsController({
+      store: deps.store,
+      secrets: core('secrets'),
+      serviceAccounts: core('serviceaccounts'),
+      keys: saKeys,
+      apiDomain: deps.apiDomain,
+      caPem: deps.caPem,
+      log: deps.log,
+      clock: deps.clock,
+    });
+    let gate: LeaderGate | undefined;
+    starts.push(() => (gate = runWhileLeader(deps.store, c, { name: SA_TOKEN_CONTROLLER, log: deps.log })));
+    stops.push(() => gate?.stop());
+  }
   if (controllers.has('tokencleaner')) {
     const c = new TokenCleanerController(deps.store, core('secrets'), deps.apiDomain, deps.log);
     // on the Raft leader only (leader-gate.ts)

@@ -17,7 +17,7 @@ export const DEFAULT_CONTROLLERS = [
   'serviceaccount', 'root-ca-cert-publisher', 'nodelifecycle', 'taint-eviction-controller', 'disruption', 'scheduler',
   'deployment', 'replicaset', 'replicationcontroller', 'daemonset', 'statefulset', 'job', 'cronjob', 'ttl-after-finished',
   'horizontalpodautoscaling', 'persistentvolume-binder', 'pvc-protection', 'pv-protection', 'endpoint', 'endpointslice', 'endpointslicemirroring',
-  'resourcequota', 'csrsigning', 'csrapproving', 'csrcleaner',
+  'resourcequota', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount-token',
 ] as const;
 
 /** controllers only a name in `--controllers` turns on */

@@ -15,6 +15,7 @@ import { ENDPOINT_CONTROLLER } from '../../src/controllers/endpoints/endpoints-c
 import { ENDPOINTSLICE_CONTROLLER } from '../../src/controllers/endpoints/endpointslice-controller.js';
 import { ENDPOINTSLICE_MIRRORING_CONTROLLER } from '../../src/controllers/endpoints/endpointslice-mirroring.js';
 import { RESOURCE_QUOTA_CONTROLLER } from '../../src/controllers/resourcequota/controller.js';
+import { SA_TOKEN_CONTROLLER } from '../../src/controllers/sa-token-secrets.js';
 import { SCHEDULER_CONTROLLER } from '../../src/controllers/scheduler/scheduler.js';
 import { DAEMONSET_CONTROLLER } from '../../src/controllers/sets/daemonset.js';
 import { STATEFULSET_CONTROLLER } from '../../src/controllers/sets/statefulset.js';
@@ -33,6 +34,7 @@ describe('--controllers', () => {
       STATEFULSET_CONTROLLER, JOB_CONTROLLER, CRONJOB_CONTROLLER, TTL_AFTER_FINISHED_CONTROLLER, HPA_CONTROLLER,
       PERSISTENTVOLUME_BINDER_CONTROLLER, PVC_PROTECTION_CONTROLLER, PV_PROTECTION_CONTROLLER, ENDPOINT_CONTROLLER,
       ENDPOINTSLICE_CONTROLLER, ENDPOINTSLICE_MIRRORING_CONTROLLER, RESOURCE_QUOTA_CONTROLLER, CSR_SIGNING_CONTROLLER, CSR_APPROVING_CONTROLLER, CSR_CLEANER_CONTROLLER,
+      SA_TOKEN_CONTROLLER,
     ];
     expect([...DEFAULT_CONTROLLERS].sort()).toEqual([...started].sort());
   });

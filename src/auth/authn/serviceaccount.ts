@@ -3,11 +3,13 @@
 // `system:serviceaccount:<ns>:<name>` in `system:serviceaccounts` and
 // `system:serviceaccounts:<ns>`. With `--service-account-lookup` (default on)
 // a token whose account (or bound Pod/Secret) was deleted, or recreated with
-// another uid, is revoked.
+// another uid, is revoked. Long-lived tokens kept in Secrets (the legacy
+// issuer) are checked against their Secret (legacy-sa-token.ts).
 
 import { randomUUID } from 'node:crypto';
 import { SignJWT, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import type { UserInfo } from '../types.js';
+import { legacyClaimsOf, legacyIssuer, privateClaimName } from './legacy-sa-token.js';
 import type { ObjectGetter } from './objects.js';
 import type { ServiceAccountKeys } from './sa-keys.js';
 import type { TokenAuthenticator, TokenResult } from './token.js';
@@ -30,10 +32,6 @@ export interface TokenIssueRequest {
   boundObject?: BoundObject;
 }
 
-/** the private claim that carries the account (Kubernetes' `kubernetes.io`) */
-export function privateClaimName(apiDomain: string): string {
-  return apiDomain === 'k8s.io' ? 'kubernetes.io' : apiDomain;
-}
 
 interface PrivateClaim {
   namespace?: string;
@@ -79,6 +77,8 @@ export interface ServiceAccountAuthenticatorOptions {
   apiDomain: string;
   lookup: boolean;
   objects: ObjectGetter;
+  /** the API server's own audiences (--api-audiences): the only ones a legacy token, which names none, is good for */
+  apiAudiences?: string[];
   now?: () => number;
 }
 
@@ -96,27 +96,11 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
     } catch {
       return { result: 'none' };
     }
+    if (iss !== undefined && iss === legacyIssuer(this.o.apiDomain)) return this.authenticateLegacy(token, kid, audiences);
     if (iss === undefined || !this.o.issuers.includes(iss)) return { result: 'none' };
-    const candidates = this.o.keys.verify.filter((k) => kid === undefined || k.kid === kid);
-    if (candidates.length === 0) return { result: 'error', message: 'service account token: unknown signing key' };
-    let payload: Record<string, unknown> | undefined;
-    let lastError = 'invalid signature';
-    for (const k of candidates) {
-      try {
-        const r = await jwtVerify(token, k.key, {
-          issuer: this.o.issuers,
-          algorithms: [k.alg],
-          currentDate: this.o.now ? new Date(this.o.now()) : undefined,
-          requiredClaims: ['exp', 'sub'],
-        });
-        payload = r.payload as Record<string, unknown>;
-        break;
-      } catch (e) {
-        lastError = describeJoseError(e);
-        if (!(e instanceof joseErrors.JWSSignatureVerificationFailed)) break;
-      }
-    }
-    if (!payload) return { result: 'error', message: `service account token: ${lastError}` };
+    const verified = await this.verify(token, kid, this.o.issuers, ['exp', 'sub']);
+    if ('error' in verified) return { result: 'error', message: `service account token: ${verified.error}` };
+    const payload = verified.payload;
     const aud = typeof payload.aud === 'string' ? [payload.aud] : Array.isArray(payload.aud) ? (payload.aud as string[]) : [];
     const granted = audiences.filter((a) => aud.includes(a));
     if (granted.length === 0) return { result: 'error', message: 'service account token: token audiences do not match' };
@@ -153,6 +137,54 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
       ...(uid !== '' ? { uid } : {}),
       groups: [SA_GROUP, `${SA_GROUP}:${ns}`],
       ...(Object.keys(extra).length > 0 ? { extra } : {}),
+    };
+    return { result: 'ok', user, audiences: granted };
+  }
+
+  /** the signature and the registered claims, against each key the header's `kid` allows */
+  private async verify(token: string, kid: string | undefined, issuers: string[], requiredClaims: string[]): Promise<{ payload: Record<string, unknown> } | { error: string }> {
+    const candidates = this.o.keys.verify.filter((k) => kid === undefined || k.kid === kid);
+    if (candidates.length === 0) return { error: 'unknown signing key' };
+    let lastError = 'invalid signature';
+    for (const k of candidates) {
+      try {
+        const r = await jwtVerify(token, k.key, { issuer: issuers, algorithms: [k.alg], currentDate: this.o.now ? new Date(this.o.now()) : undefined, requiredClaims });
+        return { payload: r.payload as Record<string, unknown> };
+      } catch (e) {
+        lastError = describeJoseError(e);
+        if (!(e instanceof joseErrors.JWSSignatureVerificationFailed)) break;
+      }
+    }
+    return { error: lastError };
+  }
+
+  /**
+   * A long-lived token from a service-account token Secret: good for the API server's audiences only, and (with
+   * lookup, as kube's legacy validator) only while its Secret holds this very token and its account is the one
+   * it names.
+   */
+  private async authenticateLegacy(token: string, kid: string | undefined, audiences: string[]): Promise<TokenResult> {
+    const verified = await this.verify(token, kid, [legacyIssuer(this.o.apiDomain)], ['sub']);
+    if ('error' in verified) return { result: 'error', message: `service account token: ${verified.error}` };
+    const c = legacyClaimsOf(verified.payload, this.o.apiDomain);
+    const sub = String(verified.payload.sub);
+    if (!c || sub !== `${SA_USER_PREFIX}${c.namespace}:${c.serviceAccountName}`) return { result: 'error', message: 'service account token: private claims do not match the subject' };
+    const own = this.o.apiAudiences ?? [];
+    const granted = audiences.filter((a) => own.includes(a));
+    if (granted.length === 0) return { result: 'error', message: `service account token: token audiences ${JSON.stringify(own)} is invalid for the target audiences ${JSON.stringify(audiences)}` };
+    if (this.o.lookup) {
+      const secret = this.o.objects('secrets', c.namespace, c.secretName);
+      if (!secret || secret.metadata?.deletionTimestamp) return { result: 'error', message: `service account token has been invalidated: secret ${c.namespace}/${c.secretName} not found` };
+      const held = ((secret.data ?? {}) as Record<string, unknown>).token;
+      if (typeof held !== 'string' || Buffer.from(held, 'base64').toString('utf8') !== token) return { result: 'error', message: 'service account token: token does not match server\'s copy' };
+      const sa = this.o.objects('serviceaccounts', c.namespace, c.serviceAccountName);
+      if (!sa || sa.metadata?.deletionTimestamp) return { result: 'error', message: `service account token has been invalidated: serviceaccount ${c.namespace}/${c.serviceAccountName} not found` };
+      if (c.serviceAccountUid !== '' && sa.metadata?.uid !== c.serviceAccountUid) return { result: 'error', message: `service account token has been invalidated: serviceaccount ${c.namespace}/${c.serviceAccountName} uid changed` };
+    }
+    const user: UserInfo = {
+      username: sub,
+      ...(c.serviceAccountUid !== '' ? { uid: c.serviceAccountUid } : {}),
+      groups: [SA_GROUP, `${SA_GROUP}:${c.namespace}`],
     };
     return { result: 'ok', user, audiences: granted };
   }

@@ -1,0 +1,65 @@
+// Legacy (Secret-kept) service-account tokens at the unit level
+// (src/auth/authn/legacy-sa-token.ts and the authenticator's legacy branch):
+// the names under each API domain, and what the authenticator asks of the
+// Secret and the account. The flow through kubectl is sa-token-secrets.test.ts.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeJwt } from 'jose';
+import { issueLegacyToken, legacyIssuer, tokenSecretAccount, tokenSecretPrefix } from '../../src/auth/authn/legacy-sa-token.js';
+import type { ObjectGetter } from '../../src/auth/authn/objects.js';
+import { type ServiceAccountKeys, loadServiceAccountKeys } from '../../src/auth/authn/sa-keys.js';
+import { ServiceAccountTokenAuthenticator } from '../../src/auth/authn/serviceaccount.js';
+import type { ApiObject } from '../../src/registry/types.js';
+
+let dir: string;
+let keys: ServiceAccountKeys;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'orch-legacy-sa-'));
+  keys = loadServiceAccountKeys({ defaultKeyPath: join(dir, 'sa.key') });
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const secretOfType = (type: string, annotations: Record<string, string> = {}): ApiObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', annotations }, type }) as ApiObject;
+
+describe('legacy service-account tokens', () => {
+  it('name the issuer, the claims and the Secret type by the API domain; kube\'s type is accepted under either', async () => {
+    expect(legacyIssuer('k8s.io')).toBe('kubernetes/serviceaccount');
+    expect(legacyIssuer('orch.io')).toBe('orch/serviceaccount');
+    const token = await issueLegacyToken(keys, 'orch.io', { namespace: 'ns', secretName: 's', serviceAccountName: 'robot', serviceAccountUid: 'u1' });
+    expect(decodeJwt(token)).toEqual({ iss: 'orch/serviceaccount', sub: 'system:serviceaccount:ns:robot', 'orch.io/serviceaccount/namespace': 'ns', 'orch.io/serviceaccount/secret.name': 's', 'orch.io/serviceaccount/service-account.name': 'robot', 'orch.io/serviceaccount/service-account.uid': 'u1' });
+    for (const [type, prefix] of [['kubernetes.io/service-account-token', 'kubernetes.io'], ['orch.io/service-account-token', 'orch.io'], ['orch/service-account-token', 'orch'], ['example.com/service-account-token', undefined], ['kubernetes.io/tls', undefined], ['Opaque', undefined]] as const) {
+      expect(tokenSecretPrefix(secretOfType(type), 'orch.io'), type).toBe(prefix);
+    }
+    expect(tokenSecretAccount(secretOfType('orch.io/service-account-token', { 'orch.io/service-account.name': 'robot', 'orch.io/service-account.uid': 'u1' }), 'orch.io')).toEqual({ name: 'robot', uid: 'u1' });
+    expect(tokenSecretAccount(secretOfType('orch.io/service-account-token', { 'kubernetes.io/service-account.name': 'robot' }), 'orch.io')).toBeUndefined();
+  });
+
+  it('are accepted for the API server\'s audiences only, while the Secret holds the token and the account has its uid', async () => {
+    const token = await issueLegacyToken(keys, 'k8s.io', { namespace: 'ns', secretName: 's', serviceAccountName: 'robot', serviceAccountUid: 'u1' });
+    const objects: Record<string, ApiObject | undefined> = {
+      'secrets/ns/s': { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' }, data: { token: Buffer.from(token).toString('base64') } } as ApiObject,
+      'serviceaccounts/ns/robot': { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot', namespace: 'ns', uid: 'u1' } } as ApiObject,
+    };
+    const getter: ObjectGetter = (resource, ns, name) => objects[`${resource}/${ns}/${name}`];
+    const auth = new ServiceAccountTokenAuthenticator({ keys, issuers: ['https://orch.default.svc'], apiDomain: 'k8s.io', lookup: true, objects: getter, apiAudiences: ['https://orch.default.svc'] });
+    expect(await auth.authenticateToken(token, ['https://orch.default.svc'])).toEqual({
+      result: 'ok',
+      user: { username: 'system:serviceaccount:ns:robot', uid: 'u1', groups: ['system:serviceaccounts', 'system:serviceaccounts:ns'] },
+      audiences: ['https://orch.default.svc'],
+    });
+    expect(await auth.authenticateToken(token, ['vault'])).toMatchObject({ result: 'error', message: expect.stringContaining('invalid for the target audiences') });
+    objects['serviceaccounts/ns/robot'] = { ...objects['serviceaccounts/ns/robot']!, metadata: { name: 'robot', namespace: 'ns', uid: 'u2' } } as ApiObject;
+    expect(await auth.authenticateToken(token, ['https://orch.default.svc'])).toMatchObject({ result: 'error', message: expect.stringContaining('uid changed') });
+    objects['serviceaccounts/ns/robot'] = undefined;
+    expect(await auth.authenticateToken(token, ['https://orch.default.svc'])).toMatchObject({ result: 'error', message: expect.stringContaining('serviceaccount ns/robot not found') });
+    objects['secrets/ns/s'] = undefined;
+    expect(await auth.authenticateToken(token, ['https://orch.default.svc'])).toMatchObject({ result: 'error', message: expect.stringContaining('secret ns/s not found') });
+    // the other domain's legacy issuer is another method's token
+    const orchToken = await issueLegacyToken(keys, 'orch.io', { namespace: 'ns', secretName: 's', serviceAccountName: 'robot', serviceAccountUid: 'u1' });
+    expect(await auth.authenticateToken(orchToken, ['https://orch.default.svc'])).toEqual({ result: 'none' });
+  });
+});
