@@ -117,6 +117,25 @@ export interface Authentication {
 
 export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://orch.default.svc';
 
+/** kube's legacy-token-last-used label, written once a day per Secret at most, one write at a time */
+function legacyTokenUseRecorder(deps: AuthenticationDeps): (namespace: string, secretName: string, label: string, day: string) => void {
+  const writing = new Set<string>();
+  return (namespace, secretName, label, day) => {
+    const key = `${namespace}/${secretName}`;
+    const def = deps.registry.lookup('', 'v1', 'secrets');
+    if (!def || writing.has(key)) return;
+    writing.add(key);
+    deps
+      .storeFor(def)
+      .guaranteedUpdate(namespace, secretName, { dryRun: false, manager: 'kube-apiserver' }, (cur) => {
+        if (!cur) throw new Error('gone');
+        return { ...cur, metadata: { ...cur.metadata, labels: { ...(cur.metadata?.labels ?? {}), [label]: day } } };
+      })
+      .catch((e: unknown) => deps.log(`legacy token ${key}: last-used label not written: ${(e as Error).message}`))
+      .finally(() => writing.delete(key));
+  };
+}
+
 export async function buildAuthentication(opts: AuthenticationOptions, deps: AuthenticationDeps): Promise<Authentication> {
   const now = (): number => deps.clock.now();
   const n = new SchemaNames(deps.apiDomain);
@@ -163,7 +182,15 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
   });
   const issuer = new ServiceAccountTokenIssuer(saKeys, issuers[0]!, deps.apiDomain, now);
   tokenMethods.push(
-    new ServiceAccountTokenAuthenticator({ keys: saKeys, issuers, apiDomain: deps.apiDomain, lookup: opts.serviceAccountLookup ?? true, objects, apiAudiences }),
+    new ServiceAccountTokenAuthenticator({
+      keys: saKeys,
+      issuers,
+      apiDomain: deps.apiDomain,
+      lookup: opts.serviceAccountLookup ?? true,
+      objects,
+      apiAudiences,
+      markLegacyTokenUsed: legacyTokenUseRecorder(deps),
+    }),
   );
 
   // OIDC by flags (§5.6)

@@ -57,6 +57,7 @@ describe('service-account token Secrets', () => {
       'kubernetes.io/serviceaccount/service-account.name': 'build-robot',
       'kubernetes.io/serviceaccount/service-account.uid': sa.metadata.uid,
     });
+    const dayBefore = new Date().toISOString().slice(0, 10);
     const who = await whoami(token);
     expect(who.code, who.stderr).toBe(0);
     expect(who.user).toMatchObject({ username: 'system:serviceaccount:default:build-robot', uid: sa.metadata.uid, groups: ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated'] });
@@ -69,6 +70,14 @@ describe('service-account token Secrets', () => {
     expect(review.status.authenticated).toBeFalsy();
     const ok = (await t.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } })).json<Obj>();
     expect(ok.status).toMatchObject({ authenticated: true, user: { username: 'system:serviceaccount:default:build-robot' } });
+    // kube's tracking: the day of last use on the Secret
+    const used = await eventually(async () => (await secret('build-robot-secret'))?.metadata.labels?.['kubernetes.io/legacy-token-last-used'], 'the last-used label');
+    expect([dayBefore, new Date().toISOString().slice(0, 10)]).toContain(used);
+    // a Secret labelled invalid-since refuses its token until the label goes
+    expect((await kubectl('label', 'secret', 'build-robot-secret', 'kubernetes.io/legacy-token-invalid-since=2026-01-01')).code).toBe(0);
+    expect((await whoami(token)).code).not.toBe(0);
+    expect((await kubectl('label', 'secret', 'build-robot-secret', 'kubernetes.io/legacy-token-invalid-since-')).code).toBe(0);
+    expect((await whoami(token)).code).toBe(0);
   });
 
   it('stops working when its Secret holds another token or goes, and the Secret goes with its account', async () => {

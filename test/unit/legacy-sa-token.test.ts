@@ -45,12 +45,26 @@ describe('legacy service-account tokens', () => {
       'serviceaccounts/ns/robot': { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot', namespace: 'ns', uid: 'u1' } } as ApiObject,
     };
     const getter: ObjectGetter = (resource, ns, name) => objects[`${resource}/${ns}/${name}`];
-    const auth = new ServiceAccountTokenAuthenticator({ keys, issuers: ['https://orch.default.svc'], apiDomain: 'k8s.io', lookup: true, objects: getter, apiAudiences: ['https://orch.default.svc'] });
+    const marks: string[] = [];
+    const auth = new ServiceAccountTokenAuthenticator({
+      keys, issuers: ['https://orch.default.svc'], apiDomain: 'k8s.io', lookup: true, objects: getter, apiAudiences: ['https://orch.default.svc'],
+      now: () => Date.parse('2026-11-30T12:00:00Z'),
+      markLegacyTokenUsed: (ns, name, label, day) => marks.push(`${ns}/${name} ${label}=${day}`),
+    });
     expect(await auth.authenticateToken(token, ['https://orch.default.svc'])).toEqual({
       result: 'ok',
       user: { username: 'system:serviceaccount:ns:robot', uid: 'u1', groups: ['system:serviceaccounts', 'system:serviceaccounts:ns'] },
       audiences: ['https://orch.default.svc'],
     });
+    expect(marks).toEqual(['ns/s kubernetes.io/legacy-token-last-used=2026-11-30']);
+    // the label already says today: no write
+    const secret = objects['secrets/ns/s']!;
+    objects['secrets/ns/s'] = { ...secret, metadata: { ...secret.metadata, labels: { 'kubernetes.io/legacy-token-last-used': '2026-11-30' } } } as ApiObject;
+    expect((await auth.authenticateToken(token, ['https://orch.default.svc'])).result).toBe('ok');
+    expect(marks).toHaveLength(1);
+    objects['secrets/ns/s'] = { ...secret, metadata: { ...secret.metadata, labels: { 'kubernetes.io/legacy-token-invalid-since': '2026-01-01' } } } as ApiObject;
+    expect(await auth.authenticateToken(token, ['https://orch.default.svc'])).toMatchObject({ result: 'error', message: expect.stringContaining('has been marked invalid') });
+    objects['secrets/ns/s'] = secret;
     expect(await auth.authenticateToken(token, ['vault'])).toMatchObject({ result: 'error', message: expect.stringContaining('invalid for the target audiences') });
     objects['serviceaccounts/ns/robot'] = { ...objects['serviceaccounts/ns/robot']!, metadata: { name: 'robot', namespace: 'ns', uid: 'u2' } } as ApiObject;
     expect(await auth.authenticateToken(token, ['https://orch.default.svc'])).toMatchObject({ result: 'error', message: expect.stringContaining('uid changed') });

@@ -79,6 +79,8 @@ export interface ServiceAccountAuthenticatorOptions {
   objects: ObjectGetter;
   /** the API server's own audiences (--api-audiences): the only ones a legacy token, which names none, is good for */
   apiAudiences?: string[];
+  /** records on a legacy token's Secret the day it was last used (kube's legacy-token-last-used label); a write, not awaited */
+  markLegacyTokenUsed?: (namespace: string, secretName: string, label: string, day: string) => void;
   now?: () => number;
 }
 
@@ -180,6 +182,15 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
       const sa = this.o.objects('serviceaccounts', c.namespace, c.serviceAccountName);
       if (!sa || sa.metadata?.deletionTimestamp) return { result: 'error', message: `service account token has been invalidated: serviceaccount ${c.namespace}/${c.serviceAccountName} not found` };
       if (c.serviceAccountUid !== '' && sa.metadata?.uid !== c.serviceAccountUid) return { result: 'error', message: `service account token has been invalidated: serviceaccount ${c.namespace}/${c.serviceAccountName} uid changed` };
+      const labels = (secret.metadata?.labels ?? {}) as Record<string, string>;
+      const prefix = privateClaimName(this.o.apiDomain);
+      const invalid = `${prefix}/legacy-token-invalid-since`;
+      if (labels[invalid] !== undefined) {
+        return { result: 'error', message: `service account token has been invalidated: the token in secret ${c.namespace}/${c.secretName} for service account ${c.namespace}/${c.serviceAccountName} has been marked invalid; remove the '${invalid}' label from the secret to allow its use` };
+      }
+      const lastUsed = `${prefix}/legacy-token-last-used`;
+      const today = new Date(this.o.now ? this.o.now() : Date.now()).toISOString().slice(0, 10);
+      if (labels[lastUsed] !== today) this.o.markLegacyTokenUsed?.(c.namespace, c.secretName, lastUsed, today);
     }
     const user: UserInfo = {
       username: sub,
