@@ -83,16 +83,17 @@ export class ServiceAccountTokenSecretsController extends LoopController {
     const data = (secret.data ?? {}) as Record<string, string>;
     const saUid = String(sa.metadata?.uid ?? '');
     if (data.token && data['ca.crt'] && data.namespace && account.uid === saUid) return;
-    const token = data.token ?? b64(await issueLegacyToken(this.o.keys, this.o.apiDomain, { namespace: ns, secretName: name, serviceAccountName: account.name, serviceAccountUid: saUid }));
+    const token = data.token || b64(await issueLegacyToken(this.o.keys, this.o.apiDomain, { namespace: ns, secretName: name, serviceAccountName: account.name, serviceAccountUid: saUid }));
     try {
       await this.o.secrets().gs.guaranteedUpdate(ns, name, { dryRun: false, manager: 'kube-controller-manager' }, (cur) => {
         // the Secret as it is now; another writer's change since the informer saw it is kept
         if (!cur || cur.metadata?.uid !== secret.metadata?.uid) throw new StatusError(409, 'Conflict', `secret ${key} changed`);
         const next: ApiObject = { ...cur, metadata: { ...cur.metadata, annotations: { ...(cur.metadata?.annotations ?? {}), [`${prefix}/service-account.uid`]: saUid } } };
         const d = { ...((cur.data ?? {}) as Record<string, string>) };
-        d.token ??= token;
-        d['ca.crt'] ??= b64(this.o.caPem);
-        d.namespace ??= b64(ns);
+        // an empty value is filled as a missing one (kube's needsToken and friends)
+        if (!d.token) d.token = token;
+        if (!d['ca.crt']) d['ca.crt'] = b64(this.o.caPem);
+        if (!d.namespace) d.namespace = b64(ns);
         next.data = d;
         return next;
       });

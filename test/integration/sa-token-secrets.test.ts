@@ -103,6 +103,15 @@ describe('service-account token Secrets', () => {
     await eventually(async () => (await secret('ci-token')) === undefined, 'ci-token deleted with its account');
   });
 
+  it('a Secret made with an empty token gets one', async () => {
+    const made = await t.request('POST', '/api/v1/namespaces/default/secrets', {
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'empty-token', annotations: { 'kubernetes.io/service-account.name': 'build-robot' } }, type: 'kubernetes.io/service-account-token', data: { token: '' } },
+    });
+    expect(made.status, made.text).toBe(201);
+    const s = await filled('empty-token');
+    expect((await whoami(tokenOf(s!))).user?.username).toBe('system:serviceaccount:default:build-robot');
+  });
+
   it('a Secret naming an account that does not exist is deleted; one without the annotation is refused', async () => {
     await runKubectlInput(t.server.kubeconfigPath, tokenSecret('orphan-token', 'nobody'), ['apply', '-f', '-']);
     await eventually(async () => (await secret('orphan-token')) === undefined, 'orphan-token deleted');
