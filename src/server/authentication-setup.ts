@@ -189,7 +189,7 @@ export async function buildAuthentication(opts: AuthenticationOptions, deps: Aut
       lookup: opts.serviceAccountLookup ?? true,
       objects,
       apiAudiences,
-      markLegacyTokenUsed: legacyTokenUseRecorder(deps),
+      markLegacyTokenUsed: { now, record: legacyTokenUseRecorder(deps) },
     }),
   );
 

@@ -48,8 +48,7 @@ describe('legacy service-account tokens', () => {
     const marks: string[] = [];
     const auth = new ServiceAccountTokenAuthenticator({
       keys, issuers: ['https://orch.default.svc'], apiDomain: 'k8s.io', lookup: true, objects: getter, apiAudiences: ['https://orch.default.svc'],
-      now: () => Date.parse('2026-11-30T12:00:00Z'),
-      markLegacyTokenUsed: (ns, name, label, day) => marks.push(`${ns}/${name} ${label}=${day}`),
+      markLegacyTokenUsed: { now: () => Date.parse('2026-11-30T12:00:00Z'), record: (ns, name, label, day) => marks.push(`${ns}/${name} ${label}=${day}`) },
     });
     expect(await auth.authenticateToken(token, ['https://orch.default.svc'])).toEqual({
       result: 'ok',

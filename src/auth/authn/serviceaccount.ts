@@ -79,8 +79,8 @@ export interface ServiceAccountAuthenticatorOptions {
   objects: ObjectGetter;
   /** the API server's own audiences (--api-audiences): the only ones a legacy token, which names none, is good for */
   apiAudiences?: string[];
-  /** records on a legacy token's Secret the day it was last used (kube's legacy-token-last-used label); a write, not awaited */
-  markLegacyTokenUsed?: (namespace: string, secretName: string, label: string, day: string) => void;
+  /** records on a legacy token's Secret the day (UTC, by its clock) it was last used (kube's legacy-token-last-used label); a write, not awaited */
+  markLegacyTokenUsed?: { now: () => number; record: (namespace: string, secretName: string, label: string, day: string) => void };
   now?: () => number;
 }
 
@@ -189,8 +189,9 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
         return { result: 'error', message: `service account token has been invalidated: the token in secret ${c.namespace}/${c.secretName} for service account ${c.namespace}/${c.serviceAccountName} has been marked invalid; remove the '${invalid}' label from the secret to allow its use` };
       }
       const lastUsed = `${prefix}/legacy-token-last-used`;
-      const today = new Date(this.o.now ? this.o.now() : Date.now()).toISOString().slice(0, 10);
-      if (labels[lastUsed] !== today) this.o.markLegacyTokenUsed?.(c.namespace, c.secretName, lastUsed, today);
+      const mark = this.o.markLegacyTokenUsed;
+      const today = mark && new Date(mark.now()).toISOString().slice(0, 10);
+      if (mark && today && labels[lastUsed] !== today) mark.record(c.namespace, c.secretName, lastUsed, today);
     }
     const user: UserInfo = {
       username: sub,
