@@ -32,7 +32,6 @@ export interface TokenIssueRequest {
   boundObject?: BoundObject;
 }
 
-
 interface PrivateClaim {
   namespace?: string;
   serviceaccount?: { name?: string; uid?: string };
