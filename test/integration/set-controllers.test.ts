@@ -327,12 +327,14 @@ describe('StatefulSet controller', () => {
     const image = async (n: string): Promise<string | undefined> => ((await get(`${PODS}/${n}`))?.spec.containers as { image: string }[] | undefined)?.[0]?.image;
     expect([await image('od-0'), await image('od-1')]).toEqual(['nginx:1', 'nginx:1']);
     await send('DELETE', `${PODS}/od-0`, {});
-    await eventually(async () => {
+    // the status may still be the one written before the delete (readyReplicas 2): wait for one that counts the new pod
+    const settled = await eventually(async () => {
       await kubeletStep();
-      return (await image('od-0')) === 'nginx:2' && (await get(`${STSS}/od`))?.status?.readyReplicas === 2;
-    }, 'od-0 back at the new template');
+      const st = (await get(`${STSS}/od`))?.status;
+      return (await image('od-0')) === 'nginx:2' && st?.readyReplicas === 2 && st?.updatedReplicas !== undefined ? st : undefined;
+    }, 'od-0 back at the new template, and counted');
     expect(await image('od-1')).toBe('nginx:1');
-    expect((await get(`${STSS}/od`))!.status).toMatchObject({ currentReplicas: 1, updatedReplicas: 1 });
+    expect(settled).toMatchObject({ currentReplicas: 1, updatedReplicas: 1 });
   });
 
   it('maxUnavailable lets a rolling update replace that many pods at once, never more', async () => {

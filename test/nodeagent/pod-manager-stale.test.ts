@@ -76,13 +76,27 @@ function fakeSyncer() {
 let pm: PodManager | undefined;
 afterEach(() => pm?.stop());
 
+const RELIST_MS = 60_000;
+
 async function setUp(prefix: string) {
   const manual = new ManualClock(Date.now());
-  const clock: Clock = { now: () => manual.now(), setTimeout: (fn, ms) => manual.setTimeout(fn as () => void, ms), clearTimeout: (h) => (h as TimerHandle | undefined)?.cancel() };
+  // the first relist (a real read of the static pod directory, then a sync of every pod) ends by arming the
+  // next one: until then a sync of its own may still come, whatever the test does meanwhile
+  let relisted!: () => void;
+  const firstRelist = new Promise<void>((r) => (relisted = r));
+  const clock: Clock = {
+    now: () => manual.now(),
+    setTimeout: (fn, ms) => {
+      if (ms === RELIST_MS) relisted();
+      return manual.setTimeout(fn as () => void, ms);
+    },
+    clearTimeout: (h) => (h as TimerHandle | undefined)?.cancel(),
+  };
   const a = fakeApi(prefix);
   const r = fakeSyncer();
-  pm = new PodManager({ api: a.api, syncer: r.syncer, nodeName: 'n1', nodeUid: () => undefined, domain: 'orch.io', staticPodPath: '/nonexistent/orch-manifests', relistMs: 60_000, clock, log: () => undefined });
+  pm = new PodManager({ api: a.api, syncer: r.syncer, nodeName: 'n1', nodeUid: () => undefined, domain: 'orch.io', staticPodPath: '/nonexistent/orch-manifests', relistMs: RELIST_MS, clock, log: () => undefined });
   pm.start();
+  await firstRelist;
   await settle(pm);
   return { ...a, ...r, pm };
 }
