@@ -57,24 +57,36 @@ function portForwardConnection(ws: NodeWebSocket): Duplex {
   return conn;
 }
 
+/** requests that change nothing on the agent, so sending one again is harmless */
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
+
 export function createNodeTransport(client: CertificateAndKey, clock: Clock): NodeTransport & { close(): void } {
   const agent = new Agent({ keepAlive: true, cert: client.certPem, key: client.keyPem, rejectUnauthorized: false, maxSockets: 64 });
   const transport: NodeTransport & { close(): void } = {
     request(ep, method, pathAndQuery, opts) {
-      return new Promise<NodeHttpResponse>((resolve, reject) => {
-        const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-        if (opts.body) headers['content-length'] = String(opts.body.byteLength);
-        const req = httpsRequest({ host: ep.host, port: ep.port, method, path: pathAndQuery, headers, agent, signal: opts.signal }, (res) => {
-          timer.cancel();
-          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: res });
+      const attempt = (mayRetry: boolean): Promise<NodeHttpResponse> =>
+        new Promise<NodeHttpResponse>((resolve, reject) => {
+          const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+          if (opts.body) headers['content-length'] = String(opts.body.byteLength);
+          const req = httpsRequest({ host: ep.host, port: ep.port, method, path: pathAndQuery, headers, agent, signal: opts.signal }, (res) => {
+            timer.cancel();
+            resolve({ status: res.statusCode ?? 502, headers: res.headers, body: res });
+          });
+          const timer = clock.setTimeout(() => req.destroy(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000}s`)), CONNECT_TIMEOUT_MS);
+          req.on('error', (e: NodeJS.ErrnoException) => {
+            timer.cancel();
+            // A kept-alive connection the agent closed (its idle timeout) just as this request went out on it
+            // ("socket hang up", a reset): a request that changes nothing goes again, once, on a new connection
+            // (the reusedSocket pattern of Node's http docs). `kubectl logs` failed with 503 on this race.
+            if (mayRetry && req.reusedSocket && e.code === 'ECONNRESET' && SAFE_METHODS.has(method) && !opts.body && !opts.signal?.aborted) {
+              resolve(attempt(false));
+              return;
+            }
+            reject(new NodeUnreachable(`${method} https://${hostPort(ep)}${pathAndQuery.split('?')[0]}: ${e.message}`));
+          });
+          req.end(opts.body ? Buffer.from(opts.body) : undefined);
         });
-        const timer = clock.setTimeout(() => req.destroy(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000}s`)), CONNECT_TIMEOUT_MS);
-        req.on('error', (e) => {
-          timer.cancel();
-          reject(new NodeUnreachable(`${method} https://${hostPort(ep)}${pathAndQuery.split('?')[0]}: ${e.message}`));
-        });
-        req.end(opts.body ? Buffer.from(opts.body) : undefined);
-      });
+      return attempt(true);
     },
 
     websocket(ep, pathAndQuery, protocols) {
