@@ -31,7 +31,6 @@ export interface ServiceAccountTokenSecretsOptions {
 }
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
-const splitKey = (key: string): [string, string] => [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
 
 export class ServiceAccountTokenSecretsController extends LoopController {
   protected readonly loop: ControllerLoop;
@@ -70,7 +69,8 @@ export class ServiceAccountTokenSecretsController extends LoopController {
     const prefix = tokenSecretPrefix(secret, this.o.apiDomain);
     const account = prefix ? tokenSecretAccount(secret, prefix) : undefined;
     if (!prefix || !account) return;
-    const [ns, name] = splitKey(key);
+    const ns = String(secret.metadata?.namespace ?? '');
+    const name = String(secret.metadata?.name ?? '');
     // the account as stored now, not as an informer may lag behind it: a Secret made right after its account stays
     const sa = await this.o.serviceAccounts().gs.get(ns, account.name).catch((e: unknown) => {
       if (e instanceof StatusError && e.code === 404) return undefined;

@@ -128,9 +128,14 @@ function sortObject(o: Json): Json {
   return out;
 }
 
+/** kube-openapi's hash of a served document: upper-case hex SHA-512 of its JSON (the `?hash=` of /openapi/v3) */
+export function openapiHash(json: string): string {
+  return createHash('sha512').update(json).digest('hex').toUpperCase();
+}
+
 function served(doc: Json): ServedDocument {
   const json = JSON.stringify(doc);
-  return { json, doc, hash: createHash('sha512').update(json).digest('hex').toUpperCase() };
+  return { json, doc, hash: openapiHash(json) };
 }
 
 const SECURITY_V2 = { securityDefinitions: { BearerToken: { type: 'apiKey', name: 'authorization', in: 'header', description: 'Bearer token authentication' } }, security: [{ BearerToken: [] }] };

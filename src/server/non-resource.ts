@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import * as discovery from '../registry/discovery.js';
 import { byGroupPriority } from '../registry/group-priorities.js';
 import type { Registry } from '../registry/registry.js';
-import { OpenAPIDocuments } from '../registry/openapi.js';
+import { OpenAPIDocuments, openapiHash } from '../registry/openapi.js';
 import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, encodeOpenAPIV2 } from '../machinery/schema/openapi-proto.js';
 import type { NonResourceDoc, NonResourceHandler } from '../endpoints/chain.js';
 import type { ServerMetrics } from './metrics.js';
@@ -53,7 +53,7 @@ export function nonResourceHandler(
       // a group served here is not shadowed by an aggregated one (kube's local APIServices win)
       for (const [path, doc] of extra) paths[path] ??= { serverRelativeURL: `/openapi/v3/${path}?hash=${doc.hash}` };
       const json = JSON.stringify({ paths: Object.fromEntries(Object.keys(paths).sort().map((k) => [k, paths[k]])) });
-      v3Index = { key, doc: { json, hash: createHash('sha512').update(json).digest('hex').toUpperCase() } };
+      v3Index = { key, doc: { json, hash: openapiHash(json) } };
     }
     return v3Index.doc;
   };

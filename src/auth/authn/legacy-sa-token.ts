@@ -9,6 +9,7 @@
 // for the API server's own audiences only, while its Secret still holds it
 // and its account is the one it names (docs/authentication.md).
 import { SignJWT } from 'jose';
+import { wellKnownSecretType } from '../../registry/kinds/secret.js';
 import type { ApiObject } from '../../registry/types.js';
 import type { ServiceAccountKeys } from './sa-keys.js';
 
@@ -63,11 +64,8 @@ export function legacyClaimsOf(payload: Record<string, unknown>, apiDomain: stri
  * label, as the Secret's validation accepts them); undefined for any other type.
  */
 export function tokenSecretPrefix(secret: ApiObject, apiDomain: string): string | undefined {
-  const t = typeof secret.type === 'string' ? secret.type : '';
-  const slash = t.indexOf('/');
-  if (slash < 0 || t.slice(slash + 1) !== 'service-account-token') return undefined;
-  const prefix = t.slice(0, slash);
-  return prefix === 'kubernetes.io' || prefix === apiDomain || prefix === apiDomain.split('.')[0] ? prefix : undefined;
+  const t = wellKnownSecretType(typeof secret.type === 'string' ? secret.type : '', apiDomain);
+  return t?.suffix === 'service-account-token' ? t.prefix : undefined;
 }
 
 /** the account a token Secret names: `<prefix>/service-account.name` and `.uid` */

@@ -10,14 +10,19 @@ import { bool, mapOf, proto, str, strMap } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { goJsonError } from '../../machinery/go-json-error.js';
 
+/**
+ * A well-known Secret type (`<prefix>/tls`, `<prefix>/service-account-token`, …) split at its prefix, which may be
+ * the API domain, its first label or Kubernetes' `kubernetes.io`; undefined for any other type.
+ */
+export function wellKnownSecretType(t: string, apiDomain: string): { prefix: string; suffix: string } | undefined {
+  const slash = t.indexOf('/');
+  if (slash < 0) return undefined;
+  const prefix = t.slice(0, slash);
+  return prefix === apiDomain || prefix === 'kubernetes.io' || prefix === apiDomain.split('.')[0] ? { prefix, suffix: t.slice(slash + 1) } : undefined;
+}
+
 export function secretDefinition(n: SchemaNames): ResourceDefinition {
-  // well-known types are `<prefix>/tls` etc.; accept the Kubernetes spelling too
-  const typeSuffix = (t: string): string | undefined => {
-    const slash = t.indexOf('/');
-    if (slash < 0) return undefined;
-    const prefix = t.slice(0, slash);
-    return prefix === n.apiDomain || prefix === 'kubernetes.io' || prefix === n.apiDomain.split('.')[0] ? t.slice(slash + 1) : undefined;
-  };
+  const typeSuffix = (t: string): string | undefined => wellKnownSecretType(t, n.apiDomain)?.suffix;
   return {
     group: '',
     version: 'v1',

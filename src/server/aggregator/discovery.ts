@@ -13,10 +13,10 @@
 // the aggregated kinds. A server that serves no such document (404, an error)
 // is left out of the index, as kube leaves it out.
 
-import { createHash } from 'node:crypto';
 import { type Clock, type TimerHandle, every } from '../../core/clock.js';
 import type { AggregatedVersion } from '../../endpoints/filters/aggregator.js';
 import { type APIGroup, type APIResource, discoveryResources } from '../../registry/discovery.js';
+import { openapiHash } from '../../registry/openapi.js';
 import type { AggregatedApiIndex } from './apiservice-index.js';
 
 interface Fetched {
@@ -142,7 +142,7 @@ export class AggregatedDiscovery {
       const doc: unknown = JSON.parse(text);
       if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error('the OpenAPI v3 document is not a JSON object');
       const json = JSON.stringify(doc);
-      this.openapi.set(v.name, { path: `apis/${v.group}/${v.version}`, json, hash: createHash('sha512').update(json).digest('hex').toUpperCase() });
+      this.openapi.set(v.name, { path: `apis/${v.group}/${v.version}`, json, hash: openapiHash(json) });
     } catch (e) {
       if (this.openapi.delete(v.name) || !/: 404$/.test((e as Error).message)) this.log?.(`aggregated OpenAPI v3: ${v.name}: ${(e as Error).message}`);
     }
