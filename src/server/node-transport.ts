@@ -11,6 +11,7 @@ import type { Clock } from '../core/clock.js';
 import { messageBuffer } from '../core/ws-message.js';
 import { request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
+import { REPLAYABLE_METHODS, closedReusedConnection } from '../core/reused-connection.js';
 import { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 import { NodeRefusal, NodeUnreachable, type NodeEndpoint, type NodeHttpResponse, type NodeTransport, type NodeUpgrade, type NodeWebSocket } from '../endpoints/handlers/node-transport.js';
@@ -57,9 +58,6 @@ function portForwardConnection(ws: NodeWebSocket): Duplex {
   return conn;
 }
 
-/** requests that change nothing on the agent, so sending one again is harmless */
-const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
-
 export function createNodeTransport(client: CertificateAndKey, clock: Clock): NodeTransport & { close(): void } {
   const agent = new Agent({ keepAlive: true, cert: client.certPem, key: client.keyPem, rejectUnauthorized: false, maxSockets: 64 });
   const transport: NodeTransport & { close(): void } = {
@@ -68,7 +66,9 @@ export function createNodeTransport(client: CertificateAndKey, clock: Clock): No
         new Promise<NodeHttpResponse>((resolve, reject) => {
           const headers: Record<string, string> = { ...(opts.headers ?? {}) };
           if (opts.body) headers['content-length'] = String(opts.body.byteLength);
+          let answered = false;
           const req = httpsRequest({ host: ep.host, port: ep.port, method, path: pathAndQuery, headers, agent, signal: opts.signal }, (res) => {
+            answered = true;
             timer.cancel();
             resolve({ status: res.statusCode ?? 502, headers: res.headers, body: res });
           });
@@ -78,7 +78,7 @@ export function createNodeTransport(client: CertificateAndKey, clock: Clock): No
             // A kept-alive connection the agent closed (its idle timeout) just as this request went out on it
             // ("socket hang up", a reset): a request that changes nothing goes again, once, on a new connection
             // (the reusedSocket pattern of Node's http docs). `kubectl logs` failed with 503 on this race.
-            if (mayRetry && req.reusedSocket && e.code === 'ECONNRESET' && SAFE_METHODS.has(method) && !opts.body && !opts.signal?.aborted) {
+            if (mayRetry && !answered && closedReusedConnection(req, e) && REPLAYABLE_METHODS.has(method) && !opts.body && !opts.signal?.aborted) {
               resolve(attempt(false));
               return;
             }

@@ -3,8 +3,6 @@
 // the next request goes out on it: a request that changes nothing is sent again,
 // once, on a new connection; one that changes something is not.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { type Server, createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -13,35 +11,23 @@ import { systemClock } from '../../src/core/clock.js';
 import { NodeUnreachable } from '../../src/endpoints/handlers/node-transport.js';
 import { createNodeTransport } from '../../src/server/node-transport.js';
 import { type Pki, ensurePki } from '../../src/server/pki.js';
+import { type IdleClosingServer, startIdleClosingServer } from '../helpers/idle-closing-server.js';
 
 let dir: string;
 let pki: Pki;
-let server: Server;
-let connections = 0;
-const served: string[] = [];
+let server: IdleClosingServer;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'orch-node-transport-'));
   pki = await ensurePki(join(dir, 'pki'), { hosts: ['127.0.0.1'] });
-  server = createServer({ cert: pki.serving.certPem, key: pki.serving.keyPem }, (req, res) => {
-    const n = (((req.socket as unknown as { served?: number }).served ?? 0) as number) + 1;
-    (req.socket as unknown as { served?: number }).served = n;
-    // the second request on a connection meets the agent's idle close: no answer, the connection gone
-    if (n === 2) {
-      req.socket.destroy();
-      return;
-    }
-    served.push(`${req.method} ${req.url}`);
+  server = await startIdleClosingServer(pki.serving, (req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end(`answer to ${req.method} ${req.url}`);
   });
-  server.on('secureConnection', () => connections++);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 });
 
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise<void>((r) => server?.close(() => r()));
+  await server?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -54,7 +40,7 @@ async function text(body: Readable): Promise<string> {
 describe('node transport', () => {
   it('sends a GET again on a new connection when the kept-alive one is closed under it; a POST fails', async () => {
     const transport = createNodeTransport(pki.admin, systemClock);
-    const ep = { nodeName: 'n1', host: '127.0.0.1', port: (server.address() as AddressInfo).port };
+    const ep = { nodeName: 'n1', host: '127.0.0.1', port: server.port };
     try {
       const first = await transport.request(ep, 'GET', '/containerLogs/ns/p/c', {});
       expect(await text(first.body as Readable)).toBe('answer to GET /containerLogs/ns/p/c');
@@ -62,11 +48,11 @@ describe('node transport', () => {
       const second = await transport.request(ep, 'GET', '/containerLogs/ns/p/c?tailLines=1', {});
       expect(second.status).toBe(200);
       expect(await text(second.body as Readable)).toBe('answer to GET /containerLogs/ns/p/c?tailLines=1');
-      expect(connections).toBe(2);
+      expect(server.connections()).toBe(2);
       // a request with a body is not sent twice: its failure is the caller's to see
       const post = transport.request(ep, 'POST', '/run/ns/p/c', { body: new TextEncoder().encode('x') });
       await expect(post).rejects.toBeInstanceOf(NodeUnreachable);
-      expect(served.filter((s) => s.startsWith('POST'))).toEqual([]);
+      expect(server.served.filter((s) => s.startsWith('POST'))).toEqual([]);
     } finally {
       transport.close();
     }

@@ -5,10 +5,12 @@
 // failure is a WebhookCallError naming what went wrong, in kube's wording
 // ("failed to call webhook: Post \"…\": …"), for the failure policy to act on.
 
+import type { ClientRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import type { PeerCertificate } from 'node:tls';
 import type { ClientConfig } from './webhook-config.js';
 import type { Clock } from '../../core/clock.js';
+import { closedReusedConnection } from '../../core/reused-connection.js';
 
 export const MAX_RESPONSE_BYTES = 3 * 1024 * 1024;
 
@@ -110,53 +112,71 @@ export function postReview(
     const maxBytes = o.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     const agentKey = `${target.host}:${target.port}|${target.serverName ?? ''}|${cc.caPem ?? ''}`;
     let settled = false;
-    const req = request(
-      {
-        host: target.host,
-        port: target.port,
-        path: target.path,
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': Buffer.byteLength(body) },
-        ca: cc.caPem,
-        servername: target.serverName ?? (isIp(target.host) ? undefined : target.host),
-        ...(target.serverName ? { checkServerIdentity: checkName(target.serverName) } : {}),
-        agent: o.agents.get(agentKey),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > maxBytes) {
+    let answered = false;
+    let req: ClientRequest;
+    const send = (mayRetry: boolean) => {
+      req = request(
+        {
+          host: target.host,
+          port: target.port,
+          path: target.path,
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': Buffer.byteLength(body) },
+          ca: cc.caPem,
+          servername: target.serverName ?? (isIp(target.host) ? undefined : target.host),
+          ...(target.serverName ? { checkServerIdentity: checkName(target.serverName) } : {}),
+          agent: o.agents.get(agentKey),
+        },
+        (res) => {
+          answered = true;
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > maxBytes) {
+              settled = true;
+              req.destroy();
+              fail(`the response is larger than ${maxBytes} bytes`);
+              return;
+            }
+            chunks.push(c);
+          });
+          res.on('end', () => {
+            if (settled) return;
             settled = true;
-            req.destroy();
-            fail(`the response is larger than ${maxBytes} bytes`);
-            return;
-          }
-          chunks.push(c);
-        });
-        res.on('end', () => {
-          if (settled) return;
-          settled = true;
-          deadline.cancel();
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (res.statusCode !== 200) {
-            reject(new WebhookCallError(`failed to call webhook: the server responded with the status code ${res.statusCode ?? 0}${text ? `: ${text.slice(0, 200)}` : ' but did not return more information'}`));
-            return;
-          }
-          try {
-            resolve(JSON.parse(text));
-          } catch (e) {
-            reject(new WebhookCallError(`received invalid webhook response: ${(e as Error).message}`));
-          }
-        });
-        res.on('error', (e) => {
-          if (settled) return;
-          settled = true;
-          fail(e.message);
-        });
-      },
-    );
+            deadline.cancel();
+            const text = Buffer.concat(chunks).toString('utf8');
+            if (res.statusCode !== 200) {
+              reject(new WebhookCallError(`failed to call webhook: the server responded with the status code ${res.statusCode ?? 0}${text ? `: ${text.slice(0, 200)}` : ' but did not return more information'}`));
+              return;
+            }
+            try {
+              resolve(JSON.parse(text));
+            } catch (e) {
+              reject(new WebhookCallError(`received invalid webhook response: ${(e as Error).message}`));
+            }
+          });
+          res.on('error', (e) => {
+            if (settled) return;
+            settled = true;
+            fail(e.message);
+          });
+        },
+      );
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        if (settled) return;
+        // the webhook closed the kept-alive connection as this went out on it (its idle timeout): once more on a
+        // new connection, as Go's transport does; a review asks the webhook to decide, so a second ask is harmless
+        if (mayRetry && !answered && closedReusedConnection(req, e)) {
+          send(false);
+          return;
+        }
+        settled = true;
+        deadline.cancel();
+        fail(describeSocketError(e, target));
+      });
+      req.end(body);
+    };
     // the webhook's timeoutSeconds, on the server's clock
     const deadline = o.clock.setTimeout(() => {
       if (settled) return;
@@ -164,13 +184,7 @@ export function postReview(
       req.destroy();
       fail('context deadline exceeded');
     }, o.timeoutMs);
-    req.on('error', (e) => {
-      if (settled) return;
-      settled = true;
-      deadline.cancel();
-      fail(describeSocketError(e as NodeJS.ErrnoException, target));
-    });
-    req.end(body);
+    send(true);
   });
 }
 

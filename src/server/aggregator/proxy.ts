@@ -7,11 +7,12 @@
 // X-Remote-Extra-* (kube's requestheader authentication), and the client's own
 // credentials do not. Watches and other long-running answers stream through.
 
-import type { IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { request } from 'node:https';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { StreamSink } from '../../core/stream.js';
 import { serviceUnavailable } from '../../core/errors.js';
+import { REPLAYABLE_METHODS, closedReusedConnection } from '../../core/reused-connection.js';
 import type { AggregatedVersion, ProxiedRequest } from '../../endpoints/filters/aggregator.js';
 import type { HttpResponse } from '../../endpoints/http.js';
 import { isLongRunning } from '../../endpoints/filters/timeout.js';
@@ -40,20 +41,32 @@ export function aggregatorProxy(o: AggregatorProxyOptions): (r: ProxiedRequest) 
     const query = r.http.query.toString();
     // what the chain treats as long-running (no deadline, no flow-control seat) streams
     const long = isLongRunning(r.info) || r.http.query.get('follow') === 'true';
-    return new Promise<HttpResponse>((resolve, reject) => {
-      const req = request(
-        { host: target.host, port: target.port, method: r.http.method, path: query ? `${r.http.path}?${query}` : r.http.path, headers, agent: o.agents.get(target.agentKey), ...target.tls },
-        (res) => resolve(long ? streamed(res, req.destroy.bind(req), o.clock) : buffered(res)),
-      );
-      const onAbort = () => req.destroy();
-      r.http.signal.addEventListener('abort', onAbort, { once: true });
-      req.on('close', () => r.http.signal.removeEventListener('abort', onAbort));
-      req.on('error', (e: NodeJS.ErrnoException) => {
-        o.log?.(`aggregator: ${r.target.name}: ${e.message}`);
-        reject(serviceUnavailable(`error trying to reach service: ${describeSocketError(e, target)}`));
+    const method = r.http.method;
+    const attempt = (mayRetry: boolean): Promise<HttpResponse> =>
+      new Promise<HttpResponse>((resolve, reject) => {
+        let answered = false;
+        const req = request(
+          { host: target.host, port: target.port, method, path: query ? `${r.http.path}?${query}` : r.http.path, headers, agent: o.agents.get(target.agentKey), ...target.tls },
+          (res) => {
+            answered = true;
+            resolve(long ? streamed(res, req.destroy.bind(req), o.clock) : buffered(res));
+          },
+        );
+        const onAbort = () => req.destroy();
+        r.http.signal.addEventListener('abort', onAbort, { once: true });
+        req.on('close', () => r.http.signal.removeEventListener('abort', onAbort));
+        req.on('error', (e: NodeJS.ErrnoException) => {
+          // the server closed the kept-alive connection as this went out on it: a GET goes once more (Go's transport does)
+          if (mayRetry && !answered && closedReusedConnection(req, e) && REPLAYABLE_METHODS.has(method) && !r.http.signal.aborted) {
+            resolve(attempt(false));
+            return;
+          }
+          o.log?.(`aggregator: ${r.target.name}: ${e.message}`);
+          reject(serviceUnavailable(`error trying to reach service: ${describeSocketError(e, target)}`));
+        });
+        req.end(r.http.body.length > 0 ? Buffer.from(r.http.body) : undefined);
       });
-      req.end(r.http.body.length > 0 ? Buffer.from(r.http.body) : undefined);
-    });
+    return attempt(true);
   };
 }
 
@@ -155,30 +168,40 @@ function getServerDocument(target: AggregatedVersion, path: string, o: Aggregato
     }
     const url = `https://${t.host}:${t.port}${path}`;
     let done = false;
+    let answered = false;
+    let req: ClientRequest;
     const fail = (why: string) => {
       if (done) return;
       done = true;
       timer.cancel();
       reject(new Error(`failing or missing response from ${url}: ${why}`));
     };
-    const req = request({ host: t.host, port: t.port, method: 'GET', path, headers: { accept: 'application/json', ...authProxyHeaders(AGGREGATOR_USER) }, agent: o.agents.get(t.agentKey), ...t.tls }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const code = res.statusCode ?? 0;
-        if (code < 200 || code >= 300) return fail(`bad status from ${url}: ${code}`);
-        if (done) return;
-        done = true;
-        timer.cancel();
-        resolve(Buffer.concat(chunks).toString('utf8'));
+    const send = (mayRetry: boolean) => {
+      req = request({ host: t.host, port: t.port, method: 'GET', path, headers: { accept: 'application/json', ...authProxyHeaders(AGGREGATOR_USER) }, agent: o.agents.get(t.agentKey), ...t.tls }, (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const code = res.statusCode ?? 0;
+          if (code < 200 || code >= 300) return fail(`bad status from ${url}: ${code}`);
+          if (done) return;
+          done = true;
+          timer.cancel();
+          resolve(Buffer.concat(chunks).toString('utf8'));
+        });
+        res.on('error', (e) => fail(e.message));
       });
-      res.on('error', (e) => fail(e.message));
-    });
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        // a kept-alive connection the server closed as this went out: once more on a new one
+        if (mayRetry && !done && !answered && closedReusedConnection(req, e)) send(false);
+        else fail(`Get "${url}": ${describeSocketError(e, t)}`);
+      });
+      req.end();
+    };
     const timer = clock.setTimeout(() => {
       fail(`Get "${url}": context deadline exceeded`);
       req.destroy();
     }, timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) => fail(`Get "${url}": ${describeSocketError(e, t)}`));
-    req.end();
+    send(true);
   });
 }
