@@ -217,6 +217,17 @@ describe('impersonation', () => {
     expect(out.status.userInfo).toEqual({ username: 'dave', groups: ['g1', 'g2', 'system:authenticated'] });
   });
 
+  it('a user impersonated with system:unauthenticated is not also authenticated (kube never gives both groups)', async () => {
+    const out = JSON.parse(await kubectl(['auth', 'whoami', '-o', 'json', '--as', 'bob', '--as-group', 'system:unauthenticated'])) as {
+      status: { userInfo: { username: string; groups: string[] } };
+    };
+    expect(out.status.userInfo).toEqual({ username: 'bob', groups: ['system:unauthenticated'] });
+    // so system:discovery (bound to system:authenticated) does not admit it to /apis: only what anonymous users get
+    expect((await t.request('GET', '/apis', { headers: { 'Impersonate-User': 'bob', 'Impersonate-Group': 'system:unauthenticated' } })).status).toBe(403);
+    expect((await t.request('GET', '/version', { headers: { 'Impersonate-User': 'bob', 'Impersonate-Group': 'system:unauthenticated' } })).status).toBe(200);
+    expect((await t.request('GET', '/apis', { headers: { 'Impersonate-User': 'bob' } })).status).toBe(200);
+  });
+
   it('every Impersonate-Group line is one group, commas and all (kubectl over HTTP/2, and HTTP/1.1)', async () => {
     const out = JSON.parse(await kubectl(['auth', 'whoami', '-o', 'json', '--as', 'dave', '--as-group', 'g2', '--as-group', ',,,chameleon', '--as-group', 'a, b'])) as {
       status: { userInfo: { groups: string[] } };

@@ -38,8 +38,17 @@ describe('ABAC matching', () => {
     const g = authz({ group: 'system:authenticated', namespace: '*', resource: 'pods', apiGroup: '' });
     expect(await dec(g, res('bob', ['system:authenticated'], 'get', 'pods'))).toBe('allow');
     expect(await dec(g, res('system:anonymous', ['system:unauthenticated'], 'get', 'pods'))).toBe('noOpinion');
-    const star = authz({ user: '*', namespace: '*', resource: '*', apiGroup: '*' });
-    expect(await dec(star, res('anyone', [], 'delete', 'x'))).toBe('allow');
+    // spec §5.9: a * user or group is every authenticated user, never an anonymous one (kube's v1beta1 conversion)
+    for (const subject of [{ user: '*' }, { group: '*' }, { user: '*', group: 'dev' }]) {
+      const star = authz({ ...subject, namespace: '*', resource: '*', apiGroup: '*' });
+      expect(await dec(star, res('anyone', ['system:authenticated'], 'delete', 'x'))).toBe('allow');
+      expect(await dec(star, res('system:anonymous', ['system:unauthenticated'], 'get', 'configmaps'))).toBe('noOpinion');
+    }
+    const anyPath = authz({ user: '*', nonResourcePath: '*', readonly: true });
+    expect(await dec(anyPath, nonres('system:anonymous', ['system:unauthenticated'], 'get', '/api'))).toBe('noOpinion');
+    expect(await dec(anyPath, nonres('bob', ['system:authenticated'], 'get', '/api'))).toBe('allow');
+    const anonymous = authz({ group: 'system:unauthenticated', nonResourcePath: '/healthz', readonly: true });
+    expect(await dec(anonymous, nonres('system:anonymous', ['system:unauthenticated'], 'get', '/healthz'))).toBe('allow');
     const none = authz({ namespace: '*', resource: '*', apiGroup: '*' });
     expect(await dec(none, res('alice', ['g'], 'get', 'pods'))).toBe('noOpinion');
     const both = authz({ user: 'alice', group: 'dev', namespace: '*', resource: '*', apiGroup: '*' });

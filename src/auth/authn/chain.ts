@@ -18,7 +18,8 @@ export interface Authenticator {
   authenticate(req: AuthnRequest): AuthnResult | Promise<AuthnResult>;
 }
 
-export const ANONYMOUS: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
+export const UNAUTHENTICATED_GROUP = 'system:unauthenticated';
+export const ANONYMOUS: UserInfo = { username: 'system:anonymous', groups: [UNAUTHENTICATED_GROUP] };
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 
 /**

@@ -8,7 +8,7 @@
 import { badRequest, forbiddenRequest } from '../../core/errors.js';
 import type { Authorizer, RequestAttributes } from '../authz/types.js';
 import type { UserInfo } from '../types.js';
-import { ANONYMOUS, AUTHENTICATED_GROUP } from './chain.js';
+import { ANONYMOUS, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './chain.js';
 import { SA_GROUP, SA_USER_PREFIX } from './serviceaccount.js';
 import { FIELD_LINE_SEPARATOR } from '../../core/header-join.js';
 
@@ -80,10 +80,11 @@ export async function applyImpersonation(caller: UserInfo, headers: Map<string, 
   }
   const out = [...groups];
   if (saNamespace !== undefined && groups.length === 0) out.push(SA_GROUP, `${SA_GROUP}:${saNamespace}`);
-  // the impersonated user is authenticated, unless it is the anonymous user
+  // the impersonated user is authenticated, unless it is the anonymous user or was given
+  // system:unauthenticated (kube's impersonation filter: it never holds both groups)
   if (username === ANONYMOUS.username) {
-    if (!out.includes('system:unauthenticated')) out.push('system:unauthenticated');
-  } else if (!out.includes(AUTHENTICATED_GROUP)) out.push(AUTHENTICATED_GROUP);
+    if (!out.includes(UNAUTHENTICATED_GROUP)) out.push(UNAUTHENTICATED_GROUP);
+  } else if (!out.includes(AUTHENTICATED_GROUP) && !out.includes(UNAUTHENTICATED_GROUP)) out.push(AUTHENTICATED_GROUP);
   return {
     username,
     ...(uid !== undefined && uid !== '' ? { uid } : {}),

@@ -1,8 +1,9 @@
 // ABAC (spec 001 §5.17): `--authorization-policy-file` holds one JSON Policy
 // (`abac.authorization.<domain>/v1beta1`) per line. Blank lines and lines
 // starting with `#` are skipped, as kube does. Matching follows kube's ABAC:
-// a policy matches when its subject matches (user and/or group, `*` for all;
-// a policy naming neither matches nobody), its verb matches (`readonly`
+// a policy matches when its subject matches (user and/or group; a policy
+// naming neither matches nobody; `*` as user or group is every authenticated
+// user, never an anonymous one: spec §5.9, kube's v1beta1 conversion), its verb matches (`readonly`
 // allows only get/list/watch) and either its resource fields (namespace,
 // resource, apiGroup: `*` or equal; empty equals only empty, e.g. the
 // namespace of cluster-scoped requests) or its nonResourcePath (`*`, exact,
@@ -24,6 +25,7 @@ export interface AbacPolicySpec {
 
 const STRING_FIELDS = ['user', 'group', 'apiGroup', 'resource', 'namespace', 'nonResourcePath'] as const;
 const READ_ONLY_VERBS = new Set(['get', 'list', 'watch']);
+const ALL_AUTHENTICATED = 'system:authenticated';
 
 /** Parses the policy file text; errors name the file and line number (1-based). */
 export function parseAbacPolicies(text: string, apiDomain: string, file = 'policy file'): AbacPolicySpec[] {
@@ -60,6 +62,12 @@ export function parseAbacPolicies(text: string, apiDomain: string, file = 'polic
       if (typeof s.readonly !== 'boolean') throw new Error(`${where}: spec.readonly: must be a boolean`);
       policy.readonly = s.readonly;
     }
+    // spec §5.9: wildcard rules do not cover anonymous requests. As kube's v1beta1 conversion, a `*` user or
+    // group is the group of every authenticated user (and the user is dropped).
+    if (policy.user === '*' || policy.group === '*') {
+      policy.group = ALL_AUTHENTICATED;
+      policy.user = '';
+    }
     out.push(policy);
   }
   return out;
@@ -78,11 +86,11 @@ export function loadAbacPolicyFile(path: string, apiDomain: string): AbacPolicyS
 function subjectMatches(p: AbacPolicySpec, user: UserInfo): boolean {
   let matched = false;
   if (p.user !== '') {
-    if (p.user !== '*' && p.user !== user.username) return false;
+    if (p.user !== user.username) return false;
     matched = true;
   }
   if (p.group !== '') {
-    if (p.group !== '*' && !user.groups.includes(p.group)) return false;
+    if (!user.groups.includes(p.group)) return false;
     matched = true;
   }
   return matched;
