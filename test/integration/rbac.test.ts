@@ -59,6 +59,34 @@ describe('default roles', () => {
     const crbs = (await admin('GET', `${RBAC}/clusterrolebindings/system:public-info-viewer`)).json as { subjects: { name: string }[] };
     expect(crbs.subjects.map((s) => s.name)).toEqual(['system:authenticated', 'system:unauthenticated']);
   });
+
+  it("kube's component roles: system:auth-delegator bound as metrics-server binds it, the scheduler's and controller manager's users", async () => {
+    const sar = async (user: string, groups: string[], verb: string, group: string, resource: string, subresource = '') => {
+      const r = await admin('POST', '/apis/authorization.orch.io/v1/subjectaccessreviews', {
+        apiVersion: 'authorization.orch.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: { user, groups, resourceAttributes: { verb, group, resource, subresource, namespace: 'default' } },
+      });
+      ok(r.status, r.text);
+      return (r.json.status as { allowed: boolean }).allowed;
+    };
+    const names = ((await admin('GET', `${RBAC}/clusterroles`)).json.items as { metadata: { name: string } }[]).map((i) => i.metadata.name);
+    for (const n of ['system:auth-delegator', 'system:kube-aggregator', 'system:kube-controller-manager', 'system:kube-scheduler', 'system:volume-scheduler', 'system:kube-dns', 'system:kubelet-api-admin', 'system:persistent-volume-provisioner', 'system:node-problem-detector', 'system:heapster']) {
+      expect(names).toContain(n);
+    }
+    const robot = 'system:serviceaccount:default:metrics-server';
+    const robotGroups = ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated'];
+    expect(await sar(robot, robotGroups, 'create', 'authentication.orch.io', 'tokenreviews')).toBe(false);
+    ok((await admin('POST', `${RBAC}/clusterrolebindings`, binding('ClusterRoleBinding', 'metrics-server:system:auth-delegator', 'ClusterRole', 'system:auth-delegator', [{ kind: 'ServiceAccount', name: 'metrics-server', namespace: 'default' }]))).status, 'crb');
+    await eventually(async () => expect(await sar(robot, robotGroups, 'create', 'authentication.orch.io', 'tokenreviews')).toBe(true), 'auth-delegator grants tokenreviews');
+    expect(await sar(robot, robotGroups, 'create', 'authorization.orch.io', 'subjectaccessreviews')).toBe(true);
+    expect(await sar(robot, robotGroups, 'create', '', 'configmaps')).toBe(false);
+    // bound by default, as kube binds them
+    expect(await sar('system:kube-scheduler', ['system:authenticated'], 'create', '', 'pods', 'binding')).toBe(true);
+    expect(await sar('system:kube-scheduler', ['system:authenticated'], 'update', '', 'persistentvolumeclaims')).toBe(true);
+    expect(await sar('system:kube-controller-manager', ['system:authenticated'], 'watch', 'apps', 'deployments')).toBe(true);
+    expect(await sar('system:kube-controller-manager', ['system:authenticated'], 'delete', 'apps', 'deployments')).toBe(false);
+  });
 });
 
 describe('a user with only view', () => {

@@ -41,6 +41,7 @@ export interface DefaultPolicy {
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 const READ_WRITE = [...READ, ...WRITE];
+const READ_UPDATE = [...READ, 'update'];
 
 export function defaultPolicy(domain: string): DefaultPolicy {
   const n = bootstrapNames(domain);
@@ -51,6 +52,7 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     batch: 'batch',
     autoscaling: 'autoscaling',
     policy: 'policy',
+    extensions: 'extensions',
     networking: `networking.${domain}`,
     discovery: `discovery.${domain}`,
     coordination: `coordination.${domain}`,
@@ -191,6 +193,66 @@ export function defaultPolicy(domain: string): DefaultPolicy {
       eventsRule(domain),
       rule(['list', 'watch'], [g.discovery], ['endpointslices']),
     ]),
+    // kube's component roles (spec 001 §5.14 "system:<component>"), for components run out of process and for
+    // extension servers: metrics-server and aggregated API servers bind system:auth-delegator for delegated
+    // authentication and authorization
+    role('system:auth-delegator', [rule(['create'], [g.authn], ['tokenreviews']), rule(['create'], [g.authz], ['subjectaccessreviews'])]),
+    role('system:kube-aggregator', [rule(READ, [g.core], ['services', 'endpoints'])]),
+    role('system:heapster', [rule(READ, [g.core], ['events', 'pods', 'nodes', 'namespaces']), rule(READ, [g.extensions], ['deployments'])]),
+    role('system:node-problem-detector', [rule(['get'], [g.core], ['nodes']), rule(['patch'], [g.core], ['nodes/status']), eventsRule(domain)]),
+    role('system:kube-controller-manager', [
+      eventsRule(domain),
+      rule(['create'], [g.coordination], ['leases']),
+      rule(['get', 'update'], [g.coordination], ['leases'], ['kube-controller-manager']),
+      rule(['create'], [g.core], ['secrets', 'serviceaccounts']),
+      rule(['delete'], [g.core], ['secrets']),
+      rule(['get'], [g.core], ['namespaces', 'secrets', 'serviceaccounts', 'configmaps']),
+      rule(['update'], [g.core], ['secrets', 'serviceaccounts']),
+      rule(['create'], [g.authn], ['tokenreviews']),
+      rule(['create'], [g.authz], ['subjectaccessreviews']),
+      rule(['list', 'watch'], ['*'], ['*']),
+      rule(['create'], [g.core], ['serviceaccounts/token']),
+    ]),
+    role('system:kube-scheduler', [
+      eventsRule(domain),
+      rule(['create'], [g.coordination], ['leases']),
+      rule(['get', 'update', 'list', 'watch'], [g.coordination], ['leases'], ['kube-scheduler']),
+      rule(READ_WRITE, [g.coordination], ['leasecandidates']),
+      rule(READ, [g.core], ['nodes']),
+      rule(['get', 'list', 'watch', 'delete'], [g.core], ['pods']),
+      rule(['create'], [g.core], ['pods/binding', 'bindings']),
+      rule(['patch', 'update'], [g.core], ['pods/status']),
+      rule(READ, [g.core], ['services', 'replicationcontrollers']),
+      rule(READ, [g.apps, g.extensions], ['replicasets']),
+      rule(READ, [g.apps], ['statefulsets']),
+      rule(READ, [g.policy], ['poddisruptionbudgets']),
+      rule(READ, [g.core], ['persistentvolumeclaims', 'persistentvolumes']),
+      rule(['create'], [g.authn], ['tokenreviews']),
+      rule(['create'], [g.authz], ['subjectaccessreviews']),
+      rule(READ, [g.storage], ['csinodes']),
+      rule(['get', 'list', 'watch'], [g.storage], ['volumeattachments']),
+      rule(READ, [g.core], ['namespaces']),
+      rule(READ, [g.storage], ['csidrivers']),
+      rule(READ, [g.storage], ['csistoragecapacities']),
+    ]),
+    role('system:volume-scheduler', [
+      rule(READ_UPDATE, [g.core], ['persistentvolumes']),
+      rule(READ, [g.storage], ['storageclasses']),
+      rule(READ_UPDATE, [g.core], ['persistentvolumeclaims']),
+    ]),
+    role('system:kube-dns', [rule(['list', 'watch'], [g.core], ['endpoints', 'services'])]),
+    role('system:persistent-volume-provisioner', [
+      rule(['get', 'list', 'watch', 'create', 'delete'], [g.core], ['persistentvolumes']),
+      rule(['get', 'list', 'watch', 'update'], [g.core], ['persistentvolumeclaims']),
+      rule(READ, [g.storage], ['storageclasses']),
+      rule(['watch'], [g.core], ['events']),
+      eventsRule(domain),
+    ]),
+    role('system:kubelet-api-admin', [
+      rule(['get', 'list', 'watch'], [g.core], ['nodes']),
+      rule(['proxy'], [g.core], ['nodes']),
+      rule(['*'], [g.core], ['nodes/proxy', 'nodes/metrics', 'nodes/stats', 'nodes/log']),
+    ]),
     // the in-process controllers of this server (src/controllers/) write through the store and need no
     // credentials; these roles describe what each needs, for operators who run them out of process
     role('system:controller:namespace-controller', [
@@ -236,6 +298,10 @@ export function defaultPolicy(domain: string): DefaultPolicy {
     // nodes are authorized by the Node authorizer; kube keeps this binding with no subjects
     binding('system:node', []),
     binding('system:node-proxier', [user('system:kube-proxy')]),
+    binding('system:kube-controller-manager', [user('system:kube-controller-manager')]),
+    binding('system:kube-dns', [sa('kube-dns')]),
+    binding('system:kube-scheduler', [user('system:kube-scheduler')]),
+    binding('system:volume-scheduler', [user('system:kube-scheduler')]),
     ...['namespace-controller', 'generic-garbage-collector', 'clusterrole-aggregation-controller', 'disruption-controller', 'endpoint-controller', 'endpointslice-controller', 'certificate-controller'].map((c) =>
       binding(`system:controller:${c}`, [sa(c)]),
     ),
