@@ -39,9 +39,23 @@ export function tooLargeResponse(limit: number): PlainResponse {
   return { status: 413, headers: [['Content-Type', 'application/json'], ['Audit-Id', randomUUID()]], body: JSON.stringify(e.toStatus()) };
 }
 
-/** Warning header values are quoted-strings (RFC 7234 §5.5) */
-export function warningHeader(text: string): string {
-  return `299 - "${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+/** C0 and C1 controls and DEL: kube refuses warning texts holding any (NewWarningHeader) */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const NON_ASCII = /[^\u0000-\u007f]/;
+
+/**
+ * Appends one `Warning: 299 - "<text>"` header per text (RFC 7234 §5.5), as kube's
+ * warning recorder does: quotes and backslashes escaped, a text holding control
+ * characters dropped. Header values travel as byte strings (one char per byte,
+ * as requests' are read), so a text's UTF-8 bytes are spelt out: Go's HTTP/2 client
+ * refuses a value whose UTF-16 code units were cut to their low byte (’ → 0x19).
+ */
+export function pushWarnings(headers: [string, string][], warnings: readonly string[]): void {
+  for (const w of warnings) {
+    if (CONTROL.test(w)) continue;
+    const value = `299 - "${w.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+    headers.push(['Warning', NON_ASCII.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value]);
+  }
 }
 
 /**
@@ -55,7 +69,7 @@ export function encoderWith(catalog: ProtobufCatalog): Encoder {
     const pb = catalog.encodeBody(body);
     if (pb && (pb.skipped.length === 0 || !accept.fallback)) {
       const headers: [string, string][] = [['Content-Type', accept.mediaType ?? 'application/vnd.orch.protobuf']];
-      for (const w of warnings) headers.push(['Warning', warningHeader(w)]);
+      pushWarnings(headers, warnings);
       for (const [k, v] of Object.entries(extra)) headers.push([k, v]);
       return { status, headers, body: pb.bytes, compressible };
     }
@@ -85,7 +99,7 @@ export function encode(
     // text is not copied once more to append it
     if (!accept.pretty && isStatusBody(body)) text += '\n';
   }
-  for (const w of warnings) headers.push(['Warning', warningHeader(w)]);
+  pushWarnings(headers, warnings);
   for (const [k, v] of Object.entries(extra)) headers.push([k, v]);
   return { status, headers, body: text, compressible };
 }

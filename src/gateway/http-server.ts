@@ -2,6 +2,7 @@
 // writes responses (corked, optionally gzip), and runs long-lived chunked
 // streams with back-pressure accounting. It knows nothing of the API.
 
+import { writeHeaders } from './uws-headers.js';
 import uws from 'uWebSockets.js';
 import type { StreamSink } from '../core/stream.js';
 import type { RequestHead as ShedHead } from './flowcontrol/early-shed.js';
@@ -87,7 +88,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       // uWS reads past a body nobody asked for, so the connection stays usable
       res.cork(() => {
         res.writeStatus(statusLine(shed.status));
-        for (const [k, v] of shed.headers) res.writeHeader(k, v);
+        writeHeaders(res, shed.headers);
         res.end(shed.body, false);
       });
       return;
@@ -154,7 +155,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       if (!aborted) {
         res.cork(() => {
           res.writeStatus(statusLine(out.status));
-          for (const [k, v] of out.headers) res.writeHeader(k, v);
+          writeHeaders(res, out.headers);
           if (gzipped) res.writeHeader('Content-Encoding', 'gzip');
           if (closing) res.writeHeader('Connection', 'close');
           // uWS would send the body to HEAD too, and a client that (rightly)
@@ -197,7 +198,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       if (aborted) return;
       res.cork(() => {
         res.writeStatus(statusLine(out.status));
-        for (const [k, v] of out.headers) res.writeHeader(k, v);
+        writeHeaders(res, out.headers);
         res.end(out.body, close);
       });
       aborted = true;
@@ -298,7 +299,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     let ended = false;
     res.cork(() => {
       res.writeStatus(statusLine(out.status));
-      for (const [k, v] of out.headers) res.writeHeader(k, v);
+      writeHeaders(res, out.headers);
       // Headers must go out before the first event so clients see the watch start
       // (kubectl waits on it), and uWS completes a response head only with the
       // first chunk. So one byte is written, and the TLS front drops it together

@@ -6,6 +6,7 @@
 // upgrades it, and its socket and the session relay messages, back-pressure
 // and the close.
 
+import { writeHeaders } from './uws-headers.js';
 import uws from 'uWebSockets.js';
 import type { WebSocketPeer, UpgradeSession } from '../endpoints/request.js';
 import type { HttpRequest as IncomingRequest, HttpResponse as OutgoingResponse, PlainResponse } from '../endpoints/http.js';
@@ -87,7 +88,7 @@ export function webSocketBehavior(deps: WebSocketDeps): uws.WebSocketBehavior<Ws
       const plain = (out: PlainResponse) => {
         res.cork(() => {
           res.writeStatus(statusLine(out.status));
-          for (const [k, v] of out.headers) res.writeHeader(k, v);
+          writeHeaders(res, out.headers);
           res.end(out.body, true);
         });
       };

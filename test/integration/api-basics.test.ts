@@ -199,6 +199,17 @@ describe('errors are Status objects and store nothing (spec 000 §7)', () => {
     expect((await t.request('GET', '/apis/nope.example.com/v1/things')).status).toBe(404);
   });
 
+  it('every answer says Cache-Control: no-cache, private (kube\'s WithCacheControl), errors and refusals too', async () => {
+    const answers = [
+      await t.request('GET', '/api/v1/namespaces/default/secrets'),
+      await t.request('GET', '/api/v1/namespaces/default/configmaps/none'),
+      await t.request('GET', '/api/v1/namespaces/default/secrets', { anonymous: true }),
+      await t.request('GET', '/version'),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 404, 403, 200]);
+    for (const r of answers) expect(r.headers['cache-control']).toBe('no-cache, private');
+  });
+
   it('an invalid name is 422 Invalid with a cause', async () => {
     const r = await t.request('POST', path, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'Bad_Name' } } });
     expect(r.status).toBe(422);

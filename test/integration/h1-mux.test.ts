@@ -183,6 +183,12 @@ describe('--http1-over-mux=false', () => {
     expect((await r.response()).status).toBe(200);
     expect((await r.response()).status).toBe(200);
     expect(t.server.muxRequests()).toBe(0);
+    // uWS encodes a string as UTF-8: a Warning's UTF-8 bytes reach the client once, not encoded twice
+    s.write(post('/api/v1/namespaces/default/configmaps?fieldValidation=Warn&dryRun=All', JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w' }, 日本: 1 })));
+    const w = await r.response();
+    expect(w.status).toBe(201);
+    const warning = /\r\nWarning: ([^\r]*)/i.exec(w.head)?.[1];
+    expect(Buffer.from(warning ?? '', 'latin1').toString('utf8')).toBe('299 - "unknown field \\"日本\\""');
     s.destroy();
   });
 });

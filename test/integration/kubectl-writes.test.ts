@@ -226,6 +226,15 @@ describe('--validate', () => {
     expect(o.data).toEqual({ a: '1' });
   });
 
+  it('warn: a warning naming a non-ASCII field reaches kubectl over HTTP/2 as UTF-8 (Go refuses a mangled header value)', async () => {
+    const f = await manifest('utf8.yaml', cm('utf8', { a: '1' }, 'don’t: 1\n日本: 2\n'));
+    const r = await kubectl('create', '--validate=warn', '-f', f);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('Warning: unknown field "don’t"');
+    expect(r.stderr).toContain('Warning: unknown field "日本"');
+    expect(r.stdout).toContain('configmap/utf8 created');
+  });
+
   // (kubectl converts YAML manifests to JSON itself, keeping the last of duplicate
   // keys, so duplicates never reach the server from kubectl; they are covered
   // over raw HTTP in field-validation.test.ts.)

@@ -42,6 +42,8 @@ export function rememberResponseObject(res: PlainResponse, body: unknown): Plain
   return res;
 }
 
+const isCacheControl = ([name]: readonly [string, string]): boolean => name.length === 13 && name.toLowerCase() === 'cache-control';
+
 export function requestAuditId(headers: Map<string, string>): string {
   const given = headers.get('audit-id');
   return given !== undefined && given !== '' ? given : randomUUID();
@@ -65,6 +67,9 @@ export function beginAudit(a: GatewayAudit | undefined, req: IncomingRequest, in
 /** adds the Audit-Id header; completes the audit now, or when the stream ends */
 export function finishAudit(out: OutgoingResponse, audit: RequestAudit | undefined, auditID: string, req: IncomingRequest): OutgoingResponse {
   const headers: [string, string][] = [...out.headers, ['Audit-Id', auditID]];
+  // kube's WithCacheControl: no response of the API is cached by an intermediary (Secrets among them) unless
+  // its handler says otherwise (the OpenAPI documents' `public, immutable`)
+  if (!out.headers.some(isCacheControl)) headers.push(['Cache-Control', 'no-cache, private']);
   if ('tunnel' in out) return auditTunnel(out, headers, audit, req);
   if ('upgrade' in out) {
     // exec, attach, port-forward: long-running like a watch (ResponseStarted at the 101, ResponseComplete when the session ends)

@@ -7,7 +7,7 @@ import type { HandlerContext } from '../handlers/context.js';
 import type { ProtobufCatalog } from '../../registry/protobuf-catalog.js';
 import type { ApiRequest, AuditAnnotator, Negotiated, RequestInfo } from '../request.js';
 import type { ResourceDefinition } from '../../registry/types.js';
-import { type Encoder, deprecationWarning, warningHeader } from '../encode.js';
+import { type Encoder, deprecationWarning, pushWarnings } from '../encode.js';
 import type { RouteTable } from '../installer.js';
 import type { HttpRequest, HttpResponse } from '../http.js';
 import { type Next, infoOf, userOf } from './state.js';
@@ -80,12 +80,16 @@ export function dispatch(o: DispatchOptions): Next {
     if (res.tunnel) return { tunnel: res.tunnel, status: 101, headers: [] };
     const warnings = deprecation ? [deprecation, ...(res.warnings ?? [])] : res.warnings;
     // 204 No Content has no body to encode, nor to frame (a chunked 204 corrupts a keep-alive HTTP/1.1 client)
-    if (res.status === 204) return { status: 204, headers: (warnings ?? []).map((w): [string, string] => ['Warning', warningHeader(w)]), body: '' };
+    if (res.status === 204) {
+      const headers: [string, string][] = [];
+      pushWarnings(headers, warnings ?? []);
+      return { status: 204, headers, body: '' };
+    }
     // watches and pods/log: bytes as they come
     if (res.raw) {
       const raw = res.raw;
       const headers: [string, string][] = [['Content-Type', raw.contentType], ...Object.entries(res.headers ?? {})];
-      for (const w of warnings ?? []) headers.push(['Warning', warningHeader(w)]);
+      pushWarnings(headers, warnings ?? []);
       return { stream: true, status: res.status, headers, start: (sink) => raw.start(sink), stop: () => raw.stop() };
     }
     return o.respond(res.status, res.body, s.accept, warnings, compressible, res.headers, res.bodyJson);
