@@ -125,13 +125,20 @@ describe('chain and static tokens', () => {
 });
 
 describe('service-account tokens', () => {
+  /** `kubectl auth whoami -o json` with the token */
+  const whoamiUser = async (token: string) => {
+    const r = await kubectlToken(token, ['auth', 'whoami', '-o', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    return (JSON.parse(r.stdout) as { status: { userInfo: { username: string; groups: string[]; extra: Record<string, string[]> } } }).status.userInfo;
+  };
+  const whoamiExtra = async (token: string) => (await whoamiUser(token)).extra;
+
   it('kubectl create token issues a token that authenticates as the account', async () => {
     await createSA('builder');
     const token = (await kubectl(['create', 'token', 'builder', '-n', 'default'])).trim();
     const claims = decodeJwt(token);
     expect(claims.sub).toBe('system:serviceaccount:default:builder');
-    const r = await kubectlToken(token, ['auth', 'whoami', '-o', 'json']);
-    const u = (JSON.parse(r.stdout) as { status: { userInfo: { username: string; groups: string[]; extra: Record<string, string[]> } } }).status.userInfo;
+    const u = await whoamiUser(token);
     expect(u.username).toBe('system:serviceaccount:default:builder');
     expect(u.groups).toEqual(['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated']);
     expect(u.extra['authentication.kubernetes.io/credential-id']).toEqual([`JTI=${claims.jti}`]);
@@ -164,10 +171,54 @@ describe('service-account tokens', () => {
     expect(b.json()).toMatchObject({ apiVersion: `${G}/v1beta1`, status: { authenticated: true, user: { username: 'alice' } } });
   });
 
+  it('a token bound to a Node (kubectl --bound-object-kind Node) names it in the extra and dies with it', async () => {
+    await createSA('agent');
+    const node = await t.request('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'bound-n1' } } });
+    expect(node.status, node.text).toBe(201);
+    const nodeUid = node.json<{ metadata: { uid: string } }>().metadata.uid;
+    const token = (await kubectl(['create', 'token', 'agent', '--bound-object-kind', 'Node', '--bound-object-name', 'bound-n1', '--bound-object-uid', nodeUid])).trim();
+    expect(decodeJwt(token)['kubernetes.io']).toMatchObject({ node: { name: 'bound-n1', uid: nodeUid } });
+    const u = await whoamiExtra(token);
+    expect(u['authentication.kubernetes.io/node-name']).toEqual(['bound-n1']);
+    expect(u['authentication.kubernetes.io/node-uid']).toEqual([nodeUid]);
+    await expect(kubectl(['create', 'token', 'agent', '--bound-object-kind', 'Node', '--bound-object-name', 'bound-n1', '--bound-object-uid', 'other'])).rejects.toThrow(/does not match the UID in record/);
+    await expect(kubectl(['create', 'token', 'agent', '--bound-object-kind', 'Node', '--bound-object-name', 'ghost'])).rejects.toThrow(/nodes "ghost" not found/);
+    expect((await t.request('DELETE', '/api/v1/nodes/bound-n1')).status).toBe(200);
+    expect((await kubectlToken(token, ['auth', 'whoami'])).stderr).toMatch(/Unauthorized/);
+  });
+
+  it('a token bound to a pod on a node carries the node in its claim and extra', async () => {
+    await createSA('runner');
+    const node = await t.request('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'pod-n1' } } });
+    const nodeUid = node.json<{ metadata: { uid: string } }>().metadata.uid;
+    const podBody = (name: string, nodeName: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { serviceAccountName: 'runner', nodeName, containers: [{ name: 'c', image: 'busybox' }] } });
+    const pod = await t.request('POST', '/api/v1/namespaces/default/pods', { body: podBody('on-node', 'pod-n1') });
+    expect(pod.status, pod.text).toBe(201);
+    const podUid = pod.json<{ metadata: { uid: string } }>().metadata.uid;
+    const token = (await kubectl(['create', 'token', 'runner', '--bound-object-kind', 'Pod', '--bound-object-name', 'on-node'])).trim();
+    expect(decodeJwt(token)['kubernetes.io']).toMatchObject({ pod: { name: 'on-node', uid: podUid }, node: { name: 'pod-n1', uid: nodeUid } });
+    expect(await whoamiExtra(token)).toMatchObject({
+      'authentication.kubernetes.io/pod-name': ['on-node'],
+      'authentication.kubernetes.io/pod-uid': [podUid],
+      'authentication.kubernetes.io/node-name': ['pod-n1'],
+      'authentication.kubernetes.io/node-uid': [nodeUid],
+    });
+    // a pod on a Node that does not exist: the node's name alone (kube's ServiceAccountTokenPodNodeInfo)
+    expect((await t.request('POST', '/api/v1/namespaces/default/pods', { body: podBody('on-ghost', 'ghost-node') })).status).toBe(201);
+    const ghost = (await kubectl(['create', 'token', 'runner', '--bound-object-kind', 'Pod', '--bound-object-name', 'on-ghost'])).trim();
+    expect((decodeJwt(ghost)['kubernetes.io'] as { node: unknown }).node).toEqual({ name: 'ghost-node' });
+    const g = await whoamiExtra(ghost);
+    expect(g['authentication.kubernetes.io/node-name']).toEqual(['ghost-node']);
+    expect(g['authentication.kubernetes.io/node-uid']).toBeUndefined();
+  });
+
   it('TokenRequest validation: too short expiry is 422, unknown account is 404', async () => {
     const short = await t.request('POST', '/api/v1/namespaces/default/serviceaccounts/aud/token', { body: { kind: 'TokenRequest', spec: { expirationSeconds: 60 } } });
     expect(short.status).toBe(422);
     expect(short.text).toContain('spec.expirationSeconds');
+    const kind = await t.request('POST', '/api/v1/namespaces/default/serviceaccounts/aud/token', { body: { kind: 'TokenRequest', spec: { boundObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x' } } } });
+    expect(kind.status).toBe(422);
+    expect(kind.json<{ message: string }>().message).toContain('spec.boundObjectRef.kind: Unsupported value: "ConfigMap": supported values: "Node", "Pod", "Secret"');
     const missing = await t.request('POST', '/api/v1/namespaces/default/serviceaccounts/ghost/token', { body: { kind: 'TokenRequest', spec: {} } });
     expect(missing.status).toBe(404);
   });

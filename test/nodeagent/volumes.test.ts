@@ -62,6 +62,11 @@ async function tokenThroughExec(f: ReturnType<typeof fixture>, path: string, aut
   const extraKey = authGroup === 'authentication.k8s.io' ? 'authentication.kubernetes.io' : authGroup;
   expect(info.extra?.[`${extraKey}/pod-name`]).toEqual(['tok']);
   expect(info.extra?.[`${extraKey}/pod-uid`]).toEqual([p.metadata.uid]);
+  // and to the agent's Node the pod runs on (kube's ServiceAccountTokenPodNodeInfo)
+  const nodeName = (p.spec as { nodeName?: string }).nodeName ?? '';
+  const node = (await f.t().request('GET', `/api/v1/nodes/${nodeName}`)).json<{ metadata: { uid: string } }>();
+  expect(info.extra?.[`${extraKey}/node-name`]).toEqual([nodeName]);
+  expect(info.extra?.[`${extraKey}/node-uid`]).toEqual([node.metadata.uid]);
   const ns = await f.kubectl(['exec', 'tok', '--', 'cat', `${path}/namespace`]);
   expect(ns.stdout).toBe('default');
   const ca = await f.kubectl(['exec', 'tok', '--', 'sh', '-c', `cat ${path}/ca.crt`]);

@@ -3,5 +3,5 @@
 // local and synchronous: the store's current state, no request round trip.
 import type { ApiObject } from '../../registry/types.js';
 
-/** core-group objects by plural resource name; undefined when absent */
-export type ObjectGetter = (resource: 'serviceaccounts' | 'secrets' | 'pods' | 'configmaps', namespace: string, name: string) => ApiObject | undefined;
+/** core-group objects by plural resource name (namespace '' for Nodes); undefined when absent */
+export type ObjectGetter = (resource: 'serviceaccounts' | 'secrets' | 'pods' | 'configmaps' | 'nodes', namespace: string, name: string) => ApiObject | undefined;

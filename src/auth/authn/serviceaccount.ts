@@ -2,8 +2,8 @@
 // (`jose`), issued by the TokenRequest sub-resource, authenticated as
 // `system:serviceaccount:<ns>:<name>` in `system:serviceaccounts` and
 // `system:serviceaccounts:<ns>`. With `--service-account-lookup` (default on)
-// a token whose account (or bound Pod/Secret) was deleted, or recreated with
-// another uid, is revoked. Long-lived tokens kept in Secrets (the legacy
+// a token whose account (or bound Pod/Secret/Node) was deleted, or recreated
+// with another uid, is revoked. Long-lived tokens kept in Secrets (the legacy
 // issuer) are checked against their Secret (legacy-sa-token.ts).
 
 import { randomUUID } from 'node:crypto';
@@ -17,10 +17,15 @@ import type { TokenAuthenticator, TokenResult } from './token.js';
 export const SA_USER_PREFIX = 'system:serviceaccount:';
 export const SA_GROUP = 'system:serviceaccounts';
 
-export interface BoundObject {
-  kind: 'Pod' | 'Secret';
+export interface ObjectRef {
   name: string;
   uid: string;
+}
+
+export interface BoundObject extends ObjectRef {
+  kind: 'Pod' | 'Secret' | 'Node';
+  /** a Pod's node (kube's ServiceAccountTokenPodNodeInfo); uid '' when that Node does not exist */
+  node?: ObjectRef;
 }
 
 export interface TokenIssueRequest {
@@ -32,11 +37,27 @@ export interface TokenIssueRequest {
   boundObject?: BoundObject;
 }
 
-interface PrivateClaim {
+type ClaimRef = { name?: string; uid?: string };
+export interface PrivateClaim {
   namespace?: string;
-  serviceaccount?: { name?: string; uid?: string };
-  pod?: { name?: string; uid?: string };
-  secret?: { name?: string; uid?: string };
+  serviceaccount?: ClaimRef;
+  pod?: ClaimRef;
+  secret?: ClaimRef;
+  node?: ClaimRef;
+}
+
+/** the private claim of a bound token (kube's pkg/serviceaccount Claims): the account, and the bound object; a Pod's node beside the pod */
+export function privateClaim(r: TokenIssueRequest): PrivateClaim {
+  const priv: PrivateClaim = { namespace: r.namespace, serviceaccount: { name: r.name, uid: r.uid } };
+  const b = r.boundObject;
+  const ref = (o: ObjectRef): ClaimRef => ({ name: o.name, ...(o.uid !== '' ? { uid: o.uid } : {}) });
+  if (b?.kind === 'Pod') {
+    priv.pod = ref(b);
+    if (b.node) priv.node = ref(b.node);
+  }
+  if (b?.kind === 'Secret') priv.secret = ref(b);
+  if (b?.kind === 'Node') priv.node = ref(b);
+  return priv;
 }
 
 export class ServiceAccountTokenIssuer {
@@ -53,10 +74,7 @@ export class ServiceAccountTokenIssuer {
     if (!signing) throw new Error('no service-account signing key is configured');
     const nowS = Math.floor(this.now() / 1000);
     const exp = nowS + r.expirationSeconds;
-    const priv: PrivateClaim = { namespace: r.namespace, serviceaccount: { name: r.name, uid: r.uid } };
-    if (r.boundObject?.kind === 'Pod') priv.pod = { name: r.boundObject.name, uid: r.boundObject.uid };
-    if (r.boundObject?.kind === 'Secret') priv.secret = { name: r.boundObject.name, uid: r.boundObject.uid };
-    const token = await new SignJWT({ [privateClaimName(this.apiDomain)]: priv as Record<string, unknown> })
+    const token = await new SignJWT({ [privateClaimName(this.apiDomain)]: privateClaim(r) as Record<string, unknown> })
       .setProtectedHeader({ alg: signing.alg, kid: signing.kid })
       .setIssuer(this.issuer)
       .setSubject(`${SA_USER_PREFIX}${r.namespace}:${r.name}`)
@@ -118,20 +136,24 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
       const sa = this.o.objects('serviceaccounts', ns, name);
       if (!sa || sa.metadata?.deletionTimestamp) return { result: 'error', message: `service account token has been invalidated: serviceaccount ${ns}/${name} not found` };
       if (uid !== '' && sa.metadata?.uid !== uid) return { result: 'error', message: `service account token has been invalidated: serviceaccount ${ns}/${name} uid changed` };
-      for (const [res, ref] of [['pods', priv.pod], ['secrets', priv.secret]] as const) {
+      // a pod-bound token's node claim is only reported, never checked (kube's ServiceAccountTokenNodeBindingValidation
+      // checks the Node of node-bound tokens only: a Node's pods go with it)
+      const bound = [['pods', ns, priv.pod], ['secrets', ns, priv.secret], ['nodes', '', priv.pod ? undefined : priv.node]] as const;
+      for (const [res, objNs, ref] of bound) {
         if (!ref?.name) continue;
-        const o = this.o.objects(res, ns, ref.name);
+        const o = this.o.objects(res, objNs, ref.name);
         if (!o || o.metadata?.deletionTimestamp || (ref.uid && o.metadata?.uid !== ref.uid)) {
-          return { result: 'error', message: `service account token has been invalidated: bound ${res} ${ns}/${ref.name} not found` };
+          return { result: 'error', message: `service account token has been invalidated: bound ${res} ${objNs === '' ? '' : `${objNs}/`}${ref.name} not found` };
         }
       }
     }
     const extra: Record<string, string[]> = {};
     const authGroup = `authentication.${this.o.apiDomain === 'k8s.io' ? 'kubernetes.io' : this.o.apiDomain}`;
     if (typeof payload.jti === 'string') extra[`${authGroup}/credential-id`] = [`JTI=${payload.jti}`];
-    if (priv.pod?.name) {
-      extra[`${authGroup}/pod-name`] = [priv.pod.name];
-      if (priv.pod.uid) extra[`${authGroup}/pod-uid`] = [priv.pod.uid];
+    for (const [kind, ref] of [['pod', priv.pod], ['node', priv.node]] as const) {
+      if (!ref?.name) continue;
+      extra[`${authGroup}/${kind}-name`] = [ref.name];
+      if (ref.uid) extra[`${authGroup}/${kind}-uid`] = [ref.uid];
     }
     const user: UserInfo = {
       username: sub,

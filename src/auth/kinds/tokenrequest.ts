@@ -7,8 +7,8 @@
 import { StatusError, badRequest, forbidden, invalid } from '../../core/errors.js';
 import { nodeNameOf } from '../authz/node/authorizer.js';
 import type { Capabilities } from '../../registry/capabilities.js';
-import type { FieldError, ResourceDefinition } from '../../registry/types.js';
-import type { BoundObject, ServiceAccountTokenIssuer } from '../authn/serviceaccount.js';
+import type { ApiObject, FieldError, ResourceDefinition } from '../../registry/types.js';
+import type { BoundObject, ObjectRef, ServiceAccountTokenIssuer } from '../authn/serviceaccount.js';
 import type { ObjectGetter } from '../authn/objects.js';
 import { authenticationGroup } from './reviews.js';
 
@@ -29,6 +29,19 @@ export interface TokenRequestOptions {
 
 export const DEFAULT_TOKEN_EXPIRATION_SECONDS = 3600;
 export const MIN_TOKEN_EXPIRATION_SECONDS = 600;
+
+/** the kinds a token may be bound to (spec 001 §5.5), by resource; Node is kube's ServiceAccountTokenNodeBinding, beta and on in 1.32 */
+const BOUND_KINDS = { Node: 'nodes', Pod: 'pods', Secret: 'secrets' } as const;
+
+/**
+ * The node a pod is scheduled to, for its token's claim (kube's ServiceAccountTokenPodNodeInfo): a missing Node
+ * still gives its name, so the token says where the pod was placed.
+ */
+function podNode(pod: ApiObject, objects: ObjectGetter): ObjectRef | undefined {
+  const nodeName = (pod.spec as { nodeName?: unknown } | undefined)?.nodeName;
+  if (typeof nodeName !== 'string' || nodeName === '') return undefined;
+  return { name: nodeName, uid: objects('nodes', '', nodeName)?.metadata?.uid ?? '' };
+}
 
 export function withTokenRequest(def: ResourceDefinition, o: TokenRequestOptions): ResourceDefinition {
   if (def.group !== '' || def.resource !== 'serviceaccounts') return def;
@@ -66,17 +79,23 @@ function tokenRequestCapability(o: TokenRequestOptions): Capabilities {
       let bound: BoundObject | undefined;
       if (spec.boundObjectRef !== undefined && spec.boundObjectRef !== null) {
         const ref = spec.boundObjectRef as { kind?: unknown; name?: unknown; uid?: unknown };
-        if (ref.kind !== 'Pod' && ref.kind !== 'Secret') {
-          errs.push({ field: 'spec.boundObjectRef.kind', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(ref.kind ?? '')}: supported values: "Pod", "Secret"` });
+        const kind = typeof ref.kind === 'string' && Object.hasOwn(BOUND_KINDS, ref.kind) ? (ref.kind as BoundObject['kind']) : undefined;
+        if (!kind) {
+          errs.push({ field: 'spec.boundObjectRef.kind', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(ref.kind ?? '')}: supported values: ${Object.keys(BOUND_KINDS).map((k) => JSON.stringify(k)).join(', ')}` });
         } else if (typeof ref.name !== 'string' || ref.name === '') {
           errs.push({ field: 'spec.boundObjectRef.name', type: 'FieldValueRequired', message: 'Required value' });
         } else {
-          const target = o.objects(ref.kind === 'Pod' ? 'pods' : 'secrets', namespace, ref.name);
-          if (!target) throw new StatusError(404, 'NotFound', `${ref.kind === 'Pod' ? 'pods' : 'secrets'} "${ref.name}" not found`, { name: ref.name, kind: ref.kind === 'Pod' ? 'pods' : 'secrets' });
+          const resource = BOUND_KINDS[kind];
+          const target = o.objects(resource, kind === 'Node' ? '' : namespace, ref.name);
+          if (!target) throw new StatusError(404, 'NotFound', `${resource} "${ref.name}" not found`, { name: ref.name, kind: resource });
           if (typeof ref.uid === 'string' && ref.uid !== '' && ref.uid !== target.metadata?.uid) {
             throw new StatusError(409, 'Conflict', `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
           }
-          bound = { kind: ref.kind, name: ref.name, uid: target.metadata?.uid ?? '' };
+          bound = { kind, name: ref.name, uid: target.metadata?.uid ?? '' };
+          if (kind === 'Pod') {
+            const node = podNode(target, o.objects);
+            if (node) bound.node = node;
+          }
         }
       }
       if (errs.length > 0) throw invalid('TokenRequest', group, name, errs);
