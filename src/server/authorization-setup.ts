@@ -82,7 +82,7 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
   const rbacEntry: EntryFactory = async (name) => {
     if (!deps.sources) throw new Error('RBAC authorization needs the object sources of the server');
     unfollow ??= followRbacSources(rbac, deps.sources, `rbac.authorization.${deps.apiDomain}`);
-    return { type: 'RBAC', name, authorizer: new RbacAuthorizer(rbac) };
+    return { type: 'RBAC', name, authorizer: new RbacAuthorizer(rbac, `rbac.authorization.${deps.apiDomain}`) };
   };
   const factories: Record<AuthorizationMode, EntryFactory> = {
     AlwaysAllow: async (name) => ({ type: 'AlwaysAllow', name, authorizer: new AlwaysAllowAuthorizer() }),
