@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubeconfigFor } from '../helpers/identities.js';
+import { kubeconfigFor, userCert } from '../helpers/identities.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -194,5 +194,16 @@ describe('bindings to roles that do not exist (kube\'s RBAC resolution errors, s
     });
     expect(r.status, r.text).toBe(201);
     expect(r.json()).toMatchObject({ status: { incomplete: false, evaluationError: `[${errors.join(', ')}]` } });
+  });
+});
+
+describe('a node identity lists its rules (kube\'s Node authorizer RulesFor, spec 001 §5.15)', () => {
+  it('kubectl auth can-i --list warns that the list is incomplete, saying why', async () => {
+    const node = await kubeconfigFor(t, 'node-n1', await userCert(t, 'system:node:n1', ['system:nodes']));
+    const r = await as(node, 'auth', 'can-i', '--list');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.trim()).toBe('Warning: the list may be incomplete: node authorizer does not support user rule resolution');
+    // the RBAC rules of system:authenticated are still listed
+    expect(r.stdout).toMatch(/selfsubjectrulesreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]/);
   });
 });
