@@ -72,7 +72,7 @@ async function measure(bindings: number): Promise<Record<string, number>> {
   const { index, users, namespaces, groups } = build(bindings, rand);
   const chain = new AuthorizerChain([
     { type: 'SystemMasters', name: 'system:masters', authorizer: new PrivilegedGroupAuthorizer() },
-    { type: 'RBAC', name: 'rbac', authorizer: new RbacAuthorizer(index) },
+    { type: 'RBAC', name: 'rbac', authorizer: new RbacAuthorizer(index, 'rbac.authorization.orch.io') },
   ]);
   const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)]!;
   const reqs: RequestAttributes[] = [];

@@ -184,6 +184,12 @@ export class RequestAudit {
     this.annotate(`authorization.${this.auditor.o.apiDomain}/reason`, reason ?? '');
   }
 
+  /** an authorizer error answered with 500: kube records only the reason "internal error", no decision */
+  authorizationFailed(): void {
+    if (!this.active) return;
+    this.annotate(`authorization.${this.auditor.o.apiDomain}/reason`, 'internal error');
+  }
+
   /** an unexpected error answered with 500 (kube's panic) */
   panicked(message: string): void {
     this.panic = message;

@@ -34,7 +34,7 @@ export function addAuthorizationFlags(cmd: Command): Command {
     .option('--authorization-webhook-config-file <file>', 'kubeconfig-format file of the authorization webhook')
     .option('--authorization-webhook-cache-authorized-ttl <duration>', 'how long allowed webhook answers are cached (default 5m0s)', goDuration)
     .option('--authorization-webhook-cache-unauthorized-ttl <duration>', 'how long denied webhook answers are cached (default 30s)', goDuration)
-    .option('--authorization-webhook-version <version>', 'SubjectAccessReview version sent to the webhook: v1 or v1beta1', webhookVersion);
+    .option('--authorization-webhook-version <version>', 'SubjectAccessReview version sent to the webhook: v1 or v1beta1 (default v1beta1)', webhookVersion);
 }
 
 export function authorizationOptionsFrom(o: Record<string, unknown>): AuthorizationOptions {

@@ -82,7 +82,7 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
   const rbacEntry: EntryFactory = async (name) => {
     if (!deps.sources) throw new Error('RBAC authorization needs the object sources of the server');
     unfollow ??= followRbacSources(rbac, deps.sources, `rbac.authorization.${deps.apiDomain}`);
-    return { type: 'RBAC', name, authorizer: new RbacAuthorizer(rbac) };
+    return { type: 'RBAC', name, authorizer: new RbacAuthorizer(rbac, `rbac.authorization.${deps.apiDomain}`) };
   };
   const factories: Record<AuthorizationMode, EntryFactory> = {
     AlwaysAllow: async (name) => ({ type: 'AlwaysAllow', name, authorizer: new AlwaysAllowAuthorizer() }),
@@ -101,14 +101,15 @@ export async function buildAuthorization(opts: AuthorizationOptions, deps: Autho
       return { type: 'Node', name, authorizer: node.authorizer };
     },
     Webhook: async (name) => {
-      // the flag form has no failurePolicy or timeout flags; kube uses NoOpinion and 30 s for it
+      // the flag form has no failurePolicy or timeout flags; kube uses NoOpinion and 30 s for it,
+      // and sends v1beta1 reviews unless --authorization-webhook-version says otherwise (§5.16)
       const w = opts.webhook;
       if (!w?.configFile) throw new Error('--authorization-mode: Webhook requires --authorization-webhook-config-file');
       return webhookEntry(name, deps, '--authorization-webhook-config-file', {
         timeoutMs: 30_000,
         authorizedTtlMs: w.authorizedTtlMs ?? DEFAULT_AUTHORIZED_TTL_MS,
         unauthorizedTtlMs: w.unauthorizedTtlMs ?? DEFAULT_UNAUTHORIZED_TTL_MS,
-        subjectAccessReviewVersion: w.version ?? 'v1',
+        subjectAccessReviewVersion: w.version ?? 'v1beta1',
         failurePolicy: 'NoOpinion',
         kubeConfigFile: w.configFile,
         matchConditions: [],

@@ -2,7 +2,7 @@
 // `--authorization-config` (webhook links, reload while serving, a broken
 // reload keeps the previous chain and counts a failure), the flag-form
 // webhook, ABAC, and the startup errors of spec 001 §5.12 / §7.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import client from 'prom-client';
@@ -132,6 +132,24 @@ describe('flag form', () => {
     expect((await setup.chain.authorize(req('deny-flag'))).decision).toBe('deny');
     expect((await setup.chain.authorize(req('nobody'))).decision).toBe('noOpinion');
     expect(hook.seen[before]!.apiVersion).toBe('authorization.orch.io/v1beta1');
+  });
+  it('without --authorization-webhook-version sends v1beta1 (`group`, not `groups`) and takes a v1beta1 answer (kube\'s default, §5.16)', async () => {
+    const setup = await buildAuthorization({ mode: 'Webhook', webhook: { configFile: hook.kubeconfig } }, deps([]));
+    const before = hook.seen.length;
+    expect(await setup.chain.authorize(req('allow-default', ['dev', 'system:authenticated']))).toMatchObject({ decision: 'allow' });
+    const sent = hook.seen[before]!;
+    expect(sent.apiVersion).toBe('authorization.orch.io/v1beta1');
+    expect(sent.spec.group).toEqual(['dev', 'system:authenticated']);
+    expect(sent.spec.groups).toBeUndefined();
+  });
+  it('a failing webhook is no opinion with the error, never a reason (kube: NoOpinion + error in the flag form)', async () => {
+    const down = join(dir, 'down.kubeconfig');
+    await writeFile(down, (await readFile(hook.kubeconfig, 'utf8')).replace(/server: https:\/\/127\.0\.0\.1:\d+/, 'server: https://127.0.0.1:1'));
+    const setup = await buildAuthorization({ mode: 'Webhook', webhook: { configFile: down } }, deps([]));
+    const d = await setup.chain.authorize(req('anyone'));
+    expect(d.decision).toBe('noOpinion');
+    expect(d.reason).toBeUndefined();
+    expect(d.errors).toEqual([expect.stringMatching(/^webhook webhook: .*ECONNREFUSED/)]);
   });
   it('Webhook mode needs the config file, and the file needs the mode', async () => {
     await expect(buildAuthorization({ mode: 'Webhook' }, deps([]))).rejects.toThrow(/Webhook requires --authorization-webhook-config-file/);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthorizationMetrics } from '../../src/auth/authz/metrics.js';
 import { type AuthorizationSetup, buildAuthorization } from '../../src/server/authorization-setup.js';
 import { type AuthzWebhook, answer, startAuthzWebhook } from '../helpers/authz-webhook.js';
+import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
 let dir: string;
@@ -136,5 +137,69 @@ describe('--authorization-config with a webhook, changed while serving', () => {
     expect(text).toMatch(/apiserver_authorization_decisions_total\{type="Webhook",name="remote",decision="allowed"\} [1-9]/);
     // the admin (system:masters) is never asked about
     expect((await t.request('GET', '/api/v1/namespaces/default/configmaps')).status).toBe(200);
+  });
+});
+
+describe('--authorization-mode=Node,RBAC,Webhook (flag form), the webhook failing for bob', () => {
+  let t: TestServer;
+  let hook: AuthzWebhook;
+  const failure = 'webhook webhook: remote answered status 500';
+  beforeAll(async () => {
+    // carol is allowed (answered in the version asked); bob's reviews fail with 500
+    hook = await startAuthzWebhook(dir, (review, res) => {
+      if (review.spec.user !== 'bob') return answer(res, review, { allowed: review.spec.user === 'carol' });
+      res.statusCode = 500;
+      res.end('{}');
+    });
+    t = await startTestServer({ authorization: { mode: 'Node,RBAC,Webhook', webhook: { configFile: hook.kubeconfig } }, authn: { tokenAuthFile: tokens } });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await hook?.close();
+  });
+
+  it('sends v1beta1 reviews by default and accepts the v1beta1 answer', async () => {
+    expect((await t.request('GET', '/api/v1/namespaces/default/configmaps', as('carol-token'))).status).toBe(200);
+    const sent = hook.seen.at(-1)!;
+    expect(sent.apiVersion).toBe('authorization.orch.io/v1beta1');
+    expect(sent.spec).toMatchObject({ user: 'carol', group: expect.arrayContaining(['dev', 'ops']) });
+  });
+
+  it('nobody allowed and the webhook failed: kube\'s plain-text 500, not 403', async () => {
+    const r = await t.request('GET', '/api/v1/namespaces/default/configmaps?limit=5', as('bob-token'));
+    expect(r.status, r.text).toBe(500);
+    expect(r.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(r.text).toBe(`Internal Server Error: "/api/v1/namespaces/default/configmaps?limit=5": ${failure}\n`);
+    // alice: RBAC and the webhook have no opinion, nothing failed: 403
+    expect((await t.request('GET', '/api/v1/namespaces/default/configmaps', as('alice-token'))).status).toBe(403);
+  });
+
+  it('SubjectAccessReview reports the failure in status.evaluationError, not in the reason', async () => {
+    const r = await t.request('POST', '/apis/authorization.orch.io/v1/subjectaccessreviews', {
+      body: { apiVersion: 'authorization.orch.io/v1', kind: 'SubjectAccessReview', spec: { user: 'bob', resourceAttributes: { namespace: 'default', verb: 'list', resource: 'configmaps' } } },
+    });
+    expect(r.status, r.text).toBe(201);
+    expect(r.json<{ status: Record<string, unknown> }>().status).toEqual({ allowed: false, evaluationError: failure });
+  });
+
+  it('SelfSubjectRulesReview: the webhook cannot list rules (incomplete, kube\'s error)', async () => {
+    const r = await t.request('POST', '/apis/authorization.orch.io/v1/selfsubjectrulesreviews', {
+      ...as('carol-token'),
+      body: { apiVersion: 'authorization.orch.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: 'default' } },
+    });
+    expect(r.status, r.text).toBe(201);
+    expect(r.json()).toMatchObject({ status: { incomplete: true, evaluationError: 'webhook authorizer does not support user rule resolution' } });
+  });
+
+  it('an impersonation check that fails is 403 with no error text (kube\'s impersonation filter)', async () => {
+    const r = await t.request('GET', '/api/v1/namespaces/default/configmaps', { headers: { ...as('bob-token').headers, 'Impersonate-User': 'x' }, anonymous: true });
+    expect(r.status, r.text).toBe(403);
+    expect(r.json()).toMatchObject({ message: 'users "x" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope' });
+  });
+
+  it('kubectl shows the 500 as kube\'s InternalError', async () => {
+    const r = await runKubectl(t.server.kubeconfigPath, ['get', 'configmaps', '--as=bob']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`Error from server (InternalError): an error on the server ("Internal Server Error: \\"/api/v1/namespaces/default/configmaps?limit=500\\": ${failure}") has prevented the request from succeeding (get configmaps)`);
   });
 });

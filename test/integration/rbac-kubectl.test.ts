@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubeconfigFor } from '../helpers/identities.js';
+import { kubeconfigFor, userCert } from '../helpers/identities.js';
 import { runKubectl } from '../helpers/kubectl.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -160,5 +160,50 @@ ${subjects}
     expect(r.code, r.stderr).toBe(0);
     expect((await get('role')).rules).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }]);
     expect((await get('rolebinding')).subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'u1' }]);
+  });
+});
+
+describe('bindings to roles that do not exist (kube\'s RBAC resolution errors, spec 001 §5.14)', () => {
+  const errors = ['role.rbac.authorization.k8s.io "doesnotexist" not found', 'clusterrole.rbac.authorization.k8s.io "doesnotexist" not found'];
+  beforeAll(async () => {
+    for (const args of [
+      ['create', 'namespace', 'team'],
+      ['create', 'rolebinding', 'to-role', '--role=doesnotexist', '--user=bob', '-n', 'team'],
+      ['create', 'rolebinding', 'to-clusterrole', '--clusterrole=doesnotexist', '--user=bob', '-n', 'team'],
+    ]) {
+      const r = await kubectl(...args);
+      expect(r.code, r.stderr).toBe(0);
+    }
+  });
+
+  it('the 403 and the access review give the reason `RBAC: [a, b]`', async () => {
+    let r = await kubectl('get', 'pods', '-n', 'team', '--as=bob');
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim()).toBe(
+      `Error from server (Forbidden): pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "team": RBAC: [${errors.join(', ')}]`,
+    );
+    r = await kubectl('auth', 'can-i', 'list', 'pods', '-n', 'team', '--as=bob');
+    expect(r.code).toBe(1);
+    expect(r.stdout.trim()).toBe(`no - RBAC: [${errors.join(', ')}]`);
+  });
+
+  it('SelfSubjectRulesReview: complete, the resolution errors in evaluationError', async () => {
+    const r = await t.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+      headers: { 'Impersonate-User': 'bob' },
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: 'team' } },
+    });
+    expect(r.status, r.text).toBe(201);
+    expect(r.json()).toMatchObject({ status: { incomplete: false, evaluationError: `[${errors.join(', ')}]` } });
+  });
+});
+
+describe('a node identity lists its rules (kube\'s Node authorizer RulesFor, spec 001 §5.15)', () => {
+  it('kubectl auth can-i --list warns that the list is incomplete, saying why', async () => {
+    const node = await kubeconfigFor(t, 'node-n1', await userCert(t, 'system:node:n1', ['system:nodes']));
+    const r = await as(node, 'auth', 'can-i', '--list');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.trim()).toBe('Warning: the list may be incomplete: node authorizer does not support user rule resolution');
+    // the RBAC rules of system:authenticated are still listed
+    expect(r.stdout).toMatch(/selfsubjectrulesreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]/);
   });
 });

@@ -163,7 +163,7 @@ describe('RBAC properties', () => {
   it('the indexed evaluator agrees with the brute-force reference', () => {
     fc.assert(
       fc.property(world, fc.array(request, { minLength: 1, maxLength: 20 }), (w, reqs) => {
-        const authz = new RbacAuthorizer(build(w));
+        const authz = new RbacAuthorizer(build(w), 'rbac.authorization.orch.io');
         for (const a of reqs) expect(authz.decide(a).decision === 'allow').toBe(reference(w, a));
       }),
       { numRuns: 400 },
@@ -181,7 +181,7 @@ describe('RBAC properties', () => {
           idx.setBinding(b!.kind, b!.namespace, b!.name, undefined);
         }
         const after: World = { ...w, bindings: kept };
-        const authz = new RbacAuthorizer(idx);
+        const authz = new RbacAuthorizer(idx, 'rbac.authorization.orch.io');
         for (const a of reqs) expect(authz.decide(a).decision === 'allow').toBe(reference(after, a));
       }),
       { numRuns: 200 },
@@ -199,7 +199,7 @@ describe('RBAC properties', () => {
         fc.array(request, { minLength: 1, maxLength: 30 }),
         async (w, user, groups, ns, write, reqs) => {
           const idx = build(w);
-          const authz = new RbacAuthorizer(idx);
+          const authz = new RbacAuthorizer(idx, 'rbac.authorization.orch.io');
           const guard = new EscalationGuard({ index: idx, authorizer: () => authz, rbacGroup: G });
           const u = { username: user, groups };
           const meta = { name: 'new', ...(ns ? { namespace: ns } : {}) };

@@ -69,6 +69,15 @@ describe('audit recorder', () => {
     expect(rc!.stageTimestamp).toBe('2026-11-25T11:00:00.123477Z');
   });
 
+  it('an authorizer error (answered 500): only the reason annotation, "internal error", as kube\'s authorization filter', () => {
+    const { sink, auditor, start } = setup('  - level: Metadata\n');
+    const a = auditor.begin(start({ longRunning: false }));
+    a.authenticated(alice);
+    a.authorizationFailed();
+    a.complete({ code: 500 });
+    expect(sink.events.at(-1)!.annotations).toEqual({ 'authorization.orch.io/reason': 'internal error' });
+  });
+
   it('a long-running request that ends before its headers still gets ResponseStarted; others never do', () => {
     const { sink, auditor, start } = setup('  - level: Metadata\n');
     const w = auditor.begin(start());

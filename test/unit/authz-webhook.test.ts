@@ -131,7 +131,9 @@ describe('failures follow failurePolicy', () => {
       for (const u of bad) {
         const d = await w.authorize(attrs(u));
         expect(d.decision, u).toBe(policy === 'Deny' ? 'deny' : 'noOpinion');
-        expect(d.reason, u).toMatch(/^webhook hook: /);
+        // kube: (decisionOnError, "", err): the failure is an error, not a reason
+        expect(d.reason, u).toBeUndefined();
+        expect(d.errors, u).toEqual([expect.stringMatching(/^webhook hook: /)]);
       }
       const calls = w.calls;
       await w.authorize(attrs('garbage'));
@@ -141,9 +143,25 @@ describe('failures follow failurePolicy', () => {
       const w = make({ failurePolicy: policy, timeoutMs: 300 });
       const d = await w.authorize(attrs('hang'));
       expect(d.decision).toBe(policy === 'Deny' ? 'deny' : 'noOpinion');
-      expect(d.reason).toMatch(/timed out/);
+      expect(d.errors?.[0]).toMatch(/timed out/);
     });
   }
+  it('both allowed and denied: a deny with the reason and an error, as kube', async () => {
+    hook.handler = (review, res) => answer(res, review, { allowed: true, denied: true, reason: 'confused' });
+    expect(await make().authorize(attrs('both'))).toEqual({
+      decision: 'deny',
+      reason: 'confused',
+      errors: ['webhook subject access review returned both allow and deny response'],
+    });
+  });
+  it('cannot list rules: incomplete with kube\'s error', async () => {
+    expect(await make().rulesFor(attrs('x').user, 'ns')).toEqual({
+      resourceRules: [],
+      nonResourceRules: [],
+      incomplete: true,
+      errors: ['webhook authorizer does not support user rule resolution'],
+    });
+  });
   it('an unreachable webhook is an error', async () => {
     const target = loadWebhookKubeconfig(hook.kubeconfig, 'test');
     const w = make({ target: { ...target, server: 'https://127.0.0.1:1/authorize' }, failurePolicy: 'Deny' });
@@ -209,7 +227,7 @@ describe('matchConditions', () => {
       const w = make({ failurePolicy: policy, matchConditions: [erring] });
       const d = await w.authorize(attrs('allow-e'));
       expect(d.decision).toBe(want);
-      expect(d.reason).toMatch(/matchConditions/);
+      expect(d.errors?.[0]).toMatch(/matchConditions/);
       expect(w.calls).toBe(0);
     }
     const w = make({ failurePolicy: 'Deny', matchConditions: [erring, cond("request.user == 'someone-else'")] });
@@ -253,6 +271,6 @@ describe('deadline', () => {
     const w = make({ failurePolicy: 'Deny', timeoutMs: 400 });
     const d = await w.authorize(attrs('allow-trickle'));
     expect(d.decision).toBe('deny');
-    expect(d.reason).toMatch(/timed out after 400 ms/);
+    expect(d.errors?.[0]).toMatch(/timed out after 400 ms/);
   });
 });

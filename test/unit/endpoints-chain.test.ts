@@ -24,6 +24,8 @@ let watch: WatchService;
 let registry: Registry;
 let handle: (req: HttpRequest) => Promise<HttpResponse>;
 let allow = true;
+/** evaluation errors the test authorizer reports with its no-opinion/deny (spec 001 §5.16) */
+let authzErrors: string[] | undefined;
 
 beforeAll(async () => {
   store = await openStore();
@@ -49,7 +51,7 @@ beforeAll(async () => {
     authn: {
       authenticate: async (r) => (r.headers.get('authorization') === 'Bearer bad' ? { error: 'Unauthorized' } : { user: { username: 'alice', groups: ['system:authenticated'] } }),
     },
-    authz: { authorize: async () => (allow ? { decision: 'allow' } : { decision: 'deny', reason: 'no' }) },
+    authz: { authorize: async () => (allow ? { decision: 'allow', errors: authzErrors } : { decision: 'deny', reason: 'no', errors: authzErrors }) },
     health: { serve: async (path) => (path === '/healthz' ? { status: 200, body: 'ok' } : undefined) },
     watch,
     nonResource: (path) => (path === '/version' ? { status: 200, body: { major: '1' } } : undefined),
@@ -146,8 +148,20 @@ describe('the filter chain without a socket', () => {
     allow = false;
     try {
       expect(json(await handle(request('GET', '/api/v1/namespaces/default/configmaps'))).status).toBe(403);
+      // an authorizer error with no allow: kube's responsewriters.InternalError, a plain-text 500
+      authzErrors = ['webhook w: connect ECONNREFUSED', 'x <y> & z'];
+      const failed = await handle(request('GET', '/api/v1/namespaces/default/configmaps?limit=1'));
+      expect(failed.status).toBe(500);
+      expect(failed.headers).toContainEqual(['Content-Type', 'text/plain; charset=utf-8']);
+      expect(String((failed as { body: unknown }).body)).toBe(
+        'Internal Server Error: "/api/v1/namespaces/default/configmaps?limit=1": [webhook w: connect ECONNREFUSED, x &lt;y&gt; &amp; z]\n',
+      );
+      // an allow goes on whatever the errors
+      allow = true;
+      expect(json(await handle(request('GET', '/api/v1/namespaces/default/configmaps'))).status).toBe(200);
     } finally {
       allow = true;
+      authzErrors = undefined;
     }
     const health = await handle(request('GET', '/healthz'));
     expect(health.status).toBe(200);

@@ -73,6 +73,17 @@ describe('Node authorizer', () => {
     }
   });
 
+  it('cannot list a node\'s rules: incomplete with kube\'s error; other users are complete', async () => {
+    const { na } = setup();
+    expect(await na.authorizer.rulesFor({ username: 'system:node:n1', groups: ['system:nodes'] })).toEqual({
+      resourceRules: [],
+      nonResourceRules: [],
+      incomplete: true,
+      errors: ['node authorizer does not support user rule resolution'],
+    });
+    expect(await na.authorizer.rulesFor({ username: 'alice', groups: ['system:nodes'] })).toEqual({ resourceRules: [], nonResourceRules: [], incomplete: false });
+  });
+
   it('allows a secret only while a pod bound to the node references it', async () => {
     const { pods, decide, na } = setup();
     expect(await decide({ name: 's1' })).toBe('noOpinion');

@@ -33,7 +33,7 @@ function setup(rules: PolicyRule[], subject: { kind: string; name: string; names
   const kind = bindingNs ? 'RoleBinding' : 'ClusterRoleBinding';
   const obj = { metadata: { name: 'b', namespace: bindingNs || undefined }, roleRef: { apiGroup: G, kind: 'ClusterRole', name: 'r' }, subjects: [subject] };
   idx.setBinding(kind, bindingNs, 'b', bindingOf(kind, obj));
-  return new RbacAuthorizer(idx);
+  return new RbacAuthorizer(idx, 'rbac.authorization.orch.io');
 }
 
 const allowed = (a: RbacAuthorizer, r: RequestAttributes) => a.decide(r).decision === 'allow';
@@ -101,7 +101,7 @@ describe('RBAC rule matching', () => {
     const idx = new RbacIndex();
     const obj = { metadata: { name: 'b' }, roleRef: { apiGroup: G, kind: 'ClusterRole', name: 'r' }, subjects: [{ kind: 'User', name: 'alice' }] };
     idx.setBinding('ClusterRoleBinding', '', 'b', bindingOf('ClusterRoleBinding', obj));
-    const a = new RbacAuthorizer(idx);
+    const a = new RbacAuthorizer(idx, 'rbac.authorization.orch.io');
     const r = req({ resource: 'pods' });
     expect(a.decide(r).decision).toBe('noOpinion');
     idx.setClusterRole('r', [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }]);
@@ -111,6 +111,31 @@ describe('RBAC rule matching', () => {
     expect(a.decide({ ...r, user: { username: 'bob', groups: [] } }).decision).toBe('allow');
     idx.setBinding('ClusterRoleBinding', '', 'b', undefined);
     expect(a.decide({ ...r, user: { username: 'bob', groups: [] } }).decision).toBe('noOpinion');
+  });
+
+  it('a binding to a missing role: no opinion with kube\'s reason `RBAC: <aggregate>`, and the rules review says which', async () => {
+    const idx = new RbacIndex();
+    const rb = (name: string, kind: string) => ({ metadata: { name, namespace: 'team' }, roleRef: { apiGroup: G, kind, name: 'doesnotexist' }, subjects: [{ kind: 'User', name: 'bob' }] });
+    idx.setBinding('RoleBinding', 'team', 'to-role', bindingOf('RoleBinding', rb('to-role', 'Role')));
+    const a = new RbacAuthorizer(idx, 'rbac.authorization.k8s.io');
+    const bob = req({ user: 'bob', namespace: 'team', verb: 'list', resource: 'pods' });
+    // one error prints bare
+    expect(a.decide(bob)).toEqual({ decision: 'noOpinion', reason: 'RBAC: role.rbac.authorization.k8s.io "doesnotexist" not found' });
+    idx.setBinding('RoleBinding', 'team', 'to-cluster-role', bindingOf('RoleBinding', rb('to-cluster-role', 'ClusterRole')));
+    // several as [a, b]
+    const both = '[role.rbac.authorization.k8s.io "doesnotexist" not found, clusterrole.rbac.authorization.k8s.io "doesnotexist" not found]';
+    expect(a.decide(bob)).toEqual({ decision: 'noOpinion', reason: `RBAC: ${both}` });
+    // kube's RBAC RulesFor: complete, with the resolution errors
+    expect(await a.rulesFor(bob.user, 'team')).toEqual({
+      resourceRules: [],
+      nonResourceRules: [],
+      incomplete: false,
+      errors: ['role.rbac.authorization.k8s.io "doesnotexist" not found', 'clusterrole.rbac.authorization.k8s.io "doesnotexist" not found'],
+    });
+    // an allow says nothing of the errors met before it
+    idx.setClusterRole('pods', [{ verbs: ['list'], apiGroups: [''], resources: ['pods'] }]);
+    idx.setBinding('RoleBinding', 'team', 'ok', bindingOf('RoleBinding', { ...rb('ok', 'ClusterRole'), roleRef: { apiGroup: G, kind: 'ClusterRole', name: 'pods' } }));
+    expect(a.decide(bob)).toEqual({ decision: 'allow', reason: 'RBAC: allowed by RoleBinding "ok/team" of ClusterRole "pods" to User "bob"' });
   });
 
   it('lists the rules of a user for SelfSubjectRulesReview', async () => {

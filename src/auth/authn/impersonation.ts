@@ -76,7 +76,8 @@ export async function applyImpersonation(caller: UserInfo, headers: Map<string, 
   for (const c of checks) {
     const attrs = { user: caller, verb: 'impersonate', isResourceRequest: true, path: '', apiVersion: '', ...c.attrs };
     const d = await authz.authorize(attrs);
-    if (d.decision !== 'allow') throw forbiddenRequest(attrs, d.reason);
+    // kube's impersonation filter: an authorizer error is a 403 too (with the reason, not the error)
+    if (d.decision !== 'allow' || (d.errors?.length ?? 0) > 0) throw forbiddenRequest(attrs, d.reason);
   }
   const out = [...groups];
   if (saNamespace !== undefined && groups.length === 0) out.push(SA_GROUP, `${SA_GROUP}:${saNamespace}`);

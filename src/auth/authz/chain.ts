@@ -1,7 +1,8 @@
 // The authorizer chain of spec 001 §5.12 and §3: authorizers are consulted in
 // the configured order; the first allow or deny wins, no opinion passes on.
-// When nobody decides the chain answers no opinion and the request is denied
-// (403) by the caller. The entries can be swapped atomically, which is how a
+// When nobody decides the chain answers no opinion with every link's reasons
+// and errors (kube's union authorizer): the caller denies it (403), or answers
+// 500 when a link failed (§5.16). The entries can be swapped atomically, which is how a
 // reloaded `--authorization-config` takes effect without a restart.
 
 import type { UserInfo } from '../types.js';
@@ -42,20 +43,23 @@ export class AuthorizerChain implements Authorizer {
 
   async authorize(attrs: RequestAttributes): Promise<Decision> {
     const reasons: string[] = [];
+    const errors: string[] = [];
     for (const entry of this.entries) {
       const d = await entry.authorizer.authorize(attrs);
+      // a deciding link answers with its own error only, as kube's union does
       if (d.decision !== 'noOpinion') {
         this.observe(entry, d);
         return d;
       }
       if (d.reason) reasons.push(d.reason);
+      if (d.errors) errors.push(...d.errors);
     }
-    const none: Decision = { decision: 'noOpinion', reason: reasons.join('; ') || undefined };
+    const none: Decision = { decision: 'noOpinion', reason: reasons.join('\n') || undefined, ...(errors.length ? { errors } : {}) };
     this.observe(undefined, none);
     return none;
   }
 
-  /** The union of what the links can list; incomplete when one of them cannot list its rules. */
+  /** The union of what the links can list; incomplete when one of them cannot list its rules; every link's errors. */
   async rulesFor(user: UserInfo, namespace: string): Promise<RulesResult> {
     const resourceRules: ResourceRule[] = [];
     const nonResourceRules: NonResourceRule[] = [];
@@ -79,9 +83,9 @@ export class AuthorizerChain implements Authorizer {
       for (const rule of r.resourceRules) once(rule, resourceRules);
       for (const rule of r.nonResourceRules) once(rule, nonResourceRules);
       incomplete ||= r.incomplete;
-      if (r.evaluationError) errors.push(r.evaluationError);
+      if (r.errors) errors.push(...r.errors);
     }
-    return { resourceRules, nonResourceRules, incomplete, ...(errors.length ? { evaluationError: errors.join('; ') } : {}) };
+    return { resourceRules, nonResourceRules, incomplete, ...(errors.length ? { errors } : {}) };
   }
 }
 

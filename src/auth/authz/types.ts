@@ -26,7 +26,19 @@ export interface SelectorRequirement {
   values?: string[];
 }
 
-export type Decision = { decision: 'allow'; reason?: string } | { decision: 'deny' | 'noOpinion'; reason?: string };
+/**
+ * An authorizer's answer: kube's (decision, reason, error). `errors` are
+ * evaluation errors (a webhook that could not be asked, spec 001 §5.16): a
+ * request no authorizer allowed is then a 500, not a 403, and the access
+ * reviews report them in `status.evaluationError` (§5.12). Absent or empty
+ * means no error; each message is one error, aggregated where it is shown
+ * (`aggregateErrors`, kube's utilerrors.Aggregate).
+ */
+export interface Decision {
+  decision: 'allow' | 'deny' | 'noOpinion';
+  reason?: string;
+  errors?: readonly string[];
+}
 
 /** An allowed action on resources, as SelfSubjectRulesReview reports it (spec 001 §2.3); `*` means all. */
 export interface ResourceRule {
@@ -48,7 +60,8 @@ export interface RulesResult {
   nonResourceRules: NonResourceRule[];
   /** true when the authorizer cannot list everything it would allow */
   incomplete: boolean;
-  evaluationError?: string;
+  /** errors met while listing (kube's RulesFor error); shown aggregated in `status.evaluationError` */
+  errors?: readonly string[];
 }
 
 export interface Authorizer {

@@ -3,8 +3,10 @@
 // answered in the same version. `allowed: true` allows, `denied: true`
 // denies, anything else is no opinion. Allowed answers are cached for
 // authorizedTTL, the others for unauthorizedTTL, keyed by the whole review
-// spec; transport errors, timeouts and answers that are not a review follow
-// the failurePolicy (NoOpinion or Deny) and are never cached.
+// spec; transport errors, timeouts and answers that are not a review are
+// errors: the failurePolicy (NoOpinion or Deny; the flag form: NoOpinion)
+// gives the decision and the error goes with it, as kube's webhook
+// authorizer returns (decisionOnError, "", err); they are never cached.
 // matchConditions (CEL over `request`, the v1 review spec) are compiled once
 // by the configuration loader: any false skips the webhook, an error with no
 // false follows the failurePolicy.
@@ -13,7 +15,8 @@ import type { WebhookTarget } from '../authn/webhook.js';
 import type { CompiledExpression } from '../authn/cel.js';
 import { httpJson } from '../authn/http-client.js';
 import type { WebhookMetricsSink } from './metrics.js';
-import type { Authorizer, Decision, RequestAttributes, SelectorRequirement } from './types.js';
+import type { UserInfo } from '../types.js';
+import type { Authorizer, Decision, RequestAttributes, RulesResult, SelectorRequirement } from './types.js';
 
 export type FailurePolicy = 'NoOpinion' | 'Deny';
 
@@ -125,10 +128,16 @@ export class WebhookAuthorizer implements Authorizer {
     return this.failed(`webhook ${this.o.name}: matchConditions: ${error}`);
   }
 
-  private failed(reason: string, result?: 'timeout' | 'error'): Decision {
-    if (this.o.failurePolicy === 'Deny') return { decision: 'deny', reason };
+  /** kube: (decisionOnError, "", err): no reason, the error travels as an error */
+  private failed(error: string, result?: 'timeout' | 'error'): Decision {
+    if (this.o.failurePolicy === 'Deny') return { decision: 'deny', errors: [error] };
     if (result) this.o.metrics?.failOpen(this.o.name, result);
-    return { decision: 'noOpinion', reason };
+    return { decision: 'noOpinion', errors: [error] };
+  }
+
+  /** kube's webhook authorizer cannot list rules: incomplete, with this error */
+  async rulesFor(_user: UserInfo, _namespace: string): Promise<RulesResult> {
+    return { resourceRules: [], nonResourceRules: [], incomplete: true, errors: ['webhook authorizer does not support user rule resolution'] };
   }
 
   private remember(key: string, decision: Decision, now: number): void {
@@ -156,8 +165,9 @@ export class WebhookAuthorizer implements Authorizer {
     const { allowed, denied, reason, evaluationError } = s as Record<string, unknown>;
     if (typeof allowed !== 'boolean') throw new Error('status.allowed must be a boolean');
     if (denied !== undefined && typeof denied !== 'boolean') throw new Error('status.denied must be a boolean');
-    if (allowed && denied === true) throw new Error('status.allowed and status.denied cannot both be true');
     const why = [reason, evaluationError].filter((x): x is string => typeof x === 'string' && x !== '').join(': ');
+    // kube: a deny with the answer's reason and an error (a 500 at the request), cached like any answer
+    if (allowed && denied === true) return { decision: 'deny', ...(why ? { reason: why } : {}), errors: ['webhook subject access review returned both allow and deny response'] };
     if (allowed) return { decision: 'allow', reason: why };
     return { decision: denied === true ? 'deny' : 'noOpinion', ...(why ? { reason: why } : {}) };
   }

@@ -15,6 +15,7 @@ import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { FieldError, ResourceDefinition } from '../../registry/types.js';
 import { AlwaysDenyAuthorizer } from '../authz/chain.js';
+import { aggregateErrors } from '../authz/errors.js';
 import type { Authorizer, RequestAttributes } from '../authz/types.js';
 import type { UserInfo } from '../types.js';
 
@@ -200,14 +201,19 @@ function specJson(spec: AccessSpec, withSubject: boolean): Record<string, unknow
   return out;
 }
 
-/** asks the authorizer; an authorizer error is reported, not thrown (status.evaluationError) */
+/**
+ * asks the authorizer; an authorizer error is reported, not thrown: kube's
+ * SubjectAccessReview REST puts the aggregated error in status.evaluationError
+ * beside the decision and reason (spec 001 §5.12)
+ */
 async function decide(authorizer: Authorizer, attrs: RequestAttributes): Promise<Record<string, unknown>> {
   try {
     const d = await authorizer.authorize(attrs);
-    const reason = d.reason ? { reason: d.reason } : {};
-    if (d.decision === 'allow') return { allowed: true, ...reason };
-    if (d.decision === 'deny') return { allowed: false, denied: true, ...reason };
-    return { allowed: false, ...reason };
+    const error = aggregateErrors(d.errors);
+    const more = { ...(d.reason ? { reason: d.reason } : {}), ...(error !== undefined ? { evaluationError: error } : {}) };
+    if (d.decision === 'allow') return { allowed: true, ...more };
+    if (d.decision === 'deny') return { allowed: false, denied: true, ...more };
+    return { allowed: false, ...more };
   } catch (e) {
     return { allowed: false, evaluationError: (e as Error)?.message ?? String(e) };
   }
@@ -370,7 +376,7 @@ export function accessReviewDefinitions(n: SchemaNames): ResourceDefinition[] {
             resourceRules: r.resourceRules.map((x) => ({ verbs: [...x.verbs], ...(x.apiGroups ? { apiGroups: [...x.apiGroups] } : {}), ...(x.resources ? { resources: [...x.resources] } : {}), ...(x.resourceNames?.length ? { resourceNames: [...x.resourceNames] } : {}) })),
             nonResourceRules: r.nonResourceRules.map((x) => ({ verbs: [...x.verbs], ...(x.nonResourceURLs ? { nonResourceURLs: [...x.nonResourceURLs] } : {}) })),
             incomplete: r.incomplete,
-            ...(r.evaluationError ? { evaluationError: r.evaluationError } : {}),
+            ...(r.errors?.length ? { evaluationError: aggregateErrors(r.errors) } : {}),
           };
         } catch (e) {
           status = { resourceRules: [], nonResourceRules: [], incomplete: true, evaluationError: (e as Error)?.message ?? String(e) };

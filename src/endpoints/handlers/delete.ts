@@ -1,4 +1,5 @@
 import { badRequest, forbidden, forbiddenRequest } from '../../core/errors.js';
+import { aggregateErrors } from '../../auth/authz/errors.js';
 import { UNSAFE_DELETE_GATE, UNSAFE_DELETE_OPTION } from '../../registry/deletion/corrupt.js';
 import { checkGracePeriod, checkPropagationPolicy } from '../../registry/deletion/delete-options.js';
 import type { PropagationPolicy } from '../../lifecycles/deletion.js';
@@ -150,5 +151,8 @@ async function authorizeUnsafeDelete(ctx: HandlerContext, req: ApiRequest): Prom
     name: req.info.name,
   };
   const d = await ctx.authorizer.authorize(attrs);
+  // kube refuses on an authorizer error too, saying so
+  const error = aggregateErrors(d.errors);
+  if (error !== undefined) throw forbiddenRequest(attrs, `error while checking permission for ${JSON.stringify(attrs.verb)}, ${error}`);
   if (d.decision !== 'allow') throw forbiddenRequest(attrs, d.reason);
 }

@@ -49,10 +49,11 @@ export class NodeAuthorizer implements Authorizer {
   /**
    * SelfSubjectRulesReview: nothing for users that are not nodes (complete, so
    * the chain's answer stays complete); for a node its graph-dependent grants
-   * cannot be listed as rules (incomplete, as kube answers).
+   * cannot be listed as rules: incomplete, with kube's error (§5.15).
    */
   async rulesFor(user: UserInfo): Promise<RulesResult> {
-    return { resourceRules: [], nonResourceRules: [], incomplete: nodeNameOf(user) !== undefined };
+    if (nodeNameOf(user) === undefined) return { resourceRules: [], nonResourceRules: [], incomplete: false };
+    return { resourceRules: [], nonResourceRules: [], incomplete: true, errors: ['node authorizer does not support user rule resolution'] };
   }
 
   async authorize(a: RequestAttributes): Promise<Decision> {

@@ -1,14 +1,22 @@
 // The RBAC authorizer (spec 001 §5.14): allows when some rule of a role bound
 // to the caller (by user name, group or service account) allows the request;
 // otherwise no opinion — RBAC never denies, permissions are purely additive.
+// A binding to a missing role is a resolution error, as in kube's rule
+// resolver: not an authorizer error, but the no-opinion reason
+// `RBAC: <aggregate>` and the SelfSubjectRulesReview's evaluationError.
 
 import type { UserInfo } from '../../types.js';
+import { aggregateErrors } from '../errors.js';
 import type { Authorizer, Decision, NonResourceRule, RequestAttributes, ResourceRule, RulesResult } from '../types.js';
-import type { RbacIndex, RuleSource } from './index.js';
+import type { Binding, RbacIndex, RuleSource } from './index.js';
 import { type PolicyRule, ruleAllows } from './rules.js';
 
 export class RbacAuthorizer implements Authorizer {
-  constructor(readonly index: RbacIndex) {}
+  /** `rbacGroup`: `rbac.authorization.<domain>`, which names the roles in the errors */
+  constructor(
+    readonly index: RbacIndex,
+    private readonly rbacGroup: string,
+  ) {}
 
   async authorize(attrs: RequestAttributes): Promise<Decision> {
     return this.decide(attrs);
@@ -17,16 +25,34 @@ export class RbacAuthorizer implements Authorizer {
   /** synchronous form, for the benchmark and the escalation checks */
   decide(attrs: RequestAttributes): Decision {
     let reason: string | undefined;
-    this.index.visit(attrs.user, attrs.namespace, (source, rule) => {
-      if (!ruleAllows(attrs, rule)) return false;
-      reason = `RBAC: allowed by ${describeSource(source)}`;
-      return true;
-    });
-    return reason !== undefined ? { decision: 'allow', reason } : { decision: 'noOpinion', reason: '' };
+    const errors: string[] = [];
+    this.index.visit(
+      attrs.user,
+      attrs.namespace,
+      (source, rule) => {
+        if (!ruleAllows(attrs, rule)) return false;
+        reason = `RBAC: allowed by ${describeSource(source)}`;
+        return true;
+      },
+      (b) => errors.push(this.resolutionError(b)),
+    );
+    if (reason !== undefined) return { decision: 'allow', reason };
+    // kube: `RBAC: ${utilerrors.NewAggregate(errors)}` when there were any
+    return { decision: 'noOpinion', reason: errors.length > 0 ? `RBAC: ${aggregateErrors(errors)}` : '' };
   }
 
+  /** kube's rules are complete (incomplete: false) even when some role is missing; the error says which */
   async rulesFor(user: UserInfo, namespace: string): Promise<RulesResult> {
-    return toRulesResult(this.index.rulesFor(user, namespace));
+    const errors: string[] = [];
+    const result = toRulesResult(this.index.rulesFor(user, namespace, (b) => errors.push(this.resolutionError(b))));
+    return errors.length > 0 ? { ...result, errors } : result;
+  }
+
+  /** the role lister's NotFound (`role.rbac.authorization.k8s.io "x" not found`), or kube's unsupported kind */
+  private resolutionError(b: Binding): string {
+    const { kind, name } = b.roleRef;
+    if (kind !== 'Role' && kind !== 'ClusterRole') return `unsupported role reference kind: ${JSON.stringify(kind)}`;
+    return `${kind.toLowerCase()}.${this.rbacGroup} ${JSON.stringify(name)} not found`;
   }
 }
 

@@ -129,8 +129,10 @@ export class RbacIndex {
   /**
    * Visits the rules that apply to `user` in `namespace` ('' = cluster scope
    * only): cluster bindings first, then the namespace's bindings, as kube does.
+   * `missing` is told of each applying binding whose role does not exist
+   * (kube's resolution errors, §5.14).
    */
-  visit(user: UserInfo, namespace: string, visitor: RuleVisitor): void {
+  visit(user: UserInfo, namespace: string, visitor: RuleVisitor, missing?: (binding: Binding) => void): void {
     const keys = [`u:${user.username}`];
     for (const g of user.groups) keys.push(`g:${g}`);
     const scopes = namespace ? ['', namespace] : [''];
@@ -145,7 +147,10 @@ export class RbacIndex {
           if (seen.has(e.id)) continue;
           seen.add(e.id);
           const rules = this.roleRules(e.binding);
-          if (!rules) continue;
+          if (!rules) {
+            missing?.(e.binding);
+            continue;
+          }
           for (const r of rules) if (visitor(e, r)) return;
         }
       }
@@ -153,12 +158,17 @@ export class RbacIndex {
   }
 
   /** every rule `user` holds in `namespace` (cluster-wide ones included) */
-  rulesFor(user: UserInfo, namespace: string): PolicyRule[] {
+  rulesFor(user: UserInfo, namespace: string, missing?: (binding: Binding) => void): PolicyRule[] {
     const out: PolicyRule[] = [];
-    this.visit(user, namespace, (_s, r) => {
-      out.push(r);
-      return false;
-    });
+    this.visit(
+      user,
+      namespace,
+      (_s, r) => {
+        out.push(r);
+        return false;
+      },
+      missing,
+    );
     return out;
   }
 
