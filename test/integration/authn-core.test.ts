@@ -169,6 +169,10 @@ describe('service-account tokens', () => {
     // v1beta1 too
     const b = await t.request('POST', `/apis/${G}/v1beta1/tokenreviews`, { body: { apiVersion: `${G}/v1beta1`, kind: 'TokenReview', spec: { token: 'alice-token' } } });
     expect(b.json()).toMatchObject({ apiVersion: `${G}/v1beta1`, status: { authenticated: true, user: { username: 'alice' } } });
+    // an empty token: kube's tokenreview REST's 400, word for word
+    const empty = await t.request('POST', `/apis/${G}/v1/tokenreviews`, { body: { apiVersion: `${G}/v1`, kind: 'TokenReview', spec: { token: '' } } });
+    expect(empty.status).toBe(400);
+    expect(empty.json()).toMatchObject({ reason: 'BadRequest', message: 'token is required for TokenReview in authentication' });
   });
 
   it('a token bound to a Node (kubectl --bound-object-kind Node) names it in the extra and dies with it', async () => {

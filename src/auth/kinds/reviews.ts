@@ -73,7 +73,7 @@ export function tokenReviewDefinitions(n: SchemaNames, tokens: TokenAuthenticato
       '': {
         async create(_ctx, review) {
           const spec = (review.spec ?? {}) as { token?: unknown; audiences?: unknown };
-          if (typeof spec.token !== 'string' || spec.token === '') throw badRequest('spec.token: Required value: a token is required');
+          if (typeof spec.token !== 'string' || spec.token === '') throw badRequest('token is required for TokenReview in authentication'); // kube's tokenreview REST, word for word
           const audiences = Array.isArray(spec.audiences) ? spec.audiences.filter((a): a is string => typeof a === 'string') : [];
           const r = await tokens.authenticateToken(spec.token, audiences);
           // as kube's TokenReview, which runs the server's authenticator (group.NewAuthenticatedGroupAdder
