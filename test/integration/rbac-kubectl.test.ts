@@ -97,6 +97,12 @@ describe('a static-token user, and kubectl create role/clusterrole/…binding', 
     r = await as(frank, 'create', 'rolebinding', 'x', '--clusterrole=cluster-admin', '--user=frank');
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('rolebindings.rbac.authorization.k8s.io "x" is forbidden: user "frank" (groups=["devs" "system:authenticated"]) is attempting to grant RBAC permissions not currently held');
+    // kube's ConfirmNoEscalation: the missing rules compacted (one line per resource, its verbs together) and sorted
+    r = await kubectl('create', 'clusterrole', 'sec-reader', '--verb=get,list,watch', '--resource=secrets,services');
+    expect(r.code, r.stderr).toBe(0);
+    r = await as(frank, 'create', 'rolebinding', 'z', '--clusterrole=sec-reader', '--user=frank');
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list" "watch"]}\n{APIGroups:[""], Resources:["services"], Verbs:["get" "list" "watch"]}');
     // but may bind the role he holds
     r = await as(frank, 'create', 'rolebinding', 'y', '--role=cm-writer', '--user=gina');
     expect(r.code, r.stderr).toBe(0);

@@ -61,6 +61,33 @@ export function uncovered(owner: readonly PolicyRule[], servant: readonly Policy
 }
 
 /** kube's PolicyRule String form: `{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}` */
+/**
+ * kube's CompactRules: rules that differ only in their verbs and name one group and one resource
+ * (and at most one resourceName) merge into one, their verbs in order; others stay as they are
+ */
+export function compactRules(rules: readonly PolicyRule[]): PolicyRule[] {
+  const out: PolicyRule[] = [];
+  const simple = new Map<string, PolicyRule>();
+  for (const r of rules) {
+    const names = r.resourceNames ?? [];
+    const isSimple = !r.nonResourceURLs?.length && names.length <= 1 && r.apiGroups?.length === 1 && r.resources?.length === 1;
+    if (!isSimple) {
+      out.push(r);
+      continue;
+    }
+    const key = JSON.stringify([r.apiGroups![0], r.resources![0], names[0] ?? null]);
+    const merged = simple.get(key);
+    if (merged) merged.verbs = [...merged.verbs, ...r.verbs];
+    else simple.set(key, { ...r, verbs: [...r.verbs] });
+  }
+  return [...out, ...simple.values()];
+}
+
+/** the refusal's list: kube's compacted rules, each once, sorted (a Go string set's List) */
+export function describeMissing(rules: readonly PolicyRule[]): string {
+  return [...new Set(compactRules(rules).map(describeRule))].sort().join('\n');
+}
+
 export function describeRule(r: PolicyRule): string {
   const q = (l: readonly string[]) => `[${l.map((s) => JSON.stringify(s)).join(' ')}]`;
   const parts: string[] = [];
@@ -103,7 +130,7 @@ export class EscalationGuard {
       forbidden(`${resource}.${this.o.rbacGroup} ${JSON.stringify(name)} is forbidden: ${why}`, { name, group: this.o.rbacGroup, kind: resource });
     const held = () => this.o.index.rulesFor(user, namespace);
     const notHeld = (missing: PolicyRule[]) =>
-      `user ${JSON.stringify(user.username)} (groups=[${user.groups.map((g) => JSON.stringify(g)).join(' ')}]) is attempting to grant RBAC permissions not currently held:\n${missing.map(describeRule).join('\n')}`;
+      `user ${JSON.stringify(user.username)} (groups=[${user.groups.map((g) => JSON.stringify(g)).join(' ')}]) is attempting to grant RBAC permissions not currently held:\n${describeMissing(missing)}`;
 
     if (resource === 'roles' || resource === 'clusterroles') {
       // an update that leaves the grant as it was grants nothing new (labels, annotations, finalizers)
