@@ -152,6 +152,10 @@ describe('a namespace admin', () => {
     expect((await admin('GET', `${RBAC}/namespaces/team-a/roles/nodes`)).status).toBe(404);
     // the same role in a namespace where ada holds nothing
     expect((await t.request('POST', `${RBAC}/namespaces/team-b/roles`, { cert: nsAdmin, body: role('reader', []) })).status).toBe(403);
+    // binding a Role that does not exist, without bind: kube's binding storage resolves it first (404 from its lister)
+    const ghost = await t.request('POST', `${RBAC}/namespaces/team-a/rolebindings`, { cert: nsAdmin, body: binding('RoleBinding', 'to-ghost', 'Role', 'ghost', [user('bob')], 'team-a') });
+    expect(ghost.status, ghost.text).toBe(404);
+    expect(ghost.json()).toMatchObject({ reason: 'NotFound', message: `role.${G} "ghost" not found`, details: { name: 'ghost', group: G, kind: 'role' } });
   });
 
   it('the bind verb lets a user bind a role it does not hold; escalate lets it write one', async () => {

@@ -6,7 +6,7 @@
 // ConfirmNoEscalation / Covers: rules are broken into single-verb,
 // single-resource pieces and each piece must be covered by a held rule.
 
-import { forbidden } from '../../../core/errors.js';
+import { forbidden, notFound } from '../../../core/errors.js';
 import type { UserInfo } from '../../types.js';
 import type { Authorizer } from '../types.js';
 import { type RbacIndex, bindingOf } from './index.js';
@@ -148,7 +148,8 @@ export class EscalationGuard {
     const roleResource = b.roleRef.kind === 'Role' ? 'roles' : 'clusterroles';
     if (await this.allowed(user, 'bind', roleResource, namespace, b.roleRef.name)) return;
     const rules = this.o.index.referencedRules(b.roleRef.kind, namespace, b.roleRef.name);
-    if (!rules) throw denied(`${roleResource}.${this.o.rbacGroup} ${JSON.stringify(b.roleRef.name)} not found`);
+    // kube's binding storage resolves the role through its lister: NotFound, named by the lister's singular resource
+    if (!rules) throw notFound(b.roleRef.kind === 'Role' ? 'role' : 'clusterrole', this.o.rbacGroup, b.roleRef.name);
     const missing = uncovered(held(), rules);
     if (missing.length) throw denied(notHeld(missing));
   }
