@@ -9,6 +9,7 @@ import { validateObjectMeta } from '../machinery/schema/object-meta.js';
 import { dropEmptyMetadata } from '../machinery/meta.js';
 import type { Definitions } from '../machinery/schema/types.js';
 import { validateCompiled } from '../machinery/schema/validate.js';
+import { crdUnknownOrder } from '../machinery/schema/strict-decoding.js';
 import { validateRules } from '../machinery/schema/cel-rules.js';
 import { ratchetErrors } from '../machinery/schema/ratchet.js';
 import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
@@ -35,6 +36,8 @@ export class SchemaAdmission implements ObjectAdmission {
     applyCompiledDefaults(obj, compiled);
     const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true, dropEmptyMaps: def.customResource !== true });
     dropEmptyMetadata(obj);
+    // a custom resource's unknown fields in the order kube's handler finds them (kube's field_validation_test.go)
+    if (def.customResource && r.unknownFields.length > 1) r.unknownFields = crdUnknownOrder(r.unknownFields, r.embeddedMetaUnknown ?? []);
     // ratcheting (custom resources, kube 1.30+): compared with the stored object as kube reads it,
     // defaulted by today's schema; copied only when it is needed
     let stored = old;

@@ -6,13 +6,14 @@
 import type { UserInfo } from '../auth/types.js';
 import type { PropagationPolicy } from '../lifecycles/deletion.js';
 import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
+import type { BodyFindings } from '../machinery/schema/strict-decoding.js';
 
 export interface WriteOptions {
   dryRun: boolean;
   /** spec 000 §4.8; defaults to Warn */
   fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
-  /** duplicate fields the decoder found in the request body */
-  duplicateFields?: string[];
+  /** what decoding the request body found besides the object's unknown fields (duplicates; ordered with them as kube does) */
+  bodyFindings?: BodyFindings;
   /** the object is a patch's result, not a decoded body: a strict error does not name the kind (kube's patch handler) */
   patched?: boolean;
   /** the decoded strategic merge patch that produced the object: a type error names it (kube's applyPatchToObject) */

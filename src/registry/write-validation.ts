@@ -4,6 +4,7 @@
 
 import { NAMESPACE_TERMINATING_CAUSE, type StatusError, badRequest, forbidden, invalid, notFound, qualifiedResource } from '../core/errors.js';
 import { goFormat } from '../machinery/schema/go-decode.js';
+import { strictDecodingErrors } from '../machinery/schema/strict-decoding.js';
 import type { ApiObject, FieldError, ResourceDefinition } from './types.js';
 import type { ObjectAdmission, WriteOptions } from './write-options.js';
 
@@ -23,10 +24,7 @@ export function decodeWrite(def: ResourceDefinition, admission: ObjectAdmission,
   const admitted = admission.admit(def, obj, old);
   throwTypeError(def, admitted.errors, opts);
   if (opts.fieldValidation === 'Strict') {
-    const problems = [
-      ...admitted.unknownFields.map((f) => `unknown field "${f}"`),
-      ...(opts.duplicateFields ?? []).map((f) => `duplicate field "${f}"`),
-    ];
+    const problems = strictDecodingErrors(opts.bodyFindings, admitted.unknownFields, true);
     if (problems.length > 0) {
       const msg = `strict decoding error: ${problems.join(', ')}`;
       // a decoded body's error names the kind (kube's transformDecodeError); a patched object's does not

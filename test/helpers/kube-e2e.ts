@@ -121,6 +121,26 @@ export function noxuInstance(name: string, namespace?: string): Obj {
   };
 }
 
+/** the `ports` of the field validation tests' CRD schemas (kube's e2e field_validation.go, integration crdSchemaBase) */
+export const portsSchema = {
+  type: 'array',
+  'x-kubernetes-list-map-keys': ['containerPort', 'protocol'],
+  'x-kubernetes-list-type': 'map',
+  items: {
+    type: 'object',
+    required: ['containerPort', 'protocol'],
+    properties: {
+      containerPort: { format: 'int32', type: 'integer' },
+      hostIP: { type: 'string' },
+      hostPort: { format: 'int32', type: 'integer' },
+      name: { type: 'string' },
+      protocol: { type: 'string' },
+    },
+  },
+};
+/** their `cronSpec` */
+export const cronSpecSchema = { type: 'string', pattern: '^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$' };
+
 /** the path of a CRD's resource in its first version */
 export function crPath(crd: Obj, version: string = crd.spec.versions[0].name): string {
   return `/apis/${crd.spec.group}/${version}/${crd.spec.names.plural}`;

@@ -8,7 +8,7 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  type Obj, type TestServer, createCrdAndWait, crPath, deleteCrdAndWait, newNamespace, randomNameMultiVersionCrd, useKubeServer,
+  type Obj, type TestServer, createCrdAndWait, crPath, cronSpecSchema, deleteCrdAndWait, newNamespace, portsSchema, randomNameMultiVersionCrd, useKubeServer,
 } from '../helpers/kube-e2e.js';
 
 let t: TestServer;
@@ -26,30 +26,13 @@ async function createDeploymentStrict(body: string): Promise<Obj> {
   return r.json<Obj>();
 }
 
-const portsSchema = {
-  type: 'array',
-  'x-kubernetes-list-map-keys': ['containerPort', 'protocol'],
-  'x-kubernetes-list-type': 'map',
-  items: {
-    type: 'object',
-    required: ['containerPort', 'protocol'],
-    properties: {
-      containerPort: { format: 'int32', type: 'integer' },
-      hostIP: { type: 'string' },
-      hostPort: { format: 'int32', type: 'integer' },
-      name: { type: 'string' },
-      protocol: { type: 'string' },
-    },
-  },
-};
-const cronSpec = { type: 'string', pattern: '^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$' };
 
 /** the e2e tests' schema; `spec` adds to the spec's own schema */
 function schema(spec: Obj = {}, extraProps: Obj = {}): Obj {
   return {
     openAPIV3Schema: {
       type: 'object',
-      properties: { spec: { type: 'object', ...spec, properties: { ...extraProps, foo: { type: 'string' }, cronSpec, ports: portsSchema } } },
+      properties: { spec: { type: 'object', ...spec, properties: { ...extraProps, foo: { type: 'string' }, cronSpec: cronSpecSchema, ports: portsSchema } } },
     },
   };
 }

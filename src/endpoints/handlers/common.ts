@@ -7,7 +7,8 @@ import { throwAsStatus } from '../../registry/status-table.js';
 import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, AuditAnnotator } from '../request.js';
-import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
+import { duplicateKeyLinesYaml, findDuplicateKeys } from '../../machinery/schema/duplicates.js';
+import { type BodyFindings, duplicateFieldText, strictDecodingErrors } from '../../machinery/schema/strict-decoding.js';
 import type { ApiObject, JSONObject, ObjectMeta } from '../../registry/types.js';
 import { EPHEMERAL_SUBRESOURCE } from '../../registry/kinds/pod-ephemeral.js';
 import { statusApplyMetadataFields, statusWriteMeta, statusWriteMetadata } from '../../registry/status-write-metadata.js';
@@ -34,11 +35,11 @@ export function bodyText(req: ApiRequest): string {
 /** Parses a JSON or YAML body to a plain value and reports duplicate keys. */
 export function parseBody(req: ApiRequest, allowed: string[] = ['application/json', 'application/yaml'], kind = req.def.kind): {
   value: unknown;
-  duplicates: string[];
+  findings: BodyFindings | undefined;
 } {
   const type = mediaType(req.contentType || 'application/json');
   // object bodies may also come in the protobuf envelope (spec 000 §2.7, §4.3)
-  if (isProtobufMediaType(type) && allowed.includes('application/json')) return { value: decodeProtobufBody(req), duplicates: [] };
+  if (isProtobufMediaType(type) && allowed.includes('application/json')) return { value: decodeProtobufBody(req), findings: undefined };
   if (!allowed.includes(type)) {
     throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${allowed.join(', ')}`);
   }
@@ -50,7 +51,8 @@ export function parseBody(req: ApiRequest, allowed: string[] = ['application/jso
     } catch (e) {
       throw badRequest(`error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
     }
-    return { value, duplicates: findDuplicateFieldsYaml(text) };
+    // yaml.v2's duplicate keys come before the unknown fields of the JSON kube converts the YAML to
+    return { value, findings: { kind: 'first', problems: duplicateKeyLinesYaml(text), yaml: true, sortUnknown: !req.def.customResource } };
   }
   let value: unknown;
   try {
@@ -58,7 +60,14 @@ export function parseBody(req: ApiRequest, allowed: string[] = ['application/jso
   } catch (e) {
     throw badRequest(undecodableBodyMessage(kind, req.body!, text, (e as Error).message));
   }
-  return { value, duplicates: findDuplicateFields(text) };
+  return { value, findings: jsonBodyFindings(req.def.customResource === true, text) };
+}
+
+/** a JSON body's duplicates: in document order among a typed object's unknown fields, before a custom resource's */
+export function jsonBodyFindings(customResource: boolean, text: string): BodyFindings {
+  const duplicates = findDuplicateKeys(text);
+  // custom resources decode unstructured (every duplicate), then pruning finds the unknown fields
+  return customResource ? { kind: 'first', problems: duplicates.map((d) => duplicateFieldText(d.path)), sortUnknown: false } : { kind: 'typed-json', text, duplicates };
 }
 
 /**
@@ -77,8 +86,8 @@ export function decodeProtobufBody(req: ApiRequest, expectedKind?: string): Reco
 }
 
 /** Decodes the body as an object of the endpoint's kind (type meta checked, then defaulted). */
-export function decodeObjectBody(req: ApiRequest): { obj: ApiObject; duplicates: string[] } {
-  const { value, duplicates } = parseBody(req);
+export function decodeObjectBody(req: ApiRequest): { obj: ApiObject; findings: BodyFindings | undefined } {
+  const { value, findings } = parseBody(req);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw badRequest(`the body of the request must be a single ${req.def.kind} object`);
   }
@@ -97,7 +106,7 @@ export function decodeObjectBody(req: ApiRequest): { obj: ApiObject; duplicates:
   }
   // type meta first, as Kubernetes serialises objects
   const { apiVersion: _a, kind: _k, ...rest } = obj;
-  return { obj: { apiVersion: expectedApiVersion, kind: req.def.kind, ...rest }, duplicates };
+  return { obj: { apiVersion: expectedApiVersion, kind: req.def.kind, ...rest }, findings };
 }
 
 /** the options object a write's query is read into (`CreateOptions` in `meta.<domain>`), named by its 422s */
@@ -136,10 +145,10 @@ export function parseFieldValidation(q: URLSearchParams, options: OptionsRef): F
   ]);
 }
 
-/** the Warning header texts for the Warn level */
-export function fieldWarnings(level: FieldValidation, unknown: string[], duplicates: string[]): string[] {
+/** the Warning header texts for the Warn level, in kube's order (machinery/schema/strict-decoding.ts) */
+export function fieldWarnings(level: FieldValidation, unknown: string[], findings: BodyFindings | undefined): string[] {
   if (level !== 'Warn') return [];
-  return [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
+  return strictDecodingErrors(findings, unknown, false);
 }
 
 /** checks the namespace in the body against the URL (400 on mismatch) */

@@ -9,7 +9,7 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
   const options = optionsRef(ctx.registry.apiDomain, 'CreateOptions');
   const dryRun = parseDryRun(req.query, options);
   const fieldValidation = parseFieldValidation(req.query, options);
-  const { obj, duplicates } = decodeObjectBody(req);
+  const { obj, findings } = decodeObjectBody(req);
   checkNamespace(req, obj);
   if (!obj.metadata?.name && !obj.metadata?.generateName) {
     throw badRequest(`${req.def.kind} in version "${req.def.version}" cannot be handled: name or generateName is required`);
@@ -20,7 +20,7 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
     gs.create(req.info.namespace, obj, {
       dryRun,
       fieldValidation,
-      duplicateFields: duplicates,
+      bodyFindings: findings,
       manager,
       user: req.user,
       requester: req.user,
@@ -33,7 +33,7 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
     status: 201,
     body: result.object,
     ...(result.json !== undefined ? { bodyJson: result.json } : {}),
-    warnings: [...fieldWarnings(fieldValidation, result.unknownFields, duplicates), ...warnings],
+    warnings: [...fieldWarnings(fieldValidation, result.unknownFields, findings), ...warnings],
   };
 }
 

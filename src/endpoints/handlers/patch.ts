@@ -30,7 +30,8 @@ import {
   withAdmissionWarnings,
 } from './common.js';
 import { checkFieldManager, fieldManagerOf } from './create.js';
-import { duplicateKeyLinesYaml, findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
+import { duplicateKeyLinesYaml, findDuplicateKeys } from '../../machinery/schema/duplicates.js';
+import { type BodyFindings, duplicateFieldText, typedJsonErrors } from '../../machinery/schema/strict-decoding.js';
 import { dropEmptyTypedMaps, validateAgainstSchema } from '../../machinery/schema/validate.js';
 import { compileSchema } from '../../machinery/schema/compile.js';
 import type { Definitions } from '../../machinery/schema/types.js';
@@ -59,13 +60,13 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
   // decoded once: a retry after a conflict re-applies the same decoded patch
   const patch = checkPatchShape(type, text);
   // duplicate keys in the patch body are reported like those of a full body (spec 000 §4.8)
-  const duplicates = findDuplicateFields(text);
+  const findings = patchFindings(type, patch, text, req.def.customResource === true);
   const gs = ctx.storeFor(req.def);
   const { name, namespace } = req.info;
   const writeOpts = {
     dryRun,
     fieldValidation,
-    duplicateFields: duplicates,
+    bodyFindings: findings,
     patched: true,
     ...(type === 'application/strategic-merge-patch+json' ? { strategicPatch: patch } : {}),
     manager: fieldManagerOf(ctx, req, 'PatchOptions'),
@@ -101,7 +102,7 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
     }
     return confineWrite(req, patched, cur);
   })).then(({ result, warnings }) => ({ ...result, admissionWarnings: warnings }));
-  return { status: 200, body: r.object, warnings: [...fieldWarnings(fieldValidation, r.unknownFields, duplicates), ...r.admissionWarnings] };
+  return { status: 200, body: r.object, warnings: [...fieldWarnings(fieldValidation, r.unknownFields, findings), ...r.admissionWarnings] };
 }
 
 async function applyHandler(
@@ -142,7 +143,9 @@ async function applyHandler(
   if (req.def.scope === 'Namespaced' && meta?.namespace !== undefined && meta.namespace !== req.info.namespace) {
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
-  const duplicates = findDuplicateFieldsYaml(text);
+  // kube strict-decodes the configuration's YAML after applying it: yaml.v2's duplicate keys
+  const duplicates = duplicateKeyLinesYaml(text);
+  const findings: BodyFindings = { kind: 'first', problems: duplicates, yaml: true, sortUnknown: false };
   // The configuration is decoded like an object of the kind before it is
   // merged (Kubernetes types it first): unknown fields are dropped (so the
   // applier never owns them) and type errors are 400 before any ownership
@@ -153,7 +156,7 @@ async function applyHandler(
   const typeError = decoded.errors.find((e) => e.type === 'FieldValueTypeInvalid');
   if (typeError) throw decodeError(req.def, typeError);
   const configUnknown = decoded.unknownFields;
-  if (opts.fieldValidation === 'Strict') strictApplyCheck(req.def, cfg, text, configUnknown, duplicates.length > 0);
+  if (opts.fieldValidation === 'Strict') strictApplyCheck(req.def, cfg, configUnknown, duplicates);
   const gs = ctx.storeFor(req.def);
   const { result: r, warnings: admissionWarnings } = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) => gs.guaranteedUpdate(
     req.info.namespace,
@@ -161,7 +164,7 @@ async function applyHandler(
     {
       ...opts,
       warnings: sink, auditAnnotations,
-      duplicateFields: duplicates,
+      bodyFindings: findings,
       // the status sub-resource of an absent object is 404, not a create
       createIfAbsent: !isPartialWrite(req),
       manager,
@@ -202,7 +205,7 @@ async function applyHandler(
   return {
     status: r.created ? 201 : 200,
     body: r.object,
-    warnings: [...fieldWarnings(opts.fieldValidation, unknown, duplicates), ...admissionWarnings],
+    warnings: [...fieldWarnings(opts.fieldValidation, unknown, findings), ...admissionWarnings],
   };
 }
 
@@ -213,16 +216,37 @@ async function applyHandler(
  * (yaml.v2's `line 9: key "foo" already set in map`). Kube answers the first with
  * 500 (kubernetes/kubernetes#122480); the spec's 400 is kept.
  */
-function strictApplyCheck(def: ResourceDefinition, cfg: ApiObject, text: string, unknown: string[], duplicates: boolean): void {
+function strictApplyCheck(def: ResourceDefinition, cfg: ApiObject, unknown: string[], duplicateLines: string[]): void {
   if (unknown.length > 0) {
     const where = `${cfg.metadata?.namespace ?? ''}/${cfg.metadata?.name ?? ''}; ${def.group}/${def.version}, Kind=${def.kind}`;
     const errs = unknown.map((f) => `.${f}: field not declared in schema`);
     throw badRequest(`failed to create typed patch object (${where}): ${errs.length === 1 ? errs[0] : ['errors:', ...errs].join('\n  ')}`);
   }
-  if (duplicates) {
-    const lines = duplicateKeyLinesYaml(text).map((l) => `\n  ${l}`).join('');
+  if (duplicateLines.length > 0) {
+    const lines = duplicateLines.map((l) => `\n  ${l}`).join('');
     throw badRequest(`error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:${lines}`);
   }
+}
+
+/**
+ * What decoding a patch body finds before the patched object's unknown fields (kube's
+ * patch handler, strict-decoding the patch): a merge patch's duplicate keys, or a JSON
+ * Patch's operations' unknown and duplicate fields (`json patch unknown field "[0].foo"`,
+ * decoded into {op, path, from, value}). The patched object's unknown fields follow,
+ * sorted for a built-in kind (kube decodes the patched JSON, whose keys Go sorts).
+ */
+function patchFindings(type: string, patch: JSONValue, text: string, customResource: boolean): BodyFindings {
+  const duplicates = findDuplicateKeys(text);
+  if (type !== 'application/json-patch+json') {
+    return { kind: 'first', problems: duplicates.map((d) => duplicateFieldText(d.path)), sortUnknown: !customResource };
+  }
+  const opUnknown: string[] = [];
+  (patch as JSONValue[]).forEach((op, i) => {
+    if (op === null || typeof op !== 'object' || Array.isArray(op)) return;
+    for (const k in op) if (k !== 'op' && k !== 'path' && k !== 'from' && k !== 'value') opUnknown.push(`[${i}].${k}`);
+  });
+  const problems = typedJsonErrors(text, duplicates, opUnknown).map((e) => `json patch ${e}`);
+  return { kind: 'first', problems, sortUnknown: !customResource };
 }
 
 /**

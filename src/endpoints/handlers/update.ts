@@ -23,13 +23,9 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
   const options = optionsRef(ctx.registry.apiDomain, 'UpdateOptions');
   const dryRun = parseDryRun(req.query, options);
   const fieldValidation = parseFieldValidation(req.query, options);
-  const { obj, duplicates } = decodeObjectBody(req);
-  checkNamespace(req, obj);
-  const bodyName = obj.metadata?.name;
-  if (bodyName !== undefined && bodyName !== req.info.name) {
-    throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${req.info.name})`);
-  }
-  obj.metadata = { ...(obj.metadata ?? {}), name: req.info.name };
+  const { obj, findings } = decodeUpdateBody(req);
+  // a retry after a conflict decodes the body again: admission pruned and defaulted the last attempt's object in place
+  let attempts = 0;
   const gs = ctx.storeFor(req.def);
   const manager = fieldManagerOf(ctx, req, 'UpdateOptions');
   const { result: r, warnings } = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) => gs.guaranteedUpdate(
@@ -38,7 +34,7 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
     {
       dryRun,
       fieldValidation,
-      duplicateFields: duplicates,
+      bodyFindings: findings,
       // the status sub-resource of an absent object is 404, not a create
       createIfAbsent: !isPartialWrite(req),
       // confineWrite copies nothing from the stored object of a kind without a status sub-resource
@@ -52,24 +48,38 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       shareWritten: true,
     },
     (current) => {
+      const body = attempts++ === 0 ? obj : decodeUpdateBody(req).obj;
       // a resourceVersion is a precondition: an absent object does not meet it (spec 000 §4.4)
-      if (!current && obj.metadata?.resourceVersion) {
+      if (!current && body.metadata?.resourceVersion) {
         throw conflict(req.def.resource, req.def.group, req.info.name, 'the object does not exist; it may have been deleted');
       }
-      if (current && !allowsUnconditionalUpdate(ctx, req) && [undefined, '', '0'].includes(obj.metadata?.resourceVersion)) {
+      if (current && !allowsUnconditionalUpdate(ctx, req) && [undefined, '', '0'].includes(body.metadata?.resourceVersion)) {
         // kube words it with the resource as the kind (registry Store.Update)
         throw invalid(req.def.resource, req.def.group, req.info.name, [
           { field: 'metadata.resourceVersion', type: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update' },
         ]);
       }
-      return confineWrite(req, obj, current);
+      return confineWrite(req, body, current);
     },
   ));
   return {
     status: r.created ? 201 : 200,
     body: r.object,
-    warnings: [...fieldWarnings(fieldValidation, r.unknownFields, duplicates), ...warnings],
+    warnings: [...fieldWarnings(fieldValidation, r.unknownFields, findings), ...warnings],
   };
+}
+
+/** the body of a PUT, named as the URL names it (400 when the body names another object) */
+function decodeUpdateBody(req: ApiRequest): ReturnType<typeof decodeObjectBody> {
+  const decoded = decodeObjectBody(req);
+  const { obj } = decoded;
+  checkNamespace(req, obj);
+  const bodyName = obj.metadata?.name;
+  if (bodyName !== undefined && bodyName !== req.info.name) {
+    throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${req.info.name})`);
+  }
+  obj.metadata = { ...(obj.metadata ?? {}), name: req.info.name };
+  return decoded;
 }
 
 /**

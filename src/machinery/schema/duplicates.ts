@@ -24,13 +24,39 @@ interface Frame {
   key: string;
 }
 
+/** a repeated key of a JSON document: its path and where the repeated key starts in the text */
+export interface DuplicateField {
+  path: string;
+  offset: number;
+}
+
 /**
  * Paths of duplicated keys in a JSON document. A linear scan with no value
  * decoding: only object keys are materialised. Malformed JSON yields whatever
  * was found before the error (the JSON parser reports the syntax error).
  */
 export function findDuplicateFields(jsonText: string): string[] {
-  const out: string[] = [];
+  return findDuplicateKeys(jsonText).map((d) => d.path);
+}
+
+/** the duplicated keys of a JSON document, in document order, with where each repeat is */
+export function findDuplicateKeys(jsonText: string): DuplicateField[] {
+  return scanKeys(jsonText, undefined);
+}
+
+/**
+ * where the first occurrence of each of `paths` starts in a JSON document (to place
+ * unknown fields among duplicates as kube's strict decoder reports them); a second
+ * scan, made only when a body has several such problems
+ */
+export function firstKeyOffsets(jsonText: string, paths: ReadonlySet<string>): Map<string, number> {
+  const found = new Map<string, number>();
+  scanKeys(jsonText, { paths, found });
+  return found;
+}
+
+function scanKeys(jsonText: string, want: { paths: ReadonlySet<string>; found: Map<string, number> } | undefined): DuplicateField[] {
+  const out: DuplicateField[] = [];
   const stack: Frame[] = [];
   const s = jsonText;
   const n = s.length;
@@ -75,8 +101,14 @@ export function findDuplicateFields(jsonText: string): string[] {
         }
         // expectKey is only set with an object frame on top
         if (top?.keys) {
-          if (top.keys.has(key)) out.push(childPath(top.path, key));
-          else top.keys.add(key);
+          if (top.keys.has(key)) out.push({ path: childPath(top.path, key), offset: i });
+          else {
+            top.keys.add(key);
+            if (want !== undefined) {
+              const p = childPath(top.path, key);
+              if (want.paths.has(p) && !want.found.has(p)) want.found.set(p, i);
+            }
+          }
           top.key = key;
         }
         expectKey = false;

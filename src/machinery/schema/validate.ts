@@ -34,6 +34,8 @@ export interface ValidationResult {
   errors: FieldError[];
   /** JSON paths of the unknown fields, Kubernetes style: `spec.foo`, `spec.containers[0].bar` */
   unknownFields: string[];
+  /** those of them in an embedded resource's metadata (kube finds them after pruning, crdUnknownOrder) */
+  embeddedMetaUnknown?: string[];
 }
 
 /**
@@ -49,6 +51,9 @@ const SEG_KEY = 2;
 class Walk {
   readonly errors: FieldError[] = [];
   readonly unknownFields: string[] = [];
+  embeddedMetaUnknown: string[] | undefined;
+  /** > 0 inside an embedded resource's metadata */
+  private embeddedMeta = 0;
   readonly segs: (string | number)[] = [];
   readonly kinds: number[] = [];
 
@@ -335,7 +340,9 @@ class Walk {
       }
       if (child === undefined) {
         if (s.preserveUnknown || (s.embedded && (k === 'apiVersion' || k === 'kind' || k === 'metadata'))) continue;
-        this.unknownFields.push(this.jsonPath(k));
+        const path = this.jsonPath(k);
+        this.unknownFields.push(path);
+        if (this.embeddedMeta > 0) (this.embeddedMetaUnknown ??= []).push(path);
         if (this.prune) delete obj[k];
         continue;
       }
@@ -347,9 +354,12 @@ class Walk {
       }
       // "" in a required field with a minLength is reported once, as `Required value`, below
       if (v === '' && child.minLength !== undefined && child.minLength > 0 && s.required?.includes(k)) continue;
+      const meta = s.embedded && k === 'metadata';
+      if (meta) this.embeddedMeta++;
       this.push(k, kind);
       this.value(v, child);
       this.pop();
+      if (meta) this.embeddedMeta--;
       if (this.dropEmptyMaps && isEmptyTypedMap(v, child) && !s.required?.includes(k)) delete obj[k];
     }
     const req = s.required;
@@ -395,7 +405,9 @@ export function validateAgainstSchema(
 export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: ValidateOptions = {}): ValidationResult {
   const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true, opts.dropEmptyMaps === true);
   if (obj !== null && obj !== undefined) w.value(obj, compiled);
-  return { errors: w.errors, unknownFields: w.unknownFields };
+  const r: ValidationResult = { errors: w.errors, unknownFields: w.unknownFields };
+  if (w.embeddedMetaUnknown) r.embeddedMetaUnknown = w.embeddedMetaUnknown;
+  return r;
 }
 
 /**
