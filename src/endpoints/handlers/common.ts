@@ -9,6 +9,7 @@ import { apiVersionOf } from '../../registry/registry.js';
 import type { ApiRequest, AuditAnnotator } from '../request.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../../machinery/schema/duplicates.js';
 import type { ApiObject, JSONObject, ObjectMeta } from '../../registry/types.js';
+import type { FieldError } from '../../core/object.js';
 import { EPHEMERAL_SUBRESOURCE } from '../../registry/kinds/pod-ephemeral.js';
 import { statusApplyMetadataFields, statusWriteMeta, statusWriteMetadata } from '../../registry/status-write-metadata.js';
 import { undecodableBodyMessage } from '../undecodable-body.js';
@@ -116,14 +117,19 @@ export function optionsRef(apiDomain: string, kind: OptionsRef['kind']): Options
  * slice (`Unsupported value: []string{"Foo"}: supported values: "All"`).
  */
 export function parseDryRun(q: URLSearchParams, options: OptionsRef, fromBody?: unknown): boolean {
+  const { dryRun, error } = dryRunOf(q, fromBody);
+  if (error) throw invalid(options.kind, options.group, '', [error]);
+  return dryRun;
+}
+
+/** the `dryRun` values of the query and a body, and kube's ValidateDryRun error for them */
+export function dryRunOf(q: URLSearchParams, fromBody?: unknown): { dryRun: boolean; error?: FieldError } {
   const values = [...q.getAll('dryRun'), ...(Array.isArray(fromBody) ? fromBody.map(String) : [])];
   if (values.some((v) => v !== '' && v !== 'All')) {
     const slice = `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
-    throw invalid(options.kind, options.group, '', [
-      { field: 'dryRun', type: 'FieldValueNotSupported', message: `Unsupported value: ${slice}: supported values: "All"` },
-    ]);
+    return { dryRun: false, error: { field: 'dryRun', type: 'FieldValueNotSupported', message: `Unsupported value: ${slice}: supported values: "All"` } };
   }
-  return values.includes('All');
+  return { dryRun: values.includes('All') };
 }
 
 /** `fieldValidation` query (spec 000 §4.8): default Warn; another value is kube's 422 (its sorted set, "" first). */
