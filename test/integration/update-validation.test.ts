@@ -80,3 +80,13 @@ describe('update validation', () => {
     expect((await send('PATCH', '/api/v1/namespaces/default/events/upd-event', { message: 'changed' }, 200)).message).toBe('changed');
   });
 });
+
+describe('write preconditions, names and bodies (kube 1.32 handlers)', () => {
+  const CMS = '/api/v1/namespaces/default/configmaps';
+
+  it('a body in an unknown format is 415 listing json, yaml and protobuf', async () => {
+    const r = await t.request('POST', CMS, { body: 'a=b', headers: { 'content-type': 'text/plain' } });
+    expect(r.status, r.text).toBe(415);
+    expect(r.json<Obj>().message).toBe('the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.orch.protobuf');
+  });
+});

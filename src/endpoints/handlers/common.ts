@@ -41,7 +41,9 @@ export function parseBody(req: ApiRequest, allowed: string[] = ['application/jso
   // object bodies may also come in the protobuf envelope (spec 000 §2.7, §4.3)
   if (isProtobufMediaType(type) && allowed.includes('application/json')) return { value: decodeProtobufBody(req), duplicates: [] };
   if (!allowed.includes(type)) {
-    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${allowed.join(', ')}`);
+    // kube lists its serializer's media types: protobuf too where the kind has a protobuf form
+    const accepted = req.protobuf && !req.def.customResource && allowed.includes('application/json') ? [...allowed, req.protobuf.mediaType] : allowed;
+    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
   }
   const text = bodyText(req);
   if (type === 'application/yaml') {
