@@ -1,7 +1,8 @@
-import { badRequest, conflict, invalid } from '../../core/errors.js';
+import { conflict, invalid } from '../../core/errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
 import {
+  checkName,
   checkNamespace,
   confineWrite,
   decodeObjectBody,
@@ -25,10 +26,8 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
   const fieldValidation = parseFieldValidation(req.query, options);
   const { obj, duplicates } = decodeObjectBody(req);
   checkNamespace(req, obj);
-  const bodyName = obj.metadata?.name;
-  if (bodyName !== undefined && bodyName !== req.info.name) {
-    throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${req.info.name})`);
-  }
+  // kube's checkName; a body without a name takes the URL's
+  if (obj.metadata?.name !== undefined) checkName(req, obj.metadata);
   obj.metadata = { ...(obj.metadata ?? {}), name: req.info.name };
   const gs = ctx.storeFor(req.def);
   const manager = fieldManagerOf(ctx, req, 'UpdateOptions');
@@ -43,6 +42,8 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       createIfAbsent: !isPartialWrite(req),
       // confineWrite copies nothing from the stored object of a kind without a status sub-resource
       transformReadsOnly: !hasStatusSubresource(req),
+      // a uid in the body is a precondition, also on /status (kube's DefaultUpdatedObjectInfo.Preconditions)
+      uidPrecondition: obj.metadata?.uid || undefined,
       manager,
       user: req.user,
       subresource: req.info.subresource || undefined,
