@@ -21,6 +21,7 @@ import { prepareCreate } from './create-metadata.js';
 import type { DeleteRequestOptions, ObjectAdmission, UpdateOptions, WriteHooks, WriteOptions } from './write-options.js';
 import { admitAgain, checkNamespaceForCreate, checkNamespaceForUpdate, decodeWrite, validateWrite } from './write-validation.js';
 import { fillZeroShape } from './zero-shape.js';
+import { uidPreconditionFailed } from './preconditions.js';
 
 // the store's vocabulary, from the modules that hold it (importers keep one entry point)
 export { decodeObject, decodeShared, encodeObject } from './object-codec.js';
@@ -372,6 +373,10 @@ export class GenericStore {
     const current = kv ? (this.convertsByWebhook ? await this.decodeConverted(kv) : this.decode(kv)) : undefined;
     if (!current && !fresh) return { kind: 'stale' };
     if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
+    if (opts.uidPrecondition !== undefined && opts.uidPrecondition !== current?.metadata?.uid) {
+      if (!fresh) return { kind: 'stale' };
+      throw uidPreconditionFailed(this.def, key, name, opts.uidPrecondition, current?.metadata?.uid);
+    }
     // the transform gets its own copy unless it promises to neither change nor keep any part of it
     const transformed = transform(current && !opts.transformReadsOnly ? clone(current) : current);
     // a transform may hand back the same object on every attempt: values claimed by a

@@ -32,6 +32,14 @@ export interface ListResult {
   remainingItemCount?: number;
 }
 
+/** a list result's ListMeta: resourceVersion, and continue and remainingItemCount when there are more */
+export function listMetaOf(result: ListResult): Record<string, unknown> {
+  const meta: Record<string, unknown> = { resourceVersion: result.resourceVersion };
+  if (result.continue) meta.continue = result.continue;
+  if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
+  return meta;
+}
+
 /** Read semantics a list resolves to (the cells of the §4.6 list table). */
 export type ListSemantics =
   | { kind: 'mostRecent' }

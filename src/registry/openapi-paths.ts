@@ -6,6 +6,7 @@ import type { SchemaNames } from '../machinery/schema/naming.js';
 import { type GVK, type Json, refPath } from './openapi-schema.js';
 import { type Param, groupTag, patchTypes, resourcePaths } from './openapi-operations.js';
 import { STRATEGIC_MERGE_PATCH } from '../machinery/patch/media-types.js';
+import { protobufMediaType } from '../machinery/protobuf/envelope.js';
 
 function opGvk(gvk: GVK): Json {
   const one = { group: gvk.group, kind: gvk.kind, version: gvk.version };
@@ -17,7 +18,7 @@ function opGvk(gvk: GVK): Json {
  * the documents list the spec's, or kube's with `--api-domain k8s.io`, as kube-apiserver lists it.
  */
 function responseTypes(op: { action: string }, apiDomain: string): string[] {
-  const protobuf = apiDomain === 'k8s.io' ? 'application/vnd.kubernetes.protobuf' : 'application/vnd.orch.protobuf';
+  const protobuf = protobufMediaType(apiDomain);
   const plain = ['application/json', 'application/yaml', protobuf];
   return op.action.startsWith('watch') || op.action === 'list' ? [...plain, 'application/json;stream=watch', `${protobuf};stream=watch`] : plain;
 }

@@ -8,7 +8,7 @@ import { SchemaNames } from '../machinery/schema/naming.js';
 import type { Definitions, Schema } from '../machinery/schema/types.js';
 import type { ResourceDefinition } from './types.js';
 import { type JsonObject, decodeProtobufObject, encodeProtobufObjectReport } from '../machinery/protobuf/codec.js';
-import { decodeEnvelope, encodeEnvelope } from '../machinery/protobuf/envelope.js';
+import { decodeEnvelope, encodeEnvelope, protobufMediaType } from '../machinery/protobuf/envelope.js';
 import { ProtobufError } from '../machinery/protobuf/errors.js';
 import {
   bindingSchema,
@@ -41,6 +41,11 @@ export class ProtobufCatalog {
 
   constructor(private readonly registry: Registry) {
     this.names = new SchemaNames(registry.apiDomain);
+  }
+
+  /** the protobuf media type this server names (415 lists it among the accepted ones) */
+  get mediaType(): string {
+    return protobufMediaType(this.registry.apiDomain);
   }
 
   get defs(): Definitions {

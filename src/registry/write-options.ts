@@ -56,6 +56,11 @@ export interface UpdateOptions {
    * docs/scale.md).
    */
   transformReadsOnly?: boolean;
+  /**
+   * the `metadata.uid` of a PUT body: a precondition on the stored object, checked before the
+   * transform (kube's DefaultUpdatedObjectInfo.Preconditions and storage Preconditions.Check)
+   */
+  uidPrecondition?: string;
 }
 
 /**

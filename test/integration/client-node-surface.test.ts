@@ -271,9 +271,10 @@ describe('typed APIs', () => {
     const cm = await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'guarded', labels: { across: namespace } } } });
     const wrongUid = await apiError(core.deleteNamespacedConfigMap({ namespace, name: 'guarded', body: { preconditions: { uid: 'not-the-uid' } } }));
     expect(wrongUid.code).toBe(409);
-    expect(wrongUid.status).toMatchObject({ reason: 'Conflict', details: { name: 'guarded', kind: 'configmaps' } });
+    // kube's rest.BeforeDelete names the kind
+    expect(wrongUid.status).toMatchObject({ reason: 'Conflict', details: { name: 'guarded', kind: 'ConfigMap' } });
     expect(wrongUid.status.message).toBe(
-      `Operation cannot be fulfilled on configmaps "guarded": Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${cm.metadata?.uid}`,
+      `Operation cannot be fulfilled on ConfigMap "guarded": the UID in the precondition (not-the-uid) does not match the UID in record (${cm.metadata?.uid}). The object might have been deleted and then recreated`,
     );
     const across = await core.listConfigMapForAllNamespaces({ labelSelector: `across=${namespace}` });
     expect(across.items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`)).toEqual([`${namespace}/guarded`]);

@@ -98,16 +98,69 @@ describe('preconditions (spec 000 §2.6)', () => {
     const o = await create('pre');
     let r = await t.request('DELETE', `${CMS}/pre`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'not-the-uid' } } });
     expect(r.status).toBe(409);
-    expect(r.json<{ reason: string; message: string }>().message).toContain('Precondition failed: UID');
+    // kube's rest.BeforeDelete: a Conflict on the kind, not the resource
+    expect(r.json()).toEqual({
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Conflict', code: 409,
+      message: `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (not-the-uid) does not match the UID in record (${o.metadata.uid}). The object might have been deleted and then recreated`,
+      details: { name: 'pre', kind: 'ConfigMap' },
+    });
     r = await t.request('DELETE', `${CMS}/pre`, { body: { preconditions: { resourceVersion: '1' } } });
     expect(r.status).toBe(409);
-    expect(r.text).toContain('Precondition failed: ResourceVersion');
+    expect(r.json<{ message: string }>().message).toBe(
+      `Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${o.metadata.resourceVersion}). The object might have been modified`,
+    );
     expect((await get('pre')).status).toBe(200);
     r = await t.request('DELETE', `${CMS}/pre`, {
       body: { preconditions: { uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion } },
     });
     expect(r.status, r.text).toBe(200);
     expect((await get('pre')).status).toBe(404);
+  });
+});
+
+describe('delete options (kube ValidateDeleteOptions, rest.BeforeDelete)', () => {
+  const invalidOptions = (causes: { reason: string; field: string; message: string }[]) => ({
+    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Invalid', code: 422,
+    message: `DeleteOptions.meta.orch.io "" is invalid: ${causes.length === 1 ? `${causes[0]!.field}: ${causes[0]!.message}` : `[${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}]`}`,
+    details: { group: 'meta.orch.io', kind: 'DeleteOptions', causes },
+  });
+
+  it('an unknown propagationPolicy, or one with orphanDependents, is 422 on DeleteOptions; nothing is deleted', async () => {
+    await create('opt-bad');
+    let r = await t.request('DELETE', `${CMS}/opt-bad?propagationPolicy=Foo`);
+    expect(r.status, r.text).toBe(422);
+    expect(r.json()).toEqual(invalidOptions([
+      { reason: 'FieldValueNotSupported', field: 'propagationPolicy', message: 'Unsupported value: "Foo": supported values: "Foreground", "Background", "Orphan", "nil"' },
+    ]));
+    r = await t.request('DELETE', `${CMS}/opt-bad`, { body: { orphanDependents: true, propagationPolicy: 'Background' } });
+    expect(r.status, r.text).toBe(422);
+    expect(r.json()).toEqual(invalidOptions([
+      { reason: 'FieldValueInvalid', field: 'propagationPolicy', message: 'Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set' },
+    ]));
+    // every error at once, in kube's order; checked before the object is read (an absent one too)
+    r = await t.request('DELETE', `${CMS}/opt-absent?orphanDependents=false&propagationPolicy=Foo&dryRun=x`);
+    expect(r.json()).toEqual(invalidOptions([
+      { reason: 'FieldValueInvalid', field: 'propagationPolicy', message: 'Invalid value: "Foo": orphanDependents and deletionPropagation cannot be both set' },
+      { reason: 'FieldValueNotSupported', field: 'propagationPolicy', message: 'Unsupported value: "Foo": supported values: "Foreground", "Background", "Orphan", "nil"' },
+      { reason: 'FieldValueNotSupported', field: 'dryRun', message: 'Unsupported value: []string{"x"}: supported values: "All"' },
+    ]));
+    // deletecollection validates them too
+    expect((await t.request('DELETE', `${CMS}?propagationPolicy=Foo`)).status).toBe(422);
+    expect((await get('opt-bad')).status).toBe(200);
+  });
+
+  it('a negative gracePeriodSeconds is taken as 1: a ConfigMap goes, a pod on a node gets one second', async () => {
+    await create('opt-neg');
+    const r = await t.request('DELETE', `${CMS}/opt-neg?gracePeriodSeconds=-5`);
+    expect(r.status, r.text).toBe(200);
+    expect((await get('opt-neg')).status).toBe(404);
+    const PODS = '/api/v1/namespaces/default/pods';
+    const c = await t.request('POST', PODS, { body: { metadata: { name: 'p-neg' }, spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'busybox' }] } } });
+    expect(c.status, c.text).toBe(201);
+    const d = await t.request('DELETE', `${PODS}/p-neg`, { body: { gracePeriodSeconds: -5 } });
+    expect(d.status, d.text).toBe(200);
+    expect(d.json<Obj>().metadata.deletionGracePeriodSeconds).toBe(1);
+    expect((await t.request('DELETE', `${PODS}/p-neg?gracePeriodSeconds=0`)).status).toBe(200);
   });
 });
 
@@ -169,6 +222,25 @@ describe('deletecollection with selectors', () => {
 
     expect(await removeFinalizers('dc-b')).toBe(200);
     expect((await get('dc-b')).status).toBe(404);
+  });
+
+  it('with limit deletes one page and answers it with its continue token', async () => {
+    for (const n of ['dl-1', 'dl-2', 'dl-3']) await create(n, { labels: { app: 'dl' } });
+    const r = await t.request('DELETE', `${CMS}?labelSelector=app%3Ddl&limit=2`);
+    expect(r.status, r.text).toBe(200);
+    const page = r.json<{ metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number }; items: Obj[] }>();
+    expect(page.items.map((i) => i.metadata.name)).toEqual(['dl-1', 'dl-2']);
+    // a label selector leaves the count unknown (kube's too)
+    expect(page.metadata.remainingItemCount).toBeUndefined();
+    expect(page.metadata.continue).toBeTruthy();
+    expect((await get('dl-1')).status).toBe(404);
+    expect((await get('dl-2')).status).toBe(404);
+    expect((await get('dl-3')).status).toBe(200);
+    // the token goes on with the rest
+    const rest = await t.request('DELETE', `${CMS}?labelSelector=app%3Ddl&limit=2&continue=${encodeURIComponent(page.metadata.continue!)}`);
+    expect(rest.status, rest.text).toBe(200);
+    expect(rest.json<{ items: Obj[] }>().items.map((i) => i.metadata.name)).toEqual(['dl-3']);
+    expect((await get('dl-3')).status).toBe(404);
   });
 
   it('deletes by field selector', async () => {

@@ -80,3 +80,56 @@ describe('update validation', () => {
     expect((await send('PATCH', '/api/v1/namespaces/default/events/upd-event', { message: 'changed' }, 200)).message).toBe('changed');
   });
 });
+
+describe('write preconditions, names and bodies (kube 1.32 handlers)', () => {
+  const CMS = '/api/v1/namespaces/default/configmaps';
+
+  it('a PUT carrying the uid of a deleted and re-created object is 409; its own uid or none writes', async () => {
+    const old = await send('POST', CMS, { metadata: { name: 'uidt' }, data: { a: '1' } }, 201);
+    await send('DELETE', `${CMS}/uidt`, {}, 200);
+    const now = await send('POST', CMS, { metadata: { name: 'uidt' }, data: { a: '1' } }, 201);
+    const s = await send('PUT', `${CMS}/uidt`, { metadata: { name: 'uidt', uid: old.metadata.uid }, data: { a: '2' } }, 409);
+    expect(s).toEqual({
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Conflict', code: 409,
+      message: `Operation cannot be fulfilled on configmaps "uidt": StorageError: invalid object, Code: 4, Key: /registry/core/configmaps/default/uidt, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${old.metadata.uid}, UID in object meta: ${now.metadata.uid}`,
+      details: { name: 'uidt', kind: 'configmaps' },
+    });
+    expect((await send('PUT', `${CMS}/uidt`, { metadata: { name: 'uidt', uid: now.metadata.uid }, data: { a: '3' } }, 200)).data).toEqual({ a: '3' });
+    expect((await send('PUT', `${CMS}/uidt`, { metadata: { name: 'uidt' }, data: { a: '4' } }, 200)).data).toEqual({ a: '4' });
+    // an absent object has no uid: the precondition fails instead of creating
+    const gone = await send('PUT', `${CMS}/uidt-absent`, { metadata: { name: 'uidt-absent', uid: old.metadata.uid } }, 409);
+    expect(gone.message).toMatch(/UID in object meta: $/);
+  });
+
+  it('a status PUT checks the uid too', async () => {
+    const ns = await send('POST', '/api/v1/namespaces', { metadata: { name: 'uidt-ns' } }, 201);
+    const s = await send('PUT', '/api/v1/namespaces/uidt-ns/status', { ...ns, metadata: { ...ns.metadata, uid: 'not-it' } }, 409);
+    expect(s.message).toContain(`Precondition failed: UID in precondition: not-it, UID in object meta: ${ns.metadata.uid}`);
+    await send('PUT', '/api/v1/namespaces/uidt-ns/status', ns, 200);
+  });
+
+  it('a PATCH or PUT that renames or moves the object is kube checkName 400', async () => {
+    await send('POST', CMS, { metadata: { name: 'cm2' } }, 201);
+    const bad = (s: Obj, message: string) => expect(s).toMatchObject({ reason: 'BadRequest', code: 400, message });
+    bad(await send('PATCH', `${CMS}/cm2`, { metadata: { name: 'other' } }, 400), 'the name of the object (other) does not match the name on the URL (cm2)');
+    bad(await send('PATCH', `${CMS}/cm2`, { metadata: { name: null } }, 400), 'the name of the object (cm2 based on URL) was undeterminable: name must be provided');
+    bad(await send('PATCH', `${CMS}/cm2`, { metadata: { namespace: 'kube-system' } }, 400), 'the namespace of the object (kube-system) does not match the namespace on the request (default)');
+    bad(await send('PUT', `${CMS}/cm2`, { metadata: { name: 'other' } }, 400), 'the name of the object (other) does not match the name on the URL (cm2)');
+    bad(await send('PUT', `${CMS}/cm2`, { metadata: { name: 'cm2', namespace: 'kube-system' } }, 400), 'the namespace of the provided object does not match the namespace sent on the request');
+  });
+
+  it('a create without name or generateName is 422 from the object metadata validation', async () => {
+    const s = await send('POST', CMS, { metadata: {} }, 422);
+    expect(s).toEqual({
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Invalid', code: 422,
+      message: 'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required',
+      details: { kind: 'ConfigMap', causes: [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' }] },
+    });
+  });
+
+  it('a body in an unknown format is 415 listing json, yaml and protobuf', async () => {
+    const r = await t.request('POST', CMS, { body: 'a=b', headers: { 'content-type': 'text/plain' } });
+    expect(r.status, r.text).toBe(415);
+    expect(r.json<Obj>().message).toBe('the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.orch.protobuf');
+  });
+});

@@ -11,6 +11,9 @@ import {
   finalizersForPolicy,
 } from '../../src/lifecycles/deletion.js';
 import { gracePeriodFor } from '../../src/registry/deletion/graceful.js';
+import { deleteGracePeriod, deleteOptionsErrors } from '../../src/registry/deletion/delete-options.js';
+import { checkDeletePreconditions } from '../../src/registry/preconditions.js';
+import type { StatusError } from '../../src/core/errors.js';
 import type { ResourceDefinition } from '../../src/registry/types.js';
 
 const NOW = Date.parse('2025-01-02T03:04:05Z');
@@ -174,5 +177,44 @@ describe('graceful deletion (pods bound to a node)', () => {
   it('removing the last finalizer does not remove a pod whose grace period is pending', () => {
     const d = decide(terminating(['a'], 30), { type: 'UPDATE', finalizers: [], extraFinalizers: [] });
     expect(d.state).toBe('Terminating');
+  });
+});
+
+describe('delete options and preconditions (kube ValidateDeleteOptions, rest.BeforeDelete)', () => {
+  it('a known policy alone is valid; both options or an unknown policy are errors on propagationPolicy', () => {
+    for (const p of [undefined, 'Orphan', 'Background', 'Foreground']) expect(deleteOptionsErrors(p, undefined)).toEqual([]);
+    expect(deleteOptionsErrors(undefined, true)).toEqual([]);
+    expect(deleteOptionsErrors('Orphan', false).map((e) => `${e.type} ${e.field}: ${e.message}`)).toEqual([
+      'FieldValueInvalid propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set',
+    ]);
+    expect(deleteOptionsErrors('orphan', undefined).map((e) => `${e.type} ${e.field}: ${e.message}`)).toEqual([
+      'FieldValueNotSupported propagationPolicy: Unsupported value: "orphan": supported values: "Foreground", "Background", "Orphan", "nil"',
+    ]);
+  });
+
+  it('a negative grace period is one second; others are kept', () => {
+    fc.assert(fc.property(fc.integer(), (n) => deleteGracePeriod(n) === (n < 0 ? 1 : n)));
+  });
+
+  it('preconditions that do not hold are a Conflict on the kind and group', () => {
+    const obj = { metadata: { name: 'd', uid: 'u1', resourceVersion: '7' } };
+    const def = { kind: 'Deployment', group: 'apps' };
+    expect(() => checkDeletePreconditions(def, obj, { uid: 'u1', resourceVersion: '7' })).not.toThrow();
+    expect(() => checkDeletePreconditions(def, obj, undefined)).not.toThrow();
+    const err = (pre: { uid?: string; resourceVersion?: string }) => {
+      try {
+        checkDeletePreconditions(def, obj, pre);
+      } catch (e) {
+        return (e as StatusError).toStatus();
+      }
+      throw new Error('no conflict');
+    };
+    expect(err({ uid: 'u0' })).toMatchObject({
+      code: 409, reason: 'Conflict', details: { name: 'd', group: 'apps', kind: 'Deployment' },
+      message: 'Operation cannot be fulfilled on Deployment.apps "d": the UID in the precondition (u0) does not match the UID in record (u1). The object might have been deleted and then recreated',
+    });
+    expect(err({ resourceVersion: '6' }).message).toBe(
+      'Operation cannot be fulfilled on Deployment.apps "d": the ResourceVersion in the precondition (6) does not match the ResourceVersion in record (7). The object might have been modified',
+    );
   });
 });

@@ -2,6 +2,7 @@
 // later answer, errors included, is in the representation the client accepts.
 
 import type { ProtobufCatalog } from '../../registry/protobuf-catalog.js';
+import { protobufMediaType } from '../../machinery/protobuf/envelope.js';
 import { negotiate } from '../negotiate.js';
 
 import { HEALTH_PATH } from './non-resource.js';
@@ -22,7 +23,7 @@ export function prettyPrint(pretty: string | null, userAgent: string | null | un
 
 export function negotiationFilter(apiDomain: string, protobuf: ProtobufCatalog): Filter {
   const metaGroups = [`meta.${apiDomain}`, 'meta.k8s.io'];
-  const protobufName = apiDomain === 'k8s.io' ? 'application/vnd.kubernetes.protobuf' : 'application/vnd.orch.protobuf';
+  const protobufName = protobufMediaType(apiDomain);
   return (s, next) => {
     const info = infoOf(s);
     const http = s.http;

@@ -10,6 +10,7 @@ import type { ApiRequest, AuditAnnotator } from '../request.js';
 import { duplicateKeyLinesYaml, findDuplicateKeys } from '../../machinery/schema/duplicates.js';
 import { type BodyFindings, duplicateFieldText, strictDecodingErrors } from '../../machinery/schema/strict-decoding.js';
 import type { ApiObject, JSONObject, ObjectMeta } from '../../registry/types.js';
+import type { FieldError } from '../../core/object.js';
 import { EPHEMERAL_SUBRESOURCE } from '../../registry/kinds/pod-ephemeral.js';
 import { statusApplyMetadataFields, statusWriteMeta, statusWriteMetadata } from '../../registry/status-write-metadata.js';
 import { undecodableBodyMessage } from '../undecodable-body.js';
@@ -41,7 +42,9 @@ export function parseBody(req: ApiRequest, allowed: string[] = ['application/jso
   // object bodies may also come in the protobuf envelope (spec 000 §2.7, §4.3)
   if (isProtobufMediaType(type) && allowed.includes('application/json')) return { value: decodeProtobufBody(req), findings: undefined };
   if (!allowed.includes(type)) {
-    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${allowed.join(', ')}`);
+    // kube lists its serializer's media types: protobuf too where the kind has a protobuf form
+    const accepted = req.protobuf && !req.def.customResource && allowed.includes('application/json') ? [...allowed, req.protobuf.mediaType] : allowed;
+    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
   }
   const text = bodyText(req);
   if (type === 'application/yaml') {
@@ -125,14 +128,19 @@ export function optionsRef(apiDomain: string, kind: OptionsRef['kind']): Options
  * slice (`Unsupported value: []string{"Foo"}: supported values: "All"`).
  */
 export function parseDryRun(q: URLSearchParams, options: OptionsRef, fromBody?: unknown): boolean {
+  const { dryRun, error } = dryRunOf(q, fromBody);
+  if (error) throw invalid(options.kind, options.group, '', [error]);
+  return dryRun;
+}
+
+/** the `dryRun` values of the query and a body, and kube's ValidateDryRun error for them */
+export function dryRunOf(q: URLSearchParams, fromBody?: unknown): { dryRun: boolean; error?: FieldError } {
   const values = [...q.getAll('dryRun'), ...(Array.isArray(fromBody) ? fromBody.map(String) : [])];
   if (values.some((v) => v !== '' && v !== 'All')) {
     const slice = `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
-    throw invalid(options.kind, options.group, '', [
-      { field: 'dryRun', type: 'FieldValueNotSupported', message: `Unsupported value: ${slice}: supported values: "All"` },
-    ]);
+    return { dryRun: false, error: { field: 'dryRun', type: 'FieldValueNotSupported', message: `Unsupported value: ${slice}: supported values: "All"` } };
   }
-  return values.includes('All');
+  return { dryRun: values.includes('All') };
 }
 
 /** `fieldValidation` query (spec 000 §4.8): default Warn; another value is kube's 422 (its sorted set, "" first). */
@@ -158,6 +166,21 @@ export function checkNamespace(req: ApiRequest, obj: ApiObject): void {
     if (ns !== undefined && ns !== '' && ns !== req.info.namespace) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
+  }
+}
+
+/**
+ * kube's checkName (endpoints/handlers/rest.go) of an object a PUT or PATCH produced: its name
+ * must be the URL's, and a namespace it carries the request's (400 BadRequest)
+ */
+export function checkName(req: ApiRequest, meta: ObjectMeta | undefined): void {
+  const urlName = req.info.name;
+  const name = meta?.name;
+  if (name === undefined || name === '') throw badRequest(`the name of the object (${urlName} based on URL) was undeterminable: name must be provided`);
+  if (name !== urlName) throw badRequest(`the name of the object (${String(name)}) does not match the name on the URL (${urlName})`);
+  const ns = req.info.namespace;
+  if (ns && meta?.namespace && meta.namespace !== ns) {
+    throw badRequest(`the namespace of the object (${String(meta.namespace)}) does not match the namespace on the request (${ns})`);
   }
 }
 

@@ -1,5 +1,5 @@
 import { inferFieldManager, validateFieldManager } from '../../machinery/apply/field-manager.js';
-import { badRequest, invalid } from '../../core/errors.js';
+import { invalid } from '../../core/errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
 import { checkNamespace, decodeObjectBody, fieldWarnings, optionsRef, parseDryRun, parseFieldValidation, withAdmissionWarnings } from './common.js';
@@ -11,9 +11,7 @@ export async function handleCreate(ctx: HandlerContext, req: ApiRequest): Promis
   const fieldValidation = parseFieldValidation(req.query, options);
   const { obj, findings } = decodeObjectBody(req);
   checkNamespace(req, obj);
-  if (!obj.metadata?.name && !obj.metadata?.generateName) {
-    throw badRequest(`${req.def.kind} in version "${req.def.version}" cannot be handled: name or generateName is required`);
-  }
+  // neither name nor generateName: the object metadata validation's 422 (kube's ValidateObjectMeta)
   const gs = ctx.storeFor(req.def);
   const manager = fieldManagerOf(ctx, req, 'CreateOptions');
   const { result, warnings } = await withAdmissionWarnings(req.audit, (sink, auditAnnotations) =>

@@ -1,11 +1,11 @@
-import { badRequest, forbidden, forbiddenRequest } from '../../core/errors.js';
+import { badRequest, forbidden, forbiddenRequest, invalid } from '../../core/errors.js';
 import { aggregateErrors } from '../../auth/authz/errors.js';
 import { UNSAFE_DELETE_GATE, UNSAFE_DELETE_OPTION } from '../../registry/deletion/corrupt.js';
-import { checkGracePeriod, checkPropagationPolicy } from '../../registry/deletion/delete-options.js';
+import { deleteGracePeriod, deleteOptionsErrors } from '../../registry/deletion/delete-options.js';
 import type { PropagationPolicy } from '../../lifecycles/deletion.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
-import { decodeProtobufBody, mediaType, optionsRef, parseDryRun, withAdmissionWarnings } from './common.js';
+import { decodeProtobufBody, dryRunOf, mediaType, optionsRef, withAdmissionWarnings } from './common.js';
 import { boolParam, intParam } from '../query-params.js';
 import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
 import { parse as parseYaml } from 'yaml';
@@ -37,15 +37,17 @@ export function parseDeleteOptions(req: ApiRequest, apiDomain: string): DeleteOp
     }
   }
   const q = req.query;
-  const dryRun = parseDryRun(q, optionsRef(apiDomain, 'DeleteOptions'), body.dryRun);
+  const { dryRun, error: dryRunError } = dryRunOf(q, body.dryRun);
   const rawGrace = intParam(q, 'gracePeriodSeconds') ?? (typeof body.gracePeriodSeconds === 'number' ? body.gracePeriodSeconds : undefined);
-  const grace = rawGrace === undefined ? undefined : checkGracePeriod(rawGrace, 'gracePeriodSeconds');
   const rawPolicy = q.get('propagationPolicy') || (typeof body.propagationPolicy === 'string' ? body.propagationPolicy : undefined);
-  const policy = rawPolicy === undefined ? undefined : checkPropagationPolicy(rawPolicy, 'propagationPolicy');
   const orphanQ = q.get('orphanDependents');
   const orphanDependents = orphanQ !== null ? boolParam(q, 'orphanDependents') : typeof body.orphanDependents === 'boolean' ? body.orphanDependents : undefined;
-  if (orphanDependents !== undefined && policy !== undefined) {
-    throw badRequest('orphanDependents: Invalid value: orphanDependents and propagationPolicy cannot both be set');
+  // kube's delete handlers validate the options before reading any object: 422 on DeleteOptions
+  const errors = deleteOptionsErrors(rawPolicy, orphanDependents);
+  if (dryRunError) errors.push(dryRunError);
+  if (errors.length > 0) {
+    const ref = optionsRef(apiDomain, 'DeleteOptions');
+    throw invalid(ref.kind, ref.group, '', errors);
   }
   const pre = body.preconditions as { uid?: unknown; resourceVersion?: unknown } | undefined;
   const preconditions =
@@ -60,8 +62,8 @@ export function parseDeleteOptions(req: ApiRequest, apiDomain: string): DeleteOp
     body.ignoreStoreReadErrorWithClusterBreakingPotential === true;
   return {
     dryRun,
-    gracePeriodSeconds: grace,
-    propagationPolicy: policy,
+    gracePeriodSeconds: rawGrace === undefined ? undefined : deleteGracePeriod(rawGrace),
+    propagationPolicy: rawPolicy as PropagationPolicy | undefined,
     orphanDependents,
     preconditions,
     ignoreStoreReadErrorWithClusterBreakingPotential: unsafe || undefined,

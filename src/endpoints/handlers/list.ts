@@ -1,5 +1,5 @@
 import { badRequest } from '../../core/errors.js';
-import { type ListResult, listObjects, listSemantics } from '../../registry/list.js';
+import { type ListResult, listMetaOf, listObjects, listSemantics } from '../../registry/list.js';
 import { apiVersionOf } from '../../registry/registry.js';
 import { listKindOf } from '../../registry/types.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
@@ -30,9 +30,7 @@ export async function handleList(ctx: HandlerContext, req: ApiRequest): Promise<
     result = await ctx.listFromCache(gs, params);
   }
   result ??= await listObjects(gs, params, ctx.tokens);
-  const listMeta: Record<string, unknown> = { resourceVersion: result.resourceVersion };
-  if (result.continue) listMeta.continue = result.continue;
-  if (result.remainingItemCount !== undefined) listMeta.remainingItemCount = result.remainingItemCount;
+  const listMeta = listMetaOf(result);
   if (req.accept.table) {
     return {
       status: 200,

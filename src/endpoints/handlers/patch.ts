@@ -19,6 +19,7 @@ import type { JSONObject } from '../../core/object.js';
 import type { HandlerContext } from './context.js';
 import {
   bodyText,
+  checkName,
   confineApplyConfig,
   confineWrite,
   fieldWarnings,
@@ -92,7 +93,8 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
       throw badRequest('the patch must not change apiVersion or kind');
     }
     const meta = (patched.metadata ??= {});
-    if (meta.name !== name) throw badRequest(`metadata.name: Invalid value: "${String(meta.name)}": field is immutable`);
+    // a patch may not rename or move the object (kube's checkName after the patch is applied)
+    checkName(req, meta);
     // only a resourceVersion the patch itself set is a precondition
     if (meta.resourceVersion === currentRv) delete meta.resourceVersion;
     // so is an If-Match header (spec 000 §4.3: it carries a version precondition)

@@ -1,7 +1,8 @@
-import { badRequest, conflict, invalid } from '../../core/errors.js';
+import { conflict, invalid } from '../../core/errors.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
 import type { HandlerContext } from './context.js';
 import {
+  checkName,
   checkNamespace,
   confineWrite,
   decodeObjectBody,
@@ -39,6 +40,8 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
       createIfAbsent: !isPartialWrite(req),
       // confineWrite copies nothing from the stored object of a kind without a status sub-resource
       transformReadsOnly: !hasStatusSubresource(req),
+      // a uid in the body is a precondition, also on /status (kube's DefaultUpdatedObjectInfo.Preconditions)
+      uidPrecondition: obj.metadata?.uid || undefined,
       manager,
       user: req.user,
       subresource: req.info.subresource || undefined,
@@ -69,15 +72,13 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
   };
 }
 
-/** the body of a PUT, named as the URL names it (400 when the body names another object) */
+/** the body of a PUT, named as the URL names it (kube's checkName: 400 when the body names another object) */
 function decodeUpdateBody(req: ApiRequest): ReturnType<typeof decodeObjectBody> {
   const decoded = decodeObjectBody(req);
   const { obj } = decoded;
   checkNamespace(req, obj);
-  const bodyName = obj.metadata?.name;
-  if (bodyName !== undefined && bodyName !== req.info.name) {
-    throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${req.info.name})`);
-  }
+  // a body without a name takes the URL's
+  if (obj.metadata?.name !== undefined) checkName(req, obj.metadata);
   obj.metadata = { ...(obj.metadata ?? {}), name: req.info.name };
   return decoded;
 }

@@ -14,6 +14,11 @@ export const ENVELOPE_PREFIX = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
 /** the media type of spec 000 §4.3, and the Kubernetes name unmodified clients send */
 export const PROTOBUF_MEDIA_TYPES = ['application/vnd.orch.protobuf', 'application/vnd.kubernetes.protobuf'] as const;
 
+/** the protobuf media type orch names (answers, 406 and 415 lists): Kubernetes' with --api-domain k8s.io */
+export function protobufMediaType(apiDomain: string): string {
+  return apiDomain === 'k8s.io' ? PROTOBUF_MEDIA_TYPES[1] : PROTOBUF_MEDIA_TYPES[0];
+}
+
 export function isProtobufMediaType(mediaType: string): boolean {
   return (PROTOBUF_MEDIA_TYPES as readonly string[]).includes(mediaType);
 }

@@ -14,6 +14,7 @@ import type { DeleteRequestOptions, WriteHooks, WriteOptions } from '../write-op
 import { CorruptObjectError } from './corrupt.js';
 import { applyDecision, factsOf } from './facts.js';
 import { gracePeriodFor } from './graceful.js';
+import { checkDeletePreconditions } from '../preconditions.js';
 
 /** what the delete path uses of a generic store (GenericStore is one) */
 export interface DeletableStore {
@@ -53,7 +54,8 @@ export async function deleteObject(
     if (!kv) throw notFound(def.resource, def.group, name);
     const current = s.convertsByWebhook ? await s.decodeConverted(kv) : s.decode(kv);
     hooks.beforeDelete?.(def, current, opts);
-    checkPreconditions(def, current, name, opts.preconditions);
+    // kube's rest.BeforeDelete checks them on the object read, before admission
+    checkDeletePreconditions(def, current, opts.preconditions);
     if (attempt === 0 && (hooks.mutate || hooks.validateAdmission)) {
       // DELETE admission sees the stored object as oldObject and no object (patches do not apply)
       const call = { operation: 'DELETE' as const, def, namespace, name, object: undefined, oldObject: current, opts };
@@ -129,26 +131,6 @@ export async function deleteCorruptObject(s: DeletableStore, namespace: string, 
   throw badRequest(
     `${def.resource}${def.group ? `.${def.group}` : ''} "${name}" is readable: ignoreStoreReadErrorWithClusterBreakingPotential applies only to objects whose stored data cannot be read; use a normal delete`,
   );
-}
-
-/** preconditions (spec 000 §2.6): a mismatch is 409 Conflict */
-function checkPreconditions(def: ResourceDefinition, current: ApiObject, name: string, pre: DeleteRequestOptions['preconditions']): void {
-  if (pre?.uid && pre.uid !== current.metadata?.uid) {
-    throw conflict(
-      def.resource,
-      def.group,
-      name,
-      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`,
-    );
-  }
-  if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
-    throw conflict(
-      def.resource,
-      def.group,
-      name,
-      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
-    );
-  }
 }
 
 /** the deletion machine's verdict on an update of a Terminating object; 422 when it refuses */

@@ -24,6 +24,7 @@ import type { Capabilities, CapabilityContext, CapabilityDeleteOptions, Capabili
 import type { ApiObject, JSONValue } from '../types.js';
 import { checkGracePeriod, checkPropagationPolicy } from '../deletion/delete-options.js';
 import { matchesLabelSelector } from './workload-shared.js';
+import { checkDeletePreconditions } from '../preconditions.js';
 
 /** kube's MaxDisruptedPodSize: more unconfirmed evictions than this and the budget refuses */
 export const MAX_DISRUPTED_PODS = 2000;
@@ -160,7 +161,8 @@ async function markAndDelete(pods: CapabilityStore, ctx: CapabilityContext, opts
   if (!opts.dryRun) {
     const r = await pods.guaranteedUpdate(ctx.namespace, ctx.name, { dryRun: false, subresource: 'status', manager: 'kube-apiserver' }, (cur) => {
       if (!cur) throw new StatusError(404, 'NotFound', `pods "${ctx.name}" not found`, { name: ctx.name, kind: 'pods' });
-      checkPreconditions(cur, opts);
+      // kube's messages for the preconditions, checked before the condition is written
+      checkDeletePreconditions({ kind: 'Pod', group: '' }, cur, opts.preconditions);
       const status = (cur.status ??= {}) as { conditions?: Obj[] };
       status.conditions = withDisruptionTarget(status.conditions ?? [], 'EvictionByEvictionAPI', 'Eviction API: evicting', now());
       return unpinned(cur);
@@ -168,19 +170,6 @@ async function markAndDelete(pods: CapabilityStore, ctx: CapabilityContext, opts
     if (opts.preconditions?.resourceVersion) del = { ...opts, preconditions: { ...opts.preconditions, resourceVersion: r.object.metadata?.resourceVersion ?? '' } };
   }
   await pods.delete(ctx.namespace, ctx.name, { ...del, user: ctx.user, requester: ctx.user });
-}
-
-/** kube's messages for the preconditions checked before the condition is written */
-function checkPreconditions(pod: ApiObject, opts: CapabilityDeleteOptions): void {
-  const uid = opts.preconditions?.uid;
-  const rv = opts.preconditions?.resourceVersion;
-  const name = pod.metadata?.name ?? '';
-  if (uid && uid !== pod.metadata?.uid) {
-    throw new StatusError(409, 'Conflict', `Operation cannot be fulfilled on Pod "${name}": the UID in the precondition (${uid}) does not match the UID in record (${pod.metadata?.uid ?? ''}). The object might have been deleted and then recreated`, { name, kind: 'Pod' });
-  }
-  if (rv && rv !== pod.metadata?.resourceVersion) {
-    throw new StatusError(409, 'Conflict', `Operation cannot be fulfilled on Pod "${name}": the ResourceVersion in the precondition (${rv}) does not match the ResourceVersion in record (${pod.metadata?.resourceVersion ?? ''}). The object might have been modified`, { name, kind: 'Pod' });
-  }
 }
 
 /**
