@@ -12,7 +12,7 @@ import { loadConfig } from '../nodeagent/config/load.js';
 import { ConfigError } from '../nodeagent/config/schema.js';
 import { LockHeldError } from '../nodeagent/lock.js';
 import { parseFaultsEnv, startRuntimeSim } from '../nodeagent/runtime/sim-server.js';
-import { startWatchdog, watchdogPeriodMs } from '../nodeagent/watchdog.js';
+import { gatedWatchdogPeriodMs, startWatchdog } from '../nodeagent/watchdog.js';
 import { DEFAULT_API_DOMAIN, discoverApiDomain } from '../nodeagent/api-domain.js';
 import { checkKubeconfigs, KubeconfigError, readKubeconfig } from '../nodeagent/kubeconfig.js';
 import { systemClock } from '../nodeagent/clock.js';
@@ -100,8 +100,9 @@ export function addNodeAgentCommands(program: Command): void {
         return;
       }
       try {
-        // a bad WATCHDOG_USEC is a start-up error (spec 002 §8), found before anything starts
-        watchdogPeriodMs(process.env);
+        // a bad WATCHDOG_USEC is a start-up error (spec 002 §8), found before anything starts;
+        // with the SystemdWatchdog gate off it is ignored (kubelet)
+        gatedWatchdogPeriodMs(process.env, featureEnabled(loaded.config.featureGates, 'SystemdWatchdog'));
       } catch (e) {
         process.stderr.write(`nodeagent: ${(e as Error).message}\n`);
         process.exit(1);
