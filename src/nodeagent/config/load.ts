@@ -38,6 +38,7 @@ export interface NodeAgentConfig {
   nodeLabels: Record<string, string>;
   maxPods: number;
   systemReserved: Record<string, string>;
+  kubeReserved: Record<string, string>;
   evictionHard: Record<string, string>;
   evictionPressureTransitionPeriod: number;
   nodeStatusUpdateFrequency: number;
@@ -75,6 +76,7 @@ export const DEFAULTS: Record<string, unknown> = {
   nodeLabels: {},
   maxPods: 110,
   systemReserved: {},
+  kubeReserved: {},
   // Kubernetes' defaults (memory.available<100Mi, nodefs.available<10%, pid.available<10%... here as percentages of the host)
   evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '10%', 'pid.available': '10%' },
   evictionPressureTransitionPeriod: '5m',

@@ -55,6 +55,7 @@ export const CONFIG_SCHEMA: Record<string, FieldType> = {
   nodeLabels: { kind: 'scalarMap', value: 'string' },
   maxPods: int(1),
   systemReserved: { kind: 'scalarMap', value: 'string' },
+  kubeReserved: { kind: 'scalarMap', value: 'string' },
   evictionHard: { kind: 'scalarMap', value: 'string' },
   evictionPressureTransitionPeriod: duration,
   nodeStatusUpdateFrequency: duration,
