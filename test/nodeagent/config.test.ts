@@ -123,3 +123,26 @@ describe('allowedUnsafeSysctls (kubelet 1.32)', () => {
     await expect(setup('allowedUnsafeSysctls: kernel.msgmax\n', {})).rejects.toThrow('field "allowedUnsafeSysctls" must be a list');
   });
 });
+
+describe('start-up validation (kubelet\'s ValidateKubeletConfiguration, ParseResourceList)', () => {
+  it('refuses a taint with an invalid effect or key, or with timeAdded set ("invalid taint")', async () => {
+    await expect(setup('registerWithTaints: [{key: a, effect: NoWay}]\n', {})).rejects.toThrow(/field "registerWithTaints\[0\]": invalid taint: .*invalid taint effect: NoWay/);
+    await expect(setup('registerWithTaints: [{key: "bad key!", effect: NoSchedule}]\n', {})).rejects.toThrow(/registerWithTaints\[0\]": invalid taint: .*invalid taint key/);
+    await expect(setup('registerWithTaints: [{key: example.com/k, effect: NoExecute, timeAdded: "2026-01-01T00:00:00Z"}]\n', {})).rejects.toThrow(/invalid taint: .*taint.TimeAdded is not nil/);
+    const ok = await setup('registerWithTaints: [{key: example.com/k, value: v1, effect: NoExecute}, {key: dedicated}]\n', {});
+    expect(ok.config.registerWithTaints).toHaveLength(2);
+  });
+
+  it('refuses reservations of other resources and values that are no quantity ("cannot reserve")', async () => {
+    await expect(setup('systemReserved: {gpu: "1"}\n', {})).rejects.toThrow('field "systemReserved": cannot reserve "gpu" resource');
+    await expect(setup('kubeReserved: {memory: lots}\n', {})).rejects.toThrow('field "kubeReserved.memory": "lots" is not a quantity');
+    await expect(setup('kubeReserved: {cpu: "-1"}\n', {})).rejects.toThrow('resource quantity for "cpu" cannot be negative');
+    const ok = await setup('systemReserved: {cpu: 500m, memory: 1Gi, ephemeral-storage: 1Gi, pid: "100"}\nkubeReserved: {memory: 256Mi}\n', {});
+    expect(ok.config.kubeReserved).toEqual({ memory: '256Mi' });
+  });
+
+  it('refuses a port outside 1–65535 (0 picks a free one)', async () => {
+    await expect(setup('port: 99999\n', {})).rejects.toThrow('field "port": port (--port) 99999 must be between 1 and 65535, inclusive');
+    expect((await setup('port: 0\n', {})).config.port).toBe(0);
+  });
+});

@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { FEATURE_GATES, featureEnabled, unknownGates } from '../features.js';
 import { parseThreshold } from '../host.js';
 import { sysctlAllowlist } from '../sysctl-allowlist.js';
+import { startupErrors } from './validate.js';
 import { CONFIG_KIND, CONFIG_SCHEMA, ConfigError, configApiVersion, mergeConfig, parseDuration, validateFields } from './schema.js';
 
 /** the merged configuration with every default filled (durations in ms) */
@@ -168,6 +169,9 @@ export function resolveConfig(fileForm: Record<string, unknown>): NodeAgentConfi
     if (!['memory.available', 'nodefs.available', 'pid.available'].includes(k)) throw new ConfigError(`field "evictionHard.${k}": unknown signal (memory.available, nodefs.available, pid.available)`);
     if (parseThreshold(v, 100) === undefined) throw new ConfigError(`field "evictionHard.${k}": "${v}" is not a quantity (100Mi) or a percentage (10%)`);
   }
+  // kubelet's ValidateKubeletConfiguration: refuse to start
+  const errs = startupErrors(c);
+  if (errs.length) throw new ConfigError(errs.join('; '));
   try {
     // kubelet builds its allowlist at start and refuses to start on a bad entry
     sysctlAllowlist(c.allowedUnsafeSysctls as string[]);
