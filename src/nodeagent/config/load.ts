@@ -126,17 +126,29 @@ async function readDoc(file: string, domain: string): Promise<Record<string, unk
 /** the files merged, in order: the main file then the drop-ins */
 export async function configFiles(o: LoadOptions): Promise<string[]> {
   const files = o.configFile ? [o.configFile] : [];
-  if (o.configDir) {
-    let names: string[];
-    try {
-      names = await readdir(o.configDir);
-    } catch (e) {
-      throw new ConfigError(`${o.configDir}: cannot read the drop-in directory: ${(e as Error).message}`);
-    }
-    // byte order, not locale order: "lexical" must not depend on the environment
-    files.push(...names.filter((n) => n.endsWith('.conf')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((n) => join(o.configDir!, n)));
-  }
+  if (o.configDir) files.push(...(await dropIns(o.configDir)));
   return files;
+}
+
+/**
+ * the `*.conf` files under a drop-in directory as kubelet's filepath.WalkDir visits them: each directory's
+ * entries in byte order of their names ("lexical" must not depend on the locale), descending into
+ * subdirectories where they stand; directories themselves (one named x.conf too) are skipped
+ */
+async function dropIns(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (e) {
+    throw new ConfigError(`${dir}: cannot read the drop-in directory: ${(e as Error).message}`);
+  }
+  const out: string[] = [];
+  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await dropIns(path)));
+    else if (e.name.endsWith('.conf')) out.push(path);
+  }
+  return out;
 }
 
 /** the merged file form (without defaults): what the files say */
