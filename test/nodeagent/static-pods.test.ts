@@ -75,7 +75,16 @@ describe('mirror pod refused by the API', () => {
   it('a 422 on the mirror POST is logged once and not retried on every relist, until the manifest changes', async () => {
     await writeFile(join(dir, 'a.json'), manifest('a', { containers: [{ name: 'c', image: 'i' }] }));
     const manual = new ManualClock(Date.now());
-    const clock: Clock = { now: () => manual.now(), setTimeout: (fn, ms) => manual.setTimeout(fn as () => void, ms), clearTimeout: (h) => (h as TimerHandle | undefined)?.cancel() };
+    // each relist ends by arming the next one (1000 ms): the test waits for that, then moves the clock
+    let armed = 0;
+    const clock: Clock = {
+      now: () => manual.now(),
+      setTimeout: (fn, ms) => {
+        if (ms === 1000) armed++;
+        return manual.setTimeout(fn as () => void, ms);
+      },
+      clearTimeout: (h) => (h as TimerHandle | undefined)?.cancel(),
+    };
     let posts = 0;
     const api = {
       get: async () => ({ metadata: { resourceVersion: '1' }, items: [] }),
@@ -100,9 +109,10 @@ describe('mirror pod refused by the API', () => {
     pm.start();
     const relists = async (n: number) => {
       for (let i = 0; i < n; i++) {
-        for (let j = 0; j < 20; j++) await new Promise((r) => setImmediate(r));
-        await pm!.drain();
+        const before = armed;
         manual.advance(1000);
+        for (let j = 0; j < 500 && armed === before; j++) await new Promise((r) => setTimeout(r, 10));
+        await pm!.drain();
       }
     };
     await relists(5);
