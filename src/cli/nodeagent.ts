@@ -7,12 +7,13 @@ import { writeKubeconfig } from '../server/kubeconfig.js';
 import { issueClientCertificate, loadPki } from '../server/pki.js';
 import { stringify } from 'yaml';
 import { startAgent } from '../nodeagent/agent.js';
+import { parseNodeIPArgument } from '../nodeagent/node-ip.js';
 import { featureEnabled } from '../nodeagent/features.js';
 import { loadConfig } from '../nodeagent/config/load.js';
 import { ConfigError } from '../nodeagent/config/schema.js';
 import { LockHeldError } from '../nodeagent/lock.js';
 import { parseFaultsEnv, startRuntimeSim } from '../nodeagent/runtime/sim-server.js';
-import { startWatchdog, watchdogPeriodMs } from '../nodeagent/watchdog.js';
+import { gatedWatchdogPeriodMs, startWatchdog } from '../nodeagent/watchdog.js';
 import { DEFAULT_API_DOMAIN, discoverApiDomain } from '../nodeagent/api-domain.js';
 import { checkKubeconfigs, KubeconfigError, readKubeconfig } from '../nodeagent/kubeconfig.js';
 import { systemClock } from '../nodeagent/clock.js';
@@ -99,9 +100,18 @@ export function addNodeAgentCommands(program: Command): void {
         process.stdout.write(stringify(loaded.fileForm));
         return;
       }
+      let nodeIPs: string[];
       try {
-        // a bad WATCHDOG_USEC is a start-up error (spec 002 §8), found before anything starts
-        watchdogPeriodMs(process.env);
+        // kubelet's ParseNodeIPArgument: invalid entries are logged and ignored (auto-detection then)
+        nodeIPs = parseNodeIPArgument(f.nodeIp, (m) => process.stderr.write(`nodeagent: ${m}\n`));
+      } catch (e) {
+        process.stderr.write(`nodeagent: ${(e as Error).message}\n`);
+        process.exit(1);
+      }
+      try {
+        // a bad WATCHDOG_USEC is a start-up error (spec 002 §8), found before anything starts;
+        // with the SystemdWatchdog gate off it is ignored (kubelet)
+        gatedWatchdogPeriodMs(process.env, featureEnabled(loaded.config.featureGates, 'SystemdWatchdog'));
       } catch (e) {
         process.stderr.write(`nodeagent: ${(e as Error).message}\n`);
         process.exit(1);
@@ -115,7 +125,7 @@ export function addNodeAgentCommands(program: Command): void {
           rootDir: f.rootDir,
           certDir: f.certDir,
           hostnameOverride: f.hostnameOverride,
-          nodeIP: f.nodeIp,
+          nodeIP: nodeIPs[0],
           nodeExternalIP: f.nodeExternalIp,
           lockFile: f.lockFile,
           domain: f.apiDomain,

@@ -1,5 +1,6 @@
 // The service-manager watchdog's lifecycle (spec 002 §8) as an XState
-// machine: READY=1 once the agent is ready, then WATCHDOG=1 every half period
+// machine: READY=1 once the agent is ready (always, as kubelet's sd_notify;
+// spec 002 §8), then, with a watchdog period, WATCHDOG=1 every half period
 // while it is healthy; while unhealthy no keep-alive is sent, so the manager
 // restarts the agent unless health returns first. The node agent
 // (src/nodeagent/watchdog.ts) reads the period from the environment, sends
@@ -12,7 +13,8 @@ import { assign, setup } from 'xstate';
 export type Notify = (message: 'READY=1' | 'WATCHDOG=1') => void;
 
 export interface WatchdogContext {
-  halfPeriodMs: number;
+  /** undefined: no watchdog, READY=1 only */
+  halfPeriodMs: number | undefined;
   healthy: () => boolean;
   notify: Notify;
   sent: number;
@@ -20,8 +22,8 @@ export interface WatchdogContext {
 
 export const watchdogMachine = setup({
   types: { context: {} as WatchdogContext, events: {} as { type: 'READY' } | { type: 'STOP' }, input: {} as Omit<WatchdogContext, 'sent'> },
-  delays: { half: ({ context }) => context.halfPeriodMs },
-  guards: { healthy: ({ context }) => context.healthy() },
+  delays: { half: ({ context }) => context.halfPeriodMs ?? 0 },
+  guards: { healthy: ({ context }) => context.healthy(), watching: ({ context }) => context.halfPeriodMs !== undefined },
   actions: {
     ready: ({ context }) => context.notify('READY=1'),
     keepAlive: assign(({ context }) => {
@@ -35,7 +37,11 @@ export const watchdogMachine = setup({
   initial: 'WaitingForReady',
   on: { STOP: '.Stopped' },
   states: {
-    WaitingForReady: { on: { READY: { target: 'Healthy', actions: ['ready', 'keepAlive'] } } },
+    WaitingForReady: {
+      on: { READY: [{ guard: 'watching', target: 'Healthy', actions: ['ready', 'keepAlive'] }, { target: 'ReadyOnly', actions: 'ready' }] },
+    },
+    // READY=1 sent, no watchdog period: nothing more to send
+    ReadyOnly: {},
     Healthy: {
       after: { half: [{ guard: 'healthy', target: 'Healthy', reenter: true, actions: 'keepAlive' }, { target: 'Unhealthy' }] },
     },

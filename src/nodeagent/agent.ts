@@ -103,6 +103,8 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       port: 0,
       maxPods: c.maxPods,
       systemReserved: c.systemReserved,
+      kubeReserved: c.kubeReserved,
+      evictionHard: c.evictionHard,
       labels: c.nodeLabels,
       taints: c.registerWithTaints,
       extended: {},

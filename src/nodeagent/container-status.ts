@@ -23,7 +23,16 @@ export interface ContainerStatusInput {
   reported?: Status;
   /** the container will be restarted once exited (a sidecar, or by the pod's restartPolicy) */
   restarts: boolean;
+  /** the pod has a deletionTimestamp */
+  deleting?: boolean;
 }
+
+/** kubelet's lastState of a Running container the runtime lost (convertToAPIContainerStatuses, kube 1.32's text) */
+export const LOST_CONTAINER = {
+  exitCode: 137,
+  reason: 'ContainerStatusUnknown',
+  message: 'The container could not be located when the pod was deleted.  The container used to be Running',
+};
 
 /**
  * kubelet's container status: `state` from the latest attempt, `lastState`
@@ -54,8 +63,14 @@ export function apiContainerStatus(i: ContainerStatusInput): Status {
   if (!s) {
     const was = reported?.state as Status | undefined;
     if (was?.terminated) return reported!;
-    const kept = reported ? { restartCount: reported.restartCount ?? 0, lastState: reported.lastState ?? {} } : {};
-    return { ...base, ...kept, ready: false, started: false, state: { waiting: w ?? { reason: i.defaultWaiting } } };
+    const kept = reported ? { restartCount: (reported.restartCount as number | undefined) ?? 0, lastState: (reported.lastState as Status | undefined) ?? {} } : {};
+    const waiting = w ?? { reason: i.defaultWaiting };
+    // kubelet: it was Running, now unknown to the runtime and waiting by default: it ended (137), and
+    // unless the pod is being deleted, counts as a restart
+    if (was?.running && waiting.reason === i.defaultWaiting && kept.lastState && !kept.lastState.terminated) {
+      return { ...base, restartCount: kept.restartCount! + (i.deleting ? 0 : 1), lastState: { terminated: { ...LOST_CONTAINER } }, ready: false, started: false, state: { waiting } };
+    }
+    return { ...base, ...kept, ready: false, started: false, state: { waiting } };
   }
   const containerID = id(s);
   if (s.state === 'CONTAINER_RUNNING') return { ...base, containerID, ready: true, started: true, state: { running: { startedAt: time(s.startedAt) } } };

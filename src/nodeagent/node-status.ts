@@ -10,6 +10,7 @@ import { ApiError, type ApiClient, type KubeObject } from './api-client.js';
 import type { NodeCondition } from './conditions.js';
 import type { HostReadings } from './host.js';
 import { parseThreshold } from './host.js';
+import { parseQuantity } from '../core/quantity.js';
 
 export const AGENT_VERSION = 'v1.32.0-orch.0.1.0';
 
@@ -21,6 +22,9 @@ export interface NodeFacts {
   port: number;
   maxPods: number;
   systemReserved: Record<string, string>;
+  kubeReserved?: Record<string, string>;
+  /** hard eviction thresholds: memory.available and nodefs.available are held back from allocatable */
+  evictionHard?: Record<string, string>;
   runtime?: { name: string; version: string };
   labels: Record<string, string>;
   taints: Record<string, unknown>[];
@@ -54,6 +58,14 @@ const ki = (bytes: number) => `${Math.floor(bytes / 1024)}Ki`;
 /** millicores as kube's Quantity prints them: whole cores without a suffix (`2`, not `2000m`) */
 const cpu = (milli: number) => (milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`);
 
+/** a reserved amount in base units (cores for cpu); the configuration was checked at start */
+const reserved = (m: Record<string, string> | undefined, res: string) => parseQuantity(m?.[res] ?? '0') ?? 0;
+
+/**
+ * kubelet's GetNodeAllocatableAbsolute: allocatable = capacity − kubeReserved − systemReserved − the hard
+ * eviction threshold (memory.available for memory, nodefs.available for ephemeral-storage; a percentage
+ * is of capacity), never below zero
+ */
 export function resources(r: HostReadings, f: NodeFacts): { capacity: Record<string, string>; allocatable: Record<string, string> } {
   const cpuMilli = Math.round(r.cpuCores * 1000);
   const capacity: Record<string, string> = {
@@ -62,12 +74,16 @@ export function resources(r: HostReadings, f: NodeFacts): { capacity: Record<str
     'ephemeral-storage': ki(r.diskTotalBytes),
     pods: String(f.maxPods),
   };
-  const reservedCpu = f.systemReserved.cpu ? (f.systemReserved.cpu.endsWith('m') ? Number(f.systemReserved.cpu.slice(0, -1)) : Number(f.systemReserved.cpu) * 1000) : 0;
-  const reservedMem = f.systemReserved.memory ? (parseThreshold(f.systemReserved.memory, r.memoryTotalBytes) ?? 0) : 0;
+  const held = (res: string) => reserved(f.systemReserved, res) + reserved(f.kubeReserved, res);
+  const eviction = (signal: string, total: number) => {
+    const t = f.evictionHard?.[signal];
+    return t ? (parseThreshold(t, total) ?? 0) : 0;
+  };
   const allocatable: Record<string, string> = {
     ...capacity,
-    cpu: cpu(Math.max(0, cpuMilli - reservedCpu)),
-    memory: ki(Math.max(0, r.memoryTotalBytes - reservedMem)),
+    cpu: cpu(Math.max(0, cpuMilli - Math.round(held('cpu') * 1000))),
+    memory: ki(Math.max(0, r.memoryTotalBytes - held('memory') - eviction('memory.available', r.memoryTotalBytes))),
+    'ephemeral-storage': ki(Math.max(0, r.diskTotalBytes - held('ephemeral-storage') - eviction('nodefs.available', r.diskTotalBytes))),
   };
   for (const [name, n] of Object.entries(f.extended)) {
     capacity[name] = String(n.capacity);

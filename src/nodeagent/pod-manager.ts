@@ -63,6 +63,8 @@ export class PodManager {
   private readonly staticPods = new Map<string, KubeObject>();
   /** mirror pods in the API by their static pod's hash */
   private readonly mirrors = new Map<string, KubeObject>();
+  /** static pod hashes whose mirror the API refused as invalid (422): not posted again, logged once */
+  private readonly mirrorsRefused = new Set<string>();
   private readonly lastWritten = new Map<string, string>();
   /** by uid, for API pods: the status the agent computed, kept as the pod's until the API is seen holding it */
   private readonly ownStatus = new Map<string, OwnStatus>();
@@ -378,14 +380,17 @@ export class PodManager {
         this.mirrors.delete(hash);
       }
     }
+    for (const hash of this.mirrorsRefused) if (!wanted.has(hash)) this.mirrorsRefused.delete(hash);
     for (const [hash, p] of wanted) {
-      if (this.mirrors.has(hash)) continue;
+      if (this.mirrors.has(hash) || this.mirrorsRefused.has(hash)) continue;
       try {
         const created = await api.create<KubeObject>(`/api/v1/namespaces/${p.metadata.namespace}/pods`, mirrorOf(p, this.o.domain, { name: this.o.nodeName, uid: nodeUid }));
         this.mirrors.set(hash, created);
         this.lastWritten.delete(p.metadata.uid!);
       } catch (e) {
-        if (!(e instanceof ApiError && e.code === 409)) this.o.log(`mirror pod ${p.metadata.name}: ${(e as Error).message}`);
+        // an invalid mirror stays invalid until its manifest changes (a new hash): no retry every relist
+        if (e instanceof ApiError && e.code === 422) this.mirrorsRefused.add(hash);
+        if (!(e instanceof ApiError && e.code === 409)) this.o.log(`mirror pod ${p.metadata.name}: ${(e as Error).message}${e instanceof ApiError && e.code === 422 ? ' (not retried until the manifest changes)' : ''}`);
       }
     }
   }

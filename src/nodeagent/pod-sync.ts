@@ -415,7 +415,8 @@ export class PodSyncer {
     const waitingReason = defaultWaitingReason(inits.length > 0);
     // whether an exited container is restarted: a sidecar always, others by the pod's restartPolicy
     const restarts = (c: ContainerSpec, s: ContainerStatus | undefined) => isSidecar(c) || policy === 'Always' || (policy === 'OnFailure' && s?.exitCode !== 0);
-    const view = (c: ContainerSpec) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), waitingReason, reported.get(c.name), restarts(c, latest.get(c.name)));
+    const deleting = !!pod.metadata.deletionTimestamp;
+    const view = (c: ContainerSpec) => this.containerStatus(uid, c, latest.get(c.name), previous.get(c.name), waitingReason, reported.get(c.name), restarts(c, latest.get(c.name)), deleting);
     // kubelet's UpdatePodStatus: a running container (main or sidecar) is started and ready as its probes say
     const probed = (c: ContainerSpec, st: Status): Status => {
       const s = latest.get(c.name);
@@ -481,9 +482,9 @@ export class PodSyncer {
   }
 
   /** the API's status of one container (container-status.ts), with why its last start failed */
-  private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, prev: ContainerStatus | undefined, defaultWaiting: string, reported: Status | undefined, restarts: boolean): Status {
+  private containerStatus(uid: string, c: ContainerSpec, s: ContainerStatus | undefined, prev: ContainerStatus | undefined, defaultWaiting: string, reported: Status | undefined, restarts: boolean, deleting = false): Status {
     const waiting = this.waiting.get(`${uid}/${c.name}`);
-    return apiContainerStatus({ spec: c, latest: s, previous: prev, waiting, message: (id) => this.messages.get(uid, id), runtimeName: this.o.runtimeName(), defaultWaiting, reported, restarts });
+    return apiContainerStatus({ spec: c, latest: s, previous: prev, waiting, message: (id) => this.messages.get(uid, id), runtimeName: this.o.runtimeName(), defaultWaiting, reported, restarts, deleting });
   }
 }
 

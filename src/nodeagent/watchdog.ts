@@ -1,8 +1,9 @@
 // The service-manager watchdog (spec 002 §8): under a service manager that
-// sets WATCHDOG_USEC and NOTIFY_SOCKET, send READY=1 once the agent is ready
-// and WATCHDOG=1 every half of the watchdog period while it is healthy; when
-// unhealthy no keep-alive is sent, so the manager restarts the agent.
-// Minimum period 1.0 s; 0 or unset disables it. The lifecycle is the XState
+// sets NOTIFY_SOCKET, send READY=1 once the agent is ready — always, watchdog
+// or not, as kubelet does (a Type=notify unit waits for it). With WATCHDOG_USEC
+// (and the SystemdWatchdog gate on) also WATCHDOG=1 every half of the period
+// while healthy; when unhealthy no keep-alive is sent, so the manager restarts
+// the agent. Minimum period 1.0 s; 0 or unset disables the keep-alives. The lifecycle is the XState
 // machine of src/lifecycles/watchdog.ts, run here on the injected clock.
 //
 // Node cannot send Unix datagrams (node:dgram has no AF_UNIX), so messages go
@@ -61,17 +62,21 @@ export interface WatchdogOptions {
 
 const DISABLED: Watchdog = { ready() {}, stop() {}, state: () => 'Disabled', sent: () => 0 };
 
+/** the watchdog period, undefined with the SystemdWatchdog gate off (WATCHDOG_USEC then ignored, as kubelet) */
+export function gatedWatchdogPeriodMs(env: NodeJS.ProcessEnv, enabled: boolean | undefined): number | undefined {
+  return enabled === false ? undefined : watchdogPeriodMs(env);
+}
+
 export function startWatchdog(o: WatchdogOptions): Watchdog {
-  if (o.enabled === false) return DISABLED;
-  const period = watchdogPeriodMs(o.env);
-  if (period === undefined) return DISABLED;
+  if (!o.env.NOTIFY_SOCKET) return DISABLED;
+  const period = gatedWatchdogPeriodMs(o.env, o.enabled);
   const clock = o.clock ?? systemClock;
   const actor = createActor(watchdogMachine, {
     clock: { setTimeout: (fn, ms) => clock.setTimeout(fn as () => void, ms), clearTimeout: (id) => clock.clearTimeout(id) },
-    input: { halfPeriodMs: period / 2, healthy: o.healthy, notify: o.notify ?? systemdNotify(o.log) },
+    input: { halfPeriodMs: period === undefined ? undefined : period / 2, healthy: o.healthy, notify: o.notify ?? systemdNotify(o.log) },
   });
   actor.start();
-  o.log(`watchdog: period ${period} ms, keep-alive every ${period / 2} ms`);
+  if (period !== undefined) o.log(`watchdog: period ${period} ms, keep-alive every ${period / 2} ms`);
   return {
     ready: () => actor.send({ type: 'READY' }),
     stop: () => actor.send({ type: 'STOP' }),

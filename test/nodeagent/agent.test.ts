@@ -200,7 +200,22 @@ describe('static and mirror pods', () => {
     const m = await eventually(async () => { const x = await get('/api/v1/namespaces/kube-system/pods/etcd-node-a'); return x?.status.phase === 'Running' && x; }, 'mirror Running');
     expect(m.metadata.annotations!['orch.io/config.mirror']).toMatch(/^[0-9a-f]{32}$/);
     expect(m.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Node', name: 'node-a' })]);
+    // kubelet's file-source default: the mirror tolerates every NoExecute taint, so a NoExecute taint does not evict it
+    expect((m.spec as { tolerations?: unknown[] }).tolerations).toContainEqual({ operator: 'Exists', effect: 'NoExecute' });
     const uid = m.metadata.uid;
+    const taint = (taints: unknown[]) => ts.request('PATCH', '/api/v1/nodes/node-a', { headers: { 'content-type': 'application/merge-patch+json' }, body: { spec: { taints } } });
+    expect((await taint([{ key: 'example.com/broken', effect: 'NoExecute' }])).status).toBe(200);
+    try {
+      await new Promise((r) => setTimeout(r, 3000));
+      expect((await get('/api/v1/namespaces/kube-system/pods/etcd-node-a'))?.metadata).toMatchObject({ uid });
+    } finally {
+      expect((await taint([])).status).toBe(200);
+    }
+    // an invalid manifest (kubelet: "invalid pod") runs nothing and posts no mirror pod
+    await writeFile(join(agent.dir, 'manifests', 'bad.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n  namespace: kube-system\nspec:\n  restartPolicy: Sometimes\n  containers:\n  - name: c\n    image: busybox\n');
+    await agent.waitFor(/bad\.yaml: invalid pod: \[spec\.restartPolicy: Unsupported value: "Sometimes"/);
+    expect((await ts.request('GET', '/api/v1/namespaces/kube-system/pods/bad-node-a')).status).toBe(404);
+    await rm(join(agent.dir, 'manifests', 'bad.yaml'));
     await ts.request('DELETE', '/api/v1/namespaces/kube-system/pods/etcd-node-a');
     await eventually(async () => { const x = await get('/api/v1/namespaces/kube-system/pods/etcd-node-a'); return x && x.metadata.uid !== uid && !x.metadata.deletionTimestamp; }, 'mirror recreated');
     await rm(join(agent.dir, 'manifests', 'etcd.yaml'));

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readKubeconfig } from '../../src/nodeagent/kubeconfig.js';
+import { parseNodeIPArgument } from '../../src/nodeagent/node-ip.js';
 import { RuntimeClient } from '../../src/nodeagent/runtime/client.js';
 import { writeKubeconfig } from '../../src/server/kubeconfig.js';
 import { ensurePki } from '../../src/server/pki.js';
@@ -152,6 +153,25 @@ describe('orch nodeagent process', () => {
     } finally {
       rt.close();
     }
+  });
+
+  it('--node-ip: entries that are no IP are logged and ignored (kubelet\'s ParseNodeIPArgument); two of one family stop the start', async () => {
+    const logs: string[] = [];
+    expect(parseNodeIPArgument('10.999.1.1', (m) => logs.push(m))).toEqual([]);
+    expect(parseNodeIPArgument('not-an-ip, 10.0.0.7', (m) => logs.push(m))).toEqual(['10.0.0.7']);
+    expect(parseNodeIPArgument('010.0.0.1,fd00::1', () => {})).toEqual(['10.0.0.1', 'fd00::1']);
+    expect(logs).toEqual(['Could not parse node IP. Ignoring IP="10.999.1.1"', 'Could not parse node IP. Ignoring IP="not-an-ip"']);
+    expect(() => parseNodeIPArgument('10.0.0.1,10.0.0.2', () => {})).toThrow(/single IP or a dual-stack pair/);
+    // the process: the invalid value is ignored (the address auto-detected), not published
+    const a = await startAgentProcess(undefined, { nodeName: 'badip', config: { authorization: { mode: 'AlwaysAllow' } }, extraArgs: ['--node-ip', '10.999.1.1'] });
+    cleanup.push(async () => {
+      await a.stop();
+      await rm(a.dir, { recursive: true, force: true });
+    });
+    expect(a.output()).toContain('Could not parse node IP. Ignoring IP="10.999.1.1"');
+    const b = spawnAgent(['--root-dir', join(a.dir, 'root2'), '--lock-file', join(a.dir, 'lock2'), '--node-ip', '10.0.0.1,10.0.0.2']);
+    expect(await b.exited).toBe(1);
+    expect(b.output()).toContain('must contain either a single IP or a dual-stack pair of IPs');
   });
 
   it('a runtime socket that is gone: Ready is false and /healthz 500 until a runtime appears; Webhook authorization without a control plane is 403', async () => {

@@ -42,6 +42,35 @@ describe('drop-in merge rules', () => {
     expect(config.clusterDNS).toEqual(['10.0.0.30']);
   });
 
+  it('the drop-in directory is walked as kubelet\'s filepath.WalkDir: lexical order, into subdirectories, directories skipped', async () => {
+    const d = join(dir, `case${n++}`);
+    await mkdir(join(d, 'conf.d', '15-sub', 'deeper'), { recursive: true });
+    await mkdir(join(d, 'conf.d', 'x.conf'), { recursive: true }); // a directory named *.conf: skipped, no EISDIR
+    await writeFile(join(d, 'main.yaml'), HEAD + 'clusterDNS: [10.0.0.1]\nmaxPods: 10\n');
+    await writeFile(join(d, 'conf.d', '10-a.conf'), HEAD + 'clusterDNS: [10.0.0.10]\nmaxPods: 11\n');
+    await writeFile(join(d, 'conf.d', '15-sub', 'a.conf'), HEAD + 'clusterDNS: [10.0.0.15]\n');
+    await writeFile(join(d, 'conf.d', '15-sub', 'deeper', 'z.conf'), HEAD + 'maxPods: 15\n');
+    await writeFile(join(d, 'conf.d', '15-sub', 'skip.yaml'), HEAD + 'maxPods: 99\n');
+    await writeFile(join(d, 'conf.d', '20-b.conf'), HEAD + 'clusterDNS: [10.0.0.20]\n');
+    const { config } = await loadConfig({ configFile: join(d, 'main.yaml'), configDir: join(d, 'conf.d'), domain: 'orch.io' });
+    // 10-a, 15-sub/a, 15-sub/deeper/z, 20-b
+    expect(config.clusterDNS).toEqual(['10.0.0.20']);
+    expect(config.maxPods).toBe(15);
+  });
+
+  it('null in a drop-in removes the key, back to the default (RFC 7386 merge patch, as kubelet)', async () => {
+    const { config, fileForm } = await setup('maxPods: 50\nclusterDNS: [10.0.0.10]\nevictionHard: {memory.available: 1Gi, nodefs.available: 5%}\nfeatureGates: {ContainerCheckpoint: false}\nauthentication:\n  webhook: {enabled: false}\n', {
+      '10-a.conf': 'maxPods: null\nclusterDNS: null\nevictionHard: {memory.available: null}\nfeatureGates: {ContainerCheckpoint: null}\nauthentication:\n  webhook: null\nnodeLabels: {a: null, b: "1"}\n',
+    });
+    expect(config.maxPods).toBe(110);
+    expect(config.clusterDNS).toEqual([]);
+    expect(config.evictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '5%', 'pid.available': '10%' });
+    expect(config.featureGates).toEqual({});
+    expect(config.authentication.webhook.enabled).toBe(true);
+    expect(config.nodeLabels).toEqual({ b: '1' });
+    expect(JSON.stringify(fileForm)).not.toContain('null');
+  });
+
   it('maps with scalar values: per-key override, other keys kept', async () => {
     const { config } = await setup('featureGates: {ContainerCheckpoint: false, SystemdWatchdog: true}\nnodeLabels: {a: "1", b: "2"}\n', {
       '10-a.conf': 'featureGates: {ContainerCheckpoint: true, InPlacePodVerticalScaling: false}\nnodeLabels: {b: "3"}\n',
@@ -121,5 +150,28 @@ describe('allowedUnsafeSysctls (kubelet 1.32)', () => {
     await expect(setup("allowedUnsafeSysctls: ['vm.swappiness']\n", {})).rejects.toThrow('field "allowedUnsafeSysctls": the sysctls "vm.swappiness" are not known to be namespaced');
     await expect(setup("allowedUnsafeSysctls: ['kernel.*']\n", {})).rejects.toThrow('the sysctls "kernel." are not known to be namespaced');
     await expect(setup('allowedUnsafeSysctls: kernel.msgmax\n', {})).rejects.toThrow('field "allowedUnsafeSysctls" must be a list');
+  });
+});
+
+describe('start-up validation (kubelet\'s ValidateKubeletConfiguration, ParseResourceList)', () => {
+  it('refuses a taint with an invalid effect or key, or with timeAdded set ("invalid taint")', async () => {
+    await expect(setup('registerWithTaints: [{key: a, effect: NoWay}]\n', {})).rejects.toThrow(/field "registerWithTaints\[0\]": invalid taint: .*invalid taint effect: NoWay/);
+    await expect(setup('registerWithTaints: [{key: "bad key!", effect: NoSchedule}]\n', {})).rejects.toThrow(/registerWithTaints\[0\]": invalid taint: .*invalid taint key/);
+    await expect(setup('registerWithTaints: [{key: example.com/k, effect: NoExecute, timeAdded: "2026-01-01T00:00:00Z"}]\n', {})).rejects.toThrow(/invalid taint: .*taint.TimeAdded is not nil/);
+    const ok = await setup('registerWithTaints: [{key: example.com/k, value: v1, effect: NoExecute}, {key: dedicated}]\n', {});
+    expect(ok.config.registerWithTaints).toHaveLength(2);
+  });
+
+  it('refuses reservations of other resources and values that are no quantity ("cannot reserve")', async () => {
+    await expect(setup('systemReserved: {gpu: "1"}\n', {})).rejects.toThrow('field "systemReserved": cannot reserve "gpu" resource');
+    await expect(setup('kubeReserved: {memory: lots}\n', {})).rejects.toThrow('field "kubeReserved.memory": "lots" is not a quantity');
+    await expect(setup('kubeReserved: {cpu: "-1"}\n', {})).rejects.toThrow('resource quantity for "cpu" cannot be negative');
+    const ok = await setup('systemReserved: {cpu: 500m, memory: 1Gi, ephemeral-storage: 1Gi, pid: "100"}\nkubeReserved: {memory: 256Mi}\n', {});
+    expect(ok.config.kubeReserved).toEqual({ memory: '256Mi' });
+  });
+
+  it('refuses a port outside 1–65535 (0 picks a free one)', async () => {
+    await expect(setup('port: 99999\n', {})).rejects.toThrow('field "port": port (--port) 99999 must be between 1 and 65535, inclusive');
+    expect((await setup('port: 0\n', {})).config.port).toBe(0);
   });
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { SimulatedClock } from 'xstate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SimControlClient } from '../../src/nodeagent/runtime/client.js';
-import { startWatchdog, watchdogPeriodMs } from '../../src/nodeagent/watchdog.js';
+import { gatedWatchdogPeriodMs, startWatchdog, watchdogPeriodMs } from '../../src/nodeagent/watchdog.js';
 import { type AgentProcess, startAgentProcess } from '../helpers/nodeagent.js';
 
 describe('watchdog period', () => {
@@ -19,6 +19,30 @@ describe('watchdog period', () => {
     expect(watchdogPeriodMs({ WATCHDOG_USEC: '15000000', NOTIFY_SOCKET: '/x', WATCHDOG_PID: '1' }, 2)).toBeUndefined();
     expect(() => watchdogPeriodMs({ WATCHDOG_USEC: '999999', NOTIFY_SOCKET: '/x' })).toThrow(/minimum supported: 1\.0s/);
     expect(() => watchdogPeriodMs({ WATCHDOG_USEC: '15s', NOTIFY_SOCKET: '/x' })).toThrow(/microseconds/);
+  });
+});
+
+describe('READY=1 without a watchdog (kubelet notifies systemd regardless)', () => {
+  const run = (env: NodeJS.ProcessEnv, enabled?: boolean) => {
+    const sim = new SimulatedClock();
+    const sent: string[] = [];
+    const w = startWatchdog({ env, enabled, healthy: () => true, notify: (m) => sent.push(m), clock: { now: () => sim.now(), setTimeout: (f, ms) => sim.setTimeout(f, ms), clearTimeout: (id) => sim.clearTimeout(id as number) }, log: () => {} });
+    w.ready();
+    sim.increment(60_000);
+    return { sent, state: w.state() };
+  };
+  it('sends READY=1 once and no keep-alive when WATCHDOG_USEC is unset, 0, or for another pid', () => {
+    for (const env of [{ NOTIFY_SOCKET: '/x' }, { NOTIFY_SOCKET: '/x', WATCHDOG_USEC: '0' }, { NOTIFY_SOCKET: '/x', WATCHDOG_USEC: '2000000', WATCHDOG_PID: '1' }]) {
+      expect(run(env)).toEqual({ sent: ['READY=1'], state: 'ReadyOnly' });
+    }
+  });
+  it('with the SystemdWatchdog gate off ignores WATCHDOG_USEC entirely (even one below 1.0 s) and still sends READY=1', () => {
+    expect(() => gatedWatchdogPeriodMs({ NOTIFY_SOCKET: '/x', WATCHDOG_USEC: '500000' }, false)).not.toThrow();
+    expect(run({ NOTIFY_SOCKET: '/x', WATCHDOG_USEC: '500000' }, false)).toEqual({ sent: ['READY=1'], state: 'ReadyOnly' });
+    expect(run({ NOTIFY_SOCKET: '/x', WATCHDOG_USEC: '2000000' }, false).sent).toEqual(['READY=1']);
+  });
+  it('sends nothing without NOTIFY_SOCKET', () => {
+    expect(run({}).sent).toEqual([]);
   });
 });
 
@@ -111,5 +135,22 @@ describe.runIf(hasPython)('watchdog of a real agent over NOTIFY_SOCKET', () => {
     const frozen = rx.lines.filter((l) => l === 'WATCHDOG=1').length;
     await new Promise((r) => setTimeout(r, 2500));
     expect(rx.lines.filter((l) => l === 'WATCHDOG=1').length).toBe(frozen);
+  });
+
+  it('with the SystemdWatchdog gate off starts despite WATCHDOG_USEC=500000 and sends READY=1 (Type=notify needs it), no keep-alives', async () => {
+    const sock = join(dir, 'notify2.sock');
+    const rx2 = notifyReceiver(sock);
+    await rx2.ready;
+    const a = await startAgentProcess(undefined, { nodeName: 'wd2', config: { authorization: { mode: 'AlwaysAllow' }, featureGates: { SystemdWatchdog: false } }, env: { NOTIFY_SOCKET: sock, WATCHDOG_USEC: '500000' } });
+    try {
+      for (let i = 0; i < 300 && !rx2.lines.includes('READY=1'); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(rx2.lines).toContain('READY=1');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(rx2.lines.filter((l) => l === 'WATCHDOG=1')).toEqual([]);
+    } finally {
+      rx2.child.kill();
+      await a.stop();
+      await rm(a.dir, { recursive: true, force: true });
+    }
   });
 });

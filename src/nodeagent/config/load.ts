@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { FEATURE_GATES, featureEnabled, unknownGates } from '../features.js';
 import { parseThreshold } from '../host.js';
 import { sysctlAllowlist } from '../sysctl-allowlist.js';
+import { startupErrors } from './validate.js';
 import { CONFIG_KIND, CONFIG_SCHEMA, ConfigError, configApiVersion, mergeConfig, parseDuration, validateFields } from './schema.js';
 
 /** the merged configuration with every default filled (durations in ms) */
@@ -38,6 +39,7 @@ export interface NodeAgentConfig {
   nodeLabels: Record<string, string>;
   maxPods: number;
   systemReserved: Record<string, string>;
+  kubeReserved: Record<string, string>;
   evictionHard: Record<string, string>;
   evictionPressureTransitionPeriod: number;
   nodeStatusUpdateFrequency: number;
@@ -75,6 +77,7 @@ export const DEFAULTS: Record<string, unknown> = {
   nodeLabels: {},
   maxPods: 110,
   systemReserved: {},
+  kubeReserved: {},
   // Kubernetes' defaults (memory.available<100Mi, nodefs.available<10%, pid.available<10%... here as percentages of the host)
   evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '10%', 'pid.available': '10%' },
   evictionPressureTransitionPeriod: '5m',
@@ -123,17 +126,29 @@ async function readDoc(file: string, domain: string): Promise<Record<string, unk
 /** the files merged, in order: the main file then the drop-ins */
 export async function configFiles(o: LoadOptions): Promise<string[]> {
   const files = o.configFile ? [o.configFile] : [];
-  if (o.configDir) {
-    let names: string[];
-    try {
-      names = await readdir(o.configDir);
-    } catch (e) {
-      throw new ConfigError(`${o.configDir}: cannot read the drop-in directory: ${(e as Error).message}`);
-    }
-    // byte order, not locale order: "lexical" must not depend on the environment
-    files.push(...names.filter((n) => n.endsWith('.conf')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((n) => join(o.configDir!, n)));
-  }
+  if (o.configDir) files.push(...(await dropIns(o.configDir)));
   return files;
+}
+
+/**
+ * the `*.conf` files under a drop-in directory as kubelet's filepath.WalkDir visits them: each directory's
+ * entries in byte order of their names ("lexical" must not depend on the locale), descending into
+ * subdirectories where they stand; directories themselves (one named x.conf too) are skipped
+ */
+async function dropIns(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (e) {
+    throw new ConfigError(`${dir}: cannot read the drop-in directory: ${(e as Error).message}`);
+  }
+  const out: string[] = [];
+  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await dropIns(path)));
+    else if (e.name.endsWith('.conf')) out.push(path);
+  }
+  return out;
 }
 
 /** the merged file form (without defaults): what the files say */
@@ -166,6 +181,9 @@ export function resolveConfig(fileForm: Record<string, unknown>): NodeAgentConfi
     if (!['memory.available', 'nodefs.available', 'pid.available'].includes(k)) throw new ConfigError(`field "evictionHard.${k}": unknown signal (memory.available, nodefs.available, pid.available)`);
     if (parseThreshold(v, 100) === undefined) throw new ConfigError(`field "evictionHard.${k}": "${v}" is not a quantity (100Mi) or a percentage (10%)`);
   }
+  // kubelet's ValidateKubeletConfiguration: refuse to start
+  const errs = startupErrors(c);
+  if (errs.length) throw new ConfigError(errs.join('; '));
   try {
     // kubelet builds its allowlist at start and refuses to start on a bad entry
     sysctlAllowlist(c.allowedUnsafeSysctls as string[]);

@@ -55,6 +55,7 @@ export const CONFIG_SCHEMA: Record<string, FieldType> = {
   nodeLabels: { kind: 'scalarMap', value: 'string' },
   maxPods: int(1),
   systemReserved: { kind: 'scalarMap', value: 'string' },
+  kubeReserved: { kind: 'scalarMap', value: 'string' },
   evictionHard: { kind: 'scalarMap', value: 'string' },
   evictionPressureTransitionPeriod: duration,
   nodeStatusUpdateFrequency: duration,
@@ -90,7 +91,8 @@ export function validateFields(file: string, value: Record<string, unknown>, sch
     const path = prefix ? `${prefix}.${k}` : k;
     const t = schema[k];
     if (!t) throw new ConfigError(`${file}: unknown field "${path}"`);
-    checkType(file, path, v, t);
+    // null: the key is removed, back to the default (kubelet merges drop-ins as RFC 7386 merge patches)
+    if (v !== null) checkType(file, path, v, t);
   }
 }
 
@@ -121,13 +123,13 @@ function checkType(file: string, path: string, v: unknown, t: FieldType): void {
     case 'scalarMap':
       if (!isObject(v)) throw bad('a map');
       for (const [k, x] of Object.entries(v)) {
-        if (typeof x !== (t.value === 'bool' ? 'boolean' : 'string')) throw new ConfigError(`${file}: field "${path}.${k}" must be a ${t.value === 'bool' ? 'boolean' : 'string'}`);
+        if (x !== null && typeof x !== (t.value === 'bool' ? 'boolean' : 'string')) throw new ConfigError(`${file}: field "${path}.${k}" must be a ${t.value === 'bool' ? 'boolean' : 'string'}`);
       }
       return;
     case 'listMap':
       if (!isObject(v)) throw bad('a map of string lists');
       for (const [k, x] of Object.entries(v)) {
-        if (!Array.isArray(x) || x.some((s) => typeof s !== 'string')) throw new ConfigError(`${file}: field "${path}.${k}" must be a list of strings`);
+        if (x !== null && (!Array.isArray(x) || x.some((s) => typeof s !== 'string'))) throw new ConfigError(`${file}: field "${path}.${k}" must be a list of strings`);
       }
       return;
     case 'struct':
@@ -137,19 +139,28 @@ function checkType(file: string, path: string, v: unknown, t: FieldType): void {
   }
 }
 
+/** a value with the null members of its objects removed (what a merge patch leaves of it over nothing) */
+function withoutNulls(v: unknown): unknown {
+  if (!isObject(v)) return structuredClone(v);
+  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNulls(x)]));
+}
+
 /**
  * Merge a drop-in over a base by the four rules of spec 002 §2.4:
  * scalars and structures per field (recursively), lists replaced whole,
  * scalar maps per key, maps of lists per key with the list replaced whole.
+ * These are RFC 7386's, as kubelet applies drop-ins (mergeKubeletConfigurations,
+ * jsonpatch.MergePatch): a null removes the key (the default then applies).
  */
 export function mergeConfig(base: Record<string, unknown>, over: Record<string, unknown>, schema: Record<string, FieldType> = CONFIG_SCHEMA): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const t = schema[k];
     const prev = out[k];
-    if (t?.kind === 'struct' && isObject(prev) && isObject(v)) out[k] = mergeConfig(prev, v, t.fields);
-    else if ((t?.kind === 'scalarMap' || t?.kind === 'listMap') && isObject(prev) && isObject(v)) out[k] = { ...prev, ...structuredClone(v) };
-    else out[k] = structuredClone(v);
+    if (v === null) delete out[k];
+    else if (t?.kind === 'struct' && isObject(prev) && isObject(v)) out[k] = mergeConfig(prev, v, t.fields);
+    else if ((t?.kind === 'scalarMap' || t?.kind === 'listMap') && isObject(prev) && isObject(v)) out[k] = withoutNulls({ ...prev, ...v });
+    else out[k] = withoutNulls(v);
   }
   return out;
 }
