@@ -113,7 +113,6 @@ describe('invalid definitions are 422 with field paths', () => {
       'metadata.name',
       'spec.group',
       'spec.names.kind',
-      'spec.versions[1].name',
       'spec.versions',
       'spec.versions[0].additionalPrinterColumns[0].type',
       'spec.versions[0].additionalPrinterColumns[0].JSONPath',
@@ -148,7 +147,7 @@ describe('invalid definitions are 422 with field paths', () => {
       'spec.validation.openAPIV3Schema.properties[spec].properties[m].items.properties[k].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property',
       'spec.validation.openAPIV3Schema.properties[spec].properties[m].items.properties[k].nullable: Forbidden: this property is in x-kubernetes-list-map-keys, so it cannot be nullable',
       'spec.additionalPrinterColumns[0].type: Invalid value: "float": must be one of boolean,date,integer,number,string',
-      'spec.additionalPrinterColumns[1].format: Invalid value: "weird": must be one of byte,date,date-time,double,float,int32,int64,name,password',
+      'spec.additionalPrinterColumns[1].format: Invalid value: "weird": must be one of byte,date,date-time,double,float,int32,int64,password',
       'spec.additionalPrinterColumns[1].JSONPath: Invalid value: "spec.n": must be a simple json path starting with .',
       'spec.subresources.scale.specReplicasPath: Invalid value: "spec.r": must be a simple json path starting with .',
       'spec.subresources.scale.statusReplicasPath: Invalid value: ".spec.r": should be a json path under .status',
@@ -187,6 +186,151 @@ describe('invalid definitions are 422 with field paths', () => {
     const r = await t.request('PUT', `${CRDS}/immutables.imm.example.com`, { body: cur });
     expect(r.status).toBe(422);
     expect(r.json<Obj>().message).toContain('spec.scope: Invalid value: "Cluster": field is immutable');
+  });
+});
+
+// Differences an audit found against kube-apiserver 1.32 (apiextensions validation.go,
+// schema/defaulting/validation.go; the cases mirror TestValidateCustomResourceDefinition*)
+describe("kube 1.32's CRD checks", () => {
+  const DRY = `${CRDS}?dryRun=All`;
+  const lines = (r: { json<T>(): T }): string[] => causes(r).map((c) => `${c.field}: ${c.message}`);
+  const V = 'spec.validation.openAPIV3Schema';
+  const objWith = (props: Obj): Obj => ({ type: 'object', properties: props });
+
+  it('runs the CEL rules on defaults (defaulting.ValidateDefaults)', async () => {
+    const bad = crd('defs', 'cel.example.com', 'Def', objWith({
+      a: { type: 'string', default: 'x', 'x-kubernetes-validations': [{ rule: "self == 'y'" }] },
+      // a rule below the defaulted node runs on the default too
+      o: { type: 'object', default: { f1: 2, f2: 1 }, 'x-kubernetes-validations': [{ rule: 'self.f1 < self.f2', message: 'f1 below f2' }], properties: { f1: { type: 'integer' }, f2: { type: 'integer' } } },
+    }));
+    const r = await t.request('POST', DRY, { body: bad });
+    expect(r.status).toBe(422);
+    expect(lines(r)).toEqual([
+      `${V}.properties[a].default: Invalid value: "string": failed rule: self == 'y'`,
+      `${V}.properties[o].default: Invalid value: "object": f1 below f2`,
+    ]);
+    // valid defaults, and a transition rule (oldSelf is the default itself)
+    const good = crd('defs', 'cel.example.com', 'Def', objWith({
+      a: { type: 'string', default: 'y', 'x-kubernetes-validations': [{ rule: "self == 'y'" }, { rule: 'self == oldSelf', message: 'immutable' }] },
+      o: { type: 'object', default: { f1: 1, f2: 2 }, 'x-kubernetes-validations': [{ rule: 'self.f1 < self.f2' }], properties: { f1: { type: 'integer' }, f2: { type: 'integer' } } },
+    }));
+    expect((await t.request('POST', DRY, { body: good })).status).toBe(201);
+  });
+
+  it("checks a rule's oldSelf, optionalOldSelf, message, messageExpression and fieldPath", async () => {
+    const rule = (r: Obj): Obj[] => [r];
+    const bad = crd('rules', 'cel.example.com', 'Rule', objWith({
+      // oldSelf where old values do not correlate: items of atomic and set lists, properties of atomic maps
+      l: { type: 'array', items: { type: 'string', 'x-kubernetes-validations': rule({ rule: 'self == oldSelf' }) } },
+      s: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'array', 'x-kubernetes-list-type': 'atomic', items: { type: 'string', 'x-kubernetes-validations': rule({ rule: 'self == oldSelf' }) } } },
+      m: { type: 'object', 'x-kubernetes-map-type': 'atomic', properties: { x: { type: 'string', 'x-kubernetes-validations': rule({ rule: 'self == oldSelf' }) } } },
+      o: { type: 'string', 'x-kubernetes-validations': rule({ rule: 'self.size() > 1', optionalOldSelf: true }) },
+      msg: { type: 'string', 'x-kubernetes-validations': rule({ rule: 'self.size() > 1', message: ' ' }) },
+      ml: { type: 'string', 'x-kubernetes-validations': rule({ rule: 'self.size() > 1', message: 'too\nshort' }) },
+      lines: { type: 'string', 'x-kubernetes-validations': rule({ rule: 'self.size() > 1 &&\nself.size() < 9' }) },
+      expr: { type: 'string', 'x-kubernetes-validations': rule({ rule: 'self.size() > 1', messageExpression: ' ' }) },
+      fp: { type: 'object', properties: { a: { type: 'string' } }, 'x-kubernetes-validations': rule({ rule: 'true', fieldPath: '.nosuch' }) },
+    }));
+    const r = await t.request('POST', DRY, { body: bad });
+    expect(r.status).toBe(422);
+    const p = (prop: string): string => `${V}.properties[${prop}]`;
+    const rv = 'x-kubernetes-validations[0]';
+    expect(lines(r).sort()).toEqual([
+      `${p('expr')}.${rv}.messageExpression: Required value: messageExpression must be non-empty if specified`,
+      `${p('fp')}.${rv}.fieldPath: Invalid value: ".nosuch": must be a valid path`,
+      `${p('l')}.items.${rv}.rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within ${p('l')}`,
+      `${p('lines')}.${rv}.message: Required value: message must be specified if rule contains line breaks`,
+      `${p('m')}.properties[x].${rv}.rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within ${p('m')}`,
+      `${p('ml')}.${rv}.message: Invalid value: "too\\nshort": must not contain line breaks`,
+      `${p('msg')}.${rv}.message: Invalid value: " ": must be non-empty if specified`,
+      `${p('o')}.${rv}.optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule`,
+      // the highest uncorrelatable path is named
+      `${p('s')}.items.items.${rv}.rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within ${p('s')}`,
+    ]);
+    // map lists and granular maps correlate; fieldPath may step by name, quoted name, map key or index
+    const good = crd('rules', 'cel.example.com', 'Rule', objWith({
+      ml: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['k'], items: { type: 'object', required: ['k'], properties: { k: { type: 'string' } }, 'x-kubernetes-validations': rule({ rule: 'self == oldSelf', optionalOldSelf: true }) } },
+      gm: { type: 'object', properties: { x: { type: 'string', 'x-kubernetes-validations': rule({ rule: 'self == oldSelf' }) } } },
+      fp: {
+        type: 'object',
+        properties: { a: { type: 'object', properties: { 'b.c': { type: 'string' } } }, m: { type: 'object', additionalProperties: { type: 'string' } }, l: { type: 'array', items: { type: 'string' } } },
+        'x-kubernetes-validations': [{ rule: 'true', fieldPath: ".a['b.c']" }, { rule: 'true', fieldPath: ".m.anykey" }, { rule: 'true', fieldPath: '.l[0]' }],
+      },
+    }));
+    const g = await t.request('POST', DRY, { body: good });
+    expect(lines(g)).toEqual([]);
+    expect(g.status).toBe(201);
+  });
+
+  it('protected groups need the api-approved.kubernetes.io annotation (validateAPIApproval)', async () => {
+    const missing = 'metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111';
+    // kube's k8s.io and kubernetes.io, and orch's API domain (orch.io stands for k8s.io)
+    for (const group of ['k8s.io', 'x.k8s.io', 'kubernetes.io', 'a.b.kubernetes.io', 'orch.io', 'widgets.orch.io']) {
+      const r = await t.request('POST', DRY, { body: crd('widgets', group, 'Widget') });
+      expect(lines(r), group).toEqual([missing]);
+    }
+    for (const group of ['notk8s.io', 'k8s.io.example.com']) expect((await t.request('POST', DRY, { body: crd('widgets', group, 'Widget') })).status, group).toBe(201);
+    const annotated = (v: string): Obj => {
+      const c = crd('widgets', 'x.k8s.io', 'Widget');
+      c.metadata.annotations = { 'api-approved.kubernetes.io': v };
+      return c;
+    };
+    const bad = await t.request('POST', DRY, { body: annotated('bogus') });
+    expect(lines(bad)).toEqual(['metadata.annotations[api-approved.kubernetes.io]: Invalid value: "bogus": protected groups must have approval annotation "api-approved.kubernetes.io" with either a URL or a reason starting with "unapproved", see https://github.com/kubernetes/enhancements/pull/1111']);
+    for (const v of ['https://github.com/kubernetes/enhancements/pull/1111', 'unapproved, experimental']) expect((await t.request('POST', DRY, { body: annotated(v) })).status, v).toBe(201);
+    // an update that leaves the approval state as it was never fails on it; changing it to missing does
+    await createCrd(t, annotated('unapproved, testing'));
+    const cur = (await t.request('GET', `${CRDS}/widgets.x.k8s.io`)).json<Obj>();
+    cur.metadata.annotations['api-approved.kubernetes.io'] = 'unapproved, still testing';
+    expect((await t.request('PUT', `${CRDS}/widgets.x.k8s.io`, { body: cur })).status).toBe(200);
+    const cur2 = (await t.request('GET', `${CRDS}/widgets.x.k8s.io`)).json<Obj>();
+    delete cur2.metadata.annotations['api-approved.kubernetes.io'];
+    expect(lines(await t.request('PUT', `${CRDS}/widgets.x.k8s.io`, { body: cur2 }))).toEqual([missing]);
+  });
+
+  it('with the status sub-resource only some fields may be set at the root', async () => {
+    const allowed = '[Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations]';
+    const c = crd('stats', 'status.example.com', 'Stat', { type: 'object', maxProperties: 5, properties: { status: { type: 'object' } } });
+    expect((await t.request('POST', DRY, { body: c })).status).toBe(201);
+    c.spec.versions[0].subresources = { status: {} };
+    const r = await t.request('POST', DRY, { body: c });
+    expect(causes(r).map((x) => x.field)).toEqual([V]);
+    expect(lines(r)[0]).toMatch(new RegExp(`^${V.replace(/\./g, '\\.')}: Invalid value: .*: only ${allowed.replace(/[[\]]/g, '\\$&')} fields are allowed at the root of the schema if the status subresource is enabled$`));
+    // allowed: description, required, rules, preserve-unknown-fields
+    c.spec.versions[0].schema.openAPIV3Schema = { type: 'object', description: 'd', required: ['status'], 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-validations': [{ rule: 'true' }], properties: { status: { type: 'object' } } };
+    expect(lines(await t.request('POST', DRY, { body: c }))).toEqual([]);
+    // per version: only the version with status is checked
+    const two = crd('stats', 'status.example.com', 'Stat', { type: 'object', minProperties: 1 });
+    two.spec.versions.push({ name: 'v2', served: true, storage: false, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', minProperties: 2 } } });
+    expect(causes(await t.request('POST', DRY, { body: two })).map((x) => x.field)).toEqual(['spec.versions[1].schema.openAPIV3Schema']);
+  });
+
+  it('accepts a CRD whose versions are all unserved (kube has no such check)', async () => {
+    const c = crd('unserveds', 'unserved.example.com', 'Unserved');
+    c.spec.versions[0].served = false;
+    c.spec.versions.push({ name: 'v2', served: false, storage: false, schema: c.spec.versions[0].schema });
+    await createCrd(t, c);
+    expect((await t.request('GET', '/apis/unserved.example.com/v1/namespaces/default/unserveds')).status).toBe(404);
+  });
+
+  it("words duplicate versions, scope, columns and preserveUnknownFields as kube does, once each", async () => {
+    const dup = crd('dups', 'msg.example.com', 'Dup');
+    dup.spec.versions.push({ ...dup.spec.versions[0], storage: false });
+    const d = await t.request('POST', DRY, { body: dup });
+    expect(causes(d).map((x) => x.field)).toEqual(['spec.versions']);
+    expect(lines(d)[0]).toMatch(/^spec\.versions: Invalid value: .*: must contain unique version names$/);
+    const scope = crd('scopes', 'msg.example.com', 'Scope');
+    scope.spec.scope = 'Global';
+    expect(lines(await t.request('POST', DRY, { body: scope }))).toEqual(['spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"']);
+    const cols = crd('cols', 'msg.example.com', 'Col');
+    cols.spec.versions[0].additionalPrinterColumns = [{ type: 'string', jsonPath: '.spec.size' }, { name: 'F', type: 'string', format: 'name', jsonPath: '.spec.size' }, { name: 'P', type: 'integer', priority: -1, jsonPath: '.spec.size' }];
+    expect(lines(await t.request('POST', DRY, { body: cols }))).toEqual([
+      'spec.additionalPrinterColumns[0].name: Required value',
+      'spec.additionalPrinterColumns[1].format: Invalid value: "name": must be one of byte,date,date-time,double,float,int32,int64,password',
+    ]);
+    const pres = crd('press', 'msg.example.com', 'Pres');
+    pres.spec.preserveUnknownFields = true;
+    expect(lines(await t.request('POST', DRY, { body: pres }))).toEqual(['spec.preserveUnknownFields: Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead']);
   });
 });
 

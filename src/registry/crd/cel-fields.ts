@@ -84,3 +84,53 @@ export function undefinedField(source: string, node: J, resourceRoot: boolean, m
   visit(parsed.expr);
   return found;
 }
+
+/** whether an expression refers to `oldSelf` (a transition rule; kube's UsesOldSelf) */
+export function usesOldSelf(source: string): boolean {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(source);
+  } catch {
+    return false;
+  }
+  const visit = (n: unknown): boolean => {
+    const k = (n as CelNode).exprKind;
+    if (k?.case === 'identExpr' && (k.value as { name: string }).name === 'oldSelf') return true;
+    return celChildren(n).some(visit);
+  };
+  return visit(parsed.expr);
+}
+
+/**
+ * kube's cel.ValidFieldPath: `.name` and `['name']` steps through declared properties (or
+ * the keys of a map schema), `[n]` through list items; relative to the rule's schema node
+ */
+export function validFieldPath(path: string, node: J): boolean {
+  const tokens = path.match(/\.|\[|\]|'(?:[^'\\]|\\.)*'|[^.[\]']+/g) ?? [];
+  if (tokens.join('') !== path) return false;
+  let s: unknown = node;
+  const step = (name: string): boolean => {
+    if (!isObj(s)) return false;
+    if (isObj(s.properties)) s = s.properties[name];
+    else if (isObj(s.additionalProperties)) s = s.additionalProperties;
+    else return false;
+    return isObj(s);
+  };
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
+    if (t === '.') {
+      const name = tokens[++i];
+      if (name === undefined || name === '.' || name === '[' || name === ']' || !step(name)) return false;
+    } else if (t === '[') {
+      const inner = tokens[++i];
+      if (tokens[++i] !== ']' || inner === undefined) return false;
+      if (/^\d+$/.test(inner)) {
+        if (!isObj(s) || !isObj(s.items)) return false;
+        s = s.items;
+      } else if (inner.length >= 2 && inner.startsWith("'") && inner.endsWith("'")) {
+        if (!step(inner.slice(1, -1).replace(/\\(.)/g, '$1'))) return false;
+      } else return false;
+    } else return false;
+  }
+  return true;
+}

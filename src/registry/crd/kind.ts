@@ -39,11 +39,13 @@ function crdSchema(n: SchemaNames): Schema {
   const column_ = obj('A column in Table output (kubectl get).', proto({ name: 1, type: 2, format: 3, description: 4, priority: 5, jsonPath: 6 }, {
     name: str('Column name.'),
     type: str('integer, number, string, boolean or date.'),
-    format: str('Optional format hint: int32, int64, float, double, byte, date, date-time, password, name.'),
+    format: str('Optional format hint: int32, int64, float, double, byte, date, date-time, password.'),
     description: str('Column description.'),
     priority: int32('0 for the standard view; higher only in wide output.', omitZero),
     jsonPath: str('Simple JSONPath (`.spec.replicas`) evaluated on each object for the cell.'),
-  }), ['name', 'type', 'jsonPath']);
+    // name, type and jsonPath are required by validate.ts (kube's ValidateCustomResourceColumnDefinition),
+    // once and at kube's path, not here too
+  }));
   const version = obj('One version of the custom kind.', proto({ name: 1, served: 2, storage: 3, deprecated: 7, deprecationWarning: 8, schema: 4, subresources: 5, additionalPrinterColumns: 6, selectableFields: 9 }, {
     name: str('Version name (e.g. v1, v1beta1), served at `/apis/<group>/<name>/...`.'),
     served: bool('Whether the version is served.'),
@@ -78,7 +80,8 @@ function crdSchema(n: SchemaNames): Schema {
     spec: obj('The custom kind.', proto({ group: 1, names: 3, scope: 4, versions: 7, conversion: 9, preserveUnknownFields: 10 }, {
       group: str('API group of the kind (a DNS subdomain with at least one dot).'),
       names: names,
-      scope: str('Namespaced or Cluster.', { enum: ['Namespaced', 'Cluster'] }),
+      // no enum: validate.ts reports a bad scope once, in kube's words and order
+      scope: str('Namespaced or Cluster.'),
       versions: listMap('Versions served; exactly one is the storage version.', version, ['name'], 'name'),
       conversion: obj('How objects convert between versions.', proto({ strategy: 1, webhook: 2 }, {
         strategy: str('None (the default: only apiVersion changes) or Webhook (a ConversionReview to the webhook converts).'),

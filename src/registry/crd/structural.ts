@@ -4,8 +4,9 @@
 // compilation (x-<domain>-validations) and default values checked against
 // their own schema. Every problem is reported; nothing stops at the first.
 
-import { validateRuleSyntax } from '../../machinery/schema/cel-rules.js';
-import { undefinedField } from './cel-fields.js';
+import { validateRuleSyntax, validateRules } from '../../machinery/schema/cel-rules.js';
+import { compileSchema } from '../../machinery/schema/compile.js';
+import { undefinedField, usesOldSelf, validFieldPath } from './cel-fields.js';
 import { validateAgainstSchema } from '../../machinery/schema/validate.js';
 import type { FieldError } from '../types.js';
 import { toSchema } from './convert.js';
@@ -66,7 +67,11 @@ class Checker {
     }
   }
 
-  private node(j: unknown, path: string, o: { inAlternative: boolean; isRoot?: boolean; isItems?: boolean }): void {
+  /**
+   * `uncorrelatable`: the highest enclosing path below which old values cannot be correlated
+   * (items of lists other than `map`, properties of atomic maps; kube's withForbidOldSelfValidations)
+   */
+  private node(j: unknown, path: string, o: { inAlternative: boolean; isRoot?: boolean; isItems?: boolean; uncorrelatable?: string }): void {
     if (!isObj(j)) {
       this.err(path, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j)}: must be a schema object`);
       return;
@@ -116,10 +121,14 @@ class Checker {
       }
     }
     this.markers(j, path, type);
-    this.rules(j, path, o.isRoot === true);
-    if (isObj(j.properties)) for (const [k, v] of Object.entries(j.properties)) this.node(v, `${path}.properties[${k}]`, { inAlternative: o.inAlternative });
-    if (isObj(j.additionalProperties)) this.node(j.additionalProperties, `${path}.additionalProperties`, { inAlternative: o.inAlternative });
-    if (isObj(j.items)) this.node(j.items, `${path}.items`, { inAlternative: o.inAlternative, isItems: true });
+    this.rules(j, path, o.isRoot === true, o.inAlternative ? undefined : (o.uncorrelatable ?? null));
+    const inAlternative = o.inAlternative;
+    const atomicMap = this.marker(j, 'map-type')?.value === 'atomic';
+    const propsUnc = o.uncorrelatable ?? (atomicMap ? path : undefined);
+    if (isObj(j.properties)) for (const [k, v] of Object.entries(j.properties)) this.node(v, `${path}.properties[${k}]`, { inAlternative, uncorrelatable: propsUnc });
+    if (isObj(j.additionalProperties)) this.node(j.additionalProperties, `${path}.additionalProperties`, { inAlternative, uncorrelatable: o.uncorrelatable });
+    const itemsUnc = o.uncorrelatable ?? (this.marker(j, 'list-type')?.value !== 'map' ? path : undefined);
+    if (isObj(j.items)) this.node(j.items, `${path}.items`, { inAlternative, isItems: true, uncorrelatable: itemsUnc });
     for (const k of ['allOf', 'anyOf', 'oneOf']) {
       if (j[k] === undefined) continue;
       if (!Array.isArray(j[k])) {
@@ -174,7 +183,8 @@ class Checker {
     }
   }
 
-  private rules(j: J, path: string, isRoot: boolean): void {
+  /** `uncorrelatable`: see node(); null where oldSelf may be used, undefined where CEL is not compiled (alternatives) */
+  private rules(j: J, path: string, isRoot: boolean, uncorrelatable: string | null | undefined): void {
     const m = this.marker(j, 'validations');
     if (!m) return;
     if (!Array.isArray(m.value)) {
@@ -187,8 +197,27 @@ class Checker {
         this.err(`${at}.rule`, 'FieldValueRequired', 'Required value: rule is not specified');
         return;
       }
-      const syntax = validateRuleSyntax(r as { rule: string; messageExpression?: string });
+      // kube's checks of a rule's text (ValidateCustomResourceDefinitionOpenAPISchema)
+      const rule = r.rule.trim();
+      const msg = typeof r.message === 'string' ? r.message.trim() : '';
+      const newline = /[\n\r]/;
+      if (rule === '') this.err(`${at}.rule`, 'FieldValueRequired', 'Required value: rule is not specified');
+      else if (typeof r.message === 'string' && r.message !== '' && msg === '') this.err(`${at}.message`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r.message)}: must be non-empty if specified`);
+      else if (newline.test(msg)) this.err(`${at}.message`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r.message)}: must not contain line breaks`);
+      else if (newline.test(rule) && msg === '') this.err(`${at}.message`, 'FieldValueRequired', 'Required value: message must be specified if rule contains line breaks');
+      const blankExpr = typeof r.messageExpression === 'string' && r.messageExpression !== '' && r.messageExpression.trim() === '';
+      if (blankExpr) this.err(`${at}.messageExpression`, 'FieldValueRequired', 'Required value: messageExpression must be non-empty if specified');
+      if (rule === '') return;
+      const syntax = validateRuleSyntax({ rule: r.rule, messageExpression: blankExpr ? undefined : (r.messageExpression as string | undefined) });
       for (const e of syntax) this.err(`${at}.${e.field}`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r[e.field])}: ${e.message}`);
+      // oldSelf needs values that correlate with the stored ones (kube: only once the rule compiles)
+      if (uncorrelatable !== undefined && !syntax.some((e) => e.field === 'rule')) {
+        if (usesOldSelf(r.rule)) {
+          if (uncorrelatable !== null) this.err(`${at}.rule`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r.rule)}: oldSelf cannot be used on the uncorrelatable portion of the schema within ${uncorrelatable}`);
+        } else if (r.optionalOldSelf !== undefined && r.optionalOldSelf !== null) {
+          this.err(`${at}.optionalOldSelf`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r.optionalOldSelf)}: may not be set if oldSelf is not used in rule`);
+        }
+      }
       for (const f of ['rule', 'messageExpression'] as const) {
         const src = r[f];
         if (typeof src !== 'string' || syntax.some((e) => e.field === f)) continue;
@@ -198,8 +227,15 @@ class Checker {
       if (r.reason !== undefined && !['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'].includes(String(r.reason))) {
         this.err(`${at}.reason`, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(r.reason)}: supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"`);
       }
-      if (r.fieldPath !== undefined && (typeof r.fieldPath !== 'string' || !/^(\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\]|\['[^']*'\])+$/.test(r.fieldPath))) {
-        this.err(`${at}.fieldPath`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(r.fieldPath)}: fieldPath must be a valid path such as .spec.replicas`);
+      // kube: non-blank, one line, and a path to a field the node's schema declares (cel.ValidFieldPath)
+      const fp = r.fieldPath;
+      if (fp !== undefined && fp !== null && fp !== '') {
+        if (typeof fp !== 'string') this.err(`${at}.fieldPath`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(fp)}: must be a valid path`);
+        else {
+          if (fp.trim() === '') this.err(`${at}.fieldPath`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(fp)}: must be non-empty if specified`);
+          if (/[\n\r]/.test(fp)) this.err(`${at}.fieldPath`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(fp)}: must not contain line breaks`);
+          if (!validFieldPath(fp, j)) this.err(`${at}.fieldPath`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(fp)}: must be a valid path`);
+        }
       }
     });
   }
@@ -215,8 +251,17 @@ class Checker {
     const { default: d, ...rest } = s;
     const copy = structuredClone(d);
     const r = validateAgainstSchema(copy, rest, {}, { prune: true });
-    for (const e of r.errors) this.err(`${path}.default${e.field ? `.${e.field}` : ''}`, e.type, e.message);
+    const at = (f: string): string => `${path}.default${f === '' ? '' : f.startsWith('[') ? f : `.${f}`}`;
+    for (const e of r.errors) this.err(at(e.field), e.type, e.message);
     if (r.unknownFields.length > 0) this.err(`${path}.default`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(d)}: must not have unknown fields (${r.unknownFields.join(', ')})`);
+    if (r.errors.length > 0) return;
+    // kube's defaulting.ValidateDefaults: the CEL rules of the subtree, as an update from the default
+    // to itself (transition rules see oldSelf = the default), then, with ratcheting, as a create
+    const compiled = compileSchema(rest, {});
+    if (!compiled.subtreeHasRules) return;
+    let cel = validateRules(d, d, compiled);
+    if (cel.length === 0) cel = validateRules(d, undefined, compiled);
+    for (const e of cel) this.err(at(e.field), e.type, e.message);
   }
 }
 
@@ -225,4 +270,41 @@ export function structuralErrors(schema: unknown, path: string, prefixes: string
   const c = new Checker(prefixes);
   c.root(schema, path);
   return c.errors;
+}
+
+/** kube's allowedFieldsAtRootSchema (Go field names, printed as kube prints the list) */
+const ROOT_WITH_STATUS = ['Description', 'Type', 'Format', 'Title', 'Maximum', 'ExclusiveMaximum', 'Minimum', 'ExclusiveMinimum', 'MaxLength', 'MinLength', 'Pattern', 'MaxItems', 'MinItems', 'UniqueItems', 'MultipleOf', 'Required', 'Items', 'Properties', 'ExternalDocs', 'Example', 'XPreserveUnknownFields', 'XValidations'];
+/** JSONSchemaProps' fields in Go order: JSON key (markers without prefix), Go name; zero values are skipped */
+const SCHEMA_FIELDS: [string, string][] = [
+  ['id', 'ID'], ['$schema', 'Schema'], ['$ref', 'Ref'], ['description', 'Description'], ['type', 'Type'], ['nullable', 'Nullable'], ['format', 'Format'], ['title', 'Title'],
+  ['default', 'Default'], ['maximum', 'Maximum'], ['exclusiveMaximum', 'ExclusiveMaximum'], ['minimum', 'Minimum'], ['exclusiveMinimum', 'ExclusiveMinimum'], ['maxLength', 'MaxLength'],
+  ['minLength', 'MinLength'], ['pattern', 'Pattern'], ['maxItems', 'MaxItems'], ['minItems', 'MinItems'], ['uniqueItems', 'UniqueItems'], ['multipleOf', 'MultipleOf'], ['enum', 'Enum'],
+  ['maxProperties', 'MaxProperties'], ['minProperties', 'MinProperties'], ['required', 'Required'], ['items', 'Items'], ['allOf', 'AllOf'], ['oneOf', 'OneOf'], ['anyOf', 'AnyOf'], ['not', 'Not'],
+  ['properties', 'Properties'], ['additionalProperties', 'AdditionalProperties'], ['patternProperties', 'PatternProperties'], ['dependencies', 'Dependencies'], ['additionalItems', 'AdditionalItems'],
+  ['definitions', 'Definitions'], ['externalDocs', 'ExternalDocs'], ['example', 'Example'], ['*preserve-unknown-fields', 'XPreserveUnknownFields'], ['*embedded-resource', 'XEmbeddedResource'],
+  ['*int-or-string', 'XIntOrString'], ['*list-map-keys', 'XListMapKeys'], ['*list-type', 'XListType'], ['*map-type', 'XMapType'], ['*validations', 'XValidations'],
+];
+/** Go value fields (not pointers): false and "" are their zero values */
+const GO_VALUES = new Set(['ID', 'Schema', 'Description', 'Type', 'Format', 'Title', 'Nullable', 'UniqueItems', 'XEmbeddedResource', 'XIntOrString']);
+
+/**
+ * kube's check of the root schema when the status sub-resource is enabled
+ * (validateCustomResourceDefinitionValidation): the type must be object and only
+ * ROOT_WITH_STATUS may be set; the first offending field (in Go order) is reported
+ */
+export function statusRootErrors(schema: unknown, path: string, prefixes: string[]): FieldError[] {
+  if (!isObj(schema)) return [];
+  for (const [key, goName] of SCHEMA_FIELDS) {
+    const v = key.startsWith('*') ? prefixes.map((p) => schema[`${p}${key.slice(1)}`]).find((x) => x !== undefined) : schema[key];
+    if (v === undefined || v === null || (GO_VALUES.has(goName) && (v === false || v === ''))) continue;
+    if (goName === 'Type') {
+      if (v !== 'object') return [{ field: `${path}.type`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(v)}: only "object" is allowed as the type at the root of the schema if the status subresource is enabled` }];
+      continue;
+    }
+    if (!ROOT_WITH_STATUS.includes(goName)) {
+      // kube prints the Go dump of the schema as the value
+      return [{ field: path, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(schema)}: only [${ROOT_WITH_STATUS.join(' ')}] fields are allowed at the root of the schema if the status subresource is enabled` }];
+    }
+  }
+  return [];
 }

@@ -8,9 +8,10 @@ import { deepEqual } from '../../machinery/meta.js';
 import type { ApiObject, FieldError } from '../types.js';
 import { markerPrefixes } from './convert.js';
 import { JsonPathError, parseJsonPath } from './jsonpath.js';
-import { structuralErrors } from './structural.js';
+import { statusRootErrors, structuralErrors } from './structural.js';
 import { validateClientConfig } from '../admission/webhook-config.js';
 import { CONVERSION_REVIEW_VERSIONS } from './conversion-webhook.js';
+import { labelDomainOf } from '../../machinery/node-taints.js';
 
 type J = Record<string, unknown>;
 const isObj = (v: unknown): v is J => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -21,7 +22,8 @@ export interface CrdValidationContext {
 }
 
 const COLUMN_TYPES = ['integer', 'number', 'string', 'boolean', 'date'];
-const COLUMN_FORMATS = ['int32', 'int64', 'float', 'double', 'byte', 'date', 'date-time', 'password', 'name'];
+// kube's customResourceColumnDefinitionFormats (no `name`, which only kube's own Table columns use)
+const COLUMN_FORMATS = ['int32', 'int64', 'float', 'double', 'byte', 'date', 'date-time', 'password'];
 /** kube lists a set's members sorted, joined by commas */
 const oneOf = (list: string[]): string => `must be one of ${[...list].sort().join(',')}`;
 
@@ -33,7 +35,7 @@ function invalidValue(field: string, v: unknown, why: string): FieldError {
   return { field, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(v)}: ${why}` };
 }
 
-export function validateCrd(c: ApiObject, ctx: CrdValidationContext): FieldError[] {
+export function validateCrd(c: ApiObject, ctx: CrdValidationContext, old?: ApiObject): FieldError[] {
   const errs: FieldError[] = [];
   const spec = c.spec;
   if (!isObj(spec)) return [required('spec')];
@@ -54,10 +56,72 @@ export function validateCrd(c: ApiObject, ctx: CrdValidationContext): FieldError
   if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
     errs.push(spec.scope === undefined ? required('spec.scope') : { field: 'spec.scope', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"` });
   }
-  if (spec.preserveUnknownFields === true) errs.push(invalidValue('spec.preserveUnknownFields', true, 'must be false in order to use defaults in the schema'));
+  if (spec.preserveUnknownFields === true) {
+    // kube: "must be false…" only when a schema has defaults (validateCustomResourceDefinitionSpec)
+    if (Array.isArray(spec.versions) && spec.versions.some((v) => isObj(v) && hasDefault(isObj(v.schema) ? v.schema.openAPIV3Schema : undefined))) {
+      errs.push(invalidValue('spec.preserveUnknownFields', true, 'must be false in order to use defaults in the schema'));
+    }
+  }
   if (isObj(spec.conversion)) errs.push(...validateConversion(spec.conversion, spec.preserveUnknownFields === true));
   errs.push(...validateVersions(spec.versions, ctx));
+  errs.push(...validateApiApproval(c, old, ctx));
+  errs.push(...validatePreserveUnknownFields(spec, isObj(old?.spec) ? old.spec : undefined));
   return errs;
+}
+
+/** kube's validatePreserveUnknownFields: never true again (a CRD stored with true may stay so) */
+function validatePreserveUnknownFields(spec: J, oldSpec: J | undefined): FieldError[] {
+  if (oldSpec?.preserveUnknownFields === true || spec.preserveUnknownFields !== true) return [];
+  return [invalidValue('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead')];
+}
+
+function hasDefault(s: unknown): boolean {
+  if (Array.isArray(s)) return s.some(hasDefault);
+  if (!isObj(s)) return false;
+  if (s.default !== undefined) return true;
+  return Object.entries(s).some(([k, v]) => (k === 'properties' && isObj(v) ? Object.values(v).some(hasDefault) : ['items', 'additionalProperties', 'not', 'allOf', 'anyOf', 'oneOf'].includes(k) && hasDefault(v)));
+}
+
+export const API_APPROVAL_ANNOTATION = 'api-approved.kubernetes.io';
+const KEP_1111 = 'see https://github.com/kubernetes/enhancements/pull/1111';
+
+/**
+ * kube's IsProtectedCommunityGroup: k8s.io, kubernetes.io and their subdomains; with orch's
+ * convention that the API domain stands for k8s.io (and the label domain for kubernetes.io),
+ * `<domain>` and `*.<domain>` too (docs/crds.md)
+ */
+export function isProtectedGroup(group: string, apiDomain: string): boolean {
+  return [...new Set(['k8s.io', 'kubernetes.io', apiDomain, labelDomainOf(apiDomain)])].some((d) => group === d || group.endsWith(`.${d}`));
+}
+
+type Approval = 'missing' | 'bypassed' | 'approved' | 'invalid';
+
+/** kube's GetAPIApprovalState: a URL with scheme and host approves, `unapproved…` bypasses */
+function approvalState(annotations: unknown): Approval {
+  const a = isObj(annotations) ? annotations[API_APPROVAL_ANNOTATION] : undefined;
+  if (typeof a !== 'string' || a === '') return 'missing';
+  if (a.startsWith('unapproved')) return 'bypassed';
+  try {
+    const u = new URL(a);
+    if (u.host !== '') return 'approved';
+  } catch {
+    // not a URL
+  }
+  return 'invalid';
+}
+
+/** kube's validateAPIApproval: a protected group needs the annotation; an unchanged state never fails */
+function validateApiApproval(c: ApiObject, old: ApiObject | undefined, ctx: CrdValidationContext): FieldError[] {
+  const group = isObj(c.spec) ? c.spec.group : undefined;
+  if (typeof group !== 'string' || !isProtectedGroup(group, ctx.apiDomain)) return [];
+  const state = approvalState(c.metadata?.annotations);
+  if (old && approvalState(old.metadata?.annotations) === state) return [];
+  const field = `metadata.annotations[${API_APPROVAL_ANNOTATION}]`;
+  if (state === 'missing') return [{ field, type: 'FieldValueRequired', message: `Required value: protected groups must have approval annotation "${API_APPROVAL_ANNOTATION}", ${KEP_1111}` }];
+  if (state === 'invalid') {
+    return [invalidValue(field, c.metadata?.annotations?.[API_APPROVAL_ANNOTATION], `protected groups must have approval annotation "${API_APPROVAL_ANNOTATION}" with either a URL or a reason starting with "unapproved", ${KEP_1111}`)];
+  }
+  return [];
 }
 
 /**
@@ -168,8 +232,10 @@ function validateVersions(versions: unknown, ctx: CrdValidationContext): FieldEr
   const topSubresources = sharedByAll(versions, (v) => v.subresources, (x) => x !== undefined);
   const topColumns = sharedByAll(versions, (v) => v.additionalPrinterColumns, (x) => Array.isArray(x) && x.length > 0);
   const seen = new Set<string>();
+  let unique = true;
   let storage = 0;
-  let served = 0;
+  // kube's status flag: a version's own sub-resources, any version's for the shared (top) schema
+  const hasStatus = (v: unknown): boolean => isObj(v) && isObj(v.subresources) && v.subresources.status !== undefined && v.subresources.status !== null;
   versions.forEach((v, i) => {
     const at = `spec.versions[${i}]`;
     if (!isObj(v)) {
@@ -180,25 +246,32 @@ function validateVersions(versions: unknown, ctx: CrdValidationContext): FieldEr
     else {
       const msgs = isDNS1035Label(v.name);
       if (msgs.length > 0) errs.push(invalidValue(`${at}.name`, v.name, msgs.join(',')));
-      if (seen.has(v.name)) errs.push({ field: `${at}.name`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(v.name)}` });
+      if (seen.has(v.name)) unique = false;
       seen.add(v.name);
     }
     errs.push(...validateDeprecationWarning(v, `${at}.deprecationWarning`));
     if (typeof v.served !== 'boolean') errs.push(required(`${at}.served`));
     if (typeof v.storage !== 'boolean') errs.push(required(`${at}.storage`));
     if (v.storage === true) storage++;
-    if (v.served === true) served++;
     const schema = schemaOf(v);
     if (schema === undefined) errs.push({ field: `${at}.schema.openAPIV3Schema`, type: 'FieldValueRequired', message: 'Required value: schemas are required' });
-    else if (!topSchema) errs.push(...structuralErrors(schema, `${at}.schema.openAPIV3Schema`, prefixes));
+    else if (!topSchema) {
+      if (hasStatus(v)) errs.push(...statusRootErrors(schema, `${at}.schema.openAPIV3Schema`, prefixes));
+      errs.push(...structuralErrors(schema, `${at}.schema.openAPIV3Schema`, prefixes));
+    }
     if (!topColumns) errs.push(...validateColumns(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
     if (!topSubresources) errs.push(...validateSubresources(v.subresources, `${at}.subresources`));
     errs.push(...validateSelectable(v.selectableFields, `${at}.selectableFields`, schema));
   });
+  // kube prints the Go dump of spec.versions as the value; we print the names
+  if (!unique) errs.push(invalidValue('spec.versions', versions.map((v) => (isObj(v) ? v.name : v)), 'must contain unique version names'));
   if (storage !== 1) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: `Invalid value: ${storage}: must have exactly one version marked as storage version` });
-  if (served === 0) errs.push({ field: 'spec.versions', type: 'FieldValueInvalid', message: 'Invalid value: 0: must have at least one served version' });
+  // no check of served versions: kube accepts a CRD whose versions are all served: false
   const first = versions[0] as J;
-  if (topSchema) errs.push(...structuralErrors(schemaOf(first), 'spec.validation.openAPIV3Schema', prefixes));
+  if (topSchema) {
+    if (versions.some(hasStatus)) errs.push(...statusRootErrors(schemaOf(first), 'spec.validation.openAPIV3Schema', prefixes));
+    errs.push(...structuralErrors(schemaOf(first), 'spec.validation.openAPIV3Schema', prefixes));
+  }
   if (topSubresources) errs.push(...validateSubresources(first.subresources, 'spec.subresources'));
   if (topColumns) errs.push(...validateColumns(first.additionalPrinterColumns, 'spec.additionalPrinterColumns'));
   return errs;
@@ -232,7 +305,6 @@ function validateColumns(cols: unknown, path: string): FieldError[] {
     if (c.type === undefined || c.type === '') errs.push({ field: `${at}.type`, type: 'FieldValueRequired', message: `Required value: ${oneOf(COLUMN_TYPES)}` });
     else if (!COLUMN_TYPES.includes(c.type as string)) errs.push(invalidValue(`${at}.type`, c.type, oneOf(COLUMN_TYPES)));
     if (c.format !== undefined && c.format !== '' && !COLUMN_FORMATS.includes(c.format as string)) errs.push(invalidValue(`${at}.format`, c.format, oneOf(COLUMN_FORMATS)));
-    if (c.priority !== undefined && (typeof c.priority !== 'number' || c.priority < 0)) errs.push(invalidValue(`${at}.priority`, c.priority, 'must be greater than or equal to 0'));
     // kube's path names the internal Go field (JSONPath)
     if (typeof c.jsonPath !== 'string' || c.jsonPath === '') errs.push(required(`${at}.JSONPath`));
     else if (!c.jsonPath.startsWith('.')) errs.push(invalidValue(`${at}.JSONPath`, c.jsonPath, 'must be a simple json path starting with .'));
@@ -316,7 +388,7 @@ function validateSubresources(sub: unknown, path: string): FieldError[] {
 }
 
 export function validateCrdUpdate(c: ApiObject, old: ApiObject, ctx: CrdValidationContext): FieldError[] {
-  const errs = validateCrd(c, ctx);
+  const errs = validateCrd(c, ctx, old);
   const spec = isObj(c.spec) ? c.spec : {};
   const oldSpec = isObj(old.spec) ? old.spec : {};
   if (oldSpec.scope !== undefined && spec.scope !== oldSpec.scope) errs.push(invalidValue('spec.scope', spec.scope, 'field is immutable'));
