@@ -43,7 +43,7 @@ describe('schema validation of custom objects', () => {
       'spec.replicas: FieldValueTypeInvalid',
       'spec.tier: FieldValueNotSupported',
       'spec.maxReplicas: FieldValueTypeInvalid',
-      'spec.contact: FieldValueInvalid',
+      'spec.contact: FieldValueTypeInvalid', // a format failure is errors.InvalidType (apiextensions validation.go: field.TypeInvalid)
       'spec.name: FieldValueInvalid',
       'spec.ratio: FieldValueInvalid',
       'spec.ports[0].port: FieldValueInvalid',
@@ -228,5 +228,79 @@ describe('validation ratcheting (kube CRDValidationRatcheting, on by default sin
     expect(name.status).toBe(422);
     expect(name.json<Obj>().message).toContain("spec.name in body should match '^[a-z]+$'");
     expect(name.json<Obj>().message).toContain('name too long');
+  });
+});
+
+// kube 1.32's value checks (kube-openapi validate + strfmt, apiextensions formats.go and validation.go)
+describe('kube-openapi value checks: RE2 patterns, formats, rune lengths, messages', () => {
+  const GADGETS = '/apis/values.example.com/v1/namespaces/default/gadgets';
+  const gadgetCrd = (props: Obj, name = 'gadgets') => ({
+    apiVersion: 'apiextensions.orch.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${name}.values.example.com` },
+    spec: {
+      group: 'values.example.com',
+      scope: 'Namespaced',
+      names: { plural: name, singular: name.slice(0, -1), kind: name === 'gadgets' ? 'Gadget' : 'Broken' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: props } } } } }],
+    },
+  });
+  const gadget = (name: string, spec: Obj) =>
+    t.request('POST', GADGETS, { body: { apiVersion: 'values.example.com/v1', kind: 'Gadget', metadata: { name }, spec } });
+  const messages = (r: { json<T>(): T }) => ((r.json<Obj>().details?.causes ?? []) as Obj[]).map((c) => `${c.field}: ${c.reason}: ${c.message}`);
+
+  beforeAll(async () => {
+    await createCrd(t, gadgetCrd({
+      ci: { type: 'string', pattern: '(?i)^[a-z]+$' },
+      letters: { type: 'string', pattern: '^\\pL+$' },
+      short: { type: 'string', maxLength: 2 },
+      every: { type: 'string', format: 'duration' },
+      link: { type: 'string', format: 'uri' },
+      day: { type: 'string', format: 'date' },
+      at: { type: 'string', format: 'date-time' },
+      port: { 'x-kubernetes-int-or-string': true },
+      level: { type: 'integer', enum: [1, 2] },
+      mode: { type: 'string', enum: ['a', 'b'] },
+    }));
+  });
+
+  it('accepts what kube accepts', async () => {
+    const r = await gadget('ok', { ci: 'ABC', letters: 'héllo', short: '😀😀', every: '1d', link: '/path', day: '2024-02-29', at: '2024-02-29t10:00:00z', port: 'http', level: 2 });
+    expect(r.status, r.text).toBe(201);
+    for (const every of ['3w', '1 h', '1h30m']) expect((await gadget(`d-${every.replace(/[^a-z0-9]/g, '')}`, { every })).status, every).toBe(201);
+  });
+
+  it('rejects what kube rejects, in kube\'s words', async () => {
+    const r = await gadget('bad', { letters: 'h3llo', short: '😀😀😀', every: '1 parsec', link: 'relative/path', day: '2024-02-30', at: '2024-02-29 10:00:00Z', port: 1.5, level: 3, mode: 5 });
+    expect(r.status).toBe(422);
+    expect(messages(r)).toEqual(expect.arrayContaining([
+      // kube-openapi errors.FailedPattern
+      "spec.letters: FieldValueInvalid: Invalid value: \"h3llo\": spec.letters in body should match '^\\pL+$'",
+      // field.TooLong via kubeOpenAPIResultToFieldErrors; utf8.RuneCount
+      'spec.short: FieldValueTooLong: Too long: may not be more than 2 bytes',
+      // errors.InvalidType of the format validator
+      'spec.every: FieldValueTypeInvalid: Invalid value: "1 parsec": spec.every in body must be of type duration: "1 parsec"',
+      'spec.link: FieldValueTypeInvalid: Invalid value: "relative/path": spec.link in body must be of type uri: "relative/path"',
+      'spec.day: FieldValueTypeInvalid: Invalid value: "2024-02-30": spec.day in body must be of type date: "2024-02-30"',
+      'spec.at: FieldValueTypeInvalid: Invalid value: "2024-02-29 10:00:00Z": spec.at in body must be of type date-time: "2024-02-29 10:00:00Z"',
+      // validate/type.go: the x-kubernetes-int-or-string types joined
+      'spec.port: FieldValueTypeInvalid: Invalid value: "number": spec.port in body must be of type integer,string: "number"',
+      // field.NotSupported with JSON-encoded, Go-quoted values
+      'spec.level: FieldValueNotSupported: Unsupported value: 3: supported values: "1", "2"',
+      // the type validator and the enum (common) validator both report
+      'spec.mode: FieldValueTypeInvalid: Invalid value: "integer": spec.mode in body must be of type string: "integer"',
+      'spec.mode: FieldValueNotSupported: Unsupported value: 5: supported values: "a", "b"',
+    ]));
+    expect(messages(r)).toHaveLength(10);
+  });
+
+  it('refuses a CRD whose pattern Go cannot compile (apiserver/schema/validation.go)', async () => {
+    const r = await t.request('POST', CRDS, { body: gadgetCrd({ p: { type: 'string', pattern: '^(?=a)' }, q: { type: 'string', pattern: '+' } }, 'brokens') });
+    expect(r.status).toBe(422);
+    expect(messages(r)).toEqual([
+      'spec.validation.openAPIV3Schema.properties[spec].properties[p].pattern: FieldValueInvalid: Invalid value: "^(?=a)": must be a valid regular expression, but isn\'t: error parsing regexp: invalid or unsupported Perl syntax: `(?=`',
+      // kube's own test case ("invalid regex pattern", apiserver/schema/validation_test.go)
+      'spec.validation.openAPIV3Schema.properties[spec].properties[q].pattern: FieldValueInvalid: Invalid value: "+": must be a valid regular expression, but isn\'t: error parsing regexp: missing argument to repetition operator: `+`',
+    ]);
   });
 });

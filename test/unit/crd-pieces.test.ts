@@ -126,9 +126,59 @@ describe('formats', () => {
     expect(matchesFormat('cidr', '10.0.0.0/33')).toBe(false);
     expect(matchesFormat('uuid', '123e4567-e89b-12d3-a456-426614174000')).toBe(true);
     expect(matchesFormat('duration', '1h30m')).toBe(true);
-    expect(matchesFormat('duration', '1 hour')).toBe(false);
     expect(matchesFormat('date', '2024-02-29')).toBe(true);
     expect(matchesFormat('my-own-format', 'anything')).toBe(true);
+  });
+
+  // kube-openapi strfmt/duration_test.go (TestDurationParser, TestIsDuration_Caveats, TestDurationInvalidToken, TestDuration)
+  it('accepts Go and Scala-style durations as kube-openapi does', () => {
+    for (const ok of ['1h30m', '0', '-1.5h', '1µs', '1d', '3w', '1 h', '1 hour', '1wk', '1  week', '1nanos', '1  milliseconds', '1w2s', '1d2h3m5s', '1s 2m', '1w 2d 3h 4m', '45 weeks', '45 weekz', '12 hours', '12 minutes']) {
+      expect(matchesFormat('duration', ok), ok).toBe(true);
+    }
+    for (const bad of ['yada', 'three week', '9999999999999999999999999999999999999999999999999999999 weeks', '12 parsecs', '12 y', '45 wekk', '45 weeekks', '12 phours', '1s invalid', 'invalid 1s', '1s 2m invalid', '1s invalid 2m', '', '-1d']) {
+      expect(matchesFormat('duration', bad), bad).toBe(false);
+    }
+  });
+
+  // Go url.ParseRequestURI (strfmt `uri`, govalidator.IsRequestURI)
+  it('checks uri as url.ParseRequestURI: absolute URIs and absolute paths', () => {
+    for (const ok of ['/path', '/a/b?x=1', 'https://example.com/x', 'mailto:a@b.io', 'http://[::1]:80/', '*']) expect(matchesFormat('uri', ok), ok).toBe(true);
+    for (const bad of ['relative/path', '', ':nope', 'http://host:port/', '/bad%zz', 'a b']) expect(matchesFormat('uri', bad), bad).toBe(false);
+  });
+
+  // strfmt IsDate (time.Parse "2006-01-02") and IsDateTime (split at "t" after lower-casing, time pattern)
+  it('checks date and date-time as kube-openapi: real calendar days, t/z in either case, no space separator', () => {
+    expect(matchesFormat('date', '2024-02-30')).toBe(false);
+    expect(matchesFormat('date', '2023-02-29')).toBe(false);
+    expect(matchesFormat('date', '2000-02-29')).toBe(true);
+    expect(matchesFormat('date', '2024-1-01')).toBe(false);
+    expect(matchesFormat('date-time', '2024-02-30T00:00:00Z')).toBe(false);
+    expect(matchesFormat('date-time', '2024-02-29t10:20:30.5z')).toBe(true);
+    expect(matchesFormat('date-time', '2024-02-29T10:20:30+05:30')).toBe(true);
+    expect(matchesFormat('date-time', '2024-02-29 10:20:30Z')).toBe(false);
+    expect(matchesFormat('date-time', '2024-02-29T24:00:00Z')).toBe(false);
+    expect(matchesFormat('datetime', '2024-02-29T10:20:30Z')).toBe(true);
+  });
+
+  // apiextensions formats.go: the 1.0 set (isbn, ssn, rgbcolor…), names without dashes; ParseIPSloppy for ipv4
+  it('checks the rest of kube 1.32\'s CRD formats', () => {
+    expect(matchesFormat('ipv4', '010.000.000.001')).toBe(true);
+    expect(matchesFormat('uuid4', '123e4567-e89b-12d3-a456-426614174000')).toBe(false);
+    expect(matchesFormat('uuid3', '123e4567-e89b-32d3-a456-426614174000')).toBe(true);
+    expect(matchesFormat('mac', '00:00:5e:00:53:01')).toBe(true);
+    expect(matchesFormat('mac', '0000.5e00.5301')).toBe(true);
+    expect(matchesFormat('mac', '00:00:5e-00:53:01')).toBe(false);
+    expect(matchesFormat('ssn', '123-45-6789')).toBe(true);
+    expect(matchesFormat('rgbcolor', 'rgb(255, 0, 0)')).toBe(true);
+    expect(matchesFormat('isbn', '0321751043')).toBe(true);
+    expect(matchesFormat('isbn13', '978-0321751041')).toBe(true);
+    expect(matchesFormat('isbn10', '0321751044')).toBe(false);
+    expect(matchesFormat('creditcard', '4111 1111 1111 1111')).toBe(true);
+    expect(matchesFormat('creditcard', '4111 1111 1111 1112')).toBe(false);
+    expect(matchesFormat('bsonobjectid', '507f1f77bcf86cd799439011')).toBe(true);
+    expect(matchesFormat('hostname', 'example.com')).toBe(true);
+    expect(matchesFormat('hostname', 'foo.1')).toBe(false);
+    expect(matchesFormat('u-u-i-d', 'nope')).toBe(false);
   });
 });
 

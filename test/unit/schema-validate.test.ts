@@ -331,3 +331,58 @@ describe('dropEmptyMaps (Go omitempty maps)', () => {
     expect(b).toEqual({ data: {}, required: {} });
   });
 });
+
+describe('validateAgainstSchema: kube-openapi value checks of custom resources', () => {
+  const s = (props: Record<string, Schema>): Schema => ({ type: 'object', properties: { spec: { type: 'object', properties: props } } });
+  const msgs = (schema: Schema, spec: unknown) =>
+    validateAgainstSchema({ spec }, schema, {}, { enumBesideTypeError: true }).errors.map((e) => `${e.field}: ${e.type}: ${e.message}`);
+
+  // patterns are Go RE2 (kube-openapi validate.Pattern: regexp.MatchString)
+  it('matches patterns with RE2 syntax and semantics', () => {
+    expect(msgs(s({ a: { type: 'string', pattern: '(?i)^[a-z]+$' } }), { a: 'ABC' })).toEqual([]);
+    expect(msgs(s({ a: { type: 'string', pattern: '^\\pL+$' } }), { a: 'héllo' })).toEqual([]);
+    expect(msgs(s({ a: { type: 'string', pattern: '^[[:alpha:]]+\\z' } }), { a: 'abc' })).toEqual([]);
+    expect(msgs(s({ a: { type: 'string', pattern: '^(?P<x>a)b$' } }), { a: 'ab' })).toEqual([]);
+    expect(msgs(s({ a: { type: 'string', pattern: '^.$' } }), { a: '😀' })).toEqual([]);
+    // kube-openapi errors.FailedPattern: "%s in %s should match '%s'"
+    expect(msgs(s({ a: { type: 'string', pattern: '^\\pL+$' } }), { a: 'h3llo' })).toEqual([
+      'spec.a: FieldValueInvalid: Invalid value: "h3llo": spec.a in body should match \'^\\pL+$\'',
+    ]);
+    // a pattern Go cannot compile fails every value (validate.Pattern: "%s, but pattern is invalid: %s")
+    expect(msgs(s({ a: { type: 'string', pattern: '^(?=a)' } }), { a: 'a' })).toEqual([
+      'spec.a: FieldValueInvalid: Invalid value: "a": spec.a in body should match \'^(?=a), but pattern is invalid: error parsing regexp: invalid or unsupported Perl syntax: `(?=`\'',
+    ]);
+  });
+
+  // kube-openapi validate.MaxLength/MinLength count utf8.RuneCount
+  it('counts string lengths in runes', () => {
+    expect(msgs(s({ a: { type: 'string', maxLength: 2 } }), { a: '😀😀' })).toEqual([]);
+    expect(msgs(s({ a: { type: 'string', maxLength: 2 } }), { a: '😀😀😀' })).toEqual(['spec.a: FieldValueTooLong: Too long: may not be more than 2 bytes']);
+    expect(msgs(s({ a: { type: 'string', minLength: 3 } }), { a: '😀😀' })).toEqual([
+      'spec.a: FieldValueInvalid: Invalid value: "😀😀": spec.a in body should be at least 3 chars long',
+    ]);
+    expect(msgs(s({ a: { type: 'array', items: { type: 'string' }, maxItems: 1 } }), { a: ['😀', 'b'] })).toEqual(['spec.a: FieldValueTooMany: Too many: 2: must have at most 1 items']);
+  });
+
+  it('words type and enum errors as kube does', () => {
+    // validate/type.go joins the types of x-kubernetes-int-or-string: "integer,string"
+    expect(msgs(s({ a: { 'x-orch-int-or-string': true } }), { a: 1.5 })).toEqual([
+      'spec.a: FieldValueTypeInvalid: Invalid value: "number": spec.a in body must be of type integer,string: "number"',
+    ]);
+    // apiextensions validation.go kubeOpenAPIResultToFieldErrors: non-string enum values as JSON, then field.NotSupported quotes each
+    expect(msgs(s({ a: { type: 'integer', enum: [1, 2] } }), { a: 3 })).toEqual(['spec.a: FieldValueNotSupported: Unsupported value: 3: supported values: "1", "2"']);
+    // kube-openapi runs the enum (common) validator beside the type validator
+    expect(msgs(s({ a: { type: 'string', enum: ['x', 'y'] } }), { a: 5 })).toEqual([
+      'spec.a: FieldValueTypeInvalid: Invalid value: "integer": spec.a in body must be of type string: "integer"',
+      'spec.a: FieldValueNotSupported: Unsupported value: 5: supported values: "x", "y"',
+    ]);
+    // int-or-string strings get the string checks, integers the number checks
+    expect(msgs(s({ a: { 'x-orch-int-or-string': true, pattern: '^[0-9]+%$' } }), { a: 'x' })).toEqual([
+      'spec.a: FieldValueInvalid: Invalid value: "x": spec.a in body should match \'^[0-9]+%$\'',
+    ]);
+    // a format failure is errors.InvalidType, a type error (field.TypeInvalid)
+    expect(msgs(s({ a: { type: 'string', format: 'date' } }), { a: '2024-02-30' })).toEqual([
+      'spec.a: FieldValueTypeInvalid: Invalid value: "2024-02-30": spec.a in body must be of type date: "2024-02-30"',
+    ]);
+  });
+});

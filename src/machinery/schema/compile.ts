@@ -3,6 +3,7 @@
 // defaulting; spec 000 §4.8) never look names up or re-read optional fields.
 // `$ref` nodes become direct pointers to the compiled target (cycles allowed).
 
+import { type CompiledPattern, compilePattern } from './regex.js';
 import type { Definitions, Schema, SchemaType, ValidationRule } from './types.js';
 
 export interface CompiledSchema {
@@ -36,7 +37,8 @@ export interface CompiledSchema {
   /** `x-orch-list-type` (set and map lists reject duplicates, spec 000 §4.9) */
   listType: 'atomic' | 'set' | 'map' | undefined;
   listMapKeys: readonly string[] | undefined;
-  pattern: RegExp | undefined;
+  /** RE2, as kube (regex.ts) */
+  pattern: CompiledPattern | undefined;
   /** value alternatives (CRD schemas) */
   allOf: CompiledSchema[] | undefined;
   anyOf: CompiledSchema[] | undefined;
@@ -179,8 +181,7 @@ function emptyNode(s: Schema): CompiledSchema {
     uniqueItems: s.uniqueItems === true,
     listType: s['x-orch-list-type'],
     listMapKeys: s['x-orch-list-map-keys'],
-
-    pattern: s.pattern !== undefined ? new RegExp(s.pattern) : undefined,
+    pattern: s.pattern !== undefined ? compilePattern(s.pattern) : undefined,
     allOf: undefined,
     anyOf: undefined,
     oneOf: undefined,

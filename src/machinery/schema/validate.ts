@@ -28,6 +28,11 @@ export interface ValidateOptions {
    * for one (`data: {}`, `nodeSelector: {}`); custom resources keep what was written
    */
   dropEmptyMaps?: boolean;
+  /**
+   * custom resources (kube-openapi's validator): an enum is checked beside a
+   * type error, as its common validator runs for every value (validate/schema.go)
+   */
+  enumBesideTypeError?: boolean;
 }
 
 export interface ValidationResult {
@@ -62,6 +67,7 @@ class Walk {
     private readonly dropNulls: boolean,
     private readonly listUniqueness = false,
     private readonly dropEmptyMaps = false,
+    private readonly enumBesideTypeError = false,
   ) {}
 
   /** Kubernetes field.Path rendering: `a.b[0].c[key]` */
@@ -98,6 +104,15 @@ class Walk {
 
   private typeError(expected: string, actual: string, found?: { v: unknown; s: CompiledSchema }): void {
     const p = this.fieldPath();
+    if (found && this.enumBesideTypeError && found.s.enumValues) {
+      this.pushTypeError(p, expected, actual, found);
+      this.enumCheck(found.v, found.s.enumValues);
+      return;
+    }
+    this.pushTypeError(p, expected, actual, found);
+  }
+
+  private pushTypeError(p: string, expected: string, actual: string, found?: { v: unknown; s: CompiledSchema }): void {
     const converter = found && converterMessage(found.s, found.v);
     this.errors.push({
       field: p,
@@ -114,12 +129,20 @@ class Walk {
   value(v: unknown, s: CompiledSchema): void {
     if (s.allOf !== undefined || s.anyOf !== undefined || s.oneOf !== undefined || s.not !== undefined) this.alternatives(v, s);
     if (s.intOrString) {
+      // kube: type [integer, string]; string and number checks apply to their kind of value
       if (typeof v === 'string') {
-        if (s.format === 'quantity' && !QUANTITY.test(v)) this.quantityError(v);
+        if (s.format === 'quantity') {
+          if (!QUANTITY.test(v)) this.quantityError(v);
+          return;
+        }
+        return this.string(v, s);
+      }
+      if (typeof v === 'number' && (Number.isInteger(v) || (s.format === 'quantity' && Number.isFinite(v)))) {
+        if (s.format !== 'quantity') this.numeric(v, s);
         return;
       }
-      if (typeof v === 'number' && (Number.isInteger(v) || (s.format === 'quantity' && Number.isFinite(v)))) return;
-      this.typeError(s.format === 'quantity' ? 'quantity' : 'int-or-string', jsonType(v));
+      this.typeError(s.format === 'quantity' ? 'quantity' : INT_OR_STRING, jsonType(v));
+      if (this.enumBesideTypeError && s.enumValues) this.enumCheck(v, s.enumValues);
       return;
     }
     switch (s.type) {
@@ -172,39 +195,36 @@ class Walk {
 
   private string(v: string, s: CompiledSchema): void {
     const f = s.format;
-    if (f !== undefined) {
-      if (f === 'byte') {
-        const bad = base64Error(v);
-        if (bad >= 0) {
-          this.errors.push({
-            field: this.fieldPath(),
-            type: 'FieldValueTypeInvalid',
-            message: `illegal base64 data at input byte ${bad}`,
-          });
-          return;
-        }
-      } else if (f === 'date-time') {
-        if (!DATE_TIME.test(v) || Number.isNaN(Date.parse(v))) return this.typeError('date-time', v);
-      } else if (f === 'quantity') {
-        if (!QUANTITY.test(v)) return this.quantityError(v);
-      } else if (!matchesFormat(f, v)) {
-        return this.invalid(v, `${this.fieldPath()} in body must be of type ${f}: ${JSON.stringify(v)}`);
+    if (f === 'byte') {
+      const bad = base64Error(v);
+      if (bad >= 0) {
+        this.errors.push({
+          field: this.fieldPath(),
+          type: 'FieldValueTypeInvalid',
+          message: `illegal base64 data at input byte ${bad}`,
+        });
+        return;
       }
+    } else if (f === 'quantity') {
+      if (!QUANTITY.test(v)) return this.quantityError(v);
     }
-    if (s.enumValues) this.enumCheck(v, s.enumValues);
-    if (s.maxLength !== undefined && v.length > s.maxLength) {
+    // kube-openapi's string validator reports the first of maxLength, minLength, pattern (values.go),
+    // lengths in runes (utf8.RuneCount)
+    if (s.maxLength !== undefined && v.length > s.maxLength && runeCount(v) > s.maxLength) {
       this.errors.push({
         field: this.fieldPath(),
         type: 'FieldValueTooLong',
         message: `Too long: may not be more than ${s.maxLength} bytes`,
       });
-    }
-    if (s.minLength !== undefined && v.length < s.minLength && [...v].length < s.minLength) {
+    } else if (s.minLength !== undefined && v.length < 2 * s.minLength && runeCount(v) < s.minLength) {
       this.invalid(v, `${this.fieldPath()} in body should be at least ${s.minLength} chars long`);
+    } else if (s.pattern !== undefined && !s.pattern.test(v)) {
+      const detail = s.pattern.error === undefined ? s.pattern.source : `${s.pattern.source}, but pattern is invalid: ${s.pattern.error}`;
+      this.invalid(v, `${this.fieldPath()} in body should match '${detail}'`);
     }
-    if (s.pattern !== undefined && !s.pattern.test(v)) {
-      this.invalid(v, `${this.fieldPath()} in body should match '${s.pattern.source}'`);
-    }
+    // then the format (errors.InvalidType: a type error), then the enum
+    if (f !== undefined && f !== 'byte' && f !== 'quantity' && !matchesFormat(f, v)) this.pushTypeError(this.fieldPath(), f, v);
+    if (s.enumValues) this.enumCheck(v, s.enumValues);
   }
 
   private numeric(v: number, s: CompiledSchema): void {
@@ -223,7 +243,11 @@ class Walk {
   private enumCheck(v: unknown, values: readonly unknown[]): void {
     for (let i = 0; i < values.length; i++) if (values[i] === v) return;
     let supported = '';
-    for (let i = 0; i < values.length; i++) supported += (i ? ', ' : '') + JSON.stringify(values[i]);
+    // kube: strings as they are, other values as JSON, each Go-quoted (field.NotSupported): `"1", "2"`
+    for (let i = 0; i < values.length; i++) {
+      const x = values[i];
+      supported += (i ? ', ' : '') + JSON.stringify(typeof x === 'string' ? x : JSON.stringify(x));
+    }
     this.errors.push({
       field: this.fieldPath(),
       type: 'FieldValueNotSupported',
@@ -250,7 +274,7 @@ class Walk {
       this.push(i, SEG_INDEX);
       if (item === null && !items.nullable) {
         // a null item decodes to nothing usable: report it like a type mismatch
-        if (items.type !== undefined || items.intOrString) this.typeError(items.intOrString ? 'int-or-string' : items.type!, 'null');
+        if (items.type !== undefined || items.intOrString) this.typeError(items.intOrString ? INT_OR_STRING : items.type!, 'null');
       } else if (item !== null) this.value(item, items);
       this.pop();
     }
@@ -301,7 +325,7 @@ class Walk {
   /** allOf / anyOf / oneOf / not: value checks only, never pruning (structural schemas, docs/crds.md) */
   private alternatives(v: unknown, s: CompiledSchema): void {
     const check = (b: CompiledSchema): FieldError[] => {
-      const w = new Walk(false, false);
+      const w = new Walk(false, false, false, false, this.enumBesideTypeError);
       w.segs.push(...this.segs);
       w.kinds.push(...this.kinds);
       w.value(structuredClone(v), b);
@@ -403,7 +427,7 @@ export function validateAgainstSchema(
 }
 
 export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: ValidateOptions = {}): ValidationResult {
-  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true, opts.dropEmptyMaps === true);
+  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true, opts.dropEmptyMaps === true, opts.enumBesideTypeError === true);
   if (obj !== null && obj !== undefined) w.value(obj, compiled);
   const r: ValidationResult = { errors: w.errors, unknownFields: w.unknownFields };
   if (w.embeddedMetaUnknown) r.embeddedMetaUnknown = w.embeddedMetaUnknown;
@@ -442,8 +466,22 @@ export function badValue(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** RFC 3339 date-time (seconds, optional fraction, Z or offset) */
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+/** kube-openapi's type word of an int-or-string (`type: [integer, string]`, validate/type.go joins them) */
+const INT_OR_STRING = 'integer,string';
+
+/** code points, as Go's utf8.RuneCount of the UTF-8 text */
+function runeCount(v: string): number {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < v.length) {
+      const d = v.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
 
 /** Kubernetes resource.Quantity syntax */
 const QUANTITY = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;

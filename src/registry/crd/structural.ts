@@ -8,6 +8,7 @@ import { validateRuleSyntax, validateRules } from '../../machinery/schema/cel-ru
 import { compileSchema } from '../../machinery/schema/compile.js';
 import { undefinedField, usesOldSelf, validFieldPath } from './cel-fields.js';
 import { validateAgainstSchema } from '../../machinery/schema/validate.js';
+import { patternError } from '../../machinery/schema/regex.js';
 import type { FieldError } from '../types.js';
 import { toSchema } from './convert.js';
 
@@ -113,12 +114,10 @@ class Checker {
     if (type === 'array' && j.items === undefined && !o.inAlternative) this.err(`${path}.items`, 'FieldValueRequired', 'Required value: must be specified for type array');
     if (Array.isArray(j.items)) this.err(`${path}.items`, 'FieldValueForbidden', 'Forbidden: items must be a schema object and not an array');
     if (j.required !== undefined && (!Array.isArray(j.required) || j.required.some((r) => typeof r !== 'string'))) this.err(`${path}.required`, 'FieldValueInvalid', 'Invalid value: must be a list of property names');
-    if (j.pattern !== undefined) {
-      try {
-        new RegExp(String(j.pattern));
-      } catch (e) {
-        this.err(`${path}.pattern`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j.pattern)}: ${(e as Error).message}`);
-      }
+    // kube compiles with Go's regexp (apiserver/schema/validation.go validateValueValidation)
+    const patternErr = typeof j.pattern === 'string' && j.pattern !== '' ? patternError(j.pattern) : undefined;
+    if (patternErr !== undefined) {
+      this.err(`${path}.pattern`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(j.pattern)}: must be a valid regular expression, but isn't: ${patternErr}`);
     }
     this.markers(j, path, type);
     this.rules(j, path, o.isRoot === true, o.inAlternative ? undefined : (o.uncorrelatable ?? null));
@@ -250,7 +249,7 @@ class Checker {
     }
     const { default: d, ...rest } = s;
     const copy = structuredClone(d);
-    const r = validateAgainstSchema(copy, rest, {}, { prune: true });
+    const r = validateAgainstSchema(copy, rest, {}, { prune: true, enumBesideTypeError: true });
     const at = (f: string): string => `${path}.default${f === '' ? '' : f.startsWith('[') ? f : `.${f}`}`;
     for (const e of r.errors) this.err(at(e.field), e.type, e.message);
     if (r.unknownFields.length > 0) this.err(`${path}.default`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(d)}: must not have unknown fields (${r.unknownFields.join(', ')})`);
