@@ -31,9 +31,36 @@ class NodeTimer implements TimerHandle {
   }
 }
 
+/**
+ * Node's timers hold at most 2^31 − 1 ms (≈ 24.8 days): a longer delay fires
+ * after 1 ms, with a TimeoutOverflowWarning. A controller that re-checks a
+ * key at its deadline (a yearly CronJob's next run, a Job's or Deployment's
+ * long deadline) re-armed itself every millisecond.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** a delay longer than a Node timer holds, waited in chunks (an unref'd timer each) */
+export class LongTimer implements TimerHandle {
+  private t: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(fn: () => void, ms: number) {
+    this.arm(fn, ms);
+  }
+
+  private arm(fn: () => void, ms: number): void {
+    this.t = setTimeout(() => (ms > MAX_TIMER_MS ? this.arm(fn, ms - MAX_TIMER_MS) : fn()), Math.min(ms, MAX_TIMER_MS));
+    this.t.unref();
+  }
+
+  cancel(): void {
+    clearTimeout(this.t);
+  }
+}
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {
+    if (ms > MAX_TIMER_MS) return new LongTimer(fn, ms);
     const t = setTimeout(fn, ms);
     t.unref();
     return new NodeTimer(t);

@@ -2,6 +2,8 @@
 // directly, so condition and watchdog machines run on a simulated clock in
 // tests (XState's `clock` option takes the same setTimeout/clearTimeout pair).
 
+import { LongTimer, MAX_TIMER_MS } from '../core/clock.js';
+
 export interface Clock {
   now(): number;
   setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown;
@@ -15,11 +17,13 @@ export const systemRandom: Random = () => Math.random();
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => {
+    // a pod's activeDeadlineSeconds may be longer than a Node timer holds (src/core/clock.ts MAX_TIMER_MS)
+    if (ms > MAX_TIMER_MS) return new LongTimer(fn, ms);
     const t = setTimeout(fn, ms);
     t.unref();
     return t;
   },
-  clearTimeout: (id) => clearTimeout(id as NodeJS.Timeout),
+  clearTimeout: (id) => (id instanceof LongTimer ? id.cancel() : clearTimeout(id as NodeJS.Timeout)),
 };
 
 /** RFC 3339 with second precision, as Kubernetes writes metav1.Time */
