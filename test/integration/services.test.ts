@@ -100,6 +100,22 @@ describe('Service allocation on one server', () => {
     expect(lb.status).toEqual({ loadBalancer: {} });
   });
 
+  it('refuses one node port twice in a Service (422, not a store error), on create, dry run and update; other protocols may share it', async () => {
+    const twice = (name: string) => svc(name, { type: 'NodePort', ports: [{ port: 80, name: 'a', nodePort: 30100 }, { port: 81, name: 'b', nodePort: 30100 }] });
+    for (const query of ['', '?dryRun=All']) {
+      const r = await create(twice('dup-np'), 'default', query);
+      expect(r.status).toBe(422);
+      expect(r.json<{ message: string }>().message).toBe('Service "dup-np" is invalid: spec.ports[1].nodePort: Duplicate value: 30100');
+    }
+    const mixed = await create(svc('np-protocols', { type: 'NodePort', ports: [{ port: 53, name: 'dns', nodePort: 30101 }, { port: 53, name: 'dns-udp', protocol: 'UDP', nodePort: 30101 }] }));
+    expect(mixed.status).toBe(201);
+    const one = (await create(svc('np-grow', { type: 'NodePort', ports: [{ port: 80, name: 'a', nodePort: 30102 }] }))).json<Svc>();
+    const grown = { ...one, spec: { ...one.spec, ports: [...one.spec.ports, { port: 81, name: 'b', nodePort: 30102 }] } };
+    const upd = await t.request('PUT', '/api/v1/namespaces/default/services/np-grow', { body: grown });
+    expect(upd.status).toBe(422);
+    expect(upd.json<{ message: string }>().message).toContain('spec.ports[1].nodePort: Duplicate value: 30102');
+  });
+
   it('frees the address and node ports when the Service is deleted', async () => {
     const s = (await create(svc('gone', { type: 'NodePort', clusterIP: '10.96.10.10', ports: [{ port: 80, nodePort: 31000 }] }))).json<Svc>();
     expect(s.spec.clusterIP).toBe('10.96.10.10');

@@ -62,6 +62,8 @@ export class ServiceAllocator {
     const keys: Reservation['keys'] = [];
     const errors: FieldError[] = [];
     const claim = (key: string): boolean => {
+      // a key claimed twice in one transaction is a store error (500); validation refuses it first
+      if (keys.some((k) => k.key === key)) return false;
       const holder = this.o.ownerOf(key);
       if (holder && holder.uid !== owner.uid) return false;
       if (!holder) keys.push({ key, value });
@@ -94,6 +96,7 @@ export class ServiceAllocator {
     const needsNodePorts = type === 'NodePort' || (type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
     if (type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
     const ports = (spec.ports ?? []) as Port[];
+    // requested node ports first, then the picked ones, as kube's initNodePorts: a pick never takes a requested port
     ports.forEach((p, i) => {
       const protocol = (p.protocol as string | undefined) ?? 'TCP';
       if (typeof p.nodePort === 'number' && p.nodePort !== 0) {
@@ -108,12 +111,16 @@ export class ServiceAllocator {
         } else if (!had && !claim(nodePortKey(port, protocol))) {
           errors.push(fieldError(`spec.ports[${i}].nodePort`, `Invalid value: ${port}: provided port is already allocated`));
         }
-      } else if (needsNodePorts) {
-        const port = this.freeNodePort(protocol, claim, keys);
+      }
+    });
+    if (needsNodePorts && errors.length === 0) {
+      for (const p of ports) {
+        if (typeof p.nodePort === 'number' && p.nodePort !== 0) continue;
+        const port = this.freeNodePort((p.protocol as string | undefined) ?? 'TCP', claim, keys);
         if (port === undefined) throw internalError('failed to allocate a nodePort: range is full');
         p.nodePort = port;
       }
-    });
+    }
     if (errors.length > 0) throw invalid('Service', '', owner.name, errors);
     if (type === 'LoadBalancer' || type === 'NodePort' || type === 'ClusterIP') {
       const status = (svc.status ??= {}) as Record<string, JSONValue>;

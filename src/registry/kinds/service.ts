@@ -8,6 +8,7 @@ import { column, fieldOf, get, getArray, getObject, getString } from './columns.
 import { atomicList, bool, enumOf, int32, listMap, obj, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
+import { duplicate } from './field-errors.js';
 import { keepHealthCheckNodePort, loadBalancerClassErrors, normalizeClusterIPs, serviceUpdateErrors } from './service-update.js';
 
 export function serviceDefinition(n: SchemaNames): ResourceDefinition {
@@ -188,6 +189,14 @@ function validateService(o: ApiObject): FieldError[] {
     if (typeof tp === 'number' && tp !== 0 && (tp < 1 || tp > 65535)) {
       errs.push({ field: `spec.ports[${i}].targetPort`, type: 'FieldValueInvalid', message: `Invalid value: ${tp}: must be between 1 and 65535, inclusive` });
     }
+  });
+  // kube's ValidateService: one node port per (protocol, nodePort), so a Service never claims one twice
+  const nodePorts = new Set<string>();
+  ports.forEach((p, i) => {
+    if (typeof p?.nodePort !== 'number' || p.nodePort === 0) return;
+    const key = `${typeof p.protocol === 'string' ? p.protocol : 'TCP'}/${p.nodePort}`;
+    if (nodePorts.has(key)) errs.push(duplicate(`spec.ports[${i}].nodePort`, p.nodePort));
+    nodePorts.add(key);
   });
   // kube's ValidateService: one port per (protocol, port); the value is the key as Go prints it
   const seen = new Set<string>();
