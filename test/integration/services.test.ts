@@ -116,6 +116,34 @@ describe('Service allocation on one server', () => {
     expect(upd.json<{ message: string }>().message).toContain('spec.ports[1].nodePort: Duplicate value: 30102');
   });
 
+  it('serves IPv4 only: IPv6 and dual-stack requests are 422 in kube words; a selectorless headless Service is dual-stack all the same', async () => {
+    const msg = async (body: object, query = '') => {
+      const r = await create(body, 'default', query);
+      expect(r.status).toBe(422);
+      return r.json<{ message: string }>().message;
+    };
+    expect(await msg(svc('v6', { ipFamilies: ['IPv6'] }))).toBe('Service "v6" is invalid: spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster');
+    expect(await msg(svc('v6', { ipFamilies: ['IPv6'] }), '?dryRun=All')).toContain('not configured on this cluster');
+    expect(await msg(svc('dual', { ipFamilyPolicy: 'RequireDualStack' }))).toBe('Service "dual" is invalid: spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services');
+    expect(await msg(svc('v6ip', { clusterIP: 'fd00::10' }))).toBe('Service "v6ip" is invalid: spec.clusterIPs[0]: Invalid value: []string{"fd00::10"}: IPv6 is not configured on this cluster');
+    expect(await msg(svc('badip', { clusterIP: 'abc' }))).toBe('Service "badip" is invalid: spec.clusterIPs[0]: Invalid value: "abc": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)');
+    expect(await msg(svc('outside', { clusterIP: '1.2.3.4' }))).toBe(
+      'Service "outside" is invalid: spec.clusterIPs: Invalid value: []string{"1.2.3.4"}: failed to allocate IP 1.2.3.4: the provided IP (1.2.3.4) is not in the valid range. The range of valid IPs is 10.96.0.0/12');
+    const prefer = (await create(svc('prefer', { ipFamilyPolicy: 'PreferDualStack' }))).json<Svc>();
+    expect(prefer.spec).toMatchObject({ ipFamilyPolicy: 'PreferDualStack', ipFamilies: ['IPv4'] });
+    const { selector, ...noSelector } = svc('bare', { clusterIP: 'None' }).spec;
+    void selector;
+    const bare = await create({ ...svc('bare'), spec: noSelector });
+    expect(bare.status).toBe(201);
+    expect(bare.json<Svc>().spec).toMatchObject({ clusterIP: 'None', clusterIPs: ['None'], ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'] });
+    const selected = (await create(svc('selected', { clusterIP: 'None' }))).json<Svc>();
+    expect(selected.spec).toMatchObject({ ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv4'] });
+    // an update keeps them
+    const again = await t.request('PUT', '/api/v1/namespaces/default/services/bare', { body: { ...bare.json<Svc>(), metadata: { ...bare.json<Svc>().metadata, labels: { a: 'b' } } } });
+    expect(again.status).toBe(200);
+    expect(again.json<Svc>().spec).toMatchObject({ ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'] });
+  });
+
   it('frees the address and node ports when the Service is deleted', async () => {
     const s = (await create(svc('gone', { type: 'NodePort', clusterIP: '10.96.10.10', ports: [{ port: 80, nodePort: 31000 }] }))).json<Svc>();
     expect(s.spec.clusterIP).toBe('10.96.10.10');

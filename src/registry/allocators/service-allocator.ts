@@ -7,6 +7,8 @@
 
 import { internalError, invalid } from '../../core/errors.js';
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
+import { goSlice } from '../kinds/field-errors.js';
+import { initIPFamilies } from '../kinds/service-ips.js';
 import { type Ipv4Range, formatIpv4, parseIpv4, usable } from './cidr.js';
 
 export const ALLOCATION_PREFIX = '/orch/allocations/';
@@ -73,14 +75,20 @@ export class ServiceAllocator {
 
     if (type !== 'ExternalName') {
       const requested = typeof spec.clusterIP === 'string' && spec.clusterIP !== '' ? spec.clusterIP : undefined;
+      if (requested !== undefined && !(Array.isArray(spec.clusterIPs) && spec.clusterIPs.length > 0)) spec.clusterIPs = [requested];
+      const familyErrors = initIPFamilies(spec);
+      if (familyErrors.length > 0) throw invalid('Service', '', owner.name, familyErrors);
       if (requested === 'None') {
         spec.clusterIPs = ['None'];
       } else if (requested !== undefined) {
+        // kube's allocIPs error: the cluster IPs as Go's %#v, the allocator's ErrNotInRange / ErrAllocated
+        const failed = `Invalid value: ${goSlice('string', [requested])}: failed to allocate IP ${requested}`;
         const n = parseIpv4(requested);
         if (n === undefined || !usable(this.o.range, n)) {
-          errors.push(fieldError('spec.clusterIPs', `Invalid value: ${JSON.stringify([requested])}: failed to allocate IP ${requested}: provided IP is not in the valid range. The range of valid IPs is ${this.o.range.cidr}`));
+          const ip = n === undefined ? requested : formatIpv4(n);
+          errors.push(fieldError('spec.clusterIPs', `${failed}: the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${this.o.range.cidr}`));
         } else if (requested !== oldSpec.clusterIP && !claim(ipKey(requested))) {
-          errors.push(fieldError('spec.clusterIPs', `Invalid value: ${JSON.stringify([requested])}: failed to allocate IP ${requested}: provided IP is already allocated`));
+          errors.push(fieldError('spec.clusterIPs', `${failed}: provided IP is already allocated`));
         }
         spec.clusterIPs = [requested];
       } else {
@@ -89,8 +97,6 @@ export class ServiceAllocator {
         spec.clusterIP = ip;
         spec.clusterIPs = [ip];
       }
-      spec.ipFamilies ??= ['IPv4'];
-      spec.ipFamilyPolicy ??= 'SingleStack';
     }
 
     const needsNodePorts = type === 'NodePort' || (type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);

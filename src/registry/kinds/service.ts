@@ -9,6 +9,7 @@ import { atomicList, bool, enumOf, int32, listMap, obj, proto, ref, str, strMap,
 import { kindSchema } from './meta.js';
 import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
 import { duplicate } from './field-errors.js';
+import { clusterIPsErrors } from './service-ips.js';
 import { keepHealthCheckNodePort, loadBalancerClassErrors, normalizeClusterIPs, serviceUpdateErrors } from './service-update.js';
 
 export function serviceDefinition(n: SchemaNames): ResourceDefinition {
@@ -216,6 +217,7 @@ function validateService(o: ApiObject): FieldError[] {
     const name = spec.externalName.endsWith('.') ? spec.externalName.slice(0, -1) : spec.externalName;
     for (const m of isDNS1123Subdomain(name)) errs.push({ field: 'spec.externalName', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(name)}: ${m}` });
   }
+  errs.push(...clusterIPsErrors(spec));
   errs.push(...loadBalancerClassErrors(o));
   return errs;
 }
