@@ -144,6 +144,18 @@ describe('Service allocation on one server', () => {
     expect(again.json<Svc>().spec).toMatchObject({ ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'] });
   });
 
+  it('a zero targetPort (absent, 0 or "") is the port, on create, update and patch (SetDefaults_Service)', async () => {
+    const s = (await create(svc('tp', { ports: [{ port: 80, name: 'a', targetPort: 0 }, { port: 81, name: 'b', targetPort: '' }, { port: 82, name: 'c' }] }))).json<Svc>();
+    expect(s.spec.ports.map((p) => (p as { targetPort?: unknown }).targetPort)).toEqual([80, 81, 82]);
+    const put = await t.request('PUT', '/api/v1/namespaces/default/services/tp', { body: { ...s, spec: { ...s.spec, ports: [{ port: 90, name: 'a', targetPort: 0 }] } } });
+    expect(put.json<Svc>().spec.ports).toMatchObject([{ port: 90, targetPort: 90 }]);
+    const patch = await t.request('PATCH', '/api/v1/namespaces/default/services/tp', {
+      body: { spec: { ports: [{ port: 91, name: 'a', targetPort: '' }] } }, headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(patch.status).toBe(200);
+    expect(patch.json<Svc>().spec.ports).toMatchObject([{ port: 91, targetPort: 91 }]);
+  });
+
   it('frees the address and node ports when the Service is deleted', async () => {
     const s = (await create(svc('gone', { type: 'NodePort', clusterIP: '10.96.10.10', ports: [{ port: 80, nodePort: 31000 }] }))).json<Svc>();
     expect(s.spec.clusterIP).toBe('10.96.10.10');

@@ -150,7 +150,8 @@ function defaultService(o: ApiObject): void {
   const spec = getObject(o, 'spec');
   if (!spec) return;
   for (const p of getArray(spec, 'ports')) {
-    if (p && typeof p === 'object' && !Array.isArray(p) && p.targetPort === undefined && typeof p.port === 'number') p.targetPort = p.port;
+    // kube's SetDefaults_Service: a zero targetPort (absent, 0 or "") is the port
+    if (p && typeof p === 'object' && !Array.isArray(p) && typeof p.port === 'number' && (p.targetPort === undefined || p.targetPort === null || p.targetPort === 0 || p.targetPort === '')) p.targetPort = p.port;
   }
   if (spec.type !== 'ExternalName' && spec.internalTrafficPolicy === undefined) spec.internalTrafficPolicy = 'Cluster';
   if ((spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.externalTrafficPolicy === undefined) spec.externalTrafficPolicy = 'Cluster';
