@@ -156,6 +156,38 @@ describe('Service allocation on one server', () => {
     expect(patch.json<Svc>().spec.ports).toMatchObject([{ port: 91, targetPort: 91 }]);
   });
 
+  it('refuses fields its type does not use, and bad port names, with kube words (ValidateService)', async () => {
+    const msg = async (body: object) => {
+      const r = await create(body);
+      expect(r.status).toBe(422);
+      return r.json<{ message: string }>().message;
+    };
+    expect(await msg(svc('etp', { externalTrafficPolicy: 'Local' }))).toBe('Service "etp" is invalid: spec.externalTrafficPolicy: Invalid value: "Local": may only be set for externally-accessible services');
+    expect(await msg(svc('lbsr', { loadBalancerSourceRanges: ['10.0.0.0/8'] }))).toBe('Service "lbsr" is invalid: spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is \'LoadBalancer\'');
+    expect(await msg(svc('pname', { ports: [{ port: 80, name: 'Bad_Name' }] }))).toBe(
+      'Service "pname" is invalid: spec.ports[0].name: Invalid value: "Bad_Name": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\', and must start and end with an alphanumeric character (e.g. \'my-name\',  or \'123-abc\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?\')');
+    expect(await msg(svc('tname', { ports: [{ port: 80, targetPort: 'Bad_Name' }] }))).toBe(
+      'Service "tname" is invalid: spec.ports[0].targetPort: Invalid value: "Bad_Name": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+    // a ClusterIP Service with external IPs is externally accessible: the policy is defaulted and allowed
+    const ext = await create(svc('ext', { externalIPs: ['192.0.2.10'], externalTrafficPolicy: 'Local' }));
+    expect(ext.status).toBe(201);
+  });
+
+  it('a type change drops what the new type does not use unless the update changed it (dropTypeDependentFields)', async () => {
+    const lb = (await create(svc('shrink', { type: 'LoadBalancer', externalTrafficPolicy: 'Local', loadBalancerClass: 'example.com/lb' }))).json<Svc>();
+    expect(lb.spec).toMatchObject({ externalTrafficPolicy: 'Local', allocateLoadBalancerNodePorts: true });
+    const r = await t.request('PUT', '/api/v1/namespaces/default/services/shrink', { body: { ...lb, spec: { ...lb.spec, type: 'ClusterIP' } } });
+    expect(r.status).toBe(200);
+    const spec = r.json<Svc>().spec;
+    for (const f of ['externalTrafficPolicy', 'allocateLoadBalancerNodePorts', 'loadBalancerClass', 'healthCheckNodePort']) expect(spec[f]).toBeUndefined();
+    expect(spec.ports[0]!.nodePort).toBeUndefined();
+    const np = (await create(svc('np-to-cip', { type: 'NodePort' }))).json<Svc>();
+    const patched = await t.request('PATCH', '/api/v1/namespaces/default/services/np-to-cip', { body: { spec: { type: 'ClusterIP' } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(patched.status).toBe(200);
+    expect(patched.json<Svc>().spec).not.toHaveProperty('externalTrafficPolicy');
+    void np;
+  });
+
   it('frees the address and node ports when the Service is deleted', async () => {
     const s = (await create(svc('gone', { type: 'NodePort', clusterIP: '10.96.10.10', ports: [{ port: 80, nodePort: 31000 }] }))).json<Svc>();
     expect(s.spec.clusterIP).toBe('10.96.10.10');
