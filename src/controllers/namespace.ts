@@ -119,7 +119,7 @@ export class NamespaceController extends LoopController {
       this.loop.enqueueAfter(name, failures.length > 0 ? 1000 : 500);
       return;
     }
-    await nsStore.guaranteedUpdate('', name, { dryRun: false, manager: NAMESPACE_CONTROLLER_MANAGER }, (cur) => {
+    await nsStore.guaranteedUpdate('', name, { dryRun: false, manager: NAMESPACE_CONTROLLER_MANAGER, subresource: 'finalize' }, (cur) => {
       const o = cur as ApiObject;
       const spec = (o.spec ?? {}) as { finalizers?: string[] };
       spec.finalizers = (spec.finalizers ?? []).filter((f) => f !== NAMESPACE_FINALIZER);
@@ -169,7 +169,7 @@ export class NamespaceController extends LoopController {
           : { status: 'False', reason: 'ContentHasNoFinalizers', message: 'All content-preserving finalizers finished' },
     };
     try {
-      await nsStore.guaranteedUpdate('', name, { dryRun: false, manager: NAMESPACE_CONTROLLER_MANAGER }, (cur) => {
+      await nsStore.guaranteedUpdate('', name, { dryRun: false, manager: NAMESPACE_CONTROLLER_MANAGER, subresource: 'finalize' }, (cur) => {
         const o = cur as ApiObject;
         const status = (o.status ?? {}) as { conditions?: JSONObject[] };
         const conditions = (status.conditions ?? []).filter((c) => !(String(c.type) in wanted));

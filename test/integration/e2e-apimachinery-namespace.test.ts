@@ -126,6 +126,15 @@ describe('[sig-api-machinery] Namespaces [Serial]', () => {
     expect(removed.spec.finalizers ?? []).not.toContain(fake);
     expect((await k.get(`${NS}/${name}`)).spec.finalizers).toEqual(['kubernetes']);
   });
+
+  it('ignores spec.finalizers written through the namespace itself (kube namespace strategy PrepareForUpdate)', async () => {
+    const name = `e2e-ns-${Math.random().toString(36).slice(2, 7)}`;
+    await k.send('POST', NS, { metadata: { name } });
+    const ns = await k.get(`${NS}/${name}`);
+    ns.spec.finalizers = ['e2e.example.com/other'];
+    expect((await k.send('PUT', `${NS}/${name}`, ns)).spec.finalizers).toEqual(['kubernetes']);
+    expect((await k.patch(`${NS}/${name}`, { spec: { finalizers: [] } })).spec.finalizers).toEqual(['kubernetes']);
+  });
 });
 
 describe('[sig-api-machinery] OrderedNamespaceDeletion', () => {

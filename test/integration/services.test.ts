@@ -100,6 +100,94 @@ describe('Service allocation on one server', () => {
     expect(lb.status).toEqual({ loadBalancer: {} });
   });
 
+  it('refuses one node port twice in a Service (422, not a store error), on create, dry run and update; other protocols may share it', async () => {
+    const twice = (name: string) => svc(name, { type: 'NodePort', ports: [{ port: 80, name: 'a', nodePort: 30100 }, { port: 81, name: 'b', nodePort: 30100 }] });
+    for (const query of ['', '?dryRun=All']) {
+      const r = await create(twice('dup-np'), 'default', query);
+      expect(r.status).toBe(422);
+      expect(r.json<{ message: string }>().message).toBe('Service "dup-np" is invalid: spec.ports[1].nodePort: Duplicate value: 30100');
+    }
+    const mixed = await create(svc('np-protocols', { type: 'NodePort', ports: [{ port: 53, name: 'dns', nodePort: 30101 }, { port: 53, name: 'dns-udp', protocol: 'UDP', nodePort: 30101 }] }));
+    expect(mixed.status).toBe(201);
+    const one = (await create(svc('np-grow', { type: 'NodePort', ports: [{ port: 80, name: 'a', nodePort: 30102 }] }))).json<Svc>();
+    const grown = { ...one, spec: { ...one.spec, ports: [...one.spec.ports, { port: 81, name: 'b', nodePort: 30102 }] } };
+    const upd = await t.request('PUT', '/api/v1/namespaces/default/services/np-grow', { body: grown });
+    expect(upd.status).toBe(422);
+    expect(upd.json<{ message: string }>().message).toContain('spec.ports[1].nodePort: Duplicate value: 30102');
+  });
+
+  it('serves IPv4 only: IPv6 and dual-stack requests are 422 in kube words; a selectorless headless Service is dual-stack all the same', async () => {
+    const msg = async (body: object, query = '') => {
+      const r = await create(body, 'default', query);
+      expect(r.status).toBe(422);
+      return r.json<{ message: string }>().message;
+    };
+    expect(await msg(svc('v6', { ipFamilies: ['IPv6'] }))).toBe('Service "v6" is invalid: spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster');
+    expect(await msg(svc('v6', { ipFamilies: ['IPv6'] }), '?dryRun=All')).toContain('not configured on this cluster');
+    expect(await msg(svc('dual', { ipFamilyPolicy: 'RequireDualStack' }))).toBe('Service "dual" is invalid: spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services');
+    expect(await msg(svc('v6ip', { clusterIP: 'fd00::10' }))).toBe('Service "v6ip" is invalid: spec.clusterIPs[0]: Invalid value: []string{"fd00::10"}: IPv6 is not configured on this cluster');
+    expect(await msg(svc('badip', { clusterIP: 'abc' }))).toBe('Service "badip" is invalid: spec.clusterIPs[0]: Invalid value: "abc": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)');
+    expect(await msg(svc('outside', { clusterIP: '1.2.3.4' }))).toBe(
+      'Service "outside" is invalid: spec.clusterIPs: Invalid value: []string{"1.2.3.4"}: failed to allocate IP 1.2.3.4: the provided IP (1.2.3.4) is not in the valid range. The range of valid IPs is 10.96.0.0/12');
+    const prefer = (await create(svc('prefer', { ipFamilyPolicy: 'PreferDualStack' }))).json<Svc>();
+    expect(prefer.spec).toMatchObject({ ipFamilyPolicy: 'PreferDualStack', ipFamilies: ['IPv4'] });
+    const { selector, ...noSelector } = svc('bare', { clusterIP: 'None' }).spec;
+    void selector;
+    const bare = await create({ ...svc('bare'), spec: noSelector });
+    expect(bare.status).toBe(201);
+    expect(bare.json<Svc>().spec).toMatchObject({ clusterIP: 'None', clusterIPs: ['None'], ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'] });
+    const selected = (await create(svc('selected', { clusterIP: 'None' }))).json<Svc>();
+    expect(selected.spec).toMatchObject({ ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv4'] });
+    // an update keeps them
+    const again = await t.request('PUT', '/api/v1/namespaces/default/services/bare', { body: { ...bare.json<Svc>(), metadata: { ...bare.json<Svc>().metadata, labels: { a: 'b' } } } });
+    expect(again.status).toBe(200);
+    expect(again.json<Svc>().spec).toMatchObject({ ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'] });
+  });
+
+  it('a zero targetPort (absent, 0 or "") is the port, on create, update and patch (SetDefaults_Service)', async () => {
+    const s = (await create(svc('tp', { ports: [{ port: 80, name: 'a', targetPort: 0 }, { port: 81, name: 'b', targetPort: '' }, { port: 82, name: 'c' }] }))).json<Svc>();
+    expect(s.spec.ports.map((p) => (p as { targetPort?: unknown }).targetPort)).toEqual([80, 81, 82]);
+    const put = await t.request('PUT', '/api/v1/namespaces/default/services/tp', { body: { ...s, spec: { ...s.spec, ports: [{ port: 90, name: 'a', targetPort: 0 }] } } });
+    expect(put.json<Svc>().spec.ports).toMatchObject([{ port: 90, targetPort: 90 }]);
+    const patch = await t.request('PATCH', '/api/v1/namespaces/default/services/tp', {
+      body: { spec: { ports: [{ port: 91, name: 'a', targetPort: '' }] } }, headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(patch.status).toBe(200);
+    expect(patch.json<Svc>().spec.ports).toMatchObject([{ port: 91, targetPort: 91 }]);
+  });
+
+  it('refuses fields its type does not use, and bad port names, with kube words (ValidateService)', async () => {
+    const msg = async (body: object) => {
+      const r = await create(body);
+      expect(r.status).toBe(422);
+      return r.json<{ message: string }>().message;
+    };
+    expect(await msg(svc('etp', { externalTrafficPolicy: 'Local' }))).toBe('Service "etp" is invalid: spec.externalTrafficPolicy: Invalid value: "Local": may only be set for externally-accessible services');
+    expect(await msg(svc('lbsr', { loadBalancerSourceRanges: ['10.0.0.0/8'] }))).toBe('Service "lbsr" is invalid: spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is \'LoadBalancer\'');
+    expect(await msg(svc('pname', { ports: [{ port: 80, name: 'Bad_Name' }] }))).toBe(
+      'Service "pname" is invalid: spec.ports[0].name: Invalid value: "Bad_Name": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\', and must start and end with an alphanumeric character (e.g. \'my-name\',  or \'123-abc\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?\')');
+    expect(await msg(svc('tname', { ports: [{ port: 80, targetPort: 'Bad_Name' }] }))).toBe(
+      'Service "tname" is invalid: spec.ports[0].targetPort: Invalid value: "Bad_Name": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+    // a ClusterIP Service with external IPs is externally accessible: the policy is defaulted and allowed
+    const ext = await create(svc('ext', { externalIPs: ['192.0.2.10'], externalTrafficPolicy: 'Local' }));
+    expect(ext.status).toBe(201);
+  });
+
+  it('a type change drops what the new type does not use unless the update changed it (dropTypeDependentFields)', async () => {
+    const lb = (await create(svc('shrink', { type: 'LoadBalancer', externalTrafficPolicy: 'Local', loadBalancerClass: 'example.com/lb' }))).json<Svc>();
+    expect(lb.spec).toMatchObject({ externalTrafficPolicy: 'Local', allocateLoadBalancerNodePorts: true });
+    const r = await t.request('PUT', '/api/v1/namespaces/default/services/shrink', { body: { ...lb, spec: { ...lb.spec, type: 'ClusterIP' } } });
+    expect(r.status).toBe(200);
+    const spec = r.json<Svc>().spec;
+    for (const f of ['externalTrafficPolicy', 'allocateLoadBalancerNodePorts', 'loadBalancerClass', 'healthCheckNodePort']) expect(spec[f]).toBeUndefined();
+    expect(spec.ports[0]!.nodePort).toBeUndefined();
+    const np = (await create(svc('np-to-cip', { type: 'NodePort' }))).json<Svc>();
+    const patched = await t.request('PATCH', '/api/v1/namespaces/default/services/np-to-cip', { body: { spec: { type: 'ClusterIP' } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(patched.status).toBe(200);
+    expect(patched.json<Svc>().spec).not.toHaveProperty('externalTrafficPolicy');
+    void np;
+  });
+
   it('frees the address and node ports when the Service is deleted', async () => {
     const s = (await create(svc('gone', { type: 'NodePort', clusterIP: '10.96.10.10', ports: [{ port: 80, nodePort: 31000 }] }))).json<Svc>();
     expect(s.spec.clusterIP).toBe('10.96.10.10');

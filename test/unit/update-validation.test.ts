@@ -53,7 +53,11 @@ describe('Service', () => {
     expect(update(svc, make({}), dual)).toEqual([]);
   });
   it('the IP families may not change', () => {
-    expect(brief(update(svc, make({ ipFamilies: ['IPv6'] }), old))).toEqual(['spec.ipFamilies[0]: Invalid value: []core.IPFamily{"IPv6"}: may not change once set']);
+    // ValidateServiceUpdate runs ValidateService's ValidateServiceClusterIPsRelatedFields too
+    expect(brief(update(svc, make({ ipFamilies: ['IPv6'] }), old))).toEqual([
+      'spec.ipFamilies[0]: Invalid value: []core.IPFamily{"IPv6"}: may not change once set',
+      'spec.clusterIPs[0]: Invalid value: "10.96.0.5": expected an IPv6 value as indicated by `ipFamilies[0]`',
+    ]);
   });
   it('headless and ExternalName transitions are not held to the cluster IPs', () => {
     const headless = make({ clusterIP: 'None', clusterIPs: ['None'] });

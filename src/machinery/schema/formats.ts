@@ -21,13 +21,13 @@ const SSN = /^[0-9]{3}[- ]?[0-9]{2}[- ]?[0-9]{4}$/;
 const CREDITCARD = /^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35[0-9]{3})[0-9]{11})$/;
 
 /** net.ParseIP's IPv4, leading zeros tolerated (k8s.io/utils/net ParseIPSloppy) */
-function isSloppyIPv4(v: string): boolean {
+export function isSloppyIPv4(v: string): boolean {
   const parts = v.split('.');
   return parts.length === 4 && parts.every((p) => /^[0-9]+$/.test(p) && Number(p) <= 255);
 }
 
 /** net.ParseIP's IPv6 (with an optional trailing dotted IPv4, strict: no leading zeros) */
-function isIPv6Literal(v: string, sloppyV4 = false): boolean {
+export function isIPv6Literal(v: string, sloppyV4 = false): boolean {
   if (!/^[0-9A-Fa-f:.]+$/.test(v) || v.split('::').length > 2) return false;
   let s = v;
   const lastColon = s.lastIndexOf(':');

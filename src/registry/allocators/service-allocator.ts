@@ -7,6 +7,8 @@
 
 import { internalError, invalid } from '../../core/errors.js';
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
+import { goSlice } from '../kinds/field-errors.js';
+import { initIPFamilies } from '../kinds/service-ips.js';
 import { type Ipv4Range, formatIpv4, parseIpv4, usable } from './cidr.js';
 
 export const ALLOCATION_PREFIX = '/orch/allocations/';
@@ -62,6 +64,8 @@ export class ServiceAllocator {
     const keys: Reservation['keys'] = [];
     const errors: FieldError[] = [];
     const claim = (key: string): boolean => {
+      // a key claimed twice in one transaction is a store error (500); validation refuses it first
+      if (keys.some((k) => k.key === key)) return false;
       const holder = this.o.ownerOf(key);
       if (holder && holder.uid !== owner.uid) return false;
       if (!holder) keys.push({ key, value });
@@ -71,14 +75,20 @@ export class ServiceAllocator {
 
     if (type !== 'ExternalName') {
       const requested = typeof spec.clusterIP === 'string' && spec.clusterIP !== '' ? spec.clusterIP : undefined;
+      if (requested !== undefined && !(Array.isArray(spec.clusterIPs) && spec.clusterIPs.length > 0)) spec.clusterIPs = [requested];
+      const familyErrors = initIPFamilies(spec);
+      if (familyErrors.length > 0) throw invalid('Service', '', owner.name, familyErrors);
       if (requested === 'None') {
         spec.clusterIPs = ['None'];
       } else if (requested !== undefined) {
+        // kube's allocIPs error: the cluster IPs as Go's %#v, the allocator's ErrNotInRange / ErrAllocated
+        const failed = `Invalid value: ${goSlice('string', [requested])}: failed to allocate IP ${requested}`;
         const n = parseIpv4(requested);
         if (n === undefined || !usable(this.o.range, n)) {
-          errors.push(fieldError('spec.clusterIPs', `Invalid value: ${JSON.stringify([requested])}: failed to allocate IP ${requested}: provided IP is not in the valid range. The range of valid IPs is ${this.o.range.cidr}`));
+          const ip = n === undefined ? requested : formatIpv4(n);
+          errors.push(fieldError('spec.clusterIPs', `${failed}: the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${this.o.range.cidr}`));
         } else if (requested !== oldSpec.clusterIP && !claim(ipKey(requested))) {
-          errors.push(fieldError('spec.clusterIPs', `Invalid value: ${JSON.stringify([requested])}: failed to allocate IP ${requested}: provided IP is already allocated`));
+          errors.push(fieldError('spec.clusterIPs', `${failed}: provided IP is already allocated`));
         }
         spec.clusterIPs = [requested];
       } else {
@@ -87,13 +97,12 @@ export class ServiceAllocator {
         spec.clusterIP = ip;
         spec.clusterIPs = [ip];
       }
-      spec.ipFamilies ??= ['IPv4'];
-      spec.ipFamilyPolicy ??= 'SingleStack';
     }
 
     const needsNodePorts = type === 'NodePort' || (type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
     if (type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
     const ports = (spec.ports ?? []) as Port[];
+    // requested node ports first, then the picked ones, as kube's initNodePorts: a pick never takes a requested port
     ports.forEach((p, i) => {
       const protocol = (p.protocol as string | undefined) ?? 'TCP';
       if (typeof p.nodePort === 'number' && p.nodePort !== 0) {
@@ -108,12 +117,16 @@ export class ServiceAllocator {
         } else if (!had && !claim(nodePortKey(port, protocol))) {
           errors.push(fieldError(`spec.ports[${i}].nodePort`, `Invalid value: ${port}: provided port is already allocated`));
         }
-      } else if (needsNodePorts) {
-        const port = this.freeNodePort(protocol, claim, keys);
+      }
+    });
+    if (needsNodePorts && errors.length === 0) {
+      for (const p of ports) {
+        if (typeof p.nodePort === 'number' && p.nodePort !== 0) continue;
+        const port = this.freeNodePort((p.protocol as string | undefined) ?? 'TCP', claim, keys);
         if (port === undefined) throw internalError('failed to allocate a nodePort: range is full');
         p.nodePort = port;
       }
-    });
+    }
     if (errors.length > 0) throw invalid('Service', '', owner.name, errors);
     if (type === 'LoadBalancer' || type === 'NodePort' || type === 'ClusterIP') {
       const status = (svc.status ??= {}) as Record<string, JSONValue>;

@@ -63,6 +63,14 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
         const meta = (o.metadata ??= {});
         if (meta.name) (meta.labels ??= {})[nameLabel] = meta.name;
       },
+      // kube's namespace strategy PrepareForUpdate: spec.finalizers change only through `finalize`
+      prepareForUpdate(o, old, _now, subresource) {
+        if (subresource === 'finalize') return;
+        const was = (old.spec as { finalizers?: string[] } | undefined)?.finalizers;
+        const spec = (o.spec ??= {}) as { finalizers?: string[] };
+        if (was === undefined) delete spec.finalizers;
+        else spec.finalizers = was.slice();
+      },
       extraFinalizers: (o) => finalizersOf(o).slice(),
       prepareForDelete(o) {
         const status = (o.status ??= {}) as { phase?: string };
@@ -84,7 +92,7 @@ const FINALIZE: Capabilities = {
     }
     const wanted = finalizersOf(obj);
     if (!Array.isArray(wanted) || wanted.some((f) => typeof f !== 'string')) throw badRequest('spec.finalizers must be a list of strings');
-    const r = await ctx.store().guaranteedUpdate('', ctx.name, { dryRun: ctx.dryRun }, (cur) => {
+    const r = await ctx.store().guaranteedUpdate('', ctx.name, { dryRun: ctx.dryRun, subresource: 'finalize' }, (cur) => {
       const next = cur!;
       next.spec = { ...((next.spec as object | undefined) ?? {}), finalizers: [...wanted] };
       // the body's resourceVersion pins the write (a 409 on a mismatch); without one the update is

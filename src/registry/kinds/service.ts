@@ -7,7 +7,9 @@ import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../ty
 import { column, fieldOf, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, enumOf, int32, listMap, obj, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
-import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
+import { isDNS1123Label, isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
+import { duplicate, forbidden, invalid } from './field-errors.js';
+import { clusterIPsErrors } from './service-ips.js';
 import { keepHealthCheckNodePort, loadBalancerClassErrors, normalizeClusterIPs, serviceUpdateErrors } from './service-update.js';
 
 export function serviceDefinition(n: SchemaNames): ResourceDefinition {
@@ -136,22 +138,44 @@ function keepAllocatedValues(o: ApiObject, old: ApiObject): void {
       const match = oldPorts.find((q) => q.port === p.port && (q.protocol ?? 'TCP') === (p.protocol ?? 'TCP')) ?? (ports.length === 1 && oldPorts.length === 1 ? oldPorts[0] : undefined);
       if (match?.nodePort !== undefined) p.nodePort = match.nodePort;
     }
-  } else if (!needsNodePorts(spec) && needsNodePorts(oldSpec)) {
-    for (const p of ports) {
-      const was = oldPorts.find((q) => q.port === p.port && (q.protocol ?? 'TCP') === (p.protocol ?? 'TCP'));
-      if (was && p.nodePort === was.nodePort) delete p.nodePort;
-    }
   }
+  dropTypeDependentFields(o, old, ports, oldPorts);
+}
+
+/** kube's dropTypeDependentFields: what the new type does not use goes, unless the update changed it */
+function dropTypeDependentFields(o: ApiObject, old: ApiObject, ports: Obj[], oldPorts: Obj[]): void {
+  const spec = getObject(o, 'spec')!;
+  const oldSpec = getObject(old, 'spec')!;
+  const type = typeof spec.type === 'string' ? spec.type : 'ClusterIP';
+  const oldType = typeof oldSpec.type === 'string' ? oldSpec.type : 'ClusterIP';
+  // node ports go when the update adds none of its own
+  const had = new Set(oldPorts.map((p) => p.nodePort).filter((n) => typeof n === 'number' && n !== 0));
+  if (needsNodePorts(oldSpec) && !needsNodePorts(spec) && ports.every((p) => !p.nodePort || had.has(p.nodePort))) {
+    for (const p of ports) delete p.nodePort;
+  }
+  const needsHC = (t: string, s: Obj) => t === 'LoadBalancer' && s.externalTrafficPolicy === 'Local';
+  if (needsHC(oldType, oldSpec) && !needsHC(type, spec) && (spec.healthCheckNodePort ?? 0) === (oldSpec.healthCheckNodePort ?? 0)) delete spec.healthCheckNodePort;
+  if (oldType === 'LoadBalancer' && type !== 'LoadBalancer') {
+    if (typeof spec.allocateLoadBalancerNodePorts === 'boolean' && spec.allocateLoadBalancerNodePorts === oldSpec.allocateLoadBalancerNodePorts) delete spec.allocateLoadBalancerNodePorts;
+    if ((spec.loadBalancerClass ?? null) === (oldSpec.loadBalancerClass ?? null)) delete spec.loadBalancerClass;
+  }
+  if (externallyAccessible(oldSpec, oldType) && !externallyAccessible(spec, type) && (spec.externalTrafficPolicy ?? '') === (oldSpec.externalTrafficPolicy ?? '')) {
+    delete spec.externalTrafficPolicy;
+  }
+  // the load balancer's status goes with the type
+  const status = getObject(o, 'status');
+  if (type !== 'LoadBalancer' && status?.loadBalancer !== undefined) status.loadBalancer = {};
 }
 
 function defaultService(o: ApiObject): void {
   const spec = getObject(o, 'spec');
   if (!spec) return;
   for (const p of getArray(spec, 'ports')) {
-    if (p && typeof p === 'object' && !Array.isArray(p) && p.targetPort === undefined && typeof p.port === 'number') p.targetPort = p.port;
+    // kube's SetDefaults_Service: a zero targetPort (absent, 0 or "") is the port
+    if (p && typeof p === 'object' && !Array.isArray(p) && typeof p.port === 'number' && (p.targetPort === undefined || p.targetPort === null || p.targetPort === 0 || p.targetPort === '')) p.targetPort = p.port;
   }
   if (spec.type !== 'ExternalName' && spec.internalTrafficPolicy === undefined) spec.internalTrafficPolicy = 'Cluster';
-  if ((spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.externalTrafficPolicy === undefined) spec.externalTrafficPolicy = 'Cluster';
+  if (externallyAccessible(spec, typeof spec.type === 'string' ? spec.type : 'ClusterIP') && spec.externalTrafficPolicy === undefined) spec.externalTrafficPolicy = 'Cluster';
   if (spec.sessionAffinity === 'ClientIP' && spec.sessionAffinityConfig === undefined) {
     spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 10800 } };
   }
@@ -172,6 +196,7 @@ function validateService(o: ApiObject): FieldError[] {
     const name = typeof p?.name === 'string' ? p.name : '';
     if (ports.length > 1 && !name) errs.push({ field: `spec.ports[${i}].name`, type: 'FieldValueRequired', message: 'Required value' });
     if (name) {
+      for (const m of isDNS1123Label(name)) errs.push(invalid(`spec.ports[${i}].name`, name, m));
       if (names.has(name)) errs.push({ field: `spec.ports[${i}].name`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(name)}` });
       names.add(name);
     }
@@ -188,6 +213,15 @@ function validateService(o: ApiObject): FieldError[] {
     if (typeof tp === 'number' && tp !== 0 && (tp < 1 || tp > 65535)) {
       errs.push({ field: `spec.ports[${i}].targetPort`, type: 'FieldValueInvalid', message: `Invalid value: ${tp}: must be between 1 and 65535, inclusive` });
     }
+    if (typeof tp === 'string') for (const m of portNameErrors(tp)) errs.push(invalid(`spec.ports[${i}].targetPort`, tp, m));
+  });
+  // kube's ValidateService: one node port per (protocol, nodePort), so a Service never claims one twice
+  const nodePorts = new Set<string>();
+  ports.forEach((p, i) => {
+    if (typeof p?.nodePort !== 'number' || p.nodePort === 0) return;
+    const key = `${typeof p.protocol === 'string' ? p.protocol : 'TCP'}/${p.nodePort}`;
+    if (nodePorts.has(key)) errs.push(duplicate(`spec.ports[${i}].nodePort`, p.nodePort));
+    nodePorts.add(key);
   });
   // kube's ValidateService: one port per (protocol, port); the value is the key as Go prints it
   const seen = new Set<string>();
@@ -207,7 +241,42 @@ function validateService(o: ApiObject): FieldError[] {
     const name = spec.externalName.endsWith('.') ? spec.externalName.slice(0, -1) : spec.externalName;
     for (const m of isDNS1123Subdomain(name)) errs.push({ field: 'spec.externalName', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(name)}: ${m}` });
   }
+  errs.push(...clusterIPsErrors(spec));
+  // kube's ValidateService: source ranges only for load balancers (at kube's field name, capital L)
+  if (getArray(spec, 'loadBalancerSourceRanges').length > 0 && type !== 'LoadBalancer') {
+    errs.push(forbidden('spec.LoadBalancerSourceRanges', "may only be used when `type` is 'LoadBalancer'"));
+  }
+  errs.push(...externalTrafficErrors(spec, type));
   errs.push(...loadBalancerClassErrors(o));
+  return errs;
+}
+
+/** kube's ExternallyAccessible: NodePort, LoadBalancer, or a ClusterIP Service with external IPs */
+const externallyAccessible = (spec: Obj, type: string): boolean =>
+  type === 'NodePort' || type === 'LoadBalancer' || (type === 'ClusterIP' && getArray(spec, 'externalIPs').length > 0);
+
+/** kube's validateServiceExternalTrafficPolicy, for what the defaults leave to check */
+function externalTrafficErrors(spec: Obj, type: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const policy = spec.externalTrafficPolicy;
+  if (!externallyAccessible(spec, type) && policy !== undefined && policy !== null && policy !== '') {
+    errs.push(invalid('spec.externalTrafficPolicy', policy, 'may only be set for externally-accessible services'));
+  }
+  const hc = spec.healthCheckNodePort;
+  if (!(type === 'LoadBalancer' && policy === 'Local') && typeof hc === 'number' && hc !== 0) {
+    errs.push(invalid('spec.healthCheckNodePort', hc, "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"));
+  }
+  return errs;
+}
+
+/** apimachinery's IsValidPortName (an IANA service name) */
+export function portNameErrors(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 15) errs.push('must be no more than 15 characters');
+  if (!/^[-a-z0-9]+$/.test(v)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  else if (!/[a-z]/.test(v)) errs.push('must contain at least one letter (a-z)');
+  if (v.includes('--')) errs.push('must not contain consecutive hyphens');
+  if (v.startsWith('-') || v.endsWith('-')) errs.push('must not begin or end with a hyphen');
   return errs;
 }
 
