@@ -9,6 +9,7 @@ import { JobController } from '../../src/controllers/batch/job.js';
 import { CronJobController } from '../../src/controllers/batch/cronjob.js';
 import { TtlAfterFinishedController } from '../../src/controllers/batch/ttl-after-finished.js';
 import { ManualClock } from '../../src/core/clock.js';
+import { EventRecorder } from '../../src/controllers/event-recorder.js';
 import { openLocalRegistry, settleControllers } from './local-registry.js';
 
 const D = 'orch.io';
@@ -25,6 +26,8 @@ export interface Env {
   clock: ManualClock;
   gs(resource: string, group?: string): GenericStore;
   controllers: Controller[];
+  /** the Events the controllers recorded, in order */
+  events: Record<string, unknown>[];
 }
 
 let cleanup: (() => Promise<void>)[] = [];
@@ -37,9 +40,11 @@ export async function env(): Promise<Env> {
   const clock = new ManualClock(T0);
   const { store, gs, close } = await openLocalRegistry(D, 'orch-job-', clock);
   await gs('namespaces').create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }, { dryRun: false });
+  const events: Record<string, unknown>[] = [];
+  const recorder = new EventRecorder({ create: async (_ns, ev) => (events.push(ev), `e${events.length}`), update: async () => true }, { component: 'test', clock });
   const controllers: Controller[] = [
-    new JobController({ store, jobs: () => gs('jobs', 'batch'), pods: () => gs('pods'), clock }),
-    new CronJobController({ store, cronJobs: () => gs('cronjobs', 'batch'), jobs: () => gs('jobs', 'batch'), clock }),
+    new JobController({ store, jobs: () => gs('jobs', 'batch'), pods: () => gs('pods'), clock, events: recorder.forComponent('job-controller') }),
+    new CronJobController({ store, cronJobs: () => gs('cronjobs', 'batch'), jobs: () => gs('jobs', 'batch'), clock, events: recorder.forComponent('cronjob-controller') }),
     new TtlAfterFinishedController({ store, jobs: () => gs('jobs', 'batch'), clock }),
   ];
   for (const c of controllers) c.start();
@@ -47,8 +52,12 @@ export async function env(): Promise<Env> {
     for (const c of controllers) c.stop();
     await close();
   });
-  return { clock, gs, controllers };
+  return { clock, gs, controllers, events };
 }
+
+/** the messages of the Events with `reason` about `kind`/`name` */
+export const eventMessages = (e: Env, kind: string, name: string, reason: string): string[] =>
+  e.events.filter((ev) => ev.reason === reason && (ev.involvedObject as Obj | undefined)?.kind === kind && (ev.involvedObject as Obj | undefined)?.name === name).map((ev) => String(ev.message));
 
 export async function settled(e: Env): Promise<void> {
   await settleControllers(e.controllers);

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { ApiObject } from '../../src/registry/types.js';
 import { SCHEDULED_TIMESTAMP } from '../../src/controllers/batch/cronjob.js';
 import { COMPLETION_INDEX, TRACKING_FINALIZER } from '../../src/controllers/batch/job-plan.js';
-import { type Env, type Obj, T0, active, advance, condition, conditions, createJob, env, finish, getJob, podsOf, settled, status } from '../helpers/batch-env.js';
+import { type Env, type Obj, T0, active, advance, condition, conditions, createJob, env, eventMessages, finish, getJob, podsOf, settled, status } from '../helpers/batch-env.js';
 
 describe('Job controller', () => {
   it('a NonIndexed Job: never more than parallelism active, finalizers removed once counted, SuccessCriteriaMet then Complete', async () => {
@@ -41,6 +41,9 @@ describe('Job controller', () => {
   it('Indexed: one pod per index with the annotation, label, hostname and JOB_COMPLETION_INDEX; each index completed once', async () => {
     const e = await env();
     await createJob(e, 'idx', { completions: 3, parallelism: 3, completionMode: 'Indexed' });
+    // kube's JobStatus.completedIndexes is omitempty: nothing completed, no field
+    expect((await getJob(e, 'idx')).status).toMatchObject({ active: 3 });
+    expect((await getJob(e, 'idx')).status).not.toHaveProperty('completedIndexes');
     const ps = await podsOf(e, 'idx');
     expect(ps.map((p) => p.metadata?.annotations?.[COMPLETION_INDEX]).sort()).toEqual(['0', '1', '2']);
     for (const p of ps) {
@@ -111,10 +114,13 @@ describe('Job controller', () => {
   it('suspend deletes the active pods (not counted as failed) and sets Suspended; resuming creates them again', async () => {
     const e = await env();
     await createJob(e, 'sus', { parallelism: 2, completions: 2 });
-    expect(active(await podsOf(e, 'sus'))).toHaveLength(2);
+    const made = active(await podsOf(e, 'sus')).map((p) => p.metadata!.name!);
+    expect(made).toHaveLength(2);
     await e.gs('jobs', 'batch').guaranteedUpdate('default', 'sus', { dryRun: false }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as Obj), suspend: true } }));
     await settled(e);
     expect(await podsOf(e, 'sus')).toHaveLength(0);
+    // kube's pod control: `Deleted pod: <name>`
+    expect(eventMessages(e, 'Job', 'sus', 'SuccessfulDelete').sort()).toEqual(made.map((n) => `Deleted pod: ${n}`).sort());
     expect(await condition(e, 'sus', 'Suspended')).toMatchObject({ status: 'True', reason: 'JobSuspended', message: 'Job suspended' });
     expect(await status(e, 'sus')).toMatchObject({ active: 0, failed: 0 });
     expect((await status(e, 'sus')).startTime).toBeUndefined();
@@ -262,6 +268,8 @@ describe('CronJob controller', () => {
     const names = (await jobs(e)).map((j) => j.metadata?.name);
     expect(names).not.toContain(first.metadata!.name);
     expect(names).toHaveLength(1);
+    // kube's cronjob deleteJob words it `Deleted job <name>` (no colon, unlike pod deletes)
+    expect(eventMessages(e, 'CronJob', 'rep', 'SuccessfulDelete')).toEqual([`Deleted job ${first.metadata!.name}`]);
     // two finish; one is kept
     await finish(e, active(await podsOf(e, names[0]!))[0]!, 0);
     await e.gs('cronjobs', 'batch').guaranteedUpdate('default', 'rep', { dryRun: false }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as Obj), concurrencyPolicy: 'Allow' } }));
@@ -269,6 +277,7 @@ describe('CronJob controller', () => {
     const third = (await jobs(e)).find((j) => j.metadata?.name !== names[0])!;
     await finish(e, active(await podsOf(e, third.metadata!.name!))[0]!, 0);
     expect((await jobs(e)).map((j) => j.metadata?.name)).toEqual([third.metadata!.name]);
+    expect(eventMessages(e, 'CronJob', 'rep', 'SuccessfulDelete')).toEqual([`Deleted job ${first.metadata!.name}`, `Deleted job ${names[0]!}`]);
     await e.gs('cronjobs', 'batch').guaranteedUpdate('default', 'rep', { dryRun: false }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as Obj), suspend: true } }));
     await advance(e, 3 * 3_600_000);
     expect(await jobs(e)).toHaveLength(1);

@@ -251,6 +251,7 @@ export class CronJobController extends LoopController {
   }
 
   private async deleteJob(j: ApiObject, ref: OwnerRef): Promise<void> {
-    await deleteControlled(this.o.jobs(), j, ref, this.o.events, 'job', 'Background');
+    // kube's cronjob deleteJob: `Deleted job <name>`, no colon
+    await deleteControlled(this.o.jobs(), j, ref, this.o.events, (name) => `Deleted job ${name}`, 'Background');
   }
 }

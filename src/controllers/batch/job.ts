@@ -241,7 +241,9 @@ export class JobController extends LoopController {
     }
     const counting = newSuccesses + newFailures > 0;
     // the status that records uncounted pods before their finalizers go (and a failing Job's target condition)
-    const interim = (more: Obj = {}): Obj => ({ ...st, uncountedTerminatedPods: uncounted as unknown as Obj, ...(indexed ? { completedIndexes: formatIndexes(completed) } : {}), ...(perIndex ? { failedIndexes: formatIndexes(failedIdx) } : {}), ...more });
+    // completedIndexes is a Go string with omitempty (kube's JobStatus): none completed, no field; failedIndexes is a *string, kept
+    const indexFields = (): Obj => ({ ...(indexed && completed.size > 0 ? { completedIndexes: formatIndexes(completed) } : {}), ...(perIndex ? { failedIndexes: formatIndexes(failedIdx) } : {}) });
+    const interim = (more: Obj = {}): Obj => ({ ...st, uncountedTerminatedPods: uncounted as unknown as Obj, ...indexFields(), ...more });
     if (counting) await writeStatus(this.o.jobs(), job, interim(), CONTROLLER_MANAGER);
     // 2. their finalizers off (and the ignored failures')
     const uncountedSet = new Set([...uncounted.succeeded, ...uncounted.failed]);
@@ -373,8 +375,7 @@ export class JobController extends LoopController {
       succeeded,
       failed,
       terminating: terminatingNow,
-      ...(indexed ? { completedIndexes: formatIndexes(completed) } : {}),
-      ...(perIndex ? { failedIndexes: formatIndexes(failedIdx) } : {}),
+      ...indexFields(),
       uncountedTerminatedPods: {},
     };
     // kube's JobStatus: active, succeeded and failed are non-pointer omitempty (ready and terminating are pointers)

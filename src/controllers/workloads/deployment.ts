@@ -59,6 +59,8 @@ interface DSpec {
 }
 
 const specOf = (d: ApiObject): DSpec => (d.spec ?? {}) as DSpec;
+/** kube's HasProgressDeadline: unset or MaxInt32 is no deadline */
+const progressDeadline = (s: DSpec): number | undefined => (typeof s.progressDeadlineSeconds === 'number' && s.progressDeadlineSeconds !== 2147483647 ? s.progressDeadlineSeconds : undefined);
 const int = (v: unknown, dflt: number): number => (typeof v === 'number' ? v : dflt);
 const annInt = (rs: ApiObject, key: string): number | undefined => {
   const v = rs.metadata?.annotations?.[key];
@@ -426,15 +428,20 @@ export class DeploymentController extends LoopController {
     conds = counts.availableReplicas >= dv.replicas - maxUnavailableOf(dv)
       ? setCondition(conds, 'Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.', now)
       : setCondition(conds, 'Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.', now);
-    const deadline = spec.progressDeadlineSeconds;
+    const deadline = progressDeadline(spec);
     const progressing = conds.find((c) => c.type === 'Progressing');
-    if (spec.paused) {
-      if (progressing?.reason !== 'DeploymentPaused') conds = setCondition(conds, 'Progressing', 'Unknown', 'DeploymentPaused', 'Deployment is paused', now);
-    } else if (progressing?.reason === 'DeploymentPaused') {
-      conds = setCondition(conds, 'Progressing', 'Unknown', 'DeploymentResumed', 'Deployment is resumed', now);
+    // kube's checkPausedConditions: only with a deadline, and a reported timeout is left alone
+    if (deadline !== undefined && progressing?.reason !== 'ProgressDeadlineExceeded') {
+      if (spec.paused) {
+        if (progressing?.reason !== 'DeploymentPaused') conds = setCondition(conds, 'Progressing', 'Unknown', 'DeploymentPaused', 'Deployment is paused', now);
+      } else if (progressing?.reason === 'DeploymentPaused') {
+        conds = setCondition(conds, 'Progressing', 'Unknown', 'DeploymentResumed', 'Deployment is resumed', now);
+      }
     }
+    // no deadline: kube's syncRolloutStatus removes any Progressing condition
+    if (rollout && deadline === undefined) conds = conds.filter((c) => c.type !== 'Progressing');
     let recheck: number | undefined;
-    if (rollout && nv && typeof deadline === 'number') {
+    if (rollout && nv && deadline !== undefined) {
       const rsName = JSON.stringify(nv.name);
       // a new set resets the condition, even after a timeout (kube's getNewReplicaSet)
       if (step.created) conds = setCondition(conds, 'Progressing', 'True', 'NewReplicaSetCreated', `Created new replica set ${rsName}`, now);
@@ -449,8 +456,9 @@ export class DeploymentController extends LoopController {
       } else if (rolloutProgressed(old as Partial<typeof counts>, counts)) {
         conds = setCondition(conds, 'Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet ${rsName} is progressing.`, now, true);
         recheck = deadline * 1000 + 1000;
-      } else if (cur && cur.status === 'True' && cur.reason !== 'NewReplicaSetAvailable') {
-        // nothing moved since lastUpdateTime: timed out once the deadline has passed (kube's DeploymentTimedOut)
+      } else if (cur && cur.reason !== 'NewReplicaSetAvailable' && cur.reason !== 'ProgressDeadlineExceeded') {
+        // nothing moved since lastUpdateTime: timed out once the deadline has passed, whatever the reason
+        // (DeploymentResumed, Unknown, included: kube's DeploymentTimedOut); else looked at again then (requeueStuckDeployment)
         const since = Date.parse(String(cur.lastUpdateTime ?? '')) || nowMs;
         if (since + deadline * 1000 < nowMs) conds = setCondition(conds, 'Progressing', 'False', 'ProgressDeadlineExceeded', `ReplicaSet ${rsName} has timed out progressing.`, now);
         else recheck = since + deadline * 1000 - nowMs + 1000;

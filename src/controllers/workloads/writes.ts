@@ -112,12 +112,19 @@ export async function createInBatches(store: GenericStore, owner: OwnerRef, make
   return undefined;
 }
 
-/** deletes an object the owner controls (its uid as precondition), with a SuccessfulDelete Event; gone or replaced already is fine */
-export async function deleteControlled(store: GenericStore, o: ApiObject, owner: OwnerRef, events: EventRecorder | undefined, what = 'pod', propagationPolicy?: 'Background'): Promise<void> {
+/** kube's pod control text (controller_utils DeletePod): `Deleted pod: <name>` */
+const deletedPod = (name: string): string => `Deleted pod: ${name}`;
+
+/**
+ * deletes an object the owner controls (its uid as precondition), with a
+ * SuccessfulDelete Event whose text `message` gives (each kube controller
+ * words its own); gone or replaced already is fine
+ */
+export async function deleteControlled(store: GenericStore, o: ApiObject, owner: OwnerRef, events: EventRecorder | undefined, message: (name: string) => string = deletedPod, propagationPolicy?: 'Background'): Promise<void> {
   const name = o.metadata?.name ?? '';
   try {
     await store.delete(owner.namespace, name, { dryRun: false, preconditions: { uid: o.metadata?.uid ?? '' }, ...(propagationPolicy ? { propagationPolicy } : {}) });
-    void events?.event(owner, 'Normal', 'SuccessfulDelete', `Deleted ${what}: ${name}`);
+    void events?.event(owner, 'Normal', 'SuccessfulDelete', message(name));
   } catch (e) {
     if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
     throw e;
