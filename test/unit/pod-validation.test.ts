@@ -89,3 +89,24 @@ describe('pod updates (ValidatePodUpdate)', () => {
     expect(update(bad, bad, 'status')).toEqual([]);
   });
 });
+
+describe('httpGet defaults (SetDefaults_HTTPGetAction)', () => {
+  const handler = { httpGet: { port: 8080 } };
+  const container = { name: 'app', image: 'nginx:1', livenessProbe: { ...handler }, readinessProbe: { httpGet: { port: 80, path: '/ready' } }, lifecycle: { preStop: { ...handler }, postStart: { ...handler } } };
+  type C = { livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } }; lifecycle: { preStop: { httpGet: { path: string } }; postStart: { httpGet: { path: string } } } };
+  const paths = (c: C): string[] => [c.livenessProbe.httpGet.path, c.readinessProbe.httpGet.path, c.lifecycle.preStop.httpGet.path, c.lifecycle.postStart.httpGet.path];
+
+  it('a pod\'s probes and lifecycle handlers get path "/"', () => {
+    const o = defaulted(pod({ containers: [structuredClone(container)] })) as unknown as { spec: { containers: C[] } };
+    expect(paths(o.spec.containers[0]!)).toEqual(['/', '/ready', '/', '/']);
+  });
+
+  it('so do a workload\'s pod template\'s', () => {
+    const deploy = kinds.find((d) => d.kind === 'Deployment' && d.group === 'apps')!;
+    const o = defaulted({
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'default' },
+      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [structuredClone(container)] } } },
+    }, deploy) as unknown as { spec: { template: { spec: { containers: C[] } } } };
+    expect(paths(o.spec.template.spec.containers[0]!)).toEqual(['/', '/ready', '/', '/']);
+  });
+});
