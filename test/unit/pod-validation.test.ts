@@ -48,7 +48,11 @@ describe('pod updates (ValidatePodUpdate)', () => {
   });
 
   it('the spec is validated on update as on create', () => {
-    expect(update(pod({ activeDeadlineSeconds: -5 }), pod())).toContain('spec.activeDeadlineSeconds: Invalid value: -5: must be between 0 and 2147483647, inclusive');
+    // both kube's: ValidatePodSpec's range, then ValidatePodUpdate's
+    expect(update(pod({ activeDeadlineSeconds: -5 }), pod())).toEqual([
+      'spec.activeDeadlineSeconds: Invalid value: -5: must be between 1 and 2147483647, inclusive',
+      'spec.activeDeadlineSeconds: Invalid value: -5: must be between 0 and 2147483647, inclusive',
+    ]);
     const badPort = pod({ containers: [{ name: 'app', image: 'nginx:1', ports: [{ containerPort: 70000 }] }] });
     expect(update(badPort, badPort)).toEqual(['spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive']);
   });
@@ -108,5 +112,96 @@ describe('httpGet defaults (SetDefaults_HTTPGetAction)', () => {
       spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [structuredClone(container)] } } },
     }, deploy) as unknown as { spec: { template: { spec: { containers: C[] } } } };
     expect(paths(o.spec.template.spec.containers[0]!)).toEqual(['/', '/ready', '/', '/']);
+  });
+});
+
+describe('pod spec validation (ValidatePodSpec)', () => {
+  const c = (extra: Spec = {}): Spec => ({ name: 'app', image: 'nginx:1', ...extra });
+  const probe = (extra: Spec = {}): Spec => ({ tcpSocket: { port: 80 }, ...extra });
+
+  it('container ports: names are IANA_SVC_NAMEs unique within a container; host ports unique across containers', () => {
+    expect(create(pod({ containers: [c({ ports: [{ name: 'http', containerPort: 80 }, { name: 'http', containerPort: 81 }] })] }))).toEqual([
+      'spec.containers[0].ports[1].name: Duplicate value: "http"',
+    ]);
+    // kube checks names per container: two containers may both name a port "http"
+    expect(create(pod({ containers: [c({ ports: [{ name: 'http', containerPort: 80 }] }), { name: 'b', image: 'b:1', ports: [{ name: 'http', containerPort: 81 }] }] }))).toEqual([]);
+    expect(create(pod({ containers: [c({ ports: [{ name: 'a-very-long-port-name', containerPort: 80 }, { name: 'Web--', containerPort: 81 }, { name: '8080', containerPort: 82 }] })] }))).toEqual([
+      'spec.containers[0].ports[0].name: Invalid value: "a-very-long-port-name": must be no more than 15 characters',
+      'spec.containers[0].ports[1].name: Invalid value: "Web--": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)',
+      'spec.containers[0].ports[1].name: Invalid value: "Web--": must not contain consecutive hyphens',
+      'spec.containers[0].ports[1].name: Invalid value: "Web--": must not begin or end with a hyphen',
+      'spec.containers[0].ports[2].name: Invalid value: "8080": must contain at least one letter (a-z)',
+    ]);
+    expect(create(pod({ containers: [c({ ports: [{ containerPort: 80, hostPort: 8080 }] }), { name: 'b', image: 'b:1', ports: [{ containerPort: 81, hostPort: 8080 }] }] }))).toEqual([
+      'spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080"',
+    ]);
+    // UDP on the same host port is another port
+    expect(create(pod({ containers: [c({ ports: [{ containerPort: 80, hostPort: 8080 }, { containerPort: 80, hostPort: 8080, protocol: 'UDP' }] })] }))).toEqual([]);
+  });
+
+  it('probes: one handler, non-negative counters, successThreshold 1 for liveness and startup', () => {
+    expect(create(pod({ containers: [c({ livenessProbe: probe({ successThreshold: 2 }), startupProbe: probe({ successThreshold: 3 }), readinessProbe: probe({ successThreshold: 2 }) })] }))).toEqual([
+      'spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1',
+      'spec.containers[0].startupProbe.successThreshold: Invalid value: 3: must be 1',
+    ]);
+    expect(create(pod({ containers: [c({ readinessProbe: { periodSeconds: 5 } })] }))).toEqual([
+      'spec.containers[0].readinessProbe: Required value: must specify a handler type',
+    ]);
+    expect(create(pod({ containers: [c({ readinessProbe: { exec: { command: ['true'] }, tcpSocket: { port: 80 } } })] }))).toEqual([
+      'spec.containers[0].readinessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type',
+    ]);
+    expect(create(pod({ containers: [c({ livenessProbe: probe({ initialDelaySeconds: -1, periodSeconds: -2 }) })] }))).toEqual([
+      'spec.containers[0].livenessProbe.initialDelaySeconds: Invalid value: -1: must be greater than or equal to 0',
+      'spec.containers[0].livenessProbe.periodSeconds: Invalid value: -2: must be greater than or equal to 0',
+    ]);
+    expect(create(pod({ containers: [c({ livenessProbe: { httpGet: { port: 'not_a_name' } }, readinessProbe: probe({ terminationGracePeriodSeconds: 5 }), lifecycle: { preStop: {} } })] }))).toEqual([
+      'spec.containers[0].livenessProbe.httpGet.port: Invalid value: "not_a_name": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)',
+      'spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes',
+      'spec.containers[0].lifecycle.preStop: Required value: must specify a handler type',
+    ]);
+  });
+
+  it('volumes: one source (a second one named in kube\'s order), the sources\' required fields, modes, no ".."', () => {
+    const mount = { volumeMounts: [{ name: 'v', mountPath: '/v' }] };
+    expect(create(pod({ volumes: [{ name: 'v', emptyDir: {}, hostPath: { path: '/tmp' } }], containers: [c(mount)] }))).toEqual([
+      'spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type',
+      // as in kube, an invalid volume cannot be mounted
+      'spec.containers[0].volumeMounts[0].name: Not found: "v"',
+    ]);
+    expect(create(pod({ volumes: [{ name: 'a', secret: {} }, { name: 'b', configMap: {} }, { name: 'c', hostPath: { path: '/var/../etc' } }] }))).toEqual([
+      'spec.volumes[0].secret.secretName: Required value',
+      'spec.volumes[1].configMap.name: Required value',
+      "spec.volumes[2].hostPath.path: Invalid value: \"/var/../etc\": must not contain '..'",
+    ]);
+    expect(create(pod({ volumes: [{ name: 'a', secret: { secretName: 's', defaultMode: 512 } }, { name: 'b', configMap: { name: 'm', defaultMode: -1, items: [{ key: 'k', path: '../x' }] } }] }))).toEqual([
+      'spec.volumes[0].secret.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive',
+      'spec.volumes[1].configMap.defaultMode: Invalid value: -1: must be a number between 0 and 0777 (octal), both inclusive',
+      "spec.volumes[1].configMap.items[0].path: Invalid value: \"../x\": must not contain '..'",
+    ]);
+  });
+
+  it('single fields: activeDeadlineSeconds, hostname, subdomain, nodeName, image whitespace, tolerations', () => {
+    expect(create(pod({ activeDeadlineSeconds: 0 }))).toEqual(['spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive']);
+    const names = create(pod({ hostname: 'Bad_Host', subdomain: 'a.b', nodeName: 'Node_1' }));
+    expect(names.map((e) => e.split(': Invalid value: ')[0])).toEqual(['spec.nodeName', 'spec.hostname', 'spec.subdomain']);
+    expect(names[1]).toMatch(/^spec\.hostname: Invalid value: "Bad_Host": a lowercase RFC 1123 label must consist of/);
+    expect(names[0]).toMatch(/^spec\.nodeName: Invalid value: "Node_1": a lowercase RFC 1123 subdomain must consist of/);
+    expect(create(pod({ containers: [c({ image: ' nginx:1' })] }))).toEqual(['spec.containers[0].image: Invalid value: " nginx:1": must not have leading or trailing whitespace']);
+    expect(create(pod({ tolerations: [{ key: 'k', operator: 'Exists', value: 'v', effect: 'NoSchedule' }] }))).toEqual([
+      'spec.tolerations[0].operator: Invalid value: core.Toleration{Key:"k", Operator:"Exists", Value:"v", Effect:"NoSchedule", TolerationSeconds:(*int64)(nil)}: value must be empty when `operator` is \'Exists\'',
+    ]);
+  });
+
+  it('pod templates get the same checks under their path, but not the pod-only image whitespace one', () => {
+    const deploy = kinds.find((d) => d.kind === 'Deployment' && d.group === 'apps')!;
+    const d = (spec: Spec): ApiObject => ({
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'default' },
+      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [c()], ...spec } } },
+    });
+    expect(create(d({ containers: [c({ image: 'nginx:1 ', ports: [{ name: 'http', containerPort: 80 }, { name: 'http', containerPort: 81 }], livenessProbe: probe({ successThreshold: 2 }) })] }), deploy)).toEqual([
+      'spec.template.spec.containers[0].ports[1].name: Duplicate value: "http"',
+      'spec.template.spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1',
+    ]);
+    expect(create(d({ volumes: [{ name: 'v', secret: {} }] }), deploy)).toEqual(['spec.template.spec.volumes[0].secret.secretName: Required value']);
   });
 });
