@@ -205,3 +205,16 @@ describe('pod spec validation (ValidatePodSpec)', () => {
     expect(create(d({ volumes: [{ name: 'v', secret: {} }] }), deploy)).toEqual(['spec.template.spec.volumes[0].secret.secretName: Required value']);
   });
 });
+
+describe('Go zero values written out (SetDefaults_Probe, SetDefaults_HTTPGetAction)', () => {
+  it('a probe\'s 0 counters and an empty httpGet path are kube\'s defaults, in pods and templates', () => {
+    const c = { name: 'app', image: 'nginx:1', livenessProbe: { httpGet: { port: 80, path: '' }, timeoutSeconds: 0, periodSeconds: 0, successThreshold: 0, failureThreshold: 0 }, lifecycle: { preStop: { httpGet: { port: 80, path: '' } } } };
+    const want = { httpGet: { port: 80, path: '/', scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 };
+    const o = defaulted(pod({ containers: [structuredClone(c)] })) as unknown as { spec: { containers: Spec[] } };
+    expect(o.spec.containers[0]!.livenessProbe).toEqual(want);
+    expect(o.spec.containers[0]!.lifecycle).toEqual({ preStop: { httpGet: { port: 80, path: '/', scheme: 'HTTP' } } });
+    const job = kinds.find((d) => d.kind === 'Job' && d.group === 'batch')!;
+    const j = defaulted({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', namespace: 'default' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [structuredClone(c)] } } } }, job) as unknown as { spec: { template: { spec: { containers: Spec[] } } } };
+    expect(j.spec.template.spec.containers[0]!.livenessProbe).toEqual(want);
+  });
+});

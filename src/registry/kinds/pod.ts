@@ -10,7 +10,7 @@ import { ref } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { BINDING_SUBRESOURCE, bindingCapability } from './pod-binding.js';
 import { evictionCapability } from './pod-eviction.js';
-import { aliasServiceAccount, defaultHostNetworkPorts, defaultRequestsFromLimits, defaultVolumeSources, validateContainerResources } from './pod-resources.js';
+import { aliasServiceAccount, defaultHostNetworkPorts, defaultProbeZeros, defaultRequestsFromLimits, defaultVolumeSources, validateContainerResources } from './pod-resources.js';
 import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 import { containersOf, validatePod } from './pod-validation.js';
 import { allowsHostSysctls } from './pod-sysctls.js';
@@ -93,6 +93,7 @@ export function defaultPod(o: ApiObject): void {
   const spec = getObject(o, 'spec');
   aliasServiceAccount(spec);
   defaultVolumeSources(spec);
+  defaultProbeZeros(spec);
   defaultRequestsFromLimits(spec);
   // SetDefaults_Pod, not SetDefaults_PodSpec: a workload's template gets neither
   if (spec) spec.enableServiceLinks ??= true;
@@ -182,6 +183,7 @@ function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
     const s = structuredClone(spec) as Obj;
     // kube defaults the stored object as it reads it: one written before a default existed compares defaulted
     aliasServiceAccount(s);
+    defaultProbeZeros(s);
     defaultRequestsFromLimits(s);
     defaultHostNetworkPorts(s);
     for (const f of ['containers', 'initContainers']) {
