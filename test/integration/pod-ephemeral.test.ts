@@ -177,3 +177,44 @@ describe('pods/ephemeralcontainers', () => {
     }
   });
 });
+
+// kube 1.32's ValidatePodUpdate and ValidatePodSpec over HTTP (unit cases: test/unit/pod-validation.test.ts)
+describe('pod updates and spec validation', () => {
+  const causes = (r: { json<T>(): T }): string[] => r.json<Status>().details.causes.map((c) => `${c.field}: ${c.message}`);
+
+  it('spec.nodeName only through pods/binding; terminationGracePeriodSeconds fixed; the spec validated on update', async () => {
+    await createPod('u1');
+    const bind = await t.request('PATCH', `${PODS}/u1`, { headers: SMP, body: JSON.stringify({ spec: { nodeName: 'node-1' } }) });
+    expect(bind.status).toBe(422);
+    expect(causes(bind)[0]).toContain('spec: Forbidden: pod updates may not change fields other than');
+    const grace = await t.request('PATCH', `${PODS}/u1`, { headers: SMP, body: JSON.stringify({ spec: { terminationGracePeriodSeconds: 5 } }) });
+    expect(grace.status).toBe(422);
+    const deadline = await t.request('PATCH', `${PODS}/u1`, { headers: SMP, body: JSON.stringify({ spec: { activeDeadlineSeconds: -5 } }) });
+    expect(deadline.status).toBe(422);
+    expect(causes(deadline)).toContain('spec.activeDeadlineSeconds: Invalid value: -5: must be between 0 and 2147483647, inclusive');
+    expect((await t.request('PATCH', `${PODS}/u1`, { headers: SMP, body: JSON.stringify({ spec: { activeDeadlineSeconds: 600 } }) })).status).toBe(200);
+    const binding = await t.request('POST', `${PODS}/u1/binding`, { body: JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name: 'u1' }, target: { kind: 'Node', name: 'node-1' } }) });
+    expect(binding.status, binding.text).toBe(201);
+    expect((await t.request('GET', `${PODS}/u1`)).json<Pod>().spec.nodeName).toBe('node-1');
+  });
+
+  it('a create with kube\'s invalid pod specs is 422 naming each field; httpGet path defaults to "/"', async () => {
+    const r = await t.request('POST', PODS, {
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'u2' }, spec: {
+        containers: [{ name: 'app', image: 'nginx:1', ports: [{ name: 'http', containerPort: 80 }, { name: 'http', containerPort: 81 }], livenessProbe: { tcpSocket: { port: 80 }, successThreshold: 2 } }],
+        volumes: [{ name: 'v', emptyDir: {}, hostPath: { path: '/tmp' } }],
+      } }),
+    });
+    expect(r.status).toBe(422);
+    expect(causes(r)).toEqual([
+      'spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type',
+      'spec.containers[0].ports[1].name: Duplicate value: "http"',
+      'spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1',
+    ]);
+    const ok = await t.request('POST', PODS, {
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'u3' }, spec: { containers: [{ name: 'app', image: 'nginx:1', readinessProbe: { httpGet: { port: 80 } } }] } }),
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.json<Pod>().spec.containers[0].readinessProbe.httpGet.path).toBe('/');
+  });
+});

@@ -142,7 +142,7 @@ describe('disruption controller', () => {
     const e = await env();
     await pod(e, 'a');
     await pod(e, 'b', { ready: false });
-    await e.gs('pods').guaranteedUpdate('default', 'a', { dryRun: false }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), nodeName: 'n1' } }));
+    await e.gs('pods').guaranteedUpdate('default', 'a', { dryRun: false, subresource: 'binding' }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), nodeName: 'n1' } }));
     await budget(e, 'web', { minAvailable: 0 });
     await settled(e);
     expect(await status(e, 'web')).toMatchObject({ expectedPods: 2, currentHealthy: 1, disruptionsAllowed: 1 });
@@ -164,7 +164,7 @@ describe('disruption controller', () => {
     }));
     await mark('kept');
     await mark('going');
-    await e.gs('pods').guaranteedUpdate('default', 'going', { dryRun: false }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), nodeName: 'n1' } }));
+    await e.gs('pods').guaranteedUpdate('default', 'going', { dryRun: false, subresource: 'binding' }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), nodeName: 'n1' } }));
     await e.gs('pods').delete('default', 'going', { dryRun: false, gracePeriodSeconds: 30 });
     const cond = async (name: string) => ((await e.gs('pods').get('default', name)).status as { conditions: { type: string; status: string }[] }).conditions.find((c) => c.type === 'DisruptionTarget');
     e.clock.advance(119_000);

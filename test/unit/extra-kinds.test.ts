@@ -52,7 +52,7 @@ describe('RuntimeClass', () => {
     const out = brief(errors);
     expect(out).toContainEqual(expect.stringMatching(/^handler: Invalid value: "a\.b": a lowercase RFC 1123 label must consist of/));
     expect(out).toContain('overhead.limits[memory]: Invalid value: "-1Mi": must be greater than or equal to 0');
-    expect(out).toContain('scheduling.tolerations[0].operator: Invalid value: {"operator":"Exists","value":"x"}: value must be empty when `operator` is \'Exists\'');
+    expect(out).toContain('scheduling.tolerations[0].operator: Invalid value: core.Toleration{Key:"", Operator:"Exists", Value:"x", Effect:"", TolerationSeconds:(*int64)(nil)}: value must be empty when `operator` is \'Exists\'');
     expect(out).toContain('scheduling.tolerations[1].operator: Unsupported value: "Less": supported values: "Equal", "Exists"');
     expect(out).toContain('scheduling.tolerations[2].effect: Invalid value: "": effect must be \'NoExecute\' when `tolerationSeconds` is set');
   });

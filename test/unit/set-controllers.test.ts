@@ -53,9 +53,9 @@ async function env(): Promise<Env> {
 
 const names = async (e: Env, app: string): Promise<string[]> => (await e.gs('pods').list('default')).filter((p) => p.metadata?.labels?.app === app).map((p) => p.metadata!.name!).sort();
 
-/** the node agent's part: the pod is bound, Running and Ready since `at` */
+/** the scheduler's and the node agent's part: the pod is bound (as pods/binding writes it), Running and Ready since `at` */
 async function readyPod(e: Env, name: string, at: number, node = 'n1'): Promise<void> {
-  await e.gs('pods').guaranteedUpdate('default', name, { dryRun: false }, (cur) => ({
+  await e.gs('pods').guaranteedUpdate('default', name, { dryRun: false, subresource: 'binding' }, (cur) => ({
     ...cur!, spec: { ...(cur!.spec as object), nodeName: node }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: iso(at) }] },
   }));
 }
@@ -136,7 +136,7 @@ describe('minReadySeconds on the simulated clock', () => {
     await nodeAndDaemonSet(e);
     await e.settled();
     const fail = async (name: string): Promise<void> => {
-      await e.gs('pods').guaranteedUpdate('default', name, { dryRun: false }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), nodeName: 'n1' }, status: { phase: 'Failed' } }));
+      await e.gs('pods').guaranteedUpdate('default', name, { dryRun: false, subresource: 'binding' }, (cur) => ({ ...cur!, spec: { ...(cur!.spec as object), nodeName: 'n1' }, status: { phase: 'Failed' } }));
       await e.settled();
     };
     const [first] = await names(e, 'agent');

@@ -57,6 +57,20 @@ export function isDNS1123Label(v: string): string[] {
   return errs;
 }
 
+const PORT_NAME_CHARSET_RE = /^[-a-z0-9]+$/;
+const PORT_NAME_LETTER_RE = /[a-z]/;
+
+/** apimachinery's IsValidPortName (an IANA_SVC_NAME): at most 15 of [-a-z0-9], a letter, no `--`, no hyphen at an end */
+export function isValidPortName(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 15) errs.push(maxLenError(15));
+  if (!PORT_NAME_CHARSET_RE.test(v)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (!PORT_NAME_LETTER_RE.test(v)) errs.push('must contain at least one letter (a-z)');
+  if (v.includes('--')) errs.push('must not contain consecutive hyphens');
+  if (v.startsWith('-') || v.endsWith('-')) errs.push('must not begin or end with a hyphen');
+  return errs;
+}
+
 export function isDNS1123Subdomain(v: string): string[] {
   const errs: string[] = [];
   if (v.length > 253) errs.push(maxLenError(253));

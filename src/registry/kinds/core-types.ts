@@ -208,7 +208,8 @@ export function coreDefinitions(n: SchemaNames): Definitions {
     }, ['name', 'mountPath']),
     [c('ExecAction')]: obj('Run a command.', { command: strings('Command line to execute inside the container; not run in a shell.') }),
     [c('HTTPGetAction')]: obj('An HTTP GET request.', {
-      path: str('Path to access.'),
+      // kube's SetDefaults_HTTPGetAction (probes and lifecycle handlers, in pods and templates alike)
+      path: str('Path to access.', { default: '/' }),
       port: ref(n.intOrString, 'Port number or name.'),
       host: str('Host name; defaults to the pod IP.'),
       scheme: enumOf('Scheme.', ['HTTP', 'HTTPS'], { default: 'HTTP' }),

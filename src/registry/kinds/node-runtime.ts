@@ -7,11 +7,11 @@
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import { isDNS1123Label, isQualifiedName, isValidLabelValue } from '../../machinery/schema/object-meta.js';
 import { parseQuantity } from '../../core/quantity.js';
-import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
+import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
 import { column, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, mapOf, obj, proto, ref, str, strMap } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
-import { immutable, invalid, notSupported } from './field-errors.js';
+import { immutable, invalid, invalidShown, notSupported } from './field-errors.js';
 
 export function runtimeClassDefinition(n: SchemaNames): ResourceDefinition {
   return {
@@ -50,6 +50,12 @@ function validateRuntimeClass(o: ApiObject): FieldError[] {
   return errs;
 }
 
+/** kube 1.32 gives the whole toleration back, as Go's %#v of the internal struct (a set tolerationSeconds is a pointer kube prints as an address) */
+function goToleration(key: string, op: string, value: string, effect: string, seconds: JSONValue | undefined): string {
+  const ptr = seconds === undefined || seconds === null ? '(*int64)(nil)' : '(*int64)(0xc000000000)';
+  return `core.Toleration{Key:${JSON.stringify(key)}, Operator:${JSON.stringify(op)}, Value:${JSON.stringify(value)}, Effect:${JSON.stringify(effect)}, TolerationSeconds:${ptr}}`;
+}
+
 /** kube's core ValidateTolerations for one entry */
 export function validateToleration(t: unknown, at: string): FieldError[] {
   const errs: FieldError[] = [];
@@ -66,7 +72,7 @@ export function validateToleration(t: unknown, at: string): FieldError[] {
     const bad = isValidLabelValue(value);
     if (bad.length > 0) errs.push(invalid(`${at}.operator`, value, bad.join(';')));
   } else if (op === 'Exists') {
-    if (value) errs.push(invalid(`${at}.operator`, t, "value must be empty when `operator` is 'Exists'"));
+    if (value) errs.push(invalidShown(`${at}.operator`, goToleration(key, op, value, effect, get(t, 'tolerationSeconds')), "value must be empty when `operator` is 'Exists'"));
   } else {
     errs.push(notSupported(`${at}.operator`, op, ['Equal', 'Exists']));
   }

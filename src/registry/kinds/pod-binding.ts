@@ -18,6 +18,9 @@ import { isoSeconds } from './pod-eviction.js';
 
 type Obj = Record<string, JSONValue>;
 
+/** the sub-resource a binding's pod write names: the pod strategy's update rules let it set spec.nodeName */
+export const BINDING_SUBRESOURCE = 'binding';
+
 export function bindingCapability(): Capabilities {
   return {
     body: { kind: { kind: 'Binding', apiVersions: ['v1'] } },
@@ -72,7 +75,7 @@ async function bind(ctx: CapabilityContext, pods: CapabilityStore, podName: stri
   const node = target.name as string;
   const annotations = meta.annotations ?? {};
   const assignError = (why: string): StatusError => conflict('pods/binding', '', podName, why);
-  await pods.guaranteedUpdate(ctx.namespace, podName, { dryRun: ctx.dryRun, manager: 'kube-scheduler' }, (cur) => {
+  await pods.guaranteedUpdate(ctx.namespace, podName, { dryRun: ctx.dryRun, manager: 'kube-scheduler', subresource: BINDING_SUBRESOURCE }, (cur) => {
     if (!cur) throw new StatusError(404, 'NotFound', `pods "${podName}" not found`, { name: podName, kind: 'pods' });
     if (meta.uid && meta.uid !== cur.metadata?.uid) {
       throw conflict('pods', '', podName, `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${cur.metadata?.uid ?? ''}`);

@@ -78,6 +78,39 @@ export function defaultHostNetworkPorts(spec: Obj | undefined): void {
   }
 }
 
+const PROBE_ZERO_DEFAULTS: [string, number][] = [['timeoutSeconds', 1], ['periodSeconds', 10], ['successThreshold', 1], ['failureThreshold', 3]];
+
+/** an httpGet handler's empty path is "/" (kube's SetDefaults_HTTPGetAction; the schema's default covers an absent one) */
+function defaultHandlerPath(h: JSONValue | undefined): void {
+  if (isObj(h) && isObj(h.httpGet) && h.httpGet.path === '') h.httpGet.path = '/';
+}
+
+/**
+ * What the schema's defaults cannot see, Go's zero values written out in JSON: a probe's 0 counters
+ * (kube's SetDefaults_Probe) and an empty httpGet path; pods and templates alike
+ */
+export function defaultProbeZeros(spec: Obj | undefined): void {
+  if (!spec) return;
+  for (const field of ['containers', 'initContainers']) {
+    const list = spec[field];
+    if (!Array.isArray(list)) continue;
+    for (const c of list) {
+      if (!isObj(c)) continue;
+      for (const k of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
+        const probe = c[k];
+        if (!isObj(probe)) continue;
+        for (const [f, d] of PROBE_ZERO_DEFAULTS) if (probe[f] === 0) probe[f] = d;
+        defaultHandlerPath(probe);
+      }
+      const lc = c.lifecycle;
+      if (isObj(lc)) {
+        defaultHandlerPath(lc.postStart);
+        defaultHandlerPath(lc.preStop);
+      }
+    }
+  }
+}
+
 /** compared in nano units, so `0.1` and `100m` are equal */
 const nano = (q: JSONValue): number => Math.round((parseQuantity(q) ?? 0) * 1e9);
 

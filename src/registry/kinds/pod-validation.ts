@@ -2,13 +2,16 @@
 // spec 000 §2.6), shared by pods and by every workload's pod template
 // (workload-validation.ts validates a template's spec as a pod's).
 
-import { isDNS1123Label, validateLabelsAndAnnotations } from '../../machinery/schema/object-meta.js';
+import { isDNS1123Label, isDNS1123Subdomain, validateLabelsAndAnnotations } from '../../machinery/schema/object-meta.js';
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
 import { get, getArray, getObject, getString } from './columns.js';
 import { validateContainerResources } from './pod-resources.js';
 import { validateEphemeralContainers } from './pod-ephemeral.js';
 import { validateContainerRestartPolicies } from './pod-sidecars.js';
 import { validateSysctls } from './pod-sysctls.js';
+import { checkHostPortConflicts, validateContainerPorts, validateProbesAndHooks } from './pod-container-checks.js';
+import { validateVolumes } from './pod-volume-validation.js';
+import { validateToleration } from './node-runtime.js';
 
 type Obj = Record<string, JSONValue>;
 
@@ -19,28 +22,22 @@ export function containersOf(o: ApiObject, field: 'containers' | 'initContainers
 const inv = (field: string, value: unknown, m: string): FieldError => ({ field, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${m}` });
 const dup = (field: string, value: unknown): FieldError => ({ field, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(value)}` });
 
-/** `allowHostSysctls`: an update whose old spec already had sysctls its host namespaces forbid (pod-sysctls.ts) */
-export function validatePod(o: ApiObject, opts: { allowHostSysctls?: boolean } = {}): FieldError[] {
+const MAX_INT32 = 2147483647;
+
+/**
+ * `allowHostSysctls`: an update whose old spec already had sysctls its host namespaces forbid (pod-sysctls.ts);
+ * `template`: a workload's pod template, which kube does not hold to the pod-only checks (validateContainersOnlyForPod)
+ */
+export function validatePod(o: ApiObject, opts: { allowHostSysctls?: boolean; template?: boolean } = {}): FieldError[] {
   const errs: FieldError[] = [];
   const spec = getObject(o, 'spec');
   if (!spec) return [{ field: 'spec', type: 'FieldValueRequired', message: 'Required value' }];
-  const volumes = new Set<string>();
-  getArray(spec, 'volumes').forEach((v, i) => {
-    // kube's validateVolumeSource: a volume is its name and one source (defaulting makes a bare name an
-    // emptyDir first, so this guards only objects that skipped the defaults)
-    if (v && typeof v === 'object' && Object.keys(v).every((k) => k === 'name')) {
-      errs.push({ field: `spec.volumes[${i}]`, type: 'FieldValueRequired', message: 'Required value: must specify a volume type' });
-    }
-    const name = getString(v, 'name');
-    if (!name) return;
-    for (const m of isDNS1123Label(name)) errs.push(inv(`spec.volumes[${i}].name`, name, m));
-    if (volumes.has(name)) errs.push(dup(`spec.volumes[${i}].name`, name));
-    volumes.add(name);
-  });
+  const volumes = validateVolumes(spec.volumes, 'spec', errs);
   if (getArray(spec, 'containers').length === 0) errs.push({ field: 'spec.containers', type: 'FieldValueRequired', message: 'Required value' });
   const names = new Set<string>();
   for (const field of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
-    containersOf(o, field).forEach((c, i) => {
+    const list = containersOf(o, field);
+    list.forEach((c, i) => {
       const p = `spec.${field}[${i}]`;
       const name = typeof c.name === 'string' ? c.name : '';
       if (name) {
@@ -48,20 +45,15 @@ export function validatePod(o: ApiObject, opts: { allowHostSysctls?: boolean } =
         if (names.has(name)) errs.push(dup(`${p}.name`, name));
         names.add(name);
       }
-      if (typeof c.image !== 'string' || c.image.trim() === '') {
-        errs.push({ field: `${p}.image`, type: 'FieldValueRequired', message: 'Required value' });
-      }
+      // kube's validateContainerCommon (an empty image) and validateContainerOnlyForPod (pods, ephemeral containers)
+      if (typeof c.image !== 'string' || c.image === '') errs.push({ field: `${p}.image`, type: 'FieldValueRequired', message: 'Required value' });
+      else if ((!opts.template || field === 'ephemeralContainers') && c.image.trim() !== c.image) errs.push(inv(`${p}.image`, c.image, 'must not have leading or trailing whitespace'));
       errs.push(...validateEnv(c, p));
-      getArray(c, 'ports').forEach((port, j) => {
-        const cp = get(port, 'containerPort');
-        if (typeof cp === 'number' && (cp < 1 || cp > 65535)) {
-          errs.push(inv(`${p}.ports[${j}].containerPort`, cp, 'must be between 1 and 65535, inclusive'));
-        }
-        const hp = get(port, 'hostPort');
-        if (typeof hp === 'number' && hp !== 0 && (hp < 1 || hp > 65535)) {
-          errs.push(inv(`${p}.ports[${j}].hostPort`, hp, 'must be between 1 and 65535, inclusive'));
-        }
-      });
+      validateContainerPorts(c.ports, p, errs);
+      // probes and hooks of regular containers and sidecars (pod-sidecars.ts forbids them on other init containers)
+      if (field === 'containers' || (field === 'initContainers' && c.restartPolicy === 'Always')) validateProbesAndHooks(c, p, errs);
+      // init containers run one by one: each one's host ports alone
+      if (field === 'initContainers') checkHostPortConflicts(list, `spec.${field}`, errs, i, i + 1);
       const mountPaths = new Set<string>();
       getArray(c, 'volumeMounts').forEach((m, j) => {
         const vname = getString(m, 'name');
@@ -75,6 +67,7 @@ export function validatePod(o: ApiObject, opts: { allowHostSysctls?: boolean } =
         }
       });
     });
+    if (field === 'containers') checkHostPortConflicts(list, 'spec.containers', errs);
   }
   errs.push(...validateSysctls(spec, 'spec', opts));
   errs.push(...validateSeccomp(getObject(spec, 'securityContext', 'seccompProfile'), 'spec.securityContext.seccompProfile'));
@@ -88,7 +81,22 @@ export function validatePod(o: ApiObject, opts: { allowHostSysctls?: boolean } =
   errs.push(...validateEphemeralContainers(o));
   const tgps = spec.terminationGracePeriodSeconds;
   if (typeof tgps === 'number' && tgps < 0) errs.push(inv('spec.terminationGracePeriodSeconds', tgps, 'must be greater than or equal to 0'));
+  validateSpecFields(spec, errs);
   return errs;
+}
+
+/** ValidatePodSpec's checks of single fields: nodeName, activeDeadlineSeconds, hostname, subdomain, tolerations */
+function validateSpecFields(spec: Obj, errs: FieldError[]): void {
+  const nodeName = spec.nodeName;
+  if (typeof nodeName === 'string' && nodeName !== '') for (const m of isDNS1123Subdomain(nodeName)) errs.push(inv('spec.nodeName', nodeName, m));
+  const ads = spec.activeDeadlineSeconds;
+  if (typeof ads === 'number' && (ads < 1 || ads > MAX_INT32)) errs.push(inv('spec.activeDeadlineSeconds', ads, `must be between 1 and ${MAX_INT32}, inclusive`));
+  for (const f of ['hostname', 'subdomain'] as const) {
+    const v = spec[f];
+    if (typeof v === 'string' && v !== '') for (const m of isDNS1123Label(v)) errs.push(inv(`spec.${f}`, v, m));
+  }
+  const tolerations = spec.tolerations;
+  if (Array.isArray(tolerations)) tolerations.forEach((t, i) => errs.push(...validateToleration(t, `spec.tolerations[${i}]`)));
 }
 
 /** spec 002 §2.5: localhostProfile is required for and only for type Localhost, a relative path below the seccomp directory */

@@ -8,14 +8,15 @@ import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../ty
 import { column, fieldOf, get, getArray, getObject, getString } from './columns.js';
 import { ref } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
-import { bindingCapability } from './pod-binding.js';
+import { BINDING_SUBRESOURCE, bindingCapability } from './pod-binding.js';
 import { evictionCapability } from './pod-eviction.js';
-import { aliasServiceAccount, defaultHostNetworkPorts, defaultRequestsFromLimits, defaultVolumeSources, validateContainerResources } from './pod-resources.js';
+import { aliasServiceAccount, defaultHostNetworkPorts, defaultProbeZeros, defaultRequestsFromLimits, defaultVolumeSources, validateContainerResources } from './pod-resources.js';
 import { EPHEMERAL_SUBRESOURCE, validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 import { containersOf, validatePod } from './pod-validation.js';
 import { allowsHostSysctls } from './pod-sysctls.js';
 import { POD_SPEC_SHAPE } from '../zero-shape.js';
-import { invalid } from './field-errors.js';
+import { forbidden, invalid } from './field-errors.js';
+import { deepEqual } from '../../machinery/meta.js';
 
 export function podDefinition(n: SchemaNames): ResourceDefinition {
   return {
@@ -40,9 +41,14 @@ export function podDefinition(n: SchemaNames): ResourceDefinition {
         o.status = { phase: 'Pending', qosClass: qosClass(o) };
       },
       validate: (o) => [...validatePod(o), ...validateNoEphemeralOnCreate(o)],
-      // the ephemeralcontainers sub-resource changes only spec.ephemeralContainers (confineWrite), the main resource never
-      validateUpdate: (o, old, sub) =>
-        [...validatePod(o, { allowHostSysctls: allowsHostSysctls(getObject(old, 'spec')) }), ...(sub === EPHEMERAL_SUBRESOURCE ? validateEphemeralContainersUpdate(o, old) : validatePodUpdate(o, old))],
+      // kube's status strategy validates no spec (a status write keeps the stored one) and pods/binding
+      // writes past the strategy (kube's setPodHostAndAnnotations); the ephemeralcontainers sub-resource
+      // changes only spec.ephemeralContainers (confineWrite), the main resource never
+      validateUpdate: (o, old, sub) => {
+        if (sub === 'status' || sub === BINDING_SUBRESOURCE) return [];
+        const spec = validatePod(o, { allowHostSysctls: allowsHostSysctls(getObject(old, 'spec')) });
+        return [...spec, ...(sub === EPHEMERAL_SUBRESOURCE ? validateEphemeralContainersUpdate(o, old) : validatePodUpdate(o, old))];
+      },
       columns: [
         column('Ready', 'string', podReady, { description: 'The aggregate readiness state of this pod for accepting traffic.' }),
         column('Status', 'string', podStatusReason, { description: 'The aggregate status of the containers in this pod.' }),
@@ -87,6 +93,7 @@ export function defaultPod(o: ApiObject): void {
   const spec = getObject(o, 'spec');
   aliasServiceAccount(spec);
   defaultVolumeSources(spec);
+  defaultProbeZeros(spec);
   defaultRequestsFromLimits(spec);
   // SetDefaults_Pod, not SetDefaults_PodSpec: a workload's template gets neither
   if (spec) spec.enableServiceLinks ??= true;
@@ -110,16 +117,22 @@ function qosClass(o: ApiObject): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
+const MAX_INT32 = 2147483647;
+
 /**
- * kube's ValidatePodUpdate: activeDeadlineSeconds may be set, or lowered, never raised or removed (a node
- * agent fails the pod once it ran that long; a raise would revive a pod it already failed)
+ * kube's ValidatePodUpdate: activeDeadlineSeconds may be set, or lowered to 0 or more, never raised or
+ * removed (a node agent fails the pod once it ran that long; a raise would revive a pod it already failed);
+ * a bad value or a raise ends the update checks there, as in kube
  */
-function validateDeadlineUpdate(o: ApiObject, old: ApiObject): FieldError[] {
+function validateDeadlineUpdate(o: ApiObject, old: ApiObject): { errs: FieldError[]; stop: boolean } {
   const now = get(o.spec, 'activeDeadlineSeconds');
   const was = get(old.spec, 'activeDeadlineSeconds');
   const f = 'spec.activeDeadlineSeconds';
-  if (typeof now === 'number') return typeof was === 'number' && was < now ? [invalid(f, now, 'must be less than or equal to previous value')] : [];
-  return typeof was === 'number' ? [invalid(f, null, 'must not update from a positive integer to nil value')] : [];
+  if (typeof now === 'number') {
+    if (now < 0 || now > MAX_INT32) return { errs: [invalid(f, now, `must be between 0 and ${MAX_INT32}, inclusive`)], stop: true };
+    return typeof was === 'number' && was < now ? { errs: [invalid(f, now, 'must be less than or equal to previous value')], stop: true } : { errs: [], stop: false };
+  }
+  return { errs: typeof was === 'number' ? [invalid(f, null, 'must not update from a positive integer to nil value')] : [], stop: false };
 }
 
 /**
@@ -130,42 +143,61 @@ function validateTolerationUpdate(o: ApiObject, old: ApiObject): FieldError[] {
   const identity = (t: JSONValue): string => JSON.stringify(['key', 'operator', 'value', 'effect'].map((f) => get(t, f) ?? ''));
   const kept = new Set(getArray(o, 'spec', 'tolerations').map(identity));
   if (getArray(old, 'spec', 'tolerations').every((t) => kept.has(identity(t)))) return [];
-  return [{ field: 'spec.tolerations', type: 'FieldValueForbidden', message: 'Forbidden: existing toleration can not be modified except its tolerationSeconds' }];
+  return [forbidden('spec.tolerations', 'existing toleration can not be modified except its tolerationSeconds')];
 }
 
-/** pod specs are immutable but for images, activeDeadlineSeconds, tolerations, grace period and first binding */
+/** kube's validateOnlyDeletedSchedulingGates: gates may be removed (to release the pod), never added */
+function validateSchedulingGateUpdate(o: ApiObject, old: ApiObject): FieldError[] {
+  const gates = getArray(o, 'spec', 'schedulingGates');
+  if (gates.length === 0) return [];
+  const had = new Set(getArray(old, 'spec', 'schedulingGates').map((g) => get(g, 'name')));
+  const errs: FieldError[] = [];
+  gates.forEach((g, i) => {
+    const name = get(g, 'name');
+    if (!had.has(name)) errs.push(forbidden(`spec.schedulingGates[${i}].name`, `only deletion is allowed, but found new scheduling gate '${String(name)}'`));
+  });
+  return errs;
+}
+
+const UPDATABLE =
+  'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
+
+/**
+ * kube's ValidatePodUpdate beyond the spec's own validation: the same containers (images may change),
+ * activeDeadlineSeconds, tolerations and scheduling gates by their rules, and nothing else of the spec —
+ * not nodeName (binding is pods/binding's) nor terminationGracePeriodSeconds (but negative → 1)
+ */
 function validatePodUpdate(o: ApiObject, old: ApiObject): FieldError[] {
-  const deadline = [...validateDeadlineUpdate(o, old), ...validateTolerationUpdate(o, old)];
-  if (deadline.length) return deadline;
-  const mutable = (spec: JSONValue | undefined, ref: JSONValue | undefined): string => {
+  for (const f of ['containers', 'initContainers']) {
+    if (getArray(o, 'spec', f).length !== getArray(old, 'spec', f).length) return [forbidden(`spec.${f}`, 'pod updates may not add or remove containers')];
+  }
+  const deadline = validateDeadlineUpdate(o, old);
+  if (deadline.stop) return deadline.errs;
+  const errs = [...deadline.errs, ...validateTolerationUpdate(o, old), ...validateSchedulingGateUpdate(o, old)];
+  // the common update (metadata, a finalizer) leaves the spec as it was: no copies
+  if (deepEqual(o.spec, old.spec)) return errs;
+  const oldGrace = get(old.spec, 'terminationGracePeriodSeconds');
+  const graceToOne = typeof oldGrace === 'number' && oldGrace < 0 && get(o.spec, 'terminationGracePeriodSeconds') === 1;
+  const mutable = (spec: JSONValue | undefined): string => {
     if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return JSON.stringify(spec ?? null);
     const s = structuredClone(spec) as Obj;
     // kube defaults the stored object as it reads it: one written before a default existed compares defaulted
     aliasServiceAccount(s);
+    defaultProbeZeros(s);
     defaultRequestsFromLimits(s);
     defaultHostNetworkPorts(s);
-    const r = (ref && typeof ref === 'object' && !Array.isArray(ref) ? ref : {}) as Obj;
     for (const f of ['containers', 'initContainers']) {
       const arr = s[f];
       if (Array.isArray(arr)) for (const c of arr) if (c && typeof c === 'object' && !Array.isArray(c)) delete c.image;
     }
     delete s.activeDeadlineSeconds;
     delete s.tolerations;
-    delete s.terminationGracePeriodSeconds;
-    if (!r.nodeName) delete s.nodeName;
+    delete s.schedulingGates;
+    if (graceToOne) delete s.terminationGracePeriodSeconds;
     return JSON.stringify(sortKeys(pruneEmpty(s) ?? {}));
   };
-  const before = mutable(old.spec as JSONValue, old.spec as JSONValue);
-  const after = mutable(o.spec as JSONValue, old.spec as JSONValue);
-  if (before === after) return [];
-  return [
-    {
-      field: 'spec',
-      type: 'FieldValueForbidden',
-      message:
-        'Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
-    },
-  ];
+  if (mutable(old.spec as JSONValue) !== mutable(o.spec as JSONValue)) errs.push(forbidden('spec', UPDATABLE));
+  return errs;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Definitions, Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
 import { get, getObject, getString } from './columns.js';
-import { aliasServiceAccount, defaultVolumeSources } from './pod-resources.js';
+import { aliasServiceAccount, defaultProbeZeros, defaultVolumeSources } from './pod-resources.js';
 import { type TemplateOwner, validatePodTemplate } from './workload-validation.js';
 import { validateLabelSelector } from '../admission/matching.js';
 import { validateLabelsAndAnnotations } from '../../machinery/schema/object-meta.js';
@@ -154,6 +154,7 @@ export function defaultPodTemplate(tmpl: Record<string, JSONValue> | undefined, 
   spec.securityContext ??= {};
   aliasServiceAccount(spec);
   defaultVolumeSources(spec);
+  defaultProbeZeros(spec);
   for (const field of ['containers', 'initContainers'] as const) {
     const list = spec[field];
     if (!Array.isArray(list)) continue;

@@ -29,7 +29,7 @@ export function validatePodTemplate(tmpl: Obj, at: string, owner: TemplateOwner,
   const errs: FieldError[] = [];
   // kube leaves a StatefulSet's pod spec unchecked: its volumeClaimTemplates add volumes the mounts may name
   if (owner !== 'StatefulSet') {
-    errs.push(...validatePod({ spec } as unknown as ApiObject, { allowHostSysctls: allowsHostSysctls(getObject(old, 'spec')) })
+    errs.push(...validatePod({ spec } as unknown as ApiObject, { allowHostSysctls: allowsHostSysctls(getObject(old, 'spec')), template: true })
       .filter((e) => !e.field.startsWith('spec.ephemeralContainers'))
       .map((e) => ({ ...e, field: `${at}.${e.field}` })));
     if (Array.isArray(spec.ephemeralContainers) && spec.ephemeralContainers.length > 0) {
