@@ -54,6 +54,24 @@ afterAll(async () => {
   await ts?.stop();
 });
 
+describe('claim validation (kube ValidatePersistentVolumeClaimSpec)', () => {
+  it('refuses unknown access modes, ReadWriteOncePod with others, and a storage request of zero', async () => {
+    const refused = async (body: Record<string, unknown>) => {
+      const r = await ts.request('POST', `${PVCS}?dryRun=All`, { body });
+      expect(r.status, r.text).toBe(422);
+      return r.json<{ details: { causes: { field: string; message: string }[] } }>().details.causes;
+    };
+    expect(await refused(pvc('modes', '1Gi', { accessModes: ['Foo'] }))).toEqual([
+      { reason: 'FieldValueNotSupported', field: 'spec.accessModes', message: 'Unsupported value: "Foo": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"' },
+    ]);
+    expect(await refused(pvc('once', '1Gi', { accessModes: ['ReadWriteOncePod', 'ReadWriteOnce'] }))).toEqual([
+      { reason: 'FieldValueForbidden', field: 'spec.accessModes', message: 'Forbidden: may not use ReadWriteOncePod with other access modes' },
+    ]);
+    expect(await refused(pvc('zero', '0'))).toEqual([{ reason: 'FieldValueInvalid', field: 'spec.resources[storage]', message: 'Invalid value: "0": must be greater than zero' }]);
+    expect((await ts.request('POST', `${PVCS}?dryRun=All`, { body: pvc('fine', '1Gi', { accessModes: ['ReadWriteOncePod'] }) })).status).toBe(201);
+  });
+});
+
 describe('persistent volume binding', () => {
   it('makes a new volume Available, then binds a claim to the smallest volume that fits, both ways, with kube annotations', async () => {
     await send('POST', PVS, pv('small', '1Gi'));

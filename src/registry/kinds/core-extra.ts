@@ -11,7 +11,7 @@ import { atomicList, enumOf, int32, mapOf, obj, opaque, proto, ref, str, strMap,
 import { kindSchema } from './meta.js';
 import { conditions, defaultPodTemplate, generationSeen, num, replicas, template, templateContainers, validateReplicas } from './workload-shared.js';
 import { validateCounters, validatePodTemplate } from './workload-validation.js';
-import { invalid } from './field-errors.js';
+import { forbidden, invalid, notSupported } from './field-errors.js';
 import { parseQuantity } from '../../core/quantity.js';
 import { ZERO, formatAmount, usageOf } from '../quota/amount.js';
 import { validateResourceQuotaSpec } from './quota-validation.js';
@@ -114,11 +114,27 @@ const storagePhase = (o: ApiObject): string => (o.metadata?.deletionTimestamp ? 
 const accessModes = (o: ApiObject, ...path: string[]): string => getArray(o, ...path)
   .map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' } as Record<string, string>)[String(m)] ?? String(m)).join(',');
 
+/** kube's supportedAccessModes, as its sorted set lists them */
+const CLAIM_ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
+
+/** kube's ValidatePersistentVolumeClaimSpec: access modes, and a storage request above zero */
 function validateClaim(o: ApiObject): FieldError[] {
   const errs: FieldError[] = [];
-  if (getArray(o, 'spec', 'accessModes').length === 0) errs.push({ field: 'spec.accessModes', type: 'FieldValueRequired', message: 'Required value: at least 1 access mode is required' });
-  if (get(o, 'spec', 'resources', 'requests', 'storage') === undefined && !getString(o, 'spec', 'volumeName')) {
+  const modes = getArray(o, 'spec', 'accessModes');
+  if (modes.length === 0) errs.push({ field: 'spec.accessModes', type: 'FieldValueRequired', message: 'Required value: at least 1 access mode is required' });
+  let oncePod = false;
+  let other = false;
+  for (const m of modes) {
+    if (!CLAIM_ACCESS_MODES.includes(m as string)) errs.push(notSupported('spec.accessModes', m, CLAIM_ACCESS_MODES));
+    else if (m === 'ReadWriteOncePod') oncePod = true;
+    else other = true;
+  }
+  if (oncePod && other) errs.push(forbidden('spec.accessModes', 'may not use ReadWriteOncePod with other access modes'));
+  const storage = get(o, 'spec', 'resources', 'requests', 'storage');
+  if (storage === undefined && !getString(o, 'spec', 'volumeName')) {
     errs.push({ field: 'spec.resources[storage]', type: 'FieldValueRequired', message: 'Required value' });
+  } else if (storage !== undefined && !((parseQuantity(storage) ?? 0) > 0)) {
+    errs.push(invalid('spec.resources[storage]', storage, 'must be greater than zero'));
   }
   return errs;
 }
