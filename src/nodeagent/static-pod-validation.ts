@@ -9,7 +9,8 @@ import type { KubeObject } from './api-client.js';
 
 const LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const LABEL_RE = new RegExp(`^${LABEL}$`);
-const SUBDOMAIN_RE = new RegExp(`^${LABEL}(\\.${LABEL})*$`);
+/** a lowercase RFC 1123 subdomain (the agent's own copy: it may not import the control plane's schema code) */
+export const SUBDOMAIN_RE = new RegExp(`^${LABEL}(\\.${LABEL})*$`);
 const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 

@@ -5,11 +5,10 @@
 // kubelet's wording and the field named.
 
 import { parseQuantity } from '../../core/quantity.js';
+import { SUBDOMAIN_RE } from '../static-pod-validation.js';
 
 const NAME = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const NAME_RE = new RegExp(`^${NAME}$`);
-const LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const SUBDOMAIN_RE = new RegExp(`^${LABEL}(\\.${LABEL})*$`);
 const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 const RESERVABLE = ['cpu', 'memory', 'ephemeral-storage', 'pid'];
 
