@@ -53,16 +53,21 @@ describe('kubectl autoscale on cpu', () => {
       return n > 1 && n;
     }, 'the autoscaler scales busy past one replica');
     expect(replicas).toBeLessThanOrEqual(3);
-    // the controller scales the Deployment first, then writes its own status: wait for the second write
+    // the controller scales the Deployment first, then writes its own status: wait for the second write.
+    // A sync may find no fresh usage for a while on a loaded host (ScalingActive False, TARGETS <unknown>,
+    // as on kube); the next sync with metrics sets it True again, so wait for that rather than read once
     const hpa = await eventually(async () => {
       const status = (await ts.request('GET', '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/busy')).json<{ status: Record<string, any> }>().status;
-      return status?.lastScaleTime ? status : undefined;
-    }, 'the autoscaler status with its lastScaleTime');
+      const active = status?.conditions?.find((c: { type: string }) => c.type === 'ScalingActive');
+      return status?.lastScaleTime && active?.status === 'True' ? status : undefined;
+    }, 'the autoscaler status with its lastScaleTime and an active scaling condition');
     expect(hpa.lastScaleTime).toMatch(/Z$/);
     expect(hpa.conditions.find((c: { type: string }) => c.type === 'ScalingActive')).toMatchObject({ status: 'True', reason: 'ValidMetricFound' });
-    const describe = await runKubectl(admin, ['describe', 'hpa', 'busy']);
-    expect(describe.stdout).toMatch(/SuccessfulRescale\s.*New size: [23]; reason: cpu resource utilization \(percentage of request\) above target/);
-    expect(describe.stdout).toMatch(/resource cpu on pods\s+\(as a percentage of request\):\s+\d+% \(\d+m\) \/ 10%/);
+    const describe = await eventually(async () => {
+      const out = (await runKubectl(admin, ['describe', 'hpa', 'busy'])).stdout;
+      return /resource cpu on pods\s+\(as a percentage of request\):\s+\d+% \(\d+m\) \/ 10%/.test(out) && out;
+    }, 'kubectl describe hpa shows the current cpu usage');
+    expect(describe).toMatch(/SuccessfulRescale\s.*New size: [23]; reason: cpu resource utilization \(percentage of request\) above target/);
     // a sync right after a rescale may find no usage for the new pods yet (TARGETS <unknown>, as on kube): the next one has it
     await eventually(async () => /^busy\s+Deployment\/busy\s+cpu: \d+%\/10%\s+1\s+3\s+\d\s/m.test((await runKubectl(admin, ['get', 'hpa', 'busy'])).stdout), 'kubectl get hpa shows the cpu target');
     // stop the loops now rather than with the agent
