@@ -87,6 +87,39 @@ describe('Service', () => {
     delete (without.spec as Record<string, JSONValue>).healthCheckNodePort;
     expect(update(svc, without, local)).toEqual([]);
   });
+  it('a LoadBalancer leaving Local drops the health check node port it left as it was (dropTypeDependentFields)', () => {
+    const local = make({ type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 30100, allocateLoadBalancerNodePorts: true, ports: [{ port: 80, nodePort: 30200 }] });
+    const next = structuredClone(local);
+    (next.spec as Record<string, JSONValue>).externalTrafficPolicy = 'Cluster';
+    const obj = structuredClone(next);
+    svc.strategy.default?.(obj);
+    svc.strategy.prepareForUpdate?.(obj, local, 0);
+    expect(obj.spec).not.toHaveProperty('healthCheckNodePort');
+    expect(svc.strategy.validateUpdate!(obj, local)).toEqual([]);
+    // one it changed stays, and is refused
+    (next.spec as Record<string, JSONValue>).healthCheckNodePort = 30101;
+    expect(brief(update(svc, next, local))).toEqual([
+      "spec.healthCheckNodePort: Invalid value: 30101: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
+    ]);
+  });
+  it('to ExternalName: the cluster IPs and IP families left as they were go; changed or added ones are refused', () => {
+    const toName = (spec: Record<string, JSONValue>): ApiObject => make({ type: 'ExternalName', externalName: 'db.example.com', ...spec });
+    const prepared = (next: ApiObject, prev: ApiObject): Record<string, JSONValue> => {
+      const obj = structuredClone(next);
+      svc.strategy.default?.(obj);
+      svc.strategy.prepareForUpdate?.(obj, prev, 0);
+      return obj.spec as Record<string, JSONValue>;
+    };
+    const spec = prepared(toName({}), old);
+    for (const f of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy', 'internalTrafficPolicy']) expect(spec).not.toHaveProperty(f);
+    expect(update(svc, toName({}), old)).toEqual([]);
+    const notHere = 'Forbidden: may not be set for ExternalName services';
+    expect(brief(update(svc, toName({ clusterIP: '10.96.0.9', clusterIPs: ['10.96.0.9'] }), old))).toEqual([`spec.clusterIPs: ${notHere}`]);
+    // ExternalName to ExternalName: nothing is dropped on the client's behalf
+    const named = toName({ clusterIP: undefined as unknown as JSONValue, clusterIPs: undefined as unknown as JSONValue, ipFamilies: undefined as unknown as JSONValue, ipFamilyPolicy: undefined as unknown as JSONValue });
+    expect(brief(update(svc, { ...named, spec: { ...(named.spec as object), ipFamilyPolicy: 'SingleStack' } }, named))).toEqual([`spec.ipFamilyPolicy: ${notHere}`]);
+    expect(brief(update(svc, { ...named, spec: { ...(named.spec as object), clusterIP: '10.96.0.9' } }, named))).toEqual([`spec.clusterIPs: ${notHere}`]);
+  });
 });
 
 describe('Node', () => {

@@ -1,4 +1,4 @@
-// Cluster IPs and node ports of Services (issue #11 item 3). Each allocated
+// Cluster IPs, node ports and health check node ports of Services (issue #11 item 3). Each allocated
 // value is a key of its own in the store (`/orch/allocations/…`, outside what
 // the API serves), created in the same transaction as the Service with a
 // create-if-absent compare, so two creates can never get the same value —
@@ -9,6 +9,7 @@ import { internalError, invalid } from '../../core/errors.js';
 import type { ApiObject, FieldError, JSONValue } from '../types.js';
 import { goSlice } from '../kinds/field-errors.js';
 import { initIPFamilies } from '../kinds/service-ips.js';
+import { needsHealthCheck } from '../kinds/service-update.js';
 import { type Ipv4Range, formatIpv4, parseIpv4, usable } from './cidr.js';
 
 export const ALLOCATION_PREFIX = '/orch/allocations/';
@@ -42,6 +43,10 @@ const encoder = new TextEncoder();
 
 export const ipKey = (ip: string): string => `${IP_PREFIX}${ip}`;
 export const nodePortKey = (port: number, protocol: string): string => `${NODE_PORT_PREFIX}${protocol}/${port}`;
+/** the health check node port is a TCP port (kube-proxy serves HTTP on it): it shares the TCP node ports' keys */
+const healthCheckKey = (port: number): string => nodePortKey(port, 'TCP');
+const typeOf = (spec: Spec): string => (typeof spec.type === 'string' ? spec.type : 'ClusterIP');
+const usesNodePorts = (spec: Spec): boolean => typeOf(spec) === 'NodePort' || typeOf(spec) === 'LoadBalancer';
 
 export class ServiceAllocator {
   constructor(private readonly o: ServiceAllocatorOptions) {}
@@ -52,9 +57,10 @@ export class ServiceAllocator {
   }
 
   /**
-   * Fills in what the Service needs (cluster IP, node ports) and returns the
-   * keys to claim with it; throws 422 for requested values that are outside
-   * the ranges or taken, 500 when a range is full.
+   * Fills in what the Service needs (cluster IP, node ports, health check node
+   * port) and returns the keys to claim with it; throws 422 for requested
+   * cluster IPs and node ports that are outside the ranges or taken, 500 when a
+   * range is full or the health check node port cannot be had (as kube).
    */
   reserve(svc: ApiObject, old: ApiObject | undefined): Reservation {
     const spec = (svc.spec ??= {}) as Spec;
@@ -99,26 +105,25 @@ export class ServiceAllocator {
       }
     }
 
+    // kube's shouldAllocateNodePorts; allocateLoadBalancerNodePorts is defaulted (true) on every LoadBalancer write
     const needsNodePorts = type === 'NodePort' || (type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
-    if (type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
     const ports = (spec.ports ?? []) as Port[];
-    // requested node ports first, then the picked ones, as kube's initNodePorts: a pick never takes a requested port
-    ports.forEach((p, i) => {
-      const protocol = (p.protocol as string | undefined) ?? 'TCP';
-      if (typeof p.nodePort === 'number' && p.nodePort !== 0) {
-        if (!needsNodePorts && type !== 'LoadBalancer') {
-          errors.push(fieldError(`spec.ports[${i}].nodePort`, `Forbidden: may not be used when \`type\` is '${type}'`, 'FieldValueForbidden'));
-          return;
-        }
+    const oldPorts = usesNodePorts(oldSpec) ? ((oldSpec.ports ?? []) as Port[]) : [];
+    // requested node ports first, then the picked ones, as kube's initNodePorts: a pick never takes a requested port.
+    // An ExternalName Service's node ports are kept as written and claim nothing (kube allocates none for it).
+    if (usesNodePorts(spec)) {
+      ports.forEach((p, i) => {
+        const protocol = (p.protocol as string | undefined) ?? 'TCP';
+        if (typeof p.nodePort !== 'number' || p.nodePort === 0) return;
         const port = p.nodePort;
-        const had = ((oldSpec.ports ?? []) as Port[]).some((q) => q.nodePort === port && ((q.protocol as string | undefined) ?? 'TCP') === protocol);
-        if (port < this.o.nodePorts.min || port > this.o.nodePorts.max) {
-          errors.push(fieldError(`spec.ports[${i}].nodePort`, `Invalid value: ${port}: provided port is not in the valid range. The range of valid ports is ${this.o.nodePorts.min}-${this.o.nodePorts.max}`));
+        const had = oldPorts.some((q) => q.nodePort === port && ((q.protocol as string | undefined) ?? 'TCP') === protocol);
+        if (!this.inNodePortRange(port)) {
+          errors.push(fieldError(`spec.ports[${i}].nodePort`, `Invalid value: ${port}: ${this.notInRange()}`));
         } else if (!had && !claim(nodePortKey(port, protocol))) {
           errors.push(fieldError(`spec.ports[${i}].nodePort`, `Invalid value: ${port}: provided port is already allocated`));
         }
-      }
-    });
+      });
+    }
     if (needsNodePorts && errors.length === 0) {
       for (const p of ports) {
         if (typeof p.nodePort === 'number' && p.nodePort !== 0) continue;
@@ -127,12 +132,44 @@ export class ServiceAllocator {
         p.nodePort = port;
       }
     }
+    if (errors.length === 0 && needsHealthCheck(spec) && !needsHealthCheck(oldSpec)) this.reserveHealthCheck(spec, oldSpec, claim, keys);
     if (errors.length > 0) throw invalid('Service', '', owner.name, errors);
     if (type === 'LoadBalancer' || type === 'NodePort' || type === 'ClusterIP') {
       const status = (svc.status ??= {}) as Record<string, JSONValue>;
       status.loadBalancer ??= {};
     }
     return { keys };
+  }
+
+  /**
+   * kube's allocHealthCheckNodePort, when a Service comes to need one (a LoadBalancer with
+   * `externalTrafficPolicy: Local`, on create or by an update): the requested port is claimed, else
+   * one is picked. kube answers a failure here with 500 InternalError, not 422.
+   */
+  private reserveHealthCheck(spec: Spec, oldSpec: Spec, claim: (key: string) => boolean, keys: Reservation['keys']): void {
+    // kube's one port allocator: a port this Service holds as a node port (its key names this Service) is taken
+    const own = new Set([...((spec.ports ?? []) as Port[]), ...(usesNodePorts(oldSpec) ? ((oldSpec.ports ?? []) as Port[]) : [])].map((p) => p.nodePort));
+    const claimFree = (key: string): boolean => !own.has(Number(key.slice(key.lastIndexOf('/') + 1))) && claim(key);
+    const requested = spec.healthCheckNodePort;
+    if (typeof requested === 'number' && requested !== 0) {
+      const failed = `failed to allocate requested HealthCheck NodePort ${requested}`;
+      if (!this.inNodePortRange(requested)) throw internalError(`${failed}: ${this.notInRange()}`);
+      if (!claimFree(healthCheckKey(requested))) throw internalError(`${failed}: provided port is already allocated`);
+      return;
+    }
+    const port = this.freeNodePort('TCP', claimFree, keys);
+    // kube prints the zero its failed pick returned
+    if (port === undefined) throw internalError('failed to allocate a HealthCheck NodePort 0: range is full');
+    spec.healthCheckNodePort = port;
+  }
+
+  private inNodePortRange(port: number): boolean {
+    return port >= this.o.nodePorts.min && port <= this.o.nodePorts.max;
+  }
+
+  /** the port allocator's ErrNotInRange */
+  private notInRange(): string {
+    return `provided port is not in the valid range. The range of valid ports is ${this.o.nodePorts.min}-${this.o.nodePorts.max}`;
   }
 
   /** a free address: random probes first (cheap in a large range), then a scan */
@@ -171,15 +208,20 @@ function fieldError(field: string, message: string, type = 'FieldValueInvalid'):
   return { field, type, message };
 }
 
-/** the values a Service holds now, as allocation keys */
+/** the values a Service holds now, as allocation keys: what its type uses (kube releases the rest) */
 export function allocationKeysOf(svc: ApiObject): string[] {
   const spec = (svc.spec ?? {}) as Spec;
   const keys: string[] = [];
-  for (const ip of (spec.clusterIPs as string[] | undefined) ?? (typeof spec.clusterIP === 'string' ? [spec.clusterIP] : [])) {
-    if (ip && ip !== 'None') keys.push(ipKey(ip));
+  if (typeOf(spec) !== 'ExternalName') {
+    for (const ip of (spec.clusterIPs as string[] | undefined) ?? (typeof spec.clusterIP === 'string' ? [spec.clusterIP] : [])) {
+      if (ip && ip !== 'None') keys.push(ipKey(ip));
+    }
   }
-  for (const p of (spec.ports ?? []) as Port[]) {
-    if (typeof p.nodePort === 'number' && p.nodePort > 0) keys.push(nodePortKey(p.nodePort, (p.protocol as string | undefined) ?? 'TCP'));
+  if (usesNodePorts(spec)) {
+    for (const p of (spec.ports ?? []) as Port[]) {
+      if (typeof p.nodePort === 'number' && p.nodePort > 0) keys.push(nodePortKey(p.nodePort, (p.protocol as string | undefined) ?? 'TCP'));
+    }
   }
+  if (needsHealthCheck(spec) && typeof spec.healthCheckNodePort === 'number' && spec.healthCheckNodePort > 0) keys.push(healthCheckKey(spec.healthCheckNodePort));
   return keys;
 }

@@ -18,7 +18,8 @@ const headless = (spec: Spec): boolean => {
   const ips = strings(spec.clusterIPs);
   return ips.length === 1 && ips[0] === 'None';
 };
-const needsHealthCheck = (spec: Spec): boolean => spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local';
+/** kube's NeedsHealthCheck: a LoadBalancer that keeps external traffic on the node it arrives at */
+export const needsHealthCheck = (spec: Spec): boolean => spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local';
 
 /**
  * kube's normalizeClusterIPs on update: `clusterIPs` dropped by an old client that kept `clusterIP` comes

@@ -1,16 +1,16 @@
 // core/v1 Service: a named abstraction of a set of pods behind ports.
-// IP allocation is not done here; the strategy defaults targetPort to port
-// and checks port/name rules.
+// IP and port allocation is not done here (src/registry/allocators/); the
+// strategy defaults as kube's SetDefaults_Service, carries allocated values
+// over on update and validates (service-validation.ts, service-update.ts).
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
-import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
+import type { ApiObject, JSONValue, ResourceDefinition } from '../types.js';
 import { column, fieldOf, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, enumOf, int32, listMap, obj, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
-import { isDNS1123Label, isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
-import { duplicate, forbidden, invalid } from './field-errors.js';
-import { clusterIPsErrors } from './service-ips.js';
-import { keepHealthCheckNodePort, loadBalancerClassErrors, normalizeClusterIPs, serviceUpdateErrors } from './service-update.js';
+import { deepEqual } from '../../machinery/meta.js';
+import { keepHealthCheckNodePort, needsHealthCheck, normalizeClusterIPs, serviceUpdateErrors } from './service-update.js';
+import { externallyAccessible, serviceType, validateService } from './service-validation.js';
 
 export function serviceDefinition(n: SchemaNames): ResourceDefinition {
   const servicePort = obj('A port the service exposes.', proto({ name: 1, protocol: 2, appProtocol: 6, port: 3, targetPort: 4, nodePort: 5 }, {
@@ -107,12 +107,15 @@ type Obj = Record<string, JSONValue>;
 
 const needsClusterIP = (spec: Obj): boolean => spec.type !== 'ExternalName';
 const needsNodePorts = (spec: Obj): boolean => spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+const same = (a: JSONValue | undefined, b: JSONValue | undefined): boolean => deepEqual(a ?? null, b ?? null);
+const nonEmpty = (v: JSONValue | undefined): JSONValue | undefined => (Array.isArray(v) && v.length > 0 ? v : undefined);
 
 /**
  * An update that leaves out what the server allocated keeps it (kube's
- * patchAllocatedValues), and one that changes the type drops what the new
- * type does not use (dropTypeDependentFields): a cluster IP for ExternalName,
- * node ports for ClusterIP. `clusterIP` and `clusterIPs` are then lined up (normalizeClusterIPs).
+ * patchAllocatedValues), `clusterIP` and `clusterIPs` are lined up
+ * (normalizeClusterIPs), and one that changes the type drops what the new type
+ * does not use (dropTypeDependentFields): cluster IPs and IP families for
+ * ExternalName, node ports for ClusterIP and ExternalName.
  */
 function keepAllocatedValues(o: ApiObject, old: ApiObject): void {
   const spec = getObject(o, 'spec');
@@ -123,12 +126,10 @@ function keepAllocatedValues(o: ApiObject, old: ApiObject): void {
     if (!Array.isArray(spec.clusterIPs) || spec.clusterIPs.length === 0) {
       if (oldSpec.clusterIPs !== undefined) spec.clusterIPs = oldSpec.clusterIPs;
     }
-    normalizeClusterIPs(spec, oldSpec);
     if (spec.ipFamilies === undefined && oldSpec.ipFamilies !== undefined) spec.ipFamilies = oldSpec.ipFamilies;
     if (spec.ipFamilyPolicy === undefined && oldSpec.ipFamilyPolicy !== undefined) spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
-  } else if (!needsClusterIP(spec)) {
-    for (const f of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy']) delete spec[f];
   }
+  normalizeClusterIPs(spec, oldSpec);
   keepHealthCheckNodePort(spec, oldSpec);
   const ports = getArray(spec, 'ports') as Obj[];
   const oldPorts = getArray(oldSpec, 'ports') as Obj[];
@@ -146,15 +147,23 @@ function keepAllocatedValues(o: ApiObject, old: ApiObject): void {
 function dropTypeDependentFields(o: ApiObject, old: ApiObject, ports: Obj[], oldPorts: Obj[]): void {
   const spec = getObject(o, 'spec')!;
   const oldSpec = getObject(old, 'spec')!;
-  const type = typeof spec.type === 'string' ? spec.type : 'ClusterIP';
-  const oldType = typeof oldSpec.type === 'string' ? oldSpec.type : 'ClusterIP';
+  const type = serviceType(spec);
+  const oldType = serviceType(oldSpec);
+  // cluster IPs and IP families go to ExternalName when the update left them as they were (validation refuses changed ones)
+  if (needsClusterIP(oldSpec) && !needsClusterIP(spec)) {
+    if (same(spec.clusterIP || undefined, oldSpec.clusterIP || undefined) && same(nonEmpty(spec.clusterIPs), nonEmpty(oldSpec.clusterIPs))) {
+      delete spec.clusterIP;
+      delete spec.clusterIPs;
+    }
+    if (same(spec.ipFamilies, oldSpec.ipFamilies)) delete spec.ipFamilies;
+    if (same(spec.ipFamilyPolicy, oldSpec.ipFamilyPolicy)) delete spec.ipFamilyPolicy;
+  }
   // node ports go when the update adds none of its own
   const had = new Set(oldPorts.map((p) => p.nodePort).filter((n) => typeof n === 'number' && n !== 0));
   if (needsNodePorts(oldSpec) && !needsNodePorts(spec) && ports.every((p) => !p.nodePort || had.has(p.nodePort))) {
     for (const p of ports) delete p.nodePort;
   }
-  const needsHC = (t: string, s: Obj) => t === 'LoadBalancer' && s.externalTrafficPolicy === 'Local';
-  if (needsHC(oldType, oldSpec) && !needsHC(type, spec) && (spec.healthCheckNodePort ?? 0) === (oldSpec.healthCheckNodePort ?? 0)) delete spec.healthCheckNodePort;
+  if (needsHealthCheck(oldSpec) && !needsHealthCheck(spec) && (spec.healthCheckNodePort ?? 0) === (oldSpec.healthCheckNodePort ?? 0)) delete spec.healthCheckNodePort;
   if (oldType === 'LoadBalancer' && type !== 'LoadBalancer') {
     if (typeof spec.allocateLoadBalancerNodePorts === 'boolean' && spec.allocateLoadBalancerNodePorts === oldSpec.allocateLoadBalancerNodePorts) delete spec.allocateLoadBalancerNodePorts;
     if ((spec.loadBalancerClass ?? null) === (oldSpec.loadBalancerClass ?? null)) delete spec.loadBalancerClass;
@@ -174,110 +183,15 @@ function defaultService(o: ApiObject): void {
     // kube's SetDefaults_Service: a zero targetPort (absent, 0 or "") is the port
     if (p && typeof p === 'object' && !Array.isArray(p) && typeof p.port === 'number' && (p.targetPort === undefined || p.targetPort === null || p.targetPort === 0 || p.targetPort === '')) p.targetPort = p.port;
   }
-  if (spec.type !== 'ExternalName' && spec.internalTrafficPolicy === undefined) spec.internalTrafficPolicy = 'Cluster';
-  if (externallyAccessible(spec, typeof spec.type === 'string' ? spec.type : 'ClusterIP') && spec.externalTrafficPolicy === undefined) spec.externalTrafficPolicy = 'Cluster';
+  const type = serviceType(spec);
+  // kube defaults it for every other type, and hides it on an ExternalName Service when it reads one (defaultOnRead)
+  if (type === 'ExternalName') delete spec.internalTrafficPolicy;
+  else spec.internalTrafficPolicy ??= 'Cluster';
+  if (externallyAccessible(spec, type) && spec.externalTrafficPolicy === undefined) spec.externalTrafficPolicy = 'Cluster';
+  if (type === 'LoadBalancer' && (spec.allocateLoadBalancerNodePorts === undefined || spec.allocateLoadBalancerNodePorts === null)) spec.allocateLoadBalancerNodePorts = true;
   if (spec.sessionAffinity === 'ClientIP' && spec.sessionAffinityConfig === undefined) {
     spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 10800 } };
   }
-}
-
-function validateService(o: ApiObject): FieldError[] {
-  const errs: FieldError[] = [];
-  const spec = getObject(o, 'spec') ?? {};
-  const type = typeof spec.type === 'string' ? spec.type : 'ClusterIP';
-  const ports = getArray(spec, 'ports') as Obj[];
-  if (type === 'ExternalName') {
-    if (!spec.externalName) errs.push({ field: 'spec.externalName', type: 'FieldValueRequired', message: 'Required value' });
-  } else if (ports.length === 0 && spec.clusterIP !== 'None') {
-    errs.push({ field: 'spec.ports', type: 'FieldValueRequired', message: 'Required value' });
-  }
-  const names = new Set<string>();
-  ports.forEach((p, i) => {
-    const name = typeof p?.name === 'string' ? p.name : '';
-    if (ports.length > 1 && !name) errs.push({ field: `spec.ports[${i}].name`, type: 'FieldValueRequired', message: 'Required value' });
-    if (name) {
-      for (const m of isDNS1123Label(name)) errs.push(invalid(`spec.ports[${i}].name`, name, m));
-      if (names.has(name)) errs.push({ field: `spec.ports[${i}].name`, type: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(name)}` });
-      names.add(name);
-    }
-    for (const f of ['port', 'nodePort'] as const) {
-      const v = p?.[f];
-      if (typeof v === 'number' && (v < 1 || v > 65535) && !(f === 'nodePort' && v === 0)) {
-        errs.push({ field: `spec.ports[${i}].${f}`, type: 'FieldValueInvalid', message: `Invalid value: ${v}: must be between 1 and 65535, inclusive` });
-      }
-    }
-    if (typeof p?.nodePort === 'number' && p.nodePort !== 0 && type === 'ClusterIP') {
-      errs.push({ field: `spec.ports[${i}].nodePort`, type: 'FieldValueForbidden', message: 'Forbidden: may not be used when `type` is \'ClusterIP\'' });
-    }
-    const tp = p?.targetPort;
-    if (typeof tp === 'number' && tp !== 0 && (tp < 1 || tp > 65535)) {
-      errs.push({ field: `spec.ports[${i}].targetPort`, type: 'FieldValueInvalid', message: `Invalid value: ${tp}: must be between 1 and 65535, inclusive` });
-    }
-    if (typeof tp === 'string') for (const m of portNameErrors(tp)) errs.push(invalid(`spec.ports[${i}].targetPort`, tp, m));
-  });
-  // kube's ValidateService: one node port per (protocol, nodePort), so a Service never claims one twice
-  const nodePorts = new Set<string>();
-  ports.forEach((p, i) => {
-    if (typeof p?.nodePort !== 'number' || p.nodePort === 0) return;
-    const key = `${typeof p.protocol === 'string' ? p.protocol : 'TCP'}/${p.nodePort}`;
-    if (nodePorts.has(key)) errs.push(duplicate(`spec.ports[${i}].nodePort`, p.nodePort));
-    nodePorts.add(key);
-  });
-  // kube's ValidateService: one port per (protocol, port); the value is the key as Go prints it
-  const seen = new Set<string>();
-  ports.forEach((p, i) => {
-    const protocol = typeof p?.protocol === 'string' ? p.protocol : 'TCP';
-    const key = `${protocol}/${String(p?.port)}`;
-    if (seen.has(key)) {
-      errs.push({
-        field: `spec.ports[${i}]`, type: 'FieldValueDuplicate',
-        message: `Duplicate value: core.ServicePort{Name:"", Protocol:${JSON.stringify(protocol)}, AppProtocol:(*string)(nil), Port:${String(p?.port)}, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}`,
-      });
-    }
-    seen.add(key);
-  });
-  if (type === 'ExternalName' && typeof spec.externalName === 'string' && spec.externalName !== '') {
-    // a trailing dot (an absolute name) is allowed, as kube's ValidateService
-    const name = spec.externalName.endsWith('.') ? spec.externalName.slice(0, -1) : spec.externalName;
-    for (const m of isDNS1123Subdomain(name)) errs.push({ field: 'spec.externalName', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(name)}: ${m}` });
-  }
-  errs.push(...clusterIPsErrors(spec));
-  // kube's ValidateService: source ranges only for load balancers (at kube's field name, capital L)
-  if (getArray(spec, 'loadBalancerSourceRanges').length > 0 && type !== 'LoadBalancer') {
-    errs.push(forbidden('spec.LoadBalancerSourceRanges', "may only be used when `type` is 'LoadBalancer'"));
-  }
-  errs.push(...externalTrafficErrors(spec, type));
-  errs.push(...loadBalancerClassErrors(o));
-  return errs;
-}
-
-/** kube's ExternallyAccessible: NodePort, LoadBalancer, or a ClusterIP Service with external IPs */
-const externallyAccessible = (spec: Obj, type: string): boolean =>
-  type === 'NodePort' || type === 'LoadBalancer' || (type === 'ClusterIP' && getArray(spec, 'externalIPs').length > 0);
-
-/** kube's validateServiceExternalTrafficPolicy, for what the defaults leave to check */
-function externalTrafficErrors(spec: Obj, type: string): FieldError[] {
-  const errs: FieldError[] = [];
-  const policy = spec.externalTrafficPolicy;
-  if (!externallyAccessible(spec, type) && policy !== undefined && policy !== null && policy !== '') {
-    errs.push(invalid('spec.externalTrafficPolicy', policy, 'may only be set for externally-accessible services'));
-  }
-  const hc = spec.healthCheckNodePort;
-  if (!(type === 'LoadBalancer' && policy === 'Local') && typeof hc === 'number' && hc !== 0) {
-    errs.push(invalid('spec.healthCheckNodePort', hc, "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"));
-  }
-  return errs;
-}
-
-/** apimachinery's IsValidPortName (an IANA service name) */
-export function portNameErrors(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 15) errs.push('must be no more than 15 characters');
-  if (!/^[-a-z0-9]+$/.test(v)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
-  else if (!/[a-z]/.test(v)) errs.push('must contain at least one letter (a-z)');
-  if (v.includes('--')) errs.push('must not contain consecutive hyphens');
-  if (v.startsWith('-') || v.endsWith('-')) errs.push('must not begin or end with a hyphen');
-  return errs;
 }
 
 function externalIP(o: ApiObject): string {
