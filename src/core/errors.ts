@@ -164,8 +164,9 @@ export function serviceUnavailable(message: string): StatusError {
   return new StatusError(503, 'ServiceUnavailable', message);
 }
 
+/** kube's NewInternalError: the cause's text also in details.causes */
 export function internalError(message: string): StatusError {
-  return new StatusError(500, 'InternalError', `Internal error occurred: ${message}`);
+  return new StatusError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
 }
 
 export function notFoundPath(): StatusError {

@@ -1,7 +1,7 @@
 // Status bodies as kube-apiserver writes them, key for key (issue #11: some
 // client test suites compare the text).
 import { describe, expect, it } from 'vitest';
-import { invalid, notFound } from '../../src/core/errors.js';
+import { internalError, invalid, notFound } from '../../src/core/errors.js';
 
 describe('Status key order', () => {
   it('is kind, apiVersion, metadata, status, message, reason, details, code', () => {
@@ -10,5 +10,11 @@ describe('Status key order', () => {
     );
     const s = invalid('ConfigMap', '', 'y', [{ field: 'data', message: 'bad', type: 'FieldValueInvalid' }]).toStatus();
     expect(Object.keys(s)).toEqual(['kind', 'apiVersion', 'metadata', 'status', 'message', 'reason', 'details', 'code']);
+  });
+
+  it('carries an internal error\'s cause in details.causes, as kube\'s NewInternalError', () => {
+    expect(JSON.stringify(internalError('range is full').toStatus())).toBe(
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Internal error occurred: range is full","reason":"InternalError","details":{"causes":[{"message":"range is full"}]},"code":500}',
+    );
   });
 });
