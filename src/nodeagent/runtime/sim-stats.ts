@@ -1,15 +1,22 @@
 // Resource usage of the simulated runtime's containers (CRI `ContainerStats` /
 // `ListContainerStats`, proto/runtime.proto; docs/metrics.md):
 // - a container that runs a real process (sim-process.ts) reports real figures:
-//   its process group (the process leads its own) read from /proc — CPU is
-//   utime+stime+cutime+cstime of every live member (a reaped child's time is in
-//   its reaper's cutime), memory the sum of VmRSS (the working set of processes
-//   that have no page cache of their own); the cumulative CPU never goes down
-//   (a member reaped outside the group takes its time with it);
+//   its process group (the process leads its own) read from /proc — CPU is the
+//   time every live member has run, in ns (/proc/<pid>/schedstat: the scheduler's
+//   sum_exec_runtime, what a container cgroup's cpu usage adds up; utime+stime
+//   where schedstat is missing), plus cutime+cstime (a reaped child's time is in
+//   its reaper's cutime, in 10 ms ticks), memory the sum of VmRSS (the working set
+//   of processes that have no page cache of their own); the cumulative CPU never
+//   goes down (a member reaped outside the group takes its time with it);
 // - a container the simulator only pretends to run reports small, deterministic
 //   figures: memory its image-derived size (4–63 MiB, sim-state.ts) and CPU a
 //   constant 1–10 millicores from its image name, for the time it has run.
 // Times are the simulator's clock (../clock.ts), in ns since the epoch.
+//
+// Until 2026-11-30 a live process's CPU was its utime+stime ticks too: a container
+// that had run less than a tick (`sh -c 'echo hi && sleep 3600'`) read 0, and
+// metrics-server's decoder (as orch's) drops a pod any of whose containers reports
+// 0 CPU, so it never had metrics (the Python client's metrics e2e test).
 
 import { readdir, readFile } from 'node:fs/promises';
 import type { ContainerStats } from './types.js';
@@ -27,24 +34,34 @@ export interface StatsContainer {
   cpuSeen?: number;
 }
 
-/** one process of /proc: its group, CPU ticks (own and reaped children's) and resident kB */
+/** one process of /proc: its group, CPU time in ns (its own and its reaped children's) and resident kB */
 export interface ProcSample {
   pgrp: number;
-  ticks: number;
+  cpuNs: number;
   rssKb: number;
 }
 
 /** Linux's USER_HZ: /proc times are in 1/100 s on every architecture Node runs on */
 const TICK_NS = 10_000_000;
 
-/** the fields after `(comm)` of /proc/<pid>/stat (comm may hold spaces and parentheses) */
-export function parseProcStat(text: string): { pgrp: number; ticks: number } | undefined {
+/**
+ * The fields after `(comm)` of /proc/<pid>/stat (comm may hold spaces and parentheses): the group,
+ * the process's own ticks (utime+stime) and its reaped children's (cutime+cstime).
+ */
+export function parseProcStat(text: string): { pgrp: number; ownTicks: number; childTicks: number } | undefined {
   const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
   // field 5 pgrp, 14 utime, 15 stime, 16 cutime, 17 cstime (proc(5)); rest[0] is field 3
   const n = (field: number) => Number(rest[field - 3]);
   const pgrp = n(5);
-  const ticks = n(14) + n(15) + n(16) + n(17);
-  return Number.isFinite(pgrp) && Number.isFinite(ticks) ? { pgrp, ticks } : undefined;
+  const ownTicks = n(14) + n(15);
+  const childTicks = n(16) + n(17);
+  return [pgrp, ownTicks, childTicks].every(Number.isFinite) ? { pgrp, ownTicks, childTicks } : undefined;
+}
+
+/** the first field of /proc/<pid>/schedstat: the ns the task has run on a CPU (undefined: none such) */
+export function parseSchedstat(text: string): number | undefined {
+  const ns = Number(text.trim().split(/\s+/)[0] || Number.NaN);
+  return Number.isFinite(ns) && ns >= 0 ? ns : undefined;
 }
 
 /** VmRSS of /proc/<pid>/status, kB (absent for kernel threads and zombies: 0) */
@@ -61,8 +78,12 @@ export async function readProcesses(procRoot = '/proc'): Promise<ProcSample[]> {
       try {
         const stat = parseProcStat(await readFile(`${procRoot}/${pid}/stat`, 'utf8'));
         if (!stat) return;
-        const status = await readFile(`${procRoot}/${pid}/status`, 'utf8').catch(() => '');
-        out.push({ ...stat, rssKb: parseVmRss(status) });
+        const [status, schedstat] = await Promise.all([
+          readFile(`${procRoot}/${pid}/status`, 'utf8').catch(() => ''),
+          readFile(`${procRoot}/${pid}/schedstat`, 'utf8').catch(() => ''),
+        ]);
+        const ownNs = parseSchedstat(schedstat) ?? stat.ownTicks * TICK_NS;
+        out.push({ pgrp: stat.pgrp, cpuNs: ownNs + stat.childTicks * TICK_NS, rssKb: parseVmRss(status) });
       } catch {
         /* the process ended */
       }
@@ -93,7 +114,7 @@ export function containerStats(c: StatsContainer, nowNs: number, procs: ProcSamp
   const pid = c.proc?.pid;
   if (pid !== undefined && procs) {
     const group = procs.filter((p) => p.pgrp === pid);
-    cpu = group.reduce((s, p) => s + p.ticks, 0) * TICK_NS;
+    cpu = group.reduce((s, p) => s + p.cpuNs, 0);
     memory = running ? group.reduce((s, p) => s + p.rssKb, 0) * 1024 : 0;
   } else {
     const end = running ? nowNs : c.finishedAt;
