@@ -94,6 +94,7 @@ function context(ctx: HandlerContext, req: ApiRequest, write = true): Capability
     namespace: req.info.namespace,
     name: req.info.name,
     dryRun: write && parseDryRun(req.query, writeOptions(ctx, req)),
+    apiDomain: ctx.registry.apiDomain,
     store: () => ctx.storeFor(req.def),
     storeOf: (group, version, resource) => {
       const def = ctx.registry.lookup(group, version, resource);

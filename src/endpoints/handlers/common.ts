@@ -14,6 +14,7 @@ import type { FieldError } from '../../core/object.js';
 import { EPHEMERAL_SUBRESOURCE } from '../../registry/kinds/pod-ephemeral.js';
 import { statusApplyMetadataFields, statusWriteMeta, statusWriteMetadata } from '../../registry/status-write-metadata.js';
 import { undecodableBodyMessage } from '../undecodable-body.js';
+import { dryRunError } from '../../registry/deletion/delete-options.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -136,11 +137,8 @@ export function parseDryRun(q: URLSearchParams, options: OptionsRef, fromBody?: 
 /** the `dryRun` values of the query and a body, and kube's ValidateDryRun error for them */
 export function dryRunOf(q: URLSearchParams, fromBody?: unknown): { dryRun: boolean; error?: FieldError } {
   const values = [...q.getAll('dryRun'), ...(Array.isArray(fromBody) ? fromBody.map(String) : [])];
-  if (values.some((v) => v !== '' && v !== 'All')) {
-    const slice = `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
-    return { dryRun: false, error: { field: 'dryRun', type: 'FieldValueNotSupported', message: `Unsupported value: ${slice}: supported values: "All"` } };
-  }
-  return { dryRun: values.includes('All') };
+  const error = dryRunError(values, true);
+  return error ? { dryRun: false, error } : { dryRun: values.includes('All') };
 }
 
 /** `fieldValidation` query (spec 000 §4.8): default Warn; another value is kube's 422 (its sorted set, "" first). */
