@@ -169,17 +169,15 @@ export function checkNamespace(req: ApiRequest, obj: ApiObject): void {
 
 /**
  * kube's checkName (endpoints/handlers/rest.go) of an object a PUT or PATCH produced: its name
- * must be the URL's, and a namespace it carries the request's (400 BadRequest)
+ * must be the URL's, and be there (ObjectName's errEmptyName), 400 BadRequest. Its namespace
+ * check never fires in kube 1.32: the handlers run EnsureObjectNamespaceMatchesRequestNamespace
+ * (checkNamespace here) first, which refuses another namespace and clears a cluster-scoped one.
  */
 export function checkName(req: ApiRequest, meta: ObjectMeta | undefined): void {
   const urlName = req.info.name;
   const name = meta?.name;
   if (name === undefined || name === '') throw badRequest(`the name of the object (${urlName} based on URL) was undeterminable: name must be provided`);
   if (name !== urlName) throw badRequest(`the name of the object (${String(name)}) does not match the name on the URL (${urlName})`);
-  const ns = req.info.namespace;
-  if (ns && meta?.namespace && meta.namespace !== ns) {
-    throw badRequest(`the namespace of the object (${String(meta.namespace)}) does not match the namespace on the request (${ns})`);
-  }
 }
 
 /**
