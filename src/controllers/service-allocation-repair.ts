@@ -4,8 +4,7 @@
 // uses them (kube's repair loops). A value is freed with a compare on its
 // key's mod revision, so a value claimed again meanwhile is never freed.
 // Also keeps the `default/kubernetes` Service on the first address, with its
-// Endpoints and EndpointSlice naming this member's advertised address
-// (src/server/advertise-address.ts).
+// Endpoints and EndpointSlice naming this member's API address.
 
 import { StatusError } from '../core/errors.js';
 import type { GenericStore } from '../registry/generic-store.js';
@@ -17,8 +16,8 @@ import { ControllerLoop, LoopController, type Informer, type InformerSource, typ
 export interface ServiceAllocationRepairOptions {
   store: InformerSource & RawSource;
   services: () => GenericStore;
-  /** the `kubernetes` Service: its cluster IP, the API port and this member's address (none: no Endpoints) */
-  kubernetesService?: { clusterIP: string; port: number; address: string | undefined };
+  /** the `kubernetes` Service: its cluster IP, the API port and this member's address */
+  kubernetesService?: { clusterIP: string; port: number; address: string };
   /** the Endpoints store, when the kind is served */
   endpoints?: () => GenericStore | undefined;
   /** the EndpointSlice store and its apiVersion, when the kind is served */
@@ -48,7 +47,6 @@ export class ServiceAllocationRepair extends LoopController {
   protected readonly loop: ControllerLoop;
   private readonly allocations: RawRange;
   private services: Informer | undefined;
-  private noAddressLogged = false;
 
   constructor(private readonly o: ServiceAllocationRepairOptions) {
     super();
@@ -117,14 +115,7 @@ export class ServiceAllocationRepair extends LoopController {
     // its Endpoints: the leading member's API address (kube lists every apiserver; see docs/services.md)
     const endpoints = this.o.endpoints?.();
     if (!endpoints || !this.loop.running) return;
-    const address = k.address;
-    if (address === undefined) {
-      // kube-apiserver refuses to start without one; Endpoints cannot hold a loopback address
-      if (!this.noAddressLogged) this.o.log?.('kubernetes Endpoints: no non-loopback address of this host to list');
-      this.noAddressLogged = true;
-      return;
-    }
-    const subsets = [{ addresses: [{ ip: address }], ports: [{ name: 'https', port: k.port, protocol: 'TCP' }] }];
+    const subsets = [{ addresses: [{ ip: k.address }], ports: [{ name: 'https', port: k.port, protocol: 'TCP' }] }];
     try {
       await endpoints.guaranteedUpdate('default', 'kubernetes', { dryRun: false, manager: 'orch-apiserver', createIfAbsent: true }, (cur) => ({
         ...(cur ?? { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } } }),
@@ -133,7 +124,7 @@ export class ServiceAllocationRepair extends LoopController {
     } catch (e) {
       this.o.log?.(`kubernetes Endpoints: ${(e as Error).message}`);
     }
-    await this.ensureKubernetesSlice({ port: k.port, address });
+    await this.ensureKubernetesSlice(k);
   }
 
   /**

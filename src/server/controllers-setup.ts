@@ -73,7 +73,7 @@ export interface Controllers {
   /** every leader-only controller: whether it runs here and has synced (src/server/readiness.ts) */
   leaderControllers(): LeaderOnlyController[];
   /** the controllers that need the serving port and address */
-  startServing(serving: { serviceAllocator: ServiceAllocator; port: number; address: string | undefined }): void;
+  startServing(serving: { serviceAllocator: ServiceAllocator; port: number; address: string }): void;
   stop(): void;
 }
 

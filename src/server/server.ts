@@ -44,7 +44,6 @@ import { startAggregator } from './aggregator/setup.js';
 import { shutdownServer } from './shutdown.js';
 import { admissionPluginWarnings, enabledAdmissionPlugins } from './admission-plugins.js';
 import { NODE_RESTRICTION } from '../auth/authz/node/restriction.js';
-import { advertiseAddress } from './advertise-address.js';
 
 export type { RunningServer, ServerOptions } from './server-options.js';
 
@@ -221,7 +220,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const url = gateway.url;
   serverUrl = url;
   auth.start();
-  controllers.startServing({ serviceAllocator, port: gateway.port, address: advertiseAddress(gateway.hostForUrl) });
+  controllers.startServing({ serviceAllocator, port: gateway.port, address: gateway.hostForUrl });
   // A member that leads at start (every single-node server) returns once its leader-only
   // controllers' informers have listed — a few loop turns — so that /readyz is ready when
   // startServer resolves (informer-sync, src/server/readiness.ts). Bounded: a slow start
