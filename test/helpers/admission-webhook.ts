@@ -78,8 +78,7 @@ export async function startAdmissionWebhook(dir: string, hosts: readonly string[
       sendReview(res, review, b);
     });
   });
-  // every interface: a Service reference reaches it through Endpoints, which cannot hold 127.0.0.1 (host-address.ts)
-  await new Promise<void>((r) => server.listen(0, '0.0.0.0', r));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {
     port,

@@ -16,7 +16,6 @@ import { join } from 'node:path';
 import { type AdmissionWebhook, startAdmissionWebhook } from './admission-webhook.js';
 import { serveAgnhost } from './agnhost-webhook.js';
 import { eventually } from './eventually.js';
-import { endpointHostIP } from './host-address.js';
 import { type Obj, type TestServer, call, newNamespace, useKubeServer } from './kube-e2e.js';
 
 export const AR = '/apis/admissionregistration.k8s.io/v1';
@@ -84,7 +83,7 @@ export function useWebhookEnv(): () => WebhookTestEnv {
 
 /**
  * the namespace, a Service and its Endpoints leading to the in-process webhook (kube deploys it
- * as a pod behind the Service); no selector: the endpoints are the webhook's host address
+ * as a pod behind the Service); no selector: the endpoints are the webhook's loopback address
  */
 export async function exposeWebhookService(
   t: TestServer,
@@ -98,7 +97,7 @@ export async function exposeWebhookService(
   });
   await call(t, 'POST', `/api/v1/namespaces/${s.namespace}/endpoints`, {
     metadata: { name: s.name },
-    subsets: [{ addresses: [{ ip: endpointHostIP() }], ports: [{ port: hook.port, protocol: 'TCP' }] }],
+    subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: hook.port, protocol: 'TCP' }] }],
   });
 }
 

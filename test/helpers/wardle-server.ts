@@ -147,8 +147,7 @@ export async function startWardleServer(dir: string, port = 0): Promise<WardleSe
       ws.send(`hello ${String(req.headers['x-remote-user'])}`);
     });
   });
-  // every interface: the APIService's Endpoints cannot hold 127.0.0.1 (host-address.ts)
-  await new Promise<void>((resolve) => server.listen(port, '0.0.0.0', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     port: (server.address() as AddressInfo).port,
     caBundle: Buffer.from(pki.ca.certPem).toString('base64'),

@@ -25,14 +25,19 @@ async function send(method: string, path: string, body: object, want: number): P
 }
 
 describe('Endpoints', () => {
-  it('refuses a loopback address with kube\'s Status, and stores nothing', async () => {
-    const s = await send('POST', EPS, { metadata: { name: 'lo' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: 80 }] }] }, 422);
+  it('refuses a link-local address with kube\'s Status, and stores nothing', async () => {
+    const s = await send('POST', EPS, { metadata: { name: 'll' }, subsets: [{ addresses: [{ ip: '169.254.10.1' }], ports: [{ port: 80 }] }] }, 422);
     expect(s).toEqual({
       kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Invalid', code: 422,
-      message: 'Endpoints "lo" is invalid: subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)',
-      details: { name: 'lo', kind: 'Endpoints', causes: [{ reason: 'FieldValueInvalid', field: 'subsets[0].addresses[0].ip', message: 'Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)' }] },
+      message: 'Endpoints "ll" is invalid: subsets[0].addresses[0].ip: Invalid value: "169.254.10.1": may not be in the link-local range (169.254.0.0/16, fe80::/10)',
+      details: { name: 'll', kind: 'Endpoints', causes: [{ reason: 'FieldValueInvalid', field: 'subsets[0].addresses[0].ip', message: 'Invalid value: "169.254.10.1": may not be in the link-local range (169.254.0.0/16, fe80::/10)' }] },
     });
-    expect((await t.request('GET', `${EPS}/lo`)).status).toBe(404);
+    expect((await t.request('GET', `${EPS}/ll`)).status).toBe(404);
+  });
+
+  it('stores a loopback address (orch has no pod network: a Service fronts what runs on a member on loopback)', async () => {
+    await send('POST', EPS, { metadata: { name: 'lo' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: 80 }] }] }, 201);
+    expect((await t.request('GET', `${EPS}/lo`)).json<{ subsets: unknown }>().subsets).toEqual([{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: 80, protocol: 'TCP' }] }]);
   });
 
   it('words an absent ip and port as kube does (Go\'s zero values), not as missing fields', async () => {

@@ -20,15 +20,19 @@ describe('Endpoints', () => {
   });
 
   it('refuses special and malformed IPs, as IsValidIP then ValidateNonSpecialIP word them', () => {
-    expect(brief(validateEndpoints(ep([{ addresses: [{ ip: '127.0.0.1' }], ports: [PORT] }])))).toEqual([
-      'subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)',
+    expect(brief(validateEndpoints(ep([{ addresses: [{ ip: '169.254.1.1' }], ports: [PORT] }])))).toEqual([
+      'subsets[0].addresses[0].ip: Invalid value: "169.254.1.1": may not be in the link-local range (169.254.0.0/16, fe80::/10)',
     ]);
-    expect(brief(validateEndpoints(ep([{ notReadyAddresses: [{ ip: '0.0.0.0' }, { ip: 'fe80::1' }, { ip: '224.0.0.1' }, { ip: '::1' }] }])))).toEqual([
+    expect(brief(validateEndpoints(ep([{ notReadyAddresses: [{ ip: '0.0.0.0' }, { ip: 'fe80::1' }, { ip: '224.0.0.1' }, { ip: '::' }] }])))).toEqual([
       'subsets[0].notReadyAddresses[0].ip: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0)',
       'subsets[0].notReadyAddresses[1].ip: Invalid value: "fe80::1": may not be in the link-local range (169.254.0.0/16, fe80::/10)',
       'subsets[0].notReadyAddresses[2].ip: Invalid value: "224.0.0.1": may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)',
-      'subsets[0].notReadyAddresses[3].ip: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)',
+      'subsets[0].notReadyAddresses[3].ip: Invalid value: "::": may not be unspecified (::)',
     ]);
+  });
+
+  it('accepts loopback addresses, where orch parts from kube (no pod network: what a Service fronts on a member is on loopback)', () => {
+    expect(validateEndpoints(ep([{ addresses: [{ ip: '127.0.0.1' }], notReadyAddresses: [{ ip: '::1' }], ports: [PORT] }]))).toEqual([]);
     // an absent ip is Go's "": both checks speak, hostname and node in between
     expect(brief(validateEndpoints(ep([{ addresses: [{ hostname: 'A', nodeName: 'bad_node' }] }])))).toEqual([
       'subsets[0].addresses[0].ip: Invalid value: "": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
@@ -91,9 +95,10 @@ describe('EndpointSlice', () => {
   it('checks each address against the address type, then as ValidateNonSpecialIP', () => {
     const addrs = (addressType: string, addresses: string[]) => brief(validateEndpointSlice(slice({ addressType, endpoints: [{ addresses }] })));
     expect(addrs('IPv4', ['10.0.0.1', '::ffff:10.0.0.2'])).toEqual([]);
-    expect(addrs('IPv4', ['fd00::1', '127.0.0.5', 'nope'])).toEqual([
+    expect(addrs('IPv4', ['127.0.0.5'])).toEqual([]);
+    expect(addrs('IPv4', ['fd00::1', '169.254.0.5', 'nope'])).toEqual([
       'endpoints[0].addresses[0]: Invalid value: "fd00::1": must be a valid IPv4 address',
-      'endpoints[0].addresses[1]: Invalid value: "127.0.0.5": may not be in the loopback range (127.0.0.0/8, ::1/128)',
+      'endpoints[0].addresses[1]: Invalid value: "169.254.0.5": may not be in the link-local range (169.254.0.0/16, fe80::/10)',
       'endpoints[0].addresses[2]: Invalid value: "nope": must be a valid IPv4 address',
       'endpoints[0].addresses[2]: Invalid value: "nope": must be a valid IP address',
     ]);

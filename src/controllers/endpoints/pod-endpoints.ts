@@ -7,6 +7,7 @@
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { podReady } from '../../registry/kinds/pod-eviction.js';
+import { LOOPBACK_ENDPOINTS } from '../../registry/kinds/endpoints-validation.js';
 import { isIPv6, nonSpecialIPErrors, parseIP } from '../../registry/kinds/ip-address.js';
 
 export { podReady };
@@ -79,11 +80,11 @@ export function podInEndpoints(pod: ApiObject, includeTerminating: boolean): boo
 }
 
 /**
- * an IP Endpoints and EndpointSlices may hold (kube's ValidateNonSpecialIP): a
- * host-network pod on a node whose address is loopback has none, and is left out
- * as a pod without an IP (kube's controllers would write it and be refused)
+ * an IP Endpoints and EndpointSlices may hold (kube's ValidateNonSpecialIP, loopback
+ * allowed: endpoints-validation.ts LOOPBACK_ENDPOINTS): a pod with only an unspecified or
+ * link-local address has none, and is left out as a pod without an IP (the write would be refused)
  */
-export const isEndpointIP = (ip: string): boolean => parseIP(ip) !== undefined && nonSpecialIPErrors('', ip).length === 0;
+export const isEndpointIP = (ip: string): boolean => parseIP(ip) !== undefined && nonSpecialIPErrors('', ip, LOOPBACK_ENDPOINTS).length === 0;
 
 /** status.podIPs, or status.podIP alone (an agent that writes only the first); those isEndpointIP */
 export function podIps(pod: ApiObject): string[] {

@@ -13,6 +13,13 @@ import { duplicate, immutable, invalid, notSupported, required, tooMany } from '
 import { ipErrors, nonSpecialIPErrors, parseIP } from './ip-address.js';
 
 type Obj = Record<string, JSONValue>;
+
+/**
+ * Where orch parts from kube: Endpoints and slices may hold a loopback address. orch has no pod
+ * network or kube-proxy; what a Service fronts on a member's host (a webhook, an aggregated server,
+ * the API itself on its default 127.0.0.1) is reached on loopback (docs/services.md "Loopback endpoints").
+ */
+export const LOOPBACK_ENDPOINTS = true;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const objects = (o: unknown, key: string): Obj[] => getArray(o, key).map((v) => (isObj(v) ? v : {}));
 
@@ -59,13 +66,16 @@ export function validateEndpoints(o: ApiObject): FieldError[] {
   return errs;
 }
 
-/** kube's validateEndpointAddress: IsValidIP, the hostname, the node, then ValidateNonSpecialIP (targetRef is not checked) */
+/**
+ * kube's validateEndpointAddress: IsValidIP, the hostname, the node, then ValidateNonSpecialIP (targetRef is
+ * not checked), loopback allowed (LOOPBACK_ENDPOINTS)
+ */
 function addressErrors(a: Obj, at: string, errs: FieldError[]): void {
   const ip = typeof a.ip === 'string' ? a.ip : '';
   errs.push(...ipErrors(`${at}.ip`, ip));
   if (typeof a.hostname === 'string' && a.hostname !== '') label(`${at}.hostname`, a.hostname, errs);
   nodeName(`${at}.nodeName`, a.nodeName, errs);
-  errs.push(...nonSpecialIPErrors(`${at}.ip`, ip));
+  errs.push(...nonSpecialIPErrors(`${at}.ip`, ip, LOOPBACK_ENDPOINTS));
 }
 
 /** kube's validateEndpointPort: a name when there are several (not checked for uniqueness), the number, the protocol */
@@ -135,7 +145,7 @@ function addressOfType(a: string, type: string, at: string, errs: FieldError[]):
   const bytes = parseIP(a)?.length;
   if (type === 'IPv4' && bytes !== 4) errs.push(invalid(at, a, 'must be a valid IPv4 address'));
   if (type === 'IPv6' && bytes !== 16) errs.push(invalid(at, a, 'must be a valid IPv6 address'));
-  errs.push(...nonSpecialIPErrors(at, a));
+  errs.push(...nonSpecialIPErrors(at, a, LOOPBACK_ENDPOINTS));
 }
 
 /** apimachinery's IsFullyQualifiedDomainName: a DNS subdomain of two labels or more, a trailing dot allowed */
