@@ -28,7 +28,8 @@ export interface Status {
   metadata: { continue?: string };
   status: 'Failure' | 'Success';
   message: string;
-  reason: string;
+  /** omitted when empty (kube's StatusReasonUnknown, omitempty) */
+  reason?: string;
   details?: StatusDetails;
   code: number;
 }
@@ -57,7 +58,7 @@ export class StatusError extends Error {
       metadata: this.continueToken ? { continue: this.continueToken } : {},
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
+      ...(this.reason ? { reason: this.reason } : {}),
       ...(this.details ? { details: this.details } : {}),
       code: this.code,
     };

@@ -40,6 +40,7 @@ export interface CapabilityDeleteOptions {
   gracePeriodSeconds?: number;
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  orphanDependents?: boolean;
   user?: UserInfo;
   requester?: UserInfo;
   warnings?: string[];
@@ -69,6 +70,8 @@ export interface CapabilityContext {
   name: string;
   /** `?dryRun=All` (spec 000 §4.7) */
   dryRun: boolean;
+  /** the server's API domain: the `meta.<domain>` group an options kind's 422 names (absent: orch.io) */
+  apiDomain?: string;
   /** the store of the addressed definition (created on first use: virtual kinds never need one) */
   store(): CapabilityStore;
   /**

@@ -112,6 +112,19 @@ describe('Endpoints and EndpointSlices of a Service', () => {
     await eventually(async () => ((await slicesOf('web')).length === 0 ? true : undefined), 'EndpointSlices deleted', 20_000);
   });
 
+  it('leave out a pod whose only IP Endpoints cannot hold (a link-local one)', async () => {
+    const pod = async (name: string, ip: string) => {
+      const p = await send('POST', `${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'lo' } }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] } });
+      await send('PUT', `${NS}/pods/${name}/status`, { ...p, status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], conditions: [{ type: 'Ready', status: 'True' }] } });
+    };
+    await pod('lo-a', '169.254.3.4');
+    await pod('lo-b', '10.244.0.21');
+    await send('POST', `${NS}/services`, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'lo' }, spec: { selector: { app: 'lo' }, ports: [{ port: 80 }] } });
+    // both controllers wrote (no refused write left them behind) and list the other pod only
+    await eventually(async () => (JSON.stringify(await endpointIps('lo')) === '["10.244.0.21"]' ? true : undefined), 'Endpoints of lo', 20_000);
+    await eventually(async () => (JSON.stringify(sliceIps(await slicesOf('lo'))) === '["10.244.0.21"]' ? true : undefined), 'EndpointSlices of lo', 20_000);
+  });
+
   it('the kubernetes Service has its EndpointSlice as kube-apiserver writes it', async () => {
     const s = await eventually(async () => {
       const r = await ts.request('GET', `${SLICES}/kubernetes`);

@@ -108,12 +108,13 @@ describe('write preconditions, names and bodies (kube 1.32 handlers)', () => {
     await send('PUT', '/api/v1/namespaces/uidt-ns/status', ns, 200);
   });
 
-  it('a PATCH or PUT that renames or moves the object is kube checkName 400', async () => {
+  it('a PATCH or PUT that renames or moves the object is kube checkName 400 (without a name too: put-name.test.ts)', async () => {
     await send('POST', CMS, { metadata: { name: 'cm2' } }, 201);
     const bad = (s: Obj, message: string) => expect(s).toMatchObject({ reason: 'BadRequest', code: 400, message });
     bad(await send('PATCH', `${CMS}/cm2`, { metadata: { name: 'other' } }, 400), 'the name of the object (other) does not match the name on the URL (cm2)');
     bad(await send('PATCH', `${CMS}/cm2`, { metadata: { name: null } }, 400), 'the name of the object (cm2 based on URL) was undeterminable: name must be provided');
-    bad(await send('PATCH', `${CMS}/cm2`, { metadata: { namespace: 'kube-system' } }, 400), 'the namespace of the object (kube-system) does not match the namespace on the request (default)');
+    // kube's applyPatch runs EnsureObjectNamespaceMatchesRequestNamespace before checkName
+    bad(await send('PATCH', `${CMS}/cm2`, { metadata: { namespace: 'kube-system' } }, 400), 'the namespace of the provided object does not match the namespace sent on the request');
     bad(await send('PUT', `${CMS}/cm2`, { metadata: { name: 'other' } }, 400), 'the name of the object (other) does not match the name on the URL (cm2)');
     bad(await send('PUT', `${CMS}/cm2`, { metadata: { name: 'cm2', namespace: 'kube-system' } }, 400), 'the namespace of the provided object does not match the namespace sent on the request');
   });

@@ -58,7 +58,7 @@ describe('workload kinds over HTTP', () => {
     expect(put.json<{ spec: { replicas: number } }>().spec.replicas).toBe(4);
     const stale = await t.request('PUT', `${DEPLOYMENTS}/web/scale`, { body: JSON.stringify({ ...scale, spec: { replicas: 5 } }) });
     expect(stale.status).toBe(409);
-    const neg = await t.request('PUT', `${DEPLOYMENTS}/web/scale`, { body: JSON.stringify({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: -1 } }) });
+    const neg = await t.request('PUT', `${DEPLOYMENTS}/web/scale`, { body: JSON.stringify({ kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'web' }, spec: { replicas: -1 } }) });
     expect(neg.status).toBe(422);
     expect(neg.json<Status>().details.causes.map((c) => c.field)).toEqual(['spec.replicas']);
     const patched = await t.request('PATCH', `${DEPLOYMENTS}/web/scale`, {

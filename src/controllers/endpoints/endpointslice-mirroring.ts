@@ -17,7 +17,7 @@ import type { GenericStore } from '../../registry/generic-store.js';
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { ControllerLoop, type Informer, type InformerHandlers, type InformerSource, LoopController } from '../runtime/index.js';
 import { CONTROLLER_MANAGER } from '../workloads/writes.js';
-import { type ResolvedPort, familyOf, serviceSelector } from './pod-endpoints.js';
+import { type ResolvedPort, familyOf, isEndpointIP, serviceSelector } from './pod-endpoints.js';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL, groupKey } from './slice-plan.js';
 
 export const ENDPOINTSLICE_MIRRORING_CONTROLLER = 'endpointslicemirroring';
@@ -83,7 +83,8 @@ export function mirroredGroups(ep: ApiObject): Map<string, Group> {
     const ports: ResolvedPort[] = (subset.ports ?? []).map((p) => ({ name: p.name ?? '', port: p.port ?? 0, protocol: p.protocol ?? 'TCP', ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}) }));
     const addresses = [...(subset.addresses ?? []).map((a) => [a, true] as const), ...(subset.notReadyAddresses ?? []).map((a) => [a, false] as const)].slice(0, MAX_ENDPOINTS_PER_SUBSET);
     for (const [a, ready] of addresses) {
-      if (!a.ip) continue;
+      // kube skips an address that is no IP (getAddressType); a special one would make the slice invalid
+      if (!a.ip || !isEndpointIP(a.ip)) continue;
       const family = familyOf(a.ip);
       const k = groupKey(family, ports);
       let g = out.get(k);

@@ -7,6 +7,8 @@
 
 import type { ApiObject, JSONValue } from '../../registry/types.js';
 import { podReady } from '../../registry/kinds/pod-eviction.js';
+import { LOOPBACK_ENDPOINTS } from '../../registry/kinds/endpoints-validation.js';
+import { isIPv6, nonSpecialIPErrors, parseIP } from '../../registry/kinds/ip-address.js';
 
 export { podReady };
 
@@ -77,15 +79,23 @@ export function podInEndpoints(pod: ApiObject, includeTerminating: boolean): boo
   return includeTerminating || !pod.metadata?.deletionTimestamp;
 }
 
-/** status.podIPs, or status.podIP alone (an agent that writes only the first) */
+/**
+ * an IP Endpoints and EndpointSlices may hold (kube's ValidateNonSpecialIP, loopback
+ * allowed: endpoints-validation.ts LOOPBACK_ENDPOINTS): a pod with only an unspecified or
+ * link-local address has none, and is left out as a pod without an IP (the write would be refused)
+ */
+export const isEndpointIP = (ip: string): boolean => parseIP(ip) !== undefined && nonSpecialIPErrors('', ip, LOOPBACK_ENDPOINTS).length === 0;
+
+/** status.podIPs, or status.podIP alone (an agent that writes only the first); those isEndpointIP */
 export function podIps(pod: ApiObject): string[] {
   const s = statusOf(pod);
   const list = Array.isArray(s.podIPs) ? (s.podIPs as Obj[]).map((p) => p?.ip).filter((ip): ip is string => typeof ip === 'string' && ip !== '') : [];
-  if (list.length > 0) return list;
-  return typeof s.podIP === 'string' && s.podIP !== '' ? [s.podIP] : [];
+  if (list.length > 0) return list.filter(isEndpointIP);
+  return typeof s.podIP === 'string' && isEndpointIP(s.podIP) ? [s.podIP] : [];
 }
 
-export const familyOf = (ip: string): IpFamily => (ip.includes(':') ? 'IPv6' : 'IPv4');
+/** an IPv4-mapped IPv6 address is IPv4, as Go's To4 (and kube's address types) have it */
+export const familyOf = (ip: string): IpFamily => (isIPv6(ip) ? 'IPv6' : 'IPv4');
 
 /**
  * The address families the Service's endpoints are in: spec.ipFamilies, else

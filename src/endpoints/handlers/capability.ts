@@ -12,7 +12,7 @@ import { apiVersionOf } from '../../registry/registry.js';
 import type { BodyDecoding, Capabilities, CapabilityContext } from '../../registry/capabilities.js';
 import { type ApiObject, type JSONValue, listKindOf } from '../../registry/types.js';
 import type { ApiRequest, ApiResponse } from '../request.js';
-import { type OptionsRef, bodyText, decodeObjectBody, optionsRef, parseBody, parseDryRun, parseFieldValidation } from './common.js';
+import { type OptionsRef, bodyText, checkName, checkNamespace, decodeObjectBody, optionsRef, parseBody, parseDryRun, parseFieldValidation } from './common.js';
 import type { HandlerContext } from './context.js';
 import { fieldManagerOf } from './create.js';
 import { patchMediaTypes } from '../../machinery/patch/media-types.js';
@@ -66,7 +66,11 @@ export function capabilityHandler(cap: Capabilities, verb: string): Handler | un
       if (!cap.update) return undefined;
       return async (ctx, req) => {
         const c = context(ctx, req);
-        return answer(await cap.update!(c, decodeBody(req, cap.body)));
+        const body = decodeBody(req, cap.body);
+        // kube's update handler for every Updater (a Scale, a Namespace to finalize): the body's namespace, then its name, are the URL's
+        checkNamespace(req, body);
+        checkName(req, body.metadata);
+        return answer(await cap.update!(c, body));
       };
     case 'patch':
       if (!cap.patch) return undefined;
@@ -94,6 +98,7 @@ function context(ctx: HandlerContext, req: ApiRequest, write = true): Capability
     namespace: req.info.namespace,
     name: req.info.name,
     dryRun: write && parseDryRun(req.query, writeOptions(ctx, req)),
+    apiDomain: ctx.registry.apiDomain,
     store: () => ctx.storeFor(req.def),
     storeOf: (group, version, resource) => {
       const def = ctx.registry.lookup(group, version, resource);

@@ -14,6 +14,7 @@ import type { FieldError } from '../../core/object.js';
 import { EPHEMERAL_SUBRESOURCE } from '../../registry/kinds/pod-ephemeral.js';
 import { statusApplyMetadataFields, statusWriteMeta, statusWriteMetadata } from '../../registry/status-write-metadata.js';
 import { undecodableBodyMessage } from '../undecodable-body.js';
+import { dryRunError } from '../../registry/deletion/delete-options.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -136,11 +137,8 @@ export function parseDryRun(q: URLSearchParams, options: OptionsRef, fromBody?: 
 /** the `dryRun` values of the query and a body, and kube's ValidateDryRun error for them */
 export function dryRunOf(q: URLSearchParams, fromBody?: unknown): { dryRun: boolean; error?: FieldError } {
   const values = [...q.getAll('dryRun'), ...(Array.isArray(fromBody) ? fromBody.map(String) : [])];
-  if (values.some((v) => v !== '' && v !== 'All')) {
-    const slice = `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
-    return { dryRun: false, error: { field: 'dryRun', type: 'FieldValueNotSupported', message: `Unsupported value: ${slice}: supported values: "All"` } };
-  }
-  return { dryRun: values.includes('All') };
+  const error = dryRunError(values, true);
+  return error ? { dryRun: false, error } : { dryRun: values.includes('All') };
 }
 
 /** `fieldValidation` query (spec 000 §4.8): default Warn; another value is kube's 422 (its sorted set, "" first). */
@@ -171,17 +169,15 @@ export function checkNamespace(req: ApiRequest, obj: ApiObject): void {
 
 /**
  * kube's checkName (endpoints/handlers/rest.go) of an object a PUT or PATCH produced: its name
- * must be the URL's, and a namespace it carries the request's (400 BadRequest)
+ * must be the URL's, and be there (ObjectName's errEmptyName), 400 BadRequest. Its namespace
+ * check never fires in kube 1.32: the handlers run EnsureObjectNamespaceMatchesRequestNamespace
+ * (checkNamespace here) first, which refuses another namespace and clears a cluster-scoped one.
  */
 export function checkName(req: ApiRequest, meta: ObjectMeta | undefined): void {
   const urlName = req.info.name;
   const name = meta?.name;
   if (name === undefined || name === '') throw badRequest(`the name of the object (${urlName} based on URL) was undeterminable: name must be provided`);
   if (name !== urlName) throw badRequest(`the name of the object (${String(name)}) does not match the name on the URL (${urlName})`);
-  const ns = req.info.namespace;
-  if (ns && meta?.namespace && meta.namespace !== ns) {
-    throw badRequest(`the namespace of the object (${String(meta.namespace)}) does not match the namespace on the request (${ns})`);
-  }
 }
 
 /**

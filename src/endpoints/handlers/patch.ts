@@ -20,6 +20,7 @@ import type { HandlerContext } from './context.js';
 import {
   bodyText,
   checkName,
+  checkNamespace,
   confineApplyConfig,
   confineWrite,
   fieldWarnings,
@@ -93,7 +94,9 @@ export async function handlePatch(ctx: HandlerContext, req: ApiRequest): Promise
       throw badRequest('the patch must not change apiVersion or kind');
     }
     const meta = (patched.metadata ??= {});
-    // a patch may not rename or move the object (kube's checkName after the patch is applied)
+    // a patch may not move or rename the object, nor remove its name (kube's applyPatch:
+    // EnsureObjectNamespaceMatchesRequestNamespace, then checkName)
+    checkNamespace(req, patched);
     checkName(req, meta);
     // only a resourceVersion the patch itself set is a precondition
     if (meta.resourceVersion === currentRv) delete meta.resourceVersion;

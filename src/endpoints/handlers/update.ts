@@ -72,14 +72,15 @@ export async function handleUpdate(ctx: HandlerContext, req: ApiRequest): Promis
   };
 }
 
-/** the body of a PUT, named as the URL names it (kube's checkName: 400 when the body names another object) */
+/**
+ * the body of a PUT, named as the URL names it: kube's EnsureObjectNamespaceMatchesRequestNamespace,
+ * then checkName — 400 for a body naming another object and for one naming none (`the name of the
+ * object (x based on URL) was undeterminable: name must be provided`, ObjectName's errEmptyName)
+ */
 function decodeUpdateBody(req: ApiRequest): ReturnType<typeof decodeObjectBody> {
   const decoded = decodeObjectBody(req);
-  const { obj } = decoded;
-  checkNamespace(req, obj);
-  // a body without a name takes the URL's
-  if (obj.metadata?.name !== undefined) checkName(req, obj.metadata);
-  obj.metadata = { ...(obj.metadata ?? {}), name: req.info.name };
+  checkNamespace(req, decoded.obj);
+  checkName(req, decoded.obj.metadata);
   return decoded;
 }
 

@@ -138,6 +138,8 @@ class Compiler {
     if (s.properties) {
       node.properties = new Map();
       for (const [k, child] of Object.entries(s.properties)) node.properties.set(k, this.compile(child));
+      // presence of a strategy-checked property is the strategy's to report
+      if (node.required) node.required = node.required.filter((k) => s.properties?.[k]?.['x-orch-strategy-checked'] !== true);
     }
     if (s.additionalProperties === true) node.additional = true;
     else if (s.additionalProperties && typeof s.additionalProperties === 'object') {
@@ -156,7 +158,7 @@ function emptyNode(s: Schema): CompiledSchema {
     source: s,
     type: s.type,
     format: s.format,
-    enumValues: s.enum,
+    enumValues: s['x-orch-strategy-checked'] === true ? undefined : s.enum,
     hasDefault: s.default !== undefined,
     default: s.default,
     nullable: s.nullable === true || s['x-orch-zero-null'] === true,

@@ -83,6 +83,12 @@ export interface Schema {
    * not call it nullable (kube's does not)
    */
   'x-orch-zero-null'?: boolean;
+  /**
+   * the kind's strategy checks this property's presence and values (kube's Go validation words
+   * them otherwise, e.g. an EndpointSlice's `addressType`): the served OpenAPI keeps its place in
+   * the parent's `required` and its `enum`, the schema validator checks only its type
+   */
+  'x-orch-strategy-checked'?: boolean;
 }
 
 /** Named shared definitions (`$ref` targets). */

@@ -1,29 +1,25 @@
-// The DeleteOptions fields both the DELETE verb (src/endpoints/handlers/delete.ts: query and body)
-// and an Eviction's embedded `deleteOptions` (src/registry/kinds/pod-eviction.ts) validate, with
-// kube's messages; `field` is the path the message names (spec 000 §2.6).
+// The DeleteOptions checks both the DELETE verb (src/endpoints/handlers/delete.ts: query and body)
+// and an Eviction's embedded `deleteOptions` (src/registry/kinds/pod-eviction.ts) make, with
+// kube's messages (apimachinery's ValidateDeleteOptions, ValidateDryRun; rest.BeforeDelete).
+// The callers answer them as 422 Invalid on DeleteOptions (spec 000 §2.6).
 
-import { badRequest } from '../../core/errors.js';
 import type { FieldError } from '../../core/object.js';
-import type { PropagationPolicy } from '../../lifecycles/deletion.js';
 
 const POLICIES: readonly string[] = ['Orphan', 'Background', 'Foreground'];
 
-/** a propagation policy, or 400 naming `field` */
-export function checkPropagationPolicy(value: unknown, field: string): PropagationPolicy {
-  if (typeof value !== 'string' || !POLICIES.includes(value)) throw badRequest(`${field}: Unsupported value: ${JSON.stringify(value)}: supported values: "Foreground", "Background", "Orphan"`);
-  return value as PropagationPolicy;
-}
-
-/** a grace period in seconds, or 400 naming `field` when it is negative */
-export function checkGracePeriod(seconds: number, field: string): number {
-  if (seconds < 0) throw badRequest(`${field}: Invalid value: must be greater than or equal to 0`);
-  return seconds;
+/**
+ * kube's ValidateDryRun: every value `All`, the list printed as Go's %#v of a slice;
+ * `emptyAllowed`: a query's `dryRun=` (no value) passes
+ */
+export function dryRunError(values: readonly string[], emptyAllowed = false): FieldError | undefined {
+  if (values.every((v) => v === 'All' || (emptyAllowed && v === ''))) return undefined;
+  const slice = `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
+  return { field: 'dryRun', type: 'FieldValueNotSupported', message: `Unsupported value: ${slice}: supported values: "All"` };
 }
 
 /**
- * kube's ValidateDeleteOptions (apimachinery meta/v1/validation) of the DELETE verb, without
- * dryRun: both propagation options set, and a policy it does not know, each on
- * `propagationPolicy`; the caller answers them as 422 Invalid on DeleteOptions
+ * kube's ValidateDeleteOptions without dryRun (dryRunError): both propagation options set,
+ * and a policy it does not know, each on `propagationPolicy`
  */
 export function deleteOptionsErrors(policy: string | undefined, orphanDependents: boolean | undefined): FieldError[] {
   const errs: FieldError[] = [];

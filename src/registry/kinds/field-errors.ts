@@ -9,6 +9,7 @@ export const invalid = (field: string, v: unknown, m: string): FieldError => ({ 
 export const required = (field: string, m = ''): FieldError => ({ field, type: 'FieldValueRequired', message: m ? `Required value: ${m}` : 'Required value' });
 export const forbidden = (field: string, m: string): FieldError => ({ field, type: 'FieldValueForbidden', message: `Forbidden: ${m}` });
 export const duplicate = (field: string, v: unknown): FieldError => ({ field, type: 'FieldValueDuplicate', message: `Duplicate value: ${badValue(v)}` });
+export const tooMany = (field: string, n: number, max: number): FieldError => ({ field, type: 'FieldValueTooMany', message: `Too many: ${n}: must have at most ${max} items` });
 export const tooLong = (field: string, max: number): FieldError => ({ field, type: 'FieldValueTooLong', message: `Too long: may not be more than ${max} bytes` });
 export const notSupported = (field: string, v: unknown, ok: string[]): FieldError => ({
   field, type: 'FieldValueNotSupported', message: `Unsupported value: ${badValue(v)}: supported values: ${ok.map((x) => JSON.stringify(x)).join(', ')}`,

@@ -33,14 +33,18 @@ export function ipErrors(field: string, v: string): FieldError[] {
   return parseIP(v) ? [] : [invalid(field, v, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)')];
 }
 
-/** kube's ValidateNonSpecialIP: no unspecified, loopback, link-local or link-local multicast address */
-export function nonSpecialIPErrors(field: string, v: string): FieldError[] {
+/**
+ * kube's ValidateNonSpecialIP: no unspecified, loopback, link-local or link-local multicast address.
+ * `allowLoopback`: orch's Endpoints and EndpointSlices (docs/services.md "Loopback endpoints").
+ */
+export function nonSpecialIPErrors(field: string, v: string, allowLoopback = false): FieldError[] {
   const b = parseIP(v);
   if (!b) return [invalid(field, v, 'must be a valid IP address')];
   const errs: FieldError[] = [];
   const v4 = b.length === 4;
   if (b.every((x) => x === 0)) errs.push(invalid(field, v, `may not be unspecified (${v})`));
-  if (v4 ? b[0] === 127 : b.slice(0, 15).every((x) => x === 0) && b[15] === 1) errs.push(invalid(field, v, 'may not be in the loopback range (127.0.0.0/8, ::1/128)'));
+  const loopback = v4 ? b[0] === 127 : b.slice(0, 15).every((x) => x === 0) && b[15] === 1;
+  if (loopback && !allowLoopback) errs.push(invalid(field, v, 'may not be in the loopback range (127.0.0.0/8, ::1/128)'));
   if (v4 ? b[0] === 169 && b[1] === 254 : b[0] === 0xfe && (b[1]! & 0xc0) === 0x80) errs.push(invalid(field, v, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)'));
   if (v4 ? b[0] === 224 && b[1] === 0 && b[2] === 0 : b[0] === 0xff && (b[1]! & 0x0f) === 0x02) {
     errs.push(invalid(field, v, 'may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)'));

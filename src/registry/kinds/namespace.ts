@@ -86,10 +86,8 @@ export function namespaceDefinition(n: SchemaNames): ResourceDefinition {
 
 /** the `finalize` sub-resource: an update that replaces spec.finalizers and nothing else */
 const FINALIZE: Capabilities = {
+  // the endpoint layer checked the body's name against the URL (kube's checkName)
   async update(ctx, obj) {
-    if (obj.metadata?.name !== undefined && obj.metadata.name !== ctx.name) {
-      throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${ctx.name})`);
-    }
     const wanted = finalizersOf(obj);
     if (!Array.isArray(wanted) || wanted.some((f) => typeof f !== 'string')) throw badRequest('spec.finalizers must be a list of strings');
     const r = await ctx.store().guaranteedUpdate('', ctx.name, { dryRun: ctx.dryRun, subresource: 'finalize' }, (cur) => {

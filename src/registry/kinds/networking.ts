@@ -15,6 +15,7 @@ import { immutable, invalid } from './field-errors.js';
 import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
 import { isIP } from 'node:net';
 import { each } from '../zero-shape.js';
+import { defaultEndpoints, dropDeprecatedTopology, validateEndpointSlice, validateEndpointSliceUpdate, validateEndpoints } from './endpoints-validation.js';
 
 const strings = (d: string): Schema => atomicList(d, { type: 'string' });
 
@@ -177,8 +178,9 @@ export function networkPolicyDefinition(n: SchemaNames): ResourceDefinition {
 }
 
 export function endpointsDefinition(n: SchemaNames): ResourceDefinition {
+  // an absent ip or port is kube's invalid value, not a missing one (endpoints-validation.ts)
   const addr = obj('An endpoint address.', proto({ ip: 1, hostname: 3, nodeName: 4, targetRef: 2 }, {
-    ip: str('The IP of this endpoint.'),
+    ip: str('The IP of this endpoint.', CHECKED),
     hostname: str('The hostname of this endpoint.'),
     nodeName: str('The node hosting this endpoint.'),
     targetRef: ref(n.core('ObjectReference'), 'Reference to the object providing the endpoint.'),
@@ -192,11 +194,14 @@ export function endpointsDefinition(n: SchemaNames): ResourceDefinition {
         notReadyAddresses: atomicList('Addresses not ready.', addr),
         ports: atomicList('Port numbers available.', obj('A port.', proto({ name: 1, port: 2, protocol: 3, appProtocol: 4 }, {
           // kube's SetDefaults_EndpointPort: TCP when unset
-          name: str('Name of this port.'), port: int32('The port number.'), protocol: str('IP protocol.', { default: 'TCP' }), appProtocol: str('Application protocol.'),
+          name: str('Name of this port.'), port: int32('The port number.', CHECKED), protocol: str('IP protocol.', { default: 'TCP' }), appProtocol: str('Application protocol.'),
         }), ['port'])),
       }))),
     })),
     strategy: {
+      default: defaultEndpoints,
+      // kube's ValidateEndpointsUpdate is ValidateEndpoints after the metadata's update rules
+      validate: validateEndpoints,
       columns: [column('Endpoints', 'string', (o) => {
         const out: string[] = [];
         for (const s of getArray(o, 'subsets')) for (const a of getArray(s, 'addresses')) for (const p of getArray(s, 'ports').length ? getArray(s, 'ports') : [{}]) {
@@ -213,9 +218,9 @@ export function endpointSliceDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: n.group('discovery'), version: 'v1', kind: 'EndpointSlice', resource: 'endpointslices', singular: 'endpointslice', scope: 'Namespaced',
     schema: kindSchema(n, 'EndpointSlice represents a subset of the endpoints that implement a service.', proto({ addressType: 4, endpoints: 2, ports: 3 }, {
-      addressType: enumOf('Type of address carried by this slice.', ['FQDN', 'IPv4', 'IPv6']),
+      addressType: enumOf('Type of address carried by this slice.', ['FQDN', 'IPv4', 'IPv6'], CHECKED),
       endpoints: atomicList('Unique endpoints in this slice.', obj('A single logical backend.', proto({ addresses: 1, conditions: 2, hostname: 3, targetRef: 4, deprecatedTopology: 5, nodeName: 6, zone: 7, hints: 8 }, {
-        addresses: setListStr('Addresses of this endpoint.'),
+        addresses: { ...setListStr('Addresses of this endpoint.'), ...CHECKED },
         conditions: obj('Conditions of the endpoint.', proto({ ready: 1, serving: 2, terminating: 3 }, { ready: bool('Ready.'), serving: bool('Serving.'), terminating: bool('Terminating.') })),
         hostname: str('Hostname of this endpoint.'),
         targetRef: ref(n.core('ObjectReference'), 'Reference to the object representing this endpoint.'),
@@ -225,7 +230,7 @@ export function endpointSliceDefinition(n: SchemaNames): ResourceDefinition {
         hints: obj('Hints for how this endpoint should be consumed.', proto({ forZones: 1 }, {
           forZones: atomicList('Zones this endpoint should be consumed by.', obj('A zone.', proto({ name: 1 }, { name: str('Zone name.') }))),
         })),
-      }), ['addresses'])),
+      }), ['addresses']), CHECKED),
       ports: atomicList('Network ports exposed by each endpoint.', obj('A port.', proto({ name: 1, protocol: 2, port: 3, appProtocol: 4 }, {
         // discovery/v1 SetDefaults_EndpointPort: an unset name is "", an unset protocol TCP
         name: str('Name of this port.', { default: '' }), protocol: str('IP protocol.', { default: 'TCP' }), port: int32('The port number.'), appProtocol: str('Application protocol.'),
@@ -233,8 +238,10 @@ export function endpointSliceDefinition(n: SchemaNames): ResourceDefinition {
     }), ['addressType', 'endpoints']),
     strategy: {
       zeroShape: { endpoints: each({ conditions: {} }) },
-      // kube's ValidateEndpointSliceUpdate
-      validateUpdate: (o, old) => immutable('addressType', o.addressType, old.addressType),
+      prepareForCreate: (o) => dropDeprecatedTopology(o),
+      prepareForUpdate: (o, old) => dropDeprecatedTopology(o, old),
+      validate: validateEndpointSlice,
+      validateUpdate: validateEndpointSliceUpdate,
       columns: [
         column('AddressType', 'string', (o) => getString(o, 'addressType') ?? ''),
         column('Ports', 'string', (o) => getArray(o, 'ports').map((p) => String(get(p, 'port') ?? '')).join(',') || '<unset>'),
@@ -245,5 +252,7 @@ export function endpointSliceDefinition(n: SchemaNames): ResourceDefinition {
 }
 
 const setListStr = (d: string): Schema => ({ ...strings(d), 'x-orch-list-type': 'set' });
+/** presence and values kube's validation words itself (endpoints-validation.ts); OpenAPI keeps them required */
+const CHECKED = { 'x-orch-strategy-checked': true } as const;
 
 export const networkingFactories = [ingressDefinition, ingressClassDefinition, networkPolicyDefinition, endpointsDefinition, endpointSliceDefinition];

@@ -19,10 +19,10 @@
 // pod that became ready meanwhile is not deleted (a conflict answers 429).
 // Authorization is `create pods/eviction` (the request pipeline's).
 
-import { StatusError, badRequest, forbidden } from '../../core/errors.js';
+import { StatusError, badRequest, forbidden, invalid } from '../../core/errors.js';
 import type { Capabilities, CapabilityContext, CapabilityDeleteOptions, CapabilityResult, CapabilityStore } from '../capabilities.js';
 import type { ApiObject, JSONValue } from '../types.js';
-import { checkGracePeriod, checkPropagationPolicy } from '../deletion/delete-options.js';
+import { deleteGracePeriod, deleteOptionsErrors, dryRunError } from '../deletion/delete-options.js';
 import { matchesLabelSelector } from './workload-shared.js';
 import { checkDeletePreconditions } from '../preconditions.js';
 
@@ -50,6 +50,8 @@ export function evictionCapability(): Capabilities {
     // policy/v1 (kubectl ≥ 1.22) or policy/v1beta1 (older clients); JSON, YAML or protobuf
     body: { kind: { kind: 'Eviction', apiVersions: ['policy/v1', 'policy/v1beta1'] } },
     create: async (ctx, body) => {
+      // kube decodes the body before anything else: a deleteOptions value of the wrong type is 400
+      deleteOptionsOf(body, ctx);
       // admission of the Eviction itself, as kube's createValidation (webhooks on pods/eviction CREATE)
       const warnings: string[] = [];
       const group = String(body.apiVersion ?? 'policy/v1').split('/');
@@ -61,9 +63,9 @@ export function evictionCapability(): Capabilities {
 }
 
 async function evict(ctx: CapabilityContext, eviction: ApiObject, now: () => number): Promise<CapabilityResult> {
-  const bodyName = eviction.metadata?.name;
-  if (bodyName !== undefined && bodyName !== ctx.name) throw badRequest('name in URL does not match name in Eviction object');
-  const opts = deleteOptionsOf(eviction, ctx);
+  // an Eviction without a name does not match either (kube compares with Go's "")
+  if ((eviction.metadata?.name ?? '') !== ctx.name) throw badRequest('name in URL does not match name in Eviction object');
+  const { opts, refused } = deleteOptionsOf(eviction, ctx);
   const pods = ctx.store();
   const callerPinned = Boolean(opts.preconditions?.resourceVersion);
   let pod: ApiObject;
@@ -74,7 +76,7 @@ async function evict(ctx: CapabilityContext, eviction: ApiObject, now: () => num
     // Running meanwhile must be judged against its budget (kube's shouldEnforceResourceVersion)
     const pinned = enforcesResourceVersion(pod) && !callerPinned ? withResourceVersion(opts, pod) : opts;
     try {
-      await markAndDelete(pods, ctx, pinned, now);
+      await markAndDelete(pods, ctx, pinned, refused, now);
       return success();
     } catch (e) {
       // kube retries a conflict here (EvictionsRetry) with the pod read again, unless the caller
@@ -106,7 +108,7 @@ async function evict(ctx: CapabilityContext, eviction: ApiObject, now: () => num
     if (unhealthyPass) {
       const pinned = opts.preconditions?.resourceVersion ? opts : withResourceVersion(opts, pod);
       try {
-        await markAndDelete(pods, ctx, pinned, now);
+        await markAndDelete(pods, ctx, pinned, refused, now);
       } catch (e) {
         // the pod changed (it may be ready now): the client retries the eviction
         if (e instanceof StatusError && e.code === 409 && !opts.preconditions?.resourceVersion) throw tooManyRequests(10, `The disruption budget ${name} is still being processed by the server.`);
@@ -115,7 +117,7 @@ async function evict(ctx: CapabilityContext, eviction: ApiObject, now: () => num
       return success();
     }
   }
-  await markAndDelete(pods, ctx, opts, now);
+  await markAndDelete(pods, ctx, opts, refused, now);
   return success();
 }
 
@@ -154,9 +156,10 @@ async function spendBudget(store: CapabilityStore, ctx: CapabilityContext, name:
 /**
  * kube adds the DisruptionTarget condition before deleting (1.31+), so the
  * pod's own status says why it went; the delete's resourceVersion precondition
- * then names the version this write made
+ * then names the version this write made. `refused`: the options' 422, which
+ * kube's delete answers (rest.BeforeDelete) after the condition was written
  */
-async function markAndDelete(pods: CapabilityStore, ctx: CapabilityContext, opts: CapabilityDeleteOptions, now: () => number): Promise<void> {
+async function markAndDelete(pods: CapabilityStore, ctx: CapabilityContext, opts: CapabilityDeleteOptions, refused: StatusError | undefined, now: () => number): Promise<void> {
   let del = opts;
   if (!opts.dryRun) {
     const r = await pods.guaranteedUpdate(ctx.namespace, ctx.name, { dryRun: false, subresource: 'status', manager: 'kube-apiserver' }, (cur) => {
@@ -169,39 +172,73 @@ async function markAndDelete(pods: CapabilityStore, ctx: CapabilityContext, opts
     });
     if (opts.preconditions?.resourceVersion) del = { ...opts, preconditions: { ...opts.preconditions, resourceVersion: r.object.metadata?.resourceVersion ?? '' } };
   }
+  if (refused) throw refused;
   await pods.delete(ctx.namespace, ctx.name, { ...del, user: ctx.user, requester: ctx.user });
 }
 
+type Raw = Record<string, unknown>;
+const isRaw = (v: unknown): v is Raw => v !== null && typeof v === 'object' && !Array.isArray(v);
+const given = (v: unknown): boolean => v !== undefined && v !== null;
+
 /**
- * The Eviction's deleteOptions with the request's dryRun (kube's
- * propagateDryRun): either `?dryRun=All` or `deleteOptions.dryRun: [All]`
- * makes it a dry run (the only value either may hold).
+ * The Eviction's deleteOptions, decoded as kube's decoder does (a value of the
+ * wrong type is 400) with the request's dryRun (kube's propagateDryRun: the
+ * body's list, or the query's when the body has none; two different lists are
+ * kube's 500), and `refused`: what kube's ValidateDeleteOptions finds, a 422 on
+ * DeleteOptions that the delete answers (markAndDelete). A dryRun list of any
+ * values is a dry run (kube's IsDryRun), so nothing is written before that 422.
  */
-function deleteOptionsOf(eviction: ApiObject, ctx: CapabilityContext): CapabilityDeleteOptions {
+function deleteOptionsOf(eviction: ApiObject, ctx: CapabilityContext): { opts: CapabilityDeleteOptions; refused?: StatusError } {
+  const wrongType = (field: string, struct: string, goType: string, v: unknown): StatusError => decodeError(eviction, field, struct, goType, v);
   const raw = (eviction as { deleteOptions?: unknown }).deleteOptions;
-  if (raw !== undefined && raw !== null && (typeof raw !== 'object' || Array.isArray(raw))) throw badRequest('deleteOptions must be a DeleteOptions object');
-  const d = (raw ?? {}) as { dryRun?: unknown; gracePeriodSeconds?: unknown; preconditions?: unknown; propagationPolicy?: unknown; orphanDependents?: unknown };
-  let dryRun = ctx.dryRun;
-  if (d.dryRun !== undefined && d.dryRun !== null) {
-    if (!Array.isArray(d.dryRun) || d.dryRun.some((v) => v !== 'All')) throw badRequest(`deleteOptions.dryRun: Unsupported value: ${JSON.stringify(d.dryRun)}: supported values: "All"`);
-    // an empty list takes the query's; two non-empty lists of valid values are both [All]
-    if (d.dryRun.length > 0) dryRun = true;
+  if (given(raw) && !isRaw(raw)) throw wrongType('deleteOptions', 'Eviction', 'v1.DeleteOptions', raw);
+  const d: Raw = isRaw(raw) ? raw : {};
+  const field = (name: string, goType: string, ok: (v: unknown) => boolean): unknown => {
+    const v = d[name];
+    if (given(v) && !ok(v)) throw wrongType(`deleteOptions.${name}`, 'DeleteOptions', goType, v);
+    return given(v) ? v : undefined;
+  };
+  const grace = field('gracePeriodSeconds', 'int64', Number.isInteger) as number | undefined;
+  const policy = field('propagationPolicy', 'v1.DeletionPropagation', (v) => typeof v === 'string') as string | undefined;
+  const orphan = field('orphanDependents', 'bool', (v) => typeof v === 'boolean') as boolean | undefined;
+  const bodyDryRun = (field('dryRun', '[]string', Array.isArray) as unknown[] | undefined) ?? [];
+  const bad = bodyDryRun.find((v) => typeof v !== 'string');
+  if (bad !== undefined) throw wrongType('deleteOptions.dryRun', 'DeleteOptions', 'string', bad);
+  const pre = field('preconditions', 'v1.Preconditions', isRaw) as Raw | undefined;
+  const preField = (name: string, goType: string): string | undefined => {
+    const v = pre?.[name];
+    if (given(v) && typeof v !== 'string') throw wrongType(`deleteOptions.preconditions.${name}`, 'Preconditions', goType, v);
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  };
+  const uid = preField('uid', 'types.UID');
+  const resourceVersion = preField('resourceVersion', 'string');
+
+  const query = ctx.dryRun ? ['All'] : [];
+  const body = bodyDryRun as string[];
+  if (body.length > 0 && query.length > 0 && (body.length !== 1 || body[0] !== 'All')) {
+    // a plain error in kube's EvictionREST: 500 without a reason
+    throw new StatusError(500, '', `Non-matching dry-run options in request and content: [${query.join(' ')}] and [${body.join(' ')}]`);
   }
-  const out: CapabilityDeleteOptions = { dryRun };
-  if (d.gracePeriodSeconds !== undefined && d.gracePeriodSeconds !== null) {
-    const g = d.gracePeriodSeconds;
-    out.gracePeriodSeconds = checkGracePeriod(typeof g === 'number' && Number.isInteger(g) ? g : -1, 'deleteOptions.gracePeriodSeconds');
-  }
-  if (d.preconditions !== undefined && d.preconditions !== null) {
-    const p = d.preconditions as { uid?: unknown; resourceVersion?: unknown };
-    out.preconditions = {
-      ...(typeof p.uid === 'string' && p.uid !== '' ? { uid: p.uid } : {}),
-      ...(typeof p.resourceVersion === 'string' && p.resourceVersion !== '' ? { resourceVersion: p.resourceVersion } : {}),
-    };
-  }
-  const policy = d.propagationPolicy;
-  if (policy !== undefined && policy !== null) out.propagationPolicy = checkPropagationPolicy(policy, 'deleteOptions.propagationPolicy');
-  return out;
+  const dryRun = body.length > 0 ? body : query;
+  const opts: CapabilityDeleteOptions = {
+    dryRun: dryRun.length > 0,
+    ...(grace !== undefined ? { gracePeriodSeconds: deleteGracePeriod(grace) } : {}),
+    ...(pre ? { preconditions: { ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) } } : {}),
+    ...(policy !== undefined && deleteOptionsErrors(policy, undefined).length === 0 ? { propagationPolicy: policy as CapabilityDeleteOptions['propagationPolicy'] } : {}),
+    ...(orphan !== undefined ? { orphanDependents: orphan } : {}),
+  };
+  const errors = [...deleteOptionsErrors(policy, orphan)];
+  const dryRunErr = dryRunError(dryRun);
+  if (dryRunErr) errors.push(dryRunErr);
+  return errors.length > 0 ? { opts, refused: invalid('DeleteOptions', `meta.${ctx.apiDomain ?? 'orch.io'}`, '', errors) } : { opts };
+}
+
+/** Go's json.UnmarshalTypeError for a deleteOptions value, as kube's decoder answers it (400) */
+function decodeError(eviction: ApiObject, field: string, struct: string, goType: string, v: unknown): StatusError {
+  const version = String(eviction.apiVersion ?? 'policy/v1').split('/')[1] ?? 'v1';
+  const value = Array.isArray(v) ? 'array' : isRaw(v) ? 'object' : typeof v === 'boolean' ? 'bool'
+    : typeof v === 'number' ? (goType === 'int64' ? `number ${String(v)}` : 'number') : 'string';
+  return badRequest(`Eviction in version "${version}" cannot be handled as a Eviction: json: cannot unmarshal ${value} into Go struct field ${struct}.${field} of type ${goType}`);
 }
 
 function withResourceVersion(opts: CapabilityDeleteOptions, pod: ApiObject): CapabilityDeleteOptions {
