@@ -368,22 +368,33 @@ describe('[sig-apps] CronJob scheduling', () => {
   const cronJob = async (ns: string, name: string): Promise<Obj> => call(t!, 'GET', `${CRONJOBS(ns)}/${name}`);
   const jobs = async (ns: string): Promise<Obj[]> => listItems(t!, JOBS(ns));
   const activeJobs = (items: Obj[]): Obj[] => items.filter((j) => !['Complete', 'Failed'].some((c) => condition(j, c)?.status === 'True'));
+  /**
+   * The clock a minute on, and again while `until` does not hold 10 s later (four jumps at most): a sync that
+   * read the clock just before a jump arms its next timer from the jumped time (a real clock has no such
+   * step), so that minute's Job would never come without another jump.
+   */
+  const jumpUntil = async (until: () => Promise<boolean>, what: string): Promise<void> => {
+    for (let attempt = 0; ; attempt++) {
+      clock.jump(60_000);
+      if (await eventually(async () => (await until()) || undefined, what, { timeoutMs: 10_000, intervalMs: 100 }).then(() => true, () => false)) return;
+      if (attempt === 3) throw new Error(`${what}: not after four jumps of a minute`);
+    }
+  };
   /** the clock to the next minute's schedule time, and the controller's answer to it */
   const nextMinute = async (ns: string, name: string, until: (cj: Obj, jobs: Obj[]) => boolean, what: string): Promise<Obj> => {
-    clock.jump(60_000);
-    return eventually(async () => {
-      const cj = await cronJob(ns, name);
-      return until(cj, await jobs(ns)) ? cj : undefined;
-    }, what, { timeoutMs: 20_000, intervalMs: 100 });
+    let cj: Obj = {};
+    await jumpUntil(async () => until((cj = await cronJob(ns, name)), await jobs(ns)), what);
+    return cj;
   };
   const active = (cj: Obj): Obj[] => (cj.status?.active ?? []) as Obj[];
   const ownJobs = (items: Obj[], cronJobName: string): Obj[] => items.filter((j) => j.metadata.ownerReferences?.[0]?.name === cronJobName);
   // a second, plain CronJob in the namespace: once it has run at the current schedule time, the controller has
   // passed that time, so what the CronJob under test did not do by then it did not do (kube waits minutes instead)
   const witness = (ns: string): Promise<Obj> => call(t!, 'POST', CRONJOBS(ns), newTestCronJob('witness', '*/1 * * * ?', 'Allow', SLEEP));
-  const scheduledUpTo = (ns: string): Promise<unknown> => {
-    const minute = new Date(Math.floor(clock.now() / 60_000) * 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
-    return eventually(async () => (await cronJob(ns, 'witness')).status?.lastScheduleTime === minute, `the witness scheduled at ${minute}`, 20_000);
+  /** the clock to the next schedule time, and the witness scheduled at it */
+  const witnessNextMinute = (ns: string): Promise<void> => {
+    const minute = (): string => new Date(Math.floor(clock.now() / 60_000) * 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    return jumpUntil(async () => (await cronJob(ns, 'witness')).status?.lastScheduleTime === minute(), 'the witness scheduled at the current minute');
   };
 
   it('should schedule multiple jobs concurrently [Conformance]', async () => {
@@ -403,8 +414,7 @@ describe('[sig-apps] CronJob scheduling', () => {
     await witness(ns);
     // kube: Consistently for five minutes; here five schedule times pass
     for (let i = 0; i < 5; i++) {
-      clock.jump(60_000);
-      await scheduledUpTo(ns);
+      await witnessNextMinute(ns);
       expect(active(await cronJob(ns, 'suspended'))).toEqual([]);
     }
     expect(ownJobs(await jobs(ns), 'suspended')).toEqual([]);
@@ -420,8 +430,7 @@ describe('[sig-apps] CronJob scheduling', () => {
     expect(activeJobs(ownJobs(await jobs(ns), 'forbid'))).toHaveLength(1);
     // the next schedule times pass while the job runs: still one
     for (let i = 0; i < 3; i++) {
-      clock.jump(60_000);
-      await scheduledUpTo(ns);
+      await witnessNextMinute(ns);
       expect(active(await cronJob(ns, 'forbid'))).toHaveLength(1);
     }
     expect(ownJobs(await jobs(ns), 'forbid')).toHaveLength(1);
@@ -464,18 +473,11 @@ describe('[sig-apps] CronJob scheduling', () => {
     const ns = await newNs(base);
     await call(t!, 'POST', CRONJOBS(ns), newTestCronJob('history', '*/1 * * * ?', 'Allow', command, successLimit, failedLimit));
     const finishedJobs = (items: Obj[]): Obj[] => items.filter((j) => activeJobs([j]).length === 0);
-    // A controller that had not seen the new CronJob when the clock jumped arms its timer from the jumped time:
-    // no Job comes. Jump again only after a wait long enough that a Job the first jump caused would exist.
-    for (let attempt = 0; ; attempt++) {
-      clock.jump(60_000);
-      const scheduled = await eventually(async () => (await jobs(ns)).length > 0, 'a job scheduled', 10_000).then(() => true, () => false);
-      if (scheduled) break;
-      if (attempt === 3) throw new Error('no job scheduled after four jumps of a minute');
-    }
+    await jumpUntil(async () => (await jobs(ns)).length > 0, 'a job scheduled');
     await eventually(async () => finishedJobs(await jobs(ns)).length > 0, 'a finished job', 30_000);
     const [first, ...more] = finishedJobs(await jobs(ns));
     expect(more).toEqual([]);
-    clock.jump(60_000);
+    await jumpUntil(async () => (await jobs(ns)).some((j) => j.metadata.name !== first!.metadata.name), 'a second job scheduled');
     await eventually(async () => !finishedJobs(await jobs(ns)).some((j) => j.metadata.name === first!.metadata.name), 'the first job gone', 30_000);
     await eventually(async () => (await listItems(t!, `/api/v1/namespaces/${ns}/pods?labelSelector=controller-uid%3D${first!.metadata.uid}`)).length === 0, 'its pods gone', 30_000);
     expect(finishedJobs(await jobs(ns))).toHaveLength(1);
@@ -493,10 +495,8 @@ describe('[sig-apps] CronJob scheduling', () => {
     const ns = await newNs('cronjob-warnings');
     // kube's template has no command: busybox's `sh` ends at once; the simulated runtime would run it forever
     const cj = await call(t!, 'POST', CRONJOBS(ns), newTestCronJob('concurrent', '*/1 * * * ?', 'Allow', ['/bin/true']));
-    clock.jump(60_000);
-    await eventually(async () => (await jobs(ns)).length >= 1, 'a job', 30_000);
-    clock.jump(60_000);
-    await eventually(async () => (await jobs(ns)).length >= 2, 'two jobs', 30_000);
+    await jumpUntil(async () => (await jobs(ns)).length >= 1, 'a job');
+    await jumpUntil(async () => (await jobs(ns)).length >= 2, 'two jobs');
     await eventually(async () => activeJobs(await jobs(ns)).length < (await jobs(ns)).length, 'a finished job', 30_000);
     const fields = `involvedObject.kind=CronJob,involvedObject.name=concurrent,involvedObject.uid=${cj.metadata.uid}`;
     const events = await listItems(t!, `/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(fields)}`);
