@@ -137,13 +137,13 @@ function metricStatus(n: SchemaNames): Schema {
 }
 
 function scalingRules(n: SchemaNames, d: string): Schema {
-  return obj(d, proto({ stabilizationWindowSeconds: 3, selectPolicy: 1, policies: 2, tolerance: 4 }, {
+  // kube 1.32's HPAScalingRules (no `tolerance`: 1.33's alpha HPAConfigurableTolerance)
+  return obj(d, proto({ stabilizationWindowSeconds: 3, selectPolicy: 1, policies: 2 }, {
     stabilizationWindowSeconds: int32('Seconds past recommendations are considered while scaling.'),
     selectPolicy: enumOf('Which policy is used.', ['Disabled', 'Max', 'Min']),
     policies: atomicList('Potential scaling policies.', obj('A single policy.', proto({ type: 1, value: 2, periodSeconds: 3 }, {
       type: enumOf('The scaling policy.', ['Percent', 'Pods']), value: int32('Amount of change permitted by the policy.'), periodSeconds: int32('Window of time for which the policy holds.'),
     }), ['type', 'value', 'periodSeconds'])),
-    tolerance: ref(n.quantity, 'Tolerance on the ratio between current and desired metric value.'),
   }));
 }
 
