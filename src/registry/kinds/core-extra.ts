@@ -17,6 +17,8 @@ import { ZERO, formatAmount, usageOf } from '../quota/amount.js';
 import { validateResourceQuotaSpec } from './quota-validation.js';
 import { validatePersistentVolumeClaimUpdate } from './pvc-update-validation.js';
 import { persistentVolumeUpdateErrors, resourceQuotaUpdateErrors } from './update-immutability.js';
+import { validateVolumeNodeAffinity } from './pod-scheduling-validation.js';
+import { validateDataSourceRef } from './required-members.js';
 import { POD_TEMPLATE_SHAPE, PVC_SHAPE, SPEC_STATUS_SHAPE, whenPresent } from '../zero-shape.js';
 
 const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantity));
@@ -136,6 +138,7 @@ function validateClaim(o: ApiObject): FieldError[] {
   } else if (storage !== undefined && !((parseQuantity(storage) ?? 0) > 0)) {
     errs.push(invalid('spec.resources[storage]', storage, 'must be greater than zero'));
   }
+  errs.push(...validateDataSourceRef(get(o, 'spec', 'dataSourceRef'), 'spec.dataSourceRef'));
   return errs;
 }
 
@@ -203,7 +206,8 @@ export function persistentVolumeDefinition(n: SchemaNames): ResourceDefinition {
         const at = o.metadata?.creationTimestamp;
         o.status = { phase: 'Pending', ...(at ? { lastPhaseTransitionTime: at } : {}) };
       },
-      validateUpdate: persistentVolumeUpdateErrors,
+      validate: (o) => validateVolumeNodeAffinity(getObject(o, 'spec')),
+      validateUpdate: (o, old, sub) => [...persistentVolumeUpdateErrors(o, old, sub), ...(sub ? [] : validateVolumeNodeAffinity(getObject(o, 'spec')))],
       columns: [
         column('Capacity', 'string', (o) => String(get(o, 'spec', 'capacity', 'storage') ?? '')),
         column('Access Modes', 'string', (o) => accessModes(o, 'spec', 'accessModes')),
