@@ -144,7 +144,7 @@ export const KUBE_TYPE_NAMES: Readonly<Record<string, Readonly<Record<string, st
   'api.core.v1.PersistentVolume': { status: 'PersistentVolumeStatus' },
   'api.core.v1.PersistentVolumeClaim': { status: 'PersistentVolumeClaimStatus' },
   'api.core.v1.PersistentVolumeClaimSpec': { dataSourceRef: 'TypedObjectReference', resources: 'VolumeResourceRequirements' },
-  'api.core.v1.PersistentVolumeClaimStatus': { conditions: 'PersistentVolumeClaimCondition' },
+  'api.core.v1.PersistentVolumeClaimStatus': { conditions: 'PersistentVolumeClaimCondition', modifyVolumeStatus: 'ModifyVolumeStatus' },
   'api.core.v1.PersistentVolumeSpec': {
     azureFile: 'AzureFilePersistentVolumeSource', cephfs: 'CephFSPersistentVolumeSource', cinder: 'CinderPersistentVolumeSource',
     csi: 'CSIPersistentVolumeSource', flexVolume: 'FlexPersistentVolumeSource', hostPath: 'HostPathVolumeSource',

@@ -6,7 +6,7 @@
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
-import { column, countOf, get, getObject, getString } from './columns.js';
+import { column, countOf, get, getArray, getObject, getString } from './columns.js';
 import { bool, enumOf, int32, int64, intOrString, obj, opaque, proto, ref, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { statefulSetUpdateErrors } from './update-immutability.js';
@@ -160,7 +160,17 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
         replicas: replicas('Desired number of replicas. Defaults to 1.'),
         selector: selector(n),
         template: template(n),
-        volumeClaimTemplates: { type: 'array', description: 'Claims pods may reference; every claim gets a unique name per pod.', items: obj('A claim template.', proto({ metadata: 1, spec: 2 }, { metadata: ref(n.meta('ObjectMeta'), "The claim's metadata."), spec: ref(n.core('PersistentVolumeClaimSpec'), 'The desired claim.') })), 'x-orch-list-type': 'atomic' },
+        // a whole PersistentVolumeClaim, as kube's []v1.PersistentVolumeClaim: apiVersion and kind are kept
+        // as written (TypeMeta, not in protobuf), status defaults to Pending (SetDefaults_PersistentVolumeClaim)
+        volumeClaimTemplates: { type: 'array', description: 'Claims pods may reference; every claim gets a unique name per pod.', items: obj('A claim template.', {
+          apiVersion: str('Versioned schema of this representation.'),
+          kind: str('Kind of this object.'),
+          ...proto({ metadata: 1, spec: 2, status: 3 }, {
+            metadata: ref(n.meta('ObjectMeta'), "The claim's metadata."),
+            spec: ref(n.core('PersistentVolumeClaimSpec'), 'The desired claim.'),
+            status: ref(n.core('PersistentVolumeClaimStatus'), 'The status of the claim.'),
+          }),
+        }), 'x-orch-list-type': 'atomic' },
         serviceName: str('Name of the governing headless service.'),
         podManagementPolicy: enumOf('How pods are created during initial scale up and scale down.', ['OrderedReady', 'Parallel']),
         updateStrategy: obj('Strategy used to update pods when the template changes.', proto({ type: 1, rollingUpdate: 2 }, {
@@ -195,7 +205,7 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
     })),
     strategy: {
       zeroShape: {
-        spec: { template: POD_TEMPLATE_SHAPE, updateStrategy: {}, volumeClaimTemplates: each({ metadata: {}, spec: { resources: {} } }) },
+        spec: { template: POD_TEMPLATE_SHAPE, updateStrategy: {}, volumeClaimTemplates: each({ metadata: {}, spec: { resources: {} }, status: {} }) },
         status: { replicas: 0, availableReplicas: 0 },
       },
       default: (o) => {
@@ -212,6 +222,12 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
         setDefault(o, ['spec', 'persistentVolumeClaimRetentionPolicy'], 'whenDeleted', 'Retain');
         setDefault(o, ['spec', 'persistentVolumeClaimRetentionPolicy'], 'whenScaled', 'Retain');
         defaultPodTemplate(getObject(o, 'spec', 'template'));
+        // kube's SetDefaults_PersistentVolumeClaim on each claim template: status.phase Pending
+        for (const t of getArray(o, 'spec', 'volumeClaimTemplates')) {
+          if (t === null || typeof t !== 'object' || Array.isArray(t)) continue;
+          const status = t.status !== null && typeof t.status === 'object' && !Array.isArray(t.status) ? t.status : (t.status = {});
+          if (typeof status.phase !== 'string' || status.phase === '') status.phase = 'Pending';
+        }
       },
       validate: (o) => validateStatefulSet(o),
       validateUpdate: (o, old, subresource) => [...validateStatefulSet(o), ...(subresource ? [] : statefulSetUpdateErrors(o, old))],

@@ -148,12 +148,7 @@ export function persistentVolumeClaimDefinition(n: SchemaNames): ResourceDefinit
     shortNames: ['pvc'], subresources: ['status'],
     schema: kindSchema(n, "PersistentVolumeClaim is a user's request for and claim to a persistent volume.", proto({ spec: 2, status: 3 }, {
       spec: ref(n.core('PersistentVolumeClaimSpec'), 'The desired characteristics of a volume requested by a pod author.'),
-      status: obj('The current information/status of a persistent volume claim.', proto({ phase: 1, accessModes: 2, capacity: 3, conditions: 4 }, {
-        phase: enumOf('The current phase of the claim.', ['Bound', 'Lost', 'Pending']),
-        accessModes: atomicList('The actual access modes the volume backing the claim has.', { type: 'string' }),
-        capacity: quantities(n, 'The actual resources of the underlying volume.'),
-        conditions: conditions('probed'),
-      })),
+      status: ref(n.core('PersistentVolumeClaimStatus'), 'The current information/status of a persistent volume claim.'),
     })),
     strategy: {
       zeroShape: PVC_SHAPE,
