@@ -5,7 +5,7 @@
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
-import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
+import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
 import { column, countOf, get, getArray, getObject, getString } from './columns.js';
 import { bool, enumOf, int32, int64, intOrString, obj, opaque, proto, ref, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
@@ -152,6 +152,14 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: 'apps', version: 'v1', kind: 'StatefulSet', resource: 'statefulsets', singular: 'statefulset', scope: 'Namespaced',
     shortNames: ['sts'], categories: ['all'], subresources: SUBRESOURCES, scale: SCALE,
+    // kube defaults a StatefulSet decoded from storage too: one stored before the claim templates'
+    // default reads (and is compared on update) as kube's would
+    readDefaults: (o) => {
+      if (getArray(o, 'spec', 'volumeClaimTemplates').every((t) => pendingPhase(t) !== undefined)) return o;
+      const copy = structuredClone(o);
+      defaultClaimTemplates(copy);
+      return copy;
+    },
     schema: kindSchema(n, 'StatefulSet represents a set of pods with consistent identities and stable storage.', proto({ spec: 2, status: 3 }, {
       spec: obj('The desired identities of pods in this set.', proto({
         replicas: 1, selector: 2, template: 3, volumeClaimTemplates: 4, serviceName: 5, podManagementPolicy: 6, updateStrategy: 7,
@@ -222,12 +230,7 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
         setDefault(o, ['spec', 'persistentVolumeClaimRetentionPolicy'], 'whenDeleted', 'Retain');
         setDefault(o, ['spec', 'persistentVolumeClaimRetentionPolicy'], 'whenScaled', 'Retain');
         defaultPodTemplate(getObject(o, 'spec', 'template'));
-        // kube's SetDefaults_PersistentVolumeClaim on each claim template: status.phase Pending
-        for (const t of getArray(o, 'spec', 'volumeClaimTemplates')) {
-          if (t === null || typeof t !== 'object' || Array.isArray(t)) continue;
-          const status = t.status !== null && typeof t.status === 'object' && !Array.isArray(t.status) ? t.status : (t.status = {});
-          if (typeof status.phase !== 'string' || status.phase === '') status.phase = 'Pending';
-        }
+        defaultClaimTemplates(o);
       },
       validate: (o) => validateStatefulSet(o),
       validateUpdate: (o, old, subresource) => [...validateStatefulSet(o), ...(subresource ? [] : statefulSetUpdateErrors(o, old))],
@@ -238,6 +241,21 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
       ],
     },
   };
+}
+
+/** a claim template's status.phase, when set */
+function pendingPhase(t: JSONValue): string | undefined {
+  const phase = get(t, 'status', 'phase');
+  return typeof phase === 'string' && phase !== '' ? phase : undefined;
+}
+
+/** kube's SetDefaults_PersistentVolumeClaim on each claim template: status.phase Pending */
+function defaultClaimTemplates(o: ApiObject): void {
+  for (const t of getArray(o, 'spec', 'volumeClaimTemplates')) {
+    if (t === null || typeof t !== 'object' || Array.isArray(t) || pendingPhase(t) !== undefined) continue;
+    const status = t.status !== null && typeof t.status === 'object' && !Array.isArray(t.status) ? t.status : (t.status = {});
+    status.phase = 'Pending';
+  }
 }
 
 /** the DaemonSet's deprecated template generation annotation (daemon pods carry it as `pod-template-generation`) */
