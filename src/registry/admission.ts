@@ -8,7 +8,7 @@ import { applyCompiledDefaults } from '../machinery/schema/defaults.js';
 import { validateObjectMeta } from '../machinery/schema/object-meta.js';
 import { dropEmptyMetadata } from '../machinery/meta.js';
 import type { Definitions } from '../machinery/schema/types.js';
-import { validateCompiled } from '../machinery/schema/validate.js';
+import { validateCompiled, withGoValues } from '../machinery/schema/validate.js';
 import { crdUnknownOrder } from '../machinery/schema/strict-decoding.js';
 import { validateRules } from '../machinery/schema/cel-rules.js';
 import { ratchetErrors } from '../machinery/schema/ratchet.js';
@@ -54,6 +54,10 @@ export class SchemaAdmission implements ObjectAdmission {
       else r.errors.push(...validateRules(obj, stored, compiled));
     }
     return r;
+  }
+
+  asDecoded(def: ResourceDefinition, obj: ApiObject): ApiObject {
+    return def.customResource ? obj : withGoValues(obj, compileSchema(def.schema, this.defs));
   }
 
   validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[] {

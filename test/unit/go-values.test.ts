@@ -3,9 +3,17 @@
 // metav1.Time in whole seconds and MicroTime with six digits, both UTC; applied
 // to built-in kinds by the schema walk (`goValues`), not to custom resources.
 
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalQuantity, goTime } from '../../src/machinery/schema/go-values.js';
-import { validateAgainstSchema } from '../../src/machinery/schema/validate.js';
+import { validateAgainstSchema, withGoValues } from '../../src/machinery/schema/validate.js';
+import { compileSchema } from '../../src/machinery/schema/compile.js';
+import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
+import { GenericStore } from '../../src/registry/generic-store.js';
+import { SchemaAdmission } from '../../src/registry/admission.js';
+import { storageKey } from '../../src/registry/storage-keys.js';
+import { encodeObject } from '../../src/registry/object-codec.js';
+import type { ApiObject } from '../../src/registry/types.js';
+import { cleanupDirs, openStore } from '../watch/helpers.js';
 import { microTime, time } from '../../src/machinery/schema/dsl.js';
 import type { Schema } from '../../src/machinery/schema/types.js';
 
@@ -76,5 +84,38 @@ describe('the schema walk with goValues', () => {
     const o = written();
     validateAgainstSchema(o, schema, {});
     expect(o).toEqual(written());
+  });
+});
+
+describe('a stored object written before (an upgraded data directory)', () => {
+  afterAll(cleanupDirs);
+  const defs = builtinSchemaDefinitions('k8s.io');
+  const podDef = builtinDefinitions('k8s.io').find((d) => d.kind === 'Pod')!;
+  const old: ApiObject = {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', uid: 'u', creationTimestamp: '2024-01-01T00:00:00Z' },
+    spec: { containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu: 2 }, requests: { cpu: 2 } }, terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File', imagePullPolicy: 'Always' }], restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', terminationGracePeriodSeconds: 30, enableServiceLinks: true, priority: 0, preemptionPolicy: 'PreemptLowerPriority', securityContext: {} },
+    status: { phase: 'Pending', qosClass: 'Guaranteed' },
+  };
+
+  it('is compared as kube decodes it: the same object when it is in Go\'s form, else a normalized copy', () => {
+    const compiled = compileSchema(podDef.schema, defs);
+    const copy = withGoValues(old, compiled);
+    expect(copy).not.toBe(old);
+    expect((copy.spec as { containers: { resources: unknown }[] }).containers[0]!.resources).toEqual({ limits: { cpu: '2' }, requests: { cpu: '2' } });
+    expect((old.spec as { containers: { resources: unknown }[] }).containers[0]!.resources).toEqual({ limits: { cpu: 2 }, requests: { cpu: 2 } });
+    expect(withGoValues(copy, compiled)).toBe(copy);
+  });
+
+  it('still takes a label change: its cpu: 2 is not a change of the pod\'s spec', async () => {
+    const store = await openStore();
+    try {
+      await store.txn({ compare: [], success: [{ type: 'put', key: storageKey(podDef, 'default', 'p'), value: encodeObject(old) }], failure: [] });
+      const gs = new GenericStore(podDef, store, new SchemaAdmission(defs));
+      const { object } = await gs.guaranteedUpdate('default', 'p', { dryRun: false }, (cur) => ({ ...cur!, metadata: { ...cur!.metadata, labels: { a: 'b' } } }));
+      expect(object.metadata?.labels).toEqual({ a: 'b' });
+      expect((object.spec as { containers: { resources: unknown }[] }).containers[0]!.resources).toEqual({ limits: { cpu: '2' }, requests: { cpu: '2' } });
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -66,6 +66,7 @@ class Walk {
   embeddedMetaUnknown: string[] | undefined;
   /** > 0 inside an embedded resource's metadata */
   private embeddedMeta = 0;
+
   readonly segs: (string | number)[] = [];
   readonly kinds: number[] = [];
 
@@ -466,6 +467,51 @@ export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: V
  */
 export function dropEmptyTypedMaps(obj: unknown, compiled: CompiledSchema): void {
   validateCompiled(obj, compiled, { prune: false, dropNulls: false, dropEmptyMaps: true, goValues: true });
+}
+
+/**
+ * `obj` as kube decodes it from storage: its quantities and times in Go's form (goValues). The
+ * same object when they are (what orch has written since it writes them so), else a normalized
+ * copy: an object stored before compares with an update as kube's would (a pod's `cpu: 2` is
+ * `"2"` on both sides)
+ */
+export function withGoValues<T>(obj: T, compiled: CompiledSchema): T {
+  if (!needsGoValues(obj, compiled)) return obj;
+  const copy = structuredClone(obj);
+  validateCompiled(copy, compiled, { prune: false, dropNulls: false, goValues: true });
+  return copy;
+}
+
+const GO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+const GO_MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+/** whether goValues would change a value of `v`: a walk of the values alone, no checks (an update's stored object) */
+function needsGoValues(v: unknown, s: CompiledSchema): boolean {
+  if (v === null || typeof v !== 'object') {
+    if (s.format === 'quantity') {
+      if (typeof v !== 'string' && typeof v !== 'number') return false;
+      const q = canonicalQuantity(v);
+      return q !== undefined && q !== v;
+    }
+    if (s.format !== 'date-time' || typeof v !== 'string') return false;
+    const micro = s.source['x-orch-proto-type'] === 'MicroTime';
+    if ((micro ? GO_MICRO_TIME : GO_TIME).test(v)) return false;
+    const t = goTime(v, micro);
+    return t !== undefined && t !== v;
+  }
+  if (Array.isArray(v)) {
+    const items = s.items;
+    if (!items) return false;
+    for (let i = 0; i < v.length; i++) if (needsGoValues(v[i], items)) return true;
+    return false;
+  }
+  const props = s.properties;
+  const additional = s.additional;
+  for (const k in v) {
+    const child = props?.get(k) ?? additional;
+    if (child !== undefined && child !== true && needsGoValues((v as Record<string, unknown>)[k], child)) return true;
+  }
+  return false;
 }
 
 /** a quantity or time as kube writes it back (go-values.ts); undefined when it stays as it is */
