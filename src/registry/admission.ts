@@ -8,7 +8,9 @@ import { applyCompiledDefaults } from '../machinery/schema/defaults.js';
 import { validateObjectMeta } from '../machinery/schema/object-meta.js';
 import { dropEmptyMetadata } from '../machinery/meta.js';
 import type { Definitions } from '../machinery/schema/types.js';
-import { validateCompiled, withGoValues } from '../machinery/schema/validate.js';
+import { validateCompiled } from '../machinery/schema/validate.js';
+import { needsGoValues } from '../machinery/schema/go-values.js';
+import type { CompiledSchema } from '../machinery/schema/compile.js';
 import { crdUnknownOrder } from '../machinery/schema/strict-decoding.js';
 import { validateRules } from '../machinery/schema/cel-rules.js';
 import { ratchetErrors } from '../machinery/schema/ratchet.js';
@@ -68,4 +70,17 @@ export class SchemaAdmission implements ObjectAdmission {
       standardFinalizers: this.standardFinalizers,
     });
   }
+}
+
+/**
+ * `obj` as kube decodes it from storage: its quantities and times in Go's form (goValues). The
+ * same object when they are (what orch has written since it writes them so), else a normalized
+ * copy: an object stored before compares with an update as kube's would (a pod's `cpu: 2` is
+ * `"2"` on both sides)
+ */
+export function withGoValues<T>(obj: T, compiled: CompiledSchema): T {
+  if (!needsGoValues(obj, compiled)) return obj;
+  const copy = structuredClone(obj);
+  validateCompiled(copy, compiled, { prune: false, dropNulls: false, goValues: true });
+  return copy;
 }

@@ -5,11 +5,11 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalQuantity, goTime } from '../../src/machinery/schema/go-values.js';
-import { validateAgainstSchema, withGoValues } from '../../src/machinery/schema/validate.js';
+import { validateAgainstSchema } from '../../src/machinery/schema/validate.js';
 import { compileSchema } from '../../src/machinery/schema/compile.js';
 import { builtinDefinitions, builtinSchemaDefinitions } from '../../src/registry/kinds/index.js';
 import { GenericStore } from '../../src/registry/generic-store.js';
-import { SchemaAdmission } from '../../src/registry/admission.js';
+import { SchemaAdmission, withGoValues } from '../../src/registry/admission.js';
 import { storageKey } from '../../src/registry/storage-keys.js';
 import { encodeObject } from '../../src/registry/object-codec.js';
 import type { ApiObject } from '../../src/registry/types.js';

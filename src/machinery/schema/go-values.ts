@@ -6,6 +6,8 @@
 // Rust's k8s-openapi decodes a Quantity only from a JSON string. Custom
 // resources are unstructured in kube and keep what was written.
 
+import type { CompiledSchema } from './compile.js';
+
 /** Quantity formats (resource.Format) */
 type Format = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
 
@@ -199,4 +201,48 @@ export function goTime(v: string, micro: boolean): string | undefined {
   const base = `${String(y).padStart(4, '0')}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())}T${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
   if (!micro) return `${base}Z`;
   return `${base}.${(m[7] ?? '.').slice(1, 7).padEnd(6, '0')}Z`;
+}
+
+const GO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+const GO_MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+/** whether goValues would change a value of `v`: a walk of the values alone, no checks (an update's stored object) */
+export function needsGoValues(v: unknown, s: CompiledSchema): boolean {
+  if (v === null || typeof v !== 'object') {
+    if (s.format === 'quantity') {
+      if (typeof v !== 'string' && typeof v !== 'number') return false;
+      const q = canonicalQuantity(v);
+      return q !== undefined && q !== v;
+    }
+    if (s.format !== 'date-time' || typeof v !== 'string') return false;
+    const micro = s.source['x-orch-proto-type'] === 'MicroTime';
+    if ((micro ? GO_MICRO_TIME : GO_TIME).test(v)) return false;
+    const t = goTime(v, micro);
+    return t !== undefined && t !== v;
+  }
+  if (Array.isArray(v)) {
+    const items = s.items;
+    if (!items) return false;
+    for (let i = 0; i < v.length; i++) if (needsGoValues(v[i], items)) return true;
+    return false;
+  }
+  const props = s.properties;
+  const additional = s.additional;
+  for (const k in v) {
+    const child = props?.get(k) ?? additional;
+    if (child !== undefined && child !== true && needsGoValues((v as Record<string, unknown>)[k], child)) return true;
+  }
+  return false;
+}
+
+/** a quantity or time as kube writes it back (go-values.ts); undefined when it stays as it is */
+export function goValue(v: unknown, s: CompiledSchema): string | undefined {
+  if (s.format === 'quantity') {
+    if (typeof v !== 'string' && typeof v !== 'number') return undefined;
+    const q = canonicalQuantity(v);
+    return q === v ? undefined : q;
+  }
+  if (s.format !== 'date-time' || typeof v !== 'string') return undefined;
+  const t = goTime(v, s.source['x-orch-proto-type'] === 'MicroTime');
+  return t === v ? undefined : t;
 }

@@ -10,7 +10,7 @@ import type { FieldError } from '../../core/object.js';
 import { type CompiledSchema, compileSchema } from './compile.js';
 import { matchesFormat } from './formats.js';
 import { converterMessage } from './go-decode.js';
-import { canonicalQuantity, goTime } from './go-values.js';
+import { goValue } from './go-values.js';
 import type { Definitions, Schema } from './types.js';
 
 export interface ValidateOptions {
@@ -446,14 +446,7 @@ export function validateAgainstSchema(
 }
 
 export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: ValidateOptions = {}): ValidationResult {
-  const w = new Walk(
-    opts.prune !== false,
-    opts.dropNulls !== false,
-    opts.listUniqueness === true,
-    opts.dropEmptyMaps === true,
-    opts.enumBesideTypeError === true,
-    opts.goValues === true,
-  );
+  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true, opts.dropEmptyMaps === true, opts.enumBesideTypeError === true, opts.goValues === true);
   if (obj !== null && obj !== undefined) w.value(obj, compiled);
   const r: ValidationResult = { errors: w.errors, unknownFields: w.unknownFields };
   if (w.embeddedMetaUnknown) r.embeddedMetaUnknown = w.embeddedMetaUnknown;
@@ -467,63 +460,6 @@ export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: V
  */
 export function dropEmptyTypedMaps(obj: unknown, compiled: CompiledSchema): void {
   validateCompiled(obj, compiled, { prune: false, dropNulls: false, dropEmptyMaps: true, goValues: true });
-}
-
-/**
- * `obj` as kube decodes it from storage: its quantities and times in Go's form (goValues). The
- * same object when they are (what orch has written since it writes them so), else a normalized
- * copy: an object stored before compares with an update as kube's would (a pod's `cpu: 2` is
- * `"2"` on both sides)
- */
-export function withGoValues<T>(obj: T, compiled: CompiledSchema): T {
-  if (!needsGoValues(obj, compiled)) return obj;
-  const copy = structuredClone(obj);
-  validateCompiled(copy, compiled, { prune: false, dropNulls: false, goValues: true });
-  return copy;
-}
-
-const GO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
-const GO_MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
-
-/** whether goValues would change a value of `v`: a walk of the values alone, no checks (an update's stored object) */
-function needsGoValues(v: unknown, s: CompiledSchema): boolean {
-  if (v === null || typeof v !== 'object') {
-    if (s.format === 'quantity') {
-      if (typeof v !== 'string' && typeof v !== 'number') return false;
-      const q = canonicalQuantity(v);
-      return q !== undefined && q !== v;
-    }
-    if (s.format !== 'date-time' || typeof v !== 'string') return false;
-    const micro = s.source['x-orch-proto-type'] === 'MicroTime';
-    if ((micro ? GO_MICRO_TIME : GO_TIME).test(v)) return false;
-    const t = goTime(v, micro);
-    return t !== undefined && t !== v;
-  }
-  if (Array.isArray(v)) {
-    const items = s.items;
-    if (!items) return false;
-    for (let i = 0; i < v.length; i++) if (needsGoValues(v[i], items)) return true;
-    return false;
-  }
-  const props = s.properties;
-  const additional = s.additional;
-  for (const k in v) {
-    const child = props?.get(k) ?? additional;
-    if (child !== undefined && child !== true && needsGoValues((v as Record<string, unknown>)[k], child)) return true;
-  }
-  return false;
-}
-
-/** a quantity or time as kube writes it back (go-values.ts); undefined when it stays as it is */
-function goValue(v: unknown, s: CompiledSchema): string | undefined {
-  if (s.format === 'quantity') {
-    if (typeof v !== 'string' && typeof v !== 'number') return undefined;
-    const q = canonicalQuantity(v);
-    return q === v ? undefined : q;
-  }
-  if (s.format !== 'date-time' || typeof v !== 'string') return undefined;
-  const t = goTime(v, s.source['x-orch-proto-type'] === 'MicroTime');
-  return t === v ? undefined : t;
 }
 
 /** `{}` where the schema is a map of typed values (not a struct, free-form JSON or a FieldsV1-like message) */
