@@ -9,6 +9,8 @@ import { validateObjectMeta } from '../machinery/schema/object-meta.js';
 import { dropEmptyMetadata } from '../machinery/meta.js';
 import type { Definitions } from '../machinery/schema/types.js';
 import { validateCompiled } from '../machinery/schema/validate.js';
+import { needsGoValues } from '../machinery/schema/go-values.js';
+import type { CompiledSchema } from '../machinery/schema/compile.js';
 import { crdUnknownOrder } from '../machinery/schema/strict-decoding.js';
 import { validateRules } from '../machinery/schema/cel-rules.js';
 import { ratchetErrors } from '../machinery/schema/ratchet.js';
@@ -34,7 +36,7 @@ export class SchemaAdmission implements ObjectAdmission {
   admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] } {
     const compiled = compileSchema(def.schema, this.defs);
     applyCompiledDefaults(obj, compiled);
-    const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true, enumBesideTypeError: def.customResource === true, dropEmptyMaps: def.customResource !== true });
+    const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true, enumBesideTypeError: def.customResource === true, dropEmptyMaps: def.customResource !== true, goValues: def.customResource !== true });
     dropEmptyMetadata(obj);
     // a custom resource's unknown fields in the order kube's handler finds them (kube's field_validation_test.go)
     if (def.customResource && r.unknownFields.length > 1) r.unknownFields = crdUnknownOrder(r.unknownFields, r.embeddedMetaUnknown ?? []);
@@ -56,6 +58,10 @@ export class SchemaAdmission implements ObjectAdmission {
     return r;
   }
 
+  asDecoded(def: ResourceDefinition, obj: ApiObject): ApiObject {
+    return def.customResource ? obj : withGoValues(obj, compileSchema(def.schema, this.defs));
+  }
+
   validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[] {
     return validateObjectMeta(obj.metadata ?? {}, {
       namespaced: def.scope === 'Namespaced',
@@ -64,4 +70,17 @@ export class SchemaAdmission implements ObjectAdmission {
       standardFinalizers: this.standardFinalizers,
     });
   }
+}
+
+/**
+ * `obj` as kube decodes it from storage: its quantities and times in Go's form (goValues). The
+ * same object when they are (what orch has written since it writes them so), else a normalized
+ * copy: an object stored before compares with an update as kube's would (a pod's `cpu: 2` is
+ * `"2"` on both sides)
+ */
+export function withGoValues<T>(obj: T, compiled: CompiledSchema): T {
+  if (!needsGoValues(obj, compiled)) return obj;
+  const copy = structuredClone(obj);
+  validateCompiled(copy, compiled, { prune: false, dropNulls: false, goValues: true });
+  return copy;
 }

@@ -370,7 +370,9 @@ export class GenericStore {
     fresh: boolean,
   ): Promise<UpdateStep> {
     const kv = this.readRaw(namespace, name);
-    const current = kv ? (this.convertsByWebhook ? await this.decodeConverted(kv) : this.decode(kv)) : undefined;
+    const decoded = kv ? (this.convertsByWebhook ? await this.decodeConverted(kv) : this.decode(kv)) : undefined;
+    // stored before orch wrote quantities and times in Go's form: compared as kube's decoded object would be
+    const current = decoded && this.admission.asDecoded ? this.admission.asDecoded(this.def, decoded) : decoded;
     if (!current && !fresh) return { kind: 'stale' };
     if (!current && !opts.createIfAbsent) throw notFound(this.def.resource, this.def.group, name);
     if (opts.uidPrecondition !== undefined && opts.uidPrecondition !== current?.metadata?.uid) {

@@ -144,7 +144,7 @@ export const KUBE_TYPE_NAMES: Readonly<Record<string, Readonly<Record<string, st
   'api.core.v1.PersistentVolume': { status: 'PersistentVolumeStatus' },
   'api.core.v1.PersistentVolumeClaim': { status: 'PersistentVolumeClaimStatus' },
   'api.core.v1.PersistentVolumeClaimSpec': { dataSourceRef: 'TypedObjectReference', resources: 'VolumeResourceRequirements' },
-  'api.core.v1.PersistentVolumeClaimStatus': { conditions: 'PersistentVolumeClaimCondition' },
+  'api.core.v1.PersistentVolumeClaimStatus': { conditions: 'PersistentVolumeClaimCondition', modifyVolumeStatus: 'ModifyVolumeStatus' },
   'api.core.v1.PersistentVolumeSpec': {
     azureFile: 'AzureFilePersistentVolumeSource', cephfs: 'CephFSPersistentVolumeSource', cinder: 'CinderPersistentVolumeSource',
     csi: 'CSIPersistentVolumeSource', flexVolume: 'FlexPersistentVolumeSource', hostPath: 'HostPathVolumeSource',
@@ -182,12 +182,10 @@ export const KUBE_TYPE_NAMES: Readonly<Record<string, Readonly<Record<string, st
     projected: 'ProjectedVolumeSource', rbd: 'RBDVolumeSource', scaleIO: 'ScaleIOVolumeSource', secret: 'SecretVolumeSource',
     storageos: 'StorageOSVolumeSource',
   },
-  'api.core.v1.VolumeMountStatus': { volumeStatus: 'VolumeStatus' },
   'api.core.v1.VolumeProjection': {
     configMap: 'ConfigMapProjection', downwardAPI: 'DownwardAPIProjection', secret: 'SecretProjection',
     serviceAccountToken: 'ServiceAccountTokenProjection',
   },
-  'api.core.v1.VolumeStatus': { image: 'ImageVolumeStatus' },
   'api.discovery.v1.Endpoint': { conditions: 'EndpointConditions', hints: 'EndpointHints' },
   'api.discovery.v1.EndpointHints': { forZones: 'ForZone' },
   'api.discovery.v1.EndpointSlice': { endpoints: 'Endpoint', ports: 'EndpointPort' },

@@ -20,6 +20,7 @@ import type { Definitions } from '../machinery/schema/types.js';
 import { type Json, type Version, dropOrchExtensions, gvkExtension, kindDefinitionName, listDefinitionName, refPath, selectableFieldsExtension, toOpenAPISchema } from './openapi-schema.js';
 import { buildPathsV2, buildPathsV3 } from './openapi-paths.js';
 import { hoistNamedTypes } from './openapi-hoist.js';
+import { publishKubeRequired } from './openapi-kube-required.js';
 import { crdSchemaForV2 } from './openapi-crd-v2.js';
 
 export { toOpenAPISchema } from './openapi-schema.js';
@@ -102,6 +103,7 @@ function buildSchemas(kinds: ResourceDefinition[], src: OpenAPISource, v: Versio
     roots = Object.keys(out).filter((k) => !before.has(k));
   }
   tagSharedKinds(out, n, src.all());
+  publishKubeRequired(out, n.rev);
   return sortObject(out);
 }
 

@@ -83,6 +83,11 @@ export interface ObjectAdmission {
   admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] };
   /** object metadata rules (name syntax, labels, annotations, namespace presence) */
   validateMeta(def: ResourceDefinition, obj: ApiObject): FieldError[];
+  /**
+   * a stored object as kube decodes it, for an update to compare with: a built-in kind's
+   * quantities and times in Go's form (the same object when they are)
+   */
+  asDecoded?(def: ResourceDefinition, obj: ApiObject): ApiObject;
 }
 
 /** Hooks that run inside every write (managedFields bookkeeping lives here). */

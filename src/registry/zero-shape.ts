@@ -22,13 +22,13 @@ class WhenPresent {
 /**
  * What a kind's Go type always encodes: a nested object is a non-pointer
  * struct (added as `{}` when absent, then filled), a scalar is a
- * non-omitempty field's zero value, `each` a list of structs, `whenPresent`
- * a pointer struct.
+ * non-omitempty field's zero value (`null` for a metav1.Time, which Go writes
+ * so), `each` a list of structs, `whenPresent` a pointer struct.
  */
 export interface ZeroShape {
   readonly [field: string]: ZeroNode;
 }
-export type ZeroNode = ZeroShape | string | number | boolean | EachItem | WhenPresent;
+export type ZeroNode = ZeroShape | string | number | boolean | null | EachItem | WhenPresent;
 
 export const each = (item: ZeroShape): EachItem => new EachItem(item);
 export const whenPresent = (shape: ZeroShape): WhenPresent => new WhenPresent(shape);
@@ -65,6 +65,8 @@ function filledObject(o: Obj, shape: ZeroShape, inPlace: boolean): Obj {
 }
 
 function filledNode(v: unknown, node: ZeroNode, inPlace: boolean): unknown {
+  // a zero metav1.Time without omitempty: Go writes `null` (the schema marks it x-orch-zero-null)
+  if (node === null) return v === undefined ? null : v;
   if (typeof node !== 'object') return v === undefined || v === null ? node : v;
   if (node instanceof EachItem) {
     if (!Array.isArray(v)) return v;
@@ -87,11 +89,12 @@ function filledNode(v: unknown, node: ZeroNode, inPlace: boolean): unknown {
 /** core/v1 Container (and EphemeralContainerCommon): `resources ResourceRequirements` */
 const CONTAINER: ZeroShape = { resources: {} };
 
-/** core/v1 PodSpec: every container of the three lists */
+/** core/v1 PodSpec: every container of the three lists; a PreferredSchedulingTerm's `preference NodeSelectorTerm` */
 export const POD_SPEC_SHAPE: ZeroShape = {
   containers: each(CONTAINER),
   initContainers: each(CONTAINER),
   ephemeralContainers: each(CONTAINER),
+  affinity: whenPresent({ nodeAffinity: whenPresent({ preferredDuringSchedulingIgnoredDuringExecution: each({ preference: {} }) }) }),
 };
 
 /** core/v1 PodTemplateSpec: `metadata ObjectMeta`, `spec PodSpec` */

@@ -251,9 +251,10 @@ describe('every served built-in kind is fully numbered', () => {
     ...kinds, ...admissionRegistrationDefinitions(names), crdDefinition(names, { reservedGroups: () => new Set() }),
     ...accessReviewDefinitions(names), selfSubjectReviewDefinition(names),
   ];
-  // a property without a number is skipped by the decoder: a protobuf client's value would be dropped silently
+  // a property without a number is skipped by the decoder: a protobuf client's value would be dropped silently;
+  // an embedded claim template's TypeMeta has none in kube's generated.proto either
   it('has no property without a field number but TypeMeta (carried by the envelope)', () => {
-    const missing = served.flatMap((d) => unnumbered(messagePlan(d.schema, defs), d.kind, [])).filter((p) => !/^\w+\.(apiVersion|kind)$/.test(p));
+    const missing = served.flatMap((d) => unnumbered(messagePlan(d.schema, defs), d.kind, [])).filter((p) => !/^(\w+|StatefulSet\.spec\.volumeClaimTemplates)\.(apiVersion|kind)$/.test(p));
     expect(missing).toEqual([]);
   });
 

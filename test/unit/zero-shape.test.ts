@@ -154,7 +154,7 @@ describe('the built-in kinds', () => {
     return out;
   }
   function sampleNode(node: ZeroNode, scalars: boolean): unknown {
-    if (typeof node !== 'object') return scalars ? node : undefined;
+    if (node === null || typeof node !== 'object') return scalars ? node : undefined;
     if ('item' in node) return [sample(node.item as ZeroShape, scalars)];
     if ('shape' in node) return sample(node.shape as ZeroShape, scalars);
     return sample(node as ZeroShape, scalars);

@@ -10,6 +10,7 @@
 import { badRequest, invalid } from '../../core/errors.js';
 import { atomicList, bool, mapOf, obj, proto, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from '../../registry/kinds/meta.js';
+import { isQualifiedName, isValidLabelValue } from '../../machinery/schema/object-meta.js';
 import type { CapabilityContext, CapabilityResult, Creater } from '../../registry/capabilities.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
@@ -151,7 +152,43 @@ function attributeErrors(spec: AccessSpec): FieldError[] {
   if (hasR && hasN) {
     return [{ field: 'spec.nonResourceAttributes', type: 'FieldValueInvalid', message: 'Invalid value: "": cannot be specified in combination with resourceAttributes' }];
   }
-  return [];
+  return hasR ? selectorErrors(spec.resourceAttributes!) : [];
+}
+
+/**
+ * kube's validateFieldSelectorAttributes / validateLabelSelectorAttributes: a raw selector or
+ * requirements, not both; each requirement with a key (a field selector's named, a label
+ * selector's a label name), values as its operator wants; an unknown (or empty) operator is
+ * allowed for newer clients and echoed as "" (the operator has no omitempty)
+ */
+function selectorErrors(r: Record<string, unknown>): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const what of ['fieldSelector', 'labelSelector'] as const) {
+    const sel = r[what];
+    if (!isObject(sel)) continue;
+    const at = `spec.resourceAttributes.${what}`;
+    const raw = text(sel.rawSelector);
+    const reqs = Array.isArray(sel.requirements) ? sel.requirements : [];
+    if (raw !== '' && reqs.length > 0) errs.push({ field: `${at}.rawSelector`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(raw)}: may not specified at the same time as requirements` });
+    if (raw === '' && reqs.length === 0) errs.push({ field: `${at}.requirements`, type: 'FieldValueRequired', message: `Required value: when ${at} is specified, requirements or rawSelector is required` });
+    reqs.forEach((q, i) => {
+      if (!isObject(q)) return;
+      const p = `${at}.requirements[${i}]`;
+      q.operator ??= '';
+      const key = text(q.key);
+      if (what === 'fieldSelector' && key === '') errs.push({ field: `${p}.key`, type: 'FieldValueRequired', message: 'Required value: must be specified' });
+      const n = stringList(q.values).length;
+      if ((q.operator === 'In' || q.operator === 'NotIn') && n === 0) errs.push({ field: `${p}.values`, type: 'FieldValueRequired', message: "Required value: must be specified when `operator` is 'In' or 'NotIn'" });
+      if ((q.operator === 'Exists' || q.operator === 'DoesNotExist') && n > 0) errs.push({ field: `${p}.values`, type: 'FieldValueForbidden', message: "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'" });
+      if (what === 'labelSelector') {
+        for (const m of isQualifiedName(key)) errs.push({ field: `${p}.key`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(key)}: ${m}` });
+        stringList(q.values).forEach((v, j) => {
+          for (const m of isValidLabelValue(v)) errs.push({ field: `${p}.values[${j}]`, type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(v)}: ${m}` });
+        });
+      }
+    });
+  }
+  return errs;
 }
 
 function stringList(v: unknown): string[] {

@@ -10,6 +10,7 @@ import type { FieldError } from '../../core/object.js';
 import { type CompiledSchema, compileSchema } from './compile.js';
 import { matchesFormat } from './formats.js';
 import { converterMessage } from './go-decode.js';
+import { goValue } from './go-values.js';
 import type { Definitions, Schema } from './types.js';
 
 export interface ValidateOptions {
@@ -33,6 +34,12 @@ export interface ValidateOptions {
    * type error, as its common validator runs for every value (validate/schema.go)
    */
   enumBesideTypeError?: boolean;
+  /**
+   * write quantities and times back as kube's Go types encode them (go-values.ts): a built-in
+   * kind's `cpu: 2` is `"2"`, its `1000m` is `"1"`, a Time is UTC with whole seconds; custom
+   * resources are unstructured in kube and keep what was written
+   */
+  goValues?: boolean;
 }
 
 export interface ValidationResult {
@@ -59,6 +66,7 @@ class Walk {
   embeddedMetaUnknown: string[] | undefined;
   /** > 0 inside an embedded resource's metadata */
   private embeddedMeta = 0;
+
   readonly segs: (string | number)[] = [];
   readonly kinds: number[] = [];
 
@@ -68,6 +76,7 @@ class Walk {
     private readonly listUniqueness = false,
     private readonly dropEmptyMaps = false,
     private readonly enumBesideTypeError = false,
+    private readonly goValues = false,
   ) {}
 
   /** Kubernetes field.Path rendering: `a.b[0].c[key]` */
@@ -275,7 +284,13 @@ class Walk {
       if (item === null && !items.nullable) {
         // a null item decodes to nothing usable: report it like a type mismatch
         if (items.type !== undefined || items.intOrString) this.typeError(items.intOrString ? INT_OR_STRING : items.type!, 'null');
-      } else if (item !== null) this.value(item, items);
+      } else if (item !== null) {
+        this.value(item, items);
+        if (this.goValues) {
+          const g = goValue(item, items);
+          if (g !== undefined) v[i] = g;
+        }
+      }
       this.pop();
     }
   }
@@ -383,6 +398,10 @@ class Walk {
       this.push(k, kind);
       this.value(v, child);
       this.pop();
+      if (this.goValues) {
+        const g = goValue(v, child);
+        if (g !== undefined) obj[k] = g;
+      }
       if (meta) this.embeddedMeta--;
       if (this.dropEmptyMaps && isEmptyTypedMap(v, child) && !s.required?.includes(k)) delete obj[k];
     }
@@ -427,7 +446,7 @@ export function validateAgainstSchema(
 }
 
 export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: ValidateOptions = {}): ValidationResult {
-  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true, opts.dropEmptyMaps === true, opts.enumBesideTypeError === true);
+  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true, opts.dropEmptyMaps === true, opts.enumBesideTypeError === true, opts.goValues === true);
   if (obj !== null && obj !== undefined) w.value(obj, compiled);
   const r: ValidationResult = { errors: w.errors, unknownFields: w.unknownFields };
   if (w.embeddedMetaUnknown) r.embeddedMetaUnknown = w.embeddedMetaUnknown;
@@ -435,11 +454,12 @@ export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: V
 }
 
 /**
- * Drops the empty typed maps of `obj` (the `dropEmptyMaps` of a validation, without its errors):
- * what the store does to a built-in kind's object, for callers that compare before it writes
+ * Drops the empty typed maps of `obj` and writes its quantities and times as Go does (the
+ * `dropEmptyMaps` and `goValues` of a validation, without its errors): what the store does to a
+ * built-in kind's object, for callers that compare before it writes
  */
 export function dropEmptyTypedMaps(obj: unknown, compiled: CompiledSchema): void {
-  validateCompiled(obj, compiled, { prune: false, dropNulls: false, dropEmptyMaps: true });
+  validateCompiled(obj, compiled, { prune: false, dropNulls: false, dropEmptyMaps: true, goValues: true });
 }
 
 /** `{}` where the schema is a map of typed values (not a struct, free-form JSON or a FieldsV1-like message) */

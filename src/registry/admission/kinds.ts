@@ -10,6 +10,8 @@ import { column, get, getArray } from '../kinds/columns.js';
 import { atomicList, enumOf, int32, int64, listMap, obj, proto, protoEmbedded, ref, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from '../kinds/meta.js';
 import { conditions } from '../kinds/workload-shared.js';
+import { validateMetaConditions } from '../kinds/required-members.js';
+import { each } from '../zero-shape.js';
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ResourceDefinition } from '../types.js';
@@ -161,8 +163,12 @@ function policyDefinition(n: SchemaNames): ResourceDefinition {
       })),
     })),
     strategy: {
+      // kube's Spec and Status structs; a metav1.Condition's message has no omitempty
+      zeroShape: { spec: {}, status: { conditions: each({ message: '' }) } },
       default: defaultPolicy,
       validate: validatePolicy,
+      // kube's status strategy validates the conditions (ValidateValidatingAdmissionPolicyStatusUpdate)
+      validateUpdate: (o, _old, sub) => (sub === 'status' ? validateMetaConditions(get(o, 'status', 'conditions'), 'status.conditions') : validatePolicy(o)),
       tracksGeneration: true,
       columns: [column('Validations', 'integer', (o) => getArray(o, 'spec', 'validations').length)],
     },

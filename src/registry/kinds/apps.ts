@@ -5,8 +5,8 @@
 
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
-import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
-import { column, countOf, get, getObject, getString } from './columns.js';
+import type { ApiObject, FieldError, JSONValue, ResourceDefinition } from '../types.js';
+import { column, countOf, get, getArray, getObject, getString } from './columns.js';
 import { bool, enumOf, int32, int64, intOrString, obj, opaque, proto, ref, str } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { statefulSetUpdateErrors } from './update-immutability.js';
@@ -152,6 +152,14 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
   return {
     group: 'apps', version: 'v1', kind: 'StatefulSet', resource: 'statefulsets', singular: 'statefulset', scope: 'Namespaced',
     shortNames: ['sts'], categories: ['all'], subresources: SUBRESOURCES, scale: SCALE,
+    // kube defaults a StatefulSet decoded from storage too: one stored before the claim templates'
+    // default reads (and is compared on update) as kube's would
+    readDefaults: (o) => {
+      if (getArray(o, 'spec', 'volumeClaimTemplates').every((t) => pendingPhase(t) !== undefined)) return o;
+      const copy = structuredClone(o);
+      defaultClaimTemplates(copy);
+      return copy;
+    },
     schema: kindSchema(n, 'StatefulSet represents a set of pods with consistent identities and stable storage.', proto({ spec: 2, status: 3 }, {
       spec: obj('The desired identities of pods in this set.', proto({
         replicas: 1, selector: 2, template: 3, volumeClaimTemplates: 4, serviceName: 5, podManagementPolicy: 6, updateStrategy: 7,
@@ -160,7 +168,17 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
         replicas: replicas('Desired number of replicas. Defaults to 1.'),
         selector: selector(n),
         template: template(n),
-        volumeClaimTemplates: { type: 'array', description: 'Claims pods may reference; every claim gets a unique name per pod.', items: obj('A claim template.', proto({ metadata: 1, spec: 2 }, { metadata: ref(n.meta('ObjectMeta'), "The claim's metadata."), spec: ref(n.core('PersistentVolumeClaimSpec'), 'The desired claim.') })), 'x-orch-list-type': 'atomic' },
+        // a whole PersistentVolumeClaim, as kube's []v1.PersistentVolumeClaim: apiVersion and kind are kept
+        // as written (TypeMeta, not in protobuf), status defaults to Pending (SetDefaults_PersistentVolumeClaim)
+        volumeClaimTemplates: { type: 'array', description: 'Claims pods may reference; every claim gets a unique name per pod.', items: obj('A claim template.', {
+          apiVersion: str('Versioned schema of this representation.'),
+          kind: str('Kind of this object.'),
+          ...proto({ metadata: 1, spec: 2, status: 3 }, {
+            metadata: ref(n.meta('ObjectMeta'), "The claim's metadata."),
+            spec: ref(n.core('PersistentVolumeClaimSpec'), 'The desired claim.'),
+            status: ref(n.core('PersistentVolumeClaimStatus'), 'The status of the claim.'),
+          }),
+        }), 'x-orch-list-type': 'atomic' },
         serviceName: str('Name of the governing headless service.'),
         podManagementPolicy: enumOf('How pods are created during initial scale up and scale down.', ['OrderedReady', 'Parallel']),
         updateStrategy: obj('Strategy used to update pods when the template changes.', proto({ type: 1, rollingUpdate: 2 }, {
@@ -195,7 +213,7 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
     })),
     strategy: {
       zeroShape: {
-        spec: { template: POD_TEMPLATE_SHAPE, updateStrategy: {}, volumeClaimTemplates: each({ metadata: {}, spec: { resources: {} } }) },
+        spec: { template: POD_TEMPLATE_SHAPE, updateStrategy: {}, volumeClaimTemplates: each({ metadata: {}, spec: { resources: {} }, status: {} }) },
         status: { replicas: 0, availableReplicas: 0 },
       },
       default: (o) => {
@@ -212,6 +230,7 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
         setDefault(o, ['spec', 'persistentVolumeClaimRetentionPolicy'], 'whenDeleted', 'Retain');
         setDefault(o, ['spec', 'persistentVolumeClaimRetentionPolicy'], 'whenScaled', 'Retain');
         defaultPodTemplate(getObject(o, 'spec', 'template'));
+        defaultClaimTemplates(o);
       },
       validate: (o) => validateStatefulSet(o),
       validateUpdate: (o, old, subresource) => [...validateStatefulSet(o), ...(subresource ? [] : statefulSetUpdateErrors(o, old))],
@@ -222,6 +241,21 @@ export function statefulSetDefinition(n: SchemaNames): ResourceDefinition {
       ],
     },
   };
+}
+
+/** a claim template's status.phase, when set */
+function pendingPhase(t: JSONValue): string | undefined {
+  const phase = get(t, 'status', 'phase');
+  return typeof phase === 'string' && phase !== '' ? phase : undefined;
+}
+
+/** kube's SetDefaults_PersistentVolumeClaim on each claim template: status.phase Pending */
+function defaultClaimTemplates(o: ApiObject): void {
+  for (const t of getArray(o, 'spec', 'volumeClaimTemplates')) {
+    if (t === null || typeof t !== 'object' || Array.isArray(t) || pendingPhase(t) !== undefined) continue;
+    const status = t.status !== null && typeof t.status === 'object' && !Array.isArray(t.status) ? t.status : (t.status = {});
+    status.phase = 'Pending';
+  }
 }
 
 /** the DaemonSet's deprecated template generation annotation (daemon pods carry it as `pod-template-generation`) */

@@ -16,8 +16,10 @@ import { column, fieldOf, get, getArray, getObject, getString } from './columns.
 import { atomicList, bool, enumOf, int32, intOrString, mapOf, obj, opaque, proto, ref, str, strMap, time } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { storageClassUpdateErrors } from './update-immutability.js';
+import { validateAllowedTopologies, validateMetaConditions } from './required-members.js';
 import { conditions, generationSeen, num, selector } from './workload-shared.js';
 import { notMoreThan100, validateIntOrPercent } from './workload-validation.js';
+import { type ZeroShape, each, whenPresent } from '../zero-shape.js';
 
 const strings = (d: string): Schema => atomicList(d, { type: 'string' });
 const fieldErr = (field: string, type: string, message: string): FieldError => ({ field, type, message });
@@ -44,12 +46,14 @@ export function podDisruptionBudgetDefinition(n: SchemaNames): ResourceDefinitio
       })),
     })),
     strategy: {
-      zeroShape: { spec: {}, status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 } },
+      // metav1.Condition's message has no omitempty: kube writes "" for a condition written without one
+      zeroShape: { spec: {}, status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0, conditions: each({ message: '' }) } },
       prepareForCreate: (o) => {
         o.status = { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
       },
       validate: validatePDB,
-      validateUpdate: (o) => validatePDB(o),
+      // kube's status strategy: ValidatePodDisruptionBudgetStatusAndConditions
+      validateUpdate: (o, _old, sub) => (sub === 'status' ? [...validatePDB(o), ...validateMetaConditions(get(o, 'status', 'conditions'), 'status.conditions')] : validatePDB(o)),
       columns: [
         column('Min Available', 'string', (o) => String(get(o, 'spec', 'minAvailable') ?? 'N/A')),
         column('Max Unavailable', 'string', (o) => String(get(o, 'spec', 'maxUnavailable') ?? 'N/A')),
@@ -115,6 +119,21 @@ function metricSpec(n: SchemaNames): Schema {
   }), ['type']);
 }
 
+/**
+ * autoscaling/v2 MetricStatus as Go encodes it: each source a pointer, inside it non-pointer
+ * structs (`current`, `metric`, `describedObject`) and strings without omitempty (`name`,
+ * `container`, a reference's `kind`); kube validates no status metric, so whatever a status
+ * write left out comes back zero
+ */
+const METRIC_STATUS_SHAPE: ZeroShape = {
+  type: '',
+  object: whenPresent({ metric: { name: '' }, current: {}, describedObject: { kind: '', name: '' } }),
+  pods: whenPresent({ metric: { name: '' }, current: {} }),
+  resource: whenPresent({ name: '', current: {} }),
+  containerResource: whenPresent({ name: '', current: {}, container: '' }),
+  external: whenPresent({ metric: { name: '' }, current: {} }),
+};
+
 /** autoscaling/v2 MetricStatus, numbered like MetricSpec */
 function metricStatus(n: SchemaNames): Schema {
   const current = metricValueStatus(n);
@@ -137,13 +156,13 @@ function metricStatus(n: SchemaNames): Schema {
 }
 
 function scalingRules(n: SchemaNames, d: string): Schema {
-  return obj(d, proto({ stabilizationWindowSeconds: 3, selectPolicy: 1, policies: 2, tolerance: 4 }, {
+  // kube 1.32's HPAScalingRules (no `tolerance`: 1.33's alpha HPAConfigurableTolerance)
+  return obj(d, proto({ stabilizationWindowSeconds: 3, selectPolicy: 1, policies: 2 }, {
     stabilizationWindowSeconds: int32('Seconds past recommendations are considered while scaling.'),
     selectPolicy: enumOf('Which policy is used.', ['Disabled', 'Max', 'Min']),
     policies: atomicList('Potential scaling policies.', obj('A single policy.', proto({ type: 1, value: 2, periodSeconds: 3 }, {
       type: enumOf('The scaling policy.', ['Percent', 'Pods']), value: int32('Amount of change permitted by the policy.'), periodSeconds: int32('Window of time for which the policy holds.'),
     }), ['type', 'value', 'periodSeconds'])),
-    tolerance: ref(n.quantity, 'Tolerance on the ratio between current and desired metric value.'),
   }));
 }
 
@@ -188,7 +207,7 @@ function hpaDefinition(n: SchemaNames, v2: boolean): ResourceDefinition {
       zeroShape: {
         spec: { scaleTargetRef: {} },
         // v1's currentReplicas has no omitempty, v2's has
-        status: v2 ? { desiredReplicas: 0 } : { currentReplicas: 0, desiredReplicas: 0 },
+        status: v2 ? { desiredReplicas: 0, currentMetrics: each(METRIC_STATUS_SHAPE) } : { currentReplicas: 0, desiredReplicas: 0 },
       },
       default: (o) => {
         const spec = getObject(o, 'spec');
@@ -247,7 +266,8 @@ export function storageClassDefinition(n: SchemaNames): ResourceDefinition {
         o.reclaimPolicy ??= 'Delete';
         o.volumeBindingMode ??= 'Immediate';
       },
-      validateUpdate: storageClassUpdateErrors,
+      validate: (o) => validateAllowedTopologies(get(o, 'allowedTopologies'), 'allowedTopologies'),
+      validateUpdate: (o, old) => [...storageClassUpdateErrors(o, old), ...validateAllowedTopologies(get(o, 'allowedTopologies'), 'allowedTopologies')],
       columns: [
         column('Provisioner', 'string', (o) => String(o.provisioner ?? '')),
         column('ReclaimPolicy', 'string', (o) => String(o.reclaimPolicy ?? '')),

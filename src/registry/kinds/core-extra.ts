@@ -17,6 +17,8 @@ import { ZERO, formatAmount, usageOf } from '../quota/amount.js';
 import { validateResourceQuotaSpec } from './quota-validation.js';
 import { validatePersistentVolumeClaimUpdate } from './pvc-update-validation.js';
 import { persistentVolumeUpdateErrors, resourceQuotaUpdateErrors } from './update-immutability.js';
+import { validateVolumeNodeAffinity } from './pod-scheduling-validation.js';
+import { validateDataSourceRef } from './required-members.js';
 import { POD_TEMPLATE_SHAPE, PVC_SHAPE, SPEC_STATUS_SHAPE, whenPresent } from '../zero-shape.js';
 
 const quantities = (n: SchemaNames, d: string): Schema => mapOf(d, ref(n.quantity));
@@ -136,6 +138,7 @@ function validateClaim(o: ApiObject): FieldError[] {
   } else if (storage !== undefined && !((parseQuantity(storage) ?? 0) > 0)) {
     errs.push(invalid('spec.resources[storage]', storage, 'must be greater than zero'));
   }
+  errs.push(...validateDataSourceRef(get(o, 'spec', 'dataSourceRef'), 'spec.dataSourceRef'));
   return errs;
 }
 
@@ -145,12 +148,7 @@ export function persistentVolumeClaimDefinition(n: SchemaNames): ResourceDefinit
     shortNames: ['pvc'], subresources: ['status'],
     schema: kindSchema(n, "PersistentVolumeClaim is a user's request for and claim to a persistent volume.", proto({ spec: 2, status: 3 }, {
       spec: ref(n.core('PersistentVolumeClaimSpec'), 'The desired characteristics of a volume requested by a pod author.'),
-      status: obj('The current information/status of a persistent volume claim.', proto({ phase: 1, accessModes: 2, capacity: 3, conditions: 4 }, {
-        phase: enumOf('The current phase of the claim.', ['Bound', 'Lost', 'Pending']),
-        accessModes: atomicList('The actual access modes the volume backing the claim has.', { type: 'string' }),
-        capacity: quantities(n, 'The actual resources of the underlying volume.'),
-        conditions: conditions('probed'),
-      })),
+      status: ref(n.core('PersistentVolumeClaimStatus'), 'The current information/status of a persistent volume claim.'),
     })),
     strategy: {
       zeroShape: PVC_SHAPE,
@@ -203,7 +201,8 @@ export function persistentVolumeDefinition(n: SchemaNames): ResourceDefinition {
         const at = o.metadata?.creationTimestamp;
         o.status = { phase: 'Pending', ...(at ? { lastPhaseTransitionTime: at } : {}) };
       },
-      validateUpdate: persistentVolumeUpdateErrors,
+      validate: (o) => validateVolumeNodeAffinity(getObject(o, 'spec')),
+      validateUpdate: (o, old, sub) => [...persistentVolumeUpdateErrors(o, old, sub), ...(sub ? [] : validateVolumeNodeAffinity(getObject(o, 'spec')))],
       columns: [
         column('Capacity', 'string', (o) => String(get(o, 'spec', 'capacity', 'storage') ?? '')),
         column('Access Modes', 'string', (o) => accessModes(o, 'spec', 'accessModes')),

@@ -97,14 +97,12 @@ export function podExtraDefinitions(n: SchemaNames): Definitions {
       type: str('Localhost, RuntimeDefault or Unconfined.'),
       localhostProfile: str('Profile loaded on the node (type Localhost).'),
     })),
-    [c('VolumeMountStatus')]: obj('Status of one volume mount.', proto({ name: 1, mountPath: 2, readOnly: 3, recursiveReadOnly: 4, volumeStatus: 5 }, {
+    // kube 1.32's (volumeStatus is a later release's)
+    [c('VolumeMountStatus')]: obj('Status of one volume mount.', proto({ name: 1, mountPath: 2, readOnly: 3, recursiveReadOnly: 4 }, {
       name: str('Name of the volume mount.'),
       mountPath: str('Path of the mount.'),
       readOnly: bool('Mounted read-only.'),
       recursiveReadOnly: str('Disabled or Enabled.'),
-      volumeStatus: obj('Volume-type-specific status.', proto({ image: 1 }, {
-        image: obj('Image volume status.', proto({ imageRef: 1 }, { imageRef: str('Digest of the image used.') })),
-      })),
     })),
     [c('ContainerUser')]: obj('Identity of the first process of the container.', proto({ linux: 1 }, {
       linux: obj('Linux identity.', proto({ uid: 1, gid: 2, supplementalGroups: 3 }, {

@@ -229,10 +229,10 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       failureThreshold: int32('Consecutive failures to count as failure.', { default: 3, ...GO_ZERO }),
       terminationGracePeriodSeconds: int64('Grace period for a probe-triggered kill.'),
     }),
+    // kube 1.32's (stopSignal is 1.33's alpha ContainerStopSignals: 1.32 prunes it)
     [c('Lifecycle')]: obj('Actions to take on container lifecycle events.', {
       postStart: handler('Called right after the container is created.'),
       preStop: handler('Called before the container is terminated.'),
-      stopSignal: str('Signal used to stop the container.'),
     }),
     [c('SecurityContext')]: obj('Security options of a container; they override the pod-level ones.', {
       capabilities: obj('Capabilities to add and drop.', { add: strings('Added capabilities.'), drop: strings('Dropped capabilities.') }),
@@ -408,7 +408,7 @@ export function coreDefinitions(n: SchemaNames): Definitions {
       'exec@1': 1, 'httpGet@1': 2, 'tcpSocket@1': 3, 'grpc@1': [4, { port: 1, service: 2 }],
       initialDelaySeconds: 2, timeoutSeconds: 3, periodSeconds: 4, successThreshold: 5, failureThreshold: 6, terminationGracePeriodSeconds: 7,
     },
-    Lifecycle: { postStart: 1, preStop: 2, stopSignal: 3 },
+    Lifecycle: { postStart: 1, preStop: 2 },
     SecurityContext: {
       capabilities: [1, { add: 1, drop: 2 }], privileged: 2, seLinuxOptions: 3, runAsUser: 4, runAsNonRoot: 5, readOnlyRootFilesystem: 6,
       allowPrivilegeEscalation: 7, runAsGroup: 8, procMount: 9, windowsOptions: 10, seccompProfile: 11, appArmorProfile: 12,

@@ -7,15 +7,16 @@
 import type { SchemaNames } from '../../machinery/schema/naming.js';
 import type { Schema } from '../../machinery/schema/types.js';
 import type { ApiObject, FieldError, ResourceDefinition } from '../types.js';
-import { column, get, getArray, getString } from './columns.js';
+import { column, get, getArray, getObject, getString } from './columns.js';
 import { atomicList, bool, enumOf, int32, intOrString, obj, opaque, proto, protoEmbedded, ref, str, strMap } from '../../machinery/schema/dsl.js';
 import { kindSchema } from './meta.js';
 import { selectorText } from './workload-shared.js';
 import { immutable, invalid } from './field-errors.js';
 import { isDNS1123Subdomain } from '../../machinery/schema/object-meta.js';
 import { isIP } from 'node:net';
-import { each } from '../zero-shape.js';
+import { each, whenPresent } from '../zero-shape.js';
 import { defaultEndpoints, dropDeprecatedTopology, validateEndpointSlice, validateEndpointSliceUpdate, validateEndpoints } from './endpoints-validation.js';
+import { validateIngressClassParameters } from './required-members.js';
 
 const strings = (d: string): Schema => atomicList(d, { type: 'string' });
 
@@ -127,8 +128,17 @@ export function ingressClassDefinition(n: SchemaNames): ResourceDefinition {
     })),
     strategy: {
       zeroShape: { spec: {} },
+      // kube's SetDefaults_IngressClass: parameters without a scope are Cluster-scoped
+      default: (o) => {
+        const params = getObject(o, 'spec', 'parameters');
+        if (params) params.scope ??= 'Cluster';
+      },
+      validate: (o) => validateIngressClassParameters(get(o, 'spec', 'parameters'), 'spec.parameters'),
       // kube's ValidateIngressClassUpdate
-      validateUpdate: (o, old) => immutable('spec.controller', get(o, 'spec', 'controller'), get(old, 'spec', 'controller')),
+      validateUpdate: (o, old) => [
+        ...immutable('spec.controller', get(o, 'spec', 'controller'), get(old, 'spec', 'controller')),
+        ...validateIngressClassParameters(get(o, 'spec', 'parameters'), 'spec.parameters'),
+      ],
       columns: [
         column('Controller', 'string', (o) => getString(o, 'spec', 'controller') ?? ''),
         column('Parameters', 'string', (o) => (getString(o, 'spec', 'parameters', 'name') ? `${getString(o, 'spec', 'parameters', 'kind') ?? ''}/${getString(o, 'spec', 'parameters', 'name')}` : '<none>')),
@@ -237,7 +247,8 @@ export function endpointSliceDefinition(n: SchemaNames): ResourceDefinition {
       }))),
     }), ['addressType', 'endpoints']),
     strategy: {
-      zeroShape: { endpoints: each({ conditions: {} }) },
+      // a ForZone's name has no omitempty (kube accepts an empty one: a valid label value)
+      zeroShape: { endpoints: each({ conditions: {}, hints: whenPresent({ forZones: each({ name: '' }) }) }) },
       prepareForCreate: (o) => dropDeprecatedTopology(o),
       prepareForUpdate: (o, old) => dropDeprecatedTopology(o, old),
       validate: validateEndpointSlice,

@@ -12,6 +12,7 @@ import { validateSysctls } from './pod-sysctls.js';
 import { checkHostPortConflicts, validateContainerPorts, validateProbesAndHooks } from './pod-container-checks.js';
 import { validateVolumes } from './pod-volume-validation.js';
 import { validateToleration } from './node-runtime.js';
+import { validateAffinity, validateAppArmorProfile, validateResizePolicy, validateTopologySpread, validateVolumeDevices } from './pod-scheduling-validation.js';
 
 type Obj = Record<string, JSONValue>;
 
@@ -50,6 +51,9 @@ export function validatePod(o: ApiObject, opts: { allowHostSysctls?: boolean; te
       else if ((!opts.template || field === 'ephemeralContainers') && c.image.trim() !== c.image) errs.push(inv(`${p}.image`, c.image, 'must not have leading or trailing whitespace'));
       errs.push(...validateEnv(c, p));
       validateContainerPorts(c.ports, p, errs);
+      validateVolumeDevices(c, spec.volumes, p, errs);
+      if (field !== 'ephemeralContainers') validateResizePolicy(c.resizePolicy, `${p}.resizePolicy`, errs);
+      validateAppArmorProfile(getObject(c, 'securityContext', 'appArmorProfile'), `${p}.securityContext.appArmorProfile`, errs);
       // probes and hooks of regular containers and sidecars (pod-sidecars.ts forbids them on other init containers)
       if (field === 'containers' || (field === 'initContainers' && c.restartPolicy === 'Always')) validateProbesAndHooks(c, p, errs);
       // init containers run one by one: each one's host ports alone
@@ -82,6 +86,9 @@ export function validatePod(o: ApiObject, opts: { allowHostSysctls?: boolean; te
   const tgps = spec.terminationGracePeriodSeconds;
   if (typeof tgps === 'number' && tgps < 0) errs.push(inv('spec.terminationGracePeriodSeconds', tgps, 'must be greater than or equal to 0'));
   validateSpecFields(spec, errs);
+  validateAppArmorProfile(getObject(spec, 'securityContext', 'appArmorProfile'), 'spec.securityContext.appArmorProfile', errs);
+  validateAffinity(spec.affinity, 'spec.affinity', errs);
+  validateTopologySpread(spec.topologySpreadConstraints, 'spec.topologySpreadConstraints', errs);
   return errs;
 }
 

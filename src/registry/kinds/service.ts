@@ -11,6 +11,7 @@ import { kindSchema } from './meta.js';
 import { deepEqual } from '../../machinery/meta.js';
 import { keepHealthCheckNodePort, needsHealthCheck, normalizeClusterIPs, serviceUpdateErrors } from './service-update.js';
 import { externallyAccessible, serviceType, validateService } from './service-validation.js';
+import { each } from '../zero-shape.js';
 
 export function serviceDefinition(n: SchemaNames): ResourceDefinition {
   const servicePort = obj('A port the service exposes.', proto({ name: 1, protocol: 2, appProtocol: 6, port: 3, targetPort: 4, nodePort: 5 }, {
@@ -76,16 +77,18 @@ export function serviceDefinition(n: SchemaNames): ResourceDefinition {
           type: str('Condition type.'),
           status: str('True, False or Unknown.'),
           observedGeneration: { type: 'integer', format: 'int64', description: 'Generation the condition was set for.' },
-          lastTransitionTime: time('Last change.'),
+          lastTransitionTime: { ...time('Last change.'), 'x-orch-zero-null': true },
           reason: str('Machine-readable reason.'),
           message: str('Human-readable details.'),
           // kube's ValidateServiceStatusUpdate checks only the load balancer: a condition set without a
-          // transition time (Go's zero time, sent as null; the Services status-lifecycle e2e does so) is kept
-        }), ['type', 'status', 'reason', 'message']), ['type'], 'type'),
+          // transition time (Go's zero time, sent as null; the Services status-lifecycle e2e does so),
+          // a reason or a message is kept, and written back as Go does (zero shape below)
+        }), ['type', 'status']), ['type'], 'type'),
       })),
     })),
     strategy: {
-      zeroShape: { spec: {}, status: { loadBalancer: {} } },
+      // metav1.Condition: reason and message without omitempty, a zero lastTransitionTime is null
+      zeroShape: { spec: {}, status: { loadBalancer: {}, conditions: each({ lastTransitionTime: null, reason: '', message: '' }) } },
       selectableFields: { 'spec.clusterIP': fieldOf('spec', 'clusterIP'), 'spec.type': fieldOf('spec', 'type') },
       default: defaultService,
       prepareForUpdate: keepAllocatedValues,

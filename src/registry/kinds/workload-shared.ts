@@ -41,6 +41,21 @@ export function workloadDefinitions(n: SchemaNames): Definitions {
     })),
       volumeAttributesClassName: str('The VolumeAttributesClass used by this claim.'),
     })),
+    [n.core('PersistentVolumeClaimStatus')]: obj('The current information/status of a persistent volume claim.', proto({
+      phase: 1, accessModes: 2, capacity: 3, conditions: 4, allocatedResources: 5, allocatedResourceStatuses: 7, currentVolumeAttributesClassName: 8, modifyVolumeStatus: 9,
+    }, {
+      phase: enumOf('The current phase of the claim.', ['Bound', 'Lost', 'Pending']),
+      accessModes: atomicList('The actual access modes the volume backing the claim has.', { type: 'string' }),
+      capacity: mapOf('The actual resources of the underlying volume.', ref(n.quantity)),
+      conditions: conditions('probed'),
+      allocatedResources: mapOf('The resources allocated to the claim (volume expansion).', ref(n.quantity)),
+      allocatedResourceStatuses: { ...mapOf('The status of each resource being resized.', { type: 'string' }), 'x-orch-map-type': 'granular' },
+      currentVolumeAttributesClassName: str('The VolumeAttributesClass the claim is using.'),
+      modifyVolumeStatus: obj('The status of a volume modification (VolumeAttributesClass).', proto({ targetVolumeAttributesClassName: 1, status: 2 }, {
+        targetVolumeAttributesClassName: str('The VolumeAttributesClass being reconciled.'),
+        status: str('Pending, InProgress or Infeasible.'),
+      }), ['status']),
+    })),
     [n.core('TypedLocalObjectReference')]: obj('A reference to a typed object in the same namespace.', proto({ apiGroup: 1, kind: 2, name: 3 }, {
       apiGroup: str('Group of the resource being referenced; empty for the core group.'),
       kind: str('Type of resource being referenced.'),
