@@ -20,8 +20,8 @@ export interface ListOptions {
   namespace: string;
   labelSelector: LabelSelector;
   fieldSelector: FieldSelector;
-  /** as given: parsed by the verbs that take it (a bad `limit` on a watch is ignored, as before) */
-  limit?: string;
+  /** converted for every verb, as kube converts the whole query before it looks at the verb */
+  limit?: number;
   continueToken?: string;
   /** as given; undefined = unset or empty */
   resourceVersion?: string;
@@ -29,14 +29,17 @@ export interface ListOptions {
   /** undefined when the parameter is absent (Kubernetes treats absent and false differently) */
   sendInitialEvents?: boolean;
   allowWatchBookmarks: boolean;
-  /** as given: only watches read it */
-  timeoutSeconds?: string;
+  /** converted for every verb (a list ignores it, but a malformed one is kube's 400 there too) */
+  timeoutSeconds?: number;
   /** `meta.<domain>`: the group its 422s name (kube's meta.k8s.io) */
   metaGroup: string;
 }
 
 
 export function parseListOptions(q: URLSearchParams, namespace: string, apiDomain: string): ListOptions {
+  // kube converts the query into ListOptions first (its integers before the selectors are parsed), then validates
+  const timeoutSeconds = intValue(q.get('timeoutSeconds') ?? undefined);
+  const limit = intValue(q.get('limit') ?? undefined);
   let labelSelector: LabelSelector;
   let fieldSelector: FieldSelector;
   try {
@@ -50,13 +53,13 @@ export function parseListOptions(q: URLSearchParams, namespace: string, apiDomai
     namespace,
     labelSelector,
     fieldSelector,
-    limit: q.get('limit') ?? undefined,
+    limit,
     continueToken: q.get('continue') || undefined,
     resourceVersion: rv === null || rv === '' ? undefined : rv,
     resourceVersionMatch: q.get('resourceVersionMatch') || undefined,
     sendInitialEvents: q.has('sendInitialEvents') ? boolParam(q, 'sendInitialEvents') : undefined,
     allowWatchBookmarks: boolParam(q, 'allowWatchBookmarks'),
-    timeoutSeconds: q.get('timeoutSeconds') ?? undefined,
+    timeoutSeconds,
     metaGroup: `meta.${apiDomain}`,
   };
 }
@@ -109,8 +112,7 @@ function checkListOptions(o: ListOptions, watch: boolean): void {
 export function listParams(o: ListOptions): ListParams {
   checkListOptions(o, false);
   // kube validates no limit: its storage pages only when limit > 0, so a negative one lists everything
-  const parsed = intValue('limit', o.limit);
-  const limit = parsed !== undefined && parsed < 0 ? undefined : parsed;
+  const limit = o.limit !== undefined && o.limit < 0 ? undefined : o.limit;
   return {
     namespace: o.namespace,
     labelSelector: o.labelSelector,
@@ -126,10 +128,8 @@ export function listParams(o: ListOptions): ListParams {
 export function watchParams(o: ListOptions): WatchParams {
   const resourceVersion = parseResourceVersion(o.resourceVersion);
   const { sendInitialEvents } = o;
-  const timeoutSeconds = intValue('timeoutSeconds', o.timeoutSeconds);
-  if (timeoutSeconds !== undefined && timeoutSeconds < 0) {
-    throw badRequest(`timeoutSeconds: Invalid value: ${timeoutSeconds}: must be greater than or equal to 0`);
-  }
+  // kube validates no timeoutSeconds: a negative one is a stream whose timer has already run out (200, no events)
+  const { timeoutSeconds } = o;
   // spec 000 §4.2/§4.5: resourceVersionMatch on a watch only with sendInitialEvents, and then only NotOlderThan
   checkListOptions(o, true);
   if (o.continueToken) {

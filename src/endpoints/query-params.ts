@@ -18,14 +18,23 @@ export function queryBool(v: string | null): boolean {
   return v !== null && v !== '0' && v.toLowerCase() !== 'false';
 }
 
-/** undefined when absent or empty; 400 when not an integer */
+/** undefined when absent; else kube's strconv.ParseInt of it (an empty value too is a 400) */
 export function intParam(q: URLSearchParams, name: string): number | undefined {
-  return intValue(name, q.get(name) ?? undefined);
+  return intValue(q.get(name) ?? undefined);
 }
 
-/** a parameter read earlier as a string (ListOptions keep them as given) */
-export function intValue(name: string, v: string | undefined): number | undefined {
-  if (v === undefined || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: Invalid value: "${v}": must be an integer`);
-  return Number(v);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * A parameter read earlier as a string, converted as kube's query conversion does
+ * (runtime.Convert_Slice_string_To_int64: strconv.ParseInt(v, 10, 64)): its error is
+ * kube's 400 message, `strconv.ParseInt: parsing "abc": invalid syntax`, and a value
+ * beyond int64 is `value out of range`, not a number quietly rounded.
+ */
+export function intValue(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^[+-]?\d+$/.test(v)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
+  const n = BigInt(v);
+  if (n > INT64_MAX || n < -INT64_MAX - 1n) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`);
+  return Number(n);
 }

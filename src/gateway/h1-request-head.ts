@@ -40,7 +40,8 @@ export interface H1RequestHead {
 
 /** a head the front answers itself with a Status and the connection's close */
 export interface Rejection {
-  reject: { code: 400 | 405 | 501 | 505; message: string };
+  /** 200: `OPTIONS *`, answered empty (Go's server answers it itself) */
+  reject: { code: 200 | 400 | 405 | 501 | 505; message: string };
 }
 
 const rejection = (code: Rejection['reject']['code'], message: string): Rejection => ({ reject: { code, message } });
@@ -56,19 +57,24 @@ const TCHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 export function parseRequestHead(buf: Buffer, end: number): H1RequestHead | Rejection | undefined {
   for (let i = 0; i < end; i++) {
     const c = buf[i]!;
-    // bytes outside printable ASCII (and bare CR/LF are checked per line below)
-    if (c >= 0x7f || (c < 0x20 && c !== 0x0d && c !== 0x0a && c !== 0x09)) return undefined;
+    // a control character (bare CR/LF are checked per line below): not HTTP, Go's 400 (uWS would
+    // keep the connection open without a word until its idle close)
+    if (c === 0x7f || (c < 0x20 && c !== 0x0d && c !== 0x0a && c !== 0x09)) return rejection(400, 'malformed HTTP request: a control character in the request head');
+    // bytes outside ASCII (UTF-8 in a header value)
+    if (c > 0x7f) return undefined;
   }
   const lines = buf.toString('latin1', 0, end).split('\r\n');
   const m = /^([^ ]+) ([^ ]+) HTTP\/(\d)\.(\d)$/.exec(lines[0]!);
   if (!m || lines[0]!.includes('\n')) return rejection(400, 'malformed HTTP request line');
-  const [, method, target, major, minor] = m as unknown as [string, string, string, string, string];
+  const [, method, rawTarget, major, minor] = m as unknown as [string, string, string, string, string];
   if (!TCHAR.test(method)) return rejection(400, `malformed HTTP method "${method}"`);
   if (major !== '1' || (minor !== '0' && minor !== '1')) return rejection(505, `HTTP version ${major}.${minor} is not supported`);
   const http10 = minor === '0';
-  // an absolute or authority target, or OPTIONS *: as uWS has always handled them
-  if (!target.startsWith('/')) return undefined;
-  if (!METHODS.has(method)) return method === 'CONNECT' ? undefined : rejection(405, `the method ${method} is not allowed`);
+  // an authority target (CONNECT): as uWS has always handled it
+  if (method === 'CONNECT') return undefined;
+  const target = originForm(rawTarget);
+  if (typeof target !== 'string') return target;
+  if (!METHODS.has(method)) return rejection(405, 'the server does not allow this method on the requested resource');
   const q = target.indexOf('?');
   const headers = new Map<string, string>();
   for (let i = 1; i < lines.length; i++) {
@@ -119,6 +125,21 @@ export function parseRequestHead(buf: Buffer, end: number): H1RequestHead | Reje
     close: http10 || /(^|,)\s*close\s*(,|$)/.test(connection),
     http10,
   };
+}
+
+/**
+ * The origin-form target (`/path?query`) a request target means, as Go's server reads it (RFC 9112
+ * §3.2): an absolute-form one (`https://host/path`, a proxy's form) is its path and query; `OPTIONS *`
+ * is Go's own empty 200; anything else (an authority, a relative path) is a 400. uWS answers none of
+ * them: it holds the connection until its idle close.
+ */
+function originForm(target: string): string | Rejection {
+  if (target.startsWith('/')) return target;
+  if (target === '*') return { reject: { code: 200, message: '' } };
+  const absolute = /^https?:\/\/[^/?#]*/i.exec(target);
+  if (!absolute) return rejection(400, `malformed HTTP request: invalid request target ${JSON.stringify(target)}`);
+  const rest = target.slice(absolute[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
 export function isRejection(h: H1RequestHead | Rejection): h is Rejection {

@@ -56,7 +56,8 @@ export const unavailableResponse = (): PlainResponse => status(503, 'ServiceUnav
 const REJECTION_REASONS: Record<number, string> = { 400: 'BadRequest', 405: 'MethodNotAllowed' };
 
 /** the answer to a head that is not HTTP; the connection closes after it */
-export const rejectionResponse = (code: number, message: string): PlainResponse => status(code, REJECTION_REASONS[code], message, [['Connection', 'close']]);
+export const rejectionResponse = (code: number, message: string): PlainResponse =>
+  code < 300 ? { status: code, headers: [['Connection', 'close']], body: '' } : status(code, REJECTION_REASONS[code], message, [['Connection', 'close']]);
 
 /** a Status answer; no `reason` for codes Kubernetes has none for (501, 505) */
 function status(code: number, reason: string | undefined, message: string, extra: [string, string][] = []): PlainResponse {

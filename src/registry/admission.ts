@@ -36,7 +36,7 @@ export class SchemaAdmission implements ObjectAdmission {
   admit(def: ResourceDefinition, obj: ApiObject, old?: ApiObject): { errors: FieldError[]; unknownFields: string[] } {
     const compiled = compileSchema(def.schema, this.defs);
     applyCompiledDefaults(obj, compiled);
-    const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true, enumBesideTypeError: def.customResource === true, dropEmptyMaps: def.customResource !== true, goValues: def.customResource !== true });
+    const r = validateCompiled(obj, compiled, { listUniqueness: def.customResource === true, enumBesideTypeError: def.customResource === true, dropEmptyMaps: def.customResource !== true, goValues: def.customResource !== true, goIntRanges: def.customResource !== true });
     dropEmptyMetadata(obj);
     // a custom resource's unknown fields in the order kube's handler finds them (kube's field_validation_test.go)
     if (def.customResource && r.unknownFields.length > 1) r.unknownFields = crdUnknownOrder(r.unknownFields, r.embeddedMetaUnknown ?? []);

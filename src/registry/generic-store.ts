@@ -203,6 +203,9 @@ export class GenericStore {
     // kube decodes the write into its Go type: admission, validation and managedFields see its zero values
     fillZeroShape(obj, this.def.strategy.zeroShape);
     let admitted = decodeWrite(this.def, this.admission, obj, undefined, opts);
+    // kube's NamespaceLifecycle is the first admission plugin: a missing or Terminating namespace
+    // is refused before the object is validated (an invalid object in a missing namespace is 404)
+    await checkNamespaceForCreate(this.def, this.namespaceExists, namespace, shownName);
     const putFields = this.hooks.recordFields?.(this.def, obj, undefined, opts);
     if (this.hooks.mutate) {
       const system = { uid: meta.uid, creationTimestamp: meta.creationTimestamp, generation: meta.generation };
@@ -226,7 +229,6 @@ export class GenericStore {
     }
     const unknownFields = admitted.unknownFields;
     validateWrite(this.def, this.admission, obj, undefined, name, opts, admitted);
-    await checkNamespaceForCreate(this.def, this.namespaceExists, namespace, shownName);
     putFields?.(obj);
     this.hooks.beforeWrite?.(this.def, obj, undefined, opts);
     if (this.hooks.validateAdmission) {

@@ -87,6 +87,8 @@ export function scaleCapabilities(def: ResourceDefinition, scale: ScaleSubresour
   };
 }
 
+const INT32_MAX = 2 ** 31 - 1;
+
 /** writes replicas (and checks a resourceVersion precondition) inside one guaranteed update */
 async function writeScale(
   def: ResourceDefinition,
@@ -119,6 +121,12 @@ async function writeScale(
       if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
         throw invalid('Scale', 'autoscaling', ctx.name, [{
           field: 'spec.replicas', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0`,
+        }]);
+      }
+      // ScaleSpec.replicas is a Go int32: kube's decoder refuses a larger number, so nothing stores it
+      if (replicas > INT32_MAX) {
+        throw invalid('Scale', 'autoscaling', ctx.name, [{
+          field: 'spec.replicas', type: 'FieldValueTypeInvalid', message: `Invalid value: ${String(replicas)}: spec.replicas in body must be of type int32: "${String(replicas)}"`,
         }]);
       }
       setAt(cur, pathOf(scale.specReplicasPath), replicas);

@@ -15,6 +15,8 @@ import { EPHEMERAL_SUBRESOURCE } from '../../registry/kinds/pod-ephemeral.js';
 import { statusApplyMetadataFields, statusWriteMeta, statusWriteMetadata } from '../../registry/status-write-metadata.js';
 import { undecodableBodyMessage } from '../undecodable-body.js';
 import { dryRunError } from '../../registry/deletion/delete-options.js';
+import { decodeError } from '../../registry/write-validation.js';
+import { isDateTime } from '../../machinery/schema/formats.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -34,6 +36,30 @@ export function bodyText(req: ApiRequest): string {
   }
 }
 
+const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+";
+const MEDIA_PARAM = new RegExp(`^\\s*${TOKEN}\\s*=\\s*(?:${TOKEN}|"(?:[^"\\\\]|\\\\.)*")\\s*$`);
+
+/**
+ * Whether a Content-Type's parameters parse as Go's mime.ParseMediaType reads them (kube's
+ * NegotiateInputSerializer): `;` separated `name=value` pairs, each name once, a trailing `;`
+ * allowed. Another is kube's 415, whatever the type before it.
+ */
+export function mediaParamsValid(contentType: string): boolean {
+  const semi = contentType.indexOf(';');
+  if (semi < 0) return true;
+  const names = new Set<string>();
+  const params = contentType.slice(semi + 1).split(';');
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i]!;
+    if (p.trim() === '' && i === params.length - 1) break;
+    if (!MEDIA_PARAM.test(p)) return false;
+    const name = p.slice(0, p.indexOf('=')).trim().toLowerCase();
+    if (names.has(name)) return false;
+    names.add(name);
+  }
+  return true;
+}
+
 /** Parses a JSON or YAML body to a plain value and reports duplicate keys. */
 export function parseBody(req: ApiRequest, allowed: string[] = ['application/json', 'application/yaml'], kind = req.def.kind): {
   value: unknown;
@@ -42,7 +68,7 @@ export function parseBody(req: ApiRequest, allowed: string[] = ['application/jso
   const type = mediaType(req.contentType || 'application/json');
   // object bodies may also come in the protobuf envelope (spec 000 §2.7, §4.3)
   if (isProtobufMediaType(type) && allowed.includes('application/json')) return { value: decodeProtobufBody(req), findings: undefined };
-  if (!allowed.includes(type)) {
+  if (!allowed.includes(type) || !mediaParamsValid(req.contentType)) {
     // kube lists its serializer's media types: protobuf too where the kind has a protobuf form
     const accepted = req.protobuf && !req.def.customResource && allowed.includes('application/json') ? [...allowed, req.protobuf.mediaType] : allowed;
     throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
@@ -51,7 +77,8 @@ export function parseBody(req: ApiRequest, allowed: string[] = ['application/jso
   if (type === 'application/yaml') {
     let value: unknown;
     try {
-      value = parseYaml(text, { uniqueKeys: false, maxAliasCount: 100 });
+      // merge keys (`<<: *base`) as yaml.v2, which kube's YAML decoder is, reads them
+      value = parseYaml(text, { uniqueKeys: false, maxAliasCount: 100, merge: true });
     } catch (e) {
       throw badRequest(`error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
     }
@@ -108,9 +135,25 @@ export function decodeObjectBody(req: ApiRequest): { obj: ApiObject; findings: B
   if (obj.metadata !== undefined && (obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata))) {
     throw badRequest(`${req.def.kind} in version "${req.def.version}" cannot be handled as a ${req.def.kind}: metadata must be an object`);
   }
+  checkBodyTimestamps(req, obj.metadata as Record<string, unknown> | undefined);
   // type meta first, as Kubernetes serialises objects
   const { apiVersion: _a, kind: _k, ...rest } = obj;
   return { obj: { apiVersion: expectedApiVersion, kind: req.def.kind, ...rest }, findings };
+}
+
+/**
+ * The server sets `creationTimestamp` and `deletionTimestamp`, but kube decodes the body into its Go
+ * type first: a value that is not an RFC 3339 time is its 400 before anything is written (a time
+ * the server replaces would otherwise pass unseen).
+ */
+function checkBodyTimestamps(req: ApiRequest, meta: Record<string, unknown> | undefined): void {
+  for (const f of ['creationTimestamp', 'deletionTimestamp']) {
+    const v = meta?.[f];
+    if (v === undefined || v === null || (typeof v === 'string' && isDateTime(v))) continue;
+    const field = `metadata.${f}`;
+    const [shown, type] = typeof v === 'string' ? [v, 'date-time'] : [Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v, 'string'];
+    throw decodeError(req.def, { field, type: 'FieldValueTypeInvalid', message: `Invalid value: "${shown}": ${field} in body must be of type ${type}: "${shown}"` });
+  }
 }
 
 /** the options object a write's query is read into (`CreateOptions` in `meta.<domain>`), named by its 422s */

@@ -9,6 +9,7 @@ import { decodeProtobufBody, dryRunOf, mediaType, optionsRef, withAdmissionWarni
 import { boolParam, intParam } from '../query-params.js';
 import { isProtobufMediaType } from '../../machinery/protobuf/envelope.js';
 import { parse as parseYaml } from 'yaml';
+import { deleteOptionsTypeError } from '../../registry/deletion/delete-options-types.js';
 
 /** DeleteOptions from the query and the optional body (spec 000 §2.6) */
 export interface DeleteOptions {
@@ -35,6 +36,9 @@ export function parseDeleteOptions(req: ApiRequest, apiDomain: string): DeleteOp
     if (body.kind !== undefined && body.kind !== 'DeleteOptions') {
       throw badRequest(`the kind in the body (${String(body.kind)}) must be DeleteOptions`);
     }
+    // a field of the wrong type is not dropped: a delete must not run without the options it was sent with
+    const typeError = deleteOptionsTypeError(body);
+    if (typeError) throw badRequest(typeError);
   }
   const q = req.query;
   const { dryRun, error: dryRunError } = dryRunOf(q, body.dryRun);

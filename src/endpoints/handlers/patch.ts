@@ -125,7 +125,7 @@ async function applyHandler(
   const text = bodyText(req);
   let config: unknown;
   try {
-    config = parseYaml(text, { uniqueKeys: false, maxAliasCount: 100 });
+    config = parseYaml(text, { uniqueKeys: false, maxAliasCount: 100, merge: true });
   } catch (e) {
     throw badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
   }

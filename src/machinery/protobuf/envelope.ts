@@ -56,6 +56,8 @@ export function decodeEnvelope(data: Uint8Array): Envelope {
   if (data.length < ENVELOPE_PREFIX.length || ENVELOPE_PREFIX.some((b, i) => data[i] !== b)) {
     throw new ProtobufError('BadPrefix', 'the protobuf body does not start with the expected 4-byte prefix 6b 38 73 00');
   }
+  // the prefix and nothing after it: kube's serializer refuses it ("empty body") before reading a kind
+  if (data.length === ENVELOPE_PREFIX.length) throw new ProtobufError('Truncated', 'empty body');
   const env: Envelope = { typeMeta: { apiVersion: '', kind: '' }, raw: new Uint8Array(0), contentEncoding: '', contentType: '' };
   try {
     const r = Reader.create(data.subarray(ENVELOPE_PREFIX.length));

@@ -40,7 +40,17 @@ export interface ValidateOptions {
    * resources are unstructured in kube and keep what was written
    */
   goValues?: boolean;
+  /**
+   * built-in kinds: an integer must fit its Go type (`format: int32`, else int64), as kube's
+   * JSON decoder refuses 99999999999 for an int32 field; custom resources keep any integer
+   */
+  goIntRanges?: boolean;
 }
+
+/** the range of the Go integer a built-in kind's field decodes into */
+const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
+/** doubles: 2^63 is the nearest to int64's maximum, so it passes (a parsed 9223372036854775807 reads as it) */
+const INT64 = { min: -(2 ** 63), max: 2 ** 63 };
 
 export interface ValidationResult {
   errors: FieldError[];
@@ -77,6 +87,7 @@ class Walk {
     private readonly dropEmptyMaps = false,
     private readonly enumBesideTypeError = false,
     private readonly goValues = false,
+    private readonly goIntRanges = false,
   ) {}
 
   /** Kubernetes field.Path rendering: `a.b[0].c[key]` */
@@ -173,6 +184,7 @@ class Walk {
         return;
       case 'integer':
         if (typeof v !== 'number' || !Number.isInteger(v)) return this.typeError('integer', jsonType(v), { v, s });
+        if (this.goIntRanges && this.outOfGoRange(v, s)) return;
         this.numeric(v, s);
         return;
       case 'number':
@@ -191,6 +203,16 @@ class Walk {
           this.array(v, s);
         }
     }
+  }
+
+  /** a type error for an integer its Go field cannot hold (kube: json "cannot unmarshal number … of type int32") */
+  private outOfGoRange(v: number, s: CompiledSchema): boolean {
+    const goType = s.format === 'int32' ? 'int32' : 'int64';
+    const range = goType === 'int32' ? INT32 : INT64;
+    if (v >= range.min && v <= range.max) return false;
+    const p = this.fieldPath();
+    this.errors.push({ field: p, type: 'FieldValueTypeInvalid', message: `Invalid value: ${String(v)}: ${p} in body must be of type ${goType}: "${String(v)}"` });
+    return true;
   }
 
   private quantityError(v: string): void {
@@ -446,7 +468,7 @@ export function validateAgainstSchema(
 }
 
 export function validateCompiled(obj: unknown, compiled: CompiledSchema, opts: ValidateOptions = {}): ValidationResult {
-  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true, opts.dropEmptyMaps === true, opts.enumBesideTypeError === true, opts.goValues === true);
+  const w = new Walk(opts.prune !== false, opts.dropNulls !== false, opts.listUniqueness === true, opts.dropEmptyMaps === true, opts.enumBesideTypeError === true, opts.goValues === true, opts.goIntRanges === true);
   if (obj !== null && obj !== undefined) w.value(obj, compiled);
   const r: ValidationResult = { errors: w.errors, unknownFields: w.unknownFields };
   if (w.embeddedMetaUnknown) r.embeddedMetaUnknown = w.embeddedMetaUnknown;
