@@ -10,7 +10,8 @@ import { mediaParamsValid } from '../../src/endpoints/handlers/common.js';
 import { deleteOptionsTypeError } from '../../src/registry/deletion/delete-options-types.js';
 import { decodeEnvelope } from '../../src/machinery/protobuf/envelope.js';
 import { validateAgainstSchema } from '../../src/machinery/schema/validate.js';
-import { StatusError } from '../../src/core/errors.js';
+import type { StatusError } from '../../src/core/errors.js';
+import type { Schema } from '../../src/machinery/schema/types.js';
 
 const parse = (head: string) => {
   const b = Buffer.from(head + '\r\n\r\n', 'latin1');
@@ -88,7 +89,7 @@ describe('decoding limits', () => {
   });
 
   it('refuses an integer beyond its Go type for built-in kinds only', () => {
-    const schema = { type: 'object', properties: { r: { type: 'integer', format: 'int32' }, g: { type: 'integer', format: 'int64' } } };
+    const schema: Schema = { type: 'object', properties: { r: { type: 'integer', format: 'int32' }, g: { type: 'integer', format: 'int64' } } };
     const errs = (v: object, goIntRanges: boolean) => validateAgainstSchema(structuredClone(v), schema, {}, { goIntRanges }).errors;
     expect(errs({ r: 2 ** 31 - 1, g: 2 ** 63 }, true)).toEqual([]);
     expect(errs({ r: 2 ** 31 }, true)).toEqual([{ field: 'r', type: 'FieldValueTypeInvalid', message: 'Invalid value: 2147483648: r in body must be of type int32: "2147483648"' }]);
