@@ -4,7 +4,8 @@ import { applyDefaults } from '../../src/machinery/schema/defaults.js';
 import { findDuplicateFields, findDuplicateFieldsYaml } from '../../src/machinery/schema/duplicates.js';
 import { validateObjectMeta } from '../../src/machinery/schema/object-meta.js';
 import type { Definitions, Schema } from '../../src/machinery/schema/types.js';
-import { base64Error, validateAgainstSchema } from '../../src/machinery/schema/validate.js';
+import { validateAgainstSchema } from '../../src/machinery/schema/validate.js';
+import { base64Error } from '../../src/machinery/schema/value-text.js';
 
 const defs: Definitions = {
   Item: {

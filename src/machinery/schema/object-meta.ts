@@ -3,7 +3,7 @@
 // label and annotation syntax, annotation size, finalizer names, owner refs.
 
 import type { FieldError, NameValidation, ObjectMeta } from '../../core/object.js';
-import { badValue } from './validate.js';
+import { badValue } from './value-text.js';
 
 export interface ObjectMetaRules {
   namespaced: boolean;

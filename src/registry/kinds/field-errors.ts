@@ -2,7 +2,7 @@
 // with the messages kube prints, for the kinds whose strategies validate by hand.
 
 import { deepEqual } from '../../machinery/meta.js';
-import { badValue } from '../../machinery/schema/validate.js';
+import { badValue } from '../../machinery/schema/value-text.js';
 import type { FieldError } from '../types.js';
 
 export const invalid = (field: string, v: unknown, m: string): FieldError => ({ field, type: 'FieldValueInvalid', message: `Invalid value: ${badValue(v)}: ${m}` });
