@@ -10,7 +10,7 @@ import { ApiError, type ApiClient, type KubeObject } from './api-client.js';
 import type { NodeCondition } from './conditions.js';
 import type { HostReadings } from './host.js';
 import { parseThreshold } from './host.js';
-import { parseQuantity } from '../core/quantity.js';
+import { formatBinarySI, parseQuantity } from '../core/quantity.js';
 
 export const AGENT_VERSION = 'v1.32.0-orch.0.1.0';
 
@@ -54,7 +54,8 @@ export async function nodeInfo(runtime?: { name: string; version: string }): Pro
   };
 }
 
-const ki = (bytes: number) => `${Math.floor(bytes / 1024)}Ki`;
+/** whole KiB, in the canonical form the API server writes a Quantity back in (8 GiB is `8Gi`), as kubelet's BinarySI quantities */
+const ki = (bytes: number) => formatBinarySI(Math.floor(bytes / 1024) * 1024);
 /** millicores as kube's Quantity prints them: whole cores without a suffix (`2`, not `2000m`) */
 const cpu = (milli: number) => (milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`);
 

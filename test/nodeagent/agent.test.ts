@@ -67,13 +67,13 @@ describe('registration and status', () => {
     await writeFile(file, JSON.stringify({ memoryTotalBytes: 8 * 2 ** 30, memoryAvailableBytes: 50 * 2 ** 20, diskTotalBytes: 1000, diskAvailableBytes: 50, pidsMax: 1000, pidsUsed: 950 }));
     const n = await eventually(async () => { const x = await node(); return ['MemoryPressure', 'DiskPressure', 'PIDPressure'].every((t) => cond(x, t)?.status === 'True') && x; }, 'pressure True');
     expect(cond(n, 'MemoryPressure')).toMatchObject({ reason: 'NodeHasInsufficientMemory' });
-    expect((n.status.capacity as Record<string, string>).memory).toBe(`${8 * 2 ** 20}Ki`);
+    expect((n.status.capacity as Record<string, string>).memory).toBe('8Gi');
     await writeFile(file, JSON.stringify({ memoryTotalBytes: 8 * 2 ** 30, memoryAvailableBytes: 4 * 2 ** 30 }));
     const back = await eventually(async () => { const x = await node(); return cond(x, 'MemoryPressure')?.status === 'False' && cond(x, 'DiskPressure')?.status === 'False' && x; }, 'pressure False');
     expect(cond(back, 'MemoryPressure')).toMatchObject({ reason: 'NodeHasSufficientMemory' });
     // a resource change alone (no condition change) is written too
     await writeFile(file, JSON.stringify({ memoryTotalBytes: 6 * 2 ** 30, memoryAvailableBytes: 4 * 2 ** 30 }));
-    await eventually(async () => ((await node())?.status.capacity as Record<string, string>).memory === `${6 * 2 ** 20}Ki`, 'capacity follows readings');
+    await eventually(async () => ((await node())?.status.capacity as Record<string, string>).memory === '6Gi', 'capacity follows readings');
   });
 
   it('reports Ready=False when the runtime reports errors, and Ready again after', async () => {

@@ -47,8 +47,8 @@ describe('thresholds', () => {
     const r = { cpuCores: 4, memoryTotalBytes: 8 * 2 ** 30, memoryAvailableBytes: 0, diskTotalBytes: 2 ** 30, diskAvailableBytes: 0, pidsMax: 1, pidsUsed: 0, networkReady: true };
     const f = { name: 'n', hostname: 'n', port: 0, maxPods: 50, systemReserved: { cpu: '500m', memory: '1Gi' }, labels: {}, taints: [], extended: { 'example.com/gpu': { capacity: 2, allocatable: 1 } } };
     const { capacity, allocatable } = resources(r, f);
-    expect(capacity).toEqual({ cpu: '4', memory: `${8 * 2 ** 20}Ki`, 'ephemeral-storage': `${2 ** 20}Ki`, pods: '50', 'example.com/gpu': '2' });
-    expect(allocatable).toMatchObject({ cpu: '3500m', memory: `${7 * 2 ** 20}Ki`, 'example.com/gpu': '1' });
+    expect(capacity).toEqual({ cpu: '4', memory: '8Gi', 'ephemeral-storage': '1Gi', pods: '50', 'example.com/gpu': '2' });
+    expect(allocatable).toMatchObject({ cpu: '3500m', memory: '7Gi', 'example.com/gpu': '1' });
   });
   it('allocatable is capacity − kubeReserved − systemReserved − the hard eviction threshold (kubelet\'s GetNodeAllocatableAbsolute)', () => {
     const r = { cpuCores: 4, memoryTotalBytes: 8 * 2 ** 30, memoryAvailableBytes: 0, diskTotalBytes: 100 * 2 ** 30, diskAvailableBytes: 0, pidsMax: 1, pidsUsed: 0, networkReady: true };
@@ -60,13 +60,13 @@ describe('thresholds', () => {
     };
     expect(resources(r, f).allocatable).toEqual({
       cpu: '3250m',
-      memory: `${8 * 2 ** 20 - 2 ** 20 - 512 * 2 ** 10 - 100 * 2 ** 10}Ki`,
-      'ephemeral-storage': `${Math.floor((100 * 2 ** 30 - 3 * 2 ** 30 - 10 * 2 ** 30) / 1024)}Ki`,
+      memory: '6556Mi', // 8Gi - 1Gi - 512Mi - 100Mi, canonical
+      'ephemeral-storage': '87Gi',
       pods: '110',
     });
     // a percentage threshold of memory is of capacity; never below zero
-    expect(resources(r, { ...f, evictionHard: { 'memory.available': '50%' } }).allocatable.memory).toBe(`${(4 * 2 ** 30 - 1.5 * 2 ** 30) / 1024}Ki`);
-    expect(resources(r, { ...f, systemReserved: { memory: '9Gi' } }).allocatable.memory).toBe('0Ki');
+    expect(resources(r, { ...f, evictionHard: { 'memory.available': '50%' } }).allocatable.memory).toBe('2560Mi');
+    expect(resources(r, { ...f, systemReserved: { memory: '9Gi' } }).allocatable.memory).toBe('0');
   });
   it('whole cores are written as the Quantity kube prints (2, not 2000m)', () => {
     const r = { cpuCores: 2, memoryTotalBytes: 2 ** 30, memoryAvailableBytes: 0, diskTotalBytes: 2 ** 30, diskAvailableBytes: 0, pidsMax: 1, pidsUsed: 0, networkReady: true };
